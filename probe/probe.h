@@ -1,0 +1,167 @@
+/* The probe's internal contract: what the wrappers (program threads) and the
+ * sampler (the probe's own thread) share.
+ *
+ * Program threads only ever touch their own tm_thread record and the object
+ * table; they never lock, allocate or make a syscall on the uncontended
+ * path. Everything that leaves the process is built and sent by the sampler.
+ *
+ *   wrap_*.c     interposed functions, forward to the real ones (real.h)
+ *   threads.c    the thread registry: slots, per-thread event rings
+ *   objects.c    the sync object table (address -> object, stats)
+ *   sampler.c    the probe thread: drains rings, samples /proc and perf,
+ *                encodes frames, hands them to transport.c
+ *   session.c    start-up, Hello/Goodbye, fork/exec, shutdown
+ */
+#ifndef THREADMON_PROBE_H
+#define THREADMON_PROBE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#define TM_HIDDEN __attribute__((visibility("hidden")))
+#define TM_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define TM_TLS __attribute__((tls_model("initial-exec")))
+
+/* Values match threadmon.proto (ThreadState, SyncKind). */
+enum tm_state {
+  TM_STATE_RUNNING = 1,
+  TM_STATE_BLOCKED_MUTEX = 2,
+  TM_STATE_BLOCKED_COND = 3,
+  TM_STATE_BLOCKED_RWLOCK = 4,
+  TM_STATE_BLOCKED_BARRIER = 5,
+  TM_STATE_BLOCKED_SEM = 6,
+  TM_STATE_BLOCKED_SPIN = 7,
+  TM_STATE_BLOCKED_JOIN = 8,
+  TM_STATE_SLEEPING = 9,
+  TM_STATE_EXITED = 10,
+};
+
+enum tm_kind {
+  TM_KIND_MUTEX = 1,
+  TM_KIND_COND = 2,
+  TM_KIND_RWLOCK = 3,
+  TM_KIND_BARRIER = 4,
+  TM_KIND_SPIN = 5,
+  TM_KIND_SEM = 6,
+  TM_KIND_INTERNAL = 7,
+};
+
+static inline uint64_t tm_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- events: one per state change, written by the thread itself ---- */
+
+typedef struct tm_event {
+  uint64_t time_ns;
+  uint32_t state;      /* enum tm_state */
+  uint32_t object_id;  /* 0 = none */
+  uint32_t holder_tid; /* owner when the wait began, 0 = unknown */
+  uint32_t pad;
+} tm_event;
+
+#define TM_RING_EVENTS 1024 /* power of two */
+
+/* Single-producer (the thread) single-consumer (the sampler) ring. */
+typedef struct tm_ring {
+  _Atomic uint64_t head; /* next write, producer-owned */
+  char pad1[56];
+  _Atomic uint64_t tail; /* next read, consumer-owned */
+  _Atomic uint64_t dropped;
+  char pad2[48];
+  tm_event ev[TM_RING_EVENTS];
+} tm_ring;
+
+/* ---- threads ---- */
+
+enum tm_slot_state {
+  TM_SLOT_FREE = 0,
+  TM_SLOT_CLAIMED = 1, /* being filled in */
+  TM_SLOT_LIVE = 2,
+  TM_SLOT_EXITED = 3, /* thread gone; sampler still has to drain and report */
+};
+
+#define TM_NAME_BYTES 16
+#define TM_ROUTINE_BYTES 160
+
+typedef struct tm_thread {
+  _Atomic int slot_state; /* enum tm_slot_state */
+  uint32_t tid;
+  uint32_t creator_tid;
+  bool is_probe, is_main;
+  uint64_t start_ns;
+  _Atomic uint64_t end_ns;
+  void *start_routine; /* symbolised by the sampler */
+  char name[TM_NAME_BYTES];
+  _Atomic uint32_t attr_version; /* bumped when name/policy/affinity change */
+  int policy, priority, nice;
+  uint64_t affinity[4];  /* first 256 CPUs; all ones = unrestricted */
+  uint32_t cur_state;    /* last state pushed, thread-owned */
+  int guard;             /* >0 while inside probe code on this thread */
+  uint32_t hold_countdown;    /* sampled hold-time measurement */
+  const void *hold_object;
+  uint64_t hold_start_ns;
+  tm_ring ring;
+  /* Sampler-private from here on (fds, last counters): see sampler.c. */
+  struct tm_sampler_thread *sampler;
+} tm_thread;
+
+/* The calling thread's record, or NULL before it is registered. */
+extern TM_TLS __thread tm_thread *tm_self TM_HIDDEN;
+
+TM_HIDDEN tm_thread *tm_thread_register_self(void *start_routine, uint32_t creator_tid);
+TM_HIDDEN void tm_thread_mark_exited(tm_thread *t);
+/* Registers a thread the sampler found in /proc/self/task but never saw. */
+TM_HIDDEN tm_thread *tm_thread_register_foreign(uint32_t tid);
+
+/* Iteration for the sampler: slots [0, tm_threads_high_water()). */
+TM_HIDDEN uint32_t tm_threads_high_water(void);
+TM_HIDDEN tm_thread *tm_thread_slot(uint32_t i);
+TM_HIDDEN void tm_thread_release(tm_thread *t); /* EXITED -> FREE */
+
+/* Pushes a state change for the calling thread (drops and counts when full). */
+TM_HIDDEN void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id,
+                             uint32_t holder_tid, uint64_t time_ns);
+/* Consumer side: copies out up to max events; returns how many. */
+TM_HIDDEN uint32_t tm_ring_drain(tm_ring *r, tm_event *out, uint32_t max);
+
+/* ---- sync objects ---- */
+
+typedef struct tm_object {
+  _Atomic uintptr_t address; /* key; 0 = empty slot */
+  uint32_t id;               /* 1-based, stable for the session */
+  uint32_t kind;             /* enum tm_kind */
+  uint32_t flags;            /* mutex type/protocol bits (docs/format.md) */
+  _Atomic uint32_t described; /* sampler has sent its SyncObject frame */
+  uint64_t first_seen_ns;
+  /* Counted under the object's own lock where the kind allows (mutex, spin,
+   * rwlock writers): no atomics on the fast path. Others use relaxed atomics. */
+  uint64_t acquisitions;
+  _Atomic uint64_t contentions;
+  _Atomic uint64_t wait_ns;
+  _Atomic uint64_t max_wait_ns;
+  _Atomic uint64_t hold_ns;      /* sum of sampled holds */
+  _Atomic uint64_t hold_samples; /* number of sampled holds */
+  _Atomic uint64_t wait_samples; /* internal locks: sampler ticks seen waiting */
+  _Atomic uint32_t has_stack;
+  void *first_contention_stack[8]; /* raw PCs, symbolised by the sampler */
+  uint32_t stack_depth;
+} tm_object;
+
+/* Finds or adds the object at addr; NULL when the table is full. */
+TM_HIDDEN tm_object *tm_object_get(const void *addr, uint32_t kind);
+TM_HIDDEN uint32_t tm_objects_capacity(void);
+TM_HIDDEN tm_object *tm_object_slot(uint32_t i); /* for the sampler */
+
+/* ---- session ---- */
+
+TM_HIDDEN void tm_session_start(void);             /* idempotent */
+TM_HIDDEN extern _Atomic int tm_active;            /* 0 = pass everything through */
+TM_HIDDEN void tm_note_exit_status(int status);    /* from the main()/exit() wrappers */
+
+#endif

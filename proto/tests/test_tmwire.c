@@ -1,0 +1,142 @@
+/* Round trips and damage handling of the frame codec. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "threadmon.pb-c.h"
+#include "tmwire.h"
+
+static int failures;
+
+#define CHECK(cond)                                                   \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+      failures++;                                                     \
+    }                                                                 \
+  } while (0)
+
+/* A stream of n Hello frames whose pid is the frame index. */
+static size_t build_stream(uint8_t *out, int n) {
+  size_t off = 0;
+  tm_header_encode(out);
+  off += TM_HEADER_BYTES;
+  for (int i = 0; i < n; i++) {
+    Threadmon__Hello hello = THREADMON__HELLO__INIT;
+    hello.pid = (uint32_t)i + 100;
+    hello.exe = "/bin/workload";
+    Threadmon__Frame f = THREADMON__FRAME__INIT;
+    f.body_case = THREADMON__FRAME__BODY_HELLO;
+    f.hello = &hello;
+    uint32_t len = (uint32_t)threadmon__frame__get_packed_size(&f);
+    threadmon__frame__pack(&f, out + off + TM_FRAME_PREFIX_BYTES);
+    tm_frame_prefix_encode(out + off, out + off + TM_FRAME_PREFIX_BYTES, len);
+    off += TM_FRAME_PREFIX_BYTES + len;
+  }
+  return off;
+}
+
+static int decode_all(const uint8_t *data, size_t len, size_t chunk, tm_decoder *d) {
+  int frames = 0;
+  for (size_t off = 0; off < len; off += chunk) {
+    size_t n = len - off < chunk ? len - off : chunk;
+    tm_decoder_feed(d, data + off, n);
+    const uint8_t *p;
+    uint32_t plen;
+    tm_decode_status st;
+    while ((st = tm_decoder_next(d, &p, &plen)) == TM_DECODE_FRAME) {
+      Threadmon__Frame *f = threadmon__frame__unpack(NULL, plen, p);
+      CHECK(f != NULL);
+      if (f) {
+        CHECK(f->body_case == THREADMON__FRAME__BODY_HELLO);
+        CHECK(f->hello->pid == (uint32_t)frames + 100);
+        threadmon__frame__free_unpacked(f, NULL);
+      }
+      frames++;
+    }
+    if (st == TM_DECODE_ERROR) return -frames - 1;
+  }
+  return frames;
+}
+
+static void test_crc_known_value(void) {
+  /* The CRC-32C check value from RFC 3720. */
+  CHECK(tm_crc32c("123456789", 9) == 0xE3069283u);
+}
+
+static void test_round_trip_any_chunking(void) {
+  static uint8_t buf[1 << 16];
+  size_t len = build_stream(buf, 50);
+  size_t chunks[] = {1, 3, 7, 64, 4096, len};
+  for (size_t i = 0; i < sizeof chunks / sizeof *chunks; i++) {
+    tm_decoder d;
+    tm_decoder_init(&d);
+    CHECK(decode_all(buf, len, chunks[i], &d) == 50);
+    CHECK(tm_decoder_pending(&d) == 0);
+    CHECK(tm_decoder_good_offset(&d) == len);
+    tm_decoder_free(&d);
+  }
+}
+
+static void test_truncated_tail_keeps_whole_frames(void) {
+  static uint8_t buf[1 << 16];
+  size_t len = build_stream(buf, 10);
+  tm_decoder d;
+  tm_decoder_init(&d);
+  CHECK(decode_all(buf, len - 5, 4096, &d) == 9);
+  CHECK(tm_decoder_pending(&d) > 0);
+  CHECK(tm_decoder_good_offset(&d) < len - 5);
+  tm_decoder_free(&d);
+}
+
+static void test_corrupt_byte_is_reported_with_offset(void) {
+  static uint8_t buf[1 << 16];
+  size_t len = build_stream(buf, 10);
+  buf[len - 3] ^= 0x40;
+  tm_decoder d;
+  tm_decoder_init(&d);
+  CHECK(decode_all(buf, len, 4096, &d) == -10);
+  CHECK(strstr(tm_decoder_error(&d), "checksum") != NULL);
+  CHECK(strstr(tm_decoder_error(&d), "after 9 frames") != NULL);
+  tm_decoder_free(&d);
+}
+
+static void test_bad_magic_and_version(void) {
+  tm_decoder d;
+  tm_decoder_init(&d);
+  CHECK(decode_all((const uint8_t *)"GET / HTTP/1.1\r\n", 16, 16, &d) == -1);
+  CHECK(strstr(tm_decoder_error(&d), "magic") != NULL);
+  tm_decoder_free(&d);
+
+  uint8_t hdr[TM_HEADER_BYTES];
+  tm_header_encode(hdr);
+  hdr[8] = 99;
+  tm_decoder_init(&d);
+  CHECK(decode_all(hdr, sizeof hdr, 16, &d) == -1);
+  CHECK(strstr(tm_decoder_error(&d), "version 99") != NULL);
+  tm_decoder_free(&d);
+}
+
+static void test_oversized_frame_is_refused_before_buffering(void) {
+  uint8_t buf[TM_HEADER_BYTES + 8];
+  tm_header_encode(buf);
+  uint32_t huge = TM_MAX_FRAME_BYTES + 1;
+  memcpy(buf + TM_HEADER_BYTES, &huge, 4); /* little-endian host */
+  memset(buf + TM_HEADER_BYTES + 4, 0, 4);
+  tm_decoder d;
+  tm_decoder_init(&d);
+  CHECK(decode_all(buf, sizeof buf, sizeof buf, &d) == -1);
+  CHECK(strstr(tm_decoder_error(&d), "limit") != NULL);
+  tm_decoder_free(&d);
+}
+
+int main(void) {
+  test_crc_known_value();
+  test_round_trip_any_chunking();
+  test_truncated_tail_keeps_whole_frames();
+  test_corrupt_byte_is_reported_with_offset();
+  test_bad_magic_and_version();
+  test_oversized_frame_is_refused_before_buffering();
+  if (failures) fprintf(stderr, "%d checks failed\n", failures);
+  return failures ? 1 : 0;
+}

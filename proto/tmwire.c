@@ -1,0 +1,135 @@
+#include "tmwire.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* CRC-32C (Castagnoli), reflected, table-driven. A table built at first use
+ * keeps the library free of a 1 KiB literal; building it is idempotent, so a
+ * race between two first callers only writes the same values twice. */
+static uint32_t crc_table[256];
+static volatile int crc_table_ready;
+
+static void crc_table_build(void) {
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    crc_table[i] = c;
+  }
+  __atomic_store_n(&crc_table_ready, 1, __ATOMIC_RELEASE);
+}
+
+uint32_t tm_crc32c(const void *data, size_t len) {
+  if (!__atomic_load_n(&crc_table_ready, __ATOMIC_ACQUIRE)) crc_table_build();
+  const uint8_t *p = data;
+  uint32_t c = 0xFFFFFFFFu;
+  while (len--) c = crc_table[(c ^ *p++) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+static void put_u16(uint8_t *p, uint16_t v) {
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_u32(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get_u32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+
+void tm_header_encode(uint8_t out[TM_HEADER_BYTES]) {
+  memcpy(out, TM_MAGIC, TM_MAGIC_BYTES);
+  put_u16(out + 8, TM_FORMAT_MAJOR);
+  put_u16(out + 10, TM_FORMAT_MINOR);
+  put_u32(out + 12, 0);
+}
+
+void tm_frame_prefix_encode(uint8_t out[TM_FRAME_PREFIX_BYTES],
+                            const uint8_t *payload, uint32_t len) {
+  put_u32(out, len);
+  put_u32(out + 4, tm_crc32c(payload, len));
+}
+
+void tm_decoder_init(tm_decoder *d) { memset(d, 0, sizeof *d); }
+
+void tm_decoder_free(tm_decoder *d) {
+  free(d->buf);
+  memset(d, 0, sizeof *d);
+}
+
+static tm_decode_status fail(tm_decoder *d, const char *what) {
+  d->failed = 1;
+  snprintf(d->error, sizeof d->error, "%s at byte %llu (after %llu frames)",
+           what, (unsigned long long)d->offset, (unsigned long long)d->frames);
+  return TM_DECODE_ERROR;
+}
+
+int tm_decoder_feed(tm_decoder *d, const void *data, size_t len) {
+  if (d->failed) return -1;
+  if (d->pos > 0 && (d->pos == d->len || d->pos > d->cap / 2)) {
+    memmove(d->buf, d->buf + d->pos, d->len - d->pos);
+    d->len -= d->pos;
+    d->pos = 0;
+  }
+  if (d->len + len > d->cap) {
+    size_t cap = d->cap ? d->cap : 65536;
+    while (cap < d->len + len) cap *= 2;
+    uint8_t *nb = realloc(d->buf, cap);
+    if (!nb) {
+      fail(d, "out of memory");
+      return -1;
+    }
+    d->buf = nb;
+    d->cap = cap;
+  }
+  memcpy(d->buf + d->len, data, len);
+  d->len += len;
+  return 0;
+}
+
+tm_decode_status tm_decoder_next(tm_decoder *d, const uint8_t **payload,
+                                 uint32_t *len) {
+  if (d->failed) return TM_DECODE_ERROR;
+  size_t avail = d->len - d->pos;
+  const uint8_t *p = d->buf + d->pos;
+  if (!d->header_done) {
+    size_t n = avail < TM_MAGIC_BYTES ? avail : TM_MAGIC_BYTES;
+    if (memcmp(p, TM_MAGIC, n) != 0)
+      return fail(d, "not a threadmon stream (bad magic)");
+    if (avail < TM_HEADER_BYTES) return TM_DECODE_NEED_MORE;
+    d->format_major = (uint16_t)(p[8] | p[9] << 8);
+    d->format_minor = (uint16_t)(p[10] | p[11] << 8);
+    if (d->format_major != TM_FORMAT_MAJOR) {
+      char msg[96];
+      snprintf(msg, sizeof msg, "unsupported format version %u.%u (this reader: %u.x)",
+               d->format_major, d->format_minor, TM_FORMAT_MAJOR);
+      return fail(d, msg);
+    }
+    d->header_done = 1;
+    d->pos += TM_HEADER_BYTES;
+    d->offset += TM_HEADER_BYTES;
+    return tm_decoder_next(d, payload, len);
+  }
+  if (avail < TM_FRAME_PREFIX_BYTES) return TM_DECODE_NEED_MORE;
+  uint32_t n = get_u32(p);
+  if (n > TM_MAX_FRAME_BYTES) return fail(d, "frame length over the 16 MiB limit");
+  if (avail < TM_FRAME_PREFIX_BYTES + (size_t)n) return TM_DECODE_NEED_MORE;
+  if (tm_crc32c(p + TM_FRAME_PREFIX_BYTES, n) != get_u32(p + 4))
+    return fail(d, "frame checksum mismatch");
+  *payload = p + TM_FRAME_PREFIX_BYTES;
+  *len = n;
+  d->pos += TM_FRAME_PREFIX_BYTES + n;
+  d->offset += TM_FRAME_PREFIX_BYTES + n;
+  d->frames++;
+  return TM_DECODE_FRAME;
+}
+
+const char *tm_decoder_error(const tm_decoder *d) { return d->error; }
+
+uint64_t tm_decoder_good_offset(const tm_decoder *d) { return d->offset; }
+
+size_t tm_decoder_pending(const tm_decoder *d) { return d->len - d->pos; }

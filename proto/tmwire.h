@@ -1,0 +1,84 @@
+/* tmwire: the framing of threadmon streams and capture files.
+ *
+ * Layout (docs/format.md):
+ *   header  16 bytes: magic "TMCAP\r\n\x1a", u16 LE format major, u16 LE
+ *           format minor, u32 LE flags (0)
+ *   frame   u32 LE payload length, u32 LE CRC-32C of the payload, payload
+ *           (one threadmon.Frame protobuf message)
+ *
+ * The decoder is incremental: feed it bytes as they arrive (socket or file)
+ * and pull whole, checked frames out. It never allocates more than
+ * TM_MAX_FRAME_BYTES plus what was fed and not yet consumed.
+ */
+#ifndef TMWIRE_H
+#define TMWIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TM_MAGIC "TMCAP\r\n\x1a"
+#define TM_MAGIC_BYTES 8
+#define TM_HEADER_BYTES 16
+#define TM_FRAME_PREFIX_BYTES 8
+#define TM_FORMAT_MAJOR 1
+#define TM_FORMAT_MINOR 0
+#define TM_PROTOCOL_VERSION 1
+#define TM_MAX_FRAME_BYTES (16u * 1024u * 1024u)
+
+uint32_t tm_crc32c(const void *data, size_t len);
+
+/* Writes the 16-byte stream/capture header. */
+void tm_header_encode(uint8_t out[TM_HEADER_BYTES]);
+
+/* Writes the 8-byte prefix (length, CRC) for a payload. */
+void tm_frame_prefix_encode(uint8_t out[TM_FRAME_PREFIX_BYTES],
+                            const uint8_t *payload, uint32_t len);
+
+typedef enum tm_decode_status {
+  TM_DECODE_NEED_MORE = 0, /* no whole frame buffered yet */
+  TM_DECODE_FRAME = 1,     /* payload and len point at a checked frame */
+  TM_DECODE_ERROR = -1,    /* stream is damaged; see tm_decoder_error() */
+} tm_decode_status;
+
+typedef struct tm_decoder {
+  uint8_t *buf;
+  size_t len;       /* bytes buffered */
+  size_t pos;       /* start of the next unread byte in buf */
+  size_t cap;
+  uint64_t offset;  /* stream offset of buf[pos] */
+  uint64_t frames;  /* frames returned so far */
+  int header_done;
+  int failed;
+  uint16_t format_major, format_minor;
+  char error[160];
+} tm_decoder;
+
+void tm_decoder_init(tm_decoder *d);
+void tm_decoder_free(tm_decoder *d);
+
+/* Appends bytes. Returns 0, or -1 when out of memory (the decoder then fails). */
+int tm_decoder_feed(tm_decoder *d, const void *data, size_t len);
+
+/* Pulls the next frame. The pointer stays valid until the next feed/next call. */
+tm_decode_status tm_decoder_next(tm_decoder *d, const uint8_t **payload,
+                                 uint32_t *len);
+
+/* One line saying what is wrong and at which byte offset; "" if nothing. */
+const char *tm_decoder_error(const tm_decoder *d);
+
+/* Offset just past the last whole frame returned (where good data ends). */
+uint64_t tm_decoder_good_offset(const tm_decoder *d);
+
+/* Bytes fed but not yet part of a returned frame (a truncated tail when the
+ * input has ended). */
+size_t tm_decoder_pending(const tm_decoder *d);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
