@@ -106,6 +106,9 @@ typedef struct tm_thread {
   uint32_t hold_countdown;    /* sampled hold-time measurement */
   const void *hold_object;
   uint64_t hold_start_ns;
+  void *start_arg;            /* handed from pthread_create to the child */
+  _Atomic uintptr_t handle;   /* pthread_t, to find the record from pthread_* calls */
+  uint64_t yields;            /* sched_yield calls, thread-owned */
   tm_ring ring;
   /* Sampler-private from here on (fds, last counters): see sampler.c. */
   struct tm_sampler_thread *sampler;
@@ -118,6 +121,27 @@ TM_HIDDEN tm_thread *tm_thread_register_self(void *start_routine, uint32_t creat
 TM_HIDDEN void tm_thread_mark_exited(tm_thread *t);
 /* Registers a thread the sampler found in /proc/self/task but never saw. */
 TM_HIDDEN tm_thread *tm_thread_register_foreign(uint32_t tid);
+/* The probe thread registers itself, sets is_probe and keeps guard > 0 so
+ * that every wrapper passes its calls straight through. */
+
+/* pthread_create: the parent claims the child's slot (CLAIMED, no malloc),
+ * the child attaches to it; unclaim when the create failed. */
+TM_HIDDEN tm_thread *tm_thread_claim(void *start_routine, void *start_arg,
+                                     uint32_t creator_tid);
+TM_HIDDEN void tm_thread_attach(tm_thread *t);
+TM_HIDDEN void tm_thread_unclaim(tm_thread *t);
+/* Registration of a thread first seen in a wrapper (main thread, threads
+ * made inside libc); NULL after the thread was marked exited or when full. */
+TM_HIDDEN tm_thread *tm_thread_register_lazy(void);
+/* LIVE/CLAIMED record of a pthread_t or tid, NULL if unknown (O(slots)). */
+TM_HIDDEN tm_thread *tm_thread_by_handle(uintptr_t handle);
+TM_HIDDEN tm_thread *tm_thread_by_tid(uint32_t tid);
+/* Threads not tracked because all slots were in use. */
+TM_HIDDEN uint64_t tm_threads_untracked(void);
+/* Registered with pthread_atfork by threads.c before any session code
+ * (constructor priority 101): in the child only the forking thread stays
+ * LIVE (with its new tid); every other slot is FREE again, its ring empty. */
+TM_HIDDEN void tm_threads_atfork_child(void);
 
 /* Iteration for the sampler: slots [0, tm_threads_high_water()). */
 TM_HIDDEN uint32_t tm_threads_high_water(void);
@@ -136,7 +160,9 @@ typedef struct tm_object {
   _Atomic uintptr_t address; /* key; 0 = empty slot */
   uint32_t id;               /* 1-based, stable for the session */
   uint32_t kind;             /* enum tm_kind */
-  uint32_t flags;            /* mutex type/protocol bits (docs/format.md) */
+  uint32_t flags;            /* mutex: glibc __kind & 0xff: bits 0-1 type
+                                (normal, recursive, errorcheck, adaptive),
+                                0x10 robust, 0x20 PI, 0x40 PP, 0x80 pshared */
   _Atomic uint32_t described; /* sampler has sent its SyncObject frame */
   uint64_t first_seen_ns;
   /* Counted under the object's own lock where the kind allows (mutex, spin,
@@ -148,15 +174,27 @@ typedef struct tm_object {
   _Atomic uint64_t hold_ns;      /* sum of sampled holds */
   _Atomic uint64_t hold_samples; /* number of sampled holds */
   _Atomic uint64_t wait_samples; /* internal locks: sampler ticks seen waiting */
-  _Atomic uint32_t has_stack;
+  _Atomic uint32_t has_stack; /* 1 = stack complete, 2 = being written */
   void *first_contention_stack[8]; /* raw PCs, symbolised by the sampler */
   uint32_t stack_depth;
 } tm_object;
 
-/* Finds or adds the object at addr; NULL when the table is full. */
+/* Finds or adds the object at addr; NULL when the table is full. The id of
+ * a returned object may still be 0 for a few ns while another thread adds it
+ * (objects.c waits for it, bounded). The kind and flags of the first sight
+ * stay. The sampler uses slots whose address and id are both non-zero. */
 TM_HIDDEN tm_object *tm_object_get(const void *addr, uint32_t kind);
+TM_HIDDEN tm_object *tm_object_find(const void *addr, uint32_t kind, uint32_t flags);
+/* Calls that found the table full (objects not tracked). */
+TM_HIDDEN uint64_t tm_objects_untracked(void);
+/* Last pthread_setconcurrency() level (0 = never set); glibc ignores it. */
+TM_HIDDEN extern _Atomic int tm_concurrency_hint;
 TM_HIDDEN uint32_t tm_objects_capacity(void);
 TM_HIDDEN tm_object *tm_object_slot(uint32_t i); /* for the sampler */
+/* Ids are handed out 1, 2, 3...: the sampler walks 1..tm_objects_last_id()
+ * instead of the whole table. NULL for an id still being published. */
+TM_HIDDEN uint32_t tm_objects_last_id(void);
+TM_HIDDEN tm_object *tm_object_by_id(uint32_t id);
 
 /* ---- session ---- */
 

@@ -1,0 +1,217 @@
+/* tm-bench-sync: microbenchmarks of the pthread calls threadmon interposes.
+ *
+ *   tm-bench-sync BENCH OPS [THREADS]
+ *
+ * Prints one JSON line: {"bench":..., "ops":..., "threads":..., "ns_per_op":...}.
+ * Only the measured loop is timed, so start-up of a preloaded tool is not
+ * counted. Single-threaded loops use the thread's CPU clock, the others wall
+ * time (see "clock" in the output). An idle extra thread is always alive
+ * (see bench_common.h). */
+#include "bench_common.h"
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  long ops;     /* operations per worker */
+  int threads;  /* workers */
+} bench_args;
+
+/* ---- uncontended: one thread, lock never busy; thread CPU time ---- */
+
+static double bench_mutex(const bench_args *a) {
+  pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  uint64_t t0 = bench_thread_cpu_ns();
+  for (long i = 0; i < a->ops; i++) {
+    pthread_mutex_lock(&m);
+    pthread_mutex_unlock(&m);
+  }
+  return (double)(bench_thread_cpu_ns() - t0) / (double)a->ops;
+}
+
+static double bench_rwlock_read(const bench_args *a) {
+  pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+  uint64_t t0 = bench_thread_cpu_ns();
+  for (long i = 0; i < a->ops; i++) {
+    pthread_rwlock_rdlock(&rw);
+    pthread_rwlock_unlock(&rw);
+  }
+  return (double)(bench_thread_cpu_ns() - t0) / (double)a->ops;
+}
+
+static double bench_sem(const bench_args *a) {
+  sem_t s;
+  sem_init(&s, 0, 0);
+  uint64_t t0 = bench_thread_cpu_ns();
+  for (long i = 0; i < a->ops; i++) {
+    sem_post(&s);
+    sem_wait(&s);
+  }
+  double ns = (double)(bench_thread_cpu_ns() - t0) / (double)a->ops;
+  sem_destroy(&s);
+  return ns;
+}
+
+/* ---- contended mutex: every worker hammers one lock ---- */
+
+static pthread_mutex_t shared_mutex = PTHREAD_MUTEX_INITIALIZER;
+static volatile long shared_counter;
+
+static void *contended_worker(void *arg) {
+  const bench_args *a = arg;
+  for (long i = 0; i < a->ops; i++) {
+    pthread_mutex_lock(&shared_mutex);
+    shared_counter++;
+    pthread_mutex_unlock(&shared_mutex);
+  }
+  return NULL;
+}
+
+static pthread_t workers[64];
+
+static void run_workers(const bench_args *a, void *(*fn)(void *), void *arg) {
+  for (int i = 0; i < a->threads; i++)
+    if (pthread_create(&workers[i], NULL, fn, arg) != 0) {
+      fprintf(stderr, "pthread_create failed\n");
+      exit(2);
+    }
+  for (int i = 0; i < a->threads; i++)
+    pthread_join(workers[i], NULL);
+}
+
+/* ns per acquisition, all workers together (throughput view). */
+static double bench_mutex_contended(const bench_args *a) {
+  uint64_t t0 = bench_now_ns();
+  run_workers(a, contended_worker, (void *)a);
+  return (double)(bench_now_ns() - t0) / ((double)a->ops * a->threads);
+}
+
+/* ---- cond ping-pong: two threads on one CPU hand a token back and forth.
+ * Pinned because cross-CPU wake-ups on this VM (~45 us) would hide any
+ * tool's cost. ns per round trip. ---- */
+
+static pthread_mutex_t pp_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pp_cond = PTHREAD_COND_INITIALIZER;
+static int pp_turn; /* 0 = main's turn, 1 = partner's */
+
+static void pp_play(long rounds, int me) {
+  for (long i = 0; i < rounds; i++) {
+    pthread_mutex_lock(&pp_mutex);
+    while (pp_turn != me)
+      pthread_cond_wait(&pp_cond, &pp_mutex);
+    pp_turn = !me;
+    pthread_cond_signal(&pp_cond);
+    pthread_mutex_unlock(&pp_mutex);
+  }
+}
+
+static void *pp_partner(void *arg) {
+  const bench_args *a = arg;
+  bench_pin_to_cpu(0);
+  pp_play(a->ops, 1);
+  return NULL;
+}
+
+static double bench_cond_pingpong(const bench_args *a) {
+  bench_pin_to_cpu(0);
+  pthread_t t;
+  pthread_create(&t, NULL, pp_partner, (void *)a);
+  uint64_t t0 = bench_now_ns();
+  pp_play(a->ops, 0);
+  pthread_join(t, NULL);
+  return (double)(bench_now_ns() - t0) / (double)a->ops;
+}
+
+/* ---- barrier: two threads pinned to one CPU meet OPS times ---- */
+
+static pthread_barrier_t barrier;
+
+static void *barrier_worker(void *arg) {
+  const bench_args *a = arg;
+  bench_pin_to_cpu(0);
+  for (long i = 0; i < a->ops; i++)
+    pthread_barrier_wait(&barrier);
+  return NULL;
+}
+
+static double bench_barrier(const bench_args *a) {
+  bench_pin_to_cpu(0);
+  pthread_barrier_init(&barrier, NULL, 2);
+  pthread_t t;
+  pthread_create(&t, NULL, barrier_worker, (void *)a);
+  uint64_t t0 = bench_now_ns();
+  for (long i = 0; i < a->ops; i++)
+    pthread_barrier_wait(&barrier);
+  pthread_join(t, NULL);
+  double ns = (double)(bench_now_ns() - t0) / (double)a->ops;
+  pthread_barrier_destroy(&barrier);
+  return ns;
+}
+
+/* ---- thread create + join of a thread that does nothing ---- */
+
+static void *noop_thread(void *arg) { return arg; }
+
+static double bench_create_join(const bench_args *a) {
+  uint64_t t0 = bench_now_ns();
+  for (long i = 0; i < a->ops; i++) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, noop_thread, NULL) != 0) {
+      fprintf(stderr, "pthread_create failed\n");
+      exit(2);
+    }
+    pthread_join(t, NULL);
+  }
+  return (double)(bench_now_ns() - t0) / (double)a->ops;
+}
+
+typedef struct {
+  const char *name;
+  double (*run)(const bench_args *);
+  int threads; /* fixed worker count, 0 = from the command line */
+  const char *clock; /* what run() measures */
+} bench_entry;
+
+static const bench_entry benches[] = {
+    {"mutex", bench_mutex, 1, "thread-cpu"},
+    {"mutex-contended", bench_mutex_contended, 0, "wall"},
+    {"cond-pingpong", bench_cond_pingpong, 2, "wall"},
+    {"rwlock-read", bench_rwlock_read, 1, "thread-cpu"},
+    {"barrier", bench_barrier, 2, "wall"},
+    {"sem", bench_sem, 1, "thread-cpu"},
+    {"create-join", bench_create_join, 1, "wall"},
+};
+
+static void usage(void) {
+  fprintf(stderr, "usage: tm-bench-sync BENCH OPS [THREADS]\nBENCH:");
+  for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++)
+    fprintf(stderr, " %s", benches[i].name);
+  fprintf(stderr, "\n");
+  exit(2);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3)
+    usage();
+  const bench_entry *e = NULL;
+  for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++)
+    if (strcmp(argv[1], benches[i].name) == 0)
+      e = &benches[i];
+  if (!e)
+    usage();
+  bench_args a = {.ops = bench_parse_count(argv[2], "OPS"), .threads = e->threads};
+  if (a.threads == 0) {
+    a.threads = argc > 3 ? (int)bench_parse_count(argv[3], "THREADS") : 2;
+    if (a.threads > 64)
+      usage();
+    a.ops /= a.threads; /* OPS is the total across workers */
+  }
+  bench_start_idle_thread();
+  double ns = e->run(&a);
+  printf("{\"bench\":\"%s\",\"ops\":%ld,\"threads\":%d,\"clock\":\"%s\",\"ns_per_op\":%.2f}\n",
+         e->name, a.ops * (e->threads == 0 ? a.threads : 1), a.threads, e->clock, ns);
+  return 0;
+}

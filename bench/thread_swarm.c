@@ -1,0 +1,160 @@
+/* tm-bench-swarm: N threads that mostly sleep, block or fight over locks, for
+ * measuring what a sampling probe costs as the thread count grows.
+ *
+ *   tm-bench-swarm MODE THREADS SECONDS [PROBE_COMM_PREFIX]
+ *
+ * MODE: idle  (every thread blocked in pthread_cond_wait)
+ *       light (a little work, then a 100 ms sleep: a mostly idle server)
+ *       busy  (short critical sections on 4 shared mutexes, 1 ms naps)
+ *
+ * After all threads exist and a short settling time, it measures a window of
+ * SECONDS and prints one JSON line with the CPU time that the threads whose
+ * name starts with PROBE_COMM_PREFIX (default "threadmon") used in it, read
+ * from /proc/self/task/TID/schedstat (nanoseconds, unlike stat's ticks). */
+#include "bench_common.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum swarm_mode { MODE_IDLE, MODE_LIGHT, MODE_BUSY };
+
+static enum swarm_mode mode;
+static atomic_int stopping;
+static pthread_mutex_t idle_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
+static pthread_mutex_t busy_mutexes[4] = {
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER};
+
+static void nap_ns(long ns) {
+  struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* A few microseconds of arithmetic the compiler cannot drop. */
+static unsigned spin_work(unsigned seed, int rounds) {
+  volatile unsigned x = seed;
+  for (int i = 0; i < rounds; i++)
+    x = x * 1103515245u + 12345u;
+  return x;
+}
+
+static void *swarm_worker(void *arg) {
+  unsigned seed = (unsigned)(uintptr_t)arg;
+  switch (mode) {
+  case MODE_IDLE:
+    pthread_mutex_lock(&idle_mutex);
+    while (!atomic_load(&stopping))
+      pthread_cond_wait(&idle_cond, &idle_mutex);
+    pthread_mutex_unlock(&idle_mutex);
+    break;
+  case MODE_LIGHT:
+    while (!atomic_load(&stopping)) {
+      seed = spin_work(seed, 500);
+      nap_ns(100 * 1000000L);
+    }
+    break;
+  case MODE_BUSY:
+    for (unsigned i = 0; !atomic_load(&stopping); i++) {
+      pthread_mutex_t *m = &busy_mutexes[(seed + i) % 4];
+      pthread_mutex_lock(m);
+      seed = spin_work(seed, 300);
+      pthread_mutex_unlock(m);
+      if (i % 50 == 49)
+        nap_ns(1000000L);
+    }
+    break;
+  }
+  return NULL;
+}
+
+static int read_text(const char *path, char *buf, size_t size) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return -1;
+  size_t n = fread(buf, 1, size - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  return 0;
+}
+
+/* Sum of run time (ns) of this process's threads named PREFIX*; count in *n. */
+static unsigned long long probe_cpu_ns(const char *prefix, int *n) {
+  unsigned long long sum = 0;
+  *n = 0;
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return 0;
+  struct dirent *de;
+  char path[64], buf[128];
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_name[0] == '.')
+      continue;
+    snprintf(path, sizeof path, "/proc/self/task/%.16s/comm", de->d_name);
+    if (read_text(path, buf, sizeof buf) != 0 || strncmp(buf, prefix, strlen(prefix)) != 0)
+      continue;
+    snprintf(path, sizeof path, "/proc/self/task/%.16s/schedstat", de->d_name);
+    if (read_text(path, buf, sizeof buf) == 0) {
+      sum += strtoull(buf, NULL, 10);
+      (*n)++;
+    }
+  }
+  closedir(d);
+  return sum;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 4) {
+    fprintf(stderr, "usage: tm-bench-swarm idle|light|busy THREADS SECONDS [PROBE_COMM_PREFIX]\n");
+    return 2;
+  }
+  if (strcmp(argv[1], "idle") == 0)
+    mode = MODE_IDLE;
+  else if (strcmp(argv[1], "light") == 0)
+    mode = MODE_LIGHT;
+  else if (strcmp(argv[1], "busy") == 0)
+    mode = MODE_BUSY;
+  else {
+    fprintf(stderr, "unknown mode %s\n", argv[1]);
+    return 2;
+  }
+  long nthreads = bench_parse_count(argv[2], "THREADS");
+  double seconds = atof(argv[3]);
+  const char *prefix = argc > 4 ? argv[4] : "threadmon";
+
+  pthread_t *threads = calloc((size_t)nthreads, sizeof *threads);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 64 * 1024); /* 5,000 threads fit easily */
+  for (long i = 0; i < nthreads; i++)
+    if (pthread_create(&threads[i], &attr, swarm_worker, (void *)(uintptr_t)(i + 1)) != 0) {
+      fprintf(stderr, "pthread_create failed at thread %ld\n", i);
+      return 2;
+    }
+
+  nap_ns(300 * 1000000L); /* let the probe discover every thread first */
+  int probe_threads = 0;
+  unsigned long long cpu0 = probe_cpu_ns(prefix, &probe_threads);
+  uint64_t t0 = bench_now_ns();
+  nap_ns((long)(seconds * 1e9));
+  unsigned long long cpu1 = probe_cpu_ns(prefix, &probe_threads);
+  uint64_t t1 = bench_now_ns();
+
+  atomic_store(&stopping, 1);
+  pthread_mutex_lock(&idle_mutex);
+  pthread_cond_broadcast(&idle_cond);
+  pthread_mutex_unlock(&idle_mutex);
+  for (long i = 0; i < nthreads; i++)
+    pthread_join(threads[i], NULL);
+  free(threads);
+
+  printf("{\"mode\":\"%s\",\"threads\":%ld,\"window_ns\":%llu,\"probe_threads\":%d,"
+         "\"probe_cpu_ns\":%llu}\n",
+         argv[1], nthreads, (unsigned long long)(t1 - t0), probe_threads, cpu1 - cpu0);
+  return 0;
+}

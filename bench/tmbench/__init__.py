@@ -1,0 +1,1 @@
+"""Pieces of the threadmon benchmark runner (bench/run.py)."""

@@ -1,0 +1,126 @@
+"""Microbenchmarks of interposed pthread calls (bench/sync_micro.c)."""
+import os
+import statistics
+
+from . import interleave, procrun, report, tools as tl
+
+# name, argument list, operations for a quick / a full run, unit divisor
+BENCHES = [
+    ("uncontended mutex lock+unlock", ["mutex"], 4_000_000, 20_000_000, "ns"),
+    ("mutex contended by 2 threads", ["mutex-contended", "2"], 1_000_000, 4_000_000, "ns"),
+    ("mutex contended by 4 threads", ["mutex-contended", "4"], 1_000_000, 4_000_000, "ns"),
+    ("cond signal/wait ping-pong (1 CPU)", ["cond-pingpong"], 10_000, 40_000, "µs"),
+    ("rwlock read lock+unlock", ["rwlock-read"], 4_000_000, 20_000_000, "ns"),
+    ("barrier wait, 2 threads (1 CPU)", ["barrier"], 10_000, 40_000, "µs"),
+    ("sem post+wait", ["sem"], 4_000_000, 20_000_000, "ns"),
+    ("thread create+join", ["create-join"], 1_000, 5_000, "µs"),
+]
+MIN_OPS = 200
+
+
+def _sync_binary(build_dir):
+    return os.path.join(build_dir, "bench", "tm-bench-sync")
+
+
+def _run_one(binary, args, ops, tool, recorded=None, scale_down=True):
+    """ns per operation; appends recorded bytes per operation to recorded[tool.key].
+
+    scale_down: divide ops by the tool's ops_divisor (always for valgrind)."""
+    if scale_down or isinstance(tool, tl.Valgrind):
+        ops = max(MIN_OPS, ops // tool.ops_divisor)
+    argv = [binary, args[0], str(ops)] + args[1:]
+    res = tl.run_under(tool, argv, timeout=600)
+    if recorded is not None:
+        recorded.setdefault(tool.key, []).append(res.capture_bytes / ops)
+    return procrun.last_json(res.stdout)["ns_per_op"]
+
+
+def uncontended(build_dir, bare, probe, quick, log):
+    """Phase-1 headline: ns per uncontended pair, without and with the probe."""
+    ops = 5_000_000 if quick else 20_000_000
+    rounds = 5 if quick else 11
+    sec = report.Section(
+        "Uncontended pthread_mutex_lock+unlock",
+        ["configuration", "ns per pair (median)", "min", "max", "runs"],
+        f"`tm-bench-sync mutex {ops}` with one idle extra thread alive; {rounds} interleaved "
+        "runs per configuration; only the loop is timed. Probe: "
+        "`LD_PRELOAD=libthreadmon.so THREADMON_OUTPUT=<tmp>/capture.tmcap THREADMON_INTERVAL_MS=10`.")
+    tools = [bare] + ([probe] if probe.unavailable_reason() is None else [])
+    res = interleave.measure(tools, rounds,
+                             lambda t: _run_one(_sync_binary(build_dir), ["mutex"], ops, t),
+                             log=log)
+    for t in tools:
+        med, vals, err = res[t.key]
+        sec.rows.append([t.label, report.fmt(med), report.fmt(min(vals) if vals else None),
+                         report.fmt(max(vals) if vals else None), len(vals)])
+        if err:
+            sec.notes.append(f"{t.label} failed: {err}")
+    base = res[bare.key][0]
+    got = res.get(probe.key, (None,))[0]
+    if base is not None and got is not None:
+        delta = got - base
+        sec.rows.append(["difference", f"{delta:+.1f}", "", "", ""])
+        sec.add_goal("uncontended pair: at most +5 ns", f"{delta:+.1f} ns ({base:.1f} → {got:.1f})",
+                     delta <= 5.0, f"{delta - 5.0:.1f} ns")
+    else:
+        sec.add_goal("uncontended pair: at most +5 ns", "probe not run", None)
+    return sec
+
+
+def all_tools(build_dir, bare, tools, quick, log):
+    """Phase 2: every microbenchmark under every available tool."""
+    binary = _sync_binary(build_dir)
+    rounds = 3 if quick else 5
+    sec = report.Section(
+        "Microbenchmarks: tools side by side",
+        ["benchmark", "no tool"] + [t.label for t in tools if t is not bare],
+        f"`tm-bench-sync`, median of up to {rounds} interleaved runs (valgrind: 1 run, with "
+        f"{tl.Valgrind.ops_divisor}× fewer iterations; LTTng: {tl.Lttng.ops_divisor}× fewer in the "
+        "ns-scale rows, where shorter runs are less often preempted, which favours it). "
+        "Cells are time per operation and the ratio to no tool. Contended figures are time per "
+        "acquisition across all threads; ping-pong and barrier run both threads on CPU 0 "
+        "(unpinned, this VM's ~45 µs cross-CPU wake-ups would hide every tool's cost).")
+
+    def reps_for(t):
+        return 1 if isinstance(t, tl.Valgrind) else rounds
+
+    contended = {}
+    for name, args, quick_ops, full_ops, unit in BENCHES:
+        ops = quick_ops if quick else full_ops
+        log(f"  {name}")
+        recorded = {}
+        res = interleave.measure([bare] + [t for t in tools if t is not bare], rounds,
+                                 lambda t: _run_one(binary, args, ops, t, recorded, unit == "ns"),
+                                 reps_for, log)
+        if args[0] == "mutex":
+            sizes = [f"{t.label} {statistics.median(recorded[t.key]):.3g}" for t in tools
+                     if recorded.get(t.key) and isinstance(t, (tl.Threadmon, tl.Lttng))]
+            if sizes:
+                sec.notes.append("bytes recorded per uncontended pair (capture or trace size / "
+                                 "pairs, start-up included): " + ", ".join(sizes))
+        base = res[bare.key][0]
+        scale = 1000.0 if unit == "µs" else 1.0
+        row = [name, f"{report.fmt(base / scale if base else None)} {unit}"]
+        for t in tools:
+            if t is bare:
+                continue
+            med, _vals, err = res[t.key]
+            if med is None:
+                row.append("failed" if err else "n/a")
+                if err:
+                    sec.notes.append(f"{name} under {t.label}: {err}")
+            else:
+                row.append(f"{report.fmt(med / scale)} {unit} ({report.ratio(med, base)})")
+        sec.rows.append(row)
+        if args[0] == "mutex-contended":
+            contended[args[1]] = (base, {t.key: res[t.key][0] for t in tools})
+    for n, (base, by_tool) in contended.items():
+        tm, lt = by_tool.get("threadmon"), by_tool.get("lttng")
+        if base and tm:
+            r = tm / base
+            sec.add_goal(f"mutex contended by {n}: at most 1.3× no tool", f"{r:.2f}×", r <= 1.3,
+                         f"{r / 1.3:.1f}× the allowance")
+            if lt:
+                sec.add_goal(f"mutex contended by {n}: ahead of LTTng",
+                             f"threadmon {r:.2f}× vs LTTng {lt / base:.2f}×", tm < lt)
+    return sec

@@ -1,0 +1,120 @@
+"""The probe thread's CPU share and the capture size, with many threads
+(bench/thread_swarm.c)."""
+import os
+import statistics
+
+from . import procrun, report, tools as tl
+
+# Threads the probe names itself: tm-bench-swarm sums the CPU time of every
+# thread whose comm starts with this (see probe/sampler.c).
+PROBE_COMM_PREFIX = "threadmon"
+
+
+def _swarm(build_dir, probe, mode, threads, seconds):
+    argv = [os.path.join(build_dir, "bench", "tm-bench-swarm"), mode, str(threads),
+            str(seconds), PROBE_COMM_PREFIX]
+    res = tl.run_under(probe, argv, timeout=120 + 10 * seconds)
+    out = procrun.last_json(res.stdout)
+    out["wall"] = res.wall
+    out["capture_bytes"] = res.capture_bytes
+    return out
+
+
+def _share(out):
+    """Percent of one core used by the probe's threads in the window."""
+    if not out["probe_threads"]:
+        return None
+    return 100.0 * out["probe_cpu_ns"] / out["window_ns"]
+
+
+def _median_share(build_dir, probe, threads, seconds, rounds, log):
+    shares, found, err = [], 0, None
+    for _ in range(rounds):
+        try:
+            out = _swarm(build_dir, probe, "light", threads, seconds)
+        except procrun.RunError as e:
+            err = str(e)
+            log(f"  {threads} threads: {e}")
+            break
+        found = out["probe_threads"]
+        if _share(out) is not None:
+            shares.append(_share(out))
+    return (statistics.median(shares) if shares else None), found, err
+
+
+def cpu_share(build_dir, probe, quick, log):
+    """Phase 1: share of one core at 10/100/1,000 threads, 10 ms ticks."""
+    seconds, rounds = (1, 1) if quick else (3, 3)
+    sec = report.Section(
+        "Sampler CPU share, 10 ms ticks",
+        ["threads", "probe CPU, % of one core (median)", "probe threads found"],
+        f"`tm-bench-swarm light N {seconds}`: N threads each doing 500 multiply-add steps then "
+        f"sleeping 100 ms; CPU time of the threads named `{PROBE_COMM_PREFIX}*` (from "
+        f"/proc/self/task/TID/schedstat) over a {seconds} s window that starts 0.3 s after the "
+        f"last thread is created, divided by the window; median of {rounds} run(s).")
+    if probe.unavailable_reason():
+        sec.notes.append(f"not measured: {probe.unavailable_reason()}")
+        sec.add_goal("sampler at 100 threads, 10 ms: at most 1% of a core", "probe not built", None)
+        return sec
+    for n in (10, 100, 1000):
+        share, found, err = _median_share(build_dir, probe, n, seconds, rounds, log)
+        sec.rows.append([f"{n:,}", report.fmt(share, 2), found])
+        if err:
+            sec.notes.append(f"{n} threads failed: {err}")
+        if n == 100:
+            sec.add_goal("sampler at 100 threads, 10 ms: at most 1% of a core",
+                         f"{share:.2f}%" if share is not None else "probe thread not found",
+                         None if share is None else share <= 1.0,
+                         f"{share:.1f}× the budget" if share else "")
+    if not any(r[2] for r in sec.rows):
+        sec.notes.append(f"no thread named {PROBE_COMM_PREFIX}* was found in the probed process")
+    return sec
+
+
+def scaling(build_dir, probe, quick, log):
+    """Phase 2: threads × tick interval."""
+    counts = (100, 1000) if quick else (10, 100, 1000, 5000)
+    ticks = (1, 10, 100)
+    seconds = 1 if quick else 2
+    sec = report.Section(
+        "Sampler scaling: % of one core by threads × tick",
+        ["threads"] + [f"{t} ms tick" for t in ticks],
+        f"Same workload as above (`light`), {seconds} s window, one run per cell.")
+    if probe.unavailable_reason():
+        sec.notes.append(f"not measured: {probe.unavailable_reason()}")
+        return sec
+    for n in counts:
+        row = [f"{n:,}"]
+        for t in ticks:
+            share, _found, err = _median_share(build_dir, probe.with_interval(t), n, seconds, 1, log)
+            row.append("failed" if err else report.fmt(share, 2))
+            if err:
+                sec.notes.append(f"{n} threads at {t} ms: {err}")
+        sec.rows.append(row)
+    return sec
+
+
+def capture_size(build_dir, probe, quick, log):
+    """Phase 1: capture bytes per thread-second for idle, light and busy threads."""
+    seconds = 1 if quick else 3
+    sec = report.Section(
+        "Capture size",
+        ["workload", "threads", "capture bytes", "process wall s", "bytes per thread-second",
+         "bytes per second"],
+        f"`tm-bench-swarm MODE N {seconds}` under the probe (10 ms ticks). idle: every thread "
+        "blocked in pthread_cond_wait; light: 500 multiply-adds per 100 ms; busy: short critical "
+        "sections on 4 shared mutexes with 1 ms naps every 50. Bytes per thread-second = file "
+        "size / (N × process wall time), start-up and shutdown included.")
+    if probe.unavailable_reason():
+        sec.notes.append(f"not measured: {probe.unavailable_reason()}")
+        return sec
+    for mode, n in (("idle", 100), ("light", 100), ("busy", 10), ("busy", 100)):
+        try:
+            out = _swarm(build_dir, probe, mode, n, seconds)
+        except procrun.RunError as e:
+            sec.notes.append(f"{mode} {n}: {e}")
+            continue
+        b, wall = out["capture_bytes"], out["wall"]
+        sec.rows.append([mode, n, f"{b:,}", f"{wall:.2f}", report.fmt(b / (n * wall)),
+                         report.fmt(b / wall)])
+    return sec

@@ -1,0 +1,174 @@
+"""The tools a benchmark can run under: none, threadmon, LTTng, valgrind.
+
+Each tool turns a command into the command it runs under the tool, and says
+why it is unavailable when it is. Slow tools divide iteration counts by
+ops_divisor; results are per operation, so counts do not change them."""
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+from . import procrun
+
+LTTNG_WRAPPER = "liblttng-ust-pthread-wrapper.so"
+LTTNG_LIB_DIRS = ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib"]
+
+
+class RunResult:
+    def __init__(self, stdout, wall, capture_bytes):
+        self.stdout = stdout
+        self.wall = wall
+        self.capture_bytes = capture_bytes
+
+
+class Tool:
+    key = "none"
+    label = "no tool"
+    ops_divisor = 1
+
+    def unavailable_reason(self):
+        return None
+
+    def launch(self, argv, run_dir):
+        """Returns (argv, extra environment) for running argv under the tool."""
+        return argv, {}
+
+    def finish(self, run_dir):
+        """Called after the run; returns the bytes the tool recorded."""
+        return 0
+
+    def close(self):
+        pass
+
+
+class NoTool(Tool):
+    pass
+
+
+class Threadmon(Tool):
+    key = "threadmon"
+    label = "threadmon"
+
+    def __init__(self, build_dir, interval_ms=10):
+        self.lib = os.path.abspath(os.path.join(build_dir, "probe", "libthreadmon.so"))
+        self.interval_ms = interval_ms
+
+    def with_interval(self, interval_ms):
+        t = Threadmon.__new__(Threadmon)
+        t.lib, t.interval_ms = self.lib, interval_ms
+        return t
+
+    def unavailable_reason(self):
+        if not os.path.exists(self.lib):
+            return f"{self.lib} not built"
+        return None
+
+    def launch(self, argv, run_dir):
+        return argv, {
+            "LD_PRELOAD": self.lib,
+            # The probe adds .<pid> for children it follows: keep one dir per run.
+            "THREADMON_OUTPUT": os.path.join(run_dir, "capture.tmcap"),
+            "THREADMON_INTERVAL_MS": str(self.interval_ms),
+        }
+
+    def finish(self, run_dir):
+        return procrun.dir_bytes(run_dir)
+
+
+class Valgrind(Tool):
+    ops_divisor = 200
+
+    def __init__(self, tool):
+        self.tool = tool
+        self.key = tool
+        self.label = f"valgrind {tool}"
+
+    def unavailable_reason(self):
+        return None if shutil.which("valgrind") else "valgrind not installed"
+
+    def launch(self, argv, run_dir):
+        return ["valgrind", f"--tool={self.tool}", "-q"] + argv, {}
+
+
+class Lttng(Tool):
+    """LTTng-UST's pthread wrapper, with a session per run that records its
+    userspace events to disk (the way someone would use it)."""
+    key = "lttng"
+    label = "LTTng-UST"
+    ops_divisor = 20
+
+    def __init__(self):
+        self.wrapper = next((os.path.join(d, LTTNG_WRAPPER) for d in LTTNG_LIB_DIRS
+                             if os.path.exists(os.path.join(d, LTTNG_WRAPPER))), None)
+        self.daemon = None
+        self.counter = 0
+
+    def unavailable_reason(self):
+        if not shutil.which("lttng") or not shutil.which("lttng-sessiond"):
+            return "lttng-tools not installed"
+        if not self.wrapper:
+            return f"{LTTNG_WRAPPER} not found (liblttng-ust-dev)"
+        return None
+
+    def _lttng(self, *args):
+        subprocess.run(["lttng", "--quiet"] + list(args), check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
+
+    def _ensure_daemon(self):
+        if self.daemon is not None:
+            return
+        if subprocess.run(["lttng", "list"], capture_output=True).returncode == 0:
+            self.daemon = False  # someone else's daemon is already running
+            return
+        # Started in the foreground so that we own it by pid and stop it at the end.
+        self.daemon = subprocess.Popen(["lttng-sessiond", "--no-kernel"],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            if subprocess.run(["lttng", "list"], capture_output=True).returncode == 0:
+                return
+            time.sleep(0.1)
+        raise procrun.RunError("lttng-sessiond did not come up")
+
+    def _session(self):
+        return f"tmbench-{os.getpid()}-{self.counter}"
+
+    def launch(self, argv, run_dir):
+        self._ensure_daemon()
+        self.counter += 1
+        name = self._session()
+        self._lttng("create", name, f"--output={os.path.join(run_dir, 'trace')}")
+        self._lttng("enable-event", "--userspace", "--session", name, "lttng_ust_pthread:*")
+        self._lttng("start", name)
+        return argv, {"LD_PRELOAD": self.wrapper}
+
+    def finish(self, run_dir):
+        name = self._session()
+        self._lttng("stop", name)  # waits until the trace is on disk
+        size = procrun.dir_bytes(run_dir)
+        self._lttng("destroy", name)
+        return size
+
+    def close(self):
+        if self.daemon:
+            self.daemon.terminate()
+            try:
+                self.daemon.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.daemon.kill()
+            self.daemon = None
+
+
+def run_under(tool, argv, timeout=300, stdout_path=None, merge_stderr=False):
+    """Runs argv under tool in a fresh scratch directory; returns a RunResult."""
+    run_dir = tempfile.mkdtemp(prefix="tmbench-")
+    try:
+        full_argv, env = tool.launch(argv, run_dir)
+        try:
+            text, wall = procrun.run(full_argv, env=env, timeout=timeout,
+                                     stdout_path=stdout_path, merge_stderr=merge_stderr)
+        finally:
+            size = tool.finish(run_dir)
+        return RunResult(text, wall, size)
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)

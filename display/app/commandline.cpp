@@ -1,0 +1,74 @@
+#include "commandline.h"
+
+#include <QCommandLineParser>
+#include <QRegularExpression>
+
+#include "sessionview.h"
+
+QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
+  QCommandLineParser p;
+  p.setApplicationDescription(QStringLiteral(
+      "Shows threadmon sessions: live from probes connecting over TCP, or from .tmcap captures."));
+  p.addHelpOption();
+  p.addVersionOption();
+  const QCommandLineOption listen(
+      QStringLiteral("listen"),
+      QStringLiteral("Listen for probes on ADDR:PORT (default 127.0.0.1:%1).").arg(tmnet::kDefaultPort),
+      QStringLiteral("ADDR:PORT"));
+  const QCommandLineOption token(QStringLiteral("token"),
+                                 QStringLiteral("Shared token probes must present (default: "
+                                                "$THREADMON_TOKEN). Needed off loopback."),
+                                 QStringLiteral("TOKEN"));
+  const QCommandLineOption insecure(QStringLiteral("insecure"),
+                                    QStringLiteral("Allow a non-loopback listen without a token."));
+  const QCommandLineOption open(QStringLiteral("open"), QStringLiteral("Open a .tmcap capture."),
+                                QStringLiteral("FILE"));
+  const QCommandLineOption at(QStringLiteral("at"),
+                              QStringLiteral("Replay position, seconds since the start."),
+                              QStringLiteral("SECONDS"));
+  const QCommandLineOption view(QStringLiteral("view"),
+                                QStringLiteral("View to show: threads, lwps, cpus, timeline, sync, charts, or window (all)."),
+                                QStringLiteral("VIEW"));
+  const QCommandLineOption shot(QStringLiteral("screenshot"),
+                                QStringLiteral("Render the view of the opened capture to a PNG and exit."),
+                                QStringLiteral("OUT.png"));
+  const QCommandLineOption size(QStringLiteral("size"),
+                                QStringLiteral("Screenshot size, WIDTHxHEIGHT (default 1100x700)."),
+                                QStringLiteral("WxH"));
+  p.addOptions({listen, token, insecure, open, at, view, shot, size});
+  p.addPositionalArgument(QStringLiteral("captures"), QStringLiteral("Captures to open."),
+                          QStringLiteral("[FILE.tmcap...]"));
+  p.process(args);
+
+  QString error;
+  if (p.isSet(listen) && !tmnet::parseListenAddress(p.value(listen), &out->listen, &error))
+    return error;
+  out->token = p.isSet(token) ? p.value(token).toUtf8() : qgetenv("THREADMON_TOKEN");
+  out->insecure = p.isSet(insecure);
+  out->open = p.values(open) + p.positionalArguments();
+  if (p.isSet(at)) {
+    bool ok = false;
+    out->at = p.value(at).toDouble(&ok);
+    if (!ok || out->at < 0) return QStringLiteral("--at needs a number of seconds >= 0");
+  }
+  if (p.isSet(view)) {
+    out->view = p.value(view);
+    tmui::ViewKind kind;
+    if (out->view != QLatin1String("window") && !tmui::parseViewKind(out->view, &kind))
+      return QStringLiteral("unknown view '%1' (threads, lwps, cpus, timeline, sync, charts, window)")
+          .arg(out->view);
+  }
+  if (p.isSet(size)) {
+    out->size = p.value(size);
+    if (!QRegularExpression(QStringLiteral("^\\d{2,5}x\\d{2,5}$")).match(out->size).hasMatch())
+      return QStringLiteral("--size needs WIDTHxHEIGHT, e.g. 1100x700");
+  }
+  out->screenshot = p.value(shot);
+  if (!out->screenshot.isEmpty() && out->open.size() != 1)
+    return QStringLiteral("--screenshot needs exactly one capture (--open FILE)");
+  if (out->screenshot.isEmpty()) {
+    const QString policy = tmnet::checkListenPolicy(out->listen, out->token, out->insecure);
+    if (!policy.isEmpty()) return policy;
+  }
+  return QString();
+}

@@ -1,0 +1,25 @@
+// threadmon-display's command line.
+#ifndef THREADMON_APP_COMMANDLINE_H
+#define THREADMON_APP_COMMANDLINE_H
+
+#include <QByteArray>
+#include <QString>
+#include <QStringList>
+
+#include "listenaddress.h"
+
+struct DisplayOptions {
+  tmnet::ListenAddress listen;
+  QByteArray token;       // --token, else THREADMON_TOKEN
+  bool insecure = false;
+  QStringList open;       // --open and positional captures
+  double at = -1;         // --at SECONDS, -1: the end
+  QString view = QStringLiteral("threads");
+  QString screenshot;     // --screenshot OUT.png: render and exit
+  QString size = QStringLiteral("1100x700");
+};
+
+// Parses arguments (exits on --help/--version). Returns "" or one error line.
+QString parseDisplayOptions(const QStringList &args, DisplayOptions *out);
+
+#endif

@@ -1,0 +1,51 @@
+// threadmon-display: live view of threadmon probes and replay of captures.
+#include <QApplication>
+#include <cstdio>
+
+#include "commandline.h"
+#include "mainwindow.h"
+#include "replaycontrols.h"
+#include "screenshot.h"
+#include "sessionview.h"
+
+#include <QTabWidget>
+
+int main(int argc, char **argv) {
+  QApplication app(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("threadmon-display"));
+  QApplication::setApplicationVersion(QStringLiteral(THREADMON_VERSION));
+
+  DisplayOptions opt;
+  const QString error = parseDisplayOptions(QApplication::arguments(), &opt);
+  if (!error.isEmpty()) {
+    std::fprintf(stderr, "threadmon-display: %s\n", qPrintable(error));
+    return 2;
+  }
+
+  if (!opt.screenshot.isEmpty()) {
+    const QStringList wh = opt.size.split('x');
+    const QString err = screenshotCapture(opt.open.first(), opt.view, opt.at,
+                                          QSize(wh[0].toInt(), wh[1].toInt()), opt.screenshot);
+    if (!err.isEmpty()) {
+      std::fprintf(stderr, "threadmon-display: %s\n", qPrintable(err));
+      return 1;
+    }
+    return 0;
+  }
+
+  MainWindow window;
+  const QString listenError = window.listen(opt.listen, opt.token);
+  if (!listenError.isEmpty()) {
+    std::fprintf(stderr, "threadmon-display: %s\n", qPrintable(listenError));
+    return 1;
+  }
+  for (const QString &f : opt.open) {
+    if (!window.openCaptureFile(f)) continue;
+    auto *page = qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget());
+    tmui::ViewKind kind;
+    if (tmui::parseViewKind(opt.view, &kind)) page->showView(kind);
+    if (opt.at >= 0 && page->replay()) page->replay()->seek(opt.at);
+  }
+  window.show();
+  return QApplication::exec();
+}

@@ -1,0 +1,157 @@
+#include "mainwindow.h"
+
+#include <QAction>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include "captureopen.h"
+#include "livesession.h"
+#include "probeconnection.h"
+#include "probelistener.h"
+#include "sessionmodel.h"
+#include "sessionview.h"
+
+MainWindow::MainWindow(QWidget *parent)
+    : QMainWindow(parent),
+      tabs_(new QTabWidget(this)),
+      welcome_(new QWidget(this)),
+      welcomeText_(new QLabel(welcome_)),
+      listenLabel_(new QLabel(this)) {
+  setWindowTitle(tr("threadmon"));
+  setAcceptDrops(true);
+  resize(1400, 900);
+  tabs_->setTabsClosable(true);
+  tabs_->setDocumentMode(true);
+  auto *wl = new QVBoxLayout(welcome_);
+  welcomeText_->setAlignment(Qt::AlignCenter);
+  welcomeText_->setTextFormat(Qt::RichText);
+  wl->addWidget(welcomeText_);
+  tabs_->addTab(welcome_, tr("Start"));
+  setCentralWidget(tabs_);
+  statusBar()->addPermanentWidget(listenLabel_);
+
+  QMenu *file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&Open capture…"), QKeySequence::Open, this, &MainWindow::chooseCapture);
+  recordAction_ = file->addAction(tr("&Record session…"), QKeySequence(tr("Ctrl+R")), this,
+                                  &MainWindow::recordCurrent);
+  file->addAction(tr("&Close tab"), QKeySequence::Close, this,
+                  [this] { closeTab(tabs_->currentIndex()); });
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  connect(tabs_, &QTabWidget::tabCloseRequested, this, &MainWindow::closeTab);
+  connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::updateActions);
+  updateActions();
+}
+
+QString MainWindow::listen(const tmnet::ListenAddress &addr, const QByteArray &token) {
+  listener_ = new tmnet::ProbeListener(token, this);
+  const QString err = listener_->listen(addr);
+  if (!err.isEmpty()) return err;
+  connect(listener_, &tmnet::ProbeListener::sessionAccepted, this, &MainWindow::onSessionAccepted);
+  connect(listener_, &tmnet::ProbeListener::sessionRefused, this, &MainWindow::onSessionRefused);
+  const QString where = listener_->addressText();
+  listenLabel_->setText(tr("Listening on %1%2").arg(where, token.isEmpty() ? QString()
+                                                                           : tr(" (token required)")));
+  welcomeText_->setText(
+      tr("<h2>threadmon</h2><p>Listening for probes on <b>%1</b>.</p>"
+         "<p>Run a program under the probe:<br><code>threadmon run --connect %1 -- ./program</code><br>"
+         "or <code>LD_PRELOAD=libthreadmon.so THREADMON_CONNECT=%1 ./program</code></p>"
+         "<p>Each process (and each forked child) opens its own tab.<br>"
+         "Or open a capture with File ▸ Open, or drop a <code>.tmcap</code> file here.</p>")
+          .arg(where.toHtmlEscaped()));
+  return QString();
+}
+
+void MainWindow::addSession(tmui::SessionView *page) {
+  const int i = tabs_->addTab(page, page->title());
+  tabs_->setTabToolTip(i, page->windowFilePath());
+  connect(page, &tmui::SessionView::titleChanged, this, [this, page] {
+    const int at = tabs_->indexOf(page);
+    if (at >= 0) tabs_->setTabText(at, page->title());
+  });
+  tabs_->setCurrentIndex(i);
+}
+
+bool MainWindow::openCaptureFile(const QString &path) {
+  QString error;
+  tmui::SessionView *page = openCapture(path, &error);
+  if (!page) {
+    statusBar()->showMessage(error, 10000);
+    QMessageBox::warning(this, tr("Cannot open capture"), error);
+    return false;
+  }
+  addSession(page);
+  return true;
+}
+
+void MainWindow::onSessionAccepted(tmnet::ProbeConnection *connection) {
+  auto *live = new LiveSession(connection);
+  addSession(live->page());
+  statusBar()->showMessage(tr("Probe connected from %1 (pid %2)")
+                               .arg(connection->peer())
+                               .arg(connection->pid()),
+                           5000);
+}
+
+void MainWindow::onSessionRefused(const QString &peer, const QString &reason) {
+  statusBar()->showMessage(tr("Refused probe from %1: %2").arg(peer, reason), 15000);
+}
+
+void MainWindow::chooseCapture() {
+  const QStringList files = QFileDialog::getOpenFileNames(
+      this, tr("Open capture"), QString(), tr("threadmon captures (*.tmcap);;All files (*)"));
+  for (const QString &f : files) openCaptureFile(f);
+}
+
+LiveSession *MainWindow::currentLive() const {
+  auto *page = qobject_cast<tmui::SessionView *>(tabs_->currentWidget());
+  return page ? page->findChild<LiveSession *>(QString(), Qt::FindDirectChildrenOnly) : nullptr;
+}
+
+void MainWindow::recordCurrent() {
+  LiveSession *live = currentLive();
+  if (!live) return;
+  if (live->recording()) {
+    live->stopRecording();
+    updateActions();
+    return;
+  }
+  const QString path = QFileDialog::getSaveFileName(this, tr("Record session"),
+                                                    QStringLiteral("session.tmcap"),
+                                                    tr("threadmon captures (*.tmcap)"));
+  if (path.isEmpty()) return;
+  const QString err = live->startRecording(path);
+  if (!err.isEmpty()) QMessageBox::warning(this, tr("Cannot record"), err);
+  updateActions();
+}
+
+void MainWindow::closeTab(int index) {
+  QWidget *w = tabs_->widget(index);
+  if (!w || w == welcome_) return;
+  tabs_->removeTab(index);
+  w->deleteLater();
+}
+
+void MainWindow::updateActions() {
+  LiveSession *live = currentLive();
+  recordAction_->setEnabled(live != nullptr);
+  recordAction_->setText(live && live->recording() ? tr("Stop &recording")
+                                                   : tr("&Record session…"));
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent *event) {
+  if (event->mimeData()->hasUrls()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent *event) {
+  for (const QUrl &url : event->mimeData()->urls())
+    if (url.isLocalFile()) openCaptureFile(url.toLocalFile());
+  event->acceptProposedAction();
+}

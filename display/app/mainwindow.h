@@ -1,0 +1,57 @@
+// The main window: one tab per session (live probes and opened captures),
+// the listener's address in the status bar, record/open/close actions, and
+// drag-and-drop of captures.
+#ifndef THREADMON_APP_MAINWINDOW_H
+#define THREADMON_APP_MAINWINDOW_H
+
+#include <QMainWindow>
+
+#include "listenaddress.h"
+
+class QLabel;
+class QTabWidget;
+class LiveSession;
+
+namespace tmnet {
+class ProbeConnection;
+class ProbeListener;
+}  // namespace tmnet
+namespace tmui {
+class SessionView;
+}
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget *parent = nullptr);
+
+  // Starts listening; "" or one error line.
+  QString listen(const tmnet::ListenAddress &addr, const QByteArray &token);
+  // Opens a capture in a new tab; false after telling the user why.
+  bool openCaptureFile(const QString &path);
+  void addSession(tmui::SessionView *page);
+  QTabWidget *tabs() const { return tabs_; }
+  tmnet::ProbeListener *listener() const { return listener_; }
+
+ protected:
+  void dragEnterEvent(QDragEnterEvent *event) override;
+  void dropEvent(QDropEvent *event) override;
+
+ private:
+  void onSessionAccepted(tmnet::ProbeConnection *connection);
+  void onSessionRefused(const QString &peer, const QString &reason);
+  void chooseCapture();
+  void recordCurrent();
+  void closeTab(int index);
+  LiveSession *currentLive() const;
+  void updateActions();
+
+  QTabWidget *tabs_;
+  QWidget *welcome_;
+  QLabel *welcomeText_;
+  QLabel *listenLabel_;
+  tmnet::ProbeListener *listener_ = nullptr;
+  QAction *recordAction_;
+};
+
+#endif

@@ -1,0 +1,58 @@
+#include "screenshot.h"
+
+#include <QApplication>
+
+#include "captureopen.h"
+#include "modelview.h"
+#include "replaycontrols.h"
+#include "sessionview.h"
+
+QImage renderView(tmui::SessionView *page, tmui::ViewKind kind, double atSeconds, QSize size) {
+  if (atSeconds >= 0 && page->replay()) page->replay()->seek(atSeconds);
+  tmui::ModelView *view = page->view(kind);
+  // Rendered alone, detached from its dock, at the requested size.
+  view->setParent(nullptr);
+  view->resize(size);
+  view->setAttribute(Qt::WA_DontShowOnScreen);
+  view->show();
+  QApplication::processEvents();
+  view->refreshNow();
+  QApplication::processEvents();
+  const QImage image = view->grab().toImage();
+  view->hide();
+  return image;
+}
+
+QImage renderPage(tmui::SessionView *page, double atSeconds, QSize size) {
+  if (atSeconds >= 0 && page->replay()) page->replay()->seek(atSeconds);
+  page->resize(size);
+  page->setAttribute(Qt::WA_DontShowOnScreen);
+  page->show();
+  QApplication::processEvents();
+  for (tmui::ViewKind k : {tmui::ViewKind::Threads, tmui::ViewKind::Timeline, tmui::ViewKind::Sync})
+    page->view(k)->refreshNow();
+  QApplication::processEvents();
+  return page->grab().toImage();
+}
+
+QString screenshotCapture(const QString &capture, const QString &viewName, double atSeconds,
+                          QSize size, const QString &out) {
+  tmui::ViewKind kind;
+  const bool whole = viewName == QLatin1String("window");
+  if (!whole && !tmui::parseViewKind(viewName, &kind))
+    return QStringLiteral("unknown view '%1'").arg(viewName);
+  QString error;
+  tmui::SessionView *page = openCapture(capture, &error);
+  if (!page) return error;
+  if (whole) {
+    const QImage image = renderPage(page, atSeconds, size);
+    delete page;
+    return image.save(out, "PNG") ? QString() : QStringLiteral("cannot write %1").arg(out);
+  }
+  const QImage image = renderView(page, kind, atSeconds, size);
+  // The reparented view no longer belongs to the page; free both.
+  delete page->view(kind);
+  delete page;
+  if (!image.save(out, "PNG")) return QStringLiteral("cannot write %1").arg(out);
+  return QString();
+}

@@ -1,0 +1,83 @@
+// CounterSeries: samples of cumulative counters over time, looked up as a
+// step function (the value at t is the newest sample at or before t).
+//
+// Memory stays bounded over long sessions: samples newer than kRecentNs
+// (relative to the newest) are kept at full resolution, older ones are
+// thinned to one per kCoarseStepNs, so window edges in old data are exact
+// to within a second.
+#ifndef THREADMON_COUNTERSERIES_H
+#define THREADMON_COUNTERSERIES_H
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace tmon {
+
+template <int N>
+class CounterSeries {
+ public:
+  static constexpr int64_t kRecentNs = 30'000'000'000;
+  static constexpr int64_t kCoarseStepNs = 1'000'000'000;
+  // Thinning runs once this much uncompacted old data has piled up.
+  static constexpr int64_t kThinEveryNs = 10'000'000'000;
+
+  struct Point {
+    int64_t t;
+    uint32_t aux;  // per-series extra (e.g. CPU and state letter of an LWP)
+    std::array<uint64_t, N> v;
+  };
+
+  // Returns false when a sample with the same time was already present.
+  bool add(int64_t t, uint32_t aux, const std::array<uint64_t, N> &v) {
+    if (pts_.empty() || t > pts_.back().t) {
+      pts_.push_back(Point{t, aux, v});
+      thin();
+      return true;
+    }
+    auto it = std::lower_bound(pts_.begin(), pts_.end(), t,
+                               [](const Point &p, int64_t x) { return p.t < x; });
+    if (it != pts_.end() && it->t == t) return false;
+    size_t idx = size_t(it - pts_.begin());
+    pts_.insert(it, Point{t, aux, v});
+    if (idx < coarseEnd_) coarseEnd_++;
+    return true;
+  }
+
+  // Newest sample at or before t, nullptr if none.
+  const Point *at(int64_t t) const {
+    auto it = std::upper_bound(pts_.begin(), pts_.end(), t,
+                               [](int64_t x, const Point &p) { return x < p.t; });
+    return it == pts_.begin() ? nullptr : &*(it - 1);
+  }
+  const Point *first() const { return pts_.empty() ? nullptr : &pts_.front(); }
+  const Point *last() const { return pts_.empty() ? nullptr : &pts_.back(); }
+  size_t size() const { return pts_.size(); }
+  size_t bytes() const { return pts_.capacity() * sizeof(Point); }
+
+ private:
+  void thin() {
+    int64_t recentFrom = pts_.back().t - kRecentNs;
+    if (pts_[coarseEnd_].t >= recentFrom - kThinEveryNs) return;
+    size_t out = coarseEnd_;
+    int64_t lastKept = coarseEnd_ > 0 ? pts_[coarseEnd_ - 1].t : INT64_MIN;
+    size_t in = coarseEnd_;
+    for (; in < pts_.size() && pts_[in].t < recentFrom; in++) {
+      if (lastKept == INT64_MIN || pts_[in].t - lastKept >= kCoarseStepNs) {
+        pts_[out++] = pts_[in];
+        lastKept = pts_[in].t;
+      }
+    }
+    coarseEnd_ = out;
+    pts_.erase(pts_.begin() + std::ptrdiff_t(out), pts_.begin() + std::ptrdiff_t(in));
+    if (pts_.capacity() > 2 * pts_.size() + 1024) pts_.shrink_to_fit();
+  }
+
+  std::vector<Point> pts_;
+  size_t coarseEnd_ = 0;  // points before this index are already thinned
+};
+
+}  // namespace tmon
+
+#endif

@@ -1,0 +1,67 @@
+#include "framedecoder.h"
+
+#include "sessionmodel.h"
+#include "tmwire.h"
+
+namespace tmon {
+
+struct FrameDecoder::Impl {
+  tm_decoder dec;
+};
+
+FrameDecoder::FrameDecoder(SessionModel *model) : d_(new Impl), model_(model) {
+  tm_decoder_init(&d_->dec);
+}
+
+FrameDecoder::~FrameDecoder() { tm_decoder_free(&d_->dec); }
+
+void FrameDecoder::setFrameHook(std::function<void(const uint8_t *, uint32_t)> hook) {
+  hook_ = std::move(hook);
+}
+
+void FrameDecoder::fail(const QString &message) {
+  failed_ = true;
+  error_ = message;
+  if (model_) model_->setError(message);
+}
+
+bool FrameDecoder::feed(const void *data, size_t len) {
+  if (failed_) return false;
+  if (tm_decoder_feed(&d_->dec, data, len) != 0) {
+    fail(QString::fromUtf8(tm_decoder_error(&d_->dec)));
+    return false;
+  }
+  for (;;) {
+    const uint8_t *payload = nullptr;
+    uint32_t n = 0;
+    uint64_t frameOffset = tm_decoder_good_offset(&d_->dec);
+    tm_decode_status st = tm_decoder_next(&d_->dec, &payload, &n);
+    if (st == TM_DECODE_NEED_MORE) return true;
+    if (st == TM_DECODE_ERROR) {
+      fail(QString::fromUtf8(tm_decoder_error(&d_->dec)));
+      return false;
+    }
+    Threadmon__Frame *f = threadmon__frame__unpack(nullptr, n, payload);
+    if (!f) {
+      fail(QStringLiteral("malformed protobuf frame at byte %1 (after %2 frames)")
+               .arg(frameOffset)
+               .arg(framesRead() - 1));
+      return false;
+    }
+    if (hook_) hook_(payload, n);
+    if (model_) model_->apply(*f);
+    threadmon__frame__free_unpacked(f, nullptr);
+    if (model_ && model_->hasError()) {
+      failed_ = true;
+      error_ = model_->errorText();
+      return false;
+    }
+  }
+}
+
+uint64_t FrameDecoder::framesRead() const { return d_->dec.frames; }
+uint64_t FrameDecoder::goodOffset() const { return tm_decoder_good_offset(&d_->dec); }
+size_t FrameDecoder::pendingBytes() const { return tm_decoder_pending(&d_->dec); }
+bool FrameDecoder::headerSeen() const { return d_->dec.header_done != 0; }
+
+}  // namespace tmon

@@ -1,0 +1,44 @@
+#include "modeltypes.h"
+
+#include <algorithm>
+
+namespace tmon {
+
+const char *finalStateKey(FinalState s) {
+  static const char *const keys[kFinalStateCount] = {
+      "on_cpu",          "runnable",    "blocked_mutex", "blocked_cond",
+      "blocked_rwlock",  "blocked_barrier", "blocked_sem", "blocked_spin",
+      "blocked_join",    "sleeping",    "io_wait",       "stopped"};
+  int i = int(s);
+  return i >= 0 && i < kFinalStateCount ? keys[i] : "unknown";
+}
+
+bool isBlockedState(FinalState s) {
+  return s >= FinalState::BlockedMutex && s <= FinalState::BlockedJoin;
+}
+
+QString syncKindName(int kind) {
+  static const char *const names[] = {"unknown", "mutex", "cond", "rwlock",
+                                      "barrier", "spin",  "sem",  "internal"};
+  if (kind < 0 || kind >= int(sizeof names / sizeof names[0])) return QStringLiteral("unknown");
+  return QString::fromLatin1(names[kind]);
+}
+
+QString sourceName(int source) {
+  static const char *const names[] = {"unspecified",   "interpose",     "proc_task",
+                                      "proc_stat",     "perf_switch",   "perf_software",
+                                      "perf_hardware", "unwind",        "futex_sampling"};
+  if (source < 0 || source >= int(sizeof names / sizeof names[0]))
+    return QStringLiteral("source_%1").arg(source);
+  return QString::fromLatin1(names[source]);
+}
+
+bool SessionInfo::hasSource(int source) const {
+  return std::find(sources.begin(), sources.end(), source) != sources.end();
+}
+
+QString SyncObjectInfo::callSite() const {
+  return firstContentionStack.isEmpty() ? QString() : firstContentionStack.first();
+}
+
+}  // namespace tmon

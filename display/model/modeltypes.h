@@ -1,0 +1,192 @@
+// Value types the session model hands to its users (views, report, tests).
+// QtCore only: no widget or GUI header may ever be included from model/.
+// The namespace is tmon, not tm: a namespace tm clashes with libc's struct tm.
+#ifndef THREADMON_MODELTYPES_H
+#define THREADMON_MODELTYPES_H
+
+#include <QString>
+#include <QStringList>
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace tmon {
+
+// The final per-thread states, after combining interposed transitions,
+// switch records and schedstat deltas (docs/format.md, "Final states").
+enum class FinalState : uint8_t {
+  OnCpu = 0,
+  Runnable,
+  BlockedMutex,
+  BlockedCond,
+  BlockedRwlock,
+  BlockedBarrier,
+  BlockedSem,
+  BlockedSpin,
+  BlockedJoin,
+  Sleeping,
+  IoWait,
+  Stopped,
+};
+constexpr int kFinalStateCount = 12;
+
+// "on_cpu", "runnable", "blocked_mutex", ... (the JSON and report keys).
+const char *finalStateKey(FinalState s);
+bool isBlockedState(FinalState s);
+
+// Matches threadmon.SyncKind; "mutex", "cond", ..., "internal".
+QString syncKindName(int kind);
+QString sourceName(int source);
+
+// A closed-open span of session time, CLOCK_MONOTONIC ns of the probed machine.
+struct TimeRange {
+  int64_t t0 = 0;
+  int64_t t1 = 0;
+  int64_t length() const { return t1 > t0 ? t1 - t0 : 0; }
+};
+
+// What a view asks for; SessionModel::resolve() turns it into a TimeRange.
+struct Window {
+  enum Kind { Last, WholeRun, Range };
+  Kind kind = WholeRun;
+  int64_t lastNs = 0;  // Last: this much before the newest data
+  TimeRange range;     // Range: absolute times
+  static Window last(int64_t ns) { return Window{Last, ns, {}}; }
+  static Window wholeRun() { return Window{WholeRun, 0, {}}; }
+  static Window between(int64_t t0, int64_t t1) { return Window{Range, 0, {t0, t1}}; }
+};
+
+struct SessionInfo {
+  bool helloSeen = false;
+  uint32_t protocolVersion = 0;
+  QString probeVersion;
+  uint32_t pid = 0;
+  uint32_t ppid = 0;
+  uint32_t parentPid = 0;  // set when the session is a forked child
+  QString exe;
+  QStringList argv;
+  QString host;
+  QString kernel;
+  uint32_t cpuCount = 0;
+  uint64_t tickIntervalNs = 0;
+  std::vector<int> sources;  // threadmon.Source values
+  QString token;
+  int64_t startNs = 0;  // monotonic ns of the session start
+  uint64_t startRealtimeNs = 0;
+  uint32_t probeTid = 0;
+  uint64_t sessionId = 0;
+
+  bool ended = false;  // Goodbye seen, or the input ended (markEnded)
+  bool goodbyeSeen = false;
+  int64_t endNs = 0;
+  int endReason = 0;  // threadmon.EndReason
+  int32_t exitStatus = 0;
+  uint64_t framesDropped = 0;
+  uint64_t eventsDropped = 0;
+  uint64_t switchesLost = 0;
+  uint64_t lateEventsIgnored = 0;  // arrived after their period was settled
+  QStringList notices;
+  bool hasSource(int source) const;
+};
+
+struct ThreadInfo {
+  uint32_t tid = 0;
+  QString name;
+  QString startRoutine;
+  uint32_t creatorTid = 0;
+  bool probe = false;
+  bool main = false;
+  int64_t startNs = 0;  // ThreadStart, or first sight
+  int64_t endNs = -1;   // ThreadEnd / EXITED, -1 while alive
+  int policy = 0;
+  int priority = 0;
+  int nice = 0;
+};
+
+// Time per final state of one thread inside a window. lifetimeNs is the part
+// of the window in which the thread existed and its state is known.
+struct StateTimes {
+  std::array<int64_t, kFinalStateCount> ns{};
+  int64_t lifetimeNs = 0;
+  double percent(FinalState s) const {
+    return lifetimeNs > 0 ? 100.0 * double(ns[size_t(s)]) / double(lifetimeNs) : 0.0;
+  }
+};
+
+// One exact state interval for the timeline.
+struct StateInterval {
+  int64_t start = 0;
+  int64_t end = 0;
+  FinalState state = FinalState::Sleeping;
+  uint32_t object = 0;  // sync object id for blocked states, else 0
+  int cpu = -1;         // CPU for on_cpu intervals, -1 when unknown
+};
+
+// Cumulative per-LWP counters differenced over a window (negatives clamp to 0).
+struct LwpDelta {
+  uint64_t userNs = 0;
+  uint64_t systemNs = 0;
+  uint64_t oncpuNs = 0;
+  uint64_t runqueueNs = 0;
+  uint64_t volCtxsw = 0;
+  uint64_t involCtxsw = 0;
+  uint64_t minflt = 0;
+  uint64_t majflt = 0;
+  int64_t sleepNs = 0;  // lifetime in window minus on-CPU and run-queue time
+};
+
+// /proc/stat times of one CPU differenced over a window, ns.
+struct CpuDelta {
+  uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0,
+           steal = 0;
+  uint64_t total() const { return user + nice + system + idle + iowait + irq + softirq + steal; }
+};
+
+struct ThreadCpuTime {
+  int thread = 0;  // thread index in the model
+  int64_t ns = 0;
+};
+
+struct SyncObjectInfo {
+  uint32_t id = 0;
+  int kind = 0;  // threadmon.SyncKind
+  uint64_t address = 0;
+  QString module;
+  QString symbol;
+  int64_t firstSeenNs = 0;
+  QStringList firstContentionStack;  // innermost first
+  uint32_t flags = 0;
+  QString callSite() const;  // innermost frame of the first contention stack
+};
+
+struct SyncDelta {
+  uint64_t acquisitions = 0;
+  uint64_t contentions = 0;
+  uint64_t waitNs = 0;
+  uint64_t holdNs = 0;
+  uint64_t waitSamples = 0;
+  uint64_t maxWaitNs = 0;          // the maximum up to the window's end
+  bool maxWaitInWindow = false;    // true when that maximum was set inside the window
+};
+
+struct BlockedInterval {
+  int thread = 0;  // thread index
+  int64_t start = 0;
+  int64_t end = 0;
+  FinalState state = FinalState::BlockedMutex;
+};
+
+// One chart point per tick, computed from the tick's cumulative deltas.
+struct TickPoint {
+  int64_t t = 0;
+  float cpuBusy = 0;         // 0..1 of all CPUs busy (non-idle, non-iowait)
+  float runqueueThreads = 0; // average threads waiting on a run queue
+  uint16_t threadsInR = 0;   // threads whose /proc state letter was R
+  uint32_t contentions = 0;  // contended acquisitions in the tick
+  uint64_t waitNs = 0;       // time spent waiting on sync objects in the tick
+};
+
+}  // namespace tmon
+
+#endif

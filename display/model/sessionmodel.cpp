@@ -1,0 +1,233 @@
+#include "sessionmodel.h"
+
+#include <algorithm>
+
+#include "sessionstore.h"
+
+namespace tmon {
+
+namespace {
+constexpr int kCoalesceMs = 50;  // at most ~20 changed() per second
+uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+}  // namespace
+
+SessionModel::SessionModel(QObject *parent) : QObject(parent), store_(new SessionStore) {
+  coalesce_.setSingleShot(true);
+  coalesce_.setInterval(kCoalesceMs);
+  connect(&coalesce_, &QTimer::timeout, this, &SessionModel::changed);
+}
+
+SessionModel::~SessionModel() = default;
+
+void SessionModel::touch() {
+  if (!coalesce_.isActive()) coalesce_.start();
+}
+
+void SessionModel::apply(const Threadmon__Frame &frame) {
+  if (hasError()) return;  // a broken session keeps what it had, unchanged
+  QString err = store_->apply(frame);
+  framesApplied_++;
+  if (!err.isEmpty()) setError(err);
+  touch();
+}
+
+bool SessionModel::applyPayload(const uint8_t *data, size_t len) {
+  Threadmon__Frame *f = threadmon__frame__unpack(nullptr, len, data);
+  if (!f) {
+    setError(QStringLiteral("malformed protobuf frame (%1 bytes)").arg(len));
+    return false;
+  }
+  apply(*f);
+  threadmon__frame__free_unpacked(f, nullptr);
+  return !hasError();
+}
+
+void SessionModel::markEnded() {
+  store_->markEnded();
+  touch();
+}
+
+void SessionModel::setError(const QString &message) {
+  if (hasError()) return;
+  error_ = message;
+  emit errorOccurred(message);
+  touch();
+}
+
+const SessionInfo &SessionModel::info() const { return store_->info; }
+int64_t SessionModel::startNs() const { return store_->startNs(); }
+
+int64_t SessionModel::latestNs() const {
+  int64_t h = store_->horizon();
+  return h == INT64_MIN ? startNs() : std::max(h, startNs());
+}
+
+double SessionModel::durationSeconds() const { return double(latestNs() - startNs()) / 1e9; }
+
+TimeRange SessionModel::resolve(const Window &w) const {
+  switch (w.kind) {
+    case Window::Last: return TimeRange{std::max(startNs(), latestNs() - w.lastNs), latestNs()};
+    case Window::Range: return w.range;
+    case Window::WholeRun: break;
+  }
+  return TimeRange{startNs(), latestNs()};
+}
+
+int SessionModel::threadCount() const { return int(store_->threads.size()); }
+const ThreadInfo &SessionModel::thread(int index) const {
+  return store_->threads[size_t(index)]->info;
+}
+int SessionModel::indexOfTid(uint32_t tid) const {
+  auto it = store_->tidIndex.find(tid);
+  return it == store_->tidIndex.end() ? -1 : it->second;
+}
+
+StateTimes SessionModel::threadStates(int index, const TimeRange &r) const {
+  store_->settle();
+  StateTimes st;
+  store_->threads[size_t(index)]->stateTimes(r, store_->tickTimes, &st);
+  return st;
+}
+
+std::vector<StateInterval> SessionModel::intervals(int index, const TimeRange &r) const {
+  store_->settle();
+  std::vector<StateInterval> out;
+  store_->threads[size_t(index)]->intervals(r, store_->tickTimes, &out);
+  return out;
+}
+
+bool SessionModel::stateAt(int index, int64_t t, StateInterval *out) const {
+  std::vector<StateInterval> v = intervals(index, TimeRange{t, t + 1});
+  if (v.empty()) return false;
+  *out = v.front();
+  return true;
+}
+
+LwpDelta SessionModel::lwpDelta(int index, const TimeRange &r) const {
+  store_->settle();
+  const ThreadTimeline &th = *store_->threads[size_t(index)];
+  LwpDelta d;
+  const LwpSeries::Point *a = th.lwp.at(r.t0), *b = th.lwp.at(r.t1);
+  if (b) {
+    auto delta = [&](int k) { return sub(b->v[size_t(k)], a ? a->v[size_t(k)] : 0); };
+    d.userNs = delta(kUser);
+    d.systemNs = delta(kSystem);
+    d.oncpuNs = delta(kOncpu);
+    d.runqueueNs = delta(kRunqueue);
+    d.volCtxsw = delta(kVolCtxsw);
+    d.involCtxsw = delta(kInvolCtxsw);
+    d.minflt = delta(kMinflt);
+    d.majflt = delta(kMajflt);
+  }
+  TimeRange life = th.lifetime();
+  int64_t alive = std::max<int64_t>(0, std::min(r.t1, life.t1) - std::max(r.t0, life.t0));
+  d.sleepNs = std::max<int64_t>(0, alive - int64_t(d.oncpuNs) - int64_t(d.runqueueNs));
+  return d;
+}
+
+std::vector<int64_t> SessionModel::threadCpuTimes(int index, const TimeRange &r) const {
+  store_->settle();
+  std::vector<int64_t> per(size_t(cpuCount()), 0);
+  store_->threads[size_t(index)]->cpuTimes(r, &per);
+  return per;
+}
+
+int SessionModel::cpuCount() const { return store_->cpuCount(); }
+
+CpuDelta SessionModel::cpuDelta(int cpu, const TimeRange &r) const {
+  CpuDelta d;
+  if (cpu < 0 || size_t(cpu) >= store_->cpus.size()) return d;
+  const CpuSeries &s = store_->cpus[size_t(cpu)];
+  // /proc/stat counts from boot: before the first sample, the first sample is the baseline.
+  const CpuSeries::Point *a = s.at(r.t0), *b = s.at(r.t1);
+  if (!a) a = s.first();
+  if (!a || !b) return d;
+  uint64_t *f[8] = {&d.user, &d.nice, &d.system, &d.idle, &d.iowait, &d.irq, &d.softirq, &d.steal};
+  for (size_t k = 0; k < 8; k++) *f[k] = sub(b->v[k], a->v[k]);
+  return d;
+}
+
+std::vector<ThreadCpuTime> SessionModel::cpuThreads(int cpu, const TimeRange &r) const {
+  store_->settle();
+  std::vector<ThreadCpuTime> out;
+  std::vector<int64_t> per;
+  for (size_t i = 0; i < store_->threads.size(); i++) {
+    per.assign(per.size(), 0);
+    store_->threads[i]->cpuTimes(r, &per);
+    if (size_t(cpu) < per.size() && per[size_t(cpu)] > 0)
+      out.push_back(ThreadCpuTime{int(i), per[size_t(cpu)]});
+  }
+  std::sort(out.begin(), out.end(), [](const ThreadCpuTime &x, const ThreadCpuTime &y) {
+    return x.ns != y.ns ? x.ns > y.ns : x.thread < y.thread;
+  });
+  return out;
+}
+
+int SessionModel::syncObjectCount() const { return int(store_->sync.size()); }
+const SyncObjectInfo &SessionModel::syncObject(int index) const {
+  return store_->sync[size_t(index)].info;
+}
+int SessionModel::indexOfSyncObject(uint32_t id) const {
+  auto it = store_->syncIndex.find(id);
+  return it == store_->syncIndex.end() ? -1 : it->second;
+}
+
+SyncDelta SessionModel::syncDelta(int index, const TimeRange &r) const {
+  SyncDelta d;
+  const SyncSeries &s = store_->sync[size_t(index)].series;
+  const SyncSeries::Point *a = s.at(r.t0), *b = s.at(r.t1);
+  if (!b) return d;
+  auto delta = [&](int k) { return sub(b->v[size_t(k)], a ? a->v[size_t(k)] : 0); };
+  d.acquisitions = delta(kAcq);
+  d.contentions = delta(kCont);
+  d.waitNs = delta(kWait);
+  d.holdNs = delta(kHold);
+  d.waitSamples = delta(kWaitSamples);
+  d.maxWaitNs = b->v[kMaxWait];
+  d.maxWaitInWindow = b->v[kMaxWait] > (a ? a->v[kMaxWait] : 0);
+  return d;
+}
+
+std::vector<int> SessionModel::syncObjectsByWait(const TimeRange &r) const {
+  std::vector<std::pair<SyncDelta, int>> act;
+  for (int i = 0; i < syncObjectCount(); i++) {
+    SyncDelta d = syncDelta(i, r);
+    if (d.acquisitions || d.contentions || d.waitNs || d.waitSamples) act.emplace_back(d, i);
+  }
+  std::stable_sort(act.begin(), act.end(), [](const auto &x, const auto &y) {
+    if (x.first.waitNs != y.first.waitNs) return x.first.waitNs > y.first.waitNs;
+    return x.first.contentions > y.first.contentions;
+  });
+  std::vector<int> out;
+  for (const auto &a : act) out.push_back(a.second);
+  return out;
+}
+
+std::vector<BlockedInterval> SessionModel::blockedOn(uint32_t objectId, const TimeRange &r) const {
+  store_->settle();
+  std::vector<BlockedInterval> out;
+  std::vector<StateInterval> iv;
+  for (size_t i = 0; i < store_->threads.size(); i++) {
+    iv.clear();
+    store_->threads[i]->intervals(r, store_->tickTimes, &iv);
+    for (const StateInterval &s : iv)
+      if (s.object == objectId && isBlockedState(s.state))
+        out.push_back(BlockedInterval{int(i), s.start, s.end, s.state});
+  }
+  std::sort(out.begin(), out.end(), [](const BlockedInterval &x, const BlockedInterval &y) {
+    return x.start != y.start ? x.start < y.start : x.thread < y.thread;
+  });
+  return out;
+}
+
+std::vector<TickPoint> SessionModel::ticks(const TimeRange &r) const {
+  const auto &tt = store_->tickTimes;
+  auto lo = std::lower_bound(tt.begin(), tt.end(), r.t0);
+  auto hi = std::upper_bound(tt.begin(), tt.end(), r.t1);
+  return std::vector<TickPoint>(store_->points.begin() + (lo - tt.begin()),
+                                store_->points.begin() + (hi - tt.begin()));
+}
+
+size_t SessionModel::memoryBytes() const { return sizeof(*this) + store_->bytes(); }
+
+}  // namespace tmon

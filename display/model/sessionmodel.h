@@ -1,0 +1,100 @@
+// SessionModel: everything known about one probe session, fed frame by frame
+// from a live socket or a capture file (the same path for both). QtCore only.
+//
+// Feed it with apply() (decoded frames) or through FrameDecoder (raw stream
+// bytes). It emits changed() coalesced to at most ~20 per second. Queries are
+// cheap enough to call from paint code for the visible window.
+#ifndef THREADMON_SESSIONMODEL_H
+#define THREADMON_SESSIONMODEL_H
+
+#include <QObject>
+#include <QTimer>
+
+#include <memory>
+#include <unordered_map>
+
+#include "modeltypes.h"
+#include "threadmon.pb-c.h"
+
+namespace tmon {
+
+class ThreadTimeline;
+class SessionStore;
+
+class SessionModel : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit SessionModel(QObject *parent = nullptr);
+  ~SessionModel() override;
+
+  // Feeding. apply() tolerates anything missing, duplicated or out of order.
+  void apply(const Threadmon__Frame &frame);
+  // Unpacks one serialized Frame; false (and the error state) when malformed.
+  bool applyPayload(const uint8_t *data, size_t len);
+  // The input is over (capture read, connection closed) without a Goodbye:
+  // open states are closed at the newest time seen.
+  void markEnded();
+  // Puts the session into its error state (first message wins).
+  void setError(const QString &message);
+  bool hasError() const { return !error_.isEmpty(); }
+  QString errorText() const { return error_; }
+  uint64_t framesApplied() const { return framesApplied_; }
+
+  // Session.
+  const SessionInfo &info() const;
+  int64_t startNs() const;   // session start
+  int64_t latestNs() const;  // newest settled time (end of "last N s" windows)
+  double durationSeconds() const;
+  TimeRange resolve(const Window &w) const;
+
+  // Threads, by index (stable: indices only grow). Sorted by first sight.
+  int threadCount() const;
+  const ThreadInfo &thread(int index) const;
+  int indexOfTid(uint32_t tid) const;  // -1 when unknown
+
+  StateTimes threadStates(int index, const TimeRange &r) const;
+  // Exact intervals overlapping r, clipped to it, in time order.
+  std::vector<StateInterval> intervals(int index, const TimeRange &r) const;
+  // Final state at time t (false when the thread was not alive or not known).
+  bool stateAt(int index, int64_t t, StateInterval *out) const;
+  LwpDelta lwpDelta(int index, const TimeRange &r) const;
+  // ns of on_cpu time per CPU index for one thread.
+  std::vector<int64_t> threadCpuTimes(int index, const TimeRange &r) const;
+
+  // CPUs.
+  int cpuCount() const;  // from Hello, or the highest CPU seen + 1
+  CpuDelta cpuDelta(int cpu, const TimeRange &r) const;
+  // Threads that ran on cpu in r, most time first.
+  std::vector<ThreadCpuTime> cpuThreads(int cpu, const TimeRange &r) const;
+
+  // Sync objects, by index (stable). Ids are the probe's.
+  int syncObjectCount() const;
+  const SyncObjectInfo &syncObject(int index) const;
+  int indexOfSyncObject(uint32_t id) const;  // -1 when unknown
+  SyncDelta syncDelta(int index, const TimeRange &r) const;
+  // Object indices with any activity in r, most waiting first.
+  std::vector<int> syncObjectsByWait(const TimeRange &r) const;
+  std::vector<BlockedInterval> blockedOn(uint32_t objectId, const TimeRange &r) const;
+
+  // Charts: one point per tick inside r.
+  std::vector<TickPoint> ticks(const TimeRange &r) const;
+
+  // Bytes held by the model's containers (for the memory bound tests).
+  size_t memoryBytes() const;
+
+ signals:
+  void changed();
+  void errorOccurred(const QString &message);
+
+ private:
+  void touch();
+  std::unique_ptr<SessionStore> store_;
+  QTimer coalesce_;
+  QString error_;
+  uint64_t framesApplied_ = 0;
+};
+
+}  // namespace tmon
+
+#endif

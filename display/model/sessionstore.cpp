@@ -1,0 +1,285 @@
+#include "sessionstore.h"
+
+#include <algorithm>
+
+#include "tmwire.h"
+
+namespace tmon {
+
+namespace {
+
+QString str(const char *s) { return s ? QString::fromUtf8(s) : QString(); }
+int64_t ns(uint64_t v) { return v > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(v); }
+uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+}  // namespace
+
+void SessionStore::seeTime(int64_t t) {
+  // Packed interval times are 48-bit offsets: leave ~18 minutes of room for
+  // data older than the first time seen.
+  if (base_ == INT64_MIN) base_ = t - (int64_t(1) << 40);
+  earliest_ = std::min(earliest_, t);
+  latest_ = std::max(latest_, t);
+}
+
+ThreadTimeline &SessionStore::threadFor(uint32_t tid, int64_t t) {
+  seeTime(t);
+  auto it = tidIndex.find(tid);
+  if (it != tidIndex.end()) {
+    ThreadTimeline &th = *threads[size_t(it->second)];
+    if (!th.baselineZero && t < th.info.startNs) th.setStart(t);  // first sight was late
+    return th;
+  }
+  threads.push_back(std::make_unique<ThreadTimeline>(tid, t, base_));
+  tidIndex[tid] = int(threads.size()) - 1;
+  return *threads.back();
+}
+
+SyncEntry &SessionStore::syncFor(uint32_t id) {
+  auto it = syncIndex.find(id);
+  if (it != syncIndex.end()) return sync[size_t(it->second)];
+  sync.push_back(SyncEntry{});
+  sync.back().info.id = id;
+  syncIndex[id] = int(sync.size()) - 1;
+  return sync.back();
+}
+
+QString SessionStore::apply(const Threadmon__Frame &f) {
+  switch (f.body_case) {
+    case THREADMON__FRAME__BODY_HELLO: return f.hello ? applyHello(*f.hello) : QString();
+    case THREADMON__FRAME__BODY_GOODBYE: if (f.goodbye) applyGoodbye(*f.goodbye); break;
+    case THREADMON__FRAME__BODY_TICK: if (f.tick) applyTick(*f.tick); break;
+    case THREADMON__FRAME__BODY_THREAD_START:
+      if (f.thread_start) applyThreadStart(*f.thread_start);
+      break;
+    case THREADMON__FRAME__BODY_THREAD_END: if (f.thread_end) applyThreadEnd(*f.thread_end); break;
+    case THREADMON__FRAME__BODY_THREAD_ATTR: if (f.thread_attr) applyThreadAttr(*f.thread_attr); break;
+    case THREADMON__FRAME__BODY_SYNC_OBJECT: if (f.sync_object) applySyncObject(*f.sync_object); break;
+    case THREADMON__FRAME__BODY_TRANSITIONS: if (f.transitions) applyTransitions(*f.transitions); break;
+    case THREADMON__FRAME__BODY_SWITCHES: if (f.switches) applySwitches(*f.switches); break;
+    case THREADMON__FRAME__BODY_NOTICE:
+      if (f.notice) info.notices.append(str(f.notice->text));
+      break;
+    default: break;  // a body this reader does not know: ignored by the compatibility rule
+  }
+  return QString();
+}
+
+QString SessionStore::applyHello(const Threadmon__Hello &h) {
+  if (h.protocol_version != TM_PROTOCOL_VERSION)
+    return QStringLiteral("unsupported protocol version %1 (this display speaks %2)")
+        .arg(h.protocol_version)
+        .arg(TM_PROTOCOL_VERSION);
+  info.helloSeen = true;
+  info.protocolVersion = h.protocol_version;
+  info.probeVersion = str(h.probe_version);
+  info.pid = h.pid;
+  info.ppid = h.ppid;
+  info.parentPid = h.parent_pid;
+  info.exe = str(h.exe);
+  info.argv.clear();
+  for (size_t i = 0; i < h.n_argv; i++) info.argv.append(str(h.argv[i]));
+  info.host = str(h.host);
+  info.kernel = str(h.kernel);
+  info.cpuCount = h.cpu_count;
+  info.tickIntervalNs = h.tick_interval_ns;
+  info.sources.assign(h.sources, h.sources + h.n_sources);
+  info.token = str(h.token);
+  info.startNs = ns(h.start_monotonic_ns);
+  info.startRealtimeNs = h.start_realtime_ns;
+  info.probeTid = h.probe_tid;
+  info.sessionId = h.session_id;
+  if (h.start_monotonic_ns) seeTime(info.startNs);
+  return QString();
+}
+
+void SessionStore::applyGoodbye(const Threadmon__Goodbye &g) {
+  info.goodbyeSeen = true;
+  info.ended = true;
+  info.endNs = g.time_ns ? ns(g.time_ns) : latest_;
+  if (g.time_ns) seeTime(info.endNs);
+  info.endReason = g.reason;
+  info.exitStatus = g.exit_status;
+  info.framesDropped = std::max(info.framesDropped, g.frames_dropped);
+  info.eventsDropped = std::max(info.eventsDropped, g.events_dropped);
+}
+
+void SessionStore::markEnded() {
+  if (info.ended) return;
+  info.ended = true;
+  int64_t lastTick = tickTimes.empty() ? INT64_MIN : tickTimes.back();
+  info.endNs = std::max(latest_, lastTick);
+}
+
+void SessionStore::applyTick(const Threadmon__Tick &tk) {
+  int64_t t = ns(tk.time_ns);
+  auto pos = std::lower_bound(tickTimes.begin(), tickTimes.end(), t);
+  if (pos != tickTimes.end() && *pos == t) return;  // a duplicate tick
+  seeTime(t);
+  int64_t prevTick = pos == tickTimes.begin() ? INT64_MIN : *(pos - 1);
+  bool late = pos != tickTimes.end();
+  size_t at = size_t(pos - tickTimes.begin());
+  tickTimes.insert(pos, t);
+
+  TickPoint pt;
+  pt.t = t;
+  uint64_t rqSum = 0;
+  for (size_t i = 0; i < tk.n_lwps; i++) {
+    const Threadmon__LwpSample &s = *tk.lwps[i];
+    ThreadTimeline &th = threadFor(s.tid, t);
+    std::array<uint64_t, 8> v{s.user_ns,   s.system_ns,   s.oncpu_ns, s.runqueue_ns,
+                              s.vol_ctxsw, s.invol_ctxsw, s.minflt,   s.majflt};
+    const LwpSeries::Point *prev = th.lwp.at(t);
+    rqSum += sub(s.runqueue_ns, prev ? prev->v[kRunqueue] : 0);
+    if (s.kstate == 'R') pt.threadsInR++;
+    maxCpuSeen_ = std::max(maxCpuSeen_, s.cpu);
+    if (th.lwp.add(t, lwpAux(s.cpu, s.kstate), v) && prevTick != INT64_MIN) th.markDirty(prevTick);
+  }
+  if (prevTick != INT64_MIN && t > prevTick)
+    pt.runqueueThreads = float(double(rqSum) / double(t - prevTick));
+
+  uint64_t total = 0, busy = 0;
+  for (size_t i = 0; i < tk.n_cpus; i++) {
+    const Threadmon__CpuSample &c = *tk.cpus[i];
+    if (c.cpu > 4095) continue;  // not a CPU index any machine has
+    if (cpus.size() <= c.cpu) cpus.resize(c.cpu + 1);
+    std::array<uint64_t, 8> v{c.user_ns,   c.nice_ns, c.system_ns,  c.idle_ns,
+                              c.iowait_ns, c.irq_ns,  c.softirq_ns, c.steal_ns};
+    if (const CpuSeries::Point *prev = cpus[c.cpu].at(t)) {
+      uint64_t all = 0;
+      for (size_t k = 0; k < 8; k++) all += sub(v[k], prev->v[k]);
+      total += all;
+      busy += sub(all, sub(v[3], prev->v[3]) + sub(v[4], prev->v[4]));
+    }
+    cpus[c.cpu].add(t, 0, v);
+  }
+  if (total > 0) pt.cpuBusy = float(double(busy) / double(total));
+
+  for (size_t i = 0; i < tk.n_sync; i++) {
+    const Threadmon__SyncStats &s = *tk.sync[i];
+    SyncEntry &e = syncFor(s.id);
+    std::array<uint64_t, 6> v{s.acquisitions, s.contentions, s.wait_ns,
+                              s.max_wait_ns,  s.hold_ns,     s.wait_samples};
+    const SyncSeries::Point *prev = e.series.at(t);
+    pt.contentions += uint32_t(sub(s.contentions, prev ? prev->v[kCont] : 0));
+    pt.waitNs += sub(s.wait_ns, prev ? prev->v[kWait] : 0);
+    e.series.add(t, 0, v);
+  }
+  if (tk.probe) {
+    info.framesDropped = std::max(info.framesDropped, tk.probe->frames_dropped);
+    info.eventsDropped = std::max(info.eventsDropped, tk.probe->events_dropped);
+  }
+  points.insert(points.begin() + std::ptrdiff_t(at), pt);
+  // A tick inside settled time moves a tick boundary for every thread.
+  if (late && prevTick != INT64_MIN)
+    for (auto &th : threads) th->markDirty(prevTick);
+}
+
+void SessionStore::applyThreadStart(const Threadmon__ThreadStart &s) {
+  int64_t t = ns(s.time_ns);
+  auto it = tidIndex.find(s.tid);
+  if (it != tidIndex.end()) {
+    const ThreadInfo &old = threads[size_t(it->second)]->info;
+    if (old.endNs >= 0 && t >= old.endNs) tidIndex.erase(it);  // the kernel reused the tid
+  }
+  ThreadTimeline &th = threadFor(s.tid, t);
+  th.baselineZero = true;
+  th.setStart(t);
+  th.info.creatorTid = s.creator_tid;
+  if (s.name && *s.name) th.info.name = str(s.name);
+  if (s.start_routine && *s.start_routine) th.info.startRoutine = str(s.start_routine);
+  th.info.probe = th.info.probe || s.is_probe;
+  th.info.main = th.info.main || s.is_main;
+}
+
+void SessionStore::applyThreadEnd(const Threadmon__ThreadEnd &e) {
+  int64_t t = ns(e.time_ns);
+  ThreadTimeline &th = threadFor(e.tid, t);
+  if (th.info.endNs < 0 || t < th.info.endNs) th.info.endNs = t;
+  th.markDirty(t);
+}
+
+void SessionStore::applyThreadAttr(const Threadmon__ThreadAttr &a) {
+  ThreadTimeline &th = threadFor(a.tid, ns(a.time_ns));
+  if (a.name && *a.name) th.info.name = str(a.name);
+  th.info.policy = a.policy;
+  th.info.priority = a.priority;
+  th.info.nice = a.nice;
+}
+
+void SessionStore::applySyncObject(const Threadmon__SyncObject &o) {
+  SyncObjectInfo &i = syncFor(o.id).info;
+  if (o.kind) i.kind = o.kind;
+  if (o.address) i.address = o.address;
+  if (o.module && *o.module) i.module = str(o.module);
+  if (o.symbol && *o.symbol) i.symbol = str(o.symbol);
+  if (o.first_seen_ns) i.firstSeenNs = ns(o.first_seen_ns);
+  if (o.n_first_contention_stack) {
+    i.firstContentionStack.clear();
+    for (size_t k = 0; k < o.n_first_contention_stack; k++)
+      i.firstContentionStack.append(str(o.first_contention_stack[k]));
+  }
+  if (o.flags) i.flags = o.flags;
+}
+
+void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
+  size_t n = std::min(tr.n_tid, tr.n_delta_ns);
+  int64_t t = ns(tr.base_ns);
+  for (size_t i = 0; i < n; i++) {
+    t += tr.delta_ns[i];
+    int state = i < tr.n_state ? tr.state[i] : THREADMON__THREAD_STATE__STATE_UNKNOWN;
+    uint32_t obj = i < tr.n_object_id ? tr.object_id[i] : 0;
+    uint32_t holder = i < tr.n_holder_tid ? tr.holder_tid[i] : 0;
+    ThreadTimeline &th = threadFor(tr.tid[i], t);
+    if (!th.addTransition(t, state, obj, holder) && t < th.rawFloor()) info.lateEventsIgnored++;
+    if (state == THREADMON__THREAD_STATE__STATE_EXITED &&
+        (th.info.endNs < 0 || t < th.info.endNs)) {
+      th.info.endNs = t;
+      th.markDirty(t);
+    }
+  }
+}
+
+void SessionStore::applySwitches(const Threadmon__CpuSwitches &sw) {
+  info.switchesLost += sw.lost;
+  size_t n = std::min({sw.n_tid, sw.n_delta_ns, sw.n_cpu});
+  int64_t t = ns(sw.base_ns);
+  for (size_t i = 0; i < n; i++) {
+    t += sw.delta_ns[i];
+    int kind = i < sw.n_kind ? sw.kind[i] : THREADMON__SWITCH_KIND__SWITCH_IN;
+    if (sw.cpu[i] < 4096) maxCpuSeen_ = std::max(maxCpuSeen_, int(sw.cpu[i]));
+    ThreadTimeline &th = threadFor(sw.tid[i], t);
+    if (!th.addSwitch(t, kind, sw.cpu[i]) && t < th.rawFloor()) info.lateEventsIgnored++;
+  }
+}
+
+int64_t SessionStore::horizon() const {
+  if (info.ended) return info.endNs;
+  return tickTimes.empty() ? INT64_MIN : tickTimes.back();
+}
+
+int64_t SessionStore::startNs() const {
+  if (info.startNs) return info.startNs;
+  return earliest_ == INT64_MAX ? 0 : earliest_;
+}
+
+void SessionStore::settle() {
+  int64_t h = horizon();
+  if (h == INT64_MIN) return;
+  for (auto &th : threads) th->settle(tickTimes, h);
+}
+
+int SessionStore::cpuCount() const {
+  return std::max({int(info.cpuCount), int(cpus.size()), maxCpuSeen_ + 1});
+}
+
+size_t SessionStore::bytes() const {
+  size_t b = sizeof(*this) + tickTimes.capacity() * sizeof(int64_t) +
+             points.capacity() * sizeof(TickPoint) + sync.capacity() * sizeof(SyncEntry);
+  for (const auto &th : threads) b += th->bytes();
+  for (const auto &c : cpus) b += c.bytes();
+  for (const auto &s : sync) b += s.series.bytes();
+  return b;
+}
+
+}  // namespace tmon

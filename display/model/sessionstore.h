@@ -1,0 +1,74 @@
+// SessionStore: the data behind a SessionModel and the rules that fold each
+// frame into it. Plain C++ (no signals) so the folding is easy to follow.
+#ifndef THREADMON_SESSIONSTORE_H
+#define THREADMON_SESSIONSTORE_H
+
+#include <QString>
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "counterseries.h"
+#include "modeltypes.h"
+#include "threadmon.pb-c.h"
+#include "threadtimeline.h"
+
+namespace tmon {
+
+// Per-CPU /proc/stat counters, in CpuDelta order.
+using CpuSeries = CounterSeries<8>;
+// Per-object SyncStats counters, in this order.
+enum SyncCounter { kAcq, kCont, kWait, kMaxWait, kHold, kWaitSamples };
+using SyncSeries = CounterSeries<6>;
+
+struct SyncEntry {
+  SyncObjectInfo info;
+  SyncSeries series;
+};
+
+class SessionStore {
+ public:
+  // Folds one frame in. Returns an error line when the frame makes the
+  // session unusable (wrong protocol version), else an empty string.
+  QString apply(const Threadmon__Frame &f);
+  void markEnded();
+  // Newest time up to which every thread's state is known; INT64_MIN if none.
+  int64_t horizon() const;
+  int64_t startNs() const;
+  void settle();
+  int cpuCount() const;
+  size_t bytes() const;
+
+  SessionInfo info;
+  std::vector<std::unique_ptr<ThreadTimeline>> threads;
+  std::unordered_map<uint32_t, int> tidIndex;
+  TickTimes tickTimes;
+  std::vector<TickPoint> points;  // parallel to tickTimes
+  std::vector<CpuSeries> cpus;
+  std::vector<SyncEntry> sync;
+  std::unordered_map<uint32_t, int> syncIndex;
+
+ private:
+  QString applyHello(const Threadmon__Hello &h);
+  void applyGoodbye(const Threadmon__Goodbye &g);
+  void applyTick(const Threadmon__Tick &t);
+  void applyThreadStart(const Threadmon__ThreadStart &s);
+  void applyThreadEnd(const Threadmon__ThreadEnd &e);
+  void applyThreadAttr(const Threadmon__ThreadAttr &a);
+  void applySyncObject(const Threadmon__SyncObject &o);
+  void applyTransitions(const Threadmon__Transitions &t);
+  void applySwitches(const Threadmon__CpuSwitches &s);
+  void seeTime(int64_t t);
+  ThreadTimeline &threadFor(uint32_t tid, int64_t t);
+  SyncEntry &syncFor(uint32_t id);
+
+  int64_t base_ = INT64_MIN;  // packed interval times count from here
+  int64_t earliest_ = INT64_MAX;
+  int64_t latest_ = INT64_MIN;
+  int maxCpuSeen_ = -1;
+};
+
+}  // namespace tmon
+
+#endif

@@ -1,0 +1,392 @@
+#include "threadtimeline.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "threadmon.pb-c.h"
+
+namespace tmon {
+
+namespace {
+
+constexpr unsigned kMixed = 12;  // code of a tick-split interval (no switch records)
+constexpr uint32_t kFracOne = 32767;
+constexpr int kNoCpu = 0xFFF;
+constexpr int64_t kMaxRel = (int64_t(1) << 48) - 1;
+
+// Rest state of RUNNING time that is neither on a CPU nor runnable.
+unsigned restCode(uint32_t kstate) {
+  if (kstate == 'D') return unsigned(FinalState::IoWait);
+  if (kstate == 'T' || kstate == 't') return unsigned(FinalState::Stopped);
+  return unsigned(FinalState::Sleeping);
+}
+
+int blockedCode(int state) {
+  switch (state) {
+    case THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX: return int(FinalState::BlockedMutex);
+    case THREADMON__THREAD_STATE__STATE_BLOCKED_COND: return int(FinalState::BlockedCond);
+    case THREADMON__THREAD_STATE__STATE_BLOCKED_RWLOCK: return int(FinalState::BlockedRwlock);
+    case THREADMON__THREAD_STATE__STATE_BLOCKED_BARRIER: return int(FinalState::BlockedBarrier);
+    case THREADMON__THREAD_STATE__STATE_BLOCKED_SEM: return int(FinalState::BlockedSem);
+    case THREADMON__THREAD_STATE__STATE_BLOCKED_SPIN: return int(FinalState::BlockedSpin);
+    case THREADMON__THREAD_STATE__STATE_BLOCKED_JOIN: return int(FinalState::BlockedJoin);
+    case THREADMON__THREAD_STATE__STATE_SLEEPING: return int(FinalState::Sleeping);
+    default: return -1;
+  }
+}
+
+struct Mix {
+  uint32_t on, rq, rest;  // on/rq in 1/kFracOne
+};
+Mix mixOf(uint32_t payload) {
+  return Mix{payload & 0x7FFF, (payload >> 15) & 0x7FFF, payload >> 30};
+}
+uint32_t restCodeOfMix(uint32_t rest) {
+  return rest == 1 ? unsigned(FinalState::IoWait)
+                   : rest == 2 ? unsigned(FinalState::Stopped) : unsigned(FinalState::Sleeping);
+}
+
+int64_t part(int64_t d, uint32_t frac) { return (d * int64_t(frac) + kFracOne / 2) / kFracOne; }
+
+}  // namespace
+
+uint32_t lwpAux(int cpu, uint32_t kstate) {
+  uint32_t c = cpu < 0 || cpu >= 0xFFFF ? 0 : uint32_t(cpu) + 1;
+  return c | (kstate & 0xFF) << 16;
+}
+int lwpAuxCpu(uint32_t aux) { return int(aux & 0xFFFF) - 1; }
+uint32_t lwpAuxKstate(uint32_t aux) { return (aux >> 16) & 0xFF; }
+
+ThreadTimeline::ThreadTimeline(uint32_t tid, int64_t firstSeen, int64_t base) : base_(base) {
+  info.tid = tid;
+  info.startNs = firstSeen;
+}
+
+int64_t ThreadTimeline::startOf(const Packed &p) const {
+  return base_ + (int64_t(p.hi & 0xFFFF) << 32 | int64_t(p.lo));
+}
+
+int ThreadTimeline::cpuOf(const Packed &p) {
+  int c = int(p.hi >> 20);
+  return c == kNoCpu ? -1 : c;
+}
+
+int64_t ThreadTimeline::endOf(size_t i) const {
+  return i + 1 < iv_.size() ? startOf(iv_[i + 1]) : derivedUntil_;
+}
+
+bool ThreadTimeline::addTransition(int64_t t, int state, uint32_t object, uint32_t holder) {
+  if (t < rawFloor_) return false;
+  auto it = std::upper_bound(trans_.begin(), trans_.end(), t,
+                             [](int64_t x, const Raw &r) { return x < r.t; });
+  for (auto d = it; d != trans_.begin() && (d - 1)->t == t; --d)
+    if ((d - 1)->state == state && (d - 1)->object == object) return false;
+  trans_.insert(it, Raw{t, object, holder, uint8_t(state), 0});
+  markDirty(t);
+  return true;
+}
+
+bool ThreadTimeline::addSwitch(int64_t t, int kind, uint32_t cpu) {
+  if (t < rawFloor_) return false;
+  auto it = std::upper_bound(sw_.begin(), sw_.end(), t,
+                             [](int64_t x, const Raw &r) { return x < r.t; });
+  for (auto d = it; d != sw_.begin() && (d - 1)->t == t; --d)
+    if ((d - 1)->state == kind && (d - 1)->cpu == cpu) return false;
+  sw_.insert(it, Raw{t, 0, 0, uint8_t(kind), uint16_t(std::min<uint32_t>(cpu, kNoCpu - 1))});
+  markDirty(t);
+  return true;
+}
+
+void ThreadTimeline::markDirty(int64_t t) {
+  if (derived_ && t < derivedUntil_) dirtyFrom_ = std::min(dirtyFrom_, t);
+}
+
+void ThreadTimeline::setStart(int64_t t) {
+  if (t == info.startNs) return;
+  info.startNs = t;
+  iv_.clear();
+  derived_ = false;
+  dirtyFrom_ = INT64_MAX;
+}
+
+void ThreadTimeline::push(int64_t t, unsigned code, int cpu, uint32_t payload) {
+  unsigned c = cpu < 0 || cpu >= kNoCpu ? unsigned(kNoCpu) : unsigned(cpu);
+  auto same = [&](const Packed &p) {
+    return codeOf(p) == code && unsigned(p.hi >> 20) == c && p.payload == payload;
+  };
+  if (!iv_.empty() && same(iv_.back())) return;
+  // A zero-length interval is replaced, never kept.
+  if (!iv_.empty() && startOf(iv_.back()) >= t) {
+    iv_.pop_back();
+    if (!iv_.empty() && same(iv_.back())) return;
+  }
+  int64_t rel = std::clamp<int64_t>(t - base_, 0, kMaxRel);
+  iv_.push_back(Packed{uint32_t(rel), uint32_t(rel >> 32) | code << 16 | c << 20, payload});
+}
+
+void ThreadTimeline::truncate(int64_t t) {
+  auto it = std::lower_bound(iv_.begin(), iv_.end(), t,
+                             [this](const Packed &p, int64_t x) { return startOf(p) < x; });
+  iv_.erase(it, iv_.end());
+}
+
+void ThreadTimeline::settle(const TickTimes &ticks, int64_t horizon) {
+  int64_t h = info.endNs >= 0 ? std::min(horizon, info.endNs) : horizon;
+  if (!derived_ && h <= info.startNs) return;
+  int64_t from = derived_ ? std::min({dirtyFrom_, derivedUntil_, h}) : info.startNs;
+  if (derived_ && dirtyFrom_ == INT64_MAX && h == derivedUntil_) return;
+  // Re-derive whole ticks: the fallback split depends on the whole tick.
+  auto tk = std::upper_bound(ticks.begin(), ticks.end(), from);
+  if (tk != ticks.begin()) from = *(tk - 1);
+  from = std::max({from, info.startNs, rawFloor_});
+  truncate(from);
+  derived_ = true;
+  derivedUntil_ = from;
+  if (h > from) {
+    sweep(ticks, from, h);
+    derivedUntil_ = h;
+  }
+  dirtyFrom_ = INT64_MAX;
+  // Raw events are only needed to re-derive recent ticks.
+  int64_t oldest = std::min(trans_.empty() ? INT64_MAX : trans_.front().t,
+                            sw_.empty() ? INT64_MAX : sw_.front().t);
+  if (oldest != INT64_MAX && oldest < h - 2 * kRawKeepNs) {
+    auto ft = std::upper_bound(ticks.begin(), ticks.end(), h - kRawKeepNs);
+    if (ft != ticks.begin()) trimRaw(*(ft - 1));
+  }
+}
+
+void ThreadTimeline::trimRaw(int64_t floor) {
+  auto trim = [floor](std::vector<Raw> &v) {
+    auto it = std::upper_bound(v.begin(), v.end(), floor,
+                               [](int64_t x, const Raw &r) { return x < r.t; });
+    if (it != v.begin()) --it;  // keep the event that gives the state at floor
+    v.erase(v.begin(), it);
+  };
+  trim(trans_);
+  trim(sw_);
+  rawFloor_ = std::max(rawFloor_, floor);
+}
+
+void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
+  auto firstAfter = [from](const std::vector<Raw> &v) {
+    return size_t(std::upper_bound(v.begin(), v.end(), from,
+                                   [](int64_t x, const Raw &r) { return x < r.t; }) -
+                  v.begin());
+  };
+  size_t ui = firstAfter(trans_), si = firstAfter(sw_);
+  int ustate = ui > 0 ? int(trans_[ui - 1].state) : int(THREADMON__THREAD_STATE__STATE_RUNNING);
+  uint32_t uobj = ui > 0 ? trans_[ui - 1].object : 0;
+  int skind = si > 0 ? sw_[si - 1].state : -1;
+  int scpu = si > 0 ? sw_[si - 1].cpu : -1;
+  bool haveLastMix = false;
+  uint32_t lastOn = 0, lastRq = 0;
+
+  int64_t a = from;
+  while (a < to) {
+    auto nt = std::upper_bound(ticks.begin(), ticks.end(), a);
+    bool bIsTick = nt != ticks.end() && *nt <= to;
+    int64_t b = bIsTick ? *nt : to;
+    const LwpSeries::Point *pb = lwp.at(b);
+    const LwpSeries::Point *pa = lwp.at(a);
+    uint32_t kstate = pb ? lwpAuxKstate(pb->aux) : 0;
+    int lastCpu = pb ? lwpAuxCpu(pb->aux) : -1;
+    unsigned rest = restCode(kstate);
+
+    // Walks the segments of [a,b) with the state each one has; segment
+    // callbacks get (p, q, ustate, uobj, skind, scpu).
+    auto walk = [&](size_t &u, size_t &s, int &us, uint32_t &uo, int &sk, int &sc, auto &&seg) {
+      int64_t p = a;
+      for (;;) {
+        int64_t nu = u < trans_.size() ? trans_[u].t : INT64_MAX;
+        int64_t ns = s < sw_.size() ? sw_[s].t : INT64_MAX;
+        int64_t q = std::min({nu, ns, b});
+        if (q > p) seg(p, q, us, uo, sk, sc);
+        if (q >= b) break;
+        for (; u < trans_.size() && trans_[u].t == q; u++) {
+          us = trans_[u].state;
+          uo = trans_[u].object;
+        }
+        for (; s < sw_.size() && sw_[s].t == q; s++) {
+          sk = sw_[s].state;
+          sc = sw_[s].cpu;
+        }
+        p = q;
+      }
+    };
+    auto isRunning = [](int us) {
+      return us == THREADMON__THREAD_STATE__STATE_RUNNING ||
+             us == THREADMON__THREAD_STATE__STATE_UNKNOWN;
+    };
+
+    // Pass 1: RUNNING time with no switch information, to be split by the
+    // tick's schedstat deltas.
+    int64_t fallbackNs = 0;
+    {
+      size_t u = ui, s = si;
+      int us = ustate, sk = skind, sc = scpu;
+      uint32_t uo = uobj;
+      walk(u, s, us, uo, sk, sc, [&](int64_t p, int64_t q, int ust, uint32_t, int k, int) {
+        if (isRunning(ust) && k < 0) fallbackNs += q - p;
+      });
+    }
+    uint32_t fOn = 0, fRq = 0;
+    if (fallbackNs > 0) {
+      bool newSample = pb && pb->t > a;
+      if (!pb) {
+        fOn = fRq = 0;
+      } else if (!bIsTick && !newSample && haveLastMix) {
+        fOn = lastOn;  // a partial tail tick with no sample continues the last split
+        fRq = lastRq;
+      } else if (!pa && !baselineZero) {
+        fOn = kstate == 'R' ? kFracOne : 0;  // no baseline: the state letter is all we know
+      } else {
+        int64_t on0 = pa ? int64_t(pa->v[kOncpu]) : 0, rq0 = pa ? int64_t(pa->v[kRunqueue]) : 0;
+        int64_t dOn = std::max<int64_t>(0, int64_t(pb->v[kOncpu]) - on0);
+        int64_t dRq = std::max<int64_t>(0, int64_t(pb->v[kRunqueue]) - rq0);
+        double on = std::min(1.0, double(dOn) / double(fallbackNs));
+        double rq = std::min(1.0 - on, double(dRq) / double(fallbackNs));
+        fOn = uint32_t(std::lround(on * kFracOne));
+        fRq = std::min(kFracOne - fOn, uint32_t(std::lround(rq * kFracOne)));
+      }
+      haveLastMix = true;
+      lastOn = fOn;
+      lastRq = fRq;
+    }
+
+    // Pass 2: emit.
+    walk(ui, si, ustate, uobj, skind, scpu,
+         [&](int64_t p, int64_t, int ust, uint32_t uo, int k, int c) {
+           int bc = blockedCode(ust);
+           if (bc >= 0) {
+             push(p, unsigned(bc), -1, ust == THREADMON__THREAD_STATE__STATE_SLEEPING ? 0 : uo);
+           } else if (!isRunning(ust)) {
+             return;  // EXITED: the lifetime ends here
+           } else if (k == THREADMON__SWITCH_KIND__SWITCH_IN) {
+             push(p, unsigned(FinalState::OnCpu), c, 0);
+           } else if (k == THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT) {
+             push(p, unsigned(FinalState::Runnable), -1, 0);
+           } else if (k == THREADMON__SWITCH_KIND__SWITCH_OUT) {
+             push(p, rest, -1, 0);
+           } else if (fOn == kFracOne) {
+             push(p, unsigned(FinalState::OnCpu), lastCpu, 0);
+           } else if (fRq == kFracOne) {
+             push(p, unsigned(FinalState::Runnable), -1, 0);
+           } else if (fOn == 0 && fRq == 0) {
+             push(p, rest, -1, 0);
+           } else {
+             uint32_t restBits = rest == unsigned(FinalState::IoWait)    ? 1
+                                 : rest == unsigned(FinalState::Stopped) ? 2
+                                                                         : 0;
+             push(p, kMixed, lastCpu, fOn | fRq << 15 | restBits << 30);
+           }
+         });
+    a = b;
+  }
+}
+
+TimeRange ThreadTimeline::lifetime() const {
+  int64_t end = derivedUntil();
+  if (info.endNs >= 0) end = std::min(end, info.endNs);
+  return TimeRange{info.startNs, std::max(info.startNs, end)};
+}
+
+size_t ThreadTimeline::firstOverlapping(int64_t t) const {
+  auto it = std::upper_bound(iv_.begin(), iv_.end(), t,
+                             [this](int64_t x, const Packed &p) { return x < startOf(p); });
+  return it == iv_.begin() ? 0 : size_t(it - iv_.begin()) - 1;
+}
+
+void ThreadTimeline::stateTimes(const TimeRange &r, const TickTimes &, StateTimes *out) const {
+  *out = StateTimes{};
+  TimeRange life = lifetime();
+  int64_t t0 = std::max(r.t0, life.t0), t1 = std::min(r.t1, life.t1);
+  if (t1 <= t0) return;
+  out->lifetimeNs = t1 - t0;
+  for (size_t i = firstOverlapping(t0); i < iv_.size(); i++) {
+    int64_t s = std::max(startOf(iv_[i]), t0), e = std::min(endOf(i), t1);
+    if (s >= t1) break;
+    if (e <= s) continue;
+    unsigned code = codeOf(iv_[i]);
+    int64_t d = e - s;
+    if (code == kMixed) {
+      Mix m = mixOf(iv_[i].payload);
+      int64_t on = part(d, m.on), rq = part(d, m.rq);
+      out->ns[size_t(FinalState::OnCpu)] += on;
+      out->ns[size_t(FinalState::Runnable)] += rq;
+      out->ns[restCodeOfMix(m.rest)] += d - on - rq;
+    } else {
+      out->ns[code] += d;
+    }
+  }
+}
+
+void ThreadTimeline::intervals(const TimeRange &r, const TickTimes &ticks,
+                               std::vector<StateInterval> *out) const {
+  TimeRange life = lifetime();
+  int64_t t0 = std::max(r.t0, life.t0), t1 = std::min(r.t1, life.t1);
+  if (t1 <= t0) return;
+  auto put = [&](int64_t s, int64_t e, FinalState st, uint32_t obj, int cpu) {
+    s = std::max(s, t0);
+    e = std::min(e, t1);
+    if (e <= s) return;
+    if (!out->empty()) {
+      StateInterval &l = out->back();
+      if (l.end == s && l.state == st && l.object == obj && l.cpu == cpu) {
+        l.end = e;
+        return;
+      }
+    }
+    out->push_back(StateInterval{s, e, st, obj, cpu});
+  };
+  for (size_t i = firstOverlapping(t0); i < iv_.size(); i++) {
+    int64_t s = startOf(iv_[i]), e = endOf(i);
+    if (s >= t1) break;
+    if (e <= t0) continue;
+    unsigned code = codeOf(iv_[i]);
+    if (code != kMixed) {
+      put(s, e, FinalState(code), iv_[i].payload, cpuOf(iv_[i]));
+      continue;
+    }
+    // A mixed interval is drawn tick by tick: on-CPU, then runnable, then the rest.
+    Mix m = mixOf(iv_[i].payload);
+    FinalState restState = FinalState(restCodeOfMix(m.rest));
+    int64_t x = s;
+    if (t0 > s) {
+      auto tk = std::upper_bound(ticks.begin(), ticks.end(), t0);
+      if (tk != ticks.begin()) x = std::max(s, *(tk - 1));
+    }
+    while (x < std::min(e, t1)) {
+      auto nt = std::upper_bound(ticks.begin(), ticks.end(), x);
+      int64_t y = nt == ticks.end() ? e : std::min(e, *nt);
+      int64_t on = part(y - x, m.on), rq = part(y - x, m.rq);
+      put(x, x + on, FinalState::OnCpu, 0, cpuOf(iv_[i]));
+      put(x + on, x + on + rq, FinalState::Runnable, 0, -1);
+      put(x + on + rq, y, restState, 0, -1);
+      x = y;
+    }
+  }
+}
+
+void ThreadTimeline::cpuTimes(const TimeRange &r, std::vector<int64_t> *perCpu) const {
+  TimeRange life = lifetime();
+  int64_t t0 = std::max(r.t0, life.t0), t1 = std::min(r.t1, life.t1);
+  if (t1 <= t0) return;
+  for (size_t i = firstOverlapping(t0); i < iv_.size(); i++) {
+    int64_t s = std::max(startOf(iv_[i]), t0), e = std::min(endOf(i), t1);
+    if (s >= t1) break;
+    int cpu = cpuOf(iv_[i]);
+    unsigned code = codeOf(iv_[i]);
+    if (e <= s || cpu < 0 || (code != kMixed && code != unsigned(FinalState::OnCpu))) continue;
+    int64_t d = code == kMixed ? part(e - s, mixOf(iv_[i].payload).on) : e - s;
+    if (perCpu->size() <= size_t(cpu)) perCpu->resize(size_t(cpu) + 1, 0);
+    (*perCpu)[size_t(cpu)] += d;
+  }
+}
+
+size_t ThreadTimeline::bytes() const {
+  return sizeof(*this) + iv_.capacity() * sizeof(Packed) +
+         (trans_.capacity() + sw_.capacity()) * sizeof(Raw) + lwp.bytes();
+}
+
+}  // namespace tmon

@@ -1,0 +1,97 @@
+// ThreadTimeline: one thread's inputs (interposed transitions, switch
+// records, LWP counter samples) and the final state intervals derived from
+// them (docs/format.md, "Final states").
+//
+// Derivation is incremental: settle() extends the intervals up to a horizon
+// and, when late data arrived, first cuts them back to the tick where the
+// late data starts. Raw transitions and switches are only kept for
+// kRawKeepNs behind the horizon; older late arrivals are counted and ignored.
+#ifndef THREADMON_THREADTIMELINE_H
+#define THREADMON_THREADTIMELINE_H
+
+#include <cstdint>
+#include <vector>
+
+#include "counterseries.h"
+#include "modeltypes.h"
+
+namespace tmon {
+
+// LWP counters kept per sample, in this order.
+enum LwpCounter { kUser, kSystem, kOncpu, kRunqueue, kVolCtxsw, kInvolCtxsw, kMinflt, kMajflt };
+using LwpSeries = CounterSeries<8>;
+uint32_t lwpAux(int cpu, uint32_t kstate);
+int lwpAuxCpu(uint32_t aux);          // -1 when unknown
+uint32_t lwpAuxKstate(uint32_t aux);  // 0 when unknown
+
+// Sorted session tick times; the fallback splits RUNNING time tick by tick.
+using TickTimes = std::vector<int64_t>;
+
+class ThreadTimeline {
+ public:
+  static constexpr int64_t kRawKeepNs = 10'000'000'000;
+
+  ThreadTimeline(uint32_t tid, int64_t firstSeen, int64_t base);
+
+  ThreadInfo info;
+  bool baselineZero = false;  // ThreadStart seen: counters were 0 at startNs
+  LwpSeries lwp;
+
+  // Inputs. Return false when ignored (duplicate, or too late to use).
+  bool addTransition(int64_t t, int state, uint32_t object, uint32_t holder);
+  bool addSwitch(int64_t t, int kind, uint32_t cpu);
+  void markDirty(int64_t t);  // data at or after t changed
+  void setStart(int64_t t);   // moves the lifetime start (re-derives all)
+  int64_t rawFloor() const { return rawFloor_; }
+
+  // Derives intervals up to horizon (the session's newest settled time).
+  void settle(const TickTimes &ticks, int64_t horizon);
+  int64_t derivedUntil() const { return derived_ ? derivedUntil_ : info.startNs; }
+
+  // Queries over derived data.
+  void stateTimes(const TimeRange &r, const TickTimes &ticks, StateTimes *out) const;
+  void intervals(const TimeRange &r, const TickTimes &ticks, std::vector<StateInterval> *out) const;
+  // Adds on-CPU ns per CPU index into perCpu (grown as needed).
+  void cpuTimes(const TimeRange &r, std::vector<int64_t> *perCpu) const;
+  TimeRange lifetime() const;  // [start, end or derivedUntil)
+  size_t bytes() const;
+
+ private:
+  // 12 bytes: start (48 bits, ns after base_), state code (4 bits), CPU (12
+  // bits), payload (object id, or the fractions of a mixed interval).
+  struct Packed {
+    uint32_t lo, hi, payload;
+  };
+  struct Raw {
+    int64_t t;
+    uint32_t object;
+    uint32_t holder;
+    uint8_t state;  // threadmon.ThreadState, or SwitchKind for switches
+    uint16_t cpu;
+  };
+
+  int64_t startOf(const Packed &p) const;
+  int64_t endOf(size_t i) const;
+  static unsigned codeOf(const Packed &p) { return (p.hi >> 16) & 0xF; }
+  static int cpuOf(const Packed &p);
+  void push(int64_t t, unsigned code, int cpu, uint32_t payload);
+  void truncate(int64_t t);
+  void sweep(const TickTimes &ticks, int64_t from, int64_t to);
+  void trimRaw(int64_t floor);
+  size_t firstOverlapping(int64_t t) const;
+  template <typename F>
+  void forEachPiece(const TimeRange &r, const TickTimes &ticks, F &&f) const;
+
+  int64_t base_;
+  std::vector<Packed> iv_;
+  bool derived_ = false;
+  int64_t derivedUntil_ = 0;
+  int64_t dirtyFrom_ = INT64_MAX;
+  int64_t rawFloor_ = INT64_MIN;  // raw data before this was dropped
+  std::vector<Raw> trans_;
+  std::vector<Raw> sw_;
+};
+
+}  // namespace tmon
+
+#endif

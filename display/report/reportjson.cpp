@@ -1,0 +1,113 @@
+#include "reportjson.h"
+
+#include <QJsonArray>
+
+#include "sessionmodel.h"
+
+using namespace tmon;
+
+namespace {
+
+double seconds(int64_t ns) { return double(ns) / 1e9; }
+double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * double(part) / double(whole) : 0.0; }
+
+QJsonObject processJson(const SessionModel &m) {
+  const SessionInfo &i = m.info();
+  QJsonArray sources;
+  for (int s : i.sources) sources.append(sourceName(s));
+  QJsonObject p;
+  p["pid"] = qint64(i.pid);
+  p["ppid"] = qint64(i.ppid);
+  p["exe"] = i.exe;
+  p["argv"] = QJsonArray::fromStringList(i.argv);
+  p["duration_s"] = m.durationSeconds();
+  p["exit_status"] = i.goodbyeSeen ? QJsonValue(i.exitStatus) : QJsonValue();
+  p["sources"] = sources;
+  p["frames_dropped"] = qint64(i.framesDropped);
+  p["events_dropped"] = qint64(i.eventsDropped);
+  return p;
+}
+
+QJsonObject threadJson(const SessionModel &m, int index, const TimeRange &whole) {
+  const ThreadInfo &t = m.thread(index);
+  StateTimes st = m.threadStates(index, whole);
+  QJsonObject states;
+  for (int s = 0; s < kFinalStateCount; s++)
+    states[finalStateKey(FinalState(s))] = st.percent(FinalState(s));
+  LwpDelta d = m.lwpDelta(index, whole);
+  QJsonObject lwp;
+  lwp["user_s"] = seconds(int64_t(d.userNs));
+  lwp["system_s"] = seconds(int64_t(d.systemNs));
+  lwp["runqueue_s"] = seconds(int64_t(d.runqueueNs));
+  lwp["vol_ctxsw"] = qint64(d.volCtxsw);
+  lwp["invol_ctxsw"] = qint64(d.involCtxsw);
+  lwp["minflt"] = qint64(d.minflt);
+  lwp["majflt"] = qint64(d.majflt);
+  QJsonObject cpus;
+  std::vector<int64_t> per = m.threadCpuTimes(index, whole);
+  for (size_t c = 0; c < per.size(); c++)
+    if (per[c] > 0) cpus[QString::number(c)] = seconds(per[c]);
+  QJsonObject o;
+  o["tid"] = qint64(t.tid);
+  o["name"] = t.name;
+  o["start_routine"] = t.startRoutine;
+  o["probe"] = t.probe || (m.info().probeTid && t.tid == m.info().probeTid);
+  o["main"] = t.main;
+  o["lifetime_s"] = seconds(st.lifetimeNs);
+  o["states"] = states;
+  o["lwp"] = lwp;
+  o["cpus"] = cpus;
+  return o;
+}
+
+QJsonObject cpuJson(const SessionModel &m, int cpu, const TimeRange &whole) {
+  CpuDelta d = m.cpuDelta(cpu, whole);
+  // /proc/stat counts in clock ticks: the sum of the parts is the honest
+  // denominator (it is the session's duration to within a tick).
+  uint64_t all = d.total();
+  QJsonObject o;
+  o["cpu"] = cpu;
+  o["user"] = pct(d.user, all);
+  o["nice"] = pct(d.nice, all);
+  o["system"] = pct(d.system, all);
+  o["idle"] = pct(d.idle, all);
+  o["iowait"] = pct(d.iowait, all);
+  o["irq"] = pct(d.irq, all);
+  o["softirq"] = pct(d.softirq, all);
+  o["steal"] = pct(d.steal, all);
+  return o;
+}
+
+QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
+  const SyncObjectInfo &s = m.syncObject(index);
+  SyncDelta d = m.syncDelta(index, whole);
+  QJsonObject o;
+  o["id"] = qint64(s.id);
+  o["kind"] = syncKindName(s.kind);
+  o["address"] = QStringLiteral("0x%1").arg(s.address, 0, 16);
+  o["module"] = s.module;
+  o["symbol"] = s.symbol;
+  o["acquisitions"] = qint64(d.acquisitions);
+  o["contentions"] = qint64(d.contentions);
+  o["wait_s"] = seconds(int64_t(d.waitNs));
+  o["max_wait_s"] = seconds(int64_t(d.maxWaitNs));
+  o["hold_s"] = seconds(int64_t(d.holdNs));
+  o["call_site"] = s.callSite();
+  return o;
+}
+
+}  // namespace
+
+QJsonObject reportJson(const SessionModel &m) {
+  TimeRange whole = m.resolve(Window::wholeRun());
+  QJsonArray threads, cpus, sync;
+  for (int i = 0; i < m.threadCount(); i++) threads.append(threadJson(m, i, whole));
+  for (int c = 0; c < m.cpuCount(); c++) cpus.append(cpuJson(m, c, whole));
+  for (int s : m.syncObjectsByWait(whole)) sync.append(syncJson(m, s, whole));
+  QJsonObject root;
+  root["process"] = processJson(m);
+  root["threads"] = threads;
+  root["cpus"] = cpus;
+  root["sync_objects"] = sync;
+  return root;
+}

@@ -1,0 +1,109 @@
+#include "reporttext.h"
+
+#include <QJsonArray>
+#include <QStringList>
+
+namespace {
+
+const char *const kStateKeys[] = {"on_cpu",         "runnable",        "blocked_mutex",
+                                  "blocked_cond",   "blocked_rwlock",  "blocked_barrier",
+                                  "blocked_sem",    "blocked_spin",    "blocked_join",
+                                  "sleeping",       "io_wait",         "stopped"};
+const char *const kStateShort[] = {"cpu",  "runq", "mutex", "cond",  "rwlock", "barrier",
+                                   "sem",  "spin", "join",  "sleep", "iowait", "stop"};
+constexpr int kStates = 12;
+
+QString num(double v, int prec = 1) { return QString::number(v, 'f', prec); }
+QString pad(const QString &s, int w) { return w < 0 ? s.leftJustified(-w, ' ', true) : s.rightJustified(w); }
+
+QString threadLabel(const QJsonObject &t) {
+  QString l = QString::number(t["tid"].toInteger());
+  if (!t["name"].toString().isEmpty()) l += ' ' + t["name"].toString();
+  if (t["main"].toBool()) l += " [main]";
+  if (t["probe"].toBool()) l += " [probe]";
+  return l;
+}
+
+}  // namespace
+
+QString reportText(const QJsonObject &r, int maxSyncObjects) {
+  QStringList out;
+  QJsonObject p = r["process"].toObject();
+  QStringList argv;
+  for (const QJsonValue &a : p["argv"].toArray()) argv << a.toString();
+  QStringList sources;
+  for (const QJsonValue &s : p["sources"].toArray()) sources << s.toString();
+  out << QStringLiteral("Process %1 (parent %2): %3")
+             .arg(p["pid"].toInteger())
+             .arg(p["ppid"].toInteger())
+             .arg(p["exe"].toString());
+  out << QStringLiteral("  argv: %1").arg(argv.join(' '));
+  out << QStringLiteral("  duration %1 s, exit status %2, frames dropped %3, events dropped %4")
+             .arg(num(p["duration_s"].toDouble(), 3))
+             .arg(p["exit_status"].isNull() ? QStringLiteral("unknown (no Goodbye)")
+                                             : QString::number(p["exit_status"].toInt()))
+             .arg(p["frames_dropped"].toInteger())
+             .arg(p["events_dropped"].toInteger());
+  out << QStringLiteral("  sources: %1").arg(sources.join(", "));
+
+  out << QString() << QStringLiteral("Thread states (% of each thread's lifetime)");
+  QString head = pad("thread", -28) + pad("life s", 8);
+  for (int s = 0; s < kStates; s++) head += pad(kStateShort[s], 8);
+  out << head + QStringLiteral("  start routine");
+  QJsonArray threads = r["threads"].toArray();
+  for (const QJsonValue &v : threads) {
+    QJsonObject t = v.toObject();
+    QJsonObject st = t["states"].toObject();
+    QString line = pad(threadLabel(t), -28) + pad(num(t["lifetime_s"].toDouble(), 3), 8);
+    for (int s = 0; s < kStates; s++) line += pad(num(st[kStateKeys[s]].toDouble()), 8);
+    out << line + "  " + t["start_routine"].toString();
+  }
+
+  out << QString() << QStringLiteral("LWP microstates");
+  out << pad("thread", -28) + pad("user s", 10) + pad("sys s", 10) + pad("runq s", 10) +
+             pad("vol cs", 10) + pad("invol cs", 10) + pad("minflt", 10) + pad("majflt", 10) +
+             "  cpus (s)";
+  for (const QJsonValue &v : threads) {
+    QJsonObject t = v.toObject(), l = t["lwp"].toObject(), c = t["cpus"].toObject();
+    QStringList per;
+    for (auto it = c.begin(); it != c.end(); ++it)
+      per << QStringLiteral("%1:%2").arg(it.key(), num(it.value().toDouble(), 3));
+    out << pad(threadLabel(t), -28) + pad(num(l["user_s"].toDouble(), 3), 10) +
+               pad(num(l["system_s"].toDouble(), 3), 10) +
+               pad(num(l["runqueue_s"].toDouble(), 3), 10) +
+               pad(QString::number(l["vol_ctxsw"].toInteger()), 10) +
+               pad(QString::number(l["invol_ctxsw"].toInteger()), 10) +
+               pad(QString::number(l["minflt"].toInteger()), 10) +
+               pad(QString::number(l["majflt"].toInteger()), 10) + "  " + per.join(' ');
+  }
+
+  out << QString() << QStringLiteral("CPU utilisation (%)");
+  out << pad("cpu", 5) + pad("user", 8) + pad("nice", 8) + pad("system", 8) + pad("idle", 8) +
+             pad("iowait", 8) + pad("irq", 8) + pad("softirq", 8) + pad("steal", 8);
+  for (const QJsonValue &v : r["cpus"].toArray()) {
+    QJsonObject c = v.toObject();
+    QString line = pad(QString::number(c["cpu"].toInt()), 5);
+    for (const char *k : {"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"})
+      line += pad(num(c[k].toDouble()), 8);
+    out << line;
+  }
+
+  QJsonArray sync = r["sync_objects"].toArray();
+  out << QString() << QStringLiteral("Most contended sync objects (%1 active)").arg(sync.size());
+  out << pad("id", 6) + "  " + pad("kind", -8) + pad("acquired", 12) + pad("contended", 11) +
+             pad("wait s", 10) + pad("max ms", 9) + pad("hold s", 10) + "  object / call site";
+  for (int i = 0; i < sync.size() && i < maxSyncObjects; i++) {
+    QJsonObject s = sync[i].toObject();
+    QString where = s["module"].toString();
+    if (!s["symbol"].toString().isEmpty()) where += '!' + s["symbol"].toString();
+    if (where.isEmpty()) where = s["address"].toString();
+    if (!s["call_site"].toString().isEmpty()) where += "  @ " + s["call_site"].toString();
+    out << pad(QString::number(s["id"].toInteger()), 6) + "  " + pad(s["kind"].toString(), -8) +
+               pad(QString::number(s["acquisitions"].toInteger()), 12) +
+               pad(QString::number(s["contentions"].toInteger()), 11) +
+               pad(num(s["wait_s"].toDouble(), 4), 10) +
+               pad(num(s["max_wait_s"].toDouble() * 1e3, 3), 9) +
+               pad(num(s["hold_s"].toDouble(), 4), 10) + "  " + where;
+  }
+  return out.join('\n') + '\n';
+}

@@ -1,0 +1,424 @@
+// Model semantics over synthetic streams whose truth is known: final states
+// from switch records and from the schedstat fallback, windows, timeline
+// intervals, per-CPU thread time, counter deltas, disorder, memory bound.
+#include <QSignalSpy>
+#include <QtTest>
+
+#include <algorithm>
+#include <random>
+
+#include "sessionmodel.h"
+#include "test_model_stream.h"
+
+using namespace tmon;
+using namespace tmtest;
+
+namespace {
+
+int64_t at(int64_t ms) { return kT0 + ms * kMs; }
+
+// Thread 101: [0,20) on cpu1, [20,40) runnable, [40,50) on cpu0, [50,80)
+// blocked on mutex 7, [80,100) on cpu0, exits at 100. Thread 102 (main):
+// switched out voluntarily at 0, state letter S until 60 ms then D, to 120.
+StreamBuilder switchScenario() {
+  StreamBuilder b;
+  b.hello(true);
+  b.threadStart(102, at(0), "main", "workload!main", false, true);
+  b.threadStart(101, at(0), "worker", "workload!worker+0x10");
+  b.cpuSwitch(101, at(0), 1, THREADMON__SWITCH_KIND__SWITCH_IN);
+  b.cpuSwitch(102, at(0), 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
+  b.cpuSwitch(101, at(20), 1, THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT);
+  b.cpuSwitch(101, at(40), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+  b.transition(101, at(50), THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, 7);
+  b.cpuSwitch(101, at(50), 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
+  // Spinning inside the wrapped lock call: still blocked_mutex.
+  b.cpuSwitch(101, at(60), 1, THREADMON__SWITCH_KIND__SWITCH_IN);
+  b.cpuSwitch(101, at(61), 1, THREADMON__SWITCH_KIND__SWITCH_OUT);
+  b.transition(101, at(80), THREADMON__THREAD_STATE__STATE_RUNNING);
+  b.cpuSwitch(101, at(80), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+  b.transition(101, at(100), THREADMON__THREAD_STATE__STATE_EXITED);
+  b.cpuSwitch(101, at(100), 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
+  b.threadEnd(101, at(100));
+  for (int ms = 10; ms <= 120; ms += 10) {
+    std::vector<Lwp> l{Lwp{102, 0, 0, 0, 0, 1, 0, 0, 0, 0, ms <= 60 ? 'S' : 'D'}};
+    if (ms <= 100) l.push_back(Lwp{101, 0, 0, uint64_t(ms) * kMs / 2, 0, 0, 0, 0, 0, 0, 'R'});
+    b.tick(at(ms), l);
+  }
+  b.goodbye(at(120), 3);
+  return b;
+}
+
+// No switch records. 201: 5 ms on CPU 1 and 2 ms run-queue per 10 ms tick.
+// 202: blocked on cond 9 until 50 ms, then on CPU. 203: 2 ms on CPU per
+// tick, letter D. 204: blocked on mutex 7 in [25,35), on CPU otherwise.
+StreamBuilder fallbackScenario() {
+  StreamBuilder b;
+  b.hello(false);
+  for (uint32_t tid : {201u, 202u, 203u, 204u}) b.threadStart(tid, at(0), "w", "workload!w");
+  b.transition(202, at(0), THREADMON__THREAD_STATE__STATE_BLOCKED_COND, 9);
+  b.transition(202, at(50), THREADMON__THREAD_STATE__STATE_RUNNING);
+  b.transition(204, at(25), THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, 7);
+  b.transition(204, at(35), THREADMON__THREAD_STATE__STATE_RUNNING);
+  for (int k = 1; k <= 10; k++) {
+    uint64_t K = uint64_t(k);
+    uint64_t on202 = k <= 5 ? 0 : (K - 5) * 10 * kMs;
+    uint64_t on204 = k <= 2 ? K * 10 * kMs : k == 3 ? 25 * kMs : k == 4 ? 30 * kMs : (K - 1) * 10 * kMs;
+    std::vector<Lwp> l{
+        Lwp{201, K * 4 * kMs, K * kMs, K * 5 * kMs, K * 2 * kMs, K, 2 * K, 3 * K, 0, 1, 'S'},
+        Lwp{203, 0, 0, K * 2 * kMs, 0, 0, 0, 0, 0, 0, 'D'},
+        Lwp{204, 0, 0, on204, 0, 0, 0, 0, 0, 0, 'R'}};
+    if (k > 5) l.push_back(Lwp{202, 0, 0, on202, 0, 0, 0, 0, 0, 0, 'R'});
+    std::vector<Cpu> c{Cpu{0, K * 6 * kMs, 0, K * 2 * kMs, K * 2 * kMs, 0, 0, 0, 0},
+                       Cpu{1, K * kMs, 0, 0, K * 9 * kMs, 0, 0, 0, 0}};
+    std::vector<Sync> s{Sync{7, 10 * K, 2 * K, K * 3 * kMs, uint64_t(k < 5 ? 1 : 4) * kMs, K * kMs}};
+    b.tick(at(10 * k), l, c, s);
+  }
+  b.goodbye(at(100), 0);
+  return b;
+}
+
+int64_t stateNs(const SessionModel &m, uint32_t tid, FinalState s, TimeRange r) {
+  return m.threadStates(m.indexOfTid(tid), r).ns[size_t(s)];
+}
+
+}  // namespace
+
+class TestModel : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void switchRecordsGiveExactStates() {
+    SessionModel m;
+    switchScenario().applyTo(&m);
+    QVERIFY2(!m.hasError(), qPrintable(m.errorText()));
+    TimeRange whole = m.resolve(Window::wholeRun());
+    QCOMPARE(whole.t0, at(0));
+    QCOMPARE(whole.t1, at(120));
+    StateTimes st = m.threadStates(m.indexOfTid(101), whole);
+    QCOMPARE(st.lifetimeNs, 100 * kMs);
+    QCOMPARE(st.ns[size_t(FinalState::OnCpu)], 50 * kMs);
+    QCOMPARE(st.ns[size_t(FinalState::Runnable)], 20 * kMs);
+    QCOMPARE(st.ns[size_t(FinalState::BlockedMutex)], 30 * kMs);
+    QCOMPARE(st.percent(FinalState::OnCpu), 50.0);
+    QCOMPARE(st.percent(FinalState::BlockedMutex), 30.0);
+    StateTimes main = m.threadStates(m.indexOfTid(102), whole);
+    QCOMPARE(main.lifetimeNs, 120 * kMs);
+    QCOMPARE(main.ns[size_t(FinalState::Sleeping)], 60 * kMs);
+    QCOMPARE(main.ns[size_t(FinalState::IoWait)], 60 * kMs);
+    QVERIFY(m.thread(m.indexOfTid(102)).main);
+    QCOMPARE(m.thread(m.indexOfTid(101)).endNs, at(100));
+    QCOMPARE(m.info().exitStatus, 3);
+  }
+
+  void windowsClipToTheThreadsLifetime() {
+    SessionModel m;
+    switchScenario().applyTo(&m);
+    int i = m.indexOfTid(101);
+    StateTimes w = m.threadStates(i, TimeRange{at(30), at(60)});
+    QCOMPARE(w.lifetimeNs, 30 * kMs);
+    QCOMPARE(w.ns[size_t(FinalState::Runnable)], 10 * kMs);
+    QCOMPARE(w.ns[size_t(FinalState::OnCpu)], 10 * kMs);
+    QCOMPARE(w.ns[size_t(FinalState::BlockedMutex)], 10 * kMs);
+    // Last 30 ms of the run: the thread lived 10 ms of it.
+    TimeRange last = m.resolve(Window::last(30 * kMs));
+    QCOMPARE(last.t0, at(90));
+    StateTimes l = m.threadStates(i, last);
+    QCOMPARE(l.lifetimeNs, 10 * kMs);
+    QCOMPARE(l.percent(FinalState::OnCpu), 100.0);
+  }
+
+  void timelineIntervalsAreExact() {
+    SessionModel m;
+    switchScenario().applyTo(&m);
+    std::vector<StateInterval> iv = m.intervals(m.indexOfTid(101), m.resolve(Window::wholeRun()));
+    struct E {
+      int64_t s, e;
+      FinalState st;
+      uint32_t obj;
+      int cpu;
+    };
+    std::vector<E> want{{0, 20, FinalState::OnCpu, 0, 1},
+                        {20, 40, FinalState::Runnable, 0, -1},
+                        {40, 50, FinalState::OnCpu, 0, 0},
+                        {50, 80, FinalState::BlockedMutex, 7, -1},
+                        {80, 100, FinalState::OnCpu, 0, 0}};
+    QCOMPARE(iv.size(), want.size());
+    for (size_t k = 0; k < want.size(); k++) {
+      QCOMPARE(iv[k].start, at(want[k].s));
+      QCOMPARE(iv[k].end, at(want[k].e));
+      QCOMPARE(int(iv[k].state), int(want[k].st));
+      QCOMPARE(iv[k].object, want[k].obj);
+      QCOMPARE(iv[k].cpu, want[k].cpu);
+    }
+    // A window in the middle is clipped to it.
+    std::vector<StateInterval> mid = m.intervals(m.indexOfTid(101), TimeRange{at(45), at(85)});
+    QCOMPARE(mid.size(), size_t(3));
+    QCOMPARE(mid.front().start, at(45));
+    QCOMPARE(mid.back().end, at(85));
+    std::vector<BlockedInterval> b = m.blockedOn(7, m.resolve(Window::wholeRun()));
+    QCOMPARE(b.size(), size_t(1));
+    QCOMPARE(b[0].start, at(50));
+    QCOMPARE(b[0].end, at(80));
+    QCOMPARE(b[0].thread, m.indexOfTid(101));
+    QVERIFY(m.blockedOn(8, m.resolve(Window::wholeRun())).empty());
+  }
+
+  void perCpuThreadTimeFromSwitches() {
+    SessionModel m;
+    switchScenario().applyTo(&m);
+    TimeRange whole = m.resolve(Window::wholeRun());
+    std::vector<int64_t> per = m.threadCpuTimes(m.indexOfTid(101), whole);
+    QCOMPARE(per.size(), size_t(2));
+    QCOMPARE(per[0], 30 * kMs);
+    QCOMPARE(per[1], 20 * kMs);
+    std::vector<ThreadCpuTime> on1 = m.cpuThreads(1, whole);
+    QCOMPARE(on1.size(), size_t(1));
+    QCOMPARE(on1[0].thread, m.indexOfTid(101));
+    QCOMPARE(on1[0].ns, 20 * kMs);
+  }
+
+  void fallbackSplitsTicksBySchedstat() {
+    SessionModel m;
+    fallbackScenario().applyTo(&m);
+    QVERIFY(!m.info().hasSource(THREADMON__SOURCE__SOURCE_PERF_SWITCH));
+    TimeRange whole = m.resolve(Window::wholeRun());
+    // Fractions are stored in 1/32767 steps: allow 10 us in 100 ms.
+    auto near = [](int64_t got, int64_t want) { return std::llabs(got - want) <= 10'000; };
+    QVERIFY(near(stateNs(m, 201, FinalState::OnCpu, whole), 50 * kMs));
+    QVERIFY(near(stateNs(m, 201, FinalState::Runnable, whole), 20 * kMs));
+    QVERIFY(near(stateNs(m, 201, FinalState::Sleeping, whole), 30 * kMs));
+    QCOMPARE(stateNs(m, 202, FinalState::BlockedCond, whole), 50 * kMs);
+    QCOMPARE(stateNs(m, 202, FinalState::OnCpu, whole), 50 * kMs);
+    QVERIFY(near(stateNs(m, 203, FinalState::OnCpu, whole), 20 * kMs));
+    QVERIFY(near(stateNs(m, 203, FinalState::IoWait, whole), 80 * kMs));
+    QCOMPARE(stateNs(m, 204, FinalState::BlockedMutex, whole), 10 * kMs);
+    QCOMPARE(stateNs(m, 204, FinalState::OnCpu, whole), 90 * kMs);
+    // The timeline shows each tick as on-CPU, then runnable, then the rest.
+    std::vector<StateInterval> iv = m.intervals(m.indexOfTid(201), TimeRange{at(10), at(20)});
+    QCOMPARE(iv.size(), size_t(3));
+    QCOMPARE(int(iv[0].state), int(FinalState::OnCpu));
+    QCOMPARE(iv[0].cpu, 1);
+    QVERIFY(near(iv[0].end, at(15)));
+    QCOMPARE(int(iv[1].state), int(FinalState::Runnable));
+    QVERIFY(near(iv[1].end, at(17)));
+    QCOMPARE(int(iv[2].state), int(FinalState::Sleeping));
+    QCOMPARE(iv[2].end, at(20));
+    std::vector<int64_t> per = m.threadCpuTimes(m.indexOfTid(201), whole);
+    QVERIFY(near(per[1], 50 * kMs));
+    QCOMPARE(per[0], int64_t(0));
+  }
+
+  void counterDeltasUseTheWindowEdges() {
+    SessionModel m;
+    fallbackScenario().applyTo(&m);
+    TimeRange r{at(20), at(60)};
+    LwpDelta d = m.lwpDelta(m.indexOfTid(201), r);
+    QCOMPARE(d.userNs, uint64_t(16 * kMs));
+    QCOMPARE(d.systemNs, uint64_t(4 * kMs));
+    QCOMPARE(d.oncpuNs, uint64_t(20 * kMs));
+    QCOMPARE(d.runqueueNs, uint64_t(8 * kMs));
+    QCOMPARE(d.volCtxsw, uint64_t(4));
+    QCOMPARE(d.involCtxsw, uint64_t(8));
+    QCOMPARE(d.minflt, uint64_t(12));
+    QCOMPARE(d.sleepNs, 12 * kMs);
+    CpuDelta c0 = m.cpuDelta(0, r);
+    QCOMPARE(c0.user, uint64_t(24 * kMs));
+    QCOMPARE(c0.idle, uint64_t(8 * kMs));
+    QCOMPARE(c0.total(), uint64_t(40 * kMs));
+    // Whole run: /proc/stat's baseline is the first sample, not boot.
+    QCOMPARE(m.cpuDelta(1, m.resolve(Window::wholeRun())).idle, uint64_t(81 * kMs));
+    int s = m.indexOfSyncObject(7);
+    QVERIFY(s >= 0);
+    SyncDelta sd = m.syncDelta(s, r);
+    QCOMPARE(sd.acquisitions, uint64_t(40));
+    QCOMPARE(sd.contentions, uint64_t(8));
+    QCOMPARE(sd.waitNs, uint64_t(12 * kMs));
+    QCOMPARE(sd.maxWaitNs, uint64_t(4 * kMs));
+    QVERIFY(sd.maxWaitInWindow);
+    QVERIFY(!m.syncDelta(s, TimeRange{at(60), at(90)}).maxWaitInWindow);
+    std::vector<TickPoint> tp = m.ticks(TimeRange{at(20), at(50)});
+    QCOMPARE(tp.size(), size_t(4));
+    QCOMPARE(tp[1].contentions, 2u);
+    QCOMPARE(tp[1].waitNs, uint64_t(3 * kMs));
+    QVERIFY(std::fabs(tp[1].cpuBusy - 0.45f) < 1e-6f);
+    QVERIFY(std::fabs(tp[1].runqueueThreads - 0.2f) < 1e-6f);  // 201 waits 2 ms per 10 ms
+    QCOMPARE(tp[1].threadsInR, uint16_t(1));
+  }
+
+  void disorderAndDuplicatesGiveTheSameAnswer() {
+    StreamBuilder b = switchScenario();
+    SessionModel inOrder;
+    b.applyTo(&inOrder);
+    std::vector<std::string> frames = b.frames();
+    for (unsigned seed : {1u, 2u, 3u}) {
+      std::vector<std::string> shuffled = frames;
+      shuffled.insert(shuffled.end(), frames.begin() + 3, frames.begin() + 12);  // duplicates
+      std::mt19937 rng(seed);
+      std::shuffle(shuffled.begin(), shuffled.end(), rng);
+      SessionModel m;
+      size_t half = shuffled.size() / 2;
+      for (size_t k = 0; k < shuffled.size(); k++) {
+        if (k == half) m.threadStates(0, m.resolve(Window::wholeRun()));  // settle midway
+        m.applyPayload(reinterpret_cast<const uint8_t *>(shuffled[k].data()), shuffled[k].size());
+      }
+      QVERIFY(!m.hasError());
+      QCOMPARE(m.threadCount(), inOrder.threadCount());
+      TimeRange whole = inOrder.resolve(Window::wholeRun());
+      QCOMPARE(m.resolve(Window::wholeRun()).t1, whole.t1);
+      for (uint32_t tid : {101u, 102u}) {
+        StateTimes a = inOrder.threadStates(inOrder.indexOfTid(tid), whole);
+        StateTimes c = m.threadStates(m.indexOfTid(tid), whole);
+        QCOMPARE(c.lifetimeNs, a.lifetimeNs);
+        for (int s = 0; s < kFinalStateCount; s++) QCOMPARE(c.ns[size_t(s)], a.ns[size_t(s)]);
+      }
+    }
+  }
+
+  void unknownThreadsAreCreatedOnFirstSight() {
+    StreamBuilder b;
+    b.hello(true);
+    b.cpuSwitch(555, at(5), 1, THREADMON__SWITCH_KIND__SWITCH_IN);
+    b.tick(at(10), {Lwp{555, 0, 0, 5 * kMs, 0}});
+    b.tick(at(20), {Lwp{555, 0, 0, 15 * kMs, 0}});
+    SessionModel m;
+    b.applyTo(&m);
+    int i = m.indexOfTid(555);
+    QVERIFY(i >= 0);
+    QCOMPARE(m.thread(i).startNs, at(5));
+    StateTimes st = m.threadStates(i, m.resolve(Window::wholeRun()));
+    QCOMPARE(st.lifetimeNs, 15 * kMs);  // live: known up to the newest tick
+    QCOMPARE(st.ns[size_t(FinalState::OnCpu)], 15 * kMs);
+  }
+
+  void changedIsCoalesced() {
+    StreamBuilder b = fallbackScenario();
+    SessionModel m;
+    QSignalSpy spy(&m, &SessionModel::changed);
+    for (int k = 0; k < 20; k++) b.applyTo(&m);
+    QCOMPARE(spy.count(), 0);
+    QVERIFY(spy.wait(1000));
+    QTest::qWait(150);
+    QCOMPARE(spy.count(), 1);
+  }
+
+  void memoryStaysBoundedForLongBusySessions() {
+    // 100 CPU-bound threads on 2 CPUs with switch records (the default on
+    // Linux): each gets a 1 ms slice every 50 ms, blocks on a mutex for 1 ms
+    // 5 times a second, and has a counter sample every 10 ms tick.
+    // 10 simulated minutes, extrapolated to an hour.
+    constexpr int kThreads = 100;
+    constexpr int64_t kTick = 10 * kMs;
+    SessionModel m;
+    StreamBuilder h;
+    h.hello(true);
+    h.applyTo(&m);
+    std::vector<Threadmon__LwpSample> ls(kThreads);
+    std::vector<Threadmon__LwpSample *> lp(kThreads);
+    std::vector<uint32_t> tid, cpu;
+    std::vector<int64_t> delta;
+    std::vector<Threadmon__SwitchKind> kind;
+    std::vector<Threadmon__ThreadState> tstate(2 * kThreads);
+    std::vector<uint32_t> obj(2 * kThreads), ttid(2 * kThreads), holder(2 * kThreads, 0);
+    std::vector<int64_t> tdelta(2 * kThreads);
+    auto runTicks = [&](int64_t from, int64_t count) {
+      for (int64_t k = from; k < from + count; k++) {
+        int64_t t = at(0) + k * kTick;
+        Threadmon__CpuSwitches sw = THREADMON__CPU_SWITCHES__INIT;
+        sw.base_ns = uint64_t(t - kTick);
+        tid.clear();
+        cpu.clear();
+        delta.clear();
+        kind.clear();
+        int64_t last = 0;
+        int slot = 0;
+        for (int i = 0; i < kThreads; i++) {
+          if ((k + i) % 5 != 0) continue;
+          int64_t in = (slot / 2) * kMs;  // 20 threads share the tick, 2 CPUs
+          for (int e = 0; e < 2; e++) {
+            int64_t when = in + e * kMs;
+            tid.push_back(uint32_t(1000 + i));
+            cpu.push_back(uint32_t(slot % 2));
+            delta.push_back(when - last);
+            kind.push_back(e == 0 ? THREADMON__SWITCH_KIND__SWITCH_IN
+                                  : THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT);
+            last = when;
+          }
+          slot++;
+        }
+        sw.n_tid = sw.n_delta_ns = sw.n_cpu = sw.n_kind = tid.size();
+        sw.tid = tid.data();
+        sw.delta_ns = delta.data();
+        sw.cpu = cpu.data();
+        sw.kind = kind.data();
+        Threadmon__Frame f = THREADMON__FRAME__INIT;
+        f.body_case = THREADMON__FRAME__BODY_SWITCHES;
+        f.switches = &sw;
+        m.apply(f);
+        if (k % 20 == 0) {  // every 200 ms each thread blocks for 1 ms
+          Threadmon__Transitions tr = THREADMON__TRANSITIONS__INIT;
+          tr.base_ns = uint64_t(t - 2 * kMs);
+          for (int i = 0; i < kThreads; i++) {
+            ttid[2 * i] = ttid[2 * i + 1] = uint32_t(1000 + i);
+            tdelta[2 * i] = i == 0 ? 0 : -int64_t(1 * kMs);
+            tstate[2 * i] = THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX;
+            obj[2 * i] = obj[2 * i + 1] = 1;
+            tdelta[2 * i + 1] = 1 * kMs;
+            tstate[2 * i + 1] = THREADMON__THREAD_STATE__STATE_RUNNING;
+          }
+          tr.n_tid = tr.n_delta_ns = tr.n_state = tr.n_object_id = tr.n_holder_tid =
+              size_t(2 * kThreads);
+          tr.tid = ttid.data();
+          tr.delta_ns = tdelta.data();
+          tr.state = tstate.data();
+          tr.object_id = obj.data();
+          tr.holder_tid = holder.data();
+          Threadmon__Frame g = THREADMON__FRAME__INIT;
+          g.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
+          g.transitions = &tr;
+          m.apply(g);
+        }
+        Threadmon__Tick tk = THREADMON__TICK__INIT;
+        tk.time_ns = uint64_t(t);
+        for (int i = 0; i < kThreads; i++) {
+          Threadmon__LwpSample s = THREADMON__LWP_SAMPLE__INIT;
+          s.tid = uint32_t(1000 + i);
+          s.oncpu_ns = uint64_t(k) * 1'000'000;
+          s.runqueue_ns = uint64_t(k) * 9'000'000;
+          s.user_ns = s.oncpu_ns;
+          s.invol_ctxsw = uint64_t(k);
+          s.kstate = 'R';
+          ls[size_t(i)] = s;
+          lp[size_t(i)] = &ls[size_t(i)];
+        }
+        tk.n_lwps = size_t(kThreads);
+        tk.lwps = lp.data();
+        Threadmon__Frame f2 = THREADMON__FRAME__INIT;
+        f2.body_case = THREADMON__FRAME__BODY_TICK;
+        f2.tick = &tk;
+        m.apply(f2);
+        if (k % 100 == 0) m.threadStates(0, m.resolve(Window::last(1'000'000'000)));  // a UI refresh
+      }
+    };
+    constexpr int64_t kMinute = 6000;  // ticks
+    runTicks(1, 2 * kMinute);
+    size_t after2 = m.memoryBytes();
+    runTicks(2 * kMinute + 1, 8 * kMinute);
+    size_t after10 = m.memoryBytes();
+    double perHour = double(after2) + double(after10 - after2) / 8.0 * 58.0;
+    qInfo("model memory: %.1f MiB after 10 simulated minutes, %.1f MiB projected for an hour",
+          double(after10) / 1048576.0, perHour / 1048576.0);
+    QVERIFY(perHour < 512.0 * 1048576.0);
+    // Old data is still exact: 20 ms of slices and 5 ms blocked per second
+    // (a block overlapping a slice takes that time from it).
+    TimeRange sec{at(0) + 60'000 * kMs, at(0) + 61'000 * kMs};
+    StateTimes st = m.threadStates(m.indexOfTid(1050), sec);
+    QCOMPARE(st.lifetimeNs, 1000 * kMs);
+    QCOMPARE(st.ns[size_t(FinalState::BlockedMutex)], 5 * kMs);
+    QVERIFY(st.ns[size_t(FinalState::OnCpu)] >= 15 * kMs);
+    QVERIFY(st.ns[size_t(FinalState::OnCpu)] <= 20 * kMs);
+    QCOMPARE(st.ns[size_t(FinalState::OnCpu)] + st.ns[size_t(FinalState::Runnable)], 995 * kMs);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestModel)
+#include "test_model.moc"

@@ -1,0 +1,175 @@
+// Capture I/O and bad input: writer -> reader round trip, truncation,
+// corrupt bytes, malformed protobuf, wrong versions, not a capture.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "capturereader.h"
+#include "capturewriter.h"
+#include "framedecoder.h"
+#include "sessionmodel.h"
+#include "test_model_stream.h"
+#include "tmwire.h"
+
+using namespace tmon;
+using namespace tmtest;
+
+namespace {
+
+StreamBuilder smallSession() {
+  StreamBuilder b;
+  b.hello(true);
+  b.threadStart(11, kT0, "main", "app!main", false, true);
+  b.cpuSwitch(11, kT0, 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+  for (int k = 1; k <= 5; k++) b.tick(kT0 + k * 10 * kMs, {Lwp{11, 0, 0, uint64_t(k) * 10 * kMs, 0}});
+  b.cpuSwitch(11, kT0 + 30 * kMs, 0, THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT);
+  b.goodbye(kT0 + 50 * kMs, 0);
+  return b;
+}
+
+bool writeBytes(const QString &path, const QByteArray &bytes) {
+  QFile f(path);
+  return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(bytes) == bytes.size();
+}
+
+}  // namespace
+
+class TestModelCapture : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  QString path(const char *name) { return dir_.filePath(QString::fromLatin1(name)); }
+
+ private slots:
+  void writerAndReaderRoundTrip() {
+    StreamBuilder b = smallSession();
+    // Record "live": decode the stream and let the hook write what arrives.
+    SessionModel live;
+    CaptureWriter w;
+    QVERIFY2(w.open(path("rec.tmcap")), qPrintable(w.error()));
+    FrameDecoder dec(&live);
+    dec.setFrameHook([&w](const uint8_t *p, uint32_t n) { w.writeFrame(p, n); });
+    QByteArray s = b.stream();
+    for (int i = 0; i < s.size(); i += 7) dec.feed(s.constData() + i, size_t(std::min(7, int(s.size()) - i)));
+    QVERIFY(w.close());
+    QCOMPARE(w.framesWritten(), uint64_t(b.frames().size()));
+    QFile f(path("rec.tmcap"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), s);  // exactly as received
+
+    SessionModel m;
+    CaptureLoadResult r = CaptureReader::load(path("rec.tmcap"), &m);
+    QCOMPARE(int(r.status), int(CaptureLoadResult::Complete));
+    QVERIFY(r.message.isEmpty());
+    QCOMPARE(r.frames, uint64_t(b.frames().size()));
+    TimeRange whole = m.resolve(Window::wholeRun());
+    StateTimes st = m.threadStates(m.indexOfTid(11), whole);
+    QCOMPARE(st.ns[size_t(FinalState::OnCpu)], 30 * kMs);
+    QCOMPARE(st.ns[size_t(FinalState::Runnable)], 20 * kMs);
+    StateTimes lv = live.threadStates(live.indexOfTid(11), whole);
+    QCOMPARE(lv.ns[size_t(FinalState::OnCpu)], 30 * kMs);
+  }
+
+  void truncatedFileLoadsUpToTheDamage() {
+    StreamBuilder b = smallSession();
+    QByteArray s = b.stream();
+    std::vector<uint64_t> off = b.frameOffsets();
+    // Cut in the middle of frame 6 (0-based): 6 whole frames survive.
+    QByteArray cut = s.left(qsizetype(off[6] + 5));
+    QVERIFY(writeBytes(path("cut.tmcap"), cut));
+    SessionModel m;
+    CaptureLoadResult r = CaptureReader::load(path("cut.tmcap"), &m);
+    QCOMPARE(int(r.status), int(CaptureLoadResult::Damaged));
+    QCOMPARE(r.frames, uint64_t(6));
+    QCOMPARE(r.goodBytes, off[6]);
+    QCOMPARE(r.message, QStringLiteral("truncated at byte %1 after 6 frames; reporting what was read")
+                            .arg(off[6]));
+    QVERIFY(!m.hasError());
+    QVERIFY(m.info().ended);
+    QVERIFY(!m.info().goodbyeSeen);
+    QCOMPARE(m.latestNs(), kT0 + 30 * kMs);  // the last tick that arrived
+    QVERIFY(m.indexOfTid(11) >= 0);
+  }
+
+  void corruptByteStopsWithAnError() {
+    StreamBuilder b = smallSession();
+    QByteArray s = b.stream();
+    std::vector<uint64_t> off = b.frameOffsets();
+    s[qsizetype(off[4] + TM_FRAME_PREFIX_BYTES + 1)] =
+        char(s[qsizetype(off[4] + TM_FRAME_PREFIX_BYTES + 1)] ^ 0x40);
+    QVERIFY(writeBytes(path("bad.tmcap"), s));
+    SessionModel m;
+    CaptureLoadResult r = CaptureReader::load(path("bad.tmcap"), &m);
+    QCOMPARE(int(r.status), int(CaptureLoadResult::Damaged));
+    QCOMPARE(r.frames, uint64_t(4));
+    QVERIFY2(r.message.contains(QStringLiteral("checksum mismatch at byte %1").arg(off[4])),
+             qPrintable(r.message));
+    QVERIFY(m.hasError());
+    QCOMPARE(m.framesApplied(), uint64_t(4));
+  }
+
+  void malformedProtobufIsASessionError() {
+    StreamBuilder b;
+    b.hello(true);
+    b.rawPayload(std::string("\x22\xff\xff\xff\xff\x0f garbage", 15));  // length past the end
+    b.tick(kT0 + 10 * kMs, {});
+    SessionModel m;
+    FrameDecoder dec(&m);
+    QByteArray s = b.stream();
+    QVERIFY(!dec.feed(s.constData(), size_t(s.size())));
+    QVERIFY(m.hasError());
+    QVERIFY2(m.errorText().startsWith(QStringLiteral("malformed protobuf frame at byte %1")
+                                          .arg(b.frameOffsets()[1])),
+             qPrintable(m.errorText()));
+    QCOMPARE(m.framesApplied(), uint64_t(1));
+    QVERIFY(m.info().helloSeen);
+  }
+
+  void wrongVersionsAreRefused() {
+    // Format major 2 in the header: nothing is read.
+    StreamBuilder b = smallSession();
+    QByteArray s = b.stream();
+    s[8] = 2;
+    QVERIFY(writeBytes(path("v2.tmcap"), s));
+    SessionModel m;
+    CaptureLoadResult r = CaptureReader::load(path("v2.tmcap"), &m);
+    QCOMPARE(int(r.status), int(CaptureLoadResult::Unreadable));
+    QVERIFY2(r.message.contains("unsupported format version 2.0"), qPrintable(r.message));
+    QVERIFY(m.hasError());
+    // Protocol version 9 in Hello: the session goes into its error state.
+    StreamBuilder p;
+    p.hello(true, 2, 9);
+    p.threadStart(5, kT0, "x", "y");
+    SessionModel m2;
+    FrameDecoder dec(&m2);
+    QByteArray s2 = p.stream();
+    QVERIFY(!dec.feed(s2.constData(), size_t(s2.size())));
+    QCOMPARE(m2.errorText(), QStringLiteral("unsupported protocol version 9 (this display speaks 1)"));
+    QCOMPARE(m2.threadCount(), 0);
+  }
+
+  void oversizedFrameIsRefused() {
+    StreamBuilder b;
+    b.hello(true);
+    QByteArray s = b.stream();
+    const char huge[8] = {0, 0, 0, 0x10, 0, 0, 0, 0};  // 256 MiB length
+    s.append(huge, 8);
+    SessionModel m;
+    FrameDecoder dec(&m);
+    QVERIFY(!dec.feed(s.constData(), size_t(s.size())));
+    QVERIFY2(m.errorText().contains("16 MiB limit"), qPrintable(m.errorText()));
+  }
+
+  void notACaptureIsUnreadable() {
+    QVERIFY(writeBytes(path("text.tmcap"), QByteArray("hello world, not a capture\n")));
+    SessionModel m;
+    CaptureLoadResult r = CaptureReader::load(path("text.tmcap"), &m);
+    QCOMPARE(int(r.status), int(CaptureLoadResult::Unreadable));
+    QVERIFY2(r.message.contains("bad magic"), qPrintable(r.message));
+    SessionModel m2;
+    CaptureLoadResult r2 = CaptureReader::load(path("missing.tmcap"), &m2);
+    QCOMPARE(int(r2.status), int(CaptureLoadResult::Unreadable));
+    QVERIFY(r2.message.startsWith("cannot open"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestModelCapture)
+#include "test_model_capture.moc"

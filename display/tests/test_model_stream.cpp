@@ -1,0 +1,233 @@
+#include "test_model_stream.h"
+
+#include <QFile>
+
+#include "sessionmodel.h"
+#include "tmwire.h"
+
+namespace tmtest {
+
+void StreamBuilder::add(const Threadmon__Frame &f) {
+  std::string buf(threadmon__frame__get_packed_size(&f), '\0');
+  threadmon__frame__pack(&f, reinterpret_cast<uint8_t *>(&buf[0]));
+  frames_.push_back(buf);
+}
+
+void StreamBuilder::hello(bool perfSwitch, uint32_t cpuCount, uint32_t version) {
+  Threadmon__Hello h = THREADMON__HELLO__INIT;
+  h.protocol_version = version;
+  h.pid = 4242;
+  h.ppid = 1;
+  h.exe = const_cast<char *>("/usr/bin/workload");
+  char *argv[] = {const_cast<char *>("workload"), const_cast<char *>("--threads=2")};
+  h.argv = argv;
+  h.n_argv = 2;
+  h.cpu_count = cpuCount;
+  h.tick_interval_ns = 10 * kMs;
+  Threadmon__Source src[] = {THREADMON__SOURCE__SOURCE_INTERPOSE,
+                             THREADMON__SOURCE__SOURCE_PROC_TASK,
+                             THREADMON__SOURCE__SOURCE_PROC_STAT,
+                             THREADMON__SOURCE__SOURCE_PERF_SWITCH};
+  h.sources = src;
+  h.n_sources = perfSwitch ? 4 : 3;
+  h.start_monotonic_ns = uint64_t(kT0);
+  h.probe_tid = 4243;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_HELLO;
+  f.hello = &h;
+  add(f);
+}
+
+void StreamBuilder::threadStart(uint32_t tid, int64_t t, const char *name, const char *routine,
+                                bool probe, bool isMain) {
+  Threadmon__ThreadStart s = THREADMON__THREAD_START__INIT;
+  s.tid = tid;
+  s.time_ns = uint64_t(t);
+  s.name = const_cast<char *>(name);
+  s.start_routine = const_cast<char *>(routine);
+  s.is_probe = probe;
+  s.is_main = isMain;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_THREAD_START;
+  f.thread_start = &s;
+  add(f);
+}
+
+void StreamBuilder::threadEnd(uint32_t tid, int64_t t) {
+  Threadmon__ThreadEnd e = THREADMON__THREAD_END__INIT;
+  e.tid = tid;
+  e.time_ns = uint64_t(t);
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_THREAD_END;
+  f.thread_end = &e;
+  add(f);
+}
+
+void StreamBuilder::transition(uint32_t tid, int64_t t, Threadmon__ThreadState state,
+                               uint32_t object) {
+  // Two-entry batches would test the delta arithmetic; base+0 keeps it explicit.
+  Threadmon__Transitions tr = THREADMON__TRANSITIONS__INIT;
+  int64_t delta = 0;
+  uint32_t holder = 0;
+  tr.base_ns = uint64_t(t);
+  tr.n_tid = tr.n_delta_ns = tr.n_state = tr.n_object_id = tr.n_holder_tid = 1;
+  tr.tid = &tid;
+  tr.delta_ns = &delta;
+  tr.state = &state;
+  tr.object_id = &object;
+  tr.holder_tid = &holder;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
+  f.transitions = &tr;
+  add(f);
+}
+
+void StreamBuilder::cpuSwitch(uint32_t tid, int64_t t, uint32_t cpu, Threadmon__SwitchKind kind) {
+  Threadmon__CpuSwitches sw = THREADMON__CPU_SWITCHES__INIT;
+  int64_t delta = 0;
+  sw.base_ns = uint64_t(t);
+  sw.n_tid = sw.n_delta_ns = sw.n_cpu = sw.n_kind = 1;
+  sw.tid = &tid;
+  sw.delta_ns = &delta;
+  sw.cpu = &cpu;
+  sw.kind = &kind;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_SWITCHES;
+  f.switches = &sw;
+  add(f);
+}
+
+void StreamBuilder::tick(int64_t t, const std::vector<Lwp> &lwps, const std::vector<Cpu> &cpus,
+                         const std::vector<Sync> &sync, uint64_t framesDropped) {
+  static uint64_t seq = 0;
+  std::vector<Threadmon__LwpSample> ls(lwps.size());
+  std::vector<Threadmon__LwpSample *> lp;
+  for (size_t i = 0; i < lwps.size(); i++) {
+    Threadmon__LwpSample s = THREADMON__LWP_SAMPLE__INIT;
+    const Lwp &l = lwps[i];
+    s.tid = l.tid;
+    s.user_ns = l.user;
+    s.system_ns = l.system;
+    s.oncpu_ns = l.oncpu;
+    s.runqueue_ns = l.runqueue;
+    s.vol_ctxsw = l.vol;
+    s.invol_ctxsw = l.invol;
+    s.minflt = l.minflt;
+    s.majflt = l.majflt;
+    s.cpu = l.cpu;
+    s.kstate = uint32_t(l.kstate);
+    ls[i] = s;
+    lp.push_back(&ls[i]);
+  }
+  std::vector<Threadmon__CpuSample> cs(cpus.size());
+  std::vector<Threadmon__CpuSample *> cp;
+  for (size_t i = 0; i < cpus.size(); i++) {
+    Threadmon__CpuSample c = THREADMON__CPU_SAMPLE__INIT;
+    const Cpu &x = cpus[i];
+    c.cpu = x.cpu;
+    c.user_ns = x.user;
+    c.nice_ns = x.nice;
+    c.system_ns = x.system;
+    c.idle_ns = x.idle;
+    c.iowait_ns = x.iowait;
+    c.irq_ns = x.irq;
+    c.softirq_ns = x.softirq;
+    c.steal_ns = x.steal;
+    cs[i] = c;
+    cp.push_back(&cs[i]);
+  }
+  std::vector<Threadmon__SyncStats> ss(sync.size());
+  std::vector<Threadmon__SyncStats *> sp;
+  for (size_t i = 0; i < sync.size(); i++) {
+    Threadmon__SyncStats s = THREADMON__SYNC_STATS__INIT;
+    s.id = sync[i].id;
+    s.acquisitions = sync[i].acquisitions;
+    s.contentions = sync[i].contentions;
+    s.wait_ns = sync[i].waitNs;
+    s.max_wait_ns = sync[i].maxWaitNs;
+    s.hold_ns = sync[i].holdNs;
+    ss[i] = s;
+    sp.push_back(&ss[i]);
+  }
+  Threadmon__ProbeStats ps = THREADMON__PROBE_STATS__INIT;
+  ps.frames_dropped = framesDropped;
+  Threadmon__Tick tk = THREADMON__TICK__INIT;
+  tk.seq = ++seq;
+  tk.time_ns = uint64_t(t);
+  tk.n_lwps = lp.size();
+  tk.lwps = lp.data();
+  tk.n_cpus = cp.size();
+  tk.cpus = cp.data();
+  tk.n_sync = sp.size();
+  tk.sync = sp.data();
+  tk.probe = &ps;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_TICK;
+  f.tick = &tk;
+  add(f);
+}
+
+void StreamBuilder::syncObject(uint32_t id, Threadmon__SyncKind kind, uint64_t address,
+                               const char *module, const char *symbol, const char *callSite) {
+  Threadmon__SyncObject o = THREADMON__SYNC_OBJECT__INIT;
+  o.id = id;
+  o.kind = kind;
+  o.address = address;
+  o.module = const_cast<char *>(module);
+  o.symbol = const_cast<char *>(symbol);
+  char *stack[] = {const_cast<char *>(callSite)};
+  o.first_contention_stack = stack;
+  o.n_first_contention_stack = callSite ? 1 : 0;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_SYNC_OBJECT;
+  f.sync_object = &o;
+  add(f);
+}
+
+void StreamBuilder::goodbye(int64_t t, int exitStatus) {
+  Threadmon__Goodbye g = THREADMON__GOODBYE__INIT;
+  g.time_ns = uint64_t(t);
+  g.reason = THREADMON__END_REASON__END_EXIT;
+  g.exit_status = exitStatus;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_GOODBYE;
+  f.goodbye = &g;
+  add(f);
+}
+
+QByteArray StreamBuilder::stream() const {
+  uint8_t header[TM_HEADER_BYTES];
+  tm_header_encode(header);
+  QByteArray out(reinterpret_cast<const char *>(header), TM_HEADER_BYTES);
+  for (const std::string &p : frames_) {
+    uint8_t prefix[TM_FRAME_PREFIX_BYTES];
+    tm_frame_prefix_encode(prefix, reinterpret_cast<const uint8_t *>(p.data()), uint32_t(p.size()));
+    out.append(reinterpret_cast<const char *>(prefix), TM_FRAME_PREFIX_BYTES);
+    out.append(p.data(), qsizetype(p.size()));
+  }
+  return out;
+}
+
+std::vector<uint64_t> StreamBuilder::frameOffsets() const {
+  std::vector<uint64_t> off;
+  uint64_t at = TM_HEADER_BYTES;
+  for (const std::string &p : frames_) {
+    off.push_back(at);
+    at += TM_FRAME_PREFIX_BYTES + p.size();
+  }
+  return off;
+}
+
+void StreamBuilder::applyTo(tmon::SessionModel *model) const {
+  for (const std::string &p : frames_)
+    model->applyPayload(reinterpret_cast<const uint8_t *>(p.data()), p.size());
+}
+
+bool StreamBuilder::writeFile(const QString &path) const {
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return false;
+  QByteArray s = stream();
+  return f.write(s) == s.size();
+}
+
+}  // namespace tmtest

@@ -1,0 +1,70 @@
+// StreamBuilder: builds threadmon streams whose truth the tests know, frame
+// by frame with protobuf-c, for the model and report tests.
+#ifndef THREADMON_TEST_MODEL_STREAM_H
+#define THREADMON_TEST_MODEL_STREAM_H
+
+#include <QByteArray>
+#include <QString>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "threadmon.pb-c.h"
+
+namespace tmon {
+class SessionModel;
+}
+
+namespace tmtest {
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kT0 = 5'000'000'000;  // session start, monotonic ns
+
+struct Lwp {
+  uint32_t tid;
+  uint64_t user, system, oncpu, runqueue;
+  uint64_t vol = 0, invol = 0, minflt = 0, majflt = 0;
+  int cpu = 0;
+  char kstate = 'S';
+};
+struct Cpu {
+  uint32_t cpu;
+  uint64_t user, nice, system, idle, iowait, irq, softirq, steal;
+};
+struct Sync {
+  uint32_t id;
+  uint64_t acquisitions, contentions, waitNs, maxWaitNs, holdNs;
+};
+
+class StreamBuilder {
+ public:
+  void hello(bool perfSwitch, uint32_t cpuCount = 2, uint32_t version = 1);
+  void threadStart(uint32_t tid, int64_t t, const char *name, const char *routine,
+                   bool probe = false, bool isMain = false);
+  void threadEnd(uint32_t tid, int64_t t);
+  void transition(uint32_t tid, int64_t t, Threadmon__ThreadState state, uint32_t object = 0);
+  void cpuSwitch(uint32_t tid, int64_t t, uint32_t cpu, Threadmon__SwitchKind kind);
+  void tick(int64_t t, const std::vector<Lwp> &lwps, const std::vector<Cpu> &cpus = {},
+            const std::vector<Sync> &sync = {}, uint64_t framesDropped = 0);
+  void syncObject(uint32_t id, Threadmon__SyncKind kind, uint64_t address, const char *module,
+                  const char *symbol, const char *callSite);
+  void goodbye(int64_t t, int exitStatus);
+  void rawPayload(const std::string &bytes) { frames_.push_back(bytes); }
+
+  const std::vector<std::string> &frames() const { return frames_; }
+  // Header + every frame, as a probe would send it.
+  QByteArray stream() const;
+  // Offsets in stream() where each frame's prefix starts.
+  std::vector<uint64_t> frameOffsets() const;
+  void applyTo(tmon::SessionModel *model) const;
+  bool writeFile(const QString &path) const;
+
+ private:
+  void add(const Threadmon__Frame &f);
+  std::vector<std::string> frames_;
+};
+
+}  // namespace tmtest
+
+#endif

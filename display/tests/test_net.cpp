@@ -1,0 +1,216 @@
+// The live path: listener, handshake, token, and damaged streams, over real
+// loopback sockets.
+#include <QSignalSpy>
+#include <QTcpSocket>
+#include <QtTest>
+
+#include "listenaddress.h"
+#include "probeconnection.h"
+#include "probelistener.h"
+#include "test_ui_synth.h"
+#include "tokencheck.h"
+
+using tmnet::ProbeConnection;
+using tmnet::ProbeListener;
+
+namespace {
+
+// Sends `bytes` to `listener` from a fresh client socket and waits until the
+// server side either accepted or refused the session and then went quiet.
+struct Outcome {
+  QList<ProbeConnection *> accepted;
+  QStringList refused;
+  int frames = 0;
+};
+
+Outcome sendTo(ProbeListener *listener, const QByteArray &bytes, bool closeAfter = true) {
+  Outcome out;
+  auto c1 = QObject::connect(listener, &ProbeListener::sessionAccepted, listener,
+                             [&out](ProbeConnection *c) {
+                               out.accepted << c;
+                               QObject::connect(c, &ProbeConnection::frameArrived, c,
+                                                [&out](const QByteArray &) { ++out.frames; });
+                             });
+  auto c2 = QObject::connect(listener, &ProbeListener::sessionRefused, listener,
+                             [&out](const QString &, const QString &why) { out.refused << why; });
+  QTcpSocket client;
+  client.connectToHost(QHostAddress::LocalHost, listener->port());
+  if (!client.waitForConnected(5000)) qFatal("cannot connect to the listener");
+  client.write(bytes);
+  client.flush();
+  (void)QTest::qWaitFor([&client] { return client.bytesToWrite() == 0; }, 5000);
+  if (closeAfter) client.disconnectFromHost();
+  // Let the server drain: it is done when the peer is closed and reported.
+  (void)QTest::qWaitFor(
+      [&out] {
+        return !out.refused.isEmpty() ||
+               (!out.accepted.isEmpty() &&
+                out.accepted.first()->state() != ProbeConnection::State::Streaming);
+      },
+      5000);
+  QObject::disconnect(c1);
+  QObject::disconnect(c2);
+  return out;
+}
+
+}  // namespace
+
+class TestNet : public QObject {
+  Q_OBJECT
+ private slots:
+  void tokenCompare() {
+    QVERIFY(tmnet::tokensEqual("s3cret", "s3cret"));
+    QVERIFY(!tmnet::tokensEqual("s3cret", "s3creT"));
+    QVERIFY(!tmnet::tokensEqual("s3cret", "s3cre"));
+    QVERIFY(!tmnet::tokensEqual("s3cret", "s3cret!"));
+    QVERIFY(!tmnet::tokensEqual("s3cret", ""));
+    QVERIFY(tmnet::tokensEqual("", ""));
+  }
+
+  void listenAddressParsing() {
+    tmnet::ListenAddress a;
+    QString err;
+    QVERIFY(tmnet::parseListenAddress("0.0.0.0:9000", &a, &err));
+    QCOMPARE(a.port, quint16(9000));
+    QVERIFY(!a.host.isLoopback());
+    QVERIFY(tmnet::parseListenAddress("[::1]:7411", &a, &err));
+    QVERIFY(a.host.isLoopback());
+    QVERIFY(tmnet::parseListenAddress("8000", &a, &err));
+    QVERIFY(a.host.isLoopback());
+    QVERIFY(!tmnet::parseListenAddress("host:99999", &a, &err));
+    QVERIFY(err.contains("99999"));
+    QVERIFY(!tmnet::parseListenAddress("not-an-ip:80", &a, &err));
+  }
+
+  void nonLoopbackNeedsTokenOrInsecure() {
+    tmnet::ListenAddress any;
+    QString err;
+    QVERIFY(tmnet::parseListenAddress(":7411", &any, &err));
+    QVERIFY(tmnet::checkListenPolicy(any, QByteArray(), false).contains("--token"));
+    QVERIFY(tmnet::checkListenPolicy(any, "t0k", false).isEmpty());
+    QVERIFY(tmnet::checkListenPolicy(any, QByteArray(), true).isEmpty());
+    tmnet::ListenAddress local;
+    QVERIFY(tmnet::checkListenPolicy(local, QByteArray(), false).isEmpty());
+  }
+
+  void acceptsAWholeStream() {
+    ProbeListener listener(QByteArray{});
+    QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
+    synth::Workload w;
+    const QByteArray bytes = synth::stream(w);
+    const Outcome out = sendTo(&listener, bytes);
+    QCOMPARE(out.accepted.size(), 1);
+    ProbeConnection *c = out.accepted.first();
+    QCOMPARE(c->state(), ProbeConnection::State::Ended);
+    QCOMPARE(c->pid(), w.pid);
+    QCOMPARE(c->bytesReceived(), quint64(bytes.size()));
+    QCOMPARE(c->spool()->size(), qint64(bytes.size()));
+    QVERIFY(out.frames > 200);  // 2 s of 10 ms ticks plus transitions
+    QCOMPARE(quint64(out.frames), c->framesReceived());
+  }
+
+  void wrongTokenIsRefusedRightTokenAccepted() {
+    ProbeListener listener("correct-horse");
+    QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
+    synth::Workload w;
+    w.token = "wrong-horse";
+    Outcome out = sendTo(&listener, synth::stream(w));
+    QCOMPARE(out.accepted.size(), 0);
+    QCOMPARE(out.refused.size(), 1);
+    QVERIFY2(out.refused.first().contains("wrong token"), qPrintable(out.refused.first()));
+    w.token = "correct-horse";
+    out = sendTo(&listener, synth::stream(w));
+    QCOMPARE(out.accepted.size(), 1);
+    QCOMPARE(out.refused.size(), 0);
+  }
+
+  void malformedFrameClosesTheSession() {
+    ProbeListener listener(QByteArray{});
+    QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
+    // A correctly framed payload that is not a protobuf message.
+    const QByteArray bad = synth::framed(QByteArray("\xff\xff\xff\xff\xff", 5));
+    const Outcome out =
+        sendTo(&listener, synth::header() + synth::helloFrame(7, QByteArray{}) + bad, false);
+    QCOMPARE(out.accepted.size(), 1);
+    QCOMPARE(out.accepted.first()->state(), ProbeConnection::State::Failed);
+    QVERIFY2(out.accepted.first()->error().contains("malformed frame"),
+             qPrintable(out.accepted.first()->error()));
+  }
+
+  void badChecksumClosesTheSession() {
+    ProbeConnection c(nullptr, QByteArray{});
+    QByteArray frame = synth::helloFrame(7, QByteArray{});
+    frame[frame.size() - 1] = static_cast<char>(frame[frame.size() - 1] ^ 0x40);
+    c.consume(synth::header() + frame);
+    QCOMPARE(c.state(), ProbeConnection::State::Failed);
+    QVERIFY2(c.error().contains("checksum"), qPrintable(c.error()));
+  }
+
+  void oversizedFrameClosesTheSession() {
+    ProbeConnection c(nullptr, QByteArray{});
+    QByteArray huge("\x00\x00\x00\x02\x00\x00\x00\x00", 8);  // 32 MiB announced
+    c.consume(synth::header() + synth::helloFrame(7, QByteArray{}) + huge);
+    QCOMPARE(c.state(), ProbeConnection::State::Failed);
+    QVERIFY2(c.error().contains("16 MiB"), qPrintable(c.error()));
+  }
+
+  void wrongFormatVersionIsRefused() {
+    ProbeListener listener(QByteArray{});
+    QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
+    const Outcome out =
+        sendTo(&listener, synth::header(2) + synth::helloFrame(7, QByteArray{}), false);
+    QCOMPARE(out.accepted.size(), 0);
+    QVERIFY2(out.refused.value(0).contains("unsupported format version 2"),
+             qPrintable(out.refused.value(0)));
+  }
+
+  void wrongProtocolVersionIsRefused() {
+    ProbeConnection c(nullptr, QByteArray{});
+    QSignalSpy accepted(&c, &ProbeConnection::accepted);
+    c.consume(synth::header() + synth::helloFrame(7, QByteArray{}, 9));
+    QCOMPARE(accepted.size(), 0);
+    QVERIFY2(c.error().contains("protocol version 9"), qPrintable(c.error()));
+  }
+
+  void firstFrameMustBeHello() {
+    ProbeConnection c(nullptr, QByteArray{});
+    synth::Workload w;
+    QByteArray s = synth::stream(w);
+    const QByteArray hello = synth::helloFrame(w.pid, QByteArray{});
+    s.remove(16, hello.size());  // drop the Hello, keep the rest
+    c.consume(s);
+    QVERIFY2(c.error().contains("not a Hello"), qPrintable(c.error()));
+  }
+
+  void streamCutInsideAFrame() {
+    ProbeConnection c(nullptr, QByteArray{});
+    QSignalSpy frames(&c, &ProbeConnection::frameArrived);
+    const QByteArray s = synth::stream(synth::Workload{});
+    c.consume(s.left(s.size() / 2));
+    c.finish();
+    QVERIFY(frames.size() > 10);
+    QCOMPARE(c.state(), ProbeConnection::State::Failed);
+    QVERIFY2(c.error().contains("cut inside a frame"), qPrintable(c.error()));
+  }
+
+  void severalProbesAtOnce() {
+    ProbeListener listener(QByteArray{});
+    QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
+    QList<ProbeConnection *> sessions;
+    connect(&listener, &ProbeListener::sessionAccepted, this,
+            [&sessions](ProbeConnection *c) { sessions << c; });
+    QTcpSocket a, b;
+    for (QTcpSocket *s : {&a, &b}) {
+      s->connectToHost(QHostAddress::LocalHost, listener.port());
+      QVERIFY(s->waitForConnected(5000));
+    }
+    a.write(synth::header() + synth::helloFrame(100, QByteArray{}));
+    b.write(synth::header() + synth::helloFrame(200, QByteArray{}));
+    QTRY_COMPARE_WITH_TIMEOUT(sessions.size(), 2, 5000);
+    QSet<quint32> pids{sessions[0]->pid(), sessions[1]->pid()};
+    QCOMPARE(pids, (QSet<quint32>{100, 200}));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestNet)
+#include "test_net.moc"

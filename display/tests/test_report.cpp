@@ -1,0 +1,175 @@
+// threadmon-report over synthetic captures written here: the JSON numbers
+// follow from the stream's known truth; damage and unreadable exit codes.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "test_model_stream.h"
+
+using namespace tmtest;
+
+namespace {
+
+// Worker 21: on CPU 1 for [0,60), blocked on mutex 3 for [60,100). Main 20:
+// sleeping all along. Mutex 3: 50 acquisitions, 10 contended, 40 ms waiting.
+// Mutex 4: less waiting. CPU 0: 25% user, 75% idle.
+StreamBuilder reportSession(bool withGoodbye) {
+  StreamBuilder b;
+  b.hello(true);
+  b.threadStart(20, kT0, "main", "app!main", false, true);
+  b.threadStart(21, kT0, "worker", "app!worker+0x1c");
+  b.threadStart(22, kT0, "threadmon", "libthreadmon.so!sampler", true);
+  b.syncObject(3, THREADMON__SYNC_KIND__KIND_MUTEX, 0x5000, "app", "queue_lock", "app!push+0x20");
+  b.syncObject(4, THREADMON__SYNC_KIND__KIND_MUTEX, 0x5040, "app", "stats_lock", nullptr);
+  b.cpuSwitch(20, kT0, 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
+  b.cpuSwitch(22, kT0, 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
+  b.cpuSwitch(21, kT0, 1, THREADMON__SWITCH_KIND__SWITCH_IN);
+  b.transition(21, kT0 + 60 * kMs, THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, 3);
+  b.cpuSwitch(21, kT0 + 60 * kMs, 1, THREADMON__SWITCH_KIND__SWITCH_OUT);
+  for (int k = 0; k <= 10; k++) {
+    uint64_t K = uint64_t(k);
+    b.tick(kT0 + k * 10 * kMs,
+           {Lwp{21, std::min<uint64_t>(K, 6) * 8 * kMs, std::min<uint64_t>(K, 6) * 2 * kMs,
+                std::min<uint64_t>(K, 6) * 10 * kMs, 0, K, 0, 7 * K, 0, 1, 'R'}},
+           {Cpu{0, 1000 * kMs + K * 2500000, 0, 0, 3000 * kMs + K * 7500000, 0, 0, 0, 0}},
+           {Sync{3, 5 * K, K, 4 * K * kMs, 9 * kMs, 0}, Sync{4, 2 * K, K, K * kMs / 10, kMs, 0}},
+           k == 10 ? 2 : 0);
+  }
+  if (withGoodbye) b.goodbye(kT0 + 100 * kMs, 7);
+  return b;
+}
+
+struct Run {
+  int code;
+  QByteArray out, err;
+};
+
+Run report(const QStringList &args) {
+  QProcess p;
+  p.start(qEnvironmentVariable("THREADMON_REPORT"), args);
+  p.waitForFinished(30000);
+  return Run{p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError()};
+}
+
+}  // namespace
+
+class TestReport : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+
+ private slots:
+  void initTestCase() { QVERIFY(!qEnvironmentVariable("THREADMON_REPORT").isEmpty()); }
+
+  void jsonSummaryOfACompleteCapture() {
+    QString file = dir_.filePath("ok.tmcap");
+    QVERIFY(reportSession(true).writeFile(file));
+    Run r = report({"--json", file});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.err.isEmpty(), r.err.constData());
+    QJsonParseError pe;
+    QJsonObject o = QJsonDocument::fromJson(r.out, &pe).object();
+    QCOMPARE(pe.error, QJsonParseError::NoError);
+
+    QJsonObject p = o["process"].toObject();
+    QCOMPARE(p["pid"].toInt(), 4242);
+    QCOMPARE(p["exe"].toString(), QStringLiteral("/usr/bin/workload"));
+    QCOMPARE(p["argv"].toArray().size(), 2);
+    QCOMPARE(p["duration_s"].toDouble(), 0.1);
+    QCOMPARE(p["exit_status"].toInt(), 7);
+    QCOMPARE(p["frames_dropped"].toInt(), 2);
+    QVERIFY(p["sources"].toArray().contains(QStringLiteral("perf_switch")));
+
+    QJsonArray threads = o["threads"].toArray();
+    QCOMPARE(threads.size(), 3);
+    QJsonObject worker, probe;
+    for (const QJsonValue &v : threads) {
+      if (v.toObject()["tid"].toInt() == 21) worker = v.toObject();
+      if (v.toObject()["tid"].toInt() == 22) probe = v.toObject();
+    }
+    QCOMPARE(worker["name"].toString(), QStringLiteral("worker"));
+    QCOMPARE(worker["start_routine"].toString(), QStringLiteral("app!worker+0x1c"));
+    QCOMPARE(worker["main"].toBool(), false);
+    QCOMPARE(probe["probe"].toBool(), true);
+    QCOMPARE(worker["lifetime_s"].toDouble(), 0.1);
+    QJsonObject st = worker["states"].toObject();
+    QCOMPARE(st.size(), 12);
+    QCOMPARE(st["on_cpu"].toDouble(), 60.0);
+    QCOMPARE(st["blocked_mutex"].toDouble(), 40.0);
+    QCOMPARE(st["runnable"].toDouble(), 0.0);
+    QJsonObject lwp = worker["lwp"].toObject();
+    QCOMPARE(lwp["user_s"].toDouble(), 0.048);
+    QCOMPARE(lwp["system_s"].toDouble(), 0.012);
+    QCOMPARE(lwp["vol_ctxsw"].toInt(), 10);
+    QCOMPARE(lwp["minflt"].toInt(), 70);
+    QCOMPARE(worker["cpus"].toObject()["1"].toDouble(), 0.06);
+    QVERIFY(!worker["cpus"].toObject().contains("0"));
+
+    QJsonArray cpus = o["cpus"].toArray();
+    QCOMPARE(cpus.size(), 2);
+    QCOMPARE(cpus[0].toObject()["user"].toDouble(), 25.0);
+    QCOMPARE(cpus[0].toObject()["idle"].toDouble(), 75.0);
+
+    QJsonArray sync = o["sync_objects"].toArray();
+    QCOMPARE(sync.size(), 2);
+    QJsonObject top = sync[0].toObject();
+    QCOMPARE(top["id"].toInt(), 3);  // sorted by wait
+    QCOMPARE(top["kind"].toString(), QStringLiteral("mutex"));
+    QCOMPARE(top["address"].toString(), QStringLiteral("0x5000"));
+    QCOMPARE(top["symbol"].toString(), QStringLiteral("queue_lock"));
+    QCOMPARE(top["acquisitions"].toInt(), 50);
+    QCOMPARE(top["contentions"].toInt(), 10);
+    QCOMPARE(top["wait_s"].toDouble(), 0.04);
+    QCOMPARE(top["max_wait_s"].toDouble(), 0.009);
+    QCOMPARE(top["call_site"].toString(), QStringLiteral("app!push+0x20"));
+    QCOMPARE(sync[1].toObject()["id"].toInt(), 4);
+  }
+
+  void textSummaryNamesTheParts() {
+    QString file = dir_.filePath("ok.tmcap");
+    QVERIFY(reportSession(true).writeFile(file));
+    Run r = report({file});
+    QCOMPARE(r.code, 0);
+    QString text = QString::fromUtf8(r.out);
+    QVERIFY(text.contains("Process 4242"));
+    QVERIFY(text.contains("21 worker"));
+    QVERIFY(text.contains("22 threadmon [probe]"));
+    QVERIFY(text.contains("queue_lock"));
+    QVERIFY(text.contains("app!push+0x20"));
+  }
+
+  void damagedCaptureIsReportedWithExitTwo() {
+    StreamBuilder b = reportSession(false);
+    QByteArray s = b.stream();
+    std::vector<uint64_t> off = b.frameOffsets();
+    QString file = dir_.filePath("cut.tmcap");
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(s.left(qsizetype(off.back() + 3)));
+    f.close();
+    Run r = report({"--json", file});
+    QCOMPARE(r.code, 2);
+    QCOMPARE(QString::fromUtf8(r.err),
+             QStringLiteral("threadmon-report: %1: truncated at byte %2 after %3 frames; "
+                            "reporting what was read\n")
+                 .arg(file)
+                 .arg(off.back())
+                 .arg(off.size() - 1));
+    QJsonObject o = QJsonDocument::fromJson(r.out).object();
+    QVERIFY(o["process"].toObject()["exit_status"].isNull());
+    QCOMPARE(o["threads"].toArray().size(), 3);
+  }
+
+  void unreadableFileExitsOne() {
+    Run r = report({dir_.filePath("nope.tmcap")});
+    QCOMPARE(r.code, 1);
+    QVERIFY(r.err.startsWith("threadmon-report: "));
+    QCOMPARE(r.err.count('\n'), 1);
+    QVERIFY(r.out.isEmpty());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestReport)
+#include "test_report.moc"

@@ -1,0 +1,352 @@
+// The display's views over synthetic captures, rendered offscreen; live
+// sessions over loopback; damaged captures; the command line policy.
+#include <QElapsedTimer>
+#include <QProcess>
+#include <QScrollBar>
+#include <QSet>
+#include <QTcpSocket>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "captureopen.h"
+#include "commandline.h"
+#include "chartsview.h"
+#include "livesession.h"
+#include "modelview.h"
+#include "probeconnection.h"
+#include "probelistener.h"
+#include "replaycontrols.h"
+#include "screenshot.h"
+#include "sessionmodel.h"
+#include "sessionview.h"
+#include "statepalette.h"
+#include "syncview.h"
+#include "test_ui_synth.h"
+#include "timelinecanvas.h"
+#include "timelineview.h"
+#include "viewwindow.h"
+
+using tmui::ViewKind;
+
+namespace {
+
+const QSize kShot(1000, 640);
+
+QString writeCapture(const QTemporaryDir &dir, const QString &name, const QByteArray &bytes) {
+  const QString path = dir.filePath(name);
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size()) qFatal("cannot write capture");
+  return path;
+}
+
+// Distinct colours on a coarse grid: a blank or single-colour image has few.
+int distinctColours(const QImage &img) {
+  QSet<QRgb> seen;
+  for (int y = 0; y < img.height(); y += 3)
+    for (int x = 0; x < img.width(); x += 3) seen.insert(img.pixel(x, y));
+  return int(seen.size());
+}
+
+int pixelsOf(const QImage &img, const QColor &c) {
+  int n = 0;
+  const QRgb want = c.rgb();
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = 0; x < img.width(); ++x)
+      if (img.pixel(x, y) == want) ++n;
+  return n;
+}
+
+}  // namespace
+
+class TestUi : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  synth::Workload w_;
+  QString capture_;
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    capture_ = writeCapture(dir_, "synthetic.tmcap", synth::stream(w_));
+  }
+
+  void everyViewRendersItsRows_data() {
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<int>("rows");
+    const int threads = synth::threadCount(w_);
+    QTest::newRow("threads") << int(ViewKind::Threads) << threads;
+    QTest::newRow("lwps") << int(ViewKind::Lwps) << threads;
+    QTest::newRow("cpus") << int(ViewKind::Cpus) << synth::kCpuCount;
+    QTest::newRow("timeline") << int(ViewKind::Timeline) << threads;
+    QTest::newRow("sync") << int(ViewKind::Sync) << synth::kObjectCount;
+    QTest::newRow("charts") << int(ViewKind::Charts) << 3;
+  }
+
+  void everyViewRendersItsRows() {
+    QFETCH(int, kind);
+    QFETCH(int, rows);
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(capture_, &error));
+    QVERIFY2(page, qPrintable(error));
+    QVERIFY(page->notice().isEmpty());
+    const QImage img = renderView(page.get(), ViewKind(kind), -1, kShot);
+    std::unique_ptr<tmui::ModelView> view(page->view(ViewKind(kind)));  // detached by renderView
+    QCOMPARE(img.size(), kShot);
+    QVERIFY2(distinctColours(img) > 8, "the view looks blank");
+    QCOMPARE(view->rowCount(), rows);
+  }
+
+  void statesShowInTheirColours() {
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(capture_, &error));
+    QVERIFY(page);
+    const QImage threads = renderView(page.get(), ViewKind::Threads, -1, kShot);
+    delete page->view(ViewKind::Threads);
+    // The synthetic workers run, queue and block on the mutex.
+    QVERIFY(pixelsOf(threads, tmui::stateColor(tmon::FinalState::OnCpu)) > 500);
+    QVERIFY(pixelsOf(threads, tmui::stateColor(tmon::FinalState::BlockedMutex)) > 500);
+    const QImage timeline = renderView(page.get(), ViewKind::Timeline, -1, kShot);
+    QVERIFY(pixelsOf(timeline, tmui::stateColor(tmon::FinalState::OnCpu)) > 500);
+    QVERIFY(pixelsOf(timeline, tmui::stateColor(tmon::FinalState::BlockedMutex)) > 200);
+    delete page->view(ViewKind::Timeline);
+  }
+
+  void selectingAnObjectHighlightsItsWaits() {
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(capture_, &error));
+    QVERIFY(page);
+    page->syncView()->refreshNow();
+    page->syncView()->selectObject(1);  // the synthetic mutex
+    QCOMPARE(page->timeline()->canvas()->highlightedObject(), 1u);
+    const QImage img = renderView(page.get(), ViewKind::Timeline, -1, kShot);
+    delete page->view(ViewKind::Timeline);
+    QVERIFY(pixelsOf(img, tmui::highlightColor()) > 100);
+  }
+
+  void syncFilterNarrowsRows() {
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(capture_, &error));
+    QVERIFY(page);
+    tmui::SyncView *sync = page->syncView();
+    sync->refreshNow();
+    QCOMPARE(sync->rowCount(), 3);
+    sync->setFilterText("libc");
+    QCOMPARE(sync->rowCount(), 1);
+    sync->setFilterText("queue_");
+    QCOMPARE(sync->rowCount(), 2);
+  }
+
+  void windowSelectorDrivesTheViews() {
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(capture_, &error));
+    QVERIFY(page);
+    tmui::ViewWindow *win = page->viewWindow();
+    QCOMPARE(win->mode(), tmui::ViewWindow::Mode::WholeRun);
+    win->setMode(tmui::ViewWindow::Mode::Last1s);
+    QCOMPARE(win->range().length(), int64_t(1000000000));
+    QCOMPARE(win->range().t1, page->model()->latestNs());
+    win->setRange({page->model()->startNs() + 200000000, page->model()->startNs() + 300000000});
+    QCOMPARE(win->mode(), tmui::ViewWindow::Mode::Range);
+    QCOMPARE(win->range().length(), int64_t(100000000));
+    auto *charts = static_cast<tmui::ChartsView *>(page->view(ViewKind::Charts));
+    charts->refreshNow();
+    QVERIFY(charts->pointCount(0) >= 9 && charts->pointCount(0) <= 11);  // 10 ms ticks
+  }
+
+  void replaySeeksAndPlays() {
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(capture_, &error));
+    QVERIFY(page);
+    tmui::ReplayControls *replay = page->replay();
+    QVERIFY(replay);
+    replay->seek(0.5);
+    QCOMPARE(page->viewWindow()->now(), page->model()->startNs() + 500000000);
+    replay->setSpeed(16);
+    QCOMPARE(replay->speed(), 16.0);
+    replay->play();
+    QTRY_VERIFY_WITH_TIMEOUT(replay->position() > 1.0, 3000);
+    QTRY_VERIFY_WITH_TIMEOUT(!replay->playing(), 3000);  // stops at the end
+    QCOMPARE(replay->position(), page->model()->durationSeconds());
+  }
+
+  void truncatedCaptureOpensUpToTheDamage() {
+    const QByteArray whole = synth::stream(w_);
+    const QString path = writeCapture(dir_, "cut.tmcap", whole.left(whole.size() * 2 / 3));
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(path, &error));
+    QVERIFY2(page, qPrintable(error));
+    QVERIFY2(page->notice().contains("damaged"), qPrintable(page->notice()));
+    QVERIFY(page->model()->threadCount() == synth::threadCount(w_));
+    QVERIFY(page->model()->durationSeconds() > 0.5);
+    QVERIFY(page->model()->durationSeconds() < w_.seconds);
+  }
+
+  void corruptCaptureSaysWhere() {
+    QByteArray bytes = synth::stream(w_);
+    bytes[bytes.size() / 2] = char(bytes[bytes.size() / 2] ^ 0x5a);
+    const QString path = writeCapture(dir_, "corrupt.tmcap", bytes);
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(path, &error));
+    QVERIFY2(page, qPrintable(error));
+    QVERIFY2(page->notice().contains("byte"), qPrintable(page->notice()));
+  }
+
+  void notACaptureIsRefused() {
+    const QString path = writeCapture(dir_, "junk.tmcap", QByteArray("hello world, not a capture"));
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(path, &error));
+    QVERIFY(!page);
+    QVERIFY2(error.contains("junk.tmcap"), qPrintable(error));
+  }
+
+  void screenshotCommandWritesAPng() {
+    const QString out = dir_.filePath("threads.png");
+    QCOMPARE(screenshotCapture(capture_, "threads", 1.0, QSize(800, 500), out), QString());
+    QImage img(out);
+    QCOMPARE(img.size(), QSize(800, 500));
+    QVERIFY(distinctColours(img) > 8);
+    QVERIFY(!screenshotCapture(capture_, "nope", -1, QSize(800, 500), out).isEmpty());
+  }
+
+  void liveSessionSeesThreadsAndObjects() {
+    tmnet::ProbeListener listener(QByteArray{});
+    QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
+    std::unique_ptr<tmui::SessionView> page;
+    LiveSession *live = nullptr;
+    connect(&listener, &tmnet::ProbeListener::sessionAccepted, this,
+            [&](tmnet::ProbeConnection *c) {
+              live = new LiveSession(c);
+              page.reset(live->page());
+            });
+    QTcpSocket client;
+    client.connectToHost(QHostAddress::LocalHost, listener.port());
+    QVERIFY(client.waitForConnected(5000));
+    const QByteArray bytes = synth::stream(w_);
+    // Half first: the session is live and partly known.
+    client.write(bytes.left(bytes.size() / 2));
+    QTRY_VERIFY_WITH_TIMEOUT(page && page->model()->threadCount() == synth::threadCount(w_), 5000);
+    QVERIFY(!page->model()->info().ended);
+    const QString rec = dir_.filePath("recorded.tmcap");
+    QCOMPARE(live->startRecording(rec), QString());
+    client.write(bytes.mid(bytes.size() / 2));
+    client.disconnectFromHost();
+    QTRY_VERIFY_WITH_TIMEOUT(page->model()->info().ended, 5000);
+    QCOMPARE(page->model()->syncObjectCount(), synth::kObjectCount);
+    QVERIFY(page->notice().isEmpty());
+    live->stopRecording();
+    // The recording holds exactly the bytes received, from the first one.
+    QFile f(rec);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), bytes);
+    // Every view renders the live session too.
+    const QImage img = renderView(page.get(), ViewKind::Threads, -1, kShot);
+    std::unique_ptr<tmui::ModelView> view(page->view(ViewKind::Threads));
+    QCOMPARE(view->rowCount(), synth::threadCount(w_));
+    QVERIFY(distinctColours(img) > 8);
+  }
+
+  void liveMalformedFrameClosesWithANotice() {
+    tmnet::ProbeListener listener(QByteArray{});
+    QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
+    std::unique_ptr<tmui::SessionView> page;
+    connect(&listener, &tmnet::ProbeListener::sessionAccepted, this,
+            [&](tmnet::ProbeConnection *c) { page.reset((new LiveSession(c))->page()); });
+    QTcpSocket client;
+    client.connectToHost(QHostAddress::LocalHost, listener.port());
+    QVERIFY(client.waitForConnected(5000));
+    client.write(synth::header() + synth::helloFrame(9, QByteArray{}) +
+                 synth::framed(QByteArray("\x0a\xff\xff\xff\xff\x0f", 6)));
+    QTRY_VERIFY_WITH_TIMEOUT(page && !page->notice().isEmpty(), 5000);
+    QVERIFY2(page->notice().contains("malformed"), qPrintable(page->notice()));
+    QVERIFY(page->model()->hasError());
+  }
+
+  // The real probe, preloaded into a workload, streaming to us over
+  // loopback (paths come from meson; skipped when the probe is not built).
+  void liveSessionFromTheRealProbe() {
+    const QString probe = qEnvironmentVariable("THREADMON_TEST_PROBE");
+    const QString workload = qEnvironmentVariable("THREADMON_TEST_WORKLOAD");
+    if (probe.isEmpty() || workload.isEmpty()) {
+      QTest::qSkip("libthreadmon.so or the workload not built", __FILE__, __LINE__);
+      return;
+    }
+    tmnet::ProbeListener listener("e2e-token");
+    QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
+    std::vector<std::unique_ptr<tmui::SessionView>> pages;
+    connect(&listener, &tmnet::ProbeListener::sessionAccepted, this,
+            [&](tmnet::ProbeConnection *c) { pages.emplace_back((new LiveSession(c))->page()); });
+    QProcess proc;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("LD_PRELOAD", probe);
+    env.insert("THREADMON_CONNECT", QStringLiteral("127.0.0.1:%1").arg(listener.port()));
+    env.insert("THREADMON_TOKEN", "e2e-token");
+    proc.setProcessEnvironment(env);
+    proc.start(workload, {"--threads", "4", "--size", "200", "--rounds", "5"});
+    QVERIFY2(proc.waitForStarted(5000), qPrintable(proc.errorString()));
+    QTRY_VERIFY_WITH_TIMEOUT(proc.state() == QProcess::NotRunning, 60000);
+    QCOMPARE(proc.exitCode(), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(!pages.empty() && pages.front()->model()->info().ended, 10000);
+    tmon::SessionModel *model = pages.front()->model();
+    QVERIFY2(!model->hasError(), qPrintable(model->errorText()));
+    QVERIFY(model->threadCount() >= 5);  // main, 4 workers (and the probe's own)
+    QVERIFY(model->syncObjectCount() >= 1);  // the barrier
+    const QImage img = renderView(pages.front().get(), ViewKind::Threads, -1, kShot);
+    std::unique_ptr<tmui::ModelView> view(pages.front()->view(ViewKind::Threads));
+    QCOMPARE(view->rowCount(), model->threadCount());
+    QVERIFY(distinctColours(img) > 8);
+  }
+
+  void commandLinePolicy() {
+    DisplayOptions o;
+    QCOMPARE(parseDisplayOptions({"threadmon-display"}, &o), QString());
+    QCOMPARE(o.listen.port, quint16(7411));
+    QVERIFY(o.listen.host.isLoopback());
+    o = DisplayOptions();
+    qputenv("THREADMON_TOKEN", "");
+    QVERIFY(parseDisplayOptions({"threadmon-display", "--listen", "0.0.0.0:7411"}, &o)
+                .contains("token"));
+    o = DisplayOptions();
+    QCOMPARE(parseDisplayOptions({"threadmon-display", "--listen", "0.0.0.0:7411", "--insecure"}, &o),
+             QString());
+    o = DisplayOptions();
+    QCOMPARE(parseDisplayOptions({"threadmon-display", "--listen", "0.0.0.0:7411", "--token", "x"}, &o),
+             QString());
+    QCOMPARE(o.token, QByteArray("x"));
+    o = DisplayOptions();
+    QVERIFY(parseDisplayOptions({"threadmon-display", "--view", "bogus", "--open", "a"}, &o)
+                .contains("bogus"));
+  }
+
+  // 1,000 threads: a repaint touches only the visible rows, so it stays fast.
+  void timelineWithAThousandThreads() {
+    synth::Workload big;
+    big.workers = 998;
+    big.seconds = 1.0;
+    const QString path = writeCapture(dir_, "big.tmcap", synth::stream(big));
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(path, &error));
+    QVERIFY2(page, qPrintable(error));
+    QCOMPARE(page->model()->threadCount(), 1000);
+    tmui::TimelineView *tl = page->timeline();
+    tl->setParent(nullptr);
+    std::unique_ptr<tmui::TimelineView> owner(tl);
+    tl->resize(1400, 900);
+    tl->setAttribute(Qt::WA_DontShowOnScreen);
+    tl->show();
+    tl->refreshNow();
+    QCOMPARE(tl->rowCount(), 1000);
+    QElapsedTimer timer;
+    timer.start();
+    constexpr int kFrames = 10;
+    for (int i = 0; i < kFrames; ++i) {
+      tl->canvas()->verticalScrollBar()->setValue(i * 1500);
+      tl->canvas()->viewport()->repaint();
+    }
+    const double msPerFrame = double(timer.elapsed()) / kFrames;
+    qInfo("timeline, 1000 threads, 1400x900: %.1f ms per repaint", msPerFrame);
+    QVERIFY2(msPerFrame < 250, qPrintable(QString::number(msPerFrame)));
+  }
+};
+
+QTEST_MAIN(TestUi)
+#include "test_ui.moc"

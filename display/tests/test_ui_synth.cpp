@@ -1,0 +1,327 @@
+#include "test_ui_synth.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "threadmon.pb-c.h"
+#include "tmwire.h"
+
+namespace synth {
+
+namespace {
+
+constexpr uint64_t kStartNs = 1000000000ull;  // monotonic time of the Hello
+constexpr uint64_t kTickNs = 10000000ull;     // 10 ms
+constexpr uint32_t kMutexId = 1, kCondId = 2, kInternalId = 3;
+
+QByteArray packFrame(Threadmon__Frame *f) {
+  QByteArray payload(static_cast<qsizetype>(threadmon__frame__get_packed_size(f)), '\0');
+  threadmon__frame__pack(f, reinterpret_cast<uint8_t *>(payload.data()));
+  return framed(payload);
+}
+
+struct Lcg {  // deterministic, so tests see the same stream every run
+  uint64_t s = 88172645463325252ull;
+  uint32_t next(uint32_t n) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<uint32_t>((s >> 33) % n);
+  }
+};
+
+struct Event {
+  uint64_t t;
+  uint32_t tid;
+  int state;     // ThreadState, or -1 for a switch only
+  uint32_t obj;
+  int sw;        // SwitchKind, or -1
+  uint32_t cpu;
+};
+
+struct Counters {
+  uint64_t oncpu = 0, runq = 0, vol = 0, invol = 0, minflt = 0;
+  uint64_t lastIn = 0, lastReady = 0;
+  bool onCpu = false, ready = false;
+  int cpu = 0;
+};
+
+// Worker life: run, then block on the mutex (most often), wait on the
+// condition variable, or sleep; the gap between becoming RUNNING and being
+// switched in is run-queue time.
+std::vector<Event> simulate(const Workload &w, uint64_t endNs) {
+  std::vector<Event> ev;
+  Lcg rng;
+  for (int i = 0; i < w.workers; ++i) {
+    const uint32_t tid = w.pid + 2 + static_cast<uint32_t>(i);
+    uint64_t t = kStartNs + 2000000ull + static_cast<uint64_t>(i) * 300000ull;
+    ev.push_back({t, tid, THREADMON__THREAD_STATE__STATE_RUNNING, 0, -1, 0});
+    while (t < endNs - 20000000ull) {
+      const uint64_t queued = 100000ull * rng.next(20);
+      const uint32_t cpu = rng.next(kCpuCount);
+      ev.push_back({t + queued, tid, -1, 0, THREADMON__SWITCH_KIND__SWITCH_IN, cpu});
+      t += queued + 1000000ull * (2 + rng.next(7));
+      const uint32_t pick = rng.next(10);
+      int state = THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX;
+      uint32_t obj = kMutexId;
+      if (pick >= 7) { state = THREADMON__THREAD_STATE__STATE_BLOCKED_COND; obj = kCondId; }
+      if (pick == 9) { state = THREADMON__THREAD_STATE__STATE_SLEEPING; obj = 0; }
+      ev.push_back({t, tid, state, obj, THREADMON__SWITCH_KIND__SWITCH_OUT, cpu});
+      t += 1000000ull * (1 + rng.next(4));
+      ev.push_back({t, tid, THREADMON__THREAD_STATE__STATE_RUNNING, 0, -1, 0});
+    }
+    ev.push_back({t + 1000000ull, tid, THREADMON__THREAD_STATE__STATE_EXITED, 0, -1, 0});
+  }
+  std::stable_sort(ev.begin(), ev.end(), [](const Event &a, const Event &b) { return a.t < b.t; });
+  return ev;
+}
+
+QByteArray threadStart(uint32_t tid, uint64_t t, uint32_t creator, const char *name,
+                       const char *routine, bool probe, bool main) {
+  Threadmon__ThreadStart ts = THREADMON__THREAD_START__INIT;
+  ts.tid = tid;
+  ts.time_ns = t;
+  ts.creator_tid = creator;
+  ts.name = const_cast<char *>(name);
+  ts.start_routine = const_cast<char *>(routine);
+  ts.is_probe = probe;
+  ts.is_main = main;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_THREAD_START;
+  f.thread_start = &ts;
+  return packFrame(&f);
+}
+
+QByteArray syncObject(uint32_t id, Threadmon__SyncKind kind, uint64_t addr, const char *module,
+                      const char *symbol) {
+  Threadmon__SyncObject o = THREADMON__SYNC_OBJECT__INIT;
+  o.id = id;
+  o.kind = kind;
+  o.address = addr;
+  o.module = const_cast<char *>(module);
+  o.symbol = const_cast<char *>(symbol);
+  o.first_seen_ns = kStartNs;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_SYNC_OBJECT;
+  f.sync_object = &o;
+  return packFrame(&f);
+}
+
+}  // namespace
+
+QByteArray header(uint16_t formatMajor) {
+  uint8_t h[TM_HEADER_BYTES];
+  tm_header_encode(h);
+  h[8] = static_cast<uint8_t>(formatMajor);
+  h[9] = static_cast<uint8_t>(formatMajor >> 8);
+  return QByteArray(reinterpret_cast<const char *>(h), TM_HEADER_BYTES);
+}
+
+QByteArray framed(const QByteArray &payload) {
+  uint8_t prefix[TM_FRAME_PREFIX_BYTES];
+  tm_frame_prefix_encode(prefix, reinterpret_cast<const uint8_t *>(payload.constData()),
+                         static_cast<uint32_t>(payload.size()));
+  return QByteArray(reinterpret_cast<const char *>(prefix), TM_FRAME_PREFIX_BYTES) + payload;
+}
+
+QByteArray helloFrame(uint32_t pid, const QByteArray &token, uint32_t protocolVersion) {
+  Threadmon__Hello h = THREADMON__HELLO__INIT;
+  h.protocol_version = protocolVersion;
+  h.probe_version = const_cast<char *>("synthetic");
+  h.pid = pid;
+  h.ppid = 1;
+  h.exe = const_cast<char *>("/usr/bin/synthetic-workload");
+  h.host = const_cast<char *>("testhost");
+  h.kernel = const_cast<char *>("6.1.0");
+  h.cpu_count = kCpuCount;
+  h.tick_interval_ns = kTickNs;
+  QByteArray tok = token;
+  h.token = tok.data();
+  h.start_monotonic_ns = kStartNs;
+  h.start_realtime_ns = 1700000000000000000ull;
+  h.probe_tid = pid + 1;
+  h.session_id = 0x5eed;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_HELLO;
+  f.hello = &h;
+  return packFrame(&f);
+}
+
+int threadCount(const Workload &w) { return w.workers + 2; }
+
+QByteArray stream(const Workload &w) {
+  const uint64_t endNs = kStartNs + static_cast<uint64_t>(w.seconds * 1e9);
+  QByteArray out = header() + helloFrame(w.pid, w.token, w.protocolVersion);
+  out += threadStart(w.pid, kStartNs, 0, "synthetic", "", false, true);
+  out += threadStart(w.pid + 1, kStartNs, w.pid, "threadmon", "libthreadmon.so!sampler_main",
+                     true, false);
+  for (int i = 0; i < w.workers; ++i) {
+    const QByteArray name = "worker-" + QByteArray::number(i);
+    out += threadStart(w.pid + 2 + static_cast<uint32_t>(i),
+                       kStartNs + 1000000ull + static_cast<uint64_t>(i) * 300000ull, w.pid,
+                       name.constData(), "synthetic-workload!worker_main+0x24", false, false);
+  }
+  out += syncObject(kMutexId, THREADMON__SYNC_KIND__KIND_MUTEX, 0x55550000a040ull,
+                    "synthetic-workload", "queue_lock");
+  out += syncObject(kCondId, THREADMON__SYNC_KIND__KIND_COND, 0x55550000a080ull,
+                    "synthetic-workload", "queue_nonempty");
+  out += syncObject(kInternalId, THREADMON__SYNC_KIND__KIND_INTERNAL, 0x7f0000001000ull,
+                    "libc.so.6", "random_lock");
+
+  const std::vector<Event> events = simulate(w, endNs);
+  std::vector<Counters> ctr(static_cast<size_t>(w.workers));
+  uint64_t syncAcq[4] = {}, syncCont[4] = {}, syncWait[4] = {};
+  uint64_t cpuBusy[kCpuCount] = {};
+  size_t next = 0;
+  uint64_t seq = 0;
+  for (uint64_t tick = kStartNs + kTickNs; tick <= endNs; tick += kTickNs) {
+    std::vector<uint32_t> trTid, swTid, swCpu, trObj, trHolder;
+    std::vector<int64_t> trDelta, swDelta;
+    std::vector<Threadmon__ThreadState> trState;
+    std::vector<Threadmon__SwitchKind> swKind;
+    uint64_t trLast = tick - kTickNs, swLast = tick - kTickNs;
+    for (; next < events.size() && events[next].t <= tick; ++next) {
+      const Event &e = events[next];
+      Counters &c = ctr[e.tid - w.pid - 2];
+      if (e.state >= 0) {
+        trTid.push_back(e.tid);
+        trDelta.push_back(static_cast<int64_t>(e.t - trLast));
+        trLast = e.t;
+        trState.push_back(static_cast<Threadmon__ThreadState>(e.state));
+        trObj.push_back(e.obj);
+        trHolder.push_back(e.obj == kMutexId ? w.pid + 2 : 0);
+        if (e.state == THREADMON__THREAD_STATE__STATE_RUNNING) {
+          c.ready = true;
+          c.lastReady = e.t;
+        } else if (e.obj) {
+          syncAcq[e.obj] += 1;
+          syncCont[e.obj] += 1;
+          syncWait[e.obj] += 2000000ull;
+        }
+      }
+      if (e.sw >= 0) {
+        swTid.push_back(e.tid);
+        swDelta.push_back(static_cast<int64_t>(e.t - swLast));
+        swLast = e.t;
+        swCpu.push_back(e.cpu);
+        swKind.push_back(static_cast<Threadmon__SwitchKind>(e.sw));
+        if (e.sw == THREADMON__SWITCH_KIND__SWITCH_IN) {
+          c.onCpu = true;
+          c.lastIn = e.t;
+          c.cpu = static_cast<int>(e.cpu);
+          if (c.ready) c.runq += e.t - c.lastReady;
+          c.ready = false;
+        } else {
+          c.onCpu = false;
+          c.oncpu += e.t - c.lastIn;
+          cpuBusy[e.cpu] += e.t - c.lastIn;
+          c.vol += 1;
+          c.minflt += 3;
+          syncAcq[kMutexId] += 4;  // uncontended acquisitions while running
+        }
+      }
+    }
+    if (!trTid.empty()) {
+      Threadmon__Transitions tr = THREADMON__TRANSITIONS__INIT;
+      tr.base_ns = tick - kTickNs;
+      tr.n_tid = trTid.size(); tr.tid = trTid.data();
+      tr.n_delta_ns = trDelta.size(); tr.delta_ns = trDelta.data();
+      tr.n_state = trState.size(); tr.state = trState.data();
+      tr.n_object_id = trObj.size(); tr.object_id = trObj.data();
+      tr.n_holder_tid = trHolder.size(); tr.holder_tid = trHolder.data();
+      Threadmon__Frame f = THREADMON__FRAME__INIT;
+      f.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
+      f.transitions = &tr;
+      out += packFrame(&f);
+    }
+    if (!swTid.empty()) {
+      Threadmon__CpuSwitches sw = THREADMON__CPU_SWITCHES__INIT;
+      sw.base_ns = tick - kTickNs;
+      sw.n_tid = swTid.size(); sw.tid = swTid.data();
+      sw.n_delta_ns = swDelta.size(); sw.delta_ns = swDelta.data();
+      sw.n_cpu = swCpu.size(); sw.cpu = swCpu.data();
+      sw.n_kind = swKind.size(); sw.kind = swKind.data();
+      Threadmon__Frame f = THREADMON__FRAME__INIT;
+      f.body_case = THREADMON__FRAME__BODY_SWITCHES;
+      f.switches = &sw;
+      out += packFrame(&f);
+    }
+    std::vector<Threadmon__LwpSample> lwps(ctr.size());
+    std::vector<Threadmon__LwpSample *> lwpPtrs;
+    for (size_t i = 0; i < ctr.size(); ++i) {
+      Threadmon__LwpSample &l = lwps[i];
+      l = THREADMON__LWP_SAMPLE__INIT;
+      const uint64_t on = ctr[i].oncpu + (ctr[i].onCpu ? tick - ctr[i].lastIn : 0);
+      l.tid = w.pid + 2 + static_cast<uint32_t>(i);
+      l.user_ns = on / 10 * 8;
+      l.system_ns = on / 10 * 2;
+      l.oncpu_ns = on;
+      l.runqueue_ns = ctr[i].runq;
+      l.vol_ctxsw = ctr[i].vol;
+      l.invol_ctxsw = ctr[i].vol / 4;
+      l.minflt = ctr[i].minflt;
+      l.cpu = ctr[i].cpu;
+      l.kstate = ctr[i].onCpu ? 'R' : 'S';
+      lwpPtrs.push_back(&l);
+    }
+    Threadmon__CpuSample cpus[kCpuCount];
+    Threadmon__CpuSample *cpuPtrs[kCpuCount];
+    const uint64_t elapsed = tick - kStartNs;
+    for (int c = 0; c < kCpuCount; ++c) {
+      cpus[c] = THREADMON__CPU_SAMPLE__INIT;
+      const uint64_t busy = std::min(cpuBusy[c], elapsed);
+      cpus[c].cpu = static_cast<uint32_t>(c);
+      cpus[c].user_ns = busy / 10 * 8;
+      cpus[c].system_ns = busy / 10 * 2;
+      cpus[c].iowait_ns = (elapsed - busy) / 20;
+      cpus[c].idle_ns = elapsed - busy - cpus[c].iowait_ns;
+      cpuPtrs[c] = &cpus[c];
+    }
+    Threadmon__SyncStats stats[kObjectCount];
+    Threadmon__SyncStats *statPtrs[kObjectCount];
+    for (uint32_t o = 0; o < kObjectCount; ++o) {
+      stats[o] = THREADMON__SYNC_STATS__INIT;
+      stats[o].id = o + 1;
+      stats[o].acquisitions = syncAcq[o + 1] + (o + 1 == kInternalId ? seq : 0);
+      stats[o].contentions = syncCont[o + 1];
+      stats[o].wait_ns = syncWait[o + 1];
+      stats[o].max_wait_ns = syncCont[o + 1] ? 4000000ull : 0;
+      stats[o].hold_ns = syncAcq[o + 1] * 50000ull;
+      stats[o].wait_samples = o + 1 == kInternalId ? seq / 5 : 0;
+      statPtrs[o] = &stats[o];
+    }
+    Threadmon__ProbeStats ps = THREADMON__PROBE_STATS__INIT;
+    ps.sampler_cpu_ns = seq * 20000ull;
+    ps.threads_tracked = static_cast<uint32_t>(threadCount(w));
+    Threadmon__Tick t = THREADMON__TICK__INIT;
+    t.seq = ++seq;
+    t.time_ns = tick;
+    t.n_lwps = lwpPtrs.size(); t.lwps = lwpPtrs.data();
+    t.n_cpus = kCpuCount; t.cpus = cpuPtrs;
+    t.n_sync = kObjectCount; t.sync = statPtrs;
+    t.probe = &ps;
+    Threadmon__Frame f = THREADMON__FRAME__INIT;
+    f.body_case = THREADMON__FRAME__BODY_TICK;
+    f.tick = &t;
+    out += packFrame(&f);
+  }
+  for (int i = 0; i < w.workers; ++i) {
+    Threadmon__ThreadEnd te = THREADMON__THREAD_END__INIT;
+    te.tid = w.pid + 2 + static_cast<uint32_t>(i);
+    te.time_ns = endNs - 5000000ull;
+    Threadmon__Frame f = THREADMON__FRAME__INIT;
+    f.body_case = THREADMON__FRAME__BODY_THREAD_END;
+    f.thread_end = &te;
+    out += packFrame(&f);
+  }
+  if (w.goodbye) {
+    Threadmon__Goodbye g = THREADMON__GOODBYE__INIT;
+    g.time_ns = endNs;
+    g.reason = THREADMON__END_REASON__END_EXIT;
+    Threadmon__Frame f = THREADMON__FRAME__INIT;
+    f.body_case = THREADMON__FRAME__BODY_GOODBYE;
+    f.goodbye = &g;
+    out += packFrame(&f);
+  }
+  return out;
+}
+
+}  // namespace synth

@@ -1,0 +1,38 @@
+// Synthetic threadmon streams for the display tests: real frames built with
+// protobuf-c and framed with tmwire, describing a small deterministic
+// workload (workers contending on a mutex, waiting on a condition variable,
+// sleeping, running on two CPUs).
+#ifndef THREADMON_TESTS_SYNTH_H
+#define THREADMON_TESTS_SYNTH_H
+
+#include <QByteArray>
+#include <cstdint>
+
+namespace synth {
+
+struct Workload {
+  int workers = 6;             // threads besides main and the probe thread
+  double seconds = 2.0;        // run length
+  QByteArray token;            // put in the Hello
+  uint32_t protocolVersion = 1;
+  uint32_t pid = 4242;
+  bool goodbye = true;         // end cleanly
+};
+
+// The stream header (16 bytes).
+QByteArray header(uint16_t formatMajor = 1);
+// One framed payload: length, CRC-32C, bytes.
+QByteArray framed(const QByteArray &payload);
+// A Hello frame, framed.
+QByteArray helloFrame(uint32_t pid, const QByteArray &token, uint32_t protocolVersion = 1);
+// Header and every frame of the workload.
+QByteArray stream(const Workload &w);
+
+// What stream(w) describes, for tests to check against.
+int threadCount(const Workload &w);      // workers + main + probe
+constexpr int kObjectCount = 3;          // a mutex, a condvar, an internal lock
+constexpr int kCpuCount = 2;
+
+}  // namespace synth
+
+#endif

@@ -1,0 +1,118 @@
+#include "chartsview.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QLineSeries>
+#include <QValueAxis>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "sessionmodel.h"
+#include "statepalette.h"
+#include "viewwindow.h"
+
+namespace tmui {
+
+namespace {
+// At most this many points per series: more than a screen can show, few
+// enough that a long run redraws quickly.
+constexpr size_t kMaxPoints = 1500;
+constexpr size_t kMinBucket = 5;
+}  // namespace
+
+ChartsView::ChartsView(tmon::SessionModel *model, ViewWindow *window, QWidget *parent)
+    : ModelView(model, window, parent) {
+  auto *layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  charts_.push_back(addChart(tr("CPU utilisation (all CPUs)"), tr("busy %"),
+                             stateColor(tmon::FinalState::OnCpu)));
+  charts_.push_back(addChart(tr("Runnable threads (waiting for a CPU)"), tr("threads"),
+                             stateColor(tmon::FinalState::Runnable).darker(130)));
+  charts_.push_back(addChart(tr("Contention (contended acquisitions per second)"),
+                             tr("per second"), stateColor(tmon::FinalState::BlockedMutex)));
+  for (Chart &c : charts_) {
+    auto *view = new QChartView(c.chart, this);
+    view->setRenderHint(QPainter::Antialiasing);
+    view->setMinimumHeight(150);
+    layout->addWidget(view, 1);
+  }
+}
+
+ChartsView::Chart ChartsView::addChart(const QString &title, const QString &yLabel,
+                                       const QColor &color) {
+  Chart c;
+  c.chart = new QChart;
+  c.chart->setTitle(title);
+  c.chart->legend()->hide();
+  c.chart->setMargins(QMargins(4, 2, 4, 2));
+  c.series = new QLineSeries;
+  QPen pen(color);
+  pen.setWidthF(1.5);
+  c.series->setPen(pen);
+  c.chart->addSeries(c.series);
+  c.x = new QValueAxis;
+  c.x->setTitleText(tr("time since start (s)"));
+  c.x->setLabelFormat(QStringLiteral("%.2f"));
+  c.y = new QValueAxis;
+  c.y->setTitleText(yLabel);
+  c.y->setLabelFormat(QStringLiteral("%.0f"));
+  c.chart->addAxis(c.x, Qt::AlignBottom);
+  c.chart->addAxis(c.y, Qt::AlignLeft);
+  c.series->attachAxis(c.x);
+  c.series->attachAxis(c.y);
+  return c;
+}
+
+int ChartsView::pointCount(int i) const { return charts_[size_t(i)].series->count(); }
+
+void ChartsView::setPoints(Chart &c, const QList<QPointF> &points, double t0, double t1,
+                           double yMin) {
+  c.series->replace(points);
+  double top = yMin;
+  for (const QPointF &p : points) top = std::max(top, p.y());
+  c.x->setRange(t0, std::max(t1, t0 + 0.001));
+  if (yMin >= 100.0 && top <= 100.0) {
+    c.y->setRange(0, 100);  // a utilisation: keep the full scale
+  } else {
+    c.y->setRange(0, top * 1.1);
+    c.y->applyNiceNumbers();
+  }
+}
+
+void ChartsView::rebuild() {
+  const tmon::TimeRange r = window()->range();
+  const std::vector<tmon::TickPoint> ticks = model()->ticks(r);
+  const double origin = double(model()->startNs());
+  const double tickSeconds =
+      model()->info().tickIntervalNs ? double(model()->info().tickIntervalNs) / 1e9 : 0.01;
+  // Averages buckets of ticks: /proc/stat moves in 10 ms steps, so single
+  // ticks flip between 0 and 100 %; a bucket of at least kMinBucket ticks
+  // (and few enough points for the width) shows the trend instead.
+  const size_t maxPoints = std::min<size_t>(kMaxPoints, size_t(std::max(50, width() / 4)));
+  const size_t bucket = std::max<size_t>(
+      std::min<size_t>(kMinBucket, std::max<size_t>(1, ticks.size() / 20)),
+      (ticks.size() + maxPoints - 1) / maxPoints);
+  QList<QPointF> cpu, runnable, contention;
+  for (size_t i = 0; i < ticks.size(); i += bucket) {
+    const size_t end = std::min(ticks.size(), i + bucket);
+    double busy = 0, runq = 0, cont = 0;
+    for (size_t k = i; k < end; ++k) {
+      busy += ticks[k].cpuBusy;
+      runq += ticks[k].runqueueThreads;
+      cont += ticks[k].contentions;
+    }
+    const double n = double(end - i);
+    const double t = (double(ticks[end - 1].t) - origin) / 1e9;
+    cpu << QPointF(t, 100.0 * busy / n);
+    runnable << QPointF(t, runq / n);
+    contention << QPointF(t, cont / n / tickSeconds);
+  }
+  const double t0 = (double(r.t0) - origin) / 1e9;
+  const double t1 = (double(r.t1) - origin) / 1e9;
+  setPoints(charts_[0], cpu, t0, t1, 100.0);
+  setPoints(charts_[1], runnable, t0, t1, 1.0);
+  setPoints(charts_[2], contention, t0, t1, 10.0);
+}
+
+}  // namespace tmui

@@ -1,0 +1,33 @@
+// One colour and one label per thread state, CPU time category and LWP
+// microstate, so every view (bars, timeline, legends) agrees.
+#ifndef THREADMON_UI_STATEPALETTE_H
+#define THREADMON_UI_STATEPALETTE_H
+
+#include <QColor>
+#include <QString>
+
+#include "modeltypes.h"
+
+namespace tmui {
+
+QColor stateColor(tmon::FinalState s);
+QString stateLabel(tmon::FinalState s);
+
+// /proc/stat categories of the CPUs view, in drawing order.
+enum class CpuCategory { User, Nice, System, Irq, SoftIrq, Steal, IoWait, Idle };
+constexpr int kCpuCategoryCount = 8;
+QColor cpuColor(CpuCategory c);
+QString cpuLabel(CpuCategory c);
+
+// Kernel microstates of the LWPs view, in drawing order.
+enum class LwpCategory { User, System, RunQueue, Sleep };
+constexpr int kLwpCategoryCount = 4;
+QColor lwpColor(LwpCategory c);
+QString lwpLabel(LwpCategory c);
+
+// Outline of intervals blocked on the selected sync object.
+QColor highlightColor();
+
+}  // namespace tmui
+
+#endif

@@ -1,0 +1,115 @@
+#include "synctree.h"
+
+#include "sessionmodel.h"
+
+namespace tmui {
+
+namespace {
+QString formatNs(uint64_t ns) {
+  if (ns == 0) return QStringLiteral("0");
+  if (ns < 1000000) return QStringLiteral("%1 us").arg(double(ns) / 1e3, 0, 'f', 1);
+  if (ns < 1000000000) return QStringLiteral("%1 ms").arg(double(ns) / 1e6, 0, 'f', 1);
+  return QStringLiteral("%1 s").arg(double(ns) / 1e9, 0, 'f', 2);
+}
+
+struct Stats {
+  uint64_t acq = 0, cont = 0, wait = 0, maxWait = 0, hold = 0;
+};
+
+void setNumber(QStandardItem *item, double sortValue, const QString &text) {
+  item->setData(text, Qt::DisplayRole);
+  item->setData(sortValue, SyncTree::kSortRole);
+}
+
+void fill(QStandardItem *first, const Stats &s) {
+  QStandardItem *parent = first->parent();
+  auto at = [&](int col) {
+    return parent ? parent->child(first->row(), col) : first->model()->item(first->row(), col);
+  };
+  setNumber(at(SyncTree::Acquisitions), double(s.acq), QString::number(s.acq));
+  setNumber(at(SyncTree::Contentions), double(s.cont), QString::number(s.cont));
+  const double pct = s.acq ? 100.0 * double(s.cont) / double(s.acq) : 0.0;
+  setNumber(at(SyncTree::ContendedPct), pct, QStringLiteral("%1 %").arg(pct, 0, 'f', 1));
+  setNumber(at(SyncTree::Wait), double(s.wait), formatNs(s.wait));
+  setNumber(at(SyncTree::MaxWait), double(s.maxWait), formatNs(s.maxWait));
+  setNumber(at(SyncTree::Hold), double(s.hold), formatNs(s.hold));
+}
+}  // namespace
+
+SyncTree::SyncTree(QObject *parent) : QStandardItemModel(0, ColumnCount, parent) {
+  setHorizontalHeaderLabels({tr("Module / object"), tr("Kind"), tr("Call site"),
+                             tr("Acquisitions"), tr("Contentions"), tr("Contended"),
+                             tr("Wait time"), tr("Max wait"), tr("Hold time")});
+  setSortRole(kSortRole);
+}
+
+QList<QStandardItem *> SyncTree::makeRow() {
+  QList<QStandardItem *> row;
+  for (int c = 0; c < ColumnCount; ++c) {
+    auto *item = new QStandardItem;
+    item->setEditable(false);
+    if (c >= Acquisitions) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    row << item;
+  }
+  return row;
+}
+
+QStandardItem *SyncTree::moduleRow(const QString &module) {
+  auto it = modules_.find(module);
+  if (it != modules_.end()) return *it;
+  QList<QStandardItem *> row = makeRow();
+  const QString name = module.isEmpty() ? tr("(unknown module)") : module;
+  row[Object]->setText(name);
+  row[Object]->setData(name, kSortRole);
+  row[Object]->setData(0u, kObjectIdRole);
+  QFont bold = row[Object]->font();
+  bold.setBold(true);
+  row[Object]->setFont(bold);
+  appendRow(row);
+  modules_.insert(module, row[Object]);
+  return row[Object];
+}
+
+void SyncTree::update(const tmon::SessionModel &model, const tmon::TimeRange &r) {
+  QHash<QString, Stats> perModule;
+  for (int i = 0; i < model.syncObjectCount(); ++i) {
+    const tmon::SyncObjectInfo &o = model.syncObject(i);
+    QStandardItem *first = objects_.value(o.id);
+    if (!first) {
+      QStandardItem *parent = moduleRow(o.module);
+      QList<QStandardItem *> row = makeRow();
+      parent->appendRow(row);
+      first = row[Object];
+      first->setData(o.id, kObjectIdRole);
+      objects_.insert(o.id, first);
+    }
+    // Descriptions may be completed later (a SyncObject sent again).
+    QStandardItem *parent = first->parent();
+    const int row = first->row();
+    const QString name = o.symbol.isEmpty() ? QStringLiteral("0x%1").arg(o.address, 0, 16) : o.symbol;
+    first->setText(name);
+    first->setData(name, kSortRole);
+    first->setToolTip(o.firstContentionStack.isEmpty()
+                          ? name
+                          : tr("First contention:\n%1").arg(o.firstContentionStack.join('\n')));
+    parent->child(row, Kind)->setText(tmon::syncKindName(o.kind));
+    parent->child(row, Kind)->setData(tmon::syncKindName(o.kind), kSortRole);
+    parent->child(row, CallSite)->setText(o.callSite());
+    parent->child(row, CallSite)->setData(o.callSite(), kSortRole);
+    const tmon::SyncDelta d = model.syncDelta(i, r);
+    const Stats s{d.acquisitions, d.contentions, d.waitNs, d.maxWaitNs, d.holdNs};
+    fill(first, s);
+    Stats &m = perModule[o.module];
+    m.acq += s.acq;
+    m.cont += s.cont;
+    m.wait += s.wait;
+    m.maxWait = std::max(m.maxWait, s.maxWait);
+    m.hold += s.hold;
+  }
+  for (auto it = modules_.begin(); it != modules_.end(); ++it) {
+    fill(*it, perModule.value(it.key()));
+    item((*it)->row(), Kind)->setText(tr("%n object(s)", nullptr, (*it)->rowCount()));
+  }
+}
+
+}  // namespace tmui

@@ -1,0 +1,84 @@
+#include "syncview.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSortFilterProxyModel>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+#include "sessionmodel.h"
+#include "synctree.h"
+#include "viewwindow.h"
+
+namespace tmui {
+
+SyncView::SyncView(tmon::SessionModel *model, ViewWindow *window, QWidget *parent)
+    : ModelView(model, window, parent),
+      tree_(new SyncTree(this)),
+      proxy_(new QSortFilterProxyModel(this)),
+      view_(new QTreeView(this)),
+      filter_(new QLineEdit(this)) {
+  proxy_->setSourceModel(tree_);
+  proxy_->setSortRole(SyncTree::kSortRole);
+  proxy_->setFilterKeyColumn(-1);
+  proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
+  proxy_->setRecursiveFilteringEnabled(true);  // a matching object keeps its module
+  proxy_->setAutoAcceptChildRows(true);         // a matching module keeps its objects
+  view_->setModel(proxy_);
+  view_->setSortingEnabled(true);
+  view_->sortByColumn(SyncTree::Wait, Qt::DescendingOrder);
+  view_->setAlternatingRowColors(true);
+  view_->setUniformRowHeights(true);
+  view_->header()->setStretchLastSection(false);
+  view_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  filter_->setPlaceholderText(tr("Filter by module, symbol, kind or call site"));
+  filter_->setClearButtonEnabled(true);
+  auto *layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(filter_);
+  layout->addWidget(view_, 1);
+  auto *hint = new QLabel(tr("Select an object to outline, in the timeline, the intervals "
+                             "threads spent blocked on it."), this);
+  hint->setForegroundRole(QPalette::PlaceholderText);
+  layout->addWidget(hint);
+  connect(filter_, &QLineEdit::textChanged, this, &SyncView::setFilterText);
+  connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex &current) {
+            const QModelIndex first = current.siblingAtColumn(SyncTree::Object);
+            emit objectSelected(first.isValid() ? first.data(SyncTree::kObjectIdRole).toUInt() : 0u);
+          });
+}
+
+int SyncView::rowCount() const {
+  int n = 0;
+  for (int m = 0; m < proxy_->rowCount(); ++m) n += proxy_->rowCount(proxy_->index(m, 0));
+  return n;
+}
+
+void SyncView::setFilterText(const QString &text) {
+  if (filter_->text() != text) filter_->setText(text);
+  proxy_->setFilterFixedString(text);
+  view_->expandAll();
+}
+
+void SyncView::selectObject(uint32_t id) {
+  const QModelIndexList hits =
+      proxy_->match(proxy_->index(0, 0), SyncTree::kObjectIdRole, id, 1,
+                    Qt::MatchExactly | Qt::MatchRecursive);
+  if (id == 0 || hits.isEmpty()) {
+    view_->selectionModel()->clearCurrentIndex();
+    emit objectSelected(0);
+    return;
+  }
+  view_->selectionModel()->setCurrentIndex(
+      hits.first(), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+}
+
+void SyncView::rebuild() {
+  const int before = tree_->rowCount();
+  tree_->update(*model(), window()->range());
+  if (tree_->rowCount() != before) view_->expandAll();
+}
+
+}  // namespace tmui

@@ -1,0 +1,42 @@
+// Sync objects: every object found, grouped by module, with acquisitions,
+// contentions, wait and hold time over the window (the ThreadMon paper's
+// figure 4); sortable and filterable. Selecting an object asks the
+// timeline to outline where threads were blocked on it.
+#ifndef THREADMON_UI_SYNCVIEW_H
+#define THREADMON_UI_SYNCVIEW_H
+
+#include "modelview.h"
+
+class QLineEdit;
+class QSortFilterProxyModel;
+class QTreeView;
+
+namespace tmui {
+
+class SyncTree;
+
+class SyncView : public ModelView {
+  Q_OBJECT
+ public:
+  SyncView(tmon::SessionModel *model, ViewWindow *window, QWidget *parent = nullptr);
+  int rowCount() const override;  // objects shown after filtering
+  void setFilterText(const QString &text);
+  // Selects the object with this id (0 clears).
+  void selectObject(uint32_t id);
+
+ signals:
+  void objectSelected(uint32_t id);  // 0 when a module row or nothing
+
+ protected:
+  void rebuild() override;
+
+ private:
+  SyncTree *tree_;
+  QSortFilterProxyModel *proxy_;
+  QTreeView *view_;
+  QLineEdit *filter_;
+};
+
+}  // namespace tmui
+
+#endif

@@ -1,0 +1,48 @@
+#include "threadsview.h"
+
+#include <QVBoxLayout>
+
+#include "sessionmodel.h"
+#include "stackedbarchart.h"
+#include "statepalette.h"
+#include "viewwindow.h"
+
+namespace tmui {
+
+ThreadsView::ThreadsView(tmon::SessionModel *model, ViewWindow *window, QWidget *parent)
+    : ModelView(model, window, parent), chart_(new StackedBarChart(this)) {
+  auto *layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(chart_);
+  std::vector<BarCategory> cats;
+  for (int s = 0; s < tmon::kFinalStateCount; ++s)
+    cats.push_back({stateLabel(tmon::FinalState(s)), stateColor(tmon::FinalState(s))});
+  chart_->setCategories(cats);
+  chart_->setEmptyText(tr("No threads in this window yet"));
+}
+
+int ThreadsView::rowCount() const { return chart_->rowCount(); }
+
+void ThreadsView::rebuild() {
+  const tmon::TimeRange r = window()->range();
+  std::vector<BarRow> rows;
+  for (int i = 0; i < model()->threadCount(); ++i) {
+    const tmon::StateTimes st = model()->threadStates(i, r);
+    if (st.lifetimeNs <= 0) continue;
+    const tmon::ThreadInfo &t = model()->thread(i);
+    BarRow row;
+    row.label = QStringLiteral("%1  %2").arg(t.tid).arg(t.name);
+    row.detail = t.main ? tr("main thread") : t.startRoutine;
+    row.marked = t.probe;
+    row.markText = tr("threadmon probe");
+    row.total = double(st.lifetimeNs);
+    for (int s = 0; s < tmon::kFinalStateCount; ++s) row.values.push_back(double(st.ns[size_t(s)]));
+    rows.push_back(std::move(row));
+  }
+  chart_->setTitle(tr("Threads: time in each state, %1 (%2 threads)")
+                       .arg(window()->describe())
+                       .arg(rows.size()));
+  chart_->setRows(std::move(rows));
+}
+
+}  // namespace tmui

@@ -1,0 +1,131 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int bad(const char *var, const char *value, const char *why) {
+  fprintf(stderr, "threadmon: %s=\"%s\": %s; running unprobed\n", var, value, why);
+  return -1;
+}
+
+static int parse_u64(const char *var, const char *s, uint64_t lo, uint64_t hi,
+                     uint64_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi) {
+    char why[96];
+    snprintf(why, sizeof why, "expected an integer in [%llu, %llu]",
+             (unsigned long long)lo, (unsigned long long)hi);
+    return bad(var, s, why);
+  }
+  *out = v;
+  return 0;
+}
+
+/* "host:port", "[v6addr]:port" or ":port" (localhost). */
+static int parse_connect(tm_config *c, const char *s) {
+  const char *colon = strrchr(s, ':');
+  if (!colon || !colon[1]) return bad("THREADMON_CONNECT", s, "expected host:port");
+  const char *host = s;
+  size_t host_len = (size_t)(colon - s);
+  if (host_len >= 2 && host[0] == '[' && host[host_len - 1] == ']') {
+    host++;
+    host_len -= 2;
+  }
+  uint64_t port;
+  if (parse_u64("THREADMON_CONNECT", colon + 1, 1, 65535, &port)) return -1;
+  if (host_len == 0) {
+    host = "127.0.0.1";
+    host_len = strlen(host);
+  }
+  if (host_len >= sizeof c->host) return bad("THREADMON_CONNECT", s, "host name too long");
+  memcpy(c->host, host, host_len);
+  c->host[host_len] = 0;
+  snprintf(c->port, sizeof c->port, "%u", (unsigned)port);
+  return 0;
+}
+
+int tm_config_load(tm_config *c) {
+  memset(c, 0, sizeof *c);
+  c->interval_ns = 10u * 1000000u;
+  c->net_buffer_bytes = 8u << 20;
+  c->follow = true;
+
+  const char *v;
+  if ((v = getenv("THREADMON_OUTPUT")) && *v) {
+    if (strlen(v) >= sizeof c->output) return bad("THREADMON_OUTPUT", v, "path too long");
+    strcpy(c->output, v);
+  }
+  if ((v = getenv("THREADMON_CONNECT")) && *v && parse_connect(c, v)) return -1;
+  if ((v = getenv("THREADMON_TOKEN")) && *v) {
+    if (strlen(v) >= sizeof c->token) return bad("THREADMON_TOKEN", v, "longer than 255 bytes");
+    strcpy(c->token, v);
+  }
+  uint64_t n;
+  if ((v = getenv("THREADMON_INTERVAL_MS")) && *v) {
+    if (parse_u64("THREADMON_INTERVAL_MS", v, 1, 10000, &n)) return -1;
+    c->interval_ns = n * 1000000u;
+  }
+  if ((v = getenv("THREADMON_FOLLOW")) && *v) {
+    if (parse_u64("THREADMON_FOLLOW", v, 0, 1, &n)) return -1;
+    c->follow = n != 0;
+  }
+  if ((v = getenv("THREADMON_NET_BUFFER_KB")) && *v) {
+    if (parse_u64("THREADMON_NET_BUFFER_KB", v, 16, 1u << 20, &n)) return -1;
+    c->net_buffer_bytes = (size_t)n << 10;
+  }
+  return 0;
+}
+
+bool tm_config_wants_probe(const tm_config *c) { return c->output[0] || c->host[0]; }
+
+int tm_config_tag_path(const char *path, const char *tag, char *out, size_t n) {
+  const char *slash = strrchr(path, '/');
+  const char *base = slash ? slash + 1 : path;
+  const char *dot = strrchr(base, '.');
+  if (!dot || dot == base) dot = base + strlen(base); /* no extension */
+  int w = snprintf(out, n, "%.*s.%s%s", (int)(dot - path), path, tag, dot);
+  return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
+int tm_config_child_path(const char *path, pid_t pid, char *out, size_t n) {
+  char tag[24];
+  snprintf(tag, sizeof tag, "%d", (int)pid);
+  return tm_config_tag_path(path, tag, out, n);
+}
+
+static bool is_probe_entry(const char *entry, size_t len) {
+  /* Matches ".../libthreadmon.so" and "libthreadmon.so.0" alike. */
+  const char *name = entry;
+  for (size_t i = 0; i < len; i++)
+    if (entry[i] == '/') name = entry + i + 1;
+  size_t rest = len - (size_t)(name - entry);
+  return rest >= 15 && memcmp(name, "libthreadmon.so", 15) == 0;
+}
+
+void tm_config_unpreload(void) {
+  const char *old = getenv("LD_PRELOAD");
+  if (!old) return;
+  size_t len = strlen(old);
+  char *kept = malloc(len + 1);
+  if (!kept) return;
+  size_t k = 0;
+  /* ld.so separates entries with spaces or colons. */
+  for (const char *p = old; *p;) {
+    size_t n = strcspn(p, " :");
+    if (n && !is_probe_entry(p, n)) {
+      if (k) kept[k++] = ':';
+      memcpy(kept + k, p, n);
+      k += n;
+    }
+    p += n;
+    if (*p) p++;
+  }
+  kept[k] = 0;
+  if (k) setenv("LD_PRELOAD", kept, 1);
+  else unsetenv("LD_PRELOAD");
+  free(kept);
+}

@@ -1,0 +1,40 @@
+/* Session settings from the environment (THREADMON_*). Parsed once, at
+ * start-up, by session.c; nothing here allocates. */
+#ifndef THREADMON_CONFIG_H
+#define THREADMON_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define TM_PATH_BYTES 4096
+
+typedef struct tm_config {
+  char output[TM_PATH_BYTES]; /* THREADMON_OUTPUT, "" = no capture file */
+  char host[256];             /* THREADMON_CONNECT host part, "" = none */
+  char port[16];
+  char token[256];            /* THREADMON_TOKEN */
+  uint64_t interval_ns;       /* THREADMON_INTERVAL_MS, default 10 ms */
+  size_t net_buffer_bytes;    /* THREADMON_NET_BUFFER_KB, default 8 MiB */
+  bool follow;                /* THREADMON_FOLLOW, default 1 */
+} tm_config;
+
+/* Fills c from the environment. Returns 0, or -1 after printing one
+ * "threadmon: ..." line when a value is unusable. */
+int tm_config_load(tm_config *c);
+
+/* True when the session has somewhere to send data. */
+bool tm_config_wants_probe(const tm_config *c);
+
+/* "dir/out.tmcap" -> "dir/out.<pid>.tmcap" (pid appended when there is no
+ * extension). Returns -1 when it does not fit. */
+int tm_config_child_path(const char *path, pid_t pid, char *out, size_t n);
+/* The same with any tag: "out.tmcap" + "12-exec1" -> "out.12-exec1.tmcap". */
+int tm_config_tag_path(const char *path, const char *tag, char *out, size_t n);
+
+/* Removes every LD_PRELOAD entry naming libthreadmon from the environment,
+ * so that children and exec'd images run unprobed (THREADMON_FOLLOW=0). */
+void tm_config_unpreload(void);
+
+#endif

@@ -1,0 +1,29 @@
+#include "encode.h"
+
+#include <stdlib.h>
+
+#include "tmwire.h"
+
+size_t tm_encode_frame(tm_encoder *e, const Threadmon__Frame *f) {
+  size_t payload = protobuf_c_message_get_packed_size(&f->base);
+  if (payload > TM_MAX_FRAME_BYTES) return 0;
+  size_t need = TM_FRAME_PREFIX_BYTES + payload;
+  if (need > e->cap) {
+    size_t cap = e->cap ? e->cap : 4096;
+    while (cap < need) cap *= 2;
+    uint8_t *b = realloc(e->buf, cap);
+    if (!b) return 0;
+    e->buf = b;
+    e->cap = cap;
+  }
+  uint8_t *body = e->buf + TM_FRAME_PREFIX_BYTES;
+  protobuf_c_message_pack(&f->base, body);
+  tm_frame_prefix_encode(e->buf, body, (uint32_t)payload);
+  return need;
+}
+
+void tm_encoder_free(tm_encoder *e) {
+  free(e->buf);
+  e->buf = NULL;
+  e->cap = 0;
+}

@@ -1,0 +1,94 @@
+/* The sync object table: address -> tm_object, open addressing with linear
+ * probing in one mapping made on first use. Insertion claims an empty slot
+ * with one CAS on its address; nothing is ever removed, so a found entry
+ * stays valid and its id stable for the session. Inserts stop at 7/8 of the
+ * capacity so that a miss always ends at an empty slot quickly. */
+#include <sys/mman.h>
+
+#include "probe.h"
+#include "wrap.h"
+
+#define TM_OBJECTS_LIMIT (TM_MAX_OBJECTS / 8u * 7u)
+
+_Atomic(tm_object *) tm_object_table;
+static _Atomic uint32_t used;
+static _Atomic uint32_t last_id;
+static _Atomic uint64_t untracked;
+/* id -> slot + 1, so the sampler visits only the objects that exist
+ * (added by the sampler engineer for tm_object_by_id). */
+static _Atomic uint32_t id_slot[TM_MAX_OBJECTS];
+
+static tm_object *objects(void) {
+  tm_object *t = atomic_load_explicit(&tm_object_table, memory_order_acquire);
+  if (TM_LIKELY(t != NULL)) return t;
+  size_t bytes = (size_t)TM_MAX_OBJECTS * sizeof(tm_object);
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  if (p == MAP_FAILED) return NULL;
+  tm_object *expected = NULL;
+  if (!atomic_compare_exchange_strong(&tm_object_table, &expected, (tm_object *)p)) {
+    munmap(p, bytes);
+    return expected;
+  }
+  return (tm_object *)p;
+}
+
+uint32_t tm_objects_capacity(void) { return TM_MAX_OBJECTS; }
+
+tm_object *tm_object_slot(uint32_t i) {
+  tm_object *t = atomic_load_explicit(&tm_object_table, memory_order_acquire);
+  return t && i < TM_MAX_OBJECTS ? &t[i] : NULL;
+}
+
+uint64_t tm_objects_untracked(void) { return atomic_load_explicit(&untracked, memory_order_relaxed); }
+
+static inline uint32_t slot_of(uintptr_t key) { return tm_object_hash(key); }
+
+/* The adder publishes the id right after its CAS; wait for it, but never
+ * unboundedly (if the adder was preempted, the caller goes on with id 0). */
+static tm_object *ready(tm_object *o) {
+  for (int spins = 0; spins < 4096; spins++) {
+    if (TM_LIKELY(__atomic_load_n(&o->id, __ATOMIC_ACQUIRE) != 0)) break;
+    __builtin_ia32_pause();
+  }
+  return o;
+}
+
+tm_object *tm_object_find(const void *addr, uint32_t kind, uint32_t flags) {
+  tm_object *tab = objects();
+  uintptr_t key = (uintptr_t)addr;
+  if (TM_UNLIKELY(!tab || key == 0)) return NULL;
+  uint32_t i = slot_of(key);
+  for (uint32_t n = 0; n < TM_MAX_OBJECTS; n++, i = (i + 1) & (TM_MAX_OBJECTS - 1)) {
+    tm_object *o = &tab[i];
+    uintptr_t a = atomic_load_explicit(&o->address, memory_order_acquire);
+    if (TM_LIKELY(a == key)) return ready(o);
+    if (a != 0) continue;
+    if (atomic_load_explicit(&used, memory_order_relaxed) >= TM_OBJECTS_LIMIT) break;
+    if (atomic_compare_exchange_strong_explicit(&o->address, &a, key, memory_order_acq_rel,
+                                                memory_order_acquire)) {
+      atomic_fetch_add_explicit(&used, 1, memory_order_relaxed);
+      o->kind = kind;
+      o->flags = flags;
+      o->first_seen_ns = tm_now_ns();
+      uint32_t id = atomic_fetch_add_explicit(&last_id, 1, memory_order_relaxed) + 1;
+      __atomic_store_n(&o->id, id, __ATOMIC_RELEASE);
+      if (id <= TM_MAX_OBJECTS) atomic_store_explicit(&id_slot[id - 1], i + 1, memory_order_release);
+      return o;
+    }
+    if (a == key) return ready(o); /* another thread added the same address */
+  }
+  atomic_fetch_add_explicit(&untracked, 1, memory_order_relaxed);
+  return NULL;
+}
+
+tm_object *tm_object_get(const void *addr, uint32_t kind) { return tm_object_find(addr, kind, 0); }
+
+uint32_t tm_objects_last_id(void) { return atomic_load_explicit(&last_id, memory_order_acquire); }
+
+tm_object *tm_object_by_id(uint32_t id) {
+  tm_object *tab = atomic_load_explicit(&tm_object_table, memory_order_acquire);
+  if (!tab || id == 0 || id > TM_MAX_OBJECTS) return NULL;
+  uint32_t slot = atomic_load_explicit(&id_slot[id - 1], memory_order_acquire);
+  return slot ? &tab[slot - 1] : NULL;
+}

@@ -1,0 +1,130 @@
+#include "perf_switch.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perf.h"
+
+#define DATA_PAGES 16 /* 64 KiB per CPU: ~2,000 switches per tick */
+
+/* sample_id_all trailer for sample_type TID|TIME|CPU. */
+struct sample_id {
+  uint32_t pid, tid;
+  uint64_t time;
+  uint32_t cpu, res;
+};
+
+bool tm_perf_switch_open(tm_perf_switch *p, pid_t pid, char *why, size_t n) {
+  memset(p, 0, sizeof *p);
+  long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+  if (ncpu < 1) ncpu = 1;
+  long page = sysconf(_SC_PAGESIZE);
+  p->page = (size_t)page;
+  p->data_bytes = (size_t)page * DATA_PAGES;
+  p->fd = malloc((size_t)ncpu * sizeof *p->fd);
+  p->ring = calloc((size_t)ncpu, sizeof *p->ring);
+  if (!p->fd || !p->ring) {
+    snprintf(why, n, "context switches unavailable: out of memory");
+    tm_perf_switch_close(p);
+    return false;
+  }
+  p->ncpu = (int)ncpu;
+  for (int c = 0; c < p->ncpu; c++) p->fd[c] = -1;
+  for (int c = 0; c < p->ncpu; c++) {
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_DUMMY;
+    a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+    a.sample_id_all = 1;
+    a.context_switch = 1;
+    a.inherit = 1;
+    a.inherit_thread = 1;
+    a.exclude_kernel = 1;
+    a.use_clockid = 1;
+    a.clockid = CLOCK_MONOTONIC;
+    a.watermark = 1;
+    a.wakeup_watermark = (uint32_t)(p->data_bytes / 2); /* nobody polls; avoid wakeups */
+    int fd = tm_perf_open(&a, pid, c, 0, 0);
+    if (fd < 0) {
+      if (errno == ENODEV || errno == EINVAL) continue; /* CPU offline */
+      snprintf(why, n, "context switches unavailable: perf_event_open on CPU %d: %s", c,
+               strerror(errno));
+      tm_perf_switch_close(p);
+      return false;
+    }
+    p->fd[c] = fd;
+    void *m = mmap(NULL, (size_t)page + p->data_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) {
+      snprintf(why, n, "context switches unavailable: mmap of the perf ring: %s",
+               strerror(errno));
+      tm_perf_switch_close(p);
+      return false;
+    }
+    p->ring[c] = m;
+  }
+  return true;
+}
+
+/* Copies len bytes at ring position pos (the data area wraps). */
+static void ring_copy(void *dst, const uint8_t *data, uint64_t mask, uint64_t pos, size_t len) {
+  size_t off = (size_t)(pos & mask), room = (size_t)(mask + 1 - off);
+  if (len <= room) {
+    memcpy(dst, data + off, len);
+  } else {
+    memcpy(dst, data + off, room);
+    memcpy((uint8_t *)dst + room, data, len - room);
+  }
+}
+
+static void drain_cpu(tm_perf_switch *p, uint8_t *ring, tm_switch_fn fn, void *arg) {
+  struct perf_event_mmap_page *meta = (struct perf_event_mmap_page *)ring;
+  const uint8_t *data = ring + (meta->data_offset ? meta->data_offset : p->page);
+  /* The kernel makes the data area a power of two: wrap with a mask, not a
+   * division per byte (thousands of records a tick on a busy program). */
+  uint64_t mask = (meta->data_size ? meta->data_size : p->data_bytes) - 1;
+  uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+  uint64_t tail = meta->data_tail;
+  while (tail + sizeof(struct perf_event_header) <= head) {
+    uint8_t rec[64];
+    struct perf_event_header h;
+    ring_copy(&h, data, mask, tail, sizeof h);
+    if (h.size < sizeof h || tail + h.size > head) break;
+    if (h.type == PERF_RECORD_SWITCH && h.size >= sizeof h + sizeof(struct sample_id)) {
+      struct sample_id id;
+      ring_copy(&id, data, mask, tail + sizeof h, sizeof id);
+      int kind = !(h.misc & PERF_RECORD_MISC_SWITCH_OUT) ? TM_SWITCH_IN
+                 : (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? TM_SWITCH_OUT_PREEMPT
+                                                                 : TM_SWITCH_OUT;
+      fn(arg, id.tid, id.time, id.cpu, kind);
+    } else if (h.type == PERF_RECORD_LOST && h.size >= sizeof h + 16) {
+      ring_copy(rec, data, mask, tail + sizeof h, 16); /* u64 id, u64 lost */
+      uint64_t lost;
+      memcpy(&lost, rec + 8, sizeof lost);
+      p->lost += lost;
+    }
+    tail += h.size;
+  }
+  __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+void tm_perf_switch_drain(tm_perf_switch *p, tm_switch_fn fn, void *arg) {
+  for (int c = 0; c < p->ncpu; c++)
+    if (p->ring && p->ring[c]) drain_cpu(p, p->ring[c], fn, arg);
+}
+
+void tm_perf_switch_close(tm_perf_switch *p) {
+  for (int c = 0; c < p->ncpu; c++) {
+    if (p->ring && p->ring[c]) munmap(p->ring[c], p->page + p->data_bytes);
+    if (p->fd && p->fd[c] >= 0) close(p->fd[c]);
+  }
+  free(p->fd);
+  free(p->ring);
+  memset(p, 0, sizeof *p);
+}

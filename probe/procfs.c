@@ -1,0 +1,202 @@
+#include "procfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Sampler-thread only (and the fork child before it starts a sampler). */
+static int fd_floor = 3;
+static unsigned fd_budget = 0, fd_used = 0;
+static uint64_t ns_per_tick = 10000000;
+
+void tm_fds_init(void) {
+  struct rlimit rl;
+  rlim_t soft = 1024;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) soft = rl.rlim_cur;
+  if (soft > 32768) soft = 32768; /* a higher floor only grows the fd table */
+  /* An eighth of the limit, at most 1024: schedstat for every thread of
+   * a big program, the rarer files and perf counters while there is room. */
+  fd_budget = (unsigned)(soft / 8);
+  if (fd_budget > 1024) fd_budget = 1024;
+  fd_floor = (int)(soft - fd_budget);
+  if (fd_floor < 3) fd_floor = 3;
+  fd_used = 0;
+  long hz = sysconf(_SC_CLK_TCK);
+  if (hz > 0) ns_per_tick = 1000000000u / (uint64_t)hz;
+}
+
+int tm_fd_move_high(int fd, bool counted) {
+  if (fd < 0) return -1;
+  if (counted && fd_used >= fd_budget) {
+    close(fd);
+    return -1;
+  }
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, fd_floor);
+  if (high >= 0) {
+    close(fd);
+    fd = high;
+  } else if (counted) {
+    close(fd); /* no room above the floor: don't sit on the program's numbers */
+    return -1;
+  }
+  if (counted) fd_used++;
+  return fd;
+}
+
+void tm_fd_close(int fd, bool counted) {
+  if (fd < 0) return;
+  close(fd);
+  if (counted && fd_used) fd_used--;
+}
+
+unsigned tm_fds_kept(void) { return fd_used; }
+
+bool tm_fds_spare(void) { return fd_used < fd_budget / 2; }
+
+static const char *const task_file_name[TM_TASK_FILES] = {"schedstat", "stat", "status",
+                                                          "syscall"};
+
+void tm_task_fds_init(tm_task_fds *t, uint32_t tid) {
+  t->tid = tid;
+  for (int i = 0; i < TM_TASK_FILES; i++) t->fd[i] = -1;
+}
+
+void tm_task_fds_close(tm_task_fds *t) {
+  for (int i = 0; i < TM_TASK_FILES; i++) {
+    tm_fd_close(t->fd[i], true);
+    t->fd[i] = -1;
+  }
+}
+
+static int open_task_file(uint32_t tid, enum tm_task_file which) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%u/%s", tid, task_file_name[which]);
+  return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static long read_all(int fd, char *buf, size_t n) {
+  ssize_t r;
+  do r = pread(fd, buf, n - 1, 0);
+  while (r < 0 && errno == EINTR);
+  if (r < 0) return -1;
+  buf[r] = 0;
+  return r;
+}
+
+long tm_task_read(tm_task_fds *t, enum tm_task_file which, bool keep, char *buf,
+                  size_t n) {
+  int *kept = &t->fd[which];
+  if (*kept >= 0) {
+    long r = read_all(*kept, buf, n);
+    if (r >= 0) return r;
+    if (errno != EBADF) return -1; /* ESRCH: the thread is gone */
+    /* The program closed our descriptor: its number is no longer ours. */
+    *kept = -1;
+    if (fd_used) fd_used--;
+  }
+  int fd = open_task_file(t->tid, which);
+  if (fd < 0) return -1;
+  long r = read_all(fd, buf, n);
+  /* schedstat is read every tick: it may use the whole budget. */
+  if (keep && r >= 0 && (which == TM_TASK_SCHEDSTAT || tm_fds_spare())) {
+    *kept = tm_fd_move_high(fd, true);
+  } else {
+    close(fd);
+  }
+  return r;
+}
+
+bool tm_parse_schedstat(const char *s, tm_task_sched *out) {
+  char *end;
+  out->oncpu_ns = strtoull(s, &end, 10);
+  if (end == s) return false;
+  s = end;
+  out->runqueue_ns = strtoull(s, &end, 10);
+  if (end == s) return false;
+  s = end;
+  out->slices = strtoull(s, &end, 10);
+  return end != s;
+}
+
+bool tm_parse_stat(const char *s, tm_task_stat *out) {
+  /* The name in parentheses may hold spaces and ')': fields start after
+   * the last ')'. */
+  const char *p = strrchr(s, ')');
+  if (!p) return false;
+  p++;
+  /* Field 3 is the state; we want 10 minflt, 12 majflt, 14 utime, 15 stime,
+   * 39 processor. */
+  unsigned long long v[40] = {0};
+  char state = 0;
+  int field = 3;
+  char *end;
+  while (*p && field <= 39) {
+    while (*p == ' ') p++;
+    if (field == 3) {
+      state = *p;
+      while (*p && *p != ' ') p++;
+    } else {
+      v[field] = strtoull(p, &end, 10);
+      if (end == p) {
+        if (*p == '-') { /* negative fields (priority, nice) */
+          strtoll(p, &end, 10);
+        }
+        if (end == p) return false;
+      }
+      p = end;
+    }
+    field++;
+  }
+  if (field <= 39) return false;
+  out->state = state;
+  out->minflt = v[10];
+  out->majflt = v[12];
+  out->user_ns = v[14] * ns_per_tick;
+  out->system_ns = v[15] * ns_per_tick;
+  out->cpu = (int)v[39];
+  return true;
+}
+
+static bool field_u64(const char *s, const char *key, uint64_t *out) {
+  const char *p = strstr(s, key);
+  if (!p) return false;
+  p += strlen(key);
+  while (*p == ' ' || *p == '\t') p++;
+  char *end;
+  unsigned long long v = strtoull(p, &end, 10);
+  if (end == p) return false;
+  *out = v;
+  return true;
+}
+
+bool tm_parse_status_ctxsw(const char *s, uint64_t *vol, uint64_t *invol) {
+  return field_u64(s, "\nvoluntary_ctxt_switches:", vol) &&
+         field_u64(s, "\nnonvoluntary_ctxt_switches:", invol);
+}
+
+uint64_t tm_parse_syscall_futex(const char *s) {
+  char *end;
+  long nr = strtol(s, &end, 10);
+  if (end == s || nr != SYS_futex) return 0;
+  unsigned long long arg0 = strtoull(end, NULL, 16);
+  return arg0;
+}
+
+int tm_list_tasks(void (*fn)(uint32_t tid, void *arg), void *arg) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d) return -1;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    char *end;
+    unsigned long tid = strtoul(e->d_name, &end, 10);
+    if (end != e->d_name && !*end && tid) fn((uint32_t)tid, arg);
+  }
+  closedir(d);
+  return 0;
+}

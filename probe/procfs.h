@@ -1,0 +1,71 @@
+/* /proc readers for the sampler, and the probe's file descriptor budget.
+ *
+ * Kept-open descriptors are moved to numbers near the soft RLIMIT_NOFILE so
+ * the program's low numbers stay free, and at most a fixed budget is kept;
+ * beyond it files are opened, read and closed each time. A descriptor the
+ * program closed under us (EBADF) is reopened. */
+#ifndef THREADMON_PROCFS_H
+#define THREADMON_PROCFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- descriptor budget ---- */
+
+void tm_fds_init(void);
+/* Moves fd above the floor (close-on-exec). Counted against the budget
+ * when counted is true: then returns -1 (fd closed) once it is used up.
+ * Uncounted moves always keep the descriptor (possibly low). */
+int tm_fd_move_high(int fd, bool counted);
+void tm_fd_close(int fd, bool counted);
+unsigned tm_fds_kept(void);
+/* Less than half the budget used: room for descriptors that are nice to
+ * keep (stat, syscall, perf counters) rather than needed every tick. */
+bool tm_fds_spare(void);
+
+/* ---- per-thread files ---- */
+
+enum tm_task_file {
+  TM_TASK_SCHEDSTAT,
+  TM_TASK_STAT,
+  TM_TASK_STATUS,
+  TM_TASK_SYSCALL,
+  TM_TASK_FILES
+};
+
+typedef struct tm_task_fds {
+  uint32_t tid;
+  int fd[TM_TASK_FILES]; /* -1 = not kept open */
+} tm_task_fds;
+
+void tm_task_fds_init(tm_task_fds *t, uint32_t tid);
+void tm_task_fds_close(tm_task_fds *t);
+
+/* Reads the whole file into buf (NUL-terminated). keep: try to keep the
+ * descriptor open for next time. Returns bytes read, or -1 when the thread
+ * is gone or the file is unreadable. */
+long tm_task_read(tm_task_fds *t, enum tm_task_file which, bool keep, char *buf,
+                  size_t n);
+
+typedef struct tm_task_sched {
+  uint64_t oncpu_ns, runqueue_ns, slices;
+} tm_task_sched;
+
+typedef struct tm_task_stat {
+  char state; /* R, S, D, T, ... */
+  uint64_t minflt, majflt;
+  uint64_t user_ns, system_ns;
+  int cpu;
+} tm_task_stat;
+
+bool tm_parse_schedstat(const char *s, tm_task_sched *out);
+bool tm_parse_stat(const char *s, tm_task_stat *out);
+bool tm_parse_status_ctxsw(const char *s, uint64_t *vol, uint64_t *invol);
+/* The futex word a thread is blocked on according to its syscall file, or 0. */
+uint64_t tm_parse_syscall_futex(const char *s);
+
+/* Calls fn for every thread id in /proc/self/task. Returns -1 on failure. */
+int tm_list_tasks(void (*fn)(uint32_t tid, void *arg), void *arg);
+
+#endif

@@ -1,0 +1,57 @@
+/* Resolution of the real functions (see real.h). */
+#include "real.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+tm_real_fns tm_real;
+_Atomic int tm_real_ready;
+
+static _Atomic int resolving; /* 0 idle, 1 one thread is resolving */
+
+/* Never inlined and never a tail call: dlsym(RTLD_NEXT) looks "next" from
+ * the object that contains its return address, which must be this library
+ * (a tail call from elsewhere would make it search from the caller). */
+__attribute__((noinline)) static void resolve_one(void *slot, const char *name,
+                                                  const char *version) {
+  void *p = version ? dlvsym(RTLD_NEXT, name, version) : dlsym(RTLD_NEXT, name);
+  if (!p) {
+    /* Plain write(2): stdio would take locks we may be in the middle of. */
+    char line[256];
+    int n = snprintf(line, sizeof line, "threadmon: cannot find the real %s%s%s\n", name,
+                     version ? "@" : "", version ? version : "");
+    if (n > 0) {
+      ssize_t w = write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line);
+      (void)w;
+    }
+    _exit(127);
+  }
+  memcpy(slot, &p, sizeof p); /* object -> function pointer without a cast */
+  __asm__ volatile("" ::: "memory");
+}
+
+void tm_real_init(void) {
+  if (atomic_load_explicit(&tm_real_ready, memory_order_acquire)) return;
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&resolving, &expected, 1)) {
+    /* Another thread resolves; dlsym never calls back into our wrappers
+     * (glibc's loader uses internal locks only), so this wait ends. */
+    while (!atomic_load_explicit(&tm_real_ready, memory_order_acquire))
+      __builtin_ia32_pause();
+    return;
+  }
+#define TM_RESOLVE(ret, name, args) resolve_one(&tm_real.name, #name, NULL);
+#define TM_RESOLVE_V(ret, name, sym, ver, args) resolve_one(&tm_real.name, sym, ver);
+  TM_REAL_FUNCS(TM_RESOLVE)
+  TM_REAL_VERSIONED(TM_RESOLVE_V)
+  resolve_one(&tm_real.pthread_exit, "pthread_exit", NULL);
+  resolve_one(&tm_real.exit, "exit", NULL);
+  resolve_one(&tm_real._exit, "_exit", NULL);
+  atomic_store_explicit(&tm_real_ready, 1, memory_order_release);
+}
+
+/* First constructor of the library: wrappers called by other libraries'
+ * constructors find everything resolved. */
+__attribute__((constructor(101))) static void real_init_early(void) { tm_real_init(); }

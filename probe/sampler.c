@@ -1,0 +1,1040 @@
+#include "sampler.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/futex.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perf_counters.h"
+#include "probe.h"
+#include "procfs.h"
+#include "symbolize.h"
+
+#define RESCAN_NS 1000000000ull  /* /proc/self/task listing: ~1 s */
+#define STATUS_EVERY 10          /* ticks between status reads per thread */
+#define DRAIN_CHUNK 256
+#define BATCH_MAX 16384          /* entries per Transitions/CpuSwitches frame */
+#define STACK_MAX 8
+#define READ_BYTES 4096          /* status is ~1.4 KB: its ctxt lines come last */
+#define PENDING_TICKS 500        /* records of a tid not (yet) ours, kept ~5 s */
+#define PREFETCH_AHEAD 4         /* registry slots are ~25 KB apart: no HW prefetch */
+
+/* ---- per-thread sampler state ----
+ *
+ * What a tick reads for a thread depends on what the PERF_RECORD_SWITCH
+ * records say it did since the last tick:
+ *   READ_ALL   it ran (records this tick), is on a CPU (last record IN),
+ *              or we cannot tell: schedstat, and when that moved stat, perf
+ *              counters and (outside wrapped calls, asleep) syscall;
+ *   READ_QUEUE preempted and not run since (last record OUT_PREEMPT): only
+ *              its runqueue time grows, schedstat alone;
+ *   READ_NONE  blocked and not run since (last record a voluntary OUT):
+ *              nothing it owns moved, no read at all.
+ * The context switch counts come from the records too, on top of one
+ * status read when the thread is first seen (or after records were lost).
+ * Threads without records (created before the events were opened, e.g.
+ * after a failed exec, or no switch source at all) are read every tick,
+ * status at most every STATUS_EVERY ticks and only after they ran. */
+
+enum { SW_UNKNOWN = -1 }; /* no usable record: treat as running */
+enum { READ_NONE, READ_QUEUE, READ_ALL };
+
+typedef struct tm_sampler_thread {
+  tm_thread *owner;
+  struct tm_sampler_thread *next; /* every live state, for fork cleanup */
+  uint32_t tid;
+  uint32_t slot;
+  uint32_t attr_sent;
+  tm_task_fds fds;
+  tm_perf_counters pc;
+  bool pc_open, have_sched, have_stat;
+  bool covered;       /* its switches reach our rings (a record was seen) */
+  bool status_base;   /* vol/invol hold a status read (else read one) */
+  bool status_dirty;  /* ran since the last status read (no records) */
+  tm_task_sched sched;
+  tm_task_stat stat;
+  tm_perf_values pv;
+  uint64_t vol, invol;
+  uint64_t status_tick;  /* tick of the last status read */
+  uint64_t ctx_after_ns; /* records up to this time are in vol/invol already */
+  uint64_t futex_addr;
+  uint64_t dropped;      /* ring.dropped as last seen */
+  /* Latest PERF_RECORD_SWITCH (by time: rings are drained CPU by CPU). */
+  uint64_t sw_tick;      /* tick whose drain had a record of it */
+  uint64_t sw_time;
+  int sw_kind;           /* TM_SWITCH_*, or SW_UNKNOWN */
+} tm_sampler_thread;
+
+static tm_sampler_thread *all_states;
+/* By registry slot: the walk reads these instead of tm_thread.sampler,
+ * which sits behind the ~24 KB event ring of every record. */
+static tm_sampler_thread **slot_states;
+static uint32_t slot_states_cap;
+static uint64_t tick_no;       /* ticks run, the first is 1 */
+static uint64_t live_dropped;  /* sum of dropped over live states */
+static uint32_t probe_tid;     /* the sampler thread's tid, for on_switch */
+static bool program_ran;       /* a program thread ran or may have: objects moved */
+static TM_TLS __thread bool on_sampler_thread;
+
+/* ---- tid -> state, and records of tids that have no state yet ----
+ * Open addressing with linear probing; deletion shifts back. An entry
+ * without state remembers the latest record of a thread the walk has not
+ * met yet (started since the last walk, or foreign), so that it is known to
+ * be covered when its state is made. */
+
+typedef struct tid_entry {
+  uint32_t tid; /* 0 = empty */
+  int kind;
+  uint64_t time_ns, tick;
+  tm_sampler_thread *st;
+} tid_entry;
+
+static tid_entry *tids;
+static uint32_t tids_cap, tids_used;
+
+static uint32_t tid_hash(uint32_t tid) { return (tid * 0x9E3779B1u) & (tids_cap - 1); }
+
+static tid_entry *tid_find(uint32_t tid) {
+  if (!tids_cap || !tid) return NULL;
+  for (uint32_t i = tid_hash(tid);; i = (i + 1) & (tids_cap - 1)) {
+    if (tids[i].tid == tid) return &tids[i];
+    if (!tids[i].tid) return NULL;
+  }
+}
+
+static bool tids_grow(void) {
+  uint32_t cap = tids_cap ? tids_cap * 2 : 256;
+  tid_entry *old = tids, *t = calloc(cap, sizeof *t);
+  if (!t) return false;
+  uint32_t old_cap = tids_cap;
+  tids = t;
+  tids_cap = cap;
+  for (uint32_t i = 0; i < old_cap; i++) {
+    if (!old[i].tid) continue;
+    uint32_t j = tid_hash(old[i].tid);
+    while (tids[j].tid) j = (j + 1) & (cap - 1);
+    tids[j] = old[i];
+  }
+  free(old);
+  return true;
+}
+
+/* Finds or adds (empty, kind SW_UNKNOWN); NULL when out of memory. */
+static tid_entry *tid_get(uint32_t tid) {
+  if (!tid) return NULL;
+  tid_entry *e = tid_find(tid);
+  if (e) return e;
+  if ((tids_used + 1) * 2 > tids_cap && !tids_grow()) return NULL;
+  uint32_t i = tid_hash(tid);
+  while (tids[i].tid) i = (i + 1) & (tids_cap - 1);
+  tids[i] = (tid_entry){.tid = tid, .kind = SW_UNKNOWN};
+  tids_used++;
+  return &tids[i];
+}
+
+static void tid_remove(tid_entry *e) {
+  uint32_t i = (uint32_t)(e - tids), mask = tids_cap - 1;
+  /* Backward shift: move up every later entry of the run that may sit
+   * before its home slot, so no probe sequence is broken. */
+  for (uint32_t j = (i + 1) & mask; tids[j].tid; j = (j + 1) & mask) {
+    uint32_t home = tid_hash(tids[j].tid);
+    if (((j - home) & mask) >= ((j - i) & mask)) {
+      tids[i] = tids[j];
+      i = j;
+    }
+  }
+  tids[i].tid = 0;
+  tids[i].st = NULL;
+  tids_used--;
+}
+
+/* Drops records of tids that never got a state (threads that left before
+ * the walk met them, foreign ones not adopted). */
+static void tids_prune(void) {
+  for (uint32_t i = 0; i < tids_cap;) {
+    tid_entry *e = &tids[i];
+    if (e->tid && !e->st && e->tick + PENDING_TICKS < tick_no) {
+      tid_remove(e); /* may shift a later entry into i: look again */
+      continue;
+    }
+    i++;
+  }
+}
+
+/* ---- per-object sampler state, indexed like the object table ---- */
+
+typedef struct obj_sent {
+  uint64_t acq, cont, wait, max_wait, hold, wait_samples;
+} obj_sent;
+
+static obj_sent *obj_state;
+static uint32_t obj_state_cap;
+
+/* ---- growable batches ---- */
+
+typedef struct batch {
+  uint64_t base, last;
+  size_t n, cap;
+  uint32_t *tid, *obj, *holder;
+  int64_t *delta;
+  int *state; /* ThreadState or SwitchKind */
+} batch;
+
+static bool batch_push(batch *b, uint64_t t, uint32_t tid, int state, uint32_t obj,
+                       uint32_t holder) {
+  if (b->n == b->cap) {
+    size_t cap = b->cap ? b->cap * 2 : 1024;
+    uint32_t *a = realloc(b->tid, cap * sizeof *a), *o = NULL, *h = NULL;
+    if (a) b->tid = a;
+    if (a && (o = realloc(b->obj, cap * sizeof *o))) b->obj = o;
+    if (o && (h = realloc(b->holder, cap * sizeof *h))) b->holder = h;
+    int64_t *d = h ? realloc(b->delta, cap * sizeof *d) : NULL;
+    if (d) b->delta = d;
+    int *s = d ? realloc(b->state, cap * sizeof *s) : NULL;
+    if (!s) return false;
+    b->state = s;
+    b->cap = cap;
+  }
+  if (b->n == 0) b->base = b->last = t;
+  b->delta[b->n] = (int64_t)(t - b->last);
+  b->last = t;
+  b->tid[b->n] = tid;
+  b->state[b->n] = state;
+  b->obj[b->n] = obj;
+  b->holder[b->n] = holder;
+  b->n++;
+  return true;
+}
+
+static batch transitions, switches;
+
+/* ---- sample arrays of the Tick frame ---- */
+
+static Threadmon__LwpSample *lwps;
+static Threadmon__LwpSample **lwp_ptrs;
+static size_t lwp_n, lwp_cap;
+static Threadmon__SyncStats *syncs;
+static Threadmon__SyncStats **sync_ptrs;
+static size_t sync_n, sync_cap;
+
+static Threadmon__LwpSample *lwp_add(void) {
+  if (lwp_n == lwp_cap) {
+    size_t cap = lwp_cap ? lwp_cap * 2 : 64;
+    Threadmon__LwpSample *a = realloc(lwps, cap * sizeof *a);
+    if (!a) return NULL;
+    lwps = a;
+    Threadmon__LwpSample **p = realloc(lwp_ptrs, cap * sizeof *p);
+    if (!p) return NULL;
+    lwp_ptrs = p;
+    lwp_cap = cap;
+  }
+  Threadmon__LwpSample *l = &lwps[lwp_n++];
+  threadmon__lwp_sample__init(l);
+  return l;
+}
+
+static Threadmon__SyncStats *sync_add(void) {
+  if (sync_n == sync_cap) {
+    size_t cap = sync_cap ? sync_cap * 2 : 64;
+    Threadmon__SyncStats *a = realloc(syncs, cap * sizeof *a);
+    if (!a) return NULL;
+    syncs = a;
+    Threadmon__SyncStats **p = realloc(sync_ptrs, cap * sizeof *p);
+    if (!p) return NULL;
+    sync_ptrs = p;
+    sync_cap = cap;
+  }
+  Threadmon__SyncStats *s = &syncs[sync_n++];
+  threadmon__sync_stats__init(s);
+  return s;
+}
+
+/* ---- emitting ---- */
+
+void tm_emit(tm_session *s, const Threadmon__Frame *f, int to) {
+  size_t len = tm_encode_frame(&s->enc, f);
+  if (len) tm_transport_send(&s->tx, s->enc.buf, len, to);
+}
+
+void tm_emit_notice(tm_session *s, const char *text, int to) {
+  Threadmon__Notice n = THREADMON__NOTICE__INIT;
+  n.time_ns = tm_now_ns();
+  n.text = (char *)text;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_NOTICE;
+  f.notice = &n;
+  tm_emit(s, &f, to);
+}
+
+static void emit_thread_start(tm_session *s, const tm_thread *t, int to) {
+  char routine[TM_ROUTINE_BYTES] = "";
+  if (t->start_routine) tm_symbolize_format((uintptr_t)t->start_routine, routine, sizeof routine);
+  char name[TM_NAME_BYTES + 1];
+  memcpy(name, t->name, TM_NAME_BYTES);
+  name[TM_NAME_BYTES] = 0;
+  Threadmon__ThreadStart m = THREADMON__THREAD_START__INIT;
+  m.tid = t->tid;
+  m.time_ns = t->start_ns;
+  m.creator_tid = t->creator_tid;
+  m.name = name;
+  m.start_routine = routine;
+  m.is_probe = t->is_probe;
+  m.is_main = t->is_main;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_THREAD_START;
+  f.thread_start = &m;
+  tm_emit(s, &f, to);
+}
+
+static void emit_thread_attr(tm_session *s, const tm_thread *t, int to) {
+  char name[TM_NAME_BYTES + 1];
+  memcpy(name, t->name, TM_NAME_BYTES);
+  name[TM_NAME_BYTES] = 0;
+  Threadmon__ThreadAttr m = THREADMON__THREAD_ATTR__INIT;
+  m.tid = t->tid;
+  m.time_ns = tm_now_ns();
+  m.name = name;
+  m.policy = t->policy;
+  m.priority = t->priority;
+  m.nice = t->nice;
+  uint64_t aff[4];
+  memcpy(aff, t->affinity, sizeof aff);
+  bool all = true;
+  /* Looked up once: glibc opens and reads /sys/devices/system/cpu/possible
+   * for it each time, more than the rest of the frame costs. */
+  static long ncpu;
+  if (!ncpu) ncpu = sysconf(_SC_NPROCESSORS_CONF);
+  for (long c = 0; c < ncpu && c < 256; c++)
+    if (!(aff[c / 64] >> (c % 64) & 1)) all = false;
+  if (!all) {
+    m.n_affinity = ncpu > 192 ? 4 : ncpu > 128 ? 3 : ncpu > 64 ? 2 : 1;
+    m.affinity = aff;
+  }
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_THREAD_ATTR;
+  f.thread_attr = &m;
+  tm_emit(s, &f, to);
+}
+
+static void emit_sync_object(tm_session *s, tm_object *o, bool with_stack, int to) {
+  uintptr_t addr = atomic_load_explicit(&o->address, memory_order_acquire);
+  tm_symbol sym;
+  if (tm_symbolize(addr, &sym) < 0) sym.module[0] = sym.symbol[0] = 0;
+  char frames[STACK_MAX][TM_ROUTINE_BYTES];
+  char *frame_ptrs[STACK_MAX];
+  size_t depth = 0;
+  if (with_stack) {
+    uint32_t n = o->stack_depth < STACK_MAX ? o->stack_depth : STACK_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+      tm_symbolize_format((uintptr_t)o->first_contention_stack[i], frames[i], sizeof frames[i]);
+      frame_ptrs[depth++] = frames[i];
+    }
+  }
+  Threadmon__SyncObject m = THREADMON__SYNC_OBJECT__INIT;
+  m.id = o->id;
+  m.kind = (Threadmon__SyncKind)o->kind;
+  m.address = addr;
+  m.module = sym.module;
+  m.symbol = sym.symbol;
+  m.first_seen_ns = o->first_seen_ns;
+  m.flags = o->flags;
+  m.n_first_contention_stack = depth;
+  m.first_contention_stack = frame_ptrs;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_SYNC_OBJECT;
+  f.sync_object = &m;
+  tm_emit(s, &f, to);
+}
+
+static void flush_transitions(tm_session *s) {
+  if (!transitions.n) return;
+  Threadmon__Transitions m = THREADMON__TRANSITIONS__INIT;
+  m.base_ns = transitions.base;
+  m.n_tid = m.n_delta_ns = m.n_state = m.n_object_id = m.n_holder_tid = transitions.n;
+  m.tid = transitions.tid;
+  m.delta_ns = transitions.delta;
+  m.state = (Threadmon__ThreadState *)transitions.state;
+  m.object_id = transitions.obj;
+  m.holder_tid = transitions.holder;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
+  f.transitions = &m;
+  tm_emit(s, &f, TM_TO_ALL);
+  transitions.n = 0;
+}
+
+static void flush_switches(tm_session *s) {
+  if (!switches.n && !s->perf.lost) return;
+  Threadmon__CpuSwitches m = THREADMON__CPU_SWITCHES__INIT;
+  m.base_ns = switches.base;
+  m.n_tid = m.n_delta_ns = m.n_cpu = m.n_kind = switches.n;
+  m.tid = switches.tid;
+  m.delta_ns = switches.delta;
+  m.cpu = switches.obj;
+  m.kind = (Threadmon__SwitchKind *)switches.state;
+  m.lost = s->perf.lost;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_SWITCHES;
+  f.switches = &m;
+  tm_emit(s, &f, TM_TO_ALL);
+  switches.n = 0;
+  s->perf.lost = 0;
+}
+
+/* ---- threads ---- */
+
+static tm_sampler_thread *state_new(tm_thread *t, uint32_t slot) {
+  if (slot >= slot_states_cap) {
+    uint32_t cap = slot_states_cap ? slot_states_cap : 64;
+    while (cap <= slot) cap *= 2;
+    tm_sampler_thread **p = realloc(slot_states, cap * sizeof *p);
+    if (!p) return NULL;
+    memset(p + slot_states_cap, 0, (cap - slot_states_cap) * sizeof *p);
+    slot_states = p;
+    slot_states_cap = cap;
+  }
+  tid_entry *e = tid_get(t->tid);
+  if (!e) return NULL;
+  tm_sampler_thread *st = calloc(1, sizeof *st);
+  if (!st) return NULL;
+  st->owner = t;
+  st->tid = t->tid;
+  st->slot = slot;
+  tm_task_fds_init(&st->fds, t->tid);
+  for (int i = 0; i < TM_PC_COUNT; i++) st->pc.fd[i] = -1;
+  /* Records drained before the walk met it: it is covered, and the latest
+   * one says whether it is on a CPU. */
+  st->sw_kind = e->kind;
+  st->sw_time = e->time_ns;
+  st->sw_tick = e->tick;
+  st->covered = e->kind != SW_UNKNOWN;
+  e->st = st;
+  st->next = all_states;
+  all_states = st;
+  slot_states[slot] = st;
+  t->sampler = st;
+  return st;
+}
+
+static void state_free(tm_sampler_thread *st) {
+  for (tm_sampler_thread **p = &all_states; *p; p = &(*p)->next) {
+    if (*p == st) {
+      *p = st->next;
+      break;
+    }
+  }
+  tid_entry *e = tid_find(st->tid);
+  if (e && e->st == st) tid_remove(e);
+  if (st->slot < slot_states_cap && slot_states[st->slot] == st) slot_states[st->slot] = NULL;
+  live_dropped -= st->dropped;
+  tm_task_fds_close(&st->fds);
+  tm_perf_counters_close(&st->pc);
+  if (st->owner && st->owner->sampler == st) st->owner->sampler = NULL;
+  free(st);
+}
+
+static void drain_ring(tm_session *s, tm_thread *t) {
+  tm_event ev[DRAIN_CHUNK];
+  uint32_t n, total = 0;
+  while (total < TM_RING_EVENTS && (n = tm_ring_drain(&t->ring, ev, DRAIN_CHUNK)) > 0) {
+    for (uint32_t i = 0; i < n; i++) {
+      if (transitions.n >= BATCH_MAX) flush_transitions(s);
+      batch_push(&transitions, ev[i].time_ns, t->tid, (int)ev[i].state, ev[i].object_id,
+                 ev[i].holder_tid);
+    }
+    total += n;
+  }
+}
+
+/* An internal (unwrapped) lock this thread was seen waiting on. */
+static bool hidden_noted;
+static void note_hidden_wait(uint64_t futex) {
+  tm_object *o = tm_object_get((const void *)(uintptr_t)futex, TM_KIND_INTERNAL);
+  if (o && o->kind == TM_KIND_INTERNAL) {
+    atomic_fetch_add_explicit(&o->wait_samples, 1, memory_order_relaxed);
+    hidden_noted = true;
+  }
+}
+
+/* Context switch counts from status: the base the records add to, or the
+ * only source for a thread without records. */
+static bool read_status(tm_sampler_thread *st) {
+  char buf[READ_BYTES];
+  uint64_t before = tm_now_ns();
+  if (tm_task_read(&st->fds, TM_TASK_STATUS, false, buf, sizeof buf) < 0 ||
+      !tm_parse_status_ctxsw(buf, &st->vol, &st->invol))
+    return false;
+  /* A record stamped before the read may still be in a ring: it is in the
+   * counts already. */
+  st->ctx_after_ns = before;
+  st->status_base = true;
+  st->status_dirty = false;
+  st->status_tick = tick_no;
+  return true;
+}
+
+static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, int how) {
+  uint32_t cur = *(volatile uint32_t *)&t->cur_state;
+  if (how == READ_NONE) {
+    /* Blocked since its last read: the same syscall, the same hidden lock,
+     * one more tick seen waiting on it. */
+    if (st->futex_addr) note_hidden_wait(st->futex_addr);
+    return;
+  }
+  char buf[READ_BYTES];
+  if (tm_task_read(&st->fds, TM_TASK_SCHEDSTAT, true, buf, sizeof buf) < 0) return;
+  tm_task_sched sc;
+  if (!tm_parse_schedstat(buf, &sc)) return;
+  bool moved = !st->have_sched || sc.oncpu_ns != st->sched.oncpu_ns ||
+               sc.runqueue_ns != st->sched.runqueue_ns;
+  st->sched = sc;
+  st->have_sched = true;
+  uint64_t vol = st->vol, invol = st->invol, futex = st->futex_addr;
+  /* READ_QUEUE: off the CPU since its last full read, so stat, counters
+   * and syscall are as they were; only the wait in the runqueue grew. */
+  if (how == READ_ALL && moved) {
+    if (tm_task_read(&st->fds, TM_TASK_STAT, true, buf, sizeof buf) >= 0 &&
+        tm_parse_stat(buf, &st->stat))
+      st->have_stat = true;
+    if ((s->src_perf_sw || s->src_perf_hw) && !st->pc_open && tm_fds_spare()) {
+      tm_perf_counters_open(&st->pc, t->tid, s->src_perf_sw, s->src_perf_hw);
+      st->pc_open = true;
+    }
+    if (st->pc_open) tm_perf_counters_read(&st->pc, &st->pv);
+    /* Hidden locks: a sleeping thread outside every wrapped blocking call
+     * that sits in futex() waits on a lock we cannot see otherwise. Only a
+     * thread that ran since the last read can be in another syscall. */
+    futex = 0;
+    if (s->src_futex && st->have_stat && st->stat.state == 'S' && cur <= TM_STATE_RUNNING &&
+        !t->is_probe && tm_task_read(&st->fds, TM_TASK_SYSCALL, true, buf, sizeof buf) >= 0)
+      futex = tm_parse_syscall_futex(buf);
+    st->status_dirty = true;
+  }
+  if (futex) note_hidden_wait(futex);
+  /* Context switches: counted from the records once a status read gave the
+   * base (again after records were lost). Without records: only after it
+   * ran, at most every STATUS_EVERY ticks. */
+  bool from_records = s->src_perf_switch && st->covered;
+  if (!st->status_base ||
+      (!from_records && st->status_dirty && tick_no - st->status_tick >= STATUS_EVERY))
+    read_status(st);
+  bool counts = st->vol != vol || st->invol != invol;
+  if (!moved && !counts && futex == st->futex_addr) return;
+  st->futex_addr = futex;
+
+  Threadmon__LwpSample *l = lwp_add();
+  if (!l) return;
+  l->tid = t->tid;
+  l->oncpu_ns = sc.oncpu_ns;
+  l->runqueue_ns = sc.runqueue_ns;
+  l->user_ns = st->stat.user_ns;
+  l->system_ns = st->stat.system_ns;
+  l->minflt = st->stat.minflt;
+  l->majflt = st->stat.majflt;
+  l->cpu = st->stat.cpu;
+  l->kstate = (uint32_t)(unsigned char)st->stat.state;
+  l->vol_ctxsw = st->vol;
+  l->invol_ctxsw = st->invol;
+  l->futex_addr = futex;
+  l->task_clock_ns = st->pv.v[TM_PC_TASK_CLOCK];
+  l->perf_faults = st->pv.v[TM_PC_FAULTS];
+  l->cycles = st->pv.v[TM_PC_CYCLES];
+  l->instructions = st->pv.v[TM_PC_INSTRUCTIONS];
+}
+
+/* What this tick must read of a thread, from its switch records. */
+static int read_plan(const tm_session *s, const tm_sampler_thread *st, bool full) {
+  if (full || !s->src_perf_switch || !st->covered || !st->have_sched) return READ_ALL;
+  if (st->sw_tick == tick_no || st->sw_kind == TM_SWITCH_IN || st->sw_kind == SW_UNKNOWN)
+    return READ_ALL;
+  return st->sw_kind == TM_SWITCH_OUT_PREEMPT ? READ_QUEUE : READ_NONE;
+}
+
+typedef struct ended {
+  uint32_t tid;
+  uint64_t time_ns;
+} ended;
+
+static ended *ends;
+static size_t end_n, end_cap;
+
+static void note_end(uint32_t tid, uint64_t time_ns) {
+  if (end_n == end_cap) {
+    size_t cap = end_cap ? end_cap * 2 : 16;
+    ended *e = realloc(ends, cap * sizeof *e);
+    if (!e) return;
+    ends = e;
+    end_cap = cap;
+  }
+  ends[end_n++] = (ended){tid, time_ns};
+}
+
+/* full: read every thread whatever its records say (the final tick, or
+ * records were lost). */
+static uint32_t walk_threads(tm_session *s, bool full) {
+  uint32_t live = 0, hw = tm_threads_high_water();
+  for (uint32_t i = 0; i < hw; i++) {
+    if (i + PREFETCH_AHEAD < hw) __builtin_prefetch(tm_thread_slot(i + PREFETCH_AHEAD));
+    tm_thread *t = tm_thread_slot(i);
+    int state = atomic_load_explicit(&t->slot_state, memory_order_acquire);
+    if (state != TM_SLOT_LIVE && state != TM_SLOT_EXITED) continue;
+    tm_sampler_thread *st = i < slot_states_cap ? slot_states[i] : NULL;
+    if (st && (st->owner != t || st->tid != t->tid)) {
+      state_free(st); /* the slot holds another thread now */
+      st = NULL;
+    }
+    if (!st && !(st = state_new(t, i))) continue;
+    if (!st->attr_sent) {
+      emit_thread_start(s, t, TM_TO_ALL);
+      st->attr_sent = 1; /* attr_version 0: nothing beyond the start */
+    }
+    uint32_t av = atomic_load_explicit(&t->attr_version, memory_order_acquire);
+    if (av + 1 != st->attr_sent) {
+      emit_thread_attr(s, t, TM_TO_ALL);
+      st->attr_sent = av + 1;
+    }
+    int how = state == TM_SLOT_EXITED ? READ_ALL : read_plan(s, st, full);
+    if (how == READ_ALL) {
+      /* Only a thread that ran pushes events or drops them. */
+      drain_ring(s, t);
+      uint64_t d = atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
+      live_dropped += d - st->dropped;
+      st->dropped = d;
+      if (!t->is_probe) program_ran = true;
+    }
+    if (state == TM_SLOT_LIVE) {
+      live++;
+      sample_thread(s, t, st, how);
+      continue;
+    }
+    uint64_t end_ns = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
+    note_end(t->tid, end_ns ? end_ns : tm_now_ns());
+    s->events_dropped += st->dropped;
+    state_free(st);
+    tm_thread_release(t);
+  }
+  return live;
+}
+
+/* ---- switch records ---- */
+
+static void on_switch(void *arg, uint32_t tid, uint64_t time_ns, uint32_t cpu, int kind) {
+  (void)arg;
+  if (switches.n < BATCH_MAX * 4) batch_push(&switches, time_ns, tid, kind, cpu, 0);
+  if (tid != probe_tid) program_ran = true;
+  tid_entry *e = tid_get(tid);
+  if (!e) return;
+  tm_sampler_thread *st = e->st;
+  if (!st) { /* not met by the walk yet: remember the latest record */
+    if (e->kind == SW_UNKNOWN || time_ns >= e->time_ns) {
+      e->kind = kind;
+      e->time_ns = time_ns;
+    }
+    e->tick = tick_no;
+    return;
+  }
+  st->covered = true;
+  st->sw_tick = tick_no;
+  if (st->sw_kind == SW_UNKNOWN || time_ns >= st->sw_time) {
+    st->sw_kind = kind;
+    st->sw_time = time_ns;
+  }
+  if (kind != TM_SWITCH_IN && time_ns > st->ctx_after_ns) {
+    if (kind == TM_SWITCH_OUT) st->vol++;
+    else st->invol++;
+  }
+}
+
+/* Records were lost: no thread's last record can be trusted, nor its
+ * counts. Every thread is read in full until it has a record again, and
+ * re-reads its status. */
+static void forget_switches(void) {
+  for (tm_sampler_thread *st = all_states; st; st = st->next) {
+    st->sw_kind = SW_UNKNOWN;
+    st->status_base = false;
+  }
+}
+
+/* ---- /proc/self/task rescan: threads no wrapper saw, and vanished ones ---- */
+
+typedef struct tid_set {
+  uint32_t *v;
+  size_t n, cap;
+} tid_set;
+
+static tid_set seen_now, unknown_now, unknown_before;
+static uint64_t last_rescan_ns;
+
+static void add_tid(uint32_t tid, void *arg) {
+  tid_set *set = arg;
+  if (set->n == set->cap) {
+    size_t cap = set->cap ? set->cap * 2 : 64;
+    uint32_t *v = realloc(set->v, cap * sizeof *v);
+    if (!v) return;
+    set->v = v;
+    set->cap = cap;
+  }
+  set->v[set->n++] = tid;
+}
+
+static int cmp_tid(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Sets are kept sorted: a listing of 1,000 threads is checked in
+ * O(n log n), not by a scan per tid. */
+static bool tid_in(const tid_set *set, uint32_t tid) {
+  return set->n && bsearch(&tid, set->v, set->n, sizeof tid, cmp_tid) != NULL;
+}
+
+static void rescan_tasks(uint64_t now) {
+  seen_now.n = 0;
+  if (tm_list_tasks(add_tid, &seen_now) < 0 || seen_now.n == 0) return;
+  qsort(seen_now.v, seen_now.n, sizeof *seen_now.v, cmp_tid);
+  /* A thread just created may not have attached to its record yet: adopt
+   * a tid only when two listings in a row found it unknown. */
+  unknown_now.n = 0;
+  for (size_t i = 0; i < seen_now.n; i++) {
+    uint32_t tid = seen_now.v[i];
+    tid_entry *e = tid_find(tid);
+    if (e && e->st) continue; /* the walk knows it */
+    if (!tid_in(&unknown_before, tid)) add_tid(tid, &unknown_now); /* stays sorted */
+    else if (!tm_thread_by_tid(tid)) tm_thread_register_foreign(tid);
+  }
+  tid_set swap = unknown_before;
+  unknown_before = unknown_now;
+  unknown_now = swap;
+  uint32_t hw = tm_threads_high_water();
+  for (uint32_t i = 0; i < hw; i++) {
+    tm_thread *t = tm_thread_slot(i);
+    if (atomic_load_explicit(&t->slot_state, memory_order_acquire) != TM_SLOT_LIVE) continue;
+    if (t->start_ns + RESCAN_NS / 2 < now && !tid_in(&seen_now, t->tid))
+      tm_thread_mark_exited(t); /* left without passing a wrapper */
+  }
+  tids_prune();
+}
+
+/* ---- objects ---- */
+
+static uint32_t objects_walked; /* last id as of the last walk */
+
+static void walk_objects(tm_session *s) {
+  uint32_t last = tm_objects_last_id();
+  /* Only program threads change objects (and the sampler, through hidden
+   * waits): when none ran since the last walk, nothing can have moved, and
+   * a program with many objects and idle threads costs nothing per tick. */
+  if (!program_ran && !hidden_noted && last == objects_walked) return;
+  objects_walked = last;
+  if (last > obj_state_cap) {
+    uint32_t cap = obj_state_cap ? obj_state_cap : 256;
+    while (cap < last) cap *= 2;
+    obj_sent *o = realloc(obj_state, cap * sizeof *o);
+    if (!o) return;
+    memset(o + obj_state_cap, 0, (cap - obj_state_cap) * sizeof *o);
+    obj_state = o;
+    obj_state_cap = cap;
+  }
+  for (uint32_t id = 1; id <= last; id++) {
+    tm_object *o = tm_object_by_id(id);
+    if (!o) continue;
+    uint32_t described = atomic_load_explicit(&o->described, memory_order_relaxed);
+    bool stack = atomic_load_explicit(&o->has_stack, memory_order_acquire) == 1;
+    if (described == 0 || (stack && described == 1)) {
+      emit_sync_object(s, o, stack, TM_TO_ALL);
+      atomic_store_explicit(&o->described, stack ? 2 : 1, memory_order_relaxed);
+    }
+    obj_sent *p = &obj_state[id - 1];
+    obj_sent now = {
+        .acq = *(volatile uint64_t *)&o->acquisitions,
+        .cont = atomic_load_explicit(&o->contentions, memory_order_relaxed),
+        .wait = atomic_load_explicit(&o->wait_ns, memory_order_relaxed),
+        .max_wait = atomic_load_explicit(&o->max_wait_ns, memory_order_relaxed),
+        .hold = atomic_load_explicit(&o->hold_ns, memory_order_relaxed),
+        .wait_samples = atomic_load_explicit(&o->wait_samples, memory_order_relaxed),
+    };
+    uint64_t hold_samples = atomic_load_explicit(&o->hold_samples, memory_order_relaxed);
+    if (!memcmp(&now, p, sizeof now)) continue;
+    *p = now;
+    Threadmon__SyncStats *st = sync_add();
+    if (!st) continue;
+    st->id = o->id;
+    st->acquisitions = now.acq;
+    st->contentions = now.cont;
+    st->wait_ns = now.wait;
+    st->max_wait_ns = now.max_wait;
+    /* Holds are sampled: scale the sampled mean to every acquisition. */
+    st->hold_ns = hold_samples ? (uint64_t)((double)now.hold / (double)hold_samples *
+                                            (double)(now.acq ? now.acq : hold_samples))
+                               : 0;
+    st->wait_samples = now.wait_samples;
+  }
+}
+
+/* ---- the tick ---- */
+
+static uint64_t thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t sampler_cpu_ns; /* the sampler thread's, updated by itself */
+static Threadmon__CpuSample *cpu_msgs;
+static Threadmon__CpuSample **cpu_ptrs;
+static unsigned cpu_cap;
+static bool untracked_noticed;
+
+void tm_sampler_tick(tm_session *s) {
+  uint64_t now = tm_now_ns();
+  if (s->tx.net != TM_NET_OFF && tm_transport_pump(&s->tx, now)) {
+    /* A new connection: it needs the session from the start. */
+    tm_session_send_hello(s, TM_TO_NET);
+    uint32_t hw = tm_threads_high_water();
+    for (uint32_t i = 0; i < hw; i++) {
+      tm_thread *t = tm_thread_slot(i);
+      int st = atomic_load_explicit(&t->slot_state, memory_order_acquire);
+      if ((st == TM_SLOT_LIVE || st == TM_SLOT_EXITED) && i < slot_states_cap &&
+          slot_states[i] && slot_states[i]->owner == t) {
+        emit_thread_start(s, t, TM_TO_NET);
+        emit_thread_attr(s, t, TM_TO_NET);
+      }
+    }
+    for (uint32_t id = 1, last = tm_objects_last_id(); id <= last; id++) {
+      tm_object *o = tm_object_by_id(id);
+      uint32_t d = o ? atomic_load_explicit(&o->described, memory_order_relaxed) : 0;
+      if (d) emit_sync_object(s, o, d == 2, TM_TO_NET);
+    }
+  }
+  tick_no++;
+  if (now - last_rescan_ns >= RESCAN_NS) {
+    last_rescan_ns = now;
+    rescan_tasks(now);
+  }
+  lwp_n = sync_n = end_n = 0;
+  /* The final tick runs on the thread that ends the session, after the
+   * sampler stopped: it reads everything, whatever the records say. */
+  bool full = !on_sampler_thread;
+  program_ran = full;
+  hidden_noted = false;
+  /* Switch records first: they say which threads need reading. */
+  if (s->src_perf_switch) {
+    probe_tid = s->probe_tid;
+    uint64_t lost = s->perf.lost;
+    tm_perf_switch_drain(&s->perf, on_switch, NULL);
+    if (s->perf.lost != lost) {
+      forget_switches();
+      full = program_ran = true;
+    }
+  }
+  uint32_t live = walk_threads(s, full);
+  walk_objects(s);
+  flush_transitions(s);
+  if (s->src_perf_switch) flush_switches(s);
+
+  size_t ncpu = 0;
+  if (s->src_proc_stat && s->cpus.cap > cpu_cap) {
+    Threadmon__CpuSample *m = realloc(cpu_msgs, s->cpus.cap * sizeof *m);
+    if (m) cpu_msgs = m;
+    Threadmon__CpuSample **p = m ? realloc(cpu_ptrs, s->cpus.cap * sizeof *p) : NULL;
+    if (p) {
+      cpu_ptrs = p;
+      cpu_cap = s->cpus.cap;
+    }
+  }
+  if (s->src_proc_stat && cpu_cap >= s->cpus.cap && tm_cpustat_read(&s->cpus)) {
+    for (unsigned i = 0; i < s->cpus.count; i++) {
+      const tm_cpu_times *c = &s->cpus.cpus[i];
+      Threadmon__CpuSample *m = &cpu_msgs[ncpu];
+      threadmon__cpu_sample__init(m);
+      m->cpu = c->cpu;
+      m->user_ns = c->user_ns;
+      m->nice_ns = c->nice_ns;
+      m->system_ns = c->system_ns;
+      m->idle_ns = c->idle_ns;
+      m->iowait_ns = c->iowait_ns;
+      m->irq_ns = c->irq_ns;
+      m->softirq_ns = c->softirq_ns;
+      m->steal_ns = c->steal_ns;
+      cpu_ptrs[ncpu++] = m;
+    }
+  }
+
+  /* Kept up to date by the walk: no second pass over the registry. */
+  uint64_t dropped = s->events_dropped + live_dropped;
+  if (on_sampler_thread) sampler_cpu_ns = thread_cpu_ns();
+  s->events_dropped_total = dropped;
+  Threadmon__ProbeStats ps = THREADMON__PROBE_STATS__INIT;
+  ps.events_dropped = dropped;
+  ps.frames_dropped = s->tx.frames_dropped;
+  ps.bytes_sent = s->tx.bytes_sent;
+  ps.sampler_cpu_ns = sampler_cpu_ns;
+  ps.threads_tracked = live;
+
+  for (size_t i = 0; i < lwp_n; i++) lwp_ptrs[i] = &lwps[i];
+  for (size_t i = 0; i < sync_n; i++) sync_ptrs[i] = &syncs[i];
+  Threadmon__Tick tick = THREADMON__TICK__INIT;
+  tick.seq = ++s->seq;
+  tick.time_ns = now;
+  tick.n_lwps = lwp_n;
+  tick.lwps = lwp_ptrs;
+  tick.n_cpus = ncpu;
+  tick.cpus = cpu_ptrs;
+  tick.n_sync = sync_n;
+  tick.sync = sync_ptrs;
+  tick.probe = &ps;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_TICK;
+  f.tick = &tick;
+  tm_emit(s, &f, TM_TO_ALL);
+
+  for (size_t i = 0; i < end_n; i++) {
+    Threadmon__ThreadEnd m = THREADMON__THREAD_END__INIT;
+    m.tid = ends[i].tid;
+    m.time_ns = ends[i].time_ns;
+    Threadmon__Frame ef = THREADMON__FRAME__INIT;
+    ef.body_case = THREADMON__FRAME__BODY_THREAD_END;
+    ef.thread_end = &m;
+    tm_emit(s, &ef, TM_TO_ALL);
+  }
+  if (!untracked_noticed && (tm_threads_untracked() || tm_objects_untracked())) {
+    untracked_noticed = true;
+    tm_emit_notice(s, "thread or object table full: some are not tracked", TM_TO_ALL);
+  }
+  if (s->tx.net != TM_NET_OFF) tm_transport_pump(&s->tx, tm_now_ns());
+}
+
+/* ---- the thread ---- */
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+typedef int (*join_fn)(pthread_t, void **);
+
+static pthread_t sampler_handle;
+static bool sampler_running;
+static _Atomic int stop_requested;
+static _Atomic int pause_requested, in_tick;
+
+/* The real functions: our own exported wrappers would treat the probe's
+ * thread as a program thread. */
+static bool next_fn(const char *name, void *fn) {
+  void *f = dlsym(RTLD_NEXT, name);
+  memcpy(fn, &f, sizeof f); /* ISO C: no object-to-function pointer cast */
+  return f != NULL;
+}
+
+/* Sleeps to an absolute CLOCK_MONOTONIC deadline, or until
+ * tm_sampler_stop wakes us: a raw futex wait on stop_requested, so that a
+ * long interval never delays the program's exit. */
+static void sleep_until(const struct timespec *deadline) {
+  for (;;) {
+    if (atomic_load(&stop_requested)) return;
+    long r = syscall(SYS_futex, &stop_requested, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0,
+                     deadline, NULL, FUTEX_BITSET_MATCH_ANY);
+    if (r < 0 && errno == ETIMEDOUT) return;
+  }
+}
+
+static void *sampler_main(void *arg) {
+  tm_session *s = arg;
+  prctl(PR_SET_NAME, "threadmon", 0, 0, 0); /* before registering: the record copies it */
+  on_sampler_thread = true;
+  tm_thread *self = tm_thread_register_self(NULL, s->pid);
+  if (self) {
+    self->is_probe = true;
+    self->guard = 1; /* for good: every wrapper passes our calls through */
+  }
+  s->probe_tid = (uint32_t)gettid();
+  tm_session_send_hello(s, TM_TO_ALL);
+  for (unsigned i = 0; i < s->notice_count; i++) tm_emit_notice(s, s->notices[i], TM_TO_ALL);
+
+  struct timespec next;
+  clock_gettime(CLOCK_MONOTONIC, &next);
+  while (!atomic_load(&stop_requested)) {
+    uint64_t ns = (uint64_t)next.tv_nsec + s->cfg.interval_ns;
+    next.tv_sec += (time_t)(ns / 1000000000u);
+    next.tv_nsec = (long)(ns % 1000000000u);
+    sleep_until(&next);
+    if (atomic_load(&stop_requested)) break;
+    if (atomic_load(&pause_requested)) continue;
+    atomic_store(&in_tick, 1);
+    if (!atomic_load(&pause_requested)) tm_sampler_tick(s);
+    atomic_store(&in_tick, 0);
+    /* Fell behind (a long tick, a stopped process): skip, don't burst. */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec > next.tv_sec + 1) next = now;
+  }
+  sampler_cpu_ns = thread_cpu_ns();
+  if (self) tm_thread_mark_exited(self);
+  return NULL;
+}
+
+int tm_sampler_start(tm_session *s) {
+  create_fn create;
+  if (!next_fn("pthread_create", &create)) {
+    errno = ENOSYS;
+    return -1;
+  }
+  atomic_store(&stop_requested, 0);
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits it */
+  int err = create(&sampler_handle, NULL, sampler_main, s);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (err) {
+    errno = err;
+    return -1;
+  }
+  sampler_running = true;
+  return 0;
+}
+
+void tm_sampler_stop(void) {
+  if (!sampler_running) return;
+  atomic_store(&stop_requested, 1);
+  syscall(SYS_futex, &stop_requested, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+  join_fn join;
+  if (next_fn("pthread_join", &join)) join(sampler_handle, NULL);
+  sampler_running = false;
+}
+
+void tm_sampler_pause(bool paused) {
+  atomic_store(&pause_requested, paused ? 1 : 0);
+  if (!paused) return;
+  /* Wait (bounded) for a tick in progress to finish, so a fork child does
+   * not inherit half-updated buffers. */
+  for (int i = 0; i < 200 && atomic_load(&in_tick); i++) {
+    struct timespec ts = {0, 250000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+void tm_sampler_forget(void) {
+  while (all_states) state_free(all_states);
+  /* Records of the parent's threads: their tids mean nothing here. */
+  free(tids);
+  tids = NULL;
+  tids_cap = tids_used = 0;
+  live_dropped = 0;
+  objects_walked = 0;
+  for (uint32_t id = 1, last = tm_objects_last_id(); id <= last; id++) {
+    tm_object *o = tm_object_by_id(id);
+    if (o) atomic_store_explicit(&o->described, 0, memory_order_relaxed);
+  }
+  if (obj_state) memset(obj_state, 0, obj_state_cap * sizeof *obj_state);
+  transitions.n = switches.n = 0;
+  unknown_before.n = unknown_now.n = 0;
+  last_rescan_ns = 0;
+  sampler_running = false; /* the thread does not exist in a fork child */
+  atomic_store(&in_tick, 0);
+  atomic_store(&pause_requested, 0);
+  untracked_noticed = false;
+  sampler_cpu_ns = 0;
+}

@@ -1,0 +1,345 @@
+/* Session life cycle: start (constructor or first wrapper), Hello, fork
+ * children, Goodbye at exit or exec. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "perf_counters.h"
+#include "probe.h"
+#include "procfs.h"
+#include "sampler.h"
+#include "session.h"
+#include "tmwire.h"
+
+#ifndef TM_PROBE_VERSION
+#define TM_PROBE_VERSION "unknown"
+#endif
+
+#define EXIT_FLUSH_MS 1000
+
+_Atomic int tm_active;
+
+enum { S_NONE, S_STARTING, S_RUNNING, S_ENDING, S_OFF };
+static _Atomic int state;
+static tm_session S;
+static char root_output[TM_PATH_BYTES]; /* THREADMON_OUTPUT as given */
+static unsigned exec_generation;
+static _Atomic int exit_status;
+
+/* Probe code running on a program thread: wrappers must pass through. */
+static tm_thread *guard_enter(void) {
+  tm_thread *t = tm_self;
+  if (t) t->guard++;
+  return t;
+}
+
+static void guard_leave(tm_thread *t) {
+  if (t && t->guard > 0) t->guard--;
+}
+
+void tm_note_exit_status(int status) { atomic_store(&exit_status, status); }
+
+/* ---- Hello ---- */
+
+static void gather_identity(tm_session *s) {
+  ssize_t n = readlink("/proc/self/exe", s->exe, sizeof s->exe - 1);
+  s->exe[n > 0 ? n : 0] = 0;
+  if (gethostname(s->host, sizeof s->host) != 0) s->host[0] = 0;
+  s->host[sizeof s->host - 1] = 0;
+  struct utsname u;
+  snprintf(s->kernel, sizeof s->kernel, "%s", uname(&u) == 0 ? u.release : "");
+  free(s->cmdline);
+  s->cmdline = NULL;
+  s->cmdline_len = 0;
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap);
+  ssize_t r;
+  while (buf && (r = read(fd, buf + len, cap - len)) > 0) {
+    len += (size_t)r;
+    if (len == cap) {
+      char *b = realloc(buf, cap * 2);
+      if (!b) break;
+      buf = b;
+      cap *= 2;
+    }
+  }
+  close(fd);
+  s->cmdline = buf;
+  s->cmdline_len = buf ? len : 0;
+}
+
+void tm_session_send_hello(tm_session *s, int to) {
+  char *argv[256];
+  size_t argc = 0;
+  for (size_t off = 0; off < s->cmdline_len && argc < 256; argc++) {
+    argv[argc] = s->cmdline + off;
+    off += strnlen(s->cmdline + off, s->cmdline_len - off) + 1;
+  }
+  Threadmon__Source sources[8];
+  size_t ns = 0;
+  sources[ns++] = THREADMON__SOURCE__SOURCE_INTERPOSE;
+  if (s->src_proc_task) sources[ns++] = THREADMON__SOURCE__SOURCE_PROC_TASK;
+  if (s->src_proc_stat) sources[ns++] = THREADMON__SOURCE__SOURCE_PROC_STAT;
+  if (s->src_perf_switch) sources[ns++] = THREADMON__SOURCE__SOURCE_PERF_SWITCH;
+  if (s->src_perf_sw) sources[ns++] = THREADMON__SOURCE__SOURCE_PERF_SOFTWARE;
+  if (s->src_perf_hw) sources[ns++] = THREADMON__SOURCE__SOURCE_PERF_HARDWARE;
+  sources[ns++] = THREADMON__SOURCE__SOURCE_UNWIND;
+  if (s->src_futex) sources[ns++] = THREADMON__SOURCE__SOURCE_FUTEX_SAMPLING;
+
+  Threadmon__Hello h = THREADMON__HELLO__INIT;
+  h.protocol_version = TM_PROTOCOL_VERSION;
+  h.probe_version = TM_PROBE_VERSION;
+  h.pid = s->pid;
+  h.ppid = (uint32_t)getppid();
+  h.exe = s->exe;
+  h.n_argv = argc;
+  h.argv = argv;
+  h.host = s->host;
+  h.kernel = s->kernel;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  h.cpu_count = cpus > 0 ? (uint32_t)cpus : 1;
+  h.tick_interval_ns = s->cfg.interval_ns;
+  h.n_sources = ns;
+  h.sources = sources;
+  h.token = s->cfg.token;
+  h.start_monotonic_ns = s->start_ns;
+  h.start_realtime_ns = s->start_realtime_ns;
+  h.probe_tid = s->probe_tid;
+  h.parent_pid = s->parent_pid;
+  h.session_id = s->session_id;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_HELLO;
+  f.hello = &h;
+  tm_emit(s, &f, to);
+}
+
+/* ---- opening a session ---- */
+
+static void add_notice(tm_session *s, const char *text) {
+  if (s->notice_count < TM_MAX_NOTICES)
+    snprintf(s->notices[s->notice_count++], sizeof s->notices[0], "%s", text);
+}
+
+static bool task_file_readable(const char *name) {
+  char path[64], buf[256];
+  snprintf(path, sizeof path, "/proc/self/task/%d/%s", (int)gettid(), name);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = read(fd, buf, sizeof buf) > 0;
+  close(fd);
+  return ok;
+}
+
+static void probe_sources(tm_session *s) {
+  char why[160] = "";
+  s->src_perf_switch = tm_perf_switch_open(&s->perf, (pid_t)s->pid, why, sizeof why);
+  if (!s->src_perf_switch) add_notice(s, why);
+  why[0] = 0;
+  tm_perf_counters_probe(&s->src_perf_sw, &s->src_perf_hw, why, sizeof why);
+  if (why[0]) add_notice(s, why);
+  s->src_proc_stat = tm_cpustat_open(&s->cpus);
+  if (!s->src_proc_stat) add_notice(s, "per-CPU times unavailable: cannot read /proc/stat");
+  s->src_proc_task = task_file_readable("schedstat") && task_file_readable("stat");
+  if (!s->src_proc_task) add_notice(s, "thread times unavailable: cannot read /proc/self/task");
+  s->src_futex = task_file_readable("syscall");
+  if (!s->src_futex) add_notice(s, "hidden-lock sampling unavailable: cannot read syscall files");
+}
+
+static void release_session(tm_session *s) {
+  tm_transport_close(&s->tx);
+  if (s->src_perf_switch) tm_perf_switch_close(&s->perf);
+  if (s->src_proc_stat) tm_cpustat_close(&s->cpus);
+  s->src_perf_switch = s->src_proc_stat = false;
+}
+
+/* Opens the transport and sources and starts the sampler. */
+static int open_session(const char *path, uint32_t parent_pid) {
+  tm_session *s = &S;
+  s->pid = (uint32_t)getpid();
+  s->parent_pid = parent_pid;
+  s->probe_tid = 0;
+  s->seq = 0;
+  s->notice_count = 0;
+  s->events_dropped = s->events_dropped_total = 0;
+  if (getrandom(&s->session_id, sizeof s->session_id, GRND_NONBLOCK) != sizeof s->session_id)
+    s->session_id = tm_now_ns() ^ ((uint64_t)s->pid << 40);
+  struct timespec rt;
+  s->start_ns = tm_now_ns();
+  clock_gettime(CLOCK_REALTIME, &rt);
+  s->start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+  tm_fds_init();
+  tm_transport_init(&s->tx);
+  if (path[0] && tm_transport_open_file(&s->tx, path) < 0) {
+    fprintf(stderr, "threadmon: cannot create capture file %s: %s; running unprobed\n", path,
+            strerror(errno));
+    release_session(s);
+    return -1;
+  }
+  if (s->cfg.host[0] &&
+      tm_transport_set_peer(&s->tx, s->cfg.host, s->cfg.port, s->cfg.net_buffer_bytes) < 0) {
+    fprintf(stderr, "threadmon: out of memory; running unprobed\n");
+    release_session(s);
+    return -1;
+  }
+  gather_identity(s);
+  probe_sources(s);
+  atomic_store(&tm_active, 1);
+  if (tm_sampler_start(s) < 0) {
+    atomic_store(&tm_active, 0);
+    fprintf(stderr, "threadmon: cannot start the sampler thread: %s; running unprobed\n",
+            strerror(errno));
+    release_session(s);
+    return -1;
+  }
+  /* Descendants (exec'd images, spawned children) that inherit
+   * LD_PRELOAD open their own file instead of truncating this one. */
+  char lineage[48];
+  snprintf(lineage, sizeof lineage, "%u:%u", s->pid, exec_generation);
+  setenv("THREADMON_SESSION", lineage, 1);
+  return 0;
+}
+
+/* Which file this process writes, given THREADMON_SESSION from whoever
+ * started the session we descend from. */
+static void choose_path(char *out, size_t n, uint32_t *parent_pid) {
+  *parent_pid = 0;
+  exec_generation = 0;
+  const char *lineage = getenv("THREADMON_SESSION");
+  unsigned pid = 0, gen = 0;
+  if (!root_output[0] || !lineage || sscanf(lineage, "%u:%u", &pid, &gen) != 2) {
+    snprintf(out, n, "%s", root_output);
+    return;
+  }
+  char tag[48];
+  if (pid == (unsigned)getpid()) { /* this image came from an exec */
+    exec_generation = gen + 1;
+    snprintf(tag, sizeof tag, "%u-exec%u", pid, exec_generation);
+  } else {
+    snprintf(tag, sizeof tag, "%d", (int)getpid());
+    if ((unsigned)getppid() == pid) *parent_pid = pid;
+  }
+  if (tm_config_tag_path(root_output, tag, out, n) < 0) snprintf(out, n, "%s", root_output);
+}
+
+/* ---- ending ---- */
+
+static void end_session(int reason, int status) {
+  int expected = S_RUNNING;
+  if (!atomic_compare_exchange_strong(&state, &expected, S_ENDING)) return;
+  tm_thread *g = guard_enter();
+  tm_sampler_stop();
+  tm_sampler_tick(&S); /* the final one, from this thread */
+  Threadmon__Goodbye b = THREADMON__GOODBYE__INIT;
+  b.time_ns = tm_now_ns();
+  b.reason = (Threadmon__EndReason)reason;
+  b.exit_status = status;
+  b.frames_dropped = S.tx.frames_dropped;
+  b.events_dropped = S.events_dropped_total;
+  b.bytes_written = S.tx.bytes_written;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_GOODBYE;
+  f.goodbye = &b;
+  tm_emit(&S, &f, TM_TO_ALL);
+  tm_transport_flush(&S.tx, EXIT_FLUSH_MS);
+  atomic_store(&tm_active, 0);
+  release_session(&S);
+  atomic_store(&state, S_OFF);
+  guard_leave(g);
+}
+
+static void at_exit(void) {
+  end_session(THREADMON__END_REASON__END_EXIT, atomic_load(&exit_status));
+}
+
+void tm_session_end_for_exec(void) { end_session(THREADMON__END_REASON__END_EXEC, 0); }
+
+void tm_session_exec_failed(void) {
+  /* The image stays: go on in a new session, named like an exec'd one. */
+  int expected = S_OFF;
+  if (!S.cfg.host[0] && !root_output[0]) return;
+  if (!atomic_compare_exchange_strong(&state, &expected, S_STARTING)) return;
+  tm_thread *g = guard_enter();
+  tm_sampler_forget();
+  char path[TM_PATH_BYTES];
+  uint32_t parent;
+  choose_path(path, sizeof path, &parent);
+  atomic_store(&state, open_session(path, parent) == 0 ? S_RUNNING : S_OFF);
+  guard_leave(g);
+}
+
+/* ---- fork ---- */
+
+static tm_thread *fork_guard;
+
+static void fork_prepare(void) {
+  if (atomic_load(&state) != S_RUNNING) return;
+  fork_guard = guard_enter();
+  tm_sampler_pause(true);
+}
+
+static void fork_parent(void) {
+  if (atomic_load(&state) != S_RUNNING) return;
+  tm_sampler_pause(false);
+  guard_leave(fork_guard);
+}
+
+static void fork_child(void) {
+  if (atomic_load(&state) != S_RUNNING) return;
+  /* Everything inherited belongs to the parent's session: the sampler
+   * thread is gone, the descriptors name the parent's tasks and stream. */
+  tm_sampler_forget();
+  release_session(&S);
+  atomic_store(&tm_active, 0);
+  if (!S.cfg.follow) {
+    atomic_store(&state, S_OFF);
+    guard_leave(fork_guard);
+    return;
+  }
+  uint32_t parent = S.pid;
+  char path[TM_PATH_BYTES] = "";
+  exec_generation = 0;
+  if (root_output[0] &&
+      tm_config_child_path(root_output, getpid(), path, sizeof path) < 0) {
+    fprintf(stderr, "threadmon: capture path too long for the child; running unprobed\n");
+    atomic_store(&state, S_OFF);
+    guard_leave(fork_guard);
+    return;
+  }
+  atomic_store(&state, open_session(path, parent) == 0 ? S_RUNNING : S_OFF);
+  guard_leave(fork_guard);
+}
+
+/* ---- start ---- */
+
+void tm_session_start(void) {
+  int expected = S_NONE;
+  if (!atomic_compare_exchange_strong(&state, &expected, S_STARTING)) return;
+  tm_thread *g = guard_enter();
+  int next = S_OFF;
+  if (tm_config_load(&S.cfg) == 0 && tm_config_wants_probe(&S.cfg)) {
+    if (!S.cfg.follow) tm_config_unpreload();
+    snprintf(root_output, sizeof root_output, "%s", S.cfg.output);
+    char path[TM_PATH_BYTES];
+    uint32_t parent;
+    choose_path(path, sizeof path, &parent);
+    if (open_session(path, parent) == 0) {
+      next = S_RUNNING;
+      atexit(at_exit);
+      pthread_atfork(fork_prepare, fork_parent, fork_child);
+    }
+  }
+  atomic_store(&state, next);
+  guard_leave(g);
+}
+
+/* After threads.c's constructor (101): perf's inherited switch events must
+ * exist before the program's first thread. */
+__attribute__((constructor(102))) static void session_constructor(void) { tm_session_start(); }

@@ -1,0 +1,237 @@
+#include "symbolize.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct sym_entry {
+  uintptr_t addr; /* link-time value */
+  uint64_t size;
+  uint32_t name;  /* offset in names */
+} sym_entry;
+
+typedef struct module_syms {
+  uintptr_t bias; /* runtime address = addr + bias */
+  uintptr_t base; /* dli_fbase, the cache key */
+  sym_entry *syms;
+  size_t count;
+  char *names;
+  struct module_syms *next;
+} module_syms;
+
+static module_syms *modules;
+
+static const char *base_name(const char *path) {
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+static int by_addr(const void *a, const void *b) {
+  const sym_entry *x = a, *y = b;
+  return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+typedef struct elf_image {
+  const uint8_t *data;
+  size_t size;
+} elf_image;
+
+static bool elf_map(const char *path, elf_image *img) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st;
+  bool ok = fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(Elf64_Ehdr);
+  void *p = ok ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+  close(fd);
+  if (p == MAP_FAILED) return false;
+  img->data = p;
+  img->size = (size_t)st.st_size;
+  const Elf64_Ehdr *eh = p;
+  if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh->e_shoff == 0 || eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > img->size) {
+    munmap(p, img->size);
+    return false;
+  }
+  return true;
+}
+
+static const Elf64_Shdr *sections(const elf_image *img, unsigned *n) {
+  const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img->data;
+  *n = eh->e_shnum;
+  return (const Elf64_Shdr *)(img->data + eh->e_shoff);
+}
+
+/* Copies FUNC and OBJECT symbols of .symtab into m. False when there is none. */
+static bool load_symtab(const elf_image *img, module_syms *m) {
+  unsigned n;
+  const Elf64_Shdr *sh = sections(img, &n);
+  for (unsigned i = 0; i < n; i++) {
+    if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= n) continue;
+    const Elf64_Shdr *str = &sh[sh[i].sh_link];
+    if (sh[i].sh_offset + sh[i].sh_size > img->size || str->sh_offset + str->sh_size > img->size)
+      return false;
+    const Elf64_Sym *sym = (const Elf64_Sym *)(img->data + sh[i].sh_offset);
+    size_t count = sh[i].sh_size / sizeof *sym;
+    const char *strtab = (const char *)img->data + str->sh_offset;
+    m->syms = malloc(count * sizeof *m->syms);
+    m->names = malloc(str->sh_size + 1);
+    if (!m->syms || !m->names) return false;
+    memcpy(m->names, strtab, str->sh_size);
+    m->names[str->sh_size] = 0;
+    for (size_t k = 0; k < count; k++) {
+      int type = ELF64_ST_TYPE(sym[k].st_info);
+      if ((type != STT_FUNC && type != STT_OBJECT) || sym[k].st_shndx == SHN_UNDEF ||
+          sym[k].st_name >= str->sh_size)
+        continue;
+      m->syms[m->count++] = (sym_entry){sym[k].st_value, sym[k].st_size, sym[k].st_name};
+    }
+    qsort(m->syms, m->count, sizeof *m->syms, by_addr);
+    return m->count > 0;
+  }
+  return false;
+}
+
+/* "/usr/lib/debug/.build-id/xx/yyyy.debug" from the GNU build-id note. */
+static bool debug_path(const elf_image *img, char *out, size_t outn) {
+  unsigned n;
+  const Elf64_Shdr *sh = sections(img, &n);
+  for (unsigned i = 0; i < n; i++) {
+    if (sh[i].sh_type != SHT_NOTE || sh[i].sh_offset + sh[i].sh_size > img->size) continue;
+    const uint8_t *p = img->data + sh[i].sh_offset, *end = p + sh[i].sh_size;
+    while (p + sizeof(Elf64_Nhdr) <= end) {
+      const Elf64_Nhdr *nh = (const Elf64_Nhdr *)p;
+      const uint8_t *name = p + sizeof *nh;
+      const uint8_t *desc = name + ((nh->n_namesz + 3) & ~3u);
+      if (desc + nh->n_descsz > end) break;
+      if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(name, "GNU", 4) &&
+          nh->n_descsz >= 2) {
+        int w = snprintf(out, outn, "/usr/lib/debug/.build-id/%02x/", desc[0]);
+        for (unsigned k = 1; k < nh->n_descsz && w > 0 && (size_t)w + 3 < outn; k++)
+          w += snprintf(out + w, outn - (size_t)w, "%02x", desc[k]);
+        return w > 0 && (size_t)w + 7 < outn && snprintf(out + w, outn - (size_t)w, ".debug") > 0;
+      }
+      p = desc + ((nh->n_descsz + 3) & ~3u);
+    }
+  }
+  return false;
+}
+
+static module_syms *module_for(const char *path, uintptr_t base, uintptr_t bias) {
+  for (module_syms *m = modules; m; m = m->next)
+    if (m->base == base) return m;
+  module_syms *m = calloc(1, sizeof *m);
+  if (!m) return NULL;
+  m->base = base;
+  m->bias = bias;
+  elf_image img;
+  if (elf_map(path, &img)) {
+    if (!load_symtab(&img, m)) {
+      char dbg[256];
+      elf_image d;
+      if (debug_path(&img, dbg, sizeof dbg) && elf_map(dbg, &d)) {
+        free(m->syms);
+        free(m->names);
+        m->syms = NULL;
+        m->names = NULL;
+        m->count = 0;
+        load_symtab(&d, m);
+        munmap((void *)d.data, d.size);
+      }
+    }
+    munmap((void *)img.data, img.size);
+  }
+  m->next = modules;
+  modules = m;
+  return m;
+}
+
+/* The symbol whose [addr, addr+size) holds a, or the nearest function
+ * below it when sizes are missing. */
+static const sym_entry *lookup(const module_syms *m, uintptr_t a) {
+  size_t lo = 0, hi = m->count;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (m->syms[mid].addr <= a) lo = mid + 1;
+    else hi = mid;
+  }
+  /* Candidates at or below a; aliases share an address, so look a little
+   * further down for one whose size covers a. */
+  for (size_t k = lo, tries = 0; k > 0 && tries < 8; k--, tries++) {
+    const sym_entry *s = &m->syms[k - 1];
+    if (a < s->addr + (s->size ? s->size : 1)) return s;
+  }
+  return NULL;
+}
+
+static bool from_maps(uintptr_t addr, tm_symbol *out) {
+  FILE *f = fopen("/proc/self/maps", "re");
+  if (!f) return false;
+  char line[512];
+  bool found = false;
+  while (fgets(line, sizeof line, f)) {
+    unsigned long lo, hi, off;
+    int name_at = 0;
+    if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &lo, &hi, &off, &name_at) < 3) continue;
+    if (addr < lo || addr >= hi) continue;
+    char *name = line + name_at;
+    name[strcspn(name, "\n")] = 0;
+    if (!*name) name = "[anon]";
+    else if (!strncmp(name, "[stack", 6)) name = "[stack]";
+    snprintf(out->module, sizeof out->module, "%s", name[0] == '[' ? name : base_name(name));
+    out->module_offset = addr - lo + (name[0] == '/' ? off : 0);
+    found = true;
+    break;
+  }
+  fclose(f);
+  return found;
+}
+
+int tm_symbolize(uintptr_t addr, tm_symbol *out) {
+  memset(out, 0, sizeof *out);
+  Dl_info info;
+  struct link_map *lm = NULL;
+  if (addr && dladdr1((void *)addr, &info, (void **)&lm, RTLD_DL_LINKMAP) && info.dli_fname) {
+    const char *path = info.dli_fname;
+    if (!*path) path = "/proc/self/exe"; /* the main program */
+    snprintf(out->module, sizeof out->module, "%s",
+             *info.dli_fname ? base_name(info.dli_fname) : base_name(program_invocation_name));
+    out->module_offset = addr - (uintptr_t)info.dli_fbase;
+    module_syms *m = module_for(path, (uintptr_t)info.dli_fbase, lm ? lm->l_addr : 0);
+    const sym_entry *s = m ? lookup(m, addr - m->bias) : NULL;
+    if (s) {
+      snprintf(out->symbol, sizeof out->symbol, "%s+0x%lx", m->names + s->name,
+               (unsigned long)(addr - m->bias - s->addr));
+    } else if (info.dli_sname && info.dli_saddr) {
+      snprintf(out->symbol, sizeof out->symbol, "%s+0x%lx", info.dli_sname,
+               (unsigned long)(addr - (uintptr_t)info.dli_saddr));
+    }
+    return 0;
+  }
+  return addr && from_maps(addr, out) ? 0 : -1;
+}
+
+void tm_symbolize_format(uintptr_t addr, char *out, size_t n) {
+  tm_symbol s;
+  if (tm_symbolize(addr, &s) < 0) snprintf(out, n, "0x%lx", (unsigned long)addr);
+  else if (s.symbol[0]) snprintf(out, n, "%s!%s", s.module, s.symbol);
+  else snprintf(out, n, "%s+0x%lx", s.module, (unsigned long)s.module_offset);
+}
+
+void tm_symbolize_reset(void) {
+  while (modules) {
+    module_syms *m = modules;
+    modules = m->next;
+    free(m->syms);
+    free(m->names);
+    free(m);
+  }
+}

@@ -1,0 +1,29 @@
+/* Names code and data addresses: "module!symbol+0xoff", "module+0xoff", or
+ * "[heap]+0xoff" / "[stack]+0xoff" / "[anon]+0xoff".
+ *
+ * dladdr first; then the module's own ELF .symtab (static variables,
+ * glibc-internal locks), or its /usr/lib/debug/.build-id/ file when the
+ * module is stripped. Symbol tables are cached per module. Sampler thread
+ * only: nothing here is thread-safe. */
+#ifndef THREADMON_SYMBOLIZE_H
+#define THREADMON_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tm_symbol {
+  char module[128]; /* file name without directories, or [heap] etc. */
+  char symbol[256]; /* "name+0xoff", "" when none is known */
+  uintptr_t module_offset;
+} tm_symbol;
+
+/* Returns 0 when at least the module is known, -1 otherwise. */
+int tm_symbolize(uintptr_t addr, tm_symbol *out);
+
+/* One string: "module!symbol", or "module+0xoff", or "0xaddr". */
+void tm_symbolize_format(uintptr_t addr, char *out, size_t n);
+
+/* Drops every cached symbol table. */
+void tm_symbolize_reset(void);
+
+#endif

@@ -1,0 +1,68 @@
+/* The program the session and transport tests run under the probe.
+ *   contend MS STATUS  4 threads share a mutex for MS ms, exit(STATUS)
+ *   forever            contend until killed
+ *   fork               a forked child creates a thread; both exit 0
+ *   exec PATH          threads, then execv(PATH, {PATH, "contend", "50", "0"})
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static volatile long counter;
+static volatile int stop;
+
+static void *worker(void *arg) {
+  (void)arg;
+  while (!stop) {
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < 200; i++) counter++;
+    pthread_mutex_unlock(&lock);
+  }
+  return NULL;
+}
+
+static void contend(long ms) {
+  pthread_t t[4];
+  stop = 0;
+  for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, worker, NULL);
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  if (ms >= 0) {
+    nanosleep(&ts, NULL);
+    stop = 1;
+    for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+  } else {
+    for (;;) pause();
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc >= 4 && !strcmp(argv[1], "contend")) {
+    contend(atol(argv[2]));
+    return atoi(argv[3]);
+  }
+  if (argc >= 2 && !strcmp(argv[1], "forever")) contend(-1);
+  if (argc >= 2 && !strcmp(argv[1], "fork")) {
+    contend(50);
+    pid_t pid = fork();
+    if (pid == 0) {
+      contend(80);
+      return 0;
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 99;
+  }
+  if (argc >= 3 && !strcmp(argv[1], "exec")) {
+    contend(50);
+    execl(argv[2], argv[2], "contend", "50", "5", (char *)NULL);
+    perror("execl");
+    return 98;
+  }
+  fprintf(stderr, "usage: %s contend MS STATUS | forever | fork | exec PATH\n", argv[0]);
+  return 2;
+}

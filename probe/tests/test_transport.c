@@ -1,0 +1,207 @@
+/* The probe's TCP side, end to end: a display that reads everything, one
+ * that hangs up mid-run (and one that comes back), one that never reads.
+ * The program must always finish normally and in its normal time.
+ * Usage: test_transport PROBE.so WORKLOAD TMPDIR */
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_session_util.h"
+#include "tm_check.h"
+#include "tmwire.h"
+
+static const char *probe, *workload, *dir;
+
+static int listen_on(int *port, int rcvbuf) {
+  int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  CHECK(s >= 0);
+  if (rcvbuf) setsockopt(s, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  CHECK(bind(s, (struct sockaddr *)&a, sizeof a) == 0);
+  CHECK(listen(s, 4) == 0);
+  socklen_t len = sizeof a;
+  getsockname(s, (struct sockaddr *)&a, &len);
+  *port = ntohs(a.sin_port);
+  return s;
+}
+
+static pid_t start(int port, const char *ms, const char *out, const char *extra) {
+  static char env_conn[64], env_out[600], env_extra[64];
+  snprintf(env_conn, sizeof env_conn, "THREADMON_CONNECT=127.0.0.1:%d", port);
+  snprintf(env_out, sizeof env_out, "THREADMON_OUTPUT=%s", out);
+  snprintf(env_extra, sizeof env_extra, "%s", extra ? extra : "THREADMON_TOKEN=t");
+  char *argv[] = {(char *)workload, "contend", (char *)ms, "0", NULL};
+  char *env[] = {env_conn, env_out, env_extra, NULL};
+  return run_probed(probe, argv, env);
+}
+
+typedef struct sink {
+  uint8_t *data;
+  size_t len, cap;
+} sink;
+
+/* Accepts one connection and reads it until EOF, or until limit bytes
+ * (then hangs up), or timeout. */
+static void read_connection(int listener, sink *k, size_t limit, int timeout_ms) {
+  struct pollfd p = {.fd = listener, .events = POLLIN};
+  CHECK(poll(&p, 1, timeout_ms) == 1);
+  int c = accept(listener, NULL, NULL);
+  CHECK(c >= 0);
+  uint64_t end = now_ms() + (uint64_t)timeout_ms;
+  while (now_ms() < end && k->len < limit) {
+    struct pollfd q = {.fd = c, .events = POLLIN};
+    if (poll(&q, 1, 50) <= 0) continue;
+    if (k->len == k->cap) k->data = realloc(k->data, k->cap = k->cap ? k->cap * 2 : 65536);
+    ssize_t r = read(c, k->data + k->len, k->cap - k->len);
+    if (r <= 0) break;
+    k->len += (size_t)r;
+  }
+  close(c);
+}
+
+static void check_stream(const sink *k, bool complete) {
+  capture c;
+  capture_decode(k->data, k->len, &c);
+  if (c.damaged) fprintf(stderr, "damaged: %s\n", c.error);
+  CHECK(!c.damaged);
+  CHECK(c.n > 0);
+  CHECK_EQ(c.frames[0]->body_case, THREADMON__FRAME__BODY_HELLO);
+  CHECK(!strcmp(c.frames[0]->hello->token, "t"));
+  if (complete) {
+    CHECK_EQ(c.tail_bytes, 0);
+    CHECK_EQ(c.frames[c.n - 1]->body_case, THREADMON__FRAME__BODY_GOODBYE);
+    CHECK(capture_count(&c, THREADMON__FRAME__BODY_TICK) >= 10);
+  }
+  /* Every thread a transition names was described first. */
+  uint32_t known[64];
+  size_t nk = 0;
+  for (size_t i = 0; i < c.n; i++) {
+    const Threadmon__Frame *f = c.frames[i];
+    if (f->body_case == THREADMON__FRAME__BODY_THREAD_START && nk < 64)
+      known[nk++] = f->thread_start->tid;
+    if (f->body_case != THREADMON__FRAME__BODY_TRANSITIONS) continue;
+    for (size_t j = 0; j < f->transitions->n_tid; j++) {
+      bool found = false;
+      for (size_t m = 0; m < nk; m++) found |= known[m] == f->transitions->tid[j];
+      CHECK(found);
+    }
+  }
+  capture_free(&c);
+}
+
+static void test_reader(void) {
+  int port, l = listen_on(&port, 0);
+  char out[512];
+  snprintf(out, sizeof out, "%s/reader.tmcap", dir);
+  pid_t pid = start(port, "300", out, NULL);
+  sink k = {0};
+  read_connection(l, &k, SIZE_MAX, 4000);
+  int status = wait_for(pid, 3000);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CHECK(k.len > TM_HEADER_BYTES && !memcmp(k.data, TM_MAGIC, TM_MAGIC_BYTES));
+  check_stream(&k, true);
+  /* The same session went to the file, byte for byte. */
+  FILE *f = fopen(out, "rb");
+  CHECK(f);
+  uint8_t *file = malloc(k.len + 1);
+  size_t flen = fread(file, 1, k.len + 1, f);
+  fclose(f);
+  CHECK_EQ(flen, k.len);
+  CHECK(!memcmp(file, k.data, k.len));
+  free(file);
+  free(k.data);
+  close(l);
+  printf("ok reader: %zu bytes, identical to the capture file\n", k.len);
+}
+
+/* The display hangs up mid-run; it comes back and gets a fresh stream. */
+static void test_hangup_and_back(void) {
+  int port, l = listen_on(&port, 0);
+  char out[512];
+  snprintf(out, sizeof out, "%s/hangup.tmcap", dir);
+  uint64_t t0 = now_ms();
+  pid_t pid = start(port, "700", out, NULL);
+  sink first = {0}, second = {0};
+  read_connection(l, &first, 4000, 3000); /* a few frames, then hang up */
+  check_stream(&first, false);
+  read_connection(l, &second, SIZE_MAX, 4000);
+  int status = wait_for(pid, 3000);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CHECK(now_ms() - t0 < 2500);
+  check_stream(&second, true);
+  capture c;
+  CHECK(capture_load(out, &c) == 0);
+  CHECK(!c.damaged);
+  CHECK_EQ(c.frames[c.n - 1]->body_case, THREADMON__FRAME__BODY_GOODBYE);
+  capture_free(&c);
+  free(first.data);
+  free(second.data);
+  close(l);
+  printf("ok hang-up: program unharmed, reconnection starts with Hello\n");
+}
+
+/* The display hangs up for good: the program finishes unharmed. */
+static void test_hangup(void) {
+  int port, l = listen_on(&port, 0);
+  char out[512];
+  snprintf(out, sizeof out, "%s/gone.tmcap", dir);
+  uint64_t t0 = now_ms();
+  pid_t pid = start(port, "400", out, NULL);
+  sink k = {0};
+  read_connection(l, &k, 2000, 3000);
+  close(l); /* reconnection attempts are refused from now on */
+  int status = wait_for(pid, 3000);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CHECK(now_ms() - t0 < 2000);
+  free(k.data);
+  printf("ok display gone: exited normally in %llu ms\n", (unsigned long long)(now_ms() - t0));
+}
+
+/* Nobody reads: the bounded buffer drops whole frames, the program does
+ * not wait, and the capture file says how many were dropped. */
+static void test_never_read(void) {
+  int port, l = listen_on(&port, 4096);
+  char out[512];
+  snprintf(out, sizeof out, "%s/stuck.tmcap", dir);
+  uint64_t t0 = now_ms();
+  pid_t pid = start(port, "1500", out, "THREADMON_NET_BUFFER_KB=16");
+  int status = wait_for(pid, 5000);
+  uint64_t took = now_ms() - t0;
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CHECK(took < 1500 + 1000 + 1200); /* run + the bounded exit flush + slack */
+  capture c;
+  CHECK(capture_load(out, &c) == 0);
+  CHECK(!c.damaged);
+  const Threadmon__Frame *last = c.frames[c.n - 1];
+  CHECK_EQ(last->body_case, THREADMON__FRAME__BODY_GOODBYE);
+  CHECK(last->goodbye->frames_dropped > 0);
+  printf("ok never read: %llu frames dropped, exited in %llu ms\n",
+         (unsigned long long)last->goodbye->frames_dropped, (unsigned long long)took);
+  capture_free(&c);
+  close(l);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 4) {
+    fprintf(stderr, "usage: %s PROBE WORKLOAD TMPDIR\n", argv[0]);
+    return 2;
+  }
+  probe = argv[1];
+  workload = argv[2];
+  dir = argv[3];
+  mkdir(dir, 0755);
+  const char *only = getenv("TEST_ONLY");
+  if (!only || strstr(only, "reader")) test_reader();
+  if (!only || strstr(only, "back")) test_hangup_and_back();
+  if (!only || strstr(only, "gone")) test_hangup();
+  if (!only || strstr(only, "never")) test_never_read();
+  return 0;
+}

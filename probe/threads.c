@@ -1,0 +1,312 @@
+/* The thread registry: a fixed table of tm_thread slots mapped once, claimed
+ * without locks, plus each thread's single-producer event ring.
+ *
+ * Slot life: FREE -> CLAIMED (parent in pthread_create, or the thread itself)
+ * -> LIVE (the thread attached) -> EXITED (marked by the thread) -> FREE
+ * (released by the sampler after draining). Freed slots go on a lock-free
+ * stack (index + ABA tag in one word) so that short-lived threads reuse a
+ * few slots and the sampler's scan stays short. */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "probe.h"
+
+#define TM_MAX_THREADS 16384u
+#define TM_HOLD_SAMPLE_EVERY 64u
+
+TM_TLS __thread tm_thread *tm_self;
+/* Set once this thread was marked exited: TLS destructors that still lock
+ * afterwards must not register it again. */
+static TM_TLS __thread bool self_done;
+
+static _Atomic(tm_thread *) table;
+static _Atomic uint32_t free_link[TM_MAX_THREADS]; /* next free index + 1, 0 = end */
+static _Atomic uint64_t free_top;                  /* tag << 32 | (index + 1) */
+static _Atomic uint32_t high_water;
+static _Atomic uint64_t untracked;
+
+static tm_thread *slots(void) {
+  tm_thread *t = atomic_load_explicit(&table, memory_order_acquire);
+  if (TM_LIKELY(t != NULL)) return t;
+  size_t bytes = (size_t)TM_MAX_THREADS * sizeof(tm_thread);
+  /* NORESERVE: pages are only touched as slots are used. */
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  if (p == MAP_FAILED) return NULL;
+  tm_thread *expected = NULL;
+  if (!atomic_compare_exchange_strong(&table, &expected, (tm_thread *)p)) {
+    munmap(p, bytes);
+    return expected;
+  }
+  return (tm_thread *)p;
+}
+
+uint32_t tm_threads_high_water(void) {
+  return atomic_load_explicit(&high_water, memory_order_acquire);
+}
+
+tm_thread *tm_thread_slot(uint32_t i) {
+  tm_thread *t = atomic_load_explicit(&table, memory_order_acquire);
+  return t && i < TM_MAX_THREADS ? &t[i] : NULL;
+}
+
+uint64_t tm_threads_untracked(void) { return atomic_load_explicit(&untracked, memory_order_relaxed); }
+
+static void free_push(uint32_t idx) {
+  uint64_t top = atomic_load_explicit(&free_top, memory_order_relaxed);
+  uint64_t next;
+  do {
+    atomic_store_explicit(&free_link[idx], (uint32_t)top, memory_order_relaxed);
+    next = ((top >> 32) + 1) << 32 | (uint64_t)(idx + 1);
+  } while (!atomic_compare_exchange_weak_explicit(&free_top, &top, next, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+static int64_t free_pop(void) {
+  uint64_t top = atomic_load_explicit(&free_top, memory_order_acquire);
+  while ((uint32_t)top != 0) {
+    uint32_t idx = (uint32_t)top - 1;
+    uint32_t link = atomic_load_explicit(&free_link[idx], memory_order_relaxed);
+    uint64_t next = ((top >> 32) + 1) << 32 | link;
+    if (atomic_compare_exchange_weak_explicit(&free_top, &top, next, memory_order_acquire,
+                                              memory_order_acquire))
+      return idx;
+  }
+  return -1;
+}
+
+static tm_thread *slot_claim(void) {
+  tm_thread *tab = slots();
+  if (!tab) return NULL;
+  int64_t idx = free_pop();
+  if (idx < 0) {
+    uint32_t hw = atomic_load_explicit(&high_water, memory_order_relaxed);
+    do {
+      if (hw >= TM_MAX_THREADS) {
+        atomic_fetch_add_explicit(&untracked, 1, memory_order_relaxed);
+        return NULL;
+      }
+    } while (!atomic_compare_exchange_weak_explicit(&high_water, &hw, hw + 1,
+                                                    memory_order_acq_rel, memory_order_relaxed));
+    idx = hw;
+  }
+  tm_thread *t = &tab[idx];
+  /* A reused slot: reset everything the program side owns. The ring is
+   * empty once drained; its contents need no clearing. The sampler-private
+   * pointer is left to the sampler. */
+  t->tid = t->creator_tid = 0;
+  t->is_probe = t->is_main = false;
+  t->start_ns = 0;
+  atomic_store_explicit(&t->end_ns, 0, memory_order_relaxed);
+  t->start_routine = t->start_arg = NULL;
+  memset(t->name, 0, sizeof t->name);
+  atomic_store_explicit(&t->attr_version, 0, memory_order_relaxed);
+  t->policy = t->priority = t->nice = 0;
+  memset(t->affinity, 0xff, sizeof t->affinity);
+  t->cur_state = 0;
+  t->guard = 0;
+  t->hold_countdown = TM_HOLD_SAMPLE_EVERY;
+  t->hold_object = NULL;
+  t->hold_start_ns = 0;
+  atomic_store_explicit(&t->handle, 0, memory_order_relaxed);
+  t->yields = 0;
+  atomic_store_explicit(&t->ring.head, 0, memory_order_relaxed);
+  atomic_store_explicit(&t->ring.tail, 0, memory_order_relaxed);
+  atomic_store_explicit(&t->ring.dropped, 0, memory_order_relaxed);
+  atomic_store_explicit(&t->slot_state, TM_SLOT_CLAIMED, memory_order_release);
+  return t;
+}
+
+static void slot_free(tm_thread *t) {
+  tm_thread *tab = atomic_load_explicit(&table, memory_order_relaxed);
+  atomic_store_explicit(&t->slot_state, TM_SLOT_FREE, memory_order_release);
+  free_push((uint32_t)(t - tab));
+}
+
+/* Scheduling attributes as they are when the record starts; later changes
+ * come from the wrappers. Only non-wrapped syscalls: no recursion. */
+static void read_sched_attrs(tm_thread *t) {
+  if (atomic_load_explicit(&t->attr_version, memory_order_relaxed) == 0)
+    prctl(PR_GET_NAME, t->name, 0, 0, 0);
+  struct sched_param sp;
+  int policy = sched_getscheduler(0);
+  if (policy >= 0) t->policy = policy & ~SCHED_RESET_ON_FORK;
+  if (sched_getparam(0, &sp) == 0) t->priority = sp.sched_priority;
+  errno = 0;
+  int nice = getpriority(PRIO_PROCESS, 0); /* per thread on Linux */
+  if (errno == 0) t->nice = nice;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    memcpy(t->affinity, &set, sizeof t->affinity < sizeof set ? sizeof t->affinity : sizeof set);
+}
+
+static void attach_common(tm_thread *t) {
+  int saved = errno;
+  t->tid = (uint32_t)gettid();
+  t->is_main = t->tid == (uint32_t)getpid();
+  t->start_ns = tm_now_ns();
+  atomic_store_explicit(&t->handle, (uintptr_t)pthread_self(), memory_order_relaxed);
+  read_sched_attrs(t);
+  tm_push_state(t, TM_STATE_RUNNING, 0, 0, t->start_ns);
+  tm_self = t;
+  self_done = false;
+  atomic_store_explicit(&t->slot_state, TM_SLOT_LIVE, memory_order_release);
+  errno = saved;
+}
+
+tm_thread *tm_thread_claim(void *start_routine, void *start_arg, uint32_t creator_tid) {
+  tm_thread *t = slot_claim();
+  if (!t) return NULL;
+  t->start_routine = start_routine;
+  t->start_arg = start_arg;
+  t->creator_tid = creator_tid;
+  return t;
+}
+
+void tm_thread_attach(tm_thread *t) { attach_common(t); }
+
+void tm_thread_unclaim(tm_thread *t) { slot_free(t); }
+
+tm_thread *tm_thread_register_self(void *start_routine, uint32_t creator_tid) {
+  if (tm_self) return tm_self;
+  tm_thread *t = tm_thread_claim(start_routine, NULL, creator_tid);
+  if (t) attach_common(t);
+  return t;
+}
+
+tm_thread *tm_thread_register_lazy(void) {
+  if (tm_self) return tm_self;
+  if (self_done) return NULL;
+  int saved = errno;
+  uint32_t tid = (uint32_t)gettid();
+  errno = saved;
+  /* The sampler may have registered this thread from /proc already: adopt
+   * that record (tids are unique among live threads). */
+  tm_thread *found = tm_thread_by_tid(tid);
+  if (found && atomic_load_explicit(&found->slot_state, memory_order_acquire) == TM_SLOT_LIVE) {
+    tm_self = found;
+    return found;
+  }
+  return tm_thread_register_self(NULL, 0);
+}
+
+tm_thread *tm_thread_register_foreign(uint32_t tid) {
+  tm_thread *t = slot_claim();
+  if (!t) return NULL;
+  t->tid = tid;
+  t->is_main = tid == (uint32_t)getpid();
+  t->start_ns = tm_now_ns();
+  atomic_store_explicit(&t->slot_state, TM_SLOT_LIVE, memory_order_release);
+  return t;
+}
+
+void tm_thread_mark_exited(tm_thread *t) {
+  int expected = TM_SLOT_LIVE;
+  uint64_t now = tm_now_ns();
+  if (tm_self == t) {
+    tm_push_state(t, TM_STATE_EXITED, 0, 0, now);
+    tm_self = NULL;
+    self_done = true;
+  }
+  atomic_store_explicit(&t->end_ns, now, memory_order_relaxed);
+  /* Last touch of the slot: the sampler may recycle it right after. */
+  atomic_compare_exchange_strong_explicit(&t->slot_state, &expected, TM_SLOT_EXITED,
+                                          memory_order_release, memory_order_relaxed);
+}
+
+void tm_thread_release(tm_thread *t) {
+  if (atomic_load_explicit(&t->slot_state, memory_order_acquire) == TM_SLOT_EXITED) slot_free(t);
+}
+
+static tm_thread *find_live(bool (*match)(const tm_thread *, uintptr_t), uintptr_t key) {
+  tm_thread *tab = atomic_load_explicit(&table, memory_order_acquire);
+  if (!tab) return NULL;
+  uint32_t hw = tm_threads_high_water();
+  for (uint32_t i = 0; i < hw; i++) {
+    int st = atomic_load_explicit(&tab[i].slot_state, memory_order_acquire);
+    if ((st == TM_SLOT_LIVE || st == TM_SLOT_CLAIMED) && match(&tab[i], key)) return &tab[i];
+  }
+  return NULL;
+}
+
+static bool match_handle(const tm_thread *t, uintptr_t h) {
+  return atomic_load_explicit(&t->handle, memory_order_relaxed) == h;
+}
+static bool match_tid(const tm_thread *t, uintptr_t tid) { return t->tid == tid; }
+
+tm_thread *tm_thread_by_handle(uintptr_t handle) {
+  tm_thread *self = tm_self;
+  if (self && atomic_load_explicit(&self->handle, memory_order_relaxed) == handle) return self;
+  return handle ? find_live(match_handle, handle) : NULL;
+}
+
+tm_thread *tm_thread_by_tid(uint32_t tid) {
+  tm_thread *self = tm_self;
+  if (self && self->tid == tid) return self;
+  return tid ? find_live(match_tid, tid) : NULL;
+}
+
+void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id, uint32_t holder_tid,
+                   uint64_t time_ns) {
+  tm_ring *r = &self->ring;
+  uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+  uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+  self->cur_state = state;
+  if (head - tail >= TM_RING_EVENTS) {
+    /* Only this thread writes dropped: no locked instruction needed. */
+    atomic_store_explicit(&r->dropped, atomic_load_explicit(&r->dropped, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    return;
+  }
+  tm_event *e = &r->ev[head & (TM_RING_EVENTS - 1)];
+  e->time_ns = time_ns;
+  e->state = state;
+  e->object_id = object_id;
+  e->holder_tid = holder_tid;
+  e->pad = 0;
+  atomic_store_explicit(&r->head, head + 1, memory_order_release);
+}
+
+uint32_t tm_ring_drain(tm_ring *r, tm_event *out, uint32_t max) {
+  uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+  uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+  uint64_t avail = head - tail;
+  uint32_t n = avail < max ? (uint32_t)avail : max;
+  for (uint32_t i = 0; i < n; i++) out[i] = r->ev[(tail + i) & (TM_RING_EVENTS - 1)];
+  atomic_store_explicit(&r->tail, tail + n, memory_order_release);
+  return n;
+}
+
+void tm_threads_atfork_child(void) {
+  tm_thread *tab = atomic_load_explicit(&table, memory_order_acquire);
+  if (!tab) return;
+  tm_thread *self = tm_self;
+  atomic_store_explicit(&free_top, 0, memory_order_relaxed);
+  uint32_t hw = tm_threads_high_water();
+  for (uint32_t i = hw; i-- > 0;) {
+    tm_thread *t = &tab[i];
+    if (t == self) continue;
+    atomic_store_explicit(&t->slot_state, TM_SLOT_FREE, memory_order_relaxed);
+    free_push(i);
+  }
+  if (self) {
+    /* Pre-fork events belong to the parent's stream. */
+    atomic_store_explicit(&self->ring.tail, atomic_load_explicit(&self->ring.head, memory_order_relaxed),
+                          memory_order_relaxed);
+    atomic_store_explicit(&self->ring.dropped, 0, memory_order_relaxed);
+    self->tid = (uint32_t)gettid();
+    self->is_main = true;
+    self->start_ns = tm_now_ns();
+    tm_push_state(self, self->cur_state ? self->cur_state : TM_STATE_RUNNING, 0, 0, self->start_ns);
+  }
+}
+
+__attribute__((constructor(101))) static void threads_init(void) {
+  pthread_atfork(NULL, NULL, tm_threads_atfork_child);
+}

@@ -1,0 +1,306 @@
+#include "transport.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "procfs.h"
+#include "probe.h"
+#include "tmwire.h"
+
+#define CONNECT_TIMEOUT_NS (2000000000ull)
+#define FIRST_BACKOFF_NS (100000000ull)
+#define MAX_BACKOFF_NS (3200000000ull)
+#define MAX_ATTEMPTS 12 /* about 25 s of trying, then give up */
+
+void tm_transport_init(tm_transport *t) {
+  memset(t, 0, sizeof *t);
+  t->file_fd = -1;
+  t->sock = -1;
+  t->net = TM_NET_OFF;
+}
+
+/* ---- capture file ---- */
+
+static int open_capture(tm_transport *t, int extra_flags) {
+  int fd = open(t->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | extra_flags, 0644);
+  if (fd < 0) return -1;
+  fd = tm_fd_move_high(fd, false);
+  struct stat st;
+  if (fstat(fd, &st) == 0) {
+    t->file_dev = st.st_dev;
+    t->file_ino = st.st_ino;
+  }
+  t->file_fd = fd;
+  return 0;
+}
+
+static void file_write(tm_transport *t, const uint8_t *p, size_t len) {
+  for (int attempt = 0; attempt < 2 && t->file_fd >= 0; attempt++) {
+    size_t done = 0;
+    while (done < len) {
+      ssize_t w = write(t->file_fd, p + done, len - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) break;
+      done += (size_t)w;
+    }
+    if (done == len) {
+      t->bytes_written += len;
+      return;
+    }
+    if (done > 0 || errno != EBADF) return; /* disk full: the reader cuts here */
+    /* The program closed our descriptor: reopen, never truncating. */
+    t->file_fd = -1;
+    if (open_capture(t, 0) < 0) return;
+  }
+}
+
+int tm_transport_open_file(tm_transport *t, const char *path) {
+  free(t->path);
+  t->path = strdup(path);
+  if (!t->path) return -1;
+  if (open_capture(t, O_TRUNC) < 0) return -1;
+  uint8_t header[TM_HEADER_BYTES];
+  tm_header_encode(header);
+  file_write(t, header, sizeof header);
+  return 0;
+}
+
+/* Our descriptor number may have been closed and reused by the program:
+ * check it still names our file before writing more. */
+static void file_check(tm_transport *t) {
+  if (t->file_fd < 0 || !t->path) return;
+  struct stat st;
+  if (fstat(t->file_fd, &st) == 0 && st.st_dev == t->file_dev && st.st_ino == t->file_ino)
+    return;
+  t->file_fd = -1; /* not ours any more: never close it */
+  open_capture(t, 0);
+}
+
+/* ---- TCP ---- */
+
+static void out_reset(tm_transport *t) {
+  t->out_len = t->out_sent = 0;
+}
+
+static bool out_append(tm_transport *t, const uint8_t *p, size_t len) {
+  size_t pending = t->out_len - t->out_sent;
+  if (pending + len > t->out_limit) return false;
+  if (t->out_sent && t->out_len + len > t->out_cap) {
+    memmove(t->out, t->out + t->out_sent, pending);
+    t->out_len = pending;
+    t->out_sent = 0;
+  }
+  if (t->out_len + len > t->out_cap) {
+    size_t cap = t->out_cap ? t->out_cap : 65536;
+    while (cap < t->out_len + len) cap *= 2;
+    if (cap > t->out_limit) cap = t->out_limit;
+    uint8_t *b = realloc(t->out, cap);
+    if (!b) return false;
+    t->out = b;
+    t->out_cap = cap;
+  }
+  memcpy(t->out + t->out_len, p, len);
+  t->out_len += len;
+  return true;
+}
+
+static void queue_header(tm_transport *t) {
+  uint8_t header[TM_HEADER_BYTES];
+  tm_header_encode(header);
+  out_append(t, header, sizeof header);
+}
+
+int tm_transport_set_peer(tm_transport *t, const char *host, const char *port,
+                          size_t limit) {
+  t->host = strdup(host);
+  t->port = strdup(port);
+  if (!t->host || !t->port) return -1;
+  t->out_limit = limit;
+  t->net = TM_NET_WAITING;
+  t->retry_at_ns = 0;
+  t->backoff_ns = FIRST_BACKOFF_NS;
+  queue_header(t);
+  return 0;
+}
+
+static void sock_close(tm_transport *t) {
+  if (t->sock >= 0) close(t->sock);
+  t->sock = -1;
+}
+
+static void attempt_failed(tm_transport *t, uint64_t now) {
+  sock_close(t);
+  if (++t->attempts >= MAX_ATTEMPTS) {
+    t->net = TM_NET_GAVE_UP;
+    free(t->out);
+    t->out = NULL;
+    t->out_cap = 0;
+    out_reset(t);
+    return;
+  }
+  t->net = TM_NET_WAITING;
+  t->retry_at_ns = now + t->backoff_ns;
+  if (t->backoff_ns < MAX_BACKOFF_NS) t->backoff_ns *= 2;
+}
+
+/* The peer went away after a connection: what it had not received is lost
+ * with it; a new connection starts a new stream. */
+static void connection_lost(tm_transport *t, uint64_t now) {
+  out_reset(t);
+  t->attempts = 0;
+  t->backoff_ns = FIRST_BACKOFF_NS;
+  attempt_failed(t, now);
+}
+
+static void start_connect(tm_transport *t, uint64_t now) {
+  struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG};
+  struct addrinfo *ai = NULL;
+  if (getaddrinfo(t->host, t->port, &hints, &ai) != 0 || !ai) {
+    attempt_failed(t, now);
+    return;
+  }
+  int s = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (s >= 0) s = tm_fd_move_high(s, false);
+  if (s < 0) {
+    freeaddrinfo(ai);
+    attempt_failed(t, now);
+    return;
+  }
+  int one = 1;
+  setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  /* Keep the kernel's share of the backlog a fraction of ours, so that a
+   * stalled peer shows up as counted drops, not as hidden buffering. */
+  size_t sndbuf = t->out_limit / 4;
+  if (sndbuf < 8192) sndbuf = 8192;
+  if (sndbuf > (1u << 20)) sndbuf = 1u << 20;
+  int sb = (int)sndbuf;
+  setsockopt(s, SOL_SOCKET, SO_SNDBUF, &sb, sizeof sb);
+  t->sock = s;
+  int r = connect(s, ai->ai_addr, ai->ai_addrlen);
+  freeaddrinfo(ai);
+  if (r < 0 && errno != EINPROGRESS) {
+    attempt_failed(t, now);
+    return;
+  }
+  t->net = TM_NET_CONNECTING;
+  t->connect_started_ns = now;
+}
+
+/* Returns true when the connection just completed. */
+static bool check_connect(tm_transport *t, uint64_t now) {
+  struct pollfd p = {.fd = t->sock, .events = POLLOUT};
+  if (poll(&p, 1, 0) <= 0) {
+    if (now - t->connect_started_ns > CONNECT_TIMEOUT_NS) attempt_failed(t, now);
+    return false;
+  }
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (getsockopt(t->sock, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err) {
+    attempt_failed(t, now);
+    return false;
+  }
+  t->net = TM_NET_CONNECTED;
+  t->attempts = 0;
+  t->backoff_ns = FIRST_BACKOFF_NS;
+  return true;
+}
+
+static void send_some(tm_transport *t, uint64_t now) {
+  /* Whatever the peer sends is not part of protocol 1: discard it, but
+   * notice an orderly close at once. */
+  uint8_t sink[512];
+  ssize_t r;
+  while ((r = recv(t->sock, sink, sizeof sink, MSG_DONTWAIT)) > 0) {
+  }
+  if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+    connection_lost(t, now);
+    return;
+  }
+  while (t->out_sent < t->out_len) {
+    ssize_t w = send(t->sock, t->out + t->out_sent, t->out_len - t->out_sent,
+                     MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w > 0) {
+      t->out_sent += (size_t)w;
+      t->bytes_sent += (uint64_t)w;
+      continue;
+    }
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    connection_lost(t, now); /* EPIPE, ECONNRESET, ... */
+    return;
+  }
+  out_reset(t);
+}
+
+bool tm_transport_pump(tm_transport *t, uint64_t now) {
+  file_check(t);
+  bool fresh = false;
+  if (t->net == TM_NET_WAITING && now >= t->retry_at_ns) start_connect(t, now);
+  if (t->net == TM_NET_CONNECTING && check_connect(t, now)) {
+    if (t->ever_connected) {
+      /* Anything queued while disconnected belongs to the old stream. */
+      out_reset(t);
+      queue_header(t);
+      fresh = true;
+    }
+    t->ever_connected = true;
+  }
+  if (t->net == TM_NET_CONNECTED) send_some(t, now);
+  return fresh;
+}
+
+void tm_transport_send(tm_transport *t, const uint8_t *frame, size_t len, int to) {
+  if ((to & TM_TO_FILE) && t->file_fd >= 0) file_write(t, frame, len);
+  if (!(to & TM_TO_NET)) return;
+  /* Queue while connected, and before the first connection (the header is
+   * already queued); between a loss and a reconnection there is no stream. */
+  bool queue = t->net == TM_NET_CONNECTED ||
+               ((t->net == TM_NET_WAITING || t->net == TM_NET_CONNECTING) &&
+                !t->ever_connected);
+  if (queue && !out_append(t, frame, len)) t->frames_dropped++;
+}
+
+void tm_transport_flush(tm_transport *t, int timeout_ms) {
+  uint64_t deadline = tm_now_ns() + (uint64_t)timeout_ms * 1000000u;
+  for (;;) {
+    uint64_t now = tm_now_ns();
+    tm_transport_pump(t, now);
+    if (now >= deadline) return;
+    if (t->net == TM_NET_CONNECTED && t->out_sent >= t->out_len) return;
+    if (t->net == TM_NET_OFF || t->net == TM_NET_GAVE_UP) return;
+    if (t->net == TM_NET_WAITING) return; /* no new attempts while ending */
+    struct pollfd p = {.fd = t->sock, .events = POLLOUT};
+    int wait_ms = (int)((deadline - now) / 1000000u) + 1;
+    if (wait_ms > 20) wait_ms = 20;
+    if (t->sock >= 0) poll(&p, 1, wait_ms);
+    else {
+      struct timespec ts = {0, (long)wait_ms * 1000000L};
+      nanosleep(&ts, NULL);
+    }
+  }
+}
+
+static void free_all(tm_transport *t) {
+  free(t->out);
+  free(t->path);
+  free(t->host);
+  free(t->port);
+  tm_transport_init(t);
+}
+
+void tm_transport_close(tm_transport *t) {
+  if (t->file_fd >= 0) close(t->file_fd);
+  sock_close(t);
+  free_all(t);
+}
+
+void tm_transport_abandon(tm_transport *t) { tm_transport_close(t); }

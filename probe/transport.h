@@ -1,0 +1,70 @@
+/* Where frames go: a capture file (every frame written whole with one
+ * write) and/or a TCP peer (non-blocking, bounded buffer, reconnects).
+ *
+ * Used by one thread at a time: the sampler while it runs, then the thread
+ * that stops it (exit, exec). Program threads never wait on it. */
+#ifndef THREADMON_TRANSPORT_H
+#define THREADMON_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum { TM_TO_FILE = 1, TM_TO_NET = 2, TM_TO_ALL = 3 };
+
+enum tm_net_state {
+  TM_NET_OFF,        /* no peer configured */
+  TM_NET_WAITING,    /* next connect attempt at retry_at_ns */
+  TM_NET_CONNECTING, /* non-blocking connect in progress */
+  TM_NET_CONNECTED,
+  TM_NET_GAVE_UP,
+};
+
+typedef struct tm_transport {
+  /* capture file */
+  int file_fd;
+  dev_t file_dev;
+  ino_t file_ino;
+  char *path;
+  uint64_t bytes_written;
+  /* TCP */
+  enum tm_net_state net;
+  char *host, *port;
+  int sock;
+  uint8_t *out;
+  size_t out_len, out_sent, out_cap, out_limit;
+  bool ever_connected;
+  bool needs_preamble; /* a reconnection: the session must resend Hello etc. */
+  unsigned attempts;
+  uint64_t connect_started_ns, retry_at_ns, backoff_ns;
+  uint64_t bytes_sent;
+  uint64_t frames_dropped;
+} tm_transport;
+
+void tm_transport_init(tm_transport *t);
+/* Creates (truncates) the capture file and writes the stream header.
+ * Returns -1 with errno set on failure. */
+int tm_transport_open_file(tm_transport *t, const char *path);
+/* Configures the peer; the first connect happens in tm_transport_pump. The
+ * stream header is queued at once so frames sent before the connection
+ * completes reach the peer in order. */
+int tm_transport_set_peer(tm_transport *t, const char *host, const char *port,
+                          size_t limit);
+
+/* Sends one whole frame (prefix + payload). */
+void tm_transport_send(tm_transport *t, const uint8_t *frame, size_t len, int to);
+
+/* Makes progress on the network side without blocking. Returns true when
+ * a new connection was just made after a lost one: the caller then sends
+ * the session preamble (Hello, descriptions) with TM_TO_NET. */
+bool tm_transport_pump(tm_transport *t, uint64_t now_ns);
+
+/* Waits at most timeout_ms for queued network bytes to leave. */
+void tm_transport_flush(tm_transport *t, int timeout_ms);
+
+void tm_transport_close(tm_transport *t);
+/* In a fork child: drops the inherited descriptors and buffers unsent. */
+void tm_transport_abandon(tm_transport *t);
+
+#endif

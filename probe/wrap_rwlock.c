@@ -1,0 +1,114 @@
+/* pthread_rwlock_*: try first like mutexes. Writers count under the lock;
+ * readers count with an atomic (several hold it at once). */
+#include <errno.h>
+#include <pthread.h>
+
+#include "real.h"
+#include "wrap.h"
+
+enum rw_kind { RD, RD_TIMED, RD_CLOCK, WR, WR_TIMED, WR_CLOCK };
+
+typedef struct rw_call {
+  enum rw_kind kind;
+  clockid_t clk;
+  const struct timespec *abstime;
+} rw_call;
+
+static inline bool is_writer(enum rw_kind k) { return k >= WR; }
+
+static int real_rw(pthread_rwlock_t *l, const rw_call *c) {
+  switch (c->kind) {
+  case RD: return tm_real.pthread_rwlock_rdlock(l);
+  case RD_TIMED: return tm_real.pthread_rwlock_timedrdlock(l, c->abstime);
+  case RD_CLOCK: return tm_real.pthread_rwlock_clockrdlock(l, c->clk, c->abstime);
+  case WR: return tm_real.pthread_rwlock_wrlock(l);
+  case WR_TIMED: return tm_real.pthread_rwlock_timedwrlock(l, c->abstime);
+  default: return tm_real.pthread_rwlock_clockwrlock(l, c->clk, c->abstime);
+  }
+}
+
+static void count_fast(tm_thread *t, pthread_rwlock_t *l, bool writer) {
+  tm_object *o = tm_object_lookup(l, TM_KIND_RWLOCK, 0);
+  tm_count_acquire(o, writer ? TM_ACQ_EXCLUSIVE : TM_ACQ_SHARED);
+  if (writer) tm_hold_tick(t, l);
+}
+
+__attribute__((noinline)) static int rw_contended(tm_thread *t, pthread_rwlock_t *l, int rc,
+                                                  const rw_call *c, const void *caller) {
+  bool writer = is_writer(c->kind);
+  int owner = l->__data.__cur_writer;
+  /* EAGAIN (reader limit) or our own write lock (EDEADLK): no contention. */
+  if (rc != EBUSY || (uint32_t)owner == t->tid) return real_rw(l, c);
+  tm_object *o = tm_object_get(l, TM_KIND_RWLOCK);
+  tm_wait w;
+  tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_RWLOCK, (uint32_t)owner, caller);
+  rc = real_rw(l, c);
+  tm_wait_end(&w, rc != 0 ? TM_ACQ_NONE : writer ? TM_ACQ_EXCLUSIVE : TM_ACQ_SHARED);
+  if (rc == 0 && writer) tm_hold_tick(t, l);
+  return rc;
+}
+
+static int rw_lock(pthread_rwlock_t *l, const rw_call *c, const void *caller) {
+  tm_thread *t = tm_observer();
+  bool timed = c->kind != RD && c->kind != WR;
+  if (!t || (timed && !tm_valid_timeout(c->clk, c->abstime))) return real_rw(l, c);
+  bool writer = is_writer(c->kind);
+  int rc = writer ? tm_real.pthread_rwlock_trywrlock(l) : tm_real.pthread_rwlock_tryrdlock(l);
+  if (TM_LIKELY(rc == 0)) {
+    count_fast(t, l, writer);
+    return 0;
+  }
+  return rw_contended(t, l, rc, c, caller);
+}
+
+TM_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l) {
+  rw_call c = {RD, CLOCK_REALTIME, NULL};
+  return rw_lock(l, &c, TM_CALLER());
+}
+
+TM_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime) {
+  rw_call c = {RD_TIMED, CLOCK_REALTIME, abstime};
+  return rw_lock(l, &c, TM_CALLER());
+}
+
+TM_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clk,
+                                         const struct timespec *abstime) {
+  rw_call c = {RD_CLOCK, clk, abstime};
+  return rw_lock(l, &c, TM_CALLER());
+}
+
+TM_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l) {
+  rw_call c = {WR, CLOCK_REALTIME, NULL};
+  return rw_lock(l, &c, TM_CALLER());
+}
+
+TM_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime) {
+  rw_call c = {WR_TIMED, CLOCK_REALTIME, abstime};
+  return rw_lock(l, &c, TM_CALLER());
+}
+
+TM_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clk,
+                                         const struct timespec *abstime) {
+  rw_call c = {WR_CLOCK, clk, abstime};
+  return rw_lock(l, &c, TM_CALLER());
+}
+
+TM_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) {
+  tm_thread *t = tm_observer();
+  int rc = tm_real.pthread_rwlock_tryrdlock(l);
+  if (t && rc == 0) count_fast(t, l, false);
+  return rc;
+}
+
+TM_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l) {
+  tm_thread *t = tm_observer();
+  int rc = tm_real.pthread_rwlock_trywrlock(l);
+  if (t && rc == 0) count_fast(t, l, true);
+  return rc;
+}
+
+TM_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l) {
+  tm_hold_release(tm_self, l, TM_KIND_RWLOCK);
+  tm_real_ensure();
+  return tm_real.pthread_rwlock_unlock(l);
+}

@@ -1,0 +1,151 @@
+/* Thread life: create (through a trampoline that registers the child),
+ * exit, join, detach, cancel; and the process ends: __libc_start_main (a
+ * return from main is never seen as an exit() call: libc calls its own exit
+ * internally), exit and _exit. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "real.h"
+#include "wrap.h"
+
+/* This thread runs under tm_trampoline, whose cleanup marks its exit. */
+static TM_TLS __thread bool in_trampoline;
+
+tm_thread *tm_observer_slow(void) {
+  tm_real_ensure();
+  if (!atomic_load_explicit(&tm_active, memory_order_relaxed)) return NULL;
+  tm_thread *t = tm_self;
+  if (!t) t = tm_thread_register_lazy();
+  return t && t->guard == 0 ? t : NULL;
+}
+
+static void trampoline_exit(void *arg) {
+  tm_thread *t = arg;
+  t->hold_object = NULL; /* a lock still held at exit: drop that sample */
+  tm_thread_mark_exited(t);
+}
+
+static void *tm_trampoline(void *arg) {
+  tm_thread *t = arg;
+  void *(*routine)(void *);
+  void *routine_arg = t->start_arg;
+  __builtin_memcpy(&routine, &t->start_routine, sizeof routine);
+  in_trampoline = true;
+  tm_thread_attach(t);
+  void *ret;
+  /* Runs on return, on pthread_exit and on cancellation (forced unwind). */
+  pthread_cleanup_push(trampoline_exit, t);
+  ret = routine(routine_arg);
+  pthread_cleanup_pop(1);
+  return ret;
+}
+
+TM_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*routine)(void *),
+                             void *arg) {
+  tm_thread *self = tm_observer();
+  if (!self) return tm_real.pthread_create(th, attr, routine, arg);
+  void *routine_ptr;
+  __builtin_memcpy(&routine_ptr, &routine, sizeof routine_ptr);
+  tm_thread *child = tm_thread_claim(routine_ptr, arg, self->tid);
+  if (!child) return tm_real.pthread_create(th, attr, routine, arg);
+  int rc = tm_real.pthread_create(th, attr, tm_trampoline, child);
+  if (rc != 0) {
+    tm_thread_unclaim(child);
+    return rc;
+  }
+  /* So that pthread_setname_np(*th) right after create finds the child
+   * even before it ran. The child stores the same value itself. */
+  atomic_store_explicit(&child->handle, (uintptr_t)*th, memory_order_relaxed);
+  return 0;
+}
+
+TM_EXPORT void pthread_exit(void *ret) {
+  tm_real_ensure();
+  tm_thread *t = tm_self;
+  /* Trampoline threads are marked by the unwind through the trampoline;
+   * the main thread and threads created inside libc are marked here. */
+  if (t && !in_trampoline) tm_thread_mark_exited(t);
+  tm_real.pthread_exit(ret);
+}
+
+/* The thread's record if it is registered, for the holder field of a join. */
+static uint32_t tid_of(pthread_t th) {
+  tm_thread *t = tm_thread_by_handle((uintptr_t)th);
+  return t ? t->tid : 0;
+}
+
+enum join_kind { JOIN, JOIN_TIMED };
+
+static int join_observed(tm_thread *self, enum join_kind kind, pthread_t th, void **ret,
+                         const struct timespec *abstime) {
+  tm_wait w;
+  int rc;
+  tm_wait_begin(&w, self, NULL, TM_STATE_BLOCKED_JOIN, tid_of(th), NULL);
+  pthread_cleanup_push(tm_wait_cancelled, &w);
+  rc = kind == JOIN ? tm_real.pthread_join(th, ret) : tm_real.pthread_timedjoin_np(th, ret, abstime);
+  pthread_cleanup_pop(0);
+  tm_wait_end(&w, TM_ACQ_NONE);
+  return rc;
+}
+
+TM_EXPORT int pthread_join(pthread_t th, void **ret) {
+  tm_thread *self = tm_observer();
+  if (!self) return tm_real.pthread_join(th, ret);
+  return join_observed(self, JOIN, th, ret, NULL);
+}
+
+TM_EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *abstime) {
+  tm_thread *self = tm_observer();
+  if (!self) return tm_real.pthread_timedjoin_np(th, ret, abstime);
+  return join_observed(self, JOIN_TIMED, th, ret, abstime);
+}
+
+/* Never blocks: registers the caller, nothing to account. */
+TM_EXPORT int pthread_tryjoin_np(pthread_t th, void **ret) {
+  tm_observer();
+  return tm_real.pthread_tryjoin_np(th, ret);
+}
+
+TM_EXPORT int pthread_detach(pthread_t th) {
+  tm_observer();
+  return tm_real.pthread_detach(th);
+}
+
+TM_EXPORT int pthread_cancel(pthread_t th) {
+  tm_observer();
+  return tm_real.pthread_cancel(th);
+}
+
+static tm_main_fn program_main;
+
+static int tm_main(int argc, char **argv, char **envp) {
+  tm_session_start();
+  tm_observer(); /* register the main thread before the program runs */
+  int status = program_main(argc, argv, envp);
+  tm_note_exit_status(status);
+  return status;
+}
+
+int __libc_start_main(tm_main_fn main_fn, int argc, char **argv, void (*init)(void),
+                      void (*fini)(void), void (*rtld_fini)(void), void *stack_end);
+
+TM_EXPORT int __libc_start_main(tm_main_fn main_fn, int argc, char **argv, void (*init)(void),
+                                void (*fini)(void), void (*rtld_fini)(void), void *stack_end) {
+  tm_real_ensure();
+  program_main = main_fn;
+  return tm_real.__libc_start_main(tm_main, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+TM_EXPORT TM_NORETURN void exit(int status) {
+  tm_real_ensure();
+  tm_note_exit_status(status);
+  tm_real.exit(status);
+}
+
+TM_EXPORT TM_NORETURN void _exit(int status) {
+  tm_real_ensure();
+  tm_note_exit_status(status);
+  tm_real._exit(status);
+}

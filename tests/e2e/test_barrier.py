@@ -1,0 +1,54 @@
+"""barrier_fine / barrier_coarse: barrier objects and the workers' waits."""
+import tmtest
+from tmtest import Recording, check, near, state
+
+
+def check_workers(rec, blocked_state, truth_key):
+    """truth_key: the workload's own timing of the blocking call."""
+    workers = rec.truth["workers"]
+    check(len(rec.program_threads()) == 1 + len(workers),
+          f"{len(rec.program_threads())} program threads, expected {1 + len(workers)}")
+    for w in workers:
+        got = rec.thread(w["tid"])
+        if got:
+            near(state(got, "on_cpu"), w["on_cpu_pct"], 5, f"worker {w['tid']} on_cpu %")
+            near(state(got, blocked_state), w[truth_key], 5,
+                 f"worker {w['tid']} {blocked_state} %")
+
+
+def test_coarse_pthread_barrier():
+    tmtest.require_report()
+    rec = Recording("barrier_coarse", ["--threads", "3", "--pthread-barrier", "--iterations", "300"])
+    tmtest.check_process(rec)
+    kinds = [tmtest.kind_of(o) for o in rec.objects()]
+    check(kinds == ["barrier"], f"sync objects {kinds}, expected one barrier")
+    check_workers(rec, "blocked_barrier", "barrier_pct")
+
+
+def test_coarse_mutex_cond():
+    tmtest.require_report()
+    rec = Recording("barrier_coarse", ["--threads", "3", "--iterations", "300"])
+    tmtest.check_process(rec)
+    kinds = sorted(tmtest.kind_of(o) for o in rec.objects())
+    check(kinds == ["cond", "mutex"], f"sync objects {kinds}, expected barrier_cond, barrier_mtx")
+    mtx = rec.objects("mutex")
+    check(mtx and mtx[0].get("acquisitions") == rec.truth["mutex_acquisitions"],
+          f"barrier_mtx acquisitions {mtx and mtx[0].get('acquisitions')}, truth "
+          f"{rec.truth['mutex_acquisitions']}")
+    check_workers(rec, "blocked_cond", "cond_wait_pct")
+
+
+def test_fine_mutex_cond():
+    """Fine grain: thousands of barrier rounds; counts must stay exact."""
+    tmtest.require_report()
+    rec = Recording("barrier_fine", ["--threads", "3", "--iterations", "5000"])
+    tmtest.check_process(rec)
+    mtx = [o for o in rec.objects("mutex") if str(o.get("symbol", "")).startswith("barrier_mtx")]
+    if check(len(mtx) == 1, f"barrier_mtx not named: {[o.get('symbol') for o in rec.objects()]}"):
+        # each lock call, plus the re-lock at the end of every pthread_cond_wait
+        expected = rec.truth["mutex_acquisitions"]
+        check(mtx[0].get("acquisitions") == expected,
+              f"barrier_mtx acquisitions {mtx[0].get('acquisitions')}, expected {expected}")
+
+
+tmtest.main(globals())

@@ -1,0 +1,65 @@
+"""A truncated or corrupted capture gives one line and a partial report; a
+file that is not a capture gives one line and fails."""
+import json
+import os
+import subprocess
+import sys
+
+import tmtest
+from tmtest import LAUNCHER, Recording, check
+
+
+def report(path):
+    return subprocess.run([sys.executable, LAUNCHER, "report", "--json", path],
+                          capture_output=True, text=True, timeout=60)
+
+
+def check_partial(path, what, full):
+    proc = report(path)
+    lines = proc.stderr.strip().splitlines()
+    check(len(lines) == 1, f"{what}: {len(lines)} lines on stderr, expected 1: {proc.stderr!r}")
+    check(proc.returncode < 128, f"{what}: report crashed ({proc.returncode})")
+    try:
+        partial = json.loads(proc.stdout)
+    except ValueError:
+        check(False, f"{what}: no JSON report on stdout: {proc.stdout[:200]!r}")
+        return
+    check(len(partial.get("threads", [])) >= 3, f"{what}: partial report has "
+          f"{len(partial.get('threads', []))} threads")
+    check(partial["process"].get("duration_s", 0) <= full["process"]["duration_s"],
+          f"{what}: partial report longer than the whole")
+
+
+def test_damaged_captures():
+    tmtest.require_report()
+    rec = Recording("cond_wait", ["--delay-ms", "100", "--repeats", "5"])
+    data = open(rec.capture, "rb").read()
+    check(len(data) > 4096, f"capture is only {len(data)} bytes")
+    cut = os.path.join(tmtest.Temp.dir(), "truncated.tmcap")
+    with open(cut, "wb") as f:
+        f.write(data[: len(data) * 2 // 3 + 5])  # +5: mid-frame, not on a boundary
+    check_partial(cut, "truncated", rec.report)
+
+    bad = bytearray(data)
+    middle = len(bad) // 2
+    for i in range(middle, middle + 16):
+        bad[i] ^= 0x5A
+    corrupt = os.path.join(tmtest.Temp.dir(), "corrupt.tmcap")
+    with open(corrupt, "wb") as f:
+        f.write(bad)
+    check_partial(corrupt, "corrupted", rec.report)
+
+
+def test_not_a_capture():
+    tmtest.require_report()
+    junk = os.path.join(tmtest.Temp.dir(), "junk.tmcap")
+    with open(junk, "w") as f:
+        f.write("this is not a threadmon capture\n" * 10)
+    proc = report(junk)
+    lines = proc.stderr.strip().splitlines()
+    check(proc.returncode not in (0,) and proc.returncode < 128,
+          f"junk file: exit status {proc.returncode}")
+    check(len(lines) == 1, f"junk file: {len(lines)} lines on stderr: {proc.stderr!r}")
+
+
+tmtest.main(globals())

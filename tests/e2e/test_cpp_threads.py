@@ -1,0 +1,29 @@
+"""cpp_threads: std::mutex, std::shared_mutex and std::condition_variable map
+to pthread objects with exact counts."""
+import tmtest
+from tmtest import Recording, check
+
+
+def test_cpp_threads():
+    tmtest.require_report()
+    rec = Recording("cpp_threads", ["--workers", "3", "--iterations", "6000", "--items", "120"])
+    tmtest.check_process(rec)
+    t = rec.truth
+    check(len(rec.program_threads()) == 1 + t["threads_created"],
+          f"{len(rec.program_threads())} program threads, expected {1 + t['threads_created']}")
+    names = sorted(str(x.get("name")) for x in rec.program_threads())
+    check("cpp-producer" in names and "cpp-consumer" in names, f"thread names {names}")
+    for kind, key in (("mutex", "mutexes"), ("rwlock", "rwlocks"), ("cond", "conds")):
+        got = len(rec.objects(kind))
+        check(got == t[key], f"{got} {kind} objects, expected {t[key]}")
+    counts = sorted(o.get("acquisitions") for o in rec.objects("mutex"))
+    check(t["counter_mutex_acquisitions"] in counts,
+          f"no mutex with exactly {t['counter_mutex_acquisitions']} acquisitions: {counts}")
+    rw = rec.objects("rwlock")
+    if rw:
+        expected = t["rwlock_exclusive"] + t["rwlock_shared"]
+        check(rw[0].get("acquisitions") == expected,
+              f"shared_mutex acquisitions {rw[0].get('acquisitions')}, expected {expected}")
+
+
+tmtest.main(globals())

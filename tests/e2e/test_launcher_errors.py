@@ -1,0 +1,99 @@
+"""The launcher refuses what LD_PRELOAD cannot reach, in one line each.
+
+Needs no probe: every check here happens before the program would start.
+"""
+import os
+import shutil
+import stat
+
+import tmtest
+from tmtest import check, launcher, workload
+
+
+def expect_error(args, status, words):
+    proc = launcher(*args)
+    lines = proc.stderr.strip().splitlines()
+    shown = " ".join(args)
+    check(proc.returncode == status, f"'{shown}' exited {proc.returncode}, expected {status}")
+    check(len(lines) == 1, f"'{shown}' printed {len(lines)} lines on stderr, expected 1: "
+          f"{proc.stderr!r}")
+    check(lines[:1] and lines[0].startswith("threadmon: "), f"'{shown}' error lacks the prefix")
+    for w in words:
+        check(w in proc.stderr, f"'{shown}' error does not mention {w!r}: {proc.stderr.strip()!r}")
+    check(proc.stdout == "", f"'{shown}' wrote to stdout: {proc.stdout!r}")
+
+
+def test_missing_command():
+    expect_error(["record", "-o", "x.tmcap", "--", "no-such-command-xyz"], 127,
+                 ["no-such-command-xyz", "not found"])
+    expect_error(["record", "-o", "x.tmcap", "--", "./no/such/file"], 127, ["no such file"])
+
+
+def test_static_binary():
+    path = workload("static_hello")
+    if not os.path.exists(path):
+        raise tmtest.Skip("no static libc: static_hello was not built")
+    expect_error(["record", "-o", "x.tmcap", "--", path], 126, ["statically linked", "LD_PRELOAD"])
+    expect_error(["run", "--connect", "127.0.0.1:1", "--", path], 126, ["statically linked"])
+
+
+def test_setuid_and_setgid_copies():
+    for bit, word in ((stat.S_ISUID, "setuid"), (stat.S_ISGID, "setgid")):
+        copy = os.path.join(tmtest.Temp.dir(), f"{word}_copy")
+        shutil.copy(workload("spin_sleep"), copy)
+        os.chmod(copy, 0o755 | bit)
+        if not os.stat(copy).st_mode & bit:
+            raise tmtest.Skip(f"this file system refuses the {word} bit")
+        expect_error(["record", "-o", "x.tmcap", "--", copy], 126, [word, "LD_PRELOAD"])
+
+
+def test_not_executable():
+    plain = os.path.join(tmtest.Temp.dir(), "plain.txt")
+    with open(plain, "w") as f:
+        f.write("not a program\n")
+    expect_error(["record", "-o", "x.tmcap", "--", plain], 126, ["not executable"])
+    expect_error(["record", "-o", "x.tmcap", "--", tmtest.Temp.dir()], 126, ["directory"])
+
+
+def test_script_interpreter_is_checked():
+    """A #! script is judged by its interpreter: a static one is refused."""
+    static = workload("static_hello")
+    if not os.path.exists(static):
+        raise tmtest.Skip("no static libc: static_hello was not built")
+    script = os.path.join(tmtest.Temp.dir(), "via_static.sh")
+    with open(script, "w") as f:
+        f.write(f"#!{static}\n")
+    os.chmod(script, 0o755)
+    expect_error(["record", "-o", "x.tmcap", "--", script], 126, ["statically linked", static])
+    missing = os.path.join(tmtest.Temp.dir(), "via_missing.sh")
+    with open(missing, "w") as f:
+        f.write("#!/no/such/interpreter\n")
+    os.chmod(missing, 0o755)
+    expect_error(["record", "-o", "x.tmcap", "--", missing], 127, ["/no/such/interpreter"])
+
+
+def test_usage_errors():
+    expect_error(["record", "--", "true"], 2, ["-o"])
+    expect_error(["record", "-o", "x.tmcap"], 2, ["no command"])
+    expect_error(["record", "--bogus", "-o", "x.tmcap", "--", "true"], 2, ["--bogus"])
+    expect_error(["record", "-o", "x.tmcap", "--interval", "zero", "--", "true"], 2, ["--interval"])
+    expect_error(["frobnicate"], 2, ["frobnicate"])
+    expect_error(["run", "--", "true"], 2, ["--connect"])
+    expect_error(["run", "--connect", "no-port-here", "--", "true"], 2, ["HOST:PORT"])
+
+
+def test_unreachable_display():
+    expect_error(["run", "--connect", "127.0.0.1:1", "--", "true"], 2, ["cannot reach", "127.0.0.1:1"])
+
+
+def test_help_and_version():
+    for args in (["--help"], ["record", "--help"], ["run", "--help"], ["report", "--help"]):
+        proc = launcher(*args)
+        check(proc.returncode == 0 and "usage: threadmon" in proc.stdout,
+              f"'threadmon {' '.join(args)}' exited {proc.returncode}: {proc.stdout[:80]!r}")
+    proc = launcher("--version")
+    check(proc.returncode == 0 and proc.stdout.startswith("threadmon "),
+          f"--version printed {proc.stdout!r}")
+
+
+tmtest.main(globals())

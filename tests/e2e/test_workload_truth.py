@@ -1,0 +1,64 @@
+"""The workloads themselves, without threadmon: each runs with small flags,
+exits 0 and prints a truth line that is self-consistent. A wrong truth would
+make every end-to-end comparison meaningless."""
+import json
+import subprocess
+
+import tmtest
+from tmtest import check, workload
+
+
+def truth(name, *args):
+    proc = subprocess.run([workload(name), *args], capture_output=True, text=True, timeout=60)
+    check(proc.returncode == 0, f"{name} exited {proc.returncode}: {proc.stderr.strip()}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_spin_sleep_shares_add_up():
+    t = truth("spin_sleep", "--threads", "2", "--spin-ms", "10", "--sleep-ms", "10",
+              "--repeats", "5")
+    for th in t["threads"]:
+        check(th["cpu_s"] >= 0.05 - 0.002, f"spinner used {th['cpu_s']} s CPU, expected 0.05")
+        check(th["on_cpu_pct"] + th["sleeping_pct"] <= 100.5,
+              f"on_cpu + sleeping = {th['on_cpu_pct'] + th['sleeping_pct']} %")
+
+
+def test_mutex_hold_waits_are_real():
+    t = truth("mutex_hold", "--waiters", "2", "--rounds", "8", "--hold-ms", "10")
+    check(t["max_wait_s"] > 0.005, f"max wait {t['max_wait_s']} s: waiters never blocked")
+    check(t["acquisitions"] == 8 + sum(w["acquisitions"] for w in t["waiters"]),
+          "acquisitions do not add up")
+
+
+def test_cond_wait_waits_for_signals():
+    t = truth("cond_wait", "--delay-ms", "20", "--repeats", "3")
+    check(t["wakeups"] == 3 and t["wait_s"] >= 0.055, f"cond_wait truth {t}")
+
+
+def test_barrier_and_matrix_run():
+    for name, args in (("barrier_fine", ["--iterations", "200"]),
+                       ("barrier_coarse", ["--iterations", "5", "--pthread-barrier"])):
+        t = truth(name, "--threads", "3", *args)
+        check(len(t["workers"]) == 3, f"{name}: {len(t['workers'])} workers")
+    t = truth("matrix_mult", "--size", "60", "--rounds", "2")
+    check(t["checksum"] > 0 and len(t["workers"]) == 6, f"matrix_mult truth {t}")
+
+
+def test_mutex_loop_rngs():
+    for rng in ("rand", "rand_r"):
+        t = truth("mutex_loop", "--iterations", "500", "--rng", rng)
+        check(t["acquisitions"] == 4 * 500, f"mutex_loop {rng}: {t['acquisitions']} acquisitions")
+    proc = subprocess.run([workload("mutex_loop"), "--rng", "erand48"], capture_output=True,
+                          text=True, timeout=10)
+    check(proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1,
+          f"bad --rng: status {proc.returncode}, stderr {proc.stderr!r}")
+
+
+def test_cpp_and_deadlock():
+    t = truth("cpp_threads", "--workers", "2", "--iterations", "200", "--items", "5")
+    check(t["counter_mutex_acquisitions"] == 400 and t["items_received"] == 5, f"cpp {t}")
+    t = truth("deadlock", "--deadlock-ms", "100")
+    check(t["second"]["timed_out"] and t["first"]["wait_s"] >= 0.095, f"deadlock {t}")
+
+
+tmtest.main(globals())

@@ -1,0 +1,189 @@
+"""tmtest: what every end-to-end test shares.
+
+Runs workloads under the threadmon launcher, reads `threadmon report --json`
+and compares it with the truth each workload prints about itself. A test
+file defines test_* functions and ends with `tmtest.main(globals())`; checks
+collect failures instead of stopping at the first, so one run shows every
+mismatch. Exit status: 0 pass, 1 fail, 77 skip (meson's convention).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+
+BUILD = os.environ.get("THREADMON_BUILD_ROOT", os.getcwd())
+LAUNCHER = os.path.join(BUILD, "scripts", "threadmon")
+WORKLOADS = os.path.join(BUILD, "tests", "workloads")
+PROBE = os.path.join(BUILD, "probe", "libthreadmon.so")
+REPORT = next((p for p in (os.path.join(BUILD, "display", sub, "threadmon-report")
+                           for sub in ("", "report")) if os.path.exists(p)),
+              os.path.join(BUILD, "display", "threadmon-report"))
+SKIP = 77
+
+
+class Skip(Exception):
+    pass
+
+
+class Failed(Exception):
+    pass
+
+
+_failures = []
+
+
+def check(cond, message):
+    """Records a failed expectation; returns cond so callers can branch."""
+    if not cond:
+        _failures.append(message)
+        print(f"  FAIL {message}")
+    return cond
+
+
+def near(actual, expected, tolerance, what):
+    """|actual - expected| <= tolerance (same units)."""
+    ok = actual is not None and abs(actual - expected) <= tolerance
+    print(f"  {'ok  ' if ok else 'FAIL'} {what}: got {actual}, truth {expected:.3f} "
+          f"+-{tolerance:.3f}")
+    if not ok:
+        _failures.append(f"{what}: got {actual}, expected {expected:.3f} +-{tolerance:.3f}")
+    return ok
+
+
+def require_probe():
+    if not os.path.exists(PROBE):
+        raise Skip(f"{PROBE} is not built")
+
+
+def require_report():
+    require_probe()
+    if not os.path.exists(REPORT):
+        raise Skip(f"{REPORT} is not built (display disabled?)")
+
+
+def workload(name):
+    return os.path.join(WORKLOADS, name)
+
+
+class Temp:
+    """A scratch directory, removed unless the test failed."""
+    path = None
+
+    @classmethod
+    def dir(cls):
+        if cls.path is None:
+            cls.path = tempfile.mkdtemp(prefix="threadmon-e2e-")
+        return cls.path
+
+
+def launcher(*args, timeout=60, **kwargs):
+    """Runs the launcher; returns the CompletedProcess (text mode)."""
+    return subprocess.run([sys.executable, LAUNCHER, *args], capture_output=True, text=True,
+                          timeout=timeout, **kwargs)
+
+
+class Recording:
+    """A workload recorded with `threadmon record`, with its truth and report."""
+    count = 0
+
+    def __init__(self, name, args=(), interval=None, timeout=60):
+        self.name = name
+        Recording.count += 1
+        self.capture = os.path.join(Temp.dir(), f"{name}-{Recording.count}.tmcap")
+        extra = ["--interval", str(interval)] if interval else []
+        self.run = launcher("record", "-o", self.capture, *extra, "--", workload(name), *args,
+                            timeout=timeout)
+        if self.run.returncode != 0:
+            raise Failed(f"threadmon record {name} exited {self.run.returncode}: "
+                         f"{self.run.stderr.strip()}")
+        truth_lines = [l for l in self.run.stdout.splitlines() if l.startswith("{")]
+        if not truth_lines:
+            raise Failed(f"{name} printed no truth line; stdout: {self.run.stdout!r}")
+        self.truth = json.loads(truth_lines[-1])
+        self.report = report_json(self.capture)
+
+    def thread(self, tid):
+        """The report's thread with this tid, or None (recorded as a failure)."""
+        for t in self.report.get("threads", []):
+            if t.get("tid") == tid:
+                return t
+        check(False, f"thread {tid} missing from the report")
+        return None
+
+    def program_threads(self):
+        return [t for t in self.report["threads"] if not t.get("probe")]
+
+    def probe_threads(self):
+        return [t for t in self.report["threads"] if t.get("probe")]
+
+    def objects(self, kind=None):
+        objs = self.report.get("sync_objects", [])
+        if kind is None:
+            return [o for o in objs if kind_of(o) != "internal"]
+        return [o for o in objs if kind_of(o) == kind]
+
+
+def kind_of(obj):
+    """Normalises the kind field ("mutex", "KIND_MUTEX", ...) to "mutex"."""
+    return str(obj.get("kind", "")).lower().removeprefix("kind_")
+
+
+def report_json(capture, expect_ok=True):
+    proc = subprocess.run([sys.executable, LAUNCHER, "report", "--json", capture],
+                          capture_output=True, text=True, timeout=60)
+    if expect_ok and proc.returncode != 0:
+        raise Failed(f"threadmon report --json exited {proc.returncode}: {proc.stderr.strip()}")
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError as e:
+        raise Failed(f"threadmon report --json printed no JSON ({e}); stderr: "
+                     f"{proc.stderr.strip()}") from e
+
+
+def check_process(rec, status=0):
+    """Checks every recording shares: the process, the probe thread, the CPUs."""
+    proc = rec.report.get("process", {})
+    check(proc.get("exit_status") == status,
+          f"process.exit_status is {proc.get('exit_status')}, expected {status}")
+    check(os.path.basename(str(proc.get("exe", ""))) == rec.name,
+          f"process.exe is {proc.get('exe')!r}, expected .../{rec.name}")
+    check(len(rec.probe_threads()) == 1,
+          f"{len(rec.probe_threads())} threads flagged as the probe's, expected 1")
+    mains = [t for t in rec.report["threads"] if t.get("main")]
+    check(len(mains) == 1, f"{len(mains)} threads flagged main, expected 1")
+    check(len(rec.report.get("cpus", [])) == os.cpu_count(),
+          f"{len(rec.report.get('cpus', []))} CPUs reported, this machine has {os.cpu_count()}")
+
+
+def state(thread, name):
+    return (thread or {}).get("states", {}).get(name)
+
+
+def main(tests):
+    """Runs the test_* functions of a module; exits 0, 1 or 77."""
+    cases = [(n, f) for n, f in sorted(tests.items()) if n.startswith("test_") and callable(f)]
+    skipped = 0
+    for name, func in cases:
+        print(f"== {name}")
+        before = len(_failures)
+        try:
+            func()
+        except Skip as e:
+            print(f"  SKIP {e}")
+            skipped += 1
+        except Failed as e:
+            check(False, str(e))
+        except Exception:  # a crash in a test is a failure with its traceback
+            traceback.print_exc()
+            _failures.append(f"{name} raised")
+        print(f"   {'FAILED' if len(_failures) > before else 'done'}")
+    if _failures:
+        print(f"{len(_failures)} check(s) failed; scratch files kept in {Temp.path}")
+        sys.exit(1)
+    if Temp.path:
+        shutil.rmtree(Temp.path, ignore_errors=True)
+    sys.exit(SKIP if skipped == len(cases) else 0)
