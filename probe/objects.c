@@ -33,6 +33,10 @@ static tm_object *objects(void) {
   return (tm_object *)p;
 }
 
+_Static_assert(sizeof(tm_object) == 192, "tm_object_home scales the index by 3 << 6");
+
+bool tm_objects_map(void) { return objects() != NULL; }
+
 uint32_t tm_objects_capacity(void) { return TM_MAX_OBJECTS; }
 
 tm_object *tm_object_slot(uint32_t i) {

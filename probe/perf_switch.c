@@ -11,7 +11,12 @@
 
 #include "perf.h"
 
-#define DATA_PAGES 16 /* 64 KiB per CPU: ~2,000 switches per tick */
+/* Data pages per CPU ring, largest first. A record is 32 bytes: 64 pages
+ * hold 8,192 switches a CPU, ~100 ms of a program switching 80,000 times a
+ * second (whose sampler is late under that load, too). An unprivileged
+ * user's locked-memory budget (perf_event_mlock_kb per CPU, then
+ * RLIMIT_MEMLOCK) may refuse that on many CPUs: then smaller rings. */
+static const unsigned ring_pages[] = {64, 16, 4};
 
 /* sample_id_all trailer for sample_type TID|TIME|CPU. */
 struct sample_id {
@@ -20,22 +25,18 @@ struct sample_id {
   uint32_t cpu, res;
 };
 
-bool tm_perf_switch_open(tm_perf_switch *p, pid_t pid, char *why, size_t n) {
-  memset(p, 0, sizeof *p);
-  long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-  if (ncpu < 1) ncpu = 1;
-  long page = sysconf(_SC_PAGESIZE);
-  p->page = (size_t)page;
-  p->data_bytes = (size_t)page * DATA_PAGES;
-  p->fd = malloc((size_t)ncpu * sizeof *p->fd);
-  p->ring = calloc((size_t)ncpu, sizeof *p->ring);
-  if (!p->fd || !p->ring) {
-    snprintf(why, n, "context switches unavailable: out of memory");
-    tm_perf_switch_close(p);
-    return false;
+static void close_rings(tm_perf_switch *p) {
+  for (int c = 0; c < p->ncpu; c++) {
+    if (p->ring[c]) munmap(p->ring[c], p->page + p->data_bytes);
+    if (p->fd[c] >= 0) close(p->fd[c]);
+    p->ring[c] = NULL;
+    p->fd[c] = -1;
   }
-  p->ncpu = (int)ncpu;
-  for (int c = 0; c < p->ncpu; c++) p->fd[c] = -1;
+}
+
+/* 1 = open, 0 = a ring could not be mapped (try smaller), -1 = no events. */
+static int open_rings(tm_perf_switch *p, pid_t pid, unsigned pages, char *why, size_t n) {
+  p->data_bytes = p->page * pages;
   for (int c = 0; c < p->ncpu; c++) {
     struct perf_event_attr a;
     memset(&a, 0, sizeof a);
@@ -56,20 +57,43 @@ bool tm_perf_switch_open(tm_perf_switch *p, pid_t pid, char *why, size_t n) {
       if (errno == ENODEV || errno == EINVAL) continue; /* CPU offline */
       snprintf(why, n, "context switches unavailable: perf_event_open on CPU %d: %s", c,
                strerror(errno));
-      tm_perf_switch_close(p);
-      return false;
+      close_rings(p);
+      return -1;
     }
     p->fd[c] = fd;
-    void *m = mmap(NULL, (size_t)page + p->data_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *m = mmap(NULL, p->page + p->data_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED) {
       snprintf(why, n, "context switches unavailable: mmap of the perf ring: %s",
                strerror(errno));
-      tm_perf_switch_close(p);
-      return false;
+      close_rings(p);
+      return 0;
     }
     p->ring[c] = m;
   }
-  return true;
+  return 1;
+}
+
+bool tm_perf_switch_open(tm_perf_switch *p, pid_t pid, char *why, size_t n) {
+  memset(p, 0, sizeof *p);
+  long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+  if (ncpu < 1) ncpu = 1;
+  p->page = (size_t)sysconf(_SC_PAGESIZE);
+  p->fd = malloc((size_t)ncpu * sizeof *p->fd);
+  p->ring = calloc((size_t)ncpu, sizeof *p->ring);
+  if (!p->fd || !p->ring) {
+    snprintf(why, n, "context switches unavailable: out of memory");
+    tm_perf_switch_close(p);
+    return false;
+  }
+  p->ncpu = (int)ncpu;
+  for (int c = 0; c < p->ncpu; c++) p->fd[c] = -1;
+  for (size_t i = 0; i < sizeof ring_pages / sizeof ring_pages[0]; i++) {
+    int r = open_rings(p, pid, ring_pages[i], why, n);
+    if (r == 1) return true;
+    if (r < 0) break;
+  }
+  tm_perf_switch_close(p);
+  return false;
 }
 
 /* Copies len bytes at ring position pos (the data area wraps). */

@@ -55,6 +55,11 @@ static inline uint64_t tm_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* TSC -> CLOCK_MONOTONIC calibration for the wrappers' wait timestamps
+ * (wrap_account.c). The sampler calls it every tick; the first call checks
+ * /proc/cpuinfo for an invariant TSC, so it must not run in a wrapper. */
+TM_HIDDEN void tm_clock_calibrate(void);
+
 /* ---- events: one per state change, written by the thread itself ---- */
 
 typedef struct tm_event {
@@ -62,7 +67,7 @@ typedef struct tm_event {
   uint32_t state;      /* enum tm_state */
   uint32_t object_id;  /* 0 = none */
   uint32_t holder_tid; /* owner when the wait began, 0 = unknown */
-  uint32_t pad;
+  uint32_t releaser_tid; /* on the event ending a wait: who released it, 0 = unknown */
 } tm_event;
 
 #define TM_RING_EVENTS 1024 /* power of two */
@@ -103,9 +108,6 @@ typedef struct tm_thread {
   uint64_t affinity[4];  /* first 256 CPUs; all ones = unrestricted */
   uint32_t cur_state;    /* last state pushed, thread-owned */
   int guard;             /* >0 while inside probe code on this thread */
-  uint32_t hold_countdown;    /* sampled hold-time measurement */
-  const void *hold_object;
-  uint64_t hold_start_ns;
   void *start_arg;            /* handed from pthread_create to the child */
   _Atomic uintptr_t handle;   /* pthread_t, to find the record from pthread_* calls */
   uint64_t yields;            /* sched_yield calls, thread-owned */
@@ -150,14 +152,16 @@ TM_HIDDEN void tm_thread_release(tm_thread *t); /* EXITED -> FREE */
 
 /* Pushes a state change for the calling thread (drops and counts when full). */
 TM_HIDDEN void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id,
-                             uint32_t holder_tid, uint64_t time_ns);
+                             uint32_t holder_tid, uint32_t releaser_tid, uint64_t time_ns);
 /* Consumer side: copies out up to max events; returns how many. */
 TM_HIDDEN uint32_t tm_ring_drain(tm_ring *r, tm_event *out, uint32_t max);
 
 /* ---- sync objects ---- */
 
+/* 192 bytes, line-aligned: the table index scales with two instructions and
+ * the fast path's address and counter share the object's first line. */
 typedef struct tm_object {
-  _Atomic uintptr_t address; /* key; 0 = empty slot */
+  _Alignas(64) _Atomic uintptr_t address; /* key; 0 = empty slot */
   uint32_t id;               /* 1-based, stable for the session */
   uint32_t kind;             /* enum tm_kind */
   uint32_t flags;            /* mutex: glibc __kind & 0xff: bits 0-1 type
@@ -177,6 +181,9 @@ typedef struct tm_object {
   _Atomic uint32_t has_stack; /* 1 = stack complete, 2 = being written */
   void *first_contention_stack[8]; /* raw PCs, symbolised by the sampler */
   uint32_t stack_depth;
+  /* cond: last signaller/broadcaster; sem: last poster; barrier: last
+   * arrival (relaxed stores, read when a wait on the object ends). */
+  _Atomic uint32_t releaser_tid;
 } tm_object;
 
 /* Finds or adds the object at addr; NULL when the table is full. The id of

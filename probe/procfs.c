@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,27 @@ long tm_task_read(tm_task_fds *t, enum tm_task_file which, bool keep, char *buf,
     close(fd);
   }
   return r;
+}
+
+bool tm_self_usage(tm_task_stat *out, uint64_t *vol, uint64_t *invol) {
+  /* stat truncates nanoseconds to ticks, getrusage to microseconds: the
+   * same ticks only when a tick is a whole number of microseconds. */
+  if (ns_per_tick % 1000) return false;
+  struct rusage ru;
+  if (getrusage(RUSAGE_THREAD, &ru) != 0) return false;
+  uint64_t us_per_tick = ns_per_tick / 1000;
+  uint64_t user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000u + (uint64_t)ru.ru_utime.tv_usec;
+  uint64_t sys_us = (uint64_t)ru.ru_stime.tv_sec * 1000000u + (uint64_t)ru.ru_stime.tv_usec;
+  out->user_ns = user_us / us_per_tick * ns_per_tick;
+  out->system_ns = sys_us / us_per_tick * ns_per_tick;
+  out->minflt = (uint64_t)ru.ru_minflt;
+  out->majflt = (uint64_t)ru.ru_majflt;
+  int cpu = sched_getcpu();
+  if (cpu >= 0) out->cpu = cpu;
+  out->state = 'R'; /* it is us, running */
+  *vol = (uint64_t)ru.ru_nvcsw;
+  *invol = (uint64_t)ru.ru_nivcsw;
+  return true;
 }
 
 bool tm_parse_schedstat(const char *s, tm_task_sched *out) {

@@ -59,6 +59,12 @@ typedef struct tm_task_stat {
   int cpu;
 } tm_task_stat;
 
+/* The calling thread's stat fields and context switch counts without
+ * /proc (the sampler about itself, every tick): getrusage(RUSAGE_THREAD)
+ * has the same counters from the same kernel functions; its times,
+ * truncated to clock ticks, equal stat's. False when unavailable. */
+bool tm_self_usage(tm_task_stat *out, uint64_t *vol, uint64_t *invol);
+
 bool tm_parse_schedstat(const char *s, tm_task_sched *out);
 bool tm_parse_stat(const char *s, tm_task_stat *out);
 bool tm_parse_status_ctxsw(const char *s, uint64_t *vol, uint64_t *invol);

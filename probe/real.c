@@ -6,7 +6,29 @@
 #include <string.h>
 #include <unistd.h>
 
-tm_real_fns tm_real;
+static int lazy_mutex_unlock(pthread_mutex_t *m) {
+  tm_real_init();
+  return tm_real.pthread_mutex_unlock(m);
+}
+static int lazy_rwlock_unlock(pthread_rwlock_t *l) {
+  tm_real_init();
+  return tm_real.pthread_rwlock_unlock(l);
+}
+static int lazy_spin_unlock(pthread_spinlock_t *s) {
+  tm_real_init();
+  return tm_real.pthread_spin_unlock(s);
+}
+static int lazy_sem_post(sem_t *s) {
+  tm_real_init();
+  return tm_real.sem_post(s);
+}
+
+tm_real_fns tm_real = {
+    .pthread_mutex_unlock = lazy_mutex_unlock,
+    .pthread_rwlock_unlock = lazy_rwlock_unlock,
+    .pthread_spin_unlock = lazy_spin_unlock,
+    .sem_post = lazy_sem_post,
+};
 _Atomic int tm_real_ready;
 
 static _Atomic int resolving; /* 0 idle, 1 one thread is resolving */

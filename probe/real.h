@@ -97,6 +97,9 @@ typedef struct tm_real_fns {
   TM_NORETURN void (*_exit)(int);
 } tm_real_fns;
 
+/* Until tm_real_init ran, the unlock and post pointers (called without any
+ * check on their hot paths) point to stubs that resolve first; every other
+ * pointer is NULL and its callers go through tm_real_ensure/tm_observer. */
 extern tm_real_fns tm_real TM_HIDDEN;
 extern _Atomic int tm_real_ready TM_HIDDEN;
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
@@ -12,9 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hidden.h"
 #include "perf_counters.h"
 #include "probe.h"
 #include "procfs.h"
+#include "sites.h"
 #include "symbolize.h"
 
 #define RESCAN_NS 1000000000ull  /* /proc/self/task listing: ~1 s */
@@ -34,11 +37,20 @@
  *              or we cannot tell: schedstat, and when that moved stat, perf
  *              counters and (outside wrapped calls, asleep) syscall;
  *   READ_QUEUE preempted and not run since (last record OUT_PREEMPT): only
- *              its runqueue time grows, schedstat alone;
+ *              its runqueue wait can move (the kernel adds it when the
+ *              thread runs or is migrated while queued), schedstat alone;
  *   READ_NONE  blocked and not run since (last record a voluntary OUT):
  *              nothing it owns moved, no read at all.
  * The context switch counts come from the records too, on top of one
  * status read when the thread is first seen (or after records were lost).
+ * After lost records every thread is read in full until a record or its
+ * kernel state (not R) says where it is again. The kernel writes no record
+ * for a thread's last switch-out (perf_switch.h): an ended thread stays
+ * READ_ALL until its slot is released. Events in a thread's ring, its
+ * dropped count and the objects it uses only change while it runs, so the
+ * walk drains rings only for READ_ALL threads and skips the object walk
+ * when no program thread ran. The final tick (on the thread that ends the
+ * session) reads everything.
  * Threads without records (created before the events were opened, e.g.
  * after a failed exec, or no switch source at all) are read every tick,
  * status at most every STATUS_EVERY ticks and only after they ran. */
@@ -47,32 +59,38 @@ enum { SW_UNKNOWN = -1 }; /* no usable record: treat as running */
 enum { READ_NONE, READ_QUEUE, READ_ALL };
 
 typedef struct tm_sampler_thread {
+  /* What the walk reads of an idle thread every tick: one cache line. */
   tm_thread *owner;
-  struct tm_sampler_thread *next; /* every live state, for fork cleanup */
   uint32_t tid;
-  uint32_t slot;
   uint32_t attr_sent;
-  tm_task_fds fds;
-  tm_perf_counters pc;
-  bool pc_open, have_sched, have_stat;
-  bool covered;       /* its switches reach our rings (a record was seen) */
-  bool status_base;   /* vol/invol hold a status read (else read one) */
-  bool status_dirty;  /* ran since the last status read (no records) */
+  uint64_t sw_tick;      /* tick whose drain had a record of it */
+  uint64_t futex_addr;
+  int sw_kind;           /* latest record's TM_SWITCH_*, or SW_UNKNOWN */
+  bool covered;          /* its switches reach our rings (a record was seen) */
+  bool have_sched, have_stat;
+  bool status_base;      /* vol/invol hold a status read (else read one) */
+  bool status_dirty;     /* ran since the last status read (no records) */
+  bool pc_open;
+  uint32_t slot;
+  /* The rest: threads that ran, and records. */
+  uint64_t sw_time;      /* of the latest record (rings drain CPU by CPU) */
+  uint64_t vol, invol;
+  uint64_t ctx_after_ns; /* records up to this time are in vol/invol already */
+  uint64_t status_tick;  /* tick of the last status read */
+  uint64_t dropped;      /* ring.dropped as last seen */
+  struct tm_sampler_thread *next, **pprev; /* every live state */
   tm_task_sched sched;
   tm_task_stat stat;
   tm_perf_values pv;
-  uint64_t vol, invol;
-  uint64_t status_tick;  /* tick of the last status read */
-  uint64_t ctx_after_ns; /* records up to this time are in vol/invol already */
-  uint64_t futex_addr;
-  uint64_t dropped;      /* ring.dropped as last seen */
-  /* Latest PERF_RECORD_SWITCH (by time: rings are drained CPU by CPU). */
-  uint64_t sw_tick;      /* tick whose drain had a record of it */
-  uint64_t sw_time;
-  int sw_kind;           /* TM_SWITCH_*, or SW_UNKNOWN */
+  tm_task_fds fds;
+  tm_perf_counters pc;
 } tm_sampler_thread;
 
+_Static_assert(offsetof(tm_sampler_thread, slot) + sizeof(uint32_t) <= 64,
+               "the fields an idle thread costs per tick fit one cache line");
+
 static tm_sampler_thread *all_states;
+static uint32_t states_count;
 /* By registry slot: the walk reads these instead of tm_thread.sampler,
  * which sits behind the ~24 KB event ring of every record. */
 static tm_sampler_thread **slot_states;
@@ -182,24 +200,29 @@ static uint32_t obj_state_cap;
 typedef struct batch {
   uint64_t base, last;
   size_t n, cap;
-  uint32_t *tid, *obj, *holder;
+  uint32_t *tid, *obj, *holder, *releaser;
   int64_t *delta;
   int *state; /* ThreadState or SwitchKind */
 } batch;
 
 static bool batch_push(batch *b, uint64_t t, uint32_t tid, int state, uint32_t obj,
-                       uint32_t holder) {
+                       uint32_t holder, uint32_t releaser) {
   if (b->n == b->cap) {
     size_t cap = b->cap ? b->cap * 2 : 1024;
-    uint32_t *a = realloc(b->tid, cap * sizeof *a), *o = NULL, *h = NULL;
-    if (a) b->tid = a;
-    if (a && (o = realloc(b->obj, cap * sizeof *o))) b->obj = o;
-    if (o && (h = realloc(b->holder, cap * sizeof *h))) b->holder = h;
-    int64_t *d = h ? realloc(b->delta, cap * sizeof *d) : NULL;
-    if (d) b->delta = d;
-    int *s = d ? realloc(b->state, cap * sizeof *s) : NULL;
-    if (!s) return false;
-    b->state = s;
+    /* Arrays already grown keep their new size: harmless, cap stays. */
+#define BATCH_GROW(field)                                        \
+  do {                                                           \
+    void *p_ = realloc(b->field, cap * sizeof *b->field);        \
+    if (!p_) return false;                                       \
+    b->field = p_;                                               \
+  } while (0)
+    BATCH_GROW(tid);
+    BATCH_GROW(obj);
+    BATCH_GROW(holder);
+    BATCH_GROW(releaser);
+    BATCH_GROW(delta);
+    BATCH_GROW(state);
+#undef BATCH_GROW
     b->cap = cap;
   }
   if (b->n == 0) b->base = b->last = t;
@@ -209,6 +232,7 @@ static bool batch_push(batch *b, uint64_t t, uint32_t tid, int state, uint32_t o
   b->state[b->n] = state;
   b->obj[b->n] = obj;
   b->holder[b->n] = holder;
+  b->releaser[b->n] = releaser;
   b->n++;
   return true;
 }
@@ -357,12 +381,14 @@ static void flush_transitions(tm_session *s) {
   if (!transitions.n) return;
   Threadmon__Transitions m = THREADMON__TRANSITIONS__INIT;
   m.base_ns = transitions.base;
-  m.n_tid = m.n_delta_ns = m.n_state = m.n_object_id = m.n_holder_tid = transitions.n;
+  m.n_tid = m.n_delta_ns = m.n_state = m.n_object_id = m.n_holder_tid = m.n_releaser_tid =
+      transitions.n;
   m.tid = transitions.tid;
   m.delta_ns = transitions.delta;
   m.state = (Threadmon__ThreadState *)transitions.state;
   m.object_id = transitions.obj;
   m.holder_tid = transitions.holder;
+  m.releaser_tid = transitions.releaser;
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
   f.transitions = &m;
@@ -370,8 +396,19 @@ static void flush_transitions(tm_session *s) {
   transitions.n = 0;
 }
 
-static void flush_switches(tm_session *s) {
+/* A batch holding only the sampler's own switches (its sleep and wake-up,
+ * every tick) waits up to this long for company: an idle program then
+ * costs one CpuSwitches write per 100 ms instead of one per tick. The
+ * records and their times are the same, only sent later. */
+#define SWITCH_HOLD_NS 100000000ull
+static bool switches_urgent; /* the batch has a record of a program thread */
+
+static void flush_switches(tm_session *s, uint64_t now, bool all) {
   if (!switches.n && !s->perf.lost) return;
+  if (!all && !switches_urgent && !s->perf.lost && switches.n < BATCH_MAX &&
+      (int64_t)(now - switches.base) < (int64_t)SWITCH_HOLD_NS) /* base may be after now */
+    return;
+  switches_urgent = false;
   Threadmon__CpuSwitches m = THREADMON__CPU_SWITCHES__INIT;
   m.base_ns = switches.base;
   m.n_tid = m.n_delta_ns = m.n_cpu = m.n_kind = switches.n;
@@ -402,8 +439,11 @@ static tm_sampler_thread *state_new(tm_thread *t, uint32_t slot) {
   }
   tid_entry *e = tid_get(t->tid);
   if (!e) return NULL;
-  tm_sampler_thread *st = calloc(1, sizeof *st);
+  /* Cache-line aligned, so the walk's fields of an idle thread share one. */
+  size_t bytes = (sizeof(tm_sampler_thread) + 63) & ~(size_t)63;
+  tm_sampler_thread *st = aligned_alloc(64, bytes);
   if (!st) return NULL;
+  memset(st, 0, bytes);
   st->owner = t;
   st->tid = t->tid;
   st->slot = slot;
@@ -417,19 +457,20 @@ static tm_sampler_thread *state_new(tm_thread *t, uint32_t slot) {
   st->covered = e->kind != SW_UNKNOWN;
   e->st = st;
   st->next = all_states;
+  st->pprev = &all_states;
+  if (all_states) all_states->pprev = &st->next;
   all_states = st;
+  states_count++;
   slot_states[slot] = st;
   t->sampler = st;
   return st;
 }
 
 static void state_free(tm_sampler_thread *st) {
-  for (tm_sampler_thread **p = &all_states; *p; p = &(*p)->next) {
-    if (*p == st) {
-      *p = st->next;
-      break;
-    }
-  }
+  /* Unlinked in O(1): a thousand threads ending at once stay linear. */
+  *st->pprev = st->next;
+  if (st->next) st->next->pprev = st->pprev;
+  states_count--;
   tid_entry *e = tid_find(st->tid);
   if (e && e->st == st) tid_remove(e);
   if (st->slot < slot_states_cap && slot_states[st->slot] == st) slot_states[st->slot] = NULL;
@@ -447,20 +488,18 @@ static void drain_ring(tm_session *s, tm_thread *t) {
     for (uint32_t i = 0; i < n; i++) {
       if (transitions.n >= BATCH_MAX) flush_transitions(s);
       batch_push(&transitions, ev[i].time_ns, t->tid, (int)ev[i].state, ev[i].object_id,
-                 ev[i].holder_tid);
+                 ev[i].holder_tid, ev[i].releaser_tid);
     }
     total += n;
   }
 }
 
-/* An internal (unwrapped) lock this thread was seen waiting on. */
+/* A futex this thread was seen waiting on outside wrapped calls: hidden.c
+ * decides whether it is an internal lock and asks for its call site (line:
+ * the syscall file when read this tick, else NULL). */
 static bool hidden_noted;
-static void note_hidden_wait(uint64_t futex) {
-  tm_object *o = tm_object_get((const void *)(uintptr_t)futex, TM_KIND_INTERNAL);
-  if (o && o->kind == TM_KIND_INTERNAL) {
-    atomic_fetch_add_explicit(&o->wait_samples, 1, memory_order_relaxed);
-    hidden_noted = true;
-  }
+static void note_hidden_wait(tm_session *s, tm_thread *t, uint64_t futex, const char *line) {
+  if (tm_hidden_seen(t->tid, futex, line, tm_now_ns(), s->cfg.interval_ns)) hidden_noted = true;
 }
 
 /* Context switch counts from status: the base the records add to, or the
@@ -485,7 +524,7 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   if (how == READ_NONE) {
     /* Blocked since its last read: the same syscall, the same hidden lock,
      * one more tick seen waiting on it. */
-    if (st->futex_addr) note_hidden_wait(st->futex_addr);
+    if (st->futex_addr) note_hidden_wait(s, t, st->futex_addr, NULL);
     return;
   }
   char buf[READ_BYTES];
@@ -497,12 +536,36 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   st->sched = sc;
   st->have_sched = true;
   uint64_t vol = st->vol, invol = st->invol, futex = st->futex_addr;
-  /* READ_QUEUE: off the CPU since its last full read, so stat, counters
-   * and syscall are as they were; only the wait in the runqueue grew. */
-  if (how == READ_ALL && moved) {
-    if (tm_task_read(&st->fds, TM_TASK_STAT, true, buf, sizeof buf) >= 0 &&
-        tm_parse_stat(buf, &st->stat))
+  /* The sampler about itself (every tick): getrusage instead of stat and
+   * status, the same numbers without two /proc reads. */
+  bool self = on_sampler_thread && t->is_probe && t->tid == s->probe_tid &&
+              tm_self_usage(&st->stat, &st->vol, &st->invol);
+  if (self) {
+    st->have_stat = st->status_base = true;
+    st->ctx_after_ns = UINT64_MAX; /* counted by the kernel, not the records */
+  }
+  const char *futex_line = NULL;
+  /* After lost records a thread's last record is unknown, and one blocked
+   * for good would be read in full every tick. The kernel's state settles
+   * it: not running or runnable at t0 means no reads until its next record
+   * (any later switch is stamped after t0). */
+  bool settle = how == READ_ALL && !self && st->sw_kind == SW_UNKNOWN && st->covered &&
+                s->src_perf_switch;
+  uint64_t t0 = settle ? tm_now_ns() : 0;
+  if ((how == READ_ALL && moved) || settle) {
+    if (!self && tm_task_read(&st->fds, TM_TASK_STAT, true, buf, sizeof buf) >= 0 &&
+        tm_parse_stat(buf, &st->stat)) {
       st->have_stat = true;
+      if (settle && st->stat.state != 'R' && st->sw_kind == SW_UNKNOWN) {
+        st->sw_kind = TM_SWITCH_OUT;
+        st->sw_time = t0;
+      }
+    }
+  }
+  /* READ_QUEUE stops here: off the CPU since its last full read, so stat,
+   * counters and syscall are as they were; only the runqueue wait moves
+   * (when it runs, or is migrated while queued). */
+  if (how == READ_ALL && moved) {
     if ((s->src_perf_sw || s->src_perf_hw) && !st->pc_open && tm_fds_spare()) {
       tm_perf_counters_open(&st->pc, t->tid, s->src_perf_sw, s->src_perf_hw);
       st->pc_open = true;
@@ -515,9 +578,10 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
     if (s->src_futex && st->have_stat && st->stat.state == 'S' && cur <= TM_STATE_RUNNING &&
         !t->is_probe && tm_task_read(&st->fds, TM_TASK_SYSCALL, true, buf, sizeof buf) >= 0)
       futex = tm_parse_syscall_futex(buf);
+    if (futex) futex_line = buf;
     st->status_dirty = true;
   }
-  if (futex) note_hidden_wait(futex);
+  if (futex) note_hidden_wait(s, t, futex, futex_line);
   /* Context switches: counted from the records once a status read gave the
    * base (again after records were lost). Without records: only after it
    * ran, at most every STATUS_EVERY ticks. */
@@ -581,7 +645,14 @@ static void note_end(uint32_t tid, uint64_t time_ns) {
 static uint32_t walk_threads(tm_session *s, bool full) {
   uint32_t live = 0, hw = tm_threads_high_water();
   for (uint32_t i = 0; i < hw; i++) {
-    if (i + PREFETCH_AHEAD < hw) __builtin_prefetch(tm_thread_slot(i + PREFETCH_AHEAD));
+    if (i + PREFETCH_AHEAD < hw) {
+      /* slot_state..attr_version may straddle two lines (odd record size) */
+      const char *ahead = (const char *)tm_thread_slot(i + PREFETCH_AHEAD);
+      __builtin_prefetch(ahead);
+      __builtin_prefetch(ahead + 60);
+      if (i + PREFETCH_AHEAD < slot_states_cap && slot_states[i + PREFETCH_AHEAD])
+        __builtin_prefetch(slot_states[i + PREFETCH_AHEAD]);
+    }
     tm_thread *t = tm_thread_slot(i);
     int state = atomic_load_explicit(&t->slot_state, memory_order_acquire);
     if (state != TM_SLOT_LIVE && state != TM_SLOT_EXITED) continue;
@@ -627,8 +698,8 @@ static uint32_t walk_threads(tm_session *s, bool full) {
 
 static void on_switch(void *arg, uint32_t tid, uint64_t time_ns, uint32_t cpu, int kind) {
   (void)arg;
-  if (switches.n < BATCH_MAX * 4) batch_push(&switches, time_ns, tid, kind, cpu, 0);
-  if (tid != probe_tid) program_ran = true;
+  if (switches.n < BATCH_MAX * 4) batch_push(&switches, time_ns, tid, kind, cpu, 0, 0);
+  if (tid != probe_tid) program_ran = switches_urgent = true;
   tid_entry *e = tid_get(tid);
   if (!e) return;
   tm_sampler_thread *st = e->st;
@@ -712,14 +783,19 @@ static void rescan_tasks(uint64_t now) {
   tid_set swap = unknown_before;
   unknown_before = unknown_now;
   unknown_now = swap;
-  uint32_t hw = tm_threads_high_water();
-  for (uint32_t i = 0; i < hw; i++) {
-    tm_thread *t = tm_thread_slot(i);
-    if (atomic_load_explicit(&t->slot_state, memory_order_acquire) != TM_SLOT_LIVE) continue;
-    if (t->start_ns + RESCAN_NS / 2 < now && !tid_in(&seen_now, t->tid))
-      tm_thread_mark_exited(t); /* left without passing a wrapper */
+  /* Threads that left without passing a wrapper. Every LIVE slot the walk
+   * met has a state; going through the states (one cache line each) rather
+   * than the registry keeps this off the ~25 KB records. A LIVE slot the
+   * walk has not met yet was attached since the last tick: too new to be
+   * judged anyway. */
+  for (tm_sampler_thread *st = all_states; st; st = st->next) {
+    if (tid_in(&seen_now, st->tid)) continue;
+    tm_thread *t = st->owner;
+    if (atomic_load_explicit(&t->slot_state, memory_order_acquire) == TM_SLOT_LIVE &&
+        t->tid == st->tid && t->start_ns + RESCAN_NS / 2 < now)
+      tm_thread_mark_exited(t);
   }
-  tids_prune();
+  if (tids_used > states_count) tids_prune(); /* some entries have no state */
 }
 
 /* ---- objects ---- */
@@ -812,8 +888,12 @@ void tm_sampler_tick(tm_session *s) {
       uint32_t d = o ? atomic_load_explicit(&o->described, memory_order_relaxed) : 0;
       if (d) emit_sync_object(s, o, d == 2, TM_TO_NET);
     }
+    tm_sites_wire_resend(s, TM_TO_NET);
   }
   tick_no++;
+  /* The wrappers' TSC wait clock (probe.h); its first call reads
+   * /proc/cpuinfo, which the final tick on a program thread should not. */
+  if (on_sampler_thread) tm_clock_calibrate();
   if (now - last_rescan_ns >= RESCAN_NS) {
     last_rescan_ns = now;
     rescan_tasks(now);
@@ -835,9 +915,13 @@ void tm_sampler_tick(tm_session *s) {
     }
   }
   uint32_t live = walk_threads(s, full);
+  tm_hidden_collect(now);
   walk_objects(s);
+  /* After the objects: a site's object is described before its stats. */
+  Threadmon__SiteStats **sites;
+  size_t nsites = tm_sites_wire_tick(s, &sites, program_ran || hidden_noted);
   flush_transitions(s);
-  if (s->src_perf_switch) flush_switches(s);
+  if (s->src_perf_switch) flush_switches(s, now, full);
 
   size_t ncpu = 0;
   if (s->src_proc_stat && s->cpus.cap > cpu_cap) {
@@ -889,6 +973,8 @@ void tm_sampler_tick(tm_session *s) {
   tick.cpus = cpu_ptrs;
   tick.n_sync = sync_n;
   tick.sync = sync_ptrs;
+  tick.n_sites = nsites;
+  tick.sites = sites;
   tick.probe = &ps;
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_TICK;
@@ -1030,6 +1116,7 @@ void tm_sampler_forget(void) {
   }
   if (obj_state) memset(obj_state, 0, obj_state_cap * sizeof *obj_state);
   transitions.n = switches.n = 0;
+  switches_urgent = false;
   unknown_before.n = unknown_now.n = 0;
   last_rescan_ns = 0;
   sampler_running = false; /* the thread does not exist in a fork child */
@@ -1037,4 +1124,6 @@ void tm_sampler_forget(void) {
   atomic_store(&pause_requested, 0);
   untracked_noticed = false;
   sampler_cpu_ns = 0;
+  tm_sites_wire_forget();
+  tm_hidden_forget();
 }

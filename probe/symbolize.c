@@ -17,6 +17,10 @@ typedef struct sym_entry {
   uintptr_t addr; /* link-time value */
   uint64_t size;
   uint32_t name;  /* offset in names */
+  /* Local data symbols: the source file (STT_FILE) they follow, offset in
+   * names, 0 = none. Shown when the name is not unique: glibc has many a
+   * static "lock", random.c's is the one behind rand(). */
+  uint32_t file;
 } sym_entry;
 
 typedef struct module_syms {
@@ -87,12 +91,15 @@ static bool load_symtab(const elf_image *img, module_syms *m) {
     if (!m->syms || !m->names) return false;
     memcpy(m->names, strtab, str->sh_size);
     m->names[str->sh_size] = 0;
+    uint32_t file = 0;
     for (size_t k = 0; k < count; k++) {
       int type = ELF64_ST_TYPE(sym[k].st_info);
-      if ((type != STT_FUNC && type != STT_OBJECT) || sym[k].st_shndx == SHN_UNDEF ||
-          sym[k].st_name >= str->sh_size)
-        continue;
-      m->syms[m->count++] = (sym_entry){sym[k].st_value, sym[k].st_size, sym[k].st_name};
+      if (sym[k].st_name >= str->sh_size) continue;
+      if (type == STT_FILE) file = sym[k].st_name;
+      if (ELF64_ST_BIND(sym[k].st_info) != STB_LOCAL) file = 0; /* locals come first */
+      if ((type != STT_FUNC && type != STT_OBJECT) || sym[k].st_shndx == SHN_UNDEF) continue;
+      m->syms[m->count++] = (sym_entry){sym[k].st_value, sym[k].st_size, sym[k].st_name,
+                                        type == STT_OBJECT ? file : 0};
     }
     qsort(m->syms, m->count, sizeof *m->syms, by_addr);
     return m->count > 0;
@@ -195,6 +202,16 @@ static bool from_maps(uintptr_t addr, tm_symbol *out) {
   return found;
 }
 
+/* Another symbol of the module has the same name: the source file tells
+ * them apart. Once per object described, so a scan is fine. */
+static bool name_ambiguous(const module_syms *m, const sym_entry *s) {
+  const char *name = m->names + s->name;
+  for (size_t k = 0; k < m->count; k++)
+    if (&m->syms[k] != s && m->syms[k].addr != s->addr && !strcmp(m->names + m->syms[k].name, name))
+      return true;
+  return false;
+}
+
 int tm_symbolize(uintptr_t addr, tm_symbol *out) {
   memset(out, 0, sizeof *out);
   Dl_info info;
@@ -207,7 +224,10 @@ int tm_symbolize(uintptr_t addr, tm_symbol *out) {
     out->module_offset = addr - (uintptr_t)info.dli_fbase;
     module_syms *m = module_for(path, (uintptr_t)info.dli_fbase, lm ? lm->l_addr : 0);
     const sym_entry *s = m ? lookup(m, addr - m->bias) : NULL;
-    if (s) {
+    if (s && s->file && name_ambiguous(m, s)) {
+      snprintf(out->symbol, sizeof out->symbol, "%s+0x%lx (%s)", m->names + s->name,
+               (unsigned long)(addr - m->bias - s->addr), m->names + s->file);
+    } else if (s) {
       snprintf(out->symbol, sizeof out->symbol, "%s+0x%lx", m->names + s->name,
                (unsigned long)(addr - m->bias - s->addr));
     } else if (info.dli_sname && info.dli_saddr) {
@@ -224,6 +244,25 @@ void tm_symbolize_format(uintptr_t addr, char *out, size_t n) {
   if (tm_symbolize(addr, &s) < 0) snprintf(out, n, "0x%lx", (unsigned long)addr);
   else if (s.symbol[0]) snprintf(out, n, "%s!%s", s.module, s.symbol);
   else snprintf(out, n, "%s+0x%lx", s.module, (unsigned long)s.module_offset);
+}
+
+void tm_symbolize_frame(uintptr_t pc, bool return_address, char *out, size_t n) {
+  /* A return address may be the first byte after a call that ends its
+   * function (noreturn callee): look up the call instruction instead. */
+  uintptr_t at = return_address && pc ? pc - 1 : pc;
+  tm_symbol s;
+  if (tm_symbolize(at, &s) < 0) {
+    snprintf(out, n, "0x%lx", (unsigned long)pc);
+    return;
+  }
+  char *plus = strrchr(s.symbol, '+');
+  if (s.symbol[0] && plus) {
+    *plus = 0;
+    unsigned long off = strtoul(plus + 1, NULL, 16) + (unsigned long)(pc - at);
+    snprintf(out, n, "%s!%s+0x%lx", s.module, s.symbol, off);
+  } else {
+    snprintf(out, n, "%s+0x%lx", s.module, (unsigned long)(s.module_offset + (pc - at)));
+  }
 }
 
 void tm_symbolize_reset(void) {

@@ -3,11 +3,13 @@
  *
  * dladdr first; then the module's own ELF .symtab (static variables,
  * glibc-internal locks), or its /usr/lib/debug/.build-id/ file when the
- * module is stripped. Symbol tables are cached per module. Sampler thread
+ * module is stripped (a local data symbol whose name is not unique
+ * also names its source file: "lock+0x0 (random.c)"). Symbol tables are cached per module. Sampler thread
  * only: nothing here is thread-safe. */
 #ifndef THREADMON_SYMBOLIZE_H
 #define THREADMON_SYMBOLIZE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +24,10 @@ int tm_symbolize(uintptr_t addr, tm_symbol *out);
 
 /* One string: "module!symbol", or "module+0xoff", or "0xaddr". */
 void tm_symbolize_format(uintptr_t addr, char *out, size_t n);
+
+/* A stack frame: "module!function+0xoff" (offset of pc itself). With
+ * return_address, the function is the one holding pc - 1 (the call). */
+void tm_symbolize_frame(uintptr_t pc, bool return_address, char *out, size_t n);
 
 /* Drops every cached symbol table. */
 void tm_symbolize_reset(void);

@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "probe.h"
+#include "wrap.h"
 
 #define TM_MAX_THREADS 16384u
-#define TM_HOLD_SAMPLE_EVERY 64u
 
 TM_TLS __thread tm_thread *tm_self;
 /* Set once this thread was marked exited: TLS destructors that still lock
@@ -83,7 +83,9 @@ static int64_t free_pop(void) {
 
 static tm_thread *slot_claim(void) {
   tm_thread *tab = slots();
-  if (!tab) return NULL;
+  /* The object table too: wrappers holding a record look objects up
+   * without checking that it exists (tm_object_home). */
+  if (!tab || !tm_objects_map()) return NULL;
   int64_t idx = free_pop();
   if (idx < 0) {
     uint32_t hw = atomic_load_explicit(&high_water, memory_order_relaxed);
@@ -111,9 +113,6 @@ static tm_thread *slot_claim(void) {
   memset(t->affinity, 0xff, sizeof t->affinity);
   t->cur_state = 0;
   t->guard = 0;
-  t->hold_countdown = TM_HOLD_SAMPLE_EVERY;
-  t->hold_object = NULL;
-  t->hold_start_ns = 0;
   atomic_store_explicit(&t->handle, 0, memory_order_relaxed);
   t->yields = 0;
   atomic_store_explicit(&t->ring.head, 0, memory_order_relaxed);
@@ -153,7 +152,7 @@ static void attach_common(tm_thread *t) {
   t->start_ns = tm_now_ns();
   atomic_store_explicit(&t->handle, (uintptr_t)pthread_self(), memory_order_relaxed);
   read_sched_attrs(t);
-  tm_push_state(t, TM_STATE_RUNNING, 0, 0, t->start_ns);
+  tm_push_state(t, TM_STATE_RUNNING, 0, 0, 0, t->start_ns);
   tm_self = t;
   self_done = false;
   atomic_store_explicit(&t->slot_state, TM_SLOT_LIVE, memory_order_release);
@@ -210,7 +209,7 @@ void tm_thread_mark_exited(tm_thread *t) {
   int expected = TM_SLOT_LIVE;
   uint64_t now = tm_now_ns();
   if (tm_self == t) {
-    tm_push_state(t, TM_STATE_EXITED, 0, 0, now);
+    tm_push_state(t, TM_STATE_EXITED, 0, 0, 0, now);
     tm_self = NULL;
     self_done = true;
   }
@@ -253,7 +252,7 @@ tm_thread *tm_thread_by_tid(uint32_t tid) {
 }
 
 void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id, uint32_t holder_tid,
-                   uint64_t time_ns) {
+                   uint32_t releaser_tid, uint64_t time_ns) {
   tm_ring *r = &self->ring;
   uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
   uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
@@ -269,7 +268,7 @@ void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id, uint32_t
   e->state = state;
   e->object_id = object_id;
   e->holder_tid = holder_tid;
-  e->pad = 0;
+  e->releaser_tid = releaser_tid;
   atomic_store_explicit(&r->head, head + 1, memory_order_release);
 }
 
@@ -303,7 +302,8 @@ void tm_threads_atfork_child(void) {
     self->tid = (uint32_t)gettid();
     self->is_main = true;
     self->start_ns = tm_now_ns();
-    tm_push_state(self, self->cur_state ? self->cur_state : TM_STATE_RUNNING, 0, 0, self->start_ns);
+    tm_push_state(self, self->cur_state ? self->cur_state : TM_STATE_RUNNING, 0, 0, 0,
+                  self->start_ns);
   }
 }
 

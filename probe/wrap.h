@@ -15,21 +15,43 @@
 extern _Atomic(tm_object *) tm_object_table TM_HIDDEN;
 #define TM_MAX_OBJECTS 65536u /* power of two */
 
+/* Fibonacci hashing of the address's low 32 bits (one imul with an
+ * immediate, no 64-bit constant to load): the top 16 bits of the 32-bit
+ * product mix every bit from 3 up, so neighbouring objects spread out.
+ * Addresses equal modulo 4 GiB share a home slot and probe onwards. */
 static inline uint32_t tm_object_hash(uintptr_t key) {
-  return (uint32_t)(((uint64_t)key * 0x9E3779B97F4A7C15u) >> 48) & (TM_MAX_OBJECTS - 1);
+  return ((uint32_t)key * 0x9E3779B1u) >> 16;
+}
+_Static_assert(TM_MAX_OBJECTS == 65536u, "tm_object_hash yields 16 bits");
+
+/* Maps the table (idempotent); false when mmap failed. Every registered
+ * thread has it mapped (threads.c maps it before handing out a record), so
+ * code holding a tm_thread may use tm_object_home without a NULL check. */
+TM_HIDDEN bool tm_objects_map(void);
+
+/* The uncontended path's lookup: the object in addr's home slot, or NULL
+ * (not there: the caller takes tm_object_find out of line). Only for
+ * callers holding a registered tm_thread (table mapped). The id may still
+ * be 0 for a few ns while its adder publishes it; counting into the object
+ * is fine meanwhile, and skipping the id check saves a load. */
+static inline tm_object *tm_object_home_slot(const void *addr) {
+  tm_object *tab = atomic_load_explicit(&tm_object_table, memory_order_relaxed);
+  return &tab[tm_object_hash((uintptr_t)addr)];
 }
 
-/* The uncontended path's lookup: a known object in its home slot costs a
- * multiply and two loads; anything else takes the full tm_object_find. */
+static inline bool tm_object_is(tm_object *o, const void *addr) {
+  return atomic_load_explicit(&o->address, memory_order_relaxed) == (uintptr_t)addr;
+}
+
+static inline tm_object *tm_object_home(const void *addr) {
+  tm_object *o = tm_object_home_slot(addr);
+  return TM_LIKELY(tm_object_is(o, addr)) ? o : NULL;
+}
+
+/* Home slot first, then the full search (with the flags of a first sight). */
 static inline tm_object *tm_object_lookup(const void *addr, uint32_t kind, uint32_t flags) {
-  tm_object *tab = atomic_load_explicit(&tm_object_table, memory_order_acquire);
-  if (TM_LIKELY(tab != NULL)) {
-    tm_object *o = &tab[tm_object_hash((uintptr_t)addr)];
-    if (TM_LIKELY(atomic_load_explicit(&o->address, memory_order_acquire) == (uintptr_t)addr &&
-                  __atomic_load_n(&o->id, __ATOMIC_ACQUIRE) != 0))
-      return o;
-  }
-  return tm_object_find(addr, kind, flags);
+  tm_object *o = tm_object_home(addr);
+  return TM_LIKELY(o != NULL) ? o : tm_object_find(addr, kind, flags);
 }
 /* The program's call site of the interposed function. */
 #define TM_CALLER() __builtin_return_address(0)
@@ -45,29 +67,73 @@ typedef struct tm_wait {
   tm_thread *t;
   tm_object *o;
   uint64_t start_ns;
+  /* Put on the event that ends the wait. tm_wait_begin sets the holder at
+   * arrival (the usual releaser of a mutex or rwlock, and free to know);
+   * cond, sem and barrier wrappers replace it with the object's
+   * releaser_tid before tm_wait_end. */
+  uint32_t releaser_tid;
 } tm_wait;
+
+/* CLOCK_MONOTONIC ns for wait timestamps: the TSC converted with the
+ * sampler's calibration when the TSC is invariant and calibrated (about 4x
+ * cheaper than clock_gettime), tm_now_ns otherwise. */
+TM_HIDDEN uint64_t tm_wait_clock(void);
 
 /* Pushes state (with o's id and the holder) and, for a contended object
  * seen for the first time, captures the call stack (caller != NULL). */
 TM_HIDDEN void tm_wait_begin(tm_wait *w, tm_thread *t, tm_object *o, uint32_t state,
                              uint32_t holder_tid, const void *caller);
-/* Pushes RUNNING and adds the wait to o's contentions/wait/max_wait. */
+/* Signal/broadcast, sem_post, barrier arrival: the calling thread t may
+ * release waiters of the object at addr; one relaxed store into it, no lock
+ * (sem_post calls it: async-signal-safe). */
+TM_HIDDEN void tm_note_releaser(tm_thread *t, const void *addr, uint32_t kind);
+
+/* For waits ended by another thread's call on the object (cond, sem,
+ * barrier): the last thread that noted itself there. */
+static inline void tm_wait_released_by_object(tm_wait *w) {
+  w->releaser_tid = w->o ? atomic_load_explicit(&w->o->releaser_tid, memory_order_relaxed) : 0;
+}
+
+/* Pushes RUNNING (with w->releaser_tid, or 0 when the wait failed: acq ==
+ * TM_ACQ_NONE) and adds the wait to o's contentions/wait/max_wait. */
 TM_HIDDEN void tm_wait_end(tm_wait *w, enum tm_acquire acq);
 /* pthread_cleanup handler: the thread was cancelled inside the wait. */
 TM_HIDDEN void tm_wait_cancelled(void *w);
 
 TM_HIDDEN void tm_count_acquire(tm_object *o, enum tm_acquire acq);
 
-/* Hold time: one acquisition in 64 per thread is timed until its release. */
-TM_HIDDEN void tm_hold_begin(tm_thread *t, const void *addr);
-TM_HIDDEN void tm_hold_end(tm_thread *t, const void *addr, uint32_t kind);
+/* Hold time: the exclusive acquisition that brings its object's count to a
+ * multiple of TM_HOLD_SAMPLE_EVERY is timed until its release (one
+ * measurement per thread at a time). Counting per object costs the fast
+ * path nothing beyond the increment it does anyway. */
+#define TM_HOLD_SAMPLE_EVERY 64u
+/* The lock whose hold this thread is timing, NULL if none: its own TLS
+ * word so that an unlock tests it with one compare, no record needed. */
+extern TM_TLS __thread const void *tm_hold_addr TM_HIDDEN;
+TM_HIDDEN void tm_hold_begin(const void *addr);
+TM_HIDDEN void tm_hold_end(const void *addr, uint32_t kind);
 
-static inline void tm_hold_tick(tm_thread *t, const void *addr) {
-  if (TM_UNLIKELY(--t->hold_countdown == 0)) tm_hold_begin(t, addr);
+/* After an exclusive acquisition was counted into o (NULL: untracked). */
+static inline void tm_hold_tick(const tm_object *o, const void *addr) {
+  if (TM_UNLIKELY(o != NULL && o->acquisitions % TM_HOLD_SAMPLE_EVERY == 0)) tm_hold_begin(addr);
 }
 
-static inline void tm_hold_release(tm_thread *t, const void *addr, uint32_t kind) {
-  if (TM_UNLIKELY(t != NULL && t->hold_object == addr)) tm_hold_end(t, addr, kind);
+/* An exclusive acquisition by the calling (registered) thread, which holds
+ * the object: the home slot's counter with a plain increment, else the full
+ * search out of line; then the hold sampling. */
+TM_HIDDEN void tm_count_exclusive_slow(const void *addr, uint32_t kind, uint32_t flags);
+static inline void tm_count_exclusive(const void *addr, uint32_t kind) {
+  tm_object *o = tm_object_home_slot(addr);
+  if (TM_LIKELY(tm_object_is(o, addr))) {
+    if (TM_UNLIKELY(++o->acquisitions % TM_HOLD_SAMPLE_EVERY == 0)) tm_hold_begin(addr);
+  } else {
+    tm_count_exclusive_slow(addr, kind, 0);
+  }
+}
+
+/* Unlock paths: ends the timed hold if it is this lock's. */
+static inline void tm_hold_release(const void *addr, uint32_t kind) {
+  if (TM_UNLIKELY(tm_hold_addr == addr)) tm_hold_end(addr, kind);
 }
 
 /* Wrappers only (needs the session): the calling thread's record when this
@@ -82,6 +148,21 @@ static inline tm_thread *tm_observer(void) {
                 atomic_load_explicit(&tm_active, memory_order_relaxed)))
     return t;
   return tm_observer_slow();
+}
+
+/* The uncontended paths' test: the calling thread's record when it is
+ * registered and not inside probe code, else NULL (take the general path,
+ * which registers or passes through). tm_active is not checked here, to save
+ * a load and a branch: a registered thread of an inactive session (after
+ * shutdown, or a fork child not followed) only bumps counters nobody reads;
+ * everything that blocks, reads a clock or pushes an event checks it. */
+static inline tm_thread *tm_observer_fast(void) {
+  tm_thread *t = tm_self;
+  return TM_LIKELY(t != NULL && t->guard == 0) ? t : NULL;
+}
+
+static inline bool tm_session_active(void) {
+  return atomic_load_explicit(&tm_active, memory_order_relaxed) != 0;
 }
 
 /* A timeout a timed call would accept; anything else goes straight to the

@@ -1,7 +1,104 @@
 /* Wait accounting and hold sampling shared by all wrappers (see wrap.h). */
 #include "wrap.h"
 
+#include "sites.h"
 #include "unwind.h"
+
+#include <stdio.h>
+#include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define TM_HAVE_TSC 1
+#else
+#define TM_HAVE_TSC 0
+#endif
+
+/* ---- TSC clock ----
+ * ns = base_ns + (tsc - base_tsc) * mult >> 32, published under a seqlock
+ * by the sampler (the only writer). mult == 0: not calibrated (yet), use
+ * clock_gettime. The frequency comes from a pair of samples at least
+ * CAL_MIN_NS apart; the base moves to the latest sample every tick, so the
+ * error stays within the frequency error over one tick, and the anchor
+ * moves every CAL_REANCHOR_NS so that NTP slewing of CLOCK_MONOTONIC is
+ * followed. */
+#define CAL_MIN_NS 20000000u
+#define CAL_REANCHOR_NS 10000000000u
+
+__extension__ typedef unsigned __int128 tm_u128;
+
+static struct {
+  _Atomic uint32_t seq; /* odd while being written */
+  _Atomic uint64_t base_tsc, base_ns, mult;
+} tsc_conv;
+
+#if TM_HAVE_TSC
+static inline uint64_t tsc_read(void) { return __rdtsc(); }
+#else
+static inline uint64_t tsc_read(void) { return 0; } /* never calibrated: mult stays 0 */
+#endif
+
+uint64_t tm_wait_clock(void) {
+  uint32_t seq = atomic_load_explicit(&tsc_conv.seq, memory_order_acquire);
+  uint64_t mult = atomic_load_explicit(&tsc_conv.mult, memory_order_relaxed);
+  uint64_t btsc = atomic_load_explicit(&tsc_conv.base_tsc, memory_order_relaxed);
+  uint64_t bns = atomic_load_explicit(&tsc_conv.base_ns, memory_order_relaxed);
+  uint64_t tsc = tsc_read();
+  atomic_thread_fence(memory_order_acquire);
+  if (TM_UNLIKELY(mult == 0 || (seq & 1) ||
+                  atomic_load_explicit(&tsc_conv.seq, memory_order_relaxed) != seq))
+    return tm_now_ns();
+  /* A TSC read a little behind base (another CPU, reordering) counts as base. */
+  uint64_t d = tsc > btsc ? tsc - btsc : 0;
+  return bns + (uint64_t)(((tm_u128)d * mult) >> 32);
+}
+
+/* constant_tsc: fixed rate; nonstop_tsc: keeps counting in deep C-states. */
+static bool tsc_invariant(void) {
+  if (!TM_HAVE_TSC) return false;
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) return false;
+  char line[4096];
+  bool ok = false;
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "flags", 5) != 0) continue;
+    ok = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
+    break;
+  }
+  fclose(f);
+  return ok;
+}
+
+void tm_clock_calibrate(void) {
+  static int usable = -1;
+  static uint64_t anchor_tsc, anchor_ns;
+  if (usable < 0) usable = tsc_invariant();
+  if (!usable) return;
+  /* The clock read between two TSC reads: its TSC is their midpoint. */
+  uint64_t t0 = tsc_read();
+  uint64_t ns = tm_now_ns();
+  uint64_t t1 = tsc_read();
+  uint64_t tsc = t0 + (t1 - t0) / 2;
+  if (anchor_tsc == 0 || tsc <= anchor_tsc || ns <= anchor_ns) {
+    anchor_tsc = tsc;
+    anchor_ns = ns;
+    return;
+  }
+  uint64_t mult = atomic_load_explicit(&tsc_conv.mult, memory_order_relaxed);
+  uint64_t span = ns - anchor_ns;
+  if (span >= CAL_MIN_NS) mult = (uint64_t)(((tm_u128)span << 32) / (tsc - anchor_tsc));
+  if (mult == 0) return;
+  uint32_t seq = atomic_load_explicit(&tsc_conv.seq, memory_order_relaxed);
+  atomic_store_explicit(&tsc_conv.seq, seq + 1, memory_order_relaxed);
+  atomic_thread_fence(memory_order_release);
+  atomic_store_explicit(&tsc_conv.base_tsc, tsc, memory_order_relaxed);
+  atomic_store_explicit(&tsc_conv.base_ns, ns, memory_order_relaxed);
+  atomic_store_explicit(&tsc_conv.mult, mult, memory_order_relaxed);
+  atomic_store_explicit(&tsc_conv.seq, seq + 2, memory_order_release);
+  if (span >= CAL_REANCHOR_NS) {
+    anchor_tsc = tsc;
+    anchor_ns = ns;
+  }
+}
 
 void tm_count_acquire(tm_object *o, enum tm_acquire acq) {
   if (!o) return;
@@ -11,23 +108,51 @@ void tm_count_acquire(tm_object *o, enum tm_acquire acq) {
     __atomic_fetch_add(&o->acquisitions, 1, __ATOMIC_RELAXED);
 }
 
+void tm_count_exclusive_slow(const void *addr, uint32_t kind, uint32_t flags) {
+  tm_object *o = tm_object_find(addr, kind, flags);
+  if (!o) return;
+  o->acquisitions++;
+  tm_hold_tick(o, addr);
+}
+
 void tm_wait_begin(tm_wait *w, tm_thread *t, tm_object *o, uint32_t state, uint32_t holder_tid,
                    const void *caller) {
   w->t = t;
   w->o = o;
-  w->start_ns = tm_now_ns();
+  w->start_ns = tm_wait_clock();
+  w->releaser_tid = holder_tid;
   uint32_t id = o ? __atomic_load_n(&o->id, __ATOMIC_ACQUIRE) : 0;
-  tm_push_state(t, state, id, holder_tid, w->start_ns);
+  tm_push_state(t, state, id, holder_tid, 0, w->start_ns);
   if (o && caller && TM_UNLIKELY(atomic_load_explicit(&o->has_stack, memory_order_relaxed) == 0))
     tm_unwind_first_contention(t, o, caller);
 }
 
-static void wait_finish(tm_wait *w) {
-  uint64_t now = tm_now_ns();
+void tm_note_releaser(tm_thread *t, const void *addr, uint32_t kind) {
+  tm_object *o = tm_object_lookup(addr, kind, 0);
+  if (o) atomic_store_explicit(&o->releaser_tid, t->tid, memory_order_relaxed);
+}
+
+static void wait_finish(tm_wait *w, uint32_t releaser_tid, bool exclusive) {
+  uint64_t now = tm_wait_clock();
   uint64_t waited = now > w->start_ns ? now - w->start_ns : 0;
-  tm_push_state(w->t, TM_STATE_RUNNING, 0, 0, now);
+  tm_push_state(w->t, TM_STATE_RUNNING, 0, 0, releaser_tid, now);
   tm_object *o = w->o;
   if (!o) return;
+  tm_site_contended(w->t, o, waited, now); /* the call site's totals (sites.h) */
+  if (exclusive) {
+    /* Held alone: no locked instructions on a line the other waiters are
+     * pulling too. (A timed-out timedlock updates with atomics outside the
+     * lock; racing with this it may lose one count, never corrupt.) */
+#define TM_BUMP(f, v) \
+  atomic_store_explicit(&o->f, atomic_load_explicit(&o->f, memory_order_relaxed) + (v), \
+                        memory_order_relaxed)
+    TM_BUMP(contentions, 1);
+    TM_BUMP(wait_ns, waited);
+#undef TM_BUMP
+    if (waited > atomic_load_explicit(&o->max_wait_ns, memory_order_relaxed))
+      atomic_store_explicit(&o->max_wait_ns, waited, memory_order_relaxed);
+    return;
+  }
   atomic_fetch_add_explicit(&o->contentions, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&o->wait_ns, waited, memory_order_relaxed);
   uint64_t max = atomic_load_explicit(&o->max_wait_ns, memory_order_relaxed);
@@ -38,23 +163,25 @@ static void wait_finish(tm_wait *w) {
 }
 
 void tm_wait_end(tm_wait *w, enum tm_acquire acq) {
-  wait_finish(w);
+  wait_finish(w, acq == TM_ACQ_NONE ? 0 : w->releaser_tid, acq == TM_ACQ_EXCLUSIVE);
   tm_count_acquire(w->o, acq);
 }
 
-void tm_wait_cancelled(void *w) { wait_finish(w); }
+void tm_wait_cancelled(void *w) { wait_finish(w, 0, false); }
 
-void tm_hold_begin(tm_thread *t, const void *addr) {
-  t->hold_countdown = 64;
-  if (t->hold_object) return; /* one measurement at a time */
-  t->hold_object = addr;
-  t->hold_start_ns = tm_now_ns();
+TM_TLS __thread const void *tm_hold_addr;
+static TM_TLS __thread uint64_t hold_start_ns;
+
+void tm_hold_begin(const void *addr) {
+  if (tm_hold_addr) return; /* one measurement at a time */
+  tm_hold_addr = addr;
+  hold_start_ns = tm_wait_clock();
 }
 
-void tm_hold_end(tm_thread *t, const void *addr, uint32_t kind) {
-  uint64_t now = tm_now_ns();
-  uint64_t held = now > t->hold_start_ns ? now - t->hold_start_ns : 0;
-  t->hold_object = NULL;
+void tm_hold_end(const void *addr, uint32_t kind) {
+  uint64_t now = tm_wait_clock();
+  uint64_t held = now > hold_start_ns ? now - hold_start_ns : 0;
+  tm_hold_addr = NULL;
   tm_object *o = tm_object_get(addr, kind);
   if (!o) return;
   atomic_fetch_add_explicit(&o->hold_ns, held, memory_order_relaxed);

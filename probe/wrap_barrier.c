@@ -8,10 +8,15 @@
 TM_EXPORT int pthread_barrier_wait(pthread_barrier_t *b) {
   tm_thread *t = tm_observer();
   if (!t) return tm_real.pthread_barrier_wait(b);
-  tm_object *o = tm_object_get(b, TM_KIND_BARRIER);
+  tm_object *o = tm_object_lookup(b, TM_KIND_BARRIER, 0);
   tm_wait w;
   tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_BARRIER, 0, TM_CALLER());
+  /* Every arrival names itself before entering: the last one to do so is
+   * the last arrival, which releases everybody. (A fast thread already at
+   * the next round can overwrite it before a slow waiter reads it.) */
+  if (o) atomic_store_explicit(&o->releaser_tid, t->tid, memory_order_relaxed);
   int rc = tm_real.pthread_barrier_wait(b);
+  tm_wait_released_by_object(&w);
   tm_wait_end(&w, TM_ACQ_SHARED);
   return rc; /* PTHREAD_BARRIER_SERIAL_THREAD for exactly one caller */
 }

@@ -46,8 +46,8 @@ static int wait_common(pthread_cond_t *c, pthread_mutex_t *m, const wait_call *k
                        const void *caller) {
   tm_thread *t = tm_observer();
   if (!t) return real_wait(c, m, k);
-  tm_hold_release(t, m, TM_KIND_MUTEX);
-  tm_object *o = tm_object_get(c, TM_KIND_COND);
+  tm_hold_release(m, TM_KIND_MUTEX);
+  tm_object *o = tm_object_lookup(c, TM_KIND_COND, 0);
   tm_wait w;
   int rc;
   tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_COND, 0, caller);
@@ -55,10 +55,16 @@ static int wait_common(pthread_cond_t *c, pthread_mutex_t *m, const wait_call *k
   pthread_cleanup_push(tm_wait_cancelled, &w);
   rc = real_wait(c, m, k);
   pthread_cleanup_pop(0);
+  /* Woken: the last signaller (a spurious wake-up names it too); timed out
+   * or failed: nobody. */
+  if (rc == 0)
+    tm_wait_released_by_object(&w);
+  else
+    w.releaser_tid = 0;
   tm_wait_end(&w, TM_ACQ_SHARED);
   /* Woken or timed out, the mutex is held again (EINVAL/EPERM aside). */
   if (rc == 0 || rc == ETIMEDOUT) {
-    tm_object *mo = tm_object_find(m, TM_KIND_MUTEX, (uint32_t)m->__data.__kind & 0xffu);
+    tm_object *mo = tm_object_lookup(m, TM_KIND_MUTEX, (uint32_t)m->__data.__kind & 0xffu);
     tm_count_acquire(mo, TM_ACQ_EXCLUSIVE);
   }
   return rc;
@@ -101,9 +107,11 @@ TM_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, cloc
   return wait_common(c, m, &k, TM_CALLER());
 }
 
-/* Signals only make the object known; they never block. */
+/* Signals never block: they make the object known and name the caller as
+ * the releaser of the waits they end. */
 static void note_cond(pthread_cond_t *c) {
-  if (tm_observer()) tm_object_get(c, TM_KIND_COND);
+  tm_thread *t = tm_observer();
+  if (t) tm_note_releaser(t, c, TM_KIND_COND);
 }
 
 int tm_cond_signal(pthread_cond_t *c) {

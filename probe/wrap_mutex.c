@@ -25,51 +25,90 @@ static int real_lock(pthread_mutex_t *m, const lock_call *c) {
 
 static inline bool acquired(int rc) { return rc == 0 || rc == EOWNERDEAD; }
 
-static inline tm_object *mutex_object(pthread_mutex_t *m) {
-  return tm_object_lookup(m, TM_KIND_MUTEX, (uint32_t)m->__data.__kind & 0xffu);
+/* One acquisition, counted while holding m. The mutex type (flags of a
+ * first sight) is only read when the object is not in its home slot. */
+static inline void mutex_count(pthread_mutex_t *m) {
+  tm_object *o = tm_object_home_slot(m);
+  if (TM_LIKELY(tm_object_is(o, m))) {
+    if (TM_UNLIKELY(++o->acquisitions % TM_HOLD_SAMPLE_EVERY == 0)) tm_hold_begin(m);
+  } else {
+    tm_count_exclusive_slow(m, TM_KIND_MUTEX, (uint32_t)m->__data.__kind & 0xffu);
+  }
 }
 
-/* trylock said no (rc): block in the real call and account for the wait. */
+/* trylock said no (rc): block in the real call and account for the wait.
+ * Out of line so that the uncontended path saves no registers for it. */
 __attribute__((noinline)) static int lock_contended(tm_thread *t, pthread_mutex_t *m, int rc,
                                                     const lock_call *c, const void *caller) {
+  if (rc == EOWNERDEAD) { /* acquired: the caller must make it consistent */
+    mutex_count(m);
+    return rc;
+  }
   /* Not contention: an error the blocking call reports too, or our own
    * lock (errorcheck: EDEADLK; normal: the program deadlocks as without
-   * the probe). */
+   * the probe); or no session to report to. */
   int owner = m->__data.__owner;
-  if (rc != EBUSY || (uint32_t)owner == t->tid) return real_lock(m, c);
-  tm_object *o = mutex_object(m);
+  if (rc != EBUSY || (uint32_t)owner == t->tid || !tm_session_active()) return real_lock(m, c);
+  tm_object *o = tm_object_lookup(m, TM_KIND_MUTEX, (uint32_t)m->__data.__kind & 0xffu);
   tm_wait w;
+  /* The holder at arrival is the releaser (w.releaser_tid) unless the lock
+   * changed hands meanwhile: recording the unlocker would cost every
+   * unlock a store into the object. */
   tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_MUTEX, (uint32_t)owner, caller);
   rc = real_lock(m, c);
   tm_wait_end(&w, acquired(rc) ? TM_ACQ_EXCLUSIVE : TM_ACQ_NONE);
-  if (acquired(rc)) tm_hold_tick(t, m);
+  if (acquired(rc)) tm_hold_tick(o, m);
   return rc;
+}
+
+/* The hot path keeps no record across its trylock: reread it here. */
+__attribute__((noinline)) static int lock_contended_self(pthread_mutex_t *m, int rc,
+                                                         const lock_call *c, const void *caller) {
+  return lock_contended(tm_self, m, rc, c, caller);
 }
 
 /* glibc's __owner of a robust mutex abandoned without pthread_mutex_consistent. */
 #define TM_MUTEX_NOTRECOVERABLE 0x7ffffffe
 
-static inline int lock_observed(tm_thread *t, pthread_mutex_t *m, const lock_call *c,
-                                const void *caller) {
-  /* glibc's trylock on such a mutex answers ENOTRECOVERABLE but leaves the
-   * lock word set to our tid; the blocking call would then wait forever
-   * instead of answering ENOTRECOVERABLE itself. */
-  if (TM_UNLIKELY(m->__data.__owner == TM_MUTEX_NOTRECOVERABLE)) return real_lock(m, c);
+/* glibc's trylock on such a mutex answers ENOTRECOVERABLE but leaves the
+ * lock word set to our tid; the blocking call would then wait forever
+ * instead of answering ENOTRECOVERABLE itself. */
+static inline bool not_recoverable(const pthread_mutex_t *m) {
+  return TM_UNLIKELY(m->__data.__owner == TM_MUTEX_NOTRECOVERABLE);
+}
+
+static int lock_observed(tm_thread *t, pthread_mutex_t *m, const lock_call *c,
+                         const void *caller) {
+  if (not_recoverable(m)) return real_lock(m, c);
   int rc = tm_real.pthread_mutex_trylock(m);
-  if (TM_LIKELY(acquired(rc))) {
-    tm_object *o = mutex_object(m);
-    if (TM_LIKELY(o != NULL)) o->acquisitions++;
-    tm_hold_tick(t, m);
-    return rc; /* EOWNERDEAD: acquired, the caller must make it consistent */
+  if (TM_LIKELY(rc == 0)) {
+    mutex_count(m);
+    return 0;
   }
   return lock_contended(t, m, rc, c, caller);
 }
 
-TM_EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
+/* Everything but the common case: a thread not registered yet, probe code,
+ * a not-recoverable robust mutex. */
+__attribute__((noinline)) static int lock_general(pthread_mutex_t *m, const lock_call *c,
+                                                  const void *caller) {
   tm_thread *t = tm_observer();
-  if (TM_UNLIKELY(!t)) return tm_real.pthread_mutex_lock(m);
+  if (!t) return real_lock(m, c);
+  return lock_observed(t, m, c, caller);
+}
+
+/* The hot path: the real trylock, a home-slot lookup and the hold-sampling
+ * test. The return address is only read on the slow branches.
+ * Only m lives across the call: one saved register, which also keeps the
+ * stack aligned. */
+TM_EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
   static const lock_call c = {LOCK, CLOCK_REALTIME, NULL};
-  return lock_observed(t, m, &c, TM_CALLER());
+  if (TM_UNLIKELY(tm_observer_fast() == NULL) || not_recoverable(m))
+    return lock_general(m, &c, TM_CALLER());
+  int rc = tm_real.pthread_mutex_trylock(m);
+  if (TM_UNLIKELY(rc != 0)) return lock_contended_self(m, rc, &c, TM_CALLER());
+  mutex_count(m);
+  return 0;
 }
 
 TM_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime) {
@@ -90,18 +129,22 @@ TM_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
 }
 
 TM_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m) {
-  tm_thread *t = tm_observer();
+  tm_thread *t = tm_observer_fast();
+  if (TM_UNLIKELY(t == NULL)) t = tm_observer();
   int rc = tm_real.pthread_mutex_trylock(m);
-  if (t && acquired(rc)) {
-    tm_object *o = mutex_object(m);
-    if (o) o->acquisitions++;
-    tm_hold_tick(t, m);
-  }
+  if (t && acquired(rc)) mutex_count(m);
   return rc;
 }
 
+__attribute__((noinline)) static int unlock_sampled(pthread_mutex_t *m) {
+  tm_hold_end(m, TM_KIND_MUTEX);
+  return tm_real.pthread_mutex_unlock(m);
+}
+
+/* One TLS compare and a tail call through a pointer that is always valid
+ * (real.c: a resolving stub until the constructor ran). The sampled-hold
+ * case is out of line so that nothing is saved around it. */
 TM_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m) {
-  tm_hold_release(tm_self, m, TM_KIND_MUTEX);
-  tm_real_ensure();
+  if (TM_UNLIKELY(tm_hold_addr == m)) return unlock_sampled(m);
   return tm_real.pthread_mutex_unlock(m);
 }

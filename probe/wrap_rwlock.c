@@ -27,10 +27,16 @@ static int real_rw(pthread_rwlock_t *l, const rw_call *c) {
   }
 }
 
-static void count_fast(tm_thread *t, pthread_rwlock_t *l, bool writer) {
-  tm_object *o = tm_object_lookup(l, TM_KIND_RWLOCK, 0);
-  tm_count_acquire(o, writer ? TM_ACQ_EXCLUSIVE : TM_ACQ_SHARED);
-  if (writer) tm_hold_tick(t, l);
+/* Writers hold the lock alone: a plain increment and hold sampling.
+ * Readers count with an atomic (several hold it at once). */
+static inline void count_fast(pthread_rwlock_t *l, bool writer) {
+  if (writer) {
+    tm_count_exclusive(l, TM_KIND_RWLOCK);
+    return;
+  }
+  tm_object *o = tm_object_home_slot(l);
+  if (TM_UNLIKELY(!tm_object_is(o, l))) o = tm_object_find(l, TM_KIND_RWLOCK, 0);
+  tm_count_acquire(o, TM_ACQ_SHARED);
 }
 
 __attribute__((noinline)) static int rw_contended(tm_thread *t, pthread_rwlock_t *l, int rc,
@@ -38,77 +44,99 @@ __attribute__((noinline)) static int rw_contended(tm_thread *t, pthread_rwlock_t
   bool writer = is_writer(c->kind);
   int owner = l->__data.__cur_writer;
   /* EAGAIN (reader limit) or our own write lock (EDEADLK): no contention. */
-  if (rc != EBUSY || (uint32_t)owner == t->tid) return real_rw(l, c);
+  if (rc != EBUSY || (uint32_t)owner == t->tid || !tm_session_active()) return real_rw(l, c);
   tm_object *o = tm_object_get(l, TM_KIND_RWLOCK);
   tm_wait w;
+  /* Releaser: the writer seen at arrival (0 when readers held it). */
   tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_RWLOCK, (uint32_t)owner, caller);
   rc = real_rw(l, c);
   tm_wait_end(&w, rc != 0 ? TM_ACQ_NONE : writer ? TM_ACQ_EXCLUSIVE : TM_ACQ_SHARED);
-  if (rc == 0 && writer) tm_hold_tick(t, l);
+  if (rc == 0 && writer) tm_hold_tick(o, l);
   return rc;
 }
 
-static int rw_lock(pthread_rwlock_t *l, const rw_call *c, const void *caller) {
+static inline int try_rw(pthread_rwlock_t *l, bool writer) {
+  return writer ? tm_real.pthread_rwlock_trywrlock(l) : tm_real.pthread_rwlock_tryrdlock(l);
+}
+
+__attribute__((noinline)) static int rw_general(pthread_rwlock_t *l, const rw_call *c,
+                                                const void *caller) {
   tm_thread *t = tm_observer();
   bool timed = c->kind != RD && c->kind != WR;
   if (!t || (timed && !tm_valid_timeout(c->clk, c->abstime))) return real_rw(l, c);
   bool writer = is_writer(c->kind);
-  int rc = writer ? tm_real.pthread_rwlock_trywrlock(l) : tm_real.pthread_rwlock_tryrdlock(l);
+  int rc = try_rw(l, writer);
   if (TM_LIKELY(rc == 0)) {
-    count_fast(t, l, writer);
+    count_fast(l, writer);
     return 0;
   }
   return rw_contended(t, l, rc, c, caller);
 }
 
+/* The untimed calls' hot path, like pthread_mutex_lock's. */
+static inline int rw_lock_fast(pthread_rwlock_t *l, const rw_call *c, const void *caller) {
+  bool writer = is_writer(c->kind);
+  if (TM_UNLIKELY(tm_observer_fast() == NULL)) return rw_general(l, c, caller);
+  int rc = try_rw(l, writer);
+  if (TM_UNLIKELY(rc != 0)) return rw_contended(tm_self, l, rc, c, caller);
+  count_fast(l, writer);
+  return 0;
+}
+
 TM_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l) {
-  rw_call c = {RD, CLOCK_REALTIME, NULL};
-  return rw_lock(l, &c, TM_CALLER());
+  static const rw_call c = {RD, CLOCK_REALTIME, NULL};
+  return rw_lock_fast(l, &c, TM_CALLER());
 }
 
 TM_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime) {
   rw_call c = {RD_TIMED, CLOCK_REALTIME, abstime};
-  return rw_lock(l, &c, TM_CALLER());
+  return rw_general(l, &c, TM_CALLER());
 }
 
 TM_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clk,
                                          const struct timespec *abstime) {
   rw_call c = {RD_CLOCK, clk, abstime};
-  return rw_lock(l, &c, TM_CALLER());
+  return rw_general(l, &c, TM_CALLER());
 }
 
 TM_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l) {
-  rw_call c = {WR, CLOCK_REALTIME, NULL};
-  return rw_lock(l, &c, TM_CALLER());
+  static const rw_call c = {WR, CLOCK_REALTIME, NULL};
+  return rw_lock_fast(l, &c, TM_CALLER());
 }
 
 TM_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime) {
   rw_call c = {WR_TIMED, CLOCK_REALTIME, abstime};
-  return rw_lock(l, &c, TM_CALLER());
+  return rw_general(l, &c, TM_CALLER());
 }
 
 TM_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clk,
                                          const struct timespec *abstime) {
   rw_call c = {WR_CLOCK, clk, abstime};
-  return rw_lock(l, &c, TM_CALLER());
+  return rw_general(l, &c, TM_CALLER());
 }
 
 TM_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) {
-  tm_thread *t = tm_observer();
+  tm_thread *t = tm_observer_fast();
+  if (TM_UNLIKELY(t == NULL)) t = tm_observer();
   int rc = tm_real.pthread_rwlock_tryrdlock(l);
-  if (t && rc == 0) count_fast(t, l, false);
+  if (t && rc == 0) count_fast(l, false);
   return rc;
 }
 
 TM_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l) {
-  tm_thread *t = tm_observer();
+  tm_thread *t = tm_observer_fast();
+  if (TM_UNLIKELY(t == NULL)) t = tm_observer();
   int rc = tm_real.pthread_rwlock_trywrlock(l);
-  if (t && rc == 0) count_fast(t, l, true);
+  if (t && rc == 0) count_fast(l, true);
   return rc;
 }
 
+__attribute__((noinline)) static int rw_unlock_sampled(pthread_rwlock_t *l) {
+  tm_hold_end(l, TM_KIND_RWLOCK);
+  return tm_real.pthread_rwlock_unlock(l);
+}
+
 TM_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l) {
-  tm_hold_release(tm_self, l, TM_KIND_RWLOCK);
-  tm_real_ensure();
+  if (TM_UNLIKELY(tm_hold_addr == l)) return rw_unlock_sampled(l);
   return tm_real.pthread_rwlock_unlock(l);
 }

@@ -6,42 +6,48 @@
 #include "real.h"
 #include "wrap.h"
 
-static inline void count_fast(tm_thread *t, pthread_spinlock_t *s) {
-  tm_object *o = tm_object_lookup((const void *)s, TM_KIND_SPIN, 0);
-  if (TM_LIKELY(o != NULL)) o->acquisitions++; /* held: plain increment */
-  tm_hold_tick(t, (const void *)s);
-}
-
-__attribute__((noinline)) static int spin_contended(tm_thread *t, pthread_spinlock_t *s,
-                                                    const void *caller) {
+__attribute__((noinline)) static int spin_contended(pthread_spinlock_t *s, const void *caller) {
+  tm_thread *t = tm_self;
+  if (!tm_session_active()) return tm_real.pthread_spin_lock(s);
   tm_object *o = tm_object_get((const void *)s, TM_KIND_SPIN);
   tm_wait w;
   tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_SPIN, 0, caller);
   int rc = tm_real.pthread_spin_lock(s);
   tm_wait_end(&w, rc == 0 ? TM_ACQ_EXCLUSIVE : TM_ACQ_NONE);
-  if (rc == 0) tm_hold_tick(t, (const void *)s);
+  if (rc == 0) tm_hold_tick(o, (const void *)s);
   return rc;
+}
+
+__attribute__((noinline)) static int spin_general(pthread_spinlock_t *s, const void *caller) {
+  if (!tm_observer()) return tm_real.pthread_spin_lock(s);
+  if (tm_real.pthread_spin_trylock(s) == 0) {
+    tm_count_exclusive((const void *)s, TM_KIND_SPIN);
+    return 0;
+  }
+  return spin_contended(s, caller);
 }
 
 TM_EXPORT int pthread_spin_lock(pthread_spinlock_t *s) {
-  tm_thread *t = tm_observer();
-  if (TM_UNLIKELY(!t)) return tm_real.pthread_spin_lock(s);
-  if (TM_LIKELY(tm_real.pthread_spin_trylock(s) == 0)) {
-    count_fast(t, s);
-    return 0;
-  }
-  return spin_contended(t, s, TM_CALLER());
+  if (TM_UNLIKELY(tm_observer_fast() == NULL)) return spin_general(s, TM_CALLER());
+  if (TM_UNLIKELY(tm_real.pthread_spin_trylock(s) != 0)) return spin_contended(s, TM_CALLER());
+  tm_count_exclusive((const void *)s, TM_KIND_SPIN);
+  return 0;
 }
 
 TM_EXPORT int pthread_spin_trylock(pthread_spinlock_t *s) {
-  tm_thread *t = tm_observer();
+  tm_thread *t = tm_observer_fast();
+  if (TM_UNLIKELY(t == NULL)) t = tm_observer();
   int rc = tm_real.pthread_spin_trylock(s);
-  if (t && rc == 0) count_fast(t, s);
+  if (t && rc == 0) tm_count_exclusive((const void *)s, TM_KIND_SPIN);
   return rc;
 }
 
+__attribute__((noinline)) static int spin_unlock_sampled(pthread_spinlock_t *s) {
+  tm_hold_end((const void *)s, TM_KIND_SPIN);
+  return tm_real.pthread_spin_unlock(s);
+}
+
 TM_EXPORT int pthread_spin_unlock(pthread_spinlock_t *s) {
-  tm_hold_release(tm_self, (const void *)s, TM_KIND_SPIN);
-  tm_real_ensure();
+  if (TM_UNLIKELY(tm_hold_addr == (const void *)s)) return spin_unlock_sampled(s);
   return tm_real.pthread_spin_unlock(s);
 }

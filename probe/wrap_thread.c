@@ -23,7 +23,7 @@ tm_thread *tm_observer_slow(void) {
 
 static void trampoline_exit(void *arg) {
   tm_thread *t = arg;
-  t->hold_object = NULL; /* a lock still held at exit: drop that sample */
+  tm_hold_addr = NULL; /* a lock still held at exit: drop that sample */
   tm_thread_mark_exited(t);
 }
 
@@ -86,7 +86,9 @@ static int join_observed(tm_thread *self, enum join_kind kind, pthread_t th, voi
   pthread_cleanup_push(tm_wait_cancelled, &w);
   rc = kind == JOIN ? tm_real.pthread_join(th, ret) : tm_real.pthread_timedjoin_np(th, ret, abstime);
   pthread_cleanup_pop(0);
-  tm_wait_end(&w, TM_ACQ_NONE);
+  /* Joined: the thread whose exit ended the wait released it (no object,
+   * so nothing is counted either way); failed or timed out: nobody. */
+  tm_wait_end(&w, rc == 0 ? TM_ACQ_SHARED : TM_ACQ_NONE);
   return rc;
 }
 

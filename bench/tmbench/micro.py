@@ -79,7 +79,9 @@ def all_tools(build_dir, bare, tools, quick, log):
         "ns-scale rows, where shorter runs are less often preempted, which favours it). "
         "Cells are time per operation and the ratio to no tool. Contended figures are time per "
         "acquisition across all threads; ping-pong and barrier run both threads on CPU 0 "
-        "(unpinned, this VM's ~45 µs cross-CPU wake-ups would hide every tool's cost).")
+        "(unpinned, this VM's ~45 µs cross-CPU wake-ups would hide every tool's cost). "
+        "LTTng-UST's pthread wrapper traces only mutex lock, trylock and unlock, so its other "
+        "rows record nothing.")
 
     def reps_for(t):
         return 1 if isinstance(t, tl.Valgrind) else rounds

@@ -27,7 +27,7 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
                               QStringLiteral("Replay position, seconds since the start."),
                               QStringLiteral("SECONDS"));
   const QCommandLineOption view(QStringLiteral("view"),
-                                QStringLiteral("View to show: threads, lwps, cpus, timeline, sync, charts, or window (all)."),
+                                QStringLiteral("View to show: threads, lwps, cpus, timeline, sync, charts, findings, matrix, or window (all)."),
                                 QStringLiteral("VIEW"));
   const QCommandLineOption shot(QStringLiteral("screenshot"),
                                 QStringLiteral("Render the view of the opened capture to a PNG and exit."),
@@ -35,7 +35,10 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
   const QCommandLineOption size(QStringLiteral("size"),
                                 QStringLiteral("Screenshot size, WIDTHxHEIGHT (default 1100x700)."),
                                 QStringLiteral("WxH"));
-  p.addOptions({listen, token, insecure, open, at, view, shot, size});
+  const QCommandLineOption object(QStringLiteral("object"),
+                                  QStringLiteral("Select this sync object (symbol, e.g. lock, or id)."),
+                                  QStringLiteral("NAME"));
+  p.addOptions({listen, token, insecure, open, at, view, shot, size, object});
   p.addPositionalArgument(QStringLiteral("captures"), QStringLiteral("Captures to open."),
                           QStringLiteral("[FILE.tmcap...]"));
   p.process(args);
@@ -55,7 +58,7 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
     out->view = p.value(view);
     tmui::ViewKind kind;
     if (out->view != QLatin1String("window") && !tmui::parseViewKind(out->view, &kind))
-      return QStringLiteral("unknown view '%1' (threads, lwps, cpus, timeline, sync, charts, window)")
+      return QStringLiteral("unknown view '%1' (threads, lwps, cpus, timeline, sync, charts, findings, matrix, window)")
           .arg(out->view);
   }
   if (p.isSet(size)) {
@@ -63,6 +66,7 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
     if (!QRegularExpression(QStringLiteral("^\\d{2,5}x\\d{2,5}$")).match(out->size).hasMatch())
       return QStringLiteral("--size needs WIDTHxHEIGHT, e.g. 1100x700");
   }
+  out->object = p.value(object);
   out->screenshot = p.value(shot);
   if (!out->screenshot.isEmpty() && out->open.size() != 1)
     return QStringLiteral("--screenshot needs exactly one capture (--open FILE)");

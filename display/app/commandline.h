@@ -17,6 +17,7 @@ struct DisplayOptions {
   QString view = QStringLiteral("threads");
   QString screenshot;     // --screenshot OUT.png: render and exit
   QString size = QStringLiteral("1100x700");
+  QString object;         // --object NAME: sync object to select (symbol prefix or id)
 };
 
 // Parses arguments (exits on --help/--version). Returns "" or one error line.

@@ -1,6 +1,7 @@
 // threadmon-display: live view of threadmon probes and replay of captures.
 #include <QApplication>
 #include <cstdio>
+#include <cstring>
 
 #include "commandline.h"
 #include "mainwindow.h"
@@ -11,6 +12,9 @@
 #include <QTabWidget>
 
 int main(int argc, char **argv) {
+  // Before QApplication: the platform plugin warns while it starts.
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--screenshot", 12) == 0) installScreenshotMessageFilter();
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("threadmon-display"));
   QApplication::setApplicationVersion(QStringLiteral(THREADMON_VERSION));
@@ -25,7 +29,8 @@ int main(int argc, char **argv) {
   if (!opt.screenshot.isEmpty()) {
     const QStringList wh = opt.size.split('x');
     const QString err = screenshotCapture(opt.open.first(), opt.view, opt.at,
-                                          QSize(wh[0].toInt(), wh[1].toInt()), opt.screenshot);
+                                          QSize(wh[0].toInt(), wh[1].toInt()), opt.screenshot,
+                                          opt.object);
     if (!err.isEmpty()) {
       std::fprintf(stderr, "threadmon-display: %s\n", qPrintable(err));
       return 1;
@@ -45,6 +50,8 @@ int main(int argc, char **argv) {
     tmui::ViewKind kind;
     if (tmui::parseViewKind(opt.view, &kind)) page->showView(kind);
     if (opt.at >= 0 && page->replay()) page->replay()->seek(opt.at);
+    if (!opt.object.isEmpty() && !selectSyncObject(page, opt.object))
+      std::fprintf(stderr, "threadmon-display: no sync object '%s'\n", qPrintable(opt.object));
   }
   window.show();
   return QApplication::exec();

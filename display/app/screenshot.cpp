@@ -1,11 +1,29 @@
 #include "screenshot.h"
 
 #include <QApplication>
+#include <QtGlobal>
 
 #include "captureopen.h"
 #include "modelview.h"
 #include "replaycontrols.h"
+#include "sessionmodel.h"
 #include "sessionview.h"
+#include "syncview.h"
+
+namespace {
+QtMessageHandler previousHandler = nullptr;
+
+void screenshotMessage(QtMsgType type, const QMessageLogContext &context, const QString &msg) {
+  // Known, harmless: the offscreen platform has no runtime dir and no window manager.
+  if (type == QtWarningMsg &&
+      (msg.startsWith(QLatin1String("QStandardPaths: XDG_RUNTIME_DIR not set")) ||
+       msg == QLatin1String("This plugin does not support propagateSizeHints()")))
+    return;
+  if (previousHandler) previousHandler(type, context, msg);
+}
+}  // namespace
+
+void installScreenshotMessageFilter() { previousHandler = qInstallMessageHandler(screenshotMessage); }
 
 QImage renderView(tmui::SessionView *page, tmui::ViewKind kind, double atSeconds, QSize size) {
   if (atSeconds >= 0 && page->replay()) page->replay()->seek(atSeconds);
@@ -29,14 +47,28 @@ QImage renderPage(tmui::SessionView *page, double atSeconds, QSize size) {
   page->setAttribute(Qt::WA_DontShowOnScreen);
   page->show();
   QApplication::processEvents();
-  for (tmui::ViewKind k : {tmui::ViewKind::Threads, tmui::ViewKind::Timeline, tmui::ViewKind::Sync})
+  for (tmui::ViewKind k : {tmui::ViewKind::Threads, tmui::ViewKind::Timeline, tmui::ViewKind::Sync,
+                          tmui::ViewKind::Findings})
     page->view(k)->refreshNow();
   QApplication::processEvents();
   return page->grab().toImage();
 }
 
+bool selectSyncObject(tmui::SessionView *page, const QString &object) {
+  const tmon::SessionModel &m = *page->model();
+  for (int i = 0; i < m.syncObjectCount(); ++i) {
+    const tmon::SyncObjectInfo &o = m.syncObject(i);
+    if (QString::number(o.id) == object || o.symbol.startsWith(object)) {
+      page->syncView()->refreshNow();
+      page->syncView()->selectObject(o.id);
+      return true;
+    }
+  }
+  return false;
+}
+
 QString screenshotCapture(const QString &capture, const QString &viewName, double atSeconds,
-                          QSize size, const QString &out) {
+                          QSize size, const QString &out, const QString &object) {
   tmui::ViewKind kind;
   const bool whole = viewName == QLatin1String("window");
   if (!whole && !tmui::parseViewKind(viewName, &kind))
@@ -44,6 +76,11 @@ QString screenshotCapture(const QString &capture, const QString &viewName, doubl
   QString error;
   tmui::SessionView *page = openCapture(capture, &error);
   if (!page) return error;
+  if (atSeconds >= 0 && page->replay()) page->replay()->seek(atSeconds);
+  if (!object.isEmpty() && !selectSyncObject(page, object)) {
+    delete page;
+    return QStringLiteral("no sync object '%1' in %2").arg(object, capture);
+  }
   if (whole) {
     const QImage image = renderPage(page, atSeconds, size);
     delete page;

@@ -18,8 +18,16 @@ QImage renderView(tmui::SessionView *page, tmui::ViewKind kind, double atSeconds
 // Renders the whole session page (toolbar, timeline, docks).
 QImage renderPage(tmui::SessionView *page, double atSeconds, QSize size);
 
+// Drops the offscreen platform's harmless warnings (no XDG_RUNTIME_DIR, no
+// window size hints) so --screenshot prints only real problems.
+void installScreenshotMessageFilter();
+
 // Opens the capture, renders `viewName` (or "window": the whole page), saves. Returns "" or one error line.
+// `object` (symbol prefix or id, may be empty) is selected in the sync view first.
 QString screenshotCapture(const QString &capture, const QString &viewName, double atSeconds,
-                          QSize size, const QString &out);
+                          QSize size, const QString &out, const QString &object = QString());
+
+// Selects the sync object named `object` (symbol prefix or id); false when none matches.
+bool selectSyncObject(tmui::SessionView *page, const QString &object);
 
 #endif

@@ -177,6 +177,62 @@ struct BlockedInterval {
   FinalState state = FinalState::BlockedMutex;
 };
 
+// One wait on a sync object as the interposer saw it (a blocking call from
+// its start to its end). holder: the owner when the wait began (mutex,
+// rwlock); releaser: the thread whose unlock/signal/post/arrival ended it.
+// 0 = unknown. An open wait (still blocked) ends at the newest settled time.
+struct WaitRecord {
+  int64_t start = 0;
+  int64_t end = 0;
+  uint32_t waiter = 0;  // tid
+  uint32_t object = 0;  // sync object id
+  uint32_t holder = 0;
+  uint32_t releaser = 0;
+  FinalState state = FinalState::BlockedMutex;
+  bool open = false;
+  // Who the waiter waited for: the holder, or for cond/sem/barrier/join
+  // (no owner) the releaser.
+  uint32_t blamed() const { return holder ? holder : releaser; }
+};
+
+// One cell of the waiter x holder matrix over a window: waits by `waiter`
+// that `holder` caused (count of waits that began in the window, wait time
+// clipped to it). holder 0 = unknown.
+struct WaitPair {
+  uint32_t waiter = 0;  // tid
+  uint32_t holder = 0;  // tid
+  uint64_t count = 0;
+  uint64_t waitNs = 0;
+};
+
+// Contention of one object through one interned call stack, window deltas.
+struct CallSite {
+  uint32_t stackId = 0;
+  QStringList frames;  // the program's own call site first, outermost last
+  uint64_t contentions = 0;  // internal locks: samples
+  uint64_t waitNs = 0;       // internal locks: samples x tick interval
+};
+
+// A thread seen blocked in futex() on a KIND_INTERNAL object's word,
+// estimated wait = ticks seen x tick interval.
+struct InternalWaiter {
+  uint32_t tid = 0;
+  uint64_t samples = 0;
+  uint64_t waitNs = 0;
+};
+
+// A cycle in the wait-for graph: threads[i] waits on objects[i], which
+// threads[(i+1) % n] holds. formedNs: when the last of its waits began;
+// resolvedNs: when the first of them ended, -1 while it lasts.
+struct Deadlock {
+  std::vector<uint32_t> threads;  // tids, smallest first, then cycle order
+  std::vector<uint32_t> objects;  // sync object ids
+  int64_t formedNs = 0;
+  int64_t detectedNs = 0;  // the tick at which the model first saw it
+  int64_t resolvedNs = -1;
+  bool live() const { return resolvedNs < 0; }
+};
+
 // One chart point per tick, computed from the tick's cumulative deltas.
 struct TickPoint {
   int64_t t = 0;

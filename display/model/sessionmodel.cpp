@@ -28,6 +28,10 @@ void SessionModel::apply(const Threadmon__Frame &frame) {
   QString err = store_->apply(frame);
   framesApplied_++;
   if (!err.isEmpty()) setError(err);
+  if (store_->deadlockFormed) {
+    store_->deadlockFormed = false;
+    emit deadlockDetected();
+  }
   touch();
 }
 

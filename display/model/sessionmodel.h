@@ -13,6 +13,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "findings.h"
 #include "modeltypes.h"
 #include "threadmon.pb-c.h"
 
@@ -59,6 +60,8 @@ class SessionModel : public QObject {
   // Final state at time t (false when the thread was not alive or not known).
   bool stateAt(int index, int64_t t, StateInterval *out) const;
   LwpDelta lwpDelta(int index, const TimeRange &r) const;
+  // Kernel (LwpSample) samples kept for the thread; 0: its CPU use is unknown.
+  size_t lwpSampleCount(int index) const;
   // ns of on_cpu time per CPU index for one thread.
   std::vector<int64_t> threadCpuTimes(int index, const TimeRange &r) const;
 
@@ -77,6 +80,37 @@ class SessionModel : public QObject {
   std::vector<int> syncObjectsByWait(const TimeRange &r) const;
   std::vector<BlockedInterval> blockedOn(uint32_t objectId, const TimeRange &r) const;
 
+  // Waits as the interposer saw them (holder, releaser), overlapping r,
+  // clipped to it, in start order. Open waits end at latestNs().
+  std::vector<WaitRecord> waits(uint32_t objectId, const TimeRange &r) const;
+  // Waiter x holder matrix over r: one object, or every object (0), most
+  // waiting first. Counts waits that began in r; wait time is clipped to r.
+  std::vector<WaitPair> waitMatrix(const TimeRange &r, uint32_t objectId = 0) const;
+
+  // Interned call stacks (Stack frames): the program's call site first.
+  // Empty when the id is unknown.
+  QStringList stack(uint32_t stackId) const;
+  // Contention of one object per call stack over r, most waiting first.
+  std::vector<CallSite> callSites(uint32_t objectId, const TimeRange &r) const;
+  // Threads seen blocked on a KIND_INTERNAL object's futex word in r, most
+  // waiting first (estimated: ticks seen x tick interval).
+  std::vector<InternalWaiter> internalWaiters(uint32_t objectId, const TimeRange &r) const;
+  // Sum of internalWaiters for one thread over every internal object.
+  uint64_t internalWaitNs(int index, const TimeRange &r) const;
+  // ns of r the thread spent in a wrapped sleep call (nanosleep, usleep,
+  // sleep): sleeping it chose, unlike a wait inside the kernel.
+  int64_t chosenSleepNs(int index, const TimeRange &r) const;
+  // The module!function frame of the program's own code in a stack (the
+  // first frame whose module is the program's executable), else the first.
+  QString programFrame(const QStringList &frames) const;
+
+  // Deadlocks: cycles in the wait-for graph, re-checked on every tick.
+  std::vector<Deadlock> liveDeadlocks() const;  // cycles that still hold
+  std::vector<Deadlock> deadlocks() const;      // every cycle seen, in order
+
+  // Findings over r, most severe first (findings.h, docs/findings.md).
+  std::vector<Finding> findings(const TimeRange &r) const;
+
   // Charts: one point per tick inside r.
   std::vector<TickPoint> ticks(const TimeRange &r) const;
 
@@ -85,6 +119,8 @@ class SessionModel : public QObject {
 
  signals:
   void changed();
+  // A new wait-for cycle formed (liveDeadlocks() lists it); not coalesced.
+  void deadlockDetected();
   void errorOccurred(const QString &message);
 
  private:

@@ -11,6 +11,8 @@ namespace {
 QString str(const char *s) { return s ? QString::fromUtf8(s) : QString(); }
 int64_t ns(uint64_t v) { return v > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(v); }
 uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+// cpuBusy of a tick: the /proc/stat delta over at least this span.
+constexpr int64_t kCpuBusySpanNs = 100'000'000;
 
 }  // namespace
 
@@ -57,6 +59,7 @@ QString SessionStore::apply(const Threadmon__Frame &f) {
     case THREADMON__FRAME__BODY_SYNC_OBJECT: if (f.sync_object) applySyncObject(*f.sync_object); break;
     case THREADMON__FRAME__BODY_TRANSITIONS: if (f.transitions) applyTransitions(*f.transitions); break;
     case THREADMON__FRAME__BODY_SWITCHES: if (f.switches) applySwitches(*f.switches); break;
+    case THREADMON__FRAME__BODY_STACK: if (f.stack) applyStack(*f.stack); break;
     case THREADMON__FRAME__BODY_NOTICE:
       if (f.notice) info.notices.append(str(f.notice->text));
       break;
@@ -123,20 +126,24 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
 
   TickPoint pt;
   pt.t = t;
-  uint64_t rqSum = 0;
+  double rqThreads = 0;
   for (size_t i = 0; i < tk.n_lwps; i++) {
     const Threadmon__LwpSample &s = *tk.lwps[i];
     ThreadTimeline &th = threadFor(s.tid, t);
     std::array<uint64_t, 8> v{s.user_ns,   s.system_ns,   s.oncpu_ns, s.runqueue_ns,
                               s.vol_ctxsw, s.invol_ctxsw, s.minflt,   s.majflt};
     const LwpSeries::Point *prev = th.lwp.at(t);
-    rqSum += sub(s.runqueue_ns, prev ? prev->v[kRunqueue] : 0);
+    // A thread is only sampled when its counters moved: its run-queue time
+    // accrued since its own previous sample (or its start), not this tick.
+    int64_t since = prev ? prev->t : (th.baselineZero ? th.info.startNs : prevTick);
+    if (since != INT64_MIN && t > since)
+      rqThreads += double(sub(s.runqueue_ns, prev ? prev->v[kRunqueue] : 0)) / double(t - since);
+    activity.futex(s.tid, t, s.futex_addr);
     if (s.kstate == 'R') pt.threadsInR++;
     maxCpuSeen_ = std::max(maxCpuSeen_, s.cpu);
     if (th.lwp.add(t, lwpAux(s.cpu, s.kstate), v) && prevTick != INT64_MIN) th.markDirty(prevTick);
   }
-  if (prevTick != INT64_MIN && t > prevTick)
-    pt.runqueueThreads = float(double(rqSum) / double(t - prevTick));
+  pt.runqueueThreads = float(rqThreads);
 
   uint64_t total = 0, busy = 0;
   for (size_t i = 0; i < tk.n_cpus; i++) {
@@ -145,7 +152,11 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     if (cpus.size() <= c.cpu) cpus.resize(c.cpu + 1);
     std::array<uint64_t, 8> v{c.user_ns,   c.nice_ns, c.system_ns,  c.idle_ns,
                               c.iowait_ns, c.irq_ns,  c.softirq_ns, c.steal_ns};
-    if (const CpuSeries::Point *prev = cpus[c.cpu].at(t)) {
+    // /proc/stat moves in 10 ms clock ticks, as coarse as our ticks: a
+    // one-tick delta is often 0 or 2 clock ticks. Look back kCpuBusySpanNs.
+    const CpuSeries::Point *prev = cpus[c.cpu].at(t - kCpuBusySpanNs);
+    if (!prev && cpus[c.cpu].first() && cpus[c.cpu].first()->t < t) prev = cpus[c.cpu].first();
+    if (prev) {
       uint64_t all = 0;
       for (size_t k = 0; k < 8; k++) all += sub(v[k], prev->v[k]);
       total += all;
@@ -155,6 +166,10 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
   }
   if (total > 0) pt.cpuBusy = float(double(busy) / double(total));
 
+  for (size_t i = 0; i < tk.n_sites; i++) {
+    const Threadmon__SiteStats &st = *tk.sites[i];
+    activity.site(t, st.object_id, st.stack_id, st.contentions, st.wait_ns);
+  }
   for (size_t i = 0; i < tk.n_sync; i++) {
     const Threadmon__SyncStats &s = *tk.sync[i];
     SyncEntry &e = syncFor(s.id);
@@ -173,6 +188,7 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
   // A tick inside settled time moves a tick boundary for every thread.
   if (late && prevTick != INT64_MIN)
     for (auto &th : threads) th->markDirty(prevTick);
+  if (!late && activity.checkDeadlocks(t)) deadlockFormed = true;
 }
 
 void SessionStore::applyThreadStart(const Threadmon__ThreadStart &s) {
@@ -197,6 +213,13 @@ void SessionStore::applyThreadEnd(const Threadmon__ThreadEnd &e) {
   ThreadTimeline &th = threadFor(e.tid, t);
   if (th.info.endNs < 0 || t < th.info.endNs) th.info.endNs = t;
   th.markDirty(t);
+  activity.threadEnded(e.tid, t);
+}
+
+void SessionStore::applyStack(const Threadmon__Stack &s) {
+  QStringList frames;
+  for (size_t i = 0; i < s.n_frames; i++) frames.append(str(s.frames[i]));
+  activity.stack(s.id, std::move(frames));
 }
 
 void SessionStore::applyThreadAttr(const Threadmon__ThreadAttr &a) {
@@ -230,7 +253,9 @@ void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
     int state = i < tr.n_state ? tr.state[i] : THREADMON__THREAD_STATE__STATE_UNKNOWN;
     uint32_t obj = i < tr.n_object_id ? tr.object_id[i] : 0;
     uint32_t holder = i < tr.n_holder_tid ? tr.holder_tid[i] : 0;
+    uint32_t releaser = i < tr.n_releaser_tid ? tr.releaser_tid[i] : 0;
     ThreadTimeline &th = threadFor(tr.tid[i], t);
+    activity.transition(tr.tid[i], t, state, obj, holder, releaser);
     if (!th.addTransition(t, state, obj, holder) && t < th.rawFloor()) info.lateEventsIgnored++;
     if (state == THREADMON__THREAD_STATE__STATE_EXITED &&
         (th.info.endNs < 0 || t < th.info.endNs)) {
@@ -279,6 +304,7 @@ size_t SessionStore::bytes() const {
   for (const auto &th : threads) b += th->bytes();
   for (const auto &c : cpus) b += c.bytes();
   for (const auto &s : sync) b += s.series.bytes();
+  b += activity.bytes();
   return b;
 }
 

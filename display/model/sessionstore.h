@@ -11,6 +11,7 @@
 
 #include "counterseries.h"
 #include "modeltypes.h"
+#include "syncactivity.h"
 #include "threadmon.pb-c.h"
 #include "threadtimeline.h"
 
@@ -48,6 +49,8 @@ class SessionStore {
   std::vector<CpuSeries> cpus;
   std::vector<SyncEntry> sync;
   std::unordered_map<uint32_t, int> syncIndex;
+  SyncActivity activity;
+  bool deadlockFormed = false;  // set by a tick that found a new cycle; the model clears it
 
  private:
   QString applyHello(const Threadmon__Hello &h);
@@ -59,6 +62,7 @@ class SessionStore {
   void applySyncObject(const Threadmon__SyncObject &o);
   void applyTransitions(const Threadmon__Transitions &t);
   void applySwitches(const Threadmon__CpuSwitches &s);
+  void applyStack(const Threadmon__Stack &s);
   void seeTime(int64_t t);
   ThreadTimeline &threadFor(uint32_t tid, int64_t t);
   SyncEntry &syncFor(uint32_t id);

@@ -2,6 +2,9 @@
 
 #include <QJsonArray>
 
+#include <algorithm>
+#include <map>
+
 #include "sessionmodel.h"
 
 using namespace tmon;
@@ -78,6 +81,16 @@ QJsonObject cpuJson(const SessionModel &m, int cpu, const TimeRange &whole) {
   return o;
 }
 
+QJsonArray pairsJson(const std::vector<WaitPair> &pairs) {
+  QJsonArray a;
+  for (const WaitPair &p : pairs)
+    a.append(QJsonObject{{"waiter", qint64(p.waiter)},
+                         {"holder", qint64(p.holder)},
+                         {"count", qint64(p.count)},
+                         {"wait_s", seconds(int64_t(p.waitNs))}});
+  return a;
+}
+
 QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   const SyncObjectInfo &s = m.syncObject(index);
   SyncDelta d = m.syncDelta(index, whole);
@@ -93,6 +106,48 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   o["max_wait_s"] = seconds(int64_t(d.maxWaitNs));
   o["hold_s"] = seconds(int64_t(d.holdNs));
   o["call_site"] = s.callSite();
+  QJsonArray sites;
+  for (const CallSite &c : m.callSites(s.id, whole)) {
+    QJsonObject j;
+    j["frames"] = QJsonArray::fromStringList(c.frames);
+    j["contentions"] = qint64(c.contentions);
+    j["wait_s"] = seconds(int64_t(c.waitNs));
+    sites.append(j);
+  }
+  o["call_sites"] = sites;
+  QJsonArray waiters;
+  if (s.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) {
+    for (const InternalWaiter &w : m.internalWaiters(s.id, whole))
+      waiters.append(QJsonObject{{"tid", qint64(w.tid)},
+                                 {"wait_s", seconds(int64_t(w.waitNs))},
+                                 {"samples", qint64(w.samples)}});
+  } else {
+    std::map<uint32_t, int64_t> byWaiter;
+    for (const WaitRecord &w : m.waits(s.id, whole)) byWaiter[w.waiter] += w.end - w.start;
+    std::vector<std::pair<uint32_t, int64_t>> v(byWaiter.begin(), byWaiter.end());
+    std::stable_sort(v.begin(), v.end(), [](const auto &a, const auto &b) { return a.second > b.second; });
+    for (const auto &w : v)
+      waiters.append(QJsonObject{{"tid", qint64(w.first)}, {"wait_s", seconds(w.second)}});
+  }
+  o["waiters"] = waiters;
+  o["blocked_by"] = pairsJson(m.waitMatrix(whole, s.id));
+  return o;
+}
+
+QJsonObject findingJson(const SessionModel &m, const Finding &f) {
+  QJsonObject o;
+  o["kind"] = findingKindKey(f.kind);
+  o["severity"] = severityKey(f.severity);
+  o["message"] = f.message;
+  o["evidence"] = f.evidence;
+  o["view"] = f.view;
+  QJsonArray threads, objects;
+  for (uint32_t t : f.threads) threads.append(qint64(t));
+  for (uint32_t id : f.objects) objects.append(qint64(id));
+  o["threads"] = threads;
+  o["objects"] = objects;
+  o["t0_s"] = seconds(f.t0 - m.startNs());
+  o["t1_s"] = seconds(f.t1 - m.startNs());
   return o;
 }
 
@@ -109,5 +164,9 @@ QJsonObject reportJson(const SessionModel &m) {
   root["threads"] = threads;
   root["cpus"] = cpus;
   root["sync_objects"] = sync;
+  root["wait_matrix"] = pairsJson(m.waitMatrix(whole));
+  QJsonArray findings;
+  for (const Finding &f : m.findings(whole)) findings.append(findingJson(m, f));
+  root["findings"] = findings;
   return root;
 }

@@ -1,5 +1,6 @@
 #include "reporttext.h"
 
+#include <QHash>
 #include <QJsonArray>
 #include <QStringList>
 
@@ -24,10 +25,101 @@ QString threadLabel(const QJsonObject &t) {
   return l;
 }
 
+// Where a finding is shown in threadmon-display.
+QString viewName(const QString &view) {
+  static const QHash<QString, QString> names{
+      {"threads", "the Threads view"}, {"lwps", "the LWPs view"},  {"cpus", "the CPUs view"},
+      {"timeline", "the Timeline"},    {"sync", "the Sync view"}, {"charts", "the Charts view"}};
+  return names.value(view, view);
+}
+
+QString evidenceValue(const QJsonValue &v) {
+  if (v.isDouble()) {
+    double d = v.toDouble();
+    return d == double(qint64(d)) ? QString::number(qint64(d)) : QString::number(d, 'g', 4);
+  }
+  if (v.isString()) return v.toString();
+  if (v.isBool()) return v.toBool() ? "yes" : "no";
+  if (v.isNull()) return "-";
+  if (v.isArray()) {
+    QStringList parts;
+    for (const QJsonValue &x : v.toArray()) parts << evidenceValue(x);
+    return '[' + parts.join(' ') + ']';
+  }
+  QStringList parts;
+  QJsonObject o = v.toObject();
+  for (auto it = o.begin(); it != o.end(); ++it) parts << it.key() + ':' + evidenceValue(it.value());
+  return '{' + parts.join(' ') + '}';
+}
+
+void findingsSection(const QJsonObject &r, QStringList &out) {
+  QJsonArray fs = r["findings"].toArray();
+  out << QStringLiteral("Findings (%1)").arg(fs.size());
+  if (fs.isEmpty()) out << QStringLiteral("  none: no lock, scheduling or deadlock problem stood out");
+  for (const QJsonValue &v : fs) {
+    QJsonObject f = v.toObject();
+    out << QStringLiteral("  [%1] %2: %3")
+               .arg(f["severity"].toString().toUpper(), f["kind"].toString(), f["message"].toString());
+    QStringList ev;
+    QJsonObject e = f["evidence"].toObject();
+    for (auto it = e.begin(); it != e.end(); ++it) ev << it.key() + '=' + evidenceValue(it.value());
+    out << QStringLiteral("      evidence: %1").arg(ev.join(", "));
+    out << QStringLiteral("      see: %1").arg(viewName(f["view"].toString()));
+  }
+  out << QString();
+}
+
+QString tidName(const QHash<qint64, QString> &names, qint64 tid) {
+  if (tid == 0) return QStringLiteral("unknown");
+  QString n = names.value(tid);
+  return n.isEmpty() ? QString::number(tid) : QStringLiteral("%1 (%2)").arg(n).arg(tid);
+}
+
+// Top call sites and who blocked whom, for the most contended objects.
+void objectDetails(const QJsonArray &sync, const QHash<qint64, QString> &names, int maxObjects,
+                   QStringList &out) {
+  constexpr int kSites = 3, kPairs = 5;
+  for (int i = 0; i < sync.size() && i < maxObjects; i++) {
+    QJsonObject s = sync[i].toObject();
+    QJsonArray sites = s["call_sites"].toArray(), pairs = s["blocked_by"].toArray(),
+               waiters = s["waiters"].toArray();
+    if (sites.isEmpty() && pairs.isEmpty() && waiters.isEmpty()) continue;
+    out << QStringLiteral("  object %1 (%2)").arg(s["id"].toInteger()).arg(s["kind"].toString());
+    for (int k = 0; k < sites.size() && k < kSites; k++) {
+      QJsonObject c = sites[k].toObject();
+      QStringList frames;
+      for (const QJsonValue &f : c["frames"].toArray()) frames << f.toString();
+      out << QStringLiteral("    call site: %1 s waiting, %2 contentions: %3")
+                 .arg(num(c["wait_s"].toDouble(), 4))
+                 .arg(c["contentions"].toInteger())
+                 .arg(frames.mid(0, 4).join(" <- "));
+    }
+    if (!pairs.isEmpty()) {
+      out << QStringLiteral("    %1%2%3%4").arg(pad("waiter", -28), pad("blocked by", -28),
+                                                pad("waits", 8), pad("wait s", 10));
+      for (int k = 0; k < pairs.size() && k < kPairs; k++) {
+        QJsonObject p = pairs[k].toObject();
+        out << QStringLiteral("    %1%2%3%4")
+                   .arg(pad(tidName(names, p["waiter"].toInteger()), -28),
+                        pad(tidName(names, p["holder"].toInteger()), -28),
+                        pad(QString::number(p["count"].toInteger()), 8),
+                        pad(num(p["wait_s"].toDouble(), 4), 10));
+      }
+    } else if (s["kind"].toString() == QLatin1String("internal")) {
+      QStringList w;
+      for (const QJsonValue &x : waiters)
+        w << QStringLiteral("%1 %2 s").arg(tidName(names, x["tid"].toInteger()),
+                                           num(x["wait_s"].toDouble(), 3));
+      out << QStringLiteral("    seen waiting (sampled): %1").arg(w.join(", "));
+    }
+  }
+}
+
 }  // namespace
 
 QString reportText(const QJsonObject &r, int maxSyncObjects) {
   QStringList out;
+  findingsSection(r, out);
   QJsonObject p = r["process"].toObject();
   QStringList argv;
   for (const QJsonValue &a : p["argv"].toArray()) argv << a.toString();
@@ -105,5 +197,11 @@ QString reportText(const QJsonObject &r, int maxSyncObjects) {
                pad(num(s["max_wait_s"].toDouble() * 1e3, 3), 9) +
                pad(num(s["hold_s"].toDouble(), 4), 10) + "  " + where;
   }
+  QHash<qint64, QString> names;
+  for (const QJsonValue &v : threads) names[v["tid"].toInteger()] = v["name"].toString();
+  constexpr int kDetailedObjects = 3;
+  out << QString() << QStringLiteral("Call sites and who blocked whom (top %1 objects)").arg(kDetailedObjects);
+  objectDetails(sync, names, kDetailedObjects, out);
+  // Every line ends with a newline, the last one included.
   return out.join('\n') + '\n';
 }

@@ -18,7 +18,7 @@ void StreamBuilder::hello(bool perfSwitch, uint32_t cpuCount, uint32_t version) 
   h.protocol_version = version;
   h.pid = 4242;
   h.ppid = 1;
-  h.exe = const_cast<char *>("/usr/bin/workload");
+  h.exe = const_cast<char *>(exe_);
   char *argv[] = {const_cast<char *>("workload"), const_cast<char *>("--threads=2")};
   h.argv = argv;
   h.n_argv = 2;
@@ -64,21 +64,34 @@ void StreamBuilder::threadEnd(uint32_t tid, int64_t t) {
 }
 
 void StreamBuilder::transition(uint32_t tid, int64_t t, Threadmon__ThreadState state,
-                               uint32_t object) {
+                               uint32_t object, uint32_t holder, uint32_t releaser) {
   // Two-entry batches would test the delta arithmetic; base+0 keeps it explicit.
   Threadmon__Transitions tr = THREADMON__TRANSITIONS__INIT;
   int64_t delta = 0;
-  uint32_t holder = 0;
   tr.base_ns = uint64_t(t);
-  tr.n_tid = tr.n_delta_ns = tr.n_state = tr.n_object_id = tr.n_holder_tid = 1;
+  tr.n_tid = tr.n_delta_ns = tr.n_state = tr.n_object_id = tr.n_holder_tid = tr.n_releaser_tid = 1;
   tr.tid = &tid;
   tr.delta_ns = &delta;
   tr.state = &state;
   tr.object_id = &object;
   tr.holder_tid = &holder;
+  tr.releaser_tid = &releaser;
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
   f.transitions = &tr;
+  add(f);
+}
+
+void StreamBuilder::stack(uint32_t id, const std::vector<const char *> &frames) {
+  Threadmon__Stack st = THREADMON__STACK__INIT;
+  std::vector<char *> fr;
+  for (const char *x : frames) fr.push_back(const_cast<char *>(x));
+  st.id = id;
+  st.n_frames = fr.size();
+  st.frames = fr.data();
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_STACK;
+  f.stack = &st;
   add(f);
 }
 
@@ -98,7 +111,8 @@ void StreamBuilder::cpuSwitch(uint32_t tid, int64_t t, uint32_t cpu, Threadmon__
 }
 
 void StreamBuilder::tick(int64_t t, const std::vector<Lwp> &lwps, const std::vector<Cpu> &cpus,
-                         const std::vector<Sync> &sync, uint64_t framesDropped) {
+                         const std::vector<Sync> &sync, uint64_t framesDropped,
+                         const std::vector<Site> &sites) {
   static uint64_t seq = 0;
   std::vector<Threadmon__LwpSample> ls(lwps.size());
   std::vector<Threadmon__LwpSample *> lp;
@@ -116,6 +130,7 @@ void StreamBuilder::tick(int64_t t, const std::vector<Lwp> &lwps, const std::vec
     s.majflt = l.majflt;
     s.cpu = l.cpu;
     s.kstate = uint32_t(l.kstate);
+    s.futex_addr = l.futex;
     ls[i] = s;
     lp.push_back(&ls[i]);
   }
@@ -146,8 +161,20 @@ void StreamBuilder::tick(int64_t t, const std::vector<Lwp> &lwps, const std::vec
     s.wait_ns = sync[i].waitNs;
     s.max_wait_ns = sync[i].maxWaitNs;
     s.hold_ns = sync[i].holdNs;
+    s.wait_samples = sync[i].waitSamples;
     ss[i] = s;
     sp.push_back(&ss[i]);
+  }
+  std::vector<Threadmon__SiteStats> st(sites.size());
+  std::vector<Threadmon__SiteStats *> stp;
+  for (size_t i = 0; i < sites.size(); i++) {
+    Threadmon__SiteStats s = THREADMON__SITE_STATS__INIT;
+    s.object_id = sites[i].object;
+    s.stack_id = sites[i].stack;
+    s.contentions = sites[i].contentions;
+    s.wait_ns = sites[i].waitNs;
+    st[i] = s;
+    stp.push_back(&st[i]);
   }
   Threadmon__ProbeStats ps = THREADMON__PROBE_STATS__INIT;
   ps.frames_dropped = framesDropped;
@@ -161,6 +188,8 @@ void StreamBuilder::tick(int64_t t, const std::vector<Lwp> &lwps, const std::vec
   tk.n_sync = sp.size();
   tk.sync = sp.data();
   tk.probe = &ps;
+  tk.n_sites = stp.size();
+  tk.sites = stp.data();
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_TICK;
   f.tick = &tk;

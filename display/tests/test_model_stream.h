@@ -27,6 +27,7 @@ struct Lwp {
   uint64_t vol = 0, invol = 0, minflt = 0, majflt = 0;
   int cpu = 0;
   char kstate = 'S';
+  uint64_t futex = 0;  // LwpSample.futex_addr
 };
 struct Cpu {
   uint32_t cpu;
@@ -35,6 +36,11 @@ struct Cpu {
 struct Sync {
   uint32_t id;
   uint64_t acquisitions, contentions, waitNs, maxWaitNs, holdNs;
+  uint64_t waitSamples = 0;
+};
+struct Site {
+  uint32_t object, stack;
+  uint64_t contentions, waitNs;
 };
 
 class StreamBuilder {
@@ -43,12 +49,17 @@ class StreamBuilder {
   void threadStart(uint32_t tid, int64_t t, const char *name, const char *routine,
                    bool probe = false, bool isMain = false);
   void threadEnd(uint32_t tid, int64_t t);
-  void transition(uint32_t tid, int64_t t, Threadmon__ThreadState state, uint32_t object = 0);
+  void transition(uint32_t tid, int64_t t, Threadmon__ThreadState state, uint32_t object = 0,
+                  uint32_t holder = 0, uint32_t releaser = 0);
+  void stack(uint32_t id, const std::vector<const char *> &frames);
   void cpuSwitch(uint32_t tid, int64_t t, uint32_t cpu, Threadmon__SwitchKind kind);
   void tick(int64_t t, const std::vector<Lwp> &lwps, const std::vector<Cpu> &cpus = {},
-            const std::vector<Sync> &sync = {}, uint64_t framesDropped = 0);
+            const std::vector<Sync> &sync = {}, uint64_t framesDropped = 0,
+            const std::vector<Site> &sites = {});
   void syncObject(uint32_t id, Threadmon__SyncKind kind, uint64_t address, const char *module,
                   const char *symbol, const char *callSite);
+  // Sets Hello.exe for the following hello() (default /usr/bin/workload).
+  void setExe(const char *exe) { exe_ = exe; }
   void goodbye(int64_t t, int exitStatus);
   void rawPayload(const std::string &bytes) { frames_.push_back(bytes); }
 
@@ -63,6 +74,7 @@ class StreamBuilder {
  private:
   void add(const Threadmon__Frame &f);
   std::vector<std::string> frames_;
+  const char *exe_ = "/usr/bin/workload";
 };
 
 }  // namespace tmtest

@@ -42,6 +42,31 @@ StreamBuilder reportSession(bool withGoodbye) {
   return b;
 }
 
+// Workers 31 and 32 take turns on mutex 3 (app!table_lock) from
+// app!update: each 10 ms they work 2 ms, then wait 8 ms for the other.
+StreamBuilder contendedSession() {
+  StreamBuilder b;
+  b.setExe("/opt/app");
+  b.hello(false);
+  b.threadStart(31, kT0, "worker", "app!worker");
+  b.threadStart(32, kT0, "worker", "app!worker");
+  b.syncObject(3, THREADMON__SYNC_KIND__KIND_MUTEX, 0x5000, "/opt/app", "table_lock", nullptr);
+  b.stack(1, {"app!update+0x10 (app.c:12)", "app!worker+0x20 (app.c:30)"});
+  for (int p = 0; p < 500; p += 10)
+    for (uint32_t tid : {31u, 32u}) {
+      uint32_t other = tid == 31 ? 32 : 31;
+      b.transition(tid, kT0 + (p + 2) * kMs, THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, 3, other);
+      b.transition(tid, kT0 + (p + 10) * kMs, THREADMON__THREAD_STATE__STATE_RUNNING, 0, 0, other);
+    }
+  for (int k = 1; k <= 50; k++) {
+    uint64_t K = uint64_t(k);
+    b.tick(kT0 + k * 10 * kMs, {}, {}, {Sync{3, 4 * K, 2 * K, 16 * K * kMs, 8 * kMs, 0}}, 0,
+           {Site{3, 1, 2 * K, 16 * K * kMs}});
+  }
+  b.goodbye(kT0 + 500 * kMs, 0);
+  return b;
+}
+
 struct Run {
   int code;
   QByteArray out, err;
@@ -138,6 +163,60 @@ class TestReport : public QObject {
     QVERIFY(text.contains("22 threadmon [probe]"));
     QVERIFY(text.contains("queue_lock"));
     QVERIFY(text.contains("app!push+0x20"));
+  }
+
+  void findingsCallSitesAndWhoBlockedWhom() {
+    QString file = dir_.filePath("contended.tmcap");
+    QVERIFY(contendedSession().writeFile(file));
+    Run r = report({"--json", file});
+    QCOMPARE(r.code, 0);
+    QJsonObject o = QJsonDocument::fromJson(r.out).object();
+    QJsonArray findings = o["findings"].toArray();
+    QCOMPARE(findings.size(), 1);
+    QJsonObject f = findings[0].toObject();
+    QCOMPARE(f["kind"].toString(), QStringLiteral("serialising_object"));
+    QCOMPARE(f["severity"].toString(), QStringLiteral("high"));
+    QCOMPARE(f["view"].toString(), QStringLiteral("sync"));
+    QCOMPARE(f["evidence"].toObject()["object"].toInt(), 3);
+    QVERIFY(qAbs(f["evidence"].toObject()["share"].toDouble() - 0.8) < 1e-9);
+    QVERIFY(f["message"].toString().contains("app!update"));
+    QVERIFY(f["message"].toString().contains("worker (31)"));
+
+    QJsonObject s = o["sync_objects"].toArray()[0].toObject();
+    QJsonArray sites = s["call_sites"].toArray();
+    QCOMPARE(sites.size(), 1);
+    QCOMPARE(sites[0].toObject()["frames"].toArray()[0].toString(),
+             QStringLiteral("app!update+0x10 (app.c:12)"));
+    QCOMPARE(sites[0].toObject()["contentions"].toInt(), 100);
+    QCOMPARE(sites[0].toObject()["wait_s"].toDouble(), 0.8);
+    QJsonArray by = s["blocked_by"].toArray();
+    QCOMPARE(by.size(), 2);
+    for (const QJsonValue &v : by) {
+      QJsonObject c = v.toObject();
+      QCOMPARE(c["holder"].toInt(), c["waiter"].toInt() == 31 ? 32 : 31);
+      QCOMPARE(c["count"].toInt(), 50);
+      QCOMPARE(c["wait_s"].toDouble(), 0.4);
+    }
+    QCOMPARE(s["waiters"].toArray().size(), 2);
+    QCOMPARE(o["wait_matrix"].toArray().size(), 2);
+
+    Run t = report({file});
+    QString text = QString::fromUtf8(t.out);
+    QVERIFY2(text.startsWith("Findings (1)\n  [HIGH] serialising_object: "), qPrintable(text.left(200)));
+    QVERIFY(text.contains("see: the Sync view"));
+    QVERIFY(text.contains("call site: 0.8000 s waiting, 100 contentions: app!update+0x10"));
+    QVERIFY(text.contains(QRegularExpression("worker \\(31\\) +worker \\(32\\) +50 +0.4000")));
+    QVERIFY(text.endsWith('\n'));
+  }
+
+  void cleanCaptureHasNoFindings() {
+    QString file = dir_.filePath("clean.tmcap");
+    QVERIFY(reportSession(true).writeFile(file));
+    Run r = report({"--json", file});
+    QJsonObject o = QJsonDocument::fromJson(r.out).object();
+    for (const QJsonValue &f : o["findings"].toArray())
+      QCOMPARE(f.toObject()["severity"].toString(), QStringLiteral("low"));
+    QVERIFY(QString::fromUtf8(report({file}).out).startsWith("Findings ("));
   }
 
   void damagedCaptureIsReportedWithExitTwo() {

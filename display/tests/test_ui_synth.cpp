@@ -42,12 +42,28 @@ struct Counters {
   uint64_t lastIn = 0, lastReady = 0;
   bool onCpu = false, ready = false;
   int cpu = 0;
+  uint64_t futex = 0;  // hidden-lock word while "sleeping" in it
 };
+
+constexpr uint64_t kInternalAddr = 0x7f0000001000ull;
+constexpr uint32_t kPushStack = 1, kPopStack = 2, kRandomStack = 3;
+
+QByteArray stackFrame(uint32_t id, std::vector<const char *> frames) {
+  Threadmon__Stack st = THREADMON__STACK__INIT;
+  st.id = id;
+  st.n_frames = frames.size();
+  st.frames = const_cast<char **>(frames.data());
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_STACK;
+  f.stack = &st;
+  return packFrame(&f);
+}
 
 // Worker life: run, then block on the mutex (most often), wait on the
 // condition variable, or sleep; the gap between becoming RUNNING and being
 // switched in is run-queue time.
 std::vector<Event> simulate(const Workload &w, uint64_t endNs) {
+  // Without contention the workers only run and sleep (a clean program).
   std::vector<Event> ev;
   Lcg rng;
   for (int i = 0; i < w.workers; ++i) {
@@ -63,9 +79,10 @@ std::vector<Event> simulate(const Workload &w, uint64_t endNs) {
       int state = THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX;
       uint32_t obj = kMutexId;
       if (pick >= 7) { state = THREADMON__THREAD_STATE__STATE_BLOCKED_COND; obj = kCondId; }
-      if (pick == 9) { state = THREADMON__THREAD_STATE__STATE_SLEEPING; obj = 0; }
+      if (pick == 9 || !w.contention) { state = THREADMON__THREAD_STATE__STATE_SLEEPING; obj = 0; }
       ev.push_back({t, tid, state, obj, THREADMON__SWITCH_KIND__SWITCH_OUT, cpu});
-      t += 1000000ull * (1 + rng.next(4));
+      // Mutex waits are long: the workers serialise on it (a known finding).
+      t += 1000000ull * (obj == kMutexId ? 4 + rng.next(8) : 1 + rng.next(4));
       ev.push_back({t, tid, THREADMON__THREAD_STATE__STATE_RUNNING, 0, -1, 0});
     }
     ev.push_back({t + 1000000ull, tid, THREADMON__THREAD_STATE__STATE_EXITED, 0, -1, 0});
@@ -163,8 +180,15 @@ QByteArray stream(const Workload &w) {
                     "synthetic-workload", "queue_lock");
   out += syncObject(kCondId, THREADMON__SYNC_KIND__KIND_COND, 0x55550000a080ull,
                     "synthetic-workload", "queue_nonempty");
-  out += syncObject(kInternalId, THREADMON__SYNC_KIND__KIND_INTERNAL, 0x7f0000001000ull,
+  out += syncObject(kInternalId, THREADMON__SYNC_KIND__KIND_INTERNAL, kInternalAddr,
                     "libc.so.6", "random_lock");
+  out += stackFrame(kPushStack, {"synthetic-workload!push_job+0x31 (queue.c:42)",
+                                 "synthetic-workload!worker_main+0x24", "libc.so.6!start_thread+0x97"});
+  out += stackFrame(kPopStack, {"synthetic-workload!pop_job+0x12 (queue.c:58)",
+                                "synthetic-workload!worker_main+0x40", "libc.so.6!start_thread+0x97"});
+  out += stackFrame(kRandomStack, {"synthetic-workload!roll_dice+0x11 (dice.c:7)",
+                                   "libc.so.6!rand+0x9", "libc.so.6!__lll_lock_wait_private+0x2e"});
+  uint64_t siteCont[2] = {}, siteWait[2] = {};  // the mutex's two call sites
 
   const std::vector<Event> events = simulate(w, endNs);
   std::vector<Counters> ctr(static_cast<size_t>(w.workers));
@@ -173,7 +197,7 @@ QByteArray stream(const Workload &w) {
   size_t next = 0;
   uint64_t seq = 0;
   for (uint64_t tick = kStartNs + kTickNs; tick <= endNs; tick += kTickNs) {
-    std::vector<uint32_t> trTid, swTid, swCpu, trObj, trHolder;
+    std::vector<uint32_t> trTid, swTid, swCpu, trObj, trHolder, trReleaser;
     std::vector<int64_t> trDelta, swDelta;
     std::vector<Threadmon__ThreadState> trState;
     std::vector<Threadmon__SwitchKind> swKind;
@@ -187,7 +211,13 @@ QByteArray stream(const Workload &w) {
         trLast = e.t;
         trState.push_back(static_cast<Threadmon__ThreadState>(e.state));
         trObj.push_back(e.obj);
-        trHolder.push_back(e.obj == kMutexId ? w.pid + 2 : 0);
+        // The next worker holds the mutex and releases the waits: a known
+        // waiter x holder pattern (worker-i waits for worker-(i+1)).
+        const uint32_t other =
+            w.pid + 2 + (e.tid - w.pid - 2 + 1) % static_cast<uint32_t>(w.workers);
+        trHolder.push_back(e.obj == kMutexId ? other : 0);
+        trReleaser.push_back(e.state == THREADMON__THREAD_STATE__STATE_RUNNING ? other : 0);
+        c.futex = 0;
         if (e.state == THREADMON__THREAD_STATE__STATE_RUNNING) {
           c.ready = true;
           c.lastReady = e.t;
@@ -195,6 +225,12 @@ QByteArray stream(const Workload &w) {
           syncAcq[e.obj] += 1;
           syncCont[e.obj] += 1;
           syncWait[e.obj] += 2000000ull;
+          if (e.obj == kMutexId) {
+            siteCont[next % 2] += 1;
+            siteWait[next % 2] += 2000000ull;
+          }
+        } else if (e.state == THREADMON__THREAD_STATE__STATE_SLEEPING && w.contention) {
+          c.futex = kInternalAddr;  // "asleep" in the library's lock
         }
       }
       if (e.sw >= 0) {
@@ -219,6 +255,15 @@ QByteArray stream(const Workload &w) {
         }
       }
     }
+    if (tick == kStartNs + kTickNs) {  // main waits in pthread_join for the workers
+      trTid.insert(trTid.begin(), w.pid);
+      trDelta.insert(trDelta.begin(), 1000000);
+      trState.insert(trState.begin(), THREADMON__THREAD_STATE__STATE_BLOCKED_JOIN);
+      trObj.insert(trObj.begin(), 0);
+      trHolder.insert(trHolder.begin(), 0);
+      trReleaser.insert(trReleaser.begin(), 0);
+      if (trDelta.size() > 1) trDelta[1] -= 1000000;
+    }
     if (!trTid.empty()) {
       Threadmon__Transitions tr = THREADMON__TRANSITIONS__INIT;
       tr.base_ns = tick - kTickNs;
@@ -227,6 +272,7 @@ QByteArray stream(const Workload &w) {
       tr.n_state = trState.size(); tr.state = trState.data();
       tr.n_object_id = trObj.size(); tr.object_id = trObj.data();
       tr.n_holder_tid = trHolder.size(); tr.holder_tid = trHolder.data();
+      tr.n_releaser_tid = trReleaser.size(); tr.releaser_tid = trReleaser.data();
       Threadmon__Frame f = THREADMON__FRAME__INIT;
       f.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
       f.transitions = &tr;
@@ -260,6 +306,7 @@ QByteArray stream(const Workload &w) {
       l.minflt = ctr[i].minflt;
       l.cpu = ctr[i].cpu;
       l.kstate = ctr[i].onCpu ? 'R' : 'S';
+      l.futex_addr = ctr[i].futex;
       lwpPtrs.push_back(&l);
     }
     Threadmon__CpuSample cpus[kCpuCount];
@@ -298,6 +345,18 @@ QByteArray stream(const Workload &w) {
     t.n_cpus = kCpuCount; t.cpus = cpuPtrs;
     t.n_sync = kObjectCount; t.sync = statPtrs;
     t.probe = &ps;
+    Threadmon__SiteStats sites[3];
+    Threadmon__SiteStats *sitePtrs[3];
+    for (int k = 0; k < 3; ++k) {
+      sites[k] = THREADMON__SITE_STATS__INIT;
+      sites[k].object_id = k < 2 ? kMutexId : kInternalId;
+      sites[k].stack_id = k == 0 ? kPushStack : k == 1 ? kPopStack : kRandomStack;
+      sites[k].contentions = k < 2 ? siteCont[k] : seq / 5;
+      sites[k].wait_ns = k < 2 ? siteWait[k] : seq / 5 * kTickNs;
+      sitePtrs[k] = &sites[k];
+    }
+    t.n_sites = 3;
+    t.sites = sitePtrs;
     Threadmon__Frame f = THREADMON__FRAME__INIT;
     f.body_case = THREADMON__FRAME__BODY_TICK;
     f.tick = &t;
@@ -322,6 +381,129 @@ QByteArray stream(const Workload &w) {
     out += packFrame(&f);
   }
   return out;
+}
+
+Deadlock deadlockStream(bool resolves) {
+  Deadlock d;
+  const uint32_t pid = 5150;
+  d.left = pid + 2;
+  d.right = pid + 3;
+  d.lockA = 11;
+  d.lockB = 12;
+  const uint64_t ms = 1000000ull;
+  const uint64_t endNs = kStartNs + 1500 * ms;
+  QByteArray out = header() + helloFrame(pid, QByteArray());
+  out += threadStart(pid, kStartNs, 0, "bank", "", false, true);
+  out += threadStart(pid + 1, kStartNs, pid, "threadmon", "libthreadmon.so!sampler_main", true, false);
+  out += threadStart(d.left, kStartNs + 1 * ms, pid, "left", "bank!teller+0x10", false, false);
+  out += threadStart(d.right, kStartNs + 1 * ms, pid, "right", "bank!teller+0x10", false, false);
+  out += syncObject(d.lockA, THREADMON__SYNC_KIND__KIND_MUTEX, 0x55550000b000ull, "bank", "lock_a");
+  out += syncObject(d.lockB, THREADMON__SYNC_KIND__KIND_MUTEX, 0x55550000b040ull, "bank", "lock_b");
+  out += stackFrame(21, {"bank!transfer+0x20 (bank.c:17)", "bank!teller+0x44", "libc.so.6!start_thread+0x97"});
+  out += stackFrame(22, {"bank!audit+0x18 (bank.c:33)", "bank!teller+0x58", "libc.so.6!start_thread+0x97"});
+  struct Tr {
+    uint64_t t;
+    uint32_t tid;
+    Threadmon__ThreadState state;
+    uint32_t obj, holder, releaser;
+  };
+  std::vector<Tr> trs = {
+      {kStartNs + 2 * ms, d.left, THREADMON__THREAD_STATE__STATE_RUNNING, 0, 0, 0},
+      {kStartNs + 2 * ms, d.right, THREADMON__THREAD_STATE__STATE_RUNNING, 0, 0, 0},
+      {kStartNs + 2 * ms, pid, THREADMON__THREAD_STATE__STATE_BLOCKED_JOIN, 0, 0, 0},
+      // left holds lock_a and wants lock_b; right holds lock_b and wants lock_a.
+      {kStartNs + 300 * ms, d.left, THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, d.lockB, d.right, 0},
+      {kStartNs + 310 * ms, d.right, THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, d.lockA, d.left, 0}};
+  if (resolves) {
+    // right's timed lock gives up, it unlocks lock_b, left gets it.
+    trs.push_back({kStartNs + 1000 * ms, d.right, THREADMON__THREAD_STATE__STATE_RUNNING, 0, 0, 0});
+    trs.push_back({kStartNs + 1001 * ms, d.left, THREADMON__THREAD_STATE__STATE_RUNNING, 0, 0, d.right});
+  }
+  size_t next = 0;
+  uint64_t seq = 0;
+  for (uint64_t tick = kStartNs + kTickNs; tick <= endNs; tick += kTickNs) {
+    std::vector<uint32_t> tid, obj, holder, releaser;
+    std::vector<int64_t> delta;
+    std::vector<Threadmon__ThreadState> state;
+    uint64_t last = tick - kTickNs;
+    for (; next < trs.size() && trs[next].t <= tick; ++next) {
+      const Tr &e = trs[next];
+      tid.push_back(e.tid);
+      delta.push_back(static_cast<int64_t>(e.t - last));
+      last = e.t;
+      state.push_back(e.state);
+      obj.push_back(e.obj);
+      holder.push_back(e.holder);
+      releaser.push_back(e.releaser);
+    }
+    if (!tid.empty()) {
+      Threadmon__Transitions tr = THREADMON__TRANSITIONS__INIT;
+      tr.base_ns = tick - kTickNs;
+      tr.n_tid = tid.size(); tr.tid = tid.data();
+      tr.n_delta_ns = delta.size(); tr.delta_ns = delta.data();
+      tr.n_state = state.size(); tr.state = state.data();
+      tr.n_object_id = obj.size(); tr.object_id = obj.data();
+      tr.n_holder_tid = holder.size(); tr.holder_tid = holder.data();
+      tr.n_releaser_tid = releaser.size(); tr.releaser_tid = releaser.data();
+      Threadmon__Frame f = THREADMON__FRAME__INIT;
+      f.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
+      f.transitions = &tr;
+      out += packFrame(&f);
+    }
+    const bool stuck = tick >= kStartNs + 300 * ms && (!resolves || tick < kStartNs + 1000 * ms);
+    Threadmon__LwpSample lwps[2];
+    Threadmon__LwpSample *lwpPtrs[2];
+    for (int i = 0; i < 2; ++i) {
+      lwps[i] = THREADMON__LWP_SAMPLE__INIT;
+      const uint64_t ran = std::min(tick, kStartNs + 300 * ms) - kStartNs +
+                           (resolves && tick > kStartNs + 1000 * ms ? tick - kStartNs - 1000 * ms : 0);
+      lwps[i].tid = i == 0 ? d.left : d.right;
+      lwps[i].user_ns = ran / 2;  // two threads share two CPUs half the time
+      lwps[i].oncpu_ns = ran / 2;
+      lwps[i].cpu = static_cast<uint32_t>(i);
+      lwps[i].kstate = stuck ? 'S' : 'R';
+      lwpPtrs[i] = &lwps[i];
+    }
+    Threadmon__SyncStats stats[2];
+    Threadmon__SyncStats *statPtrs[2];
+    Threadmon__SiteStats sites[2];
+    Threadmon__SiteStats *sitePtrs[2];
+    const bool blocked = tick >= kStartNs + 310 * ms;
+    for (int i = 0; i < 2; ++i) {
+      stats[i] = THREADMON__SYNC_STATS__INIT;
+      stats[i].id = i == 0 ? d.lockA : d.lockB;
+      stats[i].acquisitions = 1000 + (blocked ? 1 : 0);
+      stats[i].contentions = blocked ? 1 : 0;
+      statPtrs[i] = &stats[i];
+      sites[i] = THREADMON__SITE_STATS__INIT;
+      sites[i].object_id = stats[i].id;
+      sites[i].stack_id = i == 0 ? 21 : 22;
+      sites[i].contentions = blocked ? 1 : 0;
+      sitePtrs[i] = &sites[i];
+    }
+    Threadmon__Tick t = THREADMON__TICK__INIT;
+    t.seq = ++seq;
+    t.time_ns = tick;
+    t.n_lwps = 2; t.lwps = lwpPtrs;
+    t.n_sync = 2; t.sync = statPtrs;
+    t.n_sites = blocked ? 2 : 0; t.sites = sitePtrs;
+    Threadmon__Frame f = THREADMON__FRAME__INIT;
+    f.body_case = THREADMON__FRAME__BODY_TICK;
+    f.tick = &t;
+    out += packFrame(&f);
+    if (tick == kStartNs + 400 * ms) d.formedAt = int(out.size());
+  }
+  if (resolves) {
+    Threadmon__Goodbye g = THREADMON__GOODBYE__INIT;
+    g.time_ns = endNs;
+    g.reason = THREADMON__END_REASON__END_EXIT;
+    Threadmon__Frame f = THREADMON__FRAME__INIT;
+    f.body_case = THREADMON__FRAME__BODY_GOODBYE;
+    f.goodbye = &g;
+    out += packFrame(&f);
+  }
+  d.bytes = out;
+  return d;
 }
 
 }  // namespace synth

@@ -17,6 +17,7 @@ struct Workload {
   uint32_t protocolVersion = 1;
   uint32_t pid = 4242;
   bool goodbye = true;         // end cleanly
+  bool contention = true;      // false: workers only run and sleep
 };
 
 // The stream header (16 bytes).
@@ -32,6 +33,19 @@ QByteArray stream(const Workload &w);
 int threadCount(const Workload &w);      // workers + main + probe
 constexpr int kObjectCount = 3;          // a mutex, a condvar, an internal lock
 constexpr int kCpuCount = 2;
+constexpr uint32_t kMutexObject = 1, kInternalObject = 3;
+constexpr int kMutexCallSites = 2;
+
+// Two threads that deadlock on two mutexes 0.3 s in: "left" holds lock_a and
+// waits for lock_b, "right" holds lock_b and waits for lock_a. With
+// `resolves`, right's timed lock gives up at 1.0 s and the cycle breaks.
+// *formedAt: the stream offset after the tick that follows the cycle.
+struct Deadlock {
+  QByteArray bytes;
+  int formedAt = 0;
+  uint32_t left = 0, right = 0, lockA = 0, lockB = 0;
+};
+Deadlock deadlockStream(bool resolves);
 
 }  // namespace synth
 

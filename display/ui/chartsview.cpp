@@ -18,6 +18,19 @@ namespace {
 // enough that a long run redraws quickly.
 constexpr size_t kMaxPoints = 1500;
 constexpr size_t kMinBucket = 5;
+constexpr size_t kMaxStateQueries = 100000;
+
+// Average threads runnable (waiting for a CPU) over [t0, t1): the same
+// per-thread states as the Threads view, so the two always agree. (Per-tick
+// run-queue deltas undercount: a thread's schedstat sample can cover many
+// ticks but lands in one.)
+double runnableThreads(const tmon::SessionModel &m, const tmon::TimeRange &r) {
+  if (r.length() <= 0) return 0;
+  int64_t ns = 0;
+  for (int i = 0; i < m.threadCount(); ++i)
+    ns += m.threadStates(i, r).ns[size_t(tmon::FinalState::Runnable)];
+  return double(ns) / double(r.length());
+}
 }  // namespace
 
 ChartsView::ChartsView(tmon::SessionModel *model, ViewWindow *window, QWidget *parent)
@@ -84,28 +97,34 @@ void ChartsView::rebuild() {
   const tmon::TimeRange r = window()->range();
   const std::vector<tmon::TickPoint> ticks = model()->ticks(r);
   const double origin = double(model()->startNs());
-  const double tickSeconds =
-      model()->info().tickIntervalNs ? double(model()->info().tickIntervalNs) / 1e9 : 0.01;
+  const int64_t tickNs =
+      model()->info().tickIntervalNs ? int64_t(model()->info().tickIntervalNs) : 10000000;
+  const double tickSeconds = double(tickNs) / 1e9;
   // Averages buckets of ticks: /proc/stat moves in 10 ms steps, so single
   // ticks flip between 0 and 100 %; a bucket of at least kMinBucket ticks
   // (and few enough points for the width) shows the trend instead.
-  const size_t maxPoints = std::min<size_t>(kMaxPoints, size_t(std::max(50, width() / 4)));
+  // The runnable series asks every thread's states per point: cap the
+  // points so that stays near kMaxStateQueries however many threads there are.
+  const size_t threads = size_t(std::max(1, model()->threadCount()));
+  const size_t maxPoints = std::max<size_t>(
+      20, std::min({kMaxPoints, size_t(std::max(50, width() / 4)), kMaxStateQueries / threads}));
   const size_t bucket = std::max<size_t>(
       std::min<size_t>(kMinBucket, std::max<size_t>(1, ticks.size() / 20)),
       (ticks.size() + maxPoints - 1) / maxPoints);
   QList<QPointF> cpu, runnable, contention;
   for (size_t i = 0; i < ticks.size(); i += bucket) {
     const size_t end = std::min(ticks.size(), i + bucket);
-    double busy = 0, runq = 0, cont = 0;
+    double busy = 0, cont = 0;
     for (size_t k = i; k < end; ++k) {
       busy += ticks[k].cpuBusy;
-      runq += ticks[k].runqueueThreads;
       cont += ticks[k].contentions;
     }
     const double n = double(end - i);
     const double t = (double(ticks[end - 1].t) - origin) / 1e9;
+    // The bucket spans from the tick before its first to its last.
+    const int64_t from = i > 0 ? ticks[i - 1].t : std::max(r.t0, ticks[i].t - tickNs);
     cpu << QPointF(t, 100.0 * busy / n);
-    runnable << QPointF(t, runq / n);
+    runnable << QPointF(t, runnableThreads(*model(), {from, ticks[end - 1].t}));
     contention << QPointF(t, cont / n / tickSeconds);
   }
   const double t0 = (double(r.t0) - origin) / 1e9;

@@ -3,12 +3,16 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QLabel>
+#include <QTabBar>
 #include <QToolBar>
 #include <QVBoxLayout>
 
 #include "chartsview.h"
 #include "cpusview.h"
+#include "deadlockbanner.h"
+#include "findingsview.h"
 #include "lwpsview.h"
+#include "matrixview.h"
 #include "replaycontrols.h"
 #include "sessionmodel.h"
 #include "syncview.h"
@@ -26,7 +30,8 @@ struct ViewName {
 };
 constexpr ViewName kViewNames[] = {{ViewKind::Threads, "threads"}, {ViewKind::Lwps, "lwps"},
                                    {ViewKind::Cpus, "cpus"},       {ViewKind::Timeline, "timeline"},
-                                   {ViewKind::Sync, "sync"},       {ViewKind::Charts, "charts"}};
+                                   {ViewKind::Sync, "sync"},       {ViewKind::Charts, "charts"},
+                                   {ViewKind::Findings, "findings"}, {ViewKind::Matrix, "matrix"}};
 }  // namespace
 
 bool parseViewKind(const QString &name, ViewKind *out) {
@@ -83,6 +88,9 @@ SessionView::SessionView(tmon::SessionModel *model, Source source, QWidget *pare
   timeline_ = new TimelineView(model_, window_);
   sync_ = new SyncView(model_, window_);
   charts_ = new ChartsView(model_, window_);
+  findings_ = new FindingsView(model_, window_);
+  matrix_ = new MatrixView(model_, window_);
+  deadlock_ = new DeadlockBanner(this);
   auto *central = new QWidget(this);
   auto *layout = new QVBoxLayout(central);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -90,6 +98,7 @@ SessionView::SessionView(tmon::SessionModel *model, Source source, QWidget *pare
   banner_->setStyleSheet(QStringLiteral(
       "QLabel { background: #fff3cd; color: #5c3c00; border: 1px solid #e0b000; padding: 4px; }"));
   banner_->hide();
+  layout->addWidget(deadlock_);
   layout->addWidget(banner_);
   layout->addWidget(timeline_, 1);
   setCentralWidget(central);
@@ -98,7 +107,11 @@ SessionView::SessionView(tmon::SessionModel *model, Source source, QWidget *pare
   tabifyDockWidget(threadsDock, addViewDock(cpus_, tr("CPUs"), Qt::RightDockWidgetArea));
   tabifyDockWidget(threadsDock, addViewDock(charts_, tr("Charts"), Qt::RightDockWidgetArea));
   threadsDock->raise();
-  addViewDock(sync_, tr("Sync objects"), Qt::BottomDockWidgetArea);
+  // Findings first: what a newcomer should look at before anything else.
+  QDockWidget *findingsDock = addViewDock(findings_, tr("Findings"), Qt::BottomDockWidgetArea);
+  tabifyDockWidget(findingsDock, addViewDock(sync_, tr("Sync objects"), Qt::BottomDockWidgetArea));
+  tabifyDockWidget(findingsDock, addViewDock(matrix_, tr("Who blocks whom"), Qt::BottomDockWidgetArea));
+  findingsDock->raise();
 
   connect(windowBox_, &QComboBox::currentIndexChanged, this, [this](int i) {
     window_->setMode(ViewWindow::Mode(windowBox_->itemData(i).toInt()));
@@ -118,6 +131,14 @@ SessionView::SessionView(tmon::SessionModel *model, Source source, QWidget *pare
   });
   connect(sync_, &SyncView::objectSelected, this,
           [this](uint32_t id) { timeline_->canvas()->setHighlightedObject(id); });
+  connect(findings_, &FindingsView::showRequested, this, &SessionView::showFinding);
+  connect(deadlock_, &DeadlockBanner::showRequested, this, &SessionView::showDeadlock);
+  // The alert follows "now": new data, a new cycle (not coalesced) and the playhead.
+  auto updateDeadlock = [this] { deadlock_->update(*model_, window_->now()); };
+  connect(model_, &tmon::SessionModel::changed, this, updateDeadlock);
+  connect(model_, &tmon::SessionModel::deadlockDetected, this, updateDeadlock);
+  connect(window_, &ViewWindow::changed, this, updateDeadlock);
+  updateDeadlock();
   updateTitleAndBanner();
 }
 
@@ -140,6 +161,8 @@ ModelView *SessionView::view(ViewKind kind) const {
     case ViewKind::Timeline: return timeline_;
     case ViewKind::Sync: return sync_;
     case ViewKind::Charts: return charts_;
+    case ViewKind::Findings: return findings_;
+    case ViewKind::Matrix: return matrix_;
   }
   return nullptr;
 }
@@ -151,6 +174,51 @@ void SessionView::showView(ViewKind kind) {
       d->show();
       d->raise();
     }
+}
+
+bool SessionView::isViewRaised(ViewKind kind) const {
+  const QWidget *w = view(kind);
+  if (w == timeline_) return true;  // the central widget is always there
+  for (QDockWidget *d : docks_) {
+    if (d->widget() != w) continue;
+    if (d->isHidden()) return false;
+    if (tabifiedDockWidgets(d).isEmpty()) return true;
+    // Tabbed docks: raised when it is the current tab of its group's tab bar.
+    for (const QTabBar *bar : findChildren<QTabBar *>())
+      for (int i = 0; i < bar->count(); ++i)
+        if (bar->tabText(i) == d->windowTitle()) return bar->currentIndex() == i;
+  }
+  return false;
+}
+
+void SessionView::selectSpan(int64_t t0, int64_t t1) {
+  // Only a span inside the window narrows it: a finding about the whole
+  // window keeps the selector as it is.
+  const tmon::TimeRange r = window_->range();
+  if (t1 <= t0 || (t0 <= r.t0 && t1 >= r.t1)) return;
+  window_->setRange({t0, t1});
+  timeline_->canvas()->followWindow();
+}
+
+void SessionView::showFinding(const tmon::Finding &f) {
+  ViewKind kind = ViewKind::Sync;
+  if (!parseViewKind(f.view, &kind)) kind = ViewKind::Timeline;
+  if (f.kind == tmon::FindingKind::Deadlock) selectSpan(f.t0, f.t1 > f.t0 ? f.t1 : window_->now());
+  else selectSpan(f.t0, f.t1);
+  showView(kind);
+  if (!f.objects.empty()) {
+    sync_->refreshNow();
+    sync_->selectObject(f.objects.front());  // also outlines its waits in the timeline
+  }
+}
+
+void SessionView::showDeadlock(const tmon::Deadlock &d) {
+  selectSpan(d.formedNs, d.live() ? window_->now() : d.resolvedNs);
+  showView(ViewKind::Sync);
+  if (!d.objects.empty()) {
+    sync_->refreshNow();
+    sync_->selectObject(d.objects.front());
+  }
 }
 
 void SessionView::setNotice(const QString &text) {

@@ -6,6 +6,8 @@
 
 #include <QMainWindow>
 
+#include "findings.h"
+
 class QComboBox;
 class QLabel;
 
@@ -17,7 +19,10 @@ namespace tmui {
 
 class ChartsView;
 class CpusView;
+class DeadlockBanner;
+class FindingsView;
 class LwpsView;
+class MatrixView;
 class ModelView;
 class ReplayControls;
 class SyncView;
@@ -25,7 +30,7 @@ class ThreadsView;
 class TimelineView;
 class ViewWindow;
 
-enum class ViewKind { Threads, Lwps, Cpus, Timeline, Sync, Charts };
+enum class ViewKind { Threads, Lwps, Cpus, Timeline, Sync, Charts, Findings, Matrix };
 // "threads", "lwps", ...; false when unknown.
 bool parseViewKind(const QString &name, ViewKind *out);
 QString viewKindName(ViewKind kind);
@@ -43,9 +48,16 @@ class SessionView : public QMainWindow {
   ModelView *view(ViewKind kind) const;
   TimelineView *timeline() const { return timeline_; }
   SyncView *syncView() const { return sync_; }
+  FindingsView *findingsView() const { return findings_; }
+  DeadlockBanner *deadlockBanner() const { return deadlock_; }
   ReplayControls *replay() const { return replay_; }
   // Shows the view (raises its dock).
   void showView(ViewKind kind);
+  // The view currently raised in the dock holding `kind` (tests).
+  bool isViewRaised(ViewKind kind) const;
+  // A finding's Show: switches to its view and selects its object and span.
+  void showFinding(const tmon::Finding &finding);
+  void showDeadlock(const tmon::Deadlock &deadlock);
   // A warning line above the views (damaged capture, closed connection).
   void setNotice(const QString &text);
   QString notice() const;
@@ -59,6 +71,7 @@ class SessionView : public QMainWindow {
  private:
   QDockWidget *addViewDock(ModelView *view, const QString &title, Qt::DockWidgetArea area);
   void updateTitleAndBanner();
+  void selectSpan(int64_t t0, int64_t t1);
 
   tmon::SessionModel *model_;
   ViewWindow *window_;
@@ -74,6 +87,9 @@ class SessionView : public QMainWindow {
   TimelineView *timeline_;
   SyncView *sync_;
   ChartsView *charts_;
+  FindingsView *findings_;
+  MatrixView *matrix_;
+  DeadlockBanner *deadlock_;
   QList<QDockWidget *> docks_;
 };
 

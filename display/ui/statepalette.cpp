@@ -93,4 +93,14 @@ QString lwpLabel(LwpCategory c) {
 
 QColor highlightColor() { return QColor(0x00, 0xe5, 0xff); }
 
+QColor hiddenLockTint() { return QColor(0xff, 0xe8, 0xd6); }
+
+QColor severityColor(int severity) {
+  switch (severity) {
+    case 0: return QColor(0xc6, 0x28, 0x28);  // high: red
+    case 1: return QColor(0xef, 0x8a, 0x00);  // medium: orange
+    default: return QColor(0x1e, 0x6f, 0xc8);  // low: blue
+  }
+}
+
 }  // namespace tmui

@@ -27,6 +27,10 @@ QString lwpLabel(LwpCategory c);
 
 // Outline of intervals blocked on the selected sync object.
 QColor highlightColor();
+// Row tint of hidden (library-internal) locks in the sync view.
+QColor hiddenLockTint();
+// Severity colours of findings: 0 high, 1 medium, 2 low.
+QColor severityColor(int severity);
 
 }  // namespace tmui
 

@@ -1,17 +1,13 @@
 #include "synctree.h"
 
+#include "names.h"
 #include "sessionmodel.h"
+#include "statepalette.h"
+#include "threadmon.pb-c.h"
 
 namespace tmui {
 
 namespace {
-QString formatNs(uint64_t ns) {
-  if (ns == 0) return QStringLiteral("0");
-  if (ns < 1000000) return QStringLiteral("%1 us").arg(double(ns) / 1e3, 0, 'f', 1);
-  if (ns < 1000000000) return QStringLiteral("%1 ms").arg(double(ns) / 1e6, 0, 'f', 1);
-  return QStringLiteral("%1 s").arg(double(ns) / 1e9, 0, 'f', 2);
-}
-
 struct Stats {
   uint64_t acq = 0, cont = 0, wait = 0, maxWait = 0, hold = 0;
 };
@@ -92,8 +88,19 @@ void SyncTree::update(const tmon::SessionModel &model, const tmon::TimeRange &r)
     first->setToolTip(o.firstContentionStack.isEmpty()
                           ? name
                           : tr("First contention:\n%1").arg(o.firstContentionStack.join('\n')));
-    parent->child(row, Kind)->setText(tmon::syncKindName(o.kind));
-    parent->child(row, Kind)->setData(tmon::syncKindName(o.kind), kSortRole);
+    // A lock inside a library (found by sampling futex waits) is what the
+    // program never wrote: name it plainly and tint the whole row.
+    const bool hidden = o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL;
+    const QString kind = hidden ? tr("hidden lock") : tmon::syncKindName(o.kind);
+    parent->child(row, Kind)->setText(kind);
+    parent->child(row, Kind)->setData(kind, kSortRole);
+    parent->child(row, Kind)->setToolTip(
+        hidden ? tr("A lock inside %1 that the program never created: threads were seen "
+                    "blocked in futex() on it. Counts are samples, wait is estimated.")
+                     .arg(o.module)
+               : QString());
+    if (hidden)
+      for (int c = 0; c < ColumnCount; ++c) parent->child(row, c)->setBackground(hiddenLockTint());
     parent->child(row, CallSite)->setText(o.callSite());
     parent->child(row, CallSite)->setData(o.callSite(), kSortRole);
     const tmon::SyncDelta d = model.syncDelta(i, r);

@@ -4,10 +4,12 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QSortFilterProxyModel>
+#include <QSplitter>
 #include <QTreeView>
 #include <QVBoxLayout>
 
 #include "sessionmodel.h"
+#include "syncdetails.h"
 #include "synctree.h"
 #include "viewwindow.h"
 
@@ -18,7 +20,8 @@ SyncView::SyncView(tmon::SessionModel *model, ViewWindow *window, QWidget *paren
       tree_(new SyncTree(this)),
       proxy_(new QSortFilterProxyModel(this)),
       view_(new QTreeView(this)),
-      filter_(new QLineEdit(this)) {
+      filter_(new QLineEdit(this)),
+      details_(new SyncDetails(this)) {
   proxy_->setSourceModel(tree_);
   proxy_->setSortRole(SyncTree::kSortRole);
   proxy_->setFilterKeyColumn(-1);
@@ -37,7 +40,12 @@ SyncView::SyncView(tmon::SessionModel *model, ViewWindow *window, QWidget *paren
   auto *layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(filter_);
-  layout->addWidget(view_, 1);
+  auto *split = new QSplitter(Qt::Horizontal, this);
+  split->addWidget(view_);
+  split->addWidget(details_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  layout->addWidget(split, 1);
   auto *hint = new QLabel(tr("Select an object to outline, in the timeline, the intervals "
                              "threads spent blocked on it."), this);
   hint->setForegroundRole(QPalette::PlaceholderText);
@@ -46,7 +54,9 @@ SyncView::SyncView(tmon::SessionModel *model, ViewWindow *window, QWidget *paren
   connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex &current) {
             const QModelIndex first = current.siblingAtColumn(SyncTree::Object);
-            emit objectSelected(first.isValid() ? first.data(SyncTree::kObjectIdRole).toUInt() : 0u);
+            selected_ = first.isValid() ? first.data(SyncTree::kObjectIdRole).toUInt() : 0u;
+            details_->showObject(*this->model(), selected_, this->window()->range());
+            emit objectSelected(selected_);
           });
 }
 
@@ -63,22 +73,32 @@ void SyncView::setFilterText(const QString &text) {
 }
 
 void SyncView::selectObject(uint32_t id) {
-  const QModelIndexList hits =
-      proxy_->match(proxy_->index(0, 0), SyncTree::kObjectIdRole, id, 1,
-                    Qt::MatchExactly | Qt::MatchRecursive);
+  auto find = [&] {
+    return proxy_->match(proxy_->index(0, 0), SyncTree::kObjectIdRole, id, 1,
+                         Qt::MatchExactly | Qt::MatchRecursive);
+  };
+  QModelIndexList hits = find();
+  if (id && hits.isEmpty() && !filter_->text().isEmpty()) {
+    setFilterText(QString());  // the filter hid it
+    hits = find();
+  }
   if (id == 0 || hits.isEmpty()) {
     view_->selectionModel()->clearCurrentIndex();
+    selected_ = 0;
+    details_->showObject(*model(), 0, window()->range());
     emit objectSelected(0);
     return;
   }
   view_->selectionModel()->setCurrentIndex(
       hits.first(), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  view_->scrollTo(hits.first());
 }
 
 void SyncView::rebuild() {
   const int before = tree_->rowCount();
   tree_->update(*model(), window()->range());
   if (tree_->rowCount() != before) view_->expandAll();
+  details_->showObject(*model(), selected_, window()->range());
 }
 
 }  // namespace tmui

@@ -1,7 +1,8 @@
 // Sync objects: every object found, grouped by module, with acquisitions,
 // contentions, wait and hold time over the window (the ThreadMon paper's
 // figure 4); sortable and filterable. Selecting an object asks the
-// timeline to outline where threads were blocked on it.
+// timeline to outline where threads were blocked on it, and shows its call
+// sites and who blocked whom in the details pane beside the list.
 #ifndef THREADMON_UI_SYNCVIEW_H
 #define THREADMON_UI_SYNCVIEW_H
 
@@ -13,6 +14,7 @@ class QTreeView;
 
 namespace tmui {
 
+class SyncDetails;
 class SyncTree;
 
 class SyncView : public ModelView {
@@ -23,6 +25,9 @@ class SyncView : public ModelView {
   void setFilterText(const QString &text);
   // Selects the object with this id (0 clears).
   void selectObject(uint32_t id);
+  uint32_t selectedObject() const { return selected_; }
+  // The pane with the selected object's call sites and waiter x holder matrix.
+  SyncDetails *details() const { return details_; }
 
  signals:
   void objectSelected(uint32_t id);  // 0 when a module row or nothing
@@ -35,6 +40,8 @@ class SyncView : public ModelView {
   QSortFilterProxyModel *proxy_;
   QTreeView *view_;
   QLineEdit *filter_;
+  SyncDetails *details_;
+  uint32_t selected_ = 0;
 };
 
 }  // namespace tmui

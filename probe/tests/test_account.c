@@ -1,5 +1,6 @@
 /* Wait accounting, hold sampling and the thread registry life cycle, driven
  * directly (no preload). */
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -79,18 +80,20 @@ static void test_cancelled_wait(tm_thread *t) {
 static void test_hold_sampling(tm_thread *t) {
   static int lock_word;
   tm_object *o = tm_object_get(&lock_word, TM_KIND_MUTEX);
-  t->hold_countdown = 64;
-  t->hold_object = NULL;
+  o->acquisitions = 0;
+  CHECK(tm_hold_addr == NULL);
   for (int i = 0; i < 63; i++) {
-    tm_hold_tick(t, &lock_word);
-    tm_hold_release(t, &lock_word, TM_KIND_MUTEX);
+    tm_count_exclusive(&lock_word, TM_KIND_MUTEX);
+    tm_hold_release(&lock_word, TM_KIND_MUTEX);
   }
+  CHECK_EQ(o->acquisitions, 63);
   CHECK_EQ(atomic_load(&o->hold_samples), 0);
-  tm_hold_tick(t, &lock_word); /* the 64th acquisition is timed */
-  CHECK(t->hold_object == &lock_word);
+  CHECK(tm_hold_addr == NULL);
+  tm_count_exclusive(&lock_word, TM_KIND_MUTEX); /* the object's 64th is timed */
+  CHECK(tm_hold_addr == &lock_word);
   sleep_ms(2);
-  tm_hold_release(t, &lock_word, TM_KIND_MUTEX);
-  CHECK(t->hold_object == NULL);
+  tm_hold_release(&lock_word, TM_KIND_MUTEX);
+  CHECK(tm_hold_addr == NULL);
   CHECK_EQ(atomic_load(&o->hold_samples), 1);
   CHECK(atomic_load(&o->hold_ns) >= 2000000u);
 }
@@ -141,6 +144,119 @@ static void test_registry(tm_thread *me) {
   CHECK(foreign != NULL && tm_thread_by_tid(999999) == foreign);
 }
 
+/* ---- releaser: who ended a wait ---- */
+
+typedef struct {
+  pthread_mutex_t m;
+  pthread_cond_t c;
+  int stage;
+  _Atomic uint32_t tid;
+} rel_case;
+
+static uint32_t last_releaser(tm_thread *t, uint32_t *state_before) {
+  tm_event ev[8];
+  uint32_t n = tm_ring_drain(&t->ring, ev, 8);
+  CHECK(n >= 2);
+  *state_before = ev[n - 2].state;
+  CHECK_EQ(ev[n - 1].state, TM_STATE_RUNNING);
+  return ev[n - 1].releaser_tid;
+}
+
+static void *mutex_holder(void *arg) {
+  rel_case *rc = arg;
+  pthread_mutex_lock(&rc->m);
+  atomic_store(&rc->tid, (uint32_t)gettid());
+  sleep_ms(30); /* the main thread blocks on m meanwhile */
+  pthread_mutex_unlock(&rc->m);
+  return NULL;
+}
+
+/* Mutex: the thread holding it when the wait began released it (the
+ * wrapper passes the owner glibc records; this is what it reads). */
+static void test_releaser_mutex(tm_thread *t) {
+  rel_case rc = {.m = PTHREAD_MUTEX_INITIALIZER};
+  pthread_t th;
+  CHECK_EQ(pthread_create(&th, NULL, mutex_holder, &rc), 0);
+  while (!atomic_load(&rc.tid)) sleep_ms(1);
+  tm_object *o = tm_object_get(&rc.m, TM_KIND_MUTEX);
+  drain_all(t);
+  CHECK_EQ(pthread_mutex_trylock(&rc.m), EBUSY);
+  uint32_t owner = (uint32_t)rc.m.__data.__owner;
+  CHECK_EQ(owner, atomic_load(&rc.tid));
+  tm_wait w;
+  tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_MUTEX, owner, NULL);
+  CHECK_EQ(pthread_mutex_lock(&rc.m), 0);
+  tm_wait_end(&w, TM_ACQ_EXCLUSIVE);
+  pthread_mutex_unlock(&rc.m);
+  uint32_t before;
+  CHECK_EQ(last_releaser(t, &before), atomic_load(&rc.tid));
+  CHECK_EQ(before, TM_STATE_BLOCKED_MUTEX);
+  pthread_join(th, NULL);
+  /* A wait that failed (timed out) was released by nobody. */
+  tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_MUTEX, 77, NULL);
+  tm_wait_end(&w, TM_ACQ_NONE);
+  CHECK_EQ(last_releaser(t, &before), 0);
+}
+
+static void *cond_signaller(void *arg) {
+  rel_case *rc = arg;
+  tm_thread *me = tm_thread_register_self(NULL, 0);
+  CHECK(me != NULL);
+  atomic_store(&rc->tid, me->tid);
+  sleep_ms(20); /* let the main thread block first */
+  pthread_mutex_lock(&rc->m);
+  rc->stage = 1;
+  /* What the pthread_cond_signal wrapper does before signalling. */
+  tm_note_releaser(me, &rc->c, TM_KIND_COND);
+  pthread_cond_signal(&rc->c);
+  pthread_mutex_unlock(&rc->m);
+  tm_thread_mark_exited(me);
+  return NULL;
+}
+
+/* Cond: the waiter's RUNNING event names the thread that signalled it,
+ * and another object's releaser stays apart. */
+static void test_releaser_cond(tm_thread *t) {
+  rel_case rc = {.m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER};
+  static int other_cond;
+  tm_note_releaser(t, &other_cond, TM_KIND_COND);
+  tm_object *o = tm_object_get(&rc.c, TM_KIND_COND);
+  CHECK(o != NULL);
+  drain_all(t);
+  pthread_t th;
+  pthread_mutex_lock(&rc.m);
+  CHECK_EQ(pthread_create(&th, NULL, cond_signaller, &rc), 0);
+  tm_wait w;
+  tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_COND, 0, NULL);
+  while (rc.stage == 0) pthread_cond_wait(&rc.c, &rc.m);
+  tm_wait_released_by_object(&w);
+  tm_wait_end(&w, TM_ACQ_SHARED);
+  pthread_mutex_unlock(&rc.m);
+  pthread_join(th, NULL);
+  uint32_t before;
+  uint32_t rel = last_releaser(t, &before);
+  CHECK_EQ(before, TM_STATE_BLOCKED_COND);
+  CHECK(rel != 0 && rel != t->tid);
+  CHECK_EQ(rel, atomic_load(&rc.tid));
+  CHECK_EQ(atomic_load(&tm_object_get(&other_cond, TM_KIND_COND)->releaser_tid), t->tid);
+}
+
+/* The TSC clock agrees with CLOCK_MONOTONIC once calibrated (the sampler
+ * calibrates every tick; here by hand). */
+static void test_wait_clock(void) {
+  tm_clock_calibrate();
+  sleep_ms(25);
+  tm_clock_calibrate();
+  for (int i = 0; i < 5; i++) {
+    sleep_ms(3);
+    uint64_t a = tm_now_ns();
+    uint64_t c = tm_wait_clock();
+    uint64_t b = tm_now_ns();
+    /* A little slack either side: calibration error over a few ms. */
+    CHECK(c + 20000 >= a && c <= b + 20000);
+  }
+}
+
 int main(void) {
   tm_thread *t = tm_thread_register_self(NULL, 0);
   CHECK(t != NULL);
@@ -149,6 +265,9 @@ int main(void) {
   test_wait_accounting(t);
   test_cancelled_wait(t);
   test_hold_sampling(t);
+  test_releaser_mutex(t);
+  test_releaser_cond(t);
+  test_wait_clock();
   test_registry(t);
   return 0;
 }

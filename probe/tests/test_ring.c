@@ -15,7 +15,7 @@ static void test_order_and_wrap(tm_thread *t) {
   /* Several passes over the ring so indices wrap. */
   for (uint32_t round = 0; round < 5; round++) {
     for (uint32_t i = 0; i < N / 2 + 7; i++)
-      tm_push_state(t, TM_STATE_BLOCKED_MUTEX, round * 10000 + i, i + 1, 100 + i);
+      tm_push_state(t, TM_STATE_BLOCKED_MUTEX, round * 10000 + i, i + 1, 0, 100 + i);
     uint32_t n = tm_ring_drain(&t->ring, out, N);
     CHECK_EQ(n, N / 2 + 7);
     for (uint32_t i = 0; i < n; i++) {
@@ -31,7 +31,7 @@ static void test_order_and_wrap(tm_thread *t) {
 static void test_drop_when_full(tm_thread *t) {
   tm_event out[N];
   uint64_t dropped0 = atomic_load(&t->ring.dropped);
-  for (uint32_t i = 0; i < N + 100; i++) tm_push_state(t, TM_STATE_RUNNING, i, 0, i);
+  for (uint32_t i = 0; i < N + 100; i++) tm_push_state(t, TM_STATE_RUNNING, i, 0, 0, i);
   CHECK_EQ(atomic_load(&t->ring.dropped) - dropped0, 100);
   /* Partial drain respects max and leaves the rest in order. */
   CHECK_EQ(tm_ring_drain(&t->ring, out, 10), 10);
@@ -55,7 +55,7 @@ static void *producer(void *arg) {
      * above); the consumer runs concurrently on the other side. */
     while (atomic_load(&t->ring.head) - atomic_load(&t->ring.tail) >= TM_RING_EVENTS)
       __builtin_ia32_pause();
-    tm_push_state(t, TM_STATE_RUNNING, i, 0, i);
+    tm_push_state(t, TM_STATE_RUNNING, i, 0, 0, i);
   }
   atomic_store(&producer_done, 1);
   return NULL;

@@ -9,7 +9,9 @@
  * window's wall time (the goal is 1%; the margin is for a busy machine).
  * The hidden futex must still be reported in the window (SyncStats
  * wait_samples of its KIND_INTERNAL object), so that a cheaper sampler did
- * not get cheaper by seeing less. */
+ * not get cheaper by seeing less. The bound needs PERF_RECORD_SWITCH (it is
+ * what tells the sampler that idle threads did not move); without it the
+ * sampler reads every thread every tick and the bound is skipped. */
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -111,9 +113,11 @@ int main(void) {
 
   /* The hidden futex's object, if the session samples syscall files. */
   const Threadmon__Hello *h = c.frames[0]->hello;
-  bool futex_source = false;
-  for (size_t i = 0; i < h->n_sources; i++)
+  bool futex_source = false, switch_source = false;
+  for (size_t i = 0; i < h->n_sources; i++) {
     if (h->sources[i] == THREADMON__SOURCE__SOURCE_FUTEX_SAMPLING) futex_source = true;
+    if (h->sources[i] == THREADMON__SOURCE__SOURCE_PERF_SWITCH) switch_source = true;
+  }
   uint32_t hidden_id = 0;
   for (size_t i = 0; i < c.n; i++)
     if (c.frames[i]->body_case == THREADMON__FRAME__BODY_SYNC_OBJECT &&
@@ -150,11 +154,17 @@ int main(void) {
          (unsigned long long)(samples1 - samples0));
   /* The sampler kept ticking (a stalled one would look cheap). */
   CHECK(ticks * interval * 2 >= wall);
-  CHECK(percent < BOUND_PERCENT);
   /* Sleeping in the hidden lock all along: seen at (nearly) every tick. */
   if (futex_source) {
     CHECK(hidden_id != 0);
     CHECK((samples1 - samples0) * 2 >= ticks);
+  }
+  int rc = 0;
+  if (switch_source) {
+    CHECK(percent < BOUND_PERCENT);
+  } else {
+    printf("SKIP bound: PERF_RECORD_SWITCH unavailable, every thread is read every tick\n");
+    rc = 77;
   }
 
   capture_free(&c);
@@ -166,5 +176,5 @@ int main(void) {
   pthread_mutex_unlock(&lock);
   CHECK(close(pipe_fd[1]) == 0); /* readers see end of file */
   for (int i = 0; i < THREADS; i++) CHECK(pthread_join(th[i], NULL) == 0);
-  return 0;
+  return rc;
 }

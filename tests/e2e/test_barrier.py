@@ -1,4 +1,7 @@
-"""barrier_fine / barrier_coarse: barrier objects and the workers' waits."""
+"""barrier_fine / barrier_coarse: barrier objects and the workers' waits;
+a balanced barrier with one thread per CPU raises no finding."""
+import os
+
 import tmtest
 from tmtest import Recording, check, near, state
 
@@ -49,6 +52,15 @@ def test_fine_mutex_cond():
         expected = rec.truth["mutex_acquisitions"]
         check(mtx[0].get("acquisitions") == expected,
               f"barrier_mtx acquisitions {mtx[0].get('acquisitions')}, expected {expected}")
+
+
+def test_balanced_no_findings():
+    """Equal work, one thread per CPU: no imbalance, no idle phases."""
+    tmtest.require_report()
+    for barrier in (["--pthread-barrier"], []):
+        rec = tmtest.recorded("barrier_coarse", ["--threads", str(os.cpu_count()),
+                                                 "--iterations", "200", *barrier])
+        tmtest.check_clean(rec)
 
 
 tmtest.main(globals())

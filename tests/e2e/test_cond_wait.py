@@ -1,11 +1,13 @@
 """cond_wait: the sleeper is blocked on the condition for the time it measured."""
 import tmtest
-from tmtest import Recording, check, near, state
+from tmtest import check, near, state
+
+ARGS = ["--delay-ms", "120", "--repeats", "6"]
 
 
 def test_cond_wait():
     tmtest.require_report()
-    rec = Recording("cond_wait", ["--delay-ms", "120", "--repeats", "6"])
+    rec = tmtest.recorded("cond_wait", ARGS)
     tmtest.check_process(rec)
     truth = rec.truth
     check(len(rec.program_threads()) == 3, f"{len(rec.program_threads())} program threads, "
@@ -21,6 +23,12 @@ def test_cond_wait():
         check(str(conds[0].get("symbol", "")).startswith("ready"),
               f"cond symbol {conds[0].get('symbol')!r}, expected 'ready'")
         near(conds[0].get("wait_s"), truth["wait_s"], 0.1 * truth["wait_s"], "cond wait s")
+
+
+def test_no_findings():
+    """A well-behaved program: nothing to report above low severity."""
+    tmtest.require_report()
+    tmtest.check_clean(tmtest.recorded("cond_wait", ARGS))
 
 
 tmtest.main(globals())

@@ -1,12 +1,14 @@
 """cpp_threads: std::mutex, std::shared_mutex and std::condition_variable map
 to pthread objects with exact counts."""
 import tmtest
-from tmtest import Recording, check
+from tmtest import check
+
+ARGS = ["--workers", "3", "--iterations", "6000", "--items", "120"]
 
 
 def test_cpp_threads():
     tmtest.require_report()
-    rec = Recording("cpp_threads", ["--workers", "3", "--iterations", "6000", "--items", "120"])
+    rec = tmtest.recorded("cpp_threads", ARGS)
     tmtest.check_process(rec)
     t = rec.truth
     check(len(rec.program_threads()) == 1 + t["threads_created"],
@@ -24,6 +26,12 @@ def test_cpp_threads():
         expected = t["rwlock_exclusive"] + t["rwlock_shared"]
         check(rw[0].get("acquisitions") == expected,
               f"shared_mutex acquisitions {rw[0].get('acquisitions')}, expected {expected}")
+
+
+def test_no_findings():
+    """A well-behaved program: nothing to report above low severity."""
+    tmtest.require_report()
+    tmtest.check_clean(tmtest.recorded("cpp_threads", ARGS))
 
 
 tmtest.main(globals())

@@ -1,13 +1,34 @@
 """mutex_loop: the paper's finding. With rand() the threads queue on glibc's
 hidden random() lock, which only futex sampling can see; with rand_r they
-do not. Both runs report the same eight mutexes with exact acquisitions."""
+do not. Both runs report the same eight mutexes with exact acquisitions.
+The report tells a newcomer so: an internal_lock finding naming libc and
+the workload's own function, none with rand_r, which also runs faster."""
+import os
+
 import tmtest
-from tmtest import Recording, check
+from tmtest import check
 
 # Little work around each lock, so random() dominates and its lock is hot;
 # about a second, so that 10 ms futex sampling reliably sees threads wait.
 ARGS = ["--threads", "4", "--mutexes", "8", "--iterations", "800000", "--hold-loops", "50",
         "--max-free-loops", "200"]
+# The workload's thread function: where its call sites must point.
+WORKER = "mutex_loop!work"
+
+
+def rand_run():
+    return tmtest.recorded("mutex_loop", ARGS + ["--rng", "rand"])
+
+
+def rand_r_run():
+    return tmtest.recorded("mutex_loop", ARGS + ["--rng", "rand_r"])
+
+
+def rand_r_one_per_cpu():
+    """rand_r with one thread per CPU: more threads would be oversubscription,
+    a finding of its own."""
+    return tmtest.recorded("mutex_loop", ARGS[2:] + ["--threads", str(max(2, os.cpu_count())),
+                                                    "--rng", "rand_r"])
 
 
 def hidden_random_lock(rec):
@@ -30,9 +51,13 @@ def check_mutexes(rec):
           f"{len(rec.program_threads())} program threads, expected {1 + rec.truth['threads']}")
 
 
+def loopers(rec):
+    return {t["tid"] for t in rec.program_threads() if str(t.get("name")).startswith("looper-")}
+
+
 def test_rand_shows_hidden_lock():
     tmtest.require_report()
-    rec = Recording("mutex_loop", ARGS + ["--rng", "rand"])
+    rec = rand_run()
     tmtest.check_process(rec)
     check_mutexes(rec)
     found = hidden_random_lock(rec)
@@ -42,10 +67,65 @@ def test_rand_shows_hidden_lock():
 
 def test_rand_r_has_no_hidden_lock():
     tmtest.require_report()
-    rec = Recording("mutex_loop", ARGS + ["--rng", "rand_r"])
+    rec = rand_r_run()
     tmtest.check_process(rec)
     check_mutexes(rec)
     check(not hidden_random_lock(rec), "rand_r run reports glibc's random() lock")
+
+
+def test_rand_internal_lock_finding():
+    """The finding names libc, the lock and the workload's function."""
+    tmtest.require_report()
+    rec = rand_run()
+    found = tmtest.findings(rec, "internal_lock")
+    if not check(len(found) == 1, f"{len(found)} internal_lock findings, expected 1: "
+                 f"{tmtest.describe(tmtest.findings(rec))}"):
+        return
+    f = found[0]
+    check(f.get("severity") in ("high", "medium"), f"severity {f.get('severity')}")
+    tmtest.mentions(f.get("message"), "libc", WORKER, "looper-")
+    ev = f.get("evidence", {})
+    lock = hidden_random_lock(rec)
+    if lock:
+        check(ev.get("object") == lock[0]["id"],
+              f"evidence.object {ev.get('object')}, the random() lock is {lock[0]['id']}")
+    check(set(ev.get("waiters", [])) <= loopers(rec) and len(ev.get("waiters", [])) >= 2,
+          f"evidence.waiters {ev.get('waiters')}, loopers {sorted(loopers(rec))}")
+    check(str(ev.get("program_function", "")).startswith(WORKER),
+          f"evidence.program_function {ev.get('program_function')!r}, expected {WORKER}")
+    check((ev.get("share") or 0) >= 0.10, f"evidence.share {ev.get('share')} under 10%")
+
+
+def test_rand_lock_call_sites():
+    """call_sites of the hidden lock lead back to the workload's function."""
+    tmtest.require_report()
+    rec = rand_run()
+    lock = hidden_random_lock(rec)
+    if not lock:
+        raise tmtest.Failed("no random() lock to look at")
+    sites = tmtest.require_key(lock[0], "call_sites", "the internal lock")
+    check(sites, "the random() lock has no call sites")
+    check(any(fr.startswith(WORKER) for s in sites for fr in s.get("frames", [])),
+          f"no call site of the random() lock passes through {WORKER}: "
+          f"{[s.get('frames') for s in sites][:3]}")
+    waits = [s.get("wait_s") or 0 for s in sites]
+    check(waits == sorted(waits, reverse=True), f"call_sites not sorted by wait_s: {waits}")
+    waiters = tmtest.require_key(lock[0], "waiters", "the internal lock")
+    tids = {w.get("tid") for w in waiters}
+    check(len(tids) >= 2 and tids <= loopers(rec),
+          f"internal lock waiters {sorted(tids)}, loopers {sorted(loopers(rec))}")
+
+
+def test_rand_r_clean_and_faster():
+    """The fix: rand_r raises no internal_lock finding and runs faster."""
+    tmtest.require_report()
+    slow, fast = rand_run(), rand_r_run()
+    tmtest.check_clean(rand_r_one_per_cpu())
+    check(not tmtest.findings(fast, "internal_lock"),
+          f"rand_r run: {tmtest.describe(tmtest.findings(fast, 'internal_lock'))}")
+    print(f"  wall s: rand {slow.truth['wall_s']:.3f}, rand_r {fast.truth['wall_s']:.3f}")
+    check(fast.truth["wall_s"] < slow.truth["wall_s"],
+          f"rand_r took {fast.truth['wall_s']:.3f} s, rand {slow.truth['wall_s']:.3f} s")
 
 
 tmtest.main(globals())

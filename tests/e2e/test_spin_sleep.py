@@ -1,12 +1,13 @@
 """spin_sleep: on-CPU and sleeping shares match what each thread measured."""
 import tmtest
-from tmtest import Recording, check, near, state
+from tmtest import check, near, state
+
+ARGS = ["--threads", "2", "--spin-ms", "30", "--sleep-ms", "50", "--repeats", "12"]
 
 
 def test_spin_sleep_states():
     tmtest.require_report()
-    rec = Recording("spin_sleep", ["--threads", "2", "--spin-ms", "30", "--sleep-ms", "50",
-                                   "--repeats", "12"])
+    rec = tmtest.recorded("spin_sleep", ARGS)
     tmtest.check_process(rec)
     truth = rec.truth["threads"]
     # main + the two spinners, plus the probe's own thread (checked above).
@@ -23,6 +24,12 @@ def test_spin_sleep_states():
              f"{t['name']} lifetime s")
         check("spin_sleep" in str(got.get("start_routine", "")),
               f"{t['name']} start routine {got.get('start_routine')!r} is not in spin_sleep")
+
+
+def test_no_findings():
+    """A well-behaved program: nothing to report above low severity."""
+    tmtest.require_report()
+    tmtest.check_clean(tmtest.recorded("spin_sleep", ARGS))
 
 
 tmtest.main(globals())

@@ -59,6 +59,39 @@ def test_cpp_and_deadlock():
     check(t["counter_mutex_acquisitions"] == 400 and t["items_received"] == 5, f"cpp {t}")
     t = truth("deadlock", "--deadlock-ms", "100")
     check(t["second"]["timed_out"] and t["first"]["wait_s"] >= 0.095, f"deadlock {t}")
+    check(0 <= t["formed_s"] < t["broken_s"] and t["broken_s"] - t["formed_s"] >= 0.095,
+          f"deadlock formed {t['formed_s']} s, broken {t['broken_s']} s")
+
+
+def test_serialise_waits():
+    t = truth("serialise", "--threads", "3", "--work-ms", "30", "--chunk-ms", "5")
+    check(sum(w["acquisitions"] for w in t["workers"]) == 3 * 6, f"serialise acquisitions {t}")
+    # Three threads, one lock held all the time: two of them always wait.
+    check(t["blocked_share"] > 0.4, f"serialise blocked share {t['blocked_share']}")
+
+
+def test_barrier_imbalance_waits():
+    t = truth("barrier_imbalance", "--threads", "2", "--rounds", "4", "--work-ms", "5")
+    heavy = [w for w in t["workers"] if w["heavy"]]
+    light = [w for w in t["workers"] if not w["heavy"]]
+    check(len(heavy) == 1 and light and heavy[0]["cpu_s"] >= 0.08 - 0.002,
+          f"barrier_imbalance workers {t['workers']}")
+    check(all(w["barrier_s"] > heavy[0]["barrier_s"] for w in light),
+          f"light threads waited less than heavy-0: {t['workers']}")
+
+
+def test_phases_serial_share():
+    t = truth("phases", "--threads", "2", "--rounds", "3", "--parallel-ms", "5",
+              "--serial-ms", "15")
+    check(t["serial_s"] >= 0.045 - 0.002 and 0 < t["serial_pct"] <= 100, f"phases {t}")
+
+
+def test_starved_modes():
+    for how in ("idle", "read"):
+        t = truth("starved", "--how", how, "--duration-ms", "300")
+        s = t["starved"]
+        check(s["lifetime_s"] >= 0.25 and s["on_cpu_pct"] < 0.5,
+              f"starved --how {how}: starved-0 {s}")
 
 
 tmtest.main(globals())

@@ -92,6 +92,7 @@ class Recording:
 
     def __init__(self, name, args=(), interval=None, timeout=60):
         self.name = name
+        self.args = list(args)
         Recording.count += 1
         self.capture = os.path.join(Temp.dir(), f"{name}-{Recording.count}.tmcap")
         extra = ["--interval", str(interval)] if interval else []
@@ -132,6 +133,23 @@ def kind_of(obj):
     return str(obj.get("kind", "")).lower().removeprefix("kind_")
 
 
+_recordings = {}
+
+
+def recorded(name, args=()):
+    """Recording(name, args), made once per test file and shared by its tests."""
+    key = (name, tuple(args))
+    if key not in _recordings:
+        _recordings[key] = Recording(name, args)
+    return _recordings[key]
+
+
+def check_clean(rec):
+    """A clean workload raises no high or medium finding."""
+    bad = serious(findings(rec))
+    check(not bad, f"{rec.name} {' '.join(rec.args)}: unexpected findings: {describe(bad)}")
+
+
 def report_json(capture, expect_ok=True):
     proc = subprocess.run([sys.executable, LAUNCHER, "report", "--json", capture],
                           capture_output=True, text=True, timeout=60)
@@ -157,6 +175,45 @@ def check_process(rec, status=0):
     check(len(mains) == 1, f"{len(mains)} threads flagged main, expected 1")
     check(len(rec.report.get("cpus", [])) == os.cpu_count(),
           f"{len(rec.report.get('cpus', []))} CPUs reported, this machine has {os.cpu_count()}")
+
+
+def require_key(container, key, what):
+    """Skips (77) while a report key that a not-yet-landed feature adds is
+    missing. Only absence skips: a present key with a wrong value fails."""
+    if key not in container:
+        raise Skip(f"{what} has no '{key}' key yet (feature not built)")
+    return container[key]
+
+
+def findings(rec, kind=None):
+    """The report's findings (of one kind); skips while the report has none."""
+    found = require_key(rec.report, "findings", "threadmon report --json")
+    return [f for f in found if kind is None or f.get("kind") == kind]
+
+
+def serious(found):
+    """The findings of severity high or medium."""
+    return [f for f in found if f.get("severity") in ("high", "medium")]
+
+
+def describe(found):
+    """One line per finding, for failure messages."""
+    return "; ".join(f"{f.get('kind')}/{f.get('severity')}: {f.get('message')}" for f in found) \
+        or "no findings"
+
+
+def object_by_symbol(rec, symbol):
+    """The sync object whose symbol is `symbol` (+0x0), or None (a failure)."""
+    objs = [o for o in rec.report.get("sync_objects", [])
+            if str(o.get("symbol", "")).split("+")[0] == symbol]
+    check(len(objs) == 1, f"{len(objs)} sync objects named {symbol}, expected 1")
+    return objs[0] if objs else None
+
+
+def mentions(text, *words):
+    """Checks that a message names every word (a thread, object, function)."""
+    missing = [w for w in words if w not in str(text)]
+    return check(not missing, f"message lacks {missing}: {text!r}")
 
 
 def state(thread, name):

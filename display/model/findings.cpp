@@ -1,0 +1,298 @@
+// The findings engine: naming helpers, ordering, and the lock rules
+// (deadlock, serialising_object, internal_lock). docs/findings.md explains
+// every threshold.
+#include "findings.h"
+
+#include <QFileInfo>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "findings_util.h"
+#include "sessionmodel.h"
+
+namespace tmon {
+
+const char *findingKindKey(FindingKind k) {
+  switch (k) {
+    case FindingKind::Deadlock: return "deadlock";
+    case FindingKind::SerialisingObject: return "serialising_object";
+    case FindingKind::InternalLock: return "internal_lock";
+    case FindingKind::Oversubscribed: return "oversubscribed";
+    case FindingKind::Undersubscribed: return "undersubscribed";
+    case FindingKind::BarrierImbalance: return "barrier_imbalance";
+    case FindingKind::NeverRuns: return "never_runs";
+  }
+  return "unknown";
+}
+
+const char *severityKey(Severity s) {
+  switch (s) {
+    case Severity::High: return "high";
+    case Severity::Medium: return "medium";
+    case Severity::Low: return "low";
+  }
+  return "low";
+}
+
+namespace findings_detail {
+
+std::vector<ProgramThread> programThreads(const SessionModel &m, const TimeRange &r) {
+  std::vector<ProgramThread> out;
+  for (int i = 0; i < m.threadCount(); i++) {
+    const ThreadInfo &t = m.thread(i);
+    if (t.probe || (m.info().probeTid && t.tid == m.info().probeTid)) continue;
+    StateTimes st = m.threadStates(i, r);
+    if (st.lifetimeNs > 0) out.push_back(ProgramThread{i, t.tid, st});
+  }
+  return out;
+}
+
+QString threadName(const SessionModel &m, uint32_t tid) {
+  int i = m.indexOfTid(tid);
+  QString name = i >= 0 ? m.thread(i).name : QString();
+  return name.isEmpty() ? QStringLiteral("thread %1").arg(tid)
+                        : QStringLiteral("%1 (%2)").arg(name).arg(tid);
+}
+
+QString threadList(const SessionModel &m, const std::vector<uint32_t> &tids) {
+  QStringList names;
+  for (uint32_t t : tids) names << threadName(m, t);
+  if (names.size() <= 1) return names.join(QString());
+  QString last = names.takeLast();
+  return names.join(QStringLiteral(", ")) + QStringLiteral(" and ") + last;
+}
+
+QString objectName(const SessionModel &m, uint32_t objectId) {
+  int i = m.indexOfSyncObject(objectId);
+  if (i < 0) return QStringLiteral("object %1").arg(objectId);
+  const SyncObjectInfo &o = m.syncObject(i);
+  QString module = QFileInfo(o.module).fileName();
+  QString symbol = o.symbol.endsWith(QLatin1String("+0x0")) ? o.symbol.chopped(4) : o.symbol;
+  QString addr = QStringLiteral("0x%1").arg(o.address, 0, 16);
+  if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) {
+    QString lib = module.isEmpty() ? QStringLiteral("a library") : module;
+    return symbol.isEmpty() ? QStringLiteral("a lock inside %1 at %2").arg(lib, addr)
+                            : QStringLiteral("a lock inside %1 (%2)").arg(lib, symbol);
+  }
+  QString kind = syncKindName(o.kind);
+  if (!symbol.isEmpty() && !module.isEmpty() && !module.startsWith('['))
+    return QStringLiteral("%1 %2!%3").arg(kind, module, symbol);
+  if (!module.isEmpty()) return QStringLiteral("%1 at %2 (%3)").arg(kind, addr, module);
+  return QStringLiteral("%1 at %2").arg(kind, addr);
+}
+
+QString programFunction(const SessionModel &m, uint32_t objectId, const TimeRange &r) {
+  std::vector<CallSite> sites = m.callSites(objectId, r);
+  if (!sites.empty() && !sites.front().frames.isEmpty()) return m.programFrame(sites.front().frames);
+  int i = m.indexOfSyncObject(objectId);
+  if (i < 0) return QString();
+  return m.programFrame(m.syncObject(i).firstContentionStack);
+}
+
+double sessionSeconds(const SessionModel &m, int64_t t) { return double(t - m.startNs()) / 1e9; }
+
+QString percent(double share) { return QString::number(100.0 * share, 'f', 0) + '%'; }
+
+QJsonArray tidArray(const std::vector<uint32_t> &tids) {
+  QJsonArray a;
+  for (uint32_t t : tids) a.append(qint64(t));
+  return a;
+}
+
+namespace {
+
+bool lockKind(int kind) {
+  return kind == THREADMON__SYNC_KIND__KIND_MUTEX || kind == THREADMON__SYNC_KIND__KIND_RWLOCK ||
+         kind == THREADMON__SYNC_KIND__KIND_SPIN;
+}
+
+Severity byShare(double share, double threshold) {
+  return share >= finding::kHighFactor * threshold ? Severity::High : Severity::Medium;
+}
+
+}  // namespace
+
+void deadlockFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
+  for (const Deadlock &d : m.deadlocks()) {
+    int64_t end = d.live() ? m.latestNs() : d.resolvedNs;
+    if (d.formedNs >= r.t1 || end < r.t0) continue;
+    size_t n = d.threads.size();
+    QStringList chain;
+    QJsonArray sites;
+    for (size_t i = 0; i < n; i++) {
+      QString fn = programFunction(m, d.objects[i], TimeRange{m.startNs(), m.latestNs()});
+      chain << QStringLiteral("%1 waits%2 for %3, held by %4")
+                   .arg(threadName(m, d.threads[i]),
+                        fn.isEmpty() ? QString() : QStringLiteral(" in %1").arg(fn),
+                        objectName(m, d.objects[i]), threadName(m, d.threads[(i + 1) % n]));
+      sites.append(fn);
+    }
+    Finding f;
+    f.kind = FindingKind::Deadlock;
+    f.severity = Severity::High;
+    f.view = QStringLiteral("sync");
+    f.threads = d.threads;
+    f.objects = d.objects;
+    f.t0 = d.formedNs;
+    f.t1 = end;
+    double formed = sessionSeconds(m, d.formedNs), lasted = double(end - d.formedNs) / 1e9;
+    f.message = QStringLiteral("Deadlock: %1. None of them can go on.").arg(chain.join("; "));
+    f.message += d.live() ? QStringLiteral(" It formed at %1 s and still held at the end (%2 s later).")
+                                .arg(formed, 0, 'f', 3).arg(lasted, 0, 'f', 3)
+                          : QStringLiteral(" It formed at %1 s and lasted %2 s until one wait gave up "
+                                           "(e.g. a timed lock).")
+                                .arg(formed, 0, 'f', 3).arg(lasted, 0, 'f', 3);
+    f.evidence["threads"] = tidArray(d.threads);
+    QJsonArray objs;
+    for (uint32_t o : d.objects) objs.append(qint64(o));
+    f.evidence["objects"] = objs;
+    f.evidence["call_sites"] = sites;
+    f.evidence["formed_s"] = formed;
+    f.evidence["detected_s"] = sessionSeconds(m, d.detectedNs);
+    f.evidence["resolved_s"] = d.live() ? QJsonValue() : QJsonValue(sessionSeconds(m, d.resolvedNs));
+    f.evidence["duration_s"] = lasted;
+    f.evidence["resolved"] = !d.live();
+    out->push_back(std::move(f));
+  }
+}
+
+void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
+  std::vector<ProgramThread> pts = programThreads(m, r);
+  std::set<uint32_t> program;
+  int64_t life = 0;
+  for (const ProgramThread &p : pts) {
+    program.insert(p.tid);
+    life += p.st.lifetimeNs;
+  }
+  if (life <= 0) return;
+  for (int oi = 0; oi < m.syncObjectCount(); oi++) {
+    const SyncObjectInfo &o = m.syncObject(oi);
+    if (!lockKind(o.kind)) continue;
+    std::map<uint32_t, int64_t> byWaiter;
+    int64_t blocked = 0;
+    for (const WaitRecord &w : m.waits(o.id, r)) {
+      if (!program.count(w.waiter)) continue;
+      byWaiter[w.waiter] += w.end - w.start;
+      blocked += w.end - w.start;
+    }
+    double share = double(blocked) / double(life);
+    if (share < finding::kSerialisingShare || int(byWaiter.size()) < finding::kSerialisingMinWaiters)
+      continue;
+    std::vector<uint32_t> waiters;
+    for (const auto &b : byWaiter) waiters.push_back(b.first);
+    std::vector<WaitPair> pairs = m.waitMatrix(r, o.id);
+    QString fn = programFunction(m, o.id, r);
+    Finding f;
+    f.kind = FindingKind::SerialisingObject;
+    f.severity = byShare(share, finding::kSerialisingShare);
+    f.view = QStringLiteral("sync");
+    f.threads = waiters;
+    f.objects = {o.id};
+    f.t0 = r.t0;
+    f.t1 = r.t1;
+    f.message = QStringLiteral("%1 spent %2 of their time waiting for %3%4: only one of them "
+                               "can hold it at a time, so they run one after another.")
+                    .arg(threadList(m, waiters), percent(share), objectName(m, o.id),
+                         fn.isEmpty() ? QString() : QStringLiteral(", taken in %1").arg(fn));
+    if (!pairs.empty() && pairs.front().holder)
+      f.message += QStringLiteral(" Most waiting: %1 for %2.")
+                       .arg(threadName(m, pairs.front().waiter), threadName(m, pairs.front().holder));
+    QJsonObject waitS;
+    for (const auto &b : byWaiter) waitS[QString::number(b.first)] = double(b.second) / 1e9;
+    f.evidence["object"] = qint64(o.id);
+    f.evidence["waiters"] = tidArray(waiters);
+    f.evidence["wait_s"] = double(blocked) / 1e9;
+    f.evidence["wait_s_by_thread"] = waitS;
+    f.evidence["threads_lifetime_s"] = double(life) / 1e9;
+    f.evidence["share"] = share;
+    f.evidence["call_site"] = fn;
+    out->push_back(std::move(f));
+  }
+}
+
+void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
+  for (int oi = 0; oi < m.syncObjectCount(); oi++) {
+    const SyncObjectInfo &o = m.syncObject(oi);
+    if (o.kind != THREADMON__SYNC_KIND__KIND_INTERNAL) continue;
+    std::vector<InternalWaiter> ws = m.internalWaiters(o.id, r);
+    int64_t wait = 0, life = 0;
+    std::vector<uint32_t> tids;
+    QJsonObject waitS;
+    for (const InternalWaiter &w : ws) {
+      int ti = m.indexOfTid(w.tid);
+      if (ti < 0) continue;
+      wait += int64_t(w.waitNs);
+      life += m.threadStates(ti, r).lifetimeNs;
+      tids.push_back(w.tid);
+      waitS[QString::number(w.tid)] = double(w.waitNs) / 1e9;
+    }
+    if (life <= 0) continue;
+    double share = double(wait) / double(life);
+    if (share < finding::kInternalShare) continue;
+    std::sort(tids.begin(), tids.end());
+    // The call site: the program's function, and the library function it
+    // called (the frame just inside it), which is what takes the lock.
+    std::vector<CallSite> sites = m.callSites(o.id, r);
+    QStringList frames = !sites.empty() ? sites.front().frames : o.firstContentionStack;
+    QString fn = m.programFrame(frames), via;
+    int at = -1;
+    for (int k = 0; k < frames.size(); k++)
+      if (m.programFrame(QStringList{frames[k]}) == fn) {
+        at = k;
+        break;
+      }
+    if (at > 0) via = m.programFrame(QStringList{frames[at - 1]}).section('!', 1);
+    Finding f;
+    f.kind = FindingKind::InternalLock;
+    f.severity = byShare(share, finding::kInternalShare);
+    f.view = QStringLiteral("sync");
+    f.threads = tids;
+    f.objects = {o.id};
+    f.t0 = r.t0;
+    f.t1 = r.t1;
+    f.message = QStringLiteral("%1 spent about %2 of their time waiting on %3")
+                    .arg(threadList(m, tids), percent(share), objectName(m, o.id));
+    if (!fn.isEmpty()) f.message += QStringLiteral(" reached from %1").arg(fn);
+    if (!via.isEmpty()) f.message += QStringLiteral(" via %1()").arg(via);
+    f.message += QStringLiteral(". The program never wrote this lock: the library takes it for "
+                                "shared state, so these threads take turns.");
+    if (!via.isEmpty())
+      f.message += QStringLiteral(" A variant that keeps its state per thread (such as %1_r(), "
+                                  "if the library has one) removes the wait.")
+                       .arg(via);
+    f.evidence["object"] = qint64(o.id);
+    f.evidence["module"] = o.module;
+    f.evidence["symbol"] = o.symbol;
+    f.evidence["waiters"] = tidArray(tids);
+    f.evidence["wait_s"] = double(wait) / 1e9;
+    f.evidence["wait_s_by_thread"] = waitS;
+    f.evidence["waiters_lifetime_s"] = double(life) / 1e9;
+    f.evidence["share"] = share;
+    f.evidence["call_site"] = QJsonArray::fromStringList(frames);
+    f.evidence["program_function"] = fn;
+    f.evidence["library_function"] = via;
+    out->push_back(std::move(f));
+  }
+}
+
+}  // namespace findings_detail
+
+std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r) {
+  using namespace findings_detail;
+  std::vector<Finding> out;
+  if (r.length() <= 0) return out;
+  deadlockFindings(m, r, &out);
+  serialisingFindings(m, r, &out);
+  internalLockFindings(m, r, &out);
+  schedulingFindings(m, r, &out);
+  barrierFindings(m, r, &out);
+  neverRunsFindings(m, r, &out);
+  std::stable_sort(out.begin(), out.end(), [](const Finding &a, const Finding &b) {
+    return a.severity != b.severity ? a.severity < b.severity : a.kind < b.kind;
+  });
+  return out;
+}
+
+}  // namespace tmon

@@ -1,0 +1,81 @@
+// Findings: what a newcomer should look at first, computed from a
+// SessionModel over a time range (docs/findings.md gives every threshold
+// and the reasoning behind it). QtCore only.
+#ifndef THREADMON_FINDINGS_H
+#define THREADMON_FINDINGS_H
+
+#include <QJsonObject>
+#include <QString>
+
+#include <cstdint>
+#include <vector>
+
+#include "modeltypes.h"
+
+namespace tmon {
+
+class SessionModel;
+
+enum class FindingKind {
+  Deadlock,
+  SerialisingObject,
+  InternalLock,
+  Oversubscribed,
+  Undersubscribed,
+  BarrierImbalance,
+  NeverRuns,
+};
+enum class Severity { High = 0, Medium = 1, Low = 2 };
+
+// "deadlock", "serialising_object", ... (the JSON keys).
+const char *findingKindKey(FindingKind k);
+// "high", "medium", "low".
+const char *severityKey(Severity s);
+
+struct Finding {
+  FindingKind kind = FindingKind::SerialisingObject;
+  Severity severity = Severity::Low;
+  QString message;        // one or two plain sentences
+  QJsonObject evidence;   // the numbers behind it (tids, object ids, shares, times)
+  QString view;           // threads|lwps|cpus|timeline|sync|charts
+  std::vector<uint32_t> threads;  // tids involved
+  std::vector<uint32_t> objects;  // sync object ids involved
+  int64_t t0 = 0;         // the span it is about
+  int64_t t1 = 0;
+};
+
+// Default thresholds (docs/findings.md).
+namespace finding {
+// serialising_object: summed blocked time on one object / summed lifetime
+// of the program's threads, with at least this many distinct waiters.
+constexpr double kSerialisingShare = 0.20;
+constexpr int kSerialisingMinWaiters = 2;
+// internal_lock: sampled wait / summed thread time of its waiters.
+constexpr double kInternalShare = 0.10;
+// oversubscribed: runnable share of the program threads' summed lifetime,
+// counted while more threads were runnable than CPUs.
+constexpr double kOversubscribedShare = 0.25;
+// undersubscribed: share of the run with idle CPUs while program threads
+// still had work (some blocked at a barrier/join waiting for the others).
+constexpr double kUndersubscribedShare = 0.10;
+// barrier_imbalance: average wait of the non-last arrivals / round length,
+// with the last arrival waiting less than kBarrierLastShare of the round.
+constexpr double kBarrierWaitShare = 0.30;
+constexpr double kBarrierLastShare = 0.05;
+constexpr int kBarrierMinRounds = 3;
+// never_runs: alive at least this long (and this share of the session)
+// with on_cpu below kNeverRunsOnCpu and not blocked in a sync call.
+constexpr int64_t kNeverRunsMinLifeNs = 500'000'000;
+constexpr double kNeverRunsMinSessionShare = 0.20;
+constexpr double kNeverRunsOnCpu = 0.005;
+constexpr double kNeverRunsMaxSyncBlocked = 0.50;
+// Severity: a share this many times its threshold is high.
+constexpr double kHighFactor = 2.0;
+}  // namespace finding
+
+// Every finding over r, most severe first (then by kind order above).
+std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r);
+
+}  // namespace tmon
+
+#endif

@@ -1,0 +1,133 @@
+// barrier_imbalance: rounds at a barrier (or a cond broadcast used as one)
+// where the last arrival hardly waits and the others wait long
+// (docs/findings.md).
+#include <algorithm>
+#include <map>
+
+#include "findings_util.h"
+
+namespace tmon {
+namespace findings_detail {
+
+namespace {
+
+// A round: the waits pending when the first of them was released, by the
+// same releaser, woken within this span (wake-ups queue on a busy machine).
+constexpr int64_t kRoundWakeNs = 50'000'000;
+// The same thread must arrive last in at least this share of the rounds:
+// a last arrival that changes at random is scheduling noise, not uneven work.
+constexpr double kUsualLastShare = 0.5;
+
+struct Round {
+  int64_t end = 0;        // release time
+  uint32_t releaser = 0;
+  uint32_t last = 0;      // the last arrival (releaser, or the shortest waiter)
+  double lastWait = 0;    // ns
+  double othersWait = 0;  // average ns
+  int waiters = 0;
+};
+
+std::vector<Round> roundsOf(std::vector<WaitRecord> ws) {
+  std::sort(ws.begin(), ws.end(), [](const WaitRecord &a, const WaitRecord &b) { return a.end < b.end; });
+  std::vector<bool> used(ws.size(), false);
+  std::vector<Round> rounds;
+  for (size_t i = 0; i < ws.size(); i++) {
+    if (used[i]) continue;
+    int64_t release = ws[i].end;
+    uint32_t rel = ws[i].releaser;
+    std::vector<std::pair<int64_t, uint32_t>> w;
+    bool releaserWaited = false;
+    for (size_t j = i; j < ws.size() && ws[j].end - release <= kRoundWakeNs; j++) {
+      if (used[j] || ws[j].start >= release || ws[j].releaser != rel) continue;
+      used[j] = true;
+      w.emplace_back(ws[j].end - ws[j].start, ws[j].waiter);
+      releaserWaited = releaserWaited || ws[j].waiter == rel;
+    }
+    Round rd;
+    rd.end = release;
+    rd.releaser = rel;
+    std::sort(w.begin(), w.end());
+    size_t others = 0;
+    if (rel && !releaserWaited) {
+      rd.last = rel;  // arrived last and never blocked
+    } else {
+      rd.last = w.front().second;
+      rd.lastWait = double(w.front().first);
+      others = 1;
+    }
+    double sum = 0;
+    for (size_t k = others; k < w.size(); k++) sum += double(w[k].first);
+    rd.waiters = int(w.size() - others);
+    rd.othersWait = rd.waiters ? sum / rd.waiters : 0;
+    rounds.push_back(rd);
+  }
+  return rounds;
+}
+
+}  // namespace
+
+void barrierFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
+  for (int oi = 0; oi < m.syncObjectCount(); oi++) {
+    const SyncObjectInfo &o = m.syncObject(oi);
+    bool barrier = o.kind == THREADMON__SYNC_KIND__KIND_BARRIER;
+    if (!barrier && o.kind != THREADMON__SYNC_KIND__KIND_COND) continue;
+    std::vector<WaitRecord> ws;
+    for (const WaitRecord &w : m.waits(o.id, r))
+      if (!w.open) ws.push_back(w);
+    std::vector<Round> rounds = roundsOf(std::move(ws));
+    double othersShare = 0, lastShare = 0;
+    int n = 0;
+    std::map<uint32_t, int> lastCount;
+    std::map<uint32_t, int> releasers;
+    for (size_t k = 1; k < rounds.size(); k++) {
+      // A cond counts as a barrier only in rounds that release several threads.
+      int minWaiters = barrier ? 1 : 2;
+      double len = double(rounds[k].end - rounds[k - 1].end);
+      if (rounds[k].waiters < minWaiters || len <= 0) continue;
+      othersShare += std::min(1.0, rounds[k].othersWait / len);
+      lastShare += std::min(1.0, rounds[k].lastWait / len);
+      lastCount[rounds[k].last]++;
+      releasers[rounds[k].releaser]++;
+      n++;
+    }
+    if (n < finding::kBarrierMinRounds) continue;
+    othersShare /= n;
+    lastShare /= n;
+    if (othersShare < finding::kBarrierWaitShare || lastShare >= finding::kBarrierLastShare) continue;
+    auto slowest = std::max_element(lastCount.begin(), lastCount.end(),
+                                    [](const auto &a, const auto &b) { return a.second < b.second; });
+    if (slowest->second < kUsualLastShare * n) continue;
+    // One thread always broadcasting to the others is a producer feeding
+    // consumers, not a barrier: a cond barrier is released by its members.
+    if (!barrier && releasers.size() < 2) continue;
+    Finding f;
+    f.kind = FindingKind::BarrierImbalance;
+    f.severity = othersShare >= finding::kHighFactor * finding::kBarrierWaitShare ? Severity::High
+                                                                                  : Severity::Medium;
+    f.view = QStringLiteral("timeline");
+    f.objects = {o.id};
+    f.t0 = r.t0;
+    f.t1 = r.t1;
+    std::vector<WaitPair> pairs = m.waitMatrix(r, o.id);
+    for (const WaitPair &p : pairs) f.threads.push_back(p.waiter);
+    std::sort(f.threads.begin(), f.threads.end());
+    f.threads.erase(std::unique(f.threads.begin(), f.threads.end()), f.threads.end());
+    f.message = QStringLiteral("At %1 the threads wait on average %2 of each round for the last one "
+                               "to arrive (%3 arrived last in %4 of %5 rounds): the work between "
+                               "rounds is split unevenly. Give each thread an equal share, or hand "
+                               "out smaller pieces.")
+                    .arg(objectName(m, o.id), percent(othersShare), threadName(m, slowest->first))
+                    .arg(slowest->second)
+                    .arg(n);
+    f.evidence["object"] = qint64(o.id);
+    f.evidence["rounds"] = n;
+    f.evidence["others_wait_share"] = othersShare;
+    f.evidence["last_wait_share"] = lastShare;
+    f.evidence["usual_last"] = qint64(slowest->first);
+    f.evidence["usual_last_rounds"] = slowest->second;
+    out->push_back(std::move(f));
+  }
+}
+
+}  // namespace findings_detail
+}  // namespace tmon

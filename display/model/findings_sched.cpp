@@ -1,0 +1,242 @@
+// Scheduling findings: oversubscribed, undersubscribed, never_runs
+// (docs/findings.md).
+#include <algorithm>
+
+#include "findings_util.h"
+
+namespace tmon {
+namespace findings_detail {
+
+namespace {
+
+// Share of CPU time that was busy over r (non-idle, non-iowait), -1 when
+// /proc/stat data is missing.
+double cpuBusyShare(const SessionModel &m, const TimeRange &r) {
+  uint64_t total = 0, idle = 0;
+  for (int c = 0; c < m.cpuCount(); c++) {
+    CpuDelta d = m.cpuDelta(c, r);
+    total += d.total();
+    idle += d.idle + d.iowait;
+  }
+  return total ? double(total - idle) / double(total) : -1.0;
+}
+
+Severity severityOf(double share, double threshold) {
+  return share >= finding::kHighFactor * threshold ? Severity::High : Severity::Medium;
+}
+
+// Bins for the phase analysis: about kBinNs each, at most kMaxBins.
+constexpr int64_t kBinNs = 50'000'000;
+constexpr int64_t kMaxBins = 20000;
+// A thread counts as active (or waiting for others) in a bin from half a
+// thread's worth of time on.
+constexpr double kHalfThread = 0.5;
+
+// The program's threads per bin of r, in average threads.
+struct Bins {
+  int64_t bin = 0;
+  std::vector<int64_t> len;
+  std::vector<double> active;    // on a CPU or runnable
+  std::vector<double> runnable;  // runnable only
+  std::vector<double> waiting;   // at a barrier, or finished early (exited)
+  std::vector<double> idleCpus;  // machine-wide idle CPUs (/proc/stat), -1 unknown
+};
+
+Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<ProgramThread> &pts) {
+  Bins b;
+  b.bin = std::max(kBinNs, (r.length() + kMaxBins - 1) / kMaxBins);
+  size_t nb = size_t((r.length() + b.bin - 1) / b.bin);
+  b.len.assign(nb, 0);
+  b.active.assign(nb, 0);
+  b.runnable.assign(nb, 0);
+  b.waiting.assign(nb, 0);
+  b.idleCpus.assign(nb, -1);
+  for (size_t k = 0; k < nb; k++) {
+    int64_t s = r.t0 + int64_t(k) * b.bin;
+    b.len[k] = std::min(r.t1, s + b.bin) - s;
+    uint64_t total = 0, idle = 0;
+    for (int c = 0; c < m.cpuCount(); c++) {
+      CpuDelta d = m.cpuDelta(c, TimeRange{s, s + b.len[k]});
+      total += d.total();
+      idle += d.idle + d.iowait;
+    }
+    if (total) b.idleCpus[k] = double(idle) / double(total) * m.cpuCount();
+  }
+  auto spread = [&](std::vector<double> &v, int64_t s, int64_t e) {
+    s = std::max(s, r.t0);
+    e = std::min(e, r.t1);
+    while (s < e) {
+      size_t k = size_t((s - r.t0) / b.bin);
+      int64_t be = std::min(e, r.t0 + int64_t(k + 1) * b.bin);
+      v[k] += double(be - s);
+      s = be;
+    }
+  };
+  for (const ProgramThread &p : pts) {
+    for (const StateInterval &iv : m.intervals(p.index, r)) {
+      if (iv.state == FinalState::OnCpu || iv.state == FinalState::Runnable)
+        spread(b.active, iv.start, iv.end);
+      if (iv.state == FinalState::Runnable) spread(b.runnable, iv.start, iv.end);
+      else if (iv.state == FinalState::BlockedBarrier) spread(b.waiting, iv.start, iv.end);
+    }
+    // A worker that finished its part and exited while others still work
+    // leaves a CPU idle just like one waiting at a barrier.
+    const ThreadInfo &t = m.thread(p.index);
+    if (!t.main && t.endNs >= 0 && t.endNs < r.t1) spread(b.waiting, t.endNs, r.t1);
+  }
+  for (size_t k = 0; k < nb; k++) {
+    if (b.len[k] <= 0) continue;
+    b.active[k] /= double(b.len[k]);
+    b.runnable[k] /= double(b.len[k]);
+    b.waiting[k] /= double(b.len[k]);
+  }
+  return b;
+}
+
+void oversubscribed(const SessionModel &m, const TimeRange &r, const std::vector<ProgramThread> &pts,
+                    const Bins &b, std::vector<Finding> *out) {
+  int64_t life = 0;
+  std::vector<uint32_t> tids;
+  for (const ProgramThread &p : pts) {
+    life += p.st.lifetimeNs;
+    tids.push_back(p.tid);
+  }
+  if (life <= 0) return;
+  // Runnable time counts only where the program itself had more threads
+  // wanting a CPU than there are CPUs: other processes on a busy machine
+  // are not the program's oversubscription.
+  double runnable = 0;
+  int cpus = m.cpuCount();
+  // Of a bin's runnable time, only the threads beyond the CPU count are the
+  // program's own doing; the rest waited for other processes.
+  for (size_t k = 0; k < b.len.size(); k++)
+    if (b.active[k] > cpus + kHalfThread)
+      runnable += std::min(b.runnable[k], b.active[k] - cpus) * double(b.len[k]);
+  double share = runnable / double(life), busy = cpuBusyShare(m, r);
+  if (share < finding::kOversubscribedShare) return;
+  Finding f;
+  f.kind = FindingKind::Oversubscribed;
+  f.severity = severityOf(share, finding::kOversubscribedShare);
+  f.view = QStringLiteral("threads");
+  f.threads = tids;
+  f.t0 = r.t0;
+  f.t1 = r.t1;
+  f.message = QStringLiteral("More threads wanted to run than there are CPUs: the program's %1 threads "
+                             "spent %2 of their time ready to run but waiting for one of the %3 CPUs. "
+                             "Fewer threads, about one per CPU, would do the same work with less "
+                             "switching.")
+                  .arg(pts.size())
+                  .arg(percent(share))
+                  .arg(cpus);
+  f.evidence["threads"] = tidArray(tids);
+  f.evidence["runnable_s"] = runnable / 1e9;
+  f.evidence["threads_lifetime_s"] = double(life) / 1e9;
+  f.evidence["share"] = share;
+  f.evidence["cpus"] = cpus;
+  f.evidence["cpu_busy"] = busy >= 0 ? QJsonValue(busy) : QJsonValue();
+  out->push_back(std::move(f));
+}
+
+void undersubscribed(const SessionModel &m, const TimeRange &r, const std::vector<ProgramThread> &pts,
+                     const Bins &b, std::vector<Finding> *out) {
+  int cpus = m.cpuCount();
+  if (cpus < 2) return;
+  double maxActive = 0;
+  int64_t under = 0;
+  for (size_t k = 0; k < b.len.size(); k++) {
+    maxActive = std::max(maxActive, b.active[k]);
+    // The CPUs must really idle: on a machine other processes keep busy,
+    // the program's tail costs nothing (and a finishing order is noise).
+    bool idle = b.idleCpus[k] < 0 || b.idleCpus[k] >= kHalfThread;
+    if (b.active[k] < cpus - kHalfThread && b.active[k] >= kHalfThread &&
+        b.waiting[k] >= kHalfThread && idle)
+      under += b.len[k];
+  }
+  // Only a program that can fill the CPUs has phases that leave them idle.
+  if (maxActive < cpus - kHalfThread) return;
+  double share = double(under) / double(r.length());
+  if (share < finding::kUndersubscribedShare) return;
+  Finding f;
+  f.kind = FindingKind::Undersubscribed;
+  f.severity = severityOf(share, finding::kUndersubscribedShare);
+  f.view = QStringLiteral("timeline");
+  for (const ProgramThread &p : pts) f.threads.push_back(p.tid);
+  f.t0 = r.t0;
+  f.t1 = r.t1;
+  f.message = QStringLiteral("For %1 of the run some CPUs sat idle while threads that had finished "
+                             "their part waited at a barrier (or had exited) for the others: the "
+                             "work is not evenly split. Smaller pieces of work handed out as "
+                             "threads become free keep every CPU busy.")
+                  .arg(percent(share));
+  f.evidence["idle_phase_s"] = double(under) / 1e9;
+  f.evidence["run_s"] = double(r.length()) / 1e9;
+  f.evidence["share"] = share;
+  f.evidence["cpus"] = cpus;
+  f.evidence["max_active_threads"] = maxActive;
+  f.evidence["cpu_busy"] = cpuBusyShare(m, r);
+  out->push_back(std::move(f));
+}
+
+}  // namespace
+
+void schedulingFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
+  std::vector<ProgramThread> pts = programThreads(m, r);
+  Bins b = binsOf(m, r, pts);
+  oversubscribed(m, r, pts, b, out);
+  undersubscribed(m, r, pts, b, out);
+}
+
+void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
+  for (const ProgramThread &p : programThreads(m, r)) {
+    int64_t life = p.st.lifetimeNs;
+    if (life < finding::kNeverRunsMinLifeNs ||
+        double(life) < finding::kNeverRunsMinSessionShare * double(r.length()))
+      continue;
+    double onCpu = double(p.st.ns[size_t(FinalState::OnCpu)]) / double(life);
+    int64_t sync = int64_t(m.internalWaitNs(p.index, r));
+    for (int s = int(FinalState::BlockedMutex); s <= int(FinalState::BlockedJoin); s++)
+      sync += p.st.ns[size_t(s)];
+    double syncShare = double(sync) / double(life);
+    // Without a single kernel sample the model cannot tell on-CPU time apart.
+    if (onCpu >= finding::kNeverRunsOnCpu || syncShare >= finding::kNeverRunsMaxSyncBlocked ||
+        m.lwpSampleCount(p.index) == 0)
+      continue;
+    double runnable = double(p.st.ns[size_t(FinalState::Runnable)]) / double(life);
+    // Sleeping it asked for (nanosleep, usleep) is a design choice, e.g. a
+    // timer thread: only time off the CPUs it did not choose counts.
+    double chosenSleep = double(m.chosenSleepNs(p.index, r)) / double(life);
+    if (chosenSleep >= finding::kNeverRunsMaxSyncBlocked) continue;
+    bool starved = runnable >= 0.5;
+    Finding f;
+    f.kind = FindingKind::NeverRuns;
+    f.severity = Severity::Medium;
+    f.view = QStringLiteral("threads");
+    f.threads = {p.tid};
+    f.t0 = r.t0;
+    f.t1 = r.t1;
+    f.message = starved
+        ? QStringLiteral("%1 was alive for %2 s but ran for only %3 of it: it was ready to run %4 "
+                         "of the time and never got a CPU. Other threads (or a higher priority) "
+                         "keep it off the CPUs.")
+              .arg(threadName(m, p.tid))
+              .arg(double(life) / 1e9, 0, 'f', 2)
+              .arg(QString::number(100 * onCpu, 'f', 2) + '%', percent(runnable))
+        : QStringLiteral("%1 was alive for %2 s but ran for only %3 of it, and was not waiting for "
+                         "a lock or another thread, nor in a sleep call: it sat in the kernel "
+                         "(e.g. a read or poll that never returned) %4 of the time.")
+              .arg(threadName(m, p.tid))
+              .arg(double(life) / 1e9, 0, 'f', 2)
+              .arg(QString::number(100 * onCpu, 'f', 2) + '%',
+                   percent(1.0 - onCpu - runnable - syncShare));
+    f.evidence["tid"] = qint64(p.tid);
+    f.evidence["lifetime_s"] = double(life) / 1e9;
+    f.evidence["on_cpu_share"] = onCpu;
+    f.evidence["runnable_share"] = runnable;
+    f.evidence["sync_blocked_share"] = syncShare;
+    f.evidence["chosen_sleep_share"] = chosenSleep;
+    out->push_back(std::move(f));
+  }
+}
+
+}  // namespace findings_detail
+}  // namespace tmon

@@ -1,0 +1,50 @@
+// Shared helpers of the findings rules (findings*.cpp): naming threads and
+// objects the way a newcomer reads them, and the program's threads.
+#ifndef THREADMON_FINDINGS_UTIL_H
+#define THREADMON_FINDINGS_UTIL_H
+
+#include <QJsonArray>
+#include <QString>
+
+#include <vector>
+
+#include "findings.h"
+#include "sessionmodel.h"
+
+namespace tmon {
+namespace findings_detail {
+
+struct ProgramThread {
+  int index;
+  uint32_t tid;
+  StateTimes st;
+};
+
+// Every thread but the probe's, with its states over r (alive in r only).
+std::vector<ProgramThread> programThreads(const SessionModel &m, const TimeRange &r);
+// "looper-1 (4242)", or "thread 4242" when it has no name.
+QString threadName(const SessionModel &m, uint32_t tid);
+// "a (1), b (2) and c (3)".
+QString threadList(const SessionModel &m, const std::vector<uint32_t> &tids);
+// "mutex mutex_loop!mutexes+0x28", "a lock inside libc.so.6 (lock)", ...
+QString objectName(const SessionModel &m, uint32_t objectId);
+// The program's own function (module!function) on the object's busiest
+// call site in r, else on its first contention stack; empty when unknown.
+QString programFunction(const SessionModel &m, uint32_t objectId, const TimeRange &r);
+// Seconds since the session start.
+double sessionSeconds(const SessionModel &m, int64_t t);
+QString percent(double share);
+QJsonArray tidArray(const std::vector<uint32_t> &tids);
+
+// The rules, each appending its findings.
+void deadlockFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
+void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
+void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
+void schedulingFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
+void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
+void barrierFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
+
+}  // namespace findings_detail
+}  // namespace tmon
+
+#endif

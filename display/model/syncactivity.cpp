@@ -1,0 +1,321 @@
+#include "syncactivity.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "threadmon.pb-c.h"
+
+namespace tmon {
+
+namespace {
+
+// Blocking states that wait on an object, as final states.
+bool waitState(int state, FinalState *out) {
+  switch (state) {
+    case THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX: *out = FinalState::BlockedMutex; return true;
+    case THREADMON__THREAD_STATE__STATE_BLOCKED_COND: *out = FinalState::BlockedCond; return true;
+    case THREADMON__THREAD_STATE__STATE_BLOCKED_RWLOCK: *out = FinalState::BlockedRwlock; return true;
+    case THREADMON__THREAD_STATE__STATE_BLOCKED_BARRIER:
+      *out = FinalState::BlockedBarrier;
+      return true;
+    case THREADMON__THREAD_STATE__STATE_BLOCKED_SEM: *out = FinalState::BlockedSem; return true;
+    case THREADMON__THREAD_STATE__STATE_BLOCKED_SPIN: *out = FinalState::BlockedSpin; return true;
+    case THREADMON__THREAD_STATE__STATE_BLOCKED_JOIN: *out = FinalState::BlockedJoin; return true;
+    default: return false;
+  }
+}
+
+// Objects with an owner: a wait on them ends with the waiter owning them.
+bool owned(FinalState s) {
+  return s == FinalState::BlockedMutex || s == FinalState::BlockedRwlock ||
+         s == FinalState::BlockedSpin;
+}
+
+}  // namespace
+
+void SyncActivity::setOwner(uint32_t object, uint32_t tid, int64_t t) {
+  Owner &o = owner_[object];
+  if (t >= o.since) o = Owner{tid, t};
+}
+
+void SyncActivity::transition(uint32_t tid, int64_t t, int state, uint32_t object,
+                              uint32_t holder, uint32_t releaser) {
+  auto last = lastT_.find(tid);
+  if (last != lastT_.end() && t < last->second) return;  // out of order: the timeline has it
+  lastT_[tid] = t;
+  auto op = open_.find(tid);
+  if (op != open_.end()) {
+    const Open &o = op->second;
+    WaitRecord w;
+    w.start = o.start;
+    w.end = t;
+    w.waiter = tid;
+    w.object = o.object;
+    w.holder = o.holder;
+    w.releaser = releaser;
+    w.state = o.state;
+    std::vector<WaitRecord> &v = closed_[o.object];
+    auto at = std::upper_bound(v.begin(), v.end(), w.start,
+                               [](int64_t x, const WaitRecord &r) { return x < r.start; });
+    v.insert(at, w);
+    int64_t &longest = longest_[o.object];
+    longest = std::max(longest, w.end - w.start);
+    if (owned(o.state) && state != THREADMON__THREAD_STATE__STATE_EXITED)
+      setOwner(o.object, tid, t);
+    open_.erase(op);
+  }
+  auto sl = sleepingSince_.find(tid);
+  if (sl != sleepingSince_.end()) {
+    sleeps_[tid].push_back(TimeRange{sl->second, t});
+    sleepingSince_.erase(sl);
+  }
+  if (state == THREADMON__THREAD_STATE__STATE_SLEEPING) sleepingSince_[tid] = t;
+  FinalState fs;
+  if (waitState(state, &fs) && object != 0) {
+    open_[tid] = Open{t, object, holder, fs};
+    if (holder && owned(fs)) setOwner(object, holder, t);
+  }
+}
+
+void SyncActivity::threadEnded(uint32_t tid, int64_t t) {
+  auto last = lastT_.find(tid);
+  if (last != lastT_.end() && t < last->second) return;
+  transition(tid, t, THREADMON__THREAD_STATE__STATE_EXITED, 0, 0, 0);
+  for (auto &o : owner_)
+    if (o.second.tid == tid) o.second = Owner{0, t};
+}
+
+void SyncActivity::stack(uint32_t id, QStringList frames) { stacks_[id] = std::move(frames); }
+
+void SyncActivity::site(int64_t t, uint32_t object, uint32_t stackId, uint64_t contentions,
+                        uint64_t waitNs) {
+  std::vector<SiteEntry> &v = sites_[object];
+  auto it = std::find_if(v.begin(), v.end(), [&](const SiteEntry &e) { return e.stack == stackId; });
+  if (it == v.end()) {
+    v.push_back(SiteEntry{stackId, {}});
+    it = v.end() - 1;
+  }
+  it->series.add(t, 0, {contentions, waitNs});
+}
+
+void SyncActivity::futex(uint32_t tid, int64_t t, uint64_t addr) {
+  std::vector<FutexSpan> &v = futex_[tid];
+  auto at = std::upper_bound(v.begin(), v.end(), t,
+                             [](int64_t x, const FutexSpan &s) { return x < s.t; });
+  if (at != v.begin() && (at - 1)->t == t) return;  // a duplicate sample
+  if (at == v.end() && !v.empty() && v.back().addr == addr) return;  // unchanged
+  if (v.empty() && addr == 0) return;
+  v.insert(at, FutexSpan{t, addr});
+}
+
+bool SyncActivity::checkDeadlocks(int64_t t) {
+  // Wait-for edges: a waiter on an owned object -> its owner.
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> edge;  // waiter -> (object, owner)
+  for (const auto &w : open_) {
+    if (!owned(w.second.state) || w.second.start > t) continue;
+    auto o = owner_.find(w.second.object);
+    uint32_t h = o != owner_.end() && o->second.tid ? o->second.tid : w.second.holder;
+    if (h && h != w.first) edge[w.first] = {w.second.object, h};
+  }
+  // Each waiter has one outgoing edge: follow it until a node repeats.
+  std::set<std::vector<uint32_t>> cycles;  // tid, object, tid, object, ...
+  std::set<uint32_t> done;
+  for (const auto &e : edge) {
+    std::vector<uint32_t> path;
+    uint32_t n = e.first;
+    while (!done.count(n) && edge.count(n) &&
+           std::find(path.begin(), path.end(), n) == path.end()) {
+      path.push_back(n);
+      n = edge[n].second;
+    }
+    auto c = std::find(path.begin(), path.end(), n);
+    if (c != path.end()) {
+      std::vector<uint32_t> cyc(c, path.end());
+      std::rotate(cyc.begin(), std::min_element(cyc.begin(), cyc.end()), cyc.end());
+      std::vector<uint32_t> key;
+      for (uint32_t tid : cyc) key.insert(key.end(), {tid, edge[tid].first});
+      cycles.insert(key);
+    }
+    done.insert(path.begin(), path.end());
+  }
+  // Cycles that no longer hold end when the first of their waits ended.
+  for (Deadlock &d : deadlocks_) {
+    if (!d.live()) continue;
+    std::vector<uint32_t> key;
+    for (size_t i = 0; i < d.threads.size(); i++) key.insert(key.end(), {d.threads[i], d.objects[i]});
+    if (cycles.erase(key)) continue;
+    int64_t end = t;
+    for (size_t i = 0; i < d.threads.size(); i++) {
+      auto op = open_.find(d.threads[i]);
+      if (op != open_.end() && op->second.object == d.objects[i] && op->second.start <= d.formedNs)
+        continue;
+      auto cl = closed_.find(d.objects[i]);
+      if (cl == closed_.end()) continue;
+      for (auto it = cl->second.rbegin(); it != cl->second.rend(); ++it)
+        if (it->waiter == d.threads[i] && it->start <= d.formedNs && it->end >= d.formedNs) {
+          end = std::min(end, it->end);
+          break;
+        }
+    }
+    d.resolvedNs = std::max(end, d.formedNs);
+  }
+  for (const auto &key : cycles) {
+    Deadlock d;
+    d.detectedNs = t;
+    for (size_t i = 0; i + 1 < key.size(); i += 2) {
+      d.threads.push_back(key[i]);
+      d.objects.push_back(key[i + 1]);
+      d.formedNs = std::max(d.formedNs, open_[key[i]].start);
+    }
+    deadlocks_.push_back(std::move(d));
+  }
+  return !cycles.empty();
+}
+
+template <typename F>
+void SyncActivity::forEachWait(uint32_t object, const TimeRange &r, int64_t horizon, F &&f) const {
+  auto cl = closed_.find(object);
+  if (cl != closed_.end()) {
+    const std::vector<WaitRecord> &v = cl->second;
+    int64_t from = r.t0 - longest_.at(object);
+    auto it = std::lower_bound(v.begin(), v.end(), from,
+                               [](const WaitRecord &w, int64_t x) { return w.start < x; });
+    for (; it != v.end() && it->start < r.t1; ++it)
+      if (it->end > r.t0 || (it->start >= r.t0 && it->end == it->start)) f(*it);
+  }
+  for (const auto &o : open_) {
+    if (o.second.object != object || o.second.start >= r.t1) continue;
+    WaitRecord w;
+    w.start = o.second.start;
+    w.end = std::max(horizon, o.second.start);
+    w.waiter = o.first;
+    w.object = object;
+    w.holder = o.second.holder;
+    w.state = o.second.state;
+    w.open = true;
+    if (w.end > r.t0 || w.start >= r.t0) f(w);
+  }
+}
+
+void SyncActivity::waits(uint32_t object, const TimeRange &r, int64_t horizon,
+                         std::vector<WaitRecord> *out) const {
+  forEachWait(object, r, horizon, [&](const WaitRecord &w) {
+    WaitRecord c = w;
+    c.start = std::max(c.start, r.t0);
+    c.end = std::max(c.start, std::min(c.end, r.t1));
+    out->push_back(c);
+  });
+  std::sort(out->begin(), out->end(), [](const WaitRecord &a, const WaitRecord &b) {
+    return a.start != b.start ? a.start < b.start : a.waiter < b.waiter;
+  });
+}
+
+std::vector<WaitPair> SyncActivity::matrix(const TimeRange &r, int64_t horizon,
+                                           uint32_t object) const {
+  std::map<std::pair<uint32_t, uint32_t>, WaitPair> cells;
+  auto add = [&](const WaitRecord &w) {
+    int64_t clipped = std::max<int64_t>(0, std::min(w.end, r.t1) - std::max(w.start, r.t0));
+    WaitPair &c = cells[{w.waiter, w.blamed()}];
+    c.waiter = w.waiter;
+    c.holder = w.blamed();
+    if (w.start >= r.t0) c.count++;
+    c.waitNs += uint64_t(clipped);
+  };
+  std::set<uint32_t> objects;
+  if (object) {
+    objects.insert(object);
+  } else {
+    for (const auto &c : closed_) objects.insert(c.first);
+    for (const auto &o : open_) objects.insert(o.second.object);
+  }
+  for (uint32_t id : objects) forEachWait(id, r, horizon, add);
+  std::vector<WaitPair> out;
+  for (const auto &c : cells)
+    if (c.second.count || c.second.waitNs) out.push_back(c.second);
+  std::stable_sort(out.begin(), out.end(), [](const WaitPair &a, const WaitPair &b) {
+    return a.waitNs != b.waitNs ? a.waitNs > b.waitNs : a.count > b.count;
+  });
+  return out;
+}
+
+QStringList SyncActivity::stackFrames(uint32_t id) const {
+  auto it = stacks_.find(id);
+  return it == stacks_.end() ? QStringList() : it->second;
+}
+
+std::vector<CallSite> SyncActivity::callSites(uint32_t object, const TimeRange &r) const {
+  std::vector<CallSite> out;
+  auto it = sites_.find(object);
+  if (it == sites_.end()) return out;
+  for (const SiteEntry &e : it->second) {
+    const auto *a = e.series.at(r.t0), *b = e.series.at(r.t1);
+    if (!b) continue;
+    CallSite c;
+    c.stackId = e.stack;
+    c.frames = stackFrames(e.stack);
+    c.contentions = b->v[0] > (a ? a->v[0] : 0) ? b->v[0] - (a ? a->v[0] : 0) : 0;
+    c.waitNs = b->v[1] > (a ? a->v[1] : 0) ? b->v[1] - (a ? a->v[1] : 0) : 0;
+    if (c.contentions || c.waitNs) out.push_back(std::move(c));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const CallSite &x, const CallSite &y) {
+    return x.waitNs != y.waitNs ? x.waitNs > y.waitNs : x.contentions > y.contentions;
+  });
+  return out;
+}
+
+uint64_t SyncActivity::futexTicks(uint32_t tid, uint64_t addr, const TimeRange &r,
+                                  const TickTimes &ticks, int64_t threadEnd) const {
+  auto it = futex_.find(tid);
+  if (it == futex_.end()) return 0;
+  const std::vector<FutexSpan> &v = it->second;
+  uint64_t n = 0;
+  for (size_t i = 0; i < v.size(); i++) {
+    if (v[i].addr == 0 || (addr && v[i].addr != addr)) continue;
+    int64_t e = i + 1 < v.size() ? v[i + 1].t : (threadEnd >= 0 ? threadEnd : INT64_MAX);
+    int64_t lo = std::max(v[i].t, r.t0), hi = std::min(e, r.t1);
+    if (hi <= lo) continue;
+    // Seen at its own tick, then at every tick until the next sample.
+    n += uint64_t(std::lower_bound(ticks.begin(), ticks.end(), hi) -
+                  std::lower_bound(ticks.begin(), ticks.end(), lo));
+  }
+  return n;
+}
+
+std::vector<uint32_t> SyncActivity::futexThreads(uint64_t addr) const {
+  std::vector<uint32_t> out;
+  for (const auto &f : futex_)
+    for (const FutexSpan &s : f.second)
+      if (s.addr == addr) {
+        out.push_back(f.first);
+        break;
+      }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+int64_t SyncActivity::sleepNs(uint32_t tid, const TimeRange &r, int64_t horizon) const {
+  auto clip = [&](int64_t s, int64_t e) {
+    return std::max<int64_t>(0, std::min(e, r.t1) - std::max(s, r.t0));
+  };
+  int64_t n = 0;
+  auto it = sleeps_.find(tid);
+  if (it != sleeps_.end())
+    for (const TimeRange &s : it->second) n += clip(s.t0, s.t1);
+  auto open = sleepingSince_.find(tid);
+  if (open != sleepingSince_.end()) n += clip(open->second, horizon);
+  return n;
+}
+
+size_t SyncActivity::bytes() const {
+  size_t b = sizeof(*this);
+  for (const auto &s : sleeps_) b += s.second.capacity() * sizeof(TimeRange);
+  for (const auto &c : closed_) b += c.second.capacity() * sizeof(WaitRecord);
+  for (const auto &s : sites_)
+    for (const SiteEntry &e : s.second) b += sizeof(SiteEntry) + e.series.bytes();
+  for (const auto &f : futex_) b += f.second.capacity() * sizeof(FutexSpan);
+  b += (open_.size() + owner_.size() + lastT_.size()) * 48;
+  return b;
+}
+
+}  // namespace tmon

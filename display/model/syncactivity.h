@@ -1,0 +1,88 @@
+// SyncActivity: who waited for whom. Folds the interposer's waits (with
+// holder and releaser tids), interned call stacks, per-call-site counters,
+// hidden-lock futex samples, and finds cycles in the wait-for graph on every
+// tick. Part of SessionStore; plain C++.
+#ifndef THREADMON_SYNCACTIVITY_H
+#define THREADMON_SYNCACTIVITY_H
+
+#include <QStringList>
+
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "counterseries.h"
+#include "threadtimeline.h"
+#include "modeltypes.h"
+
+namespace tmon {
+
+class SyncActivity {
+ public:
+  // One transition of a thread, in the thread's own time order.
+  void transition(uint32_t tid, int64_t t, int state, uint32_t object, uint32_t holder,
+                  uint32_t releaser);
+  void threadEnded(uint32_t tid, int64_t t);
+  void stack(uint32_t id, QStringList frames);
+  void site(int64_t t, uint32_t object, uint32_t stackId, uint64_t contentions, uint64_t waitNs);
+  // LwpSample.futex_addr of one thread at tick t (0 = not in futex): it
+  // holds until that thread's next sample.
+  void futex(uint32_t tid, int64_t t, uint64_t addr);
+  // Re-checks the wait-for graph at tick t. True when a new cycle formed.
+  bool checkDeadlocks(int64_t t);
+
+  // Queries (horizon: the newest settled time, where open waits end).
+  void waits(uint32_t object, const TimeRange &r, int64_t horizon,
+             std::vector<WaitRecord> *out) const;
+  std::vector<WaitPair> matrix(const TimeRange &r, int64_t horizon, uint32_t object) const;
+  QStringList stackFrames(uint32_t id) const;
+  std::vector<CallSite> callSites(uint32_t object, const TimeRange &r) const;
+  // Ticks in r (from ticks) at which tid was blocked on the futex word addr
+  // (addr 0: on any of addrs).
+  uint64_t futexTicks(uint32_t tid, uint64_t addr, const TimeRange &r, const TickTimes &ticks,
+                      int64_t threadEnd) const;
+  std::vector<uint32_t> futexThreads(uint64_t addr) const;
+  // ns of r that tid spent in a wrapped sleep call (nanosleep, usleep...).
+  int64_t sleepNs(uint32_t tid, const TimeRange &r, int64_t horizon) const;
+  const std::vector<Deadlock> &deadlocks() const { return deadlocks_; }
+  size_t bytes() const;
+
+ private:
+  struct Open {
+    int64_t start = 0;
+    uint32_t object = 0;
+    uint32_t holder = 0;
+    FinalState state = FinalState::BlockedMutex;
+  };
+  struct Owner {
+    uint32_t tid = 0;
+    int64_t since = 0;
+  };
+  struct SiteEntry {
+    uint32_t stack = 0;
+    CounterSeries<2> series;  // contentions, wait ns
+  };
+  struct FutexSpan {
+    int64_t t;
+    uint64_t addr;
+  };
+  void setOwner(uint32_t object, uint32_t tid, int64_t t);
+  template <typename F>
+  void forEachWait(uint32_t object, const TimeRange &r, int64_t horizon, F &&f) const;
+
+  std::unordered_map<uint32_t, std::vector<WaitRecord>> closed_;  // by object, start order
+  std::unordered_map<uint32_t, int64_t> longest_;  // longest closed wait per object
+  std::map<uint32_t, Open> open_;                  // by waiter tid
+  std::unordered_map<uint32_t, std::vector<TimeRange>> sleeps_;  // by tid, closed, in order
+  std::unordered_map<uint32_t, int64_t> sleepingSince_;          // open sleeps by tid
+  std::unordered_map<uint32_t, int64_t> lastT_;    // newest transition per tid
+  std::unordered_map<uint32_t, Owner> owner_;      // mutex/rwlock: last known owner
+  std::unordered_map<uint32_t, QStringList> stacks_;
+  std::unordered_map<uint32_t, std::vector<SiteEntry>> sites_;  // by object
+  std::unordered_map<uint32_t, std::vector<FutexSpan>> futex_;  // by tid, time order
+  std::vector<Deadlock> deadlocks_;
+};
+
+}  // namespace tmon
+
+#endif

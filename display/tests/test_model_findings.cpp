@@ -1,0 +1,443 @@
+// Who waits for whom, over synthetic streams whose truth is known: wait
+// records with holders and releasers, the waiter x holder matrix, call
+// sites, hidden-lock waiters, deadlock cycles (live and post-mortem), and
+// every finding raised on a stream built to have it and not on clean ones.
+#include <QSignalSpy>
+#include <QtTest>
+
+#include <algorithm>
+#include <optional>
+
+#include "sessionmodel.h"
+#include "test_model_stream.h"
+
+using namespace tmon;
+using namespace tmtest;
+
+namespace {
+
+int64_t at(int64_t ms) { return kT0 + ms * kMs; }
+constexpr auto kRun = THREADMON__THREAD_STATE__STATE_RUNNING;
+constexpr auto kMutex = THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX;
+constexpr auto kBarrier = THREADMON__THREAD_STATE__STATE_BLOCKED_BARRIER;
+constexpr auto kSleep = THREADMON__THREAD_STATE__STATE_SLEEPING;
+constexpr auto kIn = THREADMON__SWITCH_KIND__SWITCH_IN;
+constexpr auto kOut = THREADMON__SWITCH_KIND__SWITCH_OUT;
+constexpr auto kPreempt = THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT;
+
+// Ticks every 10 ms over (0, ms], with 2 CPUs busy `busy` of the time.
+void ticks(StreamBuilder &b, int ms, double busy, const std::vector<Site> &sitesPerTick = {}) {
+  for (int t = 10; t <= ms; t += 10) {
+    uint64_t used = uint64_t(double(t) * busy * double(kMs)), all = uint64_t(t) * kMs;
+    std::vector<Site> sites;
+    for (Site s : sitesPerTick) {
+      s.contentions *= uint64_t(t / 10);
+      s.waitNs *= uint64_t(t / 10);
+      sites.push_back(s);
+    }
+    b.tick(at(t), {}, {Cpu{0, used, 0, 0, all - used, 0, 0, 0, 0},
+                       Cpu{1, used, 0, 0, all - used, 0, 0, 0, 0}},
+           {}, 0, sites);
+  }
+}
+
+std::vector<Finding> findingsOf(const SessionModel &m) {
+  return m.findings(m.resolve(Window::wholeRun()));
+}
+
+std::optional<Finding> find(const std::vector<Finding> &fs, FindingKind k) {
+  for (const Finding &f : fs)
+    if (f.kind == k) return f;
+  return std::nullopt;
+}
+
+// No high or medium finding at all.
+void expectClean(const SessionModel &m) {
+  for (const Finding &f : findingsOf(m))
+    QVERIFY2(f.severity == Severity::Low, qPrintable(QString(findingKindKey(f.kind)) + ": " + f.message));
+}
+
+// Threads 11..13 take mutex 1 in turns: each 10 ms period, thread i works
+// for `workMs` then blocks on the mutex (held by the next thread) until the
+// period ends. Program exe is "loop".
+StreamBuilder mutexScenario(int workMs) {
+  StreamBuilder b;
+  b.setExe("/opt/bin/loop");
+  b.hello(false);
+  b.syncObject(1, THREADMON__SYNC_KIND__KIND_MUTEX, 0x601040, "/opt/bin/loop", "table_lock", nullptr);
+  b.stack(7, {"loop!update+0x12 (loop.c:40)", "loop!worker+0x30 (loop.c:60)", "libc.so.6!start_thread+0x8"});
+  for (uint32_t tid = 11; tid <= 13; tid++) {
+    b.threadStart(tid, at(0), qPrintable(QStringLiteral("looper-%1").arg(tid - 11)), "loop!worker");
+    for (int p = 0; p < 1000; p += 10) {
+      uint32_t next = tid == 13 ? 11 : tid + 1;
+      b.transition(tid, at(p + workMs), kMutex, 1, next);
+      b.transition(tid, at(p + 10), kRun, 0, 0, next);
+    }
+  }
+  ticks(b, 1000, 0.5, {Site{1, 7, 3, uint64_t(3 * (10 - workMs)) * kMs}});
+  b.goodbye(at(1000), 0);
+  return b;
+}
+
+}  // namespace
+
+class TestModelFindings : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void waitsCarryHolderAndReleaser() {
+    SessionModel m;
+    mutexScenario(4).applyTo(&m);
+    std::vector<WaitRecord> w = m.waits(1, TimeRange{at(0), at(10)});
+    QCOMPARE(w.size(), size_t(3));
+    QCOMPARE(w[0].start, at(4));
+    QCOMPARE(w[0].end, at(10));
+    QCOMPARE(w[0].waiter, 11u);
+    QCOMPARE(w[0].holder, 12u);
+    QCOMPARE(w[0].releaser, 12u);
+    QVERIFY(!w[0].open);
+  }
+
+  void waitMatrixIsAWindowDelta() {
+    SessionModel m;
+    mutexScenario(4).applyTo(&m);
+    // [5, 22): waits that began at 14 (one per thread) count; the ones from
+    // 4 only add their clipped time (5..10 = 5 ms).
+    std::vector<WaitPair> wm = m.waitMatrix(TimeRange{at(5), at(22)}, 1);
+    QCOMPARE(wm.size(), size_t(3));
+    for (const WaitPair &c : wm) {
+      QCOMPARE(c.holder, c.waiter == 13 ? 11u : c.waiter + 1);
+      QCOMPARE(c.count, uint64_t(1));
+      QCOMPARE(c.waitNs, uint64_t(11 * kMs));  // 5 + 6
+    }
+    std::vector<WaitPair> all = m.waitMatrix(m.resolve(Window::wholeRun()));
+    QCOMPARE(all.size(), size_t(3));
+    QCOMPARE(all[0].count, uint64_t(100));
+    QCOMPARE(all[0].waitNs, uint64_t(600 * kMs));
+  }
+
+  void callSitesAreWindowDeltas() {
+    StreamBuilder b;
+    b.hello(false);
+    b.syncObject(1, THREADMON__SYNC_KIND__KIND_MUTEX, 0x1000, "app", "a", nullptr);
+    b.stack(1, {"app!f+0x1", "app!main+0x2"});
+    b.stack(2, {"app!g+0x1", "app!main+0x9"});
+    for (int k = 1; k <= 10; k++) {
+      uint64_t K = uint64_t(k), late = uint64_t(std::max(0, k - 5));
+      b.tick(at(10 * k), {}, {}, {}, 0,
+             {Site{1, 1, K, K * kMs}, Site{1, 2, 2 * late, 3 * late * kMs}});
+    }
+    SessionModel m;
+    b.applyTo(&m);
+    std::vector<CallSite> s = m.callSites(1, TimeRange{at(20), at(40)});
+    QCOMPARE(s.size(), size_t(1));  // stack 2 did not move yet
+    QCOMPARE(s[0].frames, QStringList({"app!f+0x1", "app!main+0x2"}));
+    QCOMPARE(s[0].contentions, uint64_t(2));
+    QCOMPARE(s[0].waitNs, uint64_t(2 * kMs));
+    s = m.callSites(1, TimeRange{at(50), at(100)});
+    QCOMPARE(s.size(), size_t(2));
+    QCOMPARE(s[0].stackId, 2u);  // 15 ms beats 5 ms
+    QCOMPARE(s[0].contentions, uint64_t(10));
+    QCOMPARE(s[0].waitNs, uint64_t(15 * kMs));
+    QCOMPARE(s[1].waitNs, uint64_t(5 * kMs));
+    QCOMPARE(m.stack(2).size(), 2);
+    QVERIFY(m.stack(99).isEmpty());
+  }
+
+  void internalWaitsGoToTheRightThreads() {
+    StreamBuilder b;
+    b.setExe("/opt/bin/mutex_loop");
+    b.hello(false);
+    const uint64_t lock = 0x7f0000001000, other = 0x7f0000002000;
+    b.syncObject(9, THREADMON__SYNC_KIND__KIND_INTERNAL, lock, "/lib/x86_64-linux-gnu/libc.so.6",
+                 "lock", nullptr);
+    b.stack(3, {"libc.so.6!random+0x1c", "mutex_loop!work+0x31 (mutex_loop.c:36)",
+                "libc.so.6!start_thread+0x8"});
+    for (uint32_t tid : {201u, 202u, 203u}) b.threadStart(tid, at(0), "looper", "mutex_loop!work");
+    // A thread is only sampled when something changed: futex_addr holds
+    // until its next sample. 201 waits [100,600), 202 [200,300), 203 waits
+    // on a word that is no internal object.
+    for (int t = 10; t <= 1000; t += 10) {
+      std::vector<Lwp> l;
+      uint64_t on = uint64_t(t) * kMs / 4;
+      if (t == 100) l.push_back(Lwp{201, 0, 0, on, 0, 0, 0, 0, 0, 0, 'S', lock});
+      if (t == 600) l.push_back(Lwp{201, 0, 0, on, 0, 0, 0, 0, 0, 0, 'R', 0});
+      if (t == 200) l.push_back(Lwp{202, 0, 0, on, 0, 0, 0, 0, 0, 0, 'S', lock});
+      if (t == 300) l.push_back(Lwp{202, 0, 0, on, 0, 0, 0, 0, 0, 0, 'R', 0});
+      if (t == 100) l.push_back(Lwp{203, 0, 0, on, 0, 0, 0, 0, 0, 0, 'S', other});
+      b.tick(at(t), l, {}, {}, 0, {Site{9, 3, uint64_t(t / 10), uint64_t(t) * kMs}});
+    }
+    b.goodbye(at(1000), 0);
+    SessionModel m;
+    b.applyTo(&m);
+    TimeRange whole = m.resolve(Window::wholeRun());
+    std::vector<InternalWaiter> w = m.internalWaiters(9, whole);
+    QCOMPARE(w.size(), size_t(2));
+    QCOMPARE(w[0].tid, 201u);
+    QCOMPARE(w[0].samples, uint64_t(50));
+    QCOMPARE(w[0].waitNs, uint64_t(500 * kMs));
+    QCOMPARE(w[1].tid, 202u);
+    QCOMPARE(w[1].samples, uint64_t(10));
+    std::vector<InternalWaiter> part = m.internalWaiters(9, TimeRange{at(250), at(400)});
+    QCOMPARE(part.size(), size_t(2));
+    QCOMPARE(part[0].samples, uint64_t(15));
+    QCOMPARE(part[1].samples, uint64_t(5));
+    QCOMPARE(m.internalWaitNs(m.indexOfTid(203), whole), uint64_t(0));
+
+    std::vector<Finding> fs = findingsOf(m);
+    std::optional<Finding> f = find(fs, FindingKind::InternalLock);
+    QVERIFY(f);
+    QCOMPARE(f->objects, std::vector<uint32_t>{9});
+    QCOMPARE(f->threads, (std::vector<uint32_t>{201, 202}));
+    // 500 + 100 ms of the two waiters' 2 s (203 is not a waiter).
+    QVERIFY(qAbs(f->evidence["share"].toDouble() - 0.3) < 1e-9);
+    QVERIFY2(f->message.contains("libc.so.6"), qPrintable(f->message));
+    QVERIFY2(f->message.contains("mutex_loop!work"), qPrintable(f->message));
+    QVERIFY2(f->message.contains("random()"), qPrintable(f->message));
+    QVERIFY2(f->message.contains("looper (201)"), qPrintable(f->message));
+    QCOMPARE(f->view, QStringLiteral("sync"));
+  }
+
+  void deadlockFoundWithinOneTickAndResolved() {
+    StreamBuilder b;
+    b.hello(false);
+    b.syncObject(1, THREADMON__SYNC_KIND__KIND_MUTEX, 0x1000, "app", "lock_a", "app!transfer+0x10");
+    b.syncObject(2, THREADMON__SYNC_KIND__KIND_MUTEX, 0x2000, "app", "lock_b", "app!audit+0x20");
+    b.threadStart(31, at(0), "left", "app!left");
+    b.threadStart(32, at(0), "right", "app!right");
+    b.threadStart(33, at(0), "other", "app!other");
+    // 33 waits on 1 held by 31, harmlessly, then gets it.
+    b.transition(33, at(20), kMutex, 1, 31);
+    b.transition(33, at(30), kRun, 0, 0, 31);
+    b.transition(31, at(100), kMutex, 2, 32);  // 31 holds 1 (uncontended), waits for 2
+    b.tick(at(100), {});
+    b.tick(at(110), {});
+    size_t before = b.frames().size();
+    b.transition(32, at(115), kMutex, 1, 31);  // 32 holds 2, waits for 1: a cycle
+    b.tick(at(120), {});
+    size_t formed = b.frames().size();
+    for (int t = 130; t <= 500; t += 10) b.tick(at(t), {});
+    b.transition(31, at(505), kRun, 0, 0, 0);  // a timed lock gave up
+    b.tick(at(510), {});
+    b.tick(at(520), {});
+    b.goodbye(at(520), 0);
+
+    SessionModel m;
+    QSignalSpy spy(&m, &SessionModel::deadlockDetected);
+    const auto &fr = b.frames();
+    auto feed = [&](size_t from, size_t to) {
+      for (size_t i = from; i < to; i++)
+        m.applyPayload(reinterpret_cast<const uint8_t *>(fr[i].data()), fr[i].size());
+    };
+    feed(0, before);
+    QVERIFY(m.liveDeadlocks().empty());
+    feed(before, formed);
+    std::vector<Deadlock> live = m.liveDeadlocks();
+    QCOMPARE(live.size(), size_t(1));
+    QCOMPARE(live[0].threads, (std::vector<uint32_t>{31, 32}));
+    QCOMPARE(live[0].objects, (std::vector<uint32_t>{2, 1}));
+    QCOMPARE(live[0].formedNs, at(115));
+    QCOMPARE(live[0].detectedNs, at(120));
+    QCOMPARE(spy.count(), 1);
+    feed(formed, fr.size());
+    QCOMPARE(spy.count(), 1);  // the same cycle is not announced again
+    QVERIFY(m.liveDeadlocks().empty());
+    QCOMPARE(m.deadlocks().size(), size_t(1));
+    QCOMPARE(m.deadlocks()[0].resolvedNs, at(505));
+
+    std::optional<Finding> f = find(findingsOf(m), FindingKind::Deadlock);
+    QVERIFY(f);
+    QCOMPARE(f->severity, Severity::High);
+    QCOMPARE(f->evidence["resolved"].toBool(), true);
+    QCOMPARE(f->evidence["formed_s"].toDouble(), 0.115);
+    QVERIFY2(f->message.contains("left (31)") && f->message.contains("right (32)") &&
+                 f->message.contains("app!transfer"),
+             qPrintable(f->message));
+  }
+
+  void aChainIsNoDeadlock() {
+    StreamBuilder b;
+    b.hello(false);
+    for (uint32_t tid : {41u, 42u, 43u}) b.threadStart(tid, at(0), "t", "app!t");
+    b.transition(41, at(10), kMutex, 1, 42);
+    b.transition(42, at(10), kMutex, 2, 43);  // 43 runs: the chain will unwind
+    for (int t = 10; t <= 100; t += 10) b.tick(at(t), {});
+    SessionModel m;
+    b.applyTo(&m);
+    QVERIFY(m.deadlocks().empty());
+  }
+
+  void serialisingObjectRaisedOnlyWhenHeavy() {
+    SessionModel heavy;
+    mutexScenario(4).applyTo(&heavy);
+    std::optional<Finding> f = find(findingsOf(heavy), FindingKind::SerialisingObject);
+    QVERIFY(f);
+    QCOMPARE(f->severity, Severity::High);  // 60% >= 2 x 20%
+    QCOMPARE(f->objects, std::vector<uint32_t>{1});
+    QCOMPARE(f->threads, (std::vector<uint32_t>{11, 12, 13}));
+    QVERIFY(qAbs(f->evidence["share"].toDouble() - 0.6) < 1e-9);
+    QVERIFY2(f->message.contains("loop!update") && f->message.contains("looper-0 (11)"),
+             qPrintable(f->message));
+    // Lightly contended: 1 ms of each 10.
+    SessionModel light;
+    mutexScenario(9).applyTo(&light);
+    expectClean(light);
+    QVERIFY(!find(findingsOf(light), FindingKind::SerialisingObject));
+  }
+
+  void barrierImbalanceAndBalancedBarrier() {
+    for (bool balanced : {false, true}) {
+      StreamBuilder b;
+      b.hello(false);
+      b.syncObject(5, THREADMON__SYNC_KIND__KIND_BARRIER, 0x5000, "app", "phase", nullptr);
+      for (uint32_t tid : {51u, 52u, 53u}) b.threadStart(tid, at(0), "w", "app!w");
+      // Rounds of 100 ms; 53 arrives last and releases the others.
+      for (int r = 0; r < 10; r++) {
+        int end = 100 * (r + 1), arrive = balanced ? end - 2 : end - 80;
+        for (uint32_t tid : {51u, 52u}) {
+          b.transition(tid, at(arrive), kBarrier, 5);
+          b.transition(tid, at(end), kRun, 0, 0, 53);
+        }
+      }
+      ticks(b, 1000, 0.9);
+      b.goodbye(at(1000), 0);
+      SessionModel m;
+      b.applyTo(&m);
+      std::optional<Finding> f = find(findingsOf(m), FindingKind::BarrierImbalance);
+      if (balanced) {
+        QVERIFY(!f);
+        expectClean(m);
+        continue;
+      }
+      QVERIFY(f);
+      QCOMPARE(f->evidence["usual_last"].toInteger(), 53);
+      QVERIFY(qAbs(f->evidence["others_wait_share"].toDouble() - 0.8) < 1e-9);
+      QCOMPARE(f->view, QStringLiteral("timeline"));
+    }
+  }
+
+  void oversubscribedAndSpinSleep() {
+    for (bool over : {true, false}) {
+      StreamBuilder b;
+      b.hello(true);
+      uint32_t n = over ? 4 : 2;
+      for (uint32_t tid = 61; tid < 61 + n; tid++) {
+        b.threadStart(tid, at(0), "w", "app!w");
+        // Each 10 ms: 5 ms on a CPU, then 5 ms runnable (over) or asleep.
+        for (int p = 0; p < 1000; p += 10) {
+          b.cpuSwitch(tid, at(p), (tid - 61) % 2, kIn);
+          if (!over) b.transition(tid, at(p + 5), kSleep);
+          b.cpuSwitch(tid, at(p + 5), (tid - 61) % 2, over ? kPreempt : kOut);
+          if (!over) b.transition(tid, at(p + 10), kRun);
+        }
+      }
+      ticks(b, 1000, over ? 1.0 : 0.5);
+      b.goodbye(at(1000), 0);
+      SessionModel m;
+      b.applyTo(&m);
+      std::optional<Finding> f = find(findingsOf(m), FindingKind::Oversubscribed);
+      if (!over) {
+        QVERIFY(!f);
+        expectClean(m);
+        continue;
+      }
+      QVERIFY(f);
+      QVERIFY(qAbs(f->evidence["share"].toDouble() - 0.5) < 0.01);
+      QCOMPARE(f->severity, Severity::High);
+    }
+  }
+
+  void undersubscribedPhase() {
+    for (bool uneven : {true, false}) {
+      StreamBuilder b;
+      b.hello(true);
+      b.syncObject(5, THREADMON__SYNC_KIND__KIND_BARRIER, 0x5000, "app", "phase", nullptr);
+      for (uint32_t tid : {71u, 72u}) {
+        b.threadStart(tid, at(0), "w", "app!w");
+        b.cpuSwitch(tid, at(0), tid - 71, kIn);
+      }
+      // 72 finishes its part at 500 (uneven) or 990 and waits at the barrier.
+      int done = uneven ? 500 : 990;
+      b.transition(72, at(done), kBarrier, 5);
+      b.cpuSwitch(72, at(done), 1, kOut);
+      b.transition(72, at(1000), kRun, 0, 0, 71);
+      ticks(b, 1000, uneven ? 0.5 : 1.0);  // uneven: one CPU idles half the run
+      b.goodbye(at(1000), 0);
+      SessionModel m;
+      b.applyTo(&m);
+      std::optional<Finding> f = find(findingsOf(m), FindingKind::Undersubscribed);
+      if (!uneven) {
+        QVERIFY(!f);
+        continue;
+      }
+      QVERIFY(f);
+      QVERIFY(qAbs(f->evidence["share"].toDouble() - 0.5) < 0.06);
+    }
+  }
+
+  void neverRunsForStarvedAndStuckThreadsOnly() {
+    StreamBuilder b;
+    b.hello(true);
+    b.threadStart(81, at(0), "starved", "app!s");
+    b.threadStart(82, at(0), "busy", "app!b");
+    b.threadStart(83, at(0), "reader", "app!r");
+    b.threadStart(84, at(0), "timer", "app!t");
+    b.cpuSwitch(81, at(0), 0, kPreempt);  // ready to run, never switched in
+    b.cpuSwitch(82, at(0), 0, kIn);
+    b.cpuSwitch(83, at(0), 1, kOut);      // blocked in the kernel (a read)
+    b.transition(84, at(0), kSleep);      // asleep in nanosleep: its choice
+    b.cpuSwitch(84, at(0), 1, kOut);
+    b.tick(at(5), {Lwp{81, 0, 0, 0, 5 * kMs, 0, 0, 0, 0, 0, 'R'}, Lwp{82, 0, 0, 5 * kMs, 0},
+                   Lwp{83, 0, 0, 0, 0}, Lwp{84, 0, 0, 0, 0}});
+    ticks(b, 1000, 0.5);
+    b.goodbye(at(1000), 0);
+    SessionModel m;
+    b.applyTo(&m);
+    std::vector<uint32_t> raised;
+    for (const Finding &f : findingsOf(m))
+      if (f.kind == FindingKind::NeverRuns) {
+        QCOMPARE(f.severity, Severity::Medium);
+        raised.insert(raised.end(), f.threads.begin(), f.threads.end());
+      }
+    QCOMPARE(raised, (std::vector<uint32_t>{81, 83}));
+  }
+
+  void runqueueIsNormalisedByTheRealSpan() {
+    // Sampled only every 5th tick (counters moved): 25 ms run-queue per
+    // 50 ms is half a thread waiting, not 2.5.
+    StreamBuilder b;
+    b.hello(false);
+    b.threadStart(91, at(0), "w", "app!w");
+    for (int t = 10; t <= 500; t += 10) {
+      std::vector<Lwp> l;
+      if (t % 50 == 0) l.push_back(Lwp{91, 0, 0, uint64_t(t) * kMs / 2, uint64_t(t) * kMs / 2});
+      b.tick(at(t), l);
+    }
+    SessionModel m;
+    b.applyTo(&m);
+    for (const TickPoint &p : m.ticks(TimeRange{at(50), at(500)}))
+      QVERIFY2(p.runqueueThreads <= 0.5f + 1e-4f, qPrintable(QString::number(p.runqueueThreads)));
+  }
+
+  void cpuBusyIsNotBiasedByClockTickQuantisation() {
+    // /proc/stat moves in 10 ms steps: a CPU 90% busy shows 0 or 20 ms per
+    // 10 ms tick, alternating. Every point must still be near 90%.
+    StreamBuilder b;
+    b.hello(false, 1);
+    uint64_t busy = 0, idle = 0;
+    for (int t = 10; t <= 1000; t += 10) {
+      if (t % 20 == 0) {
+        busy += (t % 200 == 0) ? 10 * kMs : 20 * kMs;
+        idle += (t % 200 == 0) ? 10 * kMs : 0;
+      }
+      b.tick(at(t), {}, {Cpu{0, busy, 0, 0, idle, 0, 0, 0, 0}});
+    }
+    SessionModel m;
+    b.applyTo(&m);
+    for (const TickPoint &p : m.ticks(TimeRange{at(200), at(1000)}))
+      QVERIFY2(p.cpuBusy > 0.8f && p.cpuBusy <= 1.0f, qPrintable(QString::number(p.cpuBusy)));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestModelFindings)
+#include "test_model_findings.moc"

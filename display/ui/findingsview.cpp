@@ -1,0 +1,157 @@
+#include "findingsview.h"
+
+#include <QJsonArray>
+#include <QLabel>
+#include <QPainter>
+#include <QPushButton>
+#include <QGridLayout>
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+#include "sessionmodel.h"
+#include "statepalette.h"
+#include "viewwindow.h"
+
+namespace tmui {
+
+namespace {
+const char *severityText(tmon::Severity s) {
+  switch (s) {
+    case tmon::Severity::High: return QT_TRANSLATE_NOOP("tmui", "High");
+    case tmon::Severity::Medium: return QT_TRANSLATE_NOOP("tmui", "Medium");
+    case tmon::Severity::Low: return QT_TRANSLATE_NOOP("tmui", "Low");
+  }
+  return "";
+}
+
+// A filled disk with "!" (high, medium) or "i" (low) in the severity colour.
+QPixmap severityMark(tmon::Severity s, int size) {
+  QPixmap pm(size, size);
+  pm.fill(Qt::transparent);
+  QPainter p(&pm);
+  p.setRenderHint(QPainter::Antialiasing);
+  p.setPen(Qt::NoPen);
+  p.setBrush(severityColor(int(s)));
+  p.drawEllipse(QRectF(1, 1, size - 2, size - 2));
+  QFont f = p.font();
+  f.setBold(true);
+  f.setPixelSize(size * 2 / 3);
+  p.setFont(f);
+  p.setPen(Qt::white);
+  p.drawText(QRect(0, 0, size, size), Qt::AlignCenter,
+             s == tmon::Severity::Low ? QStringLiteral("i") : QStringLiteral("!"));
+  return pm;
+}
+
+QString jsonValue(const QJsonValue &v) {
+  if (v.isDouble()) {
+    const double d = v.toDouble();
+    return d == double(qint64(d)) ? QString::number(qint64(d)) : QString::number(d, 'g', 3);
+  }
+  if (v.isString()) return v.toString();
+  if (v.isBool()) return v.toBool() ? QStringLiteral("yes") : QStringLiteral("no");
+  if (v.isArray()) {
+    QStringList parts;
+    for (const QJsonValue &e : v.toArray()) parts << jsonValue(e);
+    return QLatin1Char('[') + parts.join(QStringLiteral(", ")) + QLatin1Char(']');
+  }
+  if (v.isObject()) return QLatin1Char('{') + FindingsView::evidenceLine(v.toObject()) + QLatin1Char('}');
+  return QString();
+}
+}  // namespace
+
+FindingsView::FindingsView(tmon::SessionModel *model, ViewWindow *window, QWidget *parent)
+    : ModelView(model, window, parent),
+      title_(new QLabel(this)),
+      empty_(new QLabel(tr("No problems found in this window."), this)),
+      scroll_(new QScrollArea(this)),
+      list_(new QWidget),
+      rows_(new QVBoxLayout(list_)) {
+  auto *layout = new QVBoxLayout(this);
+  layout->setContentsMargins(6, 4, 6, 4);
+  QFont bold = title_->font();
+  bold.setBold(true);
+  title_->setFont(bold);
+  layout->addWidget(title_);
+  QFont big = empty_->font();
+  big.setPointSizeF(big.pointSizeF() * 1.2);
+  empty_->setFont(big);
+  empty_->setAlignment(Qt::AlignCenter);
+  layout->addWidget(empty_, 1);
+  rows_->setContentsMargins(0, 0, 0, 0);
+  rows_->setSpacing(6);
+  scroll_->setWidgetResizable(true);
+  scroll_->setFrameShape(QFrame::NoFrame);
+  scroll_->setWidget(list_);
+  layout->addWidget(scroll_, 1);
+}
+
+void FindingsView::activate(int row) {
+  if (row >= 0 && row < int(findings_.size())) emit showRequested(findings_[size_t(row)]);
+}
+
+QString FindingsView::evidenceLine(const QJsonObject &evidence) {
+  QStringList parts;
+  for (auto it = evidence.begin(); it != evidence.end(); ++it)
+    parts << QStringLiteral("%1 %2").arg(it.key(), jsonValue(it.value()));
+  return parts.join(QStringLiteral(", "));
+}
+
+QWidget *FindingsView::makeRow(int index, const tmon::Finding &f) {
+  auto *row = new QFrame;
+  row->setFrameShape(QFrame::StyledPanel);
+  row->setStyleSheet(QStringLiteral("QFrame#finding { border-left: 4px solid %1; }")
+                         .arg(severityColor(int(f.severity)).name()));
+  row->setObjectName(QStringLiteral("finding"));
+  auto *grid = new QGridLayout(row);
+  grid->setContentsMargins(6, 4, 6, 4);
+  auto *mark = new QLabel(row);
+  mark->setPixmap(severityMark(f.severity, 20));
+  mark->setToolTip(tr("%1 severity").arg(tr(severityText(f.severity))));
+  grid->addWidget(mark, 0, 0, Qt::AlignTop);
+  auto *message = new QLabel(f.message, row);
+  message->setWordWrap(true);
+  message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  grid->addWidget(message, 0, 1);
+  auto *evidence = new QLabel(QStringLiteral("%1 · %2 · %3")
+                                  .arg(tr(severityText(f.severity)),
+                                       QString::fromLatin1(tmon::findingKindKey(f.kind)),
+                                       evidenceLine(f.evidence)),
+                              row);
+  evidence->setWordWrap(true);
+  evidence->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  evidence->setForegroundRole(QPalette::PlaceholderText);
+  QFont small = evidence->font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  evidence->setFont(small);
+  grid->addWidget(evidence, 1, 1);
+  auto *show = new QPushButton(tr("Show"), row);
+  show->setToolTip(tr("Switch to the %1 view and select what this is about").arg(f.view));
+  connect(show, &QPushButton::clicked, this, [this, index] { activate(index); });
+  grid->addWidget(show, 0, 2, Qt::AlignTop);
+  grid->setColumnStretch(1, 1);
+  return row;
+}
+
+void FindingsView::rebuild() {
+  const tmon::TimeRange r = window()->range();
+  std::vector<tmon::Finding> found = model()->findings(r);
+  QStringList keys;
+  for (const tmon::Finding &f : found)
+    keys << QString::fromLatin1(tmon::findingKindKey(f.kind)) + f.message;
+  findings_ = std::move(found);  // spans and evidence may move even when rows do not
+  title_->setText(tr("Findings, %1: %n problem(s)", nullptr, int(findings_.size()))
+                      .arg(window()->describe()));
+  empty_->setVisible(findings_.empty());
+  scroll_->setVisible(!findings_.empty());
+  if (keys == shown_) return;
+  shown_ = keys;
+  while (QLayoutItem *item = rows_->takeAt(0)) {
+    delete item->widget();
+    delete item;
+  }
+  for (int i = 0; i < int(findings_.size()); ++i) rows_->addWidget(makeRow(i, findings_[size_t(i)]));
+  rows_->addStretch(1);
+}
+
+}  // namespace tmui

@@ -1,0 +1,50 @@
+// Findings: what to look at first in the window, most severe first. Each
+// row has a severity mark, the plain message, the evidence in a smaller
+// line, and a Show button that asks the session page to switch to the view
+// that shows it and select its object or time span.
+#ifndef THREADMON_UI_FINDINGSVIEW_H
+#define THREADMON_UI_FINDINGSVIEW_H
+
+#include <QStringList>
+#include <vector>
+
+#include "findings.h"
+#include "modelview.h"
+
+class QLabel;
+class QScrollArea;
+class QVBoxLayout;
+
+namespace tmui {
+
+class FindingsView : public ModelView {
+  Q_OBJECT
+ public:
+  FindingsView(tmon::SessionModel *model, ViewWindow *window, QWidget *parent = nullptr);
+  int rowCount() const override { return int(findings_.size()); }
+  const std::vector<tmon::Finding> &findings() const { return findings_; }
+  // Same as pressing row's Show button.
+  void activate(int row);
+  // The evidence object as one short line ("key value, ...").
+  static QString evidenceLine(const QJsonObject &evidence);
+
+ signals:
+  void showRequested(const tmon::Finding &finding);
+
+ protected:
+  void rebuild() override;
+
+ private:
+  QWidget *makeRow(int index, const tmon::Finding &f);
+  std::vector<tmon::Finding> findings_;
+  QStringList shown_;  // kind + message of each row, to skip identical rebuilds
+  QLabel *title_;
+  QLabel *empty_;
+  QScrollArea *scroll_;
+  QWidget *list_;
+  QVBoxLayout *rows_;
+};
+
+}  // namespace tmui
+
+#endif

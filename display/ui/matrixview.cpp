@@ -1,0 +1,37 @@
+#include "matrixview.h"
+
+#include <QLabel>
+#include <QVBoxLayout>
+
+#include "sessionmodel.h"
+#include "viewwindow.h"
+#include "waitmatrixtable.h"
+
+namespace tmui {
+
+MatrixView::MatrixView(tmon::SessionModel *model, ViewWindow *window, QWidget *parent)
+    : ModelView(model, window, parent), title_(new QLabel(this)), table_(new WaitMatrixTable(this)) {
+  auto *layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  title_->setWordWrap(true);
+  layout->addWidget(title_);
+  layout->addWidget(table_, 1);
+}
+
+int MatrixView::rowCount() const { return table_->rowCount(); }
+int MatrixView::cellCount() const { return table_->cellCount(); }
+
+void MatrixView::rebuild() {
+  const std::vector<tmon::WaitPair> pairs = model()->waitMatrix(window()->range());
+  table_->setPairs(*model(), pairs);
+  title_->setText(pairs.empty()
+                      ? tr("Who blocked whom, %1: no thread waited for another in this window.")
+                            .arg(window()->describe())
+                      : tr("Who blocked whom over every object, %1. Rows: the thread that waited. "
+                           "Columns: the thread it waited for (the owner when the wait began, or "
+                           "the thread whose signal, post or arrival released it). Cells: wait "
+                           "time (number of waits).")
+                            .arg(window()->describe()));
+}
+
+}  // namespace tmui

@@ -1,0 +1,35 @@
+#include "names.h"
+
+#include "sessionmodel.h"
+
+namespace tmui {
+
+QString formatNs(uint64_t ns) {
+  if (ns == 0) return QStringLiteral("0");
+  if (ns < 1000000) return QStringLiteral("%1 us").arg(double(ns) / 1e3, 0, 'f', 1);
+  if (ns < 1000000000) return QStringLiteral("%1 ms").arg(double(ns) / 1e6, 0, 'f', 1);
+  return QStringLiteral("%1 s").arg(double(ns) / 1e9, 0, 'f', 2);
+}
+
+QString threadLabel(const tmon::SessionModel &model, uint32_t tid) {
+  if (tid == 0) return QObject::tr("unknown");
+  const int i = model.indexOfTid(tid);
+  if (i < 0 || model.thread(i).name.isEmpty()) return QStringLiteral("tid %1").arg(tid);
+  return QStringLiteral("%1 (%2)").arg(model.thread(i).name).arg(tid);
+}
+
+QString objectLabel(const tmon::SessionModel &model, uint32_t id) {
+  const int i = model.indexOfSyncObject(id);
+  if (i < 0) return QObject::tr("object %1").arg(id);
+  const tmon::SyncObjectInfo &o = model.syncObject(i);
+  // "lock_a+0x0": the offset says nothing when it is the symbol itself.
+  if (o.symbol.endsWith(QLatin1String("+0x0"))) return o.symbol.chopped(4);
+  if (!o.symbol.isEmpty()) return o.symbol;
+  return QStringLiteral("0x%1").arg(o.address, 0, 16);
+}
+
+QString sessionTime(const tmon::SessionModel &model, int64_t t) {
+  return QStringLiteral("%1 s").arg(double(t - model.startNs()) / 1e9, 0, 'f', 2);
+}
+
+}  // namespace tmui

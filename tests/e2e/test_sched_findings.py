@@ -1,0 +1,124 @@
+"""Scheduling findings, each raised by the workload built to show it:
+more threads than CPUs (matrix_mult), serial phases leaving CPUs idle
+(phases), one thread arriving last at every barrier (barrier_imbalance) and
+threads that never get to run (starved)."""
+import os
+
+import tmtest
+from tmtest import Recording, check, near
+
+
+def one_finding(rec, kind):
+    """The single finding of `kind`, or None (recorded as a failure)."""
+    found = tmtest.findings(rec, kind)
+    if not check(len(found) == 1, f"{len(found)} {kind} findings, expected 1: "
+                 f"{tmtest.describe(tmtest.findings(rec))}"):
+        return None
+    return found[0]
+
+
+def test_oversubscribed():
+    tmtest.require_report()
+    rec = Recording("matrix_mult", ["--threads", str(3 * os.cpu_count()), "--size", "400",
+                                    "--rounds", "6"])
+    tmtest.check_process(rec)
+    f = one_finding(rec, "oversubscribed")
+    if not f:
+        return
+    check(f.get("severity") in ("high", "medium"), f"severity {f.get('severity')}")
+    ev = f.get("evidence", {})
+    workers = rec.truth["workers"]
+    check({w["tid"] for w in workers} <= set(ev.get("threads", [])),
+          f"evidence.threads {ev.get('threads')} lacks a mult thread")
+    # The finding counts only the runnable time beyond the CPUs (threads
+    # that had to wait because the program itself had more than one per
+    # CPU), over every program thread's lifetime (main's included). From
+    # the truth: at most all runnable time; at least the threads' active
+    # (not at the barrier) time beyond what the CPUs could run in wall time.
+    runnable = sum(w["runnable_pct"] / 100 * w["lifetime_s"] for w in workers)
+    active = sum(w["lifetime_s"] - w["barrier_s"] for w in workers)
+    life = sum(w["lifetime_s"] for w in workers) + rec.truth["wall_s"]  # + main
+    low = (active - os.cpu_count() * rec.truth["wall_s"]) / life
+    share = ev.get("share") or 0
+    print(f"  share {share:.3f}, truth between {low:.3f} and {runnable / life:.3f}")
+    check(low - 0.1 <= share <= runnable / life + 0.05,
+          f"runnable share {share:.3f} outside the truth's {low:.3f}..{runnable / life:.3f}")
+    check(ev.get("cpus") == os.cpu_count(), f"evidence.cpus {ev.get('cpus')}")
+
+
+def test_undersubscribed():
+    tmtest.require_report()
+    rec = Recording("phases")
+    tmtest.check_process(rec)
+    f = one_finding(rec, "undersubscribed")
+    if not f:
+        return
+    check(f.get("severity") in ("high", "medium"), f"severity {f.get('severity')}")
+    ev = f.get("evidence", {})
+    # Phases are measured in bins, so allow for the edges of each serial step.
+    near(ev.get("share"), rec.truth["serial_pct"] / 100, 0.2, "idle-phase share")
+
+
+def test_barrier_imbalance():
+    tmtest.require_report()
+    rec = Recording("barrier_imbalance")
+    tmtest.check_process(rec)
+    f = one_finding(rec, "barrier_imbalance")
+    if not f:
+        return
+    check(f.get("severity") in ("high", "medium"), f"severity {f.get('severity')}")
+    tmtest.mentions(f.get("message"), "round_barrier", "heavy-0")
+    ev = f.get("evidence", {})
+    barrier = tmtest.object_by_symbol(rec, "round_barrier")
+    if barrier:
+        check(ev.get("object") == barrier["id"], f"evidence.object {ev.get('object')}, "
+              f"round_barrier is {barrier['id']}")
+    heavy = next(w for w in rec.truth["workers"] if w["heavy"])
+    lights = [w for w in rec.truth["workers"] if not w["heavy"]]
+    check(ev.get("usual_last") == heavy["tid"],
+          f"evidence.usual_last {ev.get('usual_last')}, heavy-0 is {heavy['tid']}")
+    near(ev.get("rounds"), rec.truth["rounds"], 1, "rounds")
+    light_share = sum(w["barrier_s"] for w in lights) / sum(w["lifetime_s"] for w in lights)
+    near(ev.get("others_wait_share"), light_share, 0.15, "light threads' wait share")
+    near(ev.get("last_wait_share"), heavy["barrier_pct"] / 100, 0.05, "heavy-0's wait share")
+
+
+def check_never_runs(rec, severities):
+    victim = rec.truth["starved"]
+    found = [f for f in tmtest.findings(rec, "never_runs")
+             if f.get("evidence", {}).get("tid") == victim["tid"]]
+    if not check(len(found) == 1, f"no never_runs finding for starved-0 ({victim['tid']}): "
+                 f"{tmtest.describe(tmtest.findings(rec))}"):
+        return None
+    f = found[0]
+    check(f.get("severity") in severities, f"severity {f.get('severity')}, expected {severities}")
+    tmtest.mentions(f.get("message"), f"starved-0 ({victim['tid']})")
+    ev = f.get("evidence", {})
+    near(ev.get("lifetime_s"), victim["lifetime_s"], 0.05, "starved-0 lifetime s")
+    check((ev.get("on_cpu_share") or 0) < 0.005, f"on_cpu_share {ev.get('on_cpu_share')}")
+    return ev
+
+
+def test_never_runs_starved():
+    """SCHED_IDLE behind busy threads: runnable all along, a real problem."""
+    tmtest.require_report()
+    rec = Recording("starved", ["--how", "idle"])
+    tmtest.check_process(rec)
+    ev = check_never_runs(rec, ("high", "medium"))
+    if ev:
+        check((ev.get("runnable_share") or 0) > 0.8,
+              f"runnable_share {ev.get('runnable_share')}, expected most of its life")
+
+
+def test_never_runs_stuck_in_read():
+    """Blocked in read(): reported, but it may be waiting for input by design."""
+    tmtest.require_report()
+    rec = Recording("starved", ["--how", "read"])
+    tmtest.check_process(rec)
+    ev = check_never_runs(rec, ("low", "medium", "high"))
+    if ev:
+        check((ev.get("sync_blocked_share") or 0) < 0.05,
+              f"sync_blocked_share {ev.get('sync_blocked_share')}: read() is no pthread wait")
+
+
+tmtest.main(globals())
