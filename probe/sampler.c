@@ -77,6 +77,7 @@ typedef struct tm_sampler_thread {
   uint64_t vol, invol;
   uint64_t ctx_after_ns; /* records up to this time are in vol/invol already */
   uint64_t status_tick;  /* tick of the last status read */
+  uint64_t syscall_ns;   /* when the last full read looked at its syscall */
   uint64_t dropped;      /* ring.dropped as last seen */
   struct tm_sampler_thread *next, **pprev; /* every live state */
   tm_task_sched sched;
@@ -528,6 +529,7 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
     return;
   }
   char buf[READ_BYTES];
+  uint64_t read_ns = how == READ_ALL ? tm_now_ns() : 0; /* a later switch: unread */
   if (tm_task_read(&st->fds, TM_TASK_SCHEDSTAT, true, buf, sizeof buf) < 0) return;
   tm_task_sched sc;
   if (!tm_parse_schedstat(buf, &sc)) return;
@@ -535,6 +537,8 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
                sc.runqueue_ns != st->sched.runqueue_ns;
   st->sched = sc;
   st->have_sched = true;
+  /* Not moved: it did not run since the last read, nor enter a syscall. */
+  if (how == READ_ALL) st->syscall_ns = read_ns;
   uint64_t vol = st->vol, invol = st->invol, futex = st->futex_addr;
   /* The sampler about itself (every tick): getrusage instead of stat and
    * status, the same numbers without two /proc reads. */
@@ -565,6 +569,8 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   /* READ_QUEUE stops here: off the CPU since its last full read, so stat,
    * counters and syscall are as they were; only the runqueue wait moves
    * (when it runs, or is migrated while queued). */
+  /* Off the CPU, preempted: runnable, in no futex wait. */
+  if (how == READ_QUEUE) futex = 0;
   if (how == READ_ALL && moved) {
     if ((s->src_perf_sw || s->src_perf_hw) && !st->pc_open && tm_fds_spare()) {
       tm_perf_counters_open(&st->pc, t->tid, s->src_perf_sw, s->src_perf_hw);
@@ -618,7 +624,10 @@ static int read_plan(const tm_session *s, const tm_sampler_thread *st, bool full
   if (full || !s->src_perf_switch || !st->covered || !st->have_sched) return READ_ALL;
   if (st->sw_tick == tick_no || st->sw_kind == TM_SWITCH_IN || st->sw_kind == SW_UNKNOWN)
     return READ_ALL;
-  return st->sw_kind == TM_SWITCH_OUT_PREEMPT ? READ_QUEUE : READ_NONE;
+  if (st->sw_kind == TM_SWITCH_OUT_PREEMPT) return READ_QUEUE;
+  /* It blocked after the last full read (it ran on, or records came
+   * late): what it blocked in, perhaps a hidden futex, is still unread. */
+  return st->sw_time > st->syscall_ns ? READ_ALL : READ_NONE;
 }
 
 typedef struct ended {
@@ -870,8 +879,11 @@ static bool untracked_noticed;
 
 void tm_sampler_tick(tm_session *s) {
   uint64_t now = tm_now_ns();
-  if (s->tx.net != TM_NET_OFF && tm_transport_pump(&s->tx, now)) {
-    /* A new connection: it needs the session from the start. */
+  if (s->tx.net != TM_NET_OFF) tm_transport_pump(&s->tx, now);
+  if (s->tx.needs_preamble) {
+    /* A new connection (seen by this pump or the previous tick's last
+     * one): it needs the session from the start, before any other frame. */
+    s->tx.needs_preamble = false;
     tm_session_send_hello(s, TM_TO_NET);
     uint32_t hw = tm_threads_high_water();
     for (uint32_t i = 0; i < hw; i++) {

@@ -250,6 +250,7 @@ bool tm_transport_pump(tm_transport *t, uint64_t now) {
       /* Anything queued while disconnected belongs to the old stream. */
       out_reset(t);
       queue_header(t);
+      t->needs_preamble = true; /* until the session sends it, whichever pump saw this */
       fresh = true;
     }
     t->ever_connected = true;

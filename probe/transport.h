@@ -56,8 +56,9 @@ int tm_transport_set_peer(tm_transport *t, const char *host, const char *port,
 void tm_transport_send(tm_transport *t, const uint8_t *frame, size_t len, int to);
 
 /* Makes progress on the network side without blocking. Returns true when
- * a new connection was just made after a lost one: the caller then sends
- * the session preamble (Hello, descriptions) with TM_TO_NET. */
+ * a new connection was just made after a lost one; needs_preamble then
+ * stays set until the caller has sent the session preamble (Hello,
+ * descriptions) with TM_TO_NET, before any other frame. */
 bool tm_transport_pump(tm_transport *t, uint64_t now_ns);
 
 /* Waits at most timeout_ms for queued network bytes to leave. */

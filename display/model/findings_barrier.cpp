@@ -16,7 +16,7 @@ namespace {
 constexpr int64_t kRoundWakeNs = 50'000'000;
 // The same thread must arrive last in at least this share of the rounds:
 // a last arrival that changes at random is scheduling noise, not uneven work.
-constexpr double kUsualLastShare = 0.5;
+constexpr double kUsualLastShare = 0.75;
 
 struct Round {
   int64_t end = 0;        // release time

@@ -34,11 +34,6 @@ bool owned(FinalState s) {
 
 }  // namespace
 
-void SyncActivity::setOwner(uint32_t object, uint32_t tid, int64_t t) {
-  Owner &o = owner_[object];
-  if (t >= o.since) o = Owner{tid, t};
-}
-
 void SyncActivity::transition(uint32_t tid, int64_t t, int state, uint32_t object,
                               uint32_t holder, uint32_t releaser) {
   auto last = lastT_.find(tid);
@@ -61,8 +56,6 @@ void SyncActivity::transition(uint32_t tid, int64_t t, int state, uint32_t objec
     v.insert(at, w);
     int64_t &longest = longest_[o.object];
     longest = std::max(longest, w.end - w.start);
-    if (owned(o.state) && state != THREADMON__THREAD_STATE__STATE_EXITED)
-      setOwner(o.object, tid, t);
     open_.erase(op);
   }
   auto sl = sleepingSince_.find(tid);
@@ -74,7 +67,6 @@ void SyncActivity::transition(uint32_t tid, int64_t t, int state, uint32_t objec
   FinalState fs;
   if (waitState(state, &fs) && object != 0) {
     open_[tid] = Open{t, object, holder, fs};
-    if (holder && owned(fs)) setOwner(object, holder, t);
   }
 }
 
@@ -82,8 +74,6 @@ void SyncActivity::threadEnded(uint32_t tid, int64_t t) {
   auto last = lastT_.find(tid);
   if (last != lastT_.end() && t < last->second) return;
   transition(tid, t, THREADMON__THREAD_STATE__STATE_EXITED, 0, 0, 0);
-  for (auto &o : owner_)
-    if (o.second.tid == tid) o.second = Owner{0, t};
 }
 
 void SyncActivity::stack(uint32_t id, QStringList frames) { stacks_[id] = std::move(frames); }
@@ -109,13 +99,18 @@ void SyncActivity::futex(uint32_t tid, int64_t t, uint64_t addr) {
   v.insert(at, FutexSpan{t, addr});
 }
 
+namespace {
+constexpr int64_t kDeadlockConfirmNs = 100'000'000;
+}  // namespace
+
 bool SyncActivity::checkDeadlocks(int64_t t) {
-  // Wait-for edges: a waiter on an owned object -> its owner.
-  std::map<uint32_t, std::pair<uint32_t, uint32_t>> edge;  // waiter -> (object, owner)
+  // Wait-for edges: a waiter on an owned object -> the holder it reported
+  // when its wait began, known to hold the lock while that wait is open. A
+  // remembered owner would go stale: an uncontended unlock sends nothing.
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> edge;  // waiter -> (object, holder)
   for (const auto &w : open_) {
     if (!owned(w.second.state) || w.second.start > t) continue;
-    auto o = owner_.find(w.second.object);
-    uint32_t h = o != owner_.end() && o->second.tid ? o->second.tid : w.second.holder;
+    uint32_t h = w.second.holder;
     if (h && h != w.first) edge[w.first] = {w.second.object, h};
   }
   // Each waiter has one outgoing edge: follow it until a node repeats.
@@ -160,6 +155,11 @@ bool SyncActivity::checkDeadlocks(int64_t t) {
     }
     d.resolvedNs = std::max(end, d.formedNs);
   }
+  // A cycle must last kDeadlockConfirmNs before it is one: a holder reported
+  // at a wait's start may have released the lock while the waiter is still
+  // waking up, which makes a cycle of a few milliseconds between threads that
+  // never hold two locks at once. A real deadlock lasts.
+  bool announced = false;
   for (const auto &key : cycles) {
     Deadlock d;
     d.detectedNs = t;
@@ -168,9 +168,11 @@ bool SyncActivity::checkDeadlocks(int64_t t) {
       d.objects.push_back(key[i + 1]);
       d.formedNs = std::max(d.formedNs, open_[key[i]].start);
     }
+    if (t - d.formedNs < kDeadlockConfirmNs) continue;
     deadlocks_.push_back(std::move(d));
+    announced = true;
   }
-  return !cycles.empty();
+  return announced;
 }
 
 template <typename F>
@@ -314,7 +316,7 @@ size_t SyncActivity::bytes() const {
   for (const auto &s : sites_)
     for (const SiteEntry &e : s.second) b += sizeof(SiteEntry) + e.series.bytes();
   for (const auto &f : futex_) b += f.second.capacity() * sizeof(FutexSpan);
-  b += (open_.size() + owner_.size() + lastT_.size()) * 48;
+  b += (open_.size() + lastT_.size()) * 48;
   return b;
 }
 

@@ -54,10 +54,6 @@ class SyncActivity {
     uint32_t holder = 0;
     FinalState state = FinalState::BlockedMutex;
   };
-  struct Owner {
-    uint32_t tid = 0;
-    int64_t since = 0;
-  };
   struct SiteEntry {
     uint32_t stack = 0;
     CounterSeries<2> series;  // contentions, wait ns
@@ -66,7 +62,6 @@ class SyncActivity {
     int64_t t;
     uint64_t addr;
   };
-  void setOwner(uint32_t object, uint32_t tid, int64_t t);
   template <typename F>
   void forEachWait(uint32_t object, const TimeRange &r, int64_t horizon, F &&f) const;
 
@@ -76,7 +71,6 @@ class SyncActivity {
   std::unordered_map<uint32_t, std::vector<TimeRange>> sleeps_;  // by tid, closed, in order
   std::unordered_map<uint32_t, int64_t> sleepingSince_;          // open sleeps by tid
   std::unordered_map<uint32_t, int64_t> lastT_;    // newest transition per tid
-  std::unordered_map<uint32_t, Owner> owner_;      // mutex/rwlock: last known owner
   std::unordered_map<uint32_t, QStringList> stacks_;
   std::unordered_map<uint32_t, std::vector<SiteEntry>> sites_;  // by object
   std::unordered_map<uint32_t, std::vector<FutexSpan>> futex_;  // by tid, time order

@@ -117,10 +117,15 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   o["call_sites"] = sites;
   QJsonArray waiters;
   if (s.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) {
-    for (const InternalWaiter &w : m.internalWaiters(s.id, whole))
+    // No wrapper times an internal lock: its wait is the sampled one.
+    int64_t sampled = 0;
+    for (const InternalWaiter &w : m.internalWaiters(s.id, whole)) {
       waiters.append(QJsonObject{{"tid", qint64(w.tid)},
                                  {"wait_s", seconds(int64_t(w.waitNs))},
                                  {"samples", qint64(w.samples)}});
+      sampled += int64_t(w.waitNs);
+    }
+    o["wait_s"] = seconds(sampled);
   } else {
     std::map<uint32_t, int64_t> byWaiter;
     for (const WaitRecord &w : m.waits(s.id, whole)) byWaiter[w.waiter] += w.end - w.start;

@@ -491,7 +491,7 @@ Deadlock deadlockStream(bool resolves) {
     f.body_case = THREADMON__FRAME__BODY_TICK;
     f.tick = &t;
     out += packFrame(&f);
-    if (tick == kStartNs + 400 * ms) d.formedAt = int(out.size());
+    if (tick == kStartNs + 450 * ms) d.formedAt = int(out.size());
   }
   if (resolves) {
     Threadmon__Goodbye g = THREADMON__GOODBYE__INIT;

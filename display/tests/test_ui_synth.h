@@ -39,7 +39,7 @@ constexpr int kMutexCallSites = 2;
 // Two threads that deadlock on two mutexes 0.3 s in: "left" holds lock_a and
 // waits for lock_b, "right" holds lock_b and waits for lock_a. With
 // `resolves`, right's timed lock gives up at 1.0 s and the cycle breaks.
-// *formedAt: the stream offset after the tick that follows the cycle.
+// *formedAt: the stream offset once the cycle has lasted long enough to be confirmed (100 ms).
 struct Deadlock {
   QByteArray bytes;
   int formedAt = 0;

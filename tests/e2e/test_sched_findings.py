@@ -19,8 +19,12 @@ def one_finding(rec, kind):
 
 def test_oversubscribed():
     tmtest.require_report()
-    rec = Recording("matrix_mult", ["--threads", str(3 * os.cpu_count()), "--size", "400",
-                                    "--rounds", "6"])
+    # Enough work to stay CPU-bound for many 50 ms bins on a quiet machine:
+    # size 400 x 6 rounds was 0.25 s of CPU in all (0.12 s on 2 idle CPUs),
+    # mostly thread start-up and barrier tails, and its share sat at the
+    # 25 % threshold; this is about 1.4 s of CPU.
+    rec = Recording("matrix_mult", ["--threads", str(3 * os.cpu_count()), "--size", "600",
+                                    "--rounds", "10"])
     tmtest.check_process(rec)
     f = one_finding(rec, "oversubscribed")
     if not f:
