@@ -525,7 +525,7 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   if (how == READ_NONE) {
     /* Blocked since its last read: the same syscall, the same hidden lock,
      * one more tick seen waiting on it. */
-    if (st->futex_addr) note_hidden_wait(s, t, st->futex_addr, NULL);
+    if (st->futex_addr && cur <= TM_STATE_RUNNING) note_hidden_wait(s, t, st->futex_addr, NULL);
     return;
   }
   char buf[READ_BYTES];
@@ -584,6 +584,9 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
     if (s->src_futex && st->have_stat && st->stat.state == 'S' && cur <= TM_STATE_RUNNING &&
         !t->is_probe && tm_task_read(&st->fds, TM_TASK_SYSCALL, true, buf, sizeof buf) >= 0)
       futex = tm_parse_syscall_futex(buf);
+    /* Read again: it may have entered a wrapped call (a join, a cond wait)
+     * between the first look and the syscall file, and that futex is seen. */
+    if (futex && *(volatile uint32_t *)&t->cur_state > TM_STATE_RUNNING) futex = 0;
     if (futex) futex_line = buf;
     st->status_dirty = true;
   }
