@@ -16,6 +16,7 @@
 
 #include "probe.h"
 #include "sites.h"
+#include "stackscan.h"
 
 #define THREADS_CAP 4096        /* waiting threads remembered (power of two) */
 #define WORDS_CAP 1024          /* futex words judged (power of two) */
@@ -86,9 +87,10 @@ static void on_capture_signal(int sig, siginfo_t *si, void *ctx) {
 /* ---- the signal's disposition ---- */
 
 static bool handler_installed, signalling_off;
-static uint64_t signals_sent;
+static uint64_t signals_sent, scans_done;
 
 uint64_t tm_hidden_signals_sent(void) { return signals_sent; }
+uint64_t tm_hidden_scans_done(void) { return scans_done; }
 
 /* True when our handler is in place. Installs it only over SIG_DFL; a
  * program that set its own (before or after us) turns signalling off for
@@ -310,6 +312,19 @@ bool tm_hidden_seen(uint32_t tid, uint64_t word, const char *syscall_line, uint6
   }
   if (syscall_line) ht->signalable = tm_hidden_untimed_wait(syscall_line, word);
   ht->seen_ns = now_ns;
+  /* Its stack, read without disturbing it (most waits on a hidden lock
+   * last microseconds: over before a signal could land). */
+  if (syscall_line && ht->slot < 0 &&
+      (!ht->stack || now_ns - ht->asked_ns >= TM_HIDDEN_CAPTURE_NS)) {
+    void *pcs[TM_SITE_FRAMES];
+    int n = tm_stack_scan(tid, syscall_line, pcs, TM_SITE_FRAMES);
+    if (n > 0) {
+      ht->stack = tm_site_intern(pcs, (uint32_t)n, true);
+      ht->asked_ns = now_ns;
+      scans_done++;
+      flush_pending(ht, ht->stack);
+    }
+  }
   if (ht->stack) {
     tm_site_add(oid, ht->stack, 1, tick_ns);
   } else {
@@ -364,5 +379,5 @@ void tm_hidden_forget(void) {
   memset(threads, 0, sizeof threads);
   memset(words, 0, sizeof words);
   for (int i = 0; i < SLOTS; i++) atomic_store(&slots[i].state, SLOT_FREE);
-  signals_sent = 0;
+  signals_sent = scans_done = 0;
 }

@@ -6,8 +6,10 @@
  * (a pthread mutex's word is the mutex, a cond's is cond + 40, a rwlock
  * writer's rwlock + 8: any word inside a known object is refused).
  *
- * Call sites: the blocked thread is asked for its own stack with a signal
- * (TM_HIDDEN_SIGNAL; a real-time signal). Only when
+ * Call sites: first read without touching the thread, by scanning a copy
+ * of its stack (stackscan.h), at most every TM_HIDDEN_CAPTURE_NS. When
+ * that fails (it woke meanwhile) the blocked thread is asked for its own
+ * stack with a signal (TM_HIDDEN_SIGNAL; a real-time signal). Only when
  *   - the program left that signal at SIG_DFL (checked before every send;
  *     once the program installs its own handler it is never sent again),
  *   - the thread does not block it (status SigBlk),
@@ -47,8 +49,9 @@ bool tm_hidden_seen(uint32_t tid, uint64_t word, const char *syscall_line, uint6
 void tm_hidden_collect(uint64_t now_ns);
 /* Fork child: forgets threads and requests (the handler stays installed). */
 void tm_hidden_forget(void);
-/* Signals sent and stacks received, for tests. */
+/* Signals sent, and stacks read by scanning (stackscan.h), for tests. */
 uint64_t tm_hidden_signals_sent(void);
+uint64_t tm_hidden_scans_done(void);
 
 /* "futex wait on word with no timeout" per a syscall file line. */
 bool tm_hidden_untimed_wait(const char *syscall_line, uint64_t word);

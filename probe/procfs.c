@@ -210,6 +210,12 @@ uint64_t tm_parse_syscall_futex(const char *s) {
   return arg0;
 }
 
+uint32_t tm_parse_syscall_nr(const char *s) {
+  char *end;
+  long nr = strtol(s, &end, 10);
+  return end == s || nr < 0 ? 0 : (uint32_t)nr + 1;
+}
+
 int tm_list_tasks(void (*fn)(uint32_t tid, void *arg), void *arg) {
   DIR *d = opendir("/proc/self/task");
   if (!d) return -1;

@@ -70,6 +70,9 @@ bool tm_parse_stat(const char *s, tm_task_stat *out);
 bool tm_parse_status_ctxsw(const char *s, uint64_t *vol, uint64_t *invol);
 /* The futex word a thread is blocked on according to its syscall file, or 0. */
 uint64_t tm_parse_syscall_futex(const char *s);
+/* The syscall number of a syscall file line, plus one; 0 for "running" or
+ * a thread outside any syscall ("-1 ..."). */
+uint32_t tm_parse_syscall_nr(const char *s);
 
 /* Calls fn for every thread id in /proc/self/task. Returns -1 on failure. */
 int tm_list_tasks(void (*fn)(uint32_t tid, void *arg), void *arg);

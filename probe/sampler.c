@@ -65,6 +65,7 @@ typedef struct tm_sampler_thread {
   uint32_t attr_sent;
   uint64_t sw_tick;      /* tick whose drain had a record of it */
   uint64_t futex_addr;
+  uint32_t asleep_syscall; /* LwpSample.asleep_syscall last sent */
   int sw_kind;           /* latest record's TM_SWITCH_*, or SW_UNKNOWN */
   bool covered;          /* its switches reach our rings (a record was seen) */
   bool have_sched, have_stat;
@@ -533,6 +534,19 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   if (tm_task_read(&st->fds, TM_TASK_SCHEDSTAT, true, buf, sizeof buf) < 0) return;
   tm_task_sched sc;
   if (!tm_parse_schedstat(buf, &sc)) return;
+  /* schedstat's run time of a thread on a CPU lags by up to a scheduler
+   * tick; its CPU clock is brought up to date by the kernel. Only the few
+   * threads on a CPU now (by the records) pay for the extra syscall. */
+  uint64_t sched_read_ns = tm_now_ns();
+  if (s->src_perf_switch && st->covered && st->sw_kind == TM_SWITCH_IN) {
+    struct timespec ts;
+    clockid_t clock = (clockid_t)((~(unsigned)t->tid << 3) | 6); /* per-thread sched clock */
+    if (clock_gettime(clock, &ts) == 0) {
+      sched_read_ns = tm_now_ns();
+      uint64_t exact = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+      if (exact > sc.oncpu_ns) sc.oncpu_ns = exact;
+    }
+  }
   bool moved = !st->have_sched || sc.oncpu_ns != st->sched.oncpu_ns ||
                sc.runqueue_ns != st->sched.runqueue_ns;
   st->sched = sc;
@@ -540,6 +554,7 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   /* Not moved: it did not run since the last read, nor enter a syscall. */
   if (how == READ_ALL) st->syscall_ns = read_ns;
   uint64_t vol = st->vol, invol = st->invol, futex = st->futex_addr;
+  uint32_t asleep = st->asleep_syscall;
   /* The sampler about itself (every tick): getrusage instead of stat and
    * status, the same numbers without two /proc reads. */
   bool self = on_sampler_thread && t->is_probe && t->tid == s->probe_tid &&
@@ -570,7 +585,7 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
    * counters and syscall are as they were; only the runqueue wait moves
    * (when it runs, or is migrated while queued). */
   /* Off the CPU, preempted: runnable, in no futex wait. */
-  if (how == READ_QUEUE) futex = 0;
+  if (how == READ_QUEUE) futex = 0, asleep = 0;
   if (how == READ_ALL && moved) {
     if ((s->src_perf_sw || s->src_perf_hw) && !st->pc_open && tm_fds_spare()) {
       tm_perf_counters_open(&st->pc, t->tid, s->src_perf_sw, s->src_perf_hw);
@@ -581,12 +596,16 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
      * that sits in futex() waits on a lock we cannot see otherwise. Only a
      * thread that ran since the last read can be in another syscall. */
     futex = 0;
+    asleep = 0;
     if (s->src_futex && st->have_stat && st->stat.state == 'S' && cur <= TM_STATE_RUNNING &&
-        !t->is_probe && tm_task_read(&st->fds, TM_TASK_SYSCALL, true, buf, sizeof buf) >= 0)
+        !t->is_probe &&
+        tm_task_read(&st->fds, TM_TASK_SYSCALL, true, buf, sizeof buf) >= 0) {
       futex = tm_parse_syscall_futex(buf);
+      asleep = tm_parse_syscall_nr(buf); /* "running": woke before the read */
+    }
     /* Read again: it may have entered a wrapped call (a join, a cond wait)
      * between the first look and the syscall file, and that futex is seen. */
-    if (futex && *(volatile uint32_t *)&t->cur_state > TM_STATE_RUNNING) futex = 0;
+    if (*(volatile uint32_t *)&t->cur_state > TM_STATE_RUNNING) futex = 0, asleep = 0;
     if (futex) futex_line = buf;
     st->status_dirty = true;
   }
@@ -599,8 +618,9 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
       (!from_records && st->status_dirty && tick_no - st->status_tick >= STATUS_EVERY))
     read_status(st);
   bool counts = st->vol != vol || st->invol != invol;
-  if (!moved && !counts && futex == st->futex_addr) return;
+  if (!moved && !counts && futex == st->futex_addr && asleep == st->asleep_syscall) return;
   st->futex_addr = futex;
+  st->asleep_syscall = asleep;
 
   Threadmon__LwpSample *l = lwp_add();
   if (!l) return;
@@ -616,6 +636,8 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   l->vol_ctxsw = st->vol;
   l->invol_ctxsw = st->invol;
   l->futex_addr = futex;
+  l->asleep_syscall = asleep;
+  l->read_ns = sched_read_ns;
   l->task_clock_ns = st->pv.v[TM_PC_TASK_CLOCK];
   l->perf_faults = st->pv.v[TM_PC_FAULTS];
   l->cycles = st->pv.v[TM_PC_CYCLES];

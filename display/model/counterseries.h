@@ -25,14 +25,15 @@ class CounterSeries {
 
   struct Point {
     int64_t t;
-    uint32_t aux;  // per-series extra (e.g. CPU and state letter of an LWP)
+    uint32_t aux;   // per-series extra (e.g. CPU and state letter of an LWP)
+    int32_t extra;  // another one, in what would be padding (an LWP's read time)
     std::array<uint64_t, N> v;
   };
 
   // Returns false when a sample with the same time was already present.
-  bool add(int64_t t, uint32_t aux, const std::array<uint64_t, N> &v) {
+  bool add(int64_t t, uint32_t aux, const std::array<uint64_t, N> &v, int32_t extra = 0) {
     if (pts_.empty() || t > pts_.back().t) {
-      pts_.push_back(Point{t, aux, v});
+      pts_.push_back(Point{t, aux, extra, v});
       thin();
       return true;
     }
@@ -40,7 +41,7 @@ class CounterSeries {
                                [](const Point &p, int64_t x) { return p.t < x; });
     if (it != pts_.end() && it->t == t) return false;
     size_t idx = size_t(it - pts_.begin());
-    pts_.insert(it, Point{t, aux, v});
+    pts_.insert(it, Point{t, aux, extra, v});
     if (idx < coarseEnd_) coarseEnd_++;
     return true;
   }
@@ -50,6 +51,12 @@ class CounterSeries {
     auto it = std::upper_bound(pts_.begin(), pts_.end(), t,
                                [](int64_t x, const Point &p) { return x < p.t; });
     return it == pts_.begin() ? nullptr : &*(it - 1);
+  }
+  // Oldest sample after t, nullptr if none.
+  const Point *after(int64_t t) const {
+    auto it = std::upper_bound(pts_.begin(), pts_.end(), t,
+                               [](int64_t x, const Point &p) { return x < p.t; });
+    return it == pts_.end() ? nullptr : &*it;
   }
   const Point *first() const { return pts_.empty() ? nullptr : &pts_.front(); }
   const Point *last() const { return pts_.empty() ? nullptr : &pts_.back(); }

@@ -217,19 +217,20 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     const SyncObjectInfo &o = m.syncObject(oi);
     if (o.kind != THREADMON__SYNC_KIND__KIND_INTERNAL) continue;
     std::vector<InternalWaiter> ws = m.internalWaiters(o.id, r);
-    int64_t wait = 0, life = 0;
+    int64_t wait = 0, kernel = 0, life = 0;
     std::vector<uint32_t> tids;
     QJsonObject waitS;
     for (const InternalWaiter &w : ws) {
       int ti = m.indexOfTid(w.tid);
       if (ti < 0) continue;
       wait += int64_t(w.waitNs);
+      kernel += int64_t(w.kernelNs);
       life += m.threadStates(ti, r).lifetimeNs;
       tids.push_back(w.tid);
       waitS[QString::number(w.tid)] = double(w.waitNs) / 1e9;
     }
     if (life <= 0) continue;
-    double share = double(wait) / double(life);
+    double share = double(wait + kernel) / double(life);
     if (share < finding::kInternalShare) continue;
     std::sort(tids.begin(), tids.end());
     // The call site: the program's function, and the library function it
@@ -252,11 +253,13 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     f.objects = {o.id};
     f.t0 = r.t0;
     f.t1 = r.t1;
-    f.message = QStringLiteral("%1 spent about %2 of their time waiting on %3")
+    f.message = QStringLiteral("%1 lost about %2 of their time to %3")
                     .arg(threadList(m, tids), percent(share), objectName(m, o.id));
-    if (!fn.isEmpty()) f.message += QStringLiteral(" reached from %1").arg(fn);
+    if (!fn.isEmpty()) f.message += QStringLiteral(", reached from %1").arg(fn);
     if (!via.isEmpty()) f.message += QStringLiteral(" via %1()").arg(via);
-    f.message += QStringLiteral(". The program never wrote this lock: the library takes it for "
+    f.message += QStringLiteral(": %1 asleep waiting for it, %2 in system calls for it.")
+                     .arg(percent(double(wait) / double(life)), percent(double(kernel) / double(life)));
+    f.message += QStringLiteral(" The program never wrote this lock: the library takes it for "
                                 "shared state, so these threads take turns.");
     if (!via.isEmpty())
       f.message += QStringLiteral(" A variant that keeps its state per thread (such as %1_r(), "
@@ -267,6 +270,7 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     f.evidence["symbol"] = o.symbol;
     f.evidence["waiters"] = tidArray(tids);
     f.evidence["wait_s"] = double(wait) / 1e9;
+    f.evidence["kernel_s"] = double(kernel) / 1e9;
     f.evidence["wait_s_by_thread"] = waitS;
     f.evidence["waiters_lifetime_s"] = double(life) / 1e9;
     f.evidence["share"] = share;

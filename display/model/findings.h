@@ -50,7 +50,8 @@ namespace finding {
 // of the program's threads, with at least this many distinct waiters.
 constexpr double kSerialisingShare = 0.20;
 constexpr int kSerialisingMinWaiters = 2;
-// internal_lock: sampled wait / summed thread time of its waiters.
+// internal_lock: estimated time lost to the lock (asleep on it, and system
+// time in calls for it) / summed thread time of its waiters.
 constexpr double kInternalShare = 0.10;
 // oversubscribed: runnable share of the program threads' summed lifetime,
 // counted while more threads were runnable than CPUs.

@@ -74,7 +74,9 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
   };
   for (const ProgramThread &p : pts) {
     for (const StateInterval &iv : m.intervals(p.index, r)) {
-      if (iv.state == FinalState::OnCpu || iv.state == FinalState::Runnable)
+      // Stolen time holds a CPU too (the hypervisor ran something else on it).
+      if (iv.state == FinalState::OnCpu || iv.state == FinalState::Runnable ||
+          iv.state == FinalState::Stolen)
         spread(b.active, iv.start, iv.end);
       if (iv.state == FinalState::Runnable) spread(b.runnable, iv.start, iv.end);
       else if (iv.state == FinalState::BlockedBarrier) spread(b.waiting, iv.start, iv.end);
@@ -120,14 +122,21 @@ void oversubscribed(const SessionModel &m, const TimeRange &r, const std::vector
   f.threads = tids;
   f.t0 = r.t0;
   f.t1 = r.t1;
-  f.message = QStringLiteral("More threads wanted to run than there are CPUs: the program's %1 threads "
-                             "spent %2 of their time ready to run but waiting for one of the %3 CPUs. "
-                             "Fewer threads, about one per CPU, would do the same work with less "
-                             "switching.")
-                  .arg(pts.size())
+  // Name the threads that wanted CPU time, not the ones parked in a join.
+  size_t busyThreads = 0;
+  for (const ProgramThread &p : pts) {
+    int64_t active = p.st.ns[size_t(FinalState::OnCpu)] + p.st.ns[size_t(FinalState::Runnable)];
+    if (p.st.lifetimeNs > 0 && double(active) >= 0.1 * double(p.st.lifetimeNs)) busyThreads++;
+  }
+  f.message = QStringLiteral("More threads wanted to run than there are CPUs: %1 busy threads "
+                             "spent %2 of the program's thread time ready to run but waiting for "
+                             "one of the %3 CPUs. Fewer threads, about one per CPU, would do the "
+                             "same work with less switching.")
+                  .arg(busyThreads)
                   .arg(percent(share))
                   .arg(cpus);
   f.evidence["threads"] = tidArray(tids);
+  f.evidence["busy_threads"] = qint64(busyThreads);
   f.evidence["runnable_s"] = runnable / 1e9;
   f.evidence["threads_lifetime_s"] = double(life) / 1e9;
   f.evidence["share"] = share;
@@ -163,9 +172,11 @@ void undersubscribed(const SessionModel &m, const TimeRange &r, const std::vecto
   f.t0 = r.t0;
   f.t1 = r.t1;
   f.message = QStringLiteral("For %1 of the run some CPUs sat idle while threads that had finished "
-                             "their part waited at a barrier for the others: the "
-                             "work is not evenly split. Smaller pieces of work handed out as "
-                             "threads become free keep every CPU busy.")
+                             "their part waited at a barrier for the others: either the work "
+                             "between barriers is unevenly split, or the pieces are so small that "
+                             "putting threads to sleep and waking them costs a visible share. "
+                             "Evenly split pieces large enough to dwarf a wake-up, or work handed "
+                             "out as threads become free, keep every CPU busy.")
                   .arg(percent(share));
   f.evidence["idle_phase_s"] = double(under) / 1e9;
   f.evidence["run_s"] = double(r.length()) / 1e9;
@@ -191,7 +202,9 @@ void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Fi
     if (life < finding::kNeverRunsMinLifeNs ||
         double(life) < finding::kNeverRunsMinSessionShare * double(r.length()))
       continue;
-    double onCpu = double(p.st.ns[size_t(FinalState::OnCpu)]) / double(life);
+    // Stolen time was time on a CPU as far as the scheduler knows.
+    double onCpu = double(p.st.ns[size_t(FinalState::OnCpu)] + p.st.ns[size_t(FinalState::Stolen)]) /
+                   double(life);
     int64_t sync = int64_t(m.internalWaitNs(p.index, r));
     for (int s = int(FinalState::BlockedMutex); s <= int(FinalState::BlockedJoin); s++)
       sync += p.st.ns[size_t(s)];

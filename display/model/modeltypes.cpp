@@ -8,7 +8,8 @@ const char *finalStateKey(FinalState s) {
   static const char *const keys[kFinalStateCount] = {
       "on_cpu",          "runnable",    "blocked_mutex", "blocked_cond",
       "blocked_rwlock",  "blocked_barrier", "blocked_sem", "blocked_spin",
-      "blocked_join",    "sleeping",    "io_wait",       "stopped"};
+      "blocked_join",    "sleeping",    "io_wait",       "stopped",
+      "stolen"};
   int i = int(s);
   return i >= 0 && i < kFinalStateCount ? keys[i] : "unknown";
 }

@@ -28,8 +28,11 @@ enum class FinalState : uint8_t {
   Sleeping,
   IoWait,
   Stopped,
+  // On a CPU by the scheduler while the hypervisor (or interrupts) ran
+  // instead: the thread's CPU clock did not advance (top's "st").
+  Stolen,
 };
-constexpr int kFinalStateCount = 12;
+constexpr int kFinalStateCount = 13;
 
 // "on_cpu", "runnable", "blocked_mutex", ... (the JSON and report keys).
 const char *finalStateKey(FinalState s);
@@ -217,8 +220,9 @@ struct CallSite {
 // estimated wait = ticks seen x tick interval.
 struct InternalWaiter {
   uint32_t tid = 0;
-  uint64_t samples = 0;
-  uint64_t waitNs = 0;
+  uint64_t samples = 0;   // ticks it was seen blocked on the word
+  uint64_t waitNs = 0;    // estimated time asleep on it
+  uint64_t kernelNs = 0;  // estimated system CPU time spent in calls for it
 };
 
 // A cycle in the wait-for graph: threads[i] waits on objects[i], which

@@ -92,8 +92,12 @@ class SessionModel : public QObject {
   QStringList stack(uint32_t stackId) const;
   // Contention of one object per call stack over r, most waiting first.
   std::vector<CallSite> callSites(uint32_t objectId, const TimeRange &r) const;
-  // Threads seen blocked on a KIND_INTERNAL object's futex word in r, most
-  // waiting first (estimated: ticks seen x tick interval).
+  // Threads seen blocked on a KIND_INTERNAL object's futex word in r, and
+  // the others running the same function, most waiting first. Estimated:
+  // the thread's sleep in the kernel outside wrapped calls (exact, from
+  // switch records) and its system time, x the share of the ticks that
+  // found those threads asleep that found them on this word; ticks seen x
+  // tick interval when the capture lacks that.
   std::vector<InternalWaiter> internalWaiters(uint32_t objectId, const TimeRange &r) const;
   // Sum of internalWaiters for one thread over every internal object.
   uint64_t internalWaitNs(int index, const TimeRange &r) const;
@@ -125,6 +129,8 @@ class SessionModel : public QObject {
 
  private:
   void touch();
+  // Thread index's estimated wait on the hidden lock at addr over r.
+  InternalWaiter hiddenWait(int index, uint64_t addr, const TimeRange &r) const;
   std::unique_ptr<SessionStore> store_;
   QTimer coalesce_;
   QString error_;

@@ -1,6 +1,7 @@
 // SessionModel queries about who waited for whom: waits, the waiter x
 // holder matrix, call sites, hidden-lock waiters, deadlocks and findings.
 #include <QFileInfo>
+#include <QSet>
 
 #include <algorithm>
 
@@ -31,35 +32,75 @@ std::vector<CallSite> SessionModel::callSites(uint32_t objectId, const TimeRange
   return store_->activity.callSites(objectId, r);
 }
 
+InternalWaiter SessionModel::hiddenWait(int index, uint64_t addr, const TimeRange &r) const {
+  uint64_t tick = info().tickIntervalNs ? info().tickIntervalNs : kDefaultTickNs;
+  const ThreadInfo &t = thread(index);
+  const SyncActivity &act = store_->activity;
+  InternalWaiter w;
+  w.tid = t.tid;
+  w.samples = act.futexTicks(t.tid, addr, r, store_->tickTimes, t.endNs);
+  // Waits on a hidden lock are mostly far shorter than a tick, so ticks x
+  // interval misses most of them. The switch records time every sleep of
+  // the thread in the kernel exactly; the ticks that found a thread asleep
+  // (or woken, not yet back on a CPU) in a known syscall say which share of
+  // those sleeps was on this word. Threads running the same function pool
+  // their ticks: one that was never caught asleep still waits like its
+  // siblings. The same share of their system CPU time is the futex calls
+  // the lock costs them without any sleep. Captures without asleep_syscall:
+  // ticks x interval, no kernel time.
+  uint64_t seen = 0, asleep = 0;
+  for (int i = 0; i < threadCount(); i++) {
+    const ThreadInfo &o = thread(i);
+    if (i != index && (t.startRoutine.isEmpty() || o.startRoutine != t.startRoutine)) continue;
+    seen += act.futexTicks(o.tid, addr, r, store_->tickTimes, o.endNs);
+    asleep += act.asleepTicks(o.tid, r, store_->tickTimes, o.endNs);
+  }
+  if (!asleep || !seen) {
+    w.waitNs = w.samples * tick;
+    return w;
+  }
+  double share = std::min(1.0, double(seen) / double(asleep));
+  int64_t kernelSleep = threadStates(index, r).ns[size_t(FinalState::Sleeping)] -
+                        chosenSleepNs(index, r);
+  w.waitNs = uint64_t(double(std::max<int64_t>(0, kernelSleep)) * share);
+  w.kernelNs = uint64_t(double(lwpDelta(index, r).systemNs) * share);
+  return w;
+}
+
 std::vector<InternalWaiter> SessionModel::internalWaiters(uint32_t objectId,
                                                           const TimeRange &r) const {
   std::vector<InternalWaiter> out;
   int idx = indexOfSyncObject(objectId);
   if (idx < 0 || !syncObject(idx).address) return out;
   uint64_t addr = syncObject(idx).address;
-  uint64_t tick = info().tickIntervalNs ? info().tickIntervalNs : kDefaultTickNs;
-  for (uint32_t tid : store_->activity.futexThreads(addr)) {
+  // Threads seen on the word, and those running the same function.
+  std::vector<uint32_t> seen = store_->activity.futexThreads(addr);
+  QSet<QString> routines;
+  for (uint32_t tid : seen) {
     int ti = indexOfTid(tid);
-    int64_t end = ti >= 0 ? thread(ti).endNs : -1;
-    uint64_t n = store_->activity.futexTicks(tid, addr, r, store_->tickTimes, end);
-    if (n) out.push_back(InternalWaiter{tid, n, n * tick});
+    if (ti >= 0 && !thread(ti).startRoutine.isEmpty()) routines.insert(thread(ti).startRoutine);
+  }
+  for (int i = 0; i < threadCount(); i++) {
+    const ThreadInfo &t = thread(i);
+    bool sibling = !t.startRoutine.isEmpty() && routines.contains(t.startRoutine);
+    if (!sibling && !std::binary_search(seen.begin(), seen.end(), t.tid)) continue;
+    InternalWaiter w = hiddenWait(i, addr, r);
+    if (w.samples || w.waitNs || w.kernelNs) out.push_back(w);
   }
   std::stable_sort(out.begin(), out.end(), [](const InternalWaiter &a, const InternalWaiter &b) {
-    return a.samples > b.samples;
+    return a.waitNs + a.kernelNs > b.waitNs + b.kernelNs;
   });
   return out;
 }
 
 uint64_t SessionModel::internalWaitNs(int index, const TimeRange &r) const {
-  uint64_t tick = info().tickIntervalNs ? info().tickIntervalNs : kDefaultTickNs;
-  const ThreadInfo &t = thread(index);
   uint64_t n = 0;
   for (int i = 0; i < syncObjectCount(); i++) {
     const SyncObjectInfo &o = syncObject(i);
     if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL && o.address)
-      n += store_->activity.futexTicks(t.tid, o.address, r, store_->tickTimes, t.endNs);
+      n += hiddenWait(index, o.address, r).waitNs;
   }
-  return n * tick;
+  return n;
 }
 
 size_t SessionModel::lwpSampleCount(int index) const {

@@ -138,10 +138,12 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     int64_t since = prev ? prev->t : (th.baselineZero ? th.info.startNs : prevTick);
     if (since != INT64_MIN && t > since)
       rqThreads += double(sub(s.runqueue_ns, prev ? prev->v[kRunqueue] : 0)) / double(t - since);
-    activity.futex(s.tid, t, s.futex_addr);
+    activity.futex(s.tid, t, s.futex_addr, s.asleep_syscall);
     if (s.kstate == 'R') pt.threadsInR++;
     maxCpuSeen_ = std::max(maxCpuSeen_, s.cpu);
-    if (th.lwp.add(t, lwpAux(s.cpu, s.kstate), v) && prevTick != INT64_MIN) th.markDirty(prevTick);
+    int64_t prevSample = prev ? prev->t : INT64_MIN;  // prev dies with the add
+    if (th.lwp.add(t, lwpAux(s.cpu, s.kstate), v, lwpExtra(t, ns(s.read_ns))))
+      th.sampleAdded(prevTick, prevSample);
   }
   pt.runqueueThreads = float(rqThreads);
 

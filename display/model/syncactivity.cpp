@@ -89,14 +89,15 @@ void SyncActivity::site(int64_t t, uint32_t object, uint32_t stackId, uint64_t c
   it->series.add(t, 0, {contentions, waitNs});
 }
 
-void SyncActivity::futex(uint32_t tid, int64_t t, uint64_t addr) {
+void SyncActivity::futex(uint32_t tid, int64_t t, uint64_t addr, uint32_t asleep) {
   std::vector<FutexSpan> &v = futex_[tid];
   auto at = std::upper_bound(v.begin(), v.end(), t,
                              [](int64_t x, const FutexSpan &s) { return x < s.t; });
   if (at != v.begin() && (at - 1)->t == t) return;  // a duplicate sample
-  if (at == v.end() && !v.empty() && v.back().addr == addr) return;  // unchanged
-  if (v.empty() && addr == 0) return;
-  v.insert(at, FutexSpan{t, addr});
+  if (at == v.end() && !v.empty() && v.back().addr == addr && v.back().asleep == asleep)
+    return;  // unchanged
+  if (v.empty() && addr == 0 && asleep == 0) return;
+  v.insert(at, FutexSpan{t, addr, asleep});
 }
 
 namespace {
@@ -266,14 +267,15 @@ std::vector<CallSite> SyncActivity::callSites(uint32_t object, const TimeRange &
   return out;
 }
 
-uint64_t SyncActivity::futexTicks(uint32_t tid, uint64_t addr, const TimeRange &r,
-                                  const TickTimes &ticks, int64_t threadEnd) const {
+template <typename Pred>
+uint64_t SyncActivity::spanTicks(uint32_t tid, const TimeRange &r, const TickTimes &ticks,
+                                 int64_t threadEnd, Pred &&counts) const {
   auto it = futex_.find(tid);
   if (it == futex_.end()) return 0;
   const std::vector<FutexSpan> &v = it->second;
   uint64_t n = 0;
   for (size_t i = 0; i < v.size(); i++) {
-    if (v[i].addr == 0 || (addr && v[i].addr != addr)) continue;
+    if (!counts(v[i])) continue;
     int64_t e = i + 1 < v.size() ? v[i + 1].t : (threadEnd >= 0 ? threadEnd : INT64_MAX);
     int64_t lo = std::max(v[i].t, r.t0), hi = std::min(e, r.t1);
     if (hi <= lo) continue;
@@ -282,6 +284,18 @@ uint64_t SyncActivity::futexTicks(uint32_t tid, uint64_t addr, const TimeRange &
                   std::lower_bound(ticks.begin(), ticks.end(), lo));
   }
   return n;
+}
+
+uint64_t SyncActivity::futexTicks(uint32_t tid, uint64_t addr, const TimeRange &r,
+                                  const TickTimes &ticks, int64_t threadEnd) const {
+  return spanTicks(tid, r, ticks, threadEnd, [addr](const FutexSpan &s) {
+    return s.addr != 0 && (!addr || s.addr == addr);
+  });
+}
+
+uint64_t SyncActivity::asleepTicks(uint32_t tid, const TimeRange &r, const TickTimes &ticks,
+                                   int64_t threadEnd) const {
+  return spanTicks(tid, r, ticks, threadEnd, [](const FutexSpan &s) { return s.asleep != 0; });
 }
 
 std::vector<uint32_t> SyncActivity::futexThreads(uint64_t addr) const {

@@ -25,9 +25,10 @@ class SyncActivity {
   void threadEnded(uint32_t tid, int64_t t);
   void stack(uint32_t id, QStringList frames);
   void site(int64_t t, uint32_t object, uint32_t stackId, uint64_t contentions, uint64_t waitNs);
-  // LwpSample.futex_addr of one thread at tick t (0 = not in futex): it
-  // holds until that thread's next sample.
-  void futex(uint32_t tid, int64_t t, uint64_t addr);
+  // LwpSample.futex_addr (0 = not in futex) and asleep_syscall (0 = not
+  // seen asleep outside wrapped calls) of one thread at tick t: they hold
+  // until that thread's next sample.
+  void futex(uint32_t tid, int64_t t, uint64_t addr, uint32_t asleep);
   // Re-checks the wait-for graph at tick t. True when a new cycle formed.
   bool checkDeadlocks(int64_t t);
 
@@ -41,6 +42,10 @@ class SyncActivity {
   // (addr 0: on any of addrs).
   uint64_t futexTicks(uint32_t tid, uint64_t addr, const TimeRange &r, const TickTimes &ticks,
                       int64_t threadEnd) const;
+  // Ticks in r at which tid was seen asleep in any syscall outside wrapped
+  // calls (0 for captures from probes that did not say).
+  uint64_t asleepTicks(uint32_t tid, const TimeRange &r, const TickTimes &ticks,
+                       int64_t threadEnd) const;
   std::vector<uint32_t> futexThreads(uint64_t addr) const;
   // ns of r that tid spent in a wrapped sleep call (nanosleep, usleep...).
   int64_t sleepNs(uint32_t tid, const TimeRange &r, int64_t horizon) const;
@@ -61,7 +66,11 @@ class SyncActivity {
   struct FutexSpan {
     int64_t t;
     uint64_t addr;
+    uint32_t asleep;
   };
+  template <typename Pred>
+  uint64_t spanTicks(uint32_t tid, const TimeRange &r, const TickTimes &ticks, int64_t threadEnd,
+                     Pred &&counts) const;
   template <typename F>
   void forEachWait(uint32_t object, const TimeRange &r, int64_t horizon, F &&f) const;
 

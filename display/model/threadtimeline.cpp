@@ -9,10 +9,21 @@ namespace tmon {
 
 namespace {
 
-constexpr unsigned kMixed = 12;  // code of a tick-split interval (no switch records)
+constexpr unsigned kMixed = 15;  // code of a tick-split or stolen-split interval
 constexpr uint32_t kFracOne = 32767;
 constexpr int kNoCpu = 0xFFF;
 constexpr int64_t kMaxRel = (int64_t(1) << 48) - 1;
+// Rest code of a mixed interval of on-CPU time (by switch records) that was
+// partly stolen: the on fraction is what the CPU clock ran.
+constexpr uint32_t kRestStolen = 3;
+// A difference between switch records and the CPU clock under 50 us, or
+// under 1% of the sample span, is noise (records drained a little late).
+constexpr int64_t kStealNoiseNs = 50'000;
+constexpr int64_t kStealNoiseDiv = 100;  // 1% of the sample span
+// Captures without LwpSample.read_ns read schedstat, whose run time of a
+// thread on a CPU lags by up to a scheduler tick (4 ms at HZ=250); without
+// this floor that lag would read as steal in half the spans.
+constexpr int64_t kOldClockLagNs = 4'000'000;
 
 // Rest state of RUNNING time that is neither on a CPU nor runnable.
 unsigned restCode(uint32_t kstate) {
@@ -42,8 +53,12 @@ Mix mixOf(uint32_t payload) {
   return Mix{payload & 0x7FFF, (payload >> 15) & 0x7FFF, payload >> 30};
 }
 uint32_t restCodeOfMix(uint32_t rest) {
-  return rest == 1 ? unsigned(FinalState::IoWait)
-                   : rest == 2 ? unsigned(FinalState::Stopped) : unsigned(FinalState::Sleeping);
+  switch (rest) {
+    case 1: return unsigned(FinalState::IoWait);
+    case 2: return unsigned(FinalState::Stopped);
+    case kRestStolen: return unsigned(FinalState::Stolen);
+    default: return unsigned(FinalState::Sleeping);
+  }
 }
 
 int64_t part(int64_t d, uint32_t frac) { return (d * int64_t(frac) + kFracOne / 2) / kFracOne; }
@@ -56,6 +71,16 @@ uint32_t lwpAux(int cpu, uint32_t kstate) {
 }
 int lwpAuxCpu(uint32_t aux) { return int(aux & 0xFFFF) - 1; }
 uint32_t lwpAuxKstate(uint32_t aux) { return (aux >> 16) & 0xFF; }
+
+// The read time is kept as an offset from the tick: it fits the padding of a
+// point, and the sampler reads within milliseconds of its tick.
+constexpr int32_t kNoReadNs = INT32_MIN;
+int32_t lwpExtra(int64_t t, int64_t readNs) {
+  if (readNs <= 0) return kNoReadNs;
+  return int32_t(std::clamp<int64_t>(readNs - t, INT32_MIN + 1, INT32_MAX));
+}
+int64_t lwpReadNs(const LwpSeries::Point &p) { return lwpReadSent(p) ? p.t + p.extra : p.t; }
+bool lwpReadSent(const LwpSeries::Point &p) { return p.extra != kNoReadNs; }
 
 ThreadTimeline::ThreadTimeline(uint32_t tid, int64_t firstSeen, int64_t base) : base_(base) {
   info.tid = tid;
@@ -93,12 +118,25 @@ bool ThreadTimeline::addSwitch(int64_t t, int kind, uint32_t cpu) {
   for (auto d = it; d != sw_.begin() && (d - 1)->t == t; --d)
     if ((d - 1)->state == kind && (d - 1)->cpu == cpu) return false;
   sw_.insert(it, Raw{t, 0, 0, uint8_t(kind), uint16_t(std::min<uint32_t>(cpu, kNoCpu - 1))});
-  markDirty(t);
+  // The clock share of every tick in the sample span around t changes.
+  const LwpSeries::Point *p = lwp.at(t);
+  while (p && lwpReadNs(*p) > t) p = lwp.at(p->t - 1);
+  markDirty(std::min(t, p ? p->t : baselineZero ? info.startNs : t));
   return true;
 }
 
 void ThreadTimeline::markDirty(int64_t t) {
   if (derived_ && t < derivedUntil_) dirtyFrom_ = std::min(dirtyFrom_, t);
+}
+
+void ThreadTimeline::sampleAdded(int64_t prevTick, int64_t prevSample) {
+  if (prevTick == INT64_MIN) return;
+  markDirty(prevTick);
+  // The new sample closes a span back to the previous one: ticks in it with
+  // on-CPU time took their clock share from a span not known then.
+  int64_t from = prevSample != INT64_MIN ? prevSample : (baselineZero ? info.startNs : prevTick);
+  from = std::max({from, rawFloor_, prevTick - kRawKeepNs});
+  if (from < prevTick && recordsOnCpu(from, prevTick) != 0) markDirty(from);
 }
 
 void ThreadTimeline::setStart(int64_t t) {
@@ -133,6 +171,10 @@ void ThreadTimeline::truncate(int64_t t) {
 void ThreadTimeline::settle(const TickTimes &ticks, int64_t horizon) {
   int64_t h = info.endNs >= 0 ? std::min(horizon, info.endNs) : horizon;
   if (!derived_ && h <= info.startNs) return;
+  // ThreadStart seen after the first derivation: the clock's zero baseline
+  // at the start changes the first spans.
+  if (derived_ && baselineZero != derivedBaseline_) dirtyFrom_ = info.startNs;
+  derivedBaseline_ = baselineZero;
   int64_t from = derived_ ? std::min({dirtyFrom_, derivedUntil_, h}) : info.startNs;
   if (derived_ && dirtyFrom_ == INT64_MAX && h == derivedUntil_) return;
   // Re-derive whole ticks: the fallback split depends on the whole tick.
@@ -168,6 +210,43 @@ void ThreadTimeline::trimRaw(int64_t floor) {
   rawFloor_ = std::max(rawFloor_, floor);
 }
 
+int64_t ThreadTimeline::recordsOnCpu(int64_t t0, int64_t t1) const {
+  if (t1 <= t0) return 0;
+  if (t0 < rawFloor_ || sw_.empty()) return -1;
+  auto it = std::upper_bound(sw_.begin(), sw_.end(), t0,
+                             [](int64_t x, const Raw &r) { return x < r.t; });
+  // Before its first record a thread switched in was off a CPU; one switched
+  // out was on it since we do not know when.
+  int kind = it != sw_.begin() ? (it - 1)->state : -1;
+  if (kind < 0 && sw_.front().state != THREADMON__SWITCH_KIND__SWITCH_IN) return -1;
+  int64_t on = 0, p = t0;
+  for (; it != sw_.end() && it->t < t1; ++it) {
+    if (kind == THREADMON__SWITCH_KIND__SWITCH_IN) on += it->t - p;
+    p = it->t;
+    kind = it->state;
+  }
+  if (kind == THREADMON__SWITCH_KIND__SWITCH_IN) on += t1 - p;
+  return on;
+}
+
+uint32_t ThreadTimeline::clockShare(int64_t a) const {
+  // The samples around the tick: the first after its start, and the one
+  // before that (or the zero baseline at the thread's start).
+  const LwpSeries::Point *pb = lwp.after(a);
+  if (!pb) return kFracOne;  // not known yet; the sample re-derives this tick
+  const LwpSeries::Point *pa = lwp.at(pb->t - 1);
+  if (!pa && !baselineZero) return kFracOne;
+  bool exact = lwpReadSent(*pb) && (!pa || lwpReadSent(*pa));
+  int64_t ra = pa ? lwpReadNs(*pa) : info.startNs, rb = lwpReadNs(*pb);
+  int64_t byRecords = recordsOnCpu(ra, rb);
+  if (byRecords <= 0) return kFracOne;
+  int64_t clock = int64_t(pb->v[kOncpu]) - (pa ? int64_t(pa->v[kOncpu]) : 0);
+  int64_t stolen = byRecords - std::max<int64_t>(0, clock);  // at most byRecords
+  int64_t noise = std::max({kStealNoiseNs, (rb - ra) / kStealNoiseDiv, exact ? 0 : kOldClockLagNs});
+  if (stolen < noise) return kFracOne;
+  return uint32_t(std::lround(double(byRecords - stolen) / double(byRecords) * kFracOne));
+}
+
 void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   auto firstAfter = [from](const std::vector<Raw> &v) {
     return size_t(std::upper_bound(v.begin(), v.end(), from,
@@ -192,6 +271,9 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
     uint32_t kstate = pb ? lwpAuxKstate(pb->aux) : 0;
     int lastCpu = pb ? lwpAuxCpu(pb->aux) : -1;
     unsigned rest = restCode(kstate);
+    // Clock share of the tick's on-CPU time by records, looked up once.
+    uint32_t share = kFracOne;
+    bool shareKnown = false;
 
     // Walks the segments of [a,b) with the state each one has; segment
     // callbacks get (p, q, ustate, uobj, skind, scpu).
@@ -263,7 +345,14 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
            } else if (!isRunning(ust)) {
              return;  // EXITED: the lifetime ends here
            } else if (k == THREADMON__SWITCH_KIND__SWITCH_IN) {
-             push(p, unsigned(FinalState::OnCpu), c, 0);
+             if (!shareKnown) {
+               share = clockShare(a);
+               shareKnown = true;
+             }
+             if (share >= kFracOne)
+               push(p, unsigned(FinalState::OnCpu), c, 0);
+             else
+               push(p, kMixed, c, share | kRestStolen << 30);
            } else if (k == THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT) {
              push(p, unsigned(FinalState::Runnable), -1, 0);
            } else if (k == THREADMON__SWITCH_KIND__SWITCH_OUT) {

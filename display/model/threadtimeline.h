@@ -23,6 +23,11 @@ using LwpSeries = CounterSeries<8>;
 uint32_t lwpAux(int cpu, uint32_t kstate);
 int lwpAuxCpu(uint32_t aux);          // -1 when unknown
 uint32_t lwpAuxKstate(uint32_t aux);  // 0 when unknown
+// Point::extra of a sample at t whose kOncpu was read at readNs
+// (LwpSample.read_ns; 0 = not sent, older captures).
+int32_t lwpExtra(int64_t t, int64_t readNs);
+int64_t lwpReadNs(const LwpSeries::Point &p);  // the tick's time when not sent
+bool lwpReadSent(const LwpSeries::Point &p);
 
 // Sorted session tick times; the fallback splits RUNNING time tick by tick.
 using TickTimes = std::vector<int64_t>;
@@ -41,6 +46,9 @@ class ThreadTimeline {
   bool addTransition(int64_t t, int state, uint32_t object, uint32_t holder);
   bool addSwitch(int64_t t, int kind, uint32_t cpu);
   void markDirty(int64_t t);  // data at or after t changed
+  // An LWP sample was added at a tick; prevTick: the tick before it,
+  // prevSample: the thread's sample before it (INT64_MIN: none).
+  void sampleAdded(int64_t prevTick, int64_t prevSample);
   void setStart(int64_t t);   // moves the lifetime start (re-derives all)
   int64_t rawFloor() const { return rawFloor_; }
 
@@ -77,6 +85,12 @@ class ThreadTimeline {
   void push(int64_t t, unsigned code, int cpu, uint32_t payload);
   void truncate(int64_t t);
   void sweep(const TickTimes &ticks, int64_t from, int64_t to);
+  // On-CPU ns by switch records in [t0,t1), -1 when the records do not say.
+  int64_t recordsOnCpu(int64_t t0, int64_t t1) const;
+  // For the tick starting at a: of the on-CPU time by records in the span
+  // between the samples around it, the share the thread's CPU clock ran, in
+  // 1/32767 (the rest was stolen).
+  uint32_t clockShare(int64_t a) const;
   void trimRaw(int64_t floor);
   size_t firstOverlapping(int64_t t) const;
   template <typename F>
@@ -85,6 +99,7 @@ class ThreadTimeline {
   int64_t base_;
   std::vector<Packed> iv_;
   bool derived_ = false;
+  bool derivedBaseline_ = false;  // baselineZero when last derived
   int64_t derivedUntil_ = 0;
   int64_t dirtyFrom_ = INT64_MAX;
   int64_t rawFloor_ = INT64_MIN;  // raw data before this was dropped

@@ -117,15 +117,19 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   o["call_sites"] = sites;
   QJsonArray waiters;
   if (s.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) {
-    // No wrapper times an internal lock: its wait is the sampled one.
-    int64_t sampled = 0;
+    // No wrapper times an internal lock: its wait is estimated (see
+    // SessionModel::internalWaiters).
+    int64_t wait = 0, kernel = 0;
     for (const InternalWaiter &w : m.internalWaiters(s.id, whole)) {
       waiters.append(QJsonObject{{"tid", qint64(w.tid)},
                                  {"wait_s", seconds(int64_t(w.waitNs))},
+                                 {"kernel_s", seconds(int64_t(w.kernelNs))},
                                  {"samples", qint64(w.samples)}});
-      sampled += int64_t(w.waitNs);
+      wait += int64_t(w.waitNs);
+      kernel += int64_t(w.kernelNs);
     }
-    o["wait_s"] = seconds(sampled);
+    o["wait_s"] = seconds(wait);
+    o["kernel_s"] = seconds(kernel);
   } else {
     std::map<uint32_t, int64_t> byWaiter;
     for (const WaitRecord &w : m.waits(s.id, whole)) byWaiter[w.waiter] += w.end - w.start;

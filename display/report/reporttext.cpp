@@ -6,13 +6,16 @@
 
 namespace {
 
-const char *const kStateKeys[] = {"on_cpu",         "runnable",        "blocked_mutex",
-                                  "blocked_cond",   "blocked_rwlock",  "blocked_barrier",
-                                  "blocked_sem",    "blocked_spin",    "blocked_join",
-                                  "sleeping",       "io_wait",         "stopped"};
-const char *const kStateShort[] = {"cpu",  "runq", "mutex", "cond",  "rwlock", "barrier",
-                                   "sem",  "spin", "join",  "sleep", "iowait", "stop"};
-constexpr int kStates = 12;
+// Text report columns; stolen sits next to runq (both: ready, not running).
+const char *const kStateKeys[] = {"on_cpu",          "runnable",       "stolen",
+                                  "blocked_mutex",   "blocked_cond",   "blocked_rwlock",
+                                  "blocked_barrier", "blocked_sem",    "blocked_spin",
+                                  "blocked_join",    "sleeping",       "io_wait",
+                                  "stopped"};
+const char *const kStateShort[] = {"cpu", "runq", "stolen", "mutex", "cond",   "rwlock", "barrier",
+                                   "sem", "spin", "join",   "sleep", "iowait", "stop"};
+constexpr int kStates = int(sizeof kStateKeys / sizeof kStateKeys[0]);
+static_assert(sizeof kStateShort == sizeof kStateKeys, "one short name per state");
 
 QString num(double v, int prec = 1) { return QString::number(v, 'f', prec); }
 QString pad(const QString &s, int w) { return w < 0 ? s.leftJustified(-w, ' ', true) : s.rightJustified(w); }

@@ -39,9 +39,12 @@ StreamBuilder switchScenario() {
   b.transition(101, at(100), THREADMON__THREAD_STATE__STATE_EXITED);
   b.cpuSwitch(101, at(100), 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
   b.threadEnd(101, at(100));
+  // 101's CPU clock runs whenever the records put it on a CPU (no steal).
+  const uint64_t clock101[] = {0, 10, 20, 20, 20, 30, 30, 31, 31, 41, 51};
   for (int ms = 10; ms <= 120; ms += 10) {
     std::vector<Lwp> l{Lwp{102, 0, 0, 0, 0, 1, 0, 0, 0, 0, ms <= 60 ? 'S' : 'D'}};
-    if (ms <= 100) l.push_back(Lwp{101, 0, 0, uint64_t(ms) * kMs / 2, 0, 0, 0, 0, 0, 0, 'R'});
+    if (ms <= 100)
+      l.push_back(Lwp{101, 0, 0, clock101[ms / 10] * kMs, 0, 0, 0, 0, 0, 0, 'R'});
     b.tick(at(ms), l);
   }
   b.goodbye(at(120), 3);

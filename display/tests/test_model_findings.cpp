@@ -144,6 +144,86 @@ class TestModelFindings : public QObject {
     QVERIFY(m.stack(99).isEmpty());
   }
 
+  void internalWaitIsTheSleepShareOnTheWord() {
+    // Waits far shorter than a tick: 301 sleeps in the kernel 4 x 5 ms, the
+    // ticks see one of those sleeps, on the lock; 302 (another function)
+    // sleeps 100 ms in read() (10 ticks) and 5 ms on the lock (1 tick). Each
+    // one's wait on the lock is its exact kernel sleep x the share of its
+    // asleep ticks on the word, and its system time x the same share is
+    // kernel time for the lock. 303 runs 301's function and sleeps 50 ms,
+    // never caught asleep: it waits like its sibling.
+    StreamBuilder b;
+    b.setExe("/opt/bin/mutex_loop");
+    b.hello(true);
+    const uint64_t lock = 0x7f0000001000;
+    const uint32_t futexNr = 202 + 1, readNr = 0 + 1;
+    b.syncObject(9, THREADMON__SYNC_KIND__KIND_INTERNAL, lock, "/lib/x86_64-linux-gnu/libc.so.6",
+                 "lock", nullptr);
+    b.threadStart(301, at(0), "looper", "mutex_loop!work");
+    b.threadStart(302, at(0), "reader", "mutex_loop!reader");
+    b.threadStart(303, at(0), "looper", "mutex_loop!work");
+    for (uint32_t tid : {301u, 302u, 303u}) b.cpuSwitch(tid, at(0), tid - 301, kIn);
+    auto asleep301 = [](int t) { return t % 100 == 0 && t >= 100 && t <= 400; };
+    for (int s = 100; s <= 400; s += 100) {
+      b.cpuSwitch(301, at(s), 0, kOut);
+      b.cpuSwitch(301, at(s) + 5 * kMs, 0, kIn);
+    }
+    b.cpuSwitch(302, at(100), 1, kOut);
+    b.cpuSwitch(302, at(200), 1, kIn);
+    b.cpuSwitch(302, at(500), 1, kOut);
+    b.cpuSwitch(302, at(505), 1, kIn);
+    b.cpuSwitch(303, at(600), 2, kOut);
+    b.cpuSwitch(303, at(650), 2, kIn);
+    for (int t = 10; t <= 1000; t += 10) {
+      // On a CPU all the time it was not asleep: no stolen time.
+      uint64_t on301 = uint64_t(t) * kMs - uint64_t(std::min(4, t / 100 - (t % 100 == 0))) * 5 * kMs;
+      if (t < 100) on301 = uint64_t(t) * kMs;
+      uint64_t on302 = uint64_t(t) * kMs - (t > 100 ? uint64_t(std::min(t, 200) - 100) * kMs : 0) -
+                       (t > 500 ? 5 * kMs : 0);
+      uint64_t on303 = uint64_t(t) * kMs - (t > 600 ? uint64_t(std::min(t, 650) - 600) * kMs : 0);
+      Lwp a{301, 0, uint64_t(t) * kMs / 10, on301, 0};  // 10% system time
+      a.cpu = 0;
+      a.kstate = asleep301(t) ? 'S' : 'R';
+      if (asleep301(t) && t == 100) {
+        a.futex = lock;
+        a.asleep = futexNr;
+      }
+      Lwp c{302, 0, 0, on302, 0};
+      c.cpu = 1;
+      c.kstate = (t >= 100 && t < 200) || t == 500 ? 'S' : 'R';
+      if (t >= 100 && t < 200) c.asleep = readNr;
+      if (t == 500) {
+        c.futex = lock;
+        c.asleep = futexNr;
+      }
+      Lwp d{303, 0, 0, on303, 0};
+      d.cpu = 2;
+      d.kstate = 'R';
+      b.tick(at(t), {a, c, d});
+    }
+    b.goodbye(at(1000), 0);
+    SessionModel m;
+    b.applyTo(&m);
+    TimeRange whole = m.resolve(Window::wholeRun());
+    std::vector<InternalWaiter> w = m.internalWaiters(9, whole);
+    QCOMPARE(w.size(), size_t(3));
+    // Most lost first: 301 (20 ms asleep + 100 ms system), 303, 302.
+    QCOMPARE(w[0].tid, 301u);
+    QCOMPARE(w[0].samples, uint64_t(1));
+    QVERIFY2(qAbs(double(w[0].waitNs) - 20.0 * kMs) < 0.01 * kMs, qPrintable(QString::number(w[0].waitNs)));
+    QVERIFY2(qAbs(double(w[0].kernelNs) - 100.0 * kMs) < 0.01 * kMs,
+             qPrintable(QString::number(w[0].kernelNs)));
+    QCOMPARE(w[1].tid, 303u);
+    QCOMPARE(w[1].samples, uint64_t(0));
+    QVERIFY2(qAbs(double(w[1].waitNs) - 50.0 * kMs) < 0.01 * kMs, qPrintable(QString::number(w[1].waitNs)));
+    QCOMPARE(w[2].tid, 302u);
+    QCOMPARE(w[2].samples, uint64_t(1));
+    QVERIFY2(qAbs(double(w[2].waitNs) - 105.0 * kMs / 11) < 0.01 * kMs,
+             qPrintable(QString::number(w[2].waitNs)));
+    QCOMPARE(w[2].kernelNs, uint64_t(0));
+    QCOMPARE(m.internalWaitNs(m.indexOfTid(301), whole), w[0].waitNs);
+  }
+
   void internalWaitsGoToTheRightThreads() {
     StreamBuilder b;
     b.setExe("/opt/bin/mutex_loop");

@@ -28,6 +28,8 @@ struct Lwp {
   int cpu = 0;
   char kstate = 'S';
   uint64_t futex = 0;  // LwpSample.futex_addr
+  uint32_t asleep = 0; // LwpSample.asleep_syscall (syscall number + 1)
+  int64_t readNs = 0;  // LwpSample.read_ns (0: not sent, as in older captures)
 };
 struct Cpu {
   uint32_t cpu;

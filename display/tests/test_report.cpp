@@ -7,6 +7,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "modeltypes.h"
 #include "test_model_stream.h"
 
 using namespace tmtest;
@@ -120,8 +121,9 @@ class TestReport : public QObject {
     QCOMPARE(probe["probe"].toBool(), true);
     QCOMPARE(worker["lifetime_s"].toDouble(), 0.1);
     QJsonObject st = worker["states"].toObject();
-    QCOMPARE(st.size(), 12);
+    QCOMPARE(st.size(), tmon::kFinalStateCount);
     QCOMPARE(st["on_cpu"].toDouble(), 60.0);
+    QCOMPARE(st["stolen"].toDouble(), 0.0);  // the clock ran all 60 ms on the CPU
     QCOMPARE(st["blocked_mutex"].toDouble(), 40.0);
     QCOMPARE(st["runnable"].toDouble(), 0.0);
     QJsonObject lwp = worker["lwp"].toObject();
@@ -161,6 +163,7 @@ class TestReport : public QObject {
     QVERIFY(text.contains("Process 4242"));
     QVERIFY(text.contains("21 worker"));
     QVERIFY(text.contains("22 threadmon [probe]"));
+    QVERIFY(text.contains(QRegularExpression("cpu +runq +stolen +mutex")));
     QVERIFY(text.contains("queue_lock"));
     QVERIFY(text.contains("app!push+0x20"));
   }

@@ -108,6 +108,10 @@ class TestUi : public QObject {
     const QImage timeline = renderView(page.get(), ViewKind::Timeline, -1, kShot);
     QVERIFY(pixelsOf(timeline, tmui::stateColor(tmon::FinalState::OnCpu)) > 500);
     QVERIFY(pixelsOf(timeline, tmui::stateColor(tmon::FinalState::BlockedMutex)) > 200);
+    // The legend shows every state, stolen too, with an 11x11 swatch each.
+    for (int s = 0; s < tmon::kFinalStateCount; ++s)
+      QVERIFY2(pixelsOf(timeline, tmui::stateColor(tmon::FinalState(s))) >= 100,
+               tmon::finalStateKey(tmon::FinalState(s)));
     delete page->view(ViewKind::Timeline);
   }
 

@@ -21,6 +21,8 @@ QColor stateColor(tmon::FinalState s) {
     case tmon::FinalState::Sleeping: return QColor(0xa6, 0xce, 0xe3);
     case tmon::FinalState::IoWait: return QColor(0x1f, 0x5f, 0xb4);
     case tmon::FinalState::Stopped: return QColor(0x30, 0x30, 0x30);
+    // Dark grey-violet: not the thread's fault, apart from every blocked hue.
+    case tmon::FinalState::Stolen: return QColor(0x5c, 0x4d, 0x6e);
   }
   return Qt::white;
 }
@@ -39,6 +41,7 @@ QString stateLabel(tmon::FinalState s) {
     case tmon::FinalState::Sleeping: return QCoreApplication::translate("state", "Sleeping");
     case tmon::FinalState::IoWait: return QCoreApplication::translate("state", "I/O wait");
     case tmon::FinalState::Stopped: return QCoreApplication::translate("state", "Stopped");
+    case tmon::FinalState::Stolen: return QCoreApplication::translate("state", "Stolen (hypervisor)");
   }
   return QString();
 }
@@ -50,7 +53,7 @@ QColor cpuColor(CpuCategory c) {
     case CpuCategory::System: return QColor(0xd6, 0x27, 0x28);
     case CpuCategory::Irq: return QColor(0x8c, 0x56, 0x4b);
     case CpuCategory::SoftIrq: return QColor(0xc4, 0x9c, 0x94);
-    case CpuCategory::Steal: return QColor(0x30, 0x30, 0x30);
+    case CpuCategory::Steal: return stateColor(tmon::FinalState::Stolen);
     case CpuCategory::IoWait: return stateColor(tmon::FinalState::IoWait);
     case CpuCategory::Idle: return QColor(0xe8, 0xe8, 0xe8);
   }

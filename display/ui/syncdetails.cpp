@@ -38,7 +38,8 @@ SyncDetails::SyncDetails(QWidget *parent)
       sites_(makeTable({tr("Contentions"), tr("Wait"), tr("Call site")}, this)),
       matrixLabel_(new QLabel(this)),
       matrix_(new WaitMatrixTable(this)),
-      waiters_(makeTable({tr("Thread"), tr("Samples"), tr("Estimated wait")}, this)) {
+      waiters_(makeTable({tr("Thread"), tr("Samples"), tr("Asleep on it"), tr("System time for it")},
+                         this)) {
   auto *layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 0, 0, 0);
   title_->setWordWrap(true);
@@ -110,14 +111,16 @@ void SyncDetails::showObject(const tmon::SessionModel &model, uint32_t id,
     matrix_->hide();
     const std::vector<tmon::InternalWaiter> w = model.internalWaiters(id, r);
     matrixLabel_->setText(w.empty() ? tr("<b>Threads seen waiting</b>: none in this window")
-                                    : tr("<b>Threads seen waiting</b> (sampled every tick; who "
-                                         "held it is not visible)"));
+                                    : tr("<b>Threads losing time to it</b> (estimated from the "
+                                         "ticks that found them asleep on it; who held it is not "
+                                         "visible)"));
     waiters_->setVisible(!w.empty());
     waiters_->setRowCount(int(w.size()));
     for (int i = 0; i < int(w.size()); ++i) {
       waiters_->setItem(i, 0, cell(threadLabel(model, w[size_t(i)].tid)));
       waiters_->setItem(i, 1, cell(QString::number(w[size_t(i)].samples), true));
       waiters_->setItem(i, 2, cell(formatNs(w[size_t(i)].waitNs), true));
+      waiters_->setItem(i, 3, cell(formatNs(w[size_t(i)].kernelNs), true));
     }
     return;
   }

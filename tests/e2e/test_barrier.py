@@ -14,11 +14,7 @@ def check_workers(rec, blocked_state, truth_key):
     for w in workers:
         got = rec.thread(w["tid"])
         if got:
-            # ±10, not ±5: barrier workers' on_cpu reads up to ~9 points high
-            # (runnable near 0) in some runs, a known bug in combining switch
-            # records with barrier waits, open in the issue notes. The barrier
-            # wait itself is held to ±5 below.
-            near(state(got, "on_cpu"), w["on_cpu_pct"], 10, f"worker {w['tid']} on_cpu %")
+            near(state(got, "on_cpu"), w["on_cpu_pct"], 5, f"worker {w['tid']} on_cpu %")
             near(state(got, blocked_state), w[truth_key], 5,
                  f"worker {w['tid']} {blocked_state} %")
 

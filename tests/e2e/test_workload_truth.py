@@ -46,7 +46,7 @@ def test_barrier_and_matrix_run():
 
 def test_mutex_loop_rngs():
     for rng in ("rand", "rand_r"):
-        t = truth("mutex_loop", "--iterations", "500", "--rng", rng)
+        t = truth("mutex_loop", "--threads", "4", "--iterations", "500", "--rng", rng)
         check(t["acquisitions"] == 4 * 500, f"mutex_loop {rng}: {t['acquisitions']} acquisitions")
     proc = subprocess.run([workload("mutex_loop"), "--rng", "erand48"], capture_output=True,
                           text=True, timeout=10)

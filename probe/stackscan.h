@@ -1,0 +1,32 @@
+/* The call chain of a thread blocked in a system call, read without
+ * stopping or signalling it.
+ *
+ * Its syscall file gives the user stack pointer and PC of the blocked call.
+ * The stack above that pointer is copied with process_vm_readv (a stack
+ * that went away gives EFAULT, never a fault in the sampler), and the
+ * syscall file is read again: unchanged means the thread did not run in
+ * between, so the copy is its stack at that call. The frames are the PC
+ * and then the words of the copy that are return addresses: they point
+ * into an executable segment of a loaded module, just after a call
+ * instruction. Scanning, unlike unwinding, needs no registers but may keep
+ * a stale return address a frame left in an unused slot; the program's own
+ * function and the library call that led to the wait come first, which is
+ * what call sites of hidden locks need.
+ *
+ * Costs one 4 KiB copy, a second small /proc read and dl_iterate_phdr:
+ * a few microseconds. Sampler thread only. */
+#ifndef THREADMON_STACKSCAN_H
+#define THREADMON_STACKSCAN_H
+
+#include <stdint.h>
+
+/* Frames of thread tid, blocked as syscall_line (its syscall file, just
+ * read) says, into pcs[0..max). Returns the count, 0 when it was not
+ * blocked any more or nothing could be read. */
+int tm_stack_scan(uint32_t tid, const char *syscall_line, void **pcs, int max);
+
+/* Exposed for tests: is ret a return address (code just before it is a
+ * call instruction)? Only for addresses inside executable segments. */
+int tm_after_call(const unsigned char *ret);
+
+#endif
