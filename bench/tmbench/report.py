@@ -10,14 +10,15 @@ class Section:
         self.intro = intro
         self.rows = []
         self.notes = []
-        self.goals = []  # (goal text, measured text, verdict text)
+        self.goals = []  # (goal text, measured text, verdict text, why)
 
-    def add_goal(self, goal, measured, met, miss=""):
-        """met: True/False/None (not measured); miss: by how much, when missed."""
+    def add_goal(self, goal, measured, met, miss="", why=""):
+        """met: True/False/None (not measured); miss: by how much, when missed;
+        why: what the run's own figures say about a miss."""
         verdict = {True: "met", False: "**missed**", None: "not measured"}[met]
         if met is False and miss:
             verdict += f" by {miss}"
-        self.goals.append((goal, measured, verdict))
+        self.goals.append((goal, measured, verdict, why if met is False else ""))
 
 
 def fmt(value, digits=1):
@@ -69,7 +70,7 @@ def markdown_document(machine, date, command, duration, sections, unavailable, p
     goals = [g for s in sections for g in s.goals]
     if goals:
         out += ["## Goals", "", markdown_table(
-            ["goal", "measured", "verdict"],
+            ["goal", "measured", "verdict", "why it is missed (from this run's figures)"],
             goals), ""]
     for s in sections:
         out += [f"## {s.title}", ""]
