@@ -189,6 +189,16 @@ SyncDelta SessionModel::syncDelta(int index, const TimeRange &r) const {
   d.waitSamples = delta(kWaitSamples);
   d.maxWaitNs = b->v[kMaxWait];
   d.maxWaitInWindow = b->v[kMaxWait] > (a ? a->v[kMaxWait] : 0);
+  if (syncObject(index).kind == THREADMON__SYNC_KIND__KIND_INTERNAL) {
+    // No wrapper times a hidden lock: its wait is the time its waiters are
+    // estimated to have lost to it (asleep on it and in system calls for
+    // it), its contentions the ticks that saw a thread blocked on it.
+    d.waitNs = d.contentions = 0;
+    for (const InternalWaiter &w : internalWaiters(syncObject(index).id, r)) {
+      d.waitNs += w.waitNs + w.kernelNs;
+      d.contentions += w.samples;
+    }
+  }
   return d;
 }
 

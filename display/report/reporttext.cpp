@@ -193,10 +193,16 @@ QString reportText(const QJsonObject &r, int maxSyncObjects) {
     if (!s["symbol"].toString().isEmpty()) where += '!' + s["symbol"].toString();
     if (where.isEmpty()) where = s["address"].toString();
     if (!s["call_site"].toString().isEmpty()) where += "  @ " + s["call_site"].toString();
+    // A hidden lock's cost is its estimated wait plus the system time spent
+    // for it (kernel_s, only on internal objects).
+    const double kernel = s.value("kernel_s").toDouble(), lost = s.value("wait_s").toDouble() + kernel;
+    if (s.contains("kernel_s"))
+      where += QStringLiteral("  (%1 s asleep on it + %2 s system time for it)")
+                   .arg(num(s.value("wait_s").toDouble(), 4), num(kernel, 4));
     out << pad(QString::number(s["id"].toInteger()), 6) + "  " + pad(s["kind"].toString(), -8) +
                pad(QString::number(s["acquisitions"].toInteger()), 12) +
                pad(QString::number(s["contentions"].toInteger()), 11) +
-               pad(num(s["wait_s"].toDouble(), 4), 10) +
+               pad(num(lost, 4), 10) +
                pad(num(s["max_wait_s"].toDouble() * 1e3, 3), 9) +
                pad(num(s["hold_s"].toDouble(), 4), 10) + "  " + where;
   }
