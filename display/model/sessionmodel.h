@@ -104,6 +104,9 @@ class SessionModel : public QObject {
   // ns of r the thread spent in a wrapped sleep call (nanosleep, usleep,
   // sleep): sleeping it chose, unlike a wait inside the kernel.
   int64_t chosenSleepNs(int index, const TimeRange &r) const;
+  // Where an object was contended: the wrapper's first contention frame,
+  // else (hidden locks) the program's frame of its top call site in r.
+  QString objectCallSite(int index, const TimeRange &r) const;
   // The module!function frame of the program's own code in a stack (the
   // first frame whose module is the program's executable), else the first.
   QString programFrame(const QStringList &frames) const;

@@ -111,6 +111,13 @@ int64_t SessionModel::chosenSleepNs(int index, const TimeRange &r) const {
   return store_->activity.sleepNs(thread(index).tid, r, latestNs());
 }
 
+QString SessionModel::objectCallSite(int index, const TimeRange &r) const {
+  const SyncObjectInfo &o = syncObject(index);
+  if (!o.callSite().isEmpty()) return o.callSite();
+  std::vector<CallSite> sites = callSites(o.id, r);
+  return sites.empty() ? QString() : programFrame(sites.front().frames);
+}
+
 QString SessionModel::programFrame(const QStringList &frames) const {
   // "module!function+0xoff (file:line)" -> "module!function".
   auto shortFrame = [](QString f) {

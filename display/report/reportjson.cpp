@@ -130,10 +130,7 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
     }
     o["wait_s"] = seconds(wait);
     o["kernel_s"] = seconds(kernel);
-    // No first contention reported by a wrapper: the program's frame of
-    // the top call site read from the blocked threads' stacks.
-    std::vector<CallSite> top = m.callSites(s.id, whole);
-    if (s.callSite().isEmpty() && !top.empty()) o["call_site"] = m.programFrame(top.front().frames);
+    o["call_site"] = m.objectCallSite(m.indexOfSyncObject(s.id), whole);
   } else {
     std::map<uint32_t, int64_t> byWaiter;
     for (const WaitRecord &w : m.waits(s.id, whole)) byWaiter[w.waiter] += w.end - w.start;

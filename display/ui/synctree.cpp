@@ -96,13 +96,15 @@ void SyncTree::update(const tmon::SessionModel &model, const tmon::TimeRange &r)
     parent->child(row, Kind)->setData(kind, kSortRole);
     parent->child(row, Kind)->setToolTip(
         hidden ? tr("A lock inside %1 that the program never created: threads were seen "
-                    "blocked in futex() on it. Counts are samples, wait is estimated.")
+                    "blocked in futex() on it. Counts are samples; wait is the estimated time "
+                    "lost to it (asleep on it and in system calls for it).")
                      .arg(o.module)
                : QString());
     if (hidden)
       for (int c = 0; c < ColumnCount; ++c) parent->child(row, c)->setBackground(hiddenLockTint());
-    parent->child(row, CallSite)->setText(o.callSite());
-    parent->child(row, CallSite)->setData(o.callSite(), kSortRole);
+    const QString site = model.objectCallSite(i, r);
+    parent->child(row, CallSite)->setText(site);
+    parent->child(row, CallSite)->setData(site, kSortRole);
     const tmon::SyncDelta d = model.syncDelta(i, r);
     const Stats s{d.acquisitions, d.contentions, d.waitNs, d.maxWaitNs, d.holdNs};
     fill(first, s);
