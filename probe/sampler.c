@@ -22,6 +22,10 @@
 
 #define RESCAN_NS 1000000000ull  /* /proc/self/task listing: ~1 s */
 #define STATUS_EVERY 10          /* ticks between status reads per thread */
+/* Perf software counters duplicate schedstat and stat (task clock, faults)
+ * and no view needs them per tick: a thread's are read on every PERF_EVERY-th
+ * tick that finds it moved (so they lag by at most that many runs). */
+#define PERF_EVERY 8
 #define DRAIN_CHUNK 256
 #define BATCH_MAX 16384          /* entries per Transitions/CpuSwitches frame */
 #define STACK_MAX 8
@@ -78,6 +82,7 @@ typedef struct tm_sampler_thread {
   uint64_t vol, invol;
   uint64_t ctx_after_ns; /* records up to this time are in vol/invol already */
   uint64_t status_tick;  /* tick of the last status read */
+  uint32_t perf_moves;   /* moved reads since its last perf counter read */
   uint64_t syscall_ns;   /* when the last full read looked at its syscall */
   uint64_t dropped;      /* ring.dropped as last seen */
   struct tm_sampler_thread *next, **pprev; /* every live state */
@@ -591,7 +596,7 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
       tm_perf_counters_open(&st->pc, t->tid, s->src_perf_sw, s->src_perf_hw);
       st->pc_open = true;
     }
-    if (st->pc_open) tm_perf_counters_read(&st->pc, &st->pv);
+    if (st->pc_open && st->perf_moves++ % PERF_EVERY == 0) tm_perf_counters_read(&st->pc, &st->pv);
     /* Hidden locks: a sleeping thread outside every wrapped blocking call
      * that sits in futex() waits on a lock we cannot see otherwise. Only a
      * thread that ran since the last read can be in another syscall. */
