@@ -53,6 +53,7 @@ int tm_config_load(tm_config *c) {
   c->interval_ns = 10u * 1000000u;
   c->net_buffer_bytes = 8u << 20;
   c->follow = true;
+  c->perf = true;
 
   const char *v;
   if ((v = getenv("THREADMON_OUTPUT")) && *v) {
@@ -72,6 +73,10 @@ int tm_config_load(tm_config *c) {
   if ((v = getenv("THREADMON_FOLLOW")) && *v) {
     if (parse_u64("THREADMON_FOLLOW", v, 0, 1, &n)) return -1;
     c->follow = n != 0;
+  }
+  if ((v = getenv("THREADMON_PERF")) && *v) {
+    if (parse_u64("THREADMON_PERF", v, 0, 1, &n)) return -1;
+    c->perf = n != 0;
   }
   if ((v = getenv("THREADMON_NET_BUFFER_KB")) && *v) {
     if (parse_u64("THREADMON_NET_BUFFER_KB", v, 16, 1u << 20, &n)) return -1;

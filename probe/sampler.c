@@ -23,8 +23,9 @@
 #define RESCAN_NS 1000000000ull  /* /proc/self/task listing: ~1 s */
 #define STATUS_EVERY 10          /* ticks between status reads per thread */
 /* Perf software counters duplicate schedstat and stat (task clock, faults)
- * and no view needs them per tick: a thread's are read on every PERF_EVERY-th
- * tick that finds it moved (so they lag by at most that many runs). */
+ * and no view needs them per tick: a thread's are opened and read on every
+ * PERF_EVERY-th read that finds it moved (they lag by at most that many
+ * runs; a thread that runs fewer times never has them). */
 #define PERF_EVERY 8
 #define DRAIN_CHUNK 256
 #define BATCH_MAX 16384          /* entries per Transitions/CpuSwitches frame */
@@ -82,7 +83,7 @@ typedef struct tm_sampler_thread {
   uint64_t vol, invol;
   uint64_t ctx_after_ns; /* records up to this time are in vol/invol already */
   uint64_t status_tick;  /* tick of the last status read */
-  uint32_t perf_moves;   /* moved reads since its last perf counter read */
+  uint32_t moved_reads;  /* reads that found it had run (perf counters: every PERF_EVERY) */
   uint64_t syscall_ns;   /* when the last full read looked at its syscall */
   uint64_t dropped;      /* ring.dropped as last seen */
   struct tm_sampler_thread *next, **pprev; /* every live state */
@@ -592,11 +593,15 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   /* Off the CPU, preempted: runnable, in no futex wait. */
   if (how == READ_QUEUE) futex = 0, asleep = 0;
   if (how == READ_ALL && moved) {
-    if ((s->src_perf_sw || s->src_perf_hw) && !st->pc_open && tm_fds_spare()) {
-      tm_perf_counters_open(&st->pc, t->tid, s->src_perf_sw, s->src_perf_hw);
-      st->pc_open = true;
+    /* Counters only for threads that keep running: opening them is most of
+     * what a short-lived thread would cost the sampler. */
+    if (++st->moved_reads % PERF_EVERY == 0) {
+      if ((s->src_perf_sw || s->src_perf_hw) && !st->pc_open && tm_fds_spare()) {
+        tm_perf_counters_open(&st->pc, t->tid, s->src_perf_sw, s->src_perf_hw);
+        st->pc_open = true;
+      }
+      if (st->pc_open) tm_perf_counters_read(&st->pc, &st->pv);
     }
-    if (st->pc_open && st->perf_moves++ % PERF_EVERY == 0) tm_perf_counters_read(&st->pc, &st->pv);
     /* Hidden locks: a sleeping thread outside every wrapped blocking call
      * that sits in futex() waits on a lock we cannot see otherwise. Only a
      * thread that ran since the last read can be in another syscall. */

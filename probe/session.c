@@ -140,11 +140,18 @@ static bool task_file_readable(const char *name) {
 
 static void probe_sources(tm_session *s) {
   char why[160] = "";
-  s->src_perf_switch = tm_perf_switch_open(&s->perf, (pid_t)s->pid, why, sizeof why);
-  if (!s->src_perf_switch) add_notice(s, why);
-  why[0] = 0;
-  tm_perf_counters_probe(&s->src_perf_sw, &s->src_perf_hw, why, sizeof why);
-  if (why[0]) add_notice(s, why);
+  if (s->cfg.perf) {
+    s->src_perf_switch = tm_perf_switch_open(&s->perf, (pid_t)s->pid, why, sizeof why);
+    if (!s->src_perf_switch) add_notice(s, why);
+    why[0] = 0;
+    tm_perf_counters_probe(&s->src_perf_sw, &s->src_perf_hw, why, sizeof why);
+    if (why[0]) add_notice(s, why);
+  } else {
+    /* Every thread would carry inherited perf events: creating and ending
+     * threads costs the kernel several times more. */
+    s->src_perf_switch = s->src_perf_sw = s->src_perf_hw = false;
+    add_notice(s, "perf events off (THREADMON_PERF=0): states split by schedstat per tick");
+  }
   s->src_proc_stat = tm_cpustat_open(&s->cpus);
   if (!s->src_proc_stat) add_notice(s, "per-CPU times unavailable: cannot read /proc/stat");
   s->src_proc_task = task_file_readable("schedstat") && task_file_readable("stat");
