@@ -304,12 +304,16 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
     // Pass 1: RUNNING time with no switch information, to be split by the
     // tick's schedstat deltas.
     int64_t fallbackNs = 0;
+    bool wrappedWait = false;  // part of the tick in a wrapped blocking call
+    int endState = ustate;     // interposition state at the tick's end
     {
       size_t u = ui, s = si;
       int us = ustate, sk = skind, sc = scpu;
       uint32_t uo = uobj;
       walk(u, s, us, uo, sk, sc, [&](int64_t p, int64_t q, int ust, uint32_t, int k, int) {
         if (isRunning(ust) && k < 0) fallbackNs += q - p;
+        if (blockedCode(ust) >= 0) wrappedWait = true;
+        endState = ust;
       });
     }
     uint32_t fOn = 0, fRq = 0;
@@ -328,6 +332,19 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
         int64_t dRq = std::max<int64_t>(0, int64_t(pb->v[kRunqueue]) - rq0);
         double on = std::min(1.0, double(dOn) / double(fallbackNs));
         double rq = std::min(1.0 - on, double(dRq) / double(fallbackNs));
+        // No sign of a sleep outside wrapped calls: not asleep at the read
+        // while running program code, and no voluntary switch in a tick
+        // spent wholly in program code (a wrapped wait explains its own).
+        // schedstat lags by up to a scheduler tick (the run time of a
+        // thread on a CPU, the queue wait of one still queued), which would
+        // otherwise read as sleep: split the tick by the ratio.
+        bool asleepAtRead = (kstate == 'S' || kstate == 'D') && isRunning(endState);
+        bool volSwitched = pa && pb->v[kVolCtxsw] != pa->v[kVolCtxsw];
+        bool neverSlept = !asleepAtRead && (wrappedWait || !volSwitched) && dOn + dRq > 0;
+        if (neverSlept) {
+          on = double(dOn) / double(dOn + dRq);
+          rq = 1.0 - on;
+        }
         fOn = uint32_t(std::lround(on * kFracOne));
         fRq = std::min(kFracOne - fOn, uint32_t(std::lround(rq * kFracOne)));
       }

@@ -211,6 +211,33 @@ class TestModel : public QObject {
     QCOMPARE(per[0], int64_t(0));
   }
 
+  void fallbackLagIsNoSleep() {
+    // No switch records. 205 always runs or waits for a CPU (letter R, no
+    // voluntary switch), but its schedstat lags: each tick's on-CPU and
+    // queue deltas cover 8 of its 10 ms. That is no sleep: the tick splits
+    // 3:1. 206 has the same counters but was asleep at each read and
+    // switched voluntarily: the missing 2 ms per tick are sleep.
+    StreamBuilder b;
+    b.hello(false);
+    for (uint32_t tid : {205u, 206u}) b.threadStart(tid, at(0), "w", "workload!w");
+    for (int k = 1; k <= 10; k++) {
+      uint64_t K = uint64_t(k);
+      b.tick(at(10 * k), {Lwp{205, 0, 0, K * 6 * kMs, K * 2 * kMs, 0, 0, 0, 0, 0, 'R'},
+                          Lwp{206, 0, 0, K * 6 * kMs, K * 2 * kMs, K, 0, 0, 0, 0, 'S'}});
+    }
+    b.goodbye(at(100), 0);
+    SessionModel m;
+    b.applyTo(&m);
+    TimeRange whole = m.resolve(Window::wholeRun());
+    auto near = [](int64_t got, int64_t want) { return std::llabs(got - want) <= 10'000; };
+    QVERIFY(near(stateNs(m, 205, FinalState::OnCpu, whole), 75 * kMs));
+    QVERIFY(near(stateNs(m, 205, FinalState::Runnable, whole), 25 * kMs));
+    QCOMPARE(stateNs(m, 205, FinalState::Sleeping, whole), int64_t(0));
+    QVERIFY(near(stateNs(m, 206, FinalState::OnCpu, whole), 60 * kMs));
+    QVERIFY(near(stateNs(m, 206, FinalState::Runnable, whole), 20 * kMs));
+    QVERIFY(near(stateNs(m, 206, FinalState::Sleeping, whole), 20 * kMs));
+  }
+
   void counterDeltasUseTheWindowEdges() {
     SessionModel m;
     fallbackScenario().applyTo(&m);
