@@ -8,7 +8,7 @@ BUILD_DIR is a meson build directory with bench/tm-bench-* built and, for the
 probe columns, probe/libthreadmon.so. A full run takes under ~10 minutes on
 2 cores, --quick about one. Phase 1 is the probe's own overhead (uncontended
 lock, sampler CPU share, capture size); phase 2 adds the other tools, sampler
-scaling and real programs."""
+scaling, accuracy against the ground-truth workloads and real programs."""
 import argparse
 import datetime
 import os
@@ -20,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from tmbench import machine, micro, realprogs, report, sampler, tools as tl  # noqa: E402
+from tmbench import accuracy, machine, micro, realprogs, report, sampler, tools as tl  # noqa: E402
 
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -127,6 +127,7 @@ def main():
             for t in extra:
                 t.close()
         run_section("sampler scaling", sampler.scaling, build, probe, args.quick, log)
+        run_section("accuracy", accuracy.states, build, probe, args.quick, log)
         if not probe.unavailable_reason():
             run_section("compressors", realprogs.compressors, bare, probe, args.quick, log,
                         unavailable)
