@@ -542,9 +542,10 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   if (!tm_parse_schedstat(buf, &sc)) return;
   /* schedstat's run time of a thread on a CPU lags by up to a scheduler
    * tick; its CPU clock is brought up to date by the kernel. Only the few
-   * threads on a CPU now (by the records) pay for the extra syscall. */
+   * threads on a CPU now by the records (or with none yet: new threads)
+   * pay for the extra syscall. */
   uint64_t sched_read_ns = tm_now_ns();
-  if (s->src_perf_switch && st->covered && st->sw_kind == TM_SWITCH_IN) {
+  if (s->src_perf_switch && (st->sw_kind == TM_SWITCH_IN || st->sw_kind == SW_UNKNOWN)) {
     struct timespec ts;
     clockid_t clock = (clockid_t)((~(unsigned)t->tid << 3) | 6); /* per-thread sched clock */
     if (clock_gettime(clock, &ts) == 0) {
