@@ -14,10 +14,10 @@ def check_workers(rec, blocked_state, truth_key):
     for w in workers:
         got = rec.thread(w["tid"])
         if got:
-            # Time the hypervisor stole is split over a tick's on-CPU time
-            # in proportion; under heavy steal (20% per CPU seen on a CI
-            # host) that split is off by part of it (on_cpu 6.8 points high
-            # with 12.3 stolen, open in the notes). Quiet hosts: +-5.
+            # Which on-CPU stretches the hypervisor stole from is estimated
+            # (program code first, see ThreadTimeline::clockShare); under
+            # heavy steal (20% per CPU seen on a CI host) the estimate can be
+            # off by part of the stolen share. Quiet hosts: +-5.
             slack = 5 + (state(got, "stolen") or 0)
             near(state(got, "on_cpu"), w["on_cpu_pct"], slack, f"worker {w['tid']} on_cpu %")
             near(state(got, blocked_state), w[truth_key], 5,
