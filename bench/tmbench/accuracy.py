@@ -119,7 +119,7 @@ def states(build_dir, probe, quick, log):
         within = sum(e <= GOAL_POINTS for e in errors)
         sec.add_goal(f"state percentages within ±{GOAL_POINTS:.0f} points",
                      f"{within} of {len(errors)} within; largest {worst[0]:+.1f} ({worst[1]}); "
-                     f"median |error| {statistics.median(errors):.1f}",
+                     f"median error {statistics.median(errors):.1f} points",
                      big <= GOAL_POINTS, f"{big - GOAL_POINTS:.1f} points",
                      "ticks are 10 ms and a state's start and end come from the wrappers' and "
                      "the kernel's clocks, so the error is a share of a tick per transition; "

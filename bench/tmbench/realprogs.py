@@ -147,7 +147,10 @@ def stressors(bare, probe, quick, log, unavailable):
                          f"{slow - 3.0:.1f} points",
                          f"stress-ng does nothing but {name} operations, so every one pays the "
                          f"wrapper and its event ({kb:,.0f} KiB/s of capture)" +
-                         ("; each new thread also opens its /proc files and inherits the perf "
-                          "switch events (thread create+join row of the microbenchmarks)"
+                         ("; above all each new thread costs the sampler a first full read "
+                          "(opening its /proc files, a status read): with thousands of "
+                          "threads created per second the sampler thread took about a quarter "
+                          "of the process's CPU samples in a profile (perf events off, "
+                          "THREADMON_PERF=0, did not help)"
                           if name == "pthread" else ""))
     return sec
