@@ -104,6 +104,7 @@ static uint32_t states_count;
 static tm_sampler_thread **slot_states;
 static uint32_t slot_states_cap;
 static uint64_t tick_no;       /* ticks run, the first is 1 */
+static uint64_t sampler_started_ns; /* switch records cover threads born after it */
 static uint64_t live_dropped;  /* sum of dropped over live states */
 static uint32_t probe_tid;     /* the sampler thread's tid, for on_switch */
 static bool program_ran;       /* a program thread ran or may have: objects moved */
@@ -119,6 +120,10 @@ typedef struct tid_entry {
   uint32_t tid; /* 0 = empty */
   int kind;
   uint64_t time_ns, tick;
+  /* Switch-outs seen before the walk met it; complete (from its birth)
+   * unless records were lost meanwhile. */
+  uint32_t vol, invol;
+  bool counts_lost;
   tm_sampler_thread *st;
 } tid_entry;
 
@@ -463,6 +468,16 @@ static tm_sampler_thread *state_new(tm_thread *t, uint32_t slot) {
   st->sw_time = e->time_ns;
   st->sw_tick = e->tick;
   st->covered = e->kind != SW_UNKNOWN;
+  /* Born under the inherited switch events: its context switch counts are
+   * the records since its birth, no status read needed for the base (a
+   * process that makes thousands of threads a second paid most of the
+   * sampler's time for those reads). */
+  if (sampler_started_ns && !t->is_main && !t->is_probe && t->start_ns > sampler_started_ns &&
+      !e->counts_lost) {
+    st->vol = e->vol;
+    st->invol = e->invol;
+    st->status_base = true;
+  }
   e->st = st;
   st->next = all_states;
   st->pprev = &all_states;
@@ -754,6 +769,8 @@ static void on_switch(void *arg, uint32_t tid, uint64_t time_ns, uint32_t cpu, i
       e->time_ns = time_ns;
     }
     e->tick = tick_no;
+    if (kind == TM_SWITCH_OUT) e->vol++;
+    else if (kind == TM_SWITCH_OUT_PREEMPT) e->invol++;
     return;
   }
   st->covered = true;
@@ -776,6 +793,8 @@ static void forget_switches(void) {
     st->sw_kind = SW_UNKNOWN;
     st->status_base = false;
   }
+  for (uint32_t i = 0; i < tids_cap; i++)
+    if (tids[i].tid && !tids[i].st) tids[i].counts_lost = true;
 }
 
 /* ---- /proc/self/task rescan: threads no wrapper saw, and vanished ones ---- */
@@ -1117,6 +1136,7 @@ int tm_sampler_start(tm_session *s) {
     return -1;
   }
   atomic_store(&stop_requested, 0);
+  sampler_started_ns = tm_now_ns();
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits it */

@@ -57,6 +57,16 @@ QString threadName(const SessionModel &m, uint32_t tid) {
 }
 
 QString threadList(const SessionModel &m, const std::vector<uint32_t> &tids) {
+  // A sentence names a few; the evidence lists them all.
+  constexpr size_t kNamed = 6;
+  if (tids.size() > kNamed + 1) {
+    QStringList names;
+    for (size_t i = 0; i < kNamed; i++) names << threadName(m, tids[i]);
+    return QStringLiteral("%1 threads (%2 and %3 more)")
+        .arg(tids.size())
+        .arg(names.join(QStringLiteral(", ")))
+        .arg(tids.size() - kNamed);
+  }
   QStringList names;
   for (uint32_t t : tids) names << threadName(m, t);
   if (names.size() <= 1) return names.join(QString());

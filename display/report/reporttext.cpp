@@ -44,15 +44,21 @@ QString evidenceValue(const QJsonValue &v) {
   if (v.isString()) return v.toString();
   if (v.isBool()) return v.toBool() ? "yes" : "no";
   if (v.isNull()) return "-";
+  // Long lists (thousands of threads) are cut in the text; --json has all.
+  constexpr int kShown = 8;
+  auto more = [](int n) { return n > kShown ? QStringLiteral(" …%1 more").arg(n - kShown) : QString(); };
   if (v.isArray()) {
     QStringList parts;
-    for (const QJsonValue &x : v.toArray()) parts << evidenceValue(x);
-    return '[' + parts.join(' ') + ']';
+    const QJsonArray a = v.toArray();
+    for (int i = 0; i < a.size() && i < kShown; i++) parts << evidenceValue(a[i]);
+    return '[' + parts.join(' ') + more(int(a.size())) + ']';
   }
   QStringList parts;
-  QJsonObject o = v.toObject();
-  for (auto it = o.begin(); it != o.end(); ++it) parts << it.key() + ':' + evidenceValue(it.value());
-  return '{' + parts.join(' ') + '}';
+  const QJsonObject o = v.toObject();
+  int i = 0;
+  for (auto it = o.begin(); it != o.end() && i < kShown; ++it, ++i)
+    parts << it.key() + ':' + evidenceValue(it.value());
+  return '{' + parts.join(' ') + more(int(o.size())) + '}';
 }
 
 void findingsSection(const QJsonObject &r, QStringList &out) {
