@@ -75,10 +75,31 @@ void tm_task_fds_close(tm_task_fds *t) {
   }
 }
 
+/* /proc/self/task, opened once per process: resolving "/proc/self/task"
+ * again for every file of every new thread was a third of what a process
+ * that makes thousands of threads a second cost the sampler. The
+ * directory is that of the pid it was opened in: a forked child reopens. */
+static int task_dir = -1;
+static pid_t task_dir_pid;
+
 static int open_task_file(uint32_t tid, enum tm_task_file which) {
-  char path[64];
-  snprintf(path, sizeof path, "/proc/self/task/%u/%s", tid, task_file_name[which]);
-  return open(path, O_RDONLY | O_CLOEXEC);
+  pid_t pid = getpid();
+  /* The parent's, inherited: forgotten, not closed (the program may have
+   * closed that number and reused it since the fork). */
+  if (task_dir >= 0 && task_dir_pid != pid) task_dir = -1;
+  if (task_dir < 0) {
+    int d = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d >= 0) {
+      task_dir = tm_fd_move_high(d, false);
+      task_dir_pid = pid;
+    }
+  }
+  char path[48];
+  snprintf(path, sizeof path, "%u/%s", tid, task_file_name[which]);
+  if (task_dir >= 0) return openat(task_dir, path, O_RDONLY | O_CLOEXEC);
+  char full[64];
+  snprintf(full, sizeof full, "/proc/self/task/%s", path);
+  return open(full, O_RDONLY | O_CLOEXEC);
 }
 
 static long read_all(int fd, char *buf, size_t n) {

@@ -477,6 +477,7 @@ static tm_sampler_thread *state_new(tm_thread *t, uint32_t slot) {
     st->vol = e->vol;
     st->invol = e->invol;
     st->status_base = true;
+    st->status_tick = tick_no; /* its records come in the next drains */
   }
   e->st = st;
   st->next = all_states;

@@ -28,6 +28,7 @@ QJsonObject processJson(const SessionModel &m) {
   p["sources"] = sources;
   p["frames_dropped"] = qint64(i.framesDropped);
   p["events_dropped"] = qint64(i.eventsDropped);
+  p["switch_records_lost"] = qint64(i.switchesLost);
   return p;
 }
 

@@ -139,12 +139,14 @@ QString reportText(const QJsonObject &r, int maxSyncObjects) {
              .arg(p["ppid"].toInteger())
              .arg(p["exe"].toString());
   out << QStringLiteral("  argv: %1").arg(argv.join(' '));
-  out << QStringLiteral("  duration %1 s, exit status %2, frames dropped %3, events dropped %4")
+  out << QStringLiteral("  duration %1 s, exit status %2, frames dropped %3, events dropped %4, "
+                        "switch records lost %5")
              .arg(num(p["duration_s"].toDouble(), 3))
              .arg(p["exit_status"].isNull() ? QStringLiteral("unknown (no Goodbye)")
                                              : QString::number(p["exit_status"].toInt()))
              .arg(p["frames_dropped"].toInteger())
-             .arg(p["events_dropped"].toInteger());
+             .arg(p["events_dropped"].toInteger())
+             .arg(p.value("switch_records_lost").toInteger());
   out << QStringLiteral("  sources: %1").arg(sources.join(", "));
 
   out << QString() << QStringLiteral("Thread states (% of each thread's lifetime)");
