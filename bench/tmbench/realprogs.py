@@ -48,7 +48,7 @@ METRIC = re.compile(r"metrc: \[\d+\]\s+(\w+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\
 
 
 def compressors(bare, probe, quick, log, unavailable):
-    megabytes, rounds = (4, 1) if quick else (16, 3)
+    megabytes, rounds = (4, 1) if quick else (16, 5)
     sec = report.Section(
         "Real programs: compressors",
         ["command", "no tool, s (median)", "threadmon, s", "ratio", "outputs identical",
