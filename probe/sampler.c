@@ -983,7 +983,6 @@ void tm_sampler_tick(tm_session *s) {
     }
   }
   uint32_t live = walk_threads(s, full);
-  tm_hidden_collect(now);
   walk_objects(s);
   /* After the objects: a site's object is described before its stats. */
   Threadmon__SiteStats **sites;

@@ -147,9 +147,9 @@ static void test_mutex_call_site(void) {
 }
 
 /* Two threads and more hammering rand(): glibc's random() lock is found as
- * an internal lock in libc, its call site (captured by signalling the
- * blocked threads) passes through the program's rand_loop, and the values
- * the threads drew are those of a plain run (the workload checks). */
+ * an internal lock in libc, its call site (read from the blocked threads'
+ * stacks) passes through the program's rand_loop, and the values the
+ * threads drew are those of a plain run (the workload checks). */
 static void test_internal_lock(void) {
   capture c;
   CHECK_EQ(run_mode("rand", &c), 0);
@@ -179,8 +179,9 @@ static void test_internal_lock(void) {
   capture_free(&c);
 }
 
-/* A program with its own handler on the capture signal is never sent it
- * (the workload exits 1 when its handler ran); the lock is still found. */
+/* The probe never signals the program's threads: a program with handlers
+ * on every real-time signal never sees one run (the workload exits 1 when
+ * one did); the lock is still found. */
 static void test_program_handler_respected(void) {
   capture c;
   CHECK_EQ(run_mode("handler", &c), 0);
