@@ -29,7 +29,19 @@ QStringList SessionModel::stack(uint32_t stackId) const {
 }
 
 std::vector<CallSite> SessionModel::callSites(uint32_t objectId, const TimeRange &r) const {
-  return store_->activity.callSites(objectId, r);
+  std::vector<CallSite> sites = store_->activity.callSites(objectId, r);
+  int idx = indexOfSyncObject(objectId);
+  if (idx < 0 || syncObject(idx).kind != THREADMON__SYNC_KIND__KIND_INTERNAL || sites.empty())
+    return sites;
+  // A hidden lock's sites count ticks that saw a thread blocked there: share
+  // the lock's estimated lost time out by those counts (internalWaiters).
+  uint64_t samples = 0, lost = 0;
+  for (const CallSite &c : sites) samples += c.contentions;
+  for (const InternalWaiter &w : internalWaiters(objectId, r)) lost += w.waitNs + w.kernelNs;
+  if (!samples) return sites;
+  for (CallSite &c : sites)
+    c.waitNs = uint64_t(double(lost) * double(c.contentions) / double(samples));
+  return sites;
 }
 
 InternalWaiter SessionModel::hiddenWait(int index, uint64_t addr, const TimeRange &r) const {
