@@ -103,7 +103,11 @@ QString programFunction(const SessionModel &m, uint32_t objectId, const TimeRang
 
 double sessionSeconds(const SessionModel &m, int64_t t) { return double(t - m.startNs()) / 1e9; }
 
-QString percent(double share) { return QString::number(100.0 * share, 'f', 0) + '%'; }
+QString percent(double share) {
+  // "0%" of something that happened reads as "never": small shares keep a decimal.
+  double p = 100.0 * share;
+  return QString::number(p, 'f', p > 0 && p < 9.95 ? 1 : 0) + '%';
+}
 
 QJsonArray tidArray(const std::vector<uint32_t> &tids) {
   QJsonArray a;
