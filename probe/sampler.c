@@ -553,7 +553,11 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   }
   char buf[READ_BYTES];
   uint64_t read_ns = how == READ_ALL ? tm_now_ns() : 0; /* a later switch: unread */
-  if (tm_task_read(&st->fds, TM_TASK_SCHEDSTAT, true, buf, sizeof buf) < 0) return;
+  /* A thread's files are kept open from its second read on: most threads
+   * of a program that makes thousands a second are read once or twice,
+   * and keeping a file costs two more system calls (moving it above the
+   * program's descriptors, closing it at the end). */
+  if (tm_task_read(&st->fds, TM_TASK_SCHEDSTAT, st->have_sched, buf, sizeof buf) < 0) return;
   tm_task_sched sc;
   if (!tm_parse_schedstat(buf, &sc)) return;
   /* schedstat's run time of a thread on a CPU lags by up to a scheduler
@@ -595,7 +599,7 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
                 s->src_perf_switch;
   uint64_t t0 = settle ? tm_now_ns() : 0;
   if ((how == READ_ALL && moved) || settle) {
-    if (!self && tm_task_read(&st->fds, TM_TASK_STAT, true, buf, sizeof buf) >= 0 &&
+    if (!self && tm_task_read(&st->fds, TM_TASK_STAT, st->have_stat, buf, sizeof buf) >= 0 &&
         tm_parse_stat(buf, &st->stat)) {
       st->have_stat = true;
       if (settle && st->stat.state != 'R' && st->sw_kind == SW_UNKNOWN) {
