@@ -117,9 +117,10 @@ void objectDetails(const QJsonArray &sync, const QHash<qint64, QString> &names, 
     } else if (s["kind"].toString() == QLatin1String("internal")) {
       QStringList w;
       for (const QJsonValue &x : waiters)
-        w << QStringLiteral("%1 %2 s").arg(tidName(names, x["tid"].toInteger()),
-                                           num(x["wait_s"].toDouble(), 3));
-      out << QStringLiteral("    seen waiting (sampled): %1").arg(w.join(", "));
+        w << QStringLiteral("%1 %2 s asleep + %3 s system").arg(tidName(names, x["tid"].toInteger()),
+                                                               num(x["wait_s"].toDouble(), 3),
+                                                               num(x["kernel_s"].toDouble(), 3));
+      out << QStringLiteral("    losing time to it (estimated): %1").arg(w.join(", "));
     }
   }
 }
