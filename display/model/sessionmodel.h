@@ -132,8 +132,15 @@ class SessionModel : public QObject {
 
  private:
   void touch();
-  // Thread index's estimated wait on the hidden lock at addr over r.
-  InternalWaiter hiddenWait(int index, uint64_t addr, const TimeRange &r) const;
+  // Ticks in r that saw a thread on a hidden lock's word, and asleep at all.
+  struct HiddenTicks {
+    uint64_t seen = 0, asleep = 0;
+  };
+  HiddenTicks hiddenTicks(int index, uint64_t addr, const TimeRange &r) const;
+  // Thread index's estimated wait on a hidden lock: seen on it `seen` ticks,
+  // its pool (it and the threads of its start routine) as given.
+  InternalWaiter hiddenWait(int index, uint64_t seen, const HiddenTicks &pool,
+                            const TimeRange &r) const;
   std::unique_ptr<SessionStore> store_;
   QTimer coalesce_;
   QString error_;

@@ -1,6 +1,7 @@
 // SessionModel queries about who waited for whom: waits, the waiter x
 // holder matrix, call sites, hidden-lock waiters, deadlocks and findings.
 #include <QFileInfo>
+#include <QHash>
 #include <QSet>
 
 #include <algorithm>
@@ -44,34 +45,34 @@ std::vector<CallSite> SessionModel::callSites(uint32_t objectId, const TimeRange
   return sites;
 }
 
-InternalWaiter SessionModel::hiddenWait(int index, uint64_t addr, const TimeRange &r) const {
-  uint64_t tick = info().tickIntervalNs ? info().tickIntervalNs : kDefaultTickNs;
+// Waits on a hidden lock are mostly far shorter than a tick, so ticks x
+// interval misses most of them. The switch records time every sleep of a
+// thread in the kernel exactly; the ticks that found a thread asleep in a
+// known syscall say which share of those sleeps was on this word. Threads
+// running the same function pool their ticks: one that was never caught
+// asleep still waits like its siblings. The same share of their system CPU
+// time is the futex calls the lock costs them without any sleep. Captures
+// without asleep_syscall: ticks x interval, no kernel time.
+
+SessionModel::HiddenTicks SessionModel::hiddenTicks(int index, uint64_t addr,
+                                                    const TimeRange &r) const {
   const ThreadInfo &t = thread(index);
   const SyncActivity &act = store_->activity;
+  return HiddenTicks{act.futexTicks(t.tid, addr, r, store_->tickTimes, t.endNs),
+                     act.asleepTicks(t.tid, r, store_->tickTimes, t.endNs)};
+}
+
+InternalWaiter SessionModel::hiddenWait(int index, uint64_t seen, const HiddenTicks &pool,
+                                        const TimeRange &r) const {
+  uint64_t tick = info().tickIntervalNs ? info().tickIntervalNs : kDefaultTickNs;
   InternalWaiter w;
-  w.tid = t.tid;
-  w.samples = act.futexTicks(t.tid, addr, r, store_->tickTimes, t.endNs);
-  // Waits on a hidden lock are mostly far shorter than a tick, so ticks x
-  // interval misses most of them. The switch records time every sleep of
-  // the thread in the kernel exactly; the ticks that found a thread asleep
-  // (or woken, not yet back on a CPU) in a known syscall say which share of
-  // those sleeps was on this word. Threads running the same function pool
-  // their ticks: one that was never caught asleep still waits like its
-  // siblings. The same share of their system CPU time is the futex calls
-  // the lock costs them without any sleep. Captures without asleep_syscall:
-  // ticks x interval, no kernel time.
-  uint64_t seen = 0, asleep = 0;
-  for (int i = 0; i < threadCount(); i++) {
-    const ThreadInfo &o = thread(i);
-    if (i != index && (t.startRoutine.isEmpty() || o.startRoutine != t.startRoutine)) continue;
-    seen += act.futexTicks(o.tid, addr, r, store_->tickTimes, o.endNs);
-    asleep += act.asleepTicks(o.tid, r, store_->tickTimes, o.endNs);
-  }
-  if (!asleep || !seen) {
+  w.tid = thread(index).tid;
+  w.samples = seen;
+  if (!pool.asleep || !pool.seen) {
     w.waitNs = w.samples * tick;
     return w;
   }
-  double share = std::min(1.0, double(seen) / double(asleep));
+  double share = std::min(1.0, double(pool.seen) / double(pool.asleep));
   int64_t kernelSleep = threadStates(index, r).ns[size_t(FinalState::Sleeping)] -
                         chosenSleepNs(index, r);
   w.waitNs = uint64_t(double(std::max<int64_t>(0, kernelSleep)) * share);
@@ -85,18 +86,33 @@ std::vector<InternalWaiter> SessionModel::internalWaiters(uint32_t objectId,
   int idx = indexOfSyncObject(objectId);
   if (idx < 0 || !syncObject(idx).address) return out;
   uint64_t addr = syncObject(idx).address;
-  // Threads seen on the word, and those running the same function.
-  std::vector<uint32_t> seen = store_->activity.futexThreads(addr);
+  // Threads seen on the word, and those running the same function; each
+  // thread's ticks once, pooled per start routine (a linear pass: a
+  // program can have thousands of threads).
+  std::vector<uint32_t> seenTids = store_->activity.futexThreads(addr);
   QSet<QString> routines;
-  for (uint32_t tid : seen) {
+  for (uint32_t tid : seenTids) {
     int ti = indexOfTid(tid);
     if (ti >= 0 && !thread(ti).startRoutine.isEmpty()) routines.insert(thread(ti).startRoutine);
   }
+  std::vector<std::pair<int, HiddenTicks>> members;
+  QHash<QString, HiddenTicks> pools;
   for (int i = 0; i < threadCount(); i++) {
     const ThreadInfo &t = thread(i);
     bool sibling = !t.startRoutine.isEmpty() && routines.contains(t.startRoutine);
-    if (!sibling && !std::binary_search(seen.begin(), seen.end(), t.tid)) continue;
-    InternalWaiter w = hiddenWait(i, addr, r);
+    if (!sibling && !std::binary_search(seenTids.begin(), seenTids.end(), t.tid)) continue;
+    HiddenTicks own = hiddenTicks(i, addr, r);
+    members.emplace_back(i, own);
+    if (sibling) {
+      HiddenTicks &p = pools[t.startRoutine];
+      p.seen += own.seen;
+      p.asleep += own.asleep;
+    }
+  }
+  for (const auto &m : members) {
+    const QString &routine = thread(m.first).startRoutine;
+    HiddenTicks pool = routines.contains(routine) ? pools.value(routine) : m.second;
+    InternalWaiter w = hiddenWait(m.first, m.second.seen, pool, r);
     if (w.samples || w.waitNs || w.kernelNs) out.push_back(w);
   }
   std::stable_sort(out.begin(), out.end(), [](const InternalWaiter &a, const InternalWaiter &b) {
@@ -106,11 +122,22 @@ std::vector<InternalWaiter> SessionModel::internalWaiters(uint32_t objectId,
 }
 
 uint64_t SessionModel::internalWaitNs(int index, const TimeRange &r) const {
+  const QString &routine = thread(index).startRoutine;
   uint64_t n = 0;
   for (int i = 0; i < syncObjectCount(); i++) {
     const SyncObjectInfo &o = syncObject(i);
-    if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL && o.address)
-      n += hiddenWait(index, o.address, r).waitNs;
+    if (o.kind != THREADMON__SYNC_KIND__KIND_INTERNAL || !o.address) continue;
+    HiddenTicks own = hiddenTicks(index, o.address, r), pool = own;
+    if (!routine.isEmpty()) {
+      pool = HiddenTicks{};
+      for (int k = 0; k < threadCount(); k++) {
+        if (thread(k).startRoutine != routine) continue;
+        HiddenTicks h = k == index ? own : hiddenTicks(k, o.address, r);
+        pool.seen += h.seen;
+        pool.asleep += h.asleep;
+      }
+    }
+    n += hiddenWait(index, own.seen, pool, r).waitNs;
   }
   return n;
 }

@@ -210,46 +210,31 @@ void ThreadTimeline::trimRaw(int64_t floor) {
   rawFloor_ = std::max(rawFloor_, floor);
 }
 
-int64_t ThreadTimeline::recordsOnCpu(int64_t t0, int64_t t1) const {
-  if (t1 <= t0) return 0;
-  if (t0 < rawFloor_ || sw_.empty()) return -1;
-  auto it = std::upper_bound(sw_.begin(), sw_.end(), t0,
-                             [](int64_t x, const Raw &r) { return x < r.t; });
-  // Before its first record a thread switched in was off a CPU; one switched
-  // out was on it since we do not know when.
-  int kind = it != sw_.begin() ? (it - 1)->state : -1;
-  if (kind < 0 && sw_.front().state != THREADMON__SWITCH_KIND__SWITCH_IN) return -1;
-  int64_t on = 0, p = t0;
-  for (; it != sw_.end() && it->t < t1; ++it) {
-    if (kind == THREADMON__SWITCH_KIND__SWITCH_IN) on += it->t - p;
-    p = it->t;
-    kind = it->state;
-  }
-  if (kind == THREADMON__SWITCH_KIND__SWITCH_IN) on += t1 - p;
-  return on;
-}
-
-int64_t ThreadTimeline::recordsOnCpuRunning(int64_t t0, int64_t t1) const {
+int64_t ThreadTimeline::recordsOnCpu(int64_t t0, int64_t t1, bool programCodeOnly) const {
   if (t1 <= t0) return 0;
   if (t0 < rawFloor_ || sw_.empty()) return -1;
   auto after = [t0](const std::vector<Raw> &v) {
     return std::upper_bound(v.begin(), v.end(), t0, [](int64_t x, const Raw &r) { return x < r.t; });
   };
   auto si = after(sw_), ui = after(trans_);
+  // Before its first record a thread switched in was off a CPU; one switched
+  // out was on it since we do not know when.
   int kind = si != sw_.begin() ? (si - 1)->state : -1;
   if (kind < 0 && sw_.front().state != THREADMON__SWITCH_KIND__SWITCH_IN) return -1;
   int us = ui != trans_.begin() ? int((ui - 1)->state) : int(THREADMON__THREAD_STATE__STATE_RUNNING);
-  auto running = [](int u) {
-    return u == THREADMON__THREAD_STATE__STATE_RUNNING || u == THREADMON__THREAD_STATE__STATE_UNKNOWN;
+  auto counted = [programCodeOnly](int u) {
+    return !programCodeOnly || u == THREADMON__THREAD_STATE__STATE_RUNNING ||
+           u == THREADMON__THREAD_STATE__STATE_UNKNOWN;
   };
   int64_t on = 0, p = t0;
   for (;;) {
-    int64_t ns = si != sw_.end() ? si->t : INT64_MAX, nu = ui != trans_.end() ? ui->t : INT64_MAX;
+    int64_t ns = si != sw_.end() ? si->t : INT64_MAX;
+    int64_t nu = programCodeOnly && ui != trans_.end() ? ui->t : INT64_MAX;
     int64_t q = std::min({ns, nu, t1});
-    if (kind == THREADMON__SWITCH_KIND__SWITCH_IN && running(us)) on += q - p;
+    if (kind == THREADMON__SWITCH_KIND__SWITCH_IN && counted(us)) on += q - p;
     if (q >= t1) break;
     for (; si != sw_.end() && si->t == q; ++si) kind = si->state;
-    for (; ui != trans_.end() && ui->t == q; ++ui) us = ui->state;
+    for (; programCodeOnly && ui != trans_.end() && ui->t == q; ++ui) us = ui->state;
     p = q;
   }
   return on;
@@ -274,7 +259,7 @@ uint32_t ThreadTimeline::clockShare(int64_t a) const {
   // the long stretches of program code, seldom in the short bursts on a CPU
   // inside a wrapped call (measured: barrier workers, whose CPU clock
   // outside the barrier matches only this way). Charge program code first.
-  int64_t running = recordsOnCpuRunning(ra, rb);
+  int64_t running = recordsOnCpu(ra, rb, true);
   if (running <= 0) return kFracOne;  // no program code on a CPU in the span
   stolen = std::min(stolen, running);
   return uint32_t(std::lround(double(running - stolen) / double(running) * kFracOne));

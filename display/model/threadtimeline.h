@@ -85,10 +85,9 @@ class ThreadTimeline {
   void push(int64_t t, unsigned code, int cpu, uint32_t payload);
   void truncate(int64_t t);
   void sweep(const TickTimes &ticks, int64_t from, int64_t to);
-  // On-CPU ns by switch records in [t0,t1), -1 when the records do not say.
-  int64_t recordsOnCpu(int64_t t0, int64_t t1) const;
-  // The part of it in program code (interposition state RUNNING).
-  int64_t recordsOnCpuRunning(int64_t t0, int64_t t1) const;
+  // On-CPU ns by switch records in [t0,t1), -1 when the records do not say;
+  // programCodeOnly: only while the thread ran its own code (state RUNNING).
+  int64_t recordsOnCpu(int64_t t0, int64_t t1, bool programCodeOnly = false) const;
   // For the tick starting at a: of the on-CPU time by records in the span
   // between the samples around it, the share the thread's CPU clock ran, in
   // 1/32767 (the rest was stolen).
