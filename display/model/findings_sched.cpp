@@ -9,18 +9,6 @@ namespace findings_detail {
 
 namespace {
 
-// Share of CPU time that was busy over r (non-idle, non-iowait), -1 when
-// /proc/stat data is missing.
-double cpuBusyShare(const SessionModel &m, const TimeRange &r) {
-  uint64_t total = 0, idle = 0;
-  for (int c = 0; c < m.cpuCount(); c++) {
-    CpuDelta d = m.cpuDelta(c, r);
-    total += d.total();
-    idle += d.idle + d.iowait;
-  }
-  return total ? double(total - idle) / double(total) : -1.0;
-}
-
 Severity severityOf(double share, double threshold) {
   return share >= finding::kHighFactor * threshold ? Severity::High : Severity::Medium;
 }
@@ -54,13 +42,9 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
   for (size_t k = 0; k < nb; k++) {
     int64_t s = r.t0 + int64_t(k) * b.bin;
     b.len[k] = std::min(r.t1, s + b.bin) - s;
-    uint64_t total = 0, idle = 0;
-    for (int c = 0; c < m.cpuCount(); c++) {
-      CpuDelta d = m.cpuDelta(c, TimeRange{s, s + b.len[k]});
-      total += d.total();
-      idle += d.idle + d.iowait;
-    }
-    if (total) b.idleCpus[k] = double(idle) / double(total) * m.cpuCount();
+    // Sparse /proc/stat samples (one per ~50 ms) are interpolated by the model.
+    double busy = m.cpuBusyShare(TimeRange{s, s + b.len[k]});
+    if (busy >= 0) b.idleCpus[k] = (1.0 - busy) * m.cpuCount();
   }
   auto spread = [&](std::vector<double> &v, int64_t s, int64_t e) {
     s = std::max(s, r.t0);
@@ -113,7 +97,7 @@ void oversubscribed(const SessionModel &m, const TimeRange &r, const std::vector
   for (size_t k = 0; k < b.len.size(); k++)
     if (b.active[k] > cpus + kHalfThread)
       runnable += std::min(b.runnable[k], b.active[k] - cpus) * double(b.len[k]);
-  double share = runnable / double(life), busy = cpuBusyShare(m, r);
+  double share = runnable / double(life), busy = m.cpuBusyShare(r);
   if (share < finding::kOversubscribedShare) return;
   Finding f;
   f.kind = FindingKind::Oversubscribed;
@@ -183,7 +167,7 @@ void undersubscribed(const SessionModel &m, const TimeRange &r, const std::vecto
   f.evidence["share"] = share;
   f.evidence["cpus"] = cpus;
   f.evidence["max_active_threads"] = maxActive;
-  f.evidence["cpu_busy"] = cpuBusyShare(m, r);
+  f.evidence["cpu_busy"] = m.cpuBusyShare(r);
   out->push_back(std::move(f));
 }
 

@@ -240,7 +240,6 @@ struct Deadlock {
 // One chart point per tick, computed from the tick's cumulative deltas.
 struct TickPoint {
   int64_t t = 0;
-  float cpuBusy = 0;         // 0..1 of all CPUs busy (non-idle, non-iowait)
   float runqueueThreads = 0; // average threads waiting on a run queue
   uint16_t threadsInR = 0;   // threads whose /proc state letter was R
   uint32_t contentions = 0;  // contended acquisitions in the tick

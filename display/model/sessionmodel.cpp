@@ -142,13 +142,31 @@ CpuDelta SessionModel::cpuDelta(int cpu, const TimeRange &r) const {
   CpuDelta d;
   if (cpu < 0 || size_t(cpu) >= store_->cpus.size()) return d;
   const CpuSeries &s = store_->cpus[size_t(cpu)];
-  // /proc/stat counts from boot: before the first sample, the first sample is the baseline.
-  const CpuSeries::Point *a = s.at(r.t0), *b = s.at(r.t1);
-  if (!a) a = s.first();
-  if (!a || !b) return d;
+  if (!s.first()) return d;
+  // The probe may read /proc/stat only every few ticks: a counter at t is
+  // interpolated between the samples around it, so a window between two
+  // samples gets its share. /proc/stat counts from boot: before the first
+  // sample, the first sample is the baseline; after the last, the last holds.
+  auto value = [&s](int64_t t, size_t k) -> uint64_t {
+    const CpuSeries::Point *a = s.at(t), *b = s.after(t);
+    if (!a) return s.first()->v[k];
+    if (!b || t == a->t) return a->v[k];
+    double frac = double(t - a->t) / double(b->t - a->t);
+    return a->v[k] + uint64_t(double(sub(b->v[k], a->v[k])) * frac + 0.5);
+  };
   uint64_t *f[8] = {&d.user, &d.nice, &d.system, &d.idle, &d.iowait, &d.irq, &d.softirq, &d.steal};
-  for (size_t k = 0; k < 8; k++) *f[k] = sub(b->v[k], a->v[k]);
+  for (size_t k = 0; k < 8; k++) *f[k] = sub(value(r.t1, k), value(r.t0, k));
   return d;
+}
+
+double SessionModel::cpuBusyShare(const TimeRange &r) const {
+  uint64_t total = 0, idle = 0;
+  for (int c = 0; c < cpuCount(); c++) {
+    CpuDelta d = cpuDelta(c, r);
+    total += d.total();
+    idle += d.idle + d.iowait;
+  }
+  return total ? double(total - idle) / double(total) : -1.0;
 }
 
 std::vector<ThreadCpuTime> SessionModel::cpuThreads(int cpu, const TimeRange &r) const {

@@ -67,7 +67,11 @@ class SessionModel : public QObject {
 
   // CPUs.
   int cpuCount() const;  // from Hello, or the highest CPU seen + 1
+  // /proc/stat counters interpolated at r's edges (samples may be sparse).
   CpuDelta cpuDelta(int cpu, const TimeRange &r) const;
+  // Share of all CPUs' time in r that was busy (non-idle, non-iowait),
+  // -1 when /proc/stat data is missing. Findings and charts both use it.
+  double cpuBusyShare(const TimeRange &r) const;
   // Threads that ran on cpu in r, most time first.
   std::vector<ThreadCpuTime> cpuThreads(int cpu, const TimeRange &r) const;
 

@@ -11,8 +11,6 @@ namespace {
 QString str(const char *s) { return s ? QString::fromUtf8(s) : QString(); }
 int64_t ns(uint64_t v) { return v > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(v); }
 uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
-// cpuBusy of a tick: the /proc/stat delta over at least this span.
-constexpr int64_t kCpuBusySpanNs = 100'000'000;
 
 }  // namespace
 
@@ -147,26 +145,16 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
   }
   pt.runqueueThreads = float(rqThreads);
 
-  uint64_t total = 0, busy = 0;
+  // /proc/stat may come only every few ticks: busy shares are computed over
+  // the window asked for (SessionModel::cpuBusyShare), not per tick.
   for (size_t i = 0; i < tk.n_cpus; i++) {
     const Threadmon__CpuSample &c = *tk.cpus[i];
     if (c.cpu > 4095) continue;  // not a CPU index any machine has
     if (cpus.size() <= c.cpu) cpus.resize(c.cpu + 1);
     std::array<uint64_t, 8> v{c.user_ns,   c.nice_ns, c.system_ns,  c.idle_ns,
                               c.iowait_ns, c.irq_ns,  c.softirq_ns, c.steal_ns};
-    // /proc/stat moves in 10 ms clock ticks, as coarse as our ticks: a
-    // one-tick delta is often 0 or 2 clock ticks. Look back kCpuBusySpanNs.
-    const CpuSeries::Point *prev = cpus[c.cpu].at(t - kCpuBusySpanNs);
-    if (!prev && cpus[c.cpu].first() && cpus[c.cpu].first()->t < t) prev = cpus[c.cpu].first();
-    if (prev) {
-      uint64_t all = 0;
-      for (size_t k = 0; k < 8; k++) all += sub(v[k], prev->v[k]);
-      total += all;
-      busy += sub(all, sub(v[3], prev->v[3]) + sub(v[4], prev->v[4]));
-    }
     cpus[c.cpu].add(t, 0, v);
   }
-  if (total > 0) pt.cpuBusy = float(double(busy) / double(total));
 
   for (size_t i = 0; i < tk.n_sites; i++) {
     const Threadmon__SiteStats &st = *tk.sites[i];

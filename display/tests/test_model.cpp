@@ -270,9 +270,52 @@ class TestModel : public QObject {
     QCOMPARE(tp.size(), size_t(4));
     QCOMPARE(tp[1].contentions, 2u);
     QCOMPARE(tp[1].waitNs, uint64_t(3 * kMs));
-    QVERIFY(std::fabs(tp[1].cpuBusy - 0.45f) < 1e-6f);
+    // Over [10, 30] ms: CPU 0 busy 16 of 20 ms, CPU 1 busy 2 of 20 ms.
+    QVERIFY(std::fabs(m.cpuBusyShare(TimeRange{at(10), at(30)}) - 0.45) < 1e-9);
+    // Before the first /proc/stat sample nothing is known.
+    QCOMPARE(m.cpuBusyShare(TimeRange{at(0), at(10)}), -1.0);
     QVERIFY(std::fabs(tp[1].runqueueThreads - 0.2f) < 1e-6f);  // 201 waits 2 ms per 10 ms
     QCOMPARE(tp[1].threadsInR, uint16_t(1));
+  }
+
+  void sparseCpuSamplesAreInterpolated() {
+    // The probe reads /proc/stat only every 5th tick: CPU 0 is busy 40 ms
+    // (30 user, 10 system) of every 50 ms, CPU 1 idle.
+    StreamBuilder b;
+    b.hello(false);
+    for (int k = 1; k <= 20; k++) {
+      std::vector<Cpu> c;
+      if (k % 5 == 0) {
+        uint64_t K = uint64_t(k / 5);
+        c = {Cpu{0, 1000 * kMs + K * 30 * kMs, 0, K * 10 * kMs, K * 10 * kMs, 0, 0, 0, 0},
+             Cpu{1, 0, 0, 0, 2000 * kMs + K * 50 * kMs, 0, 0, 0, 0}};
+      }
+      b.tick(at(10 * k), {}, c);
+    }
+    b.goodbye(at(200), 0);
+    SessionModel m;
+    b.applyTo(&m);
+    QVERIFY2(!m.hasError(), qPrintable(m.errorText()));
+    // Between the samples at 50 and 100 ms: 2/5 of their delta, not 0.
+    CpuDelta d = m.cpuDelta(0, TimeRange{at(60), at(80)});
+    QCOMPARE(d.user, uint64_t(12 * kMs));
+    QCOMPARE(d.system, uint64_t(4 * kMs));
+    QCOMPARE(d.idle, uint64_t(4 * kMs));
+    QCOMPARE(d.total(), uint64_t(20 * kMs));
+    QCOMPARE(m.cpuDelta(1, TimeRange{at(60), at(80)}).idle, uint64_t(20 * kMs));
+    // Across a sample: [70, 130] is 3/5 of one delta plus 3/5 of the next.
+    QCOMPARE(m.cpuDelta(0, TimeRange{at(70), at(130)}).user, uint64_t(36 * kMs));
+    QVERIFY(std::fabs(m.cpuBusyShare(TimeRange{at(60), at(80)}) - 0.4) < 1e-9);
+    QVERIFY(std::fabs(m.cpuBusyShare(TimeRange{at(123), at(131)}) - 0.4) < 1e-6);
+    // Before the first sample it is the baseline (/proc/stat counts from boot).
+    QCOMPARE(m.cpuDelta(0, TimeRange{at(0), at(50)}).total(), uint64_t(0));
+    QCOMPARE(m.cpuBusyShare(TimeRange{at(10), at(40)}), -1.0);
+    QCOMPARE(m.cpuDelta(0, TimeRange{at(20), at(70)}).user, uint64_t(12 * kMs));
+    // After the last sample (200 ms) the counters hold.
+    QCOMPARE(m.cpuDelta(0, TimeRange{at(180), at(300)}).user, uint64_t(12 * kMs));
+    QCOMPARE(m.cpuDelta(0, TimeRange{at(200), at(300)}).total(), uint64_t(0));
+    // The whole run counts from the first sample to the last.
+    QCOMPARE(m.cpuDelta(0, m.resolve(Window::wholeRun())).user, uint64_t(90 * kMs));
   }
 
   void disorderAndDuplicatesGiveTheSameAnswer() {

@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "sessionmodel.h"
@@ -460,30 +461,45 @@ class TestModelFindings : public QObject {
   }
 
   void undersubscribedPhase() {
-    for (bool uneven : {true, false}) {
-      StreamBuilder b;
-      b.hello(true);
-      b.syncObject(5, THREADMON__SYNC_KIND__KIND_BARRIER, 0x5000, "app", "phase", nullptr);
-      for (uint32_t tid : {71u, 72u}) {
-        b.threadStart(tid, at(0), "w", "app!w");
-        b.cpuSwitch(tid, at(0), tid - 71, kIn);
+    // /proc/stat every tick, or (as the probe reads it) only every `every`th,
+    // off the 50 ms bins: thread 71 keeps
+    // CPU 0 busy, 72 CPU 1 until it waits at the barrier; then CPU 1 idles
+    // unless another process keeps it busy (no finding: nothing to gain).
+    struct Case {
+      int done;
+      bool machineBusy;
+      bool fires;
+    };
+    for (int every : {1, 5, 10}) {
+      for (Case c : {Case{500, false, true}, Case{990, false, false}, Case{500, true, false}}) {
+        StreamBuilder b;
+        b.hello(true);
+        b.syncObject(5, THREADMON__SYNC_KIND__KIND_BARRIER, 0x5000, "app", "phase", nullptr);
+        for (uint32_t tid : {71u, 72u}) {
+          b.threadStart(tid, at(0), "w", "app!w");
+          b.cpuSwitch(tid, at(0), tid - 71, kIn);
+        }
+        b.transition(72, at(c.done), kBarrier, 5);
+        b.cpuSwitch(72, at(c.done), 1, kOut);
+        b.transition(72, at(1000), kRun, 0, 0, 71);
+        for (int t = 10; t <= 1000; t += 10) {
+          std::vector<Cpu> cpus;
+          if ((t / 10 + 2) % every == 0) {
+            uint64_t all = uint64_t(t) * kMs;
+            uint64_t busy1 = c.machineBusy ? all : uint64_t(std::min(t, c.done)) * kMs;
+            cpus = {Cpu{0, all, 0, 0, 0, 0, 0, 0, 0}, Cpu{1, busy1, 0, 0, all - busy1, 0, 0, 0, 0}};
+          }
+          b.tick(at(t), {}, cpus);
+        }
+        b.goodbye(at(1000), 0);
+        SessionModel m;
+        b.applyTo(&m);
+        const QString what =
+            QStringLiteral("every %1, done %2, busy %3").arg(every).arg(c.done).arg(c.machineBusy);
+        std::optional<Finding> f = find(findingsOf(m), FindingKind::Undersubscribed);
+        QVERIFY2(bool(f) == c.fires, qPrintable(what));
+        if (f) QVERIFY2(qAbs(f->evidence["share"].toDouble() - 0.5) < 0.06, qPrintable(what));
       }
-      // 72 finishes its part at 500 (uneven) or 990 and waits at the barrier.
-      int done = uneven ? 500 : 990;
-      b.transition(72, at(done), kBarrier, 5);
-      b.cpuSwitch(72, at(done), 1, kOut);
-      b.transition(72, at(1000), kRun, 0, 0, 71);
-      ticks(b, 1000, uneven ? 0.5 : 1.0);  // uneven: one CPU idles half the run
-      b.goodbye(at(1000), 0);
-      SessionModel m;
-      b.applyTo(&m);
-      std::optional<Finding> f = find(findingsOf(m), FindingKind::Undersubscribed);
-      if (!uneven) {
-        QVERIFY(!f);
-        continue;
-      }
-      QVERIFY(f);
-      QVERIFY(qAbs(f->evidence["share"].toDouble() - 0.5) < 0.06);
     }
   }
 
@@ -533,21 +549,36 @@ class TestModelFindings : public QObject {
 
   void cpuBusyIsNotBiasedByClockTickQuantisation() {
     // /proc/stat moves in 10 ms steps: a CPU 90% busy shows 0 or 20 ms per
-    // 10 ms tick, alternating. Every point must still be near 90%.
-    StreamBuilder b;
-    b.hello(false, 1);
-    uint64_t busy = 0, idle = 0;
-    for (int t = 10; t <= 1000; t += 10) {
-      if (t % 20 == 0) {
-        busy += (t % 200 == 0) ? 10 * kMs : 20 * kMs;
-        idle += (t % 200 == 0) ? 10 * kMs : 0;
+    // 10 ms tick, alternating. Read every tick or (as the probe does) only
+    // every 5th, the charts' 100 ms window ending at any tick must still be
+    // near 90%, and with sparse samples so must a 10 ms one between two.
+    for (int every : {1, 5}) {
+      StreamBuilder b;
+      b.hello(false, 1);
+      uint64_t busy = 0, idle = 0;
+      for (int t = 10; t <= 1000; t += 10) {
+        if (t % 20 == 0) {
+          busy += (t % 200 == 0) ? 10 * kMs : 20 * kMs;
+          idle += (t % 200 == 0) ? 10 * kMs : 0;
+        }
+        std::vector<Cpu> c;
+        if (t % (10 * every) == 0) c = {Cpu{0, busy, 0, 0, idle, 0, 0, 0, 0}};
+        b.tick(at(t), {}, c);
       }
-      b.tick(at(t), {}, {Cpu{0, busy, 0, 0, idle, 0, 0, 0, 0}});
+      SessionModel m;
+      b.applyTo(&m);
+      for (int t = 200; t <= 1000; t += 10) {
+        for (int len : {100, 10}) {
+          if (len == 10 && every == 1) continue;  // a single tick is 0 or 200%
+          double share = m.cpuBusyShare(TimeRange{at(t - len), at(t)});
+          QVERIFY2(share > 0.8 && share <= 1.0,
+                   qPrintable(QStringLiteral("every %1: %2 ms over %3 ms: %4")
+                                  .arg(every).arg(t).arg(len).arg(share)));
+        }
+      }
+      if (every == 5)  // from the first sample to the last: 910 ms busy, 50 ms idle
+        QVERIFY(std::fabs(m.cpuBusyShare(TimeRange{at(50), at(1000)}) - 910.0 / 960.0) < 1e-9);
     }
-    SessionModel m;
-    b.applyTo(&m);
-    for (const TickPoint &p : m.ticks(TimeRange{at(200), at(1000)}))
-      QVERIFY2(p.cpuBusy > 0.8f && p.cpuBusy <= 1.0f, qPrintable(QString::number(p.cpuBusy)));
   }
 };
 

@@ -18,6 +18,9 @@ namespace {
 // enough that a long run redraws quickly.
 constexpr size_t kMaxPoints = 1500;
 constexpr size_t kMinBucket = 5;
+// A CPU point covers at least this much: /proc/stat moves in 10 ms clock
+// ticks, so a 50 ms window of a CPU 90% busy can read 75%.
+constexpr int64_t kMinCpuSpanNs = 100'000'000;
 constexpr size_t kMaxStateQueries = 100000;
 
 // Average threads runnable (waiting for a CPU) over [t0, t1): the same
@@ -100,9 +103,10 @@ void ChartsView::rebuild() {
   const int64_t tickNs =
       model()->info().tickIntervalNs ? int64_t(model()->info().tickIntervalNs) : 10000000;
   const double tickSeconds = double(tickNs) / 1e9;
-  // Averages buckets of ticks: /proc/stat moves in 10 ms steps, so single
-  // ticks flip between 0 and 100 %; a bucket of at least kMinBucket ticks
-  // (and few enough points for the width) shows the trend instead.
+  // Buckets of ticks: /proc/stat moves in 10 ms steps (and the probe may
+  // read it only every ~50 ms), so single ticks flip between 0 and 100 %; a
+  // bucket of at least kMinBucket ticks (and few enough points for the
+  // width) shows the trend instead.
   // The runnable series asks every thread's states per point: cap the
   // points so that stays near kMaxStateQueries however many threads there are.
   const size_t threads = size_t(std::max(1, model()->threadCount()));
@@ -114,17 +118,18 @@ void ChartsView::rebuild() {
   QList<QPointF> cpu, runnable, contention;
   for (size_t i = 0; i < ticks.size(); i += bucket) {
     const size_t end = std::min(ticks.size(), i + bucket);
-    double busy = 0, cont = 0;
-    for (size_t k = i; k < end; ++k) {
-      busy += ticks[k].cpuBusy;
-      cont += ticks[k].contentions;
-    }
+    double cont = 0;
+    for (size_t k = i; k < end; ++k) cont += ticks[k].contentions;
     const double n = double(end - i);
     const double t = (double(ticks[end - 1].t) - origin) / 1e9;
     // The bucket spans from the tick before its first to its last.
     const int64_t from = i > 0 ? ticks[i - 1].t : std::max(r.t0, ticks[i].t - tickNs);
-    cpu << QPointF(t, 100.0 * busy / n);
-    runnable << QPointF(t, runnableThreads(*model(), {from, ticks[end - 1].t}));
+    const tmon::TimeRange span{from, ticks[end - 1].t};
+    // The same busy share as the findings; no point where /proc/stat is unknown.
+    const double busy =
+        model()->cpuBusyShare({std::min(from, span.t1 - kMinCpuSpanNs), span.t1});
+    if (busy >= 0) cpu << QPointF(t, 100.0 * busy);
+    runnable << QPointF(t, runnableThreads(*model(), span));
     contention << QPointF(t, cont / n / tickSeconds);
   }
   const double t0 = (double(r.t0) - origin) / 1e9;
