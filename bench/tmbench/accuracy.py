@@ -56,8 +56,9 @@ def states(build_dir, probe, quick, log):
         "Each ground-truth workload (`tests/workloads`) recorded with `threadmon record` "
         "(10 ms ticks) and read back with `threadmon report --json`; truth is what the "
         "workload measured of itself: its CPU clock outside blocking calls (`on_cpu`), wall "
-        "time inside its own blocking calls, run-queue time from its schedstat. Errors are "
-        "percentage points of the thread's lifetime (states) or percent of the truth (waits). "
+        "time inside its own blocking calls (a wake-up's wait for a CPU included), run-queue "
+        "time from its schedstat outside them. Errors are percentage points of the thread's "
+        "lifetime (states) or percent of the truth (waits). "
         "One run each" + (" (--quick)." if quick else "."))
     if probe.unavailable_reason():
         sec.notes.append(f"not measured: {probe.unavailable_reason()}")

@@ -3,10 +3,16 @@
  * T threads (default 6: more threads than this 2-CPU machine has) each
  * compute their share of the rows of C = A x B, then wait for the others at
  * a barrier; repeated for --rounds. With more threads than CPUs the kernel
- * time-slices them, so every worker is visibly runnable. Each thread
- * measures its CPU time and its barrier wait; what is neither was spent
- * waiting for a CPU, which is the runnable truth printed at exit.
+ * time-slices them, so every worker is visibly runnable.
+ *
+ * Truth printed per worker: on_cpu_pct is its CPU clock outside
+ * pthread_barrier_wait, barrier_pct the wall time inside it, runnable_pct
+ * the run-queue time (schedstat run_delay) outside it: a wake-up from the
+ * barrier waits for a CPU inside the call, where a profiler shows the thread
+ * blocked at the barrier. stolen_pct is the rest, time the hypervisor took
+ * while the thread was on a CPU (its CPU clock does not count it).
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +29,24 @@ typedef struct worker {
   int index;
   pid_t tid;
   double lifetime_s, cpu_s, barrier_s;
+  double runq_s;        /* run_delay outside the barrier wait */
+  double blocked_cpu_s; /* CPU time inside the barrier wait */
 } worker;
+
+/* This thread's run-queue time so far (schedstat field 2, ns), or -1. */
+static double run_delay_s(void) {
+  char buf[128];
+  int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  char *p, *end;
+  strtoull(buf, &p, 10); /* field 1: time on a CPU */
+  unsigned long long ns = strtoull(p, &end, 10);
+  return end != p ? (double)ns * 1e-9 : -1;
+}
 
 /* Rows [first, last) of C, in i-k-j order so the inner loop streams. */
 static void multiply_rows(int first, int last) {
@@ -42,17 +65,26 @@ static void *work(void *arg) {
   worker *w = arg;
   wl_name_self("mult", w->index);
   w->tid = gettid();
-  double start = wl_now_s(), cpu0 = wl_thread_cpu_s();
+  double start = wl_now_s(), cpu0 = wl_thread_cpu_s(), delay0 = run_delay_s();
+  double barrier_delay_s = 0; /* run_delay accrued inside the barrier wait */
   int first = (int)((long)size * w->index / threads);
   int last = (int)((long)size * (w->index + 1) / threads);
   for (int r = 0; r < rounds; r++) {
     multiply_rows(first, last);
-    double t0 = wl_now_s();
+    /* The schedstat reads sit inside the timed window, so a preemption
+     * during them counts as barrier time on both sides of the sum. */
+    double c0 = wl_thread_cpu_s(), t0 = wl_now_s(), d0 = run_delay_s();
     pthread_barrier_wait(&barrier);
+    barrier_delay_s += run_delay_s() - d0;
     w->barrier_s += wl_now_s() - t0;
+    w->blocked_cpu_s += wl_thread_cpu_s() - c0;
   }
+  double delay1 = run_delay_s();
   w->cpu_s = wl_thread_cpu_s() - cpu0;
   w->lifetime_s = wl_now_s() - start;
+  /* Without schedstat, fall back to what is neither CPU nor barrier. */
+  w->runq_s = delay0 < 0 || delay1 < 0 ? w->lifetime_s - w->cpu_s - w->barrier_s
+                                       : delay1 - delay0 - barrier_delay_s;
   return NULL;
 }
 
@@ -92,12 +124,14 @@ int main(int argc, char **argv) {
          wl_now_s() - start, threads, sysconf(_SC_NPROCESSORS_ONLN), size, rounds, checksum);
   for (int i = 0; i < threads; i++) {
     const worker *w = &ws[i];
-    double runnable = w->lifetime_s - w->cpu_s - w->barrier_s;
+    double on_cpu = w->cpu_s - w->blocked_cpu_s, runq = w->runq_s > 0 ? w->runq_s : 0;
+    double stolen = w->lifetime_s - on_cpu - runq - w->barrier_s;
     printf("%s{\"tid\":%d,\"name\":\"mult-%d\",\"lifetime_s\":%.6f,\"cpu_s\":%.6f,"
-           "\"barrier_s\":%.6f,\"on_cpu_pct\":%.2f,\"runnable_pct\":%.2f,\"barrier_pct\":%.2f}",
-           i ? "," : "", (int)w->tid, w->index, w->lifetime_s, w->cpu_s, w->barrier_s,
-           100.0 * w->cpu_s / w->lifetime_s, 100.0 * (runnable > 0 ? runnable : 0) / w->lifetime_s,
-           100.0 * w->barrier_s / w->lifetime_s);
+           "\"barrier_s\":%.6f,\"runq_s\":%.6f,\"on_cpu_pct\":%.2f,\"runnable_pct\":%.2f,"
+           "\"barrier_pct\":%.2f,\"stolen_pct\":%.2f}",
+           i ? "," : "", (int)w->tid, w->index, w->lifetime_s, w->cpu_s, w->barrier_s, runq,
+           100.0 * on_cpu / w->lifetime_s, 100.0 * runq / w->lifetime_s,
+           100.0 * w->barrier_s / w->lifetime_s, 100.0 * (stolen > 0 ? stolen : 0) / w->lifetime_s);
   }
   printf("]}\n");
   pthread_barrier_destroy(&barrier);
