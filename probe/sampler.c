@@ -27,6 +27,20 @@
  * PERF_EVERY-th read that finds it moved (they lag by at most that many
  * runs; a thread that runs fewer times never has them). */
 #define PERF_EVERY 8
+/* stat (user/system time, faults, state, CPU) is the costliest file a
+ * thread's read takes, most of it formatting fields we do not use. With
+ * switch records its state and CPU come from the records; the times and
+ * faults are read on every STAT_EVERY-th read that finds it moved, once it
+ * ran STAT_CPU_NS since the last, when it blocked after running
+ * STAT_BLOCKED_CPU_NS, and whenever it blocked outside wrapped calls
+ * (asleep, in I/O or stopped: only stat tells which). */
+#define STAT_EVERY 8
+/* /proc/stat costs as much as the rest of a quiet tick (most of it summing
+ * interrupt counts we do not use) and moves in scheduler ticks anyway:
+ * read it about every CPUSTAT_NS; the display interpolates between. */
+#define CPUSTAT_NS 50000000ull
+#define STAT_CPU_NS 40000000ull
+#define STAT_BLOCKED_CPU_NS 1000000ull
 #define DRAIN_CHUNK 256
 #define BATCH_MAX 16384          /* entries per Transitions/CpuSwitches frame */
 #define STACK_MAX 8
@@ -84,6 +98,9 @@ typedef struct tm_sampler_thread {
   uint64_t ctx_after_ns; /* records up to this time are in vol/invol already */
   uint64_t status_tick;  /* tick of the last status read */
   uint32_t moved_reads;  /* reads that found it had run (perf counters: every PERF_EVERY) */
+  int sw_cpu;            /* CPU of the latest record, -1 before one */
+  bool born_covered;     /* every switch of its life is in the records */
+  uint64_t stat_oncpu_ns; /* its CPU time at the last stat read */
   uint64_t syscall_ns;   /* when the last full read looked at its syscall */
   uint64_t dropped;      /* ring.dropped as last seen */
   struct tm_sampler_thread *next, **pprev; /* every live state */
@@ -118,7 +135,7 @@ static TM_TLS __thread bool on_sampler_thread;
 
 typedef struct tid_entry {
   uint32_t tid; /* 0 = empty */
-  int kind;
+  int kind, cpu;
   uint64_t time_ns, tick;
   /* Switch-outs seen before the walk met it; complete (from its birth)
    * unless records were lost meanwhile. */
@@ -465,6 +482,7 @@ static tm_sampler_thread *state_new(tm_thread *t, uint32_t slot) {
   /* Records drained before the walk met it: it is covered, and the latest
    * one says whether it is on a CPU. */
   st->sw_kind = e->kind;
+  st->sw_cpu = e->kind != SW_UNKNOWN ? e->cpu : -1;
   st->sw_time = e->time_ns;
   st->sw_tick = e->tick;
   st->covered = e->kind != SW_UNKNOWN;
@@ -476,7 +494,7 @@ static tm_sampler_thread *state_new(tm_thread *t, uint32_t slot) {
       !e->counts_lost) {
     st->vol = e->vol;
     st->invol = e->invol;
-    st->status_base = true;
+    st->status_base = st->born_covered = true;
     st->status_tick = tick_no; /* its records come in the next drains */
   }
   e->st = st;
@@ -543,6 +561,20 @@ static bool read_status(tm_sampler_thread *st) {
   return true;
 }
 
+/* Whether a read of a thread that ran needs its stat file (see STAT_EVERY). */
+static bool stat_due(const tm_session *s, const tm_sampler_thread *st, uint32_t cur,
+                     uint64_t oncpu_ns) {
+  if (!st->have_stat || !on_sampler_thread) return true; /* first, or the final tick */
+  if (!s->src_perf_switch || !st->covered || st->sw_kind == SW_UNKNOWN) return true;
+  uint64_t ran = oncpu_ns - st->stat_oncpu_ns;
+  /* Blocked: outside wrapped calls only stat says in what; inside them its
+   * counters stay as read now until it runs again, worth a read unless it
+   * ran only a moment (a thread that wakes for microseconds). */
+  if (st->sw_kind == TM_SWITCH_OUT && (cur <= TM_STATE_RUNNING || ran >= STAT_BLOCKED_CPU_NS))
+    return true;
+  return st->moved_reads % STAT_EVERY == 0 || ran >= STAT_CPU_NS;
+}
+
 static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, int how) {
   uint32_t cur = *(volatile uint32_t *)&t->cur_state;
   if (how == READ_NONE) {
@@ -598,15 +630,25 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   bool settle = how == READ_ALL && !self && st->sw_kind == SW_UNKNOWN && st->covered &&
                 s->src_perf_switch;
   uint64_t t0 = settle ? tm_now_ns() : 0;
-  if ((how == READ_ALL && moved) || settle) {
-    if (!self && tm_task_read(&st->fds, TM_TASK_STAT, st->have_stat, buf, sizeof buf) >= 0 &&
+  if (how == READ_ALL && moved) st->moved_reads++;
+  bool stat_read = false;
+  if (((how == READ_ALL && moved) || settle) && !self &&
+      (settle || stat_due(s, st, cur, sc.oncpu_ns))) {
+    if (tm_task_read(&st->fds, TM_TASK_STAT, st->have_stat, buf, sizeof buf) >= 0 &&
         tm_parse_stat(buf, &st->stat)) {
-      st->have_stat = true;
+      st->have_stat = stat_read = true;
+      st->stat_oncpu_ns = sc.oncpu_ns;
       if (settle && st->stat.state != 'R' && st->sw_kind == SW_UNKNOWN) {
         st->sw_kind = TM_SWITCH_OUT;
         st->sw_time = t0;
       }
     }
+  }
+  /* Not read: where it is and was comes from its latest record. */
+  if (!stat_read && !self && st->have_stat && s->src_perf_switch && st->covered &&
+      st->sw_kind != SW_UNKNOWN) {
+    st->stat.state = st->sw_kind == TM_SWITCH_OUT ? 'S' : 'R';
+    if (st->sw_cpu >= 0) st->stat.cpu = st->sw_cpu;
   }
   /* READ_QUEUE stops here: off the CPU since its last full read, so stat,
    * counters and syscall are as they were; only the runqueue wait moves
@@ -616,7 +658,7 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   if (how == READ_ALL && moved) {
     /* Counters only for threads that keep running: opening them is most of
      * what a short-lived thread would cost the sampler. */
-    if (++st->moved_reads % PERF_EVERY == 0) {
+    if (st->moved_reads % PERF_EVERY == 0) {
       if ((s->src_perf_sw || s->src_perf_hw) && !st->pc_open && tm_fds_spare()) {
         tm_perf_counters_open(&st->pc, t->tid, s->src_perf_sw, s->src_perf_hw);
         st->pc_open = true;
@@ -677,7 +719,17 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
 
 /* What this tick must read of a thread, from its switch records. */
 static int read_plan(const tm_session *s, const tm_sampler_thread *st, bool full) {
-  if (full || !s->src_perf_switch || !st->covered || !st->have_sched) return READ_ALL;
+  if (full || !s->src_perf_switch || !st->covered) return READ_ALL;
+  /* Never read, born under the records and now blocked in a wrapped call
+   * (a pool's new worker waiting for work): records and wrappers tell all
+   * of it until it runs again. Opening its files is most of what a new
+   * thread costs the sampler, and a thread that only waits and exits is
+   * never opened at all. */
+  if (!st->have_sched) {
+    bool waiting = st->sw_kind == TM_SWITCH_OUT &&
+                   *(volatile uint32_t *)&st->owner->cur_state > TM_STATE_RUNNING;
+    return waiting && st->born_covered ? READ_NONE : READ_ALL;
+  }
   if (st->sw_tick == tick_no || st->sw_kind == TM_SWITCH_IN || st->sw_kind == SW_UNKNOWN)
     return READ_ALL;
   if (st->sw_kind == TM_SWITCH_OUT_PREEMPT) return READ_QUEUE;
@@ -737,8 +789,9 @@ static uint32_t walk_threads(tm_session *s, bool full) {
       st->attr_sent = av + 1;
     }
     int how = state == TM_SLOT_EXITED ? READ_ALL : read_plan(s, st, full);
-    if (how == READ_ALL) {
-      /* Only a thread that ran pushes events or drops them. */
+    if (how == READ_ALL || st->sw_tick == tick_no) {
+      /* Only a thread that ran pushes events or drops them (one that ran
+       * and blocked again may be left unread: see read_plan). */
       drain_ring(s, t);
       uint64_t d = atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
       live_dropped += d - st->dropped;
@@ -771,6 +824,7 @@ static void on_switch(void *arg, uint32_t tid, uint64_t time_ns, uint32_t cpu, i
   if (!st) { /* not met by the walk yet: remember the latest record */
     if (e->kind == SW_UNKNOWN || time_ns >= e->time_ns) {
       e->kind = kind;
+      e->cpu = (int)cpu;
       e->time_ns = time_ns;
     }
     e->tick = tick_no;
@@ -782,6 +836,7 @@ static void on_switch(void *arg, uint32_t tid, uint64_t time_ns, uint32_t cpu, i
   st->sw_tick = tick_no;
   if (st->sw_kind == SW_UNKNOWN || time_ns >= st->sw_time) {
     st->sw_kind = kind;
+    st->sw_cpu = (int)cpu;
     st->sw_time = time_ns;
   }
   if (kind != TM_SWITCH_IN && time_ns > st->ctx_after_ns) {
@@ -939,6 +994,7 @@ static bool untracked_noticed;
 
 void tm_sampler_tick(tm_session *s) {
   uint64_t now = tm_now_ns();
+  tm_transport_batch_begin(&s->tx, now);
   if (s->tx.net != TM_NET_OFF) tm_transport_pump(&s->tx, now);
   if (s->tx.needs_preamble) {
     /* A new connection (seen by this pump or the previous tick's last
@@ -1004,7 +1060,9 @@ void tm_sampler_tick(tm_session *s) {
       cpu_cap = s->cpus.cap;
     }
   }
-  if (s->src_proc_stat && cpu_cap >= s->cpus.cap && tm_cpustat_read(&s->cpus)) {
+  uint64_t cpustat_every = s->cfg.interval_ns ? CPUSTAT_NS / s->cfg.interval_ns : 1;
+  bool cpustat_due = full || cpustat_every <= 1 || tick_no % cpustat_every == 1;
+  if (s->src_proc_stat && cpustat_due && cpu_cap >= s->cpus.cap && tm_cpustat_read(&s->cpus)) {
     for (unsigned i = 0; i < s->cpus.count; i++) {
       const tm_cpu_times *c = &s->cpus.cpus[i];
       Threadmon__CpuSample *m = &cpu_msgs[ncpu];
@@ -1065,6 +1123,7 @@ void tm_sampler_tick(tm_session *s) {
     untracked_noticed = true;
     tm_emit_notice(s, "thread or object table full: some are not tracked", TM_TO_ALL);
   }
+  tm_transport_batch_end(&s->tx, tm_now_ns(), !on_sampler_thread);
   if (s->tx.net != TM_NET_OFF) tm_transport_pump(&s->tx, tm_now_ns());
 }
 

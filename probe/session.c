@@ -303,6 +303,7 @@ static void fork_child(void) {
   /* Everything inherited belongs to the parent's session: the sampler
    * thread is gone, the descriptors name the parent's tasks and stream. */
   tm_sampler_forget();
+  tm_transport_abandon(&S.tx); /* what it gathered is the parent's to write */
   release_session(&S);
   atomic_store(&tm_active, 0);
   if (!S.cfg.follow) {

@@ -63,6 +63,43 @@ static void file_write(tm_transport *t, const uint8_t *p, size_t len) {
   }
 }
 
+#define BATCH_LIMIT (1u << 20) /* a larger frame (or batch) is written at once */
+/* Gathered ticks reach the file within this (a killed program loses at
+ * most that much), or once this many bytes wait. */
+#define BATCH_WRITE_NS 50000000ull
+#define BATCH_WRITE_BYTES 65536u
+
+static bool batch_append(tm_transport *t, const uint8_t *p, size_t len) {
+  if (t->batch_len + len > BATCH_LIMIT) return false;
+  if (t->batch_len + len > t->batch_cap) {
+    size_t cap = t->batch_cap ? t->batch_cap : 65536;
+    while (cap < t->batch_len + len) cap *= 2;
+    uint8_t *b = realloc(t->batch, cap);
+    if (!b) return false;
+    t->batch = b;
+    t->batch_cap = cap;
+  }
+  memcpy(t->batch + t->batch_len, p, len);
+  t->batch_len += len;
+  return true;
+}
+
+static void batch_write(tm_transport *t) {
+  if (t->batch_len) file_write(t, t->batch, t->batch_len);
+  t->batch_len = 0;
+}
+
+void tm_transport_batch_begin(tm_transport *t, uint64_t now_ns) {
+  if (!t->batch_len) t->batch_since_ns = now_ns;
+  t->batching = true;
+}
+
+void tm_transport_batch_end(tm_transport *t, uint64_t now_ns, bool force) {
+  if (force || t->batch_len >= BATCH_WRITE_BYTES || now_ns - t->batch_since_ns >= BATCH_WRITE_NS)
+    batch_write(t);
+  t->batching = false;
+}
+
 int tm_transport_open_file(tm_transport *t, const char *path) {
   free(t->path);
   t->path = strdup(path);
@@ -260,7 +297,13 @@ bool tm_transport_pump(tm_transport *t, uint64_t now) {
 }
 
 void tm_transport_send(tm_transport *t, const uint8_t *frame, size_t len, int to) {
-  if ((to & TM_TO_FILE) && t->file_fd >= 0) file_write(t, frame, len);
+  if ((to & TM_TO_FILE) && t->file_fd >= 0) {
+    /* Frames stay in order: what was gathered goes first. */
+    if (!t->batching || !batch_append(t, frame, len)) {
+      batch_write(t);
+      file_write(t, frame, len);
+    }
+  }
   if (!(to & TM_TO_NET)) return;
   /* Queue while connected, and before the first connection (the header is
    * already queued); between a loss and a reconnection there is no stream. */
@@ -291,6 +334,7 @@ void tm_transport_flush(tm_transport *t, int timeout_ms) {
 }
 
 static void free_all(tm_transport *t) {
+  free(t->batch);
   free(t->out);
   free(t->path);
   free(t->host);
@@ -299,9 +343,13 @@ static void free_all(tm_transport *t) {
 }
 
 void tm_transport_close(tm_transport *t) {
+  batch_write(t);
   if (t->file_fd >= 0) close(t->file_fd);
   sock_close(t);
   free_all(t);
 }
 
-void tm_transport_abandon(tm_transport *t) { tm_transport_close(t); }
+void tm_transport_abandon(tm_transport *t) {
+  t->batch_len = 0; /* the parent's to write */
+  tm_transport_close(t);
+}

@@ -1,5 +1,5 @@
-/* Where frames go: a capture file (every frame written whole with one
- * write) and/or a TCP peer (non-blocking, bounded buffer, reconnects).
+/* Where frames go: a capture file (whole frames per write: one frame, or
+ * a tick's worth gathered between batch_begin and batch_end) and/or a TCP peer (non-blocking, bounded buffer, reconnects).
  *
  * Used by one thread at a time: the sampler while it runs, then the thread
  * that stops it (exit, exec). Program threads never wait on it. */
@@ -28,6 +28,10 @@ typedef struct tm_transport {
   ino_t file_ino;
   char *path;
   uint64_t bytes_written;
+  uint8_t *batch;      /* frames gathered for one write while batching */
+  size_t batch_len, batch_cap;
+  uint64_t batch_since_ns; /* when the oldest gathered frame was sent */
+  bool batching;
   /* TCP */
   enum tm_net_state net;
   char *host, *port;
@@ -54,6 +58,14 @@ int tm_transport_set_peer(tm_transport *t, const char *host, const char *port,
 
 /* Sends one whole frame (prefix + payload). */
 void tm_transport_send(tm_transport *t, const uint8_t *frame, size_t len, int to);
+
+/* Frames sent between batch_begin and batch_end are gathered for the
+ * capture file, and written in one call about every 50 ms (or at once with
+ * force): each write to a file also updates its times, and a tick has
+ * several frames. A frame sent outside a batch writes what was gathered
+ * first, so order holds. */
+void tm_transport_batch_begin(tm_transport *t, uint64_t now_ns);
+void tm_transport_batch_end(tm_transport *t, uint64_t now_ns, bool force);
 
 /* Makes progress on the network side without blocking. Returns true when
  * a new connection was just made after a lost one; needs_preamble then

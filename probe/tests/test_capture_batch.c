@@ -1,0 +1,100 @@
+/* The capture file's batching (transport.c): a tick's frames are gathered
+ * and written together about every 50 ms; order always holds, closing
+ * writes what was gathered, and a fork child's abandon never writes the
+ * parent's frames. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../transport.h"
+#include "tm_check.h"
+#include "tmwire.h"
+
+#define MS 1000000ull
+
+static char path[256];
+
+static size_t file_size(void) {
+  struct stat st;
+  CHECK(stat(path, &st) == 0);
+  return (size_t)st.st_size;
+}
+
+/* The file after the header must be exactly `want`. */
+static void check_body(const char *want) {
+  FILE *f = fopen(path, "rb");
+  CHECK(f != NULL);
+  char buf[256] = {0};
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  CHECK(n >= TM_HEADER_BYTES);
+  if (strcmp(buf + TM_HEADER_BYTES, want) != 0) {
+    fprintf(stderr, "body '%s', want '%s'\n", buf + TM_HEADER_BYTES, want);
+    exit(1);
+  }
+}
+
+static void send_frame(tm_transport *t, const char *frame) {
+  tm_transport_send(t, (const uint8_t *)frame, strlen(frame), TM_TO_FILE);
+}
+
+int main(void) {
+  const char *dir = getenv("TMPDIR");
+  snprintf(path, sizeof path, "%s/test_capture_batch.%d", dir && dir[0] ? dir : "/tmp",
+           (int)getpid());
+  tm_transport t;
+  tm_transport_init(&t);
+  CHECK(tm_transport_open_file(&t, path) == 0);
+  CHECK_EQ(file_size(), (size_t)TM_HEADER_BYTES);
+
+  /* Two ticks 10 ms apart: gathered, nothing written yet. */
+  tm_transport_batch_begin(&t, 0);
+  send_frame(&t, "a");
+  send_frame(&t, "b");
+  tm_transport_batch_end(&t, 1 * MS, false);
+  tm_transport_batch_begin(&t, 10 * MS);
+  send_frame(&t, "c");
+  tm_transport_batch_end(&t, 11 * MS, false);
+  CHECK_EQ(file_size(), (size_t)TM_HEADER_BYTES);
+  /* 50 ms after the first gathered frame: all of it, in order. */
+  tm_transport_batch_begin(&t, 50 * MS);
+  send_frame(&t, "d");
+  tm_transport_batch_end(&t, 51 * MS, false);
+  check_body("abcd");
+
+  /* A frame outside a batch goes after what was gathered. */
+  tm_transport_batch_begin(&t, 60 * MS);
+  send_frame(&t, "e");
+  tm_transport_batch_end(&t, 61 * MS, false);
+  check_body("abcd");
+  send_frame(&t, "f");
+  check_body("abcdef");
+
+  /* Forced (the final tick) writes at once. */
+  tm_transport_batch_begin(&t, 70 * MS);
+  send_frame(&t, "g");
+  tm_transport_batch_end(&t, 71 * MS, true);
+  check_body("abcdefg");
+
+  /* Closing writes what was gathered. */
+  tm_transport_batch_begin(&t, 80 * MS);
+  send_frame(&t, "h");
+  tm_transport_batch_end(&t, 81 * MS, false);
+  tm_transport_close(&t);
+  check_body("abcdefgh");
+
+  /* A fork child abandons the parent's gathered frames unwritten. */
+  tm_transport_init(&t);
+  CHECK(tm_transport_open_file(&t, path) == 0);
+  tm_transport_batch_begin(&t, 0);
+  send_frame(&t, "x");
+  tm_transport_batch_end(&t, 1 * MS, false);
+  tm_transport_abandon(&t);
+  check_body("");
+  unlink(path);
+  puts("capture batching: ok");
+  return 0;
+}
