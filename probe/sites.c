@@ -1,6 +1,8 @@
 /* Interned call stacks and per-(object, stack) contention totals (sites.h). */
 #include "sites.h"
 
+#include "unwind.h"
+
 #include <errno.h>
 #include <link.h>
 #include <libunwind.h>
@@ -239,7 +241,7 @@ static uint32_t unwind_stack(tm_thread *t) {
   void *pcs[UNWIND_MAX];
   int saved = errno;
   t->guard++;
-  int n = unw_backtrace(pcs, UNWIND_MAX);
+  int n = tm_backtrace(pcs, UNWIND_MAX);
   t->guard--;
   errno = saved;
   atomic_fetch_add_explicit(&unwinds, 1, memory_order_relaxed);
