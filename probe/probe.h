@@ -137,6 +137,8 @@ TM_HIDDEN void tm_thread_unclaim(tm_thread *t);
 TM_HIDDEN tm_thread *tm_thread_register_lazy(void);
 /* LIVE/CLAIMED record of a pthread_t or tid, NULL if unknown (O(slots)). */
 TM_HIDDEN tm_thread *tm_thread_by_handle(uintptr_t handle);
+/* Records the pthread_t of t's thread (its creator may know it first). */
+TM_HIDDEN void tm_thread_set_handle(tm_thread *t, uintptr_t handle);
 TM_HIDDEN tm_thread *tm_thread_by_tid(uint32_t tid);
 /* Threads not tracked because all slots were in use. */
 TM_HIDDEN uint64_t tm_threads_untracked(void);

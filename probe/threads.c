@@ -30,6 +30,27 @@ static _Atomic uint32_t free_link[TM_MAX_THREADS]; /* next free index + 1, 0 = e
 static _Atomic uint64_t free_top;                  /* tag << 32 | (index + 1) */
 static _Atomic uint32_t high_water;
 static _Atomic uint64_t untracked;
+/* Each slot's tid and pthread_t again, side by side: finding a record by
+ * either (every pthread_join) scans a few KB instead of touching every
+ * slot, which are ~25 KB apart (a page and a TLB miss each: joining 1,000
+ * threads cost more than creating them). Written with the record's fields;
+ * a match is checked against the record. */
+static _Atomic uint32_t slot_tid[TM_MAX_THREADS];
+static _Atomic uintptr_t slot_handle[TM_MAX_THREADS];
+
+static uint32_t slot_index(const tm_thread *t) {
+  return (uint32_t)(t - atomic_load_explicit(&table, memory_order_relaxed));
+}
+
+static void set_tid(tm_thread *t, uint32_t tid) {
+  t->tid = tid;
+  atomic_store_explicit(&slot_tid[slot_index(t)], tid, memory_order_release);
+}
+
+void tm_thread_set_handle(tm_thread *t, uintptr_t handle) {
+  atomic_store_explicit(&t->handle, handle, memory_order_relaxed);
+  atomic_store_explicit(&slot_handle[slot_index(t)], handle, memory_order_release);
+}
 
 static tm_thread *slots(void) {
   tm_thread *t = atomic_load_explicit(&table, memory_order_acquire);
@@ -102,7 +123,8 @@ static tm_thread *slot_claim(void) {
   /* A reused slot: reset everything the program side owns. The ring is
    * empty once drained; its contents need no clearing. The sampler-private
    * pointer is left to the sampler. */
-  t->tid = t->creator_tid = 0;
+  set_tid(t, 0);
+  t->creator_tid = 0;
   t->is_probe = t->is_main = false;
   t->start_ns = 0;
   atomic_store_explicit(&t->end_ns, 0, memory_order_relaxed);
@@ -113,7 +135,7 @@ static tm_thread *slot_claim(void) {
   memset(t->affinity, 0xff, sizeof t->affinity);
   t->cur_state = 0;
   t->guard = 0;
-  atomic_store_explicit(&t->handle, 0, memory_order_relaxed);
+  tm_thread_set_handle(t, 0);
   t->yields = 0;
   atomic_store_explicit(&t->ring.head, 0, memory_order_relaxed);
   atomic_store_explicit(&t->ring.tail, 0, memory_order_relaxed);
@@ -147,10 +169,10 @@ static void read_sched_attrs(tm_thread *t) {
 
 static void attach_common(tm_thread *t) {
   int saved = errno;
-  t->tid = (uint32_t)gettid();
+  set_tid(t, (uint32_t)gettid());
   t->is_main = t->tid == (uint32_t)getpid();
   t->start_ns = tm_now_ns();
-  atomic_store_explicit(&t->handle, (uintptr_t)pthread_self(), memory_order_relaxed);
+  tm_thread_set_handle(t, (uintptr_t)pthread_self());
   read_sched_attrs(t);
   tm_push_state(t, TM_STATE_RUNNING, 0, 0, 0, t->start_ns);
   tm_self = t;
@@ -198,7 +220,7 @@ tm_thread *tm_thread_register_lazy(void) {
 tm_thread *tm_thread_register_foreign(uint32_t tid) {
   tm_thread *t = slot_claim();
   if (!t) return NULL;
-  t->tid = tid;
+  set_tid(t, tid);
   t->is_main = tid == (uint32_t)getpid();
   t->start_ns = tm_now_ns();
   atomic_store_explicit(&t->slot_state, TM_SLOT_LIVE, memory_order_release);
@@ -223,32 +245,39 @@ void tm_thread_release(tm_thread *t) {
   if (atomic_load_explicit(&t->slot_state, memory_order_acquire) == TM_SLOT_EXITED) slot_free(t);
 }
 
-static tm_thread *find_live(bool (*match)(const tm_thread *, uintptr_t), uintptr_t key) {
+/* A LIVE or CLAIMED record whose key (in keys, 8 or 4 bytes wide) is
+ * key; the record's own field confirms it (the slot may be reused between
+ * the two reads). */
+static tm_thread *find_live(const void *keys, size_t width, uintptr_t key) {
   tm_thread *tab = atomic_load_explicit(&table, memory_order_acquire);
-  if (!tab) return NULL;
+  if (!tab || !key) return NULL;
   uint32_t hw = tm_threads_high_water();
   for (uint32_t i = 0; i < hw; i++) {
-    int st = atomic_load_explicit(&tab[i].slot_state, memory_order_acquire);
-    if ((st == TM_SLOT_LIVE || st == TM_SLOT_CLAIMED) && match(&tab[i], key)) return &tab[i];
+    uintptr_t k = width == sizeof(uintptr_t)
+                      ? atomic_load_explicit(&((_Atomic uintptr_t *)keys)[i], memory_order_acquire)
+                      : atomic_load_explicit(&((_Atomic uint32_t *)keys)[i], memory_order_acquire);
+    if (k != key) continue;
+    tm_thread *t = &tab[i];
+    int st = atomic_load_explicit(&t->slot_state, memory_order_acquire);
+    if (st != TM_SLOT_LIVE && st != TM_SLOT_CLAIMED) continue;
+    uintptr_t own = width == sizeof(uintptr_t)
+                        ? atomic_load_explicit(&t->handle, memory_order_relaxed)
+                        : (uintptr_t)t->tid;
+    if (own == key) return t;
   }
   return NULL;
 }
 
-static bool match_handle(const tm_thread *t, uintptr_t h) {
-  return atomic_load_explicit(&t->handle, memory_order_relaxed) == h;
-}
-static bool match_tid(const tm_thread *t, uintptr_t tid) { return t->tid == tid; }
-
 tm_thread *tm_thread_by_handle(uintptr_t handle) {
   tm_thread *self = tm_self;
   if (self && atomic_load_explicit(&self->handle, memory_order_relaxed) == handle) return self;
-  return handle ? find_live(match_handle, handle) : NULL;
+  return find_live(slot_handle, sizeof(uintptr_t), handle);
 }
 
 tm_thread *tm_thread_by_tid(uint32_t tid) {
   tm_thread *self = tm_self;
   if (self && self->tid == tid) return self;
-  return tid ? find_live(match_tid, tid) : NULL;
+  return find_live(slot_tid, sizeof(uint32_t), tid);
 }
 
 void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id, uint32_t holder_tid,
@@ -299,7 +328,7 @@ void tm_threads_atfork_child(void) {
     atomic_store_explicit(&self->ring.tail, atomic_load_explicit(&self->ring.head, memory_order_relaxed),
                           memory_order_relaxed);
     atomic_store_explicit(&self->ring.dropped, 0, memory_order_relaxed);
-    self->tid = (uint32_t)gettid();
+    set_tid(self, (uint32_t)gettid());
     self->is_main = true;
     self->start_ns = tm_now_ns();
     tm_push_state(self, self->cur_state ? self->cur_state : TM_STATE_RUNNING, 0, 0, 0,

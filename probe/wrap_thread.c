@@ -57,7 +57,7 @@ TM_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
   }
   /* So that pthread_setname_np(*th) right after create finds the child
    * even before it ran. The child stores the same value itself. */
-  atomic_store_explicit(&child->handle, (uintptr_t)*th, memory_order_relaxed);
+  tm_thread_set_handle(child, (uintptr_t)*th);
   return 0;
 }
 
