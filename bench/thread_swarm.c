@@ -6,6 +6,9 @@
  * MODE: idle  (every thread blocked in pthread_cond_wait)
  *       light (a little work, then a 100 ms sleep: a mostly idle server)
  *       busy  (short critical sections on 4 shared mutexes, 1 ms naps)
+ *       ticker (threads named "tm-ticker" that wake every 10 ms on absolute
+ *              deadlines and do nothing else: what waking like a 10 ms
+ *              sampler costs on this machine, the floor under any sampler)
  *
  * After all threads exist and a short settling time, it measures a window of
  * SECONDS and prints one JSON line with the CPU time that the threads whose
@@ -21,7 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-enum swarm_mode { MODE_IDLE, MODE_LIGHT, MODE_BUSY };
+enum swarm_mode { MODE_IDLE, MODE_LIGHT, MODE_BUSY, MODE_TICKER };
 
 static enum swarm_mode mode;
 static atomic_int stopping;
@@ -59,6 +62,20 @@ static void *swarm_worker(void *arg) {
       nap_ns(100 * 1000000L);
     }
     break;
+  case MODE_TICKER: {
+    pthread_setname_np(pthread_self(), "tm-ticker");
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    while (!atomic_load(&stopping)) {
+      next.tv_nsec += 10 * 1000000L;
+      if (next.tv_nsec >= 1000000000L) {
+        next.tv_nsec -= 1000000000L;
+        next.tv_sec++;
+      }
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+    }
+    break;
+  }
   case MODE_BUSY:
     for (unsigned i = 0; !atomic_load(&stopping); i++) {
       pthread_mutex_t *m = &busy_mutexes[(seed + i) % 4];
@@ -110,7 +127,7 @@ static unsigned long long probe_cpu_ns(const char *prefix, int *n) {
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: tm-bench-swarm idle|light|busy THREADS SECONDS [PROBE_COMM_PREFIX]\n");
+    fprintf(stderr, "usage: tm-bench-swarm idle|light|busy|ticker THREADS SECONDS [PROBE_COMM_PREFIX]\n");
     return 2;
   }
   if (strcmp(argv[1], "idle") == 0)
@@ -119,6 +136,8 @@ int main(int argc, char **argv) {
     mode = MODE_LIGHT;
   else if (strcmp(argv[1], "busy") == 0)
     mode = MODE_BUSY;
+  else if (strcmp(argv[1], "ticker") == 0)
+    mode = MODE_TICKER;
   else {
     fprintf(stderr, "unknown mode %s\n", argv[1]);
     return 2;
