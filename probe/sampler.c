@@ -100,6 +100,7 @@ typedef struct tm_sampler_thread {
   uint32_t moved_reads;  /* reads that found it had run (perf counters: every PERF_EVERY) */
   int sw_cpu;            /* CPU of the latest record, -1 before one */
   bool born_covered;     /* every switch of its life is in the records */
+  uint64_t met_tick;     /* tick the walk first met it in */
   uint64_t stat_oncpu_ns; /* its CPU time at the last stat read */
   uint64_t syscall_ns;   /* when the last full read looked at its syscall */
   uint64_t dropped;      /* ring.dropped as last seen */
@@ -485,6 +486,7 @@ static tm_sampler_thread *state_new(tm_thread *t, uint32_t slot) {
   st->sw_cpu = e->kind != SW_UNKNOWN ? e->cpu : -1;
   st->sw_time = e->time_ns;
   st->sw_tick = e->tick;
+  st->met_tick = tick_no;
   st->covered = e->kind != SW_UNKNOWN;
   /* Born under the inherited switch events: its context switch counts are
    * the records since its birth, no status read needed for the base (a
@@ -720,15 +722,16 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
 /* What this tick must read of a thread, from its switch records. */
 static int read_plan(const tm_session *s, const tm_sampler_thread *st, bool full) {
   if (full || !s->src_perf_switch || !st->covered) return READ_ALL;
-  /* Never read, born under the records and now blocked in a wrapped call
-   * (a pool's new worker waiting for work): records and wrappers tell all
-   * of it until it runs again. Opening its files is most of what a new
-   * thread costs the sampler, and a thread that only waits and exits is
-   * never opened at all. */
+  /* Never read, born under the records, and blocked in a wrapped call
+   * since the tick it was met in (a pool's new worker waiting for work):
+   * records and wrappers tell all of it until it runs again, and it is read
+   * then. Opening its files is most of what a new thread costs the
+   * sampler, and a thread that only waits and exits is never opened. */
   if (!st->have_sched) {
-    bool waiting = st->sw_kind == TM_SWITCH_OUT &&
+    bool waiting = st->born_covered && st->sw_tick <= st->met_tick &&
+                   st->sw_kind == TM_SWITCH_OUT &&
                    *(volatile uint32_t *)&st->owner->cur_state > TM_STATE_RUNNING;
-    return waiting && st->born_covered ? READ_NONE : READ_ALL;
+    return waiting ? READ_NONE : READ_ALL;
   }
   if (st->sw_tick == tick_no || st->sw_kind == TM_SWITCH_IN || st->sw_kind == SW_UNKNOWN)
     return READ_ALL;
@@ -755,6 +758,12 @@ static void note_end(uint32_t tid, uint64_t time_ns) {
     end_cap = cap;
   }
   ends[end_n++] = (ended){tid, time_ns};
+}
+
+/* Ticks between /proc/stat reads (and the sampler's reads of itself). */
+static uint64_t cpustat_every(const tm_session *s) {
+  uint64_t every = s->cfg.interval_ns ? CPUSTAT_NS / s->cfg.interval_ns : 1;
+  return every ? every : 1;
 }
 
 /* full: read every thread whatever its records say (the final tick, or
@@ -789,6 +798,12 @@ static uint32_t walk_threads(tm_session *s, bool full) {
       st->attr_sent = av + 1;
     }
     int how = state == TM_SLOT_EXITED ? READ_ALL : read_plan(s, st, full);
+    /* The sampler itself is on a CPU at every tick: reading it about every
+     * CPUSTAT_NS is enough to show what it costs, and its reads are the
+     * first system calls after a wake-up, the slowest of the tick. */
+    if (how == READ_ALL && !full && t->is_probe && t->tid == s->probe_tid && st->have_sched &&
+        cpustat_every(s) > 1 && tick_no % cpustat_every(s) != 1)
+      how = READ_NONE;
     if (how == READ_ALL || st->sw_tick == tick_no) {
       /* Only a thread that ran pushes events or drops them (one that ran
        * and blocked again may be left unread: see read_plan). */
@@ -1060,8 +1075,7 @@ void tm_sampler_tick(tm_session *s) {
       cpu_cap = s->cpus.cap;
     }
   }
-  uint64_t cpustat_every = s->cfg.interval_ns ? CPUSTAT_NS / s->cfg.interval_ns : 1;
-  bool cpustat_due = full || cpustat_every <= 1 || tick_no % cpustat_every == 1;
+  bool cpustat_due = full || cpustat_every(s) <= 1 || tick_no % cpustat_every(s) == 1;
   if (s->src_proc_stat && cpustat_due && cpu_cap >= s->cpus.cap && tm_cpustat_read(&s->cpus)) {
     for (unsigned i = 0; i < s->cpus.count; i++) {
       const tm_cpu_times *c = &s->cpus.cpus[i];
