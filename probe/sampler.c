@@ -27,6 +27,9 @@
  * PERF_EVERY-th read that finds it moved (they lag by at most that many
  * runs; a thread that runs fewer times never has them). */
 #define PERF_EVERY 8
+/* ... and only for threads that used this much CPU: a thread that wakes for
+ * microseconds has nothing for cycle counts to say. */
+#define PERF_MIN_CPU_NS 20000000ull
 /* stat (user/system time, faults, state, CPU) is the costliest file a
  * thread's read takes, most of it formatting fields we do not use. With
  * switch records its state and CPU come from the records; the times and
@@ -661,7 +664,8 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
     /* Counters only for threads that keep running: opening them is most of
      * what a short-lived thread would cost the sampler. */
     if (st->moved_reads % PERF_EVERY == 0) {
-      if ((s->src_perf_sw || s->src_perf_hw) && !st->pc_open && tm_fds_spare()) {
+      if ((s->src_perf_sw || s->src_perf_hw) && !st->pc_open && tm_fds_spare() &&
+          sc.oncpu_ns >= PERF_MIN_CPU_NS) {
         tm_perf_counters_open(&st->pc, t->tid, s->src_perf_sw, s->src_perf_hw);
         st->pc_open = true;
       }
