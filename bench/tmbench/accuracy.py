@@ -121,7 +121,7 @@ def states(build_dir, probe, quick, log):
         sec.add_goal(f"state percentages within ±{GOAL_POINTS:.0f} points",
                      f"{within} of {len(errors)} within; largest {worst[0]:+.1f} ({worst[1]}); "
                      f"median error {statistics.median(errors):.1f} points",
-                     big <= GOAL_POINTS, f"{big - GOAL_POINTS:.1f} points",
+                     big <= GOAL_POINTS, report.points(big - GOAL_POINTS),
                      "ticks are 10 ms and a state's start and end come from the wrappers' and "
                      "the kernel's clocks, so the error is a share of a tick per transition; "
                      "on this VM the host also steals CPU time, which the probe counts apart "

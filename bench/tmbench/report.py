@@ -31,6 +31,11 @@ def fmt(value, digits=1):
     return f"{value:.{digits}f}"
 
 
+def points(miss):
+    """A miss in percentage points, with the digit that shows it is not zero."""
+    return f"{miss:.2f} points" if abs(miss) < 0.1 else f"{miss:.1f} points"
+
+
 def ratio(value, base):
     if value is None or not base:
         return "n/a"

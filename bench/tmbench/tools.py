@@ -16,10 +16,11 @@ LTTNG_LIB_DIRS = ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/l
 
 
 class RunResult:
-    def __init__(self, stdout, wall, capture_bytes):
+    def __init__(self, stdout, wall, capture_bytes, inspected=None):
         self.stdout = stdout
         self.wall = wall
         self.capture_bytes = capture_bytes
+        self.inspected = inspected  # what inspect(run_dir) returned
 
 
 class Tool:
@@ -159,8 +160,10 @@ class Lttng(Tool):
             self.daemon = None
 
 
-def run_under(tool, argv, timeout=300, stdout_path=None, merge_stderr=False):
-    """Runs argv under tool in a fresh scratch directory; returns a RunResult."""
+def run_under(tool, argv, timeout=300, stdout_path=None, merge_stderr=False, inspect=None):
+    """Runs argv under tool in a fresh scratch directory; returns a RunResult.
+    inspect(run_dir), when given, looks at what the tool left there (a
+    capture) before the directory goes."""
     run_dir = tempfile.mkdtemp(prefix="tmbench-")
     try:
         full_argv, env = tool.launch(argv, run_dir)
@@ -169,6 +172,6 @@ def run_under(tool, argv, timeout=300, stdout_path=None, merge_stderr=False):
                                      stdout_path=stdout_path, merge_stderr=merge_stderr)
         finally:
             size = tool.finish(run_dir)
-        return RunResult(text, wall, size)
+        return RunResult(text, wall, size, inspect(run_dir) if inspect else None)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
