@@ -101,6 +101,7 @@ typedef struct tm_thread {
   bool is_probe, is_main;
   uint64_t start_ns;
   _Atomic uint64_t end_ns;
+  _Atomic uint64_t end_cpu_ns; /* its CPU clock then, read by itself; 0 unknown */
   void *start_routine; /* symbolised by the sampler */
   char name[TM_NAME_BYTES];
   _Atomic uint32_t attr_version; /* bumped when name/policy/affinity change */

@@ -747,13 +747,13 @@ static int read_plan(const tm_session *s, const tm_sampler_thread *st, bool full
 
 typedef struct ended {
   uint32_t tid;
-  uint64_t time_ns;
+  uint64_t time_ns, oncpu_ns;
 } ended;
 
 static ended *ends;
 static size_t end_n, end_cap;
 
-static void note_end(uint32_t tid, uint64_t time_ns) {
+static void note_end(uint32_t tid, uint64_t time_ns, uint64_t oncpu_ns) {
   if (end_n == end_cap) {
     size_t cap = end_cap ? end_cap * 2 : 16;
     ended *e = realloc(ends, cap * sizeof *e);
@@ -761,7 +761,7 @@ static void note_end(uint32_t tid, uint64_t time_ns) {
     ends = e;
     end_cap = cap;
   }
-  ends[end_n++] = (ended){tid, time_ns};
+  ends[end_n++] = (ended){tid, time_ns, oncpu_ns};
 }
 
 /* Ticks between /proc/stat reads (and the sampler's reads of itself). */
@@ -823,7 +823,8 @@ static uint32_t walk_threads(tm_session *s, bool full) {
       continue;
     }
     uint64_t end_ns = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
-    note_end(t->tid, end_ns ? end_ns : tm_now_ns());
+    note_end(t->tid, end_ns ? end_ns : tm_now_ns(),
+             atomic_load_explicit(&t->end_cpu_ns, memory_order_relaxed));
     s->events_dropped += st->dropped;
     state_free(st);
     tm_thread_release(t);
@@ -1132,6 +1133,7 @@ void tm_sampler_tick(tm_session *s) {
     Threadmon__ThreadEnd m = THREADMON__THREAD_END__INIT;
     m.tid = ends[i].tid;
     m.time_ns = ends[i].time_ns;
+    m.oncpu_ns = ends[i].oncpu_ns;
     Threadmon__Frame ef = THREADMON__FRAME__INIT;
     ef.body_case = THREADMON__FRAME__BODY_THREAD_END;
     ef.thread_end = &m;

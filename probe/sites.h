@@ -33,8 +33,8 @@
 /* A contended wait on o ended after waited_ns (now_ns: its end, any
  * monotonic ns). Unwinds under t's guard (libunwind locks mutexes). The
  * probe's own frames are left out: the first frame kept is the first one
- * outside libthreadmon. */
-TM_HIDDEN void tm_site_contended(tm_thread *t, tm_object *o, uint64_t waited_ns,
+ * outside libthreadmon. True when it unwound (microseconds, not nanoseconds). */
+TM_HIDDEN bool tm_site_contended(tm_thread *t, tm_object *o, uint64_t waited_ns,
                                  uint64_t now_ns);
 
 /* ---- any thread ---- */

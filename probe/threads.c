@@ -128,6 +128,7 @@ static tm_thread *slot_claim(void) {
   t->is_probe = t->is_main = false;
   t->start_ns = 0;
   atomic_store_explicit(&t->end_ns, 0, memory_order_relaxed);
+  atomic_store_explicit(&t->end_cpu_ns, 0, memory_order_relaxed);
   t->start_routine = t->start_arg = NULL;
   memset(t->name, 0, sizeof t->name);
   atomic_store_explicit(&t->attr_version, 0, memory_order_relaxed);
@@ -231,6 +232,16 @@ void tm_thread_mark_exited(tm_thread *t) {
   int expected = TM_SLOT_LIVE;
   uint64_t now = tm_now_ns();
   if (tm_self == t) {
+    /* Its CPU clock at the end: the sampler cannot read it once it is gone,
+     * and without it the time since its last sample cannot be checked for
+     * hypervisor steal. */
+    int saved = errno;
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+      atomic_store_explicit(&t->end_cpu_ns,
+                            (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
+                            memory_order_relaxed);
+    errno = saved;
     tm_push_state(t, TM_STATE_EXITED, 0, 0, 0, now);
     tm_self = NULL;
     self_done = true;

@@ -135,10 +135,12 @@ void tm_note_releaser(tm_thread *t, const void *addr, uint32_t kind) {
 static void wait_finish(tm_wait *w, uint32_t releaser_tid, bool exclusive) {
   uint64_t now = tm_wait_clock();
   uint64_t waited = now > w->start_ns ? now - w->start_ns : 0;
-  tm_push_state(w->t, TM_STATE_RUNNING, 0, 0, releaser_tid, now);
   tm_object *o = w->o;
+  /* The call site's totals (sites.h) before the state ends: an unwind is
+   * still time in the program's call, not in its own code. */
+  bool unwound = o && tm_site_contended(w->t, o, waited, now);
+  tm_push_state(w->t, TM_STATE_RUNNING, 0, 0, releaser_tid, unwound ? tm_wait_clock() : now);
   if (!o) return;
-  tm_site_contended(w->t, o, waited, now); /* the call site's totals (sites.h) */
   if (exclusive) {
     /* Held alone: no locked instructions on a line the other waiters are
      * pulling too. (A timed-out timedlock updates with atomics outside the

@@ -202,6 +202,18 @@ void SessionStore::applyThreadEnd(const Threadmon__ThreadEnd &e) {
   int64_t t = ns(e.time_ns);
   ThreadTimeline &th = threadFor(e.tid, t);
   if (th.info.endNs < 0 || t < th.info.endNs) th.info.endNs = t;
+  // The thread's own CPU clock at its end closes its last sample span (no
+  // sample can follow once it is gone): a sample at the end with that clock
+  // and the other counters as last read.
+  const LwpSeries::Point *last = th.lwp.at(t);
+  if (e.oncpu_ns && last && last->t < t && e.oncpu_ns >= last->v[kOncpu]) {
+    std::array<uint64_t, 8> v = last->v;
+    v[kOncpu] = e.oncpu_ns;
+    int64_t prevSample = last->t;
+    auto pos = std::lower_bound(tickTimes.begin(), tickTimes.end(), t);
+    int64_t prevTick = pos == tickTimes.begin() ? INT64_MIN : *(pos - 1);
+    if (th.lwp.add(t, last->aux, v, lwpExtra(t, t))) th.sampleAdded(prevTick, prevSample);
+  }
   th.markDirty(t);
   activity.threadEnded(e.tid, t);
 }

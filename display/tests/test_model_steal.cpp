@@ -110,6 +110,35 @@ class TestModelSteal : public QObject {
     QCOMPARE(m.threadCpuTimes(m.indexOfTid(302), whole)[0], 100 * kMs);
   }
 
+  void stealAfterTheLastSampleComesFromTheThreadEnd() {
+    // 305 is on cpu 0 by the records from 0 until it ends at 45 ms; samples
+    // at 10..40 ms say its clock ran fully; by its own clock at the end it
+    // ran only 1 of the last 5 ms. Without that clock (older probes) the
+    // last span is all on a CPU.
+    for (bool endClock : {true, false}) {
+      StreamBuilder b;
+      b.hello(true);
+      b.threadStart(305, at(0), "w", "workload!spin");
+      b.cpuSwitch(305, at(0), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+      for (int k = 1; k <= 4; k++) {
+        Lwp l{305, 0, 0, uint64_t(k) * 10 * kMs, 0};
+        l.kstate = 'R';
+        l.readNs = at(10 * k);
+        b.tick(at(10 * k), {l});
+      }
+      b.threadEnd(305, at(45), endClock ? 41 * kMs : 0);
+      b.tick(at(50), {});
+      b.goodbye(at(50), 0);
+      SessionModel m;
+      b.applyTo(&m);
+      StateTimes st = m.threadStates(m.indexOfTid(305), m.resolve(Window::wholeRun()));
+      QCOMPARE(st.lifetimeNs, 45 * kMs);
+      int64_t stolen = ns(st, FinalState::Stolen);
+      QVERIFY2(near(stolen, endClock ? 4 * kMs : 0), qPrintable(QString::number(stolen)));
+      QVERIFY(near(ns(st, FinalState::OnCpu), endClock ? 41 * kMs : 45 * kMs));
+    }
+  }
+
   void timelineShowsStolenTimeTickByTick() {
     SessionModel m;
     stealScenario(true).applyTo(&m);

@@ -53,10 +53,11 @@ void StreamBuilder::threadStart(uint32_t tid, int64_t t, const char *name, const
   add(f);
 }
 
-void StreamBuilder::threadEnd(uint32_t tid, int64_t t) {
+void StreamBuilder::threadEnd(uint32_t tid, int64_t t, uint64_t oncpuNs) {
   Threadmon__ThreadEnd e = THREADMON__THREAD_END__INIT;
   e.tid = tid;
   e.time_ns = uint64_t(t);
+  e.oncpu_ns = oncpuNs;
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_THREAD_END;
   f.thread_end = &e;

@@ -50,7 +50,7 @@ class StreamBuilder {
   void hello(bool perfSwitch, uint32_t cpuCount = 2, uint32_t version = 1);
   void threadStart(uint32_t tid, int64_t t, const char *name, const char *routine,
                    bool probe = false, bool isMain = false);
-  void threadEnd(uint32_t tid, int64_t t);
+  void threadEnd(uint32_t tid, int64_t t, uint64_t oncpuNs = 0);
   void transition(uint32_t tid, int64_t t, Threadmon__ThreadState state, uint32_t object = 0,
                   uint32_t holder = 0, uint32_t releaser = 0);
   void stack(uint32_t id, const std::vector<const char *> &frames);

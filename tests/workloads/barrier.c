@@ -57,7 +57,7 @@ static void cond_barrier(worker *w) {
       double c0 = wl_thread_cpu_s(), t0 = wl_now_s();
       pthread_cond_wait(&barrier_cond, &barrier_mtx);
       w->cond_s += wl_now_s() - t0;
-      w->blocked_cpu_s += wl_thread_cpu_s() - c0;
+      w->blocked_cpu_s += wl_cpu_inside_s(c0);
       w->locks++; /* pthread_cond_wait returns holding the mutex again */
     }
   }
@@ -79,7 +79,7 @@ static void *work(void *arg) {
       cond_barrier(w);
     }
     w->wait_s += wl_now_s() - t0;
-    if (use_pbarrier) w->blocked_cpu_s += wl_thread_cpu_s() - c0;
+    if (use_pbarrier) w->blocked_cpu_s += wl_cpu_inside_s(c0);
   }
   w->cpu_s = wl_thread_cpu_s() - cpu0;
   w->lifetime_s = wl_now_s() - start;

@@ -77,7 +77,7 @@ static void *work(void *arg) {
     pthread_barrier_wait(&barrier);
     barrier_delay_s += run_delay_s() - d0;
     w->barrier_s += wl_now_s() - t0;
-    w->blocked_cpu_s += wl_thread_cpu_s() - c0;
+    w->blocked_cpu_s += wl_cpu_inside_s(c0);
   }
   double delay1 = run_delay_s();
   w->cpu_s = wl_thread_cpu_s() - cpu0;

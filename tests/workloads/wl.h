@@ -25,6 +25,10 @@ void wl_parse_flags(int argc, char **argv, const char *about, const wl_flag *fla
 
 double wl_now_s(void);        /* CLOCK_MONOTONIC */
 double wl_thread_cpu_s(void); /* this thread's CPU time */
+/* CPU time of this thread between the read that gave c0 and now, less what
+ * the two reads themselves spend in between: CPU inside a call the reads
+ * bracket. */
+double wl_cpu_inside_s(double c0);
 
 /* Spins until this thread has used ms of CPU time, so the on-CPU share of a
  * thread does not depend on how loaded the machine is. */
