@@ -150,7 +150,7 @@ def compressors(bare, probe, quick, log, unavailable):
 
 
 def stressors(bare, probe, quick, log, unavailable):
-    seconds, rounds = (1, 1) if quick else (3, 3)
+    seconds, rounds = (1, 1) if quick else (3, 5)
     sec = report.Section(
         "Real programs: stress-ng",
         ["stressor", "no tool, bogo ops/s (median)", "threadmon, bogo ops/s", "throughput ratio",
