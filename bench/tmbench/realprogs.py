@@ -52,8 +52,11 @@ COMPRESSORS = [
 STRESSORS = ["mutex", "futex", "pthread"]
 # What each stressor pays for, from what the probe does on its path.
 STRESSOR_COST = {
-    "mutex": ("stress-ng does nothing but lock and unlock, so every operation pays the wrapper "
-              "and, when contended, its timed wait and event ({kb:,.0f} KiB/s of capture)"),
+    "mutex": ("stress-ng locks, unlocks, yields and changes its threads' priorities in a loop; "
+              "a perf profile of a probed run (2026-11-22) put the probe's own code at about 1% "
+              "of the samples and over 90% in the kernel, where the difference could not be "
+              "pinned down (THREADMON_PERF=0 runs were as scattered); {kb:,.0f} KiB/s of "
+              "capture"),
     "futex": ("stress-ng calls futex() directly, which no wrapper sees: what it pays is the "
               "kernel's switch record at each of its context switches and a sampler in each "
               "of its processes ({kb:,.0f} KiB/s of capture)"),

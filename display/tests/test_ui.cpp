@@ -157,6 +157,36 @@ class TestUi : public QObject {
     QVERIFY(charts->pointCount(0) >= 9 && charts->pointCount(0) <= 11);  // 10 ms ticks
   }
 
+  void chartLabelsFitShortCharts() {
+    // Qt elides all of an axis's labels when they overlap: a short chart
+    // keeps fewer ticks instead (16 px a label).
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(capture_, &error));
+    QVERIFY(page);
+    auto *charts = static_cast<tmui::ChartsView *>(page->view(ViewKind::Charts));
+    // Alone at a given size, as --screenshot renders it; back home at the end.
+    charts->setParent(nullptr);
+    charts->setAttribute(Qt::WA_DontShowOnScreen);
+    charts->resize(900, 420);
+    charts->show();
+    QCoreApplication::processEvents();
+    charts->refreshNow();
+    for (int tall : {420, 900}) {
+      charts->resize(900, tall);
+      QCoreApplication::processEvents();
+      for (int i = 0; i < charts->rowCount(); i++) {
+        double h = charts->plotHeight(i);
+        QVERIFY2(h > 0, qPrintable(QString::number(i)));
+        QVERIFY2(charts->yTickCount(i) == 2 || (charts->yTickCount(i) - 1) * 16 <= h,
+                 qPrintable(QStringLiteral("chart %1: %2 ticks in %3 px at height %4")
+                                .arg(i).arg(charts->yTickCount(i)).arg(h).arg(tall)));
+        if (tall == 900) QVERIFY(charts->yTickCount(i) > 2);  // room for the nice ones
+      }
+    }
+    charts->hide();
+    charts->setParent(page.get());
+  }
+
   void replaySeeksAndPlays() {
     QString error;
     std::unique_ptr<tmui::SessionView> page(openCapture(capture_, &error));

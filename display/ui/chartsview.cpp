@@ -46,7 +46,7 @@ ChartsView::ChartsView(tmon::SessionModel *model, ViewWindow *window, QWidget *p
   charts_.push_back(addChart(tr("Runnable threads (waiting for a CPU)"), tr("threads"),
                              stateColor(tmon::FinalState::Runnable).darker(130)));
   charts_.push_back(addChart(tr("Contention (contended acquisitions per second)"),
-                             tr("per second"), stateColor(tmon::FinalState::BlockedMutex)));
+                             tr("per s"), stateColor(tmon::FinalState::BlockedMutex)));
   for (Chart &c : charts_) {
     auto *view = new QChartView(c.chart, this);
     view->setRenderHint(QPainter::Antialiasing);
@@ -81,6 +81,10 @@ ChartsView::Chart ChartsView::addChart(const QString &title, const QString &yLab
 }
 
 int ChartsView::pointCount(int i) const { return charts_[size_t(i)].series->count(); }
+int ChartsView::yTickCount(int i) const { return charts_[size_t(i)].y->tickCount(); }
+double ChartsView::plotHeight(int i) const {
+  return charts_[size_t(i)].chart->plotArea().height();
+}
 
 void ChartsView::setPoints(Chart &c, const QList<QPointF> &points, double t0, double t1,
                            double yMin) {
@@ -90,10 +94,31 @@ void ChartsView::setPoints(Chart &c, const QList<QPointF> &points, double t0, do
   c.x->setRange(t0, std::max(t1, t0 + 0.001));
   if (yMin >= 100.0 && top <= 100.0) {
     c.y->setRange(0, 100);  // a utilisation: keep the full scale
+    c.y->setTickCount(5);
   } else {
     c.y->setRange(0, top * 1.1);
     c.y->applyNiceNumbers();
   }
+  c.niceTicks = c.y->tickCount();
+  fitTicks(c);
+}
+
+// Qt elides every label of an axis whose labels overlap ("..."): on a short
+// chart, every other tick is dropped (they stay round numbers) until the
+// labels fit, down to the two ends.
+void ChartsView::fitTicks(Chart &c) {
+  constexpr double kLabelPx = 16;
+  const double h = c.chart->plotArea().height();
+  if (h <= 0) return;
+  int ticks = c.niceTicks;
+  while (ticks > 2 && (ticks - 1) * kLabelPx > h)
+    ticks = (ticks - 1) % 2 == 0 ? (ticks - 1) / 2 + 1 : 2;
+  if (c.y->tickCount() != ticks) c.y->setTickCount(ticks);
+}
+
+void ChartsView::resizeEvent(QResizeEvent *e) {
+  ModelView::resizeEvent(e);
+  for (Chart &c : charts_) fitTicks(c);
 }
 
 void ChartsView::rebuild() {

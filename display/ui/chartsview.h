@@ -20,11 +20,14 @@ class ChartsView : public ModelView {
  public:
   ChartsView(tmon::SessionModel *model, ViewWindow *window, QWidget *parent = nullptr);
   int rowCount() const override { return int(charts_.size()); }
-  // Points in series i (tests).
+  // Points in series i, its y axis ticks and plot height in pixels (tests).
   int pointCount(int i) const;
+  int yTickCount(int i) const;
+  double plotHeight(int i) const;
 
  protected:
   void rebuild() override;
+  void resizeEvent(QResizeEvent *e) override;
 
  private:
   struct Chart {
@@ -32,9 +35,11 @@ class ChartsView : public ModelView {
     QLineSeries *series;
     QValueAxis *x;
     QValueAxis *y;
+    int niceTicks = 5;  // the y axis ticks applyNiceNumbers chose
   };
   Chart addChart(const QString &title, const QString &yLabel, const QColor &color);
   void setPoints(Chart &c, const QList<QPointF> &points, double t0, double t1, double yMin);
+  static void fitTicks(Chart &c);
 
   std::vector<Chart> charts_;
 };
