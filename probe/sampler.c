@@ -44,6 +44,12 @@
 #define CPUSTAT_NS 50000000ull
 #define STAT_CPU_NS 40000000ull
 #define STAT_BLOCKED_CPU_NS 1000000ull
+/* A thread that only wakes for moments (under LIGHT_RAN_NS on a CPU since
+ * its last read, blocked in a wrapped call) is read at most every
+ * LIGHT_REREAD_NS: reading it at every wake-up was most of what a program
+ * of many mostly idle threads cost the sampler. */
+#define LIGHT_RAN_NS 1000000ull
+#define LIGHT_REREAD_NS 200000000ull
 #define DRAIN_CHUNK 256
 #define BATCH_MAX 16384          /* entries per Transitions/CpuSwitches frame */
 #define STACK_MAX 8
@@ -104,6 +110,9 @@ typedef struct tm_sampler_thread {
   int sw_cpu;            /* CPU of the latest record, -1 before one */
   bool born_covered;     /* every switch of its life is in the records */
   uint64_t met_tick;     /* tick the walk first met it in */
+  uint64_t in_time;      /* its latest switch-in not yet matched by a switch-out */
+  uint64_t ran_ns;       /* on a CPU by the records since its last read */
+  uint64_t read_tick;    /* tick of its last read */
   uint64_t stat_oncpu_ns; /* its CPU time at the last stat read */
   uint64_t syscall_ns;   /* when the last full read looked at its syscall */
   uint64_t dropped;      /* ring.dropped as last seen */
@@ -597,6 +606,10 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   if (tm_task_read(&st->fds, TM_TASK_SCHEDSTAT, st->have_sched, buf, sizeof buf) < 0) return;
   tm_task_sched sc;
   if (!tm_parse_schedstat(buf, &sc)) return;
+  if (how == READ_ALL) {
+    st->ran_ns = 0;
+    st->read_tick = tick_no;
+  }
   /* schedstat's run time of a thread on a CPU lags by up to a scheduler
    * tick; its CPU clock is brought up to date by the kernel. Only the few
    * threads on a CPU now by the records (or with none yet: new threads)
@@ -737,6 +750,13 @@ static int read_plan(const tm_session *s, const tm_sampler_thread *st, bool full
                    *(volatile uint32_t *)&st->owner->cur_state > TM_STATE_RUNNING;
     return waiting ? READ_NONE : READ_ALL;
   }
+  /* Woke, ran a moment and blocked again in a wrapped call (a mostly idle
+   * server's thread): its states are exact from records and wrappers, and
+   * its counters can wait: read at most every LIGHT_REREAD_NS. */
+  if (st->sw_kind == TM_SWITCH_OUT && st->ran_ns < LIGHT_RAN_NS && st->in_time == 0 &&
+      (tick_no - st->read_tick) * s->cfg.interval_ns < LIGHT_REREAD_NS &&
+      *(volatile uint32_t *)&st->owner->cur_state > TM_STATE_RUNNING)
+    return READ_NONE;
   if (st->sw_tick == tick_no || st->sw_kind == TM_SWITCH_IN || st->sw_kind == SW_UNKNOWN)
     return READ_ALL;
   if (st->sw_kind == TM_SWITCH_OUT_PREEMPT) return READ_QUEUE;
@@ -854,6 +874,12 @@ static void on_switch(void *arg, uint32_t tid, uint64_t time_ns, uint32_t cpu, i
   }
   st->covered = true;
   st->sw_tick = tick_no;
+  if (kind == TM_SWITCH_IN) {
+    st->in_time = time_ns;
+  } else if (st->in_time && time_ns > st->in_time) {
+    st->ran_ns += time_ns - st->in_time;
+    st->in_time = 0;
+  }
   if (st->sw_kind == SW_UNKNOWN || time_ns >= st->sw_time) {
     st->sw_kind = kind;
     st->sw_cpu = (int)cpu;
