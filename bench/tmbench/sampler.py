@@ -94,8 +94,8 @@ def cpu_share(build_dir, probe, quick, log):
                 "on this VM take several times their usual time)"
                 if floor is not None else "")
         why = (f"about {fixed:.0f} us per tick at 10 threads, {wake}, and {per_thread:.1f} us "
-               "more per extra thread (in this workload a tenth of them run each tick and "
-               "have their schedstat read)")
+               "more per extra thread (in this workload each wakes every 100 ms and is read "
+               "at most every 200 ms)")
     sec.add_goal("sampler at 100 threads, 10 ms: at most 1% of a core",
                  f"{share:.2f}%" if share is not None else "probe thread not found",
                  None if share is None else share <= 1.0,
