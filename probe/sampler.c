@@ -38,12 +38,12 @@
  * STAT_BLOCKED_CPU_NS, and whenever it blocked outside wrapped calls
  * (asleep, in I/O or stopped: only stat tells which). */
 #define STAT_EVERY 8
+#define STAT_CPU_NS 40000000ull
+#define STAT_BLOCKED_CPU_NS 1000000ull
 /* /proc/stat costs as much as the rest of a quiet tick (most of it summing
  * interrupt counts we do not use) and moves in scheduler ticks anyway:
  * read it about every CPUSTAT_NS; the display interpolates between. */
 #define CPUSTAT_NS 50000000ull
-#define STAT_CPU_NS 40000000ull
-#define STAT_BLOCKED_CPU_NS 1000000ull
 /* A thread that only wakes for moments (under LIGHT_RAN_NS on a CPU since
  * its last read, blocked in a wrapped call) is read at most every
  * LIGHT_REREAD_NS: reading it at every wake-up was most of what a program
@@ -784,10 +784,11 @@ static void note_end(uint32_t tid, uint64_t time_ns, uint64_t oncpu_ns) {
   ends[end_n++] = (ended){tid, time_ns, oncpu_ns};
 }
 
-/* Ticks between /proc/stat reads (and the sampler's reads of itself). */
-static uint64_t cpustat_every(const tm_session *s) {
+/* Whether this tick reads /proc/stat (and the sampler itself): about
+ * every CPUSTAT_NS, the first tick included. */
+static bool cpustat_tick(const tm_session *s) {
   uint64_t every = s->cfg.interval_ns ? CPUSTAT_NS / s->cfg.interval_ns : 1;
-  return every ? every : 1;
+  return every <= 1 || tick_no % every == 1;
 }
 
 /* full: read every thread whatever its records say (the final tick, or
@@ -826,7 +827,7 @@ static uint32_t walk_threads(tm_session *s, bool full) {
      * CPUSTAT_NS is enough to show what it costs, and its reads are the
      * first system calls after a wake-up, the slowest of the tick. */
     if (how == READ_ALL && !full && t->is_probe && t->tid == s->probe_tid && st->have_sched &&
-        cpustat_every(s) > 1 && tick_no % cpustat_every(s) != 1)
+        !cpustat_tick(s))
       how = READ_NONE;
     if (how == READ_ALL || st->sw_tick == tick_no) {
       /* Only a thread that ran pushes events or drops them (one that ran
@@ -1106,8 +1107,7 @@ void tm_sampler_tick(tm_session *s) {
       cpu_cap = s->cpus.cap;
     }
   }
-  bool cpustat_due = full || cpustat_every(s) <= 1 || tick_no % cpustat_every(s) == 1;
-  if (s->src_proc_stat && cpustat_due && cpu_cap >= s->cpus.cap && tm_cpustat_read(&s->cpus)) {
+  if (s->src_proc_stat && (full || cpustat_tick(s)) && cpu_cap >= s->cpus.cap && tm_cpustat_read(&s->cpus)) {
     for (unsigned i = 0; i < s->cpus.count; i++) {
       const tm_cpu_times *c = &s->cpus.cpus[i];
       Threadmon__CpuSample *m = &cpu_msgs[ncpu];
