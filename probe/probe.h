@@ -27,6 +27,7 @@
 
 /* Values match threadmon.proto (ThreadState, SyncKind). */
 enum tm_state {
+  TM_STATE_UNKNOWN = 0, /* events were lost from here to the next event */
   TM_STATE_RUNNING = 1,
   TM_STATE_BLOCKED_MUTEX = 2,
   TM_STATE_BLOCKED_COND = 3,
@@ -153,7 +154,9 @@ TM_HIDDEN uint32_t tm_threads_high_water(void);
 TM_HIDDEN tm_thread *tm_thread_slot(uint32_t i);
 TM_HIDDEN void tm_thread_release(tm_thread *t); /* EXITED -> FREE */
 
-/* Pushes a state change for the calling thread (drops and counts when full). */
+/* Pushes a state change for the calling thread. Near full it drops and
+ * counts, and the ring's last free slot gets a TM_STATE_UNKNOWN event at the
+ * first lost change, so that readers see where the gap begins. */
 TM_HIDDEN void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id,
                              uint32_t holder_tid, uint32_t releaser_tid, uint64_t time_ns);
 /* Consumer side: copies out up to max events; returns how many. */

@@ -297,11 +297,16 @@ void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id, uint32_t
   uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
   uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
   self->cur_state = state;
-  if (head - tail >= TM_RING_EVENTS) {
+  if (TM_UNLIKELY(head - tail >= TM_RING_EVENTS - 1)) {
     /* Only this thread writes dropped: no locked instruction needed. */
     atomic_store_explicit(&r->dropped, atomic_load_explicit(&r->dropped, memory_order_relaxed) + 1,
                           memory_order_relaxed);
-    return;
+    if (head - tail >= TM_RING_EVENTS) return;
+    /* The last free slot says where the loss starts: without it the state
+     * before the gap (a wait, say) would seem to last until the next event
+     * that fits, and its holder would seem to hold the lock all along. */
+    state = TM_STATE_UNKNOWN;
+    object_id = holder_tid = releaser_tid = 0;
   }
   tm_event *e = &r->ev[head & (TM_RING_EVENTS - 1)];
   e->time_ns = time_ns;

@@ -108,12 +108,28 @@ bool SyncActivity::checkDeadlocks(int64_t t) {
   // Wait-for edges: a waiter on an owned object -> the holder it reported
   // when its wait began, known to hold the lock while that wait is open. A
   // remembered owner would go stale: an uncontended unlock sends nothing.
-  std::map<uint32_t, std::pair<uint32_t, uint32_t>> edge;  // waiter -> (object, holder)
+  struct Edge {
+    uint32_t object, holder;
+    bool exclusive;  // a mutex or spin lock: one owner at a time
+  };
+  std::map<uint32_t, Edge> edge;  // waiter -> what it waits for, and who holds it
   for (const auto &w : open_) {
     if (!owned(w.second.state) || w.second.start > t) continue;
     uint32_t h = w.second.holder;
-    if (h && h != w.first) edge[w.first] = {w.second.object, h};
+    bool exclusive = w.second.state != FinalState::BlockedRwlock;
+    if (h && h != w.first) edge[w.first] = {w.second.object, h, exclusive};
   }
+  // Two waits for one mutex can't each be held up by the other's waiter:
+  // such a cycle is a stale holder (a lost event), never a deadlock. Two
+  // readers that both want to write one rwlock are a real one.
+  auto possible = [&edge](const std::vector<uint32_t> &cyc) {
+    std::set<uint32_t> exclusiveObjects;
+    for (uint32_t tid : cyc) {
+      const Edge &e = edge.at(tid);
+      if (e.exclusive && !exclusiveObjects.insert(e.object).second) return false;
+    }
+    return true;
+  };
   // Each waiter has one outgoing edge: follow it until a node repeats.
   std::set<std::vector<uint32_t>> cycles;  // tid, object, tid, object, ...
   std::set<uint32_t> done;
@@ -123,14 +139,14 @@ bool SyncActivity::checkDeadlocks(int64_t t) {
     while (!done.count(n) && edge.count(n) &&
            std::find(path.begin(), path.end(), n) == path.end()) {
       path.push_back(n);
-      n = edge[n].second;
+      n = edge[n].holder;
     }
     auto c = std::find(path.begin(), path.end(), n);
-    if (c != path.end()) {
+    if (c != path.end() && possible(std::vector<uint32_t>(c, path.end()))) {
       std::vector<uint32_t> cyc(c, path.end());
       std::rotate(cyc.begin(), std::min_element(cyc.begin(), cyc.end()), cyc.end());
       std::vector<uint32_t> key;
-      for (uint32_t tid : cyc) key.insert(key.end(), {tid, edge[tid].first});
+      for (uint32_t tid : cyc) key.insert(key.end(), {tid, edge[tid].object});
       cycles.insert(key);
     }
     done.insert(path.begin(), path.end());

@@ -20,6 +20,7 @@ namespace {
 int64_t at(int64_t ms) { return kT0 + ms * kMs; }
 constexpr auto kRun = THREADMON__THREAD_STATE__STATE_RUNNING;
 constexpr auto kMutex = THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX;
+constexpr auto kLost = THREADMON__THREAD_STATE__STATE_UNKNOWN;
 constexpr auto kBarrier = THREADMON__THREAD_STATE__STATE_BLOCKED_BARRIER;
 constexpr auto kSleep = THREADMON__THREAD_STATE__STATE_SLEEPING;
 constexpr auto kIn = THREADMON__SWITCH_KIND__SWITCH_IN;
@@ -378,6 +379,59 @@ class TestModelFindings : public QObject {
     b.applyTo(&m);
     QVERIFY(m.deadlocks().empty());
     QVERIFY(!find(findingsOf(m), FindingKind::Deadlock));
+  }
+
+  // Two threads hammering one mutex while their sampler is starved (stress-ng
+  // --mutex at real-time priority): 61's acquisition was lost, so both seem
+  // to wait for the one mutex, each held up by the other. One mutex has one
+  // owner: that is a stale holder, not a deadlock. The probe marks where its
+  // events were lost (UNKNOWN), which ends the wait there.
+  void lostEventsMakeNoDeadlockOnOneMutex() {
+    StreamBuilder b;
+    b.hello(false);
+    b.syncObject(1, THREADMON__SYNC_KIND__KIND_MUTEX, 0x1000, "app", "m", "app!run+0x10");
+    b.threadStart(61, at(0), "worker", "app!run");
+    b.threadStart(62, at(0), "worker", "app!run");
+    b.transition(61, at(10), kMutex, 1, 62);
+    b.transition(62, at(20), kMutex, 1, 61);  // 61 got it; that event was lost
+    for (int t = 10; t <= 400; t += 10) b.tick(at(t), {});
+    SessionModel m;
+    b.applyTo(&m);
+    QVERIFY(m.deadlocks().empty());
+    QVERIFY(!find(findingsOf(m), FindingKind::Deadlock));
+
+    StreamBuilder marked;
+    marked.hello(false);
+    marked.syncObject(1, THREADMON__SYNC_KIND__KIND_MUTEX, 0x1000, "app", "m", "app!run+0x10");
+    marked.threadStart(61, at(0), "worker", "app!run");
+    marked.transition(61, at(10), kMutex, 1, 62);
+    marked.transition(61, at(15), kLost, 0, 0);  // events lost from here
+    marked.transition(61, at(300), kMutex, 1, 62);
+    marked.transition(61, at(302), kRun, 0, 0, 62);
+    for (int t = 10; t <= 400; t += 10) marked.tick(at(t), {});
+    SessionModel mm;
+    marked.applyTo(&mm);
+    std::vector<BlockedInterval> waits = mm.blockedOn(1, mm.resolve(Window::wholeRun()));
+    QCOMPARE(waits.size(), size_t(2));
+    QCOMPARE(waits[0].start, at(10));
+    QCOMPARE(waits[0].end, at(15));  // not until the next event that arrived
+    QCOMPARE(waits[1].end - waits[1].start, at(2) - at(0));
+  }
+
+  // Two readers of one rwlock that both want to write it are a real deadlock:
+  // the one-owner rule is for mutexes only.
+  void twoUpgradingReadersAreADeadlock() {
+    StreamBuilder b;
+    b.hello(false);
+    b.syncObject(1, THREADMON__SYNC_KIND__KIND_RWLOCK, 0x1000, "app", "rw", "app!up+0x10");
+    b.threadStart(71, at(0), "reader", "app!up");
+    b.threadStart(72, at(0), "reader", "app!up");
+    b.transition(71, at(10), THREADMON__THREAD_STATE__STATE_BLOCKED_RWLOCK, 1, 72);
+    b.transition(72, at(10), THREADMON__THREAD_STATE__STATE_BLOCKED_RWLOCK, 1, 71);
+    for (int t = 10; t <= 300; t += 10) b.tick(at(t), {});
+    SessionModel m;
+    b.applyTo(&m);
+    QCOMPARE(m.deadlocks().size(), size_t(1));
   }
 
   void serialisingObjectRaisedOnlyWhenHeavy() {

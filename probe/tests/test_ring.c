@@ -1,6 +1,6 @@
 /* The per-thread event ring: order, wrap-around, drop+count when full, and
  * a producer thread against a consumer thread (sequence must be gap-free
- * apart from counted drops). */
+ * apart from counted drops), and the marker of where a loss begins. */
 #include <pthread.h>
 #include <string.h>
 
@@ -31,15 +31,27 @@ static void test_order_and_wrap(tm_thread *t) {
 static void test_drop_when_full(tm_thread *t) {
   tm_event out[N];
   uint64_t dropped0 = atomic_load(&t->ring.dropped);
-  for (uint32_t i = 0; i < N + 100; i++) tm_push_state(t, TM_STATE_RUNNING, i, 0, 0, i);
-  CHECK_EQ(atomic_load(&t->ring.dropped) - dropped0, 100);
+  for (uint32_t i = 0; i < N + 100; i++) tm_push_state(t, TM_STATE_BLOCKED_MUTEX, i, 7, 0, i);
+  /* N - 1 events fit; the last slot marks where the 101 lost ones begin. */
+  CHECK_EQ(atomic_load(&t->ring.dropped) - dropped0, 101);
+  CHECK_EQ(t->cur_state, TM_STATE_BLOCKED_MUTEX);
   /* Partial drain respects max and leaves the rest in order. */
   CHECK_EQ(tm_ring_drain(&t->ring, out, 10), 10);
   CHECK_EQ(out[9].object_id, 9);
   CHECK_EQ(tm_ring_drain(&t->ring, out, N), N - 10);
   CHECK_EQ(out[0].object_id, 10);
-  CHECK_EQ(out[N - 11].object_id, N - 1);
+  CHECK_EQ(out[N - 12].object_id, N - 2);
+  const tm_event *gap = &out[N - 11];
+  CHECK_EQ(gap->state, TM_STATE_UNKNOWN);
+  CHECK_EQ(gap->time_ns, N - 1);
+  CHECK_EQ(gap->object_id, 0);
+  CHECK_EQ(gap->holder_tid, 0);
   CHECK_EQ(tm_ring_drain(&t->ring, out, N), 0);
+  /* Room again: events flow, and a ring never filled gets no marker. */
+  tm_push_state(t, TM_STATE_RUNNING, 1, 0, 0, 5000);
+  CHECK_EQ(tm_ring_drain(&t->ring, out, N), 1);
+  CHECK_EQ(out[0].state, TM_STATE_RUNNING);
+  CHECK_EQ(atomic_load(&t->ring.dropped) - dropped0, 101);
 }
 
 #define STREAM 300000u
@@ -53,7 +65,7 @@ static void *producer(void *arg) {
   for (uint32_t i = 1; i <= STREAM; i++) {
     /* Wait for room so that every event crosses threads (drops are tested
      * above); the consumer runs concurrently on the other side. */
-    while (atomic_load(&t->ring.head) - atomic_load(&t->ring.tail) >= TM_RING_EVENTS)
+    while (atomic_load(&t->ring.head) - atomic_load(&t->ring.tail) >= TM_RING_EVENTS - 1)
       __builtin_ia32_pause();
     tm_push_state(t, TM_STATE_RUNNING, i, 0, 0, i);
   }
