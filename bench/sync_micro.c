@@ -151,6 +151,28 @@ static double bench_barrier(const bench_args *a) {
   return ns;
 }
 
+/* ---- context switches: two threads pinned to one CPU yield to each
+ * other OPS times each; what a tool adds to every switch of the kernel ---- */
+
+static void *yield_worker(void *arg) {
+  const bench_args *a = arg;
+  bench_pin_to_cpu(0);
+  for (long i = 0; i < a->ops; i++)
+    sched_yield();
+  return NULL;
+}
+
+static double bench_yield_pingpong(const bench_args *a) {
+  bench_pin_to_cpu(0);
+  pthread_t t;
+  pthread_create(&t, NULL, yield_worker, (void *)a);
+  uint64_t t0 = bench_now_ns();
+  for (long i = 0; i < a->ops; i++)
+    sched_yield();
+  pthread_join(t, NULL);
+  return (double)(bench_now_ns() - t0) / (2.0 * (double)a->ops);
+}
+
 /* ---- thread create + join of a thread that does nothing ---- */
 
 static void *noop_thread(void *arg) { return arg; }
@@ -182,6 +204,7 @@ static const bench_entry benches[] = {
     {"rwlock-read", bench_rwlock_read, 1, "thread-cpu"},
     {"barrier", bench_barrier, 2, "wall"},
     {"sem", bench_sem, 1, "thread-cpu"},
+    {"yield-pingpong", bench_yield_pingpong, 2, "wall"},
     {"create-join", bench_create_join, 1, "wall"},
 };
 

@@ -78,6 +78,10 @@ int tm_config_load(tm_config *c) {
     if (parse_u64("THREADMON_PERF", v, 0, 1, &n)) return -1;
     c->perf = n != 0;
   }
+  if ((v = getenv("THREADMON_COUNTERS")) && *v) {
+    if (parse_u64("THREADMON_COUNTERS", v, 0, 1, &n)) return -1;
+    c->counters = n != 0;
+  }
   if ((v = getenv("THREADMON_NET_BUFFER_KB")) && *v) {
     if (parse_u64("THREADMON_NET_BUFFER_KB", v, 16, 1u << 20, &n)) return -1;
     c->net_buffer_bytes = (size_t)n << 10;

@@ -18,7 +18,8 @@ typedef struct tm_config {
   uint64_t interval_ns;       /* THREADMON_INTERVAL_MS, default 10 ms */
   size_t net_buffer_bytes;    /* THREADMON_NET_BUFFER_KB, default 8 MiB */
   bool follow;                /* THREADMON_FOLLOW, default 1 */
-  bool perf;                  /* THREADMON_PERF, default 1: switch records and counters */
+  bool perf;                  /* THREADMON_PERF, default 1: perf events at all */
+  bool counters;              /* THREADMON_COUNTERS, default 0: per-thread perf counters */
 } tm_config;
 
 /* Fills c from the environment. Returns 0, or -1 after printing one

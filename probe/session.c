@@ -144,8 +144,14 @@ static void probe_sources(tm_session *s) {
     s->src_perf_switch = tm_perf_switch_open(&s->perf, (pid_t)s->pid, why, sizeof why);
     if (!s->src_perf_switch) add_notice(s, why);
     why[0] = 0;
-    tm_perf_counters_probe(&s->src_perf_sw, &s->src_perf_hw, why, sizeof why);
-    if (why[0]) add_notice(s, why);
+    /* Off unless asked for: a thread's counting events are switched out and
+     * in with it, which measured 1.7 us more per context switch on a KVM
+     * guest (bench/: the yield ping-pong of docs/benchmarks.md), and what
+     * they count besides cycles, /proc already tells. */
+    if (s->cfg.counters) {
+      tm_perf_counters_probe(&s->src_perf_sw, &s->src_perf_hw, why, sizeof why);
+      if (why[0]) add_notice(s, why);
+    }
   } else {
     /* Every thread would carry inherited perf events: creating and ending
      * threads costs the kernel several times more. */

@@ -13,6 +13,8 @@ BENCHES = [
     ("rwlock read lock+unlock", ["rwlock-read"], 4_000_000, 20_000_000, "ns"),
     ("barrier wait, 2 threads (1 CPU)", ["barrier"], 10_000, 40_000, "µs"),
     ("sem post+wait", ["sem"], 4_000_000, 20_000_000, "ns"),
+    ("context switch: sched_yield, 2 threads (1 CPU)", ["yield-pingpong"], 50_000, 200_000,
+     "µs"),
     ("thread create+join", ["create-join"], 1_000, 5_000, "µs"),
 ]
 MIN_OPS = 200

@@ -51,15 +51,13 @@ COMPRESSORS = [
 ]
 STRESSORS = ["mutex", "futex", "pthread"]
 # What each stressor pays for, from what the probe does on its path.
+# {switches}: the sentence on what context switches cost it (switch_text).
 STRESSOR_COST = {
-    "mutex": ("stress-ng locks, unlocks, yields and changes its threads' priorities in a loop; "
-              "a perf profile of a probed run (2026-11-22) put the probe's own code at about 1% "
-              "of the samples and over 90% in the kernel, where the difference could not be "
-              "pinned down (THREADMON_PERF=0 runs were as scattered); {kb:,.0f} KiB/s of "
-              "capture"),
-    "futex": ("stress-ng calls futex() directly, which no wrapper sees: what it pays is the "
-              "kernel's switch record at each of its context switches and a sampler in each "
-              "of its processes ({kb:,.0f} KiB/s of capture)"),
+    "mutex": ("stress-ng locks, unlocks, yields and changes its threads' priorities in a loop, "
+              "switching context all the time: {switches}; {kb:,.0f} KiB/s of capture"),
+    "futex": ("stress-ng calls futex() directly, which no wrapper sees: {switches}; its "
+              "throughput also flips between two regimes with its switch rate, without any "
+              "tool too; {kb:,.0f} KiB/s of capture"),
     "pthread": ("every bogo op creates a thread ({rate:,.0f} a second without a tool): the "
                 "probe registers each (seven system calls for its scheduling attributes), "
                 "unwinds its first contended waits by stepping (about 5 us each, at most 16 "
@@ -152,6 +150,28 @@ def compressors(bare, probe, quick, log, unavailable):
     return sec
 
 
+def switch_cost(bare, probe, rounds):
+    """Median µs the probe adds to a context switch: two threads on one CPU
+    yielding to each other (tm-bench-sync yield-pingpong), interleaved."""
+    binary = os.path.join(os.path.dirname(os.path.dirname(probe.lib)), "bench", "tm-bench-sync")
+    per = {bare.key: [], probe.key: []}
+    for r in range(rounds):
+        for tool in ([bare, probe] if r % 2 == 0 else [probe, bare]):
+            res = tl.run_under(tool, [binary, "yield-pingpong", "100000"], timeout=120)
+            per[tool.key].append(procrun.last_json(res.stdout)["ns_per_op"])
+    return (statistics.median(per[probe.key]) - statistics.median(per[bare.key])) / 1000
+
+
+def switch_text(extra_us, bare_rate, probe_rate, cpus):
+    """What the probe's cost per context switch comes to at a program's rate."""
+    share = 100.0 * probe_rate * extra_us / 1e6 / cpus
+    return (f"its probed runs switched {probe_rate:,.0f} times a second (no tool: "
+            f"{bare_rate:,.0f}), and each switch of a probed thread costs {extra_us:.1f} µs more "
+            f"(the kernel writes a switch record and switches the thread's perf context; "
+            f"tm-bench-sync yield-pingpong, measured in this section): {share:.0f}% of the "
+            f"machine's {cpus} CPUs")
+
+
 def stressors(bare, probe, quick, log, unavailable):
     seconds, rounds = (1, 1) if quick else (3, 5)
     sec = report.Section(
@@ -165,10 +185,13 @@ def stressors(bare, probe, quick, log, unavailable):
         unavailable["stress-ng"] = "not installed (run with --install)"
         sec.notes.append("stress-ng not installed")
         return sec
+    extra_us = switch_cost(bare, probe, 3 if quick else 5)
+    cpus = os.cpu_count() or 1
     for name in STRESSORS:
         argv = ["stress-ng", f"--{name}", "2", "--timeout", str(seconds), "--metrics-brief"]
         log(f"  {' '.join(argv)}")
         rates = {bare.key: [], probe.key: []}
+        switches = {bare.key: [], probe.key: []}
         cap, err = [], None
         for r in range(rounds):
             for tool in ([bare, probe] if r % 2 == 0 else [probe, bare]):
@@ -180,6 +203,7 @@ def stressors(bare, probe, quick, log, unavailable):
                 m = [x for x in METRIC.findall(res.stdout) if x[0] == name]
                 if m:
                     rates[tool.key].append(float(m[0][5]))  # bogo ops/s, real time
+                    switches[tool.key].append(res.switches / res.wall)
                 if tool is probe:
                     cap.append(res.capture_bytes / res.wall)
         b = statistics.median(rates[bare.key]) if rates[bare.key] else None
@@ -195,7 +219,10 @@ def stressors(bare, probe, quick, log, unavailable):
             spread = 100.0 * (max(bw) - min(bw)) / b if len(bw) > 1 else 0.0
             sec.add_goal(f"stress-ng {name}: at most 3% slower", f"{slow:+.1f}%", slow <= 3.0,
                          report.points(slow - 3.0),
-                         STRESSOR_COST[name].format(kb=kb, rate=b) +
+                         STRESSOR_COST[name].format(
+                             kb=kb, rate=b,
+                             switches=switch_text(extra_us, statistics.median(switches[bare.key]),
+                                                  statistics.median(switches[probe.key]), cpus)) +
                          f"; its runs without any tool spread over {spread:.0f}% of their "
                          f"median ({len(bw)} runs)")
     return sec

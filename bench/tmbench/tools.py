@@ -4,6 +4,7 @@ Each tool turns a command into the command it runs under the tool, and says
 why it is unavailable when it is. Slow tools divide iteration counts by
 ops_divisor; results are per operation, so counts do not change them."""
 import os
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -16,11 +17,12 @@ LTTNG_LIB_DIRS = ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/l
 
 
 class RunResult:
-    def __init__(self, stdout, wall, capture_bytes, inspected=None):
+    def __init__(self, stdout, wall, capture_bytes, inspected=None, switches=0):
         self.stdout = stdout
         self.wall = wall
         self.capture_bytes = capture_bytes
         self.inspected = inspected  # what inspect(run_dir) returned
+        self.switches = switches  # context switches of the process and all it waited for
 
 
 class Tool:
@@ -160,6 +162,11 @@ class Lttng(Tool):
             self.daemon = None
 
 
+def _child_switches():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_nvcsw + r.ru_nivcsw
+
+
 def run_under(tool, argv, timeout=300, stdout_path=None, merge_stderr=False, inspect=None):
     """Runs argv under tool in a fresh scratch directory; returns a RunResult.
     inspect(run_dir), when given, looks at what the tool left there (a
@@ -167,11 +174,13 @@ def run_under(tool, argv, timeout=300, stdout_path=None, merge_stderr=False, ins
     run_dir = tempfile.mkdtemp(prefix="tmbench-")
     try:
         full_argv, env = tool.launch(argv, run_dir)
+        before = _child_switches()
         try:
             text, wall = procrun.run(full_argv, env=env, timeout=timeout,
                                      stdout_path=stdout_path, merge_stderr=merge_stderr)
         finally:
             size = tool.finish(run_dir)
-        return RunResult(text, wall, size, inspect(run_dir) if inspect else None)
+        return RunResult(text, wall, size, inspect(run_dir) if inspect else None,
+                         _child_switches() - before)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)

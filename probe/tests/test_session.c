@@ -67,6 +67,9 @@ static void test_clean_exit(void) {
   CHECK(has_source(h, THREADMON__SOURCE__SOURCE_INTERPOSE));
   CHECK(has_source(h, THREADMON__SOURCE__SOURCE_PROC_TASK));
   CHECK(has_source(h, THREADMON__SOURCE__SOURCE_PROC_STAT));
+  /* Counting events cost every context switch: only when asked for. */
+  CHECK(!has_source(h, THREADMON__SOURCE__SOURCE_PERF_SOFTWARE));
+  CHECK(!has_source(h, THREADMON__SOURCE__SOURCE_PERF_HARDWARE));
 
   /* Goodbye is the last frame and carries the exit status. */
   const Threadmon__Frame *last = c.frames[c.n - 1];
@@ -313,6 +316,34 @@ static void test_bad_setting(void) {
   printf("ok bad setting: %s", line);
 }
 
+/* THREADMON_COUNTERS=1: the busy workers' samples carry their task clock. */
+static void test_counters(void) {
+  char out[512], env_out[600];
+  path_in_dir(out, sizeof out, "counters.tmcap");
+  snprintf(env_out, sizeof env_out, "THREADMON_OUTPUT=%s", out);
+  char *argv[] = {(char *)workload, "contend", "300", "0", NULL};
+  char *env[] = {env_out, "THREADMON_COUNTERS=1", NULL};
+  int status = run(argv, env, 5000);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  capture c;
+  CHECK(capture_load(out, &c) == 0);
+  const Threadmon__Hello *h = check_stream_start(&c);
+  if (!has_source(h, THREADMON__SOURCE__SOURCE_PERF_SOFTWARE)) {
+    /* perf_event_paranoid refuses them: a notice must say so. */
+    CHECK(capture_count(&c, THREADMON__FRAME__BODY_NOTICE) > 0);
+    printf("counters: software perf counters unavailable here\n");
+    return;
+  }
+  uint64_t max_task_clock = 0;
+  for (size_t i = 0; i < c.n; i++) {
+    if (c.frames[i]->body_case != THREADMON__FRAME__BODY_TICK) continue;
+    const Threadmon__Tick *k = c.frames[i]->tick;
+    for (size_t j = 0; j < k->n_lwps; j++)
+      if (k->lwps[j]->task_clock_ns > max_task_clock) max_task_clock = k->lwps[j]->task_clock_ns;
+  }
+  CHECK(max_task_clock > 0);
+}
+
 int main(int argc, char **argv) {
   if (argc != 4) {
     fprintf(stderr, "usage: %s PROBE WORKLOAD TMPDIR\n", argv[0]);
@@ -324,6 +355,7 @@ int main(int argc, char **argv) {
   mkdir(dir, 0755);
   const char *only = getenv("TEST_ONLY");
   if (!only || strstr(only, "clean")) test_clean_exit();
+  if (!only || strstr(only, "counters")) test_counters();
   if (!only || strstr(only, "killed")) test_killed();
   if (!only || strstr(only, "fork")) test_fork(true);
   if (!only || strstr(only, "nofollow")) test_fork(false);
