@@ -119,7 +119,7 @@ def main():
         for t in others:
             if t.unavailable_reason():
                 unavailable[t.label] = t.unavailable_reason()
-        extra = [t for t in [probe] + others if not t.unavailable_reason()]
+        extra = [t for t in [probe, probe.without_perf()] + others if not t.unavailable_reason()]
         try:
             run_section("microbenchmarks", micro.all_tools, build, bare, [bare] + extra,
                         args.quick, log)

@@ -87,7 +87,9 @@ def all_tools(build_dir, bare, tools, quick, log):
         "acquisition across all threads; ping-pong and barrier run both threads on CPU 0 "
         "(unpinned, this VM's ~45 µs cross-CPU wake-ups would hide every tool's cost). "
         "LTTng-UST's pthread wrapper traces only mutex lock, trylock and unlock, so its other "
-        "rows record nothing.")
+        "rows record nothing. The THREADMON_PERF=0 column is the probe without perf events (no "
+        "switch records: states split by schedstat per tick): the difference between the two "
+        "threadmon columns is what the kernel's switch records cost.")
 
     def reps_for(t):
         return 1 if isinstance(t, tl.Valgrind) else rounds

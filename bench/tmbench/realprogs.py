@@ -58,30 +58,35 @@ STRESSOR_COST = {
     "futex": ("stress-ng calls futex() directly, which no wrapper sees: {switches}; its "
               "throughput also flips between two regimes with its switch rate, without any "
               "tool too; {kb:,.0f} KiB/s of capture"),
-    "pthread": ("every bogo op creates a thread ({rate:,.0f} a second without a tool): the "
-                "probe registers each (seven system calls for its scheduling attributes), "
-                "unwinds its first contended waits by stepping (about 5 us each, at most 16 "
-                "per thread), and reads it in /proc once it has run ({kb:,.0f} KiB/s of "
-                "capture)"),
+    "pthread": ("every bogo op creates a thread ({rate:,.0f} a second without a tool), and "
+                "a thread's create+join costs {create:.0f} µs more under the probe, "
+                "{create_noperf:.0f} µs of it without perf events (THREADMON_PERF=0): the rest "
+                "is the kernel copying the switch-record events into each new thread and "
+                "freeing them at its exit (tm-bench-sync create-join, measured in this "
+                "section); {kb:,.0f} KiB/s of capture"),
 }
 METRIC = re.compile(r"metrc: \[\d+\]\s+(\w+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")
 
 
 def probe_cpu_share(probe, run_dir):
-    """(the probe thread's CPU seconds, all threads' CPU seconds) of the
-    capture in run_dir, from `threadmon report --json`; None if unreadable."""
+    """(the probe threads' CPU seconds, all threads' CPU seconds) over the
+    captures in run_dir (one per process followed), from `threadmon report
+    --json`; None if unreadable."""
     build_dir = os.path.dirname(os.path.dirname(probe.lib))
-    capture = os.path.join(run_dir, "capture.tmcap")
-    try:
-        rep = subprocess.run([sys.executable, os.path.join(build_dir, "scripts", "threadmon"),
-                              "report", "--json", capture],
-                             capture_output=True, text=True, timeout=120, check=True)
-        threads = json.loads(rep.stdout)["threads"]
-    except (OSError, subprocess.SubprocessError, ValueError, KeyError):
-        return None
-    cpu = {t["tid"]: t["states"]["on_cpu"] / 100 * t["lifetime_s"] for t in threads}
-    mine = sum(cpu[t["tid"]] for t in threads if t.get("probe"))
-    return mine, sum(cpu.values())
+    mine = total = 0.0
+    captures = [f for f in os.listdir(run_dir) if f.endswith(".tmcap")]
+    for name in captures:
+        try:
+            rep = subprocess.run([sys.executable, os.path.join(build_dir, "scripts", "threadmon"),
+                                  "report", "--json", os.path.join(run_dir, name)],
+                                 capture_output=True, text=True, timeout=120, check=True)
+            threads = json.loads(rep.stdout)["threads"]
+        except (OSError, subprocess.SubprocessError, ValueError, KeyError):
+            return None
+        cpu = {t["tid"]: t["states"]["on_cpu"] / 100 * t["lifetime_s"] for t in threads}
+        mine += sum(cpu[t["tid"]] for t in threads if t.get("probe"))
+        total += sum(cpu.values())
+    return (mine, total) if captures else None
 
 
 def compressors(bare, probe, quick, log, unavailable):
@@ -150,16 +155,18 @@ def compressors(bare, probe, quick, log, unavailable):
     return sec
 
 
-def switch_cost(bare, probe, rounds):
-    """Median µs the probe adds to a context switch: two threads on one CPU
-    yielding to each other (tm-bench-sync yield-pingpong), interleaved."""
-    binary = os.path.join(os.path.dirname(os.path.dirname(probe.lib)), "bench", "tm-bench-sync")
-    per = {bare.key: [], probe.key: []}
+def added_us(tools, args, rounds):
+    """Median µs per operation of `tm-bench-sync ARGS` under each of tools
+    after the first (no tool), minus no tool's; interleaved, order rotated."""
+    binary = os.path.join(os.path.dirname(os.path.dirname(tools[1].lib)), "bench",
+                          "tm-bench-sync")
+    per = {t.key: [] for t in tools}
     for r in range(rounds):
-        for tool in ([bare, probe] if r % 2 == 0 else [probe, bare]):
-            res = tl.run_under(tool, [binary, "yield-pingpong", "100000"], timeout=120)
+        for tool in tools[r % len(tools):] + tools[:r % len(tools)]:
+            res = tl.run_under(tool, [binary] + args, timeout=120)
             per[tool.key].append(procrun.last_json(res.stdout)["ns_per_op"])
-    return (statistics.median(per[probe.key]) - statistics.median(per[bare.key])) / 1000
+    base = statistics.median(per[tools[0].key])
+    return [(statistics.median(per[t.key]) - base) / 1000 for t in tools[1:]]
 
 
 def switch_text(extra_us, bare_rate, probe_rate, cpus):
@@ -185,18 +192,25 @@ def stressors(bare, probe, quick, log, unavailable):
         unavailable["stress-ng"] = "not installed (run with --install)"
         sec.notes.append("stress-ng not installed")
         return sec
-    extra_us = switch_cost(bare, probe, 3 if quick else 5)
+    cost_rounds = 3 if quick else 5
+    extra_us, = added_us([bare, probe], ["yield-pingpong", "100000"], cost_rounds)
+    create_us, create_noperf_us = added_us([bare, probe, probe.without_perf()],
+                                           ["create-join", "2000"], cost_rounds)
     cpus = os.cpu_count() or 1
     for name in STRESSORS:
         argv = ["stress-ng", f"--{name}", "2", "--timeout", str(seconds), "--metrics-brief"]
         log(f"  {' '.join(argv)}")
         rates = {bare.key: [], probe.key: []}
         switches = {bare.key: [], probe.key: []}
-        cap, err = [], None
+        cap, err, sampler = [], None, []
         for r in range(rounds):
             for tool in ([bare, probe] if r % 2 == 0 else [probe, bare]):
+                # One probed run is also reported on: what the probe threads used.
+                inspect = (functools.partial(probe_cpu_share, probe)
+                           if tool is probe and r == 0 else None)
                 try:
-                    res = tl.run_under(tool, argv, timeout=120, merge_stderr=True)
+                    res = tl.run_under(tool, argv, timeout=120, merge_stderr=True,
+                                       inspect=inspect)
                 except procrun.RunError as e:
                     err = str(e)
                     continue
@@ -206,6 +220,8 @@ def stressors(bare, probe, quick, log, unavailable):
                     switches[tool.key].append(res.switches / res.wall)
                 if tool is probe:
                     cap.append(res.capture_bytes / res.wall)
+                if res.inspected:
+                    sampler.append(100.0 * res.inspected[0] / res.wall / cpus)
         b = statistics.median(rates[bare.key]) if rates[bare.key] else None
         p = statistics.median(rates[probe.key]) if rates[probe.key] else None
         sec.rows.append([name, report.fmt(b), report.fmt(p), report.ratio(p, b),
@@ -220,9 +236,11 @@ def stressors(bare, probe, quick, log, unavailable):
             sec.add_goal(f"stress-ng {name}: at most 3% slower", f"{slow:+.1f}%", slow <= 3.0,
                          report.points(slow - 3.0),
                          STRESSOR_COST[name].format(
-                             kb=kb, rate=b,
+                             kb=kb, rate=b, create=create_us, create_noperf=create_noperf_us,
                              switches=switch_text(extra_us, statistics.median(switches[bare.key]),
                                                   statistics.median(switches[probe.key]), cpus)) +
+                         (f"; the probe's own threads (one per process) used {sampler[0]:.1f}% "
+                          f"of the machine" if sampler else "") +
                          f"; its runs without any tool spread over {spread:.0f}% of their "
                          f"median ({len(bw)} runs)")
     return sec

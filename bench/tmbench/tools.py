@@ -53,14 +53,23 @@ class Threadmon(Tool):
     key = "threadmon"
     label = "threadmon"
 
-    def __init__(self, build_dir, interval_ms=10):
+    def __init__(self, build_dir, interval_ms=10, perf=True):
         self.lib = os.path.abspath(os.path.join(build_dir, "probe", "libthreadmon.so"))
         self.interval_ms = interval_ms
+        self.perf = perf
+        if not perf:
+            self.key = "threadmon-noperf"
+            self.label = "threadmon, THREADMON_PERF=0"
 
     def with_interval(self, interval_ms):
         t = Threadmon.__new__(Threadmon)
-        t.lib, t.interval_ms = self.lib, interval_ms
+        t.__dict__.update(self.__dict__)
+        t.interval_ms = interval_ms
         return t
+
+    def without_perf(self):
+        """The same probe without perf events: what interposition and /proc cost alone."""
+        return Threadmon(os.path.dirname(os.path.dirname(self.lib)), self.interval_ms, perf=False)
 
     def unavailable_reason(self):
         if not os.path.exists(self.lib):
@@ -68,12 +77,15 @@ class Threadmon(Tool):
         return None
 
     def launch(self, argv, run_dir):
-        return argv, {
+        env = {
             "LD_PRELOAD": self.lib,
             # The probe adds .<pid> for children it follows: keep one dir per run.
             "THREADMON_OUTPUT": os.path.join(run_dir, "capture.tmcap"),
             "THREADMON_INTERVAL_MS": str(self.interval_ms),
         }
+        if not self.perf:
+            env["THREADMON_PERF"] = "0"
+        return argv, env
 
     def finish(self, run_dir):
         return procrun.dir_bytes(run_dir)
