@@ -237,6 +237,42 @@ uint32_t tm_parse_syscall_nr(const char *s) {
   return end == s || nr < 0 ? 0 : (uint32_t)nr + 1;
 }
 
+enum tm_asleep_kind tm_syscall_asleep_kind(uint32_t nr_plus_one) {
+  if (nr_plus_one == 0) return TM_ASLEEP_OTHER;
+  switch ((long)nr_plus_one - 1) {
+  case SYS_wait4:
+  case SYS_waitid: return TM_ASLEEP_CHILD;
+#ifdef SYS_poll
+  case SYS_poll:
+#endif
+#ifdef SYS_select
+  case SYS_select:
+#endif
+#ifdef SYS_epoll_wait
+  case SYS_epoll_wait:
+#endif
+  case SYS_ppoll:
+  case SYS_pselect6:
+  case SYS_epoll_pwait: return TM_ASLEEP_IO_EVENTS;
+  case SYS_read:
+  case SYS_readv:
+  case SYS_pread64:
+  case SYS_recvfrom:
+  case SYS_recvmsg:
+  case SYS_recvmmsg:
+  case SYS_accept:
+  case SYS_accept4: return TM_ASLEEP_READ;
+#ifdef SYS_pause
+  case SYS_pause:
+#endif
+  case SYS_rt_sigsuspend:
+  case SYS_rt_sigtimedwait: return TM_ASLEEP_SIGNAL;
+  case SYS_nanosleep:
+  case SYS_clock_nanosleep: return TM_ASLEEP_SLEEP;
+  default: return TM_ASLEEP_OTHER;
+  }
+}
+
 int tm_list_tasks(void (*fn)(uint32_t tid, void *arg), void *arg) {
   DIR *d = opendir("/proc/self/task");
   if (!d) return -1;

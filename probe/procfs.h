@@ -73,6 +73,19 @@ uint64_t tm_parse_syscall_futex(const char *s);
 /* The syscall number of a syscall file line, plus one; 0 for "running" or
  * a thread outside any syscall ("-1 ..."). */
 uint32_t tm_parse_syscall_nr(const char *s);
+/* What a thread asleep in a syscall waits for; values match threadmon.proto
+ * (AsleepKind). */
+enum tm_asleep_kind {
+  TM_ASLEEP_OTHER = 0,
+  TM_ASLEEP_CHILD = 1,
+  TM_ASLEEP_IO_EVENTS = 2,
+  TM_ASLEEP_READ = 3,
+  TM_ASLEEP_SIGNAL = 4,
+  TM_ASLEEP_SLEEP = 5,
+};
+/* The kind of syscall nr_plus_one - 1 (as tm_parse_syscall_nr gives it);
+ * TM_ASLEEP_OTHER for 0 and for calls not listed. */
+enum tm_asleep_kind tm_syscall_asleep_kind(uint32_t nr_plus_one);
 
 /* Calls fn for every thread id in /proc/self/task. Returns -1 on failure. */
 int tm_list_tasks(void (*fn)(uint32_t tid, void *arg), void *arg);

@@ -729,6 +729,7 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   l->invol_ctxsw = st->invol;
   l->futex_addr = futex;
   l->asleep_syscall = asleep;
+  l->asleep_kind = (Threadmon__AsleepKind)tm_syscall_asleep_kind(asleep);
   l->read_ns = sched_read_ns;
   l->task_clock_ns = st->pv.v[TM_PC_TASK_CLOCK];
   l->perf_faults = st->pv.v[TM_PC_FAULTS];

@@ -203,9 +203,27 @@ void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Fi
     double chosenSleep = double(m.chosenSleepNs(p.index, r)) / double(life);
     if (chosenSleep >= finding::kNeverRunsMaxSyncBlocked) continue;
     bool starved = runnable >= 0.5;
+    // What its syscalls waited for, by the ticks that found it asleep.
+    std::array<uint64_t, kAsleepKinds> asleep = m.asleepTicksByKind(p.index, r);
+    uint64_t asleepAll = 0;
+    for (uint64_t n : asleep) asleepAll += n;
+    int mostly = -1;  // the kind of at least half of those ticks
+    for (int k = 0; k < kAsleepKinds; k++)
+      if (asleepAll && 2 * asleep[size_t(k)] >= asleepAll) mostly = k;
+    // Waiting for child processes or signals, or a sleep made by syscall():
+    // what such a thread is for (a parent of worker processes, a signal
+    // thread, a timer), not a thread that cannot run.
+    if (!starved && (mostly == THREADMON__ASLEEP_KIND__ASLEEP_CHILD ||
+                     mostly == THREADMON__ASLEEP_KIND__ASLEEP_SIGNAL ||
+                     mostly == THREADMON__ASLEEP_KIND__ASLEEP_SLEEP))
+      continue;
+    bool waitsForInput = mostly == THREADMON__ASLEEP_KIND__ASLEEP_IO_EVENTS ||
+                         mostly == THREADMON__ASLEEP_KIND__ASLEEP_READ;
     Finding f;
     f.kind = FindingKind::NeverRuns;
-    f.severity = Severity::Medium;
+    // Idle waiting for input is often by design (an event loop): worth a
+    // look, less than a thread stuck where nothing says why.
+    f.severity = waitsForInput && !starved ? Severity::Low : Severity::Medium;
     f.view = QStringLiteral("threads");
     f.threads = {p.tid};
     f.t0 = r.t0;
@@ -218,11 +236,19 @@ void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Fi
               .arg(double(life) / 1e9, 0, 'f', 2)
               .arg(QString::number(100 * onCpu, 'f', 2) + '%', percent(runnable))
         : QStringLiteral("%1 was alive for %2 s but ran for only %3 of it, and was not waiting for "
-                         "a lock or another thread, nor in a sleep call: it sat in the kernel "
-                         "(e.g. a read or poll that never returned) %4 of the time.")
+                         "a lock or another thread, nor in a sleep call: %4 %5 of the time.")
               .arg(threadName(m, p.tid))
               .arg(double(life) / 1e9, 0, 'f', 2)
               .arg(QString::number(100 * onCpu, 'f', 2) + '%',
+                   mostly == THREADMON__ASLEEP_KIND__ASLEEP_IO_EVENTS
+                       ? QStringLiteral("it waited in poll, select or epoll for files or sockets "
+                                        "to become ready (an event loop with nothing to do, or "
+                                        "input that never came)")
+                   : mostly == THREADMON__ASLEEP_KIND__ASLEEP_READ
+                       ? QStringLiteral("it waited in a read, recv or accept on a file or "
+                                        "socket that gave nothing")
+                       : QStringLiteral("it sat in the kernel in a system call that never "
+                                        "returned"),
                    percent(1.0 - onCpu - runnable - syncShare));
     f.evidence["tid"] = qint64(p.tid);
     f.evidence["lifetime_s"] = double(life) / 1e9;
@@ -230,6 +256,9 @@ void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Fi
     f.evidence["runnable_share"] = runnable;
     f.evidence["sync_blocked_share"] = syncShare;
     f.evidence["chosen_sleep_share"] = chosenSleep;
+    static const char *const kinds[kAsleepKinds] = {"other", "child", "io_events",
+                                                    "read",  "signal", "sleep"};
+    if (mostly >= 0) f.evidence["asleep_in"] = QString::fromLatin1(kinds[mostly]);
     out->push_back(std::move(f));
   }
 }

@@ -33,6 +33,9 @@ enum class FinalState : uint8_t {
   Stolen,
 };
 constexpr int kFinalStateCount = 13;
+// AsleepKind values of threadmon.proto (OTHER, CHILD, IO_EVENTS, READ,
+// SIGNAL, SLEEP): what a thread asleep in a syscall waited for.
+constexpr int kAsleepKinds = 6;
 
 // "on_cpu", "runnable", "blocked_mutex", ... (the JSON and report keys).
 const char *finalStateKey(FinalState s);

@@ -108,6 +108,9 @@ class SessionModel : public QObject {
   // ns of r the thread spent in a wrapped sleep call (nanosleep, usleep,
   // sleep): sleeping it chose, unlike a wait inside the kernel.
   int64_t chosenSleepNs(int index, const TimeRange &r) const;
+  // Ticks of r that found the thread asleep outside wrapped calls, by what
+  // its syscall waited for (index: AsleepKind of threadmon.proto).
+  std::array<uint64_t, kAsleepKinds> asleepTicksByKind(int index, const TimeRange &r) const;
   // Where an object was contended: the wrapper's first contention frame,
   // else (hidden locks) the program's frame of its top call site in r.
   QString objectCallSite(int index, const TimeRange &r) const;

@@ -150,6 +150,15 @@ int64_t SessionModel::chosenSleepNs(int index, const TimeRange &r) const {
   return store_->activity.sleepNs(thread(index).tid, r, latestNs());
 }
 
+std::array<uint64_t, kAsleepKinds> SessionModel::asleepTicksByKind(int index,
+                                                                   const TimeRange &r) const {
+  std::array<uint64_t, kAsleepKinds> n{};
+  const ThreadInfo &t = thread(index);
+  for (int k = 0; k < kAsleepKinds; k++)
+    n[size_t(k)] = store_->activity.asleepKindTicks(t.tid, k, r, store_->tickTimes, t.endNs);
+  return n;
+}
+
 QString SessionModel::objectCallSite(int index, const TimeRange &r) const {
   const SyncObjectInfo &o = syncObject(index);
   if (!o.callSite().isEmpty()) return o.callSite();

@@ -136,7 +136,7 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     int64_t since = prev ? prev->t : (th.baselineZero ? th.info.startNs : prevTick);
     if (since != INT64_MIN && t > since)
       rqThreads += double(sub(s.runqueue_ns, prev ? prev->v[kRunqueue] : 0)) / double(t - since);
-    activity.futex(s.tid, t, s.futex_addr, s.asleep_syscall);
+    activity.futex(s.tid, t, s.futex_addr, s.asleep_syscall, s.asleep_kind);
     if (s.kstate == 'R') pt.threadsInR++;
     maxCpuSeen_ = std::max(maxCpuSeen_, s.cpu);
     int64_t prevSample = prev ? prev->t : INT64_MIN;  // prev dies with the add

@@ -89,15 +89,16 @@ void SyncActivity::site(int64_t t, uint32_t object, uint32_t stackId, uint64_t c
   it->series.add(t, 0, {contentions, waitNs});
 }
 
-void SyncActivity::futex(uint32_t tid, int64_t t, uint64_t addr, uint32_t asleep) {
+void SyncActivity::futex(uint32_t tid, int64_t t, uint64_t addr, uint32_t asleep, int kind) {
   std::vector<FutexSpan> &v = futex_[tid];
   auto at = std::upper_bound(v.begin(), v.end(), t,
                              [](int64_t x, const FutexSpan &s) { return x < s.t; });
   if (at != v.begin() && (at - 1)->t == t) return;  // a duplicate sample
-  if (at == v.end() && !v.empty() && v.back().addr == addr && v.back().asleep == asleep)
+  if (at == v.end() && !v.empty() && v.back().addr == addr && v.back().asleep == asleep &&
+      v.back().kind == kind)
     return;  // unchanged
   if (v.empty() && addr == 0 && asleep == 0) return;
-  v.insert(at, FutexSpan{t, addr, asleep});
+  v.insert(at, FutexSpan{t, addr, asleep, kind});
 }
 
 namespace {
@@ -312,6 +313,12 @@ uint64_t SyncActivity::futexTicks(uint32_t tid, uint64_t addr, const TimeRange &
 uint64_t SyncActivity::asleepTicks(uint32_t tid, const TimeRange &r, const TickTimes &ticks,
                                    int64_t threadEnd) const {
   return spanTicks(tid, r, ticks, threadEnd, [](const FutexSpan &s) { return s.asleep != 0; });
+}
+
+uint64_t SyncActivity::asleepKindTicks(uint32_t tid, int kind, const TimeRange &r,
+                                       const TickTimes &ticks, int64_t threadEnd) const {
+  return spanTicks(tid, r, ticks, threadEnd,
+                   [kind](const FutexSpan &s) { return s.asleep != 0 && s.kind == kind; });
 }
 
 std::vector<uint32_t> SyncActivity::futexThreads(uint64_t addr) const {

@@ -25,10 +25,10 @@ class SyncActivity {
   void threadEnded(uint32_t tid, int64_t t);
   void stack(uint32_t id, QStringList frames);
   void site(int64_t t, uint32_t object, uint32_t stackId, uint64_t contentions, uint64_t waitNs);
-  // LwpSample.futex_addr (0 = not in futex) and asleep_syscall (0 = not
-  // seen asleep outside wrapped calls) of one thread at tick t: they hold
-  // until that thread's next sample.
-  void futex(uint32_t tid, int64_t t, uint64_t addr, uint32_t asleep);
+  // LwpSample.futex_addr (0 = not in futex), asleep_syscall (0 = not seen
+  // asleep outside wrapped calls) and asleep_kind (what that syscall waits
+  // for) of one thread at tick t: they hold until that thread's next sample.
+  void futex(uint32_t tid, int64_t t, uint64_t addr, uint32_t asleep, int kind = 0);
   // Re-checks the wait-for graph at tick t. True when a new cycle formed.
   bool checkDeadlocks(int64_t t);
 
@@ -46,6 +46,9 @@ class SyncActivity {
   // calls (0 for captures from probes that did not say).
   uint64_t asleepTicks(uint32_t tid, const TimeRange &r, const TickTimes &ticks,
                        int64_t threadEnd) const;
+  // The same, asleep in a syscall of one AsleepKind (threadmon.proto).
+  uint64_t asleepKindTicks(uint32_t tid, int kind, const TimeRange &r, const TickTimes &ticks,
+                           int64_t threadEnd) const;
   std::vector<uint32_t> futexThreads(uint64_t addr) const;
   // ns of r that tid spent in a wrapped sleep call (nanosleep, usleep...).
   int64_t sleepNs(uint32_t tid, const TimeRange &r, int64_t horizon) const;
@@ -67,6 +70,7 @@ class SyncActivity {
     int64_t t;
     uint64_t addr;
     uint32_t asleep;
+    int kind;
   };
   template <typename Pred>
   uint64_t spanTicks(uint32_t tid, const TimeRange &r, const TickTimes &ticks, int64_t threadEnd,

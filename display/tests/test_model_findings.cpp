@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 
 #include "sessionmodel.h"
@@ -582,6 +583,46 @@ class TestModelFindings : public QObject {
         raised.insert(raised.end(), f.threads.begin(), f.threads.end());
       }
     QCOMPARE(raised, (std::vector<uint32_t>{81, 83}));
+  }
+
+  // Threads asleep outside wrapped calls, told apart by what their syscall
+  // waits for: a parent waiting for its worker processes (wait4) or a signal
+  // thread is doing its job; one in epoll_wait is idle, worth a Low; one in
+  // a syscall that says nothing stays Medium.
+  void neverRunsSaysWhatTheSyscallWaitsFor() {
+    StreamBuilder b;
+    b.hello(true);
+    struct Case {
+      uint32_t tid;
+      Threadmon__AsleepKind kind;
+    };
+    const Case cases[] = {{85, THREADMON__ASLEEP_KIND__ASLEEP_CHILD},
+                          {86, THREADMON__ASLEEP_KIND__ASLEEP_SIGNAL},
+                          {87, THREADMON__ASLEEP_KIND__ASLEEP_IO_EVENTS},
+                          {88, THREADMON__ASLEEP_KIND__ASLEEP_OTHER}};
+    std::vector<Lwp> first;
+    for (const Case &c : cases) {
+      b.threadStart(c.tid, at(0), "t", "app!t");
+      b.cpuSwitch(c.tid, at(0), 1, kOut);
+      Lwp l{c.tid, 0, 0, 0, 0};
+      l.asleep = 100;  // a syscall number + 1; its kind is what counts
+      l.asleepKind = c.kind;
+      first.push_back(l);
+    }
+    b.tick(at(5), first);
+    ticks(b, 1000, 0.5);
+    b.goodbye(at(1000), 0);
+    SessionModel m;
+    b.applyTo(&m);
+    std::map<uint32_t, Finding> raised;
+    for (const Finding &f : findingsOf(m))
+      if (f.kind == FindingKind::NeverRuns) raised[f.threads.front()] = f;
+    QCOMPARE(raised.size(), size_t(2));
+    QVERIFY(raised.count(87) && raised.count(88));
+    QCOMPARE(raised[87].severity, Severity::Low);
+    QCOMPARE(raised[87].evidence["asleep_in"].toString(), QStringLiteral("io_events"));
+    QVERIFY2(raised[87].message.contains("epoll"), qPrintable(raised[87].message));
+    QCOMPARE(raised[88].severity, Severity::Medium);
   }
 
   void runqueueIsNormalisedByTheRealSpan() {

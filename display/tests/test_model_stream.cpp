@@ -133,6 +133,7 @@ void StreamBuilder::tick(int64_t t, const std::vector<Lwp> &lwps, const std::vec
     s.kstate = uint32_t(l.kstate);
     s.futex_addr = l.futex;
     s.asleep_syscall = l.asleep;
+    s.asleep_kind = l.asleepKind;
     s.read_ns = uint64_t(l.readNs);
     ls[i] = s;
     lp.push_back(&ls[i]);

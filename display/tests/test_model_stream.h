@@ -30,6 +30,7 @@ struct Lwp {
   uint64_t futex = 0;  // LwpSample.futex_addr
   uint32_t asleep = 0; // LwpSample.asleep_syscall (syscall number + 1)
   int64_t readNs = 0;  // LwpSample.read_ns (0: not sent, as in older captures)
+  Threadmon__AsleepKind asleepKind = THREADMON__ASLEEP_KIND__ASLEEP_OTHER;
 };
 struct Cpu {
   uint32_t cpu;

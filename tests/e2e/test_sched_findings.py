@@ -119,10 +119,22 @@ def test_never_runs_stuck_in_read():
     tmtest.require_report()
     rec = Recording("starved", ["--how", "read"])
     tmtest.check_process(rec)
-    ev = check_never_runs(rec, ("low", "medium", "high"))
+    ev = check_never_runs(rec, ("low",))
     if ev:
         check((ev.get("sync_blocked_share") or 0) < 0.05,
               f"sync_blocked_share {ev.get('sync_blocked_share')}: read() is no pthread wait")
+        check(ev.get("asleep_in") == "read", f"asleep_in {ev.get('asleep_in')}, expected read")
+
+
+def test_no_never_runs_for_a_parent():
+    """Waiting in waitpid() for a child process is what a parent of workers does."""
+    tmtest.require_report()
+    rec = Recording("starved", ["--how", "child"])
+    tmtest.check_process(rec)
+    victim = rec.truth["starved"]
+    found = [f for f in tmtest.findings(rec, "never_runs")
+             if f.get("evidence", {}).get("tid") == victim["tid"]]
+    check(not found, f"never_runs for starved-0, a parent in waitpid(): {tmtest.describe(found)}")
 
 
 tmtest.main(globals())

@@ -9,6 +9,8 @@
  * second on an idle machine as on a loaded one.
  * --how read: "starved-0" blocks in read() on a pipe nobody writes to until
  * the end: a thread stuck in the kernel, not in any pthread call.
+ * --how child: "starved-0" forks a process that reads that pipe and waits
+ * for it in waitpid(): a parent waiting for its worker, which is no problem.
  *
  * main joins the busy threads (a pthread wait, unlike starved-0's), then
  * stops starved-0 (a flag, or one byte down the pipe) and joins it. The
@@ -20,13 +22,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "wl.h"
 
 static int wake_pipe[2];
 static double duration_ms = 1000;
-static int use_read;
+static int use_read; /* read, or child: starved-0 blocks until main writes the pipe */
+static int use_child;
 static atomic_int stop;
 
 typedef struct starved_truth {
@@ -48,7 +52,16 @@ static void *starve(void *arg) {
   wl_name_self("starved", 0);
   victim.tid = gettid();
   double start = wl_now_s(), cpu0 = wl_thread_cpu_s();
-  if (use_read) {
+  if (use_child) {
+    pid_t child = fork();
+    if (child == 0) {
+      char byte;
+      _exit(read(wake_pipe[0], &byte, 1) == 1 ? 0 : 1);
+    }
+    int status = 0;
+    if (child < 0 || waitpid(child, &status, 0) != child || status != 0)
+      fprintf(stderr, "starved: the child process failed\n");
+  } else if (use_read) {
     char byte;
     if (read(wake_pipe[0], &byte, 1) != 1) perror("starved: read");
   } else {
@@ -79,17 +92,20 @@ int main(int argc, char **argv) {
   int busy_threads = 2;
   const char *how = "idle";
   const wl_flag flags[] = {
-      {"how", WL_STRING, &how, "idle (SCHED_IDLE behind busy threads) or read (stuck in read())"},
+      {"how", WL_STRING, &how,
+       "idle (SCHED_IDLE behind busy threads), read (stuck in read()) or child (waits for a "
+       "child process)"},
       {"duration-ms", WL_DOUBLE, &duration_ms, "wall time the busy threads spin"},
       {"busy", WL_INT, &busy_threads, "threads spinning meanwhile (on CPU 0 with --how idle)"},
   };
   wl_parse_flags(argc, argv, "A thread stays alive without getting to run.", flags,
                  (int)(sizeof flags / sizeof flags[0]));
-  if (strcmp(how, "idle") != 0 && strcmp(how, "read") != 0) {
-    fprintf(stderr, "starved: --how must be idle or read, not %s\n", how);
+  if (strcmp(how, "idle") != 0 && strcmp(how, "read") != 0 && strcmp(how, "child") != 0) {
+    fprintf(stderr, "starved: --how must be idle, read or child, not %s\n", how);
     return 2;
   }
-  use_read = strcmp(how, "read") == 0;
+  use_child = strcmp(how, "child") == 0;
+  use_read = strcmp(how, "read") == 0 || use_child;
   if (busy_threads < 1) {
     fprintf(stderr, "starved: need at least one busy thread\n");
     return 2;
