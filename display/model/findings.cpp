@@ -16,6 +16,7 @@ namespace tmon {
 
 const char *findingKindKey(FindingKind k) {
   switch (k) {
+    case FindingKind::DataLost: return "data_lost";
     case FindingKind::Deadlock: return "deadlock";
     case FindingKind::SerialisingObject: return "serialising_object";
     case FindingKind::InternalLock: return "internal_lock";
@@ -297,10 +298,69 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
 
 }  // namespace findings_detail
 
+namespace findings_detail {
+
+// The probe drops and counts rather than block the program: when it did,
+// say so before any number built on what was lost.
+void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
+  const SessionInfo &info = m.info();
+  std::vector<uint32_t> gapped;
+  for (int i = 0; i < m.threadCount(); i++) {
+    const std::vector<int64_t> &g = m.thread(i).eventGaps;
+    if (std::any_of(g.begin(), g.end(), [&r](int64_t t) { return t >= r.t0 && t < r.t1; }))
+      gapped.push_back(m.thread(i).tid);
+  }
+  if (info.eventsDropped == 0 && info.switchesLost == 0 && info.framesDropped == 0) return;
+  // How much of the window the probe's own thread spent waiting for a CPU.
+  double probeRunnable = 0;
+  int probe = m.indexOfTid(info.probeTid);
+  if (probe >= 0) {
+    StateTimes st = m.threadStates(probe, r);
+    if (st.lifetimeNs > 0)
+      probeRunnable = double(st.ns[size_t(FinalState::Runnable)]) / double(st.lifetimeNs);
+  }
+  QStringList lost;
+  // Older probes sent no UNKNOWN transitions: only the count says it.
+  if (info.eventsDropped)
+    lost << (gapped.empty() ? QStringLiteral("%1 state changes").arg(info.eventsDropped)
+                            : QStringLiteral("%1 state changes of %2")
+                                  .arg(info.eventsDropped)
+                                  .arg(threadList(m, gapped)));
+  if (info.switchesLost) lost << QStringLiteral("%1 context-switch records").arg(info.switchesLost);
+  if (info.framesDropped) lost << QStringLiteral("%1 frames to the display").arg(info.framesDropped);
+  if (lost.isEmpty()) return;
+  Finding f;
+  f.kind = FindingKind::DataLost;
+  f.severity = Severity::High;
+  f.view = QStringLiteral("threads");
+  f.threads = gapped;
+  f.t0 = r.t0;
+  f.t1 = r.t1;
+  QString what = lost.takeLast();
+  if (!lost.isEmpty()) what = lost.join(QStringLiteral(", ")) + QStringLiteral(", and ") + what;
+  f.message = QStringLiteral("threadmon lost %1, rather than slow the program down: ").arg(what);
+  f.message += probeRunnable >= 0.2
+      ? QStringLiteral("its own thread waited for a CPU %1 of the time (the program's threads kept "
+                       "the CPUs busy, or ran at a higher priority). ")
+            .arg(percent(probeRunnable))
+      : QStringLiteral("the program changed state faster than it could record. ");
+  f.message += QStringLiteral("Where data is missing the states shown are estimates from the "
+                              "kernel's counters; lock waits may be missing.");
+  f.evidence["events_dropped"] = qint64(info.eventsDropped);
+  f.evidence["switch_records_lost"] = qint64(info.switchesLost);
+  f.evidence["frames_dropped"] = qint64(info.framesDropped);
+  f.evidence["threads_with_gaps"] = tidArray(gapped);
+  f.evidence["probe_runnable_share"] = probeRunnable;
+  out->push_back(std::move(f));
+}
+
+}  // namespace findings_detail
+
 std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r) {
   using namespace findings_detail;
   std::vector<Finding> out;
   if (r.length() <= 0) return out;
+  dataLostFindings(m, r, &out);
   deadlockFindings(m, r, &out);
   serialisingFindings(m, r, &out);
   internalLockFindings(m, r, &out);

@@ -17,6 +17,7 @@ namespace tmon {
 class SessionModel;
 
 enum class FindingKind {
+  DataLost,
   Deadlock,
   SerialisingObject,
   InternalLock,

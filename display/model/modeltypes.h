@@ -108,6 +108,9 @@ struct ThreadInfo {
   int policy = 0;
   int priority = 0;
   int nice = 0;
+  // Where its event ring overflowed (UNKNOWN transitions): its wrapped-call
+  // states are estimates from the kernel's view after each, until the next.
+  std::vector<int64_t> eventGaps;
 };
 
 // Time per final state of one thread inside a window. lifetimeNs is the part

@@ -257,6 +257,7 @@ void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
     uint32_t holder = i < tr.n_holder_tid ? tr.holder_tid[i] : 0;
     uint32_t releaser = i < tr.n_releaser_tid ? tr.releaser_tid[i] : 0;
     ThreadTimeline &th = threadFor(tr.tid[i], t);
+    if (state == THREADMON__THREAD_STATE__STATE_UNKNOWN) th.info.eventGaps.push_back(t);
     activity.transition(tr.tid[i], t, state, obj, holder, releaser);
     if (!th.addTransition(t, state, obj, holder) && t < th.rawFloor()) info.lateEventsIgnored++;
     if (state == THREADMON__THREAD_STATE__STATE_EXITED &&

@@ -419,6 +419,39 @@ class TestModelFindings : public QObject {
     QCOMPARE(waits[1].end - waits[1].start, at(2) - at(0));
   }
 
+  // Lost data comes first: which threads have gaps, what was lost, and
+  // whether the probe's thread was starved. A clean session says nothing.
+  void dataLostIsReportedFirst() {
+    for (bool lossy : {false, true}) {
+      StreamBuilder b;
+      b.hello(true);
+      b.threadStart(4243, at(0), "threadmon", "", true);
+      b.threadStart(91, at(0), "worker", "app!w");
+      b.threadStart(92, at(0), "worker", "app!w");
+      b.cpuSwitch(4243, at(0), 0, kPreempt);  // the probe waits for a CPU all along
+      b.transition(91, at(10), kMutex, 1, 92);
+      if (lossy) b.transition(91, at(12), kLost, 0, 0);
+      b.cpuSwitch(92, at(20), 1, kIn, lossy ? 500 : 0);
+      ticks(b, 500, 0.5);
+      b.goodbye(at(500), 0, lossy ? 77 : 0);
+      SessionModel m;
+      b.applyTo(&m);
+      std::vector<Finding> all = findingsOf(m);
+      std::optional<Finding> f = find(all, FindingKind::DataLost);
+      QCOMPARE(bool(f), lossy);
+      if (!f) continue;
+      QCOMPARE(all.front().kind, FindingKind::DataLost);
+      QCOMPARE(f->severity, Severity::High);
+      QCOMPARE(f->threads, (std::vector<uint32_t>{91}));
+      QCOMPARE(f->evidence["events_dropped"].toInteger(), 77);
+      QCOMPARE(f->evidence["switch_records_lost"].toInteger(), 500);
+      QVERIFY2(f->message.contains("77 state changes of worker (91)") &&
+                   f->message.contains("500 context-switch records") &&
+                   f->message.contains("waited for a CPU"),
+               qPrintable(f->message));
+    }
+  }
+
   // Two readers of one rwlock that both want to write it are a real deadlock:
   // the one-owner rule is for mutexes only.
   void twoUpgradingReadersAreADeadlock() {

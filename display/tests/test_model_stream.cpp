@@ -96,8 +96,10 @@ void StreamBuilder::stack(uint32_t id, const std::vector<const char *> &frames) 
   add(f);
 }
 
-void StreamBuilder::cpuSwitch(uint32_t tid, int64_t t, uint32_t cpu, Threadmon__SwitchKind kind) {
+void StreamBuilder::cpuSwitch(uint32_t tid, int64_t t, uint32_t cpu, Threadmon__SwitchKind kind,
+                              uint64_t lost) {
   Threadmon__CpuSwitches sw = THREADMON__CPU_SWITCHES__INIT;
+  sw.lost = lost;
   int64_t delta = 0;
   sw.base_ns = uint64_t(t);
   sw.n_tid = sw.n_delta_ns = sw.n_cpu = sw.n_kind = 1;
@@ -217,8 +219,9 @@ void StreamBuilder::syncObject(uint32_t id, Threadmon__SyncKind kind, uint64_t a
   add(f);
 }
 
-void StreamBuilder::goodbye(int64_t t, int exitStatus) {
+void StreamBuilder::goodbye(int64_t t, int exitStatus, uint64_t eventsDropped) {
   Threadmon__Goodbye g = THREADMON__GOODBYE__INIT;
+  g.events_dropped = eventsDropped;
   g.time_ns = uint64_t(t);
   g.reason = THREADMON__END_REASON__END_EXIT;
   g.exit_status = exitStatus;

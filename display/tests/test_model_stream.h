@@ -55,7 +55,8 @@ class StreamBuilder {
   void transition(uint32_t tid, int64_t t, Threadmon__ThreadState state, uint32_t object = 0,
                   uint32_t holder = 0, uint32_t releaser = 0);
   void stack(uint32_t id, const std::vector<const char *> &frames);
-  void cpuSwitch(uint32_t tid, int64_t t, uint32_t cpu, Threadmon__SwitchKind kind);
+  void cpuSwitch(uint32_t tid, int64_t t, uint32_t cpu, Threadmon__SwitchKind kind,
+                 uint64_t lost = 0);
   void tick(int64_t t, const std::vector<Lwp> &lwps, const std::vector<Cpu> &cpus = {},
             const std::vector<Sync> &sync = {}, uint64_t framesDropped = 0,
             const std::vector<Site> &sites = {});
@@ -63,7 +64,7 @@ class StreamBuilder {
                   const char *symbol, const char *callSite);
   // Sets Hello.exe for the following hello() (default /usr/bin/workload).
   void setExe(const char *exe) { exe_ = exe; }
-  void goodbye(int64_t t, int exitStatus);
+  void goodbye(int64_t t, int exitStatus, uint64_t eventsDropped = 0);
   void rawPayload(const std::string &bytes) { frames_.push_back(bytes); }
 
   const std::vector<std::string> &frames() const { return frames_; }
