@@ -331,7 +331,12 @@ void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Fin
   if (lost.isEmpty()) return;
   Finding f;
   f.kind = FindingKind::DataLost;
-  f.severity = Severity::High;
+  // A few switch records lost in a burst blur a few switches; lost state
+  // changes or frames, or many records, change what the views say.
+  uint64_t records = info.switchesLost + info.switchesReceived;
+  bool minor = info.eventsDropped == 0 && info.framesDropped == 0 &&
+               double(info.switchesLost) < finding::kDataLostMinorShare * double(records);
+  f.severity = minor ? Severity::Low : Severity::High;
   f.view = QStringLiteral("threads");
   f.threads = gapped;
   f.t0 = r.t0;

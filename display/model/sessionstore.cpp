@@ -271,6 +271,7 @@ void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
 void SessionStore::applySwitches(const Threadmon__CpuSwitches &sw) {
   info.switchesLost += sw.lost;
   size_t n = std::min({sw.n_tid, sw.n_delta_ns, sw.n_cpu});
+  info.switchesReceived += n;
   int64_t t = ns(sw.base_ns);
   for (size_t i = 0; i < n; i++) {
     t += sw.delta_ns[i];

@@ -450,6 +450,17 @@ class TestModelFindings : public QObject {
                    f->message.contains("waited for a CPU"),
                qPrintable(f->message));
     }
+    // One record lost in 200 received: a Low note, not an alarm.
+    StreamBuilder b;
+    b.hello(true);
+    b.threadStart(91, at(0), "worker", "app!w");
+    for (int k = 0; k < 200; k++) b.cpuSwitch(91, at(k), 0, k % 2 ? kOut : kIn, k == 100);
+    ticks(b, 500, 0.5);
+    SessionModel m;
+    b.applyTo(&m);
+    std::optional<Finding> minor = find(findingsOf(m), FindingKind::DataLost);
+    QVERIFY(minor);
+    QCOMPARE(minor->severity, Severity::Low);
   }
 
   // Two readers of one rwlock that both want to write it are a real deadlock:
