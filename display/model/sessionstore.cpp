@@ -272,9 +272,15 @@ void SessionStore::applySwitches(const Threadmon__CpuSwitches &sw) {
   info.switchesLost += sw.lost;
   size_t n = std::min({sw.n_tid, sw.n_delta_ns, sw.n_cpu});
   info.switchesReceived += n;
+  // Somewhere after the newest record before this batch, a switch of any
+  // thread may be missing: none of their records is trusted from there (the
+  // probe reads every thread's state in full meanwhile).
+  if (sw.lost)
+    for (auto &th : threads) th->addSwitchGap(lastSwitchNs_ != INT64_MIN ? lastSwitchNs_ : startNs());
   int64_t t = ns(sw.base_ns);
   for (size_t i = 0; i < n; i++) {
     t += sw.delta_ns[i];
+    lastSwitchNs_ = std::max(lastSwitchNs_, t);
     int kind = i < sw.n_kind ? sw.kind[i] : THREADMON__SWITCH_KIND__SWITCH_IN;
     if (sw.cpu[i] < 4096) maxCpuSeen_ = std::max(maxCpuSeen_, int(sw.cpu[i]));
     ThreadTimeline &th = threadFor(sw.tid[i], t);

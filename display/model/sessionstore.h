@@ -71,6 +71,7 @@ class SessionStore {
   int64_t earliest_ = INT64_MAX;
   int64_t latest_ = INT64_MIN;
   int maxCpuSeen_ = -1;
+  int64_t lastSwitchNs_ = INT64_MIN;  // newest switch record so far
 };
 
 }  // namespace tmon

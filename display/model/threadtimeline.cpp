@@ -12,6 +12,10 @@ namespace {
 constexpr unsigned kMixed = 15;  // code of a tick-split or stolen-split interval
 constexpr uint32_t kFracOne = 32767;
 constexpr int kNoCpu = 0xFFF;
+// A pseudo switch record: records were lost here, the kind is unknown (-1)
+// until the thread's next real record.
+constexpr uint8_t kSwitchGap = 0xFF;
+int switchKind(uint8_t state) { return state == kSwitchGap ? -1 : int(state); }
 constexpr int64_t kMaxRel = (int64_t(1) << 48) - 1;
 // Rest code of a mixed interval of on-CPU time (by switch records) that was
 // partly stolen: the on fraction is what the CPU clock ran.
@@ -125,6 +129,16 @@ bool ThreadTimeline::addSwitch(int64_t t, int kind, uint32_t cpu) {
   return true;
 }
 
+void ThreadTimeline::addSwitchGap(int64_t t) {
+  if (t < rawFloor_ || sw_.empty()) return;  // no records yet: nothing to distrust
+  auto it = std::upper_bound(sw_.begin(), sw_.end(), t,
+                             [](int64_t x, const Raw &r) { return x < r.t; });
+  if (it != sw_.begin() && (it - 1)->state == kSwitchGap) return;
+  sw_.insert(it, Raw{t, 0, 0, kSwitchGap, uint16_t(kNoCpu)});
+  const LwpSeries::Point *p = lwp.at(t);
+  markDirty(std::min(t, p ? p->t : t));
+}
+
 void ThreadTimeline::markDirty(int64_t t) {
   if (derived_ && t < derivedUntil_) dirtyFrom_ = std::min(dirtyFrom_, t);
 }
@@ -219,7 +233,7 @@ int64_t ThreadTimeline::recordsOnCpu(int64_t t0, int64_t t1, bool programCodeOnl
   auto si = after(sw_), ui = after(trans_);
   // Before its first record a thread switched in was off a CPU; one switched
   // out was on it since we do not know when.
-  int kind = si != sw_.begin() ? (si - 1)->state : -1;
+  int kind = si != sw_.begin() ? switchKind((si - 1)->state) : -1;
   if (kind < 0 && sw_.front().state != THREADMON__SWITCH_KIND__SWITCH_IN) return -1;
   int us = ui != trans_.begin() ? int((ui - 1)->state) : int(THREADMON__THREAD_STATE__STATE_RUNNING);
   auto counted = [programCodeOnly](int u) {
@@ -233,7 +247,7 @@ int64_t ThreadTimeline::recordsOnCpu(int64_t t0, int64_t t1, bool programCodeOnl
     int64_t q = std::min({ns, nu, t1});
     if (kind == THREADMON__SWITCH_KIND__SWITCH_IN && counted(us)) on += q - p;
     if (q >= t1) break;
-    for (; si != sw_.end() && si->t == q; ++si) kind = si->state;
+    for (; si != sw_.end() && si->t == q; ++si) kind = switchKind(si->state);
     for (; programCodeOnly && ui != trans_.end() && ui->t == q; ++ui) us = ui->state;
     p = q;
   }
@@ -274,7 +288,7 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   size_t ui = firstAfter(trans_), si = firstAfter(sw_);
   int ustate = ui > 0 ? int(trans_[ui - 1].state) : int(THREADMON__THREAD_STATE__STATE_RUNNING);
   uint32_t uobj = ui > 0 ? trans_[ui - 1].object : 0;
-  int skind = si > 0 ? sw_[si - 1].state : -1;
+  int skind = si > 0 ? switchKind(sw_[si - 1].state) : -1;
   int scpu = si > 0 ? sw_[si - 1].cpu : -1;
   bool haveLastMix = false;
   uint32_t lastOn = 0, lastRq = 0;
@@ -308,7 +322,7 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
           uo = trans_[u].object;
         }
         for (; s < sw_.size() && sw_[s].t == q; s++) {
-          sk = sw_[s].state;
+          sk = switchKind(sw_[s].state);
           sc = sw_[s].cpu;
         }
         p = q;

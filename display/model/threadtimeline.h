@@ -45,6 +45,9 @@ class ThreadTimeline {
   // Inputs. Return false when ignored (duplicate, or too late to use).
   bool addTransition(int64_t t, int state, uint32_t object, uint32_t holder);
   bool addSwitch(int64_t t, int kind, uint32_t cpu);
+  // The kernel lost switch records after t (of some thread, perhaps this
+  // one): from t until its next record, its last one is no longer trusted.
+  void addSwitchGap(int64_t t);
   void markDirty(int64_t t);  // data at or after t changed
   // An LWP sample was added at a tick; prevTick: the tick before it,
   // prevSample: the thread's sample before it (INT64_MIN: none).

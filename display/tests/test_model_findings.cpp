@@ -432,6 +432,7 @@ class TestModelFindings : public QObject {
       b.transition(91, at(10), kMutex, 1, 92);
       if (lossy) b.transition(91, at(12), kLost, 0, 0);
       b.cpuSwitch(92, at(20), 1, kIn, lossy ? 500 : 0);
+      b.cpuSwitch(4243, at(21), 0, kPreempt);  // still waiting, after the loss too
       ticks(b, 500, 0.5);
       b.goodbye(at(500), 0, lossy ? 77 : 0);
       SessionModel m;

@@ -110,6 +110,45 @@ class TestModelSteal : public QObject {
     QCOMPARE(m.threadCpuTimes(m.indexOfTid(302), whole)[0], 100 * kMs);
   }
 
+  // 305 goes on CPU 1 at 0 and to sleep at 50 ms, but that switch-out is
+  // among records the kernel lost (the next batch says lost=1). Its clock
+  // stops at 50 ms. Trusting the stale IN, 50 ms would read as stolen; the
+  // model must instead take the span from the clock and the kernel state.
+  void lostSwitchRecordsAreNotStolenTime() {
+    for (uint64_t lost : {uint64_t(0), uint64_t(1)}) {
+      StreamBuilder b;
+      b.hello(true);
+      b.threadStart(305, at(0), "sleeper", "workload!spin");
+      b.threadStart(306, at(0), "other", "workload!spin");
+      b.cpuSwitch(305, at(0), 1, THREADMON__SWITCH_KIND__SWITCH_IN);
+      b.cpuSwitch(306, at(55), 0, THREADMON__SWITCH_KIND__SWITCH_IN, lost);
+      for (int k = 1; k <= 10; k++) {
+        Lwp l{305, 0, 0, uint64_t(std::min(k, 5)) * 10 * kMs, 0};
+        l.cpu = 1;
+        l.kstate = k <= 5 ? 'R' : 'S';
+        l.readNs = at(10 * k);
+        b.tick(at(10 * k), {l});
+      }
+      b.goodbye(at(100), 0);
+      SessionModel m;
+      b.applyTo(&m);
+      StateTimes st = m.threadStates(m.indexOfTid(305), m.resolve(Window::wholeRun()));
+      const QString got = QStringLiteral("lost %1: on %2 ms, stolen %3 ms, sleeping %4 ms")
+                              .arg(lost)
+                              .arg(ns(st, FinalState::OnCpu) / kMs)
+                              .arg(ns(st, FinalState::Stolen) / kMs)
+                              .arg(ns(st, FinalState::Sleeping) / kMs);
+      if (lost) {
+        QVERIFY2(ns(st, FinalState::Stolen) == 0, qPrintable(got));
+        QVERIFY2(near(ns(st, FinalState::OnCpu), 50 * kMs), qPrintable(got));
+        QVERIFY2(near(ns(st, FinalState::Sleeping), 50 * kMs), qPrintable(got));
+      } else {
+        // Without the loss the records are believed: the stale IN reads as steal.
+        QVERIFY2(near(ns(st, FinalState::Stolen), 50 * kMs), qPrintable(got));
+      }
+    }
+  }
+
   void stealAfterTheLastSampleComesFromTheThreadEnd() {
     // 305 is on cpu 0 by the records from 0 until it ends at 45 ms; samples
     // at 10..40 ms say its clock ran fully; by its own clock at the end it
