@@ -6,7 +6,7 @@ the workload's own function, none with rand_r, which also runs faster."""
 import os
 
 import tmtest
-from tmtest import check
+from tmtest import Recording, check
 
 # The workload's defaults, as a new user runs it: one thread per CPU, 64
 # mutexes, short work between rand() calls (so glibc's lock is hot).
@@ -126,6 +126,32 @@ def test_rand_r_clean_and_faster():
     print(f"  wall s: rand {slow.truth['wall_s']:.3f}, rand_r {fast.truth['wall_s']:.3f}")
     check(fast.truth["wall_s"] < slow.truth["wall_s"],
           f"rand_r took {fast.truth['wall_s']:.3f} s, rand {slow.truth['wall_s']:.3f} s")
+
+
+def test_overflowing_rings_are_reported_first():
+    """One mutex fought over by both threads, read once a second: their event
+    rings overflow within the run. The report says so first, names the threads,
+    raises no deadlock from the stale holders, and the acquisition counters,
+    which no ring carries, stay exact."""
+    tmtest.require_report()
+    rec = Recording("mutex_loop", ["--rng", "rand_r", "--mutexes", "1", "--iterations", "300000",
+                                   "--max-free-loops", "20"], interval=1000)
+    found = tmtest.findings(rec, "data_lost")
+    if not check(len(found) == 1, f"no data_lost finding: {tmtest.describe(tmtest.findings(rec))}"):
+        return
+    f = found[0]
+    check(rec.report["findings"][0].get("kind") == "data_lost", "data_lost is not the first finding")
+    check(f.get("severity") == "high", f"severity {f.get('severity')}")
+    ev = f.get("evidence", {})
+    dropped = rec.report["process"].get("events_dropped")
+    check(ev.get("events_dropped") == dropped and dropped > 0,
+          f"evidence events_dropped {ev.get('events_dropped')}, process {dropped}")
+    gaps = set(ev.get("threads_with_gaps", []))
+    check(gaps and gaps <= loopers(rec), f"threads with gaps {sorted(gaps)}, loopers "
+          f"{sorted(loopers(rec))}")
+    check(not tmtest.findings(rec, "deadlock"),
+          f"deadlock from lost events: {tmtest.describe(tmtest.findings(rec, 'deadlock'))}")
+    check_mutexes(rec)
 
 
 tmtest.main(globals())
