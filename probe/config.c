@@ -54,6 +54,7 @@ int tm_config_load(tm_config *c) {
   c->net_buffer_bytes = 8u << 20;
   c->follow = true;
   c->perf = true;
+  c->max_switch_rate = 50000;
 
   const char *v;
   if ((v = getenv("THREADMON_OUTPUT")) && *v) {
@@ -81,6 +82,10 @@ int tm_config_load(tm_config *c) {
   if ((v = getenv("THREADMON_COUNTERS")) && *v) {
     if (parse_u64("THREADMON_COUNTERS", v, 0, 1, &n)) return -1;
     c->counters = n != 0;
+  }
+  if ((v = getenv("THREADMON_MAX_SWITCH_RATE")) && *v) {
+    if (parse_u64("THREADMON_MAX_SWITCH_RATE", v, 0, UINT64_MAX / 1000000000u, &n)) return -1;
+    c->max_switch_rate = n;
   }
   if ((v = getenv("THREADMON_NET_BUFFER_KB")) && *v) {
     if (parse_u64("THREADMON_NET_BUFFER_KB", v, 16, 1u << 20, &n)) return -1;

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
@@ -445,9 +446,10 @@ static void flush_transitions(tm_session *s) {
  * records and their times are the same, only sent later. */
 #define SWITCH_HOLD_NS 100000000ull
 static bool switches_urgent; /* the batch has a record of a program thread */
+static bool switches_stopping; /* the batch is the last: the events are being closed */
 
 static void flush_switches(tm_session *s, uint64_t now, bool all) {
-  if (!switches.n && !s->perf.lost) return;
+  if (!switches.n && !s->perf.lost && !switches_stopping) return;
   if (!all && !switches_urgent && !s->perf.lost && switches.n < BATCH_MAX &&
       (int64_t)(now - switches.base) < (int64_t)SWITCH_HOLD_NS) /* base may be after now */
     return;
@@ -460,6 +462,7 @@ static void flush_switches(tm_session *s, uint64_t now, bool all) {
   m.cpu = switches.obj;
   m.kind = (Threadmon__SwitchKind *)switches.state;
   m.lost = s->perf.lost;
+  m.stopped = switches_stopping;
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_SWITCHES;
   f.switches = &m;
@@ -856,8 +859,11 @@ static uint32_t walk_threads(tm_session *s, bool full) {
 
 /* ---- switch records ---- */
 
+static uint64_t switches_drained; /* records drained this tick */
+
 static void on_switch(void *arg, uint32_t tid, uint64_t time_ns, uint32_t cpu, int kind) {
   (void)arg;
+  switches_drained++;
   if (switches.n < BATCH_MAX * 4) batch_push(&switches, time_ns, tid, kind, cpu, 0, 0);
   if (tid != probe_tid) program_ran = switches_urgent = true;
   tid_entry *e = tid_get(tid);
@@ -903,6 +909,47 @@ static void forget_switches(void) {
   }
   for (uint32_t i = 0; i < tids_cap; i++)
     if (tids[i].tid && !tids[i].st) tids[i].counts_lost = true;
+}
+
+/* ---- the switch-rate limit ---- */
+
+/* Each switch of a thread with our events costs the kernel about 1.5 us
+ * (docs/benchmarks.md, yield ping-pong): at 50,000 a second that is 7% of a
+ * CPU. Above THREADMON_MAX_SWITCH_RATE for SWITCH_LIMIT_NS the events are
+ * closed for good (they cannot be reopened on existing threads), and states
+ * come from each tick's /proc reads, as with THREADMON_PERF=0. */
+#define SWITCH_LIMIT_NS 50000000ull
+
+static uint64_t rate_window_start, rate_window_records;
+
+static bool switch_rate_exceeded(const tm_session *s, uint64_t now, uint64_t records) {
+  if (!s->cfg.max_switch_rate) return false;
+  if (!rate_window_start || now < rate_window_start) {
+    rate_window_start = now;
+    rate_window_records = 0;
+  }
+  rate_window_records += records;
+  uint64_t span = now - rate_window_start;
+  if (span < SWITCH_LIMIT_NS) return false;
+  bool over = rate_window_records * 1000000000u > s->cfg.max_switch_rate * span;
+  rate_window_start = now;
+  rate_window_records = 0;
+  return over;
+}
+
+static void stop_switch_records(tm_session *s, uint64_t now) {
+  switches_stopping = true;
+  flush_switches(s, now, true);
+  switches_stopping = false;
+  tm_perf_switch_close(&s->perf);
+  s->src_perf_switch = false;
+  forget_switches();
+  char text[200];
+  snprintf(text, sizeof text,
+           "switch records stopped: the program switched more than %llu times a second "
+           "(THREADMON_MAX_SWITCH_RATE); states from here are split by schedstat per tick",
+           (unsigned long long)s->cfg.max_switch_rate);
+  tm_emit_notice(s, text, TM_TO_ALL);
 }
 
 /* ---- /proc/self/task rescan: threads no wrapper saw, and vanished ones ---- */
@@ -1084,9 +1131,14 @@ void tm_sampler_tick(tm_session *s) {
   if (s->src_perf_switch) {
     probe_tid = s->probe_tid;
     uint64_t lost = s->perf.lost;
+    switches_drained = 0;
     tm_perf_switch_drain(&s->perf, on_switch, NULL);
     if (s->perf.lost != lost) {
       forget_switches();
+      full = program_ran = true;
+    }
+    if (on_sampler_thread && switch_rate_exceeded(s, now, switches_drained + s->perf.lost - lost)) {
+      stop_switch_records(s, now);
       full = program_ran = true;
     }
   }
@@ -1294,7 +1346,8 @@ void tm_sampler_forget(void) {
   }
   if (obj_state) memset(obj_state, 0, obj_state_cap * sizeof *obj_state);
   transitions.n = switches.n = 0;
-  switches_urgent = false;
+  switches_urgent = switches_stopping = false;
+  rate_window_start = rate_window_records = 0;
   unknown_before.n = unknown_now.n = 0;
   last_rescan_ns = 0;
   sampler_running = false; /* the thread does not exist in a fork child */

@@ -92,6 +92,7 @@ struct SessionInfo {
   uint64_t eventsDropped = 0;
   uint64_t switchesLost = 0;
   uint64_t switchesReceived = 0;
+  int64_t switchesStoppedNs = -1;  // the probe closed its switch events here (rate limit)
   uint64_t lateEventsIgnored = 0;  // arrived after their period was settled
   QStringList notices;
   bool hasSource(int source) const;

@@ -286,6 +286,12 @@ void SessionStore::applySwitches(const Threadmon__CpuSwitches &sw) {
     ThreadTimeline &th = threadFor(sw.tid[i], t);
     if (!th.addSwitch(t, kind, sw.cpu[i]) && t < th.rawFloor()) info.lateEventsIgnored++;
   }
+  // The probe closed its events (too many switches): no thread will have a
+  // record after its last one here.
+  if (sw.stopped && info.switchesStoppedNs < 0) {
+    info.switchesStoppedNs = lastSwitchNs_ != INT64_MIN ? lastSwitchNs_ : ns(sw.base_ns);
+    for (auto &th : threads) th->addSwitchGap(info.switchesStoppedNs);
+  }
 }
 
 int64_t SessionStore::horizon() const {

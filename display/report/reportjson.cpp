@@ -29,6 +29,12 @@ QJsonObject processJson(const SessionModel &m) {
   p["frames_dropped"] = qint64(i.framesDropped);
   p["events_dropped"] = qint64(i.eventsDropped);
   p["switch_records_lost"] = qint64(i.switchesLost);
+  // Seconds since the start at which the probe stopped its switch records
+  // (THREADMON_MAX_SWITCH_RATE), null when it kept them.
+  p["switch_records_stopped_s"] =
+      i.switchesStoppedNs >= 0 ? QJsonValue(double(i.switchesStoppedNs - i.startNs) / 1e9)
+                               : QJsonValue();
+  p["notices"] = QJsonArray::fromStringList(i.notices);
   return p;
 }
 

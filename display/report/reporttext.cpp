@@ -149,6 +149,8 @@ QString reportText(const QJsonObject &r, int maxSyncObjects) {
              .arg(p["events_dropped"].toInteger())
              .arg(p.value("switch_records_lost").toInteger());
   out << QStringLiteral("  sources: %1").arg(sources.join(", "));
+  for (const QJsonValue &n : p["notices"].toArray())
+    out << QStringLiteral("  note: %1").arg(n.toString());
 
   out << QString() << QStringLiteral("Thread states (% of each thread's lifetime)");
   QString head = pad("thread", -28) + pad("life s", 8);

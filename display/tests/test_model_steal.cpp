@@ -111,17 +111,20 @@ class TestModelSteal : public QObject {
   }
 
   // 305 goes on CPU 1 at 0 and to sleep at 50 ms, but that switch-out is
-  // among records the kernel lost (the next batch says lost=1). Its clock
+  // among records the kernel lost (the next batch says lost=1), or the probe
+  // stopped its records (stopped: the switch limit) before it. Its clock
   // stops at 50 ms. Trusting the stale IN, 50 ms would read as stolen; the
   // model must instead take the span from the clock and the kernel state.
   void lostSwitchRecordsAreNotStolenTime() {
-    for (uint64_t lost : {uint64_t(0), uint64_t(1)}) {
+    for (int how = 0; how < 3; how++) {
+      uint64_t lost = how == 1;
+      bool stopped = how == 2;
       StreamBuilder b;
       b.hello(true);
       b.threadStart(305, at(0), "sleeper", "workload!spin");
       b.threadStart(306, at(0), "other", "workload!spin");
       b.cpuSwitch(305, at(0), 1, THREADMON__SWITCH_KIND__SWITCH_IN);
-      b.cpuSwitch(306, at(55), 0, THREADMON__SWITCH_KIND__SWITCH_IN, lost);
+      b.cpuSwitch(306, at(stopped ? 45 : 55), 0, THREADMON__SWITCH_KIND__SWITCH_IN, lost, stopped);
       for (int k = 1; k <= 10; k++) {
         Lwp l{305, 0, 0, uint64_t(std::min(k, 5)) * 10 * kMs, 0};
         l.cpu = 1;
@@ -133,12 +136,13 @@ class TestModelSteal : public QObject {
       SessionModel m;
       b.applyTo(&m);
       StateTimes st = m.threadStates(m.indexOfTid(305), m.resolve(Window::wholeRun()));
-      const QString got = QStringLiteral("lost %1: on %2 ms, stolen %3 ms, sleeping %4 ms")
-                              .arg(lost)
+      const QString got = QStringLiteral("case %1: on %2 ms, stolen %3 ms, sleeping %4 ms")
+                              .arg(how)
                               .arg(ns(st, FinalState::OnCpu) / kMs)
                               .arg(ns(st, FinalState::Stolen) / kMs)
                               .arg(ns(st, FinalState::Sleeping) / kMs);
-      if (lost) {
+      QCOMPARE(m.info().switchesStoppedNs, stopped ? at(45) : int64_t(-1));
+      if (lost || stopped) {
         QVERIFY2(ns(st, FinalState::Stolen) == 0, qPrintable(got));
         QVERIFY2(near(ns(st, FinalState::OnCpu), 50 * kMs), qPrintable(got));
         QVERIFY2(near(ns(st, FinalState::Sleeping), 50 * kMs), qPrintable(got));

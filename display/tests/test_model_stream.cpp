@@ -97,9 +97,10 @@ void StreamBuilder::stack(uint32_t id, const std::vector<const char *> &frames) 
 }
 
 void StreamBuilder::cpuSwitch(uint32_t tid, int64_t t, uint32_t cpu, Threadmon__SwitchKind kind,
-                              uint64_t lost) {
+                              uint64_t lost, bool stopped) {
   Threadmon__CpuSwitches sw = THREADMON__CPU_SWITCHES__INIT;
   sw.lost = lost;
+  sw.stopped = stopped;
   int64_t delta = 0;
   sw.base_ns = uint64_t(t);
   sw.n_tid = sw.n_delta_ns = sw.n_cpu = sw.n_kind = 1;

@@ -55,8 +55,9 @@ class StreamBuilder {
   void transition(uint32_t tid, int64_t t, Threadmon__ThreadState state, uint32_t object = 0,
                   uint32_t holder = 0, uint32_t releaser = 0);
   void stack(uint32_t id, const std::vector<const char *> &frames);
+  // lost: CpuSwitches.lost; stopped: the batch is the probe's last.
   void cpuSwitch(uint32_t tid, int64_t t, uint32_t cpu, Threadmon__SwitchKind kind,
-                 uint64_t lost = 0);
+                 uint64_t lost = 0, bool stopped = false);
   void tick(int64_t t, const std::vector<Lwp> &lwps, const std::vector<Cpu> &cpus = {},
             const std::vector<Sync> &sync = {}, uint64_t framesDropped = 0,
             const std::vector<Site> &sites = {});

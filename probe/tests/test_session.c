@@ -316,6 +316,47 @@ static void test_bad_setting(void) {
   printf("ok bad setting: %s", line);
 }
 
+/* THREADMON_MAX_SWITCH_RATE: two threads yielding on one CPU switch far
+ * more often than 2,000 times a second: one batch says the records stop, a
+ * notice says why, and no records follow. With 0 (no limit) they go on. */
+static void test_switch_limit(void) {
+  for (int limit = 0; limit < 2; limit++) {
+    char out[512], env_out[600];
+    path_in_dir(out, sizeof out, limit ? "switch-limit.tmcap" : "switch-nolimit.tmcap");
+    snprintf(env_out, sizeof env_out, "THREADMON_OUTPUT=%s", out);
+    char *argv[] = {(char *)workload, "yield", "120", NULL};
+    char *env[] = {env_out, limit ? "THREADMON_MAX_SWITCH_RATE=2000" : "THREADMON_MAX_SWITCH_RATE=0",
+                   NULL};
+    int status = run(argv, env, 5000);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    capture c;
+    CHECK(capture_load(out, &c) == 0);
+    const Threadmon__Hello *h = check_stream_start(&c);
+    if (!has_source(h, THREADMON__SOURCE__SOURCE_PERF_SWITCH)) {
+      printf("switch limit: no switch records here\n");
+      return;
+    }
+    size_t stopped_at = 0, batches_after = 0, notices = 0;
+    for (size_t i = 0; i < c.n; i++) {
+      const Threadmon__Frame *f = c.frames[i];
+      if (f->body_case == THREADMON__FRAME__BODY_SWITCHES) {
+        if (stopped_at) batches_after++;
+        if (f->switches->stopped) {
+          CHECK_EQ(stopped_at, 0); /* once */
+          stopped_at = i;
+        }
+      }
+      if (f->body_case == THREADMON__FRAME__BODY_NOTICE &&
+          strstr(f->notice->text, "switch records stopped"))
+        notices++;
+    }
+    printf("switch limit %d: stopped at frame %zu of %zu\n", limit, stopped_at, c.n);
+    CHECK_EQ(stopped_at != 0, limit == 1);
+    CHECK_EQ(notices, (size_t)limit);
+    CHECK_EQ(batches_after, 0);
+  }
+}
+
 /* THREADMON_COUNTERS=1: the busy workers' samples carry their task clock. */
 static void test_counters(void) {
   char out[512], env_out[600];
@@ -356,6 +397,7 @@ int main(int argc, char **argv) {
   const char *only = getenv("TEST_ONLY");
   if (!only || strstr(only, "clean")) test_clean_exit();
   if (!only || strstr(only, "counters")) test_counters();
+  if (!only || strstr(only, "switch_limit")) test_switch_limit();
   if (!only || strstr(only, "killed")) test_killed();
   if (!only || strstr(only, "fork")) test_fork(true);
   if (!only || strstr(only, "nofollow")) test_fork(false);

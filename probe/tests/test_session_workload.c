@@ -3,8 +3,10 @@
  *   forever            contend until killed
  *   fork               a forked child creates a thread; both exit 0
  *   exec PATH          threads, then execv(PATH, {PATH, "contend", "50", "0"})
+ *   yield MS           2 threads on CPU 0 yield to each other for MS ms
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +42,31 @@ static void contend(long ms) {
   }
 }
 
+static void *yielder(void *arg) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(0, &set);
+  sched_setaffinity(0, sizeof set, &set);
+  while (!stop) sched_yield();
+  return arg;
+}
+
+/* Tens of thousands of context switches a second, for the switch limit. */
+static void yield_for(long ms) {
+  pthread_t t[2];
+  stop = 0;
+  for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, yielder, NULL);
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+  stop = 1;
+  for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 3 && !strcmp(argv[1], "yield")) {
+    yield_for(atol(argv[2]));
+    return 0;
+  }
   if (argc >= 4 && !strcmp(argv[1], "contend")) {
     contend(atol(argv[2]));
     return atoi(argv[3]);
@@ -63,6 +89,7 @@ int main(int argc, char **argv) {
     perror("execl");
     return 98;
   }
-  fprintf(stderr, "usage: %s contend MS STATUS | forever | fork | exec PATH\n", argv[0]);
+  fprintf(stderr, "usage: %s contend MS STATUS | forever | fork | exec PATH | yield MS\n",
+          argv[0]);
   return 2;
 }
