@@ -69,24 +69,27 @@ METRIC = re.compile(r"metrc: \[\d+\]\s+(\w+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\
 
 
 def probe_cpu_share(probe, run_dir):
-    """(the probe threads' CPU seconds, all threads' CPU seconds) over the
-    captures in run_dir (one per process followed), from `threadmon report
-    --json`; None if unreadable."""
+    """(the probe threads' CPU seconds, all threads' CPU seconds, whether any
+    process stopped its switch records) over the captures in run_dir (one
+    per process followed), from `threadmon report --json`; None if unreadable."""
     build_dir = os.path.dirname(os.path.dirname(probe.lib))
     mine = total = 0.0
+    stopped = False
     captures = [f for f in os.listdir(run_dir) if f.endswith(".tmcap")]
     for name in captures:
         try:
             rep = subprocess.run([sys.executable, os.path.join(build_dir, "scripts", "threadmon"),
                                   "report", "--json", os.path.join(run_dir, name)],
                                  capture_output=True, text=True, timeout=120, check=True)
-            threads = json.loads(rep.stdout)["threads"]
+            doc = json.loads(rep.stdout)
+            threads = doc["threads"]
         except (OSError, subprocess.SubprocessError, ValueError, KeyError):
             return None
         cpu = {t["tid"]: t["states"]["on_cpu"] / 100 * t["lifetime_s"] for t in threads}
         mine += sum(cpu[t["tid"]] for t in threads if t.get("probe"))
         total += sum(cpu.values())
-    return (mine, total) if captures else None
+        stopped = stopped or doc.get("process", {}).get("switch_records_stopped_s") is not None
+    return (mine, total, stopped) if captures else None
 
 
 def compressors(bare, probe, quick, log, unavailable):
@@ -169,14 +172,20 @@ def added_us(tools, args, rounds):
     return [(statistics.median(per[t.key]) - base) / 1000 for t in tools[1:]]
 
 
-def switch_text(extra_us, bare_rate, probe_rate, cpus):
-    """What the probe's cost per context switch comes to at a program's rate."""
+def switch_text(extra_us, bare_rate, probe_rate, cpus, stopped):
+    """What the probe's cost per context switch comes to at a program's rate.
+    stopped: whether the inspected probed run stopped its switch records."""
     share = 100.0 * probe_rate * extra_us / 1e6 / cpus
-    return (f"its probed runs switched {probe_rate:,.0f} times a second (no tool: "
-            f"{bare_rate:,.0f}), and each switch of a probed thread costs {extra_us:.1f} µs more "
-            f"(the kernel writes a switch record and switches the thread's perf context; "
-            f"tm-bench-sync yield-pingpong, measured in this section): {share:.0f}% of the "
-            f"machine's {cpus} CPUs")
+    text = (f"its probed runs switched {probe_rate:,.0f} times a second (no tool: "
+            f"{bare_rate:,.0f}); while the probe keeps switch records each switch of a probed "
+            f"thread costs {extra_us:.1f} µs more (the kernel writes the record and switches the "
+            f"thread's perf context; tm-bench-sync yield-pingpong with "
+            f"THREADMON_MAX_SWITCH_RATE=0, measured in this section), {share:.0f}% of the "
+            f"machine's {cpus} CPUs at that rate")
+    if stopped:
+        text += (", until the probe stops the records (more than 50,000 switches a second "
+                 "for 50 ms, as here)")
+    return text
 
 
 def stressors(bare, probe, quick, log, unavailable):
@@ -193,7 +202,8 @@ def stressors(bare, probe, quick, log, unavailable):
         sec.notes.append("stress-ng not installed")
         return sec
     cost_rounds = 3 if quick else 5
-    extra_us, = added_us([bare, probe], ["yield-pingpong", "100000"], cost_rounds)
+    extra_us, = added_us([bare, probe.keeping_switches()], ["yield-pingpong", "100000"],
+                         cost_rounds)
     create_us, create_noperf_us = added_us([bare, probe, probe.without_perf()],
                                            ["create-join", "2000"], cost_rounds)
     cpus = os.cpu_count() or 1
@@ -202,7 +212,7 @@ def stressors(bare, probe, quick, log, unavailable):
         log(f"  {' '.join(argv)}")
         rates = {bare.key: [], probe.key: []}
         switches = {bare.key: [], probe.key: []}
-        cap, err, sampler = [], None, []
+        cap, err, sampler, stopped = [], None, [], False
         for r in range(rounds):
             for tool in ([bare, probe] if r % 2 == 0 else [probe, bare]):
                 # One probed run is also reported on: what the probe threads used.
@@ -222,6 +232,7 @@ def stressors(bare, probe, quick, log, unavailable):
                     cap.append(res.capture_bytes / res.wall)
                 if res.inspected:
                     sampler.append(100.0 * res.inspected[0] / res.wall / cpus)
+                    stopped = res.inspected[2]
         b = statistics.median(rates[bare.key]) if rates[bare.key] else None
         p = statistics.median(rates[probe.key]) if rates[probe.key] else None
         sec.rows.append([name, report.fmt(b), report.fmt(p), report.ratio(p, b),
@@ -238,7 +249,8 @@ def stressors(bare, probe, quick, log, unavailable):
                          STRESSOR_COST[name].format(
                              kb=kb, rate=b, create=create_us, create_noperf=create_noperf_us,
                              switches=switch_text(extra_us, statistics.median(switches[bare.key]),
-                                                  statistics.median(switches[probe.key]), cpus)) +
+                                                  statistics.median(switches[probe.key]), cpus,
+                                                  stopped)) +
                          (f"; the probe's own threads (one per process) used {sampler[0]:.1f}% "
                           f"of the machine" if sampler else "") +
                          f"; its runs without any tool spread over {spread:.0f}% of their "

@@ -57,6 +57,7 @@ class Threadmon(Tool):
         self.lib = os.path.abspath(os.path.join(build_dir, "probe", "libthreadmon.so"))
         self.interval_ms = interval_ms
         self.perf = perf
+        self.switch_limit = None  # THREADMON_MAX_SWITCH_RATE; None: the probe's default
         if not perf:
             self.key = "threadmon-noperf"
             self.label = "threadmon, THREADMON_PERF=0"
@@ -65,6 +66,14 @@ class Threadmon(Tool):
         t = Threadmon.__new__(Threadmon)
         t.__dict__.update(self.__dict__)
         t.interval_ms = interval_ms
+        return t
+
+    def keeping_switches(self):
+        """The same probe with switch records whatever the switch rate: what they cost."""
+        t = self.with_interval(self.interval_ms)
+        t.switch_limit = 0
+        t.key = "threadmon-records"
+        t.label = "threadmon, THREADMON_MAX_SWITCH_RATE=0"
         return t
 
     def without_perf(self):
@@ -85,6 +94,8 @@ class Threadmon(Tool):
         }
         if not self.perf:
             env["THREADMON_PERF"] = "0"
+        if self.switch_limit is not None:
+            env["THREADMON_MAX_SWITCH_RATE"] = str(self.switch_limit)
         return argv, env
 
     def finish(self, run_dir):
