@@ -54,7 +54,7 @@ int tm_config_load(tm_config *c) {
   c->net_buffer_bytes = 8u << 20;
   c->follow = true;
   c->perf = true;
-  c->max_switch_rate = 50000;
+  c->max_switch_rate = 25000;
 
   const char *v;
   if ((v = getenv("THREADMON_OUTPUT")) && *v) {

@@ -20,7 +20,7 @@ typedef struct tm_config {
   bool follow;                /* THREADMON_FOLLOW, default 1 */
   bool perf;                  /* THREADMON_PERF, default 1: perf events at all */
   bool counters;              /* THREADMON_COUNTERS, default 0: per-thread perf counters */
-  uint64_t max_switch_rate;   /* THREADMON_MAX_SWITCH_RATE, per second, 0 = no limit */
+  uint64_t max_switch_rate;   /* THREADMON_MAX_SWITCH_RATE, per second and CPU, 0 = no limit */
 } tm_config;
 
 /* Fills c from the environment. Returns 0, or -1 after printing one

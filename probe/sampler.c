@@ -914,8 +914,9 @@ static void forget_switches(void) {
 /* ---- the switch-rate limit ---- */
 
 /* Each switch of a thread with our events costs the kernel about 1.5 us
- * (docs/benchmarks.md, yield ping-pong): at 50,000 a second that is 7% of a
- * CPU. Above THREADMON_MAX_SWITCH_RATE for SWITCH_LIMIT_NS the events are
+ * (docs/benchmarks.md, yield ping-pong): at 25,000 a second per CPU that is
+ * 4% of every CPU. Above THREADMON_MAX_SWITCH_RATE (per CPU: what the
+ * records cost is a share of the machine) for SWITCH_LIMIT_NS the events are
  * closed for good (they cannot be reopened on existing threads), and states
  * come from each tick's /proc reads, as with THREADMON_PERF=0. */
 #define SWITCH_LIMIT_NS 50000000ull
@@ -931,7 +932,8 @@ static bool switch_rate_exceeded(const tm_session *s, uint64_t now, uint64_t rec
   rate_window_records += records;
   uint64_t span = now - rate_window_start;
   if (span < SWITCH_LIMIT_NS) return false;
-  bool over = rate_window_records * 1000000000u > s->cfg.max_switch_rate * span;
+  uint64_t cpus = s->perf.ncpu > 0 ? (uint64_t)s->perf.ncpu : 1;
+  bool over = rate_window_records * 1000000000u > s->cfg.max_switch_rate * cpus * span;
   rate_window_start = now;
   rate_window_records = 0;
   return over;
@@ -946,8 +948,8 @@ static void stop_switch_records(tm_session *s, uint64_t now) {
   forget_switches();
   char text[200];
   snprintf(text, sizeof text,
-           "switch records stopped: the program switched more than %llu times a second "
-           "(THREADMON_MAX_SWITCH_RATE); states from here are split by schedstat per tick",
+           "switch records stopped: the program switched more than %llu times a second per "
+           "CPU (THREADMON_MAX_SWITCH_RATE); states from here are split by schedstat per tick",
            (unsigned long long)s->cfg.max_switch_rate);
   tm_emit_notice(s, text, TM_TO_ALL);
 }

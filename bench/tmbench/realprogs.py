@@ -183,8 +183,8 @@ def switch_text(extra_us, bare_rate, probe_rate, cpus, stopped):
             f"THREADMON_MAX_SWITCH_RATE=0, measured in this section), {share:.0f}% of the "
             f"machine's {cpus} CPUs at that rate")
     if stopped:
-        text += (", until the probe stops the records (more than 50,000 switches a second "
-                 "for 50 ms, as here)")
+        text += (", until the probe stops the records (more than 25,000 switches a second "
+                 "per CPU for 50 ms, as here)")
     return text
 
 
