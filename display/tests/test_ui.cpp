@@ -215,6 +215,23 @@ class TestUi : public QObject {
     QVERIFY(page->model()->durationSeconds() < w_.seconds);
   }
 
+  void probeNoticesShowInTheBanner() {
+    synth::Workload w;
+    w.notice = "switch records stopped after 50 ms above 25000 switches/s per CPU";
+    const QString path = writeCapture(dir_, "notice.tmcap", synth::stream(w));
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(path, &error));
+    QVERIFY2(page, qPrintable(error));
+    QVERIFY2(page->notice().startsWith("Probe: switch records stopped"), qPrintable(page->notice()));
+
+    // The app's own notice (here: the capture is damaged) wins over the probe's.
+    const QByteArray whole = synth::stream(w);
+    const QString cut = writeCapture(dir_, "notice-cut.tmcap", whole.left(whole.size() * 3 / 4));
+    page.reset(openCapture(cut, &error));
+    QVERIFY2(page, qPrintable(error));
+    QVERIFY2(page->notice().contains("damaged"), qPrintable(page->notice()));
+  }
+
   void corruptCaptureSaysWhere() {
     QByteArray bytes = synth::stream(w_);
     bytes[bytes.size() / 2] = char(bytes[bytes.size() / 2] ^ 0x5a);

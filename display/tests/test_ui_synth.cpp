@@ -162,6 +162,16 @@ QByteArray helloFrame(uint32_t pid, const QByteArray &token, uint32_t protocolVe
   return packFrame(&f);
 }
 
+QByteArray noticeFrame(uint64_t timeNs, const QByteArray &text) {
+  Threadmon__Notice n = THREADMON__NOTICE__INIT;
+  n.time_ns = timeNs;
+  n.text = const_cast<char *>(text.constData());
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_NOTICE;
+  f.notice = &n;
+  return packFrame(&f);
+}
+
 int threadCount(const Workload &w) { return w.workers + 2; }
 
 QByteArray stream(const Workload &w) {
@@ -361,6 +371,8 @@ QByteArray stream(const Workload &w) {
     f.body_case = THREADMON__FRAME__BODY_TICK;
     f.tick = &t;
     out += packFrame(&f);
+    if (!w.notice.isEmpty() && tick == kStartNs + (endNs - kStartNs) / kTickNs / 2 * kTickNs)
+      out += noticeFrame(tick, w.notice);
   }
   for (int i = 0; i < w.workers; ++i) {
     Threadmon__ThreadEnd te = THREADMON__THREAD_END__INIT;

@@ -18,6 +18,7 @@ struct Workload {
   uint32_t pid = 4242;
   bool goodbye = true;         // end cleanly
   bool contention = true;      // false: workers only run and sleep
+  QByteArray notice;           // non-empty: the probe says this half-way through
 };
 
 // The stream header (16 bytes).
@@ -26,6 +27,8 @@ QByteArray header(uint16_t formatMajor = 1);
 QByteArray framed(const QByteArray &payload);
 // A Hello frame, framed.
 QByteArray helloFrame(uint32_t pid, const QByteArray &token, uint32_t protocolVersion = 1);
+// A Notice frame (what the probe tells the user), framed.
+QByteArray noticeFrame(uint64_t timeNs, const QByteArray &text);
 // Header and every frame of the workload.
 QByteArray stream(const Workload &w);
 

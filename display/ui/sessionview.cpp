@@ -224,6 +224,7 @@ void SessionView::showDeadlock(const tmon::Deadlock &d) {
 void SessionView::setNotice(const QString &text) {
   banner_->setText(text);
   banner_->setVisible(!text.isEmpty());
+  showingProbeNotes_ = false;
 }
 
 QString SessionView::notice() const { return banner_->text(); }
@@ -244,8 +245,17 @@ QString SessionView::title() const {
 }
 
 void SessionView::updateTitleAndBanner() {
-  if (model_->hasError() && banner_->text().isEmpty())
+  // What the app says (damaged capture, closed connection) stays; the
+  // probe's own notes (a source unavailable, switch records stopped) show
+  // when nothing else does.
+  const bool free = banner_->text().isEmpty() || showingProbeNotes_;
+  const QStringList &notes = model_->info().notices;
+  if (model_->hasError() && free) {
     setNotice(tr("Session stopped: %1").arg(model_->errorText()));
+  } else if (!notes.isEmpty() && free) {
+    setNotice(tr("Probe: %1").arg(notes.join(QStringLiteral(" · "))));
+    showingProbeNotes_ = true;
+  }
   emit titleChanged();
 }
 

@@ -80,6 +80,7 @@ class SessionView : public QMainWindow {
   QLabel *windowLabel_;
   QLabel *status_ = nullptr;
   QLabel *banner_;
+  bool showingProbeNotes_ = false;  // the banner holds the probe's notices, not the app's
   ReplayControls *replay_ = nullptr;
   ThreadsView *threads_;
   LwpsView *lwps_;
