@@ -6,7 +6,8 @@ docs/benchmarks.md.
 
 BUILD_DIR is a meson build directory with bench/tm-bench-* built and, for the
 probe columns, probe/libthreadmon.so. A full run takes under ~10 minutes on
-2 cores, --quick about one. Phase 1 is the probe's own overhead (uncontended
+2 cores, --quick about one (and prints only: its few repetitions are not
+for publishing). Phase 1 is the probe's own overhead (uncontended
 lock, sampler CPU share, capture size); phase 2 adds the other tools, sampler
 scaling, accuracy against the ground-truth workloads and real programs."""
 import argparse
@@ -72,8 +73,9 @@ def parse_args():
                     help="1 = the probe's own overhead only; 2 (default) = everything")
     ap.add_argument("--install", action="store_true",
                     help="apt-get install the tools that are missing (pigz, stress-ng, ...)")
-    ap.add_argument("--doc", default=os.path.join(SOURCE_ROOT, "docs", "benchmarks.md"),
-                    help="where to write the Markdown report")
+    ap.add_argument("--doc", default=None,
+                    help="where to write the Markdown report (default docs/benchmarks.md; "
+                    "a --quick run writes none unless given)")
     ap.add_argument("--no-doc", action="store_true", help="print only")
     return ap.parse_args()
 
@@ -139,6 +141,11 @@ def main():
     print(f"\nfinished in {duration:.0f} s")
     if args.no_doc:
         return
+    if args.doc is None and args.quick:
+        # Quick figures have too few repetitions to replace the published ones.
+        print("quick run: docs/benchmarks.md left as it is (--doc FILE writes one)")
+        return
+    args.doc = args.doc or os.path.join(SOURCE_ROOT, "docs", "benchmarks.md")
     text = report.markdown_document(info, date, display_command(sys.argv), duration, sections,
                                     unavailable, PREAMBLE)
     os.makedirs(os.path.dirname(os.path.abspath(args.doc)), exist_ok=True)
