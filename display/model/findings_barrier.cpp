@@ -17,6 +17,35 @@ constexpr int64_t kRoundWakeNs = 50'000'000;
 // The same thread must arrive last in at least this share of the rounds:
 // a last arrival that changes at random is scheduling noise, not uneven work.
 constexpr double kUsualLastShare = 0.75;
+// The usual last arrival used at least this many times the others' CPU
+// time: it had more to do (or a slower CPU). Below, it had about as much
+// and was held up waiting for a CPU (or the hypervisor).
+constexpr double kMoreCpuRatio = 1.15;
+
+// On-CPU time over r of the usual last arrival and the others' average (the
+// threads that waited; members is sorted), in ns; others is 0 when unknown.
+struct CpuShares {
+  double last = 0, others = 0;
+  double ratio() const { return others > 0 ? last / others : 0; }
+};
+
+CpuShares cpuShares(const SessionModel &m, const TimeRange &r, uint32_t last,
+                    const std::vector<uint32_t> &members) {
+  CpuShares c;
+  int n = 0;
+  for (const ProgramThread &p : programThreads(m, r)) {
+    if (p.tid != last && !std::binary_search(members.begin(), members.end(), p.tid)) continue;
+    double on = double(p.st.ns[size_t(FinalState::OnCpu)]);
+    if (p.tid == last) {
+      c.last = on;
+    } else {
+      c.others += on;
+      n++;
+    }
+  }
+  c.others = n ? c.others / n : 0;
+  return c;
+}
 
 struct Round {
   int64_t end = 0;        // release time
@@ -112,19 +141,38 @@ void barrierFindings(const SessionModel &m, const TimeRange &r, std::vector<Find
     for (const WaitPair &p : pairs) f.threads.push_back(p.waiter);
     std::sort(f.threads.begin(), f.threads.end());
     f.threads.erase(std::unique(f.threads.begin(), f.threads.end()), f.threads.end());
+    // More work, or the same work and less of a CPU: different cures.
+    const CpuShares cpu = cpuShares(m, r, slowest->first, f.threads);
+    const bool moreCpu = cpu.others <= 0 || cpu.ratio() >= kMoreCpuRatio;
+    const QString cause =
+        cpu.others <= 0
+            ? QStringLiteral("the work between rounds is split unevenly. Give each thread an "
+                             "equal share, or hand out smaller pieces.")
+        : moreCpu
+            ? QStringLiteral("it used %1× the CPU time of the others. Its share of the work is "
+                             "larger (or its CPU slower: a busy hyperthread sibling, or a host "
+                             "running other guests on it). Give each thread an equal share, or "
+                             "hand out smaller pieces.")
+                  .arg(cpu.ratio(), 0, 'f', 1)
+            : QStringLiteral("it used about the CPU time of the others (%1×), so it was held up "
+                             "waiting for a CPU, not by more work: other threads or processes "
+                             "share its CPU.")
+                  .arg(cpu.ratio(), 0, 'f', 1);
     f.message = QStringLiteral("At %1 the threads wait on average %2 of each round for the last one "
-                               "to arrive (%3 arrived last in %4 of %5 rounds): the work between "
-                               "rounds is split unevenly. Give each thread an equal share, or hand "
-                               "out smaller pieces.")
+                               "to arrive (%3 arrived last in %4 of %5 rounds): %6")
                     .arg(objectName(m, o.id), percent(othersShare), threadName(m, slowest->first))
                     .arg(slowest->second)
-                    .arg(n);
+                    .arg(n)
+                    .arg(cause);
     f.evidence["object"] = qint64(o.id);
     f.evidence["rounds"] = n;
     f.evidence["others_wait_share"] = othersShare;
     f.evidence["last_wait_share"] = lastShare;
     f.evidence["usual_last"] = qint64(slowest->first);
     f.evidence["usual_last_rounds"] = slowest->second;
+    f.evidence["usual_last_cpu_s"] = cpu.last / 1e9;
+    f.evidence["others_cpu_s"] = cpu.others > 0 ? QJsonValue(cpu.others / 1e9) : QJsonValue();
+    f.evidence["cpu_ratio"] = cpu.others > 0 ? QJsonValue(cpu.ratio()) : QJsonValue();
     out->push_back(std::move(f));
   }
 }

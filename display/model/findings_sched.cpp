@@ -81,11 +81,7 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
 void oversubscribed(const SessionModel &m, const TimeRange &r, const std::vector<ProgramThread> &pts,
                     const Bins &b, std::vector<Finding> *out) {
   int64_t life = 0;
-  std::vector<uint32_t> tids;
-  for (const ProgramThread &p : pts) {
-    life += p.st.lifetimeNs;
-    tids.push_back(p.tid);
-  }
+  for (const ProgramThread &p : pts) life += p.st.lifetimeNs;
   if (life <= 0) return;
   // Runnable time counts only where the program itself had more threads
   // wanting a CPU than there are CPUs: other processes on a busy machine
@@ -103,15 +99,15 @@ void oversubscribed(const SessionModel &m, const TimeRange &r, const std::vector
   f.kind = FindingKind::Oversubscribed;
   f.severity = severityOf(share, finding::kOversubscribedShare);
   f.view = QStringLiteral("threads");
-  f.threads = tids;
   f.t0 = r.t0;
   f.t1 = r.t1;
   // Name the threads that wanted CPU time, not the ones parked in a join.
-  size_t busyThreads = 0;
   for (const ProgramThread &p : pts) {
     int64_t active = p.st.ns[size_t(FinalState::OnCpu)] + p.st.ns[size_t(FinalState::Runnable)];
-    if (p.st.lifetimeNs > 0 && double(active) >= 0.1 * double(p.st.lifetimeNs)) busyThreads++;
+    if (p.st.lifetimeNs > 0 && double(active) >= 0.1 * double(p.st.lifetimeNs))
+      f.threads.push_back(p.tid);
   }
+  const size_t busyThreads = f.threads.size();
   f.message = QStringLiteral("More threads wanted to run than there are CPUs: %1 busy threads "
                              "spent %2 of the program's thread time ready to run but waiting for "
                              "one of the %3 CPUs. Fewer threads, about one per CPU, would do the "
@@ -119,7 +115,7 @@ void oversubscribed(const SessionModel &m, const TimeRange &r, const std::vector
                   .arg(busyThreads)
                   .arg(percent(share))
                   .arg(cpus);
-  f.evidence["threads"] = tidArray(tids);
+  f.evidence["threads"] = tidArray(f.threads);
   f.evidence["busy_threads"] = qint64(busyThreads);
   f.evidence["runnable_s"] = runnable / 1e9;
   f.evidence["threads_lifetime_s"] = double(life) / 1e9;

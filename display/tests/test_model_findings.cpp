@@ -499,25 +499,48 @@ class TestModelFindings : public QObject {
   }
 
   void barrierImbalanceAndBalancedBarrier() {
-    for (bool balanced : {false, true}) {
+    // uneven: 53 works 100 ms a round, the others 20. balanced: all work 98.
+    // heldUp: all work 20 ms, but 53 waits 80 ms for a CPU first.
+    enum Case { Uneven, Balanced, HeldUp };
+    for (Case c : {Uneven, Balanced, HeldUp}) {
       StreamBuilder b;
       b.hello(false);
       b.syncObject(5, THREADMON__SYNC_KIND__KIND_BARRIER, 0x5000, "app", "phase", nullptr);
       for (uint32_t tid : {51u, 52u, 53u}) b.threadStart(tid, at(0), "w", "app!w");
       // Rounds of 100 ms; 53 arrives last and releases the others.
       for (int r = 0; r < 10; r++) {
-        int end = 100 * (r + 1), arrive = balanced ? end - 2 : end - 80;
+        int end = 100 * (r + 1), arrive = c == Balanced ? end - 2 : end - 80;
         for (uint32_t tid : {51u, 52u}) {
           b.transition(tid, at(arrive), kBarrier, 5);
           b.transition(tid, at(end), kRun, 0, 0, 53);
         }
+        if (c == HeldUp) {
+          b.cpuSwitch(53, at(end - 100), 1, kPreempt);
+          b.cpuSwitch(53, at(end - 20), 1, kIn);
+        }
       }
-      ticks(b, 1000, 0.9);
+      // Each thread's CPU clock and run-queue time up to t ms, as sampled.
+      auto ranBy = [c](uint32_t tid, int t) {
+        const int run = tid != 53 ? (c == Balanced ? 98 : 20) : (c == HeldUp ? 20 : 100);
+        const int from = tid == 53 && c == HeldUp ? 80 : 0;  // within each round
+        return (t / 100) * run + std::clamp(t % 100 - from, 0, run);
+      };
+      for (int t = 10; t <= 1000; t += 10) {
+        uint64_t used = uint64_t(t) * kMs * 9 / 10, all = uint64_t(t) * kMs;
+        std::vector<Lwp> lwps;
+        for (uint32_t tid : {51u, 52u, 53u}) {
+          const uint64_t on = uint64_t(ranBy(tid, t)) * kMs;
+          const uint64_t queued = tid == 53 && c == HeldUp ? uint64_t(t - ranBy(tid, t)) * kMs : 0;
+          lwps.push_back(Lwp{tid, on, 0, on, queued});
+        }
+        b.tick(at(t), lwps, {Cpu{0, used, 0, 0, all - used, 0, 0, 0, 0},
+                             Cpu{1, used, 0, 0, all - used, 0, 0, 0, 0}});
+      }
       b.goodbye(at(1000), 0);
       SessionModel m;
       b.applyTo(&m);
       std::optional<Finding> f = find(findingsOf(m), FindingKind::BarrierImbalance);
-      if (balanced) {
+      if (c == Balanced) {
         QVERIFY(!f);
         expectClean(m);
         continue;
@@ -526,6 +549,11 @@ class TestModelFindings : public QObject {
       QCOMPARE(f->evidence["usual_last"].toInteger(), 53);
       QVERIFY(qAbs(f->evidence["others_wait_share"].toDouble() - 0.8) < 1e-9);
       QCOMPARE(f->view, QStringLiteral("timeline"));
+      // What held the last one up: more work (5x the CPU), or no CPU (1x).
+      const double ratio = f->evidence["cpu_ratio"].toDouble();
+      QVERIFY2(qAbs(ratio - (c == Uneven ? 5.0 : 1.0)) < 0.05, qPrintable(QString::number(ratio)));
+      QVERIFY2(f->message.contains(c == Uneven ? "5.0× the CPU time" : "waiting for a CPU"),
+               qPrintable(f->message));
     }
   }
 
@@ -534,6 +562,9 @@ class TestModelFindings : public QObject {
       StreamBuilder b;
       b.hello(true);
       uint32_t n = over ? 4 : 2;
+      // A main thread parked in a join: part of the program, not a busy thread.
+      b.threadStart(60, at(0), "main", "");
+      b.transition(60, at(0), THREADMON__THREAD_STATE__STATE_BLOCKED_JOIN);
       for (uint32_t tid = 61; tid < 61 + n; tid++) {
         b.threadStart(tid, at(0), "w", "app!w");
         // Each 10 ms: 5 ms on a CPU, then 5 ms runnable (over) or asleep.
@@ -555,8 +586,12 @@ class TestModelFindings : public QObject {
         continue;
       }
       QVERIFY(f);
-      QVERIFY(qAbs(f->evidence["share"].toDouble() - 0.5) < 0.01);
-      QCOMPARE(f->severity, Severity::High);
+      // Runnable 2 of the 4 workers' 4 thread-seconds, over 5 (main's too).
+      QVERIFY2(qAbs(f->evidence["share"].toDouble() - 0.4) < 0.01,
+               qPrintable(QString::number(f->evidence["share"].toDouble())));
+      QCOMPARE(f->severity, Severity::Medium);  // High from 2x the 25% threshold
+      QCOMPARE(f->threads, (std::vector<uint32_t>{61, 62, 63, 64}));  // not the joiner
+      QCOMPARE(f->evidence["busy_threads"].toInt(), 4);
     }
   }
 

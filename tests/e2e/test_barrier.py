@@ -74,11 +74,30 @@ def test_balanced_no_findings():
         # (the workers measure 5-15% of their time in the barrier themselves),
         # so undersubscribed is accepted when the workload's own truth shows
         # those waits; every other serious finding fails the test.
-        waited = [w["barrier_pct"] for w in rec.truth["workers"]]
-        bad = [f for f in tmtest.serious(tmtest.findings(rec))
-               if not (f.get("kind") == "undersubscribed" and min(waited) >= 5.0)]
+        workers = rec.truth["workers"]
+        waited = [w["barrier_pct"] for w in workers]
+        # Equal work can still take one worker more CPU time when the machine
+        # is shared (seen: 1.45x, beside other tests on this VM). Then
+        # barrier_imbalance is right, and must name that worker and its ratio.
+        cpu = {w["tid"]: w["cpu_s"] for w in workers}
+        slowest = max(cpu, key=cpu.get)
+        others = [v for t, v in cpu.items() if t != slowest]
+        uneven = cpu[slowest] / (sum(others) / len(others))
+
+        def explained(f):
+            if f.get("kind") == "undersubscribed":
+                return min(waited) >= 5.0
+            if f.get("kind") == "barrier_imbalance" and uneven >= 1.2:
+                ev = f.get("evidence", {})
+                print(f"  machine-made imbalance: truth {uneven:.2f}x, "
+                      f"finding {ev.get('cpu_ratio')} for {ev.get('usual_last')}")
+                return (ev.get("usual_last") == slowest and
+                        abs((ev.get("cpu_ratio") or 0) - uneven) <= 0.15 * uneven)
+            return False
+
+        bad = [f for f in tmtest.serious(tmtest.findings(rec)) if not explained(f)]
         check(not bad, f"{rec.name} {' '.join(rec.args)}: unexpected findings: "
-              f"{tmtest.describe(bad)}")
+              f"{tmtest.describe(bad)} (workers' CPU time {uneven:.2f}x)")
 
 
 tmtest.main(globals())

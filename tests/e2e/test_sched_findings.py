@@ -32,8 +32,9 @@ def test_oversubscribed():
     check(f.get("severity") in ("high", "medium"), f"severity {f.get('severity')}")
     ev = f.get("evidence", {})
     workers = rec.truth["workers"]
-    check({w["tid"] for w in workers} <= set(ev.get("threads", [])),
-          f"evidence.threads {ev.get('threads')} lacks a mult thread")
+    # The busy threads: every worker, not main (parked in pthread_join).
+    check({w["tid"] for w in workers} == set(ev.get("threads", [])),
+          f"evidence.threads {ev.get('threads')} are not the mult threads")
     # The finding counts only the runnable time beyond the CPUs (threads
     # that had to wait because the program itself had more than one per
     # CPU), over every program thread's lifetime (main's included). From
@@ -85,6 +86,10 @@ def test_barrier_imbalance():
     light_share = sum(w["barrier_s"] for w in lights) / sum(w["lifetime_s"] for w in lights)
     near(ev.get("others_wait_share"), light_share, 0.15, "light threads' wait share")
     near(ev.get("last_wait_share"), heavy["barrier_pct"] / 100, 0.05, "heavy-0's wait share")
+    # The cause named: heavy-0 used more CPU time (its work), as its truth says.
+    ratio = heavy["cpu_s"] / (sum(w["cpu_s"] for w in lights) / len(lights))
+    near(ev.get("cpu_ratio"), ratio, 0.15 * ratio, "heavy-0's CPU time over the others'")
+    tmtest.mentions(f.get("message"), "the CPU time of the others")
 
 
 def check_never_runs(rec, severities):
