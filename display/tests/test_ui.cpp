@@ -187,6 +187,19 @@ class TestUi : public QObject {
     charts->setParent(page.get());
   }
 
+  void chartTimeLabelsAreRoundSeconds() {
+    // The synthetic run is 2 s: labels every 0.5 s ("%.1f"), not the range in quarters.
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(capture_, &error));
+    QVERIFY(page);
+    auto *charts = static_cast<tmui::ChartsView *>(page->view(ViewKind::Charts));
+    charts->refreshNow();
+    for (int i = 0; i < charts->rowCount(); i++) {
+      QCOMPARE(charts->xTickInterval(i), 0.5);
+      QCOMPARE(charts->xLabelFormat(i), QStringLiteral("%.1f"));
+    }
+  }
+
   void replaySeeksAndPlays() {
     QString error;
     std::unique_ptr<tmui::SessionView> page(openCapture(capture_, &error));

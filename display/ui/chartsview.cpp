@@ -3,9 +3,10 @@
 #include <QChart>
 #include <QChartView>
 #include <QLineSeries>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 #include <algorithm>
+#include <cmath>
 
 #include "sessionmodel.h"
 #include "statepalette.h"
@@ -69,7 +70,6 @@ ChartsView::Chart ChartsView::addChart(const QString &title, const QString &yLab
   c.chart->addSeries(c.series);
   c.x = new QValueAxis;
   c.x->setTitleText(tr("time since start (s)"));
-  c.x->setLabelFormat(QStringLiteral("%.2f"));
   c.y = new QValueAxis;
   c.y->setTitleText(yLabel);
   c.y->setLabelFormat(QStringLiteral("%.0f"));
@@ -85,6 +85,33 @@ int ChartsView::yTickCount(int i) const { return charts_[size_t(i)].y->tickCount
 double ChartsView::plotHeight(int i) const {
   return charts_[size_t(i)].chart->plotArea().height();
 }
+double ChartsView::xTickInterval(int i) const { return charts_[size_t(i)].x->tickInterval(); }
+QString ChartsView::xLabelFormat(int i) const { return charts_[size_t(i)].x->labelFormat(); }
+
+namespace {
+
+// Time labels at round seconds (0.2, 0.4, ... rather than the range split
+// in four: 0.17, 0.35, ...), about kTimeLabels of them, at multiples of the
+// step from the session start, with the digits the step needs.
+void setTimeTicks(QValueAxis *x, double span) {
+  constexpr double kTimeLabels = 6;
+  const double raw = std::max(span, 1e-6) / kTimeLabels;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = 10 * mag;
+  for (double m : {1.0, 2.0, 5.0}) {
+    if (m * mag >= raw) {
+      step = m * mag;
+      break;
+    }
+  }
+  const int digits = std::max(0, int(-std::floor(std::log10(step) + 1e-9)));
+  x->setTickType(QValueAxis::TicksDynamic);
+  x->setTickAnchor(0);
+  x->setTickInterval(step);
+  x->setLabelFormat(QStringLiteral("%.%1f").arg(digits));
+}
+
+}  // namespace
 
 void ChartsView::setPoints(Chart &c, const QList<QPointF> &points, double t0, double t1,
                            double yMin) {
@@ -92,6 +119,7 @@ void ChartsView::setPoints(Chart &c, const QList<QPointF> &points, double t0, do
   double top = yMin;
   for (const QPointF &p : points) top = std::max(top, p.y());
   c.x->setRange(t0, std::max(t1, t0 + 0.001));
+  setTimeTicks(c.x, std::max(t1 - t0, 0.001));
   if (yMin >= 100.0 && top <= 100.0) {
     c.y->setRange(0, 100);  // a utilisation: keep the full scale
     c.y->setTickCount(5);

@@ -24,6 +24,9 @@ class ChartsView : public ModelView {
   int pointCount(int i) const;
   int yTickCount(int i) const;
   double plotHeight(int i) const;
+  // The time axis's label step in seconds and its labels' format (tests).
+  double xTickInterval(int i) const;
+  QString xLabelFormat(int i) const;
 
  protected:
   void rebuild() override;
