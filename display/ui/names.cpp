@@ -6,7 +6,7 @@ namespace tmui {
 
 QString formatNs(uint64_t ns) {
   if (ns == 0) return QStringLiteral("0");
-  if (ns < 1000000) return QStringLiteral("%1 us").arg(double(ns) / 1e3, 0, 'f', 1);
+  if (ns < 1000000) return QStringLiteral("%1 µs").arg(double(ns) / 1e3, 0, 'f', 1);
   if (ns < 1000000000) return QStringLiteral("%1 ms").arg(double(ns) / 1e6, 0, 'f', 1);
   return QStringLiteral("%1 s").arg(double(ns) / 1e9, 0, 'f', 2);
 }

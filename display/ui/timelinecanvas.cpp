@@ -21,7 +21,7 @@ constexpr int kStates = tmon::kFinalStateCount;
 constexpr int64_t kMinSpanNs = 10000;  // 10 us: deeper zoom shows nothing new
 
 QString formatDuration(int64_t ns) {
-  if (ns < 10000) return QStringLiteral("%1 us").arg(double(ns) / 1e3, 0, 'f', 1);
+  if (ns < 10000) return QStringLiteral("%1 µs").arg(double(ns) / 1e3, 0, 'f', 1);
   if (ns < 10000000) return QStringLiteral("%1 ms").arg(double(ns) / 1e6, 0, 'f', 2);
   return QStringLiteral("%1 s").arg(double(ns) / 1e9, 0, 'f', 3);
 }
