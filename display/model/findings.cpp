@@ -302,6 +302,10 @@ namespace findings_detail {
 
 // The probe drops and counts rather than block the program: when it did,
 // say so before any number built on what was lost.
+// The probe's thread counts as starved from this share of its time waiting
+// for a CPU.
+constexpr double kProbeStarvedShare = 0.2;
+
 void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
   const SessionInfo &info = m.info();
   std::vector<uint32_t> gapped;
@@ -310,15 +314,24 @@ void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Fin
     if (std::any_of(g.begin(), g.end(), [&r](int64_t t) { return t >= r.t0 && t < r.t1; }))
       gapped.push_back(m.thread(i).tid);
   }
-  if (info.eventsDropped == 0 && info.switchesLost == 0 && info.framesDropped == 0) return;
-  // How much of the window the probe's own thread spent waiting for a CPU.
+  // How much of the window the probe's own thread spent waiting for a CPU,
+  // from the kernel's run-queue counter: its switch records cannot show the
+  // wait after its timer woke it (that reads as sleep).
   double probeRunnable = 0;
   int probe = m.indexOfTid(info.probeTid);
   if (probe >= 0) {
     StateTimes st = m.threadStates(probe, r);
     if (st.lifetimeNs > 0)
-      probeRunnable = double(st.ns[size_t(FinalState::Runnable)]) / double(st.lifetimeNs);
+      probeRunnable = std::min(1.0, std::max(double(st.ns[size_t(FinalState::Runnable)]),
+                                             double(m.lwpDelta(probe, r).runqueueNs)) /
+                                        double(st.lifetimeNs));
   }
+  // The input ended without the program's Goodbye while the probe was kept
+  // off the CPUs: what it had not written when the program ended is gone,
+  // and no counter can say how much.
+  const bool cutShort = info.ended && !info.goodbyeSeen && probeRunnable >= kProbeStarvedShare;
+  if (info.eventsDropped == 0 && info.switchesLost == 0 && info.framesDropped == 0 && !cutShort)
+    return;
   QStringList lost;
   // Older probes sent no UNKNOWN transitions: only the count says it.
   if (info.eventsDropped)
@@ -328,13 +341,14 @@ void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Fin
                                   .arg(threadList(m, gapped)));
   if (info.switchesLost) lost << QStringLiteral("%1 context-switch records").arg(info.switchesLost);
   if (info.framesDropped) lost << QStringLiteral("%1 frames to the display").arg(info.framesDropped);
+  if (cutShort) lost << QStringLiteral("the end of the run (the capture stops without the program's exit)");
   if (lost.isEmpty()) return;
   Finding f;
   f.kind = FindingKind::DataLost;
   // A few switch records lost in a burst blur a few switches; lost state
   // changes or frames, or many records, change what the views say.
   uint64_t records = info.switchesLost + info.switchesReceived;
-  bool minor = info.eventsDropped == 0 && info.framesDropped == 0 &&
+  bool minor = info.eventsDropped == 0 && info.framesDropped == 0 && !cutShort &&
                double(info.switchesLost) < finding::kDataLostMinorShare * double(records);
   f.severity = minor ? Severity::Low : Severity::High;
   f.view = QStringLiteral("threads");
@@ -344,7 +358,7 @@ void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Fin
   QString what = lost.takeLast();
   if (!lost.isEmpty()) what = lost.join(QStringLiteral(", ")) + QStringLiteral(", and ") + what;
   f.message = QStringLiteral("threadmon lost %1, rather than slow the program down: ").arg(what);
-  f.message += probeRunnable >= 0.2
+  f.message += probeRunnable >= kProbeStarvedShare
       ? QStringLiteral("its own thread waited for a CPU %1 of the time (the program's threads kept "
                        "the CPUs busy, or ran at a higher priority). ")
             .arg(percent(probeRunnable))
@@ -356,6 +370,7 @@ void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Fin
   f.evidence["frames_dropped"] = qint64(info.framesDropped);
   f.evidence["threads_with_gaps"] = tidArray(gapped);
   f.evidence["probe_runnable_share"] = probeRunnable;
+  f.evidence["ends_without_exit"] = cutShort;
   out->push_back(std::move(f));
 }
 

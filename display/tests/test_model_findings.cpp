@@ -464,6 +464,44 @@ class TestModelFindings : public QObject {
     QCOMPARE(minor->severity, Severity::Low);
   }
 
+  // A capture that stops without the program's exit while the probe's thread
+  // waited for a CPU (the kernel's run-queue counter: its records show a
+  // sleep, the wait after its timer fired is not in them) lost its end.
+  // The same with a Goodbye, or an unstarved probe, says nothing.
+  void capturesCutShortByAStarvedProbe() {
+    struct Case {
+      bool goodbye;
+      uint64_t probeQueuedMs;
+      bool fires;
+    };
+    for (Case c : {Case{false, 450, true}, Case{true, 450, false}, Case{false, 20, false}}) {
+      StreamBuilder b;
+      b.hello(true);
+      b.threadStart(4243, at(0), "threadmon", "", true);
+      b.threadStart(91, at(0), "worker", "app!w");
+      b.cpuSwitch(4243, at(1), 0, kOut);  // asleep by its records from here
+      b.cpuSwitch(91, at(0), 0, kIn);
+      for (int t = 10; t <= 500; t += 10) {
+        const uint64_t queued = c.probeQueuedMs * uint64_t(t) / 500 * kMs;
+        b.tick(at(t), {Lwp{4243, 0, 0, kMs, queued}, Lwp{91, uint64_t(t) * kMs, 0,
+                                                          uint64_t(t) * kMs, 0}});
+      }
+      if (c.goodbye) b.goodbye(at(500), 0);
+      SessionModel m;
+      b.applyTo(&m);
+      m.markEnded();
+      std::optional<Finding> f = find(findingsOf(m), FindingKind::DataLost);
+      QCOMPARE(bool(f), c.fires);
+      if (!f) continue;
+      QCOMPARE(f->severity, Severity::High);
+      QVERIFY(f->evidence["ends_without_exit"].toBool());
+      QVERIFY2(qAbs(f->evidence["probe_runnable_share"].toDouble() - 0.9) < 0.02,
+               qPrintable(QString::number(f->evidence["probe_runnable_share"].toDouble())));
+      QVERIFY2(f->message.contains("the end of the run") && f->message.contains("90%"),
+               qPrintable(f->message));
+    }
+  }
+
   // Two readers of one rwlock that both want to write it are a real deadlock:
   // the one-owner rule is for mutexes only.
   void twoUpgradingReadersAreADeadlock() {
