@@ -172,10 +172,10 @@ static void attach_common(tm_thread *t) {
   int saved = errno;
   set_tid(t, (uint32_t)gettid());
   t->is_main = t->tid == (uint32_t)getpid();
-  t->start_ns = tm_now_ns();
+  uint64_t first_run = tm_now_ns();
   tm_thread_set_handle(t, (uintptr_t)pthread_self());
   read_sched_attrs(t);
-  tm_push_state(t, TM_STATE_RUNNING, 0, 0, 0, t->start_ns);
+  tm_push_state(t, TM_STATE_RUNNING, 0, 0, 0, first_run);
   tm_self = t;
   self_done = false;
   atomic_store_explicit(&t->slot_state, TM_SLOT_LIVE, memory_order_release);
@@ -185,6 +185,10 @@ static void attach_common(tm_thread *t) {
 tm_thread *tm_thread_claim(void *start_routine, void *start_arg, uint32_t creator_tid) {
   tm_thread *t = slot_claim();
   if (!t) return NULL;
+  /* Its life starts when it is asked for: a new thread may wait long for
+   * its first CPU (under real-time threads, seconds), and that wait is
+   * run-queue time the views must show. */
+  t->start_ns = tm_now_ns();
   t->start_routine = start_routine;
   t->start_arg = start_arg;
   t->creator_tid = creator_tid;

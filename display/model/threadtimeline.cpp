@@ -290,6 +290,13 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   uint32_t uobj = ui > 0 ? trans_[ui - 1].object : 0;
   int skind = si > 0 ? switchKind(sw_[si - 1].state) : -1;
   int scpu = si > 0 ? sw_[si - 1].cpu : -1;
+  // A thread born under the switch records (its first record a switch-in,
+  // before its first transition) waited for a CPU from its create until
+  // then: it cannot have slept before it ever ran.
+  const bool bornWaiting = baselineZero && !sw_.empty() &&
+                           sw_.front().state == THREADMON__SWITCH_KIND__SWITCH_IN &&
+                           (trans_.empty() || sw_.front().t <= trans_.front().t);
+  const int64_t firstIn = bornWaiting ? sw_.front().t : INT64_MIN;
   bool haveLastMix = false;
   uint32_t lastOn = 0, lastRq = 0;
 
@@ -343,7 +350,7 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
       int us = ustate, sk = skind, sc = scpu;
       uint32_t uo = uobj;
       walk(u, s, us, uo, sk, sc, [&](int64_t p, int64_t q, int ust, uint32_t, int k, int) {
-        if (isRunning(ust) && k < 0) fallbackNs += q - p;
+        if (isRunning(ust) && k < 0 && p >= firstIn) fallbackNs += q - p;
         if (blockedCode(ust) >= 0) wrappedWait = true;
         endState = ust;
       });
@@ -393,6 +400,8 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
              push(p, unsigned(bc), -1, ust == THREADMON__THREAD_STATE__STATE_SLEEPING ? 0 : uo);
            } else if (!isRunning(ust)) {
              return;  // EXITED: the lifetime ends here
+           } else if (k < 0 && p < firstIn) {
+             push(p, unsigned(FinalState::Runnable), -1, 0);  // not yet run
            } else if (k == THREADMON__SWITCH_KIND__SWITCH_IN) {
              if (!shareKnown) {
                share = clockShare(a);

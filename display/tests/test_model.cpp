@@ -113,6 +113,32 @@ class TestModel : public QObject {
     QCOMPARE(m.info().exitStatus, 3);
   }
 
+  // A thread created at 0 that first runs at 30 ms waited for a CPU all
+  // that time: it cannot have slept before it ran. One whose first
+  // transition precedes its first record (it ran before the records began)
+  // gets no such reading.
+  void newbornsWaitForTheirFirstCpu() {
+    for (bool bornUnderRecords : {true, false}) {
+      StreamBuilder b;
+      b.hello(true);
+      b.threadStart(301, at(0), "late", "app!late");
+      if (!bornUnderRecords) b.transition(301, at(0), THREADMON__THREAD_STATE__STATE_RUNNING);
+      b.cpuSwitch(301, at(30), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+      if (bornUnderRecords) b.transition(301, at(30), THREADMON__THREAD_STATE__STATE_RUNNING);
+      b.cpuSwitch(301, at(50), 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
+      b.transition(301, at(50), THREADMON__THREAD_STATE__STATE_EXITED);
+      b.threadEnd(301, at(50));
+      b.tick(at(10), {});
+      b.tick(at(60), {});
+      b.goodbye(at(60), 0);
+      SessionModel m;
+      b.applyTo(&m);
+      const TimeRange whole = m.resolve(Window::wholeRun());
+      QCOMPARE(stateNs(m, 301, FinalState::OnCpu, whole), 20 * kMs);
+      QCOMPARE(stateNs(m, 301, FinalState::Runnable, whole), bornUnderRecords ? 30 * kMs : 0);
+    }
+  }
+
   void windowsClipToTheThreadsLifetime() {
     SessionModel m;
     switchScenario().applyTo(&m);

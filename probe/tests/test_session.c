@@ -357,6 +357,53 @@ static void test_switch_limit(void) {
   }
 }
 
+/* A thread created while its creator keeps their one CPU: its life starts
+ * at pthread_create (ThreadStart between the creator's clock reads around
+ * the call), and its first RUNNING transition when it first ran. */
+static void test_late_first_run(void) {
+  char out[512], env_out[600], times[512];
+  path_in_dir(out, sizeof out, "late.tmcap");
+  path_in_dir(times, sizeof times, "late.times");
+  snprintf(env_out, sizeof env_out, "THREADMON_OUTPUT=%s", out);
+  char *argv[] = {(char *)workload, "late", "60", times, NULL};
+  char *env[] = {env_out, NULL};
+  int status = run(argv, env, 5000);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  unsigned long long before = 0, after = 0, first = 0;
+  int tid = 0;
+  FILE *f = fopen(times, "r");
+  CHECK(f != NULL);
+  CHECK_EQ(fscanf(f, "%llu %llu %llu %d", &before, &after, &first, &tid), 4);
+  fclose(f);
+  capture c;
+  CHECK(capture_load(out, &c) == 0);
+  check_stream_start(&c);
+  const Threadmon__ThreadStart *start = NULL;
+  for (size_t i = 0; i < c.n; i++)
+    if (c.frames[i]->body_case == THREADMON__FRAME__BODY_THREAD_START &&
+        c.frames[i]->thread_start->tid == (uint32_t)tid)
+      start = c.frames[i]->thread_start;
+  CHECK(start != NULL);
+  CHECK(start->time_ns >= before && start->time_ns <= after);
+  uint64_t running = 0; /* its first transition: RUNNING, as it first ran */
+  for (size_t i = 0; i < c.n && !running; i++) {
+    if (c.frames[i]->body_case != THREADMON__FRAME__BODY_TRANSITIONS) continue;
+    const Threadmon__Transitions *tr = c.frames[i]->transitions;
+    uint64_t time = tr->base_ns;
+    for (size_t j = 0; j < tr->n_tid && !running; j++) {
+      time += (uint64_t)tr->delta_ns[j];
+      if (tr->tid[j] == (uint32_t)tid) {
+        CHECK_EQ(tr->state[j], THREADMON__THREAD_STATE__STATE_RUNNING);
+        running = time;
+      }
+    }
+  }
+  CHECK(running >= start->time_ns && running <= first);
+  printf("late first run: first ran %.2f ms after its create (its own clock: %.2f ms)\n",
+         (double)(running - start->time_ns) / 1e6, (double)(first - start->time_ns) / 1e6);
+  capture_free(&c);
+}
+
 /* THREADMON_COUNTERS=1: the busy workers' samples carry their task clock. */
 static void test_counters(void) {
   char out[512], env_out[600];
@@ -398,6 +445,7 @@ int main(int argc, char **argv) {
   if (!only || strstr(only, "clean")) test_clean_exit();
   if (!only || strstr(only, "counters")) test_counters();
   if (!only || strstr(only, "switch_limit")) test_switch_limit();
+  if (!only || strstr(only, "late")) test_late_first_run();
   if (!only || strstr(only, "killed")) test_killed();
   if (!only || strstr(only, "fork")) test_fork(true);
   if (!only || strstr(only, "nofollow")) test_fork(false);

@@ -4,9 +4,14 @@
  *   fork               a forked child creates a thread; both exit 0
  *   exec PATH          threads, then execv(PATH, {PATH, "contend", "50", "0"})
  *   yield MS           2 threads on CPU 0 yield to each other for MS ms
+ *   late MS FILE       main, on CPU 0, creates a thread for CPU 0 and keeps
+ *                      the CPU for MS ms; writes "before after first tid"
+ *                      (CLOCK_MONOTONIC ns around pthread_create, the
+ *                      thread's first moment on a CPU, its tid) to FILE
  */
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +67,46 @@ static void yield_for(long ms) {
   for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
 }
 
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static volatile uint64_t first_run_ns;
+static volatile pid_t late_tid;
+
+static void *late_child(void *arg) {
+  first_run_ns = now_ns();
+  late_tid = gettid();
+  return arg;
+}
+
+/* A thread that waits for its first CPU: its life starts at the create. */
+static int late_start(long ms, const char *file) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(0, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0) return 97;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+  pthread_t t;
+  uint64_t before = now_ns();
+  if (pthread_create(&t, &attr, late_child, NULL) != 0) return 96;
+  uint64_t after = now_ns();
+  while (now_ns() - after < (uint64_t)ms * 1000000u) {
+  }
+  pthread_join(t, NULL);
+  FILE *f = fopen(file, "w");
+  if (!f) return 95;
+  fprintf(f, "%llu %llu %llu %d\n", (unsigned long long)before, (unsigned long long)after,
+          (unsigned long long)first_run_ns, (int)late_tid);
+  return fclose(f) == 0 ? 0 : 94;
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 4 && !strcmp(argv[1], "late")) return late_start(atol(argv[2]), argv[3]);
   if (argc >= 3 && !strcmp(argv[1], "yield")) {
     yield_for(atol(argv[2]));
     return 0;
@@ -89,7 +133,8 @@ int main(int argc, char **argv) {
     perror("execl");
     return 98;
   }
-  fprintf(stderr, "usage: %s contend MS STATUS | forever | fork | exec PATH | yield MS\n",
+  fprintf(stderr,
+          "usage: %s contend MS STATUS | forever | fork | exec PATH | yield MS | late MS FILE\n",
           argv[0]);
   return 2;
 }

@@ -11,6 +11,9 @@
  * barrier waits for a CPU inside the call, where a profiler shows the thread
  * blocked at the barrier. stolen_pct is the rest, time the hypervisor took
  * while the thread was on a CPU (its CPU clock does not count it).
+ * A worker's life starts when main asks for it: with more threads than
+ * CPUs its wait for a first CPU is run-queue time too (its run_delay counts
+ * from the create, at 0).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -28,6 +31,7 @@ typedef struct worker {
   pthread_t thread;
   int index;
   pid_t tid;
+  double created_s; /* main's clock before pthread_create */
   double lifetime_s, cpu_s, barrier_s;
   double runq_s;        /* run_delay outside the barrier wait */
   double blocked_cpu_s; /* CPU time inside the barrier wait */
@@ -65,7 +69,8 @@ static void *work(void *arg) {
   worker *w = arg;
   wl_name_self("mult", w->index);
   w->tid = gettid();
-  double start = wl_now_s(), cpu0 = wl_thread_cpu_s(), delay0 = run_delay_s();
+  /* A new thread's CPU clock and run_delay start at 0 at the create. */
+  double start = w->created_s, delay0 = run_delay_s() < 0 ? -1 : 0;
   double barrier_delay_s = 0; /* run_delay accrued inside the barrier wait */
   int first = (int)((long)size * w->index / threads);
   int last = (int)((long)size * (w->index + 1) / threads);
@@ -80,7 +85,7 @@ static void *work(void *arg) {
     w->blocked_cpu_s += wl_cpu_inside_s(c0);
   }
   double delay1 = run_delay_s();
-  w->cpu_s = wl_thread_cpu_s() - cpu0;
+  w->cpu_s = wl_thread_cpu_s();
   w->lifetime_s = wl_now_s() - start;
   /* Without schedstat, fall back to what is neither CPU nor barrier. */
   w->runq_s = delay0 < 0 || delay1 < 0 ? w->lifetime_s - w->cpu_s - w->barrier_s
@@ -114,6 +119,7 @@ int main(int argc, char **argv) {
   double start = wl_now_s();
   for (int i = 0; i < threads; i++) {
     ws[i].index = i;
+    ws[i].created_s = wl_now_s();
     wl_check(pthread_create(&ws[i].thread, NULL, work, &ws[i]), "pthread_create");
   }
   for (int i = 0; i < threads; i++) wl_check(pthread_join(ws[i].thread, NULL), "pthread_join");
