@@ -27,6 +27,9 @@ WORKLOADS = [
     ("mutex_hold", ["--waiters", "2", "--rounds", "40"],
      ("waiters", "tid", [("blocked_mutex", "blocked_mutex_pct")])),
     ("cond_wait", ["--delay-ms", "120", "--repeats", "6"], None),
+    ("woken_wait", [],
+     ("threads", "tid", [("on_cpu", "on_cpu_pct"), ("runnable", "runnable_pct"),
+                         ("sleeping", "sleeping_pct")])),
 ]
 GOAL_POINTS = 3.0
 

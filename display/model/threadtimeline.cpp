@@ -149,6 +149,12 @@ void ThreadTimeline::sampleAdded(int64_t prevTick, int64_t prevSample) {
   // The new sample closes a span back to the previous one: ticks in it with
   // on-CPU time took their clock share from a span not known then.
   int64_t from = prevSample != INT64_MIN ? prevSample : (baselineZero ? info.startNs : prevTick);
+  // It also tells how long a sleep the thread left in the span ended in a
+  // wait for a CPU: that sleep may have begun before the previous sample.
+  auto last = std::upper_bound(sw_.begin(), sw_.end(), from,
+                               [](int64_t x, const Raw &r) { return x < r.t; });
+  if (last != sw_.begin() && (last - 1)->state == THREADMON__SWITCH_KIND__SWITCH_OUT)
+    from = (last - 1)->t;
   from = std::max({from, rawFloor_, prevTick - kRawKeepNs});
   if (from < prevTick && recordsOnCpu(from, prevTick) != 0) markDirty(from);
 }
@@ -279,6 +285,47 @@ uint32_t ThreadTimeline::clockShare(int64_t a) const {
   return uint32_t(std::lround(double(running - stolen) / double(running) * kFracOne));
 }
 
+// run_delay grows when a queued thread gets a CPU, by the whole wait: the
+// growth between two sample reads is the waits whose switch-in falls
+// between them. Preempted waits are known from the records; what is left
+// is the woken-but-waiting ends of the voluntary spans ending there, shared
+// in proportion to their lengths.
+int64_t ThreadTimeline::wakeWait(int64_t out, int64_t in, WakeSplit *cache) const {
+  const LwpSeries::Point *pb = lwp.after(in - 1);
+  while (pb && lwpReadNs(*pb) < in) pb = lwp.after(pb->t);
+  if (!pb || !lwpReadSent(*pb)) return 0;  // not sampled yet: a later sample re-derives
+  const LwpSeries::Point *pa = lwp.at(pb->t - 1);
+  if (!pa && !baselineZero) return 0;
+  if (pa && !lwpReadSent(*pa)) return 0;
+  const int64_t ra = pa ? lwpReadNs(*pa) : info.startNs, rb = lwpReadNs(*pb);
+  if (cache->a != ra || cache->b != rb) {
+    cache->a = ra;
+    cache->b = rb;
+    cache->share = 0;
+    const int64_t grew = int64_t(pb->v[kRunqueue]) - (pa ? int64_t(pa->v[kRunqueue]) : 0);
+    int64_t known = 0, voluntary = 0;
+    auto it = std::upper_bound(sw_.begin(), sw_.end(), ra,
+                               [](int64_t x, const Raw &r) { return x < r.t; });
+    for (; it != sw_.end() && it->t <= rb; ++it) {
+      if (it->state != THREADMON__SWITCH_KIND__SWITCH_IN) continue;
+      if (it == sw_.begin()) {
+        if (!baselineZero) return 0;
+        known += it->t - info.startNs;  // a newborn's wait for its first CPU
+        continue;
+      }
+      const Raw &prev = *(it - 1);
+      if (prev.state == THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT) known += it->t - prev.t;
+      else if (prev.state == THREADMON__SWITCH_KIND__SWITCH_OUT) voluntary += it->t - prev.t;
+      else return 0;  // records lost: the waits are not known
+    }
+    const int64_t woken = grew - known;
+    if (voluntary > 0 && woken > std::max(kStealNoiseNs, (rb - ra) / kStealNoiseDiv))
+      cache->share = std::min(1.0, double(woken) / double(voluntary));
+  }
+  if (in <= cache->a || in > cache->b) return 0;
+  return int64_t(cache->share * double(in - out));
+}
+
 void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   auto firstAfter = [from](const std::vector<Raw> &v) {
     return size_t(std::upper_bound(v.begin(), v.end(), from,
@@ -297,6 +344,7 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
                            sw_.front().state == THREADMON__SWITCH_KIND__SWITCH_IN &&
                            (trans_.empty() || sw_.front().t <= trans_.front().t);
   const int64_t firstIn = bornWaiting ? sw_.front().t : INT64_MIN;
+  WakeSplit wake;
   bool haveLastMix = false;
   uint32_t lastOn = 0, lastRq = 0;
 
@@ -394,7 +442,7 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
 
     // Pass 2: emit.
     walk(ui, si, ustate, uobj, skind, scpu,
-         [&](int64_t p, int64_t, int ust, uint32_t uo, int k, int c) {
+         [&](int64_t p, int64_t q, int ust, uint32_t uo, int k, int c) {
            int bc = blockedCode(ust);
            if (bc >= 0) {
              push(p, unsigned(bc), -1, ust == THREADMON__THREAD_STATE__STATE_SLEEPING ? 0 : uo);
@@ -414,7 +462,18 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
            } else if (k == THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT) {
              push(p, unsigned(FinalState::Runnable), -1, 0);
            } else if (k == THREADMON__SWITCH_KIND__SWITCH_OUT) {
-             push(p, rest, -1, 0);
+             // Asleep in a call no wrapper sees: its end may be a wait for
+             // a CPU after the wake-up, which the run-queue counter shows.
+             int64_t woke = INT64_MAX;
+             auto nx = std::upper_bound(sw_.begin(), sw_.end(), p,
+                                        [](int64_t x, const Raw &r) { return x < r.t; });
+             if (nx != sw_.end() && nx != sw_.begin() &&
+                 nx->state == THREADMON__SWITCH_KIND__SWITCH_IN) {
+               const int64_t waited = wakeWait((nx - 1)->t, nx->t, &wake);
+               if (waited > 0) woke = nx->t - waited;
+             }
+             if (woke > p) push(p, rest, -1, 0);
+             if (woke < q) push(std::max(p, woke), unsigned(FinalState::Runnable), -1, 0);
            } else if (fOn == kFracOne) {
              push(p, unsigned(FinalState::OnCpu), lastCpu, 0);
            } else if (fRq == kFracOne) {

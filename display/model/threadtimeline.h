@@ -95,6 +95,14 @@ class ThreadTimeline {
   // between the samples around it, the share the thread's CPU clock ran, in
   // 1/32767 (the rest was stolen).
   uint32_t clockShare(int64_t a) const;
+  // Of the voluntary off-CPU span [out, in) of a thread running its own code
+  // (asleep in a call no wrapper sees), the part at its end spent woken and
+  // waiting for a CPU, from the run-queue counter; 0 when not known.
+  struct WakeSplit {
+    int64_t a = INT64_MIN, b = INT64_MIN;  // the sample reads it was made for
+    double share = 0;                      // of each voluntary span ending in (a, b]
+  };
+  int64_t wakeWait(int64_t out, int64_t in, WakeSplit *cache) const;
   void trimRaw(int64_t floor);
   size_t firstOverlapping(int64_t t) const;
   template <typename F>

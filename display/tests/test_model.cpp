@@ -139,6 +139,44 @@ class TestModel : public QObject {
     }
   }
 
+  // Asleep in a call no wrapper sees ([10,50)), woken at 30 and kept off
+  // the CPUs until 50: the run-queue counter grew 30 ms by the read at 80,
+  // 10 of them the preempted wait [60,70) the records show, so the sleep's
+  // last 20 ms were a wait for a CPU. Without read times (older captures)
+  // nothing is carved.
+  void wakeUpWaitAfterAnUnwrappedSleep() {
+    for (bool readSent : {true, false}) {
+      StreamBuilder b;
+      b.hello(true);
+      b.threadStart(401, at(0), "w", "app!w");
+      b.cpuSwitch(401, at(0), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+      b.transition(401, at(0), THREADMON__THREAD_STATE__STATE_RUNNING);
+      b.cpuSwitch(401, at(10), 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
+      b.cpuSwitch(401, at(50), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+      b.cpuSwitch(401, at(60), 0, THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT);
+      b.cpuSwitch(401, at(70), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+      b.transition(401, at(100), THREADMON__THREAD_STATE__STATE_EXITED);
+      b.cpuSwitch(401, at(100), 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
+      b.threadEnd(401, at(100));
+      auto sample = [&](int ms, uint64_t onMs, uint64_t rqMs) {
+        Lwp l{401, 0, 0, onMs * kMs, rqMs * kMs};
+        l.kstate = 'R';
+        if (readSent) l.readNs = at(ms);
+        b.tick(at(ms), {l});
+      };
+      sample(20, 10, 0);
+      sample(80, 30, 30);
+      sample(100, 50, 30);
+      b.goodbye(at(110), 0);
+      SessionModel m;
+      b.applyTo(&m);
+      const TimeRange whole = m.resolve(Window::wholeRun());
+      QCOMPARE(stateNs(m, 401, FinalState::OnCpu, whole), 50 * kMs);
+      QCOMPARE(stateNs(m, 401, FinalState::Runnable, whole), (readSent ? 30 : 10) * kMs);
+      QCOMPARE(stateNs(m, 401, FinalState::Sleeping, whole), (readSent ? 20 : 40) * kMs);
+    }
+  }
+
   void windowsClipToTheThreadsLifetime() {
     SessionModel m;
     switchScenario().applyTo(&m);

@@ -23,6 +23,15 @@ def test_spin_sleep_shares_add_up():
               f"on_cpu + sleeping = {th['on_cpu_pct'] + th['sleeping_pct']} %")
 
 
+def test_woken_wait_shares_add_up():
+    t = truth("woken_wait", "--repeats", "10")["threads"][0]
+    total = t["on_cpu_pct"] + t["runnable_pct"] + t["sleeping_pct"]
+    # The rest is steal (the CPU clock stops) and the reads' own moments.
+    check(95 <= total <= 100.5, f"on_cpu + runnable + sleeping = {total:.2f} %")
+    check(0 < t["woken_s"] <= t["slept_s"], f"woken {t['woken_s']} s of {t['slept_s']} s asleep")
+    check(t["woken_s"] <= t["runq_s"] + 1e-6, "woken waits exceed all run-queue time")
+
+
 def test_mutex_hold_waits_are_real():
     t = truth("mutex_hold", "--waiters", "2", "--rounds", "8", "--hold-ms", "10")
     check(t["max_wait_s"] > 0.005, f"max wait {t['max_wait_s']} s: waiters never blocked")

@@ -15,7 +15,6 @@
  * CPUs its wait for a first CPU is run-queue time too (its run_delay counts
  * from the create, at 0).
  */
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,21 +36,6 @@ typedef struct worker {
   double blocked_cpu_s; /* CPU time inside the barrier wait */
 } worker;
 
-/* This thread's run-queue time so far (schedstat field 2, ns), or -1. */
-static double run_delay_s(void) {
-  char buf[128];
-  int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return -1;
-  buf[n] = '\0';
-  char *p, *end;
-  strtoull(buf, &p, 10); /* field 1: time on a CPU */
-  unsigned long long ns = strtoull(p, &end, 10);
-  return end != p ? (double)ns * 1e-9 : -1;
-}
-
 /* Rows [first, last) of C, in i-k-j order so the inner loop streams. */
 static void multiply_rows(int first, int last) {
   for (int i = first; i < last; i++) {
@@ -70,7 +54,7 @@ static void *work(void *arg) {
   wl_name_self("mult", w->index);
   w->tid = gettid();
   /* A new thread's CPU clock and run_delay start at 0 at the create. */
-  double start = w->created_s, delay0 = run_delay_s() < 0 ? -1 : 0;
+  double start = w->created_s, delay0 = wl_run_delay_s() < 0 ? -1 : 0;
   double barrier_delay_s = 0; /* run_delay accrued inside the barrier wait */
   int first = (int)((long)size * w->index / threads);
   int last = (int)((long)size * (w->index + 1) / threads);
@@ -78,13 +62,13 @@ static void *work(void *arg) {
     multiply_rows(first, last);
     /* The schedstat reads sit inside the timed window, so a preemption
      * during them counts as barrier time on both sides of the sum. */
-    double c0 = wl_thread_cpu_s(), t0 = wl_now_s(), d0 = run_delay_s();
+    double c0 = wl_thread_cpu_s(), t0 = wl_now_s(), d0 = wl_run_delay_s();
     pthread_barrier_wait(&barrier);
-    barrier_delay_s += run_delay_s() - d0;
+    barrier_delay_s += wl_run_delay_s() - d0;
     w->barrier_s += wl_now_s() - t0;
     w->blocked_cpu_s += wl_cpu_inside_s(c0);
   }
-  double delay1 = run_delay_s();
+  double delay1 = wl_run_delay_s();
   w->cpu_s = wl_thread_cpu_s();
   w->lifetime_s = wl_now_s() - start;
   /* Without schedstat, fall back to what is neither CPU nor barrier. */

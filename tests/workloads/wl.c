@@ -1,11 +1,13 @@
 #include "wl.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static void usage(const char *prog, const char *about, const wl_flag *flags, int nflags) {
   printf("usage: %s [flags]\n%s\n\nflags:\n", prog, about);
@@ -98,6 +100,20 @@ static double clock_s(clockid_t id) {
 double wl_now_s(void) { return clock_s(CLOCK_MONOTONIC); }
 
 double wl_thread_cpu_s(void) { return clock_s(CLOCK_THREAD_CPUTIME_ID); }
+
+double wl_run_delay_s(void) {
+  char buf[128];
+  int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  char *p, *end;
+  strtoull(buf, &p, 10); /* field 1: time on a CPU */
+  unsigned long long ns = strtoull(p, &end, 10);
+  return end != p ? (double)ns * 1e-9 : -1;
+}
 
 /* Reading the CPU clock is a system call, and the CPU it spends after its
  * sample and before the next one's falls between them: about one read's

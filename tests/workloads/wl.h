@@ -25,6 +25,9 @@ void wl_parse_flags(int argc, char **argv, const char *about, const wl_flag *fla
 
 double wl_now_s(void);        /* CLOCK_MONOTONIC */
 double wl_thread_cpu_s(void); /* this thread's CPU time */
+/* This thread's run-queue time so far (schedstat run_delay: 0 at its
+ * create), or -1 when the kernel does not keep it. */
+double wl_run_delay_s(void);
 /* CPU time of this thread between the read that gave c0 and now, less what
  * the two reads themselves spend in between: CPU inside a call the reads
  * bracket. */
