@@ -76,7 +76,7 @@ def states(build_dir, probe, quick, log):
             except (RuntimeError, subprocess.SubprocessError, ValueError) as e:
                 sec.notes.append(str(e))
                 continue
-            label = f"`{name} {' '.join(args)}`"
+            label = f"`{' '.join([name] + args)}`"
             by_tid = _threads(rep)
             if spec:
                 key, id_key, pairs = spec
