@@ -13,10 +13,13 @@ def test_woken_wait_states():
     got = rec.thread(t["tid"])
     if not check(got is not None, f"sleeper {t['tid']} not in the report"):
         return
-    # The woken waits are about a fifth of its life: reading them as sleep
-    # (as before the run-queue counter was used) is off by that much.
-    check(t["woken_s"] > 0.1 * t["lifetime_s"],
-          f"the workload's woken waits ({t['woken_s']:.3f} s) are too short to test with")
+    # Here the woken waits are about a fifth of its life, and reading them as
+    # sleep (as before the run-queue counter was used) is off by that much.
+    # A scheduler that lets the woken sleeper preempt the hog at once leaves
+    # nothing to tell apart at +-4 points.
+    if t["woken_s"] < 0.06 * t["lifetime_s"]:
+        raise tmtest.Skip(f"the scheduler left the sleeper only {t['woken_s']:.3f} s of woken "
+                          f"waits in {t['lifetime_s']:.3f} s: nothing to test")
     for st, key in (("on_cpu", "on_cpu_pct"), ("runnable", "runnable_pct"),
                     ("sleeping", "sleeping_pct")):
         near(state(got, st), t[key], 4, f"sleeper {st} %")
