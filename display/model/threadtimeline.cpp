@@ -285,6 +285,14 @@ uint32_t ThreadTimeline::clockShare(int64_t a) const {
   return uint32_t(std::lround(double(running - stolen) / double(running) * kFracOne));
 }
 
+// A thread born under the switch records (its first record a switch-in, at
+// or before its first transition) waited for a CPU from its create until
+// then: it cannot have slept before it ever ran.
+bool ThreadTimeline::bornWaiting() const {
+  return baselineZero && !sw_.empty() && sw_.front().state == THREADMON__SWITCH_KIND__SWITCH_IN &&
+         (trans_.empty() || sw_.front().t <= trans_.front().t);
+}
+
 // run_delay grows when a queued thread gets a CPU, by the whole wait: the
 // growth between two sample reads is the waits whose switch-in falls
 // between them. Preempted waits are known from the records; what is left
@@ -309,7 +317,7 @@ int64_t ThreadTimeline::wakeWait(int64_t out, int64_t in, WakeSplit *cache) cons
     for (; it != sw_.end() && it->t <= rb; ++it) {
       if (it->state != THREADMON__SWITCH_KIND__SWITCH_IN) continue;
       if (it == sw_.begin()) {
-        if (!baselineZero) return 0;
+        if (!bornWaiting()) return 0;  // what came before its first record is not known
         known += it->t - info.startNs;  // a newborn's wait for its first CPU
         continue;
       }
@@ -337,13 +345,7 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   uint32_t uobj = ui > 0 ? trans_[ui - 1].object : 0;
   int skind = si > 0 ? switchKind(sw_[si - 1].state) : -1;
   int scpu = si > 0 ? sw_[si - 1].cpu : -1;
-  // A thread born under the switch records (its first record a switch-in,
-  // before its first transition) waited for a CPU from its create until
-  // then: it cannot have slept before it ever ran.
-  const bool bornWaiting = baselineZero && !sw_.empty() &&
-                           sw_.front().state == THREADMON__SWITCH_KIND__SWITCH_IN &&
-                           (trans_.empty() || sw_.front().t <= trans_.front().t);
-  const int64_t firstIn = bornWaiting ? sw_.front().t : INT64_MIN;
+  const int64_t firstIn = bornWaiting() ? sw_.front().t : INT64_MIN;
   WakeSplit wake;
   bool haveLastMix = false;
   uint32_t lastOn = 0, lastRq = 0;

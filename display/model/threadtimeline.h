@@ -95,6 +95,7 @@ class ThreadTimeline {
   // between the samples around it, the share the thread's CPU clock ran, in
   // 1/32767 (the rest was stolen).
   uint32_t clockShare(int64_t a) const;
+  bool bornWaiting() const;  // runnable from its start to its first record
   // Of the voluntary off-CPU span [out, in) of a thread running its own code
   // (asleep in a call no wrapper sees), the part at its end spent woken and
   // waiting for a CPU, from the run-queue counter; 0 when not known.
