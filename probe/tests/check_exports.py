@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """libthreadmon.so exports only functions that libc also exports (the
 interposed ones), and names that glibc implements twice are exported in
-both versions, so that old-ABI callers reach their own implementation."""
+both versions, so that old-ABI callers reach their own implementation.
+Its unwinder calls are libgcc_s's (versioned GCC_*): an unversioned
+_Unwind_Resume binds to libunwind's copy, which breaks glibc's cancellation."""
 import subprocess
 import sys
 
@@ -37,6 +39,11 @@ for want in ['pthread_setaffinity_np@@GLIBC_2.34', 'pthread_setaffinity_np@GLIBC
              'pthread_mutex_lock', 'pthread_create', '__libc_start_main']:
     if want not in ours:
         errors.append(f'missing {want}')
+undefined = subprocess.run(['nm', '-D', '--undefined-only', '--with-symbol-versions', lib],
+                           check=True, capture_output=True, text=True).stdout.split()
+for sym in undefined:
+    if sym.startswith('_Unwind_') and '@GCC_' not in sym:
+        errors.append(f'calls {sym} unversioned: it would bind to libunwind, not libgcc_s')
 for e in errors:
     print(f'{lib}: {e}', file=sys.stderr)
 sys.exit(1 if errors else 0)
