@@ -1235,6 +1235,7 @@ typedef int (*join_fn)(pthread_t, void **);
 
 static pthread_t sampler_handle;
 static bool sampler_running;
+static bool uncounted; /* the probe's thread is not in glibc's thread count */
 static _Atomic int stop_requested;
 static _Atomic int pause_requested, in_tick;
 
@@ -1290,7 +1291,22 @@ static void *sampler_main(void *arg) {
   }
   sampler_cpu_ns = thread_cpu_ns();
   if (self) tm_thread_mark_exited(self);
+  /* Uncounted, this thread must not pass through glibc's thread end: it
+   * would take one off the program's count, and at zero call exit(0) a
+   * second time while the thread that stopped us is inside exit(). The
+   * kernel still clears our tid, which is all pthread_join waits for. */
+  if (uncounted) syscall(SYS_exit, 0);
   return NULL;
+}
+
+/* glibc ends the process (exit(0)) when its count of live threads drops to
+ * zero, so a program whose last thread calls pthread_exit exits. The probe's
+ * thread must not count, or that process lives on, a zombie leader with
+ * every signal blocked. The counter is glibc-private (2.34 and later): where
+ * it is missing the probe goes on counted, as before. */
+static unsigned *libc_thread_count(void) {
+  void *p = dlvsym(RTLD_DEFAULT, "__nptl_nthreads", "GLIBC_PRIVATE");
+  return p;
 }
 
 int tm_sampler_start(tm_session *s) {
@@ -1310,6 +1326,9 @@ int tm_sampler_start(tm_session *s) {
     errno = err;
     return -1;
   }
+  unsigned *count = libc_thread_count();
+  if (count) __atomic_fetch_sub(count, 1, __ATOMIC_ACQ_REL);
+  uncounted = count != NULL;
   sampler_running = true;
   return 0;
 }
@@ -1353,6 +1372,7 @@ void tm_sampler_forget(void) {
   unknown_before.n = unknown_now.n = 0;
   last_rescan_ns = 0;
   sampler_running = false; /* the thread does not exist in a fork child */
+  uncounted = false;     /* and glibc counts the child from 1 */
   atomic_store(&in_tick, 0);
   atomic_store(&pause_requested, 0);
   untracked_noticed = false;
