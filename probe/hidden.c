@@ -23,6 +23,10 @@ typedef struct word_verdict {
 } word_verdict;
 
 static word_verdict words[WORDS_CAP];
+/* Whether this or the threads table below was written: a fork child of a
+ * program that never blocked on a hidden lock need not fault in 184 KiB
+ * to clear them. */
+static bool tables_used;
 
 static size_t object_bytes(uint32_t kind) {
   switch (kind) {
@@ -39,7 +43,17 @@ static size_t object_bytes(uint32_t kind) {
 /* The internal object for word, 0 when it belongs to an interposed one.
  * Objects added since the last look are compared too: one the program
  * only now passed to a wrapper refuses the word from then on. */
+/* The probe's own image: its futex words (a thread waiting in _exit for the
+ * probe's thread to end the session) are the probe's, not a program lock. */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+extern const char _end[] __attribute__((visibility("hidden")));
+
+static bool in_probe_image(uint64_t word) {
+  return word >= (uintptr_t)__ehdr_start && word < (uintptr_t)_end;
+}
+
 static uint32_t internal_object(uint64_t word) {
+  if (in_probe_image(word)) return 0;
   uint32_t h = (uint32_t)((word * 0x9E3779B97F4A7C15u) >> 40) & (WORDS_CAP - 1);
   word_verdict *v = NULL;
   for (uint32_t i = 0; i < WORDS_CAP; i++) {
@@ -51,6 +65,7 @@ static uint32_t internal_object(uint64_t word) {
   }
   if (!v) return 0; /* table full: count nothing rather than guess */
   v->word = word;
+  tables_used = true;
   uint32_t last = tm_objects_last_id();
   for (uint32_t id = v->checked + 1; id <= last && !v->refused; id++) {
     tm_object *o = tm_object_by_id(id);
@@ -96,6 +111,7 @@ static hidden_thread *thread_get(uint32_t tid, uint64_t now) {
   /* A stale entry keeps its place in others' probe sequences: it is only
    * overwritten, never emptied. */
   *reuse = (hidden_thread){.tid = tid};
+  tables_used = true;
   return reuse;
 }
 
@@ -131,6 +147,8 @@ bool tm_hidden_seen(uint32_t tid, uint64_t word, const char *syscall_line, uint6
 }
 
 void tm_hidden_forget(void) {
+  if (!tables_used) return;
   memset(threads, 0, sizeof threads);
   memset(words, 0, sizeof words);
+  tables_used = false;
 }

@@ -140,6 +140,7 @@ static uint64_t live_dropped;  /* sum of dropped over live states */
 static uint32_t probe_tid;     /* the sampler thread's tid, for on_switch */
 static bool program_ran;       /* a program thread ran or may have: objects moved */
 static TM_TLS __thread bool on_sampler_thread;
+static bool final_tick; /* the session's last tick, wherever it runs */
 
 /* ---- tid -> state, and records of tids that have no state yet ----
  * Open addressing with linear probing; deletion shifts back. An entry
@@ -1124,9 +1125,10 @@ void tm_sampler_tick(tm_session *s) {
     rescan_tasks(now);
   }
   lwp_n = sync_n = end_n = 0;
-  /* The final tick runs on the thread that ends the session, after the
-   * sampler stopped: it reads everything, whatever the records say. */
-  bool full = !on_sampler_thread;
+  /* The final tick (on the thread that ends the session after the sampler
+   * stopped, or handed to the sampler) reads everything, whatever the
+   * records say. */
+  bool full = !on_sampler_thread || final_tick;
   program_ran = full;
   hidden_noted = false;
   /* Switch records first: they say which threads need reading. */
@@ -1224,7 +1226,7 @@ void tm_sampler_tick(tm_session *s) {
     untracked_noticed = true;
     tm_emit_notice(s, "thread or object table full: some are not tracked", TM_TO_ALL);
   }
-  tm_transport_batch_end(&s->tx, tm_now_ns(), !on_sampler_thread);
+  tm_transport_batch_end(&s->tx, tm_now_ns(), !on_sampler_thread || final_tick);
   if (s->tx.net != TM_NET_OFF) tm_transport_pump(&s->tx, tm_now_ns());
 }
 
@@ -1238,6 +1240,10 @@ static bool sampler_running;
 static bool uncounted; /* the probe's thread is not in glibc's thread count */
 static _Atomic int stop_requested;
 static _Atomic int pause_requested, in_tick;
+/* Work handed to the sampler by a thread that must not run it itself, and
+ * whether it is done (futex words). */
+static void (*_Atomic handoff_fn)(void);
+static _Atomic int handoff_done;
 
 /* The real functions: our own exported wrappers would treat the probe's
  * thread as a program thread. */
@@ -1252,7 +1258,7 @@ static bool next_fn(const char *name, void *fn) {
  * long interval never delays the program's exit. */
 static void sleep_until(const struct timespec *deadline) {
   for (;;) {
-    if (atomic_load(&stop_requested)) return;
+    if (atomic_load(&stop_requested) || atomic_load(&handoff_fn)) return;
     long r = syscall(SYS_futex, &stop_requested, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0,
                      deadline, NULL, FUTEX_BITSET_MATCH_ANY);
     if (r < 0 && errno == ETIMEDOUT) return;
@@ -1279,6 +1285,12 @@ static void *sampler_main(void *arg) {
     next.tv_sec += (time_t)(ns / 1000000000u);
     next.tv_nsec = (long)(ns % 1000000000u);
     sleep_until(&next);
+    void (*fn)(void) = atomic_exchange(&handoff_fn, NULL);
+    if (fn) {
+      fn();
+      atomic_store(&handoff_done, 1);
+      syscall(SYS_futex, &handoff_done, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+    }
     if (atomic_load(&stop_requested)) break;
     if (atomic_load(&pause_requested)) continue;
     atomic_store(&in_tick, 1);
@@ -1331,6 +1343,37 @@ int tm_sampler_start(tm_session *s) {
   uncounted = count != NULL;
   sampler_running = true;
   return 0;
+}
+
+bool tm_sampler_handoff(void (*fn)(void), int timeout_ms) {
+  if (!sampler_running || on_sampler_thread) return false;
+  struct timespec deadline;
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  deadline.tv_sec += timeout_ms / 1000;
+  deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+  if (deadline.tv_nsec >= 1000000000L) {
+    deadline.tv_sec++;
+    deadline.tv_nsec -= 1000000000L;
+  }
+  atomic_store(&handoff_done, 0);
+  atomic_store(&handoff_fn, fn);
+  syscall(SYS_futex, &stop_requested, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+  int saved = errno;
+  while (!atomic_load(&handoff_done)) {
+    long r = syscall(SYS_futex, &handoff_done, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0,
+                     &deadline, NULL, FUTEX_BITSET_MATCH_ANY);
+    if (r < 0 && errno == ETIMEDOUT) break;
+  }
+  errno = saved;
+  return atomic_load(&handoff_done) != 0;
+}
+
+void tm_sampler_stop_after_handoff(void) { atomic_store(&stop_requested, 1); }
+
+void tm_sampler_final_tick(tm_session *s) {
+  final_tick = true;
+  tm_sampler_tick(s);
+  final_tick = false;
 }
 
 void tm_sampler_stop(void) {

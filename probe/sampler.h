@@ -56,6 +56,14 @@ int tm_sampler_start(tm_session *s);
 void tm_sampler_stop(void);
 /* One sampling pass: used by the sampler thread and for the final tick. */
 void tm_sampler_tick(tm_session *s);
+/* The session's last pass: reads every thread and writes the batch out. */
+void tm_sampler_final_tick(tm_session *s);
+/* Runs fn on the sampler thread and waits for it, at most timeout_ms: for a
+ * thread that may be in a signal handler or hold locks fn needs (_exit).
+ * Only futex calls on the caller's side. False if it did not run in time. */
+bool tm_sampler_handoff(void (*fn)(void), int timeout_ms);
+/* Called by handed-off work that ended the session: the thread stops. */
+void tm_sampler_stop_after_handoff(void);
 /* While set, the sampler does not start a tick (fork in progress). */
 void tm_sampler_pause(bool paused);
 /* In a fork child: forgets every per-thread and per-object state. */

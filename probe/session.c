@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,12 +245,14 @@ static void choose_path(char *out, size_t n, uint32_t *parent_pid) {
 
 /* ---- ending ---- */
 
-static void end_session(int reason, int status) {
-  int expected = S_RUNNING;
-  if (!atomic_compare_exchange_strong(&state, &expected, S_ENDING)) return;
-  tm_thread *g = guard_enter();
-  tm_sampler_stop();
-  tm_sampler_tick(&S); /* the final one, from this thread */
+/* A process that did not get here through our fork handler (_Fork, vfork,
+ * clone) inherited the session's memory but not its sampler: it must leave
+ * the parent's session alone. */
+static bool session_is_ours(void) { return (uint32_t)getpid() == S.pid; }
+
+/* The final tick, Goodbye and flush; the sampler is stopped or is the caller. */
+static void finish_session(int reason, int status) {
+  tm_sampler_final_tick(&S);
   Threadmon__Goodbye b = THREADMON__GOODBYE__INIT;
   b.time_ns = tm_now_ns();
   b.reason = (Threadmon__EndReason)reason;
@@ -265,7 +268,23 @@ static void end_session(int reason, int status) {
   atomic_store(&tm_active, 0);
   release_session(&S);
   atomic_store(&state, S_OFF);
+}
+
+static void end_session(int reason, int status) {
+  if (!session_is_ours()) return;
+  int expected = S_RUNNING;
+  if (!atomic_compare_exchange_strong(&state, &expected, S_ENDING)) return;
+  /* The program's signal handlers must not interrupt the probe inside
+   * malloc or stdio: one that calls them would deadlock where, without the
+   * probe, it would have interrupted the program's own exit. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  tm_thread *g = guard_enter();
+  tm_sampler_stop();
+  finish_session(reason, status);
   guard_leave(g);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void at_exit(void) {
@@ -273,6 +292,24 @@ static void at_exit(void) {
 }
 
 void tm_session_end_for_exec(void) { end_session(THREADMON__END_REASON__END_EXEC, 0); }
+
+static int exit_call_status;
+
+static void finish_on_probe_thread(void) {
+  finish_session(THREADMON__END_REASON__END_EXIT, exit_call_status);
+  tm_sampler_stop_after_handoff();
+}
+
+void tm_session_end_for__exit(int status) {
+  if (atomic_load(&state) != S_RUNNING || !session_is_ours()) return;
+  int expected = S_RUNNING;
+  if (!atomic_compare_exchange_strong(&state, &expected, S_ENDING)) return;
+  /* _exit may run in a signal handler, or while this thread holds a lock
+   * the final tick needs (malloc's): the probe's thread ends the session,
+   * and this one only waits for it, never past the flush limit. */
+  exit_call_status = status;
+  tm_sampler_handoff(finish_on_probe_thread, EXIT_FLUSH_MS + 500);
+}
 
 void tm_session_exec_failed(void) {
   /* The image stays: go on in a new session, named like an exec'd one. */

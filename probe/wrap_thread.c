@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "real.h"
+#include "session.h"
 #include "wrap.h"
 
 /* This thread runs under tm_trampoline, whose cleanup marks its exit. */
@@ -149,5 +150,6 @@ TM_EXPORT TM_NORETURN void exit(int status) {
 TM_EXPORT TM_NORETURN void _exit(int status) {
   tm_real_ensure();
   tm_note_exit_status(status);
+  tm_session_end_for__exit(status);
   tm_real._exit(status);
 }
