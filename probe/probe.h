@@ -213,6 +213,9 @@ TM_HIDDEN tm_object *tm_object_by_id(uint32_t id);
 
 TM_HIDDEN void tm_session_start(void);             /* idempotent */
 TM_HIDDEN extern _Atomic int tm_active;            /* 0 = pass everything through */
+/* The program called pthread_create at least once (glibc then stops
+ * treating the process as single-threaded, for good). */
+TM_HIDDEN extern _Atomic int tm_program_created_thread;
 TM_HIDDEN void tm_note_exit_status(int status);    /* from the main()/exit() wrappers */
 
 #endif

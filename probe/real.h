@@ -54,6 +54,7 @@ typedef int (*tm_main_fn)(int, char **, char **);
   X(int, sem_clockwait, (sem_t *, clockid_t, const struct timespec *))                          \
   X(int, sem_post, (sem_t *))                                                                   \
   X(int, sched_yield, (void))                                                                   \
+  X(pid_t, fork, (void))                                                                        \
   X(int, pthread_setschedparam, (pthread_t, int, const struct sched_param *))                   \
   X(int, sched_setscheduler, (pid_t, int, const struct sched_param *))                          \
   X(int, sched_setparam, (pid_t, const struct sched_param *))                                   \

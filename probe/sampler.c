@@ -10,6 +10,7 @@
 #include <string.h>
 #include <linux/futex.h>
 #include <sys/prctl.h>
+#include <sys/single_threaded.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -1238,6 +1239,8 @@ typedef int (*join_fn)(pthread_t, void **);
 static pthread_t sampler_handle;
 static bool sampler_running;
 static bool uncounted; /* the probe's thread is not in glibc's thread count */
+/* glibc thought the process single-threaded until it made our thread. */
+static bool single_before_us;
 static _Atomic int stop_requested;
 static _Atomic int pause_requested, in_tick;
 /* Work handed to the sampler by a thread that must not run it itself, and
@@ -1329,6 +1332,7 @@ int tm_sampler_start(tm_session *s) {
   }
   atomic_store(&stop_requested, 0);
   sampler_started_ns = tm_now_ns();
+  single_before_us = __libc_single_threaded;
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits it */
@@ -1385,15 +1389,23 @@ void tm_sampler_stop(void) {
   sampler_running = false;
 }
 
-void tm_sampler_pause(bool paused) {
+bool tm_sampler_pause(bool paused) {
   atomic_store(&pause_requested, paused ? 1 : 0);
-  if (!paused) return;
+  if (!paused) return true;
   /* Wait (bounded) for a tick in progress to finish, so a fork child does
    * not inherit half-updated buffers. */
   for (int i = 0; i < 200 && atomic_load(&in_tick); i++) {
     struct timespec ts = {0, 250000};
     nanosleep(&ts, NULL);
   }
+  return !atomic_load(&in_tick);
+}
+
+bool tm_sampler_program_single_threaded(void) {
+  if (!sampler_running || !uncounted || !single_before_us) return false;
+  if (atomic_load_explicit(&tm_program_created_thread, memory_order_relaxed)) return false;
+  unsigned *count = libc_thread_count();
+  return count && __atomic_load_n(count, __ATOMIC_ACQUIRE) == 1;
 }
 
 void tm_sampler_forget(void) {

@@ -64,8 +64,13 @@ void tm_sampler_final_tick(tm_session *s);
 bool tm_sampler_handoff(void (*fn)(void), int timeout_ms);
 /* Called by handed-off work that ended the session: the thread stops. */
 void tm_sampler_stop_after_handoff(void);
-/* While set, the sampler does not start a tick (fork in progress). */
-void tm_sampler_pause(bool paused);
+/* While set, the sampler does not start a tick (fork in progress). Pausing
+ * returns whether the sampler is idle now (it waits a tick out, bounded):
+ * idle, it holds no lock of libc's. */
+bool tm_sampler_pause(bool paused);
+/* Whether glibc would see this process single-threaded but for the probe's
+ * thread: the program never created a thread and only main is alive. */
+bool tm_sampler_program_single_threaded(void);
 /* In a fork child: forgets every per-thread and per-object state. */
 void tm_sampler_forget(void);
 

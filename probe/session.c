@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/single_threaded.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -341,8 +342,49 @@ static void fork_parent(void) {
   guard_leave(fork_guard);
 }
 
+static void open_child_session(void);
+
 static void fork_child(void) {
   if (atomic_load(&state) != S_RUNNING) return;
+  /* The child's program may get a signal at once (its parent's kill right
+   * after fork): its handler must not interrupt the probe inside malloc or
+   * stdio while the new session opens. It runs as soon as we are done. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  open_child_session();
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+pid_t tm_session_fork(pid_t (*real_fork)(void)) {
+  if (atomic_load(&state) != S_RUNNING || !session_is_ours()) return real_fork();
+  /* glibc skips its fork locks (malloc, stdio, the loader) in a
+   * single-threaded process, so that fork and a child's signal handlers
+   * stay usable there (a handler that prints, in a child that just
+   * forked). Only our thread makes this process threaded: with it idle
+   * (holding no lock of libc's) glibc may fork as it would without it. */
+  if (!tm_sampler_program_single_threaded()) return real_fork();
+  if (!tm_sampler_pause(true)) {
+    tm_sampler_pause(false);
+    return real_fork();
+  }
+  char threaded = __libc_single_threaded;
+  __libc_single_threaded = 1;
+  pid_t pid = real_fork();
+  int saved = errno;
+  if (pid != 0) {
+    __libc_single_threaded = threaded;
+    tm_sampler_pause(false);
+  } else {
+    /* A child with a new sampler is threaded (pthread_create said so); one
+     * without is what the program was: single-threaded. */
+    __libc_single_threaded = atomic_load(&state) == S_RUNNING ? 0 : 1;
+  }
+  errno = saved;
+  return pid;
+}
+
+static void open_child_session(void) {
   /* Everything inherited belongs to the parent's session: the sampler
    * thread is gone, the descriptors name the parent's tasks and stream. */
   tm_sampler_forget();

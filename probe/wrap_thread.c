@@ -1,5 +1,5 @@
 /* Thread life: create (through a trampoline that registers the child),
- * exit, join, detach, cancel; and the process ends: __libc_start_main (a
+ * exit, join, detach, cancel; fork; and the process ends: __libc_start_main (a
  * return from main is never seen as an exit() call: libc calls its own exit
  * internally), exit and _exit. */
 #include <errno.h>
@@ -43,8 +43,11 @@ static void *tm_trampoline(void *arg) {
   return ret;
 }
 
+_Atomic int tm_program_created_thread;
+
 TM_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*routine)(void *),
                              void *arg) {
+  atomic_store_explicit(&tm_program_created_thread, 1, memory_order_relaxed);
   tm_thread *self = tm_observer();
   if (!self) return tm_real.pthread_create(th, attr, routine, arg);
   void *routine_ptr;
@@ -139,6 +142,11 @@ TM_EXPORT int __libc_start_main(tm_main_fn main_fn, int argc, char **argv, void 
   tm_real_ensure();
   program_main = main_fn;
   return tm_real.__libc_start_main(tm_main, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+TM_EXPORT pid_t fork(void) {
+  tm_real_ensure();
+  return tm_session_fork(tm_real.fork);
 }
 
 TM_EXPORT TM_NORETURN void exit(int status) {
