@@ -118,6 +118,9 @@ typedef struct tm_sampler_thread {
   uint64_t stat_oncpu_ns; /* its CPU time at the last stat read */
   uint64_t syscall_ns;   /* when the last full read looked at its syscall */
   uint64_t dropped;      /* ring.dropped as last seen */
+  uint64_t last_time;    /* its latest transition drained: a capture gap */
+  uint32_t last_obj;     /* that lost it is followed by it again */
+  int last_state;
   struct tm_sampler_thread *next, **pprev; /* every live state */
   tm_task_sched sched;
   tm_task_stat stat;
@@ -283,6 +286,16 @@ static bool batch_push(batch *b, uint64_t t, uint32_t tid, int state, uint32_t o
   return true;
 }
 
+static void batch_free(batch *b) {
+  free(b->tid);
+  free(b->obj);
+  free(b->holder);
+  free(b->releaser);
+  free(b->delta);
+  free(b->state);
+  *b = (batch){0};
+}
+
 static batch transitions, switches;
 
 /* ---- sample arrays of the Tick frame ---- */
@@ -423,22 +436,25 @@ static void emit_sync_object(tm_session *s, tm_object *o, bool with_stack, int t
   tm_emit(s, &f, to);
 }
 
-static void flush_transitions(tm_session *s) {
-  if (!transitions.n) return;
+static void emit_transitions(tm_session *s, const batch *b, int to) {
+  if (!b->n) return;
   Threadmon__Transitions m = THREADMON__TRANSITIONS__INIT;
-  m.base_ns = transitions.base;
-  m.n_tid = m.n_delta_ns = m.n_state = m.n_object_id = m.n_holder_tid = m.n_releaser_tid =
-      transitions.n;
-  m.tid = transitions.tid;
-  m.delta_ns = transitions.delta;
-  m.state = (Threadmon__ThreadState *)transitions.state;
-  m.object_id = transitions.obj;
-  m.holder_tid = transitions.holder;
-  m.releaser_tid = transitions.releaser;
+  m.base_ns = b->base;
+  m.n_tid = m.n_delta_ns = m.n_state = m.n_object_id = m.n_holder_tid = m.n_releaser_tid = b->n;
+  m.tid = b->tid;
+  m.delta_ns = b->delta;
+  m.state = (Threadmon__ThreadState *)b->state;
+  m.object_id = b->obj;
+  m.holder_tid = b->holder;
+  m.releaser_tid = b->releaser;
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
   f.transitions = &m;
-  tm_emit(s, &f, TM_TO_ALL);
+  tm_emit(s, &f, to);
+}
+
+static void flush_transitions(tm_session *s) {
+  emit_transitions(s, &transitions, TM_TO_ALL);
   transitions.n = 0;
 }
 
@@ -542,7 +558,7 @@ static void state_free(tm_sampler_thread *st) {
   free(st);
 }
 
-static void drain_ring(tm_session *s, tm_thread *t) {
+static void drain_ring(tm_session *s, tm_thread *t, tm_sampler_thread *st) {
   tm_event ev[DRAIN_CHUNK];
   uint32_t n, total = 0;
   while (total < TM_RING_EVENTS && (n = tm_ring_drain(&t->ring, ev, DRAIN_CHUNK)) > 0) {
@@ -552,6 +568,9 @@ static void drain_ring(tm_session *s, tm_thread *t) {
                  ev[i].holder_tid, ev[i].releaser_tid);
     }
     total += n;
+    st->last_time = ev[n - 1].time_ns;
+    st->last_state = (int)ev[n - 1].state;
+    st->last_obj = ev[n - 1].object_id;
   }
 }
 
@@ -790,6 +809,13 @@ static void note_end(uint32_t tid, uint64_t time_ns, uint64_t oncpu_ns) {
   ends[end_n++] = (ended){tid, time_ns, oncpu_ns};
 }
 
+/* Threads that ended since the capture file's last whole write: if that
+ * write was the last before a gap, their ThreadEnd goes into the file again
+ * with the resync (bounded: a reader keeps any others alive to the end). */
+#define GAP_ENDS_MAX 4096
+static ended gap_ends[GAP_ENDS_MAX];
+static size_t gap_end_n;
+
 /* Whether this tick reads /proc/stat (and the sampler itself): about
  * every CPUSTAT_NS, the first tick included. */
 static bool cpustat_tick(const tm_session *s) {
@@ -838,7 +864,7 @@ static uint32_t walk_threads(tm_session *s, bool full) {
     if (how == READ_ALL || st->sw_tick == tick_no) {
       /* Only a thread that ran pushes events or drops them (one that ran
        * and blocked again may be left unread: see read_plan). */
-      drain_ring(s, t);
+      drain_ring(s, t, st);
       uint64_t d = atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
       live_dropped += d - st->dropped;
       st->dropped = d;
@@ -1085,6 +1111,85 @@ static uint64_t thread_cpu_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static void emit_thread_end(tm_session *s, const ended *e, int to) {
+  Threadmon__ThreadEnd m = THREADMON__THREAD_END__INIT;
+  m.tid = e->tid;
+  m.time_ns = e->time_ns;
+  m.oncpu_ns = e->oncpu_ns;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_THREAD_END;
+  f.thread_end = &m;
+  tm_emit(s, &f, to);
+}
+
+/* Everything a reader needs to understand later frames: the threads and
+ * objects described so far and the stacks sent. */
+static void send_descriptions(tm_session *s, int to) {
+  uint32_t hw = tm_threads_high_water();
+  for (uint32_t i = 0; i < hw; i++) {
+    tm_thread *t = tm_thread_slot(i);
+    int st = atomic_load_explicit(&t->slot_state, memory_order_acquire);
+    if ((st == TM_SLOT_LIVE || st == TM_SLOT_EXITED) && i < slot_states_cap && slot_states[i] &&
+        slot_states[i]->owner == t) {
+      emit_thread_start(s, t, to);
+      emit_thread_attr(s, t, to);
+    }
+  }
+  for (uint32_t id = 1, last = tm_objects_last_id(); id <= last; id++) {
+    tm_object *o = tm_object_by_id(id);
+    uint32_t d = o ? atomic_load_explicit(&o->described, memory_order_relaxed) : 0;
+    if (d) emit_sync_object(s, o, d == 2, to);
+  }
+  tm_sites_wire_resend(s, to);
+}
+
+/* The capture file lost frames (disk full, a file size limit, the program
+ * took the descriptor): after a Notice saying what and since when, the
+ * descriptions again, and every known thread's state is UNKNOWN from the
+ * gap's start, so readers take it from the kernel until its next change. */
+static void resync_file(tm_session *s) {
+  tm_transport *tx = &s->tx;
+  tm_transport_file_resync_queued(tx);
+  char text[160];
+  snprintf(text, sizeof text,
+           "capture gap: %llu bytes of frames lost from %.3f s (%s); written again from here",
+           (unsigned long long)tx->file_gap_bytes,
+           (double)(tx->file_gap_start_ns - s->start_ns) / 1e9,
+           tx->file_gap_errno == EBADF ? "the program took the capture's descriptor"
+                                       : strerror(tx->file_gap_errno));
+  tm_emit_notice(s, text, TM_TO_FILE);
+  send_descriptions(s, TM_TO_FILE);
+  for (size_t i = 0; i < gap_end_n; i++) emit_thread_end(s, &gap_ends[i], TM_TO_FILE);
+  gap_end_n = 0;
+  /* Unknown from the gap's start, then each thread's latest transition
+   * (its state now) at its own time, if that fell in the gap. */
+  batch unknown = {0};
+  uint32_t hw = tm_threads_high_water();
+  for (uint32_t i = 0; i < hw; i++) {
+    tm_thread *t = tm_thread_slot(i);
+    if (atomic_load_explicit(&t->slot_state, memory_order_acquire) != TM_SLOT_LIVE ||
+        i >= slot_states_cap || !slot_states[i] || slot_states[i]->owner != t)
+      continue;
+    const tm_sampler_thread *st = slot_states[i];
+    batch_push(&unknown, tx->file_gap_start_ns, t->tid, TM_STATE_UNKNOWN, 0, 0, 0);
+    if (st->last_time > tx->file_gap_start_ns)
+      batch_push(&unknown, st->last_time, t->tid, st->last_state, st->last_obj, 0, 0);
+  }
+  emit_transitions(s, &unknown, TM_TO_FILE);
+  batch_free(&unknown);
+  if (s->src_perf_switch) {
+    /* Switch records were lost with the rest: an empty batch marked lost
+     * makes readers take the gap's on-CPU spans from the samples. */
+    Threadmon__CpuSwitches m = THREADMON__CPU_SWITCHES__INIT;
+    m.lost = 1;
+    Threadmon__Frame f = THREADMON__FRAME__INIT;
+    f.body_case = THREADMON__FRAME__BODY_SWITCHES;
+    f.switches = &m;
+    tm_emit(s, &f, TM_TO_FILE);
+  }
+  tx->file_gap_bytes = 0;
+}
+
 static uint64_t sampler_cpu_ns; /* the sampler thread's, updated by itself */
 static Threadmon__CpuSample *cpu_msgs;
 static Threadmon__CpuSample **cpu_ptrs;
@@ -1100,23 +1205,10 @@ void tm_sampler_tick(tm_session *s) {
      * one): it needs the session from the start, before any other frame. */
     s->tx.needs_preamble = false;
     tm_session_send_hello(s, TM_TO_NET);
-    uint32_t hw = tm_threads_high_water();
-    for (uint32_t i = 0; i < hw; i++) {
-      tm_thread *t = tm_thread_slot(i);
-      int st = atomic_load_explicit(&t->slot_state, memory_order_acquire);
-      if ((st == TM_SLOT_LIVE || st == TM_SLOT_EXITED) && i < slot_states_cap &&
-          slot_states[i] && slot_states[i]->owner == t) {
-        emit_thread_start(s, t, TM_TO_NET);
-        emit_thread_attr(s, t, TM_TO_NET);
-      }
-    }
-    for (uint32_t id = 1, last = tm_objects_last_id(); id <= last; id++) {
-      tm_object *o = tm_object_by_id(id);
-      uint32_t d = o ? atomic_load_explicit(&o->described, memory_order_relaxed) : 0;
-      if (d) emit_sync_object(s, o, d == 2, TM_TO_NET);
-    }
-    tm_sites_wire_resend(s, TM_TO_NET);
+    send_descriptions(s, TM_TO_NET);
   }
+  if (tm_transport_file_wants_resync(&s->tx, now, !on_sampler_thread || final_tick))
+    resync_file(s);
   tick_no++;
   /* The wrappers' TSC wait clock (probe.h); its first call reads
    * /proc/cpuinfo, which the final tick on a program thread should not. */
@@ -1214,20 +1306,15 @@ void tm_sampler_tick(tm_session *s) {
   tm_emit(s, &f, TM_TO_ALL);
 
   for (size_t i = 0; i < end_n; i++) {
-    Threadmon__ThreadEnd m = THREADMON__THREAD_END__INIT;
-    m.tid = ends[i].tid;
-    m.time_ns = ends[i].time_ns;
-    m.oncpu_ns = ends[i].oncpu_ns;
-    Threadmon__Frame ef = THREADMON__FRAME__INIT;
-    ef.body_case = THREADMON__FRAME__BODY_THREAD_END;
-    ef.thread_end = &m;
-    tm_emit(s, &ef, TM_TO_ALL);
+    emit_thread_end(s, &ends[i], TM_TO_ALL);
+    if (gap_end_n < GAP_ENDS_MAX) gap_ends[gap_end_n++] = ends[i];
   }
   if (!untracked_noticed && (tm_threads_untracked() || tm_objects_untracked())) {
     untracked_noticed = true;
     tm_emit_notice(s, "thread or object table full: some are not tracked", TM_TO_ALL);
   }
   tm_transport_batch_end(&s->tx, tm_now_ns(), !on_sampler_thread || final_tick);
+  if (!s->tx.file_resync && s->tx.batch_len == 0) gap_end_n = 0; /* all in the file */
   if (s->tx.net != TM_NET_OFF) tm_transport_pump(&s->tx, tm_now_ns());
 }
 
@@ -1432,6 +1519,7 @@ void tm_sampler_forget(void) {
   atomic_store(&pause_requested, 0);
   untracked_noticed = false;
   sampler_cpu_ns = 0;
+  gap_end_n = 0;
   tm_sites_wire_forget();
   tm_hidden_forget();
 }

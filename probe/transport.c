@@ -43,25 +43,66 @@ static int open_capture(tm_transport *t, int extra_flags) {
   return 0;
 }
 
-static void file_write(tm_transport *t, const uint8_t *p, size_t len) {
-  for (int attempt = 0; attempt < 2 && t->file_fd >= 0; attempt++) {
-    size_t done = 0;
-    while (done < len) {
-      ssize_t w = write(t->file_fd, p + done, len - done);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) break;
-      done += (size_t)w;
-    }
-    if (done == len) {
-      t->bytes_written += len;
-      return;
-    }
-    if (done > 0 || errno != EBADF) return; /* disk full: the reader cuts here */
-    /* The program closed our descriptor: reopen, never truncating. */
-    t->file_fd = -1;
-    if (open_capture(t, 0) < 0) return;
+/* A write that fails (disk full, file size limit, I/O error) or a
+ * descriptor the program took over opens a gap: the torn tail is cut back to
+ * the last whole frame, and nothing more is written until the session has
+ * queued its resync (a Notice, the descriptions, unknown states) at the head
+ * of a batch: every 200 ms, and at the end. */
+#define FILE_RETRY_NS 200000000ull
+
+static void file_gap(tm_transport *t, size_t len, int err) {
+  if (!t->file_resync) {
+    /* Frames sent since the last whole write may be lost with this one. */
+    t->file_gap_start_ns = t->file_ok_ns;
+    t->file_gap_errno = err;
   }
+  t->file_resync = true;
+  t->file_retry_ns = tm_now_ns() + FILE_RETRY_NS;
+  t->file_gap_bytes += len;
 }
+
+static void file_write(tm_transport *t, const uint8_t *p, size_t len) {
+  if (t->file_fd < 0) return;
+  if (t->file_resync && !t->file_resync_queued) {
+    t->file_gap_bytes += len;
+    return;
+  }
+  size_t done = 0;
+  int err = 0;
+  while (done < len) {
+    ssize_t w = write(t->file_fd, p + done, len - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      err = w < 0 ? errno : ENOSPC;
+      break;
+    }
+    done += (size_t)w;
+  }
+  if (done == len) {
+    t->bytes_written += len;
+    t->file_good_size += len;
+    t->file_ok_ns = tm_now_ns();
+    if (t->file_resync_queued) {
+      t->file_resync = t->file_resync_queued = false;
+      t->file_gaps++;
+    }
+    return;
+  }
+  /* Never leave half a frame: a reader stops at the first bad frame. */
+  if (done > 0 && ftruncate(t->file_fd, (off_t)t->file_good_size) != 0) {
+    /* Cannot cut it: stop writing rather than append after garbage. */
+    t->file_fd = -1;
+  }
+  t->file_resync_queued = false;
+  file_gap(t, len, err);
+}
+
+bool tm_transport_file_wants_resync(const tm_transport *t, uint64_t now_ns, bool last) {
+  return t->file_fd >= 0 && t->file_resync && !t->file_resync_queued &&
+         (last || now_ns >= t->file_retry_ns) && t->batching && t->batch_len == 0;
+}
+
+void tm_transport_file_resync_queued(tm_transport *t) { t->file_resync_queued = true; }
 
 #define BATCH_LIMIT (1u << 20) /* a larger frame (or batch) is written at once */
 /* Gathered ticks reach the file within this (a killed program loses at
@@ -84,7 +125,10 @@ static bool batch_append(tm_transport *t, const uint8_t *p, size_t len) {
   return true;
 }
 
+static void file_check(tm_transport *t);
+
 static void batch_write(tm_transport *t) {
+  file_check(t);
   if (t->batch_len) file_write(t, t->batch, t->batch_len);
   t->batch_len = 0;
 }
@@ -105,21 +149,28 @@ int tm_transport_open_file(tm_transport *t, const char *path) {
   t->path = strdup(path);
   if (!t->path) return -1;
   if (open_capture(t, O_TRUNC) < 0) return -1;
+  t->file_good_size = 0;
   uint8_t header[TM_HEADER_BYTES];
   tm_header_encode(header);
   file_write(t, header, sizeof header);
   return 0;
 }
 
-/* Our descriptor number may have been closed and reused by the program:
- * check it still names our file before writing more. */
+/* Our descriptor number may have been closed and reused by the program (a
+ * daemon's dup2 of /dev/null over every descriptor): check it still names
+ * our file before writing more. What went to the other file is a gap. */
 static void file_check(tm_transport *t) {
   if (t->file_fd < 0 || !t->path) return;
   struct stat st;
   if (fstat(t->file_fd, &st) == 0 && st.st_dev == t->file_dev && st.st_ino == t->file_ino)
     return;
   t->file_fd = -1; /* not ours any more: never close it */
-  open_capture(t, 0);
+  if (open_capture(t, 0) < 0) return;
+  /* Appending: our size is the file's, whole frames up to what we wrote. */
+  if (fstat(t->file_fd, &st) == 0) t->file_good_size = (uint64_t)st.st_size;
+  t->file_replaced++;
+  file_gap(t, 0, EBADF);
+  t->file_retry_ns = 0; /* the new descriptor works: resync at once */
 }
 
 /* ---- TCP ---- */
@@ -279,7 +330,6 @@ static void send_some(tm_transport *t, uint64_t now) {
 }
 
 bool tm_transport_pump(tm_transport *t, uint64_t now) {
-  file_check(t);
   bool fresh = false;
   if (t->net == TM_NET_WAITING && now >= t->retry_at_ns) start_connect(t, now);
   if (t->net == TM_NET_CONNECTING && check_connect(t, now)) {
@@ -297,7 +347,9 @@ bool tm_transport_pump(tm_transport *t, uint64_t now) {
 }
 
 void tm_transport_send(tm_transport *t, const uint8_t *frame, size_t len, int to) {
-  if ((to & TM_TO_FILE) && t->file_fd >= 0) {
+  if ((to & TM_TO_FILE) && t->file_fd >= 0 && t->file_resync && !t->file_resync_queued)
+    t->file_gap_bytes += len; /* in a gap: gathered for nothing */
+  else if ((to & TM_TO_FILE) && t->file_fd >= 0) {
     /* Frames stay in order: what was gathered goes first. */
     if (!t->batching || !batch_append(t, frame, len)) {
       batch_write(t);

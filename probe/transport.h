@@ -32,6 +32,13 @@ typedef struct tm_transport {
   size_t batch_len, batch_cap;
   uint64_t batch_since_ns; /* when the oldest gathered frame was sent */
   bool batching;
+  uint64_t file_good_size;  /* bytes of whole frames in the file */
+  bool file_resync;         /* a gap is open: write nothing until resynced */
+  bool file_resync_queued;  /* this batch starts with the resync */
+  uint64_t file_retry_ns, file_gap_start_ns, file_gap_bytes;
+  uint64_t file_ok_ns;      /* when the last write succeeded whole */
+  int file_gap_errno;
+  unsigned file_gaps, file_replaced; /* closed gaps; descriptor taken over */
   /* TCP */
   enum tm_net_state net;
   char *host, *port;
@@ -66,6 +73,12 @@ void tm_transport_send(tm_transport *t, const uint8_t *frame, size_t len, int to
  * first, so order holds. */
 void tm_transport_batch_begin(tm_transport *t, uint64_t now_ns);
 void tm_transport_batch_end(tm_transport *t, uint64_t now_ns, bool force);
+
+/* A capture-file gap is open and may close now (last: the session's final
+ * batch, whenever): the caller queues the resync (to TM_TO_FILE, first in
+ * this batch), then calls _queued. */
+bool tm_transport_file_wants_resync(const tm_transport *t, uint64_t now_ns, bool last);
+void tm_transport_file_resync_queued(tm_transport *t);
 
 /* Makes progress on the network side without blocking. Returns true when
  * a new connection was just made after a lost one; needs_preamble then
