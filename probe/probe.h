@@ -181,8 +181,13 @@ typedef struct tm_object {
   _Atomic uint64_t contentions;
   _Atomic uint64_t wait_ns;
   _Atomic uint64_t max_wait_ns;
-  _Atomic uint64_t hold_ns;      /* sum of sampled holds */
-  _Atomic uint64_t hold_samples; /* number of sampled holds */
+  /* Hold time: each timed hold counts for the acquisitions since the
+   * previous timed one (its weight), so hold_ns estimates the total without
+   * bias and is exact while every acquisition is timed (wrap.h). */
+  _Atomic uint64_t hold_ns;      /* sum of weight x timed hold */
+  _Atomic uint64_t hold_samples; /* holds timed */
+  _Atomic uint64_t hold_next;    /* acquisition count whose hold is timed next */
+  _Atomic uint64_t hold_last;    /* acquisition count of the last timed hold */
   _Atomic uint64_t wait_samples; /* internal locks: sampler ticks seen waiting */
   _Atomic uint32_t has_stack; /* 1 = stack complete, 2 = being written */
   void *first_contention_stack[8]; /* raw PCs, symbolised by the sampler */

@@ -238,7 +238,7 @@ static void tids_prune(void) {
 /* ---- per-object sampler state, indexed like the object table ---- */
 
 typedef struct obj_sent {
-  uint64_t acq, cont, wait, max_wait, hold, wait_samples;
+  uint64_t acq, cont, wait, max_wait, hold, hold_samples, wait_samples;
 } obj_sent;
 
 static obj_sent *obj_state;
@@ -1083,9 +1083,9 @@ static void walk_objects(tm_session *s) {
         .wait = atomic_load_explicit(&o->wait_ns, memory_order_relaxed),
         .max_wait = atomic_load_explicit(&o->max_wait_ns, memory_order_relaxed),
         .hold = atomic_load_explicit(&o->hold_ns, memory_order_relaxed),
+        .hold_samples = atomic_load_explicit(&o->hold_samples, memory_order_relaxed),
         .wait_samples = atomic_load_explicit(&o->wait_samples, memory_order_relaxed),
     };
-    uint64_t hold_samples = atomic_load_explicit(&o->hold_samples, memory_order_relaxed);
     if (!memcmp(&now, p, sizeof now)) continue;
     *p = now;
     Threadmon__SyncStats *st = sync_add();
@@ -1095,10 +1095,8 @@ static void walk_objects(tm_session *s) {
     st->contentions = now.cont;
     st->wait_ns = now.wait;
     st->max_wait_ns = now.max_wait;
-    /* Holds are sampled: scale the sampled mean to every acquisition. */
-    st->hold_ns = hold_samples ? (uint64_t)((double)now.hold / (double)hold_samples *
-                                            (double)(now.acq ? now.acq : hold_samples))
-                               : 0;
+    st->hold_ns = now.hold;
+    st->hold_samples = now.hold_samples;
     st->wait_samples = now.wait_samples;
   }
 }

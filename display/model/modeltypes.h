@@ -175,7 +175,8 @@ struct SyncDelta {
   uint64_t acquisitions = 0;
   uint64_t contentions = 0;
   uint64_t waitNs = 0;
-  uint64_t holdNs = 0;
+  uint64_t holdNs = 0;       // estimated from holdSamples timed holds
+  uint64_t holdSamples = 0;  // == acquisitions: every hold timed, holdNs exact
   uint64_t waitSamples = 0;
   uint64_t maxWaitNs = 0;          // the maximum up to the window's end
   bool maxWaitInWindow = false;    // true when that maximum was set inside the window

@@ -204,6 +204,7 @@ SyncDelta SessionModel::syncDelta(int index, const TimeRange &r) const {
   d.contentions = delta(kCont);
   d.waitNs = delta(kWait);
   d.holdNs = delta(kHold);
+  d.holdSamples = delta(kHoldSamples);
   d.waitSamples = delta(kWaitSamples);
   d.maxWaitNs = b->v[kMaxWait];
   d.maxWaitInWindow = b->v[kMaxWait] > (a ? a->v[kMaxWait] : 0);

@@ -163,8 +163,8 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
   for (size_t i = 0; i < tk.n_sync; i++) {
     const Threadmon__SyncStats &s = *tk.sync[i];
     SyncEntry &e = syncFor(s.id);
-    std::array<uint64_t, 6> v{s.acquisitions, s.contentions, s.wait_ns,
-                              s.max_wait_ns,  s.hold_ns,     s.wait_samples};
+    std::array<uint64_t, 7> v{s.acquisitions, s.contentions, s.wait_ns,     s.max_wait_ns,
+                              s.hold_ns,      s.wait_samples, s.hold_samples};
     const SyncSeries::Point *prev = e.series.at(t);
     pt.contentions += uint32_t(sub(s.contentions, prev ? prev->v[kCont] : 0));
     pt.waitNs += sub(s.wait_ns, prev ? prev->v[kWait] : 0);

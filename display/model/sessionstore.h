@@ -20,8 +20,8 @@ namespace tmon {
 // Per-CPU /proc/stat counters, in CpuDelta order.
 using CpuSeries = CounterSeries<8>;
 // Per-object SyncStats counters, in this order.
-enum SyncCounter { kAcq, kCont, kWait, kMaxWait, kHold, kWaitSamples };
-using SyncSeries = CounterSeries<6>;
+enum SyncCounter { kAcq, kCont, kWait, kMaxWait, kHold, kWaitSamples, kHoldSamples };
+using SyncSeries = CounterSeries<7>;
 
 struct SyncEntry {
   SyncObjectInfo info;
