@@ -823,6 +823,9 @@ static bool cpustat_tick(const tm_session *s) {
   return every <= 1 || tick_no % every == 1;
 }
 
+/* How long an ended thread's record waits for a late name. */
+#define RENAME_GRACE_NS 20000000u
+
 /* full: read every thread whatever its records say (the final tick, or
  * records were lost). */
 static uint32_t walk_threads(tm_session *s, bool full) {
@@ -874,6 +877,17 @@ static uint32_t walk_threads(tm_session *s, bool full) {
       live++;
       sample_thread(s, t, st, how);
       continue;
+    }
+    /* Its program may still name it through its pthread_t (a name set
+     * just after a short thread ended): the record waits RENAME_GRACE_NS
+     * after the end, then its attributes are sealed. */
+    uint64_t end_at = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
+    if (!final_tick && end_at && tm_now_ns() - end_at < RENAME_GRACE_NS) continue;
+    tm_thread_seal(t);
+    av = atomic_load_explicit(&t->attr_version, memory_order_acquire);
+    if (av + 1 != st->attr_sent) {
+      emit_thread_attr(s, t, TM_TO_ALL);
+      st->attr_sent = av + 1;
     }
     uint64_t end_ns = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
     note_end(t->tid, end_ns ? end_ns : tm_now_ns(),

@@ -155,6 +155,17 @@ static void test_registry(tm_thread *me) {
   CHECK_EQ(ev[1].state, TM_STATE_EXITED);
   /* Released slots are reused before the high-water mark grows. */
   uint32_t hw = tm_threads_high_water();
+  /* Its creator may still name it through its pthread_t until it is sealed. */
+  uintptr_t handle = (uintptr_t)th;
+  tm_thread_set_handle(c, handle);
+  CHECK(tm_thread_rename_ended(handle, "named-late"));
+  CHECK(strcmp(c->name, "named-late") == 0);
+  tm_thread_release(c); /* not sealed yet: stays */
+  CHECK_EQ(atomic_load(&c->slot_state), TM_SLOT_EXITED);
+  tm_thread_seal(c);
+  CHECK_EQ(atomic_load(&c->slot_state), TM_SLOT_SEALED);
+  tm_thread_rename_ended(handle, "too-late"); /* earlier records may share the handle */
+  CHECK(strcmp(c->name, "named-late") == 0);
   tm_thread_release(c);
   CHECK_EQ(atomic_load(&c->slot_state), TM_SLOT_FREE);
   tm_thread *again = tm_thread_claim(NULL, NULL, 0);

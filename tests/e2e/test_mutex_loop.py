@@ -57,7 +57,7 @@ def require_parallel(rec):
     happen, which is not threadmon's error."""
     shares = [(t.get("states") or {}).get("runnable") or 0 for t in rec.program_threads()
               if t["tid"] in loopers(rec)]
-    if shares and sum(shares) / len(shares) > 30:
+    if shares and sum(shares) / len(shares) > 15:
         raise tmtest.Skip(f"machine busy: the loopers spent {sum(shares) / len(shares):.0f}% of "
                           "their lives waiting for a CPU, so they could not contend")
 
