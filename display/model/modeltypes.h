@@ -95,6 +95,9 @@ struct SessionInfo {
   int64_t switchesStoppedNs = -1;  // the probe closed its switch events here (rate limit)
   uint64_t lateEventsIgnored = 0;  // arrived after their period was settled
   QStringList notices;
+  // What the reader dropped or clamped from input it could not trust, one
+  // line per kind with its count (FrameCheck).
+  QStringList inputWarnings;
   bool hasSource(int source) const;
 };
 

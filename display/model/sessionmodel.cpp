@@ -23,7 +23,7 @@ void SessionModel::touch() {
   if (!coalesce_.isActive()) coalesce_.start();
 }
 
-void SessionModel::apply(const Threadmon__Frame &frame) {
+void SessionModel::apply(Threadmon__Frame &frame) {
   if (hasError()) return;  // a broken session keeps what it had, unchanged
   QString err = store_->apply(frame);
   framesApplied_++;

@@ -35,6 +35,7 @@ QJsonObject processJson(const SessionModel &m) {
       i.switchesStoppedNs >= 0 ? QJsonValue(double(i.switchesStoppedNs - i.startNs) / 1e9)
                                : QJsonValue();
   p["notices"] = QJsonArray::fromStringList(i.notices);
+  p["input_warnings"] = QJsonArray::fromStringList(i.inputWarnings);
   return p;
 }
 

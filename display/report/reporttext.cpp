@@ -151,6 +151,8 @@ QString reportText(const QJsonObject &r, int maxSyncObjects) {
   out << QStringLiteral("  sources: %1").arg(sources.join(", "));
   for (const QJsonValue &n : p["notices"].toArray())
     out << QStringLiteral("  note: %1").arg(n.toString());
+  for (const QJsonValue &n : p["input_warnings"].toArray())
+    out << QStringLiteral("  warning: the capture is damaged: %1").arg(n.toString());
 
   out << QString() << QStringLiteral("Thread states (% of each thread's lifetime)");
   QString head = pad("thread", -28) + pad("life s", 8);
