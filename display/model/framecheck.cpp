@@ -264,7 +264,7 @@ bool FrameCheck::checkTick(Threadmon__Tick *tk) {
       return false;
     }
     for (uint64_t *v : {&s->acquisitions, &s->contentions, &s->wait_ns, &s->max_wait_ns,
-                        &s->hold_ns, &s->wait_samples})
+                        &s->hold_ns, &s->wait_samples, &s->hold_samples})
       *v = counter(*v);
     return true;
   });
