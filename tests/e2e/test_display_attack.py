@@ -17,6 +17,7 @@ from tmtest import check, launcher, workload
 DISPLAY = os.path.join(tmtest.BUILD, "display", "threadmon-display")
 TOKEN = "right-token"
 HEADER = b"TMCAP\r\n\x1a" + struct.pack("<HHI", 1, 0, 0)
+ENDED = re.compile(r"session of pid \d+ from \S+ ended: (\d+) frames, (\d+) bytes")
 
 
 def low_descriptor_limit():
@@ -115,9 +116,11 @@ def test_strangers_cannot_keep_the_probe_out():
                          "--", workload("spin_sleep"), "--repeats", "3")
         check(right.returncode == 0 and "refused" not in right.stderr,
               f"right-token run exited {right.returncode}: {right.stderr!r}")
-        time.sleep(0.5)  # the display logs the session's end
-        log = display.log()
-        check(display.proc.poll() is None, f"the display died: {log[-2000:]!r}")
+        # The display logs the session's end once it has read the last byte.
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and not ENDED.search(display.log()):
+            time.sleep(0.1)
+        check(display.proc.poll() is None, f"the display died: {display.log()[-2000:]!r}")
     finally:
         for s in idle:
             s.close()
@@ -132,7 +135,7 @@ def test_strangers_cannot_keep_the_probe_out():
     check(re.search(r"refused .*: frame length 16777216 over the 64 KiB limit", log),
           "the oversized Hello was not logged")
     check(re.search(r"refused .*: no whole Hello within", log), "the slow Hello was not logged")
-    ended = re.search(r"session of pid \d+ from \S+ ended: (\d+) frames, (\d+) bytes", log)
+    ended = ENDED.search(log)
     check(ended and int(ended.group(1)) > 20,
           f"the right probe's data did not arrive: {log[-1500:]!r}")
     if ended:
