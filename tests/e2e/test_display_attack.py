@@ -85,9 +85,6 @@ def test_strangers_cannot_keep_the_probe_out():
     display = Display()
     idle = []
     try:
-        # Enough idle connections to take every descriptor if each cost two.
-        idle = [display.connect() for _ in range(70)]
-
         oversized = display.connect()
         oversized.sendall(HEADER + struct.pack("<II", 16 << 20, 0) + b"x" * 65536)
         check(closed_within(oversized, 5), "an oversized Hello was not closed within 5 s")
@@ -112,6 +109,9 @@ def test_strangers_cannot_keep_the_probe_out():
         check(len(told) == 1 and "wrong token" in told[0],
               f"the launcher did not say the token was refused, once: {wrong.stderr!r}")
 
+        # Enough idle connections to take every descriptor if each cost two,
+        # opened just before the probe so that they still wait for a Hello.
+        idle = [display.connect() for _ in range(70)]
         right = launcher("run", "--connect", f"127.0.0.1:{display.port}", "--token", TOKEN,
                          "--", workload("spin_sleep"), "--repeats", "3")
         check(right.returncode == 0 and "refused" not in right.stderr,
