@@ -12,8 +12,9 @@ struct Pattern {
   const char *what;
 };
 
-// Most specific first: every C++20 wait ends in __atomic_wait_address, and
-// the caller one frame out says which type waited.
+// Most specific first, whichever frame it is in: every C++20 wait ends in
+// __platform_wait, the frames out say which type waited (when the compiler
+// kept them: at -O2 an atomic::wait is inlined into its caller).
 const Pattern kPatterns[] = {
     {"__atomic_semaphore", THREADMON__SYNC_KIND__KIND_SEM, "C++ std::counting_semaphore"},
     {"counting_semaphore", THREADMON__SYNC_KIND__KIND_SEM, "C++ std::counting_semaphore"},
@@ -28,6 +29,7 @@ const Pattern kPatterns[] = {
     {"write_contended", THREADMON__SYNC_KIND__KIND_RWLOCK, "Rust std::sync::RwLock"},
     {"condvar", THREADMON__SYNC_KIND__KIND_COND, "Rust std::sync::Condvar"},  // sys::sync::condvar, futex_condvar
     {"Condvar", THREADMON__SYNC_KIND__KIND_COND, "Rust std::sync::Condvar"},
+    {"__platform_wait", THREADMON__SYNC_KIND__KIND_COND, "C++ std::atomic::wait"},
 };
 
 // Only frames of a runtime's own waiting code count: a program function
@@ -47,12 +49,14 @@ RuntimeSync runtimeSyncOf(const QStringList &frames) {
   // The futex call sits a few frames in (syscall, __platform_wait, the
   // wait loop); the type that waits is within the next few.
   constexpr int kDepth = 8;
+  QStringList fns;
   for (int k = 0; k < frames.size() && k < kDepth; k++) {
     QString fn = frames[k].section('!', 1).section('+', 0, 0);
-    if (fn.isEmpty() || !runtimeFrame(fn)) continue;
-    for (const Pattern &p : kPatterns)
-      if (fn.contains(QLatin1String(p.needle))) return RuntimeSync{p.kind, QString::fromLatin1(p.what)};
+    if (!fn.isEmpty() && runtimeFrame(fn)) fns << fn;
   }
+  for (const Pattern &p : kPatterns)
+    for (const QString &fn : fns)
+      if (fn.contains(QLatin1String(p.needle))) return RuntimeSync{p.kind, QString::fromLatin1(p.what)};
   return RuntimeSync{};
 }
 
