@@ -54,6 +54,15 @@ void conf_wait_blocked(pid_t tid) {
   say("thread never blocked");
 }
 
+void conf_wait_exited(pid_t tid) {
+  for (int i = 0; i < 5000; i++) {
+    char s = task_state(tid);
+    if (s == 'Z' || s == 'X' || s == '?') return;
+    conf_sleep_ms(1);
+  }
+  say("thread never ended");
+}
+
 void conf_sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
