@@ -33,8 +33,9 @@ import sys
 import tempfile
 
 BUILD = os.environ.get("THREADMON_BUILD_ROOT", os.getcwd())
-PROBE = os.path.join(BUILD, "probe", "libthreadmon.so")
-REPORT = os.path.join(BUILD, "display", "threadmon-report")
+# Overridable, to run one build's suite against another build's probe.
+PROBE = os.environ.get("THREADMON_PROBE", os.path.join(BUILD, "probe", "libthreadmon.so"))
+REPORT = os.environ.get("THREADMON_REPORT", os.path.join(BUILD, "display", "threadmon-report"))
 TIMEOUT_S = 15
 WORKERS = 2  # the test machine has two cores, shared
 # conf.h's case flags.
