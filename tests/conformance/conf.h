@@ -43,6 +43,8 @@ pid_t conf_gettid(void);
  * /proc/self/task/TID/stat), which for the cases means it reached its
  * blocking call; gives up after 5 s and says so. */
 void conf_wait_blocked(pid_t tid);
+/* The same for thread tid of process pid. */
+void conf_wait_blocked_in(pid_t pid, pid_t tid);
 
 /* Returns once thread tid has ended (a main thread that called pthread_exit
  * stays a zombie until the process ends); gives up after 5 s. */
