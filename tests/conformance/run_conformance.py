@@ -58,6 +58,17 @@ EXPECTED_FAILURES = {
     "conf_cancel/fork_with_cancel_pending":
         "the probe's fork child handler closes the parent's capture (close is a "
         "cancellation point)",
+    # transport.c notices that its descriptor was closed only in a batch
+    # write (file_check), after the tick's frames were gathered: the resync
+    # the reopened file needs is queued at a later tick, so a program that
+    # ends within BATCH_WRITE_NS (50 ms) of close_range/closefrom loses the
+    # frames since the last write and the Goodbye (the file keeps its
+    # header only; about 4 runs in 5). dup2 over it and close() loops that
+    # stop below 18976 do not reach the probe's descriptors.
+    "conf_fd/close_range_all":
+        "a capture whose descriptor was closed shortly before the end loses its Goodbye",
+    "conf_fd/closefrom_all":
+        "a capture whose descriptor was closed shortly before the end loses its Goodbye",
 }
 
 
