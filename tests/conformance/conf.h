@@ -11,6 +11,10 @@
 #include <sys/types.h>
 #include <time.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The probe legitimately changes what this case prints (an extra thread or
  * descriptor): run both ways, require the same exit, but do not compare the
  * output; docs/interposition.md says what differs. */
@@ -62,5 +66,9 @@ pthread_t conf_spawn(void *(*fn)(void *), void *arg);
 void conf_print_mask(const char *label);
 
 #define CONF_CASE(fn) {#fn, fn, 0, 0}
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
