@@ -21,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from tmbench import accuracy, machine, micro, realprogs, report, sampler, tools as tl  # noqa: E402
+from tmbench import accuracy, forks, machine, micro, realprogs, report, sampler, tools as tl  # noqa: E402
 
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -87,7 +87,7 @@ def main():
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
 
-    for exe in ("tm-bench-sync", "tm-bench-swarm"):
+    for exe in ("tm-bench-sync", "tm-bench-swarm", "tm-bench-fork"):
         if not os.path.exists(os.path.join(build, "bench", exe)):
             sys.exit(f"{build}/bench/{exe} missing: run `ninja -C {args.build_dir}` first")
     if args.install:
@@ -129,6 +129,7 @@ def main():
             for t in extra:
                 t.close()
         run_section("sampler scaling", sampler.scaling, build, probe, args.quick, log)
+        run_section("fork-heavy", forks.per_child, build, bare, probe, args.quick, log)
         run_section("accuracy", accuracy.states, build, probe, args.quick, log)
         if not probe.unavailable_reason():
             run_section("compressors", realprogs.compressors, bare, probe, args.quick, log,

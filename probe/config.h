@@ -15,6 +15,7 @@ typedef struct tm_config {
   char host[256];             /* THREADMON_CONNECT host part, "" = none */
   char port[16];
   char token[256];            /* THREADMON_TOKEN */
+  char status[TM_PATH_BYTES]; /* THREADMON_STATUS: the launcher's status file, "" = none */
   uint64_t interval_ns;       /* THREADMON_INTERVAL_MS, default 10 ms */
   size_t net_buffer_bytes;    /* THREADMON_NET_BUFFER_KB, default 8 MiB */
   bool follow;                /* THREADMON_FOLLOW, default 1 */

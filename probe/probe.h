@@ -90,6 +90,7 @@ enum tm_slot_state {
   TM_SLOT_CLAIMED = 1, /* being filled in */
   TM_SLOT_LIVE = 2,
   TM_SLOT_EXITED = 3, /* thread gone; sampler still has to drain and report */
+  TM_SLOT_SEALED = 4, /* sampler reporting its end: no more renames */
 };
 
 #define TM_NAME_BYTES 16
@@ -112,6 +113,7 @@ typedef struct tm_thread {
   int guard;             /* >0 while inside probe code on this thread */
   void *start_arg;            /* handed from pthread_create to the child */
   _Atomic uintptr_t handle;   /* pthread_t, to find the record from pthread_* calls */
+  _Atomic int renaming;       /* a rename of this ended thread is being written */
   uint64_t yields;            /* sched_yield calls, thread-owned */
   tm_ring ring;
   /* Sampler-private from here on (fds, last counters): see sampler.c. */
@@ -152,7 +154,13 @@ TM_HIDDEN void tm_threads_atfork_child(void);
 /* Iteration for the sampler: slots [0, tm_threads_high_water()). */
 TM_HIDDEN uint32_t tm_threads_high_water(void);
 TM_HIDDEN tm_thread *tm_thread_slot(uint32_t i);
-TM_HIDDEN void tm_thread_release(tm_thread *t); /* EXITED -> FREE */
+/* A name given to an ended thread (EXITED, not yet reported) through its
+ * pthread_t; false when there is none. */
+TM_HIDDEN bool tm_thread_rename_ended(uintptr_t handle, const char *name);
+/* Sampler: EXITED -> SEALED, after any rename in progress is written; its
+ * attributes are final then. */
+TM_HIDDEN void tm_thread_seal(tm_thread *t);
+TM_HIDDEN void tm_thread_release(tm_thread *t); /* SEALED -> FREE */
 
 /* Pushes a state change for the calling thread. Near full it drops and
  * counts, and the ring's last free slot gets a TM_STATE_UNKNOWN event at the
@@ -181,8 +189,13 @@ typedef struct tm_object {
   _Atomic uint64_t contentions;
   _Atomic uint64_t wait_ns;
   _Atomic uint64_t max_wait_ns;
-  _Atomic uint64_t hold_ns;      /* sum of sampled holds */
-  _Atomic uint64_t hold_samples; /* number of sampled holds */
+  /* Hold time: each timed hold counts for the acquisitions since the
+   * previous timed one (its weight), so hold_ns estimates the total without
+   * bias and is exact while every acquisition is timed (wrap.h). */
+  _Atomic uint64_t hold_ns;      /* sum of weight x timed hold */
+  _Atomic uint64_t hold_samples; /* holds timed */
+  _Atomic uint64_t hold_next;    /* acquisition count whose hold is timed next */
+  _Atomic uint64_t hold_last;    /* acquisition count of the last timed hold */
   _Atomic uint64_t wait_samples; /* internal locks: sampler ticks seen waiting */
   _Atomic uint32_t has_stack; /* 1 = stack complete, 2 = being written */
   void *first_contention_stack[8]; /* raw PCs, symbolised by the sampler */

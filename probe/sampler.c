@@ -238,7 +238,7 @@ static void tids_prune(void) {
 /* ---- per-object sampler state, indexed like the object table ---- */
 
 typedef struct obj_sent {
-  uint64_t acq, cont, wait, max_wait, hold, wait_samples;
+  uint64_t acq, cont, wait, max_wait, hold, hold_samples, wait_samples;
 } obj_sent;
 
 static obj_sent *obj_state;
@@ -823,6 +823,9 @@ static bool cpustat_tick(const tm_session *s) {
   return every <= 1 || tick_no % every == 1;
 }
 
+/* How long an ended thread's record waits for a late name. */
+#define RENAME_GRACE_NS 20000000u
+
 /* full: read every thread whatever its records say (the final tick, or
  * records were lost). */
 static uint32_t walk_threads(tm_session *s, bool full) {
@@ -874,6 +877,17 @@ static uint32_t walk_threads(tm_session *s, bool full) {
       live++;
       sample_thread(s, t, st, how);
       continue;
+    }
+    /* Its program may still name it through its pthread_t (a name set
+     * just after a short thread ended): the record waits RENAME_GRACE_NS
+     * after the end, then its attributes are sealed. */
+    uint64_t end_at = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
+    if (!final_tick && end_at && tm_now_ns() - end_at < RENAME_GRACE_NS) continue;
+    tm_thread_seal(t);
+    av = atomic_load_explicit(&t->attr_version, memory_order_acquire);
+    if (av + 1 != st->attr_sent) {
+      emit_thread_attr(s, t, TM_TO_ALL);
+      st->attr_sent = av + 1;
     }
     uint64_t end_ns = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
     note_end(t->tid, end_ns ? end_ns : tm_now_ns(),
@@ -1083,9 +1097,9 @@ static void walk_objects(tm_session *s) {
         .wait = atomic_load_explicit(&o->wait_ns, memory_order_relaxed),
         .max_wait = atomic_load_explicit(&o->max_wait_ns, memory_order_relaxed),
         .hold = atomic_load_explicit(&o->hold_ns, memory_order_relaxed),
+        .hold_samples = atomic_load_explicit(&o->hold_samples, memory_order_relaxed),
         .wait_samples = atomic_load_explicit(&o->wait_samples, memory_order_relaxed),
     };
-    uint64_t hold_samples = atomic_load_explicit(&o->hold_samples, memory_order_relaxed);
     if (!memcmp(&now, p, sizeof now)) continue;
     *p = now;
     Threadmon__SyncStats *st = sync_add();
@@ -1095,10 +1109,8 @@ static void walk_objects(tm_session *s) {
     st->contentions = now.cont;
     st->wait_ns = now.wait;
     st->max_wait_ns = now.max_wait;
-    /* Holds are sampled: scale the sampled mean to every acquisition. */
-    st->hold_ns = hold_samples ? (uint64_t)((double)now.hold / (double)hold_samples *
-                                            (double)(now.acq ? now.acq : hold_samples))
-                               : 0;
+    st->hold_ns = now.hold;
+    st->hold_samples = now.hold_samples;
     st->wait_samples = now.wait_samples;
   }
 }

@@ -17,6 +17,7 @@
 #include "procfs.h"
 #include "sampler.h"
 #include "session.h"
+#include "status.h"
 #include "tmwire.h"
 
 #ifndef TM_PROBE_VERSION
@@ -204,6 +205,7 @@ static int open_session(const char *path, uint32_t parent_pid) {
     release_session(s);
     return -1;
   }
+  if (path[0]) tm_status_capture(s->cfg.status, path);
   gather_identity(s);
   probe_sources(s);
   atomic_store(&tm_active, 1);

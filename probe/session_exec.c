@@ -4,6 +4,7 @@
  * each entry point is wrapped and forwards to its own real function. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -28,16 +29,21 @@ static bool real(const char *name, void *fn) {
   return f != NULL;
 }
 
-/* An explicit environment without our lineage would make the new image
- * truncate this session's capture: pass a copy that carries it. Returns
- * envp itself when nothing is needed. */
-static char *const *with_lineage(char *const envp[], char ***owned) {
+/* An explicit environment without our lineage, or with an older one (a
+ * shell passes the environment it started with, from before a failed exec
+ * opened a newer session), would make the new image truncate a capture of
+ * this process: pass a copy that carries ours. Returns envp itself when
+ * nothing is needed; *entry_at is where the copy holds our entry. */
+static char *const *with_lineage(char *const envp[], char ***owned, size_t *entry_at) {
   *owned = NULL;
   const char *mine = getenv("THREADMON_SESSION");
   if (!mine || !envp) return envp;
-  size_t n = 0;
+  size_t n = 0, at = (size_t)-1;
   for (; envp[n]; n++)
-    if (!strncmp(envp[n], "THREADMON_SESSION=", 18)) return envp;
+    if (!strncmp(envp[n], "THREADMON_SESSION=", 18)) {
+      if (!strcmp(envp[n] + 18, mine)) return envp;
+      at = n;
+    }
   char **copy = malloc((n + 2) * sizeof *copy);
   char *entry = malloc(strlen(mine) + 19);
   if (!copy || !entry) {
@@ -48,23 +54,28 @@ static char *const *with_lineage(char *const envp[], char ***owned) {
   strcpy(entry, "THREADMON_SESSION=");
   strcat(entry, mine);
   for (size_t i = 0; i < n; i++) copy[i] = envp[i];
-  copy[n] = entry;
-  copy[n + 1] = NULL;
+  if (at == (size_t)-1) at = n++;
+  copy[at] = entry;
+  copy[n] = NULL;
   *owned = copy;
+  *entry_at = at;
   return copy;
 }
 
-static void free_lineage(char **owned) {
+static void free_lineage(char **owned, size_t entry_at) {
   if (!owned) return;
-  size_t n = 0;
-  while (owned[n + 1]) n++;
-  free(owned[n]);
+  free(owned[entry_at]);
   free(owned);
 }
 
-/* Runs around every real exec: only returns when the exec failed. */
-static void before_exec(void) {
-  if (atomic_load_explicit(&tm_active, memory_order_relaxed)) tm_session_end_for_exec();
+/* Runs before every real exec. A shell looking for a command calls execve
+ * on each directory of PATH in turn: a path that cannot be executed leaves
+ * the session running, instead of ending it and opening a new capture
+ * after each failure. (path NULL: the search happens inside libc.) */
+static void before_exec(const char *path) {
+  if (!atomic_load_explicit(&tm_active, memory_order_relaxed)) return;
+  if (path && faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) != 0) return;
+  tm_session_end_for_exec();
 }
 
 static int after_failure(int r) {
@@ -78,10 +89,11 @@ TM_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
   execve_fn f;
   if (!real("execve", &f)) return -1;
   char **owned;
-  char *const *env = with_lineage(envp, &owned);
-  before_exec();
+  size_t entry_at;
+  char *const *env = with_lineage(envp, &owned, &entry_at);
+  before_exec(path);
   int r = after_failure(f(path, argv, env));
-  free_lineage(owned);
+  free_lineage(owned, entry_at);
   return r;
 }
 
@@ -89,10 +101,11 @@ TM_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) 
   execve_fn f;
   if (!real("execvpe", &f)) return -1;
   char **owned;
-  char *const *env = with_lineage(envp, &owned);
-  before_exec();
+  size_t entry_at;
+  char *const *env = with_lineage(envp, &owned, &entry_at);
+  before_exec(strchr(file, '/') ? file : NULL);
   int r = after_failure(f(file, argv, env));
-  free_lineage(owned);
+  free_lineage(owned, entry_at);
   return r;
 }
 
@@ -100,24 +113,25 @@ TM_EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
   fexecve_fn f;
   if (!real("fexecve", &f)) return -1;
   char **owned;
-  char *const *env = with_lineage(envp, &owned);
-  before_exec();
+  size_t entry_at;
+  char *const *env = with_lineage(envp, &owned, &entry_at);
+  before_exec(NULL);
   int r = after_failure(f(fd, argv, env));
-  free_lineage(owned);
+  free_lineage(owned, entry_at);
   return r;
 }
 
 TM_EXPORT int execv(const char *path, char *const argv[]) {
   execv_fn f;
   if (!real("execv", &f)) return -1;
-  before_exec();
+  before_exec(path);
   return after_failure(f(path, argv));
 }
 
 TM_EXPORT int execvp(const char *file, char *const argv[]) {
   execv_fn f;
   if (!real("execvp", &f)) return -1;
-  before_exec();
+  before_exec(strchr(file, '/') ? file : NULL);
   return after_failure(f(file, argv));
 }
 

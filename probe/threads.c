@@ -256,8 +256,44 @@ void tm_thread_mark_exited(tm_thread *t) {
                                           memory_order_release, memory_order_relaxed);
 }
 
+/* A rename and the seal each announce themselves, then look at the other's
+ * word (both sequentially consistent): either the rename sees SEALED and
+ * gives up, or the seal sees it in progress and waits the few instructions
+ * it takes. */
+bool tm_thread_rename_ended(uintptr_t handle, const char *name) {
+  tm_thread *tab = atomic_load_explicit(&table, memory_order_acquire);
+  if (!tab || !handle) return false;
+  /* glibc hands a joined thread's pthread_t to the next thread: of the
+   * ended records with this handle, the program means the newest. */
+  tm_thread *newest = NULL;
+  uint32_t hw = tm_threads_high_water();
+  for (uint32_t i = 0; i < hw; i++) {
+    if (atomic_load_explicit(&slot_handle[i], memory_order_acquire) != handle) continue;
+    tm_thread *t = &tab[i];
+    if (atomic_load(&t->slot_state) == TM_SLOT_EXITED && (!newest || t->start_ns > newest->start_ns))
+      newest = t;
+  }
+  if (!newest) return false;
+  atomic_store(&newest->renaming, 1);
+  bool ok = atomic_load(&newest->slot_state) == TM_SLOT_EXITED &&
+            atomic_load_explicit(&newest->handle, memory_order_relaxed) == handle;
+  if (ok) {
+    strncpy(newest->name, name, TM_NAME_BYTES - 1);
+    newest->name[TM_NAME_BYTES - 1] = '\0';
+    atomic_fetch_add_explicit(&newest->attr_version, 1, memory_order_release);
+  }
+  atomic_store(&newest->renaming, 0);
+  return ok;
+}
+
+void tm_thread_seal(tm_thread *t) {
+  int expected = TM_SLOT_EXITED;
+  if (!atomic_compare_exchange_strong(&t->slot_state, &expected, TM_SLOT_SEALED)) return;
+  while (atomic_load(&t->renaming)) sched_yield();
+}
+
 void tm_thread_release(tm_thread *t) {
-  if (atomic_load_explicit(&t->slot_state, memory_order_acquire) == TM_SLOT_EXITED) slot_free(t);
+  if (atomic_load_explicit(&t->slot_state, memory_order_acquire) == TM_SLOT_SEALED) slot_free(t);
 }
 
 /* A LIVE or CLAIMED record whose key (in keys, 8 or 4 bytes wide) is

@@ -34,11 +34,16 @@ static int open_capture(tm_transport *t, int extra_flags) {
   int fd = open(t->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | extra_flags, 0644);
   if (fd < 0) return -1;
   fd = tm_fd_move_high(fd, false);
-  struct stat st;
-  if (fstat(fd, &st) == 0) {
-    t->file_dev = st.st_dev;
-    t->file_ino = st.st_ino;
-  }
+  /* A program replacing every descriptor (dup2 of /dev/null up to the
+   * limit) may take this number too, even between the open and the fstat:
+   * it is ours only if it is the file the path names. If not, the number is
+   * the program's now: left alone, and the open tried again later. */
+  struct stat st, named;
+  if (fd < 0 || fstat(fd, &st) != 0 || stat(t->path, &named) != 0 || !S_ISREG(st.st_mode) ||
+      st.st_dev != named.st_dev || st.st_ino != named.st_ino)
+    return -1;
+  t->file_dev = st.st_dev;
+  t->file_ino = st.st_ino;
   t->file_fd = fd;
   return 0;
 }
@@ -62,7 +67,13 @@ static void file_gap(tm_transport *t, size_t len, int err) {
 }
 
 static void file_write(tm_transport *t, const uint8_t *p, size_t len) {
-  if (t->file_fd < 0) return;
+  if (t->file_fd < 0) {
+    if (t->file_lost) {
+      t->file_gap_bytes += len;
+      t->file_resync_queued = false; /* the resync went nowhere: again later */
+    }
+    return;
+  }
   if (t->file_resync && !t->file_resync_queued) {
     t->file_gap_bytes += len;
     return;
@@ -98,7 +109,7 @@ static void file_write(tm_transport *t, const uint8_t *p, size_t len) {
 }
 
 bool tm_transport_file_wants_resync(const tm_transport *t, uint64_t now_ns, bool last) {
-  return t->file_fd >= 0 && t->file_resync && !t->file_resync_queued &&
+  return (t->file_fd >= 0 || t->file_lost) && t->file_resync && !t->file_resync_queued &&
          (last || now_ns >= t->file_retry_ns) && t->batching && t->batch_len == 0;
 }
 
@@ -160,16 +171,20 @@ int tm_transport_open_file(tm_transport *t, const char *path) {
  * daemon's dup2 of /dev/null over every descriptor): check it still names
  * our file before writing more. What went to the other file is a gap. */
 static void file_check(tm_transport *t) {
-  if (t->file_fd < 0 || !t->path) return;
+  if (!t->path) return;
   struct stat st;
-  if (fstat(t->file_fd, &st) == 0 && st.st_dev == t->file_dev && st.st_ino == t->file_ino)
-    return;
-  t->file_fd = -1; /* not ours any more: never close it */
-  if (open_capture(t, 0) < 0) return;
+  if (t->file_fd >= 0) {
+    if (fstat(t->file_fd, &st) == 0 && st.st_dev == t->file_dev && st.st_ino == t->file_ino)
+      return;
+    t->file_fd = -1; /* not ours any more: never close it */
+    t->file_lost = true;
+    t->file_replaced++;
+    file_gap(t, 0, EBADF);
+  }
+  if (!t->file_lost || open_capture(t, 0) < 0) return; /* tried again with the next resync */
+  t->file_lost = false;
   /* Appending: our size is the file's, whole frames up to what we wrote. */
   if (fstat(t->file_fd, &st) == 0) t->file_good_size = (uint64_t)st.st_size;
-  t->file_replaced++;
-  file_gap(t, 0, EBADF);
   t->file_retry_ns = 0; /* the new descriptor works: resync at once */
 }
 
@@ -347,9 +362,10 @@ bool tm_transport_pump(tm_transport *t, uint64_t now) {
 }
 
 void tm_transport_send(tm_transport *t, const uint8_t *frame, size_t len, int to) {
-  if ((to & TM_TO_FILE) && t->file_fd >= 0 && t->file_resync && !t->file_resync_queued)
+  bool to_file = (to & TM_TO_FILE) && (t->file_fd >= 0 || t->file_lost);
+  if (to_file && t->file_resync && !t->file_resync_queued)
     t->file_gap_bytes += len; /* in a gap: gathered for nothing */
-  else if ((to & TM_TO_FILE) && t->file_fd >= 0) {
+  else if (to_file) {
     /* Frames stay in order: what was gathered goes first. */
     if (!t->batching || !batch_append(t, frame, len)) {
       batch_write(t);

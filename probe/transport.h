@@ -39,6 +39,7 @@ typedef struct tm_transport {
   uint64_t file_ok_ns;      /* when the last write succeeded whole */
   int file_gap_errno;
   unsigned file_gaps, file_replaced; /* closed gaps; descriptor taken over */
+  bool file_lost;                    /* descriptor taken; reopen at the next resync */
   /* TCP */
   enum tm_net_state net;
   char *host, *port;

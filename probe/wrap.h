@@ -102,20 +102,31 @@ TM_HIDDEN void tm_wait_cancelled(void *w);
 
 TM_HIDDEN void tm_count_acquire(tm_object *o, enum tm_acquire acq);
 
-/* Hold time: the exclusive acquisition that brings its object's count to a
- * multiple of TM_HOLD_SAMPLE_EVERY is timed until its release (one
- * measurement per thread at a time). Counting per object costs the fast
- * path nothing beyond the increment it does anyway. */
+/* Hold time: an object's first TM_HOLD_EXACT exclusive acquisitions are
+ * all timed until their release, then one in TM_HOLD_SAMPLE_EVERY on
+ * average, at random gaps (a fixed stride aliases with programs whose
+ * threads take turns: every 64th hold was always the same thread's short
+ * one, and a lock held 20 ms at a time read 0). One measurement per
+ * thread at a time; an acquisition skipped for that is covered by the next
+ * timed one's weight. The fast path adds one compare to the increment it
+ * does anyway. */
+#define TM_HOLD_EXACT 256u
 #define TM_HOLD_SAMPLE_EVERY 64u
 /* The lock whose hold this thread is timing, NULL if none: its own TLS
  * word so that an unlock tests it with one compare, no record needed. */
 extern TM_TLS __thread const void *tm_hold_addr TM_HIDDEN;
-TM_HIDDEN void tm_hold_begin(const void *addr);
+TM_HIDDEN void tm_hold_begin(tm_object *o, uint64_t count, const void *addr);
 TM_HIDDEN void tm_hold_end(const void *addr, uint32_t kind);
 
+/* After the exclusive acquisition that brought o's count to count. */
+static inline void tm_hold_maybe(tm_object *o, uint64_t count, const void *addr) {
+  if (TM_UNLIKELY(count >= atomic_load_explicit(&o->hold_next, memory_order_relaxed)))
+    tm_hold_begin(o, count, addr);
+}
+
 /* After an exclusive acquisition was counted into o (NULL: untracked). */
-static inline void tm_hold_tick(const tm_object *o, const void *addr) {
-  if (TM_UNLIKELY(o != NULL && o->acquisitions % TM_HOLD_SAMPLE_EVERY == 0)) tm_hold_begin(addr);
+static inline void tm_hold_tick(tm_object *o, const void *addr) {
+  if (o != NULL) tm_hold_maybe(o, o->acquisitions, addr);
 }
 
 /* An exclusive acquisition by the calling (registered) thread, which holds
@@ -125,7 +136,7 @@ TM_HIDDEN void tm_count_exclusive_slow(const void *addr, uint32_t kind, uint32_t
 static inline void tm_count_exclusive(const void *addr, uint32_t kind) {
   tm_object *o = tm_object_home_slot(addr);
   if (TM_LIKELY(tm_object_is(o, addr))) {
-    if (TM_UNLIKELY(++o->acquisitions % TM_HOLD_SAMPLE_EVERY == 0)) tm_hold_begin(addr);
+    tm_hold_maybe(o, ++o->acquisitions, addr);
   } else {
     tm_count_exclusive_slow(addr, kind, 0);
   }

@@ -194,10 +194,29 @@ void tm_wait_end(tm_wait *w, enum tm_acquire acq) {
 void tm_wait_cancelled(void *w) { wait_finish(w, 0, false); }
 
 TM_TLS __thread const void *tm_hold_addr;
-static TM_TLS __thread uint64_t hold_start_ns;
+static TM_TLS __thread uint64_t hold_start_ns, hold_weight;
+static TM_TLS __thread uint32_t hold_rng;
 
-void tm_hold_begin(const void *addr) {
+/* The gap to the next timed hold: 1..2*TM_HOLD_SAMPLE_EVERY-1, mean
+ * TM_HOLD_SAMPLE_EVERY (xorshift32, per thread: no shared state). */
+static uint64_t hold_gap(void) {
+  uint32_t x = hold_rng ? hold_rng : (uint32_t)tm_wait_clock() | 1u;
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  hold_rng = x;
+  return 1 + x % (2 * TM_HOLD_SAMPLE_EVERY - 1);
+}
+
+void tm_hold_begin(tm_object *o, uint64_t count, const void *addr) {
   if (tm_hold_addr) return; /* one measurement at a time */
+  /* Mutex, spin and write locks: the caller holds o, so these plain
+   * read-modify-writes do not race with another begin. */
+  uint64_t last = atomic_load_explicit(&o->hold_last, memory_order_relaxed);
+  atomic_store_explicit(&o->hold_last, count, memory_order_relaxed);
+  atomic_store_explicit(&o->hold_next, count < TM_HOLD_EXACT ? count + 1 : count + hold_gap(),
+                        memory_order_relaxed);
+  hold_weight = count > last ? count - last : 1;
   tm_hold_addr = addr;
   hold_start_ns = tm_wait_clock();
 }
@@ -208,6 +227,6 @@ void tm_hold_end(const void *addr, uint32_t kind) {
   tm_hold_addr = NULL;
   tm_object *o = tm_object_get(addr, kind);
   if (!o) return;
-  atomic_fetch_add_explicit(&o->hold_ns, held, memory_order_relaxed);
+  atomic_fetch_add_explicit(&o->hold_ns, held * hold_weight, memory_order_relaxed);
   atomic_fetch_add_explicit(&o->hold_samples, 1, memory_order_relaxed);
 }

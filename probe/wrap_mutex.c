@@ -30,7 +30,7 @@ static inline bool acquired(int rc) { return rc == 0 || rc == EOWNERDEAD; }
 static inline void mutex_count(pthread_mutex_t *m) {
   tm_object *o = tm_object_home_slot(m);
   if (TM_LIKELY(tm_object_is(o, m))) {
-    if (TM_UNLIKELY(++o->acquisitions % TM_HOLD_SAMPLE_EVERY == 0)) tm_hold_begin(m);
+    tm_hold_maybe(o, ++o->acquisitions, m);
   } else {
     tm_count_exclusive_slow(m, TM_KIND_MUTEX, (uint32_t)m->__data.__kind & 0xffu);
   }

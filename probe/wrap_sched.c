@@ -134,6 +134,10 @@ TM_EXPORT int pthread_setname_np(pthread_t th, const char *name) {
     strncpy(t->name, name, TM_NAME_BYTES - 1);
     t->name[TM_NAME_BYTES - 1] = '\0';
     changed(t);
+  } else if (self && (rc == 0 || rc == ENOENT) && strlen(name) < TM_NAME_BYTES) {
+    /* The thread ended first (ENOENT: its /proc comm was gone; 0: it ended
+     * just after): the program still meant it to have this name. */
+    tm_thread_rename_ended((uintptr_t)th, name);
   }
   return rc;
 }

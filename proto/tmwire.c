@@ -56,6 +56,10 @@ void tm_frame_prefix_encode(uint8_t out[TM_FRAME_PREFIX_BYTES],
 
 void tm_decoder_init(tm_decoder *d) { memset(d, 0, sizeof *d); }
 
+void tm_decoder_set_max_frame(tm_decoder *d, uint32_t max) {
+  d->max_frame = max && max < TM_MAX_FRAME_BYTES ? max : 0;
+}
+
 void tm_decoder_free(tm_decoder *d) {
   free(d->buf);
   memset(d, 0, sizeof *d);
@@ -116,7 +120,15 @@ tm_decode_status tm_decoder_next(tm_decoder *d, const uint8_t **payload,
   }
   if (avail < TM_FRAME_PREFIX_BYTES) return TM_DECODE_NEED_MORE;
   uint32_t n = get_u32(p);
-  if (n > TM_MAX_FRAME_BYTES) return fail(d, "frame length over the 16 MiB limit");
+  uint32_t max = d->max_frame ? d->max_frame : TM_MAX_FRAME_BYTES;
+  if (n > max) {
+    char msg[80];
+    if (max % (1u << 20) == 0)
+      snprintf(msg, sizeof msg, "frame length %u over the %u MiB limit", n, max >> 20);
+    else
+      snprintf(msg, sizeof msg, "frame length %u over the %u KiB limit", n, max >> 10);
+    return fail(d, msg);
+  }
   if (avail < TM_FRAME_PREFIX_BYTES + (size_t)n) return TM_DECODE_NEED_MORE;
   if (tm_crc32c(p + TM_FRAME_PREFIX_BYTES, n) != get_u32(p + 4))
     return fail(d, "frame checksum mismatch");

@@ -28,6 +28,10 @@ extern "C" {
 #define TM_FORMAT_MINOR 0
 #define TM_PROTOCOL_VERSION 1
 #define TM_MAX_FRAME_BYTES (16u * 1024u * 1024u)
+/* A display reads at most this much of a first frame (the Hello) before the
+ * token is checked: a stranger must not make it hold 16 MiB. Probes keep
+ * their Hello well under it. */
+#define TM_MAX_HELLO_BYTES (64u * 1024u)
 
 uint32_t tm_crc32c(const void *data, size_t len);
 
@@ -54,11 +58,16 @@ typedef struct tm_decoder {
   int header_done;
   int failed;
   uint16_t format_major, format_minor;
+  uint32_t max_frame; /* 0: TM_MAX_FRAME_BYTES */
   char error[160];
 } tm_decoder;
 
 void tm_decoder_init(tm_decoder *d);
 void tm_decoder_free(tm_decoder *d);
+
+/* A frame announcing more than max bytes is an error as soon as its prefix
+ * arrives (0: TM_MAX_FRAME_BYTES, the most there is). */
+void tm_decoder_set_max_frame(tm_decoder *d, uint32_t max);
 
 /* Appends bytes. Returns 0, or -1 when out of memory (the decoder then fails). */
 int tm_decoder_feed(tm_decoder *d, const void *data, size_t len);

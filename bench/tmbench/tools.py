@@ -58,6 +58,7 @@ class Threadmon(Tool):
         self.interval_ms = interval_ms
         self.perf = perf
         self.switch_limit = None  # THREADMON_MAX_SWITCH_RATE; None: the probe's default
+        self.follow = True  # THREADMON_FOLLOW: a capture for each forked child
         if not perf:
             self.key = "threadmon-noperf"
             self.label = "threadmon, THREADMON_PERF=0"
@@ -74,6 +75,14 @@ class Threadmon(Tool):
         t.switch_limit = 0
         t.key = "threadmon-records"
         t.label = "threadmon, THREADMON_MAX_SWITCH_RATE=0"
+        return t
+
+    def not_following(self):
+        """The same probe with THREADMON_FOLLOW=0: forked children run unprobed."""
+        t = self.with_interval(self.interval_ms)
+        t.follow = False
+        t.key = "threadmon-nofollow"
+        t.label = "threadmon, THREADMON_FOLLOW=0"
         return t
 
     def without_perf(self):
@@ -96,6 +105,8 @@ class Threadmon(Tool):
             env["THREADMON_PERF"] = "0"
         if self.switch_limit is not None:
             env["THREADMON_MAX_SWITCH_RATE"] = str(self.switch_limit)
+        if not self.follow:
+            env["THREADMON_FOLLOW"] = "0"
         return argv, env
 
     def finish(self, run_dir):

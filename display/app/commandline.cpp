@@ -4,6 +4,7 @@
 #include <QRegularExpression>
 
 #include "sessionview.h"
+#include "tokencheck.h"
 
 QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
   QCommandLineParser p;
@@ -47,6 +48,8 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
   if (p.isSet(listen) && !tmnet::parseListenAddress(p.value(listen), &out->listen, &error))
     return error;
   out->token = p.isSet(token) ? p.value(token).toUtf8() : qgetenv("THREADMON_TOKEN");
+  error = tmnet::tokenProblem(out->token);
+  if (!error.isEmpty()) return error;
   out->insecure = p.isSet(insecure);
   out->open = p.values(open) + p.positionalArguments();
   if (p.isSet(at)) {

@@ -2,6 +2,7 @@
 #include <QApplication>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 
 #include "commandline.h"
 #include "mainwindow.h"
@@ -11,18 +12,41 @@
 
 #include <QTabWidget>
 
+namespace {
+
+// --help and --version print and exit: they must work where no display
+// server is, and QApplication aborts there before parsing anything.
+bool onlyPrints(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    const char *a = argv[i];
+    if (!std::strcmp(a, "--")) break;
+    for (const char *opt : {"-h", "--help", "-?", "--help-all", "-v", "--version"})
+      if (!std::strcmp(a, opt)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 int main(int argc, char **argv) {
   // Before QApplication: the platform plugin warns while it starts.
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--screenshot", 12) == 0) installScreenshotMessageFilter();
-  QApplication app(argc, argv);
-  QApplication::setApplicationName(QStringLiteral("threadmon-display"));
-  QApplication::setApplicationVersion(QStringLiteral(THREADMON_VERSION));
+  const std::unique_ptr<QCoreApplication> app(onlyPrints(argc, argv)
+                                                  ? new QCoreApplication(argc, argv)
+                                                  : new QApplication(argc, argv));
+  QCoreApplication::setApplicationName(QStringLiteral("threadmon-display"));
+  QCoreApplication::setApplicationVersion(QStringLiteral(THREADMON_VERSION));
 
   DisplayOptions opt;
-  const QString error = parseDisplayOptions(QApplication::arguments(), &opt);
+  const QString error = parseDisplayOptions(QCoreApplication::arguments(), &opt);
   if (!error.isEmpty()) {
     std::fprintf(stderr, "threadmon-display: %s\n", qPrintable(error));
+    return 2;
+  }
+  if (!qobject_cast<QApplication *>(app.get())) {
+    // onlyPrints() saw --help or --version, but as an option's value.
+    std::fprintf(stderr, "threadmon-display: an option's value looks like --help or --version\n");
     return 2;
   }
 

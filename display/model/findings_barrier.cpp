@@ -72,6 +72,9 @@ std::vector<Round> roundsOf(std::vector<WaitRecord> ws) {
       w.emplace_back(ws[j].end - ws[j].start, ws[j].waiter);
       releaserWaited = releaserWaited || ws[j].waiter == rel;
     }
+    // Only a wait that ended as it began (blocked and released at one
+    // instant) leaves nobody who waited: no round.
+    if (w.empty()) continue;
     Round rd;
     rd.end = release;
     rd.releaser = rel;

@@ -32,8 +32,10 @@ struct Bins {
 
 Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<ProgramThread> &pts) {
   Bins b;
-  b.bin = std::max(kBinNs, (r.length() + kMaxBins - 1) / kMaxBins);
-  size_t nb = size_t((r.length() + b.bin - 1) / b.bin);
+  // Divided before rounded up: no sum here can overflow, whatever r is.
+  const int64_t len = r.length();
+  b.bin = std::max(kBinNs, len / kMaxBins + (len % kMaxBins != 0));
+  size_t nb = size_t(len / b.bin + (len % b.bin != 0));
   b.len.assign(nb, 0);
   b.active.assign(nb, 0);
   b.runnable.assign(nb, 0);

@@ -95,6 +95,9 @@ struct SessionInfo {
   int64_t switchesStoppedNs = -1;  // the probe closed its switch events here (rate limit)
   uint64_t lateEventsIgnored = 0;  // arrived after their period was settled
   QStringList notices;
+  // What the reader dropped or clamped from input it could not trust, one
+  // line per kind with its count (FrameCheck).
+  QStringList inputWarnings;
   bool hasSource(int source) const;
 };
 
@@ -175,7 +178,8 @@ struct SyncDelta {
   uint64_t acquisitions = 0;
   uint64_t contentions = 0;
   uint64_t waitNs = 0;
-  uint64_t holdNs = 0;
+  uint64_t holdNs = 0;       // estimated from holdSamples timed holds
+  uint64_t holdSamples = 0;  // == acquisitions: every hold timed, holdNs exact
   uint64_t waitSamples = 0;
   uint64_t maxWaitNs = 0;          // the maximum up to the window's end
   bool maxWaitInWindow = false;    // true when that maximum was set inside the window

@@ -23,7 +23,7 @@ void SessionModel::touch() {
   if (!coalesce_.isActive()) coalesce_.start();
 }
 
-void SessionModel::apply(const Threadmon__Frame &frame) {
+void SessionModel::apply(Threadmon__Frame &frame) {
   if (hasError()) return;  // a broken session keeps what it had, unchanged
   QString err = store_->apply(frame);
   framesApplied_++;
@@ -204,6 +204,7 @@ SyncDelta SessionModel::syncDelta(int index, const TimeRange &r) const {
   d.contentions = delta(kCont);
   d.waitNs = delta(kWait);
   d.holdNs = delta(kHold);
+  d.holdSamples = delta(kHoldSamples);
   d.waitSamples = delta(kWaitSamples);
   d.maxWaitNs = b->v[kMaxWait];
   d.maxWaitInWindow = b->v[kMaxWait] > (a ? a->v[kMaxWait] : 0);

@@ -29,8 +29,10 @@ class SessionModel : public QObject {
   explicit SessionModel(QObject *parent = nullptr);
   ~SessionModel() override;
 
-  // Feeding. apply() tolerates anything missing, duplicated or out of order.
-  void apply(const Threadmon__Frame &frame);
+  // Feeding. apply() tolerates anything missing, duplicated or out of order;
+  // it checks and clamps the frame in place first (FrameCheck), and says
+  // what it dropped in info().inputWarnings.
+  void apply(Threadmon__Frame &frame);
   // Unpacks one serialized Frame; false (and the error state) when malformed.
   bool applyPayload(const uint8_t *data, size_t len);
   // The input is over (capture read, connection closed) without a Goodbye:

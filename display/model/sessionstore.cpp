@@ -15,36 +15,54 @@ uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 }  // namespace
 
 void SessionStore::seeTime(int64_t t) {
-  // Packed interval times are 48-bit offsets: leave ~18 minutes of room for
-  // data older than the first time seen.
-  if (base_ == INT64_MIN) base_ = t - (int64_t(1) << 40);
   earliest_ = std::min(earliest_, t);
   latest_ = std::max(latest_, t);
 }
 
-ThreadTimeline &SessionStore::threadFor(uint32_t tid, int64_t t) {
-  seeTime(t);
+ThreadTimeline *SessionStore::threadFor(uint32_t tid, int64_t t) {
   auto it = tidIndex.find(tid);
   if (it != tidIndex.end()) {
+    seeTime(t);
     ThreadTimeline &th = *threads[size_t(it->second)];
     if (!th.baselineZero && t < th.info.startNs) th.setStart(t);  // first sight was late
-    return th;
+    return &th;
   }
-  threads.push_back(std::make_unique<ThreadTimeline>(tid, t, base_));
+  if (threads.size() >= limits::kMaxThreads) {
+    check_.note(FrameCheck::ThreadsFull);
+    return nullptr;
+  }
+  seeTime(t);
+  // Packed interval times count from the window's start (FrameCheck).
+  threads.push_back(std::make_unique<ThreadTimeline>(tid, t, check_.base()));
   tidIndex[tid] = int(threads.size()) - 1;
-  return *threads.back();
+  return threads.back().get();
 }
 
-SyncEntry &SessionStore::syncFor(uint32_t id) {
+SyncEntry *SessionStore::syncFor(uint32_t id) {
   auto it = syncIndex.find(id);
-  if (it != syncIndex.end()) return sync[size_t(it->second)];
+  if (it != syncIndex.end()) return &sync[size_t(it->second)];
+  if (sync.size() >= limits::kMaxSyncObjects) {
+    check_.note(FrameCheck::ObjectsFull);
+    return nullptr;
+  }
   sync.push_back(SyncEntry{});
   sync.back().info.id = id;
   syncIndex[id] = int(sync.size()) - 1;
-  return sync.back();
+  return &sync.back();
 }
 
-QString SessionStore::apply(const Threadmon__Frame &f) {
+void SessionStore::rejected(const ThreadTimeline &th, ThreadTimeline::Added a, int64_t t) {
+  if (a == ThreadTimeline::Added::Crowded) check_.note(FrameCheck::SameInstant);
+  if (a == ThreadTimeline::Added::Late && t < th.rawFloor()) info.lateEventsIgnored++;
+}
+
+QString SessionStore::apply(Threadmon__Frame &frame) {
+  QString err = check_.check(&frame) ? fold(frame) : QString();
+  if (check_.takeChanged()) info.inputWarnings = check_.lines();
+  return err;
+}
+
+QString SessionStore::fold(const Threadmon__Frame &f) {
   switch (f.body_case) {
     case THREADMON__FRAME__BODY_HELLO: return f.hello ? applyHello(*f.hello) : QString();
     case THREADMON__FRAME__BODY_GOODBYE: if (f.goodbye) applyGoodbye(*f.goodbye); break;
@@ -59,7 +77,9 @@ QString SessionStore::apply(const Threadmon__Frame &f) {
     case THREADMON__FRAME__BODY_SWITCHES: if (f.switches) applySwitches(*f.switches); break;
     case THREADMON__FRAME__BODY_STACK: if (f.stack) applyStack(*f.stack); break;
     case THREADMON__FRAME__BODY_NOTICE:
-      if (f.notice) info.notices.append(str(f.notice->text));
+      if (!f.notice) break;
+      if (info.notices.size() < limits::kMaxNotices) info.notices.append(str(f.notice->text));
+      else check_.note(FrameCheck::NoticesFull);
       break;
     default: break;  // a body this reader does not know: ignored by the compatibility rule
   }
@@ -127,7 +147,9 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
   double rqThreads = 0;
   for (size_t i = 0; i < tk.n_lwps; i++) {
     const Threadmon__LwpSample &s = *tk.lwps[i];
-    ThreadTimeline &th = threadFor(s.tid, t);
+    ThreadTimeline *thp = threadFor(s.tid, t);
+    if (!thp) continue;
+    ThreadTimeline &th = *thp;
     std::array<uint64_t, 8> v{s.user_ns,   s.system_ns,   s.oncpu_ns, s.runqueue_ns,
                               s.vol_ctxsw, s.invol_ctxsw, s.minflt,   s.majflt};
     const LwpSeries::Point *prev = th.lwp.at(t);
@@ -149,7 +171,6 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
   // the window asked for (SessionModel::cpuBusyShare), not per tick.
   for (size_t i = 0; i < tk.n_cpus; i++) {
     const Threadmon__CpuSample &c = *tk.cpus[i];
-    if (c.cpu > 4095) continue;  // not a CPU index any machine has
     if (cpus.size() <= c.cpu) cpus.resize(c.cpu + 1);
     std::array<uint64_t, 8> v{c.user_ns,   c.nice_ns, c.system_ns,  c.idle_ns,
                               c.iowait_ns, c.irq_ns,  c.softirq_ns, c.steal_ns};
@@ -158,13 +179,16 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
 
   for (size_t i = 0; i < tk.n_sites; i++) {
     const Threadmon__SiteStats &st = *tk.sites[i];
-    activity.site(t, st.object_id, st.stack_id, st.contentions, st.wait_ns);
+    if (!activity.site(t, st.object_id, st.stack_id, st.contentions, st.wait_ns))
+      check_.note(FrameCheck::StacksFull);
   }
   for (size_t i = 0; i < tk.n_sync; i++) {
     const Threadmon__SyncStats &s = *tk.sync[i];
-    SyncEntry &e = syncFor(s.id);
-    std::array<uint64_t, 6> v{s.acquisitions, s.contentions, s.wait_ns,
-                              s.max_wait_ns,  s.hold_ns,     s.wait_samples};
+    SyncEntry *ep = syncFor(s.id);
+    if (!ep) continue;
+    SyncEntry &e = *ep;
+    std::array<uint64_t, 7> v{s.acquisitions, s.contentions, s.wait_ns,     s.max_wait_ns,
+                              s.hold_ns,      s.wait_samples, s.hold_samples};
     const SyncSeries::Point *prev = e.series.at(t);
     pt.contentions += uint32_t(sub(s.contentions, prev ? prev->v[kCont] : 0));
     pt.waitNs += sub(s.wait_ns, prev ? prev->v[kWait] : 0);
@@ -186,9 +210,17 @@ void SessionStore::applyThreadStart(const Threadmon__ThreadStart &s) {
   auto it = tidIndex.find(s.tid);
   if (it != tidIndex.end()) {
     const ThreadInfo &old = threads[size_t(it->second)]->info;
-    if (old.endNs >= 0 && t >= old.endNs) tidIndex.erase(it);  // the kernel reused the tid
+    if (old.endNs >= 0 && t >= old.endNs) {  // the kernel reused the tid: a new thread
+      if (threads.size() >= limits::kMaxThreads) {
+        check_.note(FrameCheck::ThreadsFull);
+        return;
+      }
+      tidIndex.erase(it);
+    }
   }
-  ThreadTimeline &th = threadFor(s.tid, t);
+  ThreadTimeline *thp = threadFor(s.tid, t);
+  if (!thp) return;
+  ThreadTimeline &th = *thp;
   th.baselineZero = true;
   th.setStart(t);
   th.info.creatorTid = s.creator_tid;
@@ -200,7 +232,9 @@ void SessionStore::applyThreadStart(const Threadmon__ThreadStart &s) {
 
 void SessionStore::applyThreadEnd(const Threadmon__ThreadEnd &e) {
   int64_t t = ns(e.time_ns);
-  ThreadTimeline &th = threadFor(e.tid, t);
+  ThreadTimeline *thp = threadFor(e.tid, t);
+  if (!thp) return;
+  ThreadTimeline &th = *thp;
   if (th.info.endNs < 0 || t < th.info.endNs) th.info.endNs = t;
   // The thread's own CPU clock at its end closes its last sample span (no
   // sample can follow once it is gone): a sample at the end with that clock
@@ -221,19 +255,22 @@ void SessionStore::applyThreadEnd(const Threadmon__ThreadEnd &e) {
 void SessionStore::applyStack(const Threadmon__Stack &s) {
   QStringList frames;
   for (size_t i = 0; i < s.n_frames; i++) frames.append(str(s.frames[i]));
-  activity.stack(s.id, std::move(frames));
+  if (!activity.stack(s.id, std::move(frames))) check_.note(FrameCheck::StacksFull);
 }
 
 void SessionStore::applyThreadAttr(const Threadmon__ThreadAttr &a) {
-  ThreadTimeline &th = threadFor(a.tid, ns(a.time_ns));
-  if (a.name && *a.name) th.info.name = str(a.name);
-  th.info.policy = a.policy;
-  th.info.priority = a.priority;
-  th.info.nice = a.nice;
+  ThreadTimeline *th = threadFor(a.tid, ns(a.time_ns));
+  if (!th) return;
+  if (a.name && *a.name) th->info.name = str(a.name);
+  th->info.policy = a.policy;
+  th->info.priority = a.priority;
+  th->info.nice = a.nice;
 }
 
 void SessionStore::applySyncObject(const Threadmon__SyncObject &o) {
-  SyncObjectInfo &i = syncFor(o.id).info;
+  SyncEntry *e = syncFor(o.id);
+  if (!e) return;
+  SyncObjectInfo &i = e->info;
   if (o.kind) i.kind = o.kind;
   if (o.address) i.address = o.address;
   if (o.module && *o.module) i.module = str(o.module);
@@ -256,10 +293,17 @@ void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
     uint32_t obj = i < tr.n_object_id ? tr.object_id[i] : 0;
     uint32_t holder = i < tr.n_holder_tid ? tr.holder_tid[i] : 0;
     uint32_t releaser = i < tr.n_releaser_tid ? tr.releaser_tid[i] : 0;
-    ThreadTimeline &th = threadFor(tr.tid[i], t);
+    ThreadTimeline *thp = threadFor(tr.tid[i], t);
+    if (!thp) continue;
+    ThreadTimeline &th = *thp;
+    // A duplicate (a frame sent twice) would close the wait it opened as a
+    // zero-length one: the waits see only what the timeline took.
+    ThreadTimeline::Added added = th.addTransition(t, state, obj, holder);
+    rejected(th, added, t);
+    if (added == ThreadTimeline::Added::Duplicate || added == ThreadTimeline::Added::Crowded)
+      continue;
     if (state == THREADMON__THREAD_STATE__STATE_UNKNOWN) th.info.eventGaps.push_back(t);
     activity.transition(tr.tid[i], t, state, obj, holder, releaser);
-    if (!th.addTransition(t, state, obj, holder) && t < th.rawFloor()) info.lateEventsIgnored++;
     if (state == THREADMON__THREAD_STATE__STATE_EXITED &&
         (th.info.endNs < 0 || t < th.info.endNs)) {
       th.info.endNs = t;
@@ -282,9 +326,9 @@ void SessionStore::applySwitches(const Threadmon__CpuSwitches &sw) {
     t += sw.delta_ns[i];
     lastSwitchNs_ = std::max(lastSwitchNs_, t);
     int kind = i < sw.n_kind ? sw.kind[i] : THREADMON__SWITCH_KIND__SWITCH_IN;
-    if (sw.cpu[i] < 4096) maxCpuSeen_ = std::max(maxCpuSeen_, int(sw.cpu[i]));
-    ThreadTimeline &th = threadFor(sw.tid[i], t);
-    if (!th.addSwitch(t, kind, sw.cpu[i]) && t < th.rawFloor()) info.lateEventsIgnored++;
+    if (sw.cpu[i] < uint32_t(limits::kMaxCpus)) maxCpuSeen_ = std::max(maxCpuSeen_, int(sw.cpu[i]));
+    ThreadTimeline *th = threadFor(sw.tid[i], t);
+    if (th) rejected(*th, th->addSwitch(t, kind, sw.cpu[i]), t);
   }
   // The probe closed its events (too many switches): no thread will have a
   // record after its last one here.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "counterseries.h"
+#include "framecheck.h"
 #include "modeltypes.h"
 #include "syncactivity.h"
 #include "threadmon.pb-c.h"
@@ -20,8 +21,8 @@ namespace tmon {
 // Per-CPU /proc/stat counters, in CpuDelta order.
 using CpuSeries = CounterSeries<8>;
 // Per-object SyncStats counters, in this order.
-enum SyncCounter { kAcq, kCont, kWait, kMaxWait, kHold, kWaitSamples };
-using SyncSeries = CounterSeries<6>;
+enum SyncCounter { kAcq, kCont, kWait, kMaxWait, kHold, kWaitSamples, kHoldSamples };
+using SyncSeries = CounterSeries<7>;
 
 struct SyncEntry {
   SyncObjectInfo info;
@@ -30,9 +31,10 @@ struct SyncEntry {
 
 class SessionStore {
  public:
-  // Folds one frame in. Returns an error line when the frame makes the
-  // session unusable (wrong protocol version), else an empty string.
-  QString apply(const Threadmon__Frame &f);
+  // Checks one frame in place (FrameCheck) and folds it in. Returns an
+  // error line when the frame makes the session unusable (wrong protocol
+  // version), else an empty string.
+  QString apply(Threadmon__Frame &f);
   void markEnded();
   // Newest time up to which every thread's state is known; INT64_MIN if none.
   int64_t horizon() const;
@@ -53,6 +55,7 @@ class SessionStore {
   bool deadlockFormed = false;  // set by a tick that found a new cycle; the model clears it
 
  private:
+  QString fold(const Threadmon__Frame &f);
   QString applyHello(const Threadmon__Hello &h);
   void applyGoodbye(const Threadmon__Goodbye &g);
   void applyTick(const Threadmon__Tick &t);
@@ -64,10 +67,13 @@ class SessionStore {
   void applySwitches(const Threadmon__CpuSwitches &s);
   void applyStack(const Threadmon__Stack &s);
   void seeTime(int64_t t);
-  ThreadTimeline &threadFor(uint32_t tid, int64_t t);
-  SyncEntry &syncFor(uint32_t id);
+  // nullptr when the session holds limits::kMaxThreads (or objects) already.
+  ThreadTimeline *threadFor(uint32_t tid, int64_t t);
+  SyncEntry *syncFor(uint32_t id);
+  // Counts a rejected record of th: crowded, or too late to use.
+  void rejected(const ThreadTimeline &th, ThreadTimeline::Added a, int64_t t);
 
-  int64_t base_ = INT64_MIN;  // packed interval times count from here
+  FrameCheck check_;
   int64_t earliest_ = INT64_MAX;
   int64_t latest_ = INT64_MIN;
   int maxCpuSeen_ = -1;

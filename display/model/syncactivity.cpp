@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "framecheck.h"
 #include "threadmon.pb-c.h"
 
 namespace tmon {
@@ -76,17 +77,30 @@ void SyncActivity::threadEnded(uint32_t tid, int64_t t) {
   transition(tid, t, THREADMON__THREAD_STATE__STATE_EXITED, 0, 0, 0);
 }
 
-void SyncActivity::stack(uint32_t id, QStringList frames) { stacks_[id] = std::move(frames); }
+bool SyncActivity::stack(uint32_t id, QStringList frames) {
+  if (stacks_.size() >= limits::kMaxStacks && !stacks_.count(id)) return false;
+  stacks_[id] = std::move(frames);
+  return true;
+}
 
-void SyncActivity::site(int64_t t, uint32_t object, uint32_t stackId, uint64_t contentions,
+bool SyncActivity::site(int64_t t, uint32_t object, uint32_t stackId, uint64_t contentions,
                         uint64_t waitNs) {
-  std::vector<SiteEntry> &v = sites_[object];
+  auto obj = sites_.find(object);
+  if (obj == sites_.end()) {
+    if (siteCount_ >= limits::kMaxSites) return false;
+    obj = sites_.emplace(object, std::vector<SiteEntry>()).first;
+  }
+  std::vector<SiteEntry> &v = obj->second;
   auto it = std::find_if(v.begin(), v.end(), [&](const SiteEntry &e) { return e.stack == stackId; });
   if (it == v.end()) {
+    // The search above is linear: an object's sites stay few.
+    if (siteCount_ >= limits::kMaxSites || v.size() >= limits::kMaxSitesPerObject) return false;
     v.push_back(SiteEntry{stackId, {}});
+    siteCount_++;
     it = v.end() - 1;
   }
   it->series.add(t, 0, {contentions, waitNs});
+  return true;
 }
 
 void SyncActivity::futex(uint32_t tid, int64_t t, uint64_t addr, uint32_t asleep, int kind) {

@@ -23,8 +23,9 @@ class SyncActivity {
   void transition(uint32_t tid, int64_t t, int state, uint32_t object, uint32_t holder,
                   uint32_t releaser);
   void threadEnded(uint32_t tid, int64_t t);
-  void stack(uint32_t id, QStringList frames);
-  void site(int64_t t, uint32_t object, uint32_t stackId, uint64_t contentions, uint64_t waitNs);
+  // Both false (and ignored) past their limits (limits::kMaxStacks, kMaxSites).
+  bool stack(uint32_t id, QStringList frames);
+  bool site(int64_t t, uint32_t object, uint32_t stackId, uint64_t contentions, uint64_t waitNs);
   // LwpSample.futex_addr (0 = not in futex), asleep_syscall (0 = not seen
   // asleep outside wrapped calls) and asleep_kind (what that syscall waits
   // for) of one thread at tick t: they hold until that thread's next sample.
@@ -86,6 +87,7 @@ class SyncActivity {
   std::unordered_map<uint32_t, int64_t> lastT_;    // newest transition per tid
   std::unordered_map<uint32_t, QStringList> stacks_;
   std::unordered_map<uint32_t, std::vector<SiteEntry>> sites_;  // by object
+  size_t siteCount_ = 0;
   std::unordered_map<uint32_t, std::vector<FutexSpan>> futex_;  // by tid, time order
   std::vector<Deadlock> deadlocks_;
 };

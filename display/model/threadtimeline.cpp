@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "framecheck.h"
 #include "threadmon.pb-c.h"
 
 namespace tmon {
@@ -12,6 +13,7 @@ namespace {
 constexpr unsigned kMixed = 15;  // code of a tick-split or stolen-split interval
 constexpr uint32_t kFracOne = 32767;
 constexpr int kNoCpu = 0xFFF;
+static_assert(kNoCpu == limits::kMaxCpus, "CPU numbers the wire may give, and one for none");
 // A pseudo switch record: records were lost here, the kind is unknown (-1)
 // until the thread's next real record.
 constexpr uint8_t kSwitchGap = 0xFF;
@@ -104,29 +106,46 @@ int64_t ThreadTimeline::endOf(size_t i) const {
   return i + 1 < iv_.size() ? startOf(iv_[i + 1]) : derivedUntil_;
 }
 
-bool ThreadTimeline::addTransition(int64_t t, int state, uint32_t object, uint32_t holder) {
-  if (t < rawFloor_) return false;
-  auto it = std::upper_bound(trans_.begin(), trans_.end(), t,
+// Duplicate when a record at t is the same, Crowded when t has too many
+// (the scan for duplicates stays short whatever the input).
+template <typename Same>
+ThreadTimeline::Added ThreadTimeline::placeAt(const std::vector<Raw> &v, int64_t t, Same &&same,
+                                              std::vector<Raw>::const_iterator *at) {
+  auto it = std::upper_bound(v.begin(), v.end(), t,
                              [](int64_t x, const Raw &r) { return x < r.t; });
-  for (auto d = it; d != trans_.begin() && (d - 1)->t == t; --d)
-    if ((d - 1)->state == state && (d - 1)->object == object) return false;
-  trans_.insert(it, Raw{t, object, holder, uint8_t(state), 0});
-  markDirty(t);
-  return true;
+  int atInstant = 0;
+  for (auto d = it; d != v.begin() && (d - 1)->t == t; --d) {
+    if (same(*(d - 1))) return Added::Duplicate;
+    if (++atInstant >= FrameCheck::kMaxSameInstant) return Added::Crowded;
+  }
+  *at = it;
+  return Added::Yes;
 }
 
-bool ThreadTimeline::addSwitch(int64_t t, int kind, uint32_t cpu) {
-  if (t < rawFloor_) return false;
-  auto it = std::upper_bound(sw_.begin(), sw_.end(), t,
-                             [](int64_t x, const Raw &r) { return x < r.t; });
-  for (auto d = it; d != sw_.begin() && (d - 1)->t == t; --d)
-    if ((d - 1)->state == kind && (d - 1)->cpu == cpu) return false;
-  sw_.insert(it, Raw{t, 0, 0, uint8_t(kind), uint16_t(std::min<uint32_t>(cpu, kNoCpu - 1))});
+ThreadTimeline::Added ThreadTimeline::addTransition(int64_t t, int state, uint32_t object,
+                                                    uint32_t holder) {
+  if (t < rawFloor_) return Added::Late;
+  std::vector<Raw>::const_iterator it;
+  Added a = placeAt(trans_, t, [&](const Raw &r) { return r.state == state && r.object == object; },
+                    &it);
+  if (a != Added::Yes) return a;
+  trans_.insert(it, Raw{t, object, holder, uint8_t(state), 0});
+  markDirty(t);
+  return Added::Yes;
+}
+
+ThreadTimeline::Added ThreadTimeline::addSwitch(int64_t t, int kind, uint32_t cpu) {
+  if (t < rawFloor_) return Added::Late;
+  const uint16_t c = cpu < uint32_t(limits::kMaxCpus) ? uint16_t(cpu) : uint16_t(kNoCpu);
+  std::vector<Raw>::const_iterator it;
+  Added a = placeAt(sw_, t, [&](const Raw &r) { return r.state == kind && r.cpu == c; }, &it);
+  if (a != Added::Yes) return a;
+  sw_.insert(it, Raw{t, 0, 0, uint8_t(kind), c});
   // The clock share of every tick in the sample span around t changes.
   const LwpSeries::Point *p = lwp.at(t);
   while (p && lwpReadNs(*p) > t) p = lwp.at(p->t - 1);
   markDirty(std::min(t, p ? p->t : baselineZero ? info.startNs : t));
-  return true;
+  return Added::Yes;
 }
 
 void ThreadTimeline::addSwitchGap(int64_t t) {

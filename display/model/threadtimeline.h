@@ -42,9 +42,12 @@ class ThreadTimeline {
   bool baselineZero = false;  // ThreadStart seen: counters were 0 at startNs
   LwpSeries lwp;
 
-  // Inputs. Return false when ignored (duplicate, or too late to use).
-  bool addTransition(int64_t t, int state, uint32_t object, uint32_t holder);
-  bool addSwitch(int64_t t, int kind, uint32_t cpu);
+  // Inputs, and what became of them: ignored when a duplicate, too late to
+  // use, or one too many at one instant (FrameCheck::kMaxSameInstant).
+  enum class Added { Yes, Duplicate, Late, Crowded };
+  Added addTransition(int64_t t, int state, uint32_t object, uint32_t holder);
+  // cpu: limits::kMaxCpus and above are unknown.
+  Added addSwitch(int64_t t, int kind, uint32_t cpu);
   // The kernel lost switch records after t (of some thread, perhaps this
   // one): from t until its next record, its last one is no longer trusted.
   void addSwitchGap(int64_t t);
@@ -81,6 +84,10 @@ class ThreadTimeline {
     uint16_t cpu;
   };
 
+  // Where a record at t goes in v (after those at t), or why it does not.
+  template <typename Same>
+  static Added placeAt(const std::vector<Raw> &v, int64_t t, Same &&same,
+                       std::vector<Raw>::const_iterator *at);
   int64_t startOf(const Packed &p) const;
   int64_t endOf(size_t i) const;
   static unsigned codeOf(const Packed &p) { return (p.hi >> 16) & 0xF; }

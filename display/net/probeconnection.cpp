@@ -1,26 +1,48 @@
 #include "probeconnection.h"
 
-#include <QtGlobal>
 #include <QTcpSocket>
+#include <QtGlobal>
+#include <sys/socket.h>
 
-#include "threadmon.pb-c.h"
+#include "replyframes.h"
 #include "tokencheck.h"
 
 namespace tmnet {
 
+namespace {
+
+// Qt reads no further ahead than this while the Hello is checked: the
+// header, the Hello at its largest, and the frames a probe sends right
+// after it.
+constexpr qint64 kHandshakeReadBytes = 2 * (TM_HEADER_BYTES + TM_FRAME_PREFIX_BYTES + TM_MAX_HELLO_BYTES);
+// How long a refused peer has to read the Refusal before we close.
+constexpr int kLingerMs = 1000;
+
+}  // namespace
+
 ProbeConnection::ProbeConnection(QTcpSocket *socket, const QByteArray &requiredToken,
-                                 QObject *parent)
+                                 QObject *parent, int helloDeadlineMs)
     : QObject(parent), socket_(socket), requiredToken_(requiredToken) {
   tm_decoder_init(&decoder_);
+  tm_decoder_set_max_frame(&decoder_, TM_MAX_HELLO_BYTES);
   clock_.start();
   if (!socket_) return;
   socket_->setParent(this);
+  socket_->setReadBufferSize(kHandshakeReadBytes);
   peer_ = QStringLiteral("%1:%2").arg(socket_->peerAddress().toString()).arg(socket_->peerPort());
   connect(socket_, &QTcpSocket::readyRead, this, [this] { consume(socket_->readAll()); });
   connect(socket_, &QTcpSocket::disconnected, this, [this] {
     consume(socket_->readAll());
     finish();
   });
+  helloDeadline_.setSingleShot(true);
+  connect(&helloDeadline_, &QTimer::timeout, this, [this, helloDeadlineMs] {
+    refuse(THREADMON__REFUSAL_REASON__REFUSED_TIMEOUT,
+           tr("no whole Hello within %1 s (%2 bytes arrived)")
+               .arg(helloDeadlineMs / 1000.0)
+               .arg(bytes_));
+  });
+  helloDeadline_.start(helloDeadlineMs);
 }
 
 ProbeConnection::~ProbeConnection() { tm_decoder_free(&decoder_); }
@@ -42,15 +64,67 @@ double ProbeConnection::framesPerSecond() {
 }
 
 void ProbeConnection::fail(const QString &message) {
+  if (state_ == State::Handshake) {
+    // A stream damaged before its Hello passed is a stranger's, refused.
+    const bool badVersion = decoder_.format_major && decoder_.format_major != TM_FORMAT_MAJOR;
+    refuse(badVersion ? THREADMON__REFUSAL_REASON__REFUSED_PROTOCOL
+                      : THREADMON__REFUSAL_REASON__REFUSED_HELLO,
+           message);
+    return;
+  }
   if (state_ == State::Failed || state_ == State::Ended) return;
   state_ = State::Failed;
   error_ = message;
   qWarning("threadmon-display: probe %s: %s", qPrintable(peer_), qPrintable(message));
-  if (socket_) {
-    socket_->disconnect(this);
-    socket_->abort();
+  closeSocket(false);
+}
+
+void ProbeConnection::refuse(Threadmon__RefusalReason reason, const QString &message,
+                             bool linger) {
+  if (state_ != State::Handshake) return;
+  state_ = State::Failed;
+  error_ = message;
+  helloDeadline_.stop();
+  handshakeBytes_.clear();
+  if (socket_) socket_->write(refusalFrame(reason, message));
+  closeSocket(linger);
+}
+
+void ProbeConnection::evict() {
+  if (state_ == State::Handshake)
+    refuse(THREADMON__REFUSAL_REASON__REFUSED_BUSY,
+           tr("closed to make room: too many connections were waiting for a Hello"), false);
+  else if (!wasAccepted_ && socket_)
+    closeSocket(false);  // still lingering after a refusal
+}
+
+// Without linger the socket closes at once. With it, the answer goes out
+// before our FIN and what the peer still sends is read and dropped until it
+// closes (at most kLingerMs): closing with unread data would reset the
+// connection, and a reset may discard the answer before the peer reads it.
+void ProbeConnection::closeSocket(bool linger) {
+  if (!socket_) {
+    emit closed();
+    return;
   }
-  emit closed();
+  QTcpSocket *socket = socket_;
+  socket->disconnect(this);
+  socket->flush();
+  auto done = [this, socket] {
+    if (socket_ != socket) return;
+    socket_ = nullptr;
+    socket->abort();
+    socket->deleteLater();
+    emit closed();
+  };
+  if (!linger || socket->state() != QAbstractSocket::ConnectedState) {
+    done();
+    return;
+  }
+  ::shutdown(static_cast<int>(socket->socketDescriptor()), SHUT_WR);
+  connect(socket, &QTcpSocket::readyRead, this, [socket] { socket->skip(socket->bytesAvailable()); });
+  connect(socket, &QTcpSocket::disconnected, this, done);
+  QTimer::singleShot(kLingerMs, this, done);
 }
 
 void ProbeConnection::finish() {
@@ -63,14 +137,15 @@ void ProbeConnection::finish() {
     return;
   }
   state_ = State::Ended;
-  emit closed();
+  helloDeadline_.stop();
+  closeSocket(false);
 }
 
 bool ProbeConnection::checkHello(const uint8_t *payload, uint32_t len) {
   Threadmon__Frame *frame = threadmon__frame__unpack(nullptr, len, payload);
   if (!frame || frame->body_case != THREADMON__FRAME__BODY_HELLO) {
     if (frame) threadmon__frame__free_unpacked(frame, nullptr);
-    fail(tr("the first frame is not a Hello"));
+    refuse(THREADMON__REFUSAL_REASON__REFUSED_HELLO, tr("the first frame is not a Hello"));
     return false;
   }
   const Threadmon__Hello *hello = frame->hello;
@@ -80,19 +155,36 @@ bool ProbeConnection::checkHello(const uint8_t *payload, uint32_t len) {
   const QByteArray token(hello->token ? hello->token : "");
   threadmon__frame__free_unpacked(frame, nullptr);
   if (version != TM_PROTOCOL_VERSION) {
-    fail(tr("probe speaks protocol version %1, this display speaks %2")
-             .arg(version)
-             .arg(TM_PROTOCOL_VERSION));
+    refuse(THREADMON__REFUSAL_REASON__REFUSED_PROTOCOL,
+           tr("probe speaks protocol version %1, this display speaks %2")
+               .arg(version)
+               .arg(TM_PROTOCOL_VERSION));
     return false;
   }
   if (!requiredToken_.isEmpty() && !tokensEqual(requiredToken_, token)) {
-    fail(tr("wrong token from pid %1").arg(pid_));
+    refuse(THREADMON__REFUSAL_REASON__REFUSED_TOKEN,
+           token.isEmpty() ? tr("no token (this display needs one)") : tr("wrong token"));
     return false;
   }
+  acceptHello();
+  return true;
+}
+
+// From here the peer is a probe: the session is spooled from its first byte
+// and frames may be as large as the format allows.
+void ProbeConnection::acceptHello() {
   state_ = State::Streaming;
   wasAccepted_ = true;
+  helloDeadline_.stop();
+  tm_decoder_set_max_frame(&decoder_, 0);
+  spool_ = std::make_unique<StreamSpool>();
+  spool_->append(handshakeBytes_);
+  handshakeBytes_ = QByteArray();
+  if (socket_) {
+    socket_->setReadBufferSize(0);
+    socket_->write(welcomeFrame());
+  }
   emit accepted();
-  return true;
 }
 
 // Unpacks the frame once so a malformed one ends this session here with a
@@ -121,8 +213,10 @@ bool ProbeConnection::checkFrame(const uint8_t *payload, uint32_t len) {
 void ProbeConnection::consume(const QByteArray &bytes) {
   if (bytes.isEmpty() || state_ == State::Failed || state_ == State::Ended) return;
   bytes_ += static_cast<quint64>(bytes.size());
-  spool_.append(bytes);
-  emit bytesArrived(bytes);
+  if (spool_)
+    spool_->append(bytes);
+  else
+    handshakeBytes_ += bytes;
   if (tm_decoder_feed(&decoder_, bytes.constData(), static_cast<size_t>(bytes.size())) != 0) {
     fail(QString::fromUtf8(tm_decoder_error(&decoder_)));
     return;

@@ -1,6 +1,10 @@
 // One probe's TCP stream: checks the framing, the Hello (protocol version,
 // token) and every frame, then hands whole payloads on. It knows nothing of
 // the session model; the app wires frameArrived() to it.
+//
+// Until its Hello passes, a connection is a stranger's and costs little: a
+// Hello of at most TM_MAX_HELLO_BYTES held in memory (nothing spooled to
+// disk), a deadline for it, and a one-frame answer (docs/format.md).
 #ifndef THREADMON_NET_PROBECONNECTION_H
 #define THREADMON_NET_PROBECONNECTION_H
 
@@ -8,9 +12,12 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QString>
+#include <QTimer>
 #include <deque>
+#include <memory>
 
 #include "streamspool.h"
+#include "threadmon.pb-c.h"
 #include "tmwire.h"
 
 class QTcpSocket;
@@ -22,17 +29,20 @@ class ProbeConnection : public QObject {
  public:
   enum class State { Handshake, Streaming, Ended, Failed };
 
+  // A probe sends its Hello as soon as it is connected.
+  static constexpr int kHelloDeadlineMs = 3000;
+
   // Takes ownership of `socket`. An empty `requiredToken` accepts any Hello.
   ProbeConnection(QTcpSocket *socket, const QByteArray &requiredToken,
-                  QObject *parent = nullptr);
+                  QObject *parent = nullptr, int helloDeadlineMs = kHelloDeadlineMs);
   ~ProbeConnection() override;
 
   State state() const { return state_; }
   // True once the Hello passed; a session exists for this connection.
   bool wasAccepted() const { return wasAccepted_; }
-  // Every byte received so far, kept so the session can be recorded at any
-  // time from its first byte.
-  StreamSpool *spool() { return &spool_; }
+  // Every byte received from the first, kept so the session can be recorded
+  // at any time; null until the Hello passed.
+  StreamSpool *spool() { return spool_.get(); }
   QString stateText() const;
   QString peer() const { return peer_; }
   QString error() const { return error_; }
@@ -50,26 +60,32 @@ class ProbeConnection : public QObject {
   void consume(const QByteArray &bytes);
   // The peer closed: a partial frame left over is reported.
   void finish();
+  // Refuses a connection still waiting for its Hello and closes it at once
+  // (the listener makes room for newer ones).
+  void evict();
 
  signals:
-  // Every received byte, in order, before any check (what a recording keeps).
-  void bytesArrived(const QByteArray &raw);
   // The Hello passed the version and token checks.
   void accepted();
   // A checked frame payload (the Hello included), one threadmon.Frame.
   void frameArrived(const QByteArray &payload);
-  // Ended or Failed; error() says why when it failed.
+  // Ended or Failed, and the socket closed; error() says why it failed.
   void closed();
 
  private:
   void fail(const QString &message);
+  void refuse(Threadmon__RefusalReason reason, const QString &message, bool linger = true);
+  void closeSocket(bool linger);
+  void acceptHello();
   bool checkFrame(const uint8_t *payload, uint32_t len);
   bool checkHello(const uint8_t *payload, uint32_t len);
 
   QTcpSocket *socket_ = nullptr;
   QByteArray requiredToken_;
   tm_decoder decoder_;
-  StreamSpool spool_;
+  QByteArray handshakeBytes_;  // what arrived before the Hello passed
+  std::unique_ptr<StreamSpool> spool_;
+  QTimer helloDeadline_;
   State state_ = State::Handshake;
   bool wasAccepted_ = false;
   QString peer_;

@@ -1,39 +1,59 @@
 // The TCP server probes connect to. Each accepted socket becomes a
 // ProbeConnection; the app turns accepted connections into session tabs.
+//
+// Connections still waiting for their Hello are capped: a newer one closes
+// the oldest, so strangers holding idle connections cannot keep a probe
+// (which sends its Hello at once) out, nor run the display out of
+// descriptors.
 #ifndef THREADMON_NET_PROBELISTENER_H
 #define THREADMON_NET_PROBELISTENER_H
 
+#include <QElapsedTimer>
+#include <QList>
 #include <QObject>
 #include <QTcpServer>
 
 #include "listenaddress.h"
+#include "probeconnection.h"
 
 namespace tmnet {
-
-class ProbeConnection;
 
 class ProbeListener : public QObject {
   Q_OBJECT
  public:
+  static constexpr int kMaxPending = 16;
+
   explicit ProbeListener(const QByteArray &token, QObject *parent = nullptr);
 
   // Returns "" or one line saying why listening failed.
   QString listen(const ListenAddress &addr);
   quint16 port() const { return server_.serverPort(); }
   QString addressText() const;
+  // For tests: fewer pending connections, a shorter Hello deadline.
+  void setHandshakeLimits(int maxPending, int helloDeadlineMs);
+  // Connections open and not (yet) accepted as sessions.
+  int pendingCount() const { return int(pending_.size()); }
 
  signals:
   // A probe passed the Hello checks. The connection is parented to the
   // listener; whoever handles this may re-parent it.
   void sessionAccepted(tmnet::ProbeConnection *connection);
-  // A probe was refused (wrong token, bad first frame, ...).
+  // A connection was refused (wrong token, bad or late Hello, no room) and
+  // is closed.
   void sessionRefused(const QString &peer, const QString &reason);
 
  private:
   void onNewConnection();
+  void logRefusal(const QString &peer, const QString &reason);
 
   QTcpServer server_;
   QByteArray token_;
+  int maxPending_ = kMaxPending;
+  int helloDeadlineMs_ = ProbeConnection::kHelloDeadlineMs;
+  QList<ProbeConnection *> pending_;  // oldest first
+  QElapsedTimer logWindow_;
+  int loggedInWindow_ = 0;
+  int unloggedInWindow_ = 0;
 };
 
 }  // namespace tmnet

@@ -16,4 +16,10 @@ bool tokensEqual(const QByteArray &expected, const QByteArray &offered) {
   return diff == 0;
 }
 
+QString tokenProblem(const QByteArray &token) {
+  if (!token.isEmpty() && token.trimmed().isEmpty())
+    return QStringLiteral("the token is only white space: give a real one, or none");
+  return QString();
+}
+
 }  // namespace tmnet

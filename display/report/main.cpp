@@ -1,5 +1,6 @@
 // threadmon-report: a terminal or JSON summary of a threadmon capture.
-// Exit status: 0 complete, 2 damaged but reported, 1 unreadable or usage.
+// Exit status: 0 complete, 2 damaged (cut short, or values dropped or
+// clamped) but reported, 1 unreadable or usage.
 #include <QCoreApplication>
 #include <QJsonDocument>
 
@@ -45,10 +46,15 @@ int main(int argc, char **argv) {
   }
   if (res.status == tmon::CaptureLoadResult::Damaged)
     std::fprintf(stderr, "threadmon-report: %s: %s\n", qPrintable(file), qPrintable(res.message));
+  // Values the reader could not trust: the capture is damaged, though its
+  // framing is whole.
+  const QStringList &warnings = model.info().inputWarnings;
+  for (const QString &w : warnings)
+    std::fprintf(stderr, "threadmon-report: %s: %s\n", qPrintable(file), qPrintable(w));
 
   QJsonObject report = reportJson(model);
   QByteArray out = json ? QJsonDocument(report).toJson(QJsonDocument::Indented)
                         : reportText(report).toUtf8();
   std::fwrite(out.constData(), 1, size_t(out.size()), stdout);
-  return res.status == tmon::CaptureLoadResult::Complete ? 0 : 2;
+  return res.status == tmon::CaptureLoadResult::Complete && warnings.isEmpty() ? 0 : 2;
 }

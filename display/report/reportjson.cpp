@@ -35,6 +35,7 @@ QJsonObject processJson(const SessionModel &m) {
       i.switchesStoppedNs >= 0 ? QJsonValue(double(i.switchesStoppedNs - i.startNs) / 1e9)
                                : QJsonValue();
   p["notices"] = QJsonArray::fromStringList(i.notices);
+  p["input_warnings"] = QJsonArray::fromStringList(i.inputWarnings);
   return p;
 }
 
@@ -112,6 +113,9 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   o["wait_s"] = seconds(int64_t(d.waitNs));
   o["max_wait_s"] = seconds(int64_t(d.maxWaitNs));
   o["hold_s"] = seconds(int64_t(d.holdNs));
+  // Every hold timed: hold_s is exact; else estimated from hold_samples.
+  o["hold_samples"] = qint64(d.holdSamples);
+  o["hold_exact"] = d.holdSamples == d.acquisitions;
   o["call_site"] = s.callSite();
   QJsonArray sites;
   for (const CallSite &c : m.callSites(s.id, whole)) {

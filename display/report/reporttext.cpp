@@ -151,6 +151,8 @@ QString reportText(const QJsonObject &r, int maxSyncObjects) {
   out << QStringLiteral("  sources: %1").arg(sources.join(", "));
   for (const QJsonValue &n : p["notices"].toArray())
     out << QStringLiteral("  note: %1").arg(n.toString());
+  for (const QJsonValue &n : p["input_warnings"].toArray())
+    out << QStringLiteral("  warning: the capture is damaged: %1").arg(n.toString());
 
   out << QString() << QStringLiteral("Thread states (% of each thread's lifetime)");
   QString head = pad("thread", -28) + pad("life s", 8);
@@ -194,6 +196,11 @@ QString reportText(const QJsonObject &r, int maxSyncObjects) {
     out << line;
   }
 
+  // "~" when estimated from a sample of the holds (hold_exact false).
+  auto holdText = [](const QJsonObject &s) {
+    QString v = num(s["hold_s"].toDouble(), 4);
+    return s["hold_exact"].toBool(true) || s["acquisitions"].toInteger() == 0 ? v : "~" + v;
+  };
   QJsonArray sync = r["sync_objects"].toArray();
   out << QString() << QStringLiteral("Most contended sync objects (%1 active)").arg(sync.size());
   out << pad("id", 6) + "  " + pad("kind", -8) + pad("acquired", 12) + pad("contended", 11) +
@@ -215,8 +222,10 @@ QString reportText(const QJsonObject &r, int maxSyncObjects) {
                pad(QString::number(s["contentions"].toInteger()), 11) +
                pad(num(lost, 4), 10) +
                pad(num(s["max_wait_s"].toDouble() * 1e3, 3), 9) +
-               pad(num(s["hold_s"].toDouble(), 4), 10) + "  " + where;
+               pad(holdText(s), 10) + "  " + where;
   }
+  out << QStringLiteral("  hold s: time the lock was held; ~ marks an estimate from a sample of "
+                        "the holds (the first 256 of each lock are all timed, then about 1 in 64)");
   QHash<qint64, QString> names;
   for (const QJsonValue &v : threads) names[v["tid"].toInteger()] = v["name"].toString();
   constexpr int kDetailedObjects = 3;

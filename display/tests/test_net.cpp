@@ -2,12 +2,15 @@
 // loopback sockets.
 #include <QSignalSpy>
 #include <QTcpSocket>
+#include <QtEndian>
 #include <QtTest>
+#include <memory>
 
 #include "listenaddress.h"
 #include "probeconnection.h"
 #include "probelistener.h"
 #include "test_ui_synth.h"
+#include "threadmon.pb-c.h"
 #include "tokencheck.h"
 
 using tmnet::ProbeConnection;
@@ -53,6 +56,55 @@ Outcome sendTo(ProbeListener *listener, const QByteArray &bytes, bool closeAfter
   return out;
 }
 
+// The display's answer read back by a client: the body case (Welcome or
+// Refusal), and a refusal's reason and text. body 0: nothing arrived.
+struct Reply {
+  int body = 0;
+  int reason = 0;
+  QString text;
+};
+
+Reply readReply(QTcpSocket *client, int timeoutMs = 5000) {
+  QByteArray got;
+  Reply reply;
+  (void)QTest::qWaitFor(
+      [&] {
+        got += client->readAll();
+        return got.size() >= TM_FRAME_PREFIX_BYTES &&
+               got.size() >= TM_FRAME_PREFIX_BYTES + qFromLittleEndian<quint32>(got.constData());
+      },
+      timeoutMs);
+  if (got.size() < TM_FRAME_PREFIX_BYTES) return reply;
+  const quint32 len = qFromLittleEndian<quint32>(got.constData());
+  Threadmon__Frame *f = threadmon__frame__unpack(
+      nullptr, len, reinterpret_cast<const uint8_t *>(got.constData()) + TM_FRAME_PREFIX_BYTES);
+  if (!f) return reply;
+  reply.body = f->body_case;
+  if (f->body_case == THREADMON__FRAME__BODY_REFUSAL) {
+    reply.reason = f->refusal->reason;
+    reply.text = QString::fromUtf8(f->refusal->text);
+  }
+  threadmon__frame__free_unpacked(f, nullptr);
+  return reply;
+}
+
+// A client connected to `listener`, or a fatal error.
+std::unique_ptr<QTcpSocket> connectTo(ProbeListener *listener) {
+  auto client = std::make_unique<QTcpSocket>();
+  client->connectToHost(QHostAddress::LocalHost, listener->port());
+  if (!client->waitForConnected(5000)) qFatal("cannot connect to the listener");
+  return client;
+}
+
+bool closedByPeer(QTcpSocket *client, int timeoutMs = 5000) {
+  return QTest::qWaitFor(
+      [client] {
+        client->readAll();
+        return client->state() == QAbstractSocket::UnconnectedState;
+      },
+      timeoutMs);
+}
+
 }  // namespace
 
 class TestNet : public QObject {
@@ -65,6 +117,13 @@ class TestNet : public QObject {
     QVERIFY(!tmnet::tokensEqual("s3cret", "s3cret!"));
     QVERIFY(!tmnet::tokensEqual("s3cret", ""));
     QVERIFY(tmnet::tokensEqual("", ""));
+  }
+
+  void blankTokenIsRefused() {
+    QVERIFY(tmnet::tokenProblem("   ").contains("white space"));
+    QVERIFY(tmnet::tokenProblem(" \t").contains("white space"));
+    QVERIFY(tmnet::tokenProblem("").isEmpty());
+    QVERIFY(tmnet::tokenProblem(" s3cret ").isEmpty());
   }
 
   void listenAddressParsing() {
@@ -191,6 +250,87 @@ class TestNet : public QObject {
     QVERIFY(frames.size() > 10);
     QCOMPARE(c.state(), ProbeConnection::State::Failed);
     QVERIFY2(c.error().contains("cut inside a frame"), qPrintable(c.error()));
+  }
+
+  void probeIsWelcomedAndStrangerIsToldWhy() {
+    ProbeListener listener("correct-horse");
+    QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
+    auto good = connectTo(&listener);
+    good->write(synth::header() + synth::helloFrame(1, "correct-horse"));
+    QCOMPARE(readReply(good.get()).body, int(THREADMON__FRAME__BODY_WELCOME));
+    auto bad = connectTo(&listener);
+    bad->write(synth::header() + synth::helloFrame(2, "wrong-horse"));
+    const Reply r = readReply(bad.get());
+    QCOMPARE(r.body, int(THREADMON__FRAME__BODY_REFUSAL));
+    QCOMPARE(r.reason, int(THREADMON__REFUSAL_REASON__REFUSED_TOKEN));
+    QCOMPARE(r.text, QStringLiteral("wrong token"));
+    QVERIFY(closedByPeer(bad.get()));
+  }
+
+  void nothingIsSpooledBeforeTheHelloPasses() {
+    ProbeConnection c(nullptr, "t0k");
+    const QByteArray hello = synth::helloFrame(7, "t0k");
+    c.consume(synth::header() + hello.left(hello.size() - 1));
+    QVERIFY(!c.spool());
+    c.consume(hello.right(1) + synth::noticeFrame(1, "after the hello"));
+    QVERIFY(c.wasAccepted());
+    QVERIFY(c.spool());
+    QCOMPARE(c.spool()->size(), qint64(c.bytesReceived()));
+  }
+
+  void oversizedHelloIsRefusedAtItsPrefix() {
+    ProbeListener listener("t0k");
+    QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
+    QSignalSpy refused(&listener, &ProbeListener::sessionRefused);
+    auto client = connectTo(&listener);
+    // 16 MiB announced; only the prefix and a few bytes are ever sent.
+    client->write(synth::header() + QByteArray("\x00\x00\x00\x01\x00\x00\x00\x00", 8) +
+                  QByteArray(100, 'x'));
+    const Reply r = readReply(client.get());
+    QCOMPARE(r.reason, int(THREADMON__REFUSAL_REASON__REFUSED_HELLO));
+    QVERIFY2(r.text.contains("64 KiB"), qPrintable(r.text));
+    QTRY_COMPARE_WITH_TIMEOUT(refused.size(), 1, 5000);
+  }
+
+  void slowHelloIsRefusedAtTheDeadline() {
+    ProbeListener listener("t0k");
+    listener.setHandshakeLimits(ProbeListener::kMaxPending, 300);
+    QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
+    auto client = connectTo(&listener);
+    client->write(synth::header() + synth::helloFrame(7, "t0k").left(10));
+    QElapsedTimer t;
+    t.start();
+    const Reply r = readReply(client.get());
+    QCOMPARE(r.reason, int(THREADMON__REFUSAL_REASON__REFUSED_TIMEOUT));
+    QVERIFY2(t.elapsed() < 2000, qPrintable(QString::number(t.elapsed())));
+    QVERIFY(closedByPeer(client.get()));
+    QTRY_COMPARE_WITH_TIMEOUT(listener.pendingCount(), 0, 3000);
+  }
+
+  void idleStrangersCannotKeepAProbeOut() {
+    ProbeListener listener("t0k");
+    listener.setHandshakeLimits(4, 60000);
+    QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
+    std::vector<std::unique_ptr<QTcpSocket>> idle;
+    for (int i = 0; i < 12; ++i) idle.push_back(connectTo(&listener));
+    QTRY_VERIFY_WITH_TIMEOUT(listener.pendingCount() == 4, 5000);
+    // The oldest were told why they were closed.
+    QCOMPARE(readReply(idle.front().get()).reason, int(THREADMON__REFUSAL_REASON__REFUSED_BUSY));
+    QVERIFY(closedByPeer(idle.front().get()));
+    // A probe arriving now evicts the oldest stranger and gets in.
+    ProbeConnection *session = nullptr;
+    int frames = 0;
+    connect(&listener, &ProbeListener::sessionAccepted, this, [&](ProbeConnection *c) {
+      session = c;
+      connect(c, &ProbeConnection::frameArrived, c, [&frames] { ++frames; });
+    });
+    synth::Workload w;
+    w.token = "t0k";
+    auto probe = connectTo(&listener);
+    probe->write(synth::stream(w));
+    QCOMPARE(readReply(probe.get()).body, int(THREADMON__FRAME__BODY_WELCOME));
+    QTRY_VERIFY_WITH_TIMEOUT(session && frames > 200, 5000);
+    QVERIFY(listener.pendingCount() <= 4);
   }
 
   void severalProbesAtOnce() {

@@ -250,6 +250,32 @@ class TestReport : public QObject {
     QCOMPARE(o["threads"].toArray().size(), 3);
   }
 
+  // Whole frames with values the reader cannot trust: reported without
+  // them, one line each on stderr and in the JSON, exit 2.
+  void impossibleValuesAreDroppedWithExitTwo() {
+    StreamBuilder b = reportSession(true);
+    Lwp far{21, 0, 0, 0, 0};
+    far.cpu = 1 << 28;
+    b.tick(kT0 + 105 * kMs, {far});
+    b.tick(int64_t(1) << 62, {});
+    QString file = dir_.filePath("values.tmcap");
+    QVERIFY(b.writeFile(file));
+    Run r = report({"--json", file});
+    QCOMPARE(r.code, 2);
+    const QString warnTime = QStringLiteral(
+        "dropped 1 records timed outside the session (78 hours from its first time, before "
+        "2^58 ns)");
+    const QString warnCpu = QStringLiteral("took 1 CPU numbers outside 0-4094 as unknown");
+    QCOMPARE(QString::fromUtf8(r.err), QStringLiteral("threadmon-report: %1: %2\n"
+                                                      "threadmon-report: %1: %3\n")
+                                           .arg(file, warnTime, warnCpu));
+    QJsonObject p = QJsonDocument::fromJson(r.out).object()["process"].toObject();
+    QCOMPARE(p["input_warnings"].toArray(), QJsonArray({warnTime, warnCpu}));
+    QCOMPARE(p["duration_s"].toDouble(), 0.1);  // the Goodbye's, not 2^62 ns
+    Run t = report({file});
+    QVERIFY2(t.out.contains("warning: the capture is damaged: took 1 CPU numbers"), t.out);
+  }
+
   void unreadableFileExitsOne() {
     Run r = report({dir_.filePath("nope.tmcap")});
     QCOMPARE(r.code, 1);

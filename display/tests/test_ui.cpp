@@ -56,6 +56,24 @@ int pixelsOf(const QImage &img, const QColor &c) {
   return n;
 }
 
+// A tick at t with one sample of tid on `cpu`, framed.
+QByteArray tickFrame(uint64_t t, uint32_t tid, int32_t cpu) {
+  Threadmon__LwpSample s = THREADMON__LWP_SAMPLE__INIT;
+  s.tid = tid;
+  s.cpu = cpu;
+  Threadmon__LwpSample *lwps[] = {&s};
+  Threadmon__Tick tk = THREADMON__TICK__INIT;
+  tk.time_ns = t;
+  tk.n_lwps = 1;
+  tk.lwps = lwps;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_TICK;
+  f.tick = &tk;
+  QByteArray payload(qsizetype(threadmon__frame__get_packed_size(&f)), '\0');
+  threadmon__frame__pack(&f, reinterpret_cast<uint8_t *>(payload.data()));
+  return synth::framed(payload);
+}
+
 }  // namespace
 
 class TestUi : public QObject {
@@ -379,6 +397,64 @@ class TestUi : public QObject {
     o = DisplayOptions();
     QVERIFY(parseDisplayOptions({"threadmon-display", "--view", "bogus", "--open", "a"}, &o)
                 .contains("bogus"));
+  }
+
+  // A tick at 2^63 ns hung the axis painting, a CPU number of 2^28 sized
+  // every per-CPU list to gigabytes: the model drops the one and takes the
+  // other as unknown, every view paints at once, and the banner says so.
+  void hostileCaptureRendersInEveryView() {
+    QByteArray bytes = synth::stream(w_);
+    bytes += tickFrame(uint64_t(1) << 63, uint32_t(w_.pid), 0);
+    bytes += tickFrame(1'500'000'000, uint32_t(w_.pid), 1 << 28);
+    const QString path = writeCapture(dir_, "hostile.tmcap", bytes);
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(path, &error));
+    QVERIFY2(page, qPrintable(error));
+    QVERIFY2(page->notice().startsWith("Damaged input: "), qPrintable(page->notice()));
+    QCOMPARE(page->model()->cpuCount(), synth::kCpuCount);
+    for (ViewKind kind : {ViewKind::Threads, ViewKind::Lwps, ViewKind::Cpus, ViewKind::Timeline,
+                          ViewKind::Sync, ViewKind::Charts, ViewKind::Findings, ViewKind::Matrix}) {
+      QElapsedTimer timer;
+      timer.start();
+      const QImage img = renderView(page.get(), kind, -1, kShot);
+      std::unique_ptr<tmui::ModelView> view(page->view(kind));  // detached by renderView
+      QCOMPARE(img.size(), kShot);
+      QVERIFY2(timer.elapsed() < 5000, qPrintable(viewKindName(kind)));
+    }
+  }
+
+  // Ranges no session has (a wild zoom or pan, a damaged live stream): the
+  // axis and rows paint at once, and the range stays one the canvas can show.
+  void timelineSurvivesExtremeRanges() {
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(capture_, &error));
+    QVERIFY2(page, qPrintable(error));
+    tmui::TimelineView *tl = page->timeline();
+    tl->setParent(nullptr);
+    std::unique_ptr<tmui::TimelineView> owner(tl);
+    tl->resize(1000, 600);
+    tl->setAttribute(Qt::WA_DontShowOnScreen);
+    tl->show();
+    tmui::TimelineCanvas *c = tl->canvas();
+    QElapsedTimer timer;
+    timer.start();
+    const tmon::TimeRange ranges[] = {{0, INT64_MAX},         {INT64_MIN, INT64_MAX},
+                                      {INT64_MAX - 5, INT64_MAX}, {INT64_MIN, INT64_MIN + 1},
+                                      {5, -5}};
+    for (const tmon::TimeRange &r : ranges) {
+      c->setVisibleRange(r);
+      c->viewport()->repaint();
+      const tmon::TimeRange v = c->visibleRange();
+      QVERIFY(v.t1 > v.t0 && v.length() >= 10000);
+      for (int i = 0; i < 80; ++i) QTest::keyClick(c, Qt::Key_Minus);
+      for (int i = 0; i < 20; ++i) QTest::keyClick(c, Qt::Key_Right);
+      c->viewport()->repaint();
+      for (int i = 0; i < 80; ++i) QTest::keyClick(c, Qt::Key_Plus);
+      for (int i = 0; i < 20; ++i) QTest::keyClick(c, Qt::Key_Left);
+      c->viewport()->repaint();
+      QVERIFY(c->visibleRange().t1 > c->visibleRange().t0);
+    }
+    QVERIFY2(timer.elapsed() < 5000, qPrintable(QString::number(timer.elapsed())));
   }
 
   // 1,000 threads: a repaint touches only the visible rows, so it stays fast.

@@ -224,7 +224,7 @@ void SessionView::showDeadlock(const tmon::Deadlock &d) {
 void SessionView::setNotice(const QString &text) {
   banner_->setText(text);
   banner_->setVisible(!text.isEmpty());
-  showingProbeNotes_ = false;
+  showingSessionNotes_ = false;
 }
 
 QString SessionView::notice() const { return banner_->text(); }
@@ -248,13 +248,18 @@ void SessionView::updateTitleAndBanner() {
   // What the app says (damaged capture, closed connection) stays; the
   // probe's own notes (a source unavailable, switch records stopped) show
   // when nothing else does.
-  const bool free = banner_->text().isEmpty() || showingProbeNotes_;
+  const bool free = banner_->text().isEmpty() || showingSessionNotes_;
   const QStringList &notes = model_->info().notices;
+  const QStringList &damage = model_->info().inputWarnings;
   if (model_->hasError() && free) {
     setNotice(tr("Session stopped: %1").arg(model_->errorText()));
+  } else if (!damage.isEmpty() && free) {
+    // Before the probe's notes: what the display shows is missing this.
+    setNotice(tr("Damaged input: %1").arg(damage.join(QStringLiteral(" · "))));
+    showingSessionNotes_ = true;
   } else if (!notes.isEmpty() && free) {
     setNotice(tr("Probe: %1").arg(notes.join(QStringLiteral(" · "))));
-    showingProbeNotes_ = true;
+    showingSessionNotes_ = true;
   }
   emit titleChanged();
 }

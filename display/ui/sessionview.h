@@ -80,7 +80,8 @@ class SessionView : public QMainWindow {
   QLabel *windowLabel_;
   QLabel *status_ = nullptr;
   QLabel *banner_;
-  bool showingProbeNotes_ = false;  // the banner holds the probe's notices, not the app's
+  // The banner holds the probe's notices or the input's damage, not the app's.
+  bool showingSessionNotes_ = false;
   ReplayControls *replay_ = nullptr;
   ThreadsView *threads_;
   LwpsView *lwps_;

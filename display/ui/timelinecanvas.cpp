@@ -19,6 +19,21 @@ namespace tmui {
 namespace {
 constexpr int kStates = tmon::kFinalStateCount;
 constexpr int64_t kMinSpanNs = 10000;  // 10 us: deeper zoom shows nothing new
+// The canvas shows times within +-2^60 ns (36 years around the clock's
+// zero): past any session (the model drops times past 2^58), and far enough
+// from int64's ends that no zoom, pan or axis arithmetic can overflow.
+constexpr int64_t kTimeLimit = int64_t(1) << 60;
+
+tmon::TimeRange sane(tmon::TimeRange r) {
+  r.t0 = std::clamp(r.t0, -kTimeLimit, kTimeLimit - kMinSpanNs);
+  r.t1 = std::clamp(r.t1, r.t0 + kMinSpanNs, kTimeLimit);
+  return r;
+}
+
+// A time or a span computed in floating point, as int64 ns it can hold.
+int64_t toNs(double ns) {
+  return int64_t(std::clamp(ns, -2.0 * double(kTimeLimit), 2.0 * double(kTimeLimit)));
+}
 
 QString formatDuration(int64_t ns) {
   if (ns < 10000) return QStringLiteral("%1 µs").arg(double(ns) / 1e3, 0, 'f', 1);
@@ -31,11 +46,18 @@ int64_t tickStep(int64_t span, int width, int minPx) {
   const double wanted = double(span) * minPx / std::max(1, width);
   double step = 1;
   while (step < wanted) {
-    if (step * 2 >= wanted) return int64_t(step * 2);
-    if (step * 5 >= wanted) return int64_t(step * 5);
+    if (step * 2 >= wanted) {
+      step *= 2;
+      break;
+    }
+    if (step * 5 >= wanted) {
+      step *= 5;
+      break;
+    }
     step *= 10;
   }
-  return std::max<int64_t>(1, int64_t(step));
+  // A step as wide as the span is enough (two ticks at most), and an int64.
+  return int64_t(std::clamp(step, 1.0, double(std::max<int64_t>(1, span))));
 }
 }  // namespace
 
@@ -54,15 +76,11 @@ void TimelineCanvas::setHighlightedObject(uint32_t objectId) {
 }
 
 tmon::TimeRange TimelineCanvas::visibleRange() const {
-  if (!following_) return view_;
-  tmon::TimeRange r = window_->range();
-  if (r.length() < kMinSpanNs) r.t1 = r.t0 + kMinSpanNs;
-  return r;
+  return following_ ? sane(window_->range()) : view_;
 }
 
 void TimelineCanvas::setVisibleRange(const tmon::TimeRange &r) {
-  view_ = r;
-  if (view_.length() < kMinSpanNs) view_.t1 = view_.t0 + kMinSpanNs;
+  view_ = sane(r);
   following_ = false;
   viewport()->update();
 }
@@ -94,13 +112,15 @@ QRect TimelineCanvas::dataRect() const {
 int64_t TimelineCanvas::timeAt(int x) const {
   const tmon::TimeRange v = visibleRange();
   const QRect d = dataRect();
-  return v.t0 + int64_t(double(x - d.left()) * double(v.length()) / d.width());
+  return v.t0 + toNs(double(x - d.left()) * double(v.length()) / d.width());
 }
 
 double TimelineCanvas::xOf(int64_t t) const {
   const tmon::TimeRange v = visibleRange();
   const QRect d = dataRect();
-  return d.left() + double(t - v.t0) * d.width() / double(std::max<int64_t>(1, v.length()));
+  const double x = double(t) - double(v.t0);  // t may be any time, v.t0 is sane
+  // Far off-screen is far enough: painters slow down on huge coordinates.
+  return std::clamp(d.left() + x * d.width() / double(v.length()), -1e6, 1e6);
 }
 
 int TimelineCanvas::rowAt(int y) const {
@@ -123,14 +143,15 @@ void TimelineCanvas::resizeEvent(QResizeEvent *event) {
 
 void TimelineCanvas::zoomAround(int64_t t, double factor) {
   const tmon::TimeRange v = visibleRange();
-  int64_t span = std::max<int64_t>(kMinSpanNs, int64_t(double(v.length()) * factor));
-  const double frac = double(t - v.t0) / double(std::max<int64_t>(1, v.length()));
-  const int64_t t0 = t - int64_t(frac * double(span));
+  const int64_t span = std::max(kMinSpanNs, toNs(double(v.length()) * factor));
+  const double frac = (double(t) - double(v.t0)) / double(v.length());
+  const int64_t t0 = toNs(double(t) - frac * double(span));
   setVisibleRange({t0, t0 + span});
 }
 
 void TimelineCanvas::panBy(int64_t dt) {
   const tmon::TimeRange v = visibleRange();
+  dt = std::clamp(dt, -2 * kTimeLimit, 2 * kTimeLimit);
   setVisibleRange({v.t0 + dt, v.t1 + dt});
 }
 
@@ -328,8 +349,8 @@ void TimelineCanvas::mouseMoveEvent(QMouseEvent *event) {
   const int x = int(event->position().x());
   cursorX_ = x;
   if (drag_ == Drag::Pan) {
-    const int64_t dt = int64_t(double(dragStartX_ - x) * double(dragStartView_.length()) /
-                               dataRect().width());
+    const int64_t dt =
+        toNs(double(dragStartX_ - x) * double(dragStartView_.length()) / dataRect().width());
     setVisibleRange({dragStartView_.t0 + dt, dragStartView_.t1 + dt});
   }
   dragNowX_ = std::clamp(x, dataRect().left(), dataRect().right());
@@ -358,7 +379,7 @@ void TimelineCanvas::wheelEvent(QWheelEvent *event) {
     return;
   }
   if (event->modifiers() & Qt::ShiftModifier) {
-    panBy(int64_t(-event->angleDelta().y() / 120.0 * double(visibleRange().length()) / 10));
+    panBy(toNs(-event->angleDelta().y() / 120.0 * double(visibleRange().length()) / 10));
     event->accept();
     return;
   }

@@ -78,24 +78,51 @@ static void test_cancelled_wait(tm_thread *t) {
 }
 
 static void test_hold_sampling(tm_thread *t) {
-  static int lock_word;
+  static int lock_word, other_word;
   tm_object *o = tm_object_get(&lock_word, TM_KIND_MUTEX);
   o->acquisitions = 0;
   CHECK(tm_hold_addr == NULL);
-  for (int i = 0; i < 63; i++) {
+  /* The first TM_HOLD_EXACT holds are all timed: a lock taken a few times
+   * for long (the case that read 0) is exact. */
+  for (unsigned i = 0; i < TM_HOLD_EXACT; i++) {
     tm_count_exclusive(&lock_word, TM_KIND_MUTEX);
+    CHECK(tm_hold_addr == &lock_word);
+    if (i == 10) sleep_ms(2);
     tm_hold_release(&lock_word, TM_KIND_MUTEX);
   }
-  CHECK_EQ(o->acquisitions, 63);
-  CHECK_EQ(atomic_load(&o->hold_samples), 0);
-  CHECK(tm_hold_addr == NULL);
-  tm_count_exclusive(&lock_word, TM_KIND_MUTEX); /* the object's 64th is timed */
-  CHECK(tm_hold_addr == &lock_word);
-  sleep_ms(2);
+  CHECK_EQ(atomic_load(&o->hold_samples), TM_HOLD_EXACT);
+  CHECK(atomic_load(&o->hold_ns) >= 2000000u && atomic_load(&o->hold_ns) < 50000000u);
+  /* Then about one in TM_HOLD_SAMPLE_EVERY, each weighing for the
+   * acquisitions since the previous timed one. */
+  uint64_t timed = 0, gaps_max = 0, prev = TM_HOLD_EXACT;
+  for (int i = 0; i < 64 * 200; i++) {
+    tm_count_exclusive(&lock_word, TM_KIND_MUTEX);
+    if (tm_hold_addr == &lock_word) {
+      timed++;
+      if (o->acquisitions - prev > gaps_max) gaps_max = o->acquisitions - prev;
+      prev = o->acquisitions;
+    }
+    tm_hold_release(&lock_word, TM_KIND_MUTEX);
+  }
+  CHECK(timed > 100 && timed < 400);
+  CHECK(gaps_max < 2 * TM_HOLD_SAMPLE_EVERY);
+  CHECK_EQ(atomic_load(&o->hold_last), prev);
+  /* A hold that cannot be timed (another is) is counted by the next. */
+  tm_object *b = tm_object_get(&other_word, TM_KIND_MUTEX);
+  tm_count_exclusive(&other_word, TM_KIND_MUTEX);
+  CHECK(tm_hold_addr == &other_word);
+  tm_count_exclusive(&lock_word, TM_KIND_MUTEX);
+  while (atomic_load(&o->hold_next) > o->acquisitions) {
+    tm_hold_release(&lock_word, TM_KIND_MUTEX); /* not timed: other_word is */
+    tm_count_exclusive(&lock_word, TM_KIND_MUTEX);
+  }
+  CHECK(tm_hold_addr == &other_word);
+  uint64_t skipped_at = o->acquisitions;
   tm_hold_release(&lock_word, TM_KIND_MUTEX);
-  CHECK(tm_hold_addr == NULL);
-  CHECK_EQ(atomic_load(&o->hold_samples), 1);
-  CHECK(atomic_load(&o->hold_ns) >= 2000000u);
+  tm_hold_release(&other_word, TM_KIND_MUTEX);
+  CHECK_EQ(atomic_load(&b->hold_samples), 1);
+  CHECK(atomic_load(&o->hold_last) < skipped_at);
+  (void)t;
 }
 
 static void *child_body(void *arg) {
@@ -128,6 +155,17 @@ static void test_registry(tm_thread *me) {
   CHECK_EQ(ev[1].state, TM_STATE_EXITED);
   /* Released slots are reused before the high-water mark grows. */
   uint32_t hw = tm_threads_high_water();
+  /* Its creator may still name it through its pthread_t until it is sealed. */
+  uintptr_t handle = (uintptr_t)th;
+  tm_thread_set_handle(c, handle);
+  CHECK(tm_thread_rename_ended(handle, "named-late"));
+  CHECK(strcmp(c->name, "named-late") == 0);
+  tm_thread_release(c); /* not sealed yet: stays */
+  CHECK_EQ(atomic_load(&c->slot_state), TM_SLOT_EXITED);
+  tm_thread_seal(c);
+  CHECK_EQ(atomic_load(&c->slot_state), TM_SLOT_SEALED);
+  tm_thread_rename_ended(handle, "too-late"); /* earlier records may share the handle */
+  CHECK(strcmp(c->name, "named-late") == 0);
   tm_thread_release(c);
   CHECK_EQ(atomic_load(&c->slot_state), TM_SLOT_FREE);
   tm_thread *again = tm_thread_claim(NULL, NULL, 0);

@@ -3,45 +3,11 @@ against a stand-in listener), and --display with the real viewer."""
 import os
 import re
 import signal
-import socket
-import threading
 
 import tmtest
-from tmtest import check, launcher, workload
+from tmtest import Listener, check, launcher, workload
 
 MAGIC = b"TMCAP\r\n\x1a"
-
-
-class Listener:
-    """Accepts connections and keeps every byte each one sends."""
-
-    def __init__(self):
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.streams = []
-        self.thread = threading.Thread(target=self.serve, daemon=True)
-        self.thread.start()
-
-    def serve(self):
-        self.sock.settimeout(30)
-        try:
-            while True:
-                conn, _ = self.sock.accept()
-                data = bytearray()
-                self.streams.append(data)
-                threading.Thread(target=self.read, args=(conn, data), daemon=True).start()
-        except OSError:
-            pass
-
-    @staticmethod
-    def read(conn, data):
-        conn.settimeout(30)
-        with conn:
-            try:
-                while chunk := conn.recv(65536):
-                    data.extend(chunk)
-            except OSError:
-                pass
 
 
 def test_connect_streams_with_token():

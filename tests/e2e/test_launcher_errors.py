@@ -82,6 +82,18 @@ def test_usage_errors():
     expect_error(["run", "--connect", "no-port-here", "--", "true"], 2, ["HOST:PORT"])
 
 
+def test_unwritable_output():
+    """Refused before the program starts: it would otherwise run unprobed."""
+    expect_error(["record", "-o", "/no/such/dir/x.tmcap", "--", "sh", "-c", "echo ran"], 2,
+                 ["cannot write /no/such/dir/x.tmcap", "No such file or directory"])
+    if os.path.isdir("/sys/kernel"):  # refused even to root
+        expect_error(["record", "-o", "/sys/kernel/x.tmcap", "--", "sh", "-c", "echo ran"], 2,
+                     ["cannot write /sys/kernel/x.tmcap"])
+    kept = os.path.join(tmtest.Temp.dir(), "probe-check.tmcap")
+    proc = launcher("record", "-o", kept, "--", "true")
+    check(proc.returncode == 0, f"record to a writable path exited {proc.returncode}")
+
+
 def test_unreachable_display():
     expect_error(["run", "--connect", "127.0.0.1:1", "--", "true"], 2, ["cannot reach", "127.0.0.1:1"])
 

@@ -34,6 +34,30 @@ def test_mutex_hold():
          "big_lock max wait s")
     check((lock.get("contentions") or 0) >= len(truth["waiters"]),
           f"contentions {lock.get('contentions')}")
+    # Fewer than 256 acquisitions: every hold is timed, the figure is exact.
+    check(lock.get("hold_exact") is True, f"hold_exact {lock.get('hold_exact')}")
+    near(lock.get("hold_s"), truth["hold_s"], 0.02 * truth["hold_s"] + 0.001, "big_lock hold s")
+
+
+def test_hold_sampled():
+    """Thousands of acquisitions, a third of them 0.25 ms holds and the rest
+    instants: past the first 256, holds are timed at random gaps (a fixed
+    stride saw only the waiters' instants and read 0). The estimate says it
+    is one and lands near the truth."""
+    tmtest.require_report()
+    rec = tmtest.recorded("mutex_hold", ["--waiters", "2", "--rounds", "3000", "--hold-ms",
+                                         "0.25", "--gap-ms", "0.1"])
+    truth = rec.truth
+    lock = tmtest.object_by_symbol(rec, "big_lock")
+    if not lock:
+        return
+    check(lock.get("acquisitions") == truth["acquisitions"],
+          f"acquisitions {lock.get('acquisitions')}, truth {truth['acquisitions']}")
+    samples = lock.get("hold_samples") or 0
+    check(lock.get("hold_exact") is False and 256 < samples < truth["acquisitions"],
+          f"hold_exact {lock.get('hold_exact')}, {samples} samples of "
+          f"{truth['acquisitions']} holds")
+    near(lock.get("hold_s"), truth["hold_s"], 0.3 * truth["hold_s"], "big_lock hold s (sampled)")
 
 
 def test_blocked_by_holder():

@@ -10,9 +10,11 @@ mismatch. Exit status: 0 pass, 1 fail, 77 skip (meson's convention).
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import traceback
 
 BUILD = os.environ.get("THREADMON_BUILD_ROOT", os.getcwd())
@@ -84,6 +86,39 @@ def launcher(*args, timeout=60, **kwargs):
     """Runs the launcher; returns the CompletedProcess (text mode)."""
     return subprocess.run([sys.executable, LAUNCHER, *args], capture_output=True, text=True,
                           timeout=timeout, **kwargs)
+
+
+class Listener:
+    """A stand-in display: accepts connections and keeps every byte each one
+    sends."""
+
+    def __init__(self):
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.streams = []
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        self.sock.settimeout(30)
+        try:
+            while True:
+                conn, _ = self.sock.accept()
+                data = bytearray()
+                self.streams.append(data)
+                threading.Thread(target=self.read, args=(conn, data), daemon=True).start()
+        except OSError:
+            pass
+
+    @staticmethod
+    def read(conn, data):
+        conn.settimeout(30)
+        with conn:
+            try:
+                while chunk := conn.recv(65536):
+                    data.extend(chunk)
+            except OSError:
+                pass
 
 
 class Recording:

@@ -3,9 +3,9 @@
  * One "holder" thread takes big_lock and keeps it H ms (sleeping inside),
  * releases it for G ms, and repeats. W "waiter" threads loop: lock, unlock,
  * pause G ms, so they spend most of their life blocked on big_lock. Every
- * thread times its own pthread_mutex_lock calls; the truth printed at exit is
- * those measured waits, the exact acquisition count and each waiter's
- * blocked share of its lifetime.
+ * thread times its own pthread_mutex_lock calls and how long it then keeps
+ * the lock; the truth printed at exit is those measured waits and holds, the
+ * exact acquisition count and each waiter's blocked share of its lifetime.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -23,7 +23,8 @@ typedef struct thread_truth {
   int index;
   pid_t tid;
   long acquisitions;
-  double wait_s, max_wait_s, lifetime_s;
+  double wait_s, max_wait_s, hold_s, lifetime_s;
+  double locked_at; /* when the lock it holds was acquired */
 } thread_truth;
 
 static double hold_ms = 20, gap_ms = 5;
@@ -38,6 +39,12 @@ static void timed_lock(thread_truth *t) {
   t->wait_s += waited;
   if (waited > t->max_wait_s) t->max_wait_s = waited;
   t->acquisitions++;
+  t->locked_at = t0 + waited;
+}
+
+static void timed_unlock(thread_truth *t) {
+  t->hold_s += wl_now_s() - t->locked_at;
+  pthread_mutex_unlock(&big_lock);
 }
 
 static void *holder(void *arg) {
@@ -49,7 +56,7 @@ static void *holder(void *arg) {
     timed_lock(t);
     wl_sleep_ms(hold_ms);
     if (r == rounds - 1) atomic_store(&done, 1);
-    pthread_mutex_unlock(&big_lock);
+    timed_unlock(t);
     wl_sleep_ms(gap_ms);
   }
   t->lifetime_s = wl_now_s() - start;
@@ -63,7 +70,7 @@ static void *waiter(void *arg) {
   double start = wl_now_s();
   while (!atomic_load(&done)) {
     timed_lock(t);
-    pthread_mutex_unlock(&big_lock);
+    timed_unlock(t);
     wl_sleep_ms(gap_ms);
   }
   t->lifetime_s = wl_now_s() - start;
@@ -90,17 +97,19 @@ int main(int argc, char **argv) {
     wl_check(pthread_create(&ts[i].thread, NULL, waiter, &ts[i]), "pthread_create");
   }
   long acquisitions = 0;
-  double wait_s = 0, max_wait_s = 0;
+  double wait_s = 0, max_wait_s = 0, hold_s = 0;
   for (int i = 0; i <= waiters; i++) {
     wl_check(pthread_join(ts[i].thread, NULL), "pthread_join");
     acquisitions += ts[i].acquisitions;
     wait_s += ts[i].wait_s;
+    hold_s += ts[i].hold_s;
     if (ts[i].max_wait_s > max_wait_s) max_wait_s = ts[i].max_wait_s;
   }
   printf("{\"workload\":\"mutex_hold\",\"wall_s\":%.6f,\"hold_ms\":%g,\"rounds\":%d,"
          "\"lock_symbol\":\"big_lock\",\"acquisitions\":%ld,\"wait_s\":%.6f,\"max_wait_s\":%.6f,"
-         "\"holder_tid\":%d,\"waiters\":[",
-         wl_now_s() - start, hold_ms, rounds, acquisitions, wait_s, max_wait_s, (int)ts[0].tid);
+         "\"hold_s\":%.6f,\"holder_tid\":%d,\"waiters\":[",
+         wl_now_s() - start, hold_ms, rounds, acquisitions, wait_s, max_wait_s, hold_s,
+         (int)ts[0].tid);
   for (int i = 1; i <= waiters; i++) {
     const thread_truth *t = &ts[i];
     printf("%s{\"tid\":%d,\"name\":\"waiter-%d\",\"lifetime_s\":%.6f,\"acquisitions\":%ld,"

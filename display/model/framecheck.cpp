@@ -1,0 +1,368 @@
+#include "framecheck.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace tmon {
+
+namespace {
+
+// Keeps the entries i with keep[i], in order. A column shorter than the
+// batch (an optional one an older probe did not send) keeps its prefix's
+// share; a longer one loses its extra entries, which name no entry.
+template <typename T>
+void compact(T *col, size_t *n, const std::vector<char> &keep) {
+  const size_t len = std::min(*n, keep.size());
+  size_t k = 0;
+  for (size_t i = 0; i < len; i++)
+    if (keep[i]) col[k++] = col[i];
+  *n = k;
+}
+
+// The same for a list of sub-messages, by a test on each.
+template <typename T, typename Ok>
+void keepIf(T **items, size_t *n, Ok &&ok) {
+  size_t k = 0;
+  for (size_t i = 0; i < *n; i++)
+    if (ok(items[i])) items[k++] = items[i];
+  *n = k;
+}
+
+// Entry i's time is base + delta[0] + ... + delta[i]. After compaction the
+// kept entries are re-based on the first of them, so the store's running
+// sum gives each its time again.
+void rebase(uint64_t *base, int64_t *delta, const std::vector<int64_t> &times) {
+  if (times.empty()) return;
+  *base = uint64_t(times[0]);
+  delta[0] = 0;
+  for (size_t i = 1; i < times.size(); i++) delta[i] = times[i] - times[i - 1];
+}
+
+bool knownState(int s) {
+  return s >= THREADMON__THREAD_STATE__STATE_UNKNOWN && s <= THREADMON__THREAD_STATE__STATE_EXITED;
+}
+
+bool knownSwitch(int k) {
+  return k >= THREADMON__SWITCH_KIND__SWITCH_IN && k <= THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT;
+}
+
+}  // namespace
+
+void FrameCheck::note(Issue issue, uint64_t n) {
+  if (n == 0) return;
+  counts_[size_t(issue)] += n;
+  changed_ = true;
+}
+
+bool FrameCheck::takeChanged() {
+  bool c = changed_;
+  changed_ = false;
+  return c;
+}
+
+QStringList FrameCheck::lines() const {
+  // "%1" is the count; each line says what the reader did with the input.
+  static const char *const what[kIssues] = {
+      "dropped %1 records timed outside the session (78 hours from its first time, before "
+      "2^58 ns)",
+      "took %1 CPU numbers outside 0-4094 as unknown",
+      "clamped %1 counters above 2^58",
+      "read %1 state or switch kinds this reader does not know as unknown (switches dropped)",
+      "dropped %1 records of thread or object id 0",
+      "dropped %1 batch entries without a thread or time",
+      "clamped %1 Hello values (CPU count over 4095, tick interval over 60 s)",
+      "cut %1 strings or lists over their limits (4096 bytes, 256 items)",
+      "dropped %1 records of threads past the first 65536",
+      "dropped %1 records of sync objects past the first 65536",
+      "dropped %1 call stacks or call sites past their limits",
+      "dropped %1 probe notices past the first 64",
+      "dropped %1 records of a thread at an instant it already had 16 records at",
+  };
+  QStringList out;
+  for (int i = 0; i < kIssues; i++)
+    if (counts_[size_t(i)]) out << QString::fromLatin1(what[i]).arg(counts_[size_t(i)]);
+  return out;
+}
+
+bool FrameCheck::time(uint64_t wire, int64_t *out) {
+  if (wire > limits::kMaxTimeNs) return false;
+  const int64_t t = int64_t(wire);
+  if (lo_ == INT64_MIN) lo_ = std::max<int64_t>(0, t - limits::kBeforeFirstNs);
+  if (t < lo_ || t - lo_ > limits::kWindowNs) return false;
+  *out = t;
+  return true;
+}
+
+void FrameCheck::optionalTime(uint64_t *wire) {
+  int64_t t;
+  if (*wire && !time(*wire, &t)) {
+    *wire = 0;
+    note(TimeOutside);
+  }
+}
+
+uint64_t FrameCheck::counter(uint64_t v) {
+  if (v <= limits::kMaxCounter) return v;
+  note(CounterClamped);
+  return limits::kMaxCounter;
+}
+
+void FrameCheck::cut(char *s) {
+  if (!s) return;
+  const size_t len = strnlen(s, limits::kMaxStringBytes + 1);
+  if (len <= limits::kMaxStringBytes) return;
+  // Not inside a UTF-8 sequence: back up over its continuation bytes.
+  size_t at = limits::kMaxStringBytes;
+  while (at > 0 && (uint8_t(s[at]) & 0xC0) == 0x80) at--;
+  s[at] = '\0';
+  note(StringCut);
+}
+
+void FrameCheck::cutList(char **items, size_t *n) {
+  if (*n > limits::kMaxListItems) {
+    *n = limits::kMaxListItems;
+    note(StringCut);
+  }
+  for (size_t i = 0; i < *n; i++) cut(items[i]);
+}
+
+bool FrameCheck::check(Threadmon__Frame *f) {
+  int64_t t;
+  switch (f->body_case) {
+    case THREADMON__FRAME__BODY_HELLO: return f->hello && checkHello(f->hello);
+    case THREADMON__FRAME__BODY_GOODBYE:
+      if (!f->goodbye) return false;
+      optionalTime(&f->goodbye->time_ns);
+      return true;
+    case THREADMON__FRAME__BODY_TICK: return f->tick && checkTick(f->tick);
+    case THREADMON__FRAME__BODY_THREAD_START: {
+      Threadmon__ThreadStart *s = f->thread_start;
+      if (!s) return false;
+      if (!s->tid) {
+        note(BadId);
+        return false;
+      }
+      if (!time(s->time_ns, &t)) {
+        note(TimeOutside);
+        return false;
+      }
+      cut(s->name);
+      cut(s->start_routine);
+      return true;
+    }
+    case THREADMON__FRAME__BODY_THREAD_END: {
+      Threadmon__ThreadEnd *e = f->thread_end;
+      if (!e) return false;
+      if (!e->tid) {
+        note(BadId);
+        return false;
+      }
+      if (!time(e->time_ns, &t)) {
+        note(TimeOutside);
+        return false;
+      }
+      e->oncpu_ns = counter(e->oncpu_ns);
+      return true;
+    }
+    case THREADMON__FRAME__BODY_THREAD_ATTR: {
+      Threadmon__ThreadAttr *a = f->thread_attr;
+      if (!a) return false;
+      if (!a->tid) {
+        note(BadId);
+        return false;
+      }
+      if (!time(a->time_ns, &t)) {
+        note(TimeOutside);
+        return false;
+      }
+      cut(a->name);
+      return true;
+    }
+    case THREADMON__FRAME__BODY_SYNC_OBJECT: return f->sync_object && checkSyncObject(f->sync_object);
+    case THREADMON__FRAME__BODY_TRANSITIONS: return f->transitions && checkTransitions(f->transitions);
+    case THREADMON__FRAME__BODY_SWITCHES: return f->switches && checkSwitches(f->switches);
+    case THREADMON__FRAME__BODY_STACK:
+      if (!f->stack) return false;
+      cutList(f->stack->frames, &f->stack->n_frames);
+      return true;
+    case THREADMON__FRAME__BODY_NOTICE:
+      if (!f->notice) return false;
+      cut(f->notice->text);
+      return true;
+    default: return true;  // a body this reader does not know: the store ignores it
+  }
+}
+
+bool FrameCheck::checkHello(Threadmon__Hello *h) {
+  optionalTime(&h->start_monotonic_ns);
+  if (h->cpu_count > uint32_t(limits::kMaxCpus)) {
+    h->cpu_count = uint32_t(limits::kMaxCpus);
+    note(HelloClamped);
+  }
+  if (h->tick_interval_ns > limits::kMaxTickIntervalNs) {
+    h->tick_interval_ns = 0;  // unknown: the readers' default
+    note(HelloClamped);
+  }
+  cut(h->probe_version);
+  cut(h->exe);
+  cut(h->host);
+  cut(h->kernel);
+  cut(h->token);
+  cutList(h->argv, &h->n_argv);
+  if (h->n_sources > limits::kMaxListItems) {
+    h->n_sources = limits::kMaxListItems;
+    note(StringCut);
+  }
+  return true;
+}
+
+bool FrameCheck::checkLwp(Threadmon__LwpSample *s) {
+  if (!s->tid) {
+    note(BadId);
+    return false;
+  }
+  // -1 is how a reader says "unknown" (lwpAux); anything else out of range
+  // is damage.
+  if (s->cpu != -1 && (s->cpu < 0 || s->cpu >= limits::kMaxCpus)) {
+    s->cpu = -1;
+    note(CpuOutOfRange);
+  }
+  for (uint64_t *c : {&s->user_ns, &s->system_ns, &s->oncpu_ns, &s->runqueue_ns, &s->vol_ctxsw,
+                      &s->invol_ctxsw, &s->minflt, &s->majflt, &s->task_clock_ns,
+                      &s->perf_faults, &s->cycles, &s->instructions})
+    *c = counter(*c);
+  optionalTime(&s->read_ns);
+  if (s->asleep_kind < THREADMON__ASLEEP_KIND__ASLEEP_OTHER ||
+      s->asleep_kind > THREADMON__ASLEEP_KIND__ASLEEP_SLEEP) {
+    s->asleep_kind = THREADMON__ASLEEP_KIND__ASLEEP_OTHER;
+    note(BadEnum);
+  }
+  return true;
+}
+
+bool FrameCheck::checkTick(Threadmon__Tick *tk) {
+  int64_t t;
+  if (!time(tk->time_ns, &t)) {
+    note(TimeOutside);
+    return false;
+  }
+  keepIf(tk->lwps, &tk->n_lwps, [this](Threadmon__LwpSample *s) { return checkLwp(s); });
+  keepIf(tk->cpus, &tk->n_cpus, [this](Threadmon__CpuSample *c) {
+    if (c->cpu >= uint32_t(limits::kMaxCpus)) {
+      note(CpuOutOfRange);
+      return false;
+    }
+    for (uint64_t *v : {&c->user_ns, &c->nice_ns, &c->system_ns, &c->idle_ns, &c->iowait_ns,
+                        &c->irq_ns, &c->softirq_ns, &c->steal_ns})
+      *v = counter(*v);
+    return true;
+  });
+  keepIf(tk->sync, &tk->n_sync, [this](Threadmon__SyncStats *s) {
+    if (!s->id) {
+      note(BadId);
+      return false;
+    }
+    for (uint64_t *v : {&s->acquisitions, &s->contentions, &s->wait_ns, &s->max_wait_ns,
+                        &s->hold_ns, &s->wait_samples, &s->hold_samples})
+      *v = counter(*v);
+    return true;
+  });
+  keepIf(tk->sites, &tk->n_sites, [this](Threadmon__SiteStats *s) {
+    if (!s->object_id) {
+      note(BadId);
+      return false;
+    }
+    s->contentions = counter(s->contentions);
+    s->wait_ns = counter(s->wait_ns);
+    return true;
+  });
+  return true;
+}
+
+bool FrameCheck::checkSyncObject(Threadmon__SyncObject *o) {
+  if (!o->id) {
+    note(BadId);
+    return false;
+  }
+  optionalTime(&o->first_seen_ns);
+  cut(o->module);
+  cut(o->symbol);
+  cutList(o->first_contention_stack, &o->n_first_contention_stack);
+  return true;
+}
+
+bool FrameCheck::checkTransitions(Threadmon__Transitions *tr) {
+  const size_t n = std::min(tr->n_tid, tr->n_delta_ns);
+  note(RaggedBatch, std::max(tr->n_tid, tr->n_delta_ns) - n);
+  std::vector<char> keep(n, 0);
+  std::vector<int64_t> times;
+  // Past an overflow of the running sum no entry has a time.
+  bool summed = tr->base_ns <= uint64_t(INT64_MAX);
+  int64_t t = summed ? int64_t(tr->base_ns) : 0;
+  for (size_t i = 0; i < n; i++) {
+    summed = summed && !__builtin_add_overflow(t, tr->delta_ns[i], &t);
+    int64_t at;
+    if (!summed || !time(uint64_t(t), &at)) {
+      note(TimeOutside);
+    } else if (!tr->tid[i]) {
+      note(BadId);
+    } else {
+      keep[i] = 1;
+      times.push_back(t);
+      if (i < tr->n_state && !knownState(tr->state[i])) {
+        tr->state[i] = THREADMON__THREAD_STATE__STATE_UNKNOWN;
+        note(BadEnum);
+      }
+    }
+  }
+  tr->n_tid = tr->n_delta_ns = n;
+  compact(tr->tid, &tr->n_tid, keep);
+  compact(tr->delta_ns, &tr->n_delta_ns, keep);
+  compact(tr->state, &tr->n_state, keep);
+  compact(tr->object_id, &tr->n_object_id, keep);
+  compact(tr->holder_tid, &tr->n_holder_tid, keep);
+  compact(tr->releaser_tid, &tr->n_releaser_tid, keep);
+  rebase(&tr->base_ns, tr->delta_ns, times);
+  return true;
+}
+
+bool FrameCheck::checkSwitches(Threadmon__CpuSwitches *sw) {
+  const size_t n = std::min({sw->n_tid, sw->n_delta_ns, sw->n_cpu});
+  note(RaggedBatch, std::max({sw->n_tid, sw->n_delta_ns, sw->n_cpu}) - n);
+  std::vector<char> keep(n, 0);
+  std::vector<int64_t> times;
+  bool summed = sw->base_ns <= uint64_t(INT64_MAX);
+  int64_t t = summed ? int64_t(sw->base_ns) : 0;
+  for (size_t i = 0; i < n; i++) {
+    summed = summed && !__builtin_add_overflow(t, sw->delta_ns[i], &t);
+    int64_t at;
+    if (!summed || !time(uint64_t(t), &at)) {
+      note(TimeOutside);
+    } else if (!sw->tid[i]) {
+      note(BadId);
+    } else if (i < sw->n_kind && !knownSwitch(sw->kind[i])) {
+      note(BadEnum);
+    } else {
+      keep[i] = 1;
+      times.push_back(t);
+      if (sw->cpu[i] >= uint32_t(limits::kMaxCpus)) {
+        sw->cpu[i] = UINT32_MAX;  // unknown
+        note(CpuOutOfRange);
+      }
+    }
+  }
+  sw->n_tid = sw->n_delta_ns = sw->n_cpu = n;
+  compact(sw->tid, &sw->n_tid, keep);
+  compact(sw->delta_ns, &sw->n_delta_ns, keep);
+  compact(sw->cpu, &sw->n_cpu, keep);
+  compact(sw->kind, &sw->n_kind, keep);
+  rebase(&sw->base_ns, sw->delta_ns, times);
+  sw->lost = counter(sw->lost);
+  // The base of a batch whose entries all went: the store still uses it
+  // when the batch says the probe stopped its records.
+  if (times.empty()) optionalTime(&sw->base_ns);
+  return true;
+}
+
+}  // namespace tmon

@@ -1,0 +1,51 @@
+"""Every command prints its --help (and --version) and exits 0 anywhere,
+including a machine without a display server, where Qt's GUI cannot start."""
+import os
+import subprocess
+import sys
+
+import tmtest
+from tmtest import LAUNCHER, check
+
+DISPLAY = os.path.join(tmtest.BUILD, "display", "threadmon-display")
+
+# As on a server reached over ssh without X forwarding.
+NO_DISPLAY_ENV = {k: v for k, v in os.environ.items()
+                  if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+
+
+def run(argv):
+    return subprocess.run(argv, capture_output=True, text=True, timeout=30, env=NO_DISPLAY_ENV,
+                          stdin=subprocess.DEVNULL)
+
+
+def expect_prints(argv, words):
+    proc = run(argv)
+    shown = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(argv))
+    check(proc.returncode == 0, f"'{shown}' exited {proc.returncode}: {proc.stderr.strip()[-300:]!r}")
+    for w in words:
+        check(w in proc.stdout, f"'{shown}' printed no {w!r}: {proc.stdout[:200]!r}")
+
+
+def test_launcher_help():
+    for sub in ([], ["record"], ["run"], ["report"]):
+        expect_prints([sys.executable, LAUNCHER, *sub, "--help"], ["usage: threadmon"])
+    expect_prints([sys.executable, LAUNCHER, "--version"], ["threadmon "])
+
+
+def test_display_help_without_a_display_server():
+    if not os.path.exists(DISPLAY):
+        raise tmtest.Skip("threadmon-display is not built")
+    for flag in ("--help", "-h"):
+        expect_prints([DISPLAY, flag], ["Usage:", "--listen", "--token"])
+    for flag in ("--version", "-v"):
+        expect_prints([DISPLAY, flag], ["threadmon-display "])
+
+
+def test_report_help():
+    if not os.path.exists(tmtest.REPORT):
+        raise tmtest.Skip("threadmon-report is not built")
+    expect_prints([tmtest.REPORT, "--help"], ["usage: threadmon-report"])
+
+
+tmtest.main(globals())
