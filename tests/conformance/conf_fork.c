@@ -5,6 +5,8 @@
  * child's buffered output survives exit or not _exit. The parent prints
  * each child's status after waiting for it, so the output order is fixed. */
 #include <fcntl.h>
+#include <errno.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -253,6 +256,77 @@ static void child_buffers(void) {
   exit(0);
 }
 
+/* ---- the program's atfork handlers, process-shared objects ---- */
+
+static int atfork_trace[8], atfork_n;
+
+static void prepare_1(void) { atfork_trace[atfork_n++] = 1; }
+static void prepare_2(void) { atfork_trace[atfork_n++] = 2; }
+static void parent_1(void) { atfork_trace[atfork_n++] = 11; }
+static void parent_2(void) { atfork_trace[atfork_n++] = 12; }
+static void child_1(void) {
+  atfork_trace[atfork_n++] = 21;
+  free(malloc(100)); /* malloc works in a child handler */
+}
+static void child_2(void) { atfork_trace[atfork_n++] = 22; }
+
+static void say_trace(const char *who) {
+  char line[64];
+  size_t used = (size_t)snprintf(line, sizeof line, "%s ran handlers:", who);
+  for (int i = 0; i < atfork_n; i++)
+    used += (size_t)snprintf(line + used, sizeof line - used, " %d", atfork_trace[i]);
+  say("%s", line);
+}
+
+static void atfork_handlers(void) {
+  start_busy();
+  pthread_atfork(prepare_1, parent_1, child_1);
+  pthread_atfork(prepare_2, parent_2, child_2);
+  pid_t pid = fork();
+  if (pid == 0) {
+    say_trace("child");
+    exit(0);
+  }
+  report_child(pid, "child");
+  say_trace("parent");
+  stop_busy();
+}
+
+/* A robust mutex and a semaphore in memory shared with a child: the child
+ * dies holding the mutex, then posts from a second child. */
+static void process_shared_objects(void) {
+  struct shared {
+    pthread_mutex_t m;
+    sem_t s;
+  } *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  pthread_mutexattr_t a;
+  pthread_mutexattr_init(&a);
+  pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+  pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+  pthread_mutex_init(&sh->m, &a);
+  sem_init(&sh->s, 1, 0);
+  start_busy();
+  pid_t pid = fork();
+  if (pid == 0) {
+    pthread_mutex_lock(&sh->m);
+    _exit(0); /* dies holding it */
+  }
+  report_child(pid, "child holding the mutex");
+  int rc = pthread_mutex_lock(&sh->m);
+  say("lock after the owner died: %s", err_name(rc));
+  if (rc == EOWNERDEAD) say("consistent: %s", err_name(pthread_mutex_consistent(&sh->m)));
+  say("unlock: %s", err_name(pthread_mutex_unlock(&sh->m)));
+  pid = fork();
+  if (pid == 0) {
+    conf_sleep_ms(20);
+    sem_post(&sh->s);
+    _exit(0);
+  }
+  say("sem_wait for the child's post: %d", sem_wait(&sh->s));
+  report_child(pid, "posting child");
+  stop_busy();
+}
+
 static const conf_case cases[] = {
     CONF_CASE(single_threaded_child_signal),
     CONF_CASE(single_threaded_grandchild),
@@ -264,6 +338,8 @@ static const conf_case cases[] = {
     CONF_CASE(spawn),
     CONF_CASE(system_and_popen),
     CONF_CASE(child_buffers),
+    CONF_CASE(atfork_handlers),
+    CONF_CASE(process_shared_objects),
 };
 
 int main(int argc, char **argv) {

@@ -451,6 +451,22 @@ static void interrupt_each_wait(int flags) {
 static void handler_interrupts_waits(void) { interrupt_each_wait(0); }
 static void restarting_handler_interrupts_waits(void) { interrupt_each_wait(SA_RESTART); }
 
+/* setresuid and friends in a threaded process: glibc signals every thread
+ * (SIGSETXID, which no mask blocks) to change its credentials too, and
+ * waits for all of them, the probe's thread included. */
+static void setxid_with_threads(void) {
+  sem_init(&sem_never, 0, 0);
+  start_blocked(sem_waiter);
+  start_blocked(sleeper);
+  uid_t r, e, s;
+  getresuid(&r, &e, &s);
+  say("setresuid to the same ids: %d", setresuid(r, e, s));
+  gid_t gr, ge, gs;
+  getresgid(&gr, &ge, &gs);
+  say("setresgid to the same ids: %d", setresgid(gr, ge, gs));
+  say("setegid: %d", setegid(ge));
+}
+
 static const conf_case cases[] = {
     CONF_CASE(sigterm_while_blocked),
     CONF_CASE(sigint_while_blocked),
@@ -462,6 +478,7 @@ static const conf_case cases[] = {
     CONF_CASE(masks_inherited),
     CONF_CASE(handler_interrupts_waits),
     CONF_CASE(restarting_handler_interrupts_waits),
+    CONF_CASE(setxid_with_threads),
 };
 
 int main(int argc, char **argv) {
