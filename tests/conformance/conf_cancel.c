@@ -374,7 +374,8 @@ static void cancel_blocked_in_non_points(void) {
   int rc = pthread_barrier_wait(&barrier2);
   say_join(th, "pthread_barrier_wait");
   say_progress("pthread_barrier_wait");
-  int serial = (rc == PTHREAD_BARRIER_SERIAL_THREAD) + (worker_barrier_rc == PTHREAD_BARRIER_SERIAL_THREAD);
+  int serial = (rc == PTHREAD_BARRIER_SERIAL_THREAD) +
+               (worker_barrier_rc == PTHREAD_BARRIER_SERIAL_THREAD);
   say("serial threads: %d, other results: %s %s", serial,
       err_name(rc == PTHREAD_BARRIER_SERIAL_THREAD ? 0 : rc),
       err_name(worker_barrier_rc == PTHREAD_BARRIER_SERIAL_THREAD ? 0 : worker_barrier_rc));
