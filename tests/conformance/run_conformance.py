@@ -112,6 +112,7 @@ class Run:
             out, err = proc.communicate(timeout=TIMEOUT_S)
             self.status = proc.returncode
         except subprocess.TimeoutExpired:
+            # Hung, or a child it left holds the pipes: the whole group goes.
             self.stacks = stacks_of(proc.pid)
             self.status = None
             try:
@@ -119,11 +120,6 @@ class Run:
             except ProcessLookupError:
                 pass
             out, err = proc.communicate()
-        # A forked child may outlive its parent while holding the pipes.
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         self.stdout = out.decode(errors="replace")
         self.stderr = err.decode(errors="replace")
 
