@@ -1327,7 +1327,10 @@ void tm_sampler_tick(tm_session *s) {
   }
   tm_transport_batch_end(&s->tx, tm_now_ns(), !on_sampler_thread || final_tick);
   if (!s->tx.file_resync && s->tx.batch_len == 0) gap_end_n = 0; /* all in the file */
-  if (s->tx.net != TM_NET_OFF) tm_transport_pump(&s->tx, tm_now_ns());
+  if (s->tx.net != TM_NET_OFF) {
+    tm_transport_pump(&s->tx, tm_now_ns());
+    tm_session_report_net(s, false);
+  }
 }
 
 /* ---- the thread ---- */

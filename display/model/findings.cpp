@@ -231,6 +231,12 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
   for (int oi = 0; oi < m.syncObjectCount(); oi++) {
     const SyncObjectInfo &o = m.syncObject(oi);
     if (o.kind != THREADMON__SYNC_KIND__KIND_INTERNAL) continue;
+    // A runtime's semaphore, barrier or condition wait is the program's own
+    // logic, like its pthread equivalents: no finding. Its mutex or rwlock
+    // serialises like any lock the program wrote.
+    const bool runtimeLock = o.runtimeKind == THREADMON__SYNC_KIND__KIND_MUTEX ||
+                             o.runtimeKind == THREADMON__SYNC_KIND__KIND_RWLOCK;
+    if (o.runtimeKind && !runtimeLock) continue;
     std::vector<InternalWaiter> ws = m.internalWaiters(o.id, r);
     int64_t wait = 0, kernel = 0, life = 0;
     std::vector<uint32_t> tids;
@@ -246,7 +252,8 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     }
     if (life <= 0) continue;
     double share = double(wait + kernel) / double(life);
-    if (share < finding::kInternalShare) continue;
+    if (share < (runtimeLock ? finding::kSerialisingShare : finding::kInternalShare)) continue;
+    if (runtimeLock && int(tids.size()) < finding::kSerialisingMinWaiters) continue;
     std::sort(tids.begin(), tids.end());
     // The call site: the program's function, and the library function it
     // called (the frame just inside it), which is what takes the lock.
@@ -261,13 +268,35 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
       }
     if (at > 0) via = m.programFrame(QStringList{frames[at - 1]}).section('!', 1);
     Finding f;
-    f.kind = FindingKind::InternalLock;
-    f.severity = byShare(share, finding::kInternalShare);
+    if (runtimeLock) {
+      f.kind = FindingKind::SerialisingObject;
+      f.severity = byShare(share, finding::kSerialisingShare);
+      f.message = QStringLiteral("%1 spent about %2 of their time waiting for a %3 (%4)%5: only "
+                                 "one of them can hold it at a time, so they run one after another.")
+                      .arg(threadList(m, tids), percent(share), o.runtimeWhat,
+                           o.symbol.isEmpty() ? QStringLiteral("0x%1").arg(o.address, 0, 16) : o.symbol,
+                           fn.isEmpty() ? QString() : QStringLiteral(", taken in %1").arg(fn));
+    } else {
+      f.kind = FindingKind::InternalLock;
+      f.severity = byShare(share, finding::kInternalShare);
+    }
     f.view = QStringLiteral("sync");
     f.threads = tids;
     f.objects = {o.id};
     f.t0 = r.t0;
     f.t1 = r.t1;
+    if (runtimeLock) {
+      f.evidence["object"] = qint64(o.id);
+      f.evidence["runtime"] = o.runtimeWhat;
+      f.evidence["waiters"] = tidArray(tids);
+      f.evidence["wait_s"] = double(wait) / 1e9;
+      f.evidence["wait_s_by_thread"] = waitS;
+      f.evidence["threads_lifetime_s"] = double(life) / 1e9;
+      f.evidence["share"] = share;
+      f.evidence["call_site"] = fn;
+      out->push_back(std::move(f));
+      continue;
+    }
     f.message = QStringLiteral("%1 lost about %2 of their time to %3")
                     .arg(threadList(m, tids), percent(share), objectName(m, o.id));
     if (!fn.isEmpty()) f.message += QStringLiteral(", reached from %1").arg(fn);

@@ -40,6 +40,8 @@ constexpr int kAsleepKinds = 6;
 // "on_cpu", "runnable", "blocked_mutex", ... (the JSON and report keys).
 const char *finalStateKey(FinalState s);
 bool isBlockedState(FinalState s);
+// The blocked state of a waiter on an object of this threadmon.SyncKind.
+bool blockedStateOfKind(int syncKind, FinalState *out);
 
 // Matches threadmon.SyncKind; "mutex", "cond", ..., "internal".
 QString syncKindName(int kind);
@@ -171,6 +173,10 @@ struct SyncObjectInfo {
   int64_t firstSeenNs = 0;
   QStringList firstContentionStack;  // innermost first
   uint32_t flags = 0;
+  // KIND_INTERNAL words the program's own runtime made (runtimesync.h):
+  // the kind it acts as (0: a library's hidden lock) and what it is.
+  int runtimeKind = 0;
+  QString runtimeWhat;
   QString callSite() const;  // innermost frame of the first contention stack
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "runtimesync.h"
 #include "tmwire.h"
 
 namespace tmon {
@@ -181,6 +182,10 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     const Threadmon__SiteStats &st = *tk.sites[i];
     if (!activity.site(t, st.object_id, st.stack_id, st.contentions, st.wait_ns))
       check_.note(FrameCheck::StacksFull);
+    // A futex word's waiters' stacks say whether a runtime made it.
+    auto obj = syncIndex.find(st.object_id);
+    if (obj != syncIndex.end())
+      classifyRuntime(sync[size_t(obj->second)].info, activity.stackFrames(st.stack_id));
   }
   for (size_t i = 0; i < tk.n_sync; i++) {
     const Threadmon__SyncStats &s = *tk.sync[i];
@@ -252,6 +257,13 @@ void SessionStore::applyThreadEnd(const Threadmon__ThreadEnd &e) {
   activity.threadEnded(e.tid, t);
 }
 
+void SessionStore::classifyRuntime(SyncObjectInfo &i, const QStringList &frames) {
+  if (i.kind != THREADMON__SYNC_KIND__KIND_INTERNAL || i.runtimeKind) return;
+  RuntimeSync rs = runtimeSyncOf(frames);
+  i.runtimeKind = rs.kind;
+  i.runtimeWhat = rs.what;
+}
+
 void SessionStore::applyStack(const Threadmon__Stack &s) {
   QStringList frames;
   for (size_t i = 0; i < s.n_frames; i++) frames.append(str(s.frames[i]));
@@ -280,6 +292,7 @@ void SessionStore::applySyncObject(const Threadmon__SyncObject &o) {
     i.firstContentionStack.clear();
     for (size_t k = 0; k < o.n_first_contention_stack; k++)
       i.firstContentionStack.append(str(o.first_contention_stack[k]));
+    classifyRuntime(i, i.firstContentionStack);
   }
   if (o.flags) i.flags = o.flags;
 }

@@ -41,7 +41,7 @@ QJsonObject processJson(const SessionModel &m) {
 
 QJsonObject threadJson(const SessionModel &m, int index, const TimeRange &whole) {
   const ThreadInfo &t = m.thread(index);
-  StateTimes st = m.threadStates(index, whole);
+  StateTimes st = m.threadStatesAttributed(index, whole);
   QJsonObject states;
   for (int s = 0; s < kFinalStateCount; s++)
     states[finalStateKey(FinalState(s))] = st.percent(FinalState(s));
@@ -105,6 +105,11 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   QJsonObject o;
   o["id"] = qint64(s.id);
   o["kind"] = syncKindName(s.kind);
+  if (s.runtimeKind) {
+    // Found as a futex word, but the program's own: what it acts as.
+    o["acts_as"] = syncKindName(s.runtimeKind);
+    o["runtime"] = s.runtimeWhat;
+  }
   o["address"] = QStringLiteral("0x%1").arg(s.address, 0, 16);
   o["module"] = s.module;
   o["symbol"] = s.symbol;

@@ -211,13 +211,15 @@ QString reportText(const QJsonObject &r, int maxSyncObjects) {
     if (!s["symbol"].toString().isEmpty()) where += '!' + s["symbol"].toString();
     if (where.isEmpty()) where = s["address"].toString();
     if (!s["call_site"].toString().isEmpty()) where += "  @ " + s["call_site"].toString();
+    if (s.contains("runtime")) where += "  [" + s["runtime"].toString() + ", found by futex sampling]";
     // A hidden lock's cost is its estimated wait plus the system time spent
     // for it (kernel_s, only on internal objects).
     const double kernel = s.value("kernel_s").toDouble(), lost = s.value("wait_s").toDouble() + kernel;
     if (s.contains("kernel_s"))
       where += QStringLiteral("  (%1 s asleep on it + %2 s system time for it)")
                    .arg(num(s.value("wait_s").toDouble(), 4), num(kernel, 4));
-    out << pad(QString::number(s["id"].toInteger()), 6) + "  " + pad(s["kind"].toString(), -8) +
+    const QString kind = s.contains("acts_as") ? s["acts_as"].toString() : s["kind"].toString();
+    out << pad(QString::number(s["id"].toInteger()), 6) + "  " + pad(kind, -8) +
                pad(QString::number(s["acquisitions"].toInteger()), 12) +
                pad(QString::number(s["contentions"].toInteger()), 11) +
                pad(num(lost, 4), 10) +
