@@ -230,7 +230,7 @@ bool FrameCheck::checkLwp(Threadmon__LwpSample *s) {
   }
   for (uint64_t *c : {&s->user_ns, &s->system_ns, &s->oncpu_ns, &s->runqueue_ns, &s->vol_ctxsw,
                       &s->invol_ctxsw, &s->minflt, &s->majflt, &s->task_clock_ns,
-                      &s->perf_faults, &s->cycles, &s->instructions})
+                      &s->perf_faults, &s->cycles, &s->instructions, &s->yields})
     *c = counter(*c);
   optionalTime(&s->read_ns);
   if (s->asleep_kind < THREADMON__ASLEEP_KIND__ASLEEP_OTHER ||

@@ -115,6 +115,9 @@ struct ThreadInfo {
   int policy = 0;
   int priority = 0;
   int nice = 0;
+  std::vector<uint64_t> affinity;  // CPU bitmask, 64 CPUs a word; empty = all CPUs
+  int attrChanges = 0;             // ThreadAttr frames: the program changed them
+                                   // (or named the thread) this many times
   // Where its event ring overflowed (UNKNOWN transitions): its wrapped-call
   // states are estimates from the kernel's view after each, until the next.
   std::vector<int64_t> eventGaps;
@@ -149,6 +152,9 @@ struct LwpDelta {
   uint64_t involCtxsw = 0;
   uint64_t minflt = 0;
   uint64_t majflt = 0;
+  uint64_t yields = 0;        // sched_yield calls
+  uint64_t cycles = 0;        // perf hardware counters (THREADMON_COUNTERS=1), else 0
+  uint64_t instructions = 0;
   int64_t sleepNs = 0;  // lifetime in window minus on-CPU and run-queue time
 };
 

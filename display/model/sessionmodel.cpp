@@ -122,6 +122,9 @@ LwpDelta SessionModel::lwpDelta(int index, const TimeRange &r) const {
     d.involCtxsw = delta(kInvolCtxsw);
     d.minflt = delta(kMinflt);
     d.majflt = delta(kMajflt);
+    d.yields = delta(kYields);
+    d.cycles = delta(kCycles);
+    d.instructions = delta(kInstructions);
   }
   TimeRange life = th.lifetime();
   int64_t alive = std::max<int64_t>(0, std::min(r.t1, life.t1) - std::max(r.t0, life.t0));

@@ -151,8 +151,9 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     ThreadTimeline *thp = threadFor(s.tid, t);
     if (!thp) continue;
     ThreadTimeline &th = *thp;
-    std::array<uint64_t, 8> v{s.user_ns,   s.system_ns,   s.oncpu_ns, s.runqueue_ns,
-                              s.vol_ctxsw, s.invol_ctxsw, s.minflt,   s.majflt};
+    LwpSeries::Values v{s.user_ns, s.system_ns,   s.oncpu_ns, s.runqueue_ns,
+                        s.vol_ctxsw, s.invol_ctxsw, s.minflt,   s.majflt,
+                        s.yields,    s.cycles,      s.instructions};
     const LwpSeries::Point *prev = th.lwp.at(t);
     // A thread is only sampled when its counters moved: its run-queue time
     // accrued since its own previous sample (or its start), not this tick.
@@ -246,7 +247,7 @@ void SessionStore::applyThreadEnd(const Threadmon__ThreadEnd &e) {
   // and the other counters as last read.
   const LwpSeries::Point *last = th.lwp.at(t);
   if (e.oncpu_ns && last && last->t < t && e.oncpu_ns >= last->v[kOncpu]) {
-    std::array<uint64_t, 8> v = last->v;
+    LwpSeries::Values v = last->v;
     v[kOncpu] = e.oncpu_ns;
     int64_t prevSample = last->t;
     auto pos = std::lower_bound(tickTimes.begin(), tickTimes.end(), t);
@@ -277,6 +278,8 @@ void SessionStore::applyThreadAttr(const Threadmon__ThreadAttr &a) {
   th->info.policy = a.policy;
   th->info.priority = a.priority;
   th->info.nice = a.nice;
+  th->info.affinity.assign(a.affinity, a.affinity + std::min<size_t>(a.n_affinity, 16));
+  th->info.attrChanges++;
 }
 
 void SessionStore::applySyncObject(const Threadmon__SyncObject &o) {

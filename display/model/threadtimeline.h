@@ -18,8 +18,11 @@
 namespace tmon {
 
 // LWP counters kept per sample, in this order.
-enum LwpCounter { kUser, kSystem, kOncpu, kRunqueue, kVolCtxsw, kInvolCtxsw, kMinflt, kMajflt };
-using LwpSeries = CounterSeries<8>;
+enum LwpCounter {
+  kUser, kSystem, kOncpu, kRunqueue, kVolCtxsw, kInvolCtxsw, kMinflt, kMajflt,
+  kYields, kCycles, kInstructions  // 0 where the capture lacks them
+};
+using LwpSeries = CounterSeries<11>;
 uint32_t lwpAux(int cpu, uint32_t kstate);
 int lwpAuxCpu(uint32_t aux);          // -1 when unknown
 uint32_t lwpAuxKstate(uint32_t aux);  // 0 when unknown

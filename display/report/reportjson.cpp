@@ -39,6 +39,25 @@ QJsonObject processJson(const SessionModel &m) {
   return p;
 }
 
+// Scheduling attributes as last set (ThreadAttr), and how often they changed.
+QJsonObject schedJson(const ThreadInfo &t) {
+  static const char *const policies[] = {"SCHED_OTHER", "SCHED_FIFO", "SCHED_RR", "SCHED_BATCH",
+                                         "SCHED_ISO",   "SCHED_IDLE", "SCHED_DEADLINE"};
+  QJsonObject s;
+  s["policy"] = t.policy >= 0 && t.policy < 7 ? QString::fromLatin1(policies[t.policy])
+                                               : QString::number(t.policy);
+  s["priority"] = t.priority;
+  s["nice"] = t.nice;
+  QJsonArray cpus;
+  bool all = t.affinity.empty();
+  for (size_t w = 0; w < t.affinity.size(); w++)
+    for (int b = 0; b < 64; b++)
+      if (t.affinity[w] >> b & 1) cpus.append(int(w * 64 + size_t(b)));
+  s["affinity"] = all ? QJsonValue(QStringLiteral("all")) : QJsonValue(cpus);
+  s["changes"] = t.attrChanges;
+  return s;
+}
+
 QJsonObject threadJson(const SessionModel &m, int index, const TimeRange &whole) {
   const ThreadInfo &t = m.thread(index);
   StateTimes st = m.threadStatesAttributed(index, whole);
@@ -54,6 +73,12 @@ QJsonObject threadJson(const SessionModel &m, int index, const TimeRange &whole)
   lwp["invol_ctxsw"] = qint64(d.involCtxsw);
   lwp["minflt"] = qint64(d.minflt);
   lwp["majflt"] = qint64(d.majflt);
+  lwp["yields"] = qint64(d.yields);
+  // Hardware counters only when the probe could count them (THREADMON_COUNTERS=1).
+  const bool hw = m.info().hasSource(THREADMON__SOURCE__SOURCE_PERF_HARDWARE);
+  lwp["cycles"] = hw ? QJsonValue(qint64(d.cycles)) : QJsonValue();
+  lwp["instructions"] = hw ? QJsonValue(qint64(d.instructions)) : QJsonValue();
+  lwp["ipc"] = hw && d.cycles ? QJsonValue(double(d.instructions) / double(d.cycles)) : QJsonValue();
   QJsonObject cpus;
   std::vector<int64_t> per = m.threadCpuTimes(index, whole);
   for (size_t c = 0; c < per.size(); c++)
@@ -68,6 +93,7 @@ QJsonObject threadJson(const SessionModel &m, int index, const TimeRange &whole)
   o["states"] = states;
   o["lwp"] = lwp;
   o["cpus"] = cpus;
+  o["sched"] = schedJson(t);
   return o;
 }
 

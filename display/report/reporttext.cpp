@@ -225,19 +225,28 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
   out << QString() << QStringLiteral("LWP microstates");
   TextTable lwps;
   lwps.addColumn(QStringLiteral("thread"), TextTable::Left, kLabelWidth);
-  for (const char *h : {"user s", "sys s", "runq s", "vol cs", "invol cs", "minflt", "majflt"})
+  for (const char *h :
+       {"user s", "sys s", "runq s", "vol cs", "invol cs", "minflt", "majflt", "yields"})
     lwps.addColumn(QString::fromLatin1(h), TextTable::Right);
+  // Instructions per cycle, where the probe counted them (THREADMON_COUNTERS=1).
+  bool ipc = false;
+  for (int i : shown) ipc = ipc || threads[i].toObject()["lwp"].toObject()["ipc"].isDouble();
+  if (ipc) lwps.addColumn(QStringLiteral("IPC"), TextTable::Right);
   lwps.addColumn(QStringLiteral("cpus (s)"), TextTable::Left);
   for (int i : shown) {
     QJsonObject t = threads[i].toObject(), l = t["lwp"].toObject(), c = t["cpus"].toObject();
     QStringList per;
     for (auto it = c.begin(); it != c.end(); ++it)
       per << QStringLiteral("%1:%2").arg(it.key(), num(it.value().toDouble(), 3));
-    lwps.addRow({threadLabel(t), num(l["user_s"].toDouble(), 3), num(l["system_s"].toDouble(), 3),
-                 num(l["runqueue_s"].toDouble(), 3), QString::number(l["vol_ctxsw"].toInteger()),
-                 QString::number(l["invol_ctxsw"].toInteger()),
-                 QString::number(l["minflt"].toInteger()),
-                 QString::number(l["majflt"].toInteger()), per.join(' ')});
+    QStringList row{threadLabel(t), num(l["user_s"].toDouble(), 3), num(l["system_s"].toDouble(), 3),
+                    num(l["runqueue_s"].toDouble(), 3), QString::number(l["vol_ctxsw"].toInteger()),
+                    QString::number(l["invol_ctxsw"].toInteger()),
+                    QString::number(l["minflt"].toInteger()),
+                    QString::number(l["majflt"].toInteger()),
+                    QString::number(l["yields"].toInteger())};
+    if (ipc) row << (l["ipc"].isDouble() ? num(l["ipc"].toDouble(), 2) : QStringLiteral("-"));
+    row << per.join(' ');
+    lwps.addRow(row);
   }
   out << lwps.lines();
   moreLine(out, qsizetype(shown.size()), matched, QStringLiteral("threads"), threadsMore);

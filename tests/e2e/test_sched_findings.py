@@ -127,6 +127,15 @@ def test_never_runs_starved():
     if ev:
         check((ev.get("runnable_share") or 0) > 0.8,
               f"runnable_share {ev.get('runnable_share')}, expected most of its life")
+    # What it did while starving is shown too: its sched_yield calls, and its
+    # policy and affinity changes (pinned to CPU 0 and SCHED_IDLE, then
+    # released by main).
+    victim = rec.thread(rec.truth["starved"]["tid"])
+    if victim:
+        check(victim["lwp"].get("yields") == rec.truth["starved"]["yields"],
+              f"yields {victim['lwp'].get('yields')}, truth {rec.truth['starved']['yields']}")
+        sched = victim.get("sched") or {}
+        check((sched.get("changes") or 0) >= 2, f"sched {sched}: expected its changes counted")
 
 
 def test_never_runs_stuck_in_read():
