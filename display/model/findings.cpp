@@ -10,6 +10,7 @@
 #include <set>
 
 #include "findings_util.h"
+#include "runtimesync.h"
 #include "sessionmodel.h"
 
 namespace tmon {
@@ -269,6 +270,14 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     if (at > 0) via = m.programFrame(QStringList{frames[at - 1]}).section('!', 1);
     Finding f;
     if (runtimeLock) {
+      // Where the program took it: past the runtime's own frames, in the
+      // program (an optimised build may have inlined it into the runtime's
+      // thread start: then nothing is named rather than the runtime).
+      QStringList own;
+      const QString exe = QFileInfo(m.info().exe).fileName();
+      for (const QString &fr : frames)
+        if (!isRuntimeFrame(fr) && QFileInfo(fr.section('!', 0, 0)).fileName() == exe) own << fr;
+      fn = own.isEmpty() ? QString() : m.programFrame(own);
       f.kind = FindingKind::SerialisingObject;
       f.severity = byShare(share, finding::kSerialisingShare);
       f.message = QStringLiteral("%1 spent about %2 of their time waiting for a %3 (%4)%5: only "

@@ -39,11 +39,17 @@ const Pattern kPatterns[] = {
 bool runtimeFrame(const QString &fn) {
   return fn.startsWith(QLatin1String("_ZNSt")) || fn.startsWith(QLatin1String("_ZSt")) ||
          fn.startsWith(QLatin1String("_ZNKSt")) || fn.startsWith(QLatin1String("std::")) ||
-         fn.startsWith(QLatin1String("_ZN3std")) ||
-         (fn.startsWith(QLatin1String("_R")) && fn.contains(QLatin1String("3std")));
+         fn.startsWith(QLatin1String("_ZN3std")) || fn.startsWith(QLatin1String("_ZN4core")) ||
+         fn.startsWith(QLatin1String("core::")) ||
+         (fn.startsWith(QLatin1String("_R")) &&
+          (fn.contains(QLatin1String("3std")) || fn.contains(QLatin1String("4core"))));
 }
 
 }  // namespace
+
+bool isRuntimeFrame(const QString &frame) {
+  return runtimeFrame(frame.section('!', 1).section('+', 0, 0));
+}
 
 RuntimeSync runtimeSyncOf(const QStringList &frames) {
   // The futex call sits a few frames in (syscall, __platform_wait, the

@@ -20,6 +20,10 @@ struct RuntimeSync {
 // From a waiting thread's stack, innermost first, frames `module!function+0xoff`
 // with mangled or demangled function names.
 RuntimeSync runtimeSyncOf(const QStringList &frames);
+// Whether a frame is the runtime's own code (libstdc++'s std::, Rust's std
+// or core), which sits in the program's binary but is not where the program
+// took the object.
+bool isRuntimeFrame(const QString &frame);
 
 }  // namespace tmon
 

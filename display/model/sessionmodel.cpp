@@ -122,6 +122,10 @@ LwpDelta SessionModel::lwpDelta(int index, const TimeRange &r) const {
     d.involCtxsw = delta(kInvolCtxsw);
     d.minflt = delta(kMinflt);
     d.majflt = delta(kMajflt);
+  }
+  if (const LwpExtraSeries::Point *eb = th.lwpExtra.at(r.t1)) {
+    const LwpExtraSeries::Point *ea = th.lwpExtra.at(r.t0);
+    auto delta = [&](int k) { return sub(eb->v[size_t(k)], ea ? ea->v[size_t(k)] : 0); };
     d.yields = delta(kYields);
     d.cycles = delta(kCycles);
     d.instructions = delta(kInstructions);

@@ -151,9 +151,10 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     ThreadTimeline *thp = threadFor(s.tid, t);
     if (!thp) continue;
     ThreadTimeline &th = *thp;
-    LwpSeries::Values v{s.user_ns, s.system_ns,   s.oncpu_ns, s.runqueue_ns,
-                        s.vol_ctxsw, s.invol_ctxsw, s.minflt,   s.majflt,
-                        s.yields,    s.cycles,      s.instructions};
+    LwpSeries::Values v{s.user_ns,   s.system_ns,   s.oncpu_ns, s.runqueue_ns,
+                        s.vol_ctxsw, s.invol_ctxsw, s.minflt,   s.majflt};
+    if (s.yields || s.cycles || s.instructions)
+      th.lwpExtra.add(t, 0, LwpExtraSeries::Values{s.yields, s.cycles, s.instructions});
     const LwpSeries::Point *prev = th.lwp.at(t);
     // A thread is only sampled when its counters moved: its run-queue time
     // accrued since its own previous sample (or its start), not this tick.

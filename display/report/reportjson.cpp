@@ -143,10 +143,14 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   o["contentions"] = qint64(d.contentions);
   o["wait_s"] = seconds(int64_t(d.waitNs));
   o["max_wait_s"] = seconds(int64_t(d.maxWaitNs));
-  o["hold_s"] = seconds(int64_t(d.holdNs));
-  // Every hold timed: hold_s is exact; else estimated from hold_samples.
-  o["hold_samples"] = qint64(d.holdSamples);
-  o["hold_exact"] = d.holdSamples == d.acquisitions;
+  // Only locks are held (a barrier, cond or semaphore is waited on): null
+  // for the others. Every hold timed: exact; else estimated from hold_samples.
+  const bool held = s.kind == THREADMON__SYNC_KIND__KIND_MUTEX ||
+                    s.kind == THREADMON__SYNC_KIND__KIND_RWLOCK ||
+                    s.kind == THREADMON__SYNC_KIND__KIND_SPIN;
+  o["hold_s"] = held ? QJsonValue(seconds(int64_t(d.holdNs))) : QJsonValue();
+  o["hold_samples"] = held ? QJsonValue(qint64(d.holdSamples)) : QJsonValue();
+  o["hold_exact"] = held ? QJsonValue(d.holdSamples == d.acquisitions) : QJsonValue();
   o["call_site"] = s.callSite();
   QJsonArray sites;
   for (const CallSite &c : m.callSites(s.id, whole)) {

@@ -269,6 +269,7 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
 
   // "~" when estimated from a sample of the holds (hold_exact false).
   auto holdText = [](const QJsonObject &s) {
+    if (!s["hold_s"].isDouble()) return QStringLiteral("-");  // not a lock: nothing is held
     QString v = num(s["hold_s"].toDouble(), 4);
     return s["hold_exact"].toBool(true) || s["acquisitions"].toInteger() == 0 ? v : "~" + v;
   };

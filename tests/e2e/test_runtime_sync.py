@@ -18,9 +18,13 @@ def runtime_objects(report):
     return {o.get("runtime"): o for o in report.get("sync_objects", []) if o.get("runtime")}
 
 
-def no_false_alarm(report, name):
+def no_false_alarm(report, name, serialising=None):
+    """No hidden-lock finding, and nothing high except, where the program
+    really serialises on a runtime lock, a serialising_object naming it."""
     bad = [f for f in report.get("findings", []) if f.get("kind") == "internal_lock" or
-           f.get("severity") == "high"]
+           (f.get("severity") == "high" and not (
+               serialising and f.get("kind") == "serialising_object" and
+               (f.get("evidence") or {}).get("runtime") == serialising))]
     check(not bad, f"{name}: {tmtest.describe(bad)}")
 
 
@@ -75,7 +79,14 @@ def test_rust_std_sync():
     objs = runtime_objects(report)
     for what in ("Rust std::sync::Mutex", "Rust std::sync::Condvar"):
         check(what in objs, f"no object recognised as {what}: {sorted(objs)}")
-    no_false_alarm(report, "rust_locks")
+    # Three threads taking turns on one Mutex held 200 µs at a time do
+    # serialise: if that is reported, it names the Mutex and the program's
+    # closure, not Rust's lock_contended.
+    for f in [f for f in report.get("findings", []) if f.get("kind") == "serialising_object"]:
+        check((f.get("evidence") or {}).get("runtime") == "Rust std::sync::Mutex" and
+              "lock_contended" not in f.get("message", ""),
+              f"serialising_object: {f.get('message')}")
+    no_false_alarm(report, "rust_locks", serialising="Rust std::sync::Mutex")
 
 
 tmtest.main(globals())
