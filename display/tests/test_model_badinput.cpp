@@ -6,8 +6,11 @@
 #include <QFile>
 #include <QtTest>
 
-#include "capturereader.h"
 #include "findings.h"
+#include "framedecoder.h"
+#include "framecheck.h"
+#include "reportjson.h"
+#include "reporttext.h"
 #include "sessionmodel.h"
 #include "test_model_stream.h"
 
@@ -52,6 +55,16 @@ void queryEverything(const SessionModel &m) {
   m.waitMatrix(all);
   m.ticks(all);
   m.findings(all);
+}
+
+// What any input leaves, however damaged: a model within its bounds.
+void expectBounded(const SessionModel &m) {
+  QVERIFY(m.cpuCount() <= limits::kMaxCpus);
+  QVERIFY(size_t(m.threadCount()) <= limits::kMaxThreads);
+  QVERIFY(size_t(m.syncObjectCount()) <= limits::kMaxSyncObjects);
+  QVERIFY(m.latestNs() - m.startNs() <= limits::kWindowNs);
+  QVERIFY(m.info().notices.size() <= limits::kMaxNotices);
+  QVERIFY(m.memoryBytes() < 64 * 1024 * 1024);
 }
 
 bool warned(const SessionModel &m, const char *what) {
@@ -147,6 +160,51 @@ class TestModelBadInput : public QObject {
     QVERIFY(m.memoryBytes() < 1'000'000);
     QCOMPARE(m.lwpSampleCount(m.indexOfTid(10)), size_t(2));  // kept, CPU unknown
     QVERIFY(warned(m, "CPU number"));
+  }
+
+  // Inputs the fuzzer found (display/fuzz/regressions, docs/fuzzing.md), fed
+  // as the fuzzer fed them: in two pieces, then the report and the views'
+  // queries. `expect`: a line the model must give (a warning or the error).
+  void fuzzRegressions_data() {
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QString>("expect");
+    // Why each input is here: what it broke before it was fixed.
+    const QHash<QString, QString> expect{
+        // Empty reads: NULL + 0 in the wire decoder (UBSan).
+        {"empty.tmcap", QString()},
+        // A SwitchKind of 2^31 (negative as the int it is stored in): loaded
+        // through the enum's type (UBSan).
+        {"negative-switch-kind.tmcap", "enum values this reader does not know"},
+        // A tick's LwpSample of tid 0, dropped from the list: protobuf-c
+        // frees by the list's count, so it leaked (LeakSanitizer).
+        {"dropped-sample-leak.tmcap", "dropped 1 records of thread or object id 0"},
+    };
+    const QDir dir(qEnvironmentVariable("THREADMON_FUZZ_REGRESSIONS"));
+    const QFileInfoList files = dir.entryInfoList({"*.tmcap"}, QDir::Files, QDir::Name);
+    QVERIFY2(!files.isEmpty(), qPrintable(dir.path()));
+    for (const QFileInfo &f : files) {
+      QVERIFY2(expect.contains(f.fileName()), qPrintable(f.fileName() + " has no expectation"));
+      QTest::newRow(qPrintable(f.fileName())) << f.filePath() << expect.value(f.fileName());
+    }
+  }
+
+  void fuzzRegressions() {
+    QFETCH(QString, path);
+    QFETCH(QString, expect);
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray bytes = file.readAll();
+    SessionModel m;
+    FrameDecoder dec(&m);
+    const size_t first = size_t(bytes.size()) / 3;
+    dec.feed(bytes.constData(), first);
+    dec.feed(bytes.constData() + first, size_t(bytes.size()) - first);
+    if (dec.headerSeen()) m.markEnded();
+    queryEverything(m);
+    QVERIFY(!reportText(reportJson(m)).isEmpty());
+    expectBounded(m);
+    const QString said = m.info().inputWarnings.join('\n') + '\n' + m.errorText();
+    QVERIFY2(said.contains(expect), qPrintable(said));
   }
 };
 
