@@ -162,6 +162,101 @@ class TestModelBadInput : public QObject {
     QVERIFY(warned(m, "CPU number"));
   }
 
+  // Entry i of a batch is at base + the sum of deltas up to i: an entry
+  // outside the window goes, and the later ones keep their times; past an
+  // overflow of the sum no entry has a time.
+  void batchTimesAfterADroppedEntry() {
+    const uint32_t tid = 10;
+    const int64_t far = int64_t(1) << 50;  // 13 days: outside the window
+    int64_t deltas[] = {0, far, -far + 5 * kMs, INT64_MAX, 1};
+    Threadmon__ThreadState states[] = {
+        THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, THREADMON__THREAD_STATE__STATE_RUNNING,
+        THREADMON__THREAD_STATE__STATE_RUNNING, THREADMON__THREAD_STATE__STATE_BLOCKED_COND,
+        THREADMON__THREAD_STATE__STATE_RUNNING};
+    uint32_t tids[] = {tid, tid, tid, tid, tid}, objects[] = {7, 0, 0, 8, 0};
+    Threadmon__Transitions tr = THREADMON__TRANSITIONS__INIT;
+    tr.base_ns = uint64_t(at(10));
+    tr.n_tid = tr.n_delta_ns = tr.n_state = tr.n_object_id = 5;
+    tr.tid = tids;
+    tr.delta_ns = deltas;
+    tr.state = states;
+    tr.object_id = objects;
+    Threadmon__Frame f = THREADMON__FRAME__INIT;
+    f.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
+    f.transitions = &tr;
+    StreamBuilder b;
+    b.hello(false);
+    b.threadStart(tid, kT0, "w", "app!worker");
+    SessionModel m;
+    b.applyTo(&m);
+    m.apply(f);
+    b.goodbye(at(20), 0);
+    StreamBuilder end;
+    end.goodbye(at(20), 0);
+    end.applyTo(&m);
+    const TimeRange all = m.resolve(Window::wholeRun());
+    const std::vector<WaitRecord> waits = m.waits(7, all);
+    QCOMPARE(waits.size(), size_t(1));
+    QCOMPARE(waits[0].start, at(10));
+    QCOMPARE(waits[0].end, at(15));  // the third entry, after the dropped second
+    QVERIFY(m.waits(8, all).empty());
+    QVERIFY(warned(m, "dropped 3 records timed outside the session"));
+    expectBounded(m);
+  }
+
+  // What a few bytes could grow without end is bounded, and says so.
+  void collectionsAreBounded() {
+    SessionModel m;
+    StreamBuilder b;
+    b.hello(false);
+    b.applyTo(&m);
+    const size_t n = limits::kMaxThreads + 10;
+    std::vector<uint32_t> tids(n);
+    std::vector<int64_t> deltas(n, 0);
+    for (size_t i = 0; i < n; i++) tids[i] = uint32_t(1000 + i);
+    Threadmon__Transitions tr = THREADMON__TRANSITIONS__INIT;
+    tr.base_ns = uint64_t(at(1));
+    tr.n_tid = tr.n_delta_ns = n;
+    tr.tid = tids.data();
+    tr.delta_ns = deltas.data();
+    Threadmon__Frame f = THREADMON__FRAME__INIT;
+    f.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
+    f.transitions = &tr;
+    m.apply(f);
+    QCOMPARE(size_t(m.threadCount()), limits::kMaxThreads);
+    QVERIFY(warned(m, "dropped 10 records of threads past the first 65536"));
+
+    StreamBuilder more;
+    for (int i = 0; i < limits::kMaxNotices + 5; i++) {
+      Threadmon__Notice no = THREADMON__NOTICE__INIT;
+      no.text = const_cast<char *>("a source is unavailable");
+      Threadmon__Frame g = THREADMON__FRAME__INIT;
+      g.body_case = THREADMON__FRAME__BODY_NOTICE;
+      g.notice = &no;
+      m.apply(g);
+    }
+    QCOMPARE(m.info().notices.size(), limits::kMaxNotices);
+    QVERIFY(warned(m, "dropped 5 probe notices past the first 64"));
+
+    std::string longName(10000, 'x');
+    longName.replace(4095, 2, "\xc3\xa9");  // a two-byte character across the limit
+    more.threadStart(77, at(2), longName.c_str(), "app!worker");
+    // 20 records of one thread at one nanosecond, each a different state.
+    for (int k = 0; k < 20; k++)
+      more.transition(1000, at(3), k % 2 ? THREADMON__THREAD_STATE__STATE_RUNNING
+                                         : THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX,
+                      uint32_t(k + 1));
+    more.applyTo(&m);
+    QCOMPARE(m.thread(m.indexOfTid(1000)).tid, 1000u);
+    QVERIFY(warned(m, "dropped 4 records of a thread at an instant it already had 16"));
+    QVERIFY(warned(m, "cut 1 strings or lists over their limits"));
+    StreamBuilder end;
+    end.goodbye(at(10), 0);
+    end.applyTo(&m);
+    QVERIFY(m.indexOfTid(77) < 0);  // no room for it either
+    expectBounded(m);
+  }
+
   // Inputs the fuzzer found (display/fuzz/regressions, docs/fuzzing.md), fed
   // as the fuzzer fed them: in two pieces, then the report and the views'
   // queries. `expect`: a line the model must give (a warning or the error).
