@@ -59,6 +59,7 @@ void SessionStore::rejected(const ThreadTimeline &th, ThreadTimeline::Added a, i
 
 QString SessionStore::apply(Threadmon__Frame &frame) {
   QString err = check_.check(&frame) ? fold(frame) : QString();
+  check_.restore();
   if (check_.takeChanged()) info.inputWarnings = check_.lines();
   return err;
 }
