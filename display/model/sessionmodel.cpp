@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "runtimes.h"
 #include "sessionstore.h"
 
 namespace tmon {
@@ -235,18 +236,43 @@ SyncDelta SessionModel::syncDelta(int index, const TimeRange &r) const {
 }
 
 std::vector<int> SessionModel::syncObjectsByWait(const TimeRange &r) const {
-  std::vector<std::pair<SyncDelta, int>> act;
+  struct Active {
+    SyncDelta d;
+    int index;
+    bool housekeeping;
+  };
+  std::vector<Active> act;
   for (int i = 0; i < syncObjectCount(); i++) {
     SyncDelta d = syncDelta(i, r);
-    if (d.acquisitions || d.contentions || d.waitNs || d.waitSamples) act.emplace_back(d, i);
+    if (d.acquisitions || d.contentions || d.waitNs || d.waitSamples)
+      act.push_back(Active{d, i, housekeepingObject(i, r)});
   }
-  std::stable_sort(act.begin(), act.end(), [](const auto &x, const auto &y) {
-    if (x.first.waitNs != y.first.waitNs) return x.first.waitNs > y.first.waitNs;
-    return x.first.contentions > y.first.contentions;
+  std::stable_sort(act.begin(), act.end(), [](const Active &x, const Active &y) {
+    if (x.housekeeping != y.housekeeping) return y.housekeeping;
+    if (x.d.waitNs != y.d.waitNs) return x.d.waitNs > y.d.waitNs;
+    return x.d.contentions > y.d.contentions;
   });
   std::vector<int> out;
-  for (const auto &a : act) out.push_back(a.second);
+  for (const Active &a : act) out.push_back(a.index);
   return out;
+}
+
+bool SessionModel::housekeepingThread(int index) const {
+  return index >= 0 && index < threadCount() && !runtimeHousekeeping(thread(index)).isEmpty();
+}
+
+bool SessionModel::housekeepingObject(int index, const TimeRange &r) const {
+  const SyncObjectInfo &o = syncObject(index);
+  if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) {
+    std::vector<InternalWaiter> ws = internalWaiters(o.id, r);
+    return !ws.empty() && std::all_of(ws.begin(), ws.end(), [this](const InternalWaiter &w) {
+      return housekeepingThread(indexOfTid(w.tid));
+    });
+  }
+  std::vector<WaitRecord> ws = waits(o.id, r);
+  return !ws.empty() && std::all_of(ws.begin(), ws.end(), [this](const WaitRecord &w) {
+    return housekeepingThread(indexOfTid(w.waiter));
+  });
 }
 
 std::vector<BlockedInterval> SessionModel::blockedOn(uint32_t objectId, const TimeRange &r) const {

@@ -86,8 +86,14 @@ class SessionModel : public QObject {
   const SyncObjectInfo &syncObject(int index) const;
   int indexOfSyncObject(uint32_t id) const;  // -1 when unknown
   SyncDelta syncDelta(int index, const TimeRange &r) const;
-  // Object indices with any activity in r, most waiting first.
+  // Object indices with any activity in r, most waiting first; objects only
+  // a runtime's housekeeping threads waited on (the JVM's compile queue)
+  // after the program's own.
   std::vector<int> syncObjectsByWait(const TimeRange &r) const;
+  // A runtime's own thread (runtimes.h: the JVM's JIT, GC, VM Thread, ...).
+  bool housekeepingThread(int index) const;
+  // Only housekeeping threads waited on the object in r.
+  bool housekeepingObject(int index, const TimeRange &r) const;
   std::vector<BlockedInterval> blockedOn(uint32_t objectId, const TimeRange &r) const;
 
   // Waits as the interposer saw them (holder, releaser), overlapping r,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "runtimes.h"
 #include "sessionmodel.h"
 
 using namespace tmon;
@@ -89,6 +90,8 @@ QJsonObject threadJson(const SessionModel &m, int index, const TimeRange &whole)
   o["start_routine"] = t.startRoutine;
   o["probe"] = t.probe || (m.info().probeTid && t.tid == m.info().probeTid);
   o["main"] = t.main;
+  // "jvm" for the JVM's own threads (JIT compilers, GC, ...), else "".
+  o["runtime"] = runtimeHousekeeping(t);
   o["lifetime_s"] = seconds(st.lifetimeNs);
   o["states"] = states;
   o["lwp"] = lwp;
@@ -152,6 +155,8 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   o["hold_samples"] = held ? QJsonValue(qint64(d.holdSamples)) : QJsonValue();
   o["hold_exact"] = held ? QJsonValue(d.holdSamples == d.acquisitions) : QJsonValue();
   o["call_site"] = s.callSite();
+  // Only a runtime's housekeeping threads waited on it (listed last).
+  o["housekeeping"] = m.housekeepingObject(index, whole);
   QJsonArray sites;
   for (const CallSite &c : m.callSites(s.id, whole)) {
     QJsonObject j;

@@ -63,6 +63,7 @@ QString threadLabel(const QJsonObject &t) {
   if (!t["name"].toString().isEmpty()) l += ' ' + t["name"].toString();
   if (t["main"].toBool()) l += " [main]";
   if (t["probe"].toBool()) l += " [probe]";
+  if (!t["runtime"].toString().isEmpty()) l += " [" + t["runtime"].toString() + "]";
   return l;
 }
 
