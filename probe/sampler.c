@@ -1166,6 +1166,7 @@ static void send_descriptions(tm_session *s, int to) {
 static void resync_file(tm_session *s) {
   tm_transport *tx = &s->tx;
   tm_transport_file_resync_queued(tx);
+  tx->file_replaced_noted = tx->file_replaced; /* this Notice says so */
   char text[160];
   snprintf(text, sizeof text,
            "capture gap: %llu bytes of frames lost from %.3f s (%s); written again from here",
@@ -1223,8 +1224,14 @@ void tm_sampler_tick(tm_session *s) {
     tm_session_send_hello(s, TM_TO_NET);
     send_descriptions(s, TM_TO_NET);
   }
+  tm_transport_check_file(&s->tx);
   if (tm_transport_file_wants_resync(&s->tx, now, !on_sampler_thread || final_tick))
     resync_file(s);
+  if (s->tx.file_replaced != s->tx.file_replaced_noted && s->tx.file_fd >= 0 && !s->tx.file_resync) {
+    s->tx.file_replaced_noted = s->tx.file_replaced;
+    tm_emit_notice(s, "the program closed or replaced the capture's descriptor: the probe "
+                      "reopened the file, nothing was lost", TM_TO_FILE);
+  }
   tick_no++;
   /* The wrappers' TSC wait clock (probe.h); its first call reads
    * /proc/cpuinfo, which the final tick on a program thread should not. */
