@@ -1381,6 +1381,13 @@ static void sleep_until(const struct timespec *deadline) {
   }
 }
 
+/* Refused by the display, or given up on it, with no capture file: nothing
+ * will ever read what the probe gathers. */
+static bool nowhere_to_send(const tm_session *s) {
+  return (s->tx.net == TM_NET_REFUSED || s->tx.net == TM_NET_GAVE_UP) && s->tx.file_fd < 0 &&
+         !s->tx.file_lost;
+}
+
 static void *sampler_main(void *arg) {
   tm_session *s = arg;
   prctl(PR_SET_NAME, "threadmon", 0, 0, 0); /* before registering: the record copies it */
@@ -1412,6 +1419,16 @@ static void *sampler_main(void *arg) {
     atomic_store(&in_tick, 1);
     if (!atomic_load(&pause_requested)) tm_sampler_tick(s);
     atomic_store(&in_tick, 0);
+    if (nowhere_to_send(s) && atomic_load(&tm_active)) {
+      /* Cost the program nothing from here: the wrappers pass every call
+       * straight through, and this thread only waits for the end. */
+      atomic_store(&tm_active, 0);
+    }
+    if (!atomic_load(&tm_active)) {
+      clock_gettime(CLOCK_MONOTONIC, &next);
+      next.tv_sec += 1;
+      continue;
+    }
     /* Fell behind (a long tick, a stopped process): skip, don't burst. */
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
