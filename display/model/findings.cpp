@@ -102,7 +102,7 @@ QString objectName(const SessionModel &m, uint32_t objectId) {
   if (i < 0) return QStringLiteral("object %1").arg(objectId);
   const SyncObjectInfo &o = m.syncObject(i);
   QString module = QFileInfo(o.module).fileName();
-  QString symbol = o.symbol.endsWith(QLatin1String("+0x0")) ? o.symbol.chopped(4) : o.symbol;
+  QString symbol = o.symbolText();
   QString addr = QStringLiteral("0x%1").arg(o.address, 0, 16);
   if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) {
     QString lib = module.isEmpty() ? QStringLiteral("a library") : module;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "runtimesync.h"
+#include "symbolname.h"
 #include "tmwire.h"
 
 namespace tmon {
@@ -233,7 +234,7 @@ void SessionStore::applyThreadStart(const Threadmon__ThreadStart &s) {
   th.setStart(t);
   th.info.creatorTid = s.creator_tid;
   if (s.name && *s.name) th.info.name = str(s.name);
-  if (s.start_routine && *s.start_routine) th.info.startRoutine = str(s.start_routine);
+  if (s.start_routine && *s.start_routine) th.info.startRoutine = readableFrame(str(s.start_routine));
   th.info.probe = th.info.probe || s.is_probe;
   th.info.main = th.info.main || s.is_main;
 }
@@ -269,7 +270,7 @@ void SessionStore::classifyRuntime(SyncObjectInfo &i, const QStringList &frames)
 
 void SessionStore::applyStack(const Threadmon__Stack &s) {
   QStringList frames;
-  for (size_t i = 0; i < s.n_frames; i++) frames.append(str(s.frames[i]));
+  for (size_t i = 0; i < s.n_frames; i++) frames.append(readableFrame(str(s.frames[i])));
   if (!activity.stack(s.id, std::move(frames))) check_.note(FrameCheck::StacksFull);
 }
 
@@ -291,12 +292,18 @@ void SessionStore::applySyncObject(const Threadmon__SyncObject &o) {
   if (o.kind) i.kind = o.kind;
   if (o.address) i.address = o.address;
   if (o.module && *o.module) i.module = str(o.module);
-  if (o.symbol && *o.symbol) i.symbol = str(o.symbol);
+  if (o.symbol && *o.symbol) {
+    SymbolParts p = splitSymbol(str(o.symbol));
+    i.symbol = p.name;
+    i.symbolRaw = p.raw;
+    i.symbolOffset = p.offset;
+    i.symbolFile = p.file;
+  }
   if (o.first_seen_ns) i.firstSeenNs = ns(o.first_seen_ns);
   if (o.n_first_contention_stack) {
     i.firstContentionStack.clear();
     for (size_t k = 0; k < o.n_first_contention_stack; k++)
-      i.firstContentionStack.append(str(o.first_contention_stack[k]));
+      i.firstContentionStack.append(readableFrame(str(o.first_contention_stack[k])));
     classifyRuntime(i, i.firstContentionStack);
   }
   if (o.flags) i.flags = o.flags;

@@ -141,7 +141,12 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   }
   o["address"] = QStringLiteral("0x%1").arg(s.address, 0, 16);
   o["module"] = s.module;
+  // symbol: readable, bare; its offset and the name as in the symbol table
+  // apart, so scripts need not parse "name+0x10".
   o["symbol"] = s.symbol;
+  o["symbol_offset"] = s.symbol.isEmpty() ? QJsonValue() : QJsonValue(qint64(s.symbolOffset));
+  o["symbol_raw"] = s.symbolRaw;
+  o["symbol_file"] = s.symbolFile;
   o["acquisitions"] = qint64(d.acquisitions);
   o["contentions"] = qint64(d.contentions);
   o["wait_s"] = seconds(int64_t(d.waitNs));

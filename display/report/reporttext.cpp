@@ -67,6 +67,15 @@ QString threadLabel(const QJsonObject &t) {
   return l;
 }
 
+// "name+0x10 (file.c)" from the JSON's symbol keys, the offset left out
+// when 0 (as SyncObjectInfo::symbolText).
+QString symbolText(const QJsonObject &s) {
+  QString t = s["symbol"].toString();
+  if (qint64 off = s["symbol_offset"].toInteger()) t += QStringLiteral("+0x%1").arg(off, 0, 16);
+  if (!s["symbol_file"].toString().isEmpty()) t += QStringLiteral(" (%1)").arg(s["symbol_file"].toString());
+  return t;
+}
+
 // Where a finding is shown in threadmon-display.
 QString viewName(const QString &view) {
   static const QHash<QString, QString> names{
@@ -286,7 +295,7 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
   for (qsizetype i = 0; i < syncShown; i++) {
     QJsonObject s = sync[i].toObject();
     QString where = s["module"].toString();
-    if (!s["symbol"].toString().isEmpty()) where += '!' + s["symbol"].toString();
+    if (!s["symbol"].toString().isEmpty()) where += '!' + symbolText(s);
     if (where.isEmpty()) where = s["address"].toString();
     if (!s["call_site"].toString().isEmpty()) where += "  @ " + s["call_site"].toString();
     if (s.contains("runtime")) where += "  [" + s["runtime"].toString() + ", found by futex sampling]";

@@ -82,7 +82,8 @@ void SyncTree::update(const tmon::SessionModel &model, const tmon::TimeRange &r)
     // Descriptions may be completed later (a SyncObject sent again).
     QStandardItem *parent = first->parent();
     const int row = first->row();
-    const QString name = o.symbol.isEmpty() ? QStringLiteral("0x%1").arg(o.address, 0, 16) : o.symbol;
+    const QString name =
+        o.symbol.isEmpty() ? QStringLiteral("0x%1").arg(o.address, 0, 16) : o.symbolText();
     first->setText(name);
     first->setData(name, kSortRole);
     first->setToolTip(o.firstContentionStack.isEmpty()

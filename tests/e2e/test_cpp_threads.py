@@ -28,6 +28,20 @@ def test_cpp_threads():
               f"shared_mutex acquisitions {rw[0].get('acquisitions')}, expected {expected}")
 
 
+def test_names_are_demangled():
+    """C++ globals in an anonymous namespace read as in the source; the
+    mangled name stays in symbol_raw."""
+    tmtest.require_report()
+    rec = tmtest.recorded("cpp_threads", ARGS)
+    names = {o.get("symbol"): o for o in rec.objects()}
+    for want in ("counter_mutex", "queue_mutex", "table_mutex", "queue_ready"):
+        o = names.get(f"(anonymous namespace)::{want}")
+        if check(o is not None, f"no object named (anonymous namespace)::{want}: {sorted(names)}"):
+            check(o.get("symbol_raw") == f"_ZN12_GLOBAL__N_1{len(want)}{want}E",
+                  f"{want}: symbol_raw {o.get('symbol_raw')!r}")
+            check(o.get("symbol_offset") == 0, f"{want}: symbol_offset {o.get('symbol_offset')!r}")
+
+
 def test_no_findings():
     """A well-behaved program: nothing to report above low severity."""
     tmtest.require_report()

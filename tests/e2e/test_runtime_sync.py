@@ -1,5 +1,5 @@
 """Synchronisation a language runtime builds from futexes, which no pthread
-wrapper sees: C++20 (cpp20_sync) and Rust std::sync (rust_locks.rs). Their
+wrapper sees: C++20 (cpp20_sync) and Rust std::sync (rust_std_sync.rs). Their
 waiters must show as the blocked kinds they are (they read 99% "sleeping"),
 the objects as what they are, and no "lock inside [heap] the program never
 wrote" finding."""
@@ -53,13 +53,13 @@ def test_rust_std_sync():
     rustc = shutil.which("rustc")
     if not rustc:
         raise tmtest.Skip("rustc not installed (Debian: rustc)")
-    exe = os.path.join(tmtest.Temp.dir(), "rust_locks")
-    src = os.path.join(HERE, "..", "workloads", "rust_locks.rs")
+    exe = os.path.join(tmtest.Temp.dir(), "rust_std_sync")
+    src = os.path.join(HERE, "..", "workloads", "rust_std_sync.rs")
     build = subprocess.run([rustc, "-O", "-o", exe, src], capture_output=True, text=True,
                            timeout=300)
     if build.returncode != 0:
-        raise tmtest.Skip(f"rustc could not build rust_locks.rs: {build.stderr.strip()[:200]}")
-    capture = os.path.join(tmtest.Temp.dir(), "rust_locks.tmcap")
+        raise tmtest.Skip(f"rustc could not build rust_std_sync.rs: {build.stderr.strip()[:200]}")
+    capture = os.path.join(tmtest.Temp.dir(), "rust_std_sync.tmcap")
     run = tmtest.launcher("record", "-o", capture, "--", exe)
     check(run.returncode == 0, f"record exited {run.returncode}: {run.stderr.strip()}")
     truth = json.loads([l for l in run.stdout.splitlines() if l.startswith("{")][-1])
@@ -87,7 +87,7 @@ def test_rust_std_sync():
         check((f.get("evidence") or {}).get("runtime") in locks and
               "_contended" not in f.get("message", ""),
               f"serialising_object: {f.get('message')}")
-    no_false_alarm(report, "rust_locks", serialising=locks)
+    no_false_alarm(report, "rust_std_sync", serialising=locks)
 
 
 tmtest.main(globals())
