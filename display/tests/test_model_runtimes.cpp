@@ -259,6 +259,32 @@ class TestModelRuntimes : public QObject {
       QVERIFY2(std::find(f.threads.begin(), f.threads.end(), 31u) == f.threads.end(),
                qPrintable(QString(findingKindKey(f.kind)) + ": " + f.message));
   }
+
+  // A pool's workers parked for work (LinkedBlockingQueue.take), each woken
+  // by the submitting thread that never parks with them: no lock.
+  void idlePoolThreadsParkedForWorkAreNoLock() {
+    StreamBuilder b;
+    b.setExe("/usr/lib/jvm/java-17-openjdk-amd64/bin/java");
+    b.hello(false);
+    const char *jvm = "libjvm.so!_ZL19thread_native_entryP6Thread";
+    b.stack(2, {"libjvm.so!_ZN6Parker4parkEbl+0x10", "libjvm.so!Unsafe_Park+0x5", "[anon]"});
+    b.threadStart(10, at(0), "submitter", jvm);
+    std::vector<Site> sites;
+    for (uint32_t tid = 21; tid <= 23; tid++) {
+      b.threadStart(tid, at(0), qPrintable(QStringLiteral("pool-1-thread-%1").arg(tid - 20)), jvm);
+      b.syncObject(tid, THREADMON__SYNC_KIND__KIND_COND, 0x7f0000001000 + tid * 64, "[anon]", "", nullptr);
+      sites.push_back(Site{tid, 2, 1, 9 * kMs});
+      for (int p = 0; p < 1000; p += 10) {
+        b.transition(tid, at(p + 1), kCond, tid);
+        b.transition(tid, at(p + 10), kRun, 0, 0, 10);
+      }
+    }
+    ticks(b, 1000, sites, {21, 22, 23});
+    b.goodbye(at(1000), 0);
+    SessionModel m;
+    b.applyTo(&m);
+    QVERIFY(findAll(findingsOf(m), FindingKind::JavaLock).empty());
+  }
 };
 
 QTEST_GUILESS_MAIN(TestModelRuntimes)
