@@ -96,6 +96,7 @@ typedef struct tm_sampler_thread {
   uint64_t sw_tick;      /* tick whose drain had a record of it */
   uint64_t futex_addr;
   uint32_t asleep_syscall; /* LwpSample.asleep_syscall last sent */
+  uint64_t yields;         /* LwpSample.yields last sent */
   int sw_kind;           /* latest record's TM_SWITCH_*, or SW_UNKNOWN */
   bool covered;          /* its switches reach our rings (a record was seen) */
   bool have_sched, have_stat;
@@ -733,7 +734,9 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   if (!st->status_base ||
       (!from_records && st->status_dirty && tick_no - st->status_tick >= STATUS_EVERY))
     read_status(st);
-  bool counts = st->vol != vol || st->invol != invol;
+  uint64_t yields = t->yields; /* the thread's own counter: a racy read is one behind */
+  bool counts = st->vol != vol || st->invol != invol || yields != st->yields;
+  st->yields = yields;
   if (!moved && !counts && futex == st->futex_addr && asleep == st->asleep_syscall) return;
   st->futex_addr = futex;
   st->asleep_syscall = asleep;
@@ -759,6 +762,7 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   l->perf_faults = st->pv.v[TM_PC_FAULTS];
   l->cycles = st->pv.v[TM_PC_CYCLES];
   l->instructions = st->pv.v[TM_PC_INSTRUCTIONS];
+  l->yields = yields;
 }
 
 /* What this tick must read of a thread, from its switch records. */
@@ -1327,7 +1331,10 @@ void tm_sampler_tick(tm_session *s) {
   }
   tm_transport_batch_end(&s->tx, tm_now_ns(), !on_sampler_thread || final_tick);
   if (!s->tx.file_resync && s->tx.batch_len == 0) gap_end_n = 0; /* all in the file */
-  if (s->tx.net != TM_NET_OFF) tm_transport_pump(&s->tx, tm_now_ns());
+  if (s->tx.net != TM_NET_OFF) {
+    tm_transport_pump(&s->tx, tm_now_ns());
+    tm_session_report_net(s, false);
+  }
 }
 
 /* ---- the thread ---- */

@@ -1,5 +1,7 @@
 /* Where frames go: a capture file (whole frames per write: one frame, or
- * a tick's worth gathered between batch_begin and batch_end) and/or a TCP peer (non-blocking, bounded buffer, reconnects).
+ * a tick's worth gathered between batch_begin and batch_end) and/or a TCP
+ * peer (non-blocking, bounded buffer, reconnects until the display refuses
+ * the session or a dozen attempts in a row fail).
  *
  * Used by one thread at a time: the sampler while it runs, then the thread
  * that stops it (exit, exec). Program threads never wait on it. */
@@ -18,8 +20,12 @@ enum tm_net_state {
   TM_NET_WAITING,    /* next connect attempt at retry_at_ns */
   TM_NET_CONNECTING, /* non-blocking connect in progress */
   TM_NET_CONNECTED,
-  TM_NET_GAVE_UP,
+  TM_NET_GAVE_UP,    /* attempts failed too often */
+  TM_NET_REFUSED,    /* the display refused this session (refusal says why) */
 };
+
+/* The display's answer is one small frame; a larger one is skipped. */
+#define TM_REPLY_BYTES 1024
 
 typedef struct tm_transport {
   /* capture file */
@@ -49,6 +55,12 @@ typedef struct tm_transport {
   bool ever_connected;
   bool needs_preamble; /* a reconnection: the session must resend Hello etc. */
   unsigned attempts;
+  int last_errno;      /* why the latest attempt failed */
+  bool welcomed;       /* the display accepted this connection's Hello */
+  char refusal[160];   /* TM_NET_REFUSED: the display's text */
+  uint8_t reply[TM_REPLY_BYTES]; /* the display's answer, as it arrives */
+  size_t reply_len;
+  uint32_t reply_skip; /* bytes left of a frame too large to be an answer */
   uint64_t connect_started_ns, retry_at_ns, backoff_ns;
   uint64_t bytes_sent;
   uint64_t frames_dropped;
@@ -87,7 +99,9 @@ void tm_transport_file_resync_queued(tm_transport *t);
  * descriptions) with TM_TO_NET, before any other frame. */
 bool tm_transport_pump(tm_transport *t, uint64_t now_ns);
 
-/* Waits at most timeout_ms for queued network bytes to leave. */
+/* Waits at most timeout_ms for queued network bytes to leave, and then
+ * (at most 300 ms more) for the display's answer, so that a short session
+ * still learns it was refused. */
 void tm_transport_flush(tm_transport *t, int timeout_ms);
 
 void tm_transport_close(tm_transport *t);

@@ -11,6 +11,7 @@
 
 #include "findings_util.h"
 #include "runtimes.h"
+#include "runtimesync.h"
 #include "sessionmodel.h"
 
 namespace tmon {
@@ -290,9 +291,15 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
   for (int oi = 0; oi < m.syncObjectCount(); oi++) {
     const SyncObjectInfo &o = m.syncObject(oi);
     if (o.kind != THREADMON__SYNC_KIND__KIND_INTERNAL) continue;
-    // A futex that waits for an event (a Rust Condvar, a C++20 barrier, a
-    // Go M parked by its scheduler) is no lock: nobody holds it.
-    if (isEventLikeWait(objectWait(m, o, r))) continue;
+    // A runtime's semaphore, barrier or condition wait is the program's own
+    // logic, like its pthread equivalents: no finding. Its mutex or rwlock
+    // serialises like any lock the program wrote.
+    const bool runtimeLock = o.runtimeKind == THREADMON__SYNC_KIND__KIND_MUTEX ||
+                             o.runtimeKind == THREADMON__SYNC_KIND__KIND_RWLOCK;
+    if (o.runtimeKind && !runtimeLock) continue;
+    // Other futexes that wait for an event (a JVM park, a Go M parked by its
+    // scheduler) are no lock either: nobody holds them.
+    if (!o.runtimeKind && isEventLikeWait(objectWait(m, o, r))) continue;
     std::vector<InternalWaiter> ws = m.internalWaiters(o.id, r);
     int64_t wait = 0, kernel = 0, life = 0;
     std::vector<uint32_t> tids;
@@ -308,7 +315,8 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     }
     if (life <= 0) continue;
     double share = double(wait + kernel) / double(life);
-    if (share < finding::kInternalShare) continue;
+    if (share < (runtimeLock ? finding::kSerialisingShare : finding::kInternalShare)) continue;
+    if (runtimeLock && int(tids.size()) < finding::kSerialisingMinWaiters) continue;
     std::sort(tids.begin(), tids.end());
     // The call site: the program's function, and the library function it
     // called (the frame just inside it), which is what takes the lock.
@@ -329,13 +337,43 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
                          fn.section('!', 0, 0) == QFileInfo(m.info().exe).fileName();
     if (ownLock || via == QLatin1String("syscall")) via.clear();
     Finding f;
-    f.kind = FindingKind::InternalLock;
-    f.severity = byShare(share, finding::kInternalShare);
+    if (runtimeLock) {
+      // Where the program took it: past the runtime's own frames, in the
+      // program (an optimised build may have inlined it into the runtime's
+      // thread start: then nothing is named rather than the runtime).
+      QStringList own;
+      const QString exe = QFileInfo(m.info().exe).fileName();
+      for (const QString &fr : frames)
+        if (!isRuntimeFrame(fr) && QFileInfo(fr.section('!', 0, 0)).fileName() == exe) own << fr;
+      fn = own.isEmpty() ? QString() : m.programFrame(own);
+      f.kind = FindingKind::SerialisingObject;
+      f.severity = byShare(share, finding::kSerialisingShare);
+      f.message = QStringLiteral("%1 spent about %2 of their time waiting for a %3 (%4)%5: only "
+                                 "one of them can hold it at a time, so they run one after another.")
+                      .arg(threadList(m, tids), percent(share), o.runtimeWhat,
+                           o.symbol.isEmpty() ? QStringLiteral("0x%1").arg(o.address, 0, 16) : o.symbol,
+                           fn.isEmpty() ? QString() : QStringLiteral(", taken in %1").arg(fn));
+    } else {
+      f.kind = FindingKind::InternalLock;
+      f.severity = byShare(share, finding::kInternalShare);
+    }
     f.view = QStringLiteral("sync");
     f.threads = tids;
     f.objects = {o.id};
     f.t0 = r.t0;
     f.t1 = r.t1;
+    if (runtimeLock) {
+      f.evidence["object"] = qint64(o.id);
+      f.evidence["runtime"] = o.runtimeWhat;
+      f.evidence["waiters"] = tidArray(tids);
+      f.evidence["wait_s"] = double(wait) / 1e9;
+      f.evidence["wait_s_by_thread"] = waitS;
+      f.evidence["threads_lifetime_s"] = double(life) / 1e9;
+      f.evidence["share"] = share;
+      f.evidence["call_site"] = fn;
+      out->push_back(std::move(f));
+      continue;
+    }
     f.message = QStringLiteral("%1 lost about %2 of their time to %3")
                     .arg(threadList(m, tids), percent(share), objectName(m, o.id));
     if (!fn.isEmpty()) f.message += QStringLiteral(", reached from %1").arg(fn);

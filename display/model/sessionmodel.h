@@ -57,6 +57,10 @@ class SessionModel : public QObject {
   int indexOfTid(uint32_t tid) const;  // -1 when unknown
 
   StateTimes threadStates(int index, const TimeRange &r) const;
+  // The same, with the sleep estimated on objects a runtime built into the
+  // program (a C++20 semaphore, a Rust Mutex: SyncObjectInfo::runtimeKind)
+  // shown as the blocked state of their kind. What the tables show.
+  StateTimes threadStatesAttributed(int index, const TimeRange &r) const;
   // Exact intervals overlapping r, clipped to it, in time order.
   std::vector<StateInterval> intervals(int index, const TimeRange &r) const;
   // Final state at time t (false when the thread was not alive or not known).

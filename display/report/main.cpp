@@ -2,6 +2,7 @@
 // Exit status: 0 complete, 2 damaged (cut short, or values dropped or
 // clamped) but reported, 1 unreadable or usage.
 #include <QCoreApplication>
+#include <QJsonArray>
 #include <QJsonDocument>
 
 #include <cstdio>
@@ -14,8 +15,22 @@
 namespace {
 
 int usage(FILE *to) {
-  std::fputs("usage: threadmon-report [--json] FILE.tmcap\n", to);
+  std::fputs(
+      "usage: threadmon-report [--json] [--top N] [--thread PATTERN]... FILE.tmcap\n"
+      "  --json            JSON for scripts (docs/report-json.md)\n"
+      "  --top N           rows per table of the text report (default 30; 0: all)\n"
+      "  --thread PATTERN  only threads whose name contains PATTERN or whose tid is it;\n"
+      "                    * ? [ make it a glob over the whole name or tid (repeatable)\n",
+      to);
   return to == stdout ? 0 : 1;
+}
+
+// --json keeps only the threads --thread asked for.
+void keepThreads(QJsonObject &report, const ThreadFilter &filter) {
+  QJsonArray kept;
+  for (const QJsonValue &v : report["threads"].toArray())
+    if (filter.matches(uint32_t(v["tid"].toInteger()), v["name"].toString())) kept.append(v);
+  report["threads"] = kept;
 }
 
 }  // namespace
@@ -24,10 +39,36 @@ int main(int argc, char **argv) {
   QCoreApplication app(argc, argv);
   bool json = false;
   QString file;
+  TextOptions text;
+  QStringList patterns;
   QStringList args = app.arguments().mid(1);
-  for (const QString &a : args) {
+  for (int i = 0; i < args.size(); i++) {
+    QString a = args[i];
+    // "--top=5" and "--top 5" alike.
+    QString value;
+    bool hasValue = false;
+    for (const char *opt : {"--top", "--thread"}) {
+      if (a == QLatin1String(opt) && i + 1 < args.size()) {
+        value = args[++i];
+        hasValue = true;
+      } else if (a.startsWith(QLatin1String(opt) + '=')) {
+        value = a.mid(int(qstrlen(opt)) + 1);
+        a = QLatin1String(opt);
+        hasValue = true;
+      }
+    }
     if (a == "--json") {
       json = true;
+    } else if (a == "--top" && hasValue) {
+      bool ok = false;
+      text.top = value.toInt(&ok);
+      if (!ok || text.top < 0) {
+        std::fprintf(stderr, "threadmon-report: --top wants a number of rows, not '%s'\n",
+                     qPrintable(value));
+        return 1;
+      }
+    } else if (a == "--thread" && hasValue && !value.isEmpty()) {
+      patterns << value;
     } else if (a == "-h" || a == "--help") {
       return usage(stdout);
     } else if (a.startsWith('-') || !file.isEmpty()) {
@@ -52,9 +93,11 @@ int main(int argc, char **argv) {
   for (const QString &w : warnings)
     std::fprintf(stderr, "threadmon-report: %s: %s\n", qPrintable(file), qPrintable(w));
 
+  text.threads = ThreadFilter(patterns);
   QJsonObject report = reportJson(model);
+  if (json && text.threads.active()) keepThreads(report, text.threads);
   QByteArray out = json ? QJsonDocument(report).toJson(QJsonDocument::Indented)
-                        : reportText(report).toUtf8();
+                        : reportText(report, text).toUtf8();
   std::fwrite(out.constData(), 1, size_t(out.size()), stdout);
   return res.status == tmon::CaptureLoadResult::Complete && warnings.isEmpty() ? 0 : 2;
 }

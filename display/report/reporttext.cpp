@@ -4,6 +4,10 @@
 #include <QJsonArray>
 #include <QStringList>
 
+#include <algorithm>
+
+#include "texttable.h"
+
 namespace {
 
 // Text report columns; stolen sits next to runq (both: ready, not running).
@@ -17,8 +21,42 @@ const char *const kStateShort[] = {"cpu", "runq", "stolen", "mutex", "cond",   "
 constexpr int kStates = int(sizeof kStateKeys / sizeof kStateKeys[0]);
 static_assert(sizeof kStateShort == sizeof kStateKeys, "one short name per state");
 
+// Thread labels (tid, name, tags) past this are cut: a name is the
+// program's, up to 4096 bytes.
+constexpr int kLabelWidth = 40;
+
 QString num(double v, int prec = 1) { return QString::number(v, 'f', prec); }
-QString pad(const QString &s, int w) { return w < 0 ? s.leftJustified(-w, ' ', true) : s.rightJustified(w); }
+
+// "… and 12 more threads (...)" under a table cut to --top rows.
+void moreLine(QStringList &out, qsizetype shown, qsizetype all, const QString &what,
+              const QString &how) {
+  if (all > shown)
+    out << QStringLiteral("  … and %1 more %2 (%3)").arg(all - shown).arg(what, how);
+}
+
+// The threads a table shows: those the filter matches, all of them within
+// `top`, else the `top` that spent the most time on a CPU, runnable or
+// blocked (not asleep by choice); in their order of first sight.
+std::vector<int> threadsShown(const QJsonArray &threads, const ThreadFilter &filter, int top,
+                              int *matched) {
+  std::vector<int> rows;
+  for (int i = 0; i < threads.size(); i++) {
+    QJsonObject t = threads[i].toObject();
+    if (filter.matches(uint32_t(t["tid"].toInteger()), t["name"].toString())) rows.push_back(i);
+  }
+  *matched = int(rows.size());
+  if (top <= 0 || rows.size() <= size_t(top)) return rows;
+  auto busy = [&](int i) {
+    QJsonObject t = threads[i].toObject(), st = t["states"].toObject();
+    double share = 100.0 - st["sleeping"].toDouble() - st["stopped"].toDouble() -
+                   st["io_wait"].toDouble();
+    return share * t["lifetime_s"].toDouble();
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](int a, int b) { return busy(a) > busy(b); });
+  rows.resize(size_t(top));
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
 
 QString threadLabel(const QJsonObject &t) {
   QString l = QString::number(t["tid"].toInteger());
@@ -105,22 +143,27 @@ void objectDetails(const QJsonArray &sync, const QHash<qint64, QString> &names, 
                  .arg(frames.mid(0, 4).join(" <- "));
     }
     if (!pairs.isEmpty()) {
-      out << QStringLiteral("    %1%2%3%4").arg(pad("waiter", -28), pad("blocked by", -28),
-                                                pad("waits", 8), pad("wait s", 10));
+      TextTable t;
+      t.addColumn(QStringLiteral("waiter"), TextTable::Left, kLabelWidth);
+      t.addColumn(QStringLiteral("blocked by"), TextTable::Left, kLabelWidth);
+      t.addColumn(QStringLiteral("waits"), TextTable::Right);
+      t.addColumn(QStringLiteral("wait s"), TextTable::Right);
       for (int k = 0; k < pairs.size() && k < kPairs; k++) {
         QJsonObject p = pairs[k].toObject();
-        out << QStringLiteral("    %1%2%3%4")
-                   .arg(pad(tidName(names, p["waiter"].toInteger()), -28),
-                        pad(tidName(names, p["holder"].toInteger()), -28),
-                        pad(QString::number(p["count"].toInteger()), 8),
-                        pad(num(p["wait_s"].toDouble(), 4), 10));
+        t.addRow({tidName(names, p["waiter"].toInteger()), tidName(names, p["holder"].toInteger()),
+                  QString::number(p["count"].toInteger()), num(p["wait_s"].toDouble(), 4)});
       }
+      out << t.lines(QStringLiteral("    "));
     } else if (s["kind"].toString() == QLatin1String("internal")) {
+      constexpr int kWaiters = 8;
       QStringList w;
-      for (const QJsonValue &x : waiters)
+      for (int k = 0; k < waiters.size() && k < kWaiters; k++) {
+        const QJsonValue x = waiters[k];
         w << QStringLiteral("%1 %2 s asleep + %3 s system").arg(tidName(names, x["tid"].toInteger()),
                                                                num(x["wait_s"].toDouble(), 3),
                                                                num(x["kernel_s"].toDouble(), 3));
+      }
+      if (waiters.size() > kWaiters) w << QStringLiteral("%1 more").arg(waiters.size() - kWaiters);
       out << QStringLiteral("    losing time to it (estimated): %1").arg(w.join(", "));
     }
   }
@@ -128,7 +171,7 @@ void objectDetails(const QJsonArray &sync, const QHash<qint64, QString> &names, 
 
 }  // namespace
 
-QString reportText(const QJsonObject &r, int maxSyncObjects) {
+QString reportText(const QJsonObject &r, const TextOptions &o) {
   QStringList out;
   findingsSection(r, out);
   QJsonObject p = r["process"].toObject();
@@ -155,76 +198,113 @@ QString reportText(const QJsonObject &r, int maxSyncObjects) {
   for (const QJsonValue &n : p["input_warnings"].toArray())
     out << QStringLiteral("  warning: the capture is damaged: %1").arg(n.toString());
 
+  const QJsonArray threads = r["threads"].toArray();
+  int matched = 0;
+  const std::vector<int> shown = threadsShown(threads, o.threads, o.top, &matched);
+  const QString threadsMore =
+      QStringLiteral("the %1 shown spent the most time on a CPU, runnable or blocked; "
+                     "--top 0 shows all, --thread PATTERN picks")
+          .arg(shown.size());
+
   out << QString() << QStringLiteral("Thread states (% of each thread's lifetime)");
-  QString head = pad("thread", -28) + pad("life s", 8);
-  for (int s = 0; s < kStates; s++) head += pad(kStateShort[s], 8);
-  out << head + QStringLiteral("  start routine");
-  QJsonArray threads = r["threads"].toArray();
-  for (const QJsonValue &v : threads) {
-    QJsonObject t = v.toObject();
-    QJsonObject st = t["states"].toObject();
-    QString line = pad(threadLabel(t), -28) + pad(num(t["lifetime_s"].toDouble(), 3), 8);
-    for (int s = 0; s < kStates; s++) line += pad(num(st[kStateKeys[s]].toDouble()), 8);
-    out << line + "  " + t["start_routine"].toString();
+  if (o.threads.active())
+    out << QStringLiteral("  %1 of %2 threads match --thread").arg(matched).arg(threads.size());
+  TextTable states;
+  states.addColumn(QStringLiteral("thread"), TextTable::Left, kLabelWidth);
+  states.addColumn(QStringLiteral("life s"), TextTable::Right);
+  for (int s = 0; s < kStates; s++) states.addColumn(kStateShort[s], TextTable::Right);
+  states.addColumn(QStringLiteral("start routine"), TextTable::Left);
+  for (int i : shown) {
+    QJsonObject t = threads[i].toObject(), st = t["states"].toObject();
+    QStringList row{threadLabel(t), num(t["lifetime_s"].toDouble(), 3)};
+    for (int s = 0; s < kStates; s++) row << num(st[kStateKeys[s]].toDouble());
+    states.addRow(row << t["start_routine"].toString());
   }
+  out << states.lines();
+  moreLine(out, qsizetype(shown.size()), matched, QStringLiteral("threads"), threadsMore);
 
   out << QString() << QStringLiteral("LWP microstates");
-  out << pad("thread", -28) + pad("user s", 10) + pad("sys s", 10) + pad("runq s", 10) +
-             pad("vol cs", 10) + pad("invol cs", 10) + pad("minflt", 10) + pad("majflt", 10) +
-             "  cpus (s)";
-  for (const QJsonValue &v : threads) {
-    QJsonObject t = v.toObject(), l = t["lwp"].toObject(), c = t["cpus"].toObject();
+  TextTable lwps;
+  lwps.addColumn(QStringLiteral("thread"), TextTable::Left, kLabelWidth);
+  for (const char *h :
+       {"user s", "sys s", "runq s", "vol cs", "invol cs", "minflt", "majflt", "yields"})
+    lwps.addColumn(QString::fromLatin1(h), TextTable::Right);
+  // Instructions per cycle, where the probe counted them (THREADMON_COUNTERS=1).
+  bool ipc = false;
+  for (int i : shown) ipc = ipc || threads[i].toObject()["lwp"].toObject()["ipc"].isDouble();
+  if (ipc) lwps.addColumn(QStringLiteral("IPC"), TextTable::Right);
+  lwps.addColumn(QStringLiteral("cpus (s)"), TextTable::Left);
+  for (int i : shown) {
+    QJsonObject t = threads[i].toObject(), l = t["lwp"].toObject(), c = t["cpus"].toObject();
     QStringList per;
     for (auto it = c.begin(); it != c.end(); ++it)
       per << QStringLiteral("%1:%2").arg(it.key(), num(it.value().toDouble(), 3));
-    out << pad(threadLabel(t), -28) + pad(num(l["user_s"].toDouble(), 3), 10) +
-               pad(num(l["system_s"].toDouble(), 3), 10) +
-               pad(num(l["runqueue_s"].toDouble(), 3), 10) +
-               pad(QString::number(l["vol_ctxsw"].toInteger()), 10) +
-               pad(QString::number(l["invol_ctxsw"].toInteger()), 10) +
-               pad(QString::number(l["minflt"].toInteger()), 10) +
-               pad(QString::number(l["majflt"].toInteger()), 10) + "  " + per.join(' ');
+    QStringList row{threadLabel(t), num(l["user_s"].toDouble(), 3), num(l["system_s"].toDouble(), 3),
+                    num(l["runqueue_s"].toDouble(), 3), QString::number(l["vol_ctxsw"].toInteger()),
+                    QString::number(l["invol_ctxsw"].toInteger()),
+                    QString::number(l["minflt"].toInteger()),
+                    QString::number(l["majflt"].toInteger()),
+                    QString::number(l["yields"].toInteger())};
+    if (ipc) row << (l["ipc"].isDouble() ? num(l["ipc"].toDouble(), 2) : QStringLiteral("-"));
+    row << per.join(' ');
+    lwps.addRow(row);
   }
+  out << lwps.lines();
+  moreLine(out, qsizetype(shown.size()), matched, QStringLiteral("threads"), threadsMore);
 
   out << QString() << QStringLiteral("CPU utilisation (%)");
-  out << pad("cpu", 5) + pad("user", 8) + pad("nice", 8) + pad("system", 8) + pad("idle", 8) +
-             pad("iowait", 8) + pad("irq", 8) + pad("softirq", 8) + pad("steal", 8);
-  for (const QJsonValue &v : r["cpus"].toArray()) {
-    QJsonObject c = v.toObject();
-    QString line = pad(QString::number(c["cpu"].toInt()), 5);
-    for (const char *k : {"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"})
-      line += pad(num(c[k].toDouble()), 8);
-    out << line;
+  const char *const cpuKeys[] = {"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"};
+  TextTable cpuTable;
+  cpuTable.addColumn(QStringLiteral("cpu"), TextTable::Right);
+  for (const char *k : cpuKeys) cpuTable.addColumn(QString::fromLatin1(k), TextTable::Right);
+  const QJsonArray cpus = r["cpus"].toArray();
+  const qsizetype cpusShown = o.top > 0 ? std::min<qsizetype>(o.top, cpus.size()) : cpus.size();
+  for (qsizetype i = 0; i < cpusShown; i++) {
+    QJsonObject c = cpus[i].toObject();
+    QStringList row{QString::number(c["cpu"].toInt())};
+    for (const char *k : cpuKeys) row << num(c[k].toDouble());
+    cpuTable.addRow(row);
   }
+  out << cpuTable.lines();
+  moreLine(out, cpusShown, cpus.size(), QStringLiteral("CPUs"), QStringLiteral("--top 0 shows all"));
 
   // "~" when estimated from a sample of the holds (hold_exact false).
   auto holdText = [](const QJsonObject &s) {
+    if (!s["hold_s"].isDouble()) return QStringLiteral("-");  // not a lock: nothing is held
     QString v = num(s["hold_s"].toDouble(), 4);
     return s["hold_exact"].toBool(true) || s["acquisitions"].toInteger() == 0 ? v : "~" + v;
   };
   QJsonArray sync = r["sync_objects"].toArray();
   out << QString() << QStringLiteral("Most contended sync objects (%1 active)").arg(sync.size());
-  out << pad("id", 6) + "  " + pad("kind", -8) + pad("acquired", 12) + pad("contended", 11) +
-             pad("wait s", 10) + pad("max ms", 9) + pad("hold s", 10) + "  object / call site";
-  for (int i = 0; i < sync.size() && i < maxSyncObjects; i++) {
+  TextTable objects;
+  objects.addColumn(QStringLiteral("id"), TextTable::Right);
+  objects.addColumn(QStringLiteral("kind"), TextTable::Left);
+  for (const char *h : {"acquired", "contended", "wait s", "max ms", "hold s"})
+    objects.addColumn(QString::fromLatin1(h), TextTable::Right);
+  objects.addColumn(QStringLiteral("object / call site"), TextTable::Left);
+  const qsizetype syncShown = o.top > 0 ? std::min<qsizetype>(o.top, sync.size()) : sync.size();
+  for (qsizetype i = 0; i < syncShown; i++) {
     QJsonObject s = sync[i].toObject();
     QString where = s["module"].toString();
     if (!s["symbol"].toString().isEmpty()) where += '!' + s["symbol"].toString();
     if (where.isEmpty()) where = s["address"].toString();
     if (!s["call_site"].toString().isEmpty()) where += "  @ " + s["call_site"].toString();
+    if (s.contains("runtime")) where += "  [" + s["runtime"].toString() + ", found by futex sampling]";
     // A hidden lock's cost is its estimated wait plus the system time spent
     // for it (kernel_s, only on internal objects).
     const double kernel = s.value("kernel_s").toDouble(), lost = s.value("wait_s").toDouble() + kernel;
     if (s.contains("kernel_s"))
       where += QStringLiteral("  (%1 s asleep on it + %2 s system time for it)")
                    .arg(num(s.value("wait_s").toDouble(), 4), num(kernel, 4));
-    out << pad(QString::number(s["id"].toInteger()), 6) + "  " + pad(s["kind"].toString(), -8) +
-               pad(QString::number(s["acquisitions"].toInteger()), 12) +
-               pad(QString::number(s["contentions"].toInteger()), 11) +
-               pad(num(lost, 4), 10) +
-               pad(num(s["max_wait_s"].toDouble() * 1e3, 3), 9) +
-               pad(holdText(s), 10) + "  " + where;
+    const QString kind = s.contains("acts_as") ? s["acts_as"].toString() : s["kind"].toString();
+    objects.addRow({QString::number(s["id"].toInteger()), kind,
+                    QString::number(s["acquisitions"].toInteger()),
+                    QString::number(s["contentions"].toInteger()), num(lost, 4),
+                    num(s["max_wait_s"].toDouble() * 1e3, 3), holdText(s), where});
   }
+  out << objects.lines();
+  moreLine(out, syncShown, sync.size(), QStringLiteral("objects"),
+           QStringLiteral("less contended; --top 0 shows all"));
   out << QStringLiteral("  hold s: time the lock was held; ~ marks an estimate from a sample of "
                         "the holds (the first 256 of each lock are all timed, then about 1 in 64)");
   QHash<qint64, QString> names;

@@ -6,6 +6,15 @@
 #include <QJsonObject>
 #include <QString>
 
-QString reportText(const QJsonObject &report, int maxSyncObjects = 10);
+#include "threadfilter.h"
+
+struct TextOptions {
+  // Rows per table (threads, LWPs, CPUs, sync objects); 0 = all. A line
+  // under a cut table says how many more there are.
+  int top = 30;
+  ThreadFilter threads;  // --thread: the thread and LWP tables show these
+};
+
+QString reportText(const QJsonObject &report, const TextOptions &options = TextOptions());
 
 #endif
