@@ -40,7 +40,7 @@ def client(port, seconds, counts, k):
         counts[k] = n
 
 
-def record_under_load(capture):
+def record_under_load(capture, clients=CLIENTS):
     port = free_port()
     argv = [corpus.tool("memcached", "/usr/bin"), "-p", str(port), "-l", "127.0.0.1", "-t", "4",
             "-U", "0"]
@@ -60,16 +60,27 @@ def record_under_load(capture):
                 raise tmtest.Failed(f"memcached never listened on {port}: {err.strip()}")
             time.sleep(0.05)
     time.sleep(IDLE_S)
-    counts = [0] * CLIENTS
-    ts = [threading.Thread(target=client, args=(port, LOAD_S, counts, k)) for k in range(CLIENTS)]
+    counts = [0] * clients
+    ts = [threading.Thread(target=client, args=(port, LOAD_S, counts, k)) for k in range(clients)]
     for t in ts:
         t.start()
     for t in ts:
         t.join()
-    print(f"  {sum(counts)} set+get pairs from {CLIENTS} clients")
+    print(f"  {sum(counts)} set+get pairs from {clients} clients")
     proc.send_signal(signal.SIGTERM)  # the launcher passes it on; memcached exits 0
     out, err = proc.communicate(timeout=30)
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def record_idle(capture):
+    """memcached with no client at all: five threads idle in epoll, four
+    maintenance threads in cond waits."""
+    return record_under_load(capture, clients=0)
+
+
+def test_memcached_idle():
+    run = corpus.Run("memcached", ["memcached"], popen_hook=record_idle)
+    check(not run.findings(), f"idle memcached: {tmtest.describe(run.findings())}")
 
 
 def test_memcached_under_load():
