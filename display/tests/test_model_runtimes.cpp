@@ -260,6 +260,39 @@ class TestModelRuntimes : public QObject {
                qPrintable(QString(findingKindKey(f.kind)) + ": " + f.message));
   }
 
+  // The JIT's compile queue: two compiler threads wait on a cond that Java
+  // threads broadcast when they queue methods, mostly the same one. As
+  // program threads, that shape is a barrier whose last arrival is always
+  // late (it raised a HIGH barrier_imbalance on a JVM); as the JVM's own
+  // threads it is nothing.
+  void compileQueueIsNoBarrier() {
+    for (bool jvmNames : {false, true}) {
+      StreamBuilder b;
+      b.hello(false);
+      const char *jvm = "libjvm.so!_ZL19thread_native_entryP6Thread";
+      b.syncObject(5, THREADMON__SYNC_KIND__KIND_COND, 0x5000, "[anon]", "", nullptr);
+      b.threadStart(61, at(0), jvmNames ? "C1 CompilerThre" : "compiler-1", jvm);
+      b.threadStart(62, at(0), jvmNames ? "C2 CompilerThre" : "compiler-2", jvm);
+      b.threadStart(71, at(0), "worker-1", jvm);
+      b.threadStart(72, at(0), "worker-2", jvm);
+      for (int r = 0; r < 10; r++) {
+        const int end = 100 * (r + 1);
+        const uint32_t releaser = r % 5 == 4 ? 72 : 71;
+        for (uint32_t tid : {61u, 62u}) {
+          b.transition(tid, at(end - 80), kCond, 5);
+          b.transition(tid, at(end), kRun, 0, 0, releaser);
+        }
+      }
+      ticks(b, 1000, {}, {61, 62, 71, 72});
+      b.goodbye(at(1000), 0);
+      SessionModel m;
+      b.applyTo(&m);
+      QCOMPARE(findAll(findingsOf(m), FindingKind::BarrierImbalance).size(), size_t(jvmNames ? 0 : 1));
+      QCOMPARE(m.housekeepingThread(m.indexOfTid(61)), jvmNames);
+      QCOMPARE(m.housekeepingObject(m.indexOfSyncObject(5), m.resolve(Window::wholeRun())), jvmNames);
+    }
+  }
+
   // A pool's workers parked for work (LinkedBlockingQueue.take), each woken
   // by the submitting thread that never parks with them: no lock.
   void idlePoolThreadsParkedForWorkAreNoLock() {
