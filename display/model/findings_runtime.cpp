@@ -64,16 +64,55 @@ WaitByKind waitsByKind(const SessionModel &m, const TimeRange &r, const std::set
   return out;
 }
 
-// Wait per thread. onlyAmongWaiters: only waits released by a thread that
-// itself waits this way (a lock's holders hand it to each other; idle pool
-// threads are woken by whoever submits work, who does not park with them).
-std::map<uint32_t, int64_t> perThread(const std::vector<KindWait> &ws, bool onlyAmongWaiters) {
+// Threads on a cycle of the undirected graph "woke the other" (each edge
+// a wake-up between two different threads). A lock's holders hand it round
+// among themselves, so three or more contenders form cycles; a producer and
+// its consumers (an executor's submitter waiting on futures and its idle
+// pool threads) form a star, whatever wakes whom.
+std::set<uint32_t> onWakeCycles(const std::vector<KindWait> &ws) {
+  std::map<uint32_t, std::set<uint32_t>> adj;
+  for (const KindWait &w : ws)
+    if (w.releaser && w.releaser != w.waiter) {
+      adj[w.waiter].insert(w.releaser);
+      adj[w.releaser].insert(w.waiter);
+    }
+  std::set<uint32_t> out;
+  for (const auto &v : adj)
+    for (uint32_t u : v.second) {
+      if (out.count(v.first)) break;
+      // Is v reachable from u without the edge u-v?
+      std::set<uint32_t> seen{u};
+      std::vector<uint32_t> todo{u};
+      bool found = false;
+      while (!todo.empty() && !found) {
+        uint32_t x = todo.back();
+        todo.pop_back();
+        for (uint32_t y : adj[x]) {
+          if (x == u && y == v.first) continue;
+          if (y == v.first) {
+            found = true;
+            break;
+          }
+          if (seen.insert(y).second) todo.push_back(y);
+        }
+      }
+      if (found) out.insert(v.first);
+    }
+  return out;
+}
+
+// Wait per thread. amongPeers: only the waits of threads on a wake-up
+// cycle, woken by another waiter (see onWakeCycles).
+std::map<uint32_t, int64_t> perThread(const std::vector<KindWait> &ws, bool amongPeers) {
   std::set<uint32_t> waiters;
   for (const KindWait &w : ws) waiters.insert(w.waiter);
-  std::map<uint32_t, int64_t> out;
+  std::vector<KindWait> peers;
   for (const KindWait &w : ws)
-    if (!onlyAmongWaiters || (w.releaser != w.waiter && waiters.count(w.releaser)))
-      out[w.waiter] += w.ns;
+    if (w.releaser != w.waiter && waiters.count(w.releaser)) peers.push_back(w);
+  const std::set<uint32_t> cyclic = amongPeers ? onWakeCycles(peers) : std::set<uint32_t>{};
+  std::map<uint32_t, int64_t> out;
+  for (const KindWait &w : amongPeers ? peers : ws)
+    if (!amongPeers || cyclic.count(w.waiter)) out[w.waiter] += w.ns;
   return out;
 }
 

@@ -294,7 +294,8 @@ class TestModelRuntimes : public QObject {
   }
 
   // A pool's workers parked for work (LinkedBlockingQueue.take), each woken
-  // by the submitting thread that never parks with them: no lock.
+  // by the submitting thread, which parks in Future.get() until a worker
+  // wakes it: a star of wake-ups, no cycle among peers, no lock.
   void idlePoolThreadsParkedForWorkAreNoLock() {
     StreamBuilder b;
     b.setExe("/usr/lib/jvm/java-17-openjdk-amd64/bin/java");
@@ -312,7 +313,13 @@ class TestModelRuntimes : public QObject {
         b.transition(tid, at(p + 10), kRun, 0, 0, 10);
       }
     }
-    ticks(b, 1000, sites, {21, 22, 23});
+    b.syncObject(10, THREADMON__SYNC_KIND__KIND_COND, 0x7f0000000f00, "[anon]", "", nullptr);
+    sites.push_back(Site{10, 2, 1, 8 * kMs});
+    for (int p = 0; p < 1000; p += 10) {
+      b.transition(10, at(p + 2), kCond, 10);
+      b.transition(10, at(p + 10), kRun, 0, 0, 21 + uint32_t(p / 10) % 3);
+    }
+    ticks(b, 1000, sites, {10, 21, 22, 23});
     b.goodbye(at(1000), 0);
     SessionModel m;
     b.applyTo(&m);

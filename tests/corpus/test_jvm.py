@@ -12,15 +12,34 @@ from corpus import check
 THREADS, MILLIS = 3, 1500
 
 
-def test_jvm_contention():
+def compiled():
+    """The classes directory with Contention and Pool compiled (once)."""
     javac = corpus.tool("javac")
-    java = corpus.tool("java")
     classes = os.path.join(tmtest.Temp.dir(), "classes")
-    os.makedirs(classes, exist_ok=True)
-    built = subprocess.run([javac, "-d", classes, corpus.source("Contention.java")],
-                           capture_output=True, text=True, timeout=120)
-    if built.returncode:
-        raise tmtest.Failed(f"javac failed: {built.stderr.strip()}")
+    if not os.path.exists(os.path.join(classes, "Pool.class")):
+        os.makedirs(classes, exist_ok=True)
+        built = subprocess.run([javac, "-d", classes, corpus.source("Contention.java"),
+                                corpus.source("Pool.java")], capture_output=True, text=True,
+                               timeout=120)
+        if built.returncode:
+            raise tmtest.Failed(f"javac failed: {built.stderr.strip()}")
+    return classes
+
+
+def test_jvm_executor_is_no_lock():
+    """Pool threads parked for work and a submitter parked on its futures
+    wake each other too, but they do not take turns at a lock."""
+    java = corpus.tool("java")
+    run = corpus.Run("jvm", [java, "-Xshare:auto", "-cp", compiled(), "Pool"])
+    check(run.truth.get("tasks") == 300, f"truth {run.truth}")
+    check(not run.findings("java_lock"), f"java_lock on an executor: "
+          f"{tmtest.describe(run.findings('java_lock'))}")
+    corpus.no_false_alarm(run)
+
+
+def test_jvm_contention():
+    java = corpus.tool("java")
+    classes = compiled()
     run = corpus.Run("jvm", [java, "-Xshare:auto", "-cp", classes, "Contention", str(THREADS),
                              str(MILLIS)])
     check(run.run.returncode == 0, f"java exited {run.run.returncode}: {run.run.stderr.strip()}")
