@@ -110,6 +110,12 @@ QString objectName(const SessionModel &m, uint32_t objectId) {
                             : QStringLiteral("a lock inside %1 (%2)").arg(lib, symbol);
   }
   QString kind = syncKindName(o.kind);
+  // A runtime's own objects, by what they are to its users.
+  if (isPythonGilObject(o))
+    return QStringLiteral("CPython's GIL (%1 %2!%3)").arg(kind, module, symbol);
+  if (o.kind == THREADMON__SYNC_KIND__KIND_SEM &&
+      classifyStack(o.firstContentionStack) == StackWait::PythonLock)
+    return QStringLiteral("a Python lock (threading.Lock or RLock; sem at %1)").arg(addr);
   if (!symbol.isEmpty() && !module.isEmpty() && !module.startsWith('['))
     return QStringLiteral("%1 %2!%3").arg(kind, module, symbol);
   if (!module.isEmpty()) return QStringLiteral("%1 at %2 (%3)").arg(kind, addr, module);
@@ -324,6 +330,12 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
         break;
       }
     if (at > 0) via = m.programFrame(QStringList{frames[at - 1]}).section('!', 1);
+    // A lock whose slow path is the program's own function (Rust's std
+    // Mutex, a futex lock compiled into the executable) is the program's;
+    // syscall() says nothing about which library call took it.
+    const bool ownLock = classifyStack(QStringList{fn + QStringLiteral("+0x0")}) == StackWait::Lock &&
+                         fn.section('!', 0, 0) == QFileInfo(m.info().exe).fileName();
+    if (ownLock || via == QLatin1String("syscall")) via.clear();
     Finding f;
     if (runtimeLock) {
       // Where the program took it: past the runtime's own frames, in the
@@ -368,8 +380,14 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     if (!via.isEmpty()) f.message += QStringLiteral(" via %1()").arg(via);
     f.message += QStringLiteral(": %1 asleep waiting for it, %2 in system calls for it.")
                      .arg(percent(double(wait) / double(life)), percent(double(kernel) / double(life)));
-    f.message += QStringLiteral(" The program never wrote this lock: the library takes it for "
-                                "shared state, so these threads take turns.");
+    if (ownLock) {
+      f.message += QStringLiteral(" It is a lock of the program's own code (or its language's "
+                                  "standard library) that threadmon sees only by sampling its "
+                                  "futex: these threads take turns at it.");
+    } else {
+      f.message += QStringLiteral(" The program never wrote this lock: the library takes it for "
+                                  "shared state, so these threads take turns.");
+    }
     if (!via.isEmpty())
       f.message += QStringLiteral(" A variant that keeps its state per thread (such as %1_r(), "
                                   "if the library has one) removes the wait.")
@@ -386,6 +404,7 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     f.evidence["call_site"] = QJsonArray::fromStringList(frames);
     f.evidence["program_function"] = fn;
     f.evidence["library_function"] = via;
+    f.evidence["own_lock"] = ownLock;
     out->push_back(std::move(f));
   }
 }

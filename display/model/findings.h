@@ -64,9 +64,6 @@ constexpr double kGilShare = 0.20;
 // least this many of them.
 constexpr double kJavaLockShare = 0.20;
 constexpr int kJavaLockMinThreads = 2;
-// java_lock (park): a parked thread counts only when it also wanted a CPU
-// this share of its life: idle pool threads park for work, not for a lock.
-constexpr double kJavaParkMinActive = 0.10;
 // oversubscribed: runnable share of the program threads' summed lifetime,
 // counted while more threads were runnable than CPUs.
 constexpr double kOversubscribedShare = 0.25;

@@ -17,11 +17,15 @@ Severity severityFor(double share, double threshold) {
   return share >= finding::kHighFactor * threshold ? Severity::High : Severity::Medium;
 }
 
-// Wait time per program thread on objects, split by what the objects' call
+// Waits of program threads on objects, split by what the objects' call
 // sites waited in. An object's wait records are shared out by its call
 // sites' wait time per kind (the JVM's park conds are per thread: exact).
+struct KindWait {
+  uint32_t waiter, releaser;
+  int64_t ns;
+};
 struct WaitByKind {
-  std::map<StackWait, std::map<uint32_t, int64_t>> ns;  // kind -> tid -> ns
+  std::map<StackWait, std::vector<KindWait>> waits;
   std::map<StackWait, std::vector<uint32_t>> objects;
 };
 
@@ -42,20 +46,73 @@ WaitByKind waitsByKind(const SessionModel &m, const TimeRange &r, const std::set
       share[StackWait::PythonGil] = all = 1;
     }
     if (all <= 0) continue;
-    std::map<uint32_t, int64_t> byWaiter;
+    std::vector<WaitRecord> ws;
     for (const WaitRecord &w : m.waits(o.id, r))
-      if (program.count(w.waiter)) byWaiter[w.waiter] += w.end - w.start;
-    if (byWaiter.empty()) continue;
+      if (program.count(w.waiter)) ws.push_back(w);
+    if (ws.empty()) continue;
     for (const auto &s : share) {
       if (s.first != StackWait::PythonGil && s.first != StackWait::JavaMonitor &&
           s.first != StackWait::JavaPark)
         continue;
       if (s.second <= 0) continue;
-      for (const auto &b : byWaiter)
-        out.ns[s.first][b.first] += int64_t(double(b.second) * s.second / all);
+      for (const WaitRecord &w : ws)
+        out.waits[s.first].push_back(
+            KindWait{w.waiter, w.releaser, int64_t(double(w.end - w.start) * s.second / all)});
       out.objects[s.first].push_back(o.id);
     }
   }
+  return out;
+}
+
+// Threads on a cycle of the undirected graph "woke the other" (each edge
+// a wake-up between two different threads). A lock's holders hand it round
+// among themselves, so three or more contenders form cycles; a producer and
+// its consumers (an executor's submitter waiting on futures and its idle
+// pool threads) form a star, whatever wakes whom.
+std::set<uint32_t> onWakeCycles(const std::vector<KindWait> &ws) {
+  std::map<uint32_t, std::set<uint32_t>> adj;
+  for (const KindWait &w : ws)
+    if (w.releaser && w.releaser != w.waiter) {
+      adj[w.waiter].insert(w.releaser);
+      adj[w.releaser].insert(w.waiter);
+    }
+  std::set<uint32_t> out;
+  for (const auto &v : adj)
+    for (uint32_t u : v.second) {
+      if (out.count(v.first)) break;
+      // Is v reachable from u without the edge u-v?
+      std::set<uint32_t> seen{u};
+      std::vector<uint32_t> todo{u};
+      bool found = false;
+      while (!todo.empty() && !found) {
+        uint32_t x = todo.back();
+        todo.pop_back();
+        for (uint32_t y : adj[x]) {
+          if (x == u && y == v.first) continue;
+          if (y == v.first) {
+            found = true;
+            break;
+          }
+          if (seen.insert(y).second) todo.push_back(y);
+        }
+      }
+      if (found) out.insert(v.first);
+    }
+  return out;
+}
+
+// Wait per thread. amongPeers: only the waits of threads on a wake-up
+// cycle, woken by another waiter (see onWakeCycles).
+std::map<uint32_t, int64_t> perThread(const std::vector<KindWait> &ws, bool amongPeers) {
+  std::set<uint32_t> waiters;
+  for (const KindWait &w : ws) waiters.insert(w.waiter);
+  std::vector<KindWait> peers;
+  for (const KindWait &w : ws)
+    if (w.releaser != w.waiter && waiters.count(w.releaser)) peers.push_back(w);
+  const std::set<uint32_t> cyclic = amongPeers ? onWakeCycles(peers) : std::set<uint32_t>{};
+  std::map<uint32_t, int64_t> out;
+  for (const KindWait &w : amongPeers ? peers : ws)
+    if (!amongPeers || cyclic.count(w.waiter)) out[w.waiter] += w.ns;
   return out;
 }
 
@@ -66,17 +123,12 @@ struct Tally {
   double share() const { return life > 0 ? double(wait) / double(life) : 0; }
 };
 
-// Threads of `ns` (with their lifetimes), those that wanted a CPU less than
-// minActive of their life left out.
-Tally tally(const std::map<uint32_t, int64_t> &ns, const std::vector<ProgramThread> &pts,
-            double minActive) {
+// The threads of `ns`, with their lifetimes.
+Tally tally(const std::map<uint32_t, int64_t> &ns, const std::vector<ProgramThread> &pts) {
   Tally t;
   for (const ProgramThread &p : pts) {
     auto it = ns.find(p.tid);
     if (it == ns.end() || it->second <= 0) continue;
-    int64_t active = p.st.ns[size_t(FinalState::OnCpu)] + p.st.ns[size_t(FinalState::Runnable)] +
-                     p.st.ns[size_t(FinalState::Stolen)];
-    if (double(active) < minActive * double(p.st.lifetimeNs)) continue;
     t.tids.push_back(p.tid);
     t.wait += it->second;
     t.life += p.st.lifetimeNs;
@@ -101,7 +153,7 @@ void runtimeFindings(const SessionModel &m, const TimeRange &r, std::vector<Find
 
   // CPython's GIL: one waiting thread is enough (the main thread may be the
   // one holding it).
-  Tally gil = tally(w.ns[StackWait::PythonGil], pts, 0);
+  Tally gil = tally(perThread(w.waits[StackWait::PythonGil], false), pts);
   if (!gil.tids.empty() && gil.share() >= finding::kGilShare) {
     Finding f;
     f.kind = FindingKind::GilContention;
@@ -131,22 +183,22 @@ void runtimeFindings(const SessionModel &m, const TimeRange &r, std::vector<Find
   struct JavaKind {
     StackWait kind;
     const char *key;
-    double minActive;
+    bool amongWaiters;
     const char *what;
   };
   const JavaKind kinds[] = {
-      {StackWait::JavaMonitor, "synchronized", 0,
+      {StackWait::JavaMonitor, "synchronized", false,
        "blocked entering synchronized blocks or methods (the JVM's monitor enter, "
        "ObjectMonitor::enter in libjvm.so): only one thread can hold a monitor at a time, so "
        "they run one after another. Hold monitors for less time (move work out of the "
        "synchronized block), split the shared state, or use java.util.concurrent structures."},
-      {StackWait::JavaPark, "park", finding::kJavaParkMinActive,
-       "parked by java.util.concurrent while busy otherwise (Unsafe_Park in libjvm.so: a "
-       "ReentrantLock, ReadWriteLock, Semaphore or blocking queue they all use): they take "
-       "turns at one synchronizer. Hold the lock for less time or split the shared state."},
+      {StackWait::JavaPark, "park", true,
+       "parked by java.util.concurrent, woken by each other (Unsafe_Park in libjvm.so: a "
+       "ReentrantLock, ReadWriteLock or another synchronizer they hand to each other): they "
+       "take turns at it. Hold the lock for less time or split the shared state."},
   };
   for (const JavaKind &k : kinds) {
-    Tally t = tally(w.ns[k.kind], pts, k.minActive);
+    Tally t = tally(perThread(w.waits[k.kind], k.amongWaiters), pts);
     if (int(t.tids.size()) < finding::kJavaLockMinThreads || t.share() < finding::kJavaLockShare)
       continue;
     Finding f;

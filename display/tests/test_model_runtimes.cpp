@@ -259,6 +259,72 @@ class TestModelRuntimes : public QObject {
       QVERIFY2(std::find(f.threads.begin(), f.threads.end(), 31u) == f.threads.end(),
                qPrintable(QString(findingKindKey(f.kind)) + ": " + f.message));
   }
+
+  // The JIT's compile queue: two compiler threads wait on a cond that Java
+  // threads broadcast when they queue methods, mostly the same one. As
+  // program threads, that shape is a barrier whose last arrival is always
+  // late (it raised a HIGH barrier_imbalance on a JVM); as the JVM's own
+  // threads it is nothing.
+  void compileQueueIsNoBarrier() {
+    for (bool jvmNames : {false, true}) {
+      StreamBuilder b;
+      b.hello(false);
+      const char *jvm = "libjvm.so!_ZL19thread_native_entryP6Thread";
+      b.syncObject(5, THREADMON__SYNC_KIND__KIND_COND, 0x5000, "[anon]", "", nullptr);
+      b.threadStart(61, at(0), jvmNames ? "C1 CompilerThre" : "compiler-1", jvm);
+      b.threadStart(62, at(0), jvmNames ? "C2 CompilerThre" : "compiler-2", jvm);
+      b.threadStart(71, at(0), "worker-1", jvm);
+      b.threadStart(72, at(0), "worker-2", jvm);
+      for (int r = 0; r < 10; r++) {
+        const int end = 100 * (r + 1);
+        const uint32_t releaser = r % 5 == 4 ? 72 : 71;
+        for (uint32_t tid : {61u, 62u}) {
+          b.transition(tid, at(end - 80), kCond, 5);
+          b.transition(tid, at(end), kRun, 0, 0, releaser);
+        }
+      }
+      ticks(b, 1000, {}, {61, 62, 71, 72});
+      b.goodbye(at(1000), 0);
+      SessionModel m;
+      b.applyTo(&m);
+      QCOMPARE(findAll(findingsOf(m), FindingKind::BarrierImbalance).size(), size_t(jvmNames ? 0 : 1));
+      QCOMPARE(m.housekeepingThread(m.indexOfTid(61)), jvmNames);
+      QCOMPARE(m.housekeepingObject(m.indexOfSyncObject(5), m.resolve(Window::wholeRun())), jvmNames);
+    }
+  }
+
+  // A pool's workers parked for work (LinkedBlockingQueue.take), each woken
+  // by the submitting thread, which parks in Future.get() until a worker
+  // wakes it: a star of wake-ups, no cycle among peers, no lock.
+  void idlePoolThreadsParkedForWorkAreNoLock() {
+    StreamBuilder b;
+    b.setExe("/usr/lib/jvm/java-17-openjdk-amd64/bin/java");
+    b.hello(false);
+    const char *jvm = "libjvm.so!_ZL19thread_native_entryP6Thread";
+    b.stack(2, {"libjvm.so!_ZN6Parker4parkEbl+0x10", "libjvm.so!Unsafe_Park+0x5", "[anon]"});
+    b.threadStart(10, at(0), "submitter", jvm);
+    std::vector<Site> sites;
+    for (uint32_t tid = 21; tid <= 23; tid++) {
+      b.threadStart(tid, at(0), qPrintable(QStringLiteral("pool-1-thread-%1").arg(tid - 20)), jvm);
+      b.syncObject(tid, THREADMON__SYNC_KIND__KIND_COND, 0x7f0000001000 + tid * 64, "[anon]", "", nullptr);
+      sites.push_back(Site{tid, 2, 1, 9 * kMs});
+      for (int p = 0; p < 1000; p += 10) {
+        b.transition(tid, at(p + 1), kCond, tid);
+        b.transition(tid, at(p + 10), kRun, 0, 0, 10);
+      }
+    }
+    b.syncObject(10, THREADMON__SYNC_KIND__KIND_COND, 0x7f0000000f00, "[anon]", "", nullptr);
+    sites.push_back(Site{10, 2, 1, 8 * kMs});
+    for (int p = 0; p < 1000; p += 10) {
+      b.transition(10, at(p + 2), kCond, 10);
+      b.transition(10, at(p + 10), kRun, 0, 0, 21 + uint32_t(p / 10) % 3);
+    }
+    ticks(b, 1000, sites, {10, 21, 22, 23});
+    b.goodbye(at(1000), 0);
+    SessionModel m;
+    b.applyTo(&m);
+    QVERIFY(findAll(findingsOf(m), FindingKind::JavaLock).empty());
+  }
 };
 
 QTEST_GUILESS_MAIN(TestModelRuntimes)
