@@ -132,7 +132,8 @@ bool isPythonGilObject(const SyncObjectInfo &o) {
   QString module = QFileInfo(o.module).fileName();
   bool python = module.startsWith(QLatin1String("python")) ||
                 module.startsWith(QLatin1String("libpython"));
-  return python && o.symbol.startsWith(QLatin1String("_PyRuntime+"));
+  return python && (o.symbolRaw == QLatin1String("_PyRuntime") ||
+                    o.symbol == QLatin1String("_PyRuntime"));
 }
 
 }  // namespace tmon

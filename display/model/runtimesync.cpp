@@ -50,7 +50,9 @@ QString qualifiedName(const QString &fn) {
 }
 
 bool runtimeFrame(const QString &function) {
-  const QString fn = qualifiedName(function);
+  // Rust's v0 demangling writes an impl's method as "<std::...::Mutex>::lock".
+  QString fn = function.startsWith('<') ? function.mid(1) : function;
+  fn = qualifiedName(fn);
   return fn.startsWith(QLatin1String("_ZNSt")) || fn.startsWith(QLatin1String("_ZSt")) ||
          fn.startsWith(QLatin1String("_ZNKSt")) || fn.startsWith(QLatin1String("std::")) ||
          fn.startsWith(QLatin1String("_ZN3std")) || fn.startsWith(QLatin1String("_ZN4core")) ||

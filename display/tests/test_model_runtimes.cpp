@@ -149,7 +149,8 @@ class TestModelRuntimes : public QObject {
     SyncObjectInfo o;
     o.kind = THREADMON__SYNC_KIND__KIND_COND;
     o.module = QStringLiteral("/usr/bin/python3.11");
-    o.symbol = QStringLiteral("_PyRuntime+0x188");
+    o.symbol = QStringLiteral("_PyRuntime");  // as the model keeps it: name and offset apart
+    o.symbolOffset = 0x188;
     QVERIFY(isPythonGilObject(o));
     o.module = QStringLiteral("/root/.pyenv/versions/3.11.7/lib/libpython3.11.so.1.0");
     QVERIFY(isPythonGilObject(o));
