@@ -81,7 +81,8 @@ QByteArray framedFrame(const Threadmon__Frame &f) {
 }
 
 // One transition of tid at t, framed.
-QByteArray transitionFrame(uint32_t tid, uint64_t t, Threadmon__ThreadState state, uint32_t object) {
+QByteArray transitionFrame(uint32_t tid, uint64_t t, Threadmon__ThreadState state,
+                           uint32_t object) {
   int64_t delta = 0;
   Threadmon__Transitions tr = THREADMON__TRANSITIONS__INIT;
   tr.base_ns = t;
