@@ -101,10 +101,13 @@ def main():
     ap.add_argument("--malloc-mb", type=int, default=512, help="largest allocation allowed")
     ap.add_argument("--max-len", type=int, default=4096, help="largest input tried")
     ap.add_argument("--target", choices=TARGETS, help="run only this target")
+    ap.add_argument("--build-only", action="store_true", help="build, run nothing")
     args = ap.parse_args()
 
     targets = (args.target,) if args.target else TARGETS
     binaries = build(os.path.abspath(args.build), args.jobs, targets)
+    if args.build_only:
+        return 0
     artifacts = os.path.join(os.path.abspath(args.build), "artifacts") + os.sep
     os.makedirs(artifacts, exist_ok=True)
     # -entropic=0: the entropic schedule's bookkeeping over tens of thousands
