@@ -20,8 +20,12 @@
 #include "probe.h"
 #include "procfs.h"
 #include "sites.h"
+#include "stdthread.h"
 #include "symbolize.h"
 
+/* A std::thread's routine is a mangled _State_impl<...>::_M_run name,
+ * often over 160 bytes. */
+#define TM_START_ROUTINE_BYTES 512
 #define RESCAN_NS 1000000000ull  /* /proc/self/task listing: ~1 s */
 #define STATUS_EVERY 10          /* ticks between status reads per thread */
 /* Perf software counters duplicate schedstat and stat (task clock, faults)
@@ -127,6 +131,7 @@ typedef struct tm_sampler_thread {
   tm_perf_values pv;
   tm_task_fds fds;
   tm_perf_counters pc;
+  char *routine; /* start routine's name once sent (routine_name) */
 } tm_sampler_thread;
 
 _Static_assert(offsetof(tm_sampler_thread, slot) + sizeof(uint32_t) <= 64,
@@ -356,9 +361,23 @@ void tm_emit_notice(tm_session *s, const char *text, int to) {
   tm_emit(s, &f, to);
 }
 
-static void emit_thread_start(tm_session *s, const tm_thread *t, int to) {
-  char routine[TM_ROUTINE_BYTES] = "";
-  if (t->start_routine) tm_symbolize_format((uintptr_t)t->start_routine, routine, sizeof routine);
+/* The start routine's name, made once per thread and kept for resends:
+ * a std::thread's state can only be read while the thread lives. */
+static const char *routine_name(tm_sampler_thread *st, const tm_thread *t, bool live) {
+  if (st && st->routine) return st->routine;
+  char routine[TM_START_ROUTINE_BYTES] = "";
+  if (t->start_routine &&
+      !(live && tm_std_thread_routine((uintptr_t)t->start_routine, (uintptr_t)t->start_arg,
+                                      routine, sizeof routine)))
+    tm_symbolize_format((uintptr_t)t->start_routine, routine, sizeof routine);
+  if (st) st->routine = strdup(routine);
+  return st && st->routine ? st->routine : "";
+}
+
+static void emit_thread_start(tm_session *s, const tm_thread *t, tm_sampler_thread *st, bool live,
+                              int to) {
+  char routine[TM_START_ROUTINE_BYTES];
+  snprintf(routine, sizeof routine, "%s", routine_name(st, t, live));
   char name[TM_NAME_BYTES + 1];
   memcpy(name, t->name, TM_NAME_BYTES);
   name[TM_NAME_BYTES] = 0;
@@ -554,6 +573,7 @@ static void state_free(tm_sampler_thread *st) {
   live_dropped -= st->dropped;
   tm_task_fds_close(&st->fds);
   tm_perf_counters_close(&st->pc);
+  free(st->routine);
   if (st->owner && st->owner->sampler == st) st->owner->sampler = NULL;
   free(st);
 }
@@ -849,7 +869,7 @@ static uint32_t walk_threads(tm_session *s, bool full) {
     }
     if (!st && !(st = state_new(t, i))) continue;
     if (!st->attr_sent) {
-      emit_thread_start(s, t, TM_TO_ALL);
+      emit_thread_start(s, t, st, state == TM_SLOT_LIVE, TM_TO_ALL);
       st->attr_sent = 1; /* attr_version 0: nothing beyond the start */
     }
     uint32_t av = atomic_load_explicit(&t->attr_version, memory_order_acquire);
@@ -1143,7 +1163,7 @@ static void send_descriptions(tm_session *s, int to) {
     int st = atomic_load_explicit(&t->slot_state, memory_order_acquire);
     if ((st == TM_SLOT_LIVE || st == TM_SLOT_EXITED) && i < slot_states_cap && slot_states[i] &&
         slot_states[i]->owner == t) {
-      emit_thread_start(s, t, to);
+      emit_thread_start(s, t, slot_states[i], st == TM_SLOT_LIVE, to);
       emit_thread_attr(s, t, to);
     }
   }
