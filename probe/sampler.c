@@ -431,11 +431,20 @@ static void emit_sync_object(tm_session *s, tm_object *o, bool with_stack, int t
   if (tm_symbolize(addr, &sym) < 0) sym.module[0] = sym.symbol[0] = 0;
   char frames[STACK_MAX][TM_ROUTINE_BYTES];
   char *frame_ptrs[STACK_MAX];
+  Threadmon__CodeLocation locs[STACK_MAX];
+  Threadmon__CodeLocation *loc_ptrs[STACK_MAX];
   size_t depth = 0;
   if (with_stack) {
     uint32_t n = o->stack_depth < STACK_MAX ? o->stack_depth : STACK_MAX;
     for (uint32_t i = 0; i < n; i++) {
-      tm_symbolize_format((uintptr_t)o->first_contention_stack[i], frames[i], sizeof frames[i]);
+      uintptr_t pc = (uintptr_t)o->first_contention_stack[i];
+      tm_symbolize_format(pc, frames[i], sizeof frames[i]);
+      /* Return addresses: the call's line is at pc - 1. */
+      tm_code_location where = {0};
+      tm_symbol at;
+      if (pc && tm_symbolize(pc - 1, &at) == 0) where = at.where;
+      tm_code_location_message(&where, &locs[i]);
+      loc_ptrs[i] = &locs[i];
       frame_ptrs[depth++] = frames[i];
     }
   }
@@ -449,6 +458,8 @@ static void emit_sync_object(tm_session *s, tm_object *o, bool with_stack, int t
   m.flags = o->flags;
   m.n_first_contention_stack = depth;
   m.first_contention_stack = frame_ptrs;
+  m.n_first_contention_locations = depth;
+  m.first_contention_locations = loc_ptrs;
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_SYNC_OBJECT;
   f.sync_object = &m;
