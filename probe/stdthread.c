@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "segments.h"
 #include "symbolize.h"
 
 /* Words of the state after its vtable pointer searched for the function
@@ -18,32 +19,6 @@
 static bool safe_read(void *dst, uintptr_t src, size_t n) {
   struct iovec local = {dst, n}, remote = {(void *)src, n};
   return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
-}
-
-typedef struct segment_query {
-  uintptr_t addr;
-  unsigned flags; /* PF_R or PF_X the segment must have */
-  bool found;
-} segment_query;
-
-static int find_segment(struct dl_phdr_info *info, size_t size, void *arg) {
-  (void)size;
-  segment_query *q = arg;
-  for (int i = 0; i < info->dlpi_phnum; i++) {
-    const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-    uintptr_t start = (uintptr_t)info->dlpi_addr + (uintptr_t)p->p_vaddr;
-    if (p->p_type == PT_LOAD && (p->p_flags & q->flags) == q->flags && q->addr >= start &&
-        q->addr - start < (uintptr_t)p->p_memsz)
-      q->found = true;
-  }
-  return q->found;
-}
-
-/* a lies in a loaded module's segment with these flags. */
-static bool in_module(uintptr_t a, unsigned flags) {
-  segment_query q = {a, flags, false};
-  dl_iterate_phdr(find_segment, &q);
-  return q.found;
 }
 
 static bool ends_with(const char *s, const char *tail) {
@@ -75,7 +50,7 @@ static bool function_pointer(uintptr_t state, const char *run_symbol, char *out,
   uintptr_t words[STATE_SCAN_WORDS];
   if (!safe_read(words, state + sizeof(uintptr_t), sizeof words)) return false;
   for (int i = 0; i < STATE_SCAN_WORDS; i++) {
-    if (!in_module(words[i], PF_X)) continue;
+    if (!tm_in_segment(words[i], 1, PF_X)) continue;
     tm_symbol s;
     /* A function's first byte, or nothing we can name. */
     if (tm_symbolize(words[i], &s) < 0 || !ends_with(s.symbol, "+0x0")) return false;
@@ -91,8 +66,8 @@ bool tm_std_thread_routine(uintptr_t routine, uintptr_t arg, char *out, size_t n
   if (!safe_read(&vptr, arg, sizeof vptr)) return false;
   /* A vtable is read-only data of a module; _M_run follows the complete
    * and the deleting destructor in it. */
-  if (vptr % sizeof(uintptr_t) || !in_module(vptr, PF_R) ||
-      !safe_read(&run, vptr + 2 * sizeof(uintptr_t), sizeof run) || !in_module(run, PF_X))
+  if (vptr % sizeof(uintptr_t) || !tm_in_segment(vptr, 3 * sizeof(uintptr_t), PF_R) ||
+      !safe_read(&run, vptr + 2 * sizeof(uintptr_t), sizeof run) || !tm_in_segment(run, 1, PF_X))
     return false;
   tm_symbol s;
   if (tm_symbolize(run, &s) < 0 || strncmp(s.symbol, "_ZNSt6thread11_State_impl", 25) != 0 ||

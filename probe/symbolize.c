@@ -179,6 +179,22 @@ static module_syms *module_for(const char *path, uintptr_t base, uintptr_t bias)
   return m;
 }
 
+/* Of the aliases of syms[at] (same address), the one a program calls:
+ * fewest leading underscores (glibc's fprintf, not _IO_fprintf). */
+static const sym_entry *public_alias(const module_syms *m, const sym_entry *s, size_t at) {
+  const sym_entry *best = s;
+  size_t best_rank = strspn(m->names + s->name, "_");
+  for (size_t k = at; k > 0 && m->syms[k - 1].addr == s->addr; k--) {
+    size_t rank = strspn(m->names + m->syms[k - 1].name, "_");
+    if (rank < best_rank) best = &m->syms[k - 1], best_rank = rank;
+  }
+  for (size_t k = at + 1; k < m->count && m->syms[k].addr == s->addr; k++) {
+    size_t rank = strspn(m->names + m->syms[k].name, "_");
+    if (rank < best_rank) best = &m->syms[k], best_rank = rank;
+  }
+  return best;
+}
+
 /* The symbol whose [addr, addr+size) holds a, or the nearest function
  * below it when sizes are missing. */
 static const sym_entry *lookup(const module_syms *m, uintptr_t a) {
@@ -192,7 +208,7 @@ static const sym_entry *lookup(const module_syms *m, uintptr_t a) {
    * further down for one whose size covers a. */
   for (size_t k = lo, tries = 0; k > 0 && tries < 8; k--, tries++) {
     const sym_entry *s = &m->syms[k - 1];
-    if (a < s->addr + (s->size ? s->size : 1)) return s;
+    if (a < s->addr + (s->size ? s->size : 1)) return public_alias(m, s, k - 1);
   }
   return NULL;
 }
