@@ -20,8 +20,12 @@
 #include "probe.h"
 #include "procfs.h"
 #include "sites.h"
+#include "stdthread.h"
 #include "symbolize.h"
 
+/* A std::thread's routine is a mangled _State_impl<...>::_M_run name,
+ * often over 160 bytes. */
+#define TM_START_ROUTINE_BYTES 512
 #define RESCAN_NS 1000000000ull  /* /proc/self/task listing: ~1 s */
 #define STATUS_EVERY 10          /* ticks between status reads per thread */
 /* Perf software counters duplicate schedstat and stat (task clock, faults)
@@ -128,6 +132,7 @@ typedef struct tm_sampler_thread {
   tm_perf_values pv;
   tm_task_fds fds;
   tm_perf_counters pc;
+  char *routine; /* start routine's name once sent (routine_name) */
 } tm_sampler_thread;
 
 _Static_assert(offsetof(tm_sampler_thread, slot) + sizeof(uint32_t) <= 64,
@@ -357,9 +362,23 @@ void tm_emit_notice(tm_session *s, const char *text, int to) {
   tm_emit(s, &f, to);
 }
 
-static void emit_thread_start(tm_session *s, const tm_thread *t, int to) {
-  char routine[TM_ROUTINE_BYTES] = "";
-  if (t->start_routine) tm_symbolize_format((uintptr_t)t->start_routine, routine, sizeof routine);
+/* The start routine's name, made once per thread and kept for resends:
+ * a std::thread's state can only be read while the thread lives. */
+static const char *routine_name(tm_sampler_thread *st, const tm_thread *t, bool live) {
+  if (st && st->routine) return st->routine;
+  char routine[TM_START_ROUTINE_BYTES] = "";
+  if (t->start_routine &&
+      !(live && tm_std_thread_routine((uintptr_t)t->start_routine, (uintptr_t)t->start_arg,
+                                      routine, sizeof routine)))
+    tm_symbolize_format((uintptr_t)t->start_routine, routine, sizeof routine);
+  if (st) st->routine = strdup(routine);
+  return st && st->routine ? st->routine : "";
+}
+
+static void emit_thread_start(tm_session *s, const tm_thread *t, tm_sampler_thread *st, bool live,
+                              int to) {
+  char routine[TM_START_ROUTINE_BYTES];
+  snprintf(routine, sizeof routine, "%s", routine_name(st, t, live));
   char name[TM_NAME_BYTES + 1];
   memcpy(name, t->name, TM_NAME_BYTES);
   name[TM_NAME_BYTES] = 0;
@@ -413,11 +432,20 @@ static void emit_sync_object(tm_session *s, tm_object *o, bool with_stack, int t
   if (tm_symbolize(addr, &sym) < 0) sym.module[0] = sym.symbol[0] = 0;
   char frames[STACK_MAX][TM_ROUTINE_BYTES];
   char *frame_ptrs[STACK_MAX];
+  Threadmon__CodeLocation locs[STACK_MAX];
+  Threadmon__CodeLocation *loc_ptrs[STACK_MAX];
   size_t depth = 0;
   if (with_stack) {
     uint32_t n = o->stack_depth < STACK_MAX ? o->stack_depth : STACK_MAX;
     for (uint32_t i = 0; i < n; i++) {
-      tm_symbolize_format((uintptr_t)o->first_contention_stack[i], frames[i], sizeof frames[i]);
+      uintptr_t pc = (uintptr_t)o->first_contention_stack[i];
+      tm_symbolize_format(pc, frames[i], sizeof frames[i]);
+      /* Return addresses: the call's line is at pc - 1. */
+      tm_code_location where = {0};
+      tm_symbol at;
+      if (pc && tm_symbolize(pc - 1, &at) == 0) where = at.where;
+      tm_code_location_message(&where, &locs[i]);
+      loc_ptrs[i] = &locs[i];
       frame_ptrs[depth++] = frames[i];
     }
   }
@@ -431,6 +459,8 @@ static void emit_sync_object(tm_session *s, tm_object *o, bool with_stack, int t
   m.flags = o->flags;
   m.n_first_contention_stack = depth;
   m.first_contention_stack = frame_ptrs;
+  m.n_first_contention_locations = depth;
+  m.first_contention_locations = loc_ptrs;
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_SYNC_OBJECT;
   f.sync_object = &m;
@@ -555,6 +585,7 @@ static void state_free(tm_sampler_thread *st) {
   live_dropped -= st->dropped;
   tm_task_fds_close(&st->fds);
   tm_perf_counters_close(&st->pc);
+  free(st->routine);
   if (st->owner && st->owner->sampler == st) st->owner->sampler = NULL;
   free(st);
 }
@@ -853,7 +884,7 @@ static uint32_t walk_threads(tm_session *s, bool full) {
     }
     if (!st && !(st = state_new(t, i))) continue;
     if (!st->attr_sent) {
-      emit_thread_start(s, t, TM_TO_ALL);
+      emit_thread_start(s, t, st, state == TM_SLOT_LIVE, TM_TO_ALL);
       st->attr_sent = 1; /* attr_version 0: nothing beyond the start */
     }
     uint32_t av = atomic_load_explicit(&t->attr_version, memory_order_acquire);
@@ -1147,7 +1178,7 @@ static void send_descriptions(tm_session *s, int to) {
     int st = atomic_load_explicit(&t->slot_state, memory_order_acquire);
     if ((st == TM_SLOT_LIVE || st == TM_SLOT_EXITED) && i < slot_states_cap && slot_states[i] &&
         slot_states[i]->owner == t) {
-      emit_thread_start(s, t, to);
+      emit_thread_start(s, t, slot_states[i], st == TM_SLOT_LIVE, to);
       emit_thread_attr(s, t, to);
     }
   }

@@ -146,6 +146,21 @@ void FrameCheck::cut(char *s) {
   note(StringCut);
 }
 
+void FrameCheck::cutLocations(Threadmon__CodeLocation **items, size_t *n) {
+  if (*n > limits::kMaxListItems) {
+    *n = limits::kMaxListItems;
+    note(StringCut);
+  }
+  for (size_t i = 0; i < *n; i++) {
+    cut(items[i]->module_path);
+    // A GNU build-id is 20 bytes (SHA-1); any longer is no build-id.
+    if (items[i]->build_id.len > limits::kMaxBuildIdBytes) {
+      items[i]->build_id.len = 0;
+      note(StringCut);
+    }
+  }
+}
+
 void FrameCheck::cutList(char **items, size_t *n) {
   if (*n > limits::kMaxListItems) {
     shorten(n, limits::kMaxListItems);
@@ -218,6 +233,7 @@ bool FrameCheck::check(Threadmon__Frame *f) {
     case THREADMON__FRAME__BODY_STACK:
       if (!f->stack) return false;
       cutList(f->stack->frames, &f->stack->n_frames);
+      cutLocations(f->stack->locations, &f->stack->n_locations);
       return true;
     case THREADMON__FRAME__BODY_NOTICE:
       if (!f->notice) return false;
@@ -332,6 +348,7 @@ bool FrameCheck::checkSyncObject(Threadmon__SyncObject *o) {
   cut(o->module);
   cut(o->symbol);
   cutList(o->first_contention_stack, &o->n_first_contention_stack);
+  cutLocations(o->first_contention_locations, &o->n_first_contention_locations);
   return true;
 }
 

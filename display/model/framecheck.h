@@ -46,6 +46,7 @@ constexpr int kMaxNotices = 64;
 // Strings (names, paths, frames, notices) and lists of them.
 constexpr size_t kMaxStringBytes = 4096;
 constexpr size_t kMaxListItems = 256;
+constexpr size_t kMaxBuildIdBytes = 64;
 }  // namespace limits
 
 class FrameCheck {
@@ -95,6 +96,7 @@ class FrameCheck {
   uint64_t counter(uint64_t v);
   void cut(char *s);
   void cutList(char **items, size_t *n);
+  void cutLocations(Threadmon__CodeLocation **items, size_t *n);
   bool checkHello(Threadmon__Hello *h);
   bool checkTick(Threadmon__Tick *t);
   bool checkLwp(Threadmon__LwpSample *s);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "runtimesync.h"
+#include "sourcelines.h"
 #include "symbolname.h"
 #include "tmwire.h"
 
@@ -13,6 +14,17 @@ namespace {
 QString str(const char *s) { return s ? QString::fromUtf8(s) : QString(); }
 int64_t ns(uint64_t v) { return v > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(v); }
 uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+// A frame as shown: demangled, and " (file:line)" when this machine has
+// the module's debug information (where: its CodeLocation, if sent).
+QString shownFrame(const char *frame, const Threadmon__CodeLocation *where) {
+  QString text = readableFrame(str(frame));
+  if (!where || !splitFrame(text).location.isEmpty()) return text;
+  const QString line = sourceLine(CodeLocation{
+      str(where->module_path), where->address,
+      QByteArray(reinterpret_cast<const char *>(where->build_id.data), qsizetype(where->build_id.len))});
+  return line.isEmpty() ? text : text + QStringLiteral(" (%1)").arg(line);
+}
 
 }  // namespace
 
@@ -270,7 +282,8 @@ void SessionStore::classifyRuntime(SyncObjectInfo &i, const QStringList &frames)
 
 void SessionStore::applyStack(const Threadmon__Stack &s) {
   QStringList frames;
-  for (size_t i = 0; i < s.n_frames; i++) frames.append(readableFrame(str(s.frames[i])));
+  for (size_t i = 0; i < s.n_frames; i++)
+    frames.append(shownFrame(s.frames[i], i < s.n_locations ? s.locations[i] : nullptr));
   if (!activity.stack(s.id, std::move(frames))) check_.note(FrameCheck::StacksFull);
 }
 
@@ -303,7 +316,9 @@ void SessionStore::applySyncObject(const Threadmon__SyncObject &o) {
   if (o.n_first_contention_stack) {
     i.firstContentionStack.clear();
     for (size_t k = 0; k < o.n_first_contention_stack; k++)
-      i.firstContentionStack.append(readableFrame(str(o.first_contention_stack[k])));
+      i.firstContentionStack.append(shownFrame(
+          o.first_contention_stack[k],
+          k < o.n_first_contention_locations ? o.first_contention_locations[k] : nullptr));
     classifyRuntime(i, i.firstContentionStack);
   }
   if (o.flags) i.flags = o.flags;

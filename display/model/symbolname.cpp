@@ -29,6 +29,27 @@ QString takeOffset(QString &s) {
   return off;
 }
 
+// "std::thread::_State_impl<std::thread::_Invoker<std::tuple<F, A...> > >
+// ::_M_run()" -> "F": the probe names a std::thread's state when its
+// callable is a lambda or a functor, whose type is the readable part. A
+// function pointer type ("void (*)(int)") names nothing: left whole.
+QString threadCallable(const QString &function) {
+  static const QLatin1String prefix("std::thread::_State_impl<std::thread::_Invoker<std::tuple<");
+  if (!function.startsWith(prefix) || !function.endsWith(QLatin1String("::_M_run()")))
+    return function;
+  int depth = 0;
+  for (qsizetype i = prefix.size(); i < function.size(); i++) {
+    const QChar c = function[i];
+    if (c == u'<' || c == u'(' || c == u'{' || c == u'[') depth++;
+    if (c == u'>' || c == u')' || c == u'}' || c == u']') depth--;
+    if (depth < 0 || (depth == 0 && c == u',')) {
+      const QString callable = function.mid(prefix.size(), i - prefix.size()).trimmed();
+      return callable.isEmpty() || callable.contains(QLatin1String("(*)")) ? function : callable;
+    }
+  }
+  return function;
+}
+
 }  // namespace
 
 QString FrameParts::text() const {
@@ -57,7 +78,7 @@ FrameParts splitFrame(const QString &frame) {
 QString readableFrame(const QString &probeFrame) {
   FrameParts p = splitFrame(probeFrame);
   if (p.function.isEmpty()) return probeFrame;
-  p.function = demangle(p.function);
+  p.function = threadCallable(demangle(p.function));
   return p.text();
 }
 

@@ -24,7 +24,8 @@ struct FrameParts {
 };
 FrameParts splitFrame(const QString &frame);
 
-// The frame with its function demangled.
+// The frame with its function demangled; a std::thread state's _M_run
+// named by the callable it runs ("main::{lambda()#1}").
 QString readableFrame(const QString &probeFrame);
 
 // A sync object's symbol as the probe sends it: "name+0xoff", with

@@ -112,6 +112,19 @@ class TestDemangle : public QObject {
     QCOMPARE(p.text(), QStringLiteral("app!A::operator!=(A const&) const"));
   }
 
+  // A std::thread's state is named by the callable it runs; a function
+  // pointer's type names nothing, so that state keeps its whole name.
+  void threadStates() {
+    QCOMPARE(tmon::readableFrame("app!_ZNSt6thread11_State_implINS_8_InvokerISt5tupleIJZ4mainEUlvE_EEEEE6_M_runEv+0x0"),
+             QStringLiteral("app!main::{lambda()#1}+0x0"));
+    QCOMPARE(tmon::readableFrame("app!_ZNSt6thread11_State_implINS_8_InvokerISt5tupleIJZ4mainEUliE_iEEEEE6_M_runEv+0x0"),
+             QStringLiteral("app!main::{lambda(int)#1}+0x0"));
+    const QString fnPtr = tmon::readableFrame(
+        "app!_ZNSt6thread11_State_implINS_8_InvokerISt5tupleIJPFviEiEEEEE6_M_runEv+0x0");
+    QCOMPARE(fnPtr, QStringLiteral("app!std::thread::_State_impl<std::thread::_Invoker<std::tuple<void "
+                                   "(*)(int), int> > >::_M_run()+0x0"));
+  }
+
   void symbols() {
     tmon::SymbolParts s = tmon::splitSymbol("lock+0x0 (random.c)");
     QCOMPARE(s.name, QStringLiteral("lock"));

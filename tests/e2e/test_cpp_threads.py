@@ -42,6 +42,24 @@ def test_names_are_demangled():
             check(o.get("symbol_offset") == 0, f"{want}: symbol_offset {o.get('symbol_offset')!r}")
 
 
+def test_start_routines_name_the_program():
+    """A std::thread starts in libstdc++ (execute_native_thread_routine):
+    its start routine is the function it runs, or the lambda."""
+    tmtest.require_report()
+    rec = tmtest.recorded("cpp_threads", ARGS)
+    routines = {t.get("name"): str(t.get("start_routine")) for t in rec.program_threads()}
+    expected = {"cpp-consumer": "cpp_threads!(anonymous namespace)::consumer(long*)+0x0",
+                "cpp-producer": "cpp_threads!main::{lambda()#1}+0x0"}
+    for name, routine in expected.items():
+        check(routines.get(name) == routine, f"{name}: start routine {routines.get(name)!r}, "
+              f"expected {routine!r}")
+    for name, routine in routines.items():
+        if name.startswith("cpp-worker-"):
+            check(routine.startswith("cpp_threads!(anonymous namespace)::worker("),
+                  f"{name}: start routine {routine!r}, expected ...::worker(...)")
+        check("libstdc++" not in routine, f"{name}: start routine {routine!r}")
+
+
 def test_no_findings():
     """A well-behaved program: nothing to report above low severity."""
     tmtest.require_report()
