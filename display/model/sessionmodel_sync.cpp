@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "runtimesync.h"
 #include "sessionmodel.h"
 #include "sessionstore.h"
 #include "symbolname.h"
@@ -191,11 +192,18 @@ QString SessionModel::programFrame(const QStringList &frames) const {
     p.location.clear();
     return p.text();
   };
+  // The program's own code first: its binary holds the language runtime's
+  // templates and std too (a C++20 wait's __platform_wait, Rust's
+  // Mutex::lock_contended), which are not where the program called.
   QString exe = QFileInfo(info().exe).fileName();
+  QString runtime;
   for (const QString &f : frames) {
     QString module = QFileInfo(splitFrame(f).module).fileName();
-    if (!exe.isEmpty() && module == exe) return shortFrame(f);
+    if (exe.isEmpty() || module != exe) continue;
+    if (!isRuntimeFrame(f)) return shortFrame(f);
+    if (runtime.isEmpty()) runtime = shortFrame(f);
   }
+  if (!runtime.isEmpty()) return runtime;
   return frames.isEmpty() ? QString() : shortFrame(frames.first());
 }
 
