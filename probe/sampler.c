@@ -100,6 +100,7 @@ typedef struct tm_sampler_thread {
   uint64_t sw_tick;      /* tick whose drain had a record of it */
   uint64_t futex_addr;
   uint32_t asleep_syscall; /* LwpSample.asleep_syscall last sent */
+  uint64_t yields;         /* LwpSample.yields last sent */
   int sw_kind;           /* latest record's TM_SWITCH_*, or SW_UNKNOWN */
   bool covered;          /* its switches reach our rings (a record was seen) */
   bool have_sched, have_stat;
@@ -764,7 +765,9 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   if (!st->status_base ||
       (!from_records && st->status_dirty && tick_no - st->status_tick >= STATUS_EVERY))
     read_status(st);
-  bool counts = st->vol != vol || st->invol != invol;
+  uint64_t yields = t->yields; /* the thread's own counter: a racy read is one behind */
+  bool counts = st->vol != vol || st->invol != invol || yields != st->yields;
+  st->yields = yields;
   if (!moved && !counts && futex == st->futex_addr && asleep == st->asleep_syscall) return;
   st->futex_addr = futex;
   st->asleep_syscall = asleep;
@@ -790,6 +793,7 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   l->perf_faults = st->pv.v[TM_PC_FAULTS];
   l->cycles = st->pv.v[TM_PC_CYCLES];
   l->instructions = st->pv.v[TM_PC_INSTRUCTIONS];
+  l->yields = yields;
 }
 
 /* What this tick must read of a thread, from its switch records. */
@@ -1193,6 +1197,7 @@ static void send_descriptions(tm_session *s, int to) {
 static void resync_file(tm_session *s) {
   tm_transport *tx = &s->tx;
   tm_transport_file_resync_queued(tx);
+  tx->file_replaced_noted = tx->file_replaced; /* this Notice says so */
   char text[160];
   snprintf(text, sizeof text,
            "capture gap: %llu bytes of frames lost from %.3f s (%s); written again from here",
@@ -1250,8 +1255,14 @@ void tm_sampler_tick(tm_session *s) {
     tm_session_send_hello(s, TM_TO_NET);
     send_descriptions(s, TM_TO_NET);
   }
+  tm_transport_check_file(&s->tx);
   if (tm_transport_file_wants_resync(&s->tx, now, !on_sampler_thread || final_tick))
     resync_file(s);
+  if (s->tx.file_replaced != s->tx.file_replaced_noted && s->tx.file_fd >= 0 && !s->tx.file_resync) {
+    s->tx.file_replaced_noted = s->tx.file_replaced;
+    tm_emit_notice(s, "the program closed or replaced the capture's descriptor: the probe "
+                      "reopened the file, nothing was lost", TM_TO_FILE);
+  }
   tick_no++;
   /* The wrappers' TSC wait clock (probe.h); its first call reads
    * /proc/cpuinfo, which the final tick on a program thread should not. */
@@ -1358,7 +1369,10 @@ void tm_sampler_tick(tm_session *s) {
   }
   tm_transport_batch_end(&s->tx, tm_now_ns(), !on_sampler_thread || final_tick);
   if (!s->tx.file_resync && s->tx.batch_len == 0) gap_end_n = 0; /* all in the file */
-  if (s->tx.net != TM_NET_OFF) tm_transport_pump(&s->tx, tm_now_ns());
+  if (s->tx.net != TM_NET_OFF) {
+    tm_transport_pump(&s->tx, tm_now_ns());
+    tm_session_report_net(s, false);
+  }
 }
 
 /* ---- the thread ---- */
@@ -1398,6 +1412,13 @@ static void sleep_until(const struct timespec *deadline) {
   }
 }
 
+/* Refused by the display, or given up on it, with no capture file: nothing
+ * will ever read what the probe gathers. */
+static bool nowhere_to_send(const tm_session *s) {
+  return (s->tx.net == TM_NET_REFUSED || s->tx.net == TM_NET_GAVE_UP) && s->tx.file_fd < 0 &&
+         !s->tx.file_lost;
+}
+
 static void *sampler_main(void *arg) {
   tm_session *s = arg;
   prctl(PR_SET_NAME, "threadmon", 0, 0, 0); /* before registering: the record copies it */
@@ -1429,6 +1450,16 @@ static void *sampler_main(void *arg) {
     atomic_store(&in_tick, 1);
     if (!atomic_load(&pause_requested)) tm_sampler_tick(s);
     atomic_store(&in_tick, 0);
+    if (nowhere_to_send(s) && atomic_load(&tm_active)) {
+      /* Cost the program nothing from here: the wrappers pass every call
+       * straight through, and this thread only waits for the end. */
+      atomic_store(&tm_active, 0);
+    }
+    if (!atomic_load(&tm_active)) {
+      clock_gettime(CLOCK_MONOTONIC, &next);
+      next.tv_sec += 1;
+      continue;
+    }
     /* Fell behind (a long tick, a stopped process): skip, don't burst. */
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);

@@ -40,6 +40,7 @@ typedef struct tm_session {
   char host[256], kernel[128];
   char *cmdline; /* NUL-separated */
   size_t cmdline_len;
+  bool net_reported; /* the launcher was told why the display has no data */
 } tm_session;
 
 /* Packs and sends one frame (to: TM_TO_*). */
@@ -48,6 +49,10 @@ void tm_emit_notice(tm_session *s, const char *text, int to);
 
 /* Implemented by session.c: the Hello of this session (probe_tid known). */
 void tm_session_send_hello(tm_session *s, int to);
+/* Implemented by session.c: tells the launcher (THREADMON_STATUS), once,
+ * that the display refused the session or was given up on; when ending,
+ * also that it was never reached. */
+void tm_session_report_net(tm_session *s, bool ending);
 
 /* Starts the sampler thread; it sends Hello and the notices first.
  * Returns 0, or -1 with errno set. */

@@ -79,12 +79,19 @@ static void gather_identity(tm_session *s) {
   s->cmdline_len = buf ? len : 0;
 }
 
+/* The display refuses a Hello over TM_MAX_HELLO_BYTES before it checks
+ * the token: argv gets at most this much of it, in whole arguments. */
+#define HELLO_ARGV_BYTES (TM_MAX_HELLO_BYTES / 4)
+
 void tm_session_send_hello(tm_session *s, int to) {
   char *argv[256];
-  size_t argc = 0;
+  size_t argc = 0, argv_bytes = 0;
   for (size_t off = 0; off < s->cmdline_len && argc < 256; argc++) {
+    size_t len = strnlen(s->cmdline + off, s->cmdline_len - off);
+    if (argv_bytes + len + 3 > HELLO_ARGV_BYTES) break;
+    argv_bytes += len + 3; /* with its tag and length */
     argv[argc] = s->cmdline + off;
-    off += strnlen(s->cmdline + off, s->cmdline_len - off) + 1;
+    off += len + 1;
   }
   Threadmon__Source sources[8];
   size_t ns = 0;
@@ -122,6 +129,28 @@ void tm_session_send_hello(tm_session *s, int to) {
   f.body_case = THREADMON__FRAME__BODY_HELLO;
   f.hello = &h;
   tm_emit(s, &f, to);
+}
+
+void tm_session_report_net(tm_session *s, bool ending) {
+  const tm_transport *t = &s->tx;
+  if (s->net_reported || t->net == TM_NET_OFF) return;
+  char text[224];
+  const char *kind = "unreachable";
+  if (t->net == TM_NET_REFUSED) {
+    kind = "refused";
+    snprintf(text, sizeof text, "%s", t->refusal);
+  } else if (t->net == TM_NET_GAVE_UP) {
+    snprintf(text, sizeof text, "%s; gave up after %u attempts in a row: %s",
+             t->ever_connected ? "connection lost" : "never connected", t->attempts,
+             strerror(t->last_errno));
+  } else if (ending && !t->ever_connected) {
+    snprintf(text, sizeof text, "not connected when the session ended%s%s",
+             t->last_errno ? ": " : "", t->last_errno ? strerror(t->last_errno) : "");
+  } else {
+    return;
+  }
+  s->net_reported = true;
+  tm_status_net(s->cfg.status, kind, t->host, t->port, text);
 }
 
 /* ---- opening a session ---- */
@@ -184,6 +213,7 @@ static int open_session(const char *path, uint32_t parent_pid) {
   s->probe_tid = 0;
   s->seq = 0;
   s->notice_count = 0;
+  s->net_reported = false;
   s->events_dropped = s->events_dropped_total = 0;
   if (getrandom(&s->session_id, sizeof s->session_id, GRND_NONBLOCK) != sizeof s->session_id)
     s->session_id = tm_now_ns() ^ ((uint64_t)s->pid << 40);
@@ -268,6 +298,7 @@ static void finish_session(int reason, int status) {
   f.goodbye = &b;
   tm_emit(&S, &f, TM_TO_ALL);
   tm_transport_flush(&S.tx, EXIT_FLUSH_MS);
+  tm_session_report_net(&S, true);
   atomic_store(&tm_active, 0);
   release_session(&S);
   atomic_store(&state, S_OFF);
@@ -283,10 +314,16 @@ static void end_session(int reason, int status) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
+  /* Nor may a cancellation the program left pending act on the probe's
+   * cancellation points (the join, close, write): exit(3) would be unwound
+   * into the exiting thread's cleanup and the process would exit 0. */
+  int cancel_state;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
   tm_thread *g = guard_enter();
   tm_sampler_stop();
   finish_session(reason, status);
   guard_leave(g);
+  pthread_setcancelstate(cancel_state, NULL);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -354,7 +391,12 @@ static void fork_child(void) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
+  /* A cancellation pending in the forking thread belongs to the program's
+   * code after fork returns, not to the probe's close and open here. */
+  int cancel_state;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
   open_child_session();
+  pthread_setcancelstate(cancel_state, NULL);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "netreply.h"
 #include "procfs.h"
 #include "probe.h"
 #include "tmwire.h"
@@ -20,6 +21,7 @@
 #define FIRST_BACKOFF_NS (100000000ull)
 #define MAX_BACKOFF_NS (3200000000ull)
 #define MAX_ATTEMPTS 12 /* about 25 s of trying, then give up */
+#define ANSWER_WAIT_NS (300000000ull) /* at the end, for the display's answer */
 
 void tm_transport_init(tm_transport *t) {
   memset(t, 0, sizeof *t);
@@ -169,7 +171,7 @@ int tm_transport_open_file(tm_transport *t, const char *path) {
 
 /* Our descriptor number may have been closed and reused by the program (a
  * daemon's dup2 of /dev/null over every descriptor): check it still names
- * our file before writing more. What went to the other file is a gap. */
+ * our file before writing more, and reopen the file if not. */
 static void file_check(tm_transport *t) {
   if (!t->path) return;
   struct stat st;
@@ -179,14 +181,25 @@ static void file_check(tm_transport *t) {
     t->file_fd = -1; /* not ours any more: never close it */
     t->file_lost = true;
     t->file_replaced++;
-    file_gap(t, 0, EBADF);
   }
-  if (!t->file_lost || open_capture(t, 0) < 0) return; /* tried again with the next resync */
+  if (!t->file_lost) return;
+  if (open_capture(t, 0) < 0) {
+    /* Not yet: what is sent meanwhile is lost, a gap; tried again with the
+     * next resync. */
+    if (!t->file_resync) file_gap(t, 0, EBADF);
+    return;
+  }
   t->file_lost = false;
-  /* Appending: our size is the file's, whole frames up to what we wrote. */
-  if (fstat(t->file_fd, &st) == 0) t->file_good_size = (uint64_t)st.st_size;
-  t->file_retry_ns = 0; /* the new descriptor works: resync at once */
+  uint64_t size = fstat(t->file_fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+  /* Every write checks first, so the file normally holds all we wrote and
+   * writing just goes on. Shorter: a write went to the program's
+   * descriptor between a check and the write, a gap. */
+  if (size != t->file_good_size && !t->file_resync) file_gap(t, 0, EBADF);
+  t->file_good_size = size; /* appending: whole frames up to what we wrote */
+  if (t->file_resync) t->file_retry_ns = 0; /* the new descriptor works: resync at once */
 }
+
+void tm_transport_check_file(tm_transport *t) { file_check(t); }
 
 /* ---- TCP ---- */
 
@@ -240,14 +253,23 @@ static void sock_close(tm_transport *t) {
   t->sock = -1;
 }
 
-static void attempt_failed(tm_transport *t, uint64_t now) {
+/* No more attempts: the buffer goes, frames are no longer queued. */
+static void net_stop(tm_transport *t, enum tm_net_state why) {
   sock_close(t);
+  t->net = why;
+  free(t->out);
+  t->out = NULL;
+  t->out_cap = 0;
+  out_reset(t);
+}
+
+static void attempt_failed(tm_transport *t, uint64_t now, int err) {
+  sock_close(t);
+  t->last_errno = err;
+  t->welcomed = false;
+  t->reply_len = t->reply_skip = 0;
   if (++t->attempts >= MAX_ATTEMPTS) {
-    t->net = TM_NET_GAVE_UP;
-    free(t->out);
-    t->out = NULL;
-    t->out_cap = 0;
-    out_reset(t);
+    net_stop(t, TM_NET_GAVE_UP);
     return;
   }
   t->net = TM_NET_WAITING;
@@ -256,26 +278,31 @@ static void attempt_failed(tm_transport *t, uint64_t now) {
 }
 
 /* The peer went away after a connection: what it had not received is lost
- * with it; a new connection starts a new stream. */
-static void connection_lost(tm_transport *t, uint64_t now) {
+ * with it; a new connection starts a new stream. Only a connection the
+ * display had welcomed starts the attempts afresh: one closed before that
+ * (a display too old to answer, anything else on that port) counts as a
+ * failed attempt, so the probe does not reconnect at full speed all run. */
+static void connection_lost(tm_transport *t, uint64_t now, int err) {
   out_reset(t);
-  t->attempts = 0;
-  t->backoff_ns = FIRST_BACKOFF_NS;
-  attempt_failed(t, now);
+  if (t->welcomed) {
+    t->attempts = 0;
+    t->backoff_ns = FIRST_BACKOFF_NS;
+  }
+  attempt_failed(t, now, err);
 }
 
 static void start_connect(tm_transport *t, uint64_t now) {
   struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG};
   struct addrinfo *ai = NULL;
   if (getaddrinfo(t->host, t->port, &hints, &ai) != 0 || !ai) {
-    attempt_failed(t, now);
+    attempt_failed(t, now, EHOSTUNREACH);
     return;
   }
   int s = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (s >= 0) s = tm_fd_move_high(s, false);
   if (s < 0) {
     freeaddrinfo(ai);
-    attempt_failed(t, now);
+    attempt_failed(t, now, errno);
     return;
   }
   int one = 1;
@@ -291,7 +318,7 @@ static void start_connect(tm_transport *t, uint64_t now) {
   int r = connect(s, ai->ai_addr, ai->ai_addrlen);
   freeaddrinfo(ai);
   if (r < 0 && errno != EINPROGRESS) {
-    attempt_failed(t, now);
+    attempt_failed(t, now, errno);
     return;
   }
   t->net = TM_NET_CONNECTING;
@@ -302,30 +329,92 @@ static void start_connect(tm_transport *t, uint64_t now) {
 static bool check_connect(tm_transport *t, uint64_t now) {
   struct pollfd p = {.fd = t->sock, .events = POLLOUT};
   if (poll(&p, 1, 0) <= 0) {
-    if (now - t->connect_started_ns > CONNECT_TIMEOUT_NS) attempt_failed(t, now);
+    if (now - t->connect_started_ns > CONNECT_TIMEOUT_NS) attempt_failed(t, now, ETIMEDOUT);
     return false;
   }
   int err = 0;
   socklen_t len = sizeof err;
   if (getsockopt(t->sock, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err) {
-    attempt_failed(t, now);
+    attempt_failed(t, now, err ? err : errno);
     return false;
   }
   t->net = TM_NET_CONNECTED;
-  t->attempts = 0;
-  t->backoff_ns = FIRST_BACKOFF_NS;
   return true;
 }
 
-static void send_some(tm_transport *t, uint64_t now) {
-  /* Whatever the peer sends is not part of protocol 1: discard it, but
-   * notice an orderly close at once. */
-  uint8_t sink[512];
-  ssize_t r;
-  while ((r = recv(t->sock, sink, sizeof sink, MSG_DONTWAIT)) > 0) {
+static uint32_t get_u32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* One whole frame from the display: its answer to our Hello. */
+static void answer(tm_transport *t, uint64_t now) {
+  const uint8_t *payload = t->reply + TM_FRAME_PREFIX_BYTES;
+  size_t len = t->reply_len - TM_FRAME_PREFIX_BYTES;
+  if (tm_crc32c(payload, len) != get_u32(t->reply + 4)) return;
+  switch (tm_reply_parse(payload, len, t->refusal, sizeof t->refusal)) {
+    case TM_REPLY_WELCOME:
+      t->welcomed = true;
+      t->attempts = 0;
+      t->backoff_ns = FIRST_BACKOFF_NS;
+      break;
+    case TM_REPLY_REFUSED:
+      net_stop(t, TM_NET_REFUSED);
+      break;
+    case TM_REPLY_RETRY:
+      connection_lost(t, now, ECONNREFUSED);
+      break;
+    case TM_REPLY_OTHER:
+      break;
   }
-  if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-    connection_lost(t, now);
+}
+
+/* Gathers the display's frames (no stream header) out of what it sent. */
+static void take_replies(tm_transport *t, const uint8_t *p, size_t n, uint64_t now) {
+  while (n > 0 && t->net == TM_NET_CONNECTED) {
+    if (t->reply_skip) {
+      size_t k = n < t->reply_skip ? n : t->reply_skip;
+      t->reply_skip -= (uint32_t)k;
+      p += k;
+      n -= k;
+      continue;
+    }
+    size_t want = TM_FRAME_PREFIX_BYTES;
+    if (t->reply_len >= TM_FRAME_PREFIX_BYTES) want += get_u32(t->reply);
+    size_t k = want - t->reply_len < n ? want - t->reply_len : n;
+    memcpy(t->reply + t->reply_len, p, k);
+    t->reply_len += k;
+    p += k;
+    n -= k;
+    if (t->reply_len < TM_FRAME_PREFIX_BYTES) continue;
+    uint32_t len = get_u32(t->reply);
+    if (len > TM_REPLY_BYTES - TM_FRAME_PREFIX_BYTES) {
+      t->reply_skip = len - (uint32_t)(t->reply_len - TM_FRAME_PREFIX_BYTES);
+      t->reply_len = 0;
+    } else if (t->reply_len == TM_FRAME_PREFIX_BYTES + len) {
+      answer(t, now);
+      t->reply_len = 0;
+    }
+  }
+}
+
+static void send_some(tm_transport *t, uint64_t now) {
+  /* The display's answer first: a refusal ends the sending. An orderly
+   * close is noticed at once. */
+  uint8_t in[512];
+  ssize_t r = -1;
+  while (t->net == TM_NET_CONNECTED && (r = recv(t->sock, in, sizeof in, MSG_DONTWAIT)) != 0) {
+    if (r > 0) {
+      take_replies(t, in, (size_t)r, now);
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+    connection_lost(t, now, errno);
+    return;
+  }
+  if (t->net != TM_NET_CONNECTED) return;
+  if (r == 0) {
+    connection_lost(t, now, ECONNRESET);
     return;
   }
   while (t->out_sent < t->out_len) {
@@ -338,7 +427,7 @@ static void send_some(tm_transport *t, uint64_t now) {
     }
     if (w < 0 && errno == EINTR) continue;
     if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    connection_lost(t, now); /* EPIPE, ECONNRESET, ... */
+    connection_lost(t, now, w < 0 ? errno : EPIPE); /* EPIPE, ECONNRESET, ... */
     return;
   }
   out_reset(t);
@@ -383,14 +472,19 @@ void tm_transport_send(tm_transport *t, const uint8_t *frame, size_t len, int to
 
 void tm_transport_flush(tm_transport *t, int timeout_ms) {
   uint64_t deadline = tm_now_ns() + (uint64_t)timeout_ms * 1000000u;
+  uint64_t answer_by = 0;
   for (;;) {
     uint64_t now = tm_now_ns();
     tm_transport_pump(t, now);
+    if (t->net != TM_NET_CONNECTING && t->net != TM_NET_CONNECTED) return;
+    bool sent = t->net == TM_NET_CONNECTED && t->out_sent >= t->out_len;
+    if (sent && !answer_by) {
+      answer_by = now + ANSWER_WAIT_NS;
+      if (deadline < answer_by) answer_by = deadline;
+    }
+    if (sent && (t->welcomed || now >= answer_by)) return;
     if (now >= deadline) return;
-    if (t->net == TM_NET_CONNECTED && t->out_sent >= t->out_len) return;
-    if (t->net == TM_NET_OFF || t->net == TM_NET_GAVE_UP) return;
-    if (t->net == TM_NET_WAITING) return; /* no new attempts while ending */
-    struct pollfd p = {.fd = t->sock, .events = POLLOUT};
+    struct pollfd p = {.fd = t->sock, .events = sent ? POLLIN : POLLOUT};
     int wait_ms = (int)((deadline - now) / 1000000u) + 1;
     if (wait_ms > 20) wait_ms = 20;
     if (t->sock >= 0) poll(&p, 1, wait_ms);

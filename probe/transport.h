@@ -1,5 +1,7 @@
 /* Where frames go: a capture file (whole frames per write: one frame, or
- * a tick's worth gathered between batch_begin and batch_end) and/or a TCP peer (non-blocking, bounded buffer, reconnects).
+ * a tick's worth gathered between batch_begin and batch_end) and/or a TCP
+ * peer (non-blocking, bounded buffer, reconnects until the display refuses
+ * the session or a dozen attempts in a row fail).
  *
  * Used by one thread at a time: the sampler while it runs, then the thread
  * that stops it (exit, exec). Program threads never wait on it. */
@@ -18,8 +20,12 @@ enum tm_net_state {
   TM_NET_WAITING,    /* next connect attempt at retry_at_ns */
   TM_NET_CONNECTING, /* non-blocking connect in progress */
   TM_NET_CONNECTED,
-  TM_NET_GAVE_UP,
+  TM_NET_GAVE_UP,    /* attempts failed too often */
+  TM_NET_REFUSED,    /* the display refused this session (refusal says why) */
 };
+
+/* The display's answer is one small frame; a larger one is skipped. */
+#define TM_REPLY_BYTES 1024
 
 typedef struct tm_transport {
   /* capture file */
@@ -40,6 +46,7 @@ typedef struct tm_transport {
   int file_gap_errno;
   unsigned file_gaps, file_replaced; /* closed gaps; descriptor taken over */
   bool file_lost;                    /* descriptor taken; reopen at the next resync */
+  unsigned file_replaced_noted;      /* file_replaced the session has said so for */
   /* TCP */
   enum tm_net_state net;
   char *host, *port;
@@ -49,6 +56,12 @@ typedef struct tm_transport {
   bool ever_connected;
   bool needs_preamble; /* a reconnection: the session must resend Hello etc. */
   unsigned attempts;
+  int last_errno;      /* why the latest attempt failed */
+  bool welcomed;       /* the display accepted this connection's Hello */
+  char refusal[160];   /* TM_NET_REFUSED: the display's text */
+  uint8_t reply[TM_REPLY_BYTES]; /* the display's answer, as it arrives */
+  size_t reply_len;
+  uint32_t reply_skip; /* bytes left of a frame too large to be an answer */
   uint64_t connect_started_ns, retry_at_ns, backoff_ns;
   uint64_t bytes_sent;
   uint64_t frames_dropped;
@@ -58,6 +71,11 @@ void tm_transport_init(tm_transport *t);
 /* Creates (truncates) the capture file and writes the stream header.
  * Returns -1 with errno set on failure. */
 int tm_transport_open_file(tm_transport *t, const char *path);
+/* Whether the capture's descriptor still names its file; reopens it (and
+ * opens a gap) if the program took it. Every write checks too; the tick
+ * checks first so that the gap's resync goes out in the same tick (a
+ * program that takes the descriptor and exits at once keeps its end). */
+void tm_transport_check_file(tm_transport *t);
 /* Configures the peer; the first connect happens in tm_transport_pump. The
  * stream header is queued at once so frames sent before the connection
  * completes reach the peer in order. */
@@ -87,7 +105,9 @@ void tm_transport_file_resync_queued(tm_transport *t);
  * descriptions) with TM_TO_NET, before any other frame. */
 bool tm_transport_pump(tm_transport *t, uint64_t now_ns);
 
-/* Waits at most timeout_ms for queued network bytes to leave. */
+/* Waits at most timeout_ms for queued network bytes to leave, and then
+ * (at most 300 ms more) for the display's answer, so that a short session
+ * still learns it was refused. */
 void tm_transport_flush(tm_transport *t, int timeout_ms);
 
 void tm_transport_close(tm_transport *t);

@@ -4,6 +4,7 @@
 #include "sites.h"
 #include "unwind.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -115,6 +116,19 @@ void tm_count_exclusive_slow(const void *addr, uint32_t kind, uint32_t flags) {
   tm_hold_tick(o, addr);
 }
 
+/* The stack unwinds below validate addresses with read(2) and write(2) on
+ * a pipe (libunwind's mincore_validate): cancellation points. A thread with
+ * a cancel pending was unwound out of pthread_barrier_wait or a contended
+ * pthread_mutex_lock, which are not. Cancellation is off while the probe
+ * may unwind; turning a deferred cancel back on does not act on it. */
+static inline int cancel_off(void) {
+  int old;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+  return old;
+}
+
+static inline void cancel_restore(int old) { pthread_setcancelstate(old, NULL); }
+
 void tm_wait_begin(tm_wait *w, tm_thread *t, tm_object *o, uint32_t state, uint32_t holder_tid,
                    const void *caller) {
   w->t = t;
@@ -123,8 +137,11 @@ void tm_wait_begin(tm_wait *w, tm_thread *t, tm_object *o, uint32_t state, uint3
   w->releaser_tid = holder_tid;
   uint32_t id = o ? __atomic_load_n(&o->id, __ATOMIC_ACQUIRE) : 0;
   tm_push_state(t, state, id, holder_tid, 0, w->start_ns);
-  if (o && caller && TM_UNLIKELY(atomic_load_explicit(&o->has_stack, memory_order_relaxed) == 0))
+  if (o && caller && TM_UNLIKELY(atomic_load_explicit(&o->has_stack, memory_order_relaxed) == 0)) {
+    int cancel = cancel_off();
     tm_unwind_first_contention(t, o, caller);
+    cancel_restore(cancel);
+  }
 }
 
 void tm_note_releaser(tm_thread *t, const void *addr, uint32_t kind) {
@@ -138,7 +155,12 @@ static void wait_finish(tm_wait *w, uint32_t releaser_tid, bool exclusive) {
   tm_object *o = w->o;
   /* The call site's totals (sites.h) before the state ends: an unwind is
    * still time in the program's call, not in its own code. */
-  bool unwound = o && tm_site_contended(w->t, o, waited, now);
+  bool unwound = false;
+  if (o) {
+    int cancel = cancel_off();
+    unwound = tm_site_contended(w->t, o, waited, now);
+    cancel_restore(cancel);
+  }
   tm_push_state(w->t, TM_STATE_RUNNING, 0, 0, releaser_tid, unwound ? tm_wait_clock() : now);
   if (!o) return;
   if (exclusive) {

@@ -42,6 +42,11 @@ void LiveSession::onClosed() {
   }
   model->markEnded();
   updateStatus();
+  qInfo("threadmon-display: session of pid %u from %s %s: %llu frames, %llu bytes",
+        connection_->pid(), qPrintable(connection_->peer()),
+        qPrintable(connection_->stateText()),
+        static_cast<unsigned long long>(connection_->framesReceived()),
+        static_cast<unsigned long long>(connection_->bytesReceived()));
 }
 
 void LiveSession::updateStatus() {

@@ -92,6 +92,9 @@ bool MainWindow::openCaptureFile(const QString &path) {
 }
 
 void MainWindow::onSessionAccepted(tmnet::ProbeConnection *connection) {
+  // The log says which probes got in, as it says which were refused.
+  qInfo("threadmon-display: accepted %s: pid %u (%s)", qPrintable(connection->peer()),
+        connection->pid(), qPrintable(connection->exe()));
   auto *live = new LiveSession(connection);
   addSession(live->page());
   statusBar()->showMessage(tr("Probe connected from %1 (pid %2)")

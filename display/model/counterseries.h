@@ -23,6 +23,7 @@ class CounterSeries {
   // Thinning runs once this much uncompacted old data has piled up.
   static constexpr int64_t kThinEveryNs = 10'000'000'000;
 
+  using Values = std::array<uint64_t, N>;
   struct Point {
     int64_t t;
     uint32_t aux;   // per-series extra (e.g. CPU and state letter of an LWP)

@@ -215,8 +215,10 @@ void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Fi
                      mostly == THREADMON__ASLEEP_KIND__ASLEEP_SIGNAL ||
                      mostly == THREADMON__ASLEEP_KIND__ASLEEP_SLEEP))
       continue;
-    bool waitsForInput = mostly == THREADMON__ASLEEP_KIND__ASLEEP_IO_EVENTS ||
-                         mostly == THREADMON__ASLEEP_KIND__ASLEEP_READ;
+    // An event loop idle in poll/epoll (memcached's workers and listener
+    // without clients) waits for work: nothing to fix.
+    if (!starved && mostly == THREADMON__ASLEEP_KIND__ASLEEP_IO_EVENTS) continue;
+    bool waitsForInput = mostly == THREADMON__ASLEEP_KIND__ASLEEP_READ;
     Finding f;
     f.kind = FindingKind::NeverRuns;
     // Idle waiting for input is often by design (an event loop): worth a
@@ -238,11 +240,7 @@ void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Fi
               .arg(threadName(m, p.tid))
               .arg(double(life) / 1e9, 0, 'f', 2)
               .arg(QString::number(100 * onCpu, 'f', 2) + '%',
-                   mostly == THREADMON__ASLEEP_KIND__ASLEEP_IO_EVENTS
-                       ? QStringLiteral("it waited in poll, select or epoll for files or sockets "
-                                        "to become ready (an event loop with nothing to do, or "
-                                        "input that never came)")
-                   : mostly == THREADMON__ASLEEP_KIND__ASLEEP_READ
+                   mostly == THREADMON__ASLEEP_KIND__ASLEEP_READ
                        ? QStringLiteral("it waited in a read, recv or accept on a file or "
                                         "socket that gave nothing")
                        : QStringLiteral("it sat in the kernel in a system call that never "

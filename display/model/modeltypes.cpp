@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "threadmon.pb-c.h"
+
 namespace tmon {
 
 const char *finalStateKey(FinalState s) {
@@ -16,6 +18,18 @@ const char *finalStateKey(FinalState s) {
 
 bool isBlockedState(FinalState s) {
   return s >= FinalState::BlockedMutex && s <= FinalState::BlockedJoin;
+}
+
+bool blockedStateOfKind(int syncKind, FinalState *out) {
+  switch (syncKind) {
+    case THREADMON__SYNC_KIND__KIND_MUTEX: *out = FinalState::BlockedMutex; return true;
+    case THREADMON__SYNC_KIND__KIND_COND: *out = FinalState::BlockedCond; return true;
+    case THREADMON__SYNC_KIND__KIND_RWLOCK: *out = FinalState::BlockedRwlock; return true;
+    case THREADMON__SYNC_KIND__KIND_BARRIER: *out = FinalState::BlockedBarrier; return true;
+    case THREADMON__SYNC_KIND__KIND_SPIN: *out = FinalState::BlockedSpin; return true;
+    case THREADMON__SYNC_KIND__KIND_SEM: *out = FinalState::BlockedSem; return true;
+    default: return false;
+  }
 }
 
 QString syncKindName(int kind) {

@@ -40,6 +40,8 @@ constexpr int kAsleepKinds = 6;
 // "on_cpu", "runnable", "blocked_mutex", ... (the JSON and report keys).
 const char *finalStateKey(FinalState s);
 bool isBlockedState(FinalState s);
+// The blocked state of a waiter on an object of this threadmon.SyncKind.
+bool blockedStateOfKind(int syncKind, FinalState *out);
 
 // Matches threadmon.SyncKind; "mutex", "cond", ..., "internal".
 QString syncKindName(int kind);
@@ -113,6 +115,9 @@ struct ThreadInfo {
   int policy = 0;
   int priority = 0;
   int nice = 0;
+  std::vector<uint64_t> affinity;  // CPU bitmask, 64 CPUs a word; empty = all CPUs
+  int attrChanges = 0;             // ThreadAttr frames: the program changed them
+                                   // (or named the thread) this many times
   // Where its event ring overflowed (UNKNOWN transitions): its wrapped-call
   // states are estimates from the kernel's view after each, until the next.
   std::vector<int64_t> eventGaps;
@@ -147,6 +152,9 @@ struct LwpDelta {
   uint64_t involCtxsw = 0;
   uint64_t minflt = 0;
   uint64_t majflt = 0;
+  uint64_t yields = 0;        // sched_yield calls
+  uint64_t cycles = 0;        // perf hardware counters (THREADMON_COUNTERS=1), else 0
+  uint64_t instructions = 0;
   int64_t sleepNs = 0;  // lifetime in window minus on-CPU and run-queue time
 };
 
@@ -174,6 +182,10 @@ struct SyncObjectInfo {
   int64_t firstSeenNs = 0;
   QStringList firstContentionStack;  // innermost first
   uint32_t flags = 0;
+  // KIND_INTERNAL words the program's own runtime made (runtimesync.h):
+  // the kind it acts as (0: a library's hidden lock) and what it is.
+  int runtimeKind = 0;
+  QString runtimeWhat;
   QString callSite() const;  // innermost frame of the first contention stack
   // "symbol+0x10 (file.c)", the offset left out when 0; "" without a symbol.
   QString symbolText() const;

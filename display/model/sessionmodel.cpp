@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "runtimes.h"
 #include "sessionstore.h"
 
 namespace tmon {
@@ -123,6 +124,13 @@ LwpDelta SessionModel::lwpDelta(int index, const TimeRange &r) const {
     d.minflt = delta(kMinflt);
     d.majflt = delta(kMajflt);
   }
+  if (const LwpExtraSeries::Point *eb = th.lwpExtra.at(r.t1)) {
+    const LwpExtraSeries::Point *ea = th.lwpExtra.at(r.t0);
+    auto delta = [&](int k) { return sub(eb->v[size_t(k)], ea ? ea->v[size_t(k)] : 0); };
+    d.yields = delta(kYields);
+    d.cycles = delta(kCycles);
+    d.instructions = delta(kInstructions);
+  }
   TimeRange life = th.lifetime();
   int64_t alive = std::max<int64_t>(0, std::min(r.t1, life.t1) - std::max(r.t0, life.t0));
   d.sleepNs = std::max<int64_t>(0, alive - int64_t(d.oncpuNs) - int64_t(d.runqueueNs));
@@ -147,21 +155,27 @@ CpuDelta SessionModel::cpuDelta(int cpu, const TimeRange &r) const {
   // interpolated between the samples around it, so a window between two
   // samples gets its share. /proc/stat counts from boot: before the first
   // sample, the first sample is the baseline; after the last, the last holds.
-  auto value = [&s](int64_t t, size_t k) -> uint64_t {
+  // Every counter at t from one lookup (the findings ask for thousands of
+  // windows).
+  auto values = [&s](int64_t t) {
     const CpuSeries::Point *a = s.at(t), *b = s.after(t);
-    if (!a) return s.first()->v[k];
-    if (!b || t == a->t) return a->v[k];
-    double frac = double(t - a->t) / double(b->t - a->t);
-    return a->v[k] + uint64_t(double(sub(b->v[k], a->v[k])) * frac + 0.5);
+    if (!a) return s.first()->v;
+    if (!b || t == a->t) return a->v;
+    const double frac = double(t - a->t) / double(b->t - a->t);
+    std::array<uint64_t, 8> v = a->v;
+    for (size_t k = 0; k < 8; k++) v[k] += uint64_t(double(sub(b->v[k], a->v[k])) * frac + 0.5);
+    return v;
   };
+  const std::array<uint64_t, 8> v0 = values(r.t0), v1 = values(r.t1);
   uint64_t *f[8] = {&d.user, &d.nice, &d.system, &d.idle, &d.iowait, &d.irq, &d.softirq, &d.steal};
-  for (size_t k = 0; k < 8; k++) *f[k] = sub(value(r.t1, k), value(r.t0, k));
+  for (size_t k = 0; k < 8; k++) *f[k] = sub(v1[k], v0[k]);
   return d;
 }
 
 double SessionModel::cpuBusyShare(const TimeRange &r) const {
   uint64_t total = 0, idle = 0;
-  for (int c = 0; c < cpuCount(); c++) {
+  // CPUs without samples add nothing: only those with samples are asked.
+  for (int c = 0; c < int(store_->cpus.size()); c++) {
     CpuDelta d = cpuDelta(c, r);
     total += d.total();
     idle += d.idle + d.iowait;
@@ -222,18 +236,43 @@ SyncDelta SessionModel::syncDelta(int index, const TimeRange &r) const {
 }
 
 std::vector<int> SessionModel::syncObjectsByWait(const TimeRange &r) const {
-  std::vector<std::pair<SyncDelta, int>> act;
+  struct Active {
+    SyncDelta d;
+    int index;
+    bool housekeeping;
+  };
+  std::vector<Active> act;
   for (int i = 0; i < syncObjectCount(); i++) {
     SyncDelta d = syncDelta(i, r);
-    if (d.acquisitions || d.contentions || d.waitNs || d.waitSamples) act.emplace_back(d, i);
+    if (d.acquisitions || d.contentions || d.waitNs || d.waitSamples)
+      act.push_back(Active{d, i, housekeepingObject(i, r)});
   }
-  std::stable_sort(act.begin(), act.end(), [](const auto &x, const auto &y) {
-    if (x.first.waitNs != y.first.waitNs) return x.first.waitNs > y.first.waitNs;
-    return x.first.contentions > y.first.contentions;
+  std::stable_sort(act.begin(), act.end(), [](const Active &x, const Active &y) {
+    if (x.housekeeping != y.housekeeping) return y.housekeeping;
+    if (x.d.waitNs != y.d.waitNs) return x.d.waitNs > y.d.waitNs;
+    return x.d.contentions > y.d.contentions;
   });
   std::vector<int> out;
-  for (const auto &a : act) out.push_back(a.second);
+  for (const Active &a : act) out.push_back(a.index);
   return out;
+}
+
+bool SessionModel::housekeepingThread(int index) const {
+  return index >= 0 && index < threadCount() && !runtimeHousekeeping(thread(index)).isEmpty();
+}
+
+bool SessionModel::housekeepingObject(int index, const TimeRange &r) const {
+  const SyncObjectInfo &o = syncObject(index);
+  if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) {
+    std::vector<InternalWaiter> ws = internalWaiters(o.id, r);
+    return !ws.empty() && std::all_of(ws.begin(), ws.end(), [this](const InternalWaiter &w) {
+      return housekeepingThread(indexOfTid(w.tid));
+    });
+  }
+  std::vector<WaitRecord> ws = waits(o.id, r);
+  return !ws.empty() && std::all_of(ws.begin(), ws.end(), [this](const WaitRecord &w) {
+    return housekeepingThread(indexOfTid(w.waiter));
+  });
 }
 
 std::vector<BlockedInterval> SessionModel::blockedOn(uint32_t objectId, const TimeRange &r) const {

@@ -57,6 +57,10 @@ class SessionModel : public QObject {
   int indexOfTid(uint32_t tid) const;  // -1 when unknown
 
   StateTimes threadStates(int index, const TimeRange &r) const;
+  // The same, with the sleep estimated on objects a runtime built into the
+  // program (a C++20 semaphore, a Rust Mutex: SyncObjectInfo::runtimeKind)
+  // shown as the blocked state of their kind. What the tables show.
+  StateTimes threadStatesAttributed(int index, const TimeRange &r) const;
   // Exact intervals overlapping r, clipped to it, in time order.
   std::vector<StateInterval> intervals(int index, const TimeRange &r) const;
   // Final state at time t (false when the thread was not alive or not known).
@@ -82,8 +86,14 @@ class SessionModel : public QObject {
   const SyncObjectInfo &syncObject(int index) const;
   int indexOfSyncObject(uint32_t id) const;  // -1 when unknown
   SyncDelta syncDelta(int index, const TimeRange &r) const;
-  // Object indices with any activity in r, most waiting first.
+  // Object indices with any activity in r, most waiting first; objects only
+  // a runtime's housekeeping threads waited on (the JVM's compile queue)
+  // after the program's own.
   std::vector<int> syncObjectsByWait(const TimeRange &r) const;
+  // A runtime's own thread (runtimes.h: the JVM's JIT, GC, VM Thread, ...).
+  bool housekeepingThread(int index) const;
+  // Only housekeeping threads waited on the object in r.
+  bool housekeepingObject(int index, const TimeRange &r) const;
   std::vector<BlockedInterval> blockedOn(uint32_t objectId, const TimeRange &r) const;
 
   // Waits as the interposer saw them (holder, releaser), overlapping r,

@@ -49,9 +49,12 @@ std::vector<CallSite> SessionModel::callSites(uint32_t objectId, const TimeRange
 // Waits on a hidden lock are mostly far shorter than a tick, so ticks x
 // interval misses most of them. The switch records time every sleep of a
 // thread in the kernel exactly; the ticks that found a thread asleep in a
-// known syscall say which share of those sleeps was on this word. Threads
-// running the same function pool their ticks: one that was never caught
-// asleep still waits like its siblings. The same share of their system CPU
+// known syscall say which share of those sleeps was on this word. Only
+// threads seen on the word are charged (every std::thread, Rust, JVM and
+// CPython thread starts in the same runtime function: pooling by start
+// routine charged a condvar waiter with a mutex it never took); those that
+// run the same function pool their ticks for the share, which a few ticks
+// per thread would make noisy. The same share of their system CPU
 // time is the futex calls the lock costs them without any sleep. Captures
 // without asleep_syscall: ticks x interval, no kernel time.
 
@@ -87,32 +90,26 @@ std::vector<InternalWaiter> SessionModel::internalWaiters(uint32_t objectId,
   int idx = indexOfSyncObject(objectId);
   if (idx < 0 || !syncObject(idx).address) return out;
   uint64_t addr = syncObject(idx).address;
-  // Threads seen on the word, and those running the same function; each
-  // thread's ticks once, pooled per start routine (a linear pass: a
-  // program can have thousands of threads).
-  std::vector<uint32_t> seenTids = store_->activity.futexThreads(addr);
-  QSet<QString> routines;
-  for (uint32_t tid : seenTids) {
-    int ti = indexOfTid(tid);
-    if (ti >= 0 && !thread(ti).startRoutine.isEmpty()) routines.insert(thread(ti).startRoutine);
-  }
+  // Threads seen on the word, each thread's ticks once, pooled per start
+  // routine among them (a linear pass: a program can have thousands).
   std::vector<std::pair<int, HiddenTicks>> members;
   QHash<QString, HiddenTicks> pools;
-  for (int i = 0; i < threadCount(); i++) {
-    const ThreadInfo &t = thread(i);
-    bool sibling = !t.startRoutine.isEmpty() && routines.contains(t.startRoutine);
-    if (!sibling && !std::binary_search(seenTids.begin(), seenTids.end(), t.tid)) continue;
+  for (uint32_t tid : store_->activity.futexThreads(addr)) {
+    int i = indexOfTid(tid);
+    if (i < 0) continue;
     HiddenTicks own = hiddenTicks(i, addr, r);
+    if (!own.seen) continue;  // seen outside the window
     members.emplace_back(i, own);
-    if (sibling) {
-      HiddenTicks &p = pools[t.startRoutine];
-      p.seen += own.seen;
-      p.asleep += own.asleep;
-    }
+    HiddenTicks &p = pools[thread(i).startRoutine];
+    p.seen += own.seen;
+    p.asleep += own.asleep;
   }
+  // A runtime's own object (a Rust Mutex, a C++ semaphore) is waited for
+  // by the threads that use it, each for its own reasons: no pooling.
+  const bool own = syncObject(idx).runtimeKind != 0;
   for (const auto &m : members) {
     const QString &routine = thread(m.first).startRoutine;
-    HiddenTicks pool = routines.contains(routine) ? pools.value(routine) : m.second;
+    HiddenTicks pool = own || routine.isEmpty() ? m.second : pools.value(routine);
     InternalWaiter w = hiddenWait(m.first, m.second.seen, pool, r);
     if (w.samples || w.waitNs || w.kernelNs) out.push_back(w);
   }
@@ -129,11 +126,13 @@ uint64_t SessionModel::internalWaitNs(int index, const TimeRange &r) const {
     const SyncObjectInfo &o = syncObject(i);
     if (o.kind != THREADMON__SYNC_KIND__KIND_INTERNAL || !o.address) continue;
     HiddenTicks own = hiddenTicks(index, o.address, r), pool = own;
-    if (!routine.isEmpty()) {
+    if (!own.seen) continue;  // never seen on it: not this thread's wait
+    if (!routine.isEmpty() && !o.runtimeKind) {
       pool = HiddenTicks{};
       for (int k = 0; k < threadCount(); k++) {
         if (thread(k).startRoutine != routine) continue;
         HiddenTicks h = k == index ? own : hiddenTicks(k, o.address, r);
+        if (!h.seen) continue;
         pool.seen += h.seen;
         pool.asleep += h.asleep;
       }
@@ -141,6 +140,23 @@ uint64_t SessionModel::internalWaitNs(int index, const TimeRange &r) const {
     n += hiddenWait(index, own.seen, pool, r).waitNs;
   }
   return n;
+}
+
+StateTimes SessionModel::threadStatesAttributed(int index, const TimeRange &r) const {
+  StateTimes st = threadStates(index, r);
+  int64_t &asleep = st.ns[size_t(FinalState::Sleeping)];
+  for (int i = 0; i < syncObjectCount() && asleep > 0; i++) {
+    const SyncObjectInfo &o = syncObject(i);
+    if (!o.runtimeKind || !o.address) continue;
+    FinalState as;
+    if (!blockedStateOfKind(o.runtimeKind, &as)) continue;
+    HiddenTicks ticks = hiddenTicks(index, o.address, r);
+    if (!ticks.seen) continue;
+    int64_t wait = std::min<int64_t>(asleep, int64_t(hiddenWait(index, ticks.seen, ticks, r).waitNs));
+    asleep -= wait;
+    st.ns[size_t(as)] += wait;
+  }
+  return st;
 }
 
 size_t SessionModel::lwpSampleCount(int index) const {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "runtimesync.h"
 #include "sourcelines.h"
 #include "symbolname.h"
 #include "tmwire.h"
@@ -71,6 +72,7 @@ void SessionStore::rejected(const ThreadTimeline &th, ThreadTimeline::Added a, i
 
 QString SessionStore::apply(Threadmon__Frame &frame) {
   QString err = check_.check(&frame) ? fold(frame) : QString();
+  check_.restore();
   if (check_.takeChanged()) info.inputWarnings = check_.lines();
   return err;
 }
@@ -163,8 +165,10 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     ThreadTimeline *thp = threadFor(s.tid, t);
     if (!thp) continue;
     ThreadTimeline &th = *thp;
-    std::array<uint64_t, 8> v{s.user_ns,   s.system_ns,   s.oncpu_ns, s.runqueue_ns,
-                              s.vol_ctxsw, s.invol_ctxsw, s.minflt,   s.majflt};
+    LwpSeries::Values v{s.user_ns,   s.system_ns,   s.oncpu_ns, s.runqueue_ns,
+                        s.vol_ctxsw, s.invol_ctxsw, s.minflt,   s.majflt};
+    if (s.yields || s.cycles || s.instructions)
+      th.lwpExtra.add(t, 0, LwpExtraSeries::Values{s.yields, s.cycles, s.instructions});
     const LwpSeries::Point *prev = th.lwp.at(t);
     // A thread is only sampled when its counters moved: its run-queue time
     // accrued since its own previous sample (or its start), not this tick.
@@ -194,6 +198,10 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     const Threadmon__SiteStats &st = *tk.sites[i];
     if (!activity.site(t, st.object_id, st.stack_id, st.contentions, st.wait_ns))
       check_.note(FrameCheck::StacksFull);
+    // A futex word's waiters' stacks say whether a runtime made it.
+    auto obj = syncIndex.find(st.object_id);
+    if (obj != syncIndex.end())
+      classifyRuntime(sync[size_t(obj->second)].info, activity.stackFrames(st.stack_id));
   }
   for (size_t i = 0; i < tk.n_sync; i++) {
     const Threadmon__SyncStats &s = *tk.sync[i];
@@ -254,7 +262,7 @@ void SessionStore::applyThreadEnd(const Threadmon__ThreadEnd &e) {
   // and the other counters as last read.
   const LwpSeries::Point *last = th.lwp.at(t);
   if (e.oncpu_ns && last && last->t < t && e.oncpu_ns >= last->v[kOncpu]) {
-    std::array<uint64_t, 8> v = last->v;
+    LwpSeries::Values v = last->v;
     v[kOncpu] = e.oncpu_ns;
     int64_t prevSample = last->t;
     auto pos = std::lower_bound(tickTimes.begin(), tickTimes.end(), t);
@@ -263,6 +271,13 @@ void SessionStore::applyThreadEnd(const Threadmon__ThreadEnd &e) {
   }
   th.markDirty(t);
   activity.threadEnded(e.tid, t);
+}
+
+void SessionStore::classifyRuntime(SyncObjectInfo &i, const QStringList &frames) {
+  if (i.kind != THREADMON__SYNC_KIND__KIND_INTERNAL || i.runtimeKind) return;
+  RuntimeSync rs = runtimeSyncOf(frames);
+  i.runtimeKind = rs.kind;
+  i.runtimeWhat = rs.what;
 }
 
 void SessionStore::applyStack(const Threadmon__Stack &s) {
@@ -279,6 +294,8 @@ void SessionStore::applyThreadAttr(const Threadmon__ThreadAttr &a) {
   th->info.policy = a.policy;
   th->info.priority = a.priority;
   th->info.nice = a.nice;
+  th->info.affinity.assign(a.affinity, a.affinity + std::min<size_t>(a.n_affinity, 16));
+  th->info.attrChanges++;
 }
 
 void SessionStore::applySyncObject(const Threadmon__SyncObject &o) {
@@ -302,6 +319,7 @@ void SessionStore::applySyncObject(const Threadmon__SyncObject &o) {
       i.firstContentionStack.append(shownFrame(
           o.first_contention_stack[k],
           k < o.n_first_contention_locations ? o.first_contention_locations[k] : nullptr));
+    classifyRuntime(i, i.firstContentionStack);
   }
   if (o.flags) i.flags = o.flags;
 }

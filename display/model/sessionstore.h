@@ -65,6 +65,8 @@ class SessionStore {
   void applySyncObject(const Threadmon__SyncObject &o);
   void applyTransitions(const Threadmon__Transitions &t);
   void applySwitches(const Threadmon__CpuSwitches &s);
+  // Sets runtimeKind/runtimeWhat of a KIND_INTERNAL object from a waiter's stack.
+  static void classifyRuntime(SyncObjectInfo &i, const QStringList &frames);
   void applyStack(const Threadmon__Stack &s);
   void seeTime(int64_t t);
   // nullptr when the session holds limits::kMaxThreads (or objects) already.

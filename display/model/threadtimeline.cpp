@@ -613,7 +613,7 @@ void ThreadTimeline::cpuTimes(const TimeRange &r, std::vector<int64_t> *perCpu) 
 
 size_t ThreadTimeline::bytes() const {
   return sizeof(*this) + iv_.capacity() * sizeof(Packed) +
-         (trans_.capacity() + sw_.capacity()) * sizeof(Raw) + lwp.bytes();
+         (trans_.capacity() + sw_.capacity()) * sizeof(Raw) + lwp.bytes() + lwpExtra.bytes();
 }
 
 }  // namespace tmon

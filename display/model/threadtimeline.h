@@ -20,6 +20,12 @@ namespace tmon {
 // LWP counters kept per sample, in this order.
 enum LwpCounter { kUser, kSystem, kOncpu, kRunqueue, kVolCtxsw, kInvolCtxsw, kMinflt, kMajflt };
 using LwpSeries = CounterSeries<8>;
+// Counters most threads never move (sched_yield calls; perf cycles and
+// instructions, recorded only with THREADMON_COUNTERS=1): a series of their
+// own, with points only where one is non-zero, so that they cost nothing
+// to the many threads without them.
+using LwpExtraSeries = CounterSeries<3>;
+enum LwpExtraCounter { kYields, kCycles, kInstructions };
 uint32_t lwpAux(int cpu, uint32_t kstate);
 int lwpAuxCpu(uint32_t aux);          // -1 when unknown
 uint32_t lwpAuxKstate(uint32_t aux);  // 0 when unknown
@@ -41,6 +47,7 @@ class ThreadTimeline {
   ThreadInfo info;
   bool baselineZero = false;  // ThreadStart seen: counters were 0 at startNs
   LwpSeries lwp;
+  LwpExtraSeries lwpExtra;
 
   // Inputs, and what became of them: ignored when a duplicate, too late to
   // use, or one too many at one instant (FrameCheck::kMaxSameInstant).

@@ -84,6 +84,7 @@ void ProbeConnection::refuse(Threadmon__RefusalReason reason, const QString &mes
   if (state_ != State::Handshake) return;
   state_ = State::Failed;
   error_ = message;
+  refusalReason_ = reason;
   helloDeadline_.stop();
   handshakeBytes_.clear();
   if (socket_) socket_->write(refusalFrame(reason, message));

@@ -46,6 +46,8 @@ class ProbeConnection : public QObject {
   QString stateText() const;
   QString peer() const { return peer_; }
   QString error() const { return error_; }
+  // Why it was refused (REFUSED_UNSPECIFIED: it was not).
+  Threadmon__RefusalReason refusalReason() const { return refusalReason_; }
   quint32 pid() const { return pid_; }
   QString exe() const { return exe_; }
   quint64 framesReceived() const { return frames_; }
@@ -90,6 +92,7 @@ class ProbeConnection : public QObject {
   bool wasAccepted_ = false;
   QString peer_;
   QString error_;
+  Threadmon__RefusalReason refusalReason_ = THREADMON__REFUSAL_REASON__REFUSED_UNSPECIFIED;
   QString exe_;
   quint32 pid_ = 0;
   quint64 frames_ = 0;

@@ -8,15 +8,19 @@ namespace {
 
 // One line per refused connection, but a flood of them (a port scan, a
 // stranger retrying) must not fill the log: past this many in a window the
-// rest are counted and summed up in one line.
+// rest are counted, and so are the connections closed to make room (the
+// flood itself); both are summed up in a line soon after.
 constexpr int kLogLinesPerWindow = 20;
 constexpr qint64 kLogWindowMs = 10000;
+constexpr int kSummaryAfterMs = 2000;
 
 }  // namespace
 
 ProbeListener::ProbeListener(const QByteArray &token, QObject *parent)
     : QObject(parent), token_(token) {
   connect(&server_, &QTcpServer::newConnection, this, &ProbeListener::onNewConnection);
+  summaryTimer_.setSingleShot(true);
+  connect(&summaryTimer_, &QTimer::timeout, this, &ProbeListener::logSummary);
 }
 
 QString ProbeListener::listen(const ListenAddress &addr) {
@@ -36,20 +40,33 @@ void ProbeListener::setHandshakeLimits(int maxPending, int helloDeadlineMs) {
   helloDeadlineMs_ = helloDeadlineMs;
 }
 
-void ProbeListener::logRefusal(const QString &peer, const QString &reason) {
+void ProbeListener::logRefusal(const ProbeConnection *conn) {
   if (!logWindow_.isValid() || logWindow_.elapsed() > kLogWindowMs) {
-    if (unloggedInWindow_ > 0)
-      qWarning("threadmon-display: %d more connections refused in %lld s (not logged one by one)",
-               unloggedInWindow_, static_cast<long long>(logWindow_.elapsed() / 1000));
     logWindow_.start();
-    loggedInWindow_ = unloggedInWindow_ = 0;
+    loggedInWindow_ = 0;
   }
-  if (loggedInWindow_ < kLogLinesPerWindow) {
+  if (conn->refusalReason() == THREADMON__REFUSAL_REASON__REFUSED_BUSY) {
+    ++evictedUnlogged_;
+  } else if (loggedInWindow_ < kLogLinesPerWindow) {
     ++loggedInWindow_;
-    qWarning("threadmon-display: refused %s: %s", qPrintable(peer), qPrintable(reason));
+    qWarning("threadmon-display: refused %s: %s", qPrintable(conn->peer()),
+             qPrintable(conn->error()));
+    return;
   } else {
-    ++unloggedInWindow_;
+    ++refusedUnlogged_;
   }
+  if (!summaryTimer_.isActive()) summaryTimer_.start(kSummaryAfterMs);
+}
+
+void ProbeListener::logSummary() {
+  if (evictedUnlogged_ > 0)
+    qWarning("threadmon-display: closed %d connections that waited for a Hello, to make room "
+             "for newer ones (at most %d wait)",
+             evictedUnlogged_, maxPending_);
+  if (refusedUnlogged_ > 0)
+    qWarning("threadmon-display: refused %d more connections (not logged one by one)",
+             refusedUnlogged_);
+  evictedUnlogged_ = refusedUnlogged_ = 0;
 }
 
 void ProbeListener::onNewConnection() {
@@ -67,7 +84,7 @@ void ProbeListener::onNewConnection() {
       if (conn->wasAccepted()) return;
       pending_.removeOne(conn);
       if (conn->state() == ProbeConnection::State::Failed) {
-        logRefusal(conn->peer(), conn->error());
+        logRefusal(conn);
         emit sessionRefused(conn->peer(), conn->error());
       }
       conn->deleteLater();

@@ -12,6 +12,7 @@
 #include <QList>
 #include <QObject>
 #include <QTcpServer>
+#include <QTimer>
 
 #include "listenaddress.h"
 #include "probeconnection.h"
@@ -44,16 +45,21 @@ class ProbeListener : public QObject {
 
  private:
   void onNewConnection();
-  void logRefusal(const QString &peer, const QString &reason);
+  void logRefusal(const ProbeConnection *conn);
+  void logSummary();
 
   QTcpServer server_;
   QByteArray token_;
   int maxPending_ = kMaxPending;
   int helloDeadlineMs_ = ProbeConnection::kHelloDeadlineMs;
   QList<ProbeConnection *> pending_;  // oldest first
+  // The log: refusals one line each, up to a budget per window; evictions
+  // and refusals past the budget summed up by summaryTimer_.
   QElapsedTimer logWindow_;
+  QTimer summaryTimer_;
   int loggedInWindow_ = 0;
-  int unloggedInWindow_ = 0;
+  int refusedUnlogged_ = 0;
+  int evictedUnlogged_ = 0;
 };
 
 }  // namespace tmnet

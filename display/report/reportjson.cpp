@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "runtimes.h"
 #include "sessionmodel.h"
 
 using namespace tmon;
@@ -39,9 +40,28 @@ QJsonObject processJson(const SessionModel &m) {
   return p;
 }
 
+// Scheduling attributes as last set (ThreadAttr), and how often they changed.
+QJsonObject schedJson(const ThreadInfo &t) {
+  static const char *const policies[] = {"SCHED_OTHER", "SCHED_FIFO", "SCHED_RR", "SCHED_BATCH",
+                                         "SCHED_ISO",   "SCHED_IDLE", "SCHED_DEADLINE"};
+  QJsonObject s;
+  s["policy"] = t.policy >= 0 && t.policy < 7 ? QString::fromLatin1(policies[t.policy])
+                                               : QString::number(t.policy);
+  s["priority"] = t.priority;
+  s["nice"] = t.nice;
+  QJsonArray cpus;
+  bool all = t.affinity.empty();
+  for (size_t w = 0; w < t.affinity.size(); w++)
+    for (int b = 0; b < 64; b++)
+      if (t.affinity[w] >> b & 1) cpus.append(int(w * 64 + size_t(b)));
+  s["affinity"] = all ? QJsonValue(QStringLiteral("all")) : QJsonValue(cpus);
+  s["changes"] = t.attrChanges;
+  return s;
+}
+
 QJsonObject threadJson(const SessionModel &m, int index, const TimeRange &whole) {
   const ThreadInfo &t = m.thread(index);
-  StateTimes st = m.threadStates(index, whole);
+  StateTimes st = m.threadStatesAttributed(index, whole);
   QJsonObject states;
   for (int s = 0; s < kFinalStateCount; s++)
     states[finalStateKey(FinalState(s))] = st.percent(FinalState(s));
@@ -54,6 +74,12 @@ QJsonObject threadJson(const SessionModel &m, int index, const TimeRange &whole)
   lwp["invol_ctxsw"] = qint64(d.involCtxsw);
   lwp["minflt"] = qint64(d.minflt);
   lwp["majflt"] = qint64(d.majflt);
+  lwp["yields"] = qint64(d.yields);
+  // Hardware counters only when the probe could count them (THREADMON_COUNTERS=1).
+  const bool hw = m.info().hasSource(THREADMON__SOURCE__SOURCE_PERF_HARDWARE);
+  lwp["cycles"] = hw ? QJsonValue(qint64(d.cycles)) : QJsonValue();
+  lwp["instructions"] = hw ? QJsonValue(qint64(d.instructions)) : QJsonValue();
+  lwp["ipc"] = hw && d.cycles ? QJsonValue(double(d.instructions) / double(d.cycles)) : QJsonValue();
   QJsonObject cpus;
   std::vector<int64_t> per = m.threadCpuTimes(index, whole);
   for (size_t c = 0; c < per.size(); c++)
@@ -64,10 +90,13 @@ QJsonObject threadJson(const SessionModel &m, int index, const TimeRange &whole)
   o["start_routine"] = t.startRoutine;
   o["probe"] = t.probe || (m.info().probeTid && t.tid == m.info().probeTid);
   o["main"] = t.main;
+  // "jvm" for the JVM's own threads (JIT compilers, GC, ...), else "".
+  o["runtime"] = runtimeHousekeeping(t);
   o["lifetime_s"] = seconds(st.lifetimeNs);
   o["states"] = states;
   o["lwp"] = lwp;
   o["cpus"] = cpus;
+  o["sched"] = schedJson(t);
   return o;
 }
 
@@ -105,6 +134,11 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   QJsonObject o;
   o["id"] = qint64(s.id);
   o["kind"] = syncKindName(s.kind);
+  if (s.runtimeKind) {
+    // Found as a futex word, but the program's own: what it acts as.
+    o["acts_as"] = syncKindName(s.runtimeKind);
+    o["runtime"] = s.runtimeWhat;
+  }
   o["address"] = QStringLiteral("0x%1").arg(s.address, 0, 16);
   o["module"] = s.module;
   // symbol: readable, bare; its offset and the name as in the symbol table
@@ -117,11 +151,17 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   o["contentions"] = qint64(d.contentions);
   o["wait_s"] = seconds(int64_t(d.waitNs));
   o["max_wait_s"] = seconds(int64_t(d.maxWaitNs));
-  o["hold_s"] = seconds(int64_t(d.holdNs));
-  // Every hold timed: hold_s is exact; else estimated from hold_samples.
-  o["hold_samples"] = qint64(d.holdSamples);
-  o["hold_exact"] = d.holdSamples == d.acquisitions;
+  // Only locks are held (a barrier, cond or semaphore is waited on): null
+  // for the others. Every hold timed: exact; else estimated from hold_samples.
+  const bool held = s.kind == THREADMON__SYNC_KIND__KIND_MUTEX ||
+                    s.kind == THREADMON__SYNC_KIND__KIND_RWLOCK ||
+                    s.kind == THREADMON__SYNC_KIND__KIND_SPIN;
+  o["hold_s"] = held ? QJsonValue(seconds(int64_t(d.holdNs))) : QJsonValue();
+  o["hold_samples"] = held ? QJsonValue(qint64(d.holdSamples)) : QJsonValue();
+  o["hold_exact"] = held ? QJsonValue(d.holdSamples == d.acquisitions) : QJsonValue();
   o["call_site"] = s.callSite();
+  // Only a runtime's housekeeping threads waited on it (listed last).
+  o["housekeeping"] = m.housekeepingObject(index, whole);
   QJsonArray sites;
   for (const CallSite &c : m.callSites(s.id, whole)) {
     QJsonObject j;

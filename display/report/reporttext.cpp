@@ -63,6 +63,7 @@ QString threadLabel(const QJsonObject &t) {
   if (!t["name"].toString().isEmpty()) l += ' ' + t["name"].toString();
   if (t["main"].toBool()) l += " [main]";
   if (t["probe"].toBool()) l += " [probe]";
+  if (!t["runtime"].toString().isEmpty()) l += " [" + t["runtime"].toString() + "]";
   return l;
 }
 
@@ -234,19 +235,28 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
   out << QString() << QStringLiteral("LWP microstates");
   TextTable lwps;
   lwps.addColumn(QStringLiteral("thread"), TextTable::Left, kLabelWidth);
-  for (const char *h : {"user s", "sys s", "runq s", "vol cs", "invol cs", "minflt", "majflt"})
+  for (const char *h :
+       {"user s", "sys s", "runq s", "vol cs", "invol cs", "minflt", "majflt", "yields"})
     lwps.addColumn(QString::fromLatin1(h), TextTable::Right);
+  // Instructions per cycle, where the probe counted them (THREADMON_COUNTERS=1).
+  bool ipc = false;
+  for (int i : shown) ipc = ipc || threads[i].toObject()["lwp"].toObject()["ipc"].isDouble();
+  if (ipc) lwps.addColumn(QStringLiteral("IPC"), TextTable::Right);
   lwps.addColumn(QStringLiteral("cpus (s)"), TextTable::Left);
   for (int i : shown) {
     QJsonObject t = threads[i].toObject(), l = t["lwp"].toObject(), c = t["cpus"].toObject();
     QStringList per;
     for (auto it = c.begin(); it != c.end(); ++it)
       per << QStringLiteral("%1:%2").arg(it.key(), num(it.value().toDouble(), 3));
-    lwps.addRow({threadLabel(t), num(l["user_s"].toDouble(), 3), num(l["system_s"].toDouble(), 3),
-                 num(l["runqueue_s"].toDouble(), 3), QString::number(l["vol_ctxsw"].toInteger()),
-                 QString::number(l["invol_ctxsw"].toInteger()),
-                 QString::number(l["minflt"].toInteger()),
-                 QString::number(l["majflt"].toInteger()), per.join(' ')});
+    QStringList row{threadLabel(t), num(l["user_s"].toDouble(), 3), num(l["system_s"].toDouble(), 3),
+                    num(l["runqueue_s"].toDouble(), 3), QString::number(l["vol_ctxsw"].toInteger()),
+                    QString::number(l["invol_ctxsw"].toInteger()),
+                    QString::number(l["minflt"].toInteger()),
+                    QString::number(l["majflt"].toInteger()),
+                    QString::number(l["yields"].toInteger())};
+    if (ipc) row << (l["ipc"].isDouble() ? num(l["ipc"].toDouble(), 2) : QStringLiteral("-"));
+    row << per.join(' ');
+    lwps.addRow(row);
   }
   out << lwps.lines();
   moreLine(out, qsizetype(shown.size()), matched, QStringLiteral("threads"), threadsMore);
@@ -269,6 +279,7 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
 
   // "~" when estimated from a sample of the holds (hold_exact false).
   auto holdText = [](const QJsonObject &s) {
+    if (!s["hold_s"].isDouble()) return QStringLiteral("-");  // not a lock: nothing is held
     QString v = num(s["hold_s"].toDouble(), 4);
     return s["hold_exact"].toBool(true) || s["acquisitions"].toInteger() == 0 ? v : "~" + v;
   };
@@ -287,13 +298,15 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
     if (!s["symbol"].toString().isEmpty()) where += '!' + symbolText(s);
     if (where.isEmpty()) where = s["address"].toString();
     if (!s["call_site"].toString().isEmpty()) where += "  @ " + s["call_site"].toString();
+    if (s.contains("runtime")) where += "  [" + s["runtime"].toString() + ", found by futex sampling]";
     // A hidden lock's cost is its estimated wait plus the system time spent
     // for it (kernel_s, only on internal objects).
     const double kernel = s.value("kernel_s").toDouble(), lost = s.value("wait_s").toDouble() + kernel;
     if (s.contains("kernel_s"))
       where += QStringLiteral("  (%1 s asleep on it + %2 s system time for it)")
                    .arg(num(s.value("wait_s").toDouble(), 4), num(kernel, 4));
-    objects.addRow({QString::number(s["id"].toInteger()), s["kind"].toString(),
+    const QString kind = s.contains("acts_as") ? s["acts_as"].toString() : s["kind"].toString();
+    objects.addRow({QString::number(s["id"].toInteger()), kind,
                     QString::number(s["acquisitions"].toInteger()),
                     QString::number(s["contentions"].toInteger()), num(lost, 4),
                     num(s["max_wait_s"].toDouble() * 1e3, 3), holdText(s), where});

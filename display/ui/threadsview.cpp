@@ -27,7 +27,7 @@ void ThreadsView::rebuild() {
   const tmon::TimeRange r = window()->range();
   std::vector<BarRow> rows;
   for (int i = 0; i < model()->threadCount(); ++i) {
-    const tmon::StateTimes st = model()->threadStates(i, r);
+    const tmon::StateTimes st = model()->threadStatesAttributed(i, r);
     if (st.lifetimeNs <= 0) continue;
     const tmon::ThreadInfo &t = model()->thread(i);
     BarRow row;

@@ -34,7 +34,7 @@ static int listen_on(int *port, int rcvbuf) {
 }
 
 static pid_t start(int port, const char *ms, const char *out, const char *extra) {
-  static char env_conn[64], env_out[600], env_extra[64];
+  static char env_conn[64], env_out[600], env_extra[640];
   snprintf(env_conn, sizeof env_conn, "THREADMON_CONNECT=127.0.0.1:%d", port);
   snprintf(env_out, sizeof env_out, "THREADMON_OUTPUT=%s", out);
   snprintf(env_extra, sizeof env_extra, "%s", extra ? extra : "THREADMON_TOKEN=t");
@@ -189,6 +189,89 @@ static void test_never_read(void) {
   close(l);
 }
 
+/* The display's answer, framed as docs/format.md says (no stream header). */
+static void send_refusal(int c, Threadmon__RefusalReason reason, const char *text) {
+  Threadmon__Refusal r = THREADMON__REFUSAL__INIT;
+  r.reason = reason;
+  r.text = (char *)text;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_REFUSAL;
+  f.refusal = &r;
+  uint8_t buf[256];
+  size_t len = threadmon__frame__pack(&f, buf + TM_FRAME_PREFIX_BYTES);
+  tm_frame_prefix_encode(buf, buf + TM_FRAME_PREFIX_BYTES, (uint32_t)len);
+  CHECK(write(c, buf, TM_FRAME_PREFIX_BYTES + len) == (ssize_t)(TM_FRAME_PREFIX_BYTES + len));
+}
+
+/* Accepts connections for ms, answering each with a refusal after its
+ * first bytes; returns how many came. */
+static int refuse_all(int listener, Threadmon__RefusalReason reason, int ms) {
+  int count = 0;
+  uint64_t end = now_ms() + (uint64_t)ms;
+  while (now_ms() < end) {
+    struct pollfd p = {.fd = listener, .events = POLLIN};
+    if (poll(&p, 1, 50) != 1) continue;
+    int c = accept(listener, NULL, NULL);
+    CHECK(c >= 0);
+    count++;
+    uint8_t head[64];
+    struct pollfd q = {.fd = c, .events = POLLIN};
+    if (poll(&q, 1, 2000) == 1 && read(c, head, sizeof head) > 0)
+      send_refusal(c, reason, "wrong token");
+    close(c);
+  }
+  return count;
+}
+
+static void read_text(const char *path, char *buf, size_t n) {
+  buf[0] = 0;
+  FILE *f = fopen(path, "r");
+  if (!f) return;
+  size_t len = fread(buf, 1, n - 1, f);
+  buf[len] = 0;
+  fclose(f);
+}
+
+/* A refused probe stops connecting for the rest of the run and tells the
+ * launcher why (THREADMON_STATUS); the program is unharmed. */
+static void test_refused(void) {
+  int port, l = listen_on(&port, 0);
+  char out[512], status_path[512], env_status[600];
+  snprintf(out, sizeof out, "%s/refused.tmcap", dir);
+  snprintf(status_path, sizeof status_path, "%s/refused.status", dir);
+  fclose(fopen(status_path, "w"));
+  snprintf(env_status, sizeof env_status, "THREADMON_STATUS=%s", status_path);
+  uint64_t t0 = now_ms();
+  pid_t pid = start(port, "1500", out, env_status);
+  int connections = refuse_all(l, THREADMON__REFUSAL_REASON__REFUSED_TOKEN, 1800);
+  int status = wait_for(pid, 3000);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CHECK(now_ms() - t0 < 2500);
+  CHECK_EQ(connections, 1);
+  char text[2048], want[128];
+  read_text(status_path, text, sizeof text);
+  snprintf(want, sizeof want, "refused %d 127.0.0.1:%d wrong token\n", (int)pid, port);
+  if (!strstr(text, want)) fprintf(stderr, "status file: %s\n", text);
+  CHECK(strstr(text, want) != NULL);
+  close(l);
+  printf("ok refused: 1 connection in 1.5 s, status line written\n");
+}
+
+/* Busy is no verdict on the probe: it tries again, with backoff. */
+static void test_busy(void) {
+  int port, l = listen_on(&port, 0);
+  char out[512];
+  snprintf(out, sizeof out, "%s/busy.tmcap", dir);
+  pid_t pid = start(port, "1200", out, NULL);
+  int connections = refuse_all(l, THREADMON__REFUSAL_REASON__REFUSED_BUSY, 1300);
+  int status = wait_for(pid, 3000);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CHECK(connections >= 2);
+  CHECK(connections <= 6); /* 100, 200, 400, 800 ms apart */
+  close(l);
+  printf("ok busy: %d connections in 1.2 s\n", connections);
+}
+
 int main(int argc, char **argv) {
   if (argc != 4) {
     fprintf(stderr, "usage: %s PROBE WORKLOAD TMPDIR\n", argv[0]);
@@ -203,5 +286,7 @@ int main(int argc, char **argv) {
   if (!only || strstr(only, "back")) test_hangup_and_back();
   if (!only || strstr(only, "gone")) test_hangup();
   if (!only || strstr(only, "never")) test_never_read();
+  if (!only || strstr(only, "refused")) test_refused();
+  if (!only || strstr(only, "busy")) test_busy();
   return 0;
 }

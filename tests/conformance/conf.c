@@ -29,9 +29,9 @@ const char *err_name(int e) {
 
 pid_t conf_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 
-static char task_state(pid_t tid) {
+static char task_state_in(pid_t pid, pid_t tid) {
   char path[64], buf[512];
-  snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+  snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
   FILE *f = fopen(path, "r");
   if (!f) return '?';
   size_t n = fread(buf, 1, sizeof buf - 1, f);
@@ -41,17 +41,31 @@ static char task_state(pid_t tid) {
   return paren && paren[1] && paren[2] ? paren[2] : '?';
 }
 
-void conf_wait_blocked(pid_t tid) {
+static char task_state(pid_t tid) { return task_state_in(getpid(), tid); }
+
+void conf_wait_blocked_in(pid_t pid, pid_t tid) {
   for (int i = 0; i < 5000; i++) {
-    char s = task_state(tid);
+    char s = task_state_in(pid, tid);
     if (s == 'S' || s == 'D') {
       /* A few more ms: the state may come from a short wait on the way. */
       conf_sleep_ms(20);
-      if (task_state(tid) == 'S' || task_state(tid) == 'D') return;
+      s = task_state_in(pid, tid);
+      if (s == 'S' || s == 'D') return;
     }
     conf_sleep_ms(1);
   }
   say("thread never blocked");
+}
+
+void conf_wait_blocked(pid_t tid) { conf_wait_blocked_in(getpid(), tid); }
+
+void conf_wait_exited(pid_t tid) {
+  for (int i = 0; i < 5000; i++) {
+    char s = task_state(tid);
+    if (s == 'Z' || s == 'X' || s == '?') return;
+    conf_sleep_ms(1);
+  }
+  say("thread never ended");
 }
 
 void conf_sleep_ms(long ms) {

@@ -11,10 +11,17 @@
 #include <sys/types.h>
 #include <time.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The probe legitimately changes what this case prints (an extra thread or
  * descriptor): run both ways, require the same exit, but do not compare the
  * output; docs/interposition.md says what differs. */
 #define CONF_DIFFERS 1u
+/* A child process of the case dies by a signal: its capture has no exit
+ * status (every other capture must have one). */
+#define CONF_SIGNALLED_CHILD 2u
 
 typedef struct conf_case {
   const char *name;
@@ -40,6 +47,12 @@ pid_t conf_gettid(void);
  * /proc/self/task/TID/stat), which for the cases means it reached its
  * blocking call; gives up after 5 s and says so. */
 void conf_wait_blocked(pid_t tid);
+/* The same for thread tid of process pid. */
+void conf_wait_blocked_in(pid_t pid, pid_t tid);
+
+/* Returns once thread tid has ended (a main thread that called pthread_exit
+ * stays a zombie until the process ends); gives up after 5 s. */
+void conf_wait_exited(pid_t tid);
 
 void conf_sleep_ms(long ms);
 
@@ -53,5 +66,9 @@ pthread_t conf_spawn(void *(*fn)(void *), void *arg);
 void conf_print_mask(const char *label);
 
 #define CONF_CASE(fn) {#fn, fn, 0, 0}
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "conf.h"
@@ -22,6 +23,20 @@ static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static sem_t sem_zero, sem_one;
 static pthread_barrier_t barrier2, barrier1;
 static pthread_t forever_thread;
+
+/* What a worker with a cancel pending got to: it does not print itself,
+ * since its write(2) in fflush is a cancellation point that would leave
+ * the line in stdout's buffer for another thread to flush. */
+static _Atomic int op_returned, op_rc, op_survived;
+
+static void say_progress(const char *what) {
+  if (!op_returned)
+    say("  %s: cancelled inside the call", what);
+  else
+    say("  %s returned %s, then %s", what, err_name(op_rc),
+        op_survived ? "was not cancelled" : "cancelled at pthread_testcancel");
+  op_returned = op_rc = op_survived = 0;
+}
 
 static void cleanup_say(void *what) { say("  cleanup %s", (const char *)what); }
 
@@ -169,6 +184,41 @@ static int op_sched_yield(bool block) {
   return result(sched_yield());
 }
 
+static void *returns_arg(void *arg) { return arg; }
+
+static int op_pthread_create(bool block) {
+  (void)block;
+  pthread_t th;
+  int rc = pthread_create(&th, NULL, returns_arg, NULL);
+  if (rc == 0) pthread_detach(th);
+  return rc;
+}
+
+/* The child inherits the pending cancel; it ends at once with a status
+ * the main thread reads after the join (waitpid is a cancellation point). */
+static _Atomic pid_t forked_child;
+
+static int op_fork(bool block) {
+  (void)block;
+  pid_t pid = fork();
+  if (pid == 0) _exit(3);
+  forked_child = pid;
+  return pid < 0 ? errno : 0;
+}
+
+static int op_mutex_lock_contended(bool block) {
+  (void)block;
+  int rc = pthread_mutex_lock(&lock);
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+static int op_barrier_wait_second(bool block) {
+  (void)block;
+  int rc = pthread_barrier_wait(&barrier2);
+  return rc == PTHREAD_BARRIER_SERIAL_THREAD ? 0 : rc;
+}
+
 static const op ops[] = {
     {"pthread_cond_wait", op_cond_wait},
     {"pthread_cond_timedwait", op_cond_timedwait},
@@ -188,6 +238,12 @@ static const op ops[] = {
     {"sem_trywait", op_sem_trywait},
     {"sem_post", op_sem_post},
     {"sched_yield", op_sched_yield},
+    {"pthread_create", op_pthread_create},
+    /* The main thread holds the mutex and arrives at the barrier: these
+     * block while the cancel is pending, and go through the probe's
+     * contention accounting (a stack unwind) when they return. */
+    {"pthread_mutex_lock (contended)", op_mutex_lock_contended},
+    {"pthread_barrier_wait (blocks)", op_barrier_wait_second},
 };
 #define N_OPS (sizeof ops / sizeof ops[0])
 #define N_BLOCKING 13 /* ops[0..12] block when asked to */
@@ -200,8 +256,8 @@ static void *run_blocking(void *arg) {
   pthread_cleanup_push(cleanup_say, "outer");
   pthread_cleanup_push(cleanup_say, "inner");
   worker_tid = conf_gettid();
-  int rc = o->call(true);
-  say("  %s returned %s", o->name, err_name(rc));
+  op_rc = o->call(true);
+  op_returned = 1;
   pthread_cleanup_pop(0);
   pthread_cleanup_pop(0);
   return NULL;
@@ -217,10 +273,10 @@ static void *run_pending(void *arg) {
   worker_tid = conf_gettid();
   while (!atomic_load(&go)) sched_yield();
   pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
-  int rc = o->call(false);
-  say("  %s returned %s", o->name, err_name(rc));
+  op_rc = o->call(false);
+  op_returned = 1;
   pthread_testcancel();
-  say("  not cancelled");
+  op_survived = 1;
   pthread_cleanup_pop(0);
   return NULL;
 }
@@ -235,6 +291,7 @@ static void cancel_blocked_in_each(void) {
     conf_wait_blocked(worker_tid);
     pthread_cancel(th);
     say_join(th, ops[i].name);
+    say_progress(ops[i].name);
     int rc = pthread_mutex_trylock(&lock); /* the cleanup unlocked it */
     say("  mutex afterwards: trylock %s", err_name(rc));
     if (rc == 0) pthread_mutex_unlock(&lock);
@@ -245,11 +302,22 @@ static void cancel_pending_at_each(void) {
   setup();
   for (size_t i = 0; i < N_OPS; i++) {
     say("%s:", ops[i].name);
+    bool contended = ops[i].call == op_mutex_lock_contended;
+    bool barrier = ops[i].call == op_barrier_wait_second;
+    if (contended) pthread_mutex_lock(&lock);
     go = 0;
+    worker_tid = 0;
     pthread_t th = conf_spawn(run_pending, (void *)&ops[i]);
     pthread_cancel(th);
     go = 1;
+    if (contended || barrier) {
+      while (!worker_tid) sched_yield();
+      conf_wait_blocked(worker_tid);
+    }
+    if (contended) pthread_mutex_unlock(&lock);
+    if (barrier) pthread_barrier_wait(&barrier2);
     say_join(th, ops[i].name);
+    say_progress(ops[i].name);
   }
 }
 
@@ -259,10 +327,11 @@ static void *lock_then_testcancel(void *arg) {
   (void)arg;
   pthread_cleanup_push(cleanup_say, "lock waiter");
   worker_tid = conf_gettid();
-  int rc = pthread_mutex_lock(&lock);
-  say("  mutex_lock returned %s", err_name(rc));
+  op_rc = pthread_mutex_lock(&lock);
+  op_returned = 1;
   pthread_mutex_unlock(&lock);
   pthread_testcancel();
+  op_survived = 1;
   pthread_cleanup_pop(0);
   return NULL;
 }
@@ -274,8 +343,9 @@ static void *barrier_then_testcancel(void *arg) {
   pthread_cleanup_push(cleanup_say, "barrier waiter");
   worker_tid = conf_gettid();
   worker_barrier_rc = pthread_barrier_wait(&barrier2);
-  say("  worker got through the barrier");
+  op_returned = 1;
   pthread_testcancel();
+  op_survived = 1;
   pthread_cleanup_pop(0);
   return NULL;
 }
@@ -292,6 +362,7 @@ static void cancel_blocked_in_non_points(void) {
   say("mutex released");
   pthread_mutex_unlock(&lock);
   say_join(th, "pthread_mutex_lock");
+  say_progress("pthread_mutex_lock");
 
   worker_tid = 0;
   th = conf_spawn(barrier_then_testcancel, NULL);
@@ -302,7 +373,9 @@ static void cancel_blocked_in_non_points(void) {
   say("main arrives at the barrier");
   int rc = pthread_barrier_wait(&barrier2);
   say_join(th, "pthread_barrier_wait");
-  int serial = (rc == PTHREAD_BARRIER_SERIAL_THREAD) + (worker_barrier_rc == PTHREAD_BARRIER_SERIAL_THREAD);
+  say_progress("pthread_barrier_wait");
+  int serial = (rc == PTHREAD_BARRIER_SERIAL_THREAD) +
+               (worker_barrier_rc == PTHREAD_BARRIER_SERIAL_THREAD);
   say("serial threads: %d, other results: %s %s", serial,
       err_name(rc == PTHREAD_BARRIER_SERIAL_THREAD ? 0 : rc),
       err_name(worker_barrier_rc == PTHREAD_BARRIER_SERIAL_THREAD ? 0 : worker_barrier_rc));
@@ -318,7 +391,7 @@ static void *async_after_pending(void *arg) {
   while (!atomic_load(&go)) sched_yield();
   pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
   pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
-  say("  not cancelled");
+  op_survived = 1;
   pthread_cleanup_pop(0);
   return NULL;
 }
@@ -330,6 +403,8 @@ static void async_cancel_pending(void) {
     pthread_cancel(th);
     go = 1;
     say_join(th, "async after pending");
+    if (op_survived) say("  survived pthread_setcanceltype");
+    op_survived = 0;
   }
 }
 
@@ -399,8 +474,9 @@ static void disabled_then_enabled(void) {
   pthread_t th = conf_spawn(disabled_sleeper, NULL);
   while (!worker_tid) sched_yield();
   conf_wait_blocked(worker_tid);
-  say("cancel: %s", err_name(pthread_cancel(th)));
+  int rc = pthread_cancel(th);
   say_join(th, "disabled then enabled");
+  say("cancel had returned %s", err_name(rc));
 }
 
 static void cleanup_post(void *s) {
@@ -423,10 +499,11 @@ static void detach_while_cancelling(void) {
   pthread_t th = conf_spawn(detached_sleeper, &done);
   while (!worker_tid) sched_yield();
   conf_wait_blocked(worker_tid);
-  say("cancel: %s", err_name(pthread_cancel(th)));
-  say("detach: %s", err_name(pthread_detach(th)));
+  int cancelled = pthread_cancel(th);
+  int detached = pthread_detach(th);
   sem_wait(&done);
-  say("detached thread ran its cleanup");
+  say("detached thread ran its cleanup; cancel %s, detach %s", err_name(cancelled),
+      err_name(detached));
 }
 
 static pthread_key_t key;
@@ -483,14 +560,18 @@ static void main_exit_runs_tsd(void) {
 static void *self_canceller(void *arg) {
   (void)arg;
   pthread_cleanup_push(cleanup_say, "self");
-  say("  cancel self: %s", err_name(pthread_cancel(pthread_self())));
-  say("  still running until a cancellation point");
+  op_rc = pthread_cancel(pthread_self());
+  op_returned = 1;
   pthread_testcancel();
+  op_survived = 1;
   pthread_cleanup_pop(0);
   return NULL;
 }
 
-static void cancel_self(void) { say_join(conf_spawn(self_canceller, NULL), "self-cancelled"); }
+static void cancel_self(void) {
+  say_join(conf_spawn(self_canceller, NULL), "self-cancelled");
+  say_progress("pthread_cancel(pthread_self())");
+}
 
 /* The main thread is cancelled while it joins; the worker ends the process
  * after main's cleanup ran. */
@@ -505,9 +586,10 @@ static void cleanup_main(void *arg) {
 
 static void *cancels_main(void *arg) {
   conf_wait_blocked((pid_t)(intptr_t)arg);
-  say("cancel main: %s", err_name(pthread_cancel(main_thread)));
+  say("worker cancels main");
+  int rc = pthread_cancel(main_thread);
   sem_wait(&main_cleaned);
-  say("worker returns");
+  say("cancel returned %s; worker returns", err_name(rc));
   return NULL;
 }
 
@@ -521,10 +603,75 @@ static void cancel_main_thread(void) {
   pthread_cleanup_pop(0);
 }
 
+/* fork is not a cancellation point: the child's copy of the thread has the
+ * cancel pending too, and must get to its _exit(3) (the probe opens the
+ * child's capture inside fork). */
+static void fork_with_cancel_pending(void) {
+  static const op fork_op = {"fork", op_fork};
+  go = 0;
+  pthread_t th = conf_spawn(run_pending, (void *)&fork_op);
+  pthread_cancel(th);
+  go = 1;
+  say_join(th, "fork");
+  say_progress("fork");
+  int status;
+  waitpid(forked_child, &status, 0);
+  say("forked child: %s %d", WIFEXITED(status) ? "exited" : "killed by signal",
+      WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
+/* exit is not a cancellation point: a thread with a cancel pending that
+ * calls it ends the process with its status, unless an atexit handler
+ * reaches a cancellation point: glibc then unwinds the thread out of exit
+ * (the handler's line stays in stdout's buffer) and the process goes on.
+ * The probe's own handler must not do that to a program that has none. */
+static void *exits_with_cancel_pending(void *arg) {
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+  pthread_cleanup_push(cleanup_say, "exiting thread");
+  while (!atomic_load(&go)) sched_yield();
+  pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+  exit((int)(intptr_t)arg);
+  pthread_cleanup_pop(0);
+  return NULL;
+}
+
+static void say_at_exit(void) { say("atexit handler ran"); }
+
+static void exit_with_cancel_pending(void) {
+  pthread_t th = conf_spawn(exits_with_cancel_pending, (void *)3);
+  pthread_cancel(th);
+  go = 1;
+  pthread_join(th, NULL);
+  say("not reached");
+}
+
+static void *underscore_exits_with_cancel_pending(void *arg) {
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+  pthread_cleanup_push(cleanup_say, "exiting thread");
+  while (!atomic_load(&go)) sched_yield();
+  pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+  _exit((int)(intptr_t)arg);
+  pthread_cleanup_pop(0);
+  return NULL;
+}
+
+static void exit_with_cancel_pending_and_handler(void) {
+  atexit(say_at_exit);
+  exit_with_cancel_pending();
+}
+
+static void underscore_exit_with_cancel_pending(void) {
+  pthread_t th = conf_spawn(underscore_exits_with_cancel_pending, (void *)4);
+  pthread_cancel(th);
+  go = 1;
+  pthread_join(th, NULL);
+  say("not reached");
+}
+
 static const conf_case cases[] = {
     CONF_CASE(cancel_blocked_in_each),
-    CONF_CASE(cancel_pending_at_each),
-    CONF_CASE(cancel_blocked_in_non_points),
+    {"cancel_pending_at_each", cancel_pending_at_each, 0, 5},
+    {"cancel_blocked_in_non_points", cancel_blocked_in_non_points, 0, 5},
     {"async_cancel_pending", async_cancel_pending, 0, 20},
     CONF_CASE(async_cancel_running),
     CONF_CASE(testcancel),
@@ -534,6 +681,10 @@ static const conf_case cases[] = {
     CONF_CASE(main_exit_runs_tsd),
     CONF_CASE(cancel_self),
     CONF_CASE(cancel_main_thread),
+    CONF_CASE(fork_with_cancel_pending),
+    CONF_CASE(exit_with_cancel_pending),
+    CONF_CASE(exit_with_cancel_pending_and_handler),
+    CONF_CASE(underscore_exit_with_cancel_pending),
 };
 
 int main(int argc, char **argv) {

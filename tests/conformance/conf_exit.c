@@ -43,8 +43,11 @@ static void main_exit_after_join(void) {
   pthread_exit(NULL);
 }
 
+static pid_t main_tid;
+
+/* Ends after the main thread ended. */
 static void *late_worker(void *arg) {
-  conf_sleep_ms(150);
+  conf_wait_exited(main_tid);
   say("worker outlived main");
   return arg;
 }
@@ -58,7 +61,7 @@ static void main_exit_before_worker(void) {
 
 /* The late worker itself ends the process with a status. */
 static void *late_exit_worker(void *arg) {
-  conf_sleep_ms(100);
+  conf_wait_exited(main_tid);
   say("worker calls exit(6)");
   exit(6);
   return arg;
@@ -233,6 +236,7 @@ static const conf_case cases[] = {
 };
 
 int main(int argc, char **argv) {
+  main_tid = conf_gettid();
   int rc = conf_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
   if (rc == 0 && argc == 2 && !strcmp(argv[1], "return_from_main")) return 5;
   return rc;

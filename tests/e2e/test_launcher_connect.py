@@ -3,6 +3,7 @@ against a stand-in listener), and --display with the real viewer."""
 import os
 import re
 import signal
+import socket
 
 import tmtest
 from tmtest import Listener, check, launcher, workload
@@ -22,6 +23,20 @@ def test_connect_streams_with_token():
     check(streams[0].startswith(MAGIC), f"stream starts with {streams[0][:16]!r}")
     check(b"s3cret-t0ken" in streams[0][:4096], "the token is not in the stream's Hello")
     check(len(streams[0]) > 1024, f"only {len(streams[0])} bytes streamed")
+
+
+def test_unreachable_display_is_reported():
+    """With --no-check nothing is tested first: the probe tells the launcher
+    at the end that it never got through."""
+    tmtest.require_probe()
+    with socket.socket() as s:  # a port with nobody listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = launcher("run", "--no-check", "--connect", f"127.0.0.1:{port}", "--", "sleep", "0.3")
+    lines = [l for l in proc.stderr.splitlines() if l.startswith("threadmon: ")]
+    check(proc.returncode == 0, f"run --no-check exited {proc.returncode}")
+    check(len(lines) == 1 and f"127.0.0.1:{port} could not be reached" in lines[0],
+          f"expected one 'could not be reached' line: {proc.stderr!r}")
 
 
 def test_display_starts_and_receives():

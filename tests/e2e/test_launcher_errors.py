@@ -94,6 +94,16 @@ def test_unwritable_output():
     check(proc.returncode == 0, f"record to a writable path exited {proc.returncode}")
 
 
+def test_blank_token():
+    """A token of only spaces (an unset variable in quotes) protects nothing."""
+    expect_error(["run", "--connect", "127.0.0.1:1", "--token", "   ", "--", "true"], 2,
+                 ["white space"])
+    proc = launcher("run", "--connect", "127.0.0.1:1", "--", "true",
+                    env=dict(os.environ, THREADMON_TOKEN=" \t"))
+    check(proc.returncode == 2 and "white space" in proc.stderr,
+          f"THREADMON_TOKEN of blanks: exit {proc.returncode}, {proc.stderr!r}")
+
+
 def test_unreachable_display():
     expect_error(["run", "--connect", "127.0.0.1:1", "--", "true"], 2, ["cannot reach", "127.0.0.1:1"])
 

@@ -127,6 +127,20 @@ def test_never_runs_starved():
     if ev:
         check((ev.get("runnable_share") or 0) > 0.8,
               f"runnable_share {ev.get('runnable_share')}, expected most of its life")
+    # What it did while starving is shown too: its sched_yield calls, and its
+    # policy and affinity changes (pinned to CPU 0 and SCHED_IDLE, then
+    # released by main).
+    victim = rec.thread(rec.truth["starved"]["tid"])
+    if victim:
+        check(victim["lwp"].get("yields") == rec.truth["starved"]["yields"],
+              f"yields {victim['lwp'].get('yields')}, truth {rec.truth['starved']['yields']}")
+        sched = victim.get("sched") or {}
+        # Main puts it back to SCHED_OTHER on every CPU at the end, as far as
+        # the kernel lets it (RLIMIT_NICE) and the thread has not ended yet:
+        # the last set, seen in a later tick.
+        pinned = sched.get("policy") == "SCHED_IDLE" and sched.get("affinity") == [0]
+        check((pinned and (sched.get("changes") or 0) >= 1) or (sched.get("changes") or 0) >= 2,
+              f"sched {sched}: expected SCHED_IDLE on CPU 0, or that and its release")
 
 
 def test_never_runs_stuck_in_read():

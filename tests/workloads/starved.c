@@ -36,6 +36,7 @@ static atomic_int stop;
 typedef struct starved_truth {
   pid_t tid;
   double lifetime_s, cpu_s;
+  long yields;
 } starved_truth;
 
 static starved_truth victim;
@@ -68,7 +69,10 @@ static void *starve(void *arg) {
     pin_to_cpu0();
     struct sched_param param = {0};
     wl_check(pthread_setschedparam(pthread_self(), SCHED_IDLE, &param), "SCHED_IDLE");
-    while (!atomic_load(&stop)) sched_yield();
+    while (!atomic_load(&stop)) {
+      sched_yield();
+      victim.yields++;
+    }
   }
   victim.cpu_s = wl_thread_cpu_s() - cpu0;
   victim.lifetime_s = wl_now_s() - start;
@@ -138,9 +142,10 @@ int main(int argc, char **argv) {
   if (write(wake_pipe[1], "x", 1) != 1) perror("starved: write");
   wl_check(pthread_join(s, NULL), "pthread_join");
   printf("{\"workload\":\"starved\",\"wall_s\":%.6f,\"how\":\"%s\",\"busy\":%d,\"starved\":{"
-         "\"tid\":%d,\"name\":\"starved-0\",\"lifetime_s\":%.6f,\"cpu_s\":%.6f,\"on_cpu_pct\":%.3f}}\n",
+         "\"tid\":%d,\"name\":\"starved-0\",\"lifetime_s\":%.6f,\"cpu_s\":%.6f,\"on_cpu_pct\":%.3f,"
+         "\"yields\":%ld}}\n",
          wl_now_s() - start, how, busy_threads, (int)victim.tid, victim.lifetime_s, victim.cpu_s,
-         100.0 * victim.cpu_s / victim.lifetime_s);
+         100.0 * victim.cpu_s / victim.lifetime_s, victim.yields);
   free(bs);
   return 0;
 }
