@@ -2,7 +2,11 @@
 """Cuts a capture to a seed for the fuzzer: its header and its first whole
 frames up to a size, the last frame (a Goodbye in a clean capture) kept.
 
-    trim_capture.py IN.tmcap OUT.tmcap [--max-bytes 8192]
+    trim_capture.py IN.tmcap OUT.tmcap [--max-bytes 8192] [--descriptions]
+
+With --descriptions it keeps the frames that describe threads, objects and
+stacks (their names and code locations) wherever they are, and only the
+first three ticks, rather than the first frames.
 
 Frames are copied as they are, so their checksums stay valid; a short seed
 keeps every execution of the fuzzer fast.
@@ -12,6 +16,9 @@ import struct
 
 HEADER = 16
 PREFIX = 8
+# A Frame's first payload byte is its body's protobuf key (field << 3 | 2).
+DESCRIPTIONS = {0x0A, 0x22, 0x3A, 0x5A}  # Hello, ThreadStart, SyncObject, Stack
+TICK = 0x1A
 
 
 def frames(data):
@@ -31,14 +38,24 @@ def main():
     ap.add_argument("input")
     ap.add_argument("output")
     ap.add_argument("--max-bytes", type=int, default=8192)
+    ap.add_argument("--descriptions", action="store_true",
+                    help="keep descriptions from anywhere, and three ticks")
     args = ap.parse_args()
     with open(args.input, "rb") as f:
         data = f.read()
     whole = list(frames(data))
     last = whole[-1] if whole else b""
     out = bytearray(data[:HEADER])
+    ticks = 0
     for frame in whole[:-1]:
+        if args.descriptions:
+            body = frame[PREFIX] if len(frame) > PREFIX else 0
+            if body not in DESCRIPTIONS and (body != TICK or ticks == 3):
+                continue
+            ticks += body == TICK
         if len(out) + len(frame) + len(last) > args.max_bytes:
+            if args.descriptions:
+                continue
             break
         out += frame
     out += last

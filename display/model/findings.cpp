@@ -4,6 +4,7 @@
 #include "findings.h"
 
 #include <QFileInfo>
+#include <QSet>
 
 #include <algorithm>
 #include <map>
@@ -97,6 +98,21 @@ QString threadList(const SessionModel &m, const std::vector<uint32_t> &tids) {
   return names.join(QStringLiteral(", ")) + QStringLiteral(" and ") + last;
 }
 
+// C's stdio functions, which lock the FILE they are given: their remedy is
+// not a reentrant variant.
+static bool isStdioFunction(const QString &fn) {
+  static const QSet<QString> names{
+      QStringLiteral("printf"),  QStringLiteral("fprintf"), QStringLiteral("vprintf"),
+      QStringLiteral("vfprintf"), QStringLiteral("puts"),   QStringLiteral("fputs"),
+      QStringLiteral("putc"),    QStringLiteral("fputc"),   QStringLiteral("putchar"),
+      QStringLiteral("fwrite"),  QStringLiteral("fflush"),  QStringLiteral("getc"),
+      QStringLiteral("fgetc"),   QStringLiteral("getchar"), QStringLiteral("fgets"),
+      QStringLiteral("fread"),   QStringLiteral("fscanf"),  QStringLiteral("scanf"),
+      QStringLiteral("getline"), QStringLiteral("getdelim"), QStringLiteral("fseek"),
+      QStringLiteral("ftell"),   QStringLiteral("perror")};
+  return names.contains(fn);
+}
+
 QString objectName(const SessionModel &m, uint32_t objectId) {
   int i = m.indexOfSyncObject(objectId);
   if (i < 0) return QStringLiteral("object %1").arg(objectId);
@@ -105,6 +121,9 @@ QString objectName(const SessionModel &m, uint32_t objectId) {
   QString symbol = o.symbolText();
   QString addr = QStringLiteral("0x%1").arg(o.address, 0, 16);
   if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) {
+    // In no module's data (a FILE's lock is in the heap): where it lies.
+    if (symbol.isEmpty() && module.startsWith(u'['))
+      return QStringLiteral("a lock in %1 memory at %2").arg(module, addr);
     QString lib = module.isEmpty() ? QStringLiteral("a library") : module;
     return symbol.isEmpty() ? QStringLiteral("a lock inside %1 at %2").arg(lib, addr)
                             : QStringLiteral("a lock inside %1 (%2)").arg(lib, symbol);
@@ -388,7 +407,12 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
       f.message += QStringLiteral(" The program never wrote this lock: the library takes it for "
                                   "shared state, so these threads take turns.");
     }
-    if (!via.isEmpty())
+    if (isStdioFunction(via))
+      f.message += QStringLiteral(" %1() locks its FILE: threads writing through a FILE of their "
+                                  "own, or handing their output to one thread, do not wait for "
+                                  "each other.")
+                       .arg(via);
+    else if (!via.isEmpty())
       f.message += QStringLiteral(" A variant that keeps its state per thread (such as %1_r(), "
                                   "if the library has one) removes the wait.")
                        .arg(via);

@@ -24,7 +24,8 @@ def test_stdio_lock_is_reached_via_fprintf():
           f"program_function {ev.get('program_function')!r}")
     check(ev.get("library_function") == "fprintf",
           f"library_function {ev.get('library_function')!r}, expected fprintf")
-    tmtest.mentions(f.get("message"), "stdio_lock!writer", "via fprintf()")
+    tmtest.mentions(f.get("message"), "stdio_lock!writer", "via fprintf()", "[heap] memory",
+                    "a FILE of their own")
     check(not any(s in f.get("message", "") for s in STALE), f"message {f.get('message')!r}")
     for o in rec.objects("internal"):
         for site in o.get("call_sites", []):
