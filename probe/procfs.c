@@ -112,6 +112,9 @@ static int open_task_file(uint32_t tid, enum tm_task_file which) {
   return open(full, O_RDONLY | O_CLOEXEC);
 }
 
+/* A process's status is ~1.5 KB; Threads: is in its first half. */
+#define READ_BYTES_STATUS 4096
+
 static long read_all(int fd, char *buf, size_t n) {
   ssize_t r;
   do r = pread(fd, buf, n - 1, 0);
@@ -281,6 +284,30 @@ enum tm_asleep_kind tm_syscall_asleep_kind(uint32_t nr_plus_one) {
   case SYS_clock_nanosleep: return TM_ASLEEP_SLEEP;
   default: return TM_ASLEEP_OTHER;
   }
+}
+
+/* /proc/PID/status, kept open (a fork child reopens its own). */
+static int proc_status = -1;
+static pid_t proc_status_pid;
+
+long tm_kernel_thread_count(void) {
+  pid_t pid = getpid();
+  if (proc_status >= 0 && proc_status_pid != pid) proc_status = -1; /* the parent's: forgotten */
+  if (proc_status < 0) {
+    char path[32];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    proc_status = tm_fd_move_high(fd, false);
+    proc_status_pid = pid;
+  }
+  char buf[READ_BYTES_STATUS];
+  if (read_all(proc_status, buf, sizeof buf) < 0) {
+    if (errno == EBADF) proc_status = -1; /* the program closed it: reopen next time */
+    return -1;
+  }
+  const char *p = strstr(buf, "\nThreads:");
+  return p ? strtol(p + 9, NULL, 10) : -1;
 }
 
 int tm_list_tasks(void (*fn)(uint32_t tid, void *arg), void *arg) {

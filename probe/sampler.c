@@ -23,6 +23,11 @@
 #include "symbolize.h"
 
 #define RESCAN_NS 1000000000ull  /* /proc/self/task listing: ~1 s */
+/* ... but only when the kernel's thread count is not the number of threads
+ * known (or every RESCAN_QUIET_NS anyway: one thread appearing as another
+ * vanishes unseen): listing 10,000 threads costs ~3 ms, reading the count
+ * a few microseconds. */
+#define RESCAN_QUIET_NS 10000000000ull
 #define STATUS_EVERY 10          /* ticks between status reads per thread */
 /* Perf software counters duplicate schedstat and stat (task clock, faults)
  * and no view needs them per tick: a thread's are opened and read on every
@@ -52,12 +57,21 @@
  * of many mostly idle threads cost the sampler. */
 #define LIGHT_RAN_NS 1000000ull
 #define LIGHT_REREAD_NS 200000000ull
+/* Without switch records (none, or stopped by the rate limit) the wrappers'
+ * events are what says a thread ran: a thread blocked in a wrapped call
+ * that pushed no event since a read made while it was in that call has
+ * not left it. What it owns can only move by wake-ups inside the call
+ * (a cond wait's spurious futex wake-ups): read again every IDLE_REREAD_NS
+ * at most. One that left the call only for moments (under LIGHT_RAN_NS,
+ * timed by its events, wall time) is read like one with records, every
+ * LIGHT_REREAD_NS at most. Reading every thread every tick made 5,000
+ * mostly sleeping threads cost 90% of a core once records stopped. */
+#define IDLE_REREAD_NS 10000000000ull
 #define DRAIN_CHUNK 256
 #define BATCH_MAX 16384          /* entries per Transitions/CpuSwitches frame */
 #define STACK_MAX 8
 #define READ_BYTES 4096          /* status is ~1.4 KB: its ctxt lines come last */
 #define PENDING_TICKS 500        /* records of a tid not (yet) ours, kept ~5 s */
-#define PREFETCH_AHEAD 4         /* registry slots are ~25 KB apart: no HW prefetch */
 
 /* ---- per-thread sampler state ----
  *
@@ -119,6 +133,9 @@ typedef struct tm_sampler_thread {
   uint64_t stat_oncpu_ns; /* its CPU time at the last stat read */
   uint64_t syscall_ns;   /* when the last full read looked at its syscall */
   uint64_t dropped;      /* ring.dropped as last seen */
+  uint64_t read_head;    /* ring head at its last read, in a wrapped call; else UINT64_MAX */
+  uint64_t ev_run_from;  /* its latest drained RUNNING event, 0 after a blocking one */
+  uint64_t ev_ran_ns;    /* outside wrapped calls by its events since its last read */
   uint64_t last_time;    /* its latest transition drained: a capture gap */
   uint32_t last_obj;     /* that lost it is followed by it again */
   int last_state;
@@ -512,6 +529,7 @@ static tm_sampler_thread *state_new(tm_thread *t, uint32_t slot) {
   st->owner = t;
   st->tid = t->tid;
   st->slot = slot;
+  st->read_head = UINT64_MAX;
   tm_task_fds_init(&st->fds, t->tid);
   for (int i = 0; i < TM_PC_COUNT; i++) st->pc.fd[i] = -1;
   /* Records drained before the walk met it: it is covered, and the latest
@@ -559,7 +577,8 @@ static void state_free(tm_sampler_thread *st) {
   free(st);
 }
 
-static void drain_ring(tm_session *s, tm_thread *t, tm_sampler_thread *st) {
+/* Returns the events drained. */
+static uint32_t drain_ring(tm_session *s, tm_thread *t, tm_sampler_thread *st) {
   tm_event ev[DRAIN_CHUNK];
   uint32_t n, total = 0;
   while (total < TM_RING_EVENTS && (n = tm_ring_drain(&t->ring, ev, DRAIN_CHUNK)) > 0) {
@@ -567,12 +586,19 @@ static void drain_ring(tm_session *s, tm_thread *t, tm_sampler_thread *st) {
       if (transitions.n >= BATCH_MAX) flush_transitions(s);
       batch_push(&transitions, ev[i].time_ns, t->tid, (int)ev[i].state, ev[i].object_id,
                  ev[i].holder_tid, ev[i].releaser_tid);
+      if (ev[i].state == TM_STATE_RUNNING) {
+        st->ev_run_from = ev[i].time_ns;
+      } else if (st->ev_run_from) {
+        if (ev[i].time_ns > st->ev_run_from) st->ev_ran_ns += ev[i].time_ns - st->ev_run_from;
+        st->ev_run_from = 0;
+      }
     }
     total += n;
     st->last_time = ev[n - 1].time_ns;
     st->last_state = (int)ev[n - 1].state;
     st->last_obj = ev[n - 1].object_id;
   }
+  return total;
 }
 
 /* A futex this thread was seen waiting on outside wrapped calls: hidden.c
@@ -624,6 +650,9 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   }
   char buf[READ_BYTES];
   uint64_t read_ns = how == READ_ALL ? tm_now_ns() : 0; /* a later switch: unread */
+  /* The head before the state: a push after it moves the head. */
+  uint64_t head = atomic_load_explicit(&t->ring.head, memory_order_acquire);
+  bool in_call = *(volatile uint32_t *)&t->cur_state > TM_STATE_RUNNING;
   /* A thread's files are kept open from its second read on: most threads
    * of a program that makes thousands a second are read once or twice,
    * and keeping a file costs two more system calls (moving it above the
@@ -632,8 +661,9 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   tm_task_sched sc;
   if (!tm_parse_schedstat(buf, &sc)) return;
   if (how == READ_ALL) {
-    st->ran_ns = 0;
+    st->ran_ns = st->ev_ran_ns = 0;
     st->read_tick = tick_no;
+    st->read_head = in_call ? head : UINT64_MAX;
   }
   /* schedstat's run time of a thread on a CPU lags by up to a scheduler
    * tick; its CPU clock is brought up to date by the kernel. Only the few
@@ -765,9 +795,30 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   l->yields = yields;
 }
 
-/* What this tick must read of a thread, from its switch records. */
-static int read_plan(const tm_session *s, const tm_sampler_thread *st, bool full) {
-  if (full || !s->src_perf_switch || !st->covered) return READ_ALL;
+/* What this tick must read of a thread, from its switch records. A
+ * READ_NONE that only defers a read sets *due to the tick it is due in
+ * (else it stays 0: the thread's next record or event brings it back). */
+static int read_plan(const tm_session *s, const tm_sampler_thread *st, bool full,
+                     uint64_t *due) {
+  if (full) return READ_ALL;
+  uint64_t every = s->cfg.interval_ns ? s->cfg.interval_ns : 1;
+  if (!s->src_perf_switch || !st->covered) {
+    /* No records: the events (drained before planning) say it all; see
+     * IDLE_REREAD_NS. */
+    if (!st->have_sched || *(volatile uint32_t *)&st->owner->cur_state <= TM_STATE_RUNNING)
+      return READ_ALL;
+    uint64_t head = atomic_load_explicit(&st->owner->ring.head, memory_order_acquire);
+    uint64_t since = (tick_no - st->read_tick) * every;
+    if (head == st->read_head && since < IDLE_REREAD_NS) {
+      *due = st->read_tick + IDLE_REREAD_NS / every;
+      return READ_NONE;
+    }
+    if (st->ev_ran_ns < LIGHT_RAN_NS && st->ev_run_from == 0 && since < LIGHT_REREAD_NS) {
+      *due = st->read_tick + LIGHT_REREAD_NS / every;
+      return READ_NONE;
+    }
+    return READ_ALL;
+  }
   /* Never read, born under the records, and blocked in a wrapped call
    * since the tick it was met in (a pool's new worker waiting for work):
    * records and wrappers tell all of it until it runs again, and it is read
@@ -783,9 +834,11 @@ static int read_plan(const tm_session *s, const tm_sampler_thread *st, bool full
    * server's thread): its states are exact from records and wrappers, and
    * its counters can wait: read at most every LIGHT_REREAD_NS. */
   if (st->sw_kind == TM_SWITCH_OUT && st->ran_ns < LIGHT_RAN_NS && st->in_time == 0 &&
-      (tick_no - st->read_tick) * s->cfg.interval_ns < LIGHT_REREAD_NS &&
-      *(volatile uint32_t *)&st->owner->cur_state > TM_STATE_RUNNING)
+      (tick_no - st->read_tick) * every < LIGHT_REREAD_NS &&
+      *(volatile uint32_t *)&st->owner->cur_state > TM_STATE_RUNNING) {
+    *due = st->read_tick + LIGHT_REREAD_NS / every;
     return READ_NONE;
+  }
   if (st->sw_tick == tick_no || st->sw_kind == TM_SWITCH_IN || st->sw_kind == SW_UNKNOWN)
     return READ_ALL;
   if (st->sw_kind == TM_SWITCH_OUT_PREEMPT) return READ_QUEUE;
@@ -830,77 +883,153 @@ static bool cpustat_tick(const tm_session *s) {
 /* How long an ended thread's record waits for a late name. */
 #define RENAME_GRACE_NS 20000000u
 
-/* full: read every thread whatever its records say (the final tick, or
- * records were lost). */
-static uint32_t walk_threads(tm_session *s, bool full) {
-  uint32_t live = 0, hw = tm_threads_high_water();
-  for (uint32_t i = 0; i < hw; i++) {
-    if (i + PREFETCH_AHEAD < hw) {
-      /* slot_state..attr_version may straddle two lines (odd record size) */
-      const char *ahead = (const char *)tm_thread_slot(i + PREFETCH_AHEAD);
-      __builtin_prefetch(ahead);
-      __builtin_prefetch(ahead + 60);
-      if (i + PREFETCH_AHEAD < slot_states_cap && slot_states[i + PREFETCH_AHEAD])
-        __builtin_prefetch(slot_states[i + PREFETCH_AHEAD]);
+/* ---- which slots a tick visits ----
+ *
+ * A tick visits only the slots whose thread did something (marked by the
+ * thread itself: tm_thread_touch), that have switch records this tick, that
+ * the previous visit asked to see again next tick (running, runnable,
+ * unknown, in a hidden wait, ended and waiting for a late name), and those
+ * whose deferred read falls due (a wheel of ticks). Slots are visited in
+ * index order, as a walk over the whole registry would: a program of
+ * 10,000 blocked threads costs a tick almost nothing. The final tick and a
+ * tick after lost records visit every slot. */
+#define VISIT_WORDS (TM_MAX_THREADS / 64)
+static uint64_t visit[VISIT_WORDS]; /* this tick's, from records and the wheel */
+static uint64_t hot[VISIT_WORDS];   /* asked by the previous visit */
+static bool visit_all = true;       /* nothing is known yet (start, fork child) */
+
+/* Deferred reads: bucket tick % WHEEL_TICKS holds the slots due then. A
+ * delay beyond the wheel comes early, which is harmless: the visit plans
+ * again and puts it back. */
+#define WHEEL_TICKS 256
+typedef struct wheel_bucket {
+  uint32_t *slot;
+  uint32_t n, cap;
+} wheel_bucket;
+static wheel_bucket wheel[WHEEL_TICKS];
+
+static void mark_visit(uint32_t slot) {
+  if (slot < TM_MAX_THREADS) visit[slot / 64] |= 1ull << (slot % 64);
+}
+
+static void revisit_at(uint32_t slot, uint64_t due) {
+  uint64_t delay = due > tick_no ? due - tick_no : 1;
+  if (delay >= WHEEL_TICKS) delay = WHEEL_TICKS - 1;
+  wheel_bucket *b = &wheel[(tick_no + delay) % WHEEL_TICKS];
+  if (b->n == b->cap) {
+    uint32_t cap = b->cap ? b->cap * 2 : 64;
+    uint32_t *p = realloc(b->slot, cap * sizeof *p);
+    if (!p) {
+      hot[slot / 64] |= 1ull << (slot % 64); /* no room: look every tick */
+      return;
     }
-    tm_thread *t = tm_thread_slot(i);
-    int state = atomic_load_explicit(&t->slot_state, memory_order_acquire);
-    if (state != TM_SLOT_LIVE && state != TM_SLOT_EXITED) continue;
-    tm_sampler_thread *st = i < slot_states_cap ? slot_states[i] : NULL;
-    if (st && (st->owner != t || st->tid != t->tid)) {
-      state_free(st); /* the slot holds another thread now */
-      st = NULL;
-    }
-    if (!st && !(st = state_new(t, i))) continue;
-    if (!st->attr_sent) {
-      emit_thread_start(s, t, TM_TO_ALL);
-      st->attr_sent = 1; /* attr_version 0: nothing beyond the start */
-    }
-    uint32_t av = atomic_load_explicit(&t->attr_version, memory_order_acquire);
-    if (av + 1 != st->attr_sent) {
-      emit_thread_attr(s, t, TM_TO_ALL);
-      st->attr_sent = av + 1;
-    }
-    int how = state == TM_SLOT_EXITED ? READ_ALL : read_plan(s, st, full);
-    /* The sampler itself is on a CPU at every tick: reading it about every
-     * CPUSTAT_NS is enough to show what it costs, and its reads are the
-     * first system calls after a wake-up, the slowest of the tick. */
-    if (how == READ_ALL && !full && t->is_probe && t->tid == s->probe_tid && st->have_sched &&
-        !cpustat_tick(s))
-      how = READ_NONE;
-    if (how == READ_ALL || st->sw_tick == tick_no) {
-      /* Only a thread that ran pushes events or drops them (one that ran
-       * and blocked again may be left unread: see read_plan). */
-      drain_ring(s, t, st);
-      uint64_t d = atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
-      live_dropped += d - st->dropped;
-      st->dropped = d;
-      if (!t->is_probe) program_ran = true;
-    }
-    if (state == TM_SLOT_LIVE) {
-      live++;
-      sample_thread(s, t, st, how);
-      continue;
-    }
-    /* Its program may still name it through its pthread_t (a name set
-     * just after a short thread ended): the record waits RENAME_GRACE_NS
-     * after the end, then its attributes are sealed. */
-    uint64_t end_at = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
-    if (!final_tick && end_at && tm_now_ns() - end_at < RENAME_GRACE_NS) continue;
-    tm_thread_seal(t);
-    av = atomic_load_explicit(&t->attr_version, memory_order_acquire);
-    if (av + 1 != st->attr_sent) {
-      emit_thread_attr(s, t, TM_TO_ALL);
-      st->attr_sent = av + 1;
-    }
-    uint64_t end_ns = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
-    note_end(t->tid, end_ns ? end_ns : tm_now_ns(),
-             atomic_load_explicit(&t->end_cpu_ns, memory_order_relaxed));
-    s->events_dropped += st->dropped;
-    state_free(st);
-    tm_thread_release(t);
+    b->slot = p;
+    b->cap = cap;
   }
-  return live;
+  b->slot[b->n++] = slot;
+}
+
+static void wheel_take(void) {
+  wheel_bucket *b = &wheel[tick_no % WHEEL_TICKS];
+  for (uint32_t i = 0; i < b->n; i++) mark_visit(b->slot[i]);
+  b->n = 0;
+}
+
+/* One slot's visit; true when it must be visited next tick again. *grace
+ * counts ended threads kept for a late name. */
+static bool visit_slot(tm_session *s, uint32_t i, bool full, uint32_t *grace) {
+  tm_thread *t = tm_thread_slot(i);
+  int state = atomic_load_explicit(&t->slot_state, memory_order_acquire);
+  if (state != TM_SLOT_LIVE && state != TM_SLOT_EXITED) return false;
+  tm_sampler_thread *st = i < slot_states_cap ? slot_states[i] : NULL;
+  if (st && (st->owner != t || st->tid != t->tid)) {
+    state_free(st); /* the slot holds another thread now */
+    st = NULL;
+  }
+  if (!st && !(st = state_new(t, i))) return true; /* out of memory: try again */
+  if (!st->attr_sent) {
+    emit_thread_start(s, t, TM_TO_ALL);
+    st->attr_sent = 1; /* attr_version 0: nothing beyond the start */
+  }
+  uint32_t av = atomic_load_explicit(&t->attr_version, memory_order_acquire);
+  if (av + 1 != st->attr_sent) {
+    emit_thread_attr(s, t, TM_TO_ALL);
+    st->attr_sent = av + 1;
+  }
+  /* Without records its events are what says whether it ran: drained
+   * before planning (see read_plan). */
+  if (!s->src_perf_switch || !st->covered) {
+    if (drain_ring(s, t, st) && !t->is_probe) program_ran = true;
+  }
+  uint64_t due = 0;
+  int how = state == TM_SLOT_EXITED ? READ_ALL : read_plan(s, st, full, &due);
+  /* The sampler itself is on a CPU at every tick: reading it about every
+   * CPUSTAT_NS is enough to show what it costs, and its reads are the
+   * first system calls after a wake-up, the slowest of the tick. */
+  bool self = t->is_probe && t->tid == s->probe_tid;
+  if (how == READ_ALL && !full && self && st->have_sched && !cpustat_tick(s)) how = READ_NONE;
+  if (how == READ_ALL || st->sw_tick == tick_no) {
+    /* Only a thread that ran pushes events or drops them (one that ran
+     * and blocked again may be left unread: see read_plan). */
+    drain_ring(s, t, st);
+    uint64_t d = atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
+    live_dropped += d - st->dropped;
+    st->dropped = d;
+    if (!t->is_probe) program_ran = true;
+  }
+  if (state == TM_SLOT_LIVE) {
+    sample_thread(s, t, st, how);
+    if (due) revisit_at(i, due);
+    /* Blocked for good (READ_NONE): its next record or event brings it
+     * back, except a hidden wait, counted every tick it lasts, and events
+     * left in its ring by a drain's bound. */
+    return how != READ_NONE || st->futex_addr || self ||
+           atomic_load_explicit(&t->ring.head, memory_order_acquire) !=
+               atomic_load_explicit(&t->ring.tail, memory_order_relaxed);
+  }
+  /* Its program may still name it through its pthread_t (a name set
+   * just after a short thread ended): the record waits RENAME_GRACE_NS
+   * after the end, then its attributes are sealed. */
+  uint64_t end_at = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
+  if (!final_tick && end_at && tm_now_ns() - end_at < RENAME_GRACE_NS) {
+    ++*grace;
+    return true;
+  }
+  tm_thread_seal(t);
+  av = atomic_load_explicit(&t->attr_version, memory_order_acquire);
+  if (av + 1 != st->attr_sent) {
+    emit_thread_attr(s, t, TM_TO_ALL);
+    st->attr_sent = av + 1;
+  }
+  uint64_t end_ns = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
+  note_end(t->tid, end_ns ? end_ns : tm_now_ns(),
+           atomic_load_explicit(&t->end_cpu_ns, memory_order_relaxed));
+  s->events_dropped += st->dropped;
+  state_free(st);
+  tm_thread_release(t);
+  return false;
+}
+
+/* full: read every thread whatever its records say (the final tick, or
+ * records were lost). Returns the live threads known, visited or not: every
+ * state is a LIVE thread but those ended ones. */
+static uint32_t walk_threads(tm_session *s, bool full) {
+  uint32_t grace = 0, hw = tm_threads_high_water();
+  uint32_t words = (hw + 63) / 64;
+  bool all = full || visit_all;
+  visit_all = false;
+  for (uint32_t w = 0; w < words; w++) {
+    uint64_t bits = visit[w] | hot[w] | tm_threads_take_touched(w);
+    /* Marks above hw: slots claimed since it was read, met now too. */
+    if (all) bits |= w + 1 < words || hw % 64 == 0 ? ~0ull : (1ull << (hw % 64)) - 1;
+    visit[w] = hot[w] = 0;
+    while (bits) {
+      uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(bits);
+      bits &= bits - 1;
+      if (visit_slot(s, i, full, &grace)) hot[w] |= 1ull << (i % 64);
+    }
+  }
+  return states_count - grace;
 }
 
 /* ---- switch records ---- */
@@ -928,6 +1057,7 @@ static void on_switch(void *arg, uint32_t tid, uint64_t time_ns, uint32_t cpu, i
   }
   st->covered = true;
   st->sw_tick = tick_no;
+  mark_visit(st->slot);
   if (kind == TM_SWITCH_IN) {
     st->in_time = time_ns;
   } else if (st->in_time && time_ns > st->in_time) {
@@ -1008,7 +1138,8 @@ typedef struct tid_set {
 } tid_set;
 
 static tid_set seen_now, unknown_now, unknown_before;
-static uint64_t last_rescan_ns;
+static uint64_t last_rescan_ns, last_listing_ns;
+static uint32_t known_live; /* the last walk's count of live threads */
 
 static void add_tid(uint32_t tid, void *arg) {
   tid_set *set = arg;
@@ -1231,7 +1362,11 @@ void tm_sampler_tick(tm_session *s) {
   if (on_sampler_thread) tm_clock_calibrate();
   if (now - last_rescan_ns >= RESCAN_NS) {
     last_rescan_ns = now;
-    rescan_tasks(now);
+    long kernel = tm_kernel_thread_count();
+    if (kernel < 0 || (uint32_t)kernel != known_live || now - last_listing_ns >= RESCAN_QUIET_NS) {
+      last_listing_ns = now;
+      rescan_tasks(now);
+    }
   }
   lwp_n = sync_n = end_n = 0;
   /* The final tick (on the thread that ends the session after the sampler
@@ -1255,7 +1390,8 @@ void tm_sampler_tick(tm_session *s) {
       full = program_ran = true;
     }
   }
-  uint32_t live = walk_threads(s, full);
+  wheel_take();
+  uint32_t live = known_live = walk_threads(s, full);
   walk_objects(s);
   /* After the objects: a site's object is described before its stats. */
   Threadmon__SiteStats **sites;
@@ -1531,7 +1667,12 @@ void tm_sampler_forget(void) {
   switches_urgent = switches_stopping = false;
   rate_window_start = rate_window_records = 0;
   unknown_before.n = unknown_now.n = 0;
-  last_rescan_ns = 0;
+  last_rescan_ns = last_listing_ns = 0;
+  known_live = 0;
+  memset(visit, 0, sizeof visit);
+  memset(hot, 0, sizeof hot);
+  for (unsigned i = 0; i < WHEEL_TICKS; i++) wheel[i].n = 0;
+  visit_all = true;
   sampler_running = false; /* the thread does not exist in a fork child */
   uncounted = false;     /* and glibc counts the child from 1 */
   atomic_store(&in_tick, 0);

@@ -18,8 +18,6 @@
 #include "probe.h"
 #include "wrap.h"
 
-#define TM_MAX_THREADS 16384u
-
 TM_TLS __thread tm_thread *tm_self;
 /* Set once this thread was marked exited: TLS destructors that still lock
  * afterwards must not register it again. */
@@ -37,9 +35,23 @@ static _Atomic uint64_t untracked;
  * a match is checked against the record. */
 static _Atomic uint32_t slot_tid[TM_MAX_THREADS];
 static _Atomic uintptr_t slot_handle[TM_MAX_THREADS];
+static _Atomic uint64_t touched[TM_MAX_THREADS / 64];
 
 static uint32_t slot_index(const tm_thread *t) {
   return (uint32_t)(t - atomic_load_explicit(&table, memory_order_relaxed));
+}
+
+void tm_thread_touch(const tm_thread *t) {
+  uint32_t i = slot_index(t);
+  uint64_t bit = 1ull << (i % 64);
+  /* A load first: once marked this tick, the shared word is only read. */
+  if (!(atomic_load_explicit(&touched[i / 64], memory_order_relaxed) & bit))
+    atomic_fetch_or_explicit(&touched[i / 64], bit, memory_order_release);
+}
+
+uint64_t tm_threads_take_touched(uint32_t w) {
+  if (!atomic_load_explicit(&touched[w], memory_order_relaxed)) return 0;
+  return atomic_exchange_explicit(&touched[w], 0, memory_order_acquire);
 }
 
 static void set_tid(tm_thread *t, uint32_t tid) {
@@ -179,6 +191,7 @@ static void attach_common(tm_thread *t) {
   tm_self = t;
   self_done = false;
   atomic_store_explicit(&t->slot_state, TM_SLOT_LIVE, memory_order_release);
+  tm_thread_touch(t);
   errno = saved;
 }
 
@@ -229,6 +242,7 @@ tm_thread *tm_thread_register_foreign(uint32_t tid) {
   t->is_main = tid == (uint32_t)getpid();
   t->start_ns = tm_now_ns();
   atomic_store_explicit(&t->slot_state, TM_SLOT_LIVE, memory_order_release);
+  tm_thread_touch(t);
   return t;
 }
 
@@ -254,6 +268,7 @@ void tm_thread_mark_exited(tm_thread *t) {
   /* Last touch of the slot: the sampler may recycle it right after. */
   atomic_compare_exchange_strong_explicit(&t->slot_state, &expected, TM_SLOT_EXITED,
                                           memory_order_release, memory_order_relaxed);
+  tm_thread_touch(t);
 }
 
 /* A rename and the seal each announce themselves, then look at the other's
@@ -281,6 +296,7 @@ bool tm_thread_rename_ended(uintptr_t handle, const char *name) {
     strncpy(newest->name, name, TM_NAME_BYTES - 1);
     newest->name[TM_NAME_BYTES - 1] = '\0';
     atomic_fetch_add_explicit(&newest->attr_version, 1, memory_order_release);
+    tm_thread_touch(newest);
   }
   atomic_store(&newest->renaming, 0);
   return ok;
@@ -341,7 +357,10 @@ void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id, uint32_t
     /* Only this thread writes dropped: no locked instruction needed. */
     atomic_store_explicit(&r->dropped, atomic_load_explicit(&r->dropped, memory_order_relaxed) + 1,
                           memory_order_relaxed);
-    if (head - tail >= TM_RING_EVENTS) return;
+    if (head - tail >= TM_RING_EVENTS) {
+      tm_thread_touch(self); /* cur_state moved: the sampler must look */
+      return;
+    }
     /* The last free slot says where the loss starts: without it the state
      * before the gap (a wait, say) would seem to last until the next event
      * that fits, and its holder would seem to hold the lock all along. */
@@ -355,6 +374,7 @@ void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id, uint32_t
   e->holder_tid = holder_tid;
   e->releaser_tid = releaser_tid;
   atomic_store_explicit(&r->head, head + 1, memory_order_release);
+  tm_thread_touch(self);
 }
 
 uint32_t tm_ring_drain(tm_ring *r, tm_event *out, uint32_t max) {
