@@ -67,6 +67,18 @@
  * LIGHT_REREAD_NS at most. Reading every thread every tick made 5,000
  * mostly sleeping threads cost 90% of a core once records stopped. */
 #define IDLE_REREAD_NS 10000000000ull
+/* ... and without records a light thread's wake-ups are read every
+ * LIGHT_REREAD_UNRECORDED_NS at most, its stat and status on every
+ * LIGHT_FULL_EVERY-th of those reads only (schedstat on the others): with
+ * records 10,000 light threads would switch 200,000 times a second, over
+ * the rate limit, so this is how they are read, and at 200 ms with every
+ * file it cost 35% of a core (5,000 threads; most files opened per read
+ * once the descriptor budget is used). The states stay exact (the
+ * wrappers' events); the counters of a thread that only wakes for moments
+ * lag by up to 1 s, its context switch counts and CPU times split into
+ * user and system by up to 4 s. */
+#define LIGHT_REREAD_UNRECORDED_NS 1000000000ull
+#define LIGHT_FULL_EVERY 4
 #define DRAIN_CHUNK 256
 #define BATCH_MAX 16384          /* entries per Transitions/CpuSwitches frame */
 #define STACK_MAX 8
@@ -628,8 +640,9 @@ static bool read_status(tm_sampler_thread *st) {
 
 /* Whether a read of a thread that ran needs its stat file (see STAT_EVERY). */
 static bool stat_due(const tm_session *s, const tm_sampler_thread *st, uint32_t cur,
-                     uint64_t oncpu_ns) {
+                     uint64_t oncpu_ns, bool light) {
   if (!st->have_stat || !on_sampler_thread) return true; /* first, or the final tick */
+  if (light) return st->moved_reads % LIGHT_FULL_EVERY == 0;
   if (!s->src_perf_switch || !st->covered || st->sw_kind == SW_UNKNOWN) return true;
   uint64_t ran = oncpu_ns - st->stat_oncpu_ns;
   /* Blocked: outside wrapped calls only stat says in what; inside them its
@@ -653,6 +666,12 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   /* The head before the state: a push after it moves the head. */
   uint64_t head = atomic_load_explicit(&t->ring.head, memory_order_acquire);
   bool in_call = *(volatile uint32_t *)&t->cur_state > TM_STATE_RUNNING;
+  /* A light wake-up of a thread without records (see
+   * LIGHT_REREAD_UNRECORDED_NS): back in its wrapped call, out of it only
+   * for moments by its events. */
+  bool light = how == READ_ALL && in_call && !(s->src_perf_switch && st->covered) &&
+               st->have_stat && st->status_base && st->ev_ran_ns < LIGHT_RAN_NS &&
+               st->ev_run_from == 0;
   /* A thread's files are kept open from its second read on: most threads
    * of a program that makes thousands a second are read once or twice,
    * and keeping a file costs two more system calls (moving it above the
@@ -706,7 +725,7 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   if (how == READ_ALL && moved) st->moved_reads++;
   bool stat_read = false;
   if (((how == READ_ALL && moved) || settle) && !self &&
-      (settle || stat_due(s, st, cur, sc.oncpu_ns))) {
+      (settle || stat_due(s, st, cur, sc.oncpu_ns, light))) {
     if (tm_task_read(&st->fds, TM_TASK_STAT, st->have_stat, buf, sizeof buf) >= 0 &&
         tm_parse_stat(buf, &st->stat)) {
       st->have_stat = stat_read = true;
@@ -759,10 +778,11 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   if (futex) note_hidden_wait(s, t, futex, futex_line);
   /* Context switches: counted from the records once a status read gave the
    * base (again after records were lost). Without records: only after it
-   * ran, at most every STATUS_EVERY ticks. */
+   * ran, at most every STATUS_EVERY ticks (light ones: as their stat). */
   bool from_records = s->src_perf_switch && st->covered;
   if (!st->status_base ||
-      (!from_records && st->status_dirty && tick_no - st->status_tick >= STATUS_EVERY))
+      (!from_records && st->status_dirty && tick_no - st->status_tick >= STATUS_EVERY &&
+       (!light || st->moved_reads % LIGHT_FULL_EVERY == 0)))
     read_status(st);
   uint64_t yields = t->yields; /* the thread's own counter: a racy read is one behind */
   bool counts = st->vol != vol || st->invol != invol || yields != st->yields;
@@ -813,8 +833,9 @@ static int read_plan(const tm_session *s, const tm_sampler_thread *st, bool full
       *due = st->read_tick + IDLE_REREAD_NS / every;
       return READ_NONE;
     }
-    if (st->ev_ran_ns < LIGHT_RAN_NS && st->ev_run_from == 0 && since < LIGHT_REREAD_NS) {
-      *due = st->read_tick + LIGHT_REREAD_NS / every;
+    if (st->ev_ran_ns < LIGHT_RAN_NS && st->ev_run_from == 0 &&
+        since < LIGHT_REREAD_UNRECORDED_NS) {
+      *due = st->read_tick + LIGHT_REREAD_UNRECORDED_NS / every;
       return READ_NONE;
     }
     return READ_ALL;
