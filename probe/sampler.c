@@ -52,11 +52,16 @@
  * read it about every CPUSTAT_NS; the display interpolates between. */
 #define CPUSTAT_NS 50000000ull
 /* A thread that only wakes for moments (under LIGHT_RAN_NS on a CPU since
- * its last read, blocked in a wrapped call) is read at most every
- * LIGHT_REREAD_NS: reading it at every wake-up was most of what a program
- * of many mostly idle threads cost the sampler. */
+ * its last read, blocked in a wrapped call) is read LIGHT_SETTLE_NS after
+ * its last wake-up, or every LIGHT_REREAD_NS while it keeps waking:
+ * reading it at every wake-up was most of what a program of many mostly
+ * idle threads cost the sampler, and at 200 ms 1,000 threads waking every
+ * 100 ms still cost 5,000 reads a second. One that comes to rest is read
+ * soon after (within 200 ms of its last record, as when every light
+ * thread was read every 200 ms), so its counters are right while it rests. */
 #define LIGHT_RAN_NS 1000000ull
-#define LIGHT_REREAD_NS 200000000ull
+#define LIGHT_SETTLE_NS 150000000ull
+#define LIGHT_REREAD_NS 1000000000ull
 /* Without switch records (none, or stopped by the rate limit) the wrappers'
  * events are what says a thread ran: a thread blocked in a wrapped call
  * that pushed no event since a read made while it was in that call has
@@ -67,17 +72,15 @@
  * LIGHT_REREAD_NS at most. Reading every thread every tick made 5,000
  * mostly sleeping threads cost 90% of a core once records stopped. */
 #define IDLE_REREAD_NS 10000000000ull
-/* ... and without records a light thread's wake-ups are read every
- * LIGHT_REREAD_UNRECORDED_NS at most, its stat and status on every
- * LIGHT_FULL_EVERY-th of those reads only (schedstat on the others): with
- * records 10,000 light threads would switch 200,000 times a second, over
- * the rate limit, so this is how they are read, and at 200 ms with every
- * file it cost 35% of a core (5,000 threads; most files opened per read
- * once the descriptor budget is used). The states stay exact (the
- * wrappers' events); the counters of a thread that only wakes for moments
- * lag by up to 1 s, its context switch counts and CPU times split into
- * user and system by up to 4 s. */
-#define LIGHT_REREAD_UNRECORDED_NS 1000000000ull
+/* ... and without records a light thread's stat and status are read on
+ * every LIGHT_FULL_EVERY-th of those reads only (schedstat on the others):
+ * with records 10,000 light threads would switch 200,000 times a second,
+ * over the rate limit, so this is how they are read, and at 200 ms with
+ * every file it cost 35% of a core (5,000 threads; most files opened per
+ * read once the descriptor budget is used). The states stay exact (the
+ * wrappers' events); the counters of a thread that keeps waking for
+ * moments lag by up to LIGHT_REREAD_NS, its context switch counts and its
+ * CPU time's split into user and system by up to 4 s. */
 #define LIGHT_FULL_EVERY 4
 #define DRAIN_CHUNK 256
 #define BATCH_MAX 16384          /* entries per Transitions/CpuSwitches frame */
@@ -148,6 +151,7 @@ typedef struct tm_sampler_thread {
   uint64_t read_head;    /* ring head at its last read, in a wrapped call; else UINT64_MAX */
   uint64_t ev_run_from;  /* its latest drained RUNNING event, 0 after a blocking one */
   uint64_t ev_ran_ns;    /* outside wrapped calls by its events since its last read */
+  uint64_t ev_tick;      /* tick whose drain had an event of it */
   uint64_t last_time;    /* its latest transition drained: a capture gap */
   uint32_t last_obj;     /* that lost it is followed by it again */
   int last_state;
@@ -606,6 +610,7 @@ static uint32_t drain_ring(tm_session *s, tm_thread *t, tm_sampler_thread *st) {
       }
     }
     total += n;
+    st->ev_tick = tick_no;
     st->last_time = ev[n - 1].time_ns;
     st->last_state = (int)ev[n - 1].state;
     st->last_obj = ev[n - 1].object_id;
@@ -667,7 +672,7 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   uint64_t head = atomic_load_explicit(&t->ring.head, memory_order_acquire);
   bool in_call = *(volatile uint32_t *)&t->cur_state > TM_STATE_RUNNING;
   /* A light wake-up of a thread without records (see
-   * LIGHT_REREAD_UNRECORDED_NS): back in its wrapped call, out of it only
+   * LIGHT_FULL_EVERY): back in its wrapped call, out of it only
    * for moments by its events. */
   bool light = how == READ_ALL && in_call && !(s->src_perf_switch && st->covered) &&
                st->have_stat && st->status_base && st->ev_ran_ns < LIGHT_RAN_NS &&
@@ -815,6 +820,19 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   l->yields = yields;
 }
 
+/* Whether a light thread's read waits (see LIGHT_SETTLE_NS), woke_tick
+ * being the tick its last wake-up was seen in; *due: when it is due. */
+static bool light_deferred(const tm_session *s, const tm_sampler_thread *st, uint64_t woke_tick,
+                           uint64_t *due) {
+  uint64_t every = s->cfg.interval_ns ? s->cfg.interval_ns : 1;
+  uint64_t at = st->read_tick + LIGHT_REREAD_NS / every;
+  uint64_t settled = woke_tick + LIGHT_SETTLE_NS / every;
+  if (settled < at) at = settled;
+  if (tick_no >= at) return false;
+  *due = at;
+  return true;
+}
+
 /* What this tick must read of a thread, from its switch records. A
  * READ_NONE that only defers a read sets *due to the tick it is due in
  * (else it stays 0: the thread's next record or event brings it back). */
@@ -834,10 +852,8 @@ static int read_plan(const tm_session *s, const tm_sampler_thread *st, bool full
       return READ_NONE;
     }
     if (st->ev_ran_ns < LIGHT_RAN_NS && st->ev_run_from == 0 &&
-        since < LIGHT_REREAD_UNRECORDED_NS) {
-      *due = st->read_tick + LIGHT_REREAD_UNRECORDED_NS / every;
+        light_deferred(s, st, st->ev_tick, due))
       return READ_NONE;
-    }
     return READ_ALL;
   }
   /* Never read, born under the records, and blocked in a wrapped call
@@ -855,11 +871,9 @@ static int read_plan(const tm_session *s, const tm_sampler_thread *st, bool full
    * server's thread): its states are exact from records and wrappers, and
    * its counters can wait: read at most every LIGHT_REREAD_NS. */
   if (st->sw_kind == TM_SWITCH_OUT && st->ran_ns < LIGHT_RAN_NS && st->in_time == 0 &&
-      (tick_no - st->read_tick) * every < LIGHT_REREAD_NS &&
-      *(volatile uint32_t *)&st->owner->cur_state > TM_STATE_RUNNING) {
-    *due = st->read_tick + LIGHT_REREAD_NS / every;
+      *(volatile uint32_t *)&st->owner->cur_state > TM_STATE_RUNNING &&
+      light_deferred(s, st, st->sw_tick, due))
     return READ_NONE;
-  }
   if (st->sw_tick == tick_no || st->sw_kind == TM_SWITCH_IN || st->sw_kind == SW_UNKNOWN)
     return READ_ALL;
   if (st->sw_kind == TM_SWITCH_OUT_PREEMPT) return READ_QUEUE;
