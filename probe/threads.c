@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "probe.h"
@@ -163,27 +164,54 @@ static void slot_free(tm_thread *t) {
   free_push((uint32_t)(t - tab));
 }
 
+/* The kernel's struct sched_attr (linux/sched/types.h), first version:
+ * glibc 2.36 has no sched_getattr wrapper. */
+struct tm_sched_attr {
+  uint32_t size, policy;
+  uint64_t flags;
+  int32_t nice;
+  uint32_t priority;
+  uint64_t runtime, deadline, period;
+};
+
 /* Scheduling attributes as they are when the record starts; later changes
- * come from the wrappers. Only non-wrapped syscalls: no recursion. */
+ * come from the wrappers. Only non-wrapped syscalls: no recursion. Every
+ * created thread pays for these: policy, priority and nice come from one
+ * sched_getattr (three calls before). */
 static void read_sched_attrs(tm_thread *t) {
   if (atomic_load_explicit(&t->attr_version, memory_order_relaxed) == 0)
     prctl(PR_GET_NAME, t->name, 0, 0, 0);
-  struct sched_param sp;
-  int policy = sched_getscheduler(0);
-  if (policy >= 0) t->policy = policy & ~SCHED_RESET_ON_FORK;
-  if (sched_getparam(0, &sp) == 0) t->priority = sp.sched_priority;
-  errno = 0;
-  int nice = getpriority(PRIO_PROCESS, 0); /* per thread on Linux */
-  if (errno == 0) t->nice = nice;
+  struct tm_sched_attr sa;
+  if (syscall(SYS_sched_getattr, 0, &sa, sizeof sa, 0) == 0) {
+    t->policy = (int)sa.policy; /* reset-on-fork is in flags, not here */
+    t->priority = (int)sa.priority;
+    t->nice = sa.nice; /* per thread */
+    /* A real-time thread's nice is kept but not reported here (0): */
+    if (sa.policy == SCHED_FIFO || sa.policy == SCHED_RR) {
+      errno = 0;
+      int nice = getpriority(PRIO_PROCESS, 0);
+      if (errno == 0) t->nice = nice;
+    }
+  } else {
+    struct sched_param sp;
+    int policy = sched_getscheduler(0);
+    if (policy >= 0) t->policy = policy & ~SCHED_RESET_ON_FORK;
+    if (sched_getparam(0, &sp) == 0) t->priority = sp.sched_priority;
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, 0); /* per thread on Linux */
+    if (errno == 0) t->nice = nice;
+  }
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0)
     memcpy(t->affinity, &set, sizeof t->affinity < sizeof set ? sizeof t->affinity : sizeof set);
 }
 
-static void attach_common(tm_thread *t) {
+/* created: it runs the trampoline of a pthread_create, so it is not the
+ * main thread (no getpid for every new thread). */
+static void attach_common(tm_thread *t, bool created) {
   int saved = errno;
   set_tid(t, (uint32_t)gettid());
-  t->is_main = t->tid == (uint32_t)getpid();
+  t->is_main = !created && t->tid == (uint32_t)getpid();
   uint64_t first_run = tm_now_ns();
   tm_thread_set_handle(t, (uintptr_t)pthread_self());
   read_sched_attrs(t);
@@ -208,14 +236,14 @@ tm_thread *tm_thread_claim(void *start_routine, void *start_arg, uint32_t creato
   return t;
 }
 
-void tm_thread_attach(tm_thread *t) { attach_common(t); }
+void tm_thread_attach(tm_thread *t) { attach_common(t, true); }
 
 void tm_thread_unclaim(tm_thread *t) { slot_free(t); }
 
 tm_thread *tm_thread_register_self(void *start_routine, uint32_t creator_tid) {
   if (tm_self) return tm_self;
   tm_thread *t = tm_thread_claim(start_routine, NULL, creator_tid);
-  if (t) attach_common(t);
+  if (t) attach_common(t, false);
   return t;
 }
 
