@@ -152,8 +152,17 @@ TM_HIDDEN uint64_t tm_threads_untracked(void);
 TM_HIDDEN void tm_threads_atfork_child(void);
 
 /* Iteration for the sampler: slots [0, tm_threads_high_water()). */
+#define TM_MAX_THREADS 16384u
 TM_HIDDEN uint32_t tm_threads_high_water(void);
 TM_HIDDEN tm_thread *tm_thread_slot(uint32_t i);
+/* What a thread did that the sampler must look at (a state pushed, a new,
+ * ended or renamed record) marks its slot in a bitmap; the sampler takes
+ * the marks each tick and visits only those slots (and the ones it keeps
+ * watching itself), so a tick costs what threads did, not how many exist.
+ * Marking is on the blocking paths only, one atomic OR per slot per tick. */
+TM_HIDDEN void tm_thread_touch(const tm_thread *t);
+/* Takes (and clears) word w of the marks: slots 64w..64w+63. */
+TM_HIDDEN uint64_t tm_threads_take_touched(uint32_t w);
 /* A name given to an ended thread (EXITED, not yet reported) through its
  * pthread_t; false when there is none. */
 TM_HIDDEN bool tm_thread_rename_ended(uintptr_t handle, const char *name);

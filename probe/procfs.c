@@ -11,12 +11,31 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "probe.h"
+
 /* Sampler-thread only (and the fork child before it starts a sampler). */
+/* /proc/PID/status, kept open (a fork child's session reopens its own). */
+static int proc_status = -1;
+static pid_t proc_status_pid;
+static int task_dir = -1; /* /proc/self/task: see open_task_file */
+static pid_t task_dir_pid;
+/* The calling thread's tid, asked once per thread (and again in a forked
+ * child's session): past the descriptor budget every read opens its file,
+ * 10,000 a second at 10,000 light threads, and each asked getpid and
+ * gettid before. */
+static TM_TLS __thread uint32_t own_tid;
 static int fd_floor = 3;
 static unsigned fd_budget = 0, fd_used = 0;
 static uint64_t ns_per_tick = 10000000;
 
 void tm_fds_init(void) {
+  /* A forked child's session: the parent's directories, inherited, are
+   * forgotten, not closed (the program may have closed those numbers and
+   * reused them since the fork); the forking thread's tid is new. */
+  pid_t pid = getpid();
+  if (task_dir_pid != pid) task_dir = -1;
+  if (proc_status_pid != pid) proc_status = -1;
+  own_tid = 0;
   struct rlimit rl;
   rlim_t soft = 1024;
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) soft = rl.rlim_cur;
@@ -78,22 +97,18 @@ void tm_task_fds_close(tm_task_fds *t) {
 /* /proc/self/task, opened once per process: resolving "/proc/self/task"
  * again for every file of every new thread was a third of what a process
  * that makes thousands of threads a second cost the sampler. The
- * directory is that of the pid it was opened in: a forked child reopens. */
-static int task_dir = -1;
-static pid_t task_dir_pid;
+ * directory is that of the pid it was opened in: a forked child's session
+ * forgets it (tm_fds_init) and reopens. */
 
 static int open_task_file(uint32_t tid, enum tm_task_file which) {
-  pid_t pid = getpid();
-  /* The parent's, inherited: forgotten, not closed (the program may have
-   * closed that number and reused it since the fork). */
-  if (task_dir >= 0 && task_dir_pid != pid) task_dir = -1;
   if (task_dir < 0) {
     int d = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (d >= 0) {
       task_dir = tm_fd_move_high(d, false);
-      task_dir_pid = pid;
+      task_dir_pid = getpid();
     }
   }
+  if (!own_tid) own_tid = (uint32_t)gettid();
   char path[48];
   /* Our own thread's schedstat through /proc/TID, not /proc/self/task/TID:
    * a task directory of a thread still alive at exit_group makes the
@@ -101,7 +116,7 @@ static int open_task_file(uint32_t tid, enum tm_task_file which) {
    * CPU (Linux 6.x), the bulk of what a short forked child cost under the
    * probe. schedstat is per thread under either name (stat is not: there
    * /proc/TID sums the whole process). */
-  if (which == TM_TASK_SCHEDSTAT && tid == (uint32_t)gettid()) {
+  if (which == TM_TASK_SCHEDSTAT && tid == own_tid) {
     snprintf(path, sizeof path, "/proc/%u/schedstat", tid);
     return open(path, O_RDONLY | O_CLOEXEC);
   }
@@ -111,6 +126,9 @@ static int open_task_file(uint32_t tid, enum tm_task_file which) {
   snprintf(full, sizeof full, "/proc/self/task/%s", path);
   return open(full, O_RDONLY | O_CLOEXEC);
 }
+
+/* A process's status is ~1.5 KB; Threads: is in its first half. */
+#define READ_BYTES_STATUS 4096
 
 static long read_all(int fd, char *buf, size_t n) {
   ssize_t r;
@@ -281,6 +299,25 @@ enum tm_asleep_kind tm_syscall_asleep_kind(uint32_t nr_plus_one) {
   case SYS_clock_nanosleep: return TM_ASLEEP_SLEEP;
   default: return TM_ASLEEP_OTHER;
   }
+}
+
+long tm_kernel_thread_count(void) {
+  if (proc_status < 0) {
+    pid_t pid = getpid();
+    char path[32];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    proc_status = tm_fd_move_high(fd, false);
+    proc_status_pid = pid;
+  }
+  char buf[READ_BYTES_STATUS];
+  if (read_all(proc_status, buf, sizeof buf) < 0) {
+    if (errno == EBADF) proc_status = -1; /* the program closed it: reopen next time */
+    return -1;
+  }
+  const char *p = strstr(buf, "\nThreads:");
+  return p ? strtol(p + 9, NULL, 10) : -1;
 }
 
 int tm_list_tasks(void (*fn)(uint32_t tid, void *arg), void *arg) {

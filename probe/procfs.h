@@ -87,6 +87,11 @@ enum tm_asleep_kind {
  * TM_ASLEEP_OTHER for 0 and for calls not listed. */
 enum tm_asleep_kind tm_syscall_asleep_kind(uint32_t nr_plus_one);
 
+/* The process's thread count as the kernel has it (status, Threads:): one
+ * read whatever the count, unlike a listing of /proc/self/task. -1 on
+ * failure. */
+long tm_kernel_thread_count(void);
+
 /* Calls fn for every thread id in /proc/self/task. Returns -1 on failure. */
 int tm_list_tasks(void (*fn)(uint32_t tid, void *arg), void *arg);
 

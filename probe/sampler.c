@@ -27,6 +27,11 @@
  * often over 160 bytes. */
 #define TM_START_ROUTINE_BYTES 512
 #define RESCAN_NS 1000000000ull  /* /proc/self/task listing: ~1 s */
+/* ... but only when the kernel's thread count is not the number of threads
+ * known (or every RESCAN_QUIET_NS anyway: one thread appearing as another
+ * vanishes unseen): listing 10,000 threads costs ~3 ms, reading the count
+ * a few microseconds. */
+#define RESCAN_QUIET_NS 10000000000ull
 #define STATUS_EVERY 10          /* ticks between status reads per thread */
 /* Perf software counters duplicate schedstat and stat (task clock, faults)
  * and no view needs them per tick: a thread's are opened and read on every
@@ -51,17 +56,41 @@
  * read it about every CPUSTAT_NS; the display interpolates between. */
 #define CPUSTAT_NS 50000000ull
 /* A thread that only wakes for moments (under LIGHT_RAN_NS on a CPU since
- * its last read, blocked in a wrapped call) is read at most every
- * LIGHT_REREAD_NS: reading it at every wake-up was most of what a program
- * of many mostly idle threads cost the sampler. */
+ * its last read, blocked in a wrapped call) is read LIGHT_SETTLE_NS after
+ * its last wake-up, or every LIGHT_REREAD_NS while it keeps waking:
+ * reading it at every wake-up was most of what a program of many mostly
+ * idle threads cost the sampler, and at 200 ms 1,000 threads waking every
+ * 100 ms still cost 5,000 reads a second. One that comes to rest is read
+ * soon after (within 200 ms of its last record, as when every light
+ * thread was read every 200 ms), so its counters are right while it rests. */
 #define LIGHT_RAN_NS 1000000ull
-#define LIGHT_REREAD_NS 200000000ull
+#define LIGHT_SETTLE_NS 150000000ull
+#define LIGHT_REREAD_NS 1000000000ull
+/* Without switch records (none, or stopped by the rate limit) the wrappers'
+ * events are what says a thread ran: a thread blocked in a wrapped call
+ * that pushed no event since a read made while it was in that call has
+ * not left it. What it owns can only move by wake-ups inside the call
+ * (a cond wait's spurious futex wake-ups): read again every IDLE_REREAD_NS
+ * at most. One that left the call only for moments (under LIGHT_RAN_NS,
+ * timed by its events, wall time) is read like one with records, every
+ * LIGHT_REREAD_NS at most. Reading every thread every tick made 5,000
+ * mostly sleeping threads cost 90% of a core once records stopped. */
+#define IDLE_REREAD_NS 10000000000ull
+/* ... and without records a light thread's stat and status are read on
+ * every LIGHT_FULL_EVERY-th of those reads only (schedstat on the others):
+ * with records 10,000 light threads would switch 200,000 times a second,
+ * over the rate limit, so this is how they are read, and at 200 ms with
+ * every file it cost 35% of a core (5,000 threads; most files opened per
+ * read once the descriptor budget is used). The states stay exact (the
+ * wrappers' events); the counters of a thread that keeps waking for
+ * moments lag by up to LIGHT_REREAD_NS, its context switch counts and its
+ * CPU time's split into user and system by up to 4 s. */
+#define LIGHT_FULL_EVERY 4
 #define DRAIN_CHUNK 256
 #define BATCH_MAX 16384          /* entries per Transitions/CpuSwitches frame */
 #define STACK_MAX 8
 #define READ_BYTES 4096          /* status is ~1.4 KB: its ctxt lines come last */
 #define PENDING_TICKS 500        /* records of a tid not (yet) ours, kept ~5 s */
-#define PREFETCH_AHEAD 4         /* registry slots are ~25 KB apart: no HW prefetch */
 
 /* ---- per-thread sampler state ----
  *
@@ -123,6 +152,10 @@ typedef struct tm_sampler_thread {
   uint64_t stat_oncpu_ns; /* its CPU time at the last stat read */
   uint64_t syscall_ns;   /* when the last full read looked at its syscall */
   uint64_t dropped;      /* ring.dropped as last seen */
+  uint64_t read_head;    /* ring head at its last read, in a wrapped call; else UINT64_MAX */
+  uint64_t ev_run_from;  /* its latest drained RUNNING event, 0 after a blocking one */
+  uint64_t ev_ran_ns;    /* outside wrapped calls by its events since its last read */
+  uint64_t ev_tick;      /* tick whose drain had an event of it */
   uint64_t last_time;    /* its latest transition drained: a capture gap */
   uint32_t last_obj;     /* that lost it is followed by it again */
   int last_state;
@@ -542,6 +575,7 @@ static tm_sampler_thread *state_new(tm_thread *t, uint32_t slot) {
   st->owner = t;
   st->tid = t->tid;
   st->slot = slot;
+  st->read_head = UINT64_MAX;
   tm_task_fds_init(&st->fds, t->tid);
   for (int i = 0; i < TM_PC_COUNT; i++) st->pc.fd[i] = -1;
   /* Records drained before the walk met it: it is covered, and the latest
@@ -590,7 +624,8 @@ static void state_free(tm_sampler_thread *st) {
   free(st);
 }
 
-static void drain_ring(tm_session *s, tm_thread *t, tm_sampler_thread *st) {
+/* Returns the events drained. */
+static uint32_t drain_ring(tm_session *s, tm_thread *t, tm_sampler_thread *st) {
   tm_event ev[DRAIN_CHUNK];
   uint32_t n, total = 0;
   while (total < TM_RING_EVENTS && (n = tm_ring_drain(&t->ring, ev, DRAIN_CHUNK)) > 0) {
@@ -598,12 +633,20 @@ static void drain_ring(tm_session *s, tm_thread *t, tm_sampler_thread *st) {
       if (transitions.n >= BATCH_MAX) flush_transitions(s);
       batch_push(&transitions, ev[i].time_ns, t->tid, (int)ev[i].state, ev[i].object_id,
                  ev[i].holder_tid, ev[i].releaser_tid);
+      if (ev[i].state == TM_STATE_RUNNING) {
+        st->ev_run_from = ev[i].time_ns;
+      } else if (st->ev_run_from) {
+        if (ev[i].time_ns > st->ev_run_from) st->ev_ran_ns += ev[i].time_ns - st->ev_run_from;
+        st->ev_run_from = 0;
+      }
     }
     total += n;
+    st->ev_tick = tick_no;
     st->last_time = ev[n - 1].time_ns;
     st->last_state = (int)ev[n - 1].state;
     st->last_obj = ev[n - 1].object_id;
   }
+  return total;
 }
 
 /* A futex this thread was seen waiting on outside wrapped calls: hidden.c
@@ -633,8 +676,9 @@ static bool read_status(tm_sampler_thread *st) {
 
 /* Whether a read of a thread that ran needs its stat file (see STAT_EVERY). */
 static bool stat_due(const tm_session *s, const tm_sampler_thread *st, uint32_t cur,
-                     uint64_t oncpu_ns) {
+                     uint64_t oncpu_ns, bool light) {
   if (!st->have_stat || !on_sampler_thread) return true; /* first, or the final tick */
+  if (light) return st->moved_reads % LIGHT_FULL_EVERY == 0;
   if (!s->src_perf_switch || !st->covered || st->sw_kind == SW_UNKNOWN) return true;
   uint64_t ran = oncpu_ns - st->stat_oncpu_ns;
   /* Blocked: outside wrapped calls only stat says in what; inside them its
@@ -655,6 +699,15 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   }
   char buf[READ_BYTES];
   uint64_t read_ns = how == READ_ALL ? tm_now_ns() : 0; /* a later switch: unread */
+  /* The head before the state: a push after it moves the head. */
+  uint64_t head = atomic_load_explicit(&t->ring.head, memory_order_acquire);
+  bool in_call = *(volatile uint32_t *)&t->cur_state > TM_STATE_RUNNING;
+  /* A light wake-up of a thread without records (see
+   * LIGHT_FULL_EVERY): back in its wrapped call, out of it only
+   * for moments by its events. */
+  bool light = how == READ_ALL && in_call && !(s->src_perf_switch && st->covered) &&
+               st->have_stat && st->status_base && st->ev_ran_ns < LIGHT_RAN_NS &&
+               st->ev_run_from == 0;
   /* A thread's files are kept open from its second read on: most threads
    * of a program that makes thousands a second are read once or twice,
    * and keeping a file costs two more system calls (moving it above the
@@ -663,8 +716,9 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   tm_task_sched sc;
   if (!tm_parse_schedstat(buf, &sc)) return;
   if (how == READ_ALL) {
-    st->ran_ns = 0;
+    st->ran_ns = st->ev_ran_ns = 0;
     st->read_tick = tick_no;
+    st->read_head = in_call ? head : UINT64_MAX;
   }
   /* schedstat's run time of a thread on a CPU lags by up to a scheduler
    * tick; its CPU clock is brought up to date by the kernel. Only the few
@@ -707,7 +761,7 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   if (how == READ_ALL && moved) st->moved_reads++;
   bool stat_read = false;
   if (((how == READ_ALL && moved) || settle) && !self &&
-      (settle || stat_due(s, st, cur, sc.oncpu_ns))) {
+      (settle || stat_due(s, st, cur, sc.oncpu_ns, light))) {
     if (tm_task_read(&st->fds, TM_TASK_STAT, st->have_stat, buf, sizeof buf) >= 0 &&
         tm_parse_stat(buf, &st->stat)) {
       st->have_stat = stat_read = true;
@@ -760,10 +814,11 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   if (futex) note_hidden_wait(s, t, futex, futex_line);
   /* Context switches: counted from the records once a status read gave the
    * base (again after records were lost). Without records: only after it
-   * ran, at most every STATUS_EVERY ticks. */
+   * ran, at most every STATUS_EVERY ticks (light ones: as their stat). */
   bool from_records = s->src_perf_switch && st->covered;
   if (!st->status_base ||
-      (!from_records && st->status_dirty && tick_no - st->status_tick >= STATUS_EVERY))
+      (!from_records && st->status_dirty && tick_no - st->status_tick >= STATUS_EVERY &&
+       (!light || st->moved_reads % LIGHT_FULL_EVERY == 0)))
     read_status(st);
   uint64_t yields = t->yields; /* the thread's own counter: a racy read is one behind */
   bool counts = st->vol != vol || st->invol != invol || yields != st->yields;
@@ -796,9 +851,42 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   l->yields = yields;
 }
 
-/* What this tick must read of a thread, from its switch records. */
-static int read_plan(const tm_session *s, const tm_sampler_thread *st, bool full) {
-  if (full || !s->src_perf_switch || !st->covered) return READ_ALL;
+/* Whether a light thread's read waits (see LIGHT_SETTLE_NS), woke_tick
+ * being the tick its last wake-up was seen in; *due: when it is due. */
+static bool light_deferred(const tm_session *s, const tm_sampler_thread *st, uint64_t woke_tick,
+                           uint64_t *due) {
+  uint64_t every = s->cfg.interval_ns ? s->cfg.interval_ns : 1;
+  uint64_t at = st->read_tick + LIGHT_REREAD_NS / every;
+  uint64_t settled = woke_tick + LIGHT_SETTLE_NS / every;
+  if (settled < at) at = settled;
+  if (tick_no >= at) return false;
+  *due = at;
+  return true;
+}
+
+/* What this tick must read of a thread, from its switch records. A
+ * READ_NONE that only defers a read sets *due to the tick it is due in
+ * (else it stays 0: the thread's next record or event brings it back). */
+static int read_plan(const tm_session *s, const tm_sampler_thread *st, bool full,
+                     uint64_t *due) {
+  if (full) return READ_ALL;
+  uint64_t every = s->cfg.interval_ns ? s->cfg.interval_ns : 1;
+  if (!s->src_perf_switch || !st->covered) {
+    /* No records: the events (drained before planning) say it all; see
+     * IDLE_REREAD_NS. */
+    if (!st->have_sched || *(volatile uint32_t *)&st->owner->cur_state <= TM_STATE_RUNNING)
+      return READ_ALL;
+    uint64_t head = atomic_load_explicit(&st->owner->ring.head, memory_order_acquire);
+    uint64_t since = (tick_no - st->read_tick) * every;
+    if (head == st->read_head && since < IDLE_REREAD_NS) {
+      *due = st->read_tick + IDLE_REREAD_NS / every;
+      return READ_NONE;
+    }
+    if (st->ev_ran_ns < LIGHT_RAN_NS && st->ev_run_from == 0 &&
+        light_deferred(s, st, st->ev_tick, due))
+      return READ_NONE;
+    return READ_ALL;
+  }
   /* Never read, born under the records, and blocked in a wrapped call
    * since the tick it was met in (a pool's new worker waiting for work):
    * records and wrappers tell all of it until it runs again, and it is read
@@ -814,8 +902,8 @@ static int read_plan(const tm_session *s, const tm_sampler_thread *st, bool full
    * server's thread): its states are exact from records and wrappers, and
    * its counters can wait: read at most every LIGHT_REREAD_NS. */
   if (st->sw_kind == TM_SWITCH_OUT && st->ran_ns < LIGHT_RAN_NS && st->in_time == 0 &&
-      (tick_no - st->read_tick) * s->cfg.interval_ns < LIGHT_REREAD_NS &&
-      *(volatile uint32_t *)&st->owner->cur_state > TM_STATE_RUNNING)
+      *(volatile uint32_t *)&st->owner->cur_state > TM_STATE_RUNNING &&
+      light_deferred(s, st, st->sw_tick, due))
     return READ_NONE;
   if (st->sw_tick == tick_no || st->sw_kind == TM_SWITCH_IN || st->sw_kind == SW_UNKNOWN)
     return READ_ALL;
@@ -861,77 +949,177 @@ static bool cpustat_tick(const tm_session *s) {
 /* How long an ended thread's record waits for a late name. */
 #define RENAME_GRACE_NS 20000000u
 
-/* full: read every thread whatever its records say (the final tick, or
- * records were lost). */
-static uint32_t walk_threads(tm_session *s, bool full) {
-  uint32_t live = 0, hw = tm_threads_high_water();
-  for (uint32_t i = 0; i < hw; i++) {
-    if (i + PREFETCH_AHEAD < hw) {
-      /* slot_state..attr_version may straddle two lines (odd record size) */
-      const char *ahead = (const char *)tm_thread_slot(i + PREFETCH_AHEAD);
-      __builtin_prefetch(ahead);
-      __builtin_prefetch(ahead + 60);
-      if (i + PREFETCH_AHEAD < slot_states_cap && slot_states[i + PREFETCH_AHEAD])
-        __builtin_prefetch(slot_states[i + PREFETCH_AHEAD]);
+/* ---- which slots a tick visits ----
+ *
+ * A tick visits only the slots whose thread did something (marked by the
+ * thread itself: tm_thread_touch), that have switch records this tick, that
+ * the previous visit asked to see again next tick (running, runnable,
+ * unknown, in a hidden wait, ended and waiting for a late name), and those
+ * whose deferred read falls due (a wheel of ticks). Slots are visited in
+ * index order, as a walk over the whole registry would: a program of
+ * 10,000 blocked threads costs a tick almost nothing. The final tick and a
+ * tick after lost records visit every slot. */
+#define VISIT_WORDS (TM_MAX_THREADS / 64)
+static uint64_t visit[VISIT_WORDS]; /* this tick's, from records and the wheel */
+static uint64_t hot[VISIT_WORDS];   /* asked by the previous visit */
+static bool visit_all = true;       /* nothing is known yet (start, fork child) */
+
+/* Deferred reads: bucket tick % WHEEL_TICKS holds the slots due then. A
+ * delay beyond the wheel comes early, which is harmless: the visit plans
+ * again and puts it back. */
+#define WHEEL_TICKS 256
+typedef struct wheel_bucket {
+  uint32_t *slot;
+  uint32_t n, cap;
+} wheel_bucket;
+static wheel_bucket wheel[WHEEL_TICKS];
+
+static void mark_visit(uint32_t slot) {
+  if (slot < TM_MAX_THREADS) visit[slot / 64] |= 1ull << (slot % 64);
+}
+
+static void revisit_at(uint32_t slot, uint64_t due) {
+  uint64_t delay = due > tick_no ? due - tick_no : 1;
+  if (delay >= WHEEL_TICKS) delay = WHEEL_TICKS - 1;
+  wheel_bucket *b = &wheel[(tick_no + delay) % WHEEL_TICKS];
+  if (b->n == b->cap) {
+    uint32_t cap = b->cap ? b->cap * 2 : 64;
+    uint32_t *p = realloc(b->slot, cap * sizeof *p);
+    if (!p) {
+      hot[slot / 64] |= 1ull << (slot % 64); /* no room: look every tick */
+      return;
     }
-    tm_thread *t = tm_thread_slot(i);
-    int state = atomic_load_explicit(&t->slot_state, memory_order_acquire);
-    if (state != TM_SLOT_LIVE && state != TM_SLOT_EXITED) continue;
-    tm_sampler_thread *st = i < slot_states_cap ? slot_states[i] : NULL;
-    if (st && (st->owner != t || st->tid != t->tid)) {
-      state_free(st); /* the slot holds another thread now */
-      st = NULL;
-    }
-    if (!st && !(st = state_new(t, i))) continue;
-    if (!st->attr_sent) {
-      emit_thread_start(s, t, st, state == TM_SLOT_LIVE, TM_TO_ALL);
-      st->attr_sent = 1; /* attr_version 0: nothing beyond the start */
-    }
-    uint32_t av = atomic_load_explicit(&t->attr_version, memory_order_acquire);
-    if (av + 1 != st->attr_sent) {
-      emit_thread_attr(s, t, TM_TO_ALL);
-      st->attr_sent = av + 1;
-    }
-    int how = state == TM_SLOT_EXITED ? READ_ALL : read_plan(s, st, full);
-    /* The sampler itself is on a CPU at every tick: reading it about every
-     * CPUSTAT_NS is enough to show what it costs, and its reads are the
-     * first system calls after a wake-up, the slowest of the tick. */
-    if (how == READ_ALL && !full && t->is_probe && t->tid == s->probe_tid && st->have_sched &&
-        !cpustat_tick(s))
-      how = READ_NONE;
-    if (how == READ_ALL || st->sw_tick == tick_no) {
-      /* Only a thread that ran pushes events or drops them (one that ran
-       * and blocked again may be left unread: see read_plan). */
-      drain_ring(s, t, st);
-      uint64_t d = atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
-      live_dropped += d - st->dropped;
-      st->dropped = d;
-      if (!t->is_probe) program_ran = true;
-    }
-    if (state == TM_SLOT_LIVE) {
-      live++;
-      sample_thread(s, t, st, how);
-      continue;
-    }
-    /* Its program may still name it through its pthread_t (a name set
-     * just after a short thread ended): the record waits RENAME_GRACE_NS
-     * after the end, then its attributes are sealed. */
-    uint64_t end_at = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
-    if (!final_tick && end_at && tm_now_ns() - end_at < RENAME_GRACE_NS) continue;
-    tm_thread_seal(t);
-    av = atomic_load_explicit(&t->attr_version, memory_order_acquire);
-    if (av + 1 != st->attr_sent) {
-      emit_thread_attr(s, t, TM_TO_ALL);
-      st->attr_sent = av + 1;
-    }
-    uint64_t end_ns = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
-    note_end(t->tid, end_ns ? end_ns : tm_now_ns(),
-             atomic_load_explicit(&t->end_cpu_ns, memory_order_relaxed));
-    s->events_dropped += st->dropped;
-    state_free(st);
-    tm_thread_release(t);
+    b->slot = p;
+    b->cap = cap;
   }
-  return live;
+  b->slot[b->n++] = slot;
+}
+
+static void wheel_take(void) {
+  wheel_bucket *b = &wheel[tick_no % WHEEL_TICKS];
+  for (uint32_t i = 0; i < b->n; i++) mark_visit(b->slot[i]);
+  b->n = 0;
+}
+
+/* Registry records are ~25 KB apart (a page, a TLB miss each) and the
+ * slots a tick visits are scattered: the first touch of each was most of
+ * what 10,000 light threads cost the sampler. Slots are fetched ahead in
+ * two steps: the record's fields and ring indices, then (once the tail is
+ * in cache) the ring's next events. */
+#define PREFETCH_AHEAD 16
+
+static void prefetch_slot(uint32_t i, bool events) {
+  if (i == UINT32_MAX) return;
+  const tm_thread *t = tm_thread_slot(i);
+  if (events) {
+    uint64_t tail = atomic_load_explicit(&t->ring.tail, memory_order_relaxed);
+    __builtin_prefetch(&t->ring.ev[tail & (TM_RING_EVENTS - 1)]);
+    return;
+  }
+  __builtin_prefetch(t);
+  __builtin_prefetch(&t->attr_version); /* with cur_state */
+  __builtin_prefetch(&t->ring.head);
+  __builtin_prefetch(&t->ring.tail);
+  if (i < slot_states_cap && slot_states[i]) __builtin_prefetch(slot_states[i]);
+}
+
+/* One slot's visit; true when it must be visited next tick again. *grace
+ * counts ended threads kept for a late name. */
+static bool visit_slot(tm_session *s, uint32_t i, bool full, uint32_t *grace) {
+  tm_thread *t = tm_thread_slot(i);
+  int state = atomic_load_explicit(&t->slot_state, memory_order_acquire);
+  if (state != TM_SLOT_LIVE && state != TM_SLOT_EXITED) return false;
+  tm_sampler_thread *st = i < slot_states_cap ? slot_states[i] : NULL;
+  if (st && (st->owner != t || st->tid != t->tid)) {
+    state_free(st); /* the slot holds another thread now */
+    st = NULL;
+  }
+  if (!st && !(st = state_new(t, i))) return true; /* out of memory: try again */
+  if (!st->attr_sent) {
+    emit_thread_start(s, t, st, state == TM_SLOT_LIVE, TM_TO_ALL);
+    st->attr_sent = 1; /* attr_version 0: nothing beyond the start */
+  }
+  uint32_t av = atomic_load_explicit(&t->attr_version, memory_order_acquire);
+  if (av + 1 != st->attr_sent) {
+    emit_thread_attr(s, t, TM_TO_ALL);
+    st->attr_sent = av + 1;
+  }
+  /* Without records its events are what says whether it ran: drained
+   * before planning (see read_plan). */
+  if (!s->src_perf_switch || !st->covered) {
+    if (drain_ring(s, t, st) && !t->is_probe) program_ran = true;
+  }
+  uint64_t due = 0;
+  int how = state == TM_SLOT_EXITED ? READ_ALL : read_plan(s, st, full, &due);
+  /* The sampler itself is on a CPU at every tick: reading it about every
+   * CPUSTAT_NS is enough to show what it costs, and its reads are the
+   * first system calls after a wake-up, the slowest of the tick. */
+  bool self = t->is_probe && t->tid == s->probe_tid;
+  if (how == READ_ALL && !full && self && st->have_sched && !cpustat_tick(s)) how = READ_NONE;
+  if (how == READ_ALL || st->sw_tick == tick_no) {
+    /* Only a thread that ran pushes events or drops them (one that ran
+     * and blocked again may be left unread: see read_plan). */
+    drain_ring(s, t, st);
+    uint64_t d = atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
+    live_dropped += d - st->dropped;
+    st->dropped = d;
+    if (!t->is_probe) program_ran = true;
+  }
+  if (state == TM_SLOT_LIVE) {
+    sample_thread(s, t, st, how);
+    if (due) revisit_at(i, due);
+    /* Blocked for good (READ_NONE): its next record or event brings it
+     * back, except a hidden wait, counted every tick it lasts, and events
+     * left in its ring by a drain's bound. */
+    return how != READ_NONE || st->futex_addr || self ||
+           atomic_load_explicit(&t->ring.head, memory_order_acquire) !=
+               atomic_load_explicit(&t->ring.tail, memory_order_relaxed);
+  }
+  /* Its program may still name it through its pthread_t (a name set
+   * just after a short thread ended): the record waits RENAME_GRACE_NS
+   * after the end, then its attributes are sealed. */
+  uint64_t end_at = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
+  if (!final_tick && end_at && tm_now_ns() - end_at < RENAME_GRACE_NS) {
+    ++*grace;
+    return true;
+  }
+  tm_thread_seal(t);
+  av = atomic_load_explicit(&t->attr_version, memory_order_acquire);
+  if (av + 1 != st->attr_sent) {
+    emit_thread_attr(s, t, TM_TO_ALL);
+    st->attr_sent = av + 1;
+  }
+  uint64_t end_ns = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
+  note_end(t->tid, end_ns ? end_ns : tm_now_ns(),
+           atomic_load_explicit(&t->end_cpu_ns, memory_order_relaxed));
+  s->events_dropped += st->dropped;
+  state_free(st);
+  tm_thread_release(t);
+  return false;
+}
+
+/* full: read every thread whatever its records say (the final tick, or
+ * records were lost). Returns the live threads known, visited or not: every
+ * state is a LIVE thread but those ended ones. */
+static uint32_t walk_threads(tm_session *s, bool full) {
+  static uint32_t order[TM_MAX_THREADS];
+  uint32_t n = 0, grace = 0, hw = tm_threads_high_water();
+  uint32_t words = (hw + 63) / 64;
+  bool all = full || visit_all;
+  visit_all = false;
+  for (uint32_t w = 0; w < words; w++) {
+    uint64_t bits = visit[w] | hot[w] | tm_threads_take_touched(w);
+    /* Marks above hw: slots claimed since it was read, met now too. */
+    if (all) bits |= w + 1 < words || hw % 64 == 0 ? ~0ull : (1ull << (hw % 64)) - 1;
+    visit[w] = hot[w] = 0;
+    for (; bits; bits &= bits - 1) order[n++] = w * 64 + (uint32_t)__builtin_ctzll(bits);
+  }
+  for (uint32_t k = 0; k < n; k++) {
+    prefetch_slot(k + PREFETCH_AHEAD < n ? order[k + PREFETCH_AHEAD] : UINT32_MAX, false);
+    prefetch_slot(k + PREFETCH_AHEAD / 2 < n ? order[k + PREFETCH_AHEAD / 2] : UINT32_MAX, true);
+    if (visit_slot(s, order[k], full, &grace)) hot[order[k] / 64] |= 1ull << (order[k] % 64);
+  }
+  return states_count - grace;
 }
 
 /* ---- switch records ---- */
@@ -959,6 +1147,7 @@ static void on_switch(void *arg, uint32_t tid, uint64_t time_ns, uint32_t cpu, i
   }
   st->covered = true;
   st->sw_tick = tick_no;
+  mark_visit(st->slot);
   if (kind == TM_SWITCH_IN) {
     st->in_time = time_ns;
   } else if (st->in_time && time_ns > st->in_time) {
@@ -1039,7 +1228,8 @@ typedef struct tid_set {
 } tid_set;
 
 static tid_set seen_now, unknown_now, unknown_before;
-static uint64_t last_rescan_ns;
+static uint64_t last_rescan_ns, last_listing_ns;
+static uint32_t known_live; /* the last walk's count of live threads */
 
 static void add_tid(uint32_t tid, void *arg) {
   tid_set *set = arg;
@@ -1269,7 +1459,11 @@ void tm_sampler_tick(tm_session *s) {
   if (on_sampler_thread) tm_clock_calibrate();
   if (now - last_rescan_ns >= RESCAN_NS) {
     last_rescan_ns = now;
-    rescan_tasks(now);
+    long kernel = tm_kernel_thread_count();
+    if (kernel < 0 || (uint32_t)kernel != known_live || now - last_listing_ns >= RESCAN_QUIET_NS) {
+      last_listing_ns = now;
+      rescan_tasks(now);
+    }
   }
   lwp_n = sync_n = end_n = 0;
   /* The final tick (on the thread that ends the session after the sampler
@@ -1293,7 +1487,8 @@ void tm_sampler_tick(tm_session *s) {
       full = program_ran = true;
     }
   }
-  uint32_t live = walk_threads(s, full);
+  wheel_take();
+  uint32_t live = known_live = walk_threads(s, full);
   walk_objects(s);
   /* After the objects: a site's object is described before its stats. */
   Threadmon__SiteStats **sites;
@@ -1586,7 +1781,12 @@ void tm_sampler_forget(void) {
   switches_urgent = switches_stopping = false;
   rate_window_start = rate_window_records = 0;
   unknown_before.n = unknown_now.n = 0;
-  last_rescan_ns = 0;
+  last_rescan_ns = last_listing_ns = 0;
+  known_live = 0;
+  memset(visit, 0, sizeof visit);
+  memset(hot, 0, sizeof hot);
+  for (unsigned i = 0; i < WHEEL_TICKS; i++) wheel[i].n = 0;
+  visit_all = true;
   sampler_running = false; /* the thread does not exist in a fork child */
   uncounted = false;     /* and glibc counts the child from 1 */
   atomic_store(&in_tick, 0);

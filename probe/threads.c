@@ -13,12 +13,11 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "probe.h"
 #include "wrap.h"
-
-#define TM_MAX_THREADS 16384u
 
 TM_TLS __thread tm_thread *tm_self;
 /* Set once this thread was marked exited: TLS destructors that still lock
@@ -37,9 +36,23 @@ static _Atomic uint64_t untracked;
  * a match is checked against the record. */
 static _Atomic uint32_t slot_tid[TM_MAX_THREADS];
 static _Atomic uintptr_t slot_handle[TM_MAX_THREADS];
+static _Atomic uint64_t touched[TM_MAX_THREADS / 64];
 
 static uint32_t slot_index(const tm_thread *t) {
   return (uint32_t)(t - atomic_load_explicit(&table, memory_order_relaxed));
+}
+
+void tm_thread_touch(const tm_thread *t) {
+  uint32_t i = slot_index(t);
+  uint64_t bit = 1ull << (i % 64);
+  /* A load first: once marked this tick, the shared word is only read. */
+  if (!(atomic_load_explicit(&touched[i / 64], memory_order_relaxed) & bit))
+    atomic_fetch_or_explicit(&touched[i / 64], bit, memory_order_release);
+}
+
+uint64_t tm_threads_take_touched(uint32_t w) {
+  if (!atomic_load_explicit(&touched[w], memory_order_relaxed)) return 0;
+  return atomic_exchange_explicit(&touched[w], 0, memory_order_acquire);
 }
 
 static void set_tid(tm_thread *t, uint32_t tid) {
@@ -151,27 +164,54 @@ static void slot_free(tm_thread *t) {
   free_push((uint32_t)(t - tab));
 }
 
+/* The kernel's struct sched_attr (linux/sched/types.h), first version:
+ * glibc 2.36 has no sched_getattr wrapper. */
+struct tm_sched_attr {
+  uint32_t size, policy;
+  uint64_t flags;
+  int32_t nice;
+  uint32_t priority;
+  uint64_t runtime, deadline, period;
+};
+
 /* Scheduling attributes as they are when the record starts; later changes
- * come from the wrappers. Only non-wrapped syscalls: no recursion. */
+ * come from the wrappers. Only non-wrapped syscalls: no recursion. Every
+ * created thread pays for these: policy, priority and nice come from one
+ * sched_getattr (three calls before). */
 static void read_sched_attrs(tm_thread *t) {
   if (atomic_load_explicit(&t->attr_version, memory_order_relaxed) == 0)
     prctl(PR_GET_NAME, t->name, 0, 0, 0);
-  struct sched_param sp;
-  int policy = sched_getscheduler(0);
-  if (policy >= 0) t->policy = policy & ~SCHED_RESET_ON_FORK;
-  if (sched_getparam(0, &sp) == 0) t->priority = sp.sched_priority;
-  errno = 0;
-  int nice = getpriority(PRIO_PROCESS, 0); /* per thread on Linux */
-  if (errno == 0) t->nice = nice;
+  struct tm_sched_attr sa;
+  if (syscall(SYS_sched_getattr, 0, &sa, sizeof sa, 0) == 0) {
+    t->policy = (int)sa.policy; /* reset-on-fork is in flags, not here */
+    t->priority = (int)sa.priority;
+    t->nice = sa.nice; /* per thread */
+    /* A real-time thread's nice is kept but not reported here (0): */
+    if (sa.policy == SCHED_FIFO || sa.policy == SCHED_RR) {
+      errno = 0;
+      int nice = getpriority(PRIO_PROCESS, 0);
+      if (errno == 0) t->nice = nice;
+    }
+  } else {
+    struct sched_param sp;
+    int policy = sched_getscheduler(0);
+    if (policy >= 0) t->policy = policy & ~SCHED_RESET_ON_FORK;
+    if (sched_getparam(0, &sp) == 0) t->priority = sp.sched_priority;
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, 0); /* per thread on Linux */
+    if (errno == 0) t->nice = nice;
+  }
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0)
     memcpy(t->affinity, &set, sizeof t->affinity < sizeof set ? sizeof t->affinity : sizeof set);
 }
 
-static void attach_common(tm_thread *t) {
+/* created: it runs the trampoline of a pthread_create, so it is not the
+ * main thread (no getpid for every new thread). */
+static void attach_common(tm_thread *t, bool created) {
   int saved = errno;
   set_tid(t, (uint32_t)gettid());
-  t->is_main = t->tid == (uint32_t)getpid();
+  t->is_main = !created && t->tid == (uint32_t)getpid();
   uint64_t first_run = tm_now_ns();
   tm_thread_set_handle(t, (uintptr_t)pthread_self());
   read_sched_attrs(t);
@@ -179,6 +219,7 @@ static void attach_common(tm_thread *t) {
   tm_self = t;
   self_done = false;
   atomic_store_explicit(&t->slot_state, TM_SLOT_LIVE, memory_order_release);
+  tm_thread_touch(t);
   errno = saved;
 }
 
@@ -195,14 +236,14 @@ tm_thread *tm_thread_claim(void *start_routine, void *start_arg, uint32_t creato
   return t;
 }
 
-void tm_thread_attach(tm_thread *t) { attach_common(t); }
+void tm_thread_attach(tm_thread *t) { attach_common(t, true); }
 
 void tm_thread_unclaim(tm_thread *t) { slot_free(t); }
 
 tm_thread *tm_thread_register_self(void *start_routine, uint32_t creator_tid) {
   if (tm_self) return tm_self;
   tm_thread *t = tm_thread_claim(start_routine, NULL, creator_tid);
-  if (t) attach_common(t);
+  if (t) attach_common(t, false);
   return t;
 }
 
@@ -229,6 +270,7 @@ tm_thread *tm_thread_register_foreign(uint32_t tid) {
   t->is_main = tid == (uint32_t)getpid();
   t->start_ns = tm_now_ns();
   atomic_store_explicit(&t->slot_state, TM_SLOT_LIVE, memory_order_release);
+  tm_thread_touch(t);
   return t;
 }
 
@@ -254,6 +296,7 @@ void tm_thread_mark_exited(tm_thread *t) {
   /* Last touch of the slot: the sampler may recycle it right after. */
   atomic_compare_exchange_strong_explicit(&t->slot_state, &expected, TM_SLOT_EXITED,
                                           memory_order_release, memory_order_relaxed);
+  tm_thread_touch(t);
 }
 
 /* A rename and the seal each announce themselves, then look at the other's
@@ -281,6 +324,7 @@ bool tm_thread_rename_ended(uintptr_t handle, const char *name) {
     strncpy(newest->name, name, TM_NAME_BYTES - 1);
     newest->name[TM_NAME_BYTES - 1] = '\0';
     atomic_fetch_add_explicit(&newest->attr_version, 1, memory_order_release);
+    tm_thread_touch(newest);
   }
   atomic_store(&newest->renaming, 0);
   return ok;
@@ -341,7 +385,10 @@ void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id, uint32_t
     /* Only this thread writes dropped: no locked instruction needed. */
     atomic_store_explicit(&r->dropped, atomic_load_explicit(&r->dropped, memory_order_relaxed) + 1,
                           memory_order_relaxed);
-    if (head - tail >= TM_RING_EVENTS) return;
+    if (head - tail >= TM_RING_EVENTS) {
+      tm_thread_touch(self); /* cur_state moved: the sampler must look */
+      return;
+    }
     /* The last free slot says where the loss starts: without it the state
      * before the gap (a wait, say) would seem to last until the next event
      * that fits, and its holder would seem to hold the lock all along. */
@@ -355,6 +402,7 @@ void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id, uint32_t
   e->holder_tid = holder_tid;
   e->releaser_tid = releaser_tid;
   atomic_store_explicit(&r->head, head + 1, memory_order_release);
+  tm_thread_touch(self);
 }
 
 uint32_t tm_ring_drain(tm_ring *r, tm_event *out, uint32_t max) {

@@ -25,6 +25,7 @@ TM_SYMVER(tm_sched_setaffinity_old, sched_setaffinity, "@GLIBC_2.3.3");
 
 static void changed(tm_thread *t) {
   atomic_fetch_add_explicit(&t->attr_version, 1, memory_order_release);
+  tm_thread_touch(t);
 }
 
 /* Record for a sched_* pid argument: 0 = the caller, else a tid of ours. */

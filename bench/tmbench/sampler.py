@@ -3,7 +3,7 @@
 import os
 import statistics
 
-from . import procrun, report, tools as tl
+from . import machine, procrun, report, tools as tl
 
 # Threads the probe names itself: tm-bench-swarm sums the CPU time of every
 # thread whose comm starts with this (see probe/sampler.c).
@@ -151,4 +151,84 @@ def capture_size(build_dir, probe, quick, log):
         b, wall = out["capture_bytes"], out["wall"]
         sec.rows.append([mode, n, f"{b:,}", f"{wall:.2f}", report.fmt(b / (n * wall)),
                          report.fmt(b / wall)])
+    return sec
+
+
+def _records_stopped(run_dir):
+    """Whether the probe stopped its switch records (rate limit): the capture
+    holds the notice's text."""
+    path = os.path.join(run_dir, "capture.tmcap")
+    try:
+        with open(path, "rb") as f:
+            return b"switch records stopped" in f.read()
+    except OSError:
+        return None
+
+
+# Goals of issue 13, 10 ms ticks: (mode, threads) -> % of one core.
+SCALE_GOALS = {("light", 100): 1.0, ("light", 1000): 2.0, ("light", 10000): 10.0,
+               ("idle", 10000): 0.5}
+
+
+def scale_to_10k(build_dir, probe, quick, log):
+    """Phase 1: the sampler's share up to 10,000 threads, light and idle, with
+    the cost per thread per tick; configurations interleaved, medians."""
+    configs = ([("light", 100), ("light", 1000), ("idle", 10000)] if quick else
+               [("light", 100), ("light", 1000), ("light", 5000), ("light", 10000),
+                ("idle", 1000), ("idle", 10000)])
+    seconds, rounds = (1, 1) if quick else (3, 3)
+    interval_us = probe.interval_ms * 1000
+    sec = report.Section(
+        "Sampler scaling to 10,000 threads, 10 ms ticks",
+        ["workload", "threads", "probe CPU, % of one core (median)", "µs per tick",
+         "µs per thread per tick", "switch records stopped", "load average"],
+        f"`tm-bench-swarm MODE N {seconds}` under the probe; light: 500 multiply-adds then a "
+        "100 ms sleep; idle: every thread blocked in pthread_cond_wait. Share as in the CPU "
+        f"share section; median of {rounds} run(s), configurations interleaved. µs per thread "
+        "per tick: the tick's cost above the same mode's smallest count, divided by the "
+        "threads added (the slope: flat when cost follows what threads do). 'switch records "
+        "stopped': the probe closed its switch records (THREADMON_MAX_SWITCH_RATE) in some "
+        "run, and states came from the wrappers' events and /proc.")
+    if probe.unavailable_reason():
+        sec.notes.append(f"not measured: {probe.unavailable_reason()}")
+        return sec
+    shares = {c: [] for c in configs}
+    stopped = {c: False for c in configs}
+    loads = {c: [] for c in configs}
+    argv0 = os.path.join(build_dir, "bench", "tm-bench-swarm")
+    for _ in range(rounds):
+        for mode, n in configs:
+            try:
+                res = tl.run_under(probe, [argv0, mode, str(n), str(seconds), PROBE_COMM_PREFIX],
+                                   timeout=120 + 10 * seconds, inspect=_records_stopped)
+            except procrun.RunError as e:
+                log(f"  {mode} {n}: {e}")
+                continue
+            out = procrun.last_json(res.stdout)
+            if _share(out) is not None:
+                shares[(mode, n)].append(_share(out))
+            stopped[(mode, n)] |= bool(res.inspected)
+            loads[(mode, n)].append(float(machine.load_average().split()[0]))
+    med = {c: statistics.median(v) if v else None for c, v in shares.items()}
+    for mode, n in configs:
+        share = med[(mode, n)]
+        base_n = min(m for md, m in configs if md == mode)
+        base = med[(mode, base_n)]
+        per_tick = share * interval_us / 100 if share is not None else None
+        slope = None
+        if share is not None and base is not None and n > base_n:
+            slope = (share - base) * interval_us / 100 / (n - base_n)
+        load = statistics.median(loads[(mode, n)]) if loads[(mode, n)] else None
+        sec.rows.append([mode, f"{n:,}", report.fmt(share, 2), report.fmt(per_tick),
+                         "-" if slope is None else f"{slope:.3f}",
+                         "yes" if stopped[(mode, n)] else "no", report.fmt(load, 2)])
+    for (mode, n), goal in SCALE_GOALS.items():
+        name = f"sampler at {n:,} {mode} threads, 10 ms: at most {goal:g}% of a core"
+        share = med.get((mode, n))
+        if (mode, n) not in med:
+            sec.add_goal(name, "not run (--quick)", None)
+            continue
+        sec.add_goal(name, f"{share:.2f}%" if share is not None else "probe thread not found",
+                     None if share is None else share <= goal,
+                     f"{share / goal:.1f}× the budget" if share else "")
     return sec
