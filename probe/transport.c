@@ -65,7 +65,11 @@ static void file_gap(tm_transport *t, size_t len, int err) {
   }
   t->file_resync = true;
   t->file_retry_ns = tm_now_ns() + FILE_RETRY_NS;
-  t->file_gap_bytes += len;
+  /* Frames gathered and not yet written fall in the gap too: dropped now,
+   * so that the resync can go out at once (the session's last tick must
+   * not find a batch in its way). */
+  t->file_gap_bytes += len + t->batch_len;
+  t->batch_len = 0;
 }
 
 static void file_write(tm_transport *t, const uint8_t *p, size_t len) {
@@ -107,6 +111,7 @@ static void file_write(tm_transport *t, const uint8_t *p, size_t len) {
     t->file_fd = -1;
   }
   t->file_resync_queued = false;
+  if (p == t->batch) t->batch_len = 0; /* counted once, as len */
   file_gap(t, len, err);
 }
 

@@ -212,7 +212,8 @@ bool split(const uint8_t *data, size_t size, Stream *out) {
   while (size - at >= TM_FRAME_PREFIX_BYTES) {
     const uint32_t len = le32(data + at);
     if (len > size - at - TM_FRAME_PREFIX_BYTES) break;
-    out->frames.emplace_back(reinterpret_cast<const char *>(data + at + TM_FRAME_PREFIX_BYTES), len);
+    const char *payload = reinterpret_cast<const char *>(data + at + TM_FRAME_PREFIX_BYTES);
+    out->frames.emplace_back(payload, len);
     at += TM_FRAME_PREFIX_BYTES + len;
   }
   out->tail.assign(reinterpret_cast<const char *>(data + at), size - at);

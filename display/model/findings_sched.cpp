@@ -41,12 +41,12 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
   b.runnable.assign(nb, 0);
   b.waiting.assign(nb, 0);
   b.idleCpus.assign(nb, -1);
+  // Sparse /proc/stat samples (one per ~50 ms) are interpolated by the model.
+  const std::vector<double> busy = m.cpuBusyShares(r, b.bin);
   for (size_t k = 0; k < nb; k++) {
     int64_t s = r.t0 + int64_t(k) * b.bin;
     b.len[k] = std::min(r.t1, s + b.bin) - s;
-    // Sparse /proc/stat samples (one per ~50 ms) are interpolated by the model.
-    double busy = m.cpuBusyShare(TimeRange{s, s + b.len[k]});
-    if (busy >= 0) b.idleCpus[k] = (1.0 - busy) * m.cpuCount();
+    if (busy[k] >= 0) b.idleCpus[k] = (1.0 - busy[k]) * m.cpuCount();
   }
   auto spread = [&](std::vector<double> &v, int64_t s, int64_t e) {
     s = std::max(s, r.t0);

@@ -20,7 +20,6 @@ void compact(T *col, size_t *n, const std::vector<char> &keep) {
   *n = k;
 }
 
-
 // Entry i's time is base + delta[0] + ... + delta[i]. After compaction the
 // kept entries are re-based on the first of them, so the store's running
 // sum gives each its time again.
@@ -226,8 +225,10 @@ bool FrameCheck::check(Threadmon__Frame *f) {
       cut(a->name);
       return true;
     }
-    case THREADMON__FRAME__BODY_SYNC_OBJECT: return f->sync_object && checkSyncObject(f->sync_object);
-    case THREADMON__FRAME__BODY_TRANSITIONS: return f->transitions && checkTransitions(f->transitions);
+    case THREADMON__FRAME__BODY_SYNC_OBJECT:
+      return f->sync_object && checkSyncObject(f->sync_object);
+    case THREADMON__FRAME__BODY_TRANSITIONS:
+      return f->transitions && checkTransitions(f->transitions);
     case THREADMON__FRAME__BODY_SWITCHES: return f->switches && checkSwitches(f->switches);
     case THREADMON__FRAME__BODY_STACK:
       if (!f->stack) return false;

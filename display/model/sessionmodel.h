@@ -78,6 +78,9 @@ class SessionModel : public QObject {
   // Share of all CPUs' time in r that was busy (non-idle, non-iowait),
   // -1 when /proc/stat data is missing. Findings and charts both use it.
   double cpuBusyShare(const TimeRange &r) const;
+  // cpuBusyShare of each window of `width` from r.t0 (the last one ends at
+  // r.t1): one pass over the samples, for the findings' thousands of bins.
+  std::vector<double> cpuBusyShares(const TimeRange &r, int64_t width) const;
   // Threads that ran on cpu in r, most time first.
   std::vector<ThreadCpuTime> cpuThreads(int cpu, const TimeRange &r) const;
 

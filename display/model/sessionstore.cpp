@@ -366,7 +366,8 @@ void SessionStore::applySwitches(const Threadmon__CpuSwitches &sw) {
     t += sw.delta_ns[i];
     lastSwitchNs_ = std::max(lastSwitchNs_, t);
     int kind = i < sw.n_kind ? sw.kind[i] : THREADMON__SWITCH_KIND__SWITCH_IN;
-    if (sw.cpu[i] < uint32_t(limits::kMaxCpus)) maxCpuSeen_ = std::max(maxCpuSeen_, int(sw.cpu[i]));
+    if (sw.cpu[i] < uint32_t(limits::kMaxCpus))
+      maxCpuSeen_ = std::max(maxCpuSeen_, int(sw.cpu[i]));
     ThreadTimeline *th = threadFor(sw.tid[i], t);
     if (th) rejected(*th, th->addSwitch(t, kind, sw.cpu[i]), t);
   }

@@ -45,6 +45,14 @@ CONF_SIGNALLED_CHILD = 2
 # "program/case": why it fails under the probe. An expected failure that
 # passes is reported (so that the entry gets removed) but does not fail.
 EXPECTED_FAILURES = {
+    # The loop dup2s /dev/null over every descriptor up to the soft limit
+    # and exits: the probe's descriptors (parked just under that limit) are
+    # taken too, and no descriptor is left free to reopen the capture
+    # with, so its end is lost. It passes when the probe reopened behind
+    # the loop in time. Parking above the soft limit (when the hard limit
+    # allows) or moving the probe's descriptors out of a dup2's way would fix it.
+    "conf_fd/dup2_devnull_all":
+        "no free descriptor is left to reopen the capture after the program filled them all",
 }
 
 
