@@ -6,14 +6,47 @@
 
 namespace tmon {
 
-const char *finalStateKey(FinalState s) {
-  static const char *const keys[kFinalStateCount] = {
-      "on_cpu",          "runnable",    "blocked_mutex", "blocked_cond",
-      "blocked_rwlock",  "blocked_barrier", "blocked_sem", "blocked_spin",
-      "blocked_join",    "sleeping",    "io_wait",       "stopped",
-      "stolen"};
+namespace {
+
+struct StateDef {
+  const char *key, *shortLabel, *label;
+  uint32_t rgb;
+  int wire, kind, column;
+};
+
+const StateDef kStates[] = {
+#define TM_FINAL_STATE(name, key, shortLabel, label, rgb, wire, kind, column) \
+  {key, shortLabel, label, rgb, wire, kind, column},
+#include "finalstates.def"
+#undef TM_FINAL_STATE
+};
+static_assert(sizeof kStates / sizeof kStates[0] == size_t(kFinalStateCount), "one entry per state");
+
+const StateDef *def(FinalState s) {
   int i = int(s);
-  return i >= 0 && i < kFinalStateCount ? keys[i] : "unknown";
+  return i >= 0 && i < kFinalStateCount ? &kStates[i] : nullptr;
+}
+
+}  // namespace
+
+const char *finalStateKey(FinalState s) { return def(s) ? def(s)->key : "unknown"; }
+const char *finalStateShort(FinalState s) { return def(s) ? def(s)->shortLabel : "?"; }
+const char *finalStateLabel(FinalState s) { return def(s) ? def(s)->label : ""; }
+uint32_t finalStateRgb(FinalState s) { return def(s) ? def(s)->rgb : 0xffffff; }
+
+FinalState finalStateAtColumn(int col) {
+  for (int i = 0; i < kFinalStateCount; i++)
+    if (kStates[i].column == col) return FinalState(i);
+  return FinalState::OnCpu;
+}
+
+bool finalStateOfWire(int wireState, FinalState *out) {
+  for (int i = 0; wireState && i < kFinalStateCount; i++)
+    if (kStates[i].wire == wireState) {
+      *out = FinalState(i);
+      return true;
+    }
+  return false;
 }
 
 bool isBlockedState(FinalState s) {
@@ -21,15 +54,12 @@ bool isBlockedState(FinalState s) {
 }
 
 bool blockedStateOfKind(int syncKind, FinalState *out) {
-  switch (syncKind) {
-    case THREADMON__SYNC_KIND__KIND_MUTEX: *out = FinalState::BlockedMutex; return true;
-    case THREADMON__SYNC_KIND__KIND_COND: *out = FinalState::BlockedCond; return true;
-    case THREADMON__SYNC_KIND__KIND_RWLOCK: *out = FinalState::BlockedRwlock; return true;
-    case THREADMON__SYNC_KIND__KIND_BARRIER: *out = FinalState::BlockedBarrier; return true;
-    case THREADMON__SYNC_KIND__KIND_SPIN: *out = FinalState::BlockedSpin; return true;
-    case THREADMON__SYNC_KIND__KIND_SEM: *out = FinalState::BlockedSem; return true;
-    default: return false;
-  }
+  for (int i = 0; syncKind && i < kFinalStateCount; i++)
+    if (kStates[i].kind == syncKind) {
+      *out = FinalState(i);
+      return true;
+    }
+  return false;
 }
 
 QString syncKindName(int kind) {

@@ -15,30 +15,31 @@ namespace tmon {
 
 // The final per-thread states, after combining interposed transitions,
 // switch records and schedstat deltas (docs/format.md, "Final states").
+// One list makes all of them, their keys, labels and colours: finalstates.def.
 enum class FinalState : uint8_t {
-  OnCpu = 0,
-  Runnable,
-  BlockedMutex,
-  BlockedCond,
-  BlockedRwlock,
-  BlockedBarrier,
-  BlockedSem,
-  BlockedSpin,
-  BlockedJoin,
-  Sleeping,
-  IoWait,
-  Stopped,
-  // On a CPU by the scheduler while the hypervisor (or interrupts) ran
-  // instead: the thread's CPU clock did not advance (top's "st").
-  Stolen,
+#define TM_FINAL_STATE(name, ...) name,
+#include "finalstates.def"
+#undef TM_FINAL_STATE
 };
-constexpr int kFinalStateCount = 13;
+constexpr int kFinalStateCount = 0
+#define TM_FINAL_STATE(...) +1
+#include "finalstates.def"
+#undef TM_FINAL_STATE
+    ;
 // AsleepKind values of threadmon.proto (OTHER, CHILD, IO_EVENTS, READ,
 // SIGNAL, SLEEP): what a thread asleep in a syscall waited for.
 constexpr int kAsleepKinds = 6;
 
 // "on_cpu", "runnable", "blocked_mutex", ... (the JSON and report keys).
 const char *finalStateKey(FinalState s);
+const char *finalStateShort(FinalState s);  // "cpu", "runq", "mutex", ...: column heads
+const char *finalStateLabel(FinalState s);  // "On CPU", "Blocked: mutex", ...
+uint32_t finalStateRgb(FinalState s);       // 0xRRGGBB, the same in every view
+// The state shown in the text report's column col (0 .. kFinalStateCount-1).
+FinalState finalStateAtColumn(int col);
+// The final state of a wrapper's recorded threadmon.ThreadState (blocked
+// kinds and sleeping); false for the others.
+bool finalStateOfWire(int wireState, FinalState *out);
 bool isBlockedState(FinalState s);
 // The blocked state of a waiter on an object of this threadmon.SyncKind.
 bool blockedStateOfKind(int syncKind, FinalState *out);

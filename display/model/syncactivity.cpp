@@ -13,18 +13,7 @@ namespace {
 
 // Blocking states that wait on an object, as final states.
 bool waitState(int state, FinalState *out) {
-  switch (state) {
-    case THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX: *out = FinalState::BlockedMutex; return true;
-    case THREADMON__THREAD_STATE__STATE_BLOCKED_COND: *out = FinalState::BlockedCond; return true;
-    case THREADMON__THREAD_STATE__STATE_BLOCKED_RWLOCK: *out = FinalState::BlockedRwlock; return true;
-    case THREADMON__THREAD_STATE__STATE_BLOCKED_BARRIER:
-      *out = FinalState::BlockedBarrier;
-      return true;
-    case THREADMON__THREAD_STATE__STATE_BLOCKED_SEM: *out = FinalState::BlockedSem; return true;
-    case THREADMON__THREAD_STATE__STATE_BLOCKED_SPIN: *out = FinalState::BlockedSpin; return true;
-    case THREADMON__THREAD_STATE__STATE_BLOCKED_JOIN: *out = FinalState::BlockedJoin; return true;
-    default: return false;
-  }
+  return finalStateOfWire(state, out) && isBlockedState(*out);
 }
 
 // Objects with an owner: a wait on them ends with the waiter owning them.

@@ -39,17 +39,8 @@ unsigned restCode(uint32_t kstate) {
 }
 
 int blockedCode(int state) {
-  switch (state) {
-    case THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX: return int(FinalState::BlockedMutex);
-    case THREADMON__THREAD_STATE__STATE_BLOCKED_COND: return int(FinalState::BlockedCond);
-    case THREADMON__THREAD_STATE__STATE_BLOCKED_RWLOCK: return int(FinalState::BlockedRwlock);
-    case THREADMON__THREAD_STATE__STATE_BLOCKED_BARRIER: return int(FinalState::BlockedBarrier);
-    case THREADMON__THREAD_STATE__STATE_BLOCKED_SEM: return int(FinalState::BlockedSem);
-    case THREADMON__THREAD_STATE__STATE_BLOCKED_SPIN: return int(FinalState::BlockedSpin);
-    case THREADMON__THREAD_STATE__STATE_BLOCKED_JOIN: return int(FinalState::BlockedJoin);
-    case THREADMON__THREAD_STATE__STATE_SLEEPING: return int(FinalState::Sleeping);
-    default: return -1;
-  }
+  FinalState s;
+  return finalStateOfWire(state, &s) ? int(s) : -1;
 }
 
 struct Mix {

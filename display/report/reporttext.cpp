@@ -6,20 +6,14 @@
 
 #include <algorithm>
 
+#include "modeltypes.h"
 #include "texttable.h"
 
 namespace {
 
 // Text report columns; stolen sits next to runq (both: ready, not running).
-const char *const kStateKeys[] = {"on_cpu",          "runnable",       "stolen",
-                                  "blocked_mutex",   "blocked_cond",   "blocked_rwlock",
-                                  "blocked_barrier", "blocked_sem",    "blocked_spin",
-                                  "blocked_join",    "sleeping",       "io_wait",
-                                  "stopped"};
-const char *const kStateShort[] = {"cpu", "runq", "stolen", "mutex", "cond",   "rwlock", "barrier",
-                                   "sem", "spin", "join",   "sleep", "iowait", "stop"};
-constexpr int kStates = int(sizeof kStateKeys / sizeof kStateKeys[0]);
-static_assert(sizeof kStateShort == sizeof kStateKeys, "one short name per state");
+// The state table's columns, keys and heads: the one list (finalstates.def).
+constexpr int kStates = tmon::kFinalStateCount;
 
 // Thread labels (tid, name, tags) past this are cut: a name is the
 // program's, up to 4096 bytes.
@@ -221,12 +215,15 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
   TextTable states;
   states.addColumn(QStringLiteral("thread"), TextTable::Left, kLabelWidth);
   states.addColumn(QStringLiteral("life s"), TextTable::Right);
-  for (int s = 0; s < kStates; s++) states.addColumn(kStateShort[s], TextTable::Right);
+  for (int s = 0; s < kStates; s++)
+    states.addColumn(QString::fromLatin1(tmon::finalStateShort(tmon::finalStateAtColumn(s))),
+                     TextTable::Right);
   states.addColumn(QStringLiteral("start routine"), TextTable::Left);
   for (int i : shown) {
     QJsonObject t = threads[i].toObject(), st = t["states"].toObject();
     QStringList row{threadLabel(t), num(t["lifetime_s"].toDouble(), 3)};
-    for (int s = 0; s < kStates; s++) row << num(st[kStateKeys[s]].toDouble());
+    for (int s = 0; s < kStates; s++)
+      row << num(st[QLatin1String(tmon::finalStateKey(tmon::finalStateAtColumn(s)))].toDouble());
     states.addRow(row << t["start_routine"].toString());
   }
   out << states.lines();

@@ -4,46 +4,11 @@
 
 namespace tmui {
 
-// Running is green and waiting for a CPU is amber in every view; blocked
-// kinds are warm, distinct hues; sleeping and I/O are cool. Chosen to stay
-// apart for the common forms of colour blindness where possible.
-QColor stateColor(tmon::FinalState s) {
-  switch (s) {
-    case tmon::FinalState::OnCpu: return QColor(0x2e, 0xa0, 0x43);
-    case tmon::FinalState::Runnable: return QColor(0xf2, 0xb7, 0x05);
-    case tmon::FinalState::BlockedMutex: return QColor(0xd6, 0x27, 0x28);
-    case tmon::FinalState::BlockedCond: return QColor(0x94, 0x67, 0xbd);
-    case tmon::FinalState::BlockedRwlock: return QColor(0xe3, 0x77, 0xc2);
-    case tmon::FinalState::BlockedBarrier: return QColor(0x8c, 0x56, 0x4b);
-    case tmon::FinalState::BlockedSem: return QColor(0xff, 0x7f, 0x0e);
-    case tmon::FinalState::BlockedSpin: return QColor(0x7b, 0x10, 0x10);
-    case tmon::FinalState::BlockedJoin: return QColor(0x9a, 0x9a, 0x9a);
-    case tmon::FinalState::Sleeping: return QColor(0xa6, 0xce, 0xe3);
-    case tmon::FinalState::IoWait: return QColor(0x1f, 0x5f, 0xb4);
-    case tmon::FinalState::Stopped: return QColor(0x30, 0x30, 0x30);
-    // Dark grey-violet: not the thread's fault, apart from every blocked hue.
-    case tmon::FinalState::Stolen: return QColor(0x5c, 0x4d, 0x6e);
-  }
-  return Qt::white;
-}
+// Colours and labels come from the one list of states (finalstates.def).
+QColor stateColor(tmon::FinalState s) { return QColor(QRgb(tmon::finalStateRgb(s))); }
 
 QString stateLabel(tmon::FinalState s) {
-  switch (s) {
-    case tmon::FinalState::OnCpu: return QCoreApplication::translate("state", "On CPU");
-    case tmon::FinalState::Runnable: return QCoreApplication::translate("state", "Runnable (run queue)");
-    case tmon::FinalState::BlockedMutex: return QCoreApplication::translate("state", "Blocked: mutex");
-    case tmon::FinalState::BlockedCond: return QCoreApplication::translate("state", "Blocked: condvar");
-    case tmon::FinalState::BlockedRwlock: return QCoreApplication::translate("state", "Blocked: rwlock");
-    case tmon::FinalState::BlockedBarrier: return QCoreApplication::translate("state", "Blocked: barrier");
-    case tmon::FinalState::BlockedSem: return QCoreApplication::translate("state", "Blocked: semaphore");
-    case tmon::FinalState::BlockedSpin: return QCoreApplication::translate("state", "Blocked: spinlock");
-    case tmon::FinalState::BlockedJoin: return QCoreApplication::translate("state", "Blocked: join");
-    case tmon::FinalState::Sleeping: return QCoreApplication::translate("state", "Sleeping");
-    case tmon::FinalState::IoWait: return QCoreApplication::translate("state", "I/O wait");
-    case tmon::FinalState::Stopped: return QCoreApplication::translate("state", "Stopped");
-    case tmon::FinalState::Stolen: return QCoreApplication::translate("state", "Stolen (hypervisor)");
-  }
-  return QString();
+  return QCoreApplication::translate("state", tmon::finalStateLabel(s));
 }
 
 QColor cpuColor(CpuCategory c) {
