@@ -7,11 +7,13 @@
 
 #include "probe.h"
 #include "sites.h"
+#include "callchain.h"
 #include "stackscan.h"
 
 #define THREADS_CAP 4096        /* waiting threads remembered (power of two) */
 #define WORDS_CAP 1024          /* futex words judged (power of two) */
 #define STALE_NS 2000000000u    /* a thread not seen waiting this long: entry reusable */
+#define SCAN_FRAMES 48          /* return addresses a stack scan may find, stale ones included */
 
 /* ---- futex words: internal lock or part of an interposed object ---- */
 
@@ -135,8 +137,11 @@ bool tm_hidden_seen(uint32_t tid, uint64_t word, const char *syscall_line, uint6
   /* Its stack, read without disturbing it, at most every
    * TM_HIDDEN_SCAN_NS per thread (the call site may change). */
   if (syscall_line && (!ht->stack || now_ns - ht->scanned_ns >= TM_HIDDEN_SCAN_NS)) {
-    void *pcs[TM_SITE_FRAMES];
-    int n = tm_stack_scan(tid, syscall_line, pcs, TM_SITE_FRAMES);
+    void *pcs[SCAN_FRAMES];
+    int exact = 0;
+    int n = tm_stack_scan(tid, syscall_line, pcs, SCAN_FRAMES, &exact);
+    n = tm_call_chain_clean(pcs, n, exact);
+    if (n > TM_SITE_FRAMES) n = TM_SITE_FRAMES;
     if (n > 0) {
       ht->stack = tm_site_intern(pcs, (uint32_t)n, true);
       ht->scanned_ns = now_ns;

@@ -20,8 +20,12 @@
 #include "probe.h"
 #include "procfs.h"
 #include "sites.h"
+#include "stdthread.h"
 #include "symbolize.h"
 
+/* A std::thread's routine is a mangled _State_impl<...>::_M_run name,
+ * often over 160 bytes. */
+#define TM_START_ROUTINE_BYTES 512
 #define RESCAN_NS 1000000000ull  /* /proc/self/task listing: ~1 s */
 /* ... but only when the kernel's thread count is not the number of threads
  * known (or every RESCAN_QUIET_NS anyway: one thread appearing as another
@@ -161,6 +165,7 @@ typedef struct tm_sampler_thread {
   tm_perf_values pv;
   tm_task_fds fds;
   tm_perf_counters pc;
+  char *routine; /* start routine's name once sent (routine_name) */
 } tm_sampler_thread;
 
 _Static_assert(offsetof(tm_sampler_thread, slot) + sizeof(uint32_t) <= 64,
@@ -390,9 +395,23 @@ void tm_emit_notice(tm_session *s, const char *text, int to) {
   tm_emit(s, &f, to);
 }
 
-static void emit_thread_start(tm_session *s, const tm_thread *t, int to) {
-  char routine[TM_ROUTINE_BYTES] = "";
-  if (t->start_routine) tm_symbolize_format((uintptr_t)t->start_routine, routine, sizeof routine);
+/* The start routine's name, made once per thread and kept for resends:
+ * a std::thread's state can only be read while the thread lives. */
+static const char *routine_name(tm_sampler_thread *st, const tm_thread *t, bool live) {
+  if (st && st->routine) return st->routine;
+  char routine[TM_START_ROUTINE_BYTES] = "";
+  if (t->start_routine &&
+      !(live && tm_std_thread_routine((uintptr_t)t->start_routine, (uintptr_t)t->start_arg,
+                                      routine, sizeof routine)))
+    tm_symbolize_format((uintptr_t)t->start_routine, routine, sizeof routine);
+  if (st) st->routine = strdup(routine);
+  return st && st->routine ? st->routine : "";
+}
+
+static void emit_thread_start(tm_session *s, const tm_thread *t, tm_sampler_thread *st, bool live,
+                              int to) {
+  char routine[TM_START_ROUTINE_BYTES];
+  snprintf(routine, sizeof routine, "%s", routine_name(st, t, live));
   char name[TM_NAME_BYTES + 1];
   memcpy(name, t->name, TM_NAME_BYTES);
   name[TM_NAME_BYTES] = 0;
@@ -446,11 +465,20 @@ static void emit_sync_object(tm_session *s, tm_object *o, bool with_stack, int t
   if (tm_symbolize(addr, &sym) < 0) sym.module[0] = sym.symbol[0] = 0;
   char frames[STACK_MAX][TM_ROUTINE_BYTES];
   char *frame_ptrs[STACK_MAX];
+  Threadmon__CodeLocation locs[STACK_MAX];
+  Threadmon__CodeLocation *loc_ptrs[STACK_MAX];
   size_t depth = 0;
   if (with_stack) {
     uint32_t n = o->stack_depth < STACK_MAX ? o->stack_depth : STACK_MAX;
     for (uint32_t i = 0; i < n; i++) {
-      tm_symbolize_format((uintptr_t)o->first_contention_stack[i], frames[i], sizeof frames[i]);
+      uintptr_t pc = (uintptr_t)o->first_contention_stack[i];
+      tm_symbolize_format(pc, frames[i], sizeof frames[i]);
+      /* Return addresses: the call's line is at pc - 1. */
+      tm_code_location where = {0};
+      tm_symbol at;
+      if (pc && tm_symbolize(pc - 1, &at) == 0) where = at.where;
+      tm_code_location_message(&where, &locs[i]);
+      loc_ptrs[i] = &locs[i];
       frame_ptrs[depth++] = frames[i];
     }
   }
@@ -464,6 +492,8 @@ static void emit_sync_object(tm_session *s, tm_object *o, bool with_stack, int t
   m.flags = o->flags;
   m.n_first_contention_stack = depth;
   m.first_contention_stack = frame_ptrs;
+  m.n_first_contention_locations = depth;
+  m.first_contention_locations = loc_ptrs;
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_SYNC_OBJECT;
   f.sync_object = &m;
@@ -589,6 +619,7 @@ static void state_free(tm_sampler_thread *st) {
   live_dropped -= st->dropped;
   tm_task_fds_close(&st->fds);
   tm_perf_counters_close(&st->pc);
+  free(st->routine);
   if (st->owner && st->owner->sampler == st) st->owner->sampler = NULL;
   free(st);
 }
@@ -1005,7 +1036,7 @@ static bool visit_slot(tm_session *s, uint32_t i, bool full, uint32_t *grace) {
   }
   if (!st && !(st = state_new(t, i))) return true; /* out of memory: try again */
   if (!st->attr_sent) {
-    emit_thread_start(s, t, TM_TO_ALL);
+    emit_thread_start(s, t, st, state == TM_SLOT_LIVE, TM_TO_ALL);
     st->attr_sent = 1; /* attr_version 0: nothing beyond the start */
   }
   uint32_t av = atomic_load_explicit(&t->attr_version, memory_order_acquire);
@@ -1337,7 +1368,7 @@ static void send_descriptions(tm_session *s, int to) {
     int st = atomic_load_explicit(&t->slot_state, memory_order_acquire);
     if ((st == TM_SLOT_LIVE || st == TM_SLOT_EXITED) && i < slot_states_cap && slot_states[i] &&
         slot_states[i]->owner == t) {
-      emit_thread_start(s, t, to);
+      emit_thread_start(s, t, slot_states[i], st == TM_SLOT_LIVE, to);
       emit_thread_attr(s, t, to);
     }
   }
@@ -1356,6 +1387,7 @@ static void send_descriptions(tm_session *s, int to) {
 static void resync_file(tm_session *s) {
   tm_transport *tx = &s->tx;
   tm_transport_file_resync_queued(tx);
+  tx->file_replaced_noted = tx->file_replaced; /* this Notice says so */
   char text[160];
   snprintf(text, sizeof text,
            "capture gap: %llu bytes of frames lost from %.3f s (%s); written again from here",
@@ -1413,8 +1445,14 @@ void tm_sampler_tick(tm_session *s) {
     tm_session_send_hello(s, TM_TO_NET);
     send_descriptions(s, TM_TO_NET);
   }
+  tm_transport_check_file(&s->tx);
   if (tm_transport_file_wants_resync(&s->tx, now, !on_sampler_thread || final_tick))
     resync_file(s);
+  if (s->tx.file_replaced != s->tx.file_replaced_noted && s->tx.file_fd >= 0 && !s->tx.file_resync) {
+    s->tx.file_replaced_noted = s->tx.file_replaced;
+    tm_emit_notice(s, "the program closed or replaced the capture's descriptor: the probe "
+                      "reopened the file, nothing was lost", TM_TO_FILE);
+  }
   tick_no++;
   /* The wrappers' TSC wait clock (probe.h); its first call reads
    * /proc/cpuinfo, which the final tick on a program thread should not. */
@@ -1569,6 +1607,13 @@ static void sleep_until(const struct timespec *deadline) {
   }
 }
 
+/* Refused by the display, or given up on it, with no capture file: nothing
+ * will ever read what the probe gathers. */
+static bool nowhere_to_send(const tm_session *s) {
+  return (s->tx.net == TM_NET_REFUSED || s->tx.net == TM_NET_GAVE_UP) && s->tx.file_fd < 0 &&
+         !s->tx.file_lost;
+}
+
 static void *sampler_main(void *arg) {
   tm_session *s = arg;
   prctl(PR_SET_NAME, "threadmon", 0, 0, 0); /* before registering: the record copies it */
@@ -1600,6 +1645,16 @@ static void *sampler_main(void *arg) {
     atomic_store(&in_tick, 1);
     if (!atomic_load(&pause_requested)) tm_sampler_tick(s);
     atomic_store(&in_tick, 0);
+    if (nowhere_to_send(s) && atomic_load(&tm_active)) {
+      /* Cost the program nothing from here: the wrappers pass every call
+       * straight through, and this thread only waits for the end. */
+      atomic_store(&tm_active, 0);
+    }
+    if (!atomic_load(&tm_active)) {
+      clock_gettime(CLOCK_MONOTONIC, &next);
+      next.tv_sec += 1;
+      continue;
+    }
     /* Fell behind (a long tick, a stopped process): skip, don't burst. */
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);

@@ -314,10 +314,16 @@ static void end_session(int reason, int status) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
+  /* Nor may a cancellation the program left pending act on the probe's
+   * cancellation points (the join, close, write): exit(3) would be unwound
+   * into the exiting thread's cleanup and the process would exit 0. */
+  int cancel_state;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
   tm_thread *g = guard_enter();
   tm_sampler_stop();
   finish_session(reason, status);
   guard_leave(g);
+  pthread_setcancelstate(cancel_state, NULL);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -385,7 +391,12 @@ static void fork_child(void) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
+  /* A cancellation pending in the forking thread belongs to the program's
+   * code after fork returns, not to the probe's close and open here. */
+  int cancel_state;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
   open_child_session();
+  pthread_setcancelstate(cancel_state, NULL);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 

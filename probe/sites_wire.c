@@ -26,16 +26,23 @@ static void emit_stack(tm_session *s, uint32_t id, int to) {
   uint32_t depth = tm_site_stack(id, pcs);
   char text[TM_SITE_FRAMES][FRAME_BYTES];
   char *ptrs[TM_SITE_FRAMES];
+  Threadmon__CodeLocation locs[TM_SITE_FRAMES];
+  Threadmon__CodeLocation *loc_ptrs[TM_SITE_FRAMES];
   size_t n = 0;
   if (id == TM_SITE_UNKNOWN) {
     snprintf(text[0], sizeof text[0], "[not unwound]");
+    threadmon__code_location__init(&locs[0]);
+    loc_ptrs[0] = &locs[0];
     ptrs[n++] = text[0];
   }
   for (uint32_t i = 0; i < depth; i++) {
     /* Every frame of a stack unwound by its own thread is a return address;
      * an internal lock's stack (hidden.c) starts at the interrupted PC. */
     bool ret = !(i == 0 && tm_site_stack_exact_top(id));
-    tm_symbolize_frame((uintptr_t)pcs[i], ret, text[n], sizeof text[n]);
+    tm_code_location where;
+    tm_symbolize_frame((uintptr_t)pcs[i], ret, text[n], sizeof text[n], &where);
+    tm_code_location_message(&where, &locs[n]);
+    loc_ptrs[n] = &locs[n];
     ptrs[n] = text[n];
     n++;
   }
@@ -43,6 +50,8 @@ static void emit_stack(tm_session *s, uint32_t id, int to) {
   m.id = id;
   m.n_frames = n;
   m.frames = ptrs;
+  m.n_locations = n;
+  m.locations = loc_ptrs;
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_STACK;
   f.stack = &m;

@@ -1,6 +1,8 @@
 /* Call chains of blocked threads by stack scanning (stackscan.h). */
 #include "stackscan.h"
 
+#include "cfi.h"
+
 #include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
@@ -9,7 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define COPY_BYTES 4096
+#define COPY_BYTES 32768
 #define PAGE 4096u
 #define SEGMENTS_CAP 512
 
@@ -80,7 +82,7 @@ static int parse_sp_pc(const char *line, uintptr_t *sp, uintptr_t *pc) {
   return *sp && *pc ? 0 : -1;
 }
 
-int tm_stack_scan(uint32_t tid, const char *syscall_line, void **pcs, int max) {
+int tm_stack_scan(uint32_t tid, const char *syscall_line, void **pcs, int max, int *exact) {
   uintptr_t sp, pc;
   if (max < 1 || parse_sp_pc(syscall_line, &sp, &pc) != 0 || (sp & 7)) return 0;
 
@@ -108,7 +110,19 @@ int tm_stack_scan(uint32_t tid, const char *syscall_line, void **pcs, int max) {
   dl_iterate_phdr(add_segments, &segs);
   int n = 0;
   pcs[n++] = (void *)pc;
-  for (ssize_t off = 0; off + 8 <= got && n < max; off += 8) {
+  /* Exact frames first, while the modules' unwind tables describe them;
+   * the scan goes on above the last one. */
+  tm_stack_copy st = {sp, copy, (size_t)got};
+  tm_cfi_regs regs = {pc, sp, 0, false};
+  ssize_t from = 0;
+  for (bool ret = false; n < max && tm_cfi_step(&regs, ret, &st); ret = true) {
+    const segment *s = segment_of(&segs, regs.ip);
+    if (!s || regs.ip - s->start < 8 || !tm_after_call((const unsigned char *)regs.ip)) break;
+    pcs[n++] = (void *)regs.ip;
+    from = (ssize_t)(regs.sp - sp);
+  }
+  if (exact) *exact = n;
+  for (ssize_t off = from; off + 8 <= got && n < max; off += 8) {
     uintptr_t w;
     memcpy(&w, copy + off, sizeof w);
     const segment *s = segment_of(&segs, w);

@@ -22,8 +22,10 @@
 
 /* Frames of thread tid, blocked as syscall_line (its syscall file, just
  * read) says, into pcs[0..max). Returns the count, 0 when it was not
- * blocked any more or nothing could be read. */
-int tm_stack_scan(uint32_t tid, const char *syscall_line, void **pcs, int max);
+ * blocked any more or nothing could be read. The first *exact (may be
+ * NULL) were unwound by the modules' call frame information (cfi.h), the
+ * rest found by scanning above them. */
+int tm_stack_scan(uint32_t tid, const char *syscall_line, void **pcs, int max, int *exact);
 
 /* Exposed for tests: is ret a return address (code just before it is a
  * call instruction)? Only for addresses inside executable segments. */

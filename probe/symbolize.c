@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "threadmon.pb-c.h"
+
 typedef struct sym_entry {
   uintptr_t addr; /* link-time value */
   uint64_t size;
@@ -26,6 +28,9 @@ typedef struct sym_entry {
 typedef struct module_syms {
   uintptr_t bias; /* runtime address = addr + bias */
   uintptr_t base; /* dli_fbase, the cache key */
+  char *path;     /* its file, for readers' file:line */
+  uint8_t build_id[TM_BUILD_ID_MAX];
+  size_t build_id_len;
   sym_entry *syms;
   size_t count;
   char *names;
@@ -107,8 +112,8 @@ static bool load_symtab(const elf_image *img, module_syms *m) {
   return false;
 }
 
-/* "/usr/lib/debug/.build-id/xx/yyyy.debug" from the GNU build-id note. */
-static bool debug_path(const elf_image *img, char *out, size_t outn) {
+/* The GNU build-id note's bytes into out; their count, 0 when none. */
+static size_t build_id(const elf_image *img, uint8_t *out, size_t cap) {
   unsigned n;
   const Elf64_Shdr *sh = sections(img, &n);
   for (unsigned i = 0; i < n; i++) {
@@ -120,16 +125,23 @@ static bool debug_path(const elf_image *img, char *out, size_t outn) {
       const uint8_t *desc = name + ((nh->n_namesz + 3) & ~3u);
       if (desc + nh->n_descsz > end) break;
       if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(name, "GNU", 4) &&
-          nh->n_descsz >= 2) {
-        int w = snprintf(out, outn, "/usr/lib/debug/.build-id/%02x/", desc[0]);
-        for (unsigned k = 1; k < nh->n_descsz && w > 0 && (size_t)w + 3 < outn; k++)
-          w += snprintf(out + w, outn - (size_t)w, "%02x", desc[k]);
-        return w > 0 && (size_t)w + 7 < outn && snprintf(out + w, outn - (size_t)w, ".debug") > 0;
+          nh->n_descsz >= 2 && nh->n_descsz <= cap) {
+        memcpy(out, desc, nh->n_descsz);
+        return nh->n_descsz;
       }
       p = desc + ((nh->n_descsz + 3) & ~3u);
     }
   }
-  return false;
+  return 0;
+}
+
+/* "/usr/lib/debug/.build-id/xx/yyyy.debug" for a build-id. */
+static bool debug_path(const uint8_t *id, size_t len, char *out, size_t outn) {
+  if (len < 2) return false;
+  int w = snprintf(out, outn, "/usr/lib/debug/.build-id/%02x/", id[0]);
+  for (size_t k = 1; k < len && w > 0 && (size_t)w + 3 < outn; k++)
+    w += snprintf(out + w, outn - (size_t)w, "%02x", id[k]);
+  return w > 0 && (size_t)w + 7 < outn && snprintf(out + w, outn - (size_t)w, ".debug") > 0;
 }
 
 static module_syms *module_for(const char *path, uintptr_t base, uintptr_t bias) {
@@ -139,12 +151,18 @@ static module_syms *module_for(const char *path, uintptr_t base, uintptr_t bias)
   if (!m) return NULL;
   m->base = base;
   m->bias = bias;
+  /* The main program is "/proc/self/exe" here: readers need its name. */
+  char real[4096];
+  ssize_t len = strcmp(path, "/proc/self/exe") ? -1 : readlink(path, real, sizeof real - 1);
+  if (len > 0) real[len] = 0;
+  m->path = strdup(len > 0 ? real : path);
   elf_image img;
   if (elf_map(path, &img)) {
+    m->build_id_len = build_id(&img, m->build_id, sizeof m->build_id);
     if (!load_symtab(&img, m)) {
       char dbg[256];
       elf_image d;
-      if (debug_path(&img, dbg, sizeof dbg) && elf_map(dbg, &d)) {
+      if (debug_path(m->build_id, m->build_id_len, dbg, sizeof dbg) && elf_map(dbg, &d)) {
         free(m->syms);
         free(m->names);
         m->syms = NULL;
@@ -161,6 +179,22 @@ static module_syms *module_for(const char *path, uintptr_t base, uintptr_t bias)
   return m;
 }
 
+/* Of the aliases of syms[at] (same address), the one a program calls:
+ * fewest leading underscores (glibc's fprintf, not _IO_fprintf). */
+static const sym_entry *public_alias(const module_syms *m, const sym_entry *s, size_t at) {
+  const sym_entry *best = s;
+  size_t best_rank = strspn(m->names + s->name, "_");
+  for (size_t k = at; k > 0 && m->syms[k - 1].addr == s->addr; k--) {
+    size_t rank = strspn(m->names + m->syms[k - 1].name, "_");
+    if (rank < best_rank) best = &m->syms[k - 1], best_rank = rank;
+  }
+  for (size_t k = at + 1; k < m->count && m->syms[k].addr == s->addr; k++) {
+    size_t rank = strspn(m->names + m->syms[k].name, "_");
+    if (rank < best_rank) best = &m->syms[k], best_rank = rank;
+  }
+  return best;
+}
+
 /* The symbol whose [addr, addr+size) holds a, or the nearest function
  * below it when sizes are missing. */
 static const sym_entry *lookup(const module_syms *m, uintptr_t a) {
@@ -174,7 +208,7 @@ static const sym_entry *lookup(const module_syms *m, uintptr_t a) {
    * further down for one whose size covers a. */
   for (size_t k = lo, tries = 0; k > 0 && tries < 8; k--, tries++) {
     const sym_entry *s = &m->syms[k - 1];
-    if (a < s->addr + (s->size ? s->size : 1)) return s;
+    if (a < s->addr + (s->size ? s->size : 1)) return public_alias(m, s, k - 1);
   }
   return NULL;
 }
@@ -223,6 +257,7 @@ int tm_symbolize(uintptr_t addr, tm_symbol *out) {
              *info.dli_fname ? base_name(info.dli_fname) : base_name(program_invocation_name));
     out->module_offset = addr - (uintptr_t)info.dli_fbase;
     module_syms *m = module_for(path, (uintptr_t)info.dli_fbase, lm ? lm->l_addr : 0);
+    if (m) out->where = (tm_code_location){m->path, addr - m->bias, m->build_id, m->build_id_len};
     const sym_entry *s = m ? lookup(m, addr - m->bias) : NULL;
     if (s && s->file && name_ambiguous(m, s)) {
       snprintf(out->symbol, sizeof out->symbol, "%s+0x%lx (%s)", m->names + s->name,
@@ -246,12 +281,15 @@ void tm_symbolize_format(uintptr_t addr, char *out, size_t n) {
   else snprintf(out, n, "%s+0x%lx", s.module, (unsigned long)s.module_offset);
 }
 
-void tm_symbolize_frame(uintptr_t pc, bool return_address, char *out, size_t n) {
+void tm_symbolize_frame(uintptr_t pc, bool return_address, char *out, size_t n,
+                        tm_code_location *where) {
   /* A return address may be the first byte after a call that ends its
    * function (noreturn callee): look up the call instruction instead. */
   uintptr_t at = return_address && pc ? pc - 1 : pc;
   tm_symbol s;
-  if (tm_symbolize(at, &s) < 0) {
+  int found = tm_symbolize(at, &s);
+  if (where) *where = found < 0 ? (tm_code_location){0} : s.where;
+  if (found < 0) {
     snprintf(out, n, "0x%lx", (unsigned long)pc);
     return;
   }
@@ -265,12 +303,22 @@ void tm_symbolize_frame(uintptr_t pc, bool return_address, char *out, size_t n) 
   }
 }
 
+void tm_code_location_message(const tm_code_location *where, Threadmon__CodeLocation *m) {
+  threadmon__code_location__init(m);
+  if (!where->path) return;
+  m->module_path = (char *)where->path;
+  m->address = where->address;
+  m->build_id.data = (uint8_t *)where->build_id;
+  m->build_id.len = where->build_id_len;
+}
+
 void tm_symbolize_reset(void) {
   while (modules) {
     module_syms *m = modules;
     modules = m->next;
     free(m->syms);
     free(m->names);
+    free(m->path);
     free(m);
   }
 }

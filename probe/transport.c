@@ -65,7 +65,11 @@ static void file_gap(tm_transport *t, size_t len, int err) {
   }
   t->file_resync = true;
   t->file_retry_ns = tm_now_ns() + FILE_RETRY_NS;
-  t->file_gap_bytes += len;
+  /* Frames gathered and not yet written fall in the gap too: dropped now,
+   * so that the resync can go out at once (the session's last tick must
+   * not find a batch in its way). */
+  t->file_gap_bytes += len + t->batch_len;
+  t->batch_len = 0;
 }
 
 static void file_write(tm_transport *t, const uint8_t *p, size_t len) {
@@ -107,6 +111,7 @@ static void file_write(tm_transport *t, const uint8_t *p, size_t len) {
     t->file_fd = -1;
   }
   t->file_resync_queued = false;
+  if (p == t->batch) t->batch_len = 0; /* counted once, as len */
   file_gap(t, len, err);
 }
 
@@ -171,7 +176,7 @@ int tm_transport_open_file(tm_transport *t, const char *path) {
 
 /* Our descriptor number may have been closed and reused by the program (a
  * daemon's dup2 of /dev/null over every descriptor): check it still names
- * our file before writing more. What went to the other file is a gap. */
+ * our file before writing more, and reopen the file if not. */
 static void file_check(tm_transport *t) {
   if (!t->path) return;
   struct stat st;
@@ -181,14 +186,25 @@ static void file_check(tm_transport *t) {
     t->file_fd = -1; /* not ours any more: never close it */
     t->file_lost = true;
     t->file_replaced++;
-    file_gap(t, 0, EBADF);
   }
-  if (!t->file_lost || open_capture(t, 0) < 0) return; /* tried again with the next resync */
+  if (!t->file_lost) return;
+  if (open_capture(t, 0) < 0) {
+    /* Not yet: what is sent meanwhile is lost, a gap; tried again with the
+     * next resync. */
+    if (!t->file_resync) file_gap(t, 0, EBADF);
+    return;
+  }
   t->file_lost = false;
-  /* Appending: our size is the file's, whole frames up to what we wrote. */
-  if (fstat(t->file_fd, &st) == 0) t->file_good_size = (uint64_t)st.st_size;
-  t->file_retry_ns = 0; /* the new descriptor works: resync at once */
+  uint64_t size = fstat(t->file_fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+  /* Every write checks first, so the file normally holds all we wrote and
+   * writing just goes on. Shorter: a write went to the program's
+   * descriptor between a check and the write, a gap. */
+  if (size != t->file_good_size && !t->file_resync) file_gap(t, 0, EBADF);
+  t->file_good_size = size; /* appending: whole frames up to what we wrote */
+  if (t->file_resync) t->file_retry_ns = 0; /* the new descriptor works: resync at once */
 }
+
+void tm_transport_check_file(tm_transport *t) { file_check(t); }
 
 /* ---- TCP ---- */
 

@@ -46,6 +46,7 @@ typedef struct tm_transport {
   int file_gap_errno;
   unsigned file_gaps, file_replaced; /* closed gaps; descriptor taken over */
   bool file_lost;                    /* descriptor taken; reopen at the next resync */
+  unsigned file_replaced_noted;      /* file_replaced the session has said so for */
   /* TCP */
   enum tm_net_state net;
   char *host, *port;
@@ -70,6 +71,11 @@ void tm_transport_init(tm_transport *t);
 /* Creates (truncates) the capture file and writes the stream header.
  * Returns -1 with errno set on failure. */
 int tm_transport_open_file(tm_transport *t, const char *path);
+/* Whether the capture's descriptor still names its file; reopens it (and
+ * opens a gap) if the program took it. Every write checks too; the tick
+ * checks first so that the gap's resync goes out in the same tick (a
+ * program that takes the descriptor and exits at once keeps its end). */
+void tm_transport_check_file(tm_transport *t);
 /* Configures the peer; the first connect happens in tm_transport_pump. The
  * stream header is queued at once so frames sent before the connection
  * completes reach the peer in order. */

@@ -74,6 +74,9 @@ static tm_decode_status fail(tm_decoder *d, const char *what) {
 
 int tm_decoder_feed(tm_decoder *d, const void *data, size_t len) {
   if (d->failed) return -1;
+  /* Nothing to copy: before the first bytes buf is NULL, and NULL + 0 is
+   * undefined behaviour in C. */
+  if (len == 0) return 0;
   if (d->pos > 0 && (d->pos == d->len || d->pos > d->cap / 2)) {
     memmove(d->buf, d->buf + d->pos, d->len - d->pos);
     d->len -= d->pos;
@@ -99,6 +102,7 @@ tm_decode_status tm_decoder_next(tm_decoder *d, const uint8_t **payload,
                                  uint32_t *len) {
   if (d->failed) return TM_DECODE_ERROR;
   size_t avail = d->len - d->pos;
+  if (avail == 0) return TM_DECODE_NEED_MORE; /* buf may still be NULL */
   const uint8_t *p = d->buf + d->pos;
   if (!d->header_done) {
     size_t n = avail < TM_MAGIC_BYTES ? avail : TM_MAGIC_BYTES;

@@ -59,6 +59,7 @@ class CounterSeries {
                                [](int64_t x, const Point &p) { return x < p.t; });
     return it == pts_.end() ? nullptr : &*it;
   }
+  const Point &operator[](size_t i) const { return pts_[i]; }  // in time order
   const Point *first() const { return pts_.empty() ? nullptr : &pts_.front(); }
   const Point *last() const { return pts_.empty() ? nullptr : &pts_.back(); }
   size_t size() const { return pts_.size(); }

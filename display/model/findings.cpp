@@ -10,6 +10,7 @@
 #include <set>
 
 #include "findings_util.h"
+#include "runtimes.h"
 #include "runtimesync.h"
 #include "sessionmodel.h"
 
@@ -21,6 +22,8 @@ const char *findingKindKey(FindingKind k) {
     case FindingKind::Deadlock: return "deadlock";
     case FindingKind::SerialisingObject: return "serialising_object";
     case FindingKind::InternalLock: return "internal_lock";
+    case FindingKind::GilContention: return "gil_contention";
+    case FindingKind::JavaLock: return "java_lock";
     case FindingKind::Oversubscribed: return "oversubscribed";
     case FindingKind::Undersubscribed: return "undersubscribed";
     case FindingKind::BarrierImbalance: return "barrier_imbalance";
@@ -41,13 +44,31 @@ const char *severityKey(Severity s) {
 namespace findings_detail {
 
 std::vector<ProgramThread> programThreads(const SessionModel &m, const TimeRange &r) {
-  std::vector<ProgramThread> out;
+  std::vector<ProgramThread> out, runtime;
+  int64_t programCpu = 0, runtimeCpu = 0;
   for (int i = 0; i < m.threadCount(); i++) {
     const ThreadInfo &t = m.thread(i);
     if (t.probe || (m.info().probeTid && t.tid == m.info().probeTid)) continue;
     StateTimes st = m.threadStates(i, r);
-    if (st.lifetimeNs > 0) out.push_back(ProgramThread{i, t.tid, st});
+    if (st.lifetimeNs <= 0) continue;
+    // A runtime's own threads (the JVM's JIT compilers, GC, ...) wait for
+    // work by design: they are left out unless they used more CPU than the
+    // program's threads (a GC that thrashes is the program's problem).
+    bool housekeeping = !runtimeHousekeeping(t).isEmpty();
+    (housekeeping ? runtime : out).push_back(ProgramThread{i, t.tid, st});
+    (housekeeping ? runtimeCpu : programCpu) += st.ns[size_t(FinalState::OnCpu)];
   }
+  if (runtimeCpu > programCpu) {
+    out.insert(out.end(), runtime.begin(), runtime.end());
+    std::sort(out.begin(), out.end(),
+              [](const ProgramThread &a, const ProgramThread &b) { return a.index < b.index; });
+  }
+  return out;
+}
+
+std::set<uint32_t> programTids(const SessionModel &m, const TimeRange &r) {
+  std::set<uint32_t> out;
+  for (const ProgramThread &p : programThreads(m, r)) out.insert(p.tid);
   return out;
 }
 
@@ -81,7 +102,7 @@ QString objectName(const SessionModel &m, uint32_t objectId) {
   if (i < 0) return QStringLiteral("object %1").arg(objectId);
   const SyncObjectInfo &o = m.syncObject(i);
   QString module = QFileInfo(o.module).fileName();
-  QString symbol = o.symbol.endsWith(QLatin1String("+0x0")) ? o.symbol.chopped(4) : o.symbol;
+  QString symbol = o.symbolText();
   QString addr = QStringLiteral("0x%1").arg(o.address, 0, 16);
   if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) {
     QString lib = module.isEmpty() ? QStringLiteral("a library") : module;
@@ -89,6 +110,12 @@ QString objectName(const SessionModel &m, uint32_t objectId) {
                             : QStringLiteral("a lock inside %1 (%2)").arg(lib, symbol);
   }
   QString kind = syncKindName(o.kind);
+  // A runtime's own objects, by what they are to its users.
+  if (isPythonGilObject(o))
+    return QStringLiteral("CPython's GIL (%1 %2!%3)").arg(kind, module, symbol);
+  if (o.kind == THREADMON__SYNC_KIND__KIND_SEM &&
+      classifyStack(o.firstContentionStack) == StackWait::PythonLock)
+    return QStringLiteral("a Python lock (threading.Lock or RLock; sem at %1)").arg(addr);
   if (!symbol.isEmpty() && !module.isEmpty() && !module.startsWith('['))
     return QStringLiteral("%1 %2!%3").arg(kind, module, symbol);
   if (!module.isEmpty()) return QStringLiteral("%1 at %2 (%3)").arg(kind, addr, module);
@@ -126,6 +153,37 @@ bool lockKind(int kind) {
 
 Severity byShare(double share, double threshold) {
   return share >= finding::kHighFactor * threshold ? Severity::High : Severity::Medium;
+}
+
+// What most of an object's contention waited in, by its call sites' names
+// (weighted by samples for hidden locks, by wait time for the others).
+StackWait objectWait(const SessionModel &m, const SyncObjectInfo &o, const TimeRange &r) {
+  std::map<StackWait, double> weight;
+  for (const CallSite &c : m.callSites(o.id, r))
+    weight[classifyStack(c.frames)] +=
+        o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL ? double(c.contentions) : double(c.waitNs) + 1;
+  if (weight.empty()) return classifyStack(o.firstContentionStack);
+  return std::max_element(weight.begin(), weight.end(),
+                          [](const auto &a, const auto &b) { return a.second < b.second; })
+      ->first;
+}
+
+// A CPython lock (threading.Lock, RLock) is a semaphore to the probe. It is
+// used as a lock when the threads that release its waiters wait on it too
+// (they took it); a Condition's waiter locks, released by the notifier,
+// are not. At least half the wait time must be released that way.
+bool pythonLockUsedAsLock(const SessionModel &m, const SyncObjectInfo &o, const TimeRange &r) {
+  if (o.kind != THREADMON__SYNC_KIND__KIND_SEM || objectWait(m, o, r) != StackWait::PythonLock)
+    return false;
+  std::vector<WaitRecord> ws = m.waits(o.id, r);
+  std::set<uint32_t> waiters;
+  for (const WaitRecord &w : ws) waiters.insert(w.waiter);
+  int64_t all = 0, byWaiters = 0;
+  for (const WaitRecord &w : ws) {
+    all += w.end - w.start;
+    if (w.releaser && w.releaser != w.waiter && waiters.count(w.releaser)) byWaiters += w.end - w.start;
+  }
+  return all > 0 && 2 * byWaiters >= all;
 }
 
 }  // namespace
@@ -185,7 +243,7 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
   if (life <= 0) return;
   for (int oi = 0; oi < m.syncObjectCount(); oi++) {
     const SyncObjectInfo &o = m.syncObject(oi);
-    if (!lockKind(o.kind)) continue;
+    if (!lockKind(o.kind) && !pythonLockUsedAsLock(m, o, r)) continue;
     std::map<uint32_t, int64_t> byWaiter;
     int64_t blocked = 0;
     for (const WaitRecord &w : m.waits(o.id, r)) {
@@ -229,6 +287,7 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
 }
 
 void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
+  const std::set<uint32_t> program = programTids(m, r);
   for (int oi = 0; oi < m.syncObjectCount(); oi++) {
     const SyncObjectInfo &o = m.syncObject(oi);
     if (o.kind != THREADMON__SYNC_KIND__KIND_INTERNAL) continue;
@@ -238,13 +297,16 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     const bool runtimeLock = o.runtimeKind == THREADMON__SYNC_KIND__KIND_MUTEX ||
                              o.runtimeKind == THREADMON__SYNC_KIND__KIND_RWLOCK;
     if (o.runtimeKind && !runtimeLock) continue;
+    // Other futexes that wait for an event (a JVM park, a Go M parked by its
+    // scheduler) are no lock either: nobody holds them.
+    if (!o.runtimeKind && isEventLikeWait(objectWait(m, o, r))) continue;
     std::vector<InternalWaiter> ws = m.internalWaiters(o.id, r);
     int64_t wait = 0, kernel = 0, life = 0;
     std::vector<uint32_t> tids;
     QJsonObject waitS;
     for (const InternalWaiter &w : ws) {
       int ti = m.indexOfTid(w.tid);
-      if (ti < 0) continue;
+      if (ti < 0 || !program.count(w.tid)) continue;
       wait += int64_t(w.waitNs);
       kernel += int64_t(w.kernelNs);
       life += m.threadStates(ti, r).lifetimeNs;
@@ -268,6 +330,12 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
         break;
       }
     if (at > 0) via = m.programFrame(QStringList{frames[at - 1]}).section('!', 1);
+    // A lock whose slow path is the program's own function (Rust's std
+    // Mutex, a futex lock compiled into the executable) is the program's;
+    // syscall() says nothing about which library call took it.
+    const bool ownLock = classifyStack(QStringList{fn + QStringLiteral("+0x0")}) == StackWait::Lock &&
+                         fn.section('!', 0, 0) == QFileInfo(m.info().exe).fileName();
+    if (ownLock || via == QLatin1String("syscall")) via.clear();
     Finding f;
     if (runtimeLock) {
       // Where the program took it: past the runtime's own frames, in the
@@ -312,8 +380,14 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     if (!via.isEmpty()) f.message += QStringLiteral(" via %1()").arg(via);
     f.message += QStringLiteral(": %1 asleep waiting for it, %2 in system calls for it.")
                      .arg(percent(double(wait) / double(life)), percent(double(kernel) / double(life)));
-    f.message += QStringLiteral(" The program never wrote this lock: the library takes it for "
-                                "shared state, so these threads take turns.");
+    if (ownLock) {
+      f.message += QStringLiteral(" It is a lock of the program's own code (or its language's "
+                                  "standard library) that threadmon sees only by sampling its "
+                                  "futex: these threads take turns at it.");
+    } else {
+      f.message += QStringLiteral(" The program never wrote this lock: the library takes it for "
+                                  "shared state, so these threads take turns.");
+    }
     if (!via.isEmpty())
       f.message += QStringLiteral(" A variant that keeps its state per thread (such as %1_r(), "
                                   "if the library has one) removes the wait.")
@@ -330,6 +404,7 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     f.evidence["call_site"] = QJsonArray::fromStringList(frames);
     f.evidence["program_function"] = fn;
     f.evidence["library_function"] = via;
+    f.evidence["own_lock"] = ownLock;
     out->push_back(std::move(f));
   }
 }
@@ -422,6 +497,7 @@ std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r) 
   deadlockFindings(m, r, &out);
   serialisingFindings(m, r, &out);
   internalLockFindings(m, r, &out);
+  runtimeFindings(m, r, &out);
   schedulingFindings(m, r, &out);
   barrierFindings(m, r, &out);
   neverRunsFindings(m, r, &out);

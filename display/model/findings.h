@@ -21,6 +21,8 @@ enum class FindingKind {
   Deadlock,
   SerialisingObject,
   InternalLock,
+  GilContention,
+  JavaLock,
   Oversubscribed,
   Undersubscribed,
   BarrierImbalance,
@@ -54,6 +56,14 @@ constexpr int kSerialisingMinWaiters = 2;
 // internal_lock: estimated time lost to the lock (asleep on it, and system
 // time in calls for it) / summed thread time of its waiters.
 constexpr double kInternalShare = 0.10;
+// gil_contention: time waiting for CPython's GIL / summed lifetime of the
+// threads that waited for it.
+constexpr double kGilShare = 0.20;
+// java_lock: time blocked entering Java monitors (or parked by
+// java.util.concurrent) / summed lifetime of the threads that did, with at
+// least this many of them.
+constexpr double kJavaLockShare = 0.20;
+constexpr int kJavaLockMinThreads = 2;
 // oversubscribed: runnable share of the program threads' summed lifetime,
 // counted while more threads were runnable than CPUs.
 constexpr double kOversubscribedShare = 0.25;

@@ -99,13 +99,17 @@ std::vector<Round> roundsOf(std::vector<WaitRecord> ws) {
 }  // namespace
 
 void barrierFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
+  // A runtime's housekeeping waits (the JVM's compile queue, broadcast to
+  // its compiler threads by whichever thread queued a method) are not the
+  // program's barriers.
+  const std::set<uint32_t> program = programTids(m, r);
   for (int oi = 0; oi < m.syncObjectCount(); oi++) {
     const SyncObjectInfo &o = m.syncObject(oi);
     bool barrier = o.kind == THREADMON__SYNC_KIND__KIND_BARRIER;
     if (!barrier && o.kind != THREADMON__SYNC_KIND__KIND_COND) continue;
     std::vector<WaitRecord> ws;
     for (const WaitRecord &w : m.waits(o.id, r))
-      if (!w.open) ws.push_back(w);
+      if (!w.open && program.count(w.waiter)) ws.push_back(w);
     std::vector<Round> rounds = roundsOf(std::move(ws));
     double othersShare = 0, lastShare = 0;
     int n = 0;

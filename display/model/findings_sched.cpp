@@ -41,12 +41,12 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
   b.runnable.assign(nb, 0);
   b.waiting.assign(nb, 0);
   b.idleCpus.assign(nb, -1);
+  // Sparse /proc/stat samples (one per ~50 ms) are interpolated by the model.
+  const std::vector<double> busy = m.cpuBusyShares(r, b.bin);
   for (size_t k = 0; k < nb; k++) {
     int64_t s = r.t0 + int64_t(k) * b.bin;
     b.len[k] = std::min(r.t1, s + b.bin) - s;
-    // Sparse /proc/stat samples (one per ~50 ms) are interpolated by the model.
-    double busy = m.cpuBusyShare(TimeRange{s, s + b.len[k]});
-    if (busy >= 0) b.idleCpus[k] = (1.0 - busy) * m.cpuCount();
+    if (busy[k] >= 0) b.idleCpus[k] = (1.0 - busy[k]) * m.cpuCount();
   }
   auto spread = [&](std::vector<double> &v, int64_t s, int64_t e) {
     s = std::max(s, r.t0);
@@ -215,8 +215,10 @@ void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Fi
                      mostly == THREADMON__ASLEEP_KIND__ASLEEP_SIGNAL ||
                      mostly == THREADMON__ASLEEP_KIND__ASLEEP_SLEEP))
       continue;
-    bool waitsForInput = mostly == THREADMON__ASLEEP_KIND__ASLEEP_IO_EVENTS ||
-                         mostly == THREADMON__ASLEEP_KIND__ASLEEP_READ;
+    // An event loop idle in poll/epoll (memcached's workers and listener
+    // without clients) waits for work: nothing to fix.
+    if (!starved && mostly == THREADMON__ASLEEP_KIND__ASLEEP_IO_EVENTS) continue;
+    bool waitsForInput = mostly == THREADMON__ASLEEP_KIND__ASLEEP_READ;
     Finding f;
     f.kind = FindingKind::NeverRuns;
     // Idle waiting for input is often by design (an event loop): worth a
@@ -238,11 +240,7 @@ void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Fi
               .arg(threadName(m, p.tid))
               .arg(double(life) / 1e9, 0, 'f', 2)
               .arg(QString::number(100 * onCpu, 'f', 2) + '%',
-                   mostly == THREADMON__ASLEEP_KIND__ASLEEP_IO_EVENTS
-                       ? QStringLiteral("it waited in poll, select or epoll for files or sockets "
-                                        "to become ready (an event loop with nothing to do, or "
-                                        "input that never came)")
-                   : mostly == THREADMON__ASLEEP_KIND__ASLEEP_READ
+                   mostly == THREADMON__ASLEEP_KIND__ASLEEP_READ
                        ? QStringLiteral("it waited in a read, recv or accept on a file or "
                                         "socket that gave nothing")
                        : QStringLiteral("it sat in the kernel in a system call that never "

@@ -6,6 +6,7 @@
 #include <QJsonArray>
 #include <QString>
 
+#include <set>
 #include <vector>
 
 #include "findings.h"
@@ -20,8 +21,12 @@ struct ProgramThread {
   StateTimes st;
 };
 
-// Every thread but the probe's, with its states over r (alive in r only).
+// Every thread but the probe's and a runtime's housekeeping (runtimes.h;
+// kept when they used more CPU than the rest), with its states over r
+// (alive in r only), in thread index order.
 std::vector<ProgramThread> programThreads(const SessionModel &m, const TimeRange &r);
+// Their tids.
+std::set<uint32_t> programTids(const SessionModel &m, const TimeRange &r);
 // "looper-1 (4242)", or "thread 4242" when it has no name.
 QString threadName(const SessionModel &m, uint32_t tid);
 // "a (1), b (2) and c (3)".
@@ -42,6 +47,7 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
 void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void schedulingFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
+void runtimeFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void barrierFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 
 }  // namespace findings_detail

@@ -20,15 +20,6 @@ void compact(T *col, size_t *n, const std::vector<char> &keep) {
   *n = k;
 }
 
-// The same for a list of sub-messages, by a test on each.
-template <typename T, typename Ok>
-void keepIf(T **items, size_t *n, Ok &&ok) {
-  size_t k = 0;
-  for (size_t i = 0; i < *n; i++)
-    if (ok(items[i])) items[k++] = items[i];
-  *n = k;
-}
-
 // Entry i's time is base + delta[0] + ... + delta[i]. After compaction the
 // kept entries are re-based on the first of them, so the store's running
 // sum gives each its time again.
@@ -37,6 +28,22 @@ void rebase(uint64_t *base, int64_t *delta, const std::vector<int64_t> &times) {
   *base = uint64_t(times[0]);
   delta[0] = 0;
   for (size_t i = 1; i < times.size(); i++) delta[i] = times[i] - times[i - 1];
+}
+
+// An enum field as the wire gave it. protobuf-c stores any number there,
+// and loading one the enum cannot hold through the enum's type is undefined
+// behaviour: it is read as the int it is stored as, and put right here.
+template <typename E>
+int wireEnum(const E *v) {
+  static_assert(sizeof(E) == sizeof(int), "protobuf-c stores enums as int");
+  int x;
+  std::memcpy(&x, v, sizeof x);
+  return x;
+}
+
+template <typename E>
+void setEnum(E *v, int x) {
+  std::memcpy(v, &x, sizeof x);
 }
 
 bool knownState(int s) {
@@ -48,6 +55,26 @@ bool knownSwitch(int k) {
 }
 
 }  // namespace
+
+template <typename T, typename Ok>
+void FrameCheck::keepIf(T **items, size_t *n, Ok &&ok) {
+  std::vector<T *> kept, dropped;
+  for (size_t i = 0; i < *n; i++) (ok(items[i]) ? kept : dropped).push_back(items[i]);
+  if (dropped.empty()) return;
+  std::copy(kept.begin(), kept.end(), items);
+  std::copy(dropped.begin(), dropped.end(), items + kept.size());
+  shorten(n, kept.size());
+}
+
+void FrameCheck::shorten(size_t *n, size_t to) {
+  shortened_.emplace_back(n, *n);
+  *n = to;
+}
+
+void FrameCheck::restore() {
+  for (auto it = shortened_.rbegin(); it != shortened_.rend(); ++it) *it->first = it->second;
+  shortened_.clear();
+}
 
 void FrameCheck::note(Issue issue, uint64_t n) {
   if (n == 0) return;
@@ -68,7 +95,7 @@ QStringList FrameCheck::lines() const {
       "2^58 ns)",
       "took %1 CPU numbers outside 0-4094 as unknown",
       "clamped %1 counters above 2^58",
-      "read %1 state or switch kinds this reader does not know as unknown (switches dropped)",
+      "read %1 enum values this reader does not know as unknown (switch records dropped)",
       "dropped %1 records of thread or object id 0",
       "dropped %1 batch entries without a thread or time",
       "clamped %1 Hello values (CPU count over 4095, tick interval over 60 s)",
@@ -119,9 +146,24 @@ void FrameCheck::cut(char *s) {
   note(StringCut);
 }
 
-void FrameCheck::cutList(char **items, size_t *n) {
+void FrameCheck::cutLocations(Threadmon__CodeLocation **items, size_t *n) {
   if (*n > limits::kMaxListItems) {
     *n = limits::kMaxListItems;
+    note(StringCut);
+  }
+  for (size_t i = 0; i < *n; i++) {
+    cut(items[i]->module_path);
+    // A GNU build-id is 20 bytes (SHA-1); any longer is no build-id.
+    if (items[i]->build_id.len > limits::kMaxBuildIdBytes) {
+      items[i]->build_id.len = 0;
+      note(StringCut);
+    }
+  }
+}
+
+void FrameCheck::cutList(char **items, size_t *n) {
+  if (*n > limits::kMaxListItems) {
+    shorten(n, limits::kMaxListItems);
     note(StringCut);
   }
   for (size_t i = 0; i < *n; i++) cut(items[i]);
@@ -134,6 +176,10 @@ bool FrameCheck::check(Threadmon__Frame *f) {
     case THREADMON__FRAME__BODY_GOODBYE:
       if (!f->goodbye) return false;
       optionalTime(&f->goodbye->time_ns);
+      if (wireEnum(&f->goodbye->reason) < 0) {
+        setEnum(&f->goodbye->reason, THREADMON__END_REASON__END_UNSPECIFIED);
+        note(BadEnum);
+      }
       return true;
     case THREADMON__FRAME__BODY_TICK: return f->tick && checkTick(f->tick);
     case THREADMON__FRAME__BODY_THREAD_START: {
@@ -179,12 +225,15 @@ bool FrameCheck::check(Threadmon__Frame *f) {
       cut(a->name);
       return true;
     }
-    case THREADMON__FRAME__BODY_SYNC_OBJECT: return f->sync_object && checkSyncObject(f->sync_object);
-    case THREADMON__FRAME__BODY_TRANSITIONS: return f->transitions && checkTransitions(f->transitions);
+    case THREADMON__FRAME__BODY_SYNC_OBJECT:
+      return f->sync_object && checkSyncObject(f->sync_object);
+    case THREADMON__FRAME__BODY_TRANSITIONS:
+      return f->transitions && checkTransitions(f->transitions);
     case THREADMON__FRAME__BODY_SWITCHES: return f->switches && checkSwitches(f->switches);
     case THREADMON__FRAME__BODY_STACK:
       if (!f->stack) return false;
       cutList(f->stack->frames, &f->stack->n_frames);
+      cutLocations(f->stack->locations, &f->stack->n_locations);
       return true;
     case THREADMON__FRAME__BODY_NOTICE:
       if (!f->notice) return false;
@@ -214,6 +263,12 @@ bool FrameCheck::checkHello(Threadmon__Hello *h) {
     h->n_sources = limits::kMaxListItems;
     note(StringCut);
   }
+  // A source this reader does not know is named by its number; only one
+  // the type cannot hold goes.
+  std::vector<char> keep(h->n_sources);
+  for (size_t i = 0; i < h->n_sources; i++) keep[i] = wireEnum(&h->sources[i]) >= 0;
+  note(BadEnum, size_t(std::count(keep.begin(), keep.end(), 0)));
+  compact(h->sources, &h->n_sources, keep);
   return true;
 }
 
@@ -233,9 +288,9 @@ bool FrameCheck::checkLwp(Threadmon__LwpSample *s) {
                       &s->perf_faults, &s->cycles, &s->instructions, &s->yields})
     *c = counter(*c);
   optionalTime(&s->read_ns);
-  if (s->asleep_kind < THREADMON__ASLEEP_KIND__ASLEEP_OTHER ||
-      s->asleep_kind > THREADMON__ASLEEP_KIND__ASLEEP_SLEEP) {
-    s->asleep_kind = THREADMON__ASLEEP_KIND__ASLEEP_OTHER;
+  const int kind = wireEnum(&s->asleep_kind);
+  if (kind < THREADMON__ASLEEP_KIND__ASLEEP_OTHER || kind > THREADMON__ASLEEP_KIND__ASLEEP_SLEEP) {
+    setEnum(&s->asleep_kind, THREADMON__ASLEEP_KIND__ASLEEP_OTHER);
     note(BadEnum);
   }
   return true;
@@ -286,9 +341,14 @@ bool FrameCheck::checkSyncObject(Threadmon__SyncObject *o) {
     return false;
   }
   optionalTime(&o->first_seen_ns);
+  if (wireEnum(&o->kind) < 0) {
+    setEnum(&o->kind, THREADMON__SYNC_KIND__KIND_UNKNOWN);
+    note(BadEnum);
+  }
   cut(o->module);
   cut(o->symbol);
   cutList(o->first_contention_stack, &o->n_first_contention_stack);
+  cutLocations(o->first_contention_locations, &o->n_first_contention_locations);
   return true;
 }
 
@@ -310,8 +370,8 @@ bool FrameCheck::checkTransitions(Threadmon__Transitions *tr) {
     } else {
       keep[i] = 1;
       times.push_back(t);
-      if (i < tr->n_state && !knownState(tr->state[i])) {
-        tr->state[i] = THREADMON__THREAD_STATE__STATE_UNKNOWN;
+      if (i < tr->n_state && !knownState(wireEnum(&tr->state[i]))) {
+        setEnum(&tr->state[i], THREADMON__THREAD_STATE__STATE_UNKNOWN);
         note(BadEnum);
       }
     }
@@ -341,7 +401,7 @@ bool FrameCheck::checkSwitches(Threadmon__CpuSwitches *sw) {
       note(TimeOutside);
     } else if (!sw->tid[i]) {
       note(BadId);
-    } else if (i < sw->n_kind && !knownSwitch(sw->kind[i])) {
+    } else if (i < sw->n_kind && !knownSwitch(wireEnum(&sw->kind[i]))) {
       note(BadEnum);
     } else {
       keep[i] = 1;

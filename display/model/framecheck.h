@@ -17,6 +17,8 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "threadmon.pb-c.h"
 
@@ -44,6 +46,7 @@ constexpr int kMaxNotices = 64;
 // Strings (names, paths, frames, notices) and lists of them.
 constexpr size_t kMaxStringBytes = 4096;
 constexpr size_t kMaxListItems = 256;
+constexpr size_t kMaxBuildIdBytes = 64;
 }  // namespace limits
 
 class FrameCheck {
@@ -52,7 +55,7 @@ class FrameCheck {
     TimeOutside,     // a record whose time lies outside the session's window
     CpuOutOfRange,   // a CPU number taken as unknown (or a CPU's sample dropped)
     CounterClamped,  // a counter above limits::kMaxCounter
-    BadEnum,         // a state or switch kind this reader does not know
+    BadEnum,         // an enum value this reader does not know (or no enum can hold)
     BadId,           // a tid or object id 0, which names nothing
     RaggedBatch,     // batch entries whose columns are missing
     HelloClamped,    // Hello's CPU count or tick interval out of range
@@ -68,8 +71,12 @@ class FrameCheck {
   // change state this often at once; more is a repeated or forged batch.
   static constexpr int kMaxSameInstant = 16;
 
-  // Checks f in place; false when nothing of it is usable.
+  // Checks f in place; false when nothing of it is usable. A list of
+  // sub-messages or strings it drops items from keeps them at its end, out
+  // of its count: restore() puts the counts back once the frame is folded
+  // in, so its owner frees every item (protobuf-c frees by the counts).
   bool check(Threadmon__Frame *f);
+  void restore();
   // The lowest time in the session's window; INT64_MIN before the first
   // time (which sets the window).
   int64_t base() const { return lo_; }
@@ -80,12 +87,16 @@ class FrameCheck {
   QStringList lines() const;
 
  private:
+  template <typename T, typename Ok>
+  void keepIf(T **items, size_t *n, Ok &&ok);
+  void shorten(size_t *n, size_t to);
   bool time(uint64_t wire, int64_t *out);
   // A 0 time means "not known" in these fields: kept 0, else checked.
   void optionalTime(uint64_t *wire);
   uint64_t counter(uint64_t v);
   void cut(char *s);
   void cutList(char **items, size_t *n);
+  void cutLocations(Threadmon__CodeLocation **items, size_t *n);
   bool checkHello(Threadmon__Hello *h);
   bool checkTick(Threadmon__Tick *t);
   bool checkLwp(Threadmon__LwpSample *s);
@@ -94,6 +105,7 @@ class FrameCheck {
   bool checkSyncObject(Threadmon__SyncObject *o);
 
   int64_t lo_ = INT64_MIN;
+  std::vector<std::pair<size_t *, size_t>> shortened_;  // counts check() cut, as they were
   std::array<uint64_t, kIssues> counts_{};
   bool changed_ = false;
 };

@@ -52,6 +52,14 @@ bool SessionInfo::hasSource(int source) const {
   return std::find(sources.begin(), sources.end(), source) != sources.end();
 }
 
+QString SyncObjectInfo::symbolText() const {
+  if (symbol.isEmpty()) return QString();
+  QString s = symbol;
+  if (symbolOffset) s += QStringLiteral("+0x%1").arg(symbolOffset, 0, 16);
+  if (!symbolFile.isEmpty()) s += QStringLiteral(" (%1)").arg(symbolFile);
+  return s;
+}
+
 QString SyncObjectInfo::callSite() const {
   return firstContentionStack.isEmpty() ? QString() : firstContentionStack.first();
 }

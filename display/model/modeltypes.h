@@ -175,7 +175,10 @@ struct SyncObjectInfo {
   int kind = 0;  // threadmon.SyncKind
   uint64_t address = 0;
   QString module;
-  QString symbol;
+  QString symbol;     // readable (demangled), without offset: "lock_a", "app::queue"
+  QString symbolRaw;  // as in the module's symbol table (mangled)
+  uint64_t symbolOffset = 0;
+  QString symbolFile;  // the source file of a local whose name is not unique, else ""
   int64_t firstSeenNs = 0;
   QStringList firstContentionStack;  // innermost first
   uint32_t flags = 0;
@@ -184,6 +187,8 @@ struct SyncObjectInfo {
   int runtimeKind = 0;
   QString runtimeWhat;
   QString callSite() const;  // innermost frame of the first contention stack
+  // "symbol+0x10 (file.c)", the offset left out when 0; "" without a symbol.
+  QString symbolText() const;
 };
 
 struct SyncDelta {

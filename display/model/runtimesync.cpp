@@ -1,5 +1,6 @@
 #include "runtimesync.h"
 
+#include "symbolname.h"
 #include "threadmon.pb-c.h"
 
 namespace tmon {
@@ -36,7 +37,22 @@ const Pattern kPatterns[] = {
 // that happens to be called "latch_reset" must not turn a libc lock into a
 // latch. C++: libstdc++'s templates (std:: / _ZNSt / _ZSt); Rust: std's
 // sys module (std::sys / _ZN3std3sys / _RNv...3std).
-bool runtimeFrame(const QString &fn) {
+// A demangled function's qualified name, without the return type a
+// template's demangling starts with ("void std::__atomic_wait_address<...>").
+QString qualifiedName(const QString &fn) {
+  qsizetype cut = fn.size();
+  for (QChar c : {QChar('<'), QChar('(')}) {
+    qsizetype at = fn.indexOf(c);
+    if (at >= 0 && at < cut) cut = at;
+  }
+  qsizetype space = cut > 0 ? fn.lastIndexOf(' ', cut - 1) : -1;
+  return space >= 0 ? fn.mid(space + 1) : fn;
+}
+
+bool runtimeFrame(const QString &function) {
+  // Rust's v0 demangling writes an impl's method as "<std::...::Mutex>::lock".
+  QString fn = function.startsWith('<') ? function.mid(1) : function;
+  fn = qualifiedName(fn);
   return fn.startsWith(QLatin1String("_ZNSt")) || fn.startsWith(QLatin1String("_ZSt")) ||
          fn.startsWith(QLatin1String("_ZNKSt")) || fn.startsWith(QLatin1String("std::")) ||
          fn.startsWith(QLatin1String("_ZN3std")) || fn.startsWith(QLatin1String("_ZN4core")) ||
@@ -47,9 +63,7 @@ bool runtimeFrame(const QString &fn) {
 
 }  // namespace
 
-bool isRuntimeFrame(const QString &frame) {
-  return runtimeFrame(frame.section('!', 1).section('+', 0, 0));
-}
+bool isRuntimeFrame(const QString &frame) { return runtimeFrame(splitFrame(frame).function); }
 
 RuntimeSync runtimeSyncOf(const QStringList &frames) {
   // The futex call sits a few frames in (syscall, __platform_wait, the
@@ -57,7 +71,7 @@ RuntimeSync runtimeSyncOf(const QStringList &frames) {
   constexpr int kDepth = 8;
   QStringList fns;
   for (int k = 0; k < frames.size() && k < kDepth; k++) {
-    QString fn = frames[k].section('!', 1).section('+', 0, 0);
+    QString fn = splitFrame(frames[k]).function;
     if (!fn.isEmpty() && runtimeFrame(fn)) fns << fn;
   }
   for (const Pattern &p : kPatterns)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "runtimes.h"
 #include "sessionstore.h"
 
 namespace tmon {
@@ -9,6 +10,30 @@ namespace tmon {
 namespace {
 constexpr int kCoalesceMs = 50;  // at most ~20 changed() per second
 uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+// A CPU's /proc/stat counters at t, from its samples at or before t (a) and
+// after it (b). The probe may read /proc/stat only every few ticks: a
+// counter at t is interpolated between the samples around it, so a window
+// between two samples gets its share. /proc/stat counts from boot: before
+// the first sample, the first sample is the baseline; after the last, the
+// last holds.
+std::array<uint64_t, 8> cpuValues(const CpuSeries &s, const CpuSeries::Point *a,
+                                  const CpuSeries::Point *b, int64_t t) {
+  if (!a) return s.first()->v;
+  if (!b || t == a->t) return a->v;
+  const double frac = double(t - a->t) / double(b->t - a->t);
+  std::array<uint64_t, 8> v = a->v;
+  for (size_t k = 0; k < 8; k++) v[k] += uint64_t(double(sub(b->v[k], a->v[k])) * frac + 0.5);
+  return v;
+}
+
+CpuDelta cpuDeltaOf(const std::array<uint64_t, 8> &v0, const std::array<uint64_t, 8> &v1) {
+  CpuDelta d;
+  uint64_t *f[8] = {&d.user, &d.nice, &d.system, &d.idle, &d.iowait, &d.irq, &d.softirq, &d.steal};
+  for (size_t k = 0; k < 8; k++) *f[k] = sub(v1[k], v0[k]);
+  return d;
+}
+
 }  // namespace
 
 SessionModel::SessionModel(QObject *parent) : QObject(parent), store_(new SessionStore) {
@@ -146,34 +171,48 @@ std::vector<int64_t> SessionModel::threadCpuTimes(int index, const TimeRange &r)
 int SessionModel::cpuCount() const { return store_->cpuCount(); }
 
 CpuDelta SessionModel::cpuDelta(int cpu, const TimeRange &r) const {
-  CpuDelta d;
-  if (cpu < 0 || size_t(cpu) >= store_->cpus.size()) return d;
+  if (cpu < 0 || size_t(cpu) >= store_->cpus.size()) return CpuDelta{};
   const CpuSeries &s = store_->cpus[size_t(cpu)];
-  if (!s.first()) return d;
-  // The probe may read /proc/stat only every few ticks: a counter at t is
-  // interpolated between the samples around it, so a window between two
-  // samples gets its share. /proc/stat counts from boot: before the first
-  // sample, the first sample is the baseline; after the last, the last holds.
-  auto value = [&s](int64_t t, size_t k) -> uint64_t {
-    const CpuSeries::Point *a = s.at(t), *b = s.after(t);
-    if (!a) return s.first()->v[k];
-    if (!b || t == a->t) return a->v[k];
-    double frac = double(t - a->t) / double(b->t - a->t);
-    return a->v[k] + uint64_t(double(sub(b->v[k], a->v[k])) * frac + 0.5);
-  };
-  uint64_t *f[8] = {&d.user, &d.nice, &d.system, &d.idle, &d.iowait, &d.irq, &d.softirq, &d.steal};
-  for (size_t k = 0; k < 8; k++) *f[k] = sub(value(r.t1, k), value(r.t0, k));
-  return d;
+  if (!s.first()) return CpuDelta{};
+  auto values = [&s](int64_t t) { return cpuValues(s, s.at(t), s.after(t), t); };
+  return cpuDeltaOf(values(r.t0), values(r.t1));
 }
 
 double SessionModel::cpuBusyShare(const TimeRange &r) const {
   uint64_t total = 0, idle = 0;
-  for (int c = 0; c < cpuCount(); c++) {
+  // CPUs without samples add nothing: only those with samples are asked.
+  for (int c = 0; c < int(store_->cpus.size()); c++) {
     CpuDelta d = cpuDelta(c, r);
     total += d.total();
     idle += d.idle + d.iowait;
   }
   return total ? double(total - idle) / double(total) : -1.0;
+}
+
+std::vector<double> SessionModel::cpuBusyShares(const TimeRange &r, int64_t width) const {
+  const int64_t len = r.length();
+  const size_t n = width > 0 ? size_t(len / width + (len % width != 0)) : 0;
+  std::vector<uint64_t> total(n, 0), idle(n, 0);
+  for (const CpuSeries &s : store_->cpus) {
+    if (!s.first()) continue;
+    size_t next = 0;  // the first sample after the time asked: times only grow
+    auto values = [&](int64_t t) {
+      while (next < s.size() && s[next].t <= t) next++;
+      return cpuValues(s, next ? &s[next - 1] : nullptr, next < s.size() ? &s[next] : nullptr, t);
+    };
+    std::array<uint64_t, 8> from = values(r.t0);
+    for (size_t k = 0; k < n; k++) {
+      const std::array<uint64_t, 8> to = values(k + 1 < n ? r.t0 + int64_t(k + 1) * width : r.t1);
+      const CpuDelta d = cpuDeltaOf(from, to);
+      total[k] += d.total();
+      idle[k] += d.idle + d.iowait;
+      from = to;
+    }
+  }
+  std::vector<double> share(n);
+  for (size_t k = 0; k < n; k++)
+    share[k] = total[k] ? double(total[k] - idle[k]) / double(total[k]) : -1.0;
+  return share;
 }
 
 std::vector<ThreadCpuTime> SessionModel::cpuThreads(int cpu, const TimeRange &r) const {
@@ -229,18 +268,43 @@ SyncDelta SessionModel::syncDelta(int index, const TimeRange &r) const {
 }
 
 std::vector<int> SessionModel::syncObjectsByWait(const TimeRange &r) const {
-  std::vector<std::pair<SyncDelta, int>> act;
+  struct Active {
+    SyncDelta d;
+    int index;
+    bool housekeeping;
+  };
+  std::vector<Active> act;
   for (int i = 0; i < syncObjectCount(); i++) {
     SyncDelta d = syncDelta(i, r);
-    if (d.acquisitions || d.contentions || d.waitNs || d.waitSamples) act.emplace_back(d, i);
+    if (d.acquisitions || d.contentions || d.waitNs || d.waitSamples)
+      act.push_back(Active{d, i, housekeepingObject(i, r)});
   }
-  std::stable_sort(act.begin(), act.end(), [](const auto &x, const auto &y) {
-    if (x.first.waitNs != y.first.waitNs) return x.first.waitNs > y.first.waitNs;
-    return x.first.contentions > y.first.contentions;
+  std::stable_sort(act.begin(), act.end(), [](const Active &x, const Active &y) {
+    if (x.housekeeping != y.housekeeping) return y.housekeeping;
+    if (x.d.waitNs != y.d.waitNs) return x.d.waitNs > y.d.waitNs;
+    return x.d.contentions > y.d.contentions;
   });
   std::vector<int> out;
-  for (const auto &a : act) out.push_back(a.second);
+  for (const Active &a : act) out.push_back(a.index);
   return out;
+}
+
+bool SessionModel::housekeepingThread(int index) const {
+  return index >= 0 && index < threadCount() && !runtimeHousekeeping(thread(index)).isEmpty();
+}
+
+bool SessionModel::housekeepingObject(int index, const TimeRange &r) const {
+  const SyncObjectInfo &o = syncObject(index);
+  if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) {
+    std::vector<InternalWaiter> ws = internalWaiters(o.id, r);
+    return !ws.empty() && std::all_of(ws.begin(), ws.end(), [this](const InternalWaiter &w) {
+      return housekeepingThread(indexOfTid(w.tid));
+    });
+  }
+  std::vector<WaitRecord> ws = waits(o.id, r);
+  return !ws.empty() && std::all_of(ws.begin(), ws.end(), [this](const WaitRecord &w) {
+    return housekeepingThread(indexOfTid(w.waiter));
+  });
 }
 
 std::vector<BlockedInterval> SessionModel::blockedOn(uint32_t objectId, const TimeRange &r) const {

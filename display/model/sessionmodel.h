@@ -78,6 +78,9 @@ class SessionModel : public QObject {
   // Share of all CPUs' time in r that was busy (non-idle, non-iowait),
   // -1 when /proc/stat data is missing. Findings and charts both use it.
   double cpuBusyShare(const TimeRange &r) const;
+  // cpuBusyShare of each window of `width` from r.t0 (the last one ends at
+  // r.t1): one pass over the samples, for the findings' thousands of bins.
+  std::vector<double> cpuBusyShares(const TimeRange &r, int64_t width) const;
   // Threads that ran on cpu in r, most time first.
   std::vector<ThreadCpuTime> cpuThreads(int cpu, const TimeRange &r) const;
 
@@ -86,8 +89,14 @@ class SessionModel : public QObject {
   const SyncObjectInfo &syncObject(int index) const;
   int indexOfSyncObject(uint32_t id) const;  // -1 when unknown
   SyncDelta syncDelta(int index, const TimeRange &r) const;
-  // Object indices with any activity in r, most waiting first.
+  // Object indices with any activity in r, most waiting first; objects only
+  // a runtime's housekeeping threads waited on (the JVM's compile queue)
+  // after the program's own.
   std::vector<int> syncObjectsByWait(const TimeRange &r) const;
+  // A runtime's own thread (runtimes.h: the JVM's JIT, GC, VM Thread, ...).
+  bool housekeepingThread(int index) const;
+  // Only housekeeping threads waited on the object in r.
+  bool housekeepingObject(int index, const TimeRange &r) const;
   std::vector<BlockedInterval> blockedOn(uint32_t objectId, const TimeRange &r) const;
 
   // Waits as the interposer saw them (holder, releaser), overlapping r,

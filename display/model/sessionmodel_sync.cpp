@@ -8,6 +8,7 @@
 
 #include "sessionmodel.h"
 #include "sessionstore.h"
+#include "symbolname.h"
 
 namespace tmon {
 
@@ -184,16 +185,15 @@ QString SessionModel::objectCallSite(int index, const TimeRange &r) const {
 
 QString SessionModel::programFrame(const QStringList &frames) const {
   // "module!function+0xoff (file:line)" -> "module!function".
-  auto shortFrame = [](QString f) {
-    int sp = f.indexOf(QLatin1String(" ("));
-    if (sp >= 0) f.truncate(sp);
-    int plus = f.lastIndexOf(QLatin1String("+0x"));
-    if (plus > f.indexOf('!')) f.truncate(plus);
-    return f;
+  auto shortFrame = [](const QString &f) {
+    FrameParts p = splitFrame(f);
+    p.offset.clear();
+    p.location.clear();
+    return p.text();
   };
   QString exe = QFileInfo(info().exe).fileName();
   for (const QString &f : frames) {
-    QString module = QFileInfo(f.section('!', 0, 0)).fileName();
+    QString module = QFileInfo(splitFrame(f).module).fileName();
     if (!exe.isEmpty() && module == exe) return shortFrame(f);
   }
   return frames.isEmpty() ? QString() : shortFrame(frames.first());

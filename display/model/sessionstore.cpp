@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "runtimesync.h"
+#include "sourcelines.h"
+#include "symbolname.h"
 #include "tmwire.h"
 
 namespace tmon {
@@ -12,6 +14,17 @@ namespace {
 QString str(const char *s) { return s ? QString::fromUtf8(s) : QString(); }
 int64_t ns(uint64_t v) { return v > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(v); }
 uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+// A frame as shown: demangled, and " (file:line)" when this machine has
+// the module's debug information (where: its CodeLocation, if sent).
+QString shownFrame(const char *frame, const Threadmon__CodeLocation *where) {
+  QString text = readableFrame(str(frame));
+  if (!where || !splitFrame(text).location.isEmpty()) return text;
+  const QString line = sourceLine(CodeLocation{
+      str(where->module_path), where->address,
+      QByteArray(reinterpret_cast<const char *>(where->build_id.data), qsizetype(where->build_id.len))});
+  return line.isEmpty() ? text : text + QStringLiteral(" (%1)").arg(line);
+}
 
 }  // namespace
 
@@ -59,6 +72,7 @@ void SessionStore::rejected(const ThreadTimeline &th, ThreadTimeline::Added a, i
 
 QString SessionStore::apply(Threadmon__Frame &frame) {
   QString err = check_.check(&frame) ? fold(frame) : QString();
+  check_.restore();
   if (check_.takeChanged()) info.inputWarnings = check_.lines();
   return err;
 }
@@ -232,7 +246,7 @@ void SessionStore::applyThreadStart(const Threadmon__ThreadStart &s) {
   th.setStart(t);
   th.info.creatorTid = s.creator_tid;
   if (s.name && *s.name) th.info.name = str(s.name);
-  if (s.start_routine && *s.start_routine) th.info.startRoutine = str(s.start_routine);
+  if (s.start_routine && *s.start_routine) th.info.startRoutine = readableFrame(str(s.start_routine));
   th.info.probe = th.info.probe || s.is_probe;
   th.info.main = th.info.main || s.is_main;
 }
@@ -268,7 +282,8 @@ void SessionStore::classifyRuntime(SyncObjectInfo &i, const QStringList &frames)
 
 void SessionStore::applyStack(const Threadmon__Stack &s) {
   QStringList frames;
-  for (size_t i = 0; i < s.n_frames; i++) frames.append(str(s.frames[i]));
+  for (size_t i = 0; i < s.n_frames; i++)
+    frames.append(shownFrame(s.frames[i], i < s.n_locations ? s.locations[i] : nullptr));
   if (!activity.stack(s.id, std::move(frames))) check_.note(FrameCheck::StacksFull);
 }
 
@@ -290,12 +305,20 @@ void SessionStore::applySyncObject(const Threadmon__SyncObject &o) {
   if (o.kind) i.kind = o.kind;
   if (o.address) i.address = o.address;
   if (o.module && *o.module) i.module = str(o.module);
-  if (o.symbol && *o.symbol) i.symbol = str(o.symbol);
+  if (o.symbol && *o.symbol) {
+    SymbolParts p = splitSymbol(str(o.symbol));
+    i.symbol = p.name;
+    i.symbolRaw = p.raw;
+    i.symbolOffset = p.offset;
+    i.symbolFile = p.file;
+  }
   if (o.first_seen_ns) i.firstSeenNs = ns(o.first_seen_ns);
   if (o.n_first_contention_stack) {
     i.firstContentionStack.clear();
     for (size_t k = 0; k < o.n_first_contention_stack; k++)
-      i.firstContentionStack.append(str(o.first_contention_stack[k]));
+      i.firstContentionStack.append(shownFrame(
+          o.first_contention_stack[k],
+          k < o.n_first_contention_locations ? o.first_contention_locations[k] : nullptr));
     classifyRuntime(i, i.firstContentionStack);
   }
   if (o.flags) i.flags = o.flags;
@@ -343,7 +366,8 @@ void SessionStore::applySwitches(const Threadmon__CpuSwitches &sw) {
     t += sw.delta_ns[i];
     lastSwitchNs_ = std::max(lastSwitchNs_, t);
     int kind = i < sw.n_kind ? sw.kind[i] : THREADMON__SWITCH_KIND__SWITCH_IN;
-    if (sw.cpu[i] < uint32_t(limits::kMaxCpus)) maxCpuSeen_ = std::max(maxCpuSeen_, int(sw.cpu[i]));
+    if (sw.cpu[i] < uint32_t(limits::kMaxCpus))
+      maxCpuSeen_ = std::max(maxCpuSeen_, int(sw.cpu[i]));
     ThreadTimeline *th = threadFor(sw.tid[i], t);
     if (th) rejected(*th, th->addSwitch(t, kind, sw.cpu[i]), t);
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "runtimes.h"
 #include "sessionmodel.h"
 
 using namespace tmon;
@@ -89,6 +90,8 @@ QJsonObject threadJson(const SessionModel &m, int index, const TimeRange &whole)
   o["start_routine"] = t.startRoutine;
   o["probe"] = t.probe || (m.info().probeTid && t.tid == m.info().probeTid);
   o["main"] = t.main;
+  // "jvm" for the JVM's own threads (JIT compilers, GC, ...), else "".
+  o["runtime"] = runtimeHousekeeping(t);
   o["lifetime_s"] = seconds(st.lifetimeNs);
   o["states"] = states;
   o["lwp"] = lwp;
@@ -138,7 +141,12 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   }
   o["address"] = QStringLiteral("0x%1").arg(s.address, 0, 16);
   o["module"] = s.module;
+  // symbol: readable, bare; its offset and the name as in the symbol table
+  // apart, so scripts need not parse "name+0x10".
   o["symbol"] = s.symbol;
+  o["symbol_offset"] = s.symbol.isEmpty() ? QJsonValue() : QJsonValue(qint64(s.symbolOffset));
+  o["symbol_raw"] = s.symbolRaw;
+  o["symbol_file"] = s.symbolFile;
   o["acquisitions"] = qint64(d.acquisitions);
   o["contentions"] = qint64(d.contentions);
   o["wait_s"] = seconds(int64_t(d.waitNs));
@@ -152,6 +160,8 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   o["hold_samples"] = held ? QJsonValue(qint64(d.holdSamples)) : QJsonValue();
   o["hold_exact"] = held ? QJsonValue(d.holdSamples == d.acquisitions) : QJsonValue();
   o["call_site"] = s.callSite();
+  // Only a runtime's housekeeping threads waited on it (listed last).
+  o["housekeeping"] = m.housekeepingObject(index, whole);
   QJsonArray sites;
   for (const CallSite &c : m.callSites(s.id, whole)) {
     QJsonObject j;

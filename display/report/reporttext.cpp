@@ -63,7 +63,17 @@ QString threadLabel(const QJsonObject &t) {
   if (!t["name"].toString().isEmpty()) l += ' ' + t["name"].toString();
   if (t["main"].toBool()) l += " [main]";
   if (t["probe"].toBool()) l += " [probe]";
+  if (!t["runtime"].toString().isEmpty()) l += " [" + t["runtime"].toString() + "]";
   return l;
+}
+
+// "name+0x10 (file.c)" from the JSON's symbol keys, the offset left out
+// when 0 (as SyncObjectInfo::symbolText).
+QString symbolText(const QJsonObject &s) {
+  QString t = s["symbol"].toString();
+  if (qint64 off = s["symbol_offset"].toInteger()) t += QStringLiteral("+0x%1").arg(off, 0, 16);
+  if (!s["symbol_file"].toString().isEmpty()) t += QStringLiteral(" (%1)").arg(s["symbol_file"].toString());
+  return t;
 }
 
 // Where a finding is shown in threadmon-display.
@@ -285,7 +295,7 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
   for (qsizetype i = 0; i < syncShown; i++) {
     QJsonObject s = sync[i].toObject();
     QString where = s["module"].toString();
-    if (!s["symbol"].toString().isEmpty()) where += '!' + s["symbol"].toString();
+    if (!s["symbol"].toString().isEmpty()) where += '!' + symbolText(s);
     if (where.isEmpty()) where = s["address"].toString();
     if (!s["call_site"].toString().isEmpty()) where += "  @ " + s["call_site"].toString();
     if (s.contains("runtime")) where += "  [" + s["runtime"].toString() + ", found by futex sampling]";

@@ -302,6 +302,32 @@ class TestModel : public QObject {
     QVERIFY(near(stateNs(m, 206, FinalState::Sleeping, whole), 20 * kMs));
   }
 
+  // The findings' bins take their busy shares in one pass: each the same as
+  // asking for its window alone, samples sparse or not, edges off samples.
+  void cpuBusySharesMatchEachWindow() {
+    StreamBuilder b;
+    b.hello(false);
+    for (int t = 0; t <= 200; t += 30) {
+      const uint64_t T = uint64_t(t);
+      b.tick(at(t), {}, {Cpu{0, T * 600000, 0, T * 100000, T * 300000, 0, 0, 0, 0},
+                         Cpu{1, T * T * 1000, 0, 0, T * 1000000, T * 5000, 0, 0, 0}});
+    }
+    SessionModel m;
+    b.applyTo(&m);
+    for (const TimeRange r : {TimeRange{at(0), at(200)}, TimeRange{at(-15), at(230)},
+                              TimeRange{at(7), at(8)}, TimeRange{at(5), at(5)}}) {
+      for (int64_t width : {int64_t(1), 7 * kMs, 50 * kMs, 1000 * kMs}) {
+        if (r.length() / width > 100000) continue;
+        const std::vector<double> shares = m.cpuBusyShares(r, width);
+        QCOMPARE(shares.size(), size_t((r.length() + width - 1) / width));
+        for (size_t k = 0; k < shares.size(); k++) {
+          const int64_t s = r.t0 + int64_t(k) * width;
+          QCOMPARE(shares[k], m.cpuBusyShare(TimeRange{s, std::min(r.t1, s + width)}));
+        }
+      }
+    }
+  }
+
   void counterDeltasUseTheWindowEdges() {
     SessionModel m;
     fallbackScenario().applyTo(&m);

@@ -6,8 +6,11 @@
 #include <QFile>
 #include <QtTest>
 
-#include "capturereader.h"
 #include "findings.h"
+#include "framedecoder.h"
+#include "framecheck.h"
+#include "reportjson.h"
+#include "reporttext.h"
 #include "sessionmodel.h"
 #include "test_model_stream.h"
 
@@ -52,6 +55,16 @@ void queryEverything(const SessionModel &m) {
   m.waitMatrix(all);
   m.ticks(all);
   m.findings(all);
+}
+
+// What any input leaves, however damaged: a model within its bounds.
+void expectBounded(const SessionModel &m) {
+  QVERIFY(m.cpuCount() <= limits::kMaxCpus);
+  QVERIFY(size_t(m.threadCount()) <= limits::kMaxThreads);
+  QVERIFY(size_t(m.syncObjectCount()) <= limits::kMaxSyncObjects);
+  QVERIFY(m.latestNs() - m.startNs() <= limits::kWindowNs);
+  QVERIFY(m.info().notices.size() <= limits::kMaxNotices);
+  QVERIFY(m.memoryBytes() < 64 * 1024 * 1024);
 }
 
 bool warned(const SessionModel &m, const char *what) {
@@ -147,6 +160,146 @@ class TestModelBadInput : public QObject {
     QVERIFY(m.memoryBytes() < 1'000'000);
     QCOMPARE(m.lwpSampleCount(m.indexOfTid(10)), size_t(2));  // kept, CPU unknown
     QVERIFY(warned(m, "CPU number"));
+  }
+
+  // Entry i of a batch is at base + the sum of deltas up to i: an entry
+  // outside the window goes, and the later ones keep their times; past an
+  // overflow of the sum no entry has a time.
+  void batchTimesAfterADroppedEntry() {
+    const uint32_t tid = 10;
+    const int64_t far = int64_t(1) << 50;  // 13 days: outside the window
+    int64_t deltas[] = {0, far, -far + 5 * kMs, INT64_MAX, 1};
+    Threadmon__ThreadState states[] = {
+        THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, THREADMON__THREAD_STATE__STATE_RUNNING,
+        THREADMON__THREAD_STATE__STATE_RUNNING, THREADMON__THREAD_STATE__STATE_BLOCKED_COND,
+        THREADMON__THREAD_STATE__STATE_RUNNING};
+    uint32_t tids[] = {tid, tid, tid, tid, tid}, objects[] = {7, 0, 0, 8, 0};
+    Threadmon__Transitions tr = THREADMON__TRANSITIONS__INIT;
+    tr.base_ns = uint64_t(at(10));
+    tr.n_tid = tr.n_delta_ns = tr.n_state = tr.n_object_id = 5;
+    tr.tid = tids;
+    tr.delta_ns = deltas;
+    tr.state = states;
+    tr.object_id = objects;
+    Threadmon__Frame f = THREADMON__FRAME__INIT;
+    f.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
+    f.transitions = &tr;
+    StreamBuilder b;
+    b.hello(false);
+    b.threadStart(tid, kT0, "w", "app!worker");
+    SessionModel m;
+    b.applyTo(&m);
+    m.apply(f);
+    b.goodbye(at(20), 0);
+    StreamBuilder end;
+    end.goodbye(at(20), 0);
+    end.applyTo(&m);
+    const TimeRange all = m.resolve(Window::wholeRun());
+    const std::vector<WaitRecord> waits = m.waits(7, all);
+    QCOMPARE(waits.size(), size_t(1));
+    QCOMPARE(waits[0].start, at(10));
+    QCOMPARE(waits[0].end, at(15));  // the third entry, after the dropped second
+    QVERIFY(m.waits(8, all).empty());
+    QVERIFY(warned(m, "dropped 3 records timed outside the session"));
+    expectBounded(m);
+  }
+
+  // What a few bytes could grow without end is bounded, and says so.
+  void collectionsAreBounded() {
+    SessionModel m;
+    StreamBuilder b;
+    b.hello(false);
+    b.applyTo(&m);
+    const size_t n = limits::kMaxThreads + 10;
+    std::vector<uint32_t> tids(n);
+    std::vector<int64_t> deltas(n, 0);
+    for (size_t i = 0; i < n; i++) tids[i] = uint32_t(1000 + i);
+    Threadmon__Transitions tr = THREADMON__TRANSITIONS__INIT;
+    tr.base_ns = uint64_t(at(1));
+    tr.n_tid = tr.n_delta_ns = n;
+    tr.tid = tids.data();
+    tr.delta_ns = deltas.data();
+    Threadmon__Frame f = THREADMON__FRAME__INIT;
+    f.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
+    f.transitions = &tr;
+    m.apply(f);
+    QCOMPARE(size_t(m.threadCount()), limits::kMaxThreads);
+    QVERIFY(warned(m, "dropped 10 records of threads past the first 65536"));
+
+    StreamBuilder more;
+    for (int i = 0; i < limits::kMaxNotices + 5; i++) {
+      Threadmon__Notice no = THREADMON__NOTICE__INIT;
+      no.text = const_cast<char *>("a source is unavailable");
+      Threadmon__Frame g = THREADMON__FRAME__INIT;
+      g.body_case = THREADMON__FRAME__BODY_NOTICE;
+      g.notice = &no;
+      m.apply(g);
+    }
+    QCOMPARE(m.info().notices.size(), limits::kMaxNotices);
+    QVERIFY(warned(m, "dropped 5 probe notices past the first 64"));
+
+    std::string longName(10000, 'x');
+    longName.replace(4095, 2, "\xc3\xa9");  // a two-byte character across the limit
+    more.threadStart(77, at(2), longName.c_str(), "app!worker");
+    // 20 records of one thread at one nanosecond, each a different state.
+    for (int k = 0; k < 20; k++)
+      more.transition(1000, at(3), k % 2 ? THREADMON__THREAD_STATE__STATE_RUNNING
+                                         : THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX,
+                      uint32_t(k + 1));
+    more.applyTo(&m);
+    QCOMPARE(m.thread(m.indexOfTid(1000)).tid, 1000u);
+    QVERIFY(warned(m, "dropped 4 records of a thread at an instant it already had 16"));
+    QVERIFY(warned(m, "cut 1 strings or lists over their limits"));
+    StreamBuilder end;
+    end.goodbye(at(10), 0);
+    end.applyTo(&m);
+    QVERIFY(m.indexOfTid(77) < 0);  // no room for it either
+    expectBounded(m);
+  }
+
+  // Inputs the fuzzer found (display/fuzz/regressions, docs/fuzzing.md), fed
+  // as the fuzzer fed them: in two pieces, then the report and the views'
+  // queries. `expect`: a line the model must give (a warning or the error).
+  void fuzzRegressions_data() {
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QString>("expect");
+    // Why each input is here: what it broke before it was fixed.
+    const QHash<QString, QString> expect{
+        // Empty reads: NULL + 0 in the wire decoder (UBSan).
+        {"empty.tmcap", QString()},
+        // A SwitchKind of 2^31 (negative as the int it is stored in): loaded
+        // through the enum's type (UBSan).
+        {"negative-switch-kind.tmcap", "enum values this reader does not know"},
+        // A tick's LwpSample of tid 0, dropped from the list: protobuf-c
+        // frees by the list's count, so it leaked (LeakSanitizer).
+        {"dropped-sample-leak.tmcap", "dropped 1 records of thread or object id 0"},
+    };
+    const QDir dir(qEnvironmentVariable("THREADMON_FUZZ_REGRESSIONS"));
+    const QFileInfoList files = dir.entryInfoList({"*.tmcap"}, QDir::Files, QDir::Name);
+    QVERIFY2(!files.isEmpty(), qPrintable(dir.path()));
+    for (const QFileInfo &f : files) {
+      QVERIFY2(expect.contains(f.fileName()), qPrintable(f.fileName() + " has no expectation"));
+      QTest::newRow(qPrintable(f.fileName())) << f.filePath() << expect.value(f.fileName());
+    }
+  }
+
+  void fuzzRegressions() {
+    QFETCH(QString, path);
+    QFETCH(QString, expect);
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray bytes = file.readAll();
+    SessionModel m;
+    FrameDecoder dec(&m);
+    const size_t first = size_t(bytes.size()) / 3;
+    dec.feed(bytes.constData(), first);
+    dec.feed(bytes.constData() + first, size_t(bytes.size()) - first);
+    if (dec.headerSeen()) m.markEnded();
+    queryEverything(m);
+    QVERIFY(!reportText(reportJson(m)).isEmpty());
+    expectBounded(m);
+    const QString said = m.info().inputWarnings.join('\n') + '\n' + m.errorText();
+    QVERIFY2(said.contains(expect), qPrintable(said));
   }
 };
 

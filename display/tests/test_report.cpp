@@ -21,10 +21,10 @@ StreamBuilder reportSession(bool withGoodbye) {
   StreamBuilder b;
   b.hello(true);
   b.threadStart(20, kT0, "main", "app!main", false, true);
-  b.threadStart(21, kT0, "worker", "app!worker+0x1c");
+  b.threadStart(21, kT0, "worker", "app!_ZN3app6workerEv+0x1c");
   b.threadStart(22, kT0, "threadmon", "libthreadmon.so!sampler", true);
   b.syncObject(3, THREADMON__SYNC_KIND__KIND_MUTEX, 0x5000, "app", "queue_lock", "app!push+0x20");
-  b.syncObject(4, THREADMON__SYNC_KIND__KIND_MUTEX, 0x5040, "app", "stats_lock", nullptr);
+  b.syncObject(4, THREADMON__SYNC_KIND__KIND_MUTEX, 0x5040, "app", "_ZN3app5statsE+0x8", nullptr);
   b.cpuSwitch(20, kT0, 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
   b.cpuSwitch(22, kT0, 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
   b.cpuSwitch(21, kT0, 1, THREADMON__SWITCH_KIND__SWITCH_IN);
@@ -116,7 +116,7 @@ class TestReport : public QObject {
       if (v.toObject()["tid"].toInt() == 22) probe = v.toObject();
     }
     QCOMPARE(worker["name"].toString(), QStringLiteral("worker"));
-    QCOMPARE(worker["start_routine"].toString(), QStringLiteral("app!worker+0x1c"));
+    QCOMPARE(worker["start_routine"].toString(), QStringLiteral("app!app::worker()+0x1c"));
     QCOMPARE(worker["main"].toBool(), false);
     QCOMPARE(probe["probe"].toBool(), true);
     QCOMPARE(worker["lifetime_s"].toDouble(), 0.1);
@@ -146,12 +146,19 @@ class TestReport : public QObject {
     QCOMPARE(top["kind"].toString(), QStringLiteral("mutex"));
     QCOMPARE(top["address"].toString(), QStringLiteral("0x5000"));
     QCOMPARE(top["symbol"].toString(), QStringLiteral("queue_lock"));
+    QCOMPARE(top["symbol_offset"].toInteger(), 0);
+    QCOMPARE(top["symbol_raw"].toString(), QStringLiteral("queue_lock"));
     QCOMPARE(top["acquisitions"].toInt(), 50);
     QCOMPARE(top["contentions"].toInt(), 10);
     QCOMPARE(top["wait_s"].toDouble(), 0.04);
     QCOMPARE(top["max_wait_s"].toDouble(), 0.009);
     QCOMPARE(top["call_site"].toString(), QStringLiteral("app!push+0x20"));
-    QCOMPARE(sync[1].toObject()["id"].toInt(), 4);
+    QJsonObject stats = sync[1].toObject();
+    QCOMPARE(stats["id"].toInt(), 4);
+    // The bare, demangled name; the offset and the mangled name apart.
+    QCOMPARE(stats["symbol"].toString(), QStringLiteral("app::stats"));
+    QCOMPARE(stats["symbol_offset"].toInteger(), 8);
+    QCOMPARE(stats["symbol_raw"].toString(), QStringLiteral("_ZN3app5statsE"));
   }
 
   void textSummaryNamesTheParts() {
@@ -166,6 +173,8 @@ class TestReport : public QObject {
     QVERIFY(text.contains(QRegularExpression("cpu +runq +stolen +mutex")));
     QVERIFY(text.contains("queue_lock"));
     QVERIFY(text.contains("app!push+0x20"));
+    QVERIFY(text.contains("app!app::stats+0x8"));
+    QVERIFY(text.contains("app!app::worker()+0x1c"));
   }
 
   void findingsCallSitesAndWhoBlockedWhom() {

@@ -56,6 +56,8 @@ int pixelsOf(const QImage &img, const QColor &c) {
   return n;
 }
 
+QByteArray framedFrame(const Threadmon__Frame &f);
+
 // A tick at t with one sample of tid on `cpu`, framed.
 QByteArray tickFrame(uint64_t t, uint32_t tid, int32_t cpu) {
   Threadmon__LwpSample s = THREADMON__LWP_SAMPLE__INIT;
@@ -69,9 +71,41 @@ QByteArray tickFrame(uint64_t t, uint32_t tid, int32_t cpu) {
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_TICK;
   f.tick = &tk;
+  return framedFrame(f);
+}
+
+QByteArray framedFrame(const Threadmon__Frame &f) {
   QByteArray payload(qsizetype(threadmon__frame__get_packed_size(&f)), '\0');
   threadmon__frame__pack(&f, reinterpret_cast<uint8_t *>(payload.data()));
   return synth::framed(payload);
+}
+
+// One transition of tid at t, framed.
+QByteArray transitionFrame(uint32_t tid, uint64_t t, Threadmon__ThreadState state,
+                           uint32_t object) {
+  int64_t delta = 0;
+  Threadmon__Transitions tr = THREADMON__TRANSITIONS__INIT;
+  tr.base_ns = t;
+  tr.n_tid = tr.n_delta_ns = tr.n_state = tr.n_object_id = 1;
+  tr.tid = &tid;
+  tr.delta_ns = &delta;
+  tr.state = &state;
+  tr.object_id = &object;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
+  f.transitions = &tr;
+  return framedFrame(f);
+}
+
+QByteArray barrierObjectFrame(uint32_t id) {
+  Threadmon__SyncObject o = THREADMON__SYNC_OBJECT__INIT;
+  o.id = id;
+  o.kind = THREADMON__SYNC_KIND__KIND_BARRIER;
+  o.address = 0x5000;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_SYNC_OBJECT;
+  f.sync_object = &o;
+  return framedFrame(f);
 }
 
 }  // namespace
@@ -325,6 +359,45 @@ class TestUi : public QObject {
     std::unique_ptr<tmui::ModelView> view(page->view(ViewKind::Threads));
     QCOMPARE(view->rowCount(), synth::threadCount(w_));
     QVERIFY(distinctColours(img) > 8);
+  }
+
+  // The mutants that crashed or hung a live display, sent over TCP: a wait
+  // on a barrier sent twice (a zero-length wait), a tick at 2^63 ns, a CPU
+  // of 2^28. The session stays up, every view paints, the banner says what
+  // was dropped.
+  void liveHostileStreamIsSurvived() {
+    tmnet::ProbeListener listener(QByteArray{});
+    QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
+    std::unique_ptr<tmui::SessionView> page;
+    connect(&listener, &tmnet::ProbeListener::sessionAccepted, this,
+            [&](tmnet::ProbeConnection *c) { page.reset((new LiveSession(c))->page()); });
+    QTcpSocket client;
+    client.connectToHost(QHostAddress::LocalHost, listener.port());
+    QVERIFY(client.waitForConnected(5000));
+    QByteArray bytes = synth::header() + synth::helloFrame(9, QByteArray{}) + barrierObjectFrame(5);
+    for (int r = 0; r < 10; r++) {
+      const uint64_t t = 1'000'000'000 + uint64_t(r) * 10'000'000;
+      const QByteArray wait =
+          transitionFrame(10, t + 2'000'000, THREADMON__THREAD_STATE__STATE_BLOCKED_BARRIER, 5);
+      bytes += wait + wait;
+      bytes += transitionFrame(10, t + 9'000'000, THREADMON__THREAD_STATE__STATE_RUNNING, 0);
+      bytes += tickFrame(t + 10'000'000, 10, r == 5 ? 1 << 28 : 0);
+    }
+    bytes += tickFrame(uint64_t(1) << 63, 10, 0);
+    client.write(bytes);
+    QTRY_VERIFY_WITH_TIMEOUT(page && page->model()->threadCount() == 1, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(page->notice().startsWith("Damaged input: "), 5000);
+    QVERIFY(!page->model()->hasError());
+    QCOMPARE(page->model()->cpuCount(), synth::kCpuCount);  // the Hello's, not 2^28
+    for (ViewKind kind : {ViewKind::Timeline, ViewKind::Findings, ViewKind::Charts}) {
+      QElapsedTimer timer;
+      timer.start();
+      const QImage img = renderView(page.get(), kind, -1, kShot);
+      std::unique_ptr<tmui::ModelView> view(page->view(kind));  // detached by renderView
+      QVERIFY2(timer.elapsed() < 5000, qPrintable(viewKindName(kind)));
+    }
+    client.disconnectFromHost();
+    QTRY_VERIFY_WITH_TIMEOUT(page->model()->info().ended, 5000);
   }
 
   void liveMalformedFrameClosesWithANotice() {

@@ -22,9 +22,7 @@ QString objectLabel(const tmon::SessionModel &model, uint32_t id) {
   const int i = model.indexOfSyncObject(id);
   if (i < 0) return QObject::tr("object %1").arg(id);
   const tmon::SyncObjectInfo &o = model.syncObject(i);
-  // "lock_a+0x0": the offset says nothing when it is the symbol itself.
-  if (o.symbol.endsWith(QLatin1String("+0x0"))) return o.symbol.chopped(4);
-  if (!o.symbol.isEmpty()) return o.symbol;
+  if (!o.symbol.isEmpty()) return o.symbolText();
   return QStringLiteral("0x%1").arg(o.address, 0, 16);
 }
 

@@ -80,13 +80,21 @@ void SyncDetails::showObject(const tmon::SessionModel &model, uint32_t id,
   sites_->show();
   matrixLabel_->show();
   const tmon::SyncObjectInfo &o = model.syncObject(index);
-  const bool hidden = o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL;
-  title_->setText(hidden ? tr("<b>%1</b> in %2: a <b>hidden lock</b> inside the library, which "
-                              "the program never created. Threads were seen blocked on it.")
-                               .arg(objectLabel(model, id).toHtmlEscaped(), o.module.toHtmlEscaped())
-                         : tr("<b>%1</b> (%2) in %3")
-                               .arg(objectLabel(model, id).toHtmlEscaped(),
-                                    tmon::syncKindName(o.kind), o.module.toHtmlEscaped()));
+  const bool hidden = o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL && !o.runtimeKind;
+  if (o.runtimeKind) {
+    title_->setText(tr("<b>%1</b> in %2: a <b>%3</b>, found by sampling the futex its waiters "
+                       "sleep on (no pthread call shows it).")
+                        .arg(objectLabel(model, id).toHtmlEscaped(), o.module.toHtmlEscaped(),
+                             o.runtimeWhat.toHtmlEscaped()));
+  } else {
+    title_->setText(
+        hidden ? tr("<b>%1</b> in %2: a <b>hidden lock</b> inside the library, which "
+                    "the program never created. Threads were seen blocked on it.")
+                     .arg(objectLabel(model, id).toHtmlEscaped(), o.module.toHtmlEscaped())
+               : tr("<b>%1</b> (%2) in %3")
+                     .arg(objectLabel(model, id).toHtmlEscaped(), tmon::syncKindName(o.kind),
+                          o.module.toHtmlEscaped()));
+  }
 
   const std::vector<tmon::CallSite> sites = model.callSites(id, r);
   sites_->setRowCount(int(sites.size()));

@@ -82,7 +82,8 @@ void SyncTree::update(const tmon::SessionModel &model, const tmon::TimeRange &r)
     // Descriptions may be completed later (a SyncObject sent again).
     QStandardItem *parent = first->parent();
     const int row = first->row();
-    const QString name = o.symbol.isEmpty() ? QStringLiteral("0x%1").arg(o.address, 0, 16) : o.symbol;
+    const QString name =
+        o.symbol.isEmpty() ? QStringLiteral("0x%1").arg(o.address, 0, 16) : o.symbolText();
     first->setText(name);
     first->setData(name, kSortRole);
     first->setToolTip(o.firstContentionStack.isEmpty()
@@ -90,8 +91,12 @@ void SyncTree::update(const tmon::SessionModel &model, const tmon::TimeRange &r)
                           : tr("First contention:\n%1").arg(o.firstContentionStack.join('\n')));
     // A lock inside a library (found by sampling futex waits) is what the
     // program never wrote: name it plainly and tint the whole row.
-    const bool hidden = o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL;
-    const QString kind = hidden ? tr("hidden lock") : tmon::syncKindName(o.kind);
+    // A runtime's own futex object (a C++20 semaphore, a Rust Mutex) is the
+    // program's: its kind, and what made it.
+    const bool hidden = o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL && !o.runtimeKind;
+    const QString kind = o.runtimeKind ? tr("%1 (%2)").arg(tmon::syncKindName(o.runtimeKind), o.runtimeWhat)
+                         : hidden      ? tr("hidden lock")
+                                       : tmon::syncKindName(o.kind);
     parent->child(row, Kind)->setText(kind);
     parent->child(row, Kind)->setData(kind, kSortRole);
     parent->child(row, Kind)->setToolTip(

@@ -304,7 +304,7 @@ QString TimelineCanvas::tooltipAt(const QPoint &pos) const {
       const tmon::SyncObjectInfo &o = model_->syncObject(oi);
       text += tr(" on %1 %2").arg(tmon::syncKindName(o.kind),
                                   (o.symbol.isEmpty() ? QStringLiteral("0x%1").arg(o.address, 0, 16)
-                                                      : o.symbol).toHtmlEscaped());
+                                                      : o.symbolText()).toHtmlEscaped());
     } else {
       text += tr(" on object %1").arg(iv.object);
     }

@@ -84,7 +84,7 @@ int main(void) {
   CHECK(strncmp(line, "202 ", 4) == 0);
 
   void *pcs[16];
-  int n = tm_stack_scan(tid, line, pcs, 16);
+  int n = tm_stack_scan(tid, line, pcs, 16, NULL);
   int i_inner = frame_in(pcs, n, inner), i_middle = frame_in(pcs, n, middle),
       i_outer = frame_in(pcs, n, outer);
   printf("%d frames; inner at %d, middle at %d, outer at %d\n", n, i_inner, i_middle, i_outer);
@@ -95,7 +95,7 @@ int main(void) {
   atomic_store(&word, 1);
   syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
   CHECK(pthread_join(th, NULL) == 0);
-  CHECK_EQ(tm_stack_scan(tid, line, pcs, 16), 0);
+  CHECK_EQ(tm_stack_scan(tid, line, pcs, 16, NULL), 0);
   printf("ok\n");
   return 0;
 }

@@ -130,6 +130,19 @@ static void test_oversized_frame_is_refused_before_buffering(void) {
   tm_decoder_free(&d);
 }
 
+/* Empty reads (a socket's, a fuzzer's) before any byte came. */
+static void test_empty_feed_before_any_bytes(void) {
+  tm_decoder d;
+  tm_decoder_init(&d);
+  const uint8_t *payload = NULL;
+  uint32_t len = 0;
+  CHECK(tm_decoder_next(&d, &payload, &len) == TM_DECODE_NEED_MORE);
+  CHECK(tm_decoder_feed(&d, NULL, 0) == 0);
+  CHECK(tm_decoder_next(&d, &payload, &len) == TM_DECODE_NEED_MORE);
+  CHECK(tm_decoder_pending(&d) == 0);
+  tm_decoder_free(&d);
+}
+
 int main(void) {
   test_crc_known_value();
   test_round_trip_any_chunking();
@@ -137,6 +150,7 @@ int main(void) {
   test_corrupt_byte_is_reported_with_offset();
   test_bad_magic_and_version();
   test_oversized_frame_is_refused_before_buffering();
+  test_empty_feed_before_any_bytes();
   if (failures) fprintf(stderr, "%d checks failed\n", failures);
   return failures ? 1 : 0;
 }

@@ -25,13 +25,16 @@ struct Noisy {
 };
 
 std::atomic<pid_t> worker_tid;
+std::atomic<bool> cancel_sent;
 
 void start_and_cancel(void *(*fn)(void *), const char *what) {
   worker_tid = 0;
+  cancel_sent = false;
   pthread_t th = conf_spawn(fn, nullptr);
   while (!worker_tid) sched_yield();
   conf_wait_blocked(worker_tid);
   pthread_cancel(th);
+  cancel_sent = true;
   void *ret;
   int rc = pthread_join(th, &ret);
   say("%s: join %s, %s", what, err_name(rc),
@@ -126,7 +129,9 @@ void *async_then_pending(void *) {
   Noisy outer("async");
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, nullptr);
   worker_tid = conf_gettid();
-  conf_sleep_ms(50);
+  // Until the request is pending (a fixed 50 ms lost the race under load:
+  // the thread returned before the cancel, bare or probed alike).
+  while (!cancel_sent) conf_sleep_ms(1);
   pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, nullptr);
   pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, nullptr);
   return nullptr;

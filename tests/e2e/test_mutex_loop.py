@@ -30,7 +30,7 @@ def hidden_random_lock(rec):
     """The internal lock object in libc whose symbol is random.c's `lock`."""
     return [o for o in rec.objects("internal")
             if "libc" in str(o.get("module", "")) and
-            str(o.get("symbol", "")).split("+")[0] == "lock"]
+            o.get("symbol") == "lock"]
 
 
 def check_mutexes(rec):
@@ -40,8 +40,12 @@ def check_mutexes(rec):
     total = sum(o.get("acquisitions") or 0 for o in mutexes)
     check(total == rec.truth["acquisitions"],
           f"mutex acquisitions sum to {total}, truth {rec.truth['acquisitions']}")
-    check(all(str(o.get("symbol", "")).startswith("mutexes") for o in mutexes),
-          f"mutex symbols {[o.get('symbol') for o in mutexes]}, expected mutexes+0x...")
+    check(all(o.get("symbol") == "mutexes" for o in mutexes),
+          f"mutex symbols {[o.get('symbol') for o in mutexes]}, expected mutexes")
+    # The offset apart: one element of the array each.
+    offsets = [o.get("symbol_offset") for o in mutexes]
+    check(len(set(offsets)) == len(mutexes) and all(isinstance(x, int) for x in offsets),
+          f"mutex symbol offsets {offsets}, expected distinct integers")
     check(len(rec.program_threads()) == 1 + rec.truth["threads"],
           f"{len(rec.program_threads())} program threads, expected {1 + rec.truth['threads']}")
 

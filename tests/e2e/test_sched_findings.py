@@ -135,7 +135,12 @@ def test_never_runs_starved():
         check(victim["lwp"].get("yields") == rec.truth["starved"]["yields"],
               f"yields {victim['lwp'].get('yields')}, truth {rec.truth['starved']['yields']}")
         sched = victim.get("sched") or {}
-        check((sched.get("changes") or 0) >= 2, f"sched {sched}: expected its changes counted")
+        # Main puts it back to SCHED_OTHER on every CPU at the end, as far as
+        # the kernel lets it (RLIMIT_NICE) and the thread has not ended yet:
+        # the last set, seen in a later tick.
+        pinned = sched.get("policy") == "SCHED_IDLE" and sched.get("affinity") == [0]
+        check((pinned and (sched.get("changes") or 0) >= 1) or (sched.get("changes") or 0) >= 2,
+              f"sched {sched}: expected SCHED_IDLE on CPU 0, or that and its release")
 
 
 def test_never_runs_stuck_in_read():

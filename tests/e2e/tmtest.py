@@ -238,9 +238,9 @@ def describe(found):
 
 
 def object_by_symbol(rec, symbol):
-    """The sync object whose symbol is `symbol` (+0x0), or None (a failure)."""
+    """The sync object whose symbol is `symbol`, or None (a failure)."""
     objs = [o for o in rec.report.get("sync_objects", [])
-            if str(o.get("symbol", "")).split("+")[0] == symbol]
+            if o.get("symbol") == symbol]
     check(len(objs) == 1, f"{len(objs)} sync objects named {symbol}, expected 1")
     return objs[0] if objs else None
 

@@ -31,6 +31,9 @@ static double hold_ms = 20, gap_ms = 5;
 static int rounds = 40;
 static atomic_int done;
 
+/* The line of the call that waits: its call site's source line. */
+static const int lock_line = __LINE__ + 5;
+
 /* Locks big_lock and accounts the time it took. */
 static void timed_lock(thread_truth *t) {
   double t0 = wl_now_s();
@@ -106,9 +109,9 @@ int main(int argc, char **argv) {
     if (ts[i].max_wait_s > max_wait_s) max_wait_s = ts[i].max_wait_s;
   }
   printf("{\"workload\":\"mutex_hold\",\"wall_s\":%.6f,\"hold_ms\":%g,\"rounds\":%d,"
-         "\"lock_symbol\":\"big_lock\",\"acquisitions\":%ld,\"wait_s\":%.6f,\"max_wait_s\":%.6f,"
-         "\"hold_s\":%.6f,\"holder_tid\":%d,\"waiters\":[",
-         wl_now_s() - start, hold_ms, rounds, acquisitions, wait_s, max_wait_s, hold_s,
+         "\"lock_symbol\":\"big_lock\",\"lock_line\":%d,\"acquisitions\":%ld,\"wait_s\":%.6f,"
+         "\"max_wait_s\":%.6f,\"hold_s\":%.6f,\"holder_tid\":%d,\"waiters\":[",
+         wl_now_s() - start, hold_ms, rounds, lock_line, acquisitions, wait_s, max_wait_s, hold_s,
          (int)ts[0].tid);
   for (int i = 1; i <= waiters; i++) {
     const thread_truth *t = &ts[i];

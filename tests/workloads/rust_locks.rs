@@ -1,63 +1,48 @@
-// rust_locks: Rust's std::sync Mutex, RwLock and Condvar wait in futexes no
-// pthread wrapper sees. Three threads fight over a Mutex, two over an
-// RwLock's write side, one waits on a Condvar until main wakes it. Built by
-// the e2e test when rustc is installed; prints each role's thread name.
-use std::sync::{Arc, Condvar, Mutex, RwLock};
+// rust_locks: Rust std::thread workers taking turns on a static
+// std::sync::Mutex. Rust's std builds its Mutex on a bare futex (no pthread
+// call), so threadmon finds it by sampling as a hidden lock: it must name
+// it by its static (crate::SHARED_TOTAL) and its call site by std's
+// Mutex::lock_contended, demangled from Rust's legacy or v0 mangling (built
+// both ways). Prints its truth as one JSON line at exit.
+use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
-fn busy_for(d: Duration) -> u64 {
-    let t = Instant::now();
-    let mut n = 0u64;
-    while t.elapsed() < d {
-        n = n.wrapping_add(1);
+const WORKERS: usize = 4;
+const ITERATIONS: u64 = 120;
+
+static SHARED_TOTAL: Mutex<u64> = Mutex::new(0);
+
+fn work(index: usize) -> u64 {
+    let mut taken = 0;
+    for _ in 0..ITERATIONS {
+        let mut total = SHARED_TOTAL.lock().unwrap();
+        // Held while asleep: the others wait in the kernel on its futex word.
+        thread::sleep(Duration::from_micros(700));
+        *total += index as u64 + 1;
+        taken += 1;
     }
-    n
+    taken
 }
 
 fn main() {
-    let run = Duration::from_millis(400);
-    let counter = Arc::new(Mutex::new(0u64));
-    let table = Arc::new(RwLock::new(0u64));
-    let ready = Arc::new((Mutex::new(false), Condvar::new()));
-    let mut workers = vec![];
-    for _ in 0..3 {
-        let counter = counter.clone();
-        workers.push(thread::Builder::new().name("mutexer".into()).spawn(move || {
-            let end = Instant::now() + run;
-            while Instant::now() < end {
-                let mut g = counter.lock().unwrap();
-                *g += busy_for(Duration::from_micros(200));
-            }
-        }).unwrap());
-    }
-    for _ in 0..2 {
-        let table = table.clone();
-        workers.push(thread::Builder::new().name("writer".into()).spawn(move || {
-            let end = Instant::now() + run;
-            while Instant::now() < end {
-                let mut g = table.write().unwrap();
-                *g += busy_for(Duration::from_micros(300));
-            }
-        }).unwrap());
-    }
-    let pair = ready.clone();
-    let waiter = thread::Builder::new().name("condwaiter".into()).spawn(move || {
-        let (lock, cond) = &*pair;
-        let mut go = lock.lock().unwrap();
-        while !*go {
-            go = cond.wait(go).unwrap();
-        }
-    }).unwrap();
-    thread::sleep(run + Duration::from_millis(50));
-    {
-        let (lock, cond) = &*ready;
-        *lock.lock().unwrap() = true;
-        cond.notify_all();
-    }
-    waiter.join().unwrap();
-    for w in workers {
-        w.join().unwrap();
-    }
-    println!("{{\"workload\":\"rust_locks\",\"mutex\":\"mutexer\",\"rwlock\":\"writer\",\"cond\":\"condwaiter\"}}");
+    let start = Instant::now();
+    let workers: Vec<_> = (0..WORKERS)
+        .map(|i| {
+            thread::Builder::new()
+                .name(format!("rust-worker-{}", i))
+                .spawn(move || work(i))
+                .expect("spawn")
+        })
+        .collect();
+    let acquisitions: u64 = workers.into_iter().map(|h| h.join().expect("join")).sum();
+    println!(
+        "{{\"workload\":\"rust_locks\",\"wall_s\":{:.6},\"threads_created\":{},\"acquisitions\":{},\
+         \"lock_symbol\":\"{}::SHARED_TOTAL\",\"total\":{}}}",
+        start.elapsed().as_secs_f64(),
+        WORKERS,
+        acquisitions,
+        module_path!(),
+        *SHARED_TOTAL.lock().unwrap()
+    );
 }

@@ -1,0 +1,35 @@
+// Mutations of a threadmon stream for libFuzzer that keep its framing
+// whole: a random byte flip almost always breaks a frame's CRC-32C, and the
+// fuzzer would spend its time on the checksum test. These mutate one frame's
+// payload (and fix its prefix), put huge numbers where varints are, repeat,
+// drop, move or swap frames; now and then they damage the raw bytes too, so
+// the framing's own errors stay covered.
+#ifndef THREADMON_STREAMMUTATOR_H
+#define THREADMON_STREAMMUTATOR_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tmfuzz {
+
+struct Stream {
+  std::string header;               // the 16-byte stream header
+  std::vector<std::string> frames;  // payloads of the whole frames
+  std::string tail;                 // bytes after the last whole frame
+};
+
+// False when data does not start with a stream header.
+bool split(const uint8_t *data, size_t size, Stream *out);
+// Header, frames with fresh length and CRC prefixes, tail; 0 when it does
+// not fit in maxSize.
+size_t join(const Stream &s, uint8_t *out, size_t maxSize);
+
+// libFuzzer's custom mutator, given its own byte mutator.
+using ByteMutator = size_t (*)(uint8_t *data, size_t size, size_t maxSize);
+size_t mutate(uint8_t *data, size_t size, size_t maxSize, unsigned seed, ByteMutator bytes);
+
+}  // namespace tmfuzz
+
+#endif

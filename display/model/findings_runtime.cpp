@@ -1,0 +1,226 @@
+// Findings about language runtimes' own locks (docs/findings.md): threads
+// waiting for CPython's GIL (gil_contention), and Java threads blocked on
+// monitors or parked by java.util.concurrent (java_lock). Both are invisible
+// to the lock rules: the GIL is a cond, and the JVM parks each thread on its
+// own cond, so no one object has the waiters of the Java lock.
+#include <map>
+
+#include "findings_util.h"
+#include "runtimes.h"
+
+namespace tmon {
+namespace findings_detail {
+
+namespace {
+
+Severity severityFor(double share, double threshold) {
+  return share >= finding::kHighFactor * threshold ? Severity::High : Severity::Medium;
+}
+
+// Waits of program threads on objects, split by what the objects' call
+// sites waited in. An object's wait records are shared out by its call
+// sites' wait time per kind (the JVM's park conds are per thread: exact).
+struct KindWait {
+  uint32_t waiter, releaser;
+  int64_t ns;
+};
+struct WaitByKind {
+  std::map<StackWait, std::vector<KindWait>> waits;
+  std::map<StackWait, std::vector<uint32_t>> objects;
+};
+
+WaitByKind waitsByKind(const SessionModel &m, const TimeRange &r, const std::set<uint32_t> &program) {
+  WaitByKind out;
+  for (int oi = 0; oi < m.syncObjectCount(); oi++) {
+    const SyncObjectInfo &o = m.syncObject(oi);
+    if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) continue;
+    std::map<StackWait, double> share;
+    double all = 0;
+    for (const CallSite &c : m.callSites(o.id, r)) {
+      share[classifyStack(c.frames)] += double(c.waitNs);
+      all += double(c.waitNs);
+    }
+    if (isPythonGilObject(o)) {
+      // Stripped pythons (Debian's) show no take_gil frame: the object says it.
+      share.clear();
+      share[StackWait::PythonGil] = all = 1;
+    }
+    if (all <= 0) continue;
+    std::vector<WaitRecord> ws;
+    for (const WaitRecord &w : m.waits(o.id, r))
+      if (program.count(w.waiter)) ws.push_back(w);
+    if (ws.empty()) continue;
+    for (const auto &s : share) {
+      if (s.first != StackWait::PythonGil && s.first != StackWait::JavaMonitor &&
+          s.first != StackWait::JavaPark)
+        continue;
+      if (s.second <= 0) continue;
+      for (const WaitRecord &w : ws)
+        out.waits[s.first].push_back(
+            KindWait{w.waiter, w.releaser, int64_t(double(w.end - w.start) * s.second / all)});
+      out.objects[s.first].push_back(o.id);
+    }
+  }
+  return out;
+}
+
+// Threads on a cycle of the undirected graph "woke the other" (each edge
+// a wake-up between two different threads). A lock's holders hand it round
+// among themselves, so three or more contenders form cycles; a producer and
+// its consumers (an executor's submitter waiting on futures and its idle
+// pool threads) form a star, whatever wakes whom.
+std::set<uint32_t> onWakeCycles(const std::vector<KindWait> &ws) {
+  std::map<uint32_t, std::set<uint32_t>> adj;
+  for (const KindWait &w : ws)
+    if (w.releaser && w.releaser != w.waiter) {
+      adj[w.waiter].insert(w.releaser);
+      adj[w.releaser].insert(w.waiter);
+    }
+  std::set<uint32_t> out;
+  for (const auto &v : adj)
+    for (uint32_t u : v.second) {
+      if (out.count(v.first)) break;
+      // Is v reachable from u without the edge u-v?
+      std::set<uint32_t> seen{u};
+      std::vector<uint32_t> todo{u};
+      bool found = false;
+      while (!todo.empty() && !found) {
+        uint32_t x = todo.back();
+        todo.pop_back();
+        for (uint32_t y : adj[x]) {
+          if (x == u && y == v.first) continue;
+          if (y == v.first) {
+            found = true;
+            break;
+          }
+          if (seen.insert(y).second) todo.push_back(y);
+        }
+      }
+      if (found) out.insert(v.first);
+    }
+  return out;
+}
+
+// Wait per thread. amongPeers: only the waits of threads on a wake-up
+// cycle, woken by another waiter (see onWakeCycles).
+std::map<uint32_t, int64_t> perThread(const std::vector<KindWait> &ws, bool amongPeers) {
+  std::set<uint32_t> waiters;
+  for (const KindWait &w : ws) waiters.insert(w.waiter);
+  std::vector<KindWait> peers;
+  for (const KindWait &w : ws)
+    if (w.releaser != w.waiter && waiters.count(w.releaser)) peers.push_back(w);
+  const std::set<uint32_t> cyclic = amongPeers ? onWakeCycles(peers) : std::set<uint32_t>{};
+  std::map<uint32_t, int64_t> out;
+  for (const KindWait &w : amongPeers ? peers : ws)
+    if (!amongPeers || cyclic.count(w.waiter)) out[w.waiter] += w.ns;
+  return out;
+}
+
+struct Tally {
+  std::vector<uint32_t> tids;
+  int64_t wait = 0, life = 0;
+  QJsonObject waitS;
+  double share() const { return life > 0 ? double(wait) / double(life) : 0; }
+};
+
+// The threads of `ns`, with their lifetimes.
+Tally tally(const std::map<uint32_t, int64_t> &ns, const std::vector<ProgramThread> &pts) {
+  Tally t;
+  for (const ProgramThread &p : pts) {
+    auto it = ns.find(p.tid);
+    if (it == ns.end() || it->second <= 0) continue;
+    t.tids.push_back(p.tid);
+    t.wait += it->second;
+    t.life += p.st.lifetimeNs;
+    t.waitS[QString::number(p.tid)] = double(it->second) / 1e9;
+  }
+  return t;
+}
+
+QJsonArray idArray(const std::vector<uint32_t> &ids) {
+  QJsonArray a;
+  for (uint32_t id : ids) a.append(qint64(id));
+  return a;
+}
+
+}  // namespace
+
+void runtimeFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
+  const std::vector<ProgramThread> pts = programThreads(m, r);
+  std::set<uint32_t> program;
+  for (const ProgramThread &p : pts) program.insert(p.tid);
+  WaitByKind w = waitsByKind(m, r, program);
+
+  // CPython's GIL: one waiting thread is enough (the main thread may be the
+  // one holding it).
+  Tally gil = tally(perThread(w.waits[StackWait::PythonGil], false), pts);
+  if (!gil.tids.empty() && gil.share() >= finding::kGilShare) {
+    Finding f;
+    f.kind = FindingKind::GilContention;
+    f.severity = severityFor(gil.share(), finding::kGilShare);
+    f.view = QStringLiteral("sync");
+    f.threads = gil.tids;
+    f.objects = w.objects[StackWait::PythonGil];
+    f.t0 = r.t0;
+    f.t1 = r.t1;
+    f.message = QStringLiteral("%1 spent %2 of their time waiting for CPython's global interpreter "
+                               "lock (the GIL, taken in take_gil): only one thread runs Python code "
+                               "at a time, so these threads take turns instead of running in "
+                               "parallel. For CPU-bound work use processes (multiprocessing, "
+                               "concurrent.futures.ProcessPoolExecutor) or code that releases the "
+                               "GIL while it works (NumPy, I/O, C extensions).")
+                    .arg(threadList(m, gil.tids), percent(gil.share()));
+    f.evidence["waiters"] = tidArray(gil.tids);
+    f.evidence["objects"] = idArray(f.objects);
+    f.evidence["wait_s"] = double(gil.wait) / 1e9;
+    f.evidence["wait_s_by_thread"] = gil.waitS;
+    f.evidence["waiters_lifetime_s"] = double(gil.life) / 1e9;
+    f.evidence["share"] = gil.share();
+    out->push_back(std::move(f));
+  }
+
+  // Java: the JVM parks each thread on its own cond, whatever the lock.
+  struct JavaKind {
+    StackWait kind;
+    const char *key;
+    bool amongWaiters;
+    const char *what;
+  };
+  const JavaKind kinds[] = {
+      {StackWait::JavaMonitor, "synchronized", false,
+       "blocked entering synchronized blocks or methods (the JVM's monitor enter, "
+       "ObjectMonitor::enter in libjvm.so): only one thread can hold a monitor at a time, so "
+       "they run one after another. Hold monitors for less time (move work out of the "
+       "synchronized block), split the shared state, or use java.util.concurrent structures."},
+      {StackWait::JavaPark, "park", true,
+       "parked by java.util.concurrent, woken by each other (Unsafe_Park in libjvm.so: a "
+       "ReentrantLock, ReadWriteLock or another synchronizer they hand to each other): they "
+       "take turns at it. Hold the lock for less time or split the shared state."},
+  };
+  for (const JavaKind &k : kinds) {
+    Tally t = tally(perThread(w.waits[k.kind], k.amongWaiters), pts);
+    if (int(t.tids.size()) < finding::kJavaLockMinThreads || t.share() < finding::kJavaLockShare)
+      continue;
+    Finding f;
+    f.kind = FindingKind::JavaLock;
+    f.severity = severityFor(t.share(), finding::kJavaLockShare);
+    f.view = QStringLiteral("sync");
+    f.threads = t.tids;
+    f.objects = w.objects[k.kind];
+    f.t0 = r.t0;
+    f.t1 = r.t1;
+    f.message = QStringLiteral("Java threads %1 spent %2 of their time %3")
+                    .arg(threadList(m, t.tids), percent(t.share()), QString::fromLatin1(k.what));
+    f.evidence["lock"] = QString::fromLatin1(k.key);
+    f.evidence["waiters"] = tidArray(t.tids);
+    f.evidence["objects"] = idArray(f.objects);
+    f.evidence["wait_s"] = double(t.wait) / 1e9;
+    f.evidence["wait_s_by_thread"] = t.waitS;
+    f.evidence["waiters_lifetime_s"] = double(t.life) / 1e9;
+    f.evidence["share"] = t.share();
+    out->push_back(std::move(f));
+  }
+}
+
+}  // namespace findings_detail
+}  // namespace tmon

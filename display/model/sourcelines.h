@@ -1,0 +1,30 @@
+// Source file and line of code in a probed program, looked up in the
+// reader (the probe reads no debug information): elfutils' libdwfl over the
+// module's file, or its separate debug file found by build-id or debuglink
+// (/usr/lib/debug). A module whose file is not on this machine, or is
+// another build than the one recorded (build-ids differ), gives nothing:
+// frames then show what the capture has. One cache per process, per
+// module; thread-safe.
+#ifndef THREADMON_SOURCELINES_H
+#define THREADMON_SOURCELINES_H
+
+#include <QByteArray>
+#include <QString>
+
+#include <cstdint>
+
+namespace tmon {
+
+// threadmon.CodeLocation, as read.
+struct CodeLocation {
+  QString modulePath;
+  uint64_t address = 0;  // link-time address in the module
+  QByteArray buildId;
+};
+
+// "file.c:12" (the file's base name), or "" when unknown.
+QString sourceLine(const CodeLocation &where);
+
+}  // namespace tmon
+
+#endif

@@ -1,0 +1,72 @@
+// Source lines (sourcelines.h): a function of this test binary is found at
+// its line; a module that is not a regular file, not here, or another
+// build gives nothing, and never blocks.
+#include <dlfcn.h>
+#include <link.h>
+#include <sys/stat.h>
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "sourcelines.h"
+
+namespace {
+
+// The line a frame inside this function reads.
+const int kMarkedLine = __LINE__ + 3;
+__attribute__((noinline)) int markedFunction(int x) {
+  asm volatile("" ::: "memory");
+  return x * 3 + 1;
+}
+
+// Where markedFunction's first instruction lies in this binary.
+tmon::CodeLocation markedLocation() {
+  Dl_info info;
+  link_map *lm = nullptr;
+  void *fn = reinterpret_cast<void *>(&markedFunction);
+  if (!dladdr1(fn, &info, reinterpret_cast<void **>(&lm), RTLD_DL_LINKMAP) || !lm) return {};
+  return tmon::CodeLocation{QCoreApplication::applicationFilePath(),
+                            reinterpret_cast<uintptr_t>(fn) - lm->l_addr, QByteArray()};
+}
+
+}  // namespace
+
+class TestSourceLines : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void functionOfThisBinary() {
+    QVERIFY(markedFunction(1) == 4);
+    tmon::CodeLocation where = markedLocation();
+    QVERIFY(!where.modulePath.isEmpty());
+    const QString line = tmon::sourceLine(where);
+    // Its first instruction belongs to its opening line or the one after.
+    QVERIFY2(line == QStringLiteral("test_sourcelines.cpp:%1").arg(kMarkedLine) ||
+                 line == QStringLiteral("test_sourcelines.cpp:%1").arg(kMarkedLine + 1),
+             qPrintable(line));
+  }
+
+  void anotherBuildGivesNothing() {
+    tmon::CodeLocation where = markedLocation();
+    where.buildId = QByteArray(20, '\x5a');
+    QCOMPARE(tmon::sourceLine(where), QString());
+  }
+
+  void notAModuleGivesNothing() {
+    QTemporaryDir dir;
+    const QString fifo = dir.filePath("fifo");
+    QCOMPARE(mkfifo(QFile::encodeName(fifo).constData(), 0600), 0);
+    const uint64_t addr = 0x1000;
+    for (const QString &path : {fifo, QStringLiteral("/dev/zero"), QStringLiteral("/nonexistent/x"),
+                                QStringLiteral("relative/path"), dir.path(), QString()})
+      QCOMPARE(tmon::sourceLine(tmon::CodeLocation{path, addr, QByteArray()}), QString());
+    QFile junk(dir.filePath("junk"));
+    QVERIFY(junk.open(QIODevice::WriteOnly));
+    junk.write(QByteArray(4096, '\x7f'));
+    junk.close();
+    QCOMPARE(tmon::sourceLine(tmon::CodeLocation{junk.fileName(), addr, QByteArray()}), QString());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestSourceLines)
+#include "test_sourcelines.moc"

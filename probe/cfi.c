@@ -1,0 +1,352 @@
+/* Unwinding by .eh_frame (cfi.h). */
+#include "cfi.h"
+
+#include <link.h>
+#include <string.h>
+
+#define DW_REG_RBP 6
+#define DW_REG_RSP 7
+#define DW_REG_RA 16
+#define STATE_DEPTH 8
+
+/* A bounded view of one module segment. */
+typedef struct span {
+  const uint8_t *lo, *hi;
+} span;
+
+typedef struct locate {
+  uintptr_t ip;
+  const uint8_t *hdr; /* .eh_frame_hdr of the module holding ip */
+  span seg;           /* the PT_LOAD segment holding hdr */
+} locate;
+
+static int find_module(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  locate *q = arg;
+  bool holds = false;
+  const ElfW(Phdr) *eh = NULL;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+    uintptr_t start = (uintptr_t)info->dlpi_addr + (uintptr_t)p->p_vaddr;
+    if (p->p_type == PT_LOAD && (p->p_flags & PF_X) && q->ip >= start && q->ip - start < p->p_memsz)
+      holds = true;
+    if (p->p_type == PT_GNU_EH_FRAME) eh = p;
+  }
+  if (!holds) return 0;
+  if (!eh) return 1;
+  uintptr_t hdr = (uintptr_t)info->dlpi_addr + (uintptr_t)eh->p_vaddr;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+    uintptr_t start = (uintptr_t)info->dlpi_addr + (uintptr_t)p->p_vaddr;
+    if (p->p_type == PT_LOAD && (p->p_flags & PF_R) && hdr >= start && hdr - start < p->p_memsz) {
+      q->hdr = (const uint8_t *)hdr;
+      q->seg = (span){(const uint8_t *)start, (const uint8_t *)start + p->p_memsz};
+    }
+  }
+  return 1;
+}
+
+static bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+  uint64_t x = 0;
+  for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+    uint8_t b = *(*p)++;
+    x |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *v = x;
+      return true;
+    }
+  }
+  return false;
+}
+
+static bool sleb(const uint8_t **p, const uint8_t *end, int64_t *v) {
+  uint64_t x = 0;
+  unsigned shift = 0;
+  uint8_t b = 0x80;
+  while (*p < end && shift < 64 && (b & 0x80)) {
+    b = *(*p)++;
+    x |= (uint64_t)(b & 0x7f) << shift;
+    shift += 7;
+  }
+  if (b & 0x80) return false;
+  if (shift < 64 && (b & 0x40)) x |= ~(uint64_t)0 << shift;
+  *v = (int64_t)x;
+  return true;
+}
+
+static bool fixed(const uint8_t **p, const uint8_t *end, void *out, size_t n) {
+  if ((size_t)(end - *p) < n) return false;
+  memcpy(out, *p, n);
+  *p += n;
+  return true;
+}
+
+/* A DW_EH_PE-encoded pointer: absolute, pc-relative or relative to the
+ * .eh_frame_hdr; indirect ones are not followed. */
+static bool encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, const uint8_t *datarel,
+                    uint64_t *v) {
+  if (enc == 0xff || (enc & 0x80)) return false;
+  const uint8_t *at = *p;
+  uint64_t x = 0;
+  switch (enc & 0x0f) {
+  case 0x00: if (!fixed(p, end, &x, 8)) return false; break;
+  case 0x01: if (!uleb(p, end, &x)) return false; break;
+  case 0x02: { uint16_t u; if (!fixed(p, end, &u, 2)) return false; x = u; break; }
+  case 0x03: { uint32_t u; if (!fixed(p, end, &u, 4)) return false; x = u; break; }
+  case 0x04: if (!fixed(p, end, &x, 8)) return false; break;
+  case 0x09: { int64_t s; if (!sleb(p, end, &s)) return false; x = (uint64_t)s; break; }
+  case 0x0a: { int16_t s; if (!fixed(p, end, &s, 2)) return false; x = (uint64_t)(int64_t)s; break; }
+  case 0x0b: { int32_t s; if (!fixed(p, end, &s, 4)) return false; x = (uint64_t)(int64_t)s; break; }
+  case 0x0c: if (!fixed(p, end, &x, 8)) return false; break;
+  default: return false;
+  }
+  switch (enc & 0x70) {
+  case 0x00: break;
+  case 0x10: x += (uint64_t)(uintptr_t)at; break;
+  case 0x30: x += (uint64_t)(uintptr_t)datarel; break;
+  default: return false;
+  }
+  *v = x;
+  return true;
+}
+
+/* The rules this unwinder keeps: the CFA, and where RBP and the return
+ * address were saved (offsets from the CFA). */
+typedef struct row {
+  uint64_t cfa_reg;
+  int64_t cfa_off;
+  bool bp_saved;
+  int64_t bp_off;
+  int64_t ra_off;
+} row;
+
+typedef struct cie_info {
+  uint64_t code_align;
+  int64_t data_align;
+  uint8_t fde_enc;
+  const uint8_t *insns, *insns_end;
+} cie_info;
+
+static bool parse_cie(const uint8_t *c, span seg, const uint8_t *hdr, cie_info *ci) {
+  const uint8_t *p = c, *end;
+  uint32_t len, id;
+  if (!fixed(&p, seg.hi, &len, 4) || len == 0xffffffffu || len > (size_t)(seg.hi - p)) return false;
+  end = p + len;
+  if (!fixed(&p, end, &id, 4) || id != 0) return false;
+  uint8_t version;
+  if (!fixed(&p, end, &version, 1) || (version != 1 && version != 3)) return false;
+  const char *aug = (const char *)p;
+  const uint8_t *nul = memchr(p, 0, (size_t)(end - p));
+  if (!nul) return false;
+  p = nul + 1;
+  uint64_t ra;
+  if (!uleb(&p, end, &ci->code_align) || !sleb(&p, end, &ci->data_align)) return false;
+  if (version == 1) {
+    uint8_t b;
+    if (!fixed(&p, end, &b, 1)) return false;
+    ra = b;
+  } else if (!uleb(&p, end, &ra)) {
+    return false;
+  }
+  if (ra != DW_REG_RA) return false;
+  ci->fde_enc = 0;
+  if (aug[0] == 'z') {
+    uint64_t aug_len;
+    if (!uleb(&p, end, &aug_len) || aug_len > (uint64_t)(end - p)) return false;
+    const uint8_t *aug_end = p + aug_len;
+    for (const char *a = aug + 1; *a; a++) {
+      if (*a == 'R') {
+        if (!fixed(&p, aug_end, &ci->fde_enc, 1)) return false;
+      } else if (*a == 'P') {
+        uint8_t enc;
+        uint64_t ignored;
+        if (!fixed(&p, aug_end, &enc, 1) || !encoded(&p, aug_end, enc & 0x7f, hdr, &ignored))
+          return false;
+      } else if (*a == 'L') {
+        uint8_t enc;
+        if (!fixed(&p, aug_end, &enc, 1)) return false;
+      } else if (*a != 'S') {
+        break; /* the rest of the augmentation data is skipped whole */
+      }
+    }
+    p = aug_end;
+  } else if (aug[0]) {
+    return false;
+  }
+  ci->insns = p;
+  ci->insns_end = end;
+  return true;
+}
+
+/* Runs instructions up to the row that holds target (loc: the address of
+ * the row being built). */
+static bool run(const uint8_t *p, const uint8_t *end, const cie_info *ci, const row *initial,
+                row *r, uint64_t *loc, uint64_t target) {
+  row stack[STATE_DEPTH];
+  int depth = 0;
+  while (p < end) {
+    uint8_t op = *p++, low = op & 0x3f;
+    uint64_t a = 0, b = 0;
+    int64_t s = 0;
+    uint64_t advance = 0;
+    switch (op >> 6) {
+    case 1: advance = low; break;
+    case 2:
+      if (!uleb(&p, end, &a)) return false;
+      if (low == DW_REG_RBP) r->bp_saved = true, r->bp_off = (int64_t)a * ci->data_align;
+      if (low == DW_REG_RA) r->ra_off = (int64_t)a * ci->data_align;
+      continue;
+    case 3:
+      if (low == DW_REG_RBP) r->bp_saved = initial->bp_saved, r->bp_off = initial->bp_off;
+      continue;
+    default: break;
+    }
+    if (op >> 6 == 0) {
+      switch (op) {
+      case 0x00: break;                                                  /* nop */
+      case 0x02: { uint8_t d; if (!fixed(&p, end, &d, 1)) return false; advance = d; break; }
+      case 0x03: { uint16_t d; if (!fixed(&p, end, &d, 2)) return false; advance = d; break; }
+      case 0x04: { uint32_t d; if (!fixed(&p, end, &d, 4)) return false; advance = d; break; }
+      case 0x05: /* offset_extended */
+        if (!uleb(&p, end, &a) || !uleb(&p, end, &b)) return false;
+        if (a == DW_REG_RBP) r->bp_saved = true, r->bp_off = (int64_t)b * ci->data_align;
+        if (a == DW_REG_RA) r->ra_off = (int64_t)b * ci->data_align;
+        break;
+      case 0x06: /* restore_extended */
+        if (!uleb(&p, end, &a)) return false;
+        if (a == DW_REG_RBP) r->bp_saved = initial->bp_saved, r->bp_off = initial->bp_off;
+        break;
+      case 0x07: case 0x08: /* undefined, same_value */
+        if (!uleb(&p, end, &a)) return false;
+        if (a == DW_REG_RBP) r->bp_saved = false;
+        if (a == DW_REG_RA && op == 0x07) return false; /* the outermost frame */
+        break;
+      case 0x09: /* register */
+        if (!uleb(&p, end, &a) || !uleb(&p, end, &b)) return false;
+        if (a == DW_REG_RBP || a == DW_REG_RA) return false;
+        break;
+      case 0x0a:
+        if (depth == STATE_DEPTH) return false;
+        stack[depth++] = *r;
+        break;
+      case 0x0b:
+        if (depth == 0) return false;
+        { row saved = stack[--depth]; r->cfa_reg = saved.cfa_reg, r->cfa_off = saved.cfa_off;
+          r->bp_saved = saved.bp_saved, r->bp_off = saved.bp_off, r->ra_off = saved.ra_off; }
+        break;
+      case 0x0c: /* def_cfa */
+        if (!uleb(&p, end, &a) || !uleb(&p, end, &b)) return false;
+        r->cfa_reg = a, r->cfa_off = (int64_t)b;
+        break;
+      case 0x0d: if (!uleb(&p, end, &r->cfa_reg)) return false; break;
+      case 0x0e: if (!uleb(&p, end, &a)) return false; r->cfa_off = (int64_t)a; break;
+      case 0x11: /* offset_extended_sf */
+        if (!uleb(&p, end, &a) || !sleb(&p, end, &s)) return false;
+        if (a == DW_REG_RBP) r->bp_saved = true, r->bp_off = s * ci->data_align;
+        if (a == DW_REG_RA) r->ra_off = s * ci->data_align;
+        break;
+      case 0x12: /* def_cfa_sf */
+        if (!uleb(&p, end, &a) || !sleb(&p, end, &s)) return false;
+        r->cfa_reg = a, r->cfa_off = s * ci->data_align;
+        break;
+      case 0x13: if (!sleb(&p, end, &s)) return false; r->cfa_off = s * ci->data_align; break;
+      case 0x14: case 0x15: /* val_offset(_sf): a value, not a saved slot */
+        if (!uleb(&p, end, &a)) return false;
+        if (op == 0x14 ? !uleb(&p, end, &b) : !sleb(&p, end, &s)) return false;
+        if (a == DW_REG_RBP || a == DW_REG_RA) return false;
+        break;
+      case 0x10: case 0x16: /* expression, val_expression: skipped unless they matter */
+        if (!uleb(&p, end, &a) || !uleb(&p, end, &b) || b > (uint64_t)(end - p)) return false;
+        p += b;
+        if (a == DW_REG_RBP || a == DW_REG_RA) return false;
+        break;
+      case 0x2e: if (!uleb(&p, end, &a)) return false; break; /* GNU_args_size */
+      default: return false; /* def_cfa_expression (PLT), set_loc, ... */
+      }
+    }
+    if (advance) {
+      uint64_t next = *loc + advance * ci->code_align;
+      if (next > target) return true;
+      *loc = next;
+    }
+  }
+  return true;
+}
+
+/* The row for target from the FDE covering it. */
+static bool row_for(uintptr_t ip, uint64_t target, row *r) {
+  locate q = {ip, NULL, {NULL, NULL}};
+  dl_iterate_phdr(find_module, &q);
+  if (!q.hdr) return false;
+  const uint8_t *p = q.hdr, *end = q.seg.hi;
+  uint8_t version, ptr_enc, count_enc, table_enc;
+  uint64_t eh_frame, count;
+  if (!fixed(&p, end, &version, 1) || version != 1 || !fixed(&p, end, &ptr_enc, 1) ||
+      !fixed(&p, end, &count_enc, 1) || !fixed(&p, end, &table_enc, 1) ||
+      !encoded(&p, end, ptr_enc, q.hdr, &eh_frame) || !encoded(&p, end, count_enc, q.hdr, &count))
+    return false;
+  /* The binary search table: pairs of datarel sdata4 (initial location, FDE). */
+  if (table_enc != 0x3b || count == 0 || count > (uint64_t)(end - p) / 8) return false;
+  const int32_t *table = (const int32_t *)(const void *)p;
+  uint64_t lo = 0, hi = count;
+  while (hi - lo > 1) {
+    uint64_t mid = (lo + hi) / 2;
+    int32_t start;
+    memcpy(&start, &table[2 * mid], 4);
+    if ((uint64_t)(uintptr_t)(q.hdr + start) <= target) lo = mid;
+    else hi = mid;
+  }
+  int32_t fde_off;
+  memcpy(&fde_off, &table[2 * lo + 1], 4);
+  const uint8_t *fde = q.hdr + fde_off;
+  if (fde < q.seg.lo || fde >= q.seg.hi) return false;
+  p = fde;
+  uint32_t len, cie_ptr;
+  if (!fixed(&p, end, &len, 4) || len == 0xffffffffu || len > (size_t)(end - p)) return false;
+  const uint8_t *fde_end = p + len;
+  const uint8_t *cie_field = p;
+  if (!fixed(&p, fde_end, &cie_ptr, 4) || cie_ptr == 0) return false;
+  const uint8_t *cie = cie_field - cie_ptr;
+  if (cie < q.seg.lo || cie >= q.seg.hi) return false;
+  cie_info ci;
+  if (!parse_cie(cie, q.seg, q.hdr, &ci)) return false;
+  uint64_t begin, range;
+  if (!encoded(&p, fde_end, ci.fde_enc, q.hdr, &begin) ||
+      !encoded(&p, fde_end, ci.fde_enc & 0x0f, q.hdr, &range))
+    return false;
+  if (target < begin || target - begin >= range) return false;
+  uint64_t aug_len;
+  if (!uleb(&p, fde_end, &aug_len) || aug_len > (uint64_t)(fde_end - p)) return false;
+  p += aug_len;
+  row initial = {DW_REG_RSP, 8, false, 0, -8}, out;
+  uint64_t loc = begin;
+  /* The CIE's instructions describe the entry; the FDE's follow. */
+  out = initial;
+  if (!run(ci.insns, ci.insns_end, &ci, &initial, &out, &loc, UINT64_MAX)) return false;
+  initial = out;
+  loc = begin;
+  if (!run(p, fde_end, &ci, &initial, &out, &loc, target)) return false;
+  *r = out;
+  return true;
+}
+
+static bool read_word(const tm_stack_copy *st, uintptr_t a, uintptr_t *v) {
+  if (a < st->base || a - st->base > st->len || st->len - (a - st->base) < sizeof *v) return false;
+  memcpy(v, st->bytes + (a - st->base), sizeof *v);
+  return true;
+}
+
+bool tm_cfi_step(tm_cfi_regs *r, bool ip_is_return, const tm_stack_copy *stack) {
+  row w;
+  if (!r->ip || !row_for(r->ip, ip_is_return ? r->ip - 1 : r->ip, &w)) return false;
+  uintptr_t cfa;
+  if (w.cfa_reg == DW_REG_RSP) cfa = r->sp + (uintptr_t)w.cfa_off;
+  else if (w.cfa_reg == DW_REG_RBP && r->bp_known) cfa = r->bp + (uintptr_t)w.cfa_off;
+  else return false;
+  uintptr_t ra, bp = r->bp;
+  if (cfa <= r->sp || !read_word(stack, cfa + (uintptr_t)w.ra_off, &ra)) return false;
+  bool bp_known = r->bp_known;
+  if (w.bp_saved) bp_known = read_word(stack, cfa + (uintptr_t)w.bp_off, &bp);
+  *r = (tm_cfi_regs){ra, cfa, bp, bp_known};
+  return true;
+}

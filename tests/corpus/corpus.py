@@ -1,0 +1,101 @@
+"""corpus: what the tests of real programs share (tests/corpus/test_*.py).
+
+Each test records a real program (memcached, a JVM, Go, CPython, Rust,
+C++20, SQLite) with `threadmon record`, reads `threadmon report --json` and
+checks what a user must see: the program's real contention found and named,
+and no high or medium finding that is not true of it. Builds on the
+end-to-end helpers (tests/e2e/tmtest.py); skips (77) with a reason when a
+toolchain or package is missing.
+"""
+
+import json
+import os
+import shutil
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+import tmtest  # noqa: E402
+from tmtest import Skip, check  # noqa: E402,F401
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS_BUILD = os.path.join(tmtest.BUILD, "tests", "corpus")
+
+
+def source(name):
+    return os.path.join(HERE, name)
+
+
+def tool(name, *extra_dirs):
+    """The path of a program on PATH or in extra_dirs; skips when missing."""
+    path = shutil.which(name) or next(
+        (os.path.join(d, name) for d in extra_dirs if os.access(os.path.join(d, name), os.X_OK)),
+        None)
+    if not path:
+        raise Skip(f"{name} is not installed")
+    return path
+
+
+def built(name):
+    """A corpus program meson built; skips when its toolchain was missing."""
+    path = os.path.join(CORPUS_BUILD, name)
+    if not os.path.exists(path):
+        raise Skip(f"{path} is not built (its compiler or library was missing at setup)")
+    return path
+
+
+class Run:
+    """A program recorded under the launcher, with its truth and report."""
+    count = 0
+
+    def __init__(self, name, argv, timeout=90, env=None, popen_hook=None):
+        tmtest.require_report()
+        Run.count += 1
+        self.name = name
+        self.capture = os.path.join(tmtest.Temp.dir(), f"{name}-{Run.count}.tmcap")
+        if popen_hook:
+            self.run = popen_hook(self.capture)
+        else:
+            self.run = tmtest.launcher("record", "-o", self.capture, "--", *argv,
+                                       timeout=timeout, env=env)
+        print(f"  recorded {' '.join(argv)}: exit {self.run.returncode}")
+        lines = [l for l in (self.run.stdout or "").splitlines() if l.startswith("{")]
+        self.truth = json.loads(lines[-1]) if lines else {}
+        self.report = tmtest.report_json(self.capture)
+        for f in self.report.get("findings", []):
+            print(f"  finding {f.get('severity')} {f.get('kind')}: {f.get('message')}")
+
+    def findings(self, kind=None):
+        return [f for f in self.report.get("findings", []) if kind is None or f.get("kind") == kind]
+
+    def threads(self, prefix=""):
+        return [t for t in self.report["threads"]
+                if not t.get("probe") and str(t.get("name", "")).startswith(prefix)]
+
+    def cpus(self):
+        return len(self.report.get("cpus", [])) or os.cpu_count()
+
+
+def true_oversubscription(run, f):
+    """oversubscribed is true of a program that had more busy threads than CPUs."""
+    return f.get("kind") == "oversubscribed" and \
+        f.get("evidence", {}).get("busy_threads", 0) > run.cpus()
+
+
+def no_false_alarm(run, allowed=lambda f: False):
+    """No high or medium finding but those `allowed` says are true of the
+    program (and a true oversubscription). data_lost is about the recording
+    (a machine too busy for the probe): reported, not failed."""
+    for f in tmtest.serious(run.findings()):
+        if f.get("kind") == "data_lost":
+            print(f"  note: the probe lost data on this run: {f.get('message')}")
+            continue
+        check(allowed(f) or true_oversubscription(run, f),
+              f"{run.name}: false alarm {f.get('kind')}/{f.get('severity')}: {f.get('message')}")
+
+
+def only(run, kind):
+    """The one finding of a kind (recorded as a failure when not one)."""
+    found = run.findings(kind)
+    check(len(found) == 1, f"{run.name}: {len(found)} {kind} findings, expected 1: "
+          f"{tmtest.describe(run.findings())}")
+    return found[0] if found else {}

@@ -1,0 +1,111 @@
+"""memcached under load: its worker threads' real contention (the item and
+stats locks inside memcached) ranked first, and no finding about its idle
+listener, workers or maintenance threads (an idle event loop in epoll is
+waiting for work; before, five LOW never_runs on an idle memcached)."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import corpus
+import tmtest
+from corpus import check
+
+CLIENTS = 4
+IDLE_S = 1.0   # no clients yet: every memcached thread idles
+LOAD_S = 1.5   # then CLIENTS connections set and get a few hot keys
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def client(port, seconds, counts, k):
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        f = s.makefile("rb")
+        end, n, value = time.monotonic() + seconds, 0, b"v" * 100
+        while time.monotonic() < end:
+            key = b"k%d" % (n % 20)  # few hot keys: the same item locks
+            s.sendall(b"set " + key + b" 0 0 100\r\n" + value + b"\r\n")
+            check(f.readline() == b"STORED\r\n", "memcached did not store a key")
+            s.sendall(b"get " + key + b"\r\n")
+            while f.readline() not in (b"END\r\n", b""):
+                pass
+            n += 1
+        counts[k] = n
+
+
+def record_under_load(capture, clients=CLIENTS):
+    port = free_port()
+    argv = [corpus.tool("memcached", "/usr/bin"), "-p", str(port), "-l", "127.0.0.1", "-t", "4",
+            "-U", "0"]
+    if os.geteuid() == 0:
+        argv[1:1] = ["-u", "root"]  # memcached refuses to run as root otherwise
+    proc = subprocess.Popen([sys.executable, tmtest.LAUNCHER, "record", "-o", capture, "--", *argv],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 10
+    while True:  # until memcached listens
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                out, err = proc.communicate()
+                raise tmtest.Failed(f"memcached never listened on {port}: {err.strip()}")
+            time.sleep(0.05)
+    time.sleep(IDLE_S)
+    counts = [0] * clients
+    ts = [threading.Thread(target=client, args=(port, LOAD_S, counts, k)) for k in range(clients)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    print(f"  {sum(counts)} set+get pairs from {clients} clients")
+    proc.send_signal(signal.SIGTERM)  # the launcher passes it on; memcached exits 0
+    out, err = proc.communicate(timeout=30)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def record_idle(capture):
+    """memcached with no client at all: five threads idle in epoll, four
+    maintenance threads in cond waits."""
+    return record_under_load(capture, clients=0)
+
+
+def test_memcached_idle():
+    run = corpus.Run("memcached", ["memcached"], popen_hook=record_idle)
+    check(not run.findings(), f"idle memcached: {tmtest.describe(run.findings())}")
+
+
+def test_memcached_under_load():
+    run = corpus.Run("memcached", ["memcached"], popen_hook=record_under_load)
+    workers = run.threads("mc-worker")
+    check(len(workers) == 4, f"{len(workers)} mc-worker threads, expected 4")
+    check(all(t["states"]["on_cpu"] > 0 for t in workers), "an mc-worker never ran under load")
+    # Idle event loops and maintenance threads are not a problem.
+    check(not run.findings("never_runs"),
+          f"never_runs on memcached: {tmtest.describe(run.findings('never_runs'))}")
+    corpus.no_false_alarm(run)
+    # Its real contention: the most contended mutex is one inside memcached
+    # (an item, LRU or stats lock) that its workers waited for.
+    mutexes = sorted((o for o in run.report["sync_objects"]
+                      if tmtest.kind_of(o) == "mutex" and o.get("contentions")),
+                     key=lambda o: -o["contentions"])
+    if check(bool(mutexes), "no contended mutex in memcached under load"):
+        top = mutexes[0]
+        names = {t["tid"]: str(t.get("name")) for t in run.report["threads"]}
+        waiters = sorted({names.get(w["tid"], "?") for w in top.get("waiters", [])})
+        print(f"  most contended mutex: {top.get('module')} @ {top.get('call_site')}, "
+              f"{top['contentions']} of {top['acquisitions']} contended, waiters {waiters}")
+        check("memcached" in top.get("call_site", ""),
+              f"the most contended mutex is not taken in memcached: {top.get('call_site')}")
+        check("mc-worker" in waiters, f"no mc-worker among its waiters: {waiters}")
+
+
+tmtest.main(globals())

@@ -1,0 +1,40 @@
+"""A Rust program (std Mutex, RwLock, Condvar: futexes the probe finds by
+sampling): it runs under the probe, its threads are named, its Mutex may be
+reported (a lock its workers take turns at), and the consumer's Condvar wait
+is not taken for a lock."""
+import os
+import subprocess
+
+import corpus
+import tmtest
+from corpus import check
+
+WORKERS, MILLIS = 3, 1500
+
+
+def test_rust_sync():
+    rustc = corpus.tool("rustc", os.path.expanduser("~/.cargo/bin"))
+    exe = os.path.join(tmtest.Temp.dir(), "rs_sync")
+    built = subprocess.run([rustc, "-O", "-g", "--edition", "2021", "-o", exe,
+                            corpus.source("rs_sync.rs")], capture_output=True, text=True, timeout=300)
+    if built.returncode:
+        raise tmtest.Failed(f"rustc failed: {built.stderr.strip()}")
+    run = corpus.Run("rust", [exe, str(WORKERS), str(MILLIS)])
+    check(run.run.returncode == 0 and run.truth.get("turns", 0) > 0,
+          f"exit {run.run.returncode}, truth {run.truth}")
+    names = sorted(t["name"] for t in run.threads("rs-"))
+    check(names == sorted([f"rs-worker-{i}" for i in range(WORKERS)] + ["rs-consumer"]),
+          f"thread names {names}")
+    for f in run.findings("internal_lock"):
+        sites = " ".join(map(str, f.get("evidence", {}).get("call_site", [])))
+        check("Condvar" not in sites or "lock_contended" in sites,
+              f"the Condvar wait taken for a lock: {f.get('message')}")
+
+    def true_lock(f):  # the workers' Mutex: they do take turns at it
+        text = str(f.get("evidence", {}).get("program_function", "")) + str(f.get("message", ""))
+        return (f.get("kind") == "serialising_object" and "Mutex" in text) or \
+            (f.get("kind") == "internal_lock" and "lock_contended" in text)
+    corpus.no_false_alarm(run, true_lock)
+
+
+tmtest.main(globals())
