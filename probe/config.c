@@ -55,6 +55,7 @@ int tm_config_load(tm_config *c) {
   c->follow = true;
   c->perf = true;
   c->max_switch_rate = 25000;
+  c->budget_pct = 5;
 
   const char *v;
   if ((v = getenv("THREADMON_OUTPUT")) && *v) {
@@ -74,6 +75,11 @@ int tm_config_load(tm_config *c) {
   if ((v = getenv("THREADMON_INTERVAL_MS")) && *v) {
     if (parse_u64("THREADMON_INTERVAL_MS", v, 1, 10000, &n)) return -1;
     c->interval_ns = n * 1000000u;
+  }
+  c->interval_asked_ns = c->interval_ns;
+  if ((v = getenv("THREADMON_BUDGET")) && *v) {
+    if (parse_u64("THREADMON_BUDGET", v, 0, 100, &n)) return -1;
+    c->budget_pct = (unsigned)n;
   }
   if ((v = getenv("THREADMON_FOLLOW")) && *v) {
     if (parse_u64("THREADMON_FOLLOW", v, 0, 1, &n)) return -1;

@@ -16,12 +16,14 @@ typedef struct tm_config {
   char port[16];
   char token[256];            /* THREADMON_TOKEN */
   char status[TM_PATH_BYTES]; /* THREADMON_STATUS: the launcher's status file, "" = none */
-  uint64_t interval_ns;       /* THREADMON_INTERVAL_MS, default 10 ms */
+  uint64_t interval_ns;       /* the tick now: interval_asked_ns, or longer over the budget */
+  uint64_t interval_asked_ns; /* THREADMON_INTERVAL_MS, default 10 ms */
   size_t net_buffer_bytes;    /* THREADMON_NET_BUFFER_KB, default 8 MiB */
   bool follow;                /* THREADMON_FOLLOW, default 1 */
   bool perf;                  /* THREADMON_PERF, default 1: perf events at all */
   bool counters;              /* THREADMON_COUNTERS, default 0: per-thread perf counters */
   uint64_t max_switch_rate;   /* THREADMON_MAX_SWITCH_RATE, per second and CPU, 0 = no limit */
+  unsigned budget_pct;        /* THREADMON_BUDGET, % of one core for the probe's thread, 0 = none */
 } tm_config;
 
 /* Fills c from the environment. Returns 0, or -1 after printing one

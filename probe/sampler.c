@@ -1614,6 +1614,44 @@ static bool nowhere_to_send(const tm_session *s) {
          !s->tx.file_lost;
 }
 
+/* The CPU budget (THREADMON_BUDGET): judged over each BUDGET_WINDOW_NS of
+ * the probe thread's own CPU time; above it the ticks come half as often
+ * (every /proc read and frame with them), at most down to one a second;
+ * well below it (a quarter), twice as often again, back to the interval
+ * asked for. Each change is a Notice. */
+#define BUDGET_WINDOW_NS 1000000000ull
+#define BUDGET_MAX_INTERVAL_NS 1000000000ull
+
+static void keep_budget(tm_session *s, uint64_t base_interval, uint64_t *win_wall,
+                        uint64_t *win_cpu) {
+  if (!s->cfg.budget_pct) return;
+  uint64_t wall = tm_now_ns(), cpu = thread_cpu_ns();
+  if (!*win_wall) {
+    *win_wall = wall;
+    *win_cpu = cpu;
+    return;
+  }
+  if (wall - *win_wall < BUDGET_WINDOW_NS) return;
+  double share = (double)(cpu - *win_cpu) / (double)(wall - *win_wall);
+  *win_wall = wall;
+  *win_cpu = cpu;
+  double budget = s->cfg.budget_pct / 100.0;
+  uint64_t was = s->cfg.interval_ns;
+  if (share > budget && was < BUDGET_MAX_INTERVAL_NS)
+    s->cfg.interval_ns = was * 2 < BUDGET_MAX_INTERVAL_NS ? was * 2 : BUDGET_MAX_INTERVAL_NS;
+  else if (share < budget / 4 && was > base_interval)
+    s->cfg.interval_ns = was / 2 > base_interval ? was / 2 : base_interval;
+  if (s->cfg.interval_ns == was) return;
+  char text[200];
+  snprintf(text, sizeof text,
+           "the probe's thread used %.1f%% of a core (THREADMON_BUDGET %u%%): %s, a tick every "
+           "%llu ms",
+           share * 100, s->cfg.budget_pct,
+           s->cfg.interval_ns > was ? "less detail" : "detail restored",
+           (unsigned long long)(s->cfg.interval_ns / 1000000u));
+  tm_emit_notice(s, text, TM_TO_ALL);
+}
+
 static void *sampler_main(void *arg) {
   tm_session *s = arg;
   prctl(PR_SET_NAME, "threadmon", 0, 0, 0); /* before registering: the record copies it */
@@ -1624,11 +1662,16 @@ static void *sampler_main(void *arg) {
     self->guard = 1; /* for good: every wrapper passes our calls through */
   }
   s->probe_tid = (uint32_t)gettid();
+  /* A forked child's session starts at the interval asked for, not at its
+   * parent's over the budget. */
+  s->cfg.interval_ns = s->cfg.interval_asked_ns;
   tm_session_send_hello(s, TM_TO_ALL);
   for (unsigned i = 0; i < s->notice_count; i++) tm_emit_notice(s, s->notices[i], TM_TO_ALL);
 
   struct timespec next;
   clock_gettime(CLOCK_MONOTONIC, &next);
+  const uint64_t base_interval = s->cfg.interval_asked_ns;
+  uint64_t budget_wall = 0, budget_cpu = 0;
   while (!atomic_load(&stop_requested)) {
     uint64_t ns = (uint64_t)next.tv_nsec + s->cfg.interval_ns;
     next.tv_sec += (time_t)(ns / 1000000000u);
@@ -1645,6 +1688,7 @@ static void *sampler_main(void *arg) {
     atomic_store(&in_tick, 1);
     if (!atomic_load(&pause_requested)) tm_sampler_tick(s);
     atomic_store(&in_tick, 0);
+    keep_budget(s, base_interval, &budget_wall, &budget_cpu);
     if (nowhere_to_send(s) && atomic_load(&tm_active)) {
       /* Cost the program nothing from here: the wrappers pass every call
        * straight through, and this thread only waits for the end. */
