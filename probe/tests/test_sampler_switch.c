@@ -35,9 +35,10 @@
 #define SLEEP_NS 20000000ull  /* one voluntary sleep in the middle */
 #define MAX_SPINNERS 34
 #define MAX_NOTES 4096
-/* The last sleep, watched by several ticks; without switch records the
- * probe reads status at most every 10 ticks: longer than that. */
-#define REST_NS 200000000ull
+/* The last sleep, watched by several ticks: longer than the 150 ms after
+ * which a thread come to rest is read (sampler.c LIGHT_SETTLE_NS), with
+ * room for a late sampler on a loaded machine. */
+#define REST_NS 400000000ull
 
 typedef struct note {
   uint64_t t0, t1; /* CLOCK_MONOTONIC before and after sched_getcpu */
