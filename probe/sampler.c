@@ -116,7 +116,8 @@
  * session) reads everything.
  * Threads without records (created before the events were opened, e.g.
  * after a failed exec, or no switch source at all) are read every tick,
- * status at most every STATUS_EVERY ticks and only after they ran. */
+ * status only after they ran: at once when they were switched since the last
+ * (see read_status's caller), else every STATUS_EVERY ticks. */
 
 enum { SW_UNKNOWN = -1 }; /* no usable record: treat as running */
 enum { READ_NONE, READ_QUEUE, READ_ALL };
@@ -142,6 +143,7 @@ typedef struct tm_sampler_thread {
   uint64_t vol, invol;
   uint64_t ctx_after_ns; /* records up to this time are in vol/invol already */
   uint64_t status_tick;  /* tick of the last status read */
+  uint64_t status_slices; /* schedstat's count of times on a CPU at that read */
   uint32_t moved_reads;  /* reads that found it had run (perf counters: every PERF_EVERY) */
   int sw_cpu;            /* CPU of the latest record, -1 before one */
   bool born_covered;     /* every switch of its life is in the records */
@@ -815,11 +817,18 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   /* Context switches: counted from the records once a status read gave the
    * base (again after records were lost). Without records: only after it
    * ran, at most every STATUS_EVERY ticks (light ones: as their stat). */
+  /* A thread switched since that read (it got a CPU again) is read every
+   * time: its voluntary count is how a reader tells a tick it slept outside
+   * wrapped calls from schedstat's lag (a storm of futex waits on a lock no
+   * wrapper sees would read as time on a CPU). */
   bool from_records = s->src_perf_switch && st->covered;
+  bool switched = sc.slices != st->status_slices;
   if (!st->status_base ||
-      (!from_records && st->status_dirty && tick_no - st->status_tick >= STATUS_EVERY &&
-       (!light || st->moved_reads % LIGHT_FULL_EVERY == 0)))
-    read_status(st);
+      (!from_records && st->status_dirty &&
+       (switched || tick_no - st->status_tick >= STATUS_EVERY) &&
+       (!light || st->moved_reads % LIGHT_FULL_EVERY == 0))) {
+    if (read_status(st)) st->status_slices = sc.slices;
+  }
   uint64_t yields = t->yields; /* the thread's own counter: a racy read is one behind */
   bool counts = st->vol != vol || st->invol != invol || yields != st->yields;
   st->yields = yields;

@@ -253,6 +253,9 @@ struct InternalWaiter {
   uint64_t samples = 0;   // ticks it was seen blocked on the word
   uint64_t waitNs = 0;    // estimated time asleep on it
   uint64_t kernelNs = 0;  // estimated system CPU time spent in calls for it
+  // Never caught asleep at all, but runs the function of threads that were
+  // seen on it: charged by inference (SessionModel::internalWaiters).
+  bool inferred = false;
 };
 
 // A cycle in the wait-for graph: threads[i] waits on objects[i], which

@@ -163,6 +163,9 @@ class SessionModel : public QObject {
   // its pool (it and the threads of its start routine) as given.
   InternalWaiter hiddenWait(int index, uint64_t seen, const HiddenTicks &pool,
                             const TimeRange &r) const;
+  bool unseenPeer(int index, uint64_t addr, const TimeRange &r) const;
+  // Asleep outside every wrapped call (in the kernel, for no known object).
+  int64_t sleepOutsideWrappedNs(int index, const TimeRange &r) const;
   std::unique_ptr<SessionStore> store_;
   QTimer coalesce_;
   QString error_;

@@ -403,15 +403,17 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
     // Pass 1: RUNNING time with no switch information, to be split by the
     // tick's schedstat deltas.
     int64_t fallbackNs = 0;
-    bool wrappedWait = false;  // part of the tick in a wrapped blocking call
-    int endState = ustate;     // interposition state at the tick's end
+    int wrappedWaits = 0;  // wrapped blocking calls the tick saw (begun or going on)
+    int endState = ustate;  // interposition state at the tick's end
     {
       size_t u = ui, s = si;
       int us = ustate, sk = skind, sc = scpu;
       uint32_t uo = uobj;
+      int prevState = -1;
       walk(u, s, us, uo, sk, sc, [&](int64_t p, int64_t q, int ust, uint32_t, int k, int) {
         if (isRunning(ust) && k < 0 && p >= firstIn) fallbackNs += q - p;
-        if (blockedCode(ust) >= 0) wrappedWait = true;
+        if (blockedCode(ust) >= 0 && ust != prevState) wrappedWaits++;
+        prevState = ust;
         endState = ust;
       });
     }
@@ -432,14 +434,19 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
         double on = std::min(1.0, double(dOn) / double(fallbackNs));
         double rq = std::min(1.0 - on, double(dRq) / double(fallbackNs));
         // No sign of a sleep outside wrapped calls: not asleep at the read
-        // while running program code, and no voluntary switch in a tick
-        // spent wholly in program code (a wrapped wait explains its own).
-        // schedstat lags by up to a scheduler tick (the run time of a
-        // thread on a CPU, the queue wait of one still queued), which would
-        // otherwise read as sleep: split the tick by the ratio.
+        // while running program code, and no more voluntary switches than
+        // the tick's wrapped waits explain (a blocking wrapped call sleeps
+        // at most twice: a condition wait, then its mutex). schedstat lags
+        // by up to a scheduler tick (the run time of a thread on a CPU, the
+        // queue wait of one still queued), which would otherwise read as
+        // sleep: split the tick by the ratio. A thread in a storm of futex
+        // waits no wrapper sees (glibc's random() lock) has switched far
+        // more often, and its sleep stays sleep.
         bool asleepAtRead = (kstate == 'S' || kstate == 'D') && isRunning(endState);
-        bool volSwitched = pa && pb->v[kVolCtxsw] != pa->v[kVolCtxsw];
-        bool neverSlept = !asleepAtRead && (wrappedWait || !volSwitched) && dOn + dRq > 0;
+        uint64_t volSwitches =
+            pa && pb->v[kVolCtxsw] > pa->v[kVolCtxsw] ? pb->v[kVolCtxsw] - pa->v[kVolCtxsw] : 0;
+        bool unexplained = volSwitches > uint64_t(2 * wrappedWaits);
+        bool neverSlept = !asleepAtRead && !unexplained && dOn + dRq > 0;
         if (neverSlept) {
           on = double(dOn) / double(dOn + dRq);
           rq = 1.0 - on;

@@ -180,7 +180,8 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
       waiters.append(QJsonObject{{"tid", qint64(w.tid)},
                                  {"wait_s", seconds(int64_t(w.waitNs))},
                                  {"kernel_s", seconds(int64_t(w.kernelNs))},
-                                 {"samples", qint64(w.samples)}});
+                                 {"samples", qint64(w.samples)},
+                                 {"inferred", w.inferred}});
       wait += int64_t(w.waitNs);
       kernel += int64_t(w.kernelNs);
     }

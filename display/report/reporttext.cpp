@@ -162,9 +162,12 @@ void objectDetails(const QJsonArray &sync, const QHash<qint64, QString> &names, 
       QStringList w;
       for (int k = 0; k < waiters.size() && k < kWaiters; k++) {
         const QJsonValue x = waiters[k];
-        w << QStringLiteral("%1 %2 s asleep + %3 s system").arg(tidName(names, x["tid"].toInteger()),
-                                                               num(x["wait_s"].toDouble(), 3),
-                                                               num(x["kernel_s"].toDouble(), 3));
+        w << QStringLiteral("%1 %2 s asleep + %3 s system%4")
+                 .arg(tidName(names, x["tid"].toInteger()), num(x["wait_s"].toDouble(), 3),
+                      num(x["kernel_s"].toDouble(), 3),
+                      x["inferred"].toBool() ? QStringLiteral(" (never caught asleep: inferred from "
+                                                              "its peers)")
+                                             : QString());
       }
       if (waiters.size() > kWaiters) w << QStringLiteral("%1 more").arg(waiters.size() - kWaiters);
       out << QStringLiteral("    losing time to it (estimated): %1").arg(w.join(", "));

@@ -264,6 +264,55 @@ class TestModelFindings : public QObject {
     QCOMPARE(kindOf({"libc.so.6!syscall+0x19", "p!latch_reset+0x10", "p!futex_mutex_wait+0x4"}).kind, 0);
   }
 
+  // A looper never caught asleep (its waits too short for any tick) runs the
+  // function of one seen on the lock: it is charged by inference. One seen
+  // asleep in another call, or running another function, is not.
+  void unseenPeersAreInferred() {
+    StreamBuilder b;
+    b.setExe("/opt/bin/mutex_loop");
+    b.hello(false);
+    const uint64_t lock = 0x7f0000001000;
+    b.syncObject(9, THREADMON__SYNC_KIND__KIND_INTERNAL, lock, "/lib/x86_64-linux-gnu/libc.so.6",
+                 "lock", nullptr);
+    b.stack(3, {"libc.so.6!random+0x1c", "mutex_loop!work+0x31 (mutex_loop.c:36)"});
+    for (uint32_t tid : {301u, 302u, 303u}) b.threadStart(tid, at(0), "looper", "mutex_loop!work");
+    b.threadStart(304, at(0), "other", "mutex_loop!other");
+    const uint32_t futexNr = 202 + 1, readNr = 0 + 1;
+    for (int t = 10; t <= 1000; t += 10) {
+      // Half of each tick on a CPU, and switches no wrapped call explains:
+      // the other half is asleep outside wrapped calls.
+      const uint64_t on = uint64_t(t) * kMs / 2, vol = uint64_t(t);
+      const bool caught = t % 100 == 50;
+      std::vector<Lwp> l;
+      l.push_back(Lwp{301, 0, 0, on, 0, vol, 0, 0, 0, 0, caught ? 'S' : 'R', caught ? lock : 0,
+                      caught ? futexNr : 0});
+      l.push_back(Lwp{302, 0, 0, on, 0, vol, 0, 0, 0, 0, 'R', 0});
+      l.push_back(Lwp{303, 0, 0, on, 0, vol, 0, 0, 0, 0, caught ? 'S' : 'R', 0, caught ? readNr : 0});
+      l.push_back(Lwp{304, 0, 0, on, 0, vol, 0, 0, 0, 0, 'R', 0});
+      b.tick(at(t), l, {}, {}, 0, {Site{9, 3, uint64_t(t / 100), 0}});
+    }
+    b.goodbye(at(1000), 0);
+    SessionModel m;
+    b.applyTo(&m);
+    TimeRange whole = m.resolve(Window::wholeRun());
+    std::vector<InternalWaiter> w = m.internalWaiters(9, whole);
+    std::map<uint32_t, InternalWaiter> by;
+    for (const InternalWaiter &x : w) by[x.tid] = x;
+    QCOMPARE(by.size(), size_t(2));
+    QVERIFY(by.count(301) && by.count(302));
+    QCOMPARE(by[301].samples, uint64_t(10));
+    QVERIFY(!by[301].inferred);
+    QCOMPARE(by[302].samples, uint64_t(0));
+    QVERIFY(by[302].inferred);
+    // Every sleep of 301 that a tick caught was on the lock: 302's half a
+    // second asleep is charged whole (within a tick).
+    QVERIFY2(by[302].waitNs > 490 * kMs && by[302].waitNs <= 500 * kMs,
+             qPrintable(QString::number(by[302].waitNs)));
+    QCOMPARE(m.internalWaitNs(m.indexOfTid(302), whole), by[302].waitNs);
+    QCOMPARE(m.internalWaitNs(m.indexOfTid(303), whole), uint64_t(0));
+    QCOMPARE(m.internalWaitNs(m.indexOfTid(304), whole), uint64_t(0));
+  }
+
   void internalWaitsGoToTheRightThreads() {
     StreamBuilder b;
     b.setExe("/opt/bin/mutex_loop");

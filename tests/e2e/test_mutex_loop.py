@@ -10,7 +10,11 @@ from tmtest import Recording, check
 
 # The workload's defaults, as a new user runs it: one thread per CPU, 64
 # mutexes, short work between rand() calls (so glibc's lock is hot).
-ARGS = []
+# 6 million rand() calls a thread (about 3.6 s): waits on the lock last
+# microseconds, and on 2 CPUs the sampler catches a looper asleep on it only
+# about twice a second (SessionModel::unseenPeer); the default 1.2 s run
+# went without a single sighting in 1 run of 6.
+ARGS = ["--iterations", "6000000"]
 # The workload's thread function: where its call sites must point.
 WORKER = "mutex_loop!work"
 
