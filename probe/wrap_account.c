@@ -197,15 +197,16 @@ TM_TLS __thread const void *tm_hold_addr;
 static TM_TLS __thread uint64_t hold_start_ns, hold_weight;
 static TM_TLS __thread uint32_t hold_rng;
 
-/* The gap to the next timed hold: 1..2*TM_HOLD_SAMPLE_EVERY-1, mean
- * TM_HOLD_SAMPLE_EVERY (xorshift32, per thread: no shared state). */
-static uint64_t hold_gap(void) {
+/* The gap to the next timed hold after the count-th acquisition: 1..2*every-1,
+ * mean every (xorshift32, per thread: no shared state). */
+static uint64_t hold_gap(uint64_t count) {
   uint32_t x = hold_rng ? hold_rng : (uint32_t)tm_wait_clock() | 1u;
   x ^= x << 13;
   x ^= x >> 17;
   x ^= x << 5;
   hold_rng = x;
-  return 1 + x % (2 * TM_HOLD_SAMPLE_EVERY - 1);
+  uint32_t every = count < TM_HOLD_DENSE_UNTIL ? TM_HOLD_DENSE_EVERY : TM_HOLD_SAMPLE_EVERY;
+  return 1 + x % (2 * every - 1);
 }
 
 void tm_hold_begin(tm_object *o, uint64_t count, const void *addr) {
@@ -214,7 +215,7 @@ void tm_hold_begin(tm_object *o, uint64_t count, const void *addr) {
    * read-modify-writes do not race with another begin. */
   uint64_t last = atomic_load_explicit(&o->hold_last, memory_order_relaxed);
   atomic_store_explicit(&o->hold_last, count, memory_order_relaxed);
-  atomic_store_explicit(&o->hold_next, count < TM_HOLD_EXACT ? count + 1 : count + hold_gap(),
+  atomic_store_explicit(&o->hold_next, count < TM_HOLD_EXACT ? count + 1 : count + hold_gap(count),
                         memory_order_relaxed);
   hold_weight = count > last ? count - last : 1;
   tm_hold_addr = addr;

@@ -33,7 +33,14 @@ WORKLOADS = [
     ("woken_wait", [],
      ("threads", "tid", [("on_cpu", "on_cpu_pct"), ("runnable", "runnable_pct"),
                          ("sleeping", "sleeping_pct")])),
+    ("cpp20_sync", [], None),
 ]
+# C++20 waits no wrapper sees: the kind is known from the waiter's stack, the
+# time is the thread's exact sleep times the share of ticks that found it on
+# the word (docs/findings.md), so these rows are estimates, kept apart from
+# the exact states' goal.
+CPP20_ROLES = {"semaphore": "blocked_sem", "atomic_wait": "blocked_cond",
+               "barrier_fast": "blocked_barrier"}
 GOAL_POINTS = 3.0
 
 
@@ -70,7 +77,7 @@ def states(build_dir, probe, quick, log):
         sec.notes.append(f"not measured: {probe.unavailable_reason()}")
         sec.add_goal(f"state percentages within ±{GOAL_POINTS:.0f} points", "probe not built", None)
         return sec
-    errors, worst = [], None
+    errors, worst, sampled = [], None, []
     with tempfile.TemporaryDirectory(prefix="threadmon-accuracy-") as work:
         for name, args, spec in WORKLOADS:
             log(f"  {name} {' '.join(args)}")
@@ -112,6 +119,16 @@ def states(build_dir, probe, quick, log):
                     sec.rows.append([label, "all threads", f"lock hold, s ({how})",
                                      f"{truth['hold_s']:.3f}", f"{lock['hold_s']:.3f}",
                                      f"{err:+.1f}%"])
+            if name == "cpp20_sync":
+                for t in truth.get("threads", []):
+                    got, kind = by_tid.get(t.get("tid")), CPP20_ROLES.get(t.get("role"))
+                    if not got or not kind:
+                        continue
+                    have = got.get("states", {}).get(kind, 0.0)
+                    err = have - t["wait_pct"]
+                    sampled.append(abs(err))
+                    sec.rows.append([label, got.get("name") or t["role"], f"{kind} % (sampled)",
+                                     f"{t['wait_pct']:.1f}", f"{have:.1f}", f"{err:+.1f}"])
             if name == "cond_wait":
                 sleeper = by_tid.get(truth.get("sleeper_tid"))
                 if sleeper:
@@ -140,4 +157,7 @@ def states(build_dir, probe, quick, log):
                      "(`stolen`) but the workload's wall-clock truth cannot")
     else:
         sec.add_goal(f"state percentages within ±{GOAL_POINTS:.0f} points", "no run succeeded", None)
+    if sampled:
+        sec.notes.append(f"C++20 kinds (sampled, not in the goal above): largest error "
+                         f"{max(sampled):.1f} points over {len(sampled)} threads")
     return sec

@@ -92,18 +92,30 @@ static void test_hold_sampling(tm_thread *t) {
   }
   CHECK_EQ(atomic_load(&o->hold_samples), TM_HOLD_EXACT);
   CHECK(atomic_load(&o->hold_ns) >= 2000000u && atomic_load(&o->hold_ns) < 50000000u);
-  /* Then about one in TM_HOLD_SAMPLE_EVERY, each weighing for the
-   * acquisitions since the previous timed one. */
+  /* Then about one in TM_HOLD_DENSE_EVERY up to TM_HOLD_DENSE_UNTIL, one
+   * in TM_HOLD_SAMPLE_EVERY after, each weighing for the acquisitions since
+   * the previous timed one. */
   uint64_t timed = 0, gaps_max = 0, prev = TM_HOLD_EXACT;
-  for (int i = 0; i < 64 * 200; i++) {
+  uint64_t dense_timed = 0, dense_gaps_max = 0;
+  while (o->acquisitions < TM_HOLD_DENSE_UNTIL + 64 * 200) {
     tm_count_exclusive(&lock_word, TM_KIND_MUTEX);
     if (tm_hold_addr == &lock_word) {
-      timed++;
-      if (o->acquisitions - prev > gaps_max) gaps_max = o->acquisitions - prev;
+      bool dense = prev < TM_HOLD_DENSE_UNTIL;
+      uint64_t gap = o->acquisitions - prev;
+      if (dense) {
+        dense_timed++;
+        if (gap > dense_gaps_max) dense_gaps_max = gap;
+      } else {
+        timed++;
+        if (gap > gaps_max) gaps_max = gap;
+      }
       prev = o->acquisitions;
     }
     tm_hold_release(&lock_word, TM_KIND_MUTEX);
   }
+  uint64_t dense_expect = (TM_HOLD_DENSE_UNTIL - TM_HOLD_EXACT) / TM_HOLD_DENSE_EVERY;
+  CHECK(dense_timed > dense_expect * 3 / 4 && dense_timed < dense_expect * 5 / 4);
+  CHECK(dense_gaps_max < 2 * TM_HOLD_DENSE_EVERY);
   CHECK(timed > 100 && timed < 400);
   CHECK(gaps_max < 2 * TM_HOLD_SAMPLE_EVERY);
   CHECK_EQ(atomic_load(&o->hold_last), prev);
