@@ -94,6 +94,26 @@ def test_rand_r_has_no_hidden_lock():
     check(not hidden_random_lock(rec), "rand_r run reports glibc's random() lock")
 
 
+def test_rand_states_match_truth():
+    """Each looper's time on a CPU and waiting for one, against its own CPU
+    clock and schedstat run delay. The rest is sleep on random()'s lock: so
+    many microsecond futex waits that the probe closes its switch records
+    (rate limit) and splits ticks by schedstat, where a tick's sleep once
+    read as CPU time (96% on a CPU for a true 67%)."""
+    tmtest.require_report()
+    rec = rand_run()
+    require_parallel(rec)
+    for t in rec.truth["loopers"]:
+        got = rec.thread(t["tid"])
+        if not check(got is not None, f"looper {t['tid']} not in the report"):
+            continue
+        # The probe counts time the host stole apart; the CPU clock never has it.
+        near(tmtest.state(got, "on_cpu") + (tmtest.state(got, "stolen") or 0), t["on_cpu_pct"], 5,
+             f"looper {t['tid']} on_cpu %")
+        if t["runnable_pct"] >= 0:
+            near(tmtest.state(got, "runnable"), t["runnable_pct"], 5, f"looper {t['tid']} runnable %")
+
+
 def test_rand_internal_lock_finding():
     """The finding names libc, the lock and the workload's function."""
     tmtest.require_report()

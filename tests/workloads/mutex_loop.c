@@ -15,6 +15,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,13 +32,17 @@ typedef struct worker {
   pthread_t thread;
   int index;
   unsigned seed;
-  double wait_s;
+  /* Its own truth: tid, lifetime, CPU clock and run-queue time. */
+  long tid;
+  double life_s, cpu_s, runq_s;
 } worker;
 
 static int next_random(worker *w) { return use_rand_r ? rand_r(&w->seed) : rand(); }
 
 static void *work(void *arg) {
   worker *w = arg;
+  double born = wl_now_s();
+  w->tid = syscall(SYS_gettid);
   wl_name_self("looper", w->index);
   for (int i = 0; i < iterations; i++) {
     pthread_mutex_t *m = &mutexes[next_random(w) % nmutexes];
@@ -46,6 +51,9 @@ static void *work(void *arg) {
     pthread_mutex_unlock(m);
     wl_busy_loop((uint64_t)(next_random(w) % (max_free_loops + 1)));
   }
+  w->cpu_s = wl_thread_cpu_s();
+  w->runq_s = wl_run_delay_s();
+  w->life_s = wl_now_s() - born;
   return NULL;
 }
 
@@ -84,8 +92,16 @@ int main(int argc, char **argv) {
   }
   for (int i = 0; i < threads; i++) wl_check(pthread_join(ws[i].thread, NULL), "pthread_join");
   printf("{\"workload\":\"mutex_loop\",\"wall_s\":%.6f,\"rng\":\"%s\",\"threads\":%d,"
-         "\"mutexes\":%d,\"iterations\":%d,\"acquisitions\":%ld}\n",
+         "\"mutexes\":%d,\"iterations\":%d,\"acquisitions\":%ld,\"loopers\":[",
          wl_now_s() - start, rng, threads, nmutexes, iterations, (long)threads * iterations);
+  for (int i = 0; i < threads; i++) {
+    const worker *w = &ws[i];
+    double life = w->life_s > 0 ? w->life_s : 1;
+    printf("%s{\"tid\":%ld,\"life_s\":%.6f,\"on_cpu_pct\":%.2f,\"runnable_pct\":%.2f}",
+           i ? "," : "", w->tid, w->life_s, 100.0 * w->cpu_s / life,
+           w->runq_s >= 0 ? 100.0 * w->runq_s / life : -1.0);
+  }
+  printf("]}\n");
   free(ws);
   return 0;
 }
