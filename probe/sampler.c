@@ -116,8 +116,8 @@
  * session) reads everything.
  * Threads without records (created before the events were opened, e.g.
  * after a failed exec, or no switch source at all) are read every tick,
- * status only after they ran: at once when they were switched since the last
- * (see read_status's caller), else every STATUS_EVERY ticks. */
+ * status only after they ran: at once when they were switched often since
+ * the last (see read_status's caller), else every STATUS_EVERY ticks. */
 
 enum { SW_UNKNOWN = -1 }; /* no usable record: treat as running */
 enum { READ_NONE, READ_QUEUE, READ_ALL };
@@ -817,12 +817,14 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   /* Context switches: counted from the records once a status read gave the
    * base (again after records were lost). Without records: only after it
    * ran, at most every STATUS_EVERY ticks (light ones: as their stat). */
-  /* A thread switched since that read (it got a CPU again) is read every
-   * time: its voluntary count is how a reader tells a tick it slept outside
-   * wrapped calls from schedstat's lag (a storm of futex waits on a lock no
-   * wrapper sees would read as time on a CPU). */
+  /* A thread switched more than twice since that read (it got a CPU again
+   * that often) is read every time: its voluntary count is how a reader
+   * tells a tick it slept outside wrapped calls from schedstat's lag (a
+   * storm of futex waits on a lock no wrapper sees would read as time on a
+   * CPU). Twice or less a tick is what wrapped waits explain, and where most
+   * of a thousand threads are: they stay on STATUS_EVERY. */
   bool from_records = s->src_perf_switch && st->covered;
-  bool switched = sc.slices != st->status_slices;
+  bool switched = sc.slices - st->status_slices > 2;
   if (!st->status_base ||
       (!from_records && st->status_dirty &&
        (switched || tick_no - st->status_tick >= STATUS_EVERY) &&
