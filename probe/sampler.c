@@ -151,6 +151,7 @@ typedef struct tm_sampler_thread {
   uint64_t ran_ns;       /* on a CPU by the records since its last read */
   uint64_t read_tick;    /* tick of its last read */
   uint64_t stat_oncpu_ns; /* its CPU time at the last stat read */
+  bool stat_blocked;      /* that read was made with it blocked by its records */
   uint64_t syscall_ns;   /* when the last full read looked at its syscall */
   uint64_t dropped;      /* ring.dropped as last seen */
   uint64_t read_head;    /* ring head at its last read, in a wrapped call; else UINT64_MAX */
@@ -684,8 +685,12 @@ static bool stat_due(const tm_session *s, const tm_sampler_thread *st, uint32_t 
   uint64_t ran = oncpu_ns - st->stat_oncpu_ns;
   /* Blocked: outside wrapped calls only stat says in what; inside them its
    * counters stay as read now until it runs again, worth a read unless it
-   * ran only a moment (a thread that wakes for microseconds). */
-  if (st->sw_kind == TM_SWITCH_OUT && (cur <= TM_STATE_RUNNING || ran >= STAT_BLOCKED_CPU_NS))
+   * ran only a moment (a thread that wakes for microseconds) since a read
+   * made while it was blocked. One read while it ran is short of its last
+   * stretch: user and system time are each rounded down to a clock tick,
+   * and 0.96 ms more CPU moved both (80 ms by that read, 100 ms at rest). */
+  if (st->sw_kind == TM_SWITCH_OUT &&
+      (cur <= TM_STATE_RUNNING || ran >= STAT_BLOCKED_CPU_NS || (ran && !st->stat_blocked)))
     return true;
   return st->moved_reads % STAT_EVERY == 0 || ran >= STAT_CPU_NS;
 }
@@ -773,6 +778,7 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
         tm_parse_stat(buf, &st->stat)) {
       st->have_stat = stat_read = true;
       st->stat_oncpu_ns = sc.oncpu_ns;
+      st->stat_blocked = st->sw_kind == TM_SWITCH_OUT;
       if (settle && st->stat.state != 'R' && st->sw_kind == SW_UNKNOWN) {
         st->sw_kind = TM_SWITCH_OUT;
         st->sw_time = t0;
