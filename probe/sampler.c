@@ -147,11 +147,13 @@ typedef struct tm_sampler_thread {
   uint32_t moved_reads;  /* reads that found it had run (perf counters: every PERF_EVERY) */
   int sw_cpu;            /* CPU of the latest record, -1 before one */
   bool born_covered;     /* every switch of its life is in the records */
+  bool read_on_cpu;      /* its last full read was planned from a switch-in record */
   uint64_t met_tick;     /* tick the walk first met it in */
   uint64_t in_time;      /* its latest switch-in not yet matched by a switch-out */
   uint64_t ran_ns;       /* on a CPU by the records since its last read */
   uint64_t read_tick;    /* tick of its last read */
   uint64_t stat_oncpu_ns; /* its CPU time at the last stat read */
+  bool stat_blocked;      /* that read was made with it blocked by its records */
   uint64_t syscall_ns;   /* when the last full read looked at its syscall */
   uint64_t dropped;      /* ring.dropped as last seen */
   uint64_t read_head;    /* ring head at its last read, in a wrapped call; else UINT64_MAX */
@@ -685,8 +687,12 @@ static bool stat_due(const tm_session *s, const tm_sampler_thread *st, uint32_t 
   uint64_t ran = oncpu_ns - st->stat_oncpu_ns;
   /* Blocked: outside wrapped calls only stat says in what; inside them its
    * counters stay as read now until it runs again, worth a read unless it
-   * ran only a moment (a thread that wakes for microseconds). */
-  if (st->sw_kind == TM_SWITCH_OUT && (cur <= TM_STATE_RUNNING || ran >= STAT_BLOCKED_CPU_NS))
+   * ran only a moment (a thread that wakes for microseconds) since a read
+   * made while it was blocked. One read while it ran is short of its last
+   * stretch: user and system time are each rounded down to a clock tick,
+   * and 0.96 ms more CPU moved both (80 ms by that read, 100 ms at rest). */
+  if (st->sw_kind == TM_SWITCH_OUT &&
+      (cur <= TM_STATE_RUNNING || ran >= STAT_BLOCKED_CPU_NS || (ran && !st->stat_blocked)))
     return true;
   return st->moved_reads % STAT_EVERY == 0 || ran >= STAT_CPU_NS;
 }
@@ -717,7 +723,13 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
   if (tm_task_read(&st->fds, TM_TASK_SCHEDSTAT, st->have_sched, buf, sizeof buf) < 0) return;
   tm_task_sched sc;
   if (!tm_parse_schedstat(buf, &sc)) return;
+  /* Read as running by its records, but the switch-out came with a later
+   * drain (the read raced the sleep): that read left its stat unread and
+   * saw none of the blocking. This one counts as a move, once. */
+  bool caught_up = how == READ_ALL && st->read_on_cpu && st->sw_kind != TM_SWITCH_IN &&
+                   st->sw_kind != SW_UNKNOWN;
   if (how == READ_ALL) {
+    st->read_on_cpu = st->sw_kind == TM_SWITCH_IN;
     st->ran_ns = st->ev_ran_ns = 0;
     st->read_tick = tick_no;
     st->read_head = in_call ? head : UINT64_MAX;
@@ -737,7 +749,7 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
     }
   }
   bool moved = !st->have_sched || sc.oncpu_ns != st->sched.oncpu_ns ||
-               sc.runqueue_ns != st->sched.runqueue_ns;
+               sc.runqueue_ns != st->sched.runqueue_ns || caught_up;
   st->sched = sc;
   st->have_sched = true;
   /* Not moved: it did not run since the last read, nor enter a syscall. */
@@ -768,6 +780,7 @@ static void sample_thread(tm_session *s, tm_thread *t, tm_sampler_thread *st, in
         tm_parse_stat(buf, &st->stat)) {
       st->have_stat = stat_read = true;
       st->stat_oncpu_ns = sc.oncpu_ns;
+      st->stat_blocked = st->sw_kind == TM_SWITCH_OUT;
       if (settle && st->stat.state != 'R' && st->sw_kind == SW_UNKNOWN) {
         st->sw_kind = TM_SWITCH_OUT;
         st->sw_time = t0;
@@ -920,8 +933,10 @@ static int read_plan(const tm_session *s, const tm_sampler_thread *st, bool full
     return READ_ALL;
   if (st->sw_kind == TM_SWITCH_OUT_PREEMPT) return READ_QUEUE;
   /* It blocked after the last full read (it ran on, or records came
-   * late): what it blocked in, perhaps a hidden futex, is still unread. */
-  return st->sw_time > st->syscall_ns ? READ_ALL : READ_NONE;
+   * late), or before a read that took it for running (its switch-out came
+   * with a later drain): what it blocked in, perhaps a hidden futex, its
+   * stat and the switch are still unread. */
+  return st->sw_time > st->syscall_ns || st->read_on_cpu ? READ_ALL : READ_NONE;
 }
 
 typedef struct ended {

@@ -38,6 +38,7 @@ typedef struct tm_session {
   /* Hello strings, gathered when the session opens. */
   char exe[TM_PATH_BYTES];
   char host[256], kernel[128];
+  uint32_t cpu_count; /* online CPUs: sysconf opens a file, not on the probe's thread */
   char *cmdline; /* NUL-separated */
   size_t cmdline_len;
   bool net_reported; /* the launcher was told why the display has no data */

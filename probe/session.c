@@ -57,6 +57,12 @@ static void gather_identity(tm_session *s) {
   s->host[sizeof s->host - 1] = 0;
   struct utsname u;
   snprintf(s->kernel, sizeof s->kernel, "%s", uname(&u) == 0 ? u.release : "");
+  /* Here, on the thread that opens the session, before the program runs
+   * on: sysconf reads /sys/devices/system/cpu/online, and that open on the
+   * probe's thread took the program's lowest free descriptor while main()
+   * opened its first file (conf_fd first_free_fd: 4 instead of 3). */
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  s->cpu_count = cpus > 0 ? (uint32_t)cpus : 1;
   free(s->cmdline);
   s->cmdline = NULL;
   s->cmdline_len = 0;
@@ -114,8 +120,7 @@ void tm_session_send_hello(tm_session *s, int to) {
   h.argv = argv;
   h.host = s->host;
   h.kernel = s->kernel;
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  h.cpu_count = cpus > 0 ? (uint32_t)cpus : 1;
+  h.cpu_count = s->cpu_count;
   h.tick_interval_ns = s->cfg.interval_ns;
   h.n_sources = ns;
   h.sources = sources;

@@ -64,6 +64,13 @@ constexpr double kGilShare = 0.20;
 // least this many of them.
 constexpr double kJavaLockShare = 0.20;
 constexpr int kJavaLockMinThreads = 2;
+// java_lock (park): a wake-up edge between two parking threads takes part in
+// the cycle test only when the wait it carries (both ways) is at least this
+// share of the smaller of the two threads' waits woken by peers. An
+// executor's pool threads sometimes meet on its queue's lock (one wake-up of
+// 0.4 ms against 1.6 s parked for work); a lock's holders hand it round and
+// each edge carries about 2/(n-1) of their waits.
+constexpr double kJavaParkEdgeShare = 0.05;
 // oversubscribed: runnable share of the program threads' summed lifetime,
 // counted while more threads were runnable than CPUs.
 constexpr double kOversubscribedShare = 0.25;

@@ -3,6 +3,7 @@
 // monitors or parked by java.util.concurrent (java_lock). Both are invisible
 // to the lock rules: the GIL is a cond, and the JVM parks each thread on its
 // own cond, so no one object has the waiters of the Java lock.
+#include <algorithm>
 #include <map>
 
 #include "findings_util.h"
@@ -101,14 +102,38 @@ std::set<uint32_t> onWakeCycles(const std::vector<KindWait> &ws) {
   return out;
 }
 
+// The waits along edges that carry a real share of their threads' waits
+// (finding::kJavaParkEdgeShare): a rare meeting of two threads that wait
+// for something else (an executor's workers on its queue's lock, once in a
+// run) is not a hand-off round a lock, and alone it closed a cycle.
+std::vector<KindWait> strongEdges(const std::vector<KindWait> &ws) {
+  auto key = [](const KindWait &w) {
+    return std::make_pair(std::min(w.waiter, w.releaser), std::max(w.waiter, w.releaser));
+  };
+  std::map<std::pair<uint32_t, uint32_t>, int64_t> edge;
+  std::map<uint32_t, int64_t> total;
+  for (const KindWait &w : ws) {
+    edge[key(w)] += w.ns;
+    total[w.waiter] += w.ns;
+  }
+  std::vector<KindWait> out;
+  for (const KindWait &w : ws) {
+    const auto k = key(w);
+    const int64_t smaller = std::min(total[k.first], total[k.second]);
+    if (double(edge[k]) >= finding::kJavaParkEdgeShare * double(smaller)) out.push_back(w);
+  }
+  return out;
+}
+
 // Wait per thread. amongPeers: only the waits of threads on a wake-up
-// cycle, woken by another waiter (see onWakeCycles).
+// cycle, woken by another waiter along a strong edge (see onWakeCycles).
 std::map<uint32_t, int64_t> perThread(const std::vector<KindWait> &ws, bool amongPeers) {
   std::set<uint32_t> waiters;
   for (const KindWait &w : ws) waiters.insert(w.waiter);
   std::vector<KindWait> peers;
   for (const KindWait &w : ws)
     if (w.releaser != w.waiter && waiters.count(w.releaser)) peers.push_back(w);
+  if (amongPeers) peers = strongEdges(peers);
   const std::set<uint32_t> cyclic = amongPeers ? onWakeCycles(peers) : std::set<uint32_t>{};
   std::map<uint32_t, int64_t> out;
   for (const KindWait &w : amongPeers ? peers : ws)

@@ -296,8 +296,17 @@ class TestModelRuntimes : public QObject {
 
   // A pool's workers parked for work (LinkedBlockingQueue.take), each woken
   // by the submitting thread, which parks in Future.get() until a worker
-  // wakes it: a star of wake-ups, no cycle among peers, no lock.
+  // wakes it: a star of wake-ups, no cycle among peers, no lock. Workers
+  // sometimes meet on the queue's lock (one worker wakes another once in a
+  // run: on a 2-core machine half the runs of an executor had one): that
+  // closes a cycle submitter-worker-worker, but it carries 1% of their
+  // waits and is still no lock.
   void idlePoolThreadsParkedForWorkAreNoLock() {
+    for (bool meet : {false, true}) idlePool(meet);
+  }
+
+ private:
+  void idlePool(bool meet) {
     StreamBuilder b;
     b.setExe("/usr/lib/jvm/java-17-openjdk-amd64/bin/java");
     b.hello(false);
@@ -311,7 +320,7 @@ class TestModelRuntimes : public QObject {
       sites.push_back(Site{tid, 2, 1, 9 * kMs});
       for (int p = 0; p < 1000; p += 10) {
         b.transition(tid, at(p + 1), kCond, tid);
-        b.transition(tid, at(p + 10), kRun, 0, 0, 10);
+        b.transition(tid, at(p + 10), kRun, 0, 0, meet && tid == 22 && p == 500 ? 21 : 10);
       }
     }
     b.syncObject(10, THREADMON__SYNC_KIND__KIND_COND, 0x7f0000000f00, "[anon]", "", nullptr);
@@ -324,7 +333,7 @@ class TestModelRuntimes : public QObject {
     b.goodbye(at(1000), 0);
     SessionModel m;
     b.applyTo(&m);
-    QVERIFY(findAll(findingsOf(m), FindingKind::JavaLock).empty());
+    QVERIFY2(findAll(findingsOf(m), FindingKind::JavaLock).empty(), meet ? "workers met once" : "star");
   }
 };
 
