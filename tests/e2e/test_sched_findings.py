@@ -57,11 +57,7 @@ def test_undersubscribed():
     tmtest.check_process(rec)
     # The finding needs CPUs that really idle (docs/findings.md): on a
     # machine other processes keep busy there is no idle phase to find.
-    cpus = rec.report.get("cpus") or []  # percent of each CPU over the run
-    duration = rec.report["process"].get("duration_s") or 0
-    busy = sum(100 - (c.get("idle") or 0) - (c.get("iowait") or 0) for c in cpus) / 100 * duration
-    program = sum(sum((t.get("cpus") or {}).values()) for t in rec.program_threads())
-    other = (busy - program) / (duration * len(cpus)) if cpus and duration else 0
+    other = tmtest.other_cpu_share(rec)
     if other > 0.25:
         raise tmtest.Skip(f"machine busy: other processes used {100 * other:.0f}% of the CPUs "
                           "during the run, so its serial phases had no idle CPU to find")
@@ -78,6 +74,13 @@ def test_barrier_imbalance():
     tmtest.require_report()
     rec = Recording("barrier_imbalance")
     tmtest.check_process(rec)
+    # heavy-0 arrives last because it has more work; on a machine other
+    # processes keep busy every worker also waits for a CPU, and the rounds'
+    # order is the scheduler's (seen at load 10: no finding at all).
+    other = tmtest.other_cpu_share(rec)
+    if other > 0.25:
+        raise tmtest.Skip(f"machine busy: other processes used {100 * other:.0f}% of the CPUs "
+                          "during the run, so the rounds' order was not the work's")
     f = one_finding(rec, "barrier_imbalance")
     if not f:
         return

@@ -251,6 +251,18 @@ def mentions(text, *words):
     return check(not missing, f"message lacks {missing}: {text!r}")
 
 
+def other_cpu_share(rec):
+    """Share of the machine's CPU time other processes used during the
+    recording (the CPUs' busy time less the program's own)."""
+    cpus = rec.report.get("cpus") or []  # percent of each CPU over the run
+    duration = rec.report["process"].get("duration_s") or 0
+    if not cpus or not duration:
+        return 0.0
+    busy = sum(100 - (c.get("idle") or 0) - (c.get("iowait") or 0) for c in cpus) / 100 * duration
+    program = sum(sum((t.get("cpus") or {}).values()) for t in rec.program_threads())
+    return (busy - program) / (duration * len(cpus))
+
+
 def state(thread, name):
     return (thread or {}).get("states", {}).get(name)
 
