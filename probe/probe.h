@@ -176,6 +176,19 @@ TM_HIDDEN void tm_thread_release(tm_thread *t); /* SEALED -> FREE */
  * first lost change, so that readers see where the gap begins. */
 TM_HIDDEN void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id,
                              uint32_t holder_tid, uint32_t releaser_tid, uint64_t time_ns);
+/* User-thread (ucontext) switches share the LWP's ring with its state
+ * changes, so their order on the LWP is kept: an event whose state is
+ * TM_EV_USER_SWITCH or above is no thread state (object_id: the user
+ * thread switched to, holder_tid: the one switched from; 0 = the LWP's own
+ * context). The sampler sends them as UserSwitches (userthreads.h). */
+enum {
+  TM_EV_USER_SWITCH = 0x40, /* + threadmon.UserSwitchKind */
+  TM_EV_USER_DONE = 0x41,
+  TM_EV_USER_RETIRED = 0x42,
+};
+/* Pushes an event without touching cur_state (the thread's state stays). */
+TM_HIDDEN void tm_push_event(tm_thread *self, uint32_t kind, uint32_t to_id, uint32_t from_id,
+                             uint64_t time_ns);
 /* Consumer side: copies out up to max events; returns how many. */
 TM_HIDDEN uint32_t tm_ring_drain(tm_ring *r, tm_event *out, uint32_t max);
 

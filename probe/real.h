@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <ucontext.h>
 
 #include "probe.h"
 
@@ -65,6 +66,10 @@ typedef int (*tm_main_fn)(int, char **, char **);
   X(int, clock_nanosleep, (clockid_t, int, const struct timespec *, struct timespec *))         \
   X(int, usleep, (useconds_t))                                                                  \
   X(unsigned, sleep, (unsigned))                                                                \
+  X(int, getcontext, (ucontext_t *))                                                            \
+  X(int, setcontext, (const ucontext_t *))                                                      \
+  X(int, swapcontext, (ucontext_t *, const ucontext_t *))                                       \
+  X(void, makecontext, (ucontext_t *, void (*)(void), int, ...))                                \
   X(int, __libc_start_main,                                                                     \
     (tm_main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *))
 

@@ -22,6 +22,7 @@
 #include "sites.h"
 #include "stdthread.h"
 #include "symbolize.h"
+#include "userthreads.h"
 
 /* A std::thread's routine is a mangled _State_impl<...>::_M_run name,
  * often over 160 bytes. */
@@ -631,7 +632,13 @@ static uint32_t drain_ring(tm_session *s, tm_thread *t, tm_sampler_thread *st) {
   tm_event ev[DRAIN_CHUNK];
   uint32_t n, total = 0;
   while (total < TM_RING_EVENTS && (n = tm_ring_drain(&t->ring, ev, DRAIN_CHUNK)) > 0) {
+    uint32_t states = 0;
     for (uint32_t i = 0; i < n; i++) {
+      if (ev[i].state >= TM_EV_USER_SWITCH) {
+        tm_ut_wire_event(s, t->tid, &ev[i]);
+        continue;
+      }
+      ev[states++] = ev[i];
       if (transitions.n >= BATCH_MAX) flush_transitions(s);
       batch_push(&transitions, ev[i].time_ns, t->tid, (int)ev[i].state, ev[i].object_id,
                  ev[i].holder_tid, ev[i].releaser_tid);
@@ -644,9 +651,10 @@ static uint32_t drain_ring(tm_session *s, tm_thread *t, tm_sampler_thread *st) {
     }
     total += n;
     st->ev_tick = tick_no;
-    st->last_time = ev[n - 1].time_ns;
-    st->last_state = (int)ev[n - 1].state;
-    st->last_obj = ev[n - 1].object_id;
+    if (!states) continue; /* only user-thread switches: its state is as it was */
+    st->last_time = ev[states - 1].time_ns;
+    st->last_state = (int)ev[states - 1].state;
+    st->last_obj = ev[states - 1].object_id;
   }
   return total;
 }
@@ -1387,6 +1395,7 @@ static void send_descriptions(tm_session *s, int to) {
     if (d) emit_sync_object(s, o, d == 2, to);
   }
   tm_sites_wire_resend(s, to);
+  tm_ut_wire_resend(s, to);
 }
 
 /* The capture file lost frames (disk full, a file size limit, the program
@@ -1503,6 +1512,7 @@ void tm_sampler_tick(tm_session *s) {
   Threadmon__SiteStats **sites;
   size_t nsites = tm_sites_wire_tick(s, &sites, program_ran || hidden_noted);
   flush_transitions(s);
+  tm_ut_wire_tick(s);
   if (s->src_perf_switch) flush_switches(s, now, full);
 
   size_t ncpu = 0;
@@ -1848,5 +1858,6 @@ void tm_sampler_forget(void) {
   sampler_cpu_ns = 0;
   gap_end_n = 0;
   tm_sites_wire_forget();
+  tm_ut_wire_forget();
   tm_hidden_forget();
 }

@@ -375,12 +375,11 @@ tm_thread *tm_thread_by_tid(uint32_t tid) {
   return find_live(slot_tid, sizeof(uint32_t), tid);
 }
 
-void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id, uint32_t holder_tid,
-                   uint32_t releaser_tid, uint64_t time_ns) {
+static inline void push_raw(tm_thread *self, uint32_t state, uint32_t object_id,
+                            uint32_t holder_tid, uint32_t releaser_tid, uint64_t time_ns) {
   tm_ring *r = &self->ring;
   uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
   uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-  self->cur_state = state;
   if (TM_UNLIKELY(head - tail >= TM_RING_EVENTS - 1)) {
     /* Only this thread writes dropped: no locked instruction needed. */
     atomic_store_explicit(&r->dropped, atomic_load_explicit(&r->dropped, memory_order_relaxed) + 1,
@@ -403,6 +402,17 @@ void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id, uint32_t
   e->releaser_tid = releaser_tid;
   atomic_store_explicit(&r->head, head + 1, memory_order_release);
   tm_thread_touch(self);
+}
+
+void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id, uint32_t holder_tid,
+                   uint32_t releaser_tid, uint64_t time_ns) {
+  self->cur_state = state;
+  push_raw(self, state, object_id, holder_tid, releaser_tid, time_ns);
+}
+
+void tm_push_event(tm_thread *self, uint32_t kind, uint32_t to_id, uint32_t from_id,
+                   uint64_t time_ns) {
+  push_raw(self, kind, to_id, from_id, 0, time_ns);
 }
 
 uint32_t tm_ring_drain(tm_ring *r, tm_event *out, uint32_t max) {
