@@ -72,7 +72,8 @@ QString syncKindName(int kind) {
 QString sourceName(int source) {
   static const char *const names[] = {"unspecified",   "interpose",     "proc_task",
                                       "proc_stat",     "perf_switch",   "perf_software",
-                                      "perf_hardware", "unwind",        "futex_sampling"};
+                                      "perf_hardware", "unwind",        "futex_sampling",
+                                      "user_context"};
   if (source < 0 || source >= int(sizeof names / sizeof names[0]))
     return QStringLiteral("source_%1").arg(source);
   return QString::fromLatin1(names[source]);
