@@ -9,14 +9,9 @@
 
 TM_TLS __thread uint32_t tm_ut_cur;
 
-typedef struct map_slot {
-  _Atomic uintptr_t key; /* ucontext_t address, 0 = empty */
-  _Atomic uint32_t id;
-  uint32_t pad;
-} map_slot;
-
-static _Atomic(tm_uthread *) records; /* index id - 1 */
-static _Atomic(map_slot *) map;
+_Atomic(tm_uthread *) tm_ut_records;
+_Atomic(tm_ut_slot *) tm_ut_table;
+typedef tm_ut_slot map_slot;
 static _Atomic uint32_t last_id;
 static _Atomic uint64_t untracked;
 
@@ -42,20 +37,14 @@ static bool map_once(_Atomic(void *) *slot, size_t bytes) {
 }
 
 bool tm_ut_map(void) {
-  return map_once((_Atomic(void *) *)&records, (size_t)TM_UT_MAX * sizeof(tm_uthread)) &&
-         map_once((_Atomic(void *) *)&map, (size_t)TM_UT_MAP_SLOTS * sizeof(map_slot));
-}
-
-static inline uint32_t hash(uintptr_t key) {
-  /* ucontext_t is 968 bytes and usually 8- or 16-aligned: mix from bit 3. */
-  uint64_t h = (uint64_t)(key >> 3) * 0x9E3779B97F4A7C15ull;
-  return (uint32_t)(h >> 40) & (TM_UT_MAP_SLOTS - 1);
+  return map_once((_Atomic(void *) *)&tm_ut_records, (size_t)TM_UT_MAX * sizeof(tm_uthread)) &&
+         map_once((_Atomic(void *) *)&tm_ut_table, (size_t)TM_UT_MAP_SLOTS * sizeof(map_slot));
 }
 
 /* The slot of key, or (insert) the empty slot claimed for it; NULL when
  * absent (or the table is full). Linear probing, bounded. */
 static map_slot *slot_of(map_slot *m, uintptr_t key, bool insert) {
-  uint32_t i = hash(key);
+  uint32_t i = tm_ut_hash(key);
   for (uint32_t n = 0; n < 64; n++, i = (i + 1) & (TM_UT_MAP_SLOTS - 1)) {
     map_slot *s = &m[i];
     uintptr_t k = atomic_load_explicit(&s->key, memory_order_acquire);
@@ -70,13 +59,6 @@ static map_slot *slot_of(map_slot *m, uintptr_t key, bool insert) {
     }
   }
   return NULL;
-}
-
-const tm_uthread *tm_ut_get(uint32_t id) {
-  tm_uthread *r = atomic_load_explicit(&records, memory_order_acquire);
-  if (!r || id == 0 || id > TM_UT_MAX) return NULL;
-  tm_uthread *u = &r[id - 1];
-  return atomic_load_explicit(&u->ready, memory_order_acquire) ? u : NULL;
 }
 
 uint32_t tm_ut_last_id(void) {
@@ -96,7 +78,7 @@ uint32_t tm_ut_make(const void *ucp, void *fn, uintptr_t stack_lo, uintptr_t sta
     atomic_fetch_add_explicit(&untracked, 1, memory_order_relaxed);
     return 0;
   }
-  tm_uthread *u = &atomic_load_explicit(&records, memory_order_relaxed)[id - 1];
+  tm_uthread *u = &atomic_load_explicit(&tm_ut_records, memory_order_relaxed)[id - 1];
   u->ucp = (uintptr_t)ucp;
   u->stack_lo = stack_lo;
   u->stack_hi = stack_hi;
@@ -105,7 +87,7 @@ uint32_t tm_ut_make(const void *ucp, void *fn, uintptr_t stack_lo, uintptr_t sta
   u->made_ns = now;
   u->creator_tid = creator_tid;
   atomic_store_explicit(&u->ready, 1, memory_order_release);
-  map_slot *s = slot_of(atomic_load_explicit(&map, memory_order_relaxed), (uintptr_t)ucp, true);
+  map_slot *s = slot_of(atomic_load_explicit(&tm_ut_table, memory_order_relaxed), (uintptr_t)ucp, true);
   if (s) {
     uint32_t old = atomic_exchange_explicit(&s->id, id, memory_order_acq_rel);
     if (old != 0 && old != id) *retired = old;
@@ -113,30 +95,26 @@ uint32_t tm_ut_make(const void *ucp, void *fn, uintptr_t stack_lo, uintptr_t sta
   return id;
 }
 
-static bool holds(const tm_uthread *u, uintptr_t sp) {
-  return u && sp > u->stack_lo && sp <= u->stack_hi;
-}
-
-uint32_t tm_ut_lookup(const void *ucp, uintptr_t sp) {
-  map_slot *m = atomic_load_explicit(&map, memory_order_acquire);
+uint32_t tm_ut_lookup_slow(const void *ucp, uintptr_t sp) {
+  map_slot *m = atomic_load_explicit(&tm_ut_table, memory_order_acquire);
   if (!m) return 0; /* nothing was ever made */
   map_slot *s = slot_of(m, (uintptr_t)ucp, false);
   if (s) {
     uint32_t id = atomic_load_explicit(&s->id, memory_order_acquire);
     /* An LWP's own context has no stack to check; a made one must hold sp
      * (the address may have been reused for another context since). */
-    if (id == 0 || sp == 0 || holds(tm_ut_get(id), sp)) return id;
+    if (id == 0 || sp == 0 || tm_ut_holds(tm_ut_get(id), sp)) return id;
   }
   if (sp == 0) return 0;
   /* A context saved where no wrapper saw it (a copy): its stack says whose.
    * Newest first: a stack reused by a later makecontext is the later one's. */
   for (uint32_t id = tm_ut_last_id(); id > 0; id--)
-    if (holds(tm_ut_get(id), sp)) return id;
+    if (tm_ut_holds(tm_ut_get(id), sp)) return id;
   return 0;
 }
 
-void tm_ut_note(const void *ucp, uint32_t id) {
-  map_slot *m = atomic_load_explicit(&map, memory_order_acquire);
+void tm_ut_note_slow(const void *ucp, uint32_t id) {
+  map_slot *m = atomic_load_explicit(&tm_ut_table, memory_order_acquire);
   if (!m || !ucp) return;
   map_slot *s = slot_of(m, (uintptr_t)ucp, true);
   /* Only written when it changes: a fiber saving into its own context on

@@ -56,15 +56,14 @@ __attribute__((noinline)) static void switch_failed(uint32_t to, uint32_t from) 
  * next. oucp: where the current one is saved (NULL for setcontext). */
 static inline void switch_begin(tm_thread *t, ucontext_t *oucp, const ucontext_t *ucp,
                                 uint32_t *from, uint32_t *to) {
+  /* Nothing here sets errno (no syscall; the table's slow paths keep it). */
   t->guard++;
-  int saved = errno;
   *from = tm_ut_cur;
   *to = tm_ut_lookup(ucp, sp_of(ucp));
   if (oucp) tm_ut_note(oucp, *from);
   /* Between two contexts of the LWP's own (setjmp-like uses): nothing. */
   if (*from || *to) tm_push_event(t, TM_EV_USER_SWITCH, *to, *from, tm_wait_clock());
   tm_ut_cur = *to;
-  errno = saved;
   t->guard--;
 }
 
