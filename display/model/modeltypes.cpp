@@ -1,5 +1,7 @@
 #include "modeltypes.h"
 
+#include <QRegularExpression>
+
 #include <algorithm>
 
 #include "threadmon.pb-c.h"
@@ -67,6 +69,13 @@ QString syncKindName(int kind) {
                                       "barrier", "spin",  "sem",  "internal"};
   if (kind < 0 || kind >= int(sizeof names / sizeof names[0])) return QStringLiteral("unknown");
   return QString::fromLatin1(names[kind]);
+}
+
+QString userThreadName(const UserThreadInfo &u) {
+  if (!u.name.isEmpty()) return u.name;
+  QString f = u.function.section('!', 1);  // "module!function+0x10 (file:line)"
+  const qsizetype end = f.indexOf(QRegularExpression(QStringLiteral("[+ ]")));
+  return end < 0 ? f : f.left(end);
 }
 
 QString sourceName(int source) {

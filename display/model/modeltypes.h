@@ -155,6 +155,9 @@ struct UserThreadInfo {
   uint64_t contextAddress = 0, stackAddress = 0, stackSize = 0;
 };
 
+// Its name, else its function's name without module and offset.
+QString userThreadName(const UserThreadInfo &u);
+
 // A span a user thread spent on one LWP.
 struct UserSpan {
   int64_t start = 0;

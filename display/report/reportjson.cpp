@@ -1,7 +1,6 @@
 #include "reportjson.h"
 
 #include <QJsonArray>
-#include <QRegularExpression>
 
 #include <algorithm>
 #include <map>
@@ -114,13 +113,7 @@ QJsonObject userThreadJson(const SessionModel &m, int index, const TimeRange &wh
   for (const auto &[tid, ns] : st.lwpNs) lwps[QString::number(tid)] = seconds(ns);
   QJsonObject o;
   o["id"] = qint64(u.id);
-  // The function's name without module and offset, when no name is known.
-  QString name = u.name;
-  if (name.isEmpty()) {
-    name = u.function.section('!', 1);
-    name = name.left(name.indexOf(QRegularExpression(QStringLiteral("[+ ]"))));
-  }
-  o["name"] = name;
+  o["name"] = userThreadName(u);
   o["function"] = u.function;
   o["creator_tid"] = qint64(u.creatorTid);
   o["lifetime_s"] = seconds(st.lifetimeNs);

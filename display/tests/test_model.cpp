@@ -113,6 +113,45 @@ class TestModel : public QObject {
     QCOMPARE(m.info().exitStatus, 3);
   }
 
+  // A user thread on an LWP is in that LWP's state; switched out, it is
+  // dispatchable; its life ends when its function returns (USER_DONE).
+  void userThreadsTakeTheirLwpsStates() {
+    SessionModel m;
+    userThreadScenario().applyTo(&m);
+    QVERIFY2(!m.hasError(), qPrintable(m.errorText()));
+    QCOMPARE(m.userThreadCount(), 2);
+    const TimeRange whole = m.resolve(Window::wholeRun());
+    const UserThreadInfo &u1 = m.userThread(0);
+    QCOMPARE(u1.id, 1u);
+    QCOMPARE(u1.doneNs, at(90));
+    QCOMPARE(userThreadName(u1), QStringLiteral("fiber"));
+    UserThreadStates s1 = m.userThreadStates(0, whole);
+    QCOMPARE(s1.lifetimeNs, 90 * kMs);
+    QCOMPARE(s1.onLwpNs, 50 * kMs);
+    QCOMPARE(s1.dispatchableNs, 40 * kMs);
+    QCOMPARE(s1.onLwp.ns[size_t(FinalState::OnCpu)], 20 * kMs);
+    QCOMPARE(s1.onLwp.ns[size_t(FinalState::Runnable)], 10 * kMs);
+    QCOMPARE(s1.onLwp.ns[size_t(FinalState::BlockedMutex)], 20 * kMs);
+    QCOMPARE(s1.lwpNs.size(), size_t(1));
+    QCOMPARE(s1.lwpNs[0].first, 101u);
+    QCOMPARE(s1.lwpNs[0].second, 50 * kMs);
+    UserThreadStates s2 = m.userThreadStates(1, whole);
+    QCOMPARE(m.userThread(1).doneNs, int64_t(-1));
+    QCOMPARE(s2.lifetimeNs, 120 * kMs);  // never done: to the session's end
+    QCOMPARE(s2.onLwp.ns[size_t(FinalState::Runnable)], 10 * kMs);
+    QCOMPARE(s2.onLwp.ns[size_t(FinalState::OnCpu)], 10 * kMs);
+    QCOMPARE(s2.onLwp.ns[size_t(FinalState::BlockedMutex)], 10 * kMs);
+    QCOMPARE(s2.dispatchableNs, 90 * kMs);
+    // A window clips the spans: [25,65) holds u1's [25,30) and [60,65).
+    UserThreadStates w1 = m.userThreadStates(0, TimeRange{at(25), at(65)});
+    QCOMPARE(w1.onLwpNs, 10 * kMs);
+    QCOMPARE(w1.dispatchableNs, 30 * kMs);
+    std::vector<UserSpan> spans = m.userThreadSpans(0, whole);
+    QCOMPARE(spans.size(), size_t(2));
+    QCOMPARE(spans[1].start, at(60));
+    QCOMPARE(spans[1].end, at(90));
+  }
+
   // A thread created at 0 that first runs at 30 ms waited for a CPU all
   // that time: it cannot have slept before it ran. One whose first
   // transition precedes its first record (it ran before the records began)
