@@ -114,6 +114,10 @@ extern _Atomic int tm_real_ready TM_HIDDEN;
  * the program later and less clearly. */
 TM_HIDDEN void tm_real_init(void);
 
+/* A function of a library the program may not load (Boost.Context's
+ * jump_fcontext): dlsym(RTLD_NEXT), NULL when absent. Never a tail call. */
+TM_HIDDEN void *tm_real_optional(const char *name);
+
 static inline void tm_real_ensure(void) {
   if (TM_UNLIKELY(!atomic_load_explicit(&tm_real_ready, memory_order_acquire)))
     tm_real_init();

@@ -1,7 +1,5 @@
 #include "modeltypes.h"
 
-#include <QRegularExpression>
-
 #include <algorithm>
 
 #include "threadmon.pb-c.h"
@@ -73,9 +71,26 @@ QString syncKindName(int kind) {
 
 QString userThreadName(const UserThreadInfo &u) {
   if (!u.name.isEmpty()) return u.name;
-  QString f = u.function.section('!', 1);  // "module!function+0x10 (file:line)"
-  const qsizetype end = f.indexOf(QRegularExpression(QStringLiteral("[+ ]")));
-  return end < 0 ? f : f.left(end);
+  // "module!function+0x10 (file:line)"; a C++ function demangled, e.g.
+  // "void ns::entry<T, main::{lambda()#1}>(transfer_t)": its unqualified
+  // name without return type, template arguments and parameters ("entry").
+  QString f = u.function.section('!', 1);
+  QString out;
+  int depth = 0;  // inside <...> or (...)
+  for (QChar c : f) {
+    if (c == '<' || c == '(') {
+      if (c == '(' && depth == 0) break;  // the parameters: done
+      depth++;
+    } else if (c == '>' || c == ')') {
+      depth--;
+    } else if (depth == 0) {
+      if (c == '+' && !out.isEmpty()) break;  // the offset
+      if (c == ' ') out.clear();              // a return type before the name
+      else out += c;
+    }
+  }
+  const qsizetype scope = out.lastIndexOf(QStringLiteral("::"));
+  return scope < 0 ? out : out.mid(scope + 2);
 }
 
 QString sourceName(int source) {

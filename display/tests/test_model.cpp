@@ -125,6 +125,12 @@ class TestModel : public QObject {
     QCOMPARE(u1.id, 1u);
     QCOMPARE(u1.doneNs, at(90));
     QCOMPARE(userThreadName(u1), QStringLiteral("fiber"));
+    UserThreadInfo cxx;
+    cxx.function = QStringLiteral(
+        "prog!void boost::context::detail::fiber_entry<boost::context::detail::fiber_record<"
+        "boost::context::fiber, main::{lambda(boost::context::fiber&&)#1}> >"
+        "(boost::context::detail::transfer_t)+0x0 (fiber_fcontext.hpp:143)");
+    QCOMPARE(userThreadName(cxx), QStringLiteral("fiber_entry"));
     UserThreadStates s1 = m.userThreadStates(0, whole);
     QCOMPARE(s1.lifetimeNs, 90 * kMs);
     QCOMPARE(s1.onLwpNs, 50 * kMs);
