@@ -21,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from tmbench import accuracy, forks, machine, micro, realprogs, report, sampler, tools as tl  # noqa: E402
+from tmbench import accuracy, forks, machine, micro, mn, realprogs, report, sampler, tools as tl  # noqa: E402
 
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -138,6 +138,7 @@ def main():
         run_section("sampler scaling", sampler.scaling, build, probe, args.quick, log)
         run_section("fork-heavy", forks.per_child, build, bare, probe, args.quick, log)
         run_section("accuracy", accuracy.states, build, probe, args.quick, log)
+        run_section("M:N matrix multiply", mn.matrix_table, build, bare, probe, args.quick, log)
         if not probe.unavailable_reason():
             run_section("compressors", realprogs.compressors, bare, probe, args.quick, log,
                         unavailable)

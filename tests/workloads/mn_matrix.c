@@ -7,6 +7,9 @@
  * every --yield-rows rows (swapcontext to the LWP's scheduler), which puts
  * it at the end of the queue: with more user threads than LWPs, most of
  * them are dispatchable (ready, waiting for an LWP) most of the time.
+ * --yield-rows 0: each runs to completion once on an LWP, as Solaris's
+ * user-level scheduler ran them in the paper (no time-slicing): the run
+ * time then goes in waves of N (the paper's table, bench/tmbench/mn.py).
  *
  * A user thread ends by returning from its function: glibc then switches to
  * its uc_link, a copy of its current LWP's scheduler context (taken with
@@ -103,7 +106,7 @@ static void ut_main(int index) {
   for (int r = 0; r < rounds; r++) {
     for (int i = first; i < last; i++) {
       wl_matrix_row(c, a, b, size, i);
-      if ((i - first + 1) % yield_rows == 0) yield_lwp(u);
+      if (yield_rows && (i - first + 1) % yield_rows == 0) yield_lwp(u);
     }
   }
   leaving(u);
@@ -162,13 +165,14 @@ int main(int argc, char **argv) {
       {"lwps", WL_INT, &lwps, "LWPs (pthreads) that run them"},
       {"size", WL_INT, &size, "matrix dimension"},
       {"rounds", WL_INT, &rounds, "multiplications"},
-      {"yield-rows", WL_INT, &yield_rows, "rows a user thread computes before giving its LWP back"},
+      {"yield-rows", WL_INT, &yield_rows,
+       "rows a user thread computes before giving its LWP back (0: runs to completion)"},
   };
   wl_parse_flags(argc, argv, "User threads multiply matrices on fewer LWPs (M:N, ucontext).",
                  flags, (int)(sizeof flags / sizeof flags[0]));
   if (uthreads < 1 || uthreads > MAX_UT || lwps < 1 || lwps > MAX_LWP || size < 1 ||
-      yield_rows < 1) {
-    fprintf(stderr, "mn_matrix: need 1..%d user threads, 1..%d LWPs, size and yield-rows >= 1\n",
+      yield_rows < 0) {
+    fprintf(stderr, "mn_matrix: need 1..%d user threads, 1..%d LWPs, size >= 1, yield-rows >= 0\n",
             MAX_UT, MAX_LWP);
     return 2;
   }
