@@ -52,7 +52,7 @@ bool knownState(int s) {
 
 bool knownUserSwitch(int k) {
   return k >= THREADMON__USER_SWITCH_KIND__USER_SWITCH &&
-         k <= THREADMON__USER_SWITCH_KIND__USER_RETIRED;
+         k <= THREADMON__USER_SWITCH_KIND__USER_LOST;
 }
 
 bool knownSwitch(int k) {

@@ -76,6 +76,13 @@ void UserThreads::applySwitches(const Threadmon__UserSwitches &s, FrameCheck *ch
     if (kind == THREADMON__USER_SWITCH_KIND__USER_DONE) {
       if (Entry *e = entryFor(from, t, check)) e->info.doneNs = t;
     }
+    if (kind == THREADMON__USER_SWITCH_KIND__USER_LOST) {
+      // Until the LWP's next switch nobody is known to be on it: the span
+      // closed above ends here, and no user thread is charged the gap.
+      o.id = 0;
+      o.since = t;
+      continue;
+    }
     o.id = entryFor(to, t, check) ? to : 0;
     o.since = t;
   }

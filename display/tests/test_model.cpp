@@ -158,6 +158,29 @@ class TestModel : public QObject {
     QCOMPARE(spans[1].end, at(90));
   }
 
+  // Events lost on an LWP (its ring was full): from there to its next
+  // switch no user thread is on it.
+  void lostUserSwitchesChargeNobody() {
+    SessionModel fresh;
+    StreamBuilder c;
+    c.hello(true);
+    c.threadStart(101, at(0), "worker", "workload!worker");
+    c.userThread(1, at(0), 101, "workload!fiber+0x0");
+    c.userSwitch(101, at(10), 0, 1);
+    c.userSwitch(101, at(20), 0, 0, THREADMON__USER_SWITCH_KIND__USER_LOST);
+    c.userSwitch(101, at(40), 0, 1);
+    c.userSwitch(101, at(50), 1, 0);
+    c.goodbye(at(60), 0);
+    c.applyTo(&fresh);
+    QVERIFY2(!fresh.hasError(), qPrintable(fresh.errorText()));
+    std::vector<UserSpan> spans = fresh.userThreadSpans(0, TimeRange{at(0), at(60)});
+    QCOMPARE(spans.size(), size_t(2));
+    QCOMPARE(spans[0].start, at(10));
+    QCOMPARE(spans[0].end, at(20));
+    QCOMPARE(spans[1].start, at(40));
+    QCOMPARE(spans[1].end, at(50));
+  }
+
   // A thread created at 0 that first runs at 30 ms waited for a CPU all
   // that time: it cannot have slept before it ran. One whose first
   // transition precedes its first record (it ran before the records began)
