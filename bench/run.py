@@ -21,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from tmbench import accuracy, forks, machine, micro, realprogs, report, sampler, tools as tl  # noqa: E402
+from tmbench import accuracy, forks, machine, micro, mn, realprogs, report, sampler, tools as tl  # noqa: E402
 
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -77,6 +77,9 @@ def parse_args():
                     help="where to write the Markdown report (default docs/benchmarks.md; "
                     "a --quick run writes none unless given)")
     ap.add_argument("--no-doc", action="store_true", help="print only")
+    ap.add_argument("--only", metavar="SECTION", default=None,
+                    help="run only the sections whose progress title contains SECTION "
+                    "(e.g. swapcontext); prints only")
     return ap.parse_args()
 
 
@@ -104,12 +107,15 @@ def main():
     sections = []
 
     def run_section(title, fn, *fargs):
+        if args.only and args.only not in title:
+            return
         log(f"[{time.monotonic() - started:5.0f} s] {title}")
         sec = fn(*fargs)
         report.print_section(sec)
         sections.append(sec)
 
     run_section("uncontended mutex", micro.uncontended, build, bare, probe, args.quick, log)
+    run_section("swapcontext", micro.swapcontext_cost, build, bare, probe, args.quick, log)
     run_section("sampler CPU share", sampler.cpu_share, build, probe, args.quick, log)
     run_section("sampler to 10,000 threads", sampler.scale_to_10k, build, probe, args.quick, log)
     run_section("capture size", sampler.capture_size, build, probe, args.quick, log)
@@ -132,6 +138,7 @@ def main():
         run_section("sampler scaling", sampler.scaling, build, probe, args.quick, log)
         run_section("fork-heavy", forks.per_child, build, bare, probe, args.quick, log)
         run_section("accuracy", accuracy.states, build, probe, args.quick, log)
+        run_section("M:N matrix multiply", mn.matrix_table, build, bare, probe, args.quick, log)
         if not probe.unavailable_reason():
             run_section("compressors", realprogs.compressors, bare, probe, args.quick, log,
                         unavailable)
@@ -141,7 +148,7 @@ def main():
     duration = time.monotonic() - started
     info["load average at end"] = machine.load_average()
     print(f"\nfinished in {duration:.0f} s")
-    if args.no_doc:
+    if args.no_doc or args.only:
         return
     if args.doc is None and args.quick:
         # Quick figures have too few repetitions to replace the published ones.

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <ucontext.h>
 
 typedef struct {
   long ops;     /* operations per worker */
@@ -190,6 +192,50 @@ static double bench_create_join(const bench_args *a) {
   return (double)(bench_now_ns() - t0) / (double)a->ops;
 }
 
+/* ---- user threads: a fiber and the thread's own context switching back
+ * and forth; ns per swapcontext (each saves and restores the signal mask:
+ * one rt_sigprocmask syscall) ---- */
+
+static ucontext_t swap_main, swap_fiber;
+
+static void swap_loop(void) {
+  for (;;) swapcontext(&swap_fiber, &swap_main);
+}
+
+static double bench_swapcontext(const bench_args *a) {
+  static char stack[64 * 1024] __attribute__((aligned(16)));
+  getcontext(&swap_fiber);
+  swap_fiber.uc_stack.ss_sp = stack;
+  swap_fiber.uc_stack.ss_size = sizeof stack;
+  swap_fiber.uc_link = NULL;
+  makecontext(&swap_fiber, swap_loop, 0);
+  long rounds = a->ops / 2 > 0 ? a->ops / 2 : 1;
+  uint64_t t0 = bench_thread_cpu_ns();
+  for (long i = 0; i < rounds; i++) swapcontext(&swap_main, &swap_fiber); /* and back */
+  return (double)(bench_thread_cpu_ns() - t0) / (double)(2 * rounds);
+}
+
+/* The same in bursts of 400 switches, 12 ms apart, only the bursts timed:
+ * under the probe every switch's event is then kept (an LWP's ring holds
+ * 1,024 events per 10 ms tick; the plain loop above switches faster than
+ * that and most of its events are dropped and counted, a cheaper path). */
+static double bench_swapcontext_burst(const bench_args *a) {
+  bench_args one = {.ops = 2, .threads = 1};
+  bench_swapcontext(&one); /* makes the fiber */
+  long rounds = a->ops / 2 > 0 ? a->ops / 2 : 1, done = 0;
+  uint64_t spent = 0;
+  while (done < rounds) {
+    long burst = rounds - done < 200 ? rounds - done : 200;
+    uint64_t t0 = bench_thread_cpu_ns();
+    for (long i = 0; i < burst; i++) swapcontext(&swap_main, &swap_fiber);
+    spent += bench_thread_cpu_ns() - t0;
+    done += burst;
+    struct timespec gap = {0, 12000000};
+    nanosleep(&gap, NULL);
+  }
+  return (double)spent / (double)(2 * rounds);
+}
+
 typedef struct {
   const char *name;
   double (*run)(const bench_args *);
@@ -206,6 +252,8 @@ static const bench_entry benches[] = {
     {"sem", bench_sem, 1, "thread-cpu"},
     {"yield-pingpong", bench_yield_pingpong, 2, "wall"},
     {"create-join", bench_create_join, 1, "wall"},
+    {"swapcontext", bench_swapcontext, 1, "thread-cpu"},
+    {"swapcontext-burst", bench_swapcontext_burst, 1, "thread-cpu"},
 };
 
 static void usage(void) {

@@ -54,6 +54,12 @@ __attribute__((noinline)) static void resolve_one(void *slot, const char *name,
   __asm__ volatile("" ::: "memory");
 }
 
+__attribute__((noinline)) void *tm_real_optional(const char *name) {
+  void *p = dlsym(RTLD_NEXT, name);
+  __asm__ volatile("" ::: "memory"); /* keeps dlsym from being a tail call */
+  return p;
+}
+
 void tm_real_init(void) {
   if (atomic_load_explicit(&tm_real_ready, memory_order_acquire)) return;
   int expected = 0;

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <ucontext.h>
 
 #include "probe.h"
 
@@ -65,6 +66,10 @@ typedef int (*tm_main_fn)(int, char **, char **);
   X(int, clock_nanosleep, (clockid_t, int, const struct timespec *, struct timespec *))         \
   X(int, usleep, (useconds_t))                                                                  \
   X(unsigned, sleep, (unsigned))                                                                \
+  X(int, getcontext, (ucontext_t *))                                                            \
+  X(int, setcontext, (const ucontext_t *))                                                      \
+  X(int, swapcontext, (ucontext_t *, const ucontext_t *))                                       \
+  X(void, makecontext, (ucontext_t *, void (*)(void), int, ...))                                \
   X(int, __libc_start_main,                                                                     \
     (tm_main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *))
 
@@ -108,6 +113,10 @@ extern _Atomic int tm_real_ready TM_HIDDEN;
  * stderr when a function cannot be found: forwarding to NULL would crash
  * the program later and less clearly. */
 TM_HIDDEN void tm_real_init(void);
+
+/* A function of a library the program may not load (Boost.Context's
+ * jump_fcontext): dlsym(RTLD_NEXT), NULL when absent. Never a tail call. */
+TM_HIDDEN void *tm_real_optional(const char *name);
 
 static inline void tm_real_ensure(void) {
   if (TM_UNLIKELY(!atomic_load_explicit(&tm_real_ready, memory_order_acquire)))

@@ -22,6 +22,7 @@
 #include "sites.h"
 #include "stdthread.h"
 #include "symbolize.h"
+#include "userthreads.h"
 
 /* A std::thread's routine is a mangled _State_impl<...>::_M_run name,
  * often over 160 bytes. */
@@ -156,6 +157,7 @@ typedef struct tm_sampler_thread {
   bool stat_blocked;      /* that read was made with it blocked by its records */
   uint64_t syscall_ns;   /* when the last full read looked at its syscall */
   uint64_t dropped;      /* ring.dropped as last seen */
+  uint64_t udropped;     /* uring->dropped as last seen */
   uint64_t read_head;    /* ring head at its last read, in a wrapped call; else UINT64_MAX */
   uint64_t ev_run_from;  /* its latest drained RUNNING event, 0 after a blocking one */
   uint64_t ev_ran_ns;    /* outside wrapped calls by its events since its last read */
@@ -620,7 +622,7 @@ static void state_free(tm_sampler_thread *st) {
   tid_entry *e = tid_find(st->tid);
   if (e && e->st == st) tid_remove(e);
   if (st->slot < slot_states_cap && slot_states[st->slot] == st) slot_states[st->slot] = NULL;
-  live_dropped -= st->dropped;
+  live_dropped -= st->dropped + st->udropped;
   tm_task_fds_close(&st->fds);
   tm_perf_counters_close(&st->pc);
   free(st->routine);
@@ -628,12 +630,40 @@ static void state_free(tm_sampler_thread *st) {
   free(st);
 }
 
+/* User-thread switches: straight to their batch (userthreads_wire.c). */
+static void drain_uring(tm_session *s, tm_thread *t, tm_sampler_thread *st) {
+  tm_uring *u = atomic_load_explicit(&t->uring, memory_order_acquire);
+  if (!u) return;
+  tm_event ev[DRAIN_CHUNK];
+  uint32_t n, total = 0;
+  while (total < TM_URING_EVENTS && (n = tm_uring_drain(u, ev, DRAIN_CHUNK)) > 0) {
+    for (uint32_t i = 0; i < n; i++) tm_ut_wire_event(s, t->tid, &ev[i]);
+    total += n;
+  }
+  uint64_t d = atomic_load_explicit(&u->dropped, memory_order_relaxed);
+  live_dropped += d - st->udropped;
+  st->udropped = d;
+}
+
+static bool uring_pending(const tm_thread *t) {
+  tm_uring *u = atomic_load_explicit(&t->uring, memory_order_acquire);
+  return u && atomic_load_explicit(&u->head, memory_order_acquire) !=
+                  atomic_load_explicit(&u->tail, memory_order_relaxed);
+}
+
 /* Returns the events drained. */
 static uint32_t drain_ring(tm_session *s, tm_thread *t, tm_sampler_thread *st) {
   tm_event ev[DRAIN_CHUNK];
   uint32_t n, total = 0;
+  drain_uring(s, t, st);
   while (total < TM_RING_EVENTS && (n = tm_ring_drain(&t->ring, ev, DRAIN_CHUNK)) > 0) {
+    uint32_t states = 0;
     for (uint32_t i = 0; i < n; i++) {
+      if (ev[i].state >= TM_EV_USER_SWITCH) {
+        tm_ut_wire_event(s, t->tid, &ev[i]);
+        continue;
+      }
+      ev[states++] = ev[i];
       if (transitions.n >= BATCH_MAX) flush_transitions(s);
       batch_push(&transitions, ev[i].time_ns, t->tid, (int)ev[i].state, ev[i].object_id,
                  ev[i].holder_tid, ev[i].releaser_tid);
@@ -646,9 +676,10 @@ static uint32_t drain_ring(tm_session *s, tm_thread *t, tm_sampler_thread *st) {
     }
     total += n;
     st->ev_tick = tick_no;
-    st->last_time = ev[n - 1].time_ns;
-    st->last_state = (int)ev[n - 1].state;
-    st->last_obj = ev[n - 1].object_id;
+    if (!states) continue; /* only user-thread switches: its state is as it was */
+    st->last_time = ev[states - 1].time_ns;
+    st->last_state = (int)ev[states - 1].state;
+    st->last_obj = ev[states - 1].object_id;
   }
   return total;
 }
@@ -1097,7 +1128,7 @@ static bool visit_slot(tm_session *s, uint32_t i, bool full, uint32_t *grace) {
     /* Blocked for good (READ_NONE): its next record or event brings it
      * back, except a hidden wait, counted every tick it lasts, and events
      * left in its ring by a drain's bound. */
-    return how != READ_NONE || st->futex_addr || self ||
+    return how != READ_NONE || st->futex_addr || self || uring_pending(t) ||
            atomic_load_explicit(&t->ring.head, memory_order_acquire) !=
                atomic_load_explicit(&t->ring.tail, memory_order_relaxed);
   }
@@ -1118,7 +1149,7 @@ static bool visit_slot(tm_session *s, uint32_t i, bool full, uint32_t *grace) {
   uint64_t end_ns = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
   note_end(t->tid, end_ns ? end_ns : tm_now_ns(),
            atomic_load_explicit(&t->end_cpu_ns, memory_order_relaxed));
-  s->events_dropped += st->dropped;
+  s->events_dropped += st->dropped + st->udropped;
   state_free(st);
   tm_thread_release(t);
   return false;
@@ -1404,6 +1435,7 @@ static void send_descriptions(tm_session *s, int to) {
     if (d) emit_sync_object(s, o, d == 2, to);
   }
   tm_sites_wire_resend(s, to);
+  tm_ut_wire_resend(s, to);
 }
 
 /* The capture file lost frames (disk full, a file size limit, the program
@@ -1520,6 +1552,7 @@ void tm_sampler_tick(tm_session *s) {
   Threadmon__SiteStats **sites;
   size_t nsites = tm_sites_wire_tick(s, &sites, program_ran || hidden_noted);
   flush_transitions(s);
+  tm_ut_wire_tick(s);
   if (s->src_perf_switch) flush_switches(s, now, full);
 
   size_t ncpu = 0;
@@ -1865,5 +1898,6 @@ void tm_sampler_forget(void) {
   sampler_cpu_ns = 0;
   gap_end_n = 0;
   tm_sites_wire_forget();
+  tm_ut_wire_forget();
   tm_hidden_forget();
 }

@@ -99,7 +99,7 @@ void tm_session_send_hello(tm_session *s, int to) {
     argv[argc] = s->cmdline + off;
     off += len + 1;
   }
-  Threadmon__Source sources[8];
+  Threadmon__Source sources[10];
   size_t ns = 0;
   sources[ns++] = THREADMON__SOURCE__SOURCE_INTERPOSE;
   if (s->src_proc_task) sources[ns++] = THREADMON__SOURCE__SOURCE_PROC_TASK;
@@ -109,6 +109,7 @@ void tm_session_send_hello(tm_session *s, int to) {
   if (s->src_perf_hw) sources[ns++] = THREADMON__SOURCE__SOURCE_PERF_HARDWARE;
   sources[ns++] = THREADMON__SOURCE__SOURCE_UNWIND;
   if (s->src_futex) sources[ns++] = THREADMON__SOURCE__SOURCE_FUTEX_SAMPLING;
+  sources[ns++] = THREADMON__SOURCE__SOURCE_USER_CONTEXT; /* wrap_context.c */
 
   Threadmon__Hello h = THREADMON__HELLO__INIT;
   h.protocol_version = TM_PROTOCOL_VERSION;

@@ -65,6 +65,15 @@ void tm_thread_set_handle(tm_thread *t, uintptr_t handle) {
   atomic_store_explicit(&slot_handle[slot_index(t)], handle, memory_order_release);
 }
 
+/* A slot's uring starts empty for its next thread (or a fork child's). */
+static void uring_reset(tm_thread *t) {
+  tm_uring *u = atomic_load_explicit(&t->uring, memory_order_relaxed);
+  if (!u) return;
+  atomic_store_explicit(&u->tail, atomic_load_explicit(&u->head, memory_order_relaxed),
+                        memory_order_relaxed);
+  atomic_store_explicit(&u->dropped, 0, memory_order_relaxed);
+}
+
 static tm_thread *slots(void) {
   tm_thread *t = atomic_load_explicit(&table, memory_order_acquire);
   if (TM_LIKELY(t != NULL)) return t;
@@ -154,6 +163,7 @@ static tm_thread *slot_claim(void) {
   atomic_store_explicit(&t->ring.head, 0, memory_order_relaxed);
   atomic_store_explicit(&t->ring.tail, 0, memory_order_relaxed);
   atomic_store_explicit(&t->ring.dropped, 0, memory_order_relaxed);
+  uring_reset(t);
   atomic_store_explicit(&t->slot_state, TM_SLOT_CLAIMED, memory_order_release);
   return t;
 }
@@ -375,44 +385,92 @@ tm_thread *tm_thread_by_tid(uint32_t tid) {
   return find_live(slot_tid, sizeof(uint32_t), tid);
 }
 
-void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id, uint32_t holder_tid,
-                   uint32_t releaser_tid, uint64_t time_ns) {
-  tm_ring *r = &self->ring;
-  uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-  uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-  self->cur_state = state;
-  if (TM_UNLIKELY(head - tail >= TM_RING_EVENTS - 1)) {
+/* One ring's push, for both layouts (mask: events - 1). Near full it drops
+ * and counts, and the ring's last free slot gets `lost` (a state event
+ * with nothing else) at the first lost change, so that readers see where
+ * the gap begins. */
+static inline void push_raw(tm_thread *self, _Atomic uint64_t *headp, _Atomic uint64_t *tailp,
+                            _Atomic uint64_t *droppedp, tm_event *ev, uint64_t mask,
+                            uint32_t lost, uint32_t state, uint32_t object_id,
+                            uint32_t holder_tid, uint32_t releaser_tid, uint64_t time_ns) {
+  uint64_t head = atomic_load_explicit(headp, memory_order_relaxed);
+  uint64_t tail = atomic_load_explicit(tailp, memory_order_acquire);
+  if (TM_UNLIKELY(head - tail >= mask)) {
     /* Only this thread writes dropped: no locked instruction needed. */
-    atomic_store_explicit(&r->dropped, atomic_load_explicit(&r->dropped, memory_order_relaxed) + 1,
+    atomic_store_explicit(droppedp, atomic_load_explicit(droppedp, memory_order_relaxed) + 1,
                           memory_order_relaxed);
-    if (head - tail >= TM_RING_EVENTS) {
+    if (head - tail > mask) {
       tm_thread_touch(self); /* cur_state moved: the sampler must look */
       return;
     }
-    /* The last free slot says where the loss starts: without it the state
-     * before the gap (a wait, say) would seem to last until the next event
-     * that fits, and its holder would seem to hold the lock all along. */
-    state = TM_STATE_UNKNOWN;
+    /* Without the marker the state before the gap (a wait, say) would seem
+     * to last until the next event that fits, and its holder would seem to
+     * hold the lock all along. */
+    state = lost;
     object_id = holder_tid = releaser_tid = 0;
   }
-  tm_event *e = &r->ev[head & (TM_RING_EVENTS - 1)];
+  tm_event *e = &ev[head & mask];
   e->time_ns = time_ns;
   e->state = state;
   e->object_id = object_id;
   e->holder_tid = holder_tid;
   e->releaser_tid = releaser_tid;
-  atomic_store_explicit(&r->head, head + 1, memory_order_release);
+  atomic_store_explicit(headp, head + 1, memory_order_release);
   tm_thread_touch(self);
 }
 
-uint32_t tm_ring_drain(tm_ring *r, tm_event *out, uint32_t max) {
-  uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-  uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id, uint32_t holder_tid,
+                   uint32_t releaser_tid, uint64_t time_ns) {
+  tm_ring *r = &self->ring;
+  self->cur_state = state;
+  push_raw(self, &r->head, &r->tail, &r->dropped, r->ev, TM_RING_EVENTS - 1, TM_STATE_UNKNOWN,
+           state, object_id, holder_tid, releaser_tid, time_ns);
+}
+
+/* The thread's uring, mapped on its first user-thread event (the one
+ * syscall, once per slot). */
+static tm_uring *uring_of(tm_thread *self) {
+  tm_uring *u = atomic_load_explicit(&self->uring, memory_order_relaxed);
+  if (TM_LIKELY(u != NULL)) return u;
+  int saved = errno;
+  void *p = mmap(NULL, sizeof(tm_uring), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  errno = saved;
+  if (p == MAP_FAILED) return NULL;
+  atomic_store_explicit(&self->uring, (tm_uring *)p, memory_order_release);
+  return p;
+}
+
+void tm_push_event(tm_thread *self, uint32_t kind, uint32_t to_id, uint32_t from_id,
+                   uint64_t time_ns) {
+  tm_uring *u = uring_of(self);
+  if (TM_LIKELY(u != NULL)) {
+    push_raw(self, &u->head, &u->tail, &u->dropped, u->ev, TM_URING_EVENTS - 1, TM_EV_USER_LOST,
+             kind, to_id, from_id, 0, time_ns);
+    return;
+  }
+  tm_ring *r = &self->ring; /* no memory for it: the main ring, its marker */
+  push_raw(self, &r->head, &r->tail, &r->dropped, r->ev, TM_RING_EVENTS - 1, TM_STATE_UNKNOWN,
+           kind, to_id, from_id, 0, time_ns);
+}
+
+static uint32_t drain_raw(_Atomic uint64_t *headp, _Atomic uint64_t *tailp, const tm_event *ev,
+                          uint64_t mask, tm_event *out, uint32_t max) {
+  uint64_t tail = atomic_load_explicit(tailp, memory_order_relaxed);
+  uint64_t head = atomic_load_explicit(headp, memory_order_acquire);
   uint64_t avail = head - tail;
   uint32_t n = avail < max ? (uint32_t)avail : max;
-  for (uint32_t i = 0; i < n; i++) out[i] = r->ev[(tail + i) & (TM_RING_EVENTS - 1)];
-  atomic_store_explicit(&r->tail, tail + n, memory_order_release);
+  for (uint32_t i = 0; i < n; i++) out[i] = ev[(tail + i) & mask];
+  atomic_store_explicit(tailp, tail + n, memory_order_release);
   return n;
+}
+
+uint32_t tm_uring_drain(tm_uring *r, tm_event *out, uint32_t max) {
+  return drain_raw(&r->head, &r->tail, r->ev, TM_URING_EVENTS - 1, out, max);
+}
+
+uint32_t tm_ring_drain(tm_ring *r, tm_event *out, uint32_t max) {
+  return drain_raw(&r->head, &r->tail, r->ev, TM_RING_EVENTS - 1, out, max);
 }
 
 void tm_threads_atfork_child(void) {
@@ -432,6 +490,7 @@ void tm_threads_atfork_child(void) {
     atomic_store_explicit(&self->ring.tail, atomic_load_explicit(&self->ring.head, memory_order_relaxed),
                           memory_order_relaxed);
     atomic_store_explicit(&self->ring.dropped, 0, memory_order_relaxed);
+    uring_reset(self);
     set_tid(self, (uint32_t)gettid());
     self->is_main = true;
     self->start_ns = tm_now_ns();

@@ -50,6 +50,11 @@ bool knownState(int s) {
   return s >= THREADMON__THREAD_STATE__STATE_UNKNOWN && s <= THREADMON__THREAD_STATE__STATE_EXITED;
 }
 
+bool knownUserSwitch(int k) {
+  return k >= THREADMON__USER_SWITCH_KIND__USER_SWITCH &&
+         k <= THREADMON__USER_SWITCH_KIND__USER_LOST;
+}
+
 bool knownSwitch(int k) {
   return k >= THREADMON__SWITCH_KIND__SWITCH_IN && k <= THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT;
 }
@@ -239,6 +244,20 @@ bool FrameCheck::check(Threadmon__Frame *f) {
       if (!f->notice) return false;
       cut(f->notice->text);
       return true;
+    case THREADMON__FRAME__BODY_USER_THREAD: {
+      Threadmon__UserThread *u = f->user_thread;
+      if (!u) return false;
+      if (!u->id || u->id > limits::kMaxUserThreadId) {
+        note(BadId);
+        return false;
+      }
+      optionalTime(&u->time_ns);
+      cut(u->function);
+      cut(u->name);
+      return true;
+    }
+    case THREADMON__FRAME__BODY_USER_SWITCHES:
+      return f->user_switches && checkUserSwitches(f->user_switches);
     default: return true;  // a body this reader does not know: the store ignores it
   }
 }
@@ -422,6 +441,38 @@ bool FrameCheck::checkSwitches(Threadmon__CpuSwitches *sw) {
   // The base of a batch whose entries all went: the store still uses it
   // when the batch says the probe stopped its records.
   if (times.empty()) optionalTime(&sw->base_ns);
+  return true;
+}
+
+bool FrameCheck::checkUserSwitches(Threadmon__UserSwitches *us) {
+  const size_t n = std::min(us->n_tid, us->n_delta_ns);
+  note(RaggedBatch, std::max(us->n_tid, us->n_delta_ns) - n);
+  std::vector<char> keep(n, 0);
+  std::vector<int64_t> times;
+  bool summed = us->base_ns <= uint64_t(INT64_MAX);
+  int64_t t = summed ? int64_t(us->base_ns) : 0;
+  for (size_t i = 0; i < n; i++) {
+    summed = summed && !__builtin_add_overflow(t, us->delta_ns[i], &t);
+    int64_t at;
+    if (!summed || !time(uint64_t(t), &at)) {
+      note(TimeOutside);
+    } else if (!us->tid[i] || (i < us->n_from_id && us->from_id[i] > limits::kMaxUserThreadId) ||
+               (i < us->n_to_id && us->to_id[i] > limits::kMaxUserThreadId)) {
+      note(BadId);
+    } else if (i < us->n_kind && !knownUserSwitch(wireEnum(&us->kind[i]))) {
+      note(BadEnum);
+    } else {
+      keep[i] = 1;
+      times.push_back(t);
+    }
+  }
+  us->n_tid = us->n_delta_ns = n;
+  compact(us->tid, &us->n_tid, keep);
+  compact(us->delta_ns, &us->n_delta_ns, keep);
+  compact(us->from_id, &us->n_from_id, keep);
+  compact(us->to_id, &us->n_to_id, keep);
+  compact(us->kind, &us->n_kind, keep);
+  rebase(&us->base_ns, us->delta_ns, times);
   return true;
 }
 

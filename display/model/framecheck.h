@@ -39,6 +39,12 @@ constexpr uint64_t kMaxTickIntervalNs = 60'000'000'000;
 // Per-session collections a few bytes of input could otherwise fill.
 constexpr size_t kMaxThreads = 65536;
 constexpr size_t kMaxSyncObjects = 65536;
+// User threads (M:N): ids 1..kMaxUserThreadId (the probe makes at most
+// 65536); the model keeps at most kMaxUserThreads of them, and at most
+// kMaxUserSpans on-LWP spans in all.
+constexpr uint32_t kMaxUserThreadId = 1u << 20;
+constexpr size_t kMaxUserThreads = 65536;
+constexpr size_t kMaxUserSpans = 4u << 20;
 constexpr size_t kMaxStacks = 65536;
 constexpr size_t kMaxSites = 65536;
 constexpr size_t kMaxSitesPerObject = 1024;
@@ -102,6 +108,7 @@ class FrameCheck {
   bool checkLwp(Threadmon__LwpSample *s);
   bool checkTransitions(Threadmon__Transitions *t);
   bool checkSwitches(Threadmon__CpuSwitches *s);
+  bool checkUserSwitches(Threadmon__UserSwitches *s);
   bool checkSyncObject(Threadmon__SyncObject *o);
 
   int64_t lo_ = INT64_MIN;

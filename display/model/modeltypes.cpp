@@ -69,10 +69,35 @@ QString syncKindName(int kind) {
   return QString::fromLatin1(names[kind]);
 }
 
+QString userThreadName(const UserThreadInfo &u) {
+  if (!u.name.isEmpty()) return u.name;
+  // "module!function+0x10 (file:line)"; a C++ function demangled, e.g.
+  // "void ns::entry<T, main::{lambda()#1}>(transfer_t)": its unqualified
+  // name without return type, template arguments and parameters ("entry").
+  QString f = u.function.section('!', 1);
+  QString out;
+  int depth = 0;  // inside <...> or (...)
+  for (QChar c : f) {
+    if (c == '<' || c == '(') {
+      if (c == '(' && depth == 0) break;  // the parameters: done
+      depth++;
+    } else if (c == '>' || c == ')') {
+      depth--;
+    } else if (depth == 0) {
+      if (c == '+' && !out.isEmpty()) break;  // the offset
+      if (c == ' ') out.clear();              // a return type before the name
+      else out += c;
+    }
+  }
+  const qsizetype scope = out.lastIndexOf(QStringLiteral("::"));
+  return scope < 0 ? out : out.mid(scope + 2);
+}
+
 QString sourceName(int source) {
   static const char *const names[] = {"unspecified",   "interpose",     "proc_task",
                                       "proc_stat",     "perf_switch",   "perf_software",
-                                      "perf_hardware", "unwind",        "futex_sampling"};
+                                      "perf_hardware", "unwind",        "futex_sampling",
+                                      "user_context"};
   if (source < 0 || source >= int(sizeof names / sizeof names[0]))
     return QStringLiteral("source_%1").arg(source);
   return QString::fromLatin1(names[source]);

@@ -143,6 +143,43 @@ struct StateInterval {
   int cpu = -1;         // CPU for on_cpu intervals, -1 when unknown
 };
 
+// A user thread (M:N: a context made with makecontext, switched to with
+// swapcontext/setcontext; docs/format.md, "User threads").
+struct UserThreadInfo {
+  uint32_t id = 0;
+  QString name;      // empty: none known
+  QString function;  // given to makecontext, module!function+0xoff
+  uint32_t creatorTid = 0;
+  int64_t createdNs = INT64_MAX;  // makecontext, or first sight; INT64_MAX: neither yet
+  int64_t doneNs = -1;            // its function returned or its context was made anew; -1: not known
+  uint64_t contextAddress = 0, stackAddress = 0, stackSize = 0;
+};
+
+// Its name, else its function's name without module and offset.
+QString userThreadName(const UserThreadInfo &u);
+
+// A span a user thread spent on one LWP.
+struct UserSpan {
+  int64_t start = 0;
+  int64_t end = 0;
+  uint32_t tid = 0;
+};
+
+// A user thread's time in a window: on an LWP, in that LWP's final states
+// (onLwp.ns; onLwp.lifetimeNs: the part whose state is known), and
+// dispatchable (switched out, ready for an LWP). lifetimeNs = the known
+// on-LWP part + dispatchableNs.
+struct UserThreadStates {
+  StateTimes onLwp;
+  int64_t onLwpNs = 0;  // all of it, known state or not
+  int64_t dispatchableNs = 0;
+  int64_t lifetimeNs = 0;
+  std::vector<std::pair<uint32_t, int64_t>> lwpNs;  // tid -> ns on it, most first
+  double percent(int64_t part) const {
+    return lifetimeNs > 0 ? 100.0 * double(part) / double(lifetimeNs) : 0.0;
+  }
+};
+
 // Cumulative per-LWP counters differenced over a window (negatives clamp to 0).
 struct LwpDelta {
   uint64_t userNs = 0;

@@ -168,6 +168,41 @@ std::vector<int64_t> SessionModel::threadCpuTimes(int index, const TimeRange &r)
   return per;
 }
 
+int SessionModel::userThreadCount() const { return store_->users.count(); }
+const UserThreadInfo &SessionModel::userThread(int index) const {
+  return store_->users.entry(index).info;
+}
+
+std::vector<UserSpan> SessionModel::userThreadSpans(int index, const TimeRange &r) const {
+  return store_->users.spans(index, r, latestNs());
+}
+
+UserThreadStates SessionModel::userThreadStates(int index, const TimeRange &r) const {
+  UserThreadStates out;
+  const UserThreadInfo &u = userThread(index);
+  const int64_t end = u.doneNs >= 0 ? u.doneNs : latestNs();
+  const TimeRange life{std::max(r.t0, std::max(u.createdNs, startNs())), std::min(r.t1, end)};
+  if (u.createdNs == INT64_MAX || life.t1 <= life.t0) return out;
+  std::unordered_map<uint32_t, int64_t> perLwp;
+  // On an LWP: whatever that LWP did meanwhile (docs/format.md, "User threads").
+  for (const UserSpan &s : userThreadSpans(index, life)) {
+    const int64_t len = s.end - s.start;
+    out.onLwpNs += len;
+    perLwp[s.tid] += len;
+    const int lwp = indexOfTid(s.tid);
+    if (lwp < 0) continue;
+    StateTimes st = threadStatesAttributed(lwp, TimeRange{s.start, s.end});
+    for (size_t k = 0; k < st.ns.size(); k++) out.onLwp.ns[k] += st.ns[k];
+    out.onLwp.lifetimeNs += st.lifetimeNs;
+  }
+  out.dispatchableNs = std::max<int64_t>(0, (life.t1 - life.t0) - out.onLwpNs);
+  out.lifetimeNs = out.onLwp.lifetimeNs + out.dispatchableNs;
+  out.lwpNs.assign(perLwp.begin(), perLwp.end());
+  std::sort(out.lwpNs.begin(), out.lwpNs.end(),
+            [](const auto &a, const auto &b) { return a.second > b.second; });
+  return out;
+}
+
 int SessionModel::cpuCount() const { return store_->cpuCount(); }
 
 CpuDelta SessionModel::cpuDelta(int cpu, const TimeRange &r) const {

@@ -71,6 +71,15 @@ class SessionModel : public QObject {
   // ns of on_cpu time per CPU index for one thread.
   std::vector<int64_t> threadCpuTimes(int index, const TimeRange &r) const;
 
+  // User threads (M:N contexts), by index (stable: indices only grow).
+  int userThreadCount() const;
+  const UserThreadInfo &userThread(int index) const;
+  // Its life in r ([created, done or the end)), spent on LWPs (in their
+  // final states) or dispatchable.
+  UserThreadStates userThreadStates(int index, const TimeRange &r) const;
+  // Its spans on LWPs overlapping r, clipped to it, in time order.
+  std::vector<UserSpan> userThreadSpans(int index, const TimeRange &r) const;
+
   // CPUs.
   int cpuCount() const;  // from Hello, or the highest CPU seen + 1
   // /proc/stat counters interpolated at r's edges (samples may be sparse).

@@ -91,6 +91,20 @@ QString SessionStore::fold(const Threadmon__Frame &f) {
     case THREADMON__FRAME__BODY_TRANSITIONS: if (f.transitions) applyTransitions(*f.transitions); break;
     case THREADMON__FRAME__BODY_SWITCHES: if (f.switches) applySwitches(*f.switches); break;
     case THREADMON__FRAME__BODY_STACK: if (f.stack) applyStack(*f.stack); break;
+    case THREADMON__FRAME__BODY_USER_THREAD:
+      if (f.user_thread) {
+        if (f.user_thread->time_ns) seeTime(int64_t(f.user_thread->time_ns));
+        users.applyUserThread(*f.user_thread, &check_);
+      }
+      break;
+    case THREADMON__FRAME__BODY_USER_SWITCHES:
+      if (f.user_switches) {
+        const Threadmon__UserSwitches &us = *f.user_switches;
+        int64_t t = int64_t(us.base_ns);
+        for (size_t i = 0; i < us.n_tid; i++) seeTime(t += us.delta_ns[i]);
+        users.applySwitches(us, &check_);
+      }
+      break;
     case THREADMON__FRAME__BODY_NOTICE:
       if (!f.notice) break;
       if (info.notices.size() < limits::kMaxNotices) info.notices.append(str(f.notice->text));
@@ -406,6 +420,7 @@ size_t SessionStore::bytes() const {
   for (const auto &c : cpus) b += c.bytes();
   for (const auto &s : sync) b += s.series.bytes();
   b += activity.bytes();
+  b += users.bytes();
   return b;
 }
 

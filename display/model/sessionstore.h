@@ -15,6 +15,7 @@
 #include "syncactivity.h"
 #include "threadmon.pb-c.h"
 #include "threadtimeline.h"
+#include "userthreads.h"
 
 namespace tmon {
 
@@ -52,6 +53,7 @@ class SessionStore {
   std::vector<SyncEntry> sync;
   std::unordered_map<uint32_t, int> syncIndex;
   SyncActivity activity;
+  UserThreads users;
   bool deadlockFormed = false;  // set by a tick that found a new cycle; the model clears it
 
  private:

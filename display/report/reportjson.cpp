@@ -100,6 +100,30 @@ QJsonObject threadJson(const SessionModel &m, int index, const TimeRange &whole)
   return o;
 }
 
+// A user thread (M:N): its states in the threads' keys (on an LWP, what
+// that LWP did) plus "dispatchable", in % of its life; seconds per LWP.
+QJsonObject userThreadJson(const SessionModel &m, int index, const TimeRange &whole) {
+  const UserThreadInfo &u = m.userThread(index);
+  UserThreadStates st = m.userThreadStates(index, whole);
+  QJsonObject states;
+  for (int s = 0; s < kFinalStateCount; s++)
+    states[finalStateKey(FinalState(s))] = st.percent(st.onLwp.ns[size_t(s)]);
+  states["dispatchable"] = st.percent(st.dispatchableNs);
+  QJsonObject lwps;
+  for (const auto &[tid, ns] : st.lwpNs) lwps[QString::number(tid)] = seconds(ns);
+  QJsonObject o;
+  o["id"] = qint64(u.id);
+  o["name"] = userThreadName(u);
+  o["function"] = u.function;
+  o["creator_tid"] = qint64(u.creatorTid);
+  o["lifetime_s"] = seconds(st.lifetimeNs);
+  o["on_lwp_s"] = seconds(st.onLwpNs);
+  o["done"] = u.doneNs >= 0;
+  o["states"] = states;
+  o["lwps"] = lwps;
+  return o;
+}
+
 QJsonObject cpuJson(const SessionModel &m, int cpu, const TimeRange &whole) {
   CpuDelta d = m.cpuDelta(cpu, whole);
   // /proc/stat counts in clock ticks: the sum of the parts is the honest
@@ -229,6 +253,9 @@ QJsonObject reportJson(const SessionModel &m) {
   QJsonObject root;
   root["process"] = processJson(m);
   root["threads"] = threads;
+  QJsonArray users;
+  for (int i = 0; i < m.userThreadCount(); i++) users.append(userThreadJson(m, i, whole));
+  root["user_threads"] = users;
   root["cpus"] = cpus;
   root["sync_objects"] = sync;
   root["wait_matrix"] = pairsJson(m.waitMatrix(whole));

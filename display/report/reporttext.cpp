@@ -261,6 +261,40 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
   out << lwps.lines();
   moreLine(out, qsizetype(shown.size()), matched, QStringLiteral("threads"), threadsMore);
 
+  const QJsonArray users = r["user_threads"].toArray();
+  if (!users.isEmpty()) {
+    // M:N: on an LWP (its states are that LWP's), dispatchable, and where it ran.
+    out << QString() << QStringLiteral("User threads (% of each user thread's lifetime)");
+    TextTable ut;
+    ut.addColumn(QStringLiteral("user thread"), TextTable::Left, kLabelWidth);
+    for (const char *h : {"life s", "on lwp", "cpu", "runq", "blocked", "sleep", "dispatch"})
+      ut.addColumn(QString::fromLatin1(h), TextTable::Right);
+    ut.addColumn(QStringLiteral("lwps (s)"), TextTable::Left);
+    int shownUsers = 0;
+    for (const QJsonValue &v : users) {
+      if (o.top > 0 && shownUsers >= o.top) break;
+      shownUsers++;
+      QJsonObject u = v.toObject(), st = u["states"].toObject(), l = u["lwps"].toObject();
+      double blocked = 0, onLwp = 0;
+      for (auto it = st.begin(); it != st.end(); ++it) {
+        if (it.key() == QLatin1String("dispatchable")) continue;
+        onLwp += it.value().toDouble();
+        if (it.key().startsWith(QLatin1String("blocked_"))) blocked += it.value().toDouble();
+      }
+      QStringList per;
+      for (auto it = l.begin(); it != l.end(); ++it)
+        per << QStringLiteral("%1:%2").arg(it.key(), num(it.value().toDouble(), 3));
+      QString label = QStringLiteral("u%1 %2").arg(u["id"].toInteger()).arg(u["name"].toString());
+      if (!u["done"].toBool()) label += QStringLiteral(" [not done]");
+      ut.addRow({label, num(u["lifetime_s"].toDouble(), 3), num(onLwp), num(st["on_cpu"].toDouble()),
+                 num(st["runnable"].toDouble()), num(blocked), num(st["sleeping"].toDouble()),
+                 num(st["dispatchable"].toDouble()), per.join(' ')});
+    }
+    out << ut.lines();
+    moreLine(out, shownUsers, users.size(), QStringLiteral("user threads"),
+             QStringLiteral("--top 0 shows all"));
+  }
+
   out << QString() << QStringLiteral("CPU utilisation (%)");
   const char *const cpuKeys[] = {"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"};
   TextTable cpuTable;

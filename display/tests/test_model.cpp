@@ -113,6 +113,74 @@ class TestModel : public QObject {
     QCOMPARE(m.info().exitStatus, 3);
   }
 
+  // A user thread on an LWP is in that LWP's state; switched out, it is
+  // dispatchable; its life ends when its function returns (USER_DONE).
+  void userThreadsTakeTheirLwpsStates() {
+    SessionModel m;
+    userThreadScenario().applyTo(&m);
+    QVERIFY2(!m.hasError(), qPrintable(m.errorText()));
+    QCOMPARE(m.userThreadCount(), 2);
+    const TimeRange whole = m.resolve(Window::wholeRun());
+    const UserThreadInfo &u1 = m.userThread(0);
+    QCOMPARE(u1.id, 1u);
+    QCOMPARE(u1.doneNs, at(90));
+    QCOMPARE(userThreadName(u1), QStringLiteral("fiber"));
+    UserThreadInfo cxx;
+    cxx.function = QStringLiteral(
+        "prog!void boost::context::detail::fiber_entry<boost::context::detail::fiber_record<"
+        "boost::context::fiber, main::{lambda(boost::context::fiber&&)#1}> >"
+        "(boost::context::detail::transfer_t)+0x0 (fiber_fcontext.hpp:143)");
+    QCOMPARE(userThreadName(cxx), QStringLiteral("fiber_entry"));
+    UserThreadStates s1 = m.userThreadStates(0, whole);
+    QCOMPARE(s1.lifetimeNs, 90 * kMs);
+    QCOMPARE(s1.onLwpNs, 50 * kMs);
+    QCOMPARE(s1.dispatchableNs, 40 * kMs);
+    QCOMPARE(s1.onLwp.ns[size_t(FinalState::OnCpu)], 20 * kMs);
+    QCOMPARE(s1.onLwp.ns[size_t(FinalState::Runnable)], 10 * kMs);
+    QCOMPARE(s1.onLwp.ns[size_t(FinalState::BlockedMutex)], 20 * kMs);
+    QCOMPARE(s1.lwpNs.size(), size_t(1));
+    QCOMPARE(s1.lwpNs[0].first, 101u);
+    QCOMPARE(s1.lwpNs[0].second, 50 * kMs);
+    UserThreadStates s2 = m.userThreadStates(1, whole);
+    QCOMPARE(m.userThread(1).doneNs, int64_t(-1));
+    QCOMPARE(s2.lifetimeNs, 120 * kMs);  // never done: to the session's end
+    QCOMPARE(s2.onLwp.ns[size_t(FinalState::Runnable)], 10 * kMs);
+    QCOMPARE(s2.onLwp.ns[size_t(FinalState::OnCpu)], 10 * kMs);
+    QCOMPARE(s2.onLwp.ns[size_t(FinalState::BlockedMutex)], 10 * kMs);
+    QCOMPARE(s2.dispatchableNs, 90 * kMs);
+    // A window clips the spans: [25,65) holds u1's [25,30) and [60,65).
+    UserThreadStates w1 = m.userThreadStates(0, TimeRange{at(25), at(65)});
+    QCOMPARE(w1.onLwpNs, 10 * kMs);
+    QCOMPARE(w1.dispatchableNs, 30 * kMs);
+    std::vector<UserSpan> spans = m.userThreadSpans(0, whole);
+    QCOMPARE(spans.size(), size_t(2));
+    QCOMPARE(spans[1].start, at(60));
+    QCOMPARE(spans[1].end, at(90));
+  }
+
+  // Events lost on an LWP (its ring was full): from there to its next
+  // switch no user thread is on it.
+  void lostUserSwitchesChargeNobody() {
+    SessionModel fresh;
+    StreamBuilder c;
+    c.hello(true);
+    c.threadStart(101, at(0), "worker", "workload!worker");
+    c.userThread(1, at(0), 101, "workload!fiber+0x0");
+    c.userSwitch(101, at(10), 0, 1);
+    c.userSwitch(101, at(20), 0, 0, THREADMON__USER_SWITCH_KIND__USER_LOST);
+    c.userSwitch(101, at(40), 0, 1);
+    c.userSwitch(101, at(50), 1, 0);
+    c.goodbye(at(60), 0);
+    c.applyTo(&fresh);
+    QVERIFY2(!fresh.hasError(), qPrintable(fresh.errorText()));
+    std::vector<UserSpan> spans = fresh.userThreadSpans(0, TimeRange{at(0), at(60)});
+    QCOMPARE(spans.size(), size_t(2));
+    QCOMPARE(spans[0].start, at(10));
+    QCOMPARE(spans[0].end, at(20));
+    QCOMPARE(spans[1].start, at(40));
+    QCOMPARE(spans[1].end, at(50));
+  }
+
   // A thread created at 0 that first runs at 30 ms waited for a CPU all
   // that time: it cannot have slept before it ran. One whose first
   // transition precedes its first record (it ran before the records began)

@@ -114,6 +114,35 @@ void StreamBuilder::cpuSwitch(uint32_t tid, int64_t t, uint32_t cpu, Threadmon__
   add(f);
 }
 
+void StreamBuilder::userThread(uint32_t id, int64_t t, uint32_t creator, const char *function) {
+  Threadmon__UserThread u = THREADMON__USER_THREAD__INIT;
+  u.id = id;
+  u.time_ns = uint64_t(t);
+  u.creator_tid = creator;
+  u.function = const_cast<char *>(function);
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_USER_THREAD;
+  f.user_thread = &u;
+  add(f);
+}
+
+void StreamBuilder::userSwitch(uint32_t tid, int64_t t, uint32_t from, uint32_t to,
+                               Threadmon__UserSwitchKind kind) {
+  Threadmon__UserSwitches us = THREADMON__USER_SWITCHES__INIT;
+  int64_t delta = 0;
+  us.base_ns = uint64_t(t);
+  us.n_tid = us.n_delta_ns = us.n_from_id = us.n_to_id = us.n_kind = 1;
+  us.tid = &tid;
+  us.delta_ns = &delta;
+  us.from_id = &from;
+  us.to_id = &to;
+  us.kind = &kind;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_USER_SWITCHES;
+  f.user_switches = &us;
+  add(f);
+}
+
 void StreamBuilder::tick(int64_t t, const std::vector<Lwp> &lwps, const std::vector<Cpu> &cpus,
                          const std::vector<Sync> &sync, uint64_t framesDropped,
                          const std::vector<Site> &sites) {
@@ -265,6 +294,39 @@ bool StreamBuilder::writeFile(const QString &path) const {
   if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return false;
   QByteArray s = stream();
   return f.write(s) == s.size();
+}
+
+StreamBuilder userThreadScenario() {
+  auto at = [](int64_t ms) { return kT0 + ms * kMs; };
+  StreamBuilder b;
+  b.hello(true);
+  b.threadStart(102, at(0), "main", "workload!main", false, true);
+  b.threadStart(101, at(0), "worker", "workload!worker+0x10");
+  b.userThread(1, at(0), 101, "workload!fiber+0x0");
+  b.userThread(2, at(0), 101, "workload!other_fiber+0x0");
+  b.cpuSwitch(101, at(0), 1, THREADMON__SWITCH_KIND__SWITCH_IN);
+  b.cpuSwitch(102, at(0), 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
+  b.userSwitch(101, at(10), 0, 1);
+  b.cpuSwitch(101, at(20), 1, THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT);
+  b.userSwitch(101, at(30), 1, 2);
+  b.cpuSwitch(101, at(40), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+  b.transition(101, at(50), THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, 7);
+  b.cpuSwitch(101, at(50), 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
+  b.userSwitch(101, at(60), 2, 1);
+  b.transition(101, at(80), THREADMON__THREAD_STATE__STATE_RUNNING);
+  b.cpuSwitch(101, at(80), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+  b.userSwitch(101, at(90), 1, 0, THREADMON__USER_SWITCH_KIND__USER_DONE);
+  b.transition(101, at(100), THREADMON__THREAD_STATE__STATE_EXITED);
+  b.cpuSwitch(101, at(100), 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
+  b.threadEnd(101, at(100));
+  const uint64_t clock101[] = {0, 10, 20, 20, 20, 30, 30, 30, 30, 40, 50};
+  for (int ms = 10; ms <= 120; ms += 10) {
+    std::vector<Lwp> l{Lwp{102, 0, 0, 0, 0, 1, 0, 0, 0, 0, 'S'}};
+    if (ms <= 100) l.push_back(Lwp{101, 0, 0, clock101[ms / 10] * kMs, 0, 0, 0, 0, 0, 0, 'R'});
+    b.tick(at(ms), l);
+  }
+  b.goodbye(at(120), 0);
+  return b;
 }
 
 }  // namespace tmtest

@@ -66,6 +66,10 @@ class StreamBuilder {
   // Sets Hello.exe for the following hello() (default /usr/bin/workload).
   void setExe(const char *exe) { exe_ = exe; }
   void goodbye(int64_t t, int exitStatus, uint64_t eventsDropped = 0);
+  // User threads (M:N): a UserThread, and one UserSwitches entry on LWP tid.
+  void userThread(uint32_t id, int64_t t, uint32_t creator, const char *function);
+  void userSwitch(uint32_t tid, int64_t t, uint32_t from, uint32_t to,
+                  Threadmon__UserSwitchKind kind = THREADMON__USER_SWITCH_KIND__USER_SWITCH);
   void rawPayload(const std::string &bytes) { frames_.push_back(bytes); }
 
   const std::vector<std::string> &frames() const { return frames_; }
@@ -81,6 +85,12 @@ class StreamBuilder {
   std::vector<std::string> frames_;
   const char *exe_ = "/usr/bin/workload";
 };
+
+// Thread 101 of the model tests' switch scenario ([0,20) on CPU, [20,40)
+// runnable, [40,50) on CPU, [50,80) blocked on mutex 7, [80,100) on CPU;
+// session to 120 ms) as the LWP of two user threads made at 0: u1 on it in
+// [10,30) and [60,90), then done; u2 in [30,60), never done.
+StreamBuilder userThreadScenario();
 
 }  // namespace tmtest
 

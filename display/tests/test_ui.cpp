@@ -21,6 +21,7 @@
 #include "sessionview.h"
 #include "statepalette.h"
 #include "syncview.h"
+#include "test_model_stream.h"
 #include "test_ui_synth.h"
 #include "timelinecanvas.h"
 #include "timelineview.h"
@@ -146,6 +147,24 @@ class TestUi : public QObject {
     QCOMPARE(img.size(), kShot);
     QVERIFY2(distinctColours(img) > 8, "the view looks blank");
     QCOMPARE(view->rowCount(), rows);
+  }
+
+  // User threads (M:N): one row each, their LWPs' states and dispatchable
+  // in their colours, the LWP they ran on beside the bar.
+  void userThreadsViewShowsEachUserThread() {
+    const QString path =
+        writeCapture(dir_, "userthreads.tmcap", tmtest::userThreadScenario().stream());
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(path, &error));
+    QVERIFY2(page, qPrintable(error));
+    const QImage img = renderView(page.get(), ViewKind::Users, -1, kShot);
+    std::unique_ptr<tmui::ModelView> view(page->view(ViewKind::Users));  // detached by renderView
+    QCOMPARE(view->rowCount(), 2);
+    QVERIFY(pixelsOf(img, tmui::dispatchableColor()) > 500);
+    QVERIFY(pixelsOf(img, tmui::stateColor(tmon::FinalState::OnCpu)) > 200);
+    QVERIFY(pixelsOf(img, tmui::stateColor(tmon::FinalState::BlockedMutex)) > 200);
+    tmui::ViewKind parsed;
+    QVERIFY(tmui::parseViewKind(QStringLiteral("users"), &parsed) && parsed == ViewKind::Users);
   }
 
   void statesShowInTheirColours() {

@@ -19,6 +19,7 @@
 #include "threadsview.h"
 #include "timelinecanvas.h"
 #include "timelineview.h"
+#include "userthreadsview.h"
 #include "viewwindow.h"
 
 namespace tmui {
@@ -31,7 +32,8 @@ struct ViewName {
 constexpr ViewName kViewNames[] = {{ViewKind::Threads, "threads"}, {ViewKind::Lwps, "lwps"},
                                    {ViewKind::Cpus, "cpus"},       {ViewKind::Timeline, "timeline"},
                                    {ViewKind::Sync, "sync"},       {ViewKind::Charts, "charts"},
-                                   {ViewKind::Findings, "findings"}, {ViewKind::Matrix, "matrix"}};
+                                   {ViewKind::Findings, "findings"}, {ViewKind::Matrix, "matrix"},
+                                   {ViewKind::Users, "users"}};
 }  // namespace
 
 bool parseViewKind(const QString &name, ViewKind *out) {
@@ -84,6 +86,7 @@ SessionView::SessionView(tmon::SessionModel *model, Source source, QWidget *pare
   // The views.
   threads_ = new ThreadsView(model_, window_);
   lwps_ = new LwpsView(model_, window_);
+  users_ = new UserThreadsView(model_, window_);
   cpus_ = new CpusView(model_, window_);
   timeline_ = new TimelineView(model_, window_);
   sync_ = new SyncView(model_, window_);
@@ -104,6 +107,7 @@ SessionView::SessionView(tmon::SessionModel *model, Source source, QWidget *pare
   setCentralWidget(central);
   QDockWidget *threadsDock = addViewDock(threads_, tr("Threads"), Qt::RightDockWidgetArea);
   tabifyDockWidget(threadsDock, addViewDock(lwps_, tr("LWPs"), Qt::RightDockWidgetArea));
+  tabifyDockWidget(threadsDock, addViewDock(users_, tr("User threads"), Qt::RightDockWidgetArea));
   tabifyDockWidget(threadsDock, addViewDock(cpus_, tr("CPUs"), Qt::RightDockWidgetArea));
   tabifyDockWidget(threadsDock, addViewDock(charts_, tr("Charts"), Qt::RightDockWidgetArea));
   threadsDock->raise();
@@ -163,6 +167,7 @@ ModelView *SessionView::view(ViewKind kind) const {
     case ViewKind::Charts: return charts_;
     case ViewKind::Findings: return findings_;
     case ViewKind::Matrix: return matrix_;
+    case ViewKind::Users: return users_;
   }
   return nullptr;
 }

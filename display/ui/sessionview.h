@@ -22,6 +22,7 @@ class CpusView;
 class DeadlockBanner;
 class FindingsView;
 class LwpsView;
+class UserThreadsView;
 class MatrixView;
 class ModelView;
 class ReplayControls;
@@ -30,7 +31,7 @@ class ThreadsView;
 class TimelineView;
 class ViewWindow;
 
-enum class ViewKind { Threads, Lwps, Cpus, Timeline, Sync, Charts, Findings, Matrix };
+enum class ViewKind { Threads, Lwps, Cpus, Timeline, Sync, Charts, Findings, Matrix, Users };
 // "threads", "lwps", ...; false when unknown.
 bool parseViewKind(const QString &name, ViewKind *out);
 QString viewKindName(ViewKind kind);
@@ -85,6 +86,7 @@ class SessionView : public QMainWindow {
   ReplayControls *replay_ = nullptr;
   ThreadsView *threads_;
   LwpsView *lwps_;
+  UserThreadsView *users_;
   CpusView *cpus_;
   TimelineView *timeline_;
   SyncView *sync_;

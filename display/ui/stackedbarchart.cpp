@@ -1,5 +1,7 @@
 #include "stackedbarchart.h"
 
+#include "statepalette.h"
+
 #include <QHelpEvent>
 #include <QPainter>
 #include <QScrollBar>
@@ -7,6 +9,19 @@
 #include <algorithm>
 
 namespace tmui {
+
+std::vector<BarCategory> finalStateCategories() {
+  std::vector<BarCategory> cats;
+  for (int s = 0; s < tmon::kFinalStateCount; ++s)
+    cats.push_back({stateLabel(tmon::FinalState(s)), stateColor(tmon::FinalState(s))});
+  return cats;
+}
+
+std::vector<double> finalStateValues(const tmon::StateTimes &st) {
+  std::vector<double> v;
+  for (int s = 0; s < tmon::kFinalStateCount; ++s) v.push_back(double(st.ns[size_t(s)]));
+  return v;
+}
 
 namespace {
 constexpr int kPad = 6;

@@ -9,6 +9,8 @@
 #include <QString>
 #include <vector>
 
+#include "modeltypes.h"
+
 namespace tmui {
 
 struct BarCategory {
@@ -25,6 +27,11 @@ struct BarRow {
   bool marked = false;         // drawn with a marker (the probe's own thread)
   QString markText;            // what the marker says
 };
+
+// The final states as categories, in state order, and a StateTimes as the
+// values of a row in that order: the threads' and user threads' bars.
+std::vector<BarCategory> finalStateCategories();
+std::vector<double> finalStateValues(const tmon::StateTimes &st);
 
 class StackedBarChart : public QAbstractScrollArea {
   Q_OBJECT

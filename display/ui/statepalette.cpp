@@ -1,5 +1,7 @@
 #include "statepalette.h"
 
+#include <QObject>
+
 #include <QCoreApplication>
 
 namespace tmui {
@@ -60,6 +62,11 @@ QString lwpLabel(LwpCategory c) {
 }
 
 QColor highlightColor() { return QColor(0x00, 0xe5, 0xff); }
+
+// Pale khaki: waiting, but for an LWP, not for a CPU (runnable's amber) or an
+// object (the blocked hues); apart from the cool sleeping and I/O colours.
+QColor dispatchableColor() { return QColor(0xe3, 0xd7, 0xb5); }
+QString dispatchableLabel() { return QObject::tr("Dispatchable (ready for an LWP)"); }
 
 QColor hiddenLockTint() { return QColor(0xff, 0xe8, 0xd6); }
 

@@ -13,6 +13,10 @@ namespace tmui {
 QColor stateColor(tmon::FinalState s);
 QString stateLabel(tmon::FinalState s);
 
+// A user thread switched out, ready for an LWP (M:N).
+QColor dispatchableColor();
+QString dispatchableLabel();
+
 // /proc/stat categories of the CPUs view, in drawing order.
 enum class CpuCategory { User, Nice, System, Irq, SoftIrq, Steal, IoWait, Idle };
 constexpr int kCpuCategoryCount = 8;

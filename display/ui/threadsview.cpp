@@ -14,10 +14,7 @@ ThreadsView::ThreadsView(tmon::SessionModel *model, ViewWindow *window, QWidget 
   auto *layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(chart_);
-  std::vector<BarCategory> cats;
-  for (int s = 0; s < tmon::kFinalStateCount; ++s)
-    cats.push_back({stateLabel(tmon::FinalState(s)), stateColor(tmon::FinalState(s))});
-  chart_->setCategories(cats);
+  chart_->setCategories(finalStateCategories());
   chart_->setEmptyText(tr("No threads in this window yet"));
 }
 
@@ -36,7 +33,7 @@ void ThreadsView::rebuild() {
     row.marked = t.probe;
     row.markText = tr("threadmon probe");
     row.total = double(st.lifetimeNs);
-    for (int s = 0; s < tmon::kFinalStateCount; ++s) row.values.push_back(double(st.ns[size_t(s)]));
+    row.values = finalStateValues(st);
     rows.push_back(std::move(row));
   }
   chart_->setTitle(tr("Threads: time in each state, %1 (%2 threads)")

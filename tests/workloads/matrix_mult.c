@@ -36,17 +36,9 @@ typedef struct worker {
   double blocked_cpu_s; /* CPU time inside the barrier wait */
 } worker;
 
-/* Rows [first, last) of C, in i-k-j order so the inner loop streams. */
+/* Rows [first, last) of C. */
 static void multiply_rows(int first, int last) {
-  for (int i = first; i < last; i++) {
-    double *ci = &c[(size_t)i * (size_t)size];
-    for (int j = 0; j < size; j++) ci[j] = 0;
-    for (int k = 0; k < size; k++) {
-      double aik = a[(size_t)i * (size_t)size + (size_t)k];
-      const double *bk = &b[(size_t)k * (size_t)size];
-      for (int j = 0; j < size; j++) ci[j] += aik * bk[j];
-    }
-  }
+  for (int i = first; i < last; i++) wl_matrix_row(c, a, b, size, i);
 }
 
 static void *work(void *arg) {

@@ -154,6 +154,16 @@ void wl_busy_loop(uint64_t n) {
   }
 }
 
+void wl_matrix_row(double *c, const double *a, const double *b, int size, int i) {
+  double *ci = &c[(size_t)i * (size_t)size];
+  for (int j = 0; j < size; j++) ci[j] = 0;
+  for (int k = 0; k < size; k++) {
+    double aik = a[(size_t)i * (size_t)size + (size_t)k];
+    const double *bk = &b[(size_t)k * (size_t)size];
+    for (int j = 0; j < size; j++) ci[j] += aik * bk[j];
+  }
+}
+
 void wl_name_self(const char *prefix, int index) {
   char name[16];
   snprintf(name, sizeof name, "%s-%d", prefix, index);

@@ -43,6 +43,10 @@ double wl_sleep_ms(double ms);
 /* Loops n times doing nothing the compiler can remove. */
 void wl_busy_loop(uint64_t n);
 
+/* Row i of C = A x B (size x size, row-major), in i-k-j order so the inner
+ * loop streams: the papers' matrix multiply. */
+void wl_matrix_row(double *c, const double *a, const double *b, int size, int i);
+
 /* Names the calling thread "prefix-index" (kernel limit: 15 characters). */
 void wl_name_self(const char *prefix, int index);
 

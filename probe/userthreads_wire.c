@@ -1,0 +1,114 @@
+/* User threads on the wire (sampler thread): a UserThread frame for each
+ * user thread made, UserSwitches batched from the LWPs' rings. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler.h"
+#include "symbolize.h"
+#include "userthreads.h"
+
+#define FUNCTION_BYTES 320
+#define BATCH_MAX 16384
+
+static uint32_t described; /* ids [1, described] are out */
+
+typedef struct ubatch {
+  uint64_t base, last;
+  size_t n, cap;
+  uint32_t *tid, *from, *to;
+  int64_t *delta;
+  Threadmon__UserSwitchKind *kind;
+} ubatch;
+
+static ubatch batch;
+
+static void emit_user_thread(tm_session *s, uint32_t id, int to) {
+  const tm_uthread *u = tm_ut_get(id);
+  if (!u) return;
+  char function[FUNCTION_BYTES] = "";
+  if (u->fn) tm_symbolize_format((uintptr_t)u->fn, function, sizeof function);
+  Threadmon__UserThread m = THREADMON__USER_THREAD__INIT;
+  m.id = id;
+  m.time_ns = u->made_ns;
+  m.creator_tid = u->creator_tid;
+  m.function = function;
+  m.context_address = u->ucp;
+  m.stack_address = u->stack_lo;
+  m.stack_size = u->stack_hi - u->stack_lo;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_USER_THREAD;
+  f.user_thread = &m;
+  tm_emit(s, &f, to);
+}
+
+static void flush(tm_session *s) {
+  if (!batch.n) return;
+  Threadmon__UserSwitches m = THREADMON__USER_SWITCHES__INIT;
+  m.base_ns = batch.base;
+  m.n_tid = m.n_delta_ns = m.n_from_id = m.n_to_id = m.n_kind = batch.n;
+  m.tid = batch.tid;
+  m.delta_ns = batch.delta;
+  m.from_id = batch.from;
+  m.to_id = batch.to;
+  m.kind = batch.kind;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_USER_SWITCHES;
+  f.user_switches = &m;
+  tm_emit(s, &f, TM_TO_ALL);
+  batch.n = 0;
+}
+
+static void describe_new(tm_session *s) {
+  /* Ids are handed out before their records are written: stop at the
+   * first one not ready, it is sent next tick. */
+  for (uint32_t last = tm_ut_last_id(); described < last && tm_ut_get(described + 1); described++)
+    emit_user_thread(s, described + 1, TM_TO_ALL);
+}
+
+static bool grow(void) {
+  size_t cap = batch.cap ? batch.cap * 2 : 1024;
+#define GROW(field)                                               \
+  do {                                                            \
+    void *p_ = realloc(batch.field, cap * sizeof *batch.field);   \
+    if (!p_) return false;                                        \
+    batch.field = p_;                                             \
+  } while (0)
+  GROW(tid);
+  GROW(from);
+  GROW(to);
+  GROW(delta);
+  GROW(kind);
+#undef GROW
+  batch.cap = cap;
+  return true;
+}
+
+void tm_ut_wire_event(tm_session *s, uint32_t tid, const tm_event *e) {
+  if (batch.n >= BATCH_MAX) {
+    describe_new(s); /* a switch's user threads before it */
+    flush(s);
+  }
+  if (batch.n == batch.cap && !grow()) return;
+  if (batch.n == 0) batch.base = batch.last = e->time_ns;
+  batch.tid[batch.n] = tid;
+  batch.delta[batch.n] = (int64_t)(e->time_ns - batch.last);
+  batch.last = e->time_ns;
+  batch.from[batch.n] = e->holder_tid;
+  batch.to[batch.n] = e->object_id;
+  batch.kind[batch.n] = (Threadmon__UserSwitchKind)(e->state - TM_EV_USER_SWITCH);
+  batch.n++;
+}
+
+void tm_ut_wire_tick(tm_session *s) {
+  describe_new(s);
+  flush(s);
+}
+
+void tm_ut_wire_resend(tm_session *s, int to) {
+  for (uint32_t id = 1; id <= described; id++) emit_user_thread(s, id, to);
+}
+
+void tm_ut_wire_forget(void) {
+  described = 0;
+  batch.n = 0;
+}

@@ -1,0 +1,97 @@
+// mn_boost: user threads on Boost.Context (boost::context::fiber, linked
+// dynamically: make_fcontext, jump_fcontext and ontop_fcontext go through
+// the PLT, where the probe sees them).
+//
+// --fibers F fibers (default 3) on the main thread, resumed round robin;
+// each spins --work-us of CPU time, then gives the thread back, --rounds
+// times, then ends. Truth per fiber, measured by the program: on_lwp_s, the
+// sum of its spans from the scheduler's clock read just before resuming it
+// to its own read just before giving the thread back; lifetime_s from just
+// before its creation to its end.
+#include <time.h>
+
+#include <boost/context/fiber.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace ctx = boost::context;
+
+namespace {
+
+double clock_s(clockid_t c) {
+  timespec ts;
+  clock_gettime(c, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+}
+double now_s() { return clock_s(CLOCK_MONOTONIC); }
+
+void spin_cpu_us(double us) {
+  const double until = clock_s(CLOCK_THREAD_CPUTIME_ID) + us / 1e6;
+  while (clock_s(CLOCK_THREAD_CPUTIME_ID) < until) {
+  }
+}
+
+struct Truth {
+  double created = 0, done = 0, in = 0, on = 0;
+};
+
+int intFlag(int argc, char **argv, const char *name, int def) {
+  for (int i = 1; i + 1 < argc; i++)
+    if (std::strcmp(argv[i], name) == 0) return std::atoi(argv[i + 1]);
+  return def;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (std::strcmp(argv[i], "--help") == 0) {
+      std::printf("usage: mn_boost [--fibers F] [--rounds R] [--work-us US]\n"
+                  "Boost.Context fibers resumed round robin on one thread; prints its truth.\n");
+      return 0;
+    }
+  const int fibers = intFlag(argc, argv, "--fibers", 3);
+  const int rounds = intFlag(argc, argv, "--rounds", 200);
+  const int workUs = intFlag(argc, argv, "--work-us", 1000);
+  std::vector<Truth> truth(static_cast<size_t>(fibers));
+  std::vector<ctx::fiber> fs;
+  const double start = now_s();
+  for (int i = 0; i < fibers; i++) {
+    Truth &t = truth[size_t(i)];
+    t.created = now_s();
+    fs.emplace_back([&t, rounds, workUs](ctx::fiber &&sched) {
+      for (int r = 0; r < rounds; r++) {
+        spin_cpu_us(workUs);
+        t.on += now_s() - t.in;
+        sched = std::move(sched).resume();
+      }
+      t.on += now_s() - t.in;
+      t.done = now_s();
+      return std::move(sched);
+    });
+  }
+  for (bool any = true; any;) {
+    any = false;
+    for (int i = 0; i < fibers; i++) {
+      if (!fs[size_t(i)]) continue;
+      truth[size_t(i)].in = now_s();
+      fs[size_t(i)] = std::move(fs[size_t(i)]).resume();
+      any = true;
+    }
+  }
+  std::printf("{\"workload\":\"mn_boost\",\"wall_s\":%.6f,\"fibers\":%d,\"rounds\":%d,"
+              "\"tid\":%d,\"user_threads\":[",
+              now_s() - start, fibers, rounds, int(gettid()));
+  for (int i = 0; i < fibers; i++) {
+    const Truth &t = truth[size_t(i)];
+    std::printf("%s{\"index\":%d,\"lifetime_s\":%.6f,\"on_lwp_s\":%.6f}", i ? "," : "", i,
+                t.done - t.created, t.on);
+  }
+  std::printf("]}\n");
+  return 0;
+}
