@@ -1,5 +1,9 @@
 #include "modelview.h"
 
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QTimer>
+
 #include "sessionmodel.h"
 #include "viewwindow.h"
 
@@ -13,11 +17,23 @@ ModelView::ModelView(tmon::SessionModel *model, ViewWindow *window, QWidget *par
 
 void ModelView::refreshNow() {
   dirty_ = false;
+  QElapsedTimer t;
+  t.start();
   rebuild();
+  lastRebuildMs_ = double(t.nsecsElapsed()) / 1e6;
+}
+
+void ModelView::setTabRaised(bool raised) {
+  tabRaised_ = raised;
+  if (raised && dirty_) scheduleCatchUp();
+}
+
+bool ModelView::showing() const {
+  return isVisible() && (tabRaised_ || !qobject_cast<const QDockWidget *>(parentWidget()));
 }
 
 void ModelView::refreshIfVisible() {
-  if (isVisible())
+  if (showing())
     refreshNow();
   else
     dirty_ = true;
@@ -25,7 +41,16 @@ void ModelView::refreshIfVisible() {
 
 void ModelView::showEvent(QShowEvent *event) {
   QWidget::showEvent(event);
-  if (dirty_) refreshNow();
+  if (dirty_) scheduleCatchUp();
+}
+
+void ModelView::scheduleCatchUp() {
+  if (catchUpPending_) return;
+  catchUpPending_ = true;
+  QTimer::singleShot(0, this, [this] {
+    catchUpPending_ = false;
+    if (dirty_ && showing()) refreshNow();
+  });
 }
 
 }  // namespace tmui

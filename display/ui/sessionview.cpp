@@ -149,6 +149,8 @@ QDockWidget *SessionView::addViewDock(ModelView *view, const QString &title,
   dock->setWidget(view);
   dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
   addDockWidget(area, dock);
+  // Behind another tab the view stays visible to Qt: say when it is raised.
+  connect(dock, &QDockWidget::visibilityChanged, view, &ModelView::setTabRaised);
   docks_ << dock;
   return dock;
 }

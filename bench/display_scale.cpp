@@ -1,0 +1,192 @@
+// tm-bench-display: how long each view of threadmon-display takes to render,
+// and the longest the GUI thread is blocked, with thousands of threads and
+// sync objects, replayed and live (docs/benchmarks.md, "Display at scale").
+//
+//   QT_QPA_PLATFORM=offscreen tm-bench-display [--threads N] [--objects M]
+//       [--seconds S] [--open F.tmcap] [--write F.tmcap] [--no-live] [--views a,b]
+//
+// Without --open it synthesises a stream (display/tests/test_ui_synth: N
+// threads, M mutexes, S seconds of 10 ms ticks). --write saves that stream as
+// a capture and exits. Replay: opens the capture, shows the page at
+// 1400x900, raises each view (its render: rebuild and paint) and seeks to
+// the middle with it raised. Live: for each view, a live page with that view
+// raised is fed the stream a tick's worth of bytes every 10 ms, as a socket
+// would, while a heartbeat timer measures the longest GUI block.
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QScrollBar>
+#include <QTimer>
+#include <cstdio>
+
+#include "captureopen.h"
+#include "framedecoder.h"
+#include "guiblock.h"
+#include "modelview.h"
+#include "replaycontrols.h"
+#include "sessionmodel.h"
+#include "sessionview.h"
+#include "test_ui_synth.h"
+
+namespace {
+
+const tmui::ViewKind kKinds[] = {tmui::ViewKind::Threads,  tmui::ViewKind::Lwps,
+                                 tmui::ViewKind::Cpus,     tmui::ViewKind::Timeline,
+                                 tmui::ViewKind::Sync,     tmui::ViewKind::Charts,
+                                 tmui::ViewKind::Findings, tmui::ViewKind::Matrix};
+
+void showPage(tmui::SessionView *page) {
+  page->resize(1400, 900);
+  page->setAttribute(Qt::WA_DontShowOnScreen);
+  page->show();
+}
+
+void replay(const QString &path, const QStringList &views) {
+  QElapsedTimer t;
+  t.start();
+  QString error;
+  std::unique_ptr<tmui::SessionView> page(openCapture(path, &error));
+  if (!page) {
+    std::fprintf(stderr, "%s\n", qPrintable(error));
+    std::exit(1);
+  }
+  const double loadMs = double(t.nsecsElapsed()) / 1e6;
+  const double showMs = scale::settle([&] { showPage(page.get()); });
+  std::printf("replay: %d threads, %d sync objects, %.1f s; load %.0f ms, first show %.0f ms\n",
+              page->model()->threadCount(), page->model()->syncObjectCount(),
+              page->model()->durationSeconds(), loadMs, showMs);
+  std::printf("%-10s %10s %10s %10s %10s\n", "view", "rebuild ms", "raise ms", "seek ms",
+              "scroll ms");
+  const double duration = page->model()->durationSeconds();
+  if (qEnvironmentVariableIsSet("TM_BENCH_DEBUG"))
+    for (tmui::ViewKind k : kKinds)
+      std::printf("%s visible %d raised %d showing %d\n", qPrintable(tmui::viewKindName(k)),
+                  page->view(k)->isVisible(), page->isViewRaised(k), page->view(k)->showing());
+  for (tmui::ViewKind k : kKinds) {
+    const QString name = tmui::viewKindName(k);
+    if (!views.isEmpty() && !views.contains(name)) continue;
+    const double raise = scale::settle([&] { page->showView(k); });
+    const double seek = scale::settle([&] { page->replay()->seek(duration / 2); });
+    page->replay()->seek(duration);
+    QApplication::processEvents();
+    // Scrolling to the middle of whatever the view lists.
+    double scroll = 0;
+    for (auto *bar : page->view(k)->findChildren<QScrollBar *>())
+      if (bar->orientation() == Qt::Vertical && bar->maximum() > 0 && bar->isVisible()) {
+        scroll = std::max(scroll, scale::settle([&] { bar->setValue(bar->maximum() / 2); }));
+        bar->setValue(0);
+      }
+    page->view(k)->refreshNow();
+    std::printf("%-10s %10.1f %10.1f %10.1f %10.1f\n", qPrintable(name),
+                page->view(k)->lastRebuildMs(), raise, seek, scroll);
+    std::fflush(stdout);
+  }
+}
+
+void live(const QByteArray &stream, double seconds, const QStringList &views) {
+  // Bytes per 10 ms step: the stream spread evenly over its ticks.
+  const int steps = std::max(1, int(seconds * 100));
+  const qsizetype chunk = stream.size() / steps + 1;
+  std::printf("live: %.1f MB in %d steps of 10 ms\n", double(stream.size()) / 1e6, steps);
+  std::printf("%-10s %12s %12s %12s\n", "view", "longest ms", "feed max ms", "wall s");
+  for (tmui::ViewKind k : kKinds) {
+    const QString name = tmui::viewKindName(k);
+    if (!views.isEmpty() && !views.contains(name)) continue;
+    auto *model = new tmon::SessionModel;
+    std::unique_ptr<tmui::SessionView> page(
+        new tmui::SessionView(model, tmui::SessionView::Source::Live));
+    tmon::FrameDecoder decoder(model);
+    showPage(page.get());
+    page->showView(k);
+    QApplication::processEvents();
+    scale::GuiBlockMeter meter;
+    QElapsedTimer wall;
+    wall.start();
+    meter.start();
+    qsizetype at = 0;
+    double feedMax = 0;
+    QTimer feed;
+    feed.setTimerType(Qt::PreciseTimer);
+    feed.setInterval(10);
+    QObject::connect(&feed, &QTimer::timeout, [&] {
+      QElapsedTimer f;
+      f.start();
+      const qsizetype n = std::min(chunk, stream.size() - at);
+      decoder.feed(stream.constData() + at, size_t(n));
+      at += n;
+      feedMax = std::max(feedMax, double(f.nsecsElapsed()) / 1e6);
+      if (at >= stream.size()) feed.stop();
+    });
+    feed.start();
+    while (feed.isActive()) QApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    // The last coalesced change and its redraw.
+    QElapsedTimer tail;
+    tail.start();
+    while (tail.elapsed() < 200) QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    meter.stop();
+    std::printf("%-10s %12.1f %12.1f %12.1f\n", qPrintable(name), meter.longestMs(), feedMax,
+                double(wall.elapsed()) / 1e3);
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  QApplication app(argc, argv);
+  synth::Workload w;
+  w.workers = 10000;
+  w.extraObjects = 10000;
+  w.seconds = 1.0;
+  QString open, write;
+  QStringList views;
+  bool doLive = true;
+  const QStringList args = app.arguments();
+  for (int i = 1; i < args.size(); ++i) {
+    const QString &a = args[i];
+    const QString next = i + 1 < args.size() ? args[i + 1] : QString();
+    if (a == QLatin1String("--threads")) w.workers = std::max(1, next.toInt() - 2), ++i;
+    else if (a == QLatin1String("--objects")) w.extraObjects = std::max(0, next.toInt() - 3), ++i;
+    else if (a == QLatin1String("--seconds")) w.seconds = next.toDouble(), ++i;
+    else if (a == QLatin1String("--open")) open = next, ++i;
+    else if (a == QLatin1String("--write")) write = next, ++i;
+    else if (a == QLatin1String("--views")) views = next.split(','), ++i;
+    else if (a == QLatin1String("--no-live")) doLive = false;
+    else {
+      std::fprintf(stderr,
+                   "usage: tm-bench-display [--threads N] [--objects M] [--seconds S] "
+                   "[--open F.tmcap] [--write F.tmcap] [--no-live] [--views threads,sync,...]\n");
+      return 2;
+    }
+  }
+  QByteArray stream;
+  if (open.isEmpty()) {
+    QElapsedTimer t;
+    t.start();
+    stream = synth::stream(w);
+    std::printf("synthesised %d threads, %d sync objects, %.1f s: %.1f MB in %.1f s\n",
+                synth::threadCount(w), synth::kObjectCount + w.extraObjects, w.seconds,
+                double(stream.size()) / 1e6, double(t.elapsed()) / 1e3);
+    open = write.isEmpty() ? QStringLiteral("/tmp/tm-bench-display-%1.tmcap")
+                                 .arg(QCoreApplication::applicationPid())
+                           : write;
+    QFile f(open);
+    if (!f.open(QIODevice::WriteOnly) || f.write(stream) != stream.size()) {
+      std::fprintf(stderr, "cannot write %s\n", qPrintable(open));
+      return 1;
+    }
+    f.close();
+    if (!write.isEmpty()) return 0;
+  } else {
+    QFile f(open);
+    if (!f.open(QIODevice::ReadOnly)) {
+      std::fprintf(stderr, "cannot read %s\n", qPrintable(open));
+      return 1;
+    }
+    stream = f.readAll();
+  }
+  replay(open, views);
+  if (doLive) live(stream, w.seconds, views);
+  if (write.isEmpty() && !args.contains(QLatin1String("--open"))) QFile::remove(open);
+  return 0;
+}
