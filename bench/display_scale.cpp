@@ -67,6 +67,10 @@ void replay(const QString &path, const QStringList &views) {
     if (!views.isEmpty() && !views.contains(name)) continue;
     const double raise = scale::settle([&] { page->showView(k); });
     const double seek = scale::settle([&] { page->replay()->seek(duration / 2); });
+    for (int i = qEnvironmentVariableIntValue("TM_BENCH_SEEKS"); i > 0; --i) {  // for profiling
+      page->replay()->seek(duration * (i % 2 ? 0.3 : 0.6));
+      QApplication::processEvents();
+    }
     page->replay()->seek(duration);
     QApplication::processEvents();
     // Scrolling to the middle of whatever the view lists.

@@ -23,6 +23,26 @@ void ModelView::refreshNow() {
   lastRebuildMs_ = double(t.nsecsElapsed()) / 1e6;
 }
 
+ModelView::~ModelView() { finishBackgroundWork(); }
+
+bool ModelView::large() const {
+  return model_->threadCount() > 256 || model_->syncObjectCount() > 2048;
+}
+
+void ModelView::workerDone(uint64_t) {
+  worker_->wait();
+  delete worker_;
+  worker_ = nullptr;
+  model_->endBackgroundRead();
+}
+
+void ModelView::finishBackgroundWork() {
+  if (!worker_) return;
+  ++workerSerial_;  // its queued "finished" is dropped
+  workerDone(workerSerial_);
+  again_ = false;
+}
+
 void ModelView::setTabRaised(bool raised) {
   tabRaised_ = raised;
   if (raised && dirty_) scheduleCatchUp();

@@ -34,7 +34,15 @@ SyncView::SyncView(tmon::SessionModel *model, ViewWindow *window, QWidget *paren
   view_->setAlternatingRowColors(true);
   view_->setUniformRowHeights(true);
   view_->header()->setStretchLastSection(false);
-  view_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  // Not ResizeToContents: it measures every row of every column on every
+  // refresh (memcached's 4,400 objects froze the window a minute). Widths
+  // for typical texts instead; the user can drag them.
+  view_->header()->setSectionResizeMode(QHeaderView::Interactive);
+  const QFontMetrics fm = view_->fontMetrics();
+  const auto chars = [&](int n) { return fm.horizontalAdvance(QLatin1Char('x')) * n + 24; };
+  const int widths[SyncTree::ColumnCount] = {chars(30), chars(12), chars(30), chars(11), chars(11),
+                                             chars(9),  chars(10), chars(10), chars(10)};
+  for (int c = 0; c < SyncTree::ColumnCount; ++c) view_->header()->resizeSection(c, widths[c]);
   filter_->setPlaceholderText(tr("Filter by module, symbol, kind or call site"));
   filter_->setClearButtonEnabled(true);
   auto *layout = new QVBoxLayout(this);
