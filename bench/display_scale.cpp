@@ -18,6 +18,7 @@
 #include <QScrollBar>
 #include <QTimer>
 #include <cstdio>
+#include <functional>
 
 #include "captureopen.h"
 #include "framedecoder.h"
@@ -35,6 +36,33 @@ const tmui::ViewKind kKinds[] = {tmui::ViewKind::Threads,  tmui::ViewKind::Lwps,
                                  tmui::ViewKind::Sync,     tmui::ViewKind::Charts,
                                  tmui::ViewKind::Findings, tmui::ViewKind::Matrix};
 
+bool anyBusy(tmui::SessionView *page) {
+  for (tmui::ViewKind k : kKinds)
+    if (page->view(k)->busy()) return true;
+  return page->model()->backgroundReading() || page->model()->deferredCount() > 0;
+}
+
+struct Step {
+  double readyMs;    // until every view showing has drawn its result
+  double longestMs;  // the longest the GUI thread was blocked meanwhile (wall)
+  double cpuMs;      // the most CPU the GUI thread used in one loop turn
+};
+
+// An action, then the event loop until every view's result is shown.
+Step measure(tmui::SessionView *page, const std::function<void()> &action) {
+  scale::GuiBlockMeter meter;
+  QElapsedTimer t;
+  t.start();
+  meter.start();
+  action();
+  do {
+    QApplication::processEvents(QEventLoop::WaitForMoreEvents, 20);
+  } while (anyBusy(page));
+  for (int i = 0; i < 3; ++i) QApplication::processEvents();
+  meter.stop();
+  return Step{double(t.nsecsElapsed()) / 1e6, meter.longestMs(), meter.longestCpuMs()};
+}
+
 void showPage(tmui::SessionView *page) {
   page->resize(1400, 900);
   page->setAttribute(Qt::WA_DontShowOnScreen);
@@ -51,38 +79,47 @@ void replay(const QString &path, const QStringList &views) {
     std::exit(1);
   }
   const double loadMs = double(t.nsecsElapsed()) / 1e6;
-  const double showMs = scale::settle([&] { showPage(page.get()); });
-  std::printf("replay: %d threads, %d sync objects, %.1f s; load %.0f ms, first show %.0f ms\n",
+  const Step shown = measure(page.get(), [&] { showPage(page.get()); });
+  std::printf("replay: %d threads, %d sync objects, %.1f s; load %.0f ms, first show ready in "
+              "%.0f ms, longest GUI block %.0f ms (%.0f ms CPU)\n",
               page->model()->threadCount(), page->model()->syncObjectCount(),
-              page->model()->durationSeconds(), loadMs, showMs);
-  std::printf("%-10s %10s %10s %10s %10s\n", "view", "rebuild ms", "raise ms", "seek ms",
-              "scroll ms");
+              page->model()->durationSeconds(), loadMs, shown.readyMs, shown.longestMs,
+              shown.cpuMs);
+  std::printf("ms; ready: until the view shows its result; block: longest GUI block, wall/CPU\n");
+  std::printf("%-9s %7s %9s %11s %9s %11s %9s %11s\n", "view", "rebuild", "raise", "block",
+              "seek", "block", "scroll", "block");
   const double duration = page->model()->durationSeconds();
   if (qEnvironmentVariableIsSet("TM_BENCH_DEBUG"))
     for (tmui::ViewKind k : kKinds)
-      std::printf("%s visible %d raised %d showing %d\n", qPrintable(tmui::viewKindName(k)),
-                  page->view(k)->isVisible(), page->isViewRaised(k), page->view(k)->showing());
+      std::printf("%s visible %d raised %d showing %d rebuild %.1f ms\n",
+                  qPrintable(tmui::viewKindName(k)), page->view(k)->isVisible(),
+                  page->isViewRaised(k), page->view(k)->showing(), page->view(k)->lastRebuildMs());
   for (tmui::ViewKind k : kKinds) {
     const QString name = tmui::viewKindName(k);
     if (!views.isEmpty() && !views.contains(name)) continue;
-    const double raise = scale::settle([&] { page->showView(k); });
-    const double seek = scale::settle([&] { page->replay()->seek(duration / 2); });
-    for (int i = qEnvironmentVariableIntValue("TM_BENCH_SEEKS"); i > 0; --i) {  // for profiling
-      page->replay()->seek(duration * (i % 2 ? 0.3 : 0.6));
-      QApplication::processEvents();
-    }
-    page->replay()->seek(duration);
-    QApplication::processEvents();
+    const Step raise = measure(page.get(), [&] { page->showView(k); });
+    const Step seek = measure(page.get(), [&] { page->replay()->seek(duration / 2); });
+    for (int i = qEnvironmentVariableIntValue("TM_BENCH_SEEKS"); i > 0; --i)  // for profiling
+      measure(page.get(), [&] { page->replay()->seek(duration * (i % 2 ? 0.3 : 0.6)); });
+    measure(page.get(), [&] { page->replay()->seek(duration); });
     // Scrolling to the middle of whatever the view lists.
-    double scroll = 0;
+    Step scroll{0, 0, 0};
     for (auto *bar : page->view(k)->findChildren<QScrollBar *>())
       if (bar->orientation() == Qt::Vertical && bar->maximum() > 0 && bar->isVisible()) {
-        scroll = std::max(scroll, scale::settle([&] { bar->setValue(bar->maximum() / 2); }));
+        const Step s = measure(page.get(), [&] { bar->setValue(bar->maximum() / 2); });
+        scroll = Step{std::max(scroll.readyMs, s.readyMs), std::max(scroll.longestMs, s.longestMs),
+                      std::max(scroll.cpuMs, s.cpuMs)};
         bar->setValue(0);
       }
-    page->view(k)->refreshNow();
-    std::printf("%-10s %10.1f %10.1f %10.1f %10.1f\n", qPrintable(name),
-                page->view(k)->lastRebuildMs(), raise, seek, scroll);
+    // The rebuild alone, on the GUI thread (of a view that works in the
+    // background: the part that shows the result).
+    measure(page.get(), [&] { page->view(k)->refreshNow(); });
+    auto block = [](const Step &s) {
+      return QStringLiteral("%1/%2").arg(s.longestMs, 0, 'f', 0).arg(s.cpuMs, 0, 'f', 0);
+    };
+    std::printf("%-9s %7.1f %9.0f %11s %9.0f %11s %9.0f %11s\n", qPrintable(name),
+                page->view(k)->lastRebuildMs(), raise.readyMs, qPrintable(block(raise)),
+                seek.readyMs, qPrintable(block(seek)), scroll.readyMs, qPrintable(block(scroll)));
     std::fflush(stdout);
   }
 }

@@ -46,6 +46,8 @@ SessionModel::SessionModel(QObject *parent) : QObject(parent), store_(new Sessio
   connect(&drain_, &QTimer::timeout, this, &SessionModel::drainDeferred);
 }
 
+void SessionModel::settleNow() { store_->settle(); }
+
 void SessionModel::beginBackgroundRead() {
   store_->settle();  // the one lazy write a query makes: done before anyone reads
   readers_++;

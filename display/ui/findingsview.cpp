@@ -137,14 +137,10 @@ void FindingsView::rebuild() {
   const tmon::TimeRange r = window()->range();
   const QString described = window()->describe();
   // Thousands of threads take seconds: off the GUI thread (the old list stays meanwhile).
-  if (large()) {
-    const tmon::SessionModel *m = model();
-    rebuildInBackground<std::vector<tmon::Finding>>(
-        [m, r] { return m->findings(r); },
-        [this, described](std::vector<tmon::Finding> &&found) { showFindings(std::move(found), described); });
-    return;
-  }
-  showFindings(model()->findings(r), described);
+  const tmon::SessionModel *m = model();
+  rebuildWith<std::vector<tmon::Finding>>(
+      [m, r] { return m->findings(r); },
+      [this, described](std::vector<tmon::Finding> &&found) { showFindings(std::move(found), described); });
 }
 
 void FindingsView::showFindings(std::vector<tmon::Finding> found, const QString &described) {

@@ -34,16 +34,23 @@ QString MatrixView::others() const {
 }
 
 void MatrixView::rebuild() {
-  const std::vector<tmon::WaitPair> pairs = model()->waitMatrix(window()->range());
-  table_->setPairs(*model(), pairs);
-  title_->setText(pairs.empty()
-                      ? tr("Who blocked whom, %1: no thread waited for another in this window.")
-                            .arg(window()->describe())
-                      : tr("Who blocked whom over every object, %1. Rows: the thread that waited. "
-                           "Columns: the thread it waited for (the owner when the wait began, or "
-                           "the thread whose signal, post or arrival released it). Cells: wait "
-                           "time (number of waits).%2")
-                            .arg(window()->describe(), others()));
+  const tmon::TimeRange r = window()->range();
+  const QString described = window()->describe();
+  const tmon::SessionModel *m = model();
+  auto compute = [m, r] { return boundMatrix(m->waitMatrix(r)); };
+  auto present = [this, described](BoundedMatrix &&matrix) {
+    const bool none = matrix.pairs == 0;
+    table_->setMatrix(*model(), std::move(matrix));
+    title_->setText(none ? tr("Who blocked whom, %1: no thread waited for another in this window.")
+                               .arg(described)
+                         : tr("Who blocked whom over every object, %1. Rows: the thread that "
+                              "waited. Columns: the thread it waited for (the owner when the wait "
+                              "began, or the thread whose signal, post or arrival released it). "
+                              "Cells: wait time (number of waits).%2")
+                               .arg(described, others()));
+  };
+  // Every wait of every thread: off the GUI thread when large.
+  rebuildWith<BoundedMatrix>(compute, present);
 }
 
 }  // namespace tmui

@@ -55,6 +55,13 @@ class ModelView : public QWidget {
   // rebuild asked for meanwhile runs once this one is shown.
   template <typename T>
   void rebuildInBackground(std::function<T()> compute, std::function<void(T &&)> present);
+  // The same when large(), else both at once on the GUI thread (small
+  // sessions, tests: the view is up to date when rebuild() returns).
+  template <typename T>
+  void rebuildWith(std::function<T()> compute, std::function<void(T &&)> present) {
+    if (large()) rebuildInBackground<T>(std::move(compute), std::move(present));
+    else present(compute());
+  }
   tmon::SessionModel *model() const { return model_; }
   ViewWindow *window() const { return window_; }
 

@@ -11,10 +11,6 @@
 namespace tmui {
 
 namespace {
-struct Cell {
-  uint64_t waitNs = 0, count = 0;
-};
-
 // Threads ordered by the wait they account for, most first (ties by tid, so
 // the order is stable from one refresh to the next).
 std::vector<uint32_t> byTotal(const std::unordered_map<uint32_t, uint64_t> &totals) {
@@ -29,60 +25,66 @@ std::vector<uint32_t> byTotal(const std::unordered_map<uint32_t, uint64_t> &tota
 }
 }  // namespace
 
+BoundedMatrix boundMatrix(const std::vector<tmon::WaitPair> &pairs) {
+  BoundedMatrix b;
+  std::unordered_map<uint32_t, uint64_t> waiters, holders;
+  for (const tmon::WaitPair &p : pairs) {
+    waiters[p.waiter] += p.waitNs;
+    holders[p.holder] += p.waitNs;
+  }
+  const std::vector<uint32_t> rows = byTotal(waiters), cols = byTotal(holders);
+  const int shownRows = std::min<int>(int(rows.size()), kMatrixMaxThreads);
+  const int shownCols = std::min<int>(int(cols.size()), kMatrixMaxThreads);
+  b.otherRows = int(rows.size()) - shownRows;
+  b.otherCols = int(cols.size()) - shownCols;
+  // Index of each thread's row / column; the others share the last one.
+  std::unordered_map<uint32_t, int> rowOf, colOf;
+  for (int i = 0; i < int(rows.size()); ++i) rowOf[rows[size_t(i)]] = std::min(i, shownRows);
+  for (int i = 0; i < int(cols.size()); ++i) colOf[cols[size_t(i)]] = std::min(i, shownCols);
+  b.rows = shownRows + (b.otherRows ? 1 : 0);
+  b.cols = shownCols + (b.otherCols ? 1 : 0);
+  b.rowTids.assign(rows.begin(), rows.begin() + shownRows);
+  b.colTids.assign(cols.begin(), cols.begin() + shownCols);
+  b.cells.assign(size_t(b.rows) * size_t(b.cols), BoundedMatrix::Cell());
+  for (const tmon::WaitPair &p : pairs) {
+    BoundedMatrix::Cell &c = b.cells[size_t(rowOf[p.waiter]) * size_t(b.cols) + size_t(colOf[p.holder])];
+    c.waitNs += p.waitNs;
+    c.count += p.count;
+  }
+  b.pairs = int(pairs.size());
+  return b;
+}
+
 // At most kMaxThreads + 1 rows and columns, whatever the pairs.
 class WaitMatrixModel : public QAbstractTableModel {
  public:
   using QAbstractTableModel::QAbstractTableModel;
 
-  void setPairs(const tmon::SessionModel &model, const std::vector<tmon::WaitPair> &pairs) {
+  void setMatrix(const tmon::SessionModel &model, BoundedMatrix &&m) {
     beginResetModel();
-    std::unordered_map<uint32_t, uint64_t> waiters, holders;
-    for (const tmon::WaitPair &p : pairs) {
-      waiters[p.waiter] += p.waitNs;
-      holders[p.holder] += p.waitNs;
-    }
-    const std::vector<uint32_t> rows = byTotal(waiters), cols = byTotal(holders);
-    waiterCount_ = int(rows.size());
-    holderCount_ = int(cols.size());
-    const int shownRows = std::min<int>(waiterCount_, WaitMatrixTable::kMaxThreads);
-    const int shownCols = std::min<int>(holderCount_, WaitMatrixTable::kMaxThreads);
-    otherRows_ = waiterCount_ - shownRows;
-    otherCols_ = holderCount_ - shownCols;
-    // Index of each thread's row / column; the others share the last one.
-    std::unordered_map<uint32_t, int> rowOf, colOf;
-    for (int i = 0; i < waiterCount_; ++i) rowOf[rows[size_t(i)]] = std::min(i, shownRows);
-    for (int i = 0; i < holderCount_; ++i) colOf[cols[size_t(i)]] = std::min(i, shownCols);
-    nRows_ = shownRows + (otherRows_ ? 1 : 0);
-    nCols_ = shownCols + (otherCols_ ? 1 : 0);
-    rowTids_.assign(rows.begin(), rows.begin() + shownRows);
-    colTids_.assign(cols.begin(), cols.begin() + shownCols);
-    cells_.assign(size_t(nRows_) * size_t(nCols_), Cell());
-    for (const tmon::WaitPair &p : pairs) {
-      Cell &c = cells_[size_t(rowOf[p.waiter]) * size_t(nCols_) + size_t(colOf[p.holder])];
-      c.waitNs += p.waitNs;
-      c.count += p.count;
-    }
+    m_ = std::move(m);
     top_ = 1;
-    for (const Cell &c : cells_) top_ = std::max(top_, c.waitNs);
+    for (const BoundedMatrix::Cell &c : m_.cells) top_ = std::max(top_, c.waitNs);
     rowNames_.clear();
     colNames_.clear();
-    for (uint32_t t : rowTids_) rowNames_ << WaitMatrixTable::tr("%1 waited").arg(threadLabel(model, t));
-    if (otherRows_) rowNames_ << WaitMatrixTable::tr("%n other thread(s) waited", nullptr, otherRows_);
-    for (uint32_t t : colTids_) colNames_ << WaitMatrixTable::tr("for %1").arg(threadLabel(model, t));
-    if (otherCols_) colNames_ << WaitMatrixTable::tr("for %n other(s)", nullptr, otherCols_);
+    for (uint32_t t : m_.rowTids) rowNames_ << WaitMatrixTable::tr("%1 waited").arg(threadLabel(model, t));
+    if (m_.otherRows) rowNames_ << WaitMatrixTable::tr("%n other thread(s) waited", nullptr, m_.otherRows);
+    for (uint32_t t : m_.colTids) colNames_ << WaitMatrixTable::tr("for %1").arg(threadLabel(model, t));
+    if (m_.otherCols) colNames_ << WaitMatrixTable::tr("for %n other(s)", nullptr, m_.otherCols);
     endResetModel();
   }
+  const BoundedMatrix &matrix() const { return m_; }
 
   int rowCount(const QModelIndex &parent = QModelIndex()) const override {
-    return parent.isValid() ? 0 : nRows_;
+    return parent.isValid() ? 0 : m_.rows;
   }
   int columnCount(const QModelIndex &parent = QModelIndex()) const override {
-    return parent.isValid() ? 0 : nCols_;
+    return parent.isValid() ? 0 : m_.cols;
   }
 
   QVariant data(const QModelIndex &index, int role) const override {
     if (!index.isValid()) return {};
-    const Cell &c = cells_[size_t(index.row()) * size_t(nCols_) + size_t(index.column())];
+    const BoundedMatrix::Cell &c = m_.cells[size_t(index.row()) * size_t(m_.cols) + size_t(index.column())];
     if (c.count == 0 && c.waitNs == 0) return {};
     switch (role) {
       case Qt::DisplayRole: return QStringLiteral("%1 (%2×)").arg(formatNs(c.waitNs)).arg(c.count);
@@ -108,12 +110,9 @@ class WaitMatrixModel : public QAbstractTableModel {
     return o == Qt::Horizontal ? colNames_.value(section) : rowNames_.value(section);
   }
 
-  int waiterCount_ = 0, holderCount_ = 0, otherRows_ = 0, otherCols_ = 0;
 
  private:
-  int nRows_ = 0, nCols_ = 0;
-  std::vector<uint32_t> rowTids_, colTids_;
-  std::vector<Cell> cells_;
+  BoundedMatrix m_;
   QStringList rowNames_, colNames_;
   uint64_t top_ = 1;
 };
@@ -134,14 +133,22 @@ WaitMatrixTable::WaitMatrixTable(QWidget *parent)
 
 void WaitMatrixTable::setPairs(const tmon::SessionModel &model,
                                const std::vector<tmon::WaitPair> &pairs) {
-  model_->setPairs(model, pairs);
-  cells_ = int(pairs.size());
+  setMatrix(model, boundMatrix(pairs));
+}
+
+void WaitMatrixTable::setMatrix(const tmon::SessionModel &model, BoundedMatrix &&matrix) {
+  cells_ = matrix.pairs;
+  model_->setMatrix(model, std::move(matrix));
   resizeColumnsToContents();
 }
 
-int WaitMatrixTable::waiterCount() const { return model_->waiterCount_; }
-int WaitMatrixTable::holderCount() const { return model_->holderCount_; }
-int WaitMatrixTable::otherWaiters() const { return model_->otherRows_; }
-int WaitMatrixTable::otherHolders() const { return model_->otherCols_; }
+int WaitMatrixTable::waiterCount() const {
+  return int(model_->matrix().rowTids.size()) + model_->matrix().otherRows;
+}
+int WaitMatrixTable::holderCount() const {
+  return int(model_->matrix().colTids.size()) + model_->matrix().otherCols;
+}
+int WaitMatrixTable::otherWaiters() const { return model_->matrix().otherRows; }
+int WaitMatrixTable::otherHolders() const { return model_->matrix().otherCols; }
 
 }  // namespace tmui

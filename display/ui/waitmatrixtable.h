@@ -23,14 +23,31 @@ namespace tmui {
 
 class WaitMatrixModel;
 
+// Threads shown on their own per side; the rest are summed as "others".
+constexpr int kMatrixMaxThreads = 40;
+
+// The pairs folded to at most kMatrixMaxThreads + 1 rows and columns. Pure:
+// computed on a worker thread when there are many.
+struct BoundedMatrix {
+  struct Cell {
+    uint64_t waitNs = 0, count = 0;
+  };
+  std::vector<uint32_t> rowTids, colTids;  // the threads with a row / column of their own
+  int otherRows = 0, otherCols = 0;        // summed into the last row / column
+  int rows = 0, cols = 0;
+  std::vector<Cell> cells;                 // rows x cols
+  int pairs = 0;                           // waiter x holder pairs with any wait
+};
+BoundedMatrix boundMatrix(const std::vector<tmon::WaitPair> &pairs);
+
 class WaitMatrixTable : public QTableView {
   Q_OBJECT
  public:
-  // Threads shown on their own per side; the rest are summed as "others".
-  static constexpr int kMaxThreads = 40;
+  static constexpr int kMaxThreads = kMatrixMaxThreads;
 
   explicit WaitMatrixTable(QWidget *parent = nullptr);
   void setPairs(const tmon::SessionModel &model, const std::vector<tmon::WaitPair> &pairs);
+  void setMatrix(const tmon::SessionModel &model, BoundedMatrix &&matrix);
   // Waiter x holder pairs with any wait or count (folded ones included).
   int cellCount() const { return cells_; }
   // Threads that waited / were waited for, all of them.
