@@ -31,43 +31,11 @@
 
 namespace {
 
-const tmui::ViewKind kKinds[] = {tmui::ViewKind::Threads,  tmui::ViewKind::Lwps,
-                                 tmui::ViewKind::Cpus,     tmui::ViewKind::Timeline,
-                                 tmui::ViewKind::Sync,     tmui::ViewKind::Charts,
-                                 tmui::ViewKind::Findings, tmui::ViewKind::Matrix};
-
-bool anyBusy(tmui::SessionView *page) {
-  for (tmui::ViewKind k : kKinds)
-    if (page->view(k)->busy()) return true;
-  return page->model()->backgroundReading() || page->model()->deferredCount() > 0;
-}
-
-struct Step {
-  double readyMs;    // until every view showing has drawn its result
-  double longestMs;  // the longest the GUI thread was blocked meanwhile (wall)
-  double cpuMs;      // the most CPU the GUI thread used in one loop turn
-};
-
-// An action, then the event loop until every view's result is shown.
-Step measure(tmui::SessionView *page, const std::function<void()> &action) {
-  scale::GuiBlockMeter meter;
-  QElapsedTimer t;
-  t.start();
-  meter.start();
-  action();
-  do {
-    QApplication::processEvents(QEventLoop::WaitForMoreEvents, 20);
-  } while (anyBusy(page));
-  for (int i = 0; i < 3; ++i) QApplication::processEvents();
-  meter.stop();
-  return Step{double(t.nsecsElapsed()) / 1e6, meter.longestMs(), meter.longestCpuMs()};
-}
-
-void showPage(tmui::SessionView *page) {
-  page->resize(1400, 900);
-  page->setAttribute(Qt::WA_DontShowOnScreen);
-  page->show();
-}
+using scale::anyBusy;
+using scale::kKinds;
+using scale::measure;
+using scale::showPage;
+using scale::Step;
 
 void replay(const QString &path, const QStringList &views) {
   QElapsedTimer t;
@@ -103,7 +71,7 @@ void replay(const QString &path, const QStringList &views) {
       measure(page.get(), [&] { page->replay()->seek(duration * (i % 2 ? 0.3 : 0.6)); });
     measure(page.get(), [&] { page->replay()->seek(duration); });
     // Scrolling to the middle of whatever the view lists.
-    Step scroll{0, 0, 0};
+    Step scroll;
     for (auto *bar : page->view(k)->findChildren<QScrollBar *>())
       if (bar->orientation() == Qt::Vertical && bar->maximum() > 0 && bar->isVisible()) {
         const Step s = measure(page.get(), [&] { bar->setValue(bar->maximum() / 2); });
@@ -129,14 +97,18 @@ void live(const QByteArray &stream, double seconds, const QStringList &views) {
   const int steps = std::max(1, int(seconds * 100));
   const qsizetype chunk = stream.size() / steps + 1;
   std::printf("live: %.1f MB in %d steps of 10 ms\n", double(stream.size()) / 1e6, steps);
-  std::printf("%-10s %12s %12s %12s\n", "view", "longest ms", "feed max ms", "wall s");
+  std::printf("%-10s %14s %12s %12s %10s\n", "view", "block wall/CPU", "feed max ms", "wall s",
+              "behind ms");
   for (tmui::ViewKind k : kKinds) {
     const QString name = tmui::viewKindName(k);
     if (!views.isEmpty() && !views.contains(name)) continue;
     auto *model = new tmon::SessionModel;
     std::unique_ptr<tmui::SessionView> page(
         new tmui::SessionView(model, tmui::SessionView::Source::Live));
-    tmon::FrameDecoder decoder(model);
+    // As LiveSession does: each checked frame's payload to applyPayload
+    // (which waits while a view reads the model on its worker thread).
+    tmon::FrameDecoder decoder(nullptr);
+    decoder.setFrameHook([model](const uint8_t *payload, uint32_t len) { model->applyPayload(payload, len); });
     showPage(page.get());
     page->showView(k);
     QApplication::processEvents();
@@ -160,13 +132,17 @@ void live(const QByteArray &stream, double seconds, const QStringList &views) {
     });
     feed.start();
     while (feed.isActive()) QApplication::processEvents(QEventLoop::WaitForMoreEvents);
-    // The last coalesced change and its redraw.
+    // Until every frame is in and every view has shown it: how far behind it fell.
     QElapsedTimer tail;
     tail.start();
-    while (tail.elapsed() < 200) QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    do {
+      QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    } while (anyBusy(page.get()) || tail.elapsed() < 200);
     meter.stop();
-    std::printf("%-10s %12.1f %12.1f %12.1f\n", qPrintable(name), meter.longestMs(), feedMax,
-                double(wall.elapsed()) / 1e3);
+    std::printf("%-10s %14s %12.1f %12.1f %10.0f\n", qPrintable(name),
+                qPrintable(QStringLiteral("%1/%2").arg(meter.longestMs(), 0, 'f', 0)
+                               .arg(meter.longestCpuMs(), 0, 'f', 0)),
+                feedMax, double(wall.elapsed()) / 1e3, std::max(0.0, double(tail.elapsed()) - 200));
     std::fflush(stdout);
   }
 }

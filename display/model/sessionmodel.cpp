@@ -40,7 +40,11 @@ CpuDelta cpuDeltaOf(const std::array<uint64_t, 8> &v0, const std::array<uint64_t
 SessionModel::SessionModel(QObject *parent) : QObject(parent), store_(new SessionStore) {
   coalesce_.setSingleShot(true);
   coalesce_.setInterval(kCoalesceMs);
-  connect(&coalesce_, &QTimer::timeout, this, &SessionModel::changed);
+  // No changed() while frames wait to be applied: the views would start new
+  // background reads, hold the feed again and starve the catch-up.
+  connect(&coalesce_, &QTimer::timeout, this, [this] {
+    if (deferredHead_ >= deferred_.size()) emit changed();
+  });
   drain_.setSingleShot(true);
   drain_.setInterval(0);
   connect(&drain_, &QTimer::timeout, this, &SessionModel::drainDeferred);
@@ -75,6 +79,7 @@ void SessionModel::drainDeferred() {
   } else {
     deferred_.clear();
     deferredHead_ = 0;
+    touch();  // the changed() held back meanwhile
   }
 }
 

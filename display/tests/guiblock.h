@@ -8,9 +8,8 @@
 // the meter also keeps the most CPU time the thread used within one gap:
 // the work itself.
 //
-// settle(): one user action's whole cost: run it, then every event it posted
-// (show, layout, paint) until the loop is idle. Done in one go, so it bounds
-// every block the action causes from above.
+// measure(): one user action on a session page, then the event loop until
+// every view has shown its result, with the meter running.
 #ifndef THREADMON_TESTS_GUIBLOCK_H
 #define THREADMON_TESTS_GUIBLOCK_H
 
@@ -20,6 +19,10 @@
 #include <algorithm>
 #include <ctime>
 #include <functional>
+
+#include "modelview.h"
+#include "sessionmodel.h"
+#include "sessionview.h"
 
 namespace scale {
 
@@ -62,13 +65,43 @@ class GuiBlockMeter {
   qint64 last_ = 0, longestNs_ = 0, lastCpu_ = 0, longestCpuNs_ = 0;
 };
 
-// Milliseconds to run action and everything it caused.
-inline double settle(const std::function<void()> &action) {
+const tmui::ViewKind kKinds[] = {tmui::ViewKind::Threads,  tmui::ViewKind::Lwps,
+                                 tmui::ViewKind::Cpus,     tmui::ViewKind::Timeline,
+                                 tmui::ViewKind::Sync,     tmui::ViewKind::Charts,
+                                 tmui::ViewKind::Findings, tmui::ViewKind::Matrix};
+
+// A view still computing on its worker thread, or frames waiting for it.
+inline bool anyBusy(tmui::SessionView *page) {
+  for (tmui::ViewKind k : kKinds)
+    if (page->view(k)->busy()) return true;
+  return page->model()->backgroundReading() || page->model()->deferredCount() > 0;
+}
+
+struct Step {
+  double readyMs = 0;    // until every view showing has drawn its result
+  double longestMs = 0;  // the longest the GUI thread was blocked meanwhile (wall)
+  double cpuMs = 0;      // the most CPU the GUI thread used in one loop turn
+};
+
+// An action, then the event loop until every view's result is shown (at most 120 s).
+inline Step measure(tmui::SessionView *page, const std::function<void()> &action) {
+  GuiBlockMeter meter;
   QElapsedTimer t;
   t.start();
+  meter.start();
   action();
+  do {
+    QApplication::processEvents(QEventLoop::WaitForMoreEvents, 20);
+  } while (anyBusy(page) && t.elapsed() < 120000);
   for (int i = 0; i < 3; ++i) QApplication::processEvents();
-  return double(t.nsecsElapsed()) / 1e6;
+  meter.stop();
+  return Step{double(t.nsecsElapsed()) / 1e6, meter.longestMs(), meter.longestCpuMs()};
+}
+
+inline void showPage(tmui::SessionView *page) {
+  page->resize(1400, 900);
+  page->setAttribute(Qt::WA_DontShowOnScreen);
+  page->show();
 }
 
 }  // namespace scale

@@ -36,6 +36,8 @@ void ModelView::workerDone(uint64_t) {
   model_->endBackgroundRead();
 }
 
+void ModelView::holdModel() { model_->beginBackgroundRead(); }
+
 void ModelView::finishBackgroundWork() {
   if (!worker_) return;
   ++workerSerial_;  // its queued "finished" is dropped

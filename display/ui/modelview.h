@@ -77,6 +77,7 @@ class ModelView : public QWidget {
   bool again_ = false;       // a rebuild was asked for while the worker ran
   uint64_t workerSerial_ = 0;
   void workerDone(uint64_t serial);
+  void holdModel();  // model_->beginBackgroundRead(), out of line (SessionModel is incomplete here)
   double lastRebuildMs_ = 0;
 };
 
@@ -87,7 +88,7 @@ void ModelView::rebuildInBackground(std::function<T()> compute,
     again_ = true;
     return;
   }
-  model_->beginBackgroundRead();
+  holdModel();
   auto result = std::make_shared<T>();
   const uint64_t serial = ++workerSerial_;
   worker_ = QThread::create([compute, result] { *result = compute(); });
