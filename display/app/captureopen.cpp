@@ -14,6 +14,7 @@ tmui::SessionView *openCapture(const QString &path, QString *error) {
     delete model;
     return nullptr;
   }
+  model->settleNow();  // part of opening it, not of the first paint
   auto *page = new tmui::SessionView(model, tmui::SessionView::Source::Replay);
   page->setWindowFilePath(QFileInfo(path).absoluteFilePath());
   if (r.status == tmon::CaptureLoadResult::Damaged)

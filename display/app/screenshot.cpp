@@ -35,6 +35,7 @@ QImage renderView(tmui::SessionView *page, tmui::ViewKind kind, double atSeconds
   view->show();
   QApplication::processEvents();
   view->refreshNow();
+  while (view->busy()) QApplication::processEvents(QEventLoop::WaitForMoreEvents, 100);
   QApplication::processEvents();
   const QImage image = view->grab().toImage();
   view->hide();
@@ -50,6 +51,9 @@ QImage renderPage(tmui::SessionView *page, double atSeconds, QSize size) {
   for (tmui::ViewKind k : {tmui::ViewKind::Threads, tmui::ViewKind::Timeline, tmui::ViewKind::Sync,
                           tmui::ViewKind::Findings})
     page->view(k)->refreshNow();
+  for (tmui::ViewKind k : {tmui::ViewKind::Threads, tmui::ViewKind::Timeline, tmui::ViewKind::Sync,
+                          tmui::ViewKind::Findings})
+    while (page->view(k)->busy()) QApplication::processEvents(QEventLoop::WaitForMoreEvents, 100);
   QApplication::processEvents();
   return page->grab().toImage();
 }

@@ -1,5 +1,6 @@
 #include "sessionmodel.h"
 
+#include <QElapsedTimer>
 #include <algorithm>
 
 #include "runtimes.h"
@@ -39,7 +40,47 @@ CpuDelta cpuDeltaOf(const std::array<uint64_t, 8> &v0, const std::array<uint64_t
 SessionModel::SessionModel(QObject *parent) : QObject(parent), store_(new SessionStore) {
   coalesce_.setSingleShot(true);
   coalesce_.setInterval(kCoalesceMs);
-  connect(&coalesce_, &QTimer::timeout, this, &SessionModel::changed);
+  // No changed() while frames wait to be applied: the views would start new
+  // background reads, hold the feed again and starve the catch-up.
+  connect(&coalesce_, &QTimer::timeout, this, [this] {
+    if (deferredHead_ >= deferred_.size()) emit changed();
+  });
+  drain_.setSingleShot(true);
+  drain_.setInterval(0);
+  connect(&drain_, &QTimer::timeout, this, &SessionModel::drainDeferred);
+}
+
+void SessionModel::settleNow() { store_->settle(); }
+
+void SessionModel::beginBackgroundRead() {
+  store_->settle();  // the one lazy write a query makes: done before anyone reads
+  readers_++;
+}
+
+void SessionModel::endBackgroundRead() {
+  if (readers_ > 0 && --readers_ == 0 && deferredHead_ < deferred_.size()) drain_.start();
+}
+
+void SessionModel::drainDeferred() {
+  if (readers_ > 0) return;
+  constexpr qint64 kSliceNs = 8'000'000;  // then back to the event loop
+  QElapsedTimer slice;
+  slice.start();
+  draining_ = true;
+  while (deferredHead_ < deferred_.size() && slice.nsecsElapsed() < kSliceNs) {
+    Deferred d = std::move(deferred_[deferredHead_++]);
+    if (!d.error.isEmpty()) setError(d.error);
+    else if (d.end) markEnded();
+    else applyPayload(reinterpret_cast<const uint8_t *>(d.payload.constData()), size_t(d.payload.size()));
+  }
+  draining_ = false;
+  if (deferredHead_ < deferred_.size()) {
+    drain_.start();
+  } else {
+    deferred_.clear();
+    deferredHead_ = 0;
+    touch();  // the changed() held back meanwhile
+  }
 }
 
 SessionModel::~SessionModel() = default;
@@ -49,9 +90,20 @@ void SessionModel::touch() {
 }
 
 void SessionModel::apply(Threadmon__Frame &frame) {
+  if (deferring()) {
+    QByteArray payload(qsizetype(threadmon__frame__get_packed_size(&frame)), '\0');
+    threadmon__frame__pack(&frame, reinterpret_cast<uint8_t *>(payload.data()));
+    deferred_.push_back({std::move(payload), QString(), false});
+    return;
+  }
+  applyNow(frame);
+}
+
+void SessionModel::applyNow(Threadmon__Frame &frame) {
   if (hasError()) return;  // a broken session keeps what it had, unchanged
   QString err = store_->apply(frame);
   framesApplied_++;
+  generation_++;
   if (!err.isEmpty()) setError(err);
   if (store_->deadlockFormed) {
     store_->deadlockFormed = false;
@@ -61,22 +113,35 @@ void SessionModel::apply(Threadmon__Frame &frame) {
 }
 
 bool SessionModel::applyPayload(const uint8_t *data, size_t len) {
+  if (deferring()) {
+    deferred_.push_back({QByteArray(reinterpret_cast<const char *>(data), qsizetype(len)), QString(), false});
+    return !hasError();
+  }
   Threadmon__Frame *f = threadmon__frame__unpack(nullptr, len, data);
   if (!f) {
     setError(QStringLiteral("malformed protobuf frame (%1 bytes)").arg(len));
     return false;
   }
-  apply(*f);
+  applyNow(*f);
   threadmon__frame__free_unpacked(f, nullptr);
   return !hasError();
 }
 
 void SessionModel::markEnded() {
+  if (deferring()) {
+    deferred_.push_back({QByteArray(), QString(), true});
+    return;
+  }
+  generation_++;
   store_->markEnded();
   touch();
 }
 
 void SessionModel::setError(const QString &message) {
+  if (deferring()) {
+    deferred_.push_back({QByteArray(), message.isEmpty() ? QStringLiteral("error") : message, false});
+    return;
+  }
   if (hasError()) return;
   error_ = message;
   emit errorOccurred(message);

@@ -168,14 +168,24 @@ uint64_t SessionModel::internalWaitNs(int index, const TimeRange &r) const {
     if (!own.seen && (routine.isEmpty() || o.runtimeKind || !unseenPeer(index, o.address, r)))
       continue;
     if (!routine.isEmpty() && !o.runtimeKind) {
-      pool = HiddenTicks{};
-      for (int k = 0; k < threadCount(); k++) {
-        if (thread(k).startRoutine != routine) continue;
-        HiddenTicks h = k == index ? own : hiddenTicks(k, o.address, r);
-        if (!h.seen) continue;
-        pool.seen += h.seen;
-        pool.asleep += h.asleep;
+      const std::lock_guard<std::mutex> lock(poolMutex_);
+      if (poolCache_.generation != generation_ || poolCache_.range.t0 != r.t0 ||
+          poolCache_.range.t1 != r.t1) {
+        poolCache_.pools.clear();
+        poolCache_.generation = generation_;
+        poolCache_.range = r;
       }
+      auto [it, fresh] = poolCache_.pools.try_emplace(PoolKey{routine, o.address});
+      if (fresh) {
+        for (int k = 0; k < threadCount(); k++) {
+          if (thread(k).startRoutine != routine) continue;
+          HiddenTicks h = k == index ? own : hiddenTicks(k, o.address, r);
+          if (!h.seen) continue;
+          it->second.seen += h.seen;
+          it->second.asleep += h.asleep;
+        }
+      }
+      pool = it->second;
     }
     n += hiddenWait(index, own.seen, pool, r).waitNs;
   }

@@ -71,6 +71,7 @@ void SessionStore::rejected(const ThreadTimeline &th, ThreadTimeline::Added a, i
 }
 
 QString SessionStore::apply(Threadmon__Frame &frame) {
+  unsettled_ = true;
   QString err = check_.check(&frame) ? fold(frame) : QString();
   check_.restore();
   if (check_.takeChanged()) info.inputWarnings = check_.lines();
@@ -156,6 +157,7 @@ void SessionStore::applyGoodbye(const Threadmon__Goodbye &g) {
 
 void SessionStore::markEnded() {
   if (info.ended) return;
+  unsettled_ = true;
   info.ended = true;
   int64_t lastTick = tickTimes.empty() ? INT64_MIN : tickTimes.back();
   info.endNs = std::max(latest_, lastTick);
@@ -404,9 +406,11 @@ int64_t SessionStore::startNs() const {
 }
 
 void SessionStore::settle() {
+  if (!unsettled_) return;
   int64_t h = horizon();
   if (h == INT64_MIN) return;
   for (auto &th : threads) th->settle(tickTimes, h);
+  unsettled_ = false;
 }
 
 int SessionStore::cpuCount() const {

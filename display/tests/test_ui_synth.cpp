@@ -35,6 +35,7 @@ struct Event {
   uint32_t obj;
   int sw;        // SwitchKind, or -1
   uint32_t cpu;
+  uint32_t holder = 0;  // extra objects: the worker holding it (else the next worker)
 };
 
 struct Counters {
@@ -59,6 +60,13 @@ QByteArray stackFrame(uint32_t id, std::vector<const char *> frames) {
   return packFrame(&f);
 }
 
+// Workers start 0.3 ms apart; past 1,000 of them closer, so that all start
+// within the first 0.3 s.
+uint64_t startStagger(const Workload &w, int i) {
+  const uint64_t step = w.workers > 1000 ? 300000ull * 1000 / static_cast<uint64_t>(w.workers) : 300000ull;
+  return static_cast<uint64_t>(i) * step;
+}
+
 // Worker life: run, then block on the mutex (most often), wait on the
 // condition variable, or sleep; the gap between becoming RUNNING and being
 // switched in is run-queue time.
@@ -66,9 +74,11 @@ std::vector<Event> simulate(const Workload &w, uint64_t endNs) {
   // Without contention the workers only run and sleep (a clean program).
   std::vector<Event> ev;
   Lcg rng;
+  Lcg spread;  // its own sequence, so the streams without extra objects stay as they were
+  spread.s = 0x9e3779b97f4a7c15ull;
   for (int i = 0; i < w.workers; ++i) {
     const uint32_t tid = w.pid + 2 + static_cast<uint32_t>(i);
-    uint64_t t = kStartNs + 2000000ull + static_cast<uint64_t>(i) * 300000ull;
+    uint64_t t = kStartNs + 2000000ull + startStagger(w, i);
     ev.push_back({t, tid, THREADMON__THREAD_STATE__STATE_RUNNING, 0, -1, 0});
     while (t < endNs - 20000000ull) {
       const uint64_t queued = 100000ull * rng.next(20);
@@ -80,9 +90,14 @@ std::vector<Event> simulate(const Workload &w, uint64_t endNs) {
       uint32_t obj = kMutexId;
       if (pick >= 7) { state = THREADMON__THREAD_STATE__STATE_BLOCKED_COND; obj = kCondId; }
       if (pick == 9 || !w.contention) { state = THREADMON__THREAD_STATE__STATE_SLEEPING; obj = 0; }
-      ev.push_back({t, tid, state, obj, THREADMON__SWITCH_KIND__SWITCH_OUT, cpu});
+      uint32_t holder = 0;
+      if (obj == kMutexId && w.extraObjects > 0 && spread.next(4) != 0) {
+        obj = kInternalId + 1 + spread.next(static_cast<uint32_t>(w.extraObjects));
+        holder = w.pid + 2 + spread.next(static_cast<uint32_t>(w.workers));
+      }
+      ev.push_back({t, tid, state, obj, THREADMON__SWITCH_KIND__SWITCH_OUT, cpu, holder});
       // Mutex waits are long: the workers serialise on it (a known finding).
-      t += 1000000ull * (obj == kMutexId ? 4 + rng.next(8) : 1 + rng.next(4));
+      t += 1000000ull * (obj == kMutexId || holder ? 4 + rng.next(8) : 1 + rng.next(4));
       ev.push_back({t, tid, THREADMON__THREAD_STATE__STATE_RUNNING, 0, -1, 0});
     }
     ev.push_back({t + 1000000ull, tid, THREADMON__THREAD_STATE__STATE_EXITED, 0, -1, 0});
@@ -183,7 +198,7 @@ QByteArray stream(const Workload &w) {
   for (int i = 0; i < w.workers; ++i) {
     const QByteArray name = "worker-" + QByteArray::number(i);
     out += threadStart(w.pid + 2 + static_cast<uint32_t>(i),
-                       kStartNs + 1000000ull + static_cast<uint64_t>(i) * 300000ull, w.pid,
+                       kStartNs + 1000000ull + startStagger(w, i), w.pid,
                        name.constData(), "synthetic-workload!worker_main+0x24", false, false);
   }
   out += syncObject(kMutexId, THREADMON__SYNC_KIND__KIND_MUTEX, 0x55550000a040ull,
@@ -192,6 +207,14 @@ QByteArray stream(const Workload &w) {
                     "synthetic-workload", "queue_nonempty");
   out += syncObject(kInternalId, THREADMON__SYNC_KIND__KIND_INTERNAL, kInternalAddr,
                     "libc.so.6", "random_lock");
+  const int objects = kObjectCount + w.extraObjects;
+  for (int k = 0; k < w.extraObjects; ++k) {
+    const QByteArray module = "libpart" + QByteArray::number(k % 16) + ".so";
+    const QByteArray symbol = "lock_" + QByteArray::number(k);
+    out += syncObject(kInternalId + 1 + static_cast<uint32_t>(k), THREADMON__SYNC_KIND__KIND_MUTEX,
+                      0x55560000a000ull + 0x40ull * static_cast<uint64_t>(k), module.constData(),
+                      symbol.constData());
+  }
   out += stackFrame(kPushStack, {"synthetic-workload!push_job+0x31 (queue.c:42)",
                                  "synthetic-workload!worker_main+0x24", "libc.so.6!start_thread+0x97"});
   out += stackFrame(kPopStack, {"synthetic-workload!pop_job+0x12 (queue.c:58)",
@@ -202,7 +225,8 @@ QByteArray stream(const Workload &w) {
 
   const std::vector<Event> events = simulate(w, endNs);
   std::vector<Counters> ctr(static_cast<size_t>(w.workers));
-  uint64_t syncAcq[4] = {}, syncCont[4] = {}, syncWait[4] = {};
+  std::vector<uint64_t> syncAcq(static_cast<size_t>(objects) + 1),
+      syncCont(static_cast<size_t>(objects) + 1), syncWait(static_cast<size_t>(objects) + 1);
   uint64_t cpuBusy[kCpuCount] = {};
   size_t next = 0;
   uint64_t seq = 0;
@@ -225,7 +249,7 @@ QByteArray stream(const Workload &w) {
         // waiter x holder pattern (worker-i waits for worker-(i+1)).
         const uint32_t other =
             w.pid + 2 + (e.tid - w.pid - 2 + 1) % static_cast<uint32_t>(w.workers);
-        trHolder.push_back(e.obj == kMutexId ? other : 0);
+        trHolder.push_back(e.holder ? e.holder : e.obj == kMutexId ? other : 0);
         trReleaser.push_back(e.state == THREADMON__THREAD_STATE__STATE_RUNNING ? other : 0);
         c.futex = 0;
         if (e.state == THREADMON__THREAD_STATE__STATE_RUNNING) {
@@ -332,9 +356,9 @@ QByteArray stream(const Workload &w) {
       cpus[c].idle_ns = elapsed - busy - cpus[c].iowait_ns;
       cpuPtrs[c] = &cpus[c];
     }
-    Threadmon__SyncStats stats[kObjectCount];
-    Threadmon__SyncStats *statPtrs[kObjectCount];
-    for (uint32_t o = 0; o < kObjectCount; ++o) {
+    std::vector<Threadmon__SyncStats> stats(static_cast<size_t>(objects));
+    std::vector<Threadmon__SyncStats *> statPtrs(static_cast<size_t>(objects));
+    for (uint32_t o = 0; o < static_cast<uint32_t>(objects); ++o) {
       stats[o] = THREADMON__SYNC_STATS__INIT;
       stats[o].id = o + 1;
       stats[o].acquisitions = syncAcq[o + 1] + (o + 1 == kInternalId ? seq : 0);
@@ -353,7 +377,7 @@ QByteArray stream(const Workload &w) {
     t.time_ns = tick;
     t.n_lwps = lwpPtrs.size(); t.lwps = lwpPtrs.data();
     t.n_cpus = kCpuCount; t.cpus = cpuPtrs;
-    t.n_sync = kObjectCount; t.sync = statPtrs;
+    t.n_sync = statPtrs.size(); t.sync = statPtrs.data();
     t.probe = &ps;
     Threadmon__SiteStats sites[3];
     Threadmon__SiteStats *sitePtrs[3];

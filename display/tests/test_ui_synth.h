@@ -19,6 +19,10 @@ struct Workload {
   bool goodbye = true;         // end cleanly
   bool contention = true;      // false: workers only run and sleep
   QByteArray notice;           // non-empty: the probe says this half-way through
+  // Scale: this many more mutexes (ids 4, 5, ...) in 16 modules, each wait
+  // on one of them held by a worker picked at random, so the who-blocks-whom
+  // matrix has cells everywhere (the display-at-scale test and benchmark).
+  int extraObjects = 0;
 };
 
 // The stream header (16 bytes).
@@ -34,7 +38,7 @@ QByteArray stream(const Workload &w);
 
 // What stream(w) describes, for tests to check against.
 int threadCount(const Workload &w);      // workers + main + probe
-constexpr int kObjectCount = 3;          // a mutex, a condvar, an internal lock
+constexpr int kObjectCount = 3;          // a mutex, a condvar, an internal lock (+ extraObjects)
 constexpr int kCpuCount = 2;
 constexpr uint32_t kMutexObject = 1, kInternalObject = 3;
 constexpr int kMutexCallSites = 2;

@@ -151,45 +151,57 @@ void ChartsView::resizeEvent(QResizeEvent *e) {
 
 void ChartsView::rebuild() {
   const tmon::TimeRange r = window()->range();
-  const std::vector<tmon::TickPoint> ticks = model()->ticks(r);
-  const double origin = double(model()->startNs());
-  const int64_t tickNs =
-      model()->info().tickIntervalNs ? int64_t(model()->info().tickIntervalNs) : 10000000;
-  const double tickSeconds = double(tickNs) / 1e9;
-  // Buckets of ticks: /proc/stat moves in 10 ms steps (and the probe may
-  // read it only every ~50 ms), so single ticks flip between 0 and 100 %; a
-  // bucket of at least kMinBucket ticks (and few enough points for the
-  // width) shows the trend instead.
-  // The runnable series asks every thread's states per point: cap the
-  // points so that stays near kMaxStateQueries however many threads there are.
-  const size_t threads = size_t(std::max(1, model()->threadCount()));
-  const size_t maxPoints = std::max<size_t>(
-      20, std::min({kMaxPoints, size_t(std::max(50, width() / 4)), kMaxStateQueries / threads}));
-  const size_t bucket = std::max<size_t>(
-      std::min<size_t>(kMinBucket, std::max<size_t>(1, ticks.size() / 20)),
-      (ticks.size() + maxPoints - 1) / maxPoints);
-  QList<QPointF> cpu, runnable, contention;
-  for (size_t i = 0; i < ticks.size(); i += bucket) {
-    const size_t end = std::min(ticks.size(), i + bucket);
-    double cont = 0;
-    for (size_t k = i; k < end; ++k) cont += ticks[k].contentions;
-    const double n = double(end - i);
-    const double t = (double(ticks[end - 1].t) - origin) / 1e9;
-    // The bucket spans from the tick before its first to its last.
-    const int64_t from = i > 0 ? ticks[i - 1].t : std::max(r.t0, ticks[i].t - tickNs);
-    const tmon::TimeRange span{from, ticks[end - 1].t};
-    // The same busy share as the findings; no point where /proc/stat is unknown.
-    const double busy =
-        model()->cpuBusyShare({std::min(from, span.t1 - kMinCpuSpanNs), span.t1});
-    if (busy >= 0) cpu << QPointF(t, 100.0 * busy);
-    runnable << QPointF(t, runnableThreads(*model(), span));
-    contention << QPointF(t, cont / n / tickSeconds);
-  }
-  const double t0 = (double(r.t0) - origin) / 1e9;
-  const double t1 = (double(r.t1) - origin) / 1e9;
-  setPoints(charts_[0], cpu, t0, t1, 100.0);
-  setPoints(charts_[1], runnable, t0, t1, 1.0);
-  setPoints(charts_[2], contention, t0, t1, 10.0);
+  const int w = width();
+  const tmon::SessionModel *m = model();
+  struct Points {
+    QList<QPointF> cpu, runnable, contention;
+    double t0 = 0, t1 = 0;
+  };
+  auto compute = [m, r, w] {
+    Points out;
+    const std::vector<tmon::TickPoint> ticks = m->ticks(r);
+    const double origin = double(m->startNs());
+    const int64_t tickNs =
+        m->info().tickIntervalNs ? int64_t(m->info().tickIntervalNs) : 10000000;
+    const double tickSeconds = double(tickNs) / 1e9;
+    // Buckets of ticks: /proc/stat moves in 10 ms steps (and the probe may
+    // read it only every ~50 ms), so single ticks flip between 0 and 100 %; a
+    // bucket of at least kMinBucket ticks (and few enough points for the
+    // width) shows the trend instead.
+    // The runnable series asks every thread's states per point: cap the
+    // points so that stays near kMaxStateQueries however many threads there are.
+    const size_t threads = size_t(std::max(1, m->threadCount()));
+    const size_t maxPoints = std::max<size_t>(
+        20, std::min({kMaxPoints, size_t(std::max(50, w / 4)), kMaxStateQueries / threads}));
+    const size_t bucket = std::max<size_t>(
+        std::min<size_t>(kMinBucket, std::max<size_t>(1, ticks.size() / 20)),
+        (ticks.size() + maxPoints - 1) / maxPoints);
+    for (size_t i = 0; i < ticks.size(); i += bucket) {
+      const size_t end = std::min(ticks.size(), i + bucket);
+      double cont = 0;
+      for (size_t k = i; k < end; ++k) cont += ticks[k].contentions;
+      const double n = double(end - i);
+      const double t = (double(ticks[end - 1].t) - origin) / 1e9;
+      // The bucket spans from the tick before its first to its last.
+      const int64_t from = i > 0 ? ticks[i - 1].t : std::max(r.t0, ticks[i].t - tickNs);
+      const tmon::TimeRange span{from, ticks[end - 1].t};
+      // The same busy share as the findings; no point where /proc/stat is unknown.
+      const double busy = m->cpuBusyShare({std::min(from, span.t1 - kMinCpuSpanNs), span.t1});
+      if (busy >= 0) out.cpu << QPointF(t, 100.0 * busy);
+      out.runnable << QPointF(t, runnableThreads(*m, span));
+      out.contention << QPointF(t, cont / n / tickSeconds);
+    }
+    out.t0 = (double(r.t0) - origin) / 1e9;
+    out.t1 = (double(r.t1) - origin) / 1e9;
+    return out;
+  };
+  auto present = [this](Points &&p) {
+    setPoints(charts_[0], p.cpu, p.t0, p.t1, 100.0);
+    setPoints(charts_[1], p.runnable, p.t0, p.t1, 1.0);
+    setPoints(charts_[2], p.contention, p.t0, p.t1, 10.0);
+  };
+  // Every thread's states per point: off the GUI thread when large.
+  rebuildWith<Points>(compute, present);
 }
 
 }  // namespace tmui

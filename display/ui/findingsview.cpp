@@ -135,13 +135,21 @@ QWidget *FindingsView::makeRow(int index, const tmon::Finding &f) {
 
 void FindingsView::rebuild() {
   const tmon::TimeRange r = window()->range();
-  std::vector<tmon::Finding> found = model()->findings(r);
+  const QString described = window()->describe();
+  // Thousands of threads take seconds: off the GUI thread (the old list stays meanwhile).
+  const tmon::SessionModel *m = model();
+  rebuildWith<std::vector<tmon::Finding>>(
+      [m, r] { return m->findings(r); },
+      [this, described](std::vector<tmon::Finding> &&found) { showFindings(std::move(found), described); });
+}
+
+void FindingsView::showFindings(std::vector<tmon::Finding> found, const QString &described) {
   QStringList keys;
   for (const tmon::Finding &f : found)
     keys << QString::fromLatin1(tmon::findingKindKey(f.kind)) + f.message;
   findings_ = std::move(found);  // spans and evidence may move even when rows do not
   title_->setText(tr("Findings, %1: %n problem(s)", nullptr, int(findings_.size()))
-                      .arg(window()->describe()));
+                      .arg(described));
   empty_->setVisible(findings_.empty());
   scroll_->setVisible(!findings_.empty());
   if (keys == shown_) return;

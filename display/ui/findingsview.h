@@ -36,6 +36,7 @@ class FindingsView : public ModelView {
 
  private:
   QWidget *makeRow(int index, const tmon::Finding &f);
+  void showFindings(std::vector<tmon::Finding> found, const QString &described);
   std::vector<tmon::Finding> findings_;
   QStringList shown_;  // kind + message of each row, to skip identical rebuilds
   QLabel *title_;

@@ -18,20 +18,39 @@ MatrixView::MatrixView(tmon::SessionModel *model, ViewWindow *window, QWidget *p
   layout->addWidget(table_, 1);
 }
 
-int MatrixView::rowCount() const { return table_->rowCount(); }
+int MatrixView::rowCount() const { return table_->waiterCount(); }
 int MatrixView::cellCount() const { return table_->cellCount(); }
 
+QString MatrixView::others() const {
+  const int rows = table_->otherWaiters(), cols = table_->otherHolders();
+  if (!rows && !cols) return QString();
+  return tr(" Only the %1 threads that waited most and the %2 waited for most have their own "
+            "row and column: the other %3 waiting and %4 waited-for threads are summed in "
+            "\"others\".")
+      .arg(table_->waiterCount() - rows)
+      .arg(table_->holderCount() - cols)
+      .arg(rows)
+      .arg(cols);
+}
+
 void MatrixView::rebuild() {
-  const std::vector<tmon::WaitPair> pairs = model()->waitMatrix(window()->range());
-  table_->setPairs(*model(), pairs);
-  title_->setText(pairs.empty()
-                      ? tr("Who blocked whom, %1: no thread waited for another in this window.")
-                            .arg(window()->describe())
-                      : tr("Who blocked whom over every object, %1. Rows: the thread that waited. "
-                           "Columns: the thread it waited for (the owner when the wait began, or "
-                           "the thread whose signal, post or arrival released it). Cells: wait "
-                           "time (number of waits).")
-                            .arg(window()->describe()));
+  const tmon::TimeRange r = window()->range();
+  const QString described = window()->describe();
+  const tmon::SessionModel *m = model();
+  auto compute = [m, r] { return boundMatrix(m->waitMatrix(r)); };
+  auto present = [this, described](BoundedMatrix &&matrix) {
+    const bool none = matrix.pairs == 0;
+    table_->setMatrix(*model(), std::move(matrix));
+    title_->setText(none ? tr("Who blocked whom, %1: no thread waited for another in this window.")
+                               .arg(described)
+                         : tr("Who blocked whom over every object, %1. Rows: the thread that "
+                              "waited. Columns: the thread it waited for (the owner when the wait "
+                              "began, or the thread whose signal, post or arrival released it). "
+                              "Cells: wait time (number of waits).%2")
+                               .arg(described, others()));
+  };
+  // Every wait of every thread: off the GUI thread when large.
+  rebuildWith<BoundedMatrix>(compute, present);
 }
 
 }  // namespace tmui

@@ -22,6 +22,10 @@ class MatrixView : public ModelView {
   void rebuild() override;
 
  private:
+  // What the table left out, said in the title ("" when nothing).
+  QString others() const;
+
+ private:
   QLabel *title_;
   WaitMatrixTable *table_;
 };

@@ -1,5 +1,9 @@
 #include "modelview.h"
 
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QTimer>
+
 #include "sessionmodel.h"
 #include "viewwindow.h"
 
@@ -13,11 +17,45 @@ ModelView::ModelView(tmon::SessionModel *model, ViewWindow *window, QWidget *par
 
 void ModelView::refreshNow() {
   dirty_ = false;
+  QElapsedTimer t;
+  t.start();
   rebuild();
+  lastRebuildMs_ = double(t.nsecsElapsed()) / 1e6;
+}
+
+ModelView::~ModelView() { finishBackgroundWork(); }
+
+bool ModelView::large() const {
+  return model_->threadCount() > 256 || model_->syncObjectCount() > 2048;
+}
+
+void ModelView::workerDone(uint64_t) {
+  worker_->wait();
+  delete worker_;
+  worker_ = nullptr;
+  model_->endBackgroundRead();
+}
+
+void ModelView::holdModel() { model_->beginBackgroundRead(); }
+
+void ModelView::finishBackgroundWork() {
+  if (!worker_) return;
+  ++workerSerial_;  // its queued "finished" is dropped
+  workerDone(workerSerial_);
+  again_ = false;
+}
+
+void ModelView::setTabRaised(bool raised) {
+  tabRaised_ = raised;
+  if (raised && dirty_) scheduleCatchUp();
+}
+
+bool ModelView::showing() const {
+  return isVisible() && (tabRaised_ || !qobject_cast<const QDockWidget *>(parentWidget()));
 }
 
 void ModelView::refreshIfVisible() {
-  if (isVisible())
+  if (showing())
     refreshNow();
   else
     dirty_ = true;
@@ -25,7 +63,16 @@ void ModelView::refreshIfVisible() {
 
 void ModelView::showEvent(QShowEvent *event) {
   QWidget::showEvent(event);
-  if (dirty_) refreshNow();
+  if (dirty_) scheduleCatchUp();
+}
+
+void ModelView::scheduleCatchUp() {
+  if (catchUpPending_) return;
+  catchUpPending_ = true;
+  QTimer::singleShot(0, this, [this] {
+    catchUpPending_ = false;
+    if (dirty_ && showing()) refreshNow();
+  });
 }
 
 }  // namespace tmui

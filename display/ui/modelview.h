@@ -1,9 +1,19 @@
 // Base of the session views: redraws from the model when the data or the
 // window change, but only while visible (hidden tabs catch up when shown).
+// A show only schedules the catch-up: when a page first shows, every docked
+// view gets a show event before the dock layout hides the tabs behind the
+// raised ones, and those must not rebuild (the sync objects and the matrix
+// of thousands of threads once froze the window that way). A docked view
+// behind another tab stays "visible" to Qt: the page says when its tab is
+// raised (setTabRaised), and a view behind a tab waits like a hidden one.
 #ifndef THREADMON_UI_MODELVIEW_H
 #define THREADMON_UI_MODELVIEW_H
 
+#include <QElapsedTimer>
+#include <QThread>
 #include <QWidget>
+#include <functional>
+#include <memory>
 
 namespace tmon {
 class SessionModel;
@@ -17,23 +27,86 @@ class ModelView : public QWidget {
   Q_OBJECT
  public:
   ModelView(tmon::SessionModel *model, ViewWindow *window, QWidget *parent = nullptr);
+  ~ModelView() override;
   // Rebuilds now, visible or not (tests, screenshots).
   void refreshNow();
   // Rows currently shown (threads, LWPs, CPUs, objects, series).
   virtual int rowCount() const = 0;
+  // How long the last rebuild took (tests, benchmarks); 0 before the first.
+  double lastRebuildMs() const { return lastRebuildMs_; }
+  // Its dock's tab is raised (QDockWidget::visibilityChanged); ignored when
+  // the view is not in a dock.
+  void setTabRaised(bool raised);
+  // On screen: visible, and not behind another tab.
+  bool showing() const;
+  // A rebuild is running on a worker thread (its result not shown yet).
+  bool busy() const { return worker_ != nullptr; }
+  // Waits for that worker, dropping its result (before the model goes).
+  void finishBackgroundWork();
+  // Sessions this large rebuild their slow views off the GUI thread.
+  bool large() const;
 
  protected:
   virtual void rebuild() = 0;
   void showEvent(QShowEvent *event) override;
+  // For rebuilds that take long at scale: compute() runs on a worker thread
+  // while the model holds its feed (SessionModel::beginBackgroundRead; it
+  // may only read the model), then present(result) on the GUI thread. A
+  // rebuild asked for meanwhile runs once this one is shown.
+  template <typename T>
+  void rebuildInBackground(std::function<T()> compute, std::function<void(T &&)> present);
+  // The same when large(), else both at once on the GUI thread (small
+  // sessions, tests: the view is up to date when rebuild() returns).
+  template <typename T>
+  void rebuildWith(std::function<T()> compute, std::function<void(T &&)> present) {
+    if (large()) rebuildInBackground<T>(std::move(compute), std::move(present));
+    else present(compute());
+  }
   tmon::SessionModel *model() const { return model_; }
   ViewWindow *window() const { return window_; }
 
  private:
   void refreshIfVisible();
+  void scheduleCatchUp();
   tmon::SessionModel *model_;
   ViewWindow *window_;
   bool dirty_ = true;
+  bool catchUpPending_ = false;
+  bool tabRaised_ = true;
+  QThread *worker_ = nullptr;
+  bool again_ = false;       // a rebuild was asked for while the worker ran
+  uint64_t workerSerial_ = 0;
+  void workerDone(uint64_t serial);
+  void holdModel();  // model_->beginBackgroundRead(), out of line (SessionModel is incomplete here)
+  double lastRebuildMs_ = 0;
 };
+
+template <typename T>
+void ModelView::rebuildInBackground(std::function<T()> compute,
+                                    std::function<void(T &&)> present) {
+  if (worker_) {
+    again_ = true;
+    return;
+  }
+  holdModel();
+  auto result = std::make_shared<T>();
+  const uint64_t serial = ++workerSerial_;
+  worker_ = QThread::create([compute, result] { *result = compute(); });
+  connect(worker_, &QThread::finished, this, [this, serial, present, result] {
+    if (serial != workerSerial_ || !worker_) return;  // dropped by finishBackgroundWork
+    workerDone(serial);
+    QElapsedTimer shown;
+    shown.start();
+    present(std::move(*result));
+    lastRebuildMs_ = double(shown.nsecsElapsed()) / 1e6;  // the part on the GUI thread
+    if (again_) {
+      again_ = false;
+      dirty_ = true;
+      refreshIfVisible();
+    }
+  });
+  worker_->start();
+}
 
 }  // namespace tmui
 

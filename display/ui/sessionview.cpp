@@ -3,6 +3,7 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QLabel>
+#include <QPointer>
 #include <QTabBar>
 #include <QToolBar>
 #include <QVBoxLayout>
@@ -94,6 +95,7 @@ SessionView::SessionView(tmon::SessionModel *model, Source source, QWidget *pare
   findings_ = new FindingsView(model_, window_);
   matrix_ = new MatrixView(model_, window_);
   deadlock_ = new DeadlockBanner(this);
+  views_ = {threads_, lwps_, cpus_, timeline_, sync_, charts_, findings_, matrix_};
   auto *central = new QWidget(this);
   auto *layout = new QVBoxLayout(central);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -146,6 +148,13 @@ SessionView::SessionView(tmon::SessionModel *model, Source source, QWidget *pare
   updateTitleAndBanner();
 }
 
+SessionView::~SessionView() {
+  // A view's worker thread reads the model, which goes first (our child).
+  // Views taken out of the page (screenshots, tests) may be gone already.
+  for (const QPointer<ModelView> &v : views_)
+    if (v) v->finishBackgroundWork();
+}
+
 QDockWidget *SessionView::addViewDock(ModelView *view, const QString &title,
                                       Qt::DockWidgetArea area) {
   auto *dock = new QDockWidget(title, this);
@@ -153,6 +162,8 @@ QDockWidget *SessionView::addViewDock(ModelView *view, const QString &title,
   dock->setWidget(view);
   dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
   addDockWidget(area, dock);
+  // Behind another tab the view stays visible to Qt: say when it is raised.
+  connect(dock, &QDockWidget::visibilityChanged, view, &ModelView::setTabRaised);
   docks_ << dock;
   return dock;
 }

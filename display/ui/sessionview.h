@@ -5,6 +5,7 @@
 #define THREADMON_UI_SESSIONVIEW_H
 
 #include <QMainWindow>
+#include <QPointer>
 
 #include "findings.h"
 
@@ -43,6 +44,7 @@ class SessionView : public QMainWindow {
 
   // Takes ownership of model.
   SessionView(tmon::SessionModel *model, Source source, QWidget *parent = nullptr);
+  ~SessionView() override;
 
   tmon::SessionModel *model() const { return model_; }
   ViewWindow *viewWindow() const { return window_; }
@@ -95,6 +97,7 @@ class SessionView : public QMainWindow {
   MatrixView *matrix_;
   DeadlockBanner *deadlock_;
   QList<QDockWidget *> docks_;
+  QList<QPointer<ModelView>> views_;
 };
 
 }  // namespace tmui

@@ -76,6 +76,7 @@ void StackedBarChart::setRows(std::vector<BarRow> rows) {
   for (const BarRow &r : rows_)
     for (size_t c = 0; c < r.values.size() && c < cats_.size(); ++c)
       if (r.values[c] > 0) catUsed_[c] = true;
+  measureColumns();
   updateScrollRange();
   viewport()->update();
 }
@@ -94,20 +95,35 @@ int StackedBarChart::headerHeight() const {
 }
 
 int StackedBarChart::labelWidth() const {
-  int w = 80;
-  QFont small = font();
-  small.setPointSizeF(font().pointSizeF() * 0.85);
-  const QFontMetrics sfm(small);
-  for (const BarRow &r : rows_)
-    w = std::max({w, fontMetrics().horizontalAdvance(r.label + QStringLiteral("  ") + r.markText),
-                  sfm.horizontalAdvance(r.detail)});
-  return std::min(w + 2 * kPad, viewport()->width() * 2 / 5);
+  return std::min(std::max(80, rawLabelWidth_) + 2 * kPad, viewport()->width() * 2 / 5);
 }
 
 int StackedBarChart::noteWidth() const {
-  int w = 0;
-  for (const BarRow &r : rows_) w = std::max(w, fontMetrics().horizontalAdvance(r.note));
-  return w ? std::min(w + 2 * kPad, viewport()->width() / 3) : kPad;
+  return rawNoteWidth_ ? std::min(rawNoteWidth_ + 2 * kPad, viewport()->width() / 3) : kPad;
+}
+
+void StackedBarChart::measureColumns() {
+  // Measuring every row's text is what made thousands of rows slow (twice
+  // per painted row): measure the longest few by characters, once per setRows.
+  constexpr size_t kMeasured = 48;
+  QFont small = font();
+  small.setPointSizeF(font().pointSizeF() * 0.85);
+  const QFontMetrics fm = fontMetrics(), sfm(small);
+  auto widest = [&](auto text, const QFontMetrics &m) {
+    std::vector<std::pair<qsizetype, size_t>> len;
+    len.reserve(rows_.size());
+    for (size_t i = 0; i < rows_.size(); ++i) len.push_back({text(rows_[i]).size(), i});
+    const size_t n = std::min(kMeasured, len.size());
+    std::partial_sort(len.begin(), len.begin() + qsizetype(n), len.end(),
+                      [](const auto &a, const auto &b) { return a.first > b.first; });
+    int w = 0;
+    for (size_t k = 0; k < n; ++k) w = std::max(w, m.horizontalAdvance(text(rows_[len[k].second])));
+    return w;
+  };
+  rawLabelWidth_ = std::max(
+      widest([](const BarRow &r) { return r.label + QStringLiteral("  ") + r.markText; }, fm),
+      widest([](const BarRow &r) { return r.detail; }, sfm));
+  rawNoteWidth_ = widest([](const BarRow &r) { return r.note; }, fm);
 }
 
 QRect StackedBarChart::barRect(int rowTop) const {
@@ -221,6 +237,7 @@ void StackedBarChart::paintEvent(QPaintEvent *) {
   const int first = scroll / rh;
   const int last = std::min(int(rows_.size()) - 1, (scroll + viewport()->height() - top) / rh);
   const int lw = labelWidth();
+  const int nw = noteWidth();
   for (int i = first; i <= last; ++i) {
     const BarRow &r = rows_[size_t(i)];
     const int rowTop = top + i * rh - scroll;
@@ -278,7 +295,7 @@ void StackedBarChart::paintEvent(QPaintEvent *) {
     // Note column.
     if (!r.note.isEmpty()) {
       p.setPen(text);
-      p.drawText(QRect(bar.right() + kPad, rowTop, noteWidth() - kPad, rh),
+      p.drawText(QRect(bar.right() + kPad, rowTop, nw - kPad, rh),
                  Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, r.note);
     }
   }

@@ -56,6 +56,7 @@ class StackedBarChart : public QAbstractScrollArea {
   int rowHeight() const;
   int labelWidth() const;
   int noteWidth() const;
+  void measureColumns();
   void updateScrollRange();
   int rowAt(int y) const;
   QRect barRect(int rowTop) const;
@@ -65,6 +66,7 @@ class StackedBarChart : public QAbstractScrollArea {
   std::vector<BarCategory> cats_;
   std::vector<BarRow> rows_;
   std::vector<bool> catUsed_;
+  int rawLabelWidth_ = 0, rawNoteWidth_ = 0;  // widest label / note text (measureColumns)
 };
 
 }  // namespace tmui

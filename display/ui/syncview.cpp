@@ -3,7 +3,6 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
-#include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -18,23 +17,26 @@ namespace tmui {
 SyncView::SyncView(tmon::SessionModel *model, ViewWindow *window, QWidget *parent)
     : ModelView(model, window, parent),
       tree_(new SyncTree(this)),
-      proxy_(new QSortFilterProxyModel(this)),
       view_(new QTreeView(this)),
       filter_(new QLineEdit(this)),
       details_(new SyncDetails(this)) {
-  proxy_->setSourceModel(tree_);
-  proxy_->setSortRole(SyncTree::kSortRole);
-  proxy_->setFilterKeyColumn(-1);
-  proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
-  proxy_->setRecursiveFilteringEnabled(true);  // a matching object keeps its module
-  proxy_->setAutoAcceptChildRows(true);         // a matching module keeps its objects
-  view_->setModel(proxy_);
+  // The tree sorts and filters itself (a matching object keeps its module, a
+  // matching module keeps its objects): no proxy model.
+  view_->setModel(tree_);
   view_->setSortingEnabled(true);
   view_->sortByColumn(SyncTree::Wait, Qt::DescendingOrder);
   view_->setAlternatingRowColors(true);
   view_->setUniformRowHeights(true);
   view_->header()->setStretchLastSection(false);
-  view_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  // Not ResizeToContents: it measures every row of every column on every
+  // refresh (memcached's 4,400 objects froze the window a minute). Widths
+  // for typical texts instead; the user can drag them.
+  view_->header()->setSectionResizeMode(QHeaderView::Interactive);
+  const QFontMetrics fm = view_->fontMetrics();
+  const auto chars = [&](int n) { return fm.horizontalAdvance(QLatin1Char('x')) * n + 24; };
+  const int widths[SyncTree::ColumnCount] = {chars(30), chars(12), chars(30), chars(11), chars(11),
+                                             chars(9),  chars(10), chars(10), chars(10)};
+  for (int c = 0; c < SyncTree::ColumnCount; ++c) view_->header()->resizeSection(c, widths[c]);
   filter_->setPlaceholderText(tr("Filter by module, symbol, kind or call site"));
   filter_->setClearButtonEnabled(true);
   auto *layout = new QVBoxLayout(this);
@@ -62,19 +64,19 @@ SyncView::SyncView(tmon::SessionModel *model, ViewWindow *window, QWidget *paren
 
 int SyncView::rowCount() const {
   int n = 0;
-  for (int m = 0; m < proxy_->rowCount(); ++m) n += proxy_->rowCount(proxy_->index(m, 0));
+  for (int m = 0; m < tree_->rowCount(); ++m) n += tree_->rowCount(tree_->index(m, 0));
   return n;
 }
 
 void SyncView::setFilterText(const QString &text) {
   if (filter_->text() != text) filter_->setText(text);
-  proxy_->setFilterFixedString(text);
+  tree_->setFilterText(text);
   view_->expandAll();
 }
 
 void SyncView::selectObject(uint32_t id) {
   auto find = [&] {
-    return proxy_->match(proxy_->index(0, 0), SyncTree::kObjectIdRole, id, 1,
+    return tree_->match(tree_->index(0, 0), SyncTree::kObjectIdRole, id, 1,
                          Qt::MatchExactly | Qt::MatchRecursive);
   };
   QModelIndexList hits = find();
@@ -95,10 +97,20 @@ void SyncView::selectObject(uint32_t id) {
 }
 
 void SyncView::rebuild() {
-  const int before = tree_->rowCount();
-  tree_->update(*model(), window()->range());
-  if (tree_->rowCount() != before) view_->expandAll();
-  details_->showObject(*model(), selected_, window()->range());
+  const tmon::TimeRange r = window()->range();
+  const tmon::SessionModel *m = model();
+  auto compute = [m, r] { return SyncTree::collect(*m, r); };
+  auto present = [this, r](std::vector<SyncTree::ObjectRow> &&objects) {
+    const int before = tree_->rowCount(), objectsBefore = tree_->objectRows();
+    const uint32_t keep = selected_;
+    tree_->apply(std::move(objects));
+    if (tree_->rowCount() != before || tree_->objectRows() != objectsBefore) view_->expandAll();
+    // New objects reset the tree, and with it the selection: keep it.
+    if (keep && selected_ != keep) selectObject(keep);
+    else details_->showObject(*model(), selected_, r);
+  };
+  // Thousands of objects: the model's sums run off the GUI thread.
+  rebuildWith<std::vector<SyncTree::ObjectRow>>(compute, present);
 }
 
 }  // namespace tmui

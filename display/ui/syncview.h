@@ -9,7 +9,6 @@
 #include "modelview.h"
 
 class QLineEdit;
-class QSortFilterProxyModel;
 class QTreeView;
 
 namespace tmui {
@@ -37,7 +36,6 @@ class SyncView : public ModelView {
 
  private:
   SyncTree *tree_;
-  QSortFilterProxyModel *proxy_;
   QTreeView *view_;
   QLineEdit *filter_;
   SyncDetails *details_;

@@ -1,8 +1,9 @@
 #include "waitmatrixtable.h"
 
+#include <QAbstractTableModel>
 #include <QHeaderView>
 #include <algorithm>
-#include <map>
+#include <unordered_map>
 
 #include "names.h"
 #include "sessionmodel.h"
@@ -10,59 +11,144 @@
 namespace tmui {
 
 namespace {
-// Threads ordered by the wait they account for, most first.
-std::vector<uint32_t> byTotal(const std::map<uint32_t, uint64_t> &totals) {
+// Threads ordered by the wait they account for, most first (ties by tid, so
+// the order is stable from one refresh to the next).
+std::vector<uint32_t> byTotal(const std::unordered_map<uint32_t, uint64_t> &totals) {
   std::vector<std::pair<uint32_t, uint64_t>> v(totals.begin(), totals.end());
-  std::stable_sort(v.begin(), v.end(), [](const auto &a, const auto &b) { return a.second > b.second; });
+  std::sort(v.begin(), v.end(), [](const auto &a, const auto &b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
   std::vector<uint32_t> out;
+  out.reserve(v.size());
   for (const auto &p : v) out.push_back(p.first);
   return out;
 }
 }  // namespace
 
-WaitMatrixTable::WaitMatrixTable(QWidget *parent) : QTableWidget(parent) {
+BoundedMatrix boundMatrix(const std::vector<tmon::WaitPair> &pairs) {
+  BoundedMatrix b;
+  std::unordered_map<uint32_t, uint64_t> waiters, holders;
+  for (const tmon::WaitPair &p : pairs) {
+    waiters[p.waiter] += p.waitNs;
+    holders[p.holder] += p.waitNs;
+  }
+  const std::vector<uint32_t> rows = byTotal(waiters), cols = byTotal(holders);
+  const int shownRows = std::min<int>(int(rows.size()), kMatrixMaxThreads);
+  const int shownCols = std::min<int>(int(cols.size()), kMatrixMaxThreads);
+  b.otherRows = int(rows.size()) - shownRows;
+  b.otherCols = int(cols.size()) - shownCols;
+  // Index of each thread's row / column; the others share the last one.
+  std::unordered_map<uint32_t, int> rowOf, colOf;
+  for (int i = 0; i < int(rows.size()); ++i) rowOf[rows[size_t(i)]] = std::min(i, shownRows);
+  for (int i = 0; i < int(cols.size()); ++i) colOf[cols[size_t(i)]] = std::min(i, shownCols);
+  b.rows = shownRows + (b.otherRows ? 1 : 0);
+  b.cols = shownCols + (b.otherCols ? 1 : 0);
+  b.rowTids.assign(rows.begin(), rows.begin() + shownRows);
+  b.colTids.assign(cols.begin(), cols.begin() + shownCols);
+  b.cells.assign(size_t(b.rows) * size_t(b.cols), BoundedMatrix::Cell());
+  for (const tmon::WaitPair &p : pairs) {
+    BoundedMatrix::Cell &c = b.cells[size_t(rowOf[p.waiter]) * size_t(b.cols) + size_t(colOf[p.holder])];
+    c.waitNs += p.waitNs;
+    c.count += p.count;
+  }
+  b.pairs = int(pairs.size());
+  return b;
+}
+
+// At most kMaxThreads + 1 rows and columns, whatever the pairs.
+class WaitMatrixModel : public QAbstractTableModel {
+ public:
+  using QAbstractTableModel::QAbstractTableModel;
+
+  void setMatrix(const tmon::SessionModel &model, BoundedMatrix &&m) {
+    beginResetModel();
+    m_ = std::move(m);
+    top_ = 1;
+    for (const BoundedMatrix::Cell &c : m_.cells) top_ = std::max(top_, c.waitNs);
+    rowNames_.clear();
+    colNames_.clear();
+    for (uint32_t t : m_.rowTids) rowNames_ << WaitMatrixTable::tr("%1 waited").arg(threadLabel(model, t));
+    if (m_.otherRows) rowNames_ << WaitMatrixTable::tr("%n other thread(s) waited", nullptr, m_.otherRows);
+    for (uint32_t t : m_.colTids) colNames_ << WaitMatrixTable::tr("for %1").arg(threadLabel(model, t));
+    if (m_.otherCols) colNames_ << WaitMatrixTable::tr("for %n other(s)", nullptr, m_.otherCols);
+    endResetModel();
+  }
+  const BoundedMatrix &matrix() const { return m_; }
+
+  int rowCount(const QModelIndex &parent = QModelIndex()) const override {
+    return parent.isValid() ? 0 : m_.rows;
+  }
+  int columnCount(const QModelIndex &parent = QModelIndex()) const override {
+    return parent.isValid() ? 0 : m_.cols;
+  }
+
+  QVariant data(const QModelIndex &index, int role) const override {
+    if (!index.isValid()) return {};
+    const BoundedMatrix::Cell &c = m_.cells[size_t(index.row()) * size_t(m_.cols) + size_t(index.column())];
+    if (c.count == 0 && c.waitNs == 0) return {};
+    switch (role) {
+      case Qt::DisplayRole: return QStringLiteral("%1 (%2×)").arg(formatNs(c.waitNs)).arg(c.count);
+      case Qt::TextAlignmentRole: return int(Qt::AlignCenter);
+      case Qt::BackgroundRole: {
+        // Heat: white to red by the share of the largest cell.
+        const double heat = double(c.waitNs) / double(top_);
+        return QColor::fromRgbF(1.0, 1.0 - 0.65 * heat, 1.0 - 0.7 * heat);
+      }
+      case Qt::ForegroundRole: return QColor(Qt::black);
+      case Qt::ToolTipRole:
+        return WaitMatrixTable::tr("%1, %2 waits, %3 in all, %4")
+            .arg(rowNames_.value(index.row()))
+            .arg(c.count)
+            .arg(formatNs(c.waitNs))
+            .arg(colNames_.value(index.column()));
+      default: return {};
+    }
+  }
+
+  QVariant headerData(int section, Qt::Orientation o, int role) const override {
+    if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
+    return o == Qt::Horizontal ? colNames_.value(section) : rowNames_.value(section);
+  }
+
+
+ private:
+  BoundedMatrix m_;
+  QStringList rowNames_, colNames_;
+  uint64_t top_ = 1;
+};
+
+WaitMatrixTable::WaitMatrixTable(QWidget *parent)
+    : QTableView(parent), model_(new WaitMatrixModel(this)) {
+  setModel(model_);
   setEditTriggers(QAbstractItemView::NoEditTriggers);
   setSelectionMode(QAbstractItemView::NoSelection);
-  horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   setCornerButtonEnabled(false);
+  setWordWrap(false);
+  // No ResizeToContents: it re-measures every cell on every change. Columns
+  // are fitted once per refresh instead (at most kMaxThreads + 1 of them).
+  horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+  verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+  verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
 }
 
 void WaitMatrixTable::setPairs(const tmon::SessionModel &model,
                                const std::vector<tmon::WaitPair> &pairs) {
-  std::map<uint32_t, uint64_t> waiters, holders;
-  uint64_t top = 1;
-  for (const tmon::WaitPair &p : pairs) {
-    waiters[p.waiter] += p.waitNs;
-    holders[p.holder] += p.waitNs;
-    top = std::max(top, p.waitNs);
-  }
-  const std::vector<uint32_t> rows = byTotal(waiters), cols = byTotal(holders);
-  clear();
-  setRowCount(int(rows.size()));
-  setColumnCount(int(cols.size()));
-  QStringList rowNames, colNames;
-  for (uint32_t t : rows) rowNames << tr("%1 waited").arg(threadLabel(model, t));
-  for (uint32_t t : cols) colNames << tr("for %1").arg(threadLabel(model, t));
-  setVerticalHeaderLabels(rowNames);
-  setHorizontalHeaderLabels(colNames);
-  cells_ = 0;
-  for (const tmon::WaitPair &p : pairs) {
-    const int r = int(std::find(rows.begin(), rows.end(), p.waiter) - rows.begin());
-    const int c = int(std::find(cols.begin(), cols.end(), p.holder) - cols.begin());
-    auto *item = new QTableWidgetItem(QStringLiteral("%1 (%2×)").arg(formatNs(p.waitNs)).arg(p.count));
-    item->setTextAlignment(Qt::AlignCenter);
-    // Heat: white to red by the share of the largest cell.
-    const double heat = double(p.waitNs) / double(top);
-    item->setBackground(QColor::fromRgbF(1.0, 1.0 - 0.65 * heat, 1.0 - 0.7 * heat));
-    item->setToolTip(tr("%1 waited %2 times, %3 in all, for %4")
-                         .arg(threadLabel(model, p.waiter))
-                         .arg(p.count)
-                         .arg(formatNs(p.waitNs))
-                         .arg(threadLabel(model, p.holder)));
-    setItem(r, c, item);
-    ++cells_;
-  }
+  setMatrix(model, boundMatrix(pairs));
 }
+
+void WaitMatrixTable::setMatrix(const tmon::SessionModel &model, BoundedMatrix &&matrix) {
+  cells_ = matrix.pairs;
+  model_->setMatrix(model, std::move(matrix));
+  resizeColumnsToContents();
+}
+
+int WaitMatrixTable::waiterCount() const {
+  return int(model_->matrix().rowTids.size()) + model_->matrix().otherRows;
+}
+int WaitMatrixTable::holderCount() const {
+  return int(model_->matrix().colTids.size()) + model_->matrix().otherCols;
+}
+int WaitMatrixTable::otherWaiters() const { return model_->matrix().otherRows; }
+int WaitMatrixTable::otherHolders() const { return model_->matrix().otherCols; }
 
 }  // namespace tmui

@@ -1,10 +1,16 @@
-// A small heat table of who blocked whom: rows are waiting threads, columns
-// the threads they waited for (the owner when the wait began, or the
-// releaser for conds, semaphores and barriers), cells the wait time.
+// A heat table of who blocked whom: rows are waiting threads, columns the
+// threads they waited for (the owner when the wait began, or the releaser for
+// conds, semaphores and barriers), cells the wait time.
+//
+// Bounded whatever the session holds: only the threads that waited most
+// (rows) and were waited for most (columns) get a row or column of their own;
+// the rest are summed into one "others" row and column, which the table says.
+// An item model over the pairs, fixed section sizes: nothing is measured per
+// cell (a QTableWidget of 2,000 x 2,000 threads never finished drawing).
 #ifndef THREADMON_UI_WAITMATRIXTABLE_H
 #define THREADMON_UI_WAITMATRIXTABLE_H
 
-#include <QTableWidget>
+#include <QTableView>
 #include <vector>
 
 #include "modeltypes.h"
@@ -15,14 +21,44 @@ class SessionModel;
 
 namespace tmui {
 
-class WaitMatrixTable : public QTableWidget {
+class WaitMatrixModel;
+
+// Threads shown on their own per side; the rest are summed as "others".
+constexpr int kMatrixMaxThreads = 40;
+
+// The pairs folded to at most kMatrixMaxThreads + 1 rows and columns. Pure:
+// computed on a worker thread when there are many.
+struct BoundedMatrix {
+  struct Cell {
+    uint64_t waitNs = 0, count = 0;
+  };
+  std::vector<uint32_t> rowTids, colTids;  // the threads with a row / column of their own
+  int otherRows = 0, otherCols = 0;        // summed into the last row / column
+  int rows = 0, cols = 0;
+  std::vector<Cell> cells;                 // rows x cols
+  int pairs = 0;                           // waiter x holder pairs with any wait
+};
+BoundedMatrix boundMatrix(const std::vector<tmon::WaitPair> &pairs);
+
+class WaitMatrixTable : public QTableView {
+  Q_OBJECT
  public:
+  static constexpr int kMaxThreads = kMatrixMaxThreads;
+
   explicit WaitMatrixTable(QWidget *parent = nullptr);
   void setPairs(const tmon::SessionModel &model, const std::vector<tmon::WaitPair> &pairs);
-  // Cells with any wait or count.
+  void setMatrix(const tmon::SessionModel &model, BoundedMatrix &&matrix);
+  // Waiter x holder pairs with any wait or count (folded ones included).
   int cellCount() const { return cells_; }
+  // Threads that waited / were waited for, all of them.
+  int waiterCount() const;
+  int holderCount() const;
+  // Of those, how many were summed into the others row / column.
+  int otherWaiters() const;
+  int otherHolders() const;
 
  private:
+  WaitMatrixModel *model_;
   int cells_ = 0;
 };
 

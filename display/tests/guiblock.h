@@ -1,0 +1,109 @@
+// Measuring the display at scale, shared by test-ui-scale and tm-bench-display.
+//
+// GuiBlockMeter: the longest time the GUI thread went without coming back to
+// its event loop. A zero-interval timer fires once per loop iteration; the
+// largest gap between two firings is the longest block (whatever ran in
+// between: a view's rebuild, a paint, a layout, decoding frames). On a
+// loaded machine a gap also holds the time the thread waited for a CPU, so
+// the meter also keeps the most CPU time the thread used within one gap:
+// the work itself.
+//
+// measure(): one user action on a session page, then the event loop until
+// every view has shown its result, with the meter running.
+#ifndef THREADMON_TESTS_GUIBLOCK_H
+#define THREADMON_TESTS_GUIBLOCK_H
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QTimer>
+#include <algorithm>
+#include <ctime>
+#include <functional>
+
+#include "modelview.h"
+#include "sessionmodel.h"
+#include "sessionview.h"
+
+namespace scale {
+
+class GuiBlockMeter {
+ public:
+  GuiBlockMeter() {
+    beat_.setInterval(0);
+    QObject::connect(&beat_, &QTimer::timeout, [this] { beat(); });
+  }
+  void start() {
+    longestNs_ = longestCpuNs_ = 0;
+    clock_.start();
+    last_ = 0;
+    lastCpu_ = threadCpuNs();
+    beat_.start();
+  }
+  void stop() {
+    beat();
+    beat_.stop();
+  }
+  double longestMs() const { return double(longestNs_) / 1e6; }
+  double longestCpuMs() const { return double(longestCpuNs_) / 1e6; }
+
+  static qint64 threadCpuNs() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  }
+
+ private:
+  void beat() {
+    const qint64 now = clock_.nsecsElapsed(), cpu = threadCpuNs();
+    longestNs_ = std::max(longestNs_, now - last_);
+    longestCpuNs_ = std::max(longestCpuNs_, cpu - lastCpu_);
+    last_ = now;
+    lastCpu_ = cpu;
+  }
+  QTimer beat_;
+  QElapsedTimer clock_;
+  qint64 last_ = 0, longestNs_ = 0, lastCpu_ = 0, longestCpuNs_ = 0;
+};
+
+const tmui::ViewKind kKinds[] = {tmui::ViewKind::Threads,  tmui::ViewKind::Lwps,
+                                 tmui::ViewKind::Cpus,     tmui::ViewKind::Timeline,
+                                 tmui::ViewKind::Sync,     tmui::ViewKind::Charts,
+                                 tmui::ViewKind::Findings, tmui::ViewKind::Matrix};
+
+// A view still computing on its worker thread, or frames waiting for it.
+inline bool anyBusy(tmui::SessionView *page) {
+  for (tmui::ViewKind k : kKinds)
+    if (page->view(k)->busy()) return true;
+  return page->model()->backgroundReading() || page->model()->deferredCount() > 0;
+}
+
+struct Step {
+  double readyMs = 0;    // until every view showing has drawn its result
+  double longestMs = 0;  // the longest the GUI thread was blocked meanwhile (wall)
+  double cpuMs = 0;      // the most CPU the GUI thread used in one loop turn
+};
+
+// An action, then the event loop until every view's result is shown (at most 120 s).
+inline Step measure(tmui::SessionView *page, const std::function<void()> &action) {
+  GuiBlockMeter meter;
+  QElapsedTimer t;
+  t.start();
+  meter.start();
+  action();
+  do {
+    QApplication::processEvents(QEventLoop::WaitForMoreEvents, 20);
+  } while (anyBusy(page) && t.elapsed() < 120000);
+  for (int i = 0; i < 3; ++i) QApplication::processEvents();
+  meter.stop();
+  return Step{double(t.nsecsElapsed()) / 1e6, meter.longestMs(), meter.longestCpuMs()};
+}
+
+inline void showPage(tmui::SessionView *page) {
+  page->resize(1400, 900);
+  page->setAttribute(Qt::WA_DontShowOnScreen);
+  page->show();
+}
+
+}  // namespace scale
+
+#endif
