@@ -6,7 +6,7 @@ the workload's own function, none with rand_r, which also runs faster."""
 import os
 
 import tmtest
-from tmtest import Recording, check
+from tmtest import Recording, check, near
 
 # The workload's defaults, as a new user runs it: one thread per CPU, 64
 # mutexes, short work between rand() calls (so glibc's lock is hot).
