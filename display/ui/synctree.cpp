@@ -18,10 +18,14 @@ double contendedPct(const Stats &s) {
   return s.acq ? 100.0 * double(s.cont) / double(s.acq) : 0.0;
 }
 
-std::array<QString, 6> numberTexts(const Stats &s) {
-  return {QString::number(s.acq), QString::number(s.cont),
-          QStringLiteral("%1 %").arg(contendedPct(s), 0, 'f', 1), formatNs(s.wait),
-          formatNs(s.maxWait), formatNs(s.hold)};
+// sampled: what no wrapper timed (acquisitions, their share contended, the
+// longest wait, holds) is unknown, shown as a dash, never as 0.
+std::array<QString, 6> numberTexts(const Stats &s, bool sampled) {
+  const QString unknown = QStringLiteral("–");
+  return {sampled ? unknown : QString::number(s.acq), QString::number(s.cont),
+          sampled ? unknown : QStringLiteral("%1 %").arg(contendedPct(s), 0, 'f', 1),
+          formatNs(s.wait), sampled ? unknown : formatNs(s.maxWait),
+          sampled ? unknown : formatNs(s.hold)};
 }
 
 // The number columns of a row; true when anything changed.
@@ -30,8 +34,11 @@ bool fill(Row &row, const Stats &s, std::array<QString, 6> &&texts) {
   const double values[6] = {double(s.acq),  double(s.cont),    contendedPct(s),
                             double(s.wait), double(s.maxWait), double(s.hold)};
   bool changed = false;
+  static constexpr int kColumns[6] = {SyncTree::Acquisitions, SyncTree::Contentions,
+                                      SyncTree::ContendedPct, SyncTree::Wait,
+                                      SyncTree::MaxWait,      SyncTree::Hold};
   for (int k = 0; k < 6; ++k) {
-    const int c = SyncTree::Acquisitions + k;
+    const int c = kColumns[k];
     if (row.text[size_t(c)] != texts[size_t(k)]) {
       row.text[size_t(c)] = std::move(texts[size_t(k)]);
       changed = true;
@@ -55,9 +62,9 @@ SyncTree::SyncTree(QObject *parent) : QAbstractItemModel(parent) {}
 QVariant SyncTree::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
   static const char *const kNames[ColumnCount] = {
-      QT_TR_NOOP("Module / object"), QT_TR_NOOP("Kind"),      QT_TR_NOOP("Call site"),
-      QT_TR_NOOP("Acquisitions"),    QT_TR_NOOP("Contentions"), QT_TR_NOOP("Contended"),
-      QT_TR_NOOP("Wait time"),       QT_TR_NOOP("Max wait"),  QT_TR_NOOP("Hold time")};
+      QT_TR_NOOP("Module / object"), QT_TR_NOOP("Kind"),        QT_TR_NOOP("Wait time"),
+      QT_TR_NOOP("Max wait"),        QT_TR_NOOP("Contentions"), QT_TR_NOOP("Contended"),
+      QT_TR_NOOP("Hold time"),       QT_TR_NOOP("Acquisitions"), QT_TR_NOOP("Call site")};
   return section >= 0 && section < ColumnCount ? tr(kNames[section]) : QVariant();
 }
 
@@ -107,7 +114,9 @@ QVariant SyncTree::data(const QModelIndex &index, int role) const {
     case kSortRole: return row->sort[size_t(c)];
     case kObjectIdRole: return c == Object ? QVariant(row->id) : QVariant();
     case Qt::TextAlignmentRole:
-      return c >= Acquisitions ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant();
+      return c != Object && c != Kind && c != CallSite
+                 ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter))
+                 : QVariant();
     case Qt::ToolTipRole:
       return c == Object ? QVariant(row->tip) : c == Kind ? QVariant(row->kindTip) : QVariant();
     case Qt::BackgroundRole: return row->hidden ? QVariant(hiddenLockTint()) : QVariant();
@@ -156,7 +165,8 @@ std::vector<SyncTree::ObjectRow> SyncTree::collect(const tmon::SessionModel &mod
     row.wait = d.waitNs;
     row.maxWait = d.maxWaitNs;
     row.hold = d.holdNs;
-    row.numbers = numberTexts(Stats{row.acq, row.cont, row.wait, row.maxWait, row.hold});
+    row.sampled = o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL;
+    row.numbers = numberTexts(Stats{row.acq, row.cont, row.wait, row.maxWait, row.hold}, row.sampled);
     out.push_back(std::move(row));
   }
   return out;
@@ -204,6 +214,7 @@ void SyncTree::apply(std::vector<ObjectRow> &&objects) {
 
   // Then every object's texts and numbers; one change signal per module.
   std::vector<Stats> perModule(modules_.size());
+  std::vector<bool> timed(modules_.size());  // a module with an object a wrapper timed
   for (ObjectRow &o : objects) {
     const int k = objectIndex_.value(o.id, -1);
     if (k < 0) continue;
@@ -224,6 +235,7 @@ void SyncTree::apply(std::vector<ObjectRow> &&objects) {
     changed |= fill(row, s, std::move(o.numbers));
     (void)changed;
     Stats &ms = perModule[size_t(m)];
+    if (!o.sampled) timed[size_t(m)] = true;
     ms.acq += s.acq;
     ms.cont += s.cont;
     ms.wait += s.wait;
@@ -232,7 +244,7 @@ void SyncTree::apply(std::vector<ObjectRow> &&objects) {
   }
   for (int m = 0; m < int(modules_.size()); ++m) {
     Module &mod = modules_[size_t(m)];
-    fill(mod.row, perModule[size_t(m)], numberTexts(perModule[size_t(m)]));
+    fill(mod.row, perModule[size_t(m)], numberTexts(perModule[size_t(m)], !timed[size_t(m)]));
     setText(mod.row, Kind, tr("%n object(s)", nullptr, int(mod.objects.size())));
     mod.row.sort[Object] = mod.row.text[Object];
   }

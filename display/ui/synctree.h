@@ -27,8 +27,10 @@ namespace tmui {
 class SyncTree : public QAbstractItemModel {
   Q_OBJECT
  public:
-  enum Column { Object, Kind, CallSite, Acquisitions, Contentions, ContendedPct, Wait, MaxWait,
-                Hold, ColumnCount };
+  // What a user looks for first (the wait) next to the name; the call site,
+  // long and often empty, last.
+  enum Column { Object, Kind, Wait, MaxWait, Contentions, ContendedPct, Hold, Acquisitions,
+                CallSite, ColumnCount };
   static constexpr int kSortRole = Qt::UserRole;       // raw numbers for sorting
   static constexpr int kObjectIdRole = Qt::UserRole + 1;  // 0 on module rows
 
@@ -37,8 +39,9 @@ class SyncTree : public QAbstractItemModel {
     uint32_t id = 0;
     QString module, name, tip, kind, kindTip, site;
     bool hidden = false;
+    bool sampled = false;  // seen only by sampling futex waits: no counts, max or hold
     uint64_t acq = 0, cont = 0, wait = 0, maxWait = 0, hold = 0;
-    std::array<QString, 6> numbers;  // Acquisitions .. Hold, formatted
+    std::array<QString, 6> numbers;  // acquisitions, contentions, %, wait, max wait, hold
   };
   explicit SyncTree(QObject *parent = nullptr);
   // Reads every object's row (pure: a worker thread may run it).

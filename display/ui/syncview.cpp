@@ -34,8 +34,8 @@ SyncView::SyncView(tmon::SessionModel *model, ViewWindow *window, QWidget *paren
   view_->header()->setSectionResizeMode(QHeaderView::Interactive);
   const QFontMetrics fm = view_->fontMetrics();
   const auto chars = [&](int n) { return fm.horizontalAdvance(QLatin1Char('x')) * n + 24; };
-  const int widths[SyncTree::ColumnCount] = {chars(30), chars(12), chars(30), chars(11), chars(11),
-                                             chars(9),  chars(10), chars(10), chars(10)};
+  const int widths[SyncTree::ColumnCount] = {chars(26), chars(8),  chars(10), chars(9), chars(11),
+                                             chars(9),  chars(10), chars(12), chars(30)};
   for (int c = 0; c < SyncTree::ColumnCount; ++c) view_->header()->resizeSection(c, widths[c]);
   filter_->setPlaceholderText(tr("Filter by module, symbol, kind or call site"));
   filter_->setClearButtonEnabled(true);
