@@ -181,6 +181,9 @@ bool FrameCheck::check(Threadmon__Frame *f) {
     case THREADMON__FRAME__BODY_GOODBYE:
       if (!f->goodbye) return false;
       optionalTime(&f->goodbye->time_ns);
+      f->goodbye->frames_dropped = counter(f->goodbye->frames_dropped);
+      f->goodbye->events_dropped = counter(f->goodbye->events_dropped);
+      f->goodbye->bytes_written = counter(f->goodbye->bytes_written);
       if (wireEnum(&f->goodbye->reason) < 0) {
         setEnum(&f->goodbye->reason, THREADMON__END_REASON__END_UNSPECIFIED);
         note(BadEnum);
@@ -320,6 +323,10 @@ bool FrameCheck::checkTick(Threadmon__Tick *tk) {
   if (!time(tk->time_ns, &t)) {
     note(TimeOutside);
     return false;
+  }
+  if (Threadmon__ProbeStats *p = tk->probe) {
+    for (uint64_t *v : {&p->events_dropped, &p->frames_dropped, &p->bytes_sent, &p->sampler_cpu_ns})
+      *v = counter(*v);
   }
   keepIf(tk->lwps, &tk->n_lwps, [this](Threadmon__LwpSample *s) { return checkLwp(s); });
   keepIf(tk->cpus, &tk->n_cpus, [this](Threadmon__CpuSample *c) {

@@ -5,6 +5,7 @@
 #include <QStringList>
 
 #include <algorithm>
+#include <cmath>
 
 #include "modeltypes.h"
 #include "texttable.h"
@@ -80,8 +81,11 @@ QString viewName(const QString &view) {
 
 QString evidenceValue(const QJsonValue &v) {
   if (v.isDouble()) {
-    double d = v.toDouble();
-    return d == double(qint64(d)) ? QString::number(qint64(d)) : QString::number(d, 'g', 4);
+    // Whole numbers as integers while a double holds them exactly (and an
+    // int64 at all: converting one past its range is undefined behaviour).
+    const double d = v.toDouble();
+    const bool whole = std::abs(d) < 0x1p53 && d == std::trunc(d);
+    return whole ? QString::number(qint64(d)) : QString::number(d, 'g', 4);
   }
   if (v.isString()) return v.toString();
   if (v.isBool()) return v.toBool() ? "yes" : "no";

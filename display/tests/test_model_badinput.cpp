@@ -4,6 +4,8 @@
 // dropped or clamped.
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QtTest>
 
 #include "findings.h"
@@ -263,6 +265,16 @@ class TestModelBadInput : public QObject {
     expectBounded(m);
   }
 
+  // The text report prints evidence numbers past int64 as doubles (it
+  // converted them to int64, undefined behaviour past 2^63).
+  void textReportOfHugeEvidence() {
+    const QJsonObject evidence{{"big", 1e19}, {"small", -3.0}, {"exact", 9007199254740992.0}};
+    const QJsonObject f{{"severity", "low"}, {"kind", "data_lost"}, {"message", "m"},
+                        {"view", "threads"}, {"evidence", evidence}};
+    const QString text = reportText(QJsonObject{{"findings", QJsonArray{f}}});
+    QVERIFY2(text.contains("big=1e+19, exact=9.007e+15, small=-3"), qPrintable(text));
+  }
+
   // Inputs the fuzzer found (display/fuzz/regressions, docs/fuzzing.md), fed
   // as the fuzzer fed them: in two pieces, then the report and the views'
   // queries. `expect`: a line the model must give (a warning or the error).
@@ -279,6 +291,9 @@ class TestModelBadInput : public QObject {
         // A tick's LwpSample of tid 0, dropped from the list: protobuf-c
         // frees by the list's count, so it leaked (LeakSanitizer).
         {"dropped-sample-leak.tmcap", "dropped 1 records of thread or object id 0"},
+        // frames_dropped of 2^63-1: the data_lost finding's evidence, a
+        // double of 2^63, converted to int64 by the text report (UBSan).
+        {"huge-drop-count.tmcap", "clamped 1 counters above 2^58"},
     };
     const QDir dir(qEnvironmentVariable("THREADMON_FUZZ_REGRESSIONS"));
     const QFileInfoList files = dir.entryInfoList({"*.tmcap"}, QDir::Files, QDir::Name);
