@@ -38,9 +38,7 @@ void SyncActivity::transition(uint32_t tid, int64_t t, int state, uint32_t objec
     w.waiter = tid;
     w.object = o.object;
     w.holder = o.holder;
-    // No thread releases its own wait: a self-release is a stale reading of
-    // who last signalled (seen at matrix_mult's barrier), so unknown.
-    w.releaser = releaser == tid ? 0 : releaser;
+    w.releaser = releaser;
     w.state = o.state;
     std::vector<WaitRecord> &v = closed_[o.object];
     auto at = std::upper_bound(v.begin(), v.end(), w.start,

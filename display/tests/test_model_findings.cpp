@@ -313,26 +313,6 @@ class TestModelFindings : public QObject {
     QCOMPARE(m.internalWaitNs(m.indexOfTid(304), whole), uint64_t(0));
   }
 
-  // A wait that the probe says its own thread released names no releaser.
-  void selfReleaseIsUnknown() {
-    StreamBuilder b;
-    b.hello(false);
-    b.syncObject(4, THREADMON__SYNC_KIND__KIND_COND, 0x1000, "p", "cv", nullptr);
-    b.threadStart(501, at(0), "a", "p!f");
-    b.threadStart(502, at(0), "b", "p!f");
-    b.transition(501, at(10), THREADMON__THREAD_STATE__STATE_BLOCKED_COND, 4);
-    b.transition(501, at(20), THREADMON__THREAD_STATE__STATE_RUNNING, 0, 0, 501);
-    b.transition(501, at(30), THREADMON__THREAD_STATE__STATE_BLOCKED_COND, 4);
-    b.transition(501, at(40), THREADMON__THREAD_STATE__STATE_RUNNING, 0, 0, 502);
-    b.goodbye(at(50), 0);
-    SessionModel m;
-    b.applyTo(&m);
-    std::vector<WaitRecord> w = m.waits(4, m.resolve(Window::wholeRun()));
-    QCOMPARE(w.size(), size_t(2));
-    QCOMPARE(w[0].releaser, 0u);
-    QCOMPARE(w[1].releaser, 502u);
-  }
-
   void internalWaitsGoToTheRightThreads() {
     StreamBuilder b;
     b.setExe("/opt/bin/mutex_loop");
