@@ -56,6 +56,7 @@ int tm_config_load(tm_config *c) {
   c->perf = true;
   c->max_switch_rate = 25000;
   c->budget_pct = 5;
+  c->compress = 3;
 
   const char *v;
   if ((v = getenv("THREADMON_OUTPUT")) && *v) {
@@ -80,6 +81,10 @@ int tm_config_load(tm_config *c) {
   if ((v = getenv("THREADMON_BUDGET")) && *v) {
     if (parse_u64("THREADMON_BUDGET", v, 0, 100, &n)) return -1;
     c->budget_pct = (unsigned)n;
+  }
+  if ((v = getenv("THREADMON_COMPRESS")) && *v) {
+    if (parse_u64("THREADMON_COMPRESS", v, 0, 19, &n)) return -1;
+    c->compress = (int)n;
   }
   if ((v = getenv("THREADMON_FOLLOW")) && *v) {
     if (parse_u64("THREADMON_FOLLOW", v, 0, 1, &n)) return -1;

@@ -24,6 +24,7 @@ typedef struct tm_config {
   bool counters;              /* THREADMON_COUNTERS, default 0: per-thread perf counters */
   uint64_t max_switch_rate;   /* THREADMON_MAX_SWITCH_RATE, per second and CPU, 0 = no limit */
   unsigned budget_pct;        /* THREADMON_BUDGET, % of one core for the probe's thread, 0 = none */
+  int compress;               /* THREADMON_COMPRESS, zstd level of capture blocks, default 3, 0 = plain */
 } tm_config;
 
 /* Fills c from the environment. Returns 0, or -1 after printing one

@@ -229,6 +229,7 @@ static int open_session(const char *path, uint32_t parent_pid) {
   s->start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
   tm_fds_init();
   tm_transport_init(&s->tx);
+  s->tx.compress_level = s->cfg.compress;
   if (path[0] && tm_transport_open_file(&s->tx, path) < 0) {
     fprintf(stderr, "threadmon: cannot create capture file %s: %s; running unprobed\n", path,
             strerror(errno));

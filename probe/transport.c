@@ -115,6 +115,22 @@ static void file_write(tm_transport *t, const uint8_t *p, size_t len) {
   file_gap(t, len, err);
 }
 
+/* Writes one record (a block, a batch of plain frames or one frame) and
+ * notes it in the index once it is whole in the file. */
+static void file_record(tm_transport *t, const uint8_t *p, size_t len, tm_index_entry meta) {
+  uint64_t at = t->file_good_size;
+  file_write(t, p, len);
+  if (!t->compress_level || t->file_good_size != at + len) return;
+  meta.offset = at;
+  if (!t->index_lost && tm_index_add(&t->index, &meta) != 0) t->index_lost = true;
+}
+
+static void plain_record(tm_transport *t, const uint8_t *p, size_t len, uint64_t first_ns) {
+  tm_index_entry meta = {.first_ns = first_ns, .last_ns = tm_now_ns()};
+  meta.kinds = tm_frames_describe(p, len, &meta.frames);
+  file_record(t, p, len, meta);
+}
+
 bool tm_transport_file_wants_resync(const tm_transport *t, uint64_t now_ns, bool last) {
   return (t->file_fd >= 0 || t->file_lost) && t->file_resync && !t->file_resync_queued &&
          (last || now_ns >= t->file_retry_ns) && t->batching && t->batch_len == 0;
@@ -145,9 +161,25 @@ static bool batch_append(tm_transport *t, const uint8_t *p, size_t len) {
 
 static void file_check(tm_transport *t);
 
+/* A batch goes out as one zstd block when that pays (format 2), else as
+ * its plain frames. Either way it is one write: whole or a gap. */
 static void batch_write(tm_transport *t) {
   file_check(t);
-  if (t->batch_len) file_write(t, t->batch, t->batch_len);
+  if (!t->batch_len) return;
+  tm_index_entry meta = {0};
+  size_t raw = t->batch_len;
+  size_t n = t->compress_level && t->file_fd >= 0
+                 ? tm_block_encode(&t->blocks, t->batch, raw, t->batch_since_ns, tm_now_ns(), &meta)
+                 : 0;
+  if (n) {
+    uint64_t gap_before = t->file_gap_bytes;
+    t->batch_len = 0;
+    file_record(t, t->blocks.out, n, meta);
+    /* A gap counts the frames' bytes, not their compressed form. */
+    if (t->file_gap_bytes > gap_before) t->file_gap_bytes += raw - n;
+  } else {
+    plain_record(t, t->batch, raw, t->batch_since_ns);
+  }
   t->batch_len = 0;
 }
 
@@ -169,7 +201,8 @@ int tm_transport_open_file(tm_transport *t, const char *path) {
   if (open_capture(t, O_TRUNC) < 0) return -1;
   t->file_good_size = 0;
   uint8_t header[TM_HEADER_BYTES];
-  tm_header_encode(header);
+  tm_header_encode_major(header, t->compress_level ? TM_FORMAT_MAJOR_BLOCKS : TM_FORMAT_MAJOR);
+  if (t->compress_level) tm_block_writer_init(&t->blocks, t->compress_level);
   file_write(t, header, sizeof header);
   return 0;
 }
@@ -463,7 +496,7 @@ void tm_transport_send(tm_transport *t, const uint8_t *frame, size_t len, int to
     /* Frames stay in order: what was gathered goes first. */
     if (!t->batching || !batch_append(t, frame, len)) {
       batch_write(t);
-      file_write(t, frame, len);
+      plain_record(t, frame, len, tm_now_ns());
     }
   }
   if (!(to & TM_TO_NET)) return;
@@ -501,6 +534,8 @@ void tm_transport_flush(tm_transport *t, int timeout_ms) {
 }
 
 static void free_all(tm_transport *t) {
+  tm_block_writer_free(&t->blocks);
+  tm_index_free(&t->index);
   free(t->batch);
   free(t->out);
   free(t->path);
@@ -509,14 +544,27 @@ static void free_all(tm_transport *t) {
   tm_transport_init(t);
 }
 
+/* The index ends a file that is whole: not one with a gap still open (its
+ * tail would be missing), nor one whose index ran out of memory; a reader
+ * scans those. */
+static void write_index(tm_transport *t) {
+  if (!t->compress_level || t->index_lost || t->file_fd < 0 || t->file_resync) return;
+  uint8_t *r = NULL;
+  size_t n = tm_index_encode(&t->index, t->file_good_size, &r);
+  if (n) file_write(t, r, n);
+  free(r);
+}
+
 void tm_transport_close(tm_transport *t) {
   batch_write(t);
+  write_index(t);
   if (t->file_fd >= 0) close(t->file_fd);
   sock_close(t);
   free_all(t);
 }
 
 void tm_transport_abandon(tm_transport *t) {
-  t->batch_len = 0; /* the parent's to write */
+  t->batch_len = 0;      /* the parent's to write */
+  t->compress_level = 0; /* and its index */
   tm_transport_close(t);
 }

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "tmblock.h"
+
 enum { TM_TO_FILE = 1, TM_TO_NET = 2, TM_TO_ALL = 3 };
 
 enum tm_net_state {
@@ -47,6 +49,10 @@ typedef struct tm_transport {
   unsigned file_gaps, file_replaced; /* closed gaps; descriptor taken over */
   bool file_lost;                    /* descriptor taken; reopen at the next resync */
   unsigned file_replaced_noted;      /* file_replaced the session has said so for */
+  int compress_level;  /* zstd level of the file's blocks; 0: plain frames (format 1) */
+  tm_block_writer blocks;
+  tm_index index;      /* every whole record in the file, written at its end */
+  bool index_lost;     /* out of memory for it: the file ends without one */
   /* TCP */
   enum tm_net_state net;
   char *host, *port;
@@ -68,7 +74,9 @@ typedef struct tm_transport {
 } tm_transport;
 
 void tm_transport_init(tm_transport *t);
-/* Creates (truncates) the capture file and writes the stream header.
+/* Creates (truncates) the capture file and writes the stream header: format
+ * 2 (batches as zstd blocks, an index at the end) when compress_level is set
+ * first, else format 1.
  * Returns -1 with errno set on failure. */
 int tm_transport_open_file(tm_transport *t, const char *path);
 /* Whether the capture's descriptor still names its file; reopens it (and

@@ -1,5 +1,7 @@
 #include "tmwire.h"
 
+#include "tmblock.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,9 +43,11 @@ static uint32_t get_u32(const uint8_t *p) {
          (uint32_t)p[3] << 24;
 }
 
-void tm_header_encode(uint8_t out[TM_HEADER_BYTES]) {
+void tm_header_encode(uint8_t out[TM_HEADER_BYTES]) { tm_header_encode_major(out, TM_FORMAT_MAJOR); }
+
+void tm_header_encode_major(uint8_t out[TM_HEADER_BYTES], uint16_t major) {
   memcpy(out, TM_MAGIC, TM_MAGIC_BYTES);
-  put_u16(out + 8, TM_FORMAT_MAJOR);
+  put_u16(out + 8, major);
   put_u16(out + 10, TM_FORMAT_MINOR);
   put_u32(out + 12, 0);
 }
@@ -62,6 +66,7 @@ void tm_decoder_set_max_frame(tm_decoder *d, uint32_t max) {
 
 void tm_decoder_free(tm_decoder *d) {
   free(d->buf);
+  free(d->block);
   memset(d, 0, sizeof *d);
 }
 
@@ -98,9 +103,80 @@ int tm_decoder_feed(tm_decoder *d, const void *data, size_t len) {
   return 0;
 }
 
+tm_decode_status tm_decoder_next(tm_decoder *d, const uint8_t **payload, uint32_t *len);
+
+static tm_decode_status check_length(tm_decoder *d, uint32_t n) {
+  uint32_t max = d->max_frame ? d->max_frame : TM_MAX_FRAME_BYTES;
+  if (n <= max) return TM_DECODE_FRAME;
+  char msg[80];
+  if (max % (1u << 20) == 0)
+    snprintf(msg, sizeof msg, "frame length %u over the %u MiB limit", n, max >> 20);
+  else
+    snprintf(msg, sizeof msg, "frame length %u over the %u KiB limit", n, max >> 10);
+  return fail(d, msg);
+}
+
+
+/* The next frame of the open block: checked like a plain frame, and it must
+ * end inside the block. Past its last frame the block's record is done. */
+static tm_decode_status next_in_block(tm_decoder *d, const uint8_t **payload, uint32_t *len) {
+  if (d->block_pos == d->block_len) {
+    d->in_block = 0;
+    d->offset = d->block_end;
+    return tm_decoder_next(d, payload, len);
+  }
+  const uint8_t *p = d->block + d->block_pos;
+  size_t avail = d->block_len - d->block_pos;
+  if (avail < TM_FRAME_PREFIX_BYTES) return fail(d, "block ends inside a frame");
+  uint32_t n = get_u32(p);
+  tm_decode_status st = check_length(d, n);
+  if (st != TM_DECODE_FRAME) return st;
+  if (avail - TM_FRAME_PREFIX_BYTES < n) return fail(d, "block ends inside a frame");
+  if (tm_crc32c(p + TM_FRAME_PREFIX_BYTES, n) != get_u32(p + 4))
+    return fail(d, "frame checksum mismatch in block");
+  *payload = p + TM_FRAME_PREFIX_BYTES;
+  *len = n;
+  d->block_pos += TM_FRAME_PREFIX_BYTES + n;
+  d->frames++;
+  return TM_DECODE_FRAME;
+}
+
+/* A whole block record is buffered at body (n bytes after the prefix). Its
+ * frames are inflated into a buffer of their own, so the stream buffer can
+ * move on; an index record is skipped. */
+static tm_decode_status open_block(tm_decoder *d, const uint8_t *body, uint32_t n,
+                                   const uint8_t **payload, uint32_t *len) {
+  if (tm_crc32c(body, n) != get_u32(body - 4)) return fail(d, "block checksum mismatch");
+  uint64_t end = d->offset + TM_FRAME_PREFIX_BYTES + n;
+  if (n > 0 && body[0] == TM_BLOCK_INDEX) {
+    d->pos += TM_FRAME_PREFIX_BYTES + n;
+    d->offset = end;
+    return tm_decoder_next(d, payload, len);
+  }
+  tm_block_header h;
+  if (tm_block_header_parse(body, n, &h) != 0) return fail(d, "malformed block header");
+  if (h.raw_len > d->block_cap) {
+    uint8_t *b = realloc(d->block, h.raw_len);
+    if (!b) return fail(d, "out of memory");
+    d->block = b;
+    d->block_cap = h.raw_len;
+  }
+  if (tm_block_decompress(body, n, &h, d->block) != 0) return fail(d, "block does not decompress");
+  d->in_block = 1;
+  d->block_len = h.raw_len;
+  d->block_pos = 0;
+  d->block_end = end;
+  d->blocks++;
+  d->block_bytes += TM_FRAME_PREFIX_BYTES + n;
+  d->block_raw += h.raw_len;
+  d->pos += TM_FRAME_PREFIX_BYTES + n;
+  return next_in_block(d, payload, len);
+}
+
 tm_decode_status tm_decoder_next(tm_decoder *d, const uint8_t **payload,
                                  uint32_t *len) {
   if (d->failed) return TM_DECODE_ERROR;
+  if (d->in_block) return next_in_block(d, payload, len);
   size_t avail = d->len - d->pos;
   if (avail == 0) return TM_DECODE_NEED_MORE; /* buf may still be NULL */
   const uint8_t *p = d->buf + d->pos;
@@ -111,10 +187,10 @@ tm_decode_status tm_decoder_next(tm_decoder *d, const uint8_t **payload,
     if (avail < TM_HEADER_BYTES) return TM_DECODE_NEED_MORE;
     d->format_major = (uint16_t)(p[8] | p[9] << 8);
     d->format_minor = (uint16_t)(p[10] | p[11] << 8);
-    if (d->format_major != TM_FORMAT_MAJOR) {
+    if (d->format_major < TM_FORMAT_MAJOR || d->format_major > TM_FORMAT_MAJOR_BLOCKS) {
       char msg[96];
-      snprintf(msg, sizeof msg, "unsupported format version %u.%u (this reader: %u.x)",
-               d->format_major, d->format_minor, TM_FORMAT_MAJOR);
+      snprintf(msg, sizeof msg, "unsupported format version %u.%u (this reader: %u.x to %u.x)",
+               d->format_major, d->format_minor, TM_FORMAT_MAJOR, TM_FORMAT_MAJOR_BLOCKS);
       return fail(d, msg);
     }
     d->header_done = 1;
@@ -124,15 +200,15 @@ tm_decode_status tm_decoder_next(tm_decoder *d, const uint8_t **payload,
   }
   if (avail < TM_FRAME_PREFIX_BYTES) return TM_DECODE_NEED_MORE;
   uint32_t n = get_u32(p);
-  uint32_t max = d->max_frame ? d->max_frame : TM_MAX_FRAME_BYTES;
-  if (n > max) {
-    char msg[80];
-    if (max % (1u << 20) == 0)
-      snprintf(msg, sizeof msg, "frame length %u over the %u MiB limit", n, max >> 20);
-    else
-      snprintf(msg, sizeof msg, "frame length %u over the %u KiB limit", n, max >> 10);
-    return fail(d, msg);
+  if ((n & TM_BLOCK_FLAG) && d->format_major >= TM_FORMAT_MAJOR_BLOCKS) {
+    n &= ~TM_BLOCK_FLAG;
+    tm_decode_status st = check_length(d, n);
+    if (st != TM_DECODE_FRAME) return st;
+    if (avail < TM_FRAME_PREFIX_BYTES + (size_t)n) return TM_DECODE_NEED_MORE;
+    return open_block(d, p + TM_FRAME_PREFIX_BYTES, n, payload, len);
   }
+  tm_decode_status st = check_length(d, n);
+  if (st != TM_DECODE_FRAME) return st;
   if (avail < TM_FRAME_PREFIX_BYTES + (size_t)n) return TM_DECODE_NEED_MORE;
   if (tm_crc32c(p + TM_FRAME_PREFIX_BYTES, n) != get_u32(p + 4))
     return fail(d, "frame checksum mismatch");

@@ -5,6 +5,8 @@
  *           format minor, u32 LE flags (0)
  *   frame   u32 LE payload length, u32 LE CRC-32C of the payload, payload
  *           (one threadmon.Frame protobuf message)
+ *   block   (format major 2 only) zstd-compressed frames, tmblock.h; the
+ *           decoder returns their frames one by one like plain ones
  *
  * The decoder is incremental: feed it bytes as they arrive (socket or file)
  * and pull whole, checked frames out. It never allocates more than
@@ -35,8 +37,10 @@ extern "C" {
 
 uint32_t tm_crc32c(const void *data, size_t len);
 
-/* Writes the 16-byte stream/capture header. */
+/* Writes the 16-byte stream/capture header (format major 1). */
 void tm_header_encode(uint8_t out[TM_HEADER_BYTES]);
+/* The same for another format major (2: captures with blocks, tmblock.h). */
+void tm_header_encode_major(uint8_t out[TM_HEADER_BYTES], uint16_t major);
 
 /* Writes the 8-byte prefix (length, CRC) for a payload. */
 void tm_frame_prefix_encode(uint8_t out[TM_FRAME_PREFIX_BYTES],
@@ -59,6 +63,14 @@ typedef struct tm_decoder {
   int failed;
   uint16_t format_major, format_minor;
   uint32_t max_frame; /* 0: TM_MAX_FRAME_BYTES */
+  /* Format major 2: the frames of the block being read (tmblock.h). */
+  int in_block;
+  uint8_t *block;
+  size_t block_len, block_pos, block_cap;
+  uint64_t block_end;    /* stream offset just past the block's record */
+  uint64_t blocks;       /* blocks read */
+  uint64_t block_bytes;  /* their bytes in the stream, prefixes included */
+  uint64_t block_raw;    /* the frames' bytes they held */
   char error[160];
 } tm_decoder;
 
@@ -79,7 +91,8 @@ tm_decode_status tm_decoder_next(tm_decoder *d, const uint8_t **payload,
 /* One line saying what is wrong and at which byte offset; "" if nothing. */
 const char *tm_decoder_error(const tm_decoder *d);
 
-/* Offset just past the last whole frame returned (where good data ends). */
+/* Offset just past the last whole frame returned (where good data ends);
+ * inside a block, the block's start until its last frame is returned. */
 uint64_t tm_decoder_good_offset(const tm_decoder *d);
 
 /* Bytes fed but not yet part of a returned frame (a truncated tail when the

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <random>
 
+#include "tmblock.h"
 #include "tmwire.h"
 
 namespace tmfuzz {
@@ -202,18 +203,52 @@ bool mutateTree(std::string *payload, Rng &rng) {
   return true;
 }
 
+// The whole frames of raw (prefix + payload each) into out.
+void addFrames(const uint8_t *raw, size_t len, std::vector<std::string> *out) {
+  size_t at = 0;
+  while (len - at >= TM_FRAME_PREFIX_BYTES) {
+    const uint32_t n = le32(raw + at);
+    if (n > len - at - TM_FRAME_PREFIX_BYTES) break;
+    out->emplace_back(reinterpret_cast<const char *>(raw + at + TM_FRAME_PREFIX_BYTES), n);
+    at += TM_FRAME_PREFIX_BYTES + n;
+  }
+}
+
+// A whole block record's frames, or false when it is none (or damaged).
+bool blockFrames(const uint8_t *body, uint32_t n, std::vector<std::string> *out) {
+  tm_block_header h;
+  if (tm_block_header_parse(body, n, &h) != 0) return false;
+  std::vector<uint8_t> raw(h.raw_len + 1);
+  if (tm_block_decompress(body, n, &h, raw.data()) != 0) return false;
+  addFrames(raw.data(), h.raw_len, out);
+  return true;
+}
+
+void putFrame(const std::string &f, uint8_t *p) {
+  tm_frame_prefix_encode(p, reinterpret_cast<const uint8_t *>(f.data()), uint32_t(f.size()));
+  std::memcpy(p + TM_FRAME_PREFIX_BYTES, f.data(), f.size());
+}
+
 }  // namespace
 
 bool split(const uint8_t *data, size_t size, Stream *out) {
   if (size < TM_HEADER_BYTES) return false;
   out->header.assign(reinterpret_cast<const char *>(data), TM_HEADER_BYTES);
   out->frames.clear();
+  out->blocks = data[8] == TM_FORMAT_MAJOR_BLOCKS && data[9] == 0;
   size_t at = TM_HEADER_BYTES;
   while (size - at >= TM_FRAME_PREFIX_BYTES) {
-    const uint32_t len = le32(data + at);
+    uint32_t len = le32(data + at);
+    const bool block = out->blocks && (len & TM_BLOCK_FLAG);
+    len &= block ? ~TM_BLOCK_FLAG : ~0u;
     if (len > size - at - TM_FRAME_PREFIX_BYTES) break;
-    const char *payload = reinterpret_cast<const char *>(data + at + TM_FRAME_PREFIX_BYTES);
-    out->frames.emplace_back(payload, len);
+    const uint8_t *payload = data + at + TM_FRAME_PREFIX_BYTES;
+    if (block) {
+      if (len && payload[0] == TM_BLOCK_INDEX) break;  // the index: kept in the tail
+      if (!blockFrames(payload, len, &out->frames)) break;
+    } else {
+      out->frames.emplace_back(reinterpret_cast<const char *>(payload), len);
+    }
     at += TM_FRAME_PREFIX_BYTES + len;
   }
   out->tail.assign(reinterpret_cast<const char *>(data + at), size - at);
@@ -221,18 +256,43 @@ bool split(const uint8_t *data, size_t size, Stream *out) {
 }
 
 size_t join(const Stream &s, uint8_t *out, size_t maxSize) {
-  size_t need = s.header.size() + s.tail.size();
+  std::vector<uint8_t> body;  // the frames, prefixed
+  size_t need = 0;
   for (const std::string &f : s.frames) need += TM_FRAME_PREFIX_BYTES + f.size();
+  body.resize(need);
+  size_t at = 0;
+  std::vector<size_t> starts;
+  for (const std::string &f : s.frames) {
+    starts.push_back(at);
+    putFrame(f, body.data() + at);
+    at += TM_FRAME_PREFIX_BYTES + f.size();
+  }
+  starts.push_back(at);
+  std::string records;
+  if (!s.blocks) {
+    records.assign(reinterpret_cast<const char *>(body.data()), body.size());
+  } else {
+    tm_block_writer w;
+    tm_block_writer_init(&w, 1);
+    const size_t step = std::max<size_t>(s.block_frames, 1);
+    for (size_t i = 0; i < s.frames.size(); i += step) {
+      const size_t from = starts[i], to = starts[std::min(i + step, s.frames.size())];
+      tm_index_entry meta;
+      const size_t n = tm_block_encode(&w, body.data() + from, to - from, i, i + step, &meta);
+      if (n)
+        records.append(reinterpret_cast<const char *>(w.out), n);
+      else
+        records.append(reinterpret_cast<const char *>(body.data() + from), to - from);
+    }
+    tm_block_writer_free(&w);
+  }
+  need = s.header.size() + records.size() + s.tail.size();
   if (need > maxSize) return 0;
   uint8_t *p = out;
   std::memcpy(p, s.header.data(), s.header.size());
   p += s.header.size();
-  for (const std::string &f : s.frames) {
-    tm_frame_prefix_encode(p, reinterpret_cast<const uint8_t *>(f.data()), uint32_t(f.size()));
-    p += TM_FRAME_PREFIX_BYTES;
-    std::memcpy(p, f.data(), f.size());
-    p += f.size();
-  }
+  std::memcpy(p, records.data(), records.size());
+  p += records.size();
   std::memcpy(p, s.tail.data(), s.tail.size());
   return need;
 }
@@ -269,8 +329,9 @@ size_t mutate(uint8_t *data, size_t size, size_t maxSize, unsigned seed, ByteMut
     case 6:  // a frame lost
       s.frames.erase(s.frames.begin() + std::ptrdiff_t(i));
       break;
-    default:  // two frames out of order
+    default:  // two frames out of order; in blocks, frames to a block changed too
       std::swap(f, s.frames[pick(rng, s.frames.size())]);
+      s.block_frames = 1 + pick(rng, 32);
       break;
   }
   const size_t n = join(s, data, maxSize);

@@ -14,16 +14,21 @@
 
 namespace tmfuzz {
 
+// In a format-2 stream (zstd blocks, docs/format.md) the frames of every
+// whole block are taken out of it, and join gathers them into blocks again
+// (block_frames to a block), so that mutations reach the frames inside.
 struct Stream {
   std::string header;               // the 16-byte stream header
   std::vector<std::string> frames;  // payloads of the whole frames
-  std::string tail;                 // bytes after the last whole frame
+  std::string tail;                 // bytes after the last whole frame or block
+  bool blocks = false;              // format 2: join writes blocks
+  size_t block_frames = 8;
 };
 
 // False when data does not start with a stream header.
 bool split(const uint8_t *data, size_t size, Stream *out);
-// Header, frames with fresh length and CRC prefixes, tail; 0 when it does
-// not fit in maxSize.
+// Header, frames with fresh length and CRC prefixes (in blocks when
+// s.blocks), tail; 0 when it does not fit in maxSize.
 size_t join(const Stream &s, uint8_t *out, size_t maxSize);
 
 // libFuzzer's custom mutator, given its own byte mutator.

@@ -1,5 +1,7 @@
 // CaptureWriter: records a session as a .tmcap file: the stream header, then
-// the frames exactly as received (re-prefixed with length and CRC-32C).
+// the frames exactly as received (re-prefixed with length and CRC-32C),
+// gathered into zstd blocks (format 2) and ended by the index, like a
+// probe's capture (docs/format.md).
 #ifndef THREADMON_CAPTUREWRITER_H
 #define THREADMON_CAPTUREWRITER_H
 
@@ -7,17 +9,29 @@
 #include <QString>
 
 #include <cstdint>
+#include <vector>
 
 #include "threadmon.pb-c.h"
+#include "tmblock.h"
 
 namespace tmon {
 
 class CaptureWriter {
  public:
+  CaptureWriter();
+  ~CaptureWriter();
+  CaptureWriter(const CaptureWriter &) = delete;
+  CaptureWriter &operator=(const CaptureWriter &) = delete;
+
   // Creates/truncates path and writes the header; false with error() set.
   bool open(const QString &path);
   bool writeFrame(const uint8_t *payload, uint32_t len);
   bool writeFrame(const Threadmon__Frame &frame);
+  // Writes what is gathered as a block now (a live recording calls it on a
+  // timer, so that a display killed loses little); frames are otherwise
+  // written every 64 KiB and at close.
+  bool flush();
+  // Flushes, writes the index, closes.
   bool close();
   bool isOpen() const { return file_.isOpen(); }
   QString error() const { return error_; }
@@ -25,9 +39,14 @@ class CaptureWriter {
 
  private:
   bool fail(const QString &what);
+  bool writeRecord(const uint8_t *p, size_t len, tm_index_entry meta);
   QFile file_;
   QString error_;
   uint64_t frames_ = 0;
+  std::vector<uint8_t> batch_;
+  uint64_t firstTick_ = 0, lastTick_ = 0;  // tick times in the batch
+  tm_block_writer blocks_;
+  tm_index index_;
 };
 
 }  // namespace tmon

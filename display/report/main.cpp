@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "capturereader.h"
+#include "framesizes.h"
 #include "reportjson.h"
 #include "reporttext.h"
 #include "sessionmodel.h"
@@ -17,10 +18,12 @@ namespace {
 int usage(FILE *to) {
   std::fputs(
       "usage: threadmon-report [--json] [--top N] [--thread PATTERN]... FILE.tmcap\n"
+      "       threadmon-report --sizes FILE.tmcap\n"
       "  --json            JSON for scripts (docs/report-json.md)\n"
       "  --top N           rows per table of the text report (default 30; 0: all)\n"
       "  --thread PATTERN  only threads whose name contains PATTERN or whose tid is it;\n"
-      "                    * ? [ make it a glob over the whole name or tid (repeatable)\n",
+      "                    * ? [ make it a glob over the whole name or tid (repeatable)\n"
+      "  --sizes           bytes per frame kind and field, bytes on disk, MB/s\n",
       to);
   return to == stdout ? 0 : 1;
 }
@@ -38,6 +41,7 @@ void keepThreads(QJsonObject &report, const ThreadFilter &filter) {
 int main(int argc, char **argv) {
   QCoreApplication app(argc, argv);
   bool json = false;
+  bool sizes = false;
   QString file;
   TextOptions text;
   QStringList patterns;
@@ -59,6 +63,8 @@ int main(int argc, char **argv) {
     }
     if (a == "--json") {
       json = true;
+    } else if (a == "--sizes") {
+      sizes = true;
     } else if (a == "--top" && hasValue) {
       bool ok = false;
       text.top = value.toInt(&ok);
@@ -78,6 +84,14 @@ int main(int argc, char **argv) {
     }
   }
   if (file.isEmpty()) return usage(stderr);
+  if (sizes) {
+    QString error;
+    const QByteArray out = frameSizesText(file, &error).toUtf8();
+    std::fwrite(out.constData(), 1, size_t(out.size()), stdout);
+    if (!error.isEmpty())
+      std::fprintf(stderr, "threadmon-report: %s: %s\n", qPrintable(file), qPrintable(error));
+    return error.isEmpty() ? 0 : out.isEmpty() ? 1 : 2;
+  }
 
   tmon::SessionModel model;
   tmon::CaptureLoadResult res = tmon::CaptureReader::load(file, &model);

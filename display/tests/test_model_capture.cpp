@@ -8,6 +8,7 @@
 #include "framedecoder.h"
 #include "sessionmodel.h"
 #include "test_model_stream.h"
+#include "tmblock.h"
 #include "tmwire.h"
 
 using namespace tmon;
@@ -51,9 +52,33 @@ class TestModelCapture : public QObject {
     for (int i = 0; i < s.size(); i += 7) dec.feed(s.constData() + i, size_t(std::min(7, int(s.size()) - i)));
     QVERIFY(w.close());
     QCOMPARE(w.framesWritten(), uint64_t(b.frames().size()));
+    // Exactly the frames received, in format 2's blocks, then the index.
     QFile f(path("rec.tmcap"));
     QVERIFY(f.open(QIODevice::ReadOnly));
-    QCOMPARE(f.readAll(), s);  // exactly as received
+    const QByteArray written = f.readAll();
+    QCOMPARE(int(written[8]), TM_FORMAT_MAJOR_BLOCKS);
+    tm_decoder d;
+    tm_decoder_init(&d);
+    tm_decoder_feed(&d, written.constData(), size_t(written.size()));
+    const uint8_t *payload = nullptr;
+    uint32_t n = 0;
+    for (const std::string &frame : b.frames()) {
+      QCOMPARE(int(tm_decoder_next(&d, &payload, &n)), int(TM_DECODE_FRAME));
+      QVERIFY(std::string(reinterpret_cast<const char *>(payload), n) == frame);
+    }
+    QCOMPARE(int(tm_decoder_next(&d, &payload, &n)), int(TM_DECODE_NEED_MORE));
+    QCOMPARE(tm_decoder_pending(&d), size_t(0));
+    QCOMPARE(d.blocks, uint64_t(s.size() >= int(TM_BLOCK_MIN_RAW)));  // compressed when it pays
+    tm_decoder_free(&d);
+    tm_index index;
+    int fromTail = 0;
+    char err[128];
+    QVERIFY(tm_capture_index(f.handle(), uint64_t(written.size()), &index, &fromTail, err,
+                             sizeof err) == 0);
+    QVERIFY(fromTail);
+    QCOMPARE(index.n, size_t(1));  // one small session, one block
+    QCOMPARE(index.e[0].frames, uint32_t(b.frames().size()));
+    tm_index_free(&index);
 
     SessionModel m;
     CaptureLoadResult r = CaptureReader::load(path("rec.tmcap"), &m);
@@ -124,15 +149,15 @@ class TestModelCapture : public QObject {
   }
 
   void wrongVersionsAreRefused() {
-    // Format major 2 in the header: nothing is read.
+    // Format major 3 in the header: nothing is read.
     StreamBuilder b = smallSession();
     QByteArray s = b.stream();
-    s[8] = 2;
-    QVERIFY(writeBytes(path("v2.tmcap"), s));
+    s[8] = 3;
+    QVERIFY(writeBytes(path("v3.tmcap"), s));
     SessionModel m;
-    CaptureLoadResult r = CaptureReader::load(path("v2.tmcap"), &m);
+    CaptureLoadResult r = CaptureReader::load(path("v3.tmcap"), &m);
     QCOMPARE(int(r.status), int(CaptureLoadResult::Unreadable));
-    QVERIFY2(r.message.contains("unsupported format version 2.0"), qPrintable(r.message));
+    QVERIFY2(r.message.contains("unsupported format version 3.0"), qPrintable(r.message));
     QVERIFY(m.hasError());
     // Protocol version 9 in Hello: the session goes into its error state.
     StreamBuilder p;

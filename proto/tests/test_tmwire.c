@@ -6,15 +6,7 @@
 #include "threadmon.pb-c.h"
 #include "tmwire.h"
 
-static int failures;
-
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                                     \
-    }                                                                 \
-  } while (0)
+#include "check.h"
 
 /* A stream of n Hello frames whose pid is the frame index. */
 static size_t build_stream(uint8_t *out, int n) {

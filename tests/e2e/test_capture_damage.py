@@ -1,5 +1,7 @@
-"""A truncated or corrupted capture gives one line and a partial report; a
-file that is not a capture gives one line and fails."""
+"""A truncated or corrupted capture gives one line and a partial report, in
+zstd blocks (format 2, the probe's default) and in plain frames (format 1,
+THREADMON_COMPRESS=0, and every capture written before blocks); a file that
+is not a capture gives one line and fails."""
 import json
 import os
 import subprocess
@@ -31,37 +33,52 @@ def check_partial(path, what, full):
 
 
 def mid_frame(data, near):
-    """An offset inside the frame that holds byte `near` (docs/format.md: a
-    16-byte header, then frames of u32 length, u32 CRC, payload). A fixed
-    offset past 2/3 of the file fell on a frame boundary once in a few
-    hundred runs, and the cut capture read whole."""
+    """An offset inside the frame or block that holds byte `near`
+    (docs/format.md: a 16-byte header, then records of u32 length, its top
+    bit set for a block, u32 CRC, payload). A fixed offset past 2/3 of the
+    file fell on a frame boundary once in a few hundred runs, and the cut
+    capture read whole."""
     at = 16
     while at < len(data):
-        end = at + 8 + int.from_bytes(data[at:at + 4], "little")
+        end = at + 8 + (int.from_bytes(data[at:at + 4], "little") & 0x7FFFFFFF)
         if end > near:
             return at + (end - at) // 2
         at = end
     raise tmtest.Failed(f"no frame holds byte {near} of {len(data)}")
 
 
-def test_damaged_captures():
-    tmtest.require_report()
-    rec = Recording("cond_wait", ["--delay-ms", "100", "--repeats", "5"])
+def damage(rec, major):
     data = open(rec.capture, "rb").read()
-    check(len(data) > 4096, f"capture is only {len(data)} bytes")
-    cut = os.path.join(tmtest.Temp.dir(), "truncated.tmcap")
+    check(data[8] == major, f"format {data[8]}, expected {major}")
+    check(len(data) > 2048, f"capture is only {len(data)} bytes")
+    cut = os.path.join(tmtest.Temp.dir(), f"truncated{major}.tmcap")
     with open(cut, "wb") as f:
         f.write(data[: mid_frame(data, len(data) * 2 // 3)])
-    check_partial(cut, "truncated", rec.report)
+    check_partial(cut, f"truncated format {major}", rec.report)
 
     bad = bytearray(data)
     middle = len(bad) // 2
     for i in range(middle, middle + 16):
         bad[i] ^= 0x5A
-    corrupt = os.path.join(tmtest.Temp.dir(), "corrupt.tmcap")
+    corrupt = os.path.join(tmtest.Temp.dir(), f"corrupt{major}.tmcap")
     with open(corrupt, "wb") as f:
         f.write(bad)
-    check_partial(corrupt, "corrupted", rec.report)
+    check_partial(corrupt, f"corrupted format {major}", rec.report)
+
+
+def test_damaged_captures():
+    tmtest.require_report()
+    damage(Recording("cond_wait", ["--delay-ms", "100", "--repeats", "5"]), 2)
+
+
+def test_damaged_plain_captures():
+    tmtest.require_report()
+    os.environ["THREADMON_COMPRESS"] = "0"
+    try:
+        rec = Recording("cond_wait", ["--delay-ms", "100", "--repeats", "5"])
+    finally:
+        del os.environ["THREADMON_COMPRESS"]
+    damage(rec, 1)
 
 
 def test_not_a_capture():

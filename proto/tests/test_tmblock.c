@@ -1,0 +1,249 @@
+/* Blocks and the index (format 2): round trips, damage, a cut-short
+ * capture's scan. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "threadmon.pb-c.h"
+#include "tmblock.h"
+#include "tmwire.h"
+
+#include "check.h"
+
+#define BLOCKS 6
+#define TICKS_PER_BLOCK 40
+
+/* One Tick frame (seq, time_ns = seq * 10 ms, a few LWPs) at out. */
+static size_t tick_frame(uint8_t *out, uint64_t seq) {
+  Threadmon__LwpSample s[3];
+  Threadmon__LwpSample *ps[3];
+  for (int i = 0; i < 3; i++) {
+    threadmon__lwp_sample__init(&s[i]);
+    s[i].tid = 1000 + (uint32_t)i;
+    s[i].oncpu_ns = seq * 7000000 + (uint64_t)i;
+    ps[i] = &s[i];
+  }
+  Threadmon__Tick tick = THREADMON__TICK__INIT;
+  tick.seq = seq;
+  tick.time_ns = seq * 10000000;
+  tick.n_lwps = 3;
+  tick.lwps = ps;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_TICK;
+  f.tick = &tick;
+  uint32_t len = (uint32_t)threadmon__frame__get_packed_size(&f);
+  threadmon__frame__pack(&f, out + TM_FRAME_PREFIX_BYTES);
+  tm_frame_prefix_encode(out, out + TM_FRAME_PREFIX_BYTES, len);
+  return TM_FRAME_PREFIX_BYTES + len;
+}
+
+/* A format-2 capture of BLOCKS blocks of ticks, with its index unless
+ * with_index is 0; *index_at gets where the index record starts. */
+static size_t build_capture(uint8_t *out, int with_index, size_t *index_at) {
+  static uint8_t batch[1 << 16];
+  tm_block_writer w;
+  tm_block_writer_init(&w, 3);
+  tm_index x = {0};
+  tm_header_encode_major(out, TM_FORMAT_MAJOR_BLOCKS);
+  size_t off = TM_HEADER_BYTES;
+  uint64_t seq = 1;
+  for (int b = 0; b < BLOCKS; b++) {
+    size_t n = 0;
+    uint64_t first = seq * 10000000;
+    for (int k = 0; k < TICKS_PER_BLOCK; k++) n += tick_frame(batch + n, seq++);
+    tm_index_entry e;
+    size_t r = tm_block_encode(&w, batch, n, first, (seq - 1) * 10000000, &e);
+    CHECK(r > 0 && r < n);
+    e.offset = off;
+    tm_index_add(&x, &e);
+    memcpy(out + off, w.out, r);
+    off += r;
+  }
+  *index_at = off;
+  if (with_index) {
+    uint8_t *rec = NULL;
+    size_t r = tm_index_encode(&x, off, &rec);
+    CHECK(r > 0);
+    memcpy(out + off, rec, r);
+    off += r;
+    free(rec);
+  }
+  tm_index_free(&x);
+  tm_block_writer_free(&w);
+  return off;
+}
+
+/* Frames decoded (ticks in order from seq 1), or -frames-1 on an error. */
+static int decode(const uint8_t *data, size_t len, size_t chunk, tm_decoder *d) {
+  int frames = 0;
+  tm_decode_status st = TM_DECODE_NEED_MORE;
+  for (size_t off = 0; off < len && st != TM_DECODE_ERROR; off += chunk) {
+    size_t n = len - off < chunk ? len - off : chunk;
+    tm_decoder_feed(d, data + off, n);
+    const uint8_t *p;
+    uint32_t plen;
+    while ((st = tm_decoder_next(d, &p, &plen)) == TM_DECODE_FRAME) {
+      Threadmon__Frame *f = threadmon__frame__unpack(NULL, plen, p);
+      CHECK(f && f->body_case == THREADMON__FRAME__BODY_TICK);
+      if (f) CHECK(f->tick->seq == (uint64_t)frames + 1);
+      if (f) CHECK(tm_frame_tick_time(p, plen) == f->tick->time_ns);
+      threadmon__frame__free_unpacked(f, NULL);
+      frames++;
+    }
+  }
+  return st == TM_DECODE_ERROR ? -frames - 1 : frames;
+}
+
+static uint8_t cap[1 << 20];
+
+static void test_blocks_round_trip_any_chunking(void) {
+  size_t idx;
+  size_t len = build_capture(cap, 1, &idx);
+  size_t chunks[] = {1, 5, 333, 4096, len};
+  for (size_t i = 0; i < sizeof chunks / sizeof *chunks; i++) {
+    tm_decoder d;
+    tm_decoder_init(&d);
+    CHECK(decode(cap, len, chunks[i], &d) == BLOCKS * TICKS_PER_BLOCK);
+    CHECK(tm_decoder_pending(&d) == 0);
+    CHECK(tm_decoder_good_offset(&d) == len);
+    CHECK(d.blocks == BLOCKS);
+    tm_decoder_free(&d);
+  }
+}
+
+/* Cut inside the 4th block: the first three read, the rest is pending. */
+static void test_cut_block_keeps_whole_blocks(void) {
+  size_t idx;
+  size_t len = build_capture(cap, 0, &idx);
+  (void)len;
+  tm_decoder d;
+  tm_decoder_init(&d);
+  size_t cut = TM_HEADER_BYTES;
+  for (int b = 0; b < 3; b++) {
+    uint32_t n;
+    memcpy(&n, cap + cut, 4);
+    cut += TM_FRAME_PREFIX_BYTES + (n & ~TM_BLOCK_FLAG);
+  }
+  size_t whole = cut;
+  cut += 40;
+  CHECK(decode(cap, cut, 4096, &d) == 3 * TICKS_PER_BLOCK);
+  CHECK(tm_decoder_good_offset(&d) == whole);
+  CHECK(tm_decoder_pending(&d) == cut - whole);
+  tm_decoder_free(&d);
+}
+
+/* A flipped byte inside a block: its checksum fails, the blocks before it
+ * were read, the error names the block's offset. */
+static void test_corrupt_block_is_reported(void) {
+  size_t idx;
+  size_t len = build_capture(cap, 1, &idx);
+  uint32_t n0;
+  memcpy(&n0, cap + TM_HEADER_BYTES, 4);
+  size_t second = TM_HEADER_BYTES + TM_FRAME_PREFIX_BYTES + (n0 & ~TM_BLOCK_FLAG);
+  cap[second + 60] ^= 0x21;
+  tm_decoder d;
+  tm_decoder_init(&d);
+  CHECK(decode(cap, len, 4096, &d) == -TICKS_PER_BLOCK - 1);
+  char want[64];
+  snprintf(want, sizeof want, "block checksum mismatch at byte %zu", second);
+  CHECK(strstr(tm_decoder_error(&d), want) != NULL);
+  tm_decoder_free(&d);
+}
+
+/* A block whose checksum holds but whose zstd frame lies about its size
+ * (a writer bug, or a forged file) is refused, not inflated. */
+static void test_lying_block_is_refused(void) {
+  size_t idx;
+  size_t len = build_capture(cap, 0, &idx);
+  uint8_t *body = cap + TM_HEADER_BYTES + TM_FRAME_PREFIX_BYTES;
+  uint32_t n;
+  memcpy(&n, cap + TM_HEADER_BYTES, 4);
+  n &= ~TM_BLOCK_FLAG;
+  body[4] ^= 1; /* raw_len off by one */
+  uint32_t crc = tm_crc32c(body, n);
+  memcpy(cap + TM_HEADER_BYTES + 4, &crc, 4);
+  tm_decoder d;
+  tm_decoder_init(&d);
+  CHECK(decode(cap, len, 4096, &d) == -1);
+  CHECK(strstr(tm_decoder_error(&d), "does not decompress") != NULL);
+  tm_decoder_free(&d);
+}
+
+/* Blocks are not part of format 1: the flag reads as an oversized frame. */
+static void test_block_in_format_1_is_refused(void) {
+  size_t idx;
+  size_t len = build_capture(cap, 0, &idx);
+  cap[8] = 1;
+  tm_decoder d;
+  tm_decoder_init(&d);
+  CHECK(decode(cap, len, 4096, &d) == -1);
+  CHECK(strstr(tm_decoder_error(&d), "limit") != NULL);
+  tm_decoder_free(&d);
+}
+
+static int temp_file(const uint8_t *data, size_t len) {
+  char path[] = "/tmp/test-tmblock-XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  unlink(path);
+  CHECK(write(fd, data, len) == (ssize_t)len);
+  return fd;
+}
+
+static void check_index(const tm_index *x) {
+  CHECK(x->n == BLOCKS);
+  for (size_t i = 0; i < x->n && i < BLOCKS; i++) {
+    CHECK(x->e[i].frames == TICKS_PER_BLOCK);
+    CHECK(x->e[i].kinds == 1u << THREADMON__FRAME__BODY_TICK);
+    CHECK(x->e[i].first_ns == (i * TICKS_PER_BLOCK + 1) * 10000000);
+    CHECK(x->e[i].last_ns == (i + 1) * TICKS_PER_BLOCK * 10000000);
+    if (i) CHECK(x->e[i].offset > x->e[i - 1].offset);
+  }
+}
+
+static void test_index_from_tail_and_by_scan(void) {
+  size_t idx;
+  size_t len = build_capture(cap, 1, &idx);
+  char err[128];
+  int tail = -1;
+  tm_index x;
+  int fd = temp_file(cap, len);
+  CHECK(tm_capture_index(fd, len, &x, &tail, err, sizeof err) == 0);
+  CHECK(tail == 1);
+  check_index(&x);
+  tm_index_free(&x);
+  close(fd);
+
+  /* Without its index (cut short): the scan finds the same blocks. */
+  fd = temp_file(cap, idx);
+  CHECK(tm_capture_index(fd, idx, &x, &tail, err, sizeof err) == 0);
+  CHECK(tail == 0);
+  check_index(&x);
+  tm_index_free(&x);
+  close(fd);
+
+  /* Cut inside the index: a scan again, which stops at the torn record. */
+  fd = temp_file(cap, len - 3);
+  CHECK(tm_capture_index(fd, len - 3, &x, &tail, err, sizeof err) == 0);
+  CHECK(tail == 0);
+  check_index(&x);
+  tm_index_free(&x);
+  close(fd);
+
+  fd = temp_file((const uint8_t *)"hello, world, not a capture", 27);
+  CHECK(tm_capture_index(fd, 27, &x, &tail, err, sizeof err) == -1);
+  CHECK(strstr(err, "not a threadmon capture") != NULL);
+  close(fd);
+}
+
+int main(void) {
+  test_blocks_round_trip_any_chunking();
+  test_cut_block_keeps_whole_blocks();
+  test_corrupt_block_is_reported();
+  test_lying_block_is_refused();
+  test_block_in_format_1_is_refused();
+  test_index_from_tail_and_by_scan();
+  if (failures) fprintf(stderr, "%d checks failed\n", failures);
+  return failures ? 1 : 0;
+}

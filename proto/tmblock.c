@@ -1,0 +1,268 @@
+#include "tmblock.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "tmwire.h"
+
+static void put_u32(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_u64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get_u32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get_u64(const uint8_t *p) {
+  return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+}
+
+/* A Frame's first byte is its body's tag: field number << 3 | 2. */
+static uint32_t kind_bit(const uint8_t *payload, uint32_t len) {
+  if (len == 0) return 0;
+  unsigned field = payload[0] >> 3;
+  return field > 0 && field < 32 ? 1u << field : 0;
+}
+
+uint32_t tm_frames_describe(const uint8_t *p, size_t len, uint32_t *count) {
+  uint32_t kinds = 0, n = 0;
+  size_t at = 0;
+  while (len - at >= TM_FRAME_PREFIX_BYTES) {
+    uint32_t plen = get_u32(p + at);
+    if (plen > len - at - TM_FRAME_PREFIX_BYTES) break;
+    kinds |= kind_bit(p + at + TM_FRAME_PREFIX_BYTES, plen);
+    n++;
+    at += TM_FRAME_PREFIX_BYTES + plen;
+  }
+  *count = n;
+  return kinds;
+}
+
+static int varint(const uint8_t *p, size_t len, size_t *at, uint64_t *v) {
+  *v = 0;
+  for (int shift = 0; shift < 64 && *at < len; shift += 7) {
+    uint8_t b = p[(*at)++];
+    *v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) return 0;
+  }
+  return -1;
+}
+
+uint64_t tm_frame_tick_time(const uint8_t *p, size_t len) {
+  size_t at = 0;
+  uint64_t tag, n, v;
+  if (varint(p, len, &at, &tag) || tag != (3u << 3 | 2) || varint(p, len, &at, &n)) return 0;
+  size_t end = n < len - at ? at + (size_t)n : len;
+  while (at < end) { /* seq and time_ns come first; anything else ends the search */
+    if (varint(p, end, &at, &tag) || (tag & 7) != 0 || varint(p, end, &at, &v)) return 0;
+    if (tag >> 3 == 2) return v;
+  }
+  return 0;
+}
+
+void tm_block_writer_init(tm_block_writer *w, int level) {
+  memset(w, 0, sizeof *w);
+  w->level = level;
+}
+
+void tm_block_writer_free(tm_block_writer *w) {
+  ZSTD_freeCCtx(w->cctx);
+  free(w->out);
+  memset(w, 0, sizeof *w);
+}
+
+static void header_encode(uint8_t *b, const tm_block_header *h) {
+  memset(b, 0, TM_BLOCK_HEADER_BYTES);
+  b[0] = h->type;
+  put_u32(b + 4, h->raw_len);
+  put_u32(b + 8, h->frames);
+  put_u32(b + 12, h->kinds);
+  put_u64(b + 16, h->first_ns);
+  put_u64(b + 24, h->last_ns);
+}
+
+size_t tm_block_encode(tm_block_writer *w, const uint8_t *frames, size_t len, uint64_t first_ns,
+                       uint64_t last_ns, tm_index_entry *meta) {
+  if (len < TM_BLOCK_MIN_RAW || len > TM_MAX_FRAME_BYTES) return 0;
+  if (!w->cctx && !(w->cctx = ZSTD_createCCtx())) return 0;
+  size_t need = TM_FRAME_PREFIX_BYTES + TM_BLOCK_HEADER_BYTES + ZSTD_compressBound(len);
+  if (need > w->cap) {
+    uint8_t *b = realloc(w->out, need);
+    if (!b) return 0;
+    w->out = b;
+    w->cap = need;
+  }
+  uint8_t *body = w->out + TM_FRAME_PREFIX_BYTES;
+  size_t z = ZSTD_compressCCtx(w->cctx, body + TM_BLOCK_HEADER_BYTES,
+                               w->cap - TM_FRAME_PREFIX_BYTES - TM_BLOCK_HEADER_BYTES, frames, len,
+                               w->level);
+  if (ZSTD_isError(z)) return 0;
+  size_t n = TM_BLOCK_HEADER_BYTES + z;
+  if (n + TM_FRAME_PREFIX_BYTES >= len) return 0; /* does not pay */
+  tm_block_header h = {.type = TM_BLOCK_FRAMES, .raw_len = (uint32_t)len,
+                       .first_ns = first_ns, .last_ns = last_ns};
+  h.kinds = tm_frames_describe(frames, len, &h.frames);
+  header_encode(body, &h);
+  put_u32(w->out, TM_BLOCK_FLAG | (uint32_t)n);
+  put_u32(w->out + 4, tm_crc32c(body, n));
+  meta->first_ns = first_ns;
+  meta->last_ns = last_ns;
+  meta->kinds = h.kinds;
+  meta->frames = h.frames;
+  return TM_FRAME_PREFIX_BYTES + n;
+}
+
+int tm_index_add(tm_index *x, const tm_index_entry *e) {
+  if (x->n == x->cap) {
+    size_t cap = x->cap ? x->cap * 2 : 1024;
+    tm_index_entry *b = realloc(x->e, cap * sizeof *b);
+    if (!b) return -1;
+    x->e = b;
+    x->cap = cap;
+  }
+  x->e[x->n++] = *e;
+  return 0;
+}
+
+void tm_index_free(tm_index *x) {
+  free(x->e);
+  memset(x, 0, sizeof *x);
+}
+
+/* Index body: u8 type, 3 zero bytes, u32 count, count entries (u64 offset,
+ * first_ns, last_ns, u32 kinds, frames), u64 own offset, "TMIX". */
+size_t tm_index_encode(const tm_index *x, uint64_t own_offset, uint8_t **out) {
+  if (x->n > (TM_MAX_FRAME_BYTES - 64) / TM_INDEX_ENTRY_BYTES) return 0;
+  size_t n = 8 + x->n * TM_INDEX_ENTRY_BYTES + TM_INDEX_TAIL_BYTES;
+  uint8_t *r = calloc(1, TM_FRAME_PREFIX_BYTES + n);
+  if (!r) return 0;
+  uint8_t *b = r + TM_FRAME_PREFIX_BYTES;
+  b[0] = TM_BLOCK_INDEX;
+  put_u32(b + 4, (uint32_t)x->n);
+  uint8_t *p = b + 8;
+  for (size_t i = 0; i < x->n; i++, p += TM_INDEX_ENTRY_BYTES) {
+    put_u64(p, x->e[i].offset);
+    put_u64(p + 8, x->e[i].first_ns);
+    put_u64(p + 16, x->e[i].last_ns);
+    put_u32(p + 24, x->e[i].kinds);
+    put_u32(p + 28, x->e[i].frames);
+  }
+  put_u64(p, own_offset);
+  memcpy(p + 8, TM_INDEX_MAGIC, 4);
+  put_u32(r, TM_BLOCK_FLAG | (uint32_t)n);
+  put_u32(r + 4, tm_crc32c(b, n));
+  *out = r;
+  return TM_FRAME_PREFIX_BYTES + n;
+}
+
+int tm_block_header_parse(const uint8_t *b, size_t n, tm_block_header *h) {
+  if (n < TM_BLOCK_HEADER_BYTES || b[0] != TM_BLOCK_FRAMES || b[1] || b[2] || b[3]) return -1;
+  h->type = b[0];
+  h->raw_len = get_u32(b + 4);
+  h->frames = get_u32(b + 8);
+  h->kinds = get_u32(b + 12);
+  h->first_ns = get_u64(b + 16);
+  h->last_ns = get_u64(b + 24);
+  return h->raw_len <= TM_MAX_FRAME_BYTES ? 0 : -1;
+}
+
+int tm_block_decompress(const uint8_t *b, size_t n, const tm_block_header *h, uint8_t *out) {
+  const uint8_t *z = b + TM_BLOCK_HEADER_BYTES;
+  size_t zn = n - TM_BLOCK_HEADER_BYTES;
+  /* The zstd frame states its size: refuse a lie before inflating. */
+  if (ZSTD_getFrameContentSize(z, zn) != h->raw_len) return -1;
+  if (ZSTD_findFrameCompressedSize(z, zn) != zn) return -1;
+  size_t got = ZSTD_decompress(out, h->raw_len, z, zn);
+  return !ZSTD_isError(got) && got == h->raw_len ? 0 : -1;
+}
+
+/* ---- reading the index ---- */
+
+static int read_at(int fd, void *buf, size_t len, uint64_t at) {
+  size_t done = 0;
+  while (done < len) {
+    ssize_t r = pread(fd, (uint8_t *)buf + done, len - done, (off_t)(at + done));
+    if (r <= 0) return -1;
+    done += (size_t)r;
+  }
+  return 0;
+}
+
+static int index_from_tail(int fd, uint64_t size, tm_index *out) {
+  uint8_t tail[TM_INDEX_TAIL_BYTES];
+  if (size < TM_HEADER_BYTES + TM_FRAME_PREFIX_BYTES + 8 + TM_INDEX_TAIL_BYTES ||
+      read_at(fd, tail, sizeof tail, size - sizeof tail) != 0 ||
+      memcmp(tail + 8, TM_INDEX_MAGIC, 4) != 0)
+    return -1;
+  uint64_t at = get_u64(tail);
+  if (at < TM_HEADER_BYTES || at > size - TM_FRAME_PREFIX_BYTES) return -1;
+  uint64_t n = size - at - TM_FRAME_PREFIX_BYTES;
+  if (n > TM_MAX_FRAME_BYTES) return -1;
+  uint8_t *r = malloc(TM_FRAME_PREFIX_BYTES + n);
+  if (!r) return -1;
+  int ok = read_at(fd, r, TM_FRAME_PREFIX_BYTES + n, at) == 0 &&
+           get_u32(r) == (TM_BLOCK_FLAG | (uint32_t)n) &&
+           get_u32(r + 4) == tm_crc32c(r + TM_FRAME_PREFIX_BYTES, n);
+  const uint8_t *b = r + TM_FRAME_PREFIX_BYTES;
+  uint64_t count = ok ? get_u32(b + 4) : 0;
+  ok = ok && b[0] == TM_BLOCK_INDEX && 8 + count * TM_INDEX_ENTRY_BYTES + TM_INDEX_TAIL_BYTES == n;
+  for (uint64_t i = 0; ok && i < count; i++) {
+    const uint8_t *p = b + 8 + i * TM_INDEX_ENTRY_BYTES;
+    tm_index_entry e = {get_u64(p), get_u64(p + 8), get_u64(p + 16), get_u32(p + 24),
+                        get_u32(p + 28)};
+    ok = e.offset >= TM_HEADER_BYTES && e.offset < at && tm_index_add(out, &e) == 0;
+  }
+  free(r);
+  if (!ok) tm_index_free(out);
+  return ok ? 0 : -1;
+}
+
+/* One pass over the records' prefixes and block headers, no payload read
+ * except a plain frame's first byte (its kind). */
+static void index_by_scan(int fd, uint64_t size, tm_index *out) {
+  uint64_t at = TM_HEADER_BYTES;
+  uint8_t head[TM_FRAME_PREFIX_BYTES + TM_BLOCK_HEADER_BYTES];
+  while (size - at >= TM_FRAME_PREFIX_BYTES) {
+    size_t want = size - at < sizeof head ? (size_t)(size - at) : sizeof head;
+    if (read_at(fd, head, want, at) != 0) return;
+    uint32_t word = get_u32(head);
+    uint32_t n = word & ~TM_BLOCK_FLAG;
+    if (n > TM_MAX_FRAME_BYTES || n > size - at - TM_FRAME_PREFIX_BYTES) return;
+    tm_index_entry e = {.offset = at};
+    if (word & TM_BLOCK_FLAG) {
+      tm_block_header h;
+      if (head[TM_FRAME_PREFIX_BYTES] == TM_BLOCK_INDEX) return; /* the end */
+      if (tm_block_header_parse(head + TM_FRAME_PREFIX_BYTES, n, &h) != 0) return;
+      e.first_ns = h.first_ns;
+      e.last_ns = h.last_ns;
+      e.kinds = h.kinds;
+      e.frames = h.frames;
+    } else {
+      e.kinds = n && want > TM_FRAME_PREFIX_BYTES ? kind_bit(head + TM_FRAME_PREFIX_BYTES, n) : 0;
+      e.frames = 1;
+    }
+    if (tm_index_add(out, &e) != 0) return;
+    at += TM_FRAME_PREFIX_BYTES + n;
+  }
+}
+
+int tm_capture_index(int fd, uint64_t size, tm_index *out, int *from_tail, char *err,
+                     size_t errlen) {
+  memset(out, 0, sizeof *out);
+  uint8_t header[TM_HEADER_BYTES];
+  if (size < TM_HEADER_BYTES || read_at(fd, header, sizeof header, 0) != 0 ||
+      memcmp(header, TM_MAGIC, TM_MAGIC_BYTES) != 0) {
+    snprintf(err, errlen, "not a threadmon capture");
+    return -1;
+  }
+  *from_tail = index_from_tail(fd, size, out) == 0;
+  if (!*from_tail) index_by_scan(fd, size, out);
+  return 0;
+}
