@@ -1,0 +1,232 @@
+/* threadmon-flight: the flight recorder behind `threadmon record --last`.
+ * It listens on loopback for the probe's stream (the launcher points the
+ * probe at it with THREADMON_CONNECT and a token), keeps the last window of
+ * detail in its own memory (ring.h), and writes a capture when the stream
+ * ends, on SIGUSR1 and when a trigger fires (triggers.h). The ring lives
+ * here, not in the probe: the program's memory and its probe stay as they
+ * are in any live session, and a program that dies abruptly loses nothing
+ * the recorder had received.
+ *
+ * stdout: "listening PORT" once, then "wrote PATH" per capture written.
+ * Exit status: 0, 1 on a usage or socket error, 2 when a capture could not
+ * be written. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ring.h"
+#include "threadmon.pb-c.h"
+#include "tmwire.h"
+#include "triggers.h"
+
+static int sig_pipe[2] = {-1, -1};
+
+static void on_signal(int sig) {
+  int saved = errno;
+  char c = (char)sig;
+  if (write(sig_pipe[1], &c, 1) < 0) { /* full: a signal is pending already */
+  }
+  errno = saved;
+}
+
+typedef struct flight {
+  const char *output;
+  const char *token;
+  fr_ring ring;
+  fr_triggers triggers;
+  uint64_t window_ns;
+  uint64_t quiet_until_ns; /* a trigger fired: the next may fire from here */
+  unsigned snapshots;
+  int status;
+  bool hello_seen;
+} flight;
+
+/* "dir/f.tmcap" + "trigger1" -> "dir/f.trigger1.tmcap". */
+static void tag_path(const char *path, const char *tag, char *out, size_t n) {
+  const char *slash = strrchr(path, '/');
+  const char *dot = strrchr(path, '.');
+  if (!dot || (slash && dot < slash) || dot == (slash ? slash + 1 : path))
+    snprintf(out, n, "%s.%s", path, tag);
+  else
+    snprintf(out, n, "%.*s.%s%s", (int)(dot - path), path, tag, dot);
+}
+
+static void write_capture(flight *fl, const char *path, const char *why) {
+  if (fr_ring_write(&fl->ring, path, why) != 0) {
+    fprintf(stderr, "threadmon: flight recorder: cannot write %s: %s\n", path, strerror(errno));
+    fl->status = 2;
+    return;
+  }
+  printf("wrote %s\n", path);
+  fflush(stdout);
+}
+
+static void snapshot(flight *fl, const char *kind, const char *why) {
+  char tag[32], path[4200];
+  snprintf(tag, sizeof tag, "%s%u", kind, ++fl->snapshots);
+  tag_path(fl->output, tag, path, sizeof path);
+  fprintf(stderr, "threadmon: flight recorder: %s: writing %s\n", why, path);
+  write_capture(fl, path, why);
+}
+
+static void reply(int fd, Threadmon__Frame *f) {
+  uint8_t buf[512];
+  size_t n = threadmon__frame__get_packed_size(f);
+  if (n + TM_FRAME_PREFIX_BYTES > sizeof buf) return;
+  threadmon__frame__pack(f, buf + TM_FRAME_PREFIX_BYTES);
+  tm_frame_prefix_encode(buf, buf + TM_FRAME_PREFIX_BYTES, (uint32_t)n);
+  if (send(fd, buf, n + TM_FRAME_PREFIX_BYTES, MSG_NOSIGNAL) < 0) { /* the stream's end shows it */
+  }
+}
+
+/* The first frame must be a Hello with our token; the probe is told. */
+static bool greet(flight *fl, int fd, const Threadmon__Frame *f) {
+  Threadmon__Frame answer = THREADMON__FRAME__INIT;
+  bool ok = f->body_case == THREADMON__FRAME__BODY_HELLO &&
+            strcmp(f->hello->token ? f->hello->token : "", fl->token) == 0;
+  Threadmon__Welcome welcome = THREADMON__WELCOME__INIT;
+  Threadmon__Refusal refusal = THREADMON__REFUSAL__INIT;
+  if (ok) {
+    answer.body_case = THREADMON__FRAME__BODY_WELCOME;
+    answer.welcome = &welcome;
+  } else {
+    refusal.reason = THREADMON__REFUSAL_REASON__REFUSED_TOKEN;
+    refusal.text = "not the flight recorder's session";
+    answer.body_case = THREADMON__FRAME__BODY_REFUSAL;
+    answer.refusal = &refusal;
+  }
+  reply(fd, &answer);
+  return ok;
+}
+
+static void take(flight *fl, const uint8_t *payload, uint32_t len, const Threadmon__Frame *f) {
+  fr_ring_take(&fl->ring, payload, len, f);
+  char why[256];
+  if (!fr_triggers_take(&fl->triggers, f, fl->ring.start_ns, why, sizeof why)) return;
+  if (fl->ring.now_ns < fl->quiet_until_ns) return;
+  fl->quiet_until_ns = fl->ring.now_ns + fl->window_ns;
+  snapshot(fl, "trigger", why);
+}
+
+/* Returns false when the connection is over. */
+static bool receive(flight *fl, int fd, tm_decoder *dec) {
+  uint8_t buf[65536];
+  ssize_t n = recv(fd, buf, sizeof buf, 0);
+  if (n < 0 && errno == EINTR) return true;
+  if (n <= 0) return false;
+  tm_decoder_feed(dec, buf, (size_t)n);
+  const uint8_t *payload;
+  uint32_t len;
+  tm_decode_status st;
+  while ((st = tm_decoder_next(dec, &payload, &len)) == TM_DECODE_FRAME) {
+    Threadmon__Frame *f = threadmon__frame__unpack(NULL, len, payload);
+    if (!f) {
+      fprintf(stderr, "threadmon: flight recorder: malformed frame at byte %llu; stream ended\n",
+              (unsigned long long)tm_decoder_good_offset(dec));
+      return false;
+    }
+    bool first = !fl->hello_seen;
+    if (first && !greet(fl, fd, f)) {
+      threadmon__frame__free_unpacked(f, NULL);
+      return false;
+    }
+    fl->hello_seen = true;
+    take(fl, payload, len, f);
+    threadmon__frame__free_unpacked(f, NULL);
+  }
+  if (st == TM_DECODE_ERROR) {
+    fprintf(stderr, "threadmon: flight recorder: %s; stream ended\n", tm_decoder_error(dec));
+    return false;
+  }
+  return true;
+}
+
+static int listen_loopback(void) {
+  int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t len = sizeof a;
+  if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) != 0 || listen(s, 4) != 0 ||
+      getsockname(s, (struct sockaddr *)&a, &len) != 0)
+    return -1;
+  printf("listening %u\n", ntohs(a.sin_port));
+  fflush(stdout);
+  return s;
+}
+
+static int usage(void) {
+  fputs("usage: threadmon-flight -o FILE --last-ms N [--token T] [--trigger deadlock|wait>D]...\n",
+        stderr);
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  flight fl = {.token = ""};
+  uint64_t last_ms = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) return usage();
+    if (strcmp(a, "-o") == 0) fl.output = v;
+    else if (strcmp(a, "--token") == 0) fl.token = v;
+    else if (strcmp(a, "--last-ms") == 0) last_ms = strtoull(v, NULL, 10);
+    else if (strcmp(a, "--trigger") == 0) {
+      if (!fr_trigger_parse(&fl.triggers, v)) {
+        fprintf(stderr, "threadmon-flight: unknown trigger '%s' (deadlock, wait>200ms)\n", v);
+        return 1;
+      }
+    } else {
+      return usage();
+    }
+    i++;
+  }
+  if (!fl.output || !last_ms) return usage();
+  fl.window_ns = last_ms * 1000000ull;
+  fr_ring_init(&fl.ring, fl.window_ns);
+  if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return 1;
+  struct sigaction sa = {.sa_handler = on_signal};
+  sigaction(SIGUSR1, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  signal(SIGINT, SIG_IGN); /* Ctrl-C is the program's: its end ends the stream */
+  signal(SIGPIPE, SIG_IGN);
+  int ls = listen_loopback();
+  if (ls < 0) {
+    fprintf(stderr, "threadmon-flight: cannot listen on loopback: %s\n", strerror(errno));
+    return 1;
+  }
+  int conn = -1;
+  bool over = false, stop = false;
+  tm_decoder dec;
+  tm_decoder_init(&dec);
+  while (!over && !stop) {
+    struct pollfd p[2] = {{.fd = sig_pipe[0], .events = POLLIN},
+                          {.fd = conn >= 0 ? conn : ls, .events = POLLIN}};
+    if (poll(p, 2, -1) < 0 && errno != EINTR) break;
+    char sig;
+    while (read(sig_pipe[0], &sig, 1) == 1) {
+      if (sig == SIGTERM) stop = true;
+      else if (fl.hello_seen) snapshot(&fl, "snap", "SIGUSR1");
+    }
+    if (!(p[1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    if (conn < 0) {
+      /* One session: the program's own (the launcher sets THREADMON_FOLLOW=0). */
+      conn = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+      if (conn >= 0) close(ls);
+      continue;
+    }
+    over = !receive(&fl, conn, &dec);
+  }
+  if (fl.hello_seen) write_capture(&fl, fl.output, stop ? "recorder stopped" : "the program ended");
+  else fl.status = fl.status ? fl.status : 2;
+  if (conn >= 0) close(conn);
+  tm_decoder_free(&dec);
+  fr_ring_free(&fl.ring);
+  fr_triggers_free(&fl.triggers);
+  return fl.status;
+}

@@ -1,0 +1,121 @@
+"""`threadmon record --last`: the capture keeps only the last window of
+detail (ticks) yet whole-run totals (the lock's acquisitions and wait, from
+the workload's own truth), and a trigger or SIGUSR1 writes one while the
+program runs."""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import tmtest
+from tmtest import LAUNCHER, check, launcher, report_json, workload
+
+
+def truth_of(proc):
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+    check(lines, f"no truth line; stdout {proc.stdout!r}, stderr {proc.stderr!r}")
+    return json.loads(lines[-1]) if lines else {}
+
+
+def big_lock(report):
+    for o in report.get("sync_objects", []):
+        if o.get("symbol") == "big_lock":
+            return o
+    check(False, f"big_lock missing: {[o.get('symbol') for o in report.get('sync_objects', [])]}")
+    return {}
+
+
+def tick_frames(capture):
+    """Tick frames in the capture, from `threadmon report --sizes`."""
+    proc = subprocess.run([sys.executable, LAUNCHER, "report", "--sizes", capture],
+                          capture_output=True, text=True, timeout=60)
+    check(proc.returncode == 0, f"report --sizes exited {proc.returncode}: {proc.stderr}")
+    m = re.search(r"^tick\s+([\d,]+)\s", proc.stdout, re.M)
+    check(m, f"no tick row in --sizes: {proc.stdout[:400]!r}")
+    return int(m.group(1).replace(",", "")) if m else 0
+
+
+def record(name, options, workload_args, program="mutex_hold"):
+    """`threadmon record OPTIONS -o <scratch>/NAME.tmcap -- PROGRAM ARGS`: the
+    capture's path and the finished process."""
+    cap = os.path.join(tmtest.Temp.dir(), f"{name}.tmcap")
+    proc = launcher("record", *options, "-o", cap, "--", workload(program), *workload_args,
+                    timeout=90)
+    check(proc.returncode == 0, f"record {' '.join(options)} exited {proc.returncode}: "
+          f"{proc.stderr}")
+    return cap, proc
+
+
+def test_last_window_keeps_whole_run_totals():
+    tmtest.require_report()
+    # About 4.8 s of rounds, 1 s kept.
+    cap, proc = record("last", ["--last", "1s", "--interval", "10"],
+                       ["--rounds", "160", "--hold-ms", "25", "--gap-ms", "5"])
+    check("threadmon: wrote" in proc.stderr, f"no closing line: {proc.stderr!r}")
+    truth = truth_of(proc)
+    report = report_json(cap)
+    lock = big_lock(report)
+    check(lock.get("acquisitions") == truth["acquisitions"],
+          f"acquisitions {lock.get('acquisitions')}, truth {truth['acquisitions']} (whole run)")
+    tmtest.near(lock.get("wait_s", 0), truth["wait_s"], 0.05 * truth["wait_s"], "lock wait_s")
+    # A window of 1 s plus at most two 125 ms chunks, at 10 ms ticks, and a
+    # few ticks the recorder adds (ended threads', the totals'); the whole
+    # run had over 400.
+    ticks = tick_frames(cap)
+    whole = truth["wall_s"] / 0.010
+    check(ticks <= 1.25 / 0.010 + 10, f"{ticks} ticks kept for a 1 s window (whole run {whole:.0f})")
+    check(ticks >= 10, f"only {ticks} ticks kept")
+    check("flight recorder" in json.dumps(report), "no flight recorder note in the report")
+
+
+def test_trigger_writes_capture():
+    tmtest.require_report()
+    # Each waiter waits about 300 ms for the holder: the trigger fires.
+    cap, proc = record("trig", ["--last", "5s", "--trigger", "wait>200ms"],
+                       ["--rounds", "6", "--hold-ms", "300", "--gap-ms", "50"])
+    fired = os.path.join(tmtest.Temp.dir(), "trig.trigger1.tmcap")
+    check(os.path.exists(fired), f"no {fired}; stderr: {proc.stderr!r}")
+    check("wait>200ms" in proc.stderr, f"the trigger is not named: {proc.stderr!r}")
+    if os.path.exists(fired):
+        # Written while the first wait was still open: the waiters end blocked on the lock.
+        report = report_json(fired)
+        big_lock(report)
+        waiting = [t["name"] for t in report["threads"] if t["name"].startswith("waiter")
+                   and (tmtest.state(t, "blocked_mutex") or 0) >= 50]
+        check(waiting, f"no waiter blocked in the trigger's capture: {report['threads']}")
+    check(os.path.exists(cap), "no capture at the program's end")
+
+
+def test_deadlock_trigger():
+    tmtest.require_report()
+    _, proc = record("dl", ["--last", "10s", "--trigger", "deadlock"], ["--deadlock-ms", "600"],
+                     program="deadlock")
+    fired = os.path.join(tmtest.Temp.dir(), "dl.trigger1.tmcap")
+    check(os.path.exists(fired), f"no {fired}; stderr: {proc.stderr!r}")
+    check("deadlock: threads" in proc.stderr, f"the cycle is not named: {proc.stderr!r}")
+
+
+def test_sigusr1_snapshot():
+    tmtest.require_report()
+    cap = os.path.join(tmtest.Temp.dir(), "usr1.tmcap")
+    child = subprocess.Popen([sys.executable, LAUNCHER, "record", "--last", "2s", "-o", cap,
+                              "--", workload("mutex_hold"), "--rounds", "100", "--hold-ms", "20",
+                              "--gap-ms", "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    time.sleep(1.5)
+    child.send_signal(signal.SIGUSR1)
+    out, err = child.communicate(timeout=90)
+    check(child.returncode == 0, f"record exited {child.returncode}: {err}")
+    snap = os.path.join(tmtest.Temp.dir(), "usr1.snap1.tmcap")
+    check(os.path.exists(snap), f"no {snap} after SIGUSR1; stderr {err!r}")
+    if os.path.exists(snap):
+        report = report_json(snap, expect_ok=False)
+        check(report["process"].get("duration_s", 0) < truth_of(
+            subprocess.CompletedProcess([], 0, out, err))["wall_s"],
+            "the snapshot is as long as the whole run")
+
+
+tmtest.main(globals())
