@@ -119,6 +119,7 @@ def main():
     run_section("sampler CPU share", sampler.cpu_share, build, probe, args.quick, log)
     run_section("sampler to 10,000 threads", sampler.scale_to_10k, build, probe, args.quick, log)
     run_section("capture size", sampler.capture_size, build, probe, args.quick, log)
+    run_section("capture compression", sampler.compression_cost, build, probe, args.quick, log)
 
     extra = []
     if args.phase == 1:

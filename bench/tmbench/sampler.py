@@ -154,6 +154,41 @@ def capture_size(build_dir, probe, quick, log):
     return sec
 
 
+def compression_cost(build_dir, probe, quick, log):
+    """Phase 1: what the capture's zstd blocks cost the probe's thread and save
+    on disk, busy 100, plain frames and level 3 interleaved."""
+    seconds, rounds = (2, 1) if quick else (20, 3)
+    sec = report.Section(
+        "Capture compression: probe CPU and bytes on disk",
+        ["THREADMON_COMPRESS", "probe CPU, % of one core (median)", "capture MB/s (median)",
+         "runs"],
+        f"`tm-bench-swarm busy 100 {seconds}` under the probe (10 ms ticks), {rounds} run(s) of "
+        "each, interleaved: 0 writes plain frames (format 1), 3 zstd blocks (format 2, the "
+        "default). Probe CPU: CPU time of the threads named `threadmon*` over the window; MB/s: "
+        "file size over the process's wall time. The runs differ in how much the busy threads "
+        "did, so the MB/s are of different streams: `threadmon report --sizes` gives one "
+        "capture's frames and bytes on disk.")
+    if probe.unavailable_reason():
+        sec.notes.append(f"not measured: {probe.unavailable_reason()}")
+        return sec
+    shares, rates = {0: [], 3: []}, {0: [], 3: []}
+    for _ in range(rounds):
+        for level in (0, 3):
+            try:
+                out = _swarm(build_dir, probe.compressing(level), "busy", 100, seconds)
+            except procrun.RunError as e:
+                sec.notes.append(f"level {level}: {e}")
+                continue
+            if _share(out) is not None:
+                shares[level].append(_share(out))
+            rates[level].append(out["capture_bytes"] / out["wall"] / 1e6)
+    for level in (0, 3):
+        if shares[level]:
+            sec.rows.append([level, f"{statistics.median(shares[level]):.2f}",
+                             f"{statistics.median(rates[level]):.3f}", len(shares[level])])
+    return sec
+
+
 def _records_stopped(run_dir):
     """Whether the probe stopped its switch records (rate limit): the capture
     holds the notice's text."""

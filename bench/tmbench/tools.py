@@ -59,6 +59,7 @@ class Threadmon(Tool):
         self.perf = perf
         self.switch_limit = None  # THREADMON_MAX_SWITCH_RATE; None: the probe's default
         self.follow = True  # THREADMON_FOLLOW: a capture for each forked child
+        self.compress = None  # THREADMON_COMPRESS; None: the probe's default (zstd level 3)
         if not perf:
             self.key = "threadmon-noperf"
             self.label = "threadmon, THREADMON_PERF=0"
@@ -85,6 +86,14 @@ class Threadmon(Tool):
         t.label = "threadmon, THREADMON_FOLLOW=0"
         return t
 
+    def compressing(self, level):
+        """The same probe writing zstd level `level` blocks (0: plain frames, format 1)."""
+        t = self.with_interval(self.interval_ms)
+        t.compress = level
+        t.key = f"threadmon-z{level}"
+        t.label = f"threadmon, THREADMON_COMPRESS={level}"
+        return t
+
     def without_perf(self):
         """The same probe without perf events: what interposition and /proc cost alone."""
         return Threadmon(os.path.dirname(os.path.dirname(self.lib)), self.interval_ms, perf=False)
@@ -107,6 +116,8 @@ class Threadmon(Tool):
             env["THREADMON_MAX_SWITCH_RATE"] = str(self.switch_limit)
         if not self.follow:
             env["THREADMON_FOLLOW"] = "0"
+        if self.compress is not None:
+            env["THREADMON_COMPRESS"] = str(self.compress)
         return argv, env
 
     def finish(self, run_dir):
