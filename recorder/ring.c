@@ -16,6 +16,7 @@
   ((r)->window_ns / 8 < 50000000ull ? 50000000ull \
    : (r)->window_ns / 8 > 1000000000ull ? 1000000000ull : (r)->window_ns / 8)
 #define LEVEL 3
+#define HISTORY_NS 1000000000ull /* a dropped tick kept a second */
 
 static int bytes_add(fr_bytes *b, const void *p, size_t n) {
   if (b->len + n > b->cap) {
@@ -74,7 +75,7 @@ void fr_ring_free(fr_ring *r) {
   bytes_free(&r->goodbye);
   bytes_free(&r->cur);
   bytes_free(&r->probe);
-  bytes_free(&r->ended);
+  bytes_free(&r->history);
   for (size_t i = 0; i < r->n_chunks; i++) free(r->chunks[i].record);
   free(r->chunks);
   km_free(&r->lwps);
@@ -113,7 +114,12 @@ static void seal(fr_ring *r) {
   r->cur.len = 0;
 }
 
-static void absorb_tick(fr_ring *r, const Threadmon__Tick *t) {
+static void absorb_tick(fr_ring *r, const Threadmon__Tick *t, const uint8_t *frame,
+                        uint32_t len) {
+  if (t->time_ns >= r->next_history_ns) {
+    add_frame(r, &r->history, frame, len);
+    r->next_history_ns = t->time_ns + HISTORY_NS;
+  }
   for (size_t i = 0; i < t->n_lwps; i++) keep(r, &r->lwps, t->lwps[i]->tid, &t->lwps[i]->base);
   for (size_t i = 0; i < t->n_sync; i++) keep(r, &r->sync, t->sync[i]->id, &t->sync[i]->base);
   for (size_t i = 0; i < t->n_cpus; i++) keep(r, &r->cpus, t->cpus[i]->cpu, &t->cpus[i]->base);
@@ -161,10 +167,10 @@ static void absorb_end(fr_ring *r, const Threadmon__ThreadEnd *te, const uint8_t
     Threadmon__Frame f = THREADMON__FRAME__INIT;
     f.body_case = THREADMON__FRAME__BODY_TICK;
     f.tick = &tick;
-    pack_frame(r, &r->ended, &f);
+    pack_frame(r, &r->history, &f);
     threadmon__lwp_sample__free_unpacked(sample, NULL);
   }
-  add_frame(r, &r->ended, frame, len);
+  add_frame(r, &r->history, frame, len);
   km_remove(&r->lwps, te->tid);
   km_remove(&r->last_state, te->tid);
 }
@@ -197,7 +203,7 @@ static void absorb(fr_ring *r, const fr_chunk *c) {
     at += TM_FRAME_PREFIX_BYTES + n;
     Threadmon__Frame *f = threadmon__frame__unpack(NULL, n, payload);
     if (!f) continue;
-    if (f->body_case == THREADMON__FRAME__BODY_TICK) absorb_tick(r, f->tick);
+    if (f->body_case == THREADMON__FRAME__BODY_TICK) absorb_tick(r, f->tick, payload, n);
     if (f->body_case == THREADMON__FRAME__BODY_TRANSITIONS) absorb_transitions(r, f->transitions);
     if (f->body_case == THREADMON__FRAME__BODY_THREAD_END)
       absorb_end(r, f->thread_end, payload, n);
@@ -319,7 +325,7 @@ static void free_all(void *msgs, size_t n) {
  * a notice saying so. No switch record before the window is kept, so none
  * needs distrusting (a capture gap's lost = 1 would read as data lost). */
 static void baseline(fr_ring *r, fr_bytes *b, const char *why) {
-  if (r->ended.len && bytes_add(b, r->ended.p, r->ended.len)) r->oom = true;
+  if (r->history.len && bytes_add(b, r->history.p, r->history.len)) r->oom = true;
   Threadmon__Tick tick = THREADMON__TICK__INIT;
   tick.seq = r->dropped_seq;
   tick.time_ns = r->dropped_until_ns;

@@ -44,7 +44,12 @@ typedef struct fr_ring {
   fr_bytes probe;                 /* packed ProbeStats */
   keymap last_state;              /* tid -> fr_state_entry */
   keymap started;                 /* tid -> ThreadStart.time_ns */
-  fr_bytes ended; /* frames: per thread that ended, its last sample's tick, its ThreadEnd */
+  /* Frames, in time order: one dropped tick a second as it was (so that a
+   * reader splits the time before the window a second at a time, not in
+   * one span), and per thread that ended, its last sample's tick and its
+   * ThreadEnd. */
+  fr_bytes history;
+  uint64_t next_history_ns;
   bool oom;
 } fr_ring;
 
