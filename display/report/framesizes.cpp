@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "texttable.h"
+#include "tmblock.h"
 #include "threadmon.pb-c.h"
 #include "tmwire.h"
 
@@ -183,6 +184,16 @@ QString frameSizesText(const QString &path, QString *error) {
                .arg(number(dec.blocks), number(dec.block_bytes), number(dec.block_raw))
                .arg(double(dec.block_raw) / double(std::max<uint64_t>(dec.block_bytes, 1)), 0,
                     'f', 2);
+  if (dec.format_major >= TM_FORMAT_MAJOR_BLOCKS) {
+    tm_index index;
+    int fromTail = 0;
+    char why[128];
+    if (tm_capture_index(file.handle(), disk, &index, &fromTail, why, sizeof why) == 0)
+      out << (fromTail ? QStringLiteral("index: %1 records, read from its end")
+                       : QStringLiteral("no index at its end (cut short?): %1 records found by a scan"))
+                 .arg(number(index.n));
+    tm_index_free(&index);
+  }
   if (seconds > 0)
     out << QStringLiteral("%1 s of ticks: %2 MB/s on disk, %3 MB/s of frames")
                .arg(seconds, 0, 'f', 1)

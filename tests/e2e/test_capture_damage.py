@@ -47,6 +47,11 @@ def mid_frame(data, near):
     raise tmtest.Failed(f"no frame holds byte {near} of {len(data)}")
 
 
+def sizes(path):
+    return subprocess.run([sys.executable, LAUNCHER, "report", "--sizes", path],
+                          capture_output=True, text=True, timeout=60)
+
+
 def damage(rec, major):
     data = open(rec.capture, "rb").read()
     check(data[8] == major, f"format {data[8]}, expected {major}")
@@ -68,7 +73,16 @@ def damage(rec, major):
 
 def test_damaged_captures():
     tmtest.require_report()
-    damage(Recording("cond_wait", ["--delay-ms", "100", "--repeats", "5"]), 2)
+    rec = Recording("cond_wait", ["--delay-ms", "100", "--repeats", "5"])
+    damage(rec, 2)
+    # --sizes: the frames by kind, and the index read from the end; a capture
+    # cut short has none, and a scan finds its whole records.
+    whole = sizes(rec.capture)
+    check(whole.returncode == 0 and "index: " in whole.stdout and "read from its end" in whole.stdout
+          and "\ntick " in whole.stdout, f"--sizes: {whole.stdout!r} {whole.stderr!r}")
+    cut = sizes(os.path.join(tmtest.Temp.dir(), "truncated2.tmcap"))
+    check(cut.returncode == 2 and "found by a scan" in cut.stdout
+          and len(cut.stderr.strip().splitlines()) == 1, f"--sizes, cut: {cut.stdout!r} {cut.stderr!r}")
 
 
 def test_damaged_plain_captures():
