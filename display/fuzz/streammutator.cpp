@@ -275,10 +275,18 @@ size_t join(const Stream &s, uint8_t *out, size_t maxSize) {
     tm_block_writer w;
     tm_block_writer_init(&w, 1);
     const size_t step = std::max<size_t>(s.block_frames, 1);
+    const size_t blocks = (s.frames.size() + step - 1) / step;
     for (size_t i = 0; i < s.frames.size(); i += step) {
       const size_t from = starts[i], to = starts[std::min(i + step, s.frames.size())];
       tm_index_entry meta;
       const size_t n = tm_block_encode(&w, body.data() + from, to - from, i, i + step, &meta);
+      if (n && s.block_damage && (s.block_damage & 0xFF) % blocks == i / step) {
+        uint8_t *b = w.out + TM_FRAME_PREFIX_BYTES;
+        const size_t len = n - TM_FRAME_PREFIX_BYTES;
+        b[(s.block_damage >> 8) % len] ^= uint8_t(1u << ((s.block_damage >> 4) & 7));
+        const uint32_t crc = tm_crc32c(b, len);
+        for (int k = 0; k < 4; k++) w.out[4 + k] = uint8_t(crc >> (8 * k));
+      }
       if (n)
         records.append(reinterpret_cast<const char *>(w.out), n);
       else
@@ -329,9 +337,10 @@ size_t mutate(uint8_t *data, size_t size, size_t maxSize, unsigned seed, ByteMut
     case 6:  // a frame lost
       s.frames.erase(s.frames.begin() + std::ptrdiff_t(i));
       break;
-    default:  // two frames out of order; in blocks, frames to a block changed too
+    default:  // two frames out of order; in blocks, frames to a block changed, or a block damaged
       std::swap(f, s.frames[pick(rng, s.frames.size())]);
       s.block_frames = 1 + pick(rng, 32);
+      if (s.blocks && pick(rng, 2)) s.block_damage = uint32_t(rng()) | 1;
       break;
   }
   const size_t n = join(s, data, maxSize);

@@ -23,6 +23,10 @@ struct Stream {
   std::string tail;                 // bytes after the last whole frame or block
   bool blocks = false;              // format 2: join writes blocks
   size_t block_frames = 8;
+  // Non-zero: join flips a byte of one block's body and fixes its CRC, so
+  // that the checks behind the checksum (header, zstd frame, a frame cut
+  // by the block's end) see damage too.
+  uint32_t block_damage = 0;
 };
 
 // False when data does not start with a stream header.
