@@ -9,7 +9,7 @@
  *   dup_all          dup2 of /dev/null over every descriptor from 3 to the
  *                    soft limit (a daemon's start), then works again
  *   close_all        close_range(3, ~0U, 0), then works again
- *   size_limit       ignores SIGXFSZ, caps its file size to 40 KiB, works,
+ *   size_limit       ignores SIGXFSZ, caps its file size to 8 KiB, works,
  *                    lifts the cap and works again: a disk that filled up and
  *                    got space back
  *
@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
     signal(SIGXFSZ, SIG_IGN);
     struct rlimit rl;
     getrlimit(RLIMIT_FSIZE, &rl);
-    struct rlimit small = {40 * 1024, rl.rlim_max};
+    struct rlimit small = {8 * 1024, rl.rlim_max}; /* under 400 ms of compressed capture */
     setrlimit(RLIMIT_FSIZE, &small);
     work(400);
     setrlimit(RLIMIT_FSIZE, &rl);
