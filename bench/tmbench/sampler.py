@@ -1,7 +1,9 @@
 """The probe thread's CPU share and the capture size, with many threads
 (bench/thread_swarm.c)."""
+import json
 import os
 import statistics
+import subprocess
 
 from . import machine, procrun, report, tools as tl
 
@@ -189,15 +191,20 @@ def compression_cost(build_dir, probe, quick, log):
     return sec
 
 
-def _records_stopped(run_dir):
-    """Whether the probe stopped its switch records (rate limit): the capture
-    holds the notice's text."""
+def _records_stopped(build_dir, run_dir):
+    """Whether the probe stopped its switch records (rate limit): a notice
+    says so. A capture's frames are zstd blocks (docs/format.md): the
+    report tool reads its notices."""
     path = os.path.join(run_dir, "capture.tmcap")
-    try:
-        with open(path, "rb") as f:
-            return b"switch records stopped" in f.read()
-    except OSError:
+    tool = os.path.join(build_dir, "display", "threadmon-report")
+    if not os.path.exists(path) or not os.path.exists(tool):
         return None
+    proc = subprocess.run([tool, "--json", path], capture_output=True, text=True, timeout=300)
+    try:
+        notices = json.loads(proc.stdout)["process"].get("notices", [])
+    except (ValueError, KeyError):
+        return None
+    return any("switch records stopped" in n for n in notices)
 
 
 # Goals of issue 13, 10 ms ticks: (mode, threads) -> % of one core.
@@ -235,7 +242,8 @@ def scale_to_10k(build_dir, probe, quick, log):
         for mode, n in configs:
             try:
                 res = tl.run_under(probe, [argv0, mode, str(n), str(seconds), PROBE_COMM_PREFIX],
-                                   timeout=120 + 10 * seconds, inspect=_records_stopped)
+                                   timeout=120 + 10 * seconds,
+                                   inspect=lambda d: _records_stopped(build_dir, d))
             except procrun.RunError as e:
                 log(f"  {mode} {n}: {e}")
                 continue
