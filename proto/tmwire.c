@@ -103,8 +103,6 @@ int tm_decoder_feed(tm_decoder *d, const void *data, size_t len) {
   return 0;
 }
 
-tm_decode_status tm_decoder_next(tm_decoder *d, const uint8_t **payload, uint32_t *len);
-
 static tm_decode_status check_length(tm_decoder *d, uint32_t n) {
   uint32_t max = d->max_frame ? d->max_frame : TM_MAX_FRAME_BYTES;
   if (n <= max) return TM_DECODE_FRAME;
@@ -116,15 +114,9 @@ static tm_decode_status check_length(tm_decoder *d, uint32_t n) {
   return fail(d, msg);
 }
 
-
-/* The next frame of the open block: checked like a plain frame, and it must
- * end inside the block. Past its last frame the block's record is done. */
+/* The next frame of the open block (one is left): checked like a plain
+ * frame, and it must end inside the block. */
 static tm_decode_status next_in_block(tm_decoder *d, const uint8_t **payload, uint32_t *len) {
-  if (d->block_pos == d->block_len) {
-    d->in_block = 0;
-    d->offset = d->block_end;
-    return tm_decoder_next(d, payload, len);
-  }
   const uint8_t *p = d->block + d->block_pos;
   size_t avail = d->block_len - d->block_pos;
   if (avail < TM_FRAME_PREFIX_BYTES) return fail(d, "block ends inside a frame");
@@ -143,25 +135,25 @@ static tm_decode_status next_in_block(tm_decoder *d, const uint8_t **payload, ui
 
 /* A whole block record is buffered at body (n bytes after the prefix). Its
  * frames are inflated into a buffer of their own, so the stream buffer can
- * move on; an index record is skipped. */
-static tm_decode_status open_block(tm_decoder *d, const uint8_t *body, uint32_t n,
-                                   const uint8_t **payload, uint32_t *len) {
-  if (tm_crc32c(body, n) != get_u32(body - 4)) return fail(d, "block checksum mismatch");
+ * move on; an index record is only skipped. Returns 0, or -1 after fail. */
+static int open_block(tm_decoder *d, const uint8_t *body, uint32_t n) {
+  if (tm_crc32c(body, n) != get_u32(body - 4)) return fail(d, "block checksum mismatch"), -1;
   uint64_t end = d->offset + TM_FRAME_PREFIX_BYTES + n;
+  d->pos += TM_FRAME_PREFIX_BYTES + n; /* the record stays in buf until the next feed */
   if (n > 0 && body[0] == TM_BLOCK_INDEX) {
-    d->pos += TM_FRAME_PREFIX_BYTES + n;
     d->offset = end;
-    return tm_decoder_next(d, payload, len);
+    return 0;
   }
   tm_block_header h;
-  if (tm_block_header_parse(body, n, &h) != 0) return fail(d, "malformed block header");
+  if (tm_block_header_parse(body, n, &h) != 0) return fail(d, "malformed block header"), -1;
   if (h.raw_len > d->block_cap) {
     uint8_t *b = realloc(d->block, h.raw_len);
-    if (!b) return fail(d, "out of memory");
+    if (!b) return fail(d, "out of memory"), -1;
     d->block = b;
     d->block_cap = h.raw_len;
   }
-  if (tm_block_decompress(body, n, &h, d->block) != 0) return fail(d, "block does not decompress");
+  if (tm_block_decompress(body, n, &h, d->block) != 0)
+    return fail(d, "block does not decompress"), -1;
   d->in_block = 1;
   d->block_len = h.raw_len;
   d->block_pos = 0;
@@ -169,55 +161,68 @@ static tm_decode_status open_block(tm_decoder *d, const uint8_t *body, uint32_t 
   d->blocks++;
   d->block_bytes += TM_FRAME_PREFIX_BYTES + n;
   d->block_raw += h.raw_len;
-  d->pos += TM_FRAME_PREFIX_BYTES + n;
-  return next_in_block(d, payload, len);
+  return 0;
 }
 
+/* Reads the header once it is whole. Returns 1 when read, 0 for more
+ * bytes, -1 after fail. */
+static int read_header(tm_decoder *d, const uint8_t *p, size_t avail) {
+  size_t n = avail < TM_MAGIC_BYTES ? avail : TM_MAGIC_BYTES;
+  if (memcmp(p, TM_MAGIC, n) != 0) return fail(d, "not a threadmon stream (bad magic)"), -1;
+  if (avail < TM_HEADER_BYTES) return 0;
+  d->format_major = (uint16_t)(p[8] | p[9] << 8);
+  d->format_minor = (uint16_t)(p[10] | p[11] << 8);
+  if (d->format_major < TM_FORMAT_MAJOR || d->format_major > TM_FORMAT_MAJOR_BLOCKS) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "unsupported format version %u.%u (this reader: %u.x to %u.x)",
+             d->format_major, d->format_minor, TM_FORMAT_MAJOR, TM_FORMAT_MAJOR_BLOCKS);
+    return fail(d, msg), -1;
+  }
+  d->header_done = 1;
+  d->pos += TM_HEADER_BYTES;
+  d->offset += TM_HEADER_BYTES;
+  return 1;
+}
+
+/* A loop, not recursion: a file of a million empty blocks or index records
+ * in a row must not run the stack out. */
 tm_decode_status tm_decoder_next(tm_decoder *d, const uint8_t **payload,
                                  uint32_t *len) {
-  if (d->failed) return TM_DECODE_ERROR;
-  if (d->in_block) return next_in_block(d, payload, len);
-  size_t avail = d->len - d->pos;
-  if (avail == 0) return TM_DECODE_NEED_MORE; /* buf may still be NULL */
-  const uint8_t *p = d->buf + d->pos;
-  if (!d->header_done) {
-    size_t n = avail < TM_MAGIC_BYTES ? avail : TM_MAGIC_BYTES;
-    if (memcmp(p, TM_MAGIC, n) != 0)
-      return fail(d, "not a threadmon stream (bad magic)");
-    if (avail < TM_HEADER_BYTES) return TM_DECODE_NEED_MORE;
-    d->format_major = (uint16_t)(p[8] | p[9] << 8);
-    d->format_minor = (uint16_t)(p[10] | p[11] << 8);
-    if (d->format_major < TM_FORMAT_MAJOR || d->format_major > TM_FORMAT_MAJOR_BLOCKS) {
-      char msg[96];
-      snprintf(msg, sizeof msg, "unsupported format version %u.%u (this reader: %u.x to %u.x)",
-               d->format_major, d->format_minor, TM_FORMAT_MAJOR, TM_FORMAT_MAJOR_BLOCKS);
-      return fail(d, msg);
+  for (;;) {
+    if (d->failed) return TM_DECODE_ERROR;
+    if (d->in_block) {
+      if (d->block_pos < d->block_len) return next_in_block(d, payload, len);
+      d->in_block = 0; /* past its last frame: the block's record is done */
+      d->offset = d->block_end;
     }
-    d->header_done = 1;
-    d->pos += TM_HEADER_BYTES;
-    d->offset += TM_HEADER_BYTES;
-    return tm_decoder_next(d, payload, len);
-  }
-  if (avail < TM_FRAME_PREFIX_BYTES) return TM_DECODE_NEED_MORE;
-  uint32_t n = get_u32(p);
-  if ((n & TM_BLOCK_FLAG) && d->format_major >= TM_FORMAT_MAJOR_BLOCKS) {
-    n &= ~TM_BLOCK_FLAG;
+    size_t avail = d->len - d->pos;
+    if (avail == 0) return TM_DECODE_NEED_MORE; /* buf may still be NULL */
+    const uint8_t *p = d->buf + d->pos;
+    if (!d->header_done) {
+      int r = read_header(d, p, avail);
+      if (r <= 0) return r < 0 ? TM_DECODE_ERROR : TM_DECODE_NEED_MORE;
+      continue;
+    }
+    if (avail < TM_FRAME_PREFIX_BYTES) return TM_DECODE_NEED_MORE;
+    uint32_t n = get_u32(p);
+    const int block = (n & TM_BLOCK_FLAG) && d->format_major >= TM_FORMAT_MAJOR_BLOCKS;
+    if (block) n &= ~TM_BLOCK_FLAG;
     tm_decode_status st = check_length(d, n);
     if (st != TM_DECODE_FRAME) return st;
     if (avail < TM_FRAME_PREFIX_BYTES + (size_t)n) return TM_DECODE_NEED_MORE;
-    return open_block(d, p + TM_FRAME_PREFIX_BYTES, n, payload, len);
+    if (block) {
+      if (open_block(d, p + TM_FRAME_PREFIX_BYTES, n) != 0) return TM_DECODE_ERROR;
+      continue;
+    }
+    if (tm_crc32c(p + TM_FRAME_PREFIX_BYTES, n) != get_u32(p + 4))
+      return fail(d, "frame checksum mismatch");
+    *payload = p + TM_FRAME_PREFIX_BYTES;
+    *len = n;
+    d->pos += TM_FRAME_PREFIX_BYTES + n;
+    d->offset += TM_FRAME_PREFIX_BYTES + n;
+    d->frames++;
+    return TM_DECODE_FRAME;
   }
-  tm_decode_status st = check_length(d, n);
-  if (st != TM_DECODE_FRAME) return st;
-  if (avail < TM_FRAME_PREFIX_BYTES + (size_t)n) return TM_DECODE_NEED_MORE;
-  if (tm_crc32c(p + TM_FRAME_PREFIX_BYTES, n) != get_u32(p + 4))
-    return fail(d, "frame checksum mismatch");
-  *payload = p + TM_FRAME_PREFIX_BYTES;
-  *len = n;
-  d->pos += TM_FRAME_PREFIX_BYTES + n;
-  d->offset += TM_FRAME_PREFIX_BYTES + n;
-  d->frames++;
-  return TM_DECODE_FRAME;
 }
 
 const char *tm_decoder_error(const tm_decoder *d) { return d->error; }

@@ -1,5 +1,6 @@
 /* Blocks and the index (format 2): round trips, damage, a cut-short
  * capture's scan. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,27 @@ static void test_block_in_format_1_is_refused(void) {
   tm_decoder_free(&d);
 }
 
+/* Half a million index records in a row, then a frame: skipped in a loop
+ * (recursing once per record ran the stack out). */
+static void test_many_records_in_a_row(void) {
+  tm_index empty = {0};
+  uint8_t *rec = NULL;
+  size_t r = tm_index_encode(&empty, 0, &rec);
+  CHECK(r > 0);
+  size_t count = 500000;
+  size_t tick = tick_frame(cap, 1); /* at cap's start, copied to the end */
+  uint8_t *s = malloc(TM_HEADER_BYTES + count * r + tick);
+  tm_header_encode_major(s, TM_FORMAT_MAJOR_BLOCKS);
+  for (size_t i = 0; i < count; i++) memcpy(s + TM_HEADER_BYTES + i * r, rec, r);
+  memcpy(s + TM_HEADER_BYTES + count * r, cap, tick);
+  tm_decoder d;
+  tm_decoder_init(&d);
+  CHECK(decode(s, TM_HEADER_BYTES + count * r + tick, SIZE_MAX, &d) == 1);
+  tm_decoder_free(&d);
+  free(s);
+  free(rec);
+}
+
 static int temp_file(const uint8_t *data, size_t len) {
   char path[] = "/tmp/test-tmblock-XXXXXX";
   int fd = mkstemp(path);
@@ -244,6 +266,7 @@ int main(void) {
   test_lying_block_is_refused();
   test_block_in_format_1_is_refused();
   test_index_from_tail_and_by_scan();
+  test_many_records_in_a_row();
   if (failures) fprintf(stderr, "%d checks failed\n", failures);
   return failures ? 1 : 0;
 }
