@@ -146,6 +146,15 @@ static int open_block(tm_decoder *d, const uint8_t *body, uint32_t n) {
   }
   tm_block_header h;
   if (tm_block_header_parse(body, n, &h) != 0) return fail(d, "malformed block header"), -1;
+  /* Inflated, a block is held whole: under the frame limit too (a display
+   * waiting for a stranger's Hello holds at most 64 KiB of it). */
+  uint32_t max = d->max_frame ? d->max_frame : TM_MAX_FRAME_BYTES;
+  if (h.raw_len > max) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "block of %u bytes of frames over the %u KiB limit", h.raw_len,
+             max >> 10);
+    return fail(d, msg), -1;
+  }
   if (h.raw_len > d->block_cap) {
     uint8_t *b = realloc(d->block, h.raw_len);
     if (!b) return fail(d, "out of memory"), -1;

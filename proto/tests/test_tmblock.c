@@ -171,6 +171,20 @@ static void test_lying_block_is_refused(void) {
   tm_decoder_free(&d);
 }
 
+/* A reader with a frame limit (a display before the Hello) refuses a block
+ * that would inflate past it, before inflating it. */
+static void test_block_over_the_limit(void) {
+  size_t idx;
+  size_t len = build_capture(cap, 0, &idx);
+  tm_decoder d;
+  tm_decoder_init(&d);
+  tm_decoder_set_max_frame(&d, 1024); /* a block holds 40 ticks: more than 1 KiB */
+  CHECK(decode(cap, len, 4096, &d) == -1);
+  CHECK(strstr(tm_decoder_error(&d), "over the 1 KiB limit") != NULL);
+  CHECK(d.block_cap == 0);
+  tm_decoder_free(&d);
+}
+
 /* Blocks are not part of format 1: the flag reads as an oversized frame. */
 static void test_block_in_format_1_is_refused(void) {
   size_t idx;
@@ -264,6 +278,7 @@ int main(void) {
   test_cut_block_keeps_whole_blocks();
   test_corrupt_block_is_reported();
   test_lying_block_is_refused();
+  test_block_over_the_limit();
   test_block_in_format_1_is_refused();
   test_index_from_tail_and_by_scan();
   test_many_records_in_a_row();
