@@ -138,6 +138,7 @@ static bool receive(flight *fl, int fd, tm_decoder *dec) {
       threadmon__frame__free_unpacked(f, NULL);
       return false;
     }
+    if (first) tm_decoder_set_max_frame(dec, 0); /* the Hello passed: any frame now */
     fl->hello_seen = true;
     take(fl, payload, len, f);
     threadmon__frame__free_unpacked(f, NULL);
@@ -204,23 +205,42 @@ int main(int argc, char **argv) {
   bool over = false, stop = false;
   tm_decoder dec;
   tm_decoder_init(&dec);
+  tm_decoder_set_max_frame(&dec, TM_MAX_HELLO_BYTES);
   while (!over && !stop) {
-    struct pollfd p[2] = {{.fd = sig_pipe[0], .events = POLLIN},
-                          {.fd = conn >= 0 ? conn : ls, .events = POLLIN}};
-    if (poll(p, 2, -1) < 0 && errno != EINTR) break;
+    /* Until a Hello with the token arrives, a newer connection replaces
+     * the one waiting: a stranger on the port cannot keep the probe out. */
+    struct pollfd p[3] = {{.fd = sig_pipe[0], .events = POLLIN},
+                          {.fd = conn, .events = POLLIN},
+                          {.fd = fl.hello_seen ? -1 : ls, .events = POLLIN}};
+    if (poll(p, 3, -1) < 0 && errno != EINTR) break;
     char sig;
     while (read(sig_pipe[0], &sig, 1) == 1) {
       if (sig == SIGTERM) stop = true;
       else if (fl.hello_seen) snapshot(&fl, "snap", "SIGUSR1");
     }
-    if (!(p[1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-    if (conn < 0) {
-      /* One session: the program's own (the launcher sets THREADMON_FOLLOW=0). */
-      conn = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
-      if (conn >= 0) close(ls);
+    if (p[2].revents & POLLIN) {
+      int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+      if (c >= 0) {
+        if (conn >= 0) close(conn);
+        conn = c;
+        tm_decoder_free(&dec);
+        tm_decoder_init(&dec);
+        tm_decoder_set_max_frame(&dec, TM_MAX_HELLO_BYTES);
+      }
+    }
+    if (conn < 0 || !(p[1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    bool greeted = fl.hello_seen;
+    bool open = receive(&fl, conn, &dec);
+    if (!greeted && fl.hello_seen) {
+      close(ls); /* one session: the program's own (THREADMON_FOLLOW=0) */
+      ls = -1;
+    }
+    if (!open && !fl.hello_seen) { /* a stranger, or refused: wait for the probe */
+      close(conn);
+      conn = -1;
       continue;
     }
-    over = !receive(&fl, conn, &dec);
+    over = !open;
   }
   if (fl.hello_seen) write_capture(&fl, fl.output, stop ? "recorder stopped" : "the program ended");
   else fl.status = fl.status ? fl.status : 2;
