@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -116,6 +117,36 @@ def test_sigusr1_snapshot():
         check(report["process"].get("duration_s", 0) < truth_of(
             subprocess.CompletedProcess([], 0, out, err))["wall_s"],
             "the snapshot is as long as the whole run")
+
+
+def test_stranger_first():
+    """A connection that says nothing, then one with a wrong token, reach the
+    recorder before the probe: the probe's session is still the one recorded."""
+    tmtest.require_report()
+    cap = os.path.join(tmtest.Temp.dir(), "stranger.tmcap")
+    rec = subprocess.Popen([os.path.join(tmtest.BUILD, "recorder", "threadmon-flight"), "-o", cap,
+                            "--last-ms", "5000", "--token", "right"], stdout=subprocess.PIPE,
+                           text=True)
+    port = int(rec.stdout.readline().split()[1])
+    silent = socket.create_connection(("127.0.0.1", port))
+    env = dict(os.environ, LD_PRELOAD=tmtest.PROBE, THREADMON_CONNECT=f"127.0.0.1:{port}",
+               THREADMON_FOLLOW="0")
+    argv = [workload("cond_wait"), "--delay-ms", "20", "--repeats", "2"]
+    wrong = subprocess.Popen(argv, env=dict(env, THREADMON_TOKEN="wrong"), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    wrong.communicate(timeout=60)
+    right = subprocess.Popen(argv, env=dict(env, THREADMON_TOKEN="right"), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    _, err = right.communicate(timeout=60)
+    out, _ = rec.communicate(timeout=60)
+    silent.close()
+    check(right.returncode == 0 and rec.returncode == 0,
+          f"program {right.returncode}, recorder {rec.returncode}: {err!r}")
+    check(f"wrote {cap}" in out, f"recorder said {out!r}")
+    if os.path.exists(cap):
+        pid = report_json(cap)["process"].get("pid")
+        check(pid == right.pid, f"the capture is of pid {pid}; the wrong token's run was "
+              f"{wrong.pid}, the right one's {right.pid}")
 
 
 tmtest.main(globals())
