@@ -87,7 +87,8 @@ int main(int argc, char **argv) {
       double t = thread_cpu_s() - t0;
       if (t < best) best = t;
     }
-    printf("%5d  %5.2f  %13.2f\n", level, (double)len / (double)out, best * 1e3 / ((double)len / 1e6));
+    printf("%5d  %5.2f  %13.2f\n", level, (double)len / (double)out,
+           best * 1e3 / ((double)len / 1e6));
     tm_block_writer_free(&w);
   }
   free(frames);

@@ -56,7 +56,8 @@ static int make(const char *in, int minutes, const char *out) {
   for (int k = 0; k < copies; k++) {
     for (size_t i = 0; i < x.n; i++) {
       uint64_t from = x.e[i].offset;
-      uint64_t to = i + 1 < x.n ? x.e[i + 1].offset : from + 8 + (get_u32(data + from) & ~TM_BLOCK_FLAG);
+      uint64_t to =
+          i + 1 < x.n ? x.e[i + 1].offset : from + 8 + (get_u32(data + from) & ~TM_BLOCK_FLAG);
       uint8_t *rec = data + from;
       size_t len = (size_t)(to - from);
       tm_index_entry e = x.e[i];
@@ -138,7 +139,8 @@ int main(int argc, char **argv) {
          (now_s(CLOCK_MONOTONIC) - w) * 1e3, (now_s(CLOCK_PROCESS_CPUTIME_ID) - c) * 1e3);
   uint8_t prefix[4] = {0};
   if (pread(fd, prefix, 4, (off_t)x.e[x.n - 1].offset) != 4) return 1;
-  uint64_t records_end = x.e[x.n - 1].offset + TM_FRAME_PREFIX_BYTES + (get_u32(prefix) & ~TM_BLOCK_FLAG);
+  uint64_t records_end =
+      x.e[x.n - 1].offset + TM_FRAME_PREFIX_BYTES + (get_u32(prefix) & ~TM_BLOCK_FLAG);
   tm_index s;
   w = now_s(CLOCK_MONOTONIC), c = now_s(CLOCK_PROCESS_CPUTIME_ID);
   tm_capture_index(fd, records_end, &s, &tail, err, sizeof err); /* as if cut before the index */
@@ -149,8 +151,10 @@ int main(int argc, char **argv) {
   size_t lo = 0, hi = x.n; /* the first record whose span reaches the target */
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    if (x.e[mid].last_ns < target) lo = mid + 1;
-    else hi = mid;
+    if (x.e[mid].last_ns < target)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   uint64_t to = lo + 1 < x.n ? x.e[lo + 1].offset : records_end;
   uint64_t frames = decode(fd, x.e[lo].offset, to);

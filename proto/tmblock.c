@@ -106,8 +106,8 @@ size_t tm_block_encode(tm_block_writer *w, const uint8_t *frames, size_t len, ui
   if (ZSTD_isError(z)) return 0;
   size_t n = TM_BLOCK_HEADER_BYTES + z;
   if (n + TM_FRAME_PREFIX_BYTES >= len) return 0; /* does not pay */
-  tm_block_header h = {.type = TM_BLOCK_FRAMES, .raw_len = (uint32_t)len,
-                       .first_ns = first_ns, .last_ns = last_ns};
+  tm_block_header h = {
+      .type = TM_BLOCK_FRAMES, .raw_len = (uint32_t)len, .first_ns = first_ns, .last_ns = last_ns};
   h.kinds = tm_frames_describe(frames, len, &h.frames);
   header_encode(body, &h);
   put_u32(w->out, TM_BLOCK_FLAG | (uint32_t)n);

@@ -174,9 +174,12 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) return usage();
-    if (strcmp(a, "-o") == 0) fl.output = v;
-    else if (strcmp(a, "--token") == 0) fl.token = v;
-    else if (strcmp(a, "--last-ms") == 0) last_ms = strtoull(v, NULL, 10);
+    if (strcmp(a, "-o") == 0)
+      fl.output = v;
+    else if (strcmp(a, "--token") == 0)
+      fl.token = v;
+    else if (strcmp(a, "--last-ms") == 0)
+      last_ms = strtoull(v, NULL, 10);
     else if (strcmp(a, "--trigger") == 0) {
       if (!fr_trigger_parse(&fl.triggers, v)) {
         fprintf(stderr, "threadmon-flight: unknown trigger '%s' (deadlock, wait>200ms)\n", v);
@@ -215,8 +218,10 @@ int main(int argc, char **argv) {
     if (poll(p, 3, -1) < 0 && errno != EINTR) break;
     char sig;
     while (read(sig_pipe[0], &sig, 1) == 1) {
-      if (sig == SIGTERM) stop = true;
-      else if (fl.hello_seen) snapshot(&fl, "snap", "SIGUSR1");
+      if (sig == SIGTERM)
+        stop = true;
+      else if (fl.hello_seen)
+        snapshot(&fl, "snap", "SIGUSR1");
     }
     if (p[2].revents & POLLIN) {
       int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
@@ -242,8 +247,10 @@ int main(int argc, char **argv) {
     }
     over = !open;
   }
-  if (fl.hello_seen) write_capture(&fl, fl.output, stop ? "recorder stopped" : "the program ended");
-  else fl.status = fl.status ? fl.status : 2;
+  if (fl.hello_seen)
+    write_capture(&fl, fl.output, stop ? "recorder stopped" : "the program ended");
+  else
+    fl.status = fl.status ? fl.status : 2;
   if (conn >= 0) close(conn);
   tm_decoder_free(&dec);
   fr_ring_free(&fl.ring);

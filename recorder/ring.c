@@ -12,9 +12,10 @@
 #define CHUNK_BYTES (256u * 1024u)
 /* A chunk spans an eighth of the window (50 ms to 1 s): the window kept is
  * between N s and N s plus two chunks. */
-#define CHUNK_NS(r) \
-  ((r)->window_ns / 8 < 50000000ull ? 50000000ull \
-   : (r)->window_ns / 8 > 1000000000ull ? 1000000000ull : (r)->window_ns / 8)
+#define CHUNK_NS(r)                                     \
+  ((r)->window_ns / 8 < 50000000ull     ? 50000000ull   \
+   : (r)->window_ns / 8 > 1000000000ull ? 1000000000ull \
+                                        : (r)->window_ns / 8)
 #define LEVEL 3
 #define HISTORY_NS 1000000000ull /* a dropped tick kept a second */
 
@@ -114,8 +115,7 @@ static void seal(fr_ring *r) {
   r->cur.len = 0;
 }
 
-static void absorb_tick(fr_ring *r, const Threadmon__Tick *t, const uint8_t *frame,
-                        uint32_t len) {
+static void absorb_tick(fr_ring *r, const Threadmon__Tick *t, const uint8_t *frame, uint32_t len) {
   if (t->time_ns >= r->next_history_ns) {
     add_frame(r, &r->history, frame, len);
     r->next_history_ns = t->time_ns + HISTORY_NS;
@@ -157,8 +157,7 @@ static void absorb_transitions(fr_ring *r, const Threadmon__Transitions *t) {
 static void absorb_end(fr_ring *r, const Threadmon__ThreadEnd *te, const uint8_t *frame,
                        uint32_t len) {
   const km_slot *s = km_get(&r->lwps, te->tid);
-  Threadmon__LwpSample *sample =
-      s ? threadmon__lwp_sample__unpack(NULL, s->len, s->data) : NULL;
+  Threadmon__LwpSample *sample = s ? threadmon__lwp_sample__unpack(NULL, s->len, s->data) : NULL;
   if (sample) {
     Threadmon__Tick tick = THREADMON__TICK__INIT;
     tick.time_ns = te->time_ns;
@@ -205,8 +204,7 @@ static void absorb(fr_ring *r, const fr_chunk *c) {
     if (!f) continue;
     if (f->body_case == THREADMON__FRAME__BODY_TICK) absorb_tick(r, f->tick, payload, n);
     if (f->body_case == THREADMON__FRAME__BODY_TRANSITIONS) absorb_transitions(r, f->transitions);
-    if (f->body_case == THREADMON__FRAME__BODY_THREAD_END)
-      absorb_end(r, f->thread_end, payload, n);
+    if (f->body_case == THREADMON__FRAME__BODY_THREAD_END) absorb_end(r, f->thread_end, payload, n);
     threadmon__frame__free_unpacked(f, NULL);
   }
   free(inflated);
@@ -316,7 +314,8 @@ static void *unpack_all(const keymap *m, size_t *n, const ProtobufCMessageDescri
 }
 
 static void free_all(void *msgs, size_t n) {
-  for (size_t i = 0; i < n; i++) protobuf_c_message_free_unpacked(((ProtobufCMessage **)msgs)[i], NULL);
+  for (size_t i = 0; i < n; i++)
+    protobuf_c_message_free_unpacked(((ProtobufCMessage **)msgs)[i], NULL);
   free(msgs);
 }
 
@@ -394,8 +393,7 @@ static void baseline(fr_ring *r, fr_bytes *b, const char *why) {
   snprintf(text, sizeof text,
            "flight recorder (%s): detail kept for the last %.0f s only, from %.1f s; the "
            "counters are whole-run totals, states before that are estimated from them",
-           why, (double)r->window_ns / 1e9,
-           (double)(r->dropped_until_ns - r->start_ns) / 1e9);
+           why, (double)r->window_ns / 1e9, (double)(r->dropped_until_ns - r->start_ns) / 1e9);
   Threadmon__Notice notice = THREADMON__NOTICE__INIT;
   notice.time_ns = r->dropped_until_ns;
   notice.text = text;
@@ -409,9 +407,8 @@ static void chunk_meta(const fr_chunk *c, tm_index_entry *meta) {
   uint32_t word = (uint32_t)c->record[0] | (uint32_t)c->record[1] << 8 |
                   (uint32_t)c->record[2] << 16 | (uint32_t)c->record[3] << 24;
   tm_block_header h;
-  if ((word & TM_BLOCK_FLAG) &&
-      tm_block_header_parse(c->record + TM_FRAME_PREFIX_BYTES, c->len - TM_FRAME_PREFIX_BYTES,
-                            &h) == 0) {
+  if ((word & TM_BLOCK_FLAG) && tm_block_header_parse(c->record + TM_FRAME_PREFIX_BYTES,
+                                                      c->len - TM_FRAME_PREFIX_BYTES, &h) == 0) {
     meta->kinds = h.kinds;
     meta->frames = h.frames;
   } else {

@@ -18,9 +18,9 @@ bool fr_trigger_parse(fr_triggers *t, const char *spec) {
   if (strncmp(spec, "wait>", 5) != 0) return false;
   char *end;
   double v = strtod(spec + 5, &end);
-  double scale = strcmp(end, "ms") == 0  ? 1e6
-                 : strcmp(end, "s") == 0 ? 1e9
-                 : strcmp(end, "m") == 0 ? 60e9
+  double scale = strcmp(end, "ms") == 0   ? 1e6
+                 : strcmp(end, "s") == 0  ? 1e9
+                 : strcmp(end, "m") == 0  ? 60e9
                  : strcmp(end, "us") == 0 ? 1e3
                                           : 0;
   if (end == spec + 5 || !(v > 0) || scale == 0 || v * scale > 1e15) return false;

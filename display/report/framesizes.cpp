@@ -3,15 +3,14 @@
 #include <QFile>
 #include <QLocale>
 #include <QStringList>
-
 #include <algorithm>
 #include <cstring>
 #include <map>
 #include <vector>
 
 #include "texttable.h"
-#include "tmblock.h"
 #include "threadmon.pb-c.h"
+#include "tmblock.h"
 #include "tmwire.h"
 
 namespace {
@@ -104,15 +103,18 @@ void addFields(TextTable &table, const std::map<QString, Tally> &fields, const Q
   for (const auto &[name, t] : fields)
     if (name.startsWith(parent + '.') && name.count('.') == depth && t.bytes * 200 >= raw)
       sub.emplace_back(name, t.bytes);
-  std::sort(sub.begin(), sub.end(), [](const auto &a, const auto &b) { return a.second > b.second; });
+  std::sort(sub.begin(), sub.end(),
+            [](const auto &a, const auto &b) { return a.second > b.second; });
   for (const auto &[name, b] : sub) {
-    table.addRow({QString(2 * depth, ' ') + name.mid(kind.size() + 1), "", number(b),
-                  share(b, raw), rate(b)});
+    table.addRow({QString(2 * depth, ' ') + name.mid(kind.size() + 1), "", number(b), share(b, raw),
+                  rate(b)});
     addFields(table, fields, kind, name, raw, rate);
   }
 }
 
-QString number(uint64_t v) { return QLocale(QLocale::English).toString(qulonglong(v)); }
+QString number(uint64_t v) {
+  return QLocale(QLocale::English).toString(qulonglong(v));
+}
 
 QString share(uint64_t part, uint64_t whole) {
   return whole ? QString::number(100.0 * double(part) / double(whole), 'f', 1) + '%' : "-";
@@ -159,8 +161,8 @@ QString frameSizesText(const QString &path, QString *error) {
       t.bytes += TM_FRAME_PREFIX_BYTES + n;
       raw += TM_FRAME_PREFIX_BYTES + n;
       if (body) {
-        auto *sub = *reinterpret_cast<ProtobufCMessage **>(reinterpret_cast<char *>(f) +
-                                                           body->offset);
+        auto *sub =
+            *reinterpret_cast<ProtobufCMessage **>(reinterpret_cast<char *>(f) + body->offset);
         tallyFields(sub, kind, 1, fields);
       }
       if (f->body_case == THREADMON__FRAME__BODY_TICK) {
@@ -182,15 +184,16 @@ QString frameSizesText(const QString &path, QString *error) {
   if (dec.blocks)
     out << QStringLiteral("%1 zstd blocks: %2 bytes hold %3 bytes of frames (%4x)")
                .arg(number(dec.blocks), number(dec.block_bytes), number(dec.block_raw))
-               .arg(double(dec.block_raw) / double(std::max<uint64_t>(dec.block_bytes, 1)), 0,
-                    'f', 2);
+               .arg(double(dec.block_raw) / double(std::max<uint64_t>(dec.block_bytes, 1)), 0, 'f',
+                    2);
   if (dec.format_major >= TM_FORMAT_MAJOR_BLOCKS) {
     tm_index index;
     int fromTail = 0;
     char why[128];
     if (tm_capture_index(file.handle(), disk, &index, &fromTail, why, sizeof why) == 0)
-      out << (fromTail ? QStringLiteral("index: %1 records, read from its end")
-                       : QStringLiteral("no index at its end (cut short?): %1 records found by a scan"))
+      out << (fromTail
+                  ? QStringLiteral("index: %1 records, read from its end")
+                  : QStringLiteral("no index at its end (cut short?): %1 records found by a scan"))
                  .arg(number(index.n));
     tm_index_free(&index);
   }

@@ -6,11 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "threadmon.pb-c.h"
 #include "tmblock.h"
 #include "tmwire.h"
-
-#include "check.h"
 
 #define BLOCKS 6
 #define TICKS_PER_BLOCK 40
