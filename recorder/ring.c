@@ -319,6 +319,16 @@ static void free_all(void *msgs, size_t n) {
   free(msgs);
 }
 
+static void note(fr_ring *r, fr_bytes *b, uint64_t time_ns, char *text) {
+  Threadmon__Notice notice = THREADMON__NOTICE__INIT;
+  notice.time_ns = time_ns;
+  notice.text = text;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_NOTICE;
+  f.notice = &notice;
+  pack_frame(r, b, &f);
+}
+
 /* What the dropped detail left: a tick of every latest counter, each live
  * thread's last state (UNKNOWN from its start, as after a capture gap), and
  * a notice saying so. No switch record before the window is kept, so none
@@ -394,12 +404,7 @@ static void baseline(fr_ring *r, fr_bytes *b, const char *why) {
            "flight recorder (%s): detail kept for the last %.0f s only, from %.1f s; the "
            "counters are whole-run totals, states before that are estimated from them",
            why, (double)r->window_ns / 1e9, (double)(r->dropped_until_ns - r->start_ns) / 1e9);
-  Threadmon__Notice notice = THREADMON__NOTICE__INIT;
-  notice.time_ns = r->dropped_until_ns;
-  notice.text = text;
-  f.body_case = THREADMON__FRAME__BODY_NOTICE;
-  f.notice = &notice;
-  pack_frame(r, b, &f);
+  note(r, b, r->dropped_until_ns, text);
 }
 
 static void chunk_meta(const fr_chunk *c, tm_index_entry *meta) {
@@ -438,17 +443,19 @@ int fr_ring_write(fr_ring *r, const char *path, const char *why) {
     chunk_meta(&r->chunks[i], &meta);
     out_record(&o, r->chunks[i].record, r->chunks[i].len, meta);
   }
+  /* The probe's Goodbye when the stream brought one; a snapshot (or a
+   * program killed) has none: a note says so, and readers see a capture
+   * that ends before the program did. */
   fr_bytes end = {0};
   if (r->goodbye.len) {
     if (bytes_add(&end, r->goodbye.p, r->goodbye.len)) r->oom = true;
   } else {
-    Threadmon__Goodbye bye = THREADMON__GOODBYE__INIT;
-    bye.time_ns = r->now_ns;
-    bye.reason = THREADMON__END_REASON__END_DETACH;
-    Threadmon__Frame f = THREADMON__FRAME__INIT;
-    f.body_case = THREADMON__FRAME__BODY_GOODBYE;
-    f.goodbye = &bye;
-    pack_frame(r, &end, &f);
+    char text[320];
+    snprintf(text, sizeof text,
+             "flight recorder (%s): written at %.1f s without the program's Goodbye (it was "
+             "still running, or was killed)",
+             why, (double)(r->now_ns - r->start_ns) / 1e9);
+    note(r, &end, r->now_ns, text);
   }
   out_frames(r, &o, &end, r->now_ns, r->now_ns);
   bytes_free(&end);

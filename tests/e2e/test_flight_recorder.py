@@ -113,10 +113,17 @@ def test_sigusr1_snapshot():
     snap = os.path.join(tmtest.Temp.dir(), "usr1.snap1.tmcap")
     check(os.path.exists(snap), f"no {snap} after SIGUSR1; stderr {err!r}")
     if os.path.exists(snap):
+        # Written while the program ran on: shorter than the run, no exit
+        # status, and a note saying why.
         report = report_json(snap, expect_ok=False)
-        check(report["process"].get("duration_s", 0) < truth_of(
-            subprocess.CompletedProcess([], 0, out, err))["wall_s"],
-            "the snapshot is as long as the whole run")
+        wall = truth_of(subprocess.CompletedProcess([], 0, out, err)).get("wall_s", 0)
+        process = report["process"]
+        check(process.get("duration_s", 0) < wall,
+              f"the snapshot lasts {process.get('duration_s')} s, the run {wall} s")
+        check(process.get("exit_status") is None, f"a snapshot with exit status "
+              f"{process.get('exit_status')}")
+        check(any("without the program's Goodbye" in n for n in process.get("notices", [])),
+              f"no note: {process.get('notices')}")
 
 
 def test_stranger_first():
