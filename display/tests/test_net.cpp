@@ -217,9 +217,9 @@ class TestNet : public QObject {
     ProbeListener listener(QByteArray{});
     QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
     const Outcome out =
-        sendTo(&listener, synth::header(2) + synth::helloFrame(7, QByteArray{}), false);
+        sendTo(&listener, synth::header(3) + synth::helloFrame(7, QByteArray{}), false);
     QCOMPARE(out.accepted.size(), 0);
-    QVERIFY2(out.refused.value(0).contains("unsupported format version 2"),
+    QVERIFY2(out.refused.value(0).contains("unsupported format version 3"),
              qPrintable(out.refused.value(0)));
   }
 
