@@ -126,6 +126,10 @@ static void file_record(tm_transport *t, const uint8_t *p, size_t len, tm_index_
 }
 
 static void plain_record(tm_transport *t, const uint8_t *p, size_t len, uint64_t first_ns) {
+  if (!t->compress_level) { /* format 1: no index to note it in */
+    file_write(t, p, len);
+    return;
+  }
   tm_index_entry meta = {.first_ns = first_ns, .last_ns = tm_now_ns()};
   meta.kinds = tm_frames_describe(p, len, &meta.frames);
   file_record(t, p, len, meta);
