@@ -1,0 +1,115 @@
+/* A C program whose threads wait in every glibc way, then stay there:
+ * two deadlock on two mutexes, others wait on a cond, a semaphore, a
+ * rwlock, a barrier, a PI mutex the main thread holds, and main joins one
+ * of the deadlocked threads. It prints the truth (target_truth.h) and
+ * sleeps until killed. --not-dumpable: prctl(PR_SET_DUMPABLE, 0) first. */
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <sys/prctl.h>
+
+#include "target_truth.h"
+
+static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER, lock_b = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t cond_mutex = PTHREAD_MUTEX_INITIALIZER, pi_mutex;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_barrier_t both_hold, lonely;
+static sem_t sem;
+static _Atomic pid_t tids[8];
+
+enum { FIRST, SECOND, CONDW, SEMW, RDLOCK, BARRIER, PIW };
+
+static void *first(void *arg) {
+  tids[FIRST] = gettid();
+  pthread_mutex_lock(&lock_a);
+  pthread_barrier_wait(&both_hold);
+  pthread_mutex_lock(&lock_b);
+  return arg;
+}
+
+static void *second(void *arg) {
+  tids[SECOND] = gettid();
+  pthread_mutex_lock(&lock_b);
+  pthread_barrier_wait(&both_hold);
+  pthread_mutex_lock(&lock_a);
+  return arg;
+}
+
+static void *cond_waiter(void *arg) {
+  tids[CONDW] = gettid();
+  pthread_mutex_lock(&cond_mutex);
+  for (;;) pthread_cond_wait(&cond, &cond_mutex);
+  return arg;
+}
+
+static void *sem_waiter(void *arg) {
+  tids[SEMW] = gettid();
+  sem_wait(&sem);
+  return arg;
+}
+
+static void *reader(void *arg) {
+  tids[RDLOCK] = gettid();
+  pthread_rwlock_rdlock(&rwlock);
+  return arg;
+}
+
+static void *barrier_waiter(void *arg) {
+  tids[BARRIER] = gettid();
+  pthread_barrier_wait(&lonely);
+  return arg;
+}
+
+static void *pi_waiter(void *arg) {
+  tids[PIW] = gettid();
+  pthread_mutex_lock(&pi_mutex);
+  return arg;
+}
+
+static pthread_t start(void *(*fn)(void *), const char *name, int slot) {
+  pthread_t t;
+  pthread_create(&t, NULL, fn, NULL);
+  pthread_setname_np(t, name);
+  while (!tids[slot]) nanosleep(&(struct timespec){0, 100000}, NULL);
+  return t;
+}
+
+static void truth(int slot, const char *kind, const void *obj, size_t size, pid_t owner) {
+  truth_wait_asleep(tids[slot]);
+  printf("truth %d %s %#lx %zu %d\n", (int)tids[slot], kind, (unsigned long)obj, size, (int)owner);
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--not-dumpable")) prctl(PR_SET_DUMPABLE, 0);
+  pthread_barrier_init(&both_hold, NULL, 2);
+  pthread_barrier_init(&lonely, NULL, 2);
+  sem_init(&sem, 0, 0);
+  pthread_mutexattr_t pi;
+  pthread_mutexattr_init(&pi);
+  pthread_mutexattr_setprotocol(&pi, PTHREAD_PRIO_INHERIT);
+  pthread_mutex_init(&pi_mutex, &pi);
+  pthread_mutex_lock(&pi_mutex);
+  pthread_rwlock_wrlock(&rwlock);
+
+  pthread_t t1 = start(first, "dl-first", FIRST);
+  start(second, "dl-second", SECOND);
+  start(cond_waiter, "cond-wait", CONDW);
+  start(sem_waiter, "sem-wait", SEMW);
+  start(reader, "rd-lock", RDLOCK);
+  start(barrier_waiter, "barrier", BARRIER);
+  start(pi_waiter, "pi-wait", PIW);
+  pid_t me = gettid();
+  truth(FIRST, "mutex", &lock_b, sizeof lock_b, tids[SECOND]);
+  truth(SECOND, "mutex", &lock_a, sizeof lock_a, tids[FIRST]);
+  truth(CONDW, "cond", &cond, sizeof cond, 0);
+  truth(SEMW, "semaphore", &sem, sizeof sem, 0);
+  truth(RDLOCK, "rwlock-read", &rwlock, sizeof rwlock, 0);
+  truth(BARRIER, "barrier", &lonely, sizeof lonely, 0);
+  truth(PIW, "mutex", &pi_mutex, sizeof pi_mutex, me);
+  printf("truth %d join %#lx %zu %d\n", (int)me, 0ul, (size_t)0, (int)tids[FIRST]);
+  printf("cycle %d %d\nready\n", (int)tids[FIRST], (int)tids[SECOND]);
+  fflush(stdout);
+  pthread_join(t1, NULL);
+  return 0;
+}
