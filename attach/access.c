@@ -69,7 +69,7 @@ static bool is_descendant(pid_t pid) {
 }
 
 /* Why ptrace access was refused, from the settings that decide it. */
-static void explain_ptrace(pid_t pid, tm_access *a) {
+static void explain_ptrace(pid_t pid, int err, tm_access *a) {
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
   unsigned long long uid[3] = {0};
@@ -81,8 +81,8 @@ static void explain_ptrace(pid_t pid, tm_access *a) {
            (int)pid, uid[0], uid[1], uid[2], (unsigned)getuid());
     return;
   }
-  /* A process that is not dumpable has its /proc files owned by root. */
-  snprintf(path, sizeof path, "/proc/%d", (int)pid);
+  /* A process that is not dumpable has the files in its /proc directory
+   * owned by root (the directory itself keeps its owner). */
   struct stat st;
   if (!ptrace_cap && stat(path, &st) == 0 && st.st_uid == 0 && uid[0] != 0) {
     refuse(a, "ptrace: refused: PID %d is not dumpable (prctl(PR_SET_DUMPABLE, 0), or it changed "
@@ -109,13 +109,15 @@ static void explain_ptrace(pid_t pid, tm_access *a) {
   }
   refuse(a, "ptrace: refused: reading /proc/%d/task/%d/syscall: %s (a security module, or "
             "the process changed meanwhile)",
-         (int)pid, (int)pid, strerror(errno));
+         (int)pid, (int)pid, strerror(err));
 }
 
-static bool try_ptrace(pid_t pid) {
+static bool try_ptrace(pid_t pid, int *err) {
   char path[64], line[256];
   snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)pid, (int)pid);
-  return tm_read_file(path, line, sizeof line) > 0;
+  if (tm_read_file(path, line, sizeof line) > 0) return true;
+  *err = errno;
+  return false;
 }
 
 /* Opens (and closes at once) a switch-record event on pid's main thread,
@@ -163,9 +165,9 @@ void tm_access_check(pid_t pid, tm_access *a) {
     snprintf(a->mode, sizeof a->mode, "mode: none (nothing can be read)");
     return;
   }
-  a->ptrace = try_ptrace(pid);
-  if (!a->ptrace) explain_ptrace(pid, a);
   int err = 0;
+  a->ptrace = try_ptrace(pid, &err);
+  if (!a->ptrace) explain_ptrace(pid, err, a);
   a->perf = try_perf(pid, &err);
   if (!a->perf) explain_perf(pid, err, a);
   if (a->ptrace && a->perf)

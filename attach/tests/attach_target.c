@@ -2,7 +2,7 @@
  * two deadlock on two mutexes, others wait on a cond, a semaphore, a
  * rwlock, a barrier, a PI mutex the main thread holds, and main joins one
  * of the deadlocked threads. It prints the truth (target_truth.h) and
- * sleeps until killed. --not-dumpable: prctl(PR_SET_DUMPABLE, 0) first. */
+ * sleeps until killed. --not-dumpable: prctl(PR_SET_DUMPABLE, 0) once ready. */
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
@@ -81,7 +81,6 @@ static void truth(int slot, const char *kind, const void *obj, size_t size, pid_
 }
 
 int main(int argc, char **argv) {
-  if (argc > 1 && !strcmp(argv[1], "--not-dumpable")) prctl(PR_SET_DUMPABLE, 0);
   pthread_barrier_init(&both_hold, NULL, 2);
   pthread_barrier_init(&lonely, NULL, 2);
   sem_init(&sem, 0, 0);
@@ -108,6 +107,9 @@ int main(int argc, char **argv) {
   truth(BARRIER, "barrier", &lonely, sizeof lonely, 0);
   truth(PIW, "mutex", &pi_mutex, sizeof pi_mutex, me);
   printf("truth %d join %#lx %zu %d\n", (int)me, 0ul, (size_t)0, (int)tids[FIRST]);
+  /* Only now: a process that is not dumpable cannot read its own task
+   * files (root owns them), which truth() needs. */
+  if (argc > 1 && !strcmp(argv[1], "--not-dumpable")) prctl(PR_SET_DUMPABLE, 0);
   printf("cycle %d %d\nready\n", (int)tids[FIRST], (int)tids[SECOND]);
   fflush(stdout);
   pthread_join(t1, NULL);
