@@ -64,7 +64,7 @@ static const pattern patterns[] = {
     {"7condvar", TM_WAIT_RUST_CONDVAR, "Rust std::sync::Condvar", false},
     /* Go's runtime (static binaries, symbols in .symtab) */
     {"runtime.lock2", TM_WAIT_GO_RUNTIME, "Go runtime lock", false},
-    {"runtime.notesleep", TM_WAIT_GO_RUNTIME, "Go runtime note (an idle M)", false},
+    {"runtime.notesleep", TM_WAIT_GO_RUNTIME, "Go runtime notesleep (an M without a goroutine to run)", false},
     {"runtime.notetsleep", TM_WAIT_GO_RUNTIME, "Go runtime note (timed)", false},
     {"runtime.futexsleep", TM_WAIT_GO_RUNTIME, "Go runtime futexsleep", true},
 };
