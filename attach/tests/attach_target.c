@@ -2,7 +2,9 @@
  * two deadlock on two mutexes, others wait on a cond, a semaphore, a
  * rwlock, a barrier, a PI mutex the main thread holds, and main joins one
  * of the deadlocked threads. It prints the truth (target_truth.h) and
- * sleeps until killed. --not-dumpable: prctl(PR_SET_DUMPABLE, 0) once ready. */
+ * sleeps until killed. --not-dumpable: prctl(PR_SET_DUMPABLE, 0) once ready;
+ * --extra N: N more threads waiting on one cond (to time an attach to a
+ * process with many threads). */
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
@@ -61,6 +63,25 @@ static void *barrier_waiter(void *arg) {
   return arg;
 }
 
+static void *extra_waiter(void *arg) {
+  pthread_mutex_lock(&cond_mutex);
+  for (;;) pthread_cond_wait(&cond, &cond_mutex);
+  return arg;
+}
+
+static void start_extra(int n) {
+  pthread_attr_t small;
+  pthread_attr_init(&small);
+  pthread_attr_setstacksize(&small, 64 * 1024);
+  for (int i = 0; i < n; i++) {
+    pthread_t t;
+    if (pthread_create(&t, &small, extra_waiter, NULL) != 0) {
+      fprintf(stderr, "target: only %d extra threads\n", i);
+      exit(1);
+    }
+  }
+}
+
 static void *pi_waiter(void *arg) {
   tids[PIW] = gettid();
   pthread_mutex_lock(&pi_mutex);
@@ -91,6 +112,8 @@ int main(int argc, char **argv) {
   pthread_mutex_lock(&pi_mutex);
   pthread_rwlock_wrlock(&rwlock);
 
+  for (int i = 1; i + 1 < argc; i++)
+    if (!strcmp(argv[i], "--extra")) start_extra(atoi(argv[i + 1]));
   pthread_t t1 = start(first, "dl-first", FIRST);
   start(second, "dl-second", SECOND);
   start(cond_waiter, "cond-wait", CONDW);
@@ -109,7 +132,8 @@ int main(int argc, char **argv) {
   printf("truth %d join %#lx %zu %d\n", (int)me, 0ul, (size_t)0, (int)tids[FIRST]);
   /* Only now: a process that is not dumpable cannot read its own task
    * files (root owns them), which truth() needs. */
-  if (argc > 1 && !strcmp(argv[1], "--not-dumpable")) prctl(PR_SET_DUMPABLE, 0);
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--not-dumpable")) prctl(PR_SET_DUMPABLE, 0);
   printf("cycle %d %d\nready\n", (int)tids[FIRST], (int)tids[SECOND]);
   fflush(stdout);
   pthread_join(t1, NULL);
