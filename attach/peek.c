@@ -62,6 +62,8 @@ static void print_thread(tm_snapshot *s, const tm_thread_state *t) {
       printf(" %s %d (%s)", t->wait.kind == TM_WAIT_JOIN ? "for thread" : "held by", (int)t->owner,
              o ? o->name : "?");
     }
+    if (t->owner_gone)
+      printf(" held by %d, which has ended: it exited holding the lock", (int)t->owner_gone);
     printf("\n");
   } else {
     const char *name = syscall_name(t->sc.nr);

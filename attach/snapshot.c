@@ -35,7 +35,8 @@ static void read_stat(pid_t pid, tm_thread_state *t) {
   t->state = close[2];
 }
 
-static pid_t owner_of(const tm_snapshot *s, const tm_thread_state *t) {
+/* The owner's tid read from the wait's word, 0 when it has none. */
+static pid_t owner_word(const tm_snapshot *s, const tm_thread_state *t) {
   uint32_t v = 0;
   switch (t->wait.kind) {
   case TM_WAIT_MUTEX:
@@ -51,8 +52,14 @@ static pid_t owner_of(const tm_snapshot *s, const tm_thread_state *t) {
   case TM_WAIT_JOIN: v = t->futex.expected; break;
   default: return 0;
   }
-  pid_t owner = (pid_t)v;
-  return owner > 0 && owner != t->tid && tm_snapshot_thread(s, owner) ? owner : 0;
+  return (pid_t)v;
+}
+
+static void find_owner(const tm_snapshot *s, tm_thread_state *t) {
+  pid_t owner = owner_word(s, t);
+  if (owner <= 0 || owner == t->tid) return;
+  if (tm_snapshot_thread(s, owner)) t->owner = owner;
+  else if (t->wait.kind == TM_WAIT_MUTEX) t->owner_gone = owner;
 }
 
 static void read_wait(tm_snapshot *s, tm_thread_state *t) {
@@ -95,7 +102,7 @@ bool tm_snapshot_take(pid_t pid, tm_snapshot *s) {
     read_stat(pid, &s->threads[i]);
     read_wait(s, &s->threads[i]);
   }
-  for (size_t i = 0; i < s->nthreads; i++) s->threads[i].owner = owner_of(s, &s->threads[i]);
+  for (size_t i = 0; i < s->nthreads; i++) find_owner(s, &s->threads[i]);
   return true;
 }
 

@@ -6,7 +6,8 @@
  * Owners: a glibc pthread_mutex_t keeps its owner's tid in __data.__owner
  * (the word + 8); a PI mutex's word holds it (FUTEX_TID_MASK); a joining
  * thread sleeps on the joined thread's tid, which is also the value it
- * expected. An owner that is not a thread of the target is dropped. */
+ * expected. A mutex owner that is no thread of the target any more ended
+ * while holding it (owner_gone): a common way for a server to hang. */
 #ifndef THREADMON_ATTACH_SNAPSHOT_H
 #define THREADMON_ATTACH_SNAPSHOT_H
 
@@ -30,6 +31,7 @@ typedef struct tm_thread_state {
   tm_futex_wait futex;
   tm_wait_class wait;
   pid_t owner;      /* thread it waits for, 0 when unknown or none */
+  pid_t owner_gone; /* a mutex's owner that has ended, 0 when none */
   uintptr_t pcs[TM_SNAPSHOT_FRAMES];
   int npcs;
 } tm_thread_state;

@@ -60,13 +60,13 @@ def main():
         for line in p.stdout:
             if line == "ready\n":
                 break
-        while not all_asleep(p.pid, extra + 8):
+        while not all_asleep(p.pid, extra + 9):
             time.sleep(0.05)
         runs = [peek_once(peek, p.pid) for _ in range(a.runs)]
         p.kill()
         p.wait()
         walls, cpus = [r[0] for r in runs], [r[1] for r in runs]
-        print(f"| {extra + 8} | {statistics.median(walls):.1f} ({' '.join(f'{w:.1f}' for w in walls)})"
+        print(f"| {extra + 9} | {statistics.median(walls):.1f} ({' '.join(f'{w:.1f}' for w in walls)})"
               f" | {statistics.median(cpus):.0f} ({' '.join(f'{c:.0f}' for c in cpus)})"
               f" | {'yes' if all(r[2] for r in runs) else 'NO'} |")
 

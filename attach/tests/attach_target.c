@@ -1,7 +1,7 @@
 /* A C program whose threads wait in every glibc way, then stay there:
  * two deadlock on two mutexes, others wait on a cond, a semaphore, a
- * rwlock, a barrier, a PI mutex the main thread holds, and main joins one
- * of the deadlocked threads. It prints the truth (target_truth.h) and
+ * rwlock, a barrier, a PI mutex the main thread holds, a mutex whose
+ * owner ended holding it, and main joins one of the deadlocked threads. It prints the truth (target_truth.h) and
  * sleeps until killed. --not-dumpable: prctl(PR_SET_DUMPABLE, 0) once ready;
  * --extra N: N more threads waiting on one cond (to time an attach to a
  * process with many threads). */
@@ -14,13 +14,13 @@
 
 static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER, lock_b = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t cond_mutex = PTHREAD_MUTEX_INITIALIZER, pi_mutex;
+static pthread_mutex_t orphan = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_barrier_t both_hold, lonely;
 static sem_t sem;
-static _Atomic pid_t tids[8];
-
-enum { FIRST, SECOND, CONDW, SEMW, RDLOCK, BARRIER, PIW };
+enum { FIRST, SECOND, CONDW, SEMW, RDLOCK, BARRIER, PIW, ORPHAN, ORPHANW };
+static _Atomic pid_t tids[ORPHANW + 1];
 
 static void *first(void *arg) {
   tids[FIRST] = gettid();
@@ -60,6 +60,19 @@ static void *reader(void *arg) {
 static void *barrier_waiter(void *arg) {
   tids[BARRIER] = gettid();
   pthread_barrier_wait(&lonely);
+  return arg;
+}
+
+/* Ends holding a mutex: a thread that died with a lock. */
+static void *orphan_maker(void *arg) {
+  tids[ORPHAN] = gettid();
+  pthread_mutex_lock(&orphan);
+  return arg;
+}
+
+static void *orphan_waiter(void *arg) {
+  tids[ORPHANW] = gettid();
+  pthread_mutex_lock(&orphan);
   return arg;
 }
 
@@ -121,6 +134,8 @@ int main(int argc, char **argv) {
   start(reader, "rd-lock", RDLOCK);
   start(barrier_waiter, "barrier", BARRIER);
   start(pi_waiter, "pi-wait", PIW);
+  pthread_join(start(orphan_maker, "orphan-maker", ORPHAN), NULL);
+  start(orphan_waiter, "orphan-wait", ORPHANW);
   pid_t me = gettid();
   truth(FIRST, "mutex", &lock_b, sizeof lock_b, tids[SECOND]);
   truth(SECOND, "mutex", &lock_a, sizeof lock_a, tids[FIRST]);
@@ -129,6 +144,7 @@ int main(int argc, char **argv) {
   truth(RDLOCK, "rwlock-read", &rwlock, sizeof rwlock, 0);
   truth(BARRIER, "barrier", &lonely, sizeof lonely, 0);
   truth(PIW, "mutex", &pi_mutex, sizeof pi_mutex, me);
+  truth(ORPHANW, "mutex", &orphan, sizeof orphan, -tids[ORPHAN]);
   printf("truth %d join %#lx %zu %d\n", (int)me, 0ul, (size_t)0, (int)tids[FIRST]);
   /* Only now: a process that is not dumpable cannot read its own task
    * files (root owns them), which truth() needs. */

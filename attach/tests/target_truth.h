@@ -3,7 +3,8 @@
  *   truth TID KIND ADDR SIZE OWNER   thread TID waits as KIND (waitkind.h's
  *                                    name) on a futex word inside
  *                                    [ADDR, ADDR + SIZE), held by OWNER
- *                                    (0: none to check)
+ *                                    (0: none to check; -TID: TID,
+ *                                    which has ended holding it)
  *   cycle TID TID                    the two threads deadlock
  *   ready                            every thread above is asleep in it */
 #ifndef THREADMON_ATTACH_TARGET_TRUTH_H

@@ -133,7 +133,8 @@ static void check_truth(const tm_snapshot *s, const truth *t) {
   CHECK(th->futex.op != TM_FUTEX_NONE);
   CHECK(!strcmp(tm_wait_kind_name(th->wait.kind), t->kind));
   if (t->size) CHECK(th->futex.word >= t->addr && th->futex.word < t->addr + t->size);
-  if (t->owner) CHECK_EQ(th->owner, t->owner);
+  if (t->owner > 0) CHECK_EQ(th->owner, t->owner);
+  if (t->owner < 0) CHECK(th->owner == 0 && th->owner_gone == -t->owner);
 }
 
 int main(int argc, char **argv) {
