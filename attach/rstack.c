@@ -21,7 +21,7 @@ static bool after_call(pid_t pid, const tm_maps *m, uintptr_t w) {
 }
 
 int tm_remote_stack(pid_t pid, pid_t tid, const char *syscall_line, const tm_maps *m,
-                    uintptr_t *pcs, int max) {
+                    tm_rcfi *cfi, uintptr_t *pcs, int max, int *exact) {
   tm_syscall sc;
   if (max < 1 || !tm_syscall_parse(syscall_line, &sc) || !sc.sp || !sc.pc || (sc.sp & 7))
     return 0;
@@ -35,7 +35,17 @@ int tm_remote_stack(pid_t pid, pid_t tid, const char *syscall_line, const tm_map
 
   int n = 0;
   pcs[n++] = sc.pc;
-  for (ssize_t off = 0; off + 8 <= got && n < max; off += 8) {
+  tm_stack_copy st = {sc.sp, copy, (size_t)got};
+  tm_cfi_regs regs = {sc.pc, sc.sp, 0, false};
+  ssize_t from = 0;
+  for (bool ret = false; cfi && n < max && tm_cfi_step_with(&regs, ret, &st, tm_rcfi_find, cfi);
+       ret = true) {
+    if (!after_call(pid, m, regs.ip)) break;
+    pcs[n++] = regs.ip;
+    from = (ssize_t)(regs.sp - sc.sp);
+  }
+  if (exact) *exact = n;
+  for (ssize_t off = from; off + 8 <= got && n < max; off += 8) {
     uintptr_t w;
     memcpy(&w, copy + off, sizeof w);
     if (after_call(pid, m, w)) pcs[n++] = w;

@@ -69,7 +69,9 @@ static void read_wait(tm_snapshot *s, tm_thread_state *t) {
   t->syscall_ok = true;
   if (!tm_syscall_parse(line, &t->sc) || !t->sc.in_call) return;
   t->futex = tm_futex_decode(s->pid, &t->sc);
-  if (s->maps_ok) t->npcs = tm_remote_stack(s->pid, t->tid, line, &s->maps, t->pcs, TM_SNAPSHOT_FRAMES);
+  if (s->maps_ok)
+    t->npcs = tm_remote_stack(s->pid, t->tid, line, &s->maps, s->cfi, t->pcs, TM_SNAPSHOT_FRAMES,
+                              &t->exact);
   if (t->futex.op != TM_FUTEX_NONE && s->syms) t->wait = tm_wait_classify(s->syms, t->pcs, t->npcs);
   else t->wait = (tm_wait_class){TM_WAIT_UNKNOWN, t->futex.op ? "futex" : "", -1};
 }
@@ -97,7 +99,10 @@ bool tm_snapshot_take(pid_t pid, tm_snapshot *s) {
   qsort(s->threads, s->nthreads, sizeof *s->threads, by_tid);
   /* maps of another user's process read empty without ptrace access. */
   s->maps_ok = tm_maps_load(pid, &s->maps) && s->maps.nmaps > 0;
-  if (s->maps_ok) s->syms = tm_symtabs_new(&s->maps);
+  if (s->maps_ok) {
+    s->syms = tm_symtabs_new(&s->maps);
+    s->cfi = tm_rcfi_new(&s->maps);
+  }
   for (size_t i = 0; i < s->nthreads; i++) {
     read_stat(pid, &s->threads[i]);
     read_wait(s, &s->threads[i]);
@@ -108,6 +113,7 @@ bool tm_snapshot_take(pid_t pid, tm_snapshot *s) {
 
 void tm_snapshot_free(tm_snapshot *s) {
   tm_symtabs_free(s->syms);
+  tm_rcfi_free(s->cfi);
   tm_maps_free(&s->maps);
   free(s->threads);
   memset(s, 0, sizeof *s);

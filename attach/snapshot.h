@@ -18,6 +18,7 @@
 #include "elfsyms.h"
 #include "futexwait.h"
 #include "maps.h"
+#include "rcfi.h"
 #include "waitkind.h"
 
 #define TM_SNAPSHOT_FRAMES 32
@@ -33,13 +34,14 @@ typedef struct tm_thread_state {
   pid_t owner;      /* thread it waits for, 0 when unknown or none */
   pid_t owner_gone; /* a mutex's owner that has ended, 0 when none */
   uintptr_t pcs[TM_SNAPSHOT_FRAMES];
-  int npcs;
+  int npcs, exact; /* frames, the first `exact` of them unwound (rstack.h) */
 } tm_thread_state;
 
 typedef struct tm_snapshot {
   pid_t pid;
   tm_maps maps;
   tm_symtabs *syms;
+  tm_rcfi *cfi;
   tm_thread_state *threads;
   size_t nthreads;
   bool maps_ok; /* its memory map could be read (needs ptrace access) */

@@ -125,13 +125,18 @@ static pid_t start_target(char **argv) {
 
 static void check_truth(const tm_snapshot *s, const truth *t) {
   const tm_thread_state *th = tm_snapshot_thread(s, t->tid);
-  fprintf(stderr, "  %d %s: read %s (%s) word %#lx owner %d, %d frames\n", (int)t->tid, t->kind,
-          th ? tm_wait_kind_name(th->wait.kind) : "-", th ? th->wait.what : "-",
-          th ? (unsigned long)th->futex.word : 0ul, th ? (int)th->owner : 0, th ? th->npcs : 0);
+  fprintf(stderr, "  %d %s: read %s (%s) word %#lx owner %d, %d frames, %d unwound\n",
+          (int)t->tid, t->kind, th ? tm_wait_kind_name(th->wait.kind) : "-",
+          th ? th->wait.what : "-", th ? (unsigned long)th->futex.word : 0ul,
+          th ? (int)th->owner : 0, th ? th->npcs : 0, th ? th->exact : 0);
   CHECK(th);
   CHECK_EQ(th->state, 'S');
   CHECK(th->futex.op != TM_FUTEX_NONE);
   CHECK(!strcmp(tm_wait_kind_name(th->wait.kind), t->kind));
+  /* Frames are unwound by .eh_frame where the module has one, at least
+   * the innermost function's (a gcc -static program and Go's runtime have
+   * no .eh_frame_hdr: scan only). */
+  CHECK(th->exact >= 1 && th->exact <= th->npcs);
   if (t->size) CHECK(th->futex.word >= t->addr && th->futex.word < t->addr + t->size);
   if (t->owner > 0) CHECK_EQ(th->owner, t->owner);
   if (t->owner < 0) CHECK(th->owner == 0 && th->owner_gone == -t->owner);
