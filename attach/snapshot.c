@@ -14,6 +14,13 @@
 /* Offset of __data.__owner in glibc's pthread_mutex_t (x86-64: int
  * __lock; unsigned __count; int __owner). */
 #define GLIBC_MUTEX_OWNER 8
+/* glibc's pthread_rwlock_t (x86-64): __wrphase_futex at 8, __writers_futex
+ * at 12, __cur_writer at 24. A reader waits on __wrphase_futex while a
+ * writer holds it; a writer waits on __writers_futex (expecting 1 | 2,
+ * "held, with waiters") while another writer holds it. */
+#define RWLOCK_READER_TO_WRITER 16
+#define RWLOCK_WRITER_TO_WRITER 12
+#define RWLOCK_WRITERS_HELD 3
 
 static int by_tid(const void *a, const void *b) {
   const tm_thread_state *x = a, *y = b;
@@ -49,6 +56,16 @@ static pid_t owner_word(const tm_snapshot *s, const tm_thread_state *t) {
         v = (uint32_t)owner;
     }
     break;
+  case TM_WAIT_RWLOCK_READ:
+  case TM_WAIT_RWLOCK_WRITE: {
+    bool reader = t->wait.kind == TM_WAIT_RWLOCK_READ;
+    if (!reader && t->futex.expected != RWLOCK_WRITERS_HELD) return 0; /* readers hold it */
+    int32_t writer;
+    uintptr_t at = t->futex.word + (reader ? RWLOCK_READER_TO_WRITER : RWLOCK_WRITER_TO_WRITER);
+    if (tm_remote_read(s->pid, at, &writer, sizeof writer) == sizeof writer && writer > 0)
+      v = (uint32_t)writer;
+    break;
+  }
   case TM_WAIT_JOIN: v = t->futex.expected; break;
   default: return 0;
   }

@@ -4,7 +4,8 @@
  * signalled or written: /proc files and process_vm_readv only.
  *
  * Owners: a glibc pthread_mutex_t keeps its owner's tid in __data.__owner
- * (the word + 8); a PI mutex's word holds it (FUTEX_TID_MASK); a joining
+ * (the word + 8); a PI mutex's word holds it (FUTEX_TID_MASK); a glibc
+ * rwlock held for writing keeps its writer in __cur_writer; a joining
  * thread sleeps on the joined thread's tid, which is also the value it
  * expected. A mutex owner that is no thread of the target any more ended
  * while holding it (owner_gone): a common way for a server to hang. */

@@ -1,8 +1,10 @@
 /* A C program whose threads wait in every glibc way, then stay there:
  * two deadlock on two mutexes, others wait on a cond, a semaphore, a
- * rwlock, a barrier, a PI mutex the main thread holds, a mutex whose
- * owner ended holding it, and main joins one of the deadlocked threads. It prints the truth (target_truth.h) and
- * sleeps until killed. --not-dumpable: prctl(PR_SET_DUMPABLE, 0) once ready;
+ * rwlock the main thread holds for writing (a reader and a writer), a
+ * barrier, a PI mutex the main thread holds, a mutex whose owner ended
+ * holding it, and main joins one of the deadlocked threads. It prints the
+ * truth (target_truth.h) and sleeps until killed.
+ * --not-dumpable: prctl(PR_SET_DUMPABLE, 0) once ready;
  * --extra N: N more threads waiting on one cond (to time an attach to a
  * process with many threads). */
 #include <pthread.h>
@@ -19,7 +21,7 @@ static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_barrier_t both_hold, lonely;
 static sem_t sem;
-enum { FIRST, SECOND, CONDW, SEMW, RDLOCK, BARRIER, PIW, ORPHAN, ORPHANW };
+enum { FIRST, SECOND, CONDW, SEMW, RDLOCK, WRLOCK, BARRIER, PIW, ORPHAN, ORPHANW };
 static _Atomic pid_t tids[ORPHANW + 1];
 
 static void *first(void *arg) {
@@ -54,6 +56,12 @@ static void *sem_waiter(void *arg) {
 static void *reader(void *arg) {
   tids[RDLOCK] = gettid();
   pthread_rwlock_rdlock(&rwlock);
+  return arg;
+}
+
+static void *writer(void *arg) {
+  tids[WRLOCK] = gettid();
+  pthread_rwlock_wrlock(&rwlock);
   return arg;
 }
 
@@ -132,6 +140,7 @@ int main(int argc, char **argv) {
   start(cond_waiter, "cond-wait", CONDW);
   start(sem_waiter, "sem-wait", SEMW);
   start(reader, "rd-lock", RDLOCK);
+  start(writer, "wr-lock", WRLOCK);
   start(barrier_waiter, "barrier", BARRIER);
   start(pi_waiter, "pi-wait", PIW);
   pthread_join(start(orphan_maker, "orphan-maker", ORPHAN), NULL);
@@ -141,7 +150,8 @@ int main(int argc, char **argv) {
   truth(SECOND, "mutex", &lock_a, sizeof lock_a, tids[FIRST]);
   truth(CONDW, "cond", &cond, sizeof cond, 0);
   truth(SEMW, "semaphore", &sem, sizeof sem, 0);
-  truth(RDLOCK, "rwlock-read", &rwlock, sizeof rwlock, 0);
+  truth(RDLOCK, "rwlock-read", &rwlock, sizeof rwlock, me);
+  truth(WRLOCK, "rwlock-write", &rwlock, sizeof rwlock, me);
   truth(BARRIER, "barrier", &lonely, sizeof lonely, 0);
   truth(PIW, "mutex", &pi_mutex, sizeof pi_mutex, me);
   truth(ORPHANW, "mutex", &orphan, sizeof orphan, -tids[ORPHAN]);
