@@ -60,13 +60,14 @@ def main():
         for line in p.stdout:
             if line == "ready\n":
                 break
-        while not all_asleep(p.pid, extra + 9):
+        while not all_asleep(p.pid, extra + 1):
             time.sleep(0.05)
+        threads = len(os.listdir(f"/proc/{p.pid}/task"))
         runs = [peek_once(peek, p.pid) for _ in range(a.runs)]
         p.kill()
         p.wait()
         walls, cpus = [r[0] for r in runs], [r[1] for r in runs]
-        print(f"| {extra + 9} | {statistics.median(walls):.1f} ({' '.join(f'{w:.1f}' for w in walls)})"
+        print(f"| {threads} | {statistics.median(walls):.1f} ({' '.join(f'{w:.1f}' for w in walls)})"
               f" | {statistics.median(cpus):.0f} ({' '.join(f'{c:.0f}' for c in cpus)})"
               f" | {'yes' if all(r[2] for r in runs) else 'NO'} |")
 

@@ -2,7 +2,7 @@
  * two deadlock on two mutexes, others wait on a cond, a semaphore, a
  * rwlock the main thread holds for writing (a reader and a writer), a
  * barrier, a PI mutex the main thread holds, a mutex whose owner ended
- * holding it, and main joins one of the deadlocked threads. It prints the
+ * holding it, a FILE's internal lock main holds, and main joins one of the deadlocked threads. It prints the
  * truth (target_truth.h) and sleeps until killed.
  * --not-dumpable: prctl(PR_SET_DUMPABLE, 0) once ready;
  * --extra N: N more threads waiting on one cond (to time an attach to a
@@ -21,8 +21,8 @@ static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_barrier_t both_hold, lonely;
 static sem_t sem;
-enum { FIRST, SECOND, CONDW, SEMW, RDLOCK, WRLOCK, BARRIER, PIW, ORPHAN, ORPHANW };
-static _Atomic pid_t tids[ORPHANW + 1];
+enum { FIRST, SECOND, CONDW, SEMW, RDLOCK, WRLOCK, BARRIER, PIW, ORPHAN, ORPHANW, STDIO, SLOTS };
+static _Atomic pid_t tids[SLOTS];
 
 static void *first(void *arg) {
   tids[FIRST] = gettid();
@@ -84,6 +84,16 @@ static void *orphan_waiter(void *arg) {
   return arg;
 }
 
+/* A FILE whose lock main holds (flockfile): a glibc-internal lock, never
+ * a pthread call. */
+static FILE *locked_file;
+
+static void *stdio_waiter(void *arg) {
+  tids[STDIO] = gettid();
+  fputs("blocked\n", locked_file);
+  return arg;
+}
+
 static void *extra_waiter(void *arg) {
   pthread_mutex_lock(&cond_mutex);
   for (;;) pthread_cond_wait(&cond, &cond_mutex);
@@ -132,6 +142,8 @@ int main(int argc, char **argv) {
   pthread_mutex_init(&pi_mutex, &pi);
   pthread_mutex_lock(&pi_mutex);
   pthread_rwlock_wrlock(&rwlock);
+  locked_file = fopen("/dev/null", "w");
+  flockfile(locked_file);
 
   for (int i = 1; i + 1 < argc; i++)
     if (!strcmp(argv[i], "--extra")) start_extra(atoi(argv[i + 1]));
@@ -145,6 +157,7 @@ int main(int argc, char **argv) {
   start(pi_waiter, "pi-wait", PIW);
   pthread_join(start(orphan_maker, "orphan-maker", ORPHAN), NULL);
   start(orphan_waiter, "orphan-wait", ORPHANW);
+  start(stdio_waiter, "stdio-wait", STDIO);
   pid_t me = gettid();
   truth(FIRST, "mutex", &lock_b, sizeof lock_b, tids[SECOND]);
   truth(SECOND, "mutex", &lock_a, sizeof lock_a, tids[FIRST]);
@@ -155,6 +168,8 @@ int main(int argc, char **argv) {
   truth(BARRIER, "barrier", &lonely, sizeof lonely, 0);
   truth(PIW, "mutex", &pi_mutex, sizeof pi_mutex, me);
   truth(ORPHANW, "mutex", &orphan, sizeof orphan, -tids[ORPHAN]);
+  /* _IO_lock_t: int lock, int cnt, void *owner. */
+  truth(STDIO, "internal-lock", locked_file->_lock, 16, 0);
   printf("truth %d join %#lx %zu %d\n", (int)me, 0ul, (size_t)0, (int)tids[FIRST]);
   /* Only now: a process that is not dumpable cannot read its own task
    * files (root owns them), which truth() needs. */
