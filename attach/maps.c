@@ -94,8 +94,8 @@ bool tm_maps_load(pid_t pid, tm_maps *m) {
       m->maps = grown;
     }
     tm_mapping *mp = &m->maps[m->nmaps++];
-    *mp = (tm_mapping){(uintptr_t)start, (uintptr_t)end, offset, perms[2] == 'x', perms[1] == 'w',
-                       -1, ""};
+    *mp = (tm_mapping){(uintptr_t)start, (uintptr_t)end, offset, perms[0] == 'r', perms[2] == 'x',
+                       perms[1] == 'w', -1, ""};
     if (name[0] == '/') mp->module = module_index(m, name, mp->start, offset);
     else snprintf(mp->name, sizeof mp->name, "%s", name[0] ? name : "[anon]");
   }

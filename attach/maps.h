@@ -20,7 +20,7 @@
 typedef struct tm_mapping {
   uintptr_t start, end;
   uint64_t offset; /* in the file */
-  bool exec, write;
+  bool read, exec, write;
   int module; /* index in tm_maps.modules, -1: anonymous, [heap], [stack] ... */
   char name[24]; /* "[heap]", "[stack]", "[anon]" ... when module is -1 */
 } tm_mapping;

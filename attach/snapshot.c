@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rchain.h"
 #include "remote.h"
 #include "rstack.h"
 
@@ -89,6 +90,12 @@ static void read_wait(tm_snapshot *s, tm_thread_state *t) {
   if (s->maps_ok)
     t->npcs = tm_remote_stack(s->pid, t->tid, line, &s->maps, s->cfi, t->pcs, TM_SNAPSHOT_FRAMES,
                               &t->exact);
+  /* Only above frames the unwinder placed: where nothing was unwound (a
+   * gcc -static program, Go: no .eh_frame_hdr) the scan starts at the PC's
+   * function, often entered by a tail call from the function a call names,
+   * which the filter would take for a stale frame. */
+  if (t->exact >= 2 && t->npcs > t->exact && s->syms)
+    t->npcs = tm_remote_chain_clean(&s->maps, s->syms, t->pcs, t->npcs, t->exact);
   if (t->futex.op != TM_FUTEX_NONE && s->syms) t->wait = tm_wait_classify(s->syms, t->pcs, t->npcs);
   else t->wait = (tm_wait_class){TM_WAIT_UNKNOWN, t->futex.op ? "futex" : "", -1};
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -100,6 +101,8 @@ static pid_t start_target(char **argv) {
   pid_t pid = fork();
   CHECK(pid >= 0);
   if (pid == 0) {
+    /* A failed check exits the test: the target must not outlive it. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     dup2(fds[1], 1);
     close(fds[0]);
     close(fds[1]);
