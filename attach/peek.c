@@ -55,6 +55,7 @@ static void print_thread(tm_snapshot *s, const tm_thread_state *t) {
     tm_symtabs_format(s->syms, t->futex.word, false, word, sizeof word);
     printf("  waits: %s (%s) on 0x%lx %s [%s", tm_wait_kind_name(t->wait.kind), t->wait.what,
            (unsigned long)t->futex.word, word, tm_futex_op_name(t->futex.op));
+    if (t->futex.op == TM_FUTEX_WAITV) printf(" on %u words, the first", t->futex.nwords);
     if (t->futex.op != TM_FUTEX_LOCK_PI) printf(" expects %u", t->futex.expected);
     printf("]");
     if (t->owner) {

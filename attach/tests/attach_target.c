@@ -2,7 +2,8 @@
  * two deadlock on two mutexes, others wait on a cond, a semaphore, a
  * rwlock the main thread holds for writing (a reader and a writer), a
  * barrier, a PI mutex the main thread holds, a mutex whose owner ended
- * holding it, a FILE's internal lock main holds, and main joins one of the deadlocked threads. It prints the
+ * holding it, a FILE's internal lock main holds, a futex_waitv on two
+ * words, and main joins one of the deadlocked threads. It prints the
  * truth (target_truth.h) and sleeps until killed.
  * --not-dumpable: prctl(PR_SET_DUMPABLE, 0) once ready;
  * --extra N: N more threads waiting on one cond (to time an attach to a
@@ -10,7 +11,10 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
+#include <linux/futex.h>
+#include <stdint.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 
 #include "target_truth.h"
 
@@ -21,7 +25,7 @@ static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_barrier_t both_hold, lonely;
 static sem_t sem;
-enum { FIRST, SECOND, CONDW, SEMW, RDLOCK, WRLOCK, BARRIER, PIW, ORPHAN, ORPHANW, STDIO, SLOTS };
+enum { FIRST, SECOND, CONDW, SEMW, RDLOCK, WRLOCK, BARRIER, PIW, ORPHAN, ORPHANW, STDIO, WAITV, SLOTS };
 static _Atomic pid_t tids[SLOTS];
 
 static void *first(void *arg) {
@@ -94,6 +98,20 @@ static void *stdio_waiter(void *arg) {
   return arg;
 }
 
+/* futex_waitv(2) on two words nobody wakes: no library wraps it yet, so
+ * its kind is a plain futex; the word is the first of its array. */
+static uint32_t waitv_words[2];
+
+static void *waitv_waiter(void *arg) {
+  tids[WAITV] = gettid();
+  struct futex_waitv w[2] = {
+      {.val = 0, .uaddr = (uintptr_t)&waitv_words[0], .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG},
+      {.val = 0, .uaddr = (uintptr_t)&waitv_words[1], .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG},
+  };
+  syscall(SYS_futex_waitv, w, 2, 0, NULL, CLOCK_MONOTONIC);
+  return arg;
+}
+
 static void *extra_waiter(void *arg) {
   pthread_mutex_lock(&cond_mutex);
   for (;;) pthread_cond_wait(&cond, &cond_mutex);
@@ -158,6 +176,7 @@ int main(int argc, char **argv) {
   pthread_join(start(orphan_maker, "orphan-maker", ORPHAN), NULL);
   start(orphan_waiter, "orphan-wait", ORPHANW);
   start(stdio_waiter, "stdio-wait", STDIO);
+  start(waitv_waiter, "waitv", WAITV);
   pid_t me = gettid();
   truth(FIRST, "mutex", &lock_b, sizeof lock_b, tids[SECOND]);
   truth(SECOND, "mutex", &lock_a, sizeof lock_a, tids[FIRST]);
@@ -170,6 +189,7 @@ int main(int argc, char **argv) {
   truth(ORPHANW, "mutex", &orphan, sizeof orphan, -tids[ORPHAN]);
   /* _IO_lock_t: int lock, int cnt, void *owner. */
   truth(STDIO, "internal-lock", locked_file->_lock, 16, 0);
+  truth(WAITV, "futex", &waitv_words[0], sizeof waitv_words[0], 0);
   printf("truth %d join %#lx %zu %d\n", (int)me, 0ul, (size_t)0, (int)tids[FIRST]);
   /* Only now: a process that is not dumpable cannot read its own task
    * files (root owns them), which truth() needs. */
