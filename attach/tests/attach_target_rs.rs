@@ -1,8 +1,8 @@
 // A Rust program whose threads wait in std::sync on futexes: two deadlock
-// on two Mutexes, one waits on a Condvar. Prints the truth (as
-// target_truth.h says; a Rust Mutex keeps no owner, so none to check) and
-// sleeps until killed.
-use std::sync::{Arc, Barrier, Condvar, Mutex};
+// on two Mutexes, one waits on a Condvar, one reads a RwLock main writes.
+// Prints the truth (as target_truth.h says; Rust's locks keep no owner, so
+// none to check) and sleeps until killed.
+use std::sync::{Arc, Barrier, Condvar, Mutex, RwLock};
 use std::thread;
 use std::time::Duration;
 
@@ -52,7 +52,14 @@ fn main() {
         }
     }));
     let cond_tid = rx.recv().unwrap();
-    for t in [first_tid, second_tid, cond_tid] {
+    let rw = Arc::new(RwLock::new(0u64));
+    let _held = rw.write().unwrap();
+    let r = rw.clone();
+    spawn("rs-reader", Box::new(move || {
+        let _r = r.read().unwrap();
+    }));
+    let reader_tid = rx.recv().unwrap();
+    for t in [first_tid, second_tid, cond_tid, reader_tid] {
         while !asleep_in_futex(t) {
             thread::sleep(Duration::from_millis(1));
         }
@@ -63,6 +70,8 @@ fn main() {
     println!("truth {} rust-mutex {:#x} {} 0", second_tid, addr(&a), size);
     println!("truth {} rust-condvar {:#x} {} 0", cond_tid, &pair.1 as *const _ as usize,
              std::mem::size_of::<Condvar>());
+    println!("truth {} rust-rwlock {:#x} {} 0", reader_tid, &*rw as *const _ as usize,
+             std::mem::size_of::<RwLock<u64>>());
     println!("ready");
     drop(first.join());
 }
