@@ -8,8 +8,8 @@ say what remains, and what remains must still work (threads and states
 listed without stacks). The perf verdict follows the machine's
 /proc/sys/kernel/perf_event_paranoid. Yama cannot be simulated where the
 kernel has none; its lines are covered when it is present (scope 1).
-Usage: test_access.py PEEK TARGET. Exit 77 (skip) unless root with setpriv
-and a user nobody."""
+Usage: test_access.py PEEK TARGET. Exit 77 (skip) unless root with setpriv,
+a user nobody, and a build directory nobody may enter."""
 
 import os
 import pwd
@@ -147,6 +147,11 @@ def main():
         pwd.getpwnam("nobody")
     except KeyError:
         print("skip: no user nobody")
+        return 77
+    probe = subprocess.run(as_nobody([PEEK]), capture_output=True, text=True)
+    if "usage:" not in probe.stderr:
+        print(f"skip: nobody cannot run {PEEK} (a directory above it is closed to other users): "
+              f"{probe.stderr.strip()}")
         return 77
     for t in (test_other_user, test_not_dumpable, test_same_user, test_no_such_process):
         t()
