@@ -132,11 +132,17 @@ const char *tm_symtabs_lookup(tm_symtabs *s, uintptr_t addr, bool return_address
     else hi = mid;
   }
   if (lo == 0) return NULL;
-  /* Of the symbols starting at or below it, the nearest that holds it
-   * (one without a size holds up to the next symbol). */
+  /* The nearest symbols start at syms[lo - 1].addr: of those, one whose
+   * size covers link, else the last (one without a size holds up to the
+   * next symbol). */
   size_t i = lo - 1;
-  for (size_t k = i + 1; k-- > 0 && t->syms[k].addr == t->syms[i].addr;)
-    if (link < t->syms[k].addr + t->syms[k].size) i = k;
+  for (size_t k = lo - 1; t->syms[k].addr == t->syms[lo - 1].addr; k--) {
+    if (link < t->syms[k].addr + t->syms[k].size) {
+      i = k;
+      break;
+    }
+    if (k == 0) break;
+  }
   const sym *best = &t->syms[i];
   if (best->size && link >= best->addr + best->size) return NULL;
   best = public_alias(t, (size_t)(best - t->syms));
