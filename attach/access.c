@@ -68,17 +68,31 @@ static bool is_descendant(pid_t pid) {
   return false;
 }
 
+/* The target's real, effective and saved ids of a kind (key "Uid" or
+ * "Gid" in its status) not all equal to mine: ptrace refuses that. */
+static bool ids_differ(const char *status, const char *key, unsigned mine,
+                       unsigned long long ids[3]) {
+  return status_field(status, key, 10, ids, 3) &&
+         (ids[0] != mine || ids[1] != mine || ids[2] != mine);
+}
+
 /* Why ptrace access was refused, from the settings that decide it. */
 static void explain_ptrace(pid_t pid, int err, tm_access *a) {
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-  unsigned long long uid[3] = {0};
+  unsigned long long uid[3] = {0}, gid[3] = {0};
   bool ptrace_cap = have_cap(CAP_SYS_PTRACE_BIT);
-  if (status_field(path, "Uid", 10, uid, 3) && !ptrace_cap &&
-      (uid[0] != getuid() || uid[1] != getuid() || uid[2] != getuid())) {
-    refuse(a, "ptrace: refused: PID %d runs as uid %llu (effective %llu, saved %llu), this is "
-              "uid %u: run as that user, or as root (CAP_SYS_PTRACE)",
-           (int)pid, uid[0], uid[1], uid[2], (unsigned)getuid());
+  const char *which = NULL, *fix = NULL;
+  const unsigned long long *ids = NULL;
+  unsigned mine = 0;
+  if (!ptrace_cap && ids_differ(path, "Uid", getuid(), uid))
+    which = "uid", fix = "run as that user", ids = uid, mine = getuid();
+  else if (!ptrace_cap && ids_differ(path, "Gid", getgid(), gid))
+    which = "gid", fix = "run with its group", ids = gid, mine = getgid();
+  if (which) {
+    refuse(a, "ptrace: refused: PID %d runs as %s %llu (effective %llu, saved %llu), this is "
+              "%s %u: %s, or as root (CAP_SYS_PTRACE)",
+           (int)pid, which, ids[0], ids[1], ids[2], which, mine, fix);
     return;
   }
   /* A process that is not dumpable has the files in its /proc directory

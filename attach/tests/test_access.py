@@ -95,6 +95,18 @@ def test_other_user():
     stop(p)
 
 
+def test_other_group():
+    print("a target of nobody's with group root, nobody (group nogroup) looks")
+    p = start(["setpriv", "--reuid=nobody", "--regid=0", "--clear-groups", "--inh-caps=-all",
+               "--bounding-set=-all", TARGET])
+    r = peek(p.pid, nobody=True)
+    check(re.search(rf"^ptrace: refused: PID {p.pid} runs as gid 0 \(effective 0, saved 0\), "
+                    rf"this is gid 65534: run with its group, or as root \(CAP_SYS_PTRACE\)$",
+                    r.stdout, re.M), "ptrace refusal names the gids and the fix")
+    expect_proc_only(r, p.pid, len(os.listdir(f"/proc/{p.pid}/task")))
+    stop(p)
+
+
 def test_not_dumpable():
     print("nobody's target that made itself not dumpable, nobody looks")
     p = start(as_nobody([TARGET, "--not-dumpable"]))
@@ -159,7 +171,7 @@ def main():
         print(f"skip: nobody cannot run {PEEK} (a directory above it is closed to other users): "
               f"{probe.stderr.strip()}")
         return 77
-    for t in (test_other_user, test_not_dumpable, test_same_user, test_no_such_process):
+    for t in (test_other_user, test_other_group, test_not_dumpable, test_same_user, test_no_such_process):
         t()
     print(f"{len(failures)} failed" if failures else "all passed")
     return 1 if failures else 0
