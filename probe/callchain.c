@@ -1,52 +1,52 @@
 /* Stale return addresses out of scanned stacks (callchain.h). */
 #include "callchain.h"
 
-#include <link.h>
+#include <elf.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-#include "segments.h"
-#include "symbolize.h"
 
 /* A pointer in a GOT slot, when the slot is readable module data and the
  * pointer leads into code; 0 otherwise. */
-static uintptr_t got_target(uintptr_t slot) {
-  if (!tm_in_segment(slot, sizeof(uintptr_t), PF_R)) return 0;
+static uintptr_t got_target(const tm_code_view *v, uintptr_t slot) {
   uintptr_t target;
-  memcpy(&target, (const void *)slot, sizeof target);
-  return tm_in_segment(target, 1, PF_X) ? target : 0;
+  uint8_t code;
+  if (!v->read(v->arg, slot, &target, sizeof target, PF_R)) return 0;
+  return v->read(v->arg, target, &code, 1, PF_X) ? target : 0;
 }
 
 /* The function a PLT stub jumps to ([endbr64] [bnd] jmp *disp(%rip));
  * anything else is the function itself. */
-static uintptr_t through_plt(uintptr_t t) {
-  if (!tm_in_segment(t, 11, PF_X)) return 0;
-  const uint8_t *p = (const uint8_t *)t;
+static uintptr_t through_plt(const tm_code_view *v, uintptr_t t) {
+  uint8_t stub[11];
+  if (!v->read(v->arg, t, stub, sizeof stub, PF_X)) return 0;
+  const uint8_t *p = stub;
   if (p[0] == 0xF3 && p[1] == 0x0F && p[2] == 0x1E && p[3] == 0xFA) p += 4;
   if (p[0] == 0xF2) p++;
   if (p[0] != 0xFF || p[1] != 0x25) return t;
   int32_t disp;
   memcpy(&disp, p + 2, sizeof disp);
-  uintptr_t target = got_target((uintptr_t)(p + 6) + (uintptr_t)(intptr_t)disp);
+  uintptr_t slot = t + (uintptr_t)(p + 6 - stub) + (uintptr_t)(intptr_t)disp;
+  uintptr_t target = got_target(v, slot);
   /* A slot not bound yet points back into the PLT: unknown. */
-  return target && !tm_in_segment(target, 1, PF_X) ? 0 : target;
+  uint8_t code;
+  return target && !v->read(v->arg, target, &code, 1, PF_X) ? 0 : target;
 }
 
 /* The callee of the call ending at return address r, 0 when indirect. The
  * scan found r at least 8 bytes into an executable segment. */
-static uintptr_t callee(uintptr_t r) {
-  const uint8_t *p = (const uint8_t *)r;
+static uintptr_t callee(const tm_code_view *v, uintptr_t r) {
+  uint8_t before[8];
+  if (!v->read(v->arg, r - sizeof before, before, sizeof before, PF_X)) return 0;
+  const uint8_t *p = before + sizeof before;
   int32_t disp;
   if (p[-5] == 0xE8) {
     memcpy(&disp, p - 4, sizeof disp);
-    return through_plt(r + (uintptr_t)(intptr_t)disp);
+    return through_plt(v, r + (uintptr_t)(intptr_t)disp);
   }
   if (p[-6] == 0xFF && p[-5] == 0x15) {
     memcpy(&disp, p - 4, sizeof disp);
-    return got_target(r + (uintptr_t)(intptr_t)disp);
+    return got_target(v, r + (uintptr_t)(intptr_t)disp);
   }
   return 0;
 }
@@ -58,56 +58,47 @@ typedef struct function {
 } function;
 
 /* The function holding a, by the module's symbol table. */
-static void function_at(uintptr_t a, function *f) {
-  tm_symbol s;
+static void function_at(const tm_code_view *v, uintptr_t a, function *f) {
   memset(f, 0, sizeof *f);
-  if (tm_symbolize(a, &s) < 0) return;
-  memcpy(f->module, s.module, sizeof f->module);
-  char *plus = strrchr(s.symbol, '+');
-  if (!s.symbol[0] || !plus) return;
-  *plus = 0;
-  snprintf(f->name, sizeof f->name, "%s", s.symbol);
-  f->start = a - (uintptr_t)strtoul(plus + 1, NULL, 16);
+  v->function_at(v->arg, a, f->module, sizeof f->module, f->name, sizeof f->name, &f->start);
 }
 
 /* The callee is inner's function: the same entry, or inner is a part of
  * it the compiler split off ("fn.cold", "fn.part.0"). */
-static bool calls(uintptr_t target, const function *inner) {
+static bool calls(const tm_code_view *v, uintptr_t target, const function *inner) {
   if (target == inner->start) return true;
   function t;
-  function_at(target, &t);
+  function_at(v, target, &t);
   size_t len = strlen(t.name);
   return len && t.start == target && !strncmp(inner->name, t.name, len) && inner->name[len] == '.';
 }
 
-#define CHAIN_MAX 64
-
 /* Frames kept so far, with their functions; weak: kept without knowing
  * its call led to the frame inside it (an indirect call, or across
  * modules). Sampler thread only: static. */
-static function kept_fn[CHAIN_MAX];
-static bool kept_weak[CHAIN_MAX];
+static function kept_fn[TM_CHAIN_MAX];
+static bool kept_weak[TM_CHAIN_MAX];
 
-int tm_call_chain_clean(void **pcs, int n, int exact) {
-  if (n > CHAIN_MAX) n = CHAIN_MAX;
+int tm_call_chain_clean_in(const tm_code_view *v, uintptr_t *pcs, int n, int exact) {
+  if (n > TM_CHAIN_MAX) n = TM_CHAIN_MAX;
   if (exact < 1) exact = 1;
   if (n <= exact) return n;
   for (int k = 0; k < exact; k++) {
-    function_at(k ? (uintptr_t)pcs[k] - 1 : (uintptr_t)pcs[k], &kept_fn[k]);
+    function_at(v, k ? pcs[k] - 1 : pcs[k], &kept_fn[k]);
     kept_weak[k] = false;
   }
   int kept = exact;
   for (int k = exact; k < n; k++) {
-    uintptr_t r = (uintptr_t)pcs[k];
-    uintptr_t target = callee(r);
+    uintptr_t r = pcs[k];
+    uintptr_t target = callee(v, r);
     function here;
-    function_at(r - 1, &here);
+    function_at(v, r - 1, &here);
     bool weak = !target || !kept_fn[kept - 1].name[0];
-    if (!weak && !calls(target, &kept_fn[kept - 1])) {
+    if (!weak && !calls(v, target, &kept_fn[kept - 1])) {
       /* A chain resting on a weak link gives way to a frame whose call
        * leads to the frame below it. */
       int j = kept - 1;
-      while (j >= exact && !calls(target, &kept_fn[j - 1])) j--;
+      while (j >= exact && !calls(v, target, &kept_fn[j - 1])) j--;
       if (j >= exact && kept_weak[j]) {
         kept = j;
       } else if (!strcmp(here.module, kept_fn[kept - 1].module)) {

@@ -14,14 +14,38 @@
  * function is stale, when it lies in the same module as that inner frame;
  * across modules it is kept (a library may reach the inner function by a
  * tail call, and the program's own frame must not be lost). Sampler thread
- * only (symbolize.h). x86-64. */
+ * only (symbolize.h). x86-64. The filter (callchain.c) reads code and
+ * symbols through a tm_code_view: this process's (callchain_local.c) or
+ * another's (attach/rchain.c). */
 #ifndef THREADMON_CALLCHAIN_H
 #define THREADMON_CALLCHAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Frames looked at; more are dropped. */
+#define TM_CHAIN_MAX 64
 
 /* pcs[0] is the exact PC, pcs[1..n) return addresses inside executable
  * segments, the first `exact` of them unwound, not scanned (as
  * tm_stack_scan gives them): those are kept as they are. Compacts pcs;
- * returns the count. */
+ * returns the count. This process's stacks. */
 int tm_call_chain_clean(void **pcs, int n, int exact);
+
+/* The code and symbols of the process the stack belongs to: this one
+ * (tm_call_chain_clean), or another read from outside (attach/rchain.c). */
+typedef struct tm_code_view {
+  /* Copies len bytes at a into out when they lie in one module segment
+   * having every PF_* bit of flags; false otherwise. */
+  bool (*read)(void *arg, uintptr_t a, void *out, size_t len, unsigned flags);
+  /* The function holding a: its module's name (module[0] = 0 when a is in
+   * none), its name ("" when unknown) and where it starts. */
+  void (*function_at)(void *arg, uintptr_t a, char *module, size_t module_len, char *name,
+                      size_t name_len, uintptr_t *start);
+  void *arg;
+} tm_code_view;
+
+int tm_call_chain_clean_in(const tm_code_view *v, uintptr_t *pcs, int n, int exact);
 
 #endif

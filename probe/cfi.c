@@ -273,11 +273,19 @@ static bool run(const uint8_t *p, const uint8_t *end, const cie_info *ci, const 
   return true;
 }
 
-/* The row for target from the FDE covering it. */
-static bool row_for(uintptr_t ip, uint64_t target, row *r) {
+/* This process's tables: the loaded module's own segment, no translation. */
+static bool find_local(void *arg, uintptr_t ip, tm_cfi_tables *out) {
+  (void)arg;
   locate q = {ip, NULL, {NULL, NULL}};
   dl_iterate_phdr(find_module, &q);
   if (!q.hdr) return false;
+  *out = (tm_cfi_tables){q.hdr, q.seg.lo, q.seg.hi, 0};
+  return true;
+}
+
+/* The row for target (in the tables' local addresses) from the FDE covering it. */
+static bool row_for(const tm_cfi_tables *t, uint64_t target, row *r) {
+  locate q = {0, t->hdr, {t->lo, t->hi}};
   const uint8_t *p = q.hdr, *end = q.seg.hi;
   uint8_t version, ptr_enc, count_enc, table_enc;
   uint64_t eh_frame, count;
@@ -337,8 +345,16 @@ static bool read_word(const tm_stack_copy *st, uintptr_t a, uintptr_t *v) {
 }
 
 bool tm_cfi_step(tm_cfi_regs *r, bool ip_is_return, const tm_stack_copy *stack) {
+  return tm_cfi_step_with(r, ip_is_return, stack, find_local, NULL);
+}
+
+bool tm_cfi_step_with(tm_cfi_regs *r, bool ip_is_return, const tm_stack_copy *stack,
+                      tm_cfi_find find, void *arg) {
   row w;
-  if (!r->ip || !row_for(r->ip, ip_is_return ? r->ip - 1 : r->ip, &w)) return false;
+  tm_cfi_tables t;
+  uintptr_t target = ip_is_return ? r->ip - 1 : r->ip;
+  if (!r->ip || !find(arg, r->ip, &t) || !row_for(&t, (uint64_t)(target - t.delta), &w))
+    return false;
   uintptr_t cfa;
   if (w.cfa_reg == DW_REG_RSP) cfa = r->sp + (uintptr_t)w.cfa_off;
   else if (w.cfa_reg == DW_REG_RBP && r->bp_known) cfa = r->bp + (uintptr_t)w.cfa_off;

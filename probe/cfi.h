@@ -13,8 +13,8 @@
  * program built with frame pointers needs RBP, known once a frame below
  * saved it.
  *
- * Reads only loaded modules' segments (bounds-checked) and the given
- * stack copy. Anything not understood (a 64-bit length, an expression
+ * Reads only loaded modules' segments (or copies of another process's,
+ * tm_cfi_step_with), bounds-checked, and the given stack copy. Anything not understood (a 64-bit length, an expression
  * rule, indirect pointer encodings) ends the step with false. */
 #ifndef THREADMON_CFI_H
 #define THREADMON_CFI_H
@@ -37,5 +37,18 @@ typedef struct tm_stack_copy {
 /* From a frame's registers to its caller's. ip_is_return: ip is a return
  * address (its call is at ip - 1), not the exact PC of the innermost frame. */
 bool tm_cfi_step(tm_cfi_regs *r, bool ip_is_return, const tm_stack_copy *stack);
+
+/* Another process's module (attach/rcfi.c): a local copy of the segment
+ * that holds its .eh_frame_hdr and .eh_frame; delta = the target's address
+ * of a byte minus the copy's. */
+typedef struct tm_cfi_tables {
+  const uint8_t *hdr, *lo, *hi;
+  intptr_t delta;
+} tm_cfi_tables;
+typedef bool (*tm_cfi_find)(void *arg, uintptr_t ip, tm_cfi_tables *out);
+
+/* tm_cfi_step with the tables of ip's module found by find. */
+bool tm_cfi_step_with(tm_cfi_regs *r, bool ip_is_return, const tm_stack_copy *stack,
+                      tm_cfi_find find, void *arg);
 
 #endif

@@ -39,17 +39,9 @@ static int open_rings(tm_perf_switch *p, pid_t pid, unsigned pages, char *why, s
   p->data_bytes = p->page * pages;
   for (int c = 0; c < p->ncpu; c++) {
     struct perf_event_attr a;
-    memset(&a, 0, sizeof a);
-    a.type = PERF_TYPE_SOFTWARE;
-    a.config = PERF_COUNT_SW_DUMMY;
-    a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
-    a.sample_id_all = 1;
-    a.context_switch = 1;
+    tm_perf_switch_attr(&a);
     a.inherit = 1;
     a.inherit_thread = 1;
-    a.exclude_kernel = 1;
-    a.use_clockid = 1;
-    a.clockid = CLOCK_MONOTONIC;
     a.watermark = 1;
     a.wakeup_watermark = (uint32_t)(p->data_bytes / 2); /* nobody polls; avoid wakeups */
     int fd = tm_perf_open(&a, pid, c, 0, 0);

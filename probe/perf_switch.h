@@ -16,10 +16,13 @@
 #ifndef THREADMON_PERF_SWITCH_H
 #define THREADMON_PERF_SWITCH_H
 
+#include <linux/perf_event.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
+#include <time.h>
 
 enum { TM_SWITCH_IN = 0, TM_SWITCH_OUT = 1, TM_SWITCH_OUT_PREEMPT = 2 };
 
@@ -30,6 +33,23 @@ typedef struct tm_perf_switch {
   size_t page, data_bytes; /* data_bytes: a power of two */
   uint64_t lost;  /* records the kernel reported lost, not yet reported */
 } tm_perf_switch;
+
+/* The switch-record event: a dummy software event whose ring gets
+ * PERF_RECORD_SWITCH with TID, time (CLOCK_MONOTONIC) and CPU, user space
+ * only (what perf_event_paranoid 2 allows). Shared with the attach
+ * permission check (attach/access.c), which must try exactly this. */
+static inline void tm_perf_switch_attr(struct perf_event_attr *a) {
+  memset(a, 0, sizeof *a);
+  a->size = sizeof *a;
+  a->type = PERF_TYPE_SOFTWARE;
+  a->config = PERF_COUNT_SW_DUMMY;
+  a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+  a->sample_id_all = 1;
+  a->context_switch = 1;
+  a->exclude_kernel = 1;
+  a->use_clockid = 1;
+  a->clockid = CLOCK_MONOTONIC;
+}
 
 /* Returns false and writes one line into why when unavailable. */
 bool tm_perf_switch_open(tm_perf_switch *p, pid_t pid, char *why, size_t n);

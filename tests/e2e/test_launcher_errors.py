@@ -29,6 +29,14 @@ def test_missing_command():
     expect_error(["record", "-o", "x.tmcap", "--", "./no/such/file"], 127, ["no such file"])
 
 
+def test_attach_not_yet():
+    """-p is refused in one line that says what works instead."""
+    expect_error(["record", "-o", "x.tmcap", "-p", "1234"], 2,
+                 ["not yet", "record -p", "threadmon-attach-peek 1234", "docs/attach.md"])
+    expect_error(["run", "--display", "-p", "1234,5678"], 2,
+                 ["not yet", "run -p", "threadmon-attach-peek 1234"])
+
+
 def test_static_binary():
     path = workload("static_hello")
     if not os.path.exists(path):
