@@ -1,8 +1,12 @@
 """M:N: the ThreadMon paper's matrix multiply on user threads (section 5.3),
 scaled to this machine: 6 user threads, each running to completion once on
 an LWP (no time-slicing, as Solaris's user-level scheduler), on N = 1..6
-LWPs (tests/workloads/mn_matrix --yield-rows 0)."""
+LWPs (tests/workloads/mn_matrix --yield-rows 0); and the M-to-N study's
+fine-grained barrier with bound and unbound user threads
+(tests/workloads/mn_barrier)."""
 import os
+import resource
+import statistics
 
 from . import interleave, procrun, report, tools as tl
 
@@ -61,4 +65,73 @@ def matrix_table(build_dir, bare, probe, quick, log):
         f"With {cpus} CPUs: from {cpus} LWPs on, no more than {cpus} user threads run at once; "
         "more LWPs only time-slice them, and a last short wave (5 LWPs: 5 user threads, then 1 "
         "alone on one CPU) costs more than fewer LWPs, as the paper's 5 LWPs on 4 CPUs did.")
+    return sec
+
+
+BARRIER_CONFIGS = [
+    ("bound: 4 user threads, one per LWP", ["--bound"]),
+    ("unbound: 4 user threads on a pool of 4 LWPs (the study's)", ["--lwps", "4"]),
+    ("unbound: 4 user threads on 2 LWPs", ["--lwps", "2"]),
+]
+
+
+def _busy_cpu_s():
+    """Seconds all CPUs spent busy since boot (/proc/stat)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    idle = v[3] + v[4]  # idle, iowait
+    return (sum(v[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def _children_cpu_s():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def barrier_penalty(build_dir, bare, quick, log):
+    """The M-to-N study's fine-grained barrier (section 5.1): bound vs
+    unbound user threads, wall and CPU time, and what the rest of the
+    machine took meanwhile."""
+    cpus = os.cpu_count() or 1
+    rounds = 5 if quick else 9
+    barriers = 10000 if quick else 20000
+    binary = os.path.join(build_dir, "tests", "workloads", "mn_barrier")
+    common = ["--uthreads", "4", "--rounds", str(barriers), "--work", "400"]
+    sec = report.Section(
+        "M:N fine-grained barrier: bound vs unbound",
+        ["configuration", "wall, s (median)", "vs bound", "CPU s (median)", "dispatchable, %",
+         "other processes, CPUs"],
+        f"`mn_barrier {' '.join(common)} [--bound | --lwps N]`: 4 ucontext user threads each "
+        "increment a 2 x 2 matrix 400 times, then meet at a barrier, "
+        f"{barriers} times. Bound: each on its own LWP, the barrier a mutex and a condition "
+        "variable (a waiter blocks its LWP in the kernel). Unbound: the user-level barrier "
+        "parks a waiter off its LWP, the last arrival puts them back in the run queue, and an "
+        "LWP with nothing to run parks in the kernel until one is ready. Wall and CPU time "
+        f"(user + system) of the process, median of {rounds} interleaved rounds; dispatchable: "
+        "the user threads' own truth (off an LWP, parked or queued); other processes: the "
+        f"machine's busy CPU time during the run less the program's, in CPUs of {cpus}.")
+    results = {}
+    for r in range(rounds):
+        order = BARRIER_CONFIGS[r % 3:] + BARRIER_CONFIGS[:r % 3]
+        for label, args in order:
+            busy0, cpu0 = _busy_cpu_s(), _children_cpu_s()
+            res = tl.run_under(bare, [binary] + common + args, timeout=300)
+            cpu = _children_cpu_s() - cpu0
+            other = max(0.0, (_busy_cpu_s() - busy0 - cpu) / res.wall)
+            truth = procrun.last_json(res.stdout)
+            disp = statistics.mean(u["dispatchable_pct"] for u in truth["user_threads"])
+            results.setdefault(label, []).append((truth["wall_s"], cpu, disp, other))
+        log(f"  round {r + 1}/{rounds}")
+    med = {k: [statistics.median(x[i] for x in v) for i in range(4)] for k, v in results.items()}
+    bound = med[BARRIER_CONFIGS[0][0]][0]
+    for label, _ in BARRIER_CONFIGS:
+        wall, cpu, disp, other = med[label]
+        sec.rows.append([label, f"{wall:.3f}", report.ratio(wall, bound), f"{cpu:.3f}",
+                         f"{disp:.0f}", f"{other:.2f}"])
+    spare = cpus - max(m[3] for m in med.values())
+    if spare < 2:
+        sec.notes.append(
+            f"The rest of the machine used up to {cpus - spare:.2f} of its {cpus} CPUs during "
+            f"these runs: the program had less than 2 CPUs ({spare:.2f}), and a wall time "
+            "there is mostly waiting for a CPU; compare the CPU times.")
     return sec
