@@ -9,9 +9,12 @@
  * make_fcontext, the top of its new stack): which user thread a jump goes to
  * is the made stack that holds it, found through the address map (each
  * target noted there, so the next jump to the same place is one lookup) or
- * by scanning the made stacks. make_fcontext on a stack address already made
- * (a pooled stack) retires the user thread that had it: Boost's fibers end
- * by jumping away for good, the only end a wrapper can see.
+ * by scanning the made stacks. A function given to make_fcontext must never
+ * return: Boost's (fiber_entry, callcc's context_entry) end with an
+ * ontop_fcontext from their own frame, at the top of the made stack, that
+ * frees the stack from the next context; such a call ends its user thread
+ * (TM_ENTRY_FRAME_BYTES). make_fcontext on a stack address already made (a
+ * pooled stack) retires the user thread that had it, if nothing ended it.
  *
  * Same costs and hazards as wrap_context.c: one TLS read, the map, a TSC
  * stamp and one ring event per switch; the real call may resume much later
@@ -65,13 +68,21 @@ __attribute__((constructor(102))) static void fcontext_init(void) {
   atomic_store(&real_ontop, tm_real_optional("ontop_fcontext"));
 }
 
-/* The LWP leaves its user thread for the context suspended at `to`. */
-static inline void fcontext_switch(tm_thread *t, void *to) {
+/* An ontop_fcontext whose caller's stack pointer is this near the top of
+ * its made stack comes from the made function's own frame: its last act
+ * (Boost 1.74's fiber_entry calls it 104 bytes below the top; the rest is
+ * slack for larger entry frames, e.g. unoptimised builds). Its first act,
+ * the jump back to whoever made it, is a jump_fcontext. */
+#define TM_ENTRY_FRAME_BYTES 512
+
+/* The LWP leaves its user thread for the context suspended at `to`;
+ * kind: TM_EV_USER_SWITCH, or TM_EV_USER_DONE when it ends there. */
+static inline void fcontext_switch(tm_thread *t, void *to, uint32_t kind) {
   t->guard++;
   uint32_t from = tm_ut_cur;
   uint32_t id = tm_ut_lookup(to, (uintptr_t)to);
   tm_ut_note(to, id);
-  if (from || id) tm_push_event(t, TM_EV_USER_SWITCH, id, from, tm_wait_clock());
+  if (from || id) tm_push_event(t, kind, id, from, tm_wait_clock());
   tm_ut_cur = id;
   t->guard--;
 }
@@ -101,7 +112,7 @@ TM_EXPORT tm_transfer jump_fcontext(void *to, void *vp) {
   void *p = resolve(&real_jump, "jump_fcontext");
   __builtin_memcpy(&real, &p, sizeof real);
   tm_thread *t = tm_observer();
-  if (t) fcontext_switch(t, to);
+  if (t) fcontext_switch(t, to, TM_EV_USER_SWITCH);
   return real(to, vp);
 }
 
@@ -110,6 +121,12 @@ TM_EXPORT tm_transfer ontop_fcontext(void *to, void *vp, tm_transfer (*fn)(tm_tr
   void *p = resolve(&real_ontop, "ontop_fcontext");
   __builtin_memcpy(&real, &p, sizeof real);
   tm_thread *t = tm_observer();
-  if (t) fcontext_switch(t, to);
+  if (t) {
+    /* Just below the caller's stack pointer. */
+    const uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    const tm_uthread *u = tm_ut_get(tm_ut_cur);
+    const bool ends = tm_ut_holds(u, sp) && u->stack_hi - sp <= TM_ENTRY_FRAME_BYTES;
+    fcontext_switch(t, to, ends ? TM_EV_USER_DONE : TM_EV_USER_SWITCH);
+  }
   return real(to, vp, fn);
 }

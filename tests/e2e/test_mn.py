@@ -3,7 +3,7 @@ M-to-N study's fine-grained barrier with unbound (4 user threads on 2 LWPs)
 and bound (one per LWP) user threads. Every user thread is in the report
 with its function, its time on an LWP and dispatchable within 3 points of
 what it measured itself, and the LWPs it ran on. mn_boost: the same for
-Boost.Context fibers (when Boost is installed)."""
+Boost.Context fibers (when Boost is installed), seen done when they end."""
 import os
 
 import tmtest
@@ -128,10 +128,16 @@ def test_boost_fibers():
         what = f"fiber {want['index']} (user thread {got['id']})"
         check(got["name"] == "fiber_entry", f"{what} name {got['name']!r}")
         check(set(got["lwps"]) == {tid}, f"{what} ran on {sorted(got['lwps'])}, expected {tid}")
-        # Boost's fibers end by jumping away for good: the probe cannot see
-        # their end (docs/format.md), so compare seconds, not shares.
         near(got["on_lwp_s"], want["on_lwp_s"], 0.03 * want["lifetime_s"],
              f"{what} seconds on the LWP (3 points of its life)")
+        # Boost's fibers end with an ontop_fcontext from their entry frame
+        # (docs/format.md): seen done, so their shares are of their life.
+        check(got.get("done") is True, f"{what} not seen done")
+        near(got["lifetime_s"], want["lifetime_s"], 0.03 * want["lifetime_s"] + 0.01,
+             f"{what} lifetime s")
+        on_pct = 100 * want["on_lwp_s"] / want["lifetime_s"]
+        near(states_on_lwp(got["states"]), on_pct, 3, f"{what} on the LWP %")
+        near(got["states"]["dispatchable"], 100 - on_pct, 3, f"{what} dispatchable %")
 
 
 tmtest.main(globals())
