@@ -99,16 +99,26 @@ def test_mn_barrier_bound():
     """One user thread per LWP at a mutex-and-cond barrier: never
     dispatchable after its first dispatch, blocked in the cond on its LWP."""
     tmtest.require_report()
-    rec = Recording("mn_barrier", ["--bound", "--uthreads", "4", "--rounds", "8000"])
+    # 5 us of work per round: every round is 2 wrapped calls per LWP, and
+    # at 1 us a loaded machine's late sampler let the 1,024-event state
+    # rings overflow (12,770 events dropped in one run).
+    rec = Recording("mn_barrier", ["--bound", "--uthreads", "4", "--rounds", "4000",
+                                   "--work", "2000"])
     tmtest.check_process(rec)
     got = check_user_threads(rec, "barrier_worker")
+    dropped = rec.report["process"].get("events_dropped", 0)
+    if dropped:
+        # The blocked states are estimates then, and said to be.
+        check(tmtest.findings(rec, "data_lost"), f"{dropped} events dropped, no data_lost")
+        print(f"  note {dropped} state events dropped (machine load): blocked shares not compared")
     for want in rec.truth["user_threads"]:
         u = got.get(want["index"])
         if not u:
             continue
         what = f"user thread {u['id']}"
         check(len(u["lwps"]) == 1, f"{what} (bound) ran on {sorted(u['lwps'])}")
-        near(blocked(u["states"]), want["blocked_pct"], 3, f"{what} blocked %")
+        if not dropped:
+            near(blocked(u["states"]), want["blocked_pct"], 3, f"{what} blocked %")
     # As many LWPs as user threads: nothing shared, no handoff.
     found = [f for f in tmtest.findings(rec) if f["kind"].startswith("user_thread")]
     check(not found, f"bound user threads raised {tmtest.describe(found)}")
