@@ -143,8 +143,9 @@ void handoff(const SessionModel &m, const TimeRange &r, const UserPool &p,
                      "of the time in their scheduler parked or waiting for a CPU. Each handoff "
                      "(made ready by another user thread, then picked up by an LWP that may "
                      "first have to be woken) costs more than the work between switches. Bound "
-                     "threads (one user thread per LWP, blocking in the kernel) do not pay it: "
-                     "the M-to-N study found fine-grained barriers up to 15% slower unbound.")
+                     "threads (one user thread per LWP, blocking in the kernel) do not pay it, "
+                     "but pay a kernel wake-up per wait instead: the M-to-N study found "
+                     "fine-grained barriers up to 15% slower unbound on Solaris; time both.")
           .arg(userCount(int(p.users.size())))
           .arg(qint64(perSecond))
           .arg(perSpanUs, 0, 'f', 1)
