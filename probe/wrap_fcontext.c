@@ -11,10 +11,11 @@
  * target noted there, so the next jump to the same place is one lookup) or
  * by scanning the made stacks. A function given to make_fcontext must never
  * return: Boost's (fiber_entry, callcc's context_entry) end with an
- * ontop_fcontext from their own frame, at the top of the made stack, that
- * frees the stack from the next context; such a call ends its user thread
- * (TM_ENTRY_FRAME_BYTES). make_fcontext on a stack address already made (a
- * pooled stack) retires the user thread that had it, if nothing ended it.
+ * ontop_fcontext that hands the next context the fiber's record, kept just
+ * above the made stack's top, for the function run on top to free the
+ * stack; such a call ends its user thread (TM_RECORD_BYTES). make_fcontext
+ * on a stack address already made (a pooled stack) retires the user thread
+ * that had it, if nothing ended it.
  *
  * Same costs and hazards as wrap_context.c: one TLS read, the map, a TSC
  * stamp and one ring event per switch; the real call may resume much later
@@ -68,12 +69,15 @@ __attribute__((constructor(102))) static void fcontext_init(void) {
   atomic_store(&real_ontop, tm_real_optional("ontop_fcontext"));
 }
 
-/* An ontop_fcontext whose caller's stack pointer is this near the top of
- * its made stack comes from the made function's own frame: its last act
- * (Boost 1.74's fiber_entry calls it 104 bytes below the top; the rest is
- * slack for larger entry frames, e.g. unoptimised builds). Its first act,
- * the jump back to whoever made it, is a jump_fcontext. */
-#define TM_ENTRY_FRAME_BYTES 512
+/* Boost places a fiber's record (its function, its stack allocator)
+ * between the top of the stack it gives make_fcontext and the end of the
+ * allocation (1.74: 64 bytes above the top, under 4 KiB with the record),
+ * and passes it to ontop_fcontext only to free the stack: an ontop_fcontext
+ * from the running user thread with data in [top, top + TM_RECORD_BYTES) is
+ * its end. resume_with passes a local of the fiber instead, below the top
+ * (and, inlined at -O2, from as near the top as the end's own call: the
+ * depth of the call says nothing). */
+#define TM_RECORD_BYTES 4096
 
 /* The LWP leaves its user thread for the context suspended at `to`;
  * kind: TM_EV_USER_SWITCH, or TM_EV_USER_DONE when it ends there. */
@@ -122,10 +126,9 @@ TM_EXPORT tm_transfer ontop_fcontext(void *to, void *vp, tm_transfer (*fn)(tm_tr
   __builtin_memcpy(&real, &p, sizeof real);
   tm_thread *t = tm_observer();
   if (t) {
-    /* Just below the caller's stack pointer. */
-    const uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     const tm_uthread *u = tm_ut_get(tm_ut_cur);
-    const bool ends = tm_ut_holds(u, sp) && u->stack_hi - sp <= TM_ENTRY_FRAME_BYTES;
+    const uintptr_t data = (uintptr_t)vp;
+    const bool ends = u && data >= u->stack_hi && data - u->stack_hi < TM_RECORD_BYTES;
     fcontext_switch(t, to, ends ? TM_EV_USER_DONE : TM_EV_USER_SWITCH);
   }
   return real(to, vp, fn);
