@@ -100,12 +100,13 @@ TM_EXPORT void *make_fcontext(void *sp, size_t size, void (*fn)(tm_transfer)) {
   if (t && ctx) {
     t->guard++;
     uint64_t now = tm_wait_clock();
-    uint32_t retired = 0;
+    uint32_t retired[2];
     void *f;
     __builtin_memcpy(&f, &fn, sizeof f);
     /* sp is the top: Boost's stacks grow down from it. */
-    tm_ut_make(ctx, f, (uintptr_t)sp - size, (uintptr_t)sp, 0, t->tid, now, &retired);
-    if (retired) tm_push_event(t, TM_EV_USER_RETIRED, 0, retired, now);
+    tm_ut_make(ctx, f, (uintptr_t)sp - size, (uintptr_t)sp, 0, t->tid, now, retired);
+    for (int i = 0; i < 2; i++)
+      if (retired[i]) tm_push_event(t, TM_EV_USER_RETIRED, 0, retired[i], now);
     t->guard--;
   }
   return ctx;
