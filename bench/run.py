@@ -140,6 +140,7 @@ def main():
         run_section("fork-heavy", forks.per_child, build, bare, probe, args.quick, log)
         run_section("accuracy", accuracy.states, build, probe, args.quick, log)
         run_section("M:N matrix multiply", mn.matrix_table, build, bare, probe, args.quick, log)
+        run_section("M:N fine-grained barrier", mn.barrier_penalty, build, bare, args.quick, log)
         if not probe.unavailable_reason():
             run_section("compressors", realprogs.compressors, bare, probe, args.quick, log,
                         unavailable)

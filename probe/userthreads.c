@@ -11,6 +11,9 @@ TM_TLS __thread uint32_t tm_ut_cur;
 
 _Atomic(tm_uthread *) tm_ut_records;
 _Atomic(tm_ut_slot *) tm_ut_table;
+/* Stack top -> the id last made there. Lossy (a colliding top overwrites):
+ * a reuse it misses is only not seen. */
+static _Atomic(_Atomic uint32_t *) stack_tops;
 typedef tm_ut_slot map_slot;
 static _Atomic uint32_t last_id;
 static _Atomic uint64_t untracked;
@@ -38,7 +41,8 @@ static bool map_once(_Atomic(void *) *slot, size_t bytes) {
 
 bool tm_ut_map(void) {
   return map_once((_Atomic(void *) *)&tm_ut_records, (size_t)TM_UT_MAX * sizeof(tm_uthread)) &&
-         map_once((_Atomic(void *) *)&tm_ut_table, (size_t)TM_UT_MAP_SLOTS * sizeof(map_slot));
+         map_once((_Atomic(void *) *)&tm_ut_table, (size_t)TM_UT_MAP_SLOTS * sizeof(map_slot)) &&
+         map_once((_Atomic(void *) *)&stack_tops, (size_t)TM_UT_STACK_SLOTS * sizeof(uint32_t));
 }
 
 /* The slot of key, or (insert) the empty slot claimed for it; NULL when
@@ -69,8 +73,8 @@ uint32_t tm_ut_last_id(void) {
 uint64_t tm_ut_untracked(void) { return atomic_load_explicit(&untracked, memory_order_relaxed); }
 
 uint32_t tm_ut_make(const void *ucp, void *fn, uintptr_t stack_lo, uintptr_t stack_hi,
-                    uintptr_t link, uint32_t creator_tid, uint64_t now, uint32_t *retired) {
-  *retired = 0;
+                    uintptr_t link, uint32_t creator_tid, uint64_t now, uint32_t retired[2]) {
+  retired[0] = retired[1] = 0;
   if (!tm_ut_map()) return 0;
   uint32_t id = atomic_fetch_add_explicit(&last_id, 1, memory_order_relaxed) + 1;
   if (id > TM_UT_MAX) {
@@ -90,7 +94,14 @@ uint32_t tm_ut_make(const void *ucp, void *fn, uintptr_t stack_lo, uintptr_t sta
   map_slot *s = slot_of(atomic_load_explicit(&tm_ut_table, memory_order_relaxed), (uintptr_t)ucp, true);
   if (s) {
     uint32_t old = atomic_exchange_explicit(&s->id, id, memory_order_acq_rel);
-    if (old != 0 && old != id) *retired = old;
+    if (old != 0 && old != id) retired[0] = old;
+  }
+  if (stack_hi) {
+    _Atomic uint32_t *tops = atomic_load_explicit(&stack_tops, memory_order_relaxed);
+    uint32_t old = atomic_exchange_explicit(&tops[tm_ut_hash(stack_hi) % TM_UT_STACK_SLOTS], id,
+                                            memory_order_acq_rel);
+    const tm_uthread *o = tm_ut_get(old);
+    if (o && old != id && old != retired[0] && o->stack_hi == stack_hi) retired[1] = old;
   }
   return id;
 }

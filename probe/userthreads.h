@@ -41,11 +41,15 @@ extern TM_TLS __thread uint32_t tm_ut_cur TM_HIDDEN;
 
 /* Maps the tables (idempotent); false when mmap failed. Keeps errno. */
 TM_HIDDEN bool tm_ut_map(void);
-/* A makecontext: a new id (0 when the table is full or unmapped). *retired:
- * the made user thread ucp held before (its context is overwritten), else 0. */
+#define TM_UT_STACK_SLOTS 4096u /* stack top -> id, direct-mapped, lossy */
+
+/* A makecontext: a new id (0 when the table is full or unmapped).
+ * retired[0]: the made user thread ucp held before (its context is
+ * overwritten); retired[1]: another one last made on a stack with the same
+ * top (its stack is reused: it cannot resume); each 0 when none. */
 TM_HIDDEN uint32_t tm_ut_make(const void *ucp, void *fn, uintptr_t stack_lo, uintptr_t stack_hi,
                               uintptr_t link, uint32_t creator_tid, uint64_t now,
-                              uint32_t *retired);
+                              uint32_t retired[2]);
 /* The address map: open addressing, never shrinks (entries are only
  * pointed at another id). Exposed for the inline fast paths below. */
 typedef struct tm_ut_slot {

@@ -151,14 +151,15 @@ TM_EXPORT void makecontext(ucontext_t *ucp, void (*fn)(void), int argc, ...) {
   if (t) {
     t->guard++;
     int saved = errno;
-    uint32_t retired = 0;
+    uint32_t retired[2];
     uint64_t now = tm_wait_clock();
     uintptr_t lo = (uintptr_t)ucp->uc_stack.ss_sp;
     void *f;
     __builtin_memcpy(&f, &fn, sizeof f);
     uint32_t id = tm_ut_make(ucp, f, lo, lo + ucp->uc_stack.ss_size, (uintptr_t)ucp->uc_link,
-                             t->tid, now, &retired);
-    if (retired) tm_push_event(t, TM_EV_USER_RETIRED, 0, retired, now);
+                             t->tid, now, retired);
+    for (int i = 0; i < 2; i++)
+      if (retired[i]) tm_push_event(t, TM_EV_USER_RETIRED, 0, retired[i], now);
     errno = saved;
     t->guard--;
     if (id) {

@@ -9,9 +9,13 @@
  * make_fcontext, the top of its new stack): which user thread a jump goes to
  * is the made stack that holds it, found through the address map (each
  * target noted there, so the next jump to the same place is one lookup) or
- * by scanning the made stacks. make_fcontext on a stack address already made
- * (a pooled stack) retires the user thread that had it: Boost's fibers end
- * by jumping away for good, the only end a wrapper can see.
+ * by scanning the made stacks. A function given to make_fcontext must never
+ * return: Boost's (fiber_entry, callcc's context_entry) end with an
+ * ontop_fcontext that hands the next context the fiber's record, kept just
+ * above the made stack's top, for the function run on top to free the
+ * stack; such a call ends its user thread (TM_RECORD_BYTES). make_fcontext
+ * on a stack address already made (a pooled stack) retires the user thread
+ * that had it, if nothing ended it.
  *
  * Same costs and hazards as wrap_context.c: one TLS read, the map, a TSC
  * stamp and one ring event per switch; the real call may resume much later
@@ -65,13 +69,24 @@ __attribute__((constructor(102))) static void fcontext_init(void) {
   atomic_store(&real_ontop, tm_real_optional("ontop_fcontext"));
 }
 
-/* The LWP leaves its user thread for the context suspended at `to`. */
-static inline void fcontext_switch(tm_thread *t, void *to) {
+/* Boost places a fiber's record (its function, its stack allocator)
+ * between the top of the stack it gives make_fcontext and the end of the
+ * allocation (1.74: 64 bytes above the top, under 4 KiB with the record),
+ * and passes it to ontop_fcontext only to free the stack: an ontop_fcontext
+ * from the running user thread with data in [top, top + TM_RECORD_BYTES) is
+ * its end. resume_with passes a local of the fiber instead, below the top
+ * (and, inlined at -O2, from as near the top as the end's own call: the
+ * depth of the call says nothing). */
+#define TM_RECORD_BYTES 4096
+
+/* The LWP leaves its user thread for the context suspended at `to`;
+ * kind: TM_EV_USER_SWITCH, or TM_EV_USER_DONE when it ends there. */
+static inline void fcontext_switch(tm_thread *t, void *to, uint32_t kind) {
   t->guard++;
   uint32_t from = tm_ut_cur;
   uint32_t id = tm_ut_lookup(to, (uintptr_t)to);
   tm_ut_note(to, id);
-  if (from || id) tm_push_event(t, TM_EV_USER_SWITCH, id, from, tm_wait_clock());
+  if (from || id) tm_push_event(t, kind, id, from, tm_wait_clock());
   tm_ut_cur = id;
   t->guard--;
 }
@@ -85,12 +100,13 @@ TM_EXPORT void *make_fcontext(void *sp, size_t size, void (*fn)(tm_transfer)) {
   if (t && ctx) {
     t->guard++;
     uint64_t now = tm_wait_clock();
-    uint32_t retired = 0;
+    uint32_t retired[2];
     void *f;
     __builtin_memcpy(&f, &fn, sizeof f);
     /* sp is the top: Boost's stacks grow down from it. */
-    tm_ut_make(ctx, f, (uintptr_t)sp - size, (uintptr_t)sp, 0, t->tid, now, &retired);
-    if (retired) tm_push_event(t, TM_EV_USER_RETIRED, 0, retired, now);
+    tm_ut_make(ctx, f, (uintptr_t)sp - size, (uintptr_t)sp, 0, t->tid, now, retired);
+    for (int i = 0; i < 2; i++)
+      if (retired[i]) tm_push_event(t, TM_EV_USER_RETIRED, 0, retired[i], now);
     t->guard--;
   }
   return ctx;
@@ -101,7 +117,7 @@ TM_EXPORT tm_transfer jump_fcontext(void *to, void *vp) {
   void *p = resolve(&real_jump, "jump_fcontext");
   __builtin_memcpy(&real, &p, sizeof real);
   tm_thread *t = tm_observer();
-  if (t) fcontext_switch(t, to);
+  if (t) fcontext_switch(t, to, TM_EV_USER_SWITCH);
   return real(to, vp);
 }
 
@@ -110,6 +126,11 @@ TM_EXPORT tm_transfer ontop_fcontext(void *to, void *vp, tm_transfer (*fn)(tm_tr
   void *p = resolve(&real_ontop, "ontop_fcontext");
   __builtin_memcpy(&real, &p, sizeof real);
   tm_thread *t = tm_observer();
-  if (t) fcontext_switch(t, to);
+  if (t) {
+    const tm_uthread *u = tm_ut_get(tm_ut_cur);
+    const uintptr_t data = (uintptr_t)vp;
+    const bool ends = u && data >= u->stack_hi && data - u->stack_hi < TM_RECORD_BYTES;
+    fcontext_switch(t, to, ends ? TM_EV_USER_DONE : TM_EV_USER_SWITCH);
+  }
   return real(to, vp, fn);
 }

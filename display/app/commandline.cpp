@@ -28,7 +28,7 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
                               QStringLiteral("Replay position, seconds since the start."),
                               QStringLiteral("SECONDS"));
   const QCommandLineOption view(QStringLiteral("view"),
-                                QStringLiteral("View to show: threads, lwps, cpus, timeline, sync, charts, findings, matrix, users, or window (all)."),
+                                QStringLiteral("View to show: threads, lwps, cpus, timeline, sync, charts, findings, matrix, users, mapping, or window (all)."),
                                 QStringLiteral("VIEW"));
   const QCommandLineOption shot(QStringLiteral("screenshot"),
                                 QStringLiteral("Render the view of the opened capture to a PNG and exit."),
@@ -61,7 +61,7 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
     out->view = p.value(view);
     tmui::ViewKind kind;
     if (out->view != QLatin1String("window") && !tmui::parseViewKind(out->view, &kind))
-      return QStringLiteral("unknown view '%1' (threads, lwps, cpus, timeline, sync, charts, findings, matrix, users, window)")
+      return QStringLiteral("unknown view '%1' (threads, lwps, cpus, timeline, sync, charts, findings, matrix, users, mapping, window)")
           .arg(out->view);
   }
   if (p.isSet(size)) {

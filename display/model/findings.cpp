@@ -29,6 +29,8 @@ const char *findingKindKey(FindingKind k) {
     case FindingKind::Undersubscribed: return "undersubscribed";
     case FindingKind::BarrierImbalance: return "barrier_imbalance";
     case FindingKind::NeverRuns: return "never_runs";
+    case FindingKind::UserThreadHandoff: return "user_thread_handoff";
+    case FindingKind::UserThreadsShareLwps: return "user_threads_share_lwps";
   }
   return "unknown";
 }
@@ -525,6 +527,7 @@ std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r) 
   schedulingFindings(m, r, &out);
   barrierFindings(m, r, &out);
   neverRunsFindings(m, r, &out);
+  userThreadFindings(m, r, &out);
   std::stable_sort(out.begin(), out.end(), [](const Finding &a, const Finding &b) {
     return a.severity != b.severity ? a.severity < b.severity : a.kind < b.kind;
   });

@@ -27,6 +27,8 @@ enum class FindingKind {
   Undersubscribed,
   BarrierImbalance,
   NeverRuns,
+  UserThreadHandoff,
+  UserThreadsShareLwps,
 };
 enum class Severity { High = 0, Medium = 1, Low = 2 };
 
@@ -40,7 +42,7 @@ struct Finding {
   Severity severity = Severity::Low;
   QString message;        // one or two plain sentences
   QJsonObject evidence;   // the numbers behind it (tids, object ids, shares, times)
-  QString view;           // threads|lwps|cpus|timeline|sync|charts
+  QString view;           // threads|lwps|cpus|timeline|sync|charts|users
   std::vector<uint32_t> threads;  // tids involved
   std::vector<uint32_t> objects;  // sync object ids involved
   int64_t t0 = 0;         // the span it is about
@@ -91,6 +93,15 @@ constexpr int64_t kNeverRunsMinLifeNs = 500'000'000;
 constexpr double kNeverRunsMinSessionShare = 0.20;
 constexpr double kNeverRunsOnCpu = 0.005;
 constexpr double kNeverRunsMaxSyncBlocked = 0.50;
+// user_threads_share_lwps: more user threads than the LWPs they ran on;
+// medium when dispatchable at least this share of their summed lives with
+// fewer LWPs than CPUs. user_thread_handoff: the same dispatchable share,
+// at most this many microseconds on an LWP per dispatch on average, and
+// their LWPs idle in their own context (parked, or woken and waiting for a
+// CPU) at least this share of the LWPs' time.
+constexpr double kUserDispatchableShare = 0.25;
+constexpr double kHandoffMaxSpanUs = 100.0;
+constexpr double kHandoffIdleShare = 0.10;
 // Severity: a share this many times its threshold is high.
 constexpr double kHighFactor = 2.0;
 }  // namespace finding

@@ -49,6 +49,7 @@ void schedulingFindings(const SessionModel &m, const TimeRange &r, std::vector<F
 void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void runtimeFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void barrierFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
+void userThreadFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 
 }  // namespace findings_detail
 }  // namespace tmon

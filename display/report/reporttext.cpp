@@ -75,7 +75,8 @@ QString symbolText(const QJsonObject &s) {
 QString viewName(const QString &view) {
   static const QHash<QString, QString> names{
       {"threads", "the Threads view"}, {"lwps", "the LWPs view"},  {"cpus", "the CPUs view"},
-      {"timeline", "the Timeline"},    {"sync", "the Sync view"}, {"charts", "the Charts view"}};
+      {"timeline", "the Timeline"},    {"sync", "the Sync view"}, {"charts", "the Charts view"},
+      {"users", "the User threads view"}};
   return names.value(view, view);
 }
 

@@ -68,7 +68,8 @@ class GuiBlockMeter {
 const tmui::ViewKind kKinds[] = {tmui::ViewKind::Threads,  tmui::ViewKind::Lwps,
                                  tmui::ViewKind::Cpus,     tmui::ViewKind::Timeline,
                                  tmui::ViewKind::Sync,     tmui::ViewKind::Charts,
-                                 tmui::ViewKind::Findings, tmui::ViewKind::Matrix};
+                                 tmui::ViewKind::Findings, tmui::ViewKind::Matrix,
+                                 tmui::ViewKind::Users,    tmui::ViewKind::Mapping};
 
 // A view still computing on its worker thread, or frames waiting for it.
 inline bool anyBusy(tmui::SessionView *page) {

@@ -848,6 +848,51 @@ class TestModelFindings : public QObject {
       QVERIFY2(p.runqueueThreads <= 0.5f + 1e-4f, qPrintable(QString::number(p.runqueueThreads)));
   }
 
+  // M:N: user threads sharing fewer LWPs are said in words (low when the
+  // LWPs already match the CPUs, medium when more LWPs would run more);
+  // long runs on an LWP are no handoff problem.
+  void userThreadsSharingLwps() {
+    for (uint32_t cpus : {2u, 4u}) {
+      SessionModel m;
+      userSharingScenario(cpus).applyTo(&m);
+      const std::vector<Finding> fs = findingsOf(m);
+      std::optional<Finding> f = find(fs, FindingKind::UserThreadsShareLwps);
+      QVERIFY(f);
+      QVERIFY2(f->message.startsWith(QStringLiteral(
+                   "6 user threads share 2 LWPs: at most 2 run at once; they were "
+                   "dispatchable (off an LWP: waiting for one, or parked by their "
+                   "scheduler) 67% of the time.")),
+               qPrintable(f->message));
+      QCOMPARE(f->severity, cpus == 2 ? Severity::Low : Severity::Medium);
+      QCOMPARE(f->message.contains(QStringLiteral("more LWPs would run more")), cpus == 4);
+      QCOMPARE(f->view, QStringLiteral("users"));
+      QCOMPARE(f->threads, (std::vector<uint32_t>{101, 102}));
+      QVERIFY(std::fabs(f->evidence["dispatchable_share"].toDouble() - 2.0 / 3) < 0.01);
+      QVERIFY2(!find(fs, FindingKind::UserThreadHandoff), "10 ms runs are no handoff");
+    }
+  }
+
+  // The M-to-N study's fine-grained barrier: user threads run 10 us at a
+  // time and their LWPs sit parked between them: the handoff finding, with
+  // the numbers of the stream, and the bound alternative.
+  void userThreadHandoffExplainsTheUnboundPenalty() {
+    SessionModel m;
+    userHandoffScenario().applyTo(&m);
+    const std::vector<Finding> fs = findingsOf(m);
+    std::optional<Finding> f = find(fs, FindingKind::UserThreadHandoff);
+    QVERIFY(f);
+    QCOMPARE(f->severity, Severity::Medium);
+    QVERIFY2(f->message.startsWith(QStringLiteral(
+                 "4 user threads gave up their LWPs 20000 times a second, running 10.0 us on "
+                 "average each time, and were dispatchable 95% of the time; meanwhile their 2 "
+                 "LWPs spent 90% of the time in their scheduler parked or waiting for a CPU.")),
+             qPrintable(f->message));
+    QVERIFY(f->message.contains(QStringLiteral("Bound threads (one user thread per LWP")));
+    QVERIFY(std::fabs(f->evidence["lwp_scheduler_idle_share"].toDouble() - 0.9) < 0.01);
+    // 4 user threads on 2 LWPs share them too.
+    QVERIFY(find(fs, FindingKind::UserThreadsShareLwps));
+  }
+
   void cpuBusyIsNotBiasedByClockTickQuantisation() {
     // /proc/stat moves in 10 ms steps: a CPU 90% busy shows 0 or 20 ms per
     // 10 ms tick, alternating. Read every tick or (as the probe does) only

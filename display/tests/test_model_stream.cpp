@@ -329,4 +329,75 @@ StreamBuilder userThreadScenario() {
   return b;
 }
 
+namespace {
+// Two LWPs, started at 0, on CPUs 0 and 1 throughout unless told otherwise.
+void twoLwps(StreamBuilder &b, uint32_t cpus, int users) {
+  b.hello(true, cpus);
+  b.threadStart(100, kT0, "main", "workload!main", false, true);
+  b.cpuSwitch(100, kT0, 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
+  b.threadStart(101, kT0, "lwp-0", "workload!lwp_main");
+  b.threadStart(102, kT0, "lwp-1", "workload!lwp_main");
+  b.cpuSwitch(101, kT0, 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+  b.cpuSwitch(102, kT0, 1, THREADMON__SWITCH_KIND__SWITCH_IN);
+  for (int u = 1; u <= users; u++) b.userThread(uint32_t(u), kT0, 100, "workload!worker+0x0");
+}
+void endLwps(StreamBuilder &b, int64_t end) {
+  for (uint32_t tid : {101u, 102u}) {
+    b.transition(tid, end, THREADMON__THREAD_STATE__STATE_EXITED);
+    b.cpuSwitch(tid, end, tid - 101, THREADMON__SWITCH_KIND__SWITCH_OUT);
+    b.threadEnd(tid, end);
+  }
+  for (int64_t t = kT0 + 10 * kMs; t <= end; t += 10 * kMs) b.tick(t, {});
+  b.goodbye(end, 0);
+}
+}  // namespace
+
+StreamBuilder userSharingScenario(uint32_t cpus) {
+  StreamBuilder b;
+  twoLwps(b, cpus, 6);
+  uint32_t last[2] = {0, 0};
+  for (int slice = 0; slice < 60; slice++) {
+    for (uint32_t l = 0; l < 2; l++) {
+      const uint32_t u = 3 * l + 1 + uint32_t(slice % 3);
+      b.userSwitch(101 + l, kT0 + slice * 10 * kMs, last[l], u);
+      last[l] = u;
+    }
+  }
+  for (uint32_t l = 0; l < 2; l++)
+    b.userSwitch(101 + l, kT0 + 600 * kMs, last[l], 0, THREADMON__USER_SWITCH_KIND__USER_DONE);
+  endLwps(b, kT0 + 600 * kMs);
+  return b;
+}
+
+StreamBuilder userHandoffScenario() {
+  StreamBuilder b;
+  twoLwps(b, 2, 4);
+  constexpr int64_t kUs = 1000;
+  for (int period = 0; period < 2000; period++) {
+    const int64_t t = kT0 + period * 100 * kUs;
+    for (uint32_t l = 0; l < 2; l++) {
+      const uint32_t tid = 101 + l, u = 2 * l + 1 + uint32_t(period % 2);
+      if (period) {
+        b.transition(tid, t, THREADMON__THREAD_STATE__STATE_RUNNING);
+        b.cpuSwitch(tid, t, l, THREADMON__SWITCH_KIND__SWITCH_IN);
+      }
+      b.userSwitch(tid, t, 0, u);
+      b.userSwitch(tid, t + 10 * kUs, u, 0);
+      b.transition(tid, t + 10 * kUs, THREADMON__THREAD_STATE__STATE_BLOCKED_COND, 9);
+      b.cpuSwitch(tid, t + 10 * kUs, l, THREADMON__SWITCH_KIND__SWITCH_OUT);
+    }
+  }
+  const int64_t end = kT0 + 200 * kMs;
+  for (uint32_t l = 0; l < 2; l++) {
+    b.transition(101 + l, end, THREADMON__THREAD_STATE__STATE_RUNNING);
+    b.cpuSwitch(101 + l, end, l, THREADMON__SWITCH_KIND__SWITCH_IN);
+    for (uint32_t u = 2 * l + 1; u <= 2 * l + 2; u++) {
+      b.userSwitch(101 + l, end, 0, u);
+      b.userSwitch(101 + l, end, u, 0, THREADMON__USER_SWITCH_KIND__USER_DONE);
+    }
+  }
+  endLwps(b, end);
+  return b;
+}
+
 }  // namespace tmtest

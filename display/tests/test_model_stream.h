@@ -92,6 +92,15 @@ class StreamBuilder {
 // [10,30) and [60,90), then done; u2 in [30,60), never done.
 StreamBuilder userThreadScenario();
 
+// M:N findings. 6 user threads on LWPs 101 and 102 for 600 ms, each LWP
+// running its three (u1-u3, u4-u6) in turn, 10 ms at a time, always on a
+// CPU: each is dispatchable 2/3 of its life. cpus: the Hello's CPU count.
+StreamBuilder userSharingScenario(uint32_t cpus);
+// 4 user threads on LWPs 101 and 102 for 200 ms, every 100 us: a user
+// thread runs 10 us (u1, u2 in turn on 101; u3, u4 on 102), then its LWP
+// blocks 90 us on cond 9 in its own context: a fine-grained handoff.
+StreamBuilder userHandoffScenario();
+
 }  // namespace tmtest
 
 #endif

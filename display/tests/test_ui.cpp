@@ -8,10 +8,13 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cmath>
+
 #include "captureopen.h"
 #include "commandline.h"
 #include "chartsview.h"
 #include "livesession.h"
+#include "mappingview.h"
 #include "modelview.h"
 #include "probeconnection.h"
 #include "probelistener.h"
@@ -165,6 +168,46 @@ class TestUi : public QObject {
     QVERIFY(pixelsOf(img, tmui::stateColor(tmon::FinalState::BlockedMutex)) > 200);
     tmui::ViewKind parsed;
     QVERIFY(tmui::parseViewKind(QStringLiteral("users"), &parsed) && parsed == ViewKind::Users);
+  }
+
+  // Mapping (M:N): a strip per user thread in its LWP's colour where it ran
+  // and pale where dispatchable, then the LWP's strip in its CPUs' colours
+  // and amber while it waited for one (the scenario's exact shares).
+  void mappingViewShowsUserThreadToLwpToCpu() {
+    const tmtest::StreamBuilder b = tmtest::userThreadScenario();
+    tmon::SessionModel m;
+    b.applyTo(&m);
+    const tmon::TimeRange r{tmtest::kT0, tmtest::kT0 + 120 * tmtest::kMs};
+    const tmui::MappingData d = tmui::computeMapping(m, r, 120);  // 1 ms columns
+    QCOMPARE(d.users.size(), size_t(2));
+    QCOMPARE(d.lwps.size(), size_t(1));
+    using Col = tmui::MappingData::Column;
+    auto only = [](const Col &c, int16_t part) {
+      return c.size() == 1 && c[0].first == part && std::fabs(c[0].second - 1.0f) < 1e-3f;
+    };
+    QVERIFY(only(d.users[0].columns[15], 0));  // u1 on the first LWP
+    QVERIFY(only(d.users[1].columns[15], tmui::MappingData::Dispatchable));
+    QVERIFY(only(d.users[1].columns[45], 0));
+    QVERIFY(d.users[0].columns[95].empty());  // u1 done at 90 ms
+    QVERIFY(only(d.lwps[0].columns[5], 1));    // the LWP on CPU 1
+    QVERIFY(only(d.lwps[0].columns[25], tmui::MappingData::Runnable));
+    QVERIFY(only(d.lwps[0].columns[45], 0));   // on CPU 0
+    QVERIFY(only(d.lwps[0].columns[65], tmui::MappingData::OffCpu));  // blocked on the mutex
+
+    const QString path = writeCapture(dir_, "mapping.tmcap", b.stream());
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(path, &error));
+    QVERIFY2(page, qPrintable(error));
+    const QImage img = renderView(page.get(), ViewKind::Mapping, -1, kShot);
+    std::unique_ptr<tmui::ModelView> view(page->view(ViewKind::Mapping));  // detached by renderView
+    QCOMPARE(view->rowCount(), 3);
+    QVERIFY(pixelsOf(img, tmui::mappingLwpColor(0)) > 500);
+    QVERIFY(pixelsOf(img, tmui::dispatchableColor()) > 500);
+    QVERIFY(pixelsOf(img, tmui::mappingCpuColor(0)) > 200);
+    QVERIFY(pixelsOf(img, tmui::mappingCpuColor(1)) > 200);
+    QVERIFY(pixelsOf(img, tmui::stateColor(tmon::FinalState::Runnable)) > 200);
+    ViewKind parsed;
+    QVERIFY(tmui::parseViewKind(QStringLiteral("mapping"), &parsed) && parsed == ViewKind::Mapping);
   }
 
   void statesShowInTheirColours() {

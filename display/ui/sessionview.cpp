@@ -13,6 +13,7 @@
 #include "deadlockbanner.h"
 #include "findingsview.h"
 #include "lwpsview.h"
+#include "mappingview.h"
 #include "matrixview.h"
 #include "replaycontrols.h"
 #include "sessionmodel.h"
@@ -34,7 +35,7 @@ constexpr ViewName kViewNames[] = {{ViewKind::Threads, "threads"}, {ViewKind::Lw
                                    {ViewKind::Cpus, "cpus"},       {ViewKind::Timeline, "timeline"},
                                    {ViewKind::Sync, "sync"},       {ViewKind::Charts, "charts"},
                                    {ViewKind::Findings, "findings"}, {ViewKind::Matrix, "matrix"},
-                                   {ViewKind::Users, "users"}};
+                                   {ViewKind::Users, "users"},     {ViewKind::Mapping, "mapping"}};
 }  // namespace
 
 bool parseViewKind(const QString &name, ViewKind *out) {
@@ -88,6 +89,7 @@ SessionView::SessionView(tmon::SessionModel *model, Source source, QWidget *pare
   threads_ = new ThreadsView(model_, window_);
   lwps_ = new LwpsView(model_, window_);
   users_ = new UserThreadsView(model_, window_);
+  mapping_ = new MappingView(model_, window_);
   cpus_ = new CpusView(model_, window_);
   timeline_ = new TimelineView(model_, window_);
   sync_ = new SyncView(model_, window_);
@@ -95,7 +97,7 @@ SessionView::SessionView(tmon::SessionModel *model, Source source, QWidget *pare
   findings_ = new FindingsView(model_, window_);
   matrix_ = new MatrixView(model_, window_);
   deadlock_ = new DeadlockBanner(this);
-  views_ = {threads_, lwps_, cpus_, timeline_, sync_, charts_, findings_, matrix_};
+  views_ = {threads_, lwps_, users_, mapping_, cpus_, timeline_, sync_, charts_, findings_, matrix_};
   auto *central = new QWidget(this);
   auto *layout = new QVBoxLayout(central);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -110,6 +112,7 @@ SessionView::SessionView(tmon::SessionModel *model, Source source, QWidget *pare
   QDockWidget *threadsDock = addViewDock(threads_, tr("Threads"), Qt::RightDockWidgetArea);
   tabifyDockWidget(threadsDock, addViewDock(lwps_, tr("LWPs"), Qt::RightDockWidgetArea));
   tabifyDockWidget(threadsDock, addViewDock(users_, tr("User threads"), Qt::RightDockWidgetArea));
+  tabifyDockWidget(threadsDock, addViewDock(mapping_, tr("Mapping"), Qt::RightDockWidgetArea));
   tabifyDockWidget(threadsDock, addViewDock(cpus_, tr("CPUs"), Qt::RightDockWidgetArea));
   tabifyDockWidget(threadsDock, addViewDock(charts_, tr("Charts"), Qt::RightDockWidgetArea));
   threadsDock->raise();
@@ -179,6 +182,7 @@ ModelView *SessionView::view(ViewKind kind) const {
     case ViewKind::Findings: return findings_;
     case ViewKind::Matrix: return matrix_;
     case ViewKind::Users: return users_;
+    case ViewKind::Mapping: return mapping_;
   }
   return nullptr;
 }

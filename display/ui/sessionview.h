@@ -24,6 +24,7 @@ class DeadlockBanner;
 class FindingsView;
 class LwpsView;
 class UserThreadsView;
+class MappingView;
 class MatrixView;
 class ModelView;
 class ReplayControls;
@@ -32,7 +33,7 @@ class ThreadsView;
 class TimelineView;
 class ViewWindow;
 
-enum class ViewKind { Threads, Lwps, Cpus, Timeline, Sync, Charts, Findings, Matrix, Users };
+enum class ViewKind { Threads, Lwps, Cpus, Timeline, Sync, Charts, Findings, Matrix, Users, Mapping };
 // "threads", "lwps", ...; false when unknown.
 bool parseViewKind(const QString &name, ViewKind *out);
 QString viewKindName(ViewKind kind);
@@ -89,6 +90,7 @@ class SessionView : public QMainWindow {
   ThreadsView *threads_;
   LwpsView *lwps_;
   UserThreadsView *users_;
+  MappingView *mapping_;
   CpusView *cpus_;
   TimelineView *timeline_;
   SyncView *sync_;

@@ -3,8 +3,8 @@
 // the PLT, where the probe sees them).
 //
 // --fibers F fibers (default 3) on the main thread, resumed round robin;
-// each spins --work-us of CPU time, then gives the thread back, --rounds
-// times, then ends. Truth per fiber, measured by the program: on_lwp_s, the
+// each spins --work-us of CPU time, then gives the thread back (with
+// resume, or resume_with every other time), --rounds times, then ends. Truth per fiber, measured by the program: on_lwp_s, the
 // sum of its spans from the scheduler's clock read just before resuming it
 // to its own read just before giving the thread back; lifetime_s from just
 // before its creation to its end.
@@ -68,7 +68,12 @@ int main(int argc, char **argv) {
       for (int r = 0; r < rounds; r++) {
         spin_cpu_us(workUs);
         t.on += now_s() - t.in;
-        sched = std::move(sched).resume();
+        // Every other round through resume_with (an ontop_fcontext from the
+        // fiber that does not end it, docs/format.md).
+        if (r % 2)
+          sched = std::move(sched).resume_with([](ctx::fiber &&c) { return std::move(c); });
+        else
+          sched = std::move(sched).resume();
       }
       t.on += now_s() - t.in;
       t.done = now_s();

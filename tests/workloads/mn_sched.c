@@ -1,0 +1,188 @@
+#include "mn_sched.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wl.h"
+
+#define STACK_BYTES (256 * 1024)
+
+typedef struct lwp {
+  pthread_t thread;
+  int index;
+  pid_t tid;
+  ucontext_t sched_ctx; /* where a user thread gives the LWP back to */
+  ucontext_t exit_ctx;  /* getcontext snapshot: where a finished one ends up */
+  mn_uthread *current;
+} lwp;
+
+int mn_cpu_truth = 1;
+
+static mn_uthread uts[MN_MAX_UT];
+static lwp lws[MN_MAX_LWP];
+static int n_uts, n_lwps;
+static __thread lwp *self_lwp;
+
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t queue_cond = PTHREAD_COND_INITIALIZER;
+static mn_uthread *queue[MN_MAX_UT];
+static int q_head, q_len, remaining;
+
+/* Under queue_lock. */
+static void enqueue(mn_uthread *u) {
+  u->queued_s = wl_now_s();
+  queue[(q_head + q_len) % MN_MAX_UT] = u;
+  q_len++;
+}
+
+void mn_ready(mn_uthread *u) {
+  pthread_mutex_lock(&queue_lock);
+  enqueue(u);
+  pthread_cond_signal(&queue_cond);
+  pthread_mutex_unlock(&queue_lock);
+}
+
+/* Read by the scheduler just before it switches to u. The CPU clock first
+ * (a syscall, where a loaded machine preempts), the wall clock last: the
+ * span starts as near the switch as can be. */
+__attribute__((noinline)) static void dispatching(mn_uthread *u) {
+  if (mn_cpu_truth) u->in_cpu_s = wl_thread_cpu_s();
+  u->in_s = wl_now_s();
+  u->ready_s += u->in_s - u->queued_s;
+}
+
+/* The same order: the span ends as near the switch as can be. */
+__attribute__((noinline)) static void leaving(mn_uthread *u) {
+  if (mn_cpu_truth) u->cpu_s += wl_thread_cpu_s() - u->in_cpu_s;
+  double span = wl_now_s() - u->in_s;
+  u->on_lwp_s += span;
+  u->per_lwp_s[self_lwp->index] += span;
+}
+
+mn_uthread *mn_self(void) { return self_lwp->current; }
+int mn_self_lwp(void) { return self_lwp->index; }
+
+void mn_yield(void) {
+  mn_uthread *u = self_lwp->current;
+  leaving(u);
+  swapcontext(&u->ctx, &self_lwp->sched_ctx);
+}
+
+void mn_park(mn_park_fn then) {
+  mn_uthread *u = self_lwp->current;
+  u->park = then;
+  leaving(u);
+  swapcontext(&u->ctx, &self_lwp->sched_ctx);
+}
+
+void mn_blocked_add(double t0) { self_lwp->current->blocked_s += wl_now_s() - t0; }
+
+void mn_finish(void) {
+  mn_uthread *u = self_lwp->current;
+  leaving(u);
+  u->done_s = wl_now_s();
+}
+
+static void *lwp_main(void *arg) {
+  lwp *l = arg;
+  self_lwp = l;
+  l->tid = gettid();
+  wl_name_self("lwp", l->index);
+  /* A finished user thread comes back here (through its uc_link) with
+   * l->current still set; volatile: getcontext returns twice. */
+  volatile int first = 1;
+  getcontext(&l->exit_ctx);
+  if (!first) {
+    l->current = NULL;
+    pthread_mutex_lock(&queue_lock);
+    remaining--;
+    pthread_cond_broadcast(&queue_cond);
+    pthread_mutex_unlock(&queue_lock);
+  }
+  first = 0;
+  for (;;) {
+    pthread_mutex_lock(&queue_lock);
+    while (q_len == 0 && remaining > 0) pthread_cond_wait(&queue_cond, &queue_lock);
+    if (q_len == 0) {
+      pthread_mutex_unlock(&queue_lock);
+      return NULL;
+    }
+    mn_uthread *u = queue[q_head];
+    q_head = (q_head + 1) % MN_MAX_UT;
+    q_len--;
+    pthread_mutex_unlock(&queue_lock);
+    l->current = u;
+    memcpy(&u->exit_ctx, &l->exit_ctx, sizeof u->exit_ctx);
+    dispatching(u);
+    swapcontext(&l->sched_ctx, &u->ctx);
+    /* It gave the LWP back (it ends through exit_ctx instead). */
+    l->current = NULL;
+    mn_park_fn then = u->park;
+    u->park = NULL;
+    if (then) {
+      then(u);
+    } else {
+      mn_ready(u);
+    }
+  }
+}
+
+int mn_init(int uthreads, int lwps, void (*fn)(int index)) {
+  n_uts = uthreads;
+  n_lwps = lwps;
+  remaining = uthreads;
+  for (int i = 0; i < uthreads; i++) {
+    mn_uthread *u = &uts[i];
+    u->index = i;
+    u->stack = malloc(STACK_BYTES);
+    if (!u->stack) return -1;
+    u->created_s = wl_now_s();
+    getcontext(&u->ctx);
+    u->ctx.uc_stack.ss_sp = u->stack;
+    u->ctx.uc_stack.ss_size = STACK_BYTES;
+    u->ctx.uc_link = &u->exit_ctx;
+    makecontext(&u->ctx, (void (*)(void))fn, 1, i);
+    enqueue(u);
+  }
+  return 0;
+}
+
+double mn_run(void) {
+  double start = wl_now_s();
+  for (int i = 0; i < n_lwps; i++) {
+    lws[i].index = i;
+    wl_check(pthread_create(&lws[i].thread, NULL, lwp_main, &lws[i]), "pthread_create");
+  }
+  for (int i = 0; i < n_lwps; i++) wl_check(pthread_join(lws[i].thread, NULL), "pthread_join");
+  for (int i = 0; i < n_uts; i++) free(uts[i].stack);
+  return wl_now_s() - start;
+}
+
+void mn_print_truth(FILE *out, const char *function) {
+  fprintf(out, ",\"cpus\":%ld,\"lwp_tids\":[", sysconf(_SC_NPROCESSORS_ONLN));
+  for (int i = 0; i < n_lwps; i++) fprintf(out, "%s%d", i ? "," : "", (int)lws[i].tid);
+  fprintf(out, "],\"user_threads\":[");
+  for (int i = 0; i < n_uts; i++) {
+    mn_uthread *u = &uts[i];
+    double life = u->done_s - u->created_s;
+    double disp = life - u->on_lwp_s;
+    fprintf(out,
+            "%s{\"index\":%d,\"function\":\"%s\",\"lifetime_s\":%.6f,\"on_lwp_s\":%.6f,"
+            "\"dispatchable_s\":%.6f,\"ready_s\":%.6f,\"blocked_s\":%.6f,\"on_lwp_pct\":%.2f,"
+            "\"dispatchable_pct\":%.2f,\"ready_pct\":%.2f,\"blocked_pct\":%.2f",
+            i ? "," : "", i, function, life, u->on_lwp_s, disp, u->ready_s, u->blocked_s,
+            100.0 * u->on_lwp_s / life, 100.0 * disp / life, 100.0 * u->ready_s / life,
+            100.0 * u->blocked_s / life);
+    if (mn_cpu_truth)
+      fprintf(out, ",\"cpu_s\":%.6f,\"on_cpu_pct\":%.2f", u->cpu_s, 100.0 * u->cpu_s / life);
+    fprintf(out, ",\"lwps\":{");
+    for (int k = 0, sep = 0; k < n_lwps; k++) {
+      if (u->per_lwp_s[k] <= 0) continue;
+      fprintf(out, "%s\"%d\":%.6f", sep++ ? "," : "", (int)lws[k].tid, u->per_lwp_s[k]);
+    }
+    fprintf(out, "}}");
+  }
+  fprintf(out, "]");
+}
