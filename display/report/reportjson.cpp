@@ -177,9 +177,7 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   o["max_wait_s"] = seconds(int64_t(d.maxWaitNs));
   // Only locks are held (a barrier, cond or semaphore is waited on): null
   // for the others. Every hold timed: exact; else estimated from hold_samples.
-  const bool held = s.kind == THREADMON__SYNC_KIND__KIND_MUTEX ||
-                    s.kind == THREADMON__SYNC_KIND__KIND_RWLOCK ||
-                    s.kind == THREADMON__SYNC_KIND__KIND_SPIN;
+  const bool held = isHeldKind(s.kind);
   o["hold_s"] = held ? QJsonValue(seconds(int64_t(d.holdNs))) : QJsonValue();
   o["hold_samples"] = held ? QJsonValue(qint64(d.holdSamples)) : QJsonValue();
   o["hold_exact"] = held ? QJsonValue(d.holdSamples == d.acquisitions) : QJsonValue();
