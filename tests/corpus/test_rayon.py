@@ -56,6 +56,11 @@ def test_rayon():
     for f in found:
         check(len(f.get("threads", [])) >= 2, f"the Mutex's finding names {f.get('threads')}")
     corpus.no_false_alarm(run, the_mutex)
+    # The item closure's lock, inlined into rayon's code: its own line.
+    mutexes = [o for o in run.report["sync_objects"] if o.get("runtime") == "Rust std::sync::Mutex"]
+    frames = [f for o in mutexes for s in o.get("call_sites", []) for f in s.get("frames", [])]
+    check(any(f.endswith(" in main.rs:36)") for f in frames),
+          f"no frame of the Mutex's call sites names main.rs:36: {frames[:6]}")
 
 
 tmtest.main(globals())

@@ -36,6 +36,12 @@ def test_rust_sync():
         return (f.get("kind") == "serialising_object" and "Mutex" in text) or \
             (f.get("kind") == "internal_lock" and "lock_contended" in text)
     corpus.no_false_alarm(run, true_lock)
+    # Where the program takes it: std's lock inlined into the worker's
+    # closure, followed out to the program's own line (rs_sync.rs).
+    mutexes = [o for o in run.report["sync_objects"] if o.get("runtime") == "Rust std::sync::Mutex"]
+    frames = [f for o in mutexes for s in o.get("call_sites", []) for f in s.get("frames", [])]
+    check(any(re.search(r" in rs_sync\.rs:\d+\)$", f) for f in frames),
+          f"no frame of the Mutex's call sites names rs_sync.rs: {frames[:6]}")
     # The text report: a futex found by sampling has no known acquisition
     # count or longest wait ("-", not 0).
     text = tmtest.launcher("report", run.capture).stdout
