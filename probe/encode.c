@@ -34,5 +34,6 @@ void tm_encoder_free(tm_encoder *e) {
  * proto/check_states.py fails the build when the proto has one it lacks). */
 #define TM_SAME(a, b) _Static_assert((int)(a) == (int)(b), #a " is not " #b)
 #define TM_WIRE_STATE(name, number) TM_SAME(TM_STATE_##name, THREADMON__THREAD_STATE__STATE_##name);
-#define TM_SYNC_KIND(name, number, text, held) TM_SAME(TM_KIND_##name, THREADMON__SYNC_KIND__KIND_##name);
+#define TM_SYNC_KIND(name, number, text, held) \
+  TM_SAME(TM_KIND_##name, THREADMON__SYNC_KIND__KIND_##name);
 #include "states.def"

@@ -165,7 +165,6 @@ QJsonArray tidArray(const std::vector<uint32_t> &tids) {
 
 namespace {
 
-
 Severity byShare(double share, double threshold) {
   return share >= finding::kHighFactor * threshold ? Severity::High : Severity::Medium;
 }

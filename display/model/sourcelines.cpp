@@ -37,7 +37,9 @@ bool librarySource(const char *file) {
   return false;
 }
 
-QString baseName(const char *file) { return QFileInfo(QString::fromUtf8(file)).fileName(); }
+QString baseName(const char *file) {
+  return QFileInfo(QString::fromUtf8(file)).fileName();
+}
 
 // Appends to path the DIEs under parent that contain pc, outermost first:
 // functions, inlined calls and blocks, also inside namespaces and types
@@ -162,7 +164,8 @@ class ModuleLines {
           fileIndex >= nFiles || line == 0)
         continue;
       const char *file = dwarf_filesrc(files, fileIndex, nullptr, nullptr);
-      if (file && !librarySource(file)) return QStringLiteral("%1:%2").arg(baseName(file)).arg(line);
+      if (file && !librarySource(file))
+        return QStringLiteral("%1:%2").arg(baseName(file)).arg(line);
     }
     return QString();
   }

@@ -19,7 +19,8 @@ double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * double(part) 
 // where a user looks instead: one line per runtime recognised.
 QJsonArray runtimeNotes(const SessionModel &m) {
   bool jvm = false, go = false;
-  for (int t = 0; t < m.threadCount() && !jvm; t++) jvm = !runtimeHousekeeping(m.thread(t)).isEmpty();
+  for (int t = 0; t < m.threadCount() && !jvm; t++)
+    jvm = !runtimeHousekeeping(m.thread(t)).isEmpty();
   for (int k = 0; k < m.syncObjectCount() && !go; k++) {
     const SyncObjectInfo &o = m.syncObject(k);
     go = o.symbol.startsWith(QLatin1String("runtime.")) ||
