@@ -25,29 +25,17 @@
 #define TM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define TM_TLS __attribute__((tls_model("initial-exec")))
 
-/* Values match threadmon.proto (ThreadState, SyncKind). */
+/* threadmon.proto's ThreadState and SyncKind, made from proto/states.def
+ * (encode.c checks each against the proto). TM_STATE_UNKNOWN: events were
+ * lost from here to the next event. */
 enum tm_state {
-  TM_STATE_UNKNOWN = 0, /* events were lost from here to the next event */
-  TM_STATE_RUNNING = 1,
-  TM_STATE_BLOCKED_MUTEX = 2,
-  TM_STATE_BLOCKED_COND = 3,
-  TM_STATE_BLOCKED_RWLOCK = 4,
-  TM_STATE_BLOCKED_BARRIER = 5,
-  TM_STATE_BLOCKED_SEM = 6,
-  TM_STATE_BLOCKED_SPIN = 7,
-  TM_STATE_BLOCKED_JOIN = 8,
-  TM_STATE_SLEEPING = 9,
-  TM_STATE_EXITED = 10,
+#define TM_WIRE_STATE(name, number) TM_STATE_##name = (number),
+#include "states.def"
 };
 
 enum tm_kind {
-  TM_KIND_MUTEX = 1,
-  TM_KIND_COND = 2,
-  TM_KIND_RWLOCK = 3,
-  TM_KIND_BARRIER = 4,
-  TM_KIND_SPIN = 5,
-  TM_KIND_SEM = 6,
-  TM_KIND_INTERNAL = 7,
+#define TM_SYNC_KIND(name, number, text, held) TM_KIND_##name = (number),
+#include "states.def"
 };
 
 static inline uint64_t tm_now_ns(void) {

@@ -62,6 +62,7 @@ typedef int (*tm_main_fn)(int, char **, char **);
   X(int, setpriority, (__priority_which_t, id_t, int))                                          \
   X(int, pthread_setconcurrency, (int))                                                         \
   X(int, pthread_setname_np, (pthread_t, const char *))                                         \
+  X(int, prctl, (int, ...))                                                                     \
   X(int, nanosleep, (const struct timespec *, struct timespec *))                               \
   X(int, clock_nanosleep, (clockid_t, int, const struct timespec *, struct timespec *))         \
   X(int, usleep, (useconds_t))                                                                  \

@@ -1713,7 +1713,9 @@ static void keep_budget(tm_session *s, uint64_t base_interval, uint64_t *win_wal
 
 static void *sampler_main(void *arg) {
   tm_session *s = arg;
-  prctl(PR_SET_NAME, "threadmon", 0, 0, 0); /* before registering: the record copies it */
+  /* Before registering: the record copies it. The syscall, not our own
+   * prctl wrapper, which would take this thread for the program's. */
+  syscall(SYS_prctl, PR_SET_NAME, "threadmon", 0, 0, 0);
   on_sampler_thread = true;
   tm_thread *self = tm_thread_register_self(NULL, s->pid);
   if (self) {

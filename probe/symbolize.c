@@ -251,8 +251,10 @@ int tm_symbolize(uintptr_t addr, tm_symbol *out) {
   Dl_info info;
   struct link_map *lm = NULL;
   if (addr && dladdr1((void *)addr, &info, (void **)&lm, RTLD_DL_LINKMAP) && info.dli_fname) {
+    /* The main program: glibc names it by argv[0], which may be relative
+     * (build/prog: no reader found its file or lines). */
     const char *path = info.dli_fname;
-    if (!*path) path = "/proc/self/exe"; /* the main program */
+    if (!*path || (lm && !lm->l_name[0]) || path[0] != '/') path = "/proc/self/exe";
     snprintf(out->module, sizeof out->module, "%s",
              *info.dli_fname ? base_name(info.dli_fname) : base_name(program_invocation_name));
     out->module_offset = addr - (uintptr_t)info.dli_fbase;

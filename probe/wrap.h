@@ -89,9 +89,12 @@ TM_HIDDEN void tm_wait_begin(tm_wait *w, tm_thread *t, tm_object *o, uint32_t st
 TM_HIDDEN void tm_note_releaser(tm_thread *t, const void *addr, uint32_t kind);
 
 /* For waits ended by another thread's call on the object (cond, sem,
- * barrier): the last thread that noted itself there. */
+ * barrier): the last thread that noted itself there. A thread never wakes
+ * itself from a wait: its own name there is stale (it signalled or arrived
+ * before an unseen releaser did), so unknown. */
 static inline void tm_wait_released_by_object(tm_wait *w) {
-  w->releaser_tid = w->o ? atomic_load_explicit(&w->o->releaser_tid, memory_order_relaxed) : 0;
+  uint32_t r = w->o ? atomic_load_explicit(&w->o->releaser_tid, memory_order_relaxed) : 0;
+  w->releaser_tid = r == w->t->tid ? 0 : r;
 }
 
 /* Pushes RUNNING (with w->releaser_tid, or 0 when the wait failed: acq ==

@@ -16,7 +16,15 @@ TM_EXPORT int pthread_barrier_wait(pthread_barrier_t *b) {
    * the next round can overwrite it before a slow waiter reads it.) */
   if (o) atomic_store_explicit(&o->releaser_tid, t->tid, memory_order_relaxed);
   int rc = tm_real.pthread_barrier_wait(b);
-  tm_wait_released_by_object(&w);
+  /* glibc returns PTHREAD_BARRIER_SERIAL_THREAD to the round's last arrival
+   * (the one whose arrival count is a multiple of the barrier's): it
+   * released the round, its own short wait included. Read from the object,
+   * a last arrival named a thread already at the next round, and a thread
+   * preempted between naming itself and entering named itself. */
+  if (rc == PTHREAD_BARRIER_SERIAL_THREAD)
+    w.releaser_tid = t->tid;
+  else
+    tm_wait_released_by_object(&w);
   tm_wait_end(&w, TM_ACQ_SHARED);
   return rc; /* PTHREAD_BARRIER_SERIAL_THREAD for exactly one caller */
 }

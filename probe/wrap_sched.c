@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 
 #include "real.h"
@@ -139,6 +141,31 @@ TM_EXPORT int pthread_setname_np(pthread_t th, const char *name) {
     /* The thread ended first (ENOENT: its /proc comm was gone; 0: it ended
      * just after): the program still meant it to have this name. */
     tm_thread_rename_ended((uintptr_t)th, name);
+  }
+  return rc;
+}
+
+/* Rust's std before 1.64 (Debian's 1.63 among them), and runtimes that name
+ * a thread from inside it, call prctl(PR_SET_NAME) on themselves: the same
+ * rename as pthread_setname_np. Every other option goes straight through.
+ * glibc's prctl takes its four further arguments as unsigned longs. */
+TM_EXPORT int prctl(int option, ...) {
+  va_list ap;
+  va_start(ap, option);
+  unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
+  unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
+  va_end(ap);
+  if (option != PR_SET_NAME) {
+    tm_real_ensure();
+    return tm_real.prctl(option, a2, a3, a4, a5);
+  }
+  tm_thread *self = tm_observer();
+  int rc = tm_real.prctl(option, a2, a3, a4, a5);
+  if (self && rc == 0) {
+    /* The kernel keeps the first 15 bytes, as the record does. */
+    strncpy(self->name, (const char *)a2, TM_NAME_BYTES - 1);
+    self->name[TM_NAME_BYTES - 1] = '\0';
+    changed(self);
   }
   return rc;
 }

@@ -167,11 +167,6 @@ QJsonArray tidArray(const std::vector<uint32_t> &tids) {
 
 namespace {
 
-bool lockKind(int kind) {
-  return kind == THREADMON__SYNC_KIND__KIND_MUTEX || kind == THREADMON__SYNC_KIND__KIND_RWLOCK ||
-         kind == THREADMON__SYNC_KIND__KIND_SPIN;
-}
-
 Severity byShare(double share, double threshold) {
   return share >= finding::kHighFactor * threshold ? Severity::High : Severity::Medium;
 }
@@ -264,7 +259,7 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
   if (life <= 0) return;
   for (int oi = 0; oi < m.syncObjectCount(); oi++) {
     const SyncObjectInfo &o = m.syncObject(oi);
-    if (!lockKind(o.kind) && !pythonLockUsedAsLock(m, o, r)) continue;
+    if (!isHeldKind(o.kind) && !pythonLockUsedAsLock(m, o, r)) continue;
     std::map<uint32_t, int64_t> byWaiter;
     int64_t blocked = 0;
     for (const WaitRecord &w : m.waits(o.id, r)) {
@@ -315,8 +310,7 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     // A runtime's semaphore, barrier or condition wait is the program's own
     // logic, like its pthread equivalents: no finding. Its mutex or rwlock
     // serialises like any lock the program wrote.
-    const bool runtimeLock = o.runtimeKind == THREADMON__SYNC_KIND__KIND_MUTEX ||
-                             o.runtimeKind == THREADMON__SYNC_KIND__KIND_RWLOCK;
+    const bool runtimeLock = isHeldKind(o.runtimeKind);
     if (o.runtimeKind && !runtimeLock) continue;
     // Other futexes that wait for an event (a JVM park, a Go M parked by its
     // scheduler) are no lock either: nobody holds them.

@@ -63,11 +63,15 @@ std::vector<Round> roundsOf(std::vector<WaitRecord> ws) {
   for (size_t i = 0; i < ws.size(); i++) {
     if (used[i]) continue;
     int64_t release = ws[i].end;
+    // A wait whose releaser is unknown (the probe could not tell) belongs
+    // to the round whose named releaser ended it, woken with the others.
     uint32_t rel = ws[i].releaser;
+    for (size_t j = i; !rel && j < ws.size() && ws[j].end - release <= kRoundWakeNs; j++)
+      if (!used[j] && ws[j].start < release) rel = ws[j].releaser;
     std::vector<std::pair<int64_t, uint32_t>> w;
     bool releaserWaited = false;
     for (size_t j = i; j < ws.size() && ws[j].end - release <= kRoundWakeNs; j++) {
-      if (used[j] || ws[j].start >= release || ws[j].releaser != rel) continue;
+      if (used[j] || ws[j].start >= release || (ws[j].releaser != rel && ws[j].releaser)) continue;
       used[j] = true;
       w.emplace_back(ws[j].end - ws[j].start, ws[j].waiter);
       releaserWaited = releaserWaited || ws[j].waiter == rel;

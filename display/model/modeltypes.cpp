@@ -17,7 +17,7 @@ struct StateDef {
 const StateDef kStates[] = {
 #define TM_FINAL_STATE(name, key, shortLabel, label, rgb, wire, kind, column) \
   {key, shortLabel, label, rgb, wire, kind, column},
-#include "finalstates.def"
+#include "states.def"
 #undef TM_FINAL_STATE
 };
 static_assert(sizeof kStates / sizeof kStates[0] == size_t(kFinalStateCount), "one entry per state");
@@ -62,11 +62,35 @@ bool blockedStateOfKind(int syncKind, FinalState *out) {
   return false;
 }
 
+namespace {
+
+struct KindDef {
+  int number;
+  const char *text;
+  bool held;
+};
+
+const KindDef kKinds[] = {
+#define TM_SYNC_KIND(name, number, text, held) {number, text, held != 0},
+#include "states.def"
+};
+
+const KindDef *kindDef(int kind) {
+  for (const KindDef &k : kKinds)
+    if (k.number == kind) return &k;
+  return nullptr;
+}
+
+}  // namespace
+
 QString syncKindName(int kind) {
-  static const char *const names[] = {"unknown", "mutex", "cond", "rwlock",
-                                      "barrier", "spin",  "sem",  "internal"};
-  if (kind < 0 || kind >= int(sizeof names / sizeof names[0])) return QStringLiteral("unknown");
-  return QString::fromLatin1(names[kind]);
+  const KindDef *k = kindDef(kind);
+  return QString::fromLatin1(k ? k->text : "unknown");
+}
+
+bool isHeldKind(int kind) {
+  const KindDef *k = kindDef(kind);
+  return k && k->held;
 }
 
 QString userThreadName(const UserThreadInfo &u) {

@@ -15,15 +15,15 @@ namespace tmon {
 
 // The final per-thread states, after combining interposed transitions,
 // switch records and schedstat deltas (docs/format.md, "Final states").
-// One list makes all of them, their keys, labels and colours: finalstates.def.
+// One list makes all of them, their keys, labels and colours: proto/states.def.
 enum class FinalState : uint8_t {
 #define TM_FINAL_STATE(name, ...) name,
-#include "finalstates.def"
+#include "states.def"
 #undef TM_FINAL_STATE
 };
 constexpr int kFinalStateCount = 0
 #define TM_FINAL_STATE(...) +1
-#include "finalstates.def"
+#include "states.def"
 #undef TM_FINAL_STATE
     ;
 // AsleepKind values of threadmon.proto (OTHER, CHILD, IO_EVENTS, READ,
@@ -44,8 +44,10 @@ bool isBlockedState(FinalState s);
 // The blocked state of a waiter on an object of this threadmon.SyncKind.
 bool blockedStateOfKind(int syncKind, FinalState *out);
 
-// Matches threadmon.SyncKind; "mutex", "cond", ..., "internal".
+// threadmon.SyncKind's name: "mutex", "cond", ..., "internal" (proto/states.def).
 QString syncKindName(int kind);
+// A lock an owner holds (mutex, rwlock, spin): hold time and owners apply.
+bool isHeldKind(int kind);
 QString sourceName(int source);
 
 // A closed-open span of session time, CLOCK_MONOTONIC ns of the probed machine.

@@ -1,5 +1,7 @@
 #include "sourcelines.h"
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 namespace tmon {
 
@@ -22,6 +25,45 @@ namespace {
 // paths come from a capture, which may name thousands: past this, lookups
 // in new modules give nothing.
 constexpr size_t kMaxModules = 256;
+
+// Source of a language's library rather than the program: Rust's std, core
+// and alloc (/rustc/<hash>/library/... from rustup, /usr/src/rustc-*/library/...
+// from Debian), crates (cargo's registry, Debian's /usr/share/cargo/registry),
+// libstdc++'s headers.
+bool librarySource(const char *file) {
+  for (const char *p : {"/library/std/", "/library/core/", "/library/alloc/", "/rustc/",
+                        "/cargo/registry/", "/.cargo/registry/", "/include/c++/"})
+    if (strstr(file, p)) return true;
+  return false;
+}
+
+QString baseName(const char *file) {
+  return QFileInfo(QString::fromUtf8(file)).fileName();
+}
+
+// Appends to path the DIEs under parent that contain pc, outermost first:
+// functions, inlined calls and blocks, also inside namespaces and types
+// (Rust nests its functions there, where dwarf_getscopes does not look).
+bool scopesAt(Dwarf_Die *parent, Dwarf_Addr pc, std::vector<Dwarf_Die> *path, int depth) {
+  Dwarf_Die child;
+  if (depth > 64 || dwarf_child(parent, &child) != 0) return false;
+  do {
+    const int tag = dwarf_tag(&child);
+    const bool container = tag == DW_TAG_namespace || tag == DW_TAG_structure_type ||
+                           tag == DW_TAG_union_type || tag == DW_TAG_enumeration_type ||
+                           tag == DW_TAG_class_type;
+    if (container) {
+      if (scopesAt(&child, pc, path, depth + 1)) return true;
+    } else if ((tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+                tag == DW_TAG_lexical_block) &&
+               dwarf_haspc(&child, pc) == 1) {
+      path->push_back(child);
+      scopesAt(&child, pc, path, depth + 1);
+      return true;
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+  return false;
+}
 
 char *debugInfoPath = nullptr;  // libdwfl's default search path
 const Dwfl_Callbacks kCallbacks = {
@@ -55,7 +97,15 @@ class ModuleLines {
     int lineNo = 0;
     const char *file = l ? dwfl_lineinfo(l, nullptr, &lineNo, nullptr, nullptr, nullptr) : nullptr;
     if (!file || lineNo <= 0) return QString();
-    return QStringLiteral("%1:%2").arg(QFileInfo(QString::fromUtf8(file)).fileName()).arg(lineNo);
+    QString text = QStringLiteral("%1:%2").arg(baseName(file)).arg(lineNo);
+    // Library code inlined into the program's (a Rust closure's Mutex::lock,
+    // an item of rayon's for_each): also the program's own line it was
+    // inlined at, the outermost call site outside the library.
+    if (librarySource(file)) {
+      const QString own = inlinedAt(address + bias);
+      if (!own.isEmpty()) text += QStringLiteral(" in ") + own;
+    }
+    return text;
   }
 
  private:
@@ -91,6 +141,33 @@ class ModuleLines {
     dwfl_ = dwfl;
     mod_ = mod;
     return true;
+  }
+
+  // The innermost inlined call site at pc whose file is not a library's
+  // (where the program called into it), "main.rs:41"; "" when none.
+  QString inlinedAt(Dwarf_Addr pc) {
+    Dwarf_Addr cuBias = 0;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod_, pc, &cuBias);
+    Dwarf_Files *files = nullptr;
+    size_t nFiles = 0;
+    if (!cu || dwarf_getsrcfiles(cu, &files, &nFiles) != 0) return QString();
+    std::vector<Dwarf_Die> scopes;
+    scopesAt(cu, pc - cuBias, &scopes, 0);
+    // Innermost first; an inlined call's file and line are in the scope
+    // around it.
+    for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
+      if (dwarf_tag(&*it) != DW_TAG_inlined_subroutine) continue;
+      Dwarf_Attribute attr;
+      Dwarf_Word fileIndex = 0, line = 0;
+      if (dwarf_formudata(dwarf_attr(&*it, DW_AT_call_file, &attr), &fileIndex) != 0 ||
+          dwarf_formudata(dwarf_attr(&*it, DW_AT_call_line, &attr), &line) != 0 ||
+          fileIndex >= nFiles || line == 0)
+        continue;
+      const char *file = dwarf_filesrc(files, fileIndex, nullptr, nullptr);
+      if (file && !librarySource(file))
+        return QStringLiteral("%1:%2").arg(baseName(file)).arg(line);
+    }
+    return QString();
   }
 
   Dwfl *dwfl_ = nullptr;

@@ -22,7 +22,9 @@ struct CodeLocation {
   QByteArray buildId;
 };
 
-// "file.c:12" (the file's base name), or "" when unknown.
+// "file.c:12" (the file's base name), or "" when unknown. Library code
+// (Rust std or a crate, libstdc++'s headers) inlined into the program's adds
+// where: "futex.rs:35 in main.rs:41".
 QString sourceLine(const CodeLocation &where);
 
 }  // namespace tmon

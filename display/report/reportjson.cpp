@@ -15,6 +15,34 @@ namespace {
 double seconds(int64_t ns) { return double(ns) / 1e9; }
 double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * double(part) / double(whole) : 0.0; }
 
+// What a thread profiler cannot see in a runtime the session shows, and
+// where a user looks instead: one line per runtime recognised.
+QJsonArray runtimeNotes(const SessionModel &m) {
+  bool jvm = false, go = false;
+  for (int t = 0; t < m.threadCount() && !jvm; t++)
+    jvm = !runtimeHousekeeping(m.thread(t)).isEmpty();
+  for (int k = 0; k < m.syncObjectCount() && !go; k++) {
+    const SyncObjectInfo &o = m.syncObject(k);
+    go = o.symbol.startsWith(QLatin1String("runtime.")) ||
+         o.callSite().contains(QLatin1String("!runtime.futex"));
+  }
+  QJsonArray notes;
+  if (go)
+    notes.append(QStringLiteral(
+        "Go: a goroutine blocked on a sync.Mutex, a channel or select parks without blocking its "
+        "thread, so a thread profiler cannot see it (only pthread locks, such as cgo's, and the "
+        "runtime's own futexes: runtime.* objects are its idle threads parked, not locks). For "
+        "goroutine contention use Go's mutex and block profiles (runtime.SetMutexProfileFraction, "
+        "runtime.SetBlockProfileRate, go tool pprof)."));
+  if (jvm)
+    notes.append(QStringLiteral(
+        "Java: call sites are the JVM's own frames (libjvm.so); JIT-compiled Java methods have no "
+        "symbols, so a monitor's Java code is not named. Findings name the Java threads and the "
+        "kind of lock (synchronized, java.util.concurrent); for the Java methods, take thread "
+        "dumps during the run (jcmd PID Thread.print) and look for the same thread names."));
+  return notes;
+}
+
 QJsonObject processJson(const SessionModel &m) {
   const SessionInfo &i = m.info();
   QJsonArray sources;
@@ -36,6 +64,7 @@ QJsonObject processJson(const SessionModel &m) {
       i.switchesStoppedNs >= 0 ? QJsonValue(double(i.switchesStoppedNs - i.startNs) / 1e9)
                                : QJsonValue();
   p["notices"] = QJsonArray::fromStringList(i.notices);
+  p["runtime_notes"] = runtimeNotes(m);
   p["input_warnings"] = QJsonArray::fromStringList(i.inputWarnings);
   return p;
 }
@@ -177,9 +206,7 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   o["max_wait_s"] = seconds(int64_t(d.maxWaitNs));
   // Only locks are held (a barrier, cond or semaphore is waited on): null
   // for the others. Every hold timed: exact; else estimated from hold_samples.
-  const bool held = s.kind == THREADMON__SYNC_KIND__KIND_MUTEX ||
-                    s.kind == THREADMON__SYNC_KIND__KIND_RWLOCK ||
-                    s.kind == THREADMON__SYNC_KIND__KIND_SPIN;
+  const bool held = isHeldKind(s.kind);
   o["hold_s"] = held ? QJsonValue(seconds(int64_t(d.holdNs))) : QJsonValue();
   o["hold_samples"] = held ? QJsonValue(qint64(d.holdSamples)) : QJsonValue();
   o["hold_exact"] = held ? QJsonValue(d.holdSamples == d.acquisitions) : QJsonValue();

@@ -13,7 +13,7 @@
 namespace {
 
 // Text report columns; stolen sits next to runq (both: ready, not running).
-// The state table's columns, keys and heads: the one list (finalstates.def).
+// The state table's columns, keys and heads: the one list (proto/states.def).
 constexpr int kStates = tmon::kFinalStateCount;
 
 // Thread labels (tid, name, tags) past this are cut: a name is the
@@ -206,6 +206,8 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
   out << QStringLiteral("  sources: %1").arg(sources.join(", "));
   for (const QJsonValue &n : p["notices"].toArray())
     out << QStringLiteral("  note: %1").arg(n.toString());
+  for (const QJsonValue &n : p["runtime_notes"].toArray())
+    out << QStringLiteral("  unseen: %1").arg(n.toString());
   for (const QJsonValue &n : p["input_warnings"].toArray())
     out << QStringLiteral("  warning: the capture is damaged: %1").arg(n.toString());
 
@@ -345,10 +347,14 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
       where += QStringLiteral("  (%1 s asleep on it + %2 s system time for it)")
                    .arg(num(s.value("wait_s").toDouble(), 4), num(kernel, 4));
     const QString kind = s.contains("acts_as") ? s["acts_as"].toString() : s["kind"].toString();
+    // Found by sampling (kernel_s): its acquisitions and longest wait are
+    // unknown, not 0.
+    const bool sampled = s.contains("kernel_s");
     objects.addRow({QString::number(s["id"].toInteger()), kind,
-                    QString::number(s["acquisitions"].toInteger()),
+                    sampled ? QStringLiteral("-") : QString::number(s["acquisitions"].toInteger()),
                     QString::number(s["contentions"].toInteger()), num(lost, 4),
-                    num(s["max_wait_s"].toDouble() * 1e3, 3), holdText(s), where});
+                    sampled ? QStringLiteral("-") : num(s["max_wait_s"].toDouble() * 1e3, 3),
+                    holdText(s), where});
   }
   out << objects.lines();
   moreLine(out, syncShown, sync.size(), QStringLiteral("objects"),

@@ -6,7 +6,7 @@
 
 namespace tmui {
 
-// Colours and labels come from the one list of states (finalstates.def).
+// Colours and labels come from the one list of states (proto/states.def).
 QColor stateColor(tmon::FinalState s) { return QColor(QRgb(tmon::finalStateRgb(s))); }
 
 QString stateLabel(tmon::FinalState s) {

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -57,6 +58,16 @@ int main(void) {
   CHECK_EQ(pthread_getconcurrency(), 3);
   CHECK_EQ(pthread_setconcurrency(-1), EINVAL);
   CHECK_EQ(sched_yield(), 0);
+
+  /* prctl: a thread renaming itself (Rust's std), other options untouched. */
+  CHECK_INTERPOSED(prctl);
+  CHECK_EQ(prctl(PR_SET_NAME, "tm-by-prctl-and-more", 0, 0, 0), 0);
+  CHECK_EQ(prctl(PR_GET_NAME, name, 0, 0, 0), 0);
+  CHECK(strcmp(name, "tm-by-prctl-and") == 0); /* the kernel keeps 15 bytes */
+  errno = 0;
+  CHECK_EQ(prctl(-1, 0, 0, 0, 0), -1);
+  CHECK_EQ(errno, EINVAL);
+  CHECK_EQ(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 1);
   go = 1;
   CHECK_EQ(pthread_join(th, NULL), 0);
   return 0;

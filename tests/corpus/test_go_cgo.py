@@ -39,6 +39,9 @@ def test_go_cgo():
               f"call site {f.get('evidence', {}).get('call_site')}")
     corpus.no_false_alarm(run, lambda f: f.get("kind") == "serialising_object"
                           and "c_table_lock" in f.get("message", ""))
+    # What the user cannot see here, said: goroutine locks, and where to look.
+    notes = " ".join(run.report["process"].get("runtime_notes", []))
+    check("goroutine" in notes and "pprof" in notes, f"runtime notes {notes!r}")
 
 
 tmtest.main(globals())

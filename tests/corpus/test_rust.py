@@ -3,6 +3,7 @@ sampling): it runs under the probe, its threads are named, its Mutex may be
 reported (a lock its workers take turns at), and the consumer's Condvar wait
 is not taken for a lock."""
 import os
+import re
 import subprocess
 
 import corpus
@@ -35,6 +36,18 @@ def test_rust_sync():
         return (f.get("kind") == "serialising_object" and "Mutex" in text) or \
             (f.get("kind") == "internal_lock" and "lock_contended" in text)
     corpus.no_false_alarm(run, true_lock)
+    # Where the program takes it: std's lock inlined into the worker's
+    # closure, followed out to the program's own line (rs_sync.rs).
+    mutexes = [o for o in run.report["sync_objects"] if o.get("runtime") == "Rust std::sync::Mutex"]
+    frames = [f for o in mutexes for s in o.get("call_sites", []) for f in s.get("frames", [])]
+    check(any(re.search(r" in rs_sync\.rs:\d+\)$", f) for f in frames),
+          f"no frame of the Mutex's call sites names rs_sync.rs: {frames[:6]}")
+    # The text report: a futex found by sampling has no known acquisition
+    # count or longest wait ("-", not 0).
+    text = tmtest.launcher("report", run.capture).stdout
+    rows = [l for l in text.splitlines() if "Rust std::sync::Mutex, found by futex sampling" in l]
+    check(rows and all(re.match(r"\s*\d+\s+mutex\s+-\s+\d+\s+[\d.]+\s+-\s+-\s", r) for r in rows),
+          f"the Rust Mutex's row: {rows}")
 
 
 tmtest.main(globals())

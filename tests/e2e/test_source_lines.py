@@ -54,6 +54,27 @@ def test_call_sites_have_lines():
           f"program frames without a line: {frames}")
 
 
+def test_started_by_a_relative_path():
+    """A program started as dir/prog (glibc names the main program by that
+    argv[0]): its frames still find their file and line, from wherever the
+    report is read (the user guide's build/tests/workloads/matrix_mult
+    showed none)."""
+    tmtest.require_report()
+    directory = os.path.join(tmtest.Temp.dir(), "relative")
+    os.makedirs(os.path.join(directory, "bin"))
+    shutil.copy2(tmtest.workload(NAME), os.path.join(directory, "bin", NAME))
+    capture = os.path.join(directory, "run.tmcap")
+    run = tmtest.launcher("record", "-o", capture, "--", os.path.join("bin", NAME), *ARGS,
+                          cwd=directory)
+    if run.returncode != 0:
+        raise tmtest.Failed(f"record bin/{NAME} exited {run.returncode}: {run.stderr.strip()}")
+    truth = json.loads([l for l in run.stdout.splitlines() if l.startswith("{")][-1])
+    lock = lock_of(tmtest.report_json(capture))
+    want = f"(mutex_hold.c:{truth['lock_line']})"
+    check(str(lock.get("call_site")).endswith(want), f"call_site {lock.get('call_site')!r}, "
+          f"expected {NAME}!timed_lock+0x.. {want}")
+
+
 def test_binary_gone():
     copy, capture, _ = record_copy("gone")
     os.remove(copy)

@@ -288,6 +288,8 @@ def main(tests):
     if _failures:
         print(f"{len(_failures)} check(s) failed; scratch files kept in {Temp.path}")
         sys.exit(1)
-    if Temp.path:
+    if Temp.path and os.environ.get("THREADMON_KEEP_SCRATCH"):
+        print(f"scratch files kept in {Temp.path} (THREADMON_KEEP_SCRATCH)")
+    elif Temp.path:
         shutil.rmtree(Temp.path, ignore_errors=True)
     sys.exit(SKIP if skipped == len(cases) else 0)
