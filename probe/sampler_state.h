@@ -24,6 +24,7 @@
 
 #include "budget.h"
 #include "frames.h"
+#include "perf_switch.h"
 #include "procfs.h"
 #include "read_plan.h"
 #include "switch_track.h"
@@ -68,6 +69,9 @@ typedef struct tm_tick_counts {
 typedef struct tm_sampler {
   /* CLOCK_MONOTONIC in ns; NULL: tm_now_ns. Tests give their own. */
   uint64_t (*clock)(void);
+  /* Where switch records come from; NULL: the session's perf rings
+   * (tm_perf_switch_drain). Tests replay their own. */
+  void (*switch_source)(struct tm_session *s, tm_switch_fn fn, void *arg);
   tm_proc proc; /* the process sampled: "" = this one */
   uint64_t tick_no;    /* ticks run, the first is 1 */
   uint64_t started_ns; /* switch records cover threads born after it */

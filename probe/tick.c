@@ -337,7 +337,8 @@ void tm_tick_run(tm_session *s, bool own_thread) {
     m->sw.probe_tid = s->probe_tid;
     uint64_t lost = s->perf.lost;
     m->sw.drained = 0;
-    tm_perf_switch_drain(&s->perf, tm_switch_record, m);
+    if (m->switch_source) m->switch_source(s, tm_switch_record, m);
+    else tm_perf_switch_drain(&s->perf, tm_switch_record, m);
     if (s->perf.lost != lost) {
       tm_switch_forget(m);
       full = m->program_ran = true;
