@@ -142,7 +142,7 @@ static int open_session(const char *path, uint32_t parent_pid) {
   s->seq = 0;
   s->notice_count = 0;
   s->net_reported = false;
-  s->events_dropped = s->events_dropped_total = 0;
+  s->events_dropped = s->events_dropped_total = s->events_folded = 0;
   if (getrandom(&s->session_id, sizeof s->session_id, GRND_NONBLOCK) != sizeof s->session_id)
     s->session_id = tm_now_ns() ^ ((uint64_t)s->pid << 40);
   struct timespec rt;

@@ -34,6 +34,7 @@ typedef struct tm_session {
   uint64_t seq;
   uint64_t events_dropped; /* of threads already released */
   uint64_t events_dropped_total; /* as of the last tick */
+  uint64_t events_folded; /* of threads already released */
   /* Hello strings, gathered when the session opens. */
   char exe[TM_PATH_BYTES];
   char host[256], kernel[128];

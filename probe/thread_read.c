@@ -1,6 +1,7 @@
 #include "thread_read.h"
 
 #include <stdatomic.h>
+#include <string.h>
 #include <time.h>
 
 #include "hidden.h"
@@ -202,6 +203,16 @@ void tm_thread_read(tm_session *s, tm_thread *t, tm_sampler_thread *st, int how)
   }
   uint64_t yields = t->yields; /* the thread's own counter: a racy read is one behind */
   bool counts = st->vol != vol || st->invol != invol || yields != st->yields;
+  /* Folded while its ring was full: sent with the sample (cumulative). */
+  if (atomic_load_explicit(&t->folded, memory_order_relaxed)) {
+    uint64_t fold[TM_FOLD_STATES];
+    uint64_t changes = tm_thread_folded(t, tm_sampler_now(m), fold);
+    if (changes != st->folded_sent || memcmp(fold, st->fold_ns, sizeof fold)) {
+      memcpy(st->fold_ns, fold, sizeof fold);
+      st->folded_sent = changes;
+      counts = true;
+    }
+  }
   st->yields = yields;
   if (!moved && !counts && futex == st->futex_addr && asleep == st->asleep_syscall) return;
   st->futex_addr = futex;
@@ -229,4 +240,9 @@ void tm_thread_read(tm_session *s, tm_thread *t, tm_sampler_thread *st, int how)
   l->cycles = st->pv.v[TM_PC_CYCLES];
   l->instructions = st->pv.v[TM_PC_INSTRUCTIONS];
   l->yields = yields;
+  if (st->folded_sent) {
+    l->n_folded_ns = TM_FOLD_STATES;
+    l->folded_ns = st->fold_ns; /* lives until the Tick is sent */
+    l->folded_changes = st->folded_sent;
+  }
 }

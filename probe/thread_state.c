@@ -69,6 +69,7 @@ void tm_state_free(tm_sampler *m, tm_sampler_thread *st) {
   if (e && e->st == st) tm_tid_remove(&m->sw, e);
   if (st->slot < ts->by_slot_cap && ts->by_slot[st->slot] == st) ts->by_slot[st->slot] = NULL;
   ts->live_dropped -= st->dropped + st->udropped;
+  ts->live_folded -= st->folded;
   tm_task_fds_close(&st->fds);
   tm_perf_counters_close(&st->pc);
   free(st->routine);

@@ -92,6 +92,9 @@ typedef struct tm_sampler_thread {
   tm_task_fds fds;
   tm_perf_counters pc;
   char *routine; /* start routine's name once sent (routine_name) */
+  uint64_t folded;       /* tm_thread.folded as last seen */
+  uint64_t folded_sent;  /* folded changes in its last LwpSample */
+  uint64_t fold_ns[TM_FOLD_STATES]; /* folded time in its last LwpSample */
 } tm_sampler_thread;
 
 _Static_assert(offsetof(tm_sampler_thread, slot) + sizeof(uint32_t) <= 64,
@@ -106,6 +109,7 @@ typedef struct tm_thread_states {
   tm_sampler_thread **by_slot;
   uint32_t by_slot_cap;
   uint64_t live_dropped; /* sum of dropped over live states */
+  uint64_t live_folded;  /* sum of folded over live states */
 } tm_thread_states;
 
 /* The state of slot's thread t, new (its switch records so far taken from

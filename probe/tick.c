@@ -140,6 +140,9 @@ static bool visit_slot(tm_session *s, uint32_t i, bool full, uint32_t *grace) {
     uint64_t d = atomic_load_explicit(&t->ring.dropped, memory_order_relaxed);
     m->threads.live_dropped += d - st->dropped;
     st->dropped = d;
+    uint64_t fc = atomic_load_explicit(&t->folded, memory_order_relaxed);
+    m->threads.live_folded += fc - st->folded;
+    st->folded = fc;
     if (!t->is_probe) m->program_ran = true;
   }
   if (state == TM_SLOT_LIVE) {
@@ -170,6 +173,7 @@ static bool visit_slot(tm_session *s, uint32_t i, bool full, uint32_t *grace) {
   tm_note_end(&m->fr, t->tid, end_ns ? end_ns : tm_sampler_now(m),
            atomic_load_explicit(&t->end_cpu_ns, memory_order_relaxed));
   s->events_dropped += st->dropped + st->udropped;
+  s->events_folded += st->folded;
   tm_state_free(m, st);
   tm_thread_release(t);
   return false;
@@ -372,6 +376,7 @@ void tm_tick_run(tm_session *s, bool own_thread) {
   ps.bytes_sent = s->tx.bytes_sent;
   ps.sampler_cpu_ns = m->sampler_cpu_ns;
   ps.threads_tracked = live;
+  ps.events_folded = s->events_folded + m->threads.live_folded;
 
   for (size_t i = 0; i < m->fr.lwp_n; i++) m->fr.lwp_ptrs[i] = &m->fr.lwps[i];
   for (size_t i = 0; i < m->fr.sync_n; i++) m->fr.sync_ptrs[i] = &m->fr.syncs[i];
