@@ -128,9 +128,9 @@ static void probe_sources(tm_session *s) {
 
 static void release_session(tm_session *s) {
   tm_transport_close(&s->tx);
-  if (s->src_perf_switch) tm_perf_switch_close(&s->perf);
+  if (s->src_perf_switch || s->perf_switch_paused) tm_perf_switch_close(&s->perf);
   if (s->src_proc_stat) tm_cpustat_close(&s->cpus);
-  s->src_perf_switch = s->src_proc_stat = false;
+  s->src_perf_switch = s->src_proc_stat = s->perf_switch_paused = false;
 }
 
 /* Opens the transport and sources and starts the sampler. */

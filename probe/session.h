@@ -26,6 +26,9 @@ typedef struct tm_session {
   uint64_t session_id;
   uint64_t start_ns, start_realtime_ns;
   bool src_proc_task, src_proc_stat, src_perf_switch, src_perf_sw, src_perf_hw, src_futex;
+  /* Switch records paused by the rate limit: the events stay open (perf),
+   * src_perf_switch is false until they resume. */
+  bool perf_switch_paused;
   tm_perf_switch perf;
   tm_cpustat cpus;
   char notices[TM_MAX_NOTICES][160]; /* sent after Hello */

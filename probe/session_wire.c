@@ -33,7 +33,8 @@ void tm_session_send_hello(tm_session *s, int to) {
   sources[ns++] = THREADMON__SOURCE__SOURCE_INTERPOSE;
   if (s->src_proc_task) sources[ns++] = THREADMON__SOURCE__SOURCE_PROC_TASK;
   if (s->src_proc_stat) sources[ns++] = THREADMON__SOURCE__SOURCE_PROC_STAT;
-  if (s->src_perf_switch) sources[ns++] = THREADMON__SOURCE__SOURCE_PERF_SWITCH;
+  if (s->src_perf_switch || s->perf_switch_paused)
+    sources[ns++] = THREADMON__SOURCE__SOURCE_PERF_SWITCH;
   if (s->src_perf_sw) sources[ns++] = THREADMON__SOURCE__SOURCE_PERF_SOFTWARE;
   if (s->src_perf_hw) sources[ns++] = THREADMON__SOURCE__SOURCE_PERF_HARDWARE;
   sources[ns++] = THREADMON__SOURCE__SOURCE_UNWIND;

@@ -10,6 +10,14 @@
  * (docs/benchmarks.md, yield ping-pong): at 25,000 a second per CPU that is
  * 4% of every CPU. The rate is judged over windows of SWITCH_LIMIT_NS. */
 #define SWITCH_LIMIT_NS 50000000ull
+/* A pause of records lasts SWITCH_PAUSE_NS, twice as long each time the
+ * rate trips again within SWITCH_CALM_NS of a resume, up to
+ * SWITCH_PAUSE_MAX_NS: a program that switches that fast for good costs
+ * 50 ms of records a minute, one with a burst gets them back a second
+ * after it. */
+#define SWITCH_PAUSE_NS 1000000000ull
+#define SWITCH_PAUSE_MAX_NS 64000000000ull
+#define SWITCH_CALM_NS 10000000000ull
 
 /* ---- tid -> state ---- */
 
@@ -150,4 +158,19 @@ bool tm_switch_rate_exceeded(tm_switch_track *w, uint64_t max_rate, int ncpu, ui
   w->rate_window_start = now;
   w->rate_window_records = 0;
   return over;
+}
+
+uint64_t tm_switch_pause_for(tm_switch_track *w, uint64_t now) {
+  bool soon = w->resumed_at && now - w->resumed_at < SWITCH_CALM_NS;
+  if (!w->backoff_ns || !soon) w->backoff_ns = SWITCH_PAUSE_NS;
+  else if (w->backoff_ns < SWITCH_PAUSE_MAX_NS) w->backoff_ns *= 2;
+  w->resume_at = now + w->backoff_ns;
+  w->pauses++;
+  return w->backoff_ns;
+}
+
+void tm_switch_resumed(tm_switch_track *w, uint64_t now) {
+  w->resumed_at = now;
+  w->resume_at = 0;
+  w->rate_window_start = w->rate_window_records = 0;
 }

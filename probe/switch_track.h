@@ -32,6 +32,10 @@ typedef struct tm_switch_track {
   uint32_t probe_tid; /* the sampler thread's records do not make a program run */
   uint64_t drained;   /* records this tick */
   uint64_t rate_window_start, rate_window_records;
+  /* Paused by the rate limit: records resume at resume_at; a pause soon
+   * after a resume (within SWITCH_CALM_NS) doubles the next one. */
+  uint64_t resume_at, resumed_at, backoff_ns;
+  uint32_t pauses;
 } tm_switch_track;
 
 tid_entry *tm_tid_find(tm_switch_track *w, uint32_t tid);
@@ -52,5 +56,10 @@ void tm_switch_forget(tm_sampler *m);
  * window of SWITCH_LIMIT_NS go over max_rate per second and CPU (0: never). */
 bool tm_switch_rate_exceeded(tm_switch_track *w, uint64_t max_rate, int ncpu, uint64_t now,
                              uint64_t records);
+/* Records pause at now: returns for how long (1 s, doubling up to 64 s
+ * while pauses follow resumes within 10 s) and sets resume_at. */
+uint64_t tm_switch_pause_for(tm_switch_track *w, uint64_t now);
+/* Records resume at now: a new rate window. */
+void tm_switch_resumed(tm_switch_track *w, uint64_t now);
 
 #endif

@@ -197,20 +197,42 @@ static uint32_t walk_threads(tm_session *s, bool full) {
   return ts->count - grace;
 }
 
-static void stop_switch_records(tm_session *s, uint64_t now) {
+/* Over the rate limit: the records pause (the last batch says so), states
+ * come from each tick's /proc reads as without records, until they resume. */
+static void pause_switch_records(tm_session *s, uint64_t now) {
   tm_sampler *m = &s->smp;
   m->fr.switches_stopping = true;
   tm_flush_switches(s, now, true);
   m->fr.switches_stopping = false;
-  tm_perf_switch_close(&s->perf);
+  tm_perf_switch_enable(&s->perf, false);
   s->src_perf_switch = false;
+  s->perf_switch_paused = true;
   tm_switch_forget(m);
-  char text[200];
+  uint64_t pause = tm_switch_pause_for(&m->sw, now);
+  char text[240];
   snprintf(text, sizeof text,
-           "switch records stopped: the program switched more than %llu times a second per "
-           "CPU (THREADMON_MAX_SWITCH_RATE); states from here are split by schedstat per tick",
-           (unsigned long long)s->cfg.max_switch_rate);
+           "switch records paused for %llu s: the program switched more than %llu times a second "
+           "per CPU (THREADMON_MAX_SWITCH_RATE); states meanwhile are split by schedstat per tick",
+           (unsigned long long)(pause / 1000000000u), (unsigned long long)s->cfg.max_switch_rate);
   tm_emit_notice(s, text, TM_TO_ALL);
+}
+
+/* The pause is over: records again, every thread's state from its next
+ * one (what came before the pause is stale: discarded). */
+static void drop_record(void *arg, uint32_t tid, uint64_t time_ns, uint32_t cpu, int kind) {
+  (void)arg, (void)tid, (void)time_ns, (void)cpu, (void)kind;
+}
+
+static void resume_switch_records(tm_session *s, uint64_t now) {
+  tm_sampler *m = &s->smp;
+  if (!m->switch_source) tm_perf_switch_drain(&s->perf, drop_record, NULL);
+  s->perf.lost = 0;
+  tm_perf_switch_enable(&s->perf, true);
+  s->src_perf_switch = true;
+  s->perf_switch_paused = false;
+  tm_switch_forget(m);
+  tm_switch_resumed(&m->sw, now);
+  tm_emit_notice(s, "switch records resumed", TM_TO_ALL);
 }
 
 static void walk_objects(tm_session *s) {
@@ -337,6 +359,10 @@ void tm_tick_run(tm_session *s, bool own_thread) {
   m->program_ran = full;
   m->hidden_noted = false;
   /* Switch records first: they say which threads need reading. */
+  if (s->perf_switch_paused && m->own_thread && now >= m->sw.resume_at) {
+    resume_switch_records(s, now);
+    full = m->program_ran = true;
+  }
   if (s->src_perf_switch) {
     m->sw.probe_tid = s->probe_tid;
     uint64_t lost = s->perf.lost;
@@ -350,7 +376,7 @@ void tm_tick_run(tm_session *s, bool own_thread) {
     if (m->own_thread &&
         tm_switch_rate_exceeded(&m->sw, s->cfg.max_switch_rate, s->perf.ncpu, now,
                                 m->sw.drained + s->perf.lost - lost)) {
-      stop_switch_records(s, now);
+      pause_switch_records(s, now);
       full = m->program_ran = true;
     }
   }

@@ -403,11 +403,12 @@ void SessionStore::applySwitches(const Threadmon__CpuSwitches &sw) {
     ThreadTimeline *th = threadFor(sw.tid[i], t);
     if (th) rejected(*th, th->addSwitch(t, kind, sw.cpu[i]), t);
   }
-  // The probe closed its events (too many switches): no thread will have a
-  // record after its last one here.
-  if (sw.stopped && info.switchesStoppedNs < 0) {
-    info.switchesStoppedNs = lastSwitchNs_ != INT64_MIN ? lastSwitchNs_ : ns(sw.base_ns);
-    for (auto &th : threads) th->addSwitchGap(info.switchesStoppedNs);
+  // The probe paused its records (too many switches): no thread has a
+  // record after its last one here until they resume, each from its next.
+  if (sw.stopped) {
+    const int64_t at = lastSwitchNs_ != INT64_MIN ? lastSwitchNs_ : ns(sw.base_ns);
+    if (info.switchesStoppedNs < 0) info.switchesStoppedNs = at;
+    for (auto &th : threads) th->addSwitchGap(at);
   }
 }
 

@@ -144,6 +144,22 @@ static void test_rate_limit(void) {
   CHECK(!tm_switch_rate_exceeded(&w, 1000, 2, t0 + 150 * MS, 10));
   /* A clock before the window (a final tick elsewhere) starts a new one. */
   CHECK(!tm_switch_rate_exceeded(&w, 1000, 2, t0, 1000));
+
+  /* Pauses: 1 s, doubling while the rate trips again within 10 s of a
+   * resume, at most 64 s; calm for 10 s, back to 1 s. */
+  tm_switch_track p = {0};
+  uint64_t now = 100 * MS, want = 1000 * MS;
+  for (int i = 0; i < 9; i++) {
+    CHECK_EQ(tm_switch_pause_for(&p, now), want);
+    CHECK_EQ(p.resume_at, now + want);
+    now = p.resume_at;
+    tm_switch_resumed(&p, now);
+    CHECK_EQ(p.rate_window_start, 0);
+    now += 60 * MS;
+    if (want < 64000 * MS) want *= 2;
+  }
+  CHECK_EQ(p.pauses, 9);
+  CHECK_EQ(tm_switch_pause_for(&p, now + 10000 * MS), 1000 * MS);
 }
 
 int main(void) {

@@ -240,6 +240,35 @@ int main(void) {
   tick();
   CHECK_EQ(s.smp.rescan.listings, 3);
 
+  /* The switch-rate limit: a burst pauses the records, they come back a
+   * second later; a burst again soon after pauses them twice as long. */
+  s.cfg.max_switch_rate = 1000; /* per second and CPU (no CPUs here: one) */
+  uint32_t busy = TID0 + 200;
+  for (int round = 0; round < 2; round++) {
+    int ticks_to_pause = 0;
+    while (!s.perf_switch_paused && ticks_to_pause < 20) {
+      for (int k = 0; k < 100; k++)
+        add_record(busy, fake_now + (uint64_t)k * 50000, k % 2 ? TM_SWITCH_OUT_PREEMPT : TM_SWITCH_IN);
+      tick();
+      ticks_to_pause++;
+    }
+    CHECK(s.perf_switch_paused && !s.src_perf_switch);
+    CHECK(ticks_to_pause <= 7); /* judged over 50 ms */
+    CHECK_EQ(s.smp.sw.pauses, (uint32_t)round + 1);
+    uint64_t paused_at = fake_now, pause = round == 0 ? 1000 * MS : 2000 * MS;
+    CHECK_EQ(s.smp.sw.resume_at, paused_at + pause);
+    /* Meanwhile nothing is planned from records: a thread that ran is read
+     * by its events and schedstat as without them. */
+    while (fake_now + 10 * MS < paused_at + pause) {
+      tick();
+      CHECK(s.perf_switch_paused);
+    }
+    tick();
+    CHECK(!s.perf_switch_paused && s.src_perf_switch);
+    CHECK_EQ(s.smp.sw.resumed_at, fake_now);
+  }
+  s.cfg.max_switch_rate = 0;
+
   /* A fork child's reset: no state, no tid, no pointer left behind. */
   tm_sampler_reset(&s.smp);
   for (uint32_t i = 0; i < N; i++) CHECK(threads[i]->sampler == NULL);
