@@ -450,6 +450,12 @@ bool SessionModel::housekeepingObject(int index, const TimeRange &r) const {
   });
 }
 
+std::vector<TimeRange> SessionModel::eventGapSpans(int index, const TimeRange &r) const {
+  std::vector<TimeRange> out;
+  store_->threads[size_t(index)]->eventGapSpans(r, &out);
+  return out;
+}
+
 std::vector<BlockedInterval> SessionModel::blockedOn(uint32_t objectId, const TimeRange &r) const {
   store_->settle();
   std::vector<BlockedInterval> out;

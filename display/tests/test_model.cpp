@@ -150,6 +150,11 @@ class TestModel : public QObject {
       (withFolds ? folded : plain) = m.threadStates(m.indexOfTid(71), m.resolve(Window::wholeRun()));
       QCOMPARE(m.info().eventsFolded, uint64_t(withFolds ? 3 : 0));
       QCOMPARE(m.thread(m.indexOfTid(71)).folds.size(), size_t(withFolds ? 5 : 0));
+      // The gap the timeline hatches: from the UNKNOWN to the next change.
+      std::vector<TimeRange> gaps = m.eventGapSpans(m.indexOfTid(71), m.resolve(Window::wholeRun()));
+      QCOMPARE(gaps.size(), size_t(1));
+      QCOMPARE(gaps[0].t0, at(20));
+      QCOMPARE(gaps[0].t1, at(60));
     }
     auto ns = [](const StateTimes &st, FinalState f) { return st.ns[size_t(f)]; };
     QCOMPARE(ns(plain, FinalState::BlockedMutex), 10 * kMs);
