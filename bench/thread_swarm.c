@@ -6,6 +6,9 @@
  * MODE: idle  (every thread blocked in pthread_cond_wait)
  *       light (a little work, then a 100 ms sleep: a mostly idle server)
  *       busy  (short critical sections on 4 shared mutexes, 1 ms naps)
+ *       burst (sched_yield in a loop for the first 250 ms, then light: a
+ *             switch storm at start-up, then a mostly idle server; the
+ *             window starts after the storm)
  *       ticker (threads named "tm-ticker" that wake every 10 ms on absolute
  *              deadlines and do nothing else: what waking like a 10 ms
  *              sampler costs on this machine, the floor under any sampler)
@@ -18,13 +21,14 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-enum swarm_mode { MODE_IDLE, MODE_LIGHT, MODE_BUSY, MODE_TICKER };
+enum swarm_mode { MODE_IDLE, MODE_LIGHT, MODE_BUSY, MODE_TICKER, MODE_BURST };
 
 static enum swarm_mode mode;
 static atomic_int stopping;
@@ -56,6 +60,11 @@ static void *swarm_worker(void *arg) {
       pthread_cond_wait(&idle_cond, &idle_mutex);
     pthread_mutex_unlock(&idle_mutex);
     break;
+  case MODE_BURST: {
+    uint64_t until = bench_now_ns() + 250 * 1000000ull;
+    while (bench_now_ns() < until) sched_yield();
+  }
+  /* fall through */
   case MODE_LIGHT:
     while (!atomic_load(&stopping)) {
       seed = spin_work(seed, 500);
@@ -127,7 +136,7 @@ static unsigned long long probe_cpu_ns(const char *prefix, int *n) {
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: tm-bench-swarm idle|light|busy|ticker THREADS SECONDS [PROBE_COMM_PREFIX]\n");
+    fprintf(stderr, "usage: tm-bench-swarm idle|light|busy|ticker|burst THREADS SECONDS [PROBE_COMM_PREFIX]\n");
     return 2;
   }
   if (strcmp(argv[1], "idle") == 0)
@@ -138,6 +147,8 @@ int main(int argc, char **argv) {
     mode = MODE_BUSY;
   else if (strcmp(argv[1], "ticker") == 0)
     mode = MODE_TICKER;
+  else if (strcmp(argv[1], "burst") == 0)
+    mode = MODE_BURST;
   else {
     fprintf(stderr, "unknown mode %s\n", argv[1]);
     return 2;

@@ -144,3 +144,9 @@ void tm_perf_switch_close(tm_perf_switch *p) {
   free(p->ring);
   memset(p, 0, sizeof *p);
 }
+
+void tm_perf_switch_enable(tm_perf_switch *p, bool on) {
+  for (int c = 0; c < p->ncpu; c++)
+    if (p->fd && p->fd[c] >= 0)
+      ioctl(p->fd[c], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+}

@@ -97,6 +97,7 @@ enum tm_slot_state {
 };
 
 #define TM_NAME_BYTES 16
+#define TM_FOLD_STATES (TM_STATE_EXITED + 1)
 #define TM_ROUTINE_BYTES 160
 
 typedef struct tm_thread {
@@ -118,6 +119,16 @@ typedef struct tm_thread {
   _Atomic uintptr_t handle;   /* pthread_t, to find the record from pthread_* calls */
   _Atomic int renaming;       /* a rename of this ended thread is being written */
   uint64_t yields;            /* sched_yield calls, thread-owned */
+  /* Folding: while its ring is full (the sampler starved of a CPU) a
+   * thread adds the time of each state it leaves to fold_ns[state]
+   * instead of dropping the change, so its totals stay exact; the ring's
+   * last slot says where the gap begins (TM_STATE_UNKNOWN), and the first
+   * change that fits again ends it. Written by the thread (relaxed
+   * stores, one writer), read by the sampler. */
+  _Atomic uint64_t fold_ns[TM_FOLD_STATES];
+  _Atomic uint64_t folded;    /* state changes folded */
+  _Atomic uint64_t fold_from; /* start of the folded state still open; 0 = none */
+  _Atomic uint32_t fold_state;
   tm_ring ring;
   /* User-thread switches (NULL until its first); kept with the slot. */
   _Atomic(tm_uring *) uring;
@@ -176,9 +187,10 @@ TM_HIDDEN bool tm_thread_rename_ended(uintptr_t handle, const char *name);
 TM_HIDDEN void tm_thread_seal(tm_thread *t);
 TM_HIDDEN void tm_thread_release(tm_thread *t); /* SEALED -> FREE */
 
-/* Pushes a state change for the calling thread. Near full it drops and
- * counts, and the ring's last free slot gets a TM_STATE_UNKNOWN event at the
- * first lost change, so that readers see where the gap begins. */
+/* Pushes a state change for the calling thread. Near full it folds (see
+ * tm_thread.fold_ns), and the ring's last free slot gets a TM_STATE_UNKNOWN
+ * event at the first folded change, so that readers see where the gap
+ * begins. */
 TM_HIDDEN void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id,
                              uint32_t holder_tid, uint32_t releaser_tid, uint64_t time_ns);
 /* User-thread (ucontext, Boost.Context) switches go to the LWP's uring
@@ -200,6 +212,10 @@ TM_HIDDEN void tm_push_event(tm_thread *self, uint32_t kind, uint32_t to_id, uin
 TM_HIDDEN uint32_t tm_uring_drain(tm_uring *r, tm_event *out, uint32_t max);
 /* Consumer side: copies out up to max events; returns how many. */
 TM_HIDDEN uint32_t tm_ring_drain(tm_ring *r, tm_event *out, uint32_t max);
+/* The sampler's view of t's folded time: fold_ns plus, for a folded state
+ * still open at now_ns, its time so far (an EXITED thread's is not). Out:
+ * TM_FOLD_STATES values. Returns the changes folded. */
+TM_HIDDEN uint64_t tm_thread_folded(const tm_thread *t, uint64_t now_ns, uint64_t *out);
 
 /* ---- sync objects ---- */
 

@@ -14,11 +14,6 @@
 #include "probe.h"
 
 /* Sampler-thread only (and the fork child before it starts a sampler). */
-/* /proc/PID/status, kept open (a fork child's session reopens its own). */
-static int proc_status = -1;
-static pid_t proc_status_pid;
-static int task_dir = -1; /* /proc/self/task: see open_task_file */
-static pid_t task_dir_pid;
 /* The calling thread's tid, asked once per thread (and again in a forked
  * child's session): past the descriptor budget every read opens its file,
  * 10,000 a second at 10,000 light threads, and each asked getpid and
@@ -29,12 +24,7 @@ static unsigned fd_budget = 0, fd_used = 0;
 static uint64_t ns_per_tick = 10000000;
 
 void tm_fds_init(void) {
-  /* A forked child's session: the parent's directories, inherited, are
-   * forgotten, not closed (the program may have closed those numbers and
-   * reused them since the fork); the forking thread's tid is new. */
-  pid_t pid = getpid();
-  if (task_dir_pid != pid) task_dir = -1;
-  if (proc_status_pid != pid) proc_status = -1;
+  /* A forked child's session: the forking thread's tid is new. */
   own_tid = 0;
   struct rlimit rl;
   rlim_t soft = 1024;
@@ -94,21 +84,48 @@ void tm_task_fds_close(tm_task_fds *t) {
   }
 }
 
-/* /proc/self/task, opened once per process: resolving "/proc/self/task"
- * again for every file of every new thread was a third of what a process
- * that makes thousands of threads a second cost the sampler. The
- * directory is that of the pid it was opened in: a forked child's session
- * forgets it (tm_fds_init) and reopens. */
+void tm_proc_init(tm_proc *p, const char *root) {
+  memset(p, 0, sizeof *p);
+  snprintf(p->root, sizeof p->root, "%s", root ? root : "");
+}
 
-static int open_task_file(uint32_t tid, enum tm_task_file which) {
-  if (task_dir < 0) {
-    int d = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+bool tm_proc_is_self(const tm_proc *p) {
+  return !p->root[0] || !strcmp(p->root, "/proc/self");
+}
+
+static const char *root_of(const tm_proc *p) { return p->root[0] ? p->root : "/proc/self"; }
+
+/* Directories opened by another process (the parent of a fork child) are
+ * not ours to use or close. */
+static void forget_inherited(tm_proc *p) {
+  if (p->opened_in == (int)getpid()) return;
+  p->task_open = p->status_open = false;
+  p->opened_in = (int)getpid();
+}
+
+void tm_proc_close(tm_proc *p) {
+  forget_inherited(p);
+  if (p->task_open) tm_fd_close(p->task_dir, false);
+  if (p->status_open) tm_fd_close(p->status_fd, false);
+  p->task_open = p->status_open = false;
+}
+
+/* root/task, opened once per process: resolving "/proc/self/task" again
+ * for every file of every new thread was a third of what a process that
+ * makes thousands of threads a second cost the sampler. */
+static int open_task_file(tm_proc *p, uint32_t tid, enum tm_task_file which) {
+  forget_inherited(p);
+  if (!p->task_open) {
+    char dir[96];
+    snprintf(dir, sizeof dir, "%s/task", root_of(p));
+    int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (d >= 0) {
-      task_dir = tm_fd_move_high(d, false);
-      task_dir_pid = getpid();
+      p->task_dir = tm_fd_move_high(d, false);
+      p->task_open = true;
     }
   }
-  if (!own_tid) own_tid = (uint32_t)gettid();
+  bool self = tm_proc_is_self(p);
+  if (self && !own_tid) own_tid = (uint32_t)gettid();
   char path[48];
   /* Our own thread's schedstat through /proc/TID, not /proc/self/task/TID:
    * a task directory of a thread still alive at exit_group makes the
@@ -116,14 +133,14 @@ static int open_task_file(uint32_t tid, enum tm_task_file which) {
    * CPU (Linux 6.x), the bulk of what a short forked child cost under the
    * probe. schedstat is per thread under either name (stat is not: there
    * /proc/TID sums the whole process). */
-  if (which == TM_TASK_SCHEDSTAT && tid == own_tid) {
+  if (self && which == TM_TASK_SCHEDSTAT && tid == own_tid) {
     snprintf(path, sizeof path, "/proc/%u/schedstat", tid);
     return open(path, O_RDONLY | O_CLOEXEC);
   }
   snprintf(path, sizeof path, "%u/%s", tid, task_file_name[which]);
-  if (task_dir >= 0) return openat(task_dir, path, O_RDONLY | O_CLOEXEC);
-  char full[64];
-  snprintf(full, sizeof full, "/proc/self/task/%s", path);
+  if (p->task_open) return openat(p->task_dir, path, O_RDONLY | O_CLOEXEC);
+  char full[128];
+  snprintf(full, sizeof full, "%s/task/%s", root_of(p), path);
   return open(full, O_RDONLY | O_CLOEXEC);
 }
 
@@ -139,7 +156,7 @@ static long read_all(int fd, char *buf, size_t n) {
   return r;
 }
 
-long tm_task_read(tm_task_fds *t, enum tm_task_file which, bool keep, char *buf,
+long tm_task_read(tm_proc *p, tm_task_fds *t, enum tm_task_file which, bool keep, char *buf,
                   size_t n) {
   int *kept = &t->fd[which];
   if (*kept >= 0) {
@@ -150,7 +167,7 @@ long tm_task_read(tm_task_fds *t, enum tm_task_file which, bool keep, char *buf,
     *kept = -1;
     if (fd_used) fd_used--;
   }
-  int fd = open_task_file(t->tid, which);
+  int fd = open_task_file(p, t->tid, which);
   if (fd < 0) return -1;
   long r = read_all(fd, buf, n);
   /* schedstat is read every tick: it may use the whole budget. */
@@ -301,27 +318,32 @@ enum tm_asleep_kind tm_syscall_asleep_kind(uint32_t nr_plus_one) {
   }
 }
 
-long tm_kernel_thread_count(void) {
-  if (proc_status < 0) {
-    pid_t pid = getpid();
-    char path[32];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+long tm_kernel_thread_count(tm_proc *p) {
+  forget_inherited(p);
+  if (!p->status_open) {
+    /* This process by its number: a fork child's /proc/self would do too,
+     * but the file stays open across the fork. */
+    char path[96];
+    if (tm_proc_is_self(p)) snprintf(path, sizeof path, "/proc/%d/status", (int)getpid());
+    else snprintf(path, sizeof path, "%s/status", p->root);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
-    proc_status = tm_fd_move_high(fd, false);
-    proc_status_pid = pid;
+    p->status_fd = tm_fd_move_high(fd, false);
+    p->status_open = true;
   }
   char buf[READ_BYTES_STATUS];
-  if (read_all(proc_status, buf, sizeof buf) < 0) {
-    if (errno == EBADF) proc_status = -1; /* the program closed it: reopen next time */
+  if (read_all(p->status_fd, buf, sizeof buf) < 0) {
+    if (errno == EBADF) p->status_open = false; /* the program closed it: reopen next time */
     return -1;
   }
-  const char *p = strstr(buf, "\nThreads:");
-  return p ? strtol(p + 9, NULL, 10) : -1;
+  const char *line = strstr(buf, "\nThreads:");
+  return line ? strtol(line + 9, NULL, 10) : -1;
 }
 
-int tm_list_tasks(void (*fn)(uint32_t tid, void *arg), void *arg) {
-  DIR *d = opendir("/proc/self/task");
+int tm_list_tasks(tm_proc *p, void (*fn)(uint32_t tid, void *arg), void *arg) {
+  char dir[96];
+  snprintf(dir, sizeof dir, "%s/task", root_of(p));
+  DIR *d = opendir(dir);
   if (!d) return -1;
   struct dirent *e;
   while ((e = readdir(d))) {

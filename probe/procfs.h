@@ -24,6 +24,30 @@ unsigned tm_fds_kept(void);
  * keep (stat, syscall, perf counters) rather than needed every tick. */
 bool tm_fds_spare(void);
 
+/* ---- the process read: its /proc directory ----
+ *
+ * Every read names its root: "/proc/self" for the probe inside its program
+ * (the default: a zeroed tm_proc), "/proc/PID" for a process read from
+ * outside, or a directory laid out the same way (task/TID/schedstat, ...,
+ * status), which is how the sampler's stages are tested. Directories are
+ * opened on first use and kept. */
+typedef struct tm_proc {
+  char root[64];  /* "" = /proc/self */
+  bool task_open, status_open;
+  int task_dir;   /* root/task */
+  int status_fd;  /* root/status (Threads:) */
+  int opened_in;  /* pid that opened them: a forked child forgets them */
+} tm_proc;
+
+/* Sets the root (NULL or "" = this process). */
+void tm_proc_init(tm_proc *p, const char *root);
+/* Whether p is this very process (its threads' own schedstat by /proc/TID,
+ * their CPU clocks by clock_gettime). */
+bool tm_proc_is_self(const tm_proc *p);
+/* Closes the directories opened in this process; a fork child's inherited
+ * ones are forgotten (their numbers may be the program's now). */
+void tm_proc_close(tm_proc *p);
+
 /* ---- per-thread files ---- */
 
 enum tm_task_file {
@@ -45,7 +69,7 @@ void tm_task_fds_close(tm_task_fds *t);
 /* Reads the whole file into buf (NUL-terminated). keep: try to keep the
  * descriptor open for next time. Returns bytes read, or -1 when the thread
  * is gone or the file is unreadable. */
-long tm_task_read(tm_task_fds *t, enum tm_task_file which, bool keep, char *buf,
+long tm_task_read(tm_proc *p, tm_task_fds *t, enum tm_task_file which, bool keep, char *buf,
                   size_t n);
 
 typedef struct tm_task_sched {
@@ -90,9 +114,9 @@ enum tm_asleep_kind tm_syscall_asleep_kind(uint32_t nr_plus_one);
 /* The process's thread count as the kernel has it (status, Threads:): one
  * read whatever the count, unlike a listing of /proc/self/task. -1 on
  * failure. */
-long tm_kernel_thread_count(void);
+long tm_kernel_thread_count(tm_proc *p);
 
-/* Calls fn for every thread id in /proc/self/task. Returns -1 on failure. */
-int tm_list_tasks(void (*fn)(uint32_t tid, void *arg), void *arg);
+/* Calls fn for every thread id in root/task. Returns -1 on failure. */
+int tm_list_tasks(tm_proc *p, void (*fn)(uint32_t tid, void *arg), void *arg);
 
 #endif

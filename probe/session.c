@@ -20,10 +20,6 @@
 #include "status.h"
 #include "tmwire.h"
 
-#ifndef TM_PROBE_VERSION
-#define TM_PROBE_VERSION "unknown"
-#endif
-
 #define EXIT_FLUSH_MS 1000
 
 _Atomic int tm_active;
@@ -85,80 +81,6 @@ static void gather_identity(tm_session *s) {
   s->cmdline_len = buf ? len : 0;
 }
 
-/* The display refuses a Hello over TM_MAX_HELLO_BYTES before it checks
- * the token: argv gets at most this much of it, in whole arguments. */
-#define HELLO_ARGV_BYTES (TM_MAX_HELLO_BYTES / 4)
-
-void tm_session_send_hello(tm_session *s, int to) {
-  char *argv[256];
-  size_t argc = 0, argv_bytes = 0;
-  for (size_t off = 0; off < s->cmdline_len && argc < 256; argc++) {
-    size_t len = strnlen(s->cmdline + off, s->cmdline_len - off);
-    if (argv_bytes + len + 3 > HELLO_ARGV_BYTES) break;
-    argv_bytes += len + 3; /* with its tag and length */
-    argv[argc] = s->cmdline + off;
-    off += len + 1;
-  }
-  Threadmon__Source sources[10];
-  size_t ns = 0;
-  sources[ns++] = THREADMON__SOURCE__SOURCE_INTERPOSE;
-  if (s->src_proc_task) sources[ns++] = THREADMON__SOURCE__SOURCE_PROC_TASK;
-  if (s->src_proc_stat) sources[ns++] = THREADMON__SOURCE__SOURCE_PROC_STAT;
-  if (s->src_perf_switch) sources[ns++] = THREADMON__SOURCE__SOURCE_PERF_SWITCH;
-  if (s->src_perf_sw) sources[ns++] = THREADMON__SOURCE__SOURCE_PERF_SOFTWARE;
-  if (s->src_perf_hw) sources[ns++] = THREADMON__SOURCE__SOURCE_PERF_HARDWARE;
-  sources[ns++] = THREADMON__SOURCE__SOURCE_UNWIND;
-  if (s->src_futex) sources[ns++] = THREADMON__SOURCE__SOURCE_FUTEX_SAMPLING;
-  sources[ns++] = THREADMON__SOURCE__SOURCE_USER_CONTEXT; /* wrap_context.c */
-
-  Threadmon__Hello h = THREADMON__HELLO__INIT;
-  h.protocol_version = TM_PROTOCOL_VERSION;
-  h.probe_version = TM_PROBE_VERSION;
-  h.pid = s->pid;
-  h.ppid = (uint32_t)getppid();
-  h.exe = s->exe;
-  h.n_argv = argc;
-  h.argv = argv;
-  h.host = s->host;
-  h.kernel = s->kernel;
-  h.cpu_count = s->cpu_count;
-  h.tick_interval_ns = s->cfg.interval_ns;
-  h.n_sources = ns;
-  h.sources = sources;
-  h.token = s->cfg.token;
-  h.start_monotonic_ns = s->start_ns;
-  h.start_realtime_ns = s->start_realtime_ns;
-  h.probe_tid = s->probe_tid;
-  h.parent_pid = s->parent_pid;
-  h.session_id = s->session_id;
-  Threadmon__Frame f = THREADMON__FRAME__INIT;
-  f.body_case = THREADMON__FRAME__BODY_HELLO;
-  f.hello = &h;
-  tm_emit(s, &f, to);
-}
-
-void tm_session_report_net(tm_session *s, bool ending) {
-  const tm_transport *t = &s->tx;
-  if (s->net_reported || t->net == TM_NET_OFF) return;
-  char text[224];
-  const char *kind = "unreachable";
-  if (t->net == TM_NET_REFUSED) {
-    kind = "refused";
-    snprintf(text, sizeof text, "%s", t->refusal);
-  } else if (t->net == TM_NET_GAVE_UP) {
-    snprintf(text, sizeof text, "%s; gave up after %u attempts in a row: %s",
-             t->ever_connected ? "connection lost" : "never connected", t->attempts,
-             strerror(t->last_errno));
-  } else if (ending && !t->ever_connected) {
-    snprintf(text, sizeof text, "not connected when the session ended%s%s",
-             t->last_errno ? ": " : "", t->last_errno ? strerror(t->last_errno) : "");
-  } else {
-    return;
-  }
-  s->net_reported = true;
-  tm_status_net(s->cfg.status, kind, t->host, t->port, text);
-}
-
 /* ---- opening a session ---- */
 
 static void add_notice(tm_session *s, const char *text) {
@@ -206,9 +128,9 @@ static void probe_sources(tm_session *s) {
 
 static void release_session(tm_session *s) {
   tm_transport_close(&s->tx);
-  if (s->src_perf_switch) tm_perf_switch_close(&s->perf);
+  if (s->src_perf_switch || s->perf_switch_paused) tm_perf_switch_close(&s->perf);
   if (s->src_proc_stat) tm_cpustat_close(&s->cpus);
-  s->src_perf_switch = s->src_proc_stat = false;
+  s->src_perf_switch = s->src_proc_stat = s->perf_switch_paused = false;
 }
 
 /* Opens the transport and sources and starts the sampler. */
@@ -220,7 +142,7 @@ static int open_session(const char *path, uint32_t parent_pid) {
   s->seq = 0;
   s->notice_count = 0;
   s->net_reported = false;
-  s->events_dropped = s->events_dropped_total = 0;
+  s->events_dropped = s->events_dropped_total = s->events_folded = 0;
   if (getrandom(&s->session_id, sizeof s->session_id, GRND_NONBLOCK) != sizeof s->session_id)
     s->session_id = tm_now_ns() ^ ((uint64_t)s->pid << 40);
   struct timespec rt;
@@ -327,7 +249,7 @@ static void end_session(int reason, int status) {
   int cancel_state;
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
   tm_thread *g = guard_enter();
-  tm_sampler_stop();
+  tm_sampler_stop(&S);
   finish_session(reason, status);
   guard_leave(g);
   pthread_setcancelstate(cancel_state, NULL);
@@ -344,7 +266,7 @@ static int exit_call_status;
 
 static void finish_on_probe_thread(void) {
   finish_session(THREADMON__END_REASON__END_EXIT, exit_call_status);
-  tm_sampler_stop_after_handoff();
+  tm_sampler_stop_after_handoff(&S);
 }
 
 void tm_session_end_for__exit(int status) {
@@ -355,7 +277,7 @@ void tm_session_end_for__exit(int status) {
    * the final tick needs (malloc's): the probe's thread ends the session,
    * and this one only waits for it, never past the flush limit. */
   exit_call_status = status;
-  tm_sampler_handoff(finish_on_probe_thread, EXIT_FLUSH_MS + 500);
+  tm_sampler_handoff(&S, finish_on_probe_thread, EXIT_FLUSH_MS + 500);
 }
 
 void tm_session_exec_failed(void) {
@@ -364,7 +286,7 @@ void tm_session_exec_failed(void) {
   if (!S.cfg.host[0] && !root_output[0]) return;
   if (!atomic_compare_exchange_strong(&state, &expected, S_STARTING)) return;
   tm_thread *g = guard_enter();
-  tm_sampler_forget();
+  tm_sampler_forget(&S);
   char path[TM_PATH_BYTES];
   uint32_t parent;
   choose_path(path, sizeof path, &parent);
@@ -379,12 +301,12 @@ static tm_thread *fork_guard;
 static void fork_prepare(void) {
   if (atomic_load(&state) != S_RUNNING) return;
   fork_guard = guard_enter();
-  tm_sampler_pause(true);
+  tm_sampler_pause(&S, true);
 }
 
 static void fork_parent(void) {
   if (atomic_load(&state) != S_RUNNING) return;
-  tm_sampler_pause(false);
+  tm_sampler_pause(&S, false);
   guard_leave(fork_guard);
 }
 
@@ -414,9 +336,9 @@ pid_t tm_session_fork(pid_t (*real_fork)(void)) {
    * stay usable there (a handler that prints, in a child that just
    * forked). Only our thread makes this process threaded: with it idle
    * (holding no lock of libc's) glibc may fork as it would without it. */
-  if (!tm_sampler_program_single_threaded()) return real_fork();
-  if (!tm_sampler_pause(true)) {
-    tm_sampler_pause(false);
+  if (!tm_sampler_program_single_threaded(&S)) return real_fork();
+  if (!tm_sampler_pause(&S, true)) {
+    tm_sampler_pause(&S, false);
     return real_fork();
   }
   char threaded = __libc_single_threaded;
@@ -425,7 +347,7 @@ pid_t tm_session_fork(pid_t (*real_fork)(void)) {
   int saved = errno;
   if (pid != 0) {
     __libc_single_threaded = threaded;
-    tm_sampler_pause(false);
+    tm_sampler_pause(&S, false);
   } else {
     /* A child with a new sampler is threaded (pthread_create said so); one
      * without is what the program was: single-threaded. */
@@ -438,7 +360,7 @@ pid_t tm_session_fork(pid_t (*real_fork)(void)) {
 static void open_child_session(void) {
   /* Everything inherited belongs to the parent's session: the sampler
    * thread is gone, the descriptors name the parent's tasks and stream. */
-  tm_sampler_forget();
+  tm_sampler_forget(&S);
   tm_transport_abandon(&S.tx); /* what it gathered is the parent's to write */
   release_session(&S);
   atomic_store(&tm_active, 0);

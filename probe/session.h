@@ -1,8 +1,59 @@
-/* What the exec wrappers (session_exec.c) need from session.c. */
+/* The session: what one process's probe sends, from Hello to Goodbye, and
+ * what it keeps meanwhile (the sampler's state included, in smp). Opened
+ * by session.c (start, fork child, failed exec), ended there or by the exec
+ * wrappers (session_exec.c). */
 #ifndef THREADMON_SESSION_H
 #define THREADMON_SESSION_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+#include "config.h"
+#include "cpustat.h"
+#include "encode.h"
+#include "perf_switch.h"
+#include "sampler_state.h"
+#include "transport.h"
+
+#define TM_MAX_NOTICES 8
+
+typedef struct tm_session {
+  tm_config cfg;
+  tm_transport tx;
+  tm_encoder enc;
+  uint32_t pid, parent_pid;
+  uint64_t session_id;
+  uint64_t start_ns, start_realtime_ns;
+  bool src_proc_task, src_proc_stat, src_perf_switch, src_perf_sw, src_perf_hw, src_futex;
+  /* Switch records paused by the rate limit: the events stay open (perf),
+   * src_perf_switch is false until they resume. */
+  bool perf_switch_paused;
+  tm_perf_switch perf;
+  tm_cpustat cpus;
+  char notices[TM_MAX_NOTICES][160]; /* sent after Hello */
+  unsigned notice_count;
+  uint32_t probe_tid;
+  uint64_t seq;
+  uint64_t events_dropped; /* of threads already released */
+  uint64_t events_dropped_total; /* as of the last tick */
+  uint64_t events_folded; /* of threads already released */
+  /* Hello strings, gathered when the session opens. */
+  char exe[TM_PATH_BYTES];
+  char host[256], kernel[128];
+  uint32_t cpu_count; /* online CPUs: sysconf opens a file, not on the probe's thread */
+  char *cmdline; /* NUL-separated */
+  size_t cmdline_len;
+  bool net_reported; /* the launcher was told why the display has no data */
+  tm_sampler smp;    /* the sampler's state: reset in a fork child */
+} tm_session;
+
+/* The Hello of this session (probe_tid known): session_wire.c. */
+void tm_session_send_hello(tm_session *s, int to);
+/* Tells the launcher (THREADMON_STATUS), once, that the display refused
+ * the session or was given up on; when ending, also that it was never
+ * reached: session_wire.c. */
+void tm_session_report_net(tm_session *s, bool ending);
 
 /* Final tick, Goodbye(END_EXEC) and flush, before the image is replaced. */
 void tm_session_end_for_exec(void);

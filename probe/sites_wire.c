@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sampler.h"
+#include "frames.h"
+#include "session.h"
 #include "sites.h"
 #include "symbolize.h"
 

@@ -160,6 +160,9 @@ static tm_thread *slot_claim(void) {
   t->guard = 0;
   tm_thread_set_handle(t, 0);
   t->yields = 0;
+  for (int i = 0; i < TM_FOLD_STATES; i++) atomic_store_explicit(&t->fold_ns[i], 0, memory_order_relaxed);
+  atomic_store_explicit(&t->folded, 0, memory_order_relaxed);
+  atomic_store_explicit(&t->fold_from, 0, memory_order_relaxed);
   atomic_store_explicit(&t->ring.head, 0, memory_order_relaxed);
   atomic_store_explicit(&t->ring.tail, 0, memory_order_relaxed);
   atomic_store_explicit(&t->ring.dropped, 0, memory_order_relaxed);
@@ -419,12 +422,56 @@ static inline void push_raw(tm_thread *self, _Atomic uint64_t *headp, _Atomic ui
   tm_thread_touch(self);
 }
 
+/* One writer (the thread): a load and a store, no locked instruction. */
+static inline void fold_add(_Atomic uint64_t *v, uint64_t d) {
+  atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + d,
+                        memory_order_relaxed);
+}
+
+/* The folded state open since fold_from ends at time_ns. */
+static void fold_close(tm_thread *self, uint64_t time_ns) {
+  uint64_t from = atomic_load_explicit(&self->fold_from, memory_order_relaxed);
+  uint32_t s = atomic_load_explicit(&self->fold_state, memory_order_relaxed);
+  if (time_ns > from && s < TM_FOLD_STATES) fold_add(&self->fold_ns[s], time_ns - from);
+  atomic_store_explicit(&self->fold_from, 0, memory_order_release);
+}
+
 void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id, uint32_t holder_tid,
                    uint32_t releaser_tid, uint64_t time_ns) {
   tm_ring *r = &self->ring;
   self->cur_state = state;
-  push_raw(self, &r->head, &r->tail, &r->dropped, r->ev, TM_RING_EVENTS - 1, TM_STATE_UNKNOWN,
-           state, object_id, holder_tid, releaser_tid, time_ns);
+  uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+  uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+  if (TM_LIKELY(head - tail < TM_RING_EVENTS - 1)) {
+    /* Room again after a gap: the folded state ends here. */
+    if (TM_UNLIKELY(atomic_load_explicit(&self->fold_from, memory_order_relaxed)))
+      fold_close(self, time_ns);
+    push_raw(self, &r->head, &r->tail, &r->dropped, r->ev, TM_RING_EVENTS - 1, TM_STATE_UNKNOWN,
+             state, object_id, holder_tid, releaser_tid, time_ns);
+    return;
+  }
+  /* Full: the state it leaves is counted, the change itself folded. The
+   * first folded change takes the last slot as the gap's marker. */
+  if (atomic_load_explicit(&self->fold_from, memory_order_relaxed)) fold_close(self, time_ns);
+  atomic_store_explicit(&self->fold_state, state, memory_order_relaxed);
+  atomic_store_explicit(&self->fold_from, time_ns ? time_ns : 1, memory_order_release);
+  fold_add(&self->folded, 1);
+  if (head - tail == TM_RING_EVENTS - 1) {
+    tm_event *e = &r->ev[head & (TM_RING_EVENTS - 1)];
+    *e = (tm_event){.time_ns = time_ns, .state = TM_STATE_UNKNOWN};
+    atomic_store_explicit(&r->head, head + 1, memory_order_release);
+  }
+  tm_thread_touch(self);
+}
+
+uint64_t tm_thread_folded(const tm_thread *t, uint64_t now_ns, uint64_t *out) {
+  uint64_t from = atomic_load_explicit(&t->fold_from, memory_order_acquire);
+  uint32_t s = atomic_load_explicit(&t->fold_state, memory_order_relaxed);
+  for (int i = 0; i < TM_FOLD_STATES; i++)
+    out[i] = atomic_load_explicit(&t->fold_ns[i], memory_order_relaxed);
+  if (from && now_ns > from && s < TM_FOLD_STATES && s != TM_STATE_EXITED)
+    out[s] += now_ns - from;
+  return atomic_load_explicit(&t->folded, memory_order_relaxed);
 }
 
 /* The thread's uring, mapped on its first user-thread event (the one
@@ -496,6 +543,10 @@ void tm_threads_atfork_child(void) {
     atomic_store_explicit(&self->ring.tail, atomic_load_explicit(&self->ring.head, memory_order_relaxed),
                           memory_order_relaxed);
     atomic_store_explicit(&self->ring.dropped, 0, memory_order_relaxed);
+    for (int i = 0; i < TM_FOLD_STATES; i++)
+      atomic_store_explicit(&self->fold_ns[i], 0, memory_order_relaxed);
+    atomic_store_explicit(&self->folded, 0, memory_order_relaxed);
+    atomic_store_explicit(&self->fold_from, 0, memory_order_relaxed);
     uring_reset(self);
     set_tid(self, (uint32_t)gettid());
     self->is_main = true;

@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sampler.h"
+#include "frames.h"
+#include "session.h"
 #include "symbolize.h"
 #include "userthreads.h"
 
@@ -20,7 +21,7 @@ typedef struct ubatch {
   Threadmon__UserSwitchKind *kind;
 } ubatch;
 
-static ubatch batch;
+static ubatch ub;
 
 static void emit_user_thread(tm_session *s, uint32_t id, int to) {
   const tm_uthread *u = tm_ut_get(id);
@@ -42,20 +43,20 @@ static void emit_user_thread(tm_session *s, uint32_t id, int to) {
 }
 
 static void flush(tm_session *s) {
-  if (!batch.n) return;
+  if (!ub.n) return;
   Threadmon__UserSwitches m = THREADMON__USER_SWITCHES__INIT;
-  m.base_ns = batch.base;
-  m.n_tid = m.n_delta_ns = m.n_from_id = m.n_to_id = m.n_kind = batch.n;
-  m.tid = batch.tid;
-  m.delta_ns = batch.delta;
-  m.from_id = batch.from;
-  m.to_id = batch.to;
-  m.kind = batch.kind;
+  m.base_ns = ub.base;
+  m.n_tid = m.n_delta_ns = m.n_from_id = m.n_to_id = m.n_kind = ub.n;
+  m.tid = ub.tid;
+  m.delta_ns = ub.delta;
+  m.from_id = ub.from;
+  m.to_id = ub.to;
+  m.kind = ub.kind;
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_USER_SWITCHES;
   f.user_switches = &m;
   tm_emit(s, &f, TM_TO_ALL);
-  batch.n = 0;
+  ub.n = 0;
 }
 
 static void describe_new(tm_session *s) {
@@ -66,12 +67,12 @@ static void describe_new(tm_session *s) {
 }
 
 static bool grow(void) {
-  size_t cap = batch.cap ? batch.cap * 2 : 1024;
+  size_t cap = ub.cap ? ub.cap * 2 : 1024;
 #define GROW(field)                                               \
   do {                                                            \
-    void *p_ = realloc(batch.field, cap * sizeof *batch.field);   \
+    void *p_ = realloc(ub.field, cap * sizeof *ub.field);   \
     if (!p_) return false;                                        \
-    batch.field = p_;                                             \
+    ub.field = p_;                                             \
   } while (0)
   GROW(tid);
   GROW(from);
@@ -79,24 +80,24 @@ static bool grow(void) {
   GROW(delta);
   GROW(kind);
 #undef GROW
-  batch.cap = cap;
+  ub.cap = cap;
   return true;
 }
 
 void tm_ut_wire_event(tm_session *s, uint32_t tid, const tm_event *e) {
-  if (batch.n >= BATCH_MAX) {
+  if (ub.n >= BATCH_MAX) {
     describe_new(s); /* a switch's user threads before it */
     flush(s);
   }
-  if (batch.n == batch.cap && !grow()) return;
-  if (batch.n == 0) batch.base = batch.last = e->time_ns;
-  batch.tid[batch.n] = tid;
-  batch.delta[batch.n] = (int64_t)(e->time_ns - batch.last);
-  batch.last = e->time_ns;
-  batch.from[batch.n] = e->holder_tid;
-  batch.to[batch.n] = e->object_id;
-  batch.kind[batch.n] = (Threadmon__UserSwitchKind)(e->state - TM_EV_USER_SWITCH);
-  batch.n++;
+  if (ub.n == ub.cap && !grow()) return;
+  if (ub.n == 0) ub.base = ub.last = e->time_ns;
+  ub.tid[ub.n] = tid;
+  ub.delta[ub.n] = (int64_t)(e->time_ns - ub.last);
+  ub.last = e->time_ns;
+  ub.from[ub.n] = e->holder_tid;
+  ub.to[ub.n] = e->object_id;
+  ub.kind[ub.n] = (Threadmon__UserSwitchKind)(e->state - TM_EV_USER_SWITCH);
+  ub.n++;
 }
 
 void tm_ut_wire_tick(tm_session *s) {
@@ -110,5 +111,5 @@ void tm_ut_wire_resend(tm_session *s, int to) {
 
 void tm_ut_wire_forget(void) {
   described = 0;
-  batch.n = 0;
+  ub.n = 0;
 }

@@ -463,7 +463,8 @@ void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Fin
   // off the CPUs: what it had not written when the program ended is gone,
   // and no counter can say how much.
   const bool cutShort = info.ended && !info.goodbyeSeen && probeRunnable >= kProbeStarvedShare;
-  if (info.eventsDropped == 0 && info.switchesLost == 0 && info.framesDropped == 0 && !cutShort)
+  if (info.eventsDropped == 0 && info.eventsFolded == 0 && info.switchesLost == 0 &&
+      info.framesDropped == 0 && !cutShort)
     return;
   QStringList lost;
   // Older probes sent no UNKNOWN transitions: only the count says it.
@@ -472,6 +473,13 @@ void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Fin
                             : QStringLiteral("%1 state changes of %2")
                                   .arg(info.eventsDropped)
                                   .arg(threadList(m, gapped)));
+  // Folded (rings full): totals per state kept, the order within the gaps not.
+  if (info.eventsFolded)
+    lost << (gapped.empty() ? QStringLiteral("the order of %1 state changes").arg(info.eventsFolded)
+                            : QStringLiteral("the order of %1 state changes of %2")
+                                  .arg(info.eventsFolded)
+                                  .arg(threadList(m, gapped))) +
+                QStringLiteral(" (folded into counters: their totals per state are exact)");
   if (info.switchesLost) lost << QStringLiteral("%1 context-switch records").arg(info.switchesLost);
   if (info.framesDropped) lost << QStringLiteral("%1 frames to the display").arg(info.framesDropped);
   if (cutShort) lost << QStringLiteral("the end of the run (the capture stops without the program's exit)");
@@ -483,7 +491,8 @@ void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Fin
   uint64_t records = info.switchesLost + info.switchesReceived;
   bool minor = info.eventsDropped == 0 && info.framesDropped == 0 && !cutShort &&
                double(info.switchesLost) < finding::kDataLostMinorShare * double(records);
-  f.severity = minor ? Severity::Low : Severity::High;
+  // Folded changes keep every total; what a gap hides is who held and woke.
+  f.severity = !minor ? Severity::High : info.eventsFolded ? Severity::Medium : Severity::Low;
   f.view = QStringLiteral("threads");
   f.threads = gapped;
   f.t0 = r.t0;
@@ -499,6 +508,7 @@ void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Fin
   f.message += QStringLiteral("Where data is missing the states shown are estimates from the "
                               "kernel's counters; lock waits may be missing.");
   f.evidence["events_dropped"] = qint64(info.eventsDropped);
+  f.evidence["events_folded"] = qint64(info.eventsFolded);
   f.evidence["switch_records_lost"] = qint64(info.switchesLost);
   f.evidence["frames_dropped"] = qint64(info.framesDropped);
   f.evidence["threads_with_gaps"] = tidArray(gapped);

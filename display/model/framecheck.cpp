@@ -310,6 +310,8 @@ bool FrameCheck::checkLwp(Threadmon__LwpSample *s) {
                       &s->perf_faults, &s->cycles, &s->instructions, &s->yields})
     *c = counter(*c);
   optionalTime(&s->read_ns);
+  s->folded_changes = counter(s->folded_changes);
+  for (size_t i = 0; i < s->n_folded_ns; i++) s->folded_ns[i] = counter(s->folded_ns[i]);
   const int kind = wireEnum(&s->asleep_kind);
   if (kind < THREADMON__ASLEEP_KIND__ASLEEP_OTHER || kind > THREADMON__ASLEEP_KIND__ASLEEP_SLEEP) {
     setEnum(&s->asleep_kind, THREADMON__ASLEEP_KIND__ASLEEP_OTHER);
@@ -325,7 +327,8 @@ bool FrameCheck::checkTick(Threadmon__Tick *tk) {
     return false;
   }
   if (Threadmon__ProbeStats *p = tk->probe) {
-    for (uint64_t *v : {&p->events_dropped, &p->frames_dropped, &p->bytes_sent, &p->sampler_cpu_ns})
+    for (uint64_t *v : {&p->events_dropped, &p->frames_dropped, &p->bytes_sent, &p->sampler_cpu_ns,
+                        &p->events_folded})
       *v = counter(*v);
   }
   keepIf(tk->lwps, &tk->n_lwps, [this](Threadmon__LwpSample *s) { return checkLwp(s); });

@@ -95,6 +95,7 @@ struct SessionInfo {
   int32_t exitStatus = 0;
   uint64_t framesDropped = 0;
   uint64_t eventsDropped = 0;
+  uint64_t eventsFolded = 0;  // state changes folded into counters (rings full)
   uint64_t switchesLost = 0;
   uint64_t switchesReceived = 0;
   int64_t switchesStoppedNs = -1;  // the probe closed its switch events here (rate limit)
@@ -104,6 +105,15 @@ struct SessionInfo {
   // line per kind with its count (FrameCheck).
   QStringList inputWarnings;
   bool hasSource(int source) const;
+};
+
+// What a thread folded while its event ring was full (cumulative as of t):
+// time per wire state (threadmon.ThreadState) and changes.
+constexpr int kWireStates = 11;  // STATE_UNKNOWN .. STATE_EXITED (checked in sessionstore.cpp)
+struct FoldPoint {
+  int64_t t = 0;
+  std::array<uint64_t, kWireStates> ns{};
+  uint64_t changes = 0;
 };
 
 struct ThreadInfo {
@@ -124,6 +134,8 @@ struct ThreadInfo {
   // Where its event ring overflowed (UNKNOWN transitions): its wrapped-call
   // states are estimates from the kernel's view after each, until the next.
   std::vector<int64_t> eventGaps;
+  // Its folded totals, as sampled (empty: none): what its gaps held.
+  std::vector<FoldPoint> folds;
 };
 
 // Time per final state of one thread inside a window. lifetimeNs is the part

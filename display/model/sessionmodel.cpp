@@ -176,10 +176,53 @@ int SessionModel::indexOfTid(uint32_t tid) const {
   return it == store_->tidIndex.end() ? -1 : it->second;
 }
 
+namespace {
+
+// Folded totals as of t (the last sample at or before it; zero before any).
+const FoldPoint *foldAt(const std::vector<FoldPoint> &folds, int64_t t) {
+  auto it = std::upper_bound(folds.begin(), folds.end(), t,
+                             [](int64_t x, const FoldPoint &p) { return x < p.t; });
+  return it == folds.begin() ? nullptr : &*(it - 1);
+}
+
+// A gap's time (its ring was full) reads, from the kernel's view, as on a
+// CPU, runnable or asleep; what the thread folded says how much of it it
+// spent blocked in each wrapped call. That much moves to the blocked
+// states, taken from asleep first (a waiter sleeps on its futex), then
+// runnable (woken, waiting for a CPU: still in the call), then on a CPU
+// (spinning before it slept), never below what it folded asleep itself.
+void applyFolds(const std::vector<FoldPoint> &folds, const TimeRange &r, StateTimes *st) {
+  if (folds.empty()) return;
+  const FoldPoint *a = foldAt(folds, r.t0), *b = foldAt(folds, r.t1);
+  if (!b || a == b) return;
+  auto delta = [&](int wire) {
+    uint64_t before = a ? a->ns[size_t(wire)] : 0;
+    return b->ns[size_t(wire)] > before ? int64_t(b->ns[size_t(wire)] - before) : 0;
+  };
+  int64_t keepAsleep = delta(THREADMON__THREAD_STATE__STATE_SLEEPING);
+  for (int wire = 0; wire < kWireStates; wire++) {
+    FinalState to;
+    if (wire == THREADMON__THREAD_STATE__STATE_SLEEPING || !finalStateOfWire(wire, &to)) continue;
+    int64_t want = delta(wire);
+    for (FinalState from : {FinalState::Sleeping, FinalState::Runnable, FinalState::OnCpu}) {
+      int64_t &have = st->ns[size_t(from)];
+      int64_t spare = from == FinalState::Sleeping ? std::max<int64_t>(0, have - keepAsleep) : have;
+      int64_t moved = std::min(want, spare);
+      have -= moved;
+      st->ns[size_t(to)] += moved;
+      want -= moved;
+    }
+  }
+}
+
+}  // namespace
+
 StateTimes SessionModel::threadStates(int index, const TimeRange &r) const {
   store_->settle();
   StateTimes st;
-  store_->threads[size_t(index)]->stateTimes(r, store_->tickTimes, &st);
+  const ThreadTimeline &th = *store_->threads[size_t(index)];
+  th.stateTimes(r, store_->tickTimes, &st);
+  applyFolds(th.info.folds, r, &st);
   return st;
 }
 
@@ -405,6 +448,12 @@ bool SessionModel::housekeepingObject(int index, const TimeRange &r) const {
   return !ws.empty() && std::all_of(ws.begin(), ws.end(), [this](const WaitRecord &w) {
     return housekeepingThread(indexOfTid(w.waiter));
   });
+}
+
+std::vector<TimeRange> SessionModel::eventGapSpans(int index, const TimeRange &r) const {
+  std::vector<TimeRange> out;
+  store_->threads[size_t(index)]->eventGapSpans(r, &out);
+  return out;
 }
 
 std::vector<BlockedInterval> SessionModel::blockedOn(uint32_t objectId, const TimeRange &r) const {

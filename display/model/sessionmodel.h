@@ -126,6 +126,9 @@ class SessionModel : public QObject {
   // Only housekeeping threads waited on the object in r.
   bool housekeepingObject(int index, const TimeRange &r) const;
   std::vector<BlockedInterval> blockedOn(uint32_t objectId, const TimeRange &r) const;
+  // Spans of thread index whose order of states was folded (its ring was
+  // full), overlapping r.
+  std::vector<TimeRange> eventGapSpans(int index, const TimeRange &r) const;
 
   // Waits as the interposer saw them (holder, releaser), overlapping r,
   // clipped to it, in start order. Open waits end at latestNs().

@@ -26,6 +26,20 @@ QString shownFrame(const char *frame, const Threadmon__CodeLocation *where) {
   return line.isEmpty() ? text : text + QStringLiteral(" (%1)").arg(line);
 }
 
+static_assert(kWireStates == THREADMON__THREAD_STATE__STATE_EXITED + 1,
+              "one folded total per wire state");
+
+// A sample's folded totals (cumulative): kept in time order; a sample older
+// than the last (a late tick) says nothing new.
+void noteFolds(ThreadInfo &info, int64_t t, const Threadmon__LwpSample &s) {
+  if (!info.folds.empty() && info.folds.back().t >= t) return;
+  FoldPoint p;
+  p.t = t;
+  p.changes = s.folded_changes;
+  for (size_t i = 0; i < s.n_folded_ns && i < size_t(kWireStates); i++) p.ns[i] = s.folded_ns[i];
+  info.folds.push_back(p);
+}
+
 }  // namespace
 
 void SessionStore::seeTime(int64_t t) {
@@ -194,6 +208,7 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     activity.futex(s.tid, t, s.futex_addr, s.asleep_syscall, s.asleep_kind);
     if (s.kstate == 'R') pt.threadsInR++;
     maxCpuSeen_ = std::max(maxCpuSeen_, s.cpu);
+    if (s.n_folded_ns || s.folded_changes) noteFolds(th.info, t, s);
     int64_t prevSample = prev ? prev->t : INT64_MIN;  // prev dies with the add
     if (th.lwp.add(t, lwpAux(s.cpu, s.kstate), v, lwpExtra(t, ns(s.read_ns))))
       th.sampleAdded(prevTick, prevSample);
@@ -234,6 +249,7 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
   if (tk.probe) {
     info.framesDropped = std::max(info.framesDropped, tk.probe->frames_dropped);
     info.eventsDropped = std::max(info.eventsDropped, tk.probe->events_dropped);
+    info.eventsFolded = std::max(info.eventsFolded, tk.probe->events_folded);
   }
   points.insert(points.begin() + std::ptrdiff_t(at), pt);
   // A tick inside settled time moves a tick boundary for every thread.
@@ -387,11 +403,12 @@ void SessionStore::applySwitches(const Threadmon__CpuSwitches &sw) {
     ThreadTimeline *th = threadFor(sw.tid[i], t);
     if (th) rejected(*th, th->addSwitch(t, kind, sw.cpu[i]), t);
   }
-  // The probe closed its events (too many switches): no thread will have a
-  // record after its last one here.
-  if (sw.stopped && info.switchesStoppedNs < 0) {
-    info.switchesStoppedNs = lastSwitchNs_ != INT64_MIN ? lastSwitchNs_ : ns(sw.base_ns);
-    for (auto &th : threads) th->addSwitchGap(info.switchesStoppedNs);
+  // The probe paused its records (too many switches): no thread has a
+  // record after its last one here until they resume, each from its next.
+  if (sw.stopped) {
+    const int64_t at = lastSwitchNs_ != INT64_MIN ? lastSwitchNs_ : ns(sw.base_ns);
+    if (info.switchesStoppedNs < 0) info.switchesStoppedNs = at;
+    for (auto &th : threads) th->addSwitchGap(at);
   }
 }
 

@@ -510,6 +510,15 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   }
 }
 
+void ThreadTimeline::eventGapSpans(const TimeRange &r, std::vector<TimeRange> *out) const {
+  const int64_t end = lifetime().t1;
+  for (size_t i = 0; i < trans_.size(); i++) {
+    if (trans_[i].state != THREADMON__THREAD_STATE__STATE_UNKNOWN) continue;
+    const int64_t t0 = trans_[i].t, t1 = i + 1 < trans_.size() ? trans_[i + 1].t : end;
+    if (t1 > r.t0 && t0 < r.t1 && t1 > t0) out->push_back(TimeRange{t0, t1});
+  }
+}
+
 TimeRange ThreadTimeline::lifetime() const {
   int64_t end = derivedUntil();
   if (info.endNs >= 0) end = std::min(end, info.endNs);

@@ -75,6 +75,9 @@ class ThreadTimeline {
   // Adds on-CPU ns per CPU index into perCpu (grown as needed).
   void cpuTimes(const TimeRange &r, std::vector<int64_t> *perCpu) const;
   TimeRange lifetime() const;  // [start, end or derivedUntil)
+  // Where its event ring was full (an UNKNOWN transition to the next one, or
+  // the end of its life), overlapping r: the states inside are folded totals.
+  void eventGapSpans(const TimeRange &r, std::vector<TimeRange> *out) const;
   size_t bytes() const;
 
  private:

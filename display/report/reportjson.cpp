@@ -57,6 +57,19 @@ QJsonObject processJson(const SessionModel &m) {
   p["sources"] = sources;
   p["frames_dropped"] = qint64(i.framesDropped);
   p["events_dropped"] = qint64(i.eventsDropped);
+  // Timeline detail folded (rings full): the changes, and the thread time
+  // their gaps held, whose totals per state are kept but not their order.
+  double foldedNs = 0;
+  int foldedThreads = 0;
+  for (int t = 0; t < m.threadCount(); t++) {
+    const std::vector<FoldPoint> &folds = m.thread(t).folds;
+    if (folds.empty()) continue;
+    foldedThreads++;
+    for (int w = 0; w < kWireStates - 1; w++) foldedNs += double(folds.back().ns[size_t(w)]);
+  }
+  p["events_folded"] = qint64(i.eventsFolded);
+  p["folded_s"] = foldedNs / 1e9;
+  p["folded_threads"] = foldedThreads;
   p["switch_records_lost"] = qint64(i.switchesLost);
   // Seconds since the start at which the probe stopped its switch records
   // (THREADMON_MAX_SWITCH_RATE), null when it kept them.

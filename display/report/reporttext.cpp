@@ -203,6 +203,13 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
              .arg(p["frames_dropped"].toInteger())
              .arg(p["events_dropped"].toInteger())
              .arg(p.value("switch_records_lost").toInteger());
+  if (p["events_folded"].toInteger() > 0)
+    out << QStringLiteral("  timeline detail folded: %1 state changes of %2 threads (%3 s of their "
+                          "time) while the probe could not drain them; totals per state kept, "
+                          "their order within those gaps not")
+               .arg(p["events_folded"].toInteger())
+               .arg(p["folded_threads"].toInt())
+               .arg(num(p["folded_s"].toDouble(), 3));
   out << QStringLiteral("  sources: %1").arg(sources.join(", "));
   for (const QJsonValue &n : p["notices"].toArray())
     out << QStringLiteral("  note: %1").arg(n.toString());

@@ -113,6 +113,57 @@ class TestModel : public QObject {
     QCOMPARE(m.info().exitStatus, 3);
   }
 
+  // A thread whose ring was full folded its changes from 20 to 60 ms: on a
+  // CPU 20-30 (running), then off it, blocked on mutex 1 for 20 ms and
+  // asleep for 10. The records alone make 30-60 asleep; what it folded
+  // moves the 20 ms of mutex wait back, and nothing else changes.
+  void foldedGapsKeepStateTotals() {
+    StateTimes plain, folded;
+    for (bool withFolds : {false, true}) {
+      StreamBuilder b;
+      b.hello(true);
+      b.threadStart(71, at(0), "worker", "app!w");
+      b.cpuSwitch(71, at(0), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+      b.transition(71, at(10), THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, 1);
+      b.cpuSwitch(71, at(10), 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
+      b.cpuSwitch(71, at(20), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+      b.transition(71, at(20), THREADMON__THREAD_STATE__STATE_UNKNOWN);
+      b.cpuSwitch(71, at(30), 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
+      b.cpuSwitch(71, at(60), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+      b.transition(71, at(60), THREADMON__THREAD_STATE__STATE_RUNNING);
+      for (int ms = 10; ms <= 100; ms += 10) {
+        uint64_t on = uint64_t(std::min(ms, 10) + std::clamp(ms - 20, 0, 10) + std::max(0, ms - 60));
+        Lwp l{71, 0, 0, on * kMs, 0, 0, 0, 0, 0, 0, ms < 60 ? 'S' : 'R'};
+        if (withFolds && ms >= 60) {
+          l.folded.assign(kWireStates, 0);
+          l.folded[THREADMON__THREAD_STATE__STATE_RUNNING] = 10 * kMs;
+          l.folded[THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX] = 20 * kMs;
+          l.folded[THREADMON__THREAD_STATE__STATE_SLEEPING] = 10 * kMs;
+          l.foldedChanges = 3;
+        }
+        b.tick(at(ms), {l});
+      }
+      b.goodbye(at(100), 0);
+      SessionModel m;
+      b.applyTo(&m);
+      QVERIFY2(!m.hasError(), qPrintable(m.errorText()));
+      (withFolds ? folded : plain) = m.threadStates(m.indexOfTid(71), m.resolve(Window::wholeRun()));
+      QCOMPARE(m.info().eventsFolded, uint64_t(withFolds ? 3 : 0));
+      QCOMPARE(m.thread(m.indexOfTid(71)).folds.size(), size_t(withFolds ? 5 : 0));
+      // The gap the timeline hatches: from the UNKNOWN to the next change.
+      std::vector<TimeRange> gaps = m.eventGapSpans(m.indexOfTid(71), m.resolve(Window::wholeRun()));
+      QCOMPARE(gaps.size(), size_t(1));
+      QCOMPARE(gaps[0].t0, at(20));
+      QCOMPARE(gaps[0].t1, at(60));
+    }
+    auto ns = [](const StateTimes &st, FinalState f) { return st.ns[size_t(f)]; };
+    QCOMPARE(ns(plain, FinalState::BlockedMutex), 10 * kMs);
+    QCOMPARE(ns(folded, FinalState::BlockedMutex), 30 * kMs);
+    QCOMPARE(ns(plain, FinalState::Sleeping) - ns(folded, FinalState::Sleeping), 20 * kMs);
+    QCOMPARE(ns(folded, FinalState::OnCpu), ns(plain, FinalState::OnCpu));
+    QCOMPARE(folded.lifetimeNs, plain.lifetimeNs);
+  }
+
   // A user thread on an LWP is in that LWP's state; switched out, it is
   // dispatchable; its life ends when its function returns (USER_DONE).
   void userThreadsTakeTheirLwpsStates() {

@@ -167,6 +167,9 @@ void StreamBuilder::tick(int64_t t, const std::vector<Lwp> &lwps, const std::vec
     s.asleep_syscall = l.asleep;
     s.asleep_kind = l.asleepKind;
     s.read_ns = uint64_t(l.readNs);
+    s.n_folded_ns = l.folded.size();
+    s.folded_ns = const_cast<uint64_t *>(l.folded.data());
+    s.folded_changes = l.foldedChanges;
     ls[i] = s;
     lp.push_back(&ls[i]);
   }
@@ -214,6 +217,7 @@ void StreamBuilder::tick(int64_t t, const std::vector<Lwp> &lwps, const std::vec
   }
   Threadmon__ProbeStats ps = THREADMON__PROBE_STATS__INIT;
   ps.frames_dropped = framesDropped;
+  for (const Lwp &l : lwps) ps.events_folded += l.foldedChanges;
   Threadmon__Tick tk = THREADMON__TICK__INIT;
   tk.seq = ++seq;
   tk.time_ns = uint64_t(t);

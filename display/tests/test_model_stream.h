@@ -31,6 +31,8 @@ struct Lwp {
   uint32_t asleep = 0; // LwpSample.asleep_syscall (syscall number + 1)
   int64_t readNs = 0;  // LwpSample.read_ns (0: not sent, as in older captures)
   Threadmon__AsleepKind asleepKind = THREADMON__ASLEEP_KIND__ASLEEP_OTHER;
+  std::vector<uint64_t> folded{};  // LwpSample.folded_ns (by ThreadState)
+  uint64_t foldedChanges = 0;
 };
 struct Cpu {
   uint32_t cpu;

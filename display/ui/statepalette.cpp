@@ -62,6 +62,7 @@ QString lwpLabel(LwpCategory c) {
 }
 
 QColor highlightColor() { return QColor(0x00, 0xe5, 0xff); }
+QColor gapColor() { return QColor(0x20, 0x20, 0x20, 0xc0); }
 
 // Pale khaki: waiting, but for an LWP, not for a CPU (runnable's amber) or an
 // object (the blocked hues); apart from the cool sleeping and I/O colours.

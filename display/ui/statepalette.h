@@ -31,6 +31,8 @@ QString lwpLabel(LwpCategory c);
 
 // Outline of intervals blocked on the selected sync object.
 QColor highlightColor();
+// Hatching over spans whose states are folded totals (a full event ring).
+QColor gapColor();
 // Row tint of hidden (library-internal) locks in the sync view.
 QColor hiddenLockTint();
 // Severity colours of findings: 0 high, 1 medium, 2 low.

@@ -247,6 +247,13 @@ void TimelineCanvas::paintEvent(QPaintEvent *) {
     p.drawText(QRect(6, top, labelWidth() - 10, rh), Qt::AlignLeft | Qt::AlignVCenter,
                fm.elidedText(label, Qt::ElideRight, labelWidth() - 10));
     paintRow(p, i, top, v);
+    // Gaps whose states are folded totals (the ring was full): hatched, so
+    // the order drawn inside is not read as what happened.
+    for (const tmon::TimeRange &g : model_->eventGapSpans(i, v)) {
+      const int x0 = int(xOf(std::max(g.t0, v.t0)));
+      const int x1 = std::max(x0 + 2, int(xOf(std::min(g.t1, v.t1))));
+      p.fillRect(QRect(x0, top + 1, x1 - x0, rh - 3), QBrush(gapColor(), Qt::BDiagPattern));
+    }
   }
   p.setFont(font());
   // Intervals blocked on the selected object, outlined over the strips.

@@ -28,12 +28,14 @@ static void test_order_and_wrap(tm_thread *t) {
   CHECK_EQ(t->cur_state, TM_STATE_BLOCKED_MUTEX);
 }
 
-static void test_drop_when_full(tm_thread *t) {
+static void test_fold_when_full(tm_thread *t) {
   tm_event out[N];
-  uint64_t dropped0 = atomic_load(&t->ring.dropped);
+  uint64_t folded0 = atomic_load(&t->folded);
   for (uint32_t i = 0; i < N + 100; i++) tm_push_state(t, TM_STATE_BLOCKED_MUTEX, i, 7, 0, i);
-  /* N - 1 events fit; the last slot marks where the 101 lost ones begin. */
-  CHECK_EQ(atomic_load(&t->ring.dropped) - dropped0, 101);
+  /* N - 1 events fit; the last slot marks where the 101 folded ones begin;
+   * nothing is dropped. */
+  CHECK_EQ(atomic_load(&t->folded) - folded0, 101);
+  CHECK_EQ(atomic_load(&t->ring.dropped), 0);
   CHECK_EQ(t->cur_state, TM_STATE_BLOCKED_MUTEX);
   /* Partial drain respects max and leaves the rest in order. */
   CHECK_EQ(tm_ring_drain(&t->ring, out, 10), 10);
@@ -47,11 +49,52 @@ static void test_drop_when_full(tm_thread *t) {
   CHECK_EQ(gap->object_id, 0);
   CHECK_EQ(gap->holder_tid, 0);
   CHECK_EQ(tm_ring_drain(&t->ring, out, N), 0);
-  /* Room again: events flow, and a ring never filled gets no marker. */
+  /* Room again: events flow, and a ring never filled gets no marker. The
+   * folded time is the gap's, from its marker to this change: all of it
+   * blocked on the mutex. */
   tm_push_state(t, TM_STATE_RUNNING, 1, 0, 0, 5000);
   CHECK_EQ(tm_ring_drain(&t->ring, out, N), 1);
   CHECK_EQ(out[0].state, TM_STATE_RUNNING);
-  CHECK_EQ(atomic_load(&t->ring.dropped) - dropped0, 101);
+  CHECK_EQ(atomic_load(&t->folded) - folded0, 101);
+  uint64_t f[TM_FOLD_STATES];
+  tm_thread_folded(t, 6000, f);
+  CHECK_EQ(f[TM_STATE_BLOCKED_MUTEX], 5000 - (N - 1));
+}
+
+/* The time of each folded state, exactly, and the open one as time passes. */
+static void test_fold_times(tm_thread *t) {
+  tm_event out[N];
+  uint64_t base[TM_FOLD_STATES], f[TM_FOLD_STATES];
+  uint64_t folded0 = tm_thread_folded(t, 0, base);
+  for (uint32_t i = 0; i < N - 1; i++) tm_push_state(t, TM_STATE_RUNNING, 0, 0, 0, 10000 + i);
+  tm_push_state(t, TM_STATE_BLOCKED_MUTEX, 3, 0, 0, 20000); /* the marker's change */
+  tm_push_state(t, TM_STATE_RUNNING, 0, 0, 0, 20010);
+  tm_push_state(t, TM_STATE_BLOCKED_COND, 4, 0, 0, 20030);
+  tm_push_state(t, TM_STATE_RUNNING, 0, 0, 0, 20100);
+  CHECK_EQ(tm_thread_folded(t, 20150, f) - folded0, 4);
+  CHECK_EQ(f[TM_STATE_BLOCKED_MUTEX] - base[TM_STATE_BLOCKED_MUTEX], 10);
+  CHECK_EQ(f[TM_STATE_BLOCKED_COND] - base[TM_STATE_BLOCKED_COND], 70);
+  CHECK_EQ(f[TM_STATE_RUNNING] - base[TM_STATE_RUNNING], 20 + 50); /* 50 still open */
+  CHECK_EQ(tm_ring_drain(&t->ring, out, N), N);
+  CHECK_EQ(out[N - 1].state, TM_STATE_UNKNOWN);
+  CHECK_EQ(out[N - 1].time_ns, 20000);
+  /* The gap ends with the first change that fits; sums are then final. */
+  tm_push_state(t, TM_STATE_SLEEPING, 0, 0, 0, 20200);
+  CHECK_EQ(tm_thread_folded(t, 99999, f) - folded0, 4);
+  CHECK_EQ(f[TM_STATE_RUNNING] - base[TM_STATE_RUNNING], 20 + 100);
+  CHECK_EQ(f[TM_STATE_SLEEPING] - base[TM_STATE_SLEEPING], 0);
+  CHECK_EQ(atomic_load(&t->fold_from), 0);
+  CHECK_EQ(tm_ring_drain(&t->ring, out, N), 1);
+  CHECK_EQ(out[0].state, TM_STATE_SLEEPING);
+  CHECK_EQ(t->cur_state, TM_STATE_SLEEPING);
+  /* An ended thread's folded EXITED is no time of its life. */
+  for (uint32_t i = 0; i < N; i++) tm_push_state(t, TM_STATE_RUNNING, 0, 0, 0, 30000 + i);
+  tm_push_state(t, TM_STATE_EXITED, 0, 0, 0, 40000);
+  uint64_t before = f[TM_STATE_RUNNING];
+  tm_thread_folded(t, 50000, f);
+  CHECK_EQ(f[TM_STATE_RUNNING] - before, 40000 - (30000 + N - 1));
+  CHECK_EQ(f[TM_STATE_EXITED], base[TM_STATE_EXITED]);
+  tm_ring_drain(&t->ring, out, N);
 }
 
 #define STREAM 300000u
@@ -94,7 +137,7 @@ static void test_concurrent(void) {
   pthread_join(th, NULL);
   CHECK_EQ(received, STREAM);
   CHECK_EQ(last, STREAM);
-  CHECK_EQ(atomic_load(&t->ring.dropped), 0);
+  CHECK_EQ(atomic_load(&t->folded), 0);
   printf("concurrent: %llu received, %llu dropped\n", (unsigned long long)received,
          (unsigned long long)atomic_load(&t->ring.dropped));
 }
@@ -109,7 +152,8 @@ int main(void) {
   CHECK_EQ(tm_ring_drain(&t->ring, &first, 1), 1); /* registration pushes RUNNING */
   CHECK_EQ(first.state, TM_STATE_RUNNING);
   test_order_and_wrap(t);
-  test_drop_when_full(t);
+  test_fold_when_full(t);
+  test_fold_times(t);
   test_concurrent();
   return 0;
 }

@@ -1,0 +1,24 @@
+#include "sampler_state.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void tm_sampler_reset(tm_sampler *m) {
+  while (m->threads.all) tm_state_free(m, m->threads.all);
+  free(m->threads.by_slot);
+  /* Records of the parent's threads: their tids mean nothing here. */
+  free(m->sw.tids);
+  for (unsigned i = 0; i < WHEEL_TICKS; i++) free(m->plan.wheel[i].slot);
+  tm_rescan_free(&m->rescan);
+  free(m->objects.sent);
+  tm_frames_free(&m->fr);
+  tm_proc_close(&m->proc);
+  memset(m, 0, sizeof *m);
+}
+
+uint64_t tm_thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}

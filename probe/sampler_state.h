@@ -1,0 +1,110 @@
+/* Everything the sampler keeps, in one struct owned by the session
+ * (tm_session.smp): the stages' states, each in its own part, and the
+ * sampler thread's controls. A fork child (or a failed exec) resets it:
+ * tm_sampler_reset frees what it holds and zeroes it, so that nothing of
+ * the parent's threads can be left behind. Zero is a valid initial state.
+ *
+ * The tick's stages, each in its own file and testable without a target
+ * (probe/tests drives them with synthetic records, /proc directories and
+ * clocks):
+ *   switch_track.c  switch records -> per-thread state, the rate limit
+ *   read_plan.c     which slots a tick visits, what it reads of each
+ *   thread_read.c   reading a thread's /proc files into an LwpSample
+ *   task_rescan.c   the task directory listing
+ *   frames.c        frame emission and batching
+ *   tick.c          the tick itself, in that order
+ *   budget.c        the CPU budget between ticks */
+#ifndef THREADMON_SAMPLER_STATE_H
+#define THREADMON_SAMPLER_STATE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "budget.h"
+#include "frames.h"
+#include "perf_switch.h"
+#include "procfs.h"
+#include "read_plan.h"
+#include "switch_track.h"
+#include "task_rescan.h"
+#include "thread_state.h"
+
+struct tm_session;
+
+/* Per-object: the totals last sent, indexed like the object ids. */
+typedef struct obj_sent {
+  uint64_t acq, cont, wait, max_wait, hold, hold_samples, wait_samples;
+} obj_sent;
+
+typedef struct tm_object_walk {
+  obj_sent *sent;
+  uint32_t cap;
+  uint32_t walked; /* last id as of the last walk */
+} tm_object_walk;
+
+/* The sampler thread's controls (sampler.c). */
+typedef struct tm_sampler_ctl {
+  pthread_t handle;
+  bool running;
+  bool uncounted;        /* the probe's thread is not in glibc's thread count */
+  bool single_before_us; /* glibc thought the process single-threaded until our thread */
+  _Atomic int stop_requested;
+  _Atomic int pause_requested, in_tick;
+  /* Work handed to the sampler by a thread that must not run it itself,
+   * and whether it is done (futex words). */
+  void (*_Atomic handoff_fn)(void);
+  _Atomic int handoff_done;
+} tm_sampler_ctl;
+
+/* What the last tick did: for tests and benchmarks (the cost of a tick
+ * follows these). */
+typedef struct tm_tick_counts {
+  uint32_t visited;   /* slots visited */
+  uint32_t read;      /* threads whose files were read */
+  uint32_t file_reads; /* /proc files read */
+} tm_tick_counts;
+
+typedef struct tm_sampler {
+  /* CLOCK_MONOTONIC in ns; NULL: tm_now_ns. Tests give their own. */
+  uint64_t (*clock)(void);
+  /* Where switch records come from; NULL: the session's perf rings
+   * (tm_perf_switch_drain). Tests replay their own. */
+  void (*switch_source)(struct tm_session *s, tm_switch_fn fn, void *arg);
+  tm_proc proc; /* the process sampled: "" = this one */
+  uint64_t tick_no;    /* ticks run, the first is 1 */
+  uint64_t started_ns; /* switch records cover threads born after it */
+  bool own_thread;     /* this tick runs on the sampler thread */
+  bool final_tick;     /* the session's last tick, wherever it runs */
+  bool program_ran;    /* a program thread ran or may have: objects moved */
+  bool hidden_noted;   /* a hidden wait was seen this tick */
+  bool untracked_noticed;
+  uint64_t sampler_cpu_ns; /* the sampler thread's, updated by itself */
+  tm_thread_states threads;
+  tm_switch_track sw;
+  tm_visits plan;
+  tm_rescan rescan;
+  tm_object_walk objects;
+  tm_frames fr;
+  tm_budget budget;
+  tm_tick_counts counts;
+  tm_sampler_ctl ctl;
+} tm_sampler;
+
+static inline uint64_t tm_sampler_now(const tm_sampler *m) {
+  return m->clock ? m->clock() : tm_now_ns();
+}
+
+/* Frees everything m holds (thread states and their descriptors, tables,
+ * batches) and zeroes it. */
+void tm_sampler_reset(tm_sampler *m);
+
+/* The calling thread's CPU time. */
+uint64_t tm_thread_cpu_ns(void);
+
+/* One sampling pass; own_thread: false for the final tick on a program
+ * thread. */
+void tm_tick_run(struct tm_session *s, bool own_thread);
+
+#endif
