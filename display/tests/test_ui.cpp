@@ -1,5 +1,6 @@
 // The display's views over synthetic captures, rendered offscreen; live
 // sessions over loopback; damaged captures; the command line policy.
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QProcess>
 #include <QScrollBar>
@@ -149,6 +150,29 @@ class TestUi : public QObject {
     QCOMPARE(view->rowCount(), rows);
   }
 
+  // views.def is the one registration: every view is made, placed in a tab
+  // titled as there (the timeline in the middle), and found by its name.
+  void everyRegisteredViewIsOnThePage() {
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(capture_, &error));
+    QVERIFY2(page, qPrintable(error));
+    QStringList titles;
+    for (const QDockWidget *d : page->findChildren<QDockWidget *>()) titles << d->windowTitle();
+    QSet<QString> names;
+    for (const tmon::ViewInfo &v : tmon::kViews) {
+      QVERIFY(page->view(v.kind));
+      ViewKind parsed;
+      QVERIFY(tmui::parseViewKind(QString::fromLatin1(v.name), &parsed) && parsed == v.kind);
+      names.insert(QString::fromLatin1(v.name));
+      if (v.place == tmon::ViewPlace::Center) QCOMPARE(page->view(v.kind), page->timeline());
+      else QVERIFY2(titles.contains(QString::fromLatin1(v.title)), v.title);
+    }
+    QCOMPARE(names.size(), qsizetype(tmon::kViewCount));
+    QCOMPARE(titles.size(), qsizetype(tmon::kViewCount - 1));
+    ViewKind unknown;
+    QVERIFY(!tmui::parseViewKind(QStringLiteral("window"), &unknown));
+  }
+
   // User threads (M:N): one row each, their LWPs' states and dispatchable
   // in their colours, the LWP they ran on beside the bar.
   void userThreadsViewShowsEachUserThread() {
@@ -163,8 +187,6 @@ class TestUi : public QObject {
     QVERIFY(pixelsOf(img, tmui::dispatchableColor()) > 500);
     QVERIFY(pixelsOf(img, tmui::stateColor(tmon::FinalState::OnCpu)) > 200);
     QVERIFY(pixelsOf(img, tmui::stateColor(tmon::FinalState::BlockedMutex)) > 200);
-    tmui::ViewKind parsed;
-    QVERIFY(tmui::parseViewKind(QStringLiteral("users"), &parsed) && parsed == ViewKind::Users);
   }
 
   void statesShowInTheirColours() {
@@ -504,8 +526,8 @@ class TestUi : public QObject {
     QVERIFY2(page, qPrintable(error));
     QVERIFY2(page->notice().startsWith("Damaged input: "), qPrintable(page->notice()));
     QCOMPARE(page->model()->cpuCount(), synth::kCpuCount);
-    for (ViewKind kind : {ViewKind::Threads, ViewKind::Lwps, ViewKind::Cpus, ViewKind::Timeline,
-                          ViewKind::Sync, ViewKind::Charts, ViewKind::Findings, ViewKind::Matrix}) {
+    for (const tmon::ViewInfo &v : tmon::kViews) {
+      const ViewKind kind = v.kind;
       QElapsedTimer timer;
       timer.start();
       const QImage img = renderView(page.get(), kind, -1, kShot);
