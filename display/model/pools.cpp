@@ -1,0 +1,206 @@
+#include "pools.h"
+
+#include <QHash>
+#include <algorithm>
+#include <cmath>
+#include <QRegularExpression>
+
+namespace tmon {
+
+double PoolItem::share(size_t category) const {
+  double t = total;
+  if (t <= 0)
+    for (double v : values) t += v;
+  return t > 0 && category < values.size() ? values[category] / t : 0.0;
+}
+
+QString Pool::label() const {
+  if (!pattern.isEmpty()) return pattern;
+  return routine.isEmpty() ? QStringLiteral("(unnamed)") : routine;
+}
+
+QString namePattern(const QString &name) {
+  QString out;
+  out.reserve(name.size());
+  bool inDigits = false;
+  for (QChar c : name) {
+    if (c.isDigit()) {
+      if (!inDigits) out += QLatin1Char('#');
+      inDigits = true;
+    } else {
+      out += c;
+      inDigits = false;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+bool hasTime(const PoolItem &it) {
+  if (it.total > 0) return true;
+  for (double v : it.values)
+    if (v > 0) return true;
+  return false;
+}
+
+double median(std::vector<double> v) {
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + qsizetype(mid), v.end());
+  return v[mid];
+}
+
+// Splits the outliers off and sums the typical members.
+void settle(Pool &p, const std::vector<PoolItem> &items) {
+  const size_t cats = items[size_t(p.members.front())].values.size();
+  if (int(p.members.size()) >= kMinForOutliers) {
+    std::vector<double> mid(cats);
+    for (size_t c = 0; c < cats; ++c) {
+      std::vector<double> shares;
+      shares.reserve(p.members.size());
+      for (int m : p.members) shares.push_back(items[size_t(m)].share(c));
+      mid[c] = median(std::move(shares));
+    }
+    std::vector<std::pair<double, int>> far;
+    for (int m : p.members) {
+      double d = 0;
+      for (size_t c = 0; c < cats; ++c) d = std::max(d, std::abs(items[size_t(m)].share(c) - mid[c]));
+      if (d > kOutlierDistance) far.push_back({d, m});
+    }
+    if (far.size() * 3 < p.members.size()) {
+      std::stable_sort(far.begin(), far.end(),
+                       [](const auto &a, const auto &b) { return a.first > b.first; });
+      QSet<int> out;
+      for (const auto &f : far) {
+        p.outliers.push_back(f.second);
+        out.insert(f.second);
+      }
+      p.members.erase(std::remove_if(p.members.begin(), p.members.end(),
+                                     [&](int m) { return out.contains(m); }),
+                      p.members.end());
+    }
+  }
+  p.values.assign(cats, 0.0);
+  p.low.assign(cats, 1.0);
+  p.high.assign(cats, 0.0);
+  for (int m : p.members) {
+    const PoolItem &it = items[size_t(m)];
+    double t = 0;
+    for (size_t c = 0; c < cats && c < it.values.size(); ++c) {
+      p.values[c] += it.values[c];
+      t += it.values[c];
+      p.low[c] = std::min(p.low[c], it.share(c));
+      p.high[c] = std::max(p.high[c], it.share(c));
+    }
+    p.total += it.total > 0 ? it.total : t;
+  }
+}
+
+}  // namespace
+
+std::vector<Pool> poolItems(const std::vector<PoolItem> &items) {
+  std::vector<Pool> pools;
+  QHash<QString, int> byKey;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const PoolItem &it = items[i];
+    if (!hasTime(it)) continue;
+    const QString pattern = it.alone ? it.name : namePattern(it.name);
+    QString key = it.routine + QLatin1Char('\n') + pattern;
+    if (it.alone) key += QLatin1Char('\n') + QString::number(it.id);  // a pool of its own
+    auto found = byKey.constFind(key);
+    int at;
+    if (found == byKey.constEnd()) {
+      at = int(pools.size());
+      byKey.insert(key, at);
+      Pool p;
+      p.routine = it.routine;
+      p.pattern = pattern;
+      pools.push_back(std::move(p));
+    } else {
+      at = *found;
+    }
+    pools[size_t(at)].members.push_back(int(i));
+  }
+  for (Pool &p : pools) settle(p, items);
+  std::stable_sort(pools.begin(), pools.end(), [](const Pool &a, const Pool &b) {
+    if (a.size() != b.size()) return a.size() > b.size();
+    return a.label() < b.label();
+  });
+  return pools;
+}
+
+std::vector<int> poolOfItems(const std::vector<Pool> &pools, size_t itemCount) {
+  std::vector<int> of(itemCount, -1);
+  for (size_t p = 0; p < pools.size(); ++p) {
+    for (int m : pools[p].members) of[size_t(m)] = int(p);
+    for (int m : pools[p].outliers) of[size_t(m)] = int(p);
+  }
+  return of;
+}
+
+bool itemMatches(const PoolItem &item, const QString &text, const QStringList &categoryLabels) {
+  const QString t = text.trimmed();
+  if (t.isEmpty()) return true;
+  if (item.name.contains(t, Qt::CaseInsensitive) || item.routine.contains(t, Qt::CaseInsensitive) ||
+      QString::number(item.id).contains(t))
+    return true;
+  for (int c = 0; c < categoryLabels.size(); ++c) {
+    const QStringList words =
+        categoryLabels[c].split(QRegularExpression(QStringLiteral("[^\\w]+")), Qt::SkipEmptyParts);
+    for (const QString &w : words)
+      if (w.compare(t, Qt::CaseInsensitive) == 0 || categoryLabels[c].compare(t, Qt::CaseInsensitive) == 0)
+        if (item.share(size_t(c)) >= 0.25) return true;
+  }
+  return false;
+}
+
+std::vector<PoolRow> poolRows(const std::vector<PoolItem> &items, const std::vector<Pool> &pools,
+                              const QSet<QString> &expanded, int sortCategory) {
+  // Units in order: a grouped pool, or one member of a pool too small to group.
+  struct Unit {
+    int pool;
+    int item;  // -1 for a grouped pool
+    double share;
+    int first;  // creation order: the lowest item position
+  };
+  std::vector<Unit> units;
+  for (size_t p = 0; p < pools.size(); ++p) {
+    const Pool &pool = pools[p];
+    if (pool.grouped()) {
+      int first = INT32_MAX;
+      for (int m : pool.members) first = std::min(first, m);
+      for (int m : pool.outliers) first = std::min(first, m);
+      units.push_back({int(p), -1, sortCategory >= 0 ? pool.share(size_t(sortCategory)) : 0.0, first});
+      continue;
+    }
+    for (const std::vector<int> *list : {&pool.members, &pool.outliers})
+      for (int m : *list)
+        units.push_back({int(p), m, sortCategory >= 0 ? items[size_t(m)].share(size_t(sortCategory)) : 0.0, m});
+  }
+  auto bySort = [&](auto &v, auto shareOf, auto firstOf) {
+    std::stable_sort(v.begin(), v.end(), [&](const auto &a, const auto &b) {
+      if (sortCategory >= 0 && shareOf(a) != shareOf(b)) return shareOf(a) > shareOf(b);
+      return firstOf(a) < firstOf(b);
+    });
+  };
+  bySort(units, [](const Unit &u) { return u.share; }, [](const Unit &u) { return u.first; });
+
+  std::vector<PoolRow> rows;
+  auto itemShare = [&](int m) { return sortCategory >= 0 ? items[size_t(m)].share(size_t(sortCategory)) : 0.0; };
+  for (const Unit &u : units) {
+    if (u.item >= 0) {
+      rows.push_back({PoolRow::Kind::Single, u.pool, u.item});
+      continue;
+    }
+    const Pool &pool = pools[size_t(u.pool)];
+    rows.push_back({PoolRow::Kind::Pool, u.pool, -1});
+    for (int m : pool.outliers) rows.push_back({PoolRow::Kind::Outlier, u.pool, m});
+    if (!expanded.contains(pool.key())) continue;
+    std::vector<int> members = pool.members;
+    bySort(members, itemShare, [](int m) { return m; });
+    for (int m : members) rows.push_back({PoolRow::Kind::Member, u.pool, m});
+  }
+  return rows;
+}
+
+}  // namespace tmon
