@@ -19,6 +19,12 @@ QString Pool::label() const {
   return routine.isEmpty() ? QStringLiteral("(unnamed)") : routine;
 }
 
+QString Pool::routineName() const {
+  QString r = routine.section(QLatin1Char('!'), -1);
+  const qsizetype plus = r.lastIndexOf(QLatin1Char('+'));
+  return plus > 0 ? r.left(plus) : r;
+}
+
 QString namePattern(const QString &name) {
   QString out;
   out.reserve(name.size());
@@ -50,7 +56,26 @@ double median(std::vector<double> v) {
   return v[mid];
 }
 
-// Splits the outliers off and sums the typical members.
+PoolStats stats(const std::vector<PoolItem> &items, const std::vector<int> &which, size_t cats) {
+  PoolStats st;
+  st.values.assign(cats, 0.0);
+  st.low.assign(cats, which.empty() ? 0.0 : 1.0);
+  st.high.assign(cats, 0.0);
+  for (int m : which) {
+    const PoolItem &it = items[size_t(m)];
+    double t = 0;
+    for (size_t c = 0; c < cats && c < it.values.size(); ++c) {
+      st.values[c] += it.values[c];
+      t += it.values[c];
+      st.low[c] = std::min(st.low[c], it.share(c));
+      st.high[c] = std::max(st.high[c], it.share(c));
+    }
+    st.total += it.total > 0 ? it.total : t;
+  }
+  return st;
+}
+
+// Splits the outliers off and sums both parts.
 void settle(Pool &p, const std::vector<PoolItem> &items) {
   const size_t cats = items[size_t(p.members.front())].values.size();
   if (int(p.members.size()) >= kMinForOutliers) {
@@ -80,20 +105,8 @@ void settle(Pool &p, const std::vector<PoolItem> &items) {
                       p.members.end());
     }
   }
-  p.values.assign(cats, 0.0);
-  p.low.assign(cats, 1.0);
-  p.high.assign(cats, 0.0);
-  for (int m : p.members) {
-    const PoolItem &it = items[size_t(m)];
-    double t = 0;
-    for (size_t c = 0; c < cats && c < it.values.size(); ++c) {
-      p.values[c] += it.values[c];
-      t += it.values[c];
-      p.low[c] = std::min(p.low[c], it.share(c));
-      p.high[c] = std::max(p.high[c], it.share(c));
-    }
-    p.total += it.total > 0 ? it.total : t;
-  }
+  p.typical = stats(items, p.members, cats);
+  p.outlying = stats(items, p.outliers, cats);
 }
 
 }  // namespace
@@ -194,7 +207,10 @@ std::vector<PoolRow> poolRows(const std::vector<PoolItem> &items, const std::vec
     }
     const Pool &pool = pools[size_t(u.pool)];
     rows.push_back({PoolRow::Kind::Pool, u.pool, -1});
-    for (int m : pool.outliers) rows.push_back({PoolRow::Kind::Outlier, u.pool, m});
+    const bool many = pool.outliers.size() > kOutliersListed;
+    if (many) rows.push_back({PoolRow::Kind::Outliers, u.pool, -1});
+    if (!many || expanded.contains(pool.outliersKey()))
+      for (int m : pool.outliers) rows.push_back({PoolRow::Kind::Outlier, u.pool, m});
     if (!expanded.contains(pool.key())) continue;
     std::vector<int> members = pool.members;
     bySort(members, itemShare, [](int m) { return m; });

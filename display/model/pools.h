@@ -27,22 +27,34 @@ struct PoolItem {
   double share(size_t category) const;
 };
 
+// Some items summed: their values, totals, and each category's least and
+// most share (0..1) among them (the spread).
+struct PoolStats {
+  std::vector<double> values;
+  double total = 0;
+  std::vector<double> low, high;
+  double share(size_t category) const { return total > 0 ? values[category] / total : 0.0; }
+};
+
 struct Pool {
   QString routine;
   QString pattern;             // the members' name, digit runs as '#'
   std::vector<int> members;    // positions in the items: the typical ones
   std::vector<int> outliers;   // members unlike the rest, most unlike first
-  std::vector<double> values;  // the typical members' values summed
-  double total = 0;            // and their totals
-  std::vector<double> low, high;  // per category, the least and most share (0..1) of a typical member
+  PoolStats typical;           // of the members
+  PoolStats outlying;          // of the outliers
   int size() const { return int(members.size() + outliers.size()); }
   // Shown as one aggregate row (else its members are shown as they are).
   bool grouped() const { return size() >= kMinGrouped; }
-  double share(size_t category) const { return total > 0 ? values[category] / total : 0.0; }
-  // Survives rebuilds: what the view's expanded set holds.
+  double share(size_t category) const { return typical.share(category); }
+  // Survive rebuilds: what the view's expanded set holds, for the typical
+  // members and for the outliers when they are many.
   QString key() const { return routine + QLatin1Char('\n') + pattern; }
+  QString outliersKey() const { return key() + QStringLiteral("\noutliers"); }
   // "worker-#" or the routine when the names say nothing.
   QString label() const;
+  // The start routine's function: "worker_main" of "server!worker_main+0x24".
+  QString routineName() const;
   static constexpr int kMinGrouped = 3;
 };
 
@@ -70,16 +82,21 @@ bool itemMatches(const PoolItem &item, const QString &text, const QStringList &c
 
 // One row of a pooled view, in order.
 struct PoolRow {
-  enum class Kind { Pool, Member, Outlier, Single };
+  enum class Kind { Pool, Member, Outliers, Outlier, Single };
   Kind kind = Kind::Single;
   int pool = -1;
-  int item = -1;  // position in the items (-1 for a Pool row)
+  int item = -1;  // position in the items (-1 for a Pool or Outliers row)
 };
 
+// Outliers of a pool listed one by one up to this many; more are one
+// Outliers row (their own aggregate) until expanded.
+constexpr size_t kOutliersListed = 3;
+
 // Pools, largest first, or by `sortCategory`'s share, most first (-1: by
-// size); a grouped pool is one row, followed by its outliers (always) and,
-// when its key is in `expanded`, its typical members; a pool too small to
-// group shows its members as Single rows.
+// size); a grouped pool is one row, followed by its outliers (one by one
+// when few, else one Outliers row, followed by them one by one when its
+// outliersKey is in `expanded`) and, when its key is in `expanded`, its typical members; a pool too
+// small to group shows its members as Single rows.
 std::vector<PoolRow> poolRows(const std::vector<PoolItem> &items, const std::vector<Pool> &pools,
                               const QSet<QString> &expanded, int sortCategory);
 

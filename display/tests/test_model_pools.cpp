@@ -59,6 +59,11 @@ class TestModelPools : public QObject {
     QCOMPARE(namePattern(QStringLiteral("pool-3-thread-140")), QStringLiteral("pool-#-thread-#"));
     QCOMPARE(namePattern(QStringLiteral("main")), QStringLiteral("main"));
     QCOMPARE(namePattern(QString()), QString());
+    Pool p;
+    p.routine = QStringLiteral("server!worker_main+0x24");
+    QCOMPARE(p.routineName(), QStringLiteral("worker_main"));
+    p.routine = QStringLiteral("worker_main");
+    QCOMPARE(p.routineName(), QStringLiteral("worker_main"));
   }
 
   // 88 of 500 workers blocked: the pool keeps 412 typical members, the 88
@@ -77,8 +82,10 @@ class TestModelPools : public QObject {
     for (int m : w.outliers) QVERIFY(items[size_t(m)].id < 101 + 88);
     // The aggregate is the typical members': 80% running.
     QCOMPARE(w.share(0), 0.8);
-    QCOMPARE(w.low[0], 0.8);
-    QCOMPARE(w.high[0], 0.8);
+    QCOMPARE(w.typical.low[0], 0.8);
+    QCOMPARE(w.typical.high[0], 0.8);
+    QCOMPARE(w.outlying.share(1), 0.9);
+    QCOMPARE(w.outlying.total, 88 * 100.0);
     QVERIFY(findPool(pools, QStringLiteral("reader")));
     QVERIFY(findPool(pools, QStringLiteral("writer")));
     const Pool *main = findPool(pools, QStringLiteral("server"));
@@ -94,8 +101,9 @@ class TestModelPools : public QObject {
     const Pool &w = pools.front();
     QCOMPARE(w.members.size(), size_t(500));
     QVERIFY(w.outliers.empty());
-    QCOMPARE(w.low[1], 0.1);
-    QCOMPARE(w.high[1], 0.9);
+    QCOMPARE(w.typical.low[1], 0.1);
+    QCOMPARE(w.typical.high[1], 0.9);
+    QCOMPARE(w.outlying.total, 0.0);
     QCOMPARE(w.share(1), 0.5);
   }
 
@@ -124,18 +132,28 @@ class TestModelPools : public QObject {
   void rowsFollowTheExpandedSetAndTheSort() {
     const std::vector<PoolItem> items = program(88);
     const std::vector<Pool> pools = poolItems(items);
+    // 88 outliers are one row until it is expanded too.
     std::vector<PoolRow> rows = poolRows(items, pools, {}, -1);
-    QCOMPARE(rows.size(), size_t(1 + 1 + 88 + 2));
+    QCOMPARE(rows.size(), size_t(1 + 1 + 1 + 2));
     QCOMPARE(rows[0].kind, PoolRow::Kind::Single);
     QCOMPARE(items[size_t(rows[0].item)].name, QStringLiteral("server"));
     QCOMPARE(rows[1].kind, PoolRow::Kind::Pool);
-    QCOMPARE(rows[2].kind, PoolRow::Kind::Outlier);
-    QCOMPARE(items[size_t(rows[90].item)].name, QStringLiteral("reader"));
+    QCOMPARE(rows[2].kind, PoolRow::Kind::Outliers);
+    QCOMPARE(items[size_t(rows[3].item)].name, QStringLiteral("reader"));
+    rows = poolRows(items, pools, {pools.front().outliersKey()}, -1);
+    QCOMPARE(rows.size(), size_t(1 + 1 + 1 + 88 + 2));
+    QCOMPARE(rows[3].kind, PoolRow::Kind::Outlier);
 
     rows = poolRows(items, pools, {pools.front().key()}, -1);
-    QCOMPARE(rows.size(), size_t(1 + 1 + 500 + 2));
+    QCOMPARE(rows.size(), size_t(1 + 1 + 1 + 412 + 2));
     QCOMPARE(rows.back().kind, PoolRow::Kind::Single);
     QCOMPARE(rows[100].kind, PoolRow::Kind::Member);
+
+    // Three outliers are listed as they are.
+    const std::vector<PoolItem> few = program(3);
+    rows = poolRows(few, poolItems(few), {}, -1);
+    QCOMPARE(rows.size(), size_t(1 + 1 + 3 + 2));
+    QCOMPARE(rows[2].kind, PoolRow::Kind::Outlier);
 
     // Sorted by sleeping: the main thread (90%) leads, the std::threads (0%) trail.
     rows = poolRows(items, pools, {}, 2);

@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "barchartview.h"
 #include "captureopen.h"
 #include "commandline.h"
 #include "chartsview.h"
@@ -171,6 +172,42 @@ class TestUi : public QObject {
     QCOMPARE(titles.size(), qsizetype(tmon::kViewCount - 1));
     ViewKind unknown;
     QVERIFY(!tmui::parseViewKind(QStringLiteral("window"), &unknown));
+  }
+
+  // 200 workers are one pool row until clicked; the filter narrows the
+  // threads by name, tid or state; the main and probe threads stand alone.
+  void threadsPoolFoldAndFilter() {
+    synth::Workload w;
+    w.workers = 200;
+    const QString path = writeCapture(dir_, "pool.tmcap", synth::stream(w));
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(path, &error));
+    QVERIFY2(page, qPrintable(error));
+    const QImage img = renderView(page.get(), ViewKind::Threads, -1, kShot);
+    std::unique_ptr<tmui::ModelView> view(page->view(ViewKind::Threads));
+    auto *bars = static_cast<tmui::BarChartView *>(view.get());
+    QCOMPARE(bars->rowCount(), 202);
+    const tmui::StackedBarChart *chart = bars->chart();
+    int pool = -1;
+    for (int i = 0; i < chart->rowCount(); ++i)
+      if (chart->row(i).label.contains(QStringLiteral("worker-#"))) pool = i;
+    QVERIFY(pool >= 0);
+    const int folded = chart->rowCount();
+    QVERIFY2(folded < 10, qPrintable(QString::number(folded)));
+    QCOMPARE(chart->row(pool).markText, QStringLiteral("pool of 200"));
+    QVERIFY(distinctColours(img) > 8);
+    bars->toggleRow(pool);
+    QVERIFY(chart->rowCount() > 200);
+    bars->toggleRow(pool);
+    QCOMPARE(chart->rowCount(), folded);
+    bars->setFilter(QStringLiteral("worker-17"));  // worker-17 and worker-170..179
+    QCOMPARE(bars->rowCount(), 11);
+    bars->setFilter(QString::number(w.pid));       // the main thread's tid (and the probe's)
+    QVERIFY(bars->rowCount() >= 1 && bars->rowCount() < 10);
+    bars->setFilter(QStringLiteral("join"));      // the main thread waits in pthread_join
+    QCOMPARE(bars->rowCount(), 1);
+    bars->setFilter(QString());
+    QCOMPARE(bars->rowCount(), 202);
   }
 
   // User threads (M:N): one row each, their LWPs' states and dispatchable
