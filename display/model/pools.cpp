@@ -41,6 +41,10 @@ QString namePattern(const QString &name) {
   return out;
 }
 
+QString poolKey(const QString &routine, const QString &name) {
+  return routine + QLatin1Char('\n') + namePattern(name);
+}
+
 namespace {
 
 bool hasTime(const PoolItem &it) {
@@ -118,7 +122,7 @@ std::vector<Pool> poolItems(const std::vector<PoolItem> &items) {
     const PoolItem &it = items[i];
     if (!hasTime(it)) continue;
     const QString pattern = it.alone ? it.name : namePattern(it.name);
-    QString key = it.routine + QLatin1Char('\n') + pattern;
+    QString key = it.alone ? it.routine + QLatin1Char('\n') + pattern : poolKey(it.routine, it.name);
     if (it.alone) key += QLatin1Char('\n') + QString::number(it.id);  // a pool of its own
     auto found = byKey.constFind(key);
     int at;

@@ -49,7 +49,7 @@ struct Pool {
   double share(size_t category) const { return typical.share(category); }
   // Survive rebuilds: what the view's expanded set holds, for the typical
   // members and for the outliers when they are many.
-  QString key() const { return routine + QLatin1Char('\n') + pattern; }
+  QString key() const { return routine + QLatin1Char('\n') + pattern; }  // as poolKey()
   QString outliersKey() const { return key() + QStringLiteral("\noutliers"); }
   // "worker-#" or the routine when the names say nothing.
   QString label() const;
@@ -60,6 +60,8 @@ struct Pool {
 
 // "worker-12" -> "worker-#", "pool-3-thread-14" -> "pool-#-thread-#".
 QString namePattern(const QString &name);
+// The pool a thread of this start routine and name falls in (Pool::key).
+QString poolKey(const QString &routine, const QString &name);
 
 // A member is an outlier when one category's share is this far (0..1) from
 // the pool's median, in pools of at least kMinForOutliers, and as long as
