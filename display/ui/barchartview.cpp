@@ -49,8 +49,8 @@ BarChartView::BarChartView(tmon::SessionModel *model, ViewWindow *window, Spec s
     bar->addWidget(filter_, 1);
     bar->addWidget(sort_);
     layout->addLayout(bar);
-    connect(filter_, &QLineEdit::textChanged, this, &BarChartView::layoutRows);
-    connect(sort_, &QComboBox::currentIndexChanged, this, &BarChartView::layoutRows);
+    connect(filter_, &QLineEdit::textChanged, this, &BarChartView::relayout);
+    connect(sort_, &QComboBox::currentIndexChanged, this, &BarChartView::relayout);
     connect(chart_, &StackedBarChart::rowClicked, this, &BarChartView::toggleRow);
   }
   layout->addWidget(chart_, 1);
@@ -70,25 +70,54 @@ void BarChartView::toggleRow(int row) {
   if (row < 0 || size_t(row) >= rowPool_.size() || rowPool_[size_t(row)].isEmpty()) return;
   const QString &key = rowPool_[size_t(row)];
   if (!toggled_.remove(key)) toggled_.insert(key);
-  layoutRows();
+  relayout();
+}
+
+BarChartView::Query BarChartView::query() const {
+  return {filter_ ? filter_->text() : QString(), sort_ ? sort_->currentData().toInt() : -1, toggled_};
 }
 
 void BarChartView::rebuild() {
   const tmon::TimeRange r = window()->range();
   const QString described = window()->describe();
   const tmon::SessionModel *m = model();
-  auto compute = [items = spec_.items, m, r] { return items(*m, r); };
-  auto present = [this, described](std::vector<ItemBar> &&bars) {
-    bars_ = std::move(bars);
-    described_ = described;
-    layoutRows();
+  // The pools too are laid out on the worker thread: 10,000 threads are
+  // tens of milliseconds of it.
+  auto compute = [spec = spec_, q = query(), m, r] {
+    auto bars = std::make_shared<const std::vector<ItemBar>>(spec.items(*m, r));
+    Laid laid = layOut(*bars, q, spec);
+    return std::make_pair(std::move(bars), std::move(laid));
   };
-  // Thousands of threads: the model's sums run off the GUI thread.
-  rebuildWith<std::vector<ItemBar>>(compute, present);
+  using Result = std::pair<std::shared_ptr<const std::vector<ItemBar>>, Laid>;
+  auto present = [this, described](Result &&result) {
+    bars_ = std::move(result.first);
+    described_ = described;
+    showLaid(std::move(result.second));
+  };
+  rebuildWith<Result>(compute, present);
 }
 
-QString BarChartView::describe(const tmon::PoolStats &pool) const {
-  // The categories that vary most across the typical members, as ranges.
+void BarChartView::relayout() {
+  if (bars_) showLaid(layOut(*bars_, query(), spec_));
+}
+
+void BarChartView::showLaid(Laid &&laid) {
+  itemsShown_ = laid.shown;
+  rowPool_ = std::move(laid.rowPool);
+  QString t = tr("%1, %2").arg(spec_.heading, described_);
+  if (spec_.noun.isEmpty()) chart_->setTitle(t);
+  else if (!laid.pools) chart_->setTitle(tr("%1 (%2 %3)").arg(t).arg(laid.shown).arg(spec_.noun));
+  else
+    chart_->setTitle(
+        tr("%1 (%2 %3, %4 pools)").arg(t).arg(laid.shown).arg(spec_.noun).arg(laid.pools));
+  chart_->setRows(std::move(laid.rows));
+}
+
+namespace {
+
+// The spread of a pool's typical members or outliers: the categories that
+// vary most, as ranges.
+QString spread(const tmon::PoolStats &pool, const std::vector<BarCategory> &cats) {
   std::vector<size_t> varying;
   for (size_t c = 0; c < pool.low.size(); ++c)
     if (pool.high[c] - pool.low[c] >= kSpreadShown) varying.push_back(c);
@@ -97,99 +126,99 @@ QString BarChartView::describe(const tmon::PoolStats &pool) const {
   QStringList parts;
   for (size_t k = 0; k < varying.size() && k < size_t(kSpreadNamed); ++k) {
     const size_t c = varying[k];
-    parts << tr("%1 %2–%3 %")
-                 .arg(spec_.categories[c].label)
+    parts << BarChartView::tr("%1 %2–%3 %")
+                 .arg(cats[c].label)
                  .arg(100 * pool.low[c], 0, 'f', 0)
                  .arg(100 * pool.high[c], 0, 'f', 0);
   }
-  if (parts.isEmpty()) return tr("all alike (within %1 points)").arg(100 * kSpreadShown, 0, 'f', 0);
-  return tr("spread: %1").arg(parts.join(QStringLiteral(", ")));
+  if (parts.isEmpty())
+    return BarChartView::tr("all alike (within %1 points)").arg(100 * kSpreadShown, 0, 'f', 0);
+  return BarChartView::tr("spread: %1").arg(parts.join(QStringLiteral(", ")));
 }
 
-QString BarChartView::title(int pools) const {
-  QString t = tr("%1, %2").arg(spec_.heading, described_);
-  if (spec_.noun.isEmpty()) return t;
-  if (!pools) return tr("%1 (%2 %3)").arg(t).arg(itemsShown_).arg(spec_.noun);
-  return tr("%1 (%2 %3, %4 pools)").arg(t).arg(itemsShown_).arg(spec_.noun).arg(pools);
+// A pool's aggregate row, or its outliers' (`outliers`).
+BarRow aggregateRow(const tmon::Pool &pool, bool outliers, bool open,
+                    const std::vector<BarCategory> &cats) {
+  const tmon::PoolStats &st = outliers ? pool.outlying : pool.typical;
+  BarRow row;
+  row.label = (open ? QStringLiteral("▾ ") : QStringLiteral("▸ ")) +
+              (outliers ? BarChartView::tr("outliers of %1").arg(pool.label()) : pool.label());
+  row.marked = true;
+  row.markText = outliers ? BarChartView::tr("%1 outliers").arg(pool.outliers.size())
+                          : BarChartView::tr("pool of %1").arg(pool.size());
+  QStringList detail;
+  if (outliers) {
+    row.indent = 1;
+  } else {
+    if (!pool.routine.isEmpty() && pool.routineName() != pool.label()) detail << pool.routineName();
+    if (!pool.outliers.empty())
+      detail << BarChartView::tr("%1 alike, %2 unlike the rest below")
+                    .arg(pool.members.size())
+                    .arg(pool.outliers.size());
+  }
+  detail << (open ? BarChartView::tr("click to fold") : BarChartView::tr("click to list them"));
+  row.detail = detail.join(QStringLiteral(" · "));
+  row.note = spread(st, cats);
+  row.values = st.values;
+  row.total = st.total;
+  return row;
 }
 
-void BarChartView::layoutRows() {
-  std::vector<BarRow> rows;
-  rowPool_.clear();
-  if (!spec_.pooled) {
-    for (const ItemBar &b : bars_) rows.push_back(b.row);
-    itemsShown_ = int(rows.size());
-    rowPool_.assign(rows.size(), QString());
-    chart_->setTitle(title(0));
-    chart_->setRows(std::move(rows));
-    return;
+}  // namespace
+
+BarChartView::Laid BarChartView::layOut(const std::vector<ItemBar> &bars, const Query &q,
+                                        const Spec &spec) {
+  Laid laid;
+  if (!spec.pooled) {
+    for (const ItemBar &b : bars) laid.rows.push_back(b.row);
+    laid.shown = int(laid.rows.size());
+    laid.rowPool.assign(laid.rows.size(), QString());
+    return laid;
   }
   QStringList labels;
-  for (const BarCategory &c : spec_.categories) labels << c.label;
+  for (const BarCategory &c : spec.categories) labels << c.label;
   std::vector<tmon::PoolItem> items;
-  std::vector<size_t> barOf;  // item position -> bars_ position
-  for (size_t i = 0; i < bars_.size(); ++i)
-    if (tmon::itemMatches(bars_[i].item, filter_->text(), labels)) {
-      items.push_back(bars_[i].item);
+  std::vector<size_t> barOf;  // item position -> bars position
+  items.reserve(bars.size());
+  for (size_t i = 0; i < bars.size(); ++i)
+    if (tmon::itemMatches(bars[i].item, q.filter, labels)) {
+      items.push_back(bars[i].item);
       barOf.push_back(i);
     }
   const std::vector<tmon::Pool> pools = tmon::poolItems(items);
   const bool open = items.size() <= kExpandedUpTo;
   QSet<QString> expanded;
-  int grouped = 0;
-  itemsShown_ = 0;
   for (const tmon::Pool &p : pools) {
-    itemsShown_ += p.size();
+    laid.shown += p.size();
     if (!p.grouped()) continue;
-    ++grouped;
+    ++laid.pools;
     for (const QString &key : {p.key(), p.outliersKey()})
-      if (open != toggled_.contains(key)) expanded.insert(key);
+      if (open != q.toggled.contains(key)) expanded.insert(key);
   }
-  const std::vector<tmon::PoolRow> order =
-      tmon::poolRows(items, pools, expanded, sort_->currentData().toInt());
-  rows.reserve(order.size());
+  const std::vector<tmon::PoolRow> order = tmon::poolRows(items, pools, expanded, q.sort);
+  laid.rows.reserve(order.size());
   for (const tmon::PoolRow &pr : order) {
     const tmon::Pool &pool = pools[size_t(pr.pool)];
     if (pr.item >= 0) {
-      BarRow row = bars_[barOf[size_t(pr.item)]].row;
+      BarRow row = bars[barOf[size_t(pr.item)]].row;
       if (pr.kind == tmon::PoolRow::Kind::Member) row.indent = 1;
-      if (pr.kind == tmon::PoolRow::Kind::Outlier) row.indent = pool.outliers.size() > tmon::kOutliersListed ? 2 : 1;
-      if (pr.kind == tmon::PoolRow::Kind::Outlier && !row.marked) {
-        row.marked = true;
-        row.markText = tr("outlier");
+      if (pr.kind == tmon::PoolRow::Kind::Outlier) {
+        row.indent = pool.outliers.size() > tmon::kOutliersListed ? 2 : 1;
+        if (!row.marked) {
+          row.marked = true;
+          row.markText = tr("outlier");
+        }
       }
-      rows.push_back(std::move(row));
-      rowPool_.push_back(QString());
+      laid.rows.push_back(std::move(row));
+      laid.rowPool.push_back(QString());
       continue;
     }
     const bool outliers = pr.kind == tmon::PoolRow::Kind::Outliers;
     const QString key = outliers ? pool.outliersKey() : pool.key();
-    const bool isOpen = expanded.contains(key);
-    const tmon::PoolStats &st = outliers ? pool.outlying : pool.typical;
-    BarRow row;
-    row.label = (isOpen ? QStringLiteral("▾ ") : QStringLiteral("▸ ")) +
-                (outliers ? tr("outliers of %1").arg(pool.label()) : pool.label());
-    row.marked = true;
-    row.markText = outliers ? tr("%1 outliers").arg(pool.outliers.size())
-                            : tr("pool of %1").arg(pool.size());
-    QStringList detail;
-    if (outliers) {
-      row.indent = 1;
-    } else {
-      if (!pool.routine.isEmpty() && pool.routineName() != pool.label()) detail << pool.routineName();
-      if (!pool.outliers.empty())
-        detail << tr("%1 alike, %2 unlike the rest below").arg(pool.members.size()).arg(pool.outliers.size());
-    }
-    detail << (isOpen ? tr("click to fold") : tr("click to list them"));
-    row.detail = detail.join(QStringLiteral(" · "));
-    row.note = describe(st);
-    row.values = st.values;
-    row.total = st.total;
-    rows.push_back(std::move(row));
-    rowPool_.push_back(key);
+    laid.rows.push_back(aggregateRow(pool, outliers, expanded.contains(key), spec.categories));
+    laid.rowPool.push_back(key);
   }
-  chart_->setTitle(title(grouped));
-  chart_->setRows(std::move(rows));
+  return laid;
 }
 
 }  // namespace tmui

@@ -8,6 +8,7 @@
 #define THREADMON_UI_BARCHARTVIEW_H
 
 #include <QSet>
+#include <memory>
 #include <vector>
 
 #include "modelview.h"
@@ -59,16 +60,30 @@ class BarChartView : public ModelView {
   void rebuild() override;
 
  private:
-  void layoutRows();
-  QString title(int pools) const;
-  // The spread of a pool's typical members or outliers.
-  QString describe(const tmon::PoolStats &pool) const;
+  // What the filter box, the sort and the clicks ask for.
+  struct Query {
+    QString filter;
+    int sort = -1;
+    QSet<QString> toggled;
+  };
+  // The chart's rows for it, each row's pool key ("" for an item), the items
+  // shown and the pools grouped: pure, so it runs on the worker thread too.
+  struct Laid {
+    std::vector<BarRow> rows;
+    std::vector<QString> rowPool;
+    int shown = 0;
+    int pools = 0;
+  };
+  static Laid layOut(const std::vector<ItemBar> &bars, const Query &q, const Spec &spec);
+  Query query() const;
+  void relayout();
+  void showLaid(Laid &&laid);
 
   StackedBarChart *chart_;
   Spec spec_;
   QLineEdit *filter_ = nullptr;
   QComboBox *sort_ = nullptr;
-  std::vector<ItemBar> bars_;  // the last computed
+  std::shared_ptr<const std::vector<ItemBar>> bars_;  // the last computed
   QString described_;
   QSet<QString> toggled_;      // pools expanded or collapsed by a click
   std::vector<QString> rowPool_;  // each chart row's pool key ("" for an item)
