@@ -96,11 +96,7 @@ QString namedList(const SessionModel &m, const std::vector<uint32_t> &tids) {
 // how many of their threads are meant, largest first; the rest counted.
 QString pooledList(const SessionModel &m, const std::vector<uint32_t> &tids) {
   constexpr size_t kNamed = 6;  // of the threads in no pool
-  QHash<QString, int> poolSize;
-  for (int i = 0; i < m.threadCount(); ++i) {
-    const ThreadInfo &t = m.thread(i);
-    if (!t.main && !t.probe) poolSize[poolKey(t.startRoutine, t.name)] += 1;
-  }
+  const QHash<QString, int> poolSize = poolSizes(m);
   std::map<QString, std::vector<uint32_t>> byPool;
   std::vector<uint32_t> loose;
   for (uint32_t tid : tids) {

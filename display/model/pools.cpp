@@ -1,9 +1,13 @@
 #include "pools.h"
 
 #include <QHash>
+#include <QRegularExpression>
 #include <algorithm>
 #include <cmath>
-#include <QRegularExpression>
+#include <map>
+#include <unordered_map>
+
+#include "sessionmodel.h"
 
 namespace tmon {
 
@@ -221,6 +225,71 @@ std::vector<PoolRow> poolRows(const std::vector<PoolItem> &items, const std::vec
     for (int m : members) rows.push_back({PoolRow::Kind::Member, u.pool, m});
   }
   return rows;
+}
+
+QHash<QString, int> poolSizes(const SessionModel &m) {
+  QHash<QString, int> poolSize;
+  for (int i = 0; i < m.threadCount(); ++i) {
+    const ThreadInfo &t = m.thread(i);
+    if (!t.main && !t.probe) poolSize[poolKey(t.startRoutine, t.name)] += 1;
+  }
+  return poolSize;
+}
+
+PoolPairs poolPairs(const SessionModel &m, const std::vector<WaitPair> &pairs) {
+  const QHash<QString, int> poolSize = poolSizes(m);
+  PoolPairs out;
+  QHash<QString, uint32_t> partyOfKey;
+  std::unordered_map<uint32_t, uint32_t> partyOfTid;
+  auto party = [&](uint32_t tid) -> uint32_t {
+    auto found = partyOfTid.find(tid);
+    if (found != partyOfTid.end()) return found->second;
+    const int i = m.indexOfTid(tid);
+    const ThreadInfo *t = i >= 0 ? &m.thread(i) : nullptr;
+    QString key, name;
+    if (t && !t->main && !t->probe) {
+      key = poolKey(t->startRoutine, t->name);
+      const int size = poolSize.value(key);
+      if (size >= Pool::kMinGrouped) {
+        Pool p;
+        p.routine = t->startRoutine;
+        p.pattern = namePattern(t->name);
+        name = QStringLiteral("%1 (%2 threads)").arg(p.label()).arg(size);
+      } else {
+        key.clear();
+      }
+    }
+    if (key.isEmpty()) {
+      key = QStringLiteral("\n\n%1").arg(tid);  // a party of its own
+      name = tid == 0 ? QStringLiteral("unknown")
+             : t && !t->name.isEmpty() ? QStringLiteral("%1 (%2)").arg(t->name).arg(tid)
+                                       : QStringLiteral("tid %1").arg(tid);
+    } else if (!partyOfKey.contains(key)) {
+      ++out.pooled;
+    }
+    auto known = partyOfKey.constFind(key);
+    uint32_t id;
+    if (known != partyOfKey.constEnd()) {
+      id = *known;
+    } else {
+      out.parties << name;
+      id = uint32_t(out.parties.size());
+      partyOfKey.insert(key, id);
+    }
+    partyOfTid[tid] = id;
+    return id;
+  };
+  std::map<std::pair<uint32_t, uint32_t>, WaitPair> summed;
+  for (const WaitPair &p : pairs) {
+    const uint32_t w = party(p.waiter), h = party(p.holder);
+    WaitPair &s = summed[{w, h}];
+    s.waiter = w;
+    s.holder = h;
+    s.count += p.count;
+    s.waitNs += p.waitNs;
+  }
+  for (const auto &kv : summed) out.pairs.push_back(kv.second);
+  return out;
 }
 
 }  // namespace tmon

@@ -7,6 +7,7 @@
 #ifndef THREADMON_MODEL_POOLS_H
 #define THREADMON_MODEL_POOLS_H
 
+#include <QHash>
 #include <QSet>
 #include <QString>
 #include <QStringList>
@@ -14,6 +15,9 @@
 #include <vector>
 
 namespace tmon {
+
+class SessionModel;
+struct WaitPair;
 
 // One thing to pool: its time per category (final states, LWP microstates).
 struct PoolItem {
@@ -101,6 +105,20 @@ constexpr size_t kOutliersListed = 3;
 // small to group shows its members as Single rows.
 std::vector<PoolRow> poolRows(const std::vector<PoolItem> &items, const std::vector<Pool> &pools,
                               const QSet<QString> &expanded, int sortCategory);
+
+// How many threads of the session (the main and the probe's aside) each
+// poolKey has.
+QHash<QString, int> poolSizes(const SessionModel &m);
+
+// The who-blocks-whom matrix by pool: each thread stands for its pool when
+// the session has at least Pool::kMinGrouped threads of that pool, else for
+// itself; the waits summed by those parties.
+struct PoolPairs {
+  std::vector<WaitPair> pairs;  // waiter and holder: party ids, 1-based
+  QStringList parties;          // party id - 1 -> "worker-# (500 threads)", "stall (2417)"
+  int pooled = 0;               // parties that are pools
+};
+PoolPairs poolPairs(const SessionModel &m, const std::vector<WaitPair> &pairs);
 
 }  // namespace tmon
 

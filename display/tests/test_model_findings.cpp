@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 
+#include "pools.h"
 #include "runtimesync.h"
 #include "sessionmodel.h"
 #include "test_model_stream.h"
@@ -648,6 +649,18 @@ class TestModelFindings : public QObject {
     QCOMPARE(f->threads.size(), size_t(kWaiting));
     QVERIFY2(f->message.startsWith("30 of the 40 looper-# threads spent"), qPrintable(f->message));
     QVERIFY2(!f->message.contains("more)"), qPrintable(f->message));  // no list of tids
+    // The who-blocks-whom matrix by pool: looper-# waited for looper-#, every wait summed.
+    const std::vector<WaitPair> pairs = m.waitMatrix(TimeRange{m.startNs(), m.latestNs()});
+    QCOMPARE(pairs.size(), size_t(kWaiting));
+    const PoolPairs pp = poolPairs(m, pairs);
+    QCOMPARE(pp.parties, QStringList{QStringLiteral("looper-# (40 threads)")});
+    QCOMPARE(pp.pooled, 1);
+    QCOMPARE(pp.pairs.size(), size_t(1));
+    uint64_t count = 0, ns = 0;
+    for (const WaitPair &p : pairs) count += p.count, ns += p.waitNs;
+    QCOMPARE(pp.pairs[0].count, count);
+    QCOMPARE(pp.pairs[0].waitNs, ns);
+    QCOMPARE(pp.pairs[0].waiter, 1u);
   }
 
   void barrierImbalanceAndBalancedBarrier() {
