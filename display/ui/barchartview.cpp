@@ -108,8 +108,12 @@ void BarChartView::showLaid(Laid &&laid) {
   if (spec_.noun.isEmpty()) chart_->setTitle(t);
   else if (!laid.pools) chart_->setTitle(tr("%1 (%2 %3)").arg(t).arg(laid.shown).arg(spec_.noun));
   else
-    chart_->setTitle(
-        tr("%1 (%2 %3, %4 pools)").arg(t).arg(laid.shown).arg(spec_.noun).arg(laid.pools));
+    chart_->setTitle(tr("%1 (%2 %3, %4 %5)")
+                         .arg(t)
+                         .arg(laid.shown)
+                         .arg(spec_.noun)
+                         .arg(laid.pools)
+                         .arg(laid.pools == 1 ? tr("pool") : tr("pools")));
   chart_->setRows(std::move(laid.rows));
 }
 
