@@ -22,6 +22,7 @@
 #include "sessionmodel.h"
 #include "sessionview.h"
 #include "statepalette.h"
+#include "synctree.h"
 #include "syncview.h"
 #include "test_model_stream.h"
 #include "test_ui_synth.h"
@@ -255,6 +256,34 @@ class TestUi : public QObject {
     const QImage img = renderView(page.get(), ViewKind::Timeline, -1, kShot);
     delete page->view(ViewKind::Timeline);
     QVERIFY(pixelsOf(img, tmui::highlightColor()) > 100);
+  }
+
+  // Grouped by call site: the contended mutex under the program's function
+  // that contended for it; the selection survives the regrouping.
+  void syncGroupsByCallSite() {
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(capture_, &error));
+    QVERIFY(page);
+    tmui::SyncView *sync = page->syncView();
+    sync->refreshNow();
+    sync->selectObject(1);
+    sync->setGrouping(tmui::SyncTree::Grouping::CallSite);
+    QCOMPARE(sync->rowCount(), 3);
+    QCOMPARE(sync->selectedObject(), 1u);
+    const auto *tree = sync->findChild<tmui::SyncTree *>();
+    QVERIFY(tree);
+    QStringList parents;
+    for (int i = 0; i < tree->rowCount(); ++i) parents << tree->index(i, 0).data().toString();
+    const tmon::SessionModel &m = *page->model();
+    const QString site = m.objectCallSite(m.indexOfSyncObject(1), {m.startNs(), m.latestNs()});
+    QVERIFY2(!site.isEmpty() && parents.contains(site), qPrintable(parents.join(" | ")));
+    QVERIFY(!parents.contains(m.syncObject(m.indexOfSyncObject(1)).module));
+    sync->setGrouping(tmui::SyncTree::Grouping::Module);
+    QCOMPARE(sync->rowCount(), 3);
+    QCOMPARE(tree->index(0, 0).parent(), QModelIndex());
+    QStringList modules;
+    for (int i = 0; i < tree->rowCount(); ++i) modules << tree->index(i, 0).data().toString();
+    QVERIFY(modules.contains(m.syncObject(m.indexOfSyncObject(1)).module));
   }
 
   void syncFilterNarrowsRows() {
