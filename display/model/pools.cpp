@@ -159,19 +159,25 @@ std::vector<int> poolOfItems(const std::vector<Pool> &pools, size_t itemCount) {
   return of;
 }
 
-bool itemMatches(const PoolItem &item, const QString &text, const QStringList &categoryLabels) {
-  const QString t = text.trimmed();
-  if (t.isEmpty()) return true;
-  if (item.name.contains(t, Qt::CaseInsensitive) || item.routine.contains(t, Qt::CaseInsensitive) ||
-      QString::number(item.id).contains(t))
-    return true;
+ItemFilter::ItemFilter(const QString &text, const QStringList &categoryLabels)
+    : text_(text.trimmed()) {
+  if (text_.isEmpty()) return;
+  const QRegularExpression nonWord(QStringLiteral("[^\\w]+"));
   for (int c = 0; c < categoryLabels.size(); ++c) {
-    const QStringList words =
-        categoryLabels[c].split(QRegularExpression(QStringLiteral("[^\\w]+")), Qt::SkipEmptyParts);
-    for (const QString &w : words)
-      if (w.compare(t, Qt::CaseInsensitive) == 0 || categoryLabels[c].compare(t, Qt::CaseInsensitive) == 0)
-        if (item.share(size_t(c)) >= 0.25) return true;
+    const QStringList words = categoryLabels[c].split(nonWord, Qt::SkipEmptyParts);
+    if (categoryLabels[c].compare(text_, Qt::CaseInsensitive) == 0 ||
+        words.contains(text_, Qt::CaseInsensitive))
+      categories_.push_back(size_t(c));
   }
+}
+
+bool ItemFilter::matches(const PoolItem &item) const {
+  if (text_.isEmpty()) return true;
+  if (item.name.contains(text_, Qt::CaseInsensitive) ||
+      item.routine.contains(text_, Qt::CaseInsensitive) || QString::number(item.id).contains(text_))
+    return true;
+  for (size_t c : categories_)
+    if (item.share(c) >= 0.25) return true;
   return false;
 }
 

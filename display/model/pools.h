@@ -84,7 +84,15 @@ std::vector<int> poolOfItems(const std::vector<Pool> &pools, size_t itemCount);
 // The filter box: the item's name, start routine or id contains `text`
 // (case-insensitive), or `text` names a category (a word of its label, e.g.
 // "mutex", "runnable") that takes at least a quarter of the item's time.
-bool itemMatches(const PoolItem &item, const QString &text, const QStringList &categoryLabels);
+class ItemFilter {
+ public:
+  ItemFilter(const QString &text, const QStringList &categoryLabels);
+  bool matches(const PoolItem &item) const;
+
+ private:
+  QString text_;
+  std::vector<size_t> categories_;  // the ones `text` names
+};
 
 // One row of a pooled view, in order.
 struct PoolRow {

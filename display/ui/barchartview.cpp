@@ -184,8 +184,9 @@ BarChartView::Laid BarChartView::layOut(const std::vector<ItemBar> &bars, const 
   std::vector<tmon::PoolItem> items;
   std::vector<size_t> barOf;  // item position -> bars position
   items.reserve(bars.size());
+  const tmon::ItemFilter filter(q.filter, labels);
   for (size_t i = 0; i < bars.size(); ++i)
-    if (tmon::itemMatches(bars[i].item, q.filter, labels)) {
+    if (filter.matches(bars[i].item)) {
       items.push_back(bars[i].item);
       barOf.push_back(i);
     }
