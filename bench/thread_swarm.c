@@ -9,6 +9,11 @@
  *       burst (sched_yield in a loop for the first 250 ms, then light: a
  *             switch storm at start-up, then a mostly idle server; the
  *             window starts after the storm)
+ *       server (a server's pools, named: 75% "worker-N" that take a shared
+ *              queue lock, work and nap 20 ms, one in 97 of them stuck
+ *              behind a "stall" thread's lock instead; 20% "io-N" sleeping
+ *              50 ms at a time; 5% "conn-N" waiting on a condvar: what the
+ *              display's pools are shown on)
  *       ticker (threads named "tm-ticker" that wake every 10 ms on absolute
  *              deadlines and do nothing else: what waking like a 10 ms
  *              sampler costs on this machine, the floor under any sampler)
@@ -28,7 +33,7 @@
 #include <string.h>
 #include <time.h>
 
-enum swarm_mode { MODE_IDLE, MODE_LIGHT, MODE_BUSY, MODE_TICKER, MODE_BURST };
+enum swarm_mode { MODE_IDLE, MODE_LIGHT, MODE_BUSY, MODE_TICKER, MODE_BURST, MODE_SERVER };
 
 static enum swarm_mode mode;
 static atomic_int stopping;
@@ -51,6 +56,69 @@ static unsigned spin_work(unsigned seed, int rounds) {
   return x;
 }
 
+static pthread_mutex_t queue_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t stall_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void *server_worker(void *arg) {
+  unsigned i = (unsigned)(uintptr_t)arg, seed = i;
+  char name[16];
+  snprintf(name, sizeof name, "worker-%u", i);
+  pthread_setname_np(pthread_self(), name);
+  const int stuck = i % 97 == 0;
+  while (!atomic_load(&stopping)) {
+    pthread_mutex_t *m = stuck ? &stall_mutex : &queue_mutex;
+    pthread_mutex_lock(m);
+    seed = spin_work(seed, 200);
+    pthread_mutex_unlock(m);
+    seed = spin_work(seed, 2000);
+    nap_ns(20 * 1000000L);
+  }
+  return NULL;
+}
+
+static void *server_io(void *arg) {
+  char name[16];
+  snprintf(name, sizeof name, "io-%u", (unsigned)(uintptr_t)arg);
+  pthread_setname_np(pthread_self(), name);
+  while (!atomic_load(&stopping))
+    nap_ns(50 * 1000000L);
+  return NULL;
+}
+
+static void *server_conn(void *arg) {
+  char name[16];
+  snprintf(name, sizeof name, "conn-%u", (unsigned)(uintptr_t)arg);
+  pthread_setname_np(pthread_self(), name);
+  pthread_mutex_lock(&idle_mutex);
+  while (!atomic_load(&stopping))
+    pthread_cond_wait(&idle_cond, &idle_mutex);
+  pthread_mutex_unlock(&idle_mutex);
+  return NULL;
+}
+
+/* Holds the lock the stuck workers want, letting go for a moment every 300 ms. */
+static void *server_stall(void *arg) {
+  (void)arg;
+  pthread_setname_np(pthread_self(), "stall");
+  while (!atomic_load(&stopping)) {
+    pthread_mutex_lock(&stall_mutex);
+    nap_ns(300 * 1000000L);
+    pthread_mutex_unlock(&stall_mutex);
+    nap_ns(1000000L);
+  }
+  return NULL;
+}
+
+static void *(*server_routine(long i))(void *) {
+  if (i == 0)
+    return server_stall;
+  switch (i % 20) {
+  case 15: case 16: case 17: case 18: return server_io;
+  case 19: return server_conn;
+  default: return server_worker;
+  }
+}
+
 static void *swarm_worker(void *arg) {
   unsigned seed = (unsigned)(uintptr_t)arg;
   switch (mode) {
@@ -70,6 +138,8 @@ static void *swarm_worker(void *arg) {
       seed = spin_work(seed, 500);
       nap_ns(100 * 1000000L);
     }
+    break;
+  case MODE_SERVER: /* runs server_routine()'s threads instead */
     break;
   case MODE_TICKER: {
     pthread_setname_np(pthread_self(), "tm-ticker");
@@ -136,7 +206,7 @@ static unsigned long long probe_cpu_ns(const char *prefix, int *n) {
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: tm-bench-swarm idle|light|busy|ticker|burst THREADS SECONDS [PROBE_COMM_PREFIX]\n");
+    fprintf(stderr, "usage: tm-bench-swarm idle|light|busy|server|ticker|burst THREADS SECONDS [PROBE_COMM_PREFIX]\n");
     return 2;
   }
   if (strcmp(argv[1], "idle") == 0)
@@ -149,6 +219,8 @@ int main(int argc, char **argv) {
     mode = MODE_TICKER;
   else if (strcmp(argv[1], "burst") == 0)
     mode = MODE_BURST;
+  else if (strcmp(argv[1], "server") == 0)
+    mode = MODE_SERVER;
   else {
     fprintf(stderr, "unknown mode %s\n", argv[1]);
     return 2;
@@ -162,7 +234,8 @@ int main(int argc, char **argv) {
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 64 * 1024); /* 5,000 threads fit easily */
   for (long i = 0; i < nthreads; i++)
-    if (pthread_create(&threads[i], &attr, swarm_worker, (void *)(uintptr_t)(i + 1)) != 0) {
+    if (pthread_create(&threads[i], &attr, mode == MODE_SERVER ? server_routine(i) : swarm_worker,
+                       (void *)(uintptr_t)(i + 1)) != 0) {
       fprintf(stderr, "pthread_create failed at thread %ld\n", i);
       return 2;
     }

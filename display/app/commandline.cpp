@@ -3,8 +3,8 @@
 #include <QCommandLineParser>
 #include <QRegularExpression>
 
-#include "sessionview.h"
 #include "tokencheck.h"
+#include "views.h"
 
 QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
   QCommandLineParser p;
@@ -27,8 +27,9 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
   const QCommandLineOption at(QStringLiteral("at"),
                               QStringLiteral("Replay position, seconds since the start."),
                               QStringLiteral("SECONDS"));
+  const QString views = tmon::viewNames().join(QStringLiteral(", "));
   const QCommandLineOption view(QStringLiteral("view"),
-                                QStringLiteral("View to show: threads, lwps, cpus, timeline, sync, charts, findings, matrix, users, mapping, or window (all)."),
+                                QStringLiteral("View to show: %1, or window (all).").arg(views),
                                 QStringLiteral("VIEW"));
   const QCommandLineOption shot(QStringLiteral("screenshot"),
                                 QStringLiteral("Render the view of the opened capture to a PNG and exit."),
@@ -59,10 +60,9 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
   }
   if (p.isSet(view)) {
     out->view = p.value(view);
-    tmui::ViewKind kind;
-    if (out->view != QLatin1String("window") && !tmui::parseViewKind(out->view, &kind))
-      return QStringLiteral("unknown view '%1' (threads, lwps, cpus, timeline, sync, charts, findings, matrix, users, mapping, window)")
-          .arg(out->view);
+    tmon::ViewKind kind;
+    if (out->view != QLatin1String("window") && !tmon::parseViewKind(out->view, &kind))
+      return QStringLiteral("unknown view '%1' (%2, window)").arg(out->view, views);
   }
   if (p.isSet(size)) {
     out->size = p.value(size);

@@ -2,6 +2,7 @@
 
 #include <QApplication>
 #include <QtGlobal>
+#include <vector>
 
 #include "captureopen.h"
 #include "modelview.h"
@@ -25,7 +26,7 @@ void screenshotMessage(QtMsgType type, const QMessageLogContext &context, const 
 
 void installScreenshotMessageFilter() { previousHandler = qInstallMessageHandler(screenshotMessage); }
 
-QImage renderView(tmui::SessionView *page, tmui::ViewKind kind, double atSeconds, QSize size) {
+QImage renderView(tmui::SessionView *page, tmon::ViewKind kind, double atSeconds, QSize size) {
   if (atSeconds >= 0 && page->replay()) page->replay()->seek(atSeconds);
   tmui::ModelView *view = page->view(kind);
   // Rendered alone, detached from its dock, at the requested size.
@@ -48,12 +49,13 @@ QImage renderPage(tmui::SessionView *page, double atSeconds, QSize size) {
   page->setAttribute(Qt::WA_DontShowOnScreen);
   page->show();
   QApplication::processEvents();
-  for (tmui::ViewKind k : {tmui::ViewKind::Threads, tmui::ViewKind::Timeline, tmui::ViewKind::Sync,
-                          tmui::ViewKind::Findings})
-    page->view(k)->refreshNow();
-  for (tmui::ViewKind k : {tmui::ViewKind::Threads, tmui::ViewKind::Timeline, tmui::ViewKind::Sync,
-                          tmui::ViewKind::Findings})
-    while (page->view(k)->busy()) QApplication::processEvents(QEventLoop::WaitForMoreEvents, 100);
+  // The views on screen: the raised tab of each dock and the timeline.
+  std::vector<tmui::ModelView *> shown;
+  for (const tmon::ViewInfo &v : tmon::kViews)
+    if (page->view(v.kind)->showing()) shown.push_back(page->view(v.kind));
+  for (tmui::ModelView *v : shown) v->refreshNow();
+  for (tmui::ModelView *v : shown)
+    while (v->busy()) QApplication::processEvents(QEventLoop::WaitForMoreEvents, 100);
   QApplication::processEvents();
   return page->grab().toImage();
 }

@@ -7,13 +7,14 @@
 #include <QSize>
 #include <QString>
 
+#include "views.h"
+
 namespace tmui {
 class SessionView;
-enum class ViewKind;
 }  // namespace tmui
 
 // Renders `kind` of `page` at `size`, the replay at `atSeconds` (< 0: the end).
-QImage renderView(tmui::SessionView *page, tmui::ViewKind kind, double atSeconds, QSize size);
+QImage renderView(tmui::SessionView *page, tmon::ViewKind kind, double atSeconds, QSize size);
 
 // Renders the whole session page (toolbar, timeline, docks).
 QImage renderPage(tmui::SessionView *page, double atSeconds, QSize size);

@@ -4,6 +4,7 @@
 #include "findings.h"
 
 #include <QFileInfo>
+#include <QHash>
 #include <QSet>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <set>
 
 #include "findings_util.h"
+#include "pools.h"
 #include "runtimes.h"
 #include "runtimesync.h"
 #include "sessionmodel.h"
@@ -82,23 +84,66 @@ QString threadName(const SessionModel &m, uint32_t tid) {
                         : QStringLiteral("%1 (%2)").arg(name).arg(tid);
 }
 
-QString threadList(const SessionModel &m, const std::vector<uint32_t> &tids) {
-  // A sentence names a few; the evidence lists them all.
-  constexpr size_t kNamed = 6;
-  if (tids.size() > kNamed + 1) {
-    QStringList names;
-    for (size_t i = 0; i < kNamed; i++) names << threadName(m, tids[i]);
-    return QStringLiteral("%1 threads (%2 and %3 more)")
-        .arg(tids.size())
-        .arg(names.join(QStringLiteral(", ")))
-        .arg(tids.size() - kNamed);
-  }
+namespace {
+// "a (1), b (2) and c (3)": every one named.
+QString namedList(const SessionModel &m, const std::vector<uint32_t> &tids) {
   QStringList names;
   for (uint32_t t : tids) names << threadName(m, t);
   if (names.size() <= 1) return names.join(QString());
   QString last = names.takeLast();
   return names.join(QStringLiteral(", ")) + QStringLiteral(" and ") + last;
 }
+
+// Many threads by pool: the pools of at least Pool::kMinGrouped named with
+// how many of their threads are meant, largest first; the rest counted.
+QString pooledList(const SessionModel &m, const std::vector<uint32_t> &tids) {
+  constexpr size_t kNamed = 6;  // of the threads in no pool
+  const QHash<QString, int> poolSize = poolSizes(m);
+  std::map<QString, std::vector<uint32_t>> byPool;
+  std::vector<uint32_t> loose;
+  for (uint32_t tid : tids) {
+    const int i = m.indexOfTid(tid);
+    const ThreadInfo *t = i >= 0 ? &m.thread(i) : nullptr;
+    const QString key = t && !t->main && !t->probe ? poolKey(t->startRoutine, t->name) : QString();
+    if (!key.isEmpty() && poolSize.value(key) >= Pool::kMinGrouped) byPool[key].push_back(tid);
+    else loose.push_back(tid);
+  }
+  std::vector<std::pair<QString, std::vector<uint32_t>>> pools(byPool.begin(), byPool.end());
+  std::stable_sort(pools.begin(), pools.end(),
+                   [](const auto &a, const auto &b) { return a.second.size() > b.second.size(); });
+  QStringList parts;
+  for (const auto &[key, members] : pools) {
+    Pool p;
+    p.routine = key.section(QLatin1Char('\n'), 0, 0);
+    p.pattern = key.section(QLatin1Char('\n'), 1);
+    const int size = poolSize.value(key);
+    parts << (int(members.size()) == size
+                  ? QStringLiteral("all %1 %2 threads").arg(size).arg(p.label())
+                  : QStringLiteral("%1 of the %2 %3 threads").arg(members.size()).arg(size).arg(p.label()));
+  }
+  if (loose.size() > kNamed + 1) {
+    QStringList some;
+    for (size_t k = 0; k < kNamed; ++k) some << threadName(m, loose[k]);
+    parts << QStringLiteral("%1 other threads (%2 and %3 more)")
+                 .arg(loose.size())
+                 .arg(some.join(QStringLiteral(", ")))
+                 .arg(loose.size() - kNamed);
+  } else if (!loose.empty()) {
+    parts << namedList(m, loose);
+  }
+  if (parts.size() <= 1) return parts.join(QString());
+  QString last = parts.takeLast();
+  return parts.join(QStringLiteral(", ")) + QStringLiteral(" and ") + last;
+}
+}  // namespace
+
+QString threadList(const SessionModel &m, const std::vector<uint32_t> &tids) {
+  // A sentence names a few, and many by pool; the evidence lists them all.
+  constexpr size_t kNamed = 6;
+  if (tids.size() > kNamed + 1) return pooledList(m, tids);
+  return namedList(m, tids);
+}
+
 
 // C's stdio functions, which lock the FILE they are given: their remedy is
 // not a reentrant variant.

@@ -29,7 +29,8 @@ std::vector<ProgramThread> programThreads(const SessionModel &m, const TimeRange
 std::set<uint32_t> programTids(const SessionModel &m, const TimeRange &r);
 // "looper-1 (4242)", or "thread 4242" when it has no name.
 QString threadName(const SessionModel &m, uint32_t tid);
-// "a (1), b (2) and c (3)".
+// "a (1), b (2) and c (3)"; many by pool (pools.h): "412 of the 500
+// worker-# threads, 12 of the 40 io-# threads and 3 others (a (1), ...)".
 QString threadList(const SessionModel &m, const std::vector<uint32_t> &tids);
 // "mutex mutex_loop!mutexes+0x28", "a lock inside libc.so.6 (lock)", ...
 QString objectName(const SessionModel &m, uint32_t objectId);

@@ -9,6 +9,7 @@
 
 #include "modeltypes.h"
 #include "texttable.h"
+#include "views.h"
 
 namespace {
 
@@ -73,11 +74,8 @@ QString symbolText(const QJsonObject &s) {
 
 // Where a finding is shown in threadmon-display.
 QString viewName(const QString &view) {
-  static const QHash<QString, QString> names{
-      {"threads", "the Threads view"}, {"lwps", "the LWPs view"},  {"cpus", "the CPUs view"},
-      {"timeline", "the Timeline"},    {"sync", "the Sync view"}, {"charts", "the Charts view"},
-      {"users", "the User threads view"}};
-  return names.value(view, view);
+  tmon::ViewKind kind;
+  return tmon::parseViewKind(view, &kind) ? QString::fromLatin1(tmon::viewInfo(kind).phrase) : view;
 }
 
 QString evidenceValue(const QJsonValue &v) {

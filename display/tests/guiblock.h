@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <ctime>
 #include <functional>
+#include <vector>
 
 #include "modelview.h"
 #include "sessionmodel.h"
@@ -65,11 +66,13 @@ class GuiBlockMeter {
   qint64 last_ = 0, longestNs_ = 0, lastCpu_ = 0, longestCpuNs_ = 0;
 };
 
-const tmui::ViewKind kKinds[] = {tmui::ViewKind::Threads,  tmui::ViewKind::Lwps,
-                                 tmui::ViewKind::Cpus,     tmui::ViewKind::Timeline,
-                                 tmui::ViewKind::Sync,     tmui::ViewKind::Charts,
-                                 tmui::ViewKind::Findings, tmui::ViewKind::Matrix,
-                                 tmui::ViewKind::Users,    tmui::ViewKind::Mapping};
+// Every view of views.def.
+inline std::vector<tmui::ViewKind> allKinds() {
+  std::vector<tmui::ViewKind> kinds;
+  for (const tmon::ViewInfo &v : tmon::kViews) kinds.push_back(v.kind);
+  return kinds;
+}
+const std::vector<tmui::ViewKind> kKinds = allKinds();
 
 // A view still computing on its worker thread, or frames waiting for it.
 inline bool anyBusy(tmui::SessionView *page) {

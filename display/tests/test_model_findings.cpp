@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 
+#include "pools.h"
 #include "runtimesync.h"
 #include "sessionmodel.h"
 #include "test_model_stream.h"
@@ -620,6 +621,46 @@ class TestModelFindings : public QObject {
     mutexScenario(9).applyTo(&light);
     expectClean(light);
     QVERIFY(!find(findingsOf(light), FindingKind::SerialisingObject));
+  }
+
+  // Many threads are named by pool: 30 of 40 loopers wait, 10 only run.
+  void manyThreadsAreNamedByPool() {
+    StreamBuilder b;
+    b.setExe("/opt/bin/loop");
+    b.hello(false);
+    b.syncObject(1, THREADMON__SYNC_KIND__KIND_MUTEX, 0x601040, "/opt/bin/loop", "table_lock", nullptr);
+    b.stack(7, {"loop!update+0x12 (loop.c:40)", "loop!worker+0x30 (loop.c:60)", "libc.so.6!start_thread+0x8"});
+    constexpr uint32_t kFirst = 11, kLoopers = 40, kWaiting = 30;
+    for (uint32_t tid = kFirst; tid < kFirst + kLoopers; tid++) {
+      b.threadStart(tid, at(0), qPrintable(QStringLiteral("looper-%1").arg(tid - kFirst)), "loop!worker");
+      if (tid >= kFirst + kWaiting) continue;
+      for (int p = 0; p < 1000; p += 10) {
+        const uint32_t next = tid + 1 == kFirst + kWaiting ? kFirst : tid + 1;
+        b.transition(tid, at(p + 2), kMutex, 1, next);
+        b.transition(tid, at(p + 10), kRun, 0, 0, next);
+      }
+    }
+    ticks(b, 1000, 0.5, {Site{1, 7, kWaiting, uint64_t(kWaiting * 8) * kMs}});
+    b.goodbye(at(1000), 0);
+    SessionModel m;
+    b.applyTo(&m);
+    std::optional<Finding> f = find(findingsOf(m), FindingKind::SerialisingObject);
+    QVERIFY(f);
+    QCOMPARE(f->threads.size(), size_t(kWaiting));
+    QVERIFY2(f->message.startsWith("30 of the 40 looper-# threads spent"), qPrintable(f->message));
+    QVERIFY2(!f->message.contains("more)"), qPrintable(f->message));  // no list of tids
+    // The who-blocks-whom matrix by pool: looper-# waited for looper-#, every wait summed.
+    const std::vector<WaitPair> pairs = m.waitMatrix(TimeRange{m.startNs(), m.latestNs()});
+    QCOMPARE(pairs.size(), size_t(kWaiting));
+    const PoolPairs pp = poolPairs(m, pairs);
+    QCOMPARE(pp.parties, QStringList{QStringLiteral("looper-# (40 threads)")});
+    QCOMPARE(pp.pooled, 1);
+    QCOMPARE(pp.pairs.size(), size_t(1));
+    uint64_t count = 0, ns = 0;
+    for (const WaitPair &p : pairs) count += p.count, ns += p.waitNs;
+    QCOMPARE(pp.pairs[0].count, count);
+    QCOMPARE(pp.pairs[0].waitNs, ns);
+    QCOMPARE(pp.pairs[0].waiter, 1u);
   }
 
   void barrierImbalanceAndBalancedBarrier() {

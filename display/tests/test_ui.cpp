@@ -1,5 +1,6 @@
 // The display's views over synthetic captures, rendered offscreen; live
 // sessions over loopback; damaged captures; the command line policy.
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QProcess>
 #include <QScrollBar>
@@ -10,6 +11,7 @@
 
 #include <cmath>
 
+#include "barchartview.h"
 #include "captureopen.h"
 #include "commandline.h"
 #include "chartsview.h"
@@ -23,6 +25,7 @@
 #include "sessionmodel.h"
 #include "sessionview.h"
 #include "statepalette.h"
+#include "synctree.h"
 #include "syncview.h"
 #include "test_model_stream.h"
 #include "test_ui_synth.h"
@@ -152,6 +155,65 @@ class TestUi : public QObject {
     QCOMPARE(view->rowCount(), rows);
   }
 
+  // views.def is the one registration: every view is made, placed in a tab
+  // titled as there (the timeline in the middle), and found by its name.
+  void everyRegisteredViewIsOnThePage() {
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(capture_, &error));
+    QVERIFY2(page, qPrintable(error));
+    QStringList titles;
+    for (const QDockWidget *d : page->findChildren<QDockWidget *>()) titles << d->windowTitle();
+    QSet<QString> names;
+    for (const tmon::ViewInfo &v : tmon::kViews) {
+      QVERIFY(page->view(v.kind));
+      ViewKind parsed;
+      QVERIFY(tmui::parseViewKind(QString::fromLatin1(v.name), &parsed) && parsed == v.kind);
+      names.insert(QString::fromLatin1(v.name));
+      if (v.place == tmon::ViewPlace::Center) QCOMPARE(page->view(v.kind), page->timeline());
+      else QVERIFY2(titles.contains(QString::fromLatin1(v.title)), v.title);
+    }
+    QCOMPARE(names.size(), qsizetype(tmon::kViewCount));
+    QCOMPARE(titles.size(), qsizetype(tmon::kViewCount - 1));
+    ViewKind unknown;
+    QVERIFY(!tmui::parseViewKind(QStringLiteral("window"), &unknown));
+  }
+
+  // 200 workers are one pool row until clicked; the filter narrows the
+  // threads by name, tid or state; the main and probe threads stand alone.
+  void threadsPoolFoldAndFilter() {
+    synth::Workload w;
+    w.workers = 200;
+    const QString path = writeCapture(dir_, "pool.tmcap", synth::stream(w));
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(path, &error));
+    QVERIFY2(page, qPrintable(error));
+    const QImage img = renderView(page.get(), ViewKind::Threads, -1, kShot);
+    std::unique_ptr<tmui::ModelView> view(page->view(ViewKind::Threads));
+    auto *bars = static_cast<tmui::BarChartView *>(view.get());
+    QCOMPARE(bars->rowCount(), 202);
+    const tmui::StackedBarChart *chart = bars->chart();
+    int pool = -1;
+    for (int i = 0; i < chart->rowCount(); ++i)
+      if (chart->row(i).label.contains(QStringLiteral("worker-#"))) pool = i;
+    QVERIFY(pool >= 0);
+    const int folded = chart->rowCount();
+    QVERIFY2(folded < 10, qPrintable(QString::number(folded)));
+    QCOMPARE(chart->row(pool).markText, QStringLiteral("pool of 200"));
+    QVERIFY(distinctColours(img) > 8);
+    bars->toggleRow(pool);
+    QVERIFY(chart->rowCount() > 200);
+    bars->toggleRow(pool);
+    QCOMPARE(chart->rowCount(), folded);
+    bars->setFilter(QStringLiteral("worker-17"));  // worker-17 and worker-170..179
+    QCOMPARE(bars->rowCount(), 11);
+    bars->setFilter(QString::number(w.pid));       // the main thread's tid (and the probe's)
+    QVERIFY(bars->rowCount() >= 1 && bars->rowCount() < 10);
+    bars->setFilter(QStringLiteral("join"));      // the main thread waits in pthread_join
+    QCOMPARE(bars->rowCount(), 1);
+    bars->setFilter(QString());
+    QCOMPARE(bars->rowCount(), 202);
+  }
+
   // User threads (M:N): one row each, their LWPs' states and dispatchable
   // in their colours, the LWP they ran on beside the bar.
   void userThreadsViewShowsEachUserThread() {
@@ -166,8 +228,6 @@ class TestUi : public QObject {
     QVERIFY(pixelsOf(img, tmui::dispatchableColor()) > 500);
     QVERIFY(pixelsOf(img, tmui::stateColor(tmon::FinalState::OnCpu)) > 200);
     QVERIFY(pixelsOf(img, tmui::stateColor(tmon::FinalState::BlockedMutex)) > 200);
-    tmui::ViewKind parsed;
-    QVERIFY(tmui::parseViewKind(QStringLiteral("users"), &parsed) && parsed == ViewKind::Users);
   }
 
   // Mapping (M:N): a strip per user thread in its LWP's colour where it ran
@@ -239,6 +299,34 @@ class TestUi : public QObject {
     const QImage img = renderView(page.get(), ViewKind::Timeline, -1, kShot);
     delete page->view(ViewKind::Timeline);
     QVERIFY(pixelsOf(img, tmui::highlightColor()) > 100);
+  }
+
+  // Grouped by call site: the contended mutex under the program's function
+  // that contended for it; the selection survives the regrouping.
+  void syncGroupsByCallSite() {
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(capture_, &error));
+    QVERIFY(page);
+    tmui::SyncView *sync = page->syncView();
+    sync->refreshNow();
+    sync->selectObject(1);
+    sync->setGrouping(tmui::SyncTree::Grouping::CallSite);
+    QCOMPARE(sync->rowCount(), 3);
+    QCOMPARE(sync->selectedObject(), 1u);
+    const auto *tree = sync->findChild<tmui::SyncTree *>();
+    QVERIFY(tree);
+    QStringList parents;
+    for (int i = 0; i < tree->rowCount(); ++i) parents << tree->index(i, 0).data().toString();
+    const tmon::SessionModel &m = *page->model();
+    const QString site = m.objectCallSite(m.indexOfSyncObject(1), {m.startNs(), m.latestNs()});
+    QVERIFY2(!site.isEmpty() && parents.contains(site), qPrintable(parents.join(" | ")));
+    QVERIFY(!parents.contains(m.syncObject(m.indexOfSyncObject(1)).module));
+    sync->setGrouping(tmui::SyncTree::Grouping::Module);
+    QCOMPARE(sync->rowCount(), 3);
+    QCOMPARE(tree->index(0, 0).parent(), QModelIndex());
+    QStringList modules;
+    for (int i = 0; i < tree->rowCount(); ++i) modules << tree->index(i, 0).data().toString();
+    QVERIFY(modules.contains(m.syncObject(m.indexOfSyncObject(1)).module));
   }
 
   void syncFilterNarrowsRows() {
@@ -547,8 +635,8 @@ class TestUi : public QObject {
     QVERIFY2(page, qPrintable(error));
     QVERIFY2(page->notice().startsWith("Damaged input: "), qPrintable(page->notice()));
     QCOMPARE(page->model()->cpuCount(), synth::kCpuCount);
-    for (ViewKind kind : {ViewKind::Threads, ViewKind::Lwps, ViewKind::Cpus, ViewKind::Timeline,
-                          ViewKind::Sync, ViewKind::Charts, ViewKind::Findings, ViewKind::Matrix}) {
+    for (const tmon::ViewInfo &v : tmon::kViews) {
+      const ViewKind kind = v.kind;
       QElapsedTimer timer;
       timer.start();
       const QImage img = renderView(page.get(), kind, -1, kShot);

@@ -3,23 +3,14 @@
 #ifndef THREADMON_UI_CPUSVIEW_H
 #define THREADMON_UI_CPUSVIEW_H
 
-#include "modelview.h"
+#include "barchartview.h"
 
 namespace tmui {
 
-class StackedBarChart;
-
-class CpusView : public ModelView {
+class CpusView : public BarChartView {
   Q_OBJECT
  public:
   CpusView(tmon::SessionModel *model, ViewWindow *window, QWidget *parent = nullptr);
-  int rowCount() const override;
-
- protected:
-  void rebuild() override;
-
- private:
-  StackedBarChart *chart_;
 };
 
 }  // namespace tmui

@@ -30,7 +30,7 @@ class ModelView : public QWidget {
   ~ModelView() override;
   // Rebuilds now, visible or not (tests, screenshots).
   void refreshNow();
-  // Rows currently shown (threads, LWPs, CPUs, objects, series).
+  // Things shown (threads, LWPs, CPUs, objects, series), pooled or not.
   virtual int rowCount() const = 0;
   // How long the last rebuild took (tests, benchmarks); 0 before the first.
   double lastRebuildMs() const { return lastRebuildMs_; }

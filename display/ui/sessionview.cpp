@@ -8,50 +8,17 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 
-#include "chartsview.h"
-#include "cpusview.h"
 #include "deadlockbanner.h"
 #include "findingsview.h"
-#include "lwpsview.h"
-#include "mappingview.h"
-#include "matrixview.h"
 #include "replaycontrols.h"
 #include "sessionmodel.h"
 #include "syncview.h"
-#include "threadsview.h"
 #include "timelinecanvas.h"
 #include "timelineview.h"
-#include "userthreadsview.h"
+#include "viewfactory.h"
 #include "viewwindow.h"
 
 namespace tmui {
-
-namespace {
-struct ViewName {
-  ViewKind kind;
-  const char *name;
-};
-constexpr ViewName kViewNames[] = {{ViewKind::Threads, "threads"}, {ViewKind::Lwps, "lwps"},
-                                   {ViewKind::Cpus, "cpus"},       {ViewKind::Timeline, "timeline"},
-                                   {ViewKind::Sync, "sync"},       {ViewKind::Charts, "charts"},
-                                   {ViewKind::Findings, "findings"}, {ViewKind::Matrix, "matrix"},
-                                   {ViewKind::Users, "users"},     {ViewKind::Mapping, "mapping"}};
-}  // namespace
-
-bool parseViewKind(const QString &name, ViewKind *out) {
-  for (const ViewName &v : kViewNames)
-    if (name == QLatin1String(v.name)) {
-      *out = v.kind;
-      return true;
-    }
-  return false;
-}
-
-QString viewKindName(ViewKind kind) {
-  for (const ViewName &v : kViewNames)
-    if (v.kind == kind) return QString::fromLatin1(v.name);
-  return QString();
-}
 
 SessionView::SessionView(tmon::SessionModel *model, Source source, QWidget *parent)
     : QMainWindow(parent),
@@ -85,43 +52,8 @@ SessionView::SessionView(tmon::SessionModel *model, Source source, QWidget *pare
     bar->addWidget(status_);
   }
 
-  // The views.
-  threads_ = new ThreadsView(model_, window_);
-  lwps_ = new LwpsView(model_, window_);
-  users_ = new UserThreadsView(model_, window_);
-  mapping_ = new MappingView(model_, window_);
-  cpus_ = new CpusView(model_, window_);
-  timeline_ = new TimelineView(model_, window_);
-  sync_ = new SyncView(model_, window_);
-  charts_ = new ChartsView(model_, window_);
-  findings_ = new FindingsView(model_, window_);
-  matrix_ = new MatrixView(model_, window_);
   deadlock_ = new DeadlockBanner(this);
-  views_ = {threads_, lwps_, users_, mapping_, cpus_, timeline_, sync_, charts_, findings_, matrix_};
-  auto *central = new QWidget(this);
-  auto *layout = new QVBoxLayout(central);
-  layout->setContentsMargins(0, 0, 0, 0);
-  banner_->setWordWrap(true);
-  banner_->setStyleSheet(QStringLiteral(
-      "QLabel { background: #fff3cd; color: #5c3c00; border: 1px solid #e0b000; padding: 4px; }"));
-  banner_->hide();
-  layout->addWidget(deadlock_);
-  layout->addWidget(banner_);
-  layout->addWidget(timeline_, 1);
-  setCentralWidget(central);
-  QDockWidget *threadsDock = addViewDock(threads_, tr("Threads"), Qt::RightDockWidgetArea);
-  tabifyDockWidget(threadsDock, addViewDock(lwps_, tr("LWPs"), Qt::RightDockWidgetArea));
-  tabifyDockWidget(threadsDock, addViewDock(users_, tr("User threads"), Qt::RightDockWidgetArea));
-  tabifyDockWidget(threadsDock, addViewDock(mapping_, tr("Mapping"), Qt::RightDockWidgetArea));
-  tabifyDockWidget(threadsDock, addViewDock(cpus_, tr("CPUs"), Qt::RightDockWidgetArea));
-  tabifyDockWidget(threadsDock, addViewDock(charts_, tr("Charts"), Qt::RightDockWidgetArea));
-  threadsDock->raise();
-  // Findings first: what a newcomer should look at before anything else.
-  QDockWidget *findingsDock = addViewDock(findings_, tr("Findings"), Qt::BottomDockWidgetArea);
-  tabifyDockWidget(findingsDock, addViewDock(sync_, tr("Sync objects"), Qt::BottomDockWidgetArea));
-  tabifyDockWidget(findingsDock, addViewDock(matrix_, tr("Who blocks whom"), Qt::BottomDockWidgetArea));
-  findingsDock->raise();
-
+  addViews();
   connect(windowBox_, &QComboBox::currentIndexChanged, this, [this](int i) {
     window_->setMode(ViewWindow::Mode(windowBox_->itemData(i).toInt()));
     timeline_->canvas()->followWindow();
@@ -158,6 +90,40 @@ SessionView::~SessionView() {
     if (v) v->finishBackgroundWork();
 }
 
+void SessionView::addViews() {
+  auto *central = new QWidget(this);
+  auto *layout = new QVBoxLayout(central);
+  layout->setContentsMargins(0, 0, 0, 0);
+  banner_->setWordWrap(true);
+  banner_->setStyleSheet(QStringLiteral(
+      "QLabel { background: #fff3cd; color: #5c3c00; border: 1px solid #e0b000; padding: 4px; }"));
+  banner_->hide();
+  layout->addWidget(deadlock_);
+  layout->addWidget(banner_);
+  setCentralWidget(central);
+  // Each dock area's views tabbed in views.def order, its first raised.
+  QDockWidget *first[2] = {nullptr, nullptr};
+  for (const tmon::ViewInfo &info : tmon::kViews) {
+    ModelView *view = makeView(info.kind, model_, window_);
+    views_[size_t(info.kind)] = view;
+    if (info.place == tmon::ViewPlace::Center) {
+      layout->addWidget(view, 1);
+      continue;
+    }
+    const bool side = info.place == tmon::ViewPlace::Side;
+    QDockWidget *dock = addViewDock(view, tr(info.title),
+                                    side ? Qt::RightDockWidgetArea : Qt::BottomDockWidgetArea);
+    QDockWidget *&lead = first[side ? 0 : 1];
+    if (lead) tabifyDockWidget(lead, dock);
+    else lead = dock;
+  }
+  for (QDockWidget *lead : first)
+    if (lead) lead->raise();
+  timeline_ = qobject_cast<TimelineView *>(view(ViewKind::Timeline));
+  sync_ = qobject_cast<SyncView *>(view(ViewKind::Sync));
+  findings_ = qobject_cast<FindingsView *>(view(ViewKind::Findings));
+}
+
 QDockWidget *SessionView::addViewDock(ModelView *view, const QString &title,
                                       Qt::DockWidgetArea area) {
   auto *dock = new QDockWidget(title, this);
@@ -171,21 +137,7 @@ QDockWidget *SessionView::addViewDock(ModelView *view, const QString &title,
   return dock;
 }
 
-ModelView *SessionView::view(ViewKind kind) const {
-  switch (kind) {
-    case ViewKind::Threads: return threads_;
-    case ViewKind::Lwps: return lwps_;
-    case ViewKind::Cpus: return cpus_;
-    case ViewKind::Timeline: return timeline_;
-    case ViewKind::Sync: return sync_;
-    case ViewKind::Charts: return charts_;
-    case ViewKind::Findings: return findings_;
-    case ViewKind::Matrix: return matrix_;
-    case ViewKind::Users: return users_;
-    case ViewKind::Mapping: return mapping_;
-  }
-  return nullptr;
-}
+ModelView *SessionView::view(ViewKind kind) const { return views_[size_t(kind)]; }
 
 void SessionView::showView(ViewKind kind) {
   QWidget *w = view(kind);

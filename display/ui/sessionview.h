@@ -6,8 +6,10 @@
 
 #include <QMainWindow>
 #include <QPointer>
+#include <array>
 
 #include "findings.h"
+#include "views.h"
 
 class QComboBox;
 class QLabel;
@@ -18,25 +20,18 @@ class SessionModel;
 
 namespace tmui {
 
-class ChartsView;
-class CpusView;
 class DeadlockBanner;
 class FindingsView;
-class LwpsView;
-class UserThreadsView;
-class MappingView;
-class MatrixView;
 class ModelView;
 class ReplayControls;
 class SyncView;
-class ThreadsView;
 class TimelineView;
 class ViewWindow;
 
-enum class ViewKind { Threads, Lwps, Cpus, Timeline, Sync, Charts, Findings, Matrix, Users, Mapping };
-// "threads", "lwps", ...; false when unknown.
-bool parseViewKind(const QString &name, ViewKind *out);
-QString viewKindName(ViewKind kind);
+using tmon::kViewCount;
+using tmon::parseViewKind;
+using tmon::ViewKind;
+using tmon::viewKindName;
 
 class SessionView : public QMainWindow {
   Q_OBJECT
@@ -49,6 +44,7 @@ class SessionView : public QMainWindow {
 
   tmon::SessionModel *model() const { return model_; }
   ViewWindow *viewWindow() const { return window_; }
+  // Null once taken out of the page and deleted (screenshots, tests).
   ModelView *view(ViewKind kind) const;
   TimelineView *timeline() const { return timeline_; }
   SyncView *syncView() const { return sync_; }
@@ -73,6 +69,7 @@ class SessionView : public QMainWindow {
   void titleChanged();
 
  private:
+  void addViews();
   QDockWidget *addViewDock(ModelView *view, const QString &title, Qt::DockWidgetArea area);
   void updateTitleAndBanner();
   void selectSpan(int64_t t0, int64_t t1);
@@ -87,19 +84,13 @@ class SessionView : public QMainWindow {
   // The banner holds the probe's notices or the input's damage, not the app's.
   bool showingSessionNotes_ = false;
   ReplayControls *replay_ = nullptr;
-  ThreadsView *threads_;
-  LwpsView *lwps_;
-  UserThreadsView *users_;
-  MappingView *mapping_;
-  CpusView *cpus_;
-  TimelineView *timeline_;
-  SyncView *sync_;
-  ChartsView *charts_;
-  FindingsView *findings_;
-  MatrixView *matrix_;
+  // Every view of views.def, by ViewKind; three of them the page talks to.
+  std::array<QPointer<ModelView>, kViewCount> views_;
+  TimelineView *timeline_ = nullptr;
+  SyncView *sync_ = nullptr;
+  FindingsView *findings_ = nullptr;
   DeadlockBanner *deadlock_;
   QList<QDockWidget *> docks_;
-  QList<QPointer<ModelView>> views_;
 };
 
 }  // namespace tmui

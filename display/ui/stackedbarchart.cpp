@@ -3,6 +3,7 @@
 #include "statepalette.h"
 
 #include <QHelpEvent>
+#include <QMouseEvent>
 #include <QPainter>
 #include <QScrollBar>
 #include <QToolTip>
@@ -152,6 +153,12 @@ int StackedBarChart::rowAt(int y) const {
   return i < int(rows_.size()) ? i : -1;
 }
 
+void StackedBarChart::mousePressEvent(QMouseEvent *event) {
+  const int i = rowAt(event->position().toPoint().y());
+  if (i >= 0 && event->button() == Qt::LeftButton) emit rowClicked(i);
+  QAbstractScrollArea::mousePressEvent(event);
+}
+
 bool StackedBarChart::viewportEvent(QEvent *event) {
   if (event->type() != QEvent::ToolTip) return QAbstractScrollArea::viewportEvent(event);
   auto *help = static_cast<QHelpEvent *>(event);
@@ -244,11 +251,12 @@ void StackedBarChart::paintEvent(QPaintEvent *) {
     if (i % 2) p.fillRect(QRect(0, rowTop, width, rh), palette().color(QPalette::AlternateBase));
     // Label column.
     p.setPen(text);
-    const QString label = fm.elidedText(r.label, Qt::ElideRight, lw - 2 * kPad);
-    p.drawText(kPad, rowTop + 3 + fm.ascent(), label);
+    const int lx = kPad + r.indent * fm.horizontalAdvance(QStringLiteral("MM"));
+    const QString label = fm.elidedText(r.label, Qt::ElideRight, lw - kPad - lx);
+    p.drawText(lx, rowTop + 3 + fm.ascent(), label);
     bool badgeShown = false;
     if (r.marked) {
-      const int mx = kPad + fm.horizontalAdvance(label) + 6;
+      const int mx = lx + fm.horizontalAdvance(label) + 6;
       const QRect badge(mx, rowTop + 3, fm.horizontalAdvance(r.markText) + 8, fm.height());
       badgeShown = badge.right() < lw;
       if (badgeShown) {
@@ -263,8 +271,8 @@ void StackedBarChart::paintEvent(QPaintEvent *) {
     const QString detail = r.marked && !badgeShown
                                ? QStringLiteral("[%1] %2").arg(r.markText, r.detail)
                                : r.detail;
-    p.drawText(kPad, rowTop + 3 + fm.height() + sfm.ascent(),
-               sfm.elidedText(detail, Qt::ElideMiddle, lw - 2 * kPad));
+    p.drawText(lx, rowTop + 3 + fm.height() + sfm.ascent(),
+               sfm.elidedText(detail, Qt::ElideMiddle, lw - kPad - lx));
     p.setFont(font());
     // The bar.
     const QRect bar = barRect(rowTop);

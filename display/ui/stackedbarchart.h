@@ -24,8 +24,9 @@ struct BarRow {
   QString note;    // right of the bar, e.g. counts
   std::vector<double> values;  // one per category, any unit
   double total = 0;            // 100 %; when 0 the sum of values is
-  bool marked = false;         // drawn with a marker (the probe's own thread)
+  bool marked = false;         // drawn with a marker (the probe's own thread, a pool)
   QString markText;            // what the marker says
+  int indent = 0;              // label inset, in levels (a pool's members)
 };
 
 // The final states as categories, in state order, and a StateTimes as the
@@ -46,8 +47,12 @@ class StackedBarChart : public QAbstractScrollArea {
   const BarRow &row(int i) const { return rows_[size_t(i)]; }
   QSize sizeHint() const override;
 
+ signals:
+  void rowClicked(int row);
+
  protected:
   void paintEvent(QPaintEvent *event) override;
+  void mousePressEvent(QMouseEvent *event) override;
   void resizeEvent(QResizeEvent *event) override;
   bool viewportEvent(QEvent *event) override;
 

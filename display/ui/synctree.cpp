@@ -132,14 +132,17 @@ QVariant SyncTree::data(const QModelIndex &index, int role) const {
 }
 
 std::vector<SyncTree::ObjectRow> SyncTree::collect(const tmon::SessionModel &model,
-                                                const tmon::TimeRange &r) {
+                                                const tmon::TimeRange &r, Grouping grouping) {
   std::vector<ObjectRow> out;
   out.reserve(size_t(model.syncObjectCount()));
+  const tmon::TimeRange whole{model.startNs(), model.latestNs()};
   for (int i = 0; i < model.syncObjectCount(); ++i) {
     const tmon::SyncObjectInfo &o = model.syncObject(i);
     ObjectRow row;
     row.id = o.id;
     row.module = o.module;
+    // The call site over the whole run: a window's busiest would move objects at every refresh.
+    row.group = grouping == Grouping::Module ? o.module : model.objectCallSite(i, whole);
     // Descriptions may be completed later (a SyncObject sent again).
     row.name = o.symbol.isEmpty() ? QStringLiteral("0x%1").arg(o.address, 0, 16) : o.symbolText();
     row.tip = o.firstContentionStack.isEmpty()
@@ -172,17 +175,43 @@ std::vector<SyncTree::ObjectRow> SyncTree::collect(const tmon::SessionModel &mod
   return out;
 }
 
-void SyncTree::apply(std::vector<ObjectRow> &&objects) {
-  // New modules and objects first (appended, so existing indexes stay).
+void SyncTree::clear() {
+  modules_.clear();
+  objects_.clear();
+  moduleIndex_.clear();
+  objectIndex_.clear();
+  moduleOf_.clear();
+  shownModules_.clear();
+}
+
+void SyncTree::setGrouping(Grouping grouping) {
+  if (grouping == grouping_) return;
+  beginResetModel();
+  grouping_ = grouping;
+  clear();
+  endResetModel();
+}
+
+bool SyncTree::apply(std::vector<ObjectRow> &&objects) {
+  // An object whose parent changed (first contended since): all anew.
+  const bool regroup = std::any_of(objects.begin(), objects.end(), [this](const ObjectRow &o) {
+    const int k = objectIndex_.value(o.id, -1);
+    return k >= 0 && modules_[size_t(moduleOf_[size_t(k)])].key != o.group;
+  });
+  if (regroup) {
+    beginResetModel();
+    clear();
+  }
+  // New parents and objects first (appended, so existing indexes stay).
   std::vector<std::vector<uint32_t>> added(modules_.size());
   std::vector<QString> newModules;
   for (const ObjectRow &o : objects) {
     if (objectIndex_.contains(o.id)) continue;
-    int m = moduleIndex_.value(o.module, -1);
+    int m = moduleIndex_.value(o.group, -1);
     if (m < 0) {
       m = int(modules_.size() + newModules.size());
-      moduleIndex_.insert(o.module, m);
-      newModules.push_back(o.module);
+      moduleIndex_.insert(o.group, m);
+      newModules.push_back(o.group);
       added.emplace_back();
     }
     added[size_t(m)].push_back(o.id);
@@ -201,12 +230,14 @@ void SyncTree::apply(std::vector<ObjectRow> &&objects) {
   const bool grows = !newModules.empty() ||
                      std::any_of(added.begin(), added.end(), [](const auto &a) { return !a.empty(); });
   // New rows: a reset (the view keeps the selection by object id).
-  if (grows) beginResetModel();
+  if (grows && !regroup) beginResetModel();
   for (int m = 0; m < int(modules_.size()); ++m) place(m);
   for (const QString &key : newModules) {
     Module mod;
     mod.key = key;
-    mod.row.text[Object] = key.isEmpty() ? tr("(unknown module)") : key;
+    mod.row.text[Object] = !key.isEmpty()                   ? key
+                           : grouping_ == Grouping::Module ? tr("(unknown module)")
+                                                           : tr("(never contended)");
     mod.row.sort[Object] = mod.row.text[Object];
     modules_.push_back(std::move(mod));
     place(int(modules_.size()) - 1);
@@ -249,12 +280,13 @@ void SyncTree::apply(std::vector<ObjectRow> &&objects) {
     mod.row.sort[Object] = mod.row.text[Object];
   }
   // One re-sort and re-filter for everything, one signal.
-  if (grows) {
+  if (grows || regroup) {
     relayout(true);
     endResetModel();
-  } else {
-    relayout(false);
+    return true;
   }
+  relayout(false);
+  return false;
 }
 
 bool SyncTree::less(const Row &a, const Row &b) const {

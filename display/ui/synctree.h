@@ -34,9 +34,16 @@ class SyncTree : public QAbstractItemModel {
   static constexpr int kSortRole = Qt::UserRole;       // raw numbers for sorting
   static constexpr int kObjectIdRole = Qt::UserRole + 1;  // 0 on module rows
 
+  // The parent rows: the module an object is in, or the program's own
+  // call site of it over the whole run (SessionModel::objectCallSite: its
+  // first contention's when known; steadier than the window's busiest, so
+  // objects rarely move between parents).
+  enum class Grouping { Module, CallSite };
+
   // One object's row over a window, as read from the model.
   struct ObjectRow {
     uint32_t id = 0;
+    QString group;  // its parent row's key
     QString module, name, tip, kind, kindTip, site;
     bool hidden = false;
     bool sampled = false;  // seen only by sampling futex waits: no counts, max or hold
@@ -45,10 +52,17 @@ class SyncTree : public QAbstractItemModel {
   };
   explicit SyncTree(QObject *parent = nullptr);
   // Reads every object's row (pure: a worker thread may run it).
-  static std::vector<ObjectRow> collect(const tmon::SessionModel &model, const tmon::TimeRange &r);
-  // Shows them: new objects inserted, changed rows signalled once per module.
-  void apply(std::vector<ObjectRow> &&objects);
-  void update(const tmon::SessionModel &model, const tmon::TimeRange &r) { apply(collect(model, r)); }
+  static std::vector<ObjectRow> collect(const tmon::SessionModel &model, const tmon::TimeRange &r,
+                                        Grouping grouping = Grouping::Module);
+  // Shows them: new objects inserted, changed rows signalled once per
+  // parent; true when that reset the model (new rows, or an object moved).
+  bool apply(std::vector<ObjectRow> &&objects);
+  void update(const tmon::SessionModel &model, const tmon::TimeRange &r) {
+    apply(collect(model, r, grouping_));
+  }
+  Grouping grouping() const { return grouping_; }
+  // Empties the tree for rows collected with `grouping`.
+  void setGrouping(Grouping grouping);
   int objectRows() const { return int(objects_.size()); }
 
   // Rows whose texts (any column), or whose module's, contain text.
@@ -98,6 +112,8 @@ class SyncTree : public QAbstractItemModel {
   int sortColumn_ = -1;
   Qt::SortOrder sortOrder_ = Qt::AscendingOrder;
   QString filter_;
+  Grouping grouping_ = Grouping::Module;
+  void clear();  // no signals: inside a reset
 };
 
 }  // namespace tmui

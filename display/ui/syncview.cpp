@@ -1,5 +1,7 @@
 #include "syncview.h"
 
+#include <QComboBox>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
@@ -19,6 +21,7 @@ SyncView::SyncView(tmon::SessionModel *model, ViewWindow *window, QWidget *paren
       tree_(new SyncTree(this)),
       view_(new QTreeView(this)),
       filter_(new QLineEdit(this)),
+      group_(new QComboBox(this)),
       details_(new SyncDetails(this)) {
   // The tree sorts and filters itself (a matching object keeps its module, a
   // matching module keeps its objects): no proxy model.
@@ -41,7 +44,17 @@ SyncView::SyncView(tmon::SessionModel *model, ViewWindow *window, QWidget *paren
   filter_->setClearButtonEnabled(true);
   auto *layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(filter_);
+  auto *top = new QHBoxLayout;
+  top->addWidget(filter_, 1);
+  group_->addItem(tr("Group by module"), int(SyncTree::Grouping::Module));
+  group_->addItem(tr("Group by call site"), int(SyncTree::Grouping::CallSite));
+  group_->setToolTip(tr("Call site: the program's own function that contended for the object "
+                        "(where it first did, when known, else the busiest over the run)"));
+  top->addWidget(group_);
+  layout->addLayout(top);
+  connect(group_, &QComboBox::currentIndexChanged, this, [this] {
+    setGrouping(SyncTree::Grouping(group_->currentData().toInt()));
+  });
   auto *split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(view_);
   split->addWidget(details_);
@@ -74,6 +87,15 @@ void SyncView::setFilterText(const QString &text) {
   view_->expandAll();
 }
 
+void SyncView::setGrouping(SyncTree::Grouping grouping) {
+  group_->setCurrentIndex(group_->findData(int(grouping)));
+  if (tree_->grouping() == grouping) return;
+  const uint32_t keep = selected_;
+  tree_->setGrouping(grouping);
+  refreshNow();
+  if (keep) selectObject(keep);
+}
+
 void SyncView::selectObject(uint32_t id) {
   auto find = [&] {
     return tree_->match(tree_->index(0, 0), SyncTree::kObjectIdRole, id, 1,
@@ -99,12 +121,13 @@ void SyncView::selectObject(uint32_t id) {
 void SyncView::rebuild() {
   const tmon::TimeRange r = window()->range();
   const tmon::SessionModel *m = model();
-  auto compute = [m, r] { return SyncTree::collect(*m, r); };
+  auto compute = [m, r, g = tree_->grouping()] { return SyncTree::collect(*m, r, g); };
   auto present = [this, r](std::vector<SyncTree::ObjectRow> &&objects) {
     const int before = tree_->rowCount(), objectsBefore = tree_->objectRows();
     const uint32_t keep = selected_;
-    tree_->apply(std::move(objects));
-    if (tree_->rowCount() != before || tree_->objectRows() != objectsBefore) view_->expandAll();
+    const bool reset = tree_->apply(std::move(objects));
+    if (reset || tree_->rowCount() != before || tree_->objectRows() != objectsBefore)
+      view_->expandAll();
     // New objects reset the tree, and with it the selection: keep it.
     if (keep && selected_ != keep) selectObject(keep);
     else details_->showObject(*model(), selected_, r);

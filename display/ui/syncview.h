@@ -1,4 +1,5 @@
-// Sync objects: every object found, grouped by module, with acquisitions,
+// Sync objects: every object found, grouped by module or by the program's
+// call site that contended for it, with acquisitions,
 // contentions, wait and hold time over the window (the ThreadMon paper's
 // figure 4); sortable and filterable. Selecting an object asks the
 // timeline to outline where threads were blocked on it, and shows its call
@@ -7,14 +8,15 @@
 #define THREADMON_UI_SYNCVIEW_H
 
 #include "modelview.h"
+#include "synctree.h"
 
+class QComboBox;
 class QLineEdit;
 class QTreeView;
 
 namespace tmui {
 
 class SyncDetails;
-class SyncTree;
 
 class SyncView : public ModelView {
   Q_OBJECT
@@ -22,6 +24,8 @@ class SyncView : public ModelView {
   SyncView(tmon::SessionModel *model, ViewWindow *window, QWidget *parent = nullptr);
   int rowCount() const override;  // objects shown after filtering
   void setFilterText(const QString &text);
+  // Objects under their module, or under their call site.
+  void setGrouping(SyncTree::Grouping grouping);
   // Selects the object with this id (0 clears).
   void selectObject(uint32_t id);
   uint32_t selectedObject() const { return selected_; }
@@ -38,6 +42,7 @@ class SyncView : public ModelView {
   SyncTree *tree_;
   QTreeView *view_;
   QLineEdit *filter_;
+  QComboBox *group_;
   SyncDetails *details_;
   uint32_t selected_ = 0;
 };

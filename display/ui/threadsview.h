@@ -1,25 +1,17 @@
 // Threads: one stacked percentage bar per thread over the window (the
-// ThreadMon paper's figure 2), the probe's own thread marked.
+// ThreadMon paper's figure 2), the probe's own thread marked; threads pooled
+// by start routine and name, a pool one row until clicked.
 #ifndef THREADMON_UI_THREADSVIEW_H
 #define THREADMON_UI_THREADSVIEW_H
 
-#include "modelview.h"
+#include "barchartview.h"
 
 namespace tmui {
 
-class StackedBarChart;
-
-class ThreadsView : public ModelView {
+class ThreadsView : public BarChartView {
   Q_OBJECT
  public:
   ThreadsView(tmon::SessionModel *model, ViewWindow *window, QWidget *parent = nullptr);
-  int rowCount() const override;
-
- protected:
-  void rebuild() override;
-
- private:
-  StackedBarChart *chart_;
 };
 
 }  // namespace tmui

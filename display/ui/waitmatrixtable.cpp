@@ -25,7 +25,8 @@ std::vector<uint32_t> byTotal(const std::unordered_map<uint32_t, uint64_t> &tota
 }
 }  // namespace
 
-BoundedMatrix boundMatrix(const std::vector<tmon::WaitPair> &pairs) {
+BoundedMatrix boundMatrix(const std::vector<tmon::WaitPair> &pairs,
+                          const std::function<QString(uint32_t)> &name) {
   BoundedMatrix b;
   std::unordered_map<uint32_t, uint64_t> waiters, holders;
   for (const tmon::WaitPair &p : pairs) {
@@ -52,6 +53,10 @@ BoundedMatrix boundMatrix(const std::vector<tmon::WaitPair> &pairs) {
     c.count += p.count;
   }
   b.pairs = int(pairs.size());
+  for (uint32_t t : b.rowTids) b.rowNames << WaitMatrixTable::tr("%1 waited").arg(name(t));
+  if (b.otherRows) b.rowNames << WaitMatrixTable::tr("%n other(s) waited", nullptr, b.otherRows);
+  for (uint32_t t : b.colTids) b.colNames << WaitMatrixTable::tr("for %1").arg(name(t));
+  if (b.otherCols) b.colNames << WaitMatrixTable::tr("for %n other(s)", nullptr, b.otherCols);
   return b;
 }
 
@@ -60,17 +65,11 @@ class WaitMatrixModel : public QAbstractTableModel {
  public:
   using QAbstractTableModel::QAbstractTableModel;
 
-  void setMatrix(const tmon::SessionModel &model, BoundedMatrix &&m) {
+  void setMatrix(BoundedMatrix &&m) {
     beginResetModel();
     m_ = std::move(m);
     top_ = 1;
     for (const BoundedMatrix::Cell &c : m_.cells) top_ = std::max(top_, c.waitNs);
-    rowNames_.clear();
-    colNames_.clear();
-    for (uint32_t t : m_.rowTids) rowNames_ << WaitMatrixTable::tr("%1 waited").arg(threadLabel(model, t));
-    if (m_.otherRows) rowNames_ << WaitMatrixTable::tr("%n other thread(s) waited", nullptr, m_.otherRows);
-    for (uint32_t t : m_.colTids) colNames_ << WaitMatrixTable::tr("for %1").arg(threadLabel(model, t));
-    if (m_.otherCols) colNames_ << WaitMatrixTable::tr("for %n other(s)", nullptr, m_.otherCols);
     endResetModel();
   }
   const BoundedMatrix &matrix() const { return m_; }
@@ -97,23 +96,22 @@ class WaitMatrixModel : public QAbstractTableModel {
       case Qt::ForegroundRole: return QColor(Qt::black);
       case Qt::ToolTipRole:
         return WaitMatrixTable::tr("%1, %2 waits, %3 in all, %4")
-            .arg(rowNames_.value(index.row()))
+            .arg(m_.rowNames.value(index.row()))
             .arg(c.count)
             .arg(formatNs(c.waitNs))
-            .arg(colNames_.value(index.column()));
+            .arg(m_.colNames.value(index.column()));
       default: return {};
     }
   }
 
   QVariant headerData(int section, Qt::Orientation o, int role) const override {
     if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
-    return o == Qt::Horizontal ? colNames_.value(section) : rowNames_.value(section);
+    return o == Qt::Horizontal ? m_.colNames.value(section) : m_.rowNames.value(section);
   }
 
 
  private:
   BoundedMatrix m_;
-  QStringList rowNames_, colNames_;
   uint64_t top_ = 1;
 };
 
@@ -133,12 +131,12 @@ WaitMatrixTable::WaitMatrixTable(QWidget *parent)
 
 void WaitMatrixTable::setPairs(const tmon::SessionModel &model,
                                const std::vector<tmon::WaitPair> &pairs) {
-  setMatrix(model, boundMatrix(pairs));
+  setMatrix(boundMatrix(pairs, [&model](uint32_t tid) { return threadLabel(model, tid); }));
 }
 
-void WaitMatrixTable::setMatrix(const tmon::SessionModel &model, BoundedMatrix &&matrix) {
+void WaitMatrixTable::setMatrix(BoundedMatrix &&matrix) {
   cells_ = matrix.pairs;
-  model_->setMatrix(model, std::move(matrix));
+  model_->setMatrix(std::move(matrix));
   resizeColumnsToContents();
 }
 

@@ -10,7 +10,9 @@
 #ifndef THREADMON_UI_WAITMATRIXTABLE_H
 #define THREADMON_UI_WAITMATRIXTABLE_H
 
+#include <QStringList>
 #include <QTableView>
+#include <functional>
 #include <vector>
 
 #include "modeltypes.h"
@@ -32,13 +34,17 @@ struct BoundedMatrix {
   struct Cell {
     uint64_t waitNs = 0, count = 0;
   };
-  std::vector<uint32_t> rowTids, colTids;  // the threads with a row / column of their own
+  std::vector<uint32_t> rowTids, colTids;  // the threads (or parties) with a row / column of their own
+  QStringList rowNames, colNames;          // theirs, then the others'
+
   int otherRows = 0, otherCols = 0;        // summed into the last row / column
   int rows = 0, cols = 0;
   std::vector<Cell> cells;                 // rows x cols
   int pairs = 0;                           // waiter x holder pairs with any wait
 };
-BoundedMatrix boundMatrix(const std::vector<tmon::WaitPair> &pairs);
+// `name` names a waiter or holder id (a thread's tid, or a pool's party id).
+BoundedMatrix boundMatrix(const std::vector<tmon::WaitPair> &pairs,
+                          const std::function<QString(uint32_t)> &name);
 
 class WaitMatrixTable : public QTableView {
   Q_OBJECT
@@ -47,7 +53,7 @@ class WaitMatrixTable : public QTableView {
 
   explicit WaitMatrixTable(QWidget *parent = nullptr);
   void setPairs(const tmon::SessionModel &model, const std::vector<tmon::WaitPair> &pairs);
-  void setMatrix(const tmon::SessionModel &model, BoundedMatrix &&matrix);
+  void setMatrix(BoundedMatrix &&matrix);
   // Waiter x holder pairs with any wait or count (folded ones included).
   int cellCount() const { return cells_; }
   // Threads that waited / were waited for, all of them.
