@@ -1,11 +1,10 @@
 /* Unwind tables copied from another process (rcfi.h). */
 #include "rcfi.h"
 
-#include <fcntl.h>
-#include <gelf.h>
+#include <limits.h>
 #include <stdlib.h>
-#include <unistd.h>
 
+#include "elffile.h"
 #include "remote.h"
 
 /* A segment larger than this is not copied (no library's read-only
@@ -45,28 +44,33 @@ void tm_rcfi_free(tm_rcfi *c) {
 }
 
 /* The PT_GNU_EH_FRAME and the PT_LOAD holding it, from the file. */
-static bool eh_segment(const char *path, GElf_Phdr *eh, GElf_Phdr *load) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+static bool eh_segment(const char *path, GElf_Phdr *eh, GElf_Phdr *load, tm_notes *notes) {
+  tm_elf_file f;
+  if (!tm_elf_open(path, &f, notes)) return false;
   size_t n;
   bool have_eh = false, have_load = false;
-  if (e && elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &n) == 0) {
+  if (elf_getphdrnum(f.elf, &n) == 0) {
+    if (n > INT_MAX) n = INT_MAX;
     for (size_t i = 0; i < n && !have_eh; i++)
-      have_eh = gelf_getphdr(e, (int)i, eh) && eh->p_type == PT_GNU_EH_FRAME;
+      have_eh = gelf_getphdr(f.elf, (int)i, eh) && eh->p_type == PT_GNU_EH_FRAME;
     for (size_t i = 0; i < n && have_eh && !have_load; i++)
-      have_load = gelf_getphdr(e, (int)i, load) && load->p_type == PT_LOAD &&
+      have_load = gelf_getphdr(f.elf, (int)i, load) && load->p_type == PT_LOAD &&
                   eh->p_vaddr >= load->p_vaddr && eh->p_vaddr - load->p_vaddr < load->p_filesz;
   }
-  if (e) elf_end(e);
-  close(fd);
+  tm_elf_close(&f);
   return have_eh && have_load;
 }
 
 static void load(const tm_maps *m, const tm_module *mod, module_tables *t) {
   t->loaded = true;
   GElf_Phdr eh, seg;
-  if (!eh_segment(mod->open_path, &eh, &seg) || seg.p_filesz > SEGMENT_MAX) return;
+  if (!eh_segment(mod->open_path, &eh, &seg, m->notes)) return;
+  if (seg.p_filesz > SEGMENT_MAX) {
+    tm_note(m->notes, "%s: its unwind tables' segment is %llu MiB, past the %u MiB copied: "
+            "its frames are scanned, not unwound", mod->path,
+            (unsigned long long)(seg.p_filesz >> 20), SEGMENT_MAX >> 20);
+    return;
+  }
   t->copy = malloc(seg.p_filesz);
   if (!t->copy) return;
   t->remote = (uintptr_t)seg.p_vaddr + mod->bias;
