@@ -102,7 +102,7 @@ static void load(const tm_module *mod, table *t, tm_notes *notes) {
     load_file(dbg, SHT_SYMTAB, t, notes);
   }
   load_file(mod->open_path, SHT_DYNSYM, t, notes);
-  qsort(t->syms, t->count, sizeof *t->syms, by_addr);
+  if (t->count) qsort(t->syms, t->count, sizeof *t->syms, by_addr); /* NULL, 0: undefined */
 }
 
 tm_symtabs *tm_symtabs_new(const tm_maps *m) {
