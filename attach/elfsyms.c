@@ -172,7 +172,14 @@ const char *tm_symtabs_lookup(tm_symtabs *s, uintptr_t addr, bool return_address
   return best->name;
 }
 
+static void format(tm_symtabs *s, uintptr_t addr, bool return_address, char *out, size_t n);
+
 void tm_symtabs_format(tm_symtabs *s, uintptr_t addr, bool return_address, char *out, size_t n) {
+  format(s, addr, return_address, out, n);
+  tm_printable(out);
+}
+
+static void format(tm_symtabs *s, uintptr_t addr, bool return_address, char *out, size_t n) {
   uintptr_t off;
   const char *name = tm_symtabs_lookup(s, addr, return_address, &off);
   const tm_module *mod = tm_maps_module_of(s->maps, return_address ? addr - 1 : addr);

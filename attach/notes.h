@@ -16,7 +16,12 @@ typedef struct tm_notes {
   unsigned more; /* notes past TM_NOTES_MAX, counted only */
 } tm_notes;
 
-/* Adds a printf-formatted line; notes NULL: nothing. */
+/* Control characters in text become '?': names are the target's to
+ * choose, and an escape sequence printed to a root terminal is a command
+ * to it. */
+void tm_printable(char *text);
+
+/* Adds a printf-formatted line, printable; notes NULL: nothing. */
 void tm_note(tm_notes *notes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -40,7 +40,8 @@ static void read_stat(pid_t pid, tm_thread_state *t) {
   if (len >= sizeof t->name) len = sizeof t->name - 1;
   memcpy(t->name, open + 1, len);
   t->name[len] = 0;
-  t->state = close[2];
+  tm_printable(t->name);
+  if (close[2] >= 'A' && close[2] <= 'z') t->state = close[2];
 }
 
 /* The owner's tid read from the wait's word, 0 when it has none. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -162,12 +163,35 @@ static void futex_waitv_count_checked(void) {
   CHECK(!w.skipped);
 }
 
+/* Names are the target's: a thread's or a file's with an escape sequence
+ * wrote to the terminal of whoever ran peek (as root, often). */
+static void names_printable(void) {
+  char text[] = "1000-2000 r-xp 00000000 08:01 12 /tmp/evil\033]0;owned\007.so\n";
+  tm_maps m;
+  read_maps_text(text, &m, NULL);
+  tm_symtabs *syms = tm_symtabs_new(&m);
+  CHECK(syms);
+  char out[64];
+  tm_symtabs_format(syms, 0x1100, false, out, sizeof out);
+  CHECK(!strcmp(out, "evil?]0;owned?.so+0x100"));
+  tm_symtabs_free(syms);
+  tm_maps_free(&m);
+
+  CHECK(prctl(PR_SET_NAME, "esc\033[2Jape") == 0);
+  tm_snapshot s;
+  CHECK(tm_snapshot_take(getpid(), &s));
+  const tm_thread_state *me = tm_snapshot_thread(&s, gettid());
+  CHECK(me && !strcmp(me->name, "esc?[2Jape"));
+  tm_snapshot_free(&s);
+}
+
 int main(void) {
   overlong_path_forges_no_line();
   malformed_lines_skipped();
   fifo_under_a_mapped_name();
   empty_module_has_no_names();
   futex_waitv_count_checked();
+  names_printable();
   printf("test_hostile: ok\n");
   return 0;
 }
