@@ -23,6 +23,7 @@ typedef struct table {
 struct tm_symtabs {
   const tm_maps *maps;
   table *tables; /* one per module */
+  size_t bytes;  /* all tables' symbols and names */
 };
 
 static int by_addr(const void *a, const void *b) {
@@ -33,6 +34,8 @@ static int by_addr(const void *a, const void *b) {
 /* A module's table may take this much (its symbols and their names): a
  * large real one, a browser's with debug symbols, takes a tenth of it. */
 #define TABLE_BYTES_MAX (256u << 20)
+/* And all of them: a target may map thousands of files. */
+#define ALL_TABLES_BYTES_MAX (512u << 20)
 /* Names are cut here: the longest C++ or Rust name a pattern needs is far
  * shorter, and a crafted string table may name every symbol with the
  * same megabyte. */
@@ -91,8 +94,13 @@ static size_t load_file(const char *path, Elf64_Word type, table *t, tm_notes *n
   return n;
 }
 
-static void load(const tm_module *mod, table *t, tm_notes *notes) {
+static void load(tm_symtabs *s, const tm_module *mod, table *t, tm_notes *notes) {
   t->loaded = true;
+  if (s->bytes >= ALL_TABLES_BYTES_MAX) {
+    tm_note(notes, "%s: symbols not read, the modules before it took %u MiB", mod->path,
+            ALL_TABLES_BYTES_MAX >> 20);
+    return;
+  }
   if (load_file(mod->open_path, SHT_SYMTAB, t, notes) == 0 && mod->build_id_len >= 2) {
     char dbg[160];
     int w = snprintf(dbg, sizeof dbg, "/usr/lib/debug/.build-id/%02x/", mod->build_id[0]);
@@ -102,6 +110,7 @@ static void load(const tm_module *mod, table *t, tm_notes *notes) {
     load_file(dbg, SHT_SYMTAB, t, notes);
   }
   load_file(mod->open_path, SHT_DYNSYM, t, notes);
+  s->bytes += t->bytes + t->count * sizeof *t->syms;
   if (t->count) qsort(t->syms, t->count, sizeof *t->syms, by_addr); /* NULL, 0: undefined */
 }
 
@@ -145,7 +154,7 @@ const char *tm_symtabs_lookup(tm_symtabs *s, uintptr_t addr, bool return_address
   const tm_module *mod = tm_maps_module_of(s->maps, at);
   if (!mod) return NULL;
   table *t = &s->tables[mod - s->maps->modules];
-  if (!t->loaded) load(mod, t, s->maps->notes);
+  if (!t->loaded) load(s, mod, t, s->maps->notes);
   uint64_t link = at - mod->bias;
   size_t lo = 0, hi = t->count; /* first symbol above link */
   while (lo < hi) {

@@ -10,6 +10,8 @@
 /* A segment larger than this is not copied (no library's read-only
  * segment comes near it). */
 #define SEGMENT_MAX (64u << 20)
+/* All modules' copies: a target may map thousands of files. */
+#define COPIES_MAX (256u << 20)
 
 typedef struct module_tables {
   bool loaded;
@@ -22,6 +24,7 @@ typedef struct module_tables {
 struct tm_rcfi {
   const tm_maps *maps;
   module_tables *mods;
+  size_t copied; /* bytes of all copies */
 };
 
 tm_rcfi *tm_rcfi_new(const tm_maps *m) {
@@ -61,14 +64,15 @@ static bool eh_segment(const char *path, GElf_Phdr *eh, GElf_Phdr *load, tm_note
   return have_eh && have_load;
 }
 
-static void load(const tm_maps *m, const tm_module *mod, module_tables *t) {
+static void load(tm_rcfi *c, const tm_module *mod, module_tables *t) {
+  const tm_maps *m = c->maps;
   t->loaded = true;
   GElf_Phdr eh, seg;
   if (!eh_segment(mod->open_path, &eh, &seg, m->notes)) return;
-  if (seg.p_filesz > SEGMENT_MAX) {
-    tm_note(m->notes, "%s: its unwind tables' segment is %llu MiB, past the %u MiB copied: "
-            "its frames are scanned, not unwound", mod->path,
-            (unsigned long long)(seg.p_filesz >> 20), SEGMENT_MAX >> 20);
+  if (seg.p_filesz > SEGMENT_MAX || c->copied + seg.p_filesz > COPIES_MAX) {
+    tm_note(m->notes, "%s: its unwind tables' segment (%llu MiB) is past the %u MiB copied "
+            "for one module or %u MiB for all: its frames are scanned, not unwound", mod->path,
+            (unsigned long long)(seg.p_filesz >> 20), SEGMENT_MAX >> 20, COPIES_MAX >> 20);
     return;
   }
   t->copy = malloc(seg.p_filesz);
@@ -82,6 +86,7 @@ static void load(const tm_maps *m, const tm_module *mod, module_tables *t) {
     return;
   }
   t->len = (size_t)got;
+  c->copied += seg.p_filesz;
 }
 
 bool tm_rcfi_find(void *arg, uintptr_t ip, tm_cfi_tables *out) {
@@ -89,7 +94,7 @@ bool tm_rcfi_find(void *arg, uintptr_t ip, tm_cfi_tables *out) {
   const tm_mapping *mp = tm_maps_find(c->maps, ip);
   if (!mp || !mp->exec || mp->module < 0) return false;
   module_tables *t = &c->mods[mp->module];
-  if (!t->loaded) load(c->maps, &c->maps->modules[mp->module], t);
+  if (!t->loaded) load(c, &c->maps->modules[mp->module], t);
   if (!t->copy) return false;
   *out = (tm_cfi_tables){t->copy + t->hdr_off, t->copy, t->copy + t->len,
                          (intptr_t)(t->remote - (uintptr_t)t->copy)};

@@ -42,7 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tm_symtabs *syms = tm_symtabs_new(&m);
   tm_rcfi *cfi = tm_rcfi_new(&m);
   if (syms && cfi) {
-    for (uintptr_t a = MAP_START; a < MAP_START + MAP_LEN; a += 0x1f3) {
+    /* 64 addresses: at 2,100 the lookups took most of the time. */
+    for (uintptr_t a = MAP_START; a < MAP_START + MAP_LEN; a += 0x3ffd) {
       char out[160];
       tm_symtabs_format(syms, a, (a & 1) != 0, out, sizeof out);
       if (!memchr(out, 0, sizeof out)) __builtin_trap();
