@@ -53,6 +53,7 @@ static size_t add_section(const char *path, Elf *e, Elf64_Word type, table *t, t
     if (!d || entsize == 0) continue;
     /* What the section's data holds, not what its header claims. */
     size_t n = d->d_size / entsize;
+    if (n == 0) continue; /* realloc(syms, 0) would free them and return NULL */
     if (n > INT_MAX || n > (TABLE_BYTES_MAX - t->bytes) / sizeof *t->syms - t->count) {
       tm_note(notes, "%s: a symbol table of %zu entries, past the %u MiB a module may take: "
               "skipped", path, n, TABLE_BYTES_MAX >> 20);
