@@ -109,26 +109,33 @@ static void fifo_under_a_mapped_name(void) {
   rmdir(dir);
 }
 
+/* The file at path as this process's module at 0x400000..0x500000. */
+static void map_module(const char *path, tm_maps *m) {
+  char text[4500];
+  snprintf(text, sizeof text, "400000-500000 r-xp 00000000 00:00 0 %s\n", path);
+  FILE *f = fmemopen(text, strlen(text), "r");
+  CHECK(f);
+  tm_maps_read(f, getpid(), m, NULL);
+  fclose(f);
+  CHECK_EQ(m->nmodules, 1);
+}
+
 /* An empty file mapped as a module: no symbols (qsort of NULL, 0 was
  * undefined: fuzz-elf's first find). */
 static void empty_module_has_no_names(void) {
   int fd = memfd_create("empty", MFD_CLOEXEC);
   CHECK(fd >= 0);
-  char text[128];
-  snprintf(text, sizeof text, "400000-401000 r-xp 00000000 00:00 0 /proc/self/fd/%d\n", fd);
-  FILE *f = fmemopen(text, strlen(text), "r");
-  CHECK(f);
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
   tm_maps m;
-  tm_maps_read(f, getpid(), &m, NULL);
-  fclose(f);
-  CHECK_EQ(m.nmodules, 1);
+  map_module(path, &m);
   tm_symtabs *syms = tm_symtabs_new(&m);
   CHECK(syms);
   uintptr_t off;
   CHECK(tm_symtabs_lookup(syms, 0x400100, false, &off) == NULL);
   char out[64];
   tm_symtabs_format(syms, 0x400100, false, out, sizeof out);
-  CHECK(!strncmp(out, "fd/", 3) || strstr(out, "+0x100"));
+  CHECK(strstr(out, "+0x100"));
   tm_symtabs_free(syms);
   tm_maps_free(&m);
   close(fd);
@@ -195,14 +202,10 @@ static void fuzz_found_elf_files(const char *dir) {
   int files = 0;
   for (struct dirent *e; (e = readdir(d)) != NULL;) {
     if (e->d_name[0] == '.') continue;
-    char text[4500];
-    snprintf(text, sizeof text, "400000-500000 r-xp 00000000 00:00 0 %s/%s\n", dir, e->d_name);
-    FILE *f = fmemopen(text, strlen(text), "r");
-    CHECK(f);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     tm_maps m;
-    tm_maps_read(f, getpid(), &m, NULL);
-    fclose(f);
-    CHECK_EQ(m.nmodules, 1);
+    map_module(path, &m);
     tm_symtabs *syms = tm_symtabs_new(&m);
     CHECK(syms);
     char out[160];
