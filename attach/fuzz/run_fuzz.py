@@ -61,6 +61,8 @@ def eh_frame_seeds(path, out_dir):
     eh = next(p for p in phdrs if p[0] == 0x6474E550)  # PT_GNU_EH_FRAME
     seg = next(p for p in phdrs if p[0] == 1 and p[3] <= eh[3] < p[3] + p[5])
     seg_bytes = data[seg[2]:seg[2] + seg[5]]
+    if len(seg_bytes) > MAX_LEN["cfi"] // 2:  # libc's: cut to -max_len, it would say nothing
+        return
     hdr_off = eh[3] - seg[3]
     count, = struct.unpack_from("<I", seg_bytes, hdr_off + 8)
     table = hdr_off + 12
