@@ -255,7 +255,10 @@ static bool run(const uint8_t *p, const uint8_t *end, const cie_info *ci, const 
         if (!uleb(&p, end, &a) || !sleb(&p, end, &s)) return false;
         r->cfa_reg = a, r->cfa_off = scaled((uint64_t)s, ci->data_align);
         break;
-      case 0x13: if (!sleb(&p, end, &s)) return false; r->cfa_off = scaled((uint64_t)s, ci->data_align); break;
+      case 0x13: /* def_cfa_offset_sf */
+        if (!sleb(&p, end, &s)) return false;
+        r->cfa_off = scaled((uint64_t)s, ci->data_align);
+        break;
       case 0x14: case 0x15: /* val_offset(_sf): a value, not a saved slot */
         if (!uleb(&p, end, &a)) return false;
         if (op == 0x14 ? !uleb(&p, end, &b) : !sleb(&p, end, &s)) return false;
