@@ -1,12 +1,12 @@
 /* ELF symbol tables of a target's modules (elfsyms.h). */
 #include "elfsyms.h"
 
-#include <fcntl.h>
-#include <gelf.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include "elffile.h"
 
 typedef struct sym {
   uint64_t addr, size; /* link-time */
@@ -17,11 +17,13 @@ typedef struct table {
   bool loaded;
   sym *syms;
   size_t count;
+  size_t bytes; /* of the names */
 } table;
 
 struct tm_symtabs {
   const tm_maps *maps;
   table *tables; /* one per module */
+  size_t bytes;  /* all tables' symbols and names */
 };
 
 static int by_addr(const void *a, const void *b) {
@@ -29,16 +31,34 @@ static int by_addr(const void *a, const void *b) {
   return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* A module's table may take this much (its symbols and their names): a
+ * large real one, a browser's with debug symbols, takes a tenth of it. */
+#define TABLE_BYTES_MAX (256u << 20)
+/* And all of them: a target may map thousands of files. */
+#define ALL_TABLES_BYTES_MAX (512u << 20)
+/* Names are cut here: the longest C++ or Rust name a pattern needs is far
+ * shorter, and a crafted string table may name every symbol with the
+ * same megabyte. */
+#define NAME_MAX_LEN 1024
+
 /* Appends the FUNC and OBJECT symbols of every section of `type`; the
  * count added. */
-static size_t add_section(Elf *e, Elf64_Word type, table *t) {
+static size_t add_section(const char *path, Elf *e, Elf64_Word type, table *t, tm_notes *notes) {
   size_t added = 0;
   for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn)) != NULL;) {
     GElf_Shdr sh;
-    if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || sh.sh_entsize == 0) continue;
+    if (!gelf_getshdr(scn, &sh) || sh.sh_type != type) continue;
     Elf_Data *d = elf_getdata(scn, NULL);
-    if (!d) continue;
-    size_t n = sh.sh_size / sh.sh_entsize;
+    size_t entsize = gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT);
+    if (!d || entsize == 0) continue;
+    /* What the section's data holds, not what its header claims. */
+    size_t n = d->d_size / entsize;
+    if (n == 0) continue; /* realloc(syms, 0) would free them and return NULL */
+    if (n > INT_MAX || n > (TABLE_BYTES_MAX - t->bytes) / sizeof *t->syms - t->count) {
+      tm_note(notes, "%s: a symbol table of %zu entries, past the %u MiB a module may take: "
+              "skipped", path, n, TABLE_BYTES_MAX >> 20);
+      continue;
+    }
     sym *grown = realloc(t->syms, (t->count + n) * sizeof *grown);
     if (!grown) return added;
     t->syms = grown;
@@ -46,12 +66,20 @@ static size_t add_section(Elf *e, Elf64_Word type, table *t) {
       GElf_Sym s;
       if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || s.st_value == 0) continue;
       int kind = GELF_ST_TYPE(s.st_info);
-      if (kind != STT_FUNC && kind != STT_OBJECT && kind != STT_TLS) continue;
+      if (kind != STT_FUNC && kind != STT_OBJECT) continue;
       const char *name = elf_strptr(e, sh.sh_link, s.st_name);
-      if (!name || !*name || kind == STT_TLS) continue;
+      if (!name || !*name) continue;
       /* A debug file's .symtab names versions too: pthread_mutex_lock@@GLIBC_2.2.5. */
-      char *copy = strndup(name, strcspn(name, "@"));
+      size_t len = strcspn(name, "@");
+      if (len > NAME_MAX_LEN) len = NAME_MAX_LEN;
+      if (t->bytes + (t->count + 1) * sizeof *t->syms + len + 1 > TABLE_BYTES_MAX) {
+        tm_note(notes, "%s: symbol names past the %u MiB a module may take: skipped", path,
+                TABLE_BYTES_MAX >> 20);
+        return added;
+      }
+      char *copy = strndup(name, len);
       if (!copy) continue;
+      t->bytes += len + 1;
       t->syms[t->count++] = (sym){s.st_value, s.st_size, copy};
       added++;
     }
@@ -59,28 +87,32 @@ static size_t add_section(Elf *e, Elf64_Word type, table *t) {
   return added;
 }
 
-static size_t load_file(const char *path, Elf64_Word type, table *t) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-  size_t n = e && elf_kind(e) == ELF_K_ELF ? add_section(e, type, t) : 0;
-  if (e) elf_end(e);
-  close(fd);
+static size_t load_file(const char *path, Elf64_Word type, table *t, tm_notes *notes) {
+  tm_elf_file f;
+  if (!tm_elf_open(path, &f, notes)) return 0;
+  size_t n = add_section(path, f.elf, type, t, notes);
+  tm_elf_close(&f);
   return n;
 }
 
-static void load(const tm_module *mod, table *t) {
+static void load(tm_symtabs *s, const tm_module *mod, table *t, tm_notes *notes) {
   t->loaded = true;
-  if (load_file(mod->open_path, SHT_SYMTAB, t) == 0 && mod->build_id_len >= 2) {
+  if (s->bytes >= ALL_TABLES_BYTES_MAX) {
+    tm_note(notes, "%s: symbols not read, the modules before it took %u MiB", mod->path,
+            ALL_TABLES_BYTES_MAX >> 20);
+    return;
+  }
+  if (load_file(mod->open_path, SHT_SYMTAB, t, notes) == 0 && mod->build_id_len >= 2) {
     char dbg[160];
     int w = snprintf(dbg, sizeof dbg, "/usr/lib/debug/.build-id/%02x/", mod->build_id[0]);
     for (size_t k = 1; k < mod->build_id_len; k++)
       w += snprintf(dbg + w, sizeof dbg - (size_t)w, "%02x", mod->build_id[k]);
     snprintf(dbg + w, sizeof dbg - (size_t)w, ".debug");
-    load_file(dbg, SHT_SYMTAB, t);
+    load_file(dbg, SHT_SYMTAB, t, notes);
   }
-  load_file(mod->open_path, SHT_DYNSYM, t);
-  qsort(t->syms, t->count, sizeof *t->syms, by_addr);
+  load_file(mod->open_path, SHT_DYNSYM, t, notes);
+  s->bytes += t->bytes + t->count * sizeof *t->syms;
+  if (t->count) qsort(t->syms, t->count, sizeof *t->syms, by_addr); /* NULL, 0: undefined */
 }
 
 tm_symtabs *tm_symtabs_new(const tm_maps *m) {
@@ -123,7 +155,7 @@ const char *tm_symtabs_lookup(tm_symtabs *s, uintptr_t addr, bool return_address
   const tm_module *mod = tm_maps_module_of(s->maps, at);
   if (!mod) return NULL;
   table *t = &s->tables[mod - s->maps->modules];
-  if (!t->loaded) load(mod, t);
+  if (!t->loaded) load(s, mod, t, s->maps->notes);
   uint64_t link = at - mod->bias;
   size_t lo = 0, hi = t->count; /* first symbol above link */
   while (lo < hi) {
@@ -150,7 +182,14 @@ const char *tm_symtabs_lookup(tm_symtabs *s, uintptr_t addr, bool return_address
   return best->name;
 }
 
+static void format(tm_symtabs *s, uintptr_t addr, bool return_address, char *out, size_t n);
+
 void tm_symtabs_format(tm_symtabs *s, uintptr_t addr, bool return_address, char *out, size_t n) {
+  format(s, addr, return_address, out, n);
+  tm_printable(out);
+}
+
+static void format(tm_symtabs *s, uintptr_t addr, bool return_address, char *out, size_t n) {
   uintptr_t off;
   const char *name = tm_symtabs_lookup(s, addr, return_address, &off);
   const tm_module *mod = tm_maps_module_of(s->maps, return_address ? addr - 1 : addr);

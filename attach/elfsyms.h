@@ -23,7 +23,8 @@ void tm_symtabs_free(tm_symtabs *s);
 const char *tm_symtabs_lookup(tm_symtabs *s, uintptr_t addr, bool return_address,
                               uintptr_t *off);
 
-/* "module!symbol+0xoff", "module+0xoff", "[heap]+0xoff" or "0xaddr". */
+/* "module!symbol+0xoff", "module+0xoff", "[heap]+0xoff" or "0xaddr",
+ * printable (tm_printable). */
 void tm_symtabs_format(tm_symtabs *s, uintptr_t addr, bool return_address, char *out, size_t n);
 
 #endif

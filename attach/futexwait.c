@@ -11,6 +11,9 @@
 #ifndef SYS_futex_waitv
 #define SYS_futex_waitv 449
 #endif
+#ifndef FUTEX_WAITV_MAX
+#define FUTEX_WAITV_MAX 128
+#endif
 #ifndef FUTEX_LOCK_PI2
 #define FUTEX_LOCK_PI2 13
 #endif
@@ -47,9 +50,16 @@ tm_futex_wait tm_futex_decode(pid_t pid, const tm_syscall *sc) {
   if (sc->nr == SYS_futex_waitv) {
     /* struct futex_waitv { u64 val; u64 uaddr; u32 flags; u32 __reserved; } */
     uint64_t first[3];
-    if (sc->arg[1] == 0 || tm_remote_read(pid, (uintptr_t)sc->arg[0], first, sizeof first) !=
-                               (ssize_t)sizeof first)
+    /* The kernel refuses other counts before it sleeps: this thread is not
+     * in such a wait, whatever its syscall file says. */
+    if (sc->arg[1] == 0 || sc->arg[1] > FUTEX_WAITV_MAX) {
+      w.skipped = "futex_waitv: a count of waiters the kernel refuses (1 to 128)";
       return w;
+    }
+    if (tm_remote_read(pid, (uintptr_t)sc->arg[0], first, sizeof first) != (ssize_t)sizeof first) {
+      w.skipped = "futex_waitv: its waiters array cannot be read";
+      return w;
+    }
     w.op = TM_FUTEX_WAITV;
     w.word = (uintptr_t)first[1];
     w.expected = (uint32_t)first[0];

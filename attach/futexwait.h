@@ -34,6 +34,7 @@ typedef struct tm_futex_wait {
   uint32_t expected; /* value the thread slept on (LOCK_PI: none) */
   bool private_futex, realtime_clock;
   uint32_t nwords;   /* futex_waitv: how many words */
+  const char *skipped; /* op NONE: why a futex call was not decoded, or NULL */
 } tm_futex_wait;
 
 /* Parses a syscall file's line; false when it says "running" or is not

@@ -13,9 +13,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
+#include "notes.h"
+
 #define TM_MAPS_BUILD_ID_MAX 32
+/* Distinct files read (libelf, symbol tables, unwind tables); a target
+ * mapping more is cut there: each costs an open and a parse. */
+#define TM_MAPS_MODULES_MAX 4096
 
 typedef struct tm_mapping {
   uintptr_t start, end;
@@ -40,11 +46,17 @@ typedef struct tm_maps {
   size_t nmaps;
   tm_module *modules;
   size_t nmodules;
+  size_t nmodules_skipped; /* files past TM_MAPS_MODULES_MAX */
+  tm_notes *notes; /* what was skipped, here and by the readers of its modules */
 } tm_maps;
 
 /* Reads the target's maps and each module's ELF headers; false (errno
- * set) when its maps cannot be read. */
-bool tm_maps_load(pid_t pid, tm_maps *m);
+ * set) when its maps cannot be read. Lines that make no sense are
+ * skipped and said in notes (may be NULL). */
+bool tm_maps_load(pid_t pid, tm_maps *m, tm_notes *notes);
+/* The same from a maps file's text in f (pid: whose root the modules'
+ * files are opened through). */
+void tm_maps_read(FILE *f, pid_t pid, tm_maps *m, tm_notes *notes);
 void tm_maps_free(tm_maps *m);
 
 /* The mapping holding addr, NULL when none. */

@@ -120,6 +120,8 @@ int main(int argc, char **argv) {
   printf("PID %ld: %zu threads, read in %.1f ms\n", pid, s.nthreads, ms);
   for (int i = 0; i < a.nrefusals; i++) printf("%s\n", a.refusals[i]);
   printf("%s\n", a.mode);
+  for (int i = 0; i < s.notes.n; i++) printf("skipped: %s\n", s.notes.line[i]);
+  if (s.notes.more) printf("skipped: %u more\n", s.notes.more);
   for (size_t i = 0; i < s.nthreads; i++) print_thread(&s, &s.threads[i]);
   for (size_t i = 0; i < ncycles && i < CYCLES_SHOWN; i++) print_cycle(&s, &cycles[i]);
   if (ncycles == 0 && a.ptrace) printf("no deadlock among lock owners this tool can read\n");

@@ -1,16 +1,17 @@
 /* Unwind tables copied from another process (rcfi.h). */
 #include "rcfi.h"
 
-#include <fcntl.h>
-#include <gelf.h>
+#include <limits.h>
 #include <stdlib.h>
-#include <unistd.h>
 
+#include "elffile.h"
 #include "remote.h"
 
 /* A segment larger than this is not copied (no library's read-only
  * segment comes near it). */
 #define SEGMENT_MAX (64u << 20)
+/* All modules' copies: a target may map thousands of files. */
+#define COPIES_MAX (256u << 20)
 
 typedef struct module_tables {
   bool loaded;
@@ -23,6 +24,7 @@ typedef struct module_tables {
 struct tm_rcfi {
   const tm_maps *maps;
   module_tables *mods;
+  size_t copied; /* bytes of all copies */
 };
 
 tm_rcfi *tm_rcfi_new(const tm_maps *m) {
@@ -45,28 +47,34 @@ void tm_rcfi_free(tm_rcfi *c) {
 }
 
 /* The PT_GNU_EH_FRAME and the PT_LOAD holding it, from the file. */
-static bool eh_segment(const char *path, GElf_Phdr *eh, GElf_Phdr *load) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+static bool eh_segment(const char *path, GElf_Phdr *eh, GElf_Phdr *load, tm_notes *notes) {
+  tm_elf_file f;
+  if (!tm_elf_open(path, &f, notes)) return false;
   size_t n;
   bool have_eh = false, have_load = false;
-  if (e && elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &n) == 0) {
+  if (elf_getphdrnum(f.elf, &n) == 0) {
+    if (n > INT_MAX) n = INT_MAX;
     for (size_t i = 0; i < n && !have_eh; i++)
-      have_eh = gelf_getphdr(e, (int)i, eh) && eh->p_type == PT_GNU_EH_FRAME;
+      have_eh = gelf_getphdr(f.elf, (int)i, eh) && eh->p_type == PT_GNU_EH_FRAME;
     for (size_t i = 0; i < n && have_eh && !have_load; i++)
-      have_load = gelf_getphdr(e, (int)i, load) && load->p_type == PT_LOAD &&
+      have_load = gelf_getphdr(f.elf, (int)i, load) && load->p_type == PT_LOAD &&
                   eh->p_vaddr >= load->p_vaddr && eh->p_vaddr - load->p_vaddr < load->p_filesz;
   }
-  if (e) elf_end(e);
-  close(fd);
+  tm_elf_close(&f);
   return have_eh && have_load;
 }
 
-static void load(const tm_maps *m, const tm_module *mod, module_tables *t) {
+static void load(tm_rcfi *c, const tm_module *mod, module_tables *t) {
+  const tm_maps *m = c->maps;
   t->loaded = true;
   GElf_Phdr eh, seg;
-  if (!eh_segment(mod->open_path, &eh, &seg) || seg.p_filesz > SEGMENT_MAX) return;
+  if (!eh_segment(mod->open_path, &eh, &seg, m->notes)) return;
+  if (seg.p_filesz > SEGMENT_MAX || c->copied + seg.p_filesz > COPIES_MAX) {
+    tm_note(m->notes, "%s: its unwind tables' segment (%llu MiB) is past the %u MiB copied "
+            "for one module or %u MiB for all: its frames are scanned, not unwound", mod->path,
+            (unsigned long long)(seg.p_filesz >> 20), SEGMENT_MAX >> 20, COPIES_MAX >> 20);
+    return;
+  }
   t->copy = malloc(seg.p_filesz);
   if (!t->copy) return;
   t->remote = (uintptr_t)seg.p_vaddr + mod->bias;
@@ -78,6 +86,7 @@ static void load(const tm_maps *m, const tm_module *mod, module_tables *t) {
     return;
   }
   t->len = (size_t)got;
+  c->copied += seg.p_filesz;
 }
 
 bool tm_rcfi_find(void *arg, uintptr_t ip, tm_cfi_tables *out) {
@@ -85,7 +94,7 @@ bool tm_rcfi_find(void *arg, uintptr_t ip, tm_cfi_tables *out) {
   const tm_mapping *mp = tm_maps_find(c->maps, ip);
   if (!mp || !mp->exec || mp->module < 0) return false;
   module_tables *t = &c->mods[mp->module];
-  if (!t->loaded) load(c->maps, &c->maps->modules[mp->module], t);
+  if (!t->loaded) load(c, &c->maps->modules[mp->module], t);
   if (!t->copy) return false;
   *out = (tm_cfi_tables){t->copy + t->hdr_off, t->copy, t->copy + t->len,
                          (intptr_t)(t->remote - (uintptr_t)t->copy)};

@@ -40,7 +40,8 @@ static void read_stat(pid_t pid, tm_thread_state *t) {
   if (len >= sizeof t->name) len = sizeof t->name - 1;
   memcpy(t->name, open + 1, len);
   t->name[len] = 0;
-  t->state = close[2];
+  tm_printable(t->name);
+  if (close[2] >= 'A' && close[2] <= 'z') t->state = close[2];
 }
 
 /* The owner's tid read from the wait's word, 0 when it has none. */
@@ -87,6 +88,7 @@ static void read_wait(tm_snapshot *s, tm_thread_state *t) {
   t->syscall_ok = true;
   if (!tm_syscall_parse(line, &t->sc) || !t->sc.in_call) return;
   t->futex = tm_futex_decode(s->pid, &t->sc);
+  if (t->futex.skipped) tm_note(&s->notes, "thread %d: %s", (int)t->tid, t->futex.skipped);
   if (s->maps_ok)
     t->npcs = tm_remote_stack(s->pid, t->tid, line, &s->maps, s->cfi, t->pcs, TM_SNAPSHOT_FRAMES,
                               &t->exact);
@@ -122,7 +124,7 @@ bool tm_snapshot_take(pid_t pid, tm_snapshot *s) {
   closedir(d);
   qsort(s->threads, s->nthreads, sizeof *s->threads, by_tid);
   /* maps of another user's process read empty without ptrace access. */
-  s->maps_ok = tm_maps_load(pid, &s->maps) && s->maps.nmaps > 0;
+  s->maps_ok = tm_maps_load(pid, &s->maps, &s->notes) && s->maps.nmaps > 0;
   if (s->maps_ok) {
     s->syms = tm_symtabs_new(&s->maps);
     s->cfi = tm_rcfi_new(&s->maps);

@@ -19,6 +19,7 @@
 #include "elfsyms.h"
 #include "futexwait.h"
 #include "maps.h"
+#include "notes.h"
 #include "rcfi.h"
 #include "waitkind.h"
 
@@ -46,6 +47,7 @@ typedef struct tm_snapshot {
   tm_thread_state *threads;
   size_t nthreads;
   bool maps_ok; /* its memory map could be read (needs ptrace access) */
+  tm_notes notes; /* what was skipped as making no sense, one line each */
 } tm_snapshot;
 
 /* Reads the whole state; false (errno set) when the process is gone. */

@@ -69,21 +69,29 @@ static const pattern patterns[] = {
     {"runtime.futexsleep", TM_WAIT_GO_RUNTIME, "Go runtime futexsleep", true},
 };
 
-tm_wait_class tm_wait_classify(tm_symtabs *syms, const uintptr_t *pcs, int n) {
+tm_wait_class tm_wait_classify_names(const char *const *names, int n) {
   tm_wait_class weak = {TM_WAIT_UNKNOWN, "futex", -1};
   for (int i = 0; i < n && i < CLASSIFY_DEPTH; i++) {
-    uintptr_t off;
-    const char *name = tm_symtabs_lookup(syms, pcs[i], i > 0, &off);
-    if (!name) continue;
+    if (!names[i]) continue;
     for (size_t k = 0; k < sizeof patterns / sizeof *patterns; k++) {
       const pattern *p = &patterns[k];
-      if (!strstr(name, p->needle)) continue;
+      if (!strstr(names[i], p->needle)) continue;
       if (!p->weak) return (tm_wait_class){p->kind, p->what, i};
       if (weak.frame < 0) weak = (tm_wait_class){p->kind, p->what, i};
       break;
     }
   }
   return weak;
+}
+
+tm_wait_class tm_wait_classify(tm_symtabs *syms, const uintptr_t *pcs, int n) {
+  const char *names[CLASSIFY_DEPTH];
+  int k = 0;
+  for (; k < n && k < CLASSIFY_DEPTH; k++) {
+    uintptr_t off;
+    names[k] = tm_symtabs_lookup(syms, pcs[k], k > 0, &off);
+  }
+  return tm_wait_classify_names(names, k);
 }
 
 const char *tm_wait_kind_name(tm_wait_kind kind) {

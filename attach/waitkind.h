@@ -35,6 +35,8 @@ typedef struct tm_wait_class {
 
 /* From frames pcs[0..n) (pcs[0] the exact PC, the rest return addresses). */
 tm_wait_class tm_wait_classify(tm_symtabs *syms, const uintptr_t *pcs, int n);
+/* The same from the frames' symbol names (NULL: a frame without one). */
+tm_wait_class tm_wait_classify_names(const char *const *names, int n);
 
 /* "mutex", "cond", "rust-mutex" ...: a short name for output. */
 const char *tm_wait_kind_name(tm_wait_kind kind);

@@ -110,6 +110,12 @@ static bool encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, const ui
   return true;
 }
 
+/* A factored offset: the tables are the target's to write (attach), so the
+ * product wraps like the unsigned arithmetic it feeds, never overflows. */
+static int64_t scaled(uint64_t n, int64_t factor) {
+  return (int64_t)(n * (uint64_t)factor);
+}
+
 /* The rules this unwinder keeps: the CFA, and where RBP and the return
  * address were saved (offsets from the CFA). */
 typedef struct row {
@@ -193,8 +199,8 @@ static bool run(const uint8_t *p, const uint8_t *end, const cie_info *ci, const 
     case 1: advance = low; break;
     case 2:
       if (!uleb(&p, end, &a)) return false;
-      if (low == DW_REG_RBP) r->bp_saved = true, r->bp_off = (int64_t)a * ci->data_align;
-      if (low == DW_REG_RA) r->ra_off = (int64_t)a * ci->data_align;
+      if (low == DW_REG_RBP) r->bp_saved = true, r->bp_off = scaled(a, ci->data_align);
+      if (low == DW_REG_RA) r->ra_off = scaled(a, ci->data_align);
       continue;
     case 3:
       if (low == DW_REG_RBP) r->bp_saved = initial->bp_saved, r->bp_off = initial->bp_off;
@@ -209,8 +215,8 @@ static bool run(const uint8_t *p, const uint8_t *end, const cie_info *ci, const 
       case 0x04: { uint32_t d; if (!fixed(&p, end, &d, 4)) return false; advance = d; break; }
       case 0x05: /* offset_extended */
         if (!uleb(&p, end, &a) || !uleb(&p, end, &b)) return false;
-        if (a == DW_REG_RBP) r->bp_saved = true, r->bp_off = (int64_t)b * ci->data_align;
-        if (a == DW_REG_RA) r->ra_off = (int64_t)b * ci->data_align;
+        if (a == DW_REG_RBP) r->bp_saved = true, r->bp_off = scaled(b, ci->data_align);
+        if (a == DW_REG_RA) r->ra_off = scaled(b, ci->data_align);
         break;
       case 0x06: /* restore_extended */
         if (!uleb(&p, end, &a)) return false;
@@ -242,14 +248,17 @@ static bool run(const uint8_t *p, const uint8_t *end, const cie_info *ci, const 
       case 0x0e: if (!uleb(&p, end, &a)) return false; r->cfa_off = (int64_t)a; break;
       case 0x11: /* offset_extended_sf */
         if (!uleb(&p, end, &a) || !sleb(&p, end, &s)) return false;
-        if (a == DW_REG_RBP) r->bp_saved = true, r->bp_off = s * ci->data_align;
-        if (a == DW_REG_RA) r->ra_off = s * ci->data_align;
+        if (a == DW_REG_RBP) r->bp_saved = true, r->bp_off = scaled((uint64_t)s, ci->data_align);
+        if (a == DW_REG_RA) r->ra_off = scaled((uint64_t)s, ci->data_align);
         break;
       case 0x12: /* def_cfa_sf */
         if (!uleb(&p, end, &a) || !sleb(&p, end, &s)) return false;
-        r->cfa_reg = a, r->cfa_off = s * ci->data_align;
+        r->cfa_reg = a, r->cfa_off = scaled((uint64_t)s, ci->data_align);
         break;
-      case 0x13: if (!sleb(&p, end, &s)) return false; r->cfa_off = s * ci->data_align; break;
+      case 0x13: /* def_cfa_offset_sf */
+        if (!sleb(&p, end, &s)) return false;
+        r->cfa_off = scaled((uint64_t)s, ci->data_align);
+        break;
       case 0x14: case 0x15: /* val_offset(_sf): a value, not a saved slot */
         if (!uleb(&p, end, &a)) return false;
         if (op == 0x14 ? !uleb(&p, end, &b) : !sleb(&p, end, &s)) return false;
@@ -296,26 +305,29 @@ static bool row_for(const tm_cfi_tables *t, uint64_t target, row *r) {
   /* The binary search table: pairs of datarel sdata4 (initial location, FDE). */
   if (table_enc != 0x3b || count == 0 || count > (uint64_t)(end - p) / 8) return false;
   const int32_t *table = (const int32_t *)(const void *)p;
+  /* Offsets are added as integers and checked before they become
+   * pointers: a pointer outside the segment is undefined even unread. */
+  uintptr_t hdr = (uintptr_t)q.hdr;
   uint64_t lo = 0, hi = count;
   while (hi - lo > 1) {
     uint64_t mid = (lo + hi) / 2;
     int32_t start;
     memcpy(&start, &table[2 * mid], 4);
-    if ((uint64_t)(uintptr_t)(q.hdr + start) <= target) lo = mid;
+    if ((uint64_t)(hdr + (uintptr_t)(intptr_t)start) <= target) lo = mid;
     else hi = mid;
   }
   int32_t fde_off;
   memcpy(&fde_off, &table[2 * lo + 1], 4);
-  const uint8_t *fde = q.hdr + fde_off;
-  if (fde < q.seg.lo || fde >= q.seg.hi) return false;
-  p = fde;
+  uintptr_t fde = hdr + (uintptr_t)(intptr_t)fde_off;
+  if (fde < (uintptr_t)q.seg.lo || fde >= (uintptr_t)q.seg.hi) return false;
+  p = q.seg.lo + (fde - (uintptr_t)q.seg.lo);
   uint32_t len, cie_ptr;
   if (!fixed(&p, end, &len, 4) || len == 0xffffffffu || len > (size_t)(end - p)) return false;
   const uint8_t *fde_end = p + len;
   const uint8_t *cie_field = p;
   if (!fixed(&p, fde_end, &cie_ptr, 4) || cie_ptr == 0) return false;
+  if (cie_ptr > (size_t)(cie_field - q.seg.lo)) return false;
   const uint8_t *cie = cie_field - cie_ptr;
-  if (cie < q.seg.lo || cie >= q.seg.hi) return false;
   cie_info ci;
   if (!parse_cie(cie, q.seg, q.hdr, &ci)) return false;
   uint64_t begin, range;

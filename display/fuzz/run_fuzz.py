@@ -89,9 +89,8 @@ def fuzz_env():
                              "malloc_context_size=0")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_run_arguments(ap):
+    """The options of a fuzzing run (this one's and attach/fuzz/run_fuzz.py's)."""
     ap.add_argument("--build", required=True, help="the clang build directory")
     ap.add_argument("--seconds", type=int, default=0, help="stop after this long")
     ap.add_argument("--runs", type=int, default=0, help="stop after this many executions")
@@ -99,6 +98,20 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="compile jobs")
     ap.add_argument("--timeout", type=int, default=10, help="seconds one input may take")
     ap.add_argument("--malloc-mb", type=int, default=512, help="largest allocation allowed")
+
+
+def libfuzzer_flags(args, artifacts):
+    # -entropic=0: the entropic schedule's bookkeeping over tens of thousands
+    # of features took half of every execution here; plain scheduling runs
+    # almost twice as many inputs in the same time.
+    return [f"-timeout={args.timeout}", f"-malloc_limit_mb={args.malloc_mb}",
+            "-rss_limit_mb=2048", f"-artifact_prefix={artifacts}", "-entropic=0"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_run_arguments(ap)
     ap.add_argument("--max-len", type=int, default=4096, help="largest input tried")
     ap.add_argument("--target", choices=TARGETS, help="run only this target")
     ap.add_argument("--build-only", action="store_true", help="build, run nothing")
@@ -110,11 +123,7 @@ def main():
         return 0
     artifacts = os.path.join(os.path.abspath(args.build), "artifacts") + os.sep
     os.makedirs(artifacts, exist_ok=True)
-    # -entropic=0: the entropic schedule's bookkeeping over tens of thousands
-    # of features took half of every execution here; plain scheduling runs
-    # almost twice as many inputs in the same time.
-    common = [f"-timeout={args.timeout}", f"-malloc_limit_mb={args.malloc_mb}",
-              "-rss_limit_mb=2048", f"-artifact_prefix={artifacts}", "-entropic=0"]
+    common = libfuzzer_flags(args, artifacts)
 
     regression_dir = os.path.join(HERE, "regressions")
     regressions = sorted(os.path.join(regression_dir, f) for f in os.listdir(regression_dir)
