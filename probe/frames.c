@@ -106,7 +106,7 @@ void tm_frames_free(tm_frames *f) {
   memset(f, 0, sizeof *f);
 }
 
-void tm_note_end(tm_frames *f, uint32_t tid, uint64_t time_ns, uint64_t oncpu_ns) {
+void tm_note_end(tm_frames *f, const tm_thread *t, uint64_t time_ns, uint64_t oncpu_ns) {
   if (f->end_n == f->end_cap) {
     size_t cap = f->end_cap ? f->end_cap * 2 : 16;
     ended *e = realloc(f->ends, cap * sizeof *e);
@@ -114,7 +114,10 @@ void tm_note_end(tm_frames *f, uint32_t tid, uint64_t time_ns, uint64_t oncpu_ns
     f->ends = e;
     f->end_cap = cap;
   }
-  f->ends[f->end_n++] = (ended){tid, time_ns, oncpu_ns};
+  ended *e = &f->ends[f->end_n++];
+  *e = (ended){.tid = t->tid, .time_ns = time_ns, .oncpu_ns = oncpu_ns};
+  if (atomic_load_explicit(&t->folded, memory_order_relaxed))
+    e->folded_changes = tm_thread_folded(t, time_ns, e->fold_ns);
 }
 
 /* ---- emitting ---- */
@@ -292,6 +295,11 @@ void tm_emit_thread_end(tm_session *s, const ended *e, int to) {
   m.tid = e->tid;
   m.time_ns = e->time_ns;
   m.oncpu_ns = e->oncpu_ns;
+  if (e->folded_changes) {
+    m.n_folded_ns = TM_FOLD_STATES;
+    m.folded_ns = (uint64_t *)e->fold_ns;
+    m.folded_changes = e->folded_changes;
+  }
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_THREAD_END;
   f.thread_end = &m;

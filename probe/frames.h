@@ -38,6 +38,8 @@ typedef struct batch {
 typedef struct ended {
   uint32_t tid;
   uint64_t time_ns, oncpu_ns;
+  uint64_t folded_changes; /* 0: fold_ns unused */
+  uint64_t fold_ns[TM_FOLD_STATES];
 } ended;
 
 typedef struct tm_frames {
@@ -72,7 +74,8 @@ void tm_emit_notice(struct tm_session *s, const char *text, int to);
 
 Threadmon__LwpSample *tm_lwp_add(tm_frames *f);
 Threadmon__SyncStats *tm_sync_add(tm_frames *f);
-void tm_note_end(tm_frames *f, uint32_t tid, uint64_t time_ns, uint64_t oncpu_ns);
+/* t's end, with what it folded (tm_thread_folded) when it did. */
+void tm_note_end(tm_frames *f, const tm_thread *t, uint64_t time_ns, uint64_t oncpu_ns);
 
 void tm_emit_thread_start(struct tm_session *s, const tm_thread *t, tm_sampler_thread *st,
                           bool live, int to);

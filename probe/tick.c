@@ -170,7 +170,7 @@ static bool visit_slot(tm_session *s, uint32_t i, bool full, uint32_t *grace) {
     st->attr_sent = av + 1;
   }
   uint64_t end_ns = atomic_load_explicit(&t->end_ns, memory_order_relaxed);
-  tm_note_end(&m->fr, t->tid, end_ns ? end_ns : tm_sampler_now(m),
+  tm_note_end(&m->fr, t, end_ns ? end_ns : tm_sampler_now(m),
            atomic_load_explicit(&t->end_cpu_ns, memory_order_relaxed));
   s->events_dropped += st->dropped + st->udropped;
   s->events_folded += st->folded;

@@ -217,6 +217,8 @@ bool FrameCheck::check(Threadmon__Frame *f) {
         return false;
       }
       e->oncpu_ns = counter(e->oncpu_ns);
+      e->folded_changes = counter(e->folded_changes);
+      for (size_t i = 0; i < e->n_folded_ns; i++) e->folded_ns[i] = counter(e->folded_ns[i]);
       return true;
     }
     case THREADMON__FRAME__BODY_THREAD_ATTR: {

@@ -29,14 +29,14 @@ QString shownFrame(const char *frame, const Threadmon__CodeLocation *where) {
 static_assert(kWireStates == THREADMON__THREAD_STATE__STATE_EXITED + 1,
               "one folded total per wire state");
 
-// A sample's folded totals (cumulative): kept in time order; a sample older
-// than the last (a late tick) says nothing new.
-void noteFolds(ThreadInfo &info, int64_t t, const Threadmon__LwpSample &s) {
+// Folded totals (cumulative) of a sample or of the thread's end: kept in
+// time order; one older than the last (a late tick) says nothing new.
+void noteFolds(ThreadInfo &info, int64_t t, size_t n, const uint64_t *ns, uint64_t changes) {
   if (!info.folds.empty() && info.folds.back().t >= t) return;
   FoldPoint p;
   p.t = t;
-  p.changes = s.folded_changes;
-  for (size_t i = 0; i < s.n_folded_ns && i < size_t(kWireStates); i++) p.ns[i] = s.folded_ns[i];
+  p.changes = changes;
+  for (size_t i = 0; i < n && i < size_t(kWireStates); i++) p.ns[i] = ns[i];
   info.folds.push_back(p);
 }
 
@@ -208,7 +208,7 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     activity.futex(s.tid, t, s.futex_addr, s.asleep_syscall, s.asleep_kind);
     if (s.kstate == 'R') pt.threadsInR++;
     maxCpuSeen_ = std::max(maxCpuSeen_, s.cpu);
-    if (s.n_folded_ns || s.folded_changes) noteFolds(th.info, t, s);
+    if (s.n_folded_ns || s.folded_changes) noteFolds(th.info, t, s.n_folded_ns, s.folded_ns, s.folded_changes);
     int64_t prevSample = prev ? prev->t : INT64_MIN;  // prev dies with the add
     if (th.lwp.add(t, lwpAux(s.cpu, s.kstate), v, lwpExtra(t, ns(s.read_ns))))
       th.sampleAdded(prevTick, prevSample);
@@ -289,6 +289,7 @@ void SessionStore::applyThreadEnd(const Threadmon__ThreadEnd &e) {
   if (!thp) return;
   ThreadTimeline &th = *thp;
   if (th.info.endNs < 0 || t < th.info.endNs) th.info.endNs = t;
+  if (e.n_folded_ns || e.folded_changes) noteFolds(th.info, t, e.n_folded_ns, e.folded_ns, e.folded_changes);
   // The thread's own CPU clock at its end closes its last sample span (no
   // sample can follow once it is gone): a sample at the end with that clock
   // and the other counters as last read.
