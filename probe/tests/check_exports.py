@@ -3,7 +3,8 @@
 interposed ones), and names that glibc implements twice are exported in
 both versions, so that old-ABI callers reach their own implementation.
 Its unwinder calls are libgcc_s's (versioned GCC_*): an unversioned
-_Unwind_Resume binds to libunwind's copy, which breaks glibc's cancellation."""
+_Unwind_Resume binds to libunwind's copy, which breaks glibc's cancellation.
+zstd is linked in with nothing of it dynamic."""
 import subprocess
 import sys
 
@@ -48,6 +49,13 @@ undefined = subprocess.run(['nm', '-D', '--undefined-only', '--with-symbol-versi
 for sym in undefined:
     if sym.startswith('_Unwind_') and '@GCC_' not in sym:
         errors.append(f'calls {sym} unversioned: it would bind to libunwind, not libgcc_s')
+    # zstd is linked in and hidden (meson.build): nothing of it may be left
+    # for the program's own definitions to take.
+    if sym.startswith('ZSTD_'):
+        errors.append(f'refers to {sym}: zstd must be linked in, hidden')
+dynamic = subprocess.run(['readelf', '-d', lib], check=True, capture_output=True, text=True).stdout
+if 'libzstd' in dynamic:
+    errors.append('needs libzstd.so: a preloaded copy would replace the one the program ships')
 for e in errors:
     print(f'{lib}: {e}', file=sys.stderr)
 sys.exit(1 if errors else 0)
