@@ -44,38 +44,37 @@ static void read_stat(pid_t pid, tm_thread_state *t) {
   if (close[2] >= 'A' && close[2] <= 'z') t->state = close[2];
 }
 
-/* The owner's tid read from the wait's word, 0 when it has none. */
-static pid_t owner_word(const tm_snapshot *s, const tm_thread_state *t) {
+pid_t tm_wait_owner(pid_t pid, const tm_futex_wait *fw, tm_wait_kind kind) {
   uint32_t v = 0;
-  switch (t->wait.kind) {
+  switch (kind) {
   case TM_WAIT_MUTEX:
-    if (t->futex.op == TM_FUTEX_LOCK_PI) {
-      if (tm_remote_read(s->pid, t->futex.word, &v, sizeof v) == sizeof v) v &= FUTEX_TID_MASK;
+    if (fw->op == TM_FUTEX_LOCK_PI) {
+      if (tm_remote_read(pid, fw->word, &v, sizeof v) == sizeof v) v &= FUTEX_TID_MASK;
     } else {
       int32_t owner;
-      if (tm_remote_read(s->pid, t->futex.word + GLIBC_MUTEX_OWNER, &owner, sizeof owner) ==
+      if (tm_remote_read(pid, fw->word + GLIBC_MUTEX_OWNER, &owner, sizeof owner) ==
               sizeof owner && owner > 0)
         v = (uint32_t)owner;
     }
     break;
   case TM_WAIT_RWLOCK_READ:
   case TM_WAIT_RWLOCK_WRITE: {
-    bool reader = t->wait.kind == TM_WAIT_RWLOCK_READ;
-    if (!reader && t->futex.expected != RWLOCK_WRITERS_HELD) return 0; /* readers hold it */
+    bool reader = kind == TM_WAIT_RWLOCK_READ;
+    if (!reader && fw->expected != RWLOCK_WRITERS_HELD) return 0; /* readers hold it */
     int32_t writer;
-    uintptr_t at = t->futex.word + (reader ? RWLOCK_READER_TO_WRITER : RWLOCK_WRITER_TO_WRITER);
-    if (tm_remote_read(s->pid, at, &writer, sizeof writer) == sizeof writer && writer > 0)
+    uintptr_t at = fw->word + (reader ? RWLOCK_READER_TO_WRITER : RWLOCK_WRITER_TO_WRITER);
+    if (tm_remote_read(pid, at, &writer, sizeof writer) == sizeof writer && writer > 0)
       v = (uint32_t)writer;
     break;
   }
-  case TM_WAIT_JOIN: v = t->futex.expected; break;
+  case TM_WAIT_JOIN: v = fw->expected; break;
   default: return 0;
   }
   return (pid_t)v;
 }
 
 static void find_owner(const tm_snapshot *s, tm_thread_state *t) {
-  pid_t owner = owner_word(s, t);
+  pid_t owner = tm_wait_owner(s->pid, &t->futex, t->wait.kind);
   if (owner <= 0 || owner == t->tid) return;
   if (tm_snapshot_thread(s, owner)) t->owner = owner;
   else if (t->wait.kind == TM_WAIT_MUTEX) t->owner_gone = owner;

@@ -50,6 +50,10 @@ typedef struct tm_snapshot {
   tm_notes notes; /* what was skipped as making no sense, one line each */
 } tm_snapshot;
 
+/* The tid of the thread that a wait of this kind on fw waits for, read
+ * from the target's word (0 when the word names none). */
+pid_t tm_wait_owner(pid_t pid, const tm_futex_wait *fw, tm_wait_kind kind);
+
 /* Reads the whole state; false (errno set) when the process is gone. */
 bool tm_snapshot_take(pid_t pid, tm_snapshot *s);
 void tm_snapshot_free(tm_snapshot *s);

@@ -204,8 +204,10 @@ void tm_emit_thread_attr(tm_session *s, const tm_thread *t, int to) {
 
 void tm_emit_sync_object(tm_session *s, tm_object *o, bool with_stack, int to) {
   uintptr_t addr = atomic_load_explicit(&o->address, memory_order_acquire);
+  const tm_outside *out = s->smp.outside; /* another process's addresses */
   tm_symbol sym;
-  if (tm_symbolize(addr, &sym) < 0) sym.module[0] = sym.symbol[0] = 0;
+  if ((out ? out->symbolize(out->ctx, addr, &sym) : tm_symbolize(addr, &sym)) < 0)
+    sym.module[0] = sym.symbol[0] = 0;
   char frames[STACK_MAX][TM_ROUTINE_BYTES];
   char *frame_ptrs[STACK_MAX];
   Threadmon__CodeLocation locs[STACK_MAX];
@@ -215,11 +217,15 @@ void tm_emit_sync_object(tm_session *s, tm_object *o, bool with_stack, int to) {
     uint32_t n = o->stack_depth < STACK_MAX ? o->stack_depth : STACK_MAX;
     for (uint32_t i = 0; i < n; i++) {
       uintptr_t pc = (uintptr_t)o->first_contention_stack[i];
-      tm_symbolize_format(pc, frames[i], sizeof frames[i]);
-      /* Return addresses: the call's line is at pc - 1. */
       tm_code_location where = {0};
-      tm_symbol at;
-      if (pc && tm_symbolize(pc - 1, &at) == 0) where = at.where;
+      if (out) {
+        out->frame(out->ctx, pc, i > 0, frames[i], sizeof frames[i]);
+      } else {
+        tm_symbolize_format(pc, frames[i], sizeof frames[i]);
+        /* Return addresses: the call's line is at pc - 1. */
+        tm_symbol at;
+        if (pc && tm_symbolize(pc - 1, &at) == 0) where = at.where;
+      }
       tm_code_location_message(&where, &locs[i]);
       loc_ptrs[i] = &locs[i];
       frame_ptrs[depth++] = frames[i];

@@ -34,17 +34,21 @@ static void close_rings(tm_perf_switch *p) {
   }
 }
 
+static int open_event(const tm_perf_switch *p, pid_t pid, int cpu) {
+  struct perf_event_attr a;
+  tm_perf_switch_attr(&a);
+  a.inherit = 1;
+  a.inherit_thread = 1;
+  a.watermark = 1;
+  a.wakeup_watermark = (uint32_t)(p->data_bytes / 2); /* nobody polls; avoid wakeups */
+  return tm_perf_open(&a, pid, cpu, 0, 0);
+}
+
 /* 1 = open, 0 = a ring could not be mapped (try smaller), -1 = no events. */
 static int open_rings(tm_perf_switch *p, pid_t pid, unsigned pages, char *why, size_t n) {
   p->data_bytes = p->page * pages;
   for (int c = 0; c < p->ncpu; c++) {
-    struct perf_event_attr a;
-    tm_perf_switch_attr(&a);
-    a.inherit = 1;
-    a.inherit_thread = 1;
-    a.watermark = 1;
-    a.wakeup_watermark = (uint32_t)(p->data_bytes / 2); /* nobody polls; avoid wakeups */
-    int fd = tm_perf_open(&a, pid, c, 0, 0);
+    int fd = open_event(p, pid, c);
     if (fd < 0) {
       if (errno == ENODEV || errno == EINVAL) continue; /* CPU offline */
       snprintf(why, n, "context switches unavailable: perf_event_open on CPU %d: %s", c,
@@ -65,7 +69,7 @@ static int open_rings(tm_perf_switch *p, pid_t pid, unsigned pages, char *why, s
   return 1;
 }
 
-bool tm_perf_switch_open(tm_perf_switch *p, pid_t pid, char *why, size_t n) {
+static bool alloc_cpus(tm_perf_switch *p, char *why, size_t n) {
   memset(p, 0, sizeof *p);
   long ncpu = sysconf(_SC_NPROCESSORS_CONF);
   if (ncpu < 1) ncpu = 1;
@@ -79,6 +83,11 @@ bool tm_perf_switch_open(tm_perf_switch *p, pid_t pid, char *why, size_t n) {
   }
   p->ncpu = (int)ncpu;
   for (int c = 0; c < p->ncpu; c++) p->fd[c] = -1;
+  return true;
+}
+
+bool tm_perf_switch_open(tm_perf_switch *p, pid_t pid, char *why, size_t n) {
+  if (!alloc_cpus(p, why, n)) return false;
   for (size_t i = 0; i < sizeof ring_pages / sizeof ring_pages[0]; i++) {
     int r = open_rings(p, pid, ring_pages[i], why, n);
     if (r == 1) return true;
@@ -86,6 +95,57 @@ bool tm_perf_switch_open(tm_perf_switch *p, pid_t pid, char *why, size_t n) {
   }
   tm_perf_switch_close(p);
   return false;
+}
+
+int tm_perf_switch_add_thread(tm_perf_switch *p, uint32_t tid) {
+  int opened = 0;
+  for (int c = 0; c < p->ncpu; c++) {
+    if (p->fd[c] < 0) continue; /* offline */
+    if (p->ntfd == p->tfd_cap) {
+      size_t cap = p->tfd_cap ? p->tfd_cap * 2 : 64;
+      int *grown = realloc(p->tfd, cap * sizeof *grown);
+      if (!grown) return -1;
+      p->tfd = grown;
+      p->tfd_cap = cap;
+    }
+    int fd = open_event(p, (pid_t)tid, c);
+    if (fd < 0) return errno == ESRCH && !opened ? 0 : -1;
+    if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, p->fd[c]) < 0) {
+      close(fd);
+      return -1;
+    }
+    p->tfd[p->ntfd++] = fd;
+    opened++;
+  }
+  return 1;
+}
+
+bool tm_perf_switch_open_threads(tm_perf_switch *p, const uint32_t *tids, size_t n, char *why,
+                                 size_t wn) {
+  if (!alloc_cpus(p, why, wn)) return false;
+  /* The rings belong to the first thread that still exists. */
+  size_t first = 0;
+  int r = -1;
+  for (; first < n; first++) {
+    for (size_t i = 0; i < sizeof ring_pages / sizeof ring_pages[0]; i++) {
+      r = open_rings(p, (pid_t)tids[first], ring_pages[i], why, wn);
+      if (r != 0) break;
+    }
+    if (r == 1 || errno != ESRCH) break;
+  }
+  if (r != 1) {
+    tm_perf_switch_close(p);
+    return false;
+  }
+  for (size_t i = first + 1; i < n; i++) {
+    if (tm_perf_switch_add_thread(p, tids[i]) < 0) {
+      snprintf(why, wn, "context switches unavailable: perf_event_open on thread %u: %s",
+               tids[i], strerror(errno));
+      tm_perf_switch_close(p);
+      return false;
+    }
+  }
+  return true;
 }
 
 /* Copies len bytes at ring position pos (the data area wraps). */
@@ -136,6 +196,8 @@ void tm_perf_switch_drain(tm_perf_switch *p, tm_switch_fn fn, void *arg) {
 }
 
 void tm_perf_switch_close(tm_perf_switch *p) {
+  for (size_t i = 0; i < p->ntfd; i++) close(p->tfd[i]);
+  free(p->tfd);
   for (int c = 0; c < p->ncpu; c++) {
     if (p->ring && p->ring[c]) munmap(p->ring[c], p->page + p->data_bytes);
     if (p->fd && p->fd[c] >= 0) close(p->fd[c]);
@@ -149,4 +211,6 @@ void tm_perf_switch_enable(tm_perf_switch *p, bool on) {
   for (int c = 0; c < p->ncpu; c++)
     if (p->fd && p->fd[c] >= 0)
       ioctl(p->fd[c], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+  for (size_t i = 0; i < p->ntfd; i++)
+    ioctl(p->tfd[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
 }

@@ -32,6 +32,10 @@ typedef struct tm_perf_switch {
   uint8_t **ring; /* mmap: one metadata page + data */
   size_t page, data_bytes; /* data_bytes: a power of two */
   uint64_t lost;  /* records the kernel reported lost, not yet reported */
+  /* Read from outside (tm_perf_switch_open_threads): every other thread's
+   * events, one a CPU, writing into the rings of the first one's. */
+  int *tfd;
+  size_t ntfd, tfd_cap;
 } tm_perf_switch;
 
 /* The switch-record event: a dummy software event whose ring gets
@@ -53,6 +57,17 @@ static inline void tm_perf_switch_attr(struct perf_event_attr *a) {
 
 /* Returns false and writes one line into why when unavailable. */
 bool tm_perf_switch_open(tm_perf_switch *p, pid_t pid, char *why, size_t n);
+
+/* Another process's threads, which exist already: one event per thread
+ * and CPU, with inherit so that the threads they create are followed, all
+ * of a CPU's writing into one ring (an inherited event opened with CPU -1
+ * can be neither mapped nor redirected). Threads that ended meanwhile are
+ * skipped. Returns false and one line in why when unavailable. */
+bool tm_perf_switch_open_threads(tm_perf_switch *p, const uint32_t *tids, size_t n, char *why,
+                                 size_t wn);
+/* One more thread's events (found later, not inherited): 1 opened, 0 the
+ * thread is gone, -1 refused. */
+int tm_perf_switch_add_thread(tm_perf_switch *p, uint32_t tid);
 
 typedef void (*tm_switch_fn)(void *arg, uint32_t tid, uint64_t time_ns, uint32_t cpu,
                              int kind);

@@ -212,6 +212,16 @@ bool tm_parse_schedstat(const char *s, tm_task_sched *out) {
   return end != s;
 }
 
+bool tm_parse_stat_name(const char *s, char *out, size_t n) {
+  const char *open = strchr(s, '('), *close = strrchr(s, ')');
+  if (!open || !close || close < open || n == 0) return false;
+  size_t len = (size_t)(close - open - 1);
+  if (len > n - 1) len = n - 1;
+  memset(out, 0, n);
+  memcpy(out, open + 1, len);
+  return true;
+}
+
 bool tm_parse_stat(const char *s, tm_task_stat *out) {
   /* The name in parentheses may hold spaces and ')': fields start after
    * the last ')'. */

@@ -91,6 +91,9 @@ bool tm_self_usage(tm_task_stat *out, uint64_t *vol, uint64_t *invol);
 
 bool tm_parse_schedstat(const char *s, tm_task_sched *out);
 bool tm_parse_stat(const char *s, tm_task_stat *out);
+/* The name in a stat line (its "(comm)"), cut to n - 1 bytes, the rest of
+ * out zeroed. */
+bool tm_parse_stat_name(const char *s, char *out, size_t n);
 bool tm_parse_status_ctxsw(const char *s, uint64_t *vol, uint64_t *invol);
 /* The futex word a thread is blocked on according to its syscall file, or 0. */
 uint64_t tm_parse_syscall_futex(const char *s);

@@ -28,10 +28,30 @@
 #include "procfs.h"
 #include "read_plan.h"
 #include "switch_track.h"
+#include "symbolize.h"
 #include "task_rescan.h"
 #include "thread_state.h"
 
 struct tm_session;
+
+/* What the stages do differently for a process read from outside
+ * (threadmon-attach, attach/xsampler.c): no wrapper registers its threads
+ * or reports its waits, and its addresses are named by its own modules.
+ * NULL in tm_sampler.outside: the probe inside its program. */
+typedef struct tm_outside {
+  void *ctx;
+  /* Thread t was read now: asleep in futex() on word, or in no futex wait
+   * (0); line: its syscall file when just read, NULL when it has not run
+   * since (the same call). Replaces hidden.c. */
+  void (*futex_wait)(void *ctx, struct tm_session *s, tm_thread *t, uint64_t word,
+                     const char *line);
+  /* A tid the task listing found that the walk does not know: registered
+   * at once (no wrapper will), NULL when the registry is full. */
+  tm_thread *(*adopt)(void *ctx, uint32_t tid);
+  /* Names a target address (SyncObject), and a frame of a stack. */
+  int (*symbolize)(void *ctx, uintptr_t addr, tm_symbol *out);
+  void (*frame)(void *ctx, uintptr_t pc, bool return_address, char *out, size_t n);
+} tm_outside;
 
 /* Per-object: the totals last sent, indexed like the object ids. */
 typedef struct obj_sent {
@@ -73,6 +93,7 @@ typedef struct tm_sampler {
    * (tm_perf_switch_drain). Tests replay their own. */
   void (*switch_source)(struct tm_session *s, tm_switch_fn fn, void *arg);
   tm_proc proc; /* the process sampled: "" = this one */
+  const tm_outside *outside; /* NULL: this process, from inside */
   uint64_t tick_no;    /* ticks run, the first is 1 */
   uint64_t started_ns; /* switch records cover threads born after it */
   bool own_thread;     /* this tick runs on the sampler thread */

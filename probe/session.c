@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/single_threaded.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "perf_counters.h"
@@ -49,16 +48,11 @@ void tm_note_exit_status(int status) { atomic_store(&exit_status, status); }
 static void gather_identity(tm_session *s) {
   ssize_t n = readlink("/proc/self/exe", s->exe, sizeof s->exe - 1);
   s->exe[n > 0 ? n : 0] = 0;
-  if (gethostname(s->host, sizeof s->host) != 0) s->host[0] = 0;
-  s->host[sizeof s->host - 1] = 0;
-  struct utsname u;
-  snprintf(s->kernel, sizeof s->kernel, "%s", uname(&u) == 0 ? u.release : "");
   /* Here, on the thread that opens the session, before the program runs
    * on: sysconf reads /sys/devices/system/cpu/online, and that open on the
    * probe's thread took the program's lowest free descriptor while main()
    * opened its first file (conf_fd first_free_fd: 4 instead of 3). */
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  s->cpu_count = cpus > 0 ? (uint32_t)cpus : 1;
+  tm_session_gather_host(s);
   free(s->cmdline);
   s->cmdline = NULL;
   s->cmdline_len = 0;

@@ -26,6 +26,11 @@ typedef struct tm_session {
   uint64_t session_id;
   uint64_t start_ns, start_realtime_ns;
   bool src_proc_task, src_proc_stat, src_perf_switch, src_perf_sw, src_perf_hw, src_futex;
+  /* Read from outside (threadmon-attach): no wrapper in the process, so no
+   * transitions of its own, acquisitions or hold times, no unwinding at
+   * acquisitions, no user threads; ppid is the target's. */
+  bool external;
+  uint32_t ppid;
   /* Switch records paused by the rate limit: the events stay open (perf),
    * src_perf_switch is false until they resume. */
   bool perf_switch_paused;
@@ -50,6 +55,8 @@ typedef struct tm_session {
 
 /* The Hello of this session (probe_tid known): session_wire.c. */
 void tm_session_send_hello(tm_session *s, int to);
+/* The Hello's host, kernel release and online CPUs: session_wire.c. */
+void tm_session_gather_host(tm_session *s);
 /* Tells the launcher (THREADMON_STATUS), once, that the display refused
  * the session or was given up on; when ending, also that it was never
  * reached: session_wire.c. */

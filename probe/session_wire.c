@@ -3,6 +3,7 @@
  * or was never reached. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "frames.h"
@@ -30,22 +31,22 @@ void tm_session_send_hello(tm_session *s, int to) {
   }
   Threadmon__Source sources[10];
   size_t ns = 0;
-  sources[ns++] = THREADMON__SOURCE__SOURCE_INTERPOSE;
+  if (!s->external) sources[ns++] = THREADMON__SOURCE__SOURCE_INTERPOSE;
   if (s->src_proc_task) sources[ns++] = THREADMON__SOURCE__SOURCE_PROC_TASK;
   if (s->src_proc_stat) sources[ns++] = THREADMON__SOURCE__SOURCE_PROC_STAT;
   if (s->src_perf_switch || s->perf_switch_paused)
     sources[ns++] = THREADMON__SOURCE__SOURCE_PERF_SWITCH;
   if (s->src_perf_sw) sources[ns++] = THREADMON__SOURCE__SOURCE_PERF_SOFTWARE;
   if (s->src_perf_hw) sources[ns++] = THREADMON__SOURCE__SOURCE_PERF_HARDWARE;
-  sources[ns++] = THREADMON__SOURCE__SOURCE_UNWIND;
+  if (!s->external) sources[ns++] = THREADMON__SOURCE__SOURCE_UNWIND;
   if (s->src_futex) sources[ns++] = THREADMON__SOURCE__SOURCE_FUTEX_SAMPLING;
-  sources[ns++] = THREADMON__SOURCE__SOURCE_USER_CONTEXT; /* wrap_context.c */
+  if (!s->external) sources[ns++] = THREADMON__SOURCE__SOURCE_USER_CONTEXT; /* wrap_context.c */
 
   Threadmon__Hello h = THREADMON__HELLO__INIT;
   h.protocol_version = TM_PROTOCOL_VERSION;
   h.probe_version = TM_PROBE_VERSION;
   h.pid = s->pid;
-  h.ppid = (uint32_t)getppid();
+  h.ppid = s->external ? s->ppid : (uint32_t)getppid();
   h.exe = s->exe;
   h.n_argv = argc;
   h.argv = argv;
@@ -65,6 +66,15 @@ void tm_session_send_hello(tm_session *s, int to) {
   f.body_case = THREADMON__FRAME__BODY_HELLO;
   f.hello = &h;
   tm_emit(s, &f, to);
+}
+
+void tm_session_gather_host(tm_session *s) {
+  if (gethostname(s->host, sizeof s->host) != 0) s->host[0] = 0;
+  s->host[sizeof s->host - 1] = 0;
+  struct utsname u;
+  snprintf(s->kernel, sizeof s->kernel, "%s", uname(&u) == 0 ? u.release : "");
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  s->cpu_count = cpus > 0 ? (uint32_t)cpus : 1;
 }
 
 void tm_session_report_net(tm_session *s, bool ending) {

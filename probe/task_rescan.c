@@ -41,7 +41,11 @@ static void rescan_tasks(tm_sampler *m, uint64_t now) {
     uint32_t tid = r->seen_now.v[i];
     tid_entry *e = tm_tid_find(&m->sw, tid);
     if (e && e->st) continue; /* the walk knows it */
-    if (!tid_in(&r->unknown_before, tid)) add_tid(tid, &r->unknown_now); /* stays sorted */
+    /* From outside no wrapper registers a thread: at once. */
+    const tm_outside *o = m->outside;
+    if (o && !tm_thread_by_tid(tid)) o->adopt(o->ctx, tid);
+    else if (o) continue;
+    else if (!tid_in(&r->unknown_before, tid)) add_tid(tid, &r->unknown_now); /* stays sorted */
     else if (!tm_thread_by_tid(tid)) tm_thread_register_foreign(tid);
   }
   tid_set swap = r->unknown_before;
@@ -56,7 +60,7 @@ static void rescan_tasks(tm_sampler *m, uint64_t now) {
     if (tid_in(&r->seen_now, st->tid)) continue;
     tm_thread *t = st->owner;
     if (atomic_load_explicit(&t->slot_state, memory_order_acquire) == TM_SLOT_LIVE &&
-        t->tid == st->tid && t->start_ns + RESCAN_NS / 2 < now)
+        t->tid == st->tid && (m->outside || t->start_ns + RESCAN_NS / 2 < now))
       tm_thread_mark_exited(t);
   }
   /* Some entries have no state. */
@@ -65,7 +69,9 @@ static void rescan_tasks(tm_sampler *m, uint64_t now) {
 
 void tm_rescan_tick(tm_sampler *m, uint64_t now) {
   tm_rescan *r = &m->rescan;
-  if (now - r->last_rescan_ns < RESCAN_NS) return;
+  /* From outside, every tick: the count is one read of a few microseconds,
+   * and threads must be followed at once (no wrapper reports them). */
+  if (!m->outside && now - r->last_rescan_ns < RESCAN_NS) return;
   r->last_rescan_ns = now;
   long kernel = tm_kernel_thread_count(&m->proc);
   if (kernel < 0 || (uint32_t)kernel != r->known_live ||

@@ -30,8 +30,24 @@ static long task_read(tm_sampler *m, tm_sampler_thread *st, enum tm_task_file wh
  * decides whether it is an internal lock and asks for its call site (line:
  * the syscall file when read this tick, else NULL). */
 static void note_hidden_wait(tm_session *s, tm_thread *t, uint64_t futex, const char *line) {
-  if (tm_hidden_seen(t->tid, futex, line, tm_sampler_now(&s->smp), s->cfg.interval_ns))
+  const tm_outside *o = s->smp.outside;
+  if (o) {
+    o->futex_wait(o->ctx, s, t, futex, line);
+    return;
+  }
+  if (futex && tm_hidden_seen(t->tid, futex, line, tm_sampler_now(&s->smp), s->cfg.interval_ns))
     s->smp.hidden_noted = true;
+}
+
+/* Read from outside, a thread's name is the one in its stat (no wrapper
+ * sees a rename): a change is sent as its attributes are. */
+static void name_from_stat(tm_thread *t, const char *stat) {
+  char name[TM_NAME_BYTES];
+  if (!tm_parse_stat_name(stat, name, sizeof name) || !strncmp(name, t->name, TM_NAME_BYTES))
+    return;
+  memcpy(t->name, name, TM_NAME_BYTES);
+  atomic_fetch_add_explicit(&t->attr_version, 1, memory_order_release);
+  tm_thread_touch(t);
 }
 
 /* Context switch counts from status: the base the records add to, or the
@@ -136,6 +152,7 @@ void tm_thread_read(tm_session *s, tm_thread *t, tm_sampler_thread *st, int how)
     if (task_read(m, st, TM_TASK_STAT, st->have_stat, buf, sizeof buf) >= 0 &&
         tm_parse_stat(buf, &st->stat)) {
       st->have_stat = stat_read = true;
+      if (m->outside) name_from_stat(t, buf);
       st->stat_oncpu_ns = sc.oncpu_ns;
       st->stat_blocked = st->sw_kind == TM_SWITCH_OUT;
       if (settle && st->stat.state != 'R' && st->sw_kind == SW_UNKNOWN) {
@@ -183,7 +200,7 @@ void tm_thread_read(tm_session *s, tm_thread *t, tm_sampler_thread *st, int how)
     if (futex) futex_line = buf;
     st->status_dirty = true;
   }
-  if (futex) note_hidden_wait(s, t, futex, futex_line);
+  if (futex || m->outside) note_hidden_wait(s, t, futex, futex_line);
   /* Context switches: counted from the records once a status read gave the
    * base (again after records were lost). Without records: only after it
    * ran, at most every STATUS_EVERY ticks (light ones: as their stat). */

@@ -1,0 +1,292 @@
+/* One target watched from outside (xsession.h). */
+#include "xsession.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "access.h"
+#include "remote.h"
+#include "session.h"
+#include "status.h"
+#include "xwaits.h"
+
+#define FLUSH_MS 1000
+#define CMDLINE_MAX 65536
+
+/* The sampler's state is large (its visit plan covers every slot): one
+ * session a process, as in the probe. */
+static tm_session S;
+
+static void say(const char *what, pid_t pid, const char *text) {
+  fprintf(stderr, "threadmon-attach: %s%d: %s\n", what, (int)pid, text);
+}
+
+/* ---- the target's identity ---- */
+
+/* Field n (1-based, n > 2) of a stat line, after the name. */
+static long long stat_field(const char *stat, int n) {
+  const char *p = strrchr(stat, ')');
+  if (!p) return -1;
+  p++;
+  for (int f = 3; f < n && *p; f++) {
+    while (*p == ' ') p++;
+    while (*p && *p != ' ') p++;
+  }
+  return *p ? strtoll(p, NULL, 10) : -1;
+}
+
+static void gather_identity(tm_session *s, pid_t pid) {
+  char path[64], stat[1024];
+  snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+  ssize_t n = readlink(path, s->exe, sizeof s->exe - 1);
+  s->exe[n > 0 ? n : 0] = 0;
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  long long ppid = tm_read_file(path, stat, sizeof stat) > 0 ? stat_field(stat, 4) : -1;
+  s->ppid = ppid > 0 ? (uint32_t)ppid : 0;
+  tm_session_gather_host(s);
+  snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  s->cmdline = fd >= 0 ? malloc(CMDLINE_MAX) : NULL;
+  ssize_t r;
+  while (s->cmdline && s->cmdline_len < CMDLINE_MAX &&
+         (r = read(fd, s->cmdline + s->cmdline_len, CMDLINE_MAX - s->cmdline_len)) > 0)
+    s->cmdline_len += (size_t)r;
+  if (fd >= 0) close(fd);
+}
+
+/* ---- sources ---- */
+
+static void add_notice(tm_session *s, const char *text) {
+  if (s->notice_count < TM_MAX_NOTICES)
+    snprintf(s->notices[s->notice_count++], sizeof s->notices[0], "%.*s",
+             (int)sizeof s->notices[0] - 1, text);
+}
+
+typedef struct tid_list {
+  uint32_t *v;
+  size_t n, cap;
+} tid_list;
+
+static void list_tid(uint32_t tid, void *arg) {
+  tid_list *l = arg;
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 256;
+    uint32_t *grown = realloc(l->v, cap * sizeof *grown);
+    if (!grown) return;
+    l->v = grown;
+    l->cap = cap;
+  }
+  l->v[l->n++] = tid;
+}
+
+/* Switch records on every thread that exists now; those it creates later
+ * inherit them. */
+static void open_perf(tm_session *s) {
+  tid_list tids = {0};
+  char why[160] = "";
+  if (tm_list_tasks(&s->smp.proc, list_tid, &tids) == 0 && tids.n)
+    s->src_perf_switch = tm_perf_switch_open_threads(&s->perf, tids.v, tids.n, why, sizeof why);
+  if (!s->src_perf_switch) add_notice(s, why[0] ? why : "context switches unavailable");
+  free(tids.v);
+}
+
+static void open_sources(tm_session *s, pid_t pid, const tm_access *a) {
+  for (int i = 0; i < a->nrefusals; i++) {
+    say("", pid, a->refusals[i]);
+    add_notice(s, a->refusals[i]);
+  }
+  s->src_proc_task = a->visible;
+  s->src_futex = a->ptrace;
+  if (a->perf) open_perf(s);
+  s->src_proc_stat = tm_cpustat_open(&s->cpus);
+  if (!s->src_proc_stat) add_notice(s, "per-CPU times unavailable: cannot read /proc/stat");
+  char mode[TM_ACCESS_LINE + 96];
+  snprintf(mode, sizeof mode, "attached from outside: %.*s; acquisitions and hold times are not "
+           "known in this mode", TM_ACCESS_LINE - 1, a->mode);
+  add_notice(s, mode);
+  if (a->nrefusals) say("", pid, a->mode);
+}
+
+/* ---- the loop ---- */
+
+/* Raised as far as allowed: two descriptors a thread (perf, one a CPU)
+ * and the stages' kept /proc files. */
+static void raise_fd_limit(void) {
+  struct rlimit r;
+  if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &r);
+  }
+}
+
+static uint64_t ns_of(const struct timespec *ts) {
+  return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+}
+
+/* Waits until deadline (CLOCK_MONOTONIC ns); returns 1 on a signal, 2
+ * when the target ended, 0 at the deadline. */
+static int wait_tick(int pidfd, int sigfd, uint64_t deadline) {
+  for (;;) {
+    uint64_t now = tm_now_ns();
+    if (now >= deadline) return 0;
+    struct pollfd p[2] = {{.fd = sigfd, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
+    struct timespec ts = {(time_t)((deadline - now) / 1000000000u),
+                          (long)((deadline - now) % 1000000000u)};
+    int r = ppoll(p, pidfd >= 0 ? 2 : 1, &ts, NULL);
+    if (r > 0 && (p[0].revents & POLLIN)) return 1;
+    if (r > 0 && (p[1].revents & (POLLIN | POLLHUP))) return 2;
+    if (r < 0 && errno != EINTR) return 1;
+  }
+}
+
+/* How the target ended, from its zombie's stat (exit_code, field 52)
+ * while its parent has not reaped it yet: END_EXIT or END_SIGNAL; or
+ * END_DETACH when it is gone already. */
+static int end_reason(pid_t pid, int *status) {
+  char path[64], stat[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  long long code = tm_read_file(path, stat, sizeof stat) > 0 ? stat_field(stat, 52) : -1;
+  if (code < 0) return THREADMON__END_REASON__END_DETACH;
+  if (code & 0x7f) {
+    *status = (int)(code & 0x7f);
+    return THREADMON__END_REASON__END_SIGNAL;
+  }
+  *status = (int)((code >> 8) & 0xff);
+  return THREADMON__END_REASON__END_EXIT;
+}
+
+/* The target is gone: its threads end now. */
+static void end_threads(void) {
+  for (uint32_t i = 0, hw = tm_threads_high_water(); i < hw; i++) {
+    tm_thread *t = tm_thread_slot(i);
+    if (atomic_load_explicit(&t->slot_state, memory_order_acquire) == TM_SLOT_LIVE)
+      tm_thread_mark_exited(t);
+  }
+}
+
+static void finish(tm_session *s, int reason, int status) {
+  s->smp.final_tick = true;
+  tm_tick_run(s, true);
+  Threadmon__Goodbye b = THREADMON__GOODBYE__INIT;
+  b.time_ns = tm_now_ns();
+  b.reason = (Threadmon__EndReason)reason;
+  b.exit_status = status;
+  b.frames_dropped = s->tx.frames_dropped;
+  b.events_dropped = s->events_dropped_total;
+  b.bytes_written = s->tx.bytes_written;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_GOODBYE;
+  f.goodbye = &b;
+  tm_emit(s, &f, TM_TO_ALL);
+  tm_transport_flush(&s->tx, FLUSH_MS);
+  tm_session_report_net(s, true);
+}
+
+static bool nowhere_to_send(const tm_session *s) {
+  return (s->tx.net == TM_NET_REFUSED || s->tx.net == TM_NET_GAVE_UP) && s->tx.file_fd < 0 &&
+         !s->tx.file_lost;
+}
+
+static int open_output(tm_session *s, pid_t pid, const tm_xopts *o) {
+  tm_transport_init(&s->tx);
+  s->tx.compress_level = s->cfg.compress;
+  if (o->output && tm_transport_open_file(&s->tx, o->output) < 0) {
+    fprintf(stderr, "threadmon-attach: cannot create capture file %s: %s\n", o->output,
+            strerror(errno));
+    return -1;
+  }
+  if (o->host && tm_transport_set_peer(&s->tx, o->host, o->port, s->cfg.net_buffer_bytes) < 0) {
+    say("", pid, "out of memory");
+    return -1;
+  }
+  if (o->output) tm_status_capture(s->cfg.status, o->output);
+  return 0;
+}
+
+int tm_xsession_run(pid_t pid, const tm_xopts *o) {
+  tm_session *s = &S;
+  tm_access a;
+  tm_access_check(pid, &a);
+  if (!a.visible) {
+    say("cannot see process ", pid, a.nrefusals ? a.refusals[0] : "no such process");
+    return 1;
+  }
+  /* Signals end the session: read from a descriptor between ticks. */
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGHUP);
+  sigprocmask(SIG_BLOCK, &stop, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  int sigfd = signalfd(-1, &stop, SFD_CLOEXEC);
+  /* The target's end, without polling its /proc (and never a reused pid). */
+  int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  raise_fd_limit();
+  if (tm_config_load(&s->cfg) < 0) return 1;
+  s->cfg.interval_ns = s->cfg.interval_asked_ns = o->interval_ns;
+  s->cfg.counters = false;
+  snprintf(s->cfg.token, sizeof s->cfg.token, "%s", o->token ? o->token : "");
+  s->external = true;
+  s->pid = (uint32_t)pid;
+  if (getrandom(&s->session_id, sizeof s->session_id, GRND_NONBLOCK) != sizeof s->session_id)
+    s->session_id = tm_now_ns() ^ ((uint64_t)pid << 40);
+  struct timespec rt;
+  s->start_ns = tm_now_ns();
+  clock_gettime(CLOCK_REALTIME, &rt);
+  s->start_realtime_ns = ns_of(&rt);
+  tm_fds_init();
+  char root[32];
+  snprintf(root, sizeof root, "/proc/%d", (int)pid);
+  tm_proc_init(&s->smp.proc, root);
+  s->smp.started_ns = s->start_ns;
+  if (open_output(s, pid, o) < 0) return 1;
+  gather_identity(s, pid);
+  open_sources(s, pid, &a);
+  tm_xwaits x;
+  if (!tm_xwaits_init(&x, s, pid, a.ptrace)) {
+    say("", pid, "out of memory");
+    return 1;
+  }
+  tm_session_send_hello(s, TM_TO_ALL);
+  for (unsigned i = 0; i < s->notice_count; i++) tm_emit_notice(s, s->notices[i], TM_TO_ALL);
+
+  int how = 0;
+  uint64_t next = tm_now_ns(), end = o->duration_ns ? s->start_ns + o->duration_ns : UINT64_MAX;
+  for (;;) {
+    tm_tick_run(s, true);
+    tm_budget_keep(s, tm_now_ns(), tm_thread_cpu_ns());
+    if (nowhere_to_send(s)) break;
+    next += s->cfg.interval_ns;
+    uint64_t now = tm_now_ns();
+    if (now > next + 1000000000u) next = now; /* fell behind: skip, don't burst */
+    if (now >= end || (how = wait_tick(pidfd, sigfd, next < end ? next : end)) != 0) break;
+  }
+  int status = 0, reason = THREADMON__END_REASON__END_DETACH;
+  if (how == 2) {
+    reason = end_reason(pid, &status);
+    tm_emit_notice(s, "the target ended", TM_TO_ALL);
+    end_threads();
+  }
+  finish(s, reason, status);
+  bool refused = nowhere_to_send(s);
+  tm_xwaits_free(&x);
+  tm_transport_close(&s->tx);
+  if (s->src_perf_switch || s->perf_switch_paused) tm_perf_switch_close(&s->perf);
+  if (s->src_proc_stat) tm_cpustat_close(&s->cpus);
+  if (pidfd >= 0) close(pidfd);
+  if (sigfd >= 0) close(sigfd);
+  if (refused) say("", pid, s->tx.refusal[0] ? s->tx.refusal : "the display could not be reached");
+  return refused ? 1 : 0;
+}
