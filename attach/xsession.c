@@ -279,6 +279,7 @@ int tm_xsession_run(pid_t pid, const tm_xopts *o) {
     tm_emit_notice(s, "the target ended", TM_TO_ALL);
     end_threads();
   }
+  tm_xwaits_close(&x, tm_now_ns());
   finish(s, reason, status);
   bool refused = nowhere_to_send(s);
   tm_xwaits_free(&x);

@@ -155,7 +155,9 @@ static xword *classify(tm_xwaits *x, uint32_t tid, uint64_t word, const char *li
   /* A stack could not be read (the thread moved on): next time. */
   if (n <= 0) return NULL;
   if (!(w = word_of(x, word, true))) return NULL;
-  w->kind = x->syms ? tm_wait_classify(x->syms, pcs, n).kind : TM_WAIT_UNKNOWN;
+  tm_wait_class wc = x->syms ? tm_wait_classify(x->syms, pcs, n)
+                             : (tm_wait_class){TM_WAIT_UNKNOWN, "", -1};
+  w->kind = wc.kind;
   int state;
   uint32_t kind;
   kind_of(w->kind, &state, &kind);
@@ -164,8 +166,11 @@ static xword *classify(tm_xwaits *x, uint32_t tid, uint64_t word, const char *li
   if (!o) return w;
   w->object = __atomic_load_n(&o->id, __ATOMIC_ACQUIRE);
   if (!atomic_load_explicit(&o->has_stack, memory_order_relaxed)) {
-    uint32_t depth = (uint32_t)n < 8 ? (uint32_t)n : 8;
-    for (uint32_t i = 0; i < depth; i++) o->first_contention_stack[i] = (void *)pcs[i];
+    /* The call site is the caller of the function that waits (as the
+     * probe's wrappers see it): the frames above the one that named it. */
+    int from = wc.frame >= 0 && wc.frame + 1 < n ? wc.frame + 1 : 0;
+    uint32_t depth = (uint32_t)(n - from) < 8 ? (uint32_t)(n - from) : 8;
+    for (uint32_t i = 0; i < depth; i++) o->first_contention_stack[i] = (void *)pcs[from + i];
     o->stack_depth = depth;
     atomic_store_explicit(&o->has_stack, 1, memory_order_release);
   }
@@ -181,8 +186,8 @@ static void push(tm_xwaits *x, uint64_t t, uint32_t tid, int state, uint32_t obj
   tm_batch_push(b, t, tid, state, obj, holder, 0);
 }
 
-static void end_wait(tm_xwaits *x, xwait *w, uint64_t at) {
-  if (w->state) push(x, at, w->tid, TM_STATE_RUNNING, 0, 0);
+/* The wait's time so far into its object's totals. */
+static void add_wait_time(const xwait *w, uint64_t at) {
   tm_object *o = w->object ? tm_object_by_id(w->object) : NULL;
   if (o && at > w->since_ns) {
     uint64_t d = at - w->since_ns;
@@ -190,6 +195,11 @@ static void end_wait(tm_xwaits *x, xwait *w, uint64_t at) {
     if (d > atomic_load_explicit(&o->max_wait_ns, memory_order_relaxed))
       atomic_store_explicit(&o->max_wait_ns, d, memory_order_relaxed);
   }
+}
+
+static void end_wait(tm_xwaits *x, xwait *w, uint64_t at) {
+  if (w->state) push(x, at, w->tid, TM_STATE_RUNNING, 0, 0);
+  add_wait_time(w, at);
   w->word = 0;
   w->object = 0;
   w->state = 0;
@@ -315,6 +325,14 @@ bool tm_xwaits_init(tm_xwaits *x, tm_session *s, pid_t pid, bool stacks) {
   if (s->src_perf_switch) s->smp.switch_source = switch_source;
   if (stacks) load_maps(x, tm_now_ns());
   return wait_of(x, (uint32_t)pid) != NULL;
+}
+
+void tm_xwaits_close(tm_xwaits *x, uint64_t now) {
+  for (uint32_t i = 0; i < x->waits_cap; i++) {
+    xwait *w = &x->waits[i];
+    if (w->tid && w->word) add_wait_time(w, now);
+    w->since_ns = now;
+  }
 }
 
 void tm_xwaits_free(tm_xwaits *x) {

@@ -55,6 +55,9 @@ typedef struct tm_xwaits {
  * when s has switch records). stacks: whether the target's memory and
  * syscall files may be read. False when out of memory. */
 bool tm_xwaits_init(tm_xwaits *x, struct tm_session *s, pid_t pid, bool stacks);
+/* The session ends at now: the waits still going on count up to now in
+ * their objects' wait times (their threads stay blocked). */
+void tm_xwaits_close(tm_xwaits *x, uint64_t now);
 void tm_xwaits_free(tm_xwaits *x);
 
 #endif
