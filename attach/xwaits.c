@@ -239,7 +239,12 @@ static void futex_wait(void *ctx, tm_session *s, tm_thread *t, uint64_t word, co
    * switch-out, when records say it has slept since. */
   uint64_t began = !w->seen ? t->start_ns : w->out_ns > w->last_in ? w->out_ns : now;
   w->seen = true;
-  if (w->word && (word != w->word || (w->first_in && w->first_in > w->since_ns))) {
+  bool ran = w->first_in && w->first_in > w->since_ns;
+  /* Woken but not yet on a CPU (its syscall file no longer says futex):
+   * still in the call, as the wrappers would count it, until its first
+   * switch-in, which records will bring. */
+  if (w->word && !word && !ran && x->s->src_perf_switch) return;
+  if (w->word && (word != w->word || ran)) {
     /* Over: at its first switch-in since it began, else now. */
     uint64_t end = w->first_in > w->since_ns ? w->first_in : now;
     bool again = word == w->word;

@@ -1,0 +1,172 @@
+"""Attaching from outside (threadmon record -p PID, threadmon-attach): the
+ground-truth workloads started WITHOUT the probe are watched while they run;
+their states land within 5 points of what they measured themselves, a
+deadlock that formed before anyone looked is found in the first second, a
+target that exits ends the session with a finalized capture, and detaching
+leaves the target as it was (descriptors, states, no stopped thread)."""
+import os
+import subprocess
+import time
+
+import tmtest
+from tmtest import check, near, state, workload
+
+ATTACH = os.path.join(tmtest.BUILD, "attach", "threadmon-attach")
+
+
+def require_attach():
+    tmtest.require_report()
+    if not os.path.exists(ATTACH):
+        raise tmtest.Skip("threadmon-attach is not built")
+
+
+def start(name, args, threads):
+    """Starts a workload bare; returns it once it has `threads` threads."""
+    proc = subprocess.Popen([workload(name), *args], stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if len(os.listdir(f"/proc/{proc.pid}/task")) >= threads:
+                return proc
+        except OSError:
+            break
+        time.sleep(0.005)
+    proc.kill()
+    raise tmtest.Failed(f"{name} never had {threads} threads")
+
+
+def attach(proc, *extra, timeout=60):
+    """threadmon record -p proc (until it exits, unless --duration is in
+    extra); returns (launcher result, report)."""
+    capture = os.path.join(tmtest.Temp.dir(), f"attach-{proc.pid}.tmcap")
+    run = tmtest.launcher("record", "-o", capture, "-p", str(proc.pid), *extra, timeout=timeout)
+    check(run.returncode == 0, f"record -p exited {run.returncode}: {run.stderr.strip()}")
+    return run, tmtest.report_json(capture)
+
+
+def truth_of(proc):
+    out, _ = proc.communicate(timeout=60)
+    lines = [l for l in out.splitlines() if l.startswith("{")]
+    if not lines:
+        raise tmtest.Failed(f"no truth line: {out!r}")
+    import json
+    return json.loads(lines[-1])
+
+
+def thread(report, tid):
+    for t in report.get("threads", []):
+        if t.get("tid") == tid:
+            return t
+    check(False, f"thread {tid} missing from the report")
+    return None
+
+
+def test_spin_sleep_states():
+    """On-CPU and sleeping shares from the switch records of threads the
+    attacher never saw start; the session ends with the target."""
+    require_attach()
+    proc = start("spin_sleep", ["--threads", "2", "--spin-ms", "30", "--sleep-ms", "50",
+                                "--repeats", "40"], 3)
+    run, rep = attach(proc)
+    truth = truth_of(proc)
+    sources = rep["process"].get("sources", [])
+    check("interpose" not in " ".join(sources).lower(),
+          f"sources {sources}: an attached session has no interposition")
+    for t in truth["threads"]:
+        got = thread(rep, t["tid"])
+        if not got:
+            continue
+        check(got.get("name") == t["name"], f"thread {t['tid']} named {got.get('name')!r}")
+        near(state(got, "on_cpu"), t["on_cpu_pct"], 5, f"{t['name']} on_cpu %")
+        near(state(got, "sleeping"), t["sleeping_pct"], 5, f"{t['name']} sleeping %")
+    check(rep["process"].get("exit_status") == 0,
+          f"exit status {rep['process'].get('exit_status')}: the target's own, from its end")
+
+
+def test_mutex_hold_waits():
+    """A waiter blocked on big_lock: the wait from its futex word, the kind
+    from its stack, the lock named by the target's symbols."""
+    require_attach()
+    proc = start("mutex_hold", ["--waiters", "2", "--rounds", "120"], 4)
+    run, rep = attach(proc)
+    truth = truth_of(proc)
+    for w in truth["waiters"]:
+        got = thread(rep, w["tid"])
+        if got:
+            near(state(got, "blocked_mutex"), w["blocked_mutex_pct"], 5,
+                 f"{w['name']} blocked_mutex %")
+    names = [o.get("symbol") for o in rep.get("sync_objects", []) if o.get("kind") == "mutex"]
+    check(truth["lock_symbol"] in names, f"mutexes {names}, expected {truth['lock_symbol']}")
+
+
+def test_deadlock_before_attach():
+    """A deadlock formed before attaching is a finding within a second."""
+    require_attach()
+    proc = start("deadlock", ["--deadlock-ms", "4000"], 3)
+    time.sleep(0.3)  # the workload forms it at once; this is well after
+    try:
+        run, rep = attach(proc, "--duration", "1.5")
+    finally:
+        proc.kill()
+        proc.wait()
+    found = [f for f in rep.get("findings", []) if f.get("kind") == "deadlock"]
+    if not check(len(found) == 1, f"{len(found)} deadlock findings: {found}"):
+        return
+    ev = found[0].get("evidence", {})
+    detected = ev.get("detected_s")
+    check(detected is not None and detected <= 1.0, f"deadlock detected at {detected} s")
+    tmtest.mentions(found[0].get("message"), "deadlock!lock_a", "deadlock!lock_b")
+
+
+def test_target_exits_mid_session():
+    """The target's end ends the session at once, not the duration."""
+    require_attach()
+    proc = start("spin_sleep", ["--threads", "2", "--spin-ms", "10", "--sleep-ms", "10",
+                                "--repeats", "20"], 3)
+    began = time.monotonic()
+    run, rep = attach(proc, "--duration", "30")
+    took = time.monotonic() - began
+    truth_of(proc)
+    check(took < 15, f"record -p took {took:.1f} s after the target ended")
+    check(rep["process"].get("exit_status") == 0, f"no Goodbye: {rep['process']}")
+    for t in rep.get("threads", []):
+        check(t.get("lifetime_s") is not None, f"thread {t.get('tid')} without a lifetime")
+
+
+def task_states(pid):
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/status") as f:
+            fields = dict(l.split(":", 1) for l in f.read().splitlines() if ":" in l)
+        out[tid] = (fields["State"].strip(), fields["TracerPid"].strip(),
+                    fields["voluntary_ctxt_switches"].strip())
+    return out
+
+
+def fds(pid):
+    d = f"/proc/{pid}/fd"
+    return sorted((n, os.readlink(f"{d}/{n}")) for n in os.listdir(d))
+
+
+def test_detach_leaves_no_trace():
+    """Every thread of a deadlocked target is as it was: the same state,
+    not traced, not woken (voluntary switches), and the same descriptors,
+    no perf event among them."""
+    require_attach()
+    proc = start("deadlock", ["--deadlock-ms", "8000"], 3)
+    time.sleep(0.3)
+    try:
+        before_fds, before = fds(proc.pid), task_states(proc.pid)
+        attach(proc, "--duration", "1")
+        after_fds, after = fds(proc.pid), task_states(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    check(before_fds == after_fds, f"descriptors {before_fds} became {after_fds}")
+    check(not any("perf_event" in link for _, link in after_fds), f"a perf event: {after_fds}")
+    check(before == after, f"threads {before} became {after}")
+    check(all(s[0].startswith("S") and s[1] == "0" for s in after.values()),
+          f"a thread stopped or traced: {after}")
+
+
+tmtest.main(globals())
