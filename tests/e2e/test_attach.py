@@ -4,8 +4,11 @@ their states land within 5 points of what they measured themselves, a
 deadlock that formed before anyone looked is found in the first second, a
 target that exits ends the session with a finalized capture, and detaching
 leaves the target as it was (descriptors, states, no stopped thread)."""
+import json
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 
 import tmtest
@@ -49,7 +52,6 @@ def truth_of(proc):
     lines = [l for l in out.splitlines() if l.startswith("{")]
     if not lines:
         raise tmtest.Failed(f"no truth line: {out!r}")
-    import json
     return json.loads(lines[-1])
 
 
@@ -167,6 +169,84 @@ def test_detach_leaves_no_trace():
     check(before == after, f"threads {before} became {after}")
     check(all(s[0].startswith("S") and s[1] == "0" for s in after.values()),
           f"a thread stopped or traced: {after}")
+
+
+def test_connect_streams():
+    """run --connect -p: the same frames to a display, the token in the Hello
+    and the target's own executable."""
+    require_attach()
+    listener = tmtest.Listener()
+    proc = start("spin_sleep", ["--repeats", "30"], 3)
+    try:
+        run = tmtest.launcher("run", "--connect", f"127.0.0.1:{listener.port}", "--token",
+                              "att4ch-t0ken", "-p", str(proc.pid), "--duration", "1")
+    finally:
+        proc.kill()
+        proc.wait()
+    check(run.returncode == 0, f"run --connect -p exited {run.returncode}: {run.stderr.strip()}")
+    streams = [bytes(s) for s in listener.streams if s]
+    if not check(len(streams) == 1, f"{len(streams)} connections carried data, expected 1"):
+        return
+    check(streams[0].startswith(b"TMCAP\r\n\x1a"), f"stream starts {streams[0][:16]!r}")
+    check(b"att4ch-t0ken" in streams[0][:4096], "the token is not in the Hello")
+    check(b"spin_sleep" in streams[0][:4096], "the target's executable is not in the Hello")
+
+
+def test_target_not_visible():
+    """No such process: exit 1, one line saying so, no capture."""
+    require_attach()
+    capture = os.path.join(tmtest.Temp.dir(), "none.tmcap")
+    run = subprocess.run([ATTACH, "-p", "12x", "-o", capture], capture_output=True,
+                         text=True, timeout=30)
+    check(run.returncode == 2, f"-p 12x: status {run.returncode}, expected 2")
+    pid_max = int(open("/proc/sys/kernel/pid_max").read())
+    free = next(p for p in range(pid_max - 1, 1, -1) if not os.path.exists(f"/proc/{p}"))
+    run = subprocess.run([ATTACH, "-p", str(free), "-o", capture], capture_output=True,
+                         text=True, timeout=30)
+    check(run.returncode == 1, f"no such process: status {run.returncode}, expected 1")
+    check(len(run.stderr.strip().splitlines()) == 1 and "not visible" in run.stderr,
+          f"stderr {run.stderr!r}")
+    check(not os.path.exists(capture), "a capture was written for nothing")
+    run = subprocess.run([ATTACH, "-p", "1"], capture_output=True, text=True, timeout=30)
+    check(run.returncode == 2 and "nowhere to write" in run.stderr, f"usage: {run.stderr!r}")
+
+
+def test_permission_refused_degrades():
+    """Another user's process: ptrace and perf refused in one line each,
+    naming the setting and the fix, and the session goes on with what may
+    be read (/proc only), saying so in the capture."""
+    require_attach()
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        raise tmtest.Skip("needs root and setpriv to act as nobody")
+    scratch = tempfile.mkdtemp(prefix="attach-nobody-")
+    os.chmod(scratch, 0o777)
+    nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+              "--inh-caps=-all", "--bounding-set=-all"]
+    if subprocess.run(nobody + [ATTACH, "--help"], capture_output=True).returncode != 0:
+        raise tmtest.Skip("nobody cannot run the build's threadmon-attach")
+    proc = start("spin_sleep", ["--repeats", "30"], 3)
+    capture = os.path.join(scratch, "nobody.tmcap")
+    try:
+        run = subprocess.run(nobody + [ATTACH, "-p", str(proc.pid), "-o", capture,
+                                       "--duration", "0.5"],
+                             capture_output=True, text=True, timeout=30)
+    finally:
+        proc.kill()
+        proc.wait()
+    check(run.returncode == 0, f"as nobody: status {run.returncode}: {run.stderr.strip()}")
+    lines = run.stderr.strip().splitlines()
+    ptrace = [l for l in lines if "ptrace: refused" in l]
+    check(len(ptrace) == 1 and "CAP_SYS_PTRACE" in ptrace[0], f"ptrace line: {lines}")
+    check(any("mode: /proc" in l for l in lines), f"no mode line: {lines}")
+    rep = tmtest.report_json(capture)
+    sources = " ".join(rep["process"].get("sources", [])).lower()
+    check("futex" not in sources and "perf_switch" not in sources,
+          f"sources {sources}: stacks and switch records were refused")
+    check(any("ptrace: refused" in n for n in rep["process"].get("notices", [])),
+          f"the capture does not say what was refused: {rep['process'].get('notices')}")
+    threads = [t for t in rep.get("threads", []) if t.get("name", "").startswith("spinner")]
+    check(len(threads) == 2, f"threads {[t.get('name') for t in rep.get('threads', [])]}")
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 tmtest.main(globals())
