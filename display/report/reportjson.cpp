@@ -213,13 +213,16 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   o["symbol_offset"] = s.symbol.isEmpty() ? QJsonValue() : QJsonValue(qint64(s.symbolOffset));
   o["symbol_raw"] = s.symbolRaw;
   o["symbol_file"] = s.symbolFile;
-  o["acquisitions"] = qint64(d.acquisitions);
+  // Only the wrappers count acquisitions and time holds: a session read
+  // from outside (threadmon-attach) has neither, null rather than 0.
+  const bool interposed = m.info().hasSource(THREADMON__SOURCE__SOURCE_INTERPOSE);
+  o["acquisitions"] = interposed ? QJsonValue(qint64(d.acquisitions)) : QJsonValue();
   o["contentions"] = qint64(d.contentions);
   o["wait_s"] = seconds(int64_t(d.waitNs));
   o["max_wait_s"] = seconds(int64_t(d.maxWaitNs));
   // Only locks are held (a barrier, cond or semaphore is waited on): null
   // for the others. Every hold timed: exact; else estimated from hold_samples.
-  const bool held = isHeldKind(s.kind);
+  const bool held = isHeldKind(s.kind) && interposed;
   o["hold_s"] = held ? QJsonValue(seconds(int64_t(d.holdNs))) : QJsonValue();
   o["hold_samples"] = held ? QJsonValue(qint64(d.holdSamples)) : QJsonValue();
   o["hold_exact"] = held ? QJsonValue(d.holdSamples == d.acquisitions) : QJsonValue();

@@ -355,8 +355,10 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
     // Found by sampling (kernel_s): its acquisitions and longest wait are
     // unknown, not 0.
     const bool sampled = s.contains("kernel_s");
+    // Unknown (read from outside: no wrapper counted them): "-", never 0.
+    const bool counted = !sampled && !s["acquisitions"].isNull();
     objects.addRow({QString::number(s["id"].toInteger()), kind,
-                    sampled ? QStringLiteral("-") : QString::number(s["acquisitions"].toInteger()),
+                    counted ? QString::number(s["acquisitions"].toInteger()) : QStringLiteral("-"),
                     QString::number(s["contentions"].toInteger()), num(lost, 4),
                     sampled ? QStringLiteral("-") : num(s["max_wait_s"].toDouble() * 1e3, 3),
                     holdText(s), where});

@@ -97,8 +97,17 @@ def test_mutex_hold_waits():
         if got:
             near(state(got, "blocked_mutex"), w["blocked_mutex_pct"], 5,
                  f"{w['name']} blocked_mutex %")
-    names = [o.get("symbol") for o in rep.get("sync_objects", []) if o.get("kind") == "mutex"]
-    check(truth["lock_symbol"] in names, f"mutexes {names}, expected {truth['lock_symbol']}")
+    locks = [o for o in rep.get("sync_objects", []) if o.get("symbol") == truth["lock_symbol"]]
+    if not check(len(locks) == 1 and locks[0].get("kind") == "mutex",
+                 f"objects {rep.get('sync_objects')}, expected the mutex {truth['lock_symbol']}"):
+        return
+    lock = locks[0]
+    # Not counted from outside: unknown, never 0.
+    check(lock.get("acquisitions") is None and lock.get("hold_s") is None,
+          f"acquisitions {lock.get('acquisitions')}, hold_s {lock.get('hold_s')}: unknown here")
+    waited = sum(w["wait_s"] for w in truth["waiters"])
+    check(0 < (lock.get("wait_s") or 0) <= waited * 1.1,
+          f"wait_s {lock.get('wait_s')}, the waiters' truth {waited:.3f} s over their lives")
 
 
 def test_deadlock_before_attach():
