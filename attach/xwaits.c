@@ -16,7 +16,6 @@
 #include "waitkind.h"
 
 #define STACK_FRAMES 32
-#define SWITCHES_KEPT 32
 /* The maps are read again when a stack's PC lies in no known mapping (a
  * library loaded since), at most this often. */
 #define MAPS_RELOAD_NS 1000000000ull
@@ -24,6 +23,7 @@
 struct xwait {
   uint32_t tid; /* 0 = empty */
   bool seen;    /* the hook met it: a wait found now began before */
+  bool known;   /* registered (by the listing or its first record) */
   uint64_t word;      /* the wait going on, 0 = none */
   uint32_t object;    /* its object, 0 = none (a join) */
   int state;          /* TM_STATE_BLOCKED_*, or 0: no thread state (internal) */
@@ -31,12 +31,6 @@ struct xwait {
   /* From its switch records: the first switch-in after since_ns, the
    * latest switch-in and voluntary switch-out. */
   uint64_t first_in, last_in, out_ns;
-  /* Its switch-ins and voluntary switch-outs since the wait began, in
-   * drain order (CPU by CPU): replayed when the next read finds it on the
-   * same word again (a lock taken and waited for again between reads). */
-  uint64_t sw[SWITCHES_KEPT]; /* time << 1 | 1 for a switch-in */
-  uint32_t nsw;
-  bool sw_full;
 };
 
 struct xword {
@@ -221,17 +215,6 @@ static uint32_t holder_now(tm_xwaits *x, const xwait *w, const xword *xw, const 
   return owner > 0 && (uint32_t)owner != w->tid ? (uint32_t)owner : 0;
 }
 
-/* One more wait on w's word (its object and state kept), from at. */
-static void wait_again(tm_xwaits *x, xwait *w, uint32_t holder, uint64_t at) {
-  w->since_ns = at;
-  w->first_in = 0;
-  w->nsw = 0;
-  w->sw_full = false;
-  tm_object *o = w->object ? tm_object_by_id(w->object) : NULL;
-  if (o) atomic_fetch_add_explicit(&o->contentions, 1, memory_order_relaxed);
-  if (w->state) push(x, at, w->tid, w->state, w->object, holder);
-}
-
 static void begin_wait(tm_xwaits *x, xwait *w, const xword *xw, uint64_t word, const char *line,
                        uint64_t at) {
   int state;
@@ -240,41 +223,11 @@ static void begin_wait(tm_xwaits *x, xwait *w, const xword *xw, uint64_t word, c
   w->word = word;
   w->object = xw ? xw->object : 0;
   w->state = state;
-  wait_again(x, w, holder_now(x, w, xw, line), at);
-}
-
-static int by_time(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
-}
-
-/* Found on the same word again after it ran: every sleep since the wait
- * began was on that word too (it is the likely one, and the one the
- * wrappers would show for a lock taken and waited for again): the
- * switches replayed as waits and runs. False when they were not all kept. */
-static bool replay(tm_xwaits *x, xwait *w, const char *line, uint64_t now) {
-  if (w->sw_full || !w->nsw) return false;
-  qsort(w->sw, w->nsw, sizeof *w->sw, by_time);
-  uint32_t holder = holder_now(x, w, word_of(x, w->word, false), line);
-  uint32_t n = w->nsw;
-  bool blocked = true;
-  for (uint32_t i = 0; i < n; i++) {
-    uint64_t t = w->sw[i] >> 1;
-    bool in = w->sw[i] & 1;
-    if (in && blocked) {
-      if (w->state) push(x, t, w->tid, TM_STATE_RUNNING, 0, 0);
-      add_wait_time(w, t);
-      blocked = false;
-    } else if (!in && !blocked) {
-      wait_again(x, w, holder, t);
-      blocked = true;
-    }
-  }
-  /* Its last switch-out is not drained yet: from the read. */
-  if (!blocked) wait_again(x, w, holder, now);
-  w->nsw = 0;
+  w->since_ns = at;
   w->first_in = 0;
-  return true;
+  tm_object *o = w->object ? tm_object_by_id(w->object) : NULL;
+  if (o) atomic_fetch_add_explicit(&o->contentions, 1, memory_order_relaxed);
+  if (state) push(x, at, w->tid, state, w->object, holder_now(x, w, xw, line));
 }
 
 /* tm_outside.futex_wait */
@@ -294,7 +247,6 @@ static void futex_wait(void *ctx, tm_session *s, tm_thread *t, uint64_t word, co
    * still in the call, as the wrappers would count it, until its first
    * switch-in, which records will bring. */
   if (w->word && !word && !ran && x->s->src_perf_switch) return;
-  if (w->word && word == w->word && ran && replay(x, w, line, now)) ran = false;
   if (w->word && (word != w->word || ran)) {
     /* Over: at its first switch-in since it began, else now. */
     uint64_t end = w->first_in > w->since_ns ? w->first_in : now;
@@ -314,12 +266,17 @@ static void futex_wait(void *ctx, tm_session *s, tm_thread *t, uint64_t word, co
 
 /* ---- switch records ---- */
 
+static tm_thread *adopt(void *ctx, uint32_t tid);
+
 static void note_record(void *arg, uint32_t tid, uint64_t time_ns, uint32_t cpu, int kind) {
   tm_xwaits *x = arg;
   xwait *w = wait_of(x, tid);
-  if (w && w->word && time_ns > w->since_ns && kind != TM_SWITCH_OUT_PREEMPT) {
-    if (w->nsw < SWITCHES_KEPT) w->sw[w->nsw++] = time_ns << 1 | (kind == TM_SWITCH_IN);
-    else w->sw_full = true;
+  /* A thread made after the attach writes its records through the events
+   * it inherited: followed from its first, even if it ends before any
+   * listing could show it. */
+  if (w && !w->known) {
+    w->known = true;
+    if (!tm_thread_by_tid(tid)) adopt(x, tid);
   }
   if (w && kind == TM_SWITCH_IN) {
     /* Drained CPU by CPU: not in time order across CPUs. */
@@ -365,6 +322,8 @@ static void frame(void *ctx, uintptr_t pc, bool return_address, char *out, size_
 
 static tm_thread *adopt(void *ctx, uint32_t tid) {
   tm_xwaits *x = ctx;
+  xwait *w = wait_of(x, tid);
+  if (w) w->known = true;
   tm_thread *t = tm_thread_register_foreign(tid);
   if (!t) return NULL;
   t->is_main = tid == (uint32_t)x->pid;

@@ -8,7 +8,10 @@
  * object (with the owner the word names, for a glibc mutex or a rwlock
  * held for writing) from the thread's last voluntary switch-out, running
  * again from its first switch-in after it (the switch records, exact), or
- * from the reads that saw it begin and end (without them). Other waits
+ * from the reads that saw it begin and end (without them). A wait that
+ * begins and ends between two reads is not seen: its thread sleeps then
+ * (replaying every sleep between two reads that saw the same word as
+ * waits on it read a waiter's nanosleeps as mutex waits). Other waits
  * (glibc-internal locks, atomics, Go's runtime) are INTERNAL objects, the
  * thread sleeping. Every tick a thread is seen waiting counts one sample
  * for its object. Acquisitions and hold times stay unknown (0, and the
