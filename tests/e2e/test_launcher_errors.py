@@ -29,12 +29,18 @@ def test_missing_command():
     expect_error(["record", "-o", "x.tmcap", "--", "./no/such/file"], 127, ["no such file"])
 
 
-def test_attach_not_yet():
-    """-p is refused in one line that says what works instead."""
-    expect_error(["record", "-o", "x.tmcap", "-p", "1234"], 2,
-                 ["not yet", "record -p", "threadmon-attach-peek 1234", "docs/attach.md"])
-    expect_error(["run", "--display", "-p", "1234,5678"], 2,
-                 ["not yet", "run -p", "threadmon-attach-peek 1234"])
+def test_attach_usage():
+    """-p watches a running process (test_attach.py); what does not go with
+    it is refused in one line."""
+    expect_error(["record", "-o", "x.tmcap", "-p", "12x"], 2, ["-p wants PID[,PID...]", "12x"])
+    expect_error(["record", "-o", "x.tmcap", "-p", "1234", "--", "true"], 2,
+                 ["either -p PID or a command"])
+    expect_error(["record", "--last", "60s", "-o", "x.tmcap", "-p", "1234"], 2,
+                 ["--last and --trigger"])
+    expect_error(["run", "--display", "--connect", "127.0.0.1:1", "-p", "1234"], 2,
+                 ["exactly one of --connect"])
+    expect_error(["record", "-o", "x.tmcap", "--duration", "5", "--", "true"], 2,
+                 ["--duration goes with -p"])
 
 
 def test_static_binary():
