@@ -308,7 +308,8 @@ static int symbolize(void *ctx, uintptr_t addr, tm_symbol *out) {
   char *cut = bang ? bang : strrchr(text, '+');
   if (cut) *cut = 0;
   snprintf(out->module, sizeof out->module, "%.*s", (int)sizeof out->module - 1, text);
-  if (bang) snprintf(out->symbol, sizeof out->symbol, "%.*s", (int)sizeof out->symbol - 1, bang + 1);
+  if (bang)
+    snprintf(out->symbol, sizeof out->symbol, "%.*s", (int)sizeof out->symbol - 1, bang + 1);
   return 0;
 }
 

@@ -108,7 +108,8 @@ def main():
         p.kill()
         p.wait()
         walls, cpus = [r[0] for r in runs], [r[1] for r in runs]
-        print(f"| {threads} | {statistics.median(walls):.0f} ({' '.join(f'{w:.0f}' for w in walls)})"
+        shown = " ".join(f"{w:.0f}" for w in walls)
+        print(f"| {threads} | {statistics.median(walls):.0f} ({shown})"
               f" | {statistics.median(cpus):.0f} ({' '.join(f'{c:.0f}' for c in cpus)})"
               f" | {min(r[2] for r in runs)} | "
               f"{'NOT FOUND' if detected is None else f'{detected:.3f} s'} |")
