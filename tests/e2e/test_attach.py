@@ -218,6 +218,33 @@ def test_connect_streams():
     check(b"spin_sleep" in streams[0][:4096], "the target's executable is not in the Hello")
 
 
+def test_run_display():
+    """run --display -p: a local threadmon-display started, the target
+    streamed to it for the duration, the display still running after."""
+    require_attach()
+    display = os.path.join(tmtest.BUILD, "display", "threadmon-display")
+    if not os.path.exists(display):
+        raise tmtest.Skip("threadmon-display is not built")
+    proc = start("spin_sleep", ["--repeats", "30"], 3)
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    try:
+        run = tmtest.launcher("run", "--display", "-p", str(proc.pid), "--duration", "1", env=env)
+    finally:
+        proc.kill()
+        proc.wait()
+    check(run.returncode == 0, f"run --display -p exited {run.returncode}: {run.stderr.strip()}")
+    words = run.stderr.split("threadmon-display (pid ", 1)
+    if not check(len(words) == 2, f"no display started: {run.stderr!r}"):
+        return
+    viewer = int(words[1].split(")", 1)[0])
+    try:
+        check(os.path.exists(f"/proc/{viewer}"), "the display did not outlive the session")
+        check("refused" not in run.stderr and "could not be reached" not in run.stderr,
+              f"the display did not take the stream: {run.stderr.strip()}")
+    finally:
+        os.kill(viewer, 15)
+
+
 def test_target_not_visible():
     """No such process: exit 1, one line saying so, no capture."""
     require_attach()
