@@ -53,7 +53,11 @@ QJsonObject processJson(const SessionModel &m) {
   p["exe"] = i.exe;
   p["argv"] = QJsonArray::fromStringList(i.argv);
   p["duration_s"] = m.durationSeconds();
-  p["exit_status"] = i.goodbyeSeen ? QJsonValue(i.exitStatus) : QJsonValue();
+  // A session that detached (threadmon-attach stopped watching, or the
+  // probe stopped itself) saw no exit: its status is no exit status.
+  const bool detached = i.goodbyeSeen && i.endReason == THREADMON__END_REASON__END_DETACH;
+  p["exit_status"] = i.goodbyeSeen && !detached ? QJsonValue(i.exitStatus) : QJsonValue();
+  p["detached"] = detached;
   p["sources"] = sources;
   p["frames_dropped"] = qint64(i.framesDropped);
   p["events_dropped"] = qint64(i.eventsDropped);

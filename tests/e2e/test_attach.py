@@ -170,11 +170,13 @@ def test_detach_leaves_no_trace():
     time.sleep(0.3)
     try:
         before_fds, before = fds(proc.pid), task_states(proc.pid)
-        attach(proc, "--duration", "1")
+        _, rep = attach(proc, "--duration", "1")
         after_fds, after = fds(proc.pid), task_states(proc.pid)
     finally:
         proc.kill()
         proc.wait()
+    check(rep["process"].get("detached") is True and rep["process"].get("exit_status") is None,
+          f"a detached session reads as {rep['process']}")
     check(before_fds == after_fds, f"descriptors {before_fds} became {after_fds}")
     check(not any("perf_event" in link for _, link in after_fds), f"a perf event: {after_fds}")
     check(before == after, f"threads {before} became {after}")
