@@ -131,6 +131,8 @@ int main(int argc, char **argv) {
     }
   }
   if (!npids) return usage("no target", NULL);
+  for (int i = 0; i < npids; i++)
+    if (pids[i] == getpid()) return usage("cannot watch itself", NULL);
   if (!o.output && !connect) return usage("nowhere to write", NULL);
   char host[256];
   if (connect) {

@@ -7,7 +7,9 @@ leaves the target as it was (descriptors, states, no stopped thread)."""
 import json
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -197,6 +199,34 @@ def test_later_threads_followed():
     later = [t["tid"] for t in truth["threads"]][-30:]
     missing = [tid for tid in later if tid not in seen]
     check(not missing, f"{len(missing)} of the last 30 threads missing: {missing}")
+
+
+def test_two_pids_and_sigterm():
+    """-p A,B: a capture each (FILE.A.tmcap, FILE.B.tmcap); SIGTERM to the
+    launcher ends both sessions with their captures finalized."""
+    require_attach()
+    a = start("spin_sleep", ["--repeats", "100"], 3)
+    b = start("cond_wait", ["--repeats", "100", "--delay-ms", "50"], 2)
+    capture = os.path.join(tmtest.Temp.dir(), "two.tmcap")
+    launcher = subprocess.Popen([sys.executable, tmtest.LAUNCHER, "record", "-o", capture, "-p",
+                                 f"{a.pid},{b.pid}"], stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.5)
+        launcher.send_signal(signal.SIGTERM)
+        _, err = launcher.communicate(timeout=30)
+    finally:
+        for p in (a, b):
+            p.kill()
+            p.wait()
+    check(launcher.returncode == 0, f"record -p A,B exited {launcher.returncode}: {err.strip()}")
+    for p, exe in ((a, "spin_sleep"), (b, "cond_wait")):
+        path = os.path.join(tmtest.Temp.dir(), f"two.{p.pid}.tmcap")
+        if not check(os.path.exists(path), f"no capture {path}: {err.strip()}"):
+            continue
+        rep = tmtest.report_json(path)
+        check(rep["process"].get("exe", "").endswith(exe) and rep["process"].get("detached"),
+              f"{path}: {rep['process']}")
+        check(os.path.basename(path) in err, f"the closing line does not name {path}: {err!r}")
 
 
 def test_connect_streams():
