@@ -32,13 +32,20 @@ FAKE_ENGINE = r'''#!/usr/bin/env python3
 import json, os, sys, time
 args = sys.argv[1:]
 pid = int(args[args.index("-p") + 1])
-out = args[args.index("-o") + 1]
 if os.environ.get("FAKE_ATTACH") == "fail":
     print(f"threadmon-attach: proc: PID {pid} is not visible (stand-in refusal)", file=sys.stderr)
     sys.exit(1)
 log = {"argv": args, "exe_at_attach": os.readlink(f"/proc/{pid}/exe")}
-with open(out, "w") as f:
-    f.write("begun\n")
+if "--connect" in args:  # streaming: the session has begun once connected
+    import socket
+    host, port = args[args.index("--connect") + 1].rsplit(":", 1)
+    time.sleep(0.2)
+    conn = socket.create_connection((host, int(port)))
+    out = os.environ["FAKE_LOG"]
+else:
+    out = args[args.index("-o") + 1]
+    with open(out, "w") as f:
+        f.write("begun\n")
 exes = set()
 while True:
     try:
@@ -145,6 +152,43 @@ def test_script_with_a_static_interpreter():
     r = run(scratch_launcher(), ["record", "-o", capture_path("script.tmcap"), "--", script])
     check(r.returncode == 0 and "static hello" in r.stdout, f"ran: {r.returncode} {r.stderr}")
     check(f"{static} is statically linked" in r.stderr, f"notice names the interpreter: {r.stderr}")
+
+
+def test_streamed_to_a_display():
+    """run --connect: the program is let go once the sampler has connected."""
+    prog = static_threads()
+    listener = tmtest.Listener()
+    log = capture_path("connect")
+    r = run(scratch_launcher(), ["run", "--connect", f"127.0.0.1:{listener.port}", "--token",
+                                 "t0k", "--", prog, "--seconds", "0.1", "--exit", "4"],
+            env={"FAKE_LOG": log})
+    check(r.returncode == 4, f"exit status {r.returncode}, expected the program's 4: {r.stderr}")
+    with open(log + ".log") as f:
+        logged = json.load(f)
+    check(logged["argv"][2:] == ["--connect", f"127.0.0.1:{listener.port}", "--token", "t0k"],
+          f"threadmon-attach -p PID --connect HOST:PORT --token T, got {logged['argv']}")
+    check(os.path.realpath(logged["exe_at_attach"]) != os.path.realpath(prog),
+          "held before its exec until the sampler connected")
+
+
+def test_terminate_is_passed_on():
+    """SIGTERM to the launcher ends the program, which ends the session."""
+    prog = static_threads()
+    out = capture_path("term.tmcap")
+    p = subprocess.Popen([sys.executable, scratch_launcher(), "record", "-o", out, "--", prog,
+                          "--seconds", "30"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=dict(os.environ, PATH="/usr/bin:/bin"))
+    check(p.stdout.readline() == "started\n", "the program started")
+    p.terminate()
+    try:
+        _, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        check(False, "the launcher did not end after SIGTERM")
+        return
+    check(p.returncode == 128 + 15, f"exit status {p.returncode}, expected 143")
+    check(f"threadmon: {prog} was killed by SIGTERM" in err, f"said: {err!r}")
+    check(os.path.exists(out + ".log"), "the sampler followed the program to its end")
 
 
 def test_refusal_runs_nothing():
