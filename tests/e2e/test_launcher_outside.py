@@ -129,6 +129,26 @@ def test_held_until_attached_and_its_status_kept():
           f"the same process then became the program: {log['exes']}")
 
 
+def go_static():
+    path = workload("go_static")
+    if not os.path.exists(path):
+        raise tmtest.Skip("no Go toolchain: go_static was not built")
+    return path
+
+
+def test_go_program_held_until_attached():
+    prog = go_static()
+    out = capture_path("go.tmcap")
+    r = run(scratch_launcher(), ["record", "-o", out, "--", prog, "-seconds", "0.2", "-exit", "5"])
+    check(r.returncode == 5, f"exit status {r.returncode}, expected the program's 5: {r.stderr}")
+    check(f"{prog} is statically linked: LD_PRELOAD cannot reach it" in r.stderr,
+          f"notice: {r.stderr!r}")
+    with open(out + ".log") as f:
+        log = json.load(f)
+    check(os.path.realpath(log["exe_at_attach"]) != os.path.realpath(prog),
+          "held before its exec while attaching")
+
+
 def test_interval_passed_on():
     prog = static_threads()
     out = capture_path("interval.tmcap")
@@ -255,22 +275,33 @@ def test_setuid_needs_root():
     check(f"{copy} is setuid: LD_PRELOAD cannot reach it" in r.stderr, f"notice: {r.stderr!r}")
 
 
-def test_recorded_by_the_sampler():
-    """The real threadmon-attach: the static program's threads and states."""
-    prog = static_threads()
+def record_with_sampler(prog, args, status):
+    """Records prog with the real threadmon-attach; its report and the
+    program's truth (its last line)."""
     if not os.path.exists(ENGINE):
         raise tmtest.Skip(f"{ENGINE} is not built yet (the external sampler, issue 15)")
     tmtest.require_report()
-    out = capture_path("real.tmcap")
-    r = tmtest.launcher("record", "-o", out, "--", prog, "--seconds", "1.5", "--exit", "3")
+    out = capture_path(os.path.basename(prog) + "-real.tmcap")
+    r = tmtest.launcher("record", "-o", out, "--", prog, *args)
     print(r.stderr)
-    check(r.returncode == 3, f"exit status {r.returncode}, expected the program's 3")
+    check(r.returncode == status, f"exit status {r.returncode}, expected the program's {status}")
     rep = tmtest.report_json(out, expect_ok=False)
     proc = rep.get("process", {})
     check("attach" in proc.get("sources", []), f"sources say attach: {proc.get('sources')}")
     check(proc.get("acquisitions_known") is False, "acquisitions unknown")
-    check(os.path.basename(str(proc.get("exe", ""))) == "static_threads",
+    check(os.path.basename(str(proc.get("exe", ""))) == os.path.basename(prog),
           f"process.exe is the program, not the image held before its exec: {proc.get('exe')!r}")
+    check(proc.get("exit_status") == status, f"process.exit_status {proc.get('exit_status')}")
+    for o in rep.get("sync_objects", []):
+        check(o.get("acquisitions") is None and o.get("hold_s") is None,
+              f"object {o.get('id')}: acquisitions and holds unknown, not 0: {o}")
+    lines = r.stdout.strip().splitlines()
+    return rep, json.loads(lines[-1]) if lines and lines[-1].startswith("{") else {}
+
+
+def test_recorded_by_the_sampler():
+    """The real threadmon-attach: the static program's threads and states."""
+    rep, _ = record_with_sampler(static_threads(), ["--seconds", "1.5", "--exit", "3"], 3)
     byname = {t.get("name"): t for t in rep.get("threads", [])}
     for name in ("st-spin", "st-sleep", "st-lock"):
         check(name in byname, f"thread {name} seen (threads: {sorted(map(str, byname))})")
@@ -282,9 +313,22 @@ def test_recorded_by_the_sampler():
         if name in byname:
             check(byname[name]["states"].get("on_cpu", 100) < 20, f"{name} waits: "
                   f"{byname[name]['states']}")
-    for o in rep.get("sync_objects", []):
-        check(o.get("acquisitions") is None and o.get("hold_s") is None,
-              f"object {o.get('id')}: acquisitions and holds unknown, not 0: {o}")
+
+
+def test_go_program_recorded_by_the_sampler():
+    """The real threadmon-attach on a Go program: its computing thread."""
+    prog = go_static()
+    r = subprocess.run([prog, "-seconds", "0"], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 0, "go_static runs")
+    rep, truth = record_with_sampler(prog, ["-seconds", "1.5", "-exit", "6"], 6)
+    threads = rep.get("threads", [])
+    check(len(threads) >= 3, f"the runtime's threads seen: {len(threads)}")
+    spinner = [t for t in threads if t.get("tid") == truth.get("spinner_tid")]
+    check(len(spinner) == 1, f"the computing thread {truth.get('spinner_tid')} is seen")
+    if spinner:
+        st = spinner[0]["states"]
+        check(st.get("on_cpu", 0) + st.get("runnable", 0) + st.get("stolen", 0) > 50,
+              f"and seen computing: {st}")
 
 
 tmtest.main(globals())
