@@ -2,9 +2,10 @@
  * go_ms_target says of itself: the main thread is M0, a thread in a read
  * runs its goroutine, a parked locked thread has none but its goroutine
  * locked to it, exactly one M is sysmon and one the template thread, and
- * every thread of the process is an M. Usage: test_goruntime TARGET
- * [TARGET_WITHOUT_DWARF]: the second must be found as Go and refused in
- * one line. A C process (this one) has no Go runtime. */
+ * every thread of the process is an M. Usage: test_goruntime
+ * TARGET_WITHOUT_DWARF TARGET...: the first must be found as Go and
+ * refused in one line, every other one (built by other Go versions) read.
+ * A C process (this one) has no Go runtime. */
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
@@ -131,8 +132,8 @@ static void without_dwarf(const char *path) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: test_goruntime TARGET [TARGET_WITHOUT_DWARF]\n");
+  if (argc < 3) {
+    fprintf(stderr, "usage: test_goruntime TARGET_WITHOUT_DWARF TARGET...\n");
     return 2;
   }
   tm_maps maps;
@@ -142,8 +143,8 @@ int main(int argc, char **argv) {
   CHECK(!g.found && g.nms == 0);
   tm_symtabs_free(syms);
   tm_maps_free(&maps);
-  named(argv[1]);
-  if (argc > 2) without_dwarf(argv[2]);
+  without_dwarf(argv[1]);
+  for (int i = 2; i < argc; i++) named(argv[i]);
   fprintf(stderr, "ok\n");
   return 0;
 }
