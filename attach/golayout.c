@@ -87,5 +87,12 @@ bool tm_go_layout_read(Elf *elf, tm_go_layout *l, const char **why) {
     *why = "its runtime.m has no procid, id or alllink (a Go this reader does not know)";
     return false;
   }
+  const long fields[] = {l->m_procid, l->m_id, l->m_alllink, l->m_curg, l->m_lockedg,
+                         l->m_mstartfn};
+  for (size_t k = 0; k < sizeof fields / sizeof *fields; k++)
+    if (l->m_size && fields[k] >= 0 && (size_t)fields[k] + 8 > l->m_size) {
+      *why = "its DWARF puts a field of runtime.m outside it";
+      return false;
+    }
   return true;
 }

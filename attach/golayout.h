@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 typedef struct tm_go_layout {
-  size_t m_size;         /* bytes of a runtime.m */
+  size_t m_size;         /* bytes of a runtime.m (0: not said); every field lies inside */
   long m_procid, m_id;   /* its thread's tid (uint64), its M id (int64) */
   long m_alllink;        /* next M on runtime.allm */
   long m_curg;           /* *g running on it; -1: not in this Go */
