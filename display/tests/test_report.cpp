@@ -86,7 +86,8 @@ StreamBuilder attachableSession(bool attached) {
   for (int p = 0; p < 500; p += 10)
     for (uint32_t tid : {31u, 32u}) {
       uint32_t other = tid == 31 ? 32 : 31;
-      b.transition(tid, kT0 + (p + 2) * kMs, THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, 3, other);
+      b.transition(tid, kT0 + (p + 2) * kMs, THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, 3,
+                   other);
       b.transition(tid, kT0 + (p + 10) * kMs, THREADMON__THREAD_STATE__STATE_RUNNING, 0, 0, other);
     }
   for (int end = 100; end <= 500; end += 100)
@@ -262,7 +263,8 @@ class TestReport : public QObject {
   // wrapper counted is null in the JSON and "-" in the text, never 0, and
   // the finding that needs every arrival seen is not made.
   void attachedSessionShowsUnknownNotZero() {
-    QString preloaded = dir_.filePath("preloaded.tmcap"), attached = dir_.filePath("attached.tmcap");
+    const QString preloaded = dir_.filePath("preloaded.tmcap");
+    const QString attached = dir_.filePath("attached.tmcap");
     QVERIFY(attachableSession(false).writeFile(preloaded));
     QVERIFY(attachableSession(true).writeFile(attached));
     auto json = [](const QString &file) {
@@ -308,7 +310,8 @@ class TestReport : public QObject {
     QVERIFY2(text.contains(QRegularExpression("\n +3 +mutex +- +100 +0\\.8000 +8\\.000 +- ")),
              qPrintable(text));
     const QString full = QString::fromUtf8(report({preloaded}).out);
-    QVERIFY2(full.contains(QRegularExpression("\n +3 +mutex +200 +100 +0\\.8000 +8\\.000 +~0\\.2000 ")),
+    QVERIFY2(full.contains(
+                 QRegularExpression("\n +3 +mutex +200 +100 +0\\.8000 +8\\.000 +~0\\.2000 ")),
              qPrintable(full));
   }
 

@@ -71,7 +71,8 @@ int main(int argc, char **argv) {
   stop = 1;
   pthread_mutex_unlock(&held);
   for (int i = 0; i < 3; i++) pthread_join(t[i], NULL);
-  printf("{\"threads\": [\"st-spin\", \"st-sleep\", \"st-lock\"], \"seconds\": %.3f, \"exit\": %d}\n",
+  printf("{\"threads\": [\"st-spin\", \"st-sleep\", \"st-lock\"], \"seconds\": %.3f, "
+         "\"exit\": %d}\n",
          now_s() - t0, code);
   return code;
 }
