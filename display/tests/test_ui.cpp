@@ -342,7 +342,7 @@ class TestUi : public QObject {
       b.syncObject(3, THREADMON__SYNC_KIND__KIND_MUTEX, 0x5000, "/opt/app", "table_lock", nullptr);
       b.tick(tmtest::kT0 + 10 * tmtest::kMs, {}, {},
              {tmtest::Sync{3, attached ? 0u : 40u, 4, 6 * tmtest::kMs, 2 * tmtest::kMs,
-                           attached ? 0 : 3 * tmtest::kMs}});
+                           attached ? 0 : uint64_t(3 * tmtest::kMs)}});
       tmon::SessionModel m;
       b.applyTo(&m);
       tmui::SyncTree tree;
@@ -362,6 +362,12 @@ class TestUi : public QObject {
         QCOMPARE(text(row, tmui::SyncTree::Hold) == dash, attached);
       }
       if (!attached) QCOMPARE(text(object, tmui::SyncTree::ContendedPct), QStringLiteral("10.0 %"));
+      // The page says why, above the views.
+      auto *model = new tmon::SessionModel;
+      b.applyTo(model);
+      tmui::SessionView page(model, tmui::SessionView::Source::Replay);
+      QCOMPARE(page.notice().startsWith("Read from outside the process: acquisitions, hold times"),
+               attached);
     }
   }
 
