@@ -162,6 +162,10 @@ static void explain_perf(pid_t pid, int err, tm_access *a) {
   else if ((err == EACCES || err == EPERM) && !a->ptrace)
     refuse(a, "perf: refused: PID %d may not be read by this user (see the ptrace line)",
            (int)pid);
+  else if (err == EACCES || err == EPERM)
+    refuse(a, "perf: refused: perf_event_open on PID %d: %s, though perf_event_paranoid is %ld: a "
+              "seccomp filter (a container's) or a security module forbids it",
+           (int)pid, strerror(err), paranoid);
   else
     refuse(a, "perf: refused: perf_event_open on PID %d: %s (perf_event_paranoid %ld)", (int)pid,
            strerror(err), paranoid);

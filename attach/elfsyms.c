@@ -182,6 +182,20 @@ const char *tm_symtabs_lookup(tm_symtabs *s, uintptr_t addr, bool return_address
   return best->name;
 }
 
+bool tm_symtabs_address(tm_symtabs *s, size_t module, const char *name, uintptr_t *addr) {
+  if (module >= s->maps->nmodules) return false;
+  const tm_module *mod = &s->maps->modules[module];
+  table *t = &s->tables[module];
+  if (!t->loaded) load(s, mod, t, s->maps->notes);
+  /* By address order only: a name is looked up once per look, not per frame. */
+  for (size_t k = 0; k < t->count; k++)
+    if (!strcmp(t->syms[k].name, name)) {
+      *addr = (uintptr_t)(t->syms[k].addr + mod->bias);
+      return true;
+    }
+  return false;
+}
+
 static void format(tm_symtabs *s, uintptr_t addr, bool return_address, char *out, size_t n);
 
 void tm_symtabs_format(tm_symtabs *s, uintptr_t addr, bool return_address, char *out, size_t n) {

@@ -23,6 +23,10 @@ void tm_symtabs_free(tm_symtabs *s);
 const char *tm_symtabs_lookup(tm_symtabs *s, uintptr_t addr, bool return_address,
                               uintptr_t *off);
 
+/* The runtime address of the symbol called name in module (an index in
+ * the maps' modules); false when it has none by that name. */
+bool tm_symtabs_address(tm_symtabs *s, size_t module, const char *name, uintptr_t *addr);
+
 /* "module!symbol+0xoff", "module+0xoff", "[heap]+0xoff" or "0xaddr",
  * printable (tm_printable). */
 void tm_symtabs_format(tm_symtabs *s, uintptr_t addr, bool return_address, char *out, size_t n);

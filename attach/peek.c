@@ -10,6 +10,7 @@
 
 #include "access.h"
 #include "deadlock.h"
+#include "goruntime.h"
 #include "snapshot.h"
 
 #define SHOWN_FRAMES 6
@@ -40,8 +41,23 @@ static const char *syscall_name(long nr) {
   }
 }
 
-static void print_thread(tm_snapshot *s, const tm_thread_state *t) {
+/* " [M3 sysmon]", " [M0 running G1]", " [M4 locked to G7]": a Go
+ * runtime's name for the thread. */
+static void print_go_m(const tm_go_runtime *go, pid_t tid) {
+  const tm_go_m *m = tm_go_m_of(go, tid);
+  if (!m) return;
+  const char *role = tm_go_m_role(m);
+  printf(" [M%lld", (long long)m->id);
+  if (role) printf(" %s", role);
+  if (m->goid) printf(" running G%llu", (unsigned long long)m->goid);
+  if (m->locked_goid && m->locked_goid != m->goid)
+    printf(" locked to G%llu", (unsigned long long)m->locked_goid);
+  printf("]");
+}
+
+static void print_thread(tm_snapshot *s, const tm_go_runtime *go, const tm_thread_state *t) {
   printf("%7d %-16s %c", (int)t->tid, t->name, t->state);
+  print_go_m(go, t->tid);
   if (!t->syscall_ok) {
     printf("\n");
     return;
@@ -112,6 +128,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "threadmon-attach-peek: PID %ld: %s\n", pid, strerror(errno));
     return 1;
   }
+  tm_go_runtime go = {0};
+  if (s.maps_ok) tm_go_runtime_read((pid_t)pid, &s.maps, s.syms, &go);
   tm_cycle cycles[CYCLES_SHOWN];
   size_t ncycles = tm_find_deadlocks(&s, cycles, CYCLES_SHOWN);
   clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -122,9 +140,14 @@ int main(int argc, char **argv) {
   printf("%s\n", a.mode);
   for (int i = 0; i < s.notes.n; i++) printf("skipped: %s\n", s.notes.line[i]);
   if (s.notes.more) printf("skipped: %u more\n", s.notes.more);
-  for (size_t i = 0; i < s.nthreads; i++) print_thread(&s, &s.threads[i]);
+  if (go.read)
+    printf("go: %zu threads (Ms) named from runtime.allm\n", go.nms);
+  else if (go.found)
+    printf("go: %s\n", go.why);
+  for (size_t i = 0; i < s.nthreads; i++) print_thread(&s, &go, &s.threads[i]);
   for (size_t i = 0; i < ncycles && i < CYCLES_SHOWN; i++) print_cycle(&s, &cycles[i]);
   if (ncycles == 0 && a.ptrace) printf("no deadlock among lock owners this tool can read\n");
+  tm_go_runtime_free(&go);
   tm_snapshot_free(&s);
   return ncycles ? 2 : 0;
 }

@@ -29,7 +29,7 @@ void tm_session_send_hello(tm_session *s, int to) {
     argv[argc] = s->cmdline + off;
     off += len + 1;
   }
-  Threadmon__Source sources[10];
+  Threadmon__Source sources[11];
   size_t ns = 0;
   if (!s->external) sources[ns++] = THREADMON__SOURCE__SOURCE_INTERPOSE;
   if (s->src_proc_task) sources[ns++] = THREADMON__SOURCE__SOURCE_PROC_TASK;
@@ -41,6 +41,7 @@ void tm_session_send_hello(tm_session *s, int to) {
   if (!s->external) sources[ns++] = THREADMON__SOURCE__SOURCE_UNWIND;
   if (s->src_futex) sources[ns++] = THREADMON__SOURCE__SOURCE_FUTEX_SAMPLING;
   if (!s->external) sources[ns++] = THREADMON__SOURCE__SOURCE_USER_CONTEXT; /* wrap_context.c */
+  if (s->external) sources[ns++] = THREADMON__SOURCE__SOURCE_ATTACH;
 
   Threadmon__Hello h = THREADMON__HELLO__INIT;
   h.protocol_version = TM_PROTOCOL_VERSION;

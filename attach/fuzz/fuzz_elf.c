@@ -4,7 +4,8 @@
  * symbols (elfsyms.c, and the debug file its build-id names) and its
  * unwind tables' location (rcfi.c, which copies them from this process as
  * it would from the target) are read, and addresses across the mapping
- * looked up and formatted. */
+ * looked up and formatted; a Go module's runtime layout is read from its
+ * DWARF (goruntime.c, golayout.c; not walked: this process is no Go). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdint.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "elfsyms.h"
+#include "goruntime.h"
 #include "maps.h"
 #include "rcfi.h"
 
@@ -50,6 +52,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     tm_cfi_tables t;
     if (tm_rcfi_find(cfi, MAP_START + 0x1000, &t) && !(t.lo <= t.hdr && t.hdr < t.hi))
+      __builtin_trap();
+    tm_go_reader go;
+    tm_go_reader_open(&m, syms, &go);
+    if (go.ready && (go.layout.m_procid >= 65536 || go.layout.m_alllink >= 65536 ||
+                     !memchr(go.why, 0, sizeof go.why)))
       __builtin_trap();
   }
   tm_rcfi_free(cfi);

@@ -121,7 +121,7 @@ QString sourceName(int source) {
   static const char *const names[] = {"unspecified",   "interpose",     "proc_task",
                                       "proc_stat",     "perf_switch",   "perf_software",
                                       "perf_hardware", "unwind",        "futex_sampling",
-                                      "user_context"};
+                                      "user_context",  "attach"};
   if (source < 0 || source >= int(sizeof names / sizeof names[0]))
     return QStringLiteral("source_%1").arg(source);
   return QString::fromLatin1(names[source]);
@@ -129,6 +129,10 @@ QString sourceName(int source) {
 
 bool SessionInfo::hasSource(int source) const {
   return std::find(sources.begin(), sources.end(), source) != sources.end();
+}
+
+bool SessionInfo::acquisitionsKnown() const {
+  return sources.empty() || hasSource(THREADMON__SOURCE__SOURCE_INTERPOSE);
 }
 
 QString SyncObjectInfo::symbolText() const {

@@ -105,6 +105,11 @@ struct SessionInfo {
   // line per kind with its count (FrameCheck).
   QStringList inputWarnings;
   bool hasSource(int source) const;
+  // Wrappers ran in the process (SOURCE_INTERPOSE, or an old stream that
+  // lists no sources): acquisitions, hold times and every wait's start and
+  // end are known. False for a session read from outside (SOURCE_ATTACH):
+  // those figures are unknown, never 0 (docs/format.md).
+  bool acquisitionsKnown() const;
 };
 
 // What a thread folded while its event ring was full (cumulative as of t):

@@ -59,6 +59,8 @@ QJsonObject processJson(const SessionModel &m) {
   p["exit_status"] = i.goodbyeSeen && !detached ? QJsonValue(i.exitStatus) : QJsonValue();
   p["detached"] = detached;
   p["sources"] = sources;
+  // false: read from outside (attach); acquisitions and holds are null.
+  p["acquisitions_known"] = i.acquisitionsKnown();
   p["frames_dropped"] = qint64(i.framesDropped);
   p["events_dropped"] = qint64(i.eventsDropped);
   // Timeline detail folded (rings full): the changes, and the thread time
@@ -217,16 +219,18 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   o["symbol_offset"] = s.symbol.isEmpty() ? QJsonValue() : QJsonValue(qint64(s.symbolOffset));
   o["symbol_raw"] = s.symbolRaw;
   o["symbol_file"] = s.symbolFile;
-  // Only the wrappers count acquisitions and time holds: a session read
-  // from outside (threadmon-attach) has neither, null rather than 0.
-  const bool interposed = m.info().hasSource(THREADMON__SOURCE__SOURCE_INTERPOSE);
-  o["acquisitions"] = interposed ? QJsonValue(qint64(d.acquisitions)) : QJsonValue();
+  // Unknown is null, never 0: no wrapper counted a hidden lock's
+  // acquisitions nor timed its longest wait, and a session read from
+  // outside (SOURCE_ATTACH) counted no object's acquisitions nor holds.
+  const bool internal = s.kind == THREADMON__SYNC_KIND__KIND_INTERNAL;
+  const bool counted = m.info().acquisitionsKnown() && !internal;
+  o["acquisitions"] = counted ? QJsonValue(qint64(d.acquisitions)) : QJsonValue();
   o["contentions"] = qint64(d.contentions);
   o["wait_s"] = seconds(int64_t(d.waitNs));
-  o["max_wait_s"] = seconds(int64_t(d.maxWaitNs));
+  o["max_wait_s"] = internal ? QJsonValue() : QJsonValue(seconds(int64_t(d.maxWaitNs)));
   // Only locks are held (a barrier, cond or semaphore is waited on): null
   // for the others. Every hold timed: exact; else estimated from hold_samples.
-  const bool held = isHeldKind(s.kind) && interposed;
+  const bool held = isHeldKind(s.kind) && counted;
   o["hold_s"] = held ? QJsonValue(seconds(int64_t(d.holdNs))) : QJsonValue();
   o["hold_samples"] = held ? QJsonValue(qint64(d.holdSamples)) : QJsonValue();
   o["hold_exact"] = held ? QJsonValue(d.holdSamples == d.acquisitions) : QJsonValue();
@@ -243,7 +247,7 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   }
   o["call_sites"] = sites;
   QJsonArray waiters;
-  if (s.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) {
+  if (internal) {
     // No wrapper times an internal lock: its wait is estimated (see
     // SessionModel::internalWaiters).
     int64_t wait = 0, kernel = 0;

@@ -210,6 +210,9 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
                .arg(p["folded_threads"].toInt())
                .arg(num(p["folded_s"].toDouble(), 3));
   out << QStringLiteral("  sources: %1").arg(sources.join(", "));
+  if (!p["acquisitions_known"].toBool(true))
+    out << QStringLiteral("  read from outside the process (attach): acquisitions, hold times and "
+                          "uncontended calls are unknown, shown as -; waits are those seen asleep");
   for (const QJsonValue &n : p["notices"].toArray())
     out << QStringLiteral("  note: %1").arg(n.toString());
   for (const QJsonValue &n : p["runtime_notes"].toArray())
@@ -326,7 +329,8 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
 
   // "~" when estimated from a sample of the holds (hold_exact false).
   auto holdText = [](const QJsonObject &s) {
-    if (!s["hold_s"].isDouble()) return QStringLiteral("-");  // not a lock: nothing is held
+    // Not a lock (nothing is held), or no holds timed (read from outside).
+    if (!s["hold_s"].isDouble()) return QStringLiteral("-");
     QString v = num(s["hold_s"].toDouble(), 4);
     return s["hold_exact"].toBool(true) || s["acquisitions"].toInteger() == 0 ? v : "~" + v;
   };
@@ -353,15 +357,12 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
       where += QStringLiteral("  (%1 s asleep on it + %2 s system time for it)")
                    .arg(num(s.value("wait_s").toDouble(), 4), num(kernel, 4));
     const QString kind = s.contains("acts_as") ? s["acts_as"].toString() : s["kind"].toString();
-    // Found by sampling (kernel_s): its acquisitions and longest wait are
-    // unknown, not 0.
-    const bool sampled = s.contains("kernel_s");
-    // Unknown (read from outside: no wrapper counted them): "-", never 0.
-    const bool counted = !sampled && !s["acquisitions"].isNull();
+    // Unknown (null: found by sampling, or read from outside) is "-", not 0.
+    const QJsonValue acq = s["acquisitions"], maxWait = s["max_wait_s"];
     objects.addRow({QString::number(s["id"].toInteger()), kind,
-                    counted ? QString::number(s["acquisitions"].toInteger()) : QStringLiteral("-"),
+                    acq.isDouble() ? QString::number(acq.toInteger()) : QStringLiteral("-"),
                     QString::number(s["contentions"].toInteger()), num(lost, 4),
-                    sampled ? QStringLiteral("-") : num(s["max_wait_s"].toDouble() * 1e3, 3),
+                    maxWait.isDouble() ? num(maxWait.toDouble() * 1e3, 3) : QStringLiteral("-"),
                     holdText(s), where});
   }
   out << objects.lines();

@@ -30,6 +30,10 @@ void StreamBuilder::hello(bool perfSwitch, uint32_t cpuCount, uint32_t version) 
                              THREADMON__SOURCE__SOURCE_PERF_SWITCH};
   h.sources = src;
   h.n_sources = perfSwitch ? 4 : 3;
+  if (!sources_.empty()) {
+    h.sources = const_cast<Threadmon__Source *>(sources_.data());
+    h.n_sources = sources_.size();
+  }
   h.start_monotonic_ns = uint64_t(kT0);
   h.probe_tid = 4243;
   Threadmon__Frame f = THREADMON__FRAME__INIT;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "threadmon.pb-c.h"
@@ -67,6 +68,9 @@ class StreamBuilder {
                   const char *symbol, const char *callSite);
   // Sets Hello.exe for the following hello() (default /usr/bin/workload).
   void setExe(const char *exe) { exe_ = exe; }
+  // Sets Hello.sources for the following hello(), in place of the probe's
+  // (interpose, proc_task, proc_stat, perf_switch when asked).
+  void setSources(std::vector<Threadmon__Source> sources) { sources_ = std::move(sources); }
   void goodbye(int64_t t, int exitStatus, uint64_t eventsDropped = 0);
   // User threads (M:N): a UserThread, and one UserSwitches entry on LWP tid.
   void userThread(uint32_t id, int64_t t, uint32_t creator, const char *function);
@@ -86,6 +90,7 @@ class StreamBuilder {
   void add(const Threadmon__Frame &f);
   std::vector<std::string> frames_;
   const char *exe_ = "/usr/bin/workload";
+  std::vector<Threadmon__Source> sources_;
 };
 
 // Thread 101 of the model tests' switch scenario ([0,20) on CPU, [20,40)

@@ -68,6 +68,44 @@ StreamBuilder contendedSession() {
   return b;
 }
 
+// contendedSession's workers, and a barrier 5 that 41 and 42 wait at for
+// 80 ms of each 100 ms round while 43, working longer, arrives last and
+// releases them. attached: the Hello lists what an external sampler reads
+// (no interpose) and SyncStats carries no acquisitions nor holds.
+StreamBuilder attachableSession(bool attached) {
+  StreamBuilder b;
+  b.setExe("/opt/app");
+  if (attached)
+    b.setSources({THREADMON__SOURCE__SOURCE_ATTACH, THREADMON__SOURCE__SOURCE_PROC_TASK,
+                  THREADMON__SOURCE__SOURCE_PROC_STAT, THREADMON__SOURCE__SOURCE_FUTEX_SAMPLING});
+  b.hello(false);
+  for (uint32_t tid : {31u, 32u}) b.threadStart(tid, kT0, "worker", "app!worker");
+  for (uint32_t tid : {41u, 42u, 43u}) b.threadStart(tid, kT0, "phase", "app!phase");
+  b.syncObject(3, THREADMON__SYNC_KIND__KIND_MUTEX, 0x5000, "/opt/app", "table_lock", nullptr);
+  b.syncObject(5, THREADMON__SYNC_KIND__KIND_BARRIER, 0x5100, "/opt/app", "phase_barrier", nullptr);
+  for (int p = 0; p < 500; p += 10)
+    for (uint32_t tid : {31u, 32u}) {
+      uint32_t other = tid == 31 ? 32 : 31;
+      b.transition(tid, kT0 + (p + 2) * kMs, THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, 3,
+                   other);
+      b.transition(tid, kT0 + (p + 10) * kMs, THREADMON__THREAD_STATE__STATE_RUNNING, 0, 0, other);
+    }
+  for (int end = 100; end <= 500; end += 100)
+    for (uint32_t tid : {41u, 42u}) {
+      b.transition(tid, kT0 + (end - 80) * kMs, THREADMON__THREAD_STATE__STATE_BLOCKED_BARRIER, 5);
+      b.transition(tid, kT0 + end * kMs, THREADMON__THREAD_STATE__STATE_RUNNING, 0, 0, 43);
+    }
+  for (int k = 1; k <= 50; k++) {
+    uint64_t K = uint64_t(k);
+    const uint64_t acquired = attached ? 0 : 4 * K, held = attached ? 0 : 4 * K * kMs;
+    b.tick(kT0 + k * 10 * kMs, {}, {},
+           {Sync{3, acquired, 2 * K, 16 * K * kMs, 8 * kMs, held},
+            Sync{5, attached ? 0 : 3 * (K / 10), 2 * (K / 10), 160 * (K / 10) * kMs, 80 * kMs, 0}});
+  }
+  b.goodbye(kT0 + 500 * kMs, 0);
+  return b;
+}
+
 struct Run {
   int code;
   QByteArray out, err;
@@ -219,6 +257,62 @@ class TestReport : public QObject {
     QVERIFY(text.contains("call site: 0.8000 s waiting, 100 contentions: app!update+0x10"));
     QVERIFY(text.contains(QRegularExpression("worker \\(31\\) +worker \\(32\\) +50 +0.4000")));
     QVERIFY(text.endsWith('\n'));
+  }
+
+  // Read from outside (no interpose in the Hello's sources): what no
+  // wrapper counted is null in the JSON and "-" in the text, never 0, and
+  // the finding that needs every arrival seen is not made.
+  void attachedSessionShowsUnknownNotZero() {
+    const QString preloaded = dir_.filePath("preloaded.tmcap");
+    const QString attached = dir_.filePath("attached.tmcap");
+    QVERIFY(attachableSession(false).writeFile(preloaded));
+    QVERIFY(attachableSession(true).writeFile(attached));
+    auto json = [](const QString &file) {
+      Run r = report({"--json", file});
+      return r.code == 0 ? QJsonDocument::fromJson(r.out).object() : QJsonObject();
+    };
+    auto kinds = [](const QJsonObject &o) {
+      QStringList k;
+      for (const QJsonValue &f : o["findings"].toArray()) k << f["kind"].toString();
+      return k;
+    };
+    auto object = [](const QJsonObject &o, int id) {
+      for (const QJsonValue &v : o["sync_objects"].toArray())
+        if (v["id"].toInt() == id) return v.toObject();
+      return QJsonObject();
+    };
+    const QJsonObject pre = json(preloaded), att = json(attached);
+    QVERIFY(!pre.isEmpty() && !att.isEmpty());
+
+    QCOMPARE(pre["process"]["acquisitions_known"].toBool(false), true);
+    QCOMPARE(att["process"]["acquisitions_known"].toBool(true), false);
+    QVERIFY(att["process"]["sources"].toArray().contains(QStringLiteral("attach")));
+    const QJsonObject lock = object(att, 3), barrier = object(att, 5);
+    for (const char *key : {"acquisitions", "hold_s", "hold_samples", "hold_exact"})
+      QVERIFY2(lock[QLatin1String(key)].isNull(), key);
+    QVERIFY(barrier["acquisitions"].isNull());
+    // What the sampler saw stays: contentions, waits, the longest wait.
+    QCOMPARE(lock["contentions"].toInt(), 100);
+    QCOMPARE(lock["wait_s"].toDouble(), 0.8);
+    QCOMPARE(lock["max_wait_s"].toDouble(), 0.008);
+    QCOMPARE(object(pre, 3)["acquisitions"].toInt(), 200);
+    QCOMPARE(object(pre, 3)["hold_s"].toDouble(), 0.2);
+
+    QVERIFY2(kinds(pre).contains("barrier_imbalance"), qPrintable(kinds(pre).join(' ')));
+    QVERIFY2(!kinds(att).contains("barrier_imbalance"), qPrintable(kinds(att).join(' ')));
+    QVERIFY(kinds(att).contains("serialising_object"));  // waits alone say it
+
+    const QString text = QString::fromUtf8(report({attached}).out);
+    QVERIFY2(text.contains("read from outside the process (attach): acquisitions, hold times and "
+                           "uncontended calls are unknown, shown as -"),
+             qPrintable(text));
+    // id, kind, acquired, contended, wait s, max ms, hold s
+    QVERIFY2(text.contains(QRegularExpression("\n +3 +mutex +- +100 +0\\.8000 +8\\.000 +- ")),
+             qPrintable(text));
+    const QString full = QString::fromUtf8(report({preloaded}).out);
+    QVERIFY2(full.contains(
+                 QRegularExpression("\n +3 +mutex +200 +100 +0\\.8000 +8\\.000 +~0\\.2000 ")),
+             qPrintable(full));
   }
 
   void cleanCaptureHasNoFindings() {

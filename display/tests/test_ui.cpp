@@ -329,6 +329,48 @@ class TestUi : public QObject {
     QVERIFY(modules.contains(m.syncObject(m.indexOfSyncObject(1)).module));
   }
 
+  // A session read from outside (no interpose among the Hello's sources):
+  // the Sync view shows its acquisitions, contended share and hold time as
+  // unknown, on the object and its module, and the waits it saw.
+  void syncShowsUnknownCountsOfAnAttachedSession() {
+    for (bool attached : {false, true}) {
+      tmtest::StreamBuilder b;
+      if (attached)
+        b.setSources({THREADMON__SOURCE__SOURCE_ATTACH, THREADMON__SOURCE__SOURCE_PROC_TASK});
+      b.hello(false);
+      b.threadStart(31, tmtest::kT0, "worker", "app!worker");
+      b.syncObject(3, THREADMON__SYNC_KIND__KIND_MUTEX, 0x5000, "/opt/app", "table_lock", nullptr);
+      b.tick(tmtest::kT0 + 10 * tmtest::kMs, {}, {},
+             {tmtest::Sync{3, attached ? 0u : 40u, 4, 6 * tmtest::kMs, 2 * tmtest::kMs,
+                           attached ? 0 : uint64_t(3 * tmtest::kMs)}});
+      tmon::SessionModel m;
+      b.applyTo(&m);
+      tmui::SyncTree tree;
+      tree.apply(tmui::SyncTree::collect(m, {m.startNs(), m.latestNs()}));
+      QCOMPARE(tree.rowCount(), 1);
+      const QModelIndex module = tree.index(0, 0), object = tree.index(0, 0, module);
+      auto text = [&](const QModelIndex &row, int column) {
+        return tree.index(row.row(), column, row.parent()).data().toString();
+      };
+      const QString dash = QStringLiteral("–");
+      for (const QModelIndex &row : {module, object}) {
+        QCOMPARE(text(row, tmui::SyncTree::Contentions), QStringLiteral("4"));
+        QCOMPARE(text(row, tmui::SyncTree::Wait) == dash, false);
+        QCOMPARE(text(row, tmui::SyncTree::MaxWait) == dash, false);
+        QCOMPARE(text(row, tmui::SyncTree::Acquisitions) == dash, attached);
+        QCOMPARE(text(row, tmui::SyncTree::ContendedPct) == dash, attached);
+        QCOMPARE(text(row, tmui::SyncTree::Hold) == dash, attached);
+      }
+      if (!attached) QCOMPARE(text(object, tmui::SyncTree::ContendedPct), QStringLiteral("10.0 %"));
+      // The page says why, above the views.
+      auto *model = new tmon::SessionModel;
+      b.applyTo(model);
+      tmui::SessionView page(model, tmui::SessionView::Source::Replay);
+      QCOMPARE(page.notice().startsWith("Read from outside the process: acquisitions, hold times"),
+               attached);
+    }
+  }
+
   void syncFilterNarrowsRows() {
     QString error;
     std::unique_ptr<tmui::SessionView> page(openCapture(capture_, &error));

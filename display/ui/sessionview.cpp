@@ -229,6 +229,12 @@ void SessionView::updateTitleAndBanner() {
     // Before the probe's notes: what the display shows is missing this.
     setNotice(tr("Damaged input: %1").arg(damage.join(QStringLiteral(" · "))));
     showingSessionNotes_ = true;
+  } else if (!model_->info().acquisitionsKnown() && free) {
+    // Read from outside (attach): say why counts show as dashes, first.
+    QStringList parts{tr("Read from outside the process: acquisitions, hold times and uncontended "
+                         "calls are unknown (–)")};
+    setNotice((parts + notes).join(QStringLiteral(" · ")));
+    showingSessionNotes_ = true;
   } else if (!notes.isEmpty() && free) {
     setNotice(tr("Probe: %1").arg(notes.join(QStringLiteral(" · "))));
     showingSessionNotes_ = true;

@@ -18,14 +18,16 @@ double contendedPct(const Stats &s) {
   return s.acq ? 100.0 * double(s.cont) / double(s.acq) : 0.0;
 }
 
-// sampled: what no wrapper timed (acquisitions, their share contended, the
-// longest wait, holds) is unknown, shown as a dash, never as 0.
-std::array<QString, 6> numberTexts(const Stats &s, bool sampled) {
+// What no wrapper counted is unknown, shown as a dash, never as 0:
+// uncounted, the acquisitions, their share contended and the holds (a
+// session read from outside); sampled, the longest wait too (a hidden lock).
+std::array<QString, 6> numberTexts(const Stats &s, bool uncounted, bool sampled) {
   const QString unknown = QStringLiteral("–");
-  return {sampled ? unknown : QString::number(s.acq), QString::number(s.cont),
-          sampled ? unknown : QStringLiteral("%1 %").arg(contendedPct(s), 0, 'f', 1),
+  uncounted = uncounted || sampled;
+  return {uncounted ? unknown : QString::number(s.acq), QString::number(s.cont),
+          uncounted ? unknown : QStringLiteral("%1 %").arg(contendedPct(s), 0, 'f', 1),
           formatNs(s.wait), sampled ? unknown : formatNs(s.maxWait),
-          sampled ? unknown : formatNs(s.hold)};
+          uncounted ? unknown : formatNs(s.hold)};
 }
 
 // The number columns of a row; true when anything changed.
@@ -168,11 +170,10 @@ std::vector<SyncTree::ObjectRow> SyncTree::collect(const tmon::SessionModel &mod
     row.wait = d.waitNs;
     row.maxWait = d.maxWaitNs;
     row.hold = d.holdNs;
-    // Read from outside (threadmon-attach: no interpose source), no lock's
-    // acquisitions or holds were counted either.
-    row.sampled = o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL ||
-                  !model.info().hasSource(THREADMON__SOURCE__SOURCE_INTERPOSE);
-    row.numbers = numberTexts(Stats{row.acq, row.cont, row.wait, row.maxWait, row.hold}, row.sampled);
+    row.sampled = o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL;
+    row.uncounted = !model.info().acquisitionsKnown();
+    row.numbers = numberTexts(Stats{row.acq, row.cont, row.wait, row.maxWait, row.hold},
+                              row.uncounted, row.sampled);
     out.push_back(std::move(row));
   }
   return out;
@@ -248,7 +249,8 @@ bool SyncTree::apply(std::vector<ObjectRow> &&objects) {
 
   // Then every object's texts and numbers; one change signal per module.
   std::vector<Stats> perModule(modules_.size());
-  std::vector<bool> timed(modules_.size());  // a module with an object a wrapper timed
+  // A module with an object whose longest wait is known, one whose acquisitions are.
+  std::vector<bool> timed(modules_.size()), counted(modules_.size());
   for (ObjectRow &o : objects) {
     const int k = objectIndex_.value(o.id, -1);
     if (k < 0) continue;
@@ -270,6 +272,7 @@ bool SyncTree::apply(std::vector<ObjectRow> &&objects) {
     (void)changed;
     Stats &ms = perModule[size_t(m)];
     if (!o.sampled) timed[size_t(m)] = true;
+    if (!o.sampled && !o.uncounted) counted[size_t(m)] = true;
     ms.acq += s.acq;
     ms.cont += s.cont;
     ms.wait += s.wait;
@@ -278,7 +281,8 @@ bool SyncTree::apply(std::vector<ObjectRow> &&objects) {
   }
   for (int m = 0; m < int(modules_.size()); ++m) {
     Module &mod = modules_[size_t(m)];
-    fill(mod.row, perModule[size_t(m)], numberTexts(perModule[size_t(m)], !timed[size_t(m)]));
+    fill(mod.row, perModule[size_t(m)],
+         numberTexts(perModule[size_t(m)], !counted[size_t(m)], !timed[size_t(m)]));
     setText(mod.row, Kind, tr("%n object(s)", nullptr, int(mod.objects.size())));
     mod.row.sort[Object] = mod.row.text[Object];
   }

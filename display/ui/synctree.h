@@ -47,6 +47,7 @@ class SyncTree : public QAbstractItemModel {
     QString module, name, tip, kind, kindTip, site;
     bool hidden = false;
     bool sampled = false;  // seen only by sampling futex waits: no counts, max or hold
+    bool uncounted = false;  // read from outside (attach): no acquisitions nor holds
     uint64_t acq = 0, cont = 0, wait = 0, maxWait = 0, hold = 0;
     std::array<QString, 6> numbers;  // acquisitions, contentions, %, wait, max wait, hold
   };

@@ -1,10 +1,9 @@
-"""The launcher refuses what LD_PRELOAD cannot reach, in one line each.
+"""The launcher refuses what cannot run, in one line each (what LD_PRELOAD
+cannot reach is watched from outside: test_launcher_outside.py).
 
 Needs no probe: every check here happens before the program would start.
 """
 import os
-import shutil
-import stat
 
 import tmtest
 from tmtest import check, launcher, workload
@@ -43,24 +42,6 @@ def test_attach_usage():
                  ["--duration goes with -p"])
 
 
-def test_static_binary():
-    path = workload("static_hello")
-    if not os.path.exists(path):
-        raise tmtest.Skip("no static libc: static_hello was not built")
-    expect_error(["record", "-o", "x.tmcap", "--", path], 126, ["statically linked", "LD_PRELOAD"])
-    expect_error(["run", "--connect", "127.0.0.1:1", "--", path], 126, ["statically linked"])
-
-
-def test_setuid_and_setgid_copies():
-    for bit, word in ((stat.S_ISUID, "setuid"), (stat.S_ISGID, "setgid")):
-        copy = os.path.join(tmtest.Temp.dir(), f"{word}_copy")
-        shutil.copy(workload("spin_sleep"), copy)
-        os.chmod(copy, 0o755 | bit)
-        if not os.stat(copy).st_mode & bit:
-            raise tmtest.Skip(f"this file system refuses the {word} bit")
-        expect_error(["record", "-o", "x.tmcap", "--", copy], 126, [word, "LD_PRELOAD"])
-
-
 def test_not_executable():
     plain = os.path.join(tmtest.Temp.dir(), "plain.txt")
     with open(plain, "w") as f:
@@ -70,15 +51,8 @@ def test_not_executable():
 
 
 def test_script_interpreter_is_checked():
-    """A #! script is judged by its interpreter: a static one is refused."""
-    static = workload("static_hello")
-    if not os.path.exists(static):
-        raise tmtest.Skip("no static libc: static_hello was not built")
-    script = os.path.join(tmtest.Temp.dir(), "via_static.sh")
-    with open(script, "w") as f:
-        f.write(f"#!{static}\n")
-    os.chmod(script, 0o755)
-    expect_error(["record", "-o", "x.tmcap", "--", script], 126, ["statically linked", static])
+    """A #! script is judged by its interpreter (a static one is watched
+    from outside: test_launcher_outside.py)."""
     missing = os.path.join(tmtest.Temp.dir(), "via_missing.sh")
     with open(missing, "w") as f:
         f.write("#!/no/such/interpreter\n")

@@ -1,5 +1,5 @@
-/* static_hello: a statically linked program, which LD_PRELOAD cannot reach;
- * the launcher must refuse it. */
+/* static_hello: a statically linked program, which LD_PRELOAD cannot reach
+ * (the launcher watches such a program from outside). */
 #include <stdio.h>
 
 int main(void) {
