@@ -50,15 +50,20 @@ void tm_visit_hot(tm_visits *v, uint32_t slot) {
   if (slot < TM_MAX_THREADS) v->hot[slot / 64] |= 1ull << (slot % 64);
 }
 
-void tm_visit_at(tm_visits *v, uint64_t tick_no, uint32_t slot, uint64_t due) {
-  uint64_t delay = due > tick_no ? due - tick_no : 1;
-  if (delay >= WHEEL_TICKS) delay = WHEEL_TICKS - 1;
-  wheel_bucket *b = &v->wheel[(tick_no + delay) % WHEEL_TICKS];
+/* Ticks as due[] keeps them: 0 is "none". */
+static uint32_t due_tick(uint64_t tick) { return (uint32_t)tick ? (uint32_t)tick : 1; }
+
+/* Whether due tick d is after tick (both as due[] keeps them). */
+static bool due_after(uint32_t d, uint32_t tick) { return d && (int32_t)(d - tick) > 0; }
+
+static void wheel_put(tm_visits *v, uint32_t slot, uint32_t at) {
+  wheel_bucket *b = &v->wheel[at % WHEEL_TICKS];
   if (b->n == b->cap) {
     uint32_t cap = b->cap ? b->cap * 2 : 64;
     uint32_t *p = realloc(b->slot, cap * sizeof *p);
     if (!p) {
       tm_visit_hot(v, slot); /* no room: look every tick */
+      v->due[slot] = 0;
       return;
     }
     b->slot = p;
@@ -67,10 +72,38 @@ void tm_visit_at(tm_visits *v, uint64_t tick_no, uint32_t slot, uint64_t due) {
   b->slot[b->n++] = slot;
 }
 
+void tm_visit_at(tm_visits *v, uint64_t tick_no, uint32_t slot, uint64_t due) {
+  if (slot >= TM_MAX_THREADS) return;
+  uint64_t delay = due > tick_no ? due - tick_no : 1;
+  if (delay >= WHEEL_TICKS) delay = WHEEL_TICKS - 1;
+  uint32_t at = due_tick(tick_no + delay), now = due_tick(tick_no);
+  uint32_t had = v->due[slot];
+  v->due[slot] = at;
+  /* An entry no later than this one is in the wheel: it passes the slot on. */
+  if (due_after(had, now) && (int32_t)(at - had) >= 0) return;
+  wheel_put(v, slot, at);
+}
+
+void tm_visit_cancel(tm_visits *v, uint32_t slot) {
+  if (slot < TM_MAX_THREADS) v->due[slot] = 0;
+}
+
 void tm_visit_take_due(tm_visits *v, uint64_t tick_no) {
   wheel_bucket *b = &v->wheel[tick_no % WHEEL_TICKS];
-  for (uint32_t i = 0; i < b->n; i++) tm_visit_mark(v, b->slot[i]);
+  uint32_t now = due_tick(tick_no);
+  /* Entries moved on land in other buckets (a slot's due is less than a
+   * wheel's turn ahead), never in this one. */
+  uint32_t n = b->n;
   b->n = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t slot = b->slot[i], at = v->due[slot];
+    if (at == now) {
+      v->due[slot] = 0;
+      tm_visit_mark(v, slot);
+    } else if (due_after(at, now)) {
+      wheel_put(v, slot, at);
+    }
+  }
 }
 
 uint32_t tm_visit_collect(tm_visits *v, uint32_t hw, bool all) {

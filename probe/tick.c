@@ -174,6 +174,7 @@ static bool visit_slot(tm_session *s, uint32_t i, bool full, bool resync, uint32
   if (state == TM_SLOT_LIVE) {
     tm_thread_read(s, t, st, how);
     if (due) tm_visit_at(&m->plan, m->tick_no, i, due);
+    else tm_visit_cancel(&m->plan, i);
     /* Blocked for good (READ_NONE): its next record or event brings it
      * back, except a hidden wait, counted every tick it lasts, and events
      * left in its ring by a drain's bound. */

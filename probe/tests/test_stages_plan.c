@@ -173,6 +173,38 @@ static void test_visits(void) {
   tm_visit_at(v, 300, 80, 300 + 10 * WHEEL_TICKS);
   tm_visit_take_due(v, 300 + WHEEL_TICKS - 1);
   CHECK_EQ(tm_visit_collect(v, 10000, false), 1);
+  /* A thread that wakes every 10 ticks defers its read 15 ticks from each
+   * wake-up: the wheel brings it back once, when the read falls due, not
+   * 15 ticks after every wake-up. */
+  tm_visit_at(v, 400, 90, 415);
+  for (uint64_t tick = 401; tick < 445; tick++) {
+    if (tick % 10 == 0 && tick < 440) tm_visit_at(v, tick, 90, tick + 15); /* a wake-up */
+    tm_visit_take_due(v, tick);
+    CHECK_EQ(tm_visit_collect(v, 10000, false), 0);
+  }
+  tm_visit_take_due(v, 445);
+  CHECK_EQ(tm_visit_collect(v, 10000, false), 1);
+  CHECK_EQ(v->order[0], 90);
+  /* Read meanwhile (or waiting for its next event): no visit at all. */
+  tm_visit_at(v, 500, 91, 515);
+  tm_visit_cancel(v, 91);
+  for (uint64_t tick = 501; tick < 520; tick++) {
+    tm_visit_take_due(v, tick);
+    CHECK_EQ(tm_visit_collect(v, 10000, false), 0);
+  }
+  /* Brought forward: the earlier tick. */
+  tm_visit_at(v, 600, 92, 650);
+  tm_visit_at(v, 601, 92, 610);
+  for (uint64_t tick = 602; tick < 610; tick++) {
+    tm_visit_take_due(v, tick);
+    CHECK_EQ(tm_visit_collect(v, 10000, false), 0);
+  }
+  tm_visit_take_due(v, 610);
+  CHECK_EQ(tm_visit_collect(v, 10000, false), 1);
+  for (uint64_t tick = 611; tick < 660; tick++) {
+    tm_visit_take_due(v, tick);
+    CHECK_EQ(tm_visit_collect(v, 10000, false), 0);
+  }
   /* all: every slot. */
   CHECK_EQ(tm_visit_collect(v, 10000, true), 10000);
   for (unsigned i = 0; i < WHEEL_TICKS; i++) free(v->wheel[i].slot);
