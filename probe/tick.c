@@ -76,11 +76,11 @@ static uint32_t drain_ring(tm_session *s, tm_thread *t, tm_sampler_thread *st) {
   return total;
 }
 
-/* Registry records are ~25 KB apart (a page, a TLB miss each) and the
- * slots a tick visits are scattered: the first touch of each was most of
- * what 10,000 light threads cost the sampler. Slots are fetched ahead in
- * two steps: the record's fields and ring indices, then (once the tail is
- * in cache) the ring's next events. */
+/* The slots a tick visits are scattered: the first touch of each record,
+ * state and ring was most of what 10,000 light threads cost the sampler.
+ * Slots are fetched ahead in two steps: the record's fields, its ring
+ * indices and its state, then (once the tail is in cache) the ring's next
+ * events, a page of their own. */
 #define PREFETCH_AHEAD 16
 
 static void prefetch_slot(const tm_thread_states *ts, uint32_t i, bool events) {
@@ -95,7 +95,7 @@ static void prefetch_slot(const tm_thread_states *ts, uint32_t i, bool events) {
   __builtin_prefetch(&t->attr_version); /* with cur_state */
   __builtin_prefetch(&t->ring.head);
   __builtin_prefetch(&t->ring.tail);
-  if (i < ts->by_slot_cap && ts->by_slot[i]) __builtin_prefetch(ts->by_slot[i]);
+  if (ts->slab) __builtin_prefetch(&ts->slab[i]); /* no load: it may have none */
 }
 
 /* Records were lost, or resume after a pause: no thread's last record is
@@ -130,7 +130,7 @@ static bool visit_slot(tm_session *s, uint32_t i, bool full, bool resync, uint32
   tm_thread *t = tm_thread_slot(i);
   int state = atomic_load_explicit(&t->slot_state, memory_order_acquire);
   if (state != TM_SLOT_LIVE && state != TM_SLOT_EXITED) return false;
-  tm_sampler_thread *st = i < ts->by_slot_cap ? ts->by_slot[i] : NULL;
+  tm_sampler_thread *st = tm_state_of_slot(ts, i);
   if (st && (st->owner != t || st->tid != t->tid)) {
     tm_state_free(m, st); /* the slot holds another thread now */
     st = NULL;

@@ -14,8 +14,9 @@
 static tm_session s;
 
 static tm_sampler_thread *state(tm_thread *owner) {
-  tm_sampler_thread *st = calloc(1, sizeof *st);
+  tm_sampler_thread *st = aligned_alloc(64, sizeof *st); /* line-aligned type */
   CHECK(st != NULL);
+  memset(st, 0, sizeof *st);
   st->owner = owner;
   st->read_head = UINT64_MAX;
   return st;
