@@ -56,6 +56,11 @@ static uint32_t due_tick(uint64_t tick) { return (uint32_t)tick ? (uint32_t)tick
 /* Whether due tick d is after tick (both as due[] keeps them). */
 static bool due_after(uint32_t d, uint32_t tick) { return d && (int32_t)(d - tick) > 0; }
 
+/* The bucket tick an entry due at `at` waits in: within this turn. */
+static uint32_t wheel_place(uint32_t at, uint32_t now) {
+  return (int32_t)(at - now) < WHEEL_TICKS ? at : now + WHEEL_TICKS - 1;
+}
+
 static void wheel_put(tm_visits *v, uint32_t slot, uint32_t at) {
   wheel_bucket *b = &v->wheel[at % WHEEL_TICKS];
   if (b->n == b->cap) {
@@ -75,13 +80,13 @@ static void wheel_put(tm_visits *v, uint32_t slot, uint32_t at) {
 void tm_visit_at(tm_visits *v, uint64_t tick_no, uint32_t slot, uint64_t due) {
   if (slot >= TM_MAX_THREADS) return;
   uint64_t delay = due > tick_no ? due - tick_no : 1;
-  if (delay >= WHEEL_TICKS) delay = WHEEL_TICKS - 1;
+  if (delay > INT32_MAX / 2) delay = INT32_MAX / 2;
   uint32_t at = due_tick(tick_no + delay), now = due_tick(tick_no);
   uint32_t had = v->due[slot];
   v->due[slot] = at;
   /* An entry no later than this one is in the wheel: it passes the slot on. */
   if (due_after(had, now) && (int32_t)(at - had) >= 0) return;
-  wheel_put(v, slot, at);
+  wheel_put(v, slot, wheel_place(at, now));
 }
 
 void tm_visit_cancel(tm_visits *v, uint32_t slot) {
@@ -91,8 +96,8 @@ void tm_visit_cancel(tm_visits *v, uint32_t slot) {
 void tm_visit_take_due(tm_visits *v, uint64_t tick_no) {
   wheel_bucket *b = &v->wheel[tick_no % WHEEL_TICKS];
   uint32_t now = due_tick(tick_no);
-  /* Entries moved on land in other buckets (a slot's due is less than a
-   * wheel's turn ahead), never in this one. */
+  /* Entries moved on land in other buckets (wheel_place: less than a turn
+   * ahead), never in this one. */
   uint32_t n = b->n;
   b->n = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -101,7 +106,7 @@ void tm_visit_take_due(tm_visits *v, uint64_t tick_no) {
       v->due[slot] = 0;
       tm_visit_mark(v, slot);
     } else if (due_after(at, now)) {
-      wheel_put(v, slot, at);
+      wheel_put(v, slot, wheel_place(at, now));
     }
   }
 }

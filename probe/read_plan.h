@@ -37,13 +37,14 @@ struct tm_session;
  * 10,000 blocked threads costs a tick almost nothing. The final tick and a
  * tick after lost records visit every slot. */
 #define VISIT_WORDS (TM_MAX_THREADS / 64)
-/* Deferred reads: bucket tick % WHEEL_TICKS holds the slots due then. A
- * delay beyond the wheel comes early, which is harmless: the visit plans
- * again and puts it back. Each slot has one deferred read at most, its tick
- * in due[]: a thread that wakes every 100 ms defers its read again at every
- * visit, and each of those used to bring it back for a visit of its own
- * (half of the visits at 10,000 light threads); now an entry whose read
- * was deferred further only moves to the later bucket. */
+/* Deferred reads: bucket tick % WHEEL_TICKS holds the slots due then; one
+ * due beyond a turn of the wheel waits in the last bucket of the turn.
+ * Each slot has one deferred read at most, its tick in due[]: a thread
+ * that wakes every 100 ms defers its read again at every visit, and each
+ * of those used to bring it back for a visit of its own (half of the
+ * visits at 10,000 light threads), as did every turn of the wheel each
+ * thread blocked for 10 s (IDLE_REREAD_NS); now an entry whose read is not
+ * due yet only moves to a later bucket. */
 #define WHEEL_TICKS 256
 
 typedef struct wheel_bucket {

@@ -170,9 +170,14 @@ static void test_visits(void) {
   tm_visit_take_due(v, 215);
   CHECK_EQ(tm_visit_collect(v, 10000, false), 1);
   CHECK_EQ(v->order[0], 70);
-  /* A delay past the wheel comes early (the plan puts it back). */
+  /* A read due past a turn of the wheel (a blocked thread's, 10 s on)
+   * waits out the turns without a visit. */
   tm_visit_at(v, 300, 80, 300 + 10 * WHEEL_TICKS);
-  tm_visit_take_due(v, 300 + WHEEL_TICKS - 1);
+  for (uint64_t tick = 301; tick < 300 + 10 * WHEEL_TICKS; tick++) {
+    tm_visit_take_due(v, tick);
+    CHECK_EQ(tm_visit_collect(v, 10000, false), 0);
+  }
+  tm_visit_take_due(v, 300 + 10 * WHEEL_TICKS);
   CHECK_EQ(tm_visit_collect(v, 10000, false), 1);
   /* A thread that wakes every 10 ticks defers its read 15 ticks from each
    * wake-up: the wheel brings it back once, when the read falls due, not
