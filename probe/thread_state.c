@@ -36,7 +36,7 @@ tm_sampler_thread *tm_state_new(tm_sampler *m, tm_thread *t, uint32_t slot) {
   st->owner = t;
   st->tid = t->tid;
   st->slot = slot;
-  st->read_head = UINT64_MAX;
+  st->read_head = st->wait_head = UINT64_MAX;
   tm_task_fds_init(&st->fds, t->tid);
   for (int i = 0; i < TM_PC_COUNT; i++) st->pc.fd[i] = -1;
   /* Records drained before the walk met it: it is covered, and the latest

@@ -79,6 +79,7 @@ typedef struct tm_sampler_thread {
   uint64_t dropped;      /* ring.dropped as last seen */
   uint64_t udropped;     /* uring->dropped as last seen */
   uint64_t read_head;    /* ring head at its last read, in a wrapped call; else UINT64_MAX */
+  uint64_t wait_head;    /* never read: ring head when its records said it waits; else UINT64_MAX */
   uint64_t ev_run_from;  /* its latest drained RUNNING event, 0 after a blocking one */
   uint64_t ev_ran_ns;    /* outside wrapped calls by its events since its last read */
   uint64_t ev_tick;      /* tick whose drain had an event of it */

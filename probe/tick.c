@@ -108,13 +108,17 @@ static void prefetch_slot(const tm_thread_states *ts, uint32_t i, bool events) {
  * one tick at 10,000 threads, at every resume and every loss. */
 static void settle_from_events(const tm_thread *t, tm_sampler_thread *st) {
   uint32_t cur = *(volatile const uint32_t *)&t->cur_state;
-  if (st->sw_kind != SW_UNKNOWN || !st->have_sched || cur <= TM_STATE_RUNNING ||
-      cur == TM_STATE_BLOCKED_SPIN || st->ev_run_from ||
-      atomic_load_explicit(&t->ring.head, memory_order_acquire) !=
-          atomic_load_explicit(&t->ring.tail, memory_order_relaxed))
+  uint64_t head = atomic_load_explicit(&t->ring.head, memory_order_acquire);
+  if (st->sw_kind != SW_UNKNOWN || cur <= TM_STATE_RUNNING || cur == TM_STATE_BLOCKED_SPIN ||
+      st->ev_run_from || head != atomic_load_explicit(&t->ring.tail, memory_order_relaxed))
     return;
   st->sw_kind = TM_SWITCH_OUT;
   st->sw_time = st->last_time;
+  /* Never read: only one still waiting where its records left it. */
+  if (!st->have_sched) {
+    if (head != st->wait_head) st->sw_kind = SW_UNKNOWN;
+    return;
+  }
   st->in_time = 0;
   if (st->ev_ran_ns > st->ran_ns) st->ran_ns = st->ev_ran_ns;
   if (st->ev_tick > st->sw_tick) st->sw_tick = st->ev_tick;
@@ -153,7 +157,10 @@ static bool visit_slot(tm_session *s, uint32_t i, bool full, bool resync, uint32
   if (resync && s->src_perf_switch && st->covered && state == TM_SLOT_LIVE)
     settle_from_events(t, st);
   uint64_t due = 0;
+  uint64_t head = atomic_load_explicit(&t->ring.head, memory_order_acquire);
   int how = state == TM_SLOT_EXITED ? READ_ALL : tm_read_plan(s, m->tick_no, st, full, &due);
+  /* Never read and waiting, by its records: its head then (read_plan). */
+  if (how == READ_NONE && !st->have_sched) st->wait_head = head;
   /* The sampler itself is on a CPU at every tick: reading it about every
    * CPUSTAT_NS is enough to show what it costs, and its reads are the
    * first system calls after a wake-up, the slowest of the tick. */

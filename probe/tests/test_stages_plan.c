@@ -98,6 +98,17 @@ static void test_without_records(tm_thread *t) {
   s.src_perf_switch = false;
   tm_sampler_thread *st = state(t);
   uint64_t due = 0;
+  /* Never read: read, unless it waits in a wrapped call since its records
+   * said so (records paused) and pushed nothing since. */
+  t->cur_state = TM_STATE_BLOCKED_COND;
+  atomic_store(&t->ring.head, 3);
+  CHECK_EQ(tm_read_plan(&s, 100, st, false, &due), READ_ALL);
+  st->wait_head = 3;
+  CHECK_EQ(tm_read_plan(&s, 100, st, false, &due), READ_NONE);
+  CHECK_EQ(due, 0);
+  atomic_store(&t->ring.head, 5);
+  CHECK_EQ(tm_read_plan(&s, 100, st, false, &due), READ_ALL);
+  st->wait_head = UINT64_MAX;
   st->have_sched = true;
   st->read_tick = 100;
   t->cur_state = TM_STATE_BLOCKED_MUTEX;
