@@ -111,14 +111,23 @@ void tm_visit_take_due(tm_visits *v, uint64_t tick_no) {
   }
 }
 
-uint32_t tm_visit_collect(tm_visits *v, uint32_t hw, bool all) {
+void tm_visit_resting(tm_visits *v, uint32_t slot, bool resting) {
+  if (slot >= TM_MAX_THREADS) return;
+  uint64_t bit = 1ull << (slot % 64);
+  if (resting) v->resting[slot / 64] |= bit;
+  else v->resting[slot / 64] &= ~bit;
+}
+
+uint32_t tm_visit_collect(tm_visits *v, uint32_t hw, bool all, bool unrested) {
   uint32_t n = 0, words = (hw + 63) / 64;
   all = all || !v->settled;
   v->settled = true;
   for (uint32_t w = 0; w < words; w++) {
     uint64_t bits = v->visit[w] | v->hot[w] | tm_threads_take_touched(w);
     /* Marks above hw: slots claimed since it was read, met now too. */
-    if (all) bits |= w + 1 < words || hw % 64 == 0 ? ~0ull : (1ull << (hw % 64)) - 1;
+    uint64_t below = w + 1 < words || hw % 64 == 0 ? ~0ull : (1ull << (hw % 64)) - 1;
+    if (all) bits |= below;
+    else if (unrested) bits |= below & ~v->resting[w];
     v->visit[w] = v->hot[w] = 0;
     for (; bits; bits &= bits - 1) v->order[n++] = w * 64 + (uint32_t)__builtin_ctzll(bits);
   }

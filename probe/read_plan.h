@@ -58,6 +58,11 @@ typedef struct tm_visits {
   bool settled;                /* false: nothing is known yet (start, fork child) */
   wheel_bucket wheel[WHEEL_TICKS];
   uint32_t due[TM_MAX_THREADS]; /* tick of the slot's deferred read (low 32 bits), 0 = none */
+  /* Left waiting in a wrapped call for its next record or event by its
+   * last visit: a tick after lost, paused or resumed records need not
+   * visit it (that event, or the record of its next run, brings it back),
+   * so such a tick costs what the threads outside that rest do. */
+  uint64_t resting[VISIT_WORDS];
   uint32_t order[TM_MAX_THREADS]; /* this tick's slots, in index order */
 } tm_visits;
 
@@ -71,9 +76,12 @@ void tm_visit_at(tm_visits *v, uint64_t tick_no, uint32_t slot, uint64_t due);
 void tm_visit_cancel(tm_visits *v, uint32_t slot);
 /* Marks the slots due in this tick (and moves on those deferred further). */
 void tm_visit_take_due(tm_visits *v, uint64_t tick_no);
+/* Whether the slot's last visit left it resting (tm_visits.resting). */
+void tm_visit_resting(tm_visits *v, uint32_t slot, bool resting);
 /* Fills v->order with this tick's slots below hw (all of them when `all`,
- * or nothing is known yet) and clears the marks; returns how many. */
-uint32_t tm_visit_collect(tm_visits *v, uint32_t hw, bool all);
+ * or nothing is known yet; all but the resting ones when `unrested`) and
+ * clears the marks; returns how many. */
+uint32_t tm_visit_collect(tm_visits *v, uint32_t hw, bool all, bool unrested);
 
 /* ---- what a visit reads ---- */
 

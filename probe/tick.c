@@ -133,7 +133,10 @@ static bool visit_slot(tm_session *s, uint32_t i, bool full, bool resync, uint32
   const tm_thread_states *ts = &m->threads;
   tm_thread *t = tm_thread_slot(i);
   int state = atomic_load_explicit(&t->slot_state, memory_order_acquire);
-  if (state != TM_SLOT_LIVE && state != TM_SLOT_EXITED) return false;
+  if (state != TM_SLOT_LIVE && state != TM_SLOT_EXITED) {
+    tm_visit_resting(&m->plan, i, false);
+    return false;
+  }
   tm_sampler_thread *st = tm_state_of_slot(ts, i);
   if (st && (st->owner != t || st->tid != t->tid)) {
     tm_state_free(m, st); /* the slot holds another thread now */
@@ -185,10 +188,15 @@ static bool visit_slot(tm_session *s, uint32_t i, bool full, bool resync, uint32
     /* Blocked for good (READ_NONE): its next record or event brings it
      * back, except a hidden wait, counted every tick it lasts, and events
      * left in its ring by a drain's bound. */
-    return how != READ_NONE || st->futex_addr || self || uring_pending(t) ||
-           atomic_load_explicit(&t->ring.head, memory_order_acquire) !=
-               atomic_load_explicit(&t->ring.tail, memory_order_relaxed);
+    bool again = how != READ_NONE || st->futex_addr || self || uring_pending(t) ||
+                 atomic_load_explicit(&t->ring.head, memory_order_acquire) !=
+                     atomic_load_explicit(&t->ring.tail, memory_order_relaxed);
+    uint32_t cur = *(volatile uint32_t *)&t->cur_state;
+    tm_visit_resting(&m->plan, i,
+                     !again && !due && cur > TM_STATE_RUNNING && cur != TM_STATE_BLOCKED_SPIN);
+    return again;
   }
+  tm_visit_resting(&m->plan, i, false);
   /* Its program may still name it through its pthread_t (a name set
    * just after a short thread ended): the record waits RENAME_GRACE_NS
    * after the end, then its attributes are sealed. */
@@ -221,7 +229,7 @@ static uint32_t walk_threads(tm_session *s, bool full, bool resync) {
   tm_sampler *m = &s->smp;
   const tm_thread_states *ts = &m->threads;
   uint32_t grace = 0;
-  uint32_t n = tm_visit_collect(&m->plan, tm_threads_high_water(), full || resync);
+  uint32_t n = tm_visit_collect(&m->plan, tm_threads_high_water(), full, resync);
   const uint32_t *order = m->plan.order;
   m->counts.visited = n;
   for (uint32_t k = 0; k < n; k++) {

@@ -255,10 +255,11 @@ int main(void) {
       ticks_to_pause++;
     }
     CHECK(s.perf_switch_paused && !s.src_perf_switch);
-    /* Every thread visited (those outside wrapped calls are read every
-     * tick now), none of the blocked read: the busy one and the stranger
-     * at most. */
-    CHECK_EQ(s.smp.counts.visited, N);
+    /* Of 4,096 threads, those not resting in a wrapped call are visited:
+     * the busy one, the stranger (read every tick now: outside wrapped
+     * calls) and the eight whose deferred read is pending; the busy one
+     * and the stranger read at most. */
+    CHECK(s.smp.counts.visited <= 10);
     CHECK(s.smp.counts.read <= 2);
     CHECK(ticks_to_pause <= 7); /* judged over 50 ms */
     CHECK_EQ(s.smp.sw.pauses, (uint32_t)round + 1);
@@ -272,20 +273,21 @@ int main(void) {
     }
     tick();
     CHECK(!s.perf_switch_paused && s.src_perf_switch);
-    CHECK_EQ(s.smp.counts.visited, N);
+    CHECK(s.smp.counts.visited <= 10);
     CHECK(s.smp.counts.read <= 2);
     CHECK_EQ(s.smp.sw.resumed_at, fake_now);
   }
   s.cfg.max_switch_rate = 0;
 
-  /* Records lost: any thread may have switched unseen, so every one is
-   * visited; one blocked in a wrapped call since its last read, its
-   * events all drained, is settled by them and not read (each read all
-   * of them: 250 ms of CPU in one tick at 10,000 threads). */
+  /* Records lost: any thread may have switched unseen. One resting in a
+   * wrapped call since its last visit is not visited (an event of its, or
+   * its next run's record, brings it back); one whose events are drained
+   * now is settled by them and not read (each read all of them: 250 ms of
+   * CPU in one tick at 10,000 threads). */
   for (int k = 0; k < 3; k++) tick();
   lose = 7;
   tick();
-  CHECK_EQ(s.smp.counts.visited, N);
+  CHECK(s.smp.counts.visited <= 10);
   CHECK(s.smp.counts.read <= 2);
   CHECK(s.smp.counts.file_reads <= 8);
   /* A blocked thread that woke meanwhile (its events say so) is read. */
@@ -294,7 +296,7 @@ int main(void) {
   write_task(TID0 + 300, 1000300 + 9 * MS, 9, 5);
   lose = 1;
   tick();
-  CHECK_EQ(s.smp.counts.visited, N);
+  CHECK(s.smp.counts.visited <= 11);
   CHECK(sample_of(TID0 + 300) != NULL);
   CHECK_EQ(sample_of(TID0 + 300)->oncpu_ns, 1000300 + 9 * MS);
   /* Then quiet again, but for the stranger: no records of it and outside
