@@ -320,9 +320,9 @@ void tm_send_descriptions(tm_session *s, int to) {
   for (uint32_t i = 0; i < hw; i++) {
     tm_thread *t = tm_thread_slot(i);
     int st = atomic_load_explicit(&t->slot_state, memory_order_acquire);
-    if ((st == TM_SLOT_LIVE || st == TM_SLOT_EXITED) && i < ts->by_slot_cap && ts->by_slot[i] &&
-        ts->by_slot[i]->owner == t) {
-      tm_emit_thread_start(s, t, ts->by_slot[i], st == TM_SLOT_LIVE, to);
+    tm_sampler_thread *state = tm_state_of_slot(ts, i);
+    if ((st == TM_SLOT_LIVE || st == TM_SLOT_EXITED) && state && state->owner == t) {
+      tm_emit_thread_start(s, t, state, st == TM_SLOT_LIVE, to);
       tm_emit_thread_attr(s, t, to);
     }
   }
@@ -362,10 +362,10 @@ void tm_resync_file(tm_session *s) {
   uint32_t hw = tm_threads_high_water();
   for (uint32_t i = 0; i < hw; i++) {
     tm_thread *t = tm_thread_slot(i);
-    if (atomic_load_explicit(&t->slot_state, memory_order_acquire) != TM_SLOT_LIVE ||
-        i >= ts->by_slot_cap || !ts->by_slot[i] || ts->by_slot[i]->owner != t)
+    const tm_sampler_thread *st = tm_state_of_slot(ts, i);
+    if (atomic_load_explicit(&t->slot_state, memory_order_acquire) != TM_SLOT_LIVE || !st ||
+        st->owner != t)
       continue;
-    const tm_sampler_thread *st = ts->by_slot[i];
     tm_batch_push(&unknown, tx->file_gap_start_ns, t->tid, TM_STATE_UNKNOWN, 0, 0, 0);
     if (st->last_time > tx->file_gap_start_ns)
       tm_batch_push(&unknown, st->last_time, t->tid, st->last_state, st->last_obj, 0, 0);

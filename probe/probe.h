@@ -61,14 +61,19 @@ typedef struct tm_event {
 
 #define TM_RING_EVENTS 1024 /* power of two */
 
-/* Single-producer (the thread) single-consumer (the sampler) ring. */
+/* Single-producer (the thread) single-consumer (the sampler) ring. Its
+ * indices sit in the thread's record, its events in an array of their own
+ * (threads.c): the records stay small and dense, and the sampler's visit
+ * of a thread that woke touches its record's few lines and the events it
+ * drains, not three pages of a 25 KB record (each a TLB miss: most of
+ * what a visit cost at 10,000 threads). */
 typedef struct tm_ring {
   _Atomic uint64_t head; /* next write, producer-owned */
   char pad1[56];
   _Atomic uint64_t tail; /* next read, consumer-owned */
   _Atomic uint64_t dropped;
-  char pad2[48];
-  tm_event ev[TM_RING_EVENTS];
+  tm_event *ev; /* TM_RING_EVENTS of them, the slot's (set when it is claimed) */
+  char pad2[40];
 } tm_ring;
 
 /* User-thread switches (M:N) come far faster than state changes (a fiber
@@ -100,8 +105,10 @@ enum tm_slot_state {
 #define TM_FOLD_STATES (TM_STATE_EXITED + 1)
 #define TM_ROUTINE_BYTES 160
 
+/* Line-aligned: a thread's record shares no cache line with the next
+ * one's, which another thread writes. */
 typedef struct tm_thread {
-  _Atomic int slot_state; /* enum tm_slot_state */
+  _Alignas(64) _Atomic int slot_state; /* enum tm_slot_state */
   uint32_t tid;
   uint32_t creator_tid;
   bool is_probe, is_main;
@@ -129,11 +136,11 @@ typedef struct tm_thread {
   _Atomic uint64_t folded;    /* state changes folded */
   _Atomic uint64_t fold_from; /* start of the folded state still open; 0 = none */
   _Atomic uint32_t fold_state;
-  tm_ring ring;
   /* User-thread switches (NULL until its first); kept with the slot. */
   _Atomic(tm_uring *) uring;
-  /* Sampler-private from here on (fds, last counters): see sampler.c. */
+  /* Sampler-private (fds, last counters): thread_state.h. */
   struct tm_sampler_thread *sampler;
+  tm_ring ring;
 } tm_thread;
 
 /* The calling thread's record, or NULL before it is registered. */

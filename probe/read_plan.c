@@ -50,15 +50,25 @@ void tm_visit_hot(tm_visits *v, uint32_t slot) {
   if (slot < TM_MAX_THREADS) v->hot[slot / 64] |= 1ull << (slot % 64);
 }
 
-void tm_visit_at(tm_visits *v, uint64_t tick_no, uint32_t slot, uint64_t due) {
-  uint64_t delay = due > tick_no ? due - tick_no : 1;
-  if (delay >= WHEEL_TICKS) delay = WHEEL_TICKS - 1;
-  wheel_bucket *b = &v->wheel[(tick_no + delay) % WHEEL_TICKS];
+/* Ticks as due[] keeps them: 0 is "none". */
+static uint32_t due_tick(uint64_t tick) { return (uint32_t)tick ? (uint32_t)tick : 1; }
+
+/* Whether due tick d is after tick (both as due[] keeps them). */
+static bool due_after(uint32_t d, uint32_t tick) { return d && (int32_t)(d - tick) > 0; }
+
+/* The bucket tick an entry due at `at` waits in: within this turn. */
+static uint32_t wheel_place(uint32_t at, uint32_t now) {
+  return (int32_t)(at - now) < WHEEL_TICKS ? at : now + WHEEL_TICKS - 1;
+}
+
+static void wheel_put(tm_visits *v, uint32_t slot, uint32_t at) {
+  wheel_bucket *b = &v->wheel[at % WHEEL_TICKS];
   if (b->n == b->cap) {
     uint32_t cap = b->cap ? b->cap * 2 : 64;
     uint32_t *p = realloc(b->slot, cap * sizeof *p);
     if (!p) {
       tm_visit_hot(v, slot); /* no room: look every tick */
+      v->due[slot] = 0;
       return;
     }
     b->slot = p;
@@ -67,20 +77,57 @@ void tm_visit_at(tm_visits *v, uint64_t tick_no, uint32_t slot, uint64_t due) {
   b->slot[b->n++] = slot;
 }
 
-void tm_visit_take_due(tm_visits *v, uint64_t tick_no) {
-  wheel_bucket *b = &v->wheel[tick_no % WHEEL_TICKS];
-  for (uint32_t i = 0; i < b->n; i++) tm_visit_mark(v, b->slot[i]);
-  b->n = 0;
+void tm_visit_at(tm_visits *v, uint64_t tick_no, uint32_t slot, uint64_t due) {
+  if (slot >= TM_MAX_THREADS) return;
+  uint64_t delay = due > tick_no ? due - tick_no : 1;
+  if (delay > INT32_MAX / 2) delay = INT32_MAX / 2;
+  uint32_t at = due_tick(tick_no + delay), now = due_tick(tick_no);
+  uint32_t had = v->due[slot];
+  v->due[slot] = at;
+  /* An entry no later than this one is in the wheel: it passes the slot on. */
+  if (due_after(had, now) && (int32_t)(at - had) >= 0) return;
+  wheel_put(v, slot, wheel_place(at, now));
 }
 
-uint32_t tm_visit_collect(tm_visits *v, uint32_t hw, bool all) {
+void tm_visit_cancel(tm_visits *v, uint32_t slot) {
+  if (slot < TM_MAX_THREADS) v->due[slot] = 0;
+}
+
+void tm_visit_take_due(tm_visits *v, uint64_t tick_no) {
+  wheel_bucket *b = &v->wheel[tick_no % WHEEL_TICKS];
+  uint32_t now = due_tick(tick_no);
+  /* Entries moved on land in other buckets (wheel_place: less than a turn
+   * ahead), never in this one. */
+  uint32_t n = b->n;
+  b->n = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t slot = b->slot[i], at = v->due[slot];
+    if (at == now) {
+      v->due[slot] = 0;
+      tm_visit_mark(v, slot);
+    } else if (due_after(at, now)) {
+      wheel_put(v, slot, wheel_place(at, now));
+    }
+  }
+}
+
+void tm_visit_resting(tm_visits *v, uint32_t slot, bool resting) {
+  if (slot >= TM_MAX_THREADS) return;
+  uint64_t bit = 1ull << (slot % 64);
+  if (resting) v->resting[slot / 64] |= bit;
+  else v->resting[slot / 64] &= ~bit;
+}
+
+uint32_t tm_visit_collect(tm_visits *v, uint32_t hw, bool all, bool unrested) {
   uint32_t n = 0, words = (hw + 63) / 64;
   all = all || !v->settled;
   v->settled = true;
   for (uint32_t w = 0; w < words; w++) {
     uint64_t bits = v->visit[w] | v->hot[w] | tm_threads_take_touched(w);
     /* Marks above hw: slots claimed since it was read, met now too. */
-    if (all) bits |= w + 1 < words || hw % 64 == 0 ? ~0ull : (1ull << (hw % 64)) - 1;
+    uint64_t below = w + 1 < words || hw % 64 == 0 ? ~0ull : (1ull << (hw % 64)) - 1;
+    if (all) bits |= below;
+    else if (unrested) bits |= below & ~v->resting[w];
     v->visit[w] = v->hot[w] = 0;
     for (; bits; bits &= bits - 1) v->order[n++] = w * 64 + (uint32_t)__builtin_ctzll(bits);
   }
@@ -131,9 +178,12 @@ int tm_read_plan(const tm_session *s, uint64_t tick_no, const tm_sampler_thread 
   if (!s->src_perf_switch || !st->covered) {
     /* No records: the events (drained before planning) say it all; see
      * IDLE_REREAD_NS. */
-    if (!st->have_sched || *(volatile uint32_t *)&st->owner->cur_state <= TM_STATE_RUNNING)
-      return READ_ALL;
+    if (*(volatile uint32_t *)&st->owner->cur_state <= TM_STATE_RUNNING) return READ_ALL;
     uint64_t head = atomic_load_explicit(&st->owner->ring.head, memory_order_acquire);
+    /* Never read, and waiting in a wrapped call since its records said
+     * so (a pool's new worker when the records paused): as with them, read
+     * when it runs. Reading 10,000 of them at a pause cost 260 ms. */
+    if (!st->have_sched) return head == st->wait_head ? READ_NONE : READ_ALL;
     uint64_t since = (tick_no - st->read_tick) * every;
     if (head == st->read_head && since < IDLE_REREAD_NS) {
       *due = st->read_tick + IDLE_REREAD_NS / every;

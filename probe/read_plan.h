@@ -37,9 +37,14 @@ struct tm_session;
  * 10,000 blocked threads costs a tick almost nothing. The final tick and a
  * tick after lost records visit every slot. */
 #define VISIT_WORDS (TM_MAX_THREADS / 64)
-/* Deferred reads: bucket tick % WHEEL_TICKS holds the slots due then. A
- * delay beyond the wheel comes early, which is harmless: the visit plans
- * again and puts it back. */
+/* Deferred reads: bucket tick % WHEEL_TICKS holds the slots due then; one
+ * due beyond a turn of the wheel waits in the last bucket of the turn.
+ * Each slot has one deferred read at most, its tick in due[]: a thread
+ * that wakes every 100 ms defers its read again at every visit, and each
+ * of those used to bring it back for a visit of its own (half of the
+ * visits at 10,000 light threads), as did every turn of the wheel each
+ * thread blocked for 10 s (IDLE_REREAD_NS); now an entry whose read is not
+ * due yet only moves to a later bucket. */
 #define WHEEL_TICKS 256
 
 typedef struct wheel_bucket {
@@ -52,18 +57,31 @@ typedef struct tm_visits {
   uint64_t hot[VISIT_WORDS];   /* asked by the previous visit */
   bool settled;                /* false: nothing is known yet (start, fork child) */
   wheel_bucket wheel[WHEEL_TICKS];
+  uint32_t due[TM_MAX_THREADS]; /* tick of the slot's deferred read (low 32 bits), 0 = none */
+  /* Left waiting in a wrapped call for its next record or event by its
+   * last visit: a tick after lost, paused or resumed records need not
+   * visit it (that event, or the record of its next run, brings it back),
+   * so such a tick costs what the threads outside that rest do. */
+  uint64_t resting[VISIT_WORDS];
   uint32_t order[TM_MAX_THREADS]; /* this tick's slots, in index order */
 } tm_visits;
 
 void tm_visit_mark(tm_visits *v, uint32_t slot);
 void tm_visit_hot(tm_visits *v, uint32_t slot);
-/* Slot is read again in tick `due` (the next at the earliest). */
+/* Slot is read again in tick `due` (the next at the earliest), instead of
+ * any deferred read it had. */
 void tm_visit_at(tm_visits *v, uint64_t tick_no, uint32_t slot, uint64_t due);
-/* Marks the slots due in this tick. */
+/* Slot has no deferred read any more (read now, or waiting for its next
+ * record or event). */
+void tm_visit_cancel(tm_visits *v, uint32_t slot);
+/* Marks the slots due in this tick (and moves on those deferred further). */
 void tm_visit_take_due(tm_visits *v, uint64_t tick_no);
+/* Whether the slot's last visit left it resting (tm_visits.resting). */
+void tm_visit_resting(tm_visits *v, uint32_t slot, bool resting);
 /* Fills v->order with this tick's slots below hw (all of them when `all`,
- * or nothing is known yet) and clears the marks; returns how many. */
-uint32_t tm_visit_collect(tm_visits *v, uint32_t hw, bool all);
+ * or nothing is known yet; all but the resting ones when `unrested`) and
+ * clears the marks; returns how many. */
+uint32_t tm_visit_collect(tm_visits *v, uint32_t hw, bool all, bool unrested);
 
 /* ---- what a visit reads ---- */
 

@@ -6,7 +6,7 @@
 
 void tm_sampler_reset(tm_sampler *m) {
   while (m->threads.all) tm_state_free(m, m->threads.all);
-  free(m->threads.by_slot);
+  tm_states_unmap(&m->threads);
   /* Records of the parent's threads: their tids mean nothing here. */
   free(m->sw.tids);
   for (unsigned i = 0; i < WHEEL_TICKS; i++) free(m->plan.wheel[i].slot);

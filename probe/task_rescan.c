@@ -53,7 +53,7 @@ static void rescan_tasks(tm_sampler *m, uint64_t now) {
   r->unknown_now = swap;
   /* Threads that left without passing a wrapper. Every LIVE slot the walk
    * met has a state; going through the states (one cache line each) rather
-   * than the registry keeps this off the ~25 KB records. A LIVE slot the
+   * than the registry keeps this off the records. A LIVE slot the
    * walk has not met yet was attached since the last tick: too new to be
    * judged anyway. */
   for (tm_sampler_thread *st = m->threads.all; st; st = st->next) {

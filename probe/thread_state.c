@@ -2,31 +2,41 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "sampler_state.h"
 
+#define SLAB_BYTES ((size_t)TM_MAX_THREADS * sizeof(tm_sampler_thread))
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+
+static bool slab_map(tm_thread_states *ts) {
+  void *p = mmap(NULL, SLAB_BYTES, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return false;
+  /* Small pages for the first few thousand threads, as in threads.c. */
+  uintptr_t from = ((uintptr_t)p + 2 * HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+  if (from < (uintptr_t)p + SLAB_BYTES)
+    madvise((void *)from, (uintptr_t)p + SLAB_BYTES - from, MADV_HUGEPAGE); /* advice */
+  ts->slab = p;
+  return true;
+}
+
+void tm_states_unmap(tm_thread_states *ts) {
+  if (ts->slab) munmap(ts->slab, SLAB_BYTES);
+  ts->slab = NULL;
+}
+
 tm_sampler_thread *tm_state_new(tm_sampler *m, tm_thread *t, uint32_t slot) {
   tm_thread_states *ts = &m->threads;
-  if (slot >= ts->by_slot_cap) {
-    uint32_t cap = ts->by_slot_cap ? ts->by_slot_cap : 64;
-    while (cap <= slot) cap *= 2;
-    tm_sampler_thread **p = realloc(ts->by_slot, cap * sizeof *p);
-    if (!p) return NULL;
-    memset(p + ts->by_slot_cap, 0, (cap - ts->by_slot_cap) * sizeof *p);
-    ts->by_slot = p;
-    ts->by_slot_cap = cap;
-  }
+  if (slot >= TM_MAX_THREADS || (!ts->slab && !slab_map(ts))) return NULL;
   tid_entry *e = tm_tid_get(&m->sw, t->tid);
   if (!e) return NULL;
-  /* Cache-line aligned, so the walk's fields of an idle thread share one. */
-  size_t bytes = (sizeof(tm_sampler_thread) + 63) & ~(size_t)63;
-  tm_sampler_thread *st = aligned_alloc(64, bytes);
-  if (!st) return NULL;
-  memset(st, 0, bytes);
+  tm_sampler_thread *st = &ts->slab[slot];
+  memset(st, 0, sizeof *st);
   st->owner = t;
   st->tid = t->tid;
   st->slot = slot;
-  st->read_head = UINT64_MAX;
+  st->read_head = st->wait_head = UINT64_MAX;
   tm_task_fds_init(&st->fds, t->tid);
   for (int i = 0; i < TM_PC_COUNT; i++) st->pc.fd[i] = -1;
   /* Records drained before the walk met it: it is covered, and the latest
@@ -54,7 +64,6 @@ tm_sampler_thread *tm_state_new(tm_sampler *m, tm_thread *t, uint32_t slot) {
   if (ts->all) ts->all->pprev = &st->next;
   ts->all = st;
   ts->count++;
-  ts->by_slot[slot] = st;
   t->sampler = st;
   return st;
 }
@@ -67,13 +76,12 @@ void tm_state_free(tm_sampler *m, tm_sampler_thread *st) {
   ts->count--;
   tid_entry *e = tm_tid_find(&m->sw, st->tid);
   if (e && e->st == st) tm_tid_remove(&m->sw, e);
-  if (st->slot < ts->by_slot_cap && ts->by_slot[st->slot] == st) ts->by_slot[st->slot] = NULL;
   ts->live_dropped -= st->dropped + st->udropped;
   ts->live_folded -= st->folded;
   tm_task_fds_close(&st->fds);
   tm_perf_counters_close(&st->pc);
   free(st->routine);
   if (st->owner && st->owner->sampler == st) st->owner->sampler = NULL;
-  free(st);
+  st->owner = NULL;
 }
 

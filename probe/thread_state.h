@@ -45,7 +45,7 @@ enum { READ_NONE, READ_QUEUE, READ_ALL };
 
 typedef struct tm_sampler_thread {
   /* What the walk reads of an idle thread every tick: one cache line. */
-  tm_thread *owner;
+  _Alignas(64) tm_thread *owner;
   uint32_t tid;
   uint32_t attr_sent;
   uint64_t sw_tick;      /* tick whose drain had a record of it */
@@ -79,6 +79,7 @@ typedef struct tm_sampler_thread {
   uint64_t dropped;      /* ring.dropped as last seen */
   uint64_t udropped;     /* uring->dropped as last seen */
   uint64_t read_head;    /* ring head at its last read, in a wrapped call; else UINT64_MAX */
+  uint64_t wait_head;    /* never read: ring head when its records said it waits; else UINT64_MAX */
   uint64_t ev_run_from;  /* its latest drained RUNNING event, 0 after a blocking one */
   uint64_t ev_ran_ns;    /* outside wrapped calls by its events since its last read */
   uint64_t ev_tick;      /* tick whose drain had an event of it */
@@ -102,12 +103,14 @@ _Static_assert(offsetof(tm_sampler_thread, slot) + sizeof(uint32_t) <= 64,
 
 /* The states of the threads a tick has met. */
 typedef struct tm_thread_states {
+  /* Slot i's state is slab[i] (mapped on first use, pages touched as
+   * slots are): side by side, and huge pages past the first where the
+   * system allows, so that the scattered visits of a tick at thousands of
+   * threads miss the TLB less (a state of its own allocation each was a
+   * TLB miss per visit). A slot without a state has owner NULL. */
+  tm_sampler_thread *slab;
   tm_sampler_thread *all; /* every state, in no order */
   uint32_t count;
-  /* By registry slot: the walk reads these instead of tm_thread.sampler,
-   * which sits behind the ~24 KB event ring of every record. */
-  tm_sampler_thread **by_slot;
-  uint32_t by_slot_cap;
   uint64_t live_dropped; /* sum of dropped over live states */
   uint64_t live_folded;  /* sum of folded over live states */
 } tm_thread_states;
@@ -116,9 +119,11 @@ typedef struct tm_thread_states {
  * the tid table, switch_track.h); NULL when out of memory. */
 tm_sampler_thread *tm_state_new(tm_sampler *m, tm_thread *t, uint32_t slot);
 void tm_state_free(tm_sampler *m, tm_sampler_thread *st);
+/* Unmaps the states' memory, once every state is freed. */
+void tm_states_unmap(tm_thread_states *ts);
 /* The state of slot i, if any. */
 static inline tm_sampler_thread *tm_state_of_slot(const tm_thread_states *ts, uint32_t i) {
-  return i < ts->by_slot_cap ? ts->by_slot[i] : NULL;
+  return ts->slab && i < TM_MAX_THREADS && ts->slab[i].owner ? &ts->slab[i] : NULL;
 }
 
 #endif

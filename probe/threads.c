@@ -25,15 +25,22 @@ TM_TLS __thread tm_thread *tm_self;
 static TM_TLS __thread bool self_done;
 
 static _Atomic(tm_thread *) table;
+/* The slots' ring events (tm_ring), RING_STRIDE apart: 387 cache lines,
+ * an odd number, so that the same event of many slots (threads that wake
+ * together push alike) spreads over every cache set; a stride of a
+ * multiple of 4 KB put them all in a few and the sampler's prefetches were
+ * evicted before use. */
+#define RING_STRIDE (TM_RING_EVENTS + 8)
+static _Atomic(tm_event *) ring_events;
 static _Atomic uint32_t free_link[TM_MAX_THREADS]; /* next free index + 1, 0 = end */
 static _Atomic uint64_t free_top;                  /* tag << 32 | (index + 1) */
 static _Atomic uint32_t high_water;
 static _Atomic uint64_t untracked;
 /* Each slot's tid and pthread_t again, side by side: finding a record by
  * either (every pthread_join) scans a few KB instead of touching every
- * slot, which are ~25 KB apart (a page and a TLB miss each: joining 1,000
- * threads cost more than creating them). Written with the record's fields;
- * a match is checked against the record. */
+ * slot's record (448 bytes each; when the rings were inside them, ~25 KB
+ * apart, joining 1,000 threads cost more than creating them). Written with
+ * the record's fields; a match is checked against the record. */
 static _Atomic uint32_t slot_tid[TM_MAX_THREADS];
 static _Atomic uintptr_t slot_handle[TM_MAX_THREADS];
 static _Atomic uint64_t touched[TM_MAX_THREADS / 64];
@@ -74,14 +81,36 @@ static void uring_reset(tm_thread *t) {
   atomic_store_explicit(&u->dropped, 0, memory_order_relaxed);
 }
 
+#define HUGE_PAGE (2u << 20)
+
+/* NORESERVE: pages are only touched as slots are used. */
+static void *map_noreserve(size_t bytes) {
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
 static tm_thread *slots(void) {
   tm_thread *t = atomic_load_explicit(&table, memory_order_acquire);
   if (TM_LIKELY(t != NULL)) return t;
   size_t bytes = (size_t)TM_MAX_THREADS * sizeof(tm_thread);
-  /* NORESERVE: pages are only touched as slots are used. */
-  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
-  if (p == MAP_FAILED) return NULL;
+  size_t ev_bytes = (size_t)TM_MAX_THREADS * RING_STRIDE * sizeof(tm_event);
+  void *p = map_noreserve(bytes);
+  tm_event *ev = p ? map_noreserve(ev_bytes) : NULL;
+  if (!ev) {
+    if (p) munmap(p, bytes);
+    return NULL;
+  }
+  /* Past its first huge page the table is huge pages where the system
+   * allows them (THP "madvise"): a program of thousands of threads, whose
+   * records the sampler visits scattered, costs a few TLB entries for
+   * them, and one of a few threads keeps its small pages. */
+  uintptr_t from = ((uintptr_t)p + 2 * (uintptr_t)HUGE_PAGE - 1) & ~((uintptr_t)HUGE_PAGE - 1);
+  if (from < (uintptr_t)p + bytes)
+    madvise((void *)from, (uintptr_t)p + bytes - from, MADV_HUGEPAGE); /* advice: may fail */
+  /* The events first: whoever publishes the table has seen them. */
+  tm_event *ev_expected = NULL;
+  if (!atomic_compare_exchange_strong(&ring_events, &ev_expected, ev)) munmap(ev, ev_bytes);
   tm_thread *expected = NULL;
   if (!atomic_compare_exchange_strong(&table, &expected, (tm_thread *)p)) {
     munmap(p, bytes);
@@ -166,6 +195,8 @@ static tm_thread *slot_claim(void) {
   atomic_store_explicit(&t->ring.head, 0, memory_order_relaxed);
   atomic_store_explicit(&t->ring.tail, 0, memory_order_relaxed);
   atomic_store_explicit(&t->ring.dropped, 0, memory_order_relaxed);
+  t->ring.ev = atomic_load_explicit(&ring_events, memory_order_relaxed) +
+               (size_t)idx * RING_STRIDE;
   uring_reset(t);
   atomic_store_explicit(&t->slot_state, TM_SLOT_CLAIMED, memory_order_release);
   return t;

@@ -76,11 +76,11 @@ static uint32_t drain_ring(tm_session *s, tm_thread *t, tm_sampler_thread *st) {
   return total;
 }
 
-/* Registry records are ~25 KB apart (a page, a TLB miss each) and the
- * slots a tick visits are scattered: the first touch of each was most of
- * what 10,000 light threads cost the sampler. Slots are fetched ahead in
- * two steps: the record's fields and ring indices, then (once the tail is
- * in cache) the ring's next events. */
+/* The slots a tick visits are scattered: the first touch of each record,
+ * state and ring was most of what 10,000 light threads cost the sampler.
+ * Slots are fetched ahead in two steps: the record's fields, its ring
+ * indices and its state, then (once the tail is in cache) the ring's next
+ * events, a page of their own. */
 #define PREFETCH_AHEAD 16
 
 static void prefetch_slot(const tm_thread_states *ts, uint32_t i, bool events) {
@@ -95,18 +95,49 @@ static void prefetch_slot(const tm_thread_states *ts, uint32_t i, bool events) {
   __builtin_prefetch(&t->attr_version); /* with cur_state */
   __builtin_prefetch(&t->ring.head);
   __builtin_prefetch(&t->ring.tail);
-  if (i < ts->by_slot_cap && ts->by_slot[i]) __builtin_prefetch(ts->by_slot[i]);
+  if (ts->slab) __builtin_prefetch(&ts->slab[i]); /* no load: it may have none */
+}
+
+/* Records were lost, or resume after a pause: no thread's last record is
+ * known (tm_switch_forget). One blocked in a wrapped call with every event
+ * drained is off the CPU since its last event, and its next switch brings
+ * a record: its events say what it did since its last read, as without
+ * records (a thread that only woke for moments is read when that is due, one
+ * blocked since its last read not at all). The others are read and settled
+ * by their kernel state. Reading every thread instead cost 250 ms of CPU in
+ * one tick at 10,000 threads, at every resume and every loss. */
+static void settle_from_events(const tm_thread *t, tm_sampler_thread *st) {
+  uint32_t cur = *(volatile const uint32_t *)&t->cur_state;
+  uint64_t head = atomic_load_explicit(&t->ring.head, memory_order_acquire);
+  if (st->sw_kind != SW_UNKNOWN || cur <= TM_STATE_RUNNING || cur == TM_STATE_BLOCKED_SPIN ||
+      st->ev_run_from || head != atomic_load_explicit(&t->ring.tail, memory_order_relaxed))
+    return;
+  st->sw_kind = TM_SWITCH_OUT;
+  st->sw_time = st->last_time;
+  /* Never read: only one still waiting where its records left it. */
+  if (!st->have_sched) {
+    if (head != st->wait_head) st->sw_kind = SW_UNKNOWN;
+    return;
+  }
+  st->in_time = 0;
+  if (st->ev_ran_ns > st->ran_ns) st->ran_ns = st->ev_ran_ns;
+  if (st->ev_tick > st->sw_tick) st->sw_tick = st->ev_tick;
 }
 
 /* One slot's visit; true when it must be visited next tick again. *grace
- * counts ended threads kept for a late name. */
-static bool visit_slot(tm_session *s, uint32_t i, bool full, uint32_t *grace) {
+ * counts ended threads kept for a late name. full: read it whatever its
+ * records say; resync: its records were lost or paused or resume
+ * (settle_from_events). */
+static bool visit_slot(tm_session *s, uint32_t i, bool full, bool resync, uint32_t *grace) {
   tm_sampler *m = &s->smp;
   const tm_thread_states *ts = &m->threads;
   tm_thread *t = tm_thread_slot(i);
   int state = atomic_load_explicit(&t->slot_state, memory_order_acquire);
-  if (state != TM_SLOT_LIVE && state != TM_SLOT_EXITED) return false;
-  tm_sampler_thread *st = i < ts->by_slot_cap ? ts->by_slot[i] : NULL;
+  if (state != TM_SLOT_LIVE && state != TM_SLOT_EXITED) {
+    tm_visit_resting(&m->plan, i, false);
+    return false;
+  }
+  tm_sampler_thread *st = tm_state_of_slot(ts, i);
   if (st && (st->owner != t || st->tid != t->tid)) {
     tm_state_free(m, st); /* the slot holds another thread now */
     st = NULL;
@@ -123,11 +154,16 @@ static bool visit_slot(tm_session *s, uint32_t i, bool full, uint32_t *grace) {
   }
   /* Without records its events are what says whether it ran: drained
    * before planning (see read_plan). */
-  if (!s->src_perf_switch || !st->covered) {
+  if (!s->src_perf_switch || !st->covered || resync) {
     if (drain_ring(s, t, st) && !t->is_probe) m->program_ran = true;
   }
+  if (resync && s->src_perf_switch && st->covered && state == TM_SLOT_LIVE)
+    settle_from_events(t, st);
   uint64_t due = 0;
+  uint64_t head = atomic_load_explicit(&t->ring.head, memory_order_acquire);
   int how = state == TM_SLOT_EXITED ? READ_ALL : tm_read_plan(s, m->tick_no, st, full, &due);
+  /* Never read and waiting, by its records: its head then (read_plan). */
+  if (how == READ_NONE && !st->have_sched) st->wait_head = head;
   /* The sampler itself is on a CPU at every tick: reading it about every
    * CPUSTAT_NS is enough to show what it costs, and its reads are the
    * first system calls after a wake-up, the slowest of the tick. */
@@ -148,13 +184,19 @@ static bool visit_slot(tm_session *s, uint32_t i, bool full, uint32_t *grace) {
   if (state == TM_SLOT_LIVE) {
     tm_thread_read(s, t, st, how);
     if (due) tm_visit_at(&m->plan, m->tick_no, i, due);
+    else tm_visit_cancel(&m->plan, i);
     /* Blocked for good (READ_NONE): its next record or event brings it
      * back, except a hidden wait, counted every tick it lasts, and events
      * left in its ring by a drain's bound. */
-    return how != READ_NONE || st->futex_addr || self || uring_pending(t) ||
-           atomic_load_explicit(&t->ring.head, memory_order_acquire) !=
-               atomic_load_explicit(&t->ring.tail, memory_order_relaxed);
+    bool again = how != READ_NONE || st->futex_addr || self || uring_pending(t) ||
+                 atomic_load_explicit(&t->ring.head, memory_order_acquire) !=
+                     atomic_load_explicit(&t->ring.tail, memory_order_relaxed);
+    uint32_t cur = *(volatile uint32_t *)&t->cur_state;
+    tm_visit_resting(&m->plan, i,
+                     !again && !due && cur > TM_STATE_RUNNING && cur != TM_STATE_BLOCKED_SPIN);
+    return again;
   }
+  tm_visit_resting(&m->plan, i, false);
   /* Its program may still name it through its pthread_t (a name set
    * just after a short thread ended): the record waits RENAME_GRACE_NS
    * after the end, then its attributes are sealed. */
@@ -179,20 +221,21 @@ static bool visit_slot(tm_session *s, uint32_t i, bool full, uint32_t *grace) {
   return false;
 }
 
-/* full: read every thread whatever its records say (the final tick, or
- * records were lost). Returns the live threads known, visited or not: every
+/* full: read every thread whatever its records say (the final tick);
+ * resync: visit every thread, each read as its plan says (visit_slot).
+ * Returns the live threads known, visited or not: every
  * state is a LIVE thread but those ended ones. */
-static uint32_t walk_threads(tm_session *s, bool full) {
+static uint32_t walk_threads(tm_session *s, bool full, bool resync) {
   tm_sampler *m = &s->smp;
   const tm_thread_states *ts = &m->threads;
   uint32_t grace = 0;
-  uint32_t n = tm_visit_collect(&m->plan, tm_threads_high_water(), full);
+  uint32_t n = tm_visit_collect(&m->plan, tm_threads_high_water(), full, resync);
   const uint32_t *order = m->plan.order;
   m->counts.visited = n;
   for (uint32_t k = 0; k < n; k++) {
     prefetch_slot(ts, k + PREFETCH_AHEAD < n ? order[k + PREFETCH_AHEAD] : UINT32_MAX, false);
     prefetch_slot(ts, k + PREFETCH_AHEAD / 2 < n ? order[k + PREFETCH_AHEAD / 2] : UINT32_MAX, true);
-    if (visit_slot(s, order[k], full, &grace)) tm_visit_hot(&m->plan, order[k]);
+    if (visit_slot(s, order[k], full, resync, &grace)) tm_visit_hot(&m->plan, order[k]);
   }
   return ts->count - grace;
 }
@@ -356,12 +399,14 @@ void tm_tick_run(tm_session *s, bool own_thread) {
    * stopped, or handed to the sampler) reads everything, whatever the
    * records say. */
   bool full = !m->own_thread || m->final_tick;
+  /* Records lost, paused or resumed: every thread visited, not read. */
+  bool resync = false;
   m->program_ran = full;
   m->hidden_noted = false;
   /* Switch records first: they say which threads need reading. */
   if (s->perf_switch_paused && m->own_thread && now >= m->sw.resume_at) {
     resume_switch_records(s, now);
-    full = m->program_ran = true;
+    resync = m->program_ran = true;
   }
   if (s->src_perf_switch) {
     m->sw.probe_tid = s->probe_tid;
@@ -371,26 +416,26 @@ void tm_tick_run(tm_session *s, bool own_thread) {
     else tm_perf_switch_drain(&s->perf, tm_switch_record, m);
     if (s->perf.lost != lost) {
       tm_switch_forget(m);
-      full = m->program_ran = true;
+      resync = m->program_ran = true;
     }
     if (m->own_thread &&
         tm_switch_rate_exceeded(&m->sw, s->cfg.max_switch_rate, s->perf.ncpu, now,
                                 m->sw.drained + s->perf.lost - lost)) {
       pause_switch_records(s, now);
-      full = m->program_ran = true;
+      resync = m->program_ran = true;
     }
   }
   tm_visit_take_due(&m->plan, m->tick_no);
-  uint32_t live = m->rescan.known_live = walk_threads(s, full);
+  uint32_t live = m->rescan.known_live = walk_threads(s, full, resync);
   walk_objects(s);
   /* After the objects: a site's object is described before its stats. */
   Threadmon__SiteStats **sites;
   size_t nsites = tm_sites_wire_tick(s, &sites, m->program_ran || m->hidden_noted);
   tm_flush_transitions(s);
   tm_ut_wire_tick(s);
-  if (s->src_perf_switch) tm_flush_switches(s, now, full);
+  if (s->src_perf_switch) tm_flush_switches(s, now, full || resync);
 
-  size_t ncpu = cpu_samples(s, full);
+  size_t ncpu = cpu_samples(s, full || resync);
 
   /* Kept up to date by the walk: no second pass over the registry. */
   uint64_t dropped = s->events_dropped + m->threads.live_dropped;

@@ -2,6 +2,7 @@
 
 #include "tmblock.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,12 +22,50 @@ static void crc_table_build(void) {
   __atomic_store_n(&crc_table_ready, 1, __ATOMIC_RELEASE);
 }
 
-uint32_t tm_crc32c(const void *data, size_t len) {
+static uint32_t crc_by_table(uint32_t c, const uint8_t *p, size_t len) {
   if (!__atomic_load_n(&crc_table_ready, __ATOMIC_ACQUIRE)) crc_table_build();
-  const uint8_t *p = data;
-  uint32_t c = 0xFFFFFFFFu;
   while (len--) c = crc_table[(c ^ *p++) & 0xFF] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
+  return c;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* SSE4.2's crc32 instruction is CRC-32C: 8 bytes per instruction instead of
+ * a table lookup per byte. Every frame and block the probe writes is
+ * summed; at 10,000 threads waking every 100 ms the table was a tenth of
+ * the sampler's tick. */
+__attribute__((target("sse4.2"))) static uint32_t crc_by_sse42(uint32_t c, const uint8_t *p,
+                                                              size_t len) {
+  uint64_t c64 = c;
+  for (; len >= 8; p += 8, len -= 8) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    c64 = __builtin_ia32_crc32di(c64, v);
+  }
+  c = (uint32_t)c64;
+  for (; len; p++, len--) c = __builtin_ia32_crc32qi(c, *p);
+  return c;
+}
+
+/* 0 unknown, 1 yes, 2 no; a race only asks twice. */
+static volatile int have_sse42;
+
+static bool sse42(void) {
+  int h = __atomic_load_n(&have_sse42, __ATOMIC_RELAXED);
+  if (!h) {
+    __builtin_cpu_init(); /* may run before the constructors that would call it */
+    h = __builtin_cpu_supports("sse4.2") ? 1 : 2;
+    __atomic_store_n(&have_sse42, h, __ATOMIC_RELAXED);
+  }
+  return h == 1;
+}
+#endif
+
+uint32_t tm_crc32c(const void *data, size_t len) {
+  const uint8_t *p = data;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (sse42()) return crc_by_sse42(0xFFFFFFFFu, p, len) ^ 0xFFFFFFFFu;
+#endif
+  return crc_by_table(0xFFFFFFFFu, p, len) ^ 0xFFFFFFFFu;
 }
 
 static void put_u16(uint8_t *p, uint16_t v) {

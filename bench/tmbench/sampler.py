@@ -192,8 +192,8 @@ def compression_cost(build_dir, probe, quick, log):
 
 
 def _records_stopped(build_dir, run_dir):
-    """Whether the probe stopped its switch records (rate limit): a notice
-    says so. A capture's frames are zstd blocks (docs/format.md): the
+    """Whether the probe stopped or paused its switch records (rate limit): a
+    notice says so. A capture's frames are zstd blocks (docs/format.md): the
     report tool reads its notices."""
     path = os.path.join(run_dir, "capture.tmcap")
     tool = os.path.join(build_dir, "display", "threadmon-report")
@@ -204,7 +204,8 @@ def _records_stopped(build_dir, run_dir):
         notices = json.loads(proc.stdout)["process"].get("notices", [])
     except (ValueError, KeyError):
         return None
-    return any("switch records stopped" in n for n in notices)
+    # Since the rate limit resumes the records, its notice says "paused".
+    return any("switch records stopped" in n or "switch records paused" in n for n in notices)
 
 
 # Goals of issue 13, 10 ms ticks: (mode, threads) -> % of one core.

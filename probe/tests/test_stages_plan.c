@@ -14,8 +14,9 @@
 static tm_session s;
 
 static tm_sampler_thread *state(tm_thread *owner) {
-  tm_sampler_thread *st = calloc(1, sizeof *st);
+  tm_sampler_thread *st = aligned_alloc(64, sizeof *st); /* line-aligned type */
   CHECK(st != NULL);
+  memset(st, 0, sizeof *st);
   st->owner = owner;
   st->read_head = UINT64_MAX;
   return st;
@@ -97,6 +98,17 @@ static void test_without_records(tm_thread *t) {
   s.src_perf_switch = false;
   tm_sampler_thread *st = state(t);
   uint64_t due = 0;
+  /* Never read: read, unless it waits in a wrapped call since its records
+   * said so (records paused) and pushed nothing since. */
+  t->cur_state = TM_STATE_BLOCKED_COND;
+  atomic_store(&t->ring.head, 3);
+  CHECK_EQ(tm_read_plan(&s, 100, st, false, &due), READ_ALL);
+  st->wait_head = 3;
+  CHECK_EQ(tm_read_plan(&s, 100, st, false, &due), READ_NONE);
+  CHECK_EQ(due, 0);
+  atomic_store(&t->ring.head, 5);
+  CHECK_EQ(tm_read_plan(&s, 100, st, false, &due), READ_ALL);
+  st->wait_head = UINT64_MAX;
   st->have_sched = true;
   st->read_tick = 100;
   t->cur_state = TM_STATE_BLOCKED_MUTEX;
@@ -148,33 +160,79 @@ static void test_visits(void) {
   tm_visits *v = calloc(1, sizeof *v);
   CHECK(v != NULL);
   /* Nothing known yet: every slot below the high water. */
-  CHECK_EQ(tm_visit_collect(v, 130, false), 130);
+  CHECK_EQ(tm_visit_collect(v, 130, false, false), 130);
   CHECK_EQ(v->order[129], 129);
   /* Then only the marked ones, in index order, each once. */
-  CHECK_EQ(tm_visit_collect(v, 10000, false), 0);
+  CHECK_EQ(tm_visit_collect(v, 10000, false, false), 0);
   tm_visit_mark(v, 9000);
   tm_visit_hot(v, 5);
   tm_visit_mark(v, 5);
   tm_visit_at(v, 200, 70, 215); /* a deferred read */
   tm_visit_at(v, 200, 71, 0);   /* due already: next tick */
   tm_visit_take_due(v, 201);
-  CHECK_EQ(tm_visit_collect(v, 10000, false), 3);
+  CHECK_EQ(tm_visit_collect(v, 10000, false, false), 3);
   CHECK_EQ(v->order[0], 5);
   CHECK_EQ(v->order[1], 71);
   CHECK_EQ(v->order[2], 9000);
   for (uint64_t tick = 202; tick < 215; tick++) {
     tm_visit_take_due(v, tick);
-    CHECK_EQ(tm_visit_collect(v, 10000, false), 0);
+    CHECK_EQ(tm_visit_collect(v, 10000, false, false), 0);
   }
   tm_visit_take_due(v, 215);
-  CHECK_EQ(tm_visit_collect(v, 10000, false), 1);
+  CHECK_EQ(tm_visit_collect(v, 10000, false, false), 1);
   CHECK_EQ(v->order[0], 70);
-  /* A delay past the wheel comes early (the plan puts it back). */
+  /* A read due past a turn of the wheel (a blocked thread's, 10 s on)
+   * waits out the turns without a visit. */
   tm_visit_at(v, 300, 80, 300 + 10 * WHEEL_TICKS);
-  tm_visit_take_due(v, 300 + WHEEL_TICKS - 1);
-  CHECK_EQ(tm_visit_collect(v, 10000, false), 1);
+  for (uint64_t tick = 301; tick < 300 + 10 * WHEEL_TICKS; tick++) {
+    tm_visit_take_due(v, tick);
+    CHECK_EQ(tm_visit_collect(v, 10000, false, false), 0);
+  }
+  tm_visit_take_due(v, 300 + 10 * WHEEL_TICKS);
+  CHECK_EQ(tm_visit_collect(v, 10000, false, false), 1);
+  /* A thread that wakes every 10 ticks defers its read 15 ticks from each
+   * wake-up: the wheel brings it back once, when the read falls due, not
+   * 15 ticks after every wake-up. */
+  tm_visit_at(v, 400, 90, 415);
+  for (uint64_t tick = 401; tick < 445; tick++) {
+    if (tick % 10 == 0 && tick < 440) tm_visit_at(v, tick, 90, tick + 15); /* a wake-up */
+    tm_visit_take_due(v, tick);
+    CHECK_EQ(tm_visit_collect(v, 10000, false, false), 0);
+  }
+  tm_visit_take_due(v, 445);
+  CHECK_EQ(tm_visit_collect(v, 10000, false, false), 1);
+  CHECK_EQ(v->order[0], 90);
+  /* Read meanwhile (or waiting for its next event): no visit at all. */
+  tm_visit_at(v, 500, 91, 515);
+  tm_visit_cancel(v, 91);
+  for (uint64_t tick = 501; tick < 520; tick++) {
+    tm_visit_take_due(v, tick);
+    CHECK_EQ(tm_visit_collect(v, 10000, false, false), 0);
+  }
+  /* Brought forward: the earlier tick. */
+  tm_visit_at(v, 600, 92, 650);
+  tm_visit_at(v, 601, 92, 610);
+  for (uint64_t tick = 602; tick < 610; tick++) {
+    tm_visit_take_due(v, tick);
+    CHECK_EQ(tm_visit_collect(v, 10000, false, false), 0);
+  }
+  tm_visit_take_due(v, 610);
+  CHECK_EQ(tm_visit_collect(v, 10000, false, false), 1);
+  for (uint64_t tick = 611; tick < 660; tick++) {
+    tm_visit_take_due(v, tick);
+    CHECK_EQ(tm_visit_collect(v, 10000, false, false), 0);
+  }
+  /* After lost or paused records: every slot but those resting in a
+   * wrapped call, and those only if marked. */
+  tm_visit_resting(v, 3, true);
+  tm_visit_resting(v, 4, true);
+  tm_visit_resting(v, 4, false);
+  CHECK_EQ(tm_visit_collect(v, 10, false, true), 9);
+  CHECK_EQ(v->order[3], 4);
+  tm_visit_mark(v, 3);
+  CHECK_EQ(tm_visit_collect(v, 10, false, true), 10);
   /* all: every slot. */
-  CHECK_EQ(tm_visit_collect(v, 10000, true), 10000);
+  CHECK_EQ(tm_visit_collect(v, 10000, true, false), 10000);
   for (unsigned i = 0; i < WHEEL_TICKS; i++) free(v->wheel[i].slot);
   free(v);
 }

@@ -92,9 +92,11 @@ typedef struct record {
 } record;
 static record records[2 * N];
 static size_t nrecords;
+static uint64_t lose; /* records the next drain reports lost */
 
 static void replay(tm_session *sess, tm_switch_fn fn, void *arg) {
-  (void)sess;
+  sess->perf.lost += lose;
+  lose = 0;
   for (size_t i = 0; i < nrecords; i++) fn(arg, records[i].tid, records[i].time_ns, 0, records[i].kind);
   nrecords = 0;
 }
@@ -253,6 +255,12 @@ int main(void) {
       ticks_to_pause++;
     }
     CHECK(s.perf_switch_paused && !s.src_perf_switch);
+    /* Of 4,096 threads, those not resting in a wrapped call are visited:
+     * the busy one, the stranger (read every tick now: outside wrapped
+     * calls) and the eight whose deferred read is pending; the busy one
+     * and the stranger read at most. */
+    CHECK(s.smp.counts.visited <= 10);
+    CHECK(s.smp.counts.read <= 2);
     CHECK(ticks_to_pause <= 7); /* judged over 50 ms */
     CHECK_EQ(s.smp.sw.pauses, (uint32_t)round + 1);
     uint64_t paused_at = fake_now, pause = round == 0 ? 1000 * MS : 2000 * MS;
@@ -265,9 +273,38 @@ int main(void) {
     }
     tick();
     CHECK(!s.perf_switch_paused && s.src_perf_switch);
+    CHECK(s.smp.counts.visited <= 10);
+    CHECK(s.smp.counts.read <= 2);
     CHECK_EQ(s.smp.sw.resumed_at, fake_now);
   }
   s.cfg.max_switch_rate = 0;
+
+  /* Records lost: any thread may have switched unseen. One resting in a
+   * wrapped call since its last visit is not visited (an event of its, or
+   * its next run's record, brings it back); one whose events are drained
+   * now is settled by them and not read (each read all of them: 250 ms of
+   * CPU in one tick at 10,000 threads). */
+  for (int k = 0; k < 3; k++) tick();
+  lose = 7;
+  tick();
+  CHECK(s.smp.counts.visited <= 10);
+  CHECK(s.smp.counts.read <= 2);
+  CHECK(s.smp.counts.file_reads <= 8);
+  /* A blocked thread that woke meanwhile (its events say so) is read. */
+  tm_push_state(threads[300], TM_STATE_RUNNING, 0, 0, 0, fake_now + 1 * MS);
+  tm_push_state(threads[300], TM_STATE_BLOCKED_COND, 0, 0, 0, fake_now + 4 * MS);
+  write_task(TID0 + 300, 1000300 + 9 * MS, 9, 5);
+  lose = 1;
+  tick();
+  CHECK(s.smp.counts.visited <= 11);
+  CHECK(sample_of(TID0 + 300) != NULL);
+  CHECK_EQ(sample_of(TID0 + 300)->oncpu_ns, 1000300 + 9 * MS);
+  /* Then quiet again, but for the stranger: no records of it and outside
+   * wrapped calls, it is read every tick. */
+  tick();
+  tick();
+  CHECK_EQ(s.smp.counts.read, 1);
+  CHECK(threads[300]->sampler->read_tick < s.smp.tick_no);
 
   /* A fork child's reset: no state, no tid, no pointer left behind. */
   tm_sampler_reset(&s.smp);
