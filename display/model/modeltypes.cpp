@@ -131,6 +131,10 @@ bool SessionInfo::hasSource(int source) const {
   return std::find(sources.begin(), sources.end(), source) != sources.end();
 }
 
+bool SessionInfo::countsAcquisitions() const {
+  return sources.empty() || hasSource(THREADMON__SOURCE__SOURCE_INTERPOSE);
+}
+
 QString SyncObjectInfo::symbolText() const {
   if (symbol.isEmpty()) return QString();
   QString s = symbol;

@@ -105,6 +105,10 @@ struct SessionInfo {
   // line per kind with its count (FrameCheck).
   QStringList inputWarnings;
   bool hasSource(int source) const;
+  // The probe's wrappers counted acquisitions and timed holds: false for a
+  // process read from outside (threadmon-attach: sources without
+  // interpose); a Hello without any sources is taken as a probe's.
+  bool countsAcquisitions() const;
 };
 
 // What a thread folded while its event ring was full (cumulative as of t):

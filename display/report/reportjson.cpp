@@ -219,7 +219,7 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   o["symbol_file"] = s.symbolFile;
   // Only the wrappers count acquisitions and time holds: a session read
   // from outside (threadmon-attach) has neither, null rather than 0.
-  const bool interposed = m.info().hasSource(THREADMON__SOURCE__SOURCE_INTERPOSE);
+  const bool interposed = m.info().countsAcquisitions();
   o["acquisitions"] = interposed ? QJsonValue(qint64(d.acquisitions)) : QJsonValue();
   o["contentions"] = qint64(d.contentions);
   o["wait_s"] = seconds(int64_t(d.waitNs));

@@ -67,6 +67,9 @@ class StreamBuilder {
                   const char *symbol, const char *callSite);
   // Sets Hello.exe for the following hello() (default /usr/bin/workload).
   void setExe(const char *exe) { exe_ = exe; }
+  // A session read from outside (threadmon-attach): no interpose source in
+  // the Hello, and its Goodbye says it detached.
+  void setOutside(bool outside) { outside_ = outside; }
   void goodbye(int64_t t, int exitStatus, uint64_t eventsDropped = 0);
   // User threads (M:N): a UserThread, and one UserSwitches entry on LWP tid.
   void userThread(uint32_t id, int64_t t, uint32_t creator, const char *function);
@@ -86,6 +89,7 @@ class StreamBuilder {
   void add(const Threadmon__Frame &f);
   std::vector<std::string> frames_;
   const char *exe_ = "/usr/bin/workload";
+  bool outside_ = false;
 };
 
 // Thread 101 of the model tests' switch scenario ([0,20) on CPU, [20,40)

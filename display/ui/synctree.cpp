@@ -170,8 +170,8 @@ std::vector<SyncTree::ObjectRow> SyncTree::collect(const tmon::SessionModel &mod
     row.hold = d.holdNs;
     // Read from outside (threadmon-attach: no interpose source), no lock's
     // acquisitions or holds were counted either.
-    row.sampled = o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL ||
-                  !model.info().hasSource(THREADMON__SOURCE__SOURCE_INTERPOSE);
+    row.sampled =
+        o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL || !model.info().countsAcquisitions();
     row.numbers = numberTexts(Stats{row.acq, row.cont, row.wait, row.maxWait, row.hold}, row.sampled);
     out.push_back(std::move(row));
   }
