@@ -28,8 +28,8 @@ void StreamBuilder::hello(bool perfSwitch, uint32_t cpuCount, uint32_t version) 
                              THREADMON__SOURCE__SOURCE_PROC_TASK,
                              THREADMON__SOURCE__SOURCE_PROC_STAT,
                              THREADMON__SOURCE__SOURCE_PERF_SWITCH};
-  h.sources = src;
-  h.n_sources = perfSwitch ? 4 : 3;
+  h.sources = outside_ ? src + 1 : src;
+  h.n_sources = (perfSwitch ? 4 : 3) - (outside_ ? 1 : 0);
   if (!sources_.empty()) {
     h.sources = const_cast<Threadmon__Source *>(sources_.data());
     h.n_sources = sources_.size();
@@ -261,7 +261,7 @@ void StreamBuilder::goodbye(int64_t t, int exitStatus, uint64_t eventsDropped) {
   Threadmon__Goodbye g = THREADMON__GOODBYE__INIT;
   g.events_dropped = eventsDropped;
   g.time_ns = uint64_t(t);
-  g.reason = THREADMON__END_REASON__END_EXIT;
+  g.reason = outside_ ? THREADMON__END_REASON__END_DETACH : THREADMON__END_REASON__END_EXIT;
   g.exit_status = exitStatus;
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_GOODBYE;

@@ -71,6 +71,9 @@ class StreamBuilder {
   // Sets Hello.sources for the following hello(), in place of the probe's
   // (interpose, proc_task, proc_stat, perf_switch when asked).
   void setSources(std::vector<Threadmon__Source> sources) { sources_ = std::move(sources); }
+  // A session read from outside (threadmon-attach): no interpose source in
+  // the Hello, and its Goodbye says it detached.
+  void setOutside(bool outside) { outside_ = outside; }
   void goodbye(int64_t t, int exitStatus, uint64_t eventsDropped = 0);
   // User threads (M:N): a UserThread, and one UserSwitches entry on LWP tid.
   void userThread(uint32_t id, int64_t t, uint32_t creator, const char *function);
@@ -91,6 +94,7 @@ class StreamBuilder {
   std::vector<std::string> frames_;
   const char *exe_ = "/usr/bin/workload";
   std::vector<Threadmon__Source> sources_;
+  bool outside_ = false;
 };
 
 // Thread 101 of the model tests' switch scenario ([0,20) on CPU, [20,40)

@@ -17,8 +17,9 @@ namespace {
 // Worker 21: on CPU 1 for [0,60), blocked on mutex 3 for [60,100). Main 20:
 // sleeping all along. Mutex 3: 50 acquisitions, 10 contended, 40 ms waiting.
 // Mutex 4: less waiting. CPU 0: 25% user, 75% idle.
-StreamBuilder reportSession(bool withGoodbye) {
+StreamBuilder reportSession(bool withGoodbye, bool outside = false) {
   StreamBuilder b;
+  b.setOutside(outside);
   b.hello(true);
   b.threadStart(20, kT0, "main", "app!main", false, true);
   b.threadStart(21, kT0, "worker", "app!_ZN3app6workerEv+0x1c");
@@ -126,6 +127,38 @@ class TestReport : public QObject {
 
  private slots:
   void initTestCase() { QVERIFY(!qEnvironmentVariable("THREADMON_REPORT").isEmpty()); }
+
+  // Read from outside: no wrapper counted acquisitions or timed holds, and
+  // the session detached from a process that ran on. Unknown, never 0.
+  void attachedSessionShowsUnknowns() {
+    QString file = dir_.filePath("attached.tmcap");
+    QVERIFY(reportSession(true, true).writeFile(file));
+    Run r = report({"--json", file});
+    QCOMPARE(r.code, 0);
+    QJsonObject o = QJsonDocument::fromJson(r.out).object();
+    QJsonObject p = o["process"].toObject();
+    QVERIFY(p["exit_status"].isNull());
+    QCOMPARE(p["detached"].toBool(), true);
+    QJsonArray objects = o["sync_objects"].toArray();
+    QVERIFY(!objects.isEmpty());
+    for (const QJsonValue &v : objects) {
+      QVERIFY(v["acquisitions"].isNull());
+      QVERIFY(v["hold_s"].isNull());
+      QVERIFY(v["contentions"].toInt() > 0);
+    }
+    Run text = report({file});
+    QVERIFY2(text.out.contains("exit status none (detached: it ran on)"), text.out.constData());
+    // The acquired column of queue_lock: a dash.
+    const QList<QByteArray> lines = text.out.split('\n');
+    bool dashed = false;
+    for (const QByteArray &l : lines)
+      if (l.contains("queue_lock")) dashed = l.simplified().split(' ').value(2) == "-";
+    QVERIFY2(dashed, text.out.constData());
+    // The same session from the probe counts them.
+    QVERIFY(reportSession(true).writeFile(file));
+    o = QJsonDocument::fromJson(report({"--json", file}).out).object();
+    QCOMPARE(o["sync_objects"].toArray()[0].toObject()["acquisitions"].toInt() > 0, true);
+  }
 
   void jsonSummaryOfACompleteCapture() {
     QString file = dir_.filePath("ok.tmcap");
