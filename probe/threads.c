@@ -6,6 +6,7 @@
  * (released by the sampler after draining). Freed slots go on a lock-free
  * stack (index + ABA tag in one word) so that short-lived threads reuse a
  * few slots and the sampler's scan stays short. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -162,7 +163,7 @@ static tm_thread *slot_claim(void) {
    * pointer is left to the sampler. */
   set_tid(t, 0);
   t->creator_tid = 0;
-  t->is_probe = t->is_main = false;
+  t->is_probe = t->is_main = t->attrs_known = false;
   t->start_ns = 0;
   atomic_store_explicit(&t->end_ns, 0, memory_order_relaxed);
   atomic_store_explicit(&t->end_cpu_ns, 0, memory_order_relaxed);
@@ -234,15 +235,89 @@ static void read_sched_attrs(tm_thread *t) {
     memcpy(t->affinity, &set, sizeof t->affinity < sizeof set ? sizeof t->affinity : sizeof set);
 }
 
+/* Every CPU the machine has: a creator with this mask is unrestricted. */
+static uint64_t all_cpus[4];
+
+static bool same_cpus(const uint64_t *a, const uint64_t *b) {
+  return !memcmp(a, b, sizeof all_cpus);
+}
+
+/* The kernel gives a new thread its creating thread's name, policy,
+ * priority, nice and CPU mask, and glibc changes them before it runs only
+ * where attr asks: copied from the creator's record, the child makes no
+ * system call for them. Left to the child (attrs_known false) where the
+ * record cannot tell: explicit scheduling in attr; a real-time creator or
+ * one at a negative nice (SCHED_RESET_ON_FORK, which the record does not
+ * keep, would change those); a restricted creator and an attr whose mask
+ * reads as every CPU (glibc reads a mask never set that way too). */
+void tm_thread_inherit(tm_thread *child, const tm_thread *creator, const pthread_attr_t *attr) {
+  pthread_attr_t defaults;
+  if (!attr) {
+    /* glibc's pthread_create reads the same defaults (pthread_setattr_default_np). */
+    if (pthread_getattr_default_np(&defaults) != 0) return;
+    attr = &defaults;
+  }
+  int inherit = PTHREAD_EXPLICIT_SCHED;
+  cpu_set_t set;
+  bool known = pthread_attr_getinheritsched(attr, &inherit) == 0 &&
+               inherit == PTHREAD_INHERIT_SCHED &&
+               pthread_attr_getaffinity_np(attr, sizeof set, &set) == 0 &&
+               (creator->policy == SCHED_OTHER || creator->policy == SCHED_BATCH ||
+                creator->policy == SCHED_IDLE) &&
+               creator->nice >= 0;
+  if (attr == &defaults) pthread_attr_destroy(&defaults);
+  if (!known) return;
+  uint64_t mask[4];
+  memcpy(mask, &set, sizeof mask);
+  bool every = true;
+  for (size_t i = 0; i < sizeof set / sizeof mask[0]; i++)
+    if (((const uint64_t *)&set)[i] != UINT64_MAX) every = false;
+  if (every) {
+    if (!same_cpus(creator->affinity, all_cpus)) return;
+    memcpy(mask, creator->affinity, sizeof mask);
+  }
+  memcpy(child->name, creator->name, sizeof child->name);
+  child->policy = creator->policy;
+  child->priority = creator->priority;
+  child->nice = creator->nice;
+  memcpy(child->affinity, mask, sizeof child->affinity);
+  child->attrs_known = true;
+}
+
+/* Offset of the thread id in glibc's struct pthread, from its description
+ * for libthread_db ({bits, count, offset}, GLIBC_PRIVATE); -1 unknown.
+ * The kernel writes it before a new thread runs (CLONE_PARENT_SETTID), so
+ * a created thread reads its tid there instead of a gettid system call.
+ * Trusted only if it reads the constructor's thread's tid right. */
+static long tcb_tid_offset = -1;
+
+static void find_tcb_tid(void) {
+  const uint32_t *d = dlvsym(RTLD_DEFAULT, "_thread_db_pthread_tid", "GLIBC_PRIVATE");
+  if (!d || d[0] != 32 || d[1] != 1 || d[2] > 4096) return;
+  pid_t tid;
+  memcpy(&tid, (const char *)pthread_self() + d[2], sizeof tid);
+  if (tid == gettid()) tcb_tid_offset = d[2];
+}
+
+/* A created thread's tid, from glibc's thread descriptor when known. */
+static uint32_t own_tid(bool created) {
+  if (created && tcb_tid_offset >= 0) {
+    pid_t tid;
+    memcpy(&tid, (const char *)pthread_self() + tcb_tid_offset, sizeof tid);
+    return (uint32_t)tid;
+  }
+  return (uint32_t)gettid();
+}
+
 /* created: it runs the trampoline of a pthread_create, so it is not the
  * main thread (no getpid for every new thread). */
 static void attach_common(tm_thread *t, bool created) {
   int saved = errno;
-  set_tid(t, (uint32_t)gettid());
+  set_tid(t, own_tid(created));
   t->is_main = !created && t->tid == (uint32_t)getpid();
   uint64_t first_run = tm_now_ns();
   tm_thread_set_handle(t, (uintptr_t)pthread_self());
-  read_sched_attrs(t);
+  if (!t->attrs_known) read_sched_attrs(t);
   tm_push_state(t, TM_STATE_RUNNING, 0, 0, 0, first_run);
   tm_self = t;
   self_done = false;
@@ -380,8 +455,9 @@ static tm_thread *live_at(tm_thread *tab, size_t width, uint32_t i, uintptr_t ke
   tm_thread *t = &tab[i];
   int st = atomic_load_explicit(&t->slot_state, memory_order_acquire);
   if (st != TM_SLOT_LIVE && st != TM_SLOT_CLAIMED) return NULL;
-  uintptr_t own = width == sizeof(uintptr_t) ? atomic_load_explicit(&t->handle, memory_order_relaxed)
-                                             : (uintptr_t)t->tid;
+  uintptr_t own = width == sizeof(uintptr_t)
+                      ? atomic_load_explicit(&t->handle, memory_order_relaxed)
+                      : (uintptr_t)t->tid;
   return own == key ? t : NULL;
 }
 
@@ -585,5 +661,8 @@ void tm_threads_atfork_child(void) {
 }
 
 __attribute__((constructor(101))) static void threads_init(void) {
+  long n = sysconf(_SC_NPROCESSORS_CONF);
+  for (long c = 0; c < n && c < 256; c++) all_cpus[c / 64] |= 1ull << (c % 64);
+  find_tcb_tid();
   pthread_atfork(NULL, NULL, tm_threads_atfork_child);
 }
