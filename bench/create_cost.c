@@ -4,9 +4,11 @@
  * preemption by other work on a shared machine and cross-CPU wake-up
  * latency do not count.
  *
- *   tm-bench-create OPS [PROBE_COMM_PREFIX]
+ *   tm-bench-create OPS [WARMUP_MS [PROBE_COMM_PREFIX]]
  *
- * Prints one JSON line: wall ns per create+join, the program's CPU ns per
+ * WARMUP_MS (default 0): create+joins for that long first, untimed (the
+ * probe stops its switch records after a second of it: the steady state
+ * comes after). Prints one JSON line: wall ns per create+join, the program's CPU ns per
  * create+join (the process's CPU time, ended threads included, less that
  * of the threads named PROBE_COMM_PREFIX*, default "threadmon"), and those
  * threads' CPU ns per create+join. */
@@ -26,25 +28,30 @@ static uint64_t process_cpu_ns(void) {
 
 static void *noop_thread(void *arg) { return arg; }
 
+static void create_join(void) {
+  pthread_t t;
+  if (pthread_create(&t, NULL, noop_thread, NULL) != 0) {
+    fprintf(stderr, "pthread_create failed\n");
+    exit(2);
+  }
+  pthread_join(t, NULL);
+}
+
 int main(int argc, char **argv) {
-  if (argc < 2 || argc > 3) {
-    fprintf(stderr, "usage: tm-bench-create OPS [PROBE_COMM_PREFIX]\n");
+  if (argc < 2 || argc > 4) {
+    fprintf(stderr, "usage: tm-bench-create OPS [WARMUP_MS [PROBE_COMM_PREFIX]]\n");
     return 2;
   }
   long ops = bench_parse_count(argv[1], "OPS");
-  const char *prefix = argc > 2 ? argv[2] : "threadmon";
+  long warmup_ms = argc > 2 ? atol(argv[2]) : 0;
+  const char *prefix = argc > 3 ? argv[3] : "threadmon";
   bench_start_idle_thread();
+  for (uint64_t end = bench_now_ns() + (uint64_t)warmup_ms * 1000000u; bench_now_ns() < end;)
+    create_join();
   int probe_threads = 0;
   uint64_t probe0 = bench_probe_cpu_ns(prefix, &probe_threads);
   uint64_t cpu0 = process_cpu_ns(), t0 = bench_now_ns();
-  for (long i = 0; i < ops; i++) {
-    pthread_t t;
-    if (pthread_create(&t, NULL, noop_thread, NULL) != 0) {
-      fprintf(stderr, "pthread_create failed\n");
-      return 2;
-    }
-    pthread_join(t, NULL);
-  }
+  for (long i = 0; i < ops; i++) create_join();
   uint64_t t1 = bench_now_ns(), cpu1 = process_cpu_ns();
   uint64_t probe1 = bench_probe_cpu_ns(prefix, &probe_threads);
   double program = (double)(cpu1 - cpu0) - (double)(probe1 - probe0);

@@ -55,6 +55,7 @@ int tm_config_load(tm_config *c) {
   c->follow = true;
   c->perf = true;
   c->max_switch_rate = 25000;
+  c->max_create_rate = 4000;
   c->budget_pct = 5;
   c->compress = 3;
 
@@ -101,6 +102,10 @@ int tm_config_load(tm_config *c) {
   if ((v = getenv("THREADMON_MAX_SWITCH_RATE")) && *v) {
     if (parse_u64("THREADMON_MAX_SWITCH_RATE", v, 0, UINT64_MAX / 1000000000u, &n)) return -1;
     c->max_switch_rate = n;
+  }
+  if ((v = getenv("THREADMON_MAX_CREATE_RATE")) && *v) {
+    if (parse_u64("THREADMON_MAX_CREATE_RATE", v, 0, UINT64_MAX / 1000000000u, &n)) return -1;
+    c->max_create_rate = n;
   }
   if ((v = getenv("THREADMON_NET_BUFFER_KB")) && *v) {
     if (parse_u64("THREADMON_NET_BUFFER_KB", v, 16, 1u << 20, &n)) return -1;

@@ -166,6 +166,8 @@ TM_HIDDEN tm_thread *tm_thread_by_handle(uintptr_t handle);
 /* Records the pthread_t of t's thread (its creator may know it first). */
 TM_HIDDEN void tm_thread_set_handle(tm_thread *t, uintptr_t handle);
 TM_HIDDEN tm_thread *tm_thread_by_tid(uint32_t tid);
+/* Threads claimed so far (created through the wrapper, or registered). */
+TM_HIDDEN uint64_t tm_threads_claimed(void);
 /* Threads not tracked because all slots were in use. */
 TM_HIDDEN uint64_t tm_threads_untracked(void);
 /* Registered with pthread_atfork by threads.c before any session code

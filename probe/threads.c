@@ -29,7 +29,7 @@ static _Atomic(tm_thread *) table;
 static _Atomic uint32_t free_link[TM_MAX_THREADS]; /* next free index + 1, 0 = end */
 static _Atomic uint64_t free_top;                  /* tag << 32 | (index + 1) */
 static _Atomic uint32_t high_water;
-static _Atomic uint64_t untracked;
+static _Atomic uint64_t untracked, claimed;
 /* Each slot's tid and pthread_t again, side by side: finding a record by
  * either (every pthread_join) scans a few KB instead of touching every
  * slot, which are ~25 KB apart (a page and a TLB miss each: joining 1,000
@@ -115,6 +115,8 @@ tm_thread *tm_thread_slot(uint32_t i) {
   return t && i < TM_MAX_THREADS ? &t[i] : NULL;
 }
 
+uint64_t tm_threads_claimed(void) { return atomic_load_explicit(&claimed, memory_order_relaxed); }
+
 uint64_t tm_threads_untracked(void) { return atomic_load_explicit(&untracked, memory_order_relaxed); }
 
 static void free_push(uint32_t idx) {
@@ -157,6 +159,7 @@ static tm_thread *slot_claim(void) {
                                                     memory_order_acq_rel, memory_order_relaxed));
     idx = hw;
   }
+  atomic_fetch_add_explicit(&claimed, 1, memory_order_relaxed);
   tm_thread *t = &tab[idx];
   /* A reused slot: reset everything the program side owns. The ring is
    * empty once drained; its contents need no clearing. The sampler-private

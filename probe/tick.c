@@ -235,6 +235,31 @@ static void resume_switch_records(tm_session *s, uint64_t now) {
   tm_emit_notice(s, "switch records resumed", TM_TO_ALL);
 }
 
+/* Over the thread-creation limit: the events are closed for the rest of
+ * the run (a thread made while they are closed could only get them back
+ * through a descriptor per thread and CPU), and new threads cost the kernel
+ * nothing more. States come from each tick's /proc reads. */
+static void close_switch_records(tm_session *s, uint64_t now) {
+  tm_sampler *m = &s->smp;
+  if (s->src_perf_switch) {
+    m->fr.switches_stopping = true;
+    tm_flush_switches(s, now, true);
+    m->fr.switches_stopping = false;
+  }
+  int ncpu = s->perf.ncpu;
+  tm_perf_switch_close(&s->perf);
+  s->src_perf_switch = s->perf_switch_paused = false;
+  tm_switch_forget(m);
+  char text[300];
+  snprintf(text, sizeof text,
+           "switch records stopped for the rest of the run: the program kept creating more than "
+           "%llu threads a second (THREADMON_MAX_CREATE_RATE / %d CPUs), and each new thread "
+           "cost the kernel a copy of the probe's switch event for every CPU; states are split "
+           "by schedstat per tick",
+           (unsigned long long)(s->cfg.max_create_rate / (uint64_t)(ncpu > 0 ? ncpu : 1)), ncpu);
+  tm_emit_notice(s, text, TM_TO_ALL);
+}
+
 static void walk_objects(tm_session *s) {
   tm_sampler *m = &s->smp;
   tm_object_walk *w = &m->objects;
@@ -379,6 +404,12 @@ void tm_tick_run(tm_session *s, bool own_thread) {
       pause_switch_records(s, now);
       full = m->program_ran = true;
     }
+  }
+  if ((s->src_perf_switch || s->perf_switch_paused) && m->own_thread &&
+      tm_create_rate_exceeded(&m->sw, s->cfg.max_create_rate, s->perf.ncpu, now,
+                              tm_threads_claimed())) {
+    close_switch_records(s, now);
+    full = m->program_ran = true;
   }
   tm_visit_take_due(&m->plan, m->tick_no);
   uint32_t live = m->rescan.known_live = walk_threads(s, full);
