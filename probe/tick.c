@@ -197,9 +197,11 @@ static uint32_t walk_threads(tm_session *s, bool full) {
   return ts->count - grace;
 }
 
-/* Over the rate limit: the records pause (the last batch says so), states
- * come from each tick's /proc reads as without records, until they resume. */
-static void pause_switch_records(tm_session *s, uint64_t now) {
+/* Over the rate limit (rate) or at the budget's records step: the records
+ * pause (the last batch says so), states come from each tick's /proc reads
+ * as without records, until they resume: after the rate limit's pause,
+ * once the budget allows. */
+static void pause_switch_records(tm_session *s, uint64_t now, bool rate) {
   tm_sampler *m = &s->smp;
   m->fr.switches_stopping = true;
   tm_flush_switches(s, now, true);
@@ -208,6 +210,10 @@ static void pause_switch_records(tm_session *s, uint64_t now) {
   s->src_perf_switch = false;
   s->perf_switch_paused = true;
   tm_switch_forget(m);
+  if (!rate) {
+    m->sw.resume_at = now; /* the budget's Notice said why */
+    return;
+  }
   uint64_t pause = tm_switch_pause_for(&m->sw, now);
   char text[240];
   snprintf(text, sizeof text,
@@ -384,7 +390,8 @@ void tm_tick_run(tm_session *s, bool own_thread) {
   m->program_ran = full;
   m->hidden_noted = false;
   /* Switch records first: they say which threads need reading. */
-  if (s->perf_switch_paused && m->own_thread && now >= m->sw.resume_at) {
+  bool budget_off = tm_budget_records_off(m->budget.level);
+  if (s->perf_switch_paused && m->own_thread && now >= m->sw.resume_at && !budget_off) {
     resume_switch_records(s, now);
     full = m->program_ran = true;
   }
@@ -401,7 +408,10 @@ void tm_tick_run(tm_session *s, bool own_thread) {
     if (m->own_thread &&
         tm_switch_rate_exceeded(&m->sw, s->cfg.max_switch_rate, s->perf.ncpu, now,
                                 m->sw.drained + s->perf.lost - lost)) {
-      pause_switch_records(s, now);
+      pause_switch_records(s, now, true);
+      full = m->program_ran = true;
+    } else if (m->own_thread && budget_off) {
+      pause_switch_records(s, now, false);
       full = m->program_ran = true;
     }
   }

@@ -5,7 +5,7 @@ core on this hardware, and far less than 100%."""
 import os
 
 import tmtest
-from tmtest import check
+from tmtest import check, near, state
 
 SWARM = os.path.join(tmtest.BUILD, "bench", "tm-bench-swarm")
 
@@ -34,6 +34,30 @@ def test_generous_budget_keeps_detail():
         raise tmtest.Skip(f"{SWARM} is not built")
     notes = [n for n in record(100) if "THREADMON_BUDGET" in n]
     check(not notes, f"the probe changed its detail under a 100% budget: {notes}")
+
+
+def test_tiny_budget_keeps_totals():
+    """A budget no probe can keep (0.01% of a core): the probe goes down its
+    ladder a step a second, ticks less often, then pauses its switch records,
+    and says so; each thread's states still add up to what it measured."""
+    tmtest.require_report()
+    args = ["--threads", "2", "--spin-ms", "30", "--sleep-ms", "50", "--repeats", "70"]
+    rec = tmtest.Recording("spin_sleep", args, timeout=120,
+                           env=dict(os.environ, THREADMON_BUDGET="0.01%"))
+    notes = [n for n in rec.report["process"].get("notices", []) if "THREADMON_BUDGET" in n]
+    print("  " + "\n  ".join(notes))
+    check(len(notes) >= 4 and all("less detail" in n for n in notes),
+          f"expected the probe to lower its detail once a second over 0.01%: {notes}")
+    check(any("switch records paused" in n for n in notes),
+          f"no step that pauses the switch records: {notes}")
+    for t in rec.truth["threads"]:
+        got = rec.thread(t["tid"])
+        if not got:
+            continue
+        near(state(got, "on_cpu"), t["on_cpu_pct"], 5, f"{t['name']} on_cpu %")
+        near(state(got, "sleeping"), t["sleeping_pct"], 5, f"{t['name']} sleeping %")
+        near(got.get("lifetime_s"), t["lifetime_s"], 0.1 * t["lifetime_s"],
+             f"{t['name']} lifetime s")
 
 
 tmtest.main(globals())
