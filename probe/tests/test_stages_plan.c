@@ -93,16 +93,23 @@ static void test_with_records(tm_thread *t) {
   free(st);
 }
 
-static void test_without_records(tm_thread *t) {
+/* Without records: read at tick 100 while in a wrapped call, no event
+ * since. */
+static tm_sampler_thread *read_in_call(tm_thread *t) {
   s.src_perf_switch = false;
   tm_sampler_thread *st = state(t);
-  uint64_t due = 0;
   st->have_sched = true;
   st->read_tick = 100;
   t->cur_state = TM_STATE_BLOCKED_MUTEX;
-  /* Read while in a wrapped call, no event since: not again for 10 s. */
   atomic_store(&t->ring.head, 7);
   st->read_head = 7;
+  return st;
+}
+
+static void test_without_records(tm_thread *t) {
+  tm_sampler_thread *st = read_in_call(t);
+  uint64_t due = 0;
+  /* Not read again for 10 s. */
   CHECK_EQ(tm_read_plan(&s, 150, st, false, &due), READ_NONE);
   CHECK_EQ(due, 1100);
   CHECK_EQ(tm_read_plan(&s, 1100, st, false, &due), READ_ALL);
@@ -195,14 +202,8 @@ static void test_cpustat_ticks(void) {
 static void test_budget_stretch(tm_thread *t) {
   s.cfg.interval_asked_ns = 10 * MS;
   s.cfg.interval_ns = 40 * MS;
-  s.src_perf_switch = false;
-  tm_sampler_thread *st = state(t);
+  tm_sampler_thread *st = read_in_call(t);
   uint64_t due = 0;
-  st->have_sched = true;
-  st->read_tick = 100;
-  t->cur_state = TM_STATE_BLOCKED_MUTEX;
-  atomic_store(&t->ring.head, 7);
-  st->read_head = 7;
   CHECK_EQ(tm_read_plan(&s, 150, st, false, &due), READ_NONE);
   CHECK_EQ(due, 100 + 4 * 10000 / 40); /* 40 s, not 10 */
   atomic_store(&t->ring.head, 9); /* woke for moments at tick 140 */
