@@ -8,10 +8,18 @@ GOAL_US = 3.0
 WARMUP_MS = 1500  # the probe judges the creation rate over its first second
 
 
+class EventsOnly(tl.NoTool):
+    """No probe, but the probe's inherited per-CPU switch events opened by the
+    benchmark itself: the kernel's share of a create+join under the probe."""
+    key = "inherit-events"
+    label = "no tool, the probe's switch events open (--inherit-events)"
+
+
 def create_join(build_dir, bare, probe, quick, log):
     rounds, ops = (3, 5_000) if quick else (7, 20_000)
     exe = os.path.join(build_dir, "bench", "tm-bench-create")
-    tools = [bare] + ([probe, probe.without_perf()] if not probe.unavailable_reason() else [])
+    tools = [bare, EventsOnly()] + ([probe, probe.without_perf()]
+                                    if not probe.unavailable_reason() else [])
     sec = report.Section(
         "Thread creation: create+join",
         ["configuration", "program CPU µs per create+join (median)", "min", "probe thread µs "
@@ -24,7 +32,8 @@ def create_join(build_dir, bare, probe, quick, log):
     res = {}
 
     def one(tool):
-        out = tl.run_under(tool, [exe, str(ops), str(WARMUP_MS)], timeout=300)
+        flag = ["--inherit-events"] if isinstance(tool, EventsOnly) else []
+        out = tl.run_under(tool, [exe] + flag + [str(ops), str(WARMUP_MS)], timeout=300)
         res.setdefault(tool.key, []).append(procrun.last_json(out.stdout))
         return res[tool.key][-1]["cpu_ns_per_op"] / 1000
 
@@ -37,8 +46,8 @@ def create_join(build_dir, bare, probe, quick, log):
         probe_us = sorted(r["probe_cpu_ns_per_op"] / 1000 for r in runs)
         wall = sorted(r["wall_ns_per_op"] / 1000 for r in runs)
         sec.rows.append([t.label, report.fmt(med, 2), report.fmt(min(vals) if vals else None, 2),
-                         report.fmt(probe_us[len(probe_us) // 2] if t is not bare and runs
-                                    else None, 2),
+                         report.fmt(probe_us[len(probe_us) // 2]
+                                    if isinstance(t, tl.Threadmon) and runs else None, 2),
                          report.fmt(wall[len(wall) // 2] if wall else None), len(vals)])
     base, mine = got[bare.key][0], got.get(probe.key, (None,))[0]
     if base is not None and mine is not None:
