@@ -1,10 +1,12 @@
 #include "bench_common.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,4 +54,35 @@ long bench_parse_count(const char *text, const char *what) {
     exit(2);
   }
   return v;
+}
+
+static int read_text(const char *path, char *buf, size_t size) {
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  size_t n = fread(buf, 1, size - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  return 0;
+}
+
+uint64_t bench_probe_cpu_ns(const char *prefix, int *n) {
+  uint64_t sum = 0;
+  *n = 0;
+  DIR *d = opendir("/proc/self/task");
+  if (!d) return 0;
+  struct dirent *de;
+  char path[64], buf[128];
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_name[0] == '.') continue;
+    snprintf(path, sizeof path, "/proc/self/task/%.16s/comm", de->d_name);
+    if (read_text(path, buf, sizeof buf) != 0 || strncmp(buf, prefix, strlen(prefix)) != 0)
+      continue;
+    snprintf(path, sizeof path, "/proc/self/task/%.16s/schedstat", de->d_name);
+    if (read_text(path, buf, sizeof buf) == 0) {
+      sum += strtoull(buf, NULL, 10);
+      (*n)++;
+    }
+  }
+  closedir(d);
+  return sum;
 }

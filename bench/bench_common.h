@@ -20,6 +20,10 @@ void bench_start_idle_thread(void);
 /* Pins the calling thread to one CPU; returns 0 on success. */
 int bench_pin_to_cpu(int cpu);
 
+/* Run time (ns, from /proc/self/task/TID/schedstat) of this process's
+ * threads whose name starts with prefix; how many in *n. */
+uint64_t bench_probe_cpu_ns(const char *prefix, int *n);
+
 /* Parses a positive count; exits with a message on bad input. */
 long bench_parse_count(const char *text, const char *what);
 

@@ -21,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from tmbench import accuracy, forks, machine, micro, mn, realprogs, report, sampler, tools as tl  # noqa: E402
+from tmbench import accuracy, create, forks, machine, micro, mn, realprogs, report, sampler, tools as tl  # noqa: E402
 
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -90,7 +90,7 @@ def main():
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
 
-    for exe in ("tm-bench-sync", "tm-bench-swarm", "tm-bench-fork"):
+    for exe in ("tm-bench-sync", "tm-bench-swarm", "tm-bench-fork", "tm-bench-create"):
         if not os.path.exists(os.path.join(build, "bench", exe)):
             sys.exit(f"{build}/bench/{exe} missing: run `ninja -C {args.build_dir}` first")
     if args.install:
@@ -138,6 +138,7 @@ def main():
                 t.close()
         run_section("sampler scaling", sampler.scaling, build, probe, args.quick, log)
         run_section("fork-heavy", forks.per_child, build, bare, probe, args.quick, log)
+        run_section("thread creation", create.create_join, build, bare, probe, args.quick, log)
         run_section("accuracy", accuracy.states, build, probe, args.quick, log)
         run_section("M:N matrix multiply", mn.matrix_table, build, bare, probe, args.quick, log)
         run_section("M:N fine-grained barrier", mn.barrier_penalty, build, bare, args.quick, log)

@@ -24,7 +24,6 @@
  * from /proc/self/task/TID/schedstat (nanoseconds, unlike stat's ticks). */
 #include "bench_common.h"
 
-#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -169,41 +168,6 @@ static void *swarm_worker(void *arg) {
   return NULL;
 }
 
-static int read_text(const char *path, char *buf, size_t size) {
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return -1;
-  size_t n = fread(buf, 1, size - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  return 0;
-}
-
-/* Sum of run time (ns) of this process's threads named PREFIX*; count in *n. */
-static unsigned long long probe_cpu_ns(const char *prefix, int *n) {
-  unsigned long long sum = 0;
-  *n = 0;
-  DIR *d = opendir("/proc/self/task");
-  if (!d)
-    return 0;
-  struct dirent *de;
-  char path[64], buf[128];
-  while ((de = readdir(d)) != NULL) {
-    if (de->d_name[0] == '.')
-      continue;
-    snprintf(path, sizeof path, "/proc/self/task/%.16s/comm", de->d_name);
-    if (read_text(path, buf, sizeof buf) != 0 || strncmp(buf, prefix, strlen(prefix)) != 0)
-      continue;
-    snprintf(path, sizeof path, "/proc/self/task/%.16s/schedstat", de->d_name);
-    if (read_text(path, buf, sizeof buf) == 0) {
-      sum += strtoull(buf, NULL, 10);
-      (*n)++;
-    }
-  }
-  closedir(d);
-  return sum;
-}
-
 int main(int argc, char **argv) {
   if (argc < 4) {
     fprintf(stderr, "usage: tm-bench-swarm idle|light|busy|server|ticker|burst THREADS SECONDS [PROBE_COMM_PREFIX]\n");
@@ -242,10 +206,10 @@ int main(int argc, char **argv) {
 
   nap_ns(300 * 1000000L); /* let the probe discover every thread first */
   int probe_threads = 0;
-  unsigned long long cpu0 = probe_cpu_ns(prefix, &probe_threads);
+  uint64_t cpu0 = bench_probe_cpu_ns(prefix, &probe_threads);
   uint64_t t0 = bench_now_ns();
   nap_ns((long)(seconds * 1e9));
-  unsigned long long cpu1 = probe_cpu_ns(prefix, &probe_threads);
+  uint64_t cpu1 = bench_probe_cpu_ns(prefix, &probe_threads);
   uint64_t t1 = bench_now_ns();
 
   atomic_store(&stopping, 1);
@@ -258,6 +222,6 @@ int main(int argc, char **argv) {
 
   printf("{\"mode\":\"%s\",\"threads\":%ld,\"window_ns\":%llu,\"probe_threads\":%d,"
          "\"probe_cpu_ns\":%llu}\n",
-         argv[1], nthreads, (unsigned long long)(t1 - t0), probe_threads, cpu1 - cpu0);
+         argv[1], nthreads, (unsigned long long)(t1 - t0), probe_threads, (unsigned long long)(cpu1 - cpu0));
   return 0;
 }

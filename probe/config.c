@@ -25,6 +25,24 @@ static int parse_u64(const char *var, const char *s, uint64_t lo, uint64_t hi,
   return 0;
 }
 
+/* A share of one core: "0.05" or "5%"; a whole number without "%" is a
+ * percentage too ("5", as the variable was first read); "0": no budget.
+ * Read before main(), in the C locale. */
+static int parse_budget(const char *s, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  bool pct = *end == '%';
+  if (pct) end++;
+  bool whole = !pct && !strpbrk(s, ".eE") && v >= 1;
+  if (errno || end == s || *end || !(v >= 0) || s[0] == '-')
+    return bad("THREADMON_BUDGET", s, "expected a share of one core: 0.05 or 5%");
+  if (pct || whole) v /= 100;
+  if (v > 1) return bad("THREADMON_BUDGET", s, "more than one core");
+  *out = v;
+  return 0;
+}
+
 /* "host:port", "[v6addr]:port" or ":port" (localhost). */
 static int parse_connect(tm_config *c, const char *s) {
   const char *colon = strrchr(s, ':');
@@ -55,7 +73,8 @@ int tm_config_load(tm_config *c) {
   c->follow = true;
   c->perf = true;
   c->max_switch_rate = 25000;
-  c->budget_pct = 5;
+  c->max_create_rate = 4000;
+  c->budget = 0.05;
   c->compress = 3;
 
   const char *v;
@@ -78,10 +97,7 @@ int tm_config_load(tm_config *c) {
     c->interval_ns = n * 1000000u;
   }
   c->interval_asked_ns = c->interval_ns;
-  if ((v = getenv("THREADMON_BUDGET")) && *v) {
-    if (parse_u64("THREADMON_BUDGET", v, 0, 100, &n)) return -1;
-    c->budget_pct = (unsigned)n;
-  }
+  if ((v = getenv("THREADMON_BUDGET")) && *v && parse_budget(v, &c->budget)) return -1;
   if ((v = getenv("THREADMON_COMPRESS")) && *v) {
     if (parse_u64("THREADMON_COMPRESS", v, 0, 19, &n)) return -1;
     c->compress = (int)n;
@@ -101,6 +117,10 @@ int tm_config_load(tm_config *c) {
   if ((v = getenv("THREADMON_MAX_SWITCH_RATE")) && *v) {
     if (parse_u64("THREADMON_MAX_SWITCH_RATE", v, 0, UINT64_MAX / 1000000000u, &n)) return -1;
     c->max_switch_rate = n;
+  }
+  if ((v = getenv("THREADMON_MAX_CREATE_RATE")) && *v) {
+    if (parse_u64("THREADMON_MAX_CREATE_RATE", v, 0, UINT64_MAX / 1000000000u, &n)) return -1;
+    c->max_create_rate = n;
   }
   if ((v = getenv("THREADMON_NET_BUFFER_KB")) && *v) {
     if (parse_u64("THREADMON_NET_BUFFER_KB", v, 16, 1u << 20, &n)) return -1;

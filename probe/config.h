@@ -23,7 +23,8 @@ typedef struct tm_config {
   bool perf;                  /* THREADMON_PERF, default 1: perf events at all */
   bool counters;              /* THREADMON_COUNTERS, default 0: per-thread perf counters */
   uint64_t max_switch_rate;   /* THREADMON_MAX_SWITCH_RATE, per second and CPU, 0 = no limit */
-  unsigned budget_pct;        /* THREADMON_BUDGET, % of one core for the probe's thread, 0 = none */
+  uint64_t max_create_rate;   /* THREADMON_MAX_CREATE_RATE, threads a second x CPUs, 0 = none */
+  double budget;              /* THREADMON_BUDGET, share of one core for the probe's thread, 0 = none */
   int compress;               /* THREADMON_COMPRESS, zstd level of capture blocks, default 3, 0 = plain */
 } tm_config;
 

@@ -15,6 +15,7 @@
 #ifndef THREADMON_PROBE_H
 #define THREADMON_PROBE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -112,6 +113,7 @@ typedef struct tm_thread {
   uint32_t tid;
   uint32_t creator_tid;
   bool is_probe, is_main;
+  bool attrs_known; /* name, policy, priority, nice, affinity set by the creator */
   uint64_t start_ns;
   _Atomic uint64_t end_ns;
   _Atomic uint64_t end_cpu_ns; /* its CPU clock then, read by itself; 0 unknown */
@@ -158,6 +160,10 @@ TM_HIDDEN tm_thread *tm_thread_register_foreign(uint32_t tid);
 TM_HIDDEN tm_thread *tm_thread_claim(void *start_routine, void *start_arg,
                                      uint32_t creator_tid);
 TM_HIDDEN void tm_thread_attach(tm_thread *t);
+/* The attributes a child of creator starts with, where the creator's
+ * record and attr (NULL: the defaults) tell them (threads.c). */
+TM_HIDDEN void tm_thread_inherit(tm_thread *child, const tm_thread *creator,
+                                 const pthread_attr_t *attr);
 TM_HIDDEN void tm_thread_unclaim(tm_thread *t);
 /* Registration of a thread first seen in a wrapper (main thread, threads
  * made inside libc); NULL after the thread was marked exited or when full. */
@@ -167,6 +173,8 @@ TM_HIDDEN tm_thread *tm_thread_by_handle(uintptr_t handle);
 /* Records the pthread_t of t's thread (its creator may know it first). */
 TM_HIDDEN void tm_thread_set_handle(tm_thread *t, uintptr_t handle);
 TM_HIDDEN tm_thread *tm_thread_by_tid(uint32_t tid);
+/* Threads claimed so far (created through the wrapper, or registered). */
+TM_HIDDEN uint64_t tm_threads_claimed(void);
 /* Threads not tracked because all slots were in use. */
 TM_HIDDEN uint64_t tm_threads_untracked(void);
 /* Registered with pthread_atfork by threads.c before any session code

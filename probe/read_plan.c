@@ -155,13 +155,21 @@ bool tm_stat_due(const tm_session *s, const tm_sampler_thread *st, uint32_t cur,
   return st->moved_reads % STAT_EVERY == 0 || ran >= STAT_CPU_NS;
 }
 
+/* On the CPU budget's lower steps ticks come less often (budget.h); the
+ * rereads of threads that only wake for moments stretch by as much, or
+ * what those cost (one read a second per thread) would not go down. */
+static uint64_t stretch(const tm_session *s) {
+  uint64_t asked = s->cfg.interval_asked_ns;
+  return asked && s->cfg.interval_ns > asked ? s->cfg.interval_ns / asked : 1;
+}
+
 /* Whether a light thread's read waits (see LIGHT_SETTLE_NS), woke_tick
  * being the tick its last wake-up was seen in; *due: when it is due. */
 static bool light_deferred(const tm_session *s, uint64_t tick_no, const tm_sampler_thread *st,
                            uint64_t woke_tick, uint64_t *due) {
   uint64_t every = s->cfg.interval_ns ? s->cfg.interval_ns : 1;
-  uint64_t at = st->read_tick + LIGHT_REREAD_NS / every;
-  uint64_t settled = woke_tick + LIGHT_SETTLE_NS / every;
+  uint64_t at = st->read_tick + LIGHT_REREAD_NS * stretch(s) / every;
+  uint64_t settled = woke_tick + LIGHT_SETTLE_NS * stretch(s) / every;
   if (settled < at) at = settled;
   if (tick_no >= at) return false;
   *due = at;
@@ -185,8 +193,8 @@ int tm_read_plan(const tm_session *s, uint64_t tick_no, const tm_sampler_thread 
      * when it runs. Reading 10,000 of them at a pause cost 260 ms. */
     if (!st->have_sched) return head == st->wait_head ? READ_NONE : READ_ALL;
     uint64_t since = (tick_no - st->read_tick) * every;
-    if (head == st->read_head && since < IDLE_REREAD_NS) {
-      *due = st->read_tick + IDLE_REREAD_NS / every;
+    if (head == st->read_head && since < IDLE_REREAD_NS * stretch(s)) {
+      *due = st->read_tick + IDLE_REREAD_NS * stretch(s) / every;
       return READ_NONE;
     }
     if (st->ev_ran_ns < LIGHT_RAN_NS && st->ev_run_from == 0 &&

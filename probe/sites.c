@@ -250,22 +250,23 @@ static uint32_t unwind_stack(tm_thread *t) {
   return tm_site_intern(pcs + first, (uint32_t)(n - first), false);
 }
 
-bool tm_site_contended(tm_thread *t, tm_object *o, uint64_t waited_ns, uint64_t now_ns) {
+uint32_t tm_site_begin(tm_thread *t, tm_object *o, uint64_t now_ns) {
   uint32_t oid = __atomic_load_n(&o->id, __ATOMIC_ACQUIRE);
-  if (!oid || !t) return false;
+  if (!oid || !t) return 0;
   site_cache *c = &cache[oid & (CACHE_WAYS - 1)];
   bool token = take_token(now_ns);
-  if (!token && c->object_id == oid && c->pair) {
-    pair_add(&pairs[c->pair - 1], 1, waited_ns);
-    return false;
-  }
+  if (!token && c->object_id == oid && c->pair) return c->pair;
   uint32_t stack = token ? unwind_stack(t) : TM_SITE_UNKNOWN;
   pair_slot *p = pair_get((uint64_t)oid << 32 | stack);
   if (!p) {
     atomic_fetch_add_explicit(&pairs_dropped, 1, memory_order_relaxed);
-    return token;
+    return 0;
   }
-  pair_add(p, 1, waited_ns);
-  if (stack != TM_SITE_UNKNOWN) *c = (site_cache){oid, (uint32_t)(p - pairs) + 1};
-  return token;
+  uint32_t pair = (uint32_t)(p - pairs) + 1;
+  if (stack != TM_SITE_UNKNOWN) *c = (site_cache){oid, pair};
+  return pair;
+}
+
+void tm_site_end(uint32_t pair, uint64_t waited_ns) {
+  if (pair) pair_add(&pairs[pair - 1], 1, waited_ns);
 }

@@ -1,7 +1,8 @@
 /* Call sites of contention: interned call stacks and per-(object, stack)
  * totals.
  *
- * Program threads (through tm_wait_end) add their contended waits here:
+ * Program threads (through tm_wait_begin and tm_wait_end) add their
+ * contended waits here:
  * the stack is unwound at most TM_SITE_RATE times a second per thread (a
  * token bucket with a burst of TM_SITE_BURST); a wait that is not unwound
  * counts for the stack this thread last unwound for the same object (a
@@ -30,12 +31,16 @@
 
 /* ---- program threads ---- */
 
-/* A contended wait on o ended after waited_ns (now_ns: its end, any
- * monotonic ns). Unwinds under t's guard (libunwind locks mutexes). The
- * probe's own frames are left out: the first frame kept is the first one
- * outside libthreadmon. True when it unwound (microseconds, not nanoseconds). */
-TM_HIDDEN bool tm_site_contended(tm_thread *t, tm_object *o, uint64_t waited_ns,
-                                 uint64_t now_ns);
+/* A contended wait on o begins (now_ns: any monotonic ns): the (object,
+ * call site) pair it will count for, 0 when the table is full. Before the
+ * wait, not after: an unwind (microseconds; tens in a thread's first) must
+ * not run while the thread holds the lock it waited for, other threads
+ * spinning or queueing behind it. Unwinds under t's guard (libunwind locks
+ * mutexes); the probe's own frames are left out: the first frame kept is
+ * the first one outside libthreadmon. */
+TM_HIDDEN uint32_t tm_site_begin(tm_thread *t, tm_object *o, uint64_t now_ns);
+/* The wait ended after waited_ns: counted for pair (from tm_site_begin). */
+TM_HIDDEN void tm_site_end(uint32_t pair, uint64_t waited_ns);
 
 /* ---- any thread ---- */
 

@@ -169,6 +169,30 @@ uint64_t tm_switch_pause_for(tm_switch_track *w, uint64_t now) {
   return w->backoff_ns;
 }
 
+/* Half-second windows, two in a row: a pool of a few thousand threads made
+ * at start-up keeps its records, a program that goes on making threads
+ * loses them within a second. */
+#define CREATE_WINDOW_NS 500000000ull
+#define CREATE_WINDOWS_OVER 2
+
+bool tm_create_rate_exceeded(tm_switch_track *w, uint64_t max_rate, int ncpu, uint64_t now,
+                             uint64_t claimed) {
+  if (!max_rate) return false;
+  if (!w->create_window_start || now < w->create_window_start) {
+    w->create_window_start = now;
+    w->create_window_base = claimed;
+    return false;
+  }
+  uint64_t span = now - w->create_window_start;
+  if (span < CREATE_WINDOW_NS) return false;
+  uint64_t copies = (claimed - w->create_window_base) * (uint64_t)(ncpu > 0 ? ncpu : 1);
+  bool over = copies * 1000000000u > max_rate * span;
+  w->create_window_start = now;
+  w->create_window_base = claimed;
+  w->create_windows_over = over ? w->create_windows_over + 1 : 0;
+  return w->create_windows_over >= CREATE_WINDOWS_OVER;
+}
+
 void tm_switch_resumed(tm_switch_track *w, uint64_t now) {
   w->resumed_at = now;
   w->resume_at = 0;

@@ -36,6 +36,10 @@ typedef struct tm_switch_track {
    * after a resume (within SWITCH_CALM_NS) doubles the next one. */
   uint64_t resume_at, resumed_at, backoff_ns;
   uint32_t pauses;
+  /* The thread-creation limit's window: its start and the threads claimed
+   * before it; windows over the limit in a row. */
+  uint64_t create_window_start, create_window_base;
+  uint32_t create_windows_over;
 } tm_switch_track;
 
 tid_entry *tm_tid_find(tm_switch_track *w, uint32_t tid);
@@ -61,5 +65,13 @@ bool tm_switch_rate_exceeded(tm_switch_track *w, uint64_t max_rate, int ncpu, ui
 uint64_t tm_switch_pause_for(tm_switch_track *w, uint64_t now);
 /* Records resume at now: a new rate window. */
 void tm_switch_resumed(tm_switch_track *w, uint64_t now);
+/* The thread-creation limit: whether the program created threads (claimed:
+ * the registry's running count) faster than max_rate / ncpu a second in
+ * each of the last CREATE_WINDOWS_OVER windows of CREATE_WINDOW_NS (0:
+ * never). Each new thread costs the kernel a copy of every per-CPU switch
+ * event at its creation and their release at its end, whether the records
+ * are on or paused; a start-up burst of a pool does not last that long. */
+bool tm_create_rate_exceeded(tm_switch_track *w, uint64_t max_rate, int ncpu, uint64_t now,
+                             uint64_t claimed);
 
 #endif

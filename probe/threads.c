@@ -6,6 +6,7 @@
  * (released by the sampler after draining). Freed slots go on a lock-free
  * stack (index + ABA tag in one word) so that short-lived threads reuse a
  * few slots and the sampler's scan stays short. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -35,7 +36,7 @@ static _Atomic(tm_event *) ring_events;
 static _Atomic uint32_t free_link[TM_MAX_THREADS]; /* next free index + 1, 0 = end */
 static _Atomic uint64_t free_top;                  /* tag << 32 | (index + 1) */
 static _Atomic uint32_t high_water;
-static _Atomic uint64_t untracked;
+static _Atomic uint64_t untracked, claimed;
 /* Each slot's tid and pthread_t again, side by side: finding a record by
  * either (every pthread_join) scans a few KB instead of touching every
  * slot's record (448 bytes each; when the rings were inside them, ~25 KB
@@ -44,6 +45,18 @@ static _Atomic uint64_t untracked;
 static _Atomic uint32_t slot_tid[TM_MAX_THREADS];
 static _Atomic uintptr_t slot_handle[TM_MAX_THREADS];
 static _Atomic uint64_t touched[TM_MAX_THREADS / 64];
+/* The slot (index + 1) that last took each key's hash: a lookup checks
+ * that slot first, and only scans when it holds another key (a collision,
+ * a reused slot). Every join looks its thread up, usually one that has
+ * ended: without the hint each such miss scanned every slot in use (at
+ * 20,000 create+joins a second, hundreds of ended records wait for the
+ * sampler: 10% of a create+join's CPU time). */
+#define HINT_BITS 12
+static _Atomic uint32_t tid_hint[1u << HINT_BITS], handle_hint[1u << HINT_BITS];
+
+static uint32_t hint_of(uintptr_t key) {
+  return (uint32_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> (64 - HINT_BITS));
+}
 
 static uint32_t slot_index(const tm_thread *t) {
   return (uint32_t)(t - atomic_load_explicit(&table, memory_order_relaxed));
@@ -65,11 +78,14 @@ uint64_t tm_threads_take_touched(uint32_t w) {
 static void set_tid(tm_thread *t, uint32_t tid) {
   t->tid = tid;
   atomic_store_explicit(&slot_tid[slot_index(t)], tid, memory_order_release);
+  if (tid) atomic_store_explicit(&tid_hint[hint_of(tid)], slot_index(t) + 1, memory_order_release);
 }
 
 void tm_thread_set_handle(tm_thread *t, uintptr_t handle) {
   atomic_store_explicit(&t->handle, handle, memory_order_relaxed);
   atomic_store_explicit(&slot_handle[slot_index(t)], handle, memory_order_release);
+  if (handle)
+    atomic_store_explicit(&handle_hint[hint_of(handle)], slot_index(t) + 1, memory_order_release);
 }
 
 /* A slot's uring starts empty for its next thread (or a fork child's). */
@@ -128,6 +144,8 @@ tm_thread *tm_thread_slot(uint32_t i) {
   return t && i < TM_MAX_THREADS ? &t[i] : NULL;
 }
 
+uint64_t tm_threads_claimed(void) { return atomic_load_explicit(&claimed, memory_order_relaxed); }
+
 uint64_t tm_threads_untracked(void) { return atomic_load_explicit(&untracked, memory_order_relaxed); }
 
 static void free_push(uint32_t idx) {
@@ -170,13 +188,14 @@ static tm_thread *slot_claim(void) {
                                                     memory_order_acq_rel, memory_order_relaxed));
     idx = hw;
   }
+  atomic_fetch_add_explicit(&claimed, 1, memory_order_relaxed);
   tm_thread *t = &tab[idx];
   /* A reused slot: reset everything the program side owns. The ring is
    * empty once drained; its contents need no clearing. The sampler-private
    * pointer is left to the sampler. */
   set_tid(t, 0);
   t->creator_tid = 0;
-  t->is_probe = t->is_main = false;
+  t->is_probe = t->is_main = t->attrs_known = false;
   t->start_ns = 0;
   atomic_store_explicit(&t->end_ns, 0, memory_order_relaxed);
   atomic_store_explicit(&t->end_cpu_ns, 0, memory_order_relaxed);
@@ -250,15 +269,89 @@ static void read_sched_attrs(tm_thread *t) {
     memcpy(t->affinity, &set, sizeof t->affinity < sizeof set ? sizeof t->affinity : sizeof set);
 }
 
+/* Every CPU the machine has: a creator with this mask is unrestricted. */
+static uint64_t all_cpus[4];
+
+static bool same_cpus(const uint64_t *a, const uint64_t *b) {
+  return !memcmp(a, b, sizeof all_cpus);
+}
+
+/* The kernel gives a new thread its creating thread's name, policy,
+ * priority, nice and CPU mask, and glibc changes them before it runs only
+ * where attr asks: copied from the creator's record, the child makes no
+ * system call for them. Left to the child (attrs_known false) where the
+ * record cannot tell: explicit scheduling in attr; a real-time creator or
+ * one at a negative nice (SCHED_RESET_ON_FORK, which the record does not
+ * keep, would change those); a restricted creator and an attr whose mask
+ * reads as every CPU (glibc reads a mask never set that way too). */
+void tm_thread_inherit(tm_thread *child, const tm_thread *creator, const pthread_attr_t *attr) {
+  pthread_attr_t defaults;
+  if (!attr) {
+    /* glibc's pthread_create reads the same defaults (pthread_setattr_default_np). */
+    if (pthread_getattr_default_np(&defaults) != 0) return;
+    attr = &defaults;
+  }
+  int inherit = PTHREAD_EXPLICIT_SCHED;
+  cpu_set_t set;
+  bool known = pthread_attr_getinheritsched(attr, &inherit) == 0 &&
+               inherit == PTHREAD_INHERIT_SCHED &&
+               pthread_attr_getaffinity_np(attr, sizeof set, &set) == 0 &&
+               (creator->policy == SCHED_OTHER || creator->policy == SCHED_BATCH ||
+                creator->policy == SCHED_IDLE) &&
+               creator->nice >= 0;
+  if (attr == &defaults) pthread_attr_destroy(&defaults);
+  if (!known) return;
+  uint64_t mask[4];
+  memcpy(mask, &set, sizeof mask);
+  bool every = true;
+  for (size_t i = 0; i < sizeof set / sizeof mask[0]; i++)
+    if (((const uint64_t *)&set)[i] != UINT64_MAX) every = false;
+  if (every) {
+    if (!same_cpus(creator->affinity, all_cpus)) return;
+    memcpy(mask, creator->affinity, sizeof mask);
+  }
+  memcpy(child->name, creator->name, sizeof child->name);
+  child->policy = creator->policy;
+  child->priority = creator->priority;
+  child->nice = creator->nice;
+  memcpy(child->affinity, mask, sizeof child->affinity);
+  child->attrs_known = true;
+}
+
+/* Offset of the thread id in glibc's struct pthread, from its description
+ * for libthread_db ({bits, count, offset}, GLIBC_PRIVATE); -1 unknown.
+ * The kernel writes it before a new thread runs (CLONE_PARENT_SETTID), so
+ * a created thread reads its tid there instead of a gettid system call.
+ * Trusted only if it reads the constructor's thread's tid right. */
+static long tcb_tid_offset = -1;
+
+static void find_tcb_tid(void) {
+  const uint32_t *d = dlvsym(RTLD_DEFAULT, "_thread_db_pthread_tid", "GLIBC_PRIVATE");
+  if (!d || d[0] != 32 || d[1] != 1 || d[2] > 4096) return;
+  pid_t tid;
+  memcpy(&tid, (const char *)pthread_self() + d[2], sizeof tid);
+  if (tid == gettid()) tcb_tid_offset = d[2];
+}
+
+/* A created thread's tid, from glibc's thread descriptor when known. */
+static uint32_t own_tid(bool created) {
+  if (created && tcb_tid_offset >= 0) {
+    pid_t tid;
+    memcpy(&tid, (const char *)pthread_self() + tcb_tid_offset, sizeof tid);
+    return (uint32_t)tid;
+  }
+  return (uint32_t)gettid();
+}
+
 /* created: it runs the trampoline of a pthread_create, so it is not the
  * main thread (no getpid for every new thread). */
 static void attach_common(tm_thread *t, bool created) {
   int saved = errno;
-  set_tid(t, (uint32_t)gettid());
+  set_tid(t, own_tid(created));
   t->is_main = !created && t->tid == (uint32_t)getpid();
   uint64_t first_run = tm_now_ns();
   tm_thread_set_handle(t, (uintptr_t)pthread_self());
-  read_sched_attrs(t);
+  if (!t->attrs_known) read_sched_attrs(t);
   tm_push_state(t, TM_STATE_RUNNING, 0, 0, 0, first_run);
   tm_self = t;
   self_done = false;
@@ -384,25 +477,39 @@ void tm_thread_release(tm_thread *t) {
   if (atomic_load_explicit(&t->slot_state, memory_order_acquire) == TM_SLOT_SEALED) slot_free(t);
 }
 
-/* A LIVE or CLAIMED record whose key (in keys, 8 or 4 bytes wide) is
- * key; the record's own field confirms it (the slot may be reused between
- * the two reads). */
-static tm_thread *find_live(const void *keys, size_t width, uintptr_t key) {
+static uintptr_t key_at(const void *keys, size_t width, uint32_t i) {
+  return width == sizeof(uintptr_t)
+             ? atomic_load_explicit(&((_Atomic uintptr_t *)keys)[i], memory_order_acquire)
+             : atomic_load_explicit(&((_Atomic uint32_t *)keys)[i], memory_order_acquire);
+}
+
+/* Slot i's record if it holds key (its own field confirms it: the slot may
+ * be reused between the two reads) and is LIVE or CLAIMED. */
+static tm_thread *live_at(tm_thread *tab, size_t width, uint32_t i, uintptr_t key) {
+  tm_thread *t = &tab[i];
+  int st = atomic_load_explicit(&t->slot_state, memory_order_acquire);
+  if (st != TM_SLOT_LIVE && st != TM_SLOT_CLAIMED) return NULL;
+  uintptr_t own = width == sizeof(uintptr_t)
+                      ? atomic_load_explicit(&t->handle, memory_order_relaxed)
+                      : (uintptr_t)t->tid;
+  return own == key ? t : NULL;
+}
+
+/* The LIVE or CLAIMED record whose key (in keys, 8 or 4 bytes wide) is
+ * key. When the hinted slot holds key, it is the newest record with it
+ * (keys are set as threads start), so its answer stands, a thread that
+ * ended (NULL) included. */
+static tm_thread *find_live(const void *keys, size_t width, _Atomic uint32_t *hints,
+                            uintptr_t key) {
   tm_thread *tab = atomic_load_explicit(&table, memory_order_acquire);
   if (!tab || !key) return NULL;
   uint32_t hw = tm_threads_high_water();
+  uint32_t h = atomic_load_explicit(&hints[hint_of(key)], memory_order_acquire);
+  if (h && h - 1 < hw && key_at(keys, width, h - 1) == key) return live_at(tab, width, h - 1, key);
   for (uint32_t i = 0; i < hw; i++) {
-    uintptr_t k = width == sizeof(uintptr_t)
-                      ? atomic_load_explicit(&((_Atomic uintptr_t *)keys)[i], memory_order_acquire)
-                      : atomic_load_explicit(&((_Atomic uint32_t *)keys)[i], memory_order_acquire);
-    if (k != key) continue;
-    tm_thread *t = &tab[i];
-    int st = atomic_load_explicit(&t->slot_state, memory_order_acquire);
-    if (st != TM_SLOT_LIVE && st != TM_SLOT_CLAIMED) continue;
-    uintptr_t own = width == sizeof(uintptr_t)
-                        ? atomic_load_explicit(&t->handle, memory_order_relaxed)
-                        : (uintptr_t)t->tid;
-    if (own == key) return t;
+    if (key_at(keys, width, i) != key) continue;
+    tm_thread *t = live_at(tab, width, i, key);
+    if (t) return t;
   }
   return NULL;
 }
@@ -410,13 +517,13 @@ static tm_thread *find_live(const void *keys, size_t width, uintptr_t key) {
 tm_thread *tm_thread_by_handle(uintptr_t handle) {
   tm_thread *self = tm_self;
   if (self && atomic_load_explicit(&self->handle, memory_order_relaxed) == handle) return self;
-  return find_live(slot_handle, sizeof(uintptr_t), handle);
+  return find_live(slot_handle, sizeof(uintptr_t), handle_hint, handle);
 }
 
 tm_thread *tm_thread_by_tid(uint32_t tid) {
   tm_thread *self = tm_self;
   if (self && self->tid == tid) return self;
-  return find_live(slot_tid, sizeof(uint32_t), tid);
+  return find_live(slot_tid, sizeof(uint32_t), tid_hint, tid);
 }
 
 /* One ring's push, for both layouts (mask: events - 1). Near full it drops
@@ -588,5 +695,8 @@ void tm_threads_atfork_child(void) {
 }
 
 __attribute__((constructor(101))) static void threads_init(void) {
+  long n = sysconf(_SC_NPROCESSORS_CONF);
+  for (long c = 0; c < n && c < 256; c++) all_cpus[c / 64] |= 1ull << (c % 64);
+  find_tcb_tid();
   pthread_atfork(NULL, NULL, tm_threads_atfork_child);
 }

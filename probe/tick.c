@@ -240,9 +240,11 @@ static uint32_t walk_threads(tm_session *s, bool full, bool resync) {
   return ts->count - grace;
 }
 
-/* Over the rate limit: the records pause (the last batch says so), states
- * come from each tick's /proc reads as without records, until they resume. */
-static void pause_switch_records(tm_session *s, uint64_t now) {
+/* Over the rate limit (rate) or at the budget's records step: the records
+ * pause (the last batch says so), states come from each tick's /proc reads
+ * as without records, until they resume: after the rate limit's pause,
+ * once the budget allows. */
+static void pause_switch_records(tm_session *s, uint64_t now, bool rate) {
   tm_sampler *m = &s->smp;
   m->fr.switches_stopping = true;
   tm_flush_switches(s, now, true);
@@ -251,6 +253,10 @@ static void pause_switch_records(tm_session *s, uint64_t now) {
   s->src_perf_switch = false;
   s->perf_switch_paused = true;
   tm_switch_forget(m);
+  if (!rate) {
+    m->sw.resume_at = now; /* the budget's Notice said why */
+    return;
+  }
   uint64_t pause = tm_switch_pause_for(&m->sw, now);
   char text[240];
   snprintf(text, sizeof text,
@@ -276,6 +282,31 @@ static void resume_switch_records(tm_session *s, uint64_t now) {
   tm_switch_forget(m);
   tm_switch_resumed(&m->sw, now);
   tm_emit_notice(s, "switch records resumed", TM_TO_ALL);
+}
+
+/* Over the thread-creation limit: the events are closed for the rest of
+ * the run (a thread made while they are closed could only get them back
+ * through a descriptor per thread and CPU), and new threads cost the kernel
+ * nothing more. States come from each tick's /proc reads. */
+static void close_switch_records(tm_session *s, uint64_t now) {
+  tm_sampler *m = &s->smp;
+  if (s->src_perf_switch) {
+    m->fr.switches_stopping = true;
+    tm_flush_switches(s, now, true);
+    m->fr.switches_stopping = false;
+  }
+  int ncpu = s->perf.ncpu;
+  tm_perf_switch_close(&s->perf);
+  s->src_perf_switch = s->perf_switch_paused = false;
+  tm_switch_forget(m);
+  char text[300];
+  snprintf(text, sizeof text,
+           "switch records stopped for the rest of the run: the program kept creating more than "
+           "%llu threads a second (THREADMON_MAX_CREATE_RATE / %d CPUs), and each new thread "
+           "cost the kernel a copy of the probe's switch event for every CPU; states are split "
+           "by schedstat per tick",
+           (unsigned long long)(s->cfg.max_create_rate / (uint64_t)(ncpu > 0 ? ncpu : 1)), ncpu);
+  tm_emit_notice(s, text, TM_TO_ALL);
 }
 
 static void walk_objects(tm_session *s) {
@@ -404,7 +435,8 @@ void tm_tick_run(tm_session *s, bool own_thread) {
   m->program_ran = full;
   m->hidden_noted = false;
   /* Switch records first: they say which threads need reading. */
-  if (s->perf_switch_paused && m->own_thread && now >= m->sw.resume_at) {
+  bool budget_off = tm_budget_records_off(m->budget.level);
+  if (s->perf_switch_paused && m->own_thread && now >= m->sw.resume_at && !budget_off) {
     resume_switch_records(s, now);
     resync = m->program_ran = true;
   }
@@ -421,9 +453,18 @@ void tm_tick_run(tm_session *s, bool own_thread) {
     if (m->own_thread &&
         tm_switch_rate_exceeded(&m->sw, s->cfg.max_switch_rate, s->perf.ncpu, now,
                                 m->sw.drained + s->perf.lost - lost)) {
-      pause_switch_records(s, now);
+      pause_switch_records(s, now, true);
+      resync = m->program_ran = true;
+    } else if (m->own_thread && budget_off) {
+      pause_switch_records(s, now, false);
       resync = m->program_ran = true;
     }
+  }
+  if ((s->src_perf_switch || s->perf_switch_paused) && m->own_thread &&
+      tm_create_rate_exceeded(&m->sw, s->cfg.max_create_rate, s->perf.ncpu, now,
+                              tm_threads_claimed())) {
+    close_switch_records(s, now);
+    resync = m->program_ran = true;
   }
   tm_visit_take_due(&m->plan, m->tick_no);
   uint32_t live = m->rescan.known_live = walk_threads(s, full, resync);

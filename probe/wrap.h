@@ -72,6 +72,7 @@ typedef struct tm_wait {
    * cond, sem and barrier wrappers replace it with the object's
    * releaser_tid before tm_wait_end. */
   uint32_t releaser_tid;
+  uint32_t site_pair; /* the (object, call site) pair it counts for (sites.h) */
 } tm_wait;
 
 /* CLOCK_MONOTONIC ns for wait timestamps: the TSC converted with the

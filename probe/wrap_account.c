@@ -133,6 +133,13 @@ void tm_wait_begin(tm_wait *w, tm_thread *t, tm_object *o, uint32_t state, uint3
                    const void *caller) {
   w->t = t;
   w->o = o;
+  w->site_pair = 0;
+  if (o) {
+    int cancel = cancel_off();
+    w->site_pair = tm_site_begin(t, o, tm_wait_clock());
+    cancel_restore(cancel);
+  }
+  /* After the call site's unwind: that is the probe's time, not the wait's. */
   w->start_ns = tm_wait_clock();
   w->releaser_tid = holder_tid;
   uint32_t id = o ? __atomic_load_n(&o->id, __ATOMIC_ACQUIRE) : 0;
@@ -153,15 +160,8 @@ static void wait_finish(tm_wait *w, uint32_t releaser_tid, bool exclusive) {
   uint64_t now = tm_wait_clock();
   uint64_t waited = now > w->start_ns ? now - w->start_ns : 0;
   tm_object *o = w->o;
-  /* The call site's totals (sites.h) before the state ends: an unwind is
-   * still time in the program's call, not in its own code. */
-  bool unwound = false;
-  if (o) {
-    int cancel = cancel_off();
-    unwound = tm_site_contended(w->t, o, waited, now);
-    cancel_restore(cancel);
-  }
-  tm_push_state(w->t, TM_STATE_RUNNING, 0, 0, releaser_tid, unwound ? tm_wait_clock() : now);
+  tm_site_end(w->site_pair, waited);
+  tm_push_state(w->t, TM_STATE_RUNNING, 0, 0, releaser_tid, now);
   if (!o) return;
   if (exclusive) {
     /* Held alone: no locked instructions on a line the other waiters are

@@ -54,6 +54,7 @@ TM_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
   __builtin_memcpy(&routine_ptr, &routine, sizeof routine_ptr);
   tm_thread *child = tm_thread_claim(routine_ptr, arg, self->tid);
   if (!child) return tm_real.pthread_create(th, attr, routine, arg);
+  tm_thread_inherit(child, self, attr);
   int rc = tm_real.pthread_create(th, attr, tm_trampoline, child);
   if (rc != 0) {
     tm_thread_unclaim(child);

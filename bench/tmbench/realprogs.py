@@ -62,7 +62,9 @@ STRESSOR_COST = {
                 "a thread's create+join costs {create:.0f} µs more under the probe, "
                 "{create_noperf:.0f} µs of it without perf events (THREADMON_PERF=0): the rest "
                 "is the kernel copying the switch-record events into each new thread and "
-                "freeing them at its exit (tm-bench-sync create-join, measured in this "
+                "freeing them at its exit, until the probe closes them after a second of "
+                "such creation (THREADMON_MAX_CREATE_RATE; tm-bench-sync create-join, a "
+                "tenth of a second, measured in this "
                 "section); {kb:,.0f} KiB/s of capture"),
 }
 METRIC = re.compile(r"metrc: \[\d+\]\s+(\w+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")

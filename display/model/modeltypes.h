@@ -101,6 +101,10 @@ struct SessionInfo {
   int64_t switchesStoppedNs = -1;  // the probe closed its switch events here (rate limit)
   uint64_t lateEventsIgnored = 0;  // arrived after their period was settled
   QStringList notices;
+  // The probe's CPU budget (THREADMON_BUDGET): how often it changed its
+  // detail. Its latest step is the one notice of them kept in notices: the
+  // ladder's state, not a log that would fill the banner and the cap.
+  int detailSteps = 0;
   // What the reader dropped or clamped from input it could not trust, one
   // line per kind with its count (FrameCheck).
   QStringList inputWarnings;

@@ -15,6 +15,11 @@ QString str(const char *s) { return s ? QString::fromUtf8(s) : QString(); }
 int64_t ns(uint64_t v) { return v > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(v); }
 uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
+// A step of the probe's CPU budget ladder (probe/budget.c's Notice).
+bool isDetailStep(const QString &notice) {
+  return notice.contains(QLatin1String("(THREADMON_BUDGET "));
+}
+
 // A frame as shown: demangled, and " (file:line)" when this machine has
 // the module's debug information (where: its CodeLocation, if sent).
 QString shownFrame(const char *frame, const Threadmon__CodeLocation *where) {
@@ -122,6 +127,12 @@ QString SessionStore::fold(const Threadmon__Frame &f) {
       break;
     case THREADMON__FRAME__BODY_NOTICE:
       if (!f.notice) break;
+      if (isDetailStep(str(f.notice->text))) {
+        // The budget's latest step replaces the one before (docs/format.md).
+        info.detailSteps++;
+        info.notices.erase(std::remove_if(info.notices.begin(), info.notices.end(), isDetailStep),
+                           info.notices.end());
+      }
       if (info.notices.size() < limits::kMaxNotices) info.notices.append(str(f.notice->text));
       else check_.note(FrameCheck::NoticesFull);
       break;

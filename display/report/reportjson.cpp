@@ -83,6 +83,7 @@ QJsonObject processJson(const SessionModel &m) {
       i.switchesStoppedNs >= 0 ? QJsonValue(double(i.switchesStoppedNs - i.startNs) / 1e9)
                                : QJsonValue();
   p["notices"] = QJsonArray::fromStringList(i.notices);
+  p["detail_steps"] = i.detailSteps;
   p["runtime_notes"] = runtimeNotes(m);
   p["input_warnings"] = QJsonArray::fromStringList(i.inputWarnings);
   return p;

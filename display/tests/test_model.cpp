@@ -556,6 +556,37 @@ class TestModel : public QObject {
     }
   }
 
+  // The CPU budget's steps: the latest is its state, kept once among the
+  // notices (a long run would fill the banner and the cap), and counted.
+  void budgetStepsKeepTheLatest() {
+    SessionModel m;
+    const char *texts[] = {
+        "perf events off (THREADMON_PERF=0): states split by schedstat per tick",
+        "the probe's thread used 9.00% of a core (THREADMON_BUDGET 5%): less detail, step 1 of 8",
+        "the probe's thread used 6.00% of a core (THREADMON_BUDGET 5%): less detail, step 2 of 8",
+        "switch records resumed",
+        "the probe's thread used 1.00% of a core (THREADMON_BUDGET 5%): detail restored, "
+        "step 1 of 8",
+    };
+    for (int i = 0; i < 20; i++) {
+      for (const char *text : texts) {
+        if (i && text == texts[0]) continue;
+        Threadmon__Notice no = THREADMON__NOTICE__INIT;
+        no.text = const_cast<char *>(text);
+        Threadmon__Frame f = THREADMON__FRAME__INIT;
+        f.body_case = THREADMON__FRAME__BODY_NOTICE;
+        f.notice = &no;
+        m.apply(f);
+      }
+    }
+    QCOMPARE(m.info().detailSteps, 60);
+    const QStringList &notes = m.info().notices;
+    QCOMPARE(notes.count(QString::fromUtf8(texts[0])), 1);
+    QCOMPARE(notes.size(), 22);  // once the perf note, 20 resumes, the latest step
+    QCOMPARE(notes.filter(QStringLiteral("THREADMON_BUDGET")),
+             QStringList{QString::fromUtf8(texts[4])});
+  }
+
   void unknownThreadsAreCreatedOnFirstSight() {
     StreamBuilder b;
     b.hello(true);

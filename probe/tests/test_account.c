@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "probe.h"
+#include "sites.h"
 #include "tm_check.h"
 #include "wrap.h"
 
@@ -30,6 +31,30 @@ __attribute__((noinline)) static void contended_wait(tm_thread *t, tm_object *o,
   tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_MUTEX, 4242, site);
   sleep_ms(ms);
   tm_wait_end(&w, TM_ACQ_EXCLUSIVE);
+}
+
+/* A contended wait's call site is unwound when the wait begins, not once
+ * the lock is acquired: an unwind while holding it would make every other
+ * waiter (a spinner) wait for it too. */
+static void test_site_unwound_before_acquire(tm_thread *t) {
+  static int lock_word;
+  tm_object *o = tm_object_get(&lock_word, TM_KIND_SPIN);
+  CHECK(o != NULL);
+  uint64_t unwinds = tm_sites_unwinds();
+  tm_wait w;
+  tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_SPIN, 0, NULL);
+  CHECK_EQ(tm_sites_unwinds(), unwinds + 1);
+  CHECK(w.site_pair != 0);
+  tm_wait_end(&w, TM_ACQ_EXCLUSIVE); /* "holding" it: no unwind here */
+  CHECK_EQ(tm_sites_unwinds(), unwinds + 1);
+  uint64_t counted = 0;
+  for (uint32_t i = 0, n = tm_sites_pair_count(); i < n; i++) {
+    uint32_t oid, stack;
+    uint64_t count, wait_ns;
+    if (tm_site_pair(i, &oid, &stack, &count, &wait_ns) && oid == o->id) counted += count;
+  }
+  CHECK_EQ(counted, 1);
+  drain_all(t);
 }
 
 static void test_wait_accounting(tm_thread *t) {
@@ -313,6 +338,7 @@ int main(void) {
   CHECK_EQ(t->tid, getpid());
   CHECK(t->name[0] != '\0'); /* comm read at registration */
   test_wait_accounting(t);
+  test_site_unwound_before_acquire(t);
   test_cancelled_wait(t);
   test_hold_sampling(t);
   test_releaser_mutex(t);

@@ -94,7 +94,9 @@ static void test_with_records(tm_thread *t) {
   free(st);
 }
 
-static void test_without_records(tm_thread *t) {
+/* Without records: read at tick 100 while in a wrapped call, no event
+ * since. */
+static tm_sampler_thread *read_in_call(tm_thread *t) {
   s.src_perf_switch = false;
   tm_sampler_thread *st = state(t);
   uint64_t due = 0;
@@ -112,9 +114,15 @@ static void test_without_records(tm_thread *t) {
   st->have_sched = true;
   st->read_tick = 100;
   t->cur_state = TM_STATE_BLOCKED_MUTEX;
-  /* Read while in a wrapped call, no event since: not again for 10 s. */
   atomic_store(&t->ring.head, 7);
   st->read_head = 7;
+  return st;
+}
+
+static void test_without_records(tm_thread *t) {
+  tm_sampler_thread *st = read_in_call(t);
+  uint64_t due = 0;
+  /* Not read again for 10 s. */
   CHECK_EQ(tm_read_plan(&s, 150, st, false, &due), READ_NONE);
   CHECK_EQ(due, 1100);
   CHECK_EQ(tm_read_plan(&s, 1100, st, false, &due), READ_ALL);
@@ -248,12 +256,33 @@ static void test_cpustat_ticks(void) {
   s.cfg.interval_ns = 10 * MS;
 }
 
+/* On the budget's steps (ticks 4 times as long) the rereads stretch as
+ * much: a thread that only wakes for moments is read 4 times as seldom. */
+static void test_budget_stretch(tm_thread *t) {
+  s.cfg.interval_asked_ns = 10 * MS;
+  s.cfg.interval_ns = 40 * MS;
+  tm_sampler_thread *st = read_in_call(t);
+  uint64_t due = 0;
+  CHECK_EQ(tm_read_plan(&s, 150, st, false, &due), READ_NONE);
+  CHECK_EQ(due, 100 + 4 * 10000 / 40); /* 40 s, not 10 */
+  atomic_store(&t->ring.head, 9); /* woke for moments at tick 140 */
+  st->ev_tick = 140;
+  st->ev_ran_ns = 10000;
+  due = 0;
+  CHECK_EQ(tm_read_plan(&s, 150, st, false, &due), READ_NONE);
+  CHECK_EQ(due, 140 + 4 * 150 / 40); /* settles 600 ms after, not 150 */
+  s.cfg.interval_ns = 10 * MS;
+  s.cfg.interval_asked_ns = 0;
+  free(st);
+}
+
 int main(void) {
   s.cfg.interval_ns = 10 * MS;
   tm_thread *t = calloc(1, sizeof *t);
   CHECK(t != NULL);
   test_with_records(t);
   test_without_records(t);
+  test_budget_stretch(t);
   test_stat_due(t);
   test_visits();
   test_cpustat_ticks();

@@ -162,9 +162,35 @@ static void test_rate_limit(void) {
   CHECK_EQ(tm_switch_pause_for(&p, now + 10000 * MS), 1000 * MS);
 }
 
+/* The thread-creation limit: 4,000 event copies a second on 2 CPUs is
+ * 2,000 threads a second, judged over half-second windows, two in a row. */
+static void test_create_limit(void) {
+  tm_switch_track w = {0};
+  CHECK(!tm_create_rate_exceeded(&w, 0, 2, 1000 * MS, 1000000));
+  uint64_t t0 = 1000 * MS, claimed = 50;
+  CHECK(!tm_create_rate_exceeded(&w, 4000, 2, t0, claimed));
+  /* A pool's start-up burst: 5,000 threads in one window, then calm. */
+  CHECK(!tm_create_rate_exceeded(&w, 4000, 2, t0 + 500 * MS, claimed += 5000));
+  CHECK_EQ(w.create_windows_over, 1);
+  CHECK(!tm_create_rate_exceeded(&w, 4000, 2, t0 + 1000 * MS, claimed += 10));
+  CHECK_EQ(w.create_windows_over, 0);
+  /* Exactly at the limit is not over it; between ticks nothing is judged. */
+  CHECK(!tm_create_rate_exceeded(&w, 4000, 2, t0 + 1500 * MS, claimed += 1000));
+  CHECK(!tm_create_rate_exceeded(&w, 4000, 2, t0 + 1700 * MS, claimed += 1000));
+  /* Going on: over in two windows in a row. */
+  CHECK(!tm_create_rate_exceeded(&w, 4000, 2, t0 + 2000 * MS, claimed += 1000));
+  CHECK(tm_create_rate_exceeded(&w, 4000, 2, t0 + 2500 * MS, claimed += 1001));
+  /* More CPUs, more copies per thread: 1,001 in half a second is over on 4. */
+  tm_switch_track v = {0};
+  CHECK(!tm_create_rate_exceeded(&v, 4000, 4, t0, 0));
+  CHECK(!tm_create_rate_exceeded(&v, 4000, 4, t0 + 500 * MS, 1001));
+  CHECK(tm_create_rate_exceeded(&v, 4000, 4, t0 + 1000 * MS, 2002));
+}
+
 int main(void) {
   test_tid_table();
   test_records();
   test_rate_limit();
+  test_create_limit();
   return 0;
 }

@@ -125,14 +125,14 @@ class Recording:
     """A workload recorded with `threadmon record`, with its truth and report."""
     count = 0
 
-    def __init__(self, name, args=(), interval=None, timeout=60):
+    def __init__(self, name, args=(), interval=None, timeout=60, env=None):
         self.name = name
         self.args = list(args)
         Recording.count += 1
         self.capture = os.path.join(Temp.dir(), f"{name}-{Recording.count}.tmcap")
         extra = ["--interval", str(interval)] if interval else []
         self.run = launcher("record", "-o", self.capture, *extra, "--", workload(name), *args,
-                            timeout=timeout)
+                            timeout=timeout, **({"env": env} if env else {}))
         if self.run.returncode != 0:
             raise Failed(f"threadmon record {name} exited {self.run.returncode}: "
                          f"{self.run.stderr.strip()}")
