@@ -9,6 +9,7 @@
 #include "capturereader.h"
 #include "capturewindow.h"
 #include "capturewriter.h"
+#include "runsummary.h"
 #include "sessionmodel.h"
 
 using namespace tmon;
@@ -110,6 +111,44 @@ class TestModelWindow : public QObject {
     CaptureWindow cw;
     QVERIFY(!cw.open(f.fileName()));
     QVERIFY(!cw.error().isEmpty());
+  }
+
+  // Each bucket of the summary, built a chunk at a time, holds what the
+  // whole capture's model says of it; the buckets add up to the whole run
+  // but for a nanosecond of rounding per bucket (a split mixed interval).
+  // Under 30 s: a model holding more thins its older counter samples
+  // (CounterSeries::kRecentNs) before it derives states from them, which a
+  // chunk's model does not.
+  void summaryMatchesTheWholeCapture() {
+    QTemporaryDir dir;
+    const QString path = writeCapture(dir, "sum.tmcap", 8, 19);
+    QVERIFY(!path.isEmpty());
+    SessionModel whole;
+    QCOMPARE(CaptureReader::load(path, &whole).status, CaptureLoadResult::Complete);
+    CaptureWindow cw;
+    QVERIFY(cw.open(path));
+    RunSummary sum;
+    int chunks = 0;
+    QVERIFY(sum.build(cw, [&chunks](double) { return ++chunks > 0; }, 5 * RunSummary::kBucketNs));
+    QCOMPARE(chunks, 4);
+    QCOMPARE(sum.startNs(), whole.startNs());
+    QVERIFY(sum.endNs() >= whole.latestNs());
+    QCOMPARE(int(sum.tids().size()), whole.threadCount());
+    const int64_t n = int64_t(sum.buckets());
+    for (int i = 0; i < whole.threadCount(); i++) {
+      const uint32_t tid = whole.thread(i).tid;
+      for (int64_t k = 0; k < n; k++) {
+        const TimeRange b{sum.startNs() + k * RunSummary::kBucketNs,
+                          std::min(whole.latestNs(), sum.startNs() + (k + 1) * RunSummary::kBucketNs)};
+        const StateTimes a = whole.threadStates(i, b), s = sum.states(tid, b);
+        for (size_t st = 0; st < a.ns.size(); st++)
+          QVERIFY2(s.ns[st] == a.ns[st], qPrintable(QStringLiteral("tid %1 bucket %2 state %3: %4 against %5").arg(tid).arg(k).arg(st).arg(s.ns[st]).arg(a.ns[st])));
+      }
+      const TimeRange run{whole.startNs(), whole.latestNs()};
+      const StateTimes a = whole.threadStates(i, run), s = sum.states(tid, run);
+      QCOMPARE(s.lifetimeNs, a.lifetimeNs);
+      for (size_t st = 0; st < a.ns.size(); st++) QVERIFY(std::abs(s.ns[st] - a.ns[st]) <= n);
+    }
   }
 
   // The window's model holds the window: one late in a long capture is no
