@@ -147,6 +147,7 @@ CaptureLoadResult CaptureWindow::load(int64_t t0, int64_t t1, SessionModel *mode
     std::copy(d.payload.begin(), d.payload.end(), framed.begin() + TM_FRAME_PREFIX_BYTES);
     dec.feed(framed.constData(), size_t(framed.size()));
   }
+  if (from > 0 && from < to) model->knownFrom(lo_[from]);
   if (from < to) {
     const uint64_t begin = index_[from].offset;
     const uint64_t end = to < index_.size() ? index_[to].offset : dataEnd_;

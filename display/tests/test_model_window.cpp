@@ -78,6 +78,9 @@ class TestModelWindow : public QObject {
     QCOMPARE(window.info().exe, whole.info().exe);
     QVERIFY(!window.info().ended);  // the capture goes on after the window
     compareInside(whole, window, TimeRange{t0, t1});
+    // Nothing is claimed of the time before what was loaded.
+    for (int j = 0; j < window.threadCount(); j++)
+      QCOMPARE(window.threadStates(j, TimeRange{window.startNs(), t0 - 2 * kSec}).lifetimeNs, int64_t(0));
     // A window at the end ends the session where the whole one ends.
     SessionModel last;
     QCOMPARE(cw.load(whole.latestNs() - kSec, whole.latestNs(), &last).status,
