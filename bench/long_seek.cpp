@@ -61,8 +61,8 @@ int main(int argc, char **argv) {
     sum.build(cw);
     std::printf("{\"summary\":{\"wall_ms\":%lld,\"cpu_ms\":%.1f,\"threads\":%zu,\"buckets\":%zu,"
                 "\"bytes\":%zu}}\n",
-                static_cast<long long>(wall.elapsed()), (cpuSeconds() - cpu) * 1e3, sum.tids().size(),
-                sum.buckets(), sum.bytes());
+                static_cast<long long>(wall.elapsed()), (cpuSeconds() - cpu) * 1e3,
+                sum.tids().size(), sum.buckets(), sum.bytes());
     return 0;
   }
   const int64_t width = int64_t(windowS * 1e9);

@@ -38,7 +38,8 @@ tmui::SessionView *openCapture(const QString &path, QString *error, double atSec
   auto *model = new tmon::SessionModel;
   QString windowed;
   tmon::CaptureLoadResult r;
-  if (QFileInfo(path).size() > kWindowedCaptureBytes) r = loadWindow(path, atSeconds, model, &windowed);
+  if (QFileInfo(path).size() > kWindowedCaptureBytes)
+    r = loadWindow(path, atSeconds, model, &windowed);
   if (windowed.isEmpty()) r = tmon::CaptureReader::load(path, model);
   if (r.status == tmon::CaptureLoadResult::Unreadable) {
     *error = QStringLiteral("%1: %2").arg(path, r.message);

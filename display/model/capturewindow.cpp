@@ -102,7 +102,8 @@ bool CaptureWindow::readDescriptions() {
   FrameDecoder dec(nullptr);
   dec.setFrameHook([&](const uint8_t *p, uint32_t n) {
     if (kDescriptionKinds >> bodyField(p, n) & 1)
-      descriptions_.push_back(Description{record, QByteArray(reinterpret_cast<const char *>(p), qsizetype(n))});
+      descriptions_.push_back(
+          Description{record, QByteArray(reinterpret_cast<const char *>(p), qsizetype(n))});
   });
   dec.feed(header_.constData(), size_t(header_.size()));
   for (record = 0; record < index_.size() && !dec.failed(); record++) {
@@ -143,7 +144,8 @@ CaptureLoadResult CaptureWindow::load(int64_t t0, int64_t t1, SessionModel *mode
     if (d.record >= from) break;
     framed.resize(TM_FRAME_PREFIX_BYTES + d.payload.size());
     const auto *p = reinterpret_cast<const uint8_t *>(d.payload.constData());
-    tm_frame_prefix_encode(reinterpret_cast<uint8_t *>(framed.data()), p, uint32_t(d.payload.size()));
+    tm_frame_prefix_encode(reinterpret_cast<uint8_t *>(framed.data()), p,
+                           uint32_t(d.payload.size()));
     std::copy(d.payload.begin(), d.payload.end(), framed.begin() + TM_FRAME_PREFIX_BYTES);
     dec.feed(framed.constData(), size_t(framed.size()));
   }

@@ -150,7 +150,9 @@ class Generator {
       while (w.next < e) step(w);
     }
     std::sort(changes_.begin(), changes_.end(),
-              [](const Change &a, const Change &b) { return a.t != b.t ? a.t < b.t : a.tid < b.tid; });
+              [](const Change &a, const Change &b) {
+                return a.t != b.t ? a.t < b.t : a.tid < b.tid;
+              });
     for (size_t at = 0; at < changes_.size(); at += kMaxPerFrame) {
       const size_t n = std::min(kMaxPerFrame, changes_.size() - at);
       std::vector<uint32_t> tid(n), object(n), holder(n), releaser(n);
@@ -169,7 +171,8 @@ class Generator {
       }
       Threadmon__Transitions tr = THREADMON__TRANSITIONS__INIT;
       tr.base_ns = changes_[at].t;
-      tr.n_tid = tr.n_delta_ns = tr.n_state = tr.n_object_id = tr.n_holder_tid = tr.n_releaser_tid = n;
+      tr.n_tid = tr.n_delta_ns = tr.n_state = n;
+      tr.n_object_id = tr.n_holder_tid = tr.n_releaser_tid = n;
       tr.tid = tid.data();
       tr.delta_ns = delta.data();
       tr.state = state.data();

@@ -50,7 +50,8 @@ void compareInside(const SessionModel &whole, const SessionModel &window, const 
     QCOMPARE(window.syncDelta(j, r).waitNs, whole.syncDelta(k, r).waitNs);
     // Waits that began inside (one open at the start began before it).
     auto begun = [&r](const std::vector<WaitRecord> &ws) {
-      return std::count_if(ws.begin(), ws.end(), [&r](const WaitRecord &w) { return w.start >= r.t0; });
+      return std::count_if(ws.begin(), ws.end(),
+                           [&r](const WaitRecord &w) { return w.start >= r.t0; });
     };
     QCOMPARE(begun(window.waits(id, r)), begun(whole.waits(id, r)));
   }
@@ -79,8 +80,9 @@ class TestModelWindow : public QObject {
     QVERIFY(!window.info().ended);  // the capture goes on after the window
     compareInside(whole, window, TimeRange{t0, t1});
     // Nothing is claimed of the time before what was loaded.
+    const TimeRange before{window.startNs(), t0 - 2 * kSec};
     for (int j = 0; j < window.threadCount(); j++)
-      QCOMPARE(window.threadStates(j, TimeRange{window.startNs(), t0 - 2 * kSec}).lifetimeNs, int64_t(0));
+      QCOMPARE(window.threadStates(j, before).lifetimeNs, int64_t(0));
     // A window at the end ends the session where the whole one ends.
     SessionModel last;
     QCOMPARE(cw.load(whole.latestNs() - kSec, whole.latestNs(), &last).status,
@@ -141,11 +143,17 @@ class TestModelWindow : public QObject {
     for (int i = 0; i < whole.threadCount(); i++) {
       const uint32_t tid = whole.thread(i).tid;
       for (int64_t k = 0; k < n; k++) {
-        const TimeRange b{sum.startNs() + k * RunSummary::kBucketNs,
-                          std::min(whole.latestNs(), sum.startNs() + (k + 1) * RunSummary::kBucketNs)};
+        const int64_t from = sum.startNs() + k * RunSummary::kBucketNs;
+        const TimeRange b{from, std::min(whole.latestNs(), from + RunSummary::kBucketNs)};
         const StateTimes a = whole.threadStates(i, b), s = sum.states(tid, b);
         for (size_t st = 0; st < a.ns.size(); st++)
-          QVERIFY2(s.ns[st] == a.ns[st], qPrintable(QStringLiteral("tid %1 bucket %2 state %3: %4 against %5").arg(tid).arg(k).arg(st).arg(s.ns[st]).arg(a.ns[st])));
+          QVERIFY2(s.ns[st] == a.ns[st],
+                   qPrintable(QStringLiteral("tid %1 bucket %2 state %3: %4 against %5")
+                                  .arg(tid)
+                                  .arg(k)
+                                  .arg(st)
+                                  .arg(s.ns[st])
+                                  .arg(a.ns[st])));
       }
       const TimeRange run{whole.startNs(), whole.latestNs()};
       const StateTimes a = whole.threadStates(i, run), s = sum.states(tid, run);
