@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   for (const QString &f : opt.open) {
-    if (!window.openCaptureFile(f)) continue;
+    if (!window.openCaptureFile(f, opt.at)) continue;
     auto *page = qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget());
     tmui::ViewKind kind;
     if (tmui::parseViewKind(opt.view, &kind)) page->showView(kind);

@@ -79,9 +79,9 @@ void MainWindow::addSession(tmui::SessionView *page) {
   tabs_->setCurrentIndex(i);
 }
 
-bool MainWindow::openCaptureFile(const QString &path) {
+bool MainWindow::openCaptureFile(const QString &path, double atSeconds) {
   QString error;
-  tmui::SessionView *page = openCapture(path, &error);
+  tmui::SessionView *page = openCapture(path, &error, atSeconds);
   if (!page) {
     statusBar()->showMessage(error, 10000);
     QMessageBox::warning(this, tr("Cannot open capture"), error);

@@ -28,7 +28,8 @@ class MainWindow : public QMainWindow {
   // Starts listening; "" or one error line.
   QString listen(const tmnet::ListenAddress &addr, const QByteArray &token);
   // Opens a capture in a new tab; false after telling the user why.
-  bool openCaptureFile(const QString &path);
+  // atSeconds: where a long capture's window ends (captureopen.h).
+  bool openCaptureFile(const QString &path, double atSeconds = -1);
   void addSession(tmui::SessionView *page);
   QTabWidget *tabs() const { return tabs_; }
   tmnet::ProbeListener *listener() const { return listener_; }

@@ -80,7 +80,7 @@ QString screenshotCapture(const QString &capture, const QString &viewName, doubl
   if (!whole && !tmui::parseViewKind(viewName, &kind))
     return QStringLiteral("unknown view '%1'").arg(viewName);
   QString error;
-  tmui::SessionView *page = openCapture(capture, &error);
+  tmui::SessionView *page = openCapture(capture, &error, atSeconds);
   if (!page) return error;
   if (atSeconds >= 0 && page->replay()) page->replay()->seek(atSeconds);
   if (!object.isEmpty() && !selectSyncObject(page, object)) {

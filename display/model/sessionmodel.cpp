@@ -137,6 +137,12 @@ void SessionModel::markEnded() {
   touch();
 }
 
+void SessionModel::knownFrom(int64_t t) {
+  generation_++;
+  store_->knownFrom(t);
+  touch();
+}
+
 void SessionModel::setError(const QString &message) {
   if (deferring()) {
     deferred_.push_back({QByteArray(), message.isEmpty() ? QStringLiteral("error") : message, false});

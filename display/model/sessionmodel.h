@@ -39,6 +39,11 @@ class SessionModel : public QObject {
   // The input is over (capture read, connection closed) without a Goodbye:
   // open states are closed at the newest time seen.
   void markEnded();
+  // Nothing before t was fed (a window of a long capture, CaptureWindow):
+  // the threads described so far are known from t on, their counters'
+  // values at their start not known (so no span before t is derived, and
+  // the first one after it is read from its own samples).
+  void knownFrom(int64_t t);
   // Puts the session into its error state (first message wins).
   void setError(const QString &message);
   bool hasError() const { return !error_.isEmpty(); }

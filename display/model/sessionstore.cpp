@@ -188,6 +188,14 @@ void SessionStore::markEnded() {
   info.endNs = std::max(latest_, lastTick);
 }
 
+void SessionStore::knownFrom(int64_t t) {
+  unsettled_ = true;
+  for (auto &th : threads) {
+    th->baselineZero = false;
+    if (th->info.startNs < t) th->setStart(t);
+  }
+}
+
 void SessionStore::applyTick(const Threadmon__Tick &tk) {
   int64_t t = ns(tk.time_ns);
   auto pos = std::lower_bound(tickTimes.begin(), tickTimes.end(), t);

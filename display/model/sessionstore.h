@@ -37,6 +37,7 @@ class SessionStore {
   // version), else an empty string.
   QString apply(Threadmon__Frame &f);
   void markEnded();
+  void knownFrom(int64_t t);  // SessionModel::knownFrom
   // Newest time up to which every thread's state is known; INT64_MIN if none.
   int64_t horizon() const;
   int64_t startNs() const;

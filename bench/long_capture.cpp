@@ -1,0 +1,47 @@
+// tm-bench-longcap: a long capture of busy threads made in minutes, for
+// measuring the display and the report on hours of data (docs/benchmarks.md,
+// "Long captures"): the frames a probe writes for `tm-bench-swarm busy N`
+// (display/tests/busy_capture.h), through the display's CaptureWriter.
+// Times are simulated: an hour takes as long as packing and compressing it.
+//
+//   tm-bench-longcap MINUTES THREADS OUT.tmcap [--no-index]
+//
+// --no-index leaves the index off (a capture whose writer was killed).
+#include <QFile>
+#include <QString>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "busy_capture.h"
+#include "capturewriter.h"
+
+int main(int argc, char **argv) {
+  if (argc < 4 || (argc == 5 && std::strcmp(argv[4], "--no-index") != 0) || argc > 5) {
+    std::fprintf(stderr, "usage: tm-bench-longcap MINUTES THREADS OUT.tmcap [--no-index]\n");
+    return 1;
+  }
+  const double minutes = std::atof(argv[1]);
+  const int threads = std::atoi(argv[2]);
+  if (minutes <= 0 || threads <= 0) {
+    std::fprintf(stderr, "tm-bench-longcap: MINUTES and THREADS must be positive\n");
+    return 1;
+  }
+  tmon::CaptureWriter out;
+  if (!out.open(QString::fromLocal8Bit(argv[3]))) {
+    std::fprintf(stderr, "tm-bench-longcap: %s\n", qPrintable(out.error()));
+    return 1;
+  }
+  bool ok = busycap::write(&out, threads, uint64_t(minutes * 60e9));
+  ok = ok && out.close();
+  if (ok && argc == 5) ok = busycap::dropIndex(QString::fromLocal8Bit(argv[3]));
+  if (!ok) {
+    std::fprintf(stderr, "tm-bench-longcap: %s\n", qPrintable(out.error()));
+    return 1;
+  }
+  std::printf("{\"minutes\":%g,\"threads\":%d,\"frames\":%llu,\"bytes\":%lld}\n", minutes, threads,
+              static_cast<unsigned long long>(out.framesWritten()),
+              static_cast<long long>(QFile(QString::fromLocal8Bit(argv[3])).size()));
+  return 0;
+}

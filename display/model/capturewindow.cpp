@@ -1,0 +1,178 @@
+#include "capturewindow.h"
+
+#include <algorithm>
+
+#include "framedecoder.h"
+#include "sessionmodel.h"
+#include "tmwire.h"
+
+namespace tmon {
+
+namespace {
+
+// Frame.body field numbers of the frames that describe rather than measure.
+constexpr uint32_t kDescriptionKinds =
+    1u << THREADMON__FRAME__BODY_HELLO | 1u << THREADMON__FRAME__BODY_THREAD_START |
+    1u << THREADMON__FRAME__BODY_THREAD_END | 1u << THREADMON__FRAME__BODY_THREAD_ATTR |
+    1u << THREADMON__FRAME__BODY_SYNC_OBJECT | 1u << THREADMON__FRAME__BODY_NOTICE |
+    1u << THREADMON__FRAME__BODY_STACK | 1u << THREADMON__FRAME__BODY_USER_THREAD;
+
+// The body's field number from the payload's first tag (a Frame holds only
+// its oneof), 0 when it is not a length-delimited field.
+uint32_t bodyField(const uint8_t *p, uint32_t n) {
+  uint32_t tag = 0;
+  for (uint32_t i = 0, shift = 0; i < n && i < 5; i++, shift += 7) {
+    tag |= uint32_t(p[i] & 0x7F) << shift;
+    if (!(p[i] & 0x80)) return (tag & 7) == 2 ? tag >> 3 : 0;
+  }
+  return 0;
+}
+
+uint32_t u32le(const uint8_t *p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+
+}  // namespace
+
+bool CaptureWindow::open(const QString &path) {
+  file_.setFileName(path);
+  if (!file_.open(QIODevice::ReadOnly)) {
+    error_ = QStringLiteral("cannot open: %1").arg(file_.errorString());
+    return false;
+  }
+  header_ = file_.read(TM_HEADER_BYTES);
+  if (header_.size() != TM_HEADER_BYTES) {
+    error_ = QStringLiteral("not a threadmon capture (too short)");
+    return false;
+  }
+  tm_index x{};
+  int tail = 0;
+  char err[160] = "";
+  const int rc = tm_capture_index(int(file_.handle()), uint64_t(file_.size()), &x, &tail, err,
+                                  sizeof err);
+  if (rc == 0) index_.assign(x.e, x.e + x.n);
+  tm_index_free(&x);
+  if (rc != 0) {
+    error_ = QString::fromUtf8(err);
+    return false;
+  }
+  fromTail_ = tail != 0;
+  if (index_.empty()) {
+    error_ = QStringLiteral("no records to seek to");
+    return false;
+  }
+  // Where the last record ends: its own length word says.
+  uchar *last = file_.map(qint64(index_.back().offset), TM_FRAME_PREFIX_BYTES);
+  if (!last) {
+    error_ = QStringLiteral("cannot read: %1").arg(file_.errorString());
+    return false;
+  }
+  dataEnd_ = index_.back().offset + TM_FRAME_PREFIX_BYTES + (u32le(last) & ~TM_BLOCK_FLAG);
+  file_.unmap(last);
+  lo_.resize(index_.size());
+  hi_.resize(index_.size());
+  int64_t known = 0;
+  for (size_t i = 0; i < index_.size(); i++) {
+    const tm_index_entry &e = index_[i];
+    lo_[i] = e.first_ns ? int64_t(e.first_ns) : known;
+    hi_[i] = e.last_ns ? int64_t(e.last_ns) : lo_[i];
+    known = std::max(known, hi_[i]);
+  }
+  return readDescriptions();
+}
+
+int64_t CaptureWindow::firstNs() const {
+  for (int64_t t : lo_)
+    if (t) return t;
+  return 0;
+}
+
+int64_t CaptureWindow::lastNs() const { return hi_.empty() ? 0 : hi_.back(); }
+
+size_t CaptureWindow::descriptionBytes() const {
+  size_t b = 0;
+  for (const Description &d : descriptions_) b += size_t(d.payload.size()) + sizeof d;
+  return b;
+}
+
+// Decodes every record that says it holds a description (the index's kinds;
+// a record whose kinds are unknown is read too) and keeps those frames.
+bool CaptureWindow::readDescriptions() {
+  size_t record = 0;
+  FrameDecoder dec(nullptr);
+  dec.setFrameHook([&](const uint8_t *p, uint32_t n) {
+    if (kDescriptionKinds >> bodyField(p, n) & 1)
+      descriptions_.push_back(
+          Description{record, QByteArray(reinterpret_cast<const char *>(p), qsizetype(n))});
+  });
+  dec.feed(header_.constData(), size_t(header_.size()));
+  for (record = 0; record < index_.size() && !dec.failed(); record++) {
+    const tm_index_entry &e = index_[record];
+    if (e.kinds && !(e.kinds & kDescriptionKinds)) continue;
+    const uint64_t end = record + 1 < index_.size() ? index_[record + 1].offset : dataEnd_;
+    if (!file_.seek(qint64(e.offset))) break;
+    // Records are read one by one here: the decoder sees them as a stream
+    // with gaps, which it need not know about (each record stands alone).
+    const QByteArray bytes = file_.read(qint64(end - e.offset));
+    dec.feed(bytes.constData(), size_t(bytes.size()));
+  }
+  if (dec.failed() && descriptions_.empty()) {
+    error_ = dec.error();
+    return false;
+  }
+  return true;
+}
+
+size_t CaptureWindow::firstRecordEndingAfter(int64_t t) const {
+  // hi_ only grows (known times carried over), so it can be searched.
+  return size_t(std::lower_bound(hi_.begin(), hi_.end(), t) - hi_.begin());
+}
+
+size_t CaptureWindow::firstRecordStartingAfter(int64_t t) const {
+  return size_t(std::upper_bound(lo_.begin(), lo_.end(), t) - lo_.begin());
+}
+
+CaptureLoadResult CaptureWindow::load(int64_t t0, int64_t t1, SessionModel *model) const {
+  CaptureLoadResult res;
+  const size_t from = firstRecordEndingAfter(t0 - kWarmUpNs);
+  // One record past the window: the ticks that close its last spans.
+  const size_t to = std::min(index_.size(), firstRecordStartingAfter(t1) + 1);
+  FrameDecoder dec(model);
+  dec.feed(header_.constData(), size_t(header_.size()));
+  QByteArray framed;
+  for (const Description &d : descriptions_) {
+    if (d.record >= from) break;
+    framed.resize(TM_FRAME_PREFIX_BYTES + d.payload.size());
+    const auto *p = reinterpret_cast<const uint8_t *>(d.payload.constData());
+    tm_frame_prefix_encode(reinterpret_cast<uint8_t *>(framed.data()), p,
+                           uint32_t(d.payload.size()));
+    std::copy(d.payload.begin(), d.payload.end(), framed.begin() + TM_FRAME_PREFIX_BYTES);
+    dec.feed(framed.constData(), size_t(framed.size()));
+  }
+  if (from > 0 && from < to) model->knownFrom(lo_[from]);
+  if (from < to) {
+    const uint64_t begin = index_[from].offset;
+    const uint64_t end = to < index_.size() ? index_[to].offset : dataEnd_;
+    if (file_.seek(qint64(begin))) {
+      static constexpr qint64 kChunk = 1 << 20;
+      for (uint64_t at = begin; at < end && !dec.failed();) {
+        const QByteArray buf = file_.read(std::min<qint64>(kChunk, qint64(end - at)));
+        if (buf.isEmpty()) break;
+        dec.feed(buf.constData(), size_t(buf.size()));
+        at += uint64_t(buf.size());
+      }
+    }
+  }
+  res.frames = dec.framesRead();
+  res.goodBytes = dec.goodOffset();
+  if (dec.failed()) {
+    res.status = CaptureLoadResult::Damaged;
+    res.message = dec.error();
+  } else {
+    res.status = CaptureLoadResult::Complete;
+  }
+  if (to == index_.size()) model->markEnded();
+  return res;
+}
+
+}  // namespace tmon

@@ -1,0 +1,78 @@
+// CaptureWindow: a capture too long to hold, read a time window at a time
+// through its index (docs/format.md, "Blocks and the index"). open() reads
+// the index (from the file's end, or by one scan of the records' headers
+// when the capture was cut short) and keeps the descriptions (Hello,
+// ThreadStart, SyncObject, Stack, ...: the frames that say what the tids
+// and object ids are, a few KiB); load() fills a fresh SessionModel with
+// the descriptions sent before the window and every record overlapping it,
+// from a warm-up before its start, so a seek costs the window's frames, not
+// the frames since the start.
+#ifndef THREADMON_CAPTUREWINDOW_H
+#define THREADMON_CAPTUREWINDOW_H
+
+#include <QByteArray>
+#include <QFile>
+#include <QString>
+
+#include <cstdint>
+#include <vector>
+
+#include "capturereader.h"
+#include "tmblock.h"
+
+namespace tmon {
+
+class SessionModel;
+
+class CaptureWindow {
+ public:
+  // States of a thread come from its transitions, and a thread's state at a
+  // window's start from its last transition before it: 1 s of warm-up
+  // covers the busy thread (a change a millisecond); a thread blocked since
+  // earlier shows the kernel's view (on a CPU, runnable, asleep) until its
+  // next change.
+  static constexpr int64_t kWarmUpNs = 1'000'000'000;
+
+  CaptureWindow() = default;
+  CaptureWindow(const CaptureWindow &) = delete;
+  CaptureWindow &operator=(const CaptureWindow &) = delete;
+
+  // False with error() set when the file is no capture (or format 1, which
+  // has no records to seek to: CaptureReader reads it whole).
+  bool open(const QString &path);
+  QString error() const { return error_; }
+  bool indexFromTail() const { return fromTail_; }
+  size_t records() const { return index_.size(); }
+  // The span the records' times cover (CLOCK_MONOTONIC of the probe).
+  int64_t firstNs() const;
+  int64_t lastNs() const;
+  size_t descriptionBytes() const;
+
+  // Loads [t0, t1] (and kWarmUpNs before t0) into model, which should be
+  // fresh; marks it ended when the window reaches the capture's end.
+  CaptureLoadResult load(int64_t t0, int64_t t1, SessionModel *model) const;
+
+ private:
+  struct Description {
+    size_t record;  // the record it came in
+    QByteArray payload;
+  };
+  // Records [from, to) with their times known, unknown ones (plain frames
+  // found by a scan) taking their neighbours'.
+  size_t firstRecordEndingAfter(int64_t t) const;
+  size_t firstRecordStartingAfter(int64_t t) const;
+  bool readDescriptions();
+
+  mutable QFile file_;
+  QString error_;
+  bool fromTail_ = false;
+  uint64_t dataEnd_ = 0;  // where the index record (or the file) starts
+  QByteArray header_;
+  std::vector<tm_index_entry> index_;
+  std::vector<int64_t> lo_, hi_;  // per record, known times carried over
+  std::vector<Description> descriptions_;
+};
+
+}  // namespace tmon
+
+#endif

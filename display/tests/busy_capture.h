@@ -1,0 +1,34 @@
+// A long capture of busy threads, made in seconds a minute: the frames a
+// probe writes for `tm-bench-swarm busy N`, simulated (N workers running,
+// blocking on 4 shared mutexes, about half of the acquisitions contended,
+// holder and releaser named, napping 1 ms every 50 acquisitions; 10 ms
+// ticks sampling a tenth of the workers each, the mutexes' counters,
+// /proc/stat every 5 ticks), written through CaptureWriter (zstd blocks and
+// the index). For tm-bench-longcap and the long-capture tests.
+#ifndef THREADMON_TESTS_BUSY_CAPTURE_H
+#define THREADMON_TESTS_BUSY_CAPTURE_H
+
+#include <QString>
+
+#include <cstdint>
+
+namespace tmon {
+class CaptureWriter;
+}
+
+namespace busycap {
+
+constexpr uint64_t kStartNs = 1'000'000'000'000;  // CLOCK_MONOTONIC of the simulated start
+constexpr uint32_t kFirstWorker = 1002;           // workers' tids from here
+constexpr int kMutexes = 4;                       // object ids 1..4
+
+// Writes the whole session (Hello to Goodbye) to out, which is open; false
+// when a write failed (out->error() says why). Deterministic.
+bool write(tmon::CaptureWriter *out, int threads, uint64_t lengthNs);
+// Cuts a closed capture's index off (its offset is in the file's last 12
+// bytes): what a writer killed after its last block leaves.
+bool dropIndex(const QString &path);
+
+}  // namespace busycap
+
+#endif

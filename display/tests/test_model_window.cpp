@@ -1,0 +1,191 @@
+// A window of a long capture, loaded through its index (CaptureWindow),
+// against the whole capture loaded from the start: the same states,
+// counters and waits inside the window, names from the descriptions sent
+// long before it, and memory that grows with the window, not the capture.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "busy_capture.h"
+#include "capturereader.h"
+#include "capturewindow.h"
+#include "capturewriter.h"
+#include "runsummary.h"
+#include "sessionmodel.h"
+
+using namespace tmon;
+
+namespace {
+
+constexpr int64_t kSec = 1'000'000'000;
+
+QString writeCapture(const QTemporaryDir &dir, const char *name, int threads, int seconds) {
+  const QString path = dir.filePath(QString::fromLatin1(name));
+  CaptureWriter w;
+  if (!w.open(path) || !busycap::write(&w, threads, uint64_t(seconds) * kSec) || !w.close())
+    return QString();
+  return path;
+}
+
+// Everything a view asks of [r.t0, r.t1) is the same in both models.
+void compareInside(const SessionModel &whole, const SessionModel &window, const TimeRange &r) {
+  QCOMPARE(window.threadCount(), whole.threadCount());
+  for (int i = 0; i < whole.threadCount(); i++) {
+    const ThreadInfo &t = whole.thread(i);
+    const int j = window.indexOfTid(t.tid);
+    QVERIFY(j >= 0);
+    QCOMPARE(window.thread(j).name, t.name);
+    QCOMPARE(window.thread(j).startRoutine, t.startRoutine);
+    const StateTimes a = whole.threadStates(i, r), b = window.threadStates(j, r);
+    for (size_t s = 0; s < a.ns.size(); s++) QCOMPARE(b.ns[s], a.ns[s]);
+    QCOMPARE(b.lifetimeNs, a.lifetimeNs);
+    QCOMPARE(window.lwpDelta(j, r).oncpuNs, whole.lwpDelta(i, r).oncpuNs);
+    QCOMPARE(window.intervals(j, r).size(), whole.intervals(i, r).size());
+  }
+  QCOMPARE(window.syncObjectCount(), whole.syncObjectCount());
+  for (int k = 0; k < whole.syncObjectCount(); k++) {
+    const uint32_t id = whole.syncObject(k).id;
+    const int j = window.indexOfSyncObject(id);
+    QVERIFY(j >= 0);
+    QCOMPARE(window.syncObject(j).symbol, whole.syncObject(k).symbol);
+    QCOMPARE(window.syncDelta(j, r).waitNs, whole.syncDelta(k, r).waitNs);
+    // Waits that began inside (one open at the start began before it).
+    auto begun = [&r](const std::vector<WaitRecord> &ws) {
+      return std::count_if(ws.begin(), ws.end(),
+                           [&r](const WaitRecord &w) { return w.start >= r.t0; });
+    };
+    QCOMPARE(begun(window.waits(id, r)), begun(whole.waits(id, r)));
+  }
+}
+
+}  // namespace
+
+class TestModelWindow : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void windowMatchesTheWholeCapture() {
+    QTemporaryDir dir;
+    const QString path = writeCapture(dir, "busy.tmcap", 40, 14);
+    QVERIFY(!path.isEmpty());
+    SessionModel whole;
+    QCOMPARE(CaptureReader::load(path, &whole).status, CaptureLoadResult::Complete);
+    CaptureWindow cw;
+    QVERIFY2(cw.open(path), qPrintable(cw.error()));
+    QVERIFY(cw.indexFromTail());
+    QVERIFY(cw.records() > 10);
+    const int64_t t0 = int64_t(busycap::kStartNs) + 10 * kSec, t1 = t0 + 2 * kSec;
+    SessionModel window;
+    QCOMPARE(cw.load(t0, t1, &window).status, CaptureLoadResult::Complete);
+    QCOMPARE(window.info().exe, whole.info().exe);
+    QVERIFY(!window.info().ended);  // the capture goes on after the window
+    compareInside(whole, window, TimeRange{t0, t1});
+    // Nothing is claimed of the time before what was loaded.
+    const TimeRange before{window.startNs(), t0 - 2 * kSec};
+    for (int j = 0; j < window.threadCount(); j++)
+      QCOMPARE(window.threadStates(j, before).lifetimeNs, int64_t(0));
+    // A window at the end ends the session where the whole one ends.
+    SessionModel last;
+    QCOMPARE(cw.load(whole.latestNs() - kSec, whole.latestNs(), &last).status,
+             CaptureLoadResult::Complete);
+    QVERIFY(last.info().ended);
+    QCOMPARE(last.latestNs(), whole.latestNs());
+    compareInside(whole, last, TimeRange{whole.latestNs() - kSec, whole.latestNs()});
+  }
+
+  void cutShortCaptureOpensByOneScan() {
+    QTemporaryDir dir;
+    const QString path = writeCapture(dir, "cut.tmcap", 8, 12);
+    QVERIFY(!path.isEmpty() && busycap::dropIndex(path));
+    SessionModel whole;
+    QCOMPARE(CaptureReader::load(path, &whole).status, CaptureLoadResult::Complete);
+    CaptureWindow cw;
+    QVERIFY2(cw.open(path), qPrintable(cw.error()));
+    QVERIFY(!cw.indexFromTail());
+    const int64_t t0 = int64_t(busycap::kStartNs) + 6 * kSec, t1 = t0 + 2 * kSec;
+    SessionModel window;
+    QCOMPARE(cw.load(t0, t1, &window).status, CaptureLoadResult::Complete);
+    compareInside(whole, window, TimeRange{t0, t1});
+  }
+
+  void notACaptureIsRefused() {
+    QTemporaryDir dir;
+    QFile f(dir.filePath("junk.tmcap"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QByteArray(4096, 'x'));
+    f.close();
+    CaptureWindow cw;
+    QVERIFY(!cw.open(f.fileName()));
+    QVERIFY(!cw.error().isEmpty());
+  }
+
+  // Each bucket of the summary, built a chunk at a time, holds what the
+  // whole capture's model says of it; the buckets add up to the whole run
+  // but for a nanosecond of rounding per bucket (a split mixed interval).
+  // Under 30 s: a model holding more thins its older counter samples
+  // (CounterSeries::kRecentNs) before it derives states from them, which a
+  // chunk's model does not.
+  void summaryMatchesTheWholeCapture() {
+    QTemporaryDir dir;
+    const QString path = writeCapture(dir, "sum.tmcap", 8, 19);
+    QVERIFY(!path.isEmpty());
+    SessionModel whole;
+    QCOMPARE(CaptureReader::load(path, &whole).status, CaptureLoadResult::Complete);
+    CaptureWindow cw;
+    QVERIFY(cw.open(path));
+    RunSummary sum;
+    int chunks = 0;
+    QVERIFY(sum.build(cw, [&chunks](double) { return ++chunks > 0; }, 5 * RunSummary::kBucketNs));
+    QCOMPARE(chunks, 4);
+    QCOMPARE(sum.startNs(), whole.startNs());
+    QVERIFY(sum.endNs() >= whole.latestNs());
+    QCOMPARE(int(sum.tids().size()), whole.threadCount());
+    const int64_t n = int64_t(sum.buckets());
+    for (int i = 0; i < whole.threadCount(); i++) {
+      const uint32_t tid = whole.thread(i).tid;
+      for (int64_t k = 0; k < n; k++) {
+        const int64_t from = sum.startNs() + k * RunSummary::kBucketNs;
+        const TimeRange b{from, std::min(whole.latestNs(), from + RunSummary::kBucketNs)};
+        const StateTimes a = whole.threadStates(i, b), s = sum.states(tid, b);
+        for (size_t st = 0; st < a.ns.size(); st++)
+          QVERIFY2(s.ns[st] == a.ns[st],
+                   qPrintable(QStringLiteral("tid %1 bucket %2 state %3: %4 against %5")
+                                  .arg(tid)
+                                  .arg(k)
+                                  .arg(st)
+                                  .arg(s.ns[st])
+                                  .arg(a.ns[st])));
+      }
+      const TimeRange run{whole.startNs(), whole.latestNs()};
+      const StateTimes a = whole.threadStates(i, run), s = sum.states(tid, run);
+      QCOMPARE(s.lifetimeNs, a.lifetimeNs);
+      for (size_t st = 0; st < a.ns.size(); st++) QVERIFY(std::abs(s.ns[st] - a.ns[st]) <= n);
+    }
+  }
+
+  // The window's model holds the window: one late in a long capture is no
+  // bigger than one early in it, and both a small part of the whole.
+  void memoryGrowsWithTheWindowNotTheCapture() {
+    QTemporaryDir dir;
+    const QString path = writeCapture(dir, "long.tmcap", 20, 60);
+    QVERIFY(!path.isEmpty());
+    SessionModel whole;
+    QCOMPARE(CaptureReader::load(path, &whole).status, CaptureLoadResult::Complete);
+    whole.settleNow();
+    CaptureWindow cw;
+    QVERIFY(cw.open(path));
+    QVERIFY(cw.descriptionBytes() < 64 * 1024);
+    const int64_t start = int64_t(busycap::kStartNs);
+    SessionModel early, late;
+    cw.load(start + 5 * kSec, start + 7 * kSec, &early);
+    cw.load(start + 55 * kSec, start + 57 * kSec, &late);
+    early.settleNow();
+    late.settleNow();
+    qInfo("whole %zu bytes, early window %zu, late window %zu", whole.memoryBytes(),
+          early.memoryBytes(), late.memoryBytes());
+    QVERIFY(late.memoryBytes() < early.memoryBytes() * 3 / 2);
+    QVERIFY(late.memoryBytes() < whole.memoryBytes() / 6);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestModelWindow)
+#include "test_model_window.moc"
