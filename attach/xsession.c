@@ -20,6 +20,7 @@
 #include "remote.h"
 #include "session.h"
 #include "status.h"
+#include "xgonames.h"
 #include "xwaits.h"
 
 #define FLUSH_MS 1000
@@ -331,9 +332,12 @@ int tm_xsession_run(pid_t pid, const tm_xopts *o) {
   }
   tm_session_send_hello(s, TM_TO_ALL);
   for (unsigned i = 0; i < s->notice_count; i++) tm_emit_notice(s, s->notices[i], TM_TO_ALL);
+  tm_xgo go;
+  tm_xgo_open(&go, &x);
 
   uint64_t next = tm_now_ns(), end = o->duration_ns ? s->start_ns + o->duration_ns : UINT64_MAX;
   while (!how) {
+    tm_xgo_tick(&go, tm_now_ns());
     tm_tick_run(s, true);
     tm_budget_keep(s, tm_now_ns(), tm_thread_cpu_ns());
     if (nowhere_to_send(s)) break;
@@ -353,6 +357,7 @@ int tm_xsession_run(pid_t pid, const tm_xopts *o) {
   tm_xwaits_close(&x, gone_ns);
   finish(s, reason, status);
   bool refused = nowhere_to_send(s);
+  tm_xgo_free(&go);
   tm_xwaits_free(&x);
   tm_transport_close(&s->tx);
   if (s->src_perf_switch || s->perf_switch_paused) tm_perf_switch_close(&s->perf);

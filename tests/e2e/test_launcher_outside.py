@@ -327,6 +327,17 @@ def test_go_program_recorded_by_the_sampler():
     check(len(threads) >= 3, f"the runtime's threads seen: {len(threads)}")
     spinner = [t for t in threads if t.get("tid") == truth.get("spinner_tid")]
     check(len(spinner) == 1, f"the computing thread {truth.get('spinner_tid')} is seen")
+    # Named from the runtime's Ms (runtime.allm), not all "go_static".
+    names = {t.get("tid"): str(t.get("name")) for t in threads}
+    main = [n for tid, n in names.items() if tid == rep.get("process", {}).get("pid")]
+    check(main == ["M0"], f"the main thread is M0: {main} ({names})")
+    check(sum(n.endswith(" sysmon") for n in names.values()) == 1, f"one sysmon: {names}")
+    check(all(n.startswith("M") and n.split()[0][1:].isdigit() for n in names.values()),
+          f"every thread an M: {names}")
+    if spinner:
+        st = spinner[0]["states"]
+        check(st.get("on_cpu", 0) + st.get("runnable", 0) + st.get("stolen", 0) > 50,
+              f"and seen computing: {st}")
 
 
 tmtest.main(globals())
