@@ -217,6 +217,8 @@ static void drop_record(void *arg, uint32_t tid, uint64_t time_ns, uint32_t cpu,
  * it will run. Returns as wait_tick: 1 a signal, 2 the target ended, 0 it
  * exec'd (or failed to, or did not within the bound: described then). */
 static int wait_exec(tm_session *s, int fd, int pidfd, int sigfd) {
+  /* Streaming, the socket is the launcher's sign: connect now. */
+  tm_transport_pump(&s->tx, tm_now_ns());
   uint64_t end = tm_now_ns() + EXEC_WAIT_NS, now;
   int how = 0;
   while ((now = tm_now_ns()) < end) {
