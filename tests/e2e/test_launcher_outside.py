@@ -213,6 +213,32 @@ def test_terminate_is_passed_on():
     check(os.path.exists(out + ".log"), "the sampler followed the program to its end")
 
 
+def test_killed_program_recorded_by_the_sampler():
+    """The real threadmon-attach: a program killed by a signal (SIGTERM to
+    the launcher, passed on) ends the capture with that signal, no status."""
+    if not os.path.exists(ENGINE):
+        raise tmtest.Skip(f"{ENGINE} is not built yet")
+    tmtest.require_report()
+    out = capture_path("killed-real.tmcap")
+    p = subprocess.Popen([sys.executable, tmtest.LAUNCHER, "record", "-o", out, "--",
+                          static_threads(), "--seconds", "30"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    check(p.stdout.readline() == "started\n", "the program started")
+    p.terminate()
+    try:
+        p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        check(False, "the launcher did not end after SIGTERM")
+        return
+    check(p.returncode == 128 + 15, f"exit status {p.returncode}, expected 143")
+    proc = tmtest.report_json(out).get("process", {})
+    check(proc.get("exit_signal") == 15 and proc.get("exit_status") is None,
+          f"killed by SIGTERM: exit_signal {proc.get('exit_signal')}, "
+          f"exit_status {proc.get('exit_status')}")
+    check(proc.get("detached") is False, "not detached: it ended")
+
+
 def test_refusal_runs_nothing():
     """threadmon-attach could not watch it: the program never starts."""
     prog = static_threads()
