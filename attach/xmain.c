@@ -4,10 +4,16 @@
  *
  *   threadmon-attach -p PID[,PID...] (-o FILE | --connect HOST:PORT [--token T])
  *                    [--duration S] [--interval-ms N]
+ *                    [--wait-exec FD] [--exit-status-fd FD]
+ *
+ * The last two are the launcher's, for a program it started itself and
+ * holds before its exec (scripts/threadmon, docs/attach.md): FD reaches
+ * EOF at the exec, and brings the program's wait status once reaped.
  *
  * Exit status: 0, 1 when a target cannot be seen or the session failed,
  * 2 for bad usage. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,12 +29,21 @@
 
 static const char usage_text[] =
     "usage: threadmon-attach -p PID[,PID...] (-o FILE | --connect HOST:PORT [--token T]) "
-    "[--duration S] [--interval-ms N]";
+    "[--duration S] [--interval-ms N] [--wait-exec FD] [--exit-status-fd FD]";
 
 static int usage(const char *why, const char *arg) {
   fprintf(stderr, "threadmon-attach: %s%s%s (%s)\n", why, arg ? ": " : "", arg ? arg : "",
           usage_text);
   return 2;
+}
+
+/* A descriptor this process was given open; -1 when not. */
+static int parse_fd(const char *v) {
+  char *end;
+  long fd = strtol(v, &end, 10);
+  if (*end || end == v || fd < 3 || fd > INT_MAX || fcntl((int)fd, F_GETFD) < 0) return -1;
+  fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+  return (int)fd;
 }
 
 static int parse_pids(char *list, pid_t *pids) {
@@ -98,7 +113,7 @@ static int run_children(const pid_t *pids, int n, tm_xopts *o) {
 int main(int argc, char **argv) {
   pid_t pids[MAX_PIDS];
   int npids = 0;
-  tm_xopts o = {.interval_ns = 10000000u};
+  tm_xopts o = {.interval_ns = 10000000u, .exec_fd = -1, .status_fd = -1};
   char *connect = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -126,6 +141,10 @@ int main(int argc, char **argv) {
       long ms = strtol(v, &end, 10);
       if (*end || end == v || ms < 1 || ms > 60000) return usage("bad interval (1-60000 ms)", v);
       o.interval_ns = (uint64_t)ms * 1000000u;
+    } else if (!strcmp(a, "--wait-exec")) {
+      if ((o.exec_fd = parse_fd(v)) < 0) return usage("not an open descriptor", v);
+    } else if (!strcmp(a, "--exit-status-fd")) {
+      if ((o.status_fd = parse_fd(v)) < 0) return usage("not an open descriptor", v);
     } else {
       return usage("unknown argument", a);
     }
@@ -134,6 +153,8 @@ int main(int argc, char **argv) {
   for (int i = 0; i < npids; i++)
     if (pids[i] == getpid()) return usage("cannot watch itself", NULL);
   if (!o.output && !connect) return usage("nowhere to write", NULL);
+  if ((o.exec_fd >= 0 || o.status_fd >= 0) && npids > 1)
+    return usage("--wait-exec and --exit-status-fd are for one target", NULL);
   char host[256];
   if (connect) {
     const char *colon = strrchr(connect, ':');

@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,9 +20,15 @@
 #include "remote.h"
 #include "session.h"
 #include "status.h"
+#include "xgonames.h"
 #include "xwaits.h"
 
 #define FLUSH_MS 1000
+/* How long the launcher's program may take to reach its exec (it lets it
+ * go after at most 5 s without a sign of the session). */
+#define EXEC_WAIT_NS 15000000000u
+/* How long the launcher may take to pass on the status it reaped. */
+#define STATUS_WAIT_MS 2000
 #define CMDLINE_MAX 65536
 
 /* The sampler's state is large (its visit plan covers every slot): one
@@ -175,6 +182,71 @@ static void end_threads(void) {
   }
 }
 
+/* The launcher's wait status for its program, read from fd (bounded):
+ * END_EXIT or END_SIGNAL, or -1 when none came. */
+static int launcher_status(int fd, int *status) {
+  char buf[32];
+  size_t got = 0;
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  uint64_t end = tm_now_ns() + STATUS_WAIT_MS * 1000000ull, now;
+  while (got < sizeof buf - 1 && !memchr(buf, '\n', got) && (now = tm_now_ns()) < end) {
+    int r = poll(&p, 1, (int)((end - now) / 1000000u) + 1);
+    if (r < 0 && errno == EINTR) continue;
+    ssize_t n = r > 0 ? read(fd, buf + got, sizeof buf - 1 - got) : -1;
+    if (n <= 0) break;
+    got += (size_t)n;
+  }
+  buf[got] = 0;
+  char *end_text;
+  int w = (int)strtol(buf, &end_text, 10);
+  if (!got || end_text == buf || *end_text != '\n') return -1;
+  if (WIFSIGNALED(w)) {
+    *status = WTERMSIG(w);
+    return THREADMON__END_REASON__END_SIGNAL;
+  }
+  *status = WEXITSTATUS(w);
+  return THREADMON__END_REASON__END_EXIT;
+}
+
+static void drop_record(void *arg, uint32_t tid, uint64_t time_ns, uint32_t cpu, int kind) {
+  (void)arg, (void)tid, (void)time_ns, (void)cpu, (void)kind;
+}
+
+/* The launcher's program, held before its exec: the events are open (its
+ * threads inherit them from their first), the session waits for the image
+ * it will run. Returns as wait_tick: 1 a signal, 2 the target ended, 0 it
+ * exec'd (or failed to, or did not within the bound: described then). */
+static int wait_exec(tm_session *s, int fd, int pidfd, int sigfd) {
+  /* Streaming, the socket is the launcher's sign: connect now. */
+  tm_transport_pump(&s->tx, tm_now_ns());
+  uint64_t end = tm_now_ns() + EXEC_WAIT_NS, now;
+  int how = 0;
+  while ((now = tm_now_ns()) < end) {
+    struct pollfd p[3] = {{.fd = fd, .events = POLLIN},
+                          {.fd = sigfd, .events = POLLIN},
+                          {.fd = pidfd, .events = POLLIN}};
+    struct timespec ts = {(time_t)((end - now) / 1000000000u), (long)((end - now) % 1000000000u)};
+    int r = ppoll(p, pidfd >= 0 ? 3 : 2, &ts, NULL);
+    char b[64];
+    if (r > 0 && p[0].revents && read(fd, b, sizeof b) > 0) continue;
+    if (r > 0 && p[0].revents) break; /* EOF: its copy closed at the exec */
+    if (r > 0 && (p[1].revents & POLLIN)) how = 1;
+    if (r > 0 && pidfd >= 0 && (p[2].revents & (POLLIN | POLLHUP))) how = 2;
+    if (how || (r < 0 && errno != EINTR)) break;
+  }
+  if (now >= end)
+    add_notice(s, "the program's exec was not seen within 15 s: it is described as it was then");
+  close(fd);
+  /* What the held image did is not the program's: its records go, and the
+   * session starts now. */
+  if (s->src_perf_switch) tm_perf_switch_drain(&s->perf, drop_record, NULL);
+  struct timespec rt;
+  s->start_ns = s->smp.started_ns = tm_now_ns();
+  clock_gettime(CLOCK_REALTIME, &rt);
+  s->start_realtime_ns = ns_of(&rt);
+  return how;
+}
+
 static void finish(tm_session *s, int reason, int status) {
   s->smp.final_tick = true;
   tm_tick_run(s, true);
@@ -252,8 +324,9 @@ int tm_xsession_run(pid_t pid, const tm_xopts *o) {
   tm_proc_init(&s->smp.proc, root);
   s->smp.started_ns = s->start_ns;
   if (open_output(s, pid, o) < 0) return 1;
-  gather_identity(s, pid);
   open_sources(s, pid, &a);
+  int how = o->exec_fd >= 0 ? wait_exec(s, o->exec_fd, pidfd, sigfd) : 0;
+  gather_identity(s, pid);
   tm_xwaits x;
   if (!tm_xwaits_init(&x, s, pid, a.ptrace)) {
     say("", pid, "out of memory");
@@ -261,10 +334,12 @@ int tm_xsession_run(pid_t pid, const tm_xopts *o) {
   }
   tm_session_send_hello(s, TM_TO_ALL);
   for (unsigned i = 0; i < s->notice_count; i++) tm_emit_notice(s, s->notices[i], TM_TO_ALL);
+  tm_xgo go;
+  tm_xgo_open(&go, &x);
 
-  int how = 0;
   uint64_t next = tm_now_ns(), end = o->duration_ns ? s->start_ns + o->duration_ns : UINT64_MAX;
-  for (;;) {
+  while (!how) {
+    tm_xgo_tick(&go, tm_now_ns());
     tm_tick_run(s, true);
     tm_budget_keep(s, tm_now_ns(), tm_thread_cpu_ns());
     if (nowhere_to_send(s)) break;
@@ -274,14 +349,17 @@ int tm_xsession_run(pid_t pid, const tm_xopts *o) {
     if (now >= end || (how = wait_tick(pidfd, sigfd, next < end ? next : end)) != 0) break;
   }
   int status = 0, reason = THREADMON__END_REASON__END_DETACH;
+  uint64_t gone_ns = tm_now_ns();
   if (how == 2) {
-    reason = end_reason(pid, &status);
     tm_emit_notice(s, "the target ended", TM_TO_ALL);
     end_threads();
+    reason = o->status_fd >= 0 ? launcher_status(o->status_fd, &status) : -1;
+    if (reason < 0) reason = end_reason(pid, &status);
   }
-  tm_xwaits_close(&x, tm_now_ns());
+  tm_xwaits_close(&x, gone_ns);
   finish(s, reason, status);
   bool refused = nowhere_to_send(s);
+  tm_xgo_free(&go);
   tm_xwaits_free(&x);
   tm_transport_close(&s->tx);
   if (s->src_perf_switch || s->perf_switch_paused) tm_perf_switch_close(&s->perf);

@@ -14,6 +14,11 @@ typedef struct tm_xopts {
   const char *host, *port, *token; /* display, host NULL = none */
   uint64_t duration_ns; /* 0 = until a signal or the target's end */
   uint64_t interval_ns;
+  /* The launcher's own child, held before its exec (-1: a process found
+   * running). exec_fd reaches EOF once it has exec'd: the events are open
+   * before, the Hello describes the image after. status_fd brings its
+   * wait status, written by the launcher once it has reaped it. */
+  int exec_fd, status_fd;
 } tm_xopts;
 
 /* Watches pid until the duration is over, SIGINT/SIGTERM/SIGHUP arrive or

@@ -331,6 +331,7 @@ static tm_thread *adopt(void *ctx, uint32_t tid) {
   char path[96], buf[512];
   snprintf(path, sizeof path, "/proc/%d/task/%u/stat", (int)x->pid, tid);
   if (tm_read_file(path, buf, sizeof buf) > 0) tm_parse_stat_name(buf, t->name, sizeof t->name);
+  if (x->hooks.name) x->hooks.name(x->hooks.name_ctx, tid, t->name);
   return t;
 }
 

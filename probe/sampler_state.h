@@ -51,6 +51,10 @@ typedef struct tm_outside {
   /* Names a target address (SyncObject), and a frame of a stack. */
   int (*symbolize)(void *ctx, uintptr_t addr, tm_symbol *out);
   void (*frame)(void *ctx, uintptr_t pc, bool return_address, char *out, size_t n);
+  /* A thread's name as its stat gives it (TM_NAME_BYTES), replaced by
+   * the one the target's runtime knows it by (a Go M's); NULL: none. */
+  void (*name)(void *name_ctx, uint32_t tid, char *name);
+  void *name_ctx;
 } tm_outside;
 
 /* Per-object: the totals last sent, indexed like the object ids. */

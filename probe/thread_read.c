@@ -1,6 +1,7 @@
 #include "thread_read.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -39,15 +40,20 @@ static void note_hidden_wait(tm_session *s, tm_thread *t, uint64_t futex, const 
     s->smp.hidden_noted = true;
 }
 
-/* Read from outside, a thread's name is the one in its stat (no wrapper
- * sees a rename): a change is sent as its attributes are. */
-static void name_from_stat(tm_thread *t, const char *stat) {
-  char name[TM_NAME_BYTES];
-  if (!tm_parse_stat_name(stat, name, sizeof name) || !strncmp(name, t->name, TM_NAME_BYTES))
-    return;
-  memcpy(t->name, name, TM_NAME_BYTES);
+void tm_thread_rename_seen(tm_thread *t, const char *name) {
+  if (!strncmp(name, t->name, TM_NAME_BYTES)) return;
+  snprintf(t->name, TM_NAME_BYTES, "%s", name);
   atomic_fetch_add_explicit(&t->attr_version, 1, memory_order_release);
   tm_thread_touch(t);
+}
+
+/* Read from outside, a thread's name is the one in its stat, or the one
+ * its runtime gives it. */
+static void name_from_stat(const tm_outside *o, tm_thread *t, const char *stat) {
+  char name[TM_NAME_BYTES];
+  if (!tm_parse_stat_name(stat, name, sizeof name)) return;
+  if (o->name) o->name(o->name_ctx, t->tid, name);
+  tm_thread_rename_seen(t, name);
 }
 
 /* Context switch counts from status: the base the records add to, or the
@@ -152,7 +158,7 @@ void tm_thread_read(tm_session *s, tm_thread *t, tm_sampler_thread *st, int how)
     if (task_read(m, st, TM_TASK_STAT, st->have_stat, buf, sizeof buf) >= 0 &&
         tm_parse_stat(buf, &st->stat)) {
       st->have_stat = stat_read = true;
-      if (m->outside) name_from_stat(t, buf);
+      if (m->outside) name_from_stat(m->outside, t, buf);
       st->stat_oncpu_ns = sc.oncpu_ns;
       st->stat_blocked = st->sw_kind == TM_SWITCH_OUT;
       if (settle && st->stat.state != 'R' && st->sw_kind == SW_UNKNOWN) {

@@ -56,7 +56,11 @@ QJsonObject processJson(const SessionModel &m) {
   // A session that detached (threadmon-attach stopped watching, or the
   // probe stopped itself) saw no exit: its status is no exit status.
   const bool detached = i.goodbyeSeen && i.endReason == THREADMON__END_REASON__END_DETACH;
-  p["exit_status"] = i.goodbyeSeen && !detached ? QJsonValue(i.exitStatus) : QJsonValue();
+  // Killed by a signal (read from outside): no exit status, the signal.
+  const bool signalled = i.goodbyeSeen && i.endReason == THREADMON__END_REASON__END_SIGNAL;
+  p["exit_status"] =
+      i.goodbyeSeen && !detached && !signalled ? QJsonValue(i.exitStatus) : QJsonValue();
+  p["exit_signal"] = signalled ? QJsonValue(i.exitStatus) : QJsonValue();
   p["detached"] = detached;
   p["sources"] = sources;
   // false: read from outside (attach); acquisitions and holds are null.

@@ -296,6 +296,28 @@ def test_target_not_visible():
     check(run.returncode == 2 and "nowhere to write" in run.stderr, f"usage: {run.stderr!r}")
 
 
+def test_launcher_descriptors_checked():
+    """--wait-exec and --exit-status-fd (the launcher's, for its own held
+    child) take a descriptor that is open, and one target."""
+    require_attach()
+    capture = os.path.join(tmtest.Temp.dir(), "fd.tmcap")
+    for opt in ("--wait-exec", "--exit-status-fd"):
+        run = subprocess.run([ATTACH, "-p", "1", "-o", capture, opt, "99"], capture_output=True,
+                             text=True, timeout=30)
+        check(run.returncode == 2 and "not an open descriptor: 99" in run.stderr,
+              f"{opt} 99: {run.returncode} {run.stderr!r}")
+    r, w = os.pipe()
+    try:
+        run = subprocess.run([ATTACH, "-p", "1,2", "-o", capture, "--wait-exec", str(r)],
+                             capture_output=True, text=True, timeout=30, pass_fds=(r,))
+    finally:
+        os.close(r)
+        os.close(w)
+    check(run.returncode == 2 and "for one target" in run.stderr,
+          f"two targets: {run.returncode} {run.stderr!r}")
+    check(not os.path.exists(capture), "a capture was written for nothing")
+
+
 def test_permission_refused_degrades():
     """Another user's process: ptrace and perf refused in one line each,
     naming the setting and the fix, and the session goes on with what may

@@ -122,6 +122,8 @@ def test_held_until_attached_and_its_status_kept():
         return
     check(log["argv"][:4] == ["-p", log["argv"][1], "-o", out] and log["argv"][1].isdigit(),
           f"threadmon-attach -p PID -o FILE, got {log['argv']}")
+    check(log["argv"][4] == "--wait-exec" and log["argv"][6] == "--exit-status-fd",
+          f"the launcher's descriptors (the exec, the exit status) passed on: {log['argv']}")
     check(os.path.realpath(log["exe_at_attach"]) != os.path.realpath(prog),
           f"the program was held before its exec while attaching (its image then: "
           f"{log['exe_at_attach']})")
@@ -185,7 +187,7 @@ def test_streamed_to_a_display():
     check(r.returncode == 4, f"exit status {r.returncode}, expected the program's 4: {r.stderr}")
     with open(log + ".log") as f:
         logged = json.load(f)
-    check(logged["argv"][2:] == ["--connect", f"127.0.0.1:{listener.port}", "--token", "t0k"],
+    check(logged["argv"][2:6] == ["--connect", f"127.0.0.1:{listener.port}", "--token", "t0k"],
           f"threadmon-attach -p PID --connect HOST:PORT --token T, got {logged['argv']}")
     check(os.path.realpath(logged["exe_at_attach"]) != os.path.realpath(prog),
           "held before its exec until the sampler connected")
@@ -209,6 +211,32 @@ def test_terminate_is_passed_on():
     check(p.returncode == 128 + 15, f"exit status {p.returncode}, expected 143")
     check(f"threadmon: {prog} was killed by SIGTERM" in err, f"said: {err!r}")
     check(os.path.exists(out + ".log"), "the sampler followed the program to its end")
+
+
+def test_killed_program_recorded_by_the_sampler():
+    """The real threadmon-attach: a program killed by a signal (SIGTERM to
+    the launcher, passed on) ends the capture with that signal, no status."""
+    if not os.path.exists(ENGINE):
+        raise tmtest.Skip(f"{ENGINE} is not built yet")
+    tmtest.require_report()
+    out = capture_path("killed-real.tmcap")
+    p = subprocess.Popen([sys.executable, tmtest.LAUNCHER, "record", "-o", out, "--",
+                          static_threads(), "--seconds", "30"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    check(p.stdout.readline() == "started\n", "the program started")
+    p.terminate()
+    try:
+        p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        check(False, "the launcher did not end after SIGTERM")
+        return
+    check(p.returncode == 128 + 15, f"exit status {p.returncode}, expected 143")
+    proc = tmtest.report_json(out).get("process", {})
+    check(proc.get("exit_signal") == 15 and proc.get("exit_status") is None,
+          f"killed by SIGTERM: exit_signal {proc.get('exit_signal')}, "
+          f"exit_status {proc.get('exit_status')}")
+    check(proc.get("detached") is False, "not detached: it ended")
 
 
 def test_refusal_runs_nothing():
@@ -325,6 +353,13 @@ def test_go_program_recorded_by_the_sampler():
     check(len(threads) >= 3, f"the runtime's threads seen: {len(threads)}")
     spinner = [t for t in threads if t.get("tid") == truth.get("spinner_tid")]
     check(len(spinner) == 1, f"the computing thread {truth.get('spinner_tid')} is seen")
+    # Named from the runtime's Ms (runtime.allm), not all "go_static".
+    names = {t.get("tid"): str(t.get("name")) for t in threads}
+    main = [n for tid, n in names.items() if tid == rep.get("process", {}).get("pid")]
+    check(main == ["M0"], f"the main thread is M0: {main} ({names})")
+    check(sum(n.endswith(" sysmon") for n in names.values()) == 1, f"one sysmon: {names}")
+    check(all(n.startswith("M") and n.split()[0][1:].isdigit() for n in names.values()),
+          f"every thread an M: {names}")
     if spinner:
         st = spinner[0]["states"]
         check(st.get("on_cpu", 0) + st.get("runnable", 0) + st.get("stolen", 0) > 50,
