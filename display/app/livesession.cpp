@@ -10,11 +10,8 @@ LiveSession::LiveSession(tmnet::ProbeConnection *connection)
   setParent(page_);
   connection_->setParent(this);
   tmon::SessionModel *model = page_->model();
-  connect(connection_, &tmnet::ProbeConnection::frameArrived, model,
-          [model](const QByteArray &payload) {
-            model->applyPayload(reinterpret_cast<const uint8_t *>(payload.constData()),
-                                size_t(payload.size()));
-          });
+  // Unpacked on the connection's decoder thread; only folded in here.
+  connection_->setFrameSink([model](tmon::FrameBatch &frames) { model->applyFrames(frames); });
   connect(connection_, &tmnet::ProbeConnection::closed, this, &LiveSession::onClosed);
   connect(&statusTimer_, &QTimer::timeout, this, &LiveSession::updateStatus);
   statusTimer_.start(500);
