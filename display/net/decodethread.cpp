@@ -4,8 +4,8 @@
 
 namespace tmnet {
 
-DecodeThread::DecodeThread(std::function<void(Output &)> deliver, QObject *parent)
-    : QObject(parent), deliver_(std::move(deliver)) {
+DecodeThread::DecodeThread(std::function<void(Output &)> deliver, Tap tap, QObject *parent)
+    : QObject(parent), deliver_(std::move(deliver)), tap_(std::move(tap)) {
   tm_decoder_init(&decoder_);
   thread_ = std::thread([this] { run(); });
 }
@@ -97,6 +97,7 @@ void DecodeThread::decode(const QByteArray &bytes) {
       error = QStringLiteral("a second Hello in one stream at frame %1").arg(decoder_.frames);
       break;
     }
+    if (tap_) tap_(payload, len, *f);
     local.frames.push_back(std::move(f));
     local.bytes.push_back(len);
   }

@@ -30,8 +30,11 @@ class DecodeThread : public QObject {
     QString error;                // the stream is damaged (after these frames)
     bool ended = false;           // finish() was called and nothing was cut
   };
+  // Sees every checked frame on the decoder thread, before it is handed on.
+  using Tap = std::function<void(const uint8_t *payload, uint32_t len, const Threadmon__Frame &)>;
   // `deliver` runs on the thread that made this object, with each batch.
-  explicit DecodeThread(std::function<void(Output &)> deliver, QObject *parent = nullptr);
+  explicit DecodeThread(std::function<void(Output &)> deliver, Tap tap = Tap(),
+                        QObject *parent = nullptr);
   ~DecodeThread() override;
   void feed(const QByteArray &bytes);
   // The input is over: a frame cut short is an error, else `ended`.
@@ -43,6 +46,7 @@ class DecodeThread : public QObject {
   void publish();
 
   std::function<void(Output &)> deliver_;
+  Tap tap_;
   std::thread thread_;
   std::mutex mutex_;
   std::condition_variable wake_;

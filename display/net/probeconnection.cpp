@@ -56,30 +56,37 @@ void ProbeConnection::setFrameSink(std::function<void(tmon::FrameBatch &)> sink)
   sink_ = std::move(sink);
 }
 
+void ProbeConnection::setFrameTap(
+    std::function<void(const uint8_t *, uint32_t, const Threadmon__Frame &)> tap) {
+  tap_ = std::move(tap);
+}
+
 // The decoder thread takes the stream from its first byte (the header and
 // the Hello again, so that its offsets are the stream's); the Hello passed
 // here already and is counted once.
 void ProbeConnection::startDecodeThread() {
-  decodeThread_ = std::make_unique<DecodeThread>([this](DecodeThread::Output &out) {
-    if (state_ != State::Streaming) return;
-    for (const tmon::OwnedFrame &f : out.frames) {
-      if (f->body_case == THREADMON__FRAME__BODY_TICK && f->tick->probe)
-        probeFramesDropped_ = f->tick->probe->frames_dropped;
-      else if (f->body_case == THREADMON__FRAME__BODY_GOODBYE)
-        probeFramesDropped_ = f->goodbye->frames_dropped;
-      if (helloCounted_)
-        helloCounted_ = false;
-      else
-        countFrame();
-    }
-    if (!out.frames.empty()) sink_(out.frames);
-    if (!out.error.isEmpty()) {
-      fail(out.error);
-    } else if (out.ended) {
-      state_ = State::Ended;
-      closeSocket(false);
-    }
-  });
+  decodeThread_ = std::make_unique<DecodeThread>(
+      [this](DecodeThread::Output &out) {
+        if (state_ != State::Streaming) return;
+        for (const tmon::OwnedFrame &f : out.frames) {
+          if (f->body_case == THREADMON__FRAME__BODY_TICK && f->tick->probe)
+            probeFramesDropped_ = f->tick->probe->frames_dropped;
+          else if (f->body_case == THREADMON__FRAME__BODY_GOODBYE)
+            probeFramesDropped_ = f->goodbye->frames_dropped;
+          if (helloCounted_)
+            helloCounted_ = false;
+          else
+            countFrame();
+        }
+        if (!out.frames.empty()) sink_(out.frames);
+        if (!out.error.isEmpty()) {
+          fail(out.error);
+        } else if (out.ended) {
+          state_ = State::Ended;
+          closeSocket(false);
+        }
+      },
+      tap_);
   helloCounted_ = true;
   decodeThread_->feed(acceptedBytes_);
   acceptedBytes_ = QByteArray();

@@ -68,6 +68,9 @@ class ProbeConnection : public QObject {
   // (closed()) after the frames before it reached the sink. Call it once,
   // when accepted() is emitted.
   void setFrameSink(std::function<void(tmon::FrameBatch &)> sink);
+  // With a sink: sees each checked frame (payload and unpacked) on the
+  // decoder thread, the Hello included (a flight recorder's ring).
+  void setFrameTap(std::function<void(const uint8_t *, uint32_t, const Threadmon__Frame &)> tap);
 
   // Feeds bytes as if they came from the socket; the socket path and tests
   // share it.
@@ -102,6 +105,7 @@ class ProbeConnection : public QObject {
   QByteArray handshakeBytes_;  // what arrived before the Hello passed
   std::unique_ptr<StreamSpool> spool_;
   std::function<void(tmon::FrameBatch &)> sink_;
+  std::function<void(const uint8_t *, uint32_t, const Threadmon__Frame &)> tap_;
   std::unique_ptr<DecodeThread> decodeThread_;
   QTimer helloDeadline_;
   State state_ = State::Handshake;
