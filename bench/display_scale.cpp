@@ -4,7 +4,7 @@
 //
 //   QT_QPA_PLATFORM=offscreen tm-bench-display [--threads N] [--objects M]
 //       [--seconds S] [--open F.tmcap] [--write F.tmcap] [--no-live] [--views a,b]
-//       [--live-paced [--speed X]]
+//       [--live-paced [--speed X]] [--long-run MINUTES]
 //
 // Without --open it synthesises a stream (display/tests/test_ui_synth: N
 // threads, M mutexes, S seconds of 10 ms ticks). --write saves that stream as
@@ -15,6 +15,8 @@
 // would, while a heartbeat timer measures the longest GUI block.
 // --live-paced: only a live session at the stream's own pace over TCP
 // (display_live.h), the page as it opens or each of --views raised.
+// --long-run: RSS over MINUTES of --threads busy threads (default 100)
+// applied as fast as they go (display_longrun.h).
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFile>
@@ -25,6 +27,7 @@
 
 #include "captureopen.h"
 #include "display_live.h"
+#include "display_longrun.h"
 #include "framedecoder.h"
 #include "guiblock.h"
 #include "modelview.h"
@@ -162,6 +165,7 @@ int main(int argc, char **argv) {
   QString open, write;
   QStringList views;
   bool doLive = true, paced = false;
+  double longRunMinutes = 0;
   livebench::Options pacing;
   const QStringList args = app.arguments();
   for (int i = 1; i < args.size(); ++i) {
@@ -174,18 +178,20 @@ int main(int argc, char **argv) {
     else if (a == QLatin1String("--write")) write = next, ++i;
     else if (a == QLatin1String("--views")) views = next.split(','), ++i;
     else if (a == QLatin1String("--no-live")) doLive = false;
-    else if (a == QLatin1String("--live-paced"))
-      paced = true;
-    else if (a == QLatin1String("--speed"))
-      pacing.speed = std::max(0.01, next.toDouble()), ++i;
+    else if (a == QLatin1String("--live-paced")) paced = true;
+    else if (a == QLatin1String("--speed")) pacing.speed = std::max(0.01, next.toDouble()), ++i;
+    else if (a == QLatin1String("--long-run")) longRunMinutes = next.toDouble(), ++i;
     else {
       std::fprintf(stderr,
                    "usage: tm-bench-display [--threads N] [--objects M] [--seconds S] "
                    "[--open F.tmcap] [--write F.tmcap] [--no-live] [--views threads,sync,...] "
-                   "[--live-paced [--speed X]]\n");
+                   "[--live-paced [--speed X]] [--long-run MINUTES]\n");
       return 2;
     }
   }
+  if (longRunMinutes > 0)
+    return longrun::run(args.contains(QLatin1String("--threads")) ? w.workers + 2 : 100,
+                        longRunMinutes);
   QByteArray stream;
   if (open.isEmpty()) {
     QElapsedTimer t;
