@@ -4,6 +4,7 @@
 //
 //   QT_QPA_PLATFORM=offscreen tm-bench-display [--threads N] [--objects M]
 //       [--seconds S] [--open F.tmcap] [--write F.tmcap] [--no-live] [--views a,b]
+//       [--live-paced [--speed X]] [--long-run MINUTES]
 //
 // Without --open it synthesises a stream (display/tests/test_ui_synth: N
 // threads, M mutexes, S seconds of 10 ms ticks). --write saves that stream as
@@ -12,6 +13,10 @@
 // the middle with it raised. Live: for each view, a live page with that view
 // raised is fed the stream a tick's worth of bytes every 10 ms, as a socket
 // would, while a heartbeat timer measures the longest GUI block.
+// --live-paced: only a live session at the stream's own pace over TCP
+// (display_live.h), the page as it opens or each of --views raised.
+// --long-run: RSS over MINUTES of --threads busy threads (default 100)
+// applied as fast as they go (display_longrun.h).
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFile>
@@ -21,6 +26,8 @@
 #include <functional>
 
 #include "captureopen.h"
+#include "display_live.h"
+#include "display_longrun.h"
 #include "framedecoder.h"
 #include "guiblock.h"
 #include "modelview.h"
@@ -157,7 +164,9 @@ int main(int argc, char **argv) {
   w.seconds = 1.0;
   QString open, write;
   QStringList views;
-  bool doLive = true;
+  bool doLive = true, paced = false;
+  double longRunMinutes = 0;
+  livebench::Options pacing;
   const QStringList args = app.arguments();
   for (int i = 1; i < args.size(); ++i) {
     const QString &a = args[i];
@@ -169,13 +178,20 @@ int main(int argc, char **argv) {
     else if (a == QLatin1String("--write")) write = next, ++i;
     else if (a == QLatin1String("--views")) views = next.split(','), ++i;
     else if (a == QLatin1String("--no-live")) doLive = false;
+    else if (a == QLatin1String("--live-paced")) paced = true;
+    else if (a == QLatin1String("--speed")) pacing.speed = std::max(0.01, next.toDouble()), ++i;
+    else if (a == QLatin1String("--long-run")) longRunMinutes = next.toDouble(), ++i;
     else {
       std::fprintf(stderr,
                    "usage: tm-bench-display [--threads N] [--objects M] [--seconds S] "
-                   "[--open F.tmcap] [--write F.tmcap] [--no-live] [--views threads,sync,...]\n");
+                   "[--open F.tmcap] [--write F.tmcap] [--no-live] [--views threads,sync,...] "
+                   "[--live-paced [--speed X]] [--long-run MINUTES]\n");
       return 2;
     }
   }
+  if (longRunMinutes > 0)
+    return longrun::run(args.contains(QLatin1String("--threads")) ? w.workers + 2 : 100,
+                        longRunMinutes);
   QByteArray stream;
   if (open.isEmpty()) {
     QElapsedTimer t;
@@ -201,6 +217,12 @@ int main(int argc, char **argv) {
       return 1;
     }
     stream = f.readAll();
+  }
+  if (paced) {
+    pacing.views = views;
+    const int status = livebench::runPaced(stream, pacing);
+    if (write.isEmpty() && !args.contains(QLatin1String("--open"))) QFile::remove(open);
+    return status;
   }
   replay(open, views);
   if (doLive) live(stream, w.seconds, views);

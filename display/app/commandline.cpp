@@ -3,8 +3,22 @@
 #include <QCommandLineParser>
 #include <QRegularExpression>
 
+#include "flightrecorder.h"
 #include "tokencheck.h"
 #include "views.h"
+
+uint64_t parseLastDuration(const QString &text) {
+  const QRegularExpressionMatch m =
+      QRegularExpression(QStringLiteral("^(\\d+(?:\\.\\d+)?)(ms|s|m|h)?$")).match(text);
+  if (!m.hasMatch()) return 0;
+  const QString unit = m.captured(2);
+  const double scale = unit == QLatin1String("ms")  ? 1e6
+                       : unit == QLatin1String("m") ? 60e9
+                       : unit == QLatin1String("h") ? 3600e9
+                                                    : 1e9;
+  const double ns = m.captured(1).toDouble() * scale;
+  return ns >= 100e6 && ns <= 24 * 3600e9 ? uint64_t(ns) : 0;
+}
 
 QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
   QCommandLineParser p;
@@ -40,7 +54,23 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
   const QCommandLineOption object(QStringLiteral("object"),
                                   QStringLiteral("Select this sync object (symbol, e.g. lock, or id)."),
                                   QStringLiteral("NAME"));
-  p.addOptions({listen, token, insecure, open, at, view, shot, size, object});
+  const QCommandLineOption last(
+      QStringLiteral("last"),
+      QStringLiteral("Flight recorder for live sessions: keep only the last DURATION (60s, 5m) "
+                     "of detail, whole-run totals kept, saved with File > Save last (the stream "
+                     "is not spooled to disk then)."),
+      QStringLiteral("DURATION"));
+  const QCommandLineOption trigger(
+      QStringLiteral("trigger"),
+      QStringLiteral("With --last, also save a capture when WHAT happens: 'deadlock', "
+                     "'wait>200ms' (repeatable)."),
+      QStringLiteral("WHAT"));
+  const QCommandLineOption triggerDir(
+      QStringLiteral("trigger-dir"),
+      QStringLiteral("Where triggered captures go (default: the current directory)."),
+      QStringLiteral("DIR"));
+  p.addOptions(
+      {listen, token, insecure, open, at, view, shot, size, object, last, trigger, triggerDir});
   p.addPositionalArgument(QStringLiteral("captures"), QStringLiteral("Captures to open."),
                           QStringLiteral("[FILE.tmcap...]"));
   p.process(args);
@@ -70,6 +100,20 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
       return QStringLiteral("--size needs WIDTHxHEIGHT, e.g. 1100x700");
   }
   out->object = p.value(object);
+  if (p.isSet(last)) {
+    out->flight.lastNs = parseLastDuration(p.value(last));
+    if (!out->flight.lastNs)
+      return QStringLiteral("--last wants a duration from 100ms to 24h (60s, 500ms, 5m), not '%1'")
+          .arg(p.value(last));
+  }
+  for (const QString &t : p.values(trigger)) {
+    if (!out->flight.lastNs)
+      return QStringLiteral("--trigger needs --last (the window the capture keeps)");
+    const QString problem = tmnet::FlightRecorder::triggerProblem(t);
+    if (!problem.isEmpty()) return problem;
+    out->flight.triggers << t;
+  }
+  if (p.isSet(triggerDir)) out->flight.triggerDir = p.value(triggerDir);
   out->screenshot = p.value(shot);
   if (!out->screenshot.isEmpty() && out->open.size() != 1)
     return QStringLiteral("--screenshot needs exactly one capture (--open FILE)");

@@ -7,6 +7,7 @@
 #include <QStringList>
 
 #include "listenaddress.h"
+#include "livesession.h"
 
 struct DisplayOptions {
   tmnet::ListenAddress listen;
@@ -18,7 +19,12 @@ struct DisplayOptions {
   QString screenshot;     // --screenshot OUT.png: render and exit
   QString size = QStringLiteral("1100x700");
   QString object;         // --object NAME: sync object to select (symbol prefix or id)
+  FlightOptions flight;   // --last, --trigger, --trigger-dir: live sessions' flight recorder
 };
+
+// "60s", "500ms", "5m", "1h" (a bare number: seconds) in ns, from 100 ms to
+// 24 h as `threadmon record --last` takes them; 0 when not one.
+uint64_t parseLastDuration(const QString &text);
 
 // Parses arguments (exits on --help/--version). Returns "" or one error line.
 QString parseDisplayOptions(const QStringList &args, DisplayOptions *out);

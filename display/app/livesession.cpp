@@ -1,24 +1,71 @@
 #include "livesession.h"
 
+#include <QDir>
+
+#include "flightrecorder.h"
 #include "probeconnection.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
 
-LiveSession::LiveSession(tmnet::ProbeConnection *connection)
+LiveSession::LiveSession(tmnet::ProbeConnection *connection, const FlightOptions &flight)
     : connection_(connection),
-      page_(new tmui::SessionView(new tmon::SessionModel, tmui::SessionView::Source::Live)) {
+      page_(new tmui::SessionView(new tmon::SessionModel, tmui::SessionView::Source::Live)),
+      triggerDir_(flight.triggerDir) {
   setParent(page_);
   connection_->setParent(this);
   tmon::SessionModel *model = page_->model();
-  connect(connection_, &tmnet::ProbeConnection::frameArrived, model,
-          [model](const QByteArray &payload) {
-            model->applyPayload(reinterpret_cast<const uint8_t *>(payload.constData()),
-                                size_t(payload.size()));
-          });
+  if (flight.lastNs) {
+    flight_ = std::make_shared<tmnet::FlightRecorder>(flight.lastNs, flight.triggers);
+    // The ring is the record: the spool would keep every byte on disk.
+    connection_->spool()->discard();
+    std::weak_ptr<tmnet::FlightRecorder> ring = flight_;
+    connection_->setFrameTap([this, ring](const uint8_t *p, uint32_t n, const Threadmon__Frame &f) {
+      const std::shared_ptr<tmnet::FlightRecorder> r = ring.lock();
+      if (!r) return;
+      const QString why = r->take(p, n, f);
+      if (!why.isEmpty())
+        QMetaObject::invokeMethod(
+            this, [this, why] { onTriggered(why); }, Qt::QueuedConnection);
+    });
+  }
+  // Unpacked on the connection's decoder thread; only folded in here.
+  connection_->setFrameSink([model](tmon::FrameBatch &frames) { model->applyFrames(frames); });
   connect(connection_, &tmnet::ProbeConnection::closed, this, &LiveSession::onClosed);
   connect(&statusTimer_, &QTimer::timeout, this, &LiveSession::updateStatus);
   statusTimer_.start(500);
   updateStatus();
+}
+
+LiveSession::~LiveSession() {
+  // The decoder thread (and its tap into the ring) stops before the ring goes.
+  delete connection_;
+}
+
+uint64_t LiveSession::flightWindowNs() const {
+  return flight_ ? flight_->windowNs() : 0;
+}
+
+QString LiveSession::saveLast(const QString &path) {
+  if (!flight_) return tr("this session keeps no flight recorder (--last)");
+  return flight_->save(path, tr("saved from the display"));
+}
+
+// Written where --trigger-dir says, named by pid and count.
+void LiveSession::onTriggered(const QString &why) {
+  const QString path = QDir(triggerDir_)
+                           .filePath(QStringLiteral("threadmon-%1-trigger%2.tmcap")
+                                         .arg(connection_->pid())
+                                         .arg(triggered_.size() + 1));
+  const QString err = flight_->save(path, why);
+  if (!err.isEmpty()) {
+    qWarning("threadmon-display: flight recorder: %s", qPrintable(err));
+    page_->setNotice(tr("Flight recorder: %1").arg(err));
+    return;
+  }
+  triggered_ << path;
+  qInfo("threadmon-display: flight recorder: %s: wrote %s", qPrintable(why), qPrintable(path));
+  updateStatus();
+  emit triggerSaved(path, why);
 }
 
 QString LiveSession::startRecording(const QString &path) {
@@ -58,6 +105,8 @@ void LiveSession::updateStatus() {
                      .arg(std::max<quint64>(connection_->framesDroppedByProbe(), info.framesDropped));
   if (info.eventsDropped) text += tr(" · events dropped: %1").arg(info.eventsDropped);
   if (recording()) text += tr(" · ● recording to %1").arg(connection_->spool()->recordingPath());
+  if (flight_) text += tr(" · flight recorder: last %1 s").arg(double(flight_->windowNs()) / 1e9);
+  if (!triggered_.isEmpty()) text += tr(" · triggered: %1").arg(triggered_.last());
   page_->setStatus(text);
   if (connection_->state() != tmnet::ProbeConnection::State::Streaming) statusTimer_.stop();
 }

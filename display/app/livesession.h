@@ -1,38 +1,64 @@
 // Joins one accepted probe connection to a session model and its page:
 // frames go to the model, connection state and rates go to the status line,
-// a failure becomes the page's notice.
+// a failure becomes the page's notice. With a flight window (--last) it also
+// keeps a flight recorder's ring of the session (tmnet::FlightRecorder):
+// "Save last ..." writes it as a capture, and a trigger writes one by itself.
 #ifndef THREADMON_APP_LIVESESSION_H
 #define THREADMON_APP_LIVESESSION_H
 
 #include <QObject>
+#include <QStringList>
 #include <QTimer>
+#include <memory>
 
 namespace tmnet {
+class FlightRecorder;
 class ProbeConnection;
-}
+}  // namespace tmnet
 namespace tmui {
 class SessionView;
 }
+
+struct FlightOptions {
+  uint64_t lastNs = 0;                       // 0: no flight recorder (the whole stream is spooled)
+  QStringList triggers;                      // "deadlock", "wait>200ms"
+  QString triggerDir = QStringLiteral(".");  // where triggered captures go
+};
 
 class LiveSession : public QObject {
   Q_OBJECT
  public:
   // Takes ownership of the connection; the page owns this object.
-  explicit LiveSession(tmnet::ProbeConnection *connection);
+  explicit LiveSession(tmnet::ProbeConnection *connection, const FlightOptions &flight = {});
+  ~LiveSession() override;
   tmui::SessionView *page() const { return page_; }
   tmnet::ProbeConnection *connection() const { return connection_; }
   // Saves the session so far to path and keeps appending. "" or an error.
   QString startRecording(const QString &path);
   void stopRecording();
   bool recording() const;
+  // The flight recorder's window, 0 without one.
+  uint64_t flightWindowNs() const;
+  // Writes the flight recorder's capture (the last window of detail, the
+  // whole run's totals); "" or one line saying what failed.
+  QString saveLast(const QString &path);
+  // Captures the triggers wrote, in order.
+  QStringList triggeredCaptures() const { return triggered_; }
+
+ signals:
+  void triggerSaved(const QString &path, const QString &why);
 
  private:
   void updateStatus();
   void onClosed();
+  void onTriggered(const QString &why);
 
   tmnet::ProbeConnection *connection_;
   tmui::SessionView *page_;
   QTimer statusTimer_;
+  std::shared_ptr<tmnet::FlightRecorder> flight_;
+  QString triggerDir_;
+  QStringList triggered_;
 };
 
 #endif

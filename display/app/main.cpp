@@ -63,6 +63,7 @@ int main(int argc, char **argv) {
   }
 
   MainWindow window;
+  window.setFlightOptions(opt.flight);
   const QString listenError = window.listen(opt.listen, opt.token);
   if (!listenError.isEmpty()) {
     std::fprintf(stderr, "threadmon-display: %s\n", qPrintable(listenError));

@@ -41,6 +41,8 @@ MainWindow::MainWindow(QWidget *parent)
   file->addAction(tr("&Open capture…"), QKeySequence::Open, this, &MainWindow::chooseCapture);
   recordAction_ = file->addAction(tr("&Record session…"), QKeySequence(tr("Ctrl+R")), this,
                                   &MainWindow::recordCurrent);
+  saveLastAction_ = file->addAction(tr("Save &last…"), QKeySequence(tr("Ctrl+L")), this,
+                                    &MainWindow::saveLastCurrent);
   file->addAction(tr("&Close tab"), QKeySequence::Close, this,
                   [this] { closeTab(tabs_->currentIndex()); });
   file->addSeparator();
@@ -95,7 +97,7 @@ void MainWindow::onSessionAccepted(tmnet::ProbeConnection *connection) {
   // The log says which probes got in, as it says which were refused.
   qInfo("threadmon-display: accepted %s: pid %u (%s)", qPrintable(connection->peer()),
         connection->pid(), qPrintable(connection->exe()));
-  auto *live = new LiveSession(connection);
+  auto *live = new LiveSession(connection, flight_);
   addSession(live->page());
   statusBar()->showMessage(tr("Probe connected from %1 (pid %2)")
                                .arg(connection->peer())
@@ -135,6 +137,21 @@ void MainWindow::recordCurrent() {
   updateActions();
 }
 
+void MainWindow::saveLastCurrent() {
+  LiveSession *live = currentLive();
+  if (!live || !live->flightWindowNs()) return;
+  const QString path = QFileDialog::getSaveFileName(
+      this, saveLastAction_->text().remove(QLatin1Char('&')).remove(QStringLiteral("…")),
+      QStringLiteral("last.tmcap"), tr("threadmon captures (*.tmcap)"));
+  if (path.isEmpty()) return;
+  const QString err = live->saveLast(path);
+  if (!err.isEmpty())
+    QMessageBox::warning(this, tr("Cannot save"), err);
+  else
+    statusBar()->showMessage(
+        tr("Saved the last %1 s to %2").arg(double(live->flightWindowNs()) / 1e9).arg(path), 10000);
+}
+
 void MainWindow::closeTab(int index) {
   QWidget *w = tabs_->widget(index);
   if (!w || w == welcome_) return;
@@ -144,7 +161,11 @@ void MainWindow::closeTab(int index) {
 
 void MainWindow::updateActions() {
   LiveSession *live = currentLive();
-  recordAction_->setEnabled(live != nullptr);
+  recordAction_->setEnabled(live != nullptr && !live->flightWindowNs());
+  saveLastAction_->setEnabled(live != nullptr && live->flightWindowNs() != 0);
+  saveLastAction_->setText(live && live->flightWindowNs()
+                               ? tr("Save &last %1 s…").arg(double(live->flightWindowNs()) / 1e9)
+                               : tr("Save &last…"));
   recordAction_->setText(live && live->recording() ? tr("Stop &recording")
                                                    : tr("&Record session…"));
 }

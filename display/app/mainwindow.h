@@ -7,10 +7,10 @@
 #include <QMainWindow>
 
 #include "listenaddress.h"
+#include "livesession.h"
 
 class QLabel;
 class QTabWidget;
-class LiveSession;
 
 namespace tmnet {
 class ProbeConnection;
@@ -27,6 +27,8 @@ class MainWindow : public QMainWindow {
 
   // Starts listening; "" or one error line.
   QString listen(const tmnet::ListenAddress &addr, const QByteArray &token);
+  // Live sessions from now on keep a flight recorder (--last).
+  void setFlightOptions(const FlightOptions &flight) { flight_ = flight; }
   // Opens a capture in a new tab; false after telling the user why.
   // atSeconds: where a long capture's window ends (captureopen.h).
   bool openCaptureFile(const QString &path, double atSeconds = -1);
@@ -43,6 +45,7 @@ class MainWindow : public QMainWindow {
   void onSessionRefused(const QString &peer, const QString &reason);
   void chooseCapture();
   void recordCurrent();
+  void saveLastCurrent();
   void closeTab(int index);
   LiveSession *currentLive() const;
   void updateActions();
@@ -53,6 +56,8 @@ class MainWindow : public QMainWindow {
   QLabel *listenLabel_;
   tmnet::ProbeListener *listener_ = nullptr;
   QAction *recordAction_;
+  QAction *saveLastAction_;
+  FlightOptions flight_;
 };
 
 #endif

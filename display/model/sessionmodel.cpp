@@ -10,6 +10,8 @@ namespace tmon {
 
 namespace {
 constexpr int kCoalesceMs = 50;  // at most ~20 changed() per second
+// Applying what waited: this much at a time, then back to the event loop.
+constexpr qint64 kSliceNs = 8'000'000;
 uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
 // A CPU's /proc/stat counters at t, from its samples at or before t (a) and
@@ -63,13 +65,15 @@ void SessionModel::endBackgroundRead() {
 
 void SessionModel::drainDeferred() {
   if (readers_ > 0) return;
-  constexpr qint64 kSliceNs = 8'000'000;  // then back to the event loop
   QElapsedTimer slice;
   slice.start();
   draining_ = true;
   while (deferredHead_ < deferred_.size() && slice.nsecsElapsed() < kSliceNs) {
     Deferred d = std::move(deferred_[deferredHead_++]);
-    if (!d.error.isEmpty()) setError(d.error);
+    if (d.frame)
+      applyNow(*d.frame);
+    else if (!d.error.isEmpty())
+      setError(d.error);
     else if (d.end) markEnded();
     else applyPayload(reinterpret_cast<const uint8_t *>(d.payload.constData()), size_t(d.payload.size()));
   }
@@ -93,7 +97,7 @@ void SessionModel::apply(Threadmon__Frame &frame) {
   if (deferring()) {
     QByteArray payload(qsizetype(threadmon__frame__get_packed_size(&frame)), '\0');
     threadmon__frame__pack(&frame, reinterpret_cast<uint8_t *>(payload.data()));
-    deferred_.push_back({std::move(payload), QString(), false});
+    deferred_.push_back({OwnedFrame(), std::move(payload), QString(), false});
     return;
   }
   applyNow(frame);
@@ -112,9 +116,24 @@ void SessionModel::applyNow(Threadmon__Frame &frame) {
   touch();
 }
 
+void SessionModel::applyFrames(FrameBatch &frames) {
+  size_t i = 0;
+  if (!deferring()) {
+    QElapsedTimer slice;
+    slice.start();
+    for (; i < frames.size() && slice.nsecsElapsed() < kSliceNs; ++i) applyNow(*frames[i]);
+  }
+  if (i == frames.size()) return;
+  for (; i < frames.size(); ++i)
+    deferred_.push_back({std::move(frames[i]), QByteArray(), QString(), false});
+  if (readers_ == 0) drain_.start();
+}
+
 bool SessionModel::applyPayload(const uint8_t *data, size_t len) {
   if (deferring()) {
-    deferred_.push_back({QByteArray(reinterpret_cast<const char *>(data), qsizetype(len)), QString(), false});
+    deferred_.push_back({OwnedFrame(),
+                         QByteArray(reinterpret_cast<const char *>(data), qsizetype(len)),
+                         QString(), false});
     return !hasError();
   }
   Threadmon__Frame *f = threadmon__frame__unpack(nullptr, len, data);
@@ -129,7 +148,7 @@ bool SessionModel::applyPayload(const uint8_t *data, size_t len) {
 
 void SessionModel::markEnded() {
   if (deferring()) {
-    deferred_.push_back({QByteArray(), QString(), true});
+    deferred_.push_back({OwnedFrame(), QByteArray(), QString(), true});
     return;
   }
   generation_++;
@@ -145,7 +164,8 @@ void SessionModel::knownFrom(int64_t t) {
 
 void SessionModel::setError(const QString &message) {
   if (deferring()) {
-    deferred_.push_back({QByteArray(), message.isEmpty() ? QStringLiteral("error") : message, false});
+    deferred_.push_back(
+        {OwnedFrame(), QByteArray(), message.isEmpty() ? QStringLiteral("error") : message, false});
     return;
   }
   if (hasError()) return;

@@ -9,13 +9,13 @@
 
 #include <QObject>
 #include <QTimer>
-
 #include <memory>
 #include <mutex>
 #include <unordered_map>
 
 #include "findings.h"
 #include "modeltypes.h"
+#include "ownedframe.h"
 #include "threadmon.pb-c.h"
 
 namespace tmon {
@@ -36,6 +36,10 @@ class SessionModel : public QObject {
   void apply(Threadmon__Frame &frame);
   // Unpacks one serialized Frame; false (and the error state) when malformed.
   bool applyPayload(const uint8_t *data, size_t len);
+  // Frames unpacked elsewhere (a live connection's decoder thread), taken
+  // over and applied in order: at most kSliceNs of them at once, the rest
+  // on the next event-loop turns, so that a large batch never blocks.
+  void applyFrames(FrameBatch &frames);
   // The input is over (capture read, connection closed) without a Goodbye:
   // open states are closed at the newest time seen.
   void markEnded();
@@ -190,8 +194,10 @@ class SessionModel : public QObject {
 
  private:
   void touch();
-  // What arrives while readers run (an empty payload: markEnded; error set: setError).
+  // What arrives while readers run, or waits for the next slice (a frame,
+  // a payload, else error set: setError, else markEnded).
   struct Deferred {
+    OwnedFrame frame;
     QByteArray payload;
     QString error;
     bool end = false;

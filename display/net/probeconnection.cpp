@@ -1,9 +1,11 @@
 #include "probeconnection.h"
 
-#include <QTcpSocket>
-#include <QtGlobal>
 #include <sys/socket.h>
 
+#include <QTcpSocket>
+#include <QtGlobal>
+
+#include "decodethread.h"
 #include "replyframes.h"
 #include "tokencheck.h"
 
@@ -45,7 +47,50 @@ ProbeConnection::ProbeConnection(QTcpSocket *socket, const QByteArray &requiredT
   helloDeadline_.start(helloDeadlineMs);
 }
 
-ProbeConnection::~ProbeConnection() { tm_decoder_free(&decoder_); }
+ProbeConnection::~ProbeConnection() {
+  decodeThread_.reset();  // before what its queued deliveries would touch
+  tm_decoder_free(&decoder_);
+}
+
+void ProbeConnection::setFrameSink(std::function<void(tmon::FrameBatch &)> sink) {
+  sink_ = std::move(sink);
+}
+
+void ProbeConnection::setFrameTap(
+    std::function<void(const uint8_t *, uint32_t, const Threadmon__Frame &)> tap) {
+  tap_ = std::move(tap);
+}
+
+// The decoder thread takes the stream from its first byte (the header and
+// the Hello again, so that its offsets are the stream's); the Hello passed
+// here already and is counted once.
+void ProbeConnection::startDecodeThread() {
+  decodeThread_ = std::make_unique<DecodeThread>(
+      [this](DecodeThread::Output &out) {
+        if (state_ != State::Streaming) return;
+        for (const tmon::OwnedFrame &f : out.frames) {
+          if (f->body_case == THREADMON__FRAME__BODY_TICK && f->tick->probe)
+            probeFramesDropped_ = f->tick->probe->frames_dropped;
+          else if (f->body_case == THREADMON__FRAME__BODY_GOODBYE)
+            probeFramesDropped_ = f->goodbye->frames_dropped;
+          if (helloCounted_)
+            helloCounted_ = false;
+          else
+            countFrame();
+        }
+        if (!out.frames.empty()) sink_(out.frames);
+        if (!out.error.isEmpty()) {
+          fail(out.error);
+        } else if (out.ended) {
+          state_ = State::Ended;
+          closeSocket(false);
+        }
+      },
+      tap_);
+  helloCounted_ = true;
+  decodeThread_->feed(acceptedBytes_);
+  acceptedBytes_ = QByteArray();
+}
 
 QString ProbeConnection::stateText() const {
   switch (state_) {
@@ -130,6 +175,11 @@ void ProbeConnection::closeSocket(bool linger) {
 
 void ProbeConnection::finish() {
   if (state_ == State::Failed || state_ == State::Ended) return;
+  if (decodeThread_) {
+    helloDeadline_.stop();
+    decodeThread_->finish();  // it says whether the stream was cut
+    return;
+  }
   const size_t pending = tm_decoder_pending(&decoder_);
   if (pending > 0) {
     fail(tr("stream cut inside a frame at byte %1 (%2 bytes of it arrived)")
@@ -180,7 +230,7 @@ void ProbeConnection::acceptHello() {
   tm_decoder_set_max_frame(&decoder_, 0);
   spool_ = std::make_unique<StreamSpool>();
   spool_->append(handshakeBytes_);
-  handshakeBytes_ = QByteArray();
+  acceptedBytes_ = std::exchange(handshakeBytes_, QByteArray());
   if (socket_) {
     socket_->setReadBufferSize(0);
     socket_->write(welcomeFrame());
@@ -211,6 +261,12 @@ bool ProbeConnection::checkFrame(const uint8_t *payload, uint32_t len) {
   return true;
 }
 
+void ProbeConnection::countFrame() {
+  ++frames_;
+  recentFrameMs_.push_back(clock_.elapsed());
+  if (recentFrameMs_.size() > 4096) recentFrameMs_.pop_front();
+}
+
 void ProbeConnection::consume(const QByteArray &bytes) {
   if (bytes.isEmpty() || state_ == State::Failed || state_ == State::Ended) return;
   bytes_ += static_cast<quint64>(bytes.size());
@@ -218,6 +274,10 @@ void ProbeConnection::consume(const QByteArray &bytes) {
     spool_->append(bytes);
   else
     handshakeBytes_ += bytes;
+  if (decodeThread_) {
+    decodeThread_->feed(bytes);
+    return;
+  }
   if (tm_decoder_feed(&decoder_, bytes.constData(), static_cast<size_t>(bytes.size())) != 0) {
     fail(QString::fromUtf8(tm_decoder_error(&decoder_)));
     return;
@@ -231,11 +291,16 @@ void ProbeConnection::consume(const QByteArray &bytes) {
       fail(QString::fromUtf8(tm_decoder_error(&decoder_)));
       return;
     }
-    const bool ok = state_ == State::Handshake ? checkHello(payload, len) : checkFrame(payload, len);
+    const bool hello = state_ == State::Handshake;
+    const bool ok = hello ? checkHello(payload, len) : checkFrame(payload, len);
     if (!ok) return;
-    ++frames_;
-    recentFrameMs_.push_back(clock_.elapsed());
-    if (recentFrameMs_.size() > 4096) recentFrameMs_.pop_front();
+    countFrame();
+    if (hello && sink_) {
+      // accepted() gave us a sink: the rest is the decoder thread's.
+      startDecodeThread();
+      return;
+    }
+    if (hello) acceptedBytes_ = QByteArray();
     emit frameArrived(QByteArray(reinterpret_cast<const char *>(payload), static_cast<qsizetype>(len)));
     if (state_ != State::Streaming) return;  // a slot may have closed us
   }

@@ -1,6 +1,8 @@
 // One probe's TCP stream: checks the framing, the Hello (protocol version,
 // token) and every frame, then hands whole payloads on. It knows nothing of
-// the session model; the app wires frameArrived() to it.
+// the session model; the app wires frameArrived() to it, or (live sessions)
+// gives it a frame sink: from then on the frames are checked and unpacked
+// on a thread of their own (DecodeThread) and reach the sink in batches.
 //
 // Until its Hello passes, a connection is a stranger's and costs little: a
 // Hello of at most TM_MAX_HELLO_BYTES held in memory (nothing spooled to
@@ -14,8 +16,10 @@
 #include <QString>
 #include <QTimer>
 #include <deque>
+#include <functional>
 #include <memory>
 
+#include "ownedframe.h"
 #include "streamspool.h"
 #include "threadmon.pb-c.h"
 #include "tmwire.h"
@@ -23,6 +27,8 @@
 class QTcpSocket;
 
 namespace tmnet {
+
+class DecodeThread;
 
 class ProbeConnection : public QObject {
   Q_OBJECT
@@ -57,6 +63,15 @@ class ProbeConnection : public QObject {
   // Frames seen in the last second.
   double framesPerSecond();
 
+  // Frames from now on go to `sink` in batches, unpacked on a decoder
+  // thread, instead of frameArrived(); a failure or the end is reported
+  // (closed()) after the frames before it reached the sink. Call it once,
+  // when accepted() is emitted.
+  void setFrameSink(std::function<void(tmon::FrameBatch &)> sink);
+  // With a sink: sees each checked frame (payload and unpacked) on the
+  // decoder thread, the Hello included (a flight recorder's ring).
+  void setFrameTap(std::function<void(const uint8_t *, uint32_t, const Threadmon__Frame &)> tap);
+
   // Feeds bytes as if they came from the socket; the socket path and tests
   // share it.
   void consume(const QByteArray &bytes);
@@ -81,15 +96,22 @@ class ProbeConnection : public QObject {
   void acceptHello();
   bool checkFrame(const uint8_t *payload, uint32_t len);
   bool checkHello(const uint8_t *payload, uint32_t len);
+  void countFrame();
+  void startDecodeThread();
 
   QTcpSocket *socket_ = nullptr;
   QByteArray requiredToken_;
   tm_decoder decoder_;
   QByteArray handshakeBytes_;  // what arrived before the Hello passed
   std::unique_ptr<StreamSpool> spool_;
+  std::function<void(tmon::FrameBatch &)> sink_;
+  std::function<void(const uint8_t *, uint32_t, const Threadmon__Frame &)> tap_;
+  std::unique_ptr<DecodeThread> decodeThread_;
   QTimer helloDeadline_;
   State state_ = State::Handshake;
   bool wasAccepted_ = false;
+  bool helloCounted_ = false;  // the decoder thread's first frame, counted here already
+  QByteArray acceptedBytes_;   // the stream up to the Hello's acceptance, for that thread
   QString peer_;
   QString error_;
   Threadmon__RefusalReason refusalReason_ = THREADMON__REFUSAL_REASON__REFUSED_UNSPECIFIED;

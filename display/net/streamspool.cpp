@@ -15,7 +15,17 @@ void StreamSpool::append(const QByteArray &bytes) {
   if (record_) record_->write(bytes);
 }
 
+void StreamSpool::discard() {
+  discarded_ = true;
+  tempOk_ = false;
+  temp_.remove();
+}
+
 QString StreamSpool::startRecording(const QString &path) {
+  if (discarded_)
+    return QStringLiteral(
+        "this session keeps only its last window (--last): save it with "
+        "File > Save last");
   if (!tempOk_) return QStringLiteral("no spool file: cannot record this session");
   auto out = std::make_unique<QFile>(path);
   if (!out->open(QIODevice::WriteOnly | QIODevice::Truncate))

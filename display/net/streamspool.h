@@ -21,12 +21,16 @@ class StreamSpool {
   // Returns "" or one line saying what failed.
   QString startRecording(const QString &path);
   void stopRecording();
+  // Keeps nothing from now on, and removes what was kept (a session whose
+  // flight recorder keeps its last window instead).
+  void discard();
   bool recording() const { return record_ != nullptr; }
   QString recordingPath() const { return record_ ? record_->fileName() : QString(); }
 
  private:
   QTemporaryFile temp_;
   bool tempOk_ = false;
+  bool discarded_ = false;
   qint64 size_ = 0;
   std::unique_ptr<QFile> record_;
 };

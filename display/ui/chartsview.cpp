@@ -118,8 +118,13 @@ void ChartsView::setPoints(Chart &c, const QList<QPointF> &points, double t0, do
   c.series->replace(points);
   double top = yMin;
   for (const QPointF &p : points) top = std::max(top, p.y());
-  c.x->setRange(t0, std::max(t1, t0 + 0.001));
-  setTimeTicks(c.x, std::max(t1 - t0, 0.001));
+  // The larger of the old and new label steps while the range changes: a
+  // live window that grew from 10 ms to 10 s laid out 5,000 labels of the
+  // old step first (a GUI block of 0.9 s).
+  const double span = std::max(t1 - t0, 0.001);
+  c.x->setTickInterval(std::max(c.x->tickInterval(), span));
+  c.x->setRange(t0, t0 + span);
+  setTimeTicks(c.x, span);
   if (yMin >= 100.0 && top <= 100.0) {
     c.y->setRange(0, 100);  // a utilisation: keep the full scale
     c.y->setTickCount(5);

@@ -43,6 +43,11 @@ QPixmap severityMark(tmon::Severity s, int size) {
   return pm;
 }
 
+// Items of one evidence list or map shown: the rest are counted (a finding
+// about 1,000 threads lists each one's wait in the report's JSON; here that
+// was a paragraph laid out again at every live refresh).
+constexpr qsizetype kMaxListed = 12;
+
 QString jsonValue(const QJsonValue &v) {
   if (v.isDouble()) {
     const double d = v.toDouble();
@@ -52,7 +57,9 @@ QString jsonValue(const QJsonValue &v) {
   if (v.isBool()) return v.toBool() ? QStringLiteral("yes") : QStringLiteral("no");
   if (v.isArray()) {
     QStringList parts;
-    for (const QJsonValue &e : v.toArray()) parts << jsonValue(e);
+    const QJsonArray a = v.toArray();
+    for (qsizetype i = 0; i < std::min(a.size(), kMaxListed); ++i) parts << jsonValue(a[i]);
+    if (a.size() > kMaxListed) parts << FindingsView::tr("… %1 more").arg(a.size() - kMaxListed);
     return QLatin1Char('[') + parts.join(QStringLiteral(", ")) + QLatin1Char(']');
   }
   if (v.isObject()) return QLatin1Char('{') + FindingsView::evidenceLine(v.toObject()) + QLatin1Char('}');
@@ -92,8 +99,9 @@ void FindingsView::activate(int row) {
 
 QString FindingsView::evidenceLine(const QJsonObject &evidence) {
   QStringList parts;
-  for (auto it = evidence.begin(); it != evidence.end(); ++it)
+  for (auto it = evidence.begin(); it != evidence.end() && parts.size() < kMaxListed; ++it)
     parts << QStringLiteral("%1 %2").arg(it.key(), jsonValue(it.value()));
+  if (evidence.size() > kMaxListed) parts << tr("… %1 more").arg(evidence.size() - kMaxListed);
   return parts.join(QStringLiteral(", "));
 }
 
@@ -113,11 +121,7 @@ QWidget *FindingsView::makeRow(int index, const tmon::Finding &f) {
   message->setWordWrap(true);
   message->setTextInteractionFlags(Qt::TextSelectableByMouse);
   grid->addWidget(message, 0, 1);
-  auto *evidence = new QLabel(QStringLiteral("%1 · %2 · %3")
-                                  .arg(tr(severityText(f.severity)),
-                                       QString::fromLatin1(tmon::findingKindKey(f.kind)),
-                                       evidenceLine(f.evidence)),
-                              row);
+  auto *evidence = new QLabel(evidenceText(f), row);
   evidence->setWordWrap(true);
   evidence->setTextInteractionFlags(Qt::TextSelectableByMouse);
   evidence->setForegroundRole(QPalette::PlaceholderText);
@@ -130,7 +134,14 @@ QWidget *FindingsView::makeRow(int index, const tmon::Finding &f) {
   connect(show, &QPushButton::clicked, this, [this, index] { activate(index); });
   grid->addWidget(show, 0, 2, Qt::AlignTop);
   grid->setColumnStretch(1, 1);
+  rowLabels_.push_back({message, evidence});
   return row;
+}
+
+QString FindingsView::evidenceText(const tmon::Finding &f) const {
+  return QStringLiteral("%1 · %2 · %3")
+      .arg(tr(severityText(f.severity)), QString::fromLatin1(tmon::findingKindKey(f.kind)),
+           evidenceLine(f.evidence));
 }
 
 void FindingsView::rebuild() {
@@ -144,9 +155,11 @@ void FindingsView::rebuild() {
 }
 
 void FindingsView::showFindings(std::vector<tmon::Finding> found, const QString &described) {
-  QStringList keys;
-  for (const tmon::Finding &f : found)
+  QStringList keys, kinds;
+  for (const tmon::Finding &f : found) {
     keys << QString::fromLatin1(tmon::findingKindKey(f.kind)) + f.message;
+    kinds << QString::fromLatin1(tmon::findingKindKey(f.kind)) + QString::number(int(f.severity));
+  }
   findings_ = std::move(found);  // spans and evidence may move even when rows do not
   title_->setText(tr("Findings, %1: %n problem(s)", nullptr, int(findings_.size()))
                       .arg(described));
@@ -154,6 +167,15 @@ void FindingsView::showFindings(std::vector<tmon::Finding> found, const QString 
   scroll_->setVisible(!findings_.empty());
   if (keys == shown_) return;
   shown_ = keys;
+  if (kinds == shownKinds_ && rowLabels_.size() == findings_.size()) {
+    for (size_t i = 0; i < findings_.size(); ++i) {
+      rowLabels_[i].message->setText(findings_[i].message);
+      rowLabels_[i].evidence->setText(evidenceText(findings_[i]));
+    }
+    return;
+  }
+  shownKinds_ = kinds;
+  rowLabels_.clear();
   while (QLayoutItem *item = rows_->takeAt(0)) {
     delete item->widget();
     delete item;

@@ -39,6 +39,14 @@ class FindingsView : public ModelView {
   void showFindings(std::vector<tmon::Finding> found, const QString &described);
   std::vector<tmon::Finding> findings_;
   QStringList shown_;  // kind + message of each row, to skip identical rebuilds
+  // Each row's kind and severity: while they stay, live updates only set
+  // the rows' texts (making the rows anew laid out every label again).
+  QStringList shownKinds_;
+  struct RowLabels {
+    QLabel *message, *evidence;
+  };
+  std::vector<RowLabels> rowLabels_;
+  QString evidenceText(const tmon::Finding &f) const;
   QLabel *title_;
   QLabel *empty_;
   QScrollArea *scroll_;

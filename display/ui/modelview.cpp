@@ -3,6 +3,7 @@
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QTimer>
+#include <ctime>
 
 #include "sessionmodel.h"
 #include "viewwindow.h"
@@ -10,17 +11,52 @@
 namespace tmui {
 
 ModelView::ModelView(tmon::SessionModel *model, ViewWindow *window, QWidget *parent)
-    : QWidget(parent), model_(model), window_(window) {
-  connect(model_, &tmon::SessionModel::changed, this, &ModelView::refreshIfVisible);
+    : QWidget(parent), model_(model), window_(window), throttle_(new QTimer(this)) {
+  throttle_->setSingleShot(true);
+  connect(throttle_, &QTimer::timeout, this, &ModelView::refreshIfVisible);
+  connect(model_, &tmon::SessionModel::changed, this, &ModelView::onModelChanged);
   connect(window_, &ViewWindow::changed, this, &ModelView::refreshIfVisible);
+}
+
+qint64 ModelView::threadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void ModelView::onModelChanged() {
+  if (!showing() || worker_) {
+    dirty_ = true;  // caught up when shown, or once the worker's result is
+    return;
+  }
+  const qint64 wait =
+      kCostFactor * lastCostNs_ - (sinceRefresh_.isValid() ? sinceRefresh_.nsecsElapsed() : 0);
+  if (wait <= 0) {
+    refreshNow();
+  } else {
+    dirty_ = true;
+    if (!throttle_->isActive()) throttle_->start(int(wait / 1000000) + 1);
+  }
 }
 
 void ModelView::refreshNow() {
   dirty_ = false;
+  throttle_->stop();
+  sinceRefresh_.start();
   QElapsedTimer t;
   t.start();
+  const qint64 cpu0 = threadCpuNs();
+  const uint64_t frames = framesNow();
   rebuild();
   lastRebuildMs_ = double(t.nsecsElapsed()) / 1e6;
+  if (worker_) return;  // presented when its worker is done
+  lastCostNs_ = threadCpuNs() - cpu0;
+  shownFrames_ = frames;
+  emit presented();
+}
+
+uint64_t ModelView::framesNow() const {
+  return model_->framesApplied();
 }
 
 ModelView::~ModelView() { finishBackgroundWork(); }

@@ -6,11 +6,18 @@
 // of thousands of threads once froze the window that way). A docked view
 // behind another tab stays "visible" to Qt: the page says when its tab is
 // raised (setTabRaised), and a view behind a tab waits like a hidden one.
+//
+// New data (the model's changed(), up to 20 a second live) refreshes a view
+// at most once per kCostFactor times what its last rebuild cost in CPU
+// (compute and present), so that no view takes more than about a tenth of
+// a core however large the session; a change of the window (a user's seek
+// or range) refreshes at once.
 #ifndef THREADMON_UI_MODELVIEW_H
 #define THREADMON_UI_MODELVIEW_H
 
 #include <QElapsedTimer>
 #include <QThread>
+#include <QTimer>
 #include <QWidget>
 #include <functional>
 #include <memory>
@@ -32,8 +39,12 @@ class ModelView : public QWidget {
   void refreshNow();
   // Things shown (threads, LWPs, CPUs, objects, series), pooled or not.
   virtual int rowCount() const = 0;
+  static constexpr int kCostFactor = 10;
   // How long the last rebuild took (tests, benchmarks); 0 before the first.
   double lastRebuildMs() const { return lastRebuildMs_; }
+  // The model's framesApplied() when the rebuild now on screen began: what
+  // the view shows is at most that new (the live lag, benchmarks).
+  uint64_t shownFrames() const { return shownFrames_; }
   // Its dock's tab is raised (QDockWidget::visibilityChanged); ignored when
   // the view is not in a dock.
   void setTabRaised(bool raised);
@@ -45,6 +56,10 @@ class ModelView : public QWidget {
   void finishBackgroundWork();
   // Sessions this large rebuild their slow views off the GUI thread.
   bool large() const;
+
+ signals:
+  // A rebuild's result is on screen (after present(), or rebuild() itself).
+  void presented();
 
  protected:
   virtual void rebuild() = 0;
@@ -67,6 +82,7 @@ class ModelView : public QWidget {
 
  private:
   void refreshIfVisible();
+  void onModelChanged();
   void scheduleCatchUp();
   tmon::SessionModel *model_;
   ViewWindow *window_;
@@ -74,11 +90,17 @@ class ModelView : public QWidget {
   bool catchUpPending_ = false;
   bool tabRaised_ = true;
   QThread *worker_ = nullptr;
-  bool again_ = false;       // a rebuild was asked for while the worker ran
+  bool again_ = false;  // the window changed while the worker ran
   uint64_t workerSerial_ = 0;
   void workerDone(uint64_t serial);
   void holdModel();  // model_->beginBackgroundRead(), out of line (SessionModel is incomplete here)
+  uint64_t framesNow() const;   // model_->framesApplied(), out of line too
+  static qint64 threadCpuNs();  // CLOCK_THREAD_CPUTIME_ID
   double lastRebuildMs_ = 0;
+  uint64_t shownFrames_ = 0;
+  QElapsedTimer sinceRefresh_;  // since the last rebuild began
+  qint64 lastCostNs_ = 0;       // its CPU time: the worker's and the GUI thread's
+  QTimer *throttle_;
 };
 
 template <typename T>
@@ -91,18 +113,29 @@ void ModelView::rebuildInBackground(std::function<T()> compute,
   holdModel();
   auto result = std::make_shared<T>();
   const uint64_t serial = ++workerSerial_;
-  worker_ = QThread::create([compute, result] { *result = compute(); });
-  connect(worker_, &QThread::finished, this, [this, serial, present, result] {
+  const uint64_t frames = framesNow();
+  auto workerCpu = std::make_shared<qint64>(0);
+  worker_ = QThread::create([compute, result, workerCpu] {
+    *result = compute();
+    *workerCpu = threadCpuNs();
+  });
+  connect(worker_, &QThread::finished, this, [this, serial, present, result, frames, workerCpu] {
     if (serial != workerSerial_ || !worker_) return;  // dropped by finishBackgroundWork
     workerDone(serial);
     QElapsedTimer shown;
     shown.start();
+    const qint64 cpu0 = threadCpuNs();
     present(std::move(*result));
     lastRebuildMs_ = double(shown.nsecsElapsed()) / 1e6;  // the part on the GUI thread
-    if (again_) {
+    lastCostNs_ = *workerCpu + threadCpuNs() - cpu0;
+    shownFrames_ = frames;
+    emit presented();
+    if (again_) {  // the window changed meanwhile: at once
       again_ = false;
       dirty_ = true;
       refreshIfVisible();
+    } else if (dirty_) {  // new data meanwhile: as the cost allows
+      onModelChanged();
     }
   });
   worker_->start();

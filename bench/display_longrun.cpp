@@ -1,0 +1,74 @@
+#include "display_longrun.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QFile>
+#include <cstdio>
+#include <memory>
+#include <sys/resource.h>
+
+#include "busy_stream.h"
+#include "framedecoder.h"
+#include "guiblock.h"
+#include "sessionmodel.h"
+#include "sessionview.h"
+
+namespace longrun {
+
+namespace {
+
+double rssMiB() {
+  QFile f(QStringLiteral("/proc/self/statm"));
+  if (!f.open(QIODevice::ReadOnly)) return 0;
+  const QList<QByteArray> v = f.readAll().split(' ');
+  return v.size() > 1 ? v[1].toDouble() * 4096 / 1048576 : 0;
+}
+
+double cpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+}  // namespace
+
+int run(int threads, double minutes) {
+  auto *model = new tmon::SessionModel;
+  std::unique_ptr<tmui::SessionView> page(
+      new tmui::SessionView(model, tmui::SessionView::Source::Live));
+  scale::showPage(page.get());
+  tmon::FrameDecoder decoder(model);
+  busy::Stream stream(threads);
+  const QByteArray start = stream.start();
+  decoder.feed(start.constData(), size_t(start.size()));
+  std::printf("long run: %d busy threads, %.0f min of 10 ms ticks, fed as fast as applied\n",
+              threads, minutes);
+  std::printf("%8s %8s %8s %9s %9s %10s\n", "stream s", "wall s", "CPU s", "RSS MiB",
+              "model MiB", "stream MB");
+  QElapsedTimer wall;
+  wall.start();
+  double bytes = double(start.size());
+  double nextReport = 0;
+  while (stream.seconds() < minutes * 60) {
+    for (int k = 0; k < 100; ++k) {  // a second of stream, then the views' turn
+      const QByteArray tick = stream.nextTick();
+      bytes += double(tick.size());
+      if (!decoder.feed(tick.constData(), size_t(tick.size()))) {
+        std::fprintf(stderr, "stream: %s\n", qPrintable(decoder.error()));
+        return 1;
+      }
+    }
+    QApplication::processEvents();
+    if (stream.seconds() >= nextReport) {
+      std::printf("%8.0f %8.1f %8.1f %9.0f %9.1f %10.0f\n", stream.seconds(),
+                  double(wall.elapsed()) / 1e3, cpuSeconds(), rssMiB(),
+                  double(model->memoryBytes()) / 1048576, bytes / 1e6);
+      std::fflush(stdout);
+      nextReport += 60;
+    }
+  }
+  return 0;
+}
+
+}  // namespace longrun
