@@ -13,14 +13,20 @@ the capture must list every thread and the deadlock.
 Throughput: `pigz -p 2 -c FILE` (64 MiB of text) and the mutex_loop
 workload (4 threads, one lock: a context switch per contended acquisition),
 bare and attached from their first millisecond to their end, interleaved
-round by round; the target's own wall and CPU time (wait4).
+round by round; the target's own wall and CPU time (wait4). And a server
+that keeps running: memcached (4 worker threads) under load from client
+processes doing a set and a get at a time for a few seconds, with and
+without threadmon-attach watching it for those seconds, interleaved; its
+requests served a second and its CPU time per request (/proc/PID/stat).
 
 usage: bench/attach_sampler.py BUILD [--runs N]
 """
 import argparse
 import json
+import multiprocessing
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -74,6 +80,85 @@ def run_target(argv, attach, capture):
     if watcher:
         watcher.wait()
     return wall, ru.ru_utime + ru.ru_stime
+
+
+def memcached_client(port, seconds, k, out):
+    """One connection: set then get the client's own keys until the time is up."""
+    conn = socket.create_connection(("127.0.0.1", port))
+    f = conn.makefile("rwb")
+    n, end = 0, time.monotonic() + seconds
+    while time.monotonic() < end:
+        key = f"k{k}-{n % 512}".encode()
+        f.write(b"set " + key + b" 0 0 8\r\nabcdefgh\r\nget " + key + b"\r\n")
+        f.flush()
+        f.readline()                     # STORED
+        while f.readline() != b"END\r\n":  # VALUE ..., the data, END
+            pass
+        n += 2
+    out.put(n)
+    conn.close()
+
+
+def cpu_s(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def memcached_round(pid, port, attach, capture, seconds, clients):
+    """Requests a second and memcached's CPU µs per request over one round."""
+    out = multiprocessing.Queue()
+    procs = [multiprocessing.Process(target=memcached_client, args=(port, seconds, k, out))
+             for k in range(clients)]
+    watcher = None
+    if attach:
+        watcher = subprocess.Popen([attach, "-p", str(pid), "-o", capture, "--duration",
+                                    str(seconds)], stderr=subprocess.DEVNULL)
+    c0, t0 = cpu_s(pid), time.monotonic()
+    for p in procs:
+        p.start()
+    served = sum(out.get() for _ in procs)
+    for p in procs:
+        p.join()
+    wall, cpu = time.monotonic() - t0, cpu_s(pid) - c0
+    if watcher:
+        watcher.wait()
+    return served / wall, cpu * 1e6 / served
+
+
+def memcached_table(attach, capture, runs, seconds=3.0, clients=4):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    user = ["-u", "nobody"] if os.geteuid() == 0 else []
+    server = subprocess.Popen(["memcached", "-t", "4", "-p", str(port), "-U", "0", "-l",
+                               "127.0.0.1"] + user)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port)).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    memcached_round(server.pid, port, None, capture, 1.0, clients)  # warm-up
+    bare, watched = [], []
+    for r in range(runs):
+        order = (False, True) if r % 2 == 0 else (True, False)
+        for on in order:
+            (watched if on else bare).append(memcached_round(
+                server.pid, port, attach if on else None, capture, seconds, clients))
+    server.terminate()
+    server.wait()
+    print(f"\nmemcached -t 4 under {clients} client processes, {seconds:.0f} s rounds, "
+          f"{runs} interleaved; load average after: {os.getloadavg()[0]:.1f}")
+    print("\n| memcached | requests/s, median (rounds) | CPU µs per request, median |")
+    print("|---|---|---|")
+    for name, rows in (("bare", bare), ("attached", watched)):
+        rates = [r for r, _ in rows]
+        print(f"| {name} | {statistics.median(rates):,.0f} "
+              f"({' '.join(f'{x:,.0f}' for x in rates)}) "
+              f"| {statistics.median(c for _, c in rows):.2f} |")
+    ratio = statistics.median(r for r, _ in watched) / statistics.median(r for r, _ in bare)
+    print(f"\nattached / bare requests a second: {ratio:.3f}")
 
 
 def main():
@@ -136,6 +221,10 @@ def main():
         aw, ac = statistics.median(w for w, _ in watched), statistics.median(c for _, c in watched)
         print(f"| `{name}` | {bw:.2f} | {aw:.2f} | {aw / bw:.3f} | {bc:.2f} | {ac:.2f} "
               f"| {ac / bc:.3f} |")
+    if shutil.which("memcached"):
+        memcached_table(attach, capture, a.runs)
+    else:
+        print("\nmemcached: not installed, not measured")
     print(f"\nload average after: {os.getloadavg()[0]:.1f}")
     shutil.rmtree(scratch, ignore_errors=True)
 
