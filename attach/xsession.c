@@ -115,7 +115,9 @@ static void open_sources(tm_session *s, pid_t pid, const tm_access *a) {
   }
   s->src_proc_task = a->visible;
   s->src_futex = a->ptrace;
-  if (a->perf) open_perf(s);
+  /* THREADMON_PERF=0 asks for /proc only, as it does of the probe. */
+  if (a->perf && s->cfg.perf) open_perf(s);
+  else if (a->perf) add_notice(s, "switch records not used: THREADMON_PERF=0 (/proc only)");
   s->src_proc_stat = tm_cpustat_open(&s->cpus);
   if (!s->src_proc_stat) add_notice(s, "per-CPU times unavailable: cannot read /proc/stat");
   char mode[TM_ACCESS_LINE + 96];

@@ -40,11 +40,12 @@ def start(name, args, threads):
     raise tmtest.Failed(f"{name} never had {threads} threads")
 
 
-def attach(proc, *extra, timeout=60):
+def attach(proc, *extra, timeout=60, env=None):
     """threadmon record -p proc (until it exits, unless --duration is in
     extra); returns (launcher result, report)."""
     capture = os.path.join(tmtest.Temp.dir(), f"attach-{proc.pid}.tmcap")
-    run = tmtest.launcher("record", "-o", capture, "-p", str(proc.pid), *extra, timeout=timeout)
+    run = tmtest.launcher("record", "-o", capture, "-p", str(proc.pid), *extra, timeout=timeout,
+                          env=env)
     check(run.returncode == 0, f"record -p exited {run.returncode}: {run.stderr.strip()}")
     return run, tmtest.report_json(capture)
 
@@ -199,6 +200,22 @@ def test_later_threads_followed():
     later = [t["tid"] for t in truth["threads"]][-30:]
     missing = [tid for tid in later if tid not in seen]
     check(not missing, f"{len(missing)} of the last 30 threads missing: {missing}")
+
+
+def test_proc_only_when_asked():
+    """THREADMON_PERF=0 asks the attacher, as it asks the probe, for /proc
+    only: no switch records opened on the target, and a notice says so."""
+    require_attach()
+    proc = start("spin_sleep", ["--threads", "2", "--spin-ms", "30", "--sleep-ms", "50",
+                                "--repeats", "20"], 3)
+    _, rep = attach(proc, env=dict(os.environ, THREADMON_PERF="0"))
+    truth = truth_of(proc)
+    sources = " ".join(rep["process"].get("sources", [])).lower()
+    check("perf_switch" not in sources, f"sources {sources}: switch records were opened")
+    check(any("THREADMON_PERF=0" in n for n in rep["process"].get("notices", [])),
+          f"no notice of /proc only: {rep['process'].get('notices')}")
+    seen = {t.get("tid") for t in rep.get("threads", [])}
+    check(all(t["tid"] in seen for t in truth["threads"]), "a thread missing from the capture")
 
 
 def test_two_pids_and_sigterm():
