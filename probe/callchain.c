@@ -15,22 +15,21 @@ static uintptr_t got_target(const tm_code_view *v, uintptr_t slot) {
   return v->read(v->arg, target, &code, 1, PF_X) ? target : 0;
 }
 
-/* The function a PLT stub jumps to ([endbr64] [bnd] jmp *disp(%rip));
- * anything else is the function itself. */
+/* The function a PLT entry jumps to ([endbr64] [bnd] jmp *disp(%rip));
+ * anything else is the function itself. A GOT slot not bound yet leads
+ * back into the PLT: a callee that matches no frame, as for any call the
+ * scan cannot resolve. */
 static uintptr_t through_plt(const tm_code_view *v, uintptr_t t) {
-  uint8_t stub[11];
-  if (!v->read(v->arg, t, stub, sizeof stub, PF_X)) return 0;
-  const uint8_t *p = stub;
+  uint8_t plt_entry[11];
+  if (!v->read(v->arg, t, plt_entry, sizeof plt_entry, PF_X)) return 0;
+  const uint8_t *p = plt_entry;
   if (p[0] == 0xF3 && p[1] == 0x0F && p[2] == 0x1E && p[3] == 0xFA) p += 4;
   if (p[0] == 0xF2) p++;
   if (p[0] != 0xFF || p[1] != 0x25) return t;
   int32_t disp;
   memcpy(&disp, p + 2, sizeof disp);
-  uintptr_t slot = t + (uintptr_t)(p + 6 - stub) + (uintptr_t)(intptr_t)disp;
-  uintptr_t target = got_target(v, slot);
-  /* A slot not bound yet points back into the PLT: unknown. */
-  uint8_t code;
-  return target && !v->read(v->arg, target, &code, 1, PF_X) ? 0 : target;
+  uintptr_t slot = t + (uintptr_t)(p + 6 - plt_entry) + (uintptr_t)(intptr_t)disp;
+  return got_target(v, slot);
 }
 
 /* The callee of the call ending at return address r, 0 when indirect. The
