@@ -18,6 +18,7 @@ typedef struct locate {
   uintptr_t ip;
   const uint8_t *hdr; /* .eh_frame_hdr of the module holding ip */
   span seg;           /* the PT_LOAD segment holding hdr */
+  uintptr_t text_lo, text_hi; /* the executable segment holding ip */
 } locate;
 
 static int find_module(struct dl_phdr_info *info, size_t size, void *arg) {
@@ -28,8 +29,11 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *arg) {
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *p = &info->dlpi_phdr[i];
     uintptr_t start = (uintptr_t)info->dlpi_addr + (uintptr_t)p->p_vaddr;
-    if (p->p_type == PT_LOAD && (p->p_flags & PF_X) && q->ip >= start && q->ip - start < p->p_memsz)
+    if (p->p_type == PT_LOAD && (p->p_flags & PF_X) && q->ip >= start && q->ip - start < p->p_memsz) {
       holds = true;
+      q->text_lo = start;
+      q->text_hi = start + p->p_memsz;
+    }
     if (p->p_type == PT_GNU_EH_FRAME) eh = p;
   }
   if (!holds) return 0;
@@ -282,19 +286,25 @@ static bool run(const uint8_t *p, const uint8_t *end, const cie_info *ci, const 
   return true;
 }
 
-/* This process's tables: the loaded module's own segment, no translation. */
+/* This process's tables: the loaded module's own segment, no translation.
+ * arg: a tm_cfi_walk or NULL. */
 static bool find_local(void *arg, uintptr_t ip, tm_cfi_tables *out) {
-  (void)arg;
-  locate q = {ip, NULL, {NULL, NULL}};
+  tm_cfi_walk *w = arg;
+  if (w && ip >= w->text_lo && ip < w->text_hi) {
+    *out = w->tables;
+    return true;
+  }
+  locate q = {ip, NULL, {NULL, NULL}, 0, 0};
   dl_iterate_phdr(find_module, &q);
   if (!q.hdr) return false;
   *out = (tm_cfi_tables){q.hdr, q.seg.lo, q.seg.hi, 0};
+  if (w) *w = (tm_cfi_walk){q.text_lo, q.text_hi, *out};
   return true;
 }
 
 /* The row for target (in the tables' local addresses) from the FDE covering it. */
 static bool row_for(const tm_cfi_tables *t, uint64_t target, row *r) {
-  locate q = {0, t->hdr, {t->lo, t->hi}};
+  locate q = {0, t->hdr, {t->lo, t->hi}, 0, 0};
   const uint8_t *p = q.hdr, *end = q.seg.hi;
   uint8_t version, ptr_enc, count_enc, table_enc;
   uint64_t eh_frame, count;
@@ -356,8 +366,8 @@ static bool read_word(const tm_stack_copy *st, uintptr_t a, uintptr_t *v) {
   return true;
 }
 
-bool tm_cfi_step(tm_cfi_regs *r, bool ip_is_return, const tm_stack_copy *stack) {
-  return tm_cfi_step_with(r, ip_is_return, stack, find_local, NULL);
+bool tm_cfi_step(tm_cfi_regs *r, bool ip_is_return, const tm_stack_copy *stack, tm_cfi_walk *walk) {
+  return tm_cfi_step_with(r, ip_is_return, stack, find_local, walk);
 }
 
 bool tm_cfi_step_with(tm_cfi_regs *r, bool ip_is_return, const tm_stack_copy *stack,

@@ -34,10 +34,6 @@ typedef struct tm_stack_copy {
   size_t len;
 } tm_stack_copy;
 
-/* From a frame's registers to its caller's. ip_is_return: ip is a return
- * address (its call is at ip - 1), not the exact PC of the innermost frame. */
-bool tm_cfi_step(tm_cfi_regs *r, bool ip_is_return, const tm_stack_copy *stack);
-
 /* Another process's module (attach/rcfi.c): a local copy of the segment
  * that holds its .eh_frame_hdr and .eh_frame; delta = the target's address
  * of a byte minus the copy's. */
@@ -45,6 +41,19 @@ typedef struct tm_cfi_tables {
   const uint8_t *hdr, *lo, *hi;
   intptr_t delta;
 } tm_cfi_tables;
+
+/* The last module one walk found, so that consecutive frames in one module
+ * cost one dl_iterate_phdr, not one each. Zero it before a walk; valid for
+ * that walk only (a module may be unloaded between walks). */
+typedef struct tm_cfi_walk {
+  uintptr_t text_lo, text_hi;
+  tm_cfi_tables tables;
+} tm_cfi_walk;
+
+/* From a frame's registers to its caller's. ip_is_return: ip is a return
+ * address (its call is at ip - 1), not the exact PC of the innermost frame.
+ * walk may be NULL. */
+bool tm_cfi_step(tm_cfi_regs *r, bool ip_is_return, const tm_stack_copy *stack, tm_cfi_walk *walk);
 typedef bool (*tm_cfi_find)(void *arg, uintptr_t ip, tm_cfi_tables *out);
 
 /* tm_cfi_step with the tables of ip's module found by find. */

@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <link.h>
-#include <libunwind.h>
 #include <string.h>
 
 #define UNWIND_MAX (TM_SITE_FRAMES + 8) /* room for the probe's own frames */

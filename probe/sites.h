@@ -35,8 +35,8 @@
  * call site) pair it will count for, 0 when the table is full. Before the
  * wait, not after: an unwind (microseconds; tens in a thread's first) must
  * not run while the thread holds the lock it waited for, other threads
- * spinning or queueing behind it. Unwinds under t's guard (libunwind locks
- * mutexes); the probe's own frames are left out: the first frame kept is
+ * spinning or queueing behind it. Unwinds under t's guard (unwind.h); the
+ * probe's own frames are left out: the first frame kept is
  * the first one outside libthreadmon. */
 TM_HIDDEN uint32_t tm_site_begin(tm_thread *t, tm_object *o, uint64_t now_ns);
 /* The wait ended after waited_ns: counted for pair (from tm_site_begin). */

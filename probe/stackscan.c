@@ -82,23 +82,27 @@ static int parse_sp_pc(const char *line, uintptr_t *sp, uintptr_t *pc) {
   return *sp && *pc ? 0 : -1;
 }
 
-int tm_stack_scan(uint32_t tid, const char *syscall_line, void **pcs, int max, int *exact) {
-  uintptr_t sp, pc;
-  if (max < 1 || parse_sp_pc(syscall_line, &sp, &pc) != 0 || (sp & 7)) return 0;
-
+ssize_t tm_copy_stack(uintptr_t sp, unsigned char *buf, size_t len) {
   /* One element per page: a copy stops at the first page that is not
    * mapped (the top of the stack) and keeps what came before. */
-  static unsigned char copy[COPY_BYTES];
-  struct iovec local = {copy, COPY_BYTES}, remote[COPY_BYTES / PAGE + 1];
-  int nr = 0;
-  for (uintptr_t a = sp, left = COPY_BYTES; left > 0; nr++) {
+  struct iovec local = {buf, len}, remote[COPY_BYTES / PAGE + 1];
+  unsigned long nr = 0;
+  for (uintptr_t a = sp, left = len; left > 0 && nr < sizeof remote / sizeof *remote; nr++) {
     uintptr_t chunk = PAGE - (a & (PAGE - 1));
     if (chunk > left) chunk = left;
     remote[nr] = (struct iovec){(void *)a, chunk};
     a += chunk;
     left -= chunk;
   }
-  ssize_t got = process_vm_readv(getpid(), &local, 1, remote, (unsigned long)nr, 0);
+  return process_vm_readv(getpid(), &local, 1, remote, nr, 0);
+}
+
+int tm_stack_scan(uint32_t tid, const char *syscall_line, void **pcs, int max, int *exact) {
+  uintptr_t sp, pc;
+  if (max < 1 || parse_sp_pc(syscall_line, &sp, &pc) != 0 || (sp & 7)) return 0;
+
+  static unsigned char copy[COPY_BYTES];
+  ssize_t got = tm_copy_stack(sp, copy, COPY_BYTES);
   if (got < 8) return 0;
 
   /* Unchanged since the first read: it stayed in that call meanwhile. */
@@ -115,7 +119,8 @@ int tm_stack_scan(uint32_t tid, const char *syscall_line, void **pcs, int max, i
   tm_stack_copy st = {sp, copy, (size_t)got};
   tm_cfi_regs regs = {pc, sp, 0, false};
   ssize_t from = 0;
-  for (bool ret = false; n < max && tm_cfi_step(&regs, ret, &st); ret = true) {
+  tm_cfi_walk walk = {0};
+  for (bool ret = false; n < max && tm_cfi_step(&regs, ret, &st, &walk); ret = true) {
     const segment *s = segment_of(&segs, regs.ip);
     if (!s || regs.ip - s->start < 8 || !tm_after_call((const unsigned char *)regs.ip)) break;
     pcs[n++] = (void *)regs.ip;

@@ -19,6 +19,7 @@
 #define THREADMON_STACKSCAN_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Frames of thread tid, blocked as syscall_line (its syscall file, just
  * read) says, into pcs[0..max). Returns the count, 0 when it was not
@@ -26,6 +27,12 @@
  * NULL) were unwound by the modules' call frame information (cfi.h), the
  * rest found by scanning above them. */
 int tm_stack_scan(uint32_t tid, const char *syscall_line, void **pcs, int max, int *exact);
+
+/* Copies up to len bytes (at most 32 KiB) of this process's memory from sp
+ * up, stopping at the first page that is not mapped; returns the bytes
+ * copied or -1. A system call but not a cancellation point, and never a
+ * fault, whatever sp is. */
+ssize_t tm_copy_stack(uintptr_t sp, unsigned char *buf, size_t len);
 
 /* Exposed for tests: is ret a return address (code just before it is a
  * call instruction)? Only for addresses inside executable segments. */

@@ -1,38 +1,76 @@
-/* The local-only API: this process's own stack, no remote address spaces. */
-#define UNW_LOCAL_ONLY
+/* Stacks unwound by the modules' .eh_frame (cfi.h), not libunwind: no
+ * library in the target, no per-thread cache to map and unmap, no system
+ * call on the thread's own stack. */
 #include "unwind.h"
 
-#include <errno.h>
-#include <libunwind.h>
-#include <string.h>
+#include "cfi.h"
+#include "stackscan.h"
 
-#define TM_UNWIND_STEPPED 16
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
 
 #define TM_UNWIND_MAX 24
 #define TM_UNWIND_INTERVAL_NS 1000000u
+#define FOREIGN_COPY_BYTES 32768
 
 static TM_TLS __thread uint64_t next_capture_ns;
-static TM_TLS __thread uint32_t unwinds_done;
+/* This thread's own stack, found at its first unwind; hi == 1: unknown. */
+static TM_TLS __thread uintptr_t stack_lo, stack_hi;
 
-/* Both ways give the same addresses: the first is the return address into
- * our caller (unw_backtrace's first, into this function, is dropped). */
+/* A stack that is not the thread's own (a user context's, an alternate
+ * signal stack) is copied first, into one buffer shared by all threads. */
+static unsigned char foreign_copy[FOREIGN_COPY_BYTES];
+static atomic_flag foreign_busy = ATOMIC_FLAG_INIT;
+
+static void find_own_stack(void) {
+  pthread_attr_t a;
+  stack_hi = 1;
+  if (pthread_getattr_np(pthread_self(), &a) != 0) return;
+  void *addr;
+  size_t size;
+  if (pthread_attr_getstack(&a, &addr, &size) == 0 && addr && size) {
+    stack_lo = (uintptr_t)addr;
+    stack_hi = (uintptr_t)addr + size;
+  }
+  pthread_attr_destroy(&a);
+}
+
+static int walk(tm_cfi_regs regs, const tm_stack_copy *st, void **pcs, int max) {
+  tm_cfi_walk w = {0};
+  int n = 0;
+  /* The first step leaves tm_backtrace's own frame; every frame after is
+   * known by a return address. */
+  if (!tm_cfi_step(&regs, false, st, &w)) return 0;
+  while (n < max && regs.ip) {
+    pcs[n++] = (void *)regs.ip;
+    if (!tm_cfi_step(&regs, true, st, &w)) break;
+  }
+  return n;
+}
+
 __attribute__((noinline)) int tm_backtrace(void **pcs, int max) {
   if (max <= 0) return 0;
-  if (++unwinds_done > TM_UNWIND_STEPPED) {
-    int n = unw_backtrace(pcs, max);
-    if (n <= 0) return 0;
-    memmove(pcs, pcs + 1, (size_t)(n - 1) * sizeof *pcs);
-    return n - 1;
+  uintptr_t ip, sp, bp;
+  /* Three registers at one point of this function, which its .eh_frame
+   * row for that point describes. */
+  __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+                   : "=r"(ip), "=r"(sp), "=r"(bp));
+  tm_cfi_regs regs = {ip, sp, bp, true};
+  if (!stack_hi) find_own_stack();
+  if (sp >= stack_lo && sp < stack_hi) {
+    tm_stack_copy own = {sp, (const uint8_t *)sp, stack_hi - sp};
+    return walk(regs, &own, pcs, max);
   }
-  unw_context_t uc;
-  unw_cursor_t cursor;
-  if (unw_getcontext(&uc) != 0 || unw_init_local(&cursor, &uc) != 0) return 0;
+  if (atomic_flag_test_and_set_explicit(&foreign_busy, memory_order_acquire)) return 0;
+  ssize_t got = tm_copy_stack(sp, foreign_copy, sizeof foreign_copy);
   int n = 0;
-  while (n < max && unw_step(&cursor) > 0) {
-    unw_word_t ip;
-    if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0) break;
-    pcs[n++] = (void *)ip;
+  if (got >= 8) {
+    tm_stack_copy copy = {sp, foreign_copy, (size_t)got};
+    n = walk(regs, &copy, pcs, max);
   }
+  atomic_flag_clear_explicit(&foreign_busy, memory_order_release);
   return n;
 }
 

@@ -8,17 +8,18 @@
 /* Fills o->first_contention_stack once per object, innermost frame first,
  * starting at caller (the return address of the interposed call, so the
  * probe's own frames are left out). At most one capture per thread per
- * millisecond. Runs under the
- * thread's guard because libunwind itself calls pthread_mutex_lock. */
+ * millisecond. Runs under the thread's guard (glibc's pthread_getattr_np,
+ * which finds the thread's stack at its first unwind, may lock). */
 TM_HIDDEN void tm_unwind_first_contention(tm_thread *t, tm_object *o, const void *caller);
 
 /* The calling thread's return addresses, innermost first (the first is
- * into the caller). libunwind's unw_backtrace costs ~180 us on a
- * thread's first call (it maps a per-thread cache, unmapped at its exit
- * with a TLB shootdown) and ~0.2 us after; stepping costs ~5 us every time.
- * A thread steps until it has unwound TM_UNWIND_STEPPED times: a short-lived
- * thread never pays for the cache, a thread that keeps contending soon
- * gets the fast path. Call under the thread's guard. */
+ * into the caller), by the modules' .eh_frame (cfi.h); the walk ends at a
+ * frame they do not describe (JIT code, a signal frame). On the thread's
+ * own stack it reads that stack in place (bounded by the stack
+ * pthread_getattr_np gave at its first unwind: on the main thread a read of
+ * /proc/self/maps, a cancellation point); any other stack is first copied
+ * with process_vm_readv, which never faults. Returns 0 while another thread
+ * is unwinding a foreign stack. Call under the thread's guard. */
 TM_HIDDEN int tm_backtrace(void **pcs, int max);
 
 #endif

@@ -116,11 +116,12 @@ void tm_count_exclusive_slow(const void *addr, uint32_t kind, uint32_t flags) {
   tm_hold_tick(o, addr);
 }
 
-/* The stack unwinds below validate addresses with read(2) and write(2) on
- * a pipe (libunwind's mincore_validate): cancellation points. A thread with
- * a cancel pending was unwound out of pthread_barrier_wait or a contended
- * pthread_mutex_lock, which are not. Cancellation is off while the probe
- * may unwind; turning a deferred cancel back on does not act on it. */
+/* A thread's first stack unwind may read /proc/self/maps (unwind.h): a
+ * cancellation point. A thread with a cancel pending (libunwind, used
+ * before, validated addresses by read(2) and write(2)) was unwound out of
+ * pthread_barrier_wait or a contended pthread_mutex_lock, which are not.
+ * Cancellation is off while the probe may unwind; turning a deferred cancel
+ * back on does not act on it. */
 static inline int cancel_off(void) {
   int old;
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);

@@ -4,7 +4,8 @@ interposed ones), and names that glibc implements twice are exported in
 both versions, so that old-ABI callers reach their own implementation.
 Its unwinder calls are libgcc_s's (versioned GCC_*): an unversioned
 _Unwind_Resume binds to libunwind's copy, which breaks glibc's cancellation.
-zstd is linked in with nothing of it dynamic."""
+zstd and protobuf-c are linked in with nothing of them dynamic, and no
+library but libc and libgcc_s is loaded with the probe."""
 import subprocess
 import sys
 
@@ -22,6 +23,8 @@ def dynsyms(path):
     return names
 
 
+# Symbol prefix -> library the probe links in statically.
+LINKED_IN = {'ZSTD_': 'libzstd', 'protobuf_c_': 'libprotobuf-c'}
 ours = dynsyms(lib)
 theirs = dynsyms(libc)
 libc_names = {s.split('@')[0] for s in theirs}
@@ -49,13 +52,19 @@ undefined = subprocess.run(['nm', '-D', '--undefined-only', '--with-symbol-versi
 for sym in undefined:
     if sym.startswith('_Unwind_') and '@GCC_' not in sym:
         errors.append(f'calls {sym} unversioned: it would bind to libunwind, not libgcc_s')
-    # zstd is linked in and hidden (meson.build): nothing of it may be left
-    # for the program's own definitions to take.
-    if sym.startswith('ZSTD_'):
-        errors.append(f'refers to {sym}: zstd must be linked in, hidden')
+    # Linked in and hidden (meson.build): nothing of them may be left for
+    # the program's own definitions to take.
+    for prefix, name in LINKED_IN.items():
+        if sym.startswith(prefix):
+            errors.append(f'refers to {sym}: {name} must be linked in, hidden')
+# Every library the probe needs is loaded into the program too, ahead of the
+# program's own copy: only glibc's and the compiler's runtime may be.
 dynamic = subprocess.run(['readelf', '-d', lib], check=True, capture_output=True, text=True).stdout
-if 'libzstd' in dynamic:
-    errors.append('needs libzstd.so: a preloaded copy would replace the one the program ships')
+for line in dynamic.splitlines():
+    if '(NEEDED)' in line:
+        needed = line.split('[')[-1].rstrip(']')
+        if needed not in ('libc.so.6', 'libgcc_s.so.1'):
+            errors.append(f'needs {needed}: a preloaded copy would replace the one the program ships')
 for e in errors:
     print(f'{lib}: {e}', file=sys.stderr)
 sys.exit(1 if errors else 0)
