@@ -306,6 +306,39 @@ int main(void) {
   CHECK_EQ(s.smp.counts.read, 1);
   CHECK(threads[300]->sampler->read_tick < s.smp.tick_no);
 
+  /* A thousand threads wake for 0.2 ms: each read is deferred (a light
+   * wake-up), the threads rest with a read due. Records lost now: the
+   * resync need not visit them (it visited every one of them, as after a
+   * pool's creation burst); the wheel brings each back when its read is
+   * due, settled by its events then, and read. */
+  for (int wake = 1; wake <= 2; wake++) {
+    for (uint32_t i = 1000; i < 2000; i++) {
+      write_task(TID0 + i, 1000000 + i + (uint64_t)wake * 200000, 4 + (uint64_t)wake, 5);
+      add_record(TID0 + i, fake_now + 1 * MS, TM_SWITCH_IN);
+      add_record(TID0 + i, fake_now + 1 * MS + 200000, TM_SWITCH_OUT);
+    }
+    tick();
+    /* Not read for over a second: read at the first wake-up. */
+    CHECK_EQ(s.smp.counts.read, wake == 1 ? 1000 + 1 : 1); /* and the stranger */
+    tick();
+    tick();
+  }
+  CHECK(s.smp.plan.due[threads[1500]->sampler->slot] != 0);
+  lose = 3;
+  tick();
+  CHECK(s.smp.counts.visited <= 11);
+  CHECK(s.smp.counts.read <= 2);
+  int waited = 0, read_all = 0;
+  while (waited++ < 40 && !read_all) {
+    tick();
+    read_all = s.smp.counts.read >= 1000;
+    if (!read_all) CHECK(s.smp.counts.visited <= 11);
+  }
+  CHECK(read_all);
+  CHECK(sample_of(TID0 + 1500) != NULL);
+  CHECK_EQ(sample_of(TID0 + 1500)->oncpu_ns, 1000000 + 1500 + 2 * 200000);
+  CHECK_EQ(threads[1500]->sampler->sw_kind, TM_SWITCH_OUT);
+
   /* A fork child's reset: no state, no tid, no pointer left behind. */
   tm_sampler_reset(&s.smp);
   for (uint32_t i = 0; i < N; i++) CHECK(threads[i]->sampler == NULL);
