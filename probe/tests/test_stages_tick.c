@@ -339,6 +339,39 @@ int main(void) {
   CHECK_EQ(sample_of(TID0 + 1500)->oncpu_ns, 1000000 + 1500 + 2 * 200000);
   CHECK_EQ(threads[1500]->sampler->sw_kind, TM_SWITCH_OUT);
 
+  /* Records closed (the creation limit): 300 threads are born and wait in
+   * a wrapped call after 0.3 ms of running, 300 more after 5 ms. The first
+   * are not read (their events say all; each read cost 20-40 us in a
+   * creation burst), the others are; one of the first wakes for 3 ms:
+   * read then. */
+  s.src_perf_switch = false;
+  enum { BORN = 600 };
+  static tm_thread *born[BORN];
+  uint32_t born0 = TID0 + N + 100;
+  for (uint32_t k = 0; k < BORN; k++) {
+    write_task(born0 + k, 1000000 + k, 1, 0);
+    born[k] = tm_thread_register_foreign(born0 + k);
+    CHECK(born[k] != NULL);
+    uint64_t ran = k < BORN / 2 ? 300000 : 5 * MS;
+    tm_push_state(born[k], TM_STATE_RUNNING, 0, 0, 0, fake_now + 1 * MS);
+    tm_push_state(born[k], TM_STATE_BLOCKED_COND, 0, 0, 0, fake_now + 1 * MS + ran);
+  }
+  write_thread_count(N + 1 + BORN);
+  tick();
+  CHECK(s.smp.counts.visited >= BORN);
+  CHECK(s.smp.counts.read >= BORN / 2 && s.smp.counts.read <= BORN / 2 + 2);
+  CHECK(sample_of(born0) == NULL);
+  CHECK(sample_of(born0 + BORN - 1) != NULL);
+  for (int k = 0; k < 3; k++) tick();
+  CHECK(born[0]->sampler != NULL && !born[0]->sampler->have_sched);
+  write_task(born0, 1000000 + 3 * MS, 2, 0);
+  tm_push_state(born[0], TM_STATE_RUNNING, 0, 0, 0, fake_now + 1 * MS);
+  tm_push_state(born[0], TM_STATE_BLOCKED_COND, 0, 0, 0, fake_now + 4 * MS);
+  tick();
+  CHECK(sample_of(born0) != NULL);
+  CHECK_EQ(sample_of(born0)->oncpu_ns, 1000000 + 3 * MS);
+  s.src_perf_switch = true;
+
   /* A fork child's reset: no state, no tid, no pointer left behind. */
   tm_sampler_reset(&s.smp);
   for (uint32_t i = 0; i < N; i++) CHECK(threads[i]->sampler == NULL);
@@ -349,6 +382,7 @@ int main(void) {
   for (uint32_t i = 0; i < N; i++)
     if (TID0 + i != gone) remove_task(TID0 + i);
   remove_task(stranger);
+  for (uint32_t k = 0; k < BORN; k++) remove_task(born0 + k);
   char path[300];
   snprintf(path, sizeof path, "%s/status", root);
   unlink(path);
