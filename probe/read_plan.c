@@ -191,7 +191,21 @@ int tm_read_plan(const tm_session *s, uint64_t tick_no, const tm_sampler_thread 
     /* Never read, and waiting in a wrapped call since its records said
      * so (a pool's new worker when the records paused): as with them, read
      * when it runs. Reading 10,000 of them at a pause cost 260 ms. */
-    if (!st->have_sched) return head == st->wait_head ? READ_NONE : READ_ALL;
+    if (!st->have_sched) {
+      if (head == st->wait_head) return READ_NONE;
+      /* Or born in the session without records (paused or closed) and
+       * back in a wrapped call after running only a moment since its
+       * birth by its events (its first RUNNING drained, the ring empty
+       * now): the same, its wait_head is taken now; its counters began at
+       * zero with it. A pool made in a creation burst trips the rate
+       * limit: 7,000 of the idle 10,000 swarm's threads were read at
+       * birth, 20-40 us each. */
+      uint32_t cur = *(volatile uint32_t *)&st->owner->cur_state;
+      bool moment = st->born_covered && cur != TM_STATE_BLOCKED_SPIN && st->ev_ran_ns > 0 &&
+                    st->ev_ran_ns < LIGHT_RAN_NS && st->ev_run_from == 0 &&
+                    head == atomic_load_explicit(&st->owner->ring.tail, memory_order_relaxed);
+      return moment ? READ_NONE : READ_ALL;
+    }
     uint64_t since = (tick_no - st->read_tick) * every;
     if (head == st->read_head && since < IDLE_REREAD_NS * stretch(s)) {
       *due = st->read_tick + IDLE_REREAD_NS * stretch(s) / every;

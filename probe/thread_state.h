@@ -67,7 +67,8 @@ typedef struct tm_sampler_thread {
   uint64_t status_slices; /* schedstat's count of times on a CPU at that read */
   uint32_t moved_reads;  /* reads that found it had run (perf counters: every PERF_EVERY) */
   int sw_cpu;            /* CPU of the latest record, -1 before one */
-  bool born_covered;     /* every switch of its life is in the records */
+  bool born_covered;     /* born in the session, under the switch events: every switch of its
+                          * life is in the records while they are on, counters from zero */
   bool read_on_cpu;      /* its last full read was planned from a switch-in record */
   uint64_t met_tick;     /* tick the walk first met it in */
   uint64_t in_time;      /* its latest switch-in not yet matched by a switch-out */

@@ -113,7 +113,10 @@ static void settle_from_events(const tm_thread *t, tm_sampler_thread *st) {
       st->ev_run_from || head != atomic_load_explicit(&t->ring.tail, memory_order_relaxed))
     return;
   st->sw_kind = TM_SWITCH_OUT;
-  st->sw_time = st->last_time;
+  /* Its last record (kept by tm_switch_forget) may be later than its last
+   * event: a light wake-up inside the call whose read was deferred. Taking
+   * the event's time left that read undone (not "ran since its read"). */
+  if (st->last_time > st->sw_time) st->sw_time = st->last_time;
   /* Never read: only one still waiting where its records left it. */
   if (!st->have_sched) {
     if (head != st->wait_head) st->sw_kind = SW_UNKNOWN;
@@ -153,12 +156,15 @@ static bool visit_slot(tm_session *s, uint32_t i, bool full, bool resync, uint32
     st->attr_sent = av + 1;
   }
   /* Without records its events are what says whether it ran: drained
-   * before planning (see read_plan). */
-  if (!s->src_perf_switch || !st->covered || resync) {
+   * before planning (see read_plan). So for a thread whose records were
+   * lost, paused or resumed and that no record has placed since: settled
+   * by its events at its first visit after that, resync or not (one
+   * resting there was not visited by the resync). */
+  bool unplaced = s->src_perf_switch && st->covered && st->sw_kind == SW_UNKNOWN;
+  if (!s->src_perf_switch || !st->covered || resync || unplaced) {
     if (drain_ring(s, t, st) && !t->is_probe) m->program_ran = true;
   }
-  if (resync && s->src_perf_switch && st->covered && state == TM_SLOT_LIVE)
-    settle_from_events(t, st);
+  if (unplaced && state == TM_SLOT_LIVE) settle_from_events(t, st);
   uint64_t due = 0;
   uint64_t head = atomic_load_explicit(&t->ring.head, memory_order_acquire);
   int how = state == TM_SLOT_EXITED ? READ_ALL : tm_read_plan(s, m->tick_no, st, full, &due);
@@ -191,9 +197,10 @@ static bool visit_slot(tm_session *s, uint32_t i, bool full, bool resync, uint32
     bool again = how != READ_NONE || st->futex_addr || self || uring_pending(t) ||
                  atomic_load_explicit(&t->ring.head, memory_order_acquire) !=
                      atomic_load_explicit(&t->ring.tail, memory_order_relaxed);
+    /* Resting: a resync need not visit it, even with a deferred read due
+     * (the wheel brings it back for that). */
     uint32_t cur = *(volatile uint32_t *)&t->cur_state;
-    tm_visit_resting(&m->plan, i,
-                     !again && !due && cur > TM_STATE_RUNNING && cur != TM_STATE_BLOCKED_SPIN);
+    tm_visit_resting(&m->plan, i, !again && cur > TM_STATE_RUNNING && cur != TM_STATE_BLOCKED_SPIN);
     return again;
   }
   tm_visit_resting(&m->plan, i, false);

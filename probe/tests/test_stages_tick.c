@@ -306,6 +306,72 @@ int main(void) {
   CHECK_EQ(s.smp.counts.read, 1);
   CHECK(threads[300]->sampler->read_tick < s.smp.tick_no);
 
+  /* A thousand threads wake for 0.2 ms: each read is deferred (a light
+   * wake-up), the threads rest with a read due. Records lost now: the
+   * resync need not visit them (it visited every one of them, as after a
+   * pool's creation burst); the wheel brings each back when its read is
+   * due, settled by its events then, and read. */
+  for (int wake = 1; wake <= 2; wake++) {
+    for (uint32_t i = 1000; i < 2000; i++) {
+      write_task(TID0 + i, 1000000 + i + (uint64_t)wake * 200000, 4 + (uint64_t)wake, 5);
+      add_record(TID0 + i, fake_now + 1 * MS, TM_SWITCH_IN);
+      add_record(TID0 + i, fake_now + 1 * MS + 200000, TM_SWITCH_OUT);
+    }
+    tick();
+    /* Not read for over a second: read at the first wake-up. */
+    CHECK_EQ(s.smp.counts.read, wake == 1 ? 1000 + 1 : 1); /* and the stranger */
+    tick();
+    tick();
+  }
+  CHECK(s.smp.plan.due[threads[1500]->sampler->slot] != 0);
+  lose = 3;
+  tick();
+  CHECK(s.smp.counts.visited <= 11);
+  CHECK(s.smp.counts.read <= 2);
+  int waited = 0, read_all = 0;
+  while (waited++ < 40 && !read_all) {
+    tick();
+    read_all = s.smp.counts.read >= 1000;
+    if (!read_all) CHECK(s.smp.counts.visited <= 11);
+  }
+  CHECK(read_all);
+  CHECK(sample_of(TID0 + 1500) != NULL);
+  CHECK_EQ(sample_of(TID0 + 1500)->oncpu_ns, 1000000 + 1500 + 2 * 200000);
+  CHECK_EQ(threads[1500]->sampler->sw_kind, TM_SWITCH_OUT);
+
+  /* Records closed (the creation limit): 300 threads are born and wait in
+   * a wrapped call after 0.3 ms of running, 300 more after 5 ms. The first
+   * are not read (their events say all; each read cost 20-40 us in a
+   * creation burst), the others are; one of the first wakes for 3 ms:
+   * read then. */
+  s.src_perf_switch = false;
+  enum { BORN = 600 };
+  static tm_thread *born[BORN];
+  uint32_t born0 = TID0 + N + 100;
+  for (uint32_t k = 0; k < BORN; k++) {
+    write_task(born0 + k, 1000000 + k, 1, 0);
+    born[k] = tm_thread_register_foreign(born0 + k);
+    CHECK(born[k] != NULL);
+    uint64_t ran = k < BORN / 2 ? 300000 : 5 * MS;
+    tm_push_state(born[k], TM_STATE_RUNNING, 0, 0, 0, fake_now + 1 * MS);
+    tm_push_state(born[k], TM_STATE_BLOCKED_COND, 0, 0, 0, fake_now + 1 * MS + ran);
+  }
+  write_thread_count(N + 1 + BORN);
+  tick();
+  CHECK(s.smp.counts.visited >= BORN);
+  CHECK(s.smp.counts.read >= BORN / 2 && s.smp.counts.read <= BORN / 2 + 2);
+  CHECK(sample_of(born0) == NULL);
+  CHECK(sample_of(born0 + BORN - 1) != NULL);
+  for (int k = 0; k < 3; k++) tick();
+  CHECK(born[0]->sampler != NULL && !born[0]->sampler->have_sched);
+  write_task(born0, 1000000 + 3 * MS, 2, 0);
+  tm_push_state(born[0], TM_STATE_RUNNING, 0, 0, 0, fake_now + 1 * MS);
+  tm_push_state(born[0], TM_STATE_BLOCKED_COND, 0, 0, 0, fake_now + 4 * MS);
+  tick();
+  CHECK(sample_of(born0) != NULL);
+  CHECK_EQ(sample_of(born0)->oncpu_ns, 1000000 + 3 * MS);
+  s.src_perf_switch = true;
+
   /* A fork child's reset: no state, no tid, no pointer left behind. */
   tm_sampler_reset(&s.smp);
   for (uint32_t i = 0; i < N; i++) CHECK(threads[i]->sampler == NULL);
@@ -316,6 +382,7 @@ int main(void) {
   for (uint32_t i = 0; i < N; i++)
     if (TID0 + i != gone) remove_task(TID0 + i);
   remove_task(stranger);
+  for (uint32_t k = 0; k < BORN; k++) remove_task(born0 + k);
   char path[300];
   snprintf(path, sizeof path, "%s/status", root);
   unlink(path);
