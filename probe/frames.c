@@ -1,6 +1,7 @@
 #include "frames.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,35 +172,55 @@ void tm_emit_thread_start(tm_session *s, const tm_thread *t, tm_sampler_thread *
   tm_emit(s, &f, to);
 }
 
-void tm_emit_thread_attr(tm_session *s, const tm_thread *t, int to) {
-  char name[TM_NAME_BYTES + 1];
-  memcpy(name, t->name, TM_NAME_BYTES);
-  name[TM_NAME_BYTES] = 0;
-  Threadmon__ThreadAttr m = THREADMON__THREAD_ATTR__INIT;
-  m.tid = t->tid;
-  m.time_ns = tm_now_ns();
-  m.name = name;
-  m.policy = t->policy;
-  m.priority = t->priority;
-  m.nice = t->nice;
-  uint64_t aff[4];
-  memcpy(aff, t->affinity, sizeof aff);
-  bool all = true;
+/* The words of t's CPU mask a ThreadAttr carries into aff; 0 when it
+ * holds every CPU (the wire's empty list). */
+static size_t affinity_words(tm_session *s, const tm_thread *t, uint64_t aff[4]) {
+  memcpy(aff, t->affinity, 4 * sizeof aff[0]);
   /* Looked up once: glibc opens and reads /sys/devices/system/cpu/possible
    * for it each time, more than the rest of the frame costs. */
   long *ncpu_conf = &s->smp.fr.ncpu_conf;
   if (!*ncpu_conf) *ncpu_conf = sysconf(_SC_NPROCESSORS_CONF);
   long ncpu = *ncpu_conf;
   for (long c = 0; c < ncpu && c < 256; c++)
-    if (!(aff[c / 64] >> (c % 64) & 1)) all = false;
-  if (!all) {
-    m.n_affinity = ncpu > 192 ? 4 : ncpu > 128 ? 3 : ncpu > 64 ? 2 : 1;
-    m.affinity = aff;
-  }
+    if (!(aff[c / 64] >> (c % 64) & 1)) return ncpu > 192 ? 4 : ncpu > 128 ? 3 : ncpu > 64 ? 2 : 1;
+  return 0;
+}
+
+static void emit_attr_at(tm_session *s, const tm_thread *t, uint64_t time_ns, int to) {
+  char name[TM_NAME_BYTES + 1];
+  memcpy(name, t->name, TM_NAME_BYTES);
+  name[TM_NAME_BYTES] = 0;
+  Threadmon__ThreadAttr m = THREADMON__THREAD_ATTR__INIT;
+  m.tid = t->tid;
+  m.time_ns = time_ns;
+  m.name = name;
+  m.policy = t->policy;
+  m.priority = t->priority;
+  m.nice = t->nice;
+  uint64_t aff[4];
+  m.n_affinity = affinity_words(s, t, aff);
+  if (m.n_affinity) m.affinity = aff;
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_THREAD_ATTR;
   f.thread_attr = &m;
   tm_emit(s, &f, to);
+}
+
+void tm_emit_thread_attr(tm_session *s, const tm_thread *t, int to) {
+  emit_attr_at(s, t, tm_now_ns(), to);
+}
+
+void tm_emit_thread_begun(tm_session *s, const tm_thread *t, tm_sampler_thread *st, bool live,
+                          int to) {
+  tm_emit_thread_start(s, t, st, live, to);
+  /* Not changed since its start (a change is sent after this by the
+   * caller), and other than what readers assume without a ThreadAttr. */
+  if (atomic_load_explicit(&t->attr_version, memory_order_acquire) != 0) return;
+  uint64_t aff[4];
+  if (t->policy == SCHED_OTHER && t->priority == 0 && t->nice == 0 &&
+      affinity_words(s, t, aff) == 0)
+    return;
+  emit_attr_at(s, t, t->start_ns, to);
 }
 
 void tm_emit_sync_object(tm_session *s, tm_object *o, bool with_stack, int to) {

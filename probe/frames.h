@@ -80,6 +80,12 @@ void tm_note_end(tm_frames *f, const tm_thread *t, uint64_t time_ns, uint64_t on
 void tm_emit_thread_start(struct tm_session *s, const tm_thread *t, tm_sampler_thread *st,
                           bool live, int to);
 void tm_emit_thread_attr(struct tm_session *s, const tm_thread *t, int to);
+/* A thread first seen: its ThreadStart, and a ThreadAttr at its start time
+ * when the attributes it started with (inherited from its creator, or
+ * given by the pthread attr) are not the defaults and it has not changed
+ * them since (attr_version 0). */
+void tm_emit_thread_begun(struct tm_session *s, const tm_thread *t, tm_sampler_thread *st,
+                          bool live, int to);
 void tm_emit_sync_object(struct tm_session *s, tm_object *o, bool with_stack, int to);
 void tm_emit_thread_end(struct tm_session *s, const ended *e, int to);
 void tm_emit_transitions(struct tm_session *s, const batch *b, int to);
