@@ -104,6 +104,7 @@ void tm_frames_free(tm_frames *f) {
   free(f->cpu_msgs);
   free(f->cpu_ptrs);
   free(f->ends);
+  for (size_t i = 0; i < ROUTINE_CACHE; i++) free(f->routines[i].name);
   memset(f, 0, sizeof *f);
 }
 
@@ -138,23 +139,46 @@ void tm_emit_notice(tm_session *s, const char *text, int to) {
   tm_emit(s, &f, to);
 }
 
+/* The name of the start routine at addr, symbolized once per address: a
+ * program that keeps making threads of a few routines paid a dladdr, a
+ * search of the module's symbols and five snprintf for every thread (a
+ * sixth of the sampler's time per created thread). NULL: out of memory. */
+static const routine_entry *known_routine(tm_frames *f, uintptr_t addr) {
+  routine_entry *e = &f->routines[(addr >> 4) % ROUTINE_CACHE];
+  if (e->addr == addr && e->name) return e;
+  char name[TM_START_ROUTINE_BYTES];
+  tm_symbolize_format(addr, name, sizeof name);
+  char *copy = strdup(name);
+  if (!copy) return NULL;
+  free(e->name);
+  e->name = copy;
+  e->addr = addr;
+  /* libstdc++'s trampoline of every std::thread: named by its state. */
+  e->std_lib = strncmp(copy, "libstdc++.so", 12) == 0;
+  return e;
+}
+
 /* The start routine's name, made once per thread and kept for resends:
  * a std::thread's state can only be read while the thread lives. */
-static const char *routine_name(tm_sampler_thread *st, const tm_thread *t, bool live) {
+static const char *routine_name(tm_frames *f, tm_sampler_thread *st, const tm_thread *t,
+                                bool live) {
   if (st && st->routine) return st->routine;
   char routine[TM_START_ROUTINE_BYTES] = "";
-  if (t->start_routine &&
-      !(live && tm_std_thread_routine((uintptr_t)t->start_routine, (uintptr_t)t->start_arg,
-                                      routine, sizeof routine)))
-    tm_symbolize_format((uintptr_t)t->start_routine, routine, sizeof routine);
+  uintptr_t addr = (uintptr_t)t->start_routine;
+  const routine_entry *e = addr ? known_routine(f, addr) : NULL;
+  if (addr && !e)
+    tm_symbolize_format(addr, routine, sizeof routine);
+  else if (e && !(e->std_lib && live &&
+                  tm_std_thread_routine(addr, (uintptr_t)t->start_arg, routine, sizeof routine)))
+    snprintf(routine, sizeof routine, "%s", e->name);
   if (st) st->routine = strdup(routine);
   return st && st->routine ? st->routine : "";
 }
 
 void tm_emit_thread_start(tm_session *s, const tm_thread *t, tm_sampler_thread *st, bool live,
-                              int to) {
+                          int to) {
   char routine[TM_START_ROUTINE_BYTES];
-  snprintf(routine, sizeof routine, "%s", routine_name(st, t, live));
+  snprintf(routine, sizeof routine, "%s", routine_name(&s->smp.fr, st, t, live));
   char name[TM_NAME_BYTES + 1];
   memcpy(name, t->name, TM_NAME_BYTES);
   name[TM_NAME_BYTES] = 0;

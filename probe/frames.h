@@ -42,6 +42,14 @@ typedef struct ended {
   uint64_t fold_ns[TM_FOLD_STATES];
 } ended;
 
+/* A start routine's name, by its address (frames.c, known_routine). */
+#define ROUTINE_CACHE 64
+typedef struct routine_entry {
+  uintptr_t addr;
+  char *name;
+  bool std_lib; /* libstdc++'s: a std::thread, named by its state */
+} routine_entry;
+
 typedef struct tm_frames {
   batch transitions, switches;
   bool switches_urgent;   /* the batch has a record of a program thread */
@@ -60,6 +68,7 @@ typedef struct tm_frames {
   ended gap_ends[GAP_ENDS_MAX];
   size_t gap_end_n;
   long ncpu_conf; /* configured CPUs, looked up once (affinity masks) */
+  routine_entry routines[ROUTINE_CACHE];
 } tm_frames;
 
 bool tm_batch_push(batch *b, uint64_t t, uint32_t tid, int state, uint32_t obj, uint32_t holder,
