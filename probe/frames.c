@@ -1,6 +1,7 @@
 #include "frames.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,7 @@ void tm_frames_free(tm_frames *f) {
   free(f->cpu_msgs);
   free(f->cpu_ptrs);
   free(f->ends);
+  for (size_t i = 0; i < ROUTINE_CACHE; i++) free(f->routines[i].name);
   memset(f, 0, sizeof *f);
 }
 
@@ -137,23 +139,46 @@ void tm_emit_notice(tm_session *s, const char *text, int to) {
   tm_emit(s, &f, to);
 }
 
+/* The name of the start routine at addr, symbolized once per address: a
+ * program that keeps making threads of a few routines paid a dladdr, a
+ * search of the module's symbols and five snprintf for every thread (a
+ * sixth of the sampler's time per created thread). NULL: out of memory. */
+static const routine_entry *known_routine(tm_frames *f, uintptr_t addr) {
+  routine_entry *e = &f->routines[(addr >> 4) % ROUTINE_CACHE];
+  if (e->addr == addr && e->name) return e;
+  char name[TM_START_ROUTINE_BYTES];
+  tm_symbolize_format(addr, name, sizeof name);
+  char *copy = strdup(name);
+  if (!copy) return NULL;
+  free(e->name);
+  e->name = copy;
+  e->addr = addr;
+  /* libstdc++'s trampoline of every std::thread: named by its state. */
+  e->std_lib = strncmp(copy, "libstdc++.so", 12) == 0;
+  return e;
+}
+
 /* The start routine's name, made once per thread and kept for resends:
  * a std::thread's state can only be read while the thread lives. */
-static const char *routine_name(tm_sampler_thread *st, const tm_thread *t, bool live) {
+static const char *routine_name(tm_frames *f, tm_sampler_thread *st, const tm_thread *t,
+                                bool live) {
   if (st && st->routine) return st->routine;
   char routine[TM_START_ROUTINE_BYTES] = "";
-  if (t->start_routine &&
-      !(live && tm_std_thread_routine((uintptr_t)t->start_routine, (uintptr_t)t->start_arg,
-                                      routine, sizeof routine)))
-    tm_symbolize_format((uintptr_t)t->start_routine, routine, sizeof routine);
+  uintptr_t addr = (uintptr_t)t->start_routine;
+  const routine_entry *e = addr ? known_routine(f, addr) : NULL;
+  if (addr && !e)
+    tm_symbolize_format(addr, routine, sizeof routine);
+  else if (e && !(e->std_lib && live &&
+                  tm_std_thread_routine(addr, (uintptr_t)t->start_arg, routine, sizeof routine)))
+    snprintf(routine, sizeof routine, "%s", e->name);
   if (st) st->routine = strdup(routine);
   return st && st->routine ? st->routine : "";
 }
 
 void tm_emit_thread_start(tm_session *s, const tm_thread *t, tm_sampler_thread *st, bool live,
-                              int to) {
+                          int to) {
   char routine[TM_START_ROUTINE_BYTES];
-  snprintf(routine, sizeof routine, "%s", routine_name(st, t, live));
+  snprintf(routine, sizeof routine, "%s", routine_name(&s->smp.fr, st, t, live));
   char name[TM_NAME_BYTES + 1];
   memcpy(name, t->name, TM_NAME_BYTES);
   name[TM_NAME_BYTES] = 0;
@@ -171,35 +196,55 @@ void tm_emit_thread_start(tm_session *s, const tm_thread *t, tm_sampler_thread *
   tm_emit(s, &f, to);
 }
 
-void tm_emit_thread_attr(tm_session *s, const tm_thread *t, int to) {
-  char name[TM_NAME_BYTES + 1];
-  memcpy(name, t->name, TM_NAME_BYTES);
-  name[TM_NAME_BYTES] = 0;
-  Threadmon__ThreadAttr m = THREADMON__THREAD_ATTR__INIT;
-  m.tid = t->tid;
-  m.time_ns = tm_now_ns();
-  m.name = name;
-  m.policy = t->policy;
-  m.priority = t->priority;
-  m.nice = t->nice;
-  uint64_t aff[4];
-  memcpy(aff, t->affinity, sizeof aff);
-  bool all = true;
+/* The words of t's CPU mask a ThreadAttr carries into aff; 0 when it
+ * holds every CPU (the wire's empty list). */
+static size_t affinity_words(tm_session *s, const tm_thread *t, uint64_t aff[4]) {
+  memcpy(aff, t->affinity, 4 * sizeof aff[0]);
   /* Looked up once: glibc opens and reads /sys/devices/system/cpu/possible
    * for it each time, more than the rest of the frame costs. */
   long *ncpu_conf = &s->smp.fr.ncpu_conf;
   if (!*ncpu_conf) *ncpu_conf = sysconf(_SC_NPROCESSORS_CONF);
   long ncpu = *ncpu_conf;
   for (long c = 0; c < ncpu && c < 256; c++)
-    if (!(aff[c / 64] >> (c % 64) & 1)) all = false;
-  if (!all) {
-    m.n_affinity = ncpu > 192 ? 4 : ncpu > 128 ? 3 : ncpu > 64 ? 2 : 1;
-    m.affinity = aff;
-  }
+    if (!(aff[c / 64] >> (c % 64) & 1)) return ncpu > 192 ? 4 : ncpu > 128 ? 3 : ncpu > 64 ? 2 : 1;
+  return 0;
+}
+
+static void emit_attr_at(tm_session *s, const tm_thread *t, uint64_t time_ns, int to) {
+  char name[TM_NAME_BYTES + 1];
+  memcpy(name, t->name, TM_NAME_BYTES);
+  name[TM_NAME_BYTES] = 0;
+  Threadmon__ThreadAttr m = THREADMON__THREAD_ATTR__INIT;
+  m.tid = t->tid;
+  m.time_ns = time_ns;
+  m.name = name;
+  m.policy = t->policy;
+  m.priority = t->priority;
+  m.nice = t->nice;
+  uint64_t aff[4];
+  m.n_affinity = affinity_words(s, t, aff);
+  if (m.n_affinity) m.affinity = aff;
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_THREAD_ATTR;
   f.thread_attr = &m;
   tm_emit(s, &f, to);
+}
+
+void tm_emit_thread_attr(tm_session *s, const tm_thread *t, int to) {
+  emit_attr_at(s, t, tm_now_ns(), to);
+}
+
+void tm_emit_thread_begun(tm_session *s, const tm_thread *t, tm_sampler_thread *st, bool live,
+                          int to) {
+  tm_emit_thread_start(s, t, st, live, to);
+  /* Not changed since its start (a change is sent after this by the
+   * caller), and other than what readers assume without a ThreadAttr. */
+  if (atomic_load_explicit(&t->attr_version, memory_order_acquire) != 0) return;
+  uint64_t aff[4];
+  if (t->policy == SCHED_OTHER && t->priority == 0 && t->nice == 0 &&
+      affinity_words(s, t, aff) == 0)
+    return;
+  emit_attr_at(s, t, t->start_ns, to);
 }
 
 void tm_emit_sync_object(tm_session *s, tm_object *o, bool with_stack, int to) {

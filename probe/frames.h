@@ -42,6 +42,14 @@ typedef struct ended {
   uint64_t fold_ns[TM_FOLD_STATES];
 } ended;
 
+/* A start routine's name, by its address (frames.c, known_routine). */
+#define ROUTINE_CACHE 64
+typedef struct routine_entry {
+  uintptr_t addr;
+  char *name;
+  bool std_lib; /* libstdc++'s: a std::thread, named by its state */
+} routine_entry;
+
 typedef struct tm_frames {
   batch transitions, switches;
   bool switches_urgent;   /* the batch has a record of a program thread */
@@ -60,6 +68,7 @@ typedef struct tm_frames {
   ended gap_ends[GAP_ENDS_MAX];
   size_t gap_end_n;
   long ncpu_conf; /* configured CPUs, looked up once (affinity masks) */
+  routine_entry routines[ROUTINE_CACHE];
 } tm_frames;
 
 bool tm_batch_push(batch *b, uint64_t t, uint32_t tid, int state, uint32_t obj, uint32_t holder,
@@ -80,6 +89,12 @@ void tm_note_end(tm_frames *f, const tm_thread *t, uint64_t time_ns, uint64_t on
 void tm_emit_thread_start(struct tm_session *s, const tm_thread *t, tm_sampler_thread *st,
                           bool live, int to);
 void tm_emit_thread_attr(struct tm_session *s, const tm_thread *t, int to);
+/* A thread first seen: its ThreadStart, and a ThreadAttr at its start time
+ * when the attributes it started with (inherited from its creator, or
+ * given by the pthread attr) are not the defaults and it has not changed
+ * them since (attr_version 0). */
+void tm_emit_thread_begun(struct tm_session *s, const tm_thread *t, tm_sampler_thread *st,
+                          bool live, int to);
 void tm_emit_sync_object(struct tm_session *s, tm_object *o, bool with_stack, int to);
 void tm_emit_thread_end(struct tm_session *s, const ended *e, int to);
 void tm_emit_transitions(struct tm_session *s, const batch *b, int to);

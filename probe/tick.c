@@ -147,8 +147,8 @@ static bool visit_slot(tm_session *s, uint32_t i, bool full, bool resync, uint32
   }
   if (!st && !(st = tm_state_new(m, t, i))) return true; /* out of memory: try again */
   if (!st->attr_sent) {
-    tm_emit_thread_start(s, t, st, state == TM_SLOT_LIVE, TM_TO_ALL);
-    st->attr_sent = 1; /* attr_version 0: nothing beyond the start */
+    tm_emit_thread_begun(s, t, st, state == TM_SLOT_LIVE, TM_TO_ALL);
+    st->attr_sent = 1; /* attr_version 0: sent with the start */
   }
   uint32_t av = atomic_load_explicit(&t->attr_version, memory_order_acquire);
   if (av + 1 != st->attr_sent) {

@@ -342,12 +342,20 @@ void SessionStore::applyStack(const Threadmon__Stack &s) {
 void SessionStore::applyThreadAttr(const Threadmon__ThreadAttr &a) {
   ThreadTimeline *th = threadFor(a.tid, ns(a.time_ns));
   if (!th) return;
-  if (a.name && *a.name) th->info.name = str(a.name);
-  th->info.policy = a.policy;
-  th->info.priority = a.priority;
-  th->info.nice = a.nice;
-  th->info.affinity.assign(a.affinity, a.affinity + std::min<size_t>(a.n_affinity, 16));
-  th->info.attrChanges++;
+  ThreadInfo &i = th->info;
+  std::vector<uint64_t> affinity(a.affinity, a.affinity + std::min<size_t>(a.n_affinity, 16));
+  QString name = a.name && *a.name ? str(a.name) : i.name;
+  // Neither the attributes it started with (sent at its start time) nor a
+  // repeat (descriptions sent again after a capture gap or to a new
+  // display) is a change the program made.
+  bool changed = name != i.name || a.policy != i.policy || a.priority != i.priority ||
+                 a.nice != i.nice || affinity != i.affinity;
+  if (changed && ns(a.time_ns) > i.startNs) i.attrChanges++;
+  i.name = name;
+  i.policy = a.policy;
+  i.priority = a.priority;
+  i.nice = a.nice;
+  i.affinity = std::move(affinity);
 }
 
 void SessionStore::applySyncObject(const Threadmon__SyncObject &o) {

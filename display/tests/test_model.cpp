@@ -603,6 +603,33 @@ class TestModel : public QObject {
     QCOMPARE(st.ns[size_t(FinalState::OnCpu)], 15 * kMs);
   }
 
+  void startingAttributesAreNoChange() {
+    // The probe sends a thread's inherited attributes at its start time;
+    // descriptions sent again after a capture gap repeat them: neither is
+    // a change the program made, a later different value is.
+    StreamBuilder b;
+    b.hello(true);
+    b.threadStart(300, at(5), "worker", "prog!work");
+    b.threadAttr(300, at(5), "worker", 3 /* SCHED_BATCH */, 4, {1});
+    b.threadAttr(300, at(40), "worker", 3, 4, {1});
+    b.tick(at(50), {Lwp{300, 0, 0, 5 * kMs, 0}});
+    SessionModel m;
+    b.applyTo(&m);
+    int i = m.indexOfTid(300);
+    QVERIFY(i >= 0);
+    QCOMPARE(m.thread(i).policy, 3);
+    QCOMPARE(m.thread(i).nice, 4);
+    QCOMPARE(m.thread(i).affinity, std::vector<uint64_t>{1});
+    QCOMPARE(m.thread(i).attrChanges, 0);
+    StreamBuilder later;
+    later.threadAttr(300, at(60), "worker", 3, 7, {1});
+    later.threadAttr(300, at(70), "renamed", 3, 7, {1});
+    later.applyTo(&m);
+    QCOMPARE(m.thread(i).nice, 7);
+    QCOMPARE(m.thread(i).name, QStringLiteral("renamed"));
+    QCOMPARE(m.thread(i).attrChanges, 2);
+  }
+
   void changedIsCoalesced() {
     StreamBuilder b = fallbackScenario();
     SessionModel m;

@@ -57,6 +57,22 @@ void StreamBuilder::threadStart(uint32_t tid, int64_t t, const char *name, const
   add(f);
 }
 
+void StreamBuilder::threadAttr(uint32_t tid, int64_t t, const char *name, int policy, int nice,
+                               std::vector<uint64_t> affinity) {
+  Threadmon__ThreadAttr a = THREADMON__THREAD_ATTR__INIT;
+  a.tid = tid;
+  a.time_ns = uint64_t(t);
+  a.name = const_cast<char *>(name);
+  a.policy = policy;
+  a.nice = nice;
+  a.n_affinity = affinity.size();
+  a.affinity = affinity.data();
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_THREAD_ATTR;
+  f.thread_attr = &a;
+  add(f);
+}
+
 void StreamBuilder::threadEnd(uint32_t tid, int64_t t, uint64_t oncpuNs) {
   Threadmon__ThreadEnd e = THREADMON__THREAD_END__INIT;
   e.tid = tid;

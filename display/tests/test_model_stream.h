@@ -55,6 +55,9 @@ class StreamBuilder {
   void threadStart(uint32_t tid, int64_t t, const char *name, const char *routine,
                    bool probe = false, bool isMain = false);
   void threadEnd(uint32_t tid, int64_t t, uint64_t oncpuNs = 0);
+  // A ThreadAttr (affinity: 64 CPUs a word, empty = all).
+  void threadAttr(uint32_t tid, int64_t t, const char *name, int policy, int nice,
+                  std::vector<uint64_t> affinity = {});
   void transition(uint32_t tid, int64_t t, Threadmon__ThreadState state, uint32_t object = 0,
                   uint32_t holder = 0, uint32_t releaser = 0);
   void stack(uint32_t id, const std::vector<const char *> &frames);

@@ -3,6 +3,7 @@
  * Usage: test_session PROBE.so WORKLOAD TMPDIR */
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -409,6 +410,54 @@ static void test_late_first_run(void) {
   capture_free(&c);
 }
 
+/* Threads that never set their attributes but inherit non-default ones
+ * (SCHED_BATCH, nice 4, CPU 0 from their creator; CPU 0 from an attr):
+ * the stream says so in a ThreadAttr at their start, for a capture as for
+ * a live display. */
+static void test_inherited_attrs(void) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+    printf("inherited attrs: one CPU, CPU 0 is every CPU: skipped\n");
+    return;
+  }
+  char out[512], env_out[600], tids_file[512];
+  path_in_dir(out, sizeof out, "inherit.tmcap");
+  path_in_dir(tids_file, sizeof tids_file, "inherit.tids");
+  snprintf(env_out, sizeof env_out, "THREADMON_OUTPUT=%s", out);
+  char *argv[] = {(char *)workload, "inherit", tids_file, NULL};
+  char *env[] = {env_out, NULL};
+  int status = run(argv, env, 5000);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  int tids[2] = {0, 0};
+  FILE *f = fopen(tids_file, "r");
+  CHECK(f != NULL);
+  CHECK_EQ(fscanf(f, "%d %d", &tids[0], &tids[1]), 2);
+  fclose(f);
+  capture c;
+  CHECK(capture_load(out, &c) == 0);
+  check_stream_start(&c);
+  for (int k = 0; k < 2; k++) {
+    const Threadmon__ThreadStart *start = NULL;
+    const Threadmon__ThreadAttr *attr = NULL;
+    for (size_t i = 0; i < c.n; i++) {
+      const Threadmon__Frame *fr = c.frames[i];
+      if (fr->body_case == THREADMON__FRAME__BODY_THREAD_START &&
+          fr->thread_start->tid == (uint32_t)tids[k] && !start)
+        start = fr->thread_start;
+      if (fr->body_case == THREADMON__FRAME__BODY_THREAD_ATTR &&
+          fr->thread_attr->tid == (uint32_t)tids[k] && !attr)
+        attr = fr->thread_attr;
+    }
+    CHECK(start != NULL);
+    CHECK(attr != NULL);
+    CHECK_EQ(attr->time_ns, start->time_ns); /* what it started with */
+    CHECK_EQ(attr->policy, SCHED_BATCH);
+    CHECK_EQ(attr->nice, 4);
+    CHECK_EQ(attr->n_affinity, 1);
+    CHECK_EQ(attr->affinity[0], 1);
+  }
+  capture_free(&c);
+}
+
 /* THREADMON_COUNTERS=1: the busy workers' samples carry their task clock. */
 static void test_counters(void) {
   char out[512], env_out[600];
@@ -470,6 +519,7 @@ int main(int argc, char **argv) {
   if (!only || strstr(only, "counters")) test_counters();
   if (!only || strstr(only, "switch_limit")) test_switch_limit();
   if (!only || strstr(only, "late")) test_late_first_run();
+  if (!only || strstr(only, "inherit")) test_inherited_attrs();
   if (!only || strstr(only, "killed")) test_killed();
   if (!only || strstr(only, "fork")) test_fork(true);
   if (!only || strstr(only, "nofollow")) test_fork(false);

@@ -8,13 +8,18 @@
  *                      the CPU for MS ms; writes "before after first tid"
  *                      (CLOCK_MONOTONIC ns around pthread_create, the
  *                      thread's first moment on a CPU, its tid) to FILE
+ *   inherit FILE       main takes SCHED_BATCH, nice 4 and CPU 0, then
+ *                      creates two threads that live 50 ms: one with no
+ *                      attr, one with an attr for CPU 0; writes their tids
  */
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,15 +87,21 @@ static void *late_child(void *arg) {
   return arg;
 }
 
-/* A thread that waits for its first CPU: its life starts at the create. */
-static int late_start(long ms, const char *file) {
+/* Puts the caller on CPU 0 and makes attr ask for CPU 0 too. */
+static bool pin_to_cpu0(pthread_attr_t *attr) {
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(0, &set);
-  if (sched_setaffinity(0, sizeof set, &set) != 0) return 97;
+  if (sched_setaffinity(0, sizeof set, &set) != 0) return false;
+  pthread_attr_init(attr);
+  pthread_attr_setaffinity_np(attr, sizeof set, &set);
+  return true;
+}
+
+/* A thread that waits for its first CPU: its life starts at the create. */
+static int late_start(long ms, const char *file) {
   pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+  if (!pin_to_cpu0(&attr)) return 97;
   pthread_t t;
   uint64_t before = now_ns();
   if (pthread_create(&t, &attr, late_child, NULL) != 0) return 96;
@@ -105,7 +116,35 @@ static int late_start(long ms, const char *file) {
   return fclose(f) == 0 ? 0 : 94;
 }
 
+static void *inheritor(void *arg) {
+  *(volatile pid_t *)arg = gettid();
+  struct timespec ts = {0, 50000000};
+  nanosleep(&ts, NULL);
+  return NULL;
+}
+
+/* Attributes a new thread inherits from its creator without ever setting
+ * them itself: what it started with must reach the stream. */
+static int inherit(const char *file) {
+  struct sched_param sp = {0};
+  if (sched_setscheduler(0, SCHED_BATCH, &sp) != 0) return 97;
+  if (setpriority(PRIO_PROCESS, 0, 4) != 0) return 96;
+  pthread_attr_t attr;
+  if (!pin_to_cpu0(&attr)) return 95;
+  pid_t tids[2] = {0, 0};
+  pthread_t t[2];
+  if (pthread_create(&t[0], NULL, inheritor, &tids[0]) != 0) return 94;
+  if (pthread_create(&t[1], &attr, inheritor, &tids[1]) != 0) return 93;
+  pthread_attr_destroy(&attr);
+  for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+  FILE *f = fopen(file, "w");
+  if (!f) return 92;
+  fprintf(f, "%d %d\n", (int)tids[0], (int)tids[1]);
+  return fclose(f) == 0 ? 0 : 91;
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 3 && !strcmp(argv[1], "inherit")) return inherit(argv[2]);
   if (argc >= 4 && !strcmp(argv[1], "late")) return late_start(atol(argv[2]), argv[3]);
   if (argc >= 3 && !strcmp(argv[1], "yield")) {
     yield_for(atol(argv[2]));
@@ -134,7 +173,8 @@ int main(int argc, char **argv) {
     return 98;
   }
   fprintf(stderr,
-          "usage: %s contend MS STATUS | forever | fork | exec PATH | yield MS | late MS FILE\n",
+          "usage: %s contend MS STATUS | forever | fork | exec PATH | yield MS | late MS FILE | "
+          "inherit FILE\n",
           argv[0]);
   return 2;
 }
