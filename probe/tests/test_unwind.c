@@ -4,7 +4,6 @@
  * past a frame bigger than the copy a foreign stack gets), on another
  * thread's, and on a user context's stack (makecontext), which the walk
  * copies first. Prints the cost of a walk. */
-#define _GNU_SOURCE
 #include <execinfo.h>
 #include <pthread.h>
 #include <stdint.h>
