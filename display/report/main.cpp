@@ -32,7 +32,7 @@ int usage(FILE *to) {
       "  --sizes           bytes per frame kind and field, bytes on disk, MB/s\n"
       "  --stream          read the capture a window at a time (bounded memory; the\n"
       "                    default for captures over 64 MiB); --whole: read it whole\n"
-      "  --window S        seconds per window when streaming (default 30)\n",
+      "  --window S        seconds per window when streaming (default 10)\n",
       to);
   return to == stdout ? 0 : 1;
 }

@@ -115,9 +115,10 @@ Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool la
       }
     }
     s.blockedBy = m.waitMatrix(span, s.info.id);
+    // The whole table is the objects' tables added up: one pass, not two.
+    p.matrix.insert(p.matrix.end(), s.blockedBy.begin(), s.blockedBy.end());
     p.sync.push_back(std::move(s));
   }
-  p.matrix = m.waitMatrix(span);
   p.findings = streamFindingsPart(m, span);
   return p;
 }

@@ -2,14 +2,16 @@
 
 #include <algorithm>
 
+#include "findings_util.h"
 #include "sessionmodel.h"
 
 using namespace tmon;
 
 StreamFindingsPart streamFindingsPart(const SessionModel &m, const TimeRange &span) {
   StreamFindingsPart p;
-  for (Finding &f : m.findings(span))
-    if (f.kind == FindingKind::Deadlock || f.kind == FindingKind::DataLost) p.findings.push_back(std::move(f));
+  if (span.length() <= 0) return p;
+  findings_detail::dataLostFindings(m, span, &p.findings);
+  findings_detail::deadlockFindings(m, span, &p.findings);
   return p;
 }
 
