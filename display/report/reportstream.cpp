@@ -174,6 +174,8 @@ class Merger {
     latest_ = p.latestNs;
     rows_->jvm = rows_->jvm || p.jvm;
     rows_->go = rows_->go || p.go;
+    // Set once, by the window that saw the probe stop its records.
+    if (stoppedNs_ < 0) stoppedNs_ = p.info.switchesStoppedNs;
     switchesLost_ += p.info.switchesLost;
     switchesReceived_ += p.info.switchesReceived;
     for (const QString &w : p.info.inputWarnings)
@@ -194,6 +196,7 @@ class Merger {
 
   void finish(const SessionModel &names) {
     rows_->durationS = double(latest_ - rows_->startNs) / 1e9;
+    rows_->info.switchesStoppedNs = stoppedNs_;
     rows_->info.switchesLost = switchesLost_;
     rows_->info.switchesReceived = switchesReceived_;
     rows_->info.inputWarnings = warnings_;
@@ -366,6 +369,7 @@ class Merger {
 
   ReportRows *rows_;
   int64_t latest_ = 0;
+  int64_t stoppedNs_ = -1;
   uint64_t switchesLost_ = 0, switchesReceived_ = 0;
   QStringList warnings_;
   std::unordered_map<uint32_t, size_t> threadIndex_, userIndex_, syncIndex_;
