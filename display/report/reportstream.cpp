@@ -20,10 +20,23 @@ namespace {
 
 // What one window's model says, over the window's span [t0, t1); counters
 // as their cumulative values (newest, and at the session start).
+// A thread blocked in a wrapped call across a window's edge for longer
+// than the warm-up: the next window has no transition of it before its
+// unblocking and shows the kernel's view (asleep) until then. The merge
+// carries the blocked state over that head (Merger::carry).
+struct Blocked {
+  bool valid = false;
+  FinalState state = FinalState::Sleeping;
+  uint32_t object = 0;
+  uint32_t holder = 0;
+};
+
 struct ThreadPart {
   ThreadRow row;  // states and CPUs over the span
   bool hasLwp = false;
   LwpDelta newest, atStart;
+  Blocked atEnd;       // its state at the span's end
+  int64_t headEnd = 0;  // end of the asleep run the span starts with (t0: none)
 };
 
 struct SyncPart {
@@ -38,6 +51,7 @@ struct SyncPart {
 };
 
 struct Part {
+  TimeRange span;
   CaptureLoadResult res;
   SessionInfo info;
   int64_t startNs = 0, latestNs = 0;
@@ -52,6 +66,35 @@ struct Part {
 
 // Counters at t: a delta from before any sample.
 constexpr int64_t kBeforeAll = INT64_MIN;
+
+Blocked blockedAt(const SessionModel &m, int index, int64_t t) {
+  Blocked b;
+  StateInterval iv;
+  if (!m.stateAt(index, t - 1, &iv) || !isBlockedState(iv.state)) return b;
+  b.valid = true;
+  b.state = iv.state;
+  b.object = iv.object;
+  if (iv.object)  // a join's has none
+    for (const WaitRecord &w : m.waits(iv.object, TimeRange{t - 1, t}))
+      if (w.waiter == m.thread(index).tid) b.holder = w.holder;
+  return b;
+}
+
+// Where the run of asleep intervals that starts at span.t0 ends (t0: none).
+int64_t asleepHead(const SessionModel &m, int index, const TimeRange &span) {
+  int64_t end = span.t0;
+  // Most threads change within a millisecond: look at the whole span only
+  // for those that do not.
+  for (int64_t len : {int64_t(1'000'000), span.length()}) {
+    end = span.t0;
+    for (const StateInterval &iv : m.intervals(index, TimeRange{span.t0, span.t0 + len})) {
+      if (iv.state != FinalState::Sleeping || iv.start != end) break;
+      end = iv.end;
+    }
+    if (end < span.t0 + len) break;
+  }
+  return std::min(end, span.t1);
+}
 
 Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool last) {
   Part p;
@@ -68,6 +111,7 @@ Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool la
   const int64_t t0 = first ? std::min(a, p.startNs) : a;
   const int64_t t1 = last ? p.latestNs : std::min(b, p.latestNs);
   const TimeRange span{t0, std::max(t0, t1)};
+  p.span = span;
   // Cumulative values: the newest the window holds (the whole run's end in
   // the last one), and those at the session's start.
   const int64_t newest = last ? p.latestNs : INT64_MAX;
@@ -85,6 +129,8 @@ Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool la
     t.hasLwp = m.lwpSampleCount(i) > 0;
     t.newest = m.lwpDelta(i, TimeRange{kBeforeAll, newest});
     if (first) t.atStart = m.lwpDelta(i, TimeRange{kBeforeAll, p.startNs});
+    t.atEnd = blockedAt(m, i, span.t1);
+    t.headEnd = asleepHead(m, i, span);
     p.threads.push_back(std::move(t));
   }
   for (int i = 0; i < m.userThreadCount(); i++)
@@ -190,6 +236,7 @@ class Merger {
       d.iowait += e.iowait, d.irq += e.irq, d.softirq += e.softirq, d.steal += e.steal;
     }
     for (SyncPart &s : p.sync) addSync(s);
+    for (ThreadPart &t : p.threads) carry(t, p);
     addPairs(&matrix_, p.matrix);
     findings_.add(p.findings);
   }
@@ -277,6 +324,31 @@ class Merger {
       acc.hasLwp = true;
       acc.newest = t.newest;
     }
+  }
+
+  // The head of a window asleep for a thread the window before left blocked
+  // was that wait going on (struct Blocked): its time moves from asleep to
+  // the blocked state, and into the waits on the object.
+  void carry(const ThreadPart &t, const Part &p) {
+    const uint32_t tid = t.row.info.tid;
+    Blocked &c = carried_[tid];
+    const int64_t len = t.headEnd - p.span.t0;
+    if (c.valid && len > 0) {
+      StateTimes &st = rows_->threads[threadIndex_[tid]].states;
+      st.ns[size_t(FinalState::Sleeping)] -= len;
+      st.ns[size_t(c.state)] += len;
+      auto it = c.object ? syncIndex_.find(c.object) : syncIndex_.end();
+      if (it != syncIndex_.end()) {
+        SyncAcc &a = sync_[it->second];
+        a.waits.emplace_back(tid, len);
+        a.anyWait = true;
+        WaitPair w{tid, c.holder, 0, uint64_t(len)};
+        addPairs(&a.blockedBy, {w});
+        addPairs(&matrix_, {w});
+      }
+      if (t.headEnd >= p.span.t1) return;  // blocked all through: carried on
+    }
+    c = t.atEnd;
   }
 
   void addUser(UserThreadRow &u) {
@@ -373,6 +445,7 @@ class Merger {
   uint64_t switchesLost_ = 0, switchesReceived_ = 0;
   QStringList warnings_;
   std::unordered_map<uint32_t, size_t> threadIndex_, userIndex_, syncIndex_;
+  std::unordered_map<uint32_t, Blocked> carried_;  // by tid
   std::vector<ThreadPart> threads_;  // the counters of rows_->threads, same order
   std::vector<SyncAcc> sync_;
   std::map<std::pair<uint32_t, uint32_t>, WaitPair> matrix_;
