@@ -99,7 +99,10 @@ int64_t asleepHead(const SessionModel &m, int index, const TimeRange &span) {
 Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool last) {
   Part p;
   SessionModel m;
-  p.res = cw.load(a, b, &m);
+  // The first window from the capture's first record: records before its
+  // first timed one (transitions sent before the first tick) have no time
+  // in the index, and a window from the first time would skip them.
+  p.res = cw.load(first ? INT64_MIN / 2 : a, b, &m);
   m.settleNow();
   p.info = m.info();
   p.startNs = m.startNs();
