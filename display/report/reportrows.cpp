@@ -37,7 +37,8 @@ std::vector<std::pair<uint32_t, int64_t>> waitersByTime(
   std::map<uint32_t, int64_t> byTid;
   for (const auto &s : sums) byTid[s.first] += s.second;
   std::vector<std::pair<uint32_t, int64_t>> v(byTid.begin(), byTid.end());
-  std::stable_sort(v.begin(), v.end(), [](const auto &a, const auto &b) { return a.second > b.second; });
+  std::stable_sort(v.begin(), v.end(),
+                   [](const auto &a, const auto &b) { return a.second > b.second; });
   return v;
 }
 
@@ -58,7 +59,8 @@ ReportRows collectRows(const SessionModel &m) {
     t.cpuNs = m.threadCpuTimes(i, whole);
     if (!t.info.folds.empty()) {
       t.folded = true;
-      for (int w = 0; w < kWireStates - 1; w++) t.foldedNs += double(t.info.folds.back().ns[size_t(w)]);
+      for (int w = 0; w < kWireStates - 1; w++)
+        t.foldedNs += double(t.info.folds.back().ns[size_t(w)]);
     }
     rows.threads.push_back(std::move(t));
   }
@@ -76,7 +78,8 @@ ReportRows collectRows(const SessionModel &m) {
       s.callSite = m.objectCallSite(i, whole);
     } else {
       std::vector<std::pair<uint32_t, int64_t>> sums;
-      for (const WaitRecord &w : m.waits(s.info.id, whole)) sums.emplace_back(w.waiter, w.end - w.start);
+      for (const WaitRecord &w : m.waits(s.info.id, whole))
+        sums.emplace_back(w.waiter, w.end - w.start);
       s.waiters = waitersByTime(sums);
       s.callSite = s.info.callSite();
     }

@@ -67,6 +67,7 @@ bool isGoSession(const tmon::SessionModel &m);
 // Objects with activity first, as SessionModel::syncObjectsByWait orders them.
 void sortSyncRows(std::vector<SyncRow> *rows);
 // A waiter's total per tid, most first (ties: smaller tid first).
-std::vector<std::pair<uint32_t, int64_t>> waitersByTime(const std::vector<std::pair<uint32_t, int64_t>> &sums);
+std::vector<std::pair<uint32_t, int64_t>> waitersByTime(
+    const std::vector<std::pair<uint32_t, int64_t>> &sums);
 
 #endif

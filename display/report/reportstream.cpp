@@ -174,7 +174,8 @@ Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool la
 
 // Cells of waiter x holder tables summed, ordered as SyncActivity::matrix
 // orders them (by pair, then most waiting first).
-void addPairs(std::map<std::pair<uint32_t, uint32_t>, WaitPair> *cells, const std::vector<WaitPair> &v) {
+void addPairs(std::map<std::pair<uint32_t, uint32_t>, WaitPair> *cells,
+              const std::vector<WaitPair> &v) {
   for (const WaitPair &w : v) {
     WaitPair &c = (*cells)[{w.waiter, w.holder}];
     c.waiter = w.waiter;
@@ -283,7 +284,8 @@ class Merger {
       }
       s.blockedBy = sortedPairs(a.blockedBy);
       const SyncDelta &d = s.delta;
-      if (d.acquisitions || d.contentions || d.waitNs || d.waitSamples) rows_->sync.push_back(std::move(s));
+      if (d.acquisitions || d.contentions || d.waitNs || d.waitSamples)
+        rows_->sync.push_back(std::move(s));
     }
     sortSyncRows(&rows_->sync);
     rows_->waitMatrix = sortedPairs(matrix_);
@@ -388,8 +390,8 @@ class Merger {
     a.info = s.info;
     if (s.hasCounters) a.newest = s.newest;
     for (const CallSite &c : s.sitesNewest) {
-      auto [sit, newSite] = a.sites.emplace(c.stackId, SiteAcc{});
-      if (newSite || std::find(a.siteOrder.begin(), a.siteOrder.end(), c.stackId) == a.siteOrder.end())
+      auto sit = a.sites.emplace(c.stackId, SiteAcc{}).first;
+      if (std::find(a.siteOrder.begin(), a.siteOrder.end(), c.stackId) == a.siteOrder.end())
         a.siteOrder.push_back(c.stackId);
       sit->second.frames = c.frames;
       sit->second.newest = c;
@@ -427,13 +429,15 @@ class Merger {
   static void finishInternal(const SyncAcc &a, SyncRow *s) {
     uint64_t lost = 0, samples = 0, siteSamples = 0;
     for (const auto &kv : a.internal) {
-      if (kv.second.waitNs || kv.second.kernelNs || kv.second.samples) s->internal.push_back(kv.second);
+      if (kv.second.waitNs || kv.second.kernelNs || kv.second.samples)
+        s->internal.push_back(kv.second);
       lost += kv.second.waitNs + kv.second.kernelNs;
       samples += kv.second.samples;
     }
-    std::stable_sort(s->internal.begin(), s->internal.end(), [](const InternalWaiter &x, const InternalWaiter &y) {
-      return x.waitNs + x.kernelNs > y.waitNs + y.kernelNs;
-    });
+    std::stable_sort(s->internal.begin(), s->internal.end(),
+                     [](const InternalWaiter &x, const InternalWaiter &y) {
+                       return x.waitNs + x.kernelNs > y.waitNs + y.kernelNs;
+                     });
     s->delta.waitNs = lost;
     s->delta.contentions = samples;
     for (const CallSite &c : s->sites) siteSamples += c.contentions;
@@ -457,7 +461,8 @@ class Merger {
 
 }  // namespace
 
-CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, int64_t chunkNs, int workers) {
+CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, int64_t chunkNs,
+                                       int workers) {
   CaptureLoadResult res;
   CaptureWindow names;
   if (!names.open(path)) {
@@ -475,7 +480,8 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
     }
   }
   std::vector<std::pair<int64_t, int64_t>> spans;
-  for (int64_t a = first; a < last || spans.empty(); a += chunkNs) spans.emplace_back(a, std::min(last, a + chunkNs));
+  for (int64_t a = first; a < last || spans.empty(); a += chunkNs)
+    spans.emplace_back(a, std::min(last, a + chunkNs));
 
   // Workers read windows in order; the merge takes them in order as they
   // come, so at most `workers` windows' models and parts are held at once.

@@ -114,7 +114,8 @@ void findingsSection(const QJsonObject &r, QStringList &out) {
   const bool partial =
       r["process"]["notices"].toArray().contains(QJsonValue(StreamFindings::leftOutNotice()));
   if (fs.isEmpty() && partial)
-    out << QStringLiteral("  none of the few looked for: no deadlock, no data lost (see the note below)");
+    out << QStringLiteral(
+        "  none of the few looked for: no deadlock, no data lost (see the note below)");
   else if (fs.isEmpty())
     out << QStringLiteral("  none: no lock, scheduling or deadlock problem stood out");
   for (const QJsonValue &v : fs) {
