@@ -21,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from tmbench import accuracy, create, forks, machine, micro, mn, realprogs, report, sampler, tools as tl  # noqa: E402
+from tmbench import accuracy, create, forks, longreport, machine, micro, mn, realprogs, report, sampler, tools as tl  # noqa: E402
 
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -142,6 +142,7 @@ def main():
         run_section("accuracy", accuracy.states, build, probe, args.quick, log)
         run_section("M:N matrix multiply", mn.matrix_table, build, bare, probe, args.quick, log)
         run_section("M:N fine-grained barrier", mn.barrier_penalty, build, bare, args.quick, log)
+        run_section("report on long captures", longreport.report_scaling, build, args.quick, log)
         if not probe.unavailable_reason():
             run_section("compressors", realprogs.compressors, bare, probe, args.quick, log,
                         unavailable)

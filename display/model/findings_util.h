@@ -43,6 +43,7 @@ QString percent(double share);
 QJsonArray tidArray(const std::vector<uint32_t> &tids);
 
 // The rules, each appending its findings.
+void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void deadlockFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);

@@ -2,6 +2,7 @@
 // Exit status: 0 complete, 2 damaged (cut short, or values dropped or
 // clamped) but reported, 1 unreadable or usage.
 #include <QCoreApplication>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 
@@ -10,10 +11,15 @@
 #include "capturereader.h"
 #include "framesizes.h"
 #include "reportjson.h"
+#include "reportrows.h"
+#include "reportstream.h"
 #include "reporttext.h"
 #include "sessionmodel.h"
 
 namespace {
+
+// Captures larger than this are read a window at a time (as the display does).
+constexpr qint64 kStreamFromBytes = 64ll << 20;
 
 int usage(FILE *to) {
   std::fputs(
@@ -23,7 +29,10 @@ int usage(FILE *to) {
       "  --top N           rows per table of the text report (default 30; 0: all)\n"
       "  --thread PATTERN  only threads whose name contains PATTERN or whose tid is it;\n"
       "                    * ? [ make it a glob over the whole name or tid (repeatable)\n"
-      "  --sizes           bytes per frame kind and field, bytes on disk, MB/s\n",
+      "  --sizes           bytes per frame kind and field, bytes on disk, MB/s\n"
+      "  --stream          read the capture a window at a time (bounded memory; the\n"
+      "                    default for captures over 64 MiB); --whole: read it whole\n"
+      "  --window S        seconds per window when streaming (default 10)\n",
       to);
   return to == stdout ? 0 : 1;
 }
@@ -42,6 +51,8 @@ int main(int argc, char **argv) {
   QCoreApplication app(argc, argv);
   bool json = false;
   bool sizes = false;
+  enum { Auto, Stream, Whole } mode = Auto;
+  int64_t windowNs = StreamedReport::kChunkNs;
   QString file;
   TextOptions text;
   QStringList patterns;
@@ -51,7 +62,7 @@ int main(int argc, char **argv) {
     // "--top=5" and "--top 5" alike.
     QString value;
     bool hasValue = false;
-    for (const char *opt : {"--top", "--thread"}) {
+    for (const char *opt : {"--top", "--thread", "--window"}) {
       if (a == QLatin1String(opt) && i + 1 < args.size()) {
         value = args[++i];
         hasValue = true;
@@ -65,6 +76,18 @@ int main(int argc, char **argv) {
       json = true;
     } else if (a == "--sizes") {
       sizes = true;
+    } else if (a == "--stream" || a == "--whole") {
+      mode = a == "--stream" ? Stream : Whole;
+    } else if (a == "--window" && hasValue) {
+      bool ok = false;
+      const double s = value.toDouble(&ok);
+      if (!ok || s < 1 || s > 3600) {
+        std::fprintf(stderr, "threadmon-report: --window wants seconds from 1 to 3600, not '%s'\n",
+                     qPrintable(value));
+        return 1;
+      }
+      windowNs = int64_t(s * 1e9);
+      mode = Stream;
     } else if (a == "--top" && hasValue) {
       bool ok = false;
       text.top = value.toInt(&ok);
@@ -93,8 +116,17 @@ int main(int argc, char **argv) {
     return error.isEmpty() ? 0 : out.isEmpty() ? 1 : 2;
   }
 
-  tmon::SessionModel model;
-  tmon::CaptureLoadResult res = tmon::CaptureReader::load(file, &model);
+  // A long capture (format 2, with records to seek to) is read a window at
+  // a time: a whole read holds about 5 bytes of model per byte of capture.
+  const bool stream = mode == Stream || (mode == Auto && QFileInfo(file).size() > kStreamFromBytes);
+  ReportRows rows;
+  tmon::CaptureLoadResult res;
+  if (stream) res = StreamedReport::read(file, &rows, windowNs);
+  if (!stream || (res.status == tmon::CaptureLoadResult::Unreadable && mode == Auto)) {
+    tmon::SessionModel model;
+    res = tmon::CaptureReader::load(file, &model);
+    if (res.status != tmon::CaptureLoadResult::Unreadable) rows = collectRows(model);
+  }
   if (res.status == tmon::CaptureLoadResult::Unreadable) {
     std::fprintf(stderr, "threadmon-report: %s: %s\n", qPrintable(file), qPrintable(res.message));
     return 1;
@@ -103,12 +135,12 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "threadmon-report: %s: %s\n", qPrintable(file), qPrintable(res.message));
   // Values the reader could not trust: the capture is damaged, though its
   // framing is whole.
-  const QStringList &warnings = model.info().inputWarnings;
+  const QStringList &warnings = rows.info.inputWarnings;
   for (const QString &w : warnings)
     std::fprintf(stderr, "threadmon-report: %s: %s\n", qPrintable(file), qPrintable(w));
 
   text.threads = ThreadFilter(patterns);
-  QJsonObject report = reportJson(model);
+  QJsonObject report = reportJson(rows);
   if (json && text.threads.active()) keepThreads(report, text.threads);
   QByteArray out = json ? QJsonDocument(report).toJson(QJsonDocument::Indented)
                         : reportText(report, text).toUtf8();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "reportrows.h"
 #include "runtimes.h"
 #include "sessionmodel.h"
 
@@ -17,24 +18,16 @@ double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * double(part) 
 
 // What a thread profiler cannot see in a runtime the session shows, and
 // where a user looks instead: one line per runtime recognised.
-QJsonArray runtimeNotes(const SessionModel &m) {
-  bool jvm = false, go = false;
-  for (int t = 0; t < m.threadCount() && !jvm; t++)
-    jvm = !runtimeHousekeeping(m.thread(t)).isEmpty();
-  for (int k = 0; k < m.syncObjectCount() && !go; k++) {
-    const SyncObjectInfo &o = m.syncObject(k);
-    go = o.symbol.startsWith(QLatin1String("runtime.")) ||
-         o.callSite().contains(QLatin1String("!runtime.futex"));
-  }
+QJsonArray runtimeNotes(const ReportRows &rows) {
   QJsonArray notes;
-  if (go)
+  if (rows.go)
     notes.append(QStringLiteral(
         "Go: a goroutine blocked on a sync.Mutex, a channel or select parks without blocking its "
         "thread, so a thread profiler cannot see it (only pthread locks, such as cgo's, and the "
         "runtime's own futexes: runtime.* objects are its idle threads parked, not locks). For "
         "goroutine contention use Go's mutex and block profiles (runtime.SetMutexProfileFraction, "
         "runtime.SetBlockProfileRate, go tool pprof)."));
-  if (jvm)
+  if (rows.jvm)
     notes.append(QStringLiteral(
         "Java: call sites are the JVM's own frames (libjvm.so); JIT-compiled Java methods have no "
         "symbols, so a monitor's Java code is not named. Findings name the Java threads and the "
@@ -43,8 +36,8 @@ QJsonArray runtimeNotes(const SessionModel &m) {
   return notes;
 }
 
-QJsonObject processJson(const SessionModel &m) {
-  const SessionInfo &i = m.info();
+QJsonObject processJson(const ReportRows &rows) {
+  const SessionInfo &i = rows.info;
   QJsonArray sources;
   for (int s : i.sources) sources.append(sourceName(s));
   QJsonObject p;
@@ -52,7 +45,7 @@ QJsonObject processJson(const SessionModel &m) {
   p["ppid"] = qint64(i.ppid);
   p["exe"] = i.exe;
   p["argv"] = QJsonArray::fromStringList(i.argv);
-  p["duration_s"] = m.durationSeconds();
+  p["duration_s"] = rows.durationS;
   // A session that detached (threadmon-attach stopped watching, or the
   // probe stopped itself) saw no exit: its status is no exit status.
   const bool detached = i.goodbyeSeen && i.endReason == THREADMON__END_REASON__END_DETACH;
@@ -71,11 +64,10 @@ QJsonObject processJson(const SessionModel &m) {
   // their gaps held, whose totals per state are kept but not their order.
   double foldedNs = 0;
   int foldedThreads = 0;
-  for (int t = 0; t < m.threadCount(); t++) {
-    const std::vector<FoldPoint> &folds = m.thread(t).folds;
-    if (folds.empty()) continue;
+  for (const ThreadRow &t : rows.threads) {
+    if (!t.folded) continue;
     foldedThreads++;
-    for (int w = 0; w < kWireStates - 1; w++) foldedNs += double(folds.back().ns[size_t(w)]);
+    foldedNs += t.foldedNs;
   }
   p["events_folded"] = qint64(i.eventsFolded);
   p["folded_s"] = foldedNs / 1e9;
@@ -88,7 +80,7 @@ QJsonObject processJson(const SessionModel &m) {
                                : QJsonValue();
   p["notices"] = QJsonArray::fromStringList(i.notices);
   p["detail_steps"] = i.detailSteps;
-  p["runtime_notes"] = runtimeNotes(m);
+  p["runtime_notes"] = runtimeNotes(rows);
   p["input_warnings"] = QJsonArray::fromStringList(i.inputWarnings);
   return p;
 }
@@ -112,13 +104,13 @@ QJsonObject schedJson(const ThreadInfo &t) {
   return s;
 }
 
-QJsonObject threadJson(const SessionModel &m, int index, const TimeRange &whole) {
-  const ThreadInfo &t = m.thread(index);
-  StateTimes st = m.threadStatesAttributed(index, whole);
+QJsonObject threadJson(const ReportRows &rows, const ThreadRow &row) {
+  const ThreadInfo &t = row.info;
+  const StateTimes &st = row.states;
   QJsonObject states;
   for (int s = 0; s < kFinalStateCount; s++)
     states[finalStateKey(FinalState(s))] = st.percent(FinalState(s));
-  LwpDelta d = m.lwpDelta(index, whole);
+  const LwpDelta &d = row.lwp;
   QJsonObject lwp;
   lwp["user_s"] = seconds(int64_t(d.userNs));
   lwp["system_s"] = seconds(int64_t(d.systemNs));
@@ -129,19 +121,19 @@ QJsonObject threadJson(const SessionModel &m, int index, const TimeRange &whole)
   lwp["majflt"] = qint64(d.majflt);
   lwp["yields"] = qint64(d.yields);
   // Hardware counters only when the probe could count them (THREADMON_COUNTERS=1).
-  const bool hw = m.info().hasSource(THREADMON__SOURCE__SOURCE_PERF_HARDWARE);
+  const bool hw = rows.info.hasSource(THREADMON__SOURCE__SOURCE_PERF_HARDWARE);
   lwp["cycles"] = hw ? QJsonValue(qint64(d.cycles)) : QJsonValue();
   lwp["instructions"] = hw ? QJsonValue(qint64(d.instructions)) : QJsonValue();
   lwp["ipc"] = hw && d.cycles ? QJsonValue(double(d.instructions) / double(d.cycles)) : QJsonValue();
   QJsonObject cpus;
-  std::vector<int64_t> per = m.threadCpuTimes(index, whole);
+  const std::vector<int64_t> &per = row.cpuNs;
   for (size_t c = 0; c < per.size(); c++)
     if (per[c] > 0) cpus[QString::number(c)] = seconds(per[c]);
   QJsonObject o;
   o["tid"] = qint64(t.tid);
   o["name"] = t.name;
   o["start_routine"] = t.startRoutine;
-  o["probe"] = t.probe || (m.info().probeTid && t.tid == m.info().probeTid);
+  o["probe"] = row.probe;
   o["main"] = t.main;
   // "jvm" for the JVM's own threads (JIT compilers, GC, ...), else "".
   o["runtime"] = runtimeHousekeeping(t);
@@ -155,9 +147,9 @@ QJsonObject threadJson(const SessionModel &m, int index, const TimeRange &whole)
 
 // A user thread (M:N): its states in the threads' keys (on an LWP, what
 // that LWP did) plus "dispatchable", in % of its life; seconds per LWP.
-QJsonObject userThreadJson(const SessionModel &m, int index, const TimeRange &whole) {
-  const UserThreadInfo &u = m.userThread(index);
-  UserThreadStates st = m.userThreadStates(index, whole);
+QJsonObject userThreadJson(const UserThreadRow &row) {
+  const UserThreadInfo &u = row.info;
+  const UserThreadStates &st = row.states;
   QJsonObject states;
   for (int s = 0; s < kFinalStateCount; s++)
     states[finalStateKey(FinalState(s))] = st.percent(st.onLwp.ns[size_t(s)]);
@@ -177,8 +169,7 @@ QJsonObject userThreadJson(const SessionModel &m, int index, const TimeRange &wh
   return o;
 }
 
-QJsonObject cpuJson(const SessionModel &m, int cpu, const TimeRange &whole) {
-  CpuDelta d = m.cpuDelta(cpu, whole);
+QJsonObject cpuJson(int cpu, const CpuDelta &d) {
   // /proc/stat counts in clock ticks: the sum of the parts is the honest
   // denominator (it is the session's duration to within a tick).
   uint64_t all = d.total();
@@ -205,9 +196,9 @@ QJsonArray pairsJson(const std::vector<WaitPair> &pairs) {
   return a;
 }
 
-QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
-  const SyncObjectInfo &s = m.syncObject(index);
-  SyncDelta d = m.syncDelta(index, whole);
+QJsonObject syncJson(const ReportRows &rows, const SyncRow &row) {
+  const SyncObjectInfo &s = row.info;
+  const SyncDelta &d = row.delta;
   QJsonObject o;
   o["id"] = qint64(s.id);
   o["kind"] = syncKindName(s.kind);
@@ -228,7 +219,7 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   // acquisitions nor timed its longest wait, and a session read from
   // outside (SOURCE_ATTACH) counted no object's acquisitions nor holds.
   const bool internal = s.kind == THREADMON__SYNC_KIND__KIND_INTERNAL;
-  const bool counted = m.info().acquisitionsKnown() && !internal;
+  const bool counted = rows.info.acquisitionsKnown() && !internal;
   o["acquisitions"] = counted ? QJsonValue(qint64(d.acquisitions)) : QJsonValue();
   o["contentions"] = qint64(d.contentions);
   o["wait_s"] = seconds(int64_t(d.waitNs));
@@ -239,11 +230,11 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
   o["hold_s"] = held ? QJsonValue(seconds(int64_t(d.holdNs))) : QJsonValue();
   o["hold_samples"] = held ? QJsonValue(qint64(d.holdSamples)) : QJsonValue();
   o["hold_exact"] = held ? QJsonValue(d.holdSamples == d.acquisitions) : QJsonValue();
-  o["call_site"] = s.callSite();
+  o["call_site"] = row.callSite;
   // Only a runtime's housekeeping threads waited on it (listed last).
-  o["housekeeping"] = m.housekeepingObject(index, whole);
+  o["housekeeping"] = row.housekeeping;
   QJsonArray sites;
-  for (const CallSite &c : m.callSites(s.id, whole)) {
+  for (const CallSite &c : row.sites) {
     QJsonObject j;
     j["frames"] = QJsonArray::fromStringList(c.frames);
     j["contentions"] = qint64(c.contentions);
@@ -256,7 +247,7 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
     // No wrapper times an internal lock: its wait is estimated (see
     // SessionModel::internalWaiters).
     int64_t wait = 0, kernel = 0;
-    for (const InternalWaiter &w : m.internalWaiters(s.id, whole)) {
+    for (const InternalWaiter &w : row.internal) {
       waiters.append(QJsonObject{{"tid", qint64(w.tid)},
                                  {"wait_s", seconds(int64_t(w.waitNs))},
                                  {"kernel_s", seconds(int64_t(w.kernelNs))},
@@ -267,21 +258,16 @@ QJsonObject syncJson(const SessionModel &m, int index, const TimeRange &whole) {
     }
     o["wait_s"] = seconds(wait);
     o["kernel_s"] = seconds(kernel);
-    o["call_site"] = m.objectCallSite(m.indexOfSyncObject(s.id), whole);
   } else {
-    std::map<uint32_t, int64_t> byWaiter;
-    for (const WaitRecord &w : m.waits(s.id, whole)) byWaiter[w.waiter] += w.end - w.start;
-    std::vector<std::pair<uint32_t, int64_t>> v(byWaiter.begin(), byWaiter.end());
-    std::stable_sort(v.begin(), v.end(), [](const auto &a, const auto &b) { return a.second > b.second; });
-    for (const auto &w : v)
+    for (const auto &w : row.waiters)
       waiters.append(QJsonObject{{"tid", qint64(w.first)}, {"wait_s", seconds(w.second)}});
   }
   o["waiters"] = waiters;
-  o["blocked_by"] = pairsJson(m.waitMatrix(whole, s.id));
+  o["blocked_by"] = pairsJson(row.blockedBy);
   return o;
 }
 
-QJsonObject findingJson(const SessionModel &m, const Finding &f) {
+QJsonObject findingJson(int64_t startNs, const Finding &f) {
   QJsonObject o;
   o["kind"] = findingKindKey(f.kind);
   o["severity"] = severityKey(f.severity);
@@ -293,30 +279,29 @@ QJsonObject findingJson(const SessionModel &m, const Finding &f) {
   for (uint32_t id : f.objects) objects.append(qint64(id));
   o["threads"] = threads;
   o["objects"] = objects;
-  o["t0_s"] = seconds(f.t0 - m.startNs());
-  o["t1_s"] = seconds(f.t1 - m.startNs());
+  o["t0_s"] = seconds(f.t0 - startNs);
+  o["t1_s"] = seconds(f.t1 - startNs);
   return o;
 }
 
 }  // namespace
 
-QJsonObject reportJson(const SessionModel &m) {
-  TimeRange whole = m.resolve(Window::wholeRun());
-  QJsonArray threads, cpus, sync;
-  for (int i = 0; i < m.threadCount(); i++) threads.append(threadJson(m, i, whole));
-  for (int c = 0; c < m.cpuCount(); c++) cpus.append(cpuJson(m, c, whole));
-  for (int s : m.syncObjectsByWait(whole)) sync.append(syncJson(m, s, whole));
+QJsonObject reportJson(const ReportRows &rows) {
+  QJsonArray threads, users, cpus, sync, findings;
+  for (const ThreadRow &t : rows.threads) threads.append(threadJson(rows, t));
+  for (const UserThreadRow &u : rows.users) users.append(userThreadJson(u));
+  for (size_t c = 0; c < rows.cpus.size(); c++) cpus.append(cpuJson(int(c), rows.cpus[c]));
+  for (const SyncRow &s : rows.sync) sync.append(syncJson(rows, s));
+  for (const Finding &f : rows.findings) findings.append(findingJson(rows.startNs, f));
   QJsonObject root;
-  root["process"] = processJson(m);
+  root["process"] = processJson(rows);
   root["threads"] = threads;
-  QJsonArray users;
-  for (int i = 0; i < m.userThreadCount(); i++) users.append(userThreadJson(m, i, whole));
   root["user_threads"] = users;
   root["cpus"] = cpus;
   root["sync_objects"] = sync;
-  root["wait_matrix"] = pairsJson(m.waitMatrix(whole));
-  QJsonArray findings;
-  for (const Finding &f : m.findings(whole)) findings.append(findingJson(m, f));
+  root["wait_matrix"] = pairsJson(rows.waitMatrix);
   root["findings"] = findings;
   return root;
 }
+
+QJsonObject reportJson(const SessionModel &m) { return reportJson(collectRows(m)); }

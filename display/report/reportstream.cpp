@@ -1,0 +1,546 @@
+#include "reportstream.h"
+
+#include <QThread>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "capturewindow.h"
+#include "sessionmodel.h"
+#include "streamfindings.h"
+
+using namespace tmon;
+
+namespace {
+
+// What one window's model says, over the window's span [t0, t1); counters
+// as their cumulative values (newest, and at the session start).
+// A thread blocked in a wrapped call across a window's edge for longer
+// than the warm-up: the next window has no transition of it before its
+// unblocking and shows the kernel's view (asleep) until then. The merge
+// carries the blocked state over that head (Merger::carry).
+struct Blocked {
+  bool valid = false;
+  FinalState state = FinalState::Sleeping;
+  uint32_t object = 0;
+  uint32_t holder = 0;
+};
+
+struct ThreadPart {
+  ThreadRow row;  // states and CPUs over the span
+  bool hasLwp = false;
+  LwpDelta newest, atStart;
+  Blocked atEnd;       // its state at the span's end
+  int64_t headEnd = 0;  // end of the asleep run the span starts with (t0: none)
+};
+
+struct SyncPart {
+  SyncObjectInfo info;
+  bool hasCounters = false;
+  SyncDelta newest, atStart;
+  std::vector<CallSite> sitesNewest, sitesAtStart;
+  std::vector<InternalWaiter> internal;
+  std::vector<std::pair<uint32_t, int64_t>> waits;
+  bool anyWait = false, onlyHousekeeping = true;
+  std::vector<WaitPair> blockedBy;
+};
+
+struct Part {
+  TimeRange span;
+  CaptureLoadResult res;
+  SessionInfo info;
+  int64_t startNs = 0, latestNs = 0;
+  bool jvm = false, go = false;
+  std::vector<ThreadPart> threads;
+  std::vector<UserThreadRow> users;
+  std::vector<CpuDelta> cpus;
+  std::vector<SyncPart> sync;
+  std::vector<WaitPair> matrix;
+  StreamFindingsPart findings;
+};
+
+// Counters at t: a delta from before any sample.
+constexpr int64_t kBeforeAll = INT64_MIN;
+
+Blocked blockedAt(const SessionModel &m, int index, int64_t t) {
+  Blocked b;
+  StateInterval iv;
+  if (!m.stateAt(index, t - 1, &iv) || !isBlockedState(iv.state)) return b;
+  b.valid = true;
+  b.state = iv.state;
+  b.object = iv.object;
+  if (iv.object)  // a join's has none
+    for (const WaitRecord &w : m.waits(iv.object, TimeRange{t - 1, t}))
+      if (w.waiter == m.thread(index).tid) b.holder = w.holder;
+  return b;
+}
+
+// Where the run of asleep intervals that starts at span.t0 ends (t0: none).
+int64_t asleepHead(const SessionModel &m, int index, const TimeRange &span) {
+  int64_t end = span.t0;
+  // Most threads change within a millisecond: look at the whole span only
+  // for those that do not.
+  for (int64_t len : {int64_t(1'000'000), span.length()}) {
+    end = span.t0;
+    for (const StateInterval &iv : m.intervals(index, TimeRange{span.t0, span.t0 + len})) {
+      if (iv.state != FinalState::Sleeping || iv.start != end) break;
+      end = iv.end;
+    }
+    if (end < span.t0 + len) break;
+  }
+  return std::min(end, span.t1);
+}
+
+Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool last) {
+  Part p;
+  SessionModel m;
+  // The first window from the capture's first record: records before its
+  // first timed one (transitions sent before the first tick) have no time
+  // in the index, and a window from the first time would skip them.
+  p.res = cw.load(first ? INT64_MIN / 2 : a, b, &m);
+  m.settleNow();
+  p.info = m.info();
+  p.startNs = m.startNs();
+  p.latestNs = m.latestNs();
+  p.jvm = isJvmSession(m);
+  p.go = isGoSession(m);
+  // The first window starts at the session's start; the last ends where the
+  // session's data does (as SessionModel::resolve(wholeRun) of a whole read).
+  const int64_t t0 = first ? std::min(a, p.startNs) : a;
+  const int64_t t1 = last ? p.latestNs : std::min(b, p.latestNs);
+  const TimeRange span{t0, std::max(t0, t1)};
+  p.span = span;
+  // Cumulative values: the newest the window holds (the whole run's end in
+  // the last one), and those at the session's start.
+  const int64_t newest = last ? p.latestNs : INT64_MAX;
+  for (int i = 0; i < m.threadCount(); i++) {
+    ThreadPart t;
+    t.row.info = m.thread(i);
+    t.row.probe = t.row.info.probe || (m.info().probeTid && t.row.info.tid == m.info().probeTid);
+    t.row.states = m.threadStatesAttributed(i, span);
+    t.row.cpuNs = m.threadCpuTimes(i, span);
+    if (!t.row.info.folds.empty()) {
+      t.row.folded = true;
+      for (int w = 0; w < kWireStates - 1; w++)
+        t.row.foldedNs += double(t.row.info.folds.back().ns[size_t(w)]);
+    }
+    t.hasLwp = m.lwpSampleCount(i) > 0;
+    t.newest = m.lwpDelta(i, TimeRange{kBeforeAll, newest});
+    if (first) t.atStart = m.lwpDelta(i, TimeRange{kBeforeAll, p.startNs});
+    t.atEnd = blockedAt(m, i, span.t1);
+    t.headEnd = asleepHead(m, i, span);
+    p.threads.push_back(std::move(t));
+  }
+  for (int i = 0; i < m.userThreadCount(); i++)
+    p.users.push_back(UserThreadRow{m.userThread(i), m.userThreadStates(i, span)});
+  for (int c = 0; c < m.cpuCount(); c++) p.cpus.push_back(m.cpuDelta(c, span));
+  for (int i = 0; i < m.syncObjectCount(); i++) {
+    SyncPart s;
+    s.info = m.syncObject(i);
+    const bool internal = s.info.kind == THREADMON__SYNC_KIND__KIND_INTERNAL;
+    s.newest = m.syncDelta(i, TimeRange{kBeforeAll, newest});
+    s.hasCounters = s.newest.acquisitions || s.newest.contentions || s.newest.waitNs ||
+                    s.newest.waitSamples || s.newest.holdSamples;
+    s.sitesNewest = m.callSites(s.info.id, TimeRange{kBeforeAll, newest});
+    if (first) {
+      s.atStart = m.syncDelta(i, TimeRange{kBeforeAll, p.startNs});
+      s.sitesAtStart = m.callSites(s.info.id, TimeRange{kBeforeAll, p.startNs});
+    }
+    if (internal) {
+      s.internal = m.internalWaiters(s.info.id, span);
+      s.anyWait = !s.internal.empty();
+      for (const InternalWaiter &w : s.internal)
+        s.onlyHousekeeping = s.onlyHousekeeping && m.housekeepingThread(m.indexOfTid(w.tid));
+    } else {
+      for (const WaitRecord &w : m.waits(s.info.id, span)) {
+        s.waits.emplace_back(w.waiter, w.end - w.start);
+        s.anyWait = true;
+        s.onlyHousekeeping = s.onlyHousekeeping && m.housekeepingThread(m.indexOfTid(w.waiter));
+      }
+    }
+    s.blockedBy = m.waitMatrix(span, s.info.id);
+    // The whole table is the objects' tables added up: one pass, not two.
+    p.matrix.insert(p.matrix.end(), s.blockedBy.begin(), s.blockedBy.end());
+    p.sync.push_back(std::move(s));
+  }
+  p.findings = streamFindingsPart(m, span);
+  return p;
+}
+
+// Cells of waiter x holder tables summed, ordered as SyncActivity::matrix
+// orders them (by pair, then most waiting first).
+void addPairs(std::map<std::pair<uint32_t, uint32_t>, WaitPair> *cells,
+              const std::vector<WaitPair> &v) {
+  for (const WaitPair &w : v) {
+    WaitPair &c = (*cells)[{w.waiter, w.holder}];
+    c.waiter = w.waiter;
+    c.holder = w.holder;
+    c.count += w.count;
+    c.waitNs += w.waitNs;
+  }
+}
+
+std::vector<WaitPair> sortedPairs(const std::map<std::pair<uint32_t, uint32_t>, WaitPair> &cells) {
+  std::vector<WaitPair> out;
+  for (const auto &c : cells)
+    if (c.second.count || c.second.waitNs) out.push_back(c.second);
+  std::stable_sort(out.begin(), out.end(), [](const WaitPair &a, const WaitPair &b) {
+    return a.waitNs != b.waitNs ? a.waitNs > b.waitNs : a.count > b.count;
+  });
+  return out;
+}
+
+uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+LwpDelta lwpBetween(const LwpDelta &from, const LwpDelta &to) {
+  LwpDelta d;
+  d.userNs = sub(to.userNs, from.userNs);
+  d.systemNs = sub(to.systemNs, from.systemNs);
+  d.oncpuNs = sub(to.oncpuNs, from.oncpuNs);
+  d.runqueueNs = sub(to.runqueueNs, from.runqueueNs);
+  d.volCtxsw = sub(to.volCtxsw, from.volCtxsw);
+  d.involCtxsw = sub(to.involCtxsw, from.involCtxsw);
+  d.minflt = sub(to.minflt, from.minflt);
+  d.majflt = sub(to.majflt, from.majflt);
+  d.yields = sub(to.yields, from.yields);
+  d.cycles = sub(to.cycles, from.cycles);
+  d.instructions = sub(to.instructions, from.instructions);
+  return d;
+}
+
+// The rows being summed, window after window in time order.
+class Merger {
+ public:
+  explicit Merger(ReportRows *rows) : rows_(rows) {}
+
+  void add(Part &p, bool first) {
+    if (first) rows_->startNs = p.startNs;
+    rows_->info = p.info;
+    latest_ = p.latestNs;
+    rows_->jvm = rows_->jvm || p.jvm;
+    rows_->go = rows_->go || p.go;
+    // Set once, by the window that saw the probe stop its records.
+    if (stoppedNs_ < 0) stoppedNs_ = p.info.switchesStoppedNs;
+    switchesLost_ += p.info.switchesLost;
+    switchesReceived_ += p.info.switchesReceived;
+    for (const QString &w : p.info.inputWarnings)
+      if (!warnings_.contains(w)) warnings_ << w;
+    for (ThreadPart &t : p.threads) addThread(t);
+    for (UserThreadRow &u : p.users) addUser(u);
+    if (rows_->cpus.size() < p.cpus.size()) rows_->cpus.resize(p.cpus.size());
+    for (size_t c = 0; c < p.cpus.size(); c++) {
+      CpuDelta &d = rows_->cpus[c];
+      const CpuDelta &e = p.cpus[c];
+      d.user += e.user, d.nice += e.nice, d.system += e.system, d.idle += e.idle;
+      d.iowait += e.iowait, d.irq += e.irq, d.softirq += e.softirq, d.steal += e.steal;
+    }
+    for (SyncPart &s : p.sync) addSync(s);
+    for (ThreadPart &t : p.threads) carry(t, p);
+    addPairs(&matrix_, p.matrix);
+    findings_.add(p.findings);
+  }
+
+  void finish(const SessionModel &names) {
+    rows_->durationS = double(latest_ - rows_->startNs) / 1e9;
+    rows_->info.switchesStoppedNs = stoppedNs_;
+    rows_->info.switchesLost = switchesLost_;
+    rows_->info.switchesReceived = switchesReceived_;
+    rows_->info.inputWarnings = warnings_;
+    for (size_t i = 0; i < threads_.size(); i++) {
+      ThreadRow &t = rows_->threads[i];
+      t.lwp = threads_[i].hasLwp ? lwpBetween(threads_[i].atStart, threads_[i].newest) : LwpDelta{};
+    }
+    for (SyncAcc &a : sync_) {
+      SyncRow s;
+      s.info = a.info;
+      const bool internal = s.info.kind == THREADMON__SYNC_KIND__KIND_INTERNAL;
+      s.delta = deltaOf(a);
+      s.housekeeping = a.anyWait && a.onlyHousekeeping;
+      for (const uint32_t id : a.siteOrder) {
+        const SiteAcc &c = a.sites[id];
+        CallSite site;
+        site.stackId = id;
+        site.frames = c.frames;
+        site.contentions = sub(c.newest.contentions, c.atStart.contentions);
+        site.waitNs = sub(c.newest.waitNs, c.atStart.waitNs);
+        if (site.contentions || site.waitNs) s.sites.push_back(std::move(site));
+      }
+      std::stable_sort(s.sites.begin(), s.sites.end(), [](const CallSite &x, const CallSite &y) {
+        return x.waitNs != y.waitNs ? x.waitNs > y.waitNs : x.contentions > y.contentions;
+      });
+      if (internal) {
+        finishInternal(a, &s);
+        s.callSite = !s.info.callSite().isEmpty() || s.sites.empty()
+                         ? s.info.callSite()
+                         : names.programFrame(s.sites.front().frames);
+      } else {
+        s.waiters = waitersByTime(a.waits);
+        s.callSite = s.info.callSite();
+      }
+      s.blockedBy = sortedPairs(a.blockedBy);
+      const SyncDelta &d = s.delta;
+      if (d.acquisitions || d.contentions || d.waitNs || d.waitSamples)
+        rows_->sync.push_back(std::move(s));
+    }
+    sortSyncRows(&rows_->sync);
+    rows_->waitMatrix = sortedPairs(matrix_);
+    rows_->findings = findings_.findings(rows_);
+  }
+
+ private:
+  struct SiteAcc {
+    QStringList frames;
+    CallSite newest, atStart;
+  };
+  struct SyncAcc {
+    SyncObjectInfo info;
+    SyncDelta newest, atStart;
+    std::map<uint32_t, SiteAcc> sites;
+    std::vector<uint32_t> siteOrder;  // by first sight, as the model keeps them
+    std::map<uint32_t, InternalWaiter> internal;
+    std::vector<std::pair<uint32_t, int64_t>> waits;
+    bool anyWait = false, onlyHousekeeping = true;
+    std::map<std::pair<uint32_t, uint32_t>, WaitPair> blockedBy;
+  };
+
+  void addThread(ThreadPart &t) {
+    auto [it, fresh] = threadIndex_.emplace(t.row.info.tid, rows_->threads.size());
+    if (fresh) {
+      rows_->threads.push_back(ThreadRow{});
+      threads_.push_back(ThreadPart{});
+      threads_.back().atStart = t.atStart;
+    }
+    ThreadRow &r = rows_->threads[it->second];
+    ThreadPart &acc = threads_[it->second];
+    r.info = t.row.info;
+    r.probe = t.row.probe;
+    r.folded = t.row.folded;
+    r.foldedNs = t.row.foldedNs;
+    for (size_t k = 0; k < r.states.ns.size(); k++) r.states.ns[k] += t.row.states.ns[k];
+    r.states.lifetimeNs += t.row.states.lifetimeNs;
+    if (r.cpuNs.size() < t.row.cpuNs.size()) r.cpuNs.resize(t.row.cpuNs.size());
+    for (size_t c = 0; c < t.row.cpuNs.size(); c++) r.cpuNs[c] += t.row.cpuNs[c];
+    if (t.hasLwp) {
+      acc.hasLwp = true;
+      acc.newest = t.newest;
+    }
+  }
+
+  // The head of a window asleep for a thread the window before left blocked
+  // was that wait going on (struct Blocked): its time moves from asleep to
+  // the blocked state, and into the waits on the object.
+  void carry(const ThreadPart &t, const Part &p) {
+    const uint32_t tid = t.row.info.tid;
+    Blocked &c = carried_[tid];
+    const int64_t len = t.headEnd - p.span.t0;
+    if (c.valid && len > 0) {
+      StateTimes &st = rows_->threads[threadIndex_[tid]].states;
+      st.ns[size_t(FinalState::Sleeping)] -= len;
+      st.ns[size_t(c.state)] += len;
+      auto it = c.object ? syncIndex_.find(c.object) : syncIndex_.end();
+      if (it != syncIndex_.end()) {
+        SyncAcc &a = sync_[it->second];
+        a.waits.emplace_back(tid, len);
+        a.anyWait = true;
+        WaitPair w{tid, c.holder, 0, uint64_t(len)};
+        addPairs(&a.blockedBy, {w});
+        addPairs(&matrix_, {w});
+      }
+      if (t.headEnd >= p.span.t1) return;  // blocked all through: carried on
+    }
+    c = t.atEnd;
+  }
+
+  void addUser(UserThreadRow &u) {
+    auto [it, fresh] = userIndex_.emplace(u.info.id, rows_->users.size());
+    if (fresh) rows_->users.push_back(UserThreadRow{});
+    UserThreadRow &r = rows_->users[it->second];
+    r.info = u.info;
+    UserThreadStates &a = r.states;
+    const UserThreadStates &b = u.states;
+    for (size_t k = 0; k < a.onLwp.ns.size(); k++) a.onLwp.ns[k] += b.onLwp.ns[k];
+    a.onLwp.lifetimeNs += b.onLwp.lifetimeNs;
+    a.onLwpNs += b.onLwpNs;
+    a.dispatchableNs += b.dispatchableNs;
+    a.lifetimeNs += b.lifetimeNs;
+    std::unordered_map<uint32_t, int64_t> per(a.lwpNs.begin(), a.lwpNs.end());
+    for (const auto &l : b.lwpNs) per[l.first] += l.second;
+    a.lwpNs.assign(per.begin(), per.end());
+    std::sort(a.lwpNs.begin(), a.lwpNs.end(), [](const auto &x, const auto &y) {
+      return x.second != y.second ? x.second > y.second : x.first < y.first;
+    });
+  }
+
+  void addSync(SyncPart &s) {
+    auto [it, fresh] = syncIndex_.emplace(s.info.id, sync_.size());
+    if (fresh) {
+      sync_.push_back(SyncAcc{});
+      sync_.back().atStart = s.atStart;
+      for (const CallSite &c : s.sitesAtStart) {
+        SiteAcc &site = sync_.back().sites[c.stackId];
+        site.atStart = c;
+      }
+    }
+    SyncAcc &a = sync_[it->second];
+    a.info = s.info;
+    if (s.hasCounters) a.newest = s.newest;
+    for (const CallSite &c : s.sitesNewest) {
+      auto sit = a.sites.emplace(c.stackId, SiteAcc{}).first;
+      if (std::find(a.siteOrder.begin(), a.siteOrder.end(), c.stackId) == a.siteOrder.end())
+        a.siteOrder.push_back(c.stackId);
+      sit->second.frames = c.frames;
+      sit->second.newest = c;
+    }
+    for (const InternalWaiter &w : s.internal) {
+      InternalWaiter &to = a.internal[w.tid];
+      to.tid = w.tid;
+      to.samples += w.samples;
+      to.waitNs += w.waitNs;
+      to.kernelNs += w.kernelNs;
+      to.inferred = to.inferred || w.inferred;
+    }
+    a.waits.insert(a.waits.end(), s.waits.begin(), s.waits.end());
+    if (a.waits.size() > 4096) a.waits = waitersByTime(a.waits);  // bounded: one per waiter
+    a.anyWait = a.anyWait || s.anyWait;
+    if (s.anyWait) a.onlyHousekeeping = a.onlyHousekeeping && s.onlyHousekeeping;
+    addPairs(&a.blockedBy, s.blockedBy);
+  }
+
+  static SyncDelta deltaOf(const SyncAcc &a) {
+    SyncDelta d;
+    d.acquisitions = sub(a.newest.acquisitions, a.atStart.acquisitions);
+    d.contentions = sub(a.newest.contentions, a.atStart.contentions);
+    d.waitNs = sub(a.newest.waitNs, a.atStart.waitNs);
+    d.holdNs = sub(a.newest.holdNs, a.atStart.holdNs);
+    d.holdSamples = sub(a.newest.holdSamples, a.atStart.holdSamples);
+    d.waitSamples = sub(a.newest.waitSamples, a.atStart.waitSamples);
+    d.maxWaitNs = a.newest.maxWaitNs;
+    d.maxWaitInWindow = a.newest.maxWaitNs > a.atStart.maxWaitNs;
+    return d;
+  }
+
+  // A hidden lock's estimates, summed over the windows; its sites share
+  // the estimated loss by their samples (SessionModel::callSites).
+  static void finishInternal(const SyncAcc &a, SyncRow *s) {
+    uint64_t lost = 0, samples = 0, siteSamples = 0;
+    for (const auto &kv : a.internal) {
+      if (kv.second.waitNs || kv.second.kernelNs || kv.second.samples)
+        s->internal.push_back(kv.second);
+      lost += kv.second.waitNs + kv.second.kernelNs;
+      samples += kv.second.samples;
+    }
+    std::stable_sort(s->internal.begin(), s->internal.end(),
+                     [](const InternalWaiter &x, const InternalWaiter &y) {
+                       return x.waitNs + x.kernelNs > y.waitNs + y.kernelNs;
+                     });
+    s->delta.waitNs = lost;
+    s->delta.contentions = samples;
+    for (const CallSite &c : s->sites) siteSamples += c.contentions;
+    if (siteSamples)
+      for (CallSite &c : s->sites)
+        c.waitNs = uint64_t(double(lost) * double(c.contentions) / double(siteSamples));
+  }
+
+  ReportRows *rows_;
+  int64_t latest_ = 0;
+  int64_t stoppedNs_ = -1;
+  uint64_t switchesLost_ = 0, switchesReceived_ = 0;
+  QStringList warnings_;
+  std::unordered_map<uint32_t, size_t> threadIndex_, userIndex_, syncIndex_;
+  std::unordered_map<uint32_t, Blocked> carried_;  // by tid
+  std::vector<ThreadPart> threads_;  // the counters of rows_->threads, same order
+  std::vector<SyncAcc> sync_;
+  std::map<std::pair<uint32_t, uint32_t>, WaitPair> matrix_;
+  StreamFindings findings_;
+};
+
+}  // namespace
+
+CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, int64_t chunkNs,
+                                       int workers) {
+  CaptureLoadResult res;
+  CaptureWindow names;
+  if (!names.open(path)) {
+    res.message = names.error();
+    return res;
+  }
+  const int64_t first = names.firstNs(), last = names.lastNs();
+  // One CaptureWindow (one file position) per worker.
+  std::vector<std::unique_ptr<CaptureWindow>> windows;
+  for (int w = 0; w < std::max(1, workers); w++) {
+    windows.push_back(std::make_unique<CaptureWindow>());
+    if (!windows.back()->open(path)) {
+      res.message = windows.back()->error();
+      return res;
+    }
+  }
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  for (int64_t a = first; a < last || spans.empty(); a += chunkNs)
+    spans.emplace_back(a, std::min(last, a + chunkNs));
+
+  // Workers read windows in order; the merge takes them in order as they
+  // come, so at most `workers` windows' models and parts are held at once.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<size_t, Part> done;
+  std::atomic<size_t> next{0};
+  size_t merged = 0;
+  auto work = [&](const CaptureWindow &cw) {
+    for (size_t k; (k = next++) < spans.size();) {
+      {
+        // Stay at most `workers` windows ahead of the merge.
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return k < merged + size_t(workers) + 1; });
+      }
+      Part p = readPart(cw, spans[k].first, spans[k].second, k == 0, k + 1 == spans.size());
+      std::lock_guard<std::mutex> lock(mu);
+      done.emplace(k, std::move(p));
+      cv.notify_all();
+    }
+  };
+  // QThreads: a model's coalescing timer may be started in them.
+  std::vector<std::unique_ptr<QThread>> pool;
+  for (const auto &cw : windows) {
+    const CaptureWindow *c = cw.get();
+    pool.emplace_back(QThread::create([&work, c] { work(*c); }));
+    pool.back()->start();
+  }
+  Merger merger(rows);
+  res.status = CaptureLoadResult::Complete;
+  while (merged < spans.size()) {
+    Part p;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return done.count(merged) > 0; });
+      p = std::move(done[merged]);
+      done.erase(merged);
+    }
+    res.frames += p.res.frames;
+    if (p.res.status != CaptureLoadResult::Complete && res.status == CaptureLoadResult::Complete) {
+      res.status = p.res.status;
+      res.message = p.res.message;
+    }
+    merger.add(p, merged == 0);
+    std::lock_guard<std::mutex> lock(mu);
+    merged++;
+    cv.notify_all();
+  }
+  for (const auto &t : pool) t->wait();
+  // A capture whose writer was killed has no index at its end: the records
+  // found by a scan were read, the rest is lost.
+  if (!names.indexFromTail() && res.status == CaptureLoadResult::Complete) {
+    res.status = CaptureLoadResult::Damaged;
+    res.message = QStringLiteral("cut short (no index at its end): reporting its %1 whole records")
+                      .arg(names.records());
+  }
+  // Names of call sites need the program's name (Hello), from the start.
+  SessionModel hello;
+  names.load(first, first, &hello);
+  merger.finish(hello);
+  return res;
+}
