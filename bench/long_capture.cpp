@@ -9,6 +9,7 @@
 //
 // --no-index leaves the index off (a capture whose writer was killed),
 // --no-summaries the Summary records (a capture of an older writer).
+#include <QCoreApplication>
 #include <QFile>
 #include <QString>
 
@@ -20,6 +21,7 @@
 #include "capturewriter.h"
 
 int main(int argc, char **argv) {
+  QCoreApplication app(argc, argv);  // the summaries' models use timers
   bool index = true, summaries = true, usage = argc < 4;
   for (int i = 4; i < argc; i++) {
     if (std::strcmp(argv[i], "--no-index") == 0)

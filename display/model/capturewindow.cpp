@@ -56,13 +56,18 @@ bool CaptureWindow::open(const QString &path) {
     error_ = QStringLiteral("no records to seek to");
     return false;
   }
-  // Where the last record ends: its own length word says.
-  uchar *last = file_.map(qint64(index_.back().offset), TM_FRAME_PREFIX_BYTES);
+  // Where the last record ends: at the index record (whose offset the tail
+  // gives: the last record may be a run of plain frames), or, found by a
+  // scan (a record a frame or a block), where its own length word says.
+  const qint64 at = fromTail_ ? file_.size() - TM_INDEX_TAIL_BYTES : qint64(index_.back().offset);
+  uchar *last = file_.map(at, fromTail_ ? TM_INDEX_TAIL_BYTES : TM_FRAME_PREFIX_BYTES);
   if (!last) {
     error_ = QStringLiteral("cannot read: %1").arg(file_.errorString());
     return false;
   }
-  dataEnd_ = index_.back().offset + TM_FRAME_PREFIX_BYTES + (u32le(last) & ~TM_BLOCK_FLAG);
+  dataEnd_ = fromTail_ ? (uint64_t(u32le(last + 4)) << 32 | u32le(last))
+                       : index_.back().offset + TM_FRAME_PREFIX_BYTES +
+                             (u32le(last) & ~TM_BLOCK_FLAG);
   file_.unmap(last);
   lo_.resize(index_.size());
   hi_.resize(index_.size());

@@ -24,9 +24,10 @@ class RunSummary {
  public:
   static constexpr int64_t kBucketNs = 1'000'000'000;
   static constexpr int64_t kChunkNs = 30 * kBucketNs;  // read at a time
-  // Threads times buckets held at most (1 GiB of StateTimes): a crafted
-  // capture's summary stops there instead of allocating without end.
-  static constexpr size_t kMaxCells = (size_t(1) << 30) / sizeof(StateTimes);
+  // Threads times buckets held at most (448 MiB of StateTimes: an hour of
+  // 1,100 threads): a crafted capture's summary stops there instead of
+  // allocating without end.
+  static constexpr size_t kMaxCells = size_t(4) << 20;
 
   // Reads the whole capture, chunkNs at a time (a multiple of kBucketNs);
   // progress gets the share done (0..1) after each chunk and may return

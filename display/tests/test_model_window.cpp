@@ -233,6 +233,13 @@ class TestModelWindow : public QObject {
     RunSummary sum;
     QVERIFY(sum.read(cw));
     QVERIFY(sum.buckets() >= 20);
+    // Shorter than a chunk: the records come at the end, plain frames (the
+    // last record before the index), both seconds of them.
+    const QString brief = writeCapture(dir, "brief.tmcap", 1, 2, true);
+    CaptureWindow two;
+    QVERIFY(two.open(brief));
+    QVERIFY(sum.read(two));
+    QCOMPARE(sum.buckets(), size_t(2));
     const QString plain = writeCapture(dir, "plain.tmcap", 4, 6);
     CaptureWindow none;
     QVERIFY(none.open(plain));
