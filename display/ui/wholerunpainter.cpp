@@ -13,9 +13,16 @@ namespace {
 constexpr int kAxisPx = 20, kTotalsPx = 24, kLabelPx = 64;
 
 // Stacks st's states in the column x of [y, y + h): each its share of the
-// thread's life there, in the states' order (on CPU at the bottom).
+// thread's life there, in the states' order (on CPU at the bottom); in a
+// row under 4 px, the colour of the state that took most of it (their
+// colours mixed by shares gave one grey for every mix).
 void stackColumn(QPainter *p, int x, int y, int h, const tmon::StateTimes &st) {
   if (st.lifetimeNs <= 0) return;
+  if (h < 4) {  // too thin to stack: the state that took most of the span
+    const auto top = std::max_element(st.ns.begin(), st.ns.end());
+    p->fillRect(x, y, 1, h, stateColor(tmon::FinalState(top - st.ns.begin())));
+    return;
+  }
   int64_t below = 0;
   for (int s = 0; s < tmon::kFinalStateCount; s++) {
     const int64_t ns = st.ns[size_t(s)];
@@ -29,13 +36,13 @@ void stackColumn(QPainter *p, int x, int y, int h, const tmon::StateTimes &st) {
 
 }  // namespace
 
-void paintWholeRun(QPainter *p, const QRect &area, const tmon::RunSummary &sum) {
+WholeRunLayout paintWholeRun(QPainter *p, const QRect &area, const tmon::RunSummary &sum) {
   p->fillRect(area, Qt::white);
   const std::vector<uint32_t> tids = sum.tids();
   const int64_t span = sum.endNs() - sum.startNs();
   const QRect plot(area.left() + kLabelPx, area.top() + kAxisPx, area.width() - kLabelPx,
                    area.height() - kAxisPx - kTotalsPx);
-  if (tids.empty() || span <= 0 || plot.width() <= 0 || plot.height() <= 0) return;
+  if (tids.empty() || span <= 0 || plot.width() <= 0 || plot.height() <= 0) return {};
   const auto columnRange = [&](int c) {
     return tmon::TimeRange{sum.startNs() + span * c / plot.width(),
                            sum.startNs() + span * (c + 1) / plot.width()};
@@ -72,6 +79,7 @@ void paintWholeRun(QPainter *p, const QRect &area, const tmon::RunSummary &sum) 
     x += w;
   }
   p->drawText(area.left() + 2, bar.bottom(), QStringLiteral("totals"));
+  return {plot};
 }
 
 }  // namespace tmui

@@ -16,7 +16,11 @@ class RunSummary;
 
 namespace tmui {
 
-void paintWholeRun(QPainter *p, const QRect &area, const tmon::RunSummary &sum);
+struct WholeRunLayout {
+  QRect plot;  // where the rows are drawn (time runs across it)
+};
+
+WholeRunLayout paintWholeRun(QPainter *p, const QRect &area, const tmon::RunSummary &sum);
 
 }  // namespace tmui
 
