@@ -7,7 +7,7 @@
 #include <memory>
 #include <sys/resource.h>
 
-#include "busy_stream.h"
+#include "busy_capture.h"
 #include "framedecoder.h"
 #include "guiblock.h"
 #include "sessionmodel.h"
@@ -39,7 +39,7 @@ int run(int threads, double minutes) {
       new tmui::SessionView(model, tmui::SessionView::Source::Live));
   scale::showPage(page.get());
   tmon::FrameDecoder decoder(model);
-  busy::Stream stream(threads);
+  busycap::Stream stream(threads);
   const QByteArray start = stream.start();
   decoder.feed(start.constData(), size_t(start.size()));
   std::printf("long run: %d busy threads, %.0f min of 10 ms ticks, fed as fast as applied\n",
@@ -51,8 +51,8 @@ int run(int threads, double minutes) {
   double bytes = double(start.size());
   double nextReport = 0;
   while (stream.seconds() < minutes * 60) {
-    for (int k = 0; k < 100; ++k) {  // a second of stream, then the views' turn
-      const QByteArray tick = stream.nextTick();
+    for (int k = 0; k < 20; ++k) {  // a second of stream, then the views' turn
+      const QByteArray tick = stream.next();
       bytes += double(tick.size());
       if (!decoder.feed(tick.constData(), size_t(tick.size()))) {
         std::fprintf(stderr, "stream: %s\n", qPrintable(decoder.error()));

@@ -1,5 +1,5 @@
 // tm-bench-display --long-run MINUTES: a live page fed MINUTES of N busy
-// threads (busy_stream.h) as fast as the model applies them, printing every
+// threads (display/tests/busy_capture.h) as fast as the model applies them, printing every
 // stream minute the process's RSS, the model's own count of its bytes and
 // the CPU time so far: how memory grows over an hour of a live session.
 #ifndef THREADMON_BENCH_DISPLAY_LONGRUN_H

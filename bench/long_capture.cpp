@@ -2,11 +2,14 @@
 // measuring the display and the report on hours of data (docs/benchmarks.md,
 // "Long captures"): the frames a probe writes for `tm-bench-swarm busy N`
 // (display/tests/busy_capture.h), through the display's CaptureWriter.
-// Times are simulated: an hour takes as long as packing and compressing it.
+// Times are simulated: an hour takes as long as packing, compressing and
+// summing it (the writer's Summary records: docs/format.md, "Summaries").
 //
-//   tm-bench-longcap MINUTES THREADS OUT.tmcap [--no-index]
+//   tm-bench-longcap MINUTES THREADS OUT.tmcap [--no-index] [--no-summaries]
 //
-// --no-index leaves the index off (a capture whose writer was killed).
+// --no-index leaves the index off (a capture whose writer was killed),
+// --no-summaries the Summary records (a capture of an older writer).
+#include <QCoreApplication>
 #include <QFile>
 #include <QString>
 
@@ -18,8 +21,20 @@
 #include "capturewriter.h"
 
 int main(int argc, char **argv) {
-  if (argc < 4 || (argc == 5 && std::strcmp(argv[4], "--no-index") != 0) || argc > 5) {
-    std::fprintf(stderr, "usage: tm-bench-longcap MINUTES THREADS OUT.tmcap [--no-index]\n");
+  QCoreApplication app(argc, argv);  // the summaries' models use timers
+  bool index = true, summaries = true, usage = argc < 4;
+  for (int i = 4; i < argc; i++) {
+    if (std::strcmp(argv[i], "--no-index") == 0)
+      index = false;
+    else if (std::strcmp(argv[i], "--no-summaries") == 0)
+      summaries = false;
+    else
+      usage = true;
+  }
+  if (usage) {
+    std::fprintf(stderr,
+                 "usage: tm-bench-longcap MINUTES THREADS OUT.tmcap [--no-index] "
+                 "[--no-summaries]\n");
     return 1;
   }
   const double minutes = std::atof(argv[1]);
@@ -29,13 +44,14 @@ int main(int argc, char **argv) {
     return 1;
   }
   tmon::CaptureWriter out;
+  out.setSummaries(summaries);
   if (!out.open(QString::fromLocal8Bit(argv[3]))) {
     std::fprintf(stderr, "tm-bench-longcap: %s\n", qPrintable(out.error()));
     return 1;
   }
   bool ok = busycap::write(&out, threads, uint64_t(minutes * 60e9));
   ok = ok && out.close();
-  if (ok && argc == 5) ok = busycap::dropIndex(QString::fromLocal8Bit(argv[3]));
+  if (ok && !index) ok = busycap::dropIndex(QString::fromLocal8Bit(argv[3]));
   if (!ok) {
     std::fprintf(stderr, "tm-bench-longcap: %s\n", qPrintable(out.error()));
     return 1;

@@ -5,12 +5,15 @@
 // of SEEKS positions spread over the run, loading the WINDOW seconds before
 // it into a fresh model (with the warm-up) and what a page asks first: every
 // thread's states over the window and its intervals. One JSON line each.
-// With --summary it builds the whole run's summary instead (RunSummary:
-// states per thread and 1 s bucket, a 30 s chunk at a time) and times that.
+// With --summary it takes the whole run's summary instead (RunSummary:
+// states per thread and 1 s bucket) from the capture's Summary records, or
+// builds it from the detail (a 30 s chunk at a time) when it has none or
+// with --build, then asks what a whole-run timeline draws (every thread's
+// states in each of 1,000 columns, and over the run), and times that.
 // Peak RSS: run it under /usr/bin/time -v.
 //
 //   tm-bench-longseek CAPTURE [WINDOW_S (1)] [SEEKS (10)]
-//   tm-bench-longseek CAPTURE --summary
+//   tm-bench-longseek CAPTURE --summary [--build]
 #include <QCoreApplication>
 #include <QElapsedTimer>
 
@@ -58,11 +61,28 @@ int main(int argc, char **argv) {
     wall.restart();
     cpu = cpuSeconds();
     tmon::RunSummary sum;
-    sum.build(cw);
-    std::printf("{\"summary\":{\"wall_ms\":%lld,\"cpu_ms\":%.1f,\"threads\":%zu,\"buckets\":%zu,"
-                "\"bytes\":%zu}}\n",
-                static_cast<long long>(wall.elapsed()), (cpuSeconds() - cpu) * 1e3,
-                sum.tids().size(), sum.buckets(), sum.bytes());
+    const bool build = argc > 3 && QByteArray(argv[3]) == "--build";
+    const bool read = !build && sum.read(cw);
+    if (!read) sum.build(cw);
+    const double readMs = (cpuSeconds() - cpu) * 1e3;
+    // What the whole-run timeline draws: a column per 1/1000 of the run.
+    constexpr int kColumns = 1000;
+    int64_t drawn = 0;
+    const int64_t span = sum.endNs() - sum.startNs();
+    for (uint32_t tid : sum.tids()) {
+      for (int c = 0; c < kColumns; c++) {
+        const tmon::TimeRange r{sum.startNs() + span * c / kColumns,
+                                sum.startNs() + span * (c + 1) / kColumns};
+        drawn += sum.states(tid, r).lifetimeNs;
+      }
+      drawn -= sum.states(tid, tmon::TimeRange{sum.startNs(), sum.endNs()}).lifetimeNs;
+    }
+    std::printf("{\"summary\":{\"from\":\"%s\",\"wall_ms\":%lld,\"cpu_ms\":%.1f,"
+                "\"read_cpu_ms\":%.1f,\"threads\":%zu,\"buckets\":%zu,\"bytes\":%zu,"
+                "\"columns_minus_totals_ns\":%lld}}\n",
+                read ? "records" : "detail", static_cast<long long>(wall.elapsed()),
+                (cpuSeconds() - cpu) * 1e3, readMs, sum.tids().size(), sum.buckets(), sum.bytes(),
+                static_cast<long long>(drawn));
     return 0;
   }
   const int64_t width = int64_t(windowS * 1e9);

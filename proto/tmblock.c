@@ -24,8 +24,10 @@ static uint64_t get_u64(const uint8_t *p) {
   return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
 }
 
-/* A Frame's first byte is its body's tag: field number << 3 | 2. */
-static uint32_t kind_bit(const uint8_t *payload, uint32_t len) {
+/* A Frame's first byte is its body's tag: field number << 3 | 2 (for fields
+ * 16..31 the tag's second varint byte is 1, and its first byte's
+ * continuation bit reads as the field's bit 4). */
+uint32_t tm_frame_kind_bit(const uint8_t *payload, size_t len) {
   if (len == 0) return 0;
   unsigned field = payload[0] >> 3;
   return field > 0 && field < 32 ? 1u << field : 0;
@@ -37,7 +39,7 @@ uint32_t tm_frames_describe(const uint8_t *p, size_t len, uint32_t *count) {
   while (len - at >= TM_FRAME_PREFIX_BYTES) {
     uint32_t plen = get_u32(p + at);
     if (plen > len - at - TM_FRAME_PREFIX_BYTES) break;
-    kinds |= kind_bit(p + at + TM_FRAME_PREFIX_BYTES, plen);
+    kinds |= tm_frame_kind_bit(p + at + TM_FRAME_PREFIX_BYTES, plen);
     n++;
     at += TM_FRAME_PREFIX_BYTES + plen;
   }
@@ -245,7 +247,9 @@ static void index_by_scan(int fd, uint64_t size, tm_index *out) {
       e.kinds = h.kinds;
       e.frames = h.frames;
     } else {
-      e.kinds = n && want > TM_FRAME_PREFIX_BYTES ? kind_bit(head + TM_FRAME_PREFIX_BYTES, n) : 0;
+      e.kinds = n && want > TM_FRAME_PREFIX_BYTES
+                    ? tm_frame_kind_bit(head + TM_FRAME_PREFIX_BYTES, n)
+                    : 0;
       e.frames = 1;
     }
     if (tm_index_add(out, &e) != 0) return;

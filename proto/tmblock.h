@@ -53,6 +53,9 @@ typedef struct tm_block_header {
  * *count. Stops at the first frame that does not fit. */
 uint32_t tm_frames_describe(const uint8_t *frames, size_t len, uint32_t *count);
 
+/* 1 << the Frame.body field number of a payload (0 when over 31). */
+uint32_t tm_frame_kind_bit(const uint8_t *payload, size_t len);
+
 /* A Tick frame's time_ns (field 2 of the Tick), found without unpacking;
  * 0 for another frame or none. */
 uint64_t tm_frame_tick_time(const uint8_t *payload, size_t len);

@@ -3,9 +3,11 @@
 #include <QFileInfo>
 
 #include <algorithm>
+#include <memory>
 
 #include "capturereader.h"
 #include "capturewindow.h"
+#include "runsummary.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
 
@@ -15,7 +17,8 @@ namespace {
 // first kCaptureWindowNs when negative), or nothing (*notice empty) when
 // the capture has no records to seek to (format 1: read whole).
 tmon::CaptureLoadResult loadWindow(const QString &path, double atSeconds, tmon::SessionModel *model,
-                                   QString *notice) {
+                                   QString *notice, std::shared_ptr<tmon::RunSummary> *summary,
+                                   tmon::TimeRange *shown) {
   tmon::CaptureWindow cw;
   if (!cw.open(path)) return tmon::CaptureLoadResult{};
   const int64_t first = cw.firstNs(), last = cw.lastNs();
@@ -23,6 +26,11 @@ tmon::CaptureLoadResult loadWindow(const QString &path, double atSeconds, tmon::
       atSeconds < 0 ? first + kCaptureWindowNs
                     : std::clamp(first + int64_t(atSeconds * 1e9), first + kCaptureWindowNs, last);
   const tmon::CaptureLoadResult r = cw.load(end - kCaptureWindowNs, end, model);
+  *shown = tmon::TimeRange{end - kCaptureWindowNs, end};
+  // The whole run from the capture's Summary records (a few MB for an
+  // hour); one written without them shows the window alone.
+  auto sum = std::make_shared<tmon::RunSummary>();
+  if (sum->read(cw)) *summary = std::move(sum);
   *notice = QObject::tr("This capture is %1 min long, more than the display holds: showing %2 s of "
                         "it, %3 s to %4 s. Open it with --at SECONDS for another part.")
                 .arg(double(last - first) / 60e9, 0, 'f', 1)
@@ -38,8 +46,10 @@ tmui::SessionView *openCapture(const QString &path, QString *error, double atSec
   auto *model = new tmon::SessionModel;
   QString windowed;
   tmon::CaptureLoadResult r;
+  std::shared_ptr<tmon::RunSummary> summary;
+  tmon::TimeRange shown{};
   if (QFileInfo(path).size() > kWindowedCaptureBytes)
-    r = loadWindow(path, atSeconds, model, &windowed);
+    r = loadWindow(path, atSeconds, model, &windowed, &summary, &shown);
   if (windowed.isEmpty()) r = tmon::CaptureReader::load(path, model);
   if (r.status == tmon::CaptureLoadResult::Unreadable) {
     *error = QStringLiteral("%1: %2").arg(path, r.message);
@@ -50,6 +60,7 @@ tmui::SessionView *openCapture(const QString &path, QString *error, double atSec
   auto *page = new tmui::SessionView(model, tmui::SessionView::Source::Replay);
   page->setWindowFilePath(QFileInfo(path).absoluteFilePath());
   if (!windowed.isEmpty()) page->setNotice(windowed);
+  if (summary) page->setWholeRun(std::move(summary), shown);
   if (r.status == tmon::CaptureLoadResult::Damaged)
     page->setNotice(QObject::tr("This capture is damaged: %1. Showing the %2 whole frames "
                                 "before byte %3.")

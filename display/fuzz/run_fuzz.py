@@ -5,8 +5,9 @@
     run_fuzz.py --build DIR --runs 5000000 \
                 --corpus DIR                      a long run (bench/fuzz_long.sh)
 
-Targets (docs/fuzzing.md): fuzz-ingest (decoder, model, timelines) and
-fuzz-report (that, then the whole report and the findings); --seconds and
+Targets (docs/fuzzing.md): fuzz-ingest (decoder, model, timelines),
+fuzz-report (that, then the whole report and the findings) and fuzz-window
+(a capture read through its index: its Summary records, a window); --seconds and
 --runs are shared out between them, --target runs one. The build is
 `meson setup DIR -Dfuzzing=true -Db_sanitize=address,undefined` with CC=clang
 CXX=clang++; it is set up once and rebuilt incrementally. The regression
@@ -57,9 +58,9 @@ def check_libfuzzer(cxx):
                  + (r.stderr.strip().splitlines() or ["?"])[-1])
 
 
-TARGETS = ("ingest", "report")
+TARGETS = ("ingest", "report", "window")
 # Of a run's time or executions: the light target gets the larger share.
-SHARE = {"ingest": 0.6, "report": 0.4}
+SHARE = {"ingest": 0.5, "report": 0.3, "window": 0.2}
 
 
 def build(build_dir, jobs, targets):

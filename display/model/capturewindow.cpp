@@ -10,13 +10,6 @@ namespace tmon {
 
 namespace {
 
-// Frame.body field numbers of the frames that describe rather than measure.
-constexpr uint32_t kDescriptionKinds =
-    1u << THREADMON__FRAME__BODY_HELLO | 1u << THREADMON__FRAME__BODY_THREAD_START |
-    1u << THREADMON__FRAME__BODY_THREAD_END | 1u << THREADMON__FRAME__BODY_THREAD_ATTR |
-    1u << THREADMON__FRAME__BODY_SYNC_OBJECT | 1u << THREADMON__FRAME__BODY_NOTICE |
-    1u << THREADMON__FRAME__BODY_STACK | 1u << THREADMON__FRAME__BODY_USER_THREAD;
-
 // The body's field number from the payload's first tag (a Frame holds only
 // its oneof), 0 when it is not a length-delimited field.
 uint32_t bodyField(const uint8_t *p, uint32_t n) {
@@ -27,6 +20,8 @@ uint32_t bodyField(const uint8_t *p, uint32_t n) {
   }
   return 0;
 }
+
+constexpr uint32_t kSummaryKind = 1u << THREADMON__FRAME__BODY_SUMMARY;
 
 uint32_t u32le(const uint8_t *p) {
   return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
@@ -61,13 +56,18 @@ bool CaptureWindow::open(const QString &path) {
     error_ = QStringLiteral("no records to seek to");
     return false;
   }
-  // Where the last record ends: its own length word says.
-  uchar *last = file_.map(qint64(index_.back().offset), TM_FRAME_PREFIX_BYTES);
+  // Where the last record ends: at the index record (whose offset the tail
+  // gives: the last record may be a run of plain frames), or, found by a
+  // scan (a record a frame or a block), where its own length word says.
+  const qint64 at = fromTail_ ? file_.size() - TM_INDEX_TAIL_BYTES : qint64(index_.back().offset);
+  uchar *last = file_.map(at, fromTail_ ? TM_INDEX_TAIL_BYTES : TM_FRAME_PREFIX_BYTES);
   if (!last) {
     error_ = QStringLiteral("cannot read: %1").arg(file_.errorString());
     return false;
   }
-  dataEnd_ = index_.back().offset + TM_FRAME_PREFIX_BYTES + (u32le(last) & ~TM_BLOCK_FLAG);
+  dataEnd_ = fromTail_ ? (uint64_t(u32le(last + 4)) << 32 | u32le(last))
+                       : index_.back().offset + TM_FRAME_PREFIX_BYTES +
+                             (u32le(last) & ~TM_BLOCK_FLAG);
   file_.unmap(last);
   lo_.resize(index_.size());
   hi_.resize(index_.size());
@@ -109,18 +109,40 @@ bool CaptureWindow::readDescriptions() {
   for (record = 0; record < index_.size() && !dec.failed(); record++) {
     const tm_index_entry &e = index_[record];
     if (e.kinds && !(e.kinds & kDescriptionKinds)) continue;
-    const uint64_t end = record + 1 < index_.size() ? index_[record + 1].offset : dataEnd_;
-    if (!file_.seek(qint64(e.offset))) break;
-    // Records are read one by one here: the decoder sees them as a stream
-    // with gaps, which it need not know about (each record stands alone).
-    const QByteArray bytes = file_.read(qint64(end - e.offset));
-    dec.feed(bytes.constData(), size_t(bytes.size()));
+    feedRecord(record, &dec);
   }
   if (dec.failed() && descriptions_.empty()) {
     error_ = dec.error();
     return false;
   }
   return true;
+}
+
+void CaptureWindow::feedRecord(size_t record, FrameDecoder *dec) const {
+  const tm_index_entry &e = index_[record];
+  const uint64_t end = record + 1 < index_.size() ? index_[record + 1].offset : dataEnd_;
+  if (!file_.seek(qint64(e.offset))) return;
+  // Records are read one by one here: the decoder sees them as a stream
+  // with gaps, which it need not know about (each record stands alone).
+  const QByteArray bytes = file_.read(qint64(end - e.offset));
+  dec->feed(bytes.constData(), size_t(bytes.size()));
+}
+
+bool CaptureWindow::hasSummaries() const {
+  for (const tm_index_entry &e : index_)
+    if (e.kinds == kSummaryKind) return true;
+  return false;
+}
+
+void CaptureWindow::readSummaries(
+    const std::function<void(const uint8_t *, uint32_t)> &hook) const {
+  FrameDecoder dec(nullptr);
+  dec.setFrameHook([&](const uint8_t *p, uint32_t n) {
+    if (bodyField(p, n) == THREADMON__FRAME__BODY_SUMMARY) hook(p, n);
+  });
+  dec.feed(header_.constData(), size_t(header_.size()));
+  for (size_t record = 0; record < index_.size() && !dec.failed(); record++)
+    if (index_[record].kinds == kSummaryKind) feedRecord(record, &dec);
 }
 
 size_t CaptureWindow::firstRecordEndingAfter(int64_t t) const {

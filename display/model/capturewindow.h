@@ -15,9 +15,11 @@
 #include <QString>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "capturereader.h"
+#include "threadmon.pb-c.h"
 #include "tmblock.h"
 
 namespace tmon {
@@ -32,6 +34,13 @@ class CaptureWindow {
   // earlier shows the kernel's view (on a CPU, runnable, asleep) until its
   // next change.
   static constexpr int64_t kWarmUpNs = 1'000'000'000;
+  // Frame.body kinds of the frames that describe rather than measure (kept
+  // from the whole capture, a few KiB).
+  static constexpr uint32_t kDescriptionKinds =
+      1u << THREADMON__FRAME__BODY_HELLO | 1u << THREADMON__FRAME__BODY_THREAD_START |
+      1u << THREADMON__FRAME__BODY_THREAD_END | 1u << THREADMON__FRAME__BODY_THREAD_ATTR |
+      1u << THREADMON__FRAME__BODY_SYNC_OBJECT | 1u << THREADMON__FRAME__BODY_NOTICE |
+      1u << THREADMON__FRAME__BODY_STACK | 1u << THREADMON__FRAME__BODY_USER_THREAD;
 
   CaptureWindow() = default;
   CaptureWindow(const CaptureWindow &) = delete;
@@ -52,6 +61,13 @@ class CaptureWindow {
   // fresh; marks it ended when the window reaches the capture's end.
   CaptureLoadResult load(int64_t t0, int64_t t1, SessionModel *model) const;
 
+  // Whether the index lists records of Summary frames only (written by the
+  // capture's writer: docs/format.md, "Summaries").
+  bool hasSummaries() const;
+  // Reads those records alone and gives hook every Summary frame's payload,
+  // in file order (the checked frames: CRC, size).
+  void readSummaries(const std::function<void(const uint8_t *, uint32_t)> &hook) const;
+
  private:
   struct Description {
     size_t record;  // the record it came in
@@ -62,6 +78,8 @@ class CaptureWindow {
   size_t firstRecordEndingAfter(int64_t t) const;
   size_t firstRecordStartingAfter(int64_t t) const;
   bool readDescriptions();
+  // Reads one record whole and feeds it to dec.
+  void feedRecord(size_t record, class FrameDecoder *dec) const;
 
   mutable QFile file_;
   QString error_;

@@ -1,5 +1,6 @@
 #include "capturewriter.h"
 
+#include "summarizer.h"
 #include "tmwire.h"
 
 namespace tmon {
@@ -7,6 +8,13 @@ namespace tmon {
 namespace {
 constexpr size_t kBlockBytes = 64 * 1024;
 constexpr int kLevel = 3;
+
+void appendFramed(std::vector<uint8_t> *to, const uint8_t *payload, uint32_t len) {
+  const size_t at = to->size();
+  to->resize(at + TM_FRAME_PREFIX_BYTES + len);
+  tm_frame_prefix_encode(to->data() + at, payload, len);
+  std::copy(payload, payload + len, to->begin() + ptrdiff_t(at + TM_FRAME_PREFIX_BYTES));
+}
 }  // namespace
 
 CaptureWriter::CaptureWriter() {
@@ -32,6 +40,12 @@ bool CaptureWriter::open(const QString &path) {
   file_.setFileName(path);
   frames_ = 0;
   tm_index_free(&index_);
+  summaryFrames_.clear();
+  summarizer_.reset();
+  if (summaries_)
+    summarizer_ = std::make_unique<Summarizer>([this](const std::vector<uint8_t> &p) {
+      appendFramed(&summaryFrames_, p.data(), uint32_t(p.size()));
+    });
   if (!file_.open(QIODevice::WriteOnly | QIODevice::Truncate)) return fail("cannot create");
   uint8_t header[TM_HEADER_BYTES];
   tm_header_encode_major(header, TM_FORMAT_MAJOR_BLOCKS);
@@ -50,16 +64,26 @@ bool CaptureWriter::writeRecord(const uint8_t *p, size_t len, tm_index_entry met
 
 bool CaptureWriter::writeFrame(const uint8_t *payload, uint32_t len) {
   if (!file_.isOpen()) return false;
-  const size_t at = batch_.size();
-  batch_.resize(at + TM_FRAME_PREFIX_BYTES + len);
-  tm_frame_prefix_encode(batch_.data() + at, payload, len);
-  std::copy(payload, payload + len, batch_.begin() + ptrdiff_t(at + TM_FRAME_PREFIX_BYTES));
+  appendFramed(&batch_, payload, len);
   if (uint64_t t = tm_frame_tick_time(payload, len)) {
     if (!firstTick_) firstTick_ = t;
     lastTick_ = t;
   }
   frames_++;
+  if (summarizer_) {
+    summarizer_->feed(payload, len);
+    if (!summaryFrames_.empty()) return writeSummaries();
+  }
   return batch_.size() < kBlockBytes || flush();
+}
+
+// The summaries go in a record of their own, after the frames so far (whose
+// times they do not take: their index times are 0, the record's place says
+// nothing of the time it sums).
+bool CaptureWriter::writeSummaries() {
+  const bool ok = flush() && writeFrames(summaryFrames_, 0, 0);
+  summaryFrames_.clear();
+  return ok;
 }
 
 bool CaptureWriter::writeFrame(const Threadmon__Frame &frame) {
@@ -71,25 +95,36 @@ bool CaptureWriter::writeFrame(const Threadmon__Frame &frame) {
 bool CaptureWriter::flush() {
   if (!file_.isOpen()) return false;
   if (batch_.empty()) return true;
+  const bool ok = writeFrames(batch_, firstTick_, lastTick_);
+  batch_.clear();
+  firstTick_ = lastTick_ = 0;
+  return ok;
+}
+
+// As a block, or plain when zstd cannot shrink them.
+bool CaptureWriter::writeFrames(const std::vector<uint8_t> &frames, uint64_t first, uint64_t last) {
   tm_index_entry meta{};
-  size_t n = tm_block_encode(&blocks_, batch_.data(), batch_.size(), firstTick_, lastTick_, &meta);
+  const size_t n = tm_block_encode(&blocks_, frames.data(), frames.size(), first, last, &meta);
   bool ok;
   if (n) {
     ok = writeRecord(blocks_.out, n, meta);
   } else {
-    meta.first_ns = firstTick_;
-    meta.last_ns = lastTick_;
-    meta.kinds = tm_frames_describe(batch_.data(), batch_.size(), &meta.frames);
-    ok = writeRecord(batch_.data(), batch_.size(), meta);
+    meta.first_ns = first;
+    meta.last_ns = last;
+    meta.kinds = tm_frames_describe(frames.data(), frames.size(), &meta.frames);
+    ok = writeRecord(frames.data(), frames.size(), meta);
   }
-  batch_.clear();
-  firstTick_ = lastTick_ = 0;
   return ok && (file_.flush() || fail("cannot write"));
 }
 
 bool CaptureWriter::close() {
   if (!file_.isOpen()) return true;
   if (!flush()) return false;
+  if (summarizer_) {
+    summarizer_->finish();
+    summarizer_.reset();
+    if (!summaryFrames_.empty() && !writeSummaries()) return false;
+  }
   uint8_t *index = nullptr;
   const size_t n = tm_index_encode(&index_, uint64_t(file_.pos()), &index);
   const bool ok = !n || file_.write(reinterpret_cast<const char *>(index), qint64(n)) == qint64(n);

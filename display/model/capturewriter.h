@@ -1,7 +1,10 @@
 // CaptureWriter: records a session as a .tmcap file: the stream header, then
 // the frames exactly as received (re-prefixed with length and CRC-32C),
 // gathered into zstd blocks (format 2) and ended by the index, like a
-// probe's capture (docs/format.md).
+// probe's capture (docs/format.md). With summaries on, a Summarizer folds
+// the frames as they go and its Summary frames are written in records of
+// their own ("Summaries" there), so a reader draws the whole run without
+// the detail.
 #ifndef THREADMON_CAPTUREWRITER_H
 #define THREADMON_CAPTUREWRITER_H
 
@@ -9,6 +12,7 @@
 #include <QString>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "threadmon.pb-c.h"
@@ -25,6 +29,9 @@ class CaptureWriter {
 
   // Creates/truncates path and writes the header; false with error() set.
   bool open(const QString &path);
+  // Before open(): whether to write Summary records. They cost a second
+  // fold of every frame (about as much CPU as a reader's load).
+  void setSummaries(bool on) { summaries_ = on; }
   bool writeFrame(const uint8_t *payload, uint32_t len);
   bool writeFrame(const Threadmon__Frame &frame);
   // Writes what is gathered as a block now (a live recording calls it on a
@@ -40,6 +47,8 @@ class CaptureWriter {
  private:
   bool fail(const QString &what);
   bool writeRecord(const uint8_t *p, size_t len, tm_index_entry meta);
+  bool writeFrames(const std::vector<uint8_t> &frames, uint64_t first, uint64_t last);
+  bool writeSummaries();
   QFile file_;
   QString error_;
   uint64_t frames_ = 0;
@@ -47,6 +56,9 @@ class CaptureWriter {
   uint64_t firstTick_ = 0, lastTick_ = 0;  // tick times in the batch
   tm_block_writer blocks_;
   tm_index index_;
+  bool summaries_ = false;
+  std::unique_ptr<class Summarizer> summarizer_;
+  std::vector<uint8_t> summaryFrames_;  // framed, waiting for their record
 };
 
 }  // namespace tmon

@@ -102,6 +102,13 @@ int64_t ThreadTimeline::endOf(size_t i) const {
 template <typename Same>
 ThreadTimeline::Added ThreadTimeline::placeAt(const std::vector<Raw> &v, int64_t t, Same &&same,
                                               std::vector<Raw>::const_iterator *at) {
+  // In order (nearly always): appended without searching the whole thread's
+  // history, whose binary search missed the cache at every step (a fifth of
+  // a capture window's load).
+  if (v.empty() || v.back().t < t) {
+    *at = v.end();
+    return Added::Yes;
+  }
   auto it = std::upper_bound(v.begin(), v.end(), t,
                              [](int64_t x, const Raw &r) { return x < r.t; });
   int atInstant = 0;

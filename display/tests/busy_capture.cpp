@@ -2,8 +2,8 @@
 
 #include <QByteArray>
 #include <QFile>
-
 #include <algorithm>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -44,9 +44,14 @@ struct Change {
   int state;
 };
 
+}  // namespace
+
+// The session, a 50 ms batch at a time, each frame given to sink_.
 class Generator {
  public:
-  Generator(int threads, uint64_t lengthNs) : end_(kStart + lengthNs), rng_(42) {
+  using Sink = std::function<bool(Threadmon__Frame &)>;
+  Generator(int threads, uint64_t lengthNs)
+      : end_(lengthNs ? kStart + lengthNs : UINT64_MAX), rng_(42) {
     for (int i = 0; i < threads; i++) {
       Worker w;
       w.tid = kFirstWorker + uint32_t(i);
@@ -56,17 +61,20 @@ class Generator {
     }
   }
 
-  bool run(tmon::CaptureWriter *out) {
-    out_ = out;
-    if (!hello() || !descriptions()) return false;
-    for (uint64_t b = kStart; b < end_; b += kBatch) {
-      const uint64_t e = std::min(end_, b + kBatch);
-      if (!transitions(e)) return false;
-      for (uint64_t t = b + kTick; t <= e; t += kTick)
-        if (!tick(t)) return false;
-    }
-    return ending();
+  void setSink(Sink sink) { sink_ = std::move(sink); }
+  bool begin() { return hello() && descriptions(); }
+  // The next batch; false when a write failed. *over once the session ended.
+  bool next(bool *over) {
+    *over = batch_ >= end_;
+    if (*over) return true;
+    const uint64_t b = batch_, e = end_ - b > kBatch ? b + kBatch : end_;
+    batch_ = e;
+    if (!transitions(e)) return false;
+    for (uint64_t t = b + kTick; t <= e; t += kTick)
+      if (!tick(t)) return false;
+    return e < end_ || ending();
   }
+  double seconds() const { return double(batch_ - kStart) / 1e9; }
 
  private:
   uint64_t uniform(uint64_t lo, uint64_t hi) {
@@ -74,7 +82,7 @@ class Generator {
   }
   uint64_t runNs() { return uniform(400'000, 1'600'000); }
 
-  bool write(Threadmon__Frame &f) { return out_->writeFrame(f); }
+  bool write(Threadmon__Frame &f) { return sink_(f); }
 
   bool hello() {
     Threadmon__Hello h = THREADMON__HELLO__INIT;
@@ -149,10 +157,9 @@ class Generator {
     for (Worker &w : workers_) {
       while (w.next < e) step(w);
     }
-    std::sort(changes_.begin(), changes_.end(),
-              [](const Change &a, const Change &b) {
-                return a.t != b.t ? a.t < b.t : a.tid < b.tid;
-              });
+    std::sort(changes_.begin(), changes_.end(), [](const Change &a, const Change &b) {
+      return a.t != b.t ? a.t < b.t : a.tid < b.tid;
+    });
     for (size_t at = 0; at < changes_.size(); at += kMaxPerFrame) {
       const size_t n = std::min(kMaxPerFrame, changes_.size() - at);
       std::vector<uint32_t> tid(n), object(n), holder(n), releaser(n);
@@ -325,13 +332,51 @@ class Generator {
   MutexStats mutexes_[kMutexes];
   std::vector<Change> changes_;
   uint64_t seq_ = 0;
-  tmon::CaptureWriter *out_ = nullptr;
+  uint64_t batch_ = kStart;  // the next batch's start
+  Sink sink_;
 };
 
-}  // namespace
-
 bool write(tmon::CaptureWriter *out, int threads, uint64_t lengthNs) {
-  return Generator(threads, lengthNs).run(out);
+  Generator g(threads, lengthNs);
+  g.setSink([out](Threadmon__Frame &f) { return out->writeFrame(f); });
+  bool over = false;
+  if (!g.begin()) return false;
+  while (!over)
+    if (!g.next(&over)) return false;
+  return true;
+}
+
+Stream::Stream(int threads, uint64_t lengthNs)
+    : g_(std::make_unique<Generator>(threads, lengthNs)) {
+  g_->setSink([this](Threadmon__Frame &f) {
+    const size_t n = threadmon__frame__get_packed_size(&f);
+    const qsizetype at = out_.size();
+    out_.resize(at + qsizetype(TM_FRAME_PREFIX_BYTES + n));
+    auto *p = reinterpret_cast<uint8_t *>(out_.data()) + at;
+    threadmon__frame__pack(&f, p + TM_FRAME_PREFIX_BYTES);
+    tm_frame_prefix_encode(p, p + TM_FRAME_PREFIX_BYTES, uint32_t(n));
+    return true;
+  });
+}
+
+Stream::~Stream() = default;
+
+QByteArray Stream::start() {
+  uint8_t header[TM_HEADER_BYTES];
+  tm_header_encode(header);
+  out_ = QByteArray(reinterpret_cast<const char *>(header), TM_HEADER_BYTES);
+  g_->begin();
+  return std::exchange(out_, QByteArray());
+}
+
+QByteArray Stream::next() {
+  bool over = false;
+  g_->next(&over);
+  return std::exchange(out_, QByteArray());
+}
+
+double Stream::seconds() const {
+  return g_->seconds();
 }
 
 bool dropIndex(const QString &path) {

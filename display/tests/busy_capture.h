@@ -4,13 +4,15 @@
 // holder and releaser named, napping 1 ms every 50 acquisitions; 10 ms
 // ticks sampling a tenth of the workers each, the mutexes' counters,
 // /proc/stat every 5 ticks), written through CaptureWriter (zstd blocks and
-// the index). For tm-bench-longcap and the long-capture tests.
+// the index), or as a stream of frames without end. For tm-bench-longcap,
+// the long-capture tests and tm-bench-display --long-run.
 #ifndef THREADMON_TESTS_BUSY_CAPTURE_H
 #define THREADMON_TESTS_BUSY_CAPTURE_H
 
+#include <QByteArray>
 #include <QString>
-
 #include <cstdint>
+#include <memory>
 
 namespace tmon {
 class CaptureWriter;
@@ -21,6 +23,26 @@ namespace busycap {
 constexpr uint64_t kStartNs = 1'000'000'000'000;  // CLOCK_MONOTONIC of the simulated start
 constexpr uint32_t kFirstWorker = 1002;           // workers' tids from here
 constexpr int kMutexes = 4;                       // object ids 1..4
+
+class Generator;
+
+// The session as a probe's stream: header and frames, framed.
+class Stream {
+ public:
+  // lengthNs 0: without end.
+  explicit Stream(int threads, uint64_t lengthNs = 0);
+  ~Stream();
+  // The header, the Hello and the descriptions (threads, mutexes).
+  QByteArray start();
+  // The next 50 ms (transitions, then its 5 ticks), the ending frames after
+  // the last; then nothing.
+  QByteArray next();
+  double seconds() const;  // of the session made so far
+
+ private:
+  std::unique_ptr<Generator> g_;
+  QByteArray out_;
+};
 
 // Writes the whole session (Hello to Goodbye) to out, which is open; false
 // when a write failed (out->error() says why). Deterministic.

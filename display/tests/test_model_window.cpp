@@ -18,9 +18,11 @@ namespace {
 
 constexpr int64_t kSec = 1'000'000'000;
 
-QString writeCapture(const QTemporaryDir &dir, const char *name, int threads, int seconds) {
+QString writeCapture(const QTemporaryDir &dir, const char *name, int threads, int seconds,
+                     bool summaries = false) {
   const QString path = dir.filePath(QString::fromLatin1(name));
   CaptureWriter w;
+  w.setSummaries(summaries);
   if (!w.open(path) || !busycap::write(&w, threads, uint64_t(seconds) * kSec) || !w.close())
     return QString();
   return path;
@@ -55,6 +57,23 @@ void compareInside(const SessionModel &whole, const SessionModel &window, const 
     };
     QCOMPARE(begun(window.waits(id, r)), begun(whole.waits(id, r)));
   }
+}
+
+QString cellMismatch(uint32_t tid, int64_t bucket, size_t state, int64_t got, int64_t want) {
+  return QStringLiteral("tid %1 bucket %2 state %3: %4 against %5")
+      .arg(tid)
+      .arg(bucket)
+      .arg(state)
+      .arg(got)
+      .arg(want);
+}
+
+// The 2 s from fromSec into the session, loaded through cw, against whole.
+void windowMatches(const CaptureWindow &cw, const SessionModel &whole, int fromSec) {
+  const int64_t t0 = int64_t(busycap::kStartNs) + fromSec * kSec, t1 = t0 + 2 * kSec;
+  SessionModel window;
+  QCOMPARE(cw.load(t0, t1, &window).status, CaptureLoadResult::Complete);
+  compareInside(whole, window, TimeRange{t0, t1});
 }
 
 }  // namespace
@@ -101,10 +120,7 @@ class TestModelWindow : public QObject {
     CaptureWindow cw;
     QVERIFY2(cw.open(path), qPrintable(cw.error()));
     QVERIFY(!cw.indexFromTail());
-    const int64_t t0 = int64_t(busycap::kStartNs) + 6 * kSec, t1 = t0 + 2 * kSec;
-    SessionModel window;
-    QCOMPARE(cw.load(t0, t1, &window).status, CaptureLoadResult::Complete);
-    compareInside(whole, window, TimeRange{t0, t1});
+    windowMatches(cw, whole, 6);
   }
 
   void notACaptureIsRefused() {
@@ -148,18 +164,89 @@ class TestModelWindow : public QObject {
         const StateTimes a = whole.threadStates(i, b), s = sum.states(tid, b);
         for (size_t st = 0; st < a.ns.size(); st++)
           QVERIFY2(s.ns[st] == a.ns[st],
-                   qPrintable(QStringLiteral("tid %1 bucket %2 state %3: %4 against %5")
-                                  .arg(tid)
-                                  .arg(k)
-                                  .arg(st)
-                                  .arg(s.ns[st])
-                                  .arg(a.ns[st])));
+                   qPrintable(cellMismatch(tid, int64_t(k), st, s.ns[st], a.ns[st])));
       }
       const TimeRange run{whole.startNs(), whole.latestNs()};
       const StateTimes a = whole.threadStates(i, run), s = sum.states(tid, run);
       QCOMPARE(s.lifetimeNs, a.lifetimeNs);
       for (size_t st = 0; st < a.ns.size(); st++) QVERIFY(std::abs(s.ns[st] - a.ns[st]) <= n);
     }
+  }
+
+  // The writer's Summary records say of every thread and second exactly
+  // what the whole capture's model says (to the ns), and so their sums;
+  // the records change nothing else a reader derives, windows included.
+  void summaryRecordsMatchTheWholeCapture() {
+    QTemporaryDir dir;
+    const QString path = writeCapture(dir, "sum.tmcap", 8, 23, true);
+    const QString plain = writeCapture(dir, "plain.tmcap", 8, 23);
+    QVERIFY(!path.isEmpty() && !plain.isEmpty());
+    SessionModel whole, without;
+    QCOMPARE(CaptureReader::load(path, &whole).status, CaptureLoadResult::Complete);
+    QCOMPARE(CaptureReader::load(plain, &without).status, CaptureLoadResult::Complete);
+    CaptureWindow cw;
+    QVERIFY(cw.open(path));
+    QVERIFY(cw.hasSummaries());
+    RunSummary sum;
+    QVERIFY(sum.read(cw));
+    QCOMPARE(sum.clamped(), size_t(0));
+    QCOMPARE(sum.startNs(), whole.startNs());
+    QVERIFY(sum.endNs() >= whole.latestNs());
+    QCOMPARE(int(sum.tids().size()), whole.threadCount());
+    const TimeRange run{whole.startNs(), whole.latestNs()};
+    int64_t blocked = 0;
+    for (int i = 0; i < whole.threadCount(); i++) {
+      const uint32_t tid = whole.thread(i).tid;
+      StateTimes total, summed;
+      for (size_t k = 0; k < sum.buckets(); k++) {
+        const int64_t from = sum.startNs() + int64_t(k) * RunSummary::kBucketNs;
+        const TimeRange b{from, std::min(whole.latestNs(), from + RunSummary::kBucketNs)};
+        const StateTimes a = whole.threadStates(i, b), s = sum.bucket(tid, k);
+        for (size_t st = 0; st < a.ns.size(); st++) {
+          QVERIFY2(s.ns[st] == a.ns[st],
+                   qPrintable(cellMismatch(tid, int64_t(k), st, s.ns[st], a.ns[st])));
+          total.ns[st] += a.ns[st];
+          summed.ns[st] += s.ns[st];
+        }
+        QCOMPARE(s.lifetimeNs, a.lifetimeNs);
+      }
+      QCOMPARE(summed.ns, total.ns);
+      QCOMPARE(sum.states(tid, run).ns, summed.ns);
+      blocked += summed.ns[size_t(FinalState::BlockedMutex)];
+      // A reader that ignores Summary frames derives the same as without them.
+      const StateTimes w = whole.threadStates(i, run), o = without.threadStates(i, run);
+      QCOMPARE(w.ns, o.ns);
+    }
+    QVERIFY(blocked > 8 * kSec);  // the workers wait about half of the time
+    windowMatches(cw, whole, 11);
+  }
+
+  // Cut short, a capture's summaries are found by the scan, up to the cut;
+  // one written without them has none, and is summed from its detail.
+  void summariesOfACutShortCaptureAndNone() {
+    QTemporaryDir dir;
+    const QString path = writeCapture(dir, "cut.tmcap", 4, 25, true);
+    QVERIFY(!path.isEmpty() && busycap::dropIndex(path));
+    CaptureWindow cw;
+    QVERIFY(cw.open(path));
+    QVERIFY(!cw.indexFromTail());
+    RunSummary sum;
+    QVERIFY(sum.read(cw));
+    QVERIFY(sum.buckets() >= 20);
+    // Shorter than a chunk: the records come at the end, plain frames (the
+    // last record before the index), both seconds of them.
+    const QString brief = writeCapture(dir, "brief.tmcap", 1, 2, true);
+    CaptureWindow two;
+    QVERIFY(two.open(brief));
+    QVERIFY(sum.read(two));
+    QCOMPARE(sum.buckets(), size_t(2));
+    const QString plain = writeCapture(dir, "plain.tmcap", 4, 6);
+    CaptureWindow none;
+    QVERIFY(none.open(plain));
+    QVERIFY(!none.hasSummaries());
+    QVERIFY(!sum.read(none));
+    QVERIFY(sum.build(none));
+    QCOMPARE(int(sum.tids().size()), 6);
   }
 
   // The window's model holds the window: one late in a long capture is no

@@ -17,6 +17,7 @@
 #include "timelineview.h"
 #include "viewfactory.h"
 #include "viewwindow.h"
+#include "wholerunstrip.h"
 
 namespace tmui {
 
@@ -200,6 +201,12 @@ void SessionView::setNotice(const QString &text) {
 }
 
 QString SessionView::notice() const { return banner_->text(); }
+
+void SessionView::setWholeRun(std::shared_ptr<const tmon::RunSummary> summary,
+                              tmon::TimeRange window) {
+  auto *layout = static_cast<QVBoxLayout *>(centralWidget()->layout());
+  layout->insertWidget(layout->indexOf(banner_) + 1, new WholeRunStrip(std::move(summary), window));
+}
 
 void SessionView::setStatus(const QString &text) {
   if (status_) status_->setText(text);

@@ -7,6 +7,7 @@
 #include <QMainWindow>
 #include <QPointer>
 #include <array>
+#include <memory>
 
 #include "findings.h"
 #include "views.h"
@@ -15,6 +16,7 @@ class QComboBox;
 class QLabel;
 
 namespace tmon {
+class RunSummary;
 class SessionModel;
 }
 
@@ -61,6 +63,9 @@ class SessionView : public QMainWindow {
   // A warning line above the views (damaged capture, closed connection).
   void setNotice(const QString &text);
   QString notice() const;
+  // The whole run above the views (a long capture of which they show the
+  // window): drawn from its summary.
+  void setWholeRun(std::shared_ptr<const tmon::RunSummary> summary, tmon::TimeRange window);
   // The live status line (connection state, frames per second, drops).
   void setStatus(const QString &text);
   QString title() const;
