@@ -170,7 +170,8 @@ void ThreadTimeline::sampleAdded(int64_t prevTick, int64_t prevSample) {
 }
 
 void ThreadTimeline::setStart(int64_t t) {
-  if (t == info.startNs) return;
+  // Evicted intervals cannot be derived again: the start stays.
+  if (t == info.startNs || !cuts_.empty()) return;
   info.startNs = t;
   iv_.clear();
   derived_ = false;
@@ -531,12 +532,7 @@ size_t ThreadTimeline::firstOverlapping(int64_t t) const {
   return it == iv_.begin() ? 0 : size_t(it - iv_.begin()) - 1;
 }
 
-void ThreadTimeline::stateTimes(const TimeRange &r, const TickTimes &, StateTimes *out) const {
-  *out = StateTimes{};
-  TimeRange life = lifetime();
-  int64_t t0 = std::max(r.t0, life.t0), t1 = std::min(r.t1, life.t1);
-  if (t1 <= t0) return;
-  out->lifetimeNs = t1 - t0;
+void ThreadTimeline::detailTimes(int64_t t0, int64_t t1, StateTimes *out) const {
   for (size_t i = firstOverlapping(t0); i < iv_.size(); i++) {
     int64_t s = std::max(startOf(iv_[i]), t0), e = std::min(endOf(i), t1);
     if (s >= t1) break;
@@ -553,6 +549,37 @@ void ThreadTimeline::stateTimes(const TimeRange &r, const TickTimes &, StateTime
       out->ns[code] += d;
     }
   }
+}
+
+std::array<int64_t, kFinalStateCount> ThreadTimeline::evictedAt(int64_t t) const {
+  auto next = std::lower_bound(cuts_.begin(), cuts_.end(), t,
+                               [](const Cut &c, int64_t x) { return c.t < x; });
+  if (next != cuts_.end() && next->t == t) return next->ns;
+  const Cut zero{info.startNs, {}};
+  const Cut &a = next == cuts_.begin() ? zero : *(next - 1);
+  if (next == cuts_.end() || t <= a.t) return a.ns;
+  // Between checkpoints the split is not known: each state's share of the
+  // span is taken as even over it.
+  const double f = double(t - a.t) / double(next->t - a.t);
+  std::array<int64_t, kFinalStateCount> v;
+  for (size_t k = 0; k < v.size(); k++)
+    v[k] = a.ns[k] + int64_t(std::llround(double(next->ns[k] - a.ns[k]) * f));
+  return v;
+}
+
+void ThreadTimeline::stateTimes(const TimeRange &r, const TickTimes &, StateTimes *out) const {
+  *out = StateTimes{};
+  TimeRange life = lifetime();
+  int64_t t0 = std::max(r.t0, life.t0), t1 = std::min(r.t1, life.t1);
+  if (t1 <= t0) return;
+  out->lifetimeNs = t1 - t0;
+  const int64_t cut = evictedUntil();
+  if (t0 < cut) {
+    const auto a = evictedAt(t0), b = evictedAt(std::min(t1, cut));
+    for (size_t k = 0; k < a.size(); k++) out->ns[k] += b[k] - a[k];
+    t0 = cut;
+  }
+  if (t1 > t0) detailTimes(t0, t1, out);
 }
 
 void ThreadTimeline::intervals(const TimeRange &r, const TickTimes &ticks,
@@ -602,10 +629,7 @@ void ThreadTimeline::intervals(const TimeRange &r, const TickTimes &ticks,
   }
 }
 
-void ThreadTimeline::cpuTimes(const TimeRange &r, std::vector<int64_t> *perCpu) const {
-  TimeRange life = lifetime();
-  int64_t t0 = std::max(r.t0, life.t0), t1 = std::min(r.t1, life.t1);
-  if (t1 <= t0) return;
+void ThreadTimeline::detailCpuTimes(int64_t t0, int64_t t1, std::vector<int64_t> *perCpu) const {
   for (size_t i = firstOverlapping(t0); i < iv_.size(); i++) {
     int64_t s = std::max(startOf(iv_[i]), t0), e = std::min(endOf(i), t1);
     if (s >= t1) break;
@@ -618,9 +642,54 @@ void ThreadTimeline::cpuTimes(const TimeRange &r, std::vector<int64_t> *perCpu) 
   }
 }
 
+void ThreadTimeline::cpuTimes(const TimeRange &r, std::vector<int64_t> *perCpu) const {
+  TimeRange life = lifetime();
+  int64_t t0 = std::max(r.t0, life.t0), t1 = std::min(r.t1, life.t1);
+  if (t1 <= t0) return;
+  const int64_t cut = evictedUntil();
+  if (t0 < cut && !cpuEvicted_.empty()) {
+    // Evicted time keeps its per-CPU split for the whole of it: a part of
+    // it gets the part's on-CPU time in the same proportions.
+    const size_t on = size_t(FinalState::OnCpu);
+    const int64_t all = cuts_.back().ns[on];
+    const int64_t some = evictedAt(std::min(t1, cut))[on] - evictedAt(t0)[on];
+    if (perCpu->size() < cpuEvicted_.size()) perCpu->resize(cpuEvicted_.size(), 0);
+    const double share = all > 0 ? double(some) / double(all) : 0;
+    for (size_t c = 0; c < cpuEvicted_.size(); c++)
+      (*perCpu)[c] += some == all ? cpuEvicted_[c] : int64_t(std::llround(double(cpuEvicted_[c]) * share));
+  }
+  t0 = std::max(t0, cut);
+  if (t1 > t0) detailCpuTimes(t0, t1, perCpu);
+}
+
+void ThreadTimeline::evictBefore(int64_t t) {
+  if (!derived_) return;
+  t = std::min({t, derivedUntil_, lifetime().t1});
+  const int64_t from = std::max(info.startNs, evictedUntil());
+  if (t <= from) return;
+  StateTimes part;
+  detailTimes(from, t, &part);
+  Cut c{t, cuts_.empty() ? std::array<int64_t, kFinalStateCount>{} : cuts_.back().ns};
+  for (size_t k = 0; k < c.ns.size(); k++) c.ns[k] += part.ns[k];
+  cuts_.push_back(c);
+  detailCpuTimes(from, t, &cpuEvicted_);
+  // The interval going on at t now starts there; those before it go.
+  const size_t keep = firstOverlapping(t);
+  if (keep < iv_.size() && startOf(iv_[keep]) < t) {
+    Packed &p = iv_[keep];
+    const int64_t rel = std::clamp<int64_t>(t - base_, 0, kMaxRel);
+    p.lo = uint32_t(rel);
+    p.hi = (p.hi & 0xFFFF0000u) | uint32_t(rel >> 32);
+  }
+  iv_.erase(iv_.begin(), iv_.begin() + std::ptrdiff_t(std::min(keep, iv_.size())));
+  if (iv_.capacity() > 2 * iv_.size() + 1024) iv_.shrink_to_fit();
+  trimRaw(t);
+}
+
 size_t ThreadTimeline::bytes() const {
   return sizeof(*this) + iv_.capacity() * sizeof(Packed) +
-         (trans_.capacity() + sw_.capacity()) * sizeof(Raw) + lwp.bytes() + lwpExtra.bytes();
+         (trans_.capacity() + sw_.capacity()) * sizeof(Raw) + cuts_.capacity() * sizeof(Cut) +
+         cpuEvicted_.capacity() * sizeof(int64_t) + lwp.bytes() + lwpExtra.bytes();
 }
 
 }  // namespace tmon

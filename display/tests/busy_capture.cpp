@@ -334,6 +334,11 @@ bool write(tmon::CaptureWriter *out, int threads, uint64_t lengthNs) {
   return Generator(threads, lengthNs).run(out);
 }
 
+bool writeFile(const QString &path, int threads, uint64_t lengthNs) {
+  tmon::CaptureWriter w;
+  return w.open(path) && write(&w, threads, lengthNs) && w.close();
+}
+
 bool dropIndex(const QString &path) {
   QFile f(path);
   if (!f.open(QIODevice::ReadWrite) || !f.seek(f.size() - TM_INDEX_TAIL_BYTES)) return false;
