@@ -116,6 +116,11 @@ ThreadTimeline::Added ThreadTimeline::placeAt(const std::vector<Raw> &v, int64_t
 ThreadTimeline::Added ThreadTimeline::addTransition(int64_t t, int state, uint32_t object,
                                                     uint32_t holder) {
   if (t < rawFloor_) return Added::Late;
+  if (trans_.empty() || t > trans_.back().t) {  // in order: nothing to place or compare
+    trans_.push_back(Raw{t, object, holder, uint8_t(state), 0});
+    markDirty(t);
+    return Added::Yes;
+  }
   std::vector<Raw>::const_iterator it;
   Added a = placeAt(trans_, t, [&](const Raw &r) { return r.state == state && r.object == object; },
                     &it);
@@ -128,10 +133,15 @@ ThreadTimeline::Added ThreadTimeline::addTransition(int64_t t, int state, uint32
 ThreadTimeline::Added ThreadTimeline::addSwitch(int64_t t, int kind, uint32_t cpu) {
   if (t < rawFloor_) return Added::Late;
   const uint16_t c = cpu < uint32_t(limits::kMaxCpus) ? uint16_t(cpu) : uint16_t(kNoCpu);
-  std::vector<Raw>::const_iterator it;
-  Added a = placeAt(sw_, t, [&](const Raw &r) { return r.state == kind && r.cpu == c; }, &it);
-  if (a != Added::Yes) return a;
-  sw_.insert(it, Raw{t, 0, 0, uint8_t(kind), c});
+  if (sw_.empty() || t > sw_.back().t) {
+    sw_.push_back(Raw{t, 0, 0, uint8_t(kind), c});
+  } else {
+    std::vector<Raw>::const_iterator it;
+    Added a = placeAt(sw_, t, [&](const Raw &r) { return r.state == kind && r.cpu == c; }, &it);
+    if (a != Added::Yes) return a;
+    sw_.insert(it, Raw{t, 0, 0, uint8_t(kind), c});
+  }
+  if (!derived_) return Added::Yes;  // nothing derived to mark
   // The clock share of every tick in the sample span around t changes.
   const LwpSeries::Point *p = lwp.at(t);
   while (p && lwpReadNs(*p) > t) p = lwp.at(p->t - 1);
