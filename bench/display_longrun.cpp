@@ -1,11 +1,12 @@
 #include "display_longrun.h"
 
+#include <sys/resource.h>
+
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFile>
 #include <cstdio>
 #include <memory>
-#include <sys/resource.h>
 
 #include "busy_stream.h"
 #include "detailspool.h"

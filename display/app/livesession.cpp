@@ -59,8 +59,7 @@ uint64_t LiveSession::flightWindowNs() const {
   return flight_ ? flight_->windowNs() : 0;
 }
 
-tmon::CaptureLoadResult LiveSession::loadDetail(int64_t t0, int64_t t1,
-                                                tmon::SessionModel *model) {
+tmon::CaptureLoadResult LiveSession::loadDetail(int64_t t0, int64_t t1, tmon::SessionModel *model) {
   if (detail_) return detail_->load(t0, t1, model);
   tmon::CaptureLoadResult res;
   res.message = tr("this session keeps no spool of its detail (--last)");

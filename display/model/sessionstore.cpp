@@ -117,6 +117,7 @@ void SessionStore::evictOld() {
   const int64_t cut = *(at - 1);
   settle();
   for (auto &th : threads) th->evictBefore(cut);
+  activity.evictBefore(cut);
   evictedUntil_ = cut;
 }
 

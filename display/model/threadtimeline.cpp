@@ -137,7 +137,8 @@ ThreadTimeline::Added ThreadTimeline::addSwitch(int64_t t, int kind, uint32_t cp
     sw_.push_back(Raw{t, 0, 0, uint8_t(kind), c});
   } else {
     std::vector<Raw>::const_iterator it;
-    Added a = placeAt(sw_, t, [&](const Raw &r) { return r.state == kind && r.cpu == c; }, &it);
+    Added a = placeAt(
+        sw_, t, [&](const Raw &r) { return r.state == kind && r.cpu == c; }, &it);
     if (a != Added::Yes) return a;
     sw_.insert(it, Raw{t, 0, 0, uint8_t(kind), c});
   }
@@ -561,22 +562,6 @@ void ThreadTimeline::detailTimes(int64_t t0, int64_t t1, StateTimes *out) const 
   }
 }
 
-std::array<int64_t, kFinalStateCount> ThreadTimeline::evictedAt(int64_t t) const {
-  auto next = std::lower_bound(cuts_.begin(), cuts_.end(), t,
-                               [](const Cut &c, int64_t x) { return c.t < x; });
-  if (next != cuts_.end() && next->t == t) return next->ns;
-  const Cut zero{info.startNs, {}};
-  const Cut &a = next == cuts_.begin() ? zero : *(next - 1);
-  if (next == cuts_.end() || t <= a.t) return a.ns;
-  // Between checkpoints the split is not known: each state's share of the
-  // span is taken as even over it.
-  const double f = double(t - a.t) / double(next->t - a.t);
-  std::array<int64_t, kFinalStateCount> v;
-  for (size_t k = 0; k < v.size(); k++)
-    v[k] = a.ns[k] + int64_t(std::llround(double(next->ns[k] - a.ns[k]) * f));
-  return v;
-}
-
 void ThreadTimeline::stateTimes(const TimeRange &r, const TickTimes &, StateTimes *out) const {
   *out = StateTimes{};
   TimeRange life = lifetime();
@@ -585,7 +570,7 @@ void ThreadTimeline::stateTimes(const TimeRange &r, const TickTimes &, StateTime
   out->lifetimeNs = t1 - t0;
   const int64_t cut = evictedUntil();
   if (t0 < cut) {
-    const auto a = evictedAt(t0), b = evictedAt(std::min(t1, cut));
+    const auto a = cuts_.at(t0, info.startNs), b = cuts_.at(std::min(t1, cut), info.startNs);
     for (size_t k = 0; k < a.size(); k++) out->ns[k] += b[k] - a[k];
     t0 = cut;
   }
@@ -661,12 +646,14 @@ void ThreadTimeline::cpuTimes(const TimeRange &r, std::vector<int64_t> *perCpu) 
     // Evicted time keeps its per-CPU split for the whole of it: a part of
     // it gets the part's on-CPU time in the same proportions.
     const size_t on = size_t(FinalState::OnCpu);
-    const int64_t all = cuts_.back().ns[on];
-    const int64_t some = evictedAt(std::min(t1, cut))[on] - evictedAt(t0)[on];
+    const int64_t all = cuts_.total()[on];
+    const int64_t some =
+        cuts_.at(std::min(t1, cut), info.startNs)[on] - cuts_.at(t0, info.startNs)[on];
     if (perCpu->size() < cpuEvicted_.size()) perCpu->resize(cpuEvicted_.size(), 0);
     const double share = all > 0 ? double(some) / double(all) : 0;
     for (size_t c = 0; c < cpuEvicted_.size(); c++)
-      (*perCpu)[c] += some == all ? cpuEvicted_[c] : int64_t(std::llround(double(cpuEvicted_[c]) * share));
+      (*perCpu)[c] +=
+          some == all ? cpuEvicted_[c] : int64_t(std::llround(double(cpuEvicted_[c]) * share));
   }
   t0 = std::max(t0, cut);
   if (t1 > t0) detailCpuTimes(t0, t1, perCpu);
@@ -679,9 +666,7 @@ void ThreadTimeline::evictBefore(int64_t t) {
   if (t <= from) return;
   StateTimes part;
   detailTimes(from, t, &part);
-  Cut c{t, cuts_.empty() ? std::array<int64_t, kFinalStateCount>{} : cuts_.back().ns};
-  for (size_t k = 0; k < c.ns.size(); k++) c.ns[k] += part.ns[k];
-  cuts_.push_back(c);
+  cuts_.cut(t, part.ns);
   detailCpuTimes(from, t, &cpuEvicted_);
   // The interval going on at t now starts there; those before it go.
   const size_t keep = firstOverlapping(t);
@@ -698,7 +683,7 @@ void ThreadTimeline::evictBefore(int64_t t) {
 
 size_t ThreadTimeline::bytes() const {
   return sizeof(*this) + iv_.capacity() * sizeof(Packed) +
-         (trans_.capacity() + sw_.capacity()) * sizeof(Raw) + cuts_.capacity() * sizeof(Cut) +
+         (trans_.capacity() + sw_.capacity()) * sizeof(Raw) + cuts_.bytes() +
          cpuEvicted_.capacity() * sizeof(int64_t) + lwp.bytes() + lwpExtra.bytes();
 }
 

@@ -9,10 +9,10 @@
 #ifndef THREADMON_THREADTIMELINE_H
 #define THREADMON_THREADTIMELINE_H
 
-#include <array>
 #include <cstdint>
 #include <vector>
 
+#include "checkpoints.h"
 #include "counterseries.h"
 #include "modeltypes.h"
 
@@ -63,7 +63,7 @@ class ThreadTimeline {
   // An LWP sample was added at a tick; prevTick: the tick before it,
   // prevSample: the thread's sample before it (INT64_MIN: none).
   void sampleAdded(int64_t prevTick, int64_t prevSample);
-  void setStart(int64_t t);   // moves the lifetime start (re-derives all; not once evicted)
+  void setStart(int64_t t);  // moves the lifetime start (re-derives all; not once evicted)
   int64_t rawFloor() const { return rawFloor_; }
 
   // Derives intervals up to horizon (the session's newest settled time).
@@ -88,7 +88,7 @@ class ThreadTimeline {
   // checkpoints, interpolated between them. Records before t become late.
   void evictBefore(int64_t t);
   // Where full detail starts (the newest checkpoint), INT64_MIN if none.
-  int64_t evictedUntil() const { return cuts_.empty() ? INT64_MIN : cuts_.back().t; }
+  int64_t evictedUntil() const { return cuts_.last(); }
 
  private:
   // 12 bytes: start (48 bits, ns after base_), state code (4 bits), CPU (12
@@ -135,8 +135,6 @@ class ThreadTimeline {
   // stateTimes/cpuTimes over the held intervals only, [t0, t1) inside the lifetime.
   void detailTimes(int64_t t0, int64_t t1, StateTimes *out) const;
   void detailCpuTimes(int64_t t0, int64_t t1, std::vector<int64_t> *perCpu) const;
-  // Cumulative time per state from the start to t, t in evicted time.
-  std::array<int64_t, kFinalStateCount> evictedAt(int64_t t) const;
   size_t firstOverlapping(int64_t t) const;
   template <typename F>
   void forEachPiece(const TimeRange &r, const TickTimes &ticks, F &&f) const;
@@ -150,12 +148,8 @@ class ThreadTimeline {
   int64_t rawFloor_ = INT64_MIN;  // raw data before this was dropped
   std::vector<Raw> trans_;
   std::vector<Raw> sw_;
-  struct Cut {
-    int64_t t;
-    std::array<int64_t, kFinalStateCount> ns;  // cumulative from the start
-  };
-  std::vector<Cut> cuts_;
-  std::vector<int64_t> cpuEvicted_;  // on-CPU ns per CPU before the newest cut
+  Checkpoints<kFinalStateCount> cuts_;  // time per state
+  std::vector<int64_t> cpuEvicted_;     // on-CPU ns per CPU before the newest cut
 };
 
 }  // namespace tmon

@@ -68,6 +68,7 @@ class TestModelLive : public QObject {
     const TimeRange run{start, end};
     const TimeRange old{start, bounded.detailFromNs()};
     QCOMPARE(bounded.threadCount(), all.threadCount());
+    int64_t sleeps = 0;
     for (int i = 0; i < all.threadCount(); i++) {
       QCOMPARE(bounded.thread(i).tid, all.thread(i).tid);
       QVERIFY(bounded.intervals(i, TimeRange{start, bounded.detailFromNs()}).empty());
@@ -76,15 +77,19 @@ class TestModelLive : public QObject {
         const StateTimes a = all.threadStates(i, r), b = bounded.threadStates(i, r);
         QCOMPARE(b.lifetimeNs, a.lifetimeNs);
         for (size_t s = 0; s < a.ns.size(); s++)
-          QVERIFY2(b.ns[s] == a.ns[s], qPrintable(QStringLiteral("thread %1 state %2: %3 against %4")
-                                                      .arg(i)
-                                                      .arg(s)
-                                                      .arg(b.ns[s])
-                                                      .arg(a.ns[s])));
+          QVERIFY2(b.ns[s] == a.ns[s],
+                   qPrintable(QStringLiteral("thread %1 state %2: %3 against %4")
+                                  .arg(i)
+                                  .arg(s)
+                                  .arg(b.ns[s])
+                                  .arg(a.ns[s])));
         QCOMPARE(bounded.threadCpuTimes(i, r), all.threadCpuTimes(i, r));
         QCOMPARE(bounded.lwpDelta(i, r).oncpuNs, all.lwpDelta(i, r).oncpuNs);
+        QCOMPARE(bounded.chosenSleepNs(i, r), all.chosenSleepNs(i, r));
       }
+      sleeps += all.chosenSleepNs(i, run);
     }
+    QVERIFY(sleeps > 0);  // the naps were there to keep
     for (int k = 0; k < all.syncObjectCount(); k++)
       QCOMPARE(bounded.syncDelta(k, run).waitNs, all.syncDelta(k, run).waitNs);
     // The findings of the whole run say the same.
@@ -172,8 +177,8 @@ class TestModelLive : public QObject {
       }
     }
     const size_t end = bounded.memoryBytes(), endAll = all.memoryBytes();
-    qInfo("model bytes at 60 s / 120 s: bounded %zu / %zu, holding all %zu / %zu", mid, end,
-          midAll, endAll);
+    qInfo("model bytes at 60 s / 120 s: bounded %zu / %zu, holding all %zu / %zu", mid, end, midAll,
+          endAll);
     QVERIFY(endAll - midAll > 10 * 1024 * 1024);  // the measurement sees the intervals
     QVERIFY2(end < mid + (endAll - midAll) / 4, "the bounded model grew with the run");
     // And what it holds is still right: the whole run's on-CPU time.
