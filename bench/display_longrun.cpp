@@ -1,15 +1,18 @@
 #include "display_longrun.h"
 
+#include <sys/resource.h>
+
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFile>
 #include <cstdio>
 #include <memory>
-#include <sys/resource.h>
 
 #include "busy_capture.h"
+#include "detailspool.h"
 #include "framedecoder.h"
 #include "guiblock.h"
+#include "livesession.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
 
@@ -39,13 +42,18 @@ int run(int threads, double minutes) {
       new tmui::SessionView(model, tmui::SessionView::Source::Live));
   scale::showPage(page.get());
   tmon::FrameDecoder decoder(model);
+  // As a live session: the frames spooled to a capture, the model holding
+  // LiveSession::kDetailNs of detail.
+  DetailSpool spool;
+  model->keepDetailFor(LiveSession::kDetailNs);
+  decoder.setFrameHook([&spool](const uint8_t *p, uint32_t n) { spool.take(p, n); });
   busycap::Stream stream(threads);
   const QByteArray start = stream.start();
   decoder.feed(start.constData(), size_t(start.size()));
   std::printf("long run: %d busy threads, %.0f min of 10 ms ticks, fed as fast as applied\n",
               threads, minutes);
-  std::printf("%8s %8s %8s %9s %9s %10s\n", "stream s", "wall s", "CPU s", "RSS MiB",
-              "model MiB", "stream MB");
+  std::printf("%8s %8s %8s %9s %9s %10s %9s\n", "stream s", "wall s", "CPU s", "RSS MiB",
+              "model MiB", "stream MB", "spool MB");
   QElapsedTimer wall;
   wall.start();
   double bytes = double(start.size());
@@ -61,9 +69,10 @@ int run(int threads, double minutes) {
     }
     QApplication::processEvents();
     if (stream.seconds() >= nextReport) {
-      std::printf("%8.0f %8.1f %8.1f %9.0f %9.1f %10.0f\n", stream.seconds(),
+      std::printf("%8.0f %8.1f %8.1f %9.0f %9.1f %10.0f %9.0f\n", stream.seconds(),
                   double(wall.elapsed()) / 1e3, cpuSeconds(), rssMiB(),
-                  double(model->memoryBytes()) / 1048576, bytes / 1e6);
+                  double(model->memoryBytes()) / 1048576, bytes / 1e6,
+                  double(spool.bytesWritten()) / 1e6);
       std::fflush(stdout);
       nextReport += 60;
     }

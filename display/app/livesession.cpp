@@ -2,6 +2,7 @@
 
 #include <QDir>
 
+#include "detailspool.h"
 #include "flightrecorder.h"
 #include "probeconnection.h"
 #include "sessionmodel.h"
@@ -27,6 +28,19 @@ LiveSession::LiveSession(tmnet::ProbeConnection *connection, const FlightOptions
         QMetaObject::invokeMethod(
             this, [this, why] { onTriggered(why); }, Qt::QueuedConnection);
     });
+  } else {
+    detail_ = std::make_shared<DetailSpool>();
+    if (detail_->error().isEmpty()) {
+      model->keepDetailFor(kDetailNs);
+      std::weak_ptr<DetailSpool> spool = detail_;
+      connection_->setFrameTap([spool](const uint8_t *p, uint32_t n, const Threadmon__Frame &) {
+        if (const std::shared_ptr<DetailSpool> s = spool.lock()) s->take(p, n);
+      });
+    } else {
+      qWarning("threadmon-display: %s: the session keeps all its detail in memory",
+               qPrintable(detail_->error()));
+      detail_.reset();
+    }
   }
   // Unpacked on the connection's decoder thread; only folded in here.
   connection_->setFrameSink([model](tmon::FrameBatch &frames) { model->applyFrames(frames); });
@@ -43,6 +57,13 @@ LiveSession::~LiveSession() {
 
 uint64_t LiveSession::flightWindowNs() const {
   return flight_ ? flight_->windowNs() : 0;
+}
+
+tmon::CaptureLoadResult LiveSession::loadDetail(int64_t t0, int64_t t1, tmon::SessionModel *model) {
+  if (detail_) return detail_->load(t0, t1, model);
+  tmon::CaptureLoadResult res;
+  res.message = tr("this session keeps no spool of its detail (--last)");
+  return res;
 }
 
 QString LiveSession::saveLast(const QString &path) {

@@ -3,14 +3,24 @@
 // a failure becomes the page's notice. With a flight window (--last) it also
 // keeps a flight recorder's ring of the session (tmnet::FlightRecorder):
 // "Save last ..." writes it as a capture, and a trigger writes one by itself.
+// Without one, the session's frames are spooled as a capture (DetailSpool)
+// and its model holds full detail for the last kDetailNs only: older
+// windows load from the spool (loadDetail), whole-run totals stay exact.
 #ifndef THREADMON_APP_LIVESESSION_H
 #define THREADMON_APP_LIVESESSION_H
 
 #include <QObject>
 #include <QStringList>
 #include <QTimer>
+#include <cstdint>
 #include <memory>
 
+#include "capturereader.h"
+
+class DetailSpool;
+namespace tmon {
+class SessionModel;
+}
 namespace tmnet {
 class FlightRecorder;
 class ProbeConnection;
@@ -28,6 +38,9 @@ struct FlightOptions {
 class LiveSession : public QObject {
   Q_OBJECT
  public:
+  // How much detail the live model holds (SessionModel::keepDetailFor).
+  static constexpr int64_t kDetailNs = 60'000'000'000;
+
   // Takes ownership of the connection; the page owns this object.
   explicit LiveSession(tmnet::ProbeConnection *connection, const FlightOptions &flight = {});
   ~LiveSession() override;
@@ -42,6 +55,10 @@ class LiveSession : public QObject {
   // Writes the flight recorder's capture (the last window of detail, the
   // whole run's totals); "" or one line saying what failed.
   QString saveLast(const QString &path);
+  // Loads [t0, t1] of the session's detail from its spool into model (a
+  // fresh one): the intervals the live model let go. Unreadable with a
+  // message when the session keeps no spool (--last).
+  tmon::CaptureLoadResult loadDetail(int64_t t0, int64_t t1, tmon::SessionModel *model);
   // Captures the triggers wrote, in order.
   QStringList triggeredCaptures() const { return triggered_; }
 
@@ -57,6 +74,7 @@ class LiveSession : public QObject {
   tmui::SessionView *page_;
   QTimer statusTimer_;
   std::shared_ptr<tmnet::FlightRecorder> flight_;
+  std::shared_ptr<DetailSpool> detail_;
   QString triggerDir_;
   QStringList triggered_;
 };

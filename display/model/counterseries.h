@@ -49,12 +49,15 @@ class CounterSeries {
 
   // Newest sample at or before t, nullptr if none.
   const Point *at(int64_t t) const {
+    // Most lookups are of the newest time (a sample or record arriving).
+    if (!pts_.empty() && pts_.back().t <= t) return &pts_.back();
     auto it = std::upper_bound(pts_.begin(), pts_.end(), t,
                                [](int64_t x, const Point &p) { return x < p.t; });
     return it == pts_.begin() ? nullptr : &*(it - 1);
   }
   // Oldest sample after t, nullptr if none.
   const Point *after(int64_t t) const {
+    if (pts_.empty() || pts_.back().t <= t) return nullptr;
     auto it = std::upper_bound(pts_.begin(), pts_.end(), t,
                                [](int64_t x, const Point &p) { return x < p.t; });
     return it == pts_.end() ? nullptr : &*it;

@@ -509,4 +509,12 @@ std::vector<TickPoint> SessionModel::ticks(const TimeRange &r) const {
 
 size_t SessionModel::memoryBytes() const { return sizeof(*this) + store_->bytes(); }
 
+void SessionModel::keepDetailFor(int64_t keepNs) {
+  store_->keepDetailFor(keepNs);
+}
+
+int64_t SessionModel::detailFromNs() const {
+  return store_->detailFrom();
+}
+
 }  // namespace tmon

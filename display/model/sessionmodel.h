@@ -186,6 +186,14 @@ class SessionModel : public QObject {
   // Bytes held by the model's containers (for the memory bound tests).
   size_t memoryBytes() const;
 
+  // Bounded live memory (SessionStore::keepDetailFor): state intervals are
+  // held for the last keepNs only (0: all, the default); older ones leave
+  // RAM with their whole-run totals kept, so whole-run states stay exact and
+  // intervals() before detailFromNs() are empty: a live session reads them
+  // back from its spool (LiveSession::loadDetail).
+  void keepDetailFor(int64_t keepNs);
+  int64_t detailFromNs() const;
+
  signals:
   void changed();
   // A new wait-for cycle formed (liveDeadlocks() lists it); not coalesced.

@@ -94,7 +94,31 @@ QString SessionStore::apply(Threadmon__Frame &frame) {
   QString err = check_.check(&frame) ? fold(frame) : QString();
   check_.restore();
   if (check_.takeChanged()) info.inputWarnings = check_.lines();
+  if (keepNs_ && frame.body_case == THREADMON__FRAME__BODY_TICK) evictOld();
   return err;
+}
+
+void SessionStore::keepDetailFor(int64_t keepNs) {
+  keepNs_ = keepNs > 0 ? std::max(keepNs, 2 * ThreadTimeline::kRawKeepNs) : 0;
+}
+
+int64_t SessionStore::detailFrom() const {
+  return evictedUntil_ == INT64_MIN ? startNs() : evictedUntil_;
+}
+
+// Cuts at a tick, so that every thread's intervals and checkpoints end
+// at the same time and a tick's mixed split is never cut in two.
+void SessionStore::evictOld() {
+  if (tickTimes.empty()) return;
+  const int64_t target = tickTimes.back() - keepNs_;
+  if (target < (evictedUntil_ == INT64_MIN ? startNs() : evictedUntil_) + kEvictEveryNs) return;
+  auto at = std::upper_bound(tickTimes.begin(), tickTimes.end(), target);
+  if (at == tickTimes.begin()) return;
+  const int64_t cut = *(at - 1);
+  settle();
+  for (auto &th : threads) th->evictBefore(cut);
+  activity.evictBefore(cut);
+  evictedUntil_ = cut;
 }
 
 QString SessionStore::fold(const Threadmon__Frame &f) {

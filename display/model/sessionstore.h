@@ -47,6 +47,16 @@ class SessionStore {
   void settle();
   int cpuCount() const;
   size_t bytes() const;
+  // Bounded live memory: full detail (state intervals) is held for keepNs
+  // behind the horizon only; older detail leaves RAM every kEvictEveryNs of
+  // stream, its whole-run totals kept (ThreadTimeline::evictBefore). 0, the
+  // default: everything is held. keepNs is at least 2 x kRawKeepNs, so no
+  // late record can change what left.
+  static constexpr int64_t kEvictEveryNs = 10'000'000'000;
+  void keepDetailFor(int64_t keepNs);
+  int64_t keepDetailNs() const { return keepNs_; }
+  // Oldest time whose detail is held: startNs() until something left.
+  int64_t detailFrom() const;
 
   SessionInfo info;
   std::vector<std::unique_ptr<ThreadTimeline>> threads;
@@ -75,6 +85,7 @@ class SessionStore {
   static void classifyRuntime(SyncObjectInfo &i, const QStringList &frames);
   void applyStack(const Threadmon__Stack &s);
   void seeTime(int64_t t);
+  void evictOld();
   // nullptr when the session holds limits::kMaxThreads (or objects) already.
   ThreadTimeline *threadFor(uint32_t tid, int64_t t);
   SyncEntry *syncFor(uint32_t id);
@@ -87,6 +98,8 @@ class SessionStore {
   int64_t latest_ = INT64_MIN;
   int maxCpuSeen_ = -1;
   int64_t lastSwitchNs_ = INT64_MIN;  // newest switch record so far
+  int64_t keepNs_ = 0;
+  int64_t evictedUntil_ = INT64_MIN;  // the newest cut
 };
 
 }  // namespace tmon

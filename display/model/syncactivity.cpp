@@ -342,11 +342,33 @@ std::vector<uint32_t> SyncActivity::futexThreads(uint64_t addr) const {
   return out;
 }
 
+void SyncActivity::evictBefore(int64_t t) {
+  for (auto &s : sleeps_) {
+    std::vector<TimeRange> &v = s.second;
+    Checkpoints<1>::Sums part{};
+    size_t gone = 0;
+    for (; gone < v.size() && v[gone].t0 < t; gone++)
+      part[0] += std::min(v[gone].t1, t) - v[gone].t0;
+    if (!gone) continue;
+    firstSleep_.emplace(s.first, v.front().t0);
+    if (v[gone - 1].t1 > t) v[--gone].t0 = t;  // its part after t stays
+    v.erase(v.begin(), v.begin() + std::ptrdiff_t(gone));
+    if (v.capacity() > 2 * v.size() + 64) v.shrink_to_fit();
+    sleptBefore_[s.first].cut(t, part);
+  }
+}
+
 int64_t SyncActivity::sleepNs(uint32_t tid, const TimeRange &r, int64_t horizon) const {
   auto clip = [&](int64_t s, int64_t e) {
     return std::max<int64_t>(0, std::min(e, r.t1) - std::max(s, r.t0));
   };
   int64_t n = 0;
+  auto gone = sleptBefore_.find(tid);
+  if (gone != sleptBefore_.end() && r.t0 < gone->second.last()) {
+    const int64_t from = firstSleep_.at(tid);
+    n += gone->second.at(std::min(r.t1, gone->second.last()), from)[0] -
+         gone->second.at(r.t0, from)[0];
+  }
   auto it = sleeps_.find(tid);
   if (it != sleeps_.end())
     for (const TimeRange &s : it->second) n += clip(s.t0, s.t1);
@@ -358,6 +380,7 @@ int64_t SyncActivity::sleepNs(uint32_t tid, const TimeRange &r, int64_t horizon)
 size_t SyncActivity::bytes() const {
   size_t b = sizeof(*this);
   for (const auto &s : sleeps_) b += s.second.capacity() * sizeof(TimeRange);
+  for (const auto &s : sleptBefore_) b += s.second.bytes() + 32;
   for (const auto &c : closed_) b += c.second.capacity() * sizeof(WaitRecord);
   for (const auto &s : sites_)
     for (const SiteEntry &e : s.second) b += sizeof(SiteEntry) + e.series.bytes();

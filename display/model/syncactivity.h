@@ -6,14 +6,14 @@
 #define THREADMON_SYNCACTIVITY_H
 
 #include <QStringList>
-
 #include <map>
 #include <unordered_map>
 #include <vector>
 
+#include "checkpoints.h"
 #include "counterseries.h"
-#include "threadtimeline.h"
 #include "modeltypes.h"
+#include "threadtimeline.h"
 
 namespace tmon {
 
@@ -55,6 +55,11 @@ class SyncActivity {
   int64_t sleepNs(uint32_t tid, const TimeRange &r, int64_t horizon) const;
   const std::vector<Deadlock> &deadlocks() const { return deadlocks_; }
   size_t bytes() const;
+  // Bounded live memory (SessionStore::keepDetailFor): wrapped sleeps
+  // closed before t leave, each thread's sum of them kept at t, so
+  // sleepNs over the whole run stays exact. Waits stay: the findings read
+  // them one by one.
+  void evictBefore(int64_t t);
 
  private:
   struct Open {
@@ -83,6 +88,8 @@ class SyncActivity {
   std::unordered_map<uint32_t, int64_t> longest_;  // longest closed wait per object
   std::map<uint32_t, Open> open_;                  // by waiter tid
   std::unordered_map<uint32_t, std::vector<TimeRange>> sleeps_;  // by tid, closed, in order
+  std::unordered_map<uint32_t, Checkpoints<1>> sleptBefore_;     // by tid: what left sleeps_
+  std::unordered_map<uint32_t, int64_t> firstSleep_;             // by tid: where its sums start
   std::unordered_map<uint32_t, int64_t> sleepingSince_;          // open sleeps by tid
   std::unordered_map<uint32_t, int64_t> lastT_;    // newest transition per tid
   std::unordered_map<uint32_t, QStringList> stacks_;

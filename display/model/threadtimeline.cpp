@@ -123,6 +123,11 @@ ThreadTimeline::Added ThreadTimeline::placeAt(const std::vector<Raw> &v, int64_t
 ThreadTimeline::Added ThreadTimeline::addTransition(int64_t t, int state, uint32_t object,
                                                     uint32_t holder) {
   if (t < rawFloor_) return Added::Late;
+  if (trans_.empty() || t > trans_.back().t) {  // in order: nothing to place or compare
+    trans_.push_back(Raw{t, object, holder, uint8_t(state), 0});
+    markDirty(t);
+    return Added::Yes;
+  }
   std::vector<Raw>::const_iterator it;
   Added a = placeAt(trans_, t, [&](const Raw &r) { return r.state == state && r.object == object; },
                     &it);
@@ -135,10 +140,16 @@ ThreadTimeline::Added ThreadTimeline::addTransition(int64_t t, int state, uint32
 ThreadTimeline::Added ThreadTimeline::addSwitch(int64_t t, int kind, uint32_t cpu) {
   if (t < rawFloor_) return Added::Late;
   const uint16_t c = cpu < uint32_t(limits::kMaxCpus) ? uint16_t(cpu) : uint16_t(kNoCpu);
-  std::vector<Raw>::const_iterator it;
-  Added a = placeAt(sw_, t, [&](const Raw &r) { return r.state == kind && r.cpu == c; }, &it);
-  if (a != Added::Yes) return a;
-  sw_.insert(it, Raw{t, 0, 0, uint8_t(kind), c});
+  if (sw_.empty() || t > sw_.back().t) {
+    sw_.push_back(Raw{t, 0, 0, uint8_t(kind), c});
+  } else {
+    std::vector<Raw>::const_iterator it;
+    Added a = placeAt(
+        sw_, t, [&](const Raw &r) { return r.state == kind && r.cpu == c; }, &it);
+    if (a != Added::Yes) return a;
+    sw_.insert(it, Raw{t, 0, 0, uint8_t(kind), c});
+  }
+  if (!derived_) return Added::Yes;  // nothing derived to mark
   // The clock share of every tick in the sample span around t changes.
   const LwpSeries::Point *p = lwp.at(t);
   while (p && lwpReadNs(*p) > t) p = lwp.at(p->t - 1);
@@ -177,7 +188,8 @@ void ThreadTimeline::sampleAdded(int64_t prevTick, int64_t prevSample) {
 }
 
 void ThreadTimeline::setStart(int64_t t) {
-  if (t == info.startNs) return;
+  // Evicted intervals cannot be derived again: the start stays.
+  if (t == info.startNs || !cuts_.empty()) return;
   info.startNs = t;
   iv_.clear();
   derived_ = false;
@@ -538,12 +550,7 @@ size_t ThreadTimeline::firstOverlapping(int64_t t) const {
   return it == iv_.begin() ? 0 : size_t(it - iv_.begin()) - 1;
 }
 
-void ThreadTimeline::stateTimes(const TimeRange &r, const TickTimes &, StateTimes *out) const {
-  *out = StateTimes{};
-  TimeRange life = lifetime();
-  int64_t t0 = std::max(r.t0, life.t0), t1 = std::min(r.t1, life.t1);
-  if (t1 <= t0) return;
-  out->lifetimeNs = t1 - t0;
+void ThreadTimeline::detailTimes(int64_t t0, int64_t t1, StateTimes *out) const {
   for (size_t i = firstOverlapping(t0); i < iv_.size(); i++) {
     int64_t s = std::max(startOf(iv_[i]), t0), e = std::min(endOf(i), t1);
     if (s >= t1) break;
@@ -560,6 +567,21 @@ void ThreadTimeline::stateTimes(const TimeRange &r, const TickTimes &, StateTime
       out->ns[code] += d;
     }
   }
+}
+
+void ThreadTimeline::stateTimes(const TimeRange &r, const TickTimes &, StateTimes *out) const {
+  *out = StateTimes{};
+  TimeRange life = lifetime();
+  int64_t t0 = std::max(r.t0, life.t0), t1 = std::min(r.t1, life.t1);
+  if (t1 <= t0) return;
+  out->lifetimeNs = t1 - t0;
+  const int64_t cut = evictedUntil();
+  if (t0 < cut) {
+    const auto a = cuts_.at(t0, info.startNs), b = cuts_.at(std::min(t1, cut), info.startNs);
+    for (size_t k = 0; k < a.size(); k++) out->ns[k] += b[k] - a[k];
+    t0 = cut;
+  }
+  if (t1 > t0) detailTimes(t0, t1, out);
 }
 
 void ThreadTimeline::intervals(const TimeRange &r, const TickTimes &ticks,
@@ -609,10 +631,7 @@ void ThreadTimeline::intervals(const TimeRange &r, const TickTimes &ticks,
   }
 }
 
-void ThreadTimeline::cpuTimes(const TimeRange &r, std::vector<int64_t> *perCpu) const {
-  TimeRange life = lifetime();
-  int64_t t0 = std::max(r.t0, life.t0), t1 = std::min(r.t1, life.t1);
-  if (t1 <= t0) return;
+void ThreadTimeline::detailCpuTimes(int64_t t0, int64_t t1, std::vector<int64_t> *perCpu) const {
   for (size_t i = firstOverlapping(t0); i < iv_.size(); i++) {
     int64_t s = std::max(startOf(iv_[i]), t0), e = std::min(endOf(i), t1);
     if (s >= t1) break;
@@ -625,9 +644,54 @@ void ThreadTimeline::cpuTimes(const TimeRange &r, std::vector<int64_t> *perCpu) 
   }
 }
 
+void ThreadTimeline::cpuTimes(const TimeRange &r, std::vector<int64_t> *perCpu) const {
+  TimeRange life = lifetime();
+  int64_t t0 = std::max(r.t0, life.t0), t1 = std::min(r.t1, life.t1);
+  if (t1 <= t0) return;
+  const int64_t cut = evictedUntil();
+  if (t0 < cut && !cpuEvicted_.empty()) {
+    // Evicted time keeps its per-CPU split for the whole of it: a part of
+    // it gets the part's on-CPU time in the same proportions.
+    const size_t on = size_t(FinalState::OnCpu);
+    const int64_t all = cuts_.total()[on];
+    const int64_t some =
+        cuts_.at(std::min(t1, cut), info.startNs)[on] - cuts_.at(t0, info.startNs)[on];
+    if (perCpu->size() < cpuEvicted_.size()) perCpu->resize(cpuEvicted_.size(), 0);
+    const double share = all > 0 ? double(some) / double(all) : 0;
+    for (size_t c = 0; c < cpuEvicted_.size(); c++)
+      (*perCpu)[c] +=
+          some == all ? cpuEvicted_[c] : int64_t(std::llround(double(cpuEvicted_[c]) * share));
+  }
+  t0 = std::max(t0, cut);
+  if (t1 > t0) detailCpuTimes(t0, t1, perCpu);
+}
+
+void ThreadTimeline::evictBefore(int64_t t) {
+  if (!derived_) return;
+  t = std::min({t, derivedUntil_, lifetime().t1});
+  const int64_t from = std::max(info.startNs, evictedUntil());
+  if (t <= from) return;
+  StateTimes part;
+  detailTimes(from, t, &part);
+  cuts_.cut(t, part.ns);
+  detailCpuTimes(from, t, &cpuEvicted_);
+  // The interval going on at t now starts there; those before it go.
+  const size_t keep = firstOverlapping(t);
+  if (keep < iv_.size() && startOf(iv_[keep]) < t) {
+    Packed &p = iv_[keep];
+    const int64_t rel = std::clamp<int64_t>(t - base_, 0, kMaxRel);
+    p.lo = uint32_t(rel);
+    p.hi = (p.hi & 0xFFFF0000u) | uint32_t(rel >> 32);
+  }
+  iv_.erase(iv_.begin(), iv_.begin() + std::ptrdiff_t(std::min(keep, iv_.size())));
+  if (iv_.capacity() > 2 * iv_.size() + 1024) iv_.shrink_to_fit();
+  trimRaw(t);
+}
+
 size_t ThreadTimeline::bytes() const {
   return sizeof(*this) + iv_.capacity() * sizeof(Packed) +
-         (trans_.capacity() + sw_.capacity()) * sizeof(Raw) + lwp.bytes() + lwpExtra.bytes();
+         (trans_.capacity() + sw_.capacity()) * sizeof(Raw) + cuts_.bytes() +
+         cpuEvicted_.capacity() * sizeof(int64_t) + lwp.bytes() + lwpExtra.bytes();
 }
 
 }  // namespace tmon

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "checkpoints.h"
 #include "counterseries.h"
 #include "modeltypes.h"
 
@@ -62,7 +63,7 @@ class ThreadTimeline {
   // An LWP sample was added at a tick; prevTick: the tick before it,
   // prevSample: the thread's sample before it (INT64_MIN: none).
   void sampleAdded(int64_t prevTick, int64_t prevSample);
-  void setStart(int64_t t);   // moves the lifetime start (re-derives all)
+  void setStart(int64_t t);  // moves the lifetime start (re-derives all; not once evicted)
   int64_t rawFloor() const { return rawFloor_; }
 
   // Derives intervals up to horizon (the session's newest settled time).
@@ -79,6 +80,15 @@ class ThreadTimeline {
   // the end of its life), overlapping r: the states inside are folded totals.
   void eventGapSpans(const TimeRange &r, std::vector<TimeRange> *out) const;
   size_t bytes() const;
+
+  // Bounded live memory: the intervals before t (a tick time, derived
+  // already) leave RAM; what they held stays as the cumulative time per
+  // state at t (a checkpoint) and the on-CPU time per CPU, so whole-run
+  // totals stay exact and a window's edges in evicted time are exact at
+  // checkpoints, interpolated between them. Records before t become late.
+  void evictBefore(int64_t t);
+  // Where full detail starts (the newest checkpoint), INT64_MIN if none.
+  int64_t evictedUntil() const { return cuts_.last(); }
 
  private:
   // 12 bytes: start (48 bits, ns after base_), state code (4 bits), CPU (12
@@ -122,6 +132,9 @@ class ThreadTimeline {
   };
   int64_t wakeWait(int64_t out, int64_t in, WakeSplit *cache) const;
   void trimRaw(int64_t floor);
+  // stateTimes/cpuTimes over the held intervals only, [t0, t1) inside the lifetime.
+  void detailTimes(int64_t t0, int64_t t1, StateTimes *out) const;
+  void detailCpuTimes(int64_t t0, int64_t t1, std::vector<int64_t> *perCpu) const;
   size_t firstOverlapping(int64_t t) const;
   template <typename F>
   void forEachPiece(const TimeRange &r, const TickTimes &ticks, F &&f) const;
@@ -135,6 +148,8 @@ class ThreadTimeline {
   int64_t rawFloor_ = INT64_MIN;  // raw data before this was dropped
   std::vector<Raw> trans_;
   std::vector<Raw> sw_;
+  Checkpoints<kFinalStateCount> cuts_;  // time per state
+  std::vector<int64_t> cpuEvicted_;     // on-CPU ns per CPU before the newest cut
 };
 
 }  // namespace tmon

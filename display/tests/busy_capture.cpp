@@ -379,6 +379,11 @@ double Stream::seconds() const {
   return g_->seconds();
 }
 
+bool writeFile(const QString &path, int threads, uint64_t lengthNs) {
+  tmon::CaptureWriter w;
+  return w.open(path) && write(&w, threads, lengthNs) && w.close();
+}
+
 bool dropIndex(const QString &path) {
   QFile f(path);
   if (!f.open(QIODevice::ReadWrite) || !f.seek(f.size() - TM_INDEX_TAIL_BYTES)) return false;

@@ -1,0 +1,41 @@
+#include "detailspool.h"
+
+#include <QDir>
+#include <QFileInfo>
+
+DetailSpool::DetailSpool()
+    : temp_(QDir::tempPath() + QStringLiteral("/threadmon-detail-XXXXXX.tmcap")) {
+  // The writer opens the file by name; the temporary file only names and
+  // removes it.
+  if (!temp_.open()) {
+    error_ = QStringLiteral("no temporary file for the spool: %1").arg(temp_.errorString());
+    return;
+  }
+  if (!writer_.open(temp_.fileName())) error_ = writer_.error();
+}
+
+void DetailSpool::take(const uint8_t *payload, uint32_t len) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (writer_.isOpen()) writer_.writeFrame(payload, len);
+}
+
+uint64_t DetailSpool::bytesWritten() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return writer_.isOpen() ? uint64_t(QFileInfo(temp_.fileName()).size()) : 0;
+}
+
+tmon::CaptureLoadResult DetailSpool::load(int64_t t0, int64_t t1, tmon::SessionModel *model) {
+  tmon::CaptureLoadResult res;
+  if (!window_ || window_->lastNs() < t1) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    writer_.flush();
+    auto w = std::make_unique<tmon::CaptureWindow>();
+    if (!w->open(temp_.fileName())) {
+      res.status = tmon::CaptureLoadResult::Unreadable;
+      res.message = w->error();
+      return res;
+    }
+    window_ = std::move(w);
+  }
+  return window_->load(t0, t1, model);
+}

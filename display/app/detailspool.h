@@ -1,0 +1,46 @@
+// DetailSpool: a live session's frames as a capture (format 2: zstd blocks)
+// in a temporary file, so that the detail its model lets go after
+// LiveSession::kDetailNs (SessionModel::keepDetailFor) can be read back for
+// any window (CaptureWindow, by one scan: the spool has no index until it
+// is closed). Written on the connection's decoder thread, read on the GUI
+// thread; a mutex keeps the two apart only while the reader flushes and
+// opens it.
+#ifndef THREADMON_APP_DETAILSPOOL_H
+#define THREADMON_APP_DETAILSPOOL_H
+
+#include <QString>
+#include <QTemporaryFile>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "capturereader.h"
+#include "capturewindow.h"
+#include "capturewriter.h"
+
+namespace tmon {
+class SessionModel;
+}
+
+class DetailSpool {
+ public:
+  DetailSpool();
+  // "" when the spool is being written, else why not (no temporary file).
+  QString error() const { return error_; }
+  QString path() const { return temp_.fileName(); }
+  // One checked frame (the decoder thread).
+  void take(const uint8_t *payload, uint32_t len);
+  // Loads [t0, t1] into model, which should be fresh (CaptureWindow::load).
+  tmon::CaptureLoadResult load(int64_t t0, int64_t t1, tmon::SessionModel *model);
+  uint64_t bytesWritten();
+
+ private:
+  QTemporaryFile temp_;
+  QString error_;
+  std::mutex mutex_;
+  tmon::CaptureWriter writer_;  // guarded by mutex_
+  // Reopened only when a window reaches past what it indexed.
+  std::unique_ptr<tmon::CaptureWindow> window_;
+};
+
+#endif

@@ -1,0 +1,193 @@
+// Bounded live memory (SessionModel::keepDetailFor): a model that lets its
+// old intervals go keeps the whole run's totals of one that holds them all,
+// to the nanosecond; the detail it let go reads back from the session's
+// spool (a capture still being written: no index yet) as it was; and its
+// memory stops growing with the run's length.
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "busy_capture.h"
+#include "capturewindow.h"
+#include "framedecoder.h"
+#include "sessionmodel.h"
+#include "test_model_stream.h"
+
+using namespace tmon;
+
+namespace {
+
+constexpr int64_t kSec = 1'000'000'000;
+constexpr int64_t kKeepNs = 20 * kSec;
+
+QString writeCapture(const QTemporaryDir &dir, const char *name, int threads, int seconds) {
+  const QString path = dir.filePath(QString::fromLatin1(name));
+  return busycap::writeFile(path, threads, uint64_t(seconds) * kSec) ? path : QString();
+}
+
+// Feeds the capture to each model a chunk at a time, as a live connection
+// would, each settled after every chunk (what a shown page does); calls
+// probe(model 0) after each chunk.
+template <typename Probe>
+bool feed(const QString &path, const std::vector<SessionModel *> &models, Probe &&probe) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return false;
+  std::vector<std::unique_ptr<FrameDecoder>> decs;
+  for (SessionModel *m : models) decs.push_back(std::make_unique<FrameDecoder>(m));
+  while (!f.atEnd()) {
+    const QByteArray chunk = f.read(64 * 1024);
+    for (size_t i = 0; i < models.size(); i++) {
+      if (!decs[i]->feed(chunk.constData(), size_t(chunk.size()))) return false;
+      models[i]->settleNow();
+    }
+    probe(*models[0]);
+  }
+  for (SessionModel *m : models) m->markEnded();
+  return true;
+}
+
+}  // namespace
+
+class TestModelLive : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void evictionKeepsWholeRunTotals() {
+    QTemporaryDir dir;
+    const QString path = writeCapture(dir, "live.tmcap", 12, 50);
+    QVERIFY(!path.isEmpty());
+    SessionModel all, bounded;
+    bounded.keepDetailFor(kKeepNs);
+    QVERIFY(feed(path, {&bounded, &all}, [](const SessionModel &) {}));
+    const int64_t start = all.startNs(), end = all.latestNs();
+    QCOMPARE(bounded.latestNs(), end);
+    // Something left: the cut is a tick at least kKeepNs behind the end.
+    QVERIFY(bounded.detailFromNs() > start + 10 * kSec);
+    QVERIFY(bounded.detailFromNs() <= end - kKeepNs);
+    QVERIFY(bounded.memoryBytes() < all.memoryBytes());
+    const TimeRange run{start, end};
+    const TimeRange old{start, bounded.detailFromNs()};
+    QCOMPARE(bounded.threadCount(), all.threadCount());
+    int64_t sleeps = 0;
+    for (int i = 0; i < all.threadCount(); i++) {
+      QCOMPARE(bounded.thread(i).tid, all.thread(i).tid);
+      QVERIFY(bounded.intervals(i, TimeRange{start, bounded.detailFromNs()}).empty());
+      QVERIFY(!all.intervals(i, old).empty());
+      for (const TimeRange &r : {run, old, TimeRange{bounded.detailFromNs(), end}}) {
+        const StateTimes a = all.threadStates(i, r), b = bounded.threadStates(i, r);
+        QCOMPARE(b.lifetimeNs, a.lifetimeNs);
+        for (size_t s = 0; s < a.ns.size(); s++)
+          QVERIFY2(b.ns[s] == a.ns[s],
+                   qPrintable(QStringLiteral("thread %1 state %2: %3 against %4")
+                                  .arg(i)
+                                  .arg(s)
+                                  .arg(b.ns[s])
+                                  .arg(a.ns[s])));
+        QCOMPARE(bounded.threadCpuTimes(i, r), all.threadCpuTimes(i, r));
+        QCOMPARE(bounded.lwpDelta(i, r).oncpuNs, all.lwpDelta(i, r).oncpuNs);
+        QCOMPARE(bounded.chosenSleepNs(i, r), all.chosenSleepNs(i, r));
+      }
+      sleeps += all.chosenSleepNs(i, run);
+    }
+    QVERIFY(sleeps > 0);  // the naps were there to keep
+    for (int k = 0; k < all.syncObjectCount(); k++)
+      QCOMPARE(bounded.syncDelta(k, run).waitNs, all.syncDelta(k, run).waitNs);
+    // The findings of the whole run say the same.
+    const std::vector<Finding> fa = all.findings(run), fb = bounded.findings(run);
+    QCOMPARE(fb.size(), fa.size());
+    for (size_t k = 0; k < fa.size(); k++) QCOMPARE(fb[k].message, fa[k].message);
+  }
+
+  // The spool is written as the stream arrives and has no index until the
+  // session ends: a window of it opens by one scan and holds the detail the
+  // live model let go, as the model held it.
+  void evictedDetailReadsBackFromTheSpool() {
+    QTemporaryDir dir;
+    const QString path = writeCapture(dir, "whole.tmcap", 8, 45);
+    QVERIFY(!path.isEmpty());
+    QVERIFY(busycap::dropIndex(path));  // what a spool still open looks like
+    SessionModel all, bounded;
+    bounded.keepDetailFor(kKeepNs);
+    QVERIFY(feed(path, {&bounded, &all}, [](const SessionModel &) {}));
+    CaptureWindow spool;
+    QVERIFY2(spool.open(path), qPrintable(spool.error()));
+    QVERIFY(!spool.indexFromTail());
+    const TimeRange r{all.startNs() + 10 * kSec, all.startNs() + 12 * kSec};
+    QVERIFY(r.t1 < bounded.detailFromNs());
+    SessionModel back;
+    QCOMPARE(spool.load(r.t0, r.t1, &back).status, CaptureLoadResult::Complete);
+    for (int i = 0; i < all.threadCount(); i++) {
+      const int j = back.indexOfTid(all.thread(i).tid);
+      QVERIFY(j >= 0);
+      QVERIFY(bounded.intervals(i, r).empty());
+      const std::vector<StateInterval> a = all.intervals(i, r), b = back.intervals(j, r);
+      QCOMPARE(b.size(), a.size());
+      for (size_t k = 0; k < a.size(); k++) {
+        QCOMPARE(b[k].start, a[k].start);
+        QCOMPARE(b[k].end, a[k].end);
+        QCOMPARE(int(b[k].state), int(a[k].state));
+        QCOMPARE(b[k].object, a[k].object);
+      }
+    }
+  }
+
+  // Memory measured as the run goes on, on a stream whose growth is all
+  // state intervals (threads switching on and off a CPU: no waits, which
+  // the model still holds whole at 40 bytes each): with a bound, the model
+  // holds at 120 s about what it held at 60 s (20-30 s of detail, the
+  // compact totals, a tick time and point a tick); without one its
+  // intervals double.
+  void memoryStopsGrowingWithTheRun() {
+    constexpr int kThreads = 20;
+    SessionModel bounded, all;
+    bounded.keepDetailFor(kKeepNs);
+    std::vector<tmtest::Lwp> lwps;
+    for (int k = 0; k < kThreads; k++) lwps.push_back(tmtest::Lwp{uint32_t(100 + k), 0, 0, 0, 0});
+    size_t mid = 0, midAll = 0;
+    for (int sec = 0; sec < 120; sec++) {
+      tmtest::StreamBuilder b;
+      if (sec == 0) {
+        b.hello(true);
+        for (const tmtest::Lwp &l : lwps) b.threadStart(l.tid, tmtest::kT0, "worker", "work");
+      }
+      for (int tick = 0; tick < 100; tick++) {
+        const int64_t t = tmtest::kT0 + (int64_t(sec) * 100 + tick) * 10 * tmtest::kMs;
+        for (tmtest::Lwp &l : lwps) {
+          // Four times a tick on a CPU for 0.5-1.3 ms, asleep in between.
+          const int64_t on = (5 + l.tid % 5) * tmtest::kMs / 10 + tick % 3 * 1000;
+          for (int k = 0; k < 4; k++) {
+            const int64_t in = t + k * 2500 * 1000 + 100'000;
+            b.cpuSwitch(l.tid, in, l.tid % 2, THREADMON__SWITCH_KIND__SWITCH_IN);
+            b.cpuSwitch(l.tid, in + on, l.tid % 2, THREADMON__SWITCH_KIND__SWITCH_OUT);
+          }
+          l.oncpu += uint64_t(4 * on);
+          l.user += uint64_t(4 * on);
+          l.vol += 4;
+          l.readNs = t + 10 * tmtest::kMs;
+        }
+        b.tick(t + 10 * tmtest::kMs, lwps);
+      }
+      b.applyTo(&bounded);
+      b.applyTo(&all);
+      bounded.settleNow();
+      all.settleNow();
+      if (sec == 59) {
+        mid = bounded.memoryBytes();
+        midAll = all.memoryBytes();
+      }
+    }
+    const size_t end = bounded.memoryBytes(), endAll = all.memoryBytes();
+    qInfo("model bytes at 60 s / 120 s: bounded %zu / %zu, holding all %zu / %zu", mid, end, midAll,
+          endAll);
+    QVERIFY(endAll - midAll > 10 * 1024 * 1024);  // the measurement sees the intervals
+    QVERIFY2(end < mid + (endAll - midAll) / 4, "the bounded model grew with the run");
+    // And what it holds is still right: the whole run's on-CPU time.
+    const TimeRange run{bounded.startNs(), bounded.latestNs()};
+    for (int i = 0; i < bounded.threadCount(); i++)
+      QCOMPARE(bounded.threadStates(i, run).ns[size_t(FinalState::OnCpu)],
+               all.threadStates(i, run).ns[size_t(FinalState::OnCpu)]);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestModelLive)
+#include "test_model_live.moc"
