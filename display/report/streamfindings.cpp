@@ -34,8 +34,9 @@ void unite(std::vector<uint32_t> *to, const std::vector<uint32_t> &from) {
     if (s.size() < kMaxIds && s.insert(id).second) to->push_back(id);
 }
 
-QString seconds(double s) {
-  return QString::number(s, 'f', s < 10 ? 1 : 0);
+// Whole seconds for windows of 10 s or more (the default), tenths below.
+QString seconds(double s, double windowS) {
+  return QString::number(s, 'f', windowS < 10 ? 1 : 0);
 }
 
 }  // namespace
@@ -124,7 +125,7 @@ QString StreamFindings::notice(double windowS) {
              "held and when the worst was); a problem spread thinly over the run may stand out "
              "in no window, and one window's burst can; open a span of it in threadmon-display "
              "for the detail.")
-             .arg(seconds(windowS));
+             .arg(seconds(windowS, windowS));
 }
 
 bool StreamFindings::isNotice(const QString &n) {
@@ -150,12 +151,13 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows) const {
       if (m.sums.count(life) && m.sums.count("wait_s") && m.sums.at(life) > 0)
         w["share"] = m.sums.at("wait_s") / m.sums.at(life);
     f.evidence["windows"] = w;
+    const double windowS = double(windowNs_) / 1e9;
     f.message +=
         QStringLiteral(" In %1 of %2 windows of %3 s; worst %4–%5 s, whose figures these are.")
             .arg(m.windows)
             .arg(windows_)
-            .arg(seconds(double(windowNs_) / 1e9), seconds(sec(m.worstSpan.t0)),
-                 seconds(sec(m.worstSpan.t1)));
+            .arg(seconds(windowS, windowS), seconds(sec(m.worstSpan.t0), windowS),
+                 seconds(sec(m.worstSpan.t1), windowS));
     f.t0 = m.firstNs;
     f.t1 = m.lastNs;
     out.push_back(std::move(f));

@@ -434,6 +434,10 @@ class TestReport : public QObject {
     QVERIFY(!a["threads"].toArray().isEmpty());
     QVERIFY(b["findings"].toArray().isEmpty());
     QCOMPARE(b["process"].toObject()["notices"].toArray().size(), qsizetype(1));
+    const Run text = report({"--window", "3", file});
+    QVERIFY(
+        text.out.contains("none: no lock, scheduling or deadlock problem stood out in any window"));
+    QVERIFY(text.out.contains("findings are each 3.0 s window's, merged"));
     for (const char *key : {"threads", "user_threads", "cpus", "sync_objects", "wait_matrix"})
       QCOMPARE(b[key], a[key]);
     QJsonObject pa = a["process"].toObject(), pb = b["process"].toObject();
