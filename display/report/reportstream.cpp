@@ -1,13 +1,13 @@
 #include "reportstream.h"
 
 #include <QThread>
-
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <unordered_map>
 
 #include "capturewindow.h"
@@ -216,7 +216,7 @@ LwpDelta lwpBetween(const LwpDelta &from, const LwpDelta &to) {
 // The rows being summed, window after window in time order.
 class Merger {
  public:
-  explicit Merger(ReportRows *rows) : rows_(rows) {}
+  Merger(ReportRows *rows, int64_t windowNs) : rows_(rows), findings_(windowNs) {}
 
   void add(Part &p, bool first) {
     if (first) rows_->startNs = p.startNs;
@@ -240,9 +240,11 @@ class Merger {
       d.iowait += e.iowait, d.irq += e.irq, d.softirq += e.softirq, d.steal += e.steal;
     }
     for (SyncPart &s : p.sync) addSync(s);
-    for (ThreadPart &t : p.threads) carry(t, p);
+    std::set<uint32_t> blocked;
+    for (ThreadPart &t : p.threads)
+      if (2 * carry(t, p) >= p.span.length()) blocked.insert(t.row.info.tid);
     addPairs(&matrix_, p.matrix);
-    findings_.add(p.findings);
+    findings_.add(p.findings, blocked);
   }
 
   void finish(const SessionModel &names) {
@@ -333,12 +335,14 @@ class Merger {
 
   // The head of a window asleep for a thread the window before left blocked
   // was that wait going on (struct Blocked): its time moves from asleep to
-  // the blocked state, and into the waits on the object.
-  void carry(const ThreadPart &t, const Part &p) {
+  // the blocked state, and into the waits on the object. Returns the time
+  // carried.
+  int64_t carry(const ThreadPart &t, const Part &p) {
     const uint32_t tid = t.row.info.tid;
     Blocked &c = carried_[tid];
     const int64_t len = t.headEnd - p.span.t0;
-    if (c.valid && len > 0) {
+    const int64_t carried = c.valid && len > 0 ? len : 0;
+    if (carried) {
       StateTimes &st = rows_->threads[threadIndex_[tid]].states;
       st.ns[size_t(FinalState::Sleeping)] -= len;
       st.ns[size_t(c.state)] += len;
@@ -351,9 +355,10 @@ class Merger {
         addPairs(&a.blockedBy, {w});
         addPairs(&matrix_, {w});
       }
-      if (t.headEnd >= p.span.t1) return;  // blocked all through: carried on
+      if (t.headEnd >= p.span.t1) return len;  // blocked all through: carried on
     }
     c = t.atEnd;
+    return carried;
   }
 
   void addUser(UserThreadRow &u) {
@@ -510,7 +515,7 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
     pool.emplace_back(QThread::create([&work, c] { work(*c); }));
     pool.back()->start();
   }
-  Merger merger(rows);
+  Merger merger(rows, chunkNs);
   res.status = CaptureLoadResult::Complete;
   while (merged < spans.size()) {
     Part p;

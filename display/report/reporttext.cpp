@@ -110,12 +110,14 @@ QString evidenceValue(const QJsonValue &v) {
 void findingsSection(const QJsonObject &r, QStringList &out) {
   QJsonArray fs = r["findings"].toArray();
   out << QStringLiteral("Findings (%1)").arg(fs.size());
-  // A long capture read a window at a time was not looked at for most rules.
-  const bool partial =
-      r["process"]["notices"].toArray().contains(QJsonValue(StreamFindings::leftOutNotice()));
-  if (fs.isEmpty() && partial)
+  // A long capture read a window at a time was looked at window by window.
+  bool windowed = false;
+  for (const QJsonValue &n : r["process"]["notices"].toArray())
+    windowed = windowed || StreamFindings::isNotice(n.toString());
+  if (fs.isEmpty() && windowed)
     out << QStringLiteral(
-        "  none of the few looked for: no deadlock, no data lost (see the note below)");
+        "  none: no lock, scheduling or deadlock problem stood out in any window (see the note "
+        "below)");
   else if (fs.isEmpty())
     out << QStringLiteral("  none: no lock, scheduling or deadlock problem stood out");
   for (const QJsonValue &v : fs) {

@@ -1,49 +1,170 @@
 #include "streamfindings.h"
 
+#include <QJsonArray>
+#include <QJsonObject>
 #include <algorithm>
 
-#include "findings_util.h"
 #include "sessionmodel.h"
 
 using namespace tmon;
 
+namespace {
+
+// Evidence figures that add up over windows (a wait's seconds, a barrier's
+// rounds, the lifetimes they are shares of); the rest (shares, counts of
+// threads, CPUs) only mean something within one window.
+const char *const kAdditive[] = {
+    "wait_s",       "kernel_s", "threads_lifetime_s", "waiters_lifetime_s", "runnable_s", "rounds",
+    "idle_phase_s", "run_s",    "lifetime_s"};
+
+// Threads and objects a merged finding names: at most this many (a
+// finding about pools of thousands names them in its message).
+constexpr size_t kMaxIds = 1000;
+
+// How bad a finding is within its severity: its rule's main share.
+double weight(const Finding &f) {
+  for (const char *k : {"share", "others_wait_share", "dispatchable_share", "lifetime_s"})
+    if (f.evidence.contains(QLatin1String(k))) return f.evidence[QLatin1String(k)].toDouble();
+  return 0;
+}
+
+void unite(std::vector<uint32_t> *to, const std::vector<uint32_t> &from) {
+  std::set<uint32_t> s(to->begin(), to->end());
+  for (uint32_t id : from)
+    if (s.size() < kMaxIds && s.insert(id).second) to->push_back(id);
+}
+
+// Whole seconds for windows of 10 s or more (the default), tenths below.
+QString seconds(double s, double windowS) {
+  return QString::number(s, 'f', windowS < 10 ? 1 : 0);
+}
+
+}  // namespace
+
 StreamFindingsPart streamFindingsPart(const SessionModel &m, const TimeRange &span) {
   StreamFindingsPart p;
-  if (span.length() <= 0) return p;
-  findings_detail::dataLostFindings(m, span, &p.findings);
-  findings_detail::deadlockFindings(m, span, &p.findings);
+  p.span = span;
+  p.startNs = m.startNs();
+  p.findings = computeFindings(m, span);
   return p;
 }
 
-void StreamFindings::add(const StreamFindingsPart &p) {
+StreamFindings::Key StreamFindings::keyOf(const Finding &f) {
+  QStringList subject;
+  switch (f.kind) {
+    case FindingKind::SerialisingObject:
+    case FindingKind::InternalLock:
+    case FindingKind::BarrierImbalance:
+      for (uint32_t id : f.objects) subject << QString::number(id);
+      break;
+    case FindingKind::NeverRuns:
+      for (uint32_t tid : f.threads) subject << QString::number(tid);
+      break;
+    case FindingKind::JavaLock:
+      subject << f.evidence["lock"].toString();
+      break;
+    default:
+      break;  // about the program as a whole
+  }
+  return {int(f.kind), subject.join(',')};
+}
+
+void StreamFindings::merge(const Finding &f, const TimeRange &span) {
+  auto [it, fresh] = merged_.emplace(keyOf(f), Merged{});
+  Merged &m = it->second;
+  if (fresh) m.firstNs = span.t0;
+  m.lastNs = span.t1;
+  m.windows++;
+  for (const char *k : kAdditive)
+    if (f.evidence[QLatin1String(k)].isDouble())
+      m.sums[QLatin1String(k)] += f.evidence[QLatin1String(k)].toDouble();
+  const bool worse = fresh || f.severity < m.worst.severity ||
+                     (f.severity == m.worst.severity && weight(f) > weight(m.worst));
+  std::vector<uint32_t> threads = m.worst.threads, objects = m.worst.objects;
+  if (worse) {
+    m.worst = f;
+    m.worstSpan = span;
+  }
+  // The worst window's first, then the others' up to the cap.
+  unite(&m.worst.threads, threads);
+  unite(&m.worst.threads, f.threads);
+  unite(&m.worst.objects, objects);
+  unite(&m.worst.objects, f.objects);
+}
+
+void StreamFindings::add(const StreamFindingsPart &p, const std::set<uint32_t> &blockedThrough) {
+  if (windows_++ == 0) startNs_ = p.startNs;
   std::vector<Finding> lost;
   for (const Finding &f : p.findings) {
-    if (f.kind == FindingKind::DataLost) {
-      lost.push_back(f);
+    if (f.kind == FindingKind::NeverRuns && !f.threads.empty() &&
+        blockedThrough.count(f.threads.front())) {
       continue;
+    } else if (f.kind == FindingKind::DataLost) {
+      lost.push_back(f);
+    } else if (f.kind == FindingKind::Deadlock) {
+      // A cycle that lasts across a window's edge is seen by both windows.
+      const bool seen = std::any_of(deadlocks_.begin(), deadlocks_.end(), [&f](const Finding &d) {
+        return d.threads == f.threads && d.objects == f.objects && d.t0 == f.t0;
+      });
+      if (!seen) deadlocks_.push_back(f);
+    } else {
+      merge(f, p.span);
     }
-    // A cycle that lasts across a window's edge is seen by both windows.
-    const bool seen = std::any_of(deadlocks_.begin(), deadlocks_.end(), [&f](const Finding &d) {
-      return d.threads == f.threads && d.objects == f.objects && d.t0 == f.t0;
-    });
-    if (!seen) deadlocks_.push_back(f);
   }
   if (!lost.empty()) dataLost_ = lost;
 }
 
-QString StreamFindings::leftOutNotice() {
-  return QStringLiteral(
-      "Read a window at a time (a long capture): findings other than deadlocks and lost data "
-      "need the whole run's detail and are not given; open a span of it in threadmon-display "
-      "for them.");
+namespace {
+const QString kNoticeStart = QStringLiteral("Read a window at a time (a long capture): ");
+}
+
+QString StreamFindings::notice(double windowS) {
+  return kNoticeStart +
+         QStringLiteral(
+             "findings are each %1 s window's, merged (evidence.windows says in how many they "
+             "held and when the worst was); a problem spread thinly over the run may stand out "
+             "in no window, and one window's burst can; open a span of it in threadmon-display "
+             "for the detail.")
+             .arg(seconds(windowS, windowS));
+}
+
+bool StreamFindings::isNotice(const QString &n) {
+  return n.startsWith(kNoticeStart);
 }
 
 std::vector<Finding> StreamFindings::findings(ReportRows *rows) const {
   std::vector<Finding> out = dataLost_;
   out.insert(out.end(), deadlocks_.begin(), deadlocks_.end());
+  auto sec = [this](int64_t t) { return double(t - startNs_) / 1e9; };
+  for (const auto &kv : merged_) {
+    const Merged &m = kv.second;
+    Finding f = m.worst;
+    QJsonObject w;
+    w["held"] = m.windows;
+    w["of"] = windows_;
+    w["window_s"] = double(windowNs_) / 1e9;
+    w["worst_s"] = QJsonArray{sec(m.worstSpan.t0), sec(m.worstSpan.t1)};
+    for (const auto &s : m.sums) w[s.first] = s.second;
+    // The share over the windows it held in (the whole run's when it held
+    // in all): waits over the lifetimes they are a share of.
+    for (const char *life : {"threads_lifetime_s", "waiters_lifetime_s"})
+      if (m.sums.count(life) && m.sums.count("wait_s") && m.sums.at(life) > 0)
+        w["share"] = m.sums.at("wait_s") / m.sums.at(life);
+    f.evidence["windows"] = w;
+    const double windowS = double(windowNs_) / 1e9;
+    f.message +=
+        QStringLiteral(" In %1 of %2 windows of %3 s; worst %4–%5 s, whose figures these are.")
+            .arg(m.windows)
+            .arg(windows_)
+            .arg(seconds(windowS, windowS), seconds(sec(m.worstSpan.t0), windowS),
+                 seconds(sec(m.worstSpan.t1), windowS));
+    f.t0 = m.firstNs;
+    f.t1 = m.lastNs;
+    out.push_back(std::move(f));
+  }
   std::stable_sort(out.begin(), out.end(), [](const Finding &a, const Finding &b) {
     return a.severity != b.severity ? a.severity < b.severity : a.kind < b.kind;
   });
-  rows->info.notices << leftOutNotice();
+  rows->info.notices << notice(double(windowNs_) / 1e9);
   return out;
 }

@@ -1,15 +1,19 @@
-// Findings of a capture read a window at a time (StreamedReport). Most
-// rules weigh the whole run's detail (every wait, every interval, shares of
-// summed lifetimes against thresholds) and a window's share is not the
-// run's: those are not given, and a notice says so. Deadlocks and lost data
-// are facts of the moment they happen: each window's are kept (a deadlock
-// seen by two windows once), the newest window's lost-data finding (its
-// counters are the run's so far).
+// Findings of a capture read a window at a time (StreamedReport). Every
+// rule (computeFindings) runs on each window's model, which is a complete
+// session over its span; the same finding from several windows (same rule,
+// same subject: the object, the thread, or the program for scheduling) is
+// merged into one: its severity the highest, its message and evidence the
+// worst window's (a rule's shares hold together only within one window),
+// and evidence.windows saying in how many windows it held, when the worst
+// was, and the additive figures (waits, rounds) summed over those windows.
+// Deadlocks are kept one per cycle; lost data from the newest window (its
+// counters are the run's so far). Only merged findings are held.
 #ifndef THREADMON_STREAMFINDINGS_H
 #define THREADMON_STREAMFINDINGS_H
 
 #include <QString>
-
+#include <map>
+#include <set>
 #include <vector>
 
 #include "findings.h"
@@ -20,7 +24,9 @@ class SessionModel;
 }
 
 struct StreamFindingsPart {
-  std::vector<tmon::Finding> findings;  // deadlock and data_lost only
+  std::vector<tmon::Finding> findings;  // computeFindings over span
+  tmon::TimeRange span;
+  int64_t startNs = 0;  // the session's start
 };
 
 // What a window's model says over span.
@@ -28,16 +34,36 @@ StreamFindingsPart streamFindingsPart(const tmon::SessionModel &m, const tmon::T
 
 class StreamFindings {
  public:
-  void add(const StreamFindingsPart &p);
-  // The findings, most severe first; adds the notice of what was left out
-  // to rows.info.notices.
+  explicit StreamFindings(int64_t windowNs) : windowNs_(windowNs) {}
+  // blockedThrough: threads the merge carried blocked (in a sync call or a
+  // join) over at least half the window, which the window's model alone
+  // saw asleep: never_runs is not theirs.
+  void add(const StreamFindingsPart &p, const std::set<uint32_t> &blockedThrough);
+  // The findings, most severe first; adds the notice saying how they were
+  // found to rows.info.notices.
   std::vector<tmon::Finding> findings(ReportRows *rows) const;
 
-  static QString leftOutNotice();
+  // The notice of a streamed report's findings (windows of windowS).
+  static QString notice(double windowS);
+  static bool isNotice(const QString &notice);
 
  private:
+  struct Merged {
+    tmon::Finding worst;
+    tmon::TimeRange worstSpan;
+    int windows = 0;
+    int64_t firstNs = 0, lastNs = 0;
+    std::map<QString, double> sums;  // additive evidence figures
+  };
+  using Key = std::pair<int, QString>;
+  static Key keyOf(const tmon::Finding &f);
+  void merge(const tmon::Finding &f, const tmon::TimeRange &span);
+
   std::vector<tmon::Finding> deadlocks_;
   std::vector<tmon::Finding> dataLost_;
+  std::map<Key, Merged> merged_;
+  int windows_ = 0;
+  int64_t windowNs_ = 0, startNs_ = 0;
 };
 
 #endif
