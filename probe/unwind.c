@@ -5,6 +5,7 @@
 
 #include "cfi.h"
 #include "stackscan.h"
+#include "userthreads.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -19,8 +20,9 @@ static TM_TLS __thread uint64_t next_capture_ns;
 /* This thread's own stack, found at its first unwind; hi == 1: unknown. */
 static TM_TLS __thread uintptr_t stack_lo, stack_hi;
 
-/* A stack that is not the thread's own (a user context's, an alternate
- * signal stack) is copied first, into one buffer shared by all threads. */
+/* A stack that is neither the thread's own nor its current user thread's
+ * (an alternate signal stack, a context the probe did not see made) is
+ * copied first, into one buffer shared by all threads. */
 static unsigned char foreign_copy[FOREIGN_COPY_BYTES];
 static atomic_flag foreign_busy = ATOMIC_FLAG_INIT;
 
@@ -62,6 +64,12 @@ __attribute__((noinline)) int tm_backtrace(void **pcs, int max) {
   if (sp >= stack_lo && sp < stack_hi) {
     tm_stack_copy own = {sp, (const uint8_t *)sp, stack_hi - sp};
     return walk(regs, &own, pcs, max);
+  }
+  /* A user thread's stack, as makecontext was given it. */
+  const tm_uthread *u = tm_ut_cur ? tm_ut_get(tm_ut_cur) : NULL;
+  if (tm_ut_holds(u, sp)) {
+    tm_stack_copy user = {sp, (const uint8_t *)sp, u->stack_hi - sp};
+    return walk(regs, &user, pcs, max);
   }
   if (atomic_flag_test_and_set_explicit(&foreign_busy, memory_order_acquire)) return 0;
   ssize_t got = tm_copy_stack(sp, foreign_copy, sizeof foreign_copy);

@@ -17,8 +17,9 @@ TM_HIDDEN void tm_unwind_first_contention(tm_thread *t, tm_object *o, const void
  * frame they do not describe (JIT code, a signal frame). On the thread's
  * own stack it reads that stack in place (bounded by the stack
  * pthread_getattr_np gave at its first unwind: on the main thread a read of
- * /proc/self/maps, a cancellation point); any other stack is first copied
- * with process_vm_readv, which never faults. Returns 0 while another thread
+ * /proc/self/maps, a cancellation point), and so on the stack makecontext
+ * gave the user thread it runs; any other stack is first copied with
+ * process_vm_readv, which never faults. Returns 0 while another thread
  * is unwinding a foreign stack. Call under the thread's guard. */
 TM_HIDDEN int tm_backtrace(void **pcs, int max);
 
