@@ -90,7 +90,28 @@ bool MainWindow::openCaptureFile(const QString &path, double atSeconds) {
     return false;
   }
   addSession(page);
+  followSeeks(page, path);
   return true;
+}
+
+void MainWindow::followSeeks(tmui::SessionView *page, const QString &path) {
+  // A long capture shows a window of it: a click on its whole run shows
+  // another, in the same tab.
+  connect(page, &tmui::SessionView::seekRequested, this, [this, page, path](double endSeconds) {
+    QString error;
+    tmui::SessionView *next = openCapture(path, &error, endSeconds);
+    const int at = tabs_->indexOf(page);
+    if (!next || at < 0) {
+      if (!next) statusBar()->showMessage(error, 10000);
+      delete next;
+      return;
+    }
+    tabs_->insertTab(at, next, next->title());
+    tabs_->setTabToolTip(at, next->windowFilePath());
+    tabs_->setCurrentIndex(at);
+    closeTab(tabs_->indexOf(page));
+    followSeeks(next, path);
+  });
 }
 
 void MainWindow::onSessionAccepted(tmnet::ProbeConnection *connection) {

@@ -47,6 +47,7 @@ class MainWindow : public QMainWindow {
   void recordCurrent();
   void saveLastCurrent();
   void closeTab(int index);
+  void followSeeks(tmui::SessionView *page, const QString &path);
   LiveSession *currentLive() const;
   void updateActions();
 

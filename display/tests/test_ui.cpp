@@ -21,6 +21,7 @@
 #include "probeconnection.h"
 #include "probelistener.h"
 #include "replaycontrols.h"
+#include "runsummary.h"
 #include "screenshot.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
@@ -442,6 +443,48 @@ class TestUi : public QObject {
       QCOMPARE(charts->xTickInterval(i), 0.5);
       QCOMPARE(charts->xLabelFormat(i), QStringLiteral("%.1f"));
     }
+  }
+
+  // A long capture's whole-run strip: a click asks for the window centred
+  // on the time under it (MainWindow then reopens the capture there).
+  void wholeRunClickAsksForThatTime() {
+    constexpr int64_t kSecond = tmon::RunSummary::kBucketNs;
+    auto summary = std::make_shared<tmon::RunSummary>();
+    const int64_t start = 5 * kSecond;
+    summary->setStart(start, 100);
+    tmon::StateTimes busy;
+    busy.ns[size_t(tmon::FinalState::OnCpu)] = kSecond;
+    busy.lifetimeNs = kSecond;
+    for (size_t b = 0; b < 100; b++) QVERIFY(summary->addBucket(7, b, busy));
+    tmon::SessionModel *model = new tmon::SessionModel;
+    tmui::SessionView page(model, tmui::SessionView::Source::Replay);
+    const tmon::TimeRange window{start, start + 10 * kSecond};
+    page.setWholeRun(summary, window);
+    page.resize(1000, 700);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    auto *strip = page.findChild<QWidget *>(QStringLiteral("wholeRun"));
+    QVERIFY(strip);
+    QSignalSpy asked(&page, &tmui::SessionView::seekRequested);
+    // Pressed on the strip itself (whatever the docks around it cover).
+    const auto press = [strip](int x, Qt::MouseButton button) {
+      const QPointF at(x, strip->height() / 2);
+      QMouseEvent e(QEvent::MouseButtonPress, at, strip->mapToGlobal(at), button, button, {});
+      QApplication::sendEvent(strip, &e);
+    };
+    press(2, Qt::LeftButton);
+    QCOMPARE(asked.size(), 0);  // the row labels: no time there
+    press(strip->width() - 1, Qt::LeftButton);
+    press(strip->width() / 2, Qt::LeftButton);
+    QCOMPARE(asked.size(), 2);
+    // The window ends half its length after the click: near the run's end
+    // at the right edge (100 s + 5 s), and between there and the label
+    // column's share of the run at the middle.
+    const double right = asked.at(0).at(0).toDouble(), middle = asked.at(1).at(0).toDouble();
+    QVERIFY2(right > 103 && right <= 105, qPrintable(QString::number(right)));
+    QVERIFY2(middle > 45 && middle < 75, qPrintable(QString::number(middle)));
+    press(strip->width() / 2, Qt::RightButton);
+    QCOMPARE(asked.size(), 2);  // only the left button seeks
   }
 
   void replaySeeksAndPlays() {

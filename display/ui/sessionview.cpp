@@ -11,6 +11,7 @@
 #include "deadlockbanner.h"
 #include "findingsview.h"
 #include "replaycontrols.h"
+#include "runsummary.h"
 #include "sessionmodel.h"
 #include "syncview.h"
 #include "timelinecanvas.h"
@@ -205,7 +206,11 @@ QString SessionView::notice() const { return banner_->text(); }
 void SessionView::setWholeRun(std::shared_ptr<const tmon::RunSummary> summary,
                               tmon::TimeRange window) {
   auto *layout = static_cast<QVBoxLayout *>(centralWidget()->layout());
-  layout->insertWidget(layout->indexOf(banner_) + 1, new WholeRunStrip(std::move(summary), window));
+  const int64_t start = summary->startNs();
+  auto *strip = new WholeRunStrip(std::move(summary), window);
+  strip->setObjectName(QStringLiteral("wholeRun"));
+  strip->onSeek([this, start](int64_t endNs) { emit seekRequested(double(endNs - start) / 1e9); });
+  layout->insertWidget(layout->indexOf(banner_) + 1, strip);
 }
 
 void SessionView::setStatus(const QString &text) {

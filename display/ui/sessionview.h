@@ -72,6 +72,9 @@ class SessionView : public QMainWindow {
 
  signals:
   void titleChanged();
+  // A click on the whole-run strip: show the capture's window ending
+  // endSeconds after its start.
+  void seekRequested(double endSeconds);
 
  private:
   void addViews();

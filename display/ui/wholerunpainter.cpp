@@ -36,12 +36,16 @@ void stackColumn(QPainter *p, int x, int y, int h, const tmon::StateTimes &st) {
 
 }  // namespace
 
+QRect wholeRunPlot(const QRect &area) {
+  return QRect(area.left() + kLabelPx, area.top() + kAxisPx, area.width() - kLabelPx,
+               area.height() - kAxisPx - kTotalsPx);
+}
+
 WholeRunLayout paintWholeRun(QPainter *p, const QRect &area, const tmon::RunSummary &sum) {
   p->fillRect(area, Qt::white);
   const std::vector<uint32_t> tids = sum.tids();
   const int64_t span = sum.endNs() - sum.startNs();
-  const QRect plot(area.left() + kLabelPx, area.top() + kAxisPx, area.width() - kLabelPx,
-                   area.height() - kAxisPx - kTotalsPx);
+  const QRect plot = wholeRunPlot(area);
   if (tids.empty() || span <= 0 || plot.width() <= 0 || plot.height() <= 0) return {};
   const auto columnRange = [&](int c) {
     return tmon::TimeRange{sum.startNs() + span * c / plot.width(),

@@ -21,6 +21,8 @@ struct WholeRunLayout {
 };
 
 WholeRunLayout paintWholeRun(QPainter *p, const QRect &area, const tmon::RunSummary &sum);
+// Where paintWholeRun puts the rows in area (time runs across it).
+QRect wholeRunPlot(const QRect &area);
 
 }  // namespace tmui
 

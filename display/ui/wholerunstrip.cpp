@@ -1,5 +1,6 @@
 #include "wholerunstrip.h"
 
+#include <QMouseEvent>
 #include <QPainter>
 
 #include "runsummary.h"
@@ -31,6 +32,24 @@ void WholeRunStrip::paintEvent(QPaintEvent *) {
   p.setPen(QPen(Qt::black, 2));
   p.setBrush(Qt::NoBrush);
   p.drawRect(QRect(x0, l.plot.top() - 1, x1 - x0, l.plot.height() + 2));
+}
+
+void WholeRunStrip::onSeek(std::function<void(int64_t)> seek) {
+  seek_ = std::move(seek);
+  setCursor(Qt::PointingHandCursor);
+  setToolTip(toolTip() + tr(". Click a time to show the part around it."));
+}
+
+void WholeRunStrip::mousePressEvent(QMouseEvent *event) {
+  const int x = int(event->position().x());
+  const QRect plot = wholeRunPlot(rect());
+  const int64_t span = summary_->endNs() - summary_->startNs();
+  if (!seek_ || event->button() != Qt::LeftButton || plot.width() <= 0 || span <= 0 ||
+      x < plot.left() || x > plot.right())
+    return QWidget::mousePressEvent(event);
+  const int64_t clicked = summary_->startNs() + span * (x - plot.left()) / plot.width();
+  // The window is centred on the click (openCapture clamps it to the run).
+  seek_(clicked + (window_.t1 - window_.t0) / 2);
 }
 
 }  // namespace tmui

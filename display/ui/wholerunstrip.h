@@ -5,6 +5,7 @@
 #define THREADMON_UI_WHOLERUNSTRIP_H
 
 #include <QWidget>
+#include <functional>
 #include <memory>
 
 #include "modeltypes.h"
@@ -20,13 +21,18 @@ class WholeRunStrip : public QWidget {
   WholeRunStrip(std::shared_ptr<const tmon::RunSummary> summary, tmon::TimeRange window,
                 QWidget *parent = nullptr);
   QSize sizeHint() const override;
+  // Called with the time (session ns) the user clicked, to show the window
+  // ending there; none: the strip only shows.
+  void onSeek(std::function<void(int64_t)> seek);
 
  protected:
   void paintEvent(QPaintEvent *event) override;
+  void mousePressEvent(QMouseEvent *event) override;
 
  private:
   std::shared_ptr<const tmon::RunSummary> summary_;
   tmon::TimeRange window_;
+  std::function<void(int64_t)> seek_;
 };
 
 }  // namespace tmui
