@@ -73,6 +73,12 @@ constexpr int kJavaLockMinThreads = 2;
 // 0.4 ms against 1.6 s parked for work); a lock's holders hand it round and
 // each edge carries about 2/(n-1) of their waits.
 constexpr double kJavaParkEdgeShare = 0.05;
+// gil_contention, java_lock: a thread is one of the waiters named only when
+// its wait of that kind is at least this share of its own lifetime. A
+// ReentrantLock worker once waited 0.45 ms on a JVM monitor (a class being
+// initialised by another thread) in 1.5 s and was named among the
+// synchronized block's waiters.
+constexpr double kRuntimeWaiterMinShare = 0.01;
 // oversubscribed: runnable share of the program threads' summed lifetime,
 // counted while more threads were runnable than CPUs.
 constexpr double kOversubscribedShare = 0.25;

@@ -148,12 +148,15 @@ struct Tally {
   double share() const { return life > 0 ? double(wait) / double(life) : 0; }
 };
 
-// The threads of `ns`, with their lifetimes.
+// The threads of `ns` that waited a share of their lives worth naming,
+// with their lifetimes.
 Tally tally(const std::map<uint32_t, int64_t> &ns, const std::vector<ProgramThread> &pts) {
   Tally t;
   for (const ProgramThread &p : pts) {
     auto it = ns.find(p.tid);
-    if (it == ns.end() || it->second <= 0) continue;
+    if (it == ns.end() || it->second <= 0 ||
+        double(it->second) < finding::kRuntimeWaiterMinShare * double(p.st.lifetimeNs))
+      continue;
     t.tids.push_back(p.tid);
     t.wait += it->second;
     t.life += p.st.lifetimeNs;
