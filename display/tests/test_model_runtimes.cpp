@@ -227,10 +227,18 @@ class TestModelRuntimes : public QObject {
       sites.push_back(Site{tid, 1, 1, 6 * kMs});
     }
     turns(b, kCond, 4, [](uint32_t tid) { return tid; });
+    // lock-worker-0 also enters a monitor once, for 0.5 ms of its 1 s (a
+    // class another thread initialises): not one of the monitor's waiters.
+    b.syncObject(121, THREADMON__SYNC_KIND__KIND_COND, 0x7f0000003000, "[anon]", "", nullptr);
+    sites.push_back(Site{121, 1, 1, kMs / 2});
     for (uint32_t tid = 21; tid <= 23; tid++) {
       b.threadStart(tid, at(0), qPrintable(QStringLiteral("lock-worker-%1").arg(tid - 21)), jvm);
       b.syncObject(tid, THREADMON__SYNC_KIND__KIND_COND, 0x7f0000001000 + tid * 64, "[anon]", "", nullptr);
       sites.push_back(Site{tid, 2, 1, 6 * kMs});
+      if (tid == 21) {
+        b.transition(tid, at(1), kCond, 121);
+        b.transition(tid, at(1) + kMs / 2, kRun, 0, 0, 11);
+      }
       for (int p = 0; p < 1000; p += 10) {
         b.transition(tid, at(p + 4), kCond, tid);
         b.transition(tid, at(p + 10), kRun, 0, 0, tid == 23 ? 21 : tid + 1);
