@@ -111,6 +111,14 @@ def test_mn_barrier_bound():
         # The blocked states are estimates then, and said to be.
         check(tmtest.findings(rec, "data_lost"), f"{dropped} events dropped, no data_lost")
         print(f"  note {dropped} state events dropped (machine load): blocked shares not compared")
+    # The probe's own work in a wrapped call before its wait (the call
+    # site's unwind) is not blocked time, and the truth counts the whole
+    # call: about 2 points fewer blocked on an idle machine, and more when
+    # other processes take the CPUs from that work.
+    other = tmtest.other_cpu_share(rec)
+    tolerance = 3 if other < 0.25 else 5
+    if tolerance > 3:
+        print(f"  note other processes used {other:.0%} of the CPUs: blocked shares within 5 points")
     for want in rec.truth["user_threads"]:
         u = got.get(want["index"])
         if not u:
@@ -118,7 +126,7 @@ def test_mn_barrier_bound():
         what = f"user thread {u['id']}"
         check(len(u["lwps"]) == 1, f"{what} (bound) ran on {sorted(u['lwps'])}")
         if not dropped:
-            near(blocked(u["states"]), want["blocked_pct"], 3, f"{what} blocked %")
+            near(blocked(u["states"]), want["blocked_pct"], tolerance, f"{what} blocked %")
     # As many LWPs as user threads: nothing shared, no handoff.
     found = [f for f in tmtest.findings(rec) if f["kind"].startswith("user_thread")]
     check(not found, f"bound user threads raised {tmtest.describe(found)}")
