@@ -147,4 +147,14 @@ QString SyncObjectInfo::callSite() const {
   return firstContentionStack.isEmpty() ? QString() : firstContentionStack.first();
 }
 
+std::vector<WaitPair> sortedWaitPairs(const std::map<std::pair<uint32_t, uint32_t>, WaitPair> &cells) {
+  std::vector<WaitPair> out;
+  for (const auto &c : cells)
+    if (c.second.count || c.second.waitNs) out.push_back(c.second);
+  std::stable_sort(out.begin(), out.end(), [](const WaitPair &a, const WaitPair &b) {
+    return a.waitNs != b.waitNs ? a.waitNs > b.waitNs : a.count > b.count;
+  });
+  return out;
+}
+
 }  // namespace tmon

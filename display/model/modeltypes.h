@@ -9,6 +9,8 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <vector>
 
 namespace tmon {
@@ -297,6 +299,9 @@ struct WaitPair {
   uint64_t count = 0;
   uint64_t waitNs = 0;
 };
+// The pairs that waited at all, longest wait first (then most waits): the
+// order every who-blocks-whom table uses.
+std::vector<WaitPair> sortedWaitPairs(const std::map<std::pair<uint32_t, uint32_t>, WaitPair> &cells);
 
 // Contention of one object through one interned call stack, window deltas.
 struct CallSite {

@@ -259,13 +259,7 @@ std::vector<WaitPair> SyncActivity::matrix(const TimeRange &r, int64_t horizon,
     for (const auto &o : open_) objects.insert(o.second.object);
   }
   for (uint32_t id : objects) forEachWait(id, r, horizon, add);
-  std::vector<WaitPair> out;
-  for (const auto &c : cells)
-    if (c.second.count || c.second.waitNs) out.push_back(c.second);
-  std::stable_sort(out.begin(), out.end(), [](const WaitPair &a, const WaitPair &b) {
-    return a.waitNs != b.waitNs ? a.waitNs > b.waitNs : a.count > b.count;
-  });
-  return out;
+  return sortedWaitPairs(cells);
 }
 
 QStringList SyncActivity::stackFrames(uint32_t id) const {

@@ -185,16 +185,6 @@ void addPairs(std::map<std::pair<uint32_t, uint32_t>, WaitPair> *cells,
   }
 }
 
-std::vector<WaitPair> sortedPairs(const std::map<std::pair<uint32_t, uint32_t>, WaitPair> &cells) {
-  std::vector<WaitPair> out;
-  for (const auto &c : cells)
-    if (c.second.count || c.second.waitNs) out.push_back(c.second);
-  std::stable_sort(out.begin(), out.end(), [](const WaitPair &a, const WaitPair &b) {
-    return a.waitNs != b.waitNs ? a.waitNs > b.waitNs : a.count > b.count;
-  });
-  return out;
-}
-
 uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
 LwpDelta lwpBetween(const LwpDelta &from, const LwpDelta &to) {
@@ -284,13 +274,13 @@ class Merger {
         s.waiters = waitersByTime(a.waits);
         s.callSite = s.info.callSite();
       }
-      s.blockedBy = sortedPairs(a.blockedBy);
+      s.blockedBy = sortedWaitPairs(a.blockedBy);
       const SyncDelta &d = s.delta;
       if (d.acquisitions || d.contentions || d.waitNs || d.waitSamples)
         rows_->sync.push_back(std::move(s));
     }
     sortSyncRows(&rows_->sync);
-    rows_->waitMatrix = sortedPairs(matrix_);
+    rows_->waitMatrix = sortedWaitPairs(matrix_);
     rows_->findings = findings_.findings(rows_);
   }
 
