@@ -18,6 +18,7 @@
 #include "livesession.h"
 #include "mappingview.h"
 #include "modelview.h"
+#include "names.h"
 #include "probeconnection.h"
 #include "probelistener.h"
 #include "replaycontrols.h"
@@ -513,6 +514,20 @@ class TestUi : public QObject {
     QVERIFY(page->model()->threadCount() == synth::threadCount(w_));
     QVERIFY(page->model()->durationSeconds() > 0.5);
     QVERIFY(page->model()->durationSeconds() < w_.seconds);
+  }
+
+  void repeatedProbeNoticesShowOnceWithTheirCount() {
+    const QStringList shown = tmui::collapseNotices(
+        {"switch records paused for 1 s: the program switched more than 25000 times",
+         "switch records resumed", "perf events off (THREADMON_PERF=0): states split by schedstat",
+         "switch records paused for 2 s: the program switched more than 25000 times",
+         "switch records resumed",
+         "switch records paused for 4 s: the program switched more than 25000 times"});
+    QCOMPARE(shown, QStringList({"perf events off (THREADMON_PERF=0): states split by schedstat",
+                                 "switch records resumed (2 times)",
+                                 "switch records paused for 4 s: the program switched more than "
+                                 "25000 times (3 times)"}));
+    QCOMPARE(tmui::collapseNotices({"a", "b"}), QStringList({"a", "b"}));
   }
 
   void probeNoticesShowInTheBanner() {

@@ -2,6 +2,8 @@
 
 #include "sessionmodel.h"
 
+#include <QRegularExpression>
+
 namespace tmui {
 
 QString formatNs(uint64_t ns) {
@@ -28,6 +30,28 @@ QString objectLabel(const tmon::SessionModel &model, uint32_t id) {
 
 QString sessionTime(const tmon::SessionModel &model, int64_t t) {
   return QStringLiteral("%1 s").arg(double(t - model.startNs()) / 1e9, 0, 'f', 2);
+}
+
+
+QStringList collapseNotices(const QStringList &notices) {
+  // Same kind: the same words before the first ':' once numbers are masked.
+  static const QRegularExpression number(QStringLiteral("[0-9]+([.,][0-9]+)?"));
+  QStringList kinds, latest;
+  QList<int> counts;
+  for (const QString &n : notices) {
+    QString kind = n.section(QLatin1Char(':'), 0, 0);
+    kind.replace(number, QStringLiteral("#"));
+    const int at = kinds.indexOf(kind);
+    int count = 1;
+    if (at >= 0) {
+      count = counts[at] + 1;
+      kinds.removeAt(at), latest.removeAt(at), counts.removeAt(at);
+    }
+    kinds << kind, latest << n, counts << count;
+  }
+  for (int i = 0; i < latest.size(); ++i)
+    if (counts[i] > 1) latest[i] += QObject::tr(" (%1 times)").arg(counts[i]);
+  return latest;
 }
 
 }  // namespace tmui

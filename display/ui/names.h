@@ -4,6 +4,7 @@
 #define THREADMON_UI_NAMES_H
 
 #include <QString>
+#include <QStringList>
 #include <cstdint>
 
 namespace tmon {
@@ -20,6 +21,9 @@ QString threadLabel(const tmon::SessionModel &model, uint32_t tid);
 QString objectLabel(const tmon::SessionModel &model, uint32_t id);
 // Seconds since the session start, "1.23 s".
 QString sessionTime(const tmon::SessionModel &model, int64_t t);
+// The probe's notices for the banner: a notice repeated with other numbers
+// ("paused for 1 s", "… 2 s") is shown once, its latest, with how many times.
+QStringList collapseNotices(const QStringList &notices);
 
 }  // namespace tmui
 

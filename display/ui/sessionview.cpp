@@ -10,6 +10,7 @@
 
 #include "deadlockbanner.h"
 #include "findingsview.h"
+#include "names.h"
 #include "replaycontrols.h"
 #include "runsummary.h"
 #include "sessionmodel.h"
@@ -233,7 +234,7 @@ void SessionView::updateTitleAndBanner() {
   // probe's own notes (a source unavailable, switch records stopped) show
   // when nothing else does.
   const bool free = banner_->text().isEmpty() || showingSessionNotes_;
-  const QStringList &notes = model_->info().notices;
+  const QStringList notes = collapseNotices(model_->info().notices);
   const QStringList &damage = model_->info().inputWarnings;
   if (model_->hasError() && free) {
     setNotice(tr("Session stopped: %1").arg(model_->errorText()));

@@ -216,7 +216,11 @@ void StackedBarChart::paintEvent(QPaintEvent *) {
   // Percentage axis over the bar column.
   const QRect axis = barRect(y - 4);
   p.setPen(faint);
-  for (int pct = 0; pct <= 100; pct += 25) {
+  // A narrow bar column labels every other line: "75 %" and "100 %" would overlap.
+  int labelStep = 25;
+  while (labelStep < 100 && axis.width() * labelStep / 100 < fm.horizontalAdvance(QStringLiteral("100 %")) + 8)
+    labelStep *= 2;
+  for (int pct = 0; pct <= 100; pct += labelStep) {
     const int x = axis.left() + axis.width() * pct / 100;
     const QString label = QStringLiteral("%1 %").arg(pct);
     const int w = fm.horizontalAdvance(label);
