@@ -1,11 +1,8 @@
 #include "captureopen.h"
 
 #include <QFileInfo>
-
 #include <algorithm>
-#include <memory>
 
-#include "capturereader.h"
 #include "capturewindow.h"
 #include "runsummary.h"
 #include "sessionmodel.h"
@@ -14,53 +11,56 @@
 namespace {
 
 // The part of a long capture that ends atSeconds after its start (its
-// first kCaptureWindowNs when negative), or nothing (*notice empty) when
+// first kCaptureWindowNs when negative), or nothing (no windowNotice) when
 // the capture has no records to seek to (format 1: read whole).
-tmon::CaptureLoadResult loadWindow(const QString &path, double atSeconds, tmon::SessionModel *model,
-                                   QString *notice, std::shared_ptr<tmon::RunSummary> *summary,
-                                   tmon::TimeRange *shown) {
+CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel *model) {
+  CaptureRead read;
   tmon::CaptureWindow cw;
-  if (!cw.open(path)) return tmon::CaptureLoadResult{};
+  if (!cw.open(path)) return read;
   const int64_t first = cw.firstNs(), last = cw.lastNs();
   const int64_t end =
       atSeconds < 0 ? first + kCaptureWindowNs
                     : std::clamp(first + int64_t(atSeconds * 1e9), first + kCaptureWindowNs, last);
-  const tmon::CaptureLoadResult r = cw.load(end - kCaptureWindowNs, end, model);
-  *shown = tmon::TimeRange{end - kCaptureWindowNs, end};
+  read.result = cw.load(end - kCaptureWindowNs, end, model);
+  read.shown = tmon::TimeRange{end - kCaptureWindowNs, end};
   // The whole run from the capture's Summary records (a few MB for an
   // hour); one written without them shows the window alone.
   auto sum = std::make_shared<tmon::RunSummary>();
-  if (sum->read(cw)) *summary = std::move(sum);
-  *notice = QObject::tr("This capture is %1 min long, more than the display holds: showing %2 s of "
-                        "it, %3 s to %4 s. Open it with --at SECONDS for another part.")
-                .arg(double(last - first) / 60e9, 0, 'f', 1)
-                .arg(double(kCaptureWindowNs) / 1e9, 0, 'f', 0)
-                .arg(double(end - kCaptureWindowNs - first) / 1e9, 0, 'f', 1)
-                .arg(double(end - first) / 1e9, 0, 'f', 1);
-  return r;
+  if (sum->read(cw)) read.summary = std::move(sum);
+  read.windowNotice =
+      QObject::tr(
+          "This capture is %1 min long, more than the display holds: showing %2 s of "
+          "it, %3 s to %4 s. Open it with --at SECONDS for another part.")
+          .arg(double(last - first) / 60e9, 0, 'f', 1)
+          .arg(double(kCaptureWindowNs) / 1e9, 0, 'f', 0)
+          .arg(double(end - kCaptureWindowNs - first) / 1e9, 0, 'f', 1)
+          .arg(double(end - first) / 1e9, 0, 'f', 1);
+  return read;
 }
 
 }  // namespace
 
-tmui::SessionView *openCapture(const QString &path, QString *error, double atSeconds) {
-  auto *model = new tmon::SessionModel;
-  QString windowed;
-  tmon::CaptureLoadResult r;
-  std::shared_ptr<tmon::RunSummary> summary;
-  tmon::TimeRange shown{};
-  if (QFileInfo(path).size() > kWindowedCaptureBytes)
-    r = loadWindow(path, atSeconds, model, &windowed, &summary, &shown);
-  if (windowed.isEmpty()) r = tmon::CaptureReader::load(path, model);
+CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionModel *model) {
+  CaptureRead read;
+  if (QFileInfo(path).size() > kWindowedCaptureBytes) read = readWindow(path, atSeconds, model);
+  if (read.windowNotice.isEmpty()) read.result = tmon::CaptureReader::load(path, model);
+  if (read.result.status != tmon::CaptureLoadResult::Unreadable)
+    model->settleNow();  // part of opening it, not of the first paint
+  return read;
+}
+
+tmui::SessionView *pageForCapture(const QString &path, tmon::SessionModel *model,
+                                  const CaptureRead &read, QString *error) {
+  const tmon::CaptureLoadResult &r = read.result;
   if (r.status == tmon::CaptureLoadResult::Unreadable) {
     *error = QStringLiteral("%1: %2").arg(path, r.message);
     delete model;
     return nullptr;
   }
-  model->settleNow();  // part of opening it, not of the first paint
   auto *page = new tmui::SessionView(model, tmui::SessionView::Source::Replay);
   page->setWindowFilePath(QFileInfo(path).absoluteFilePath());
-  if (!windowed.isEmpty()) page->setNotice(windowed);
-  if (summary) page->setWholeRun(std::move(summary), shown);
+  if (!read.windowNotice.isEmpty()) page->setNotice(read.windowNotice);
+  if (read.summary) page->setWholeRun(read.summary, read.shown);
   if (r.status == tmon::CaptureLoadResult::Damaged)
     page->setNotice(QObject::tr("This capture is damaged: %1. Showing the %2 whole frames "
                                 "before byte %3.")
@@ -68,4 +68,10 @@ tmui::SessionView *openCapture(const QString &path, QString *error, double atSec
                         .arg(r.frames)
                         .arg(r.goodBytes));
   return page;
+}
+
+tmui::SessionView *openCapture(const QString &path, QString *error, double atSeconds) {
+  auto *model = new tmon::SessionModel;
+  const CaptureRead read = readCapture(path, atSeconds, model);
+  return pageForCapture(path, model, read, error);
 }

@@ -1,23 +1,50 @@
 // Opening a .tmcap as a replay session page, for the window, drag-and-drop
-// and --screenshot alike.
+// and --screenshot alike. Reading is split from making the page so that the
+// window reads on a thread of its own (CaptureLoader) and the GUI thread
+// only makes the page.
 #ifndef THREADMON_APP_CAPTUREOPEN_H
 #define THREADMON_APP_CAPTUREOPEN_H
 
 #include <QString>
-
 #include <cstdint>
+#include <memory>
 
+#include "capturereader.h"
+#include "modeltypes.h"
+
+namespace tmon {
+class RunSummary;
+class SessionModel;
+}  // namespace tmon
 namespace tmui {
 class SessionView;
 }
 
-// Returns the page (damaged captures included, with a notice saying where
-// they stop), or nullptr with *error set when nothing could be read.
 // A capture over kWindowedCaptureBytes is not read whole: the page shows
 // kCaptureWindowNs of it through its index (CaptureWindow), ending at
 // atSeconds after its start (from its start when negative), and says so.
 constexpr qint64 kWindowedCaptureBytes = 64 << 20;
 constexpr int64_t kCaptureWindowNs = 10'000'000'000;
+
+// What reading a capture gave, besides the model it filled.
+struct CaptureRead {
+  tmon::CaptureLoadResult result;
+  QString windowNotice;  // empty when read whole
+  std::shared_ptr<tmon::RunSummary> summary;
+  tmon::TimeRange shown{};
+};
+
+// Reads the capture into model, settled for its first paint. Any thread,
+// provided nothing else touches the model meanwhile.
+CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionModel *model);
+
+// The page for what readCapture read, which takes the model; on the GUI
+// thread. nullptr with *error set (and the model deleted) when nothing could
+// be read. Damaged captures open, with a notice saying where they stop.
+tmui::SessionView *pageForCapture(const QString &path, tmon::SessionModel *model,
+                                  const CaptureRead &read, QString *error);
+
+// Both, on the calling thread.
 tmui::SessionView *openCapture(const QString &path, QString *error, double atSeconds = -1);
 
 #endif

@@ -70,13 +70,13 @@ int main(int argc, char **argv) {
     return 1;
   }
   for (const QString &f : opt.open) {
-    if (!window.openCaptureFile(f, opt.at)) continue;
-    auto *page = qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget());
-    tmui::ViewKind kind;
-    if (tmui::parseViewKind(opt.view, &kind)) page->showView(kind);
-    if (opt.at >= 0 && page->replay()) page->replay()->seek(opt.at);
-    if (!opt.object.isEmpty() && !selectSyncObject(page, opt.object))
-      std::fprintf(stderr, "threadmon-display: no sync object '%s'\n", qPrintable(opt.object));
+    window.openCaptureFile(f, opt.at, [opt](tmui::SessionView *page) {
+      tmui::ViewKind kind;
+      if (tmui::parseViewKind(opt.view, &kind)) page->showView(kind);
+      if (opt.at >= 0 && page->replay()) page->replay()->seek(opt.at);
+      if (!opt.object.isEmpty() && !selectSyncObject(page, opt.object))
+        std::fprintf(stderr, "threadmon-display: no sync object '%s'\n", qPrintable(opt.object));
+    });
   }
   window.show();
   return QApplication::exec();

@@ -6,11 +6,14 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QFileInfo>
 #include <QMimeData>
+#include <QPointer>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QVBoxLayout>
 
+#include "captureloader.h"
 #include "captureopen.h"
 #include "livesession.h"
 #include "probeconnection.h"
@@ -73,45 +76,82 @@ QString MainWindow::listen(const tmnet::ListenAddress &addr, const QByteArray &t
 
 void MainWindow::addSession(tmui::SessionView *page) {
   const int i = tabs_->addTab(page, page->title());
-  tabs_->setTabToolTip(i, page->windowFilePath());
+  followTitle(page);
+  tabs_->setCurrentIndex(i);
+}
+
+void MainWindow::followTitle(tmui::SessionView *page) {
+  tabs_->setTabToolTip(tabs_->indexOf(page), page->windowFilePath());
   connect(page, &tmui::SessionView::titleChanged, this, [this, page] {
     const int at = tabs_->indexOf(page);
     if (at >= 0) tabs_->setTabText(at, page->title());
   });
-  tabs_->setCurrentIndex(i);
 }
 
-bool MainWindow::openCaptureFile(const QString &path, double atSeconds) {
-  QString error;
-  tmui::SessionView *page = openCapture(path, &error, atSeconds);
-  if (!page) {
-    statusBar()->showMessage(error, 10000);
-    QMessageBox::warning(this, tr("Cannot open capture"), error);
-    return false;
-  }
-  addSession(page);
-  followSeeks(page, path);
-  return true;
+void MainWindow::openCaptureFile(const QString &path, double atSeconds,
+                                 std::function<void(tmui::SessionView *)> opened) {
+  auto *reading = new QLabel(tr("Reading %1…").arg(QFileInfo(path).fileName()));
+  reading->setAlignment(Qt::AlignCenter);
+  const int i = tabs_->addTab(reading, QFileInfo(path).fileName());
+  tabs_->setTabToolTip(i, path);
+  tabs_->setCurrentIndex(i);
+  auto *loader = new CaptureLoader(path, atSeconds, this);
+  QPointer<QLabel> tab(reading);
+  connect(loader, &CaptureLoader::finished, this,
+          [this, tab, path, opened](tmui::SessionView *page, const QString &error) {
+            if (!tab) {  // closed while it was read
+              delete page;
+              return;
+            }
+            const int at = tabs_->indexOf(tab);
+            if (!page) {
+              closeTab(at);
+              statusBar()->showMessage(error, 10000);
+              QMessageBox::warning(this, tr("Cannot open capture"), error);
+              return;
+            }
+            replaceTab(at, page);
+            followSeeks(page, path);
+            if (opened) opened(page);
+          });
+}
+
+void MainWindow::replaceTab(int index, tmui::SessionView *page) {
+  const bool current = tabs_->currentIndex() == index;
+  QWidget *old = tabs_->widget(index);
+  tabs_->insertTab(index, page, page->title());
+  followTitle(page);
+  if (current) tabs_->setCurrentIndex(index);
+  tabs_->removeTab(tabs_->indexOf(old));
+  old->deleteLater();
 }
 
 void MainWindow::followSeeks(tmui::SessionView *page, const QString &path) {
-  // A long capture shows a window of it: a click on its whole run shows
-  // another, in the same tab.
-  connect(page, &tmui::SessionView::seekRequested, this, [this, page, path](double endSeconds) {
-    QString error;
-    tmui::SessionView *next = openCapture(path, &error, endSeconds);
-    const int at = tabs_->indexOf(page);
-    if (!next || at < 0) {
-      if (!next) statusBar()->showMessage(error, 10000);
-      delete next;
-      return;
-    }
-    tabs_->insertTab(at, next, next->title());
-    tabs_->setTabToolTip(at, next->windowFilePath());
-    tabs_->setCurrentIndex(at);
-    closeTab(tabs_->indexOf(page));
-    followSeeks(next, path);
-  });
+  // A long capture shows a window of it: a click on its whole run reads
+  // another, which replaces this page in its tab when it is ready. A newer
+  // click abandons the read still running.
+  auto pending = std::make_shared<QPointer<CaptureLoader>>();
+  connect(page, &tmui::SessionView::seekRequested, this,
+          [this, page, path, pending](double endSeconds) {
+            if (*pending) (*pending)->abandon();
+            statusBar()->showMessage(
+                tr("Reading the window ending at %1 s…").arg(endSeconds, 0, 'f', 1));
+            auto *loader = new CaptureLoader(path, endSeconds, this);
+            *pending = loader;
+            QPointer<tmui::SessionView> shown(page);
+            connect(loader, &CaptureLoader::finished, this,
+                    [this, shown, path](tmui::SessionView *next, const QString &error) {
+                      statusBar()->clearMessage();
+                      const int at = shown ? tabs_->indexOf(shown) : -1;
+                      if (!next || at < 0) {  // unreadable now, or the tab was closed
+                        if (!next) statusBar()->showMessage(error, 10000);
+                        delete next;
+                        return;
+                      }
+                      replaceTab(at, next);
+                      followSeeks(next, path);
+                    });
+          });
 }
 
 void MainWindow::onSessionAccepted(tmnet::ProbeConnection *connection) {

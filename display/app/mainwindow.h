@@ -6,6 +6,8 @@
 
 #include <QMainWindow>
 
+#include <functional>
+
 #include "listenaddress.h"
 #include "livesession.h"
 
@@ -29,9 +31,12 @@ class MainWindow : public QMainWindow {
   QString listen(const tmnet::ListenAddress &addr, const QByteArray &token);
   // Live sessions from now on keep a flight recorder (--last).
   void setFlightOptions(const FlightOptions &flight) { flight_ = flight; }
-  // Opens a capture in a new tab; false after telling the user why.
+  // Opens a capture in a new tab, read on a thread of its own: the tab says
+  // "Reading…" until its page replaces it, then opened(page) is called; if
+  // nothing can be read the tab goes and the user is told why.
   // atSeconds: where a long capture's window ends (captureopen.h).
-  bool openCaptureFile(const QString &path, double atSeconds = -1);
+  void openCaptureFile(const QString &path, double atSeconds = -1,
+                       std::function<void(tmui::SessionView *)> opened = {});
   void addSession(tmui::SessionView *page);
   QTabWidget *tabs() const { return tabs_; }
   tmnet::ProbeListener *listener() const { return listener_; }
@@ -48,6 +53,10 @@ class MainWindow : public QMainWindow {
   void saveLastCurrent();
   void closeTab(int index);
   void followSeeks(tmui::SessionView *page, const QString &path);
+  // Puts page in the tab at index, in place of what was there (deleted).
+  void replaceTab(int index, tmui::SessionView *page);
+  // The tab's text and tooltip follow the page's title and file.
+  void followTitle(tmui::SessionView *page);
   LiveSession *currentLive() const;
   void updateActions();
 

@@ -90,7 +90,7 @@ void SessionModel::drainDeferred() {
 SessionModel::~SessionModel() = default;
 
 void SessionModel::touch() {
-  if (!coalesce_.isActive()) coalesce_.start();
+  if (!filledOffThread_ && !coalesce_.isActive()) coalesce_.start();
 }
 
 void SessionModel::apply(Threadmon__Frame &frame) {

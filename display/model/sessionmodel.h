@@ -66,6 +66,11 @@ class SessionModel : public QObject {
   // otherwise do (after loading a capture, so the first paint does not:
   // 0.35 s for 10,000 threads).
   void settleNow();
+  // A loader thread fills a model that no view watches yet (the display
+  // opens captures off the GUI thread). Meanwhile the model starts no timer:
+  // they belong to its own thread. Set and cleared on the model's thread,
+  // before the loader starts and after it ends.
+  void setFilledOffThread(bool on) { filledOffThread_ = on; }
   void beginBackgroundRead();
   void endBackgroundRead();
   bool backgroundReading() const { return readers_ > 0; }
@@ -217,6 +222,7 @@ class SessionModel : public QObject {
   size_t deferredHead_ = 0;
   int readers_ = 0;
   bool draining_ = false;
+  bool filledOffThread_ = false;
   QTimer drain_;
   // Ticks in r that saw a thread on a hidden lock's word, and asleep at all.
   struct HiddenTicks {

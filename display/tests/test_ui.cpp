@@ -12,10 +12,12 @@
 #include <cmath>
 
 #include "barchartview.h"
+#include "captureloader.h"
 #include "captureopen.h"
 #include "commandline.h"
 #include "chartsview.h"
 #include "livesession.h"
+#include "mainwindow.h"
 #include "mappingview.h"
 #include "modelview.h"
 #include "names.h"
@@ -444,6 +446,54 @@ class TestUi : public QObject {
       QCOMPARE(charts->xTickInterval(i), 0.5);
       QCOMPARE(charts->xLabelFormat(i), QStringLiteral("%.1f"));
     }
+  }
+
+  // The window reads a capture on a thread of its own: its event loop runs
+  // meanwhile, a "Reading" tab stands in, and the page takes its place; a
+  // seek (a click on the whole run) replaces the page in the same tab.
+  void windowReadsCapturesOffTheGuiThread() {
+    MainWindow window;
+    const int tabsBefore = window.tabs()->count();
+    int opened = 0, heartbeats = 0;
+    QTimer heartbeat;
+    connect(&heartbeat, &QTimer::timeout, [&] { heartbeats += opened == 0; });
+    heartbeat.start(0);
+    tmui::SessionView *page = nullptr;
+    window.openCaptureFile(capture_, -1, [&](tmui::SessionView *p) {
+      opened++;
+      page = p;
+    });
+    QCOMPARE(opened, 0);  // not read on this thread, before the call returned
+    QCOMPARE(window.tabs()->count(), tabsBefore + 1);
+    QVERIFY(!qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget()));
+    QTRY_COMPARE_WITH_TIMEOUT(opened, 1, 20000);
+    QVERIFY(heartbeats > 0);
+    QCOMPARE(window.tabs()->currentWidget(), page);
+    QCOMPARE(window.tabs()->count(), tabsBefore + 1);
+    QCOMPARE(page->model()->threadCount(), synth::threadCount(w_));
+
+    QPointer<tmui::SessionView> before(page);
+    emit page->seekRequested(1.0);
+    QTRY_VERIFY_WITH_TIMEOUT(!before, 20000);  // replaced, then deleted
+    auto *next = qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget());
+    QVERIFY(next);
+    QCOMPARE(window.tabs()->count(), tabsBefore + 1);
+    QCOMPARE(next->model()->threadCount(), synth::threadCount(w_));
+  }
+
+  void unreadableCaptureLoadSaysWhy() {
+    const QString path = writeCapture(dir_, "junk.tmcap", QByteArray("not a capture at all"));
+    auto *loader = new CaptureLoader(path, -1);
+    int done = 0;
+    tmui::SessionView *page = nullptr;
+    QString error;
+    connect(loader, &CaptureLoader::finished, [&](tmui::SessionView *p, const QString &e) {
+      done++;
+      page = p, error = e;
+    });
+    QTRY_COMPARE_WITH_TIMEOUT(done, 1, 20000);
+    QVERIFY(!page);
+    QVERIFY2(error.startsWith(path), qPrintable(error));
   }
 
   // A long capture's whole-run strip: a click asks for the window centred
