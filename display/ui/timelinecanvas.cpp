@@ -71,6 +71,9 @@ int64_t tickStep(int64_t span, int width, int minPx) {
 TimelineCanvas::TimelineCanvas(tmon::SessionModel *model, ViewWindow *window, QWidget *parent)
     : QAbstractScrollArea(parent), model_(model), window_(window) {
   setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  // Always there: a scroll bar that came and went with an unfolded pool
+  // would change the strips' width, and so every pool's mix.
+  setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
   viewport()->setMouseTracking(true);
   viewport()->setBackgroundRole(QPalette::Base);
   viewport()->setAutoFillBackground(true);

@@ -34,6 +34,7 @@ TimelineView::TimelineView(tmon::SessionModel *model, ViewWindow *window, QWidge
                              "0: follow the window · hover: states"),
                           this);
   hint->setForegroundRole(QPalette::PlaceholderText);
+  hint->setWordWrap(true);
   layout->addWidget(hint);
   connect(canvas_, &TimelineCanvas::aggregateClicked, this, &TimelineView::toggle);
   connect(canvas_, &TimelineCanvas::spanChanged, this, &TimelineView::remix);
