@@ -141,7 +141,9 @@ inline std::vector<std::pair<QString, Step>> timelineSteps(tmui::SessionView *pa
   }
   if (largest.isEmpty()) return steps;
   // Threads per state at the middle of the span: a state lookup per thread.
-  step("hover", [&] { c->tooltipText(QPoint(c->viewport()->width() * 2 / 3, c->rowTop(row) + 4)); });
+  step("hover", [&] {
+    c->tooltipText(QPoint(c->viewport()->width() * 2 / 3, c->rowTop(row) + 4));
+  });
   step("unfold", [&] { tl->toggle(largest); });
   step("scroll", [&] { c->verticalScrollBar()->setValue(c->verticalScrollBar()->maximum() / 2); });
   step("fold", [&] { tl->toggle(largest); });

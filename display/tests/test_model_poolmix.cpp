@@ -94,7 +94,8 @@ class TestModelPoolMix : public QObject {
       const bool alive = c < 10, blocked = c >= 4 && c < 8;
       expectCover(mix, c, FinalState::BlockedMutex, blocked ? 3 : 0);
       expectCover(mix, c, FinalState::OnCpu, !alive ? 0 : blocked ? 1 : 4);
-      QVERIFY2(std::abs(columnSum(mix, c) - (alive ? 4 : 0)) < 1e-3, qPrintable(QString::number(c)));
+      QVERIFY2(std::abs(columnSum(mix, c) - (alive ? 4 : 0)) < 1e-3,
+               qPrintable(QString::number(c)));
     }
   }
 

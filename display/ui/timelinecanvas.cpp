@@ -318,7 +318,7 @@ void TimelineCanvas::paintLabel(QPainter &p, const TimelineRow &row, const QRect
     QFont f = font();
     f.setItalic(t.probe);
     p.setFont(f);
-    p.setPen(t.probe ? palette().color(QPalette::PlaceholderText) : palette().color(QPalette::Text));
+    p.setPen(palette().color(t.probe ? QPalette::PlaceholderText : QPalette::Text));
     QString label = t.probe ? tr("%1 %2 (probe)").arg(t.tid).arg(t.name)
                             : QStringLiteral("%1 %2").arg(t.tid).arg(t.name);
     if (row.outlier) label += tr(" (outlier)");
@@ -355,7 +355,8 @@ void TimelineCanvas::paintEvent(QPaintEvent *) {
   for (int i = first; i <= last; ++i) {
     const TimelineRow &row = layout_.rows[size_t(i)];
     const int top = rowTop(i), h = rowTop(i + 1) - top;
-    if (i % 2) p.fillRect(QRect(0, top, viewport()->width(), h), palette().color(QPalette::AlternateBase));
+    if (i % 2)
+      p.fillRect(QRect(0, top, viewport()->width(), h), palette().color(QPalette::AlternateBase));
     paintLabel(p, row, QRect(0, top, labelWidth(), h));
     if (row.aggregate()) {
       if (mixes_) {

@@ -45,7 +45,9 @@ TimelineLayout timelineRows(const tmon::PoolLayout &l, const QSet<QString> &togg
     for (const tmon::PoolRow &pr : rows) (pr.item >= 0 ? out.fitThreads : out.fitAggregates) += 1;
   };
   const std::vector<tmon::PoolRow> order = tmon::poolRows(l.items, l.pools, unfolded, sort);
-  count(toggled.isEmpty() ? order : tmon::poolRows(l.items, l.pools, tmon::unfoldedPools(l, {}), sort));
+  count(toggled.isEmpty()
+            ? order
+            : tmon::poolRows(l.items, l.pools, tmon::unfoldedPools(l, {}), sort));
   for (const tmon::PoolRow &pr : order) {
     const tmon::Pool &pool = l.pools[size_t(pr.pool)];
     const int at = int(out.rows.size());

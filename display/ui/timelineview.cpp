@@ -30,11 +30,10 @@ TimelineView::TimelineView(tmon::SessionModel *model, ViewWindow *window, QWidge
   layout->addWidget(new StateLegend(this));
   layout->addWidget(canvas_, 1);
   auto *hint = new QLabel(tr("Click a pool's name: list its threads · drag: select a window · "
-                             "Ctrl+wheel or +/−: zoom · Shift+drag, Shift+wheel or ←/→: pan · "
-                             "0: follow the window · hover: states"),
+                             "Ctrl+wheel or +/−: zoom · Shift+drag or ←/→: pan · "
+                             "0: follow the window"),
                           this);
   hint->setForegroundRole(QPalette::PlaceholderText);
-  hint->setWordWrap(true);
   layout->addWidget(hint);
   connect(canvas_, &TimelineCanvas::aggregateClicked, this, &TimelineView::toggle);
   connect(canvas_, &TimelineCanvas::spanChanged, this, &TimelineView::remix);
