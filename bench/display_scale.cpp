@@ -95,6 +95,10 @@ void replay(const QString &path, const QStringList &views) {
     std::printf("%-9s %7.1f %9.0f %11s %9.0f %11s %9.0f %11s\n", qPrintable(name),
                 page->view(k)->lastRebuildMs(), raise.readyMs, qPrintable(block(raise)),
                 seek.readyMs, qPrintable(block(seek)), scroll.readyMs, qPrintable(block(scroll)));
+    if (k == tmui::ViewKind::Timeline)
+      for (const auto &[what, s] : scale::timelineSteps(page.get()))
+        std::printf("  timeline %-8s ready %6.0f ms, block %s ms\n", qPrintable(what), s.readyMs,
+                    qPrintable(block(s)));
     std::fflush(stdout);
   }
 }

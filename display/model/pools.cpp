@@ -159,6 +159,25 @@ std::vector<int> poolOfItems(const std::vector<Pool> &pools, size_t itemCount) {
   return of;
 }
 
+std::vector<PoolItem> threadPoolItems(const SessionModel &m, const TimeRange &r) {
+  std::vector<PoolItem> items;
+  for (int i = 0; i < m.threadCount(); ++i) {
+    const StateTimes st = m.threadStatesAttributed(i, r);
+    if (st.lifetimeNs <= 0) continue;
+    const ThreadInfo &t = m.thread(i);
+    PoolItem it;
+    it.index = i;
+    it.id = t.tid;
+    it.name = t.name;
+    it.routine = t.startRoutine;
+    it.alone = t.main || t.probe;
+    it.values.assign(st.ns.begin(), st.ns.end());
+    it.total = double(st.lifetimeNs);
+    items.push_back(std::move(it));
+  }
+  return items;
+}
+
 ItemFilter::ItemFilter(const QString &text, const QStringList &categoryLabels)
     : text_(text.trimmed()) {
   if (text_.isEmpty()) return;
@@ -231,6 +250,34 @@ std::vector<PoolRow> poolRows(const std::vector<PoolItem> &items, const std::vec
     for (int m : members) rows.push_back({PoolRow::Kind::Member, u.pool, m});
   }
   return rows;
+}
+
+PoolLayout poolLayout(const std::vector<PoolItem> &all, const QString &filter,
+                      const QStringList &categoryLabels) {
+  PoolLayout l;
+  const ItemFilter keep(filter, categoryLabels);
+  for (size_t i = 0; i < all.size(); ++i)
+    if (keep.matches(all[i])) {
+      l.items.push_back(all[i]);
+      l.source.push_back(i);
+    }
+  l.pools = poolItems(l.items);
+  for (const Pool &p : l.pools) {
+    l.shown += p.size();
+    if (p.grouped()) ++l.grouped;
+  }
+  return l;
+}
+
+QSet<QString> unfoldedPools(const PoolLayout &layout, const QSet<QString> &toggled) {
+  const bool open = layout.items.size() <= kUnfoldedUpTo;
+  QSet<QString> unfolded;
+  for (const Pool &p : layout.pools) {
+    if (!p.grouped()) continue;
+    for (const QString &key : {p.key(), p.outliersKey()})
+      if (open != toggled.contains(key)) unfolded.insert(key);
+  }
+  return unfolded;
 }
 
 QHash<QString, int> poolSizes(const SessionModel &m) {

@@ -18,6 +18,7 @@ namespace tmon {
 
 class SessionModel;
 struct WaitPair;
+struct TimeRange;
 
 // One thing to pool: its time per category (final states, LWP microstates).
 struct PoolItem {
@@ -81,6 +82,12 @@ std::vector<Pool> poolItems(const std::vector<PoolItem> &items);
 // The pool of each item position (-1 for left-out items).
 std::vector<int> poolOfItems(const std::vector<Pool> &pools, size_t itemCount);
 
+// The session's threads alive in r as items: their time in each final
+// state (FinalState order, the runtime-attributed states), the main thread
+// and the probe's alone. What the Threads view and the timeline pool, so
+// both show the same pools and outliers.
+std::vector<PoolItem> threadPoolItems(const SessionModel &m, const TimeRange &r);
+
 // The filter box: the item's name, start routine or id contains `text`
 // (case-insensitive), or `text` names a category (a word of its label, e.g.
 // "mutex", "runnable") that takes at least a quarter of the item's time.
@@ -113,6 +120,25 @@ constexpr size_t kOutliersListed = 3;
 // small to group shows its members as Single rows.
 std::vector<PoolRow> poolRows(const std::vector<PoolItem> &items, const std::vector<Pool> &pools,
                               const QSet<QString> &expanded, int sortCategory);
+
+// Items filtered and pooled: the costly part of a pooled view's layout
+// (tens of milliseconds for 10,000 items), done on a worker thread at scale.
+struct PoolLayout {
+  std::vector<PoolItem> items;  // those the filter kept
+  std::vector<size_t> source;   // item position -> position in the input
+  std::vector<Pool> pools;
+  int shown = 0;    // items in the pools
+  int grouped = 0;  // pools shown as one row
+};
+PoolLayout poolLayout(const std::vector<PoolItem> &all, const QString &filter,
+                      const QStringList &categoryLabels);
+
+// Pools start unfolded while every item fits on about a screen.
+constexpr size_t kUnfoldedUpTo = 40;
+// The keys (Pool::key, outliersKey) unfolded: every pool while the layout
+// has kUnfoldedUpTo items or fewer, else none; those in `toggled` (clicked)
+// the other way.
+QSet<QString> unfoldedPools(const PoolLayout &layout, const QSet<QString> &toggled);
 
 // How many threads of the session (the main and the probe's aside) each
 // poolKey has.

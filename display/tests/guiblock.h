@@ -12,11 +12,15 @@
 //
 // measure(): one user action on a session page, then the event loop until
 // every view has shown its result, with the meter running.
+// timelineSteps(): the timeline's own actions (zoom, which mixes the pools
+// again; hovering over the largest pool, unfolding it and scrolling its
+// threads), measured.
 #ifndef THREADMON_TESTS_GUIBLOCK_H
 #define THREADMON_TESTS_GUIBLOCK_H
 
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QScrollBar>
 #include <QTimer>
 #include <algorithm>
 #include <ctime>
@@ -26,6 +30,8 @@
 #include "modelview.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
+#include "timelinecanvas.h"
+#include "timelineview.h"
 
 namespace scale {
 
@@ -104,6 +110,44 @@ inline Step measure(tmui::SessionView *page, const std::function<void()> &action
   for (int i = 0; i < 3; ++i) QApplication::processEvents();
   meter.stop();
   return Step{double(t.nsecsElapsed()) / 1e6, meter.longestMs(), meter.longestCpuMs()};
+}
+
+// The timeline raised first; each step's name and measure.
+inline std::vector<std::pair<QString, Step>> timelineSteps(tmui::SessionView *page) {
+  std::vector<std::pair<QString, Step>> steps;
+  tmui::TimelineView *tl = page->timeline();
+  tmui::TimelineCanvas *c = tl->canvas();
+  auto step = [&](const char *name, const std::function<void()> &action) {
+    steps.emplace_back(QString::fromLatin1(name), measure(page, action));
+  };
+  auto zoom = [c](int64_t num, int64_t den) {
+    const tmon::TimeRange v = c->visibleRange();
+    const int64_t mid = v.t0 + v.length() / 2, half = v.length() / 2 * num / den;
+    c->setVisibleRange({mid - half, mid + half});
+  };
+  step("zoom in", [&] { zoom(1, 4); });
+  step("zoom out", [&] { zoom(8, 1); });
+  step("follow", [&] { c->followWindow(); });
+  QString largest;
+  int row = -1;
+  size_t most = 0;
+  for (size_t i = 0; i < c->layout().rows.size(); ++i) {
+    const tmui::TimelineRow &r = c->layout().rows[i];
+    if (r.aggregate() && r.threads.size() > most) {
+      most = r.threads.size();
+      largest = r.key;
+      row = int(i);
+    }
+  }
+  if (largest.isEmpty()) return steps;
+  // Threads per state at the middle of the span: a state lookup per thread.
+  step("hover", [&] {
+    c->tooltipText(QPoint(c->viewport()->width() * 2 / 3, c->rowTop(row) + 4));
+  });
+  step("unfold", [&] { tl->toggle(largest); });
+  step("scroll", [&] { c->verticalScrollBar()->setValue(c->verticalScrollBar()->maximum() / 2); });
+  step("fold", [&] { tl->toggle(largest); });
+  return steps;
 }
 
 inline void showPage(tmui::SessionView *page) {

@@ -218,6 +218,58 @@ class TestUi : public QObject {
     QCOMPARE(bars->rowCount(), 202);
   }
 
+  // The timeline pools threads as the Threads view does: 200 workers are
+  // one row whose strip is their state mix (a column split by the share of
+  // the workers in each state), its label folds and unfolds them, hover
+  // counts the workers in each state, and the filter and sort are shared.
+  void timelinePoolFoldAndFilter() {
+    synth::Workload w;
+    w.workers = 200;
+    const QString path = writeCapture(dir_, "tlpool.tmcap", synth::stream(w));
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(path, &error));
+    QVERIFY2(page, qPrintable(error));
+    const QImage img = renderView(page.get(), ViewKind::Timeline, -1, QSize(1000, 600));
+    std::unique_ptr<tmui::ModelView> view(page->view(ViewKind::Timeline));
+    auto *tl = static_cast<tmui::TimelineView *>(view.get());
+    tmui::TimelineCanvas *c = tl->canvas();
+    QCOMPARE(tl->rowCount(), 202);
+    const int folded = c->rowCount();
+    QVERIFY2(folded < 10, qPrintable(QString::number(folded)));
+    int pool = -1;
+    for (int i = 0; i < folded; ++i)
+      if (c->layout().rows[size_t(i)].label == QStringLiteral("worker-#")) pool = i;
+    QVERIFY(pool >= 0);
+    const tmui::TimelineRow &row = c->layout().rows[size_t(pool)];
+    QVERIFY(row.aggregate() && !row.open);
+    QCOMPARE(int(row.threads.size()), 200);
+    // The pool's strip: running and mutex-blocked workers in one column.
+    const int top = c->rowTop(pool), bottom = c->rowTop(pool + 1);
+    const QPoint origin = c->viewport()->mapTo(tl, QPoint(0, 0));
+    const QImage strip = img.copy(origin.x() + 220, origin.y() + top, 700, bottom - top);
+    QVERIFY(pixelsOf(strip, tmui::stateColor(tmon::FinalState::OnCpu)) > 200);
+    QVERIFY(pixelsOf(strip, tmui::stateColor(tmon::FinalState::BlockedMutex)) > 200);
+    // Hover: threads per state at that time, 200 in all.
+    const QString tip = c->tooltipText(QPoint(600, (top + bottom) / 2));
+    QVERIFY2(tip.contains(QStringLiteral("worker-#")), qPrintable(tip));
+    int counted = 0;
+    static const QRegularExpression count(QStringLiteral("■</span> (\\d+) "));
+    for (auto it = count.globalMatch(tip); it.hasNext();) counted += it.next().captured(1).toInt();
+    QCOMPARE(counted, 200);
+    // A click on its label unfolds it, another folds it.
+    QTest::mouseClick(c->viewport(), Qt::LeftButton, {}, QPoint(20, (top + bottom) / 2));
+    QCOMPARE(c->rowCount(), folded + 200);
+    QTest::mouseClick(c->viewport(), Qt::LeftButton, {}, QPoint(20, (top + bottom) / 2));
+    QCOMPARE(c->rowCount(), folded);
+    tl->setFilter(QStringLiteral("worker-17"));  // worker-17 and worker-170..179
+    QCOMPARE(tl->rowCount(), 11);
+    tl->setFilter(QString());
+    QCOMPARE(tl->rowCount(), 202);
+    tl->setSortCategory(int(tmon::FinalState::BlockedJoin));  // the main thread first
+    QVERIFY(!c->layout().rows.front().aggregate());
+    QVERIFY(page->model()->thread(c->layout().rows.front().thread).main);
+  }
+
   // User threads (M:N): one row each, their LWPs' states and dispatchable
   // in their colours, the LWP they ran on beside the bar.
   void userThreadsViewShowsEachUserThread() {
@@ -830,7 +882,9 @@ class TestUi : public QObject {
     QVERIFY2(timer.elapsed() < 5000, qPrintable(QString::number(timer.elapsed())));
   }
 
-  // 1,000 threads: a repaint touches only the visible rows, so it stays fast.
+  // 1,000 threads: one pool row, its mix computed on a worker thread; a
+  // repaint touches only the visible rows, so it stays fast folded and
+  // unfolded (998 thread rows).
   void timelineWithAThousandThreads() {
     synth::Workload big;
     big.workers = 998;
@@ -847,17 +901,30 @@ class TestUi : public QObject {
     tl->setAttribute(Qt::WA_DontShowOnScreen);
     tl->show();
     tl->refreshNow();
+    QVERIFY(tl->busy());  // large: pooled and mixed off the GUI thread
+    QTRY_VERIFY_WITH_TIMEOUT(!tl->busy(), 60000);
     QCOMPARE(tl->rowCount(), 1000);
-    QElapsedTimer timer;
-    timer.start();
-    constexpr int kFrames = 10;
-    for (int i = 0; i < kFrames; ++i) {
-      tl->canvas()->verticalScrollBar()->setValue(i * 1500);
-      tl->canvas()->viewport()->repaint();
-    }
-    const double msPerFrame = double(timer.elapsed()) / kFrames;
-    qInfo("timeline, 1000 threads, 1400x900: %.1f ms per repaint", msPerFrame);
-    QVERIFY2(msPerFrame < 250, qPrintable(QString::number(msPerFrame)));
+    tmui::TimelineCanvas *c = tl->canvas();
+    QCOMPARE(c->rowCount(), 3);  // the workers' pool, main, the probe
+    auto msPerRepaint = [&] {
+      QElapsedTimer timer;
+      timer.start();
+      constexpr int kFrames = 10;
+      for (int i = 0; i < kFrames; ++i) {
+        c->verticalScrollBar()->setValue(i * 1500);
+        c->viewport()->repaint();
+      }
+      return double(timer.elapsed()) / kFrames;
+    };
+    const double folded = msPerRepaint();
+    for (const tmui::TimelineRow &r : c->layout().rows)
+      if (r.aggregate()) tl->toggle(r.key);
+    QCOMPARE(c->rowCount(), 1001);
+    const double unfolded = msPerRepaint();
+    qInfo("timeline, 1000 threads, 1400x900: %.1f ms per repaint folded, %.1f unfolded", folded,
+          unfolded);
+    QVERIFY2(folded < 250 && unfolded < 250,
+             qPrintable(QStringLiteral("%1 %2").arg(folded).arg(unfolded)));
   }
 };
 

@@ -77,7 +77,13 @@ class TestUiScale : public QObject {
       for (auto *bar : page->view(k)->findChildren<QScrollBar *>())
         if (bar->orientation() == Qt::Vertical && bar->maximum() > 0 && bar->isVisible())
           check("scroll", name, measure(page.get(), [&] { bar->setValue(bar->maximum() / 2); }));
+      if (k == tmui::ViewKind::Timeline)
+        for (const auto &[what, step] : scale::timelineSteps(page.get()))
+          check(qPrintable(what), name, step);
     }
+    // The timeline pools its 10,000 threads: the workers one row.
+    QVERIFY(page->timeline()->canvas()->rowCount() < 10);
+    QCOMPARE(page->timeline()->rowCount(), 10000);
     // Every thread and object is there, and the matrix says what it summed.
     QCOMPARE(page->view(tmui::ViewKind::Threads)->rowCount(), 10000);
     QCOMPARE(page->view(tmui::ViewKind::Sync)->rowCount(), 10000);

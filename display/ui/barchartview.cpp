@@ -1,18 +1,14 @@
 #include "barchartview.h"
 
-#include <QComboBox>
-#include <QHBoxLayout>
-#include <QLineEdit>
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "poolcontrols.h"
 #include "viewwindow.h"
 
 namespace tmui {
 
 namespace {
-// Pools start expanded while every item fits on about a screen.
-constexpr size_t kExpandedUpTo = 40;
 // Categories named in a pool's spread: the largest that vary by this much.
 constexpr double kSpreadShown = 0.05;
 constexpr int kSpreadNamed = 2;
@@ -37,20 +33,12 @@ BarChartView::BarChartView(tmon::SessionModel *model, ViewWindow *window, Spec s
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(2);
   if (spec_.pooled) {
-    auto *bar = new QHBoxLayout;
-    bar->setContentsMargins(4, 4, 4, 0);
-    filter_ = new QLineEdit(this);
-    filter_->setPlaceholderText(tr("Filter: name, tid, start routine or state (e.g. mutex)"));
-    filter_->setClearButtonEnabled(true);
-    sort_ = new QComboBox(this);
-    sort_->addItem(tr("Sort: first started"), -1);
-    for (size_t c = 0; c < spec_.categories.size(); ++c)
-      sort_->addItem(tr("Sort: most %1").arg(spec_.categories[c].label), int(c));
-    bar->addWidget(filter_, 1);
-    bar->addWidget(sort_);
-    layout->addLayout(bar);
-    connect(filter_, &QLineEdit::textChanged, this, &BarChartView::relayout);
-    connect(sort_, &QComboBox::currentIndexChanged, this, &BarChartView::relayout);
+    QStringList labels;
+    for (const BarCategory &c : spec_.categories) labels << c.label;
+    controls_ = new PoolControls(labels, this);
+    layout->addWidget(controls_);
+    connect(controls_, &PoolControls::filterChanged, this, &BarChartView::relayout);
+    connect(controls_, &PoolControls::sortChanged, this, &BarChartView::relayout);
     connect(chart_, &StackedBarChart::rowClicked, this, &BarChartView::toggleRow);
   }
   layout->addWidget(chart_, 1);
@@ -59,11 +47,11 @@ BarChartView::BarChartView(tmon::SessionModel *model, ViewWindow *window, Spec s
 }
 
 void BarChartView::setFilter(const QString &text) {
-  if (filter_) filter_->setText(text);
+  if (controls_) controls_->setFilter(text);
 }
 
 void BarChartView::setSortCategory(int category) {
-  if (sort_) sort_->setCurrentIndex(sort_->findData(category));
+  if (controls_) controls_->setSortCategory(category);
 }
 
 void BarChartView::toggleRow(int row) {
@@ -74,7 +62,8 @@ void BarChartView::toggleRow(int row) {
 }
 
 BarChartView::Query BarChartView::query() const {
-  return {filter_ ? filter_->text() : QString(), sort_ ? sort_->currentData().toInt() : -1, toggled_};
+  return {controls_ ? controls_->filter() : QString(), controls_ ? controls_->sortCategory() : -1,
+          toggled_};
 }
 
 void BarChartView::rebuild() {
@@ -181,31 +170,21 @@ BarChartView::Laid BarChartView::layOut(const std::vector<ItemBar> &bars, const 
   }
   QStringList labels;
   for (const BarCategory &c : spec.categories) labels << c.label;
-  std::vector<tmon::PoolItem> items;
-  std::vector<size_t> barOf;  // item position -> bars position
-  items.reserve(bars.size());
-  const tmon::ItemFilter filter(q.filter, labels);
-  for (size_t i = 0; i < bars.size(); ++i)
-    if (filter.matches(bars[i].item)) {
-      items.push_back(bars[i].item);
-      barOf.push_back(i);
-    }
-  const std::vector<tmon::Pool> pools = tmon::poolItems(items);
-  const bool open = items.size() <= kExpandedUpTo;
-  QSet<QString> expanded;
-  for (const tmon::Pool &p : pools) {
-    laid.shown += p.size();
-    if (!p.grouped()) continue;
-    ++laid.pools;
-    for (const QString &key : {p.key(), p.outliersKey()})
-      if (open != q.toggled.contains(key)) expanded.insert(key);
-  }
+  std::vector<tmon::PoolItem> all;
+  all.reserve(bars.size());
+  for (const ItemBar &b : bars) all.push_back(b.item);
+  const tmon::PoolLayout pooled = tmon::poolLayout(all, q.filter, labels);
+  const std::vector<tmon::PoolItem> &items = pooled.items;
+  const std::vector<tmon::Pool> &pools = pooled.pools;
+  laid.shown = pooled.shown;
+  laid.pools = pooled.grouped;
+  const QSet<QString> expanded = tmon::unfoldedPools(pooled, q.toggled);
   const std::vector<tmon::PoolRow> order = tmon::poolRows(items, pools, expanded, q.sort);
   laid.rows.reserve(order.size());
   for (const tmon::PoolRow &pr : order) {
     const tmon::Pool &pool = pools[size_t(pr.pool)];
     if (pr.item >= 0) {
-      BarRow row = bars[barOf[size_t(pr.item)]].row;
+      BarRow row = bars[pooled.source[size_t(pr.item)]].row;
       if (pr.kind == tmon::PoolRow::Kind::Member) row.indent = 1;
       if (pr.kind == tmon::PoolRow::Kind::Outlier) {
         row.indent = pool.outliers.size() > tmon::kOutliersListed ? 2 : 1;

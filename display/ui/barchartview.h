@@ -16,10 +16,9 @@
 #include "pools.h"
 #include "stackedbarchart.h"
 
-class QComboBox;
-class QLineEdit;
-
 namespace tmui {
+
+class PoolControls;
 
 // One item's bar and what it pools by.
 struct ItemBar {
@@ -81,8 +80,7 @@ class BarChartView : public ModelView {
 
   StackedBarChart *chart_;
   Spec spec_;
-  QLineEdit *filter_ = nullptr;
-  QComboBox *sort_ = nullptr;
+  PoolControls *controls_ = nullptr;  // pooled views only
   std::shared_ptr<const std::vector<ItemBar>> bars_;  // the last computed
   QString described_;
   QSet<QString> toggled_;      // pools expanded or collapsed by a click

@@ -2,12 +2,14 @@
 
 #include <QHelpEvent>
 #include <QKeyEvent>
+#include <QLocale>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollBar>
 #include <QToolTip>
 #include <QWheelEvent>
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "sessionmodel.h"
@@ -19,6 +21,11 @@ namespace tmui {
 namespace {
 constexpr int kStates = tmon::kFinalStateCount;
 constexpr int64_t kMinSpanNs = 10000;  // 10 us: deeper zoom shows nothing new
+// An aggregate's row is this many thread rows high (more, up to the max,
+// when the screen has room): tall enough for its label's two lines and for
+// a share of a few percent to show.
+constexpr int kAggregateRows = 3;
+constexpr int kAggregateRowsMax = 5;
 // The canvas shows times within +-2^60 ns (36 years around the clock's
 // zero): past any session (the model drops times past 2^58), and far enough
 // from int64's ends that no zoom, pan or axis arithmetic can overflow.
@@ -64,6 +71,9 @@ int64_t tickStep(int64_t span, int width, int minPx) {
 TimelineCanvas::TimelineCanvas(tmon::SessionModel *model, ViewWindow *window, QWidget *parent)
     : QAbstractScrollArea(parent), model_(model), window_(window) {
   setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  // Always there: a scroll bar that came and went with an unfolded pool
+  // would change the strips' width, and so every pool's mix.
+  setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
   viewport()->setMouseTracking(true);
   viewport()->setBackgroundRole(QPalette::Base);
   viewport()->setAutoFillBackground(true);
@@ -83,19 +93,43 @@ void TimelineCanvas::setVisibleRange(const tmon::TimeRange &r) {
   view_ = sane(r);
   following_ = false;
   viewport()->update();
+  emit spanChanged();
 }
 
 void TimelineCanvas::followWindow() {
   following_ = true;
   viewport()->update();
+  emit spanChanged();
 }
 
-int TimelineCanvas::rowHeight() const {
-  const int n = std::max(1, model_->threadCount());
-  return std::clamp((viewport()->height() - axisHeight()) / n, 14, 24);
+void TimelineCanvas::setLayout(TimelineLayout layout) {
+  layout_ = std::move(layout);
+  refresh();
 }
 
-int TimelineCanvas::rowCount() const { return model_->threadCount(); }
+void TimelineCanvas::setMixes(std::shared_ptr<const Mixes> mixes) {
+  mixes_ = std::move(mixes);
+  viewport()->update();
+}
+
+void TimelineCanvas::layOutRows() {
+  const int units = std::max(1, layout_.fitThreads + kAggregateRows * layout_.fitAggregates);
+  const int free = viewport()->height() - axisHeight();
+  const int h = std::clamp(free / units, 14, 24);
+  // Aggregates share what the rows leave free, up to kAggregateRowsMax.
+  const int hAggregate =
+      layout_.fitAggregates == 0
+          ? kAggregateRows * h
+          : std::clamp((free - h * layout_.fitThreads) / layout_.fitAggregates,
+                       kAggregateRows * h, kAggregateRowsMax * h);
+  rowTops_.assign(1, 0);
+  for (const TimelineRow &r : layout_.rows)
+    rowTops_.push_back(rowTops_.back() + (r.aggregate() ? hAggregate : h));
+}
+
+int TimelineCanvas::rowTop(int row) const {
+  return axisHeight() + rowTops_[size_t(row)] - verticalScrollBar()->value();
+}
 
 void TimelineCanvas::refresh() {
   updateScrollRange();
@@ -124,21 +158,28 @@ double TimelineCanvas::xOf(int64_t t) const {
 }
 
 int TimelineCanvas::rowAt(int y) const {
-  if (y < axisHeight()) return -1;
-  const int i = (y - axisHeight() + verticalScrollBar()->value()) / rowHeight();
-  return i < model_->threadCount() ? i : -1;
+  if (y < axisHeight() || rowTops_.size() < 2) return -1;
+  const int at = y - axisHeight() + verticalScrollBar()->value();
+  const auto it = std::upper_bound(rowTops_.begin(), rowTops_.end(), at);
+  const int i = int(it - rowTops_.begin()) - 1;
+  return i >= 0 && i < rowCount() ? i : -1;
 }
 
 void TimelineCanvas::updateScrollRange() {
+  layOutRows();
   const int visible = viewport()->height() - axisHeight();
-  verticalScrollBar()->setRange(0, std::max(0, model_->threadCount() * rowHeight() - visible));
+  verticalScrollBar()->setRange(0, std::max(0, rowTops_.back() - visible));
   verticalScrollBar()->setPageStep(std::max(1, visible));
-  verticalScrollBar()->setSingleStep(rowHeight());
+  verticalScrollBar()->setSingleStep(rowTops_.size() > 1 ? rowTops_[1] : 14);
 }
 
 void TimelineCanvas::resizeEvent(QResizeEvent *event) {
   QAbstractScrollArea::resizeEvent(event);
   updateScrollRange();
+  if (stripWidth() != lastWidth_) {
+    lastWidth_ = stripWidth();
+    emit spanChanged();
+  }
 }
 
 void TimelineCanvas::zoomAround(int64_t t, double factor) {
@@ -161,7 +202,11 @@ void TimelineCanvas::paintAxis(QPainter &p, const tmon::TimeRange &v) {
   p.fillRect(QRect(0, 0, viewport()->width(), axisHeight()), palette().color(QPalette::Window));
   p.setPen(palette().color(QPalette::Text));
   p.drawText(QRect(6, 0, labelWidth() - 12, axisHeight()), Qt::AlignLeft | Qt::AlignVCenter,
-             tr("Thread  \u2193 / time \u2192"));
+             layout_.pools ? tr("%1 threads, %2 %3")
+                                 .arg(QLocale().toString(layout_.shown))
+                                 .arg(layout_.pools)
+                                 .arg(layout_.pools == 1 ? tr("pool") : tr("pools"))
+                           : tr("%1 threads").arg(layout_.shown));
   const int64_t step = tickStep(v.length(), d.width(), 90);
   const int64_t origin = model_->startNs();
   const int decimals = step >= 1000000000 ? 0 : step >= 100000000 ? 1 : step >= 10000000 ? 2
@@ -178,31 +223,22 @@ void TimelineCanvas::paintAxis(QPainter &p, const tmon::TimeRange &v) {
   }
 }
 
-// Accumulates how much of each pixel column every state covers, then paints
-// runs of columns whose dominant state is the same as one rectangle.
-void TimelineCanvas::paintRow(QPainter &p, int index, int top, const tmon::TimeRange &v) {
+// Sums how much of each pixel column every state covers (StateMix), then
+// paints runs of columns whose dominant state is the same as one rectangle.
+void TimelineCanvas::paintThread(QPainter &p, int index, int top, int h,
+                                 const tmon::TimeRange &v) {
   const QRect d = dataRect();
   const int w = d.width();
-  columns_.assign(size_t(w) * kStates, 0.f);
-  const double pxPerNs = double(w) / double(std::max<int64_t>(1, v.length()));
-  for (const tmon::StateInterval &iv : model_->intervals(index, v)) {
-    const double x0 = std::max(0.0, double(iv.start - v.t0) * pxPerNs);
-    const double x1 = std::min(double(w), double(iv.end - v.t0) * pxPerNs);
-    const int s = int(iv.state);
-    for (int c = int(x0); c < w && c < x1; ++c) {
-      const double cover = std::min(x1, c + 1.0) - std::max(x0, double(c));
-      if (cover > 0) columns_[size_t(c) * kStates + size_t(s)] += float(cover);
-    }
-  }
-  const int h = rowHeight() - 3;
+  tmon::StateMix mix(v, w);
+  mix.add(model_->intervals(index, v));
   int runStart = 0, runState = -1;
   auto flush = [&](int end) {
     if (runState >= 0 && end > runStart)
-      p.fillRect(QRect(d.left() + runStart, top + 1, end - runStart, h),
+      p.fillRect(QRect(d.left() + runStart, top + 1, end - runStart, h - 3),
                  stateColor(tmon::FinalState(runState)));
   };
   for (int c = 0; c < w; ++c) {
-    const float *col = &columns_[size_t(c) * kStates];
+    const float *col = mix.column(c);
     int best = -1;
     float bestCover = 0.05f, total = 0;  // under 5 % of a pixel: leave it empty
     for (int s = 0; s < kStates; ++s) {
@@ -222,50 +258,136 @@ void TimelineCanvas::paintRow(QPainter &p, int index, int top, const tmon::TimeR
   flush(w);
 }
 
+// Each column of the mix split top to bottom by the share of the threads in
+// each state, in the palette's order; the part no thread was alive for left
+// empty. Columns of equal splits are painted as one rectangle per state. A
+// mix made for another span (a zoom before its new mix arrives) is drawn
+// where its times fall.
+void TimelineCanvas::paintMix(QPainter &p, const tmon::StateMix &mix, int top, int h,
+                              const tmon::TimeRange &v) {
+  if (mix.columns <= 0 || mix.threads <= 0) return;
+  const QRect d = dataRect();
+  const int inner = h - 3;
+  const double nsPerCol = double(mix.range.length()) / mix.columns;
+  using Cuts = std::array<int, kStates + 1>;  // y offsets: state s spans cuts[s]..cuts[s+1]
+  Cuts run{}, cuts{};
+  int runX0 = 0, runX1 = 0;
+  bool open = false;
+  auto flush = [&] {
+    if (!open) return;
+    for (int s = 0; s < kStates; ++s)
+      if (run[size_t(s) + 1] > run[size_t(s)])
+        p.fillRect(QRect(runX0, top + 1 + run[size_t(s)], runX1 - runX0,
+                         run[size_t(s) + 1] - run[size_t(s)]),
+                   stateColor(tmon::FinalState(s)));
+    open = false;
+  };
+  const int first = std::max(0, int((double(v.t0) - double(mix.range.t0)) / nsPerCol) - 1);
+  for (int c = first; c < mix.columns; ++c) {
+    const double t0 = double(mix.range.t0) + c * nsPerCol;
+    if (t0 > double(v.t1)) break;
+    const int x0 = std::max(d.left(), int(std::lround(xOf(int64_t(t0)))));
+    const int x1 = std::min(d.right() + 1, int(std::lround(xOf(int64_t(t0 + nsPerCol)))));
+    if (x1 <= x0) continue;
+    const float *col = mix.column(c);
+    double sum = 0;
+    cuts[0] = 0;
+    for (int s = 0; s < kStates; ++s) {
+      sum += col[s];
+      cuts[size_t(s) + 1] = int(std::lround(std::min(1.0, sum / mix.threads) * inner));
+    }
+    if (open && cuts == run && x0 <= runX1) {
+      runX1 = x1;
+      continue;
+    }
+    flush();
+    run = cuts;
+    runX0 = x0;
+    runX1 = x1;
+    open = true;
+  }
+  flush();
+}
+
+void TimelineCanvas::paintLabel(QPainter &p, const TimelineRow &row, const QRect &r) {
+  const QFontMetrics fm = fontMetrics();
+  const int x = 6 + 12 * row.indent;
+  const int w = r.width() - x - 4;
+  if (!row.aggregate()) {
+    const tmon::ThreadInfo &t = model_->thread(row.thread);
+    QFont f = font();
+    f.setItalic(t.probe);
+    p.setFont(f);
+    p.setPen(palette().color(t.probe ? QPalette::PlaceholderText : QPalette::Text));
+    QString label = t.probe ? tr("%1 %2 (probe)").arg(t.tid).arg(t.name)
+                            : QStringLiteral("%1 %2").arg(t.tid).arg(t.name);
+    if (row.outlier) label += tr(" (outlier)");
+    p.drawText(QRect(r.left() + x, r.top(), w, r.height()), Qt::AlignLeft | Qt::AlignVCenter,
+               fm.elidedText(label, Qt::ElideRight, w));
+    p.setFont(font());
+    return;
+  }
+  // "▸ worker-#" on the first line, "1,500 threads · worker_main" under it.
+  QFont bold = font();
+  bold.setBold(true);
+  p.setFont(bold);
+  p.setPen(palette().color(QPalette::Text));
+  const QString head = (row.open ? QStringLiteral("▾ ") : QStringLiteral("▸ ")) + row.label;
+  const int line = fm.height();
+  const int y = r.top() + std::max(0, (r.height() - 2 * line) / 2);
+  p.drawText(QRect(r.left() + x, y, w, line), Qt::AlignLeft | Qt::AlignVCenter,
+             QFontMetrics(bold).elidedText(head, Qt::ElideRight, w));
+  p.setFont(font());
+  p.setPen(palette().color(QPalette::PlaceholderText));
+  p.drawText(QRect(r.left() + x + 12, y + line, w - 12, line), Qt::AlignLeft | Qt::AlignVCenter,
+             fm.elidedText(row.detail, Qt::ElideRight, w - 12));
+}
+
 void TimelineCanvas::paintEvent(QPaintEvent *) {
   QPainter p(viewport());
   const tmon::TimeRange v = visibleRange();
   const QRect d = dataRect();
   paintAxis(p, v);
-  const int rh = rowHeight();
-  const int scroll = verticalScrollBar()->value();
-  const int n = model_->threadCount();
-  const int first = scroll / rh;
-  const int last = std::min(n - 1, (scroll + d.height()) / rh);
-  const QFontMetrics fm = fontMetrics();
+  const int n = rowCount();
+  const int first = std::max(0, rowAt(d.top()));
+  const int last = n == 0 ? -1 : rowAt(d.bottom()) < 0 ? n - 1 : rowAt(d.bottom());
   p.setClipRect(QRect(0, d.top(), viewport()->width(), d.height()));
   for (int i = first; i <= last; ++i) {
-    const int top = d.top() + i * rh - scroll;
-    const tmon::ThreadInfo &t = model_->thread(i);
-    if (i % 2) p.fillRect(QRect(0, top, viewport()->width(), rh), palette().color(QPalette::AlternateBase));
-    QFont f = font();
-    f.setItalic(t.probe);
-    p.setFont(f);
-    p.setPen(t.probe ? palette().color(QPalette::PlaceholderText) : palette().color(QPalette::Text));
-    const QString label = t.probe ? tr("%1 %2 (probe)").arg(t.tid).arg(t.name)
-                                  : QStringLiteral("%1 %2").arg(t.tid).arg(t.name);
-    p.drawText(QRect(6, top, labelWidth() - 10, rh), Qt::AlignLeft | Qt::AlignVCenter,
-               fm.elidedText(label, Qt::ElideRight, labelWidth() - 10));
-    paintRow(p, i, top, v);
+    const TimelineRow &row = layout_.rows[size_t(i)];
+    const int top = rowTop(i), h = rowTop(i + 1) - top;
+    if (i % 2)
+      p.fillRect(QRect(0, top, viewport()->width(), h), palette().color(QPalette::AlternateBase));
+    paintLabel(p, row, QRect(0, top, labelWidth(), h));
+    if (row.aggregate()) {
+      if (mixes_) {
+        const auto mix = mixes_->constFind(row.key);
+        if (mix != mixes_->constEnd()) paintMix(p, *mix, top, h, v);
+      }
+      continue;
+    }
+    if (row.thread < 0 || row.thread >= model_->threadCount()) continue;
+    paintThread(p, row.thread, top, h, v);
     // Gaps whose states are folded totals (the ring was full): hatched, so
     // the order drawn inside is not read as what happened.
-    for (const tmon::TimeRange &g : model_->eventGapSpans(i, v)) {
+    for (const tmon::TimeRange &g : model_->eventGapSpans(row.thread, v)) {
       const int x0 = int(xOf(std::max(g.t0, v.t0)));
       const int x1 = std::max(x0 + 2, int(xOf(std::min(g.t1, v.t1))));
-      p.fillRect(QRect(x0, top + 1, x1 - x0, rh - 3), QBrush(gapColor(), Qt::BDiagPattern));
+      p.fillRect(QRect(x0, top + 1, x1 - x0, h - 3), QBrush(gapColor(), Qt::BDiagPattern));
     }
   }
-  p.setFont(font());
-  // Intervals blocked on the selected object, outlined over the strips.
+  // Intervals blocked on the selected object, outlined over the strips (a
+  // folded thread's on its pool's row).
   if (highlight_ != 0) {
     p.setPen(QPen(highlightColor(), 2));
     p.setBrush(Qt::NoBrush);
     for (const tmon::BlockedInterval &b : model_->blockedOn(highlight_, v)) {
-      if (b.thread < first || b.thread > last) continue;
-      const int top = d.top() + b.thread * rh - scroll;
+      if (b.thread < 0 || size_t(b.thread) >= layout_.rowOfThread.size()) continue;
+      const int row = layout_.rowOfThread[size_t(b.thread)];
+      if (row < first || row > last) continue;
+      const int top = rowTop(row);
       const int x0 = int(xOf(b.start));
       const int x1 = std::max(x0 + 2, int(xOf(b.end)));
-      p.drawRect(QRect(x0, top, x1 - x0, rh - 1));
+      p.drawRect(QRect(x0, top, x1 - x0, rowTop(row + 1) - top - 1));
     }
   }
   p.setClipRect(QRect(d.left(), 0, d.width(), viewport()->height()));
@@ -291,18 +413,49 @@ void TimelineCanvas::paintEvent(QPaintEvent *) {
   }
   if (n == 0) {
     p.setPen(palette().color(QPalette::PlaceholderText));
-    p.drawText(d, Qt::AlignCenter, tr("No threads yet"));
+    p.drawText(d, Qt::AlignCenter, model_->threadCount() ? tr("No threads in this window")
+                                                          : tr("No threads yet"));
   }
 }
 
-QString TimelineCanvas::tooltipAt(const QPoint &pos) const {
+QString TimelineCanvas::tooltipText(const QPoint &pos) const {
   const int row = rowAt(pos.y());
-  if (row < 0 || pos.x() < dataRect().left()) return QString();
-  const tmon::ThreadInfo &t = model_->thread(row);
+  if (row < 0) return QString();
+  const TimelineRow &r = layout_.rows[size_t(row)];
+  if (pos.x() < dataRect().left())
+    return r.aggregate() ? (r.open ? tr("Click to fold these threads into one row")
+                                   : tr("Click to list these threads one per row"))
+                         : QString();
   const int64_t at = timeAt(pos.x());
+  if (r.aggregate()) return aggregateTooltip(r, at);
+  if (r.thread < 0 || r.thread >= model_->threadCount()) return QString();
+  return threadTooltip(r.thread, at);
+}
+
+// How many of the aggregate's threads were in each state at that instant.
+QString TimelineCanvas::aggregateTooltip(const TimelineRow &row, int64_t at) const {
+  const tmon::StateCounts n = tmon::statesAt(*model_, row.threads, at);
+  const QLocale locale;
+  QString text = QStringLiteral("<b>%1</b> · %2<br>")
+                     .arg(row.label.toHtmlEscaped(), row.detail.toHtmlEscaped());
+  const QString when = QString::number((double(at) - double(model_->startNs())) / 1e9, 'f', 4);
+  const QString count = locale.toString(qlonglong(row.threads.size()));
+  text += row.outliers ? tr("%1 threads (its outliers aside) at %2 s:").arg(count, when)
+                       : tr("%1 threads at %2 s:").arg(count, when);
+  for (int s = 0; s < kStates; ++s)
+    if (n[size_t(s)] > 0)
+      text += QStringLiteral("<br><span style='color:%1'>■</span> %2 %3")
+                  .arg(stateColor(tmon::FinalState(s)).name(), locale.toString(n[size_t(s)]),
+                       stateLabel(tmon::FinalState(s)).toHtmlEscaped());
+  if (n[kStates] > 0) text += tr("<br>%1 not alive or no data").arg(locale.toString(n[kStates]));
+  return text;
+}
+
+QString TimelineCanvas::threadTooltip(int index, int64_t at) const {
+  const tmon::ThreadInfo &t = model_->thread(index);
   tmon::StateInterval iv;
   QString text = QStringLiteral("<b>%1 %2</b>").arg(t.tid).arg(t.name.toHtmlEscaped());
-  if (!model_->stateAt(row, at, &iv)) return text + tr("<br>not alive or no data here");
+  if (!model_->stateAt(index, at, &iv)) return text + tr("<br>not alive or no data here");
   text += QStringLiteral("<br><span style='color:%1'>■</span> %2")
               .arg(stateColor(iv.state).name(), stateLabel(iv.state));
   if (iv.object != 0) {
@@ -328,7 +481,7 @@ QString TimelineCanvas::tooltipAt(const QPoint &pos) const {
 bool TimelineCanvas::viewportEvent(QEvent *event) {
   if (event->type() == QEvent::ToolTip) {
     auto *help = static_cast<QHelpEvent *>(event);
-    const QString text = tooltipAt(help->pos());
+    const QString text = tooltipText(help->pos());
     if (text.isEmpty())
       QToolTip::hideText();
     else
@@ -344,7 +497,12 @@ bool TimelineCanvas::viewportEvent(QEvent *event) {
 
 void TimelineCanvas::mousePressEvent(QMouseEvent *event) {
   const int x = int(event->position().x());
-  if (x < dataRect().left()) return;
+  if (x < dataRect().left()) {
+    const int row = rowAt(int(event->position().y()));
+    if (event->button() == Qt::LeftButton && row >= 0 && layout_.rows[size_t(row)].aggregate())
+      emit aggregateClicked(layout_.rows[size_t(row)].key);
+    return;
+  }
   const bool pan = event->button() == Qt::MiddleButton ||
                    (event->button() == Qt::LeftButton && (event->modifiers() & Qt::ShiftModifier));
   drag_ = pan ? Drag::Pan : event->button() == Qt::LeftButton ? Drag::Select : Drag::None;

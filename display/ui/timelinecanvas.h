@@ -1,14 +1,22 @@
-// The timeline painter: one state strip per thread over time. Only the
-// visible rows are painted, and each pixel column shows the state that
-// filled most of it, so a 1,000-thread, minutes-long session costs about
-// (visible rows x width) per frame whatever the number of intervals.
+// The timeline painter: one state strip per row over time, the rows laid
+// out by TimelineView from the pools (timelinerows.h). A thread's row shows
+// in each pixel column the state that filled most of it; a pool's row is
+// its threads' state mix (poolmix.h), each column split top to bottom by
+// the share of its threads in each state, computed off the GUI thread for
+// the span and width it was asked for (drawn where its times fall until
+// the next arrives). Only the visible rows are painted, so a repaint costs
+// about (visible rows x width) whatever the number of threads or intervals.
 #ifndef THREADMON_UI_TIMELINECANVAS_H
 #define THREADMON_UI_TIMELINECANVAS_H
 
 #include <QAbstractScrollArea>
+#include <QHash>
+#include <memory>
 #include <vector>
 
 #include "modeltypes.h"
+#include "poolmix.h"
+#include "timelinerows.h"
 
 namespace tmon {
 class SessionModel;
@@ -30,11 +38,30 @@ class TimelineCanvas : public QAbstractScrollArea {
   tmon::TimeRange visibleRange() const;
   void setVisibleRange(const tmon::TimeRange &r);
   void followWindow();
-  int rowCount() const;
+  // Rows drawn (pools, outliers, threads).
+  int rowCount() const { return int(layout_.rows.size()); }
+  const TimelineLayout &layout() const { return layout_; }
+  void setLayout(TimelineLayout layout);
+  // The aggregates' state mixes by key (TimelineRow::key).
+  using Mixes = QHash<QString, tmon::StateMix>;
+  void setMixes(std::shared_ptr<const Mixes> mixes);
+  // Pixel columns of the strips: the width a mix is computed for.
+  int stripWidth() const { return dataRect().width(); }
+  // The row at a viewport y (-1: none), and its top.
+  int rowAt(int y) const;
+  int rowTop(int row) const;
+  // What hovering at a viewport point shows ("" for nothing).
+  QString tooltipText(const QPoint &pos) const;
   // Time at a viewport x, and back.
   int64_t timeAt(int x) const;
   double xOf(int64_t t) const;
   void refresh();
+
+ signals:
+  // The span shown or the strips' width changed: mixes are for another.
+  void spanChanged();
+  // An aggregate's label was clicked (its TimelineRow::key).
+  void aggregateClicked(const QString &key);
 
  protected:
   void paintEvent(QPaintEvent *event) override;
@@ -47,18 +74,21 @@ class TimelineCanvas : public QAbstractScrollArea {
   void keyPressEvent(QKeyEvent *event) override;
 
  private:
-  // Taller rows when few threads fit, down to 14 px for many.
-  int rowHeight() const;
+  // Thread rows 14-24 px (taller when few fit: TimelineLayout::fitThreads),
+  // aggregates kAggregateRows times that; rowTops_ from them.
+  void layOutRows();
   int axisHeight() const;
-  int labelWidth() const { return 190; }
+  int labelWidth() const { return 200; }
   QRect dataRect() const;
-  int rowAt(int y) const;
   void updateScrollRange();
   void zoomAround(int64_t t, double factor);
   void panBy(int64_t dt);
   void paintAxis(QPainter &p, const tmon::TimeRange &v);
-  void paintRow(QPainter &p, int index, int top, const tmon::TimeRange &v);
-  QString tooltipAt(const QPoint &pos) const;
+  void paintLabel(QPainter &p, const TimelineRow &row, const QRect &r);
+  void paintThread(QPainter &p, int index, int top, int h, const tmon::TimeRange &v);
+  void paintMix(QPainter &p, const tmon::StateMix &mix, int top, int h, const tmon::TimeRange &v);
+  QString threadTooltip(int index, int64_t at) const;
+  QString aggregateTooltip(const TimelineRow &row, int64_t at) const;
 
   tmon::SessionModel *model_;
   ViewWindow *window_;
@@ -73,8 +103,10 @@ class TimelineCanvas : public QAbstractScrollArea {
   tmon::TimeRange dragStartView_;
   int cursorX_ = -1;
   bool selecting_ = false;
-  // Per-column accumulation reused between rows (width x states).
-  std::vector<float> columns_;
+  TimelineLayout layout_;
+  std::vector<int> rowTops_;  // rows + 1, from 0
+  std::shared_ptr<const Mixes> mixes_;
+  int lastWidth_ = 0;
 };
 
 }  // namespace tmui

@@ -1,26 +1,67 @@
-// Timeline: the state strips (TimelineCanvas) with their legend and a line
-// saying how to zoom, pan and select.
+// Timeline: the state strips (TimelineCanvas) with their legend, the pools'
+// filter and sort (as in the Threads view) and a line saying how to zoom,
+// pan, select and unfold. Threads are pooled as the Threads view pools
+// them (pools.h over the window); the pools' per-column state mixes are
+// computed on a worker thread in large sessions, again when the span shown
+// or the strips' width changes.
 #ifndef THREADMON_UI_TIMELINEVIEW_H
 #define THREADMON_UI_TIMELINEVIEW_H
 
+#include <QSet>
+#include <memory>
+
 #include "modelview.h"
+#include "pools.h"
+#include "timelinecanvas.h"
 
 namespace tmui {
 
-class TimelineCanvas;
+class PoolControls;
 
 class TimelineView : public ModelView {
   Q_OBJECT
  public:
   TimelineView(tmon::SessionModel *model, ViewWindow *window, QWidget *parent = nullptr);
-  int rowCount() const override;
+  // Threads shown, in pools or not.
+  int rowCount() const override { return shown_; }
   TimelineCanvas *canvas() const { return canvas_; }
+  // The filter box and the sort (-1: creation order), for tests.
+  void setFilter(const QString &text);
+  void setSortCategory(int category);
+  // Folds or unfolds the aggregate (TimelineRow::key) as a click does.
+  void toggle(const QString &key);
 
  protected:
   void rebuild() override;
 
  private:
+  // What a computation is for: the window pooled, the span and width mixed.
+  struct Span {
+    tmon::TimeRange range;
+    int width = 0;
+    bool operator==(const Span &o) const {
+      return range.t0 == o.range.t0 && range.t1 == o.range.t1 && width == o.width;
+    }
+  };
+  struct Computed {
+    std::shared_ptr<const tmon::PoolLayout> pools;
+    std::shared_ptr<const TimelineCanvas::Mixes> mixes;
+  };
+  Span span() const;
+  static std::shared_ptr<const TimelineCanvas::Mixes> mix(const tmon::SessionModel &m,
+                                                          const tmon::PoolLayout &pools,
+                                                          const Span &s);
+  // New mixes for the span now shown (a zoom, a pan, a resize).
+  void remix();
+  // The rows again from the last pools (a click, the sort).
+  void relayout();
+
   TimelineCanvas *canvas_;
+  PoolControls *controls_;
+  std::shared_ptr<const tmon::PoolLayout> pools_;
+  QSet<QString> toggled_;
+  Span mixedFor_;  // the span of the last mixes asked for
+  int shown_ = 0;
 };
 
 }  // namespace tmui
