@@ -147,12 +147,21 @@ QString SyncObjectInfo::callSite() const {
   return firstContentionStack.isEmpty() ? QString() : firstContentionStack.first();
 }
 
-std::vector<WaitPair> sortedWaitPairs(const std::map<std::pair<uint32_t, uint32_t>, WaitPair> &cells) {
+WaitPair &waitCell(WaitCells *cells, uint32_t waiter, uint32_t holder) {
+  WaitPair &c = (*cells)[uint64_t(waiter) << 32 | holder];
+  c.waiter = waiter;
+  c.holder = holder;
+  return c;
+}
+
+std::vector<WaitPair> sortedWaitPairs(const WaitCells &cells) {
   std::vector<WaitPair> out;
   for (const auto &c : cells)
     if (c.second.count || c.second.waitNs) out.push_back(c.second);
-  std::stable_sort(out.begin(), out.end(), [](const WaitPair &a, const WaitPair &b) {
-    return a.waitNs != b.waitNs ? a.waitNs > b.waitNs : a.count > b.count;
+  std::sort(out.begin(), out.end(), [](const WaitPair &a, const WaitPair &b) {
+    if (a.waitNs != b.waitNs) return a.waitNs > b.waitNs;
+    if (a.count != b.count) return a.count > b.count;
+    return a.waiter != b.waiter ? a.waiter < b.waiter : a.holder < b.holder;
   });
   return out;
 }

@@ -239,15 +239,13 @@ void SyncActivity::waits(uint32_t object, const TimeRange &r, int64_t horizon,
 
 std::vector<WaitPair> SyncActivity::matrix(const TimeRange &r, int64_t horizon,
                                            uint32_t object) const {
-  std::map<std::pair<uint32_t, uint32_t>, WaitPair> cells;
+  WaitCells cells;
   auto add = [&](const WaitRecord &w) {
     // A barrier's last arrival released the round, itself included: its
     // moment in the call is nobody's blocking.
     if (!w.holder && w.releaser == w.waiter) return;
     int64_t clipped = std::max<int64_t>(0, std::min(w.end, r.t1) - std::max(w.start, r.t0));
-    WaitPair &c = cells[{w.waiter, w.blamed()}];
-    c.waiter = w.waiter;
-    c.holder = w.blamed();
+    WaitPair &c = waitCell(&cells, w.waiter, w.blamed());
     if (w.start >= r.t0) c.count++;
     c.waitNs += uint64_t(clipped);
   };
