@@ -25,17 +25,17 @@ bool owned(FinalState s) {
 }  // namespace
 
 SyncActivity::ThreadWaits &SyncActivity::threadWaits(uint32_t tid) {
-  auto [it, fresh] = threadIndex_.try_emplace(tid, threads_.size());
-  if (fresh) {
-    threads_.emplace_back();
-    threads_.back().tid = tid;
-  }
-  return threads_[it->second];
+  const int index = threadIndex_.findAndRemember(tid);
+  if (index >= 0) return threads_[size_t(index)];
+  threadIndex_.insert(tid, int(threads_.size()));
+  threads_.emplace_back();
+  threads_.back().tid = tid;
+  return threads_.back();
 }
 
 const SyncActivity::ThreadWaits *SyncActivity::findThread(uint32_t tid) const {
-  auto it = threadIndex_.find(tid);
-  return it == threadIndex_.end() ? nullptr : &threads_[it->second];
+  const int index = threadIndex_.find(tid);
+  return index < 0 ? nullptr : &threads_[size_t(index)];
 }
 
 void SyncActivity::transition(uint32_t tid, int64_t t, int state, uint32_t object,
@@ -388,7 +388,7 @@ int64_t SyncActivity::sleepNs(uint32_t tid, const TimeRange &r, int64_t horizon)
 
 size_t SyncActivity::bytes() const {
   size_t b = sizeof(*this);
-  b += threads_.capacity() * sizeof(ThreadWaits) + threadIndex_.size() * 32;
+  b += threads_.capacity() * sizeof(ThreadWaits) + threadIndex_.bytes();
   for (const ThreadWaits &th : threads_) b += th.sleeps.capacity() * sizeof(TimeRange);
   for (const auto &s : sleptBefore_) b += s.second.bytes() + 32;
   for (const auto &c : objects_) b += c.second.closed.capacity() * sizeof(WaitRecord) + 48;

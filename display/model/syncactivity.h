@@ -14,6 +14,7 @@
 #include "counterseries.h"
 #include "modeltypes.h"
 #include "threadtimeline.h"
+#include "tidindex.h"
 
 namespace tmon {
 
@@ -104,7 +105,7 @@ class SyncActivity {
   const ThreadWaits *findThread(uint32_t tid) const;
 
   std::vector<ThreadWaits> threads_;                 // in order of first sight
-  std::unordered_map<uint32_t, size_t> threadIndex_;  // by tid
+  TidIndex threadIndex_;
   size_t openWaits_ = 0;                              // threads_ with waiting set
   std::unordered_map<uint32_t, ObjectWaits> objects_;
   std::unordered_map<uint32_t, Checkpoints<1>> sleptBefore_;  // by tid: what left sleeps
