@@ -48,7 +48,19 @@ const char *severityKey(Severity s) {
 
 namespace findings_detail {
 
-std::vector<ProgramThread> programThreads(const SessionModel &m, const TimeRange &r) {
+namespace {
+
+// The program's threads over the range computeFindings was asked for, kept
+// for its call: most rules ask for them, and each answer walks every state
+// interval of the range (a tenth of a streamed report's CPU).
+struct ProgramThreadsMemo {
+  const SessionModel *model;
+  TimeRange range;
+  std::vector<ProgramThread> threads;
+};
+thread_local const ProgramThreadsMemo *memo = nullptr;
+
+std::vector<ProgramThread> findProgramThreads(const SessionModel &m, const TimeRange &r) {
   std::vector<ProgramThread> out, runtime;
   int64_t programCpu = 0, runtimeCpu = 0;
   for (int i = 0; i < m.threadCount(); i++) {
@@ -69,6 +81,14 @@ std::vector<ProgramThread> programThreads(const SessionModel &m, const TimeRange
               [](const ProgramThread &a, const ProgramThread &b) { return a.index < b.index; });
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<ProgramThread> programThreads(const SessionModel &m, const TimeRange &r) {
+  if (memo && memo->model == &m && memo->range.t0 == r.t0 && memo->range.t1 == r.t1)
+    return memo->threads;
+  return findProgramThreads(m, r);
 }
 
 std::set<uint32_t> programTids(const SessionModel &m, const TimeRange &r) {
@@ -568,6 +588,11 @@ std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r) 
   using namespace findings_detail;
   std::vector<Finding> out;
   if (r.length() <= 0) return out;
+  const ProgramThreadsMemo kept{&m, r, findProgramThreads(m, r)};
+  struct Keep {
+    explicit Keep(const ProgramThreadsMemo *k) { memo = k; }
+    ~Keep() { memo = nullptr; }
+  } keep(&kept);
   dataLostFindings(m, r, &out);
   deadlockFindings(m, r, &out);
   serialisingFindings(m, r, &out);
