@@ -243,15 +243,30 @@ void SyncActivity::forEachWait(uint32_t object, const TimeRange &r, int64_t hori
 
 void SyncActivity::waits(uint32_t object, const TimeRange &r, int64_t horizon,
                          std::vector<WaitRecord> *out) const {
+  const size_t first = out->size();
+  size_t closedEnd = first;
   forEachWait(object, r, horizon, [&](const WaitRecord &w) {
     WaitRecord c = w;
     c.start = std::max(c.start, r.t0);
     c.end = std::max(c.start, std::min(c.end, r.t1));
     out->push_back(c);
+    if (!w.open) closedEnd = out->size();
   });
-  std::sort(out->begin(), out->end(), [](const WaitRecord &a, const WaitRecord &b) {
+  // The closed waits come in start order (clipped to r.t0 at its head):
+  // only runs of one start need ordering by waiter, and the few open waits
+  // merging in, not a sort of every wait.
+  const auto before = [](const WaitRecord &a, const WaitRecord &b) {
     return a.start != b.start ? a.start < b.start : a.waiter < b.waiter;
-  });
+  };
+  const auto begin = out->begin() + std::ptrdiff_t(first);
+  const auto mid = out->begin() + std::ptrdiff_t(closedEnd);
+  for (auto run = begin; run != mid;) {
+    auto next = std::find_if(run, mid, [&](const WaitRecord &w) { return w.start != run->start; });
+    if (next - run > 1) std::sort(run, next, before);
+    run = next;
+  }
+  std::sort(mid, out->end(), before);
+  std::inplace_merge(begin, mid, out->end(), before);
 }
 
 std::vector<WaitPair> SyncActivity::matrix(const TimeRange &r, int64_t horizon,
