@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "findings_util.h"
 #include "pools.h"
@@ -315,7 +317,8 @@ void deadlockFindings(const SessionModel &m, const TimeRange &r, std::vector<Fin
 
 void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
   std::vector<ProgramThread> pts = programThreads(m, r);
-  std::set<uint32_t> program;
+  // Hashed: looked up for every wait in the range.
+  std::unordered_set<uint32_t> program;
   int64_t life = 0;
   for (const ProgramThread &p : pts) {
     program.insert(p.tid);
@@ -325,13 +328,14 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
   for (int oi = 0; oi < m.syncObjectCount(); oi++) {
     const SyncObjectInfo &o = m.syncObject(oi);
     if (!isHeldKind(o.kind) && !pythonLockUsedAsLock(m, o, r)) continue;
-    std::map<uint32_t, int64_t> byWaiter;
+    std::unordered_map<uint32_t, int64_t> sums;
     int64_t blocked = 0;
     for (const WaitRecord &w : m.waits(o.id, r)) {
       if (!program.count(w.waiter)) continue;
-      byWaiter[w.waiter] += w.end - w.start;
+      sums[w.waiter] += w.end - w.start;
       blocked += w.end - w.start;
     }
+    const std::map<uint32_t, int64_t> byWaiter(sums.begin(), sums.end());
     double share = double(blocked) / double(life);
     if (share < finding::kSerialisingShare || int(byWaiter.size()) < finding::kSerialisingMinWaiters)
       continue;
