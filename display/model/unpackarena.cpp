@@ -1,6 +1,7 @@
 #include "unpackarena.h"
 
 #include <algorithm>
+#include <new>
 
 namespace tmon {
 
