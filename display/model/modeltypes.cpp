@@ -49,7 +49,8 @@ bool finalStateOfWire(int wireState, FinalState *out) {
     std::array<int8_t, kWireValues> t;
     t.fill(-1);
     for (int i = kFinalStateCount - 1; i >= 0; i--)
-      if (kStates[i].wire > 0 && kStates[i].wire < kWireValues) t[size_t(kStates[i].wire)] = int8_t(i);
+      if (kStates[i].wire > 0 && kStates[i].wire < kWireValues)
+        t[size_t(kStates[i].wire)] = int8_t(i);
     return t;
   }();
   if (wireState > 0 && wireState < kWireValues) {

@@ -93,9 +93,9 @@ class SyncActivity {
     uint32_t tid = 0;
     bool waiting = false;  // open holds its wait
     Open open;
-    int64_t lastT = INT64_MIN;                // newest transition
-    int64_t sleepingSince = kNotSleeping;     // an open wrapped sleep
-    std::vector<TimeRange> sleeps;            // closed, in order
+    int64_t lastT = INT64_MIN;             // newest transition
+    int64_t sleepingSince = kNotSleeping;  // an open wrapped sleep
+    std::vector<TimeRange> sleeps;         // closed, in order
   };
   struct ObjectWaits {
     std::vector<WaitRecord> closed;  // start order
@@ -104,9 +104,9 @@ class SyncActivity {
   ThreadWaits &threadWaits(uint32_t tid);
   const ThreadWaits *findThread(uint32_t tid) const;
 
-  std::vector<ThreadWaits> threads_;                 // in order of first sight
+  std::vector<ThreadWaits> threads_;  // in order of first sight
   TidIndex threadIndex_;
-  size_t openWaits_ = 0;                              // threads_ with waiting set
+  size_t openWaits_ = 0;  // threads_ with waiting set
   std::unordered_map<uint32_t, ObjectWaits> objects_;
   std::unordered_map<uint32_t, Checkpoints<1>> sleptBefore_;  // by tid: what left sleeps
   std::unordered_map<uint32_t, int64_t> firstSleep_;          // by tid: where its sums start
