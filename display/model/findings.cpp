@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "findings_util.h"
 #include "pools.h"
@@ -48,7 +50,19 @@ const char *severityKey(Severity s) {
 
 namespace findings_detail {
 
-std::vector<ProgramThread> programThreads(const SessionModel &m, const TimeRange &r) {
+namespace {
+
+// The program's threads over the range computeFindings was asked for, kept
+// for its call: most rules ask for them, and each answer walks every state
+// interval of the range (a tenth of a streamed report's CPU).
+struct ProgramThreadsMemo {
+  const SessionModel *model;
+  TimeRange range;
+  std::vector<ProgramThread> threads;
+};
+thread_local const ProgramThreadsMemo *memo = nullptr;
+
+std::vector<ProgramThread> findProgramThreads(const SessionModel &m, const TimeRange &r) {
   std::vector<ProgramThread> out, runtime;
   int64_t programCpu = 0, runtimeCpu = 0;
   for (int i = 0; i < m.threadCount(); i++) {
@@ -69,6 +83,14 @@ std::vector<ProgramThread> programThreads(const SessionModel &m, const TimeRange
               [](const ProgramThread &a, const ProgramThread &b) { return a.index < b.index; });
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<ProgramThread> programThreads(const SessionModel &m, const TimeRange &r) {
+  if (memo && memo->model == &m && memo->range.t0 == r.t0 && memo->range.t1 == r.t1)
+    return memo->threads;
+  return findProgramThreads(m, r);
 }
 
 std::set<uint32_t> programTids(const SessionModel &m, const TimeRange &r) {
@@ -295,7 +317,8 @@ void deadlockFindings(const SessionModel &m, const TimeRange &r, std::vector<Fin
 
 void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
   std::vector<ProgramThread> pts = programThreads(m, r);
-  std::set<uint32_t> program;
+  // Hashed: looked up for every wait in the range.
+  std::unordered_set<uint32_t> program;
   int64_t life = 0;
   for (const ProgramThread &p : pts) {
     program.insert(p.tid);
@@ -305,13 +328,14 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
   for (int oi = 0; oi < m.syncObjectCount(); oi++) {
     const SyncObjectInfo &o = m.syncObject(oi);
     if (!isHeldKind(o.kind) && !pythonLockUsedAsLock(m, o, r)) continue;
-    std::map<uint32_t, int64_t> byWaiter;
+    std::unordered_map<uint32_t, int64_t> sums;
     int64_t blocked = 0;
     for (const WaitRecord &w : m.waits(o.id, r)) {
       if (!program.count(w.waiter)) continue;
-      byWaiter[w.waiter] += w.end - w.start;
+      sums[w.waiter] += w.end - w.start;
       blocked += w.end - w.start;
     }
+    const std::map<uint32_t, int64_t> byWaiter(sums.begin(), sums.end());
     double share = double(blocked) / double(life);
     if (share < finding::kSerialisingShare || int(byWaiter.size()) < finding::kSerialisingMinWaiters)
       continue;
@@ -568,6 +592,11 @@ std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r) 
   using namespace findings_detail;
   std::vector<Finding> out;
   if (r.length() <= 0) return out;
+  const ProgramThreadsMemo kept{&m, r, findProgramThreads(m, r)};
+  struct Keep {
+    explicit Keep(const ProgramThreadsMemo *k) { memo = k; }
+    ~Keep() { memo = nullptr; }
+  } keep(&kept);
   dataLostFindings(m, r, &out);
   deadlockFindings(m, r, &out);
   serialisingFindings(m, r, &out);

@@ -2,11 +2,13 @@
 
 #include "sessionmodel.h"
 #include "tmwire.h"
+#include "unpackarena.h"
 
 namespace tmon {
 
 struct FrameDecoder::Impl {
   tm_decoder dec;
+  UnpackArena arena;  // the model copies what it keeps out of each frame
 };
 
 FrameDecoder::FrameDecoder(SessionModel *model) : d_(new Impl), model_(model) {
@@ -41,7 +43,7 @@ bool FrameDecoder::feed(const void *data, size_t len) {
       fail(QString::fromUtf8(tm_decoder_error(&d_->dec)));
       return false;
     }
-    Threadmon__Frame *f = threadmon__frame__unpack(nullptr, n, payload);
+    Threadmon__Frame *f = d_->arena.unpack(payload, n);
     if (!f) {
       fail(QStringLiteral("malformed protobuf frame at byte %1 (after %2 frames)")
                .arg(frameOffset)
@@ -50,7 +52,6 @@ bool FrameDecoder::feed(const void *data, size_t len) {
     }
     if (hook_) hook_(payload, n);
     if (model_) model_->apply(*f);
-    threadmon__frame__free_unpacked(f, nullptr);
     if (model_ && model_->hasError()) {
       failed_ = true;
       error_ = model_->errorText();

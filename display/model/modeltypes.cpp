@@ -41,6 +41,23 @@ FinalState finalStateAtColumn(int col) {
 }
 
 bool finalStateOfWire(int wireState, FinalState *out) {
+  // Asked for every transition and every segment of every derived tick: a
+  // table of the wire's (small) values, not a scan of the states (5% of a
+  // window's load). -1: no final state; the first state of a wire value wins.
+  static constexpr int kWireValues = 64;
+  static const auto table = [] {
+    std::array<int8_t, kWireValues> t;
+    t.fill(-1);
+    for (int i = kFinalStateCount - 1; i >= 0; i--)
+      if (kStates[i].wire > 0 && kStates[i].wire < kWireValues)
+        t[size_t(kStates[i].wire)] = int8_t(i);
+    return t;
+  }();
+  if (wireState > 0 && wireState < kWireValues) {
+    if (table[size_t(wireState)] < 0) return false;
+    *out = FinalState(table[size_t(wireState)]);
+    return true;
+  }
   for (int i = 0; wireState && i < kFinalStateCount; i++)
     if (kStates[i].wire == wireState) {
       *out = FinalState(i);
@@ -147,12 +164,21 @@ QString SyncObjectInfo::callSite() const {
   return firstContentionStack.isEmpty() ? QString() : firstContentionStack.first();
 }
 
-std::vector<WaitPair> sortedWaitPairs(const std::map<std::pair<uint32_t, uint32_t>, WaitPair> &cells) {
+WaitPair &waitCell(WaitCells *cells, uint32_t waiter, uint32_t holder) {
+  WaitPair &c = (*cells)[uint64_t(waiter) << 32 | holder];
+  c.waiter = waiter;
+  c.holder = holder;
+  return c;
+}
+
+std::vector<WaitPair> sortedWaitPairs(const WaitCells &cells) {
   std::vector<WaitPair> out;
   for (const auto &c : cells)
     if (c.second.count || c.second.waitNs) out.push_back(c.second);
-  std::stable_sort(out.begin(), out.end(), [](const WaitPair &a, const WaitPair &b) {
-    return a.waitNs != b.waitNs ? a.waitNs > b.waitNs : a.count > b.count;
+  std::sort(out.begin(), out.end(), [](const WaitPair &a, const WaitPair &b) {
+    if (a.waitNs != b.waitNs) return a.waitNs > b.waitNs;
+    if (a.count != b.count) return a.count > b.count;
+    return a.waiter != b.waiter ? a.waiter < b.waiter : a.holder < b.holder;
   });
   return out;
 }

@@ -198,8 +198,7 @@ const ThreadInfo &SessionModel::thread(int index) const {
   return store_->threads[size_t(index)]->info;
 }
 int SessionModel::indexOfTid(uint32_t tid) const {
-  auto it = store_->tidIndex.find(tid);
-  return it == store_->tidIndex.end() ? -1 : it->second;
+  return store_->tidIndex.find(tid);
 }
 
 namespace {

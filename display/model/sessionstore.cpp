@@ -53,10 +53,10 @@ void SessionStore::seeTime(int64_t t) {
 }
 
 ThreadTimeline *SessionStore::threadFor(uint32_t tid, int64_t t) {
-  auto it = tidIndex.find(tid);
-  if (it != tidIndex.end()) {
+  const int index = tidIndex.findAndRemember(tid);
+  if (index >= 0) {
     seeTime(t);
-    ThreadTimeline &th = *threads[size_t(it->second)];
+    ThreadTimeline &th = *threads[size_t(index)];
     if (!th.baselineZero && t < th.info.startNs) th.setStart(t);  // first sight was late
     return &th;
   }
@@ -67,7 +67,7 @@ ThreadTimeline *SessionStore::threadFor(uint32_t tid, int64_t t) {
   seeTime(t);
   // Packed interval times count from the window's start (FrameCheck).
   threads.push_back(std::make_unique<ThreadTimeline>(tid, t, check_.base()));
-  tidIndex[tid] = int(threads.size()) - 1;
+  tidIndex.insert(tid, int(threads.size()) - 1);
   return threads.back().get();
 }
 
@@ -303,15 +303,15 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
 
 void SessionStore::applyThreadStart(const Threadmon__ThreadStart &s) {
   int64_t t = ns(s.time_ns);
-  auto it = tidIndex.find(s.tid);
-  if (it != tidIndex.end()) {
-    const ThreadInfo &old = threads[size_t(it->second)]->info;
+  const int index = tidIndex.find(s.tid);
+  if (index >= 0) {
+    const ThreadInfo &old = threads[size_t(index)]->info;
     if (old.endNs >= 0 && t >= old.endNs) {  // the kernel reused the tid: a new thread
       if (threads.size() >= limits::kMaxThreads) {
         check_.note(FrameCheck::ThreadsFull);
         return;
       }
-      tidIndex.erase(it);
+      tidIndex.erase(s.tid);
     }
   }
   ThreadTimeline *thp = threadFor(s.tid, t);

@@ -15,6 +15,7 @@
 #include "syncactivity.h"
 #include "threadmon.pb-c.h"
 #include "threadtimeline.h"
+#include "tidindex.h"
 #include "userthreads.h"
 
 namespace tmon {
@@ -60,7 +61,7 @@ class SessionStore {
 
   SessionInfo info;
   std::vector<std::unique_ptr<ThreadTimeline>> threads;
-  std::unordered_map<uint32_t, int> tidIndex;
+  TidIndex tidIndex;
   TickTimes tickTimes;
   std::vector<TickPoint> points;  // parallel to tickTimes
   std::vector<CpuSeries> cpus;

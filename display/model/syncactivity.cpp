@@ -24,14 +24,27 @@ bool owned(FinalState s) {
 
 }  // namespace
 
+SyncActivity::ThreadWaits &SyncActivity::threadWaits(uint32_t tid) {
+  const int index = threadIndex_.findAndRemember(tid);
+  if (index >= 0) return threads_[size_t(index)];
+  threadIndex_.insert(tid, int(threads_.size()));
+  threads_.emplace_back();
+  threads_.back().tid = tid;
+  return threads_.back();
+}
+
+const SyncActivity::ThreadWaits *SyncActivity::findThread(uint32_t tid) const {
+  const int index = threadIndex_.find(tid);
+  return index < 0 ? nullptr : &threads_[size_t(index)];
+}
+
 void SyncActivity::transition(uint32_t tid, int64_t t, int state, uint32_t object,
                               uint32_t holder, uint32_t releaser) {
-  auto [last, first] = lastT_.try_emplace(tid, t);
-  if (!first && t < last->second) return;  // out of order: the timeline has it
-  last->second = t;
-  auto op = open_.find(tid);
-  if (op != open_.end()) {
-    const Open &o = op->second;
+  ThreadWaits &th = threadWaits(tid);
+  if (t < th.lastT) return;  // out of order: the timeline has it
+  th.lastT = t;
+  if (th.waiting) {
+    const Open &o = th.open;
     WaitRecord w;
     w.start = o.start;
     w.end = t;
@@ -43,29 +56,31 @@ void SyncActivity::transition(uint32_t tid, int64_t t, int state, uint32_t objec
     // Waits end nearly in the order they began: the place is found from the
     // end (a binary search over all of an object's waits missed the cache
     // at every step, a sixth of a capture window's load).
-    std::vector<WaitRecord> &v = closed_[o.object];
+    ObjectWaits &ow = objects_[o.object];
+    std::vector<WaitRecord> &v = ow.closed;
     auto at = v.end();
     while (at != v.begin() && (at - 1)->start > w.start) --at;
     v.insert(at, w);
-    int64_t &longest = longest_[o.object];
-    longest = std::max(longest, w.end - w.start);
-    open_.erase(op);
+    ow.longest = std::max(ow.longest, w.end - w.start);
+    th.waiting = false;
+    openWaits_--;
   }
-  auto sl = sleepingSince_.find(tid);
-  if (sl != sleepingSince_.end()) {
-    sleeps_[tid].push_back(TimeRange{sl->second, t});
-    sleepingSince_.erase(sl);
+  if (th.sleepingSince != kNotSleeping) {
+    th.sleeps.push_back(TimeRange{th.sleepingSince, t});
+    th.sleepingSince = kNotSleeping;
   }
-  if (state == THREADMON__THREAD_STATE__STATE_SLEEPING) sleepingSince_[tid] = t;
+  if (state == THREADMON__THREAD_STATE__STATE_SLEEPING) th.sleepingSince = t;
   FinalState fs;
   if (waitState(state, &fs) && object != 0) {
-    open_[tid] = Open{t, object, holder, fs};
+    th.open = Open{t, object, holder, fs};
+    th.waiting = true;
+    openWaits_++;
   }
 }
 
 void SyncActivity::threadEnded(uint32_t tid, int64_t t) {
-  auto last = lastT_.find(tid);
-  if (last != lastT_.end() && t < last->second) return;
+  const ThreadWaits *th = findThread(tid);
+  if (th && t < th->lastT) return;
   transition(tid, t, THREADMON__THREAD_STATE__STATE_EXITED, 0, 0, 0);
 }
 
@@ -120,11 +135,11 @@ bool SyncActivity::checkDeadlocks(int64_t t) {
     bool exclusive;  // a mutex or spin lock: one owner at a time
   };
   std::map<uint32_t, Edge> edge;  // waiter -> what it waits for, and who holds it
-  for (const auto &w : open_) {
-    if (!owned(w.second.state) || w.second.start > t) continue;
-    uint32_t h = w.second.holder;
-    bool exclusive = w.second.state != FinalState::BlockedRwlock;
-    if (h && h != w.first) edge[w.first] = {w.second.object, h, exclusive};
+  for (const ThreadWaits &w : threads_) {
+    if (!w.waiting || !owned(w.open.state) || w.open.start > t) continue;
+    uint32_t h = w.open.holder;
+    bool exclusive = w.open.state != FinalState::BlockedRwlock;
+    if (h && h != w.tid) edge[w.tid] = {w.open.object, h, exclusive};
   }
   // Two waits for one mutex can't each be held up by the other's waiter:
   // such a cycle is a stale holder (a lost event), never a deadlock. Two
@@ -166,12 +181,12 @@ bool SyncActivity::checkDeadlocks(int64_t t) {
     if (cycles.erase(key)) continue;
     int64_t end = t;
     for (size_t i = 0; i < d.threads.size(); i++) {
-      auto op = open_.find(d.threads[i]);
-      if (op != open_.end() && op->second.object == d.objects[i] && op->second.start <= d.formedNs)
+      const ThreadWaits *op = findThread(d.threads[i]);
+      if (op && op->waiting && op->open.object == d.objects[i] && op->open.start <= d.formedNs)
         continue;
-      auto cl = closed_.find(d.objects[i]);
-      if (cl == closed_.end()) continue;
-      for (auto it = cl->second.rbegin(); it != cl->second.rend(); ++it)
+      auto cl = objects_.find(d.objects[i]);
+      if (cl == objects_.end()) continue;
+      for (auto it = cl->second.closed.rbegin(); it != cl->second.closed.rend(); ++it)
         if (it->waiter == d.threads[i] && it->start <= d.formedNs && it->end >= d.formedNs) {
           end = std::min(end, it->end);
           break;
@@ -190,7 +205,7 @@ bool SyncActivity::checkDeadlocks(int64_t t) {
     for (size_t i = 0; i + 1 < key.size(); i += 2) {
       d.threads.push_back(key[i]);
       d.objects.push_back(key[i + 1]);
-      d.formedNs = std::max(d.formedNs, open_[key[i]].start);
+      d.formedNs = std::max(d.formedNs, findThread(key[i])->open.start);  // an edge's waiter
     }
     if (t - d.formedNs < kDeadlockConfirmNs) continue;
     deadlocks_.push_back(std::move(d));
@@ -201,24 +216,26 @@ bool SyncActivity::checkDeadlocks(int64_t t) {
 
 template <typename F>
 void SyncActivity::forEachWait(uint32_t object, const TimeRange &r, int64_t horizon, F &&f) const {
-  auto cl = closed_.find(object);
-  if (cl != closed_.end()) {
-    const std::vector<WaitRecord> &v = cl->second;
-    int64_t from = r.t0 - longest_.at(object);
+  auto cl = objects_.find(object);
+  if (cl != objects_.end()) {
+    const std::vector<WaitRecord> &v = cl->second.closed;
+    int64_t from = r.t0 - cl->second.longest;
     auto it = std::lower_bound(v.begin(), v.end(), from,
                                [](const WaitRecord &w, int64_t x) { return w.start < x; });
     for (; it != v.end() && it->start < r.t1; ++it)
       if (it->end > r.t0 || (it->start >= r.t0 && it->end == it->start)) f(*it);
   }
-  for (const auto &o : open_) {
-    if (o.second.object != object || o.second.start >= r.t1) continue;
+  if (!openWaits_) return;
+  for (const ThreadWaits &th : threads_) {
+    const Open &o = th.open;
+    if (!th.waiting || o.object != object || o.start >= r.t1) continue;
     WaitRecord w;
-    w.start = o.second.start;
-    w.end = std::max(horizon, o.second.start);
-    w.waiter = o.first;
+    w.start = o.start;
+    w.end = std::max(horizon, o.start);
+    w.waiter = th.tid;
     w.object = object;
-    w.holder = o.second.holder;
-    w.state = o.second.state;
+    w.holder = o.holder;
+    w.state = o.state;
     w.open = true;
     if (w.end > r.t0 || w.start >= r.t0) f(w);
   }
@@ -226,28 +243,41 @@ void SyncActivity::forEachWait(uint32_t object, const TimeRange &r, int64_t hori
 
 void SyncActivity::waits(uint32_t object, const TimeRange &r, int64_t horizon,
                          std::vector<WaitRecord> *out) const {
+  const size_t first = out->size();
+  size_t closedEnd = first;
   forEachWait(object, r, horizon, [&](const WaitRecord &w) {
     WaitRecord c = w;
     c.start = std::max(c.start, r.t0);
     c.end = std::max(c.start, std::min(c.end, r.t1));
     out->push_back(c);
+    if (!w.open) closedEnd = out->size();
   });
-  std::sort(out->begin(), out->end(), [](const WaitRecord &a, const WaitRecord &b) {
+  // The closed waits come in start order (clipped to r.t0 at its head):
+  // only runs of one start need ordering by waiter, and the few open waits
+  // merging in, not a sort of every wait.
+  const auto before = [](const WaitRecord &a, const WaitRecord &b) {
     return a.start != b.start ? a.start < b.start : a.waiter < b.waiter;
-  });
+  };
+  const auto begin = out->begin() + std::ptrdiff_t(first);
+  const auto mid = out->begin() + std::ptrdiff_t(closedEnd);
+  for (auto run = begin; run != mid;) {
+    auto next = std::find_if(run, mid, [&](const WaitRecord &w) { return w.start != run->start; });
+    if (next - run > 1) std::sort(run, next, before);
+    run = next;
+  }
+  std::sort(mid, out->end(), before);
+  std::inplace_merge(begin, mid, out->end(), before);
 }
 
 std::vector<WaitPair> SyncActivity::matrix(const TimeRange &r, int64_t horizon,
                                            uint32_t object) const {
-  std::map<std::pair<uint32_t, uint32_t>, WaitPair> cells;
+  WaitCells cells;
   auto add = [&](const WaitRecord &w) {
     // A barrier's last arrival released the round, itself included: its
     // moment in the call is nobody's blocking.
     if (!w.holder && w.releaser == w.waiter) return;
     int64_t clipped = std::max<int64_t>(0, std::min(w.end, r.t1) - std::max(w.start, r.t0));
-    WaitPair &c = cells[{w.waiter, w.blamed()}];
-    c.waiter = w.waiter;
-    c.holder = w.blamed();
+    WaitPair &c = waitCell(&cells, w.waiter, w.blamed());
     if (w.start >= r.t0) c.count++;
     c.waitNs += uint64_t(clipped);
   };
@@ -255,8 +285,9 @@ std::vector<WaitPair> SyncActivity::matrix(const TimeRange &r, int64_t horizon,
   if (object) {
     objects.insert(object);
   } else {
-    for (const auto &c : closed_) objects.insert(c.first);
-    for (const auto &o : open_) objects.insert(o.second.object);
+    for (const auto &c : objects_) objects.insert(c.first);
+    for (const ThreadWaits &th : threads_)
+      if (th.waiting) objects.insert(th.open.object);
   }
   for (uint32_t id : objects) forEachWait(id, r, horizon, add);
   return sortedWaitPairs(cells);
@@ -337,18 +368,18 @@ std::vector<uint32_t> SyncActivity::futexThreads(uint64_t addr) const {
 }
 
 void SyncActivity::evictBefore(int64_t t) {
-  for (auto &s : sleeps_) {
-    std::vector<TimeRange> &v = s.second;
+  for (ThreadWaits &th : threads_) {
+    std::vector<TimeRange> &v = th.sleeps;
     Checkpoints<1>::Sums part{};
     size_t gone = 0;
     for (; gone < v.size() && v[gone].t0 < t; gone++)
       part[0] += std::min(v[gone].t1, t) - v[gone].t0;
     if (!gone) continue;
-    firstSleep_.emplace(s.first, v.front().t0);
+    firstSleep_.emplace(th.tid, v.front().t0);
     if (v[gone - 1].t1 > t) v[--gone].t0 = t;  // its part after t stays
     v.erase(v.begin(), v.begin() + std::ptrdiff_t(gone));
     if (v.capacity() > 2 * v.size() + 64) v.shrink_to_fit();
-    sleptBefore_[s.first].cut(t, part);
+    sleptBefore_[th.tid].cut(t, part);
   }
 }
 
@@ -363,23 +394,22 @@ int64_t SyncActivity::sleepNs(uint32_t tid, const TimeRange &r, int64_t horizon)
     n += gone->second.at(std::min(r.t1, gone->second.last()), from)[0] -
          gone->second.at(r.t0, from)[0];
   }
-  auto it = sleeps_.find(tid);
-  if (it != sleeps_.end())
-    for (const TimeRange &s : it->second) n += clip(s.t0, s.t1);
-  auto open = sleepingSince_.find(tid);
-  if (open != sleepingSince_.end()) n += clip(open->second, horizon);
+  if (const ThreadWaits *th = findThread(tid)) {
+    for (const TimeRange &s : th->sleeps) n += clip(s.t0, s.t1);
+    if (th->sleepingSince != kNotSleeping) n += clip(th->sleepingSince, horizon);
+  }
   return n;
 }
 
 size_t SyncActivity::bytes() const {
   size_t b = sizeof(*this);
-  for (const auto &s : sleeps_) b += s.second.capacity() * sizeof(TimeRange);
+  b += threads_.capacity() * sizeof(ThreadWaits) + threadIndex_.bytes();
+  for (const ThreadWaits &th : threads_) b += th.sleeps.capacity() * sizeof(TimeRange);
   for (const auto &s : sleptBefore_) b += s.second.bytes() + 32;
-  for (const auto &c : closed_) b += c.second.capacity() * sizeof(WaitRecord);
+  for (const auto &c : objects_) b += c.second.closed.capacity() * sizeof(WaitRecord) + 48;
   for (const auto &s : sites_)
     for (const SiteEntry &e : s.second) b += sizeof(SiteEntry) + e.series.bytes();
   for (const auto &f : futex_) b += f.second.capacity() * sizeof(FutexSpan);
-  b += (open_.size() + lastT_.size()) * 48;
   return b;
 }
 

@@ -14,6 +14,7 @@
 #include "counterseries.h"
 #include "modeltypes.h"
 #include "threadtimeline.h"
+#include "tidindex.h"
 
 namespace tmon {
 
@@ -84,14 +85,31 @@ class SyncActivity {
   template <typename F>
   void forEachWait(uint32_t object, const TimeRange &r, int64_t horizon, F &&f) const;
 
-  std::unordered_map<uint32_t, std::vector<WaitRecord>> closed_;  // by object, start order
-  std::unordered_map<uint32_t, int64_t> longest_;  // longest closed wait per object
-  std::map<uint32_t, Open> open_;                  // by waiter tid
-  std::unordered_map<uint32_t, std::vector<TimeRange>> sleeps_;  // by tid, closed, in order
-  std::unordered_map<uint32_t, Checkpoints<1>> sleptBefore_;     // by tid: what left sleeps_
-  std::unordered_map<uint32_t, int64_t> firstSleep_;             // by tid: where its sums start
-  std::unordered_map<uint32_t, int64_t> sleepingSince_;          // open sleeps by tid
-  std::unordered_map<uint32_t, int64_t> lastT_;    // newest transition per tid
+  // What a thread's transitions left open, found with one lookup per
+  // transition (a lookup in each of five maps, one of them a std::map
+  // allocating a node per wait, were a sixth of a capture window's load).
+  static constexpr int64_t kNotSleeping = INT64_MIN;
+  struct ThreadWaits {
+    uint32_t tid = 0;
+    bool waiting = false;  // open holds its wait
+    Open open;
+    int64_t lastT = INT64_MIN;             // newest transition
+    int64_t sleepingSince = kNotSleeping;  // an open wrapped sleep
+    std::vector<TimeRange> sleeps;         // closed, in order
+  };
+  struct ObjectWaits {
+    std::vector<WaitRecord> closed;  // start order
+    int64_t longest = 0;             // longest closed wait
+  };
+  ThreadWaits &threadWaits(uint32_t tid);
+  const ThreadWaits *findThread(uint32_t tid) const;
+
+  std::vector<ThreadWaits> threads_;  // in order of first sight
+  TidIndex threadIndex_;
+  size_t openWaits_ = 0;  // threads_ with waiting set
+  std::unordered_map<uint32_t, ObjectWaits> objects_;
+  std::unordered_map<uint32_t, Checkpoints<1>> sleptBefore_;  // by tid: what left sleeps
+  std::unordered_map<uint32_t, int64_t> firstSleep_;          // by tid: where its sums start
   std::unordered_map<uint32_t, QStringList> stacks_;
   std::unordered_map<uint32_t, std::vector<SiteEntry>> sites_;  // by object
   size_t siteCount_ = 0;

@@ -380,8 +380,9 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   uint32_t lastOn = 0, lastRq = 0;
 
   int64_t a = from;
+  // The tick after a; ticks are distinct, so the next one is one further.
+  auto nt = std::upper_bound(ticks.begin(), ticks.end(), a);
   while (a < to) {
-    auto nt = std::upper_bound(ticks.begin(), ticks.end(), a);
     bool bIsTick = nt != ticks.end() && *nt <= to;
     int64_t b = bIsTick ? *nt : to;
     const LwpSeries::Point *pb = lwp.at(b);
@@ -526,6 +527,7 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
            }
          });
     a = b;
+    if (bIsTick) ++nt;
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "runtimes.h"
 #include "sessionmodel.h"
@@ -34,11 +35,14 @@ void sortSyncRows(std::vector<SyncRow> *rows) {
 
 std::vector<std::pair<uint32_t, int64_t>> waitersByTime(
     const std::vector<std::pair<uint32_t, int64_t>> &sums) {
-  std::map<uint32_t, int64_t> byTid;
+  // Hashed, then ordered by tid once (one std::map lookup per wait was 4%
+  // of a streamed report).
+  std::unordered_map<uint32_t, int64_t> byTid;
   for (const auto &s : sums) byTid[s.first] += s.second;
   std::vector<std::pair<uint32_t, int64_t>> v(byTid.begin(), byTid.end());
-  std::stable_sort(v.begin(), v.end(),
-                   [](const auto &a, const auto &b) { return a.second > b.second; });
+  std::sort(v.begin(), v.end(), [](const auto &a, const auto &b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
   return v;
 }
 

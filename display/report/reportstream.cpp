@@ -172,14 +172,11 @@ Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool la
   return p;
 }
 
-// Cells of waiter x holder tables summed, ordered as SyncActivity::matrix
-// orders them (by pair, then most waiting first).
-void addPairs(std::map<std::pair<uint32_t, uint32_t>, WaitPair> *cells,
-              const std::vector<WaitPair> &v) {
+// Cells of waiter x holder tables summed (sortedWaitPairs orders them as
+// SyncActivity::matrix does).
+void addPairs(WaitCells *cells, const std::vector<WaitPair> &v) {
   for (const WaitPair &w : v) {
-    WaitPair &c = (*cells)[{w.waiter, w.holder}];
-    c.waiter = w.waiter;
-    c.holder = w.holder;
+    WaitPair &c = waitCell(cells, w.waiter, w.holder);
     c.count += w.count;
     c.waitNs += w.waitNs;
   }
@@ -297,7 +294,7 @@ class Merger {
     std::map<uint32_t, InternalWaiter> internal;
     std::vector<std::pair<uint32_t, int64_t>> waits;
     bool anyWait = false, onlyHousekeeping = true;
-    std::map<std::pair<uint32_t, uint32_t>, WaitPair> blockedBy;
+    WaitCells blockedBy;
   };
 
   void addThread(ThreadPart &t) {
@@ -450,7 +447,7 @@ class Merger {
   std::unordered_map<uint32_t, Blocked> carried_;  // by tid
   std::vector<ThreadPart> threads_;  // the counters of rows_->threads, same order
   std::vector<SyncAcc> sync_;
-  std::map<std::pair<uint32_t, uint32_t>, WaitPair> matrix_;
+  WaitCells matrix_;
   StreamFindings findings_;
 };
 

@@ -1,5 +1,6 @@
-// Capture I/O and bad input: writer -> reader round trip, truncation,
-// corrupt bytes, malformed protobuf, wrong versions, not a capture.
+// Capture I/O and bad input: writer -> reader round trip, the decoder's
+// arena, truncation, corrupt bytes, malformed protobuf, wrong versions, not
+// a capture.
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -91,6 +92,50 @@ class TestModelCapture : public QObject {
     QCOMPARE(st.ns[size_t(FinalState::Runnable)], 20 * kMs);
     StateTimes lv = live.threadStates(live.indexOfTid(11), whole);
     QCOMPARE(lv.ns[size_t(FinalState::OnCpu)], 30 * kMs);
+  }
+
+  void arenaReadsLargeFramesThenSmallOnesAlike() {
+    // FrameDecoder unpacks into blocks it reuses from frame to frame
+    // (UnpackArena): a tick of 3,000 samples fills several blocks, a small
+    // frame after it reuses the first, and a large one again grows them;
+    // each must read as protobuf-c's own allocation reads it.
+    StreamBuilder b;
+    b.hello(false);
+    const int kThreads = 3000;
+    for (int k = 1; k <= 4; k++) {
+      std::vector<Lwp> lwps;
+      const int n = k == 2 ? 1 : kThreads;
+      for (int i = 0; i < n; i++) {
+        const uint64_t on = uint64_t(k) * kMs + uint64_t(i);
+        lwps.push_back(Lwp{uint32_t(100 + i), on, uint64_t(i), on, uint64_t(k * i), uint64_t(k)});
+      }
+      b.tick(kT0 + k * 10 * kMs, lwps);
+      b.transition(100, kT0 + k * 10 * kMs + kMs, THREADMON__THREAD_STATE__STATE_SLEEPING);
+      b.transition(100, kT0 + k * 10 * kMs + 2 * kMs, THREADMON__THREAD_STATE__STATE_RUNNING);
+    }
+    SessionModel viaArena, viaMalloc;
+    FrameDecoder dec(&viaArena);
+    const QByteArray s = b.stream();
+    QVERIFY(dec.feed(s.constData(), size_t(s.size())));
+    QCOMPARE(dec.framesRead(), uint64_t(b.frames().size()));
+    b.applyTo(&viaMalloc);
+    QCOMPARE(viaArena.threadCount(), kThreads);
+    QCOMPARE(viaArena.threadCount(), viaMalloc.threadCount());
+    const TimeRange all{kT0, kT0 + 50 * kMs};
+    for (int i = 0; i < kThreads; i++) {
+      const uint32_t tid = uint32_t(100 + i);
+      const int a = viaArena.indexOfTid(tid), m = viaMalloc.indexOfTid(tid);
+      QVERIFY(a >= 0 && m >= 0);
+      QCOMPARE(viaArena.lwpSampleCount(a), viaMalloc.lwpSampleCount(m));
+      const LwpDelta x = viaArena.lwpDelta(a, all), y = viaMalloc.lwpDelta(m, all);
+      QCOMPARE(x.oncpuNs, y.oncpuNs);
+      QCOMPARE(x.systemNs, y.systemNs);
+      QCOMPARE(x.runqueueNs, y.runqueueNs);
+      QCOMPARE(x.volCtxsw, y.volCtxsw);
+      QCOMPARE(viaArena.threadStates(a, all).ns, viaMalloc.threadStates(m, all).ns);
+    }
+    QCOMPARE(viaArena.lwpSampleCount(viaArena.indexOfTid(100)), size_t(4));
+    QCOMPARE(viaArena.lwpSampleCount(viaArena.indexOfTid(101)), size_t(3));
   }
 
   void truncatedFileLoadsUpToTheDamage() {
