@@ -7,7 +7,7 @@
 
 #include "capturereader.h"
 #include "capturewindow.h"
-#include "runsummary.h"
+#include "overviewbuild.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
 
@@ -17,7 +17,7 @@ namespace {
 // first kCaptureWindowNs when negative), or nothing (*notice empty) when
 // the capture has no records to seek to (format 1: read whole).
 tmon::CaptureLoadResult loadWindow(const QString &path, double atSeconds, tmon::SessionModel *model,
-                                   QString *notice, std::shared_ptr<tmon::RunSummary> *summary,
+                                   QString *notice, std::shared_ptr<OverviewBuild> *overview,
                                    tmon::TimeRange *shown) {
   tmon::CaptureWindow cw;
   if (!cw.open(path)) return tmon::CaptureLoadResult{};
@@ -28,9 +28,8 @@ tmon::CaptureLoadResult loadWindow(const QString &path, double atSeconds, tmon::
   const tmon::CaptureLoadResult r = cw.load(end - kCaptureWindowNs, end, model);
   *shown = tmon::TimeRange{end - kCaptureWindowNs, end};
   // The whole run from the capture's Summary records (a few MB for an
-  // hour); one written without them shows the window alone.
-  auto sum = std::make_shared<tmon::RunSummary>();
-  if (sum->read(cw)) *summary = std::move(sum);
+  // hour), its cache, or built in the background.
+  *overview = OverviewBuild::forCapture(path, cw);
   *notice = QObject::tr("This capture is %1 min long, more than the display holds: showing %2 s of "
                         "it, %3 s to %4 s. Open it with --at SECONDS for another part.")
                 .arg(double(last - first) / 60e9, 0, 'f', 1)
@@ -46,10 +45,10 @@ tmui::SessionView *openCapture(const QString &path, QString *error, double atSec
   auto *model = new tmon::SessionModel;
   QString windowed;
   tmon::CaptureLoadResult r;
-  std::shared_ptr<tmon::RunSummary> summary;
+  std::shared_ptr<OverviewBuild> overview;
   tmon::TimeRange shown{};
   if (QFileInfo(path).size() > kWindowedCaptureBytes)
-    r = loadWindow(path, atSeconds, model, &windowed, &summary, &shown);
+    r = loadWindow(path, atSeconds, model, &windowed, &overview, &shown);
   if (windowed.isEmpty()) r = tmon::CaptureReader::load(path, model);
   if (r.status == tmon::CaptureLoadResult::Unreadable) {
     *error = QStringLiteral("%1: %2").arg(path, r.message);
@@ -60,7 +59,7 @@ tmui::SessionView *openCapture(const QString &path, QString *error, double atSec
   auto *page = new tmui::SessionView(model, tmui::SessionView::Source::Replay);
   page->setWindowFilePath(QFileInfo(path).absoluteFilePath());
   if (!windowed.isEmpty()) page->setNotice(windowed);
-  if (summary) page->setWholeRun(std::move(summary), shown);
+  if (overview) overview->attach(page->setWholeRun(overview->summary(), shown));
   if (r.status == tmon::CaptureLoadResult::Damaged)
     page->setNotice(QObject::tr("This capture is damaged: %1. Showing the %2 whole frames "
                                 "before byte %3.")
