@@ -30,6 +30,8 @@ namespace tmui {
 class WholeRunStrip;
 }
 
+class QThread;
+
 class OverviewBuild : public QObject, public std::enable_shared_from_this<OverviewBuild> {
   Q_OBJECT
  public:
@@ -63,6 +65,7 @@ class OverviewBuild : public QObject, public std::enable_shared_from_this<Overvi
   size_t chunks_ = 0;
   QElapsedTimer clock_;
   std::unique_ptr<tmon::SummaryBuild> build_;
+  std::unique_ptr<QThread> saving_;  // the cache written off the GUI thread
 };
 
 #endif

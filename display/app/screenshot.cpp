@@ -87,7 +87,7 @@ QString screenshotCapture(const QString &capture, const QString &viewName, doubl
   // the image shows what the user sees once it is done.
   if (auto *strip = dynamic_cast<tmui::WholeRunStrip *>(
           page->findChild<QWidget *>(QStringLiteral("wholeRun"))))
-    while (strip->building()) QApplication::processEvents(QEventLoop::WaitForMoreEvents, 100);
+    while (strip->building()) QApplication::processEvents(QEventLoop::WaitForMoreEvents);
   if (atSeconds >= 0 && page->replay()) page->replay()->seek(atSeconds);
   if (!object.isEmpty() && !selectSyncObject(page, object)) {
     delete page;

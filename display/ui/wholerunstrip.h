@@ -41,6 +41,7 @@ class WholeRunStrip : public QWidget {
   QString status() const { return status_; }
   const tmon::RunSummary &summary() const { return *summary_; }
   bool building() const { return !pending_.empty(); }
+  size_t pendingChunks() const { return pending_.size(); }
   // Keeps what feeds the strip alive as long as it (a build shared by the
   // pages of one capture).
   void keep(std::shared_ptr<void> owner) { owner_ = std::move(owner); }
