@@ -1,6 +1,6 @@
 // SummaryCache: a RunSummary built from a capture's detail (SummaryBuild),
 // kept on disk so that the capture's second open draws its whole run at once
-// (docs/format.md, "Summary cache"). It is keyed by the capture's identity
+// (docs/format.md, "The summary cache"). It is keyed by the capture's identity
 // (size, modification time, session id) and checked whole (CRC-32C) before
 // any of it is used; a stale or damaged one is ignored with one line, never
 // trusted, and its values pass the same checks as Summary records.
