@@ -36,7 +36,8 @@ double processCpuMs() {
 }
 
 tmui::WholeRunStrip *stripOf(tmui::SessionView *page) {
-  return dynamic_cast<tmui::WholeRunStrip *>(page->findChild<QWidget *>(QStringLiteral("wholeRun")));
+  return dynamic_cast<tmui::WholeRunStrip *>(
+      page->findChild<QWidget *>(QStringLiteral("wholeRun")));
 }
 
 bool save(tmui::SessionView *page, const char *path) {
@@ -121,10 +122,12 @@ int main(int argc, char **argv) {
   delete second;
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  std::printf("{\"chunks\":%zu,\"pending_after_first_paint\":%zu,\"open_ms\":%.0f,\"overview_wall_ms\":%.0f,\"process_cpu_ms\":%.0f,"
-              "\"gui_cpu_ms\":%.0f,\"gui_longest_block_ms\":%.1f,\"gui_longest_block_cpu_ms\":%.1f,"
-              "\"reopen_ms\":%.0f,\"reopen_from_cache\":%s,\"peak_rss_kb\":%ld}\n",
-              chunks, firstPending, openMs, builtMs, cpuMs, guiMs, longest, longestCpu,
-              reopenMs, cached ? "true" : "false", ru.ru_maxrss);
+  std::printf(
+      "{\"chunks\":%zu,\"pending_after_first_paint\":%zu,\"open_ms\":%.0f,\"overview_wall_ms\":%."
+      "0f,\"process_cpu_ms\":%.0f,"
+      "\"gui_cpu_ms\":%.0f,\"gui_longest_block_ms\":%.1f,\"gui_longest_block_cpu_ms\":%.1f,"
+      "\"reopen_ms\":%.0f,\"reopen_from_cache\":%s,\"peak_rss_kb\":%ld}\n",
+      chunks, firstPending, openMs, builtMs, cpuMs, guiMs, longest, longestCpu, reopenMs,
+      cached ? "true" : "false", ru.ru_maxrss);
   return 0;
 }

@@ -2,7 +2,6 @@
 
 #include <QFileInfo>
 #include <QThread>
-
 #include <algorithm>
 #include <map>
 
@@ -98,11 +97,12 @@ void OverviewBuild::finish() {
   saving_.reset(QThread::create([sum, seconds, path = path_, id = id_, chunks = chunks_] {
     QString error;
     const QString cached = tmon::SummaryCache(path, id).save(*sum, &error);
-    qInfo("threadmon-display: whole-run overview of %s built from the detail in %.1f s (%zu "
-          "chunks); %s",
-          qPrintable(path), seconds, chunks,
-          qPrintable(cached.isEmpty() ? QStringLiteral("not cached: ") + error
-                                      : QStringLiteral("cached in ") + cached));
+    qInfo(
+        "threadmon-display: whole-run overview of %s built from the detail in %.1f s (%zu "
+        "chunks); %s",
+        qPrintable(path), seconds, chunks,
+        qPrintable(cached.isEmpty() ? QStringLiteral("not cached: ") + error
+                                    : QStringLiteral("cached in ") + cached));
   }));
   saving_->start();
 }

@@ -13,7 +13,6 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QString>
-
 #include <memory>
 #include <vector>
 

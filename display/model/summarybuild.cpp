@@ -1,10 +1,9 @@
 #include "summarybuild.h"
 
-#include <QThread>
-
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <QThread>
 #include <algorithm>
 
 #include "capturewindow.h"

@@ -10,7 +10,6 @@
 #define THREADMON_SUMMARYBUILD_H
 
 #include <QString>
-
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -50,8 +49,7 @@ class SummaryBuild {
   static int64_t keepRecords(RunSummary *sum, bool hadRecords, int64_t start, int64_t last);
   // The chunks of [from, last) on the grid of chunkNs from start; from is on
   // it (a chunk's start) or start itself.
-  static std::vector<TimeRange> plan(int64_t start, int64_t from, int64_t last,
-                                     int64_t chunkNs);
+  static std::vector<TimeRange> plan(int64_t start, int64_t from, int64_t last, int64_t chunkNs);
   // Folds one chunk of cw's run (session start start, end last); stop, when
   // set, abandons it (an empty part).
   static Part fold(const CaptureWindow &cw, int64_t start, int64_t last, const TimeRange &chunk,

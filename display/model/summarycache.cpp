@@ -1,14 +1,13 @@
 #include "summarycache.h"
 
+#include <sys/stat.h>
+#include <zstd.h>
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QSaveFile>
 #include <QStandardPaths>
-
-#include <sys/stat.h>
-#include <zstd.h>
-
 #include <vector>
 
 #include "runsummary.h"
@@ -55,7 +54,9 @@ bool CaptureIdentity::of(const QString &path, uint64_t sessionId, CaptureIdentit
 SummaryCache::SummaryCache(const QString &capture, const CaptureIdentity &id)
     : capture_(capture), id_(id) {}
 
-QString SummaryCache::sidecarPath() const { return capture_ + QStringLiteral(".tmsum"); }
+QString SummaryCache::sidecarPath() const {
+  return capture_ + QStringLiteral(".tmsum");
+}
 
 QString SummaryCache::userCachePath() const {
   const QString dir = QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation);
@@ -85,8 +86,8 @@ QString SummaryCache::save(const RunSummary &sum, QString *error) const {
   return QString();
 }
 
-bool SummaryCache::writeFile(const QString &file, const CaptureIdentity &id,
-                             const RunSummary &sum, QString *error) {
+bool SummaryCache::writeFile(const QString &file, const CaptureIdentity &id, const RunSummary &sum,
+                             QString *error) {
   const std::vector<uint32_t> tids = sum.tids();
   std::vector<uint8_t> raw;
   for (size_t k = 0; k < sum.buckets(); k++) {

@@ -13,7 +13,6 @@
 #define THREADMON_SUMMARYCACHE_H
 
 #include <QString>
-
 #include <cstdint>
 
 namespace tmon {

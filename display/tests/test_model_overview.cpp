@@ -7,7 +7,6 @@
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <condition_variable>
 #include <mutex>
 
@@ -52,8 +51,8 @@ void compareSummaries(const RunSummary &got, const RunSummary &want, size_t buck
 
 // The build of [from, end) of the capture at path, on `workers` threads,
 // merged into sum as the display merges it.
-void buildInBackground(const QString &path, int64_t start, int64_t from, int64_t last,
-                       int workers, RunSummary *sum) {
+void buildInBackground(const QString &path, int64_t start, int64_t from, int64_t last, int workers,
+                       RunSummary *sum) {
   std::mutex m;
   std::condition_variable cv;
   std::vector<SummaryBuild::Part> parts;

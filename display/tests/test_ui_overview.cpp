@@ -17,7 +17,8 @@
 namespace {
 
 tmui::WholeRunStrip *stripOf(tmui::SessionView *page) {
-  return dynamic_cast<tmui::WholeRunStrip *>(page->findChild<QWidget *>(QStringLiteral("wholeRun")));
+  return dynamic_cast<tmui::WholeRunStrip *>(
+      page->findChild<QWidget *>(QStringLiteral("wholeRun")));
 }
 
 bool sameSummary(const tmon::RunSummary &a, const tmon::RunSummary &b) {

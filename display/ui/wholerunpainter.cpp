@@ -49,9 +49,7 @@ struct Rows {
                            run.t0 + run.length() * (c + 1) / plot.width()};
   }
   // Rows that fit (the rest are left off: the label says how many).
-  size_t shown() const {
-    return rowPx ? std::min(tids.size(), size_t(plot.height() / rowPx)) : 0;
-  }
+  size_t shown() const { return rowPx ? std::min(tids.size(), size_t(plot.height() / rowPx)) : 0; }
   // Columns [c0, c1] of every row shown.
   void paintColumns(QPainter *p, const tmon::RunSummary &sum, int c0, int c1) const {
     p->fillRect(plot.left() + c0, plot.top(), c1 - c0 + 1, int(shown()) * rowPx, Qt::white);

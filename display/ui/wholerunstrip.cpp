@@ -74,9 +74,9 @@ void WholeRunStrip::paintEvent(QPaintEvent *) {
                  QBrush(QColor(160, 160, 160), Qt::BDiagPattern));
   }
   if (!status_.isEmpty()) {
-    const QRect line(plot.left() + 4, plot.top() + 4, plot.width() - 8,
-                     fontMetrics().height() + 4);
-    const QRect text = fontMetrics().boundingRect(line, Qt::AlignLeft, status_).adjusted(-3, -1, 3, 1);
+    const QRect line(plot.left() + 4, plot.top() + 4, plot.width() - 8, fontMetrics().height() + 4);
+    const QRect text =
+        fontMetrics().boundingRect(line, Qt::AlignLeft, status_).adjusted(-3, -1, 3, 1);
     p.fillRect(text, QColor(255, 255, 255, 220));
     p.setPen(Qt::black);
     p.drawText(line, Qt::AlignLeft, status_);
