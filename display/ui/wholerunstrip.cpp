@@ -74,12 +74,14 @@ void WholeRunStrip::paintEvent(QPaintEvent *) {
                  QBrush(QColor(160, 160, 160), Qt::BDiagPattern));
   }
   if (!status_.isEmpty()) {
+    // At the right, over what the build has yet to reach (the rows' label
+    // at the left stays readable).
     const QRect line(plot.left() + 4, plot.top() + 4, plot.width() - 8, fontMetrics().height() + 4);
     const QRect text =
-        fontMetrics().boundingRect(line, Qt::AlignLeft, status_).adjusted(-3, -1, 3, 1);
+        fontMetrics().boundingRect(line, Qt::AlignRight, status_).adjusted(-3, -1, 3, 1);
     p.fillRect(text, QColor(255, 255, 255, 220));
     p.setPen(Qt::black);
-    p.drawText(line, Qt::AlignLeft, status_);
+    p.drawText(line, Qt::AlignRight, status_);
   }
   const auto xOf = [&](int64_t t) {
     return plot.left() + int(int64_t(plot.width()) * (t - r.t0) / r.length());
