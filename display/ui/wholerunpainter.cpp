@@ -60,6 +60,15 @@ struct Rows {
                     sum.states(tids[i], column(c)));
     }
   }
+  // Each row's tid when they are tall enough, else how many threads.
+  void paintLabels(QPainter *p, const QRect &area) const {
+    p->setPen(Qt::black);
+    if (rowPx >= 10)
+      for (size_t i = 0; i < shown(); i++)
+        p->drawText(area.left() + 2, plot.top() + int(i + 1) * rowPx - 1, QString::number(tids[i]));
+    else
+      p->drawText(area.left() + 2, plot.top() + 12, QStringLiteral("%1 threads").arg(tids.size()));
+  }
   // The run's totals: every thread's life split by state, as one bar.
   void paintTotals(QPainter *p, const QRect &area, const tmon::RunSummary &sum) const {
     tmon::StateTimes total;
@@ -120,14 +129,7 @@ WholeRunLayout paintWholeRun(QPainter *p, const QRect &area, const tmon::RunSumm
     p->drawText(x + 2, area.top() + kAxisPx - 6, QStringLiteral("%1 min").arg(m));
   }
   rows.paintColumns(p, sum, 0, plot.width() - 1);
-  p->setPen(Qt::black);
-  if (rows.rowPx >= 10)
-    for (size_t i = 0; i < rows.shown(); i++)
-      p->drawText(area.left() + 2, plot.top() + int(i + 1) * rows.rowPx - 1,
-                  QString::number(rows.tids[i]));
-  else
-    p->drawText(area.left() + 2, plot.top() + 12,
-                QStringLiteral("%1 threads").arg(rows.tids.size()));
+  rows.paintLabels(p, area);
   rows.paintTotals(p, area, sum);
   return {plot};
 }
@@ -137,7 +139,15 @@ void paintWholeRunPart(QPainter *p, const QRect &area, const tmon::RunSummary &s
   const Rows rows(area, sum, run);
   if (rows.empty()) return;
   const auto [c0, c1] = wholeRunColumns(rows.plot, rows.run, part);
-  if (c1 >= c0) rows.paintColumns(p, sum, c0, c1);
+  if (c1 >= c0) {
+    rows.paintColumns(p, sum, c0, c1);
+    // A label running into the plot was painted over there: drawn again
+    // there only (twice over itself, its antialiased edges would darken).
+    p->save();
+    p->setClipRect(QRect(rows.plot.left() + c0, rows.plot.top(), c1 - c0 + 1, rows.plot.height()));
+    rows.paintLabels(p, area);
+    p->restore();
+  }
   rows.paintTotals(p, area, sum);
 }
 
