@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "capturewindow.h"
-#include "runsummary.h"
+#include "overviewbuild.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
 
@@ -24,9 +24,8 @@ CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel
   read.result = cw.load(end - kCaptureWindowNs, end, model);
   read.shown = tmon::TimeRange{end - kCaptureWindowNs, end};
   // The whole run from the capture's Summary records (a few MB for an
-  // hour); one written without them shows the window alone.
-  auto sum = std::make_shared<tmon::RunSummary>();
-  if (sum->read(cw)) read.summary = std::move(sum);
+  // hour), its cache, or else built in the background once the page shows.
+  read.overview = OverviewBuild::find(path, cw);
   read.windowNotice =
       QObject::tr(
           "This capture is %1 min long, more than the display holds: showing %2 s of "
@@ -60,7 +59,8 @@ tmui::SessionView *pageForCapture(const QString &path, tmon::SessionModel *model
   auto *page = new tmui::SessionView(model, tmui::SessionView::Source::Replay);
   page->setWindowFilePath(QFileInfo(path).absoluteFilePath());
   if (!read.windowNotice.isEmpty()) page->setNotice(read.windowNotice);
-  if (read.summary) page->setWholeRun(read.summary, read.shown);
+  if (auto overview = OverviewBuild::forCapture(path, read.overview))
+    overview->attach(page->setWholeRun(overview->summary(), read.shown));
   if (r.status == tmon::CaptureLoadResult::Damaged)
     page->setNotice(QObject::tr("This capture is damaged: %1. Showing the %2 whole frames "
                                 "before byte %3.")

@@ -10,6 +10,7 @@
 #include "sessionmodel.h"
 #include "sessionview.h"
 #include "syncview.h"
+#include "wholerunstrip.h"
 
 namespace {
 QtMessageHandler previousHandler = nullptr;
@@ -82,6 +83,11 @@ QString screenshotCapture(const QString &capture, const QString &viewName, doubl
   QString error;
   tmui::SessionView *page = openCapture(capture, &error, atSeconds);
   if (!page) return error;
+  // A long capture's overview being built from its detail is waited for:
+  // the image shows what the user sees once it is done.
+  if (auto *strip = dynamic_cast<tmui::WholeRunStrip *>(
+          page->findChild<QWidget *>(QStringLiteral("wholeRun"))))
+    while (strip->building()) QApplication::processEvents(QEventLoop::WaitForMoreEvents);
   if (atSeconds >= 0 && page->replay()) page->replay()->seek(atSeconds);
   if (!object.isEmpty() && !selectSyncObject(page, object)) {
     delete page;

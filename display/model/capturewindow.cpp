@@ -154,7 +154,8 @@ size_t CaptureWindow::firstRecordStartingAfter(int64_t t) const {
   return size_t(std::upper_bound(lo_.begin(), lo_.end(), t) - lo_.begin());
 }
 
-CaptureLoadResult CaptureWindow::load(int64_t t0, int64_t t1, SessionModel *model) const {
+CaptureLoadResult CaptureWindow::load(int64_t t0, int64_t t1, SessionModel *model,
+                                      const std::atomic<bool> *stop) const {
   CaptureLoadResult res;
   const size_t from = firstRecordEndingAfter(t0 - kWarmUpNs);
   // One record past the window: the ticks that close its last spans.
@@ -177,7 +178,7 @@ CaptureLoadResult CaptureWindow::load(int64_t t0, int64_t t1, SessionModel *mode
     const uint64_t end = to < index_.size() ? index_[to].offset : dataEnd_;
     if (file_.seek(qint64(begin))) {
       static constexpr qint64 kChunk = 1 << 20;
-      for (uint64_t at = begin; at < end && !dec.failed();) {
+      for (uint64_t at = begin; at < end && !dec.failed() && !(stop && *stop);) {
         const QByteArray buf = file_.read(std::min<qint64>(kChunk, qint64(end - at)));
         if (buf.isEmpty()) break;
         dec.feed(buf.constData(), size_t(buf.size()));

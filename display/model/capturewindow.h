@@ -14,6 +14,7 @@
 #include <QFile>
 #include <QString>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -58,8 +59,11 @@ class CaptureWindow {
   size_t descriptionBytes() const;
 
   // Loads [t0, t1] (and kWarmUpNs before t0) into model, which should be
-  // fresh; marks it ended when the window reaches the capture's end.
-  CaptureLoadResult load(int64_t t0, int64_t t1, SessionModel *model) const;
+  // fresh; marks it ended when the window reaches the capture's end. stop,
+  // when set, ends the read early (a background build cancelled): checked
+  // before each 1 MiB read.
+  CaptureLoadResult load(int64_t t0, int64_t t1, SessionModel *model,
+                         const std::atomic<bool> *stop = nullptr) const;
 
   // Whether the index lists records of Summary frames only (written by the
   // capture's writer: docs/format.md, "Summaries").

@@ -4,6 +4,7 @@
 
 #include "capturewindow.h"
 #include "sessionmodel.h"
+#include "summarybuild.h"
 #include "summaryrecord.h"
 
 namespace tmon {
@@ -56,23 +57,22 @@ void RunSummary::foldChunk(const SessionModel &m, int64_t start, int64_t from, i
 bool RunSummary::build(const CaptureWindow &cw, const std::function<bool(double)> &progress,
                        int64_t chunkNs) {
   clear();
-  const int64_t first = cw.firstNs(), last = cw.lastNs();
-  if (last <= first) return false;
-  for (int64_t a = first; a < last; a += chunkNs) {
-    const int64_t b = std::min(last, a + chunkNs);
-    SessionModel m;
-    cw.load(a, b, &m);
-    m.settleNow();
-    if (!start_) setStart(m.startNs(), size_t((last - m.startNs()) / kBucketNs + 2));
-    // The first chunk starts at the session's start (before its first tick).
-    const int64_t from = a == first ? std::min(a, start_) : a;
-    // Buckets count from the session's start; a chunk's first bucket may
-    // begin in the chunk before (its part there was counted then).
-    foldChunk(m, start_, from, b < last ? std::min(b, m.latestNs()) : m.latestNs(),
-              [this](uint32_t tid, size_t k, const StateTimes &st) { addBucket(tid, k, st); });
-    if (progress && !progress(double(b - first) / double(last - first))) return false;
+  const int64_t last = cw.lastNs();
+  if (last <= cw.firstNs()) return false;
+  const int64_t start = SummaryBuild::sessionStart(cw);
+  setStart(start, size_t((last - start) / kBucketNs + 2));
+  const std::vector<TimeRange> chunks = SummaryBuild::plan(start, start, last, chunkNs);
+  for (size_t i = 0; i < chunks.size(); i++) {
+    SummaryBuild::merge(SummaryBuild::fold(cw, start, last, chunks[i]), this);
+    if (progress && !progress(double(i + 1) / double(chunks.size()))) return false;
   }
   return true;
+}
+
+void RunSummary::truncate(size_t buckets) {
+  for (auto &kv : rows_)
+    if (kv.second.size() > buckets) kv.second.resize(buckets);
+  buckets_ = std::min(buckets_, buckets);
 }
 
 bool RunSummary::read(const CaptureWindow &cw) {

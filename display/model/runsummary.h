@@ -23,17 +23,18 @@ class SessionModel;
 class RunSummary {
  public:
   static constexpr int64_t kBucketNs = 1'000'000'000;
-  static constexpr int64_t kChunkNs = 30 * kBucketNs;  // read at a time
   // Threads times buckets held at most (448 MiB of StateTimes: an hour of
   // 1,100 threads): a crafted capture's summary stops there instead of
   // allocating without end.
   static constexpr size_t kMaxCells = size_t(4) << 20;
 
-  // Reads the whole capture, chunkNs at a time (a multiple of kBucketNs);
+  // Reads the whole capture, chunkNs at a time (a multiple of kBucketNs) on
+  // the grid from the session's start, as SummaryBuild does (the default:
+  // the Summarizer's chunks, so the result is what Summary records say);
   // progress gets the share done (0..1) after each chunk and may return
   // false to stop (the summary then ends there).
   bool build(const CaptureWindow &cw, const std::function<bool(double)> &progress = {},
-             int64_t chunkNs = kChunkNs);
+             int64_t chunkNs = 10 * kBucketNs);
   // Takes the capture's Summary records; false when it has none. Values a
   // crafted record gives beyond its bucket are clamped to it (counted in
   // clamped()), buckets outside the capture's span ignored.
@@ -48,6 +49,9 @@ class RunSummary {
   // bucket lies outside [start, start + maxBuckets) or the cells are used up.
   bool addBucket(uint32_t tid, size_t bucket, const StateTimes &st);
   void setStart(int64_t startNs, size_t maxBuckets);
+  // Drops every bucket from the buckets-th on (records of a capture cut
+  // short, kept up to their last whole chunk before the rest is built).
+  void truncate(size_t buckets);
 
   int64_t startNs() const { return start_; }
   int64_t endNs() const { return start_ + int64_t(buckets_) * kBucketNs; }

@@ -379,8 +379,9 @@ double Stream::seconds() const {
   return g_->seconds();
 }
 
-bool writeFile(const QString &path, int threads, uint64_t lengthNs) {
+bool writeFile(const QString &path, int threads, uint64_t lengthNs, bool summaries) {
   tmon::CaptureWriter w;
+  w.setSummaries(summaries);
   return w.open(path) && write(&w, threads, lengthNs) && w.close();
 }
 

@@ -47,9 +47,9 @@ class Stream {
 // Writes the whole session (Hello to Goodbye) to out, which is open; false
 // when a write failed (out->error() says why). Deterministic.
 bool write(tmon::CaptureWriter *out, int threads, uint64_t lengthNs);
-// The same into a new file at path, closed (with its index); false when a
-// write failed.
-bool writeFile(const QString &path, int threads, uint64_t lengthNs);
+// The same into a new file at path, closed (with its index; with Summary
+// records when summaries); false when a write failed.
+bool writeFile(const QString &path, int threads, uint64_t lengthNs, bool summaries = false);
 // Cuts a closed capture's index off (its offset is in the file's last 12
 // bytes): what a writer killed after its last block leaves.
 bool dropIndex(const QString &path);

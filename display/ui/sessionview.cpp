@@ -204,14 +204,15 @@ void SessionView::setNotice(const QString &text) {
 
 QString SessionView::notice() const { return banner_->text(); }
 
-void SessionView::setWholeRun(std::shared_ptr<const tmon::RunSummary> summary,
-                              tmon::TimeRange window) {
+WholeRunStrip *SessionView::setWholeRun(std::shared_ptr<const tmon::RunSummary> summary,
+                                        tmon::TimeRange window) {
   auto *layout = static_cast<QVBoxLayout *>(centralWidget()->layout());
   const int64_t start = summary->startNs();
   auto *strip = new WholeRunStrip(std::move(summary), window);
   strip->setObjectName(QStringLiteral("wholeRun"));
   strip->onSeek([this, start](int64_t endNs) { emit seekRequested(double(endNs - start) / 1e9); });
   layout->insertWidget(layout->indexOf(banner_) + 1, strip);
+  return strip;
 }
 
 void SessionView::setStatus(const QString &text) {

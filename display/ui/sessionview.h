@@ -29,6 +29,7 @@ class ReplayControls;
 class SyncView;
 class TimelineView;
 class ViewWindow;
+class WholeRunStrip;
 
 using tmon::kViewCount;
 using tmon::parseViewKind;
@@ -64,8 +65,10 @@ class SessionView : public QMainWindow {
   void setNotice(const QString &text);
   QString notice() const;
   // The whole run above the views (a long capture of which they show the
-  // window): drawn from its summary.
-  void setWholeRun(std::shared_ptr<const tmon::RunSummary> summary, tmon::TimeRange window);
+  // window): drawn from its summary (the strip returned, for a summary
+  // still being built).
+  WholeRunStrip *setWholeRun(std::shared_ptr<const tmon::RunSummary> summary,
+                             tmon::TimeRange window);
   // The live status line (connection state, frames per second, drops).
   void setStatus(const QString &text);
   QString title() const;

@@ -34,6 +34,67 @@ void stackColumn(QPainter *p, int x, int y, int h, const tmon::StateTimes &st) {
   }
 }
 
+// What both painters need: the rows, and the run across the plot.
+struct Rows {
+  Rows(const QRect &area, const tmon::RunSummary &sum, tmon::TimeRange r)
+      : tids(sum.tids()), plot(wholeRunPlot(area)) {
+    run = r.t1 > r.t0 ? r : tmon::TimeRange{sum.startNs(), sum.endNs()};
+    rowPx = tids.empty() ? 0 : std::max(1, plot.height() / int(tids.size()));
+  }
+  bool empty() const {
+    return tids.empty() || run.length() <= 0 || plot.width() <= 0 || plot.height() <= 0;
+  }
+  tmon::TimeRange column(int c) const {
+    return tmon::TimeRange{run.t0 + run.length() * c / plot.width(),
+                           run.t0 + run.length() * (c + 1) / plot.width()};
+  }
+  // Rows that fit (the rest are left off: the label says how many).
+  size_t shown() const { return rowPx ? std::min(tids.size(), size_t(plot.height() / rowPx)) : 0; }
+  // Columns [c0, c1] of every row shown.
+  void paintColumns(QPainter *p, const tmon::RunSummary &sum, int c0, int c1) const {
+    p->fillRect(plot.left() + c0, plot.top(), c1 - c0 + 1, int(shown()) * rowPx, Qt::white);
+    for (size_t i = 0; i < shown(); i++) {
+      const int y = plot.top() + int(i) * rowPx;
+      for (int c = c0; c <= c1; c++)
+        stackColumn(p, plot.left() + c, y, std::max(1, rowPx - (rowPx > 3 ? 1 : 0)),
+                    sum.states(tids[i], column(c)));
+    }
+  }
+  // Each row's tid when they are tall enough, else how many threads.
+  void paintLabels(QPainter *p, const QRect &area) const {
+    p->setPen(Qt::black);
+    if (rowPx >= 10)
+      for (size_t i = 0; i < shown(); i++)
+        p->drawText(area.left() + 2, plot.top() + int(i + 1) * rowPx - 1, QString::number(tids[i]));
+    else
+      p->drawText(area.left() + 2, plot.top() + 12, QStringLiteral("%1 threads").arg(tids.size()));
+  }
+  // The run's totals: every thread's life split by state, as one bar.
+  void paintTotals(QPainter *p, const QRect &area, const tmon::RunSummary &sum) const {
+    tmon::StateTimes total;
+    for (uint32_t tid : tids) {
+      const tmon::StateTimes all = sum.states(tid, run);
+      for (size_t s = 0; s < all.ns.size(); s++) total.ns[s] += all.ns[s];
+      total.lifetimeNs += all.lifetimeNs;
+    }
+    const QRect bar(plot.left(), plot.bottom() + 6, plot.width(), kTotalsPx - 10);
+    p->fillRect(bar, Qt::white);
+    int x = bar.left();
+    for (int s = 0; s < tmon::kFinalStateCount && total.lifetimeNs > 0; s++) {
+      const int w = int(int64_t(bar.width()) * total.ns[size_t(s)] / total.lifetimeNs);
+      p->fillRect(x, bar.top(), w, bar.height(), stateColor(tmon::FinalState(s)));
+      x += w;
+    }
+    p->setPen(Qt::black);
+    p->drawText(area.left() + 2, bar.bottom(), QStringLiteral("totals"));
+  }
+
+  std::vector<uint32_t> tids;
+  QRect plot;
+  tmon::TimeRange run;
+  int rowPx = 0;
+};
+
 }  // namespace
 
 QRect wholeRunPlot(const QRect &area) {
@@ -41,16 +102,24 @@ QRect wholeRunPlot(const QRect &area) {
                area.height() - kAxisPx - kTotalsPx);
 }
 
-WholeRunLayout paintWholeRun(QPainter *p, const QRect &area, const tmon::RunSummary &sum) {
-  p->fillRect(area, Qt::white);
-  const std::vector<uint32_t> tids = sum.tids();
-  const int64_t span = sum.endNs() - sum.startNs();
-  const QRect plot = wholeRunPlot(area);
-  if (tids.empty() || span <= 0 || plot.width() <= 0 || plot.height() <= 0) return {};
-  const auto columnRange = [&](int c) {
-    return tmon::TimeRange{sum.startNs() + span * c / plot.width(),
-                           sum.startNs() + span * (c + 1) / plot.width()};
+std::pair<int, int> wholeRunColumns(const QRect &plot, tmon::TimeRange run, tmon::TimeRange part) {
+  const int64_t span = run.length();
+  if (span <= 0 || plot.width() <= 0) return {0, -1};
+  const auto col = [&](int64_t t) {
+    return int(std::clamp<int64_t>((t - run.t0) * plot.width() / span, 0, plot.width() - 1));
   };
+  // A column shows [t0 + span * c / w, t0 + span * (c + 1) / w): the one
+  // holding part's last nanosecond is the last touched.
+  return {col(part.t0), col(std::max(part.t0, part.t1 - 1))};
+}
+
+WholeRunLayout paintWholeRun(QPainter *p, const QRect &area, const tmon::RunSummary &sum,
+                             tmon::TimeRange run) {
+  p->fillRect(area, Qt::white);
+  const Rows rows(area, sum, run);
+  if (rows.empty()) return {};
+  const QRect &plot = rows.plot;
+  const int64_t span = rows.run.length();
   // Minutes along the top (a label every tenth of the run, whole minutes).
   p->setPen(Qt::black);
   const int64_t stepMin = std::max<int64_t>(1, span / 60'000'000'000 / 10);
@@ -59,31 +128,27 @@ WholeRunLayout paintWholeRun(QPainter *p, const QRect &area, const tmon::RunSumm
     p->drawLine(x, plot.top() - 4, x, plot.top());
     p->drawText(x + 2, area.top() + kAxisPx - 6, QStringLiteral("%1 min").arg(m));
   }
-  const int rowPx = std::max(1, plot.height() / int(tids.size()));
-  tmon::StateTimes total;
-  for (size_t i = 0; i < tids.size(); i++) {
-    const int y = plot.top() + int(i) * rowPx;
-    if (y + rowPx > plot.bottom() + 1) break;
-    for (int c = 0; c < plot.width(); c++)
-      stackColumn(p, plot.left() + c, y, std::max(1, rowPx - (rowPx > 3 ? 1 : 0)),
-                  sum.states(tids[i], columnRange(c)));
-    if (rowPx >= 10) p->drawText(area.left() + 2, y + rowPx - 1, QString::number(tids[i]));
-    const tmon::StateTimes all = sum.states(tids[i], tmon::TimeRange{sum.startNs(), sum.endNs()});
-    for (size_t s = 0; s < all.ns.size(); s++) total.ns[s] += all.ns[s];
-    total.lifetimeNs += all.lifetimeNs;
-  }
-  if (rowPx < 10)
-    p->drawText(area.left() + 2, plot.top() + 12, QStringLiteral("%1 threads").arg(tids.size()));
-  // The run's totals: every thread's life split by state, as one bar.
-  const QRect bar(plot.left(), plot.bottom() + 6, plot.width(), kTotalsPx - 10);
-  int x = bar.left();
-  for (int s = 0; s < tmon::kFinalStateCount && total.lifetimeNs > 0; s++) {
-    const int w = int(int64_t(bar.width()) * total.ns[size_t(s)] / total.lifetimeNs);
-    p->fillRect(x, bar.top(), w, bar.height(), stateColor(tmon::FinalState(s)));
-    x += w;
-  }
-  p->drawText(area.left() + 2, bar.bottom(), QStringLiteral("totals"));
+  rows.paintColumns(p, sum, 0, plot.width() - 1);
+  rows.paintLabels(p, area);
+  rows.paintTotals(p, area, sum);
   return {plot};
+}
+
+void paintWholeRunPart(QPainter *p, const QRect &area, const tmon::RunSummary &sum,
+                       tmon::TimeRange run, tmon::TimeRange part) {
+  const Rows rows(area, sum, run);
+  if (rows.empty()) return;
+  const auto [c0, c1] = wholeRunColumns(rows.plot, rows.run, part);
+  if (c1 >= c0) {
+    rows.paintColumns(p, sum, c0, c1);
+    // A label running into the plot was painted over there: drawn again
+    // there only (twice over itself, its antialiased edges would darken).
+    p->save();
+    p->setClipRect(QRect(rows.plot.left() + c0, rows.plot.top(), c1 - c0 + 1, rows.plot.height()));
+    rows.paintLabels(p, area);
+    p->restore();
+  }
+  rows.paintTotals(p, area, sum);
 }
 
 }  // namespace tmui

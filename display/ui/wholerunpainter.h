@@ -2,11 +2,15 @@
 // (RunSummary: every thread's states per second), never from the detail:
 // one row per thread, one pixel column per span of the run, each column
 // stacked by the share of every state in that span; a time axis above and
-// the run's totals over all threads below.
+// the run's totals over all threads below. While the summary is still being
+// built (SummaryBuild), the run's span is given and the columns of each
+// chunk are painted as it comes.
 #ifndef THREADMON_UI_WHOLERUNPAINTER_H
 #define THREADMON_UI_WHOLERUNPAINTER_H
 
 #include <QRect>
+
+#include "modeltypes.h"
 
 class QPainter;
 
@@ -20,9 +24,17 @@ struct WholeRunLayout {
   QRect plot;  // where the rows are drawn (time runs across it)
 };
 
-WholeRunLayout paintWholeRun(QPainter *p, const QRect &area, const tmon::RunSummary &sum);
+// run: the span drawn across (empty: the summary's own).
+WholeRunLayout paintWholeRun(QPainter *p, const QRect &area, const tmon::RunSummary &sum,
+                             tmon::TimeRange run = {});
+// Repaints the columns of part (and the totals) over what paintWholeRun
+// drew of the same summary with the same threads: a chunk just summed.
+void paintWholeRunPart(QPainter *p, const QRect &area, const tmon::RunSummary &sum,
+                       tmon::TimeRange run, tmon::TimeRange part);
 // Where paintWholeRun puts the rows in area (time runs across it).
 QRect wholeRunPlot(const QRect &area);
+// The columns of plot [first, last] that show any of part of run.
+std::pair<int, int> wholeRunColumns(const QRect &plot, tmon::TimeRange run, tmon::TimeRange part);
 
 }  // namespace tmui
 

@@ -2,6 +2,7 @@
 
 #include <QMouseEvent>
 #include <QPainter>
+#include <algorithm>
 
 #include "runsummary.h"
 #include "wholerunpainter.h"
@@ -20,18 +21,75 @@ QSize WholeRunStrip::sizeHint() const {
   return QSize(800, 180);
 }
 
+tmon::TimeRange WholeRunStrip::run() const {
+  return run_.t1 > run_.t0 ? run_ : tmon::TimeRange{summary_->startNs(), summary_->endNs()};
+}
+
+void WholeRunStrip::setBuilding(tmon::TimeRange run, std::vector<tmon::TimeRange> pending,
+                                const QString &status) {
+  run_ = run;
+  pending_ = std::move(pending);
+  status_ = status;
+  drawn_ = QImage();
+  update();
+}
+
+void WholeRunStrip::chunkBuilt(tmon::TimeRange chunk, const QString &status) {
+  status_ = status;
+  const auto done = std::find_if(pending_.begin(), pending_.end(), [&](const tmon::TimeRange &r) {
+    return r.t0 == chunk.t0 && r.t1 == chunk.t1;
+  });
+  if (done != pending_.end()) pending_.erase(done);
+  if (!drawn_.isNull() && summary_->tids().size() == drawnThreads_) {
+    QPainter p(&drawn_);
+    paintWholeRunPart(&p, drawn_.rect(), *summary_, run(), chunk);
+  } else {
+    drawn_ = QImage();
+  }
+  update();
+}
+
+void WholeRunStrip::resizeEvent(QResizeEvent *event) {
+  drawn_ = QImage();
+  QWidget::resizeEvent(event);
+}
+
 void WholeRunStrip::paintEvent(QPaintEvent *) {
+  if (drawn_.isNull() && width() > 0 && height() > 0) {
+    drawn_ = QImage(size(), QImage::Format_RGB32);
+    QPainter d(&drawn_);
+    paintWholeRun(&d, drawn_.rect(), *summary_, run());
+    drawnThreads_ = summary_->tids().size();
+  }
   QPainter p(this);
-  const WholeRunLayout l = paintWholeRun(&p, rect(), *summary_);
-  if (l.plot.width() <= 0) return;
-  const int64_t span = summary_->endNs() - summary_->startNs();
+  p.drawImage(0, 0, drawn_);
+  const tmon::TimeRange r = run();
+  const QRect plot = wholeRunPlot(rect());
+  if (plot.width() <= 0 || r.length() <= 0) return;
+  // What is not summed yet: hatched, with the build's progress over it.
+  for (const tmon::TimeRange &chunk : pending_) {
+    const auto [c0, c1] = wholeRunColumns(plot, r, chunk);
+    if (c1 >= c0)
+      p.fillRect(plot.left() + c0, plot.top(), c1 - c0 + 1, plot.height(),
+                 QBrush(QColor(160, 160, 160), Qt::BDiagPattern));
+  }
+  if (!status_.isEmpty()) {
+    // At the right, over what the build has yet to reach (the rows' label
+    // at the left stays readable).
+    const QRect line(plot.left() + 4, plot.top() + 4, plot.width() - 8, fontMetrics().height() + 4);
+    const QRect text =
+        fontMetrics().boundingRect(line, Qt::AlignRight, status_).adjusted(-3, -1, 3, 1);
+    p.fillRect(text, QColor(255, 255, 255, 220));
+    p.setPen(Qt::black);
+    p.drawText(line, Qt::AlignRight, status_);
+  }
   const auto xOf = [&](int64_t t) {
-    return l.plot.left() + int(int64_t(l.plot.width()) * (t - summary_->startNs()) / span);
+    return plot.left() + int(int64_t(plot.width()) * (t - r.t0) / r.length());
   };
   const int x0 = xOf(window_.t0), x1 = std::max(xOf(window_.t1), x0 + 2);
   p.setPen(QPen(Qt::black, 2));
   p.setBrush(Qt::NoBrush);
-  p.drawRect(QRect(x0, l.plot.top() - 1, x1 - x0, l.plot.height() + 2));
+  p.drawRect(QRect(x0, plot.top() - 1, x1 - x0, plot.height() + 2));
 }
 
 void WholeRunStrip::onSeek(std::function<void(int64_t)> seek) {
@@ -43,11 +101,11 @@ void WholeRunStrip::onSeek(std::function<void(int64_t)> seek) {
 void WholeRunStrip::mousePressEvent(QMouseEvent *event) {
   const int x = int(event->position().x());
   const QRect plot = wholeRunPlot(rect());
-  const int64_t span = summary_->endNs() - summary_->startNs();
-  if (!seek_ || event->button() != Qt::LeftButton || plot.width() <= 0 || span <= 0 ||
+  const tmon::TimeRange r = run();
+  if (!seek_ || event->button() != Qt::LeftButton || plot.width() <= 0 || r.length() <= 0 ||
       x < plot.left() || x > plot.right())
     return QWidget::mousePressEvent(event);
-  const int64_t clicked = summary_->startNs() + span * (x - plot.left()) / plot.width();
+  const int64_t clicked = r.t0 + r.length() * (x - plot.left()) / plot.width();
   // The window is centred on the click (openCapture clamps it to the run).
   seek_(clicked + (window_.t1 - window_.t0) / 2);
 }

@@ -1,12 +1,19 @@
 // The whole-run timeline above a long capture's window (captureopen.h):
 // the capture's summary drawn by paintWholeRun, with the window shown
 // marked on it, so the user sees the whole run and where the detail is.
+// A summary still being built from the detail (the capture has no Summary
+// records) fills in a chunk at a time: the spans not yet summed are hatched
+// and a line says how far the build is. The drawing is kept in an image,
+// and a chunk repaints only its own columns (a whole repaint of an hour of
+// 100 threads takes tens of ms).
 #ifndef THREADMON_UI_WHOLERUNSTRIP_H
 #define THREADMON_UI_WHOLERUNSTRIP_H
 
+#include <QImage>
 #include <QWidget>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "modeltypes.h"
 
@@ -25,14 +32,37 @@ class WholeRunStrip : public QWidget {
   // ending there; none: the strip only shows.
   void onSeek(std::function<void(int64_t)> seek);
 
+  // The summary is being built: run is the whole run's span, pending the
+  // chunks not summed yet, status the line shown over it.
+  void setBuilding(tmon::TimeRange run, std::vector<tmon::TimeRange> pending,
+                   const QString &status);
+  // A chunk was added to the summary (or, status only, the build ended).
+  void chunkBuilt(tmon::TimeRange chunk, const QString &status);
+  QString status() const { return status_; }
+  const tmon::RunSummary &summary() const { return *summary_; }
+  bool building() const { return !pending_.empty(); }
+  size_t pendingChunks() const { return pending_.size(); }
+  // Keeps what feeds the strip alive as long as it (a build shared by the
+  // pages of one capture).
+  void keep(std::shared_ptr<void> owner) { owner_ = std::move(owner); }
+
  protected:
   void paintEvent(QPaintEvent *event) override;
+  void resizeEvent(QResizeEvent *event) override;
   void mousePressEvent(QMouseEvent *event) override;
 
  private:
+  tmon::TimeRange run() const;
+
   std::shared_ptr<const tmon::RunSummary> summary_;
   tmon::TimeRange window_;
+  tmon::TimeRange run_{};  // empty: the summary's own span
+  std::vector<tmon::TimeRange> pending_;
+  QString status_;
   std::function<void(int64_t)> seek_;
+  QImage drawn_;             // the summary as painted; null: paint it whole
+  size_t drawnThreads_ = 0;  // a new thread moves the rows: paint it whole
+  std::shared_ptr<void> owner_;
 };
 
 }  // namespace tmui

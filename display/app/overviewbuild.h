@@ -1,0 +1,70 @@
+// OverviewBuild: the whole-run overview of a long capture opened in the
+// display (captureopen.h). It comes from the capture's Summary records when
+// they reach its end; else from the summary cache (SummaryCache) when one
+// of this capture is found; else it is built from the detail in the
+// background (SummaryBuild: worker threads, a chunk at a time, the records'
+// part kept when a capture cut short has some), the strip filling in as
+// chunks are done, and cached once whole. One build serves every page of
+// the capture: a click on the strip reopens the capture at another time in
+// a new page, which takes the build over as it stands.
+#ifndef THREADMON_APP_OVERVIEWBUILD_H
+#define THREADMON_APP_OVERVIEWBUILD_H
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QString>
+#include <memory>
+#include <vector>
+
+#include "modeltypes.h"
+#include "summarycache.h"
+
+namespace tmon {
+class CaptureWindow;
+class RunSummary;
+class SummaryBuild;
+}  // namespace tmon
+
+namespace tmui {
+class WholeRunStrip;
+}
+
+class QThread;
+
+class OverviewBuild : public QObject, public std::enable_shared_from_this<OverviewBuild> {
+  Q_OBJECT
+ public:
+  // Null when the capture has no span to summarise.
+  static std::shared_ptr<OverviewBuild> forCapture(const QString &path,
+                                                   const tmon::CaptureWindow &cw);
+  ~OverviewBuild() override;
+
+  std::shared_ptr<const tmon::RunSummary> summary() const { return summary_; }
+  // Where it came from: "records", "cache", "detail" (being built or built).
+  QString source() const { return source_; }
+  bool building() const { return !pending_.empty(); }
+  // The line the strip shows while it builds (empty once done).
+  QString status() const;
+  // Keeps strip up to date, and this alive while strip is.
+  void attach(tmui::WholeRunStrip *strip);
+
+ signals:
+  void chunkBuilt(tmon::TimeRange chunk);
+
+ private:
+  OverviewBuild(const QString &path, const tmon::CaptureIdentity &id);
+  void start(const QString &path, int64_t start, int64_t from, int64_t last);
+  void finish();
+
+  std::shared_ptr<tmon::RunSummary> summary_;
+  tmon::CaptureIdentity id_;
+  QString path_, source_, cacheNotice_;
+  tmon::TimeRange run_{};
+  std::vector<tmon::TimeRange> pending_;
+  size_t chunks_ = 0;
+  QElapsedTimer clock_;
+  std::unique_ptr<tmon::SummaryBuild> build_;
+  std::unique_ptr<QThread> saving_;  // the cache written off the GUI thread
+};
+
+#endif

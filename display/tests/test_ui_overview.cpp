@@ -1,0 +1,112 @@
+// A long capture without Summary records (as the probe writes them) opened
+// in the display: its whole-run strip is built in the background and fills
+// in; once whole it holds what a build from the detail says, bucket for
+// bucket; the second open takes it from the cache next to the capture, and a
+// damaged cache is ignored (said in the strip) and built again.
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "busy_capture.h"
+#include "captureopen.h"
+#include "capturewindow.h"
+#include "runsummary.h"
+#include "sessionview.h"
+#include "wholerunstrip.h"
+
+namespace {
+
+tmui::WholeRunStrip *stripOf(tmui::SessionView *page) {
+  return dynamic_cast<tmui::WholeRunStrip *>(
+      page->findChild<QWidget *>(QStringLiteral("wholeRun")));
+}
+
+bool sameSummary(const tmon::RunSummary &a, const tmon::RunSummary &b) {
+  if (a.startNs() != b.startNs() || a.tids() != b.tids() || a.buckets() != b.buckets())
+    return false;
+  for (uint32_t tid : a.tids())
+    for (size_t k = 0; k < a.buckets(); k++) {
+      const tmon::StateTimes x = a.bucket(tid, k), y = b.bucket(tid, k);
+      if (x.ns != y.ns || x.lifetimeNs != y.lifetimeNs) return false;
+    }
+  return true;
+}
+
+}  // namespace
+
+class TestUiOverview : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    qputenv("XDG_CACHE_HOME", dir_.filePath(QStringLiteral("cache")).toLocal8Bit());
+    // Over kWindowedCaptureBytes: opened a window at a time, with the strip.
+    path_ = dir_.filePath(QStringLiteral("long.tmcap"));
+    QVERIFY(busycap::writeFile(path_, 100, 150'000'000'000ull));
+    QVERIFY(QFileInfo(path_).size() > kWindowedCaptureBytes);
+    tmon::CaptureWindow cw;
+    QVERIFY(cw.open(path_));
+    QVERIFY(!cw.hasSummaries());
+    QVERIFY(fromDetail_.build(cw));
+  }
+
+  void builtInTheBackgroundThenFromTheCache() {
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(path_, &error, 60));
+    QVERIFY2(page, qPrintable(error));
+    tmui::WholeRunStrip *strip = stripOf(page.get());
+    QVERIFY(strip);
+    // Returned before the build: the window is shown at once, the strip
+    // says it is building and hatches what is not summed yet.
+    QVERIFY(strip->building());
+    QVERIFY(strip->pendingChunks() >= 13);  // 150 s in 10 s chunks, a few maybe done
+    QVERIFY2(strip->status().startsWith(QLatin1String("Building the overview")),
+             qPrintable(strip->status()));
+    size_t least = strip->pendingChunks();
+    QElapsedTimer t;
+    t.start();
+    while (strip->building() && t.elapsed() < 240000) {
+      QApplication::processEvents(QEventLoop::WaitForMoreEvents);
+      QVERIFY(strip->pendingChunks() <= least);  // it only fills in
+      least = strip->pendingChunks();
+    }
+    QVERIFY(!strip->building());
+    QVERIFY(strip->status().isEmpty());
+    QVERIFY(sameSummary(strip->summary(), fromDetail_));
+    page.reset();  // the build ends with the last page of the capture; its cache is written
+    QVERIFY(QFile::exists(path_ + QStringLiteral(".tmsum")));
+
+    std::unique_ptr<tmui::SessionView> again(openCapture(path_, &error, 100));
+    QVERIFY(again);
+    QVERIFY(!stripOf(again.get())->building());
+    QVERIFY(sameSummary(stripOf(again.get())->summary(), fromDetail_));
+  }
+
+  void aDamagedCacheIsIgnoredAndBuiltAgain() {
+    const QString cache = path_ + QStringLiteral(".tmsum");
+    QFile f(cache);
+    QVERIFY(f.exists() && f.open(QIODevice::ReadWrite));
+    QVERIFY(f.seek(f.size() / 2));
+    QVERIFY(f.write("\x55\xaa", 2) == 2);
+    f.close();
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(path_, &error, 30));
+    QVERIFY(page);
+    tmui::WholeRunStrip *strip = stripOf(page.get());
+    QVERIFY(strip->building());
+    QVERIFY2(strip->status().contains(QLatin1String("ignored the overview cache")) &&
+                 strip->status().contains(QLatin1String("damaged")),
+             qPrintable(strip->status()));
+    QTRY_VERIFY_WITH_TIMEOUT(!strip->building(), 240000);
+    QVERIFY(sameSummary(strip->summary(), fromDetail_));
+  }
+
+ private:
+  QTemporaryDir dir_;
+  QString path_;
+  tmon::RunSummary fromDetail_;
+};
+
+QTEST_MAIN(TestUiOverview)
+#include "test_ui_overview.moc"
