@@ -207,6 +207,12 @@ void runOnce(const QByteArray &header, const std::vector<Batch> &batches, const 
   };
   Lags lags;
   std::vector<uint64_t> shownBefore(tmon::kViewCount, 0);
+  // Per view: refreshes presented, their CPU time (ms) and the longest.
+  struct Refreshes {
+    int count = 0;
+    double cpuMs = 0, longestMs = 0;
+  };
+  std::vector<Refreshes> refreshes(tmon::kViewCount);
   auto openPage = [&](tmnet::ProbeConnection *connection) {
     auto *live = new LiveSession(connection);
     page.reset(live->page());
@@ -216,6 +222,10 @@ void runOnce(const QByteArray &header, const std::vector<Batch> &batches, const 
     for (const tmon::ViewInfo &info : tmon::kViews) {
       tmui::ModelView *v = page->view(info.kind);
       QObject::connect(v, &tmui::ModelView::presented, [&, v, info] {
+        Refreshes &rf = refreshes[size_t(info.kind)];
+        rf.count++;
+        rf.cpuMs += v->lastCostMs();
+        rf.longestMs = std::max(rf.longestMs, v->lastCostMs());
         const uint64_t shown = v->shownFrames(), before = shownBefore[size_t(info.kind)];
         if (!v->showing() || shown <= before) return;
         shownBefore[size_t(info.kind)] = shown;
@@ -278,6 +288,12 @@ void runOnce(const QByteArray &header, const std::vector<Batch> &batches, const 
               100 * procCpu / streamS, lags.percentile(0.5), lags.percentile(0.95), lags.max(),
               behindMs, static_cast<unsigned long long>(maxBacklog), meter.longestMs(),
               meter.longestCpuMs(), rss, hwm);
+  for (const tmon::ViewInfo &info : tmon::kViews) {
+    const Refreshes &rf = refreshes[size_t(info.kind)];
+    if (rf.count == 0) continue;
+    std::printf("  %-12s %4d refreshes, CPU %6.1f ms each (longest %6.1f), %5.1f%% of a core\n",
+                info.name, rf.count, rf.cpuMs / rf.count, rf.longestMs, 100 * rf.cpuMs / 1e3 / streamS);
+  }
   std::fflush(stdout);
   page.reset();
 }

@@ -7,6 +7,7 @@
 #ifndef THREADMON_SESSIONMODEL_H
 #define THREADMON_SESSIONMODEL_H
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QTimer>
 #include <memory>
@@ -224,6 +225,9 @@ class SessionModel : public QObject {
   bool draining_ = false;
   bool filledOffThread_ = false;
   QTimer drain_;
+  // Derives what was applied, at most every kSettleEveryMs (applyFrames).
+  void settleEvery();
+  QElapsedTimer sinceSettle_;
   // Ticks in r that saw a thread on a hidden lock's word, and asleep at all.
   struct HiddenTicks {
     uint64_t seen = 0, asleep = 0;

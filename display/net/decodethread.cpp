@@ -2,6 +2,8 @@
 
 #include <QMetaObject>
 
+#include "framearena.h"
+
 namespace tmnet {
 
 DecodeThread::DecodeThread(std::function<void(Output &)> deliver, Tap tap, QObject *parent)
@@ -74,6 +76,7 @@ void DecodeThread::decode(const QByteArray &bytes) {
   if (failed_) return;
   Output local;
   QString error;
+  const std::shared_ptr<FrameArena> arena = FrameArena::create();
   if (tm_decoder_feed(&decoder_, bytes.constData(), size_t(bytes.size())) != 0) {
     error = QString::fromUtf8(tm_decoder_error(&decoder_));
   }
@@ -86,7 +89,7 @@ void DecodeThread::decode(const QByteArray &bytes) {
       error = QString::fromUtf8(tm_decoder_error(&decoder_));
       break;
     }
-    tmon::OwnedFrame f(threadmon__frame__unpack(nullptr, len, payload));
+    tmon::OwnedFrame f = arena->unpack(payload, len);
     if (!f) {
       error = QStringLiteral("malformed frame %1 at byte %2 (not a threadmon.Frame)")
                   .arg(decoder_.frames)

@@ -6,12 +6,14 @@
 #include <QtTest>
 #include <memory>
 
+#include "framearena.h"
 #include "listenaddress.h"
 #include "probeconnection.h"
 #include "probelistener.h"
 #include "test_ui_synth.h"
 #include "threadmon.pb-c.h"
 #include "tokencheck.h"
+#include "tmwire.h"
 
 using tmnet::ProbeConnection;
 using tmnet::ProbeListener;
@@ -150,6 +152,45 @@ class TestNet : public QObject {
     QVERIFY(tmnet::checkListenPolicy(any, QByteArray(), true).isEmpty());
     tmnet::ListenAddress local;
     QVERIFY(tmnet::checkListenPolicy(local, QByteArray(), false).isEmpty());
+  }
+
+  // Frames unpacked into one arena are the frames sent (packed again, the
+  // same bytes), Ticks of 1,000 threads included, and stay whole while any
+  // of them is held after the arena's own handle is gone.
+  void framesUnpackedIntoAnArenaAreTheFramesSent() {
+    synth::Workload w;
+    w.workers = 1000;
+    w.seconds = 0.1;
+    const QByteArray bytes = synth::stream(w);
+    tm_decoder dec;
+    tm_decoder_init(&dec);
+    QCOMPARE(tm_decoder_feed(&dec, bytes.constData(), size_t(bytes.size())), 0);
+    std::vector<QByteArray> payloads;
+    tmon::FrameBatch frames;
+    std::shared_ptr<tmnet::FrameArena> arena = tmnet::FrameArena::create();
+    const uint8_t *payload = nullptr;
+    uint32_t len = 0;
+    size_t biggestTick = 0;
+    while (tm_decoder_next(&dec, &payload, &len) == TM_DECODE_FRAME) {
+      payloads.emplace_back(reinterpret_cast<const char *>(payload), qsizetype(len));
+      frames.push_back(arena->unpack(payload, len));
+      QVERIFY(frames.back());
+      if (frames.back()->body_case == THREADMON__FRAME__BODY_TICK)
+        biggestTick = std::max(biggestTick, frames.back()->tick->n_lwps);
+    }
+    tm_decoder_free(&dec);
+    QVERIFY(frames.size() > 1000);  // the ThreadStarts and 10 ticks' frames
+    QCOMPARE(biggestTick, size_t(1000));  // every worker sampled
+    const uint8_t bad[] = {0x0a, 0x7f, 0x01};  // a field longer than the frame
+    QVERIFY(!arena->unpack(bad, sizeof bad));
+    arena.reset();
+    frames.erase(frames.begin(), frames.begin() + ptrdiff_t(frames.size() / 2));
+    payloads.erase(payloads.begin(), payloads.begin() + ptrdiff_t(payloads.size() / 2));
+    for (size_t k = 0; k < frames.size(); ++k) {
+      QByteArray again(qsizetype(threadmon__frame__get_packed_size(frames[k].get())), '\0');
+      threadmon__frame__pack(frames[k].get(), reinterpret_cast<uint8_t *>(again.data()));
+      QCOMPARE(again, payloads[k]);
+    }
   }
 
   void acceptsAWholeStream() {

@@ -42,6 +42,8 @@ class ModelView : public QWidget {
   static constexpr int kCostFactor = 10;
   // How long the last rebuild took (tests, benchmarks); 0 before the first.
   double lastRebuildMs() const { return lastRebuildMs_; }
+  // Its CPU time (a worker's and the GUI thread's), read when presented().
+  double lastCostMs() const { return double(lastCostNs_) / 1e6; }
   // The model's framesApplied() when the rebuild now on screen began: what
   // the view shows is at most that new (the live lag, benchmarks).
   uint64_t shownFrames() const { return shownFrames_; }
