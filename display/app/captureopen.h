@@ -10,12 +10,12 @@
 #include <memory>
 
 #include "capturereader.h"
+#include "overviewbuild.h"
 #include "modeltypes.h"
 
 namespace tmon {
-class RunSummary;
 class SessionModel;
-}  // namespace tmon
+}
 namespace tmui {
 class SessionView;
 }
@@ -30,7 +30,7 @@ constexpr int64_t kCaptureWindowNs = 10'000'000'000;
 struct CaptureRead {
   tmon::CaptureLoadResult result;
   QString windowNotice;  // empty when read whole
-  std::shared_ptr<tmon::RunSummary> summary;
+  OverviewBuild::Found overview;  // a long capture's whole run
   tmon::TimeRange shown{};
 };
 

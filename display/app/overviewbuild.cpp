@@ -22,8 +22,13 @@ std::map<QString, std::weak_ptr<OverviewBuild>> &builds() {
 
 }  // namespace
 
-OverviewBuild::OverviewBuild(const QString &path, const tmon::CaptureIdentity &id)
-    : summary_(std::make_shared<tmon::RunSummary>()), id_(id), path_(path) {}
+OverviewBuild::OverviewBuild(Found found)
+    : summary_(std::move(found.summary)),
+      id_(found.id),
+      path_(found.key),
+      source_(found.source),
+      cacheNotice_(found.cacheNotice),
+      run_(found.run) {}
 
 OverviewBuild::~OverviewBuild() {
   build_.reset();  // stops the workers before what they post to goes
@@ -32,34 +37,43 @@ OverviewBuild::~OverviewBuild() {
   if (it != builds().end() && it->second.expired()) builds().erase(it);
 }
 
-std::shared_ptr<OverviewBuild> OverviewBuild::forCapture(const QString &path,
-                                                         const tmon::CaptureWindow &cw) {
+OverviewBuild::Found OverviewBuild::find(const QString &path, const tmon::CaptureWindow &cw) {
+  Found f;
   const int64_t last = cw.lastNs();
-  if (last <= cw.firstNs()) return nullptr;
+  if (last <= cw.firstNs()) return f;
   uint64_t sessionId = 0;
   const int64_t start = tmon::SummaryBuild::sessionStart(cw, &sessionId);
-  tmon::CaptureIdentity id;
-  const QString key = QFileInfo(path).absoluteFilePath();
-  if (!tmon::CaptureIdentity::of(path, sessionId, &id)) return nullptr;
-  if (auto same = builds()[key].lock(); same && same->id_ == id) return same;
-  std::shared_ptr<OverviewBuild> o(new OverviewBuild(key, id));
-  builds()[key] = o;
-  tmon::RunSummary &sum = *o->summary_;
-  o->run_ = tmon::TimeRange{start, last};
+  if (!tmon::CaptureIdentity::of(path, sessionId, &f.id)) return f;
+  f.ok = true;
+  f.key = QFileInfo(path).absoluteFilePath();
+  f.summary = std::make_shared<tmon::RunSummary>();
+  f.run = tmon::TimeRange{start, last};
+  tmon::RunSummary &sum = *f.summary;
   // The records reach the end: as the capture's writer summed it.
   const bool records = sum.read(cw);
   if (records && sum.endNs() >= last) {
-    o->source_ = QStringLiteral("records");
-    return o;
+    f.source = QStringLiteral("records");
+    return f;
   }
-  tmon::SummaryCache cache(path, id);
-  if (cache.load(&sum, &o->cacheNotice_)) {
-    o->source_ = QStringLiteral("cache");
-    return o;
+  if (tmon::SummaryCache(path, f.id).load(&sum, &f.cacheNotice)) {
+    f.source = QStringLiteral("cache");
+    return f;
   }
-  if (!o->cacheNotice_.isEmpty()) qWarning("threadmon-display: %s", qPrintable(o->cacheNotice_));
-  o->source_ = QStringLiteral("detail");
-  o->start(path, start, tmon::SummaryBuild::keepRecords(&sum, records, start, last), last);
+  if (!f.cacheNotice.isEmpty()) qWarning("threadmon-display: %s", qPrintable(f.cacheNotice));
+  f.source = QStringLiteral("detail");
+  f.buildFrom = tmon::SummaryBuild::keepRecords(&sum, records, start, last);
+  return f;
+}
+
+std::shared_ptr<OverviewBuild> OverviewBuild::forCapture(const QString &path, Found found) {
+  if (!found.ok) return nullptr;
+  if (auto same = builds()[found.key].lock(); same && same->id_ == found.id) return same;
+  const QString key = found.key;
+  const bool build = found.source == QStringLiteral("detail");
+  const int64_t from = found.buildFrom;
+  std::shared_ptr<OverviewBuild> o(new OverviewBuild(std::move(found)));
+  builds()[key] = o;
+  if (build) o->start(path, o->run_.t0, from, o->run_.t1);
   return o;
 }
 

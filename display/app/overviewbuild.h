@@ -34,9 +34,23 @@ class QThread;
 class OverviewBuild : public QObject, public std::enable_shared_from_this<OverviewBuild> {
   Q_OBJECT
  public:
-  // Null when the capture has no span to summarise.
-  static std::shared_ptr<OverviewBuild> forCapture(const QString &path,
-                                                   const tmon::CaptureWindow &cw);
+  // What an overview of the capture starts from, read on any thread (the
+  // display's reader thread): its Summary records (0.4 s for an hour's) or
+  // its cache. ok is false when the capture has no span to summarise.
+  struct Found {
+    bool ok = false;
+    QString key;  // the capture's absolute path
+    tmon::CaptureIdentity id;
+    std::shared_ptr<tmon::RunSummary> summary;
+    tmon::TimeRange run{};
+    int64_t buildFrom = 0;  // where building from the detail starts
+    QString source, cacheNotice;
+  };
+  static Found find(const QString &path, const tmon::CaptureWindow &cw);
+  // On the GUI thread: the build of this capture already under way, else
+  // one from what find() read, its build started when it needs one. Null
+  // when !found.ok.
+  static std::shared_ptr<OverviewBuild> forCapture(const QString &path, Found found);
   ~OverviewBuild() override;
 
   std::shared_ptr<const tmon::RunSummary> summary() const { return summary_; }
@@ -52,7 +66,7 @@ class OverviewBuild : public QObject, public std::enable_shared_from_this<Overvi
   void chunkBuilt(tmon::TimeRange chunk);
 
  private:
-  OverviewBuild(const QString &path, const tmon::CaptureIdentity &id);
+  explicit OverviewBuild(Found found);
   void start(const QString &path, int64_t start, int64_t from, int64_t last);
   void finish();
 

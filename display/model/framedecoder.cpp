@@ -2,13 +2,13 @@
 
 #include "sessionmodel.h"
 #include "tmwire.h"
-#include "unpackarena.h"
+#include "framearena.h"
 
 namespace tmon {
 
 struct FrameDecoder::Impl {
   tm_decoder dec;
-  UnpackArena arena;  // the model copies what it keeps out of each frame
+  FrameArena arena;  // rewound per frame: the model copies what it keeps of each
 };
 
 FrameDecoder::FrameDecoder(SessionModel *model) : d_(new Impl), model_(model) {
@@ -43,6 +43,7 @@ bool FrameDecoder::feed(const void *data, size_t len) {
       fail(QString::fromUtf8(tm_decoder_error(&d_->dec)));
       return false;
     }
+    d_->arena.rewind();
     Threadmon__Frame *f = d_->arena.unpack(payload, n);
     if (!f) {
       fail(QStringLiteral("malformed protobuf frame at byte %1 (after %2 frames)")

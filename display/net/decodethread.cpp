@@ -76,7 +76,7 @@ void DecodeThread::decode(const QByteArray &bytes) {
   if (failed_) return;
   Output local;
   QString error;
-  const std::shared_ptr<FrameArena> arena = FrameArena::create();
+  const auto arena = std::make_shared<tmon::FrameArena>();
   if (tm_decoder_feed(&decoder_, bytes.constData(), size_t(bytes.size())) != 0) {
     error = QString::fromUtf8(tm_decoder_error(&decoder_));
   }
@@ -89,7 +89,7 @@ void DecodeThread::decode(const QByteArray &bytes) {
       error = QString::fromUtf8(tm_decoder_error(&decoder_));
       break;
     }
-    tmon::OwnedFrame f = arena->unpack(payload, len);
+    tmon::OwnedFrame f = tmon::FrameArena::shared(arena, payload, len);
     if (!f) {
       error = QStringLiteral("malformed frame %1 at byte %2 (not a threadmon.Frame)")
                   .arg(decoder_.frames)

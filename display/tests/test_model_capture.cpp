@@ -96,7 +96,7 @@ class TestModelCapture : public QObject {
 
   void arenaReadsLargeFramesThenSmallOnesAlike() {
     // FrameDecoder unpacks into blocks it reuses from frame to frame
-    // (UnpackArena): a tick of 3,000 samples fills several blocks, a small
+    // (FrameArena): a tick of 3,000 samples fills several blocks, a small
     // frame after it reuses the first, and a large one again grows them;
     // each must read as protobuf-c's own allocation reads it.
     StreamBuilder b;

@@ -167,13 +167,13 @@ class TestNet : public QObject {
     QCOMPARE(tm_decoder_feed(&dec, bytes.constData(), size_t(bytes.size())), 0);
     std::vector<QByteArray> payloads;
     tmon::FrameBatch frames;
-    std::shared_ptr<tmnet::FrameArena> arena = tmnet::FrameArena::create();
+    auto arena = std::make_shared<tmon::FrameArena>();
     const uint8_t *payload = nullptr;
     uint32_t len = 0;
     size_t biggestTick = 0;
     while (tm_decoder_next(&dec, &payload, &len) == TM_DECODE_FRAME) {
       payloads.emplace_back(reinterpret_cast<const char *>(payload), qsizetype(len));
-      frames.push_back(arena->unpack(payload, len));
+      frames.push_back(tmon::FrameArena::shared(arena, payload, len));
       QVERIFY(frames.back());
       if (frames.back()->body_case == THREADMON__FRAME__BODY_TICK)
         biggestTick = std::max(biggestTick, frames.back()->tick->n_lwps);
@@ -182,7 +182,7 @@ class TestNet : public QObject {
     QVERIFY(frames.size() > 1000);  // the ThreadStarts and 10 ticks' frames
     QCOMPARE(biggestTick, size_t(1000));  // every worker sampled
     const uint8_t bad[] = {0x0a, 0x7f, 0x01};  // a field longer than the frame
-    QVERIFY(!arena->unpack(bad, sizeof bad));
+    QVERIFY(!tmon::FrameArena::shared(arena, bad, sizeof bad));
     arena.reset();
     frames.erase(frames.begin(), frames.begin() + ptrdiff_t(frames.size() / 2));
     payloads.erase(payloads.begin(), payloads.begin() + ptrdiff_t(payloads.size() / 2));

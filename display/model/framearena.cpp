@@ -1,0 +1,80 @@
+#include "framearena.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <new>
+
+namespace tmon {
+
+namespace {
+constexpr size_t kAlign = alignof(std::max_align_t);
+constexpr size_t kFirstBlock = 64 * 1024, kLastBlock = 1024 * 1024;
+constexpr size_t kLarge = 8 * 1024;
+}  // namespace
+
+FrameArena::FrameArena() : allocator_{&FrameArena::allocate, &FrameArena::release, this} {}
+
+FrameArena::~FrameArena() { rewind(); }
+
+Threadmon__Frame *FrameArena::unpack(const uint8_t *data, size_t len) {
+  return threadmon__frame__unpack(&allocator_, len, data);
+}
+
+OwnedFrame FrameArena::shared(const std::shared_ptr<FrameArena> &arena, const uint8_t *data,
+                              size_t len) {
+  Threadmon__Frame *f = arena->unpack(data, len);
+  if (!f) return OwnedFrame();
+  return OwnedFrame(f, FrameFree{arena});
+}
+
+void FrameArena::rewind() {
+  for (void *p : large_) std::free(p);
+  large_.clear();
+  block_ = 0;
+  used_ = 0;
+}
+
+void *FrameArena::allocate(void *self, size_t size) {
+  return static_cast<FrameArena *>(self)->take(size);
+}
+
+void FrameArena::release(void *self, void *pointer) {
+  std::vector<void *> &large = static_cast<FrameArena *>(self)->large_;
+  // Newest first: the scratch is freed soon after it is taken. What lives
+  // in a block goes with the block.
+  auto it = std::find(large.rbegin(), large.rend(), pointer);
+  if (it == large.rend()) return;
+  std::free(pointer);
+  large.erase(std::next(it).base());
+}
+
+void *FrameArena::take(size_t size) {
+  if (size >= kLarge) {
+    void *p = std::malloc(size);
+    if (p) large_.push_back(p);
+    return p;
+  }
+  size = (std::max<size_t>(size, 1) + kAlign - 1) & ~(kAlign - 1);
+  for (;;) {
+    if (block_ < blocks_.size() && used_ + size <= blocks_[block_].size) {
+      void *p = blocks_[block_].bytes.get() + used_;
+      used_ += size;
+      return p;
+    }
+    if (block_ + 1 < blocks_.size()) {  // this one is full: the next kept one
+      block_++;
+      used_ = 0;
+      continue;
+    }
+    // A new block, each twice the last up to 1 MiB.
+    Block b;
+    b.size = blocks_.empty() ? kFirstBlock : std::min(kLastBlock, 2 * blocks_.back().size);
+    b.bytes.reset(new (std::nothrow) char[b.size]);
+    if (!b.bytes) return nullptr;
+    blocks_.push_back(std::move(b));
+    block_ = blocks_.size() - 1;
+    used_ = 0;
+  }
+}
+
+}  // namespace tmon
