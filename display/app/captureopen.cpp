@@ -7,6 +7,7 @@
 #include "overviewbuild.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
+#include "viewwindow.h"
 
 namespace {
 
@@ -58,7 +59,11 @@ tmui::SessionView *pageForCapture(const QString &path, tmon::SessionModel *model
   }
   auto *page = new tmui::SessionView(model, tmui::SessionView::Source::Replay);
   page->setWindowFilePath(QFileInfo(path).absoluteFilePath());
-  if (!read.windowNotice.isEmpty()) page->setNotice(read.windowNotice);
+  if (!read.windowNotice.isEmpty()) {
+    page->setNotice(read.windowNotice);
+    // The views show the part read, not the whole run around it, empty.
+    page->viewWindow()->setRange(read.shown);
+  }
   if (auto overview = OverviewBuild::forCapture(path, read.overview))
     overview->attach(page->setWholeRun(overview->summary(), read.shown));
   if (r.status == tmon::CaptureLoadResult::Damaged)

@@ -216,10 +216,11 @@ void StackedBarChart::paintEvent(QPaintEvent *) {
   // Percentage axis over the bar column.
   const QRect axis = barRect(y - 4);
   p.setPen(faint);
-  // A narrow bar column labels every other line: "75 %" and "100 %" would overlap.
+  // A narrow bar column labels every other line: "75 %" and "100 %" would
+  // overlap (the last label is pushed left to end at the column's edge).
   int labelStep = 25;
-  while (labelStep < 100 && axis.width() * labelStep / 100 < fm.horizontalAdvance(QStringLiteral("100 %")) + 8)
-    labelStep *= 2;
+  const int labelW = fm.horizontalAdvance(QStringLiteral("100 %"));
+  while (labelStep < 100 && axis.width() * labelStep / 100 < labelW * 3 / 2 + 8) labelStep *= 2;
   for (int pct = 0; pct <= 100; pct += labelStep) {
     const int x = axis.left() + axis.width() * pct / 100;
     const QString label = QStringLiteral("%1 %").arg(pct);
