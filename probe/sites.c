@@ -251,7 +251,8 @@ static uint32_t unwind_stack(tm_thread *t) {
 
 uint32_t tm_site_begin(tm_thread *t, tm_object *o, uint64_t now_ns) {
   uint32_t oid = __atomic_load_n(&o->id, __ATOMIC_ACQUIRE);
-  if (!oid || !t) return 0;
+  if (!t) return 0;
+  if (!oid) return TM_SITE_PAIR_UNNUMBERED;
   site_cache *c = &cache[oid & (CACHE_WAYS - 1)];
   bool token = take_token(now_ns);
   if (!token && c->object_id == oid && c->pair) return c->pair;

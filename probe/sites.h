@@ -39,6 +39,11 @@
  * probe's own frames are left out: the first frame kept is
  * the first one outside libthreadmon. */
 TM_HIDDEN uint32_t tm_site_begin(tm_thread *t, tm_object *o, uint64_t now_ns);
+/* What tm_site_begin returns for an object not numbered yet (its adder was
+ * preempted between claiming it and numbering it: objects.c): the wait is
+ * counted at its end under TM_SITE_UNKNOWN, so that an object's call sites
+ * still add up to its contentions. */
+#define TM_SITE_PAIR_UNNUMBERED UINT32_MAX
 /* The wait ended after waited_ns: counted for pair (from tm_site_begin). */
 TM_HIDDEN void tm_site_end(uint32_t pair, uint64_t waited_ns);
 

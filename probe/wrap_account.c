@@ -161,7 +161,12 @@ static void wait_finish(tm_wait *w, uint32_t releaser_tid, bool exclusive) {
   uint64_t now = tm_wait_clock();
   uint64_t waited = now > w->start_ns ? now - w->start_ns : 0;
   tm_object *o = w->o;
-  tm_site_end(w->site_pair, waited);
+  if (TM_UNLIKELY(w->site_pair == TM_SITE_PAIR_UNNUMBERED)) {
+    uint32_t oid = o ? __atomic_load_n(&o->id, __ATOMIC_ACQUIRE) : 0;
+    if (oid) tm_site_add(oid, TM_SITE_UNKNOWN, 1, waited);
+  } else {
+    tm_site_end(w->site_pair, waited);
+  }
   tm_push_state(w->t, TM_STATE_RUNNING, 0, 0, releaser_tid, now);
   if (!o) return;
   if (exclusive) {

@@ -57,6 +57,31 @@ static void test_site_unwound_before_acquire(tm_thread *t) {
   drain_all(t);
 }
 
+/* A wait on an object whose adder has not numbered it yet (preempted
+ * between claiming its slot and storing its id, objects.c) still counts for
+ * a call site of that object once numbered: its sites add up to its
+ * contentions (test_sites and mutex_hold read 656 against 657 under load). */
+static void test_wait_on_an_unnumbered_object(tm_thread *t) {
+  static int lock_word;
+  tm_object *o = tm_object_get(&lock_word, TM_KIND_MUTEX);
+  CHECK(o != NULL);
+  const uint32_t id = o->id;
+  __atomic_store_n(&o->id, 0, __ATOMIC_RELEASE); /* as another thread sees it */
+  tm_wait w;
+  tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_MUTEX, 0, NULL);
+  __atomic_store_n(&o->id, id, __ATOMIC_RELEASE); /* the adder runs again */
+  tm_wait_end(&w, TM_ACQ_EXCLUSIVE);
+  uint64_t counted = 0;
+  for (uint32_t i = 0, n = tm_sites_pair_count(); i < n; i++) {
+    uint32_t oid, stack;
+    uint64_t count, wait_ns;
+    if (tm_site_pair(i, &oid, &stack, &count, &wait_ns) && oid == id) counted += count;
+  }
+  CHECK_EQ(atomic_load(&o->contentions), 1);
+  CHECK_EQ(counted, 1);
+  drain_all(t);
+}
+
 static void test_wait_accounting(tm_thread *t) {
   static int lock_word;
   tm_object *o = tm_object_get(&lock_word, TM_KIND_MUTEX);
@@ -339,6 +364,7 @@ int main(void) {
   CHECK(t->name[0] != '\0'); /* comm read at registration */
   test_wait_accounting(t);
   test_site_unwound_before_acquire(t);
+  test_wait_on_an_unnumbered_object(t);
   test_cancelled_wait(t);
   test_hold_sampling(t);
   test_releaser_mutex(t);
