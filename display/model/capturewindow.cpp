@@ -101,7 +101,8 @@ bool CaptureWindow::readDescriptions() {
   size_t record = 0;
   FrameDecoder dec(nullptr);
   dec.setFrameHook([&](const uint8_t *p, uint32_t n) {
-    if (kDescriptionKinds >> bodyField(p, n) & 1)
+    const uint32_t field = bodyField(p, n);  // any number in a crafted frame
+    if (field < 32 && (kDescriptionKinds >> field & 1))
       descriptions_.push_back(
           Description{record, QByteArray(reinterpret_cast<const char *>(p), qsizetype(n))});
   });
