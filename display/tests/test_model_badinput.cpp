@@ -294,6 +294,10 @@ class TestModelBadInput : public QObject {
         // frames_dropped of 2^63-1: the data_lost finding's evidence, a
         // double of 2^63, converted to int64 by the text report (UBSan).
         {"huge-drop-count.tmcap", "clamped 1 counters above 2^58"},
+        // A body field numbered 801 shifted the windowed reader's 32-bit
+        // kinds mask past its width (UBSan in fuzz-window; fuzz-short
+        // replays it there). Streamed, the frame is refused.
+        {"window-body-field-shift.tmcap", "malformed protobuf frame at byte 1470"},
     };
     const QDir dir(qEnvironmentVariable("THREADMON_FUZZ_REGRESSIONS"));
     const QFileInfoList files = dir.entryInfoList({"*.tmcap"}, QDir::Files, QDir::Name);
