@@ -1,7 +1,9 @@
 #include "screenshot.h"
 
 #include <QApplication>
+#include <QTimer>
 #include <QtGlobal>
+#include <functional>
 #include <vector>
 
 #include "captureopen.h"
@@ -23,6 +25,15 @@ void screenshotMessage(QtMsgType type, const QMessageLogContext &context, const 
     return;
   if (previousHandler) previousHandler(type, context, msg);
 }
+
+// Runs the event loop until done(), asleep between events. processEvents
+// with a time limit ignores WaitForMoreEvents and spins, taking the core the
+// views' worker threads compute on; the timer wakes the loop to check again.
+void waitUntil(const std::function<bool()> &done) {
+  QTimer poll;
+  poll.start(20);
+  while (!done()) QApplication::processEvents(QEventLoop::WaitForMoreEvents);
+}
 }  // namespace
 
 void installScreenshotMessageFilter() { previousHandler = qInstallMessageHandler(screenshotMessage); }
@@ -37,7 +48,7 @@ QImage renderView(tmui::SessionView *page, tmon::ViewKind kind, double atSeconds
   view->show();
   QApplication::processEvents();
   view->refreshNow();
-  while (view->busy()) QApplication::processEvents(QEventLoop::WaitForMoreEvents, 100);
+  waitUntil([view] { return !view->busy(); });
   QApplication::processEvents();
   const QImage image = view->grab().toImage();
   view->hide();
@@ -55,8 +66,11 @@ QImage renderPage(tmui::SessionView *page, double atSeconds, QSize size) {
   for (const tmon::ViewInfo &v : tmon::kViews)
     if (page->view(v.kind)->showing()) shown.push_back(page->view(v.kind));
   for (tmui::ModelView *v : shown) v->refreshNow();
-  for (tmui::ModelView *v : shown)
-    while (v->busy()) QApplication::processEvents(QEventLoop::WaitForMoreEvents, 100);
+  waitUntil([&shown] {
+    for (tmui::ModelView *v : shown)
+      if (v->busy()) return false;
+    return true;
+  });
   QApplication::processEvents();
   return page->grab().toImage();
 }
@@ -87,7 +101,7 @@ QString screenshotCapture(const QString &capture, const QString &viewName, doubl
   // the image shows what the user sees once it is done.
   if (auto *strip = dynamic_cast<tmui::WholeRunStrip *>(
           page->findChild<QWidget *>(QStringLiteral("wholeRun"))))
-    while (strip->building()) QApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    waitUntil([strip] { return !strip->building(); });
   if (atSeconds >= 0 && page->replay()) page->replay()->seek(atSeconds);
   if (!object.isEmpty() && !selectSyncObject(page, object)) {
     delete page;
