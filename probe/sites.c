@@ -116,9 +116,20 @@ static uint32_t slot_id_wait(stack_slot *s) {
   return 0;
 }
 
+bool tm_in_probe_code(const void *pc) { return in_probe(pc); }
+
 uint32_t tm_site_intern(void *const *pcs, uint32_t n, bool exact_top) {
+  /* The probe's own frames (its wrappers, the threads' start trampoline)
+   * are left out: a stack reads as it would without the probe. */
+  void *kept[TM_SITE_FRAMES];
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < n && k < TM_SITE_FRAMES; i++) {
+    if (!in_probe(pcs[i])) kept[k++] = pcs[i];
+    else if (i == 0) exact_top = false;
+  }
+  pcs = kept;
+  n = k;
   if (n == 0) return TM_SITE_UNKNOWN;
-  if (n > TM_SITE_FRAMES) n = TM_SITE_FRAMES;
   uint64_t h = hash_pcs(pcs, n) ^ exact_top;
   h = h ? h : 2;
   for (uint32_t i = 0; i < PROBE_LIMIT; i++) {
@@ -244,9 +255,7 @@ static uint32_t unwind_stack(tm_thread *t) {
   t->guard--;
   errno = saved;
   atomic_fetch_add_explicit(&unwinds, 1, memory_order_relaxed);
-  int first = 0;
-  while (first < n && in_probe(pcs[first])) first++;
-  return tm_site_intern(pcs + first, (uint32_t)(n - first), false);
+  return tm_site_intern(pcs, (uint32_t)(n > 0 ? n : 0), false);
 }
 
 uint32_t tm_site_begin(tm_thread *t, tm_object *o, uint64_t now_ns) {

@@ -49,10 +49,14 @@ TM_HIDDEN void tm_site_end(uint32_t pair, uint64_t waited_ns);
 
 /* ---- any thread ---- */
 
-/* The id of the stack pcs[0..n) (n <= TM_SITE_FRAMES), adding it when new.
- * TM_SITE_UNKNOWN when the table is full. exact_top: pcs[0] is where a
- * signal interrupted the thread, every other frame a return address. */
+/* The id of the stack pcs[0..n) without the probe's own frames, its first
+ * TM_SITE_FRAMES, adding it when new. TM_SITE_UNKNOWN when the table is
+ * full. exact_top: pcs[0] is where a signal interrupted the thread, every
+ * other frame a return address. */
 TM_HIDDEN uint32_t tm_site_intern(void *const *pcs, uint32_t n, bool exact_top);
+/* pc is in libthreadmon's own code (never, when the probe is linked into
+ * the program itself, as in unit tests). */
+TM_HIDDEN bool tm_in_probe_code(const void *pc);
 /* Adds to the totals of (object_id, stack_id). */
 TM_HIDDEN void tm_site_add(uint32_t object_id, uint32_t stack_id, uint64_t contentions,
                            uint64_t wait_ns);

@@ -4,6 +4,7 @@
 #include "unwind.h"
 
 #include "cfi.h"
+#include "sites.h"
 #include "stackscan.h"
 #include "userthreads.h"
 
@@ -105,7 +106,8 @@ void tm_unwind_first_contention(tm_thread *t, tm_object *o, const void *caller) 
     }
   }
   uint32_t depth = 0;
-  for (int i = first; i < n && depth < 8; i++) o->first_contention_stack[depth++] = pcs[i];
+  for (int i = first; i < n && depth < 8; i++)
+    if (!tm_in_probe_code(pcs[i])) o->first_contention_stack[depth++] = pcs[i];
   o->stack_depth = depth;
   atomic_store_explicit(&o->has_stack, 1, memory_order_release);
 }

@@ -13,6 +13,27 @@
 
 static const char *probe, *workload, *dir;
 
+/* No stack a user sees holds a frame of the probe (its wrappers, the
+ * threads' start trampoline): it reads as it would without the probe. */
+static void check_no_probe_frames(const capture *c) {
+  for (size_t i = 0; i < c->n; i++) {
+    const Threadmon__Frame *f = c->frames[i];
+    char **frames = NULL;
+    size_t n = 0;
+    if (f->body_case == THREADMON__FRAME__BODY_STACK) {
+      frames = f->stack->frames;
+      n = f->stack->n_frames;
+    } else if (f->body_case == THREADMON__FRAME__BODY_SYNC_OBJECT) {
+      frames = f->sync_object->first_contention_stack;
+      n = f->sync_object->n_first_contention_stack;
+    }
+    for (size_t k = 0; k < n; k++) {
+      if (strstr(frames[k], "libthreadmon")) fprintf(stderr, "probe frame: %s\n", frames[k]);
+      CHECK(strstr(frames[k], "libthreadmon") == NULL);
+    }
+  }
+}
+
 /* Runs the workload in mode and loads its capture; returns the exit code. */
 static int run_mode(const char *mode, capture *c) {
   char out[512], env_out[600];
@@ -25,6 +46,7 @@ static int run_mode(const char *mode, capture *c) {
   CHECK(status != -1 && WIFEXITED(status));
   CHECK(capture_load(out, c) == 0);
   CHECK(!c->damaged);
+  check_no_probe_frames(c);
   return WEXITSTATUS(status);
 }
 
