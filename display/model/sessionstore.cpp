@@ -25,9 +25,7 @@ bool isDetailStep(const QString &notice) {
 QString shownFrame(const char *frame, const Threadmon__CodeLocation *where) {
   QString text = readableFrame(str(frame));
   if (!where || !splitFrame(text).location.isEmpty()) return text;
-  const QString line = sourceLine(CodeLocation{
-      str(where->module_path), where->address,
-      QByteArray(reinterpret_cast<const char *>(where->build_id.data), qsizetype(where->build_id.len))});
+  const QString line = sourceLine(codeLocationOf(*where));
   return line.isEmpty() ? text : text + QStringLiteral(" (%1)").arg(line);
 }
 

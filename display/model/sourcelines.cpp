@@ -10,6 +10,8 @@
 #include <QFile>
 #include <QFileInfo>
 
+#include "threadmon.pb-c.h"
+
 #include <cstring>
 #include <map>
 #include <memory>
@@ -174,21 +176,67 @@ class ModuleLines {
   Dwfl_Module *mod_ = nullptr;
 };
 
-std::mutex cacheMutex;
-std::map<std::pair<QString, QByteArray>, std::unique_ptr<ModuleLines>> cache;
+// A module's lines, read by one thread at a time: the first lookup loads
+// its debug information, a tenth of a second or more.
+struct CachedModule {
+  std::mutex mutex;
+  std::unique_ptr<ModuleLines> lines;
+};
+
+std::mutex cacheMutex;  // the map only: a module loading blocks only its own lookups
+std::map<std::pair<QString, QByteArray>, std::unique_ptr<CachedModule>> cache;
 
 }  // namespace
 
 QString sourceLine(const CodeLocation &where) {
   if (where.modulePath.isEmpty() || where.address == 0) return QString();
-  std::lock_guard<std::mutex> lock(cacheMutex);
-  auto key = std::make_pair(where.modulePath, where.buildId);
-  auto it = cache.find(key);
-  if (it == cache.end()) {
-    if (cache.size() >= kMaxModules) return QString();
-    it = cache.emplace(key, std::make_unique<ModuleLines>(where.modulePath, where.buildId)).first;
+  CachedModule *module = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    auto key = std::make_pair(where.modulePath, where.buildId);
+    auto it = cache.find(key);
+    if (it == cache.end()) {
+      if (cache.size() >= kMaxModules) return QString();
+      it = cache.emplace(key, std::make_unique<CachedModule>()).first;
+    }
+    module = it->second.get();
   }
-  return it->second->line(where.address);
+  std::lock_guard<std::mutex> lock(module->mutex);
+  if (!module->lines) module->lines = std::make_unique<ModuleLines>(where.modulePath, where.buildId);
+  return module->lines->line(where.address);
+}
+
+bool sourceLinesRead(const CodeLocation &where) {
+  CachedModule *module = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    auto it = cache.find(std::make_pair(where.modulePath, where.buildId));
+    if (it == cache.end()) return false;
+    module = it->second.get();
+  }
+  std::lock_guard<std::mutex> lock(module->mutex);
+  return module->lines != nullptr;
+}
+
+CodeLocation codeLocationOf(const Threadmon__CodeLocation &where) {
+  return CodeLocation{where.module_path ? QString::fromUtf8(where.module_path) : QString(),
+                      where.address,
+                      QByteArray(reinterpret_cast<const char *>(where.build_id.data),
+                                 qsizetype(where.build_id.len))};
+}
+
+void preloadSourceLines(const Threadmon__Frame &frame) {
+  size_t n = 0;
+  Threadmon__CodeLocation **locations = nullptr;
+  if (frame.body_case == THREADMON__FRAME__BODY_STACK) {
+    n = frame.stack->n_locations;
+    locations = frame.stack->locations;
+  } else if (frame.body_case == THREADMON__FRAME__BODY_SYNC_OBJECT) {
+    n = frame.sync_object->n_first_contention_locations;
+    locations = frame.sync_object->first_contention_locations;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (locations[i]) sourceLine(codeLocationOf(*locations[i]));
 }
 
 }  // namespace tmon

@@ -13,6 +13,9 @@
 
 #include <cstdint>
 
+struct Threadmon__CodeLocation;
+struct Threadmon__Frame;
+
 namespace tmon {
 
 // threadmon.CodeLocation, as read.
@@ -26,6 +29,19 @@ struct CodeLocation {
 // (Rust std or a crate, libstdc++'s headers) inlined into the program's adds
 // where: "futex.rs:35 in main.rs:41".
 QString sourceLine(const CodeLocation &where);
+
+// A lookup in where's module was made: its debug information is read
+// (waits for a lookup in progress there).
+bool sourceLinesRead(const CodeLocation &where);
+
+CodeLocation codeLocationOf(const Threadmon__CodeLocation &where);
+
+// Looks up, on the calling thread, the lines of every code location the
+// frame carries (a Stack's frames, a SyncObject's first contention), so
+// that its fold finds each module's debug information read: the first
+// lookup in a module reads it, 0.1 s for libc's (compressed, libc6-dbg).
+// A live session's decoder thread calls it, keeping that off the GUI.
+void preloadSourceLines(const Threadmon__Frame &frame);
 
 }  // namespace tmon
 

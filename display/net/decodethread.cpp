@@ -3,6 +3,7 @@
 #include <QMetaObject>
 
 #include "framearena.h"
+#include "sourcelines.h"
 
 namespace tmnet {
 
@@ -101,6 +102,7 @@ void DecodeThread::decode(const QByteArray &bytes) {
       break;
     }
     if (tap_) tap_(payload, len, *f);
+    tmon::preloadSourceLines(*f);
     local.frames.push_back(std::move(f));
     local.bytes.push_back(len);
   }

@@ -6,10 +6,16 @@
 #include <QtTest>
 #include <memory>
 
+#include <dlfcn.h>
+#include <link.h>
+
+#include "decodethread.h"
 #include "framearena.h"
 #include "listenaddress.h"
 #include "probeconnection.h"
 #include "probelistener.h"
+#include "sourcelines.h"
+#include "test_model_stream.h"
 #include "test_ui_synth.h"
 #include "threadmon.pb-c.h"
 #include "tokencheck.h"
@@ -19,6 +25,12 @@ using tmnet::ProbeConnection;
 using tmnet::ProbeListener;
 
 namespace {
+
+// Code of this binary a Stack's location points at.
+__attribute__((noinline)) int oneFunction(int x) {
+  asm volatile("" ::: "memory");
+  return x * 5 + 2;
+}
 
 // Sends `bytes` to `listener` from a fresh client socket and waits until the
 // server side either accepted or refused the session and then went quiet.
@@ -191,6 +203,55 @@ class TestNet : public QObject {
       threadmon__frame__pack(frames[k].get(), reinterpret_cast<uint8_t *>(again.data()));
       QCOMPARE(again, payloads[k]);
     }
+  }
+
+  // The decoder thread reads the debug information of the modules a
+  // Stack's locations name before handing the frame on, so that the fold
+  // on the GUI thread finds it read (libc's takes 0.1 s or more).
+  void decoderThreadReadsTheDebugInformationOfStacks() {
+    Dl_info info;
+    link_map *lm = nullptr;
+    void *fn = reinterpret_cast<void *>(&oneFunction);
+    QVERIFY(dladdr1(fn, &info, reinterpret_cast<void **>(&lm), RTLD_DL_LINKMAP) && lm);
+    const QByteArray path = QCoreApplication::applicationFilePath().toUtf8();
+    const tmon::CodeLocation where{QString::fromUtf8(path),
+                                   reinterpret_cast<uintptr_t>(fn) - lm->l_addr, QByteArray()};
+    QVERIFY(!tmon::sourceLinesRead(where));
+
+    Threadmon__CodeLocation loc = THREADMON__CODE_LOCATION__INIT;
+    loc.module_path = const_cast<char *>(path.constData());
+    loc.address = where.address;
+    Threadmon__CodeLocation *locs[] = {&loc};
+    char frameText[] = "test-net!oneFunction+0x0";
+    char *frames[] = {frameText};
+    Threadmon__Stack st = THREADMON__STACK__INIT;
+    st.id = 2;
+    st.n_frames = st.n_locations = 1;
+    st.frames = frames;
+    st.locations = locs;
+    Threadmon__Frame f = THREADMON__FRAME__INIT;
+    f.body_case = THREADMON__FRAME__BODY_STACK;
+    f.stack = &st;
+    std::string payload(threadmon__frame__get_packed_size(&f), '\0');
+    threadmon__frame__pack(&f, reinterpret_cast<uint8_t *>(payload.data()));
+    tmtest::StreamBuilder b;
+    b.hello(false);
+    b.rawPayload(payload);
+
+    int stacks = 0;
+    bool readBeforeHandedOn = false;
+    tmnet::DecodeThread decoder([&](tmnet::DecodeThread::Output &out) {
+      for (const tmon::OwnedFrame &frame : out.frames)
+        if (frame->body_case == THREADMON__FRAME__BODY_STACK) {
+          readBeforeHandedOn = tmon::sourceLinesRead(where);
+          stacks++;
+        }
+    });
+    decoder.feed(b.stream());
+    decoder.finish();
+    QTRY_COMPARE(stacks, 1);
+    QVERIFY(readBeforeHandedOn);
+    QVERIFY(tmon::sourceLine(where).startsWith(QLatin1String("test_net.cpp:")));
   }
 
   void acceptsAWholeStream() {
