@@ -7,28 +7,50 @@
 namespace tmon {
 
 StateMix::StateMix(const TimeRange &r, int width)
-    : range(r), columns(std::max(0, width)), cover(size_t(columns) * kFinalStateCount, 0.f) {}
+    : range(r),
+      columns(std::max(0, width)),
+      cover(size_t(columns) * kFinalStateCount, 0.f),
+      folded(size_t(columns), 0.f) {}
+
+namespace {
+
+// Calls add(column, share) for each column [t0, t1) covers part of.
+template <typename Add>
+void spread(const StateMix &mix, int64_t t0, int64_t t1, Add add) {
+  const int w = mix.columns;
+  const double pxPerNs = double(w) / double(std::max<int64_t>(1, mix.range.length()));
+  // In floating point: times anywhere in int64 stay far from overflow.
+  const double x0 = std::max(0.0, (double(t0) - double(mix.range.t0)) * pxPerNs);
+  const double x1 = std::min(double(w), (double(t1) - double(mix.range.t0)) * pxPerNs);
+  for (int c = int(x0); c < w && c < x1; ++c) {
+    const double part = std::min(x1, c + 1.0) - std::max(x0, double(c));
+    if (part > 0) add(size_t(c), float(part));
+  }
+}
+
+}  // namespace
 
 void StateMix::add(const std::vector<StateInterval> &intervals) {
   ++threads;
-  const int w = columns;
-  const double pxPerNs = double(w) / double(std::max<int64_t>(1, range.length()));
   for (const StateInterval &iv : intervals) {
-    // In floating point: times anywhere in int64 stay far from overflow.
-    const double x0 = std::max(0.0, (double(iv.start) - double(range.t0)) * pxPerNs);
-    const double x1 = std::min(double(w), (double(iv.end) - double(range.t0)) * pxPerNs);
     const size_t s = size_t(iv.state);
-    for (int c = int(x0); c < w && c < x1; ++c) {
-      const double part = std::min(x1, c + 1.0) - std::max(x0, double(c));
-      if (part > 0) cover[size_t(c) * kFinalStateCount + s] += float(part);
-    }
+    spread(*this, iv.start, iv.end,
+           [&](size_t c, float part) { cover[c * kFinalStateCount + s] += part; });
   }
+}
+
+void StateMix::addFolded(const std::vector<TimeRange> &spans) {
+  for (const TimeRange &g : spans)
+    spread(*this, g.t0, g.t1, [&](size_t c, float part) { folded[c] += part; });
 }
 
 StateMix stateMix(const SessionModel &m, const std::vector<int> &threads, const TimeRange &r,
                   int columns) {
   StateMix mix(r, columns);
-  for (int i : threads) mix.add(m.intervals(i, r));
+  for (int i : threads) {
+    mix.add(m.intervals(i, r));
+    mix.addFolded(m.eventGapSpans(i, r));
+  }
   return mix;
 }
 

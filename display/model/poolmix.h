@@ -23,6 +23,9 @@ struct StateMix {
   int columns = 0;
   int threads = 0;           // added to it
   std::vector<float> cover;  // columns x kFinalStateCount
+  // Per column, the threads' shares of it whose states are folded totals
+  // (the probe's ring was full: the order inside is not what happened).
+  std::vector<float> folded;
 
   // An empty mix of `width` columns over r.
   StateMix(const TimeRange &r = {}, int width = 0);
@@ -30,6 +33,8 @@ struct StateMix {
   float at(int c, FinalState s) const { return column(c)[size_t(s)]; }
   // Adds one thread's intervals (clipped to the range or not).
   void add(const std::vector<StateInterval> &intervals);
+  // Adds one thread's spans of folded states (SessionModel::eventGapSpans).
+  void addFolded(const std::vector<TimeRange> &spans);
 };
 
 // The mix of these threads (model indices) over r in `columns` columns.

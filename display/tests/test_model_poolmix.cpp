@@ -20,7 +20,9 @@ constexpr uint32_t kMain = 300;
 const uint32_t kWorkers[] = {301, 302, 303, 304};
 bool blocks(uint32_t tid) { return tid != 304; }
 
-StreamBuilder poolScenario() {
+// folded: worker 304's ring was full in [20, 30): its states there are
+// folded totals (the probe's STATE_UNKNOWN).
+StreamBuilder poolScenario(bool folded = false) {
   StreamBuilder b;
   b.hello(true, 4);
   b.threadStart(kMain, at(0), "server", "", false, true);
@@ -29,6 +31,10 @@ StreamBuilder poolScenario() {
     const QByteArray name = QStringLiteral("worker-%1").arg(tid - 300).toUtf8();
     b.threadStart(tid, at(0), name.constData(), "server!worker_main+0x24");
     b.cpuSwitch(tid, at(0), tid - 301, THREADMON__SWITCH_KIND__SWITCH_IN);
+  }
+  if (folded) {
+    b.transition(kWorkers[3], at(20), THREADMON__THREAD_STATE__STATE_UNKNOWN);
+    b.transition(kWorkers[3], at(30), THREADMON__THREAD_STATE__STATE_RUNNING);
   }
   for (uint32_t tid : kWorkers) {
     if (!blocks(tid)) continue;
@@ -113,6 +119,25 @@ class TestModelPoolMix : public QObject {
     expectCover(mix, 6, FinalState::OnCpu, 1 + 3 * 0.6);
     expectCover(mix, 7, FinalState::OnCpu, 4);
     for (int c = 0; c < 8; ++c) QVERIFY(std::abs(columnSum(mix, c) - 4) < 1e-3);
+  }
+
+  // A thread's folded states count for the columns they cover, by its
+  // share (the timeline hatches that much of the pool's row); none without.
+  void foldedStatesByColumn() {
+    SessionModel m;
+    poolScenario(true).applyTo(&m);
+    QVERIFY2(!m.hasError(), qPrintable(m.errorText()));
+    StateMix mix = stateMix(m, workerIndices(m), {at(0), at(120)}, 12);
+    for (int c = 0; c < 12; ++c)
+      QVERIFY2(std::abs(mix.folded[size_t(c)] - (c == 2 ? 1 : 0)) < 1e-3,
+               qPrintable(QStringLiteral("column %1: %2").arg(c).arg(mix.folded[size_t(c)])));
+    mix = stateMix(m, workerIndices(m), {at(0), at(100)}, 8);  // 12.5 ms columns
+    QVERIFY(std::abs(mix.folded[1] - 0.4) < 1e-3);  // [12.5, 25): 5 ms of it
+    QVERIFY(std::abs(mix.folded[2] - 0.4) < 1e-3);  // [25, 37.5): 5 ms
+    SessionModel plain;
+    poolScenario().applyTo(&plain);
+    mix = stateMix(plain, workerIndices(plain), {at(0), at(120)}, 12);
+    for (float f : mix.folded) QCOMPARE(f, 0.f);
   }
 
   // Threads per state at an instant: what hovering a pool row says.

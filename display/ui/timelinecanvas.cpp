@@ -282,6 +282,15 @@ void TimelineCanvas::paintMix(QPainter &p, const tmon::StateMix &mix, int top, i
                    stateColor(tmon::FinalState(s)));
     open = false;
   };
+  // Folded states (full rings), hatched over the top of the column by the
+  // share of the pool's threads whose order there is not what happened.
+  // Drawn after the states, which are filled a run behind.
+  std::vector<QRect> bands;
+  int band = 0, bandX0 = 0, bandX1 = 0;
+  auto flushBand = [&] {
+    if (band > 0) bands.emplace_back(bandX0, top + 1, bandX1 - bandX0, band);
+    band = 0;
+  };
   const int first = std::max(0, int((double(v.t0) - double(mix.range.t0)) / nsPerCol) - 1);
   for (int c = first; c < mix.columns; ++c) {
     const double t0 = double(mix.range.t0) + c * nsPerCol;
@@ -289,6 +298,14 @@ void TimelineCanvas::paintMix(QPainter &p, const tmon::StateMix &mix, int top, i
     const int x0 = std::max(d.left(), int(std::lround(xOf(int64_t(t0)))));
     const int x1 = std::min(d.right() + 1, int(std::lround(xOf(int64_t(t0 + nsPerCol)))));
     if (x1 <= x0) continue;
+    const float share = std::min(1.f, mix.folded[size_t(c)] / float(mix.threads));
+    const int b = share > 0 ? std::max(2, int(std::lround(share * inner))) : 0;
+    if (b != band || x0 > bandX1) {
+      flushBand();
+      band = b;
+      bandX0 = x0;
+    }
+    bandX1 = x1;
     const float *col = mix.column(c);
     double sum = 0;
     cuts[0] = 0;
@@ -307,6 +324,8 @@ void TimelineCanvas::paintMix(QPainter &p, const tmon::StateMix &mix, int top, i
     open = true;
   }
   flush();
+  flushBand();
+  for (const QRect &r : bands) p.fillRect(r, QBrush(gapColor(), Qt::BDiagPattern));
 }
 
 void TimelineCanvas::paintLabel(QPainter &p, const TimelineRow &row, const QRect &r) {
