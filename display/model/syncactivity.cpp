@@ -5,6 +5,7 @@
 #include <set>
 
 #include "framecheck.h"
+#include "nearend.h"
 #include "threadmon.pb-c.h"
 
 namespace tmon {
@@ -112,8 +113,7 @@ bool SyncActivity::site(int64_t t, uint32_t object, uint32_t stackId, uint64_t c
 
 void SyncActivity::futex(uint32_t tid, int64_t t, uint64_t addr, uint32_t asleep, int kind) {
   std::vector<FutexSpan> &v = futex_[tid];
-  auto at = std::upper_bound(v.begin(), v.end(), t,
-                             [](int64_t x, const FutexSpan &s) { return x < s.t; });
+  auto at = upperBoundNearEnd(v.begin(), v.end(), t, [](const FutexSpan &s) { return s.t; });
   if (at != v.begin() && (at - 1)->t == t) return;  // a duplicate sample
   if (at == v.end() && !v.empty() && v.back().addr == addr && v.back().asleep == asleep &&
       v.back().kind == kind)
