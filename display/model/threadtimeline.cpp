@@ -61,10 +61,14 @@ uint32_t restCodeOfMix(uint32_t rest) {
 
 int64_t part(int64_t d, uint32_t frac) { return (d * int64_t(frac) + kFracOne / 2) / kFracOne; }
 
-template <typename Raw>
-int64_t timeOf(const Raw &r) {
-  return r.t;
-}
+// A record's time, for the searches of nearend.h (a functor, so that it
+// inlines: a function pointer there was a call per step).
+struct TimeOf {
+  template <typename Raw>
+  int64_t operator()(const Raw &r) const {
+    return r.t;
+  }
+};
 
 }  // namespace
 
@@ -115,7 +119,7 @@ ThreadTimeline::Added ThreadTimeline::placeAt(const std::vector<Raw> &v, int64_t
     *at = v.end();
     return Added::Yes;
   }
-  auto it = upperBoundNearEnd(v.begin(), v.end(), t, timeOf<Raw>);
+  auto it = upperBoundNearEnd(v.begin(), v.end(), t, TimeOf());
   int atInstant = 0;
   for (auto d = it; d != v.begin() && (d - 1)->t == t; --d) {
     if (same(*(d - 1))) return Added::Duplicate;
@@ -164,7 +168,7 @@ ThreadTimeline::Added ThreadTimeline::addSwitch(int64_t t, int kind, uint32_t cp
 
 void ThreadTimeline::addSwitchGap(int64_t t) {
   if (t < rawFloor_ || sw_.empty()) return;  // no records yet: nothing to distrust
-  auto it = upperBoundNearEnd(sw_.begin(), sw_.end(), t, timeOf<Raw>);
+  auto it = upperBoundNearEnd(sw_.begin(), sw_.end(), t, TimeOf());
   if (it != sw_.begin() && (it - 1)->state == kSwitchGap) return;
   sw_.insert(it, Raw{t, 0, 0, kSwitchGap, uint16_t(kNoCpu)});
   const LwpSeries::Point *p = lwp.at(t);
@@ -186,7 +190,7 @@ void ThreadTimeline::sampleAdded(int64_t prevTick, int64_t prevSample) {
   int64_t from = prevSample != INT64_MIN ? prevSample : (baselineZero ? info.startNs : prevTick);
   // It also tells how long a sleep the thread left in the span ended in a
   // wait for a CPU: that sleep may have begun before the previous sample.
-  auto last = upperBoundNearEnd(sw_.begin(), sw_.end(), from, timeOf<Raw>);
+  auto last = upperBoundNearEnd(sw_.begin(), sw_.end(), from, TimeOf());
   if (last != sw_.begin() && (last - 1)->state == THREADMON__SWITCH_KIND__SWITCH_OUT)
     from = (last - 1)->t;
   from = std::max({from, rawFloor_, prevTick - kRawKeepNs});
@@ -271,7 +275,7 @@ int64_t ThreadTimeline::recordsOnCpu(int64_t t0, int64_t t1, bool programCodeOnl
   if (t0 < rawFloor_ || sw_.empty()) return -1;
   auto after = [t0](const std::vector<Raw> &v, size_t hint) {
     return upperBoundNear(v.begin(), v.end(), v.begin() + std::ptrdiff_t(std::min(hint, v.size())),
-                          t0, timeOf<Raw>);
+                          t0, TimeOf());
   };
   auto si = after(sw_, near.sw), ui = after(trans_, near.trans);
   // Before its first record a thread switched in was off a CPU; one switched
@@ -377,7 +381,7 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   auto firstAfter = [from](const std::vector<Raw> &v) {
     if (v.empty()) return size_t(0);
     auto hint = from - v.front().t < v.back().t - from ? v.begin() : v.end();
-    return size_t(upperBoundNear(v.begin(), v.end(), hint, from, timeOf<Raw>) - v.begin());
+    return size_t(upperBoundNear(v.begin(), v.end(), hint, from, TimeOf()) - v.begin());
   };
   size_t ui = firstAfter(trans_), si = firstAfter(sw_);
   int ustate = ui > 0 ? int(trans_[ui - 1].state) : int(THREADMON__THREAD_STATE__STATE_RUNNING);
