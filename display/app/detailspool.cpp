@@ -11,6 +11,11 @@ DetailSpool::DetailSpool()
     error_ = QStringLiteral("no temporary file for the spool: %1").arg(temp_.errorString());
     return;
   }
+  // Level 1: a third less of the decoder thread's compressing than level 3
+  // for blocks about 5% larger (1,000 threads sampled every tick: 148
+  // against 221 ms of CPU for 29 MB of frames); the spool is read back only
+  // for windows older than the model holds, and removed at the end.
+  writer_.setLevel(1);
   if (!writer_.open(temp_.fileName())) error_ = writer_.error();
 }
 

@@ -32,6 +32,8 @@ class CaptureWriter {
   // Before open(): whether to write Summary records. They cost a second
   // fold of every frame (about as much CPU as a reader's load).
   void setSummaries(bool on) { summaries_ = on; }
+  // Before open(): the blocks' zstd level (default 3, as the probe writes).
+  void setLevel(int level) { blocks_.level = level; }
   bool writeFrame(const uint8_t *payload, uint32_t len);
   bool writeFrame(const Threadmon__Frame &frame);
   // Writes what is gathered as a block now (a live recording calls it on a

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "framecheck.h"
+#include "nearend.h"
 #include "threadmon.pb-c.h"
 
 namespace tmon {
@@ -112,8 +113,7 @@ bool SyncActivity::site(int64_t t, uint32_t object, uint32_t stackId, uint64_t c
 
 void SyncActivity::futex(uint32_t tid, int64_t t, uint64_t addr, uint32_t asleep, int kind) {
   std::vector<FutexSpan> &v = futex_[tid];
-  auto at = std::upper_bound(v.begin(), v.end(), t,
-                             [](int64_t x, const FutexSpan &s) { return x < s.t; });
+  auto at = upperBoundNearEnd(v.begin(), v.end(), t, [](const FutexSpan &s) { return s.t; });
   if (at != v.begin() && (at - 1)->t == t) return;  // a duplicate sample
   if (at == v.end() && !v.empty() && v.back().addr == addr && v.back().asleep == asleep &&
       v.back().kind == kind)
@@ -126,52 +126,71 @@ namespace {
 constexpr int64_t kDeadlockConfirmNs = 100'000'000;
 }  // namespace
 
+bool SyncActivity::edgeAt(size_t i, int64_t t, Edge *e) const {
+  const ThreadWaits &w = threads_[i];
+  if (!w.waiting || !owned(w.open.state) || w.open.start > t) return false;
+  const uint32_t h = w.open.holder;
+  if (!h || h == w.tid) return false;
+  *e = Edge{w.open.object, h, w.open.state != FinalState::BlockedRwlock};
+  return true;
+}
+
 bool SyncActivity::checkDeadlocks(int64_t t) {
   // Wait-for edges: a waiter on an owned object -> the holder it reported
   // when its wait began, known to hold the lock while that wait is open. A
   // remembered owner would go stale: an uncontended unlock sends nothing.
-  struct Edge {
-    uint32_t object, holder;
-    bool exclusive;  // a mutex or spin lock: one owner at a time
-  };
-  std::map<uint32_t, Edge> edge;  // waiter -> what it waits for, and who holds it
-  for (const ThreadWaits &w : threads_) {
-    if (!w.waiting || !owned(w.open.state) || w.open.start > t) continue;
-    uint32_t h = w.open.holder;
-    bool exclusive = w.open.state != FinalState::BlockedRwlock;
-    if (h && h != w.tid) edge[w.tid] = {w.open.object, h, exclusive};
-  }
-  // Two waits for one mutex can't each be held up by the other's waiter:
-  // such a cycle is a stale holder (a lost event), never a deadlock. Two
-  // readers that both want to write one rwlock are a real one.
-  auto possible = [&edge](const std::vector<uint32_t> &cyc) {
-    std::set<uint32_t> exclusiveObjects;
-    for (uint32_t tid : cyc) {
-      const Edge &e = edge.at(tid);
-      if (e.exclusive && !exclusiveObjects.insert(e.object).second) return false;
-    }
-    return true;
-  };
-  // Each waiter has one outgoing edge: follow it until a node repeats.
+  // Each waiter has one outgoing edge (edgeAt): follow it until a node
+  // repeats. Nodes are indices into threads_, marked done with this call's
+  // stamp: run every tick over 1,000 threads, a map of the edges and a set
+  // of the visited allocated a node each and were a tenth of the live fold.
   std::set<std::vector<uint32_t>> cycles;  // tid, object, tid, object, ...
-  std::set<uint32_t> done;
-  for (const auto &e : edge) {
-    std::vector<uint32_t> path;
-    uint32_t n = e.first;
-    while (!done.count(n) && edge.count(n) &&
-           std::find(path.begin(), path.end(), n) == path.end()) {
-      path.push_back(n);
-      n = edge[n].holder;
+  if (openWaits_) {
+    if (visited_.size() < threads_.size()) visited_.resize(threads_.size(), 0);
+    if (++stamp_ == 0) {  // wrapped: no stale marks may match
+      std::fill(visited_.begin(), visited_.end(), 0);
+      stamp_ = 1;
     }
-    auto c = std::find(path.begin(), path.end(), n);
-    if (c != path.end() && possible(std::vector<uint32_t>(c, path.end()))) {
-      std::vector<uint32_t> cyc(c, path.end());
-      std::rotate(cyc.begin(), std::min_element(cyc.begin(), cyc.end()), cyc.end());
-      std::vector<uint32_t> key;
-      for (uint32_t tid : cyc) key.insert(key.end(), {tid, edge[tid].object});
-      cycles.insert(key);
+    std::vector<size_t> &path = path_;
+    std::vector<Edge> &edges = pathEdges_;
+    for (size_t i = 0; i < threads_.size(); i++) {
+      Edge e;
+      if (visited_[i] == stamp_ || !edgeAt(i, t, &e)) continue;
+      path.clear();
+      edges.clear();
+      size_t n = i;
+      bool cycle = false;
+      while (visited_[n] != stamp_ && edgeAt(n, t, &e)) {
+        if (std::find(path.begin(), path.end(), n) != path.end()) {
+          cycle = true;
+          break;
+        }
+        path.push_back(n);
+        edges.push_back(e);
+        const int next = threadIndex_.find(e.holder);
+        if (next < 0) break;  // a holder that never waited has no edge
+        n = size_t(next);
+      }
+      if (cycle) {
+        const size_t from = size_t(std::find(path.begin(), path.end(), n) - path.begin());
+        // Two waits for one mutex can't each be held up by the other's
+        // waiter: such a cycle is a stale holder (a lost event), never a
+        // deadlock. Two readers that both want to write one rwlock are a real one.
+        std::set<uint32_t> exclusiveObjects;
+        bool possible = true;
+        for (size_t k = from; k < path.size() && possible; k++)
+          possible = !edges[k].exclusive || exclusiveObjects.insert(edges[k].object).second;
+        if (possible) {
+          std::vector<std::pair<uint32_t, uint32_t>> cyc;  // tid, object
+          for (size_t k = from; k < path.size(); k++)
+            cyc.emplace_back(threads_[path[k]].tid, edges[k].object);
+          std::rotate(cyc.begin(), std::min_element(cyc.begin(), cyc.end()), cyc.end());
+          std::vector<uint32_t> key;
+          for (const auto &c : cyc) key.insert(key.end(), {c.first, c.second});
+          cycles.insert(key);
+        }
+      }
+      for (size_t k : path) visited_[k] = stamp_;
     }
-    done.insert(path.begin(), path.end());
   }
   // Cycles that no longer hold end when the first of their waits ended.
   for (Deadlock &d : deadlocks_) {

@@ -103,6 +103,13 @@ class SyncActivity {
   };
   ThreadWaits &threadWaits(uint32_t tid);
   const ThreadWaits *findThread(uint32_t tid) const;
+  // A wait-for edge of the deadlock check: what a waiter waits for, who holds it.
+  struct Edge {
+    uint32_t object, holder;
+    bool exclusive;  // a mutex or spin lock: one owner at a time
+  };
+  // The edge of threads_[i] at t; false when it has none.
+  bool edgeAt(size_t i, int64_t t, Edge *e) const;
 
   std::vector<ThreadWaits> threads_;  // in order of first sight
   TidIndex threadIndex_;
@@ -115,6 +122,11 @@ class SyncActivity {
   size_t siteCount_ = 0;
   std::unordered_map<uint32_t, std::vector<FutexSpan>> futex_;  // by tid, time order
   std::vector<Deadlock> deadlocks_;
+  // checkDeadlocks' scratch, kept between ticks: threads_ visited (== stamp_).
+  std::vector<uint32_t> visited_;
+  uint32_t stamp_ = 0;
+  std::vector<size_t> path_;
+  std::vector<Edge> pathEdges_;
 };
 
 }  // namespace tmon

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "framecheck.h"
+#include "nearend.h"
 #include "threadmon.pb-c.h"
 
 namespace tmon {
@@ -60,6 +61,15 @@ uint32_t restCodeOfMix(uint32_t rest) {
 
 int64_t part(int64_t d, uint32_t frac) { return (d * int64_t(frac) + kFracOne / 2) / kFracOne; }
 
+// A record's time, for the searches of nearend.h (a functor, so that it
+// inlines: a function pointer there was a call per step).
+struct TimeOf {
+  template <typename Raw>
+  int64_t operator()(const Raw &r) const {
+    return r.t;
+  }
+};
+
 }  // namespace
 
 uint32_t lwpAux(int cpu, uint32_t kstate) {
@@ -109,8 +119,7 @@ ThreadTimeline::Added ThreadTimeline::placeAt(const std::vector<Raw> &v, int64_t
     *at = v.end();
     return Added::Yes;
   }
-  auto it = std::upper_bound(v.begin(), v.end(), t,
-                             [](int64_t x, const Raw &r) { return x < r.t; });
+  auto it = upperBoundNearEnd(v.begin(), v.end(), t, TimeOf());
   int atInstant = 0;
   for (auto d = it; d != v.begin() && (d - 1)->t == t; --d) {
     if (same(*(d - 1))) return Added::Duplicate;
@@ -159,8 +168,7 @@ ThreadTimeline::Added ThreadTimeline::addSwitch(int64_t t, int kind, uint32_t cp
 
 void ThreadTimeline::addSwitchGap(int64_t t) {
   if (t < rawFloor_ || sw_.empty()) return;  // no records yet: nothing to distrust
-  auto it = std::upper_bound(sw_.begin(), sw_.end(), t,
-                             [](int64_t x, const Raw &r) { return x < r.t; });
+  auto it = upperBoundNearEnd(sw_.begin(), sw_.end(), t, TimeOf());
   if (it != sw_.begin() && (it - 1)->state == kSwitchGap) return;
   sw_.insert(it, Raw{t, 0, 0, kSwitchGap, uint16_t(kNoCpu)});
   const LwpSeries::Point *p = lwp.at(t);
@@ -172,19 +180,21 @@ void ThreadTimeline::markDirty(int64_t t) {
 }
 
 void ThreadTimeline::sampleAdded(int64_t prevTick, int64_t prevSample) {
-  if (prevTick == INT64_MIN) return;
+  // Nothing derived (or nothing at or after the derived end, below): no
+  // mark to make. Live, the derivation runs every 50 ms, so most samples
+  // arrive past it.
+  if (prevTick == INT64_MIN || !derived_) return;
   markDirty(prevTick);
   // The new sample closes a span back to the previous one: ticks in it with
   // on-CPU time took their clock share from a span not known then.
   int64_t from = prevSample != INT64_MIN ? prevSample : (baselineZero ? info.startNs : prevTick);
   // It also tells how long a sleep the thread left in the span ended in a
   // wait for a CPU: that sleep may have begun before the previous sample.
-  auto last = std::upper_bound(sw_.begin(), sw_.end(), from,
-                               [](int64_t x, const Raw &r) { return x < r.t; });
+  auto last = upperBoundNearEnd(sw_.begin(), sw_.end(), from, TimeOf());
   if (last != sw_.begin() && (last - 1)->state == THREADMON__SWITCH_KIND__SWITCH_OUT)
     from = (last - 1)->t;
   from = std::max({from, rawFloor_, prevTick - kRawKeepNs});
-  if (from < prevTick && recordsOnCpu(from, prevTick) != 0) markDirty(from);
+  if (from < prevTick && from < derivedUntil_ && recordsOnCpu(from, prevTick) != 0) markDirty(from);
 }
 
 void ThreadTimeline::setStart(int64_t t) {
@@ -259,13 +269,15 @@ void ThreadTimeline::trimRaw(int64_t floor) {
   rawFloor_ = std::max(rawFloor_, floor);
 }
 
-int64_t ThreadTimeline::recordsOnCpu(int64_t t0, int64_t t1, bool programCodeOnly) const {
+int64_t ThreadTimeline::recordsOnCpu(int64_t t0, int64_t t1, bool programCodeOnly,
+                                     RawNear near) const {
   if (t1 <= t0) return 0;
   if (t0 < rawFloor_ || sw_.empty()) return -1;
-  auto after = [t0](const std::vector<Raw> &v) {
-    return std::upper_bound(v.begin(), v.end(), t0, [](int64_t x, const Raw &r) { return x < r.t; });
+  auto after = [t0](const std::vector<Raw> &v, size_t hint) {
+    return upperBoundNear(v.begin(), v.end(), v.begin() + std::ptrdiff_t(std::min(hint, v.size())),
+                          t0, TimeOf());
   };
-  auto si = after(sw_), ui = after(trans_);
+  auto si = after(sw_, near.sw), ui = after(trans_, near.trans);
   // Before its first record a thread switched in was off a CPU; one switched
   // out was on it since we do not know when.
   int kind = si != sw_.begin() ? switchKind((si - 1)->state) : -1;
@@ -289,7 +301,7 @@ int64_t ThreadTimeline::recordsOnCpu(int64_t t0, int64_t t1, bool programCodeOnl
   return on;
 }
 
-uint32_t ThreadTimeline::clockShare(int64_t a) const {
+uint32_t ThreadTimeline::clockShare(int64_t a, RawNear near) const {
   // The samples around the tick: the first after its start, and the one
   // before that (or the zero baseline at the thread's start).
   const LwpSeries::Point *pb = lwp.after(a);
@@ -298,7 +310,7 @@ uint32_t ThreadTimeline::clockShare(int64_t a) const {
   if (!pa && !baselineZero) return kFracOne;
   bool exact = lwpReadSent(*pb) && (!pa || lwpReadSent(*pa));
   int64_t ra = pa ? lwpReadNs(*pa) : info.startNs, rb = lwpReadNs(*pb);
-  int64_t byRecords = recordsOnCpu(ra, rb);
+  int64_t byRecords = recordsOnCpu(ra, rb, false, near);
   if (byRecords <= 0) return kFracOne;
   int64_t clock = int64_t(pb->v[kOncpu]) - (pa ? int64_t(pa->v[kOncpu]) : 0);
   int64_t stolen = byRecords - std::max<int64_t>(0, clock);  // at most byRecords
@@ -308,7 +320,7 @@ uint32_t ThreadTimeline::clockShare(int64_t a) const {
   // the long stretches of program code, seldom in the short bursts on a CPU
   // inside a wrapped call (measured: barrier workers, whose CPU clock
   // outside the barrier matches only this way). Charge program code first.
-  int64_t running = recordsOnCpu(ra, rb, true);
+  int64_t running = recordsOnCpu(ra, rb, true, near);
   if (running <= 0) return kFracOne;  // no program code on a CPU in the span
   stolen = std::min(stolen, running);
   return uint32_t(std::lround(double(running - stolen) / double(running) * kFracOne));
@@ -364,10 +376,12 @@ int64_t ThreadTimeline::wakeWait(int64_t out, int64_t in, WakeSplit *cache) cons
 }
 
 void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
+  // Live, from is among the newest records; a first derivation (a window
+  // read from a capture) starts at the oldest.
   auto firstAfter = [from](const std::vector<Raw> &v) {
-    return size_t(std::upper_bound(v.begin(), v.end(), from,
-                                   [](int64_t x, const Raw &r) { return x < r.t; }) -
-                  v.begin());
+    if (v.empty()) return size_t(0);
+    auto hint = from - v.front().t < v.back().t - from ? v.begin() : v.end();
+    return size_t(upperBoundNear(v.begin(), v.end(), hint, from, TimeOf()) - v.begin());
   };
   size_t ui = firstAfter(trans_), si = firstAfter(sw_);
   int ustate = ui > 0 ? int(trans_[ui - 1].state) : int(THREADMON__THREAD_STATE__STATE_RUNNING);
@@ -491,7 +505,7 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
              push(p, unsigned(FinalState::Runnable), -1, 0);  // not yet run
            } else if (k == THREADMON__SWITCH_KIND__SWITCH_IN) {
              if (!shareKnown) {
-               share = clockShare(a);
+               share = clockShare(a, RawNear{si, ui});
                shareKnown = true;
              }
              if (share >= kFracOne)
@@ -504,8 +518,8 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
              // Asleep in a call no wrapper sees: its end may be a wait for
              // a CPU after the wake-up, which the run-queue counter shows.
              int64_t woke = INT64_MAX;
-             auto nx = std::upper_bound(sw_.begin(), sw_.end(), p,
-                                        [](int64_t x, const Raw &r) { return x < r.t; });
+             // The walk's next switch record is the first after p.
+             auto nx = sw_.begin() + std::ptrdiff_t(si);
              if (nx != sw_.end() && nx != sw_.begin() &&
                  nx->state == THREADMON__SWITCH_KIND__SWITCH_IN) {
                const int64_t waited = wakeWait((nx - 1)->t, nx->t, &wake);

@@ -115,13 +115,19 @@ class ThreadTimeline {
   void push(int64_t t, unsigned code, int cpu, uint32_t payload);
   void truncate(int64_t t);
   void sweep(const TickTimes &ticks, int64_t from, int64_t to);
+  // Where in sw_ and trans_ a search for a time should start: near these
+  // indices (SIZE_MAX: the ends, where new records go).
+  struct RawNear {
+    size_t sw, trans;
+  };
   // On-CPU ns by switch records in [t0,t1), -1 when the records do not say;
   // programCodeOnly: only while the thread ran its own code (state RUNNING).
-  int64_t recordsOnCpu(int64_t t0, int64_t t1, bool programCodeOnly = false) const;
+  int64_t recordsOnCpu(int64_t t0, int64_t t1, bool programCodeOnly = false,
+                       RawNear near = RawNear{SIZE_MAX, SIZE_MAX}) const;
   // For the tick starting at a: of the on-CPU time by records in the span
   // between the samples around it, the share the thread's CPU clock ran, in
   // 1/32767 (the rest was stolen).
-  uint32_t clockShare(int64_t a) const;
+  uint32_t clockShare(int64_t a, RawNear near) const;
   bool bornWaiting() const;  // runnable from its start to its first record
   // Of the voluntary off-CPU span [out, in) of a thread running its own code
   // (asleep in a call no wrapper sees), the part at its end spent woken and

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <random>
 
+#include "nearend.h"
 #include "sessionmodel.h"
 #include "test_model_stream.h"
 
@@ -90,6 +91,26 @@ class TestModel : public QObject {
   Q_OBJECT
 
  private slots:
+  // The fold's searches from a hint (nearend.h) answer as std::upper_bound
+  // does, from every hint, with runs of equal times and times outside the range.
+  void upperBoundNearAgreesWithUpperBound() {
+    std::mt19937 rng(7);
+    const auto id = [](int64_t x) { return x; };
+    for (int round = 0; round < 3000; round++) {
+      std::vector<int64_t> v(rng() % 40);
+      for (int64_t &x : v) x = int64_t(rng() % 30);
+      std::sort(v.begin(), v.end());
+      for (int64_t t = -2; t < 33; t++) {
+        const auto want = std::upper_bound(v.begin(), v.end(), t);
+        QCOMPARE(upperBoundNearEnd(v.begin(), v.end(), t, id) - v.begin(), want - v.begin());
+        for (size_t h = 0; h <= v.size(); h++)
+          QCOMPARE(
+              upperBoundNear(v.begin(), v.end(), v.begin() + std::ptrdiff_t(h), t, id) - v.begin(),
+              want - v.begin());
+      }
+    }
+  }
+
   void switchRecordsGiveExactStates() {
     SessionModel m;
     switchScenario().applyTo(&m);
