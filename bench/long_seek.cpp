@@ -104,7 +104,7 @@ int main(int argc, char **argv) {
     tmon::SessionModel model;
     const tmon::CaptureLoadResult r = cw.load(at - width, at, &model);
     const double loadMs = (cpuSeconds() - cpu) * 1e3;
-    model.settleNow();
+    model.settleNow(2);  // as the display's seek does
     const double settleMs = (cpuSeconds() - cpu) * 1e3 - loadMs;
     const tmon::TimeRange window{at - width, at};
     size_t intervals = 0;

@@ -45,7 +45,7 @@ CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionMode
   if (QFileInfo(path).size() > kWindowedCaptureBytes) read = readWindow(path, atSeconds, model);
   if (read.windowNotice.isEmpty()) read.result = tmon::CaptureReader::load(path, model);
   if (read.result.status != tmon::CaptureLoadResult::Unreadable)
-    model->settleNow();  // part of opening it, not of the first paint
+    model->settleNow(2);  // part of opening it, not of the first paint; on two cores
   return read;
 }
 
