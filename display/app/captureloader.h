@@ -38,6 +38,10 @@ class CaptureLoader : public QObject {
   void onThreadFinished();
 
   QString path_;
+  // The overview open for this capture (a seek's), alive until the page
+  // takes it over, so that the read skips its summary.
+  std::shared_ptr<OverviewBuild> overview_;
+  tmon::CaptureIdentity known_;
   std::unique_ptr<tmon::SessionModel> model_;
   CaptureRead read_;
   QThread *thread_ = nullptr;

@@ -14,7 +14,8 @@ namespace {
 // The part of a long capture that ends atSeconds after its start (its
 // first kCaptureWindowNs when negative), or nothing (no windowNotice) when
 // the capture has no records to seek to (format 1: read whole).
-CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel *model) {
+CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel *model,
+                       const tmon::CaptureIdentity *knownOverview) {
   CaptureRead read;
   tmon::CaptureWindow cw;
   if (!cw.open(path)) return read;
@@ -26,7 +27,7 @@ CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel
   read.shown = tmon::TimeRange{end - kCaptureWindowNs, end};
   // The whole run from the capture's Summary records (a few MB for an
   // hour), its cache, or else built in the background once the page shows.
-  read.overview = OverviewBuild::find(path, cw);
+  read.overview = OverviewBuild::find(path, cw, knownOverview);
   read.windowNotice =
       QObject::tr(
           "This capture is %1 min long, more than the display holds: showing %2 s of "
@@ -40,9 +41,11 @@ CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel
 
 }  // namespace
 
-CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionModel *model) {
+CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionModel *model,
+                        const tmon::CaptureIdentity *knownOverview) {
   CaptureRead read;
-  if (QFileInfo(path).size() > kWindowedCaptureBytes) read = readWindow(path, atSeconds, model);
+  if (QFileInfo(path).size() > kWindowedCaptureBytes)
+    read = readWindow(path, atSeconds, model, knownOverview);
   if (read.windowNotice.isEmpty()) read.result = tmon::CaptureReader::load(path, model);
   if (read.result.status != tmon::CaptureLoadResult::Unreadable)
     model->settleNow(2);  // part of opening it, not of the first paint; on two cores

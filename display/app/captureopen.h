@@ -35,8 +35,11 @@ struct CaptureRead {
 };
 
 // Reads the capture into model, settled for its first paint. Any thread,
-// provided nothing else touches the model meanwhile.
-CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionModel *model);
+// provided nothing else touches the model meanwhile. knownOverview: the
+// identity of the overview open for it (OverviewBuild::of), kept alive
+// until the page is made, which takes it over unread.
+CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionModel *model,
+                        const tmon::CaptureIdentity *knownOverview = nullptr);
 
 // The page for what readCapture read, which takes the model; on the GUI
 // thread. nullptr with *error set (and the model deleted) when nothing could
