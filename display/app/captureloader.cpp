@@ -16,7 +16,7 @@ CaptureLoader::CaptureLoader(const QString &path, double atSeconds, QObject *par
   if (overview_) known_ = overview_->identity();
   const tmon::CaptureIdentity *known = overview_ ? &known_ : nullptr;
   thread_ = QThread::create([this, path, atSeconds, model, known] {
-    read_ = readCapture(path, atSeconds, model, known);
+    read_ = readCapture(path, atSeconds, model, known, &stop_);
   });
   thread_->setObjectName(QStringLiteral("capture reader"));
   connect(thread_, &QThread::finished, this, &CaptureLoader::onThreadFinished);
@@ -34,6 +34,7 @@ bool CaptureLoader::running() const { return thread_ && thread_->isRunning(); }
 
 void CaptureLoader::abandon() {
   abandoned_ = true;
+  stop_ = true;
   if (!running()) deleteLater();
 }
 

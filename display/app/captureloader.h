@@ -9,6 +9,7 @@
 #include <QObject>
 #include <QString>
 
+#include <atomic>
 #include <memory>
 
 #include "captureopen.h"
@@ -27,7 +28,9 @@ class CaptureLoader : public QObject {
 
   QString path() const { return path_; }
   bool running() const;
-  // No finished() any more; the loader deletes itself once its read ends.
+  // No finished() any more; the read of a long capture stops early (so a
+  // newer seek does not share the cores with it) and the loader deletes
+  // itself once it has.
   void abandon();
 
  signals:
@@ -46,6 +49,7 @@ class CaptureLoader : public QObject {
   CaptureRead read_;
   QThread *thread_ = nullptr;
   bool abandoned_ = false;
+  std::atomic<bool> stop_{false};  // abandoned: the read ends at its next chunk
 };
 
 #endif

@@ -114,6 +114,17 @@ class TestUiOverview : public QObject {
     auto *next = qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget());
     QVERIFY(next && stripOf(next));
     QCOMPARE(&stripOf(next)->summary(), shown);
+    // A seek asked while one is read abandons it: the page shows the newer.
+    before = next;
+    emit next->seekRequested(40);
+    emit next->seekRequested(140);
+    QTRY_VERIFY_WITH_TIMEOUT(!before, 60000);
+    next = qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget());
+    QVERIFY(next);
+    QVERIFY2(next->notice().contains(QLatin1String("130.0 s to 140.0 s")),
+             qPrintable(next->notice()));
+    QTest::qWait(500);  // the abandoned read, stopped, replaces nothing
+    QCOMPARE(window.tabs()->currentWidget(), next);
     // With every page of the capture gone, what skipped the read has no
     // overview to take over: none rather than an empty one.
     window.tabs()->clear();
