@@ -4,7 +4,9 @@
 // CPU: CaptureWindow::open (the index and the descriptions), then for each
 // of SEEKS positions spread over the run, loading the WINDOW seconds before
 // it into a fresh model (with the warm-up) and what a page asks first: every
-// thread's states over the window and its intervals. One JSON line each.
+// thread's states over the window and its intervals; the CPU of the load
+// and the settle apart, and the process's CPU (the read-ahead thread's
+// too). One JSON line each.
 // With --summary it takes the whole run's summary instead (RunSummary:
 // states per thread and 1 s bucket) from the capture's Summary records, or
 // builds it from the detail (a 30 s chunk at a time) when it has none or
@@ -26,6 +28,12 @@
 #include "sessionmodel.h"
 
 namespace {
+
+double processCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+}
 
 double cpuSeconds() {
   timespec ts{};
@@ -92,19 +100,24 @@ int main(int argc, char **argv) {
                        (cw.lastNs() - cw.firstNs() - width) * (k + 1) / seeks;
     wall.restart();
     cpu = cpuSeconds();
+    const double allCpu = processCpuSeconds();
     tmon::SessionModel model;
     const tmon::CaptureLoadResult r = cw.load(at - width, at, &model);
-    model.settleNow();
+    const double loadMs = (cpuSeconds() - cpu) * 1e3;
+    model.settleNow(2);  // as the display's seek does
+    const double settleMs = (cpuSeconds() - cpu) * 1e3 - loadMs;
     const tmon::TimeRange window{at - width, at};
     size_t intervals = 0;
     for (int i = 0; i < model.threadCount(); i++) {
       model.threadStates(i, window);
       intervals += model.intervals(i, window).size();
     }
-    std::printf("{\"seek_s\":%.1f,\"wall_ms\":%lld,\"cpu_ms\":%.1f,\"frames\":%llu,"
+    std::printf("{\"seek_s\":%.1f,\"wall_ms\":%lld,\"cpu_ms\":%.1f,\"load_cpu_ms\":%.1f,"
+                "\"settle_cpu_ms\":%.1f,\"all_cpu_ms\":%.1f,\"frames\":%llu,"
                 "\"threads\":%d,\"intervals\":%zu,\"model_bytes\":%zu,\"status\":%d}\n",
                 double(at - cw.firstNs()) / 1e9, static_cast<long long>(wall.elapsed()),
-                (cpuSeconds() - cpu) * 1e3, static_cast<unsigned long long>(r.frames),
+                (cpuSeconds() - cpu) * 1e3, loadMs, settleMs,
+                (processCpuSeconds() - allCpu) * 1e3, static_cast<unsigned long long>(r.frames),
                 model.threadCount(), intervals, model.memoryBytes(), int(r.status));
     std::fflush(stdout);
   }

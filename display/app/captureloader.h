@@ -9,6 +9,7 @@
 #include <QObject>
 #include <QString>
 
+#include <atomic>
 #include <memory>
 
 #include "captureopen.h"
@@ -27,7 +28,9 @@ class CaptureLoader : public QObject {
 
   QString path() const { return path_; }
   bool running() const;
-  // No finished() any more; the loader deletes itself once its read ends.
+  // No finished() any more; the read of a long capture stops early (so a
+  // newer seek does not share the cores with it) and the loader deletes
+  // itself once it has.
   void abandon();
 
  signals:
@@ -38,10 +41,15 @@ class CaptureLoader : public QObject {
   void onThreadFinished();
 
   QString path_;
+  // The overview open for this capture (a seek's), alive until the page
+  // takes it over, so that the read skips its summary.
+  std::shared_ptr<OverviewBuild> overview_;
+  tmon::CaptureIdentity known_;
   std::unique_ptr<tmon::SessionModel> model_;
   CaptureRead read_;
   QThread *thread_ = nullptr;
   bool abandoned_ = false;
+  std::atomic<bool> stop_{false};  // abandoned: the read ends at its next chunk
 };
 
 #endif

@@ -14,7 +14,9 @@ namespace {
 // The part of a long capture that ends atSeconds after its start (its
 // first kCaptureWindowNs when negative), or nothing (no windowNotice) when
 // the capture has no records to seek to (format 1: read whole).
-CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel *model) {
+CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel *model,
+                       const tmon::CaptureIdentity *knownOverview,
+                       const std::atomic<bool> *stop) {
   CaptureRead read;
   tmon::CaptureWindow cw;
   if (!cw.open(path)) return read;
@@ -22,11 +24,12 @@ CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel
   const int64_t end =
       atSeconds < 0 ? first + kCaptureWindowNs
                     : std::clamp(first + int64_t(atSeconds * 1e9), first + kCaptureWindowNs, last);
-  read.result = cw.load(end - kCaptureWindowNs, end, model);
+  read.result = cw.load(end - kCaptureWindowNs, end, model, stop);
+  if (stop && *stop) return read;
   read.shown = tmon::TimeRange{end - kCaptureWindowNs, end};
   // The whole run from the capture's Summary records (a few MB for an
   // hour), its cache, or else built in the background once the page shows.
-  read.overview = OverviewBuild::find(path, cw);
+  read.overview = OverviewBuild::find(path, cw, knownOverview);
   read.windowNotice =
       QObject::tr(
           "This capture is %1 min long, more than the display holds: showing %2 s of "
@@ -40,12 +43,16 @@ CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel
 
 }  // namespace
 
-CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionModel *model) {
+CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionModel *model,
+                        const tmon::CaptureIdentity *knownOverview,
+                        const std::atomic<bool> *stop) {
   CaptureRead read;
-  if (QFileInfo(path).size() > kWindowedCaptureBytes) read = readWindow(path, atSeconds, model);
+  if (QFileInfo(path).size() > kWindowedCaptureBytes)
+    read = readWindow(path, atSeconds, model, knownOverview, stop);
+  if (stop && *stop) return read;  // abandoned: nobody shows it
   if (read.windowNotice.isEmpty()) read.result = tmon::CaptureReader::load(path, model);
   if (read.result.status != tmon::CaptureLoadResult::Unreadable)
-    model->settleNow();  // part of opening it, not of the first paint
+    model->settleNow(2);  // part of opening it, not of the first paint; on two cores
   return read;
 }
 

@@ -6,6 +6,7 @@
 #define THREADMON_APP_CAPTUREOPEN_H
 
 #include <QString>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -35,8 +36,14 @@ struct CaptureRead {
 };
 
 // Reads the capture into model, settled for its first paint. Any thread,
-// provided nothing else touches the model meanwhile.
-CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionModel *model);
+// provided nothing else touches the model meanwhile. knownOverview: the
+// identity of the overview open for it (OverviewBuild::of), kept alive
+// until the page is made, which takes it over unread. stop, when set, ends
+// a long capture's read early (a seek a newer one abandoned): the model is
+// then not worth showing.
+CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionModel *model,
+                        const tmon::CaptureIdentity *knownOverview = nullptr,
+                        const std::atomic<bool> *stop = nullptr);
 
 // The page for what readCapture read, which takes the model; on the GUI
 // thread. nullptr with *error set (and the model deleted) when nothing could

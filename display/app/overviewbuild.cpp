@@ -37,7 +37,8 @@ OverviewBuild::~OverviewBuild() {
   if (it != builds().end() && it->second.expired()) builds().erase(it);
 }
 
-OverviewBuild::Found OverviewBuild::find(const QString &path, const tmon::CaptureWindow &cw) {
+OverviewBuild::Found OverviewBuild::find(const QString &path, const tmon::CaptureWindow &cw,
+                                         const tmon::CaptureIdentity *known) {
   Found f;
   const int64_t last = cw.lastNs();
   if (last <= cw.firstNs()) return f;
@@ -46,8 +47,9 @@ OverviewBuild::Found OverviewBuild::find(const QString &path, const tmon::Captur
   if (!tmon::CaptureIdentity::of(path, sessionId, &f.id)) return f;
   f.ok = true;
   f.key = QFileInfo(path).absoluteFilePath();
-  f.summary = std::make_shared<tmon::RunSummary>();
   f.run = tmon::TimeRange{start, last};
+  if (known && *known == f.id) return f;
+  f.summary = std::make_shared<tmon::RunSummary>();
   tmon::RunSummary &sum = *f.summary;
   // The records reach the end: as the capture's writer summed it.
   const bool records = sum.read(cw);
@@ -65,9 +67,15 @@ OverviewBuild::Found OverviewBuild::find(const QString &path, const tmon::Captur
   return f;
 }
 
+std::shared_ptr<OverviewBuild> OverviewBuild::of(const QString &path) {
+  auto it = builds().find(QFileInfo(path).absoluteFilePath());
+  return it == builds().end() ? nullptr : it->second.lock();
+}
+
 std::shared_ptr<OverviewBuild> OverviewBuild::forCapture(const QString &path, Found found) {
   if (!found.ok) return nullptr;
   if (auto same = builds()[found.key].lock(); same && same->id_ == found.id) return same;
+  if (!found.summary) return nullptr;
   const QString key = found.key;
   const bool build = found.source == QStringLiteral("detail");
   const int64_t from = found.buildFrom;

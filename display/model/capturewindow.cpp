@@ -179,12 +179,13 @@ CaptureLoadResult CaptureWindow::load(int64_t t0, int64_t t1, SessionModel *mode
     const uint64_t end = to < index_.size() ? index_[to].offset : dataEnd_;
     if (file_.seek(qint64(begin))) {
       static constexpr qint64 kChunk = 1 << 20;
-      for (uint64_t at = begin; at < end && !dec.failed() && !(stop && *stop);) {
-        const QByteArray buf = file_.read(std::min<qint64>(kChunk, qint64(end - at)));
-        if (buf.isEmpty()) break;
-        dec.feed(buf.constData(), size_t(buf.size()));
+      uint64_t at = begin;
+      dec.feedAhead([&]() -> QByteArray {
+        if (at >= end || (stop && *stop)) return QByteArray();
+        QByteArray buf = file_.read(std::min<qint64>(kChunk, qint64(end - at)));
         at += uint64_t(buf.size());
-      }
+        return buf;
+      });
     }
   }
   res.frames = dec.framesRead();

@@ -3,6 +3,7 @@
 #include "sessionmodel.h"
 #include "tmwire.h"
 #include "framearena.h"
+#include "readahead.h"
 
 namespace tmon {
 
@@ -46,9 +47,7 @@ bool FrameDecoder::feed(const void *data, size_t len) {
     d_->arena.rewind();
     Threadmon__Frame *f = d_->arena.unpack(payload, n);
     if (!f) {
-      fail(QStringLiteral("malformed protobuf frame at byte %1 (after %2 frames)")
-               .arg(frameOffset)
-               .arg(framesRead() - 1));
+      fail(malformedFrame(frameOffset, framesRead() - 1));
       return false;
     }
     if (hook_) hook_(payload, n);
@@ -61,8 +60,42 @@ bool FrameDecoder::feed(const void *data, size_t len) {
   }
 }
 
-uint64_t FrameDecoder::framesRead() const { return d_->dec.frames; }
-uint64_t FrameDecoder::goodOffset() const { return tm_decoder_good_offset(&d_->dec); }
+bool FrameDecoder::feedAhead(const std::function<QByteArray()> &next) {
+  if (failed_) return false;
+  ReadAhead ahead(&d_->dec, next);
+  for (bool last = false; !last && !failed_;) {
+    ReadAhead::Batch *b = ahead.take();
+    for (const ReadAhead::Batch::Frame &f : b->frames) {
+      if (model_) model_->apply(*f.frame);
+      if (model_ && model_->hasError()) {
+        failed_ = true;
+        error_ = model_->errorText();
+        stoppedAhead_ = true;
+        framesApplied_ = f.read;
+        appliedOffset_ = f.goodOffset;
+        break;
+      }
+    }
+    if (!failed_ && !b->error.isEmpty()) fail(b->error);
+    last = b->last;
+    ahead.giveBack(b);
+  }
+  ahead.finish();
+  return !failed_;
+}
+
+QString FrameDecoder::malformedFrame(uint64_t offset, uint64_t framesBefore) {
+  return QStringLiteral("malformed protobuf frame at byte %1 (after %2 frames)")
+      .arg(offset)
+      .arg(framesBefore);
+}
+
+uint64_t FrameDecoder::framesRead() const {
+  return stoppedAhead_ ? framesApplied_ : d_->dec.frames;
+}
+uint64_t FrameDecoder::goodOffset() const {
+  return stoppedAhead_ ? appliedOffset_ : tm_decoder_good_offset(&d_->dec);
+}
 size_t FrameDecoder::pendingBytes() const { return tm_decoder_pending(&d_->dec); }
 bool FrameDecoder::headerSeen() const { return d_->dec.header_done != 0; }
 

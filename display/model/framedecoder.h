@@ -5,6 +5,7 @@
 #ifndef THREADMON_FRAMEDECODER_H
 #define THREADMON_FRAMEDECODER_H
 
+#include <QByteArray>
 #include <QString>
 
 #include <cstddef>
@@ -29,6 +30,12 @@ class FrameDecoder {
 
   // Returns false once the stream is damaged (further bytes are ignored).
   bool feed(const void *data, size_t len);
+  // The same for the rest of the stream, next() giving its chunks (empty
+  // at its end), on two threads: next() is called and the frames checked
+  // and unpacked on a thread of its own (ReadAhead) while this one applies
+  // them. No frame hook is called. The model, counters and error end as
+  // feed() of every chunk would leave them.
+  bool feedAhead(const std::function<QByteArray()> &next);
 
   bool failed() const { return failed_; }
   QString error() const { return error_; }
@@ -36,6 +43,9 @@ class FrameDecoder {
   uint64_t goodOffset() const;     // stream offset just past the last whole frame
   size_t pendingBytes() const;     // bytes of an incomplete frame at the end
   bool headerSeen() const;
+
+  // The error of a frame that is no protobuf Frame.
+  static QString malformedFrame(uint64_t offset, uint64_t framesBefore);
 
  private:
   void fail(const QString &message);
@@ -45,6 +55,9 @@ class FrameDecoder {
   std::function<void(const uint8_t *, uint32_t)> hook_;
   bool failed_ = false;
   QString error_;
+  // Where the model stopped the stream while the read-ahead went on.
+  bool stoppedAhead_ = false;
+  uint64_t framesApplied_ = 0, appliedOffset_ = 0;
 };
 
 }  // namespace tmon

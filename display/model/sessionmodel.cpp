@@ -53,7 +53,7 @@ SessionModel::SessionModel(QObject *parent) : QObject(parent), store_(new Sessio
   connect(&drain_, &QTimer::timeout, this, &SessionModel::drainDeferred);
 }
 
-void SessionModel::settleNow() { store_->settle(); }
+void SessionModel::settleNow(int threads) { store_->settle(threads); }
 
 // Derived as frames are applied: left to the next background read, a second
 // of 1,000 threads' frames (what arrives while the findings compute) took

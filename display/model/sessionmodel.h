@@ -66,7 +66,8 @@ class SessionModel : public QObject {
   // Derives every thread's intervals now, which the first query would
   // otherwise do (after loading a capture, so the first paint does not:
   // 0.35 s for 10,000 threads).
-  void settleNow();
+  // threads > 1 splits the work (a seek the user waits for, on two cores).
+  void settleNow(int threads = 1);
   // A loader thread fills a model that no view watches yet (the display
   // opens captures off the GUI thread). Meanwhile the model starts no timer:
   // they belong to its own thread. Set and cleared on the model's thread,

@@ -1,6 +1,8 @@
 #include "sessionstore.h"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 
 #include "runtimesync.h"
 #include "sourcelines.h"
@@ -472,11 +474,22 @@ int64_t SessionStore::startNs() const {
   return earliest_ == INT64_MAX ? 0 : earliest_;
 }
 
-void SessionStore::settle() {
+void SessionStore::settle(int workers) {
   if (!unsettled_) return;
   int64_t h = horizon();
   if (h == INT64_MIN) return;
-  for (auto &th : threads) th->settle(tickTimes, h);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < threads.size();)
+      threads[i]->settle(tickTimes, h);
+  };
+  // A thread of its own pays only for a few timelines each.
+  constexpr size_t kTimelinesPerWorker = 8;
+  std::vector<std::thread> others;
+  for (int k = 1; k < workers && size_t(k + 1) * kTimelinesPerWorker <= threads.size(); k++)
+    others.emplace_back(work);
+  work();
+  for (std::thread &t : others) t.join();
   unsettled_ = false;
 }
 

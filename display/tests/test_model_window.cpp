@@ -249,6 +249,36 @@ class TestModelWindow : public QObject {
     QCOMPARE(int(sum.tids().size()), 6);
   }
 
+  // A seek settles its window on two threads: the same intervals as on one.
+  void settledOnTwoThreadsAsOnOne() {
+    QTemporaryDir dir;
+    const QString path = writeCapture(dir, "busy.tmcap", 40, 6);
+    QVERIFY(!path.isEmpty());
+    CaptureWindow cw;
+    QVERIFY(cw.open(path));
+    const int64_t t0 = int64_t(busycap::kStartNs) + 3 * kSec, t1 = t0 + 2 * kSec;
+    SessionModel one, two;
+    QCOMPARE(cw.load(t0, t1, &one).status, CaptureLoadResult::Complete);
+    QCOMPARE(cw.load(t0, t1, &two).status, CaptureLoadResult::Complete);
+    one.settleNow(1);
+    two.settleNow(2);
+    QVERIFY(one.threadCount() > 40);
+    QCOMPARE(two.threadCount(), one.threadCount());
+    const TimeRange all{one.startNs(), one.latestNs()};
+    size_t compared = 0;
+    for (int i = 0; i < one.threadCount(); i++) {
+      const std::vector<StateInterval> a = one.intervals(i, all), b = two.intervals(i, all);
+      auto same = [](const StateInterval &x, const StateInterval &y) {
+        return std::tie(x.start, x.end, x.state, x.object, x.cpu) ==
+               std::tie(y.start, y.end, y.state, y.object, y.cpu);
+      };
+      QVERIFY2(std::equal(a.begin(), a.end(), b.begin(), b.end(), same),
+               qPrintable(QStringLiteral("thread %1").arg(one.thread(i).tid)));
+      compared += a.size();
+    }
+    QVERIFY(compared > 10'000);
+  }
+
   // The window's model holds the window: one late in a long capture is no
   // bigger than one early in it, and both a small part of the whole.
   void memoryGrowsWithTheWindowNotTheCapture() {

@@ -4,12 +4,16 @@
 // bucket; the second open takes it from the cache next to the capture, and a
 // damaged cache is ignored (said in the strip) and built again.
 #include <QFile>
+#include <QPointer>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "busy_capture.h"
 #include "captureopen.h"
 #include "capturewindow.h"
+#include "mainwindow.h"
+#include "overviewbuild.h"
 #include "runsummary.h"
 #include "sessionview.h"
 #include "wholerunstrip.h"
@@ -81,6 +85,53 @@ class TestUiOverview : public QObject {
     QVERIFY(again);
     QVERIFY(!stripOf(again.get())->building());
     QVERIFY(sameSummary(stripOf(again.get())->summary(), fromDetail_));
+  }
+
+  // A seek (a click on the strip: the capture read again at another time,
+  // in a new page) takes the overview open over without reading it again.
+  void aSeekTakesTheOverviewOverUnread() {
+    MainWindow window;
+    tmui::SessionView *page = nullptr;
+    window.openCaptureFile(path_, 60, [&page](tmui::SessionView *p) { page = p; });
+    QTRY_VERIFY_WITH_TIMEOUT(page, 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(!stripOf(page)->building(), 240000);
+    const tmon::RunSummary *shown = &stripOf(page)->summary();
+    std::shared_ptr<OverviewBuild> open = OverviewBuild::of(path_);
+    QVERIFY(open);
+    const tmon::CaptureIdentity id = open->identity();
+    tmon::CaptureWindow cw;
+    QVERIFY(cw.open(path_));
+    OverviewBuild::Found skipped = OverviewBuild::find(path_, cw, &id);
+    QVERIFY(skipped.ok && !skipped.summary);
+    QCOMPARE(OverviewBuild::forCapture(path_, skipped), open);
+    tmon::CaptureIdentity other = id;
+    other.sessionId++;  // a capture written again since: read again
+    QVERIFY(OverviewBuild::find(path_, cw, &other).summary);
+
+    QPointer<tmui::SessionView> before(page);
+    emit page->seekRequested(120);
+    QTRY_VERIFY_WITH_TIMEOUT(!before, 60000);
+    auto *next = qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget());
+    QVERIFY(next && stripOf(next));
+    QCOMPARE(&stripOf(next)->summary(), shown);
+    // A seek asked while one is read abandons it: the page shows the newer.
+    before = next;
+    emit next->seekRequested(40);
+    emit next->seekRequested(140);
+    QTRY_VERIFY_WITH_TIMEOUT(!before, 60000);
+    next = qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget());
+    QVERIFY(next);
+    QVERIFY2(next->notice().contains(QLatin1String("130.0 s to 140.0 s")),
+             qPrintable(next->notice()));
+    QTest::qWait(500);  // the abandoned read, stopped, replaces nothing
+    QCOMPARE(window.tabs()->currentWidget(), next);
+    // With every page of the capture gone, what skipped the read has no
+    // overview to take over: none rather than an empty one.
+    window.tabs()->clear();
+    delete next;
+    open.reset();
+    QVERIFY(!OverviewBuild::of(path_));
+    QVERIFY(!OverviewBuild::forCapture(path_, skipped));
   }
 
   void aDamagedCacheIsIgnoredAndBuiltAgain() {

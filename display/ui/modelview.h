@@ -56,7 +56,8 @@ class ModelView : public QWidget {
   bool busy() const { return worker_ != nullptr; }
   // Waits for that worker, dropping its result (before the model goes).
   void finishBackgroundWork();
-  // Sessions this large rebuild their slow views off the GUI thread.
+  // Sessions this large (threads, objects or bytes) rebuild their slow
+  // views off the GUI thread.
   bool large() const;
 
  signals:

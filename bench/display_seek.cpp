@@ -1,0 +1,84 @@
+// tm-bench-displayseek: what a user waits for when seeking in a long
+// capture in the display (docs/benchmarks.md, "Seeking on two cores"). A
+// 1400x900 main window opens the capture (its first 10 s window); then, for
+// each of SEEKS positions spread over the run, the page is asked to seek as
+// a click on its whole-run strip asks (SessionView::seekRequested), and the
+// clock runs until the new page has replaced it in its tab and painted: the
+// read on CaptureLoader's thread (index, window, settle, overview), the
+// page made on the GUI thread, its first paint. Wall, the process's CPU and
+// the GUI thread's, one JSON line each. Run it with QT_QPA_PLATFORM=offscreen.
+//
+//   tm-bench-displayseek CAPTURE [SEEKS (5)]
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QTabWidget>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+
+#include "capturewindow.h"
+#include "mainwindow.h"
+#include "sessionview.h"
+
+namespace {
+
+double cpuMs(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+}
+
+template <typename Done>
+void waitFor(Done done) {
+  while (!done()) QApplication::processEvents(QEventLoop::WaitForMoreEvents);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  QApplication app(argc, argv);
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: tm-bench-displayseek CAPTURE [SEEKS]\n");
+    return 1;
+  }
+  const QString path = QString::fromLocal8Bit(argv[1]);
+  const int seeks = argc > 2 ? std::atoi(argv[2]) : 5;
+  tmon::CaptureWindow cw;
+  if (!cw.open(path)) {
+    std::fprintf(stderr, "tm-bench-displayseek: %s\n", qPrintable(cw.error()));
+    return 1;
+  }
+  const double spanS = double(cw.lastNs() - cw.firstNs()) / 1e9;
+  MainWindow w;
+  w.resize(1400, 900);
+  w.setAttribute(Qt::WA_DontShowOnScreen);
+  w.show();
+  tmui::SessionView *page = nullptr;
+  QElapsedTimer wall;
+  wall.start();
+  w.openCaptureFile(path, -1, [&page](tmui::SessionView *p) { page = p; });
+  waitFor([&] { return page != nullptr; });
+  page->repaint();
+  std::printf("{\"open\":{\"wall_ms\":%lld,\"span_s\":%.1f}}\n",
+              static_cast<long long>(wall.elapsed()), spanS);
+  constexpr double kWindowS = 10;
+  for (int k = 0; k < seeks; k++) {
+    const double at = kWindowS + (spanS - kWindowS) * (k + 1) / seeks;
+    tmui::SessionView *old = page;
+    wall.restart();
+    const double cpu = cpuMs(CLOCK_PROCESS_CPUTIME_ID), gui = cpuMs(CLOCK_THREAD_CPUTIME_ID);
+    emit old->seekRequested(at);
+    waitFor([&] { return w.tabs()->currentWidget() != old; });
+    page = qobject_cast<tmui::SessionView *>(w.tabs()->currentWidget());
+    if (!page) {
+      std::fprintf(stderr, "tm-bench-displayseek: the seek to %.1f s gave no page\n", at);
+      return 1;
+    }
+    page->repaint();
+    std::printf("{\"seek_s\":%.1f,\"wall_ms\":%lld,\"cpu_ms\":%.1f,\"gui_cpu_ms\":%.1f}\n", at,
+                static_cast<long long>(wall.elapsed()), cpuMs(CLOCK_PROCESS_CPUTIME_ID) - cpu,
+                cpuMs(CLOCK_THREAD_CPUTIME_ID) - gui);
+    std::fflush(stdout);
+  }
+  return 0;
+}
