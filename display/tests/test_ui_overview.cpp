@@ -4,6 +4,7 @@
 // bucket; the second open takes it from the cache next to the capture, and a
 // damaged cache is ignored (said in the strip) and built again.
 #include <QFile>
+#include <QPainter>
 #include <QPointer>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -16,6 +17,8 @@
 #include "overviewbuild.h"
 #include "runsummary.h"
 #include "sessionview.h"
+#include "statepalette.h"
+#include "wholerunpainter.h"
 #include "wholerunstrip.h"
 
 namespace {
@@ -42,6 +45,38 @@ class TestUiOverview : public QObject {
   Q_OBJECT
 
  private slots:
+  // 100 threads, each asleep 3/4 of every second and blocked on a mutex the
+  // rest, in a strip too low for a row each: the rows shared by several
+  // threads show both states in their shares (a row of one thread under
+  // 4 px showed only the larger, so the strip read as all asleep).
+  void stripRowsOfManyThreadsShowTheirMix() {
+    tmon::RunSummary sum;
+    sum.setStart(0, 10);
+    tmon::StateTimes st;
+    st.lifetimeNs = tmon::RunSummary::kBucketNs;
+    st.ns[size_t(tmon::FinalState::Sleeping)] = st.lifetimeNs * 3 / 4;
+    st.ns[size_t(tmon::FinalState::BlockedMutex)] = st.lifetimeNs / 4;
+    for (uint32_t tid = 1; tid <= 100; ++tid)
+      for (size_t k = 0; k < 10; ++k) QVERIFY(sum.addBucket(tid, k, st));
+    QImage image(600, 160, QImage::Format_RGB32);
+    QPainter p(&image);
+    const tmui::WholeRunLayout layout = tmui::paintWholeRun(&p, image.rect(), sum);
+    p.end();
+    QVERIFY(layout.plot.height() < 4 * 100);
+    int sleeping = 0, blocked = 0;
+    const QRgb asleep = tmui::stateColor(tmon::FinalState::Sleeping).rgb();
+    const QRgb mutex = tmui::stateColor(tmon::FinalState::BlockedMutex).rgb();
+    const int x = layout.plot.center().x();
+    for (int y = layout.plot.top(); y <= layout.plot.bottom(); ++y) {
+      const QRgb c = image.pixel(x, y);
+      sleeping += c == asleep;
+      blocked += c == mutex;
+    }
+    // Each row three quarters asleep, a quarter blocked (to a pixel a row).
+    QVERIFY2(blocked > 0 && std::abs(3 * blocked - sleeping) <= 3 * 12,
+             qPrintable(QStringLiteral("%1 px asleep, %2 px blocked").arg(sleeping).arg(blocked)));
+  }
+
   void initTestCase() {
     QVERIFY(dir_.isValid());
     qputenv("XDG_CACHE_HOME", dir_.filePath(QStringLiteral("cache")).toLocal8Bit());

@@ -11,6 +11,10 @@ namespace tmui {
 namespace {
 
 constexpr int kAxisPx = 20, kTotalsPx = 24, kLabelPx = 64;
+// The thinnest row of one thread whose columns are stacked (stackColumn's
+// 4 px and the gap under it); rows of several threads are taller, so that
+// their states read as bands rather than stripes.
+constexpr int kMinRowPx = 5, kSharedRowPx = 16;
 
 // Stacks st's states in the column x of [y, y + h): each its share of the
 // thread's life there, in the states' order (on CPU at the bottom); in a
@@ -34,12 +38,23 @@ void stackColumn(QPainter *p, int x, int y, int h, const tmon::StateTimes &st) {
   }
 }
 
-// What both painters need: the rows, and the run across the plot.
+// What both painters need: the rows, and the run across the plot. Threads
+// too many for a row each of kMinRowPx share rows, in tid order, each
+// column stacked by their summed states: a row of one thread under 4 px
+// shows only the state that took most of each column, and 100 workers
+// asleep 72% of the time drew as all asleep.
 struct Rows {
   Rows(const QRect &area, const tmon::RunSummary &sum, tmon::TimeRange r)
       : tids(sum.tids()), plot(wholeRunPlot(area)) {
     run = r.t1 > r.t0 ? r : tmon::TimeRange{sum.startNs(), sum.endNs()};
-    rowPx = tids.empty() ? 0 : std::max(1, plot.height() / int(tids.size()));
+    const int n = int(tids.size());
+    if (n == 0 || plot.height() <= 0) return;
+    if (n > plot.height() / kMinRowPx) {
+      const int fit = std::max(1, plot.height() / kSharedRowPx);
+      perRow = (n + fit - 1) / fit;
+    }
+    rowCount = (n + perRow - 1) / perRow;
+    rowPx = std::max(1, plot.height() / rowCount);
   }
   bool empty() const {
     return tids.empty() || run.length() <= 0 || plot.width() <= 0 || plot.height() <= 0;
@@ -48,26 +63,40 @@ struct Rows {
     return tmon::TimeRange{run.t0 + run.length() * c / plot.width(),
                            run.t0 + run.length() * (c + 1) / plot.width()};
   }
-  // Rows that fit (the rest are left off: the label says how many).
-  size_t shown() const { return rowPx ? std::min(tids.size(), size_t(plot.height() / rowPx)) : 0; }
+  // Rows that fit (in a plot under kMinRowPx high, not all of them).
+  size_t shown() const {
+    return rowPx ? std::min(size_t(rowCount), size_t(plot.height() / rowPx)) : 0;
+  }
   // Columns [c0, c1] of every row shown.
   void paintColumns(QPainter *p, const tmon::RunSummary &sum, int c0, int c1) const {
     p->fillRect(plot.left() + c0, plot.top(), c1 - c0 + 1, int(shown()) * rowPx, Qt::white);
+    // A thread's rows apart; rows of several threads are one band.
+    const int gap = perRow == 1 && rowPx > 3 ? 1 : 0;
     for (size_t i = 0; i < shown(); i++) {
       const int y = plot.top() + int(i) * rowPx;
-      for (int c = c0; c <= c1; c++)
-        stackColumn(p, plot.left() + c, y, std::max(1, rowPx - (rowPx > 3 ? 1 : 0)),
-                    sum.states(tids[i], column(c)));
+      const size_t first = i * size_t(perRow), end = std::min(tids.size(), first + size_t(perRow));
+      for (int c = c0; c <= c1; c++) {
+        tmon::StateTimes st;
+        for (size_t k = first; k < end; k++) {
+          const tmon::StateTimes one = sum.states(tids[k], column(c));
+          for (size_t s = 0; s < st.ns.size(); s++) st.ns[s] += one.ns[s];
+          st.lifetimeNs += one.lifetimeNs;
+        }
+        stackColumn(p, plot.left() + c, y, rowPx - gap, st);
+      }
     }
   }
   // Each row's tid when they are tall enough, else how many threads.
   void paintLabels(QPainter *p, const QRect &area) const {
     p->setPen(Qt::black);
-    if (rowPx >= 10)
+    if (rowPx >= 10 && perRow == 1)
       for (size_t i = 0; i < shown(); i++)
         p->drawText(area.left() + 2, plot.top() + int(i + 1) * rowPx - 1, QString::number(tids[i]));
-    else
+    else if (perRow == 1)
       p->drawText(area.left() + 2, plot.top() + 12, QStringLiteral("%1 threads").arg(tids.size()));
+    else
+      p->drawText(QRect(area.left() + 2, plot.top(), kLabelPx - 4, 40), Qt::TextWordWrap,
+                  QStringLiteral("%1 threads, %2 a row").arg(tids.size()).arg(perRow));
   }
   // The run's totals: every thread's life split by state, as one bar.
   void paintTotals(QPainter *p, const QRect &area, const tmon::RunSummary &sum) const {
@@ -92,6 +121,8 @@ struct Rows {
   std::vector<uint32_t> tids;
   QRect plot;
   tmon::TimeRange run;
+  int perRow = 1;    // threads a row
+  int rowCount = 0;  // rows they take
   int rowPx = 0;
 };
 

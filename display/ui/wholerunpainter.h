@@ -1,6 +1,7 @@
 // The whole-run timeline of a long capture, drawn from its summary alone
 // (RunSummary: every thread's states per second), never from the detail:
-// one row per thread, one pixel column per span of the run, each column
+// one row per thread (or, for more threads than rows, per few threads in
+// tid order), one pixel column per span of the run, each column
 // stacked by the share of every state in that span; a time axis above and
 // the run's totals over all threads below. While the summary is still being
 // built (SummaryBuild), the run's span is given and the columns of each
