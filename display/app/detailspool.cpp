@@ -1,12 +1,15 @@
 #include "detailspool.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <QDir>
-#include <QFileInfo>
 
 DetailSpool::DetailSpool()
     : temp_(QDir::tempPath() + QStringLiteral("/threadmon-detail-XXXXXX.tmcap")) {
-  // The writer opens the file by name; the temporary file only names and
-  // removes it.
+  // The writer opens the file by name; then the name goes, so that a
+  // display killed by a signal leaves nothing in $TMPDIR, and readers open
+  // it through the temporary file's descriptor, which keeps it.
   if (!temp_.open()) {
     error_ = QStringLiteral("no temporary file for the spool: %1").arg(temp_.errorString());
     return;
@@ -16,7 +19,12 @@ DetailSpool::DetailSpool()
   // against 221 ms of CPU for 29 MB of frames); the spool is read back only
   // for windows older than the model holds, and removed at the end.
   writer_.setLevel(1);
-  if (!writer_.open(temp_.fileName())) error_ = writer_.error();
+  if (!writer_.open(temp_.fileName())) {
+    error_ = writer_.error();
+    return;
+  }
+  ::unlink(QFile::encodeName(temp_.fileName()).constData());
+  path_ = QStringLiteral("/proc/self/fd/%1").arg(temp_.handle());
 }
 
 void DetailSpool::take(const uint8_t *payload, uint32_t len) {
@@ -26,7 +34,8 @@ void DetailSpool::take(const uint8_t *payload, uint32_t len) {
 
 uint64_t DetailSpool::bytesWritten() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return writer_.isOpen() ? uint64_t(QFileInfo(temp_.fileName()).size()) : 0;
+  struct stat st;
+  return writer_.isOpen() && fstat(temp_.handle(), &st) == 0 ? uint64_t(st.st_size) : 0;
 }
 
 tmon::CaptureLoadResult DetailSpool::load(int64_t t0, int64_t t1, tmon::SessionModel *model) {
@@ -35,7 +44,7 @@ tmon::CaptureLoadResult DetailSpool::load(int64_t t0, int64_t t1, tmon::SessionM
     std::lock_guard<std::mutex> lock(mutex_);
     writer_.flush();
     auto w = std::make_unique<tmon::CaptureWindow>();
-    if (!w->open(temp_.fileName())) {
+    if (!w->open(path_)) {
       res.status = tmon::CaptureLoadResult::Unreadable;
       res.message = w->error();
       return res;

@@ -27,7 +27,8 @@ class DetailSpool {
   DetailSpool();
   // "" when the spool is being written, else why not (no temporary file).
   QString error() const { return error_; }
-  QString path() const { return temp_.fileName(); }
+  // Where readers open it (/proc/self/fd/N: the file has no name).
+  QString path() const { return path_; }
   // One checked frame (the decoder thread).
   void take(const uint8_t *payload, uint32_t len);
   // Loads [t0, t1] into model, which should be fresh (CaptureWindow::load).
@@ -36,6 +37,7 @@ class DetailSpool {
 
  private:
   QTemporaryFile temp_;
+  QString path_;
   QString error_;
   std::mutex mutex_;
   tmon::CaptureWriter writer_;  // guarded by mutex_

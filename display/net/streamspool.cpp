@@ -1,5 +1,9 @@
 #include "streamspool.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+
 #include <QDir>
 
 namespace tmnet {
@@ -7,6 +11,10 @@ namespace tmnet {
 StreamSpool::StreamSpool()
     : temp_(QDir::tempPath() + QStringLiteral("/threadmon-spool-XXXXXX.tmcap")) {
   tempOk_ = temp_.open();
+  // Nameless from the start: the file lasts while it is open, so a display
+  // killed by a signal leaves nothing in $TMPDIR (an hour of a busy
+  // program's stream is gigabytes).
+  if (tempOk_) ::unlink(QFile::encodeName(temp_.fileName()).constData());
 }
 
 void StreamSpool::append(const QByteArray &bytes) {
@@ -18,7 +26,7 @@ void StreamSpool::append(const QByteArray &bytes) {
 void StreamSpool::discard() {
   discarded_ = true;
   tempOk_ = false;
-  temp_.remove();
+  temp_.close();  // its space goes with its last descriptor
 }
 
 QString StreamSpool::startRecording(const QString &path) {
@@ -30,15 +38,20 @@ QString StreamSpool::startRecording(const QString &path) {
   auto out = std::make_unique<QFile>(path);
   if (!out->open(QIODevice::WriteOnly | QIODevice::Truncate))
     return QStringLiteral("cannot write %1: %2").arg(path, out->errorString());
-  temp_.flush();
-  QFile in(temp_.fileName());
-  if (!in.open(QIODevice::ReadOnly))
-    return QStringLiteral("cannot read the spool: %1").arg(in.errorString());
-  while (!in.atEnd()) {
-    const QByteArray chunk = in.read(1 << 20);
-    if (out->write(chunk) != chunk.size())
-      return QStringLiteral("cannot write %1: %2").arg(path, out->errorString());
+  // Read back through its own descriptor (it has no name), then left at
+  // its end for what follows.
+  const qint64 end = temp_.pos();
+  QString error;
+  if (!temp_.seek(0)) error = QStringLiteral("cannot read the spool: %1").arg(temp_.errorString());
+  while (error.isEmpty() && temp_.pos() < end) {
+    const QByteArray chunk = temp_.read(std::min<qint64>(1 << 20, end - temp_.pos()));
+    if (chunk.isEmpty())
+      error = QStringLiteral("cannot read the spool: %1").arg(temp_.errorString());
+    else if (out->write(chunk) != chunk.size())
+      error = QStringLiteral("cannot write %1: %2").arg(path, out->errorString());
   }
+  temp_.seek(end);
+  if (!error.isEmpty()) return error;
   record_ = std::move(out);
   record_->flush();
   return QString();

@@ -677,6 +677,17 @@ class TestUi : public QObject {
   }
 
   void liveSessionSeesThreadsAndObjects() {
+    // The session's spools have no names in $TMPDIR, so that a display
+    // killed by a signal leaves nothing there; they are read all the same.
+    QTemporaryDir tmp;
+    const QByteArray oldTmp = qgetenv("TMPDIR");
+    qputenv("TMPDIR", tmp.path().toLocal8Bit());
+    const auto restoreTmp = qScopeGuard([&] {
+      if (oldTmp.isNull())
+        qunsetenv("TMPDIR");
+      else
+        qputenv("TMPDIR", oldTmp);
+    });
     tmnet::ProbeListener listener(QByteArray{});
     QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
     std::unique_ptr<tmui::SessionView> page;
@@ -694,6 +705,7 @@ class TestUi : public QObject {
     client.write(bytes.left(bytes.size() / 2));
     QTRY_VERIFY_WITH_TIMEOUT(page && page->model()->threadCount() == synth::threadCount(w_), 5000);
     QVERIFY(!page->model()->info().ended);
+    QCOMPARE(QDir(tmp.path()).entryList(QDir::Files | QDir::Hidden), QStringList());
     const QString rec = dir_.filePath("recorded.tmcap");
     QCOMPARE(live->startRecording(rec), QString());
     client.write(bytes.mid(bytes.size() / 2));
@@ -706,6 +718,11 @@ class TestUi : public QObject {
     QFile f(rec);
     QVERIFY(f.open(QIODevice::ReadOnly));
     QCOMPARE(f.readAll(), bytes);
+    tmon::SessionModel fromSpool;
+    const tmon::CaptureLoadResult spooled =
+        live->loadDetail(page->model()->startNs(), page->model()->latestNs(), &fromSpool);
+    QVERIFY2(spooled.message.isEmpty(), qPrintable(spooled.message));
+    QCOMPARE(fromSpool.threadCount(), synth::threadCount(w_));
     // Every view renders the live session too.
     const QImage img = renderView(page.get(), ViewKind::Threads, -1, kShot);
     std::unique_ptr<tmui::ModelView> view(page->view(ViewKind::Threads));
