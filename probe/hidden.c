@@ -141,7 +141,6 @@ bool tm_hidden_seen(uint32_t tid, uint64_t word, const char *syscall_line, uint6
     int exact = 0;
     int n = tm_stack_scan(tid, syscall_line, pcs, SCAN_FRAMES, &exact);
     n = tm_call_chain_clean(pcs, n, exact);
-    if (n > TM_SITE_FRAMES) n = TM_SITE_FRAMES;
     if (n > 0) {
       ht->stack = tm_site_intern(pcs, (uint32_t)n, true);
       ht->scanned_ns = now_ns;

@@ -88,7 +88,7 @@ __attribute__((constructor)) static void sites_init(void) {
   dl_iterate_phdr(find_self, (void *)&self_text);
 }
 
-static bool in_probe(const void *pc) {
+bool tm_in_probe_code(const void *pc) {
   uintptr_t a = (uintptr_t)pc;
   return a >= self_text.lo && a < self_text.hi;
 }
@@ -116,15 +116,13 @@ static uint32_t slot_id_wait(stack_slot *s) {
   return 0;
 }
 
-bool tm_in_probe_code(const void *pc) { return in_probe(pc); }
-
 uint32_t tm_site_intern(void *const *pcs, uint32_t n, bool exact_top) {
   /* The probe's own frames (its wrappers, the threads' start trampoline)
    * are left out: a stack reads as it would without the probe. */
   void *kept[TM_SITE_FRAMES];
   uint32_t k = 0;
   for (uint32_t i = 0; i < n && k < TM_SITE_FRAMES; i++) {
-    if (!in_probe(pcs[i])) kept[k++] = pcs[i];
+    if (!tm_in_probe_code(pcs[i])) kept[k++] = pcs[i];
     else if (i == 0) exact_top = false;
   }
   pcs = kept;
