@@ -11,6 +11,7 @@
 #include "access.h"
 #include "deadlock.h"
 #include "goruntime.h"
+#include "readablename.h"
 #include "snapshot.h"
 
 #define SHOWN_FRAMES 6
@@ -90,6 +91,7 @@ static void print_thread(tm_snapshot *s, const tm_go_runtime *go, const tm_threa
   for (int k = 0; k < t->npcs && k < SHOWN_FRAMES; k++) {
     char frame[320];
     tm_symtabs_format(s->syms, t->pcs[k], k > 0, frame, sizeof frame);
+    tm_readable_frame(frame, sizeof frame);
     printf("%s%s", k ? " <- " : "          at ", frame);
   }
   if (t->npcs) printf("\n");
@@ -108,11 +110,27 @@ static void print_cycle(tm_snapshot *s, const tm_cycle *c) {
   printf("\n");
 }
 
+static const char help_text[] =
+    "usage: threadmon-attach-peek PID\n"
+    "\n"
+    "One look at a running process from outside, without stopping it, signalling it or\n"
+    "loading anything into it: every thread's state, the system call or lock it waits in,\n"
+    "the lock's owner where the lock records one, its call stack, a Go program's threads\n"
+    "named from its runtime, and any deadlock (a cycle of threads waiting for each other).\n"
+    "Reading another user's process needs root (or CAP_SYS_PTRACE).\n"
+    "\n"
+    "Exit status: 0, 2 when a deadlock was found, 1 on bad usage or a process that\n"
+    "cannot be seen.\n";
+
 int main(int argc, char **argv) {
+  if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+    fputs(help_text, stdout);
+    return 0;
+  }
   char *end;
   long pid = argc == 2 ? strtol(argv[1], &end, 10) : 0;
   if (argc != 2 || *end || pid <= 0) {
-    fprintf(stderr, "usage: threadmon-attach-peek PID\n");
+    fprintf(stderr, "usage: threadmon-attach-peek PID (--help: what it shows)\n");
     return 1;
   }
   struct timespec t0, t1;
