@@ -1,5 +1,6 @@
-"""SIGTERM and SIGHUP sent to the launcher alone reach the program, as a
-terminal's Ctrl-C does, and the capture is still written and readable."""
+"""SIGINT, SIGQUIT, SIGTERM and SIGHUP sent to the launcher alone reach the
+program, as a terminal's Ctrl-C does, and the capture is still written and
+readable."""
 import os
 import signal
 import subprocess
@@ -43,6 +44,16 @@ def record_and_signal(sig):
 def test_sigterm_reaches_the_recorded_program():
     tmtest.require_report()
     record_and_signal(signal.SIGTERM)
+
+
+def test_sigint_reaches_the_recorded_program():
+    tmtest.require_report()
+    record_and_signal(signal.SIGINT)
+
+
+def test_sigquit_reaches_the_recorded_program():
+    tmtest.require_report()
+    record_and_signal(signal.SIGQUIT)
 
 
 def test_sighup_reaches_the_recorded_program():
