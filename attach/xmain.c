@@ -31,6 +31,22 @@ static const char usage_text[] =
     "usage: threadmon-attach -p PID[,PID...] (-o FILE | --connect HOST:PORT [--token T]) "
     "[--duration S] [--interval-ms N] [--wait-exec FD] [--exit-status-fd FD]";
 
+static const char help_text[] =
+    "\n"
+    "Watches running processes from outside, without preloading anything into them, stopping\n"
+    "or signalling them: the probe's sampler reads /proc/PID and perf every tick and writes a\n"
+    "capture (-o) or streams to a display (--connect), as `threadmon record -p` and\n"
+    "`threadmon run -p` do. It sees states, CPUs and the waits threads sleep in; not lock\n"
+    "acquisitions, hold times or uncontended calls (docs/attach.md).\n"
+    "\n"
+    "  -p PID[,PID...]     the processes to watch (at most 64)\n"
+    "  -o FILE             write a capture\n"
+    "  --connect HOST:PORT stream to a listening threadmon-display\n"
+    "  --duration S        stop after S seconds (else when every process has ended, or on\n"
+    "                      SIGINT/SIGTERM; the capture is finished either way)\n"
+    "  --interval-ms N     sampling interval (default 10)\n"
+    "  --wait-exec FD, --exit-status-fd FD   used by the launcher\n";
+
 static int usage(const char *why, const char *arg) {
   fprintf(stderr, "threadmon-attach: %s%s%s (%s)\n", why, arg ? ": " : "", arg ? arg : "",
           usage_text);
@@ -118,7 +134,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      printf("%s\n", usage_text);
+      printf("%s\n%s", usage_text, help_text);
       return 0;
     }
     if (i + 1 >= argc) return usage("missing value after", a);

@@ -42,6 +42,24 @@ def test_display_help_without_a_display_server():
         expect_prints([DISPLAY, flag], ["threadmon-display "])
 
 
+def test_run_display_without_a_display_server():
+    """Said in one line before anything starts, not Qt's abort ("status -6")."""
+    proc = run([sys.executable, LAUNCHER, "run", "--display", "--", "true"])
+    check(proc.returncode == 2, f"run --display without X exited {proc.returncode}")
+    check(proc.stderr.count("\n") == 1 and "no display" in proc.stderr
+          and "DISPLAY and WAYLAND_DISPLAY are unset" in proc.stderr,
+          f"run --display without X said {proc.stderr!r}")
+
+
+def test_attach_tools_help():
+    for tool, words in (("threadmon-attach", ["usage: threadmon-attach"]),
+                        ("threadmon-attach-peek", ["usage: threadmon-attach-peek", "deadlock"])):
+        path = os.path.join(tmtest.BUILD, "attach", tool)
+        if not os.path.exists(path):
+            raise tmtest.Skip(f"{tool} is not built")
+        expect_prints([path, "--help"], words)
+
+
 def test_report_help():
     if not os.path.exists(tmtest.REPORT):
         raise tmtest.Skip("threadmon-report is not built")
