@@ -155,26 +155,25 @@ static bool is_probe_entry(const char *entry, size_t len) {
   return rest >= 15 && memcmp(name, "libthreadmon.so", 15) == 0;
 }
 
+/* Drops the probe from LD_PRELOAD by rewriting the value in place, never
+ * through setenv: a program that kept its own copy of the environment array
+ * (bash reads main's envp, which an earlier setenv's reallocation of environ
+ * leaves behind) shares the string, so its children and exec'd images run
+ * unprobed too. The value only shrinks; an empty one preloads nothing. */
 void tm_config_unpreload(void) {
-  const char *old = getenv("LD_PRELOAD");
-  if (!old) return;
-  size_t len = strlen(old);
-  char *kept = malloc(len + 1);
-  if (!kept) return;
-  size_t k = 0;
+  char *value = getenv("LD_PRELOAD");
+  if (!value) return;
+  char *out = value;
   /* ld.so separates entries with spaces or colons. */
-  for (const char *p = old; *p;) {
+  for (const char *p = value; *p;) {
     size_t n = strcspn(p, " :");
     if (n && !is_probe_entry(p, n)) {
-      if (k) kept[k++] = ':';
-      memcpy(kept + k, p, n);
-      k += n;
+      if (out != value) *out++ = ':';
+      memmove(out, p, n);
+      out += n;
     }
     p += n;
     if (*p) p++;
   }
-  kept[k] = 0;
-  if (k) setenv("LD_PRELOAD", kept, 1);
-  else unsetenv("LD_PRELOAD");
-  free(kept);
+  *out = 0;
 }

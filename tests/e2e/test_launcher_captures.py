@@ -81,6 +81,22 @@ def test_forked_children_are_named():
     check_names_every_file("forks", directory, listed)
 
 
+def test_follow_off_writes_one_capture():
+    """THREADMON_FOLLOW=0 follows nothing, even from bash, which hands its
+    children the environment array main() got (not environ) and so used to
+    keep the probe preloaded in every command it ran."""
+    tmtest.require_report()
+    if not shutil.which("bash"):
+        raise tmtest.Skip("no bash")
+    env = dict(os.environ, THREADMON_FOLLOW="0")
+    proc, directory, listed, first = record_in_own_dir(
+        "follow_off", ["bash", "-c", "for i in 1 2 3; do /bin/true; done; /bin/true"], env=env)
+    check(proc.returncode == 0, f"bash exited {proc.returncode}: {proc.stderr!r}")
+    check(sorted(os.listdir(directory)) == ["out.tmcap"],
+          f"FOLLOW=0 wrote {sorted(os.listdir(directory))}, expected only out.tmcap")
+    check(first == os.path.join(directory, "out.tmcap"), f"the line says to read {first}")
+
+
 def test_relative_output_keeps_its_form():
     """Names are shown the way -o was given."""
     tmtest.require_probe()
