@@ -51,10 +51,15 @@ QJsonObject processJson(const ReportRows &rows) {
   const bool detached = i.goodbyeSeen && i.endReason == THREADMON__END_REASON__END_DETACH;
   // Killed by a signal (read from outside): no exit status, the signal.
   const bool signalled = i.goodbyeSeen && i.endReason == THREADMON__END_REASON__END_SIGNAL;
-  p["exit_status"] =
-      i.goodbyeSeen && !detached && !signalled ? QJsonValue(i.exitStatus) : QJsonValue();
+  // An exec ends this image's session, not the process: the status is the
+  // last image's, which this capture never saw.
+  const bool execd = i.goodbyeSeen && i.endReason == THREADMON__END_REASON__END_EXEC;
+  p["exit_status"] = i.goodbyeSeen && !detached && !signalled && !execd
+                         ? QJsonValue(i.exitStatus)
+                         : QJsonValue();
   p["exit_signal"] = signalled ? QJsonValue(i.exitStatus) : QJsonValue();
   p["detached"] = detached;
+  p["exec"] = execd;
   p["sources"] = sources;
   // false: read from outside (attach); acquisitions and holds are null.
   p["acquisitions_known"] = i.acquisitionsKnown();

@@ -207,6 +207,8 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
                         "switch records lost %5")
              .arg(num(p["duration_s"].toDouble(), 3))
              .arg(p["detached"].toBool() ? QStringLiteral("none (detached: it ran on)")
+                  : p["exec"].toBool()
+                      ? QStringLiteral("none (it exec'd another program, which ran on)")
                   : !p["exit_signal"].isNull()
                       ? QStringLiteral("none (killed by signal %1)").arg(p["exit_signal"].toInt())
                   : p["exit_status"].isNull() ? QStringLiteral("unknown (no Goodbye)")

@@ -67,6 +67,12 @@ def test_shell_exec_after_a_path_search():
         check(exe.endswith("/spin_sleep"), f"{first} records {exe!r}, not spin_sleep")
     else:
         check(False, f"the line says to read {first}, not the exec'd spin_sleep's")
+    # The shell's own capture ends at its exec: no exit status of its own
+    # (it used to read "exit status 0", whatever the program went on to do).
+    shell = tmtest.report_json(os.path.join(directory, "out.tmcap")).get("process", {})
+    check(shell.get("exec") is True and shell.get("exit_status") is None,
+          f"the shell's capture: exec {shell.get('exec')!r}, "
+          f"exit_status {shell.get('exit_status')!r}")
 
 
 def test_forked_children_are_named():
