@@ -36,6 +36,21 @@ static inline void mutex_count(pthread_mutex_t *m) {
   }
 }
 
+/* Blocks in the real call on m, held by owner, accounting for the wait. */
+static int lock_waiting(tm_thread *t, pthread_mutex_t *m, int owner, const lock_call *c,
+                        const void *caller) {
+  tm_object *o = tm_object_lookup(m, TM_KIND_MUTEX, (uint32_t)m->__data.__kind & 0xffu);
+  tm_wait w;
+  /* The holder at arrival is the releaser (w.releaser_tid) unless the lock
+   * changed hands meanwhile: recording the unlocker would cost every
+   * unlock a store into the object. */
+  tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_MUTEX, (uint32_t)owner, caller);
+  int rc = real_lock(m, c);
+  tm_wait_end(&w, acquired(rc) ? TM_ACQ_EXCLUSIVE : TM_ACQ_NONE);
+  if (acquired(rc)) tm_hold_tick(o, m);
+  return rc;
+}
+
 /* trylock said no (rc): block in the real call and account for the wait.
  * Out of line so that the uncontended path saves no registers for it. */
 __attribute__((noinline)) static int lock_contended(tm_thread *t, pthread_mutex_t *m, int rc,
@@ -49,16 +64,7 @@ __attribute__((noinline)) static int lock_contended(tm_thread *t, pthread_mutex_
    * the probe); or no session to report to. */
   int owner = m->__data.__owner;
   if (rc != EBUSY || (uint32_t)owner == t->tid || !tm_session_active()) return real_lock(m, c);
-  tm_object *o = tm_object_lookup(m, TM_KIND_MUTEX, (uint32_t)m->__data.__kind & 0xffu);
-  tm_wait w;
-  /* The holder at arrival is the releaser (w.releaser_tid) unless the lock
-   * changed hands meanwhile: recording the unlocker would cost every
-   * unlock a store into the object. */
-  tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_MUTEX, (uint32_t)owner, caller);
-  rc = real_lock(m, c);
-  tm_wait_end(&w, acquired(rc) ? TM_ACQ_EXCLUSIVE : TM_ACQ_NONE);
-  if (acquired(rc)) tm_hold_tick(o, m);
-  return rc;
+  return lock_waiting(t, m, owner, c, caller);
 }
 
 /* The hot path keeps no record across its trylock: reread it here. */
@@ -77,9 +83,30 @@ static inline bool not_recoverable(const pthread_mutex_t *m) {
   return TM_UNLIKELY(m->__data.__owner == TM_MUTEX_NOTRECOVERABLE);
 }
 
+/* glibc's kind bit of a PRIO_PROTECT mutex. Its lock refuses (EINVAL) a
+ * caller whose priority it cannot raise to the ceiling where its trylock
+ * takes the lock, so such a mutex is locked by the real call alone; the
+ * owner read first tells whether the call will wait. */
+#define TM_MUTEX_PRIO_PROTECT 0x40
+
+static inline bool priority_protected(const pthread_mutex_t *m) {
+  return TM_UNLIKELY(m->__data.__kind & TM_MUTEX_PRIO_PROTECT);
+}
+
+static int lock_protected(tm_thread *t, pthread_mutex_t *m, const lock_call *c,
+                          const void *caller) {
+  int owner = m->__data.__owner;
+  if (owner && (uint32_t)owner != t->tid && tm_session_active())
+    return lock_waiting(t, m, owner, c, caller);
+  int rc = real_lock(m, c);
+  if (acquired(rc)) mutex_count(m);
+  return rc;
+}
+
 static int lock_observed(tm_thread *t, pthread_mutex_t *m, const lock_call *c,
                          const void *caller) {
   if (not_recoverable(m)) return real_lock(m, c);
+  if (priority_protected(m)) return lock_protected(t, m, c, caller);
   int rc = tm_real.pthread_mutex_trylock(m);
   if (TM_LIKELY(rc == 0)) {
     mutex_count(m);
@@ -89,7 +116,7 @@ static int lock_observed(tm_thread *t, pthread_mutex_t *m, const lock_call *c,
 }
 
 /* Everything but the common case: a thread not registered yet, probe code,
- * a not-recoverable robust mutex. */
+ * a not-recoverable robust mutex, a priority-protected one. */
 __attribute__((noinline)) static int lock_general(pthread_mutex_t *m, const lock_call *c,
                                                   const void *caller) {
   tm_thread *t = tm_observer();
@@ -103,7 +130,7 @@ __attribute__((noinline)) static int lock_general(pthread_mutex_t *m, const lock
  * stack aligned. */
 TM_EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
   static const lock_call c = {LOCK, CLOCK_REALTIME, NULL};
-  if (TM_UNLIKELY(tm_observer_fast() == NULL) || not_recoverable(m))
+  if (TM_UNLIKELY(tm_observer_fast() == NULL) || not_recoverable(m) || priority_protected(m))
     return lock_general(m, &c, TM_CALLER());
   int rc = tm_real.pthread_mutex_trylock(m);
   if (TM_UNLIKELY(rc != 0)) return lock_contended_self(m, rc, &c, TM_CALLER());

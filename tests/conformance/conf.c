@@ -27,6 +27,16 @@ const char *err_name(int e) {
   return buf;
 }
 
+void conf_show(const char *call, long rc, int err) {
+  char errno_text[32];
+  snprintf(errno_text, sizeof errno_text, "%s",
+           err == CONF_ERRNO_MARK ? "kept" : err_name(err));
+  if (rc > 0 && rc < 134)
+    say("%s -> %ld %s, errno %s", call, rc, err_name((int)rc), errno_text);
+  else
+    say("%s -> %ld, errno %s", call, rc, errno_text);
+}
+
 pid_t conf_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 
 static char task_state_in(pid_t pid, pid_t tid) {

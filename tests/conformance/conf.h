@@ -67,6 +67,20 @@ void conf_print_mask(const char *label);
 
 #define CONF_CASE(fn) {#fn, fn, 0, 0}
 
+/* errno before each shown call, so that a change shows ("kept" otherwise). */
+#define CONF_ERRNO_MARK 1234
+
+/* Prints "call -> value [its errno name], errno E" for call's result and
+ * what errno became (errno is set to CONF_ERRNO_MARK before the call). */
+#define CONF_SHOW(call)                         \
+  do {                                          \
+    errno = CONF_ERRNO_MARK;                    \
+    long conf_rc_ = (long)(call);               \
+    int conf_errno_ = errno;                    \
+    conf_show(#call, conf_rc_, conf_errno_);    \
+  } while (0)
+void conf_show(const char *call, long rc, int err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,27 +17,6 @@
 
 #include "conf.h"
 
-#define MARK 1234
-
-/* The call's value (with its errno name when it is one) and what errno
- * became. */
-#define SHOW(call)                                     \
-  do {                                                 \
-    errno = MARK;                                      \
-    long shown_rc_ = (long)(call);                     \
-    int shown_errno_ = errno;                          \
-    show(#call, shown_rc_, shown_errno_);              \
-  } while (0)
-
-static void show(const char *call, long rc, int err) {
-  char errno_text[32];
-  snprintf(errno_text, sizeof errno_text, "%s", err == MARK ? "kept" : err_name(err));
-  if (rc > 0 && rc < 134)
-    say("%s -> %ld %s, errno %s", call, rc, err_name((int)rc), errno_text);
-  else
-    say("%s -> %ld, errno %s", call, rc, errno_text);
-}
-
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
 static sem_t held_released;
 static _Atomic pid_t worker_tid;
@@ -72,40 +51,40 @@ static void mutex_errors(void) {
   pthread_mutexattr_init(&a);
   pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
   pthread_mutex_init(&ec, &a);
-  SHOW(pthread_mutex_lock(&ec));
-  SHOW(pthread_mutex_lock(&ec));
-  SHOW(pthread_mutex_trylock(&ec));
+  CONF_SHOW(pthread_mutex_lock(&ec));
+  CONF_SHOW(pthread_mutex_lock(&ec));
+  CONF_SHOW(pthread_mutex_trylock(&ec));
   struct timespec past = conf_deadline(CLOCK_REALTIME, -1000);
-  SHOW(pthread_mutex_timedlock(&ec, &past));
-  SHOW(pthread_mutex_unlock(&ec));
-  SHOW(pthread_mutex_unlock(&ec));
+  CONF_SHOW(pthread_mutex_timedlock(&ec, &past));
+  CONF_SHOW(pthread_mutex_unlock(&ec));
+  CONF_SHOW(pthread_mutex_unlock(&ec));
 
   pthread_mutex_t rec;
   pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
   pthread_mutex_init(&rec, &a);
-  SHOW(pthread_mutex_lock(&rec));
-  SHOW(pthread_mutex_lock(&rec));
-  SHOW(pthread_mutex_trylock(&rec));
-  SHOW(pthread_mutex_unlock(&rec));
-  SHOW(pthread_mutex_unlock(&rec));
-  SHOW(pthread_mutex_unlock(&rec));
-  SHOW(pthread_mutex_unlock(&rec));
+  CONF_SHOW(pthread_mutex_lock(&rec));
+  CONF_SHOW(pthread_mutex_lock(&rec));
+  CONF_SHOW(pthread_mutex_trylock(&rec));
+  CONF_SHOW(pthread_mutex_unlock(&rec));
+  CONF_SHOW(pthread_mutex_unlock(&rec));
+  CONF_SHOW(pthread_mutex_unlock(&rec));
+  CONF_SHOW(pthread_mutex_unlock(&rec));
 
   pthread_t th = hold_in_thread();
-  SHOW(pthread_mutex_trylock(&held));
+  CONF_SHOW(pthread_mutex_trylock(&held));
   past = conf_deadline(CLOCK_REALTIME, -1000);
-  SHOW(pthread_mutex_timedlock(&held, &past));
+  CONF_SHOW(pthread_mutex_timedlock(&held, &past));
   struct timespec soon = conf_deadline(CLOCK_REALTIME, 30);
-  SHOW(pthread_mutex_timedlock(&held, &soon));
+  CONF_SHOW(pthread_mutex_timedlock(&held, &soon));
   struct timespec bad = {0, 1000000000};
-  SHOW(pthread_mutex_timedlock(&held, &bad));
+  CONF_SHOW(pthread_mutex_timedlock(&held, &bad));
   struct timespec mono_past = conf_deadline(CLOCK_MONOTONIC, -1000);
-  SHOW(pthread_mutex_clocklock(&held, CLOCK_MONOTONIC, &mono_past));
-  SHOW(pthread_mutex_clocklock(&held, CLOCK_PROCESS_CPUTIME_ID, &mono_past));
+  CONF_SHOW(pthread_mutex_clocklock(&held, CLOCK_MONOTONIC, &mono_past));
+  CONF_SHOW(pthread_mutex_clocklock(&held, CLOCK_PROCESS_CPUTIME_ID, &mono_past));
   release_holder(th);
   /* A free mutex with an invalid deadline: glibc locks without looking. */
-  SHOW(pthread_mutex_timedlock(&held, &bad));
-  SHOW(pthread_mutex_unlock(&held));
+  CONF_SHOW(pthread_mutex_timedlock(&held, &bad));
+  CONF_SHOW(pthread_mutex_unlock(&held));
 }
 
 static void robust_mutex(void) {
@@ -115,20 +94,20 @@ static void robust_mutex(void) {
   pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
   pthread_mutex_init(&m, &a);
   pthread_join(conf_spawn(holder, &m), NULL);
-  SHOW(pthread_mutex_lock(&m));
-  SHOW(pthread_mutex_consistent(&m));
-  SHOW(pthread_mutex_unlock(&m));
-  SHOW(pthread_mutex_lock(&m));
-  SHOW(pthread_mutex_unlock(&m));
+  CONF_SHOW(pthread_mutex_lock(&m));
+  CONF_SHOW(pthread_mutex_consistent(&m));
+  CONF_SHOW(pthread_mutex_unlock(&m));
+  CONF_SHOW(pthread_mutex_lock(&m));
+  CONF_SHOW(pthread_mutex_unlock(&m));
 
   /* Abandoned twice, the second time not made consistent. */
   pthread_join(conf_spawn(holder, &m), NULL);
-  SHOW(pthread_mutex_trylock(&m));
-  SHOW(pthread_mutex_unlock(&m));
-  SHOW(pthread_mutex_lock(&m));
-  SHOW(pthread_mutex_trylock(&m));
+  CONF_SHOW(pthread_mutex_trylock(&m));
+  CONF_SHOW(pthread_mutex_unlock(&m));
+  CONF_SHOW(pthread_mutex_lock(&m));
+  CONF_SHOW(pthread_mutex_trylock(&m));
   struct timespec past = conf_deadline(CLOCK_REALTIME, -1000);
-  SHOW(pthread_mutex_timedlock(&m, &past));
+  CONF_SHOW(pthread_mutex_timedlock(&m, &past));
 
   /* Robust and errorcheck: the owner dies, a timed lock gets it. */
   pthread_mutex_t m2;
@@ -136,10 +115,10 @@ static void robust_mutex(void) {
   pthread_mutex_init(&m2, &a);
   pthread_join(conf_spawn(holder, &m2), NULL);
   struct timespec later = conf_deadline(CLOCK_REALTIME, 1000);
-  SHOW(pthread_mutex_timedlock(&m2, &later));
-  SHOW(pthread_mutex_lock(&m2));
-  SHOW(pthread_mutex_consistent(&m2));
-  SHOW(pthread_mutex_unlock(&m2));
+  CONF_SHOW(pthread_mutex_timedlock(&m2, &later));
+  CONF_SHOW(pthread_mutex_lock(&m2));
+  CONF_SHOW(pthread_mutex_consistent(&m2));
+  CONF_SHOW(pthread_mutex_unlock(&m2));
 }
 
 static void *blocked_in_pause(void *arg) {
@@ -151,47 +130,47 @@ static void *blocked_in_pause(void *arg) {
 static void *returns_at_once(void *arg) { return arg; }
 
 static void join_errors(void) {
-  SHOW(pthread_join(pthread_self(), NULL));
+  CONF_SHOW(pthread_join(pthread_self(), NULL));
   worker_tid = 0;
   pthread_t th = conf_spawn(blocked_in_pause, NULL);
   while (!worker_tid) sched_yield();
-  SHOW(pthread_tryjoin_np(th, NULL));
+  CONF_SHOW(pthread_tryjoin_np(th, NULL));
   struct timespec past = conf_deadline(CLOCK_REALTIME, -1000);
-  SHOW(pthread_timedjoin_np(th, NULL, &past));
+  CONF_SHOW(pthread_timedjoin_np(th, NULL, &past));
   struct timespec soon = conf_deadline(CLOCK_REALTIME, 30);
-  SHOW(pthread_timedjoin_np(th, NULL, &soon));
-  SHOW(pthread_detach(th));
-  SHOW(pthread_join(th, NULL));  /* detached, still running */
-  SHOW(pthread_detach(th));      /* twice */
-  SHOW(pthread_kill(th, 0));
+  CONF_SHOW(pthread_timedjoin_np(th, NULL, &soon));
+  CONF_SHOW(pthread_detach(th));
+  CONF_SHOW(pthread_join(th, NULL));  /* detached, still running */
+  CONF_SHOW(pthread_detach(th));      /* twice */
+  CONF_SHOW(pthread_kill(th, 0));
   pthread_t done = conf_spawn(returns_at_once, (void *)7);
   void *ret = NULL;
-  SHOW(pthread_join(done, &ret));
+  CONF_SHOW(pthread_join(done, &ret));
   say("joined value %ld", (long)(intptr_t)ret);
 }
 
 static void sem_errors(void) {
   sem_t s;
   sem_init(&s, 0, 0);
-  SHOW(sem_trywait(&s));
+  CONF_SHOW(sem_trywait(&s));
   struct timespec past = conf_deadline(CLOCK_REALTIME, -1000);
-  SHOW(sem_timedwait(&s, &past));
+  CONF_SHOW(sem_timedwait(&s, &past));
   struct timespec soon = conf_deadline(CLOCK_REALTIME, 30);
-  SHOW(sem_timedwait(&s, &soon));
+  CONF_SHOW(sem_timedwait(&s, &soon));
   struct timespec bad = {0, 1000000000};
-  SHOW(sem_timedwait(&s, &bad));
+  CONF_SHOW(sem_timedwait(&s, &bad));
   struct timespec mono = conf_deadline(CLOCK_MONOTONIC, -1000);
-  SHOW(sem_clockwait(&s, CLOCK_MONOTONIC, &mono));
-  SHOW(sem_clockwait(&s, CLOCK_THREAD_CPUTIME_ID, &mono));
-  SHOW(sem_post(&s));
-  SHOW(sem_timedwait(&s, &bad)); /* available: no look at the deadline */
-  SHOW(sem_post(&s));
-  SHOW(sem_trywait(&s));
+  CONF_SHOW(sem_clockwait(&s, CLOCK_MONOTONIC, &mono));
+  CONF_SHOW(sem_clockwait(&s, CLOCK_THREAD_CPUTIME_ID, &mono));
+  CONF_SHOW(sem_post(&s));
+  CONF_SHOW(sem_timedwait(&s, &bad)); /* available: no look at the deadline */
+  CONF_SHOW(sem_post(&s));
+  CONF_SHOW(sem_trywait(&s));
   int v = -1;
   sem_getvalue(&s, &v);
   say("value %d", v);
   sem_t big;
-  SHOW(sem_init(&big, 0, (unsigned)SEM_VALUE_MAX + 1u));
+  CONF_SHOW(sem_init(&big, 0, (unsigned)SEM_VALUE_MAX + 1u));
 }
 
 static void cond_errors(void) {
@@ -199,16 +178,16 @@ static void cond_errors(void) {
   pthread_cond_t c = PTHREAD_COND_INITIALIZER;
   pthread_mutex_lock(&m);
   struct timespec past = conf_deadline(CLOCK_REALTIME, -1000);
-  SHOW(pthread_cond_timedwait(&c, &m, &past));
+  CONF_SHOW(pthread_cond_timedwait(&c, &m, &past));
   struct timespec soon = conf_deadline(CLOCK_REALTIME, 30);
-  SHOW(pthread_cond_timedwait(&c, &m, &soon));
+  CONF_SHOW(pthread_cond_timedwait(&c, &m, &soon));
   struct timespec bad = {0, 1000000000};
-  SHOW(pthread_cond_timedwait(&c, &m, &bad));
+  CONF_SHOW(pthread_cond_timedwait(&c, &m, &bad));
   struct timespec mono = conf_deadline(CLOCK_MONOTONIC, 20);
-  SHOW(pthread_cond_clockwait(&c, &m, CLOCK_MONOTONIC, &mono));
-  SHOW(pthread_cond_clockwait(&c, &m, CLOCK_PROCESS_CPUTIME_ID, &mono));
-  SHOW(pthread_mutex_trylock(&m)); /* still held after each wait */
-  SHOW(pthread_mutex_unlock(&m));
+  CONF_SHOW(pthread_cond_clockwait(&c, &m, CLOCK_MONOTONIC, &mono));
+  CONF_SHOW(pthread_cond_clockwait(&c, &m, CLOCK_PROCESS_CPUTIME_ID, &mono));
+  CONF_SHOW(pthread_mutex_trylock(&m)); /* still held after each wait */
+  CONF_SHOW(pthread_mutex_unlock(&m));
 
   /* The monotonic-clock condattr. */
   pthread_condattr_t ca;
@@ -218,7 +197,7 @@ static void cond_errors(void) {
   pthread_cond_init(&cm, &ca);
   pthread_mutex_lock(&m);
   mono = conf_deadline(CLOCK_MONOTONIC, -1000);
-  SHOW(pthread_cond_timedwait(&cm, &m, &mono));
+  CONF_SHOW(pthread_cond_timedwait(&cm, &m, &mono));
   pthread_mutex_unlock(&m);
 
   /* Errorcheck mutex not held by the waiter. */
@@ -227,9 +206,9 @@ static void cond_errors(void) {
   pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
   pthread_mutex_t ec;
   pthread_mutex_init(&ec, &a);
-  SHOW(pthread_cond_timedwait(&c, &ec, &past));
-  SHOW(pthread_cond_signal(&c));
-  SHOW(pthread_cond_broadcast(&c));
+  CONF_SHOW(pthread_cond_timedwait(&c, &ec, &past));
+  CONF_SHOW(pthread_cond_signal(&c));
+  CONF_SHOW(pthread_cond_broadcast(&c));
 }
 
 static pthread_rwlock_t rw_other = PTHREAD_RWLOCK_INITIALIZER;
@@ -248,44 +227,44 @@ static void rwlock_errors(void) {
   pthread_t th = conf_spawn(write_holder, NULL);
   while (!worker_tid) sched_yield();
   struct timespec past_other = conf_deadline(CLOCK_REALTIME, -1000);
-  SHOW(pthread_rwlock_tryrdlock(&rw_other));
-  SHOW(pthread_rwlock_trywrlock(&rw_other));
-  SHOW(pthread_rwlock_timedrdlock(&rw_other, &past_other));
-  SHOW(pthread_rwlock_timedwrlock(&rw_other, &past_other));
+  CONF_SHOW(pthread_rwlock_tryrdlock(&rw_other));
+  CONF_SHOW(pthread_rwlock_trywrlock(&rw_other));
+  CONF_SHOW(pthread_rwlock_timedrdlock(&rw_other, &past_other));
+  CONF_SHOW(pthread_rwlock_timedwrlock(&rw_other, &past_other));
   struct timespec soon = conf_deadline(CLOCK_REALTIME, 30);
-  SHOW(pthread_rwlock_timedrdlock(&rw_other, &soon));
+  CONF_SHOW(pthread_rwlock_timedrdlock(&rw_other, &soon));
   release_holder(th);
 
   pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
   struct timespec past = conf_deadline(CLOCK_REALTIME, -1000);
-  SHOW(pthread_rwlock_rdlock(&rw));
-  SHOW(pthread_rwlock_trywrlock(&rw));
-  SHOW(pthread_rwlock_timedwrlock(&rw, &past));
-  SHOW(pthread_rwlock_tryrdlock(&rw));
-  SHOW(pthread_rwlock_unlock(&rw));
-  SHOW(pthread_rwlock_unlock(&rw));
-  SHOW(pthread_rwlock_wrlock(&rw));
-  SHOW(pthread_rwlock_tryrdlock(&rw));
-  SHOW(pthread_rwlock_trywrlock(&rw));
-  SHOW(pthread_rwlock_rdlock(&rw)); /* own write lock: EDEADLK */
-  SHOW(pthread_rwlock_wrlock(&rw));
-  SHOW(pthread_rwlock_timedrdlock(&rw, &past));
+  CONF_SHOW(pthread_rwlock_rdlock(&rw));
+  CONF_SHOW(pthread_rwlock_trywrlock(&rw));
+  CONF_SHOW(pthread_rwlock_timedwrlock(&rw, &past));
+  CONF_SHOW(pthread_rwlock_tryrdlock(&rw));
+  CONF_SHOW(pthread_rwlock_unlock(&rw));
+  CONF_SHOW(pthread_rwlock_unlock(&rw));
+  CONF_SHOW(pthread_rwlock_wrlock(&rw));
+  CONF_SHOW(pthread_rwlock_tryrdlock(&rw));
+  CONF_SHOW(pthread_rwlock_trywrlock(&rw));
+  CONF_SHOW(pthread_rwlock_rdlock(&rw)); /* own write lock: EDEADLK */
+  CONF_SHOW(pthread_rwlock_wrlock(&rw));
+  CONF_SHOW(pthread_rwlock_timedrdlock(&rw, &past));
   struct timespec mono = conf_deadline(CLOCK_MONOTONIC, -1000);
-  SHOW(pthread_rwlock_clockwrlock(&rw, CLOCK_MONOTONIC, &mono));
+  CONF_SHOW(pthread_rwlock_clockwrlock(&rw, CLOCK_MONOTONIC, &mono));
   struct timespec bad = {0, -5};
-  SHOW(pthread_rwlock_timedrdlock(&rw, &bad));
-  SHOW(pthread_rwlock_unlock(&rw));
-  SHOW(pthread_rwlock_unlock(&rw));
+  CONF_SHOW(pthread_rwlock_timedrdlock(&rw, &bad));
+  CONF_SHOW(pthread_rwlock_unlock(&rw));
+  CONF_SHOW(pthread_rwlock_unlock(&rw));
 }
 
 static void spin_errors(void) {
   pthread_spinlock_t sp;
-  SHOW(pthread_spin_init(&sp, PTHREAD_PROCESS_PRIVATE));
-  SHOW(pthread_spin_trylock(&sp));
-  SHOW(pthread_spin_trylock(&sp));
-  SHOW(pthread_spin_unlock(&sp));
-  SHOW(pthread_spin_lock(&sp));
-  SHOW(pthread_spin_unlock(&sp));
+  CONF_SHOW(pthread_spin_init(&sp, PTHREAD_PROCESS_PRIVATE));
+  CONF_SHOW(pthread_spin_trylock(&sp));
+  CONF_SHOW(pthread_spin_trylock(&sp));
+  CONF_SHOW(pthread_spin_unlock(&sp));
+  CONF_SHOW(pthread_spin_lock(&sp));
+  CONF_SHOW(pthread_spin_unlock(&sp));
 }
 
 #define BARRIER_THREADS 4
@@ -307,14 +286,14 @@ static void *barrier_worker(void *arg) {
 }
 
 static void barrier_serial(void) {
-  SHOW(pthread_barrier_init(&barrier, NULL, 0));
-  SHOW(pthread_barrier_init(&barrier, NULL, BARRIER_THREADS));
+  CONF_SHOW(pthread_barrier_init(&barrier, NULL, 0));
+  CONF_SHOW(pthread_barrier_init(&barrier, NULL, BARRIER_THREADS));
   pthread_t th[BARRIER_THREADS];
   for (int i = 0; i < BARRIER_THREADS; i++) th[i] = conf_spawn(barrier_worker, NULL);
   for (int i = 0; i < BARRIER_THREADS; i++) pthread_join(th[i], NULL);
   say("%d rounds of %d: %d serial, %d zero, %d other", BARRIER_ROUNDS, BARRIER_THREADS,
       (int)serials, (int)zeros, (int)others);
-  SHOW(pthread_barrier_destroy(&barrier));
+  CONF_SHOW(pthread_barrier_destroy(&barrier));
   pthread_barrier_t one;
   pthread_barrier_init(&one, NULL, 1);
   int rc = pthread_barrier_wait(&one);
@@ -324,29 +303,29 @@ static void barrier_serial(void) {
 static void sched_errors(void) {
   cpu_set_t empty, one;
   CPU_ZERO(&empty);
-  SHOW(sched_setaffinity(0, sizeof empty, &empty));
-  SHOW(pthread_setaffinity_np(pthread_self(), sizeof empty, &empty));
-  SHOW(sched_setaffinity(0, 0, &empty));
-  SHOW(sched_setaffinity(-5, sizeof empty, &empty));
-  SHOW(sched_getaffinity(0, sizeof one, &one));
-  SHOW(sched_setaffinity(0, sizeof one, &one));
-  SHOW(pthread_setaffinity_np(pthread_self(), sizeof one, &one));
+  CONF_SHOW(sched_setaffinity(0, sizeof empty, &empty));
+  CONF_SHOW(pthread_setaffinity_np(pthread_self(), sizeof empty, &empty));
+  CONF_SHOW(sched_setaffinity(0, 0, &empty));
+  CONF_SHOW(sched_setaffinity(-5, sizeof empty, &empty));
+  CONF_SHOW(sched_getaffinity(0, sizeof one, &one));
+  CONF_SHOW(sched_setaffinity(0, sizeof one, &one));
+  CONF_SHOW(pthread_setaffinity_np(pthread_self(), sizeof one, &one));
   struct sched_param p = {.sched_priority = 50};
-  SHOW(pthread_setschedparam(pthread_self(), SCHED_OTHER, &p));
-  SHOW(sched_setscheduler(0, 12345, &p));
-  SHOW(sched_setparam(-3, &p));
+  CONF_SHOW(pthread_setschedparam(pthread_self(), SCHED_OTHER, &p));
+  CONF_SHOW(sched_setscheduler(0, 12345, &p));
+  CONF_SHOW(sched_setparam(-3, &p));
   p.sched_priority = 0;
-  SHOW(pthread_setschedparam(pthread_self(), SCHED_OTHER, &p));
-  SHOW(pthread_setname_np(pthread_self(), "a-name-longer-than-sixteen"));
-  SHOW(pthread_setname_np(pthread_self(), "fifteen-chars-x"));
+  CONF_SHOW(pthread_setschedparam(pthread_self(), SCHED_OTHER, &p));
+  CONF_SHOW(pthread_setname_np(pthread_self(), "a-name-longer-than-sixteen"));
+  CONF_SHOW(pthread_setname_np(pthread_self(), "fifteen-chars-x"));
   char name[32] = "";
-  SHOW(pthread_getname_np(pthread_self(), name, 4));
-  SHOW(pthread_getname_np(pthread_self(), name, sizeof name));
+  CONF_SHOW(pthread_getname_np(pthread_self(), name, 4));
+  CONF_SHOW(pthread_getname_np(pthread_self(), name, sizeof name));
   say("name %s", name);
-  SHOW(pthread_setconcurrency(-1));
-  SHOW(pthread_setconcurrency(3));
+  CONF_SHOW(pthread_setconcurrency(-1));
+  CONF_SHOW(pthread_setconcurrency(3));
   say("concurrency %d", pthread_getconcurrency());
-  SHOW(sched_yield());
+  CONF_SHOW(sched_yield());
 }
 
 static void on_signal(int sig) { (void)sig; }
@@ -373,38 +352,38 @@ static void sleep_errors(void) {
 
   struct timespec req = {5, 0}, rem = {0, 0};
   interrupt_me_soon();
-  SHOW(nanosleep(&req, &rem));
+  CONF_SHOW(nanosleep(&req, &rem));
   say("nanosleep remaining: %s", rem.tv_sec < 5 && (rem.tv_sec > 0 || rem.tv_nsec > 0)
                                      ? "between 0 and 5 s" : "wrong");
   rem.tv_sec = rem.tv_nsec = 0;
   interrupt_me_soon();
-  SHOW(clock_nanosleep(CLOCK_MONOTONIC, 0, &req, &rem));
+  CONF_SHOW(clock_nanosleep(CLOCK_MONOTONIC, 0, &req, &rem));
   say("clock_nanosleep remaining: %s", rem.tv_sec < 5 && (rem.tv_sec > 0 || rem.tv_nsec > 0)
                                            ? "between 0 and 5 s" : "wrong");
   struct timespec abs_time = conf_deadline(CLOCK_MONOTONIC, 5000);
   rem.tv_sec = 77;
   interrupt_me_soon();
-  SHOW(clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &abs_time, &rem));
+  CONF_SHOW(clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &abs_time, &rem));
   say("absolute sleep leaves rem alone: %s", rem.tv_sec == 77 ? "yes" : "no");
   interrupt_me_soon();
-  SHOW(usleep(5000000));
+  CONF_SHOW(usleep(5000000));
   interrupt_me_soon();
   unsigned left = sleep(5);
   say("sleep interrupted: %s", left >= 4 && left <= 5 ? "4 or 5 s left" : "wrong");
 
   struct timespec bad = {0, 1000000000}, neg = {-1, 0};
-  SHOW(nanosleep(&bad, NULL));
-  SHOW(nanosleep(&neg, NULL));
-  SHOW(clock_nanosleep(CLOCK_MONOTONIC, 0, &bad, NULL));
-  SHOW(clock_nanosleep(CLOCK_THREAD_CPUTIME_ID, 0, &req, NULL));
-  SHOW(clock_nanosleep(12345, 0, &req, NULL));
+  CONF_SHOW(nanosleep(&bad, NULL));
+  CONF_SHOW(nanosleep(&neg, NULL));
+  CONF_SHOW(clock_nanosleep(CLOCK_MONOTONIC, 0, &bad, NULL));
+  CONF_SHOW(clock_nanosleep(CLOCK_THREAD_CPUTIME_ID, 0, &req, NULL));
+  CONF_SHOW(clock_nanosleep(12345, 0, &req, NULL));
   struct timespec zero = {0, 0};
-  SHOW(nanosleep(&zero, NULL));
-  SHOW(clock_nanosleep(CLOCK_REALTIME, 0, &zero, NULL));
+  CONF_SHOW(nanosleep(&zero, NULL));
+  CONF_SHOW(clock_nanosleep(CLOCK_REALTIME, 0, &zero, NULL));
   struct timespec past = conf_deadline(CLOCK_REALTIME, -1000);
-  SHOW(clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &past, NULL));
-  SHOW(usleep(0));
-  SHOW(sleep(0));
+  CONF_SHOW(clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &past, NULL));
+  CONF_SHOW(usleep(0));
+  CONF_SHOW(sleep(0));
 }
 
 /* Every success path of a wrapped call, contended or not: errno stays. */
@@ -448,69 +427,69 @@ static int wait_for_cv(void) {
 
 static void errno_kept(void) {
   pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-  SHOW(pthread_mutex_lock(&m));
-  SHOW(pthread_mutex_unlock(&m));
-  SHOW(pthread_mutex_trylock(&m));
-  SHOW(pthread_mutex_unlock(&m));
+  CONF_SHOW(pthread_mutex_lock(&m));
+  CONF_SHOW(pthread_mutex_unlock(&m));
+  CONF_SHOW(pthread_mutex_trylock(&m));
+  CONF_SHOW(pthread_mutex_unlock(&m));
   struct timespec later = conf_deadline(CLOCK_REALTIME, 5000);
-  SHOW(pthread_mutex_timedlock(&m, &later));
-  SHOW(pthread_mutex_unlock(&m));
+  CONF_SHOW(pthread_mutex_timedlock(&m, &later));
+  CONF_SHOW(pthread_mutex_unlock(&m));
 
   /* Contended: the wrapper's trylock said EBUSY first. */
   pthread_t th = hold_in_thread();
   pthread_detach(conf_spawn(unlock_after_block, (void *)(intptr_t)conf_gettid()));
-  SHOW(pthread_mutex_lock(&held));
-  SHOW(pthread_mutex_unlock(&held));
+  CONF_SHOW(pthread_mutex_lock(&held));
+  CONF_SHOW(pthread_mutex_unlock(&held));
   pthread_join(th, NULL);
 
   sem_init(&posted_later, 0, 1);
-  SHOW(sem_wait(&posted_later));
-  SHOW(sem_post(&posted_later));
-  SHOW(sem_trywait(&posted_later));
-  SHOW(sem_post(&posted_later));
-  SHOW(sem_timedwait(&posted_later, &later));
+  CONF_SHOW(sem_wait(&posted_later));
+  CONF_SHOW(sem_post(&posted_later));
+  CONF_SHOW(sem_trywait(&posted_later));
+  CONF_SHOW(sem_post(&posted_later));
+  CONF_SHOW(sem_timedwait(&posted_later, &later));
   /* Blocked: the wrapper's sem_trywait failed with EAGAIN first. */
   pthread_detach(conf_spawn(post_after_block, (void *)(intptr_t)conf_gettid()));
-  SHOW(sem_wait(&posted_later));
+  CONF_SHOW(sem_wait(&posted_later));
   pthread_detach(conf_spawn(post_after_block, (void *)(intptr_t)conf_gettid()));
   later = conf_deadline(CLOCK_REALTIME, 5000);
-  SHOW(sem_timedwait(&posted_later, &later));
+  CONF_SHOW(sem_timedwait(&posted_later, &later));
 
   pthread_mutex_lock(&cm);
   pthread_detach(conf_spawn(signal_after_block, (void *)(intptr_t)conf_gettid()));
-  SHOW(wait_for_cv());
+  CONF_SHOW(wait_for_cv());
   pthread_mutex_unlock(&cm);
-  SHOW(pthread_cond_signal(&cv));
-  SHOW(pthread_cond_broadcast(&cv));
+  CONF_SHOW(pthread_cond_signal(&cv));
+  CONF_SHOW(pthread_cond_broadcast(&cv));
 
   pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
-  SHOW(pthread_rwlock_rdlock(&rw));
-  SHOW(pthread_rwlock_unlock(&rw));
-  SHOW(pthread_rwlock_wrlock(&rw));
-  SHOW(pthread_rwlock_unlock(&rw));
+  CONF_SHOW(pthread_rwlock_rdlock(&rw));
+  CONF_SHOW(pthread_rwlock_unlock(&rw));
+  CONF_SHOW(pthread_rwlock_wrlock(&rw));
+  CONF_SHOW(pthread_rwlock_unlock(&rw));
   pthread_spinlock_t sp;
   pthread_spin_init(&sp, 0);
-  SHOW(pthread_spin_lock(&sp));
-  SHOW(pthread_spin_unlock(&sp));
+  CONF_SHOW(pthread_spin_lock(&sp));
+  CONF_SHOW(pthread_spin_unlock(&sp));
   pthread_barrier_t one;
   pthread_barrier_init(&one, NULL, 1);
-  SHOW(pthread_barrier_wait(&one) == PTHREAD_BARRIER_SERIAL_THREAD);
+  CONF_SHOW(pthread_barrier_wait(&one) == PTHREAD_BARRIER_SERIAL_THREAD);
 
   pthread_t worker;
-  SHOW(pthread_create(&worker, NULL, sleep_a_little, NULL));
-  SHOW(pthread_join(worker, NULL));
-  SHOW(pthread_create(&worker, NULL, sleep_a_little, NULL));
-  SHOW(pthread_detach(worker));
+  CONF_SHOW(pthread_create(&worker, NULL, sleep_a_little, NULL));
+  CONF_SHOW(pthread_join(worker, NULL));
+  CONF_SHOW(pthread_create(&worker, NULL, sleep_a_little, NULL));
+  CONF_SHOW(pthread_detach(worker));
   struct timespec ms = {0, 1000000};
-  SHOW(nanosleep(&ms, NULL));
-  SHOW(clock_nanosleep(CLOCK_MONOTONIC, 0, &ms, NULL));
-  SHOW(usleep(1000));
-  SHOW(sched_yield());
-  SHOW(pthread_setname_np(pthread_self(), "kept"));
+  CONF_SHOW(nanosleep(&ms, NULL));
+  CONF_SHOW(clock_nanosleep(CLOCK_MONOTONIC, 0, &ms, NULL));
+  CONF_SHOW(usleep(1000));
+  CONF_SHOW(sched_yield());
+  CONF_SHOW(pthread_setname_np(pthread_self(), "kept"));
   cpu_set_t set;
   sched_getaffinity(0, sizeof set, &set);
-  SHOW(sched_setaffinity(0, sizeof set, &set));
-  SHOW(pthread_setaffinity_np(pthread_self(), sizeof set, &set));
+  CONF_SHOW(sched_setaffinity(0, sizeof set, &set));
+  CONF_SHOW(pthread_setaffinity_np(pthread_self(), sizeof set, &set));
 }
 
 static const conf_case cases[] = {
