@@ -215,15 +215,15 @@ void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Fi
                      mostly == THREADMON__ASLEEP_KIND__ASLEEP_SIGNAL ||
                      mostly == THREADMON__ASLEEP_KIND__ASLEEP_SLEEP))
       continue;
-    // An event loop idle in poll/epoll (memcached's workers and listener
-    // without clients) waits for work: nothing to fix.
-    if (!starved && mostly == THREADMON__ASLEEP_KIND__ASLEEP_IO_EVENTS) continue;
-    bool waitsForInput = mostly == THREADMON__ASLEEP_KIND__ASLEEP_READ;
+    // Idle, waiting for work: an event loop in poll/epoll (memcached's
+    // workers and listener without clients), a listener in accept, a reader
+    // of a socket or pipe. Nothing a server's author would fix.
+    if (!starved && (mostly == THREADMON__ASLEEP_KIND__ASLEEP_IO_EVENTS ||
+                     mostly == THREADMON__ASLEEP_KIND__ASLEEP_READ))
+      continue;
     Finding f;
     f.kind = FindingKind::NeverRuns;
-    // Idle waiting for input is often by design (an event loop): worth a
-    // look, less than a thread stuck where nothing says why.
-    f.severity = waitsForInput && !starved ? Severity::Low : Severity::Medium;
+    f.severity = Severity::Medium;
     f.view = QStringLiteral("threads");
     f.threads = {p.tid};
     f.t0 = r.t0;
@@ -236,15 +236,11 @@ void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Fi
               .arg(double(life) / 1e9, 0, 'f', 2)
               .arg(QString::number(100 * onCpu, 'f', 2) + '%', percent(runnable))
         : QStringLiteral("%1 was alive for %2 s but ran for only %3 of it, and was not waiting for "
-                         "a lock or another thread, nor in a sleep call: %4 %5 of the time.")
+                         "a lock or another thread, nor in a sleep call: it sat in the kernel in "
+                         "a system call that never returned %4 of the time.")
               .arg(threadName(m, p.tid))
               .arg(double(life) / 1e9, 0, 'f', 2)
               .arg(QString::number(100 * onCpu, 'f', 2) + '%',
-                   mostly == THREADMON__ASLEEP_KIND__ASLEEP_READ
-                       ? QStringLiteral("it waited in a read, recv or accept on a file or "
-                                        "socket that gave nothing")
-                       : QStringLiteral("it sat in the kernel in a system call that never "
-                                        "returned"),
                    percent(1.0 - onCpu - runnable - syncShare));
     f.evidence["tid"] = qint64(p.tid);
     f.evidence["lifetime_s"] = double(life) / 1e9;
