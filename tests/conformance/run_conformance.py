@@ -16,7 +16,8 @@ them), both in a fresh session with core dumps off. A case passes when:
   compared (docs/interposition.md, "What the probe changes in your process");
 - every capture the probed run wrote (its own, forked children's, exec'd
   images') reads with threadmon-report --json (exit 0), and the process's
-  capture of a run that exited has that exit status (its Goodbye).
+  capture of a run that exited has that exit status (its Goodbye); every
+  other capture ended with a status or an exec.
 
 Exit status: 0 all passed (expected failures allowed), 1 otherwise.
 """
@@ -148,11 +149,12 @@ def check_captures(scratch, capture, run, flags, problems, log):
     if got != run.status:
         problems.append(f"{os.path.basename(last)}: capture's exit status is {got}, the "
                         f"process exited {run.status} (no Goodbye: the end of the run was lost)")
-    # Children and exec'd images: each ended (a status), unless the case
-    # lets a child die by a signal.
+    # Children and exec'd images: each ended (a status, or an exec into the
+    # next image), unless the case lets a child die by a signal.
     if not flags & CONF_SIGNALLED_CHILD:
         for path, report in reports.items():
-            if report.get("process", {}).get("exit_status") is None:
+            ended = report.get("process", {})
+            if ended.get("exit_status") is None and not ended.get("exec"):
                 problems.append(f"{os.path.basename(path)} ({report['process'].get('exe')}) "
                                 "has no exit status: its end was lost")
 
