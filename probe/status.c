@@ -37,8 +37,13 @@ void tm_status_net(const char *status_path, const char *kind, const char *host,
                    const char *port, const char *text) {
   if (!status_path[0]) return;
   char line[LINE_BYTES];
-  const char *v6 = strchr(host, ':') ? "[" : "";
-  int len = snprintf(line, sizeof line, "%s %d %s%s%s:%s %s", kind, (int)getpid(), v6, host,
-                     v6[0] ? "]" : "", port, text);
+  int len;
+  if (!port[0]) { /* a Unix socket: "unix:/path" */
+    len = snprintf(line, sizeof line, "%s %d %s %s", kind, (int)getpid(), host, text);
+  } else {
+    const char *v6 = strchr(host, ':') ? "[" : "";
+    len = snprintf(line, sizeof line, "%s %d %s%s%s:%s %s", kind, (int)getpid(), v6, host,
+                   v6[0] ? "]" : "", port, text);
+  }
   append_line(status_path, line, len);
 }
