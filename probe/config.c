@@ -43,8 +43,18 @@ static int parse_budget(const char *s, double *out) {
   return 0;
 }
 
-/* "host:port", "[v6addr]:port" or ":port" (localhost). */
+/* "unix:/absolute/path" (a Unix socket; kept whole as the host, no port),
+ * "host:port", "[v6addr]:port" or ":port" (localhost). */
 static int parse_connect(tm_config *c, const char *s) {
+  if (!strncmp(s, TM_UNIX_PREFIX, strlen(TM_UNIX_PREFIX))) {
+    const char *path = s + strlen(TM_UNIX_PREFIX);
+    if (path[0] != '/') return bad("THREADMON_CONNECT", s, "expected unix:/absolute/path");
+    if (strlen(path) >= TM_UNIX_PATH_BYTES)
+      return bad("THREADMON_CONNECT", s, "socket path longer than 107 bytes");
+    snprintf(c->host, sizeof c->host, "%s", s);
+    c->port[0] = 0;
+    return 0;
+  }
   const char *colon = strrchr(s, ':');
   if (!colon || !colon[1]) return bad("THREADMON_CONNECT", s, "expected host:port");
   const char *host = s;

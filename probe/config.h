@@ -9,11 +9,14 @@
 #include <sys/types.h>
 
 #define TM_PATH_BYTES 4096
+/* THREADMON_CONNECT=unix:/path: the display's Unix socket; sun_path's size. */
+#define TM_UNIX_PREFIX "unix:"
+#define TM_UNIX_PATH_BYTES 108
 
 typedef struct tm_config {
   char output[TM_PATH_BYTES]; /* THREADMON_OUTPUT, "" = no capture file */
-  char host[256];             /* THREADMON_CONNECT host part, "" = none */
-  char port[16];
+  char host[256];             /* THREADMON_CONNECT host part, "" = none; "unix:/path" whole */
+  char port[16];              /* "" for a Unix socket */
   char token[256];            /* THREADMON_TOKEN */
   char status[TM_PATH_BYTES]; /* THREADMON_STATUS: the launcher's status file, "" = none */
   uint64_t interval_ns;       /* the tick now: interval_asked_ns, or longer over the budget */

@@ -84,7 +84,7 @@ void tm_session_report_net(tm_session *s, bool ending) {
   char text[224];
   const char *kind = "unreachable";
   if (t->net == TM_NET_REFUSED) {
-    kind = "refused";
+    kind = t->untrusted ? "untrusted" : "refused";
     snprintf(text, sizeof text, "%s", t->refusal);
   } else if (t->net == TM_NET_GAVE_UP) {
     snprintf(text, sizeof text, "%s; gave up after %u attempts in a row: %s",

@@ -6,7 +6,9 @@
  * Lines (fields separated by one space, the last one runs to the end):
  *   capture PID PATH
  *   refused PID HOST:PORT TEXT       the display refused the probe
- *   unreachable PID HOST:PORT TEXT   it was never reached, or was lost */
+ *   unreachable PID HOST:PORT TEXT   it was never reached, or was lost
+ *   untrusted PID unix:PATH TEXT     the socket's listener is another user
+ * (a Unix socket's address is "unix:PATH" in place of HOST:PORT) */
 #ifndef THREADMON_STATUS_H
 #define THREADMON_STATUS_H
 

@@ -6,15 +6,19 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "netreply.h"
 #include "procfs.h"
 #include "probe.h"
+#include "tmcreate.h"
 #include "tmwire.h"
 
 #define CONNECT_TIMEOUT_NS (2000000000ull)
@@ -32,18 +36,28 @@ void tm_transport_init(tm_transport *t) {
 
 /* ---- capture file ---- */
 
-static int open_capture(tm_transport *t, int extra_flags) {
-  int fd = open(t->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | extra_flags, 0644);
+/* fresh: a new file, made under a random name and renamed onto the path
+ * (tmcreate.h): never one another user planted there, nor a symlink's
+ * target. Else the file made before, reopened to append: only if the path
+ * still names that very file, and never through a symlink. */
+static int open_capture(tm_transport *t, bool fresh) {
+  int fd = fresh ? tm_create_replacing(t->path)
+                 : open(t->path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return -1;
+  if (fresh && fcntl(fd, F_SETFL, O_APPEND) != 0) {
+    close(fd);
+    return -1;
+  }
   fd = tm_fd_move_high(fd, false);
   /* A program replacing every descriptor (dup2 of /dev/null up to the
    * limit) may take this number too, even between the open and the fstat:
    * it is ours only if it is the file the path names. If not, the number is
    * the program's now: left alone, and the open tried again later. */
   struct stat st, named;
-  if (fd < 0 || fstat(fd, &st) != 0 || stat(t->path, &named) != 0 || !S_ISREG(st.st_mode) ||
+  if (fd < 0 || fstat(fd, &st) != 0 || lstat(t->path, &named) != 0 || !S_ISREG(st.st_mode) ||
       st.st_dev != named.st_dev || st.st_ino != named.st_ino)
     return -1;
+  if (!fresh && (st.st_dev != t->file_dev || st.st_ino != t->file_ino)) return -1;
   t->file_dev = st.st_dev;
   t->file_ino = st.st_ino;
   t->file_fd = fd;
@@ -202,7 +216,7 @@ int tm_transport_open_file(tm_transport *t, const char *path) {
   free(t->path);
   t->path = strdup(path);
   if (!t->path) return -1;
-  if (open_capture(t, O_TRUNC) < 0) return -1;
+  if (open_capture(t, true) < 0) return -1;
   t->file_good_size = 0;
   uint8_t header[TM_HEADER_BYTES];
   tm_header_encode_major(header, t->compress_level ? TM_FORMAT_MAJOR_BLOCKS : TM_FORMAT_MAJOR);
@@ -225,7 +239,7 @@ static void file_check(tm_transport *t) {
     t->file_replaced++;
   }
   if (!t->file_lost) return;
-  if (open_capture(t, 0) < 0) {
+  if (open_capture(t, false) < 0) {
     /* Not yet: what is sent meanwhile is lost, a gap; tried again with the
      * next resync. */
     if (!t->file_resync) file_gap(t, 0, EBADF);
@@ -333,22 +347,49 @@ static void connection_lost(tm_transport *t, uint64_t now, int err) {
   attempt_failed(t, now, err);
 }
 
-static void start_connect(tm_transport *t, uint64_t now) {
+static bool peer_is_unix(const tm_transport *t) {
+  return !strncmp(t->host, TM_UNIX_PREFIX, strlen(TM_UNIX_PREFIX));
+}
+
+/* The address to connect to: the Unix socket's path, or the host's first
+ * address (getaddrinfo's, freed by the caller). */
+static int peer_address(tm_transport *t, struct sockaddr_un *un, struct addrinfo **ai,
+                        const struct sockaddr **addr, socklen_t *len) {
+  if (peer_is_unix(t)) {
+    const char *path = t->host + strlen(TM_UNIX_PREFIX);
+    memset(un, 0, sizeof *un);
+    un->sun_family = AF_UNIX;
+    snprintf(un->sun_path, sizeof un->sun_path, "%s", path); /* fits: config checked */
+    *addr = (const struct sockaddr *)un;
+    *len = (socklen_t)sizeof *un;
+    return AF_UNIX;
+  }
   struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG};
+  if (getaddrinfo(t->host, t->port, &hints, ai) != 0 || !*ai) return -1;
+  *addr = (*ai)->ai_addr;
+  *len = (*ai)->ai_addrlen;
+  return (*ai)->ai_family;
+}
+
+static void start_connect(tm_transport *t, uint64_t now) {
+  struct sockaddr_un un;
   struct addrinfo *ai = NULL;
-  if (getaddrinfo(t->host, t->port, &hints, &ai) != 0 || !ai) {
+  const struct sockaddr *addr = NULL;
+  socklen_t addr_len = 0;
+  int family = peer_address(t, &un, &ai, &addr, &addr_len);
+  if (family < 0) {
     attempt_failed(t, now, EHOSTUNREACH);
     return;
   }
-  int s = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int s = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (s >= 0) s = tm_fd_move_high(s, false);
   if (s < 0) {
-    freeaddrinfo(ai);
+    if (ai) freeaddrinfo(ai);
     attempt_failed(t, now, errno);
     return;
   }
   int one = 1;
-  setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (family != AF_UNIX) setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   /* Keep the kernel's share of the backlog a fraction of ours, so that a
    * stalled peer shows up as counted drops, not as hidden buffering. */
   size_t sndbuf = t->out_limit / 4;
@@ -357,14 +398,40 @@ static void start_connect(tm_transport *t, uint64_t now) {
   int sb = (int)sndbuf;
   setsockopt(s, SOL_SOCKET, SO_SNDBUF, &sb, sizeof sb);
   t->sock = s;
-  int r = connect(s, ai->ai_addr, ai->ai_addrlen);
-  freeaddrinfo(ai);
+  /* A Unix socket whose listener's backlog is full answers EAGAIN: an
+   * attempt that failed, tried again later like any other. */
+  int r = connect(s, addr, addr_len);
+  if (ai) freeaddrinfo(ai);
   if (r < 0 && errno != EINPROGRESS) {
     attempt_failed(t, now, errno);
     return;
   }
   t->net = TM_NET_CONNECTING;
   t->connect_started_ns = now;
+}
+
+/* A Unix socket proves who listens on it: nothing is sent unless its
+ * listener runs as this process's real or effective user. Anyone who
+ * could create a socket at that path (a directory not private, a name
+ * squatted before the display started) is refused before the stream
+ * header, the token or a name leaves. Returns false after stopping. */
+static bool peer_trusted(tm_transport *t) {
+  if (!peer_is_unix(t)) return true;
+  struct ucred cred;
+  socklen_t len = sizeof cred;
+  if (getsockopt(t->sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof cred) {
+    snprintf(t->refusal, sizeof t->refusal, "cannot tell who listens (SO_PEERCRED: %s); "
+             "nothing sent", strerror(errno));
+  } else if (cred.uid == getuid() || cred.uid == geteuid()) {
+    return true;
+  } else {
+    snprintf(t->refusal, sizeof t->refusal, "its listener runs as uid %u (pid %d), not as this "
+             "program's user (uid %u); nothing sent", (unsigned)cred.uid, (int)cred.pid,
+             (unsigned)geteuid());
+  }
+  t->untrusted = true;
+  net_stop(t, TM_NET_REFUSED);
+  return false;
 }
 
 /* Returns true when the connection just completed. */
@@ -380,6 +447,7 @@ static bool check_connect(tm_transport *t, uint64_t now) {
     attempt_failed(t, now, err ? err : errno);
     return false;
   }
+  if (!peer_trusted(t)) return false;
   t->net = TM_NET_CONNECTED;
   return true;
 }

@@ -1,7 +1,8 @@
 /* Where frames go: a capture file (whole frames per write: one frame, or
  * a tick's worth gathered between batch_begin and batch_end) and/or a TCP
- * peer (non-blocking, bounded buffer, reconnects until the display refuses
- * the session or a dozen attempts in a row fail).
+ * or Unix socket peer (non-blocking, bounded buffer, reconnects until the
+ * display refuses the session or a dozen attempts in a row fail; a Unix
+ * socket whose listener is another user gets nothing at all).
  *
  * Used by one thread at a time: the sampler while it runs, then the thread
  * that stops it (exit, exec). Program threads never wait on it. */
@@ -64,7 +65,8 @@ typedef struct tm_transport {
   unsigned attempts;
   int last_errno;      /* why the latest attempt failed */
   bool welcomed;       /* the display accepted this connection's Hello */
-  char refusal[160];   /* TM_NET_REFUSED: the display's text */
+  char refusal[160];   /* TM_NET_REFUSED: the display's text, or why the peer is untrusted */
+  bool untrusted;      /* refused by us: a Unix socket's listener is another user */
   uint8_t reply[TM_REPLY_BYTES]; /* the display's answer, as it arrives */
   size_t reply_len;
   uint32_t reply_skip; /* bytes left of a frame too large to be an answer */

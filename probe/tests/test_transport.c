@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,14 +35,21 @@ static int listen_on(int *port, int rcvbuf) {
   return s;
 }
 
-static pid_t start(int port, const char *ms, const char *out, const char *extra) {
-  static char env_conn[64], env_out[600], env_extra[640];
-  snprintf(env_conn, sizeof env_conn, "THREADMON_CONNECT=127.0.0.1:%d", port);
+/* THREADMON_CONNECT=connect (host:port or unix:PATH). */
+static pid_t start_to(const char *connect, const char *ms, const char *out, const char *extra) {
+  static char env_conn[600], env_out[600], env_extra[640];
+  snprintf(env_conn, sizeof env_conn, "THREADMON_CONNECT=%s", connect);
   snprintf(env_out, sizeof env_out, "THREADMON_OUTPUT=%s", out);
   snprintf(env_extra, sizeof env_extra, "%s", extra ? extra : "THREADMON_TOKEN=t");
   char *argv[] = {(char *)workload, "contend", (char *)ms, "0", NULL};
   char *env[] = {env_conn, env_out, env_extra, NULL};
   return run_probed(probe, argv, env);
+}
+
+static pid_t start(int port, const char *ms, const char *out, const char *extra) {
+  char connect[32];
+  snprintf(connect, sizeof connect, "127.0.0.1:%d", port);
+  return start_to(connect, ms, out, extra);
 }
 
 typedef struct sink {
@@ -98,17 +106,25 @@ static void check_stream(const sink *k, bool complete) {
   capture_free(&c);
 }
 
-static void test_reader(void) {
-  int port, l = listen_on(&port, 0);
-  char out[512];
-  snprintf(out, sizeof out, "%s/reader.tmcap", dir);
-  pid_t pid = start(port, "300", out, NULL);
+/* A 300 ms session streamed to listener l: read whole, Hello to Goodbye. */
+static sink whole_session(int l, const char *connect, const char *out) {
+  pid_t pid = start_to(connect, "300", out, NULL);
   sink k = {0};
   read_connection(l, &k, SIZE_MAX, 4000);
   int status = wait_for(pid, 3000);
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   CHECK(k.len > TM_HEADER_BYTES && !memcmp(k.data, TM_MAGIC, TM_MAGIC_BYTES));
   check_stream(&k, true);
+  return k;
+}
+
+static void test_reader(void) {
+  int port, l = listen_on(&port, 0);
+  char out[512];
+  snprintf(out, sizeof out, "%s/reader.tmcap", dir);
+  char connect[32];
+  snprintf(connect, sizeof connect, "127.0.0.1:%d", port);
+  sink k = whole_session(l, connect, out);
   /* The same session went to the file (in zstd blocks): frame for frame. */
   FILE *f = fopen(out, "rb");
   CHECK(f);
@@ -313,6 +329,111 @@ static void test_busy(void) {
   printf("ok busy: %d connections in 1.2 s\n", connections);
 }
 
+static int listen_unix(const char *path) {
+  int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  CHECK(s >= 0);
+  struct sockaddr_un a = {.sun_family = AF_UNIX};
+  snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+  unlink(path);
+  CHECK(bind(s, (struct sockaddr *)&a, sizeof a) == 0);
+  CHECK(listen(s, 4) == 0);
+  return s;
+}
+
+/* THREADMON_CONNECT=unix:PATH: the same stream as over TCP, to a listener
+ * of the probe's own user. */
+static void test_unix(void) {
+  char path[512], connect[600], out[512];
+  snprintf(path, sizeof path, "%s/display.sock", dir);
+  snprintf(connect, sizeof connect, "unix:%s", path);
+  snprintf(out, sizeof out, "%s/unix.tmcap", dir);
+  int l = listen_unix(path);
+  sink k = whole_session(l, connect, out);
+  free(k.data);
+  close(l);
+  unlink(path);
+  printf("ok unix: %zu bytes over %s, Hello to Goodbye\n", k.len, path);
+}
+
+/* A Unix socket whose listener is another user (a squatter who bound the
+ * name first) gets not one byte, and the launcher is told in one line. The
+ * other user is 65534 (nobody): only root can be it, so this part runs as
+ * root only. */
+static void test_unix_stranger(void) {
+  if (geteuid() != 0) {
+    printf("skip unix stranger: needs root to listen as another user\n");
+    return;
+  }
+  char sub[512], path[600], connect[700], out[512], status_path[512], env_status[600];
+  snprintf(sub, sizeof sub, "%s/open", dir);
+  mkdir(sub, 0777);
+  CHECK(chmod(sub, 0777) == 0);
+  snprintf(path, sizeof path, "%s/display.sock", sub);
+  snprintf(connect, sizeof connect, "unix:%s", path);
+  snprintf(out, sizeof out, "%s/stranger.tmcap", dir);
+  snprintf(status_path, sizeof status_path, "%s/stranger.status", dir);
+  fclose(fopen(status_path, "w"));
+  snprintf(env_status, sizeof env_status, "THREADMON_STATUS=%s", status_path);
+  unlink(path);
+  int ready[2], got[2];
+  CHECK(pipe(ready) == 0 && pipe(got) == 0);
+  pid_t squatter = fork();
+  CHECK(squatter >= 0);
+  if (squatter == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
+    int l = listen_unix(path);
+    CHECK(write(ready[1], "r", 1) == 1);
+    /* Counts every byte any connection brings in 1.5 s. */
+    uint64_t total = 0, end = now_ms() + 1500;
+    int conns = 0;
+    while (now_ms() < end) {
+      struct pollfd p = {.fd = l, .events = POLLIN};
+      if (poll(&p, 1, 50) != 1) continue;
+      int c = accept(l, NULL, NULL);
+      if (c < 0) continue;
+      conns++;
+      uint8_t buf[4096];
+      ssize_t r;
+      struct pollfd q = {.fd = c, .events = POLLIN};
+      while (poll(&q, 1, 300) == 1 && (r = read(c, buf, sizeof buf)) > 0) total += (uint64_t)r;
+      close(c);
+    }
+    char line[64];
+    int n = snprintf(line, sizeof line, "%d %llu", conns, (unsigned long long)total);
+    CHECK(write(got[1], line, (size_t)n) == n);
+    _exit(0);
+  }
+  char c;
+  CHECK(read(ready[0], &c, 1) == 1);
+  pid_t pid = start_to(connect, "800", out, env_status);
+  int status = wait_for(pid, 3000);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  char line[64] = {0};
+  CHECK(read(got[0], line, sizeof line - 1) > 0);
+  CHECK(wait_for(squatter, 3000) == 0);
+  int conns = -1;
+  unsigned long long bytes = 1;
+  CHECK(sscanf(line, "%d %llu", &conns, &bytes) == 2);
+  CHECK_EQ(bytes, 0);  /* not the header, not the token */
+  CHECK_EQ(conns, 1);  /* and no second try */
+  char text[2048], want[800];
+  read_text(status_path, text, sizeof text);
+  snprintf(want, sizeof want, "untrusted %d %s its listener runs as uid 65534", (int)pid,
+           connect);
+  if (!strstr(text, want)) fprintf(stderr, "status file: %s\n", text);
+  CHECK(strstr(text, want) != NULL);
+  /* The capture file has the whole session all the same. */
+  capture cap;
+  CHECK(capture_load(out, &cap) == 0);
+  CHECK(!cap.damaged);
+  CHECK_EQ(cap.frames[cap.n - 1]->body_case, THREADMON__FRAME__BODY_GOODBYE);
+  capture_free(&cap);
+  for (int i = 0; i < 2; i++) close(ready[i]), close(got[i]);
+  unlink(path);
+  rmdir(sub);
+  printf("ok unix stranger: %d connection, 0 bytes, status line written\n", conns);
+}
+
 int main(int argc, char **argv) {
   if (argc != 4) {
     fprintf(stderr, "usage: %s PROBE WORKLOAD TMPDIR\n", argv[0]);
@@ -329,5 +450,7 @@ int main(int argc, char **argv) {
   if (!only || strstr(only, "never")) test_never_read();
   if (!only || strstr(only, "refused")) test_refused();
   if (!only || strstr(only, "busy")) test_busy();
+  if (!only || strstr(only, "unix")) test_unix();
+  if (!only || strstr(only, "stranger")) test_unix_stranger();
   return 0;
 }
