@@ -41,6 +41,14 @@ enum tm_kind {
 #include "states.def"
 };
 
+/* Folded time per wire state, indexed by its number (states.def numbers
+ * them 0..n-1; encode.c asserts it). */
+enum {
+  TM_FOLD_STATES = 0
+#define TM_WIRE_STATE(name, number) +1
+#include "states.def"
+};
+
 static inline uint64_t tm_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -114,7 +122,6 @@ enum tm_slot_state {
 };
 
 #define TM_NAME_BYTES 16
-#define TM_FOLD_STATES (TM_STATE_EXITED + 1)
 #define TM_ROUTINE_BYTES 160
 
 /* Line-aligned: a thread's record shares no cache line with the next
