@@ -23,12 +23,6 @@ size_t tm_encode_frame(tm_encoder *e, const Threadmon__Frame *f) {
   return need;
 }
 
-void tm_encoder_free(tm_encoder *e) {
-  free(e->buf);
-  e->buf = NULL;
-  e->cap = 0;
-}
-
 /* The probe's states and kinds go on the wire as they are: each of
  * proto/states.def must be the proto's number under the same name (and
  * proto/check_states.py fails the build when the proto has one it lacks). */
@@ -36,4 +30,7 @@ void tm_encoder_free(tm_encoder *e) {
 #define TM_WIRE_STATE(name, number) TM_SAME(TM_STATE_##name, THREADMON__THREAD_STATE__STATE_##name);
 #define TM_SYNC_KIND(name, number, text, held) \
   TM_SAME(TM_KIND_##name, THREADMON__SYNC_KIND__KIND_##name);
+#include "states.def"
+#define TM_WIRE_STATE(name, number) \
+  _Static_assert((number) < TM_FOLD_STATES, "wire states are numbered 0..n-1: " #name);
 #include "states.def"

@@ -17,6 +17,4 @@ typedef struct tm_encoder {
  * the format's frame limit ran out (the frame is then lost). */
 size_t tm_encode_frame(tm_encoder *e, const Threadmon__Frame *f);
 
-void tm_encoder_free(tm_encoder *e);
-
 #endif

@@ -19,7 +19,9 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #define TM_HIDDEN __attribute__((visibility("hidden")))
 #define TM_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -39,11 +41,28 @@ enum tm_kind {
 #include "states.def"
 };
 
+/* Folded time per wire state, indexed by its number (states.def numbers
+ * them 0..n-1; encode.c asserts it). */
+enum {
+  TM_FOLD_STATES = 0
+#define TM_WIRE_STATE(name, number) +1
+#include "states.def"
+};
+
 static inline uint64_t tm_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+/* The probe's own pauses are raw system calls: nanosleep and sched_yield
+ * are names it exports, and a call to them would land in its own wrappers
+ * (probe/tests/check_selfcalls.py). */
+static inline void tm_sleep_ns(long ns) {
+  struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+  syscall(SYS_nanosleep, &ts, NULL);
+}
+static inline void tm_yield(void) { syscall(SYS_sched_yield); }
 
 /* TSC -> CLOCK_MONOTONIC calibration for the wrappers' wait timestamps
  * (wrap_account.c). The sampler calls it every tick; the first call checks
@@ -103,7 +122,6 @@ enum tm_slot_state {
 };
 
 #define TM_NAME_BYTES 16
-#define TM_FOLD_STATES (TM_STATE_EXITED + 1)
 #define TM_ROUTINE_BYTES 160
 
 /* Line-aligned: a thread's record shares no cache line with the next

@@ -65,8 +65,6 @@ void tm_fd_close(int fd, bool counted) {
   if (counted && fd_used) fd_used--;
 }
 
-unsigned tm_fds_kept(void) { return fd_used; }
-
 bool tm_fds_spare(void) { return fd_used < fd_budget / 2; }
 
 static const char *const task_file_name[TM_TASK_FILES] = {"schedstat", "stat", "status",

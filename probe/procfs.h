@@ -19,7 +19,6 @@ void tm_fds_init(void);
  * Uncounted moves always keep the descriptor (possibly low). */
 int tm_fd_move_high(int fd, bool counted);
 void tm_fd_close(int fd, bool counted);
-unsigned tm_fds_kept(void);
 /* Less than half the budget used: room for descriptors that are nice to
  * keep (stat, syscall, perf counters) rather than needed every tick. */
 bool tm_fds_spare(void);

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static int lazy_mutex_unlock(pthread_mutex_t *m) {
@@ -40,18 +41,24 @@ __attribute__((noinline)) static void resolve_one(void *slot, const char *name,
                                                   const char *version) {
   void *p = version ? dlvsym(RTLD_NEXT, name, version) : dlsym(RTLD_NEXT, name);
   if (!p) {
-    /* Plain write(2): stdio would take locks we may be in the middle of. */
     char line[256];
     int n = snprintf(line, sizeof line, "threadmon: cannot find the real %s%s%s\n", name,
                      version ? "@" : "", version ? version : "");
-    if (n > 0) {
-      ssize_t w = write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line);
-      (void)w;
-    }
-    _exit(127);
+    tm_real_missing(line, n > 0 ? ((size_t)n < sizeof line ? (size_t)n : sizeof line) : 0);
   }
   memcpy(slot, &p, sizeof p); /* object -> function pointer without a cast */
   __asm__ volatile("" ::: "memory");
+}
+
+void tm_real_missing(const char *line, size_t len) {
+  /* Plain write(2) and the raw exit_group: stdio would take locks we may be
+   * in the middle of, and _exit is our own wrapper, which would wait for the
+   * resolution that failed. */
+  if (len) {
+    ssize_t w = write(STDERR_FILENO, line, len);
+    (void)w;
+  }
+  for (;;) syscall(SYS_exit_group, 127);
 }
 
 __attribute__((noinline)) void *tm_real_optional(const char *name) {

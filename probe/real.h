@@ -115,6 +115,10 @@ extern _Atomic int tm_real_ready TM_HIDDEN;
  * the program later and less clearly. */
 TM_HIDDEN void tm_real_init(void);
 
+/* Writes LINE (one line, LEN bytes) to stderr and ends the process with
+ * status 127 at once, without calling anything the probe interposes. */
+TM_HIDDEN TM_NORETURN void tm_real_missing(const char *line, size_t len);
+
 /* A function of a library the program may not load (Boost.Context's
  * jump_fcontext): dlsym(RTLD_NEXT), NULL when absent. Never a tail call. */
 TM_HIDDEN void *tm_real_optional(const char *name);

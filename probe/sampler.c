@@ -204,10 +204,7 @@ bool tm_sampler_pause(tm_session *s, bool paused) {
   if (!paused) return true;
   /* Wait (bounded) for a tick in progress to finish, so a fork child does
    * not inherit half-updated buffers. */
-  for (int i = 0; i < 200 && atomic_load(&c->in_tick); i++) {
-    struct timespec ts = {0, 250000};
-    nanosleep(&ts, NULL);
-  }
+  for (int i = 0; i < 200 && atomic_load(&c->in_tick); i++) tm_sleep_ns(250000);
   return !atomic_load(&c->in_tick);
 }
 

@@ -85,7 +85,10 @@ static int after_failure(int r) {
   return r;
 }
 
-TM_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
+/* The exported forms' bodies, static so that the variadic forms below reach
+ * them directly: a call to execve itself would bind to the first execve in
+ * the process (probe/tests/check_selfcalls.py). */
+static int exec_ve(const char *path, char *const argv[], char *const envp[]) {
   execve_fn f;
   if (!real("execve", &f)) return -1;
   char **owned;
@@ -121,19 +124,25 @@ TM_EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
   return r;
 }
 
-TM_EXPORT int execv(const char *path, char *const argv[]) {
+static int exec_v(const char *path, char *const argv[]) {
   execv_fn f;
   if (!real("execv", &f)) return -1;
   before_exec(path);
   return after_failure(f(path, argv));
 }
 
-TM_EXPORT int execvp(const char *file, char *const argv[]) {
+static int exec_vp(const char *file, char *const argv[]) {
   execv_fn f;
   if (!real("execvp", &f)) return -1;
   before_exec(strchr(file, '/') ? file : NULL);
   return after_failure(f(file, argv));
 }
+
+TM_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
+  return exec_ve(path, argv, envp);
+}
+TM_EXPORT int execv(const char *path, char *const argv[]) { return exec_v(path, argv); }
+TM_EXPORT int execvp(const char *file, char *const argv[]) { return exec_vp(file, argv); }
 
 /* The variadic forms: collect the arguments, then take the vector path.
  * (Memory is only lost when the exec fails, and then freed.) */
@@ -160,7 +169,7 @@ TM_EXPORT int execl(const char *path, const char *arg, ...) {
   char **argv = collect(arg, ap, NULL);
   va_end(ap);
   if (!argv) return -1;
-  int r = execv(path, argv);
+  int r = exec_v(path, argv);
   free(argv);
   return r;
 }
@@ -171,7 +180,7 @@ TM_EXPORT int execlp(const char *file, const char *arg, ...) {
   char **argv = collect(arg, ap, NULL);
   va_end(ap);
   if (!argv) return -1;
-  int r = execvp(file, argv);
+  int r = exec_vp(file, argv);
   free(argv);
   return r;
 }
@@ -183,7 +192,7 @@ TM_EXPORT int execle(const char *path, const char *arg, ...) {
   char **argv = collect(arg, ap, &envp);
   va_end(ap);
   if (!argv) return -1;
-  int r = execve(path, argv, envp);
+  int r = exec_ve(path, argv, envp);
   free(argv);
   return r;
 }

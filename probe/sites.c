@@ -39,7 +39,7 @@ typedef struct pair_slot {
 static pair_slot pairs[TM_SITE_PAIRS];
 static _Atomic uint32_t pair_order[TM_SITE_PAIRS]; /* index -> slot + 1 */
 static _Atomic uint32_t pair_count;
-static _Atomic uint64_t pairs_dropped, unwinds;
+static _Atomic uint64_t unwinds;
 
 /* ---- per thread ---- */
 
@@ -210,7 +210,6 @@ static void pair_add(pair_slot *p, uint64_t contentions, uint64_t wait_ns) {
 void tm_site_add(uint32_t object_id, uint32_t stack_id, uint64_t contentions, uint64_t wait_ns) {
   pair_slot *p = pair_get((uint64_t)object_id << 32 | stack_id);
   if (p) pair_add(p, contentions, wait_ns);
-  else atomic_fetch_add_explicit(&pairs_dropped, contentions, memory_order_relaxed);
 }
 
 uint32_t tm_sites_pair_count(void) {
@@ -230,8 +229,6 @@ bool tm_site_pair(uint32_t index, uint32_t *object_id, uint32_t *stack_id,
   *wait_ns = atomic_load_explicit(&p->wait_ns, memory_order_relaxed);
   return true;
 }
-
-uint64_t tm_sites_dropped(void) { return atomic_load_explicit(&pairs_dropped, memory_order_relaxed); }
 
 uint64_t tm_sites_unwinds(void) { return atomic_load_explicit(&unwinds, memory_order_relaxed); }
 
@@ -265,10 +262,7 @@ uint32_t tm_site_begin(tm_thread *t, tm_object *o, uint64_t now_ns) {
   if (!token && c->object_id == oid && c->pair) return c->pair;
   uint32_t stack = token ? unwind_stack(t) : TM_SITE_UNKNOWN;
   pair_slot *p = pair_get((uint64_t)oid << 32 | stack);
-  if (!p) {
-    atomic_fetch_add_explicit(&pairs_dropped, 1, memory_order_relaxed);
-    return 0;
-  }
+  if (!p) return 0;
   uint32_t pair = (uint32_t)(p - pairs) + 1;
   if (stack != TM_SITE_UNKNOWN) *c = (site_cache){oid, pair};
   return pair;

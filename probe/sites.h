@@ -10,7 +10,7 @@
  * when there is none. Both tables are fixed arrays filled lock-free (a CAS
  * claims a slot): no malloc, no lock, nothing a program thread can block
  * on. When a table is full the wait counts for TM_SITE_UNKNOWN (stacks) or
- * is only counted in tm_sites_dropped (pairs).
+ * for no site (pairs).
  *
  * The sampler (and hidden.c for internal locks) reads the tables by id;
  * sites_wire.c symbolises new stacks and sends them. */
@@ -76,8 +76,6 @@ TM_HIDDEN uint32_t tm_sites_pair_count(void);
 /* False while the pair at index is still being added. */
 TM_HIDDEN bool tm_site_pair(uint32_t index, uint32_t *object_id, uint32_t *stack_id,
                             uint64_t *contentions, uint64_t *wait_ns);
-/* Waits not counted per site because the pair table was full. */
-TM_HIDDEN uint64_t tm_sites_dropped(void);
 /* Unwinds done and waits counted without one, all threads (for tests and
  * cost measurements). */
 TM_HIDDEN uint64_t tm_sites_unwinds(void);

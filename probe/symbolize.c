@@ -314,13 +314,3 @@ void tm_code_location_message(const tm_code_location *where, Threadmon__CodeLoca
   m->build_id.len = where->build_id_len;
 }
 
-void tm_symbolize_reset(void) {
-  while (modules) {
-    module_syms *m = modules;
-    modules = m->next;
-    free(m->syms);
-    free(m->names);
-    free(m->path);
-    free(m);
-  }
-}

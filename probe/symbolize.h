@@ -44,11 +44,8 @@ void tm_symbolize_frame(uintptr_t pc, bool return_address, char *out, size_t n,
                         tm_code_location *where);
 
 /* Fills a CodeLocation message from where (strings stay owned by the
- * cache: valid until tm_symbolize_reset). */
+ * cache, which is never freed). */
 struct Threadmon__CodeLocation;
 void tm_code_location_message(const tm_code_location *where, struct Threadmon__CodeLocation *m);
-
-/* Drops every cached symbol table. */
-void tm_symbolize_reset(void);
 
 #endif

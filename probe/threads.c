@@ -470,7 +470,7 @@ bool tm_thread_rename_ended(uintptr_t handle, const char *name) {
 void tm_thread_seal(tm_thread *t) {
   int expected = TM_SLOT_EXITED;
   if (!atomic_compare_exchange_strong(&t->slot_state, &expected, TM_SLOT_SEALED)) return;
-  while (atomic_load(&t->renaming)) sched_yield();
+  while (atomic_load(&t->renaming)) tm_yield();
 }
 
 void tm_thread_release(tm_thread *t) {

@@ -598,10 +598,8 @@ void tm_transport_flush(tm_transport *t, int timeout_ms) {
     int wait_ms = (int)((deadline - now) / 1000000u) + 1;
     if (wait_ms > 20) wait_ms = 20;
     if (t->sock >= 0) poll(&p, 1, wait_ms);
-    else {
-      struct timespec ts = {0, (long)wait_ms * 1000000L};
-      nanosleep(&ts, NULL);
-    }
+    else
+      tm_sleep_ns((long)wait_ms * 1000000L);
   }
 }
 

@@ -16,7 +16,6 @@ _Atomic(tm_ut_slot *) tm_ut_table;
 static _Atomic(_Atomic uint32_t *) stack_tops;
 typedef tm_ut_slot map_slot;
 static _Atomic uint32_t last_id;
-static _Atomic uint64_t untracked;
 
 static void *map_zeroed(size_t bytes) {
   int saved = errno;
@@ -70,8 +69,6 @@ uint32_t tm_ut_last_id(void) {
   return n < TM_UT_MAX ? n : TM_UT_MAX;
 }
 
-uint64_t tm_ut_untracked(void) { return atomic_load_explicit(&untracked, memory_order_relaxed); }
-
 uint32_t tm_ut_make(const void *ucp, void *fn, uintptr_t stack_lo, uintptr_t stack_hi,
                     uintptr_t link, uint32_t creator_tid, uint64_t now, uint32_t retired[2]) {
   retired[0] = retired[1] = 0;
@@ -79,7 +76,6 @@ uint32_t tm_ut_make(const void *ucp, void *fn, uintptr_t stack_lo, uintptr_t sta
   uint32_t id = atomic_fetch_add_explicit(&last_id, 1, memory_order_relaxed) + 1;
   if (id > TM_UT_MAX) {
     atomic_store_explicit(&last_id, TM_UT_MAX, memory_order_relaxed);
-    atomic_fetch_add_explicit(&untracked, 1, memory_order_relaxed);
     return 0;
   }
   tm_uthread *u = &atomic_load_explicit(&tm_ut_records, memory_order_relaxed)[id - 1];

@@ -109,9 +109,6 @@ static inline void tm_ut_note(const void *ucp, uint32_t id) {
 }
 
 TM_HIDDEN uint32_t tm_ut_last_id(void);
-/* makecontext calls not tracked (table full). */
-TM_HIDDEN uint64_t tm_ut_untracked(void);
-
 
 /* ---- sampler side, userthreads_wire.c (needs the session) ---- */
 struct tm_session;

@@ -55,9 +55,7 @@ static void *resolve(_Atomic(void *) *slot, const char *name) {
   p = tm_real_optional(name);
   if (!p) {
     static const char line[] = "threadmon: cannot find the real Boost.Context function\n";
-    ssize_t w = write(STDERR_FILENO, line, sizeof line - 1);
-    (void)w;
-    _exit(127);
+    tm_real_missing(line, sizeof line - 1);
   }
   atomic_store_explicit(slot, p, memory_order_release);
   return p;

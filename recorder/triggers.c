@@ -35,11 +35,17 @@ static uint32_t kind_of(const fr_triggers *t, uint32_t object) {
   return k;
 }
 
-/* Objects with one owner at a time, the only ones a cycle is made of. */
+/* Objects with one owner at a time (states.def's held kinds), the only
+ * ones a cycle is made of. */
 static bool owned(const fr_triggers *t, uint32_t object) {
-  uint32_t k = kind_of(t, object);
-  return k == THREADMON__SYNC_KIND__KIND_MUTEX || k == THREADMON__SYNC_KIND__KIND_RWLOCK ||
-         k == THREADMON__SYNC_KIND__KIND_SPIN;
+  switch (kind_of(t, object)) {
+#define TM_SYNC_KIND(name, number, text, held) \
+  case number:                                 \
+    return held;
+#include "states.def"
+    default:
+      return false;
+  }
 }
 
 static uint32_t owner_of(const fr_triggers *t, uint32_t object) {

@@ -86,7 +86,6 @@ void LiveSession::onTriggered(const QString &why) {
   triggered_ << path;
   qInfo("threadmon-display: flight recorder: %s: wrote %s", qPrintable(why), qPrintable(path));
   updateStatus();
-  emit triggerSaved(path, why);
 }
 
 QString LiveSession::startRecording(const QString &path) {

@@ -62,9 +62,6 @@ class LiveSession : public QObject {
   // Captures the triggers wrote, in order.
   QStringList triggeredCaptures() const { return triggered_; }
 
- signals:
-  void triggerSaved(const QString &path, const QString &why);
-
  private:
   void updateStatus();
   void onClosed();

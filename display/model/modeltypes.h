@@ -120,8 +120,11 @@ struct SessionInfo {
 };
 
 // What a thread folded while its event ring was full (cumulative as of t):
-// time per wire state (threadmon.ThreadState) and changes.
-constexpr int kWireStates = 11;  // STATE_UNKNOWN .. STATE_EXITED (checked in sessionstore.cpp)
+// time per wire state (threadmon.ThreadState), indexed by its number, and changes.
+constexpr int kWireStates = 0
+#define TM_WIRE_STATE(...) +1
+#include "states.def"
+    ;
 struct FoldPoint {
   int64_t t = 0;
   std::array<uint64_t, kWireStates> ns{};

@@ -183,7 +183,6 @@ void SessionModel::setError(const QString &message) {
   }
   if (hasError()) return;
   error_ = message;
-  emit errorOccurred(message);
   touch();
 }
 

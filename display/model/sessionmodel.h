@@ -205,7 +205,6 @@ class SessionModel : public QObject {
   void changed();
   // A new wait-for cycle formed (liveDeadlocks() lists it); not coalesced.
   void deadlockDetected();
-  void errorOccurred(const QString &message);
 
  private:
   void touch();

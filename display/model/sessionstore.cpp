@@ -31,8 +31,11 @@ QString shownFrame(const char *frame, const Threadmon__CodeLocation *where) {
   return line.isEmpty() ? text : text + QStringLiteral(" (%1)").arg(line);
 }
 
-static_assert(kWireStates == THREADMON__THREAD_STATE__STATE_EXITED + 1,
-              "one folded total per wire state");
+// One folded total per wire state: numbered 0..kWireStates-1 (the proto
+// has no two states with one number).
+#define TM_WIRE_STATE(name, number) \
+  static_assert(number < kWireStates, "wire states are numbered 0..n-1: " #name);
+#include "states.def"
 
 // Folded totals (cumulative) of a sample or of the thread's end: kept in
 // time order; one older than the last (a late tick) says nothing new.

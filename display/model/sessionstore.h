@@ -57,7 +57,6 @@ class SessionStore {
   // late record can change what left.
   static constexpr int64_t kEvictEveryNs = 10'000'000'000;
   void keepDetailFor(int64_t keepNs);
-  int64_t keepDetailNs() const { return keepNs_; }
   // Oldest time whose detail is held: startNs() until something left.
   int64_t detailFrom() const;
 

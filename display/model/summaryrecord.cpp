@@ -7,6 +7,18 @@
 
 namespace tmon {
 
+// Summary.state_ns is indexed by FinalState, so the order of states.def's
+// TM_FINAL_STATE lines is wire format: these pin the states captures hold
+// (a new state goes after Stolen).
+static_assert(int(FinalState::OnCpu) == 0 && int(FinalState::Runnable) == 1 &&
+                  int(FinalState::BlockedMutex) == 2 && int(FinalState::BlockedCond) == 3 &&
+                  int(FinalState::BlockedRwlock) == 4 && int(FinalState::BlockedBarrier) == 5 &&
+                  int(FinalState::BlockedSem) == 6 && int(FinalState::BlockedSpin) == 7 &&
+                  int(FinalState::BlockedJoin) == 8 && int(FinalState::Sleeping) == 9 &&
+                  int(FinalState::IoWait) == 10 && int(FinalState::Stopped) == 11 &&
+                  int(FinalState::Stolen) == 12,
+              "Summary.state_ns order (docs/format.md)");
+
 void SummaryRecord::add(uint32_t tid, const StateTimes &st) {
   tids_.push_back(tid);
   states_.push_back(st);

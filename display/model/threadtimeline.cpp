@@ -12,6 +12,7 @@ namespace tmon {
 namespace {
 
 constexpr unsigned kMixed = 15;  // code of a tick-split or stolen-split interval
+static_assert(kFinalStateCount <= int(kMixed), "a final state and kMixed fit the 4-bit code");
 constexpr uint32_t kFracOne = 32767;
 constexpr int kNoCpu = 0xFFF;
 static_assert(kNoCpu == limits::kMaxCpus, "CPU numbers the wire may give, and one for none");

@@ -142,8 +142,6 @@ class ThreadTimeline {
   void detailTimes(int64_t t0, int64_t t1, StateTimes *out) const;
   void detailCpuTimes(int64_t t0, int64_t t1, std::vector<int64_t> *perCpu) const;
   size_t firstOverlapping(int64_t t) const;
-  template <typename F>
-  void forEachPiece(const TimeRange &r, const TickTimes &ticks, F &&f) const;
 
   int64_t base_;
   std::vector<Packed> iv_;

@@ -104,11 +104,6 @@ std::vector<UserSpan> UserThreads::spans(int index, const TimeRange &r, int64_t 
   return out;
 }
 
-uint32_t UserThreads::currentOn(uint32_t tid) const {
-  auto it = open_.find(tid);
-  return it == open_.end() ? 0 : it->second.id;
-}
-
 size_t UserThreads::bytes() const {
   size_t b = sizeof(*this) + entries_.capacity() * sizeof(Entry) +
              index_.size() * (sizeof(uint32_t) + sizeof(int) + 16) +

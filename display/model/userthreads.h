@@ -31,8 +31,6 @@ class UserThreads {
   // Spans of user thread index overlapping r, clipped to it, in time order;
   // a span still open ends at openEnd.
   std::vector<UserSpan> spans(int index, const TimeRange &r, int64_t openEnd) const;
-  // The user thread on an LWP at the end of the data (0: its own context).
-  uint32_t currentOn(uint32_t tid) const;
   size_t bytes() const;
 
  private:

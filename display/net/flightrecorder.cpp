@@ -54,9 +54,4 @@ QString FlightRecorder::save(const QString &path, const QString &why) {
   return QString();
 }
 
-uint64_t FlightRecorder::framesTaken() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return frames_;
-}
-
 }  // namespace tmnet

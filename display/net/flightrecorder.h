@@ -36,8 +36,6 @@ class FlightRecorder {
   QString take(const uint8_t *payload, uint32_t len, const Threadmon__Frame &frame);
   // Writes a capture of what the ring holds; "" or one line saying what failed.
   QString save(const QString &path, const QString &why);
-  // Frames taken so far.
-  uint64_t framesTaken() const;
 
  private:
   // recorder/'s C structs, kept out of this header: keymap.h names a

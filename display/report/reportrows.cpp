@@ -63,8 +63,9 @@ ReportRows collectRows(const SessionModel &m) {
     t.cpuNs = m.threadCpuTimes(i, whole);
     if (!t.info.folds.empty()) {
       t.folded = true;
-      for (int w = 0; w < kWireStates - 1; w++)
-        t.foldedNs += double(t.info.folds.back().ns[size_t(w)]);
+      for (int w = 0; w < kWireStates; w++)  // what it folded while alive
+        if (w != THREADMON__THREAD_STATE__STATE_EXITED)
+          t.foldedNs += double(t.info.folds.back().ns[size_t(w)]);
     }
     rows.threads.push_back(std::move(t));
   }

@@ -126,8 +126,9 @@ Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool la
     t.row.cpuNs = m.threadCpuTimes(i, span);
     if (!t.row.info.folds.empty()) {
       t.row.folded = true;
-      for (int w = 0; w < kWireStates - 1; w++)
-        t.row.foldedNs += double(t.row.info.folds.back().ns[size_t(w)]);
+      for (int w = 0; w < kWireStates; w++)  // what it folded while alive
+        if (w != THREADMON__THREAD_STATE__STATE_EXITED)
+          t.row.foldedNs += double(t.row.info.folds.back().ns[size_t(w)]);
     }
     t.hasLwp = m.lwpSampleCount(i) > 0;
     t.newest = m.lwpDelta(i, TimeRange{kBeforeAll, newest});

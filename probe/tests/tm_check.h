@@ -14,6 +14,17 @@
     }                                                                            \
   } while (0)
 
+/* CHECK with a printf-style account of what was seen instead. */
+#define CHECKF(cond, ...)                                                      \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                            \
+      fprintf(stderr, "\n");                                                   \
+      exit(1);                                                                 \
+    }                                                                          \
+  } while (0)
+
 #define CHECK_EQ(a, b)                                                                      \
   do {                                                                                      \
     long long check_a_ = (long long)(a), check_b_ = (long long)(b);                         \

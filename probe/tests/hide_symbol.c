@@ -1,0 +1,23 @@
+/* A test shim, preloaded ahead of libthreadmon.so: its dlsym answers NULL
+ * for the name in TM_TEST_HIDE_SYMBOL when asked for the next definition,
+ * as an older libc without that function would (check_missing_real.py).
+ * Every other RTLD_NEXT lookup is answered from libc, which is where the
+ * probe's real functions live; other handles pass through. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void *(*dlsym_fn)(void *, const char *);
+
+void *dlsym(void *handle, const char *name) {
+  static dlsym_fn real;
+  if (!real) real = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+  if (!real) real = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+  if (!real) abort();
+  if (handle != RTLD_NEXT) return real(handle, name);
+  const char *hide = getenv("TM_TEST_HIDE_SYMBOL");
+  if (hide && strcmp(hide, name) == 0) return NULL;
+  void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+  return libc ? real(libc, name) : NULL;
+}
