@@ -133,7 +133,9 @@ Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool la
     }
     t.hasLwp = m.lwpSampleCount(i) > 0;
     t.newest = m.lwpDelta(i, TimeRange{kBeforeAll, newest});
-    if (first) t.atStart = m.lwpDelta(i, TimeRange{kBeforeAll, p.startNs});
+    // A thread an attach found counts from its first sample (lwpDelta).
+    if (first)
+      t.atStart = m.lwpDelta(i, TimeRange{kBeforeAll, std::max(p.startNs, m.lwpCountedFromNs(i))});
     t.atEnd = blockedAt(m, i, span.t1);
     t.headEnd = asleepHead(m, i, span);
     p.threads.push_back(std::move(t));
