@@ -223,6 +223,9 @@ struct LwpDelta {
   uint64_t cycles = 0;        // perf hardware counters (THREADMON_COUNTERS=1), else 0
   uint64_t instructions = 0;
   int64_t sleepNs = 0;  // lifetime in window minus on-CPU and run-queue time
+  // Between the two readings differenced (the later one may be read a while
+  // after its tick on a loaded machine), or from the thread's start.
+  int64_t readSpanNs = 0;
 };
 
 // /proc/stat times of one CPU differenced over a window, ns.

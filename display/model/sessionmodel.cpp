@@ -282,6 +282,10 @@ LwpDelta SessionModel::lwpDelta(int index, const TimeRange &r) const {
   const ThreadTimeline &th = *store_->threads[size_t(index)];
   LwpDelta d;
   const LwpSeries::Point *a = th.lwp.at(r.t0), *b = th.lwp.at(r.t1);
+  // Its counters before its first sample (a thread found by an attach):
+  // that sample's, so its times start at the attach, not at its birth.
+  // From INT64_MIN: the counters as read (the streamed report's sums).
+  if (!a && th.countedFromFirstSample && r.t0 != INT64_MIN) a = th.lwp.first();
   if (b) {
     auto delta = [&](int k) { return sub(b->v[size_t(k)], a ? a->v[size_t(k)] : 0); };
     d.userNs = delta(kUser);
@@ -292,9 +296,11 @@ LwpDelta SessionModel::lwpDelta(int index, const TimeRange &r) const {
     d.involCtxsw = delta(kInvolCtxsw);
     d.minflt = delta(kMinflt);
     d.majflt = delta(kMajflt);
+    d.readSpanNs = lwpReadNs(*b) - (a ? lwpReadNs(*a) : th.info.startNs);
   }
   if (const LwpExtraSeries::Point *eb = th.lwpExtra.at(r.t1)) {
     const LwpExtraSeries::Point *ea = th.lwpExtra.at(r.t0);
+    if (!ea && th.countedFromFirstSample && r.t0 != INT64_MIN) ea = th.lwpExtra.first();
     auto delta = [&](int k) { return sub(eb->v[size_t(k)], ea ? ea->v[size_t(k)] : 0); };
     d.yields = delta(kYields);
     d.cycles = delta(kCycles);

@@ -103,6 +103,9 @@ class SessionModel : public QObject {
   LwpDelta lwpDelta(int index, const TimeRange &r) const;
   // Kernel (LwpSample) samples kept for the thread; 0: its CPU use is unknown.
   size_t lwpSampleCount(int index) const;
+  // Where its kernel counters count from: INT64_MIN from 0 at its start;
+  // its first sample's time for a thread an attach found (born before it).
+  int64_t lwpCountedFromNs(int index) const;
   // ns of on_cpu time per CPU index for one thread.
   std::vector<int64_t> threadCpuTimes(int index, const TimeRange &r) const;
 

@@ -213,6 +213,13 @@ size_t SessionModel::lwpSampleCount(int index) const {
   return store_->threads[size_t(index)]->lwp.size();
 }
 
+int64_t SessionModel::lwpCountedFromNs(int index) const {
+  store_->settle();
+  const ThreadTimeline &th = *store_->threads[size_t(index)];
+  const LwpSeries::Point *p = th.lwp.first();
+  return th.countedFromFirstSample && p ? p->t : INT64_MIN;
+}
+
 int64_t SessionModel::chosenSleepNs(int index, const TimeRange &r) const {
   return store_->activity.sleepNs(thread(index).tid, r, latestNs());
 }

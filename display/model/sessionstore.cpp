@@ -304,6 +304,10 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
   if (!late && activity.checkDeadlocks(t)) deadlockFormed = true;
 }
 
+namespace {
+constexpr int64_t kFirstTickWithinNs = 1'000'000'000;
+}
+
 void SessionStore::applyThreadStart(const Threadmon__ThreadStart &s) {
   int64_t t = ns(s.time_ns);
   const int index = tidIndex.find(s.tid);
@@ -320,7 +324,14 @@ void SessionStore::applyThreadStart(const Threadmon__ThreadStart &s) {
   ThreadTimeline *thp = threadFor(s.tid, t);
   if (!thp) return;
   ThreadTimeline &th = *thp;
-  th.baselineZero = true;
+  // Attached to, the sampler describes the threads it finds at its first
+  // tick as starting then; they were born before, their counters not 0.
+  // That tick may take long in a loaded process; a window's model is given
+  // the descriptions before any tick: within a second of the start.
+  const bool before =
+      tickTimes.empty() ? t <= info.startNs + kFirstTickWithinNs : t <= tickTimes.front();
+  th.countedFromFirstSample = info.hasSource(THREADMON__SOURCE__SOURCE_ATTACH) && before;
+  th.baselineZero = !th.countedFromFirstSample;
   th.setStart(t);
   th.info.creatorTid = s.creator_tid;
   if (s.name && *s.name) th.info.name = str(s.name);

@@ -47,6 +47,10 @@ class ThreadTimeline {
 
   ThreadInfo info;
   bool baselineZero = false;  // ThreadStart seen: counters were 0 at startNs
+  // A thread of a process attached to (SOURCE_ATTACH) that existed before
+  // the attach: its counters count from its birth, so its times in the
+  // session count from its first sample (SessionModel::lwpDelta).
+  bool countedFromFirstSample = false;
   LwpSeries lwp;
   LwpExtraSeries lwpExtra;
 

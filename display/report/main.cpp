@@ -1,6 +1,8 @@
 // threadmon-report: a terminal or JSON summary of a threadmon capture.
 // Exit status: 0 complete, 2 damaged (cut short, or values dropped or
-// clamped) but reported, 1 unreadable or usage.
+// clamped) but reported, 1 unreadable or usage; with --check, 3 when a
+// number breaks an invariant (modelinvariants.h; each is one line on stderr,
+// with or without --check).
 #include <QCoreApplication>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -23,7 +25,7 @@ constexpr qint64 kStreamFromBytes = 64ll << 20;
 
 int usage(FILE *to) {
   std::fputs(
-      "usage: threadmon-report [--json] [--top N] [--thread PATTERN]... FILE.tmcap\n"
+      "usage: threadmon-report [--json] [--top N] [--thread PATTERN]... [--check] FILE.tmcap\n"
       "       threadmon-report --sizes FILE.tmcap\n"
       "  --json            JSON for scripts (docs/report-json.md)\n"
       "  --top N           rows per table of the text report (default 30; 0: all)\n"
@@ -32,7 +34,9 @@ int usage(FILE *to) {
       "  --sizes           bytes per frame kind and field, bytes on disk, MB/s\n"
       "  --stream          read the capture a window at a time (bounded memory; the\n"
       "                    default for captures over 64 MiB); --whole: read it whole\n"
-      "  --window S        seconds per window when streaming (default 10)\n",
+      "  --window S        seconds per window when streaming (default 10)\n"
+      "  --check           exit 3 when a number cannot be true (a thread's states past\n"
+      "                    its life, waits past the window: one line each on stderr)\n",
       to);
   return to == stdout ? 0 : 1;
 }
@@ -51,6 +55,7 @@ int main(int argc, char **argv) {
   QCoreApplication app(argc, argv);
   bool json = false;
   bool sizes = false;
+  bool check = false;
   enum { Auto, Stream, Whole } mode = Auto;
   int64_t windowNs = StreamedReport::kChunkNs;
   QString file;
@@ -76,6 +81,8 @@ int main(int argc, char **argv) {
       json = true;
     } else if (a == "--sizes") {
       sizes = true;
+    } else if (a == "--check") {
+      check = true;
     } else if (a == "--stream" || a == "--whole") {
       mode = a == "--stream" ? Stream : Whole;
     } else if (a == "--window" && hasValue) {
@@ -139,11 +146,17 @@ int main(int argc, char **argv) {
   for (const QString &w : warnings)
     std::fprintf(stderr, "threadmon-report: %s: %s\n", qPrintable(file), qPrintable(w));
 
+  // Numbers that cannot be true: said, never hidden (a bug to report).
+  for (const QString &v : rows.violations)
+    std::fprintf(stderr, "threadmon-report: %s: invariant broken: %s\n", qPrintable(file),
+                 qPrintable(v));
+
   text.threads = ThreadFilter(patterns);
   QJsonObject report = reportJson(rows);
   if (json && text.threads.active()) keepThreads(report, text.threads);
   QByteArray out = json ? QJsonDocument(report).toJson(QJsonDocument::Indented)
                         : reportText(report, text).toUtf8();
   std::fwrite(out.constData(), 1, size_t(out.size()), stdout);
+  if (check && !rows.violations.isEmpty()) return 3;
   return res.status == tmon::CaptureLoadResult::Complete && warnings.isEmpty() ? 0 : 2;
 }

@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "modelinvariants.h"
 #include "runtimes.h"
 #include "sessionmodel.h"
 
@@ -93,5 +94,6 @@ ReportRows collectRows(const SessionModel &m) {
   }
   rows.waitMatrix = m.waitMatrix(whole);
   rows.findings = m.findings(whole);
+  rows.violations = checkInvariants(m, whole);
   return rows;
 }

@@ -6,6 +6,7 @@
 #define THREADMON_REPORTROWS_H
 
 #include <QString>
+#include <QStringList>
 
 #include <cstdint>
 #include <utility>
@@ -56,6 +57,8 @@ struct ReportRows {
   std::vector<SyncRow> sync;  // active ones, most waiting first (syncObjectsByWait)
   std::vector<tmon::WaitPair> waitMatrix;
   std::vector<tmon::Finding> findings;
+  // What the numbers say that cannot be (modelinvariants.h), one line each.
+  QStringList violations;
 };
 
 // The rows of the whole run of a model read whole.

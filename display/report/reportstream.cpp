@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "capturewindow.h"
+#include "modelinvariants.h"
 #include "sessionmodel.h"
 #include "streamfindings.h"
 
@@ -62,6 +63,7 @@ struct Part {
   std::vector<SyncPart> sync;
   std::vector<WaitPair> matrix;
   StreamFindingsPart findings;
+  QStringList violations;  // modelinvariants.h over the window
 };
 
 // Counters at t: a delta from before any sample.
@@ -132,7 +134,9 @@ Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool la
     }
     t.hasLwp = m.lwpSampleCount(i) > 0;
     t.newest = m.lwpDelta(i, TimeRange{kBeforeAll, newest});
-    if (first) t.atStart = m.lwpDelta(i, TimeRange{kBeforeAll, p.startNs});
+    // A thread an attach found counts from its first sample (lwpDelta).
+    if (first)
+      t.atStart = m.lwpDelta(i, TimeRange{kBeforeAll, std::max(p.startNs, m.lwpCountedFromNs(i))});
     t.atEnd = blockedAt(m, i, span.t1);
     t.headEnd = asleepHead(m, i, span);
     p.threads.push_back(std::move(t));
@@ -170,6 +174,7 @@ Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool la
     p.sync.push_back(std::move(s));
   }
   p.findings = streamFindingsPart(m, span);
+  p.violations = checkInvariants(m, span);
   return p;
 }
 
@@ -518,6 +523,11 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
       res.status = p.res.status;
       res.message = p.res.message;
     }
+    for (const QString &v : p.violations)
+      rows->violations << QStringLiteral("in %1 s to %2 s: %3")
+                              .arg(double(p.span.t0 - first) / 1e9, 0, 'f', 1)
+                              .arg(double(p.span.t1 - first) / 1e9, 0, 'f', 1)
+                              .arg(v);
     merger.add(p, merged == 0);
     std::lock_guard<std::mutex> lock(mu);
     merged++;

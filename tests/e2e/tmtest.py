@@ -190,6 +190,11 @@ def report_json(capture, expect_ok=True):
                           capture_output=True, text=True, timeout=60)
     if expect_ok and proc.returncode != 0:
         raise Failed(f"threadmon report --json exited {proc.returncode}: {proc.stderr.strip()}")
+    # Every capture a test makes holds the model's invariants (numbers that
+    # cannot be true: modelinvariants.h); the report says each broken one.
+    broken = [l for l in proc.stderr.splitlines() if "invariant broken:" in l]
+    if expect_ok and broken:
+        raise Failed("impossible numbers in the report:\n  " + "\n  ".join(broken))
     try:
         return json.loads(proc.stdout)
     except json.JSONDecodeError as e:

@@ -1,0 +1,142 @@
+// The invariants of modelinvariants.h: held by every capture the fuzzer's
+// seed corpus and regressions hold (real recordings of the workloads, and the
+// inputs that once broke the readers), whole and windowed; broken by
+// synthetic streams that say what cannot be, each said in one line.
+#include <QDir>
+#include <QtTest>
+
+#include "capturereader.h"
+#include "capturewindow.h"
+#include "modelinvariants.h"
+#include "sessionmodel.h"
+#include "test_model_stream.h"
+
+using namespace tmon;
+using namespace tmtest;
+
+namespace {
+
+int64_t at(int64_t ms) { return kT0 + ms * kMs; }
+
+// Thread 10 blocked on mutex 7 for [20, 60) ms of a 100 ms session held by
+// 11; ticks every 10 ms with the LWP times and the mutex's counters given.
+StreamBuilder mutexSession(uint64_t userNs, uint64_t waitCounterNs) {
+  StreamBuilder b;
+  b.hello(false);
+  b.threadStart(10, kT0, "waiter", "app!work");
+  b.threadStart(11, kT0, "holder", "app!work");
+  b.syncObject(7, THREADMON__SYNC_KIND__KIND_MUTEX, 0x7000, "app", "lock", nullptr);
+  b.transition(10, at(20), THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, 7, 11);
+  b.transition(10, at(60), THREADMON__THREAD_STATE__STATE_RUNNING, 0, 0, 11);
+  for (int t = 10; t <= 100; t += 10) {
+    const uint64_t user = userNs * uint64_t(t) / 100;
+    const uint64_t wait = t >= 60 ? waitCounterNs : 0;
+    const uint64_t half = uint64_t(t) * kMs / 2;
+    b.tick(at(t), {Lwp{10, user, 0, user, 0}, Lwp{11, half, 0, half, 0}}, {},
+           {Sync{7, uint64_t(t), t >= 60 ? 1u : 0u, wait, wait, 0}});
+  }
+  b.goodbye(at(100), 0);
+  return b;
+}
+
+QStringList violations(const StreamBuilder &b) {
+  SessionModel m;
+  b.applyTo(&m);
+  return checkInvariants(m, m.resolve(Window::wholeRun()));
+}
+
+QStringList capturesIn(const QString &dir) {
+  QStringList out;
+  for (const QFileInfo &f : QDir(dir).entryInfoList({"*.tmcap"}, QDir::Files, QDir::Name))
+    out << f.filePath();
+  return out;
+}
+
+}  // namespace
+
+class TestModelInvariants : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void truthfulSessionHolds() {
+    const QStringList v = violations(mutexSession(40 * kMs, 40 * kMs));
+    QVERIFY2(v.isEmpty(), qPrintable(v.join('\n')));
+  }
+
+  // An LWP that used 3 s of CPU in 100 ms of life: its counters were not
+  // taken from the session's start (the attach's first reading).
+  void lwpTimePastItsLife() {
+    const QStringList v = violations(mutexSession(3000 * kMs, 40 * kMs));
+    QCOMPARE(v.size(), 1);
+    QVERIFY2(v[0].contains("thread 10 (waiter): LWP user + system time of 3000.0 ms"),
+             qPrintable(v[0]));
+  }
+
+  // One waiter, 100 ms: a mutex cannot have 268 s of waits, and its one
+  // 40 ms wait cannot add up to them either.
+  void objectWaitPastWindowTimesWaiters() {
+    const QStringList v = violations(mutexSession(40 * kMs, 268'000 * kMs));
+    QCOMPARE(v.size(), 2);
+    // Nor can two threads' 200 ms hold them.
+    QVERIFY2(v[1].contains("the objects' waits sum to 268000.0 ms, past the 220.0 ms its 2 "
+                           "threads lived"),
+             qPrintable(v[1]));
+    QVERIFY2(v[0].contains("object 7 (lock): waits of 268000.0 ms in a window of 100.0 ms "
+                           "with 1 waiters"),
+             qPrintable(v[0]));
+  }
+
+  void waitCounterDisagreesWithItsWaits() {
+    // 95 ms fits in 100 ms with one waiter, but its one wait was 40 ms.
+    const QStringList v = violations(mutexSession(40 * kMs, 95 * kMs));
+    QCOMPARE(v.size(), 1);
+    QVERIFY2(v[0].contains("its wait counter says 95.0 ms, its 1 waits 40.0 ms"), qPrintable(v[0]));
+  }
+
+  // Every seed capture (recordings of the workloads), whole and by windows
+  // (a long capture's reader), breaks none. The regressions are forged: what
+  // they break is said (and checking them must not crash).
+  void capturesHold_data() {
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<bool>("recorded");
+    const QString regressions = qEnvironmentVariable("THREADMON_FUZZ_REGRESSIONS");
+    const QStringList seeds = capturesIn(regressions + "/../corpus");
+    QVERIFY2(seeds.size() > 20, qPrintable(regressions));
+    for (const QString &p : seeds) QTest::newRow(qPrintable(QFileInfo(p).fileName())) << p << true;
+    for (const QString &p : capturesIn(regressions))
+      QTest::newRow(qPrintable("regression " + QFileInfo(p).fileName())) << p << false;
+  }
+
+  void capturesHold() {
+    QFETCH(QString, path);
+    QFETCH(bool, recorded);
+    SessionModel m;
+    const CaptureLoadResult res = CaptureReader::load(path, &m);
+    if (res.status == CaptureLoadResult::Unreadable) return;
+    const TimeRange whole = m.resolve(Window::wholeRun());
+    QStringList v = checkInvariants(m, whole);
+    // Its middle half: counters differenced at its edges, waits clipped.
+    const int64_t q = whole.length() / 4;
+    v += checkInvariants(m, TimeRange{whole.t0 + q, whole.t1 - q});
+    if (recorded) QVERIFY2(v.isEmpty(), qPrintable(v.join('\n')));
+  }
+
+  void windowsHold_data() { capturesHold_data(); }
+
+  void windowsHold() {
+    QFETCH(QString, path);
+    QFETCH(bool, recorded);
+    CaptureWindow cw;
+    if (!cw.open(path) || !cw.records()) return;
+    SessionModel m;
+    const TimeRange all{cw.firstNs(), cw.lastNs()};
+    const int64_t mid = all.t0 + all.length() / 2;
+    cw.load(mid, all.t1, &m);
+    m.settleNow();
+    const QStringList v = checkInvariants(m, TimeRange{mid, std::max(mid, m.latestNs())});
+    if (recorded) QVERIFY2(v.isEmpty(), qPrintable(v.join('\n')));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestModelInvariants)
+#include "test_model_invariants.moc"
