@@ -18,14 +18,44 @@ QByteArray quoted(const QString &s) {
 QByteArray num(double v) { return QByteArray::number(v, 'g', 12); }
 }  // namespace
 
-QByteArray ChromeSink::ts(int64_t t) const {
+// Integers and times appended in place: the states and waits are millions
+// of events, and building each from temporary strings was most of the CPU.
+static void appendInt(QByteArray *b, int64_t v) {
+  char tmp[24];
+  int n = 0;
+  const bool neg = v < 0;
+  uint64_t u = neg ? uint64_t(-(v + 1)) + 1 : uint64_t(v);
+  do {
+    tmp[n++] = char('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (neg) tmp[n++] = '-';
+  while (n) b->append(tmp[--n]);
+}
+
+void ChromeSink::appendTs(QByteArray *b, int64_t ns) const {
   // Microseconds with three decimals: nanoseconds, exactly.
-  const int64_t ns = t - origin();
-  const int64_t us = ns / 1000, rest = ns % 1000;
-  QByteArray s = QByteArray::number(qlonglong(us));
-  if (rest) s += '.' + QByteArray::number(qlonglong(rest < 0 ? -rest : rest)).rightJustified(3, '0');
-  if (ns < 0 && us == 0) s.prepend('-');
-  return s;
+  if (ns < 0) {
+    b->append('-');
+    ns = -ns;
+  }
+  appendInt(b, ns / 1000);
+  const int rest = int(ns % 1000);
+  if (!rest) return;
+  b->append('.');
+  b->append(char('0' + rest / 100)).append(char('0' + rest / 10 % 10)).append(char('0' + rest % 10));
+}
+
+QByteArray ChromeSink::ts(int64_t t) const {
+  QByteArray b;
+  appendTs(&b, t - origin());
+  return b;
+}
+
+const QByteArray &ChromeSink::quotedOnce(const QString &s) {
+  auto it = quoted_.find(s);
+  if (it == quoted_.end()) it = quoted_.insert(s, quoted(s));
+  return *it;
 }
 
 void ChromeSink::event(const QByteArray &json) {
@@ -66,36 +96,63 @@ void ChromeSink::thread(const ExportThread &t) {
 
 void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
   // The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
-  QByteArray e = "{\"ph\":\"X\",\"cat\":\"" + QByteArray(finalStateKey(iv.state)) + "\",\"name\":" +
-                 quoted(QLatin1String(finalStateLabel(iv.state))) +
-                 ",\"pid\":" + QByteArray::number(pid()) + ",\"tid\":" + QByteArray::number(tid) +
-                 ",\"ts\":" + ts(iv.start) + ",\"dur\":" + ts(origin() + (iv.end - iv.start));
-  QByteArray args;
-  if (iv.cpu >= 0) args += "\"cpu\":" + QByteArray::number(iv.cpu);
-  if (iv.object) args += (args.isEmpty() ? "" : ",") + QByteArray("\"object_id\":") + QByteArray::number(iv.object);
-  if (!args.isEmpty()) e += ",\"args\":{" + args + "}";
-  event(e + "}");
+  QByteArray &e = line_;
+  e.clear();
+  e.append("{\"ph\":\"X\",\"cat\":\"").append(finalStateKey(iv.state)).append("\",\"name\":\"");
+  e.append(finalStateLabel(iv.state)).append("\",\"pid\":");
+  appendInt(&e, pid());
+  e.append(",\"tid\":");
+  appendInt(&e, tid);
+  e.append(",\"ts\":");
+  appendTs(&e, iv.start - origin());
+  e.append(",\"dur\":");
+  appendTs(&e, iv.end - iv.start);
+  if (iv.cpu >= 0 || iv.object) {
+    e.append(",\"args\":{");
+    if (iv.cpu >= 0) e.append("\"cpu\":"), appendInt(&e, iv.cpu);
+    if (iv.object) e.append(iv.cpu >= 0 ? ",\"object_id\":" : "\"object_id\":"), appendInt(&e, iv.object);
+    e.append('}');
+  }
+  e.append('}');
+  event(e);
 }
 
 void ChromeSink::wait(const ExportWait &w) {
-  const QByteArray pidText = QByteArray::number(pid());
-  QByteArray args = "\"object\":" + quoted(w.object);
-  if (!w.callSite.isEmpty()) args += ",\"call_site\":" + quoted(w.callSite);
-  if (w.holder) args += ",\"holder_tid\":" + QByteArray::number(w.holder);
-  if (w.releaser) args += ",\"released_by_tid\":" + QByteArray::number(w.releaser);
-  if (w.open) args += ",\"open\":true";
-  event("{\"ph\":\"X\",\"cat\":\"wait\",\"name\":" + quoted(QLatin1String(finalStateLabel(w.state))) +
-        ",\"pid\":" + pidText + ",\"tid\":" + QByteArray::number(waitTrack(w.waiter)) +
-        ",\"ts\":" + ts(w.start) + ",\"dur\":" + ts(origin() + (w.end - w.start)) + ",\"args\":{" +
-        args + "}}");
+  QByteArray &e = line_;
+  e.clear();
+  e.append("{\"ph\":\"X\",\"cat\":\"wait\",\"name\":\"").append(finalStateLabel(w.state));
+  e.append("\",\"pid\":");
+  appendInt(&e, pid());
+  e.append(",\"tid\":");
+  appendInt(&e, waitTrack(w.waiter));
+  e.append(",\"ts\":");
+  appendTs(&e, w.start - origin());
+  e.append(",\"dur\":");
+  appendTs(&e, w.end - w.start);
+  e.append(",\"args\":{\"object\":").append(quotedOnce(w.object));
+  if (!w.callSite.isEmpty()) e.append(",\"call_site\":").append(quotedOnce(w.callSite));
+  if (w.holder) e.append(",\"holder_tid\":"), appendInt(&e, w.holder);
+  if (w.releaser) e.append(",\"released_by_tid\":"), appendInt(&e, w.releaser);
+  if (w.open) e.append(",\"open\":true");
+  e.append("}}");
+  event(e);
   if (!w.releaser || w.open || w.releaser == w.waiter) return;
   // Who released it: from the releaser's state at the wait's end to the wait.
-  const QByteArray id = QByteArray::number(qulonglong(++flows_));
-  event("{\"ph\":\"s\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":" + id + ",\"pid\":" +
-        pidText + ",\"tid\":" + QByteArray::number(w.releaser) + ",\"ts\":" + ts(w.end - 1) + "}");
-  event("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":" + id +
-        ",\"pid\":" + pidText + ",\"tid\":" + QByteArray::number(waitTrack(w.waiter)) +
-        ",\"ts\":" + ts(w.end - 1) + "}");
+  const uint64_t id = ++flows_;
+  for (int end = 0; end < 2; end++) {
+    e.clear();
+    e.append(end ? "{\"ph\":\"f\",\"bp\":\"e\"" : "{\"ph\":\"s\"");
+    e.append(",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
+    appendInt(&e, int64_t(id));
+    e.append(",\"pid\":");
+    appendInt(&e, pid());
+    e.append(",\"tid\":");
+    appendInt(&e, end ? waitTrack(w.waiter) : w.releaser);
+    e.append(",\"ts\":");
+    appendTs(&e, w.end - 1 - origin());
+    e.append('}');
+    event(e);
+  }
 }
 
 void ChromeSink::cpuBusy(int cpu, int64_t t, double percent) {

@@ -8,6 +8,8 @@
 #ifndef THREADMON_CHROMEEXPORT_H
 #define THREADMON_CHROMEEXPORT_H
 
+#include <QHash>
+
 #include "exporttimeline.h"
 
 namespace tmon {
@@ -35,6 +37,10 @@ class ChromeSink : public TimelineSink {
  private:
   void event(const QByteArray &json);
   QByteArray ts(int64_t t) const;
+  void appendTs(QByteArray *b, int64_t ns) const;
+  const QByteArray &quotedOnce(const QString &s);
+  QHash<QString, QByteArray> quoted_;  // object names and call sites, as JSON strings
+  QByteArray line_;
   ExportOutput *out_;
   bool any_ = false;
   bool opened_ = false;

@@ -27,7 +27,8 @@ int usage(FILE *to) {
       "  --profile P       pprof: waits (default; contentions and delay by call stack)\n"
       "                    or holds (acquisitions and hold time by lock)\n"
       "  --from S --to S   only this part of the run, seconds from the session start\n"
-      "  --stream          read the capture a window at a time (the default over 64 MiB)\n"
+      "  --stream          read the capture a window at a time (the default over 8 MiB);\n"
+      "                    --whole: read it whole\n"
       "  --window S        seconds per window when streaming (default 10)\n",
       to);
   return to == stdout ? 0 : 1;

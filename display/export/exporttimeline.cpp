@@ -47,7 +47,21 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   // States: runs that reach the window's end wait for the next window.
   for (int i = 0; i < m.threadCount(); i++) {
     const uint32_t tid = m.thread(i).tid;
-    for (const StateInterval &iv : m.intervals(i, span)) {
+    // A thread blocked in a wrapped call since before this window's
+    // warm-up has no transition here until it unblocks: the window shows
+    // the kernel's view (asleep) until then. Its blocked state carries on
+    // over that head (as StreamedReport carries it).
+    auto held = pending_.find(tid);
+    bool carry = !first && held != pending_.end() && isBlockedState(held->second.state) &&
+                 held->second.end == span.t0;
+    for (StateInterval iv : m.intervals(i, span)) {
+      if (carry && iv.state == FinalState::Sleeping) {
+        iv.state = held->second.state;
+        iv.object = held->second.object;
+        iv.cpu = held->second.cpu;
+      } else {
+        carry = false;
+      }
       auto it = pending_.find(tid);
       if (it != pending_.end()) {
         if (sameRun(it->second, iv)) {

@@ -9,7 +9,10 @@
 namespace tmon {
 
 namespace {
-constexpr qint64 kStreamFromBytes = 64ll << 20;
+// A whole model holds about 25 bytes per byte of a busy capture (30 s of
+// 100 busy threads: 15.7 MB, 388 MB of RSS read whole, 169 MB in windows):
+// past this size the export reads windows.
+constexpr qint64 kStreamFromBytes = 8ll << 20;
 
 bool hasRange(const TimeRange &r) { return r.t1 > r.t0; }
 }  // namespace

@@ -30,8 +30,7 @@ class ExportSink {
 };
 
 struct ExportOptions {
-  // Read a window at a time: Auto does it for captures over 64 MiB, as the
-  // report does.
+  // Read a window at a time: Auto does it for captures over 8 MiB.
   enum Mode { Auto, Stream, Whole };
   Mode mode = Auto;
   int64_t chunkNs = 10'000'000'000;

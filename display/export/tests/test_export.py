@@ -175,6 +175,27 @@ def test_chrome_mutex_hold():
     check("CPU 0 busy %" in counters, f"per-CPU counters: {sorted(counters)}")
 
 
+def test_chrome_windows_join():
+    """A capture exported a window at a time (1 s windows) gives the same
+    per-thread states and waits as read whole: runs cut by a window's edge
+    are joined again."""
+    require_export()
+    rec = tmtest.recorded("mutex_hold", ["--waiters", "2", "--rounds", "100"])
+    sums = []
+    for extra in (["--whole"], ["--stream", "--window", "1"]):
+        with open(export(rec, "chrome", *extra)) as f:
+            events = json.load(f)["traceEvents"]
+        per = collections.Counter()
+        for e in events:
+            if e.get("ph") == "X":
+                per[(e["tid"], e["cat"])] += e["dur"]
+        sums.append((per, sum(1 for e in events if e.get("ph") == "X" and e["cat"] == "wait")))
+    whole, windows = sums
+    check(whole[1] == windows[1], f"{windows[1]} waits in 1 s windows, {whole[1]} read whole")
+    for key in set(whole[0]) | set(windows[0]):
+        near(windows[0][key] / 1e6, whole[0][key] / 1e6, 0.002, f"windows vs whole: {key} s")
+
+
 # --- Perfetto ---
 
 _venv = None
