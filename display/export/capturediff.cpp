@@ -119,6 +119,8 @@ CaptureDiff diffRows(const ReportRows &a, const ReportRows &b, const DiffOptions
   d.options = opt;
   d.beforeExe = a.info.exe;
   d.afterExe = b.info.exe;
+  d.beforeVersion = a.info.probeVersion;
+  d.afterVersion = b.info.probeVersion;
   auto threshold = [&](double x, double y, double spread) {
     return std::max({opt.noiseFloorS, opt.noiseShare * std::max(x, y), spread});
   };
@@ -220,8 +222,8 @@ QString diffText(const CaptureDiff &d, int top) {
 
 QJsonObject diffJson(const CaptureDiff &d) {
   QJsonObject o;
-  o["before"] = QJsonObject{{"exe", d.beforeExe}};
-  o["after"] = QJsonObject{{"exe", d.afterExe}};
+  o["before"] = QJsonObject{{"exe", d.beforeExe}, {"version", d.beforeVersion}};
+  o["after"] = QJsonObject{{"exe", d.afterExe}, {"version", d.afterVersion}};
   o["noise"] = QJsonObject{{"share", d.options.noiseShare}, {"floor_s", d.options.noiseFloorS}};
   QJsonArray changes;
   static const char *const what[] = {"wall", "object", "threads"};

@@ -40,6 +40,7 @@ struct DiffFinding {
 struct CaptureDiff {
   DiffOptions options;
   QString beforeExe, afterExe;
+  QString beforeVersion, afterVersion;  // the probe's, from each capture's Hello
   std::vector<DiffChange> changes;  // sorted: wall time, then by size of change
   std::vector<DiffFinding> gone, appeared, kept;
 };
