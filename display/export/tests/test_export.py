@@ -131,6 +131,39 @@ def test_pprof_mutex_loop():
     check(re.search(r"\bwork$", top, re.M) is not None, f"mutex_loop's work() in -top:\n{top}")
 
 
+def test_bad_input_one_line():
+    """Not a capture, a cut one, an existing output: one clear line each,
+    nothing written over, a cut capture exported up to its cut (exit 2)."""
+    require_export()
+    d = tmtest.Temp.dir()
+    bad = os.path.join(d, "bad.tmcap")
+    with open(bad, "w") as f:
+        f.write("not a capture\n")
+    out = os.path.join(d, "bad.json")
+    p = subprocess.run([EXPORT, "--format", "chrome", "-o", out, bad], capture_output=True, text=True)
+    check(p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1 and "bad.tmcap" in p.stderr,
+          f"not a capture: exit 1 and one line, got {p.returncode} {p.stderr!r}")
+    check(not os.path.exists(out), "nothing left behind for an unreadable capture")
+    rec = tmtest.recorded("mutex_loop", LOOP_ARGS)
+    taken = os.path.join(d, "taken.json")
+    with open(taken, "w") as f:
+        f.write("keep me")
+    p = subprocess.run([EXPORT, "--format", "chrome", "-o", taken, rec.capture], capture_output=True,
+                       text=True)
+    check(p.returncode == 1 and "exists" in p.stderr and open(taken).read() == "keep me",
+          f"an existing output is refused and kept: {p.stderr!r}")
+    cut = os.path.join(d, "cut.tmcap")
+    with open(rec.capture, "rb") as f, open(cut, "wb") as g:
+        data = f.read()
+        g.write(data[:len(data) // 2])
+    out = os.path.join(d, "cut.json")
+    p = subprocess.run([EXPORT, "--format", "chrome", "-o", out, cut], capture_output=True, text=True)
+    check(p.returncode == 2 and "cut.tmcap" in p.stderr, f"a cut capture: exit 2, said: {p.stderr!r}")
+    if check(os.path.exists(out), "a cut capture is exported up to its cut"):
+        with open(out) as f:
+            check(len(json.load(f)["traceEvents"]) > 10, "its export is whole JSON with events")
+
+
 # --- Chrome JSON ---
 
 def chrome(rec):
@@ -192,8 +225,17 @@ def test_chrome_windows_join():
         sums.append((per, sum(1 for e in events if e.get("ph") == "X" and e["cat"] == "wait")))
     whole, windows = sums
     check(whole[1] == windows[1], f"{windows[1]} waits in 1 s windows, {whole[1]} read whole")
+    # A thread blocked across an edge for longer than the warm-up is carried
+    # over the asleep head of the next window; what the kernel's view shows
+    # inside that head besides sleep (a few ms on a CPU, as the streamed
+    # report also reads it) stays: 1% of the thread's time.
+    life = collections.Counter()
+    for (tid, cat), us in whole[0].items():
+        if cat != "wait":
+            life[tid] += us
     for key in set(whole[0]) | set(windows[0]):
-        near(windows[0][key] / 1e6, whole[0][key] / 1e6, 0.002, f"windows vs whole: {key} s")
+        near(windows[0][key] / 1e6, whole[0][key] / 1e6, 0.002 + 0.01 * life[key[0]] / 1e6,
+             f"windows vs whole: {key} s")
 
 
 # --- Perfetto ---
