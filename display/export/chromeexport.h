@@ -21,8 +21,10 @@ class ChromeSink : public TimelineSink {
   explicit ChromeSink(ExportOutput *out) : out_(out) {}
   bool finish(QString *error) override;
 
-  // The second track per thread that carries its waits: a pseudo-tid.
-  static uint32_t waitTrack(uint32_t tid) { return tid | 0x80000000u; }
+  // The second track per thread that carries its waits: a pseudo-tid above
+  // any Linux tid (pid_max is at most 2^22) and below 2^31, since readers
+  // take tids as 32-bit signed integers.
+  static uint32_t waitTrack(uint32_t tid) { return tid | 0x40000000u; }
 
  protected:
   void process(const SessionInfo &info, int cpuCount) override;
