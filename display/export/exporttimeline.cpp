@@ -99,6 +99,7 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
       w.start = r.start;
       w.end = r.end;
       w.state = r.state;
+      w.objectId = o.id;
       w.object = name;
       w.callSite = site;
       w.open = r.open;

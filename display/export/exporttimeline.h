@@ -30,6 +30,7 @@ struct ExportWait {
   uint32_t waiter = 0, releaser = 0, holder = 0;
   int64_t start = 0, end = 0;
   FinalState state = FinalState::BlockedMutex;
+  uint32_t objectId = 0;
   QString object;    // "mutex mutex_hold!big_lock"
   QString callSite;  // where it was contended first, "" when unknown
   bool open = false;  // still blocked where the export ends

@@ -52,7 +52,14 @@ enum : uint32_t { kTid = 1, kThreadPid = 2, kComm = 3, kIsMainThread = 4 };  // 
 }
 
 constexpr uint32_t kSequence = 1;
-constexpr uint64_t kThreadTrack = 1ull << 32, kCounterTrack = 2ull << 32, kCpuTrack = 3ull << 32;
+constexpr uint64_t kThreadTrack = 1ull << 32, kCounterTrack = 2ull << 32, kCpuTrack = 3ull << 32,
+                   kObjectTrack = 4ull << 32;
+// A sync object's track of one waiter's waits (a waiter's waits on one
+// object never overlap; several waiters' do): object id and tid (below
+// 2^22, Linux's pid_max) under a tag of its own.
+uint64_t objectWaiterTrack(uint32_t object, uint32_t tid) {
+  return (5ull << 56) | (uint64_t(object & 0xffffffu) << 24) | (tid & 0xffffffu);
+}
 
 // A threadmon state as Linux's: on a CPU runs; runnable and stolen wait
 // for one; a wait in the kernel for I/O is uninterruptible; every wait for
@@ -173,7 +180,44 @@ void PerfettoSink::state(uint32_t tid, const StateInterval &iv) {
 
 void PerfettoSink::threadEnd(uint32_t tid, int64_t t) { taskState(tid, t, task::kDead, -1); }
 
+// A sync object as a track of its waits, a child track per waiter (named
+// after it) under one named after the object.
+uint64_t PerfettoSink::objectTrack(const ExportWait &w) {
+  const uint64_t uuid = objectWaiterTrack(w.objectId, w.waiter);
+  if (objectTracks_.contains(uuid)) return uuid;
+  objectTracks_.insert(uuid);
+  const uint64_t parent = kObjectTrack | w.objectId;
+  if (!objectTracks_.contains(parent)) {
+    objectTracks_.insert(parent);
+    ProtoEncoder td;
+    td.varint(track::kUuid, parent);
+    td.varint(track::kParentUuid, pid());
+    td.string(track::kName, w.object);
+    packet(packet::kTrackDescriptor, td);
+  }
+  ProtoEncoder td;
+  td.varint(track::kUuid, uuid);
+  td.varint(track::kParentUuid, parent);
+  td.string(track::kName, comm_.value(w.waiter, QString::number(w.waiter)));
+  packet(packet::kTrackDescriptor, td);
+  return uuid;
+}
+
 void PerfettoSink::wait(const ExportWait &w) {
+  if (w.objectId) {
+    // On the object's track: its waiters one under another.
+    const uint64_t on = objectTrack(w);
+    ProtoEncoder b;
+    b.varint(event::kType, event::kSliceBegin);
+    b.varint(event::kTrackUuid, on);
+    b.string(event::kCategories, QStringLiteral("object"));
+    b.string(event::kName, QLatin1String(finalStateLabel(w.state)));
+    packet(packet::kTrackEvent, b, w.start);
+    ProtoEncoder e;
+    e.varint(event::kType, event::kSliceEnd);
+    e.varint(event::kTrackUuid, on);
+    packet(packet::kTrackEvent, e, w.end);
+  }
   const uint64_t trackUuid = kThreadTrack | w.waiter;
   ProtoEncoder b;
   b.varint(event::kType, event::kSliceBegin);

@@ -11,13 +11,15 @@
 // the thread's own track as well (slices named by their state, with the
 // object, call site, holder and releaser as arguments), and who released
 // each wait is a flow from an instant on the releaser's track to the
-// waiter's slice. Counter tracks: each CPU's busy share and the probe's
+// waiter's slice. Each sync object is a track too, its waits on a child
+// track per waiter. Counter tracks: each CPU's busy share and the probe's
 // figures per tick. Field numbers: google/perfetto protos/perfetto/trace/
 // (trace_packet.proto, track_event/*.proto, generic_kernel/*.proto).
 #ifndef THREADMON_PERFETTOEXPORT_H
 #define THREADMON_PERFETTOEXPORT_H
 
 #include <QHash>
+#include <QSet>
 
 #include "exporttimeline.h"
 
@@ -43,6 +45,7 @@ class PerfettoSink : public TimelineSink {
 
  private:
   void counterValue(uint64_t trackUuid, int64_t t, double value);
+  uint64_t objectTrack(const ExportWait &w);
   // A TracePacket of one field (and its time, when t >= 0).
   void packet(uint32_t field, const ProtoEncoder &body, int64_t t = -1);
   void taskState(uint32_t tid, int64_t t, int state, int cpu);
@@ -52,6 +55,7 @@ class PerfettoSink : public TimelineSink {
   // The last task state sent per thread (RUNNING twice in a row is an
   // error to Perfetto: a move to another CPU goes through RUNNABLE).
   QHash<uint32_t, int> lastState_;
+  QSet<uint64_t> objectTracks_;  // object and object x waiter tracks described
   uint64_t flows_ = 0;
 };
 

@@ -284,6 +284,8 @@ for p in t.packet:
             out["process"] = d.process.process_name
         elif d.HasField("counter"):
             out["counters"][d.uuid] = d.name
+        else:
+            out.setdefault("named", {})[d.uuid] = [d.name, d.parent_uuid]
     elif p.HasField("generic_kernel_task_state_event"):
         e = p.generic_kernel_task_state_event
         out["states"][e.tid].append((p.timestamp, S.TaskStateEnum.Name(e.state), e.cpu))
@@ -294,7 +296,8 @@ for p in t.packet:
             open_slices[e.track_uuid] = (p.timestamp, e.name, args)
         elif e.type == e.TYPE_SLICE_END:
             b = open_slices.pop(e.track_uuid)
-            out["slices"].append({"tid": e.track_uuid & 0xffffffff, "start": b[0],
+            out["slices"].append({"tid": e.track_uuid & 0xffffffff, "track": e.track_uuid,
+                                  "start": b[0],
                                   "dur": p.timestamp - b[0], "name": b[1], "args": b[2],
                                   "flow_in": len(e.terminating_flow_ids)})
         elif e.type == e.TYPE_INSTANT:
@@ -350,6 +353,14 @@ def test_perfetto_mutex_hold():
     waits = [s for s in got["slices"] if s["args"].get("object", "").endswith("big_lock")]
     near(sum(s["dur"] for s in waits) / 1e9, lock["wait_s"], 0.001 * lock["wait_s"] + 1e-5,
          "perfetto: big_lock's waits as slices, s")
+    # big_lock as a track of its own, a child track per waiter.
+    named = got.get("named", {})
+    lock_track = [int(u) for u, (n, _) in named.items() if n.endswith("big_lock")]
+    on_lock = [s for s in got["slices"] if str(s["track"]) in named
+               and named[str(s["track"])][1] in lock_track]
+    check(len(lock_track) == 1, f"one track named after big_lock: {named}")
+    near(sum(s["dur"] for s in on_lock) / 1e9, lock["wait_s"], 0.001 * lock["wait_s"] + 1e-5,
+         "perfetto: waits on big_lock's own tracks, s")
     check(all("timed_lock" in s["args"].get("call_site", "") for s in waits),
           "waits annotated with their call site")
     check(got["flows"] >= len(waits) // 2 and sum(s["flow_in"] for s in waits) == got["flows"],
