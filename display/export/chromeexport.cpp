@@ -155,6 +155,28 @@ void ChromeSink::wait(const ExportWait &w) {
   }
 }
 
+void ChromeSink::userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) {
+  // On the LWP's waits track: a user thread runs there between its LWP's waits.
+  QByteArray &e = line_;
+  e.clear();
+  e.append("{\"ph\":\"X\",\"cat\":\"user_thread\",\"name\":").append(quotedOnce(userThread));
+  e.append(",\"pid\":");
+  appendInt(&e, pid());
+  e.append(",\"tid\":");
+  appendInt(&e, userTrack(tid));
+  e.append(",\"ts\":");
+  appendTs(&e, start - origin());
+  e.append(",\"dur\":");
+  appendTs(&e, end - start);
+  e.append('}');
+  event(e);
+  if (userTracks_.contains(tid)) return;
+  userTracks_.insert(tid);
+  event("{\"ph\":\"M\",\"pid\":" + QByteArray::number(pid()) + ",\"tid\":" +
+        QByteArray::number(userTrack(tid)) + ",\"name\":\"thread_name\",\"args\":{\"name\":\"LWP " +
+        QByteArray::number(tid) + " user threads\"}}");
+}
+
 void ChromeSink::cpuBusy(int cpu, int64_t t, double percent) {
   event("{\"ph\":\"C\",\"name\":\"CPU " + QByteArray::number(cpu) + " busy %\",\"pid\":" +
         QByteArray::number(pid()) + ",\"ts\":" + ts(t) + ",\"args\":{\"busy\":" + num(percent) +

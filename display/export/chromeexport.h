@@ -9,6 +9,7 @@
 #define THREADMON_CHROMEEXPORT_H
 
 #include <QHash>
+#include <QSet>
 
 #include "exporttimeline.h"
 
@@ -25,6 +26,8 @@ class ChromeSink : public TimelineSink {
   // any Linux tid (pid_max is at most 2^22) and below 2^31, since readers
   // take tids as 32-bit signed integers.
   static uint32_t waitTrack(uint32_t tid) { return tid | 0x40000000u; }
+  // The user threads (M:N) an LWP ran, on a track of their own.
+  static uint32_t userTrack(uint32_t tid) { return tid | 0x20000000u; }
 
  protected:
   void process(const SessionInfo &info, int cpuCount) override;
@@ -33,6 +36,7 @@ class ChromeSink : public TimelineSink {
   void wait(const ExportWait &w) override;
   void cpuBusy(int cpu, int64_t t, double percent) override;
   void counter(int which, int64_t t, double value) override;
+  void userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) override;
   void threadEnd(uint32_t, int64_t) override {}
   void end() override {}
 
@@ -43,6 +47,7 @@ class ChromeSink : public TimelineSink {
   const QByteArray &quotedOnce(const QString &s);
   QHash<QString, QByteArray> quoted_;  // object names and call sites, as JSON strings
   QByteArray line_;
+  QSet<uint32_t> userTracks_;
   ExportOutput *out_;
   bool any_ = false;
   bool opened_ = false;

@@ -129,6 +129,8 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
             [](const ExportWait &a, const ExportWait &b) { return a.start < b.start; });
   for (const ExportWait &w : waits) wait(w);
 
+  flushSpans(m, span, last);
+
   // Counters per tick: each CPU's busy share over the tick, and the
   // probe's own figures.
   const std::vector<TickPoint> ticks = m.ticks(span);
@@ -150,6 +152,40 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   for (int i = 0; i < m.threadCount(); i++)
     if (m.thread(i).endNs >= 0 && m.thread(i).endNs <= span.t1) threadEnd(m.thread(i).tid, m.thread(i).endNs);
   end();
+}
+
+void TimelineSink::flushSpans(const SessionModel &m, const TimeRange &span, bool last) {
+  // Every user thread's spans on LWPs, in time order per LWP.
+  std::vector<std::pair<uint32_t, PendingSpan>> spans;
+  for (int u = 0; u < m.userThreadCount(); u++) {
+    const QString name =
+        QStringLiteral("%1 (user thread %2)").arg(userThreadName(m.userThread(u))).arg(m.userThread(u).id);
+    for (const UserSpan &s : m.userThreadSpans(u, span))
+      spans.push_back({s.tid, PendingSpan{name, s.start, s.end}});
+  }
+  std::sort(spans.begin(), spans.end(),
+            [](const auto &a, const auto &b) { return a.second.start < b.second.start; });
+  for (auto &[tid, s] : spans) {
+    auto it = pendingSpan_.find(tid);
+    if (it != pendingSpan_.end()) {
+      if (it->second.name == s.name && it->second.end == s.start) {
+        it->second.end = s.end;
+        continue;
+      }
+      userSpan(tid, it->second.name, it->second.start, it->second.end);
+      it->second = s;
+    } else {
+      pendingSpan_.emplace(tid, s);
+    }
+  }
+  for (auto it = pendingSpan_.begin(); it != pendingSpan_.end();) {
+    if (last || it->second.end < span.t1) {
+      userSpan(it->first, it->second.name, it->second.start, it->second.end);
+      it = pendingSpan_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 }  // namespace tmon

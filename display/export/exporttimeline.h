@@ -53,6 +53,9 @@ class TimelineSink : public ExportSink {
   virtual void wait(const ExportWait &w) = 0;
   virtual void cpuBusy(int cpu, int64_t t, double percent) = 0;
   virtual void counter(int which, int64_t t, double value) = 0;
+  // A user thread (M:N) ran on LWP tid over [start, end): spans of one
+  // user thread on one LWP, joined across window edges, in time order per LWP.
+  virtual void userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) = 0;
   // The thread ended at t (after its last state).
   virtual void threadEnd(uint32_t tid, int64_t t) = 0;
   // Every window given and flushed.
@@ -69,6 +72,12 @@ class TimelineSink : public ExportSink {
   std::unordered_set<uint32_t> threadsSeen_;
   std::unordered_map<uint32_t, StateInterval> pending_;   // by tid: the run not closed yet
   std::unordered_map<uint32_t, ExportWait> pendingWait_;  // by waiter
+  struct PendingSpan {
+    QString name;
+    int64_t start = 0, end = 0;
+  };
+  std::unordered_map<uint32_t, PendingSpan> pendingSpan_;  // by LWP
+  void flushSpans(const SessionModel &m, const TimeRange &span, bool last);
   int64_t lastCpuTick_ = INT64_MIN;
 };
 

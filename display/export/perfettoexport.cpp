@@ -260,6 +260,28 @@ void PerfettoSink::counterValue(uint64_t trackUuid, int64_t t, double value) {
   packet(packet::kTrackEvent, e, t);
 }
 
+void PerfettoSink::userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) {
+  const uint64_t uuid = (6ull << 56) | tid;
+  if (!objectTracks_.contains(uuid)) {
+    objectTracks_.insert(uuid);
+    ProtoEncoder td;
+    td.varint(track::kUuid, uuid);
+    td.varint(track::kParentUuid, kThreadTrack | tid);
+    td.string(track::kName, QStringLiteral("user threads on %1").arg(comm_.value(tid)));
+    packet(packet::kTrackDescriptor, td);
+  }
+  ProtoEncoder b;
+  b.varint(event::kType, event::kSliceBegin);
+  b.varint(event::kTrackUuid, uuid);
+  b.string(event::kCategories, QStringLiteral("user_thread"));
+  b.string(event::kName, userThread);
+  packet(packet::kTrackEvent, b, start);
+  ProtoEncoder e;
+  e.varint(event::kType, event::kSliceEnd);
+  e.varint(event::kTrackUuid, uuid);
+  packet(packet::kTrackEvent, e, end);
+}
+
 void PerfettoSink::cpuBusy(int cpu, int64_t t, double percent) {
   counterValue(kCpuTrack | uint32_t(cpu), t, percent);
 }

@@ -12,7 +12,8 @@
 // object, call site, holder and releaser as arguments), and who released
 // each wait is a flow from an instant on the releaser's track to the
 // waiter's slice. Each sync object is a track too, its waits on a child
-// track per waiter. Counter tracks: each CPU's busy share and the probe's
+// track per waiter. The user threads (M:N) an LWP ran are slices on a
+// child track of the LWP's. Counter tracks: each CPU's busy share and the probe's
 // figures per tick. Field numbers: google/perfetto protos/perfetto/trace/
 // (trace_packet.proto, track_event/*.proto, generic_kernel/*.proto).
 #ifndef THREADMON_PERFETTOEXPORT_H
@@ -40,6 +41,7 @@ class PerfettoSink : public TimelineSink {
   void wait(const ExportWait &w) override;
   void cpuBusy(int cpu, int64_t t, double percent) override;
   void counter(int which, int64_t t, double value) override;
+  void userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) override;
   void threadEnd(uint32_t tid, int64_t t) override;
   void end() override {}
 
@@ -55,7 +57,7 @@ class PerfettoSink : public TimelineSink {
   // The last task state sent per thread (RUNNING twice in a row is an
   // error to Perfetto: a move to another CPU goes through RUNNABLE).
   QHash<uint32_t, int> lastState_;
-  QSet<uint64_t> objectTracks_;  // object and object x waiter tracks described
+  QSet<uint64_t> objectTracks_;  // object, object x waiter and user-thread tracks described
   uint64_t flows_ = 0;
 };
 

@@ -238,6 +238,22 @@ def test_chrome_windows_join():
              f"windows vs whole: {key} s")
 
 
+def test_chrome_user_threads():
+    """mn_matrix: its user threads (M:N) on the LWPs that ran them, each
+    one's time on LWPs as the report has it."""
+    require_export()
+    rec = tmtest.recorded("mn_matrix", ["--rounds", "10"])
+    spans = collections.Counter()
+    for e in chrome(rec):
+        if e.get("cat") == "user_thread":
+            spans[int(re.search(r"user thread (\d+)\)$", e["name"])[1])] += e["dur"] / 1e6
+    users = rec.report["user_threads"]
+    check(len(spans) == len(users), f"{len(spans)} user threads exported, report {len(users)}")
+    for u in users:
+        near(spans.get(u["id"], 0), u["on_lwp_s"], 0.01 * u["lifetime_s"] + 0.001,
+             f"user thread {u['id']} on LWPs s")
+
+
 # --- Perfetto ---
 
 _venv = None
