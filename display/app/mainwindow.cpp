@@ -15,6 +15,7 @@
 
 #include "captureloader.h"
 #include "captureopen.h"
+#include "exportaction.h"
 #include "livesession.h"
 #include "probeconnection.h"
 #include "probelistener.h"
@@ -46,6 +47,9 @@ MainWindow::MainWindow(QWidget *parent)
                                   &MainWindow::recordCurrent);
   saveLastAction_ = file->addAction(tr("Save &last…"), QKeySequence(tr("Ctrl+L")), this,
                                     &MainWindow::saveLastCurrent);
+  file->addAction(tr("&Export…"), QKeySequence(tr("Ctrl+E")), this, [this] {
+    exportPageInteractively(this, qobject_cast<tmui::SessionView *>(tabs_->currentWidget()));
+  });
   file->addAction(tr("&Close tab"), QKeySequence::Close, this,
                   [this] { closeTab(tabs_->currentIndex()); });
   file->addSeparator();

@@ -1,0 +1,59 @@
+// Chrome JSON export (Trace Event Format, the JSON object form): process
+// and thread names as metadata ("M"), each thread's states as complete
+// events ("X", category the state's report key: "on_cpu", "blocked_mutex"), waits with their object and call site
+// ("X", category "wait", on a track of their own per thread so they never
+// overlap the states), who released a wait as a flow ("s"/"f", category
+// "wakeup"), counters ("C") per CPU and for the probe's figures. Times in
+// microseconds from the session's start, with nanosecond decimals.
+#ifndef THREADMON_CHROMEEXPORT_H
+#define THREADMON_CHROMEEXPORT_H
+
+#include <QHash>
+#include <QSet>
+
+#include "exporttimeline.h"
+
+namespace tmon {
+
+class ExportOutput;
+
+class ChromeSink : public TimelineSink {
+ public:
+  explicit ChromeSink(ExportOutput *out) : out_(out) {}
+  bool finish(QString *error) override;
+
+  // The second track per thread that carries its waits: a pseudo-tid above
+  // any Linux tid (pid_max is at most 2^22) and below 2^31, since readers
+  // take tids as 32-bit signed integers.
+  static uint32_t waitTrack(uint32_t tid) { return tid | 0x40000000u; }
+  // The user threads (M:N) an LWP ran, on a track of their own.
+  static uint32_t userTrack(uint32_t tid) { return tid | 0x20000000u; }
+
+ protected:
+  void process(const SessionInfo &info, int cpuCount) override;
+  void thread(const ExportThread &t) override;
+  void state(uint32_t tid, const StateInterval &iv) override;
+  void wait(const ExportWait &w) override;
+  void cpuBusy(int cpu, int64_t t, double percent) override;
+  void counter(int which, int64_t t, double value) override;
+  void userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) override;
+  void threadEnd(uint32_t, int64_t) override {}
+  void end() override {}
+
+ private:
+  void event(const QByteArray &json);
+  QByteArray ts(int64_t t) const;
+  void appendTs(QByteArray *b, int64_t ns) const;
+  const QByteArray &quotedOnce(const QString &s);
+  QHash<QString, QByteArray> quoted_;  // object names and call sites, as JSON strings
+  QByteArray line_;
+  QSet<uint32_t> userTracks_;
+  ExportOutput *out_;
+  bool any_ = false;
+  bool opened_ = false;
+  uint64_t flows_ = 0;
+};
+
+}  // namespace tmon
+
+#endif

@@ -1,0 +1,134 @@
+// threadmon-export: a capture as a Perfetto trace, a Chrome JSON trace or a
+// pprof contention profile (docs/user-guide.md, "Export and compare").
+// Exit status: 0 exported, 2 exported from a damaged capture, 1 nothing
+// written (unreadable capture, usage, output not created).
+#include <QCoreApplication>
+#include <QFileInfo>
+
+#include <cstdio>
+#include <memory>
+
+#include "exportformats.h"
+#include "exportoutput.h"
+#include "exportwalk.h"
+
+using namespace tmon;
+
+namespace {
+
+int usage(FILE *to) {
+  std::fputs(
+      "usage: threadmon-export --format perfetto|chrome|pprof [-o OUT] [options] FILE.tmcap\n"
+      "  --format F        perfetto (.pftrace), chrome (Trace Event Format .json),\n"
+      "                    pprof (gzip'd profile.proto, as Go's contention profiles)\n"
+      "  -o OUT            output file (default: FILE with the format's extension;\n"
+      "                    - for standard output); an existing file is refused\n"
+      "  --force           replace an existing OUT\n"
+      "  --profile P       pprof: waits (default; contentions and delay by call stack)\n"
+      "                    or holds (acquisitions and hold time by lock)\n"
+      "  --from S --to S   only this part of the run, seconds from the session start\n"
+      "  --stream          read the capture a window at a time (the default over 8 MiB);\n"
+      "                    --whole: read it whole\n"
+      "  --window S        seconds per window when streaming (default 10)\n",
+      to);
+  return to == stdout ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  QCoreApplication app(argc, argv);
+  QString format, out, file, profile = QStringLiteral("waits");
+  bool force = false;
+  double from = -1, to = -1;
+  ExportOptions opt;
+  const QStringList args = app.arguments().mid(1);
+  for (int i = 0; i < args.size(); i++) {
+    QString a = args[i], value;
+    bool hasValue = false;
+    for (const char *o : {"--format", "-o", "--output", "--profile", "--from", "--to", "--window"}) {
+      if (a == QLatin1String(o) && i + 1 < args.size()) {
+        value = args[++i];
+        hasValue = true;
+      } else if (a.startsWith(QLatin1String(o) + '=')) {
+        value = a.mid(int(qstrlen(o)) + 1);
+        a = QLatin1String(o);
+        hasValue = true;
+      }
+    }
+    bool ok = true;
+    if (a == "--format" && hasValue) {
+      format = value;
+    } else if ((a == "-o" || a == "--output") && hasValue) {
+      out = value;
+    } else if (a == "--profile" && hasValue) {
+      profile = value;
+    } else if (a == "--from" && hasValue) {
+      from = value.toDouble(&ok);
+    } else if (a == "--to" && hasValue) {
+      to = value.toDouble(&ok);
+    } else if (a == "--window" && hasValue) {
+      const double s = value.toDouble(&ok);
+      ok = ok && s >= 1 && s <= 3600;
+      opt.chunkNs = int64_t(s * 1e9);
+      opt.mode = ExportOptions::Stream;
+    } else if (a == "--stream") {
+      opt.mode = ExportOptions::Stream;
+    } else if (a == "--whole") {
+      opt.mode = ExportOptions::Whole;
+    } else if (a == "--force") {
+      force = true;
+    } else if (a == "-h" || a == "--help") {
+      return usage(stdout);
+    } else if (a.startsWith('-') || !file.isEmpty()) {
+      return usage(stderr);
+    } else {
+      file = a;
+    }
+    if (!ok) {
+      std::fprintf(stderr, "threadmon-export: %s wants a number of seconds, not '%s'\n",
+                   qPrintable(a), qPrintable(value));
+      return 1;
+    }
+  }
+  if (file.isEmpty() || format.isEmpty()) return usage(stderr);
+  const ExportFormat *f = exportFormat(format);
+  if (!f) {
+    std::fprintf(stderr, "threadmon-export: unknown format '%s' (perfetto, chrome or pprof)\n",
+                 qPrintable(format));
+    return 1;
+  }
+  if (profile != "waits" && profile != "holds") {
+    std::fprintf(stderr, "threadmon-export: --profile is waits or holds, not '%s'\n",
+                 qPrintable(profile));
+    return 1;
+  }
+  if (!QFileInfo(file).isFile()) {
+    std::fprintf(stderr, "threadmon-export: %s: no such capture\n", qPrintable(file));
+    return 1;
+  }
+  if (out.isEmpty()) out = exportFileName(file, *f);
+  if (from >= 0 || to >= 0) opt.range = relativeRange(file, from, to);
+
+  ExportOutput output;
+  if (!output.open(out, f->gzip, force)) {
+    std::fprintf(stderr, "threadmon-export: %s\n", qPrintable(output.error()));
+    return 1;
+  }
+  std::unique_ptr<ExportSink> sink = makeExportSink(*f, &output, profile == "holds");
+  QString writeError;
+  const CaptureLoadResult res = exportCapture(file, sink.get(), opt, &writeError);
+  if (res.status == CaptureLoadResult::Unreadable) {
+    std::fprintf(stderr, "threadmon-export: %s: %s\n", qPrintable(file),
+                 qPrintable(writeError.isEmpty() ? res.message : writeError));
+    if (out != "-") QFile::remove(out);
+    return 1;
+  }
+  if (res.status == CaptureLoadResult::Damaged)
+    std::fprintf(stderr, "threadmon-export: %s: %s\n", qPrintable(file), qPrintable(res.message));
+  if (out != "-")
+    std::fprintf(stderr, "threadmon-export: wrote %s (%s, %lld KiB); %s\n", qPrintable(out), f->name,
+                 (long long)(QFileInfo(out).size() + 1023) / 1024, f->openHint);
+  std::fprintf(stderr, "threadmon-export: %s\n", f->drops);
+  return res.status == CaptureLoadResult::Complete ? 0 : 2;
+}

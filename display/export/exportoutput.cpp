@@ -1,0 +1,109 @@
+#include "exportoutput.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace tmon {
+
+namespace {
+constexpr qsizetype kFlushAt = 1 << 20;
+}
+
+struct ExportOutput::Deflate {
+  z_stream s{};
+};
+
+ExportOutput::ExportOutput() = default;
+
+ExportOutput::~ExportOutput() {
+  if (z_) deflateEnd(&z_->s);
+  if (ownFd_ && fd_ >= 0) ::close(fd_);
+}
+
+bool ExportOutput::open(const QString &path, bool gzip, bool replace) {
+  path_ = path;
+  if (path == QLatin1String("-")) {
+    fd_ = STDOUT_FILENO;
+  } else {
+    const QByteArray p = path.toLocal8Bit();
+    if (replace) ::unlink(p.constData());
+    fd_ = ::open(p.constData(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd_ < 0) {
+      error_ = errno == EEXIST ? QStringLiteral("%1 exists (--force replaces it)").arg(path)
+                               : QStringLiteral("cannot create %1: %2").arg(path, strerror(errno));
+      return false;
+    }
+    ownFd_ = true;
+  }
+  if (gzip) startDeflate();
+  return true;
+}
+
+void ExportOutput::openBuffer(bool gzip) {
+  toMemory_ = true;
+  if (gzip) startDeflate();
+}
+
+void ExportOutput::startDeflate() {
+  z_ = std::make_unique<Deflate>();
+  // windowBits 15 + 16: gzip framing (a header and CRC-32 trailer).
+  deflateInit2(&z_->s, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+}
+
+void ExportOutput::write(const char *data, qsizetype n) {
+  bytesIn_ += uint64_t(n);
+  pending_.append(data, n);
+  if (pending_.size() >= kFlushAt) flush(false);
+}
+
+void ExportOutput::sink(const char *data, size_t n) {
+  if (toMemory_) {
+    memory_.append(data, qsizetype(n));
+    return;
+  }
+  while (n > 0 && error_.isEmpty()) {
+    ssize_t w = ::write(fd_, data, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      error_ = QStringLiteral("writing %1: %2").arg(path_, strerror(errno));
+      return;
+    }
+    data += w;
+    n -= size_t(w);
+  }
+}
+
+void ExportOutput::flush(bool finish) {
+  if (!z_) {
+    sink(pending_.constData(), size_t(pending_.size()));
+    pending_.clear();
+    return;
+  }
+  z_->s.next_in = reinterpret_cast<Bytef *>(pending_.data());
+  z_->s.avail_in = uInt(pending_.size());
+  char out[65536];
+  int rc;
+  do {
+    z_->s.next_out = reinterpret_cast<Bytef *>(out);
+    z_->s.avail_out = sizeof out;
+    rc = deflate(&z_->s, finish ? Z_FINISH : Z_NO_FLUSH);
+    sink(out, sizeof out - z_->s.avail_out);
+  } while (z_->s.avail_out == 0 || (finish && rc != Z_STREAM_END && rc != Z_STREAM_ERROR));
+  pending_.clear();
+}
+
+bool ExportOutput::close() {
+  flush(true);
+  if (ownFd_ && fd_ >= 0) {
+    if (::close(fd_) != 0 && error_.isEmpty())
+      error_ = QStringLiteral("writing %1: %2").arg(path_, strerror(errno));
+    fd_ = -1;
+  }
+  return error_.isEmpty();
+}
+
+}  // namespace tmon

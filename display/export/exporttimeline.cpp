@@ -1,0 +1,191 @@
+#include "exporttimeline.h"
+
+#include <QFileInfo>
+#include <algorithm>
+
+#include "findings_util.h"
+
+using tmon::findings_detail::objectName;
+#include "sessionmodel.h"
+
+namespace tmon {
+
+const char *TimelineSink::counterName(int c) {
+  switch (c) {
+    case kRunqueue: return "threads waiting for a CPU";
+    case kContentions: return "contentions per tick";
+    case kWaitMs: return "ms waiting on locks per tick";
+  }
+  return "";
+}
+
+namespace {
+bool sameRun(const StateInterval &a, const StateInterval &b) {
+  return a.end == b.start && a.state == b.state && a.object == b.object && a.cpu == b.cpu;
+}
+}  // namespace
+
+void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool first, bool last) {
+  if (first && !started_) {
+    started_ = true;
+    origin_ = m.startNs();
+    pid_ = m.info().pid;
+    process(m.info(), m.cpuCount());
+  }
+  for (int i = 0; i < m.threadCount(); i++) {
+    const ThreadInfo &ti = m.thread(i);
+    if (!threadsSeen_.insert(ti.tid).second) continue;
+    ExportThread t;
+    t.tid = ti.tid;
+    t.name = ti.name.isEmpty() && ti.main ? QFileInfo(m.info().exe).fileName() : ti.name;
+    if (t.name.isEmpty()) t.name = QStringLiteral("thread %1").arg(ti.tid);
+    t.startRoutine = ti.startRoutine;
+    t.main = ti.main;
+    t.probe = ti.probe || (m.info().probeTid && ti.tid == m.info().probeTid);
+    thread(t);
+  }
+  // States: runs that reach the window's end wait for the next window.
+  for (int i = 0; i < m.threadCount(); i++) {
+    const uint32_t tid = m.thread(i).tid;
+    // A thread blocked in a wrapped call since before this window's
+    // warm-up has no transition here until it unblocks: the window shows
+    // the kernel's view (asleep) until then. Its blocked state carries on
+    // over that head (as StreamedReport carries it).
+    auto held = pending_.find(tid);
+    bool carry = !first && held != pending_.end() && isBlockedState(held->second.state) &&
+                 held->second.end == span.t0;
+    for (StateInterval iv : m.intervals(i, span)) {
+      if (carry && iv.state == FinalState::Sleeping) {
+        iv.state = held->second.state;
+        iv.object = held->second.object;
+        iv.cpu = held->second.cpu;
+      } else {
+        carry = false;
+      }
+      auto it = pending_.find(tid);
+      if (it != pending_.end()) {
+        if (sameRun(it->second, iv)) {
+          it->second.end = iv.end;
+          continue;
+        }
+        state(tid, it->second);
+        it->second = iv;
+      } else {
+        pending_.emplace(tid, iv);
+      }
+    }
+    auto it = pending_.find(tid);
+    if (it != pending_.end() && (it->second.end < span.t1 || last)) {
+      state(tid, it->second);
+      pending_.erase(it);
+    }
+  }
+  // Waits, in start order per object; one cut by the window's end is held
+  // until the next window says how it ends.
+  std::vector<ExportWait> waits;
+  for (int k = 0; k < m.syncObjectCount(); k++) {
+    const SyncObjectInfo &o = m.syncObject(k);
+    if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) continue;  // no timed waits
+    QString name, site;
+    for (const WaitRecord &r : m.waits(o.id, span)) {
+      if (name.isEmpty()) {
+        name = objectName(m, o.id);
+        site = o.callSite();
+      }
+      ExportWait w;
+      w.waiter = r.waiter;
+      w.releaser = r.releaser;
+      w.holder = r.holder;
+      w.start = r.start;
+      w.end = r.end;
+      w.state = r.state;
+      w.objectId = o.id;
+      w.object = name;
+      w.callSite = site;
+      w.open = r.open;
+      auto it = pendingWait_.find(w.waiter);
+      if (it != pendingWait_.end() && it->second.object == w.object && w.start <= span.t0) {
+        w.start = it->second.start;
+        if (!w.holder) w.holder = it->second.holder;
+        pendingWait_.erase(it);
+      }
+      if (w.end >= span.t1 && !last) {
+        pendingWait_[w.waiter] = w;
+        continue;
+      }
+      waits.push_back(w);
+    }
+  }
+  // A held wait the next window did not continue ended at the edge.
+  for (auto it = pendingWait_.begin(); it != pendingWait_.end();) {
+    if (it->second.end < span.t0 || last) {
+      waits.push_back(it->second);
+      it = pendingWait_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  std::sort(waits.begin(), waits.end(),
+            [](const ExportWait &a, const ExportWait &b) { return a.start < b.start; });
+  for (const ExportWait &w : waits) wait(w);
+
+  flushSpans(m, span, last);
+
+  // Counters per tick: each CPU's busy share over the tick, and the
+  // probe's own figures.
+  const std::vector<TickPoint> ticks = m.ticks(span);
+  int64_t prev = lastCpuTick_ > INT64_MIN ? lastCpuTick_ : span.t0;
+  for (const TickPoint &p : ticks) {
+    if (p.t <= prev) continue;
+    for (int c = 0; c < m.cpuCount(); c++) {
+      const CpuDelta d = m.cpuDelta(c, TimeRange{prev, p.t});
+      if (d.total() == 0) continue;
+      cpuBusy(c, p.t, 100.0 * double(d.total() - d.idle - d.iowait) / double(d.total()));
+    }
+    counter(kRunqueue, p.t, p.runqueueThreads);
+    counter(kContentions, p.t, p.contentions);
+    counter(kWaitMs, p.t, double(p.waitNs) / 1e6);
+    prev = p.t;
+  }
+  lastCpuTick_ = prev;
+  if (!last) return;
+  for (int i = 0; i < m.threadCount(); i++)
+    if (m.thread(i).endNs >= 0 && m.thread(i).endNs <= span.t1) threadEnd(m.thread(i).tid, m.thread(i).endNs);
+  end();
+}
+
+void TimelineSink::flushSpans(const SessionModel &m, const TimeRange &span, bool last) {
+  // Every user thread's spans on LWPs, in time order per LWP.
+  std::vector<std::pair<uint32_t, PendingSpan>> spans;
+  for (int u = 0; u < m.userThreadCount(); u++) {
+    const QString name =
+        QStringLiteral("%1 (user thread %2)").arg(userThreadName(m.userThread(u))).arg(m.userThread(u).id);
+    for (const UserSpan &s : m.userThreadSpans(u, span))
+      spans.push_back({s.tid, PendingSpan{name, s.start, s.end}});
+  }
+  std::sort(spans.begin(), spans.end(),
+            [](const auto &a, const auto &b) { return a.second.start < b.second.start; });
+  for (auto &[tid, s] : spans) {
+    auto it = pendingSpan_.find(tid);
+    if (it != pendingSpan_.end()) {
+      if (it->second.name == s.name && it->second.end == s.start) {
+        it->second.end = s.end;
+        continue;
+      }
+      userSpan(tid, it->second.name, it->second.start, it->second.end);
+      it->second = s;
+    } else {
+      pendingSpan_.emplace(tid, s);
+    }
+  }
+  for (auto it = pendingSpan_.begin(); it != pendingSpan_.end();) {
+    if (last || it->second.end < span.t1) {
+      userSpan(it->first, it->second.name, it->second.start, it->second.end);
+      it = pendingSpan_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+}  // namespace tmon

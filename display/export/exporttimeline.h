@@ -1,0 +1,86 @@
+// TimelineSink: what the trace formats (Perfetto, Chrome JSON) share. It
+// turns each window's model into events in time order per thread: the
+// process and its threads once, each thread's state intervals (merged
+// across window edges, so a window is invisible in the output), each
+// closed wait with its object and who released it, and counters per tick
+// (each CPU's busy share, the threads waiting for a CPU, contentions and
+// wait per tick). The formats only write them.
+#ifndef THREADMON_EXPORTTIMELINE_H
+#define THREADMON_EXPORTTIMELINE_H
+
+#include <QString>
+
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "exportwalk.h"
+#include "modeltypes.h"
+
+namespace tmon {
+
+struct ExportThread {
+  uint32_t tid = 0;
+  QString name;  // "worker-3", or the program's name for the main thread
+  QString startRoutine;
+  bool main = false, probe = false;
+};
+
+struct ExportWait {
+  uint32_t waiter = 0, releaser = 0, holder = 0;
+  int64_t start = 0, end = 0;
+  FinalState state = FinalState::BlockedMutex;
+  uint32_t objectId = 0;
+  QString object;    // "mutex mutex_hold!big_lock"
+  QString callSite;  // where it was contended first, "" when unknown
+  bool open = false;  // still blocked where the export ends
+};
+
+class TimelineSink : public ExportSink {
+ public:
+  void window(const SessionModel &m, const TimeRange &span, bool first, bool last) override;
+
+ protected:
+  // Counters the trace formats draw, by index.
+  enum Counter { kRunqueue, kContentions, kWaitMs, kCounters };
+  static const char *counterName(int c);
+
+  virtual void process(const SessionInfo &info, int cpuCount) = 0;
+  virtual void thread(const ExportThread &t) = 0;
+  // Intervals of one thread, in time order, contiguous runs of one state
+  // (and object and CPU) merged.
+  virtual void state(uint32_t tid, const StateInterval &iv) = 0;
+  virtual void wait(const ExportWait &w) = 0;
+  virtual void cpuBusy(int cpu, int64_t t, double percent) = 0;
+  virtual void counter(int which, int64_t t, double value) = 0;
+  // A user thread (M:N) ran on LWP tid over [start, end): spans of one
+  // user thread on one LWP, joined across window edges, in time order per LWP.
+  virtual void userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) = 0;
+  // The thread ended at t (after its last state).
+  virtual void threadEnd(uint32_t tid, int64_t t) = 0;
+  // Every window given and flushed.
+  virtual void end() = 0;
+
+  int64_t origin() const { return origin_; }  // the session's start
+  uint32_t pid() const { return pid_; }
+
+ private:
+  void flushStates(int64_t before);
+  int64_t origin_ = 0;
+  uint32_t pid_ = 0;
+  bool started_ = false;
+  std::unordered_set<uint32_t> threadsSeen_;
+  std::unordered_map<uint32_t, StateInterval> pending_;   // by tid: the run not closed yet
+  std::unordered_map<uint32_t, ExportWait> pendingWait_;  // by waiter
+  struct PendingSpan {
+    QString name;
+    int64_t start = 0, end = 0;
+  };
+  std::unordered_map<uint32_t, PendingSpan> pendingSpan_;  // by LWP
+  void flushSpans(const SessionModel &m, const TimeRange &span, bool last);
+  int64_t lastCpuTick_ = INT64_MIN;
+};
+
+}  // namespace tmon
+
+#endif

@@ -1,0 +1,66 @@
+// Perfetto export (.pftrace: a Trace, a stream of TracePackets).
+//
+// Thread states go in as GenericKernelTaskStateEvent (Perfetto v51 and
+// later), the packet Perfetto documents for tools that see thread states
+// without a kernel trace: trace_processor turns them into its own
+// thread_state and sched tables, so the UI draws each thread's state track
+// and the CPU tracks, and every query written for a kernel trace works. A
+// track event per state would have given slices named "Blocked: mutex",
+// which none of Perfetto's thread-state tooling reads. That packet has no
+// field for the object a thread waits on, so the waits are track events on
+// the thread's own track as well (slices named by their state, with the
+// object, call site, holder and releaser as arguments), and who released
+// each wait is a flow from an instant on the releaser's track to the
+// waiter's slice. Each sync object is a track too, its waits on a child
+// track per waiter. The user threads (M:N) an LWP ran are slices on a
+// child track of the LWP's. Counter tracks: each CPU's busy share and the probe's
+// figures per tick. Field numbers: google/perfetto protos/perfetto/trace/
+// (trace_packet.proto, track_event/*.proto, generic_kernel/*.proto).
+#ifndef THREADMON_PERFETTOEXPORT_H
+#define THREADMON_PERFETTOEXPORT_H
+
+#include <QHash>
+#include <QSet>
+
+#include "exporttimeline.h"
+
+namespace tmon {
+
+class ExportOutput;
+class ProtoEncoder;
+
+class PerfettoSink : public TimelineSink {
+ public:
+  explicit PerfettoSink(ExportOutput *out) : out_(out) {}
+  bool finish(QString *error) override;
+
+ protected:
+  void process(const SessionInfo &info, int cpuCount) override;
+  void thread(const ExportThread &t) override;
+  void state(uint32_t tid, const StateInterval &iv) override;
+  void wait(const ExportWait &w) override;
+  void cpuBusy(int cpu, int64_t t, double percent) override;
+  void counter(int which, int64_t t, double value) override;
+  void userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) override;
+  void threadEnd(uint32_t tid, int64_t t) override;
+  void end() override {}
+
+ private:
+  void counterValue(uint64_t trackUuid, int64_t t, double value);
+  uint64_t objectTrack(const ExportWait &w);
+  // A TracePacket of one field (and its time, when t >= 0).
+  void packet(uint32_t field, const ProtoEncoder &body, int64_t t = -1);
+  void taskState(uint32_t tid, int64_t t, int state, int cpu);
+  void counterTrack(uint64_t uuid, const QString &name, const char *unit);
+  ExportOutput *out_;
+  QHash<uint32_t, QString> comm_;  // thread names, by tid
+  // The last task state sent per thread (RUNNING twice in a row is an
+  // error to Perfetto: a move to another CPU goes through RUNNABLE).
+  QHash<uint32_t, int> lastState_;
+  QSet<uint64_t> objectTracks_;  // object, object x waiter and user-thread tracks described
+  uint64_t flows_ = 0;
+};
+
+}  // namespace tmon
+
+#endif
