@@ -69,7 +69,8 @@ class Stranger:
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def remove(self):
-        subprocess.run(["userdel", self.name], capture_output=True)
+        gone = subprocess.run(["userdel", self.name], capture_output=True, text=True)
+        check(gone.returncode == 0, f"userdel {self.name}: {gone.stderr.strip()}")
 
 
 # The squatter: listens on every port it can of `ports`, says which, then
@@ -216,7 +217,7 @@ def test_attacks_fail():
     if not os.path.exists(DISPLAY):
         raise tmtest.Skip("threadmon-display is not built")
     stranger = Stranger()
-    squatter, out_dir, got = None, None, []
+    squatter, prowler, out_dir, got = None, None, None, []
     try:
         victim = make_victim()
         # Links where the old launcher wrote its display's log.
@@ -286,6 +287,9 @@ def test_attacks_fail():
         if squatter:
             squatter.send_signal(signal.SIGTERM)
             got = squatter.communicate(timeout=10)[0].split()
+        if prowler and prowler.poll() is None:  # a check failed first: userdel needs it gone
+            prowler.kill()
+            prowler.wait()
         stranger.remove()
         if out_dir:
             shutil.rmtree(out_dir, ignore_errors=True)
