@@ -6,7 +6,7 @@ threads the target creates later.
 
   per thread x CPU: one inherited event per thread and CPU, each CPU's
                     events redirected into one mapped ring (what
-                    threadmon-attach does: probe/perf_switch.c)
+                    threadmon-attach does: probe/base/perf_switch.c)
   per thread:       one event per thread on every CPU (cpu -1), not
                     inherited (an inherited one can be neither mapped nor
                     redirected), each with a ring of its own

@@ -2,7 +2,7 @@
 """proto/states.def against proto/threadmon.proto: every ThreadState and
 SyncKind value of the proto has its line in the .def under the same name and
 number, and the .def has none the proto lacks (the compiler checks each
-.def line against the generated header too: probe/encode.c). Run by the
+.def line against the generated header too: probe/out/encode.c). Run by the
 build; fails it with one line per difference."""
 import re
 import sys

@@ -8,7 +8,7 @@ import subprocess
 from . import machine, procrun, report, tools as tl
 
 # Threads the probe names itself: tm-bench-swarm sums the CPU time of every
-# thread whose comm starts with this (see probe/sampler.c).
+# thread whose comm starts with this (see probe/life/sampler.c).
 PROBE_COMM_PREFIX = "threadmon"
 
 

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../transport.h"
+#include "transport.h"
 #include "tm_check.h"
 #include "tmwire.h"
 

@@ -21,6 +21,8 @@
 #include "wrap.h"
 
 TM_TLS __thread tm_thread *tm_self;
+/* Set by the pthread_create wrapper, read by the sampler (probe.h). */
+_Atomic int tm_program_created_thread;
 /* Set once this thread was marked exited: TLS destructors that still lock
  * afterwards must not register it again. */
 static TM_TLS __thread bool self_done;

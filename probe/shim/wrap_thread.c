@@ -43,8 +43,6 @@ static void *tm_trampoline(void *arg) {
   return ret;
 }
 
-_Atomic int tm_program_created_thread;
-
 TM_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*routine)(void *),
                              void *arg) {
   atomic_store_explicit(&tm_program_created_thread, 1, memory_order_relaxed);
