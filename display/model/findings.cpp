@@ -255,9 +255,12 @@ StackWait objectWait(const SessionModel &m, const SyncObjectInfo &o, const TimeR
 // used as a lock when the threads that release its waiters wait on it too
 // (they took it); a Condition's waiter locks, released by the notifier,
 // are not. At least half the wait time must be released that way.
-bool pythonLockUsedAsLock(const SessionModel &m, const SyncObjectInfo &o, const TimeRange &r) {
-  if (o.kind != THREADMON__SYNC_KIND__KIND_SEM || objectWait(m, o, r) != StackWait::PythonLock)
-    return false;
+// A semaphore used as a lock (one slot, as CPython's locks and many C
+// programs use one): its waits are mostly ended by other threads that
+// waited on it too, posting when they are done, as an unlock would.
+// Producers posting to consumers never wait on it themselves.
+bool semaphoreUsedAsLock(const SessionModel &m, const SyncObjectInfo &o, const TimeRange &r) {
+  if (o.kind != THREADMON__SYNC_KIND__KIND_SEM) return false;
   std::vector<WaitRecord> ws = m.waits(o.id, r);
   std::set<uint32_t> waiters;
   for (const WaitRecord &w : ws) waiters.insert(w.waiter);
@@ -327,7 +330,7 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
   if (life <= 0) return;
   for (int oi = 0; oi < m.syncObjectCount(); oi++) {
     const SyncObjectInfo &o = m.syncObject(oi);
-    if (!isHeldKind(o.kind) && !pythonLockUsedAsLock(m, o, r)) continue;
+    if (!isHeldKind(o.kind) && !semaphoreUsedAsLock(m, o, r)) continue;
     std::unordered_map<uint32_t, int64_t> sums;
     int64_t blocked = 0;
     for (const WaitRecord &w : m.waits(o.id, r)) {
@@ -588,6 +591,32 @@ void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Fin
 
 }  // namespace findings_detail
 
+namespace {
+
+// The finding's objects were waited on by a runtime's own threads only, or
+// the threads it is about are all the runtime's.
+bool aboutRuntimeMachinery(const SessionModel &m, const TimeRange &r, const Finding &f) {
+  switch (f.kind) {
+    case FindingKind::DataLost:
+    case FindingKind::Deadlock:
+    case FindingKind::Oversubscribed:
+    case FindingKind::Undersubscribed: return false;
+    default: break;
+  }
+  bool objects = !f.objects.empty(), threads = !f.threads.empty();
+  for (uint32_t id : f.objects) {
+    const int k = m.indexOfSyncObject(id);
+    objects = objects && k >= 0 && m.housekeepingObject(k, r);
+  }
+  for (uint32_t tid : f.threads) {
+    const int i = m.indexOfTid(tid);
+    threads = threads && i >= 0 && m.housekeepingThread(i);
+  }
+  return objects || threads;
+}
+
+}  // namespace
+
 std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r) {
   using namespace findings_detail;
   std::vector<Finding> out;
@@ -607,6 +636,14 @@ std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r) 
   if (m.info().acquisitionsKnown()) barrierFindings(m, r, &out);
   neverRunsFindings(m, r, &out);
   userThreadFindings(m, r, &out);
+  // No finding is about a runtime's own machinery: its threads join the
+  // rules when they use more CPU than the program's (a GC that thrashes),
+  // and then jshell's JIT compile queue, broadcast to its compiler threads,
+  // read as a HIGH barrier_imbalance. Only the program-wide rules may count
+  // them.
+  out.erase(std::remove_if(out.begin(), out.end(),
+                           [&](const Finding &f) { return aboutRuntimeMachinery(m, r, f); }),
+            out.end());
   std::stable_sort(out.begin(), out.end(), [](const Finding &a, const Finding &b) {
     return a.severity != b.severity ? a.severity < b.severity : a.kind < b.kind;
   });

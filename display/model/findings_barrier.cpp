@@ -48,6 +48,28 @@ CpuShares cpuShares(const SessionModel &m, const TimeRange &r, uint32_t last,
   return c;
 }
 
+// The usual last arrival asleep (or blocked elsewhere) more than this share
+// of its life, and more than on a CPU: it sleeps, whatever its CPU time.
+constexpr double kAsleepCause = 0.25;
+
+// The share of r the thread spent asleep or blocked on anything but a
+// barrier, when that is more than its time on a CPU; else 0.
+double asleepShare(const SessionModel &m, const TimeRange &r, uint32_t tid) {
+  const int i = m.indexOfTid(tid);
+  if (i < 0) return 0;
+  const StateTimes st = m.threadStatesAttributed(i, r);
+  if (st.lifetimeNs <= 0) return 0;
+  int64_t asleep = 0;
+  for (int k = 0; k < kFinalStateCount; k++) {
+    const FinalState s = FinalState(k);
+    if (s == FinalState::Sleeping || s == FinalState::IoWait ||
+        (isBlockedState(s) && s != FinalState::BlockedBarrier && s != FinalState::BlockedCond))
+      asleep += st.ns[size_t(k)];
+  }
+  if (asleep <= st.ns[size_t(FinalState::OnCpu)]) return 0;
+  return double(asleep) / double(st.lifetimeNs);
+}
+
 struct Round {
   int64_t end = 0;        // release time
   uint32_t releaser = 0;
@@ -184,8 +206,16 @@ void barrierFindings(const SessionModel &m, const TimeRange &r, std::vector<Find
     // More work, or the same work and less of a CPU: different cures.
     const CpuShares cpu = cpuShares(m, r, slowest->first, f.threads);
     const bool moreCpu = cpu.others <= 0 || cpu.ratio() >= kMoreCpuRatio;
+    // Or it sleeps between rounds (a sleep call, a read, a lock of its own)
+    // more than it works: then its CPU time says nothing of the cause.
+    const double asleep = asleepShare(m, r, slowest->first);
     const QString cause =
-        cpu.others <= 0
+        asleep > kAsleepCause
+            ? QStringLiteral("it sleeps %1 of its time outside the barrier (in a sleep call, a "
+                             "read, or waiting for something else), longer than it works: the "
+                             "others wait for its sleep, not for more work.")
+                  .arg(percent(asleep))
+        : cpu.others <= 0
             ? QStringLiteral("the work between rounds is split unevenly. Give each thread an "
                              "equal share, or hand out smaller pieces.")
         : moreCpu
@@ -213,6 +243,7 @@ void barrierFindings(const SessionModel &m, const TimeRange &r, std::vector<Find
     f.evidence["usual_last_cpu_s"] = cpu.last / 1e9;
     f.evidence["others_cpu_s"] = cpu.others > 0 ? QJsonValue(cpu.others / 1e9) : QJsonValue();
     f.evidence["cpu_ratio"] = cpu.others > 0 ? QJsonValue(cpu.ratio()) : QJsonValue();
+    f.evidence["usual_last_asleep_share"] = asleep;
     out->push_back(std::move(f));
   }
 }

@@ -223,6 +223,12 @@ void SessionStore::knownFrom(int64_t t) {
   }
 }
 
+namespace {
+constexpr int64_t kFirstTickWithinNs = 1'000'000'000;
+// A reading's clock may lag it (the sampler preempted in between).
+constexpr int64_t kFirstReadSlackNs = 20'000'000;
+}
+
 void SessionStore::applyTick(const Threadmon__Tick &tk) {
   int64_t t = ns(tk.time_ns);
   auto pos = std::lower_bound(tickTimes.begin(), tickTimes.end(), t);
@@ -246,6 +252,16 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     if (s.yields || s.cycles || s.instructions)
       th.lwpExtra.add(t, 0, LwpExtraSeries::Values{s.yields, s.cycles, s.instructions});
     const LwpSeries::Point *prev = th.lwp.at(t);
+    // A first reading with more CPU and run-queue time than the thread has
+    // lived since its start: it ran before (a main thread before an exec,
+    // the fork child's time; a thread an attach found): from this reading.
+    if (!th.lwp.size() && th.baselineZero) {
+      const int64_t read = s.read_ns ? ns(s.read_ns) : t;
+      if (int64_t(s.oncpu_ns + s.runqueue_ns) > read - th.info.startNs + kFirstReadSlackNs) {
+        th.baselineZero = false;
+        th.countedFromFirstSample = true;
+      }
+    }
     // A thread is only sampled when its counters moved: its run-queue time
     // accrued since its own previous sample (or its start), not this tick.
     int64_t since = prev ? prev->t : (th.baselineZero ? th.info.startNs : prevTick);
@@ -302,10 +318,6 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
   if (late && prevTick != INT64_MIN)
     for (auto &th : threads) th->markDirty(prevTick);
   if (!late && activity.checkDeadlocks(t)) deadlockFormed = true;
-}
-
-namespace {
-constexpr int64_t kFirstTickWithinNs = 1'000'000'000;
 }
 
 void SessionStore::applyThreadStart(const Threadmon__ThreadStart &s) {
