@@ -15,6 +15,7 @@
 
 #include "captureloader.h"
 #include "captureopen.h"
+#include "comparepages.h"
 #include "exportaction.h"
 #include "livesession.h"
 #include "probeconnection.h"
@@ -50,6 +51,7 @@ MainWindow::MainWindow(QWidget *parent)
   file->addAction(tr("&Export…"), QKeySequence(tr("Ctrl+E")), this, [this] {
     exportPageInteractively(this, qobject_cast<tmui::SessionView *>(tabs_->currentWidget()));
   });
+  file->addAction(tr("Co&mpare with…"), this, [this] { compareInteractively(this, tabs_); });
   file->addAction(tr("&Close tab"), QKeySequence::Close, this,
                   [this] { closeTab(tabs_->currentIndex()); });
   file->addSeparator();

@@ -96,9 +96,11 @@ void PerfettoSink::packet(uint32_t field, const ProtoEncoder &body, int64_t t) {
   if (t >= 0) p.varint(packet::kTimestamp, t);
   p.varint(packet::kSequenceId, kSequence);
   p.message(field, body);
-  ProtoEncoder wrap;
-  wrap.message(kTracePacket, p);
-  out_->write(wrap.data());
+  // Trace.packet's key and length, then the packet: no copy of it.
+  ProtoEncoder head;
+  head.lengthHeader(kTracePacket, uint64_t(p.size()));
+  out_->write(head.data());
+  out_->write(p.data());
 }
 
 void PerfettoSink::process(const SessionInfo &info, int cpuCount) {
@@ -140,6 +142,7 @@ void PerfettoSink::counterTrack(uint64_t uuid, const QString &name, const char *
 void PerfettoSink::thread(const ExportThread &t) {
   const QString name = t.name + (t.probe ? QStringLiteral(" [probe]") : QString());
   comm_.insert(t.tid, name);
+  commUtf8_.insert(t.tid, name.toUtf8());
   ProtoEncoder thd;
   thd.varint(thr::kPid, pid());
   thd.varint(thr::kTid, t.tid);
@@ -162,7 +165,7 @@ void PerfettoSink::thread(const ExportThread &t) {
 void PerfettoSink::taskState(uint32_t tid, int64_t t, int state, int cpu) {
   ProtoEncoder e;
   if (state == task::kRunning && cpu >= 0) e.varint(task::kCpu, uint32_t(cpu));
-  e.string(task::kComm, comm_.value(tid));
+  e.bytes(task::kComm, commUtf8_.value(tid));
   e.varint(task::kTid, tid);
   e.varint(task::kState, uint64_t(state));
   packet(packet::kTaskState, e, t);
@@ -210,7 +213,7 @@ void PerfettoSink::wait(const ExportWait &w) {
     ProtoEncoder b;
     b.varint(event::kType, event::kSliceBegin);
     b.varint(event::kTrackUuid, on);
-    b.string(event::kCategories, QStringLiteral("object"));
+    b.string(event::kCategories, QLatin1String("object"));
     b.string(event::kName, QLatin1String(finalStateLabel(w.state)));
     packet(packet::kTrackEvent, b, w.start);
     ProtoEncoder e;
@@ -222,7 +225,7 @@ void PerfettoSink::wait(const ExportWait &w) {
   ProtoEncoder b;
   b.varint(event::kType, event::kSliceBegin);
   b.varint(event::kTrackUuid, trackUuid);
-  b.string(event::kCategories, QStringLiteral("wait"));
+  b.string(event::kCategories, QLatin1String("wait"));
   b.string(event::kName, QLatin1String(finalStateLabel(w.state)));
   annotate(&b, "object", w.object);
   annotate(&b, "call_site", w.callSite);
@@ -236,8 +239,8 @@ void PerfettoSink::wait(const ExportWait &w) {
     ProtoEncoder r;
     r.varint(event::kType, event::kInstant);
     r.varint(event::kTrackUuid, kThreadTrack | w.releaser);
-    r.string(event::kCategories, QStringLiteral("wakeup"));
-    r.string(event::kName, QStringLiteral("release"));
+    r.string(event::kCategories, QLatin1String("wakeup"));
+    r.string(event::kName, QLatin1String("release"));
     annotate(&r, "object", w.object);
     r.fixed64(event::kFlowIds, id);
     packet(packet::kTrackEvent, r, w.end);
@@ -273,7 +276,7 @@ void PerfettoSink::userSpan(uint32_t tid, const QString &userThread, int64_t sta
   ProtoEncoder b;
   b.varint(event::kType, event::kSliceBegin);
   b.varint(event::kTrackUuid, uuid);
-  b.string(event::kCategories, QStringLiteral("user_thread"));
+  b.string(event::kCategories, QLatin1String("user_thread"));
   b.string(event::kName, userThread);
   packet(packet::kTrackEvent, b, start);
   ProtoEncoder e;

@@ -54,6 +54,7 @@ class PerfettoSink : public TimelineSink {
   void counterTrack(uint64_t uuid, const QString &name, const char *unit);
   ExportOutput *out_;
   QHash<uint32_t, QString> comm_;  // thread names, by tid
+  QHash<uint32_t, QByteArray> commUtf8_;  // the same as sent, once per thread
   // The last task state sent per thread (RUNNING twice in a row is an
   // error to Perfetto: a move to another CPU goes through RUNNABLE).
   QHash<uint32_t, int> lastState_;

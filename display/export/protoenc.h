@@ -34,7 +34,14 @@ class ProtoEncoder {
   }
   void bytes(uint32_t field, const QByteArray &b) { bytes(field, b.constData(), b.size()); }
   void string(uint32_t field, const QString &s) { bytes(field, s.toUtf8()); }
+  void string(uint32_t field, QLatin1String s) { bytes(field, s.data(), s.size()); }
   void message(uint32_t field, const ProtoEncoder &m) { bytes(field, m.buf_); }
+  // The key and length of a length-delimited field whose bytes follow
+  // elsewhere (a TracePacket written straight to the output).
+  void lengthHeader(uint32_t field, uint64_t n) {
+    key(field, kLength);
+    raw(n);
+  }
   // A packed repeated varint field.
   template <typename Values>
   void packed(uint32_t field, const Values &values) {
@@ -50,11 +57,14 @@ class ProtoEncoder {
  private:
   void key(uint32_t field, WireType t) { raw((uint64_t(field) << 3) | t); }
   void raw(uint64_t v) {
+    char b[10];
+    int n = 0;
     while (v >= 0x80) {
-      buf_.append(char((v & 0x7f) | 0x80));
+      b[n++] = char((v & 0x7f) | 0x80);
       v >>= 7;
     }
-    buf_.append(char(v));
+    b[n++] = char(v);
+    buf_.append(b, n);
   }
   QByteArray buf_;
 };

@@ -12,6 +12,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "comparepages.h"
 #include "exportaction.h"
 #include "exportformats.h"
 #include "framedecoder.h"
@@ -23,11 +24,11 @@
 class TestExportDisplay : public QObject {
   Q_OBJECT
 
-  static std::unique_ptr<tmui::SessionView> page() {
+  static std::unique_ptr<tmui::SessionView> page(const synth::Workload &w = synth::Workload{}) {
     auto *model = new tmon::SessionModel;
     auto p = std::make_unique<tmui::SessionView>(model, tmui::SessionView::Source::Replay);
     tmon::FrameDecoder decoder(model);
-    const QByteArray bytes = synth::stream(synth::Workload{});
+    const QByteArray bytes = synth::stream(w);
     decoder.feed(bytes.constData(), size_t(bytes.size()));
     model->markEnded();
     model->settleNow();
@@ -101,6 +102,22 @@ class TestExportDisplay : public QObject {
     QFile f(c.path);
     QVERIFY(f.open(QIODevice::ReadOnly));
     QCOMPARE(f.read(2), QByteArray("\x1f\x8b"));
+  }
+
+  // File > Compare with: a session with contention against one without.
+  void comparesTwoPages() {
+    auto before = page();
+    synth::Workload calm;
+    calm.contention = false;
+    auto after = page(calm);
+    const QString text = comparePages(*before, *after);
+    QVERIFY2(text.contains("wall time"), qPrintable(text));
+    QVERIFY2(text.contains(QRegularExpression("the wait on `[^`]+` is gone")), qPrintable(text));
+    std::unique_ptr<QDialog> d(makeCompareDialog(nullptr, "before.tmcap", "after.tmcap", text));
+    d->show();
+    QVERIFY(QTest::qWaitForWindowExposed(d.get()));
+    const QString shot = qEnvironmentVariable("THREADMON_COMPARE_SHOT");
+    if (!shot.isEmpty()) d->grab().save(shot);
   }
 };
 
