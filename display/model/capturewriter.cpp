@@ -35,7 +35,7 @@ bool CaptureWriter::fail(const QString &what) {
   return false;
 }
 
-bool CaptureWriter::open(const QString &path) {
+bool CaptureWriter::open(const QString &path, bool exclusive) {
   close();
   file_.setFileName(path);
   frames_ = 0;
@@ -46,7 +46,8 @@ bool CaptureWriter::open(const QString &path) {
     summarizer_ = std::make_unique<Summarizer>([this](const std::vector<uint8_t> &p) {
       appendFramed(&summaryFrames_, p.data(), uint32_t(p.size()));
     });
-  if (!file_.open(QIODevice::WriteOnly | QIODevice::Truncate)) return fail("cannot create");
+  if (!file_.open(QIODevice::WriteOnly | (exclusive ? QIODevice::NewOnly : QIODevice::Truncate)))
+    return fail("cannot create");
   uint8_t header[TM_HEADER_BYTES];
   tm_header_encode_major(header, TM_FORMAT_MAJOR_BLOCKS);
   if (file_.write(reinterpret_cast<const char *>(header), TM_HEADER_BYTES) != TM_HEADER_BYTES)

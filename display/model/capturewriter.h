@@ -28,7 +28,8 @@ class CaptureWriter {
   CaptureWriter &operator=(const CaptureWriter &) = delete;
 
   // Creates/truncates path and writes the header; false with error() set.
-  bool open(const QString &path);
+  // Exclusive: only a file that did not exist (never through a symlink).
+  bool open(const QString &path, bool exclusive = false);
   // Before open(): whether to write Summary records. They cost a second
   // fold of every frame (about as much CPU as a reader's load).
   void setSummaries(bool on) { summaries_ = on; }

@@ -2,10 +2,12 @@
 
 #include <sys/socket.h>
 
+#include <QSslSocket>
 #include <QTcpSocket>
 #include <QtGlobal>
 
 #include "decodethread.h"
+#include "linkpsk.h"
 #include "replyframes.h"
 #include "tokencheck.h"
 
@@ -23,8 +25,9 @@ constexpr int kLingerMs = 1000;
 }  // namespace
 
 ProbeConnection::ProbeConnection(QTcpSocket *socket, const QByteArray &requiredToken,
-                                 QObject *parent, int helloDeadlineMs)
-    : QObject(parent), socket_(socket), requiredToken_(requiredToken) {
+                                 QObject *parent, int helloDeadlineMs, const QByteArray &linkPsk,
+                                 int handshakeDelayMs)
+    : QObject(parent), socket_(socket), requiredToken_(requiredToken), linkPsk_(linkPsk) {
   tm_decoder_init(&decoder_);
   tm_decoder_set_max_frame(&decoder_, TM_MAX_HELLO_BYTES);
   clock_.start();
@@ -32,9 +35,34 @@ ProbeConnection::ProbeConnection(QTcpSocket *socket, const QByteArray &requiredT
   socket_->setParent(this);
   socket_->setReadBufferSize(kHandshakeReadBytes);
   peer_ = QStringLiteral("%1:%2").arg(socket_->peerAddress().toString()).arg(socket_->peerPort());
-  connect(socket_, &QTcpSocket::readyRead, this, [this] { consume(socket_->readAll()); });
+  if (linkPsk_.isEmpty()) {
+    connect(socket_, &QTcpSocket::readyRead, this, &ProbeConnection::readSocket);
+  } else {
+    // The TLS key proves the token; the Hello's is not looked at.
+    requiredToken_.clear();
+    auto *tls = qobject_cast<QSslSocket *>(socket_);
+    Q_ASSERT(tls);
+    connect(tls, &QSslSocket::encrypted, this, [this] { authenticated_ = true; });
+    connect(tls, &QSslSocket::errorOccurred, this, [this, tls](QAbstractSocket::SocketError e) {
+      if (authenticated_ || tls->mode() != QSslSocket::SslServerMode ||
+          e == QAbstractSocket::RemoteHostClosedError)
+        return;
+      failedAuthentication_ = true;
+      // No Refusal: the peer could not read it without the key.
+      refuse(THREADMON__REFUSAL_REASON__REFUSED_TOKEN,
+             tr("TLS handshake failed (a wrong token?): %1").arg(tls->errorString()), false,
+             false);
+    });
+    const int delay = qMax(0, handshakeDelayMs);
+    QTimer::singleShot(delay, this, [this] {
+      if (!socket_ || state_ != State::Handshake) return;
+      connect(socket_, &QTcpSocket::readyRead, this, &ProbeConnection::sniffLink);
+      sniffLink();
+    });
+    helloDeadlineMs += delay;
+  }
   connect(socket_, &QTcpSocket::disconnected, this, [this] {
-    consume(socket_->readAll());
+    if (authenticated_ || linkPsk_.isEmpty()) consume(socket_->readAll());
     finish();
   });
   helloDeadline_.setSingleShot(true);
@@ -45,6 +73,29 @@ ProbeConnection::ProbeConnection(QTcpSocket *socket, const QByteArray &requiredT
                .arg(bytes_));
   });
   helloDeadline_.start(helloDeadlineMs);
+}
+
+void ProbeConnection::readSocket() { consume(socket_->readAll()); }
+
+// A TLS link's first byte says who called: a TLS client (a handshake
+// record), a probe that speaks plainly (the stream's magic), or neither.
+void ProbeConnection::sniffLink() {
+  auto *tls = static_cast<QSslSocket *>(socket_);
+  char first = 0;
+  if (!tls || tls->mode() != QSslSocket::UnencryptedMode || tls->peek(&first, 1) != 1) return;
+  disconnect(tls, &QTcpSocket::readyRead, this, &ProbeConnection::sniffLink);
+  if (first == 0x16) {
+    connect(tls, &QTcpSocket::readyRead, this, &ProbeConnection::readSocket);
+    startLinkServer(tls, linkPsk_);
+  } else if (first == TM_MAGIC[0]) {
+    refuse(THREADMON__REFUSAL_REASON__REFUSED_TOKEN,
+           tr("this display takes encrypted links only: stream to it with threadmon run "
+              "--token-file F (the display's token)"));
+  } else {
+    refuse(THREADMON__REFUSAL_REASON__REFUSED_HELLO,
+           tr("neither TLS nor a threadmon stream (first byte 0x%1)")
+               .arg(static_cast<unsigned char>(first), 2, 16, QLatin1Char('0')));
+  }
 }
 
 ProbeConnection::~ProbeConnection() {
@@ -112,6 +163,12 @@ void ProbeConnection::fail(const QString &message) {
   if (state_ == State::Handshake) {
     // A stream damaged before its Hello passed is a stranger's, refused.
     const bool badVersion = decoder_.format_major && decoder_.format_major != TM_FORMAT_MAJOR;
+    if (handshakeBytes_.startsWith("\x16\x03")) {
+      refuse(THREADMON__REFUSAL_REASON__REFUSED_HELLO,
+             tr("a TLS client, but this display has no token, so its links are plain: start "
+                "it with --token-file"));
+      return;
+    }
     refuse(badVersion ? THREADMON__REFUSAL_REASON__REFUSED_PROTOCOL
                       : THREADMON__REFUSAL_REASON__REFUSED_HELLO,
            message);
@@ -125,14 +182,17 @@ void ProbeConnection::fail(const QString &message) {
 }
 
 void ProbeConnection::refuse(Threadmon__RefusalReason reason, const QString &message,
-                             bool linger) {
+                             bool linger, bool answer) {
   if (state_ != State::Handshake) return;
   state_ = State::Failed;
   error_ = message;
   refusalReason_ = reason;
   helloDeadline_.stop();
   handshakeBytes_.clear();
-  if (socket_) socket_->write(refusalFrame(reason, message));
+  // A TLS peer mid-handshake could not read a Refusal.
+  const auto *tls = linkPsk_.isEmpty() ? nullptr : static_cast<QSslSocket *>(socket_);
+  if (tls && tls->mode() != QSslSocket::UnencryptedMode && !tls->isEncrypted()) answer = false;
+  if (socket_ && answer) socket_->write(refusalFrame(reason, message));
   closeSocket(linger);
 }
 

@@ -1,6 +1,9 @@
 #include "probelistener.h"
 
+#include <QSslSocket>
 #include <QTcpSocket>
+
+#include "linkpsk.h"
 
 namespace tmnet {
 
@@ -13,17 +16,40 @@ namespace {
 constexpr int kLogLinesPerWindow = 20;
 constexpr qint64 kLogWindowMs = 10000;
 constexpr int kSummaryAfterMs = 2000;
+// Addresses remembered for their failures, at most.
+constexpr int kMaxStruckAddresses = 4096;
+// A handshake never waits longer than this, however many failures queue.
+constexpr qint64 kMaxQueuedDelayMs = 10000;
 
 }  // namespace
 
-ProbeListener::ProbeListener(const QByteArray &token, QObject *parent)
+void LinkServer::incomingConnection(qintptr descriptor) {
+  if (!tls) {
+    QTcpServer::incomingConnection(descriptor);
+    return;
+  }
+  auto *socket = new QSslSocket(this);
+  if (!socket->setSocketDescriptor(descriptor)) {
+    delete socket;
+    return;
+  }
+  addPendingConnection(socket);
+}
+
+ProbeListener::ProbeListener(const QByteArray &token, QObject *parent, Link link)
     : QObject(parent), token_(token) {
+  if (link == Link::TlsWithToken) psk_ = linkPsk(token);
+  server_.tls = !psk_.isEmpty();
+  clock_.start();
   connect(&server_, &QTcpServer::newConnection, this, &ProbeListener::onNewConnection);
   summaryTimer_.setSingleShot(true);
   connect(&summaryTimer_, &QTimer::timeout, this, &ProbeListener::logSummary);
 }
 
 QString ProbeListener::listen(const ListenAddress &addr) {
+  if (encrypted() && !linkTlsAvailable())
+    return tr("a token makes every link TLS, and this Qt has no TLS backend with PSK "
+              "(Debian: the libssl3 package)");
   if (server_.listen(addr.host, addr.port)) return QString();
   return tr("cannot listen on %1:%2: %3")
       .arg(addr.host.toString())
@@ -69,10 +95,51 @@ void ProbeListener::logSummary() {
   evictedUnlogged_ = refusedUnlogged_ = 0;
 }
 
+int ProbeListener::handshakeDelayFor(const QString &address) {
+  auto it = strikes_.find(address);
+  if (it == strikes_.end()) return 0;
+  const qint64 now = clock_.elapsed();
+  if (now - it->lastMs > kForgetMs) {
+    strikes_.erase(it);
+    return 0;
+  }
+  const qint64 step = qMin<qint64>(qint64(kFirstDelayMs) << qMin(it->count - 1, 16), kMaxDelayMs);
+  // One handshake at a time from there: parallel guesses queue.
+  const qint64 start = qMin(qMax(now + step, it->nextMs), now + kMaxQueuedDelayMs);
+  it->nextMs = start + step;
+  return int(start - now);
+}
+
+void ProbeListener::countFailure(const QString &address) {
+  const qint64 now = clock_.elapsed();
+  if (strikes_.size() >= kMaxStruckAddresses) {
+    for (auto it = strikes_.begin(); it != strikes_.end();)
+      it = now - it->lastMs > kForgetMs ? strikes_.erase(it) : std::next(it);
+    if (strikes_.size() >= kMaxStruckAddresses) strikes_.clear();
+  }
+  Strikes &s = strikes_[address];
+  ++s.count;
+  s.lastMs = now;
+}
+
+// Strangers go first: a connection that proved the key (encrypted, its
+// Hello on the way) is closed only when every waiting one did.
+void ProbeListener::evictOne() {
+  for (ProbeConnection *c : std::as_const(pending_)) {
+    if (!c->authenticated()) {
+      c->evict();
+      return;
+    }
+  }
+  pending_.first()->evict();
+}
+
 void ProbeListener::onNewConnection() {
   while (QTcpSocket *socket = server_.nextPendingConnection()) {
-    if (pending_.size() >= maxPending_) pending_.first()->evict();
-    auto *conn = new ProbeConnection(socket, token_, this, helloDeadlineMs_);
+    if (pending_.size() >= maxPending_) evictOne();
+    const QString address = socket->peerAddress().toString();
+    const int delay = encrypted() ? handshakeDelayFor(address) : 0;
+    auto *conn = new ProbeConnection(socket, token_, this, helloDeadlineMs_, psk_, delay);
     pending_.append(conn);
     // Until the Hello is checked the connection is only the listener's; a
     // refused one never becomes a session.
@@ -80,9 +147,10 @@ void ProbeListener::onNewConnection() {
       pending_.removeOne(conn);
       emit sessionAccepted(conn);
     });
-    connect(conn, &ProbeConnection::closed, this, [this, conn] {
+    connect(conn, &ProbeConnection::closed, this, [this, conn, address] {
       if (conn->wasAccepted()) return;
       pending_.removeOne(conn);
+      if (conn->failedAuthentication()) countFailure(address);
       if (conn->state() == ProbeConnection::State::Failed) {
         logRefusal(conn);
         emit sessionRefused(conn->peer(), conn->error());
