@@ -148,9 +148,24 @@ static int dial(const char **why) {
   return s;
 }
 
-/* One line for a failed handshake, from OpenSSL's reason. */
-static const char *handshake_problem(unsigned long e, char *buf, size_t n) {
+/* Notes that the display answered our ClientHello with a ServerHello: it
+ * speaks TLS, and took our cipher. */
+static void on_message(int write_p, int version, int content_type, const void *buf, size_t len,
+                       SSL *ssl, void *arg) {
+  (void)version;
+  (void)ssl;
+  if (!write_p && content_type == SSL3_RT_HANDSHAKE && len > 0 &&
+      ((const unsigned char *)buf)[0] == SSL3_MT_SERVER_HELLO)
+    *(bool *)arg = true;
+}
+
+/* One line for a failed handshake, from OpenSSL's reason. A display that
+ * answered with a ServerHello and then closed took our key for a wrong one
+ * (Qt closes without an alert). */
+static const char *handshake_problem(unsigned long e, bool server_hello, char *buf, size_t n) {
   int reason = ERR_GET_REASON(e);
+  if (server_hello && (e == 0 || reason == SSL_R_UNEXPECTED_EOF_WHILE_READING))
+    return "wrong token (the display's token differs)";
   if (reason == SSL_R_WRONG_VERSION_NUMBER || reason == SSL_R_PACKET_LENGTH_TOO_LONG ||
       reason == SSL_R_RECORD_LENGTH_MISMATCH || reason == SSL_R_UNEXPECTED_EOF_WHILE_READING ||
       e == 0)
@@ -171,11 +186,15 @@ static SSL *connect_tls(SSL_CTX *ctx, int *fd_out, const char **why, char *buf, 
   if (s < 0) return NULL;
   SSL *ssl = SSL_new(ctx);
   SSL_set_fd(ssl, s);
+  bool server_hello = false;
+  SSL_set_msg_callback(ssl, on_message);
+  SSL_set_msg_callback_arg(ssl, &server_hello);
   ERR_clear_error();
   int64_t deadline = now_ms() + CONNECT_TIMEOUT_MS;
   for (;;) {
     int r = SSL_connect(ssl);
     if (r == 1) {
+      SSL_set_msg_callback(ssl, NULL);
       *fd_out = s;
       return ssl;
     }
@@ -183,7 +202,7 @@ static SSL *connect_tls(SSL_CTX *ctx, int *fd_out, const char **why, char *buf, 
     short ev = e == SSL_ERROR_WANT_READ ? POLLIN : e == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
     if (ev && wait_fd(s, ev, deadline) > 0) continue;
     *why = ev ? "no TLS answer within 5 s (is it a threadmon display?)"
-              : handshake_problem(ERR_peek_last_error(), buf, n);
+              : handshake_problem(ERR_peek_last_error(), server_hello, buf, n);
     SSL_free(ssl);
     close(s);
     return NULL;

@@ -265,6 +265,16 @@ bool ProbeConnection::checkHello(const uint8_t *payload, uint32_t len) {
   const uint32_t version = hello->protocol_version;
   const QByteArray token(hello->token ? hello->token : "");
   threadmon__frame__free_unpacked(frame, nullptr);
+  // A probe streams plain frames (format 1). Format 2's zstd blocks are for
+  // files: live, a few KiB of them could inflate to gigabytes of frames.
+  if (decoder_.format_major != TM_FORMAT_MAJOR) {
+    refuse(THREADMON__REFUSAL_REASON__REFUSED_PROTOCOL,
+           tr("a live stream is format %1 (plain frames); this one is format %2 (compressed "
+              "blocks are for files)")
+               .arg(TM_FORMAT_MAJOR)
+               .arg(decoder_.format_major));
+    return false;
+  }
   if (version != TM_PROTOCOL_VERSION) {
     refuse(THREADMON__REFUSAL_REASON__REFUSED_PROTOCOL,
            tr("probe speaks protocol version %1, this display speaks %2")

@@ -18,8 +18,6 @@ constexpr qint64 kLogWindowMs = 10000;
 constexpr int kSummaryAfterMs = 2000;
 // Addresses remembered for their failures, at most.
 constexpr int kMaxStruckAddresses = 4096;
-// A handshake never waits longer than this, however many failures queue.
-constexpr qint64 kMaxQueuedDelayMs = 10000;
 
 }  // namespace
 
@@ -103,11 +101,10 @@ int ProbeListener::handshakeDelayFor(const QString &address) {
     strikes_.erase(it);
     return 0;
   }
-  const qint64 step = qMin<qint64>(qint64(kFirstDelayMs) << qMin(it->count - 1, 16), kMaxDelayMs);
-  // One handshake at a time from there: parallel guesses queue.
-  const qint64 start = qMin(qMax(now + step, it->nextMs), now + kMaxQueuedDelayMs);
-  it->nextMs = start + step;
-  return int(start - now);
+  // Each waits alone, not queued behind the others: a stranger's failures
+  // must not hold a probe from the same address (NAT, loopback) past its
+  // deadline. Guesses in parallel are bounded by kMaxPending.
+  return int(qMin<qint64>(qint64(kFirstDelayMs) << qMin(it->count - 1, 16), kMaxDelayMs));
 }
 
 void ProbeListener::countFailure(const QString &address) {

@@ -7,9 +7,9 @@
 // Strangers cost little. Connections still waiting for their Hello are
 // capped: a newer one closes the oldest that has not proved the key, so
 // strangers holding idle connections cannot keep a probe out, nor run the
-// display out of descriptors. A peer address whose handshakes failed waits
-// before its next one, longer after each failure (capped), so guessing
-// tokens is slow.
+// display out of descriptors. A connection from an address whose handshakes
+// failed waits before its own, longer after each failure (capped), so
+// guessing tokens is slow: at most kMaxPending guesses per kMaxDelayMs.
 #ifndef THREADMON_NET_PROBELISTENER_H
 #define THREADMON_NET_PROBELISTENER_H
 
@@ -85,7 +85,6 @@ class ProbeListener : public QObject {
   struct Strikes {
     int count = 0;
     qint64 lastMs = 0;  // the last failure
-    qint64 nextMs = 0;  // the next handshake from there starts no earlier
   };
   QHash<QString, Strikes> strikes_;
   QElapsedTimer clock_;

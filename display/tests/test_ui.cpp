@@ -794,7 +794,7 @@ class TestUi : public QObject {
       QTest::qSkip("libthreadmon.so or the workload not built", __FILE__, __LINE__);
       return;
     }
-    tmnet::ProbeListener listener("e2e-token");
+    tmnet::ProbeListener listener("e2e-token", nullptr, tmnet::ProbeListener::Link::PlainForTests);
     QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
     std::vector<std::unique_ptr<tmui::SessionView>> pages;
     connect(&listener, &tmnet::ProbeListener::sessionAccepted, this,
