@@ -2,7 +2,7 @@
  * the probe would (docs/attach.md). One session per target: with several
  * PIDs, one child process each, their captures named FILE.PID.
  *
- *   threadmon-attach -p PID[,PID...] (-o FILE | --connect HOST:PORT [--token T])
+ *   threadmon-attach -p PID[,PID...] (-o FILE | --connect HOST:PORT|unix:PATH [--token T])
  *                    [--duration S] [--interval-ms N]
  *                    [--wait-exec FD] [--exit-status-fd FD]
  *
@@ -156,7 +156,14 @@ int main(int argc, char **argv) {
   if ((o.exec_fd >= 0 || o.status_fd >= 0) && npids > 1)
     return usage("--wait-exec and --exit-status-fd are for one target", NULL);
   char host[256];
-  if (connect) {
+  if (connect && !strncmp(connect, "unix:", 5)) {
+    /* threadmon-relay's socket (the encrypted link): the transport takes
+     * the whole "unix:PATH" as its host. */
+    if (strlen(connect) >= sizeof host) return usage("socket path too long", connect);
+    snprintf(host, sizeof host, "%s", connect);
+    o.host = host;
+    o.port = "";
+  } else if (connect) {
     const char *colon = strrchr(connect, ':');
     size_t len = colon ? (size_t)(colon - connect) : 0;
     if (!colon || !len || len >= sizeof host || !colon[1]) return usage("bad HOST:PORT", connect);

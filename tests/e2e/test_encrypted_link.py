@@ -202,6 +202,63 @@ def test_strangers_do_not_keep_a_probe_out():
     check(len(written) == 1, f"receive wrote {written}, expected the probe's capture")
 
 
+def test_several_probes_then_sigterm():
+    """Two probes at once; SIGTERM while both still stream: two captures,
+    each finished so that the report reads it."""
+    require_tools()
+    receiver = Receiver()
+    runs = [subprocess.Popen([sys.executable, tmtest.LAUNCHER, "run", "--connect",
+                              f"127.0.0.1:{receiver.port}", "--token-file", token_file(TOKEN),
+                              "--", workload("cond_wait"), "--delay-ms", "300", "--repeats",
+                              "30"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and receiver.log().count("recording pid") < 2:
+            time.sleep(0.1)
+        time.sleep(1)
+        written = receiver.stop()  # the programs still run
+    finally:
+        for r in runs:
+            r.kill()
+            r.wait()
+    if not check(len(written) == 2, f"receive wrote {written}, expected 2 captures"):
+        return
+    pids = set()
+    for path in written:
+        rep = tmtest.report_json(path)
+        pids.add(rep["process"].get("pid"))
+        names = thread_names(rep)
+        check("sleeper" in names and "signaller" in names, f"{path}: threads {names}")
+    check(len(pids) == 2, f"both captures are of pids {pids}")
+
+
+def test_attach_streams_through_the_relay():
+    """run --connect -p with a token: threadmon-attach streams through the
+    relay too, and the receiver records the target."""
+    require_tools()
+    attach = os.path.join(tmtest.BUILD, "attach", "threadmon-attach")
+    if not os.path.exists(attach):
+        raise tmtest.Skip("threadmon-attach is not built")
+    receiver = Receiver()
+    target = subprocess.Popen([workload("cond_wait"), "--delay-ms", "300", "--repeats", "20"],
+                              stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.3)
+        run = launcher("run", "--connect", f"127.0.0.1:{receiver.port}", "--token-file",
+                       token_file(TOKEN), "-p", str(target.pid), "--duration", "1")
+        check(run.returncode == 0, f"run -p exited {run.returncode}: {run.stderr}")
+        time.sleep(0.5)
+    finally:
+        target.kill()
+        target.wait()
+        written = receiver.stop()
+    if check(len(written) == 1, f"receive wrote {written}, expected one capture"):
+        rep = tmtest.report_json(written[0])
+        check(rep["process"].get("pid") == target.pid,
+              f"the capture is of pid {rep['process'].get('pid')}, not {target.pid}")
+
+
 def openssl_client(port, token):
     """One handshake by the openssl command-line client with the token's
     key: (status, output, seconds)."""

@@ -181,14 +181,14 @@ def test_streamed_to_a_display():
     prog = static_threads()
     listener = tmtest.Listener()
     log = capture_path("connect")
-    r = run(scratch_launcher(), ["run", "--connect", f"127.0.0.1:{listener.port}", "--token",
-                                 "t0k", "--", prog, "--seconds", "0.1", "--exit", "4"],
+    r = run(scratch_launcher(), ["run", "--connect", f"127.0.0.1:{listener.port}",
+                                 "--", prog, "--seconds", "0.1", "--exit", "4"],
             env={"FAKE_LOG": log})
     check(r.returncode == 4, f"exit status {r.returncode}, expected the program's 4: {r.stderr}")
     with open(log + ".log") as f:
         logged = json.load(f)
-    check(logged["argv"][2:6] == ["--connect", f"127.0.0.1:{listener.port}", "--token", "t0k"],
-          f"threadmon-attach -p PID --connect HOST:PORT --token T, got {logged['argv']}")
+    check(logged["argv"][2:4] == ["--connect", f"127.0.0.1:{listener.port}"],
+          f"threadmon-attach -p PID --connect HOST:PORT, got {logged['argv']}")
     check(os.path.realpath(logged["exe_at_attach"]) != os.path.realpath(prog),
           "held before its exec until the sampler connected")
 
