@@ -179,8 +179,12 @@ int main(int argc, char **argv) {
   qunsetenv("THREADMON_TOKEN");
   QString error = tmnet::tokenProblem(token);
   tmnet::ListenAddress addr;
-  if (error.isEmpty() && tmnet::parseListenAddress(listenText, &addr, &error))
-    error = tmnet::checkListenPolicy(addr, token, false);
+  // Plain TCP on loopback only: from the network, a token (and so TLS).
+  if (error.isEmpty() && tmnet::parseListenAddress(listenText, &addr, &error) &&
+      !addr.host.isLoopback() && token.isEmpty())
+    error = QStringLiteral("listening on %1 takes probes from the network: give a token "
+                           "(--token-file F), which makes every link TLS")
+                .arg(addr.host.toString());
   if (!error.isEmpty()) return usage(qPrintable(error));
   if (!QDir().mkpath(outDir) || !QFileInfo(outDir).isDir())
     return usage(qPrintable(QStringLiteral("cannot create the directory %1").arg(outDir)));
