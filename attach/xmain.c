@@ -4,6 +4,9 @@
  *
  *   threadmon-attach -p PID[,PID...] (-o FILE | --connect HOST:PORT|unix:PATH [--token T])
  *                    [--duration S] [--interval-ms N]
+ *
+ * The token is better given as THREADMON_TOKEN: a command line is visible
+ * to every local user.
  *                    [--wait-exec FD] [--exit-status-fd FD]
  *
  * The last two are the launcher's, for a program it started itself and
@@ -28,7 +31,8 @@
 #define MAX_PIDS 64
 
 static const char usage_text[] =
-    "usage: threadmon-attach -p PID[,PID...] (-o FILE | --connect HOST:PORT [--token T]) "
+    "usage: threadmon-attach -p PID[,PID...] (-o FILE | --connect HOST:PORT|unix:PATH "
+    "[--token T]) "
     "[--duration S] [--interval-ms N] [--wait-exec FD] [--exit-status-fd FD]";
 
 static int usage(const char *why, const char *arg) {
@@ -130,6 +134,8 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--connect")) {
       connect = v;
     } else if (!strcmp(a, "--token")) {
+      fprintf(stderr, "threadmon-attach: warning: --token on a command line is visible to every "
+              "local user (ps); use THREADMON_TOKEN\n");
       o.token = v;
     } else if (!strcmp(a, "--duration")) {
       char *end;
@@ -156,12 +162,11 @@ int main(int argc, char **argv) {
   if ((o.exec_fd >= 0 || o.status_fd >= 0) && npids > 1)
     return usage("--wait-exec and --exit-status-fd are for one target", NULL);
   char host[256];
-  if (connect && !strncmp(connect, "unix:", 5)) {
-    /* threadmon-relay's socket (the encrypted link): the transport takes
-     * the whole "unix:PATH" as its host. */
-    if (strlen(connect) >= sizeof host) return usage("socket path too long", connect);
-    snprintf(host, sizeof host, "%s", connect);
-    o.host = host;
+  if (connect && !strncmp(connect, TM_UNIX_PREFIX, strlen(TM_UNIX_PREFIX))) {
+    if (connect[strlen(TM_UNIX_PREFIX)] != '/' || strlen(connect) >= sizeof host ||
+        strlen(connect) - strlen(TM_UNIX_PREFIX) >= TM_UNIX_PATH_BYTES)
+      return usage("bad unix:/absolute/path", connect);
+    o.host = connect; /* whole, as the probe's config keeps it */
     o.port = "";
   } else if (connect) {
     const char *colon = strrchr(connect, ':');

@@ -24,6 +24,8 @@
 #include "threadmon.pb-c.h"
 #include "tmwire.h"
 
+class QIODevice;
+class QLocalSocket;
 class QTcpSocket;
 
 namespace tmnet {
@@ -47,6 +49,11 @@ class ProbeConnection : public QObject {
   ProbeConnection(QTcpSocket *socket, const QByteArray &requiredToken,
                   QObject *parent = nullptr, int helloDeadlineMs = kHelloDeadlineMs,
                   const QByteArray &linkPsk = QByteArray(), int handshakeDelayMs = 0);
+  // A Unix socket's peer (whose user the listener checked); peer() is
+  // "unix:pid N". (No defaults: ProbeConnection(nullptr, token) is a TCP
+  // one without a socket, as the tests make.)
+  ProbeConnection(QLocalSocket *socket, const QByteArray &requiredToken, QObject *parent,
+                  int helloDeadlineMs);
   ~ProbeConnection() override;
 
   State state() const { return state_; }
@@ -112,8 +119,11 @@ class ProbeConnection : public QObject {
   void startDecodeThread();
   void readSocket();
   void sniffLink();
+  void adoptSocket(QIODevice *socket, const QString &peer, int helloDeadlineMs);
+  void startTls(int handshakeDelayMs);
+  void onSocketClosed(QIODevice *socket, std::function<void()> done);
 
-  QTcpSocket *socket_ = nullptr;
+  QIODevice *socket_ = nullptr;  // a QTcpSocket or a QLocalSocket
   QByteArray requiredToken_;
   QByteArray linkPsk_;
   bool failedAuthentication_ = false;

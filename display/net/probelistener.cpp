@@ -1,5 +1,11 @@
 #include "probelistener.h"
 
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <QFile>
+#include <QLocalSocket>
 #include <QSslSocket>
 #include <QTcpSocket>
 
@@ -40,11 +46,26 @@ ProbeListener::ProbeListener(const QByteArray &token, QObject *parent, Link link
   server_.tls = !psk_.isEmpty();
   clock_.start();
   connect(&server_, &QTcpServer::newConnection, this, &ProbeListener::onNewConnection);
+  connect(&localServer_, &QLocalServer::newConnection, this,
+          &ProbeListener::onNewLocalConnection);
   summaryTimer_.setSingleShot(true);
   connect(&summaryTimer_, &QTimer::timeout, this, &ProbeListener::logSummary);
 }
 
 QString ProbeListener::listen(const ListenAddress &addr) {
+  if (!addr.unixPath.isEmpty()) {
+    // A name already there is refused (it may be another display's, or
+    // planted), never replaced: Qt binds in a directory of its own and
+    // renames the socket into place, over whatever had the name.
+    struct stat st;
+    if (lstat(QFile::encodeName(addr.unixPath).constData(), &st) == 0)
+      return tr("cannot listen on unix:%1: the name exists already").arg(addr.unixPath);
+    // Read and write for the owner only: the peer check below is the
+    // proof, the mode a second fence.
+    localServer_.setSocketOptions(QLocalServer::UserAccessOption);
+    if (localServer_.listen(addr.unixPath)) return QString();
+    return tr("cannot listen on unix:%1: %2").arg(addr.unixPath, localServer_.errorString());
+  }
   if (encrypted() && !linkTlsAvailable())
     return tr("a token makes every link TLS, and this Qt has no TLS backend with PSK "
               "(Debian: the libssl3 package)");
@@ -56,6 +77,7 @@ QString ProbeListener::listen(const ListenAddress &addr) {
 }
 
 QString ProbeListener::addressText() const {
+  if (localServer_.isListening()) return QStringLiteral("unix:") + localServer_.fullServerName();
   return QStringLiteral("%1:%2").arg(server_.serverAddress().toString()).arg(server_.serverPort());
 }
 
@@ -133,28 +155,53 @@ void ProbeListener::evictOne() {
 
 void ProbeListener::onNewConnection() {
   while (QTcpSocket *socket = server_.nextPendingConnection()) {
-    if (pending_.size() >= maxPending_) evictOne();
     const QString address = socket->peerAddress().toString();
     const int delay = encrypted() ? handshakeDelayFor(address) : 0;
-    auto *conn = new ProbeConnection(socket, token_, this, helloDeadlineMs_, psk_, delay);
-    pending_.append(conn);
-    // Until the Hello is checked the connection is only the listener's; a
-    // refused one never becomes a session.
-    connect(conn, &ProbeConnection::accepted, this, [this, conn] {
-      pending_.removeOne(conn);
-      emit sessionAccepted(conn);
-    });
-    connect(conn, &ProbeConnection::closed, this, [this, conn, address] {
-      if (conn->wasAccepted()) return;
-      pending_.removeOne(conn);
-      if (conn->failedAuthentication()) countFailure(address);
-      if (conn->state() == ProbeConnection::State::Failed) {
-        logRefusal(conn);
-        emit sessionRefused(conn->peer(), conn->error());
-      }
-      conn->deleteLater();
-    });
+    adopt(new ProbeConnection(socket, token_, this, helloDeadlineMs_, psk_, delay), address);
   }
+}
+
+void ProbeListener::onNewLocalConnection() {
+  while (QLocalSocket *socket = localServer_.nextPendingConnection()) {
+    struct ucred cred {};
+    socklen_t len = sizeof cred;
+    const int fd = int(socket->socketDescriptor());
+    const bool known = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0;
+    if (known && (cred.uid == getuid() || cred.uid == geteuid())) {
+      adopt(new ProbeConnection(socket, token_, this, helloDeadlineMs_));
+      continue;
+    }
+    const QString peer = known ? QStringLiteral("unix:pid %1").arg(cred.pid) : QStringLiteral("unix");
+    const QString why = known ? tr("runs as uid %1, not as this display's user (uid %2)")
+                                    .arg(cred.uid)
+                                    .arg(geteuid())
+                              : tr("cannot tell who it is (SO_PEERCRED failed)");
+    qWarning("threadmon-display: refused %s: %s", qPrintable(peer), qPrintable(why));
+    socket->abort();
+    socket->deleteLater();
+    emit sessionRefused(peer, why);
+  }
+}
+
+void ProbeListener::adopt(ProbeConnection *conn, const QString &address) {
+  if (pending_.size() >= maxPending_) evictOne();
+  pending_.append(conn);
+  // Until the Hello is checked the connection is only the listener's; a
+  // refused one never becomes a session.
+  connect(conn, &ProbeConnection::accepted, this, [this, conn] {
+    pending_.removeOne(conn);
+    emit sessionAccepted(conn);
+  });
+  connect(conn, &ProbeConnection::closed, this, [this, conn, address] {
+    if (conn->wasAccepted()) return;
+    pending_.removeOne(conn);
+    if (conn->failedAuthentication()) countFailure(address);
+    if (conn->state() == ProbeConnection::State::Failed) {
+      logRefusal(conn);
+      emit sessionRefused(conn->peer(), conn->error());
+    }
+    conn->deleteLater();
+  });
 }
 
 }  // namespace tmnet

@@ -1,5 +1,7 @@
-// The TCP server probes connect to. Each accepted socket becomes a
-// ProbeConnection; the app turns accepted connections into session tabs.
+// The TCP server (or Unix socket) probes connect to. Each accepted socket
+// becomes a ProbeConnection; the app turns accepted connections into
+// session tabs. A Unix socket's peer must run as the display's own user
+// (SO_PEERCRED): any other is closed before it is read, in one line.
 //
 // With a token every link is TLS with the token's key (linkpsk.h); without
 // one, plain TCP (the display listens on loopback only then).
@@ -16,6 +18,7 @@
 #include <QElapsedTimer>
 #include <QHash>
 #include <QList>
+#include <QLocalServer>
 #include <QObject>
 #include <QTcpServer>
 #include <QTimer>
@@ -73,12 +76,16 @@ class ProbeListener : public QObject {
 
  private:
   void onNewConnection();
+  void onNewLocalConnection();
+  // `address`: a TCP peer's, whose failed handshakes are counted.
+  void adopt(ProbeConnection *conn, const QString &address = QString());
   void logRefusal(const ProbeConnection *conn);
   void logSummary();
   void evictOne();
   void countFailure(const QString &address);
 
   LinkServer server_;
+  QLocalServer localServer_;
   QByteArray token_;
   QByteArray psk_;
   // Failed handshakes by peer address (docs/user-guide.md, threat model).

@@ -9,6 +9,7 @@
 //
 // It prints "listening ADDR:PORT" on stdout once listening, then
 // "wrote PATH (N frames)" as each capture is finished.
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -17,10 +18,12 @@
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QSocketNotifier>
 #include <QTimer>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 
@@ -116,16 +119,26 @@ class Receiver {
     for (int n = 1; n < 100; ++n) {
       const QString path =
           dir_.filePath(n == 1 ? base + ".tmcap" : QStringLiteral("%1-%2.tmcap").arg(base).arg(n));
-      if (w->open(path, true)) {
-        paths_[conn] = path;
-        std::fprintf(stderr, "threadmon-receive: recording pid %u from %s to %s\n", conn->pid(),
-                     qPrintable(conn->peer()), qPrintable(path));
-        return w;
+      // Exclusively: never over a file there, never through a link.
+      const int fd = ::open(QFile::encodeName(path).constData(),
+                            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (fd < 0 && errno == EEXIST) continue;
+      if (fd < 0) {
+        std::fprintf(stderr, "threadmon-receive: %s: cannot create: %s\n", qPrintable(path),
+                     std::strerror(errno));
+        return nullptr;
       }
-      if (QFileInfo::exists(path) || QFileInfo(path).isSymLink()) continue;
-      break;
+      const bool ok = w->openDescriptor(fd, path);
+      ::close(fd);
+      if (!ok) break;
+      paths_[conn] = path;
+      std::fprintf(stderr, "threadmon-receive: recording pid %u from %s to %s\n", conn->pid(),
+                   qPrintable(conn->peer()), qPrintable(path));
+      return w;
     }
-    std::fprintf(stderr, "threadmon-receive: %s\n", qPrintable(w->error()));
+    std::fprintf(stderr, "threadmon-receive: %s\n",
+                 qPrintable(w->error().isEmpty() ? QStringLiteral("no free name for ") + base
+                                                 : w->error()));
     return nullptr;
   }
 

@@ -35,7 +35,8 @@ pid = int(args[args.index("-p") + 1])
 if os.environ.get("FAKE_ATTACH") == "fail":
     print(f"threadmon-attach: proc: PID {pid} is not visible (stand-in refusal)", file=sys.stderr)
     sys.exit(1)
-log = {"argv": args, "exe_at_attach": os.readlink(f"/proc/{pid}/exe")}
+log = {"argv": args, "exe_at_attach": os.readlink(f"/proc/{pid}/exe"),
+       "token": os.environ.get("THREADMON_TOKEN")}
 if "--connect" in args:  # streaming: the session has begun once connected
     import socket
     host, port = args[args.index("--connect") + 1].rsplit(":", 1)
