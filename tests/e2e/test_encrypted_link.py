@@ -262,6 +262,43 @@ def test_attach_streams_through_the_relay():
               f"the capture is of pid {rep['process'].get('pid')}, not {target.pid}")
 
 
+def test_relay_keeps_its_socket_and_token_private():
+    """threadmon-relay as the launcher starts it: the token from a pipe (not
+    in its argv nor its environment), its socket in a 0700 directory of its
+    own that another user cannot connect to."""
+    require_tools()
+    read_end, write_end = os.pipe()
+    os.write(write_end, TOKEN.encode())
+    os.close(write_end)
+    env = {k: v for k, v in os.environ.items() if k != "THREADMON_TOKEN"}
+    env["THREADMON_TOKEN_FD"] = str(read_end)
+    relay = subprocess.Popen([RELAY, "--connect", "127.0.0.1:9"], env=env, pass_fds=(read_end,),
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    os.close(read_end)
+    try:
+        path = relay.stdout.readline().split()[1].removeprefix("unix:")
+        with open(f"/proc/{relay.pid}/cmdline", "rb") as f:
+            argv = f.read()
+        with open(f"/proc/{relay.pid}/environ", "rb") as f:
+            environ = f.read()
+        check(TOKEN.encode() not in argv + environ, "the token is in the relay's argv or environ")
+        st = os.stat(os.path.dirname(path))
+        check(st.st_mode & 0o777 == 0o700 and st.st_uid == os.geteuid(),
+              f"the relay's directory has mode {st.st_mode & 0o777:o}, owner {st.st_uid}")
+        if os.geteuid() == 0 and shutil.which("setpriv"):
+            other = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                    sys.executable, "-c",
+                                    "import socket,sys; s=socket.socket(socket.AF_UNIX); "
+                                    "s.connect(sys.argv[1])", path],
+                                   capture_output=True, text=True, timeout=10)
+            check(other.returncode != 0 and "Permission denied" in other.stderr,
+                  f"another user connected to the relay: {other.returncode} {other.stderr!r}")
+    finally:
+        relay.stdin.close()
+        relay.wait(timeout=10)
+    check(not os.path.exists(path), "the relay left its socket behind")
+
+
 def openssl_client(port, token):
     """One handshake by the openssl command-line client with the token's
     key: (status, output, seconds)."""
