@@ -164,12 +164,33 @@ void MainWindow::onSessionAccepted(tmnet::ProbeConnection *connection) {
   // The log says which probes got in, as it says which were refused.
   qInfo("threadmon-display: accepted %s: pid %u (%s)", qPrintable(connection->peer()),
         connection->pid(), qPrintable(connection->exe()));
+  closeOldestEndedSession();
   auto *live = new LiveSession(connection, flight_);
   addSession(live->page());
   statusBar()->showMessage(tr("Probe connected from %1 (pid %2)")
                                .arg(connection->peer())
                                .arg(connection->pid()),
                            5000);
+}
+
+void MainWindow::closeOldestEndedSession() {
+  int ended = 0;
+  int oldest = -1;
+  for (int i = 0; i < tabs_->count(); ++i) {
+    auto *page = qobject_cast<tmui::SessionView *>(tabs_->widget(i));
+    auto *live =
+        page ? page->findChild<LiveSession *>(QString(), Qt::FindDirectChildrenOnly) : nullptr;
+    const auto state = live ? live->connection()->state() : tmnet::ProbeConnection::State::Streaming;
+    if (state != tmnet::ProbeConnection::State::Ended &&
+        state != tmnet::ProbeConnection::State::Failed)
+      continue;
+    ++ended;
+    if (oldest < 0 && i != tabs_->currentIndex()) oldest = i;
+  }
+  if (ended < kMaxEndedSessions || oldest < 0) return;
+  qInfo("threadmon-display: closed the oldest ended session (%s) to keep at most %d",
+        qPrintable(tabs_->tabText(oldest)), kMaxEndedSessions);
+  closeTab(oldest);
 }
 
 void MainWindow::onSessionRefused(const QString &peer, const QString &reason) {

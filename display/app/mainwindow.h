@@ -25,6 +25,8 @@ class SessionView;
 class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
+  // Ended live sessions kept open (tabs); older ones are closed and freed.
+  static constexpr int kMaxEndedSessions = 32;
   explicit MainWindow(QWidget *parent = nullptr);
 
   // Starts listening; "" or one error line.
@@ -48,6 +50,9 @@ class MainWindow : public QMainWindow {
  private:
   void onSessionAccepted(tmnet::ProbeConnection *connection);
   void onSessionRefused(const QString &peer, const QString &reason);
+  // Past kMaxEndedSessions ended live sessions, closes the oldest (not the
+  // one shown): what a display has seen must not cost it memory for ever.
+  void closeOldestEndedSession();
   void chooseCapture();
   void recordCurrent();
   void saveLastCurrent();

@@ -3,10 +3,12 @@
 #include <sys/socket.h>
 
 #include <QLocalSocket>
+#include <QSslSocket>
 #include <QTcpSocket>
 #include <QtGlobal>
 
 #include "decodethread.h"
+#include "linkpsk.h"
 #include "replyframes.h"
 #include "tokencheck.h"
 
@@ -50,15 +52,41 @@ int connectedFd(QIODevice *d) {
 }  // namespace
 
 ProbeConnection::ProbeConnection(QTcpSocket *socket, const QByteArray &requiredToken,
-                                 QObject *parent, int helloDeadlineMs)
-    : QObject(parent), requiredToken_(requiredToken) {
+                                 QObject *parent, int helloDeadlineMs, const QByteArray &linkPsk,
+                                 int handshakeDelayMs)
+    : QObject(parent), requiredToken_(requiredToken), linkPsk_(linkPsk) {
   tm_decoder_init(&decoder_);
   tm_decoder_set_max_frame(&decoder_, TM_MAX_HELLO_BYTES);
   clock_.start();
   if (!socket) return;
+  const int delay = linkPsk_.isEmpty() ? 0 : qMax(0, handshakeDelayMs);
   adoptSocket(socket,
               QStringLiteral("%1:%2").arg(socket->peerAddress().toString()).arg(socket->peerPort()),
-              helloDeadlineMs);
+              helloDeadlineMs + delay);
+  if (!linkPsk_.isEmpty()) startTls(delay);
+}
+
+// The TLS key proves the token; the Hello's is not looked at. The first
+// byte is read (sniffLink) after the delay the listener asked for.
+void ProbeConnection::startTls(int handshakeDelayMs) {
+  requiredToken_.clear();
+  auto *tls = qobject_cast<QSslSocket *>(socket_);
+  Q_ASSERT(tls);
+  connect(tls, &QSslSocket::encrypted, this, [this] { authenticated_ = true; });
+  connect(tls, &QSslSocket::errorOccurred, this, [this, tls](QAbstractSocket::SocketError e) {
+    if (authenticated_ || tls->mode() != QSslSocket::SslServerMode ||
+        e == QAbstractSocket::RemoteHostClosedError)
+      return;
+    failedAuthentication_ = true;
+    // No Refusal: the peer could not read it without the key.
+    refuse(THREADMON__REFUSAL_REASON__REFUSED_TOKEN,
+           tr("TLS handshake failed (a wrong token?): %1").arg(tls->errorString()), false, false);
+  });
+  QTimer::singleShot(handshakeDelayMs, this, [this] {
+    if (!socket_ || state_ != State::Handshake) return;
+    connect(socket_, &QIODevice::readyRead, this, &ProbeConnection::sniffLink);
+    sniffLink();
+  });
 }
 
 ProbeConnection::ProbeConnection(QLocalSocket *socket, const QByteArray &requiredToken,
@@ -88,9 +116,10 @@ void ProbeConnection::adoptSocket(QIODevice *socket, const QString &peer, int he
   socket_->setParent(this);
   setReadBuffer(socket_, kHandshakeReadBytes);
   peer_ = peer;
-  connect(socket_, &QIODevice::readyRead, this, [this] { consume(socket_->readAll()); });
+  // A TLS link is read once its first byte is looked at (startTls).
+  if (linkPsk_.isEmpty()) connect(socket_, &QIODevice::readyRead, this, &ProbeConnection::readSocket);
   onSocketClosed(socket_, [this] {
-    consume(socket_->readAll());
+    if (authenticated_ || linkPsk_.isEmpty()) consume(socket_->readAll());
     finish();
   });
   helloDeadline_.setSingleShot(true);
@@ -101,6 +130,29 @@ void ProbeConnection::adoptSocket(QIODevice *socket, const QString &peer, int he
                .arg(bytes_));
   });
   helloDeadline_.start(helloDeadlineMs);
+}
+
+void ProbeConnection::readSocket() { consume(socket_->readAll()); }
+
+// A TLS link's first byte says who called: a TLS client (a handshake
+// record), a probe that speaks plainly (the stream's magic), or neither.
+void ProbeConnection::sniffLink() {
+  auto *tls = static_cast<QSslSocket *>(socket_);
+  char first = 0;
+  if (!tls || tls->mode() != QSslSocket::UnencryptedMode || tls->peek(&first, 1) != 1) return;
+  disconnect(tls, &QTcpSocket::readyRead, this, &ProbeConnection::sniffLink);
+  if (first == 0x16) {
+    connect(tls, &QTcpSocket::readyRead, this, &ProbeConnection::readSocket);
+    startLinkServer(tls, linkPsk_);
+  } else if (first == TM_MAGIC[0]) {
+    refuse(THREADMON__REFUSAL_REASON__REFUSED_TOKEN,
+           tr("this display takes encrypted links only: stream to it with threadmon run "
+              "--token-file F (the display's token)"));
+  } else {
+    refuse(THREADMON__REFUSAL_REASON__REFUSED_HELLO,
+           tr("neither TLS nor a threadmon stream (first byte 0x%1)")
+               .arg(static_cast<unsigned char>(first), 2, 16, QLatin1Char('0')));
+  }
 }
 
 ProbeConnection::~ProbeConnection() {
@@ -168,6 +220,12 @@ void ProbeConnection::fail(const QString &message) {
   if (state_ == State::Handshake) {
     // A stream damaged before its Hello passed is a stranger's, refused.
     const bool badVersion = decoder_.format_major && decoder_.format_major != TM_FORMAT_MAJOR;
+    if (handshakeBytes_.startsWith("\x16\x03")) {
+      refuse(THREADMON__REFUSAL_REASON__REFUSED_HELLO,
+             tr("a TLS client, but this display has no token, so its links are plain: start "
+                "it with --token-file"));
+      return;
+    }
     refuse(badVersion ? THREADMON__REFUSAL_REASON__REFUSED_PROTOCOL
                       : THREADMON__REFUSAL_REASON__REFUSED_HELLO,
            message);
@@ -181,14 +239,17 @@ void ProbeConnection::fail(const QString &message) {
 }
 
 void ProbeConnection::refuse(Threadmon__RefusalReason reason, const QString &message,
-                             bool linger) {
+                             bool linger, bool answer) {
   if (state_ != State::Handshake) return;
   state_ = State::Failed;
   error_ = message;
   refusalReason_ = reason;
   helloDeadline_.stop();
   handshakeBytes_.clear();
-  if (socket_) socket_->write(refusalFrame(reason, message));
+  // A TLS peer mid-handshake could not read a Refusal.
+  const auto *tls = linkPsk_.isEmpty() ? nullptr : static_cast<QSslSocket *>(socket_);
+  if (tls && tls->mode() != QSslSocket::UnencryptedMode && !tls->isEncrypted()) answer = false;
+  if (socket_ && answer) socket_->write(refusalFrame(reason, message));
   closeSocket(linger);
 }
 
@@ -262,6 +323,16 @@ bool ProbeConnection::checkHello(const uint8_t *payload, uint32_t len) {
   const uint32_t version = hello->protocol_version;
   const QByteArray token(hello->token ? hello->token : "");
   threadmon__frame__free_unpacked(frame, nullptr);
+  // A probe streams plain frames (format 1). Format 2's zstd blocks are for
+  // files: live, a few KiB of them could inflate to gigabytes of frames.
+  if (decoder_.format_major != TM_FORMAT_MAJOR) {
+    refuse(THREADMON__REFUSAL_REASON__REFUSED_PROTOCOL,
+           tr("a live stream is format %1 (plain frames); this one is format %2 (compressed "
+              "blocks are for files)")
+               .arg(TM_FORMAT_MAJOR)
+               .arg(decoder_.format_major));
+    return false;
+  }
   if (version != TM_PROTOCOL_VERSION) {
     refuse(THREADMON__REFUSAL_REASON__REFUSED_PROTOCOL,
            tr("probe speaks protocol version %1, this display speaks %2")

@@ -41,8 +41,14 @@ class ProbeConnection : public QObject {
   static constexpr int kHelloDeadlineMs = 3000;
 
   // Takes ownership of `socket`. An empty `requiredToken` accepts any Hello.
+  // With a `linkPsk` (linkpsk.h) `socket` is a QSslSocket not yet encrypted:
+  // the peer must open TLS with that key, which proves the token (the
+  // Hello's is then not checked); a probe that speaks plainly is refused
+  // with a Refusal it can read. The handshake waits `handshakeDelayMs`
+  // first (the listener slows a peer whose keys were wrong).
   ProbeConnection(QTcpSocket *socket, const QByteArray &requiredToken,
-                  QObject *parent = nullptr, int helloDeadlineMs = kHelloDeadlineMs);
+                  QObject *parent = nullptr, int helloDeadlineMs = kHelloDeadlineMs,
+                  const QByteArray &linkPsk = QByteArray(), int handshakeDelayMs = 0);
   // A Unix socket's peer (whose user the listener checked); peer() is
   // "unix:pid N". (No defaults: ProbeConnection(nullptr, token) is a TCP
   // one without a socket, as the tests make.)
@@ -59,6 +65,10 @@ class ProbeConnection : public QObject {
   QString stateText() const;
   QString peer() const { return peer_; }
   QString error() const { return error_; }
+  // The peer failed the TLS handshake: a wrong key, or not our TLS.
+  bool failedAuthentication() const { return failedAuthentication_; }
+  // Encrypted, and the key proved (TLS links only).
+  bool authenticated() const { return authenticated_; }
   // Why it was refused (REFUSED_UNSPECIFIED: it was not).
   Threadmon__RefusalReason refusalReason() const { return refusalReason_; }
   quint32 pid() const { return pid_; }
@@ -98,18 +108,26 @@ class ProbeConnection : public QObject {
 
  private:
   void fail(const QString &message);
-  void refuse(Threadmon__RefusalReason reason, const QString &message, bool linger = true);
+  // `answer`: send the Refusal frame (not to a peer that cannot read it).
+  void refuse(Threadmon__RefusalReason reason, const QString &message, bool linger = true,
+              bool answer = true);
   void closeSocket(bool linger);
   void acceptHello();
   bool checkFrame(const uint8_t *payload, uint32_t len);
   bool checkHello(const uint8_t *payload, uint32_t len);
   void countFrame();
   void startDecodeThread();
+  void readSocket();
+  void sniffLink();
   void adoptSocket(QIODevice *socket, const QString &peer, int helloDeadlineMs);
+  void startTls(int handshakeDelayMs);
   void onSocketClosed(QIODevice *socket, std::function<void()> done);
 
   QIODevice *socket_ = nullptr;  // a QTcpSocket or a QLocalSocket
   QByteArray requiredToken_;
+  QByteArray linkPsk_;
+  bool failedAuthentication_ = false;
+  bool authenticated_ = false;
   tm_decoder decoder_;
   QByteArray handshakeBytes_;  // what arrived before the Hello passed
   std::unique_ptr<StreamSpool> spool_;

@@ -6,7 +6,10 @@
 
 #include <QFile>
 #include <QLocalSocket>
+#include <QSslSocket>
 #include <QTcpSocket>
+
+#include "linkpsk.h"
 
 namespace tmnet {
 
@@ -19,11 +22,29 @@ namespace {
 constexpr int kLogLinesPerWindow = 20;
 constexpr qint64 kLogWindowMs = 10000;
 constexpr int kSummaryAfterMs = 2000;
+// Addresses remembered for their failures, at most.
+constexpr int kMaxStruckAddresses = 4096;
 
 }  // namespace
 
-ProbeListener::ProbeListener(const QByteArray &token, QObject *parent)
+void LinkServer::incomingConnection(qintptr descriptor) {
+  if (!tls) {
+    QTcpServer::incomingConnection(descriptor);
+    return;
+  }
+  auto *socket = new QSslSocket(this);
+  if (!socket->setSocketDescriptor(descriptor)) {
+    delete socket;
+    return;
+  }
+  addPendingConnection(socket);
+}
+
+ProbeListener::ProbeListener(const QByteArray &token, QObject *parent, Link link)
     : QObject(parent), token_(token) {
+  if (link == Link::TlsWithToken) psk_ = linkPsk(token);
+  server_.tls = !psk_.isEmpty();
+  clock_.start();
   connect(&server_, &QTcpServer::newConnection, this, &ProbeListener::onNewConnection);
   connect(&localServer_, &QLocalServer::newConnection, this,
           &ProbeListener::onNewLocalConnection);
@@ -45,6 +66,9 @@ QString ProbeListener::listen(const ListenAddress &addr) {
     if (localServer_.listen(addr.unixPath)) return QString();
     return tr("cannot listen on unix:%1: %2").arg(addr.unixPath, localServer_.errorString());
   }
+  if (encrypted() && !linkTlsAvailable())
+    return tr("a token makes every link TLS, and this Qt has no TLS backend with PSK "
+              "(Debian: the libssl3 package)");
   if (server_.listen(addr.host, addr.port)) return QString();
   return tr("cannot listen on %1:%2: %3")
       .arg(addr.host.toString())
@@ -91,9 +115,50 @@ void ProbeListener::logSummary() {
   evictedUnlogged_ = refusedUnlogged_ = 0;
 }
 
+int ProbeListener::handshakeDelayFor(const QString &address) {
+  auto it = strikes_.find(address);
+  if (it == strikes_.end()) return 0;
+  const qint64 now = clock_.elapsed();
+  if (now - it->lastMs > kForgetMs) {
+    strikes_.erase(it);
+    return 0;
+  }
+  // Each waits alone, not queued behind the others: a stranger's failures
+  // must not hold a probe from the same address (NAT, loopback) past its
+  // deadline. Guesses in parallel are bounded by kMaxPending.
+  return int(qMin<qint64>(qint64(kFirstDelayMs) << qMin(it->count - 1, 16), kMaxDelayMs));
+}
+
+void ProbeListener::countFailure(const QString &address) {
+  const qint64 now = clock_.elapsed();
+  if (strikes_.size() >= kMaxStruckAddresses) {
+    for (auto it = strikes_.begin(); it != strikes_.end();)
+      it = now - it->lastMs > kForgetMs ? strikes_.erase(it) : std::next(it);
+    if (strikes_.size() >= kMaxStruckAddresses) strikes_.clear();
+  }
+  Strikes &s = strikes_[address];
+  ++s.count;
+  s.lastMs = now;
+}
+
+// Strangers go first: a connection that proved the key (encrypted, its
+// Hello on the way) is closed only when every waiting one did.
+void ProbeListener::evictOne() {
+  for (ProbeConnection *c : std::as_const(pending_)) {
+    if (!c->authenticated()) {
+      c->evict();
+      return;
+    }
+  }
+  pending_.first()->evict();
+}
+
 void ProbeListener::onNewConnection() {
-  while (QTcpSocket *socket = server_.nextPendingConnection())
-    adopt(new ProbeConnection(socket, token_, this, helloDeadlineMs_));
+  while (QTcpSocket *socket = server_.nextPendingConnection()) {
+    const QString address = socket->peerAddress().toString();
+    const int delay = encrypted() ? handshakeDelayFor(address) : 0;
+    adopt(new ProbeConnection(socket, token_, this, helloDeadlineMs_, psk_, delay), address);
+  }
 }
 
 void ProbeListener::onNewLocalConnection() {
@@ -118,8 +183,8 @@ void ProbeListener::onNewLocalConnection() {
   }
 }
 
-void ProbeListener::adopt(ProbeConnection *conn) {
-  if (pending_.size() >= maxPending_) pending_.first()->evict();
+void ProbeListener::adopt(ProbeConnection *conn, const QString &address) {
+  if (pending_.size() >= maxPending_) evictOne();
   pending_.append(conn);
   // Until the Hello is checked the connection is only the listener's; a
   // refused one never becomes a session.
@@ -127,9 +192,10 @@ void ProbeListener::adopt(ProbeConnection *conn) {
     pending_.removeOne(conn);
     emit sessionAccepted(conn);
   });
-  connect(conn, &ProbeConnection::closed, this, [this, conn] {
+  connect(conn, &ProbeConnection::closed, this, [this, conn, address] {
     if (conn->wasAccepted()) return;
     pending_.removeOne(conn);
+    if (conn->failedAuthentication()) countFailure(address);
     if (conn->state() == ProbeConnection::State::Failed) {
       logRefusal(conn);
       emit sessionRefused(conn->peer(), conn->error());

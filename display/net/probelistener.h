@@ -3,14 +3,20 @@
 // session tabs. A Unix socket's peer must run as the display's own user
 // (SO_PEERCRED): any other is closed before it is read, in one line.
 //
-// Connections still waiting for their Hello are capped: a newer one closes
-// the oldest, so strangers holding idle connections cannot keep a probe
-// (which sends its Hello at once) out, nor run the display out of
-// descriptors.
+// With a token every link is TLS with the token's key (linkpsk.h); without
+// one, plain TCP (the display listens on loopback only then).
+//
+// Strangers cost little. Connections still waiting for their Hello are
+// capped: a newer one closes the oldest that has not proved the key, so
+// strangers holding idle connections cannot keep a probe out, nor run the
+// display out of descriptors. A connection from an address whose handshakes
+// failed waits before its own, longer after each failure (capped), so
+// guessing tokens is slow: at most kMaxPending guesses per kMaxDelayMs.
 #ifndef THREADMON_NET_PROBELISTENER_H
 #define THREADMON_NET_PROBELISTENER_H
 
 #include <QElapsedTimer>
+#include <QHash>
 #include <QList>
 #include <QLocalServer>
 #include <QObject>
@@ -22,12 +28,31 @@
 
 namespace tmnet {
 
+// Hands out QSslSockets, not yet encrypted, when the link is TLS.
+class LinkServer : public QTcpServer {
+ public:
+  bool tls = false;
+
+ protected:
+  void incomingConnection(qintptr descriptor) override;
+};
+
 class ProbeListener : public QObject {
   Q_OBJECT
  public:
   static constexpr int kMaxPending = 16;
+  // The delay before a handshake from an address whose last one failed:
+  // kFirstDelayMs, doubling with each failure up to kMaxDelayMs; forgotten
+  // kForgetMs after the last failure.
+  static constexpr int kFirstDelayMs = 100;
+  static constexpr int kMaxDelayMs = 3000;
+  static constexpr int kForgetMs = 60000;
 
-  explicit ProbeListener(const QByteArray &token, QObject *parent = nullptr);
+  enum class Link { TlsWithToken, PlainForTests };
+  // With a token the link is TLS, unless a test asks for the plain Hello
+  // token check alone.
+  explicit ProbeListener(const QByteArray &token, QObject *parent = nullptr,
+                         Link link = Link::TlsWithToken);
 
   // Returns "" or one line saying why listening failed.
   QString listen(const ListenAddress &addr);
@@ -37,6 +62,9 @@ class ProbeListener : public QObject {
   void setHandshakeLimits(int maxPending, int helloDeadlineMs);
   // Connections open and not (yet) accepted as sessions.
   int pendingCount() const { return int(pending_.size()); }
+  bool encrypted() const { return !psk_.isEmpty(); }
+  // How long a new connection from `address` would wait for its handshake.
+  int handshakeDelayFor(const QString &address);
 
  signals:
   // A probe passed the Hello checks. The connection is parented to the
@@ -49,13 +77,24 @@ class ProbeListener : public QObject {
  private:
   void onNewConnection();
   void onNewLocalConnection();
-  void adopt(ProbeConnection *conn);
+  // `address`: a TCP peer's, whose failed handshakes are counted.
+  void adopt(ProbeConnection *conn, const QString &address = QString());
   void logRefusal(const ProbeConnection *conn);
   void logSummary();
+  void evictOne();
+  void countFailure(const QString &address);
 
-  QTcpServer server_;
+  LinkServer server_;
   QLocalServer localServer_;
   QByteArray token_;
+  QByteArray psk_;
+  // Failed handshakes by peer address (docs/user-guide.md, threat model).
+  struct Strikes {
+    int count = 0;
+    qint64 lastMs = 0;  // the last failure
+  };
+  QHash<QString, Strikes> strikes_;
+  QElapsedTimer clock_;
   int maxPending_ = kMaxPending;
   int helloDeadlineMs_ = ProbeConnection::kHelloDeadlineMs;
   QList<ProbeConnection *> pending_;  // oldest first

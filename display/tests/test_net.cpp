@@ -2,6 +2,10 @@
 // loopback sockets.
 #include <QLocalSocket>
 #include <QSignalSpy>
+#include <QSslCipher>
+#include <QSslConfiguration>
+#include <QSslPreSharedKeyAuthenticator>
+#include <QSslSocket>
 #include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QtEndian>
@@ -18,6 +22,7 @@
 
 #include "decodethread.h"
 #include "framearena.h"
+#include "linkpsk.h"
 #include "listenaddress.h"
 #include "probeconnection.h"
 #include "probelistener.h"
@@ -25,6 +30,7 @@
 #include "test_model_stream.h"
 #include "test_ui_synth.h"
 #include "threadmon.pb-c.h"
+#include "tmblock.h"
 #include "tokencheck.h"
 #include "tmwire.h"
 
@@ -114,6 +120,25 @@ std::unique_ptr<QTcpSocket> connectTo(ProbeListener *listener) {
   auto client = std::make_unique<QTcpSocket>();
   client->connectToHost(QHostAddress::LocalHost, listener->port());
   if (!client->waitForConnected(5000)) qFatal("cannot connect to the listener");
+  return client;
+}
+
+// A TLS client of the link with the key of `token` (what threadmon-relay
+// does with OpenSSL), its handshake started.
+std::unique_ptr<QSslSocket> tlsClient(ProbeListener *listener, const QByteArray &token) {
+  auto client = std::make_unique<QSslSocket>();
+  QSslConfiguration conf = QSslConfiguration::defaultConfiguration();
+  conf.setProtocol(QSsl::TlsV1_2);
+  conf.setCiphers({QSslCipher(QStringLiteral("ECDHE-PSK-CHACHA20-POLY1305"))});
+  conf.setPeerVerifyMode(QSslSocket::VerifyNone);
+  client->setSslConfiguration(conf);
+  const QByteArray psk = tmnet::linkPsk(token);
+  QObject::connect(client.get(), &QSslSocket::preSharedKeyAuthenticationRequired, client.get(),
+                   [psk](QSslPreSharedKeyAuthenticator *a) {
+                     a->setIdentity("threadmon");
+                     a->setPreSharedKey(psk);
+                   });
+  client->connectToHostEncrypted(QStringLiteral("127.0.0.1"), listener->port());
   return client;
 }
 
@@ -375,7 +400,7 @@ class TestNet : public QObject {
   }
 
   void wrongTokenIsRefusedRightTokenAccepted() {
-    ProbeListener listener("correct-horse");
+    ProbeListener listener("correct-horse", nullptr, ProbeListener::Link::PlainForTests);
     QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
     synth::Workload w;
     w.token = "wrong-horse";
@@ -459,7 +484,7 @@ class TestNet : public QObject {
   }
 
   void probeIsWelcomedAndStrangerIsToldWhy() {
-    ProbeListener listener("correct-horse");
+    ProbeListener listener("correct-horse", nullptr, ProbeListener::Link::PlainForTests);
     QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
     auto good = connectTo(&listener);
     good->write(synth::header() + synth::helloFrame(1, "correct-horse"));
@@ -485,7 +510,7 @@ class TestNet : public QObject {
   }
 
   void oversizedHelloIsRefusedAtItsPrefix() {
-    ProbeListener listener("t0k");
+    ProbeListener listener("t0k", nullptr, ProbeListener::Link::PlainForTests);
     QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
     QSignalSpy refused(&listener, &ProbeListener::sessionRefused);
     auto client = connectTo(&listener);
@@ -499,7 +524,7 @@ class TestNet : public QObject {
   }
 
   void slowHelloIsRefusedAtTheDeadline() {
-    ProbeListener listener("t0k");
+    ProbeListener listener("t0k", nullptr, ProbeListener::Link::PlainForTests);
     listener.setHandshakeLimits(ProbeListener::kMaxPending, 300);
     QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
     auto client = connectTo(&listener);
@@ -514,7 +539,7 @@ class TestNet : public QObject {
   }
 
   void idleStrangersCannotKeepAProbeOut() {
-    ProbeListener listener("t0k");
+    ProbeListener listener("t0k", nullptr, ProbeListener::Link::PlainForTests);
     listener.setHandshakeLimits(4, 60000);
     QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
     std::vector<std::unique_ptr<QTcpSocket>> idle;
@@ -537,6 +562,84 @@ class TestNet : public QObject {
     QCOMPARE(readReply(probe.get()).body, int(THREADMON__FRAME__BODY_WELCOME));
     QTRY_VERIFY_WITH_TIMEOUT(session && frames > 200, 5000);
     QVERIFY(listener.pendingCount() <= 4);
+  }
+
+  // The key against OpenSSL's HKDF: `openssl kdf -keylen 32 -kdfopt
+  // digest:SHA256 -kdfopt key:abc -kdfopt info:"threadmon link psk v1" HKDF`
+  // (threadmon-relay derives it so).
+  void linkKeyIsOpenSslsHkdf() {
+    QCOMPARE(tmnet::linkPsk("abc").toHex(),
+             QByteArray("7c3d72eb814dadf58f5d6f490e3c3329912e68622c60f4ab509ab3aa4179f8f5"));
+    QVERIFY(tmnet::linkPsk("").isEmpty());
+  }
+
+  void tlsLinkWithTheTokensKeyIsAccepted() {
+    if (!tmnet::linkTlsAvailable()) {
+      QTest::qSkip("no TLS backend with PSK", __FILE__, __LINE__);
+      return;
+    }
+    ProbeListener listener("correct-horse");
+    QVERIFY(listener.encrypted());
+    QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
+    ProbeConnection *session = nullptr;
+    int frames = 0;
+    connect(&listener, &ProbeListener::sessionAccepted, this, [&](ProbeConnection *c) {
+      session = c;
+      connect(c, &ProbeConnection::frameArrived, c, [&frames] { ++frames; });
+    });
+    auto client = tlsClient(&listener, "correct-horse");
+    // Both ends in this thread: wait with the event loop running.
+    QTRY_VERIFY_WITH_TIMEOUT(client->isEncrypted(), 5000);
+    QCOMPARE(client->sessionCipher().name(), QStringLiteral("ECDHE-PSK-CHACHA20-POLY1305"));
+    synth::Workload w;  // no token in the Hello: the key proved it
+    client->write(synth::stream(w));
+    QCOMPARE(readReply(client.get()).body, int(THREADMON__FRAME__BODY_WELCOME));
+    QTRY_VERIFY_WITH_TIMEOUT(session && frames > 200, 5000);
+    QVERIFY(session->authenticated());
+  }
+
+  void tlsWrongKeyIsRefusedAndTheNextWaits() {
+    if (!tmnet::linkTlsAvailable()) {
+      QTest::qSkip("no TLS backend with PSK", __FILE__, __LINE__);
+      return;
+    }
+    ProbeListener listener("correct-horse");
+    QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
+    QSignalSpy refused(&listener, &ProbeListener::sessionRefused);
+    QCOMPARE(listener.handshakeDelayFor("127.0.0.1"), 0);
+    for (int i = 1; i <= 3; ++i) {
+      auto client = tlsClient(&listener, "wrong-horse");
+      QTRY_COMPARE_WITH_TIMEOUT(refused.size(), i, 5000);
+      QVERIFY(!client->isEncrypted());
+      QVERIFY2(refused.last().at(1).toString().contains("TLS handshake failed"),
+               qPrintable(refused.last().at(1).toString()));
+    }
+    // 100 ms after one failure, doubling: 400 ms after three.
+    QCOMPARE(listener.handshakeDelayFor("127.0.0.1"), 4 * ProbeListener::kFirstDelayMs);
+    QCOMPARE(listener.handshakeDelayFor("10.0.0.1"), 0);
+  }
+
+  void plainProbeToTlsListenerIsToldWhy() {
+    ProbeListener listener("correct-horse");
+    QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
+    auto plain = connectTo(&listener);
+    plain->write(synth::header() + synth::helloFrame(1, "correct-horse"));
+    const Reply r = readReply(plain.get());
+    QCOMPARE(r.reason, int(THREADMON__REFUSAL_REASON__REFUSED_TOKEN));
+    QVERIFY2(r.text.contains("encrypted links only"), qPrintable(r.text));
+    QVERIFY(closedByPeer(plain.get()));
+  }
+
+  // Compressed blocks (format 2) never reach a live decoder: a few KiB of
+  // them could inflate to gigabytes of empty frames.
+  void liveStreamOfCompressedBlocksIsRefused() {
+    ProbeListener listener(QByteArray{});
+    QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
+    auto client = connectTo(&listener);
+    client->write(synth::header(TM_FORMAT_MAJOR_BLOCKS) + synth::helloFrame(1, QByteArray{}));
+    const Reply r = readReply(client.get());
+    QCOMPARE(r.reason, int(THREADMON__REFUSAL_REASON__REFUSED_PROTOCOL));
+    QVERIFY2(r.text.contains("format 1"), qPrintable(r.text));
   }
 
   void severalProbesAtOnce() {

@@ -500,6 +500,38 @@ class TestUi : public QObject {
     }
   }
 
+  // Ended live sessions are bounded: past MainWindow::kMaxEndedSessions the
+  // oldest is closed and freed (300 short sessions cost 640 MiB before).
+  void endedSessionsAreBounded() {
+    MainWindow window;
+    QVERIFY(window.listen({QHostAddress(QHostAddress::LocalHost), 0}, QByteArray{}).isEmpty());
+    const int tabsBefore = window.tabs()->count();
+    constexpr int kSessions = MainWindow::kMaxEndedSessions + 8;
+    for (int i = 0; i < kSessions; ++i) {
+      QTcpSocket probe;
+      probe.connectToHost(QHostAddress::LocalHost, window.listener()->port());
+      QVERIFY(probe.waitForConnected(5000));
+      probe.write(synth::header() + synth::helloFrame(uint32_t(1000 + i), QByteArray{}));
+      QVERIFY(probe.waitForBytesWritten(5000));
+      probe.disconnectFromHost();
+      // Accepted, and ended, before the next comes.
+      QTRY_VERIFY_WITH_TIMEOUT(
+          [&] {
+            auto *page = qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget());
+            auto *live = page ? page->findChild<LiveSession *>() : nullptr;
+            return live && live->connection()->pid() == uint32_t(1000 + i) &&
+                   live->connection()->state() == tmnet::ProbeConnection::State::Ended;
+          }(),
+          5000);
+    }
+    QCOMPARE(window.tabs()->count(), tabsBefore + MainWindow::kMaxEndedSessions);
+    // The oldest went first: the first kept is the 9th.
+    auto *first = qobject_cast<tmui::SessionView *>(window.tabs()->widget(tabsBefore));
+    QVERIFY(first);
+    QCOMPARE(first->findChild<LiveSession *>()->connection()->pid(),
+             uint32_t(1000 + kSessions - MainWindow::kMaxEndedSessions));
+  }
+
   // The window reads a capture on a thread of its own: its event loop runs
   // meanwhile, a "Reading" tab stands in, and the page takes its place; a
   // seek (a click on the whole run) replaces the page in the same tab.
@@ -794,7 +826,7 @@ class TestUi : public QObject {
       QTest::qSkip("libthreadmon.so or the workload not built", __FILE__, __LINE__);
       return;
     }
-    tmnet::ProbeListener listener("e2e-token");
+    tmnet::ProbeListener listener("e2e-token", nullptr, tmnet::ProbeListener::Link::PlainForTests);
     QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
     std::vector<std::unique_ptr<tmui::SessionView>> pages;
     connect(&listener, &tmnet::ProbeListener::sessionAccepted, this,

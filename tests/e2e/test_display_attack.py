@@ -1,7 +1,8 @@
 """A listening display cannot be exhausted by a stranger: idle connections,
-an oversized Hello, a slow Hello and a wrong token are each closed and
-logged, the probe with the wrong token stops trying, and a probe with the
-right token still gets in and its data arrive. The display runs with 128
+a plain (unencrypted) oversized Hello, a TLS handshake that never ends and
+a wrong token are each closed and logged, the wrong token is one line and
+a non-zero status before the program runs, and a probe with the right token
+still gets in and its data arrive. The display runs with 128
 descriptors, as on a machine with a low limit."""
 import os
 import re
@@ -90,12 +91,12 @@ def test_strangers_cannot_keep_the_probe_out():
         check(closed_within(oversized, 5), "an oversized Hello was not closed within 5 s")
 
         slow = display.connect()
-        slow.sendall(HEADER[:10])
+        slow.sendall(b"\x16\x03\x01\x02\x00")  # a TLS record of 512 bytes, never whole
         started = time.monotonic()
         closed = False
         while not closed and time.monotonic() - started < 8:
             try:
-                slow.send(b"\x00")  # one byte a quarter second: never a whole Hello
+                slow.send(b"\x01")  # one byte a quarter second: never a whole Hello
             except OSError:
                 closed = True
             closed = closed or closed_within(slow, 0.25)
@@ -104,8 +105,8 @@ def test_strangers_cannot_keep_the_probe_out():
 
         wrong = launcher("run", "--connect", f"127.0.0.1:{display.port}", "--token", "wrong",
                          "--", "sleep", "1.5")
-        check(wrong.returncode == 0, f"wrong-token run exited {wrong.returncode}")
-        told = [l for l in wrong.stderr.splitlines() if "refused the probe" in l]
+        check(wrong.returncode == 2, f"wrong-token run exited {wrong.returncode}, expected 2")
+        told = [l for l in wrong.stderr.splitlines() if l.startswith("threadmon: the display")]
         check(len(told) == 1 and "wrong token" in told[0],
               f"the launcher did not say the token was refused, once: {wrong.stderr!r}")
 
@@ -135,8 +136,8 @@ def test_strangers_cannot_keep_the_probe_out():
     evicted = re.search(r"closed (\d+) connections that waited for a Hello", log)
     check(evicted and int(evicted.group(1)) >= 70 - 16,
           f"the idle connections were not closed to make room: {evicted}")
-    check(re.search(r"refused .*: frame length 16777216 over the 64 KiB limit", log),
-          "the oversized Hello was not logged")
+    check(re.search(r"refused .*: this display takes encrypted links only", log),
+          "the plain oversized Hello was not logged")
     check(re.search(r"refused .*: no whole Hello within", log), "the slow Hello was not logged")
     ended = ENDED.search(log)
     check(ended and int(ended.group(1)) > 20,

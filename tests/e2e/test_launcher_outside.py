@@ -182,20 +182,14 @@ def test_streamed_to_a_display():
     prog = static_threads()
     listener = tmtest.Listener()
     log = capture_path("connect")
-    token_file = capture_path("token")
-    with open(token_file, "w") as f:
-        f.write("t0k\n")
-    r = run(scratch_launcher(), ["run", "--connect", f"127.0.0.1:{listener.port}", "--token-file",
-                                 token_file, "--", prog, "--seconds", "0.1", "--exit", "4"],
+    r = run(scratch_launcher(), ["run", "--connect", f"127.0.0.1:{listener.port}",
+                                 "--", prog, "--seconds", "0.1", "--exit", "4"],
             env={"FAKE_LOG": log})
     check(r.returncode == 4, f"exit status {r.returncode}, expected the program's 4: {r.stderr}")
     with open(log + ".log") as f:
         logged = json.load(f)
-    # The token reaches it in its environment, never on its command line.
-    check(logged["argv"][2:4] == ["--connect", f"127.0.0.1:{listener.port}"]
-          and "t0k" not in logged["argv"],
+    check(logged["argv"][2:4] == ["--connect", f"127.0.0.1:{listener.port}"],
           f"threadmon-attach -p PID --connect HOST:PORT, got {logged['argv']}")
-    check(logged["token"] == "t0k", f"THREADMON_TOKEN in its environment: {logged['token']!r}")
     check(os.path.realpath(logged["exe_at_attach"]) != os.path.realpath(prog),
           "held before its exec until the sampler connected")
 
