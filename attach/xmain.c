@@ -2,7 +2,7 @@
  * the probe would (docs/attach.md). One session per target: with several
  * PIDs, one child process each, their captures named FILE.PID.
  *
- *   threadmon-attach -p PID[,PID...] (-o FILE | --connect HOST:PORT [--token T])
+ *   threadmon-attach -p PID[,PID...] (-o FILE | --connect HOST:PORT|unix:/PATH [--token T])
  *                    [--duration S] [--interval-ms N]
  *                    [--wait-exec FD] [--exit-status-fd FD]
  *
@@ -28,7 +28,7 @@
 #define MAX_PIDS 64
 
 static const char usage_text[] =
-    "usage: threadmon-attach -p PID[,PID...] (-o FILE | --connect HOST:PORT [--token T]) "
+    "usage: threadmon-attach -p PID[,PID...] (-o FILE | --connect HOST:PORT|unix:/PATH [--token T]) "
     "[--duration S] [--interval-ms N] [--wait-exec FD] [--exit-status-fd FD]";
 
 static int usage(const char *why, const char *arg) {
@@ -156,7 +156,14 @@ int main(int argc, char **argv) {
   if ((o.exec_fd >= 0 || o.status_fd >= 0) && npids > 1)
     return usage("--wait-exec and --exit-status-fd are for one target", NULL);
   char host[256];
-  if (connect) {
+  if (connect && !strncmp(connect, TM_UNIX_PREFIX, strlen(TM_UNIX_PREFIX))) {
+    /* unix:/absolute/path, as THREADMON_CONNECT takes it: the whole is the host. */
+    if (connect[strlen(TM_UNIX_PREFIX)] != '/' || strlen(connect) >= sizeof host)
+      return usage("bad unix:/PATH", connect);
+    snprintf(host, sizeof host, "%s", connect);
+    o.host = host;
+    o.port = "";
+  } else if (connect) {
     const char *colon = strrchr(connect, ':');
     size_t len = colon ? (size_t)(colon - connect) : 0;
     if (!colon || !len || len >= sizeof host || !colon[1]) return usage("bad HOST:PORT", connect);

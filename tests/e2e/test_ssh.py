@@ -1,0 +1,293 @@
+"""record --ssh through a real sshd (Debian's openssh-server), started here on
+a free loopback port with host and user keys made here: the capture that
+comes home reports what a local record of the same workload reports, no
+TCP port is opened for the stream, the remote program's exit status is the
+launcher's, Ctrl-C leaves a whole capture, and each way of failing to
+start (no sshd there, a refused key, no threadmon there, another wire
+version) is one line and a non-zero status."""
+import getpass
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+
+import tmtest
+from tmtest import LAUNCHER, check, near, state
+
+SSHD = "/usr/sbin/sshd"
+MUTEX_ARGS = ["--waiters", "2", "--rounds", "40"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Sshd:
+    """An sshd of the test's own: its config, keys, authorized keys and a
+    remote PATH whose threadmon is the build tree's launcher."""
+    instance = None
+
+    @classmethod
+    def get(cls):
+        if cls.instance is None:
+            cls.instance = cls()
+        return cls.instance
+
+    def __init__(self):
+        for tool in (SSHD, shutil.which("ssh"), shutil.which("ssh-keygen")):
+            if not tool or not os.path.exists(tool):
+                raise tmtest.Skip("openssh-server and openssh-client are not installed "
+                                  f"({tool or 'ssh'} missing)")
+        if not os.path.isdir("/run/sshd"):
+            if os.geteuid() != 0:
+                raise tmtest.Skip("sshd needs /run/sshd (its privilege separation directory), "
+                                  "which only root can make")
+            os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
+        self.dir = os.path.join(tmtest.Temp.dir(), "sshd")
+        os.mkdir(self.dir, 0o700)
+        path = lambda name: os.path.join(self.dir, name)  # noqa: E731
+        for key in ("host_key", "user_key", "stranger_key"):
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", path(key)],
+                           check=True)
+        shutil.copy(path("user_key.pub"), path("authorized_keys"))
+        self.bin = path("bin")
+        os.mkdir(self.bin)
+        os.symlink(os.path.abspath(LAUNCHER), os.path.join(self.bin, "threadmon"))
+        # A remote threadmon of another wire version: what a newer one says first.
+        future = os.path.join(self.bin, "threadmon-future")
+        with open(future, "w") as f:
+            f.write("#!/bin/sh\necho 'threadmon-serve 2 9.0'\nsleep 5\n")
+        os.chmod(future, 0o755)
+        self.port = free_port()
+        with open(path("sshd_config"), "w") as f:
+            f.write(f"HostKey {path('host_key')}\nListenAddress 127.0.0.1\n"
+                    f"AuthorizedKeysFile {path('authorized_keys')}\nStrictModes no\nUsePAM no\n"
+                    "PasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+                    "PermitRootLogin prohibit-password\nPidFile none\nLogLevel ERROR\n"
+                    f"SetEnv PATH={self.bin}:/usr/bin:/bin\n")
+        self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", path("sshd_config"), "-p",
+                                      str(self.port)], stderr=open(path("sshd.log"), "wb"))
+        user = getpass.getuser()
+        with open(path("ssh_config"), "w") as f:
+            for host, key, port in (("tmhost", "user_key", self.port),
+                                    ("stranger", "stranger_key", self.port),
+                                    ("nobody-there", "user_key", free_port())):
+                f.write(f"Host {host}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n"
+                        f"  IdentityFile {path(key)}\n  IdentitiesOnly yes\n"
+                        f"  UserKnownHostsFile {path('known_hosts')}\n"
+                        "  StrictHostKeyChecking accept-new\n  BatchMode yes\n"
+                        "  LogLevel ERROR\n  ConnectTimeout 5\n")
+        self.env = dict(os.environ, THREADMON_SSH=f"ssh -F {path('ssh_config')}")
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    with open(path("sshd.log"), errors="replace") as log:
+                        raise tmtest.Failed(f"sshd did not start: {log.read().strip()}")
+                time.sleep(0.05)
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def launcher(*args, **kwargs):
+    return tmtest.launcher(*args, env=Sshd.get().env, **kwargs)
+
+
+def one_error_line(proc, what, *words):
+    """A failure to start: non-zero, and exactly one line, naming words."""
+    lines = proc.stderr.strip().splitlines()
+    check(proc.returncode != 0, f"{what}: exit status 0")
+    if check(len(lines) == 1 and lines[0].startswith("threadmon: ") and
+             "Traceback" not in proc.stderr, f"{what}: not one line: {proc.stderr!r}"):
+        missing = [w for w in words if w not in lines[0]]
+        check(not missing, f"{what}: {lines[0]!r} does not say {missing}")
+        print(f"  ok   {what}: {lines[0]} (status {proc.returncode})")
+
+
+def truth_of(text):
+    lines = [line for line in text.splitlines() if line.startswith("{")]
+    return tmtest.json.loads(lines[-1]) if lines else None
+
+
+def listeners():
+    """Every listening socket on this machine: TCP/UDP as 'proto addr',
+    Unix as its path."""
+    out = subprocess.run(["ss", "-lntuxH"], capture_output=True, text=True).stdout
+    found = set()
+    for line in out.splitlines():
+        words = line.split()
+        if words and words[0] in ("tcp", "udp"):
+            found.add(f"{words[0]} {words[4]}")
+        elif words and words[0] in ("u_str", "u_seq", "u_dgr"):
+            found.add(words[4])
+    return found
+
+
+def test_record_over_ssh_reports_as_local():
+    """mutex_hold recorded over ssh and locally: the same threads, object
+    names and state shares (within a few points); no TCP or UDP port opened
+    while it ran, the only new listener a Unix socket in a 0700 directory."""
+    tmtest.require_report()
+    sshd = Sshd.get()
+    if not shutil.which("ss"):
+        raise tmtest.Skip("ss (iproute2) is not installed")
+    local = tmtest.recorded("mutex_hold", MUTEX_ARGS)
+    out = os.path.join(tmtest.Temp.dir(), "over-ssh.tmcap")
+    before = listeners()
+    proc = subprocess.Popen([sys.executable, LAUNCHER, "record", "--ssh", "tmhost", "-o", out,
+                             "--", tmtest.workload("mutex_hold"), *MUTEX_ARGS],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=sshd.env)
+    during = set()
+    while proc.poll() is None:
+        during |= listeners() - before
+        time.sleep(0.1)
+    stdout, stderr = proc.communicate()
+    check(proc.returncode == 0, f"record --ssh exited {proc.returncode}: {stderr.strip()}")
+    ports = [s for s in during if s.startswith(("tcp", "udp"))]
+    check(not ports, f"listening ports opened during the run: {ports}")
+    for path in during - set(ports):
+        parent = os.path.dirname(path)
+        st = os.stat(parent) if os.path.isdir(parent) else None
+        private = st and stat.S_IMODE(st.st_mode) == 0o700 and st.st_uid == os.geteuid()
+        check(private or not os.path.exists(parent),
+              f"a Unix listener outside a private directory: {path}")
+    print(f"  ok   new listeners during the run: {sorted(during) or 'none'}")
+    check(stdout == "", f"the launcher's stdout is not empty: {stdout!r}")
+    truth = truth_of(stderr)  # the remote program's stdout comes home on stderr
+    if not check(truth is not None, f"no truth line came home: {stderr!r}"):
+        return
+    check(f"threadmon: wrote {out} (" in stderr, f"no closing line: {stderr!r}")
+    remote = tmtest.report_json(out)
+    names = lambda rep: sorted(t.get("name") or "" for t in rep["threads"])  # noqa: E731
+    check(names(remote) == names(local.report),
+          f"threads {names(remote)}, locally {names(local.report)}")
+    symbols = lambda rep: sorted(str(o.get("symbol")) for o in rep.get("sync_objects", []))  # noqa: E731
+    check(symbols(remote) == symbols(local.report),
+          f"objects {symbols(remote)}, locally {symbols(local.report)}")
+    check(remote["process"].get("exit_status") == 0, f"exit_status {remote['process']}")
+    for w in truth["waiters"]:
+        got = next((t for t in remote["threads"] if t.get("tid") == w["tid"]), None)
+        if check(got is not None, f"waiter {w['tid']} missing"):
+            near(state(got, "blocked_mutex"), w["blocked_mutex_pct"], 5,
+                 f"{w['name']} blocked_mutex % over ssh")
+    lock = next((o for o in remote.get("sync_objects", []) if o.get("symbol") == "big_lock"), None)
+    if check(lock is not None, "big_lock missing over ssh"):
+        check(lock.get("acquisitions") == truth["acquisitions"],
+              f"acquisitions {lock.get('acquisitions')}, truth {truth['acquisitions']}")
+        near(lock.get("wait_s"), truth["wait_s"], 0.1 * truth["wait_s"], "big_lock wait s")
+
+
+def test_exit_status_and_output_come_home():
+    """A program exiting 3 makes the launcher exit 3; its stdout and stderr
+    reach the user (on the launcher's stderr), never the capture."""
+    tmtest.require_report()
+    out = os.path.join(tmtest.Temp.dir(), "exit3.tmcap")
+    proc = launcher("record", "--ssh", "tmhost", "-o", out, "--", "sh", "-c",
+                    "echo to-stdout; echo to-stderr >&2; exit 3")
+    check(proc.returncode == 3, f"exit status {proc.returncode}, expected 3: {proc.stderr!r}")
+    check("to-stdout" in proc.stderr and "to-stderr" in proc.stderr,
+          f"the program's output did not come home: {proc.stderr!r}")
+    rep = tmtest.report_json(out)
+    check(rep["process"].get("exit_status") == 3, f"capture's exit_status {rep['process']}")
+
+
+def test_ctrl_c_leaves_a_whole_capture():
+    """SIGINT to the launcher's process group (a terminal's Ctrl-C) mid-run
+    stops the remote program (ssh ignores it; the launcher sends a stop
+    line); everything it streamed until it died is in the capture."""
+    tmtest.require_report()
+    sshd = Sshd.get()
+    out = os.path.join(tmtest.Temp.dir(), "ctrl-c.tmcap")
+    proc = subprocess.Popen([sys.executable, LAUNCHER, "record", "--ssh", "tmhost", "-o", out,
+                             "--", tmtest.workload("spin_sleep"), "--repeats", "300"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=sshd.env, start_new_session=True)
+    # Mid-run: once its stream is arriving (the capture's temporary file is
+    # there), and a second more.
+    deadline = time.monotonic() + 20
+    while not any(n.startswith(".ctrl-c.tmcap.") for n in os.listdir(tmtest.Temp.dir())):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            check(False, f"no stream arrived: {proc.communicate()[1]!r}")
+            return
+        time.sleep(0.05)
+    time.sleep(1)
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        _, stderr = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, stderr = proc.communicate()
+        check(False, f"the launcher did not end within 20 s of Ctrl-C: {stderr!r}")
+        return
+    check(proc.returncode == 128 + signal.SIGINT,
+          f"exit status {proc.returncode}, expected {128 + signal.SIGINT}: {stderr!r}")
+    check("killed by SIGINT" in stderr and f"wrote {out}" in stderr, f"stderr {stderr!r}")
+    rep = tmtest.report_json(out)
+    check(not rep["process"].get("input_warnings"),
+          f"capture damaged: {rep['process'].get('input_warnings')}")
+    spinners = [t for t in rep.get("threads", []) if str(t.get("name")).startswith("spinner")]
+    check(len(spinners) == 2, f"{len(spinners)} spinner threads in the interrupted capture")
+    check((rep["process"].get("duration_s") or 0) >= 0.5,
+          f"interrupted capture lasts {rep['process'].get('duration_s')} s")
+
+
+def test_attach_to_a_running_process():
+    """record --ssh -p PID: threadmon-attach on the remote side, its stream
+    brought home the same way."""
+    tmtest.require_report()
+    target = subprocess.Popen([tmtest.workload("mutex_hold"), "--waiters", "2", "--rounds",
+                               "200"], stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.3)
+        out = os.path.join(tmtest.Temp.dir(), "attached.tmcap")
+        proc = launcher("record", "--ssh", "tmhost", "-p", str(target.pid), "--duration", "1.5",
+                        "-o", out)
+        check(proc.returncode == 0, f"record --ssh -p exited {proc.returncode}: {proc.stderr!r}")
+        rep = tmtest.report_json(out)
+        check(rep["process"].get("pid") == target.pid,
+              f"capture of pid {rep['process'].get('pid')}, expected {target.pid}")
+        check(len(rep.get("threads", [])) >= 3, f"{len(rep.get('threads', []))} threads")
+    finally:
+        target.kill()
+        target.wait()
+
+
+def test_failures_to_start_are_one_line():
+    tmtest.require_probe()
+    Sshd.get()
+    out = os.path.join(tmtest.Temp.dir(), "never.tmcap")
+    cmd = ["-o", out, "--", "true"]
+    one_error_line(launcher("record", "--ssh", "nobody-there", *cmd), "unreachable port",
+                   "nobody-there", "refused")
+    one_error_line(launcher("record", "--ssh", "stranger", *cmd), "refused key",
+                   "stranger", "Permission denied")
+    one_error_line(launcher("record", "--ssh", "tmhost", "--remote-threadmon",
+                            "threadmon-not-installed", *cmd), "no threadmon there",
+                   "threadmon-not-installed", "--remote-threadmon")
+    one_error_line(launcher("record", "--ssh", "tmhost", "--remote-threadmon",
+                            "threadmon-future", *cmd), "another wire version", "9.0", "wire")
+    one_error_line(launcher("record", "--ssh", "tmhost", "-o", out, "--",
+                            "/no/such/program"), "no such program there", "/no/such/program")
+    one_error_line(launcher("record", "--ssh=-oProxyCommand=x", *cmd), "a host that is an option",
+                   "--ssh")
+    check(not os.path.exists(out), "a capture was written for a session that never ran")
+
+
+if __name__ == "__main__":
+    try:
+        tmtest.main(globals())
+    finally:
+        if Sshd.instance:
+            Sshd.instance.stop()
