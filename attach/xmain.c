@@ -28,7 +28,8 @@
 #define MAX_PIDS 64
 
 static const char usage_text[] =
-    "usage: threadmon-attach -p PID[,PID...] (-o FILE | --connect HOST:PORT|unix:/PATH [--token T]) "
+    "usage: threadmon-attach -p PID[,PID...] (-o FILE | --connect HOST:PORT|unix:/PATH "
+    "[--token T]) "
     "[--duration S] [--interval-ms N] [--wait-exec FD] [--exit-status-fd FD]";
 
 static int usage(const char *why, const char *arg) {

@@ -69,8 +69,13 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
       QStringLiteral("trigger-dir"),
       QStringLiteral("Where triggered captures go (default: the current directory)."),
       QStringLiteral("DIR"));
-  p.addOptions(
-      {listen, token, insecure, open, at, view, shot, size, object, last, trigger, triggerDir});
+  const QCommandLineOption stdinStreams(
+      QStringLiteral("stdin"),
+      QStringLiteral("Show the sessions threadmon's launcher relays from a remote host on "
+                     "standard input (threadmon run --display --ssh); no port is opened unless "
+                     "--listen is given."));
+  p.addOptions({listen, token, insecure, open, at, view, shot, size, object, last, trigger,
+                triggerDir, stdinStreams});
   p.addPositionalArgument(QStringLiteral("captures"), QStringLiteral("Captures to open."),
                           QStringLiteral("[FILE.tmcap...]"));
   p.process(args);
@@ -78,6 +83,8 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
   QString error;
   if (p.isSet(listen) && !tmnet::parseListenAddress(p.value(listen), &out->listen, &error))
     return error;
+  out->listenSet = p.isSet(listen);
+  out->stdinStreams = p.isSet(stdinStreams);
   out->token = p.isSet(token) ? p.value(token).toUtf8() : qgetenv("THREADMON_TOKEN");
   error = tmnet::tokenProblem(out->token);
   if (!error.isEmpty()) return error;

@@ -51,6 +51,8 @@ class ProbeConnection : public QObject {
   StreamSpool *spool() { return spool_.get(); }
   QString stateText() const;
   QString peer() const { return peer_; }
+  // Names a socketless connection's peer ("ssh web1": MuxReader).
+  void setPeer(const QString &peer) { peer_ = peer; }
   QString error() const { return error_; }
   // Why it was refused (REFUSED_UNSPECIFIED: it was not).
   Threadmon__RefusalReason refusalReason() const { return refusalReason_; }

@@ -173,7 +173,8 @@ def test_record_over_ssh_reports_as_local():
     names = lambda rep: sorted(t.get("name") or "" for t in rep["threads"])  # noqa: E731
     check(names(remote) == names(local.report),
           f"threads {names(remote)}, locally {names(local.report)}")
-    symbols = lambda rep: sorted(str(o.get("symbol")) for o in rep.get("sync_objects", []))  # noqa: E731
+    symbols = lambda rep: sorted(str(o.get("symbol"))  # noqa: E731
+                                 for o in rep.get("sync_objects", []))
     check(symbols(remote) == symbols(local.report),
           f"objects {symbols(remote)}, locally {symbols(local.report)}")
     check(remote["process"].get("exit_status") == 0, f"exit_status {remote['process']}")
@@ -262,6 +263,39 @@ def test_attach_to_a_running_process():
     finally:
         target.kill()
         target.wait()
+
+
+def test_run_display_over_ssh():
+    """run --display --ssh: a local display reads the streams on its stdin
+    (one session per process: sh and the program it forks), the launcher
+    exits with the program's status, the display stays open."""
+    tmtest.require_probe()
+    display = os.path.join(tmtest.BUILD, "display", "threadmon-display")
+    if not os.path.exists(display):
+        raise tmtest.Skip(f"{display} is not built")
+    env = dict(Sshd.get().env, QT_QPA_PLATFORM="offscreen")
+    proc = tmtest.launcher("run", "--display", "--ssh", "tmhost", "--", "sh", "-c",
+                           f"{tmtest.workload('mutex_hold')} --rounds 10 >/dev/null; exit 4",
+                           env=env)
+    check(proc.returncode == 4, f"exit status {proc.returncode}, expected 4: {proc.stderr!r}")
+    words = proc.stderr.split()
+    pid = int(words[words.index("(pid") + 1].rstrip(")")) if "(pid" in words else None
+    log = words[-1] if words else ""
+    if not check(pid and os.path.exists(log), f"no display pid or log in {proc.stderr!r}"):
+        return
+    try:
+        deadline = time.monotonic() + 10
+        text = ""
+        while text.count(" ended: ") < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            with open(log, errors="replace") as f:
+                text = f.read()
+        check(text.count("accepted") == 2 and text.count(" ended: ") == 2,
+              f"the display did not show two sessions to their end: {text!r}")
+        check(os.path.exists(f"/proc/{pid}"), "the display closed when the session ended")
+    finally:
+        os.kill(pid, signal.SIGTERM)
+        os.unlink(log)
 
 
 def test_failures_to_start_are_one_line():
