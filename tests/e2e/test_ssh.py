@@ -64,6 +64,12 @@ class Sshd:
         with open(future, "w") as f:
             f.write("#!/bin/sh\necho 'threadmon-serve 2 9.0'\nsleep 5\n")
         os.chmod(future, 0o755)
+        # One that starts well, then sends a stream opened by pid "abc".
+        garbage = os.path.join(self.bin, "threadmon-garbage")
+        with open(garbage, "w") as f:
+            f.write("#!/bin/sh\necho 'threadmon-serve 1 1.0'\n"
+                    "printf 'O\\001\\000\\000\\000\\003\\000\\000\\000abc'\nsleep 1\n")
+        os.chmod(garbage, 0o755)
         self.port = free_port()
         with open(path("sshd_config"), "w") as f:
             f.write(f"HostKey {path('host_key')}\nListenAddress 127.0.0.1\n"
@@ -312,6 +318,9 @@ def test_failures_to_start_are_one_line():
                    "threadmon-not-installed", "--remote-threadmon")
     one_error_line(launcher("record", "--ssh", "tmhost", "--remote-threadmon",
                             "threadmon-future", *cmd), "another wire version", "9.0", "wire")
+    one_error_line(launcher("record", "--ssh", "tmhost", "--remote-threadmon",
+                            "threadmon-garbage", *cmd), "not a threadmon stream", "'abc'",
+                   "not a threadmon stream")
     one_error_line(launcher("record", "--ssh", "tmhost", "-o", out, "--",
                             "/no/such/program"), "no such program there", "/no/such/program")
     one_error_line(launcher("record", "--ssh=-oProxyCommand=x", *cmd), "a host that is an option",
