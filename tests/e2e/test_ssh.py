@@ -7,6 +7,7 @@ start (no sshd there, a refused key, no threadmon there, another wire
 version) is one line and a non-zero status."""
 import getpass
 import os
+import re
 import shutil
 import signal
 import socket
@@ -208,6 +209,66 @@ def test_exit_status_and_output_come_home():
           f"the program's output did not come home: {proc.stderr!r}")
     rep = tmtest.report_json(out)
     check(rep["process"].get("exit_status") == 3, f"capture's exit_status {rep['process']}")
+
+
+def test_a_process_tree_comes_home_whole():
+    """sh forking and exec'ing a workload: one capture per process image,
+    named as a local record names them (OUT, OUT.PID, OUT.PID-execN)."""
+    tmtest.require_report()
+    sshd = Sshd.get()
+    script = f"{tmtest.workload('mutex_hold')} --rounds 5 >/dev/null; exit 0"
+    names = {}
+    for how in ("local", "ssh"):
+        where = os.path.join(tmtest.Temp.dir(), f"tree-{how}")
+        os.mkdir(where)
+        over = ["--ssh", "tmhost"] if how == "ssh" else []
+        proc = launcher("record", *over, "-o", os.path.join(where, "t.tmcap"), "--", "sh", "-c",
+                        script)
+        check(proc.returncode == 0, f"{how}: status {proc.returncode}: {proc.stderr!r}")
+        names[how] = sorted(re.sub(r"\d+", "PID", n) for n in os.listdir(where))
+        for n in os.listdir(where):
+            rep = tmtest.report_json(os.path.join(where, n))
+            check(rep.get("threads"), f"{how}: {n} has no threads")
+    check(names["ssh"] == names["local"] and len(names["ssh"]) >= 2,
+          f"captures over ssh {names['ssh']}, locally {names['local']}")
+    print(f"  ok   captures: {names['ssh']}")
+
+
+def test_words_reach_the_remote_program_as_given():
+    """Every word is quoted for the remote shell: spaces, quotes, ; and $
+    arrive as they were typed; --ssh-command and --remote-threadmon are
+    taken as given (no THREADMON_SSH)."""
+    tmtest.require_probe()
+    sshd = Sshd.get()
+    env = dict(os.environ)
+    env.pop("THREADMON_SSH", None)
+    odd = "a b;$HOME 'q' \"d\" `x`"
+    proc = tmtest.launcher("record", "--ssh", "tmhost", "--ssh-command",
+                           sshd.env["THREADMON_SSH"], "--remote-threadmon",
+                           os.path.join(sshd.bin, "threadmon"), "-o",
+                           os.path.join(tmtest.Temp.dir(), "words.tmcap"), "--", "printf",
+                           "<%s>", odd, env=env)
+    check(proc.returncode == 0 and f"<{odd}>" in proc.stderr,
+          f"the word did not arrive whole: status {proc.returncode}, {proc.stderr!r}")
+
+
+def test_relay_for_the_display():
+    """relay-ssh (what the display's Watch over SSH runs): the checked
+    version line, then the records, ending with the exit status; ps-ssh
+    lists the host's processes."""
+    tmtest.require_probe()
+    sshd = Sshd.get()
+    proc = subprocess.run([sys.executable, LAUNCHER, "relay-ssh", "--ssh", "tmhost", "--",
+                           "sh", "-c", "exit 5"], capture_output=True, env=sshd.env, timeout=60)
+    check(proc.returncode == 5, f"relay-ssh exited {proc.returncode}: {proc.stderr!r}")
+    check(proc.stdout.startswith(b"threadmon-serve 1 "), f"starts {proc.stdout[:40]!r}")
+    check(proc.stdout.endswith(b"X\0\0\0\0\1\0\0\0005"), f"ends {proc.stdout[-20:]!r}")
+    check(b"O\1\0\0\0" in proc.stdout, "no stream opened")
+    ps = subprocess.run([sys.executable, LAUNCHER, "ps-ssh", "--ssh", "tmhost"],
+                        capture_output=True, text=True, env=sshd.env, timeout=60)
+    pids = {line.split()[0] for line in ps.stdout.splitlines() if line.strip()}
+    check(ps.returncode == 0 and str(sshd.proc.pid) in pids,
+          f"ps-ssh: status {ps.returncode}, sshd {sshd.proc.pid} not among {len(pids)} pids")
 
 
 def test_ctrl_c_leaves_a_whole_capture():
