@@ -176,6 +176,12 @@ def test_record_over_ssh_reports_as_local():
     if not check(truth is not None, f"no truth line came home: {stderr!r}"):
         return
     check(f"threadmon: wrote {out} (" in stderr, f"no closing line: {stderr!r}")
+    with open(out, "rb") as f:
+        header = f.read(16)
+    check(header[:8] == b"TMCAP\r\n\x1a" and header[8] == 2,
+          f"not a format 2 capture (zstd blocks): {header!r}")
+    print(f"  ok   capture over ssh {os.path.getsize(out)} bytes, "
+          f"locally {os.path.getsize(local.capture)}")
     remote = tmtest.report_json(out)
     names = lambda rep: sorted(t.get("name") or "" for t in rep["threads"])  # noqa: E731
     check(names(remote) == names(local.report),
