@@ -71,6 +71,12 @@ class Sshd:
             f.write("#!/bin/sh\necho 'threadmon-serve 1 1.0'\n"
                     "printf 'O\\001\\000\\000\\000\\003\\000\\000\\000abc'\nsleep 1\n")
         os.chmod(garbage, 0o755)
+        # A login script that prints before threadmon does (rsync's "is your shell clean?").
+        noisy = os.path.join(self.bin, "threadmon-noisy")
+        with open(noisy, "w") as f:
+            f.write("#!/bin/sh\necho 'Welcome to the lab'\n"
+                    f"exec {os.path.abspath(LAUNCHER)} \"$@\"\n")
+        os.chmod(noisy, 0o755)
         self.port = free_port()
         with open(path("sshd_config"), "w") as f:
             f.write(f"HostKey {path('host_key')}\nListenAddress 127.0.0.1\n"
@@ -127,41 +133,59 @@ def truth_of(text):
     return tmtest.json.loads(lines[-1]) if lines else None
 
 
-def listeners():
-    """Every listening socket on this machine: TCP/UDP as 'proto addr',
-    Unix as its path."""
-    out = subprocess.run(["ss", "-lntuxH"], capture_output=True, text=True).stdout
+def descendants(roots):
+    """roots and every process below them."""
+    parent = {}
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parent[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            pass
+    found = set(roots)
+    while True:
+        more = {pid for pid, ppid in parent.items() if ppid in found} - found
+        if not more:
+            return found
+        found |= more
+
+
+def listeners(roots):
+    """The listening sockets of the processes under roots (both ends of the
+    link: the launcher's, and the test sshd's sessions): TCP/UDP as 'proto
+    addr', Unix as its path. Other tests on this machine are not ours."""
+    out = subprocess.run(["ss", "-lntuxpH"], capture_output=True, text=True).stdout
+    ours = descendants(roots)
     found = set()
     for line in out.splitlines():
         words = line.split()
-        if words and words[0] in ("tcp", "udp"):
+        owners = {int(p) for p in re.findall(r"pid=(\d+)", line)}
+        if not words or not owners & ours:
+            continue
+        if words[0] in ("tcp", "udp"):
             found.add(f"{words[0]} {words[4]}")
-        elif words and words[0] in ("u_str", "u_seq", "u_dgr"):
+        elif words[0] in ("u_str", "u_seq", "u_dgr"):
             found.add(words[4])
     return found
 
 
-def test_record_over_ssh_reports_as_local():
-    """mutex_hold recorded over ssh and locally: the same threads, object
-    names and state shares (within a few points); no TCP or UDP port opened
-    while it ran, the only new listener a Unix socket in a 0700 directory."""
-    tmtest.require_report()
-    sshd = Sshd.get()
+def run_watching_listeners(args, env):
+    """Runs the launcher with args; returns its (status, stdout, stderr)
+    after checking, every 0.1 s while it ran, that no process of either end
+    (under the launcher, under the test's sshd) listened on a TCP or UDP
+    port and that every Unix listener is in a private (0700) directory of
+    this user."""
     if not shutil.which("ss"):
         raise tmtest.Skip("ss (iproute2) is not installed")
-    local = tmtest.recorded("mutex_hold", MUTEX_ARGS)
-    out = os.path.join(tmtest.Temp.dir(), "over-ssh.tmcap")
-    before = listeners()
-    proc = subprocess.Popen([sys.executable, LAUNCHER, "record", "--ssh", "tmhost", "-o", out,
-                             "--", tmtest.workload("mutex_hold"), *MUTEX_ARGS],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=sshd.env)
+    proc = subprocess.Popen([sys.executable, LAUNCHER, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    roots = {proc.pid, Sshd.get().proc.pid}
+    before = listeners({Sshd.get().proc.pid})  # sshd's own port
     during = set()
     while proc.poll() is None:
-        during |= listeners() - before
+        during |= listeners(roots) - before
         time.sleep(0.1)
     stdout, stderr = proc.communicate()
-    check(proc.returncode == 0, f"record --ssh exited {proc.returncode}: {stderr.strip()}")
     ports = [s for s in during if s.startswith(("tcp", "udp"))]
     check(not ports, f"listening ports opened during the run: {ports}")
     for path in during - set(ports):
@@ -171,6 +195,21 @@ def test_record_over_ssh_reports_as_local():
         check(private or not os.path.exists(parent),
               f"a Unix listener outside a private directory: {path}")
     print(f"  ok   new listeners during the run: {sorted(during) or 'none'}")
+    return proc.returncode, stdout, stderr
+
+
+def test_record_over_ssh_reports_as_local():
+    """mutex_hold recorded over ssh and locally: the same threads, object
+    names and state shares (within a few points); no TCP or UDP port opened
+    while it ran, the only new listener a Unix socket in a 0700 directory."""
+    tmtest.require_report()
+    sshd = Sshd.get()
+    local = tmtest.recorded("mutex_hold", MUTEX_ARGS)
+    out = os.path.join(tmtest.Temp.dir(), "over-ssh.tmcap")
+    status, stdout, stderr = run_watching_listeners(
+        ["record", "--ssh", "tmhost", "-o", out, "--", tmtest.workload("mutex_hold"),
+         *MUTEX_ARGS], sshd.env)
+    check(status == 0, f"record --ssh exited {status}: {stderr.strip()}")
     check(stdout == "", f"the launcher's stdout is not empty: {stdout!r}")
     truth = truth_of(stderr)  # the remote program's stdout comes home on stderr
     if not check(truth is not None, f"no truth line came home: {stderr!r}"):
@@ -258,6 +297,16 @@ def test_words_reach_the_remote_program_as_given():
           f"the word did not arrive whole: status {proc.returncode}, {proc.stderr!r}")
 
 
+def test_a_login_banner_on_stdout_is_passed_on():
+    """Lines a login script prints before the version line reach the user
+    on stderr; the session runs."""
+    tmtest.require_probe()
+    proc = launcher("record", "--ssh", "tmhost", "--remote-threadmon", "threadmon-noisy", "-o",
+                    os.path.join(tmtest.Temp.dir(), "noisy.tmcap"), "--", "sh", "-c", "exit 6")
+    check(proc.returncode == 6 and proc.stderr.startswith("Welcome to the lab\n"),
+          f"status {proc.returncode}, stderr {proc.stderr!r}")
+
+
 def test_relay_for_the_display():
     """relay-ssh (what the display's Watch over SSH runs): the checked
     version line, then the records, ending with the exit status; ps-ssh
@@ -340,21 +389,22 @@ def test_attach_to_a_running_process():
 
 def test_run_display_over_ssh():
     """run --display --ssh: a local display reads the streams on its stdin
-    (one session per process: sh and the program it forks), the launcher
-    exits with the program's status, the display stays open."""
+    (one session per process: sh and the program it forks) and listens on
+    no port; the launcher exits with the program's status, the display
+    stays open."""
     tmtest.require_probe()
     display = os.path.join(tmtest.BUILD, "display", "threadmon-display")
     if not os.path.exists(display):
         raise tmtest.Skip(f"{display} is not built")
     env = dict(Sshd.get().env, QT_QPA_PLATFORM="offscreen")
-    proc = tmtest.launcher("run", "--display", "--ssh", "tmhost", "--", "sh", "-c",
-                           f"{tmtest.workload('mutex_hold')} --rounds 10 >/dev/null; exit 4",
-                           env=env)
-    check(proc.returncode == 4, f"exit status {proc.returncode}, expected 4: {proc.stderr!r}")
-    words = proc.stderr.split()
+    status, _, stderr = run_watching_listeners(
+        ["run", "--display", "--ssh", "tmhost", "--", "sh", "-c",
+         f"{tmtest.workload('mutex_hold')} --rounds 10 >/dev/null; exit 4"], env)
+    check(status == 4, f"exit status {status}, expected 4: {stderr!r}")
+    words = stderr.split()
     pid = int(words[words.index("(pid") + 1].rstrip(")")) if "(pid" in words else None
     log = words[-1] if words else ""
-    if not check(pid and os.path.exists(log), f"no display pid or log in {proc.stderr!r}"):
+    if not check(pid and os.path.exists(log), f"no display pid or log in {stderr!r}"):
         return
     try:
         deadline = time.monotonic() + 10
