@@ -87,9 +87,12 @@ static size_t add_section(const char *path, Elf *e, Elf64_Word type, table *t, t
   return added;
 }
 
-static size_t load_file(const char *path, Elf64_Word type, table *t, tm_notes *notes) {
+/* A module's own file (mod set: opened as tm_module_open checks it), or a
+ * separate debug file of ours, by path. */
+static size_t load_file(const tm_module *mod, const char *path, Elf64_Word type, table *t,
+                        tm_notes *notes) {
   tm_elf_file f;
-  if (!tm_elf_open(path, &f, notes)) return 0;
+  if (mod ? !tm_module_open(mod, &f, notes) : !tm_elf_open(path, &f, notes)) return 0;
   size_t n = add_section(path, f.elf, type, t, notes);
   tm_elf_close(&f);
   return n;
@@ -102,15 +105,15 @@ static void load(tm_symtabs *s, const tm_module *mod, table *t, tm_notes *notes)
             ALL_TABLES_BYTES_MAX >> 20);
     return;
   }
-  if (load_file(mod->open_path, SHT_SYMTAB, t, notes) == 0 && mod->build_id_len >= 2) {
+  if (load_file(mod, mod->path, SHT_SYMTAB, t, notes) == 0 && mod->build_id_len >= 2) {
     char dbg[160];
     int w = snprintf(dbg, sizeof dbg, "/usr/lib/debug/.build-id/%02x/", mod->build_id[0]);
     for (size_t k = 1; k < mod->build_id_len; k++)
       w += snprintf(dbg + w, sizeof dbg - (size_t)w, "%02x", mod->build_id[k]);
     snprintf(dbg + w, sizeof dbg - (size_t)w, ".debug");
-    load_file(dbg, SHT_SYMTAB, t, notes);
+    load_file(NULL, dbg, SHT_SYMTAB, t, notes);
   }
-  load_file(mod->open_path, SHT_DYNSYM, t, notes);
+  load_file(mod, mod->path, SHT_DYNSYM, t, notes);
   s->bytes += t->bytes + t->count * sizeof *t->syms;
   if (t->count) qsort(t->syms, t->count, sizeof *t->syms, by_addr); /* NULL, 0: undefined */
 }

@@ -12,7 +12,7 @@
 /* A module built by Go's linker carries its build information here. */
 static bool is_go_module(const tm_module *mod) {
   tm_elf_file f;
-  if (!tm_elf_open(mod->open_path, &f, NULL)) return false;
+  if (!tm_module_open(mod, &f, NULL)) return false;
   size_t shstrndx;
   bool go = false;
   if (elf_getshdrstrndx(f.elf, &shstrndx) == 0)
@@ -99,7 +99,7 @@ void tm_go_reader_open(const tm_maps *maps, tm_symtabs *syms, tm_go_reader *r) {
     }
     tm_elf_file f;
     const char *why = "it cannot be read";
-    bool laid_out = tm_elf_open(mod->open_path, &f, NULL);
+    bool laid_out = tm_module_open(mod, &f, NULL);
     if (laid_out) {
       laid_out = tm_go_layout_read(f.elf, &r->layout, &why);
       tm_elf_close(&f);

@@ -2,9 +2,12 @@
 #include "maps.h"
 
 #include <elfutils/libdwelf.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "elffile.h"
 
@@ -15,7 +18,7 @@ static const char *const deleted_suffix = " (deleted)";
 static void read_elf(tm_module *mod, uintptr_t start, uint64_t offset, tm_notes *notes) {
   mod->bias = start - offset; /* a fair guess when the file cannot be read */
   tm_elf_file f;
-  if (!tm_elf_open(mod->open_path, &f, notes)) return;
+  if (!tm_module_open(mod, &f, notes)) return;
   size_t n;
   if (elf_getphdrnum(f.elf, &n) == 0) {
     for (size_t i = 0; i < n && i <= INT_MAX; i++) {
@@ -38,7 +41,26 @@ static void read_elf(tm_module *mod, uintptr_t start, uint64_t offset, tm_notes 
   tm_elf_close(&f);
 }
 
-static int module_index(tm_maps *m, const char *path, uintptr_t start, uint64_t offset) {
+bool tm_module_open(const tm_module *mod, tm_elf_file *f, tm_notes *notes) {
+  f->elf = NULL;
+  f->fd = -1;
+  const int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+  /* The mapping itself: whatever the name leads to now. */
+  int fd = mod->map_path ? open(mod->map_path, flags) : -1;
+  if (fd >= 0) return tm_elf_open_fd(fd, mod->path, mod->dev, mod->ino, f, notes);
+  /* Through the target's root: the name is the target's to point anywhere,
+   * so only the mapped inode is read (its device and inode from maps). A
+   * mapping with neither known (not from a real maps file) is not read. */
+  if (!mod->dev && !mod->ino) return false;
+  fd = open(mod->open_path, flags | O_NOFOLLOW);
+  if (fd < 0) return false;
+  return tm_elf_open_fd(fd, mod->path, mod->dev, mod->ino, f, notes);
+}
+
+static int module_index(tm_maps *m, const char *path, const tm_mapping *at, dev_t dev,
+                        ino_t ino) {
+  uintptr_t start = at->start;
+  uint64_t offset = at->offset;
   /* From the last: a file's mappings are next to each other. */
   for (size_t i = m->nmodules; i-- > 0;)
     if (!strcmp(m->modules[i].path, path)) {
@@ -61,9 +83,16 @@ static int module_index(tm_maps *m, const char *path, uintptr_t start, uint64_t 
   size_t open_len = strlen(path) + sizeof "/proc/2147483647/root";
   mod->open_path = malloc(open_len);
   if (mod->open_path) snprintf(mod->open_path, open_len, "/proc/%d/root%s", (int)m->pid, path);
-  if (!mod->path || !mod->open_path) {
+  char map_path[80];
+  snprintf(map_path, sizeof map_path, "/proc/%d/map_files/%lx-%lx", (int)m->pid,
+           (unsigned long)at->start, (unsigned long)at->end);
+  mod->map_path = strdup(map_path);
+  mod->dev = dev;
+  mod->ino = ino;
+  if (!mod->path || !mod->open_path || !mod->map_path) {
     free(mod->path);
     free(mod->open_path);
+    free(mod->map_path);
     return -1;
   }
   mod->base = start;
@@ -79,13 +108,17 @@ static void skip_line(FILE *f) {
 }
 
 /* One maps line into *mp and its name; false when it is not one. */
-static bool parse_line(char *line, tm_mapping *mp, char **name) {
-  unsigned long long start, end, offset;
+static bool parse_line(char *line, tm_mapping *mp, char **name, dev_t *dev, ino_t *ino) {
+  unsigned long long start, end, offset, inode;
+  unsigned major, minor;
   char perms[5];
   int name_at = 0;
-  if (sscanf(line, "%llx-%llx %4s %llx %*s %*s %n", &start, &end, perms, &offset, &name_at) < 4 ||
+  if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end, perms, &offset, &major,
+             &minor, &inode, &name_at) < 7 ||
       name_at == 0 || strlen(perms) != 4 || start >= end)
     return false;
+  *dev = makedev(major, minor);
+  *ino = (ino_t)inode;
   *name = line + name_at;
   (*name)[strcspn(*name, "\n")] = 0;
   size_t nl = strlen(*name), dl = strlen(deleted_suffix);
@@ -106,13 +139,15 @@ void tm_maps_read(FILE *f, pid_t pid, tm_maps *m, tm_notes *notes) {
     size_t len = strlen(line);
     tm_mapping mp;
     char *name;
+    dev_t dev;
+    ino_t ino;
     /* A path longer than the buffer is cut: the line is not believed. */
     if (len > 0 && line[len - 1] != '\n' && !feof(f)) {
       skip_line(f);
       bad++;
       continue;
     }
-    if (!parse_line(line, &mp, &name)) {
+    if (!parse_line(line, &mp, &name, &dev, &ino)) {
       bad++;
       continue;
     }
@@ -130,7 +165,7 @@ void tm_maps_read(FILE *f, pid_t pid, tm_maps *m, tm_notes *notes) {
     }
     tm_mapping *at = &m->maps[m->nmaps++];
     *at = mp;
-    if (name[0] == '/') at->module = module_index(m, name, at->start, at->offset);
+    if (name[0] == '/') at->module = module_index(m, name, at, dev, ino);
     else snprintf(at->name, sizeof at->name, "%s", name[0] ? name : "[anon]");
   }
   if (bad) tm_note(notes, "maps: %zu lines not understood, skipped", bad);
@@ -154,6 +189,7 @@ void tm_maps_free(tm_maps *m) {
   for (size_t i = 0; i < m->nmodules; i++) {
     free(m->modules[i].path);
     free(m->modules[i].open_path);
+    free(m->modules[i].map_path);
   }
   free(m->modules);
   free(m->maps);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "elffile.h"
 #include "notes.h"
 
 #define TM_MAPS_BUILD_ID_MAX 32
@@ -33,7 +34,10 @@ typedef struct tm_mapping {
 
 typedef struct tm_module {
   char *path;      /* as the target sees it */
-  char *open_path; /* /proc/PID/root/PATH: where this process can read it */
+  char *open_path; /* /proc/PID/root/PATH: where this process may find it */
+  char *map_path;  /* /proc/PID/map_files/START-END: the mapped inode itself */
+  dev_t dev;       /* the mapped file's, from maps: what open_path must lead to */
+  ino_t ino;
   uintptr_t base;  /* start of its mapping at file offset 0 */
   uintptr_t bias;  /* runtime address - link-time address */
   uint8_t build_id[TM_MAPS_BUILD_ID_MAX];
@@ -58,6 +62,13 @@ bool tm_maps_load(pid_t pid, tm_maps *m, tm_notes *notes);
  * files are opened through). */
 void tm_maps_read(FILE *f, pid_t pid, tm_maps *m, tm_notes *notes);
 void tm_maps_free(tm_maps *m);
+
+/* Opens a module's file only through a descriptor checked to be the mapped
+ * inode: /proc/PID/map_files/START-END (root, or the same user on kernels
+ * that allow it), else /proc/PID/root/PATH when fstat shows a regular file
+ * with the mapping's device and inode. Never a device node, FIFO, or a
+ * file the target put at the name after mapping another. */
+bool tm_module_open(const tm_module *mod, tm_elf_file *f, tm_notes *notes);
 
 /* The mapping holding addr, NULL when none. */
 const tm_mapping *tm_maps_find(const tm_maps *m, uintptr_t addr);

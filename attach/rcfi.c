@@ -47,9 +47,9 @@ void tm_rcfi_free(tm_rcfi *c) {
 }
 
 /* The PT_GNU_EH_FRAME and the PT_LOAD holding it, from the file. */
-static bool eh_segment(const char *path, GElf_Phdr *eh, GElf_Phdr *load, tm_notes *notes) {
+static bool eh_segment(const tm_module *mod, GElf_Phdr *eh, GElf_Phdr *load, tm_notes *notes) {
   tm_elf_file f;
-  if (!tm_elf_open(path, &f, notes)) return false;
+  if (!tm_module_open(mod, &f, notes)) return false;
   size_t n;
   bool have_eh = false, have_load = false;
   if (elf_getphdrnum(f.elf, &n) == 0) {
@@ -68,7 +68,7 @@ static void load(tm_rcfi *c, const tm_module *mod, module_tables *t) {
   const tm_maps *m = c->maps;
   t->loaded = true;
   GElf_Phdr eh, seg;
-  if (!eh_segment(mod->open_path, &eh, &seg, m->notes)) return;
+  if (!eh_segment(mod, &eh, &seg, m->notes)) return;
   if (seg.p_filesz > SEGMENT_MAX || c->copied + seg.p_filesz > COPIES_MAX) {
     tm_note(m->notes, "%s: its unwind tables' segment (%llu MiB) is past the %u MiB copied "
             "for one module or %u MiB for all: its frames are scanned, not unwound", mod->path,

@@ -2,8 +2,11 @@
  * the probe would (docs/attach.md). One session per target: with several
  * PIDs, one child process each, their captures named FILE.PID.
  *
- *   threadmon-attach -p PID[,PID...] (-o FILE | --connect HOST:PORT|unix:/PATH [--token T])
+ *   threadmon-attach -p PID[,PID...] (-o FILE | --connect HOST:PORT|unix:PATH [--token T])
  *                    [--duration S] [--interval-ms N]
+ *
+ * The token is better given as THREADMON_TOKEN: a command line is visible
+ * to every local user.
  *                    [--wait-exec FD] [--exit-status-fd FD]
  *
  * The last two are the launcher's, for a program it started itself and
@@ -28,7 +31,7 @@
 #define MAX_PIDS 64
 
 static const char usage_text[] =
-    "usage: threadmon-attach -p PID[,PID...] (-o FILE | --connect HOST:PORT|unix:/PATH "
+    "usage: threadmon-attach -p PID[,PID...] (-o FILE | --connect HOST:PORT|unix:PATH "
     "[--token T]) "
     "[--duration S] [--interval-ms N] [--wait-exec FD] [--exit-status-fd FD]";
 
@@ -131,6 +134,8 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--connect")) {
       connect = v;
     } else if (!strcmp(a, "--token")) {
+      fprintf(stderr, "threadmon-attach: warning: --token on a command line is visible to every "
+              "local user (ps); use THREADMON_TOKEN\n");
       o.token = v;
     } else if (!strcmp(a, "--duration")) {
       char *end;
@@ -158,11 +163,10 @@ int main(int argc, char **argv) {
     return usage("--wait-exec and --exit-status-fd are for one target", NULL);
   char host[256];
   if (connect && !strncmp(connect, TM_UNIX_PREFIX, strlen(TM_UNIX_PREFIX))) {
-    /* unix:/absolute/path, as THREADMON_CONNECT takes it: the whole is the host. */
-    if (connect[strlen(TM_UNIX_PREFIX)] != '/' || strlen(connect) >= sizeof host)
-      return usage("bad unix:/PATH", connect);
-    snprintf(host, sizeof host, "%s", connect);
-    o.host = host;
+    if (connect[strlen(TM_UNIX_PREFIX)] != '/' || strlen(connect) >= sizeof host ||
+        strlen(connect) - strlen(TM_UNIX_PREFIX) >= TM_UNIX_PATH_BYTES)
+      return usage("bad unix:/absolute/path", connect);
+    o.host = connect; /* whole, as the probe's config keeps it */
     o.port = "";
   } else if (connect) {
     const char *colon = strrchr(connect, ':');

@@ -311,7 +311,8 @@ int tm_xsession_run(pid_t pid, const tm_xopts *o) {
   if (tm_config_load(&s->cfg) < 0) return 1;
   s->cfg.interval_ns = s->cfg.interval_asked_ns = o->interval_ns;
   s->cfg.counters = false;
-  snprintf(s->cfg.token, sizeof s->cfg.token, "%s", o->token ? o->token : "");
+  /* --token, else THREADMON_TOKEN as tm_config_load read it. */
+  if (o->token) snprintf(s->cfg.token, sizeof s->cfg.token, "%s", o->token);
   s->external = true;
   s->pid = (uint32_t)pid;
   if (getrandom(&s->session_id, sizeof s->session_id, GRND_NONBLOCK) != sizeof s->session_id)

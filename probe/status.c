@@ -9,7 +9,8 @@
 
 /* One write with O_APPEND: lines of several processes (forked children,
  * exec'd images) never interleave. A file the launcher removed (it ended
- * before a daemon we follow) is not created again. */
+ * before a daemon we follow) is not created again, and a link planted at
+ * its name is not followed. */
 #define LINE_BYTES (TM_PATH_BYTES + 512)
 
 /* line holds len characters (snprintf's count, maybe cut) in LINE_BYTES. */
@@ -19,7 +20,7 @@ static void append_line(const char *status_path, char *line, int len) {
   for (int i = 0; i < len; i++)
     if (line[i] == '\n') line[i] = '?'; /* one event, one line */
   line[len++] = '\n';
-  int fd = open(status_path, O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC);
+  int fd = open(status_path, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return;
   ssize_t w = write(fd, line, (size_t)len);
   (void)w; /* nobody to tell */

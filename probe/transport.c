@@ -18,6 +18,7 @@
 #include "netreply.h"
 #include "procfs.h"
 #include "probe.h"
+#include "tmcreate.h"
 #include "tmwire.h"
 
 #define CONNECT_TIMEOUT_NS (2000000000ull)
@@ -35,18 +36,28 @@ void tm_transport_init(tm_transport *t) {
 
 /* ---- capture file ---- */
 
-static int open_capture(tm_transport *t, int extra_flags) {
-  int fd = open(t->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | extra_flags, 0644);
+/* fresh: a new file, made under a random name and renamed onto the path
+ * (tmcreate.h): never one another user planted there, nor a symlink's
+ * target. Else the file made before, reopened to append: only if the path
+ * still names that very file, and never through a symlink. */
+static int open_capture(tm_transport *t, bool fresh) {
+  int fd = fresh ? tm_create_replacing(t->path)
+                 : open(t->path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return -1;
+  if (fresh && fcntl(fd, F_SETFL, O_APPEND) != 0) {
+    close(fd);
+    return -1;
+  }
   fd = tm_fd_move_high(fd, false);
   /* A program replacing every descriptor (dup2 of /dev/null up to the
    * limit) may take this number too, even between the open and the fstat:
    * it is ours only if it is the file the path names. If not, the number is
    * the program's now: left alone, and the open tried again later. */
   struct stat st, named;
-  if (fd < 0 || fstat(fd, &st) != 0 || stat(t->path, &named) != 0 || !S_ISREG(st.st_mode) ||
+  if (fd < 0 || fstat(fd, &st) != 0 || lstat(t->path, &named) != 0 || !S_ISREG(st.st_mode) ||
       st.st_dev != named.st_dev || st.st_ino != named.st_ino)
     return -1;
+  if (!fresh && (st.st_dev != t->file_dev || st.st_ino != t->file_ino)) return -1;
   t->file_dev = st.st_dev;
   t->file_ino = st.st_ino;
   t->file_fd = fd;
@@ -205,7 +216,7 @@ int tm_transport_open_file(tm_transport *t, const char *path) {
   free(t->path);
   t->path = strdup(path);
   if (!t->path) return -1;
-  if (open_capture(t, O_TRUNC) < 0) return -1;
+  if (open_capture(t, true) < 0) return -1;
   t->file_good_size = 0;
   uint8_t header[TM_HEADER_BYTES];
   tm_header_encode_major(header, t->compress_level ? TM_FORMAT_MAJOR_BLOCKS : TM_FORMAT_MAJOR);
@@ -228,7 +239,7 @@ static void file_check(tm_transport *t) {
     t->file_replaced++;
   }
   if (!t->file_lost) return;
-  if (open_capture(t, 0) < 0) {
+  if (open_capture(t, false) < 0) {
     /* Not yet: what is sent meanwhile is lost, a gap; tried again with the
      * next resync. */
     if (!t->file_resync) file_gap(t, 0, EBADF);

@@ -1,13 +1,19 @@
 /* threadmon-flight: the flight recorder behind `threadmon record --last`.
- * It listens on loopback for the probe's stream (the launcher points the
- * probe at it with THREADMON_CONNECT and a token), keeps the last window of
+ * It listens for the probe's stream on a Unix socket in the launcher's
+ * private directory (--listen-unix PATH; the launcher points the probe at
+ * it with THREADMON_CONNECT=unix:PATH) or on loopback TCP with a token,
+ * keeps the last window of
  * detail in its own memory (ring.h), and writes a capture when the stream
  * ends, on SIGUSR1 and when a trigger fires (triggers.h). The ring lives
  * here, not in the probe: the program's memory and its probe stay as they
  * are in any live session, and a program that dies abruptly loses nothing
  * the recorder had received.
  *
- * stdout: "listening PORT" once, then "wrote PATH" per capture written.
+ * A Unix socket's peer must run as the recorder's own user (SO_PEERCRED),
+ * else it is closed unread; the probe checks the recorder the same way.
+ *
+ * stdout: "listening PORT" (or "listening unix:PATH") once, then "wrote
+ * PATH" per capture written.
  * Exit status: 0, 1 on a usage or socket error, 2 when a capture could not
  * be written. */
 #include <arpa/inet.h>
@@ -20,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "ring.h"
@@ -90,8 +98,9 @@ static void reply(int fd, Threadmon__Frame *f) {
 /* The first frame must be a Hello with our token; the probe is told. */
 static bool greet(flight *fl, int fd, const Threadmon__Frame *f) {
   Threadmon__Frame answer = THREADMON__FRAME__INIT;
+  /* No token (a Unix socket, whose peer was checked): any Hello. */
   bool ok = f->body_case == THREADMON__FRAME__BODY_HELLO &&
-            strcmp(f->hello->token ? f->hello->token : "", fl->token) == 0;
+            (!fl->token[0] || strcmp(f->hello->token ? f->hello->token : "", fl->token) == 0);
   Threadmon__Welcome welcome = THREADMON__WELCOME__INIT;
   Threadmon__Refusal refusal = THREADMON__REFUSAL__INIT;
   if (ok) {
@@ -162,8 +171,46 @@ static int listen_loopback(void) {
   return s;
 }
 
+/* A socket at path, which must not exist yet (the launcher's private
+ * directory is fresh): a name already there is another's, never removed. */
+static int listen_unix(const char *path) {
+  struct sockaddr_un a = {.sun_family = AF_UNIX};
+  if (strlen(path) >= sizeof a.sun_path) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  strcpy(a.sun_path, path);
+  int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  mode_t old = umask(077);
+  int r = s < 0 ? -1 : bind(s, (struct sockaddr *)&a, sizeof a);
+  umask(old);
+  if (r != 0 || listen(s, 4) != 0) {
+    int e = errno;
+    if (s >= 0) close(s);
+    errno = e;
+    return -1;
+  }
+  printf("listening unix:%s\n", path);
+  fflush(stdout);
+  return s;
+}
+
+/* A Unix socket's peer of another user is closed unread. */
+static bool peer_allowed(int fd, bool is_unix) {
+  if (!is_unix) return true;
+  struct ucred cred = {.pid = 0, .uid = (uid_t)-1};
+  socklen_t len = sizeof cred;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+      (cred.uid == getuid() || cred.uid == geteuid()))
+    return true;
+  fprintf(stderr, "threadmon: flight recorder: refused a connection from pid %d, uid %u: not "
+          "this user's (uid %u)\n", (int)cred.pid, (unsigned)cred.uid, (unsigned)geteuid());
+  return false;
+}
+
 static int usage(void) {
-  fputs("usage: threadmon-flight -o FILE --last-ms N [--token T] [--trigger deadlock|wait>D]...\n",
+  fputs("usage: threadmon-flight -o FILE --last-ms N [--listen-unix PATH | --token T] "
+        "[--trigger deadlock|wait>D]...\n",
         stderr);
   return 1;
 }
@@ -171,6 +218,7 @@ static int usage(void) {
 int main(int argc, char **argv) {
   flight fl = {.token = ""};
   uint64_t last_ms = 0;
+  const char *unix_path = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) return usage();
@@ -178,6 +226,8 @@ int main(int argc, char **argv) {
       fl.output = v;
     else if (strcmp(a, "--token") == 0)
       fl.token = v;
+    else if (strcmp(a, "--listen-unix") == 0)
+      unix_path = v;
     else if (strcmp(a, "--last-ms") == 0)
       last_ms = strtoull(v, NULL, 10);
     else if (strcmp(a, "--trigger") == 0) {
@@ -199,9 +249,10 @@ int main(int argc, char **argv) {
   sigaction(SIGTERM, &sa, NULL);
   signal(SIGINT, SIG_IGN); /* Ctrl-C is the program's: its end ends the stream */
   signal(SIGPIPE, SIG_IGN);
-  int ls = listen_loopback();
+  int ls = unix_path ? listen_unix(unix_path) : listen_loopback();
   if (ls < 0) {
-    fprintf(stderr, "threadmon-flight: cannot listen on loopback: %s\n", strerror(errno));
+    fprintf(stderr, "threadmon-flight: cannot listen on %s: %s\n",
+            unix_path ? unix_path : "loopback", strerror(errno));
     return 1;
   }
   int conn = -1;
@@ -225,7 +276,9 @@ int main(int argc, char **argv) {
     }
     if (p[2].revents & POLLIN) {
       int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
-      if (c >= 0) {
+      if (c >= 0 && !peer_allowed(c, unix_path != NULL)) {
+        close(c);
+      } else if (c >= 0) {
         if (conn >= 0) close(conn);
         conn = c;
         tm_decoder_free(&dec);
@@ -252,6 +305,8 @@ int main(int argc, char **argv) {
   else
     fl.status = fl.status ? fl.status : 2;
   if (conn >= 0) close(conn);
+  if (ls >= 0) close(ls);
+  if (unix_path) unlink(unix_path);
   tm_decoder_free(&dec);
   fr_ring_free(&fl.ring);
   fr_triggers_free(&fl.triggers);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tmcreate.h"
 #include "tmwire.h"
 
 #define CHUNK_BYTES (256u * 1024u)
@@ -423,9 +424,11 @@ static void chunk_meta(const fr_chunk *c, tm_index_entry *meta) {
 
 int fr_ring_write(fr_ring *r, const char *path, const char *why) {
   seal(r);
+  /* Written under a fresh name no one else can have made (never a
+   * predictable OUT.partial another user could plant a link at), then
+   * renamed onto path. */
   char tmp[4200];
-  snprintf(tmp, sizeof tmp, "%s.partial", path);
-  out_file o = {.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+  out_file o = {.fd = tm_create_temp(path, ".partial", tmp, sizeof tmp)};
   if (o.fd < 0) return -1;
   uint8_t header[TM_HEADER_BYTES];
   tm_header_encode_major(header, TM_FORMAT_MAJOR_BLOCKS);

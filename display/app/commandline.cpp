@@ -28,12 +28,18 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
   p.addVersionOption();
   const QCommandLineOption listen(
       QStringLiteral("listen"),
-      QStringLiteral("Listen for probes on ADDR:PORT (default 127.0.0.1:%1).").arg(tmnet::kDefaultPort),
+      QStringLiteral("Listen for probes on ADDR:PORT (default 127.0.0.1:%1), or on a Unix "
+                     "socket, unix:PATH, that only this user's probes may use.")
+          .arg(tmnet::kDefaultPort),
       QStringLiteral("ADDR:PORT"));
   const QCommandLineOption token(QStringLiteral("token"),
                                  QStringLiteral("Shared token probes must present (default: "
-                                                "$THREADMON_TOKEN). Needed off loopback."),
+                                                "$THREADMON_TOKEN). Needed off loopback. "
+                                                "Visible to other users: prefer --token-file."),
                                  QStringLiteral("TOKEN"));
+  const QCommandLineOption tokenFile(
+      QStringLiteral("token-file"),
+      QStringLiteral("Read the token from the first line of FILE."), QStringLiteral("FILE"));
   const QCommandLineOption insecure(QStringLiteral("insecure"),
                                     QStringLiteral("Allow a non-loopback listen without a token."));
   const QCommandLineOption open(QStringLiteral("open"), QStringLiteral("Open a .tmcap capture."),
@@ -74,8 +80,8 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
       QStringLiteral("Show the sessions threadmon's launcher relays from a remote host on "
                      "standard input (threadmon run --display --ssh); no port is opened unless "
                      "--listen is given."));
-  p.addOptions({listen, token, insecure, open, at, view, shot, size, object, last, trigger,
-                triggerDir, stdinStreams});
+  p.addOptions({listen, token, tokenFile, insecure, open, at, view, shot, size, object, last,
+                trigger, triggerDir, stdinStreams});
   p.addPositionalArgument(QStringLiteral("captures"), QStringLiteral("Captures to open."),
                           QStringLiteral("[FILE.tmcap...]"));
   p.process(args);
@@ -85,8 +91,15 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
     return error;
   out->listenSet = p.isSet(listen);
   out->stdinStreams = p.isSet(stdinStreams);
-  out->token = p.isSet(token) ? p.value(token).toUtf8() : qgetenv("THREADMON_TOKEN");
-  error = tmnet::tokenProblem(out->token);
+  if (p.isSet(token) && p.isSet(tokenFile))
+    return QStringLiteral("give --token or --token-file, not both");
+  if (p.isSet(tokenFile)) {
+    error = tmnet::readTokenFile(p.value(tokenFile), &out->token);
+  } else {
+    if (p.isSet(token)) out->warnings << tmnet::tokenOnCommandLineWarning("threadmon-display");
+    out->token = p.isSet(token) ? p.value(token).toUtf8() : qgetenv("THREADMON_TOKEN");
+    error = tmnet::tokenProblem(out->token);
+  }
   if (!error.isEmpty()) return error;
   out->insecure = p.isSet(insecure);
   out->open = p.values(open) + p.positionalArguments();

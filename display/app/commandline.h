@@ -11,7 +11,8 @@
 
 struct DisplayOptions {
   tmnet::ListenAddress listen;
-  QByteArray token;       // --token, else THREADMON_TOKEN
+  QByteArray token;       // --token-file's, --token, else THREADMON_TOKEN
+  QStringList warnings;   // lines to say before starting (a token on the command line)
   bool insecure = false;
   QStringList open;       // --open and positional captures
   double at = -1;         // --at SECONDS, -1: the end

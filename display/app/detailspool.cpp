@@ -7,7 +7,7 @@
 
 DetailSpool::DetailSpool()
     : temp_(QDir::tempPath() + QStringLiteral("/threadmon-detail-XXXXXX.tmcap")) {
-  // The writer opens the file by name; then the name goes, so that a
+  // The writer writes through the file's descriptor; then the name goes, so that a
   // display killed by a signal leaves nothing in $TMPDIR, and readers open
   // it through the temporary file's descriptor, which keeps it.
   if (!temp_.open()) {
@@ -19,7 +19,9 @@ DetailSpool::DetailSpool()
   // against 221 ms of CPU for 29 MB of frames); the spool is read back only
   // for windows older than the model holds, and removed at the end.
   writer_.setLevel(1);
-  if (!writer_.open(temp_.fileName())) {
+  // Through the descriptor QTemporaryFile made exclusively: its name is
+  // never opened again.
+  if (!writer_.openDescriptor(temp_.handle(), temp_.fileName())) {
     error_ = writer_.error();
     return;
   }

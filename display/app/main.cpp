@@ -44,6 +44,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "threadmon-display: %s\n", qPrintable(error));
     return 2;
   }
+  for (const QString &w : opt.warnings) std::fprintf(stderr, "%s\n", qPrintable(w));
   if (!qobject_cast<QApplication *>(app.get())) {
     // onlyPrints() saw --help or --version, but as an option's value.
     std::fprintf(stderr, "threadmon-display: an option's value looks like --help or --version\n");

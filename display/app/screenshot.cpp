@@ -1,6 +1,9 @@
 #include "screenshot.h"
 
+#include <unistd.h>
+
 #include <QApplication>
+#include <QFile>
 #include <QTimer>
 #include <QtGlobal>
 #include <functional>
@@ -12,10 +15,22 @@
 #include "sessionmodel.h"
 #include "sessionview.h"
 #include "syncview.h"
+#include "tmcreate.h"
 #include "wholerunstrip.h"
 
 namespace {
 QtMessageHandler previousHandler = nullptr;
+
+// Into a new file at out (tmcreate.h): never through a link planted there.
+QString savePng(const QImage &image, const QString &out) {
+  const int fd = tm_create_replacing(QFile::encodeName(out).constData());
+  QFile f;
+  if (fd < 0 || !f.open(fd, QIODevice::WriteOnly, QFileDevice::AutoCloseHandle)) {
+    if (fd >= 0) ::close(fd);
+    return QStringLiteral("cannot write %1").arg(out);
+  }
+  return image.save(&f, "PNG") ? QString() : QStringLiteral("cannot write %1").arg(out);
+}
 
 void screenshotMessage(QtMsgType type, const QMessageLogContext &context, const QString &msg) {
   // Known, harmless: the offscreen platform has no runtime dir and no window manager.
@@ -110,12 +125,11 @@ QString screenshotCapture(const QString &capture, const QString &viewName, doubl
   if (whole) {
     const QImage image = renderPage(page, atSeconds, size);
     delete page;
-    return image.save(out, "PNG") ? QString() : QStringLiteral("cannot write %1").arg(out);
+    return savePng(image, out);
   }
   const QImage image = renderView(page, kind, atSeconds, size);
   // The reparented view no longer belongs to the page; free both.
   delete page->view(kind);
   delete page;
-  if (!image.save(out, "PNG")) return QStringLiteral("cannot write %1").arg(out);
-  return QString();
+  return savePng(image, out);
 }

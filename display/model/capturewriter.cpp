@@ -1,6 +1,13 @@
 #include "capturewriter.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "summarizer.h"
+#include "tmcreate.h"
 #include "tmwire.h"
 
 namespace tmon {
@@ -36,8 +43,25 @@ bool CaptureWriter::fail(const QString &what) {
 }
 
 bool CaptureWriter::open(const QString &path) {
+  const int fd = tm_create_replacing(QFile::encodeName(path).constData());
+  if (fd < 0) {
+    close();
+    error_ = QStringLiteral("%1: cannot create: %2").arg(path, QString::fromLocal8Bit(strerror(errno)));
+    return false;
+  }
+  const bool ok = openDescriptor(fd, path);
+  ::close(fd);
+  return ok;
+}
+
+bool CaptureWriter::openDescriptor(int fd, const QString &name) {
   close();
-  file_.setFileName(path);
+  const int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (own < 0) {
+    error_ = QStringLiteral("%1: %2").arg(name, QString::fromLocal8Bit(strerror(errno)));
+    return false;
+  }
+  file_.setFileName(name);
   frames_ = 0;
   tm_index_free(&index_);
   summaryFrames_.clear();
@@ -46,7 +70,10 @@ bool CaptureWriter::open(const QString &path) {
     summarizer_ = std::make_unique<Summarizer>([this](const std::vector<uint8_t> &p) {
       appendFramed(&summaryFrames_, p.data(), uint32_t(p.size()));
     });
-  if (!file_.open(QIODevice::WriteOnly | QIODevice::Truncate)) return fail("cannot create");
+  if (!file_.open(own, QIODevice::WriteOnly, QFileDevice::AutoCloseHandle)) {
+    ::close(own);
+    return fail("cannot create");
+  }
   uint8_t header[TM_HEADER_BYTES];
   tm_header_encode_major(header, TM_FORMAT_MAJOR_BLOCKS);
   if (file_.write(reinterpret_cast<const char *>(header), TM_HEADER_BYTES) != TM_HEADER_BYTES)

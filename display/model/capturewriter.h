@@ -27,8 +27,11 @@ class CaptureWriter {
   CaptureWriter(const CaptureWriter &) = delete;
   CaptureWriter &operator=(const CaptureWriter &) = delete;
 
-  // Creates/truncates path and writes the header; false with error() set.
+  // Writes the header into a new file at path (tmcreate.h: never through a link or into a file
+  // someone else put there), replacing what had the name.
   bool open(const QString &path);
+  // The same into an open, empty file (its descriptor is duplicated).
+  bool openDescriptor(int fd, const QString &name);
   // Before open(): whether to write Summary records. They cost a second
   // fold of every frame (about as much CPU as a reader's load).
   void setSummaries(bool on) { summaries_ = on; }

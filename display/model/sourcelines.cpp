@@ -12,6 +12,7 @@
 
 #include "threadmon.pb-c.h"
 
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -72,6 +73,33 @@ const Dwfl_Callbacks kCallbacks = {
     dwfl_build_id_find_elf, dwfl_standard_find_debuginfo, nullptr, &debugInfoPath};
 
 // One module reported offline, at libdwfl's own placement.
+// The path is the stream's to name (/dev/zero, /etc/shadow, a FIFO): it
+// is looked at through an O_PATH descriptor first, which opens nothing, and
+// read only when that shows a regular file that everyone may read (as
+// programs and libraries are), or one of this user's own (not root's: a
+// root display would then read any secret root owns); then it is reopened
+// through the same descriptor: the very inode checked. Else skipped in one
+// line.
+int openModuleFile(const QByteArray &name) {
+  const int where = open(name.constData(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (where < 0) return -1;  // not there: nothing to say
+  struct stat st;
+  const bool ok = fstat(where, &st) == 0 && S_ISREG(st.st_mode) &&
+                  ((st.st_mode & S_IROTH) || (st.st_uid == geteuid() && st.st_uid != 0));
+  int fd = -1;
+  if (ok) {
+    char self[40];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", where);
+    fd = open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  } else {
+    qWarning("threadmon: not reading debug information from %s: not a regular file that "
+             "everyone may read, nor this user's own",
+             name.constData());
+  }
+  close(where);
+  return fd;
+}
+
 class ModuleLines {
  public:
   ModuleLines(const QString &path, const QByteArray &buildId) {
@@ -114,14 +142,8 @@ class ModuleLines {
   bool report(const QString &path, const QByteArray &buildId) {
     if (path.isEmpty() || !path.startsWith(u'/')) return false;
     const QByteArray name = QFile::encodeName(path);
-    // Only a regular file: a capture's path could name a FIFO or a device.
-    int fd = open(name.constData(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
+    const int fd = openModuleFile(name);
     if (fd < 0) return false;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      close(fd);
-      return false;
-    }
     Dwfl *dwfl = dwfl_begin(&kCallbacks);
     if (!dwfl) {
       close(fd);

@@ -1,17 +1,22 @@
 #include "summarycache.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QSaveFile>
 #include <QStandardPaths>
 #include <vector>
 
 #include "runsummary.h"
 #include "summaryrecord.h"
+#include "tmcreate.h"
 #include "tmwire.h"
 
 namespace tmon {
@@ -119,16 +124,25 @@ bool SummaryCache::writeFile(const QString &file, const CaptureIdentity &id, con
   }
   out.resize(kHeaderBytes + z);
   put(&out, tm_crc32c(out.data(), out.size()), 4);
-  // Written aside and renamed: a reader never sees half of one.
-  QSaveFile f(file);
-  if (!f.open(QIODevice::WriteOnly) ||
-      f.write(reinterpret_cast<const char *>(out.data()), qint64(out.size())) !=
-          qint64(out.size()) ||
-      !f.commit()) {
-    *error = QStringLiteral("%1: %2").arg(file, f.errorString());
-    return false;
+  // Written aside under a fresh name and renamed: a reader never sees half
+  // of one, and a link planted at the name (beside a capture in a shared
+  // directory) is replaced, not followed as QSaveFile would.
+  char tmp[4200];
+  const QByteArray name = QFile::encodeName(file);
+  const int fd = tm_create_temp(name.constData(), ".part", tmp, sizeof tmp);
+  bool ok = fd >= 0;
+  for (size_t done = 0; ok && done < out.size();) {
+    const ssize_t w = ::write(fd, out.data() + done, out.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    ok = w > 0;
+    done += ok ? size_t(w) : 0;
   }
-  return true;
+  const int err = errno;
+  if (fd >= 0 && ::close(fd) != 0) ok = false;
+  if (ok && ::rename(tmp, name.constData()) == 0) return true;
+  *error = QStringLiteral("%1: %2").arg(file, QString::fromLocal8Bit(strerror(ok ? errno : err)));
+  if (fd >= 0) ::unlink(tmp);
+  return false;
 }
 
 bool SummaryCache::readFile(const QString &file, const CaptureIdentity &id, RunSummary *out,

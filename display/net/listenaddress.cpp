@@ -12,6 +12,18 @@ static bool parsePort(const QString &text, quint16 *port) {
 
 bool parseListenAddress(const QString &text, ListenAddress *out, QString *error) {
   ListenAddress a;
+  if (text.startsWith(QLatin1String("unix:"))) {
+    a.unixPath = text.mid(5);
+    // sun_path holds 107 bytes and its end.
+    if (!a.unixPath.startsWith('/') || a.unixPath.toLocal8Bit().size() > 107) {
+      *error = QStringLiteral("bad listen address '%1' (expected unix:/absolute/path, at most "
+                              "107 bytes)")
+                   .arg(text);
+      return false;
+    }
+    *out = a;
+    return true;
+  }
   QString host;
   QString port;
   if (text.startsWith('[')) {
@@ -50,7 +62,7 @@ bool parseListenAddress(const QString &text, ListenAddress *out, QString *error)
 
 QString checkListenPolicy(const ListenAddress &addr, const QByteArray &token,
                           bool insecure) {
-  if (addr.host.isLoopback() || insecure || !token.isEmpty()) return QString();
+  if (!addr.unixPath.isEmpty() || addr.host.isLoopback() || insecure || !token.isEmpty()) return QString();
   return QStringLiteral(
              "listening on %1 accepts probes from the network: set a token with "
              "--token or THREADMON_TOKEN, or pass --insecure")

@@ -11,11 +11,17 @@ namespace tmnet {
 constexpr quint16 kDefaultPort = 7411;
 
 struct ListenAddress {
+  ListenAddress() = default;
+  ListenAddress(const QHostAddress &h, quint16 p) : host(h), port(p) {}
   QHostAddress host = QHostAddress(QHostAddress::LocalHost);
   quint16 port = kDefaultPort;
+  // "unix:PATH": a Unix socket at this absolute path instead (host and port
+  // unused); only the display's own user may connect to it.
+  QString unixPath;
 };
 
-// Parses "ADDR:PORT", "[v6]:PORT", ":PORT" (all interfaces) or "PORT".
+// Parses "ADDR:PORT", "[v6]:PORT", ":PORT" (all interfaces), "PORT" or
+// "unix:/absolute/path".
 // Returns false and sets *error to one line when the text is not an address.
 bool parseListenAddress(const QString &text, ListenAddress *out, QString *error);
 

@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <QLocalSocket>
 #include <QTcpSocket>
 #include <QtGlobal>
 
@@ -20,20 +21,75 @@ constexpr qint64 kHandshakeReadBytes = 2 * (TM_HEADER_BYTES + TM_FRAME_PREFIX_BY
 // How long a refused peer has to read the Refusal before we close.
 constexpr int kLingerMs = 1000;
 
+// QTcpSocket and QLocalSocket share these calls but no base class that has
+// them: a connection holds either.
+void setReadBuffer(QIODevice *d, qint64 bytes) {
+  if (auto *t = qobject_cast<QAbstractSocket *>(d)) t->setReadBufferSize(bytes);
+  if (auto *l = qobject_cast<QLocalSocket *>(d)) l->setReadBufferSize(bytes);
+}
+
+void flushSocket(QIODevice *d) {
+  if (auto *t = qobject_cast<QAbstractSocket *>(d)) t->flush();
+  if (auto *l = qobject_cast<QLocalSocket *>(d)) l->flush();
+}
+
+void abortSocket(QIODevice *d) {
+  if (auto *t = qobject_cast<QAbstractSocket *>(d)) t->abort();
+  if (auto *l = qobject_cast<QLocalSocket *>(d)) l->abort();
+}
+
+// The descriptor of a connected socket, else -1.
+int connectedFd(QIODevice *d) {
+  if (auto *t = qobject_cast<QAbstractSocket *>(d))
+    return t->state() == QAbstractSocket::ConnectedState ? int(t->socketDescriptor()) : -1;
+  if (auto *l = qobject_cast<QLocalSocket *>(d))
+    return l->state() == QLocalSocket::ConnectedState ? int(l->socketDescriptor()) : -1;
+  return -1;
+}
+
 }  // namespace
 
 ProbeConnection::ProbeConnection(QTcpSocket *socket, const QByteArray &requiredToken,
                                  QObject *parent, int helloDeadlineMs)
-    : QObject(parent), socket_(socket), requiredToken_(requiredToken) {
+    : QObject(parent), requiredToken_(requiredToken) {
   tm_decoder_init(&decoder_);
   tm_decoder_set_max_frame(&decoder_, TM_MAX_HELLO_BYTES);
   clock_.start();
-  if (!socket_) return;
+  if (!socket) return;
+  adoptSocket(socket,
+              QStringLiteral("%1:%2").arg(socket->peerAddress().toString()).arg(socket->peerPort()),
+              helloDeadlineMs);
+}
+
+ProbeConnection::ProbeConnection(QLocalSocket *socket, const QByteArray &requiredToken,
+                                 QObject *parent, int helloDeadlineMs)
+    : QObject(parent), requiredToken_(requiredToken) {
+  tm_decoder_init(&decoder_);
+  tm_decoder_set_max_frame(&decoder_, TM_MAX_HELLO_BYTES);
+  clock_.start();
+  struct ucred cred {};
+  socklen_t len = sizeof cred;
+  const bool known = getsockopt(int(socket->socketDescriptor()), SOL_SOCKET, SO_PEERCRED, &cred,
+                                &len) == 0;
+  adoptSocket(socket, known ? QStringLiteral("unix:pid %1").arg(cred.pid) : QStringLiteral("unix"),
+              helloDeadlineMs);
+}
+
+// A socket whose end shows as its disconnected signal.
+void ProbeConnection::onSocketClosed(QIODevice *socket, std::function<void()> done) {
+  if (auto *t = qobject_cast<QAbstractSocket *>(socket))
+    connect(t, &QAbstractSocket::disconnected, this, done);
+  else if (auto *l = qobject_cast<QLocalSocket *>(socket))
+    connect(l, &QLocalSocket::disconnected, this, done);
+}
+
+void ProbeConnection::adoptSocket(QIODevice *socket, const QString &peer, int helloDeadlineMs) {
+  socket_ = socket;
   socket_->setParent(this);
-  socket_->setReadBufferSize(kHandshakeReadBytes);
-  peer_ = QStringLiteral("%1:%2").arg(socket_->peerAddress().toString()).arg(socket_->peerPort());
-  connect(socket_, &QTcpSocket::readyRead, this, [this] { consume(socket_->readAll()); });
-  connect(socket_, &QTcpSocket::disconnected, this, [this] {
+  setReadBuffer(socket_, kHandshakeReadBytes);
+  peer_ = peer;
+  connect(socket_, &QIODevice::readyRead, this, [this] { consume(socket_->readAll()); });
+  onSocketClosed(socket_, [this] {
     consume(socket_->readAll());
     finish();
   });
@@ -153,23 +209,24 @@ void ProbeConnection::closeSocket(bool linger) {
     emit closed();
     return;
   }
-  QTcpSocket *socket = socket_;
+  QIODevice *socket = socket_;
   socket->disconnect(this);
-  socket->flush();
+  flushSocket(socket);
   auto done = [this, socket] {
     if (socket_ != socket) return;
     socket_ = nullptr;
-    socket->abort();
+    abortSocket(socket);
     socket->deleteLater();
     emit closed();
   };
-  if (!linger || socket->state() != QAbstractSocket::ConnectedState) {
+  const int fd = connectedFd(socket);
+  if (!linger || fd < 0) {
     done();
     return;
   }
-  ::shutdown(static_cast<int>(socket->socketDescriptor()), SHUT_WR);
-  connect(socket, &QTcpSocket::readyRead, this, [socket] { socket->skip(socket->bytesAvailable()); });
-  connect(socket, &QTcpSocket::disconnected, this, done);
+  ::shutdown(fd, SHUT_WR);
+  connect(socket, &QIODevice::readyRead, this, [socket] { socket->skip(socket->bytesAvailable()); });
+  onSocketClosed(socket, done);
   QTimer::singleShot(kLingerMs, this, done);
 }
 
@@ -232,7 +289,7 @@ void ProbeConnection::acceptHello() {
   spool_->append(handshakeBytes_);
   acceptedBytes_ = std::exchange(handshakeBytes_, QByteArray());
   if (socket_) {
-    socket_->setReadBufferSize(0);
+    setReadBuffer(socket_, 0);
     socket_->write(welcomeFrame());
   }
   emit accepted();

@@ -24,6 +24,8 @@
 #include "threadmon.pb-c.h"
 #include "tmwire.h"
 
+class QIODevice;
+class QLocalSocket;
 class QTcpSocket;
 
 namespace tmnet {
@@ -41,6 +43,11 @@ class ProbeConnection : public QObject {
   // Takes ownership of `socket`. An empty `requiredToken` accepts any Hello.
   ProbeConnection(QTcpSocket *socket, const QByteArray &requiredToken,
                   QObject *parent = nullptr, int helloDeadlineMs = kHelloDeadlineMs);
+  // A Unix socket's peer (whose user the listener checked); peer() is
+  // "unix:pid N". (No defaults: ProbeConnection(nullptr, token) is a TCP
+  // one without a socket, as the tests make.)
+  ProbeConnection(QLocalSocket *socket, const QByteArray &requiredToken, QObject *parent,
+                  int helloDeadlineMs);
   ~ProbeConnection() override;
 
   State state() const { return state_; }
@@ -100,8 +107,10 @@ class ProbeConnection : public QObject {
   bool checkHello(const uint8_t *payload, uint32_t len);
   void countFrame();
   void startDecodeThread();
+  void adoptSocket(QIODevice *socket, const QString &peer, int helloDeadlineMs);
+  void onSocketClosed(QIODevice *socket, std::function<void()> done);
 
-  QTcpSocket *socket_ = nullptr;
+  QIODevice *socket_ = nullptr;  // a QTcpSocket or a QLocalSocket
   QByteArray requiredToken_;
   tm_decoder decoder_;
   QByteArray handshakeBytes_;  // what arrived before the Hello passed

@@ -1,5 +1,7 @@
-// The TCP server probes connect to. Each accepted socket becomes a
-// ProbeConnection; the app turns accepted connections into session tabs.
+// The TCP server (or Unix socket) probes connect to. Each accepted socket
+// becomes a ProbeConnection; the app turns accepted connections into
+// session tabs. A Unix socket's peer must run as the display's own user
+// (SO_PEERCRED): any other is closed before it is read, in one line.
 //
 // Connections still waiting for their Hello are capped: a newer one closes
 // the oldest, so strangers holding idle connections cannot keep a probe
@@ -10,6 +12,7 @@
 
 #include <QElapsedTimer>
 #include <QList>
+#include <QLocalServer>
 #include <QObject>
 #include <QTcpServer>
 #include <QTimer>
@@ -45,10 +48,13 @@ class ProbeListener : public QObject {
 
  private:
   void onNewConnection();
+  void onNewLocalConnection();
+  void adopt(ProbeConnection *conn);
   void logRefusal(const ProbeConnection *conn);
   void logSummary();
 
   QTcpServer server_;
+  QLocalServer localServer_;
   QByteArray token_;
   int maxPending_ = kMaxPending;
   int helloDeadlineMs_ = ProbeConnection::kHelloDeadlineMs;

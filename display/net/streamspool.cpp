@@ -3,8 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include <QDir>
+
+#include "tmcreate.h"
 
 namespace tmnet {
 
@@ -35,9 +39,15 @@ QString StreamSpool::startRecording(const QString &path) {
         "this session keeps only its last window (--last): save it with "
         "File > Save last");
   if (!tempOk_) return QStringLiteral("no spool file: cannot record this session");
-  auto out = std::make_unique<QFile>(path);
-  if (!out->open(QIODevice::WriteOnly | QIODevice::Truncate))
+  // A new file (tmcreate.h): never a link's target or another user's file.
+  const int fd = tm_create_replacing(QFile::encodeName(path).constData());
+  if (fd < 0)
+    return QStringLiteral("cannot write %1: %2").arg(path, QString::fromLocal8Bit(strerror(errno)));
+  auto out = std::make_unique<QFile>();
+  if (!out->open(fd, QIODevice::WriteOnly, QFileDevice::AutoCloseHandle)) {
+    ::close(fd);
     return QStringLiteral("cannot write %1: %2").arg(path, out->errorString());
+  }
   // Read back through its own descriptor (it has no name), then left at
   // its end for what follows.
   const qint64 end = temp_.pos();

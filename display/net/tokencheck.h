@@ -17,6 +17,14 @@ bool tokensEqual(const QByteArray &expected, const QByteArray &offered);
 // a secret.
 QString tokenProblem(const QByteArray &token);
 
+// The token in file `path` (--token-file): its first line, without the
+// line's end. Returns "" or one line saying why it cannot be used.
+QString readTokenFile(const QString &path, QByteArray *token);
+
+// The line said when a token is given on a command line, where every local
+// user reads it (ps, /proc/PID/cmdline).
+QString tokenOnCommandLineWarning(const char *tool);
+
 }  // namespace tmnet
 
 #endif

@@ -1,13 +1,20 @@
 // The live path: listener, handshake, token, and damaged streams, over real
 // loopback sockets.
+#include <QLocalSocket>
 #include <QSignalSpy>
 #include <QTcpSocket>
+#include <QTemporaryDir>
 #include <QtEndian>
 #include <QtTest>
 #include <memory>
 
 #include <dlfcn.h>
 #include <link.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "decodethread.h"
 #include "framearena.h"
@@ -153,6 +160,103 @@ class TestNet : public QObject {
     QVERIFY(!tmnet::parseListenAddress("host:99999", &a, &err));
     QVERIFY(err.contains("99999"));
     QVERIFY(!tmnet::parseListenAddress("not-an-ip:80", &a, &err));
+  }
+
+  void unixListenAddress() {
+    tmnet::ListenAddress a;
+    QString err;
+    QVERIFY(tmnet::parseListenAddress("unix:/run/user/0/t/display.sock", &a, &err));
+    QCOMPARE(a.unixPath, QStringLiteral("/run/user/0/t/display.sock"));
+    QVERIFY(tmnet::checkListenPolicy(a, QByteArray(), false).isEmpty());
+    QVERIFY(!tmnet::parseListenAddress("unix:relative.sock", &a, &err));
+    QVERIFY(err.contains("absolute"));
+    QVERIFY(!tmnet::parseListenAddress("unix:/" + QString(107, 'x'), &a, &err));
+  }
+
+  // The same stream over a Unix socket, from this user: accepted whole. The
+  // socket is the owner's only, and a name already taken is refused, not
+  // replaced.
+  void unixSocketCarriesAWholeStream() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("display.sock"));
+    tmnet::ListenAddress addr;
+    addr.unixPath = path;
+    ProbeListener listener(QByteArray{});
+    QVERIFY(listener.listen(addr).isEmpty());
+    QCOMPARE(listener.addressText(), "unix:" + path);
+    struct stat st {};
+    QVERIFY(lstat(path.toLocal8Bit().constData(), &st) == 0);
+    QVERIFY(S_ISSOCK(st.st_mode));
+    QCOMPARE(st.st_mode & 077, 0u);
+    ProbeListener second(QByteArray{});
+    QVERIFY(second.listen(addr).contains("cannot listen on unix:"));
+
+    QList<ProbeConnection *> accepted;
+    connect(&listener, &ProbeListener::sessionAccepted, this,
+            [&accepted](ProbeConnection *c) { accepted << c; });
+    synth::Workload w;
+    const QByteArray bytes = synth::stream(w);
+    QLocalSocket client;
+    client.connectToServer(path);
+    QVERIFY(client.waitForConnected(5000));
+    client.write(bytes);
+    QVERIFY(QTest::qWaitFor([&client] {
+      client.flush();
+      return client.bytesToWrite() == 0;
+    }, 5000));
+    client.disconnectFromServer();
+    QVERIFY(QTest::qWaitFor([&accepted] {
+      return !accepted.isEmpty() && accepted.first()->state() != ProbeConnection::State::Streaming;
+    }, 5000));
+    QCOMPARE(accepted.first()->state(), ProbeConnection::State::Ended);
+    QCOMPARE(accepted.first()->pid(), w.pid);
+    QCOMPARE(accepted.first()->bytesReceived(), quint64(bytes.size()));
+    QVERIFY2(accepted.first()->peer().startsWith("unix:pid "), qPrintable(accepted.first()->peer()));
+  }
+
+  // A peer of another user (the socket's mode opened to let it reach the
+  // check) is refused in one line before anything it sent is read.
+  void unixSocketRefusesAnotherUser() {
+    if (geteuid() != 0) {  // QSKIP's variadic form warns under -pedantic
+      QTest::qSkip("needs root to connect as another user", __FILE__, __LINE__);
+      return;
+    }
+    QTemporaryDir dir;
+    QVERIFY(chmod(dir.path().toLocal8Bit().constData(), 0755) == 0);
+    const QString path = dir.filePath(QStringLiteral("display.sock"));
+    tmnet::ListenAddress addr;
+    addr.unixPath = path;
+    ProbeListener listener(QByteArray{});
+    QVERIFY(listener.listen(addr).isEmpty());
+    QVERIFY(chmod(path.toLocal8Bit().constData(), 0777) == 0);
+    int accepted = 0;
+    QStringList refused;
+    connect(&listener, &ProbeListener::sessionAccepted, this, [&accepted] { ++accepted; });
+    connect(&listener, &ProbeListener::sessionRefused, this,
+            [&refused](const QString &peer, const QString &why) { refused << peer + ": " + why; });
+    const QByteArray stream = synth::stream(synth::Workload{});
+    const QByteArray where = path.toLocal8Bit();
+    const pid_t child = fork();
+    QVERIFY(child >= 0);
+    if (child == 0) {
+      if (setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
+      struct sockaddr_un a = {};
+      a.sun_family = AF_UNIX;
+      std::strncpy(a.sun_path, where.constData(), sizeof a.sun_path - 1);
+      const int s = socket(AF_UNIX, SOCK_STREAM, 0);
+      if (s < 0 || ::connect(s, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0) _exit(4);
+      (void)!write(s, stream.constData(), size_t(stream.size()));
+      char c;
+      (void)!read(s, &c, 1);  // until the display closes it
+      _exit(0);
+    }
+    QVERIFY(QTest::qWaitFor([&refused] { return !refused.isEmpty(); }, 5000));
+    int status = 0;
+    QCOMPARE(waitpid(child, &status, 0), child);
+    QVERIFY(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    QCOMPARE(accepted, 0);
+    QCOMPARE(refused.size(), 1);
+    QVERIFY2(refused.first().contains("runs as uid 65534"), qPrintable(refused.first()));
   }
 
   void nonLoopbackNeedsTokenOrInsecure() {

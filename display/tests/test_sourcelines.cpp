@@ -4,7 +4,9 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -68,6 +70,33 @@ class TestSourceLines : public QObject {
     junk.write(QByteArray(4096, '\x7f'));
     junk.close();
     QCOMPARE(tmon::sourceLine(tmon::CodeLocation{junk.fileName(), addr, QByteArray()}), QString());
+  }
+
+  // A stream names the module: /etc/shadow or a device gets a line saying
+  // it is not read, and a file only its (root) owner may read is not read
+  // either, while the same bytes readable by everyone are.
+  void onlyFilesEveryoneMayReadAreRead() {
+    QTest::ignoreMessage(QtWarningMsg,
+                         QRegularExpression(QStringLiteral("not reading debug information from "
+                                                           "/dev/null: not a regular file")));
+    QCOMPARE(tmon::sourceLine(tmon::CodeLocation{QStringLiteral("/dev/null"), 0x1000, {}}),
+             QString());
+    if (geteuid() != 0) {  // a user's own private files are read: nothing to refuse
+      QTest::qSkip("the rest needs a root-owned private file", __FILE__, __LINE__);
+      return;
+    }
+    QTemporaryDir dir;
+    const tmon::CodeLocation where = markedLocation();
+    const QString secret = dir.filePath(QStringLiteral("secret")),
+                  open = dir.filePath(QStringLiteral("open"));
+    QVERIFY(QFile::copy(where.modulePath, secret) && QFile::copy(where.modulePath, open));
+    QVERIFY(chmod(QFile::encodeName(secret).constData(), 0600) == 0);
+    QVERIFY(chmod(QFile::encodeName(open).constData(), 0644) == 0);
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("from .*/secret: not a "
+                                                                         "regular file that")));
+    QCOMPARE(tmon::sourceLine(tmon::CodeLocation{secret, where.address, where.buildId}), QString());
+    const QString line = tmon::sourceLine(tmon::CodeLocation{open, where.address, where.buildId});
+    QVERIFY2(line.startsWith(QStringLiteral("test_sourcelines.cpp:")), qPrintable(line));
   }
 };
 

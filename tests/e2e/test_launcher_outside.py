@@ -35,7 +35,8 @@ pid = int(args[args.index("-p") + 1])
 if os.environ.get("FAKE_ATTACH") == "fail":
     print(f"threadmon-attach: proc: PID {pid} is not visible (stand-in refusal)", file=sys.stderr)
     sys.exit(1)
-log = {"argv": args, "exe_at_attach": os.readlink(f"/proc/{pid}/exe")}
+log = {"argv": args, "exe_at_attach": os.readlink(f"/proc/{pid}/exe"),
+       "token": os.environ.get("THREADMON_TOKEN")}
 if "--connect" in args:  # streaming: the session has begun once connected
     import socket
     host, port = args[args.index("--connect") + 1].rsplit(":", 1)
@@ -181,14 +182,20 @@ def test_streamed_to_a_display():
     prog = static_threads()
     listener = tmtest.Listener()
     log = capture_path("connect")
-    r = run(scratch_launcher(), ["run", "--connect", f"127.0.0.1:{listener.port}", "--token",
-                                 "t0k", "--", prog, "--seconds", "0.1", "--exit", "4"],
+    token_file = capture_path("token")
+    with open(token_file, "w") as f:
+        f.write("t0k\n")
+    r = run(scratch_launcher(), ["run", "--connect", f"127.0.0.1:{listener.port}", "--token-file",
+                                 token_file, "--", prog, "--seconds", "0.1", "--exit", "4"],
             env={"FAKE_LOG": log})
     check(r.returncode == 4, f"exit status {r.returncode}, expected the program's 4: {r.stderr}")
     with open(log + ".log") as f:
         logged = json.load(f)
-    check(logged["argv"][2:6] == ["--connect", f"127.0.0.1:{listener.port}", "--token", "t0k"],
-          f"threadmon-attach -p PID --connect HOST:PORT --token T, got {logged['argv']}")
+    # The token reaches it in its environment, never on its command line.
+    check(logged["argv"][2:4] == ["--connect", f"127.0.0.1:{listener.port}"]
+          and "t0k" not in logged["argv"],
+          f"threadmon-attach -p PID --connect HOST:PORT, got {logged['argv']}")
+    check(logged["token"] == "t0k", f"THREADMON_TOKEN in its environment: {logged['token']!r}")
     check(os.path.realpath(logged["exe_at_attach"]) != os.path.realpath(prog),
           "held before its exec until the sampler connected")
 
