@@ -134,6 +134,29 @@ class TestUiSsh : public QObject {
                 w.tabs()->tabText(1).contains(QLatin1String("error")));
   }
 
+  // File > Watch over SSH's work against a real sshd: tests/e2e/test_ssh.py
+  // runs this with THREADMON_TEST_SSH_HOST (and THREADMON_SSH) set, and
+  // THREADMON_TEST_WORKLOAD; skipped otherwise.
+  void watchOverRealSsh() {
+    const QString host = qEnvironmentVariable("THREADMON_TEST_SSH_HOST");
+    const QString workload = qEnvironmentVariable("THREADMON_TEST_WORKLOAD");
+    if (host.isEmpty() || workload.isEmpty()) {  // QSKIP's variadic form warns under -pedantic
+      QTest::qSkip("run by tests/e2e/test_ssh.py (an sshd)", __FILE__, __LINE__);
+      return;
+    }
+    QVERIFY2(!threadmonLauncher().isEmpty(), "no threadmon launcher beside the display");
+    MainWindow w;
+    w.watchOverSsh(host, {QStringLiteral("--"), workload, QStringLiteral("--rounds"),
+                          QStringLiteral("10")});
+    QTRY_COMPARE_WITH_TIMEOUT(w.tabs()->count(), 2, 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(w.tabs()->tabText(1).contains(QLatin1String("(ended)")), 30000);
+    QVERIFY2(w.tabs()->tabText(1).contains(QLatin1String(" on ")),
+             qPrintable(w.tabs()->tabText(1)));
+    QTRY_VERIFY_WITH_TIMEOUT(w.statusBar()->currentMessage().endsWith(
+                                 QLatin1String(": the session ended, exit status 0")),
+                             30000);
+  }
+
   void dialogTarget() {
     SshDialog d(QStringLiteral("/bin/true"));
     d.resize(520, 420);

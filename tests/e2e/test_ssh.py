@@ -421,6 +421,21 @@ def test_run_display_over_ssh():
         os.unlink(log)
 
 
+def test_display_watches_over_ssh():
+    """File > Watch over SSH's work (MainWindow::watchOverSsh: the launcher's
+    relay-ssh read by a MuxReader) through this sshd: test-ui-ssh's
+    watchOverRealSsh opens mutex_hold's tab, sees it end with status 0."""
+    test = os.path.join(tmtest.BUILD, "display", "test-ui-ssh")
+    if not os.path.exists(test):
+        raise tmtest.Skip(f"{test} is not built")
+    env = dict(Sshd.get().env, QT_QPA_PLATFORM="offscreen", THREADMON_TEST_SSH_HOST="tmhost",
+               THREADMON_TEST_WORKLOAD=tmtest.workload("mutex_hold"))
+    proc = subprocess.run([test, "watchOverRealSsh"], capture_output=True, text=True, env=env,
+                          timeout=90)
+    check(proc.returncode == 0 and "PASS   : TestUiSsh::watchOverRealSsh()" in proc.stdout,
+          f"test-ui-ssh watchOverRealSsh: status {proc.returncode}: {proc.stdout[-1500:]}")
+
+
 def test_failures_to_start_are_one_line():
     tmtest.require_probe()
     Sshd.get()
