@@ -75,8 +75,13 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
       QStringLiteral("trigger-dir"),
       QStringLiteral("Where triggered captures go (default: the current directory)."),
       QStringLiteral("DIR"));
-  p.addOptions(
-      {listen, token, tokenFile, insecure, open, at, view, shot, size, object, last, trigger, triggerDir});
+  const QCommandLineOption stdinStreams(
+      QStringLiteral("stdin"),
+      QStringLiteral("Show the sessions threadmon's launcher relays from a remote host on "
+                     "standard input (threadmon run --display --ssh); no port is opened unless "
+                     "--listen is given."));
+  p.addOptions({listen, token, tokenFile, insecure, open, at, view, shot, size, object, last,
+                trigger, triggerDir, stdinStreams});
   p.addPositionalArgument(QStringLiteral("captures"), QStringLiteral("Captures to open."),
                           QStringLiteral("[FILE.tmcap...]"));
   p.process(args);
@@ -84,6 +89,8 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
   QString error;
   if (p.isSet(listen) && !tmnet::parseListenAddress(p.value(listen), &out->listen, &error))
     return error;
+  out->listenSet = p.isSet(listen);
+  out->stdinStreams = p.isSet(stdinStreams);
   if (p.isSet(token) && p.isSet(tokenFile))
     return QStringLiteral("give --token or --token-file, not both");
   if (p.isSet(tokenFile)) {

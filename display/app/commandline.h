@@ -21,6 +21,8 @@ struct DisplayOptions {
   QString size = QStringLiteral("1100x700");
   QString object;         // --object NAME: sync object to select (symbol prefix or id)
   FlightOptions flight;   // --last, --trigger, --trigger-dir: live sessions' flight recorder
+  bool listenSet = false;  // --listen given (with --stdin: listen as well)
+  bool stdinStreams = false;  // --stdin: the streams `threadmon run --display --ssh` relays
 };
 
 // "60s", "500ms", "5m", "1h" (a bare number: seconds) in ns, from 100 ms to

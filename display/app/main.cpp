@@ -65,11 +65,13 @@ int main(int argc, char **argv) {
 
   MainWindow window;
   window.setFlightOptions(opt.flight);
-  const QString listenError = window.listen(opt.listen, opt.token);
+  const QString listenError =
+      opt.stdinStreams && !opt.listenSet ? QString() : window.listen(opt.listen, opt.token);
   if (!listenError.isEmpty()) {
     std::fprintf(stderr, "threadmon-display: %s\n", qPrintable(listenError));
     return 1;
   }
+  if (opt.stdinStreams) window.readStdin();
   for (const QString &f : opt.open) {
     window.openCaptureFile(f, opt.at, [opt](tmui::SessionView *page) {
       tmui::ViewKind kind;

@@ -1,5 +1,12 @@
 #include "mainwindow.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <QProcess>
+#include <QSocketNotifier>
+#include <cerrno>
+
 #include <QAction>
 #include <QDragEnterEvent>
 #include <QFileDialog>
@@ -18,10 +25,12 @@
 #include "comparepages.h"
 #include "exportaction.h"
 #include "livesession.h"
+#include "muxreader.h"
 #include "probeconnection.h"
 #include "probelistener.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
+#include "sshdialog.h"
 
 MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent),
@@ -44,6 +53,7 @@ MainWindow::MainWindow(QWidget *parent)
 
   QMenu *file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("&Open capture…"), QKeySequence::Open, this, &MainWindow::chooseCapture);
+  file->addAction(tr("Watch over &SSH…"), this, &MainWindow::chooseSsh);
   recordAction_ = file->addAction(tr("&Record session…"), QKeySequence(tr("Ctrl+R")), this,
                                   &MainWindow::recordCurrent);
   saveLastAction_ = file->addAction(tr("Save &last…"), QKeySequence(tr("Ctrl+L")), this,
@@ -191,6 +201,62 @@ void MainWindow::closeOldestEndedSession() {
   qInfo("threadmon-display: closed the oldest ended session (%s) to keep at most %d",
         qPrintable(tabs_->tabText(oldest)), kMaxEndedSessions);
   closeTab(oldest);
+
+void MainWindow::watchMux(tmnet::MuxReader *reader) {
+  connect(reader, &tmnet::MuxReader::sessionAccepted, this, &MainWindow::onSessionAccepted);
+  connect(reader, &tmnet::MuxReader::ended, this,
+          [this](const QString &how) { statusBar()->showMessage(how, 30000); });
+}
+
+void MainWindow::readStdin() {
+  auto *reader = new tmnet::MuxReader(tr("standard input"), this);
+  watchMux(reader);
+  welcomeText_->setText(
+      tr("<h2>threadmon</h2><p>Showing the sessions threadmon relays over ssh: each process "
+         "opens its own tab.</p>"));
+  ::fcntl(0, F_SETFL, ::fcntl(0, F_GETFL) | O_NONBLOCK);
+  auto *notifier = new QSocketNotifier(0, QSocketNotifier::Read, this);
+  connect(notifier, &QSocketNotifier::activated, this, [reader, notifier] {
+    char buf[65536];
+    for (int i = 0; i < 16; ++i) {  // then back to the event loop
+      const ssize_t n = ::read(0, buf, sizeof buf);
+      if (n > 0) {
+        reader->consume(QByteArray(buf, int(n)));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      notifier->setEnabled(false);
+      reader->finish();
+      return;
+    }
+  });
+}
+
+void MainWindow::watchOverSsh(const QString &host, const QStringList &target) {
+  auto *relay = new QProcess(this);
+  auto *reader = new tmnet::MuxReader(tr("ssh %1").arg(host), relay);
+  watchMux(reader);
+  connect(relay, &QProcess::readyReadStandardOutput, reader,
+          [relay, reader] { reader->consume(relay->readAllStandardOutput()); });
+  connect(relay, &QProcess::finished, this, [this, relay, reader, host] {
+    reader->consume(relay->readAllStandardOutput());
+    if (!reader->finished()) reader->finish();
+    const QString said = QString::fromUtf8(relay->readAllStandardError()).trimmed();
+    const QString last = said.section('\n', -1);
+    if (relay->exitCode() != 0 && last.startsWith(QLatin1String("threadmon: ")))
+      QMessageBox::warning(this, tr("Watch over SSH: %1").arg(host), last);
+    relay->deleteLater();
+  });
+  statusBar()->showMessage(tr("Connecting to %1 through ssh…").arg(host), 10000);
+  relay->start(threadmonLauncher(),
+               QStringList{QStringLiteral("relay-ssh"), QStringLiteral("--ssh"), host} + target);
+}
+
+void MainWindow::chooseSsh() {
+  SshDialog dialog(threadmonLauncher(), this);
+  if (dialog.exec() != QDialog::Accepted) return;
+  watchOverSsh(dialog.host(), dialog.target());
 }
 
 void MainWindow::onSessionRefused(const QString &peer, const QString &reason) {

@@ -15,6 +15,7 @@ class QLabel;
 class QTabWidget;
 
 namespace tmnet {
+class MuxReader;
 class ProbeConnection;
 class ProbeListener;
 }  // namespace tmnet
@@ -40,6 +41,15 @@ class MainWindow : public QMainWindow {
   void openCaptureFile(const QString &path, double atSeconds = -1,
                        std::function<void(tmui::SessionView *)> opened = {});
   void addSession(tmui::SessionView *page);
+  // Shows the sessions relayed on standard input (--stdin: `threadmon run
+  // --display --ssh`).
+  void readStdin();
+  // Shows the sessions of reader, a tab each; the status bar says how it
+  // ended.
+  void watchMux(tmnet::MuxReader *reader);
+  // Runs `threadmon relay-ssh --ssh HOST TARGET...` (target: "-- CMD ARGS"
+  // or "-p PID") and shows what it relays; its failure is one message.
+  void watchOverSsh(const QString &host, const QStringList &target);
   QTabWidget *tabs() const { return tabs_; }
   tmnet::ProbeListener *listener() const { return listener_; }
 
@@ -54,6 +64,7 @@ class MainWindow : public QMainWindow {
   // one shown): what a display has seen must not cost it memory for ever.
   void closeOldestEndedSession();
   void chooseCapture();
+  void chooseSsh();
   void recordCurrent();
   void saveLastCurrent();
   void closeTab(int index);

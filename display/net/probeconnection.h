@@ -64,6 +64,8 @@ class ProbeConnection : public QObject {
   StreamSpool *spool() { return spool_.get(); }
   QString stateText() const;
   QString peer() const { return peer_; }
+  // Names a socketless connection's peer ("ssh web1": MuxReader).
+  void setPeer(const QString &peer) { peer_ = peer; }
   QString error() const { return error_; }
   // The peer failed the TLS handshake: a wrong key, or not our TLS.
   bool failedAuthentication() const { return failedAuthentication_; }

@@ -3,20 +3,26 @@
 // clamped) but reported, 1 unreadable or usage; with --check, 3 when a
 // number breaks an invariant (modelinvariants.h; each is one line on stderr,
 // with or without --check).
+#include <poll.h>
+#include <unistd.h>
+
 #include <QCoreApplication>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 
+#include <cerrno>
 #include <cstdio>
 
 #include "capturereader.h"
+#include "capturewriter.h"
 #include "framesizes.h"
 #include "reportjson.h"
 #include "reportrows.h"
 #include "reportstream.h"
 #include "reporttext.h"
 #include "sessionmodel.h"
+#include "tmwire.h"
 
 namespace {
 
@@ -27,6 +33,7 @@ int usage(FILE *to) {
   std::fputs(
       "usage: threadmon-report [--json] [--top N] [--thread PATTERN]... [--check] FILE.tmcap\n"
       "       threadmon-report --sizes FILE.tmcap\n"
+      "       threadmon-report --pack OUT.tmcap < STREAM\n"
       "  --json            JSON for scripts (docs/report-json.md)\n"
       "  --top N           rows per table of the text report (default 30; 0: all)\n"
       "  --thread PATTERN  only threads whose name contains PATTERN or whose tid is it;\n"
@@ -51,8 +58,59 @@ void keepThreads(QJsonObject &report, const ThreadFilter &filter) {
 
 }  // namespace
 
+// --pack OUT: a threadmon stream read on stdin (`threadmon record --ssh`
+// relays one per process) written to OUT as a capture of zstd blocks with
+// its index (format 2, as the probe and the display's recorder write), a
+// block whenever the input pauses for half a second, so a capture whose
+// writer is killed keeps all but its last moments. OUT is truncated: the
+// launcher makes it exclusively first. Exit 0, 2 when the stream was
+// damaged or cut (what came before is written), 1 when OUT cannot be.
+static int packStdin(const QString &out) {
+  tmon::CaptureWriter writer;
+  if (!writer.open(out)) {
+    std::fprintf(stderr, "threadmon-report: %s\n", qPrintable(writer.error()));
+    return 1;
+  }
+  tm_decoder decoder;
+  tm_decoder_init(&decoder);
+  std::vector<char> buf(1 << 16);
+  QString damage;
+  bool ok = true;
+  for (;;) {
+    pollfd p = {0, POLLIN, 0};
+    if (poll(&p, 1, 500) == 0) {
+      ok = ok && writer.flush();
+      continue;
+    }
+    const ssize_t n = read(0, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (!damage.isEmpty()) continue;  // read to the end: the sender must not block
+    tm_decoder_feed(&decoder, buf.data(), size_t(n));
+    const uint8_t *payload = nullptr;
+    uint32_t len = 0;
+    tm_decode_status st;
+    while ((st = tm_decoder_next(&decoder, &payload, &len)) == TM_DECODE_FRAME)
+      ok = writer.writeFrame(payload, len) && ok;
+    if (st == TM_DECODE_ERROR) damage = QString::fromUtf8(tm_decoder_error(&decoder));
+  }
+  if (damage.isEmpty() && tm_decoder_pending(&decoder))
+    damage = QStringLiteral("cut inside a frame after %1 frames").arg(decoder.frames);
+  tm_decoder_free(&decoder);
+  ok = writer.close() && ok;
+  if (!ok) {
+    std::fprintf(stderr, "threadmon-report: %s\n", qPrintable(writer.error()));
+    return 1;
+  }
+  if (!damage.isEmpty())
+    std::fprintf(stderr, "threadmon-report: %s: the stream was %s\n", qPrintable(out),
+                 qPrintable(damage));
+  return damage.isEmpty() ? 0 : 2;
+}
+
 int main(int argc, char **argv) {
   QCoreApplication app(argc, argv);
+  if (argc == 3 && !qstrcmp(argv[1], "--pack")) return packStdin(QString::fromLocal8Bit(argv[2]));
   bool json = false;
   bool sizes = false;
   bool check = false;

@@ -225,6 +225,8 @@ QString SessionView::title() const {
   if (exe.isEmpty()) exe = tr("session");
   QString t = QStringLiteral("%1 [%2]").arg(exe).arg(info.pid);
   if (info.parentPid) t += tr(" child of %1").arg(info.parentPid);
+  // Sessions from several hosts side by side: each says where it runs.
+  if (!info.host.isEmpty()) t += tr(" on %1").arg(info.host);
   if (model_->hasError()) t += tr(" (error)");
   else if (source_ == Source::Live && info.ended) t += tr(" (ended)");
   return t;
