@@ -201,6 +201,7 @@ void MainWindow::closeOldestEndedSession() {
   qInfo("threadmon-display: closed the oldest ended session (%s) to keep at most %d",
         qPrintable(tabs_->tabText(oldest)), kMaxEndedSessions);
   closeTab(oldest);
+}
 
 void MainWindow::watchMux(tmnet::MuxReader *reader) {
   connect(reader, &tmnet::MuxReader::sessionAccepted, this, &MainWindow::onSessionAccepted);
