@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "probe.h"
@@ -24,11 +25,6 @@ typedef struct word_verdict {
   bool refused;     /* inside an interposed object */
 } word_verdict;
 
-static word_verdict words[WORDS_CAP];
-/* Whether this or the threads table below was written: a fork child of a
- * program that never blocked on a hidden lock need not fault in 184 KiB
- * to clear them. */
-static bool tables_used;
 
 static size_t object_bytes(uint32_t kind) {
   switch (kind) {
@@ -54,12 +50,12 @@ static bool in_probe_image(uint64_t word) {
   return word >= (uintptr_t)__ehdr_start && word < (uintptr_t)_end;
 }
 
-static uint32_t internal_object(uint64_t word) {
+static uint32_t internal_object(tm_hidden *h, uint64_t word) {
   if (in_probe_image(word)) return 0;
-  uint32_t h = (uint32_t)((word * 0x9E3779B97F4A7C15u) >> 40) & (WORDS_CAP - 1);
+  uint32_t at = (uint32_t)((word * 0x9E3779B97F4A7C15u) >> 40) & (WORDS_CAP - 1);
   word_verdict *v = NULL;
   for (uint32_t i = 0; i < WORDS_CAP; i++) {
-    word_verdict *e = &words[(h + i) & (WORDS_CAP - 1)];
+    word_verdict *e = &h->words[(at + i) & (WORDS_CAP - 1)];
     if (e->word == word || e->word == 0) {
       v = e;
       break;
@@ -67,7 +63,6 @@ static uint32_t internal_object(uint64_t word) {
   }
   if (!v) return 0; /* table full: count nothing rather than guess */
   v->word = word;
-  tables_used = true;
   uint32_t last = tm_objects_last_id();
   for (uint32_t id = v->checked + 1; id <= last && !v->refused; id++) {
     tm_object *o = tm_object_by_id(id);
@@ -98,13 +93,11 @@ typedef struct hidden_thread {
   uint64_t seen_ns, scanned_ns;
 } hidden_thread;
 
-static hidden_thread threads[THREADS_CAP];
-
-static hidden_thread *thread_get(uint32_t tid, uint64_t now) {
-  uint32_t h = (tid * 0x9E3779B1u) & (THREADS_CAP - 1);
+static hidden_thread *thread_get(tm_hidden *h, uint32_t tid, uint64_t now) {
+  uint32_t at = (tid * 0x9E3779B1u) & (THREADS_CAP - 1);
   hidden_thread *reuse = NULL;
   for (uint32_t i = 0; i < 64; i++) {
-    hidden_thread *e = &threads[(h + i) & (THREADS_CAP - 1)];
+    hidden_thread *e = &h->threads[(at + i) & (THREADS_CAP - 1)];
     if (e->tid == tid) return e;
     if (!reuse && (e->tid == 0 || now - e->seen_ns > STALE_NS)) reuse = e;
     if (e->tid == 0) break;
@@ -113,17 +106,24 @@ static hidden_thread *thread_get(uint32_t tid, uint64_t now) {
   /* A stale entry keeps its place in others' probe sequences: it is only
    * overwritten, never emptied. */
   *reuse = (hidden_thread){.tid = tid};
-  tables_used = true;
   return reuse;
 }
 
-bool tm_hidden_seen(uint32_t tid, uint64_t word, const char *syscall_line, uint64_t now_ns,
-                    uint64_t tick_ns) {
-  uint32_t oid = internal_object(word);
+bool tm_hidden_seen(tm_hidden *h, uint32_t tid, uint64_t word, const char *syscall_line,
+                    uint64_t now_ns, uint64_t tick_ns) {
+  if (!h->words) {
+    h->words = calloc(WORDS_CAP, sizeof *h->words);
+    h->threads = calloc(THREADS_CAP, sizeof *h->threads);
+    if (!h->words || !h->threads) {
+      tm_hidden_free(h);
+      return false;
+    }
+  }
+  uint32_t oid = internal_object(h, word);
   if (!oid) return false;
   tm_object *o = tm_object_by_id(oid);
   if (o) atomic_fetch_add_explicit(&o->wait_samples, 1, memory_order_relaxed);
-  hidden_thread *ht = thread_get(tid, now_ns);
+  hidden_thread *ht = thread_get(h, tid, now_ns);
   if (!ht) {
     tm_site_add(oid, TM_SITE_UNKNOWN, 1, tick_ns);
     return true;
@@ -150,9 +150,9 @@ bool tm_hidden_seen(uint32_t tid, uint64_t word, const char *syscall_line, uint6
   return true;
 }
 
-void tm_hidden_forget(void) {
-  if (!tables_used) return;
-  memset(threads, 0, sizeof threads);
-  memset(words, 0, sizeof words);
-  tables_used = false;
+void tm_hidden_free(tm_hidden *h) {
+  free(h->words);
+  free(h->threads);
+  h->words = NULL;
+  h->threads = NULL;
 }

@@ -20,13 +20,22 @@
 
 #define TM_HIDDEN_SCAN_NS 100000000u /* one stack read per waiting thread per 100 ms */
 
+/* The futex words judged and the threads seen waiting, a part of the
+ * sampler's state (tm_sampler.hidden): allocated at the first futex wait
+ * seen (calloc: a program that never waits on one touches no page of
+ * them), freed by tm_hidden_free. Zero is the initial state. */
+typedef struct tm_hidden {
+  struct word_verdict *words;
+  struct hidden_thread *threads;
+} tm_hidden;
+
 /* Thread tid was seen blocked in futex() on word, outside wrapped calls.
  * syscall_line: its syscall file as just read, or NULL when it has not run
  * since the last read (same call). tick_ns: the sampling interval. Returns
  * true when the wait counted for an internal lock. */
-bool tm_hidden_seen(uint32_t tid, uint64_t word, const char *syscall_line, uint64_t now_ns,
-                    uint64_t tick_ns);
-/* Fork child: forgets threads and words. */
-void tm_hidden_forget(void);
+bool tm_hidden_seen(tm_hidden *h, uint32_t tid, uint64_t word, const char *syscall_line,
+                    uint64_t now_ns, uint64_t tick_ns);
+/* Frees the tables and zeroes h. */
+void tm_hidden_free(tm_hidden *h);
 
 #endif

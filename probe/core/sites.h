@@ -84,7 +84,8 @@ TM_HIDDEN uint64_t tm_sites_unwinds(void);
 
 struct tm_session;
 struct Threadmon__SiteStats;
-/* Sends Stack frames for stacks published since the last call, and returns
+/* What was sent is s->smp.sites (sampler_state.h).
+ * Sends Stack frames for stacks published since the last call, and returns
  * SiteStats of the pairs whose totals moved (valid until the next call).
  * moved: a program thread ran or a hidden wait was seen (else nothing can
  * have changed and the pairs are not scanned). */
@@ -92,7 +93,5 @@ size_t tm_sites_wire_tick(struct tm_session *s, struct Threadmon__SiteStats ***o
 /* A new connection: sends every stack sent so far again (to: TM_TO_*), and
  * the next tick carries every pair. */
 void tm_sites_wire_resend(struct tm_session *s, int to);
-/* Fork child: nothing was sent in this session yet. */
-void tm_sites_wire_forget(void);
 
 #endif

@@ -110,7 +110,8 @@ static inline void tm_ut_note(const void *ucp, uint32_t id) {
 
 TM_HIDDEN uint32_t tm_ut_last_id(void);
 
-/* ---- sampler side, userthreads_wire.c (needs the session) ---- */
+/* ---- sampler side, userthreads_wire.c (needs the session; what it sent
+ * is s->smp.uts, sampler_state.h) ---- */
 struct tm_session;
 /* A user-thread event drained from tid's ring (state >= TM_EV_USER_SWITCH). */
 TM_HIDDEN void tm_ut_wire_event(struct tm_session *s, uint32_t tid, const tm_event *e);
@@ -119,7 +120,5 @@ TM_HIDDEN void tm_ut_wire_event(struct tm_session *s, uint32_t tid, const tm_eve
 TM_HIDDEN void tm_ut_wire_tick(struct tm_session *s);
 /* Every UserThread sent so far again (a new connection, a capture gap). */
 TM_HIDDEN void tm_ut_wire_resend(struct tm_session *s, int to);
-/* Fork child: nothing was sent in this session. */
-TM_HIDDEN void tm_ut_wire_forget(void);
 
 #endif

@@ -225,7 +225,4 @@ void tm_sampler_forget(tm_session *s) {
     tm_object *o = tm_object_by_id(id);
     if (o) atomic_store_explicit(&o->described, 0, memory_order_relaxed);
   }
-  tm_sites_wire_forget();
-  tm_ut_wire_forget();
-  tm_hidden_forget();
 }

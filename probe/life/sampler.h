@@ -35,8 +35,8 @@ bool tm_sampler_pause(tm_session *s, bool paused);
  * thread: the program never created a thread and only main is alive. */
 bool tm_sampler_program_single_threaded(tm_session *s);
 /* In a fork child or after a failed exec: forgets every per-thread and
- * per-object state (tm_sampler_reset, and the wire's sites, user threads
- * and hidden locks). */
+ * per-object state (tm_sampler_reset: all of the sampler's is in
+ * s->smp; the objects' sent marks). */
 void tm_sampler_forget(tm_session *s);
 
 #endif

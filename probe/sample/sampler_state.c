@@ -14,6 +14,13 @@ void tm_sampler_reset(tm_sampler *m) {
   free(m->objects.sent);
   tm_frames_free(&m->fr);
   tm_proc_close(&m->proc);
+  free(m->sites.pairs);
+  free(m->uts.tid);
+  free(m->uts.from);
+  free(m->uts.to);
+  free(m->uts.delta);
+  free(m->uts.kind);
+  tm_hidden_free(&m->hidden);
   memset(m, 0, sizeof *m);
 }
 

@@ -24,6 +24,7 @@
 
 #include "budget.h"
 #include "frames.h"
+#include "hidden.h"
 #include "perf_switch.h"
 #include "procfs.h"
 #include "read_plan.h"
@@ -67,6 +68,30 @@ typedef struct tm_object_walk {
   uint32_t cap;
   uint32_t walked; /* last id as of the last walk */
 } tm_object_walk;
+
+/* What sites_wire.c has sent: Stack frames for ids [TM_SITE_UNKNOWN,
+ * stacks], each pair's totals (by pair index, TM_SITE_PAIRS of them,
+ * allocated at the first pair sent). */
+typedef struct tm_pair_sent {
+  uint64_t contentions, wait_ns;
+} tm_pair_sent;
+
+typedef struct tm_sites_sent {
+  uint32_t stacks;
+  bool all; /* a new connection: every pair next tick */
+  tm_pair_sent *pairs;
+} tm_sites_sent;
+
+/* What userthreads_wire.c has sent (UserThread frames for ids [1,
+ * described]) and the batch of switches it is filling. */
+typedef struct tm_ut_sent {
+  uint32_t described;
+  uint64_t base, last;
+  size_t n, cap;
+  uint32_t *tid, *from, *to;
+  int64_t *delta;
+  Threadmon__UserSwitchKind *kind;
+} tm_ut_sent;
 
 /* The sampler thread's controls (sampler.c). */
 typedef struct tm_sampler_ctl {
@@ -114,6 +139,9 @@ typedef struct tm_sampler {
   tm_frames fr;
   tm_budget budget;
   tm_tick_counts counts;
+  tm_sites_sent sites;
+  tm_ut_sent uts;
+  tm_hidden hidden;
   tm_sampler_ctl ctl;
 } tm_sampler;
 

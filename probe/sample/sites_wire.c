@@ -11,14 +11,7 @@
 
 #define FRAME_BYTES 320
 
-static uint32_t stacks_sent = TM_SITE_UNKNOWN - 1; /* ids [1, stacks_sent] are out */
-
-typedef struct pair_sent {
-  uint64_t contentions, wait_ns;
-} pair_sent;
-
-static pair_sent sent[TM_SITE_PAIRS]; /* by pair index */
-static bool send_all;                 /* a new connection: every pair next tick */
+/* Scratch for the messages of one tick; the state is s->smp.sites. */
 static Threadmon__SiteStats msgs[TM_SITE_PAIRS];
 static Threadmon__SiteStats *msg_ptrs[TM_SITE_PAIRS];
 
@@ -60,22 +53,29 @@ static void emit_stack(tm_session *s, uint32_t id, int to) {
 }
 
 size_t tm_sites_wire_tick(tm_session *s, Threadmon__SiteStats ***out, bool moved) {
+  tm_sites_sent *st = &s->smp.sites;
   *out = msg_ptrs;
-  if (!moved && !send_all) return 0;
-  bool all = send_all;
-  send_all = false;
+  if (!moved && !st->all) return 0;
+  bool all = st->all;
+  st->all = false;
   uint32_t published = tm_sites_stacks_published();
-  while (stacks_sent < published) emit_stack(s, ++stacks_sent, TM_TO_ALL);
+  while (st->stacks < published) emit_stack(s, ++st->stacks, TM_TO_ALL);
   size_t n = 0;
   uint32_t count = tm_sites_pair_count();
+  if (count && !st->pairs) {
+    /* calloc: pages the pairs never reach are never touched. */
+    st->pairs = calloc(TM_SITE_PAIRS, sizeof *st->pairs);
+    if (!st->pairs) return 0;
+  }
   for (uint32_t i = 0; i < count && i < TM_SITE_PAIRS; i++) {
     uint32_t object_id, stack_id;
     uint64_t cont, wait;
     if (!tm_site_pair(i, &object_id, &stack_id, &cont, &wait)) continue;
     /* A stack published out of order is sent later: its pair waits. */
-    if (stack_id > stacks_sent) continue;
-    if (!all && sent[i].contentions == cont && sent[i].wait_ns == wait) continue;
-    sent[i] = (pair_sent){cont, wait};
+    if (stack_id > st->stacks) continue;
+    tm_pair_sent *p = &st->pairs[i];
+    if (!all && p->contentions == cont && p->wait_ns == wait) continue;
+    *p = (tm_pair_sent){cont, wait};
     Threadmon__SiteStats *m = &msgs[n];
     threadmon__site_stats__init(m);
     m->object_id = object_id;
@@ -88,15 +88,6 @@ size_t tm_sites_wire_tick(tm_session *s, Threadmon__SiteStats ***out, bool moved
 }
 
 void tm_sites_wire_resend(tm_session *s, int to) {
-  for (uint32_t id = TM_SITE_UNKNOWN; id <= stacks_sent; id++) emit_stack(s, id, to);
-  send_all = true;
-}
-
-void tm_sites_wire_forget(void) {
-  stacks_sent = TM_SITE_UNKNOWN - 1;
-  send_all = false;
-  /* Only the pairs in use: clearing the whole table in every fork child
-   * faulted in 256 KiB of pages each time. */
-  uint32_t count = tm_sites_pair_count();
-  memset(sent, 0, (count < TM_SITE_PAIRS ? count : TM_SITE_PAIRS) * sizeof *sent);
+  for (uint32_t id = TM_SITE_UNKNOWN; id <= s->smp.sites.stacks; id++) emit_stack(s, id, to);
+  s->smp.sites.all = true;
 }

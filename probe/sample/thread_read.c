@@ -36,7 +36,7 @@ static void note_hidden_wait(tm_session *s, tm_thread *t, uint64_t futex, const 
     o->futex_wait(o->ctx, s, t, futex, line);
     return;
   }
-  if (futex && tm_hidden_seen(t->tid, futex, line, tm_sampler_now(&s->smp), s->cfg.interval_ns))
+  if (futex && tm_hidden_seen(&s->smp.hidden, t->tid, futex, line, tm_sampler_now(&s->smp), s->cfg.interval_ns))
     s->smp.hidden_noted = true;
 }
 
