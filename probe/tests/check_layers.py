@@ -6,6 +6,7 @@ needs no symbol that only a layer above defines. Every C file and header
 of the probe is in one of the layers.
 
 Usage: check_layers.py PROBE_SOURCE_DIR [LIBTHREADMON_OBJECT_DIR]"""
+import json
 import pathlib
 import re
 import subprocess
@@ -58,10 +59,16 @@ def symbols(obj):
     return defined, undefined
 
 
-# The library's objects, named by meson after their folder (base_real.c.o).
+# The library's objects, named by meson after their folder (base_real.c.o):
+# those the build makes now (compile_commands.json), not stale ones of
+# files since moved or deleted.
 if objdir:
+    objdir = pathlib.Path(objdir).resolve()
+    build_root = objdir.parent.parent
+    commands = json.loads((build_root / 'compile_commands.json').read_text())
+    made = {(build_root / c['output']).resolve() for c in commands if 'output' in c}
     objects = []
-    for obj in sorted(pathlib.Path(objdir).glob('*.o')):
+    for obj in sorted(o for o in objdir.glob('*.o') if o in made):
         layer = obj.name.split('_', 1)[0]
         if layer not in LAYERS:
             errors.append(f'{obj.name}: an object of no layer')
