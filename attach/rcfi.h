@@ -1,4 +1,4 @@
-/* Another process's unwind tables, for probe/cfi.c's unwinder: per module,
+/* Another process's unwind tables, for probe/base/cfi.c's unwinder: per module,
  * a copy of the segment that holds its .eh_frame_hdr and .eh_frame, read
  * once from the target with process_vm_readv (what it runs, even if the
  * file on disk changed), located by the module file's program headers. */

@@ -1,5 +1,5 @@
 /* Stale return addresses out of another process's scanned stacks: the
- * probe's filter (probe/callchain.h: a call whose callee is known must
+ * probe's filter (probe/base/callchain.h: a call whose callee is known must
  * lead to the frame inside it) on the target's code, read with
  * process_vm_readv, and its modules' symbols. */
 #ifndef THREADMON_ATTACH_RCHAIN_H

@@ -1,10 +1,10 @@
 /* The call chain of another process's blocked thread, read from outside
- * without stopping it: the remote form of probe/stackscan.h.
+ * without stopping it: the remote form of probe/base/stackscan.h.
  *
  * Its syscall file gives SP and PC; the stack above SP is copied with
  * process_vm_readv and the syscall file read again (unchanged: the thread
  * stayed in that call, so the copy is its stack there). The frames are the
- * PC, then the frames the modules' .eh_frame unwinds exactly (probe/cfi.c
+ * PC, then the frames the modules' .eh_frame unwinds exactly (probe/base/cfi.c
  * on tables copied from the target, rcfi.h), then, above the last of
  * them, every word of the copy that points into one of the target's
  * executable mappings just after a call instruction, the code before it

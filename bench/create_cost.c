@@ -39,7 +39,7 @@ static uint64_t process_cpu_ns(void) {
 
 static void *noop_thread(void *arg) { return arg; }
 
-/* The probe's switch events (probe/perf_switch.c), kept open until exit. */
+/* The probe's switch events (probe/base/perf_switch.c), kept open until exit. */
 static void open_inherited_events(void) {
   long ncpu = sysconf(_SC_NPROCESSORS_CONF);
   for (long c = 0; c < ncpu; c++) {

@@ -8,20 +8,12 @@
 
 #include "tmwire.h"
 
-static void put_u32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static void put_u64(uint8_t *p, uint64_t v) {
   for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static uint32_t get_u32(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static uint64_t get_u64(const uint8_t *p) {
-  return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+  return (uint64_t)tm_get_u32le(p) | (uint64_t)tm_get_u32le(p + 4) << 32;
 }
 
 /* A Frame's first byte is its body's tag: field number << 3 | 2 (for fields
@@ -37,7 +29,7 @@ uint32_t tm_frames_describe(const uint8_t *p, size_t len, uint32_t *count) {
   uint32_t kinds = 0, n = 0;
   size_t at = 0;
   while (len - at >= TM_FRAME_PREFIX_BYTES) {
-    uint32_t plen = get_u32(p + at);
+    uint32_t plen = tm_get_u32le(p + at);
     if (plen > len - at - TM_FRAME_PREFIX_BYTES) break;
     kinds |= tm_frame_kind_bit(p + at + TM_FRAME_PREFIX_BYTES, plen);
     n++;
@@ -83,9 +75,9 @@ void tm_block_writer_free(tm_block_writer *w) {
 static void header_encode(uint8_t *b, const tm_block_header *h) {
   memset(b, 0, TM_BLOCK_HEADER_BYTES);
   b[0] = h->type;
-  put_u32(b + 4, h->raw_len);
-  put_u32(b + 8, h->frames);
-  put_u32(b + 12, h->kinds);
+  tm_put_u32le(b + 4, h->raw_len);
+  tm_put_u32le(b + 8, h->frames);
+  tm_put_u32le(b + 12, h->kinds);
   put_u64(b + 16, h->first_ns);
   put_u64(b + 24, h->last_ns);
 }
@@ -112,8 +104,8 @@ size_t tm_block_encode(tm_block_writer *w, const uint8_t *frames, size_t len, ui
       .type = TM_BLOCK_FRAMES, .raw_len = (uint32_t)len, .first_ns = first_ns, .last_ns = last_ns};
   h.kinds = tm_frames_describe(frames, len, &h.frames);
   header_encode(body, &h);
-  put_u32(w->out, TM_BLOCK_FLAG | (uint32_t)n);
-  put_u32(w->out + 4, tm_crc32c(body, n));
+  tm_put_u32le(w->out, TM_BLOCK_FLAG | (uint32_t)n);
+  tm_put_u32le(w->out + 4, tm_crc32c(body, n));
   meta->first_ns = first_ns;
   meta->last_ns = last_ns;
   meta->kinds = h.kinds;
@@ -147,19 +139,19 @@ size_t tm_index_encode(const tm_index *x, uint64_t own_offset, uint8_t **out) {
   if (!r) return 0;
   uint8_t *b = r + TM_FRAME_PREFIX_BYTES;
   b[0] = TM_BLOCK_INDEX;
-  put_u32(b + 4, (uint32_t)x->n);
+  tm_put_u32le(b + 4, (uint32_t)x->n);
   uint8_t *p = b + 8;
   for (size_t i = 0; i < x->n; i++, p += TM_INDEX_ENTRY_BYTES) {
     put_u64(p, x->e[i].offset);
     put_u64(p + 8, x->e[i].first_ns);
     put_u64(p + 16, x->e[i].last_ns);
-    put_u32(p + 24, x->e[i].kinds);
-    put_u32(p + 28, x->e[i].frames);
+    tm_put_u32le(p + 24, x->e[i].kinds);
+    tm_put_u32le(p + 28, x->e[i].frames);
   }
   put_u64(p, own_offset);
   memcpy(p + 8, TM_INDEX_MAGIC, 4);
-  put_u32(r, TM_BLOCK_FLAG | (uint32_t)n);
-  put_u32(r + 4, tm_crc32c(b, n));
+  tm_put_u32le(r, TM_BLOCK_FLAG | (uint32_t)n);
+  tm_put_u32le(r + 4, tm_crc32c(b, n));
   *out = r;
   return TM_FRAME_PREFIX_BYTES + n;
 }
@@ -167,9 +159,9 @@ size_t tm_index_encode(const tm_index *x, uint64_t own_offset, uint8_t **out) {
 int tm_block_header_parse(const uint8_t *b, size_t n, tm_block_header *h) {
   if (n < TM_BLOCK_HEADER_BYTES || b[0] != TM_BLOCK_FRAMES || b[1] || b[2] || b[3]) return -1;
   h->type = b[0];
-  h->raw_len = get_u32(b + 4);
-  h->frames = get_u32(b + 8);
-  h->kinds = get_u32(b + 12);
+  h->raw_len = tm_get_u32le(b + 4);
+  h->frames = tm_get_u32le(b + 8);
+  h->kinds = tm_get_u32le(b + 12);
   h->first_ns = get_u64(b + 16);
   h->last_ns = get_u64(b + 24);
   return h->raw_len <= TM_MAX_FRAME_BYTES ? 0 : -1;
@@ -210,15 +202,15 @@ static int index_from_tail(int fd, uint64_t size, tm_index *out) {
   uint8_t *r = malloc(TM_FRAME_PREFIX_BYTES + n);
   if (!r) return -1;
   int ok = read_at(fd, r, TM_FRAME_PREFIX_BYTES + n, at) == 0 &&
-           get_u32(r) == (TM_BLOCK_FLAG | (uint32_t)n) &&
-           get_u32(r + 4) == tm_crc32c(r + TM_FRAME_PREFIX_BYTES, n);
+           tm_get_u32le(r) == (TM_BLOCK_FLAG | (uint32_t)n) &&
+           tm_get_u32le(r + 4) == tm_crc32c(r + TM_FRAME_PREFIX_BYTES, n);
   const uint8_t *b = r + TM_FRAME_PREFIX_BYTES;
-  uint64_t count = ok ? get_u32(b + 4) : 0;
+  uint64_t count = ok ? tm_get_u32le(b + 4) : 0;
   ok = ok && b[0] == TM_BLOCK_INDEX && 8 + count * TM_INDEX_ENTRY_BYTES + TM_INDEX_TAIL_BYTES == n;
   for (uint64_t i = 0; ok && i < count; i++) {
     const uint8_t *p = b + 8 + i * TM_INDEX_ENTRY_BYTES;
-    tm_index_entry e = {get_u64(p), get_u64(p + 8), get_u64(p + 16), get_u32(p + 24),
-                        get_u32(p + 28)};
+    tm_index_entry e = {get_u64(p), get_u64(p + 8), get_u64(p + 16), tm_get_u32le(p + 24),
+                        tm_get_u32le(p + 28)};
     ok = e.offset >= TM_HEADER_BYTES && e.offset < at && tm_index_add(out, &e) == 0;
   }
   free(r);
@@ -234,7 +226,7 @@ static void index_by_scan(int fd, uint64_t size, tm_index *out) {
   while (size - at >= TM_FRAME_PREFIX_BYTES) {
     size_t want = size - at < sizeof head ? (size_t)(size - at) : sizeof head;
     if (read_at(fd, head, want, at) != 0) return;
-    uint32_t word = get_u32(head);
+    uint32_t word = tm_get_u32le(head);
     uint32_t n = word & ~TM_BLOCK_FLAG;
     if (n > TM_MAX_FRAME_BYTES || n > size - at - TM_FRAME_PREFIX_BYTES) return;
     tm_index_entry e = {.offset = at};

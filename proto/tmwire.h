@@ -37,6 +37,14 @@ extern "C" {
 
 uint32_t tm_crc32c(const void *data, size_t len);
 
+/* The format's integers are little-endian (tmwire.c, tmdecode.c, tmblock.c). */
+static inline void tm_put_u32le(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint32_t tm_get_u32le(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 /* Writes the 16-byte stream/capture header (format major 1). */
 void tm_header_encode(uint8_t out[TM_HEADER_BYTES]);
 /* The same for another format major (2: captures with blocks, tmblock.h). */

@@ -1,4 +1,4 @@
-/* libFuzzer: unwinding (probe/cfi.c) on a copy of a module's eh_frame
+/* libFuzzer: unwinding (probe/base/cfi.c) on a copy of a module's eh_frame
  * segment and a copy of a stack, both the target's bytes
  * (docs/fuzzing.md). The input is a header (the PC's offset from the
  * segment, signed: code is in another segment of the module; the

@@ -80,18 +80,4 @@ TM_HIDDEN bool tm_site_pair(uint32_t index, uint32_t *object_id, uint32_t *stack
  * cost measurements). */
 TM_HIDDEN uint64_t tm_sites_unwinds(void);
 
-/* ---- sampler side, sites_wire.c (needs the session) ---- */
-
-struct tm_session;
-struct Threadmon__SiteStats;
-/* What was sent is s->smp.sites (sampler_state.h).
- * Sends Stack frames for stacks published since the last call, and returns
- * SiteStats of the pairs whose totals moved (valid until the next call).
- * moved: a program thread ran or a hidden wait was seen (else nothing can
- * have changed and the pairs are not scanned). */
-size_t tm_sites_wire_tick(struct tm_session *s, struct Threadmon__SiteStats ***out, bool moved);
-/* A new connection: sends every stack sent so far again (to: TM_TO_*), and
- * the next tick carries every pair. */
-void tm_sites_wire_resend(struct tm_session *s, int to);
-
 #endif

@@ -110,15 +110,4 @@ static inline void tm_ut_note(const void *ucp, uint32_t id) {
 
 TM_HIDDEN uint32_t tm_ut_last_id(void);
 
-/* ---- sampler side, userthreads_wire.c (needs the session; what it sent
- * is s->smp.uts, sampler_state.h) ---- */
-struct tm_session;
-/* A user-thread event drained from tid's ring (state >= TM_EV_USER_SWITCH). */
-TM_HIDDEN void tm_ut_wire_event(struct tm_session *s, uint32_t tid, const tm_event *e);
-/* Each tick, after the rings were drained: UserThread frames for the user
- * threads made since the last tick, then the batch of switches. */
-TM_HIDDEN void tm_ut_wire_tick(struct tm_session *s);
-/* Every UserThread sent so far again (a new connection, a capture gap). */
-TM_HIDDEN void tm_ut_wire_resend(struct tm_session *s, int to);
-
 #endif

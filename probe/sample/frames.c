@@ -10,9 +10,11 @@
 
 #include "session.h"
 #include "sites.h"
+#include "sites_wire.h"
 #include "stdthread.h"
 #include "symbolize.h"
 #include "userthreads.h"
+#include "userthreads_wire.h"
 
 /* A std::thread's routine is a mangled _State_impl<...>::_M_run name,
  * often over 160 bytes. */

@@ -7,6 +7,7 @@
 #include "frames.h"
 #include "session.h"
 #include "sites.h"
+#include "sites_wire.h"
 #include "symbolize.h"
 
 #define FRAME_BYTES 320

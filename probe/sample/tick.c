@@ -11,8 +11,10 @@
 #include "sampler_state.h"
 #include "session.h"
 #include "sites.h"
+#include "sites_wire.h"
 #include "thread_read.h"
 #include "userthreads.h"
+#include "userthreads_wire.h"
 
 #define DRAIN_CHUNK 256
 /* How long an ended thread's record waits for a late name. */

@@ -7,6 +7,7 @@
 #include "session.h"
 #include "symbolize.h"
 #include "userthreads.h"
+#include "userthreads_wire.h"
 
 #define FUNCTION_BYTES 320
 #define BATCH_MAX 16384

@@ -2,6 +2,7 @@
  * is one acquisition and one wait (the last arrival's is short). */
 #include <pthread.h>
 
+#include "observe.h"
 #include "real.h"
 #include "wrap.h"
 

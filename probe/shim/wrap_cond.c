@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pthread.h>
 
+#include "observe.h"
 #include "real.h"
 #include "wrap.h"
 

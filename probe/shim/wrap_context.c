@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <ucontext.h>
 
+#include "observe.h"
 #include "real.h"
 #include "userthreads.h"
 #include "wrap.h"

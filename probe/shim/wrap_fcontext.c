@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "observe.h"
 #include "real.h"
 #include "userthreads.h"
 #include "wrap.h"

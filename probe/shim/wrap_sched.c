@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
+#include "observe.h"
 #include "real.h"
 #include "wrap.h"
 

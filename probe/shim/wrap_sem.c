@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 
+#include "observe.h"
 #include "real.h"
 #include "wrap.h"
 

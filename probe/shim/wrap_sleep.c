@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "observe.h"
 #include "real.h"
 #include "wrap.h"
 

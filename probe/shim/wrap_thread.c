@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "observe.h"
 #include "real.h"
 #include "session.h"
 #include "wrap.h"
