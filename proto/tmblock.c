@@ -300,6 +300,7 @@ int tm_capture_index(int fd, uint64_t size, tm_index *out, int *from_tail, char 
   *from_tail = index_from_tail(fd, size, out, why, sizeof why) == 0;
   if (!*from_tail) index_by_scan(fd, size, out);
   /* An index there but refused: said in err (the scan's records are used). */
-  if (why[0]) snprintf(err, errlen, "its index is damaged (%s): read by a scan of its records", why);
+  if (why[0])
+    snprintf(err, errlen, "its index is damaged (%s): read by a scan of its records", why);
   return 0;
 }
