@@ -189,7 +189,34 @@ static int read_at(int fd, void *buf, size_t len, uint64_t at) {
   return 0;
 }
 
-static int index_from_tail(int fd, uint64_t size, tm_index *out) {
+/* Whether the index's entries can be trusted to seek with (a forged one
+ * was read as an empty report, or made a reader allocate gigabytes):
+ * records in file order, each at least a prefix long, its times in order;
+ * why not in why. */
+static int index_entries_ok(const tm_index *x, uint64_t end, char *why, size_t whylen) {
+  uint64_t first = 0;
+  for (size_t i = 0; i < x->n; i++) {
+    const tm_index_entry *e = &x->e[i];
+    uint64_t next = i + 1 < x->n ? x->e[i + 1].offset : end;
+    if (next < e->offset + TM_FRAME_PREFIX_BYTES) {
+      snprintf(why, whylen, "record %zu at byte %llu is not before the next one's at %llu", i,
+               (unsigned long long)e->offset, (unsigned long long)next);
+      return 0;
+    }
+    if (e->first_ns && e->last_ns && e->last_ns < e->first_ns) {
+      snprintf(why, whylen, "record %zu ends before it begins", i);
+      return 0;
+    }
+    if (e->first_ns && e->first_ns < first) {
+      snprintf(why, whylen, "record %zu begins before the one before it", i);
+      return 0;
+    }
+    if (e->first_ns) first = e->first_ns;
+  }
+  return 1;
+}
+
+static int index_from_tail(int fd, uint64_t size, tm_index *out, char *why, size_t whylen) {
   uint8_t tail[TM_INDEX_TAIL_BYTES];
   if (size < TM_HEADER_BYTES + TM_FRAME_PREFIX_BYTES + 8 + TM_INDEX_TAIL_BYTES ||
       read_at(fd, tail, sizeof tail, size - sizeof tail) != 0 ||
@@ -212,7 +239,10 @@ static int index_from_tail(int fd, uint64_t size, tm_index *out) {
     tm_index_entry e = {get_u64(p), get_u64(p + 8), get_u64(p + 16), tm_get_u32le(p + 24),
                         tm_get_u32le(p + 28)};
     ok = e.offset >= TM_HEADER_BYTES && e.offset < at && tm_index_add(out, &e) == 0;
+    if (!ok) snprintf(why, whylen, "record %llu at byte %llu is outside the file's records",
+                      (unsigned long long)i, (unsigned long long)e.offset);
   }
+  ok = ok && index_entries_ok(out, at, why, whylen);
   free(r);
   if (!ok) tm_index_free(out);
   return ok ? 0 : -1;
@@ -258,7 +288,11 @@ int tm_capture_index(int fd, uint64_t size, tm_index *out, int *from_tail, char 
     snprintf(err, errlen, "not a threadmon capture");
     return -1;
   }
-  *from_tail = index_from_tail(fd, size, out) == 0;
+  char why[120] = "";
+  *from_tail = index_from_tail(fd, size, out, why, sizeof why) == 0;
   if (!*from_tail) index_by_scan(fd, size, out);
+  /* An index there but refused: said in err (the scan's records are used). */
+  if (why[0])
+    snprintf(err, errlen, "its index is damaged (%s): read by a scan of its records", why);
   return 0;
 }

@@ -97,7 +97,9 @@ int tm_block_decompress(const uint8_t *body, size_t n, const tm_block_header *h,
  * when it ends with a valid one (*from_tail = 1), else by reading every
  * record's prefix and block header once (*from_tail = 0), up to the first
  * damaged or incomplete record. Returns 0, or -1 with a one-line err when
- * it is no capture at all. */
+ * it is no capture at all. An index record whose entries cannot be trusted
+ * (outside the records, out of file order, times out of order) is refused:
+ * the scan's index is returned, and err says why (rc 0, err non-empty). */
 int tm_capture_index(int fd, uint64_t size, tm_index *out, int *from_tail, char *err,
                      size_t errlen);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "tmblock.h"
 #include "tmwire.h"
@@ -107,6 +108,12 @@ static int open_block(tm_decoder *d, const uint8_t *body, uint32_t n) {
              max >> 10);
     return fail(d, msg), -1;
   }
+  /* The zstd frame states its size: a lie is refused before the buffer
+   * grows to it (tm_block_decompress checks it again). */
+  if (n < TM_BLOCK_HEADER_BYTES ||
+      ZSTD_getFrameContentSize(body + TM_BLOCK_HEADER_BYTES, n - TM_BLOCK_HEADER_BYTES) !=
+          h.raw_len)
+    return fail(d, "block does not decompress"), -1;
   if (h.raw_len > d->block_cap) {
     uint8_t *b = realloc(d->block, h.raw_len);
     if (!b) return fail(d, "out of memory"), -1;

@@ -51,6 +51,7 @@ bool CaptureWindow::open(const QString &path) {
     error_ = QString::fromUtf8(err);
     return false;
   }
+  note_ = QString::fromUtf8(err);  // an index refused: read by a scan
   fromTail_ = tail != 0;
   if (index_.empty()) {
     error_ = QStringLiteral("no records to seek to");
@@ -69,12 +70,27 @@ bool CaptureWindow::open(const QString &path) {
                        : index_.back().offset + TM_FRAME_PREFIX_BYTES +
                              (u32le(last) & ~TM_BLOCK_FLAG);
   file_.unmap(last);
+  // Every record ends inside the file (a forged tail's offset or length
+  // made a reader allocate gigabytes).
+  if (dataEnd_ > uint64_t(file_.size()) || dataEnd_ < index_.back().offset) {
+    error_ = QStringLiteral("its records end at byte %1, outside its %2 bytes")
+                 .arg(dataEnd_)
+                 .arg(file_.size());
+    return false;
+  }
   lo_.resize(index_.size());
   hi_.resize(index_.size());
   int64_t known = 0;
   for (size_t i = 0; i < index_.size(); i++) {
     const tm_index_entry &e = index_[i];
     lo_[i] = e.first_ns ? int64_t(e.first_ns) : known;
+    // Block headers found by a scan are not checked as an index is: a
+    // record that begins before the one before it is read from there.
+    if (i && lo_[i] < lo_[i - 1]) {
+      if (note_.isEmpty())
+        note_ = QStringLiteral("record %1 begins before the one before it: read from there").arg(i);
+      lo_[i] = lo_[i - 1];
+    }
     hi_[i] = e.last_ns ? int64_t(e.last_ns) : lo_[i];
     known = std::max(known, hi_[i]);
   }
@@ -122,7 +138,7 @@ bool CaptureWindow::readDescriptions() {
 void CaptureWindow::feedRecord(size_t record, FrameDecoder *dec) const {
   const tm_index_entry &e = index_[record];
   const uint64_t end = record + 1 < index_.size() ? index_[record + 1].offset : dataEnd_;
-  if (!file_.seek(qint64(e.offset))) return;
+  if (end <= e.offset || !file_.seek(qint64(e.offset))) return;
   // Records are read one by one here: the decoder sees them as a stream
   // with gaps, which it need not know about (each record stands alone).
   const QByteArray bytes = file_.read(qint64(end - e.offset));

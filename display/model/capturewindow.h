@@ -51,6 +51,9 @@ class CaptureWindow {
   // has no records to seek to: CaptureReader reads it whole).
   bool open(const QString &path);
   QString error() const { return error_; }
+  // What was wrong with the file though it opened (an index refused and
+  // replaced by a scan), one line; empty when nothing.
+  QString note() const { return note_; }
   bool indexFromTail() const { return fromTail_; }
   size_t records() const { return index_.size(); }
   // The span the records' times cover (CLOCK_MONOTONIC of the probe).
@@ -87,6 +90,7 @@ class CaptureWindow {
 
   mutable QFile file_;
   QString error_;
+  QString note_;
   bool fromTail_ = false;
   uint64_t dataEnd_ = 0;  // where the index record (or the file) starts
   QByteArray header_;

@@ -48,16 +48,17 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
     b.len[k] = std::min(r.t1, s + b.bin) - s;
     if (busy[k] >= 0) b.idleCpus[k] = (1.0 - busy[k]) * m.cpuCount();
   }
-  auto spread = [&](std::vector<double> &v, int64_t s, int64_t e) {
+  auto spreadBy = [&](std::vector<double> &v, int64_t s, int64_t e, double sign) {
     s = std::max(s, r.t0);
     e = std::min(e, r.t1);
     while (s < e) {
       size_t k = size_t((s - r.t0) / b.bin);
       int64_t be = std::min(e, r.t0 + int64_t(k + 1) * b.bin);
-      v[k] += double(be - s);
+      v[k] += sign * double(be - s);
       s = be;
     }
   };
+  auto spread = [&](std::vector<double> &v, int64_t s, int64_t e) { spreadBy(v, s, e, 1); };
   for (const ProgramThread &p : pts) {
     for (const StateInterval &iv : m.intervals(p.index, r)) {
       // Stolen time holds a CPU too (the hypervisor ran something else on it).
@@ -66,6 +67,13 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
         spread(b.active, iv.start, iv.end);
       if (iv.state == FinalState::Runnable) spread(b.runnable, iv.start, iv.end);
       else if (iv.state == FinalState::BlockedBarrier) spread(b.waiting, iv.start, iv.end);
+    }
+    // A yield-spin before a runtime's wait (a C++20 barrier's) wants no CPU:
+    // it waits for its peers (it read as oversubscribed: fewer threads).
+    for (const StateInterval &iv : m.spinWaits(p.index, r)) {
+      spreadBy(b.active, iv.start, iv.end, -1);
+      spreadBy(b.runnable, iv.start, iv.end, -1);
+      if (iv.state == FinalState::BlockedBarrier) spreadBy(b.waiting, iv.start, iv.end, 1);
     }
     // Workers that exited early are not counted: every run ends with a tail
     // of threads finishing at slightly different times, which short runs

@@ -74,6 +74,19 @@ RuntimeSync runtimeSyncOf(const QStringList &frames) {
     QString fn = splitFrame(frames[k]).function;
     if (!fn.isEmpty() && runtimeFrame(fn)) fns << fn;
   }
+  // A thread parked by std (Thread::park) waits for an unpark, never for a
+  // Mutex (a futex Mutex sleeps in futex_wait itself): a lock frame beyond
+  // it is a stale return address. Parked inside a channel's receive or send
+  // (std::sync::mpmc, mpsc), it waits for the channel: a queue, not a lock
+  // (it read as "Rust std::sync::Mutex" 60-68% of a consumer's life).
+  for (const QString &fn : fns) {
+    if (!fn.contains(QLatin1String("park"))) continue;
+    for (const QString &out : fns)
+      if (out.contains(QLatin1String("mpmc")) || out.contains(QLatin1String("mpsc")))
+        return RuntimeSync{THREADMON__SYNC_KIND__KIND_COND,
+                           QStringLiteral("Rust std::sync::mpsc channel (parked in it)")};
+    break;
+  }
   for (const Pattern &p : kPatterns)
     for (const QString &fn : fns)
       if (fn.contains(QLatin1String(p.needle))) return RuntimeSync{p.kind, QString::fromLatin1(p.what)};

@@ -96,6 +96,12 @@ class SessionModel : public QObject {
   // program (a C++20 semaphore, a Rust Mutex: SyncObjectInfo::runtimeKind)
   // shown as the blocked state of their kind. What the tables show.
   StateTimes threadStatesAttributed(int index, const TimeRange &r) const;
+  // Its runnable intervals in r that were a spin before a runtime's event
+  // wait (libstdc++'s std::barrier, latch, semaphore, atomic::wait yield
+  // before they sleep on their futex): the thread sleeps on such an object
+  // in r, and its sched_yield count rose across the interval. As blocked
+  // intervals of that object's kind (threadStatesAttributed, findings).
+  std::vector<StateInterval> spinWaits(int index, const TimeRange &r) const;
   // Exact intervals overlapping r, clipped to it, in time order.
   std::vector<StateInterval> intervals(int index, const TimeRange &r) const;
   // Final state at time t (false when the thread was not alive or not known).

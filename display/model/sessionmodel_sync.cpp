@@ -192,8 +192,46 @@ uint64_t SessionModel::internalWaitNs(int index, const TimeRange &r) const {
   return n;
 }
 
+std::vector<StateInterval> SessionModel::spinWaits(int index, const TimeRange &r) const {
+  std::vector<StateInterval> out;
+  // The runtime's event object the thread slept on most in r.
+  uint64_t seen = 0;
+  FinalState as = FinalState::Runnable;
+  uint32_t object = 0;
+  for (int i = 0; i < syncObjectCount(); i++) {
+    const SyncObjectInfo &o = syncObject(i);
+    FinalState s;
+    if (!o.runtimeKind || !o.address || isHeldKind(o.runtimeKind) ||
+        !blockedStateOfKind(o.runtimeKind, &s))
+      continue;
+    const HiddenTicks ticks = hiddenTicks(index, o.address, r);
+    if (ticks.seen > seen) seen = ticks.seen, as = s, object = o.id;
+  }
+  if (!seen) return out;
+  store_->settle();
+  const ThreadTimeline &th = *store_->threads[size_t(index)];
+  const int64_t tick = info().tickIntervalNs ? int64_t(info().tickIntervalNs) : kDefaultTickNs;
+  for (const StateInterval &iv : intervals(index, r)) {
+    if (iv.state != FinalState::Runnable) continue;
+    // The readings around it: its yields rose in between (a yield puts a
+    // thread back in the run queue: spinning, not preempted work).
+    const LwpExtraSeries::Point *a = th.lwpExtra.at(iv.start), *b = th.lwpExtra.at(iv.end);
+    if (b && b->t < iv.end) b = th.lwpExtra.after(iv.end - 1);
+    if (!b || b->t - iv.end > 2 * tick || (a && b->v[kYields] <= a->v[kYields])) continue;
+    out.push_back(StateInterval{iv.start, iv.end, as, object, -1});
+  }
+  return out;
+}
+
 StateTimes SessionModel::threadStatesAttributed(int index, const TimeRange &r) const {
   StateTimes st = threadStates(index, r);
+  // Spinning with sched_yield before a runtime's futex wait (libstdc++'s
+  // barrier, latch, semaphore, atomic::wait): that wait, from its first spin.
+  for (const StateInterval &iv : spinWaits(index, r)) {
+    const int64_t d = std::min(iv.end - iv.start, st.ns[size_t(FinalState::Runnable)]);
+    st.ns[size_t(FinalState::Runnable)] -= d;
+    st.ns[size_t(iv.state)] += d;
+  }
   int64_t &asleep = st.ns[size_t(FinalState::Sleeping)];
   for (int i = 0; i < syncObjectCount() && asleep > 0; i++) {
     const SyncObjectInfo &o = syncObject(i);

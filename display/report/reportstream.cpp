@@ -459,6 +459,11 @@ class Merger {
 
 }  // namespace
 
+namespace {
+// A year of 10 s windows; a 16 MB list.
+constexpr double kMaxWindows = 4e6;
+}  // namespace
+
 CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, int64_t chunkNs,
                                        int workers) {
   CaptureLoadResult res;
@@ -468,6 +473,15 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
     return res;
   }
   const int64_t first = names.firstNs(), last = names.lastNs();
+  // Times from the file: a forged one spans centuries (a 7.5 KB capture
+  // made billions of windows and never ended).
+  const double windowsWanted = (double(last) - double(first)) / double(chunkNs);
+  if (windowsWanted > kMaxWindows) {
+    res.message = QStringLiteral("its records' times span %1 s: more than %2 windows, not trusted")
+                      .arg((double(last) - double(first)) / 1e9, 0, 'g', 3)
+                      .arg(kMaxWindows);
+    return res;
+  }
   // One CaptureWindow (one file position) per worker.
   std::vector<std::unique_ptr<CaptureWindow>> windows;
   for (int w = 0; w < std::max(1, workers); w++) {
@@ -536,7 +550,10 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
   for (const auto &t : pool) t->wait();
   // A capture whose writer was killed has no index at its end: the records
   // found by a scan were read, the rest is lost.
-  if (!names.indexFromTail() && res.status == CaptureLoadResult::Complete) {
+  if (!names.note().isEmpty()) {
+    res.status = CaptureLoadResult::Damaged;
+    res.message = names.note();
+  } else if (!names.indexFromTail() && res.status == CaptureLoadResult::Complete) {
     res.status = CaptureLoadResult::Damaged;
     res.message = QStringLiteral("cut short (no index at its end): reporting its %1 whole records")
                       .arg(names.records());

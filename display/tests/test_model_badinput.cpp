@@ -8,10 +8,13 @@
 #include <QJsonObject>
 #include <QtTest>
 
+#include "capturewindow.h"
 #include "findings.h"
 #include "framedecoder.h"
 #include "framecheck.h"
 #include "reportjson.h"
+#include "reportrows.h"
+#include "reportstream.h"
 #include "reporttext.h"
 #include "sessionmodel.h"
 #include "test_model_stream.h"
@@ -298,6 +301,9 @@ class TestModelBadInput : public QObject {
         // kinds mask past its width (UBSan in fuzz-window; fuzz-short
         // replays it there). Streamed, the frame is refused.
         {"window-body-field-shift.tmcap", "malformed protobuf frame at byte 1470"},
+        // Forged indexes (forgedIndexesAreRefused): the stream itself is whole.
+        {"index-shuffled.tmcap", QString()},
+        {"index-times-far.tmcap", QString()},
     };
     const QDir dir(qEnvironmentVariable("THREADMON_FUZZ_REGRESSIONS"));
     const QFileInfoList files = dir.entryInfoList({"*.tmcap"}, QDir::Files, QDir::Name);
@@ -306,6 +312,33 @@ class TestModelBadInput : public QObject {
       QVERIFY2(expect.contains(f.fileName()), qPrintable(f.fileName() + " has no expectation"));
       QTest::newRow(qPrintable(f.fileName())) << f.filePath() << expect.value(f.fileName());
     }
+  }
+
+  // A capture's index from its tail is checked before it is trusted: two
+  // records swapped (with a valid checksum) read as an empty report; it is
+  // refused in one line and the records found by a scan. Times spanning
+  // 146 years made billions of windows (a report that never ended): a
+  // streamed read refuses them in one line.
+  void forgedIndexesAreRefused() {
+    const QDir dir(qEnvironmentVariable("THREADMON_FUZZ_REGRESSIONS"));
+    CaptureWindow shuffled;
+    QVERIFY(shuffled.open(dir.filePath("index-shuffled.tmcap")));
+    QVERIFY(!shuffled.indexFromTail());
+    QVERIFY2(shuffled.note().contains("its index is damaged (record 0 at byte 352 is not before "
+                                      "the next one's at 16)"),
+             qPrintable(shuffled.note()));
+    ReportRows rows;
+    CaptureLoadResult res = StreamedReport::read(dir.filePath("index-shuffled.tmcap"), &rows,
+                                                 StreamedReport::kChunkNs);
+    QCOMPARE(res.status, CaptureLoadResult::Damaged);
+    QVERIFY(!rows.threads.empty());  // read, not lost
+    QElapsedTimer took;
+    took.start();
+    res = StreamedReport::read(dir.filePath("index-times-far.tmcap"), &rows,
+                               StreamedReport::kChunkNs);
+    QCOMPARE(res.status, CaptureLoadResult::Unreadable);
+    QVERIFY2(res.message.contains("not trusted"), qPrintable(res.message));
+    QVERIFY(took.elapsed() < 5000);
   }
 
   void fuzzRegressions() {

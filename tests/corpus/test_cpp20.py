@@ -20,4 +20,28 @@ def test_cpp20_sync():
     corpus.no_false_alarm(run)
 
 
+
+def test_cpp20_barrier_loop():
+    """A std::barrier loop whose waiters measure 75%+ of their life at the
+    barrier: libstdc++ yields before its futex wait, and that spin read as
+    runnable (0-2% barrier) and made a HIGH oversubscribed. Each such waiter
+    reads mostly barrier now, and nothing says oversubscribed."""
+    exe = corpus.built("cpp20_barrier")
+    run = corpus.Run("cpp20_barrier", [exe, "60", "1000000"])
+    check(run.run.returncode == 0 and run.truth.get("rounds") == 60,
+          f"exit {run.run.returncode}, truth {run.truth}")
+    by_tid = {t["tid"]: t for t in run.report["threads"]}
+    waiters = [t for t in run.truth.get("threads", []) if t["barrier_s"] >= 0.75 * t["life_s"]]
+    if not waiters:
+        raise tmtest.Skip(f"no thread spent 75% at the barrier by its own clock: {run.truth}")
+    for t in waiters:
+        got = by_tid.get(t["tid"])
+        if not check(got is not None, f"thread {t['tid']} missing"):
+            continue
+        share = tmtest.state(got, "blocked_barrier")
+        check(share >= 50, f"thread {t['tid']}: {share:.1f}% at the barrier, its own clock "
+              f"{100 * t['barrier_s'] / t['life_s']:.0f}%: {got.get('states')}")
+    check(not run.findings("oversubscribed"),
+          f"oversubscribed: {tmtest.describe(run.findings('oversubscribed'))}")
+
 tmtest.main(globals())

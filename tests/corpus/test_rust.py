@@ -50,4 +50,31 @@ def test_rust_sync():
           f"the Rust Mutex's row: {rows}")
 
 
+
+def test_rust_channel_recv():
+    """A consumer blocked in mpsc recv() waits for the channel (a queue),
+    not a lock: it read "mutex 60-68%" and an object labelled a Rust
+    std::sync::Mutex at Thread::park (a stale lock_contended frame beyond
+    the park)."""
+    rustc = corpus.tool("rustc", os.path.expanduser("~/.cargo/bin"))
+    exe = os.path.join(tmtest.Temp.dir(), "rs_channel")
+    built = subprocess.run([rustc, "-O", "-g", "--edition", "2021", "-o", exe,
+                            corpus.source("rs_channel.rs")], capture_output=True, text=True,
+                           timeout=300)
+    if built.returncode:
+        raise tmtest.Failed(f"rustc failed: {built.stderr.strip()}")
+    run = corpus.Run("rust_channel", [exe, "200"])
+    truth = run.truth
+    check(run.run.returncode == 0 and truth.get("sum") == 19900, f"truth {truth}")
+    got = next((t for t in run.report["threads"] if t.get("tid") == truth.get("tid")), None)
+    if not check(got is not None, f"the receiver {truth.get('tid')} is missing"):
+        return
+    mutex, cond = tmtest.state(got, "blocked_mutex"), tmtest.state(got, "blocked_cond")
+    own = 100 * truth["recv_s"] / truth["life_s"]
+    check(mutex < 5, f"the receiver reads {mutex:.1f}% blocked on a mutex (its recv: {own:.0f}%)")
+    check(cond >= own - 25, f"the receiver reads {cond:.1f}% waiting, its own clock {own:.0f}%")
+    labels = {o.get("runtime") for o in run.report["sync_objects"]}
+    check("Rust std::sync::Mutex" not in labels, f"a Mutex among {labels}")
+    corpus.no_false_alarm(run)
+
 tmtest.main(globals())
