@@ -82,7 +82,7 @@ void checkObject(const SessionModel &m, int k, const TimeRange &r, int64_t tick,
   const SyncObjectInfo &o = m.syncObject(k);
   const SyncDelta d = m.syncDelta(k, r);
   std::set<uint32_t> waiters;
-  int64_t recorded = 0, blamed = 0;  // closed waits; all waits
+  int64_t recorded = 0, blamed = 0, unfinished = 0;  // closed waits; all waits; open ones
   uint64_t count = 0;
   if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) {
     for (const InternalWaiter &w : m.internalWaiters(o.id, r)) waiters.insert(w.tid);
@@ -93,6 +93,8 @@ void checkObject(const SessionModel &m, int k, const TimeRange &r, int64_t tick,
       if (!w.open) {
         recorded += w.end - w.start;
         count++;
+      } else {
+        unfinished += w.end - w.start;
       }
       // A barrier's last arrival released itself: nobody's blocking.
       if (w.holder || w.releaser != w.waiter) blamed += w.end - w.start;
@@ -119,7 +121,13 @@ void checkObject(const SessionModel &m, int k, const TimeRange &r, int64_t tick,
   // Cut short (no Goodbye), the reader closes the waits still going on at
   // its end, which no counter saw end.
   if (!sampled || !m.info().goodbyeSeen || detailOfLastWindowOnly(m)) return;
-  const int64_t apart = std::abs(int64_t(d.waitNs) - recorded);
+  // A session that stops watching (attach's detach) may count the waits
+  // still going on then: the counter lies between the closed waits and
+  // those plus the open ones.
+  const int64_t counted = int64_t(d.waitNs);
+  const int64_t apart = counted < recorded ? recorded - counted
+                        : counted > recorded + unfinished ? counted - recorded - unfinished
+                                                          : 0;
   if (count && apart > int64_t(count + 1) * tick && apart > recorded / 20 + tick)
     out->append(QStringLiteral("%1: its wait counter says %2, its %3 waits %4")
                     .arg(objectName(o), ms(int64_t(d.waitNs)))

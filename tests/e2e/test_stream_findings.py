@@ -15,7 +15,8 @@ from tmtest import check
 WORKLOADS = [
     ("serialise", ["--threads", "4", "--work-ms", "600"], "serialising_object"),
     ("barrier_imbalance", ["--rounds", "60"], "barrier_imbalance"),
-    ("matrix_mult", ["--threads", str(3 * (os.cpu_count() or 1)), "--size", "600"],
+    ("matrix_mult", ["--threads", str(3 * (os.cpu_count() or 1)), "--size", "600",
+                     "--rounds", "30"],
      "oversubscribed"),
 ]
 # Rules about one object or one thread; the others are about the program.
