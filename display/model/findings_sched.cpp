@@ -27,6 +27,9 @@ struct Bins {
   std::vector<double> active;    // on a CPU or runnable
   std::vector<double> runnable;  // runnable only
   std::vector<double> waiting;   // at a barrier
+  // Holding a CPU: active plus runtime yield-spins, which wait for peers
+  // (not "wanting" a CPU) but keep one busy, so they idle none.
+  std::vector<double> occupying;
   std::vector<double> idleCpus;  // machine-wide idle CPUs (/proc/stat), -1 unknown
 };
 
@@ -40,6 +43,7 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
   b.active.assign(nb, 0);
   b.runnable.assign(nb, 0);
   b.waiting.assign(nb, 0);
+  b.occupying.assign(nb, 0);
   b.idleCpus.assign(nb, -1);
   // Sparse /proc/stat samples (one per ~50 ms) are interpolated by the model.
   const std::vector<double> busy = m.cpuBusyShares(r, b.bin);
@@ -63,17 +67,20 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
     for (const StateInterval &iv : m.intervals(p.index, r)) {
       // Stolen time holds a CPU too (the hypervisor ran something else on it).
       if (iv.state == FinalState::OnCpu || iv.state == FinalState::Runnable ||
-          iv.state == FinalState::Stolen)
+          iv.state == FinalState::Stolen) {
         spread(b.active, iv.start, iv.end);
+        spread(b.occupying, iv.start, iv.end);
+      }
       if (iv.state == FinalState::Runnable) spread(b.runnable, iv.start, iv.end);
       else if (iv.state == FinalState::BlockedBarrier) spread(b.waiting, iv.start, iv.end);
     }
     // A yield-spin before a runtime's wait (a C++20 barrier's) wants no CPU:
     // it waits for its peers (it read as oversubscribed: fewer threads).
+    // For idle phases a spinner is no sleeper at the barrier: it holds its
+    // CPU (a C++20 barrier loop read as HIGH undersubscribed, 1 run in 5).
     for (const StateInterval &iv : m.spinWaits(p.index, r)) {
       spreadBy(b.active, iv.start, iv.end, -1);
       spreadBy(b.runnable, iv.start, iv.end, -1);
-      if (iv.state == FinalState::BlockedBarrier) spreadBy(b.waiting, iv.start, iv.end, 1);
     }
     // Workers that exited early are not counted: every run ends with a tail
     // of threads finishing at slightly different times, which short runs
@@ -84,6 +91,7 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
     b.active[k] /= double(b.len[k]);
     b.runnable[k] /= double(b.len[k]);
     b.waiting[k] /= double(b.len[k]);
+    b.occupying[k] /= double(b.len[k]);
   }
   return b;
 }
@@ -148,11 +156,11 @@ void undersubscribed(const SessionModel &m, const TimeRange &r, const std::vecto
   double maxActive = 0;
   int64_t under = 0;
   for (size_t k = 0; k < b.len.size(); k++) {
-    maxActive = std::max(maxActive, b.active[k]);
+    maxActive = std::max(maxActive, b.occupying[k]);
     // The CPUs must really idle: on a machine other processes keep busy,
     // the program's tail costs nothing (and a finishing order is noise).
     bool idle = b.idleCpus[k] < 0 || b.idleCpus[k] >= kHalfThread;
-    if (b.active[k] < cpus - kHalfThread && b.active[k] >= kHalfThread &&
+    if (b.occupying[k] < cpus - kHalfThread && b.occupying[k] >= kHalfThread &&
         b.waiting[k] >= kHalfThread && idle)
       under += b.len[k];
   }
