@@ -17,7 +17,7 @@ QString str(const char *s) { return s ? QString::fromUtf8(s) : QString(); }
 int64_t ns(uint64_t v) { return v > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(v); }
 uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
-// A step of the probe's CPU budget ladder (probe/budget.c's Notice).
+// A step of the probe's CPU budget ladder (probe/sample/budget.c's Notice).
 bool isDetailStep(const QString &notice) {
   return notice.contains(QLatin1String("(THREADMON_BUDGET "));
 }

@@ -241,7 +241,7 @@ class Generator {
   }
 
   // A tenth of the workers a tick, in turn: the probe's sampler reads a
-  // thread again only when its plan says so (probe/read_plan.h), which for
+  // thread again only when its plan says so (probe/sample/read_plan.h), which for
   // this workload's captures is about 10 of the 100 workers a tick.
   bool tick(uint64_t t) {
     const size_t n = (workers_.size() + kReadEvery - 1) / kReadEvery;
