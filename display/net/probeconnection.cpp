@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <QCoreApplication>
 #include <QLocalSocket>
 #include <QSslSocket>
 #include <QTcpSocket>
@@ -11,6 +12,11 @@
 #include "linkpsk.h"
 #include "replyframes.h"
 #include "tokencheck.h"
+
+// Messages name the program they come from: the display or threadmon-receive.
+static QByteArray logName() {
+  return QCoreApplication::applicationName().toLocal8Bit();
+}
 
 namespace tmnet {
 
@@ -234,7 +240,7 @@ void ProbeConnection::fail(const QString &message) {
   if (state_ == State::Failed || state_ == State::Ended) return;
   state_ = State::Failed;
   error_ = message;
-  qWarning("threadmon-display: probe %s: %s", qPrintable(peer_), qPrintable(message));
+  qWarning("%s: probe %s: %s", logName().constData(), qPrintable(peer_), qPrintable(message));
   closeSocket(false);
 }
 

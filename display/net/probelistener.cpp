@@ -4,12 +4,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <QCoreApplication>
 #include <QFile>
 #include <QLocalSocket>
 #include <QSslSocket>
 #include <QTcpSocket>
 
 #include "linkpsk.h"
+
+// Messages name the program they come from: the display or threadmon-receive.
+static QByteArray logName() {
+  return QCoreApplication::applicationName().toLocal8Bit();
+}
 
 namespace tmnet {
 
@@ -95,7 +101,7 @@ void ProbeListener::logRefusal(const ProbeConnection *conn) {
     ++evictedUnlogged_;
   } else if (loggedInWindow_ < kLogLinesPerWindow) {
     ++loggedInWindow_;
-    qWarning("threadmon-display: refused %s: %s", qPrintable(conn->peer()),
+    qWarning("%s: refused %s: %s", logName().constData(), qPrintable(conn->peer()),
              qPrintable(conn->error()));
     return;
   } else {
@@ -106,11 +112,12 @@ void ProbeListener::logRefusal(const ProbeConnection *conn) {
 
 void ProbeListener::logSummary() {
   if (evictedUnlogged_ > 0)
-    qWarning("threadmon-display: closed %d connections that waited for a Hello, to make room "
-             "for newer ones (at most %d wait)",
-             evictedUnlogged_, maxPending_);
+    qWarning(
+        "%s: closed %d connections that waited for a Hello, to make room "
+        "for newer ones (at most %d wait)",
+        logName().constData(), evictedUnlogged_, maxPending_);
   if (refusedUnlogged_ > 0)
-    qWarning("threadmon-display: refused %d more connections (not logged one by one)",
+    qWarning("%s: refused %d more connections (not logged one by one)", logName().constData(),
              refusedUnlogged_);
   evictedUnlogged_ = refusedUnlogged_ = 0;
 }
@@ -176,7 +183,7 @@ void ProbeListener::onNewLocalConnection() {
                                     .arg(cred.uid)
                                     .arg(geteuid())
                               : tr("cannot tell who it is (SO_PEERCRED failed)");
-    qWarning("threadmon-display: refused %s: %s", qPrintable(peer), qPrintable(why));
+    qWarning("%s: refused %s: %s", logName().constData(), qPrintable(peer), qPrintable(why));
     socket->abort();
     socket->deleteLater();
     emit sessionRefused(peer, why);

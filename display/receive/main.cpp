@@ -177,6 +177,7 @@ int usage(const char *why) {
 
 int main(int argc, char **argv) {
   QCoreApplication app(argc, argv);
+  QCoreApplication::setApplicationName(QStringLiteral("threadmon-receive"));
   QString listenText, outDir;
   const QStringList args = app.arguments();
   for (int i = 1; i < args.size(); ++i) {

@@ -180,6 +180,9 @@ def test_refusals_are_one_line():
         encrypted.stop()
         plain.stop()
     check("TLS handshake failed" in encrypted.log(), f"no wrong-key line: {encrypted.log()!r}")
+    # The receiver's lines carry its own name, not the display's.
+    check("threadmon-display" not in encrypted.log() + plain.log(),
+          f"the receiver logs as threadmon-display: {encrypted.log()!r}")
     exposed = launcher("receive", "--listen", "0.0.0.0:0", "-o", tmtest.Temp.dir(),
                        env={k: v for k, v in os.environ.items() if k != "THREADMON_TOKEN"})
     one_line(exposed, ["give a token"], "a receiver on the network without a token")
