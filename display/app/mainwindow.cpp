@@ -32,6 +32,28 @@
 #include "sessionview.h"
 #include "sshdialog.h"
 
+namespace {
+// The property of a ProbeConnection that names the ssh relay it came through.
+constexpr char kRelayProperty[] = "threadmonSshRelay";
+// Set on a relay the display stopped itself: its exit is no failure to show.
+constexpr char kStoppingProperty[] = "threadmonStopping";
+
+// The live session a tab shows, or null (a capture, the Start page).
+LiveSession *liveOf(QWidget *tab) {
+  auto *page = qobject_cast<tmui::SessionView *>(tab);
+  return page ? page->findChild<LiveSession *>(QString(), Qt::FindDirectChildrenOnly) : nullptr;
+}
+
+// The ssh relay (a QProcess) a live tab's session came through, or null.
+QProcess *relayOf(QWidget *tab) {
+  LiveSession *live = liveOf(tab);
+  if (!live) return nullptr;
+  const QVariant tag = live->connection()->property(kRelayProperty);
+  return qobject_cast<QProcess *>(tag.value<QPointer<QObject>>().data());
+}
+
+}  // namespace
+
 MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent),
       tabs_(new QTabWidget(this)),
@@ -187,9 +209,7 @@ void MainWindow::closeOldestEndedSession() {
   int ended = 0;
   int oldest = -1;
   for (int i = 0; i < tabs_->count(); ++i) {
-    auto *page = qobject_cast<tmui::SessionView *>(tabs_->widget(i));
-    auto *live =
-        page ? page->findChild<LiveSession *>(QString(), Qt::FindDirectChildrenOnly) : nullptr;
+    LiveSession *live = liveOf(tabs_->widget(i));
     const auto state = live ? live->connection()->state() : tmnet::ProbeConnection::State::Streaming;
     if (state != tmnet::ProbeConnection::State::Ended &&
         state != tmnet::ProbeConnection::State::Failed)
@@ -236,7 +256,14 @@ void MainWindow::readStdin() {
 
 void MainWindow::watchOverSsh(const QString &host, const QStringList &target) {
   auto *relay = new QProcess(this);
+  relay->setObjectName(host);
   auto *reader = new tmnet::MuxReader(tr("ssh %1").arg(host), relay);
+  // Tagged before watchMux's slot makes the tab: closing the last tab of
+  // this relay stops what it runs on the host (closeTab).
+  connect(reader, &tmnet::MuxReader::sessionAccepted, relay,
+          [relay](tmnet::ProbeConnection *connection) {
+            connection->setProperty(kRelayProperty, QVariant::fromValue(QPointer<QObject>(relay)));
+          });
   watchMux(reader);
   connect(relay, &QProcess::readyReadStandardOutput, reader,
           [relay, reader] { reader->consume(relay->readAllStandardOutput()); });
@@ -245,7 +272,8 @@ void MainWindow::watchOverSsh(const QString &host, const QStringList &target) {
     if (!reader->finished()) reader->finish();
     const QString said = QString::fromUtf8(relay->readAllStandardError()).trimmed();
     const QString last = said.section('\n', -1);
-    if (relay->exitCode() != 0 && last.startsWith(QLatin1String("threadmon: ")))
+    const bool stoppedHere = relay->property(kStoppingProperty).toBool();
+    if (!stoppedHere && relay->exitCode() != 0 && last.startsWith(QLatin1String("threadmon: ")))
       QMessageBox::warning(this, tr("Watch over SSH: %1").arg(host), last);
     relay->deleteLater();
   });
@@ -271,8 +299,7 @@ void MainWindow::chooseCapture() {
 }
 
 LiveSession *MainWindow::currentLive() const {
-  auto *page = qobject_cast<tmui::SessionView *>(tabs_->currentWidget());
-  return page ? page->findChild<LiveSession *>(QString(), Qt::FindDirectChildrenOnly) : nullptr;
+  return liveOf(tabs_->currentWidget());
 }
 
 void MainWindow::recordCurrent() {
@@ -310,8 +337,19 @@ void MainWindow::saveLastCurrent() {
 void MainWindow::closeTab(int index) {
   QWidget *w = tabs_->widget(index);
   if (!w || w == welcome_) return;
+  QProcess *relay = relayOf(w);
   tabs_->removeTab(index);
   w->deleteLater();
+  if (!relay || relay->state() == QProcess::NotRunning) return;
+  for (int i = 0; i < tabs_->count(); ++i)
+    if (relayOf(tabs_->widget(i)) == relay) return;  // another process of it is still shown
+  // Nobody watches it any more: the relay's SIGTERM becomes the remote
+  // side's stop line, a Ctrl-C there (the program ends, or attach detaches),
+  // as closing `threadmon run --display --ssh`'s window does.
+  relay->setProperty(kStoppingProperty, true);
+  relay->terminate();
+  statusBar()->showMessage(
+      tr("Closed the last tab of ssh %1: stopping it there").arg(relay->objectName()), 10000);
 }
 
 void MainWindow::updateActions() {

@@ -81,7 +81,7 @@ void MuxReader::record(char kind, quint32 stream, const QByteArray &body) {
       break;
     }
     case 'D':
-      if (auto it = open_.find(stream); it != open_.end()) it->second->consume(body);
+      if (auto it = open_.find(stream); it != open_.end() && it->second) it->second->consume(body);
       break;
     case 'E':
       endStream(stream);
@@ -100,9 +100,9 @@ void MuxReader::record(char kind, quint32 stream, const QByteArray &body) {
 void MuxReader::endStream(quint32 stream) {
   auto it = open_.find(stream);
   if (it == open_.end()) return;
-  ProbeConnection *conn = it->second;
+  QPointer<ProbeConnection> conn = it->second;
   open_.erase(it);
-  conn->finish();
+  if (conn) conn->finish();
 }
 
 void MuxReader::finish() {

@@ -13,6 +13,7 @@
 
 #include <QByteArray>
 #include <QObject>
+#include <QPointer>
 #include <QString>
 #include <map>
 
@@ -52,7 +53,8 @@ class MuxReader : public QObject {
   QByteArray pending_;
   bool versionSeen_ = false;
   bool finished_ = false;
-  std::map<quint32, ProbeConnection *> open_;
+  // Guarded: a session's tab (its owner) may be closed while its stream runs.
+  std::map<quint32, QPointer<ProbeConnection>> open_;
 };
 
 }  // namespace tmnet

@@ -3,8 +3,12 @@
 // wire version and garbage each said in one line; the "Watch over SSH"
 // dialog's target. With THREADMON_SCREENSHOT_DIR set, the window with its
 // tabs and the dialog are saved there as PNGs.
+#include <QDir>
+#include <QFile>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QPointer>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -44,6 +48,21 @@ QByteArray twoProcesses(int exitStatus) {
   }
   out += muxRecord('E', 1, {}) + muxRecord('E', 2, {});
   return out + muxRecord('X', 0, QByteArray::number(exitStatus));
+}
+
+// The command lines of the running processes (other than this one) that
+// hold word.
+QStringList processesWith(const QString &word) {
+  QStringList found;
+  const QString self = QString::number(QCoreApplication::applicationPid());
+  for (const QString &pid : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs)) {
+    if (pid == self || !pid.front().isDigit()) continue;
+    QFile f(QStringLiteral("/proc/%1/cmdline").arg(pid));
+    if (!f.open(QIODevice::ReadOnly)) continue;
+    const QString line = QString::fromLocal8Bit(f.readAll()).replace(QChar(0), QChar(' '));
+    if (line.contains(word)) found << line;
+  }
+  return found;
 }
 
 void saveShot(QWidget *w, const char *name) {
@@ -134,6 +153,24 @@ class TestUiSsh : public QObject {
                 w.tabs()->tabText(1).contains(QLatin1String("error")));
   }
 
+  // A tab closed while its stream still comes: the rest of the stream and
+  // the link's end find the session gone (it crashed the display once).
+  void aTabClosedWhileItsStreamRuns() {
+    MainWindow w;
+    auto *reader = new tmnet::MuxReader(QStringLiteral("ssh h"), &w);
+    w.watchMux(reader);
+    const QByteArray bytes = twoProcesses(0);
+    reader->consume(bytes.left(bytes.size() / 2));
+    QTRY_COMPARE(w.tabs()->count(), 3);
+    emit w.tabs()->tabCloseRequested(1);
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+    QCOMPARE(w.tabs()->count(), 2);
+    reader->consume(bytes.mid(bytes.size() / 2));
+    QCOMPARE(w.statusBar()->currentMessage(),
+             QStringLiteral("ssh h: the session ended, exit status 0"));
+    QTRY_VERIFY(w.tabs()->tabText(1).contains(QLatin1String("(ended)")));
+  }
+
   // File > Watch over SSH's work against a real sshd: tests/e2e/test_ssh.py
   // runs this with THREADMON_TEST_SSH_HOST (and THREADMON_SSH) set, and
   // THREADMON_TEST_WORKLOAD; skipped otherwise.
@@ -155,6 +192,31 @@ class TestUiSsh : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(w.statusBar()->currentMessage().endsWith(
                                  QLatin1String(": the session ended, exit status 0")),
                              30000);
+  }
+
+  // Closing the last tab of a Watch over SSH stops the program on the host
+  // (as closing run --display --ssh's window does): nothing of it, the
+  // relay or ssh is left running. Run by tests/e2e/test_ssh.py, as above.
+  void closingTheTabStopsTheRemoteProgram() {
+    const QString host = qEnvironmentVariable("THREADMON_TEST_SSH_HOST");
+    const QString workload = qEnvironmentVariable("THREADMON_TEST_WORKLOAD");
+    if (host.isEmpty() || workload.isEmpty()) {
+      QTest::qSkip("run by tests/e2e/test_ssh.py (an sshd)", __FILE__, __LINE__);
+      return;
+    }
+    const QString mark = QStringLiteral("987651");  // rounds enough to outlive the test
+    MainWindow w;
+    w.watchOverSsh(host, {QStringLiteral("--"), workload, QStringLiteral("--rounds"), mark});
+    QTRY_COMPARE_WITH_TIMEOUT(w.tabs()->count(), 2, 30000);
+    QVERIFY(!processesWith(mark).isEmpty());
+    const QList<QProcess *> relays = w.findChildren<QProcess *>();
+    QCOMPARE(relays.size(), 1);
+    QPointer<QProcess> relay = relays[0];
+    emit w.tabs()->tabCloseRequested(1);
+    QCOMPARE(w.tabs()->count(), 1);
+    QTRY_VERIFY_WITH_TIMEOUT(relay.isNull(), 30000);
+    QTRY_VERIFY2_WITH_TIMEOUT(processesWith(mark).isEmpty(),
+                              qPrintable(processesWith(mark).join(QLatin1String(" | "))), 10000);
   }
 
   void dialogTarget() {

@@ -424,16 +424,20 @@ def test_run_display_over_ssh():
 def test_display_watches_over_ssh():
     """File > Watch over SSH's work (MainWindow::watchOverSsh: the launcher's
     relay-ssh read by a MuxReader) through this sshd: test-ui-ssh's
-    watchOverRealSsh opens mutex_hold's tab, sees it end with status 0."""
+    watchOverRealSsh opens mutex_hold's tab, sees it end with status 0;
+    closingTheTabStopsTheRemoteProgram closes a running one's tab and sees
+    the program, the remote launcher, ssh and the relay all gone."""
     test = os.path.join(tmtest.BUILD, "display", "test-ui-ssh")
     if not os.path.exists(test):
         raise tmtest.Skip(f"{test} is not built")
     env = dict(Sshd.get().env, QT_QPA_PLATFORM="offscreen", THREADMON_TEST_SSH_HOST="tmhost",
                THREADMON_TEST_WORKLOAD=tmtest.workload("mutex_hold"))
-    proc = subprocess.run([test, "watchOverRealSsh"], capture_output=True, text=True, env=env,
-                          timeout=90)
-    check(proc.returncode == 0 and "PASS   : TestUiSsh::watchOverRealSsh()" in proc.stdout,
-          f"test-ui-ssh watchOverRealSsh: status {proc.returncode}: {proc.stdout[-1500:]}")
+    functions = ["watchOverRealSsh", "closingTheTabStopsTheRemoteProgram"]
+    proc = subprocess.run([test] + functions, capture_output=True, text=True, env=env,
+                          timeout=120)
+    passed = all(f"PASS   : TestUiSsh::{f}()" in proc.stdout for f in functions)
+    check(proc.returncode == 0 and passed,
+          f"test-ui-ssh {' '.join(functions)}: status {proc.returncode}: {proc.stdout[-1500:]}")
 
 
 def test_failures_to_start_are_one_line():
