@@ -242,6 +242,38 @@ def test_record_over_ssh_reports_as_local():
         near(lock.get("wait_s"), truth["wait_s"], 0.1 * truth["wait_s"], "big_lock wait s")
 
 
+def test_flight_recorder_over_ssh():
+    """record --ssh --last: mutex_hold's stream feeds a local flight
+    recorder; the capture keeps the window's ticks (not the whole run's),
+    the whole run's totals, its threads and the exit status."""
+    tmtest.require_report()
+    out = os.path.join(tmtest.Temp.dir(), "last-over-ssh.tmcap")
+    proc = launcher("record", "--ssh", "tmhost", "--last", "500ms", "--interval", "10", "-o", out,
+                    "--", tmtest.workload("mutex_hold"), "--waiters", "2", "--rounds", "120")
+    check(proc.returncode == 0, f"record --ssh --last exited {proc.returncode}: {proc.stderr!r}")
+    truth = truth_of(proc.stderr)
+    if not check(truth is not None and os.path.exists(out), f"no capture: {proc.stderr!r}"):
+        return
+    check(f"threadmon: wrote {os.path.relpath(out)} (" in proc.stderr,
+          f"no closing line: {proc.stderr!r}")
+    rep = tmtest.report_json(out)
+    check("flight recorder" in tmtest.json.dumps(rep), "no flight recorder note in the report")
+    names = sorted(t.get("name") or "" for t in rep["threads"])
+    check(any(n.startswith("waiter") for n in names), f"threads {names}")
+    lock = next((o for o in rep.get("sync_objects", []) if o.get("symbol") == "big_lock"), {})
+    check(lock.get("acquisitions") == truth["acquisitions"],
+          f"big_lock acquisitions {lock.get('acquisitions')}, truth {truth['acquisitions']}")
+    check(rep["process"].get("exit_status") == 0, f"exit_status {rep['process']}")
+    sizes = subprocess.run([sys.executable, LAUNCHER, "report", "--sizes", out],
+                           capture_output=True, text=True, timeout=60).stdout
+    m = re.search(r"^tick\s+([\d,]+)\s", sizes, re.M)
+    ticks = int(m.group(1).replace(",", "")) if m else -1
+    # The window and at most two 125 ms chunks at 10 ms ticks, a few more.
+    check(10 <= ticks <= 0.75 / 0.010 + 10,
+          f"{ticks} ticks kept for a 0.5 s window of a {truth['wall_s']:.1f} s run")
+    print(f"  ok   {ticks} ticks kept of a {truth['wall_s']:.2f} s run over ssh")
+
+
 def test_exit_status_and_output_come_home():
     """A program exiting 3 makes the launcher exit 3; its stdout and stderr
     reach the user (on the launcher's stderr), never the capture."""
