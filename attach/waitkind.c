@@ -69,8 +69,28 @@ static const pattern patterns[] = {
     {"runtime.futexsleep", TM_WAIT_GO_RUNTIME, "Go runtime futexsleep", true},
 };
 
+/* A thread std parked (Thread::park) waits for an unpark, never for a
+ * Mutex: a lock frame beyond the park is a stale return address. Parked
+ * inside a channel's send or receive it waits for the channel, a queue (it
+ * read as "Rust std::sync::Mutex"; the display's model says the same). */
+static int rust_channel_park(const char *const *names, int n) {
+  int park = -1;
+  for (int i = 0; i < n && i < CLASSIFY_DEPTH; i++) {
+    if (!names[i]) continue;
+    if (park < 0 && strstr(names[i], "park") && strstr(names[i], "std"))
+      park = i;
+    else if (park >= 0 && (strstr(names[i], "mpmc") || strstr(names[i], "mpsc")))
+      return park;
+  }
+  return -1;
+}
+
 tm_wait_class tm_wait_classify_names(const char *const *names, int n) {
   tm_wait_class weak = {TM_WAIT_UNKNOWN, "futex", -1};
+  const int park = rust_channel_park(names, n);
+  if (park >= 0)
+    return (tm_wait_class){TM_WAIT_RUST_CHANNEL, "Rust std::sync::mpsc channel (parked in it)",
+                           park};
   for (int i = 0; i < n && i < CLASSIFY_DEPTH; i++) {
     if (!names[i]) continue;
     for (size_t k = 0; k < sizeof patterns / sizeof *patterns; k++) {
@@ -110,6 +130,8 @@ const char *tm_wait_kind_name(tm_wait_kind kind) {
   case TM_WAIT_RUST_RWLOCK: return "rust-rwlock";
   case TM_WAIT_RUST_CONDVAR: return "rust-condvar";
   case TM_WAIT_GO_RUNTIME: return "go-runtime";
+  case TM_WAIT_RUST_CHANNEL:
+    return "rust-channel";
   case TM_WAIT_UNKNOWN: break;
   }
   return "futex";

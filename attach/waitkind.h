@@ -18,13 +18,14 @@ typedef enum tm_wait_kind {
   TM_WAIT_RWLOCK_WRITE,
   TM_WAIT_BARRIER,
   TM_WAIT_JOIN,
-  TM_WAIT_INTERNAL,    /* a glibc-internal lock (stdio, malloc, random) */
+  TM_WAIT_INTERNAL, /* a glibc-internal lock (stdio, malloc, random) */
   TM_WAIT_CXX_SEMAPHORE,
-  TM_WAIT_CXX_ATOMIC,  /* std::atomic::wait, barrier, latch */
+  TM_WAIT_CXX_ATOMIC, /* std::atomic::wait, barrier, latch */
   TM_WAIT_RUST_MUTEX,
   TM_WAIT_RUST_RWLOCK,
   TM_WAIT_RUST_CONDVAR,
   TM_WAIT_GO_RUNTIME,
+  TM_WAIT_RUST_CHANNEL, /* parked in a std::sync::mpsc/mpmc send or receive */
 } tm_wait_kind;
 
 typedef struct tm_wait_class {

@@ -131,6 +131,7 @@ static void kind_of(tm_wait_kind k, int *state, uint32_t *kind) {
   case TM_WAIT_MUTEX:
   case TM_WAIT_RUST_MUTEX: *state = TM_STATE_BLOCKED_MUTEX, *kind = TM_KIND_MUTEX; break;
   case TM_WAIT_COND:
+  case TM_WAIT_RUST_CHANNEL:
   case TM_WAIT_RUST_CONDVAR: *state = TM_STATE_BLOCKED_COND, *kind = TM_KIND_COND; break;
   case TM_WAIT_SEM:
   case TM_WAIT_CXX_SEMAPHORE: *state = TM_STATE_BLOCKED_SEM, *kind = TM_KIND_SEM; break;
