@@ -20,52 +20,61 @@ QByteArray num(double v) { return QByteArray::number(v, 'g', 12); }
 
 // Integers and times appended in place: the states and waits are millions
 // of events, and building each from temporary strings was most of the CPU.
-static void appendInt(QByteArray *b, int64_t v) {
+static void appendInt(std::string *b, int64_t v) {
   char tmp[24];
-  int n = 0;
+  char *at = tmp + sizeof tmp;
   const bool neg = v < 0;
   uint64_t u = neg ? uint64_t(-(v + 1)) + 1 : uint64_t(v);
   do {
-    tmp[n++] = char('0' + u % 10);
+    *--at = char('0' + u % 10);
     u /= 10;
   } while (u);
-  if (neg) tmp[n++] = '-';
-  while (n) b->append(tmp[--n]);
+  if (neg) *--at = '-';
+  b->append(at, size_t(tmp + sizeof tmp - at));
 }
 
-void ChromeSink::appendTs(QByteArray *b, int64_t ns) const {
+void ChromeSink::appendTs(std::string *b, int64_t ns) const {
   // Microseconds with three decimals: nanoseconds, exactly.
   if (ns < 0) {
-    b->append('-');
+    *b += '-';
     ns = -ns;
   }
   appendInt(b, ns / 1000);
   const int rest = int(ns % 1000);
   if (!rest) return;
-  b->append('.');
-  b->append(char('0' + rest / 100)).append(char('0' + rest / 10 % 10)).append(char('0' + rest % 10));
+  const char decimals[4] = {'.', char('0' + rest / 100), char('0' + rest / 10 % 10),
+                            char('0' + rest % 10)};
+  b->append(decimals, 4);
 }
 
 QByteArray ChromeSink::ts(int64_t t) const {
-  QByteArray b;
+  std::string b;
   appendTs(&b, t - origin());
-  return b;
+  return QByteArray::fromStdString(b);
 }
 
-const QByteArray &ChromeSink::quotedOnce(const QString &s) {
+const std::string &ChromeSink::quotedOnce(const QString &s) {
   auto it = quoted_.find(s);
-  if (it == quoted_.end()) it = quoted_.insert(s, quoted(s));
+  if (it == quoted_.end()) it = quoted_.insert(s, quoted(s).toStdString());
   return *it;
 }
 
+void ChromeSink::event(const std::string &json) {
+  event(json.data(), qsizetype(json.size()));
+}
+
 void ChromeSink::event(const QByteArray &json) {
+  event(json.constData(), json.size());
+}
+
+void ChromeSink::event(const char *json, qsizetype n) {
   if (!opened_) {
     opened_ = true;
     out_->write(QByteArrayLiteral("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"));
   }
   if (any_) out_->write(",\n", 2);
   any_ = true;
-  out_->write(json);
+  out_->write(json, n);
 }
 
 void ChromeSink::process(const SessionInfo &info, int) {
@@ -96,8 +105,8 @@ void ChromeSink::thread(const ExportThread &t) {
 
 void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
   // The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
-  QByteArray &e = line_;
-  e.clear();
+  std::string &e = line_;
+  e.clear();  // keeps its capacity
   e.append("{\"ph\":\"X\",\"cat\":\"").append(finalStateKey(iv.state)).append("\",\"name\":\"");
   e.append(finalStateLabel(iv.state)).append("\",\"pid\":");
   appendInt(&e, pid());
@@ -111,14 +120,14 @@ void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
     e.append(",\"args\":{");
     if (iv.cpu >= 0) e.append("\"cpu\":"), appendInt(&e, iv.cpu);
     if (iv.object) e.append(iv.cpu >= 0 ? ",\"object_id\":" : "\"object_id\":"), appendInt(&e, iv.object);
-    e.append('}');
+    e += '}';
   }
-  e.append('}');
+  e += '}';
   event(e);
 }
 
 void ChromeSink::wait(const ExportWait &w) {
-  QByteArray &e = line_;
+  std::string &e = line_;
   e.clear();
   e.append("{\"ph\":\"X\",\"cat\":\"wait\",\"name\":\"").append(finalStateLabel(w.state));
   e.append("\",\"pid\":");
@@ -150,14 +159,14 @@ void ChromeSink::wait(const ExportWait &w) {
     appendInt(&e, end ? waitTrack(w.waiter) : w.releaser);
     e.append(",\"ts\":");
     appendTs(&e, w.end - 1 - origin());
-    e.append('}');
+    e += '}';
     event(e);
   }
 }
 
 void ChromeSink::userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) {
   // On the LWP's waits track: a user thread runs there between its LWP's waits.
-  QByteArray &e = line_;
+  std::string &e = line_;
   e.clear();
   e.append("{\"ph\":\"X\",\"cat\":\"user_thread\",\"name\":").append(quotedOnce(userThread));
   e.append(",\"pid\":");
@@ -168,7 +177,7 @@ void ChromeSink::userSpan(uint32_t tid, const QString &userThread, int64_t start
   appendTs(&e, start - origin());
   e.append(",\"dur\":");
   appendTs(&e, end - start);
-  e.append('}');
+  e += '}';
   event(e);
   if (userTracks_.contains(tid)) return;
   userTracks_.insert(tid);

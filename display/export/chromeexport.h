@@ -10,6 +10,7 @@
 
 #include <QHash>
 #include <QSet>
+#include <string>
 
 #include "exporttimeline.h"
 
@@ -41,12 +42,16 @@ class ChromeSink : public TimelineSink {
   void end() override {}
 
  private:
+  void event(const char *json, qsizetype n);
   void event(const QByteArray &json);
+  void event(const std::string &json);
   QByteArray ts(int64_t t) const;
-  void appendTs(QByteArray *b, int64_t ns) const;
-  const QByteArray &quotedOnce(const QString &s);
-  QHash<QString, QByteArray> quoted_;  // object names and call sites, as JSON strings
-  QByteArray line_;
+  // Events are built in a std::string: QByteArray's append was a third of
+  // the export's time (docs/benchmarks.md, "Exports of a long capture").
+  void appendTs(std::string *b, int64_t ns) const;
+  const std::string &quotedOnce(const QString &s);
+  QHash<QString, std::string> quoted_;  // object names and call sites, as JSON strings
+  std::string line_;
   QSet<uint32_t> userTracks_;
   ExportOutput *out_;
   bool any_ = false;

@@ -56,8 +56,8 @@ void ExportOutput::startDeflate() {
 
 void ExportOutput::write(const char *data, qsizetype n) {
   bytesIn_ += uint64_t(n);
-  pending_.append(data, n);
-  if (pending_.size() >= kFlushAt) flush(false);
+  pending_.append(data, size_t(n));
+  if (pending_.size() >= size_t(kFlushAt)) flush(false);
 }
 
 void ExportOutput::sink(const char *data, size_t n) {
@@ -79,7 +79,7 @@ void ExportOutput::sink(const char *data, size_t n) {
 
 void ExportOutput::flush(bool finish) {
   if (!z_) {
-    sink(pending_.constData(), size_t(pending_.size()));
+    sink(pending_.data(), pending_.size());
     pending_.clear();
     return;
   }

@@ -9,8 +9,8 @@
 
 #include <QByteArray>
 #include <QString>
-
 #include <memory>
+#include <string>
 
 namespace tmon {
 
@@ -42,7 +42,9 @@ class ExportOutput {
   bool ownFd_ = false;
   QString path_;
   QString error_;
-  QByteArray pending_;
+  // std::string: its append is a memcpy and clear() keeps the capacity;
+  // QByteArray's append was a fifth of the Chrome export's time.
+  std::string pending_;
   QByteArray memory_;
   uint64_t bytesIn_ = 0;
   struct Deflate;

@@ -99,8 +99,8 @@ void PerfettoSink::packet(uint32_t field, const ProtoEncoder &body, int64_t t) {
   // Trace.packet's key and length, then the packet: no copy of it.
   ProtoEncoder head;
   head.lengthHeader(kTracePacket, uint64_t(p.size()));
-  out_->write(head.data());
-  out_->write(p.data());
+  out_->write(head.bytes(), head.size());
+  out_->write(p.bytes(), p.size());
 }
 
 void PerfettoSink::process(const SessionInfo &info, int cpuCount) {
