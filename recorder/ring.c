@@ -408,6 +408,25 @@ static void baseline(fr_ring *r, fr_bytes *b, const char *why) {
   note(r, b, r->dropped_until_ns, text);
 }
 
+void fr_ring_set_end(fr_ring *r, Threadmon__EndReason reason, int status) {
+  if (r->goodbye.len || !r->hello.len) return;
+  char text[200];
+  snprintf(text, sizeof text,
+           "flight recorder: the program's end (%s %d) as the launcher saw it; the probe could "
+           "not send it (the program was killed outright)",
+           reason == THREADMON__END_REASON__END_SIGNAL ? "killed by signal" : "exit status",
+           status);
+  note(r, &r->goodbye, r->now_ns, text);
+  Threadmon__Goodbye b = THREADMON__GOODBYE__INIT;
+  b.time_ns = r->now_ns;
+  b.reason = reason;
+  b.exit_status = status;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_GOODBYE;
+  f.goodbye = &b;
+  pack_frame(r, &r->goodbye, &f);
+}
+
 static void chunk_meta(const fr_chunk *c, tm_index_entry *meta) {
   *meta = (tm_index_entry){.first_ns = c->first_ns, .last_ns = c->last_ns};
   uint32_t word = (uint32_t)c->record[0] | (uint32_t)c->record[1] << 8 |

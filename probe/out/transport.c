@@ -76,6 +76,10 @@ static void file_gap(tm_transport *t, size_t len, int err) {
     /* Frames sent since the last whole write may be lost with this one. */
     t->file_gap_start_ns = t->file_ok_ns;
     t->file_gap_errno = err;
+    if (!t->file_first_gap_ns) {
+      t->file_first_gap_ns = t->file_gap_start_ns;
+      t->file_first_gap_errno = err;
+    }
   }
   t->file_resync = true;
   t->file_retry_ns = tm_now_ns() + FILE_RETRY_NS;
@@ -116,6 +120,7 @@ static void file_write(tm_transport *t, const uint8_t *p, size_t len) {
     if (t->file_resync_queued) {
       t->file_resync = t->file_resync_queued = false;
       t->file_gaps++;
+      t->file_lost_ns += t->file_ok_ns - t->file_gap_start_ns;
     }
     return;
   }
@@ -154,7 +159,24 @@ bool tm_transport_file_wants_resync(const tm_transport *t, uint64_t now_ns, bool
          (last || now_ns >= t->file_retry_ns) && t->batching && t->batch_len == 0;
 }
 
-void tm_transport_file_resync_queued(tm_transport *t) { t->file_resync_queued = true; }
+/* The resync's Notice says file_gap_bytes, which the session then resets:
+ * counted here first. */
+void tm_transport_file_resync_queued(tm_transport *t) {
+  t->file_resync_queued = true;
+  t->file_lost_bytes += t->file_gap_bytes;
+}
+
+bool tm_transport_file_loss(const tm_transport *t, uint64_t now_ns, tm_file_loss *out) {
+  bool open = t->path && (t->file_resync || t->file_lost || t->file_fd < 0);
+  *out = (tm_file_loss){.lost_ns = t->file_lost_ns,
+                        .bytes = t->file_lost_bytes + t->file_gap_bytes,
+                        .first_ns = t->file_first_gap_ns,
+                        .first_errno = t->file_first_gap_errno,
+                        .reopen_errno = t->file_reopen_errno};
+  if (open && t->file_first_gap_ns && now_ns > t->file_gap_start_ns)
+    out->lost_ns += now_ns - t->file_gap_start_ns;
+  return t->file_first_gap_ns != 0;
+}
 
 #define BATCH_LIMIT (1u << 20) /* a larger frame (or batch) is written at once */
 /* Gathered ticks reach the file within this (a killed program loses at
@@ -240,6 +262,7 @@ static void file_check(tm_transport *t) {
   }
   if (!t->file_lost) return;
   if (open_capture(t, false) < 0) {
+    t->file_reopen_errno = errno;
     /* Not yet: what is sent meanwhile is lost, a gap; tried again with the
      * next resync. */
     if (!t->file_resync) file_gap(t, 0, EBADF);
