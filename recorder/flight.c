@@ -205,9 +205,14 @@ static void read_status(flight *fl) {
   }
   line[n] = 0;
   int value;
-  if (sscanf(line, "exit %d", &value) == 1)
+  if (sscanf(line, "exit %d", &value) == 1) {
+    if (!fl->ring.goodbye.len) /* it exited: the probe's Goodbye should have come */
+      fprintf(stderr,
+              "threadmon: flight recorder: the program exited (status %d) but its "
+              "stream ended before its Goodbye: what the probe had not sent is lost\n",
+              value);
     fr_ring_set_end(&fl->ring, THREADMON__END_REASON__END_EXIT, value);
-  else if (sscanf(line, "signal %d", &value) == 1)
+  } else if (sscanf(line, "signal %d", &value) == 1)
     fr_ring_set_end(&fl->ring, THREADMON__END_REASON__END_SIGNAL, value);
 }
 

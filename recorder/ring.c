@@ -411,11 +411,12 @@ static void baseline(fr_ring *r, fr_bytes *b, const char *why) {
 void fr_ring_set_end(fr_ring *r, Threadmon__EndReason reason, int status) {
   if (r->goodbye.len || !r->hello.len) return;
   char text[200];
+  bool killed = reason == THREADMON__END_REASON__END_SIGNAL;
   snprintf(text, sizeof text,
-           "flight recorder: the program's end (%s %d) as the launcher saw it; the probe could "
-           "not send it (the program was killed outright)",
-           reason == THREADMON__END_REASON__END_SIGNAL ? "killed by signal" : "exit status",
-           status);
+           "flight recorder: the program's end (%s %d) as the launcher saw it; %s",
+           killed ? "killed by signal" : "exit status", status,
+           killed ? "the probe could not send it (the program was killed outright)"
+                  : "the stream was cut before the probe's Goodbye: what it had not sent is lost");
   note(r, &r->goodbye, r->now_ns, text);
   Threadmon__Goodbye b = THREADMON__GOODBYE__INIT;
   b.time_ns = r->now_ns;

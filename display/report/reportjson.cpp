@@ -45,7 +45,8 @@ QJsonArray dataLost(const ReportRows &rows) {
   QJsonArray lost;
   bool snapshot = false;
   for (const QString &n : i.notices) {
-    if (n.startsWith(QLatin1String("capture gap:"))) lost.append(n);
+    if (n.startsWith(QLatin1String("capture gap:")) || n.contains(QLatin1String("stream was cut")))
+      lost.append(n);
     snapshot = snapshot || n.contains(QLatin1String("without the program's Goodbye"));
   }
   if (i.framesDropped)

@@ -126,6 +126,12 @@ def check_deadlock_capture(report, truth_tids=None):
           f"the deadlock's threads {finding.get('threads')}, first and second are {tids}")
     if truth_tids:
         check(tids == sorted(truth_tids), f"threads {tids}, the program's own {truth_tids}")
+    # Written while the program ran on, and saying so: nothing was cut short.
+    cut = [f for f in report.get("findings", []) if f.get("kind") == "data_lost" and
+           f.get("evidence", {}).get("ends_without_exit")]
+    check(not cut, f"the trigger's capture is called cut short: {cut}")
+    check(not report["process"].get("data_lost"),
+          f"the trigger's capture says data was lost: {report['process'].get('data_lost')}")
 
 
 def test_deadlock_trigger():
