@@ -181,6 +181,11 @@ static int poll_timeout(const flight *fl) {
 
 static void take(flight *fl, const uint8_t *payload, uint32_t len, const Threadmon__Frame *f) {
   fr_ring_take(&fl->ring, payload, len, f);
+  if (f->body_case == THREADMON__FRAME__BODY_GOODBYE && f->goodbye->frames_dropped)
+    fprintf(stderr,
+            "threadmon: flight recorder: the probe dropped %llu frames it could not send "
+            "in time (its queue to the recorder was full): the captures lack them\n",
+            (unsigned long long)f->goodbye->frames_dropped);
   char why[256];
   if (fr_triggers_take(&fl->triggers, f, fl->ring.start_ns, why, sizeof why))
     trigger_fired(fl, why);

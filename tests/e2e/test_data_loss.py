@@ -8,6 +8,7 @@ import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -157,6 +158,42 @@ def test_descriptors_gone():
     report = report_json(cap, expect_ok=False)
     lost = report["process"].get("data_lost", [])
     check(lost, f"the report says nothing was lost: {report['process']}")
+
+
+def test_stream_dropped():
+    """The flight recorder stops reading for a second (SIGSTOP) while the
+    probe's queue to it is 16 KiB: the probe drops frames; the recorder says
+    so in one line (frames dropped, or a stream cut before its Goodbye) and
+    the report of its capture in data_lost."""
+    tmtest.require_report()
+    cap = os.path.join(tmtest.Temp.dir(), "dropped.tmcap")
+    child = subprocess.Popen([sys.executable, LAUNCHER, "record", "--last", "10s", "--interval",
+                              "5", "-o", cap, "--", workload("mutex_hold"), "--rounds", "100",
+                              "--hold-ms", "10", "--gap-ms", "2"],
+                             env=dict(os.environ, THREADMON_NET_BUFFER_KB="16"),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    recorder = None
+    deadline = time.time() + 20
+    while recorder is None and time.time() < deadline and child.poll() is None:
+        time.sleep(0.05)
+        recorder = tmtest.child_pid(child.pid, "threadmon-flight")
+    check(recorder, "no threadmon-flight child")
+    if recorder:
+        time.sleep(0.3)
+        os.kill(recorder, signal.SIGSTOP)
+        time.sleep(1.0)
+        os.kill(recorder, signal.SIGCONT)
+    _, err = child.communicate(timeout=60)
+    check(child.returncode == 0, f"record exited {child.returncode}: {err}")
+    # The frames dropped are counted in the Goodbye, unless the Goodbye was
+    # dropped too (the queue still full at the exit): then the stream is cut.
+    said = [l for l in err.splitlines() if l.startswith("threadmon: flight recorder: ") and
+            (" dropped " in l or "before its Goodbye" in l)]
+    check(len(said) == 1, f"{len(said)} lines saying frames were lost: {err!r}")
+    if os.path.exists(cap):
+        lost = report_json(cap, expect_ok=False)["process"].get("data_lost", [])
+        check(any("frames dropped" in n or "stream was cut" in n for n in lost),
+              f"report data_lost: {lost}")
 
 
 tmtest.main(globals())

@@ -90,20 +90,6 @@ def test_trigger_writes_capture():
     check(os.path.exists(cap), "no capture at the program's end")
 
 
-def program_pid(launcher_pid, name):
-    """The pid of the launcher's child running name, or None."""
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        comm = stat[stat.index("(") + 1:stat.rindex(")")]
-        if comm == name and int(stat[stat.rindex(")") + 2:].split()[1]) == launcher_pid:
-            return int(entry)
-    return None
-
-
 def deadlock_finding(report):
     found = [f for f in report.get("findings", []) if f.get("kind") == "deadlock"]
     check(found, f"no deadlock finding: {[f.get('kind') for f in report.get('findings', [])]}")
@@ -173,7 +159,7 @@ def test_exit_capture_has_signal():
     deadline = time.time() + 30
     while not os.path.exists(fired) and time.time() < deadline and child.poll() is None:
         time.sleep(0.1)
-    pid = program_pid(child.pid, "deadlock")
+    pid = tmtest.child_pid(child.pid, "deadlock")
     check(pid, "the program is not running")
     if pid:
         os.kill(pid, signal.SIGKILL)
