@@ -51,8 +51,8 @@ typedef struct tm_transport {
   bool file_lost;                    /* descriptor taken; reopen at the next resync */
   unsigned file_replaced_noted;      /* file_replaced the session has said so for */
   /* What the file lost, for the launcher's line (tm_transport_file_loss):
-   * the closed gaps' time and frames' bytes, the first gap's start, why the
-   * file could not be reopened last. */
+   * the closed gaps' time, every gap's frames' bytes, the first gap's start
+   * and cause, why the file could not be reopened last. */
   uint64_t file_lost_ns, file_lost_bytes, file_first_gap_ns;
   int file_first_gap_errno, file_reopen_errno;
   int compress_level;  /* zstd level of the file's blocks; 0: plain frames (format 1) */
