@@ -143,7 +143,8 @@ def test_deadlock_trigger():
     check(finding.get("evidence", {}).get("resolved") is False,
           f"the trigger's capture sees the deadlock resolved: {finding.get('evidence')}")
     lasted = report["process"].get("duration_s", 0) - truth["formed_s"]
-    check(0.5 <= lasted < 2.4, f"the capture goes {lasted:.3f} s past the cycle, expected about 1 s")
+    check(0.5 <= lasted < 2.4,
+          f"the capture goes {lasted:.3f} s past the cycle, expected about 1 s")
 
 
 def test_exit_capture_has_signal():
