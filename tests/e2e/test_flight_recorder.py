@@ -147,6 +147,30 @@ def test_deadlock_trigger():
           f"the capture goes {lasted:.3f} s past the cycle, expected about 1 s")
 
 
+def test_late_trigger_keeps_window_before():
+    """A deadlock 2.5 s into the run under `--last 1s`: the trigger's capture
+    keeps detail from at least 1 s before the cycle formed (the ring keeps
+    the window plus --trigger-after), and has the finding."""
+    tmtest.require_report()
+    _, proc = record("late", ["--last", "1s", "--trigger", "deadlock", "--trigger-limit", "1"],
+                     ["--start-ms", "2500", "--deadlock-ms", "2000"], program="deadlock")
+    fired = os.path.join(tmtest.Temp.dir(), "late.trigger1.tmcap")
+    check(os.path.exists(fired), f"no {fired}; stderr: {proc.stderr!r}")
+    if not os.path.exists(fired):
+        return
+    truth = truth_of(proc)
+    report = report_json(fired)
+    check_deadlock_capture(report, [truth["first"]["tid"], truth["second"]["tid"]])
+    kept = [re.search(r"detail kept for the last .* from ([\d.]+) s", n)
+            for n in report["process"].get("notices", [])]
+    kept = [float(m.group(1)) for m in kept if m]
+    check(kept, f"no note of the detail kept: {report['process'].get('notices')}")
+    if kept:
+        check(kept[0] <= truth["formed_s"] - 0.95,
+              f"detail kept from {kept[0]} s, the cycle formed at {truth['formed_s']:.3f} s: "
+              "the window before the trigger is not whole")
+
+
 def test_exit_capture_has_signal():
     """A deadlocked program killed outright: the trigger's capture has the
     deadlock, the exit capture the signal the launcher saw."""
