@@ -54,8 +54,8 @@ QJsonArray dataLost(const ReportRows &rows) {
                     .arg(i.framesDropped));
   if (!i.goodbyeSeen && !snapshot)
     lost.append(QStringLiteral("the capture ends at %1 s without the program's end: what followed "
-                               "was not written (the program was killed, or the probe had no "
-                               "disk space or descriptor left)")
+                               "is not in it (the program was killed, a recording was stopped, "
+                               "or the probe had no disk space or descriptor left)")
                     .arg(rows.durationS, 0, 'f', 3));
   return lost;
 }
