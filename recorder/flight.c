@@ -12,6 +12,16 @@
  * A Unix socket's peer must run as the recorder's own user (SO_PEERCRED),
  * else it is closed unread; the probe checks the recorder the same way.
  *
+ * A trigger's capture is written --post-ms after it fired (default 1000), so
+ * that it holds what the trigger saw and what followed (a deadlock lasts
+ * long enough to be one, a wait is seen ending or still open); the ring
+ * keeps --last-ms plus that, so the whole window up to the trigger is in it.
+ * At most --trigger-limit of them are written (default 10, 0: no limit);
+ * reaching it is said in one line. With --status-stdin, the program's end
+ * as the launcher saw it ("exit N" or "signal N" on a line of stdin) goes
+ * into the last capture when the probe could not send its Goodbye (a
+ * program killed outright).
+ *
  * stdout: "listening PORT" (or "listening unix:PATH") once, then "wrote
  * PATH" per capture written.
  * Exit status: 0, 1 on a usage or socket error, 2 when a capture could not
@@ -28,6 +38,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ring.h"
@@ -55,7 +66,25 @@ typedef struct flight {
   unsigned snapshots;
   int status;
   bool hello_seen;
+  /* a trigger fired: its capture is written at due_ns (CLOCK_MONOTONIC) */
+  uint64_t post_ns;
+  bool pending;
+  uint64_t due_ns;
+  char pending_why[256];
+  unsigned trigger_limit, triggers_written;
+  bool limit_told;
+  bool status_stdin;
 } flight;
+
+#define DEFAULT_POST_MS 1000u
+#define DEFAULT_TRIGGER_LIMIT 10u
+#define STATUS_WAIT_MS 10000
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* "dir/f.tmcap" + "trigger1" -> "dir/f.trigger1.tmcap". */
 static void tag_path(const char *path, const char *tag, char *out, size_t n) {
@@ -116,13 +145,80 @@ static bool greet(flight *fl, int fd, const Threadmon__Frame *f) {
   return ok;
 }
 
+/* A trigger that fired: its capture is due post_ns later, unless the limit
+ * of trigger captures is reached (said once). */
+static void trigger_fired(flight *fl, const char *why) {
+  if (fl->ring.now_ns < fl->quiet_until_ns || fl->pending) return;
+  fl->quiet_until_ns = fl->ring.now_ns + fl->window_ns;
+  if (fl->trigger_limit && fl->triggers_written >= fl->trigger_limit) {
+    if (!fl->limit_told)
+      fprintf(stderr,
+              "threadmon: flight recorder: %s: not written, the limit of %u trigger "
+              "captures is reached (--trigger-limit); later triggers write none\n",
+              why, fl->trigger_limit);
+    fl->limit_told = true;
+    return;
+  }
+  fl->pending = true;
+  fl->due_ns = mono_ns() + fl->post_ns;
+  snprintf(fl->pending_why, sizeof fl->pending_why, "%s", why);
+}
+
+/* The pending trigger's capture, when due (or now, when the stream ends). */
+static void trigger_write(flight *fl, bool now) {
+  if (!fl->pending || (!now && mono_ns() < fl->due_ns)) return;
+  fl->pending = false;
+  fl->triggers_written++;
+  snapshot(fl, "trigger", fl->pending_why);
+}
+
+/* Milliseconds poll may sleep: until the pending trigger is due. */
+static int poll_timeout(const flight *fl) {
+  if (!fl->pending) return -1;
+  uint64_t now = mono_ns();
+  return now >= fl->due_ns ? 0 : (int)((fl->due_ns - now) / 1000000ull) + 1;
+}
+
 static void take(flight *fl, const uint8_t *payload, uint32_t len, const Threadmon__Frame *f) {
   fr_ring_take(&fl->ring, payload, len, f);
+  if (f->body_case == THREADMON__FRAME__BODY_GOODBYE && f->goodbye->frames_dropped)
+    fprintf(stderr,
+            "threadmon: flight recorder: the probe dropped %llu frames it could not send "
+            "in time (its queue to the recorder was full): the captures lack them\n",
+            (unsigned long long)f->goodbye->frames_dropped);
   char why[256];
-  if (!fr_triggers_take(&fl->triggers, f, fl->ring.start_ns, why, sizeof why)) return;
-  if (fl->ring.now_ns < fl->quiet_until_ns) return;
-  fl->quiet_until_ns = fl->ring.now_ns + fl->window_ns;
-  snapshot(fl, "trigger", why);
+  if (fr_triggers_take(&fl->triggers, f, fl->ring.start_ns, why, sizeof why))
+    trigger_fired(fl, why);
+  trigger_write(fl, false);
+}
+
+/* The program's end as the launcher saw it, one line on stdin ("exit N",
+ * "signal N"), read when the stream is over; waits for it a while. */
+static void read_status(flight *fl) {
+  char line[64];
+  size_t n = 0;
+  uint64_t until = mono_ns() + STATUS_WAIT_MS * 1000000ull;
+  while (n < sizeof line - 1) {
+    uint64_t now = mono_ns();
+    struct pollfd p = {.fd = 0, .events = POLLIN};
+    if (now >= until || poll(&p, 1, (int)((until - now) / 1000000ull) + 1) <= 0) break;
+    ssize_t r = read(0, line + n, sizeof line - 1 - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    n += (size_t)r;
+    if (memchr(line, '\n', n)) break;
+  }
+  line[n] = 0;
+  int value;
+  if (sscanf(line, "exit %d", &value) == 1) {
+    if (!fl->ring.goodbye.len) /* it exited: the probe's Goodbye should have come */
+      fprintf(stderr,
+              "threadmon: flight recorder: the program exited (status %d) but its "
+              "stream ended before its Goodbye: what the probe had not sent is lost\n",
+              value);
+    fr_ring_set_end(&fl->ring, THREADMON__END_REASON__END_EXIT, value);
+  } else if (sscanf(line, "signal %d", &value) == 1)
+    fr_ring_set_end(&fl->ring, THREADMON__END_REASON__END_SIGNAL, value);
 }
 
 /* Returns false when the connection is over. */
@@ -209,18 +305,24 @@ static bool peer_allowed(int fd, bool is_unix) {
 }
 
 static int usage(void) {
-  fputs("usage: threadmon-flight -o FILE --last-ms N [--listen-unix PATH | --token T] "
-        "[--trigger deadlock|wait>D]...\n",
-        stderr);
+  fputs(
+      "usage: threadmon-flight -o FILE --last-ms N [--listen-unix PATH | --token T] "
+      "[--trigger deadlock|wait>D]... [--post-ms N] [--trigger-limit N] [--status-stdin]\n",
+      stderr);
   return 1;
 }
 
 int main(int argc, char **argv) {
-  flight fl = {.token = ""};
+  flight fl = {
+      .token = "", .post_ns = DEFAULT_POST_MS * 1000000ull, .trigger_limit = DEFAULT_TRIGGER_LIMIT};
   uint64_t last_ms = 0;
   const char *unix_path = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--status-stdin") == 0) {
+      fl.status_stdin = true;
+      continue;
+    }
     if (!v) return usage();
     if (strcmp(a, "-o") == 0)
       fl.output = v;
@@ -230,6 +332,10 @@ int main(int argc, char **argv) {
       unix_path = v;
     else if (strcmp(a, "--last-ms") == 0)
       last_ms = strtoull(v, NULL, 10);
+    else if (strcmp(a, "--post-ms") == 0)
+      fl.post_ns = strtoull(v, NULL, 10) * 1000000ull;
+    else if (strcmp(a, "--trigger-limit") == 0)
+      fl.trigger_limit = (unsigned)strtoul(v, NULL, 10);
     else if (strcmp(a, "--trigger") == 0) {
       if (!fr_trigger_parse(&fl.triggers, v)) {
         fprintf(stderr, "threadmon-flight: unknown trigger '%s' (deadlock, wait>200ms)\n", v);
@@ -242,7 +348,10 @@ int main(int argc, char **argv) {
   }
   if (!fl.output || !last_ms) return usage();
   fl.window_ns = last_ms * 1000000ull;
-  fr_ring_init(&fl.ring, fl.window_ns);
+  /* With triggers, the ring keeps the window before a trigger and what
+   * follows until its capture is written. */
+  bool triggers = fl.triggers.deadlock || fl.triggers.wait_ns;
+  fr_ring_init(&fl.ring, fl.window_ns + (triggers ? fl.post_ns : 0));
   if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return 1;
   struct sigaction sa = {.sa_handler = on_signal};
   sigaction(SIGUSR1, &sa, NULL);
@@ -266,7 +375,8 @@ int main(int argc, char **argv) {
     struct pollfd p[3] = {{.fd = sig_pipe[0], .events = POLLIN},
                           {.fd = conn, .events = POLLIN},
                           {.fd = fl.hello_seen ? -1 : ls, .events = POLLIN}};
-    if (poll(p, 3, -1) < 0 && errno != EINTR) break;
+    if (poll(p, 3, poll_timeout(&fl)) < 0 && errno != EINTR) break;
+    trigger_write(&fl, false);
     char sig;
     while (read(sig_pipe[0], &sig, 1) == 1) {
       if (sig == SIGTERM)
@@ -300,6 +410,8 @@ int main(int argc, char **argv) {
     }
     over = !open;
   }
+  if (fl.hello_seen) trigger_write(&fl, true);
+  if (fl.hello_seen && fl.status_stdin) read_status(&fl);
   if (fl.hello_seen)
     write_capture(&fl, fl.output, stop ? "recorder stopped" : "the program ended");
   else

@@ -408,6 +408,26 @@ static void baseline(fr_ring *r, fr_bytes *b, const char *why) {
   note(r, b, r->dropped_until_ns, text);
 }
 
+void fr_ring_set_end(fr_ring *r, Threadmon__EndReason reason, int status) {
+  if (r->goodbye.len || !r->hello.len) return;
+  char text[200];
+  bool killed = reason == THREADMON__END_REASON__END_SIGNAL;
+  snprintf(text, sizeof text,
+           "flight recorder: the program's end (%s %d) as the launcher saw it; %s",
+           killed ? "killed by signal" : "exit status", status,
+           killed ? "the probe could not send it (the program was killed outright)"
+                  : "the stream was cut before the probe's Goodbye: what it had not sent is lost");
+  note(r, &r->goodbye, r->now_ns, text);
+  Threadmon__Goodbye b = THREADMON__GOODBYE__INIT;
+  b.time_ns = r->now_ns;
+  b.reason = reason;
+  b.exit_status = status;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_GOODBYE;
+  f.goodbye = &b;
+  pack_frame(r, &r->goodbye, &f);
+}
+
 static void chunk_meta(const fr_chunk *c, tm_index_entry *meta) {
   *meta = (tm_index_entry){.first_ns = c->first_ns, .last_ns = c->last_ns};
   uint32_t word = (uint32_t)c->record[0] | (uint32_t)c->record[1] << 8 |

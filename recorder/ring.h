@@ -67,5 +67,10 @@ void fr_ring_take(fr_ring *r, const uint8_t *payload, uint32_t len, const Thread
  * detached (a snapshot while the program runs on). Returns 0, or -1 with
  * errno set. */
 int fr_ring_write(fr_ring *r, const char *path, const char *why);
+/* The program's end as seen from outside (reason END_EXIT with its status,
+ * END_SIGNAL with the signal), for a stream that brought no Goodbye: one is
+ * made at the newest tick's time, after a notice saying where it came from.
+ * A Goodbye from the probe stands. */
+void fr_ring_set_end(fr_ring *r, Threadmon__EndReason reason, int status);
 
 #endif

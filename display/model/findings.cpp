@@ -534,7 +534,13 @@ void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Fin
   // The input ended without the program's Goodbye while the probe was kept
   // off the CPUs: what it had not written when the program ended is gone,
   // and no counter can say how much.
-  const bool cutShort = info.ended && !info.goodbyeSeen && probeRunnable >= kProbeStarvedShare;
+  // A flight recorder's snapshot (a trigger's, SIGUSR1's) is written while
+  // the program runs on, and says so: it is not cut short.
+  const bool snapshot = std::any_of(info.notices.begin(), info.notices.end(), [](const QString &n) {
+    return n.contains(QLatin1String("without the program's Goodbye"));
+  });
+  const bool cutShort =
+      info.ended && !info.goodbyeSeen && !snapshot && probeRunnable >= kProbeStarvedShare;
   if (info.eventsDropped == 0 && info.eventsFolded == 0 && info.switchesLost == 0 &&
       info.framesDropped == 0 && !cutShort)
     return;

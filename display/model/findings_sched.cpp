@@ -212,7 +212,14 @@ void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Fi
     int64_t sync = int64_t(m.internalWaitNs(p.index, r));
     for (int s = int(FinalState::BlockedMutex); s <= int(FinalState::BlockedJoin); s++)
       sync += p.st.ns[size_t(s)];
-    double syncShare = double(sync) / double(life);
+    // Where its transitions were lost (a capture gap: disk full, the
+    // descriptor taken; rings overrun) its state is the kernel's guess, not
+    // a wait seen: its waits are a share of the time whose state is known.
+    int64_t unknown = 0;
+    for (const TimeRange &g : m.eventGapSpans(p.index, r))
+      unknown += std::max<int64_t>(0, std::min(g.t1, r.t1) - std::max(g.t0, r.t0));
+    if (2 * unknown >= life) continue;
+    double syncShare = double(sync) / double(life - unknown);
     // Without a single kernel sample the model cannot tell on-CPU time apart.
     if (onCpu >= finding::kNeverRunsOnCpu || syncShare >= finding::kNeverRunsMaxSyncBlocked ||
         m.lwpSampleCount(p.index) == 0)

@@ -69,13 +69,24 @@ void checkThread(const SessionModel &m, int i, const TimeRange &r, int64_t tick,
     }
 }
 
+bool hasNotice(const SessionModel &m, const char *prefix) {
+  for (const QString &n : m.info().notices)
+    if (n.startsWith(QLatin1String(prefix))) return true;
+  return false;
+}
+
 // A flight recorder's capture (threadmon record --last) keeps the waits of
 // its last window only and the counters of the whole run, and says so in
 // its notice (recorder/ring.c).
 bool detailOfLastWindowOnly(const SessionModel &m) {
-  for (const QString &n : m.info().notices)
-    if (n.startsWith(QLatin1String("flight recorder ("))) return true;
-  return false;
+  return hasNotice(m, "flight recorder (");
+}
+
+// A capture with a gap (the probe could not write: disk full, its
+// descriptor taken; probe/sample/frames.c) lost the transitions in it, not
+// the counters, and says so in its notice and the report's "data lost".
+bool detailLostInGap(const SessionModel &m) {
+  return hasNotice(m, "capture gap:");
 }
 
 void checkObject(const SessionModel &m, int k, const TimeRange &r, int64_t tick, QStringList *out) {
@@ -120,7 +131,7 @@ void checkObject(const SessionModel &m, int k, const TimeRange &r, int64_t tick,
   const bool sampled = d.acquisitions || d.contentions || d.waitNs || d.waitSamples;
   // Cut short (no Goodbye), the reader closes the waits still going on at
   // its end, which no counter saw end.
-  if (!sampled || !m.info().goodbyeSeen || detailOfLastWindowOnly(m)) return;
+  if (!sampled || !m.info().goodbyeSeen || detailOfLastWindowOnly(m) || detailLostInGap(m)) return;
   // A session that stops watching (attach's detach) may count the waits
   // still going on then: the counter lies between the closed waits and
   // those plus the open ones.

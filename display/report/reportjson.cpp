@@ -36,6 +36,30 @@ QJsonArray runtimeNotes(const ReportRows &rows) {
   return notes;
 }
 
+// Every loss of data the capture shows, one line each: the probe's gaps
+// (it could not write: disk full, the program took its descriptor), frames
+// the display's queue dropped, and a capture that ends without the program's
+// end and no note saying why (a flight recorder's snapshot has one).
+QJsonArray dataLost(const ReportRows &rows) {
+  const SessionInfo &i = rows.info;
+  QJsonArray lost;
+  bool snapshot = false;
+  for (const QString &n : i.notices) {
+    if (n.startsWith(QLatin1String("capture gap:")) || n.contains(QLatin1String("stream was cut")))
+      lost.append(n);
+    snapshot = snapshot || n.contains(QLatin1String("without the program's Goodbye"));
+  }
+  if (i.framesDropped)
+    lost.append(QStringLiteral("%1 frames dropped: the receiver did not keep up with the probe")
+                    .arg(i.framesDropped));
+  if (!i.goodbyeSeen && !snapshot)
+    lost.append(QStringLiteral("the capture ends at %1 s without the program's end: what followed "
+                               "is not in it (the program was killed, a recording was stopped, "
+                               "or the probe had no disk space or descriptor left)")
+                    .arg(rows.durationS, 0, 'f', 3));
+  return lost;
+}
+
 QJsonObject processJson(const ReportRows &rows) {
   const SessionInfo &i = rows.info;
   QJsonArray sources;
@@ -84,6 +108,7 @@ QJsonObject processJson(const ReportRows &rows) {
       i.switchesStoppedNs >= 0 ? QJsonValue(double(i.switchesStoppedNs - i.startNs) / 1e9)
                                : QJsonValue();
   p["notices"] = QJsonArray::fromStringList(i.notices);
+  p["data_lost"] = dataLost(rows);
   p["detail_steps"] = i.detailSteps;
   p["runtime_notes"] = runtimeNotes(rows);
   p["input_warnings"] = QJsonArray::fromStringList(i.inputWarnings);

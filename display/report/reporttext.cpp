@@ -228,11 +228,14 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
     out << QStringLiteral("  read from outside the process (attach): acquisitions, hold times and "
                           "uncontended calls are unknown, shown as -; waits are those seen asleep");
   for (const QJsonValue &n : p["notices"].toArray())
-    out << QStringLiteral("  note: %1").arg(n.toString());
+    if (!n.toString().startsWith(QLatin1String("capture gap:")))  // a "data lost" line below
+      out << QStringLiteral("  note: %1").arg(n.toString());
   for (const QJsonValue &n : p["runtime_notes"].toArray())
     out << QStringLiteral("  unseen: %1").arg(n.toString());
   for (const QJsonValue &n : p["input_warnings"].toArray())
     out << QStringLiteral("  warning: the capture is damaged: %1").arg(n.toString());
+  for (const QJsonValue &n : p["data_lost"].toArray())
+    out << QStringLiteral("  data lost: %1").arg(n.toString());
 
   const QJsonArray threads = r["threads"].toArray();
   int matched = 0;

@@ -48,3 +48,15 @@ void tm_status_net(const char *status_path, const char *kind, const char *host,
   }
   append_line(status_path, line, len);
 }
+
+void tm_status_ended(const char *status_path, const char *capture_path, uint64_t from_ms,
+                     uint64_t lost_ms, uint64_t bytes, int first_errno, int reopen_errno) {
+  if (!status_path[0]) return;
+  char line[LINE_BYTES];
+  int len = lost_ms || bytes || first_errno
+                ? snprintf(line, sizeof line, "lost %d %llu %llu %llu %d %d %s", (int)getpid(),
+                           (unsigned long long)from_ms, (unsigned long long)lost_ms,
+                           (unsigned long long)bytes, first_errno, reopen_errno, capture_path)
+                : snprintf(line, sizeof line, "ended %d %s", (int)getpid(), capture_path);
+  append_line(status_path, line, len);
+}

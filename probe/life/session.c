@@ -222,6 +222,7 @@ static void finish_session(int reason, int status) {
   tm_emit(&S, &f, TM_TO_ALL);
   tm_transport_flush(&S.tx, EXIT_FLUSH_MS);
   tm_session_report_net(&S, true);
+  tm_session_report_file(&S);
   atomic_store(&tm_active, 0);
   release_session(&S);
   atomic_store(&state, S_OFF);

@@ -71,31 +71,42 @@ static int open_capture(tm_transport *t, bool fresh) {
  * of a batch: every 200 ms, and at the end. */
 #define FILE_RETRY_NS 200000000ull
 
+/* Bytes of frames lost: this gap's (the session's Notice says them, then
+ * resets them) and the whole session's (the launcher's line). */
+static void gap_bytes(tm_transport *t, uint64_t n) {
+  t->file_gap_bytes += n;
+  t->file_lost_bytes += n;
+}
+
 static void file_gap(tm_transport *t, size_t len, int err) {
   if (!t->file_resync) {
     /* Frames sent since the last whole write may be lost with this one. */
     t->file_gap_start_ns = t->file_ok_ns;
     t->file_gap_errno = err;
+    if (!t->file_first_gap_ns) {
+      t->file_first_gap_ns = t->file_gap_start_ns;
+      t->file_first_gap_errno = err;
+    }
   }
   t->file_resync = true;
   t->file_retry_ns = tm_now_ns() + FILE_RETRY_NS;
   /* Frames gathered and not yet written fall in the gap too: dropped now,
    * so that the resync can go out at once (the session's last tick must
    * not find a batch in its way). */
-  t->file_gap_bytes += len + t->batch_len;
+  gap_bytes(t, len + t->batch_len);
   t->batch_len = 0;
 }
 
 static void file_write(tm_transport *t, const uint8_t *p, size_t len) {
   if (t->file_fd < 0) {
     if (t->file_lost) {
-      t->file_gap_bytes += len;
+      gap_bytes(t, len);
       t->file_resync_queued = false; /* the resync went nowhere: again later */
     }
     return;
   }
   if (t->file_resync && !t->file_resync_queued) {
-    t->file_gap_bytes += len;
+    gap_bytes(t, len);
     return;
   }
   size_t done = 0;
@@ -116,6 +127,7 @@ static void file_write(tm_transport *t, const uint8_t *p, size_t len) {
     if (t->file_resync_queued) {
       t->file_resync = t->file_resync_queued = false;
       t->file_gaps++;
+      t->file_lost_ns += t->file_ok_ns - t->file_gap_start_ns;
     }
     return;
   }
@@ -156,6 +168,18 @@ bool tm_transport_file_wants_resync(const tm_transport *t, uint64_t now_ns, bool
 
 void tm_transport_file_resync_queued(tm_transport *t) { t->file_resync_queued = true; }
 
+bool tm_transport_file_loss(const tm_transport *t, uint64_t now_ns, tm_file_loss *out) {
+  bool open = t->path && (t->file_resync || t->file_lost || t->file_fd < 0);
+  *out = (tm_file_loss){.lost_ns = t->file_lost_ns,
+                        .bytes = t->file_lost_bytes,
+                        .first_ns = t->file_first_gap_ns,
+                        .first_errno = t->file_first_gap_errno,
+                        .reopen_errno = t->file_reopen_errno};
+  if (open && t->file_first_gap_ns && now_ns > t->file_gap_start_ns)
+    out->lost_ns += now_ns - t->file_gap_start_ns;
+  return t->file_first_gap_ns != 0;
+}
+
 #define BATCH_LIMIT (1u << 20) /* a larger frame (or batch) is written at once */
 /* Gathered ticks reach the file within this (a killed program loses at
  * most that much), or once this many bytes wait. */
@@ -194,7 +218,7 @@ static void batch_write(tm_transport *t) {
     t->batch_len = 0;
     file_record(t, t->blocks.out, n, meta);
     /* A gap counts the frames' bytes, not their compressed form. */
-    if (t->file_gap_bytes > gap_before) t->file_gap_bytes += raw - n;
+    if (t->file_gap_bytes > gap_before) gap_bytes(t, raw - n);
   } else {
     plain_record(t, t->batch, raw, t->batch_since_ns);
   }
@@ -240,6 +264,7 @@ static void file_check(tm_transport *t) {
   }
   if (!t->file_lost) return;
   if (open_capture(t, false) < 0) {
+    t->file_reopen_errno = errno;
     /* Not yet: what is sent meanwhile is lost, a gap; tried again with the
      * next resync. */
     if (!t->file_resync) file_gap(t, 0, EBADF);
@@ -563,7 +588,7 @@ bool tm_transport_pump(tm_transport *t, uint64_t now) {
 void tm_transport_send(tm_transport *t, const uint8_t *frame, size_t len, int to) {
   bool to_file = (to & TM_TO_FILE) && (t->file_fd >= 0 || t->file_lost);
   if (to_file && t->file_resync && !t->file_resync_queued)
-    t->file_gap_bytes += len; /* in a gap: gathered for nothing */
+    gap_bytes(t, len); /* in a gap: gathered for nothing */
   else if (to_file) {
     /* Frames stay in order: what was gathered goes first. */
     if (!t->batching || !batch_append(t, frame, len)) {

@@ -50,6 +50,11 @@ typedef struct tm_transport {
   unsigned file_gaps, file_replaced; /* closed gaps; descriptor taken over */
   bool file_lost;                    /* descriptor taken; reopen at the next resync */
   unsigned file_replaced_noted;      /* file_replaced the session has said so for */
+  /* What the file lost, for the launcher's line (tm_transport_file_loss):
+   * the closed gaps' time, every gap's frames' bytes, the first gap's start
+   * and cause, why the file could not be reopened last. */
+  uint64_t file_lost_ns, file_lost_bytes, file_first_gap_ns;
+  int file_first_gap_errno, file_reopen_errno;
   int compress_level;  /* zstd level of the file's blocks; 0: plain frames (format 1) */
   tm_block_writer blocks;
   tm_index index;      /* every whole record in the file, written at its end */
@@ -76,6 +81,15 @@ typedef struct tm_transport {
 } tm_transport;
 
 void tm_transport_init(tm_transport *t);
+
+/* Everything the capture file lost (closed gaps and one still open at
+ * now_ns): their time, their frames' bytes, the first one's start and
+ * cause. False when nothing was lost. */
+typedef struct tm_file_loss {
+  uint64_t lost_ns, bytes, first_ns;
+  int first_errno, reopen_errno;
+} tm_file_loss;
+bool tm_transport_file_loss(const tm_transport *t, uint64_t now_ns, tm_file_loss *out);
 /* Creates (truncates) the capture file and writes the stream header: format
  * 2 (batches as zstd blocks, an index at the end) when compress_level is set
  * first, else format 1.

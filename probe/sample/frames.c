@@ -384,8 +384,11 @@ void tm_send_descriptions(tm_session *s, int to) {
 
 /* The capture file lost frames (disk full, a file size limit, the program
  * took the descriptor): after a Notice saying what and since when, the
- * descriptions again, and every known thread's state is UNKNOWN from the
- * gap's start, so readers take it from the kernel until its next change. */
+ * descriptions again, and the state of every thread that changed state in
+ * the gap is UNKNOWN from the gap's start until its latest change, so
+ * readers take it from the kernel there. A thread that did not change state
+ * in the gap lost nothing of it: its state goes on (a pthread_join across
+ * the gap stays a join, it does not become the kernel's "sleeping"). */
 void tm_resync_file(tm_session *s) {
   tm_frames *fr = &s->smp.fr;
   const tm_thread_states *ts = &s->smp.threads;
@@ -404,7 +407,8 @@ void tm_resync_file(tm_session *s) {
   for (size_t i = 0; i < fr->gap_end_n; i++) tm_emit_thread_end(s, &fr->gap_ends[i], TM_TO_FILE);
   fr->gap_end_n = 0;
   /* Unknown from the gap's start, then each thread's latest transition
-   * (its state now) at its own time, if that fell in the gap. */
+   * (its state now) at its own time, for the threads whose latest fell in
+   * the gap. */
   batch unknown = {0};
   uint32_t hw = tm_threads_high_water();
   for (uint32_t i = 0; i < hw; i++) {
@@ -413,9 +417,9 @@ void tm_resync_file(tm_session *s) {
     if (atomic_load_explicit(&t->slot_state, memory_order_acquire) != TM_SLOT_LIVE || !st ||
         st->owner != t)
       continue;
+    if (st->last_time <= tx->file_gap_start_ns) continue;
     tm_batch_push(&unknown, tx->file_gap_start_ns, t->tid, TM_STATE_UNKNOWN, 0, 0, 0);
-    if (st->last_time > tx->file_gap_start_ns)
-      tm_batch_push(&unknown, st->last_time, t->tid, st->last_state, st->last_obj, 0, 0);
+    tm_batch_push(&unknown, st->last_time, t->tid, st->last_state, st->last_obj, 0, 0);
   }
   tm_emit_transitions(s, &unknown, TM_TO_FILE);
   tm_batch_free(&unknown);

@@ -61,6 +61,9 @@ void tm_session_gather_host(tm_session *s);
  * the session or was given up on; when ending, also that it was never
  * reached: session_wire.c. */
 void tm_session_report_net(tm_session *s, bool ending);
+/* At the session's end: one status line for the capture file, "ended" or
+ * what it lost (base/status.h). */
+void tm_session_report_file(tm_session *s);
 
 /* Final tick, Goodbye(END_EXEC) and flush, before the image is replaced. */
 void tm_session_end_for_exec(void);

@@ -78,6 +78,21 @@ void tm_session_gather_host(tm_session *s) {
   s->cpu_count = cpus > 0 ? (uint32_t)cpus : 1;
 }
 
+/* The capture file's end for the launcher: finished whole, or what it lost. */
+void tm_session_report_file(tm_session *s) {
+  const tm_transport *t = &s->tx;
+  if (!t->path) return;
+  uint64_t now = tm_now_ns();
+  tm_file_loss l;
+  if (!tm_transport_file_loss(t, now, &l)) {
+    tm_status_ended(s->cfg.status, t->path, 0, 0, 0, 0, 0);
+    return;
+  }
+  uint64_t from = l.first_ns > s->start_ns ? l.first_ns - s->start_ns : 0;
+  tm_status_ended(s->cfg.status, t->path, from / 1000000u, (l.lost_ns + 999999u) / 1000000u,
+                  l.bytes, l.first_errno, l.reopen_errno);
+}
+
 void tm_session_report_net(tm_session *s, bool ending) {
   const tm_transport *t = &s->tx;
   if (s->net_reported || t->net == TM_NET_OFF) return;

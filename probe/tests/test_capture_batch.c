@@ -1,17 +1,23 @@
 /* The capture file's batching (transport.c): a tick's frames are gathered
  * and written together about every 50 ms; order always holds, closing
  * writes what was gathered, and a fork child's abandon never writes the
- * parent's frames. */
+ * parent's frames. A file that cannot take a write (RLIMIT_FSIZE here, as
+ * a full disk) opens a gap whose time, bytes and cause are counted for the
+ * launcher's line, and closes with the resync. */
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "transport.h"
 #include "tm_check.h"
 #include "tmwire.h"
+#include "transport.h"
 
 #define MS 1000000ull
 
@@ -39,6 +45,54 @@ static void check_body(const char *want) {
 
 static void send_frame(tm_transport *t, const char *frame) {
   tm_transport_send(t, (const uint8_t *)frame, strlen(frame), TM_TO_FILE);
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void test_loss_counted(void) {
+  signal(SIGXFSZ, SIG_IGN);
+  struct rlimit rl;
+  CHECK(getrlimit(RLIMIT_FSIZE, &rl) == 0);
+  tm_transport t;
+  tm_transport_init(&t);
+  CHECK(tm_transport_open_file(&t, path) == 0);
+  tm_file_loss l;
+  CHECK(!tm_transport_file_loss(&t, now_ns(), &l));
+  send_frame(&t, "ab");
+  /* Room for 4 more bytes: a 10-byte frame is cut, cut back, and lost. */
+  struct rlimit small = {file_size() + 4, rl.rlim_max};
+  CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
+  send_frame(&t, "0123456789");
+  send_frame(&t, "lost too");
+  check_body("ab");
+  struct timespec pause = {0, 20 * (long)MS};
+  nanosleep(&pause, NULL);
+  CHECK(tm_transport_file_loss(&t, now_ns(), &l));
+  CHECK_EQ(l.first_errno, EFBIG);
+  CHECK_EQ(l.bytes, 18);
+  CHECK(l.lost_ns >= 20 * MS); /* still open: counted to now */
+  /* Space again: the resync (here one frame) closes the gap. */
+  CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+  uint64_t now = now_ns();
+  tm_transport_batch_begin(&t, now);
+  CHECK(tm_transport_file_wants_resync(&t, now, true));
+  tm_transport_file_resync_queued(&t);
+  send_frame(&t, "R");
+  tm_transport_batch_end(&t, now, true);
+  check_body("abR");
+  CHECK_EQ(t.file_gaps, 1u);
+  nanosleep(&pause, NULL);
+  uint64_t closed = t.file_lost_ns;
+  CHECK(closed >= 20 * MS);
+  CHECK(tm_transport_file_loss(&t, now_ns(), &l));
+  CHECK_EQ(l.lost_ns, closed); /* closed: no longer growing */
+  CHECK_EQ(l.bytes, 18);
+  tm_transport_close(&t);
+  unlink(path);
 }
 
 int main(void) {
@@ -95,6 +149,7 @@ int main(void) {
   tm_transport_abandon(&t);
   check_body("");
   unlink(path);
+  test_loss_counted();
   puts("capture batching: ok");
   return 0;
 }

@@ -64,16 +64,23 @@ static void feed(fr_ring *r, bool goodbye) {
   }
 }
 
-static void check_capture(const char *path, bool goodbye) {
+/* The file's bytes fed to d (initialised here); false if it cannot be read. */
+static bool decode_file(const char *path, tm_decoder *d) {
   FILE *in = fopen(path, "rb");
-  CHECKF(in, "%s not written", path);
-  if (!in) return;
-  tm_decoder d;
-  tm_decoder_init(&d);
+  if (!in) return false;
+  tm_decoder_init(d);
   uint8_t buf[65536];
   size_t n;
-  while ((n = fread(buf, 1, sizeof buf, in)) > 0) tm_decoder_feed(&d, buf, n);
+  while ((n = fread(buf, 1, sizeof buf, in)) > 0) tm_decoder_feed(d, buf, n);
   fclose(in);
+  return true;
+}
+
+static void check_capture(const char *path, bool goodbye) {
+  tm_decoder d;
+  bool read = decode_file(path, &d);
+  CHECKF(read, "%s not written", path);
+  if (!read) return;
   const uint8_t *payload;
   uint32_t len;
   int frames = 0, objects = 0, ticks = 0, in_window = 0, dropped_note = 0;
@@ -125,6 +132,56 @@ static void check_capture(const char *path, bool goodbye) {
         in_window);
 }
 
+/* The capture's last frame, a Goodbye: its reason and status; the notice
+ * before it is counted in notes. False if the last frame is no Goodbye. */
+static bool last_goodbye(const char *path, int *reason, int *status, int *notes) {
+  tm_decoder d;
+  if (!decode_file(path, &d)) return false;
+  const uint8_t *payload;
+  uint32_t len;
+  bool goodbye = false;
+  *notes = 0;
+  while (tm_decoder_next(&d, &payload, &len) == TM_DECODE_FRAME) {
+    Threadmon__Frame *f = threadmon__frame__unpack(NULL, len, payload);
+    if (!f) break;
+    goodbye = f->body_case == THREADMON__FRAME__BODY_GOODBYE;
+    if (goodbye) {
+      *reason = f->goodbye->reason;
+      *status = f->goodbye->exit_status;
+    }
+    if (f->body_case == THREADMON__FRAME__BODY_NOTICE &&
+        strstr(f->notice->text, "as the launcher saw it"))
+      (*notes)++;
+    threadmon__frame__free_unpacked(f, NULL);
+  }
+  tm_decoder_free(&d);
+  return goodbye;
+}
+
+/* The end the launcher saw goes in when the probe sent none (a program
+ * killed outright); a Goodbye from the probe stands. */
+static void check_set_end(const char *dir) {
+  char path[256];
+  for (int probe_said = 0; probe_said < 2; probe_said++) {
+    fr_ring r;
+    fr_ring_init(&r, 1000 * MS);
+    feed(&r, probe_said);
+    fr_ring_set_end(&r, THREADMON__END_REASON__END_SIGNAL, 9);
+    snprintf(path, sizeof path, "%s/end%d.tmcap", dir, probe_said);
+    CHECKF(fr_ring_write(&r, path, "test") == 0, "write %s", path);
+    fr_ring_free(&r);
+    int reason = -1, status = -1, notes = 0;
+    CHECKF(last_goodbye(path, &reason, &status, &notes), "%s ends without a Goodbye", path);
+    if (probe_said)
+      CHECKF(reason == 0 && status == 0 && notes == 0, "the probe's Goodbye replaced: %d %d %d",
+             reason, status, notes);
+    else
+      CHECKF(reason == THREADMON__END_REASON__END_SIGNAL && status == 9 && notes == 1,
+             "the launcher's end: reason %d, status %d, %d notes", reason, status, notes);
+    unlink(path);
+  }
+}
+
 int main(void) {
   char dir[] = "/tmp/test-flight-ring-XXXXXX";
   if (!mkdtemp(dir)) return 1;
@@ -140,6 +197,7 @@ int main(void) {
     check_capture(path, goodbye);
     unlink(path);
   }
+  check_set_end(dir);
   rmdir(dir);
   printf("ring: ok\n");
   return 0;

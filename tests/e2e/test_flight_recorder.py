@@ -90,13 +90,130 @@ def test_trigger_writes_capture():
     check(os.path.exists(cap), "no capture at the program's end")
 
 
+def deadlock_finding(report):
+    found = [f for f in report.get("findings", []) if f.get("kind") == "deadlock"]
+    check(found, f"no deadlock finding: {[f.get('kind') for f in report.get('findings', [])]}")
+    return found[0] if found else {}
+
+
+def check_deadlock_capture(report, truth_tids=None):
+    """The trigger's capture shows the deadlock: the finding with both
+    threads and both locks, and both threads blocked on a mutex in it."""
+    finding = deadlock_finding(report)
+    symbols = {o.get("id"): o.get("symbol") for o in report.get("sync_objects", [])}
+    locks = sorted(symbols.get(o) for o in finding.get("objects", []))
+    check(locks == ["lock_a", "lock_b"], f"the deadlock's objects are {locks}")
+    by_name = {t.get("name"): t for t in report.get("threads", [])}
+    for name in ("first", "second"):
+        blocked = tmtest.state(by_name.get(name), "blocked_mutex") or 0
+        check(blocked >= 20, f"{name} is {blocked}% blocked on a mutex in the trigger's capture")
+    tids = sorted(by_name[n]["tid"] for n in ("first", "second") if n in by_name)
+    check(sorted(finding.get("threads", [])) == tids,
+          f"the deadlock's threads {finding.get('threads')}, first and second are {tids}")
+    if truth_tids:
+        check(tids == sorted(truth_tids), f"threads {tids}, the program's own {truth_tids}")
+    # Written while the program ran on, and saying so: nothing was cut short.
+    cut = [f for f in report.get("findings", []) if f.get("kind") == "data_lost" and
+           f.get("evidence", {}).get("ends_without_exit")]
+    check(not cut, f"the trigger's capture is called cut short: {cut}")
+    check(not report["process"].get("data_lost"),
+          f"the trigger's capture says data was lost: {report['process'].get('data_lost')}")
+
+
 def test_deadlock_trigger():
+    """`--last 5 --trigger deadlock`: the trigger's capture, written a second
+    after the cycle formed, holds the cycle and the finding; the program's
+    own clock says when it formed."""
     tmtest.require_report()
-    _, proc = record("dl", ["--last", "10s", "--trigger", "deadlock"], ["--deadlock-ms", "600"],
+    _, proc = record("dl", ["--last", "5s", "--trigger", "deadlock"], ["--deadlock-ms", "2500"],
                      program="deadlock")
     fired = os.path.join(tmtest.Temp.dir(), "dl.trigger1.tmcap")
     check(os.path.exists(fired), f"no {fired}; stderr: {proc.stderr!r}")
     check("deadlock: threads" in proc.stderr, f"the cycle is not named: {proc.stderr!r}")
+    if not os.path.exists(fired):
+        return
+    truth = truth_of(proc)
+    report = report_json(fired)
+    check_deadlock_capture(report, [truth["first"]["tid"], truth["second"]["tid"]])
+    # Written about 1 s (--trigger-after's default) after the cycle formed,
+    # well before second's 2.5 s timeout broke it: still held at the end.
+    finding = deadlock_finding(report)
+    formed = finding.get("evidence", {}).get("formed_s", 0)
+    tmtest.near(formed, truth["formed_s"], 0.2, "formed_s")
+    check(finding.get("evidence", {}).get("resolved") is False,
+          f"the trigger's capture sees the deadlock resolved: {finding.get('evidence')}")
+    lasted = report["process"].get("duration_s", 0) - truth["formed_s"]
+    check(0.5 <= lasted < 2.4,
+          f"the capture goes {lasted:.3f} s past the cycle, expected about 1 s")
+
+
+def test_late_trigger_keeps_window_before():
+    """A deadlock 2.5 s into the run under `--last 1s`: the trigger's capture
+    keeps detail from at least 1 s before the cycle formed (the ring keeps
+    the window plus --trigger-after), and has the finding."""
+    tmtest.require_report()
+    _, proc = record("late", ["--last", "1s", "--trigger", "deadlock", "--trigger-limit", "1"],
+                     ["--start-ms", "2500", "--deadlock-ms", "2000"], program="deadlock")
+    fired = os.path.join(tmtest.Temp.dir(), "late.trigger1.tmcap")
+    check(os.path.exists(fired), f"no {fired}; stderr: {proc.stderr!r}")
+    if not os.path.exists(fired):
+        return
+    truth = truth_of(proc)
+    report = report_json(fired)
+    check_deadlock_capture(report, [truth["first"]["tid"], truth["second"]["tid"]])
+    kept = [re.search(r"detail kept for the last .* from ([\d.]+) s", n)
+            for n in report["process"].get("notices", [])]
+    kept = [float(m.group(1)) for m in kept if m]
+    check(kept, f"no note of the detail kept: {report['process'].get('notices')}")
+    if kept:
+        check(kept[0] <= truth["formed_s"] - 0.95,
+              f"detail kept from {kept[0]} s, the cycle formed at {truth['formed_s']:.3f} s: "
+              "the window before the trigger is not whole")
+
+
+def test_exit_capture_has_signal():
+    """A deadlocked program killed outright: the trigger's capture has the
+    deadlock, the exit capture the signal the launcher saw."""
+    tmtest.require_report()
+    cap = os.path.join(tmtest.Temp.dir(), "killed.tmcap")
+    child = subprocess.Popen([sys.executable, LAUNCHER, "record", "--last", "5s", "--trigger",
+                              "deadlock", "--trigger-after", "300ms", "-o", cap, "--",
+                              workload("deadlock"), "--deadlock-ms", "60000"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    fired = os.path.join(tmtest.Temp.dir(), "killed.trigger1.tmcap")
+    deadline = time.time() + 30
+    while not os.path.exists(fired) and time.time() < deadline and child.poll() is None:
+        time.sleep(0.1)
+    pid = tmtest.child_pid(child.pid, "deadlock")
+    check(pid, "the program is not running")
+    if pid:
+        os.kill(pid, signal.SIGKILL)
+    _, err = child.communicate(timeout=60)
+    check(child.returncode == 128 + signal.SIGKILL, f"record exited {child.returncode}: {err}")
+    check("killed by SIGKILL" in err, f"the launcher does not say the signal: {err!r}")
+    check(os.path.exists(fired) and os.path.exists(cap), f"captures missing; stderr {err!r}")
+    if not (os.path.exists(fired) and os.path.exists(cap)):
+        return
+    check_deadlock_capture(report_json(fired))
+    process = report_json(cap)["process"]
+    check(process.get("exit_signal") == signal.SIGKILL,
+          f"the exit capture's signal is {process.get('exit_signal')}, status "
+          f"{process.get('exit_status')}")
+
+
+def test_trigger_limit():
+    """A program that keeps triggering writes --trigger-limit captures, then
+    one line says the limit is reached."""
+    tmtest.require_report()
+    cap, proc = record("cap", ["--last", "300ms", "--trigger", "wait>40ms", "--trigger-after",
+                               "100ms", "--trigger-limit", "2"],
+                       ["--rounds", "30", "--hold-ms", "80", "--gap-ms", "10"])
+    base = os.path.join(tmtest.Temp.dir(), "cap.trigger")
+    written = [n for n in range(1, 6) if os.path.exists(f"{base}{n}.tmcap")]
+    check(written == [1, 2], f"trigger captures {written}, the limit is 2; stderr {proc.stderr!r}")
+    limit = [l for l in proc.stderr.splitlines() if "limit of 2 trigger captures" in l]
+    check(len(limit) == 1, f"{len(limit)} limit lines: {proc.stderr!r}")
+    check(os.path.exists(cap), "no capture at the program's end")
 
 
 def test_sigusr1_snapshot():

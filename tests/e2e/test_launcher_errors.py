@@ -68,6 +68,12 @@ def test_usage_errors():
     expect_error(["frobnicate"], 2, ["frobnicate"])
     expect_error(["run", "--", "true"], 2, ["--connect"])
     expect_error(["run", "--connect", "no-port-here", "--", "true"], 2, ["HOST:PORT"])
+    expect_error(["record", "-o", "x.tmcap", "--trigger-limit", "2", "--", "true"], 2,
+                 ["--trigger-limit", "--last"])
+    expect_error(["record", "--last", "5s", "--trigger-after", "soon", "-o", "x.tmcap", "--",
+                  "true"], 2, ["--trigger-after", "soon"])
+    expect_error(["record", "--last", "5s", "--trigger-limit", "many", "-o", "x.tmcap", "--",
+                  "true"], 2, ["--trigger-limit", "many"])
 
 
 def test_unwritable_output():

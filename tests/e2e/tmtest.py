@@ -268,6 +268,20 @@ def other_cpu_share(rec):
     return (busy - program) / (duration * len(cpus))
 
 
+def child_pid(parent, name):
+    """The pid of parent's child whose command (comm) is name, or None."""
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        if comm == name[:15] and int(stat[stat.rindex(")") + 2:].split()[1]) == parent:
+            return int(entry)
+    return None
+
+
 def state(thread, name):
     return (thread or {}).get("states", {}).get(name)
 

@@ -4,9 +4,11 @@
  * "first" holds lock_a and wants lock_b; "second" holds lock_b and wants
  * lock_a. Both wait with pthread_mutex_timedlock: second gives up after
  * --deadlock-ms, releases lock_b and backs off, which lets first finish;
- * second then retries in the safe order. The truth is how long each waited,
- * and when (seconds since main started) the cycle formed -- both threads
- * holding one lock and asking for the other -- and when it broke.
+ * second then retries in the safe order. With --start-ms, main sleeps that
+ * long before it starts them (a deadlock late in a run). The truth is how
+ * long each waited, and when (seconds since main started) the cycle formed
+ * -- both threads holding one lock and asking for the other -- and when it
+ * broke.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -20,6 +22,7 @@ pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t both_hold;
 static double deadlock_ms = 400;
+static double start_ms = 0;
 static double main_start;
 
 typedef struct side {
@@ -80,11 +83,13 @@ static void *second(void *arg) {
 int main(int argc, char **argv) {
   const wl_flag flags[] = {
       {"deadlock-ms", WL_DOUBLE, &deadlock_ms, "how long the two threads stay deadlocked"},
+      {"start-ms", WL_DOUBLE, &start_ms, "how long main sleeps before it starts them"},
   };
   wl_parse_flags(argc, argv, "Two threads deadlock on two mutexes, then recover.", flags,
                  (int)(sizeof flags / sizeof flags[0]));
   wl_check(pthread_barrier_init(&both_hold, NULL, 2), "pthread_barrier_init");
   double start = main_start = wl_now_s();
+  if (start_ms > 0) wl_sleep_ms(start_ms);
   pthread_t t1, t2;
   wl_check(pthread_create(&t1, NULL, first, NULL), "pthread_create");
   wl_check(pthread_create(&t2, NULL, second, NULL), "pthread_create");
