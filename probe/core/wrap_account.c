@@ -109,6 +109,10 @@ void tm_count_acquire(tm_object *o, enum tm_acquire acq) {
     __atomic_fetch_add(&o->acquisitions, 1, __ATOMIC_RELAXED);
 }
 
+void tm_count_shared_slow(const void *addr, uint32_t kind) {
+  tm_count_acquire(tm_object_find(addr, kind, 0), TM_ACQ_SHARED);
+}
+
 void tm_count_exclusive_slow(const void *addr, uint32_t kind, uint32_t flags) {
   tm_object *o = tm_object_find(addr, kind, flags);
   if (!o) return;
