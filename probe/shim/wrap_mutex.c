@@ -165,12 +165,29 @@ TM_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
   return lock_observed(t, m, &c, TM_CALLER());
 }
 
-TM_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m) {
-  tm_thread *t = tm_observer_fast();
-  if (TM_UNLIKELY(t == NULL)) t = tm_observer();
+__attribute__((noinline)) static int trylock_general(pthread_mutex_t *m) {
+  tm_thread *t = tm_observer();
   int rc = tm_real.pthread_mutex_trylock(m);
   if (t && acquired(rc)) mutex_count(m);
   return rc;
+}
+
+/* Busy, an error, or acquired with its owner dead (EOWNERDEAD: counted,
+ * the caller must make it consistent). A tail call, so that the hot path
+ * keeps no result across the real call. */
+__attribute__((noinline)) static int trylock_failed(pthread_mutex_t *m, int rc) {
+  if (rc == EOWNERDEAD) mutex_count(m);
+  return rc;
+}
+
+/* Like the lock's hot path: a registered thread's success returns 0, so
+ * nothing but m is kept across the call. */
+TM_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m) {
+  if (TM_UNLIKELY(tm_observer_fast() == NULL)) return trylock_general(m);
+  int rc = tm_real.pthread_mutex_trylock(m);
+  if (TM_UNLIKELY(rc != 0)) return trylock_failed(m, rc);
+  mutex_count(m);
+  return 0;
 }
 
 __attribute__((noinline)) static int unlock_sampled(pthread_mutex_t *m) {

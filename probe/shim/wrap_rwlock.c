@@ -122,20 +122,28 @@ TM_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clk,
   return rw_general(l, &c, TM_CALLER());
 }
 
-TM_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) {
-  tm_thread *t = tm_observer_fast();
-  if (TM_UNLIKELY(t == NULL)) t = tm_observer();
-  int rc = tm_real.pthread_rwlock_tryrdlock(l);
-  if (t && rc == 0) count_fast(l, false);
+__attribute__((noinline)) static int try_general(pthread_rwlock_t *l, bool writer) {
+  tm_thread *t = tm_observer();
+  int rc = try_rw(l, writer);
+  if (t && rc == 0) count_fast(l, writer);
   return rc;
 }
 
+#define RW_TRY_FAST(l, writer)                                                  \
+  do {                                                                          \
+    if (TM_UNLIKELY(tm_observer_fast() == NULL)) return try_general(l, writer); \
+    int rc_ = try_rw(l, writer);                                                \
+    if (TM_UNLIKELY(rc_ != 0)) return rc_;                                      \
+    count_fast(l, writer);                                                      \
+    return 0;                                                                   \
+  } while (0)
+
+TM_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) {
+  RW_TRY_FAST(l, false);
+}
+
 TM_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l) {
-  tm_thread *t = tm_observer_fast();
-  if (TM_UNLIKELY(t == NULL)) t = tm_observer();
-  int rc = tm_real.pthread_rwlock_trywrlock(l);
-  if (t && rc == 0) count_fast(l, true);
-  return rc;
+  RW_TRY_FAST(l, true);
 }
 
 __attribute__((noinline)) static int rw_unlock_sampled(pthread_rwlock_t *l) {
