@@ -125,9 +125,16 @@ void tm_wait_begin(tm_wait *w, tm_thread *t, tm_object *o, uint32_t state, uint3
   w->t = t;
   w->o = o;
   w->site_pair = 0;
-  if (o) w->site_pair = tm_site_begin(t, o, tm_wait_clock()); /* unwinds with cancel off */
-  /* After the call site's unwind: that is the probe's time, not the wait's. */
-  w->start_ns = tm_wait_clock();
+  uint64_t now = tm_wait_clock();
+  if (o) {
+    uint64_t unwinds = tm_sites_unwinds();
+    w->site_pair = tm_site_begin(t, o, now); /* unwinds with cancel off */
+    /* After a call site's unwind (rarely: at most TM_SITE_RATE a second)
+     * the clock again: that was the probe's time, not the wait's. Another
+     * thread's unwind meanwhile only costs a read. */
+    if (TM_UNLIKELY(tm_sites_unwinds() != unwinds)) now = tm_wait_clock();
+  }
+  w->start_ns = now;
   w->releaser_tid = holder_tid;
   uint32_t id = o ? __atomic_load_n(&o->id, __ATOMIC_ACQUIRE) : 0;
   tm_push_state(t, state, id, holder_tid, 0, w->start_ns);
