@@ -136,6 +136,7 @@ def main():
         finally:
             for t in extra:
                 t.close()
+        run_section("switch-record cost", micro.switch_cost, build, args.quick, log)
         run_section("sampler scaling", sampler.scaling, build, probe, args.quick, log)
         run_section("fork-heavy", forks.per_child, build, bare, probe, args.quick, log)
         run_section("thread creation", create.create_join, build, bare, probe, args.quick, log)

@@ -22,6 +22,12 @@ typedef struct {
   int threads;  /* workers */
 } bench_args;
 
+/* The pinned two-thread benchmarks also report both threads' CPU time per
+ * operation ("cpu_ns_per_op"): what the kernel and a tool add to each
+ * switch, without the time other programs on the same CPU take. */
+static uint64_t pair_cpu_ns;
+static uint64_t partner_cpu_ns;
+
 /* ---- uncontended: one thread, lock never busy; thread CPU time ---- */
 
 static double bench_mutex(const bench_args *a) {
@@ -55,6 +61,49 @@ static double bench_sem(const bench_args *a) {
   double ns = (double)(bench_thread_cpu_ns() - t0) / (double)a->ops;
   sem_destroy(&s);
   return ns;
+}
+
+static double bench_rwlock_write(const bench_args *a) {
+  pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+  uint64_t t0 = bench_thread_cpu_ns();
+  for (long i = 0; i < a->ops; i++) {
+    pthread_rwlock_wrlock(&rw);
+    pthread_rwlock_unlock(&rw);
+  }
+  return (double)(bench_thread_cpu_ns() - t0) / (double)a->ops;
+}
+
+/* A free mutex taken by trylock: what a polling loop pays when it wins. */
+static double bench_trylock(const bench_args *a) {
+  pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  uint64_t t0 = bench_thread_cpu_ns();
+  for (long i = 0; i < a->ops; i++) {
+    if (pthread_mutex_trylock(&m) != 0) exit(2);
+    pthread_mutex_unlock(&m);
+  }
+  return (double)(bench_thread_cpu_ns() - t0) / (double)a->ops;
+}
+
+static double bench_spin(const bench_args *a) {
+  pthread_spinlock_t s;
+  pthread_spin_init(&s, PTHREAD_PROCESS_PRIVATE);
+  uint64_t t0 = bench_thread_cpu_ns();
+  for (long i = 0; i < a->ops; i++) {
+    pthread_spin_lock(&s);
+    pthread_spin_unlock(&s);
+  }
+  double ns = (double)(bench_thread_cpu_ns() - t0) / (double)a->ops;
+  pthread_spin_destroy(&s);
+  return ns;
+}
+
+/* pthread_cond_signal with nobody waiting: a producer's common case. */
+static double bench_cond_signal(const bench_args *a) {
+  pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+  uint64_t t0 = bench_thread_cpu_ns();
+  for (long i = 0; i < a->ops; i++)
+    pthread_cond_signal(&c);
+  return (double)(bench_thread_cpu_ns() - t0) / (double)a->ops;
 }
 
 /* ---- contended mutex: every worker hammers one lock ---- */
@@ -113,7 +162,9 @@ static void pp_play(long rounds, int me) {
 static void *pp_partner(void *arg) {
   const bench_args *a = arg;
   bench_pin_to_cpu(0);
+  uint64_t c0 = bench_thread_cpu_ns();
   pp_play(a->ops, 1);
+  partner_cpu_ns = bench_thread_cpu_ns() - c0;
   return NULL;
 }
 
@@ -121,9 +172,11 @@ static double bench_cond_pingpong(const bench_args *a) {
   bench_pin_to_cpu(0);
   pthread_t t;
   pthread_create(&t, NULL, pp_partner, (void *)a);
-  uint64_t t0 = bench_now_ns();
+  uint64_t t0 = bench_now_ns(), c0 = bench_thread_cpu_ns();
   pp_play(a->ops, 0);
+  pair_cpu_ns = bench_thread_cpu_ns() - c0;
   pthread_join(t, NULL);
+  pair_cpu_ns += partner_cpu_ns;
   return (double)(bench_now_ns() - t0) / (double)a->ops;
 }
 
@@ -134,8 +187,10 @@ static pthread_barrier_t barrier;
 static void *barrier_worker(void *arg) {
   const bench_args *a = arg;
   bench_pin_to_cpu(0);
+  uint64_t c0 = bench_thread_cpu_ns();
   for (long i = 0; i < a->ops; i++)
     pthread_barrier_wait(&barrier);
+  partner_cpu_ns = bench_thread_cpu_ns() - c0;
   return NULL;
 }
 
@@ -144,10 +199,12 @@ static double bench_barrier(const bench_args *a) {
   pthread_barrier_init(&barrier, NULL, 2);
   pthread_t t;
   pthread_create(&t, NULL, barrier_worker, (void *)a);
-  uint64_t t0 = bench_now_ns();
+  uint64_t t0 = bench_now_ns(), c0 = bench_thread_cpu_ns();
   for (long i = 0; i < a->ops; i++)
     pthread_barrier_wait(&barrier);
+  pair_cpu_ns = bench_thread_cpu_ns() - c0;
   pthread_join(t, NULL);
+  pair_cpu_ns += partner_cpu_ns;
   double ns = (double)(bench_now_ns() - t0) / (double)a->ops;
   pthread_barrier_destroy(&barrier);
   return ns;
@@ -159,8 +216,10 @@ static double bench_barrier(const bench_args *a) {
 static void *yield_worker(void *arg) {
   const bench_args *a = arg;
   bench_pin_to_cpu(0);
+  uint64_t c0 = bench_thread_cpu_ns();
   for (long i = 0; i < a->ops; i++)
     sched_yield();
+  partner_cpu_ns = bench_thread_cpu_ns() - c0;
   return NULL;
 }
 
@@ -168,10 +227,13 @@ static double bench_yield_pingpong(const bench_args *a) {
   bench_pin_to_cpu(0);
   pthread_t t;
   pthread_create(&t, NULL, yield_worker, (void *)a);
-  uint64_t t0 = bench_now_ns();
+  uint64_t t0 = bench_now_ns(), c0 = bench_thread_cpu_ns();
   for (long i = 0; i < a->ops; i++)
     sched_yield();
+  pair_cpu_ns = bench_thread_cpu_ns() - c0;
   pthread_join(t, NULL);
+  pair_cpu_ns += partner_cpu_ns;
+  pair_cpu_ns /= 2; /* per switch, like the wall figure */
   return (double)(bench_now_ns() - t0) / (2.0 * (double)a->ops);
 }
 
@@ -250,6 +312,10 @@ static const bench_entry benches[] = {
     {"rwlock-read", bench_rwlock_read, 1, "thread-cpu"},
     {"barrier", bench_barrier, 2, "wall"},
     {"sem", bench_sem, 1, "thread-cpu"},
+    {"rwlock-write", bench_rwlock_write, 1, "thread-cpu"},
+    {"trylock", bench_trylock, 1, "thread-cpu"},
+    {"spin", bench_spin, 1, "thread-cpu"},
+    {"cond-signal", bench_cond_signal, 1, "thread-cpu"},
     {"yield-pingpong", bench_yield_pingpong, 2, "wall"},
     {"create-join", bench_create_join, 1, "wall"},
     {"swapcontext", bench_swapcontext, 1, "thread-cpu"},
@@ -282,7 +348,9 @@ int main(int argc, char **argv) {
   }
   bench_start_idle_thread();
   double ns = e->run(&a);
-  printf("{\"bench\":\"%s\",\"ops\":%ld,\"threads\":%d,\"clock\":\"%s\",\"ns_per_op\":%.2f}\n",
+  printf("{\"bench\":\"%s\",\"ops\":%ld,\"threads\":%d,\"clock\":\"%s\",\"ns_per_op\":%.2f",
          e->name, a.ops * (e->threads == 0 ? a.threads : 1), a.threads, e->clock, ns);
+  if (pair_cpu_ns) printf(",\"cpu_ns_per_op\":%.2f", (double)pair_cpu_ns / (double)a.ops);
+  printf("}\n");
   return 0;
 }

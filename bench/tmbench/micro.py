@@ -13,6 +13,10 @@ BENCHES = [
     ("rwlock read lock+unlock", ["rwlock-read"], 4_000_000, 20_000_000, "ns"),
     ("barrier wait, 2 threads (1 CPU)", ["barrier"], 10_000, 40_000, "µs"),
     ("sem post+wait", ["sem"], 4_000_000, 20_000_000, "ns"),
+    ("rwlock write lock+unlock", ["rwlock-write"], 4_000_000, 20_000_000, "ns"),
+    ("mutex trylock+unlock", ["trylock"], 4_000_000, 20_000_000, "ns"),
+    ("spin lock+unlock", ["spin"], 4_000_000, 20_000_000, "ns"),
+    ("cond signal, no waiter", ["cond-signal"], 4_000_000, 20_000_000, "ns"),
     ("context switch: sched_yield, 2 threads (1 CPU)", ["yield-pingpong"], 50_000, 200_000,
      "µs"),
     ("thread create+join", ["create-join"], 1_000, 5_000, "µs"),
@@ -197,4 +201,53 @@ def swapcontext_cost(build_dir, bare, probe, quick, log):
                      "and drops, does not pay")
     else:
         sec.add_goal("swapcontext, every event kept: at most +20 ns", "probe not run", None)
+    return sec
+
+
+# tm-bench-switchcost's configurations, what each stands for (switch_cost.c).
+SWITCH_CONFIGS = [
+    ("none", "no perf events"),
+    ("records", "PERF_RECORD_SWITCH per CPU, inherited (the probe's)"),
+    ("disabled", "the same, disabled by ioctl (the probe's records paused)"),
+    ("counters", "records + task-clock/faults group per thread (THREADMON_COUNTERS=1 before)"),
+    ("toggled", "records enabled by ioctl only around each wait"),
+]
+
+
+def switch_cost(build_dir, quick, log):
+    """What each way of learning of context switches costs the kernel per
+    switch, without any probe (issue 26, deliverable 3)."""
+    binary = os.path.join(build_dir, "bench", "tm-bench-switchcost")
+    ops = 20_000 if quick else 50_000
+    rounds = 3 if quick else 5
+    sec = report.Section(
+        "Kernel cost of switch records, per switch",
+        ["configuration", "CPU ns per switch (median)", "over no events", "wall ns per switch"],
+        f"`tm-bench-switchcost CONFIG {ops}`: two threads pinned to CPU 0 yield to each other, "
+        "with the perf events of CONFIG opened by the program itself (no probe); both threads' "
+        f"CPU time per switch, which other programs on CPU 0 do not inflate; {rounds} interleaved "
+        "rounds. Software context-switch events (sampled or counted) are left out: they must "
+        "include the kernel, which perf_event_paranoid 2 refuses.")
+    if not os.path.exists(binary):
+        sec.notes.append(f"not measured: {binary} not built")
+        return sec
+    cpu = {c: [] for c, _ in SWITCH_CONFIGS}
+    wall = {c: [] for c, _ in SWITCH_CONFIGS}
+    for r in range(rounds):
+        order = SWITCH_CONFIGS[r % len(SWITCH_CONFIGS):] + SWITCH_CONFIGS[:r % len(SWITCH_CONFIGS)]
+        for config, _ in order:
+            try:
+                out = procrun.last_json(tl.run_under(tl.NoTool(), [binary, config, str(ops)],
+                                                     timeout=300).stdout)
+            except procrun.RunError as e:
+                log(f"  {config}: {e}")
+                continue
+            cpu[config].append(out["cpu_ns_per_switch"])
+            wall[config].append(out["ns_per_switch"])
+    base = statistics.median(cpu["none"]) if cpu["none"] else None
+    for config, what in SWITCH_CONFIGS:
+        med = statistics.median(cpu[config]) if cpu[config] else None
+        over = f"{med - base:+.0f}" if med is not None and base is not None else "n/a"
+        sec.rows.append([f"{config}: {what}", report.fmt(med, 0), over,
+                         report.fmt(statistics.median(wall[config]) if wall[config] else None, 0)])
     return sec

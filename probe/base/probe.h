@@ -253,7 +253,8 @@ TM_HIDDEN uint64_t tm_thread_folded(const tm_thread *t, uint64_t now_ns, uint64_
 /* ---- sync objects ---- */
 
 /* 192 bytes, line-aligned: the table index scales with two instructions and
- * the fast path's address and counter share the object's first line. */
+ * everything an uncontended call touches (address, counter, the hold
+ * sampling's next count, the releaser) is in the object's first line. */
 typedef struct tm_object {
   _Alignas(64) _Atomic uintptr_t address; /* key; 0 = empty slot */
   uint32_t id;               /* 1-based, stable for the session */
@@ -262,11 +263,17 @@ typedef struct tm_object {
                                 (normal, recursive, errorcheck, adaptive),
                                 0x10 robust, 0x20 PI, 0x40 PP, 0x80 pshared */
   _Atomic uint32_t described; /* sampler has sent its SyncObject frame */
-  uint64_t first_seen_ns;
+  /* cond: last signaller/broadcaster; sem: last poster; barrier: last
+   * arrival (relaxed stores, read when a wait on the object ends). In the
+   * first line, which the signal's and post's lookup has read already. */
+  _Atomic uint32_t releaser_tid;
   /* Counted under the object's own lock where the kind allows (mutex, spin,
    * rwlock writers): no atomics on the fast path. Others use relaxed atomics. */
   uint64_t acquisitions;
+  /* Beside the counter: the lock fast path compares the two (wrap.h). */
+  _Atomic uint64_t hold_next;    /* acquisition count whose hold is timed next */
   _Atomic uint64_t contentions;
+  uint64_t first_seen_ns;
   _Atomic uint64_t wait_ns;
   _Atomic uint64_t max_wait_ns;
   /* Hold time: each timed hold counts for the acquisitions since the
@@ -274,15 +281,11 @@ typedef struct tm_object {
    * bias and is exact while every acquisition is timed (wrap.h). */
   _Atomic uint64_t hold_ns;      /* sum of weight x timed hold */
   _Atomic uint64_t hold_samples; /* holds timed */
-  _Atomic uint64_t hold_next;    /* acquisition count whose hold is timed next */
   _Atomic uint64_t hold_last;    /* acquisition count of the last timed hold */
   _Atomic uint64_t wait_samples; /* internal locks: sampler ticks seen waiting */
   _Atomic uint32_t has_stack; /* 1 = stack complete, 2 = being written */
   void *first_contention_stack[8]; /* raw PCs, symbolised by the sampler */
   uint32_t stack_depth;
-  /* cond: last signaller/broadcaster; sem: last poster; barrier: last
-   * arrival (relaxed stores, read when a wait on the object ends). */
-  _Atomic uint32_t releaser_tid;
 } tm_object;
 
 /* Finds or adds the object at addr; NULL when the table is full. The id of

@@ -3,6 +3,7 @@
  * with one CAS on its address; nothing is ever removed, so a found entry
  * stays valid and its id stable for the session. Inserts stop at 7/8 of the
  * capacity so that a miss always ends at an empty slot quickly. */
+#include <stddef.h>
 #include <sys/mman.h>
 
 #include "probe.h"
@@ -34,6 +35,9 @@ static tm_object *objects(void) {
 }
 
 _Static_assert(sizeof(tm_object) == 192, "tm_object_home scales the index by 3 << 6");
+_Static_assert(offsetof(tm_object, acquisitions) < 64 && offsetof(tm_object, hold_next) < 64 &&
+                   offsetof(tm_object, releaser_tid) < 64,
+               "the uncontended paths touch the object's first line only");
 
 bool tm_objects_map(void) { return objects() != NULL; }
 

@@ -245,9 +245,11 @@ static bool take_token(uint64_t now) {
 static uint32_t unwind_stack(tm_thread *t) {
   void *pcs[UNWIND_MAX];
   int saved = errno;
+  int cancel = tm_cancel_off(); /* unwind.h: the first unwind may reach a cancellation point */
   t->guard++;
   int n = tm_backtrace(pcs, UNWIND_MAX);
   t->guard--;
+  tm_cancel_restore(cancel);
   errno = saved;
   atomic_fetch_add_explicit(&unwinds, 1, memory_order_relaxed);
   return tm_site_intern(pcs, (uint32_t)(n > 0 ? n : 0), false);

@@ -3,6 +3,8 @@
 #ifndef THREADMON_UNWIND_H
 #define THREADMON_UNWIND_H
 
+#include <pthread.h>
+
 #include "probe.h"
 
 /* Fills o->first_contention_stack once per object, innermost frame first,
@@ -22,5 +24,21 @@ TM_HIDDEN void tm_unwind_first_contention(tm_thread *t, tm_object *o, const void
  * process_vm_readv, which never faults. Returns 0 while another thread
  * is unwinding a foreign stack. Call under the thread's guard. */
 TM_HIDDEN int tm_backtrace(void **pcs, int max);
+
+/* A thread's first stack unwind may read /proc/self/maps (above): a
+ * cancellation point. A thread with a cancel pending (libunwind, used
+ * before, validated addresses by read(2) and write(2)) was unwound out of
+ * pthread_barrier_wait or a contended pthread_mutex_lock, which are not.
+ * Cancellation is off around every unwind a program thread makes, and only
+ * there: setting the state is a compare-and-swap in glibc, twice per wait
+ * when every wait paid it. Turning a deferred cancel back on does not act
+ * on it. */
+static inline int tm_cancel_off(void) {
+  int old;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+  return old;
+}
+
+static inline void tm_cancel_restore(int old) { pthread_setcancelstate(old, NULL); }
 
 #endif

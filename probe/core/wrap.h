@@ -151,6 +151,18 @@ static inline void tm_count_exclusive(const void *addr, uint32_t kind) {
   }
 }
 
+/* A shared acquisition (rwlock reader, semaphore wait): several threads
+ * count at once, so a relaxed atomic add into the home slot's counter, else
+ * the full search out of line. */
+TM_HIDDEN void tm_count_shared_slow(const void *addr, uint32_t kind);
+static inline void tm_count_shared(const void *addr, uint32_t kind) {
+  tm_object *o = tm_object_home_slot(addr);
+  if (TM_LIKELY(tm_object_is(o, addr)))
+    __atomic_fetch_add(&o->acquisitions, 1, __ATOMIC_RELAXED);
+  else
+    tm_count_shared_slow(addr, kind);
+}
+
 /* Unlock paths: ends the timed hold if it is this lock's. */
 static inline void tm_hold_release(const void *addr, uint32_t kind) {
   if (TM_UNLIKELY(tm_hold_addr == addr)) tm_hold_end(addr, kind);

@@ -109,6 +109,10 @@ void tm_count_acquire(tm_object *o, enum tm_acquire acq) {
     __atomic_fetch_add(&o->acquisitions, 1, __ATOMIC_RELAXED);
 }
 
+void tm_count_shared_slow(const void *addr, uint32_t kind) {
+  tm_count_acquire(tm_object_find(addr, kind, 0), TM_ACQ_SHARED);
+}
+
 void tm_count_exclusive_slow(const void *addr, uint32_t kind, uint32_t flags) {
   tm_object *o = tm_object_find(addr, kind, flags);
   if (!o) return;
@@ -116,39 +120,28 @@ void tm_count_exclusive_slow(const void *addr, uint32_t kind, uint32_t flags) {
   tm_hold_tick(o, addr);
 }
 
-/* A thread's first stack unwind may read /proc/self/maps (unwind.h): a
- * cancellation point. A thread with a cancel pending (libunwind, used
- * before, validated addresses by read(2) and write(2)) was unwound out of
- * pthread_barrier_wait or a contended pthread_mutex_lock, which are not.
- * Cancellation is off while the probe may unwind; turning a deferred cancel
- * back on does not act on it. */
-static inline int cancel_off(void) {
-  int old;
-  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
-  return old;
-}
-
-static inline void cancel_restore(int old) { pthread_setcancelstate(old, NULL); }
-
 void tm_wait_begin(tm_wait *w, tm_thread *t, tm_object *o, uint32_t state, uint32_t holder_tid,
                    const void *caller) {
   w->t = t;
   w->o = o;
   w->site_pair = 0;
+  uint64_t now = tm_wait_clock();
   if (o) {
-    int cancel = cancel_off();
-    w->site_pair = tm_site_begin(t, o, tm_wait_clock());
-    cancel_restore(cancel);
+    uint64_t unwinds = tm_sites_unwinds();
+    w->site_pair = tm_site_begin(t, o, now); /* unwinds with cancel off */
+    /* After a call site's unwind (rarely: at most TM_SITE_RATE a second)
+     * the clock again: that was the probe's time, not the wait's. Another
+     * thread's unwind meanwhile only costs a read. */
+    if (TM_UNLIKELY(tm_sites_unwinds() != unwinds)) now = tm_wait_clock();
   }
-  /* After the call site's unwind: that is the probe's time, not the wait's. */
-  w->start_ns = tm_wait_clock();
+  w->start_ns = now;
   w->releaser_tid = holder_tid;
   uint32_t id = o ? __atomic_load_n(&o->id, __ATOMIC_ACQUIRE) : 0;
   tm_push_state(t, state, id, holder_tid, 0, w->start_ns);
   if (o && caller && TM_UNLIKELY(atomic_load_explicit(&o->has_stack, memory_order_relaxed) == 0)) {
-    int cancel = cancel_off();
+    int cancel = tm_cancel_off();
     tm_unwind_first_contention(t, o, caller);
-    cancel_restore(cancel);
+    tm_cancel_restore(cancel);
   }
 }
 

@@ -11,10 +11,14 @@
 #include "session.h"
 
 #define STATUS_EVERY 10 /* ticks between status reads per thread */
-/* Perf software counters duplicate schedstat and stat (task clock, faults)
- * and no view needs them per tick: a thread's are opened and read on every
- * PERF_EVERY-th read that finds it moved (they lag by at most that many
- * runs; a thread that runs fewer times never has them). */
+/* Hardware counters (cycles, instructions) are opened and read on every
+ * PERF_EVERY-th read that finds a thread moved (they lag by at most that
+ * many runs; a thread that runs fewer times never has them). The software
+ * pair (task clock, faults) is never opened: it says what schedstat and
+ * stat already say, and its events in a thread's perf context cost the
+ * kernel about 0.35 us at every switch of that thread, more than the switch
+ * records (tm-bench-switchcost counters vs records, docs/architecture.md);
+ * its wire fields are filled from those files instead. */
 #define PERF_EVERY 8
 /* ... and only for threads that used this much CPU: a thread that wakes for
  * microseconds has nothing for cycle counts to say. */
@@ -182,9 +186,8 @@ void tm_thread_read(tm_session *s, tm_thread *t, tm_sampler_thread *st, int how)
     /* Counters only for threads that keep running: opening them is most of
      * what a short-lived thread would cost the sampler. */
     if (st->moved_reads % PERF_EVERY == 0) {
-      if ((s->src_perf_sw || s->src_perf_hw) && !st->pc_open && tm_fds_spare() &&
-          sc.oncpu_ns >= PERF_MIN_CPU_NS) {
-        tm_perf_counters_open(&st->pc, t->tid, s->src_perf_sw, s->src_perf_hw);
+      if (s->src_perf_hw && !st->pc_open && tm_fds_spare() && sc.oncpu_ns >= PERF_MIN_CPU_NS) {
+        tm_perf_counters_open(&st->pc, t->tid, false, true);
         st->pc_open = true;
       }
       if (st->pc_open) tm_perf_counters_read(&st->pc, &st->pv);
@@ -258,8 +261,10 @@ void tm_thread_read(tm_session *s, tm_thread *t, tm_sampler_thread *st, int how)
   l->asleep_syscall = asleep;
   l->asleep_kind = (Threadmon__AsleepKind)tm_syscall_asleep_kind(asleep);
   l->read_ns = sched_read_ns;
-  l->task_clock_ns = st->pv.v[TM_PC_TASK_CLOCK];
-  l->perf_faults = st->pv.v[TM_PC_FAULTS];
+  if (s->src_perf_sw) { /* what the software counters would count */
+    l->task_clock_ns = sc.oncpu_ns;
+    l->perf_faults = st->stat.minflt + st->stat.majflt;
+  }
   l->cycles = st->pv.v[TM_PC_CYCLES];
   l->instructions = st->pv.v[TM_PC_INSTRUCTIONS];
   l->yields = yields;

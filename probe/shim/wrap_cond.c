@@ -110,9 +110,23 @@ TM_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, cloc
 
 /* Signals never block: they make the object known and name the caller as
  * the releaser of the waits they end. */
-static void note_cond(pthread_cond_t *c) {
+__attribute__((noinline)) static void note_cond_slow(pthread_cond_t *c) {
   tm_thread *t = tm_observer();
   if (t) tm_note_releaser(t, c, TM_KIND_COND);
+}
+
+/* A registered thread and a known cond: one compare, and a store only when
+ * the releaser changes (a producer signalling a cond nobody waits on keeps
+ * its line clean for the waiters' reads). */
+static inline void note_cond(pthread_cond_t *c) {
+  tm_thread *t = tm_observer_fast();
+  tm_object *o = TM_LIKELY(t != NULL) ? tm_object_home(c) : NULL; /* mapped: t registered */
+  if (TM_UNLIKELY(o == NULL)) {
+    note_cond_slow(c);
+    return;
+  }
+  if (atomic_load_explicit(&o->releaser_tid, memory_order_relaxed) != t->tid)
+    atomic_store_explicit(&o->releaser_tid, t->tid, memory_order_relaxed);
 }
 
 int tm_cond_signal(pthread_cond_t *c) {

@@ -94,6 +94,15 @@ static inline bool priority_protected(const pthread_mutex_t *m) {
   return TM_UNLIKELY(m->__data.__kind & TM_MUTEX_PRIO_PROTECT);
 }
 
+/* glibc's kind bit of a robust mutex, the only kind that can be not
+ * recoverable: the hot path tests both bits with one instruction and
+ * leaves robust and PRIO_PROTECT mutexes to lock_general. */
+#define TM_MUTEX_ROBUST 0x10
+
+static inline bool robust_or_protected(const pthread_mutex_t *m) {
+  return TM_UNLIKELY(m->__data.__kind & (TM_MUTEX_ROBUST | TM_MUTEX_PRIO_PROTECT));
+}
+
 static int lock_protected(tm_thread *t, pthread_mutex_t *m, const lock_call *c,
                           const void *caller) {
   int owner = m->__data.__owner;
@@ -117,7 +126,7 @@ static int lock_observed(tm_thread *t, pthread_mutex_t *m, const lock_call *c,
 }
 
 /* Everything but the common case: a thread not registered yet, probe code,
- * a not-recoverable robust mutex, a priority-protected one. */
+ * a robust mutex (which may be not recoverable), a priority-protected one. */
 __attribute__((noinline)) static int lock_general(pthread_mutex_t *m, const lock_call *c,
                                                   const void *caller) {
   tm_thread *t = tm_observer();
@@ -131,7 +140,7 @@ __attribute__((noinline)) static int lock_general(pthread_mutex_t *m, const lock
  * stack aligned. */
 TM_EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
   static const lock_call c = {LOCK, CLOCK_REALTIME, NULL};
-  if (TM_UNLIKELY(tm_observer_fast() == NULL) || not_recoverable(m) || priority_protected(m))
+  if (TM_UNLIKELY(tm_observer_fast() == NULL) || robust_or_protected(m))
     return lock_general(m, &c, TM_CALLER());
   int rc = tm_real.pthread_mutex_trylock(m);
   if (TM_UNLIKELY(rc != 0)) return lock_contended_self(m, rc, &c, TM_CALLER());
@@ -156,12 +165,29 @@ TM_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
   return lock_observed(t, m, &c, TM_CALLER());
 }
 
-TM_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m) {
-  tm_thread *t = tm_observer_fast();
-  if (TM_UNLIKELY(t == NULL)) t = tm_observer();
+__attribute__((noinline)) static int trylock_general(pthread_mutex_t *m) {
+  tm_thread *t = tm_observer();
   int rc = tm_real.pthread_mutex_trylock(m);
   if (t && acquired(rc)) mutex_count(m);
   return rc;
+}
+
+/* Busy, an error, or acquired with its owner dead (EOWNERDEAD: counted,
+ * the caller must make it consistent). A tail call, so that the hot path
+ * keeps no result across the real call. */
+__attribute__((noinline)) static int trylock_failed(pthread_mutex_t *m, int rc) {
+  if (rc == EOWNERDEAD) mutex_count(m);
+  return rc;
+}
+
+/* Like the lock's hot path: a registered thread's success returns 0, so
+ * nothing but m is kept across the call. */
+TM_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m) {
+  if (TM_UNLIKELY(tm_observer_fast() == NULL)) return trylock_general(m);
+  int rc = tm_real.pthread_mutex_trylock(m);
+  if (TM_UNLIKELY(rc != 0)) return trylock_failed(m, rc);
+  mutex_count(m);
+  return 0;
 }
 
 __attribute__((noinline)) static int unlock_sampled(pthread_mutex_t *m) {

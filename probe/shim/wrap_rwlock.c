@@ -35,9 +35,7 @@ static inline void count_fast(pthread_rwlock_t *l, bool writer) {
     tm_count_exclusive(l, TM_KIND_RWLOCK);
     return;
   }
-  tm_object *o = tm_object_home_slot(l);
-  if (TM_UNLIKELY(!tm_object_is(o, l))) o = tm_object_find(l, TM_KIND_RWLOCK, 0);
-  tm_count_acquire(o, TM_ACQ_SHARED);
+  tm_count_shared(l, TM_KIND_RWLOCK);
 }
 
 __attribute__((noinline)) static int rw_contended(tm_thread *t, pthread_rwlock_t *l, int rc,
@@ -74,19 +72,27 @@ __attribute__((noinline)) static int rw_general(pthread_rwlock_t *l, const rw_ca
   return rw_contended(t, l, rc, c, caller);
 }
 
-/* The untimed calls' hot path, like pthread_mutex_lock's. */
-static inline int rw_lock_fast(pthread_rwlock_t *l, const rw_call *c, const void *caller) {
-  bool writer = is_writer(c->kind);
-  if (TM_UNLIKELY(tm_observer_fast() == NULL)) return rw_general(l, c, caller);
-  int rc = try_rw(l, writer);
-  if (TM_UNLIKELY(rc != 0)) return rw_contended(tm_self, l, rc, c, caller);
-  count_fast(l, writer);
-  return 0;
+/* The hot path keeps no record across its trylock: reread it here. */
+__attribute__((noinline)) static int rw_contended_self(pthread_rwlock_t *l, int rc,
+                                                       const rw_call *c, const void *caller) {
+  return rw_contended(tm_self, l, rc, c, caller);
 }
+
+/* The untimed calls' hot path, like pthread_mutex_lock's: only l lives
+ * across the trylock, and the return address is read on the slow branches
+ * alone (a macro, so that TM_CALLER is the exported function's). */
+#define RW_LOCK_FAST(l, c, writer)                                                     \
+  do {                                                                                 \
+    if (TM_UNLIKELY(tm_observer_fast() == NULL)) return rw_general(l, c, TM_CALLER()); \
+    int rc_ = try_rw(l, writer);                                                       \
+    if (TM_UNLIKELY(rc_ != 0)) return rw_contended_self(l, rc_, c, TM_CALLER());       \
+    count_fast(l, writer);                                                             \
+    return 0;                                                                          \
+  } while (0)
 
 TM_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l) {
   static const rw_call c = {RD, CLOCK_REALTIME, NULL};
-  return rw_lock_fast(l, &c, TM_CALLER());
+  RW_LOCK_FAST(l, &c, false);
 }
 
 TM_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime) {
@@ -102,7 +108,7 @@ TM_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clk,
 
 TM_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l) {
   static const rw_call c = {WR, CLOCK_REALTIME, NULL};
-  return rw_lock_fast(l, &c, TM_CALLER());
+  RW_LOCK_FAST(l, &c, true);
 }
 
 TM_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime) {
@@ -116,20 +122,28 @@ TM_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clk,
   return rw_general(l, &c, TM_CALLER());
 }
 
-TM_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) {
-  tm_thread *t = tm_observer_fast();
-  if (TM_UNLIKELY(t == NULL)) t = tm_observer();
-  int rc = tm_real.pthread_rwlock_tryrdlock(l);
-  if (t && rc == 0) count_fast(l, false);
+__attribute__((noinline)) static int try_general(pthread_rwlock_t *l, bool writer) {
+  tm_thread *t = tm_observer();
+  int rc = try_rw(l, writer);
+  if (t && rc == 0) count_fast(l, writer);
   return rc;
 }
 
+#define RW_TRY_FAST(l, writer)                                                  \
+  do {                                                                          \
+    if (TM_UNLIKELY(tm_observer_fast() == NULL)) return try_general(l, writer); \
+    int rc_ = try_rw(l, writer);                                                \
+    if (TM_UNLIKELY(rc_ != 0)) return rc_;                                      \
+    count_fast(l, writer);                                                      \
+    return 0;                                                                   \
+  } while (0)
+
+TM_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) {
+  RW_TRY_FAST(l, false);
+}
+
 TM_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l) {
-  tm_thread *t = tm_observer_fast();
-  if (TM_UNLIKELY(t == NULL)) t = tm_observer();
-  int rc = tm_real.pthread_rwlock_trywrlock(l);
-  if (t && rc == 0) count_fast(l, true);
-  return rc;
+  RW_TRY_FAST(l, true);
 }
 
 __attribute__((noinline)) static int rw_unlock_sampled(pthread_rwlock_t *l) {

@@ -32,11 +32,7 @@ static inline tm_thread *sem_observer(void) {
 /* A successful wait or trywait: readers of a semaphore are many, so the
  * count is atomic. */
 static inline void sem_count(sem_t *s) {
-  tm_object *o = tm_object_home(s);
-  if (TM_LIKELY(o != NULL))
-    atomic_fetch_add_explicit((_Atomic uint64_t *)&o->acquisitions, 1, memory_order_relaxed);
-  else
-    tm_count_acquire(tm_object_get(s, TM_KIND_SEM), TM_ACQ_SHARED);
+  tm_count_shared(s, TM_KIND_SEM);
 }
 
 __attribute__((noinline)) static int sem_blocking(tm_thread *t, sem_t *s, const sem_call *c,

@@ -35,12 +35,19 @@ TM_EXPORT int pthread_spin_lock(pthread_spinlock_t *s) {
   return 0;
 }
 
-TM_EXPORT int pthread_spin_trylock(pthread_spinlock_t *s) {
-  tm_thread *t = tm_observer_fast();
-  if (TM_UNLIKELY(t == NULL)) t = tm_observer();
+__attribute__((noinline)) static int spin_trylock_general(pthread_spinlock_t *s) {
+  tm_thread *t = tm_observer();
   int rc = tm_real.pthread_spin_trylock(s);
   if (t && rc == 0) tm_count_exclusive((const void *)s, TM_KIND_SPIN);
   return rc;
+}
+
+TM_EXPORT int pthread_spin_trylock(pthread_spinlock_t *s) {
+  if (TM_UNLIKELY(tm_observer_fast() == NULL)) return spin_trylock_general(s);
+  int rc = tm_real.pthread_spin_trylock(s);
+  if (TM_UNLIKELY(rc != 0)) return rc;
+  tm_count_exclusive((const void *)s, TM_KIND_SPIN);
+  return 0;
 }
 
 __attribute__((noinline)) static int spin_unlock_sampled(pthread_spinlock_t *s) {
