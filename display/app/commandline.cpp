@@ -71,6 +71,15 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
       QStringLiteral("With --last, also save a capture when WHAT happens: 'deadlock', "
                      "'wait>200ms' (repeatable)."),
       QStringLiteral("WHAT"));
+  const QCommandLineOption triggerAfter(
+      QStringLiteral("trigger-after"),
+      QStringLiteral("Write a trigger's capture MS after it fired, with what followed "
+                     "(default 1000; 0: at once)."),
+      QStringLiteral("MS"));
+  const QCommandLineOption triggerLimit(
+      QStringLiteral("trigger-limit"),
+      QStringLiteral("Write at most N trigger captures a session (default 10; 0: no limit)."),
+      QStringLiteral("N"));
   const QCommandLineOption triggerDir(
       QStringLiteral("trigger-dir"),
       QStringLiteral("Where triggered captures go (default: the current directory)."),
@@ -81,7 +90,7 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
                      "standard input (threadmon run --display --ssh); no port is opened unless "
                      "--listen is given."));
   p.addOptions({listen, token, tokenFile, insecure, open, at, view, shot, size, object, last,
-                trigger, triggerDir, stdinStreams});
+                trigger, triggerAfter, triggerLimit, triggerDir, stdinStreams});
   p.addPositionalArgument(QStringLiteral("captures"), QStringLiteral("Captures to open."),
                           QStringLiteral("[FILE.tmcap...]"));
   p.process(args);
@@ -134,6 +143,24 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
     out->flight.triggers << t;
   }
   if (p.isSet(triggerDir)) out->flight.triggerDir = p.value(triggerDir);
+  for (const QCommandLineOption *o : {&triggerAfter, &triggerLimit}) {
+    if (!p.isSet(*o)) continue;
+    const QString name = o->names().constFirst();
+    if (out->flight.triggers.isEmpty())
+      return QStringLiteral("--%1 goes with --trigger (and --last)").arg(name);
+    bool ok = false;
+    const qulonglong v = p.value(*o).toULongLong(&ok);
+    if (!ok || v > (o == &triggerAfter ? 3600000ull : 100000ull))
+      return QStringLiteral("--%1 wants %2, not '%3'")
+          .arg(name,
+               o == &triggerAfter ? QStringLiteral("milliseconds (0-3600000)")
+                                  : QStringLiteral("a count (0-100000)"),
+               p.value(*o));
+    if (o == &triggerAfter)
+      out->flight.triggerAfterNs = v * 1000000ull;
+    else
+      out->flight.triggerLimit = int(v);
+  }
   out->screenshot = p.value(shot);
   if (!out->screenshot.isEmpty() && out->open.size() != 1)
     return QStringLiteral("--screenshot needs exactly one capture (--open FILE)");

@@ -1,6 +1,7 @@
 #include "livesession.h"
 
 #include <QDir>
+#include <chrono>
 
 #include "detailspool.h"
 #include "flightrecorder.h"
@@ -11,12 +12,17 @@
 LiveSession::LiveSession(tmnet::ProbeConnection *connection, const FlightOptions &flight)
     : connection_(connection),
       page_(new tmui::SessionView(new tmon::SessionModel, tmui::SessionView::Source::Live)),
-      triggerDir_(flight.triggerDir) {
+      triggerDir_(flight.triggerDir),
+      lastNs_(flight.lastNs),
+      triggerAfterNs_(flight.triggerAfterNs),
+      triggerLimit_(flight.triggerLimit) {
   setParent(page_);
   connection_->setParent(this);
   tmon::SessionModel *model = page_->model();
   if (flight.lastNs) {
-    flight_ = std::make_shared<tmnet::FlightRecorder>(flight.lastNs, flight.triggers);
+    // With triggers the ring also keeps what follows one until it is written.
+    const uint64_t ringNs = flight.lastNs + (flight.triggers.isEmpty() ? 0 : flight.triggerAfterNs);
+    flight_ = std::make_shared<tmnet::FlightRecorder>(ringNs, flight.triggers);
     // The ring is the record: the spool would keep every byte on disk.
     connection_->spool()->discard();
     std::weak_ptr<tmnet::FlightRecorder> ring = flight_;
@@ -56,7 +62,7 @@ LiveSession::~LiveSession() {
 }
 
 uint64_t LiveSession::flightWindowNs() const {
-  return flight_ ? flight_->windowNs() : 0;
+  return flight_ ? lastNs_ : 0;
 }
 
 tmon::CaptureLoadResult LiveSession::loadDetail(int64_t t0, int64_t t1, tmon::SessionModel *model) {
@@ -71,8 +77,27 @@ QString LiveSession::saveLast(const QString &path) {
   return flight_->save(path, tr("saved from the display"));
 }
 
-// Written where --trigger-dir says, named by pid and count.
+// Due --trigger-after later, unless --trigger-limit captures were written.
 void LiveSession::onTriggered(const QString &why) {
+  if (triggerLimit_ > 0 && triggersDue_ >= triggerLimit_) {
+    if (!limitTold_) {
+      const QString said = tr("%1: not written, the limit of %2 trigger captures is reached "
+                              "(--trigger-limit); later triggers write none")
+                               .arg(why)
+                               .arg(triggerLimit_);
+      qWarning("threadmon-display: flight recorder: %s", qPrintable(said));
+      page_->setNotice(tr("Flight recorder: %1").arg(said));
+      limitTold_ = true;
+    }
+    return;
+  }
+  ++triggersDue_;
+  QTimer::singleShot(std::chrono::milliseconds(triggerAfterNs_ / 1000000), this,
+                     [this, why] { writeTriggered(why); });
+}
+
+// Written where --trigger-dir says, named by pid and count.
+void LiveSession::writeTriggered(const QString &why) {
   const QString path = QDir(triggerDir_)
                            .filePath(QStringLiteral("threadmon-%1-trigger%2.tmcap")
                                          .arg(connection_->pid())

@@ -33,6 +33,10 @@ struct FlightOptions {
   uint64_t lastNs = 0;                       // 0: no flight recorder (the whole stream is spooled)
   QStringList triggers;                      // "deadlock", "wait>200ms"
   QString triggerDir = QStringLiteral(".");  // where triggered captures go
+  // A trigger's capture is written this long after it fired, so that it
+  // holds what followed too (as threadmon-flight's --post-ms).
+  uint64_t triggerAfterNs = 1000000000ull;
+  int triggerLimit = 10;  // trigger captures written at most; 0: no limit
 };
 
 class LiveSession : public QObject {
@@ -66,6 +70,7 @@ class LiveSession : public QObject {
   void updateStatus();
   void onClosed();
   void onTriggered(const QString &why);
+  void writeTriggered(const QString &why);
 
   tmnet::ProbeConnection *connection_;
   tmui::SessionView *page_;
@@ -74,6 +79,11 @@ class LiveSession : public QObject {
   std::shared_ptr<DetailSpool> detail_;
   QString triggerDir_;
   QStringList triggered_;
+  uint64_t lastNs_ = 0;
+  uint64_t triggerAfterNs_ = 0;
+  int triggerLimit_ = 0;
+  int triggersDue_ = 0;  // fired, written or about to be: what the limit counts
+  bool limitTold_ = false;
 };
 
 #endif

@@ -1,6 +1,7 @@
 // The live display's flight recorder (threadmon-display --last): its
 // options, the capture "Save last" writes (the last window of detail, the
 // whole run's totals, a normal capture the display opens), and a trigger.
+#include <QDir>
 #include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -96,6 +97,21 @@ class TestUiFlight : public QObject {
              QString());
     QCOMPARE(two.flight.triggers, QStringList({"deadlock", "wait>200ms"}));
     QCOMPARE(two.flight.triggerDir, QStringLiteral("/tmp"));
+    QCOMPARE(two.flight.triggerAfterNs, uint64_t(1'000'000'000));  // as threadmon-flight
+    QCOMPARE(two.flight.triggerLimit, 10);
+    DisplayOptions set;
+    QCOMPARE(parseDisplayOptions({"threadmon-display", "--last", "1s", "--trigger", "deadlock",
+                                  "--trigger-after", "0", "--trigger-limit", "3"},
+                                 &set),
+             QString());
+    QCOMPARE(set.flight.triggerAfterNs, uint64_t(0));
+    QCOMPARE(set.flight.triggerLimit, 3);
+    QVERIFY(parseDisplayOptions({"threadmon-display", "--last", "1s", "--trigger-limit", "3"}, &bad)
+                .contains("goes with --trigger"));
+    QVERIFY(parseDisplayOptions({"threadmon-display", "--last", "1s", "--trigger", "deadlock",
+                                 "--trigger-after", "soon"},
+                                &bad)
+                .contains("--trigger-after wants milliseconds"));
   }
 
   // 4 s of the synthetic workload, 1 s kept: the saved capture opens as a
@@ -160,6 +176,25 @@ class TestUiFlight : public QObject {
     std::unique_ptr<tmui::SessionView> opened(openCapture(path, &error));
     QVERIFY2(opened, qPrintable(error));
     QVERIFY(!opened->model()->deadlocks().empty());
+  }
+
+  // A cycle that holds re-triggers a window later, again and again: past
+  // --trigger-limit nothing more is written.
+  void triggersStopAtTheLimit() {
+    LiveRun run;
+    FlightOptions flight;
+    flight.lastNs = 100'000'000;  // the 1.2 s cycle fires about ten times
+    flight.triggers = {QStringLiteral("deadlock")};
+    QVERIFY(QDir(dir_.path()).mkpath(QStringLiteral("limit")));
+    flight.triggerDir = dir_.filePath(QStringLiteral("limit"));
+    flight.triggerAfterNs = 100'000'000;
+    flight.triggerLimit = 2;
+    QVERIFY(run.start(flight));
+    QVERIFY(run.send(synth::deadlockStream(false).bytes));
+    QTRY_COMPARE_WITH_TIMEOUT(run.live->triggeredCaptures().size(), 2, 5000);
+    QTest::qWait(600);  // what fired later is due by now, and was refused
+    QCOMPARE(run.live->triggeredCaptures().size(), 2);
+    QCOMPARE(QDir(flight.triggerDir).entryList({QStringLiteral("*.tmcap")}, QDir::Files).size(), 2);
   }
 };
 
