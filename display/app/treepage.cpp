@@ -4,7 +4,6 @@
 #include <QLabel>
 #include <QTreeWidget>
 #include <QVBoxLayout>
-
 #include <map>
 
 #include "capturetree.h"
@@ -49,7 +48,7 @@ QWidget *makeTreePage(const tmon::CaptureTree &tree, const QString &path,
     const QString capture = tree.captureFor(p.pid);
     item->setText(Pid, QString::number(p.pid));
     item->setText(Program, p.name);
-    item->setText(Ended, !p.ended           ? QObject::tr("not seen")
+    item->setText(Ended, !p.ended            ? QObject::tr("not seen")
                          : p.how == "signal" ? QObject::tr("signal %1").arg(p.status)
                                              : QStringLiteral("%1 %2").arg(p.how).arg(p.status));
     item->setText(Lifetime, p.ended ? duration(p.endNs - p.startNs) : QStringLiteral("-"));
@@ -61,11 +60,10 @@ QWidget *makeTreePage(const tmon::CaptureTree &tree, const QString &path,
   }
   view->expandAll();
   view->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  QObject::connect(view, &QTreeWidget::itemActivated, view,
-                   [open](QTreeWidgetItem *item, int) {
-                     const QString capture = item->data(Pid, Qt::UserRole).toString();
-                     if (!capture.isEmpty()) open(capture);
-                   });
+  QObject::connect(view, &QTreeWidget::itemActivated, view, [open](QTreeWidgetItem *item, int) {
+    const QString capture = item->data(Pid, Qt::UserRole).toString();
+    if (!capture.isEmpty()) open(capture);
+  });
   layout->addWidget(view);
   return page;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/single_threaded.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "lives.h"
@@ -40,6 +41,7 @@ static uint64_t lazy_since_ns;
 static uint32_t lazy_ppid;
 static bool lazy_inherited;
 static bool ended_by__exit; /* the session ends in _exit, not exit */
+static tm_thread *lazy_guard; /* the forking thread's guard, entered in the parent */
 
 /* Probe code running on a program thread: wrappers must pass through. */
 static tm_thread *guard_enter(void) {
@@ -426,7 +428,7 @@ static void lazy_fork_child(uint32_t parent) {
 
 static void fork_child(void) {
   if (atomic_load(&state) == S_LAZY) { /* a lazy process's child: lazy too */
-    lazy_fork_child((uint32_t)getppid());
+    lazy_fork_child((uint32_t)syscall(SYS_getppid));
     return;
   }
   if (atomic_load(&state) != S_RUNNING) return;
@@ -434,7 +436,7 @@ static void fork_child(void) {
     lazy_inherited = true;
     atomic_store(&state, S_LAZY);
     lazy_fork_child(S.pid);
-    guard_leave(fork_guard);
+    lazy_guard = fork_guard; /* left when the session starts: no write now */
     return;
   }
   /* The child's program may get a signal at once (its parent's kill right
@@ -518,6 +520,7 @@ void tm_session_start(void) {
     snprintf(root_output, sizeof root_output, "%s", S.cfg.output);
     char path[TM_PATH_BYTES];
     uint32_t parent;
+    tm_threads_fork_lazily = tree_mode() && S.cfg.follow;
     if (starts_lazy()) {
       lazy_since_ns = tm_now_ns();
       lazy_ppid = (uint32_t)getppid();
@@ -540,17 +543,22 @@ void tm_session_before_create(void) {
   if (!atomic_compare_exchange_strong(&state, &expected, S_STARTING)) return;
   quiet q;
   quiet_enter(&q);
-  tm_thread *g = guard_enter();
+  tm_thread *g = NULL;
   char tag[48], path[TM_PATH_BYTES];
   exec_generation = 0;
   if (lazy_inherited) {
     /* What the fork left of the parent's session is the parent's. */
+    tm_threads_lazy_fork_done();
+    guard_leave(lazy_guard);
+    lazy_guard = NULL;
     tm_sampler_forget(&S);
     tm_transport_abandon(&S.tx);
     release_session(&S);
     lazy_inherited = false;
+    g = guard_enter();
     snprintf(tag, sizeof tag, "%d", (int)getpid());
   } else { /* an exec'd image: the process may have had others */
+    g = guard_enter();
     snprintf(tag, sizeof tag, "%d-at%llu", (int)getpid(),
              (unsigned long long)(lazy_since_ns / 1000000u));
   }
