@@ -90,6 +90,12 @@ def test_tree_is_one_capture():
     check(exp.returncode == 1 and "its life only" in exp.stderr,
           f"export of a /bin/true: {exp.returncode} {exp.stderr}")
 
+    # Recorded again at the same name, as a file would be replaced.
+    again = launcher("record", "-o", out, "--", "/bin/true")
+    check(again.returncode == 0 and os.path.isfile(out) and os.listdir(directory) == ["run.tmcap"],
+          f"recording over a tree: {again.returncode} {again.stderr!r}, left "
+          f"{sorted(os.listdir(directory))}")
+
 
 def test_one_file_per_process_still_opens():
     """The probe without the launcher (no THREADMON_TREE) writes a capture
