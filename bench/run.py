@@ -139,6 +139,7 @@ def main():
         run_section("switch-record cost", micro.switch_cost, build, args.quick, log)
         run_section("sampler scaling", sampler.scaling, build, probe, args.quick, log)
         run_section("fork-heavy", forks.per_child, build, bare, probe, args.quick, log)
+        run_section("fork-heavy", forks.shell_loop, build, bare, probe, args.quick, log)
         run_section("thread creation", create.create_join, build, bare, probe, args.quick, log)
         run_section("accuracy", accuracy.states, build, probe, args.quick, log)
         run_section("M:N matrix multiply", mn.matrix_table, build, bare, probe, args.quick, log)

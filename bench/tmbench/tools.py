@@ -60,6 +60,7 @@ class Threadmon(Tool):
         self.switch_limit = None  # THREADMON_MAX_SWITCH_RATE; None: the probe's default
         self.follow = True  # THREADMON_FOLLOW: a capture for each forked child
         self.compress = None  # THREADMON_COMPRESS; None: the probe's default (zstd level 3)
+        self.tree = True  # THREADMON_TREE, as `threadmon record` sets it: lazy children
         if not perf:
             self.key = "threadmon-noperf"
             self.label = "threadmon, THREADMON_PERF=0"
@@ -84,6 +85,15 @@ class Threadmon(Tool):
         t.follow = False
         t.key = "threadmon-nofollow"
         t.label = "threadmon, THREADMON_FOLLOW=0"
+        return t
+
+    def one_file_per_process(self):
+        """The same probe without THREADMON_TREE (no launcher): every followed
+        child starts its session at once and writes its own capture."""
+        t = self.with_interval(self.interval_ms)
+        t.tree = False
+        t.key = "threadmon-perprocess"
+        t.label = "threadmon, no THREADMON_TREE (a session per child)"
         return t
 
     def compressing(self, level):
@@ -118,6 +128,11 @@ class Threadmon(Tool):
             env["THREADMON_FOLLOW"] = "0"
         if self.compress is not None:
             env["THREADMON_COMPRESS"] = str(self.compress)
+        if self.tree:
+            tree = os.path.join(run_dir, "tree")
+            os.mkdir(tree)
+            open(os.path.join(tree, "lives"), "x").close()
+            env["THREADMON_TREE"] = tree
         return argv, env
 
     def finish(self, run_dir):

@@ -3,6 +3,7 @@
 #include <QFileInfo>
 #include <algorithm>
 
+#include "capturetree.h"
 #include "capturewindow.h"
 #include "overviewbuild.h"
 #include "sessionmodel.h"
@@ -82,7 +83,9 @@ tmui::SessionView *pageForCapture(const QString &path, tmon::SessionModel *model
   return page;
 }
 
-tmui::SessionView *openCapture(const QString &path, QString *error, double atSeconds) {
+tmui::SessionView *openCapture(const QString &given, QString *error, double atSeconds) {
+  // A process tree's capture: the program's own (the first process's).
+  const QString path = tmon::CaptureTree::mainCapture(given);
   auto *model = new tmon::SessionModel;
   const CaptureRead read = readCapture(path, atSeconds, model);
   return pageForCapture(path, model, read, error);

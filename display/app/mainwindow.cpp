@@ -22,11 +22,13 @@
 
 #include "captureloader.h"
 #include "captureopen.h"
+#include "capturetree.h"
 #include "comparepages.h"
 #include "exportaction.h"
 #include "livesession.h"
 #include "muxreader.h"
 #include "probeconnection.h"
+#include "treepage.h"
 #include "probelistener.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
@@ -128,6 +130,21 @@ void MainWindow::followTitle(tmui::SessionView *page) {
 
 void MainWindow::openCaptureFile(const QString &path, double atSeconds,
                                  std::function<void(tmui::SessionView *)> opened) {
+  if (tmon::CaptureTree::isTree(path)) {
+    // A process tree: its processes in a tab, the program's own capture in another.
+    tmon::CaptureTree tree;
+    if (!tree.open(path)) {
+      QMessageBox::warning(this, tr("Cannot open capture"), tree.error());
+      return;
+    }
+    QWidget *processes = makeTreePage(tree, path, [this](const QString &c) { openCaptureFile(c); });
+    const int i = tabs_->addTab(processes, tr("%1: processes").arg(QFileInfo(path).fileName()));
+    tabs_->setTabToolTip(i, path);
+    tabs_->setCurrentIndex(i);
+    const QString root = tree.captureFor(tree.rootPid());
+    if (!root.isEmpty()) openCaptureFile(root, atSeconds, opened);
+    return;
+  }
   auto *reading = new QLabel(tr("Reading %1…").arg(QFileInfo(path).fileName()));
   reading->setAlignment(Qt::AlignCenter);
   const int i = tabs_->addTab(reading, QFileInfo(path).fileName());

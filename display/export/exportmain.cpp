@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "capturetree.h"
 #include "exportformats.h"
 #include "exportoutput.h"
 #include "exportwalk.h"
@@ -29,9 +30,41 @@ int usage(FILE *to) {
       "  --from S --to S   only this part of the run, seconds from the session start\n"
       "  --stream          read the capture a window at a time (the default over 8 MiB);\n"
       "                    --whole: read it whole\n"
-      "  --window S        seconds per window when streaming (default 10)\n",
+      "  --window S        seconds per window when streaming (default 10)\n"
+      "  --pid PID         of a process tree's capture (a directory): this process\n"
+      "                    (default: the tree's first, the program run)\n",
       to);
   return to == stdout ? 0 : 1;
+}
+
+// The capture of pid (0: the root) in the tree at path, or "" with why.
+QString treeCapture(const QString &path, uint32_t pid, QString *why) {
+  CaptureTree tree;
+  if (!tree.open(path)) {
+    *why = QStringLiteral("%1: %2").arg(path, tree.error());
+    return QString();
+  }
+  const TreeProcess *p = tree.find(pid ? pid : tree.rootPid());
+  if (!p) {
+    *why = QStringLiteral("%1: no process %2 in this tree").arg(path).arg(pid);
+    return QString();
+  }
+  const QString capture = tree.captureFor(p->pid);
+  if (capture.isEmpty()) {
+    *why = QStringLiteral("%1: process %2 (%3) ran no thread: the tree has its life only, "
+                          "no capture to export")
+               .arg(path)
+               .arg(p->pid)
+               .arg(p->name);
+    return QString();
+  }
+  *why = QStringLiteral("%1: process %2 (%3), one of the tree's %4 (--pid PID for another; "
+                        "threadmon report %1 lists them)")
+             .arg(path)
+             .arg(p->pid)
+             .arg(p->name)
+             .arg(tree.processes().size());
+  return capture;
 }
 
 }  // namespace
@@ -42,11 +75,13 @@ int main(int argc, char **argv) {
   bool force = false;
   double from = -1, to = -1;
   ExportOptions opt;
+  uint32_t treePid = 0;
   const QStringList args = app.arguments().mid(1);
   for (int i = 0; i < args.size(); i++) {
     QString a = args[i], value;
     bool hasValue = false;
-    for (const char *o : {"--format", "-o", "--output", "--profile", "--from", "--to", "--window"}) {
+    for (const char *o :
+         {"--format", "-o", "--output", "--profile", "--from", "--to", "--window", "--pid"}) {
       if (a == QLatin1String(o) && i + 1 < args.size()) {
         value = args[++i];
         hasValue = true;
@@ -72,6 +107,14 @@ int main(int argc, char **argv) {
       ok = ok && s >= 1 && s <= 3600;
       opt.chunkNs = int64_t(s * 1e9);
       opt.mode = ExportOptions::Stream;
+    } else if (a == "--pid" && hasValue) {
+      treePid = value.toUInt(&ok);
+      ok = ok && treePid;
+      if (!ok) {
+        std::fprintf(stderr, "threadmon-export: --pid wants a process id, not '%s'\n",
+                     qPrintable(value));
+        return 1;
+      }
     } else if (a == "--stream") {
       opt.mode = ExportOptions::Stream;
     } else if (a == "--whole") {
@@ -102,6 +145,17 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "threadmon-export: --profile is waits or holds, not '%s'\n",
                  qPrintable(profile));
     return 1;
+  }
+  if (CaptureTree::isTree(file)) {
+    // One process of the tree: its capture is an ordinary one.
+    if (out.isEmpty()) out = exportFileName(file, *f);
+    QString why;
+    file = treeCapture(file, treePid, &why);
+    if (file.isEmpty()) {
+      std::fprintf(stderr, "threadmon-export: %s\n", qPrintable(why));
+      return 1;
+    }
+    std::fprintf(stderr, "threadmon-export: %s\n", qPrintable(why));
   }
   if (!QFileInfo(file).isFile()) {
     std::fprintf(stderr, "threadmon-export: %s: no such capture\n", qPrintable(file));

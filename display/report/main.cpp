@@ -15,11 +15,13 @@
 #include <cstdio>
 
 #include "capturereader.h"
+#include "capturetree.h"
 #include "capturewriter.h"
 #include "framesizes.h"
 #include "reportjson.h"
 #include "reportrows.h"
 #include "reportstream.h"
+#include "reporttree.h"
 #include "reporttext.h"
 #include "sessionmodel.h"
 #include "tmwire.h"
@@ -43,7 +45,8 @@ int usage(FILE *to) {
       "                    default for captures over 64 MiB); --whole: read it whole\n"
       "  --window S        seconds per window when streaming (default 10)\n"
       "  --check           exit 3 when a number cannot be true (a thread's states past\n"
-      "                    its life, waits past the window: one line each on stderr)\n",
+      "                    its life, waits past the window: one line each on stderr)\n"
+      "  --pid PID         of a process tree's capture (a directory): only that process\n",
       to);
   return to == stdout ? 0 : 1;
 }
@@ -119,13 +122,14 @@ int main(int argc, char **argv) {
   QString file;
   TextOptions text;
   QStringList patterns;
+  uint32_t treePid = 0;
   QStringList args = app.arguments().mid(1);
   for (int i = 0; i < args.size(); i++) {
     QString a = args[i];
     // "--top=5" and "--top 5" alike.
     QString value;
     bool hasValue = false;
-    for (const char *opt : {"--top", "--thread", "--window"}) {
+    for (const char *opt : {"--top", "--thread", "--window", "--pid"}) {
       if (a == QLatin1String(opt) && i + 1 < args.size()) {
         value = args[++i];
         hasValue = true;
@@ -163,6 +167,14 @@ int main(int argc, char **argv) {
       }
     } else if (a == "--thread" && hasValue && !value.isEmpty()) {
       patterns << value;
+    } else if (a == "--pid" && hasValue) {
+      bool ok = false;
+      treePid = value.toUInt(&ok);
+      if (!ok || !treePid) {
+        std::fprintf(stderr, "threadmon-report: --pid wants a process id, not '%s'\n",
+                     qPrintable(value));
+        return 1;
+      }
     } else if (a == "-h" || a == "--help") {
       return usage(stdout);
     } else if (a.startsWith('-') || !file.isEmpty()) {
@@ -172,6 +184,15 @@ int main(int argc, char **argv) {
     }
   }
   if (file.isEmpty()) return usage(stderr);
+  if (tmon::CaptureTree::isTree(file)) {
+    QStringList forwarded;  // the same options for each process's capture
+    const QStringList all = app.arguments().mid(1);
+    for (int i = 0; i < all.size(); i++) {
+      if (all[i] == "--pid") i++;
+      else if (!all[i].startsWith("--pid=") && all[i] != file) forwarded << all[i];
+    }
+    return reportTree(file, treePid, json, forwarded);
+  }
   if (sizes) {
     QString error;
     const QByteArray out = frameSizesText(file, &error).toUtf8();

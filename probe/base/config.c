@@ -96,6 +96,10 @@ int tm_config_load(tm_config *c) {
     if (strlen(v) >= sizeof c->status) return bad("THREADMON_STATUS", v, "path too long");
     strcpy(c->status, v);
   }
+  if ((v = getenv("THREADMON_TREE")) && *v) {
+    if (strlen(v) >= sizeof c->tree - 64) return bad("THREADMON_TREE", v, "path too long");
+    strcpy(c->tree, v);
+  }
   if ((v = getenv("THREADMON_CONNECT")) && *v && parse_connect(c, v)) return -1;
   if ((v = getenv("THREADMON_TOKEN")) && *v) {
     if (strlen(v) >= sizeof c->token) return bad("THREADMON_TOKEN", v, "longer than 255 bytes");

@@ -19,6 +19,7 @@ typedef struct tm_config {
   char port[16];              /* "" for a Unix socket */
   char token[256];            /* THREADMON_TOKEN */
   char status[TM_PATH_BYTES]; /* THREADMON_STATUS: the launcher's status file, "" = none */
+  char tree[TM_PATH_BYTES];   /* THREADMON_TREE: the tree's directory (lives, captures), "" = none */
   uint64_t interval_ns;       /* the tick now: interval_asked_ns, or longer over the budget */
   uint64_t interval_asked_ns; /* THREADMON_INTERVAL_MS, default 10 ms */
   size_t net_buffer_bytes;    /* THREADMON_NET_BUFFER_KB, default 8 MiB */

@@ -199,6 +199,13 @@ TM_HIDDEN uint64_t tm_threads_untracked(void);
  * (constructor priority 101): in the child only the forking thread stays
  * LIVE (with its new tid); every other slot is FREE again, its ring empty. */
 TM_HIDDEN void tm_threads_atfork_child(void);
+/* Set by the session when its children start lazy (a process tree): the
+ * child handler above then touches nothing (each write would copy a page
+ * the fork shared) and leaves the thread unregistered, so every wrapper
+ * passes through; tm_threads_lazy_fork_done does the reset when the child
+ * starts its session. */
+extern bool tm_threads_fork_lazily TM_HIDDEN;
+TM_HIDDEN void tm_threads_lazy_fork_done(void);
 
 /* Iteration for the sampler: slots [0, tm_threads_high_water()). */
 #define TM_MAX_THREADS 16384u

@@ -29,11 +29,16 @@ void tm_fds_init(void) {
   struct rlimit rl;
   rlim_t soft = 1024;
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) soft = rl.rlim_cur;
-  if (soft > 32768) soft = 32768; /* a higher floor only grows the fd table */
   /* An eighth of the limit, at most 1024: schedstat for every thread of
    * a big program, the rarer files and perf counters while there is room. */
   fd_budget = (unsigned)(soft / 8);
   if (fd_budget > 1024) fd_budget = 1024;
+  /* Kept-open descriptors from 1024 (or the limit less the budget): fork
+   * copies the descriptor table up to the highest open number, and at a
+   * limit of 20,000 that copy was half of what the probe added to each
+   * fork (docs/benchmarks.md, "Fork-heavy"). Still above select()'s
+   * FD_SETSIZE, so the numbers a program is likely to use stay free. */
+  if (soft > 1024 + fd_budget) soft = 1024 + fd_budget;
   fd_floor = (int)(soft - fd_budget);
   if (fd_floor < 3) fd_floor = 3;
   fd_used = 0;

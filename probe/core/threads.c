@@ -666,10 +666,32 @@ uint32_t tm_ring_drain(tm_ring *r, tm_event *out, uint32_t max) {
   return drain_raw(&r->head, &r->tail, r->ev, TM_RING_EVENTS - 1, out, max);
 }
 
+bool tm_threads_fork_lazily;
+static tm_thread *lazy_self; /* the forking thread's record, while the child is lazy */
+static bool lazy_reset_pending;
+
+static void reset_for_child(tm_thread *self);
+
 void tm_threads_atfork_child(void) {
+  if (tm_threads_fork_lazily) {
+    if (tm_self) lazy_self = tm_self; /* a lazy process's child keeps its parent's */
+    tm_self = NULL;
+    lazy_reset_pending = true;
+    return;
+  }
+  reset_for_child(tm_self);
+}
+
+void tm_threads_lazy_fork_done(void) {
+  if (!lazy_reset_pending) return;
+  lazy_reset_pending = false;
+  tm_self = lazy_self;
+  reset_for_child(lazy_self);
+}
+
+static void reset_for_child(tm_thread *self) {
   tm_thread *tab = atomic_load_explicit(&table, memory_order_acquire);
   if (!tab) return;
-  tm_thread *self = tm_self;
   atomic_store_explicit(&free_top, 0, memory_order_relaxed);
   uint32_t hw = tm_threads_high_water();
   for (uint32_t i = hw; i-- > 0;) {

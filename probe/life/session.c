@@ -9,8 +9,10 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/single_threaded.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lives.h"
 #include "perf_counters.h"
 #include "probe.h"
 #include "procfs.h"
@@ -23,12 +25,23 @@
 
 _Atomic int tm_active;
 
-enum { S_NONE, S_STARTING, S_RUNNING, S_ENDING, S_OFF };
+/* S_LAZY: a descendant in a process tree (THREADMON_TREE) that has not
+ * started its session: no probe thread, no file, no perf events; its life
+ * is lines in the tree's index (base/lives.h) until its first
+ * pthread_create starts the session. */
+enum { S_NONE, S_STARTING, S_RUNNING, S_ENDING, S_OFF, S_LAZY };
 static _Atomic int state;
 static tm_session S;
 static char root_output[TM_PATH_BYTES]; /* THREADMON_OUTPUT as given */
 static unsigned exec_generation;
 static _Atomic int exit_status;
+/* The lazy process: since when, whose child, and whether its memory holds
+ * the session of the process it was forked from (to drop at its start). */
+static uint64_t lazy_since_ns;
+static uint32_t lazy_ppid;
+static bool lazy_inherited;
+static bool ended_by__exit; /* the session ends in _exit, not exit */
+static tm_thread *lazy_guard; /* the forking thread's guard, entered in the parent */
 
 /* Probe code running on a program thread: wrappers must pass through. */
 static tm_thread *guard_enter(void) {
@@ -39,6 +52,28 @@ static tm_thread *guard_enter(void) {
 
 static void guard_leave(tm_thread *t) {
   if (t && t->guard > 0) t->guard--;
+}
+
+/* Around probe work on a program thread that may malloc or write: the
+ * program's signal handlers must not interrupt it (one that calls malloc
+ * or stdio would deadlock where, without the probe, it would have run),
+ * nor may a cancellation the program left pending act on the probe's
+ * cancellation points (join, close, write). */
+typedef struct quiet {
+  sigset_t old;
+  int cancel_state;
+} quiet;
+
+static void quiet_enter(quiet *q) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &q->old);
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &q->cancel_state);
+}
+
+static void quiet_leave(const quiet *q) {
+  pthread_setcancelstate(q->cancel_state, NULL);
+  pthread_sigmask(SIG_SETMASK, &q->old, NULL);
 }
 
 void tm_note_exit_status(int status) { atomic_store(&exit_status, status); }
@@ -127,6 +162,47 @@ static void release_session(tm_session *s) {
   s->src_perf_switch = s->src_proc_stat = s->perf_switch_paused = false;
 }
 
+/* ---- the process tree's index (THREADMON_TREE) ---- */
+
+static bool tree_mode(void) { return S.cfg.tree[0] != 0; }
+
+/* DIR/<tag>.tmcap: a session's capture inside the tree's directory. */
+static int tree_path(const char *tag, char *out, size_t n) {
+  int w = snprintf(out, n, "%s/%s.tmcap", S.cfg.tree, tag);
+  return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
+static void tree_line(const char *kind, uint32_t ppid, uint64_t since, const char *how,
+                      int status, const char *capture) {
+  tm_life l = {.kind = kind,
+               .pid = (uint32_t)getpid(),
+               .ppid = ppid,
+               .t_ns = tm_now_ns(),
+               .since_ns = since,
+               .how = how,
+               .status = status,
+               .capture = capture,
+               .name = program_invocation_short_name};
+  tm_lives_write(S.cfg.tree, &l);
+}
+
+/* A session opened: its capture's name in the tree's directory. The root's
+ * file is THREADMON_OUTPUT itself, which the launcher moves in as PID.tmcap. */
+static void tree_line_start(const char *path) {
+  if (!tree_mode()) return;
+  char own[32];
+  const char *slash = strrchr(path, '/');
+  size_t dir_len = slash ? (size_t)(slash - path) : 0;
+  const char *name = slash ? slash + 1 : path;
+  if (!path[0]) {
+    name = NULL;
+  } else if (dir_len != strlen(S.cfg.tree) || strncmp(path, S.cfg.tree, dir_len) != 0) {
+    snprintf(own, sizeof own, "%u.tmcap", S.pid);
+    name = own;
+  }
+  tree_line("start", (uint32_t)getppid(), 0, NULL, 0, name);
+}
+
 /* Opens the transport and sources and starts the sampler. */
 static int open_session(const char *path, uint32_t parent_pid) {
   tm_session *s = &S;
@@ -174,6 +250,7 @@ static int open_session(const char *path, uint32_t parent_pid) {
   char lineage[48];
   snprintf(lineage, sizeof lineage, "%u:%u", s->pid, exec_generation);
   setenv("THREADMON_SESSION", lineage, 1);
+  tree_line_start(path);
   return 0;
 }
 
@@ -196,7 +273,18 @@ static void choose_path(char *out, size_t n, uint32_t *parent_pid) {
     snprintf(tag, sizeof tag, "%d", (int)getpid());
     if ((unsigned)getppid() == pid) *parent_pid = pid;
   }
-  if (tm_config_tag_path(root_output, tag, out, n) < 0) snprintf(out, n, "%s", root_output);
+  int bad = tree_mode() ? tree_path(tag, out, n) : tm_config_tag_path(root_output, tag, out, n);
+  if (bad < 0) snprintf(out, n, "%s", root_output);
+}
+
+/* In a tree, a process that inherited the probe without a session of its
+ * own (a spawned child, or a forked one that exec'd before its first
+ * thread) starts lazy. */
+static bool starts_lazy(void) {
+  const char *lineage = getenv("THREADMON_SESSION");
+  unsigned pid = 0, gen = 0;
+  return tree_mode() && S.cfg.follow && lineage && sscanf(lineage, "%u:%u", &pid, &gen) == 2 &&
+         pid != (unsigned)getpid();
 }
 
 /* ---- ending ---- */
@@ -221,6 +309,12 @@ static void finish_session(int reason, int status) {
   f.goodbye = &b;
   tm_emit(&S, &f, TM_TO_ALL);
   tm_transport_flush(&S.tx, EXIT_FLUSH_MS);
+  if (tree_mode())
+    tree_line("end", (uint32_t)getppid(), S.start_ns,
+              reason == THREADMON__END_REASON__END_EXEC ? "exec"
+              : ended_by__exit                          ? "_exit"
+                                                        : "exit",
+              status, NULL);
   tm_session_report_net(&S, true);
   tm_session_report_file(&S);
   atomic_store(&tm_active, 0);
@@ -228,7 +322,18 @@ static void finish_session(int reason, int status) {
   atomic_store(&state, S_OFF);
 }
 
+/* The lazy process ends: its one line, once. */
+static void lazy_end(const char *how, int status) {
+  int expected = S_LAZY;
+  if (!atomic_compare_exchange_strong(&state, &expected, S_OFF)) return;
+  tree_line("end", lazy_ppid, lazy_since_ns, how, status, NULL);
+}
+
 static void end_session(int reason, int status) {
+  if (atomic_load(&state) == S_LAZY) {
+    if (reason != THREADMON__END_REASON__END_EXEC) lazy_end("exit", status);
+    return;
+  }
   if (!session_is_ours()) return;
   int expected = S_RUNNING;
   if (!atomic_compare_exchange_strong(&state, &expected, S_ENDING)) return;
@@ -265,6 +370,10 @@ static void finish_on_probe_thread(void) {
 }
 
 void tm_session_end_for__exit(int status) {
+  if (atomic_load(&state) == S_LAZY) {
+    lazy_end("_exit", status);
+    return;
+  }
   if (atomic_load(&state) != S_RUNNING || !session_is_ours()) return;
   int expected = S_RUNNING;
   if (!atomic_compare_exchange_strong(&state, &expected, S_ENDING)) return;
@@ -272,6 +381,7 @@ void tm_session_end_for__exit(int status) {
    * the final tick needs (malloc's): the probe's thread ends the session,
    * and this one only waits for it, never past the flush limit. */
   exit_call_status = status;
+  ended_by__exit = true;
   tm_sampler_handoff(&S, finish_on_probe_thread, EXIT_FLUSH_MS + 500);
 }
 
@@ -307,8 +417,29 @@ static void fork_parent(void) {
 
 static void open_child_session(void);
 
+/* A forked child in a tree: lazy until its first thread. Nothing of the
+ * parent's session is touched (freeing it would fault in and copy the
+ * pages the fork shared): it is dropped if the session ever starts. */
+static void lazy_fork_child(uint32_t parent) {
+  lazy_since_ns = tm_now_ns();
+  lazy_ppid = parent;
+  atomic_store(&tm_active, 0);
+  tree_line("fork", parent, 0, NULL, 0, NULL);
+}
+
 static void fork_child(void) {
+  if (atomic_load(&state) == S_LAZY) { /* a lazy process's child: lazy too */
+    lazy_fork_child((uint32_t)syscall(SYS_getppid));
+    return;
+  }
   if (atomic_load(&state) != S_RUNNING) return;
+  if (tree_mode() && S.cfg.follow) {
+    lazy_inherited = true;
+    atomic_store(&state, S_LAZY);
+    lazy_fork_child(S.pid);
+    lazy_guard = fork_guard; /* left when the session starts: no write now */
+    return;
+  }
   /* The child's program may get a signal at once (its parent's kill right
    * after fork): its handler must not interrupt the probe inside malloc or
    * stdio while the new session opens. It runs as soon as we are done. */
@@ -390,8 +521,14 @@ void tm_session_start(void) {
     snprintf(root_output, sizeof root_output, "%s", S.cfg.output);
     char path[TM_PATH_BYTES];
     uint32_t parent;
-    choose_path(path, sizeof path, &parent);
-    if (open_session(path, parent) == 0) {
+    tm_threads_fork_lazily = tree_mode() && S.cfg.follow;
+    if (starts_lazy()) {
+      lazy_since_ns = tm_now_ns();
+      lazy_ppid = (uint32_t)getppid();
+      next = S_LAZY;
+      atexit(at_exit);
+      pthread_atfork(fork_prepare, fork_parent, fork_child);
+    } else if (choose_path(path, sizeof path, &parent), open_session(path, parent) == 0) {
       next = S_RUNNING;
       atexit(at_exit);
       pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -399,6 +536,38 @@ void tm_session_start(void) {
   }
   atomic_store(&state, next);
   guard_leave(g);
+}
+
+void tm_session_before_create(void) {
+  int expected = S_LAZY;
+  if (atomic_load_explicit(&state, memory_order_relaxed) != S_LAZY) return;
+  if (!atomic_compare_exchange_strong(&state, &expected, S_STARTING)) return;
+  quiet q;
+  quiet_enter(&q);
+  tm_thread *g = NULL;
+  char tag[48], path[TM_PATH_BYTES];
+  exec_generation = 0;
+  if (lazy_inherited) {
+    /* What the fork left of the parent's session is the parent's. */
+    tm_threads_lazy_fork_done();
+    guard_leave(lazy_guard);
+    lazy_guard = NULL;
+    tm_sampler_forget(&S);
+    tm_transport_abandon(&S.tx);
+    release_session(&S);
+    lazy_inherited = false;
+    g = guard_enter();
+    snprintf(tag, sizeof tag, "%d", (int)getpid());
+  } else { /* an exec'd image: the process may have had others */
+    g = guard_enter();
+    snprintf(tag, sizeof tag, "%d-at%llu", (int)getpid(),
+             (unsigned long long)(lazy_since_ns / 1000000u));
+  }
+  int next = S_OFF;
+  if (tree_path(tag, path, sizeof path) == 0 && open_session(path, lazy_ppid) == 0) next = S_RUNNING;
+  atomic_store(&state, next);
+  guard_leave(g);
+  quiet_leave(&q);
 }
 
 /* After threads.c's constructor (101): perf's inherited switch events must

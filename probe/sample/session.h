@@ -75,5 +75,8 @@ void tm_session_end_for__exit(int status);
 pid_t tm_session_fork(pid_t (*real_fork)(void));
 /* The exec failed and the image stays: open a new session. */
 void tm_session_exec_failed(void);
+/* pthread_create's first step: a lazy process (in a tree, no session yet)
+ * starts its session before its first thread. */
+void tm_session_before_create(void);
 
 #endif

@@ -47,6 +47,7 @@ static void *tm_trampoline(void *arg) {
 TM_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*routine)(void *),
                              void *arg) {
   atomic_store_explicit(&tm_program_created_thread, 1, memory_order_relaxed);
+  tm_session_before_create();
   tm_thread *self = tm_observer();
   if (!self) return tm_real.pthread_create(th, attr, routine, arg);
   void *routine_ptr;

@@ -5,8 +5,8 @@
 
 PROGRAM (one per group, built from tests/conformance/*.c) lists its cases
 with --list. Each case runs once without the probe and once with
-LD_PRELOAD=libthreadmon.so and THREADMON_OUTPUT (as `threadmon record` sets
-them), both in a fresh session with core dumps off. A case passes when:
+LD_PRELOAD=libthreadmon.so, THREADMON_OUTPUT and THREADMON_TREE (as
+`threadmon record` sets them: children that make no thread run lazy), both in a fresh session with core dumps off. A case passes when:
 
 - both runs end within the timeout (a hang is a failure: the process group
   is killed, after gdb printed every thread's stack if gdb is installed);
@@ -118,7 +118,9 @@ def check_captures(scratch, capture, run, flags, problems, log):
     """Every capture reads to its end; the process's own has its exit status."""
     if not os.path.exists(REPORT):
         return
-    files = sorted(glob.glob(os.path.join(scratch, "*.tmcap")))
+    tree = os.path.join(scratch, "tree")
+    files = sorted(glob.glob(os.path.join(scratch, "*.tmcap")) +
+                   glob.glob(os.path.join(tree, "*.tmcap")))
     if capture not in files:
         problems.append(f"no capture written to {os.path.basename(capture)}")
         return
@@ -141,9 +143,9 @@ def check_captures(scratch, capture, run, flags, problems, log):
     # The image that ended the process: its last exec'd one (FILE.PID-execN),
     # else the one the probe started in.
     pid = reports[capture].get("process", {}).get("pid")
-    stem = capture[:-len(".tmcap")]
-    execs = [p for p in reports if p.startswith(f"{stem}.{pid}-exec")]
-    last = max(execs, key=lambda p: int(p[len(f"{stem}.{pid}-exec"):-len(".tmcap")]),
+    stem = os.path.join(tree, "")
+    execs = [p for p in reports if p.startswith(f"{stem}{pid}-exec")]
+    last = max(execs, key=lambda p: int(p[len(f"{stem}{pid}-exec"):-len(".tmcap")]),
                default=capture)
     got = reports[last].get("process", {}).get("exit_status")
     if got != run.status:
@@ -166,7 +168,10 @@ def run_case(program, name, flags, index, scratch_root):
     bare = Run(argv, clean_env(), scratch)
     capture = os.path.join(scratch, f"{name}.tmcap")
     env = clean_env()
-    env.update({"LD_PRELOAD": PROBE, "THREADMON_OUTPUT": capture})
+    tree = os.path.join(scratch, "tree")
+    os.mkdir(tree)
+    open(os.path.join(tree, "lives"), "x").close()
+    env.update({"LD_PRELOAD": PROBE, "THREADMON_OUTPUT": capture, "THREADMON_TREE": tree})
     probed = Run(argv, env, scratch)
 
     problems = []

@@ -1,6 +1,7 @@
-"""The launcher's closing line names every capture a run wrote: an exec'd
-image (a `#!/usr/bin/env` script, `sh -c 'exec ...'`) and each forked child
-write their own, next to the one given with -o."""
+"""The launcher's closing line names the capture a run wrote: one, for any
+process tree. An exec'd image (a `#!/usr/bin/env` script, `sh -c 'exec
+...'`) and each forked child that starts a session write their own capture
+inside it (docs/format.md, "Process trees")."""
 import os
 import re
 import shutil
@@ -20,19 +21,32 @@ def record_in_own_dir(name, command, env=None):
     found = re.match(r"threadmon: wrote (.*); see: threadmon report (\S+)$", last[0])
     if not check(found, f"{name}: closing line {last[0]!r}"):
         return proc, directory, [], None
-    listed = re.findall(r"(\S+) \(\d+ KiB\)", found.group(1))
+    listed = re.findall(r"(\S+) \((?:\d+ process(?:es)?, )?\d+ KiB\)", found.group(1))
     return proc, directory, listed, found.group(2)
 
 
-def check_names_every_file(name, directory, listed):
-    on_disk = sorted(os.listdir(directory))
-    named = sorted(os.path.basename(p) for p in listed)
-    check(named == on_disk, f"{name}: closing line names {named}, the directory holds {on_disk}")
-    for path in listed:
-        check(os.path.dirname(path) == directory, f"{name}: {path} is not in {directory}")
+def tree_of(directory):
+    """The report of out.tmcap, a process tree's capture (a directory):
+    (processes by pid, reports by pid)."""
+    out = os.path.join(directory, "out.tmcap")
+    check(os.path.isdir(out), f"{out} is not a process tree's directory")
+    doc = tmtest.report_json(out)
+    processes = {p["pid"]: p for p in doc.get("tree", {}).get("processes", [])}
+    reports = {r["pid"]: r["report"] for r in doc.get("reports", [])}
+    return processes, reports
+
+
+def check_one_capture(name, directory, listed, first):
+    """Everything the run wrote is out.tmcap, and the closing line says so."""
+    out = os.path.join(directory, "out.tmcap")
+    check(sorted(os.listdir(directory)) == ["out.tmcap"],
+          f"{name}: the run left {sorted(os.listdir(directory))}, expected only out.tmcap")
+    check(listed == [out] and first == out, f"{name}: the closing line names {listed}, {first}")
 
 
 def test_env_script_names_the_interpreters_capture():
+    """env execs python3 in the same process: two images, one capture (the
+    tree's directory), whose report is the interpreter's."""
     tmtest.require_report()
     script = os.path.join(tmtest.Temp.dir(), "hello.py")
     with open(script, "w") as f:
@@ -40,14 +54,12 @@ def test_env_script_names_the_interpreters_capture():
     os.chmod(script, 0o755)
     proc, directory, listed, first = record_in_own_dir("env_script", [script])
     check(proc.returncode == 0, f"env script exited {proc.returncode}: {proc.stderr!r}")
-    pid = re.search(r"pid (\d+)", proc.stdout)
-    exec_capture = os.path.join(directory, f"out.{pid.group(1) if pid else '?'}-exec1.tmcap")
-    check(exec_capture in listed, f"{exec_capture} not named in {listed}")
-    check(first == exec_capture, f"the line says to read {first}, not {exec_capture}")
-    check_names_every_file("env_script", directory, listed)
-    if os.path.exists(exec_capture):
-        exe = tmtest.report_json(exec_capture).get("process", {}).get("exe", "")
-        check("python3" in os.path.basename(exe), f"{exec_capture} records {exe!r}")
+    check_one_capture("env_script", directory, listed, first)
+    pid = int(re.search(r"pid (\d+)", proc.stdout).group(1))
+    processes, reports = tree_of(directory)
+    check(list(processes) == [pid], f"the tree lists {list(processes)}, expected only {pid}")
+    exe = reports.get(pid, {}).get("process", {}).get("exe", "")
+    check("python3" in os.path.basename(exe), f"the process's report records {exe!r}")
 
 
 def test_shell_exec_after_a_path_search():
@@ -59,32 +71,41 @@ def test_shell_exec_after_a_path_search():
     proc, directory, listed, first = record_in_own_dir(
         "shell_exec", ["sh", "-c", "exec spin_sleep --repeats 2"], env=env)
     check(proc.returncode == 0, f"sh -c exec exited {proc.returncode}: {proc.stderr!r}")
-    check(len(listed) == 2, f"{len(listed)} captures named, expected the shell's and "
-          f"spin_sleep's: {listed}")
-    check_names_every_file("shell_exec", directory, listed)
-    if first and re.search(r"out\.\d+-exec1\.tmcap$", first):
-        exe = tmtest.report_json(first).get("process", {}).get("exe", "")
-        check(exe.endswith("/spin_sleep"), f"{first} records {exe!r}, not spin_sleep")
-    else:
-        check(False, f"the line says to read {first}, not the exec'd spin_sleep's")
-    # The shell's own capture ends at its exec: no exit status of its own
-    # (it used to read "exit status 0", whatever the program went on to do).
-    shell = tmtest.report_json(os.path.join(directory, "out.tmcap")).get("process", {})
+    check_one_capture("shell_exec", directory, listed, first)
+    inside = sorted(n for n in os.listdir(os.path.join(directory, "out.tmcap")) if n != "lives")
+    check(len(inside) == 2 and re.fullmatch(r"\d+-exec1\.tmcap", inside[0]) and
+          re.fullmatch(r"\d+\.tmcap", inside[1]),
+          f"the tree holds {inside}, expected the shell's and spin_sleep's captures")
+    processes, reports = tree_of(directory)
+    (pid, report), = reports.items() if len(reports) == 1 else ((0, {}),)
+    exe = report.get("process", {}).get("exe", "")
+    check(exe.endswith("/spin_sleep"), f"the process's report records {exe!r}, not spin_sleep")
+    check(processes.get(pid, {}).get("exit_status") == 0, f"the tree says {processes.get(pid)}")
+    # The shell's own image ends at its exec: no exit status of its own.
+    shell = tmtest.report_json(os.path.join(directory, "out.tmcap", f"{pid}.tmcap"))
+    shell = shell.get("process", {})
     check(shell.get("exec") is True and shell.get("exit_status") is None,
           f"the shell's capture: exec {shell.get('exec')!r}, "
           f"exit_status {shell.get('exit_status')!r}")
 
 
 def test_forked_children_are_named():
+    """Two forked children that exec a threaded program: the tree lists
+    them under the shell, each with its own capture and exit status."""
     tmtest.require_report()
     wl = workload("spin_sleep")
     proc, directory, listed, first = record_in_own_dir(
         "forks", ["sh", "-c", f"{wl} --repeats 2 & {wl} --repeats 2 & wait"])
     check(proc.returncode == 0, f"forking shell exited {proc.returncode}: {proc.stderr!r}")
-    # The shell, and per child its fork (a shell) and its exec'd spin_sleep.
-    check(len(listed) == 5, f"{len(listed)} captures named, expected 5: {listed}")
-    check(first == os.path.join(directory, "out.tmcap"), f"the line says to read {first}")
-    check_names_every_file("forks", directory, listed)
+    check_one_capture("forks", directory, listed, first)
+    processes, reports = tree_of(directory)
+    root = [p for p in processes.values() if p["depth"] == 0]
+    kids = [p for p in processes.values() if p["name"] == "spin_sleep"]
+    check(len(root) == 1 and len(kids) == 2 and all(k["ppid"] == root[0]["pid"] for k in kids),
+          f"the tree: {list(processes.values())}")
+    for k in kids:
+        check(k.get("exit_status") == 0 and k["pid"] in reports,
+              f"spin_sleep {k['pid']}: {k}, reported: {k['pid'] in reports}")
 
 
 def test_follow_off_writes_one_capture():
@@ -109,9 +130,9 @@ def test_relative_output_keeps_its_form():
     directory = os.path.join(tmtest.Temp.dir(), "relative")
     os.mkdir(directory)
     proc = launcher("record", "-o", "rel.tmcap", "--", "sh", "-c", "exec true", cwd=directory)
-    check(re.search(r"wrote rel\.tmcap \(\d+ KiB\), rel\.\d+-exec1\.tmcap \(\d+ KiB\); "
-                    r"see: threadmon report rel\.\d+-exec1\.tmcap$", proc.stderr.strip()),
-          f"closing line {proc.stderr.strip()!r}")
+    # Two images of one process: one capture, the directory of its tree.
+    check(re.search(r"wrote rel\.tmcap \(1 process, \d+ KiB\); see: threadmon report rel\.tmcap$",
+                    proc.stderr.strip()), f"closing line {proc.stderr.strip()!r}")
     shutil.rmtree(directory, ignore_errors=True)
 
 

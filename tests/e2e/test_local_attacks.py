@@ -250,15 +250,20 @@ def test_attacks_fail():
         rec = launcher("record", "-o", os.path.join(out_dir, "out.tmcap"), "--", "sh", "-c",
                        f"{wl} --repeats 2 & {wl} --repeats 2 & wait")
         check(rec.returncode == 0, f"record -o exited {rec.returncode}: {rec.stderr!r}")
-        written = [n for n in os.listdir(out_dir) if n.endswith(".tmcap")
-                   and not os.path.islink(os.path.join(out_dir, n))]
-        check(len(written) >= 3, f"root's captures in {out_dir}: {sorted(written)}")
-        for n in written:
-            st = os.lstat(os.path.join(out_dir, n))
-            check(st.st_uid == 0, f"{n} belongs to uid {st.st_uid}, not root")
-        report = tmtest.report_json(os.path.join(out_dir, "out.tmcap"))
-        exe = os.path.basename(str(report.get("process", {}).get("exe")))
-        check(exe in ("sh", "dash", "bash"), f"out.tmcap is not root's shell: {exe}")
+        # One capture, the process tree's directory, and all in it root's.
+        tree = os.path.join(out_dir, "out.tmcap")
+        check(os.path.isdir(tree) and not os.path.islink(tree), f"{tree} is not the tree's")
+        written = sorted(os.listdir(tree)) if os.path.isdir(tree) else []
+        check(len(written) >= 4, f"root's captures in {tree}: {written}")
+        for n in [tree] + [os.path.join(tree, n) for n in written]:
+            st = os.lstat(n)
+            check(st.st_uid == 0 and not os.path.islink(n),
+                  f"{n} belongs to uid {st.st_uid}, not root, or is a link")
+        doc = tmtest.report_json(tree)
+        reports = {r["pid"]: r["report"] for r in doc.get("reports", [])}
+        root = doc.get("tree", {}).get("root")
+        exe = os.path.basename(str(reports.get(root, {}).get("process", {}).get("exe")))
+        check(exe in ("sh", "dash", "bash"), f"the tree's first process is not root's shell: {exe}")
 
         # record --last, with a link at the old OUT.partial name.
         plant(stranger, victim, out_dir, ["last.tmcap.partial", "last.tmcap"])

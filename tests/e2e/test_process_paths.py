@@ -50,13 +50,22 @@ def test_exit_call():
 
 
 def test_forked_child_exit_call():
+    """A forked child with threads: the run is a process tree, one capture
+    holding the parent's and the child's (docs/format.md, "Process trees")."""
     tmtest.require_report()
-    capture, report = same_as_bare("fork_exit", "fork_exit", "5")
-    check_ended("parent", report, 5, workers=0)
-    children = [c for c in glob.glob(capture[:-len(".tmcap")] + ".*.tmcap")]
-    check(len(children) == 1, f"{len(children)} child captures, expected 1: {children}")
-    for child in children:
-        check_ended("child's _exit(5)", report_json(child), 5)
+    capture, tree = same_as_bare("fork_exit", "fork_exit", "5")
+    check(glob.glob(capture[:-len(".tmcap")] + ".*.tmcap") == [],
+          "a child's capture was written beside the tree's")
+    processes = tree.get("tree", {}).get("processes", [])
+    reports = {r["pid"]: r["report"] for r in tree.get("reports", [])}
+    check(len(processes) == 2 and len(reports) == 2,
+          f"{len(processes)} processes, {len(reports)} reports: expected the parent and the child")
+    if len(processes) == 2 and sorted(reports) == sorted(p["pid"] for p in processes):
+        parent, child = processes
+        check_ended("parent", reports[parent["pid"]], 5, workers=0)
+        check_ended("child's _exit(5)", reports[child["pid"]], 5)
+        check(child.get("exit_status") == 5 and child.get("ended_by") == "_exit",
+              f"the tree's index says the child ended {child}")
 
 
 def test_pthread_exit_ends_process():
