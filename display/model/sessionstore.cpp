@@ -432,6 +432,7 @@ void SessionStore::applySyncObject(const Threadmon__SyncObject &o) {
     classifyRuntime(i, i.firstContentionStack);
   }
   if (o.flags) i.flags = o.flags;
+  if (o.made_at && *o.made_at) i.madeAt = shownFrame(o.made_at, o.made_at_location);
 }
 
 void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {

@@ -256,6 +256,8 @@ void preloadSourceLines(const Threadmon__Frame &frame) {
   } else if (frame.body_case == THREADMON__FRAME__BODY_SYNC_OBJECT) {
     n = frame.sync_object->n_first_contention_locations;
     locations = frame.sync_object->first_contention_locations;
+    if (const Threadmon__CodeLocation *made = frame.sync_object->made_at_location)
+      sourceLine(codeLocationOf(*made));
   }
   for (size_t i = 0; i < n; i++)
     if (locations[i]) sourceLine(codeLocationOf(*locations[i]));
