@@ -178,7 +178,8 @@ QString SyncObjectInfo::name() const {
     case NamedBy::Symbol:
       return symbolText();
     case NamedBy::MadeAt:
-      return QStringLiteral("made in %1").arg(siteName(madeAt).text());
+      return (madeMember.isEmpty() ? QString() : madeMember + u' ') +
+             QStringLiteral("made in %1").arg(siteName(madeAt).text());
     case NamedBy::FirstUse:
       return QStringLiteral("first used in %1").arg(siteName(callSite()).text());
     case NamedBy::Address:

@@ -217,10 +217,11 @@ QString namedByKey(SyncObjectInfo::NamedBy by) {
 
 // The initialiser's call site: the frame as shown and its parts (file and
 // line null when the module's debug information is not on this machine).
-QJsonValue madeAtJson(const QString &frame) {
+QJsonValue madeAtJson(const QString &frame, const QString &member) {
   if (frame.isEmpty()) return QJsonValue();
   const SiteName n = siteName(frame);
   return QJsonObject{{"frame", frame},
+                     {"member", member.isEmpty() ? QJsonValue() : QJsonValue(member)},
                      {"module", n.module},
                      {"function", n.function},
                      {"file", n.line ? QJsonValue(n.file) : QJsonValue()},
@@ -250,7 +251,7 @@ QJsonObject syncJson(const ReportRows &rows, const SyncRow &row) {
   // the program made the object (null when the probe saw no initialiser).
   o["name"] = s.name();
   o["named_by"] = namedByKey(s.namedBy());
-  o["made_at"] = madeAtJson(s.madeAt);
+  o["made_at"] = madeAtJson(s.madeAt, s.madeMember);
   // Unknown is null, never 0: no wrapper counted a hidden lock's
   // acquisitions nor timed its longest wait, and a session read from
   // outside (SOURCE_ATTACH) counted no object's acquisitions nor holds.

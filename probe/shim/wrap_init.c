@@ -6,6 +6,7 @@
  * Nothing else: an initialiser creates no sync object (one never used is
  * never described), and the lock and wait paths stay as they are.
  * Programs make their locks once, so this costs a lookup per object made. */
+#include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
 
@@ -19,9 +20,14 @@
 TM_SYMVER(tm_cond_init, pthread_cond_init, "@@GLIBC_2.3.2");
 TM_SYMVER(tm_cond_init_old, pthread_cond_init, "@GLIBC_2.2.5");
 
-/* The real call answered rc for obj, made by the call returning to caller. */
+/* The real call answered rc for obj, made by the call returning to caller.
+ * The caller's errno stays as the real call left it (registering a thread
+ * may make system calls). */
 static int made(int rc, const void *obj, const void *caller) {
-  if (rc == 0 && tm_observer() != NULL) tm_made_at_note(obj, caller);
+  if (rc != 0) return rc;
+  int err = errno;
+  if (tm_observer() != NULL) tm_made_at_note(obj, caller);
+  errno = err;
   return rc;
 }
 
