@@ -473,6 +473,15 @@ class TestUi : public QObject {
     QCOMPARE(tmon::findings_detail::objectName(m, 4),
              QStringLiteral("mutex at 0x55550300 ([heap])"));
     QCOMPARE(tmon::findings_detail::objectName(m, 5), QStringLiteral("mutex app!table_lock"));
+    // --object selects by the start of that name too.
+    auto *model = new tmon::SessionModel;
+    b.applyTo(model);
+    tmui::SessionView page(model, tmui::SessionView::Source::Replay);
+    QVERIFY(selectSyncObject(&page, QStringLiteral("first used in worker")));
+    QCOMPARE(page.syncView()->selectedObject(), 2u);
+    QVERIFY(selectSyncObject(&page, QStringLiteral("table_lock")));
+    QCOMPARE(page.syncView()->selectedObject(), 5u);
+    QVERIFY(!selectSyncObject(&page, QStringLiteral("made in nowhere")));
   }
 
   void syncFilterNarrowsRows() {
