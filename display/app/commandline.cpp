@@ -58,7 +58,8 @@ QString parseDisplayOptions(const QStringList &args, DisplayOptions *out) {
                                 QStringLiteral("Screenshot size, WIDTHxHEIGHT (default 1100x700)."),
                                 QStringLiteral("WxH"));
   const QCommandLineOption object(QStringLiteral("object"),
-                                  QStringLiteral("Select this sync object (symbol, e.g. lock, or id)."),
+                                  QStringLiteral("Select this sync object (symbol, e.g. lock; the "
+                                                 "start of its name, e.g. table->lock; or id)."),
                                   QStringLiteral("NAME"));
   const QCommandLineOption last(
       QStringLiteral("last"),

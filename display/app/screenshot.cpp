@@ -94,7 +94,9 @@ bool selectSyncObject(tmui::SessionView *page, const QString &object) {
   const tmon::SessionModel &m = *page->model();
   for (int i = 0; i < m.syncObjectCount(); ++i) {
     const tmon::SyncObjectInfo &o = m.syncObject(i);
-    if (QString::number(o.id) == object || o.symbol.startsWith(object)) {
+    // By id, symbol, or the start of its name ("table->lock", "made in make_table").
+    if (QString::number(o.id) == object || o.symbol.startsWith(object) ||
+        (!object.isEmpty() && o.name().startsWith(object))) {
       page->syncView()->refreshNow();
       page->syncView()->selectObject(o.id);
       return true;

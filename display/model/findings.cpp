@@ -206,6 +206,10 @@ QString objectName(const SessionModel &m, uint32_t objectId) {
     return QStringLiteral("a Python lock (threading.Lock or RLock; sem at %1)").arg(addr);
   if (!symbol.isEmpty() && !module.isEmpty() && !module.startsWith('['))
     return QStringLiteral("%1 %2!%3").arg(kind, module, symbol);
+  // A heap or stack object: where the program made it, or first used it.
+  const SyncObjectInfo::NamedBy by = o.namedBy();
+  if (by == SyncObjectInfo::NamedBy::MadeAt || by == SyncObjectInfo::NamedBy::FirstUse)
+    return QStringLiteral("%1 %2").arg(kind, o.name());
   if (!module.isEmpty()) return QStringLiteral("%1 at %2 (%3)").arg(kind, addr, module);
   return QStringLiteral("%1 at %2").arg(kind, addr);
 }

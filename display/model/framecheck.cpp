@@ -380,6 +380,12 @@ bool FrameCheck::checkSyncObject(Threadmon__SyncObject *o) {
   cut(o->symbol);
   cutList(o->first_contention_stack, &o->n_first_contention_stack);
   cutLocations(o->first_contention_locations, &o->n_first_contention_locations);
+  cut(o->made_at);
+  if (o->made_at_location) {
+    Threadmon__CodeLocation *made[1] = {o->made_at_location};
+    size_t one = 1;
+    cutLocations(made, &one);
+  }
   return true;
 }
 

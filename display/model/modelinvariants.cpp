@@ -21,8 +21,7 @@ QString threadName(const ThreadInfo &t) {
 }
 
 QString objectName(const SyncObjectInfo &o) {
-  const QString sym = o.symbolText();
-  return QStringLiteral("object %1 (%2)").arg(o.id).arg(sym.isEmpty() ? o.callSite() : sym);
+  return QStringLiteral("object %1 (%2)").arg(o.id).arg(o.name());
 }
 
 // The thread's life inside r, as the model knows it.

@@ -1,7 +1,9 @@
 #include "modeltypes.h"
 
+#include <QRegularExpression>
 #include <algorithm>
 
+#include "symbolname.h"
 #include "threadmon.pb-c.h"
 
 namespace tmon {
@@ -162,6 +164,67 @@ QString SyncObjectInfo::symbolText() const {
 
 QString SyncObjectInfo::callSite() const {
   return firstContentionStack.isEmpty() ? QString() : firstContentionStack.first();
+}
+
+SyncObjectInfo::NamedBy SyncObjectInfo::namedBy() const {
+  if (!symbol.isEmpty()) return NamedBy::Symbol;
+  if (!madeAt.isEmpty()) return NamedBy::MadeAt;
+  if (!callSite().isEmpty()) return NamedBy::FirstUse;
+  return NamedBy::Address;
+}
+
+QString SyncObjectInfo::name() const {
+  switch (namedBy()) {
+    case NamedBy::Symbol:
+      return symbolText();
+    case NamedBy::MadeAt:
+      return (madeMember.isEmpty() ? QString() : madeMember + u' ') +
+             QStringLiteral("made in %1").arg(siteName(madeAt).text());
+    case NamedBy::FirstUse:
+      return QStringLiteral("first used in %1").arg(siteName(callSite()).text());
+    case NamedBy::Address:
+      break;
+  }
+  return QStringLiteral("0x%1").arg(address, 0, 16);
+}
+
+namespace {
+
+// "make_table.constprop.0" -> "make_table": the suffixes GCC gives the
+// copies it makes of a function (constant-propagated, split, cold part),
+// which the source never names.
+QString sourceFunction(const QString &function) {
+  static const QRegularExpression clone(
+      QStringLiteral("(\\.(constprop|isra|part|cold|lto_priv|localalias)(\\.[0-9]+)?)+$"));
+  QString f = function;
+  return f.remove(clone);
+}
+
+}  // namespace
+
+SiteName siteName(const QString &frame) {
+  SiteName n;
+  const FrameParts p = splitFrame(frame);
+  n.function = sourceFunction(p.function);
+  n.module = p.module.section(u'/', -1);
+  // "futex.rs:35 in main.rs:41": library code inlined at the program's line.
+  const QString own = p.location.section(QLatin1String(" in "), -1);
+  const qsizetype colon = own.lastIndexOf(u':');
+  bool ok = false;
+  const int line = colon > 0 ? own.mid(colon + 1).toInt(&ok) : 0;
+  if (ok && line > 0) {
+    n.file = own.left(colon);
+    n.line = line;
+  }
+  return n;
+}
+
+QString SiteName::text() const {
+  const QString fn = function.isEmpty() ? module : function;
+  if (line > 0) return QStringLiteral("%1 (%2:%3)").arg(fn, file).arg(line);
+  if (!function.isEmpty() && !module.isEmpty())
+    return QStringLiteral("%1 in %2").arg(function, module);
+  return fn;
 }
 
 WaitPair &waitCell(WaitCells *cells, uint32_t waiter, uint32_t holder) {

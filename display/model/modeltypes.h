@@ -256,10 +256,36 @@ struct SyncObjectInfo {
   // the kind it acts as (0: a library's hidden lock) and what it is.
   int runtimeKind = 0;
   QString runtimeWhat;
+  // Where the program made it: its initialiser call (pthread_mutex_init,
+  // sem_init ...) as a frame, "prog!make_table+0x1c (db.c:40)"; "" when the
+  // probe saw none (a static initialiser, an older probe, read from outside).
+  QString madeAt;
+  // The struct member it is, by the debug information at madeAt:
+  // "table->lock"; "" when unknown (sourcelines.h, sourceMember).
+  QString madeMember;
   QString callSite() const;  // innermost frame of the first contention stack
   // "symbol+0x10 (file.c)", the offset left out when 0; "" without a symbol.
   QString symbolText() const;
+  // The name a person uses, without the kind, the one rule for the report,
+  // JSON, views and exports (docs/report-json.md, "name"): a global's symbol
+  // ("lock_a", "tables+0x40"); else where the program made it, "made in
+  // make_table (db.c:40)", after the member it is when known, "table->lock
+  // made in make_table (db.c:40)"; else where it was first contended, "first used in
+  // worker (db.c:55)"; else its address, "0x5641c6222a0".
+  QString name() const;
+  enum class NamedBy { Symbol, MadeAt, FirstUse, Address };
+  NamedBy namedBy() const;
 };
+
+// A call site's frame as a person reads it: "make_table (db.c:40)", the
+// function and its source line (the program's own line of library code
+// inlined into it); without a line "make_table in prog"; "" for "".
+struct SiteName {
+  QString function, module, file;  // module and file: base names
+  int line = 0;                    // 0 = unknown
+  QString text() const;
+};
+SiteName siteName(const QString &frame);
 
 struct SyncDelta {
   uint64_t acquisitions = 0;

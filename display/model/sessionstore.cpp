@@ -31,6 +31,26 @@ QString shownFrame(const char *frame, const Threadmon__CodeLocation *where) {
   return line.isEmpty() ? text : text + QStringLiteral(" (%1)").arg(line);
 }
 
+// The C type of a kind's objects, as the debug information names it.
+const char *cTypeName(int kind) {
+  switch (kind) {
+    case THREADMON__SYNC_KIND__KIND_MUTEX:
+      return "pthread_mutex_t";
+    case THREADMON__SYNC_KIND__KIND_COND:
+      return "pthread_cond_t";
+    case THREADMON__SYNC_KIND__KIND_RWLOCK:
+      return "pthread_rwlock_t";
+    case THREADMON__SYNC_KIND__KIND_SPIN:
+      return "pthread_spinlock_t";
+    case THREADMON__SYNC_KIND__KIND_BARRIER:
+      return "pthread_barrier_t";
+    case THREADMON__SYNC_KIND__KIND_SEM:
+      return "sem_t";
+    default:
+      return nullptr;
+  }
+}
+
 // One folded total per wire state: numbered 0..kWireStates-1 (the proto
 // has no two states with one number).
 #define TM_WIRE_STATE(name, number) \
@@ -432,6 +452,11 @@ void SessionStore::applySyncObject(const Threadmon__SyncObject &o) {
     classifyRuntime(i, i.firstContentionStack);
   }
   if (o.flags) i.flags = o.flags;
+  if (o.made_at && *o.made_at) {
+    i.madeAt = shownFrame(o.made_at, o.made_at_location);
+    if (o.made_at_location)
+      i.madeMember = sourceMember(codeLocationOf(*o.made_at_location), cTypeName(i.kind));
+  }
 }
 
 void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {

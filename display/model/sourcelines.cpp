@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -194,6 +195,88 @@ class ModuleLines {
     return QString();
   }
 
+
+ public:
+  // The struct member an object of type typeName made by the call at
+  // address is: "table->lock" when the function holding the call sees
+  // exactly one (struct, member) of that type through its pointer
+  // variables; "" when none or several (a guess would mislead).
+  QString member(uint64_t address, const char *typeName) {
+    if (!mod_) return QString();
+    Dwarf_Addr bias = 0;
+    if (!dwfl_module_getelf(mod_, &bias)) return QString();
+    Dwarf_Addr cuBias = 0;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod_, address + bias, &cuBias);
+    if (!cu) return QString();
+    std::vector<Dwarf_Die> scopes;
+    scopesAt(cu, address + bias - cuBias, &scopes, 0);
+    std::set<QString> found;
+    // Innermost first, up to the function (or inlined call) itself.
+    for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
+      Dwarf_Die child;
+      if (dwarf_child(&*it, &child) == 0) do {
+          const int tag = dwarf_tag(&child);
+          if (tag == DW_TAG_variable || tag == DW_TAG_formal_parameter)
+            membersOfType(&child, typeName, &found);
+        } while (found.size() < 2 && dwarf_siblingof(&child, &child) == 0);
+      if (dwarf_tag(&*it) != DW_TAG_lexical_block) break;
+    }
+    return found.size() == 1 ? *found.begin() : QString();
+  }
+
+ private:
+  // The DIE's type (through abstract origins), false when it has none.
+  static bool typeOf(Dwarf_Die *die, Dwarf_Die *type) {
+    Dwarf_Attribute attr;
+    return dwarf_attr_integrate(die, DW_AT_type, &attr) && dwarf_formref_die(&attr, type);
+  }
+
+  // Follows typedefs and qualifiers; *name: the last typedef's name.
+  static void strip(Dwarf_Die *type, const char **name) {
+    for (int i = 0; i < 16; i++) {
+      const int tag = dwarf_tag(type);
+      if (tag == DW_TAG_typedef && name) *name = dwarf_diename(type);
+      if (tag != DW_TAG_typedef && tag != DW_TAG_const_type && tag != DW_TAG_volatile_type) return;
+      if (!typeOf(type, type)) return;
+    }
+  }
+
+  // Whether type is typeName, or a typedef chain through it.
+  static bool isNamed(Dwarf_Die type, const char *typeName) {
+    for (int i = 0; i < 16; i++) {
+      const char *n = dwarf_diename(&type);
+      if (n && strcmp(n, typeName) == 0) return true;
+      const int tag = dwarf_tag(&type);
+      if ((tag != DW_TAG_typedef && tag != DW_TAG_const_type && tag != DW_TAG_volatile_type) ||
+          !typeOf(&type, &type))
+        return false;
+    }
+    return false;
+  }
+
+  // Adds "struct->member" for each member of type typeName of the struct
+  // the variable var points to.
+  static void membersOfType(Dwarf_Die *var, const char *typeName, std::set<QString> *found) {
+    Dwarf_Die type;
+    if (!typeOf(var, &type)) return;
+    strip(&type, nullptr);
+    if (dwarf_tag(&type) != DW_TAG_pointer_type || !typeOf(&type, &type)) return;
+    const char *typedefName = nullptr;
+    strip(&type, &typedefName);
+    if (dwarf_tag(&type) != DW_TAG_structure_type) return;
+    const char *structName = dwarf_diename(&type);
+    if (!structName) structName = typedefName;
+    Dwarf_Die m;
+    if (!structName || dwarf_child(&type, &m) != 0) return;
+    do {
+      Dwarf_Die mt;
+      const char *member = dwarf_diename(&m);
+      if (dwarf_tag(&m) == DW_TAG_member && member && typeOf(&m, &mt) && isNamed(mt, typeName))
+        found->insert(
+            QStringLiteral("%1->%2").arg(QString::fromUtf8(structName), QString::fromUtf8(member)));
+    } while (dwarf_siblingof(&m, &m) == 0);
+  }
+
   Dwfl *dwfl_ = nullptr;
   Dwfl_Module *mod_ = nullptr;
 };
@@ -228,6 +311,19 @@ QString sourceLine(const CodeLocation &where) {
   return module->lines->line(where.address);
 }
 
+QString sourceMember(const CodeLocation &where, const char *typeName) {
+  if (where.modulePath.isEmpty() || where.address == 0 || !typeName) return QString();
+  CachedModule *module = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    auto it = cache.find(std::make_pair(where.modulePath, where.buildId));
+    if (it == cache.end()) return QString();  // sourceLine reads it first
+    module = it->second.get();
+  }
+  std::lock_guard<std::mutex> lock(module->mutex);
+  return module->lines ? module->lines->member(where.address, typeName) : QString();
+}
+
 bool sourceLinesRead(const CodeLocation &where) {
   CachedModule *module = nullptr;
   {
@@ -256,6 +352,8 @@ void preloadSourceLines(const Threadmon__Frame &frame) {
   } else if (frame.body_case == THREADMON__FRAME__BODY_SYNC_OBJECT) {
     n = frame.sync_object->n_first_contention_locations;
     locations = frame.sync_object->first_contention_locations;
+    if (const Threadmon__CodeLocation *made = frame.sync_object->made_at_location)
+      sourceLine(codeLocationOf(*made));
   }
   for (size_t i = 0; i < n; i++)
     if (locations[i]) sourceLine(codeLocationOf(*locations[i]));

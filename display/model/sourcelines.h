@@ -30,6 +30,13 @@ struct CodeLocation {
 // where: "futex.rs:35 in main.rs:41".
 QString sourceLine(const CodeLocation &where);
 
+// The struct member an object of C type typeName ("pthread_mutex_t") made
+// by the call at where is, by the debug information: "table->lock" when the
+// function holding the call sees exactly one member of that type through
+// its pointer variables; "" when none or several, or when where's module
+// was not looked up by sourceLine first.
+QString sourceMember(const CodeLocation &where, const char *typeName);
+
 // A lookup in where's module was made: its debug information is read
 // (waits for a lookup in progress there).
 bool sourceLinesRead(const CodeLocation &where);

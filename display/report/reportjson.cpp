@@ -226,6 +226,33 @@ QJsonArray pairsJson(const std::vector<WaitPair> &pairs) {
   return a;
 }
 
+QString namedByKey(SyncObjectInfo::NamedBy by) {
+  switch (by) {
+    case SyncObjectInfo::NamedBy::Symbol:
+      return QStringLiteral("symbol");
+    case SyncObjectInfo::NamedBy::MadeAt:
+      return QStringLiteral("made_at");
+    case SyncObjectInfo::NamedBy::FirstUse:
+      return QStringLiteral("first_use");
+    case SyncObjectInfo::NamedBy::Address:
+      break;
+  }
+  return QStringLiteral("address");
+}
+
+// The initialiser's call site: the frame as shown and its parts (file and
+// line null when the module's debug information is not on this machine).
+QJsonValue madeAtJson(const QString &frame, const QString &member) {
+  if (frame.isEmpty()) return QJsonValue();
+  const SiteName n = siteName(frame);
+  return QJsonObject{{"frame", frame},
+                     {"member", member.isEmpty() ? QJsonValue() : QJsonValue(member)},
+                     {"module", n.module},
+                     {"function", n.function},
+                     {"file", n.line ? QJsonValue(n.file) : QJsonValue()},
+                     {"line", n.line ? QJsonValue(n.line) : QJsonValue()}};
+}
+
 QJsonObject syncJson(const ReportRows &rows, const SyncRow &row) {
   const SyncObjectInfo &s = row.info;
   const SyncDelta &d = row.delta;
@@ -245,6 +272,11 @@ QJsonObject syncJson(const ReportRows &rows, const SyncRow &row) {
   o["symbol_offset"] = s.symbol.isEmpty() ? QJsonValue() : QJsonValue(qint64(s.symbolOffset));
   o["symbol_raw"] = s.symbolRaw;
   o["symbol_file"] = s.symbolFile;
+  // The name a person uses (SyncObjectInfo::name), what gave it, and where
+  // the program made the object (null when the probe saw no initialiser).
+  o["name"] = s.name();
+  o["named_by"] = namedByKey(s.namedBy());
+  o["made_at"] = madeAtJson(s.madeAt, s.madeMember);
   // Unknown is null, never 0: no wrapper counted a hidden lock's
   // acquisitions nor timed its longest wait, and a session read from
   // outside (SOURCE_ATTACH) counted no object's acquisitions nor holds.

@@ -148,7 +148,9 @@ void objectDetails(const QJsonArray &sync, const QHash<qint64, QString> &names, 
     QJsonArray sites = s["call_sites"].toArray(), pairs = s["blocked_by"].toArray(),
                waiters = s["waiters"].toArray();
     if (sites.isEmpty() && pairs.isEmpty() && waiters.isEmpty()) continue;
-    out << QStringLiteral("  object %1 (%2)").arg(s["id"].toInteger()).arg(s["kind"].toString());
+    out << QStringLiteral("  object %1 (%2) %3")
+               .arg(s["id"].toInteger())
+               .arg(s["kind"].toString(), s["name"].toString());
     for (int k = 0; k < sites.size() && k < kSites; k++) {
       QJsonObject c = sites[k].toObject();
       QStringList frames;
@@ -363,9 +365,15 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
   for (qsizetype i = 0; i < syncShown; i++) {
     QJsonObject s = sync[i].toObject();
     QString where = s["module"].toString();
+    const QString namedBy = s["named_by"].toString();
     if (!s["symbol"].toString().isEmpty()) where += '!' + symbolText(s);
+    // A heap or stack object by where it was made or first used (its name).
+    else if (namedBy == QLatin1String("made_at") || namedBy == QLatin1String("first_use"))
+      where = QStringLiteral("%1 %2").arg(where, s["name"].toString()).trimmed();
     if (where.isEmpty()) where = s["address"].toString();
-    if (!s["call_site"].toString().isEmpty()) where += "  @ " + s["call_site"].toString();
+    // The first use is the call site already.
+    if (!s["call_site"].toString().isEmpty() && namedBy != QLatin1String("first_use"))
+      where += "  @ " + s["call_site"].toString();
     if (s.contains("runtime")) where += "  [" + s["runtime"].toString() + ", found by futex sampling]";
     // A hidden lock's cost is its estimated wait plus the system time spent
     // for it (kernel_s, only on internal objects).

@@ -257,7 +257,8 @@ void StreamBuilder::tick(int64_t t, const std::vector<Lwp> &lwps, const std::vec
 }
 
 void StreamBuilder::syncObject(uint32_t id, Threadmon__SyncKind kind, uint64_t address,
-                               const char *module, const char *symbol, const char *callSite) {
+                               const char *module, const char *symbol, const char *callSite,
+                               const char *madeAt) {
   Threadmon__SyncObject o = THREADMON__SYNC_OBJECT__INIT;
   o.id = id;
   o.kind = kind;
@@ -267,6 +268,7 @@ void StreamBuilder::syncObject(uint32_t id, Threadmon__SyncKind kind, uint64_t a
   char *stack[] = {const_cast<char *>(callSite)};
   o.first_contention_stack = stack;
   o.n_first_contention_stack = callSite ? 1 : 0;
+  o.made_at = const_cast<char *>(madeAt ? madeAt : "");
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_SYNC_OBJECT;
   f.sync_object = &o;

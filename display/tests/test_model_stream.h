@@ -67,8 +67,9 @@ class StreamBuilder {
   void tick(int64_t t, const std::vector<Lwp> &lwps, const std::vector<Cpu> &cpus = {},
             const std::vector<Sync> &sync = {}, uint64_t framesDropped = 0,
             const std::vector<Site> &sites = {});
+  // madeAt: SyncObject.made_at, the initialiser's call site as a frame.
   void syncObject(uint32_t id, Threadmon__SyncKind kind, uint64_t address, const char *module,
-                  const char *symbol, const char *callSite);
+                  const char *symbol, const char *callSite, const char *madeAt = nullptr);
   // Sets Hello.exe for the following hello() (default /usr/bin/workload).
   void setExe(const char *exe) { exe_ = exe; }
   // Sets Hello.sources for the following hello(), in place of the probe's

@@ -16,6 +16,7 @@
 #include "captureopen.h"
 #include "commandline.h"
 #include "chartsview.h"
+#include "findings_util.h"
 #include "livesession.h"
 #include "mainwindow.h"
 #include "mappingview.h"
@@ -425,6 +426,62 @@ class TestUi : public QObject {
       QCOMPARE(page.notice().startsWith("Read from outside the process: acquisitions, hold times"),
                attached);
     }
+  }
+
+  // A heap object is named by where the program made it (its initialiser's
+  // call site), else where it was first contended, else its address; a
+  // global keeps its symbol. The Sync view's rows and tooltips, the label
+  // the views share and the findings' and exports' name all say that name.
+  void syncNamesObjectsByWhereTheyWereMade() {
+    tmtest::StreamBuilder b;
+    b.hello(false);
+    b.threadStart(31, tmtest::kT0, "worker", "app!worker");
+    b.syncObject(1, THREADMON__SYNC_KIND__KIND_MUTEX, 0x55550010, "[heap]", "", nullptr,
+                 "app!make_table+0x1c (db.c:40)");
+    b.syncObject(2, THREADMON__SYNC_KIND__KIND_SEM, 0x55550100, "[heap]", "",
+                 "app!worker+0x33 (db.c:55)");
+    b.syncObject(3, THREADMON__SYNC_KIND__KIND_COND, 0x55550200, "[heap]", "", nullptr,
+                 "app!make_queue+0x8");
+    b.syncObject(4, THREADMON__SYNC_KIND__KIND_MUTEX, 0x55550300, "[heap]", "", nullptr);
+    b.syncObject(5, THREADMON__SYNC_KIND__KIND_MUTEX, 0x5000, "/opt/app", "table_lock", nullptr,
+                 "app!main+0x10 (db.c:70)");
+    tmon::SessionModel m;
+    b.applyTo(&m);
+    const QMap<uint32_t, QString> want{{1, "made in make_table (db.c:40)"},
+                                       {2, "first used in worker (db.c:55)"},
+                                       {3, "made in make_queue in app"},
+                                       {4, "0x55550300"},
+                                       {5, "table_lock"}};
+    const auto rows = tmui::SyncTree::collect(m, {m.startNs(), m.latestNs()});
+    QCOMPARE(int(rows.size()), int(want.size()));
+    for (const tmui::SyncTree::ObjectRow &row : rows) {
+      QCOMPARE(row.name, want[row.id]);
+      QCOMPARE(tmui::objectLabel(m, row.id), want[row.id]);
+    }
+    for (const tmui::SyncTree::ObjectRow &row : rows)
+      if (row.id == 1) {
+        QVERIFY2(row.tip.startsWith("Made at app!make_table+0x1c (db.c:40)\n"),
+                 qPrintable(row.tip));
+        QVERIFY2(row.tip.endsWith("Address 0x55550010"), qPrintable(row.tip));
+      }
+    // Findings and exports (pprof labels, Perfetto and Chrome tracks) say
+    // the kind before it.
+    QCOMPARE(tmon::findings_detail::objectName(m, 1),
+             QStringLiteral("mutex made in make_table (db.c:40)"));
+    QCOMPARE(tmon::findings_detail::objectName(m, 2),
+             QStringLiteral("sem first used in worker (db.c:55)"));
+    QCOMPARE(tmon::findings_detail::objectName(m, 4),
+             QStringLiteral("mutex at 0x55550300 ([heap])"));
+    QCOMPARE(tmon::findings_detail::objectName(m, 5), QStringLiteral("mutex app!table_lock"));
+    // --object selects by the start of that name too.
+    auto *model = new tmon::SessionModel;
+    b.applyTo(model);
+    tmui::SessionView page(model, tmui::SessionView::Source::Replay);
+    QVERIFY(selectSyncObject(&page, QStringLiteral("first used in worker")));
+    QCOMPARE(page.syncView()->selectedObject(), 2u);
+    QVERIFY(selectSyncObject(&page, QStringLiteral("table_lock")));
+    QCOMPARE(page.syncView()->selectedObject(), 5u);
+    QVERIFY(!selectSyncObject(&page, QStringLiteral("made in nowhere")));
   }
 
   void syncFilterNarrowsRows() {

@@ -23,9 +23,7 @@ QString threadLabel(const tmon::SessionModel &model, uint32_t tid) {
 QString objectLabel(const tmon::SessionModel &model, uint32_t id) {
   const int i = model.indexOfSyncObject(id);
   if (i < 0) return QObject::tr("object %1").arg(id);
-  const tmon::SyncObjectInfo &o = model.syncObject(i);
-  if (!o.symbol.isEmpty()) return o.symbolText();
-  return QStringLiteral("0x%1").arg(o.address, 0, 16);
+  return model.syncObject(i).name();
 }
 
 QString sessionTime(const tmon::SessionModel &model, int64_t t) {

@@ -146,10 +146,13 @@ std::vector<SyncTree::ObjectRow> SyncTree::collect(const tmon::SessionModel &mod
     // The call site over the whole run: a window's busiest would move objects at every refresh.
     row.group = grouping == Grouping::Module ? o.module : model.objectCallSite(i, whole);
     // Descriptions may be completed later (a SyncObject sent again).
-    row.name = o.symbol.isEmpty() ? QStringLiteral("0x%1").arg(o.address, 0, 16) : o.symbolText();
+    row.name = o.name();
     row.tip = o.firstContentionStack.isEmpty()
                   ? row.name
                   : tr("First contention:\n%1").arg(o.firstContentionStack.join('\n'));
+    if (!o.madeAt.isEmpty()) row.tip = tr("Made at %1\n%2").arg(o.madeAt, row.tip);
+    if (o.namedBy() != tmon::SyncObjectInfo::NamedBy::Address)
+      row.tip += tr("\nAddress 0x%1").arg(o.address, 0, 16);
     // A lock inside a library (found by sampling futex waits) is what the
     // program never wrote: name it plainly and tint the whole row.
     // A runtime's own futex object (a C++20 semaphore, a Rust Mutex) is the

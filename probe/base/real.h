@@ -54,6 +54,12 @@ typedef int (*tm_main_fn)(int, char **, char **);
   X(int, sem_timedwait, (sem_t *, const struct timespec *))                                     \
   X(int, sem_clockwait, (sem_t *, clockid_t, const struct timespec *))                          \
   X(int, sem_post, (sem_t *))                                                                   \
+  X(int, pthread_mutex_init, (pthread_mutex_t *, const pthread_mutexattr_t *))                 \
+  X(int, pthread_rwlock_init, (pthread_rwlock_t *, const pthread_rwlockattr_t *))               \
+  X(int, pthread_spin_init, (pthread_spinlock_t *, int))                                        \
+  X(int, pthread_barrier_init,                                                                  \
+    (pthread_barrier_t *, const pthread_barrierattr_t *, unsigned))                             \
+  X(int, sem_init, (sem_t *, int, unsigned))                                                    \
   X(int, sched_yield, (void))                                                                   \
   X(pid_t, fork, (void))                                                                        \
   X(int, pthread_setschedparam, (pthread_t, int, const struct sched_param *))                   \
@@ -87,6 +93,10 @@ typedef int (*tm_main_fn)(int, char **, char **);
   X(int, cond_signal_old, "pthread_cond_signal", "GLIBC_2.2.5", (pthread_cond_t *))             \
   X(int, cond_broadcast, "pthread_cond_broadcast", "GLIBC_2.3.2", (pthread_cond_t *))           \
   X(int, cond_broadcast_old, "pthread_cond_broadcast", "GLIBC_2.2.5", (pthread_cond_t *))       \
+  X(int, cond_init, "pthread_cond_init", "GLIBC_2.3.2",                                         \
+    (pthread_cond_t *, const pthread_condattr_t *))                                             \
+  X(int, cond_init_old, "pthread_cond_init", "GLIBC_2.2.5",                                     \
+    (pthread_cond_t *, const pthread_condattr_t *))                                             \
   X(int, setaffinity, "pthread_setaffinity_np", "GLIBC_2.3.4",                                  \
     (pthread_t, size_t, const cpu_set_t *))                                                     \
   X(int, setaffinity_old, "pthread_setaffinity_np", "GLIBC_2.3.3", (pthread_t, cpu_set_t *))    \

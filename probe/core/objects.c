@@ -19,19 +19,23 @@ static _Atomic uint64_t untracked;
  * (added by the sampler engineer for tm_object_by_id). */
 static _Atomic uint32_t id_slot[TM_MAX_OBJECTS];
 
-static tm_object *objects(void) {
-  tm_object *t = atomic_load_explicit(&tm_object_table, memory_order_acquire);
+void *tm_table_map(void *_Atomic *table, size_t bytes) {
+  void *t = atomic_load_explicit(table, memory_order_acquire);
   if (TM_LIKELY(t != NULL)) return t;
-  size_t bytes = (size_t)TM_MAX_OBJECTS * sizeof(tm_object);
   void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                  -1, 0);
   if (p == MAP_FAILED) return NULL;
-  tm_object *expected = NULL;
-  if (!atomic_compare_exchange_strong(&tm_object_table, &expected, (tm_object *)p)) {
+  void *expected = NULL;
+  if (!atomic_compare_exchange_strong(table, &expected, p)) {
     munmap(p, bytes);
     return expected;
   }
-  return (tm_object *)p;
+  return p;
+}
+
+static tm_object *objects(void) {
+  return tm_table_map((void *_Atomic *)&tm_object_table,
+                      (size_t)TM_MAX_OBJECTS * sizeof(tm_object));
 }
 
 _Static_assert(sizeof(tm_object) == 192, "tm_object_home scales the index by 3 << 6");

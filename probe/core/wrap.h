@@ -24,6 +24,11 @@ static inline uint32_t tm_object_hash(uintptr_t key) {
 }
 _Static_assert(TM_MAX_OBJECTS == 65536u, "tm_object_hash yields 16 bits");
 
+/* The table *table points to, mapped zeroed (MAP_NORESERVE) by the first
+ * caller when NULL; NULL when mmap failed. Lock-free: a racing mapping is
+ * undone. For tables that are never freed (objects.c, madeat.c). */
+TM_HIDDEN void *tm_table_map(void *_Atomic *table, size_t bytes);
+
 /* Maps the table (idempotent); false when mmap failed. Every registered
  * thread has it mapped (threads.c maps it before handing out a record), so
  * code holding a tm_thread may use tm_object_home without a NULL check. */

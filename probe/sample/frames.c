@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "madeat.h"
 #include "session.h"
 #include "sites.h"
 #include "sites_wire.h"
@@ -290,6 +291,17 @@ void tm_emit_sync_object(tm_session *s, tm_object *o, bool with_stack, int to) {
   m.first_contention_stack = frame_ptrs;
   m.n_first_contention_locations = depth;
   m.first_contention_locations = loc_ptrs;
+  /* Where the program made it (this process's table only). */
+  char made[TM_ROUTINE_BYTES];
+  Threadmon__CodeLocation made_loc;
+  uintptr_t made_site = out ? 0 : tm_made_at(addr);
+  if (made_site) {
+    tm_code_location where = {0};
+    tm_symbolize_frame(made_site, true, made, sizeof made, &where);
+    tm_code_location_message(&where, &made_loc);
+    m.made_at = made;
+    m.made_at_location = &made_loc;
+  }
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_SYNC_OBJECT;
   f.sync_object = &m;

@@ -37,13 +37,14 @@ for sym in sorted(ours):
     if name not in libc_names and name not in other_names:
         errors.append(f'exports {sym}, which is not a libc function')
 for sym in ['pthread_cond_wait', 'pthread_cond_timedwait', 'pthread_cond_signal',
-            'pthread_cond_broadcast']:
+            'pthread_cond_broadcast', 'pthread_cond_init']:
     for want in (f'{sym}@@GLIBC_2.3.2', f'{sym}@GLIBC_2.2.5'):
         if want not in ours:
             errors.append(f'missing {want}')
 for want in ['pthread_setaffinity_np@@GLIBC_2.34', 'pthread_setaffinity_np@GLIBC_2.3.3',
              'sched_setaffinity@@GLIBC_2.3.4', 'sched_setaffinity@GLIBC_2.3.3',
-             'pthread_mutex_lock', 'pthread_create', '__libc_start_main',
+             'pthread_mutex_lock', 'pthread_mutex_init', 'sem_init', 'pthread_create',
+             '__libc_start_main',
              'swapcontext', 'getcontext', 'jump_fcontext']:
     if want not in ours:
         errors.append(f'missing {want}')
