@@ -289,26 +289,30 @@ def test_exit_status_and_output_come_home():
 
 
 def test_a_process_tree_comes_home_whole():
-    """sh forking and exec'ing a workload: one capture per process image,
-    named as a local record names them (OUT, OUT.PID, OUT.PID-execN)."""
+    """sh forking and exec'ing a workload: over ssh one capture per process
+    image (OUT, OUT.PID, OUT.PID-execN); a local record makes the tree one
+    capture directory (OUT/PID.tmcap each): the same processes both ways."""
     tmtest.require_report()
-    sshd = Sshd.get()
     script = f"{tmtest.workload('mutex_hold')} --rounds 5 >/dev/null; exit 0"
-    names = {}
+    captures = {}
     for how in ("local", "ssh"):
         where = os.path.join(tmtest.Temp.dir(), f"tree-{how}")
         os.mkdir(where)
         over = ["--ssh", "tmhost"] if how == "ssh" else []
-        proc = launcher("record", *over, "-o", os.path.join(where, "t.tmcap"), "--", "sh", "-c",
-                        script)
+        out = os.path.join(where, "t.tmcap")
+        proc = launcher("record", *over, "-o", out, "--", "sh", "-c", script)
         check(proc.returncode == 0, f"{how}: status {proc.returncode}: {proc.stderr!r}")
-        names[how] = sorted(re.sub(r"\d+", "PID", n) for n in os.listdir(where))
-        for n in os.listdir(where):
-            rep = tmtest.report_json(os.path.join(where, n))
-            check(rep.get("threads"), f"{how}: {n} has no threads")
-    check(names["ssh"] == names["local"] and len(names["ssh"]) >= 2,
-          f"captures over ssh {names['ssh']}, locally {names['local']}")
-    print(f"  ok   captures: {names['ssh']}")
+        folder = out if os.path.isdir(out) else where
+        captures[how] = sorted(os.path.join(folder, n) for n in os.listdir(folder)
+                               if n.endswith(".tmcap") or ".tmcap." in n)
+        for path in captures[how]:
+            rep = tmtest.report_json(path)
+            check(rep.get("threads"), f"{how}: {os.path.basename(path)} has no threads")
+    check(os.path.isdir(os.path.join(tmtest.Temp.dir(), "tree-local", "t.tmcap")),
+          "the local record did not make the tree one capture directory")
+    check(len(captures["ssh"]) == len(captures["local"]) >= 2,
+          f"captures over ssh {captures['ssh']}, locally {captures['local']}")
+    print(f"  ok   {len(captures['ssh'])} process captures both ways")
 
 
 def test_words_reach_the_remote_program_as_given():
