@@ -55,3 +55,29 @@ tmon::CaptureLoadResult DetailSpool::load(int64_t t0, int64_t t1, tmon::SessionM
   }
   return window_->load(t0, t1, model);
 }
+
+QString DetailSpool::startRecording(const QString &path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!writer_.isOpen()) return QStringLiteral("no spool file: cannot record this session");
+  return writer_.startCopy(path);
+}
+
+void DetailSpool::stopRecording() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  writer_.stopCopy();
+}
+
+bool DetailSpool::recording() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return writer_.copying();
+}
+
+QString DetailSpool::recordingPath() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return writer_.copying() ? writer_.copyPath() : QString();
+}
+
+void DetailSpool::flush() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (writer_.isOpen()) writer_.flush();
+}

@@ -16,9 +16,8 @@ LiveSession::LiveSession(tmnet::ProbeConnection *connection, const FlightOptions
   connection_->setParent(this);
   tmon::SessionModel *model = page_->model();
   if (flight.lastNs) {
+    // The ring is the record: no spool keeps every byte on disk.
     flight_ = std::make_shared<tmnet::FlightRecorder>(flight.lastNs, flight.triggers);
-    // The ring is the record: the spool would keep every byte on disk.
-    connection_->spool()->discard();
     std::weak_ptr<tmnet::FlightRecorder> ring = flight_;
     connection_->setFrameTap([this, ring](const uint8_t *p, uint32_t n, const Threadmon__Frame &f) {
       const std::shared_ptr<tmnet::FlightRecorder> r = ring.lock();
@@ -88,18 +87,25 @@ void LiveSession::onTriggered(const QString &why) {
   updateStatus();
 }
 
+// From the detail spool: the recording starts as a copy of its blocks so
+// far and grows with it (DetailSpool::startRecording).
 QString LiveSession::startRecording(const QString &path) {
-  const QString err = connection_->spool()->startRecording(path);
+  if (flight_)
+    return tr("this session keeps only its last window (--last): save it with File > Save last");
+  if (!detail_) return tr("no spool file: cannot record this session");
+  const QString err = detail_->startRecording(path);
   updateStatus();
   return err;
 }
 
 void LiveSession::stopRecording() {
-  connection_->spool()->stopRecording();
+  if (detail_) detail_->stopRecording();
   updateStatus();
 }
 
-bool LiveSession::recording() const { return connection_->spool()->recording(); }
+bool LiveSession::recording() const {
+  return detail_ && detail_->recording();
+}
 
 void LiveSession::onClosed() {
   tmon::SessionModel *model = page_->model();
@@ -124,7 +130,11 @@ void LiveSession::updateStatus() {
                      .arg(connection_->framesReceived())
                      .arg(std::max<quint64>(connection_->framesDroppedByProbe(), info.framesDropped));
   if (info.eventsDropped) text += tr(" · events dropped: %1").arg(info.eventsDropped);
-  if (recording()) text += tr(" · ● recording to %1").arg(connection_->spool()->recordingPath());
+  if (recording()) {
+    text += tr(" · ● recording to %1").arg(detail_->recordingPath());
+    // Every half second into the recording's file too, should the display die.
+    detail_->flush();
+  }
   if (flight_) text += tr(" · flight recorder: last %1 s").arg(double(flight_->windowNs()) / 1e9);
   if (!triggered_.isEmpty()) text += tr(" · triggered: %1").arg(triggered_.last());
   page_->setStatus(text);

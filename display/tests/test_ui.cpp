@@ -711,15 +711,7 @@ class TestUi : public QObject {
   void liveSessionSeesThreadsAndObjects() {
     // The session's spools have no names in $TMPDIR, so that a display
     // killed by a signal leaves nothing there; they are read all the same.
-    QTemporaryDir tmp;
-    const QByteArray oldTmp = qgetenv("TMPDIR");
-    qputenv("TMPDIR", tmp.path().toLocal8Bit());
-    const auto restoreTmp = qScopeGuard([&] {
-      if (oldTmp.isNull())
-        qunsetenv("TMPDIR");
-      else
-        qputenv("TMPDIR", oldTmp);
-    });
+    tmtest::ScratchTmpDir tmp;
     tmnet::ProbeListener listener(QByteArray{});
     QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
     std::unique_ptr<tmui::SessionView> page;
@@ -738,6 +730,8 @@ class TestUi : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(page && page->model()->threadCount() == synth::threadCount(w_), 5000);
     QVERIFY(!page->model()->info().ended);
     QCOMPARE(QDir(tmp.path()).entryList(QDir::Files | QDir::Hidden), QStringList());
+    // One copy of the stream in $TMPDIR, compressed: the detail spool.
+    QCOMPARE(tmp.filesOpenInside(), 1);
     const QString rec = dir_.filePath("recorded.tmcap");
     QCOMPARE(live->startRecording(rec), QString());
     client.write(bytes.mid(bytes.size() / 2));
@@ -746,10 +740,21 @@ class TestUi : public QObject {
     QCOMPARE(page->model()->syncObjectCount(), synth::kObjectCount);
     QVERIFY(page->notice().isEmpty());
     live->stopRecording();
-    // The recording holds exactly the bytes received, from the first one.
-    QFile f(rec);
-    QVERIFY(f.open(QIODevice::ReadOnly));
-    QCOMPARE(f.readAll(), bytes);
+    QVERIFY(!live->recording());
+    // The recording, made from the compressed spool, holds every frame
+    // received from the first one, and its index: it reads as the stream.
+    tmon::SessionModel recorded, sent;
+    const tmon::CaptureLoadResult read = tmon::CaptureReader::load(rec, &recorded);
+    QCOMPARE(int(read.status), int(tmon::CaptureLoadResult::Complete));
+    QVERIFY2(read.message.isEmpty(), qPrintable(read.message));
+    QCOMPARE(int(tmon::CaptureReader::load(writeCapture(dir_, "sent.tmcap", bytes), &sent).status),
+             int(tmon::CaptureLoadResult::Complete));
+    QCOMPARE(recorded.framesApplied(), sent.framesApplied());
+    QCOMPARE(recorded.threadCount(), sent.threadCount());
+    const tmon::TimeRange run = sent.resolve(tmon::Window::wholeRun());
+    QCOMPARE(recorded.resolve(tmon::Window::wholeRun()).t1, run.t1);
+    for (int i = 0; i < sent.threadCount(); i++)
+      QVERIFY(recorded.threadStates(i, run).ns == sent.threadStates(i, run).ns);
     tmon::SessionModel fromSpool;
     const tmon::CaptureLoadResult spooled =
         live->loadDetail(page->model()->startNs(), page->model()->latestNs(), &fromSpool);
