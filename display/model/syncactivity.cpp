@@ -393,6 +393,9 @@ std::vector<uint32_t> SyncActivity::futexThreads(uint64_t addr) const {
   return out;
 }
 
+// A live model holds millions of these (docs/architecture.md).
+static_assert(sizeof(WaitRecord) == 40, "WaitRecord::count fits in the padding");
+
 void SyncActivity::ObjectWaits::fold(const WaitRecord &w) {
   const FoldKey key{w.waiter, w.holder, w.releaser, w.state};
   const auto [at, added] = foldIndex.emplace(key, uint32_t(folded.size()));
