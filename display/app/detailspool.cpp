@@ -41,6 +41,7 @@ uint64_t DetailSpool::bytesWritten() {
 }
 
 tmon::CaptureLoadResult DetailSpool::load(int64_t t0, int64_t t1, tmon::SessionModel *model) {
+  std::lock_guard<std::mutex> loading(loadMutex_);
   tmon::CaptureLoadResult res;
   if (!window_ || window_->lastNs() < t1) {
     std::lock_guard<std::mutex> lock(mutex_);

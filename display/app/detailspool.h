@@ -52,7 +52,9 @@ class DetailSpool {
   QString error_;
   std::mutex mutex_;
   tmon::CaptureWriter writer_;  // guarded by mutex_
-  // Reopened only when a window reaches past what it indexed.
+  // Reopened only when a window reaches past what it indexed; views'
+  // worker threads load from it (loadMutex_).
+  std::mutex loadMutex_;
   std::unique_ptr<tmon::CaptureWindow> window_;
 };
 

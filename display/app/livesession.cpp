@@ -7,6 +7,7 @@
 #include "probeconnection.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
+#include "viewwindow.h"
 
 LiveSession::LiveSession(tmnet::ProbeConnection *connection, const FlightOptions &flight)
     : connection_(connection),
@@ -34,6 +35,12 @@ LiveSession::LiveSession(tmnet::ProbeConnection *connection, const FlightOptions
       std::weak_ptr<DetailSpool> spool = detail_;
       connection_->setFrameTap([spool](const uint8_t *p, uint32_t n, const Threadmon__Frame &) {
         if (const std::shared_ptr<DetailSpool> s = spool.lock()) s->take(p, n);
+      });
+      // A range dragged back past the model's detail is read from the spool
+      // (on the views' workers, which may outlive this page: weakly held).
+      page_->viewWindow()->setOlderDetail([spool](int64_t t0, int64_t t1, tmon::SessionModel *m) {
+        if (const std::shared_ptr<DetailSpool> s = spool.lock()) return s->load(t0, t1, m);
+        return tmon::CaptureLoadResult{};
       });
     } else {
       qWarning("threadmon-display: %s: the session keeps all its detail in memory",
