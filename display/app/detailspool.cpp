@@ -41,6 +41,7 @@ uint64_t DetailSpool::bytesWritten() {
 }
 
 tmon::CaptureLoadResult DetailSpool::load(int64_t t0, int64_t t1, tmon::SessionModel *model) {
+  std::lock_guard<std::mutex> loading(loadMutex_);
   tmon::CaptureLoadResult res;
   if (!window_ || window_->lastNs() < t1) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -54,4 +55,30 @@ tmon::CaptureLoadResult DetailSpool::load(int64_t t0, int64_t t1, tmon::SessionM
     window_ = std::move(w);
   }
   return window_->load(t0, t1, model);
+}
+
+QString DetailSpool::startRecording(const QString &path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!writer_.isOpen()) return QStringLiteral("no spool file: cannot record this session");
+  return writer_.startCopy(path);
+}
+
+void DetailSpool::stopRecording() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  writer_.stopCopy();
+}
+
+bool DetailSpool::recording() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return writer_.copying();
+}
+
+QString DetailSpool::recordingPath() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return writer_.copying() ? writer_.copyPath() : QString();
+}
+
+void DetailSpool::flush() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (writer_.isOpen()) writer_.flush();
 }

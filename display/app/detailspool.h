@@ -34,6 +34,17 @@ class DetailSpool {
   // Loads [t0, t1] into model, which should be fresh (CaptureWindow::load).
   tmon::CaptureLoadResult load(int64_t t0, int64_t t1, tmon::SessionModel *model);
   uint64_t bytesWritten();
+  // Record session: a capture at path with the session so far (the
+  // spool's blocks as they are) and what follows, closed with its index
+  // at stopRecording() or the end: $TMPDIR holds no second copy of the
+  // stream. "" or one line saying what failed.
+  QString startRecording(const QString &path);
+  void stopRecording();
+  bool recording();
+  QString recordingPath();
+  // Writes the frames gathered so far as a block (a recording's file then
+  // holds them should the display die).
+  void flush();
 
  private:
   QTemporaryFile temp_;
@@ -41,7 +52,9 @@ class DetailSpool {
   QString error_;
   std::mutex mutex_;
   tmon::CaptureWriter writer_;  // guarded by mutex_
-  // Reopened only when a window reaches past what it indexed.
+  // Reopened only when a window reaches past what it indexed; views'
+  // worker threads load from it (loadMutex_).
+  std::mutex loadMutex_;
   std::unique_ptr<tmon::CaptureWindow> window_;
 };
 

@@ -8,6 +8,7 @@
 #include "probeconnection.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
+#include "viewwindow.h"
 
 LiveSession::LiveSession(tmnet::ProbeConnection *connection, const FlightOptions &flight)
     : connection_(connection),
@@ -20,11 +21,10 @@ LiveSession::LiveSession(tmnet::ProbeConnection *connection, const FlightOptions
   connection_->setParent(this);
   tmon::SessionModel *model = page_->model();
   if (flight.lastNs) {
-    // With triggers the ring also keeps what follows one until it is written.
+    // The ring is the record: no spool keeps every byte on disk. With
+    // triggers it also keeps what follows one until it is written.
     const uint64_t ringNs = flight.lastNs + (flight.triggers.isEmpty() ? 0 : flight.triggerAfterNs);
     flight_ = std::make_shared<tmnet::FlightRecorder>(ringNs, flight.triggers);
-    // The ring is the record: the spool would keep every byte on disk.
-    connection_->spool()->discard();
     std::weak_ptr<tmnet::FlightRecorder> ring = flight_;
     connection_->setFrameTap([this, ring](const uint8_t *p, uint32_t n, const Threadmon__Frame &f) {
       const std::shared_ptr<tmnet::FlightRecorder> r = ring.lock();
@@ -41,6 +41,12 @@ LiveSession::LiveSession(tmnet::ProbeConnection *connection, const FlightOptions
       std::weak_ptr<DetailSpool> spool = detail_;
       connection_->setFrameTap([spool](const uint8_t *p, uint32_t n, const Threadmon__Frame &) {
         if (const std::shared_ptr<DetailSpool> s = spool.lock()) s->take(p, n);
+      });
+      // A range dragged back past the model's detail is read from the spool
+      // (on the views' workers, which may outlive this page: weakly held).
+      page_->viewWindow()->setOlderDetail([spool](int64_t t0, int64_t t1, tmon::SessionModel *m) {
+        if (const std::shared_ptr<DetailSpool> s = spool.lock()) return s->load(t0, t1, m);
+        return tmon::CaptureLoadResult{};
       });
     } else {
       qWarning("threadmon-display: %s: the session keeps all its detail in memory",
@@ -113,18 +119,25 @@ void LiveSession::writeTriggered(const QString &why) {
   updateStatus();
 }
 
+// From the detail spool: the recording starts as a copy of its blocks so
+// far and grows with it (DetailSpool::startRecording).
 QString LiveSession::startRecording(const QString &path) {
-  const QString err = connection_->spool()->startRecording(path);
+  if (flight_)
+    return tr("this session keeps only its last window (--last): save it with File > Save last");
+  if (!detail_) return tr("no spool file: cannot record this session");
+  const QString err = detail_->startRecording(path);
   updateStatus();
   return err;
 }
 
 void LiveSession::stopRecording() {
-  connection_->spool()->stopRecording();
+  if (detail_) detail_->stopRecording();
   updateStatus();
 }
 
-bool LiveSession::recording() const { return connection_->spool()->recording(); }
+bool LiveSession::recording() const {
+  return detail_ && detail_->recording();
+}
 
 void LiveSession::onClosed() {
   tmon::SessionModel *model = page_->model();
@@ -149,7 +162,11 @@ void LiveSession::updateStatus() {
                      .arg(connection_->framesReceived())
                      .arg(std::max<quint64>(connection_->framesDroppedByProbe(), info.framesDropped));
   if (info.eventsDropped) text += tr(" · events dropped: %1").arg(info.eventsDropped);
-  if (recording()) text += tr(" · ● recording to %1").arg(connection_->spool()->recordingPath());
+  if (recording()) {
+    text += tr(" · ● recording to %1").arg(detail_->recordingPath());
+    // Every half second into the recording's file too, should the display die.
+    detail_->flush();
+  }
   if (flight_) text += tr(" · flight recorder: last %1 s").arg(double(flight_->windowNs()) / 1e9);
   if (!triggered_.isEmpty()) text += tr(" · triggered: %1").arg(triggered_.last());
   page_->setStatus(text);

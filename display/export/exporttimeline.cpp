@@ -88,6 +88,9 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
     if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) continue;  // no timed waits
     QString name, site;
     for (const WaitRecord &r : m.waits(o.id, span)) {
+      // The sums a live model keeps of waits it let go are no slices on a
+      // timeline (their intervals went too: SessionModel::keepDetailFor).
+      if (r.count != 1) continue;
       if (name.isEmpty()) {
         name = objectName(m, o.id);
         site = o.callSite();

@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "summarizer.h"
 #include "tmcreate.h"
@@ -85,6 +87,13 @@ bool CaptureWriter::writeRecord(const uint8_t *p, size_t len, tm_index_entry met
   meta.offset = uint64_t(file_.pos());
   if (file_.write(reinterpret_cast<const char *>(p), qint64(len)) != qint64(len))
     return fail("cannot write");
+  if (copy_.isOpen() &&
+      (copy_.write(reinterpret_cast<const char *>(p), qint64(len)) != qint64(len) ||
+       !copy_.flush())) {
+    qWarning("threadmon: %s: cannot write: %s", qPrintable(copy_.fileName()),
+             qPrintable(copy_.errorString()));
+    copy_.close();
+  }
   tm_index_add(&index_, &meta);
   return true;
 }
@@ -144,9 +153,60 @@ bool CaptureWriter::writeFrames(const std::vector<uint8_t> &frames, uint64_t fir
   return ok && (file_.flush() || fail("cannot write"));
 }
 
+QString CaptureWriter::startCopy(const QString &path) {
+  if (!file_.isOpen()) return QStringLiteral("nothing is being written");
+  stopCopy();
+  if (!flush()) return error_;
+  const int fd = tm_create_replacing(QFile::encodeName(path).constData());
+  if (fd < 0)
+    return QStringLiteral("cannot write %1: %2").arg(path, QString::fromLocal8Bit(strerror(errno)));
+  copy_.setFileName(path);
+  if (!copy_.open(fd, QIODevice::WriteOnly, QFileDevice::AutoCloseHandle)) {
+    ::close(fd);
+    return QStringLiteral("cannot write %1: %2").arg(path, copy_.errorString());
+  }
+  // Read through the written file's own descriptor (a spool has no name).
+  const off_t end = off_t(file_.pos());
+  std::vector<char> buf(1 << 20);
+  QString error;
+  for (off_t at = 0; at < end && error.isEmpty();) {
+    const ssize_t n = ::pread(file_.handle(), buf.data(),
+                              size_t(std::min<off_t>(end - at, off_t(buf.size()))), at);
+    if (n <= 0)
+      error = QStringLiteral("cannot read %1: %2")
+                  .arg(file_.fileName(), QString::fromLocal8Bit(strerror(n < 0 ? errno : EIO)));
+    else if (copy_.write(buf.data(), n) != n)
+      error = QStringLiteral("cannot write %1: %2").arg(path, copy_.errorString());
+    else
+      at += n;
+  }
+  if (error.isEmpty() && !copy_.flush())
+    error = QStringLiteral("cannot write %1: %2").arg(path, copy_.errorString());
+  if (!error.isEmpty()) copy_.close();
+  return error;
+}
+
+bool CaptureWriter::stopCopy() {
+  if (!copy_.isOpen()) return true;
+  if (file_.isOpen()) flush();  // the frames so far, into both
+  if (!copy_.isOpen()) return false;
+  uint8_t *index = nullptr;
+  const size_t n = tm_index_encode(&index_, uint64_t(copy_.pos()), &index);
+  const bool ok =
+      (!n || copy_.write(reinterpret_cast<const char *>(index), qint64(n)) == qint64(n)) &&
+      copy_.flush();
+  free(index);
+  if (!ok)
+    qWarning("threadmon: %s: cannot write: %s", qPrintable(copy_.fileName()),
+             qPrintable(copy_.errorString()));
+  copy_.close();
+  return ok;
+}
+
 bool CaptureWriter::close() {
   if (!file_.isOpen()) return true;
   if (!flush()) return false;
+  if (copy_.isOpen() && !stopCopy()) return false;
   if (summarizer_) {
     summarizer_->finish();
     summarizer_.reset();

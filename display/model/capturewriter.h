@@ -46,6 +46,14 @@ class CaptureWriter {
   // Flushes, writes the index, closes.
   bool close();
   bool isOpen() const { return file_.isOpen(); }
+  // A second capture at path (tmcreate.h) that gets the blocks written so
+  // far, byte for byte, then every block after, and ends with its own index
+  // at stopCopy() or close(): a live session's recording from its spool,
+  // with no second copy of the stream kept. "" or one line saying why not.
+  QString startCopy(const QString &path);
+  bool stopCopy();
+  bool copying() const { return copy_.isOpen(); }
+  QString copyPath() const { return copy_.fileName(); }
   QString error() const { return error_; }
   uint64_t framesWritten() const { return frames_; }
 
@@ -55,6 +63,7 @@ class CaptureWriter {
   bool writeFrames(const std::vector<uint8_t> &frames, uint64_t first, uint64_t last);
   bool writeSummaries();
   QFile file_;
+  QFile copy_;  // startCopy: the same bytes as file_ from its start
   QString error_;
   uint64_t frames_ = 0;
   std::vector<uint8_t> batch_;

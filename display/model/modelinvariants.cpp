@@ -102,7 +102,7 @@ void checkObject(const SessionModel &m, int k, const TimeRange &r, int64_t tick,
       // The counter adds a wait when it ends.
       if (!w.open) {
         recorded += w.end - w.start;
-        count++;
+        count += w.count;
       } else {
         unfinished += w.end - w.start;
       }

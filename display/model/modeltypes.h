@@ -318,6 +318,10 @@ struct WaitRecord {
   uint32_t releaser = 0;
   FinalState state = FinalState::BlockedMutex;
   bool open = false;
+  // Waits this record stands for: 1, or (a live model's waits that left
+  // RAM, SyncActivity::evictBefore) all of one waiter's closed waits for
+  // one holder and releaser, end - start their summed time.
+  uint32_t count = 1;
   // Who the waiter waited for: the holder, or for cond/sem/barrier/join
   // (no owner) the releaser.
   uint32_t blamed() const { return holder ? holder : releaser; }

@@ -237,7 +237,10 @@ template <typename F>
 void SyncActivity::forEachWait(uint32_t object, const TimeRange &r, int64_t horizon, F &&f) const {
   auto cl = objects_.find(object);
   if (cl != objects_.end()) {
-    const std::vector<WaitRecord> &v = cl->second.closed;
+    const ObjectWaits &ow = cl->second;
+    if (!ow.folded.empty() && r.t0 <= ow.foldedFrom && r.t1 >= ow.foldedTo)
+      for (const WaitRecord &w : ow.folded) f(w);
+    const std::vector<WaitRecord> &v = ow.closed;
     int64_t from = r.t0 - cl->second.longest;
     auto it = std::lower_bound(v.begin(), v.end(), from,
                                [](const WaitRecord &w, int64_t x) { return w.start < x; });
@@ -279,7 +282,11 @@ void SyncActivity::waits(uint32_t object, const TimeRange &r, int64_t horizon,
   };
   const auto begin = out->begin() + std::ptrdiff_t(first);
   const auto mid = out->begin() + std::ptrdiff_t(closedEnd);
-  for (auto run = begin; run != mid;) {
+  // The sums of waits that left (evictBefore) came first, in no order.
+  const bool folded = !std::is_sorted(
+      begin, mid, [](const WaitRecord &a, const WaitRecord &b) { return a.start < b.start; });
+  if (folded) std::stable_sort(begin, mid, before);
+  for (auto run = begin; run != mid && !folded;) {
     auto next = std::find_if(run, mid, [&](const WaitRecord &w) { return w.start != run->start; });
     if (next - run > 1) std::sort(run, next, before);
     run = next;
@@ -297,7 +304,7 @@ std::vector<WaitPair> SyncActivity::matrix(const TimeRange &r, int64_t horizon,
     if (!w.holder && w.releaser == w.waiter) return;
     int64_t clipped = std::max<int64_t>(0, std::min(w.end, r.t1) - std::max(w.start, r.t0));
     WaitPair &c = waitCell(&cells, w.waiter, w.blamed());
-    if (w.start >= r.t0) c.count++;
+    if (w.start >= r.t0) c.count += w.count;
     c.waitNs += uint64_t(clipped);
   };
   std::set<uint32_t> objects;
@@ -386,7 +393,42 @@ std::vector<uint32_t> SyncActivity::futexThreads(uint64_t addr) const {
   return out;
 }
 
+// A live model holds millions of these (docs/architecture.md).
+static_assert(sizeof(WaitRecord) == 40, "WaitRecord::count fits in the padding");
+
+void SyncActivity::ObjectWaits::fold(const WaitRecord &w) {
+  const FoldKey key{w.waiter, w.holder, w.releaser, w.state};
+  const auto [at, added] = foldIndex.emplace(key, uint32_t(folded.size()));
+  if (added) {
+    folded.push_back(w);
+  } else {
+    // One waiter's waits never overlap: their sum from the first start
+    // ends before the last of them does, inside [foldedFrom, foldedTo].
+    WaitRecord &c = folded[at->second];
+    const int64_t ns = c.end - c.start + (w.end - w.start);
+    c.start = std::min(c.start, w.start);
+    c.end = c.start + ns;
+    c.count++;
+  }
+  foldedFrom = std::min(foldedFrom, w.start);
+  foldedTo = std::max(foldedTo, w.end);
+}
+
 void SyncActivity::evictBefore(int64_t t) {
+  for (auto &o : objects_) {
+    ObjectWaits &ow = o.second;
+    std::vector<WaitRecord> &v = ow.closed;
+    size_t keep = 0, i = 0;
+    for (; i < v.size() && v[i].start < t; i++) {
+      if (v[i].end < t && owned(v[i].state))
+        ow.fold(v[i]);
+      else
+        v[keep++] = v[i];
+    }
+    if (keep == i) continue;
+    v.erase(v.begin() + std::ptrdiff_t(keep), v.begin() + std::ptrdiff_t(i));
+    if (v.capacity() > 2 * v.size() + 64) v.shrink_to_fit();
+  }
   for (ThreadWaits &th : threads_) {
     std::vector<TimeRange> &v = th.sleeps;
     Checkpoints<1>::Sums part{};
@@ -425,7 +467,9 @@ size_t SyncActivity::bytes() const {
   b += threads_.capacity() * sizeof(ThreadWaits) + threadIndex_.bytes();
   for (const ThreadWaits &th : threads_) b += th.sleeps.capacity() * sizeof(TimeRange);
   for (const auto &s : sleptBefore_) b += s.second.bytes() + 32;
-  for (const auto &c : objects_) b += c.second.closed.capacity() * sizeof(WaitRecord) + 48;
+  for (const auto &c : objects_)
+    b += (c.second.closed.capacity() + c.second.folded.capacity()) * sizeof(WaitRecord) +
+         c.second.foldIndex.size() * (sizeof(FoldKey) + 24) + 96;
   for (const auto &s : sites_)
     for (const SiteEntry &e : s.second) b += sizeof(SiteEntry) + e.series.bytes();
   for (const auto &f : futex_) b += f.second.capacity() * sizeof(FutexSpan);

@@ -58,8 +58,14 @@ class SyncActivity {
   size_t bytes() const;
   // Bounded live memory (SessionStore::keepDetailFor): wrapped sleeps
   // closed before t leave, each thread's sum of them kept at t, so
-  // sleepNs over the whole run stays exact. Waits stay: the findings read
-  // them one by one.
+  // sleepNs over the whole run stays exact. Waits for an owned object
+  // (mutex, rwlock, spin lock: 2.3 million a minute for 100 busy threads)
+  // closed before t leave too, summed per object by (waiter, holder,
+  // releaser, state): a range that holds all of them (the whole run) gets
+  // those sums as records (WaitRecord::count), so its waits' sums, matrix
+  // and findings stay exact; a range that cuts through them gets none of
+  // them (a live session reads those from its spool). Barrier, condition,
+  // semaphore and join waits stay: the barrier finding reads them in rounds.
   void evictBefore(int64_t t);
 
  private:
@@ -97,9 +103,28 @@ class SyncActivity {
     int64_t sleepingSince = kNotSleeping;  // an open wrapped sleep
     std::vector<TimeRange> sleeps;         // closed, in order
   };
+  struct FoldKey {
+    uint32_t waiter, holder, releaser;
+    FinalState state;
+    bool operator==(const FoldKey &o) const {
+      return waiter == o.waiter && holder == o.holder && releaser == o.releaser && state == o.state;
+    }
+  };
+  struct FoldKeyHash {
+    size_t operator()(const FoldKey &k) const {
+      return std::hash<uint64_t>()((uint64_t(k.waiter) << 32 | k.holder) * 31 +
+                                   (uint64_t(k.releaser) << 8 | uint8_t(k.state)));
+    }
+  };
   struct ObjectWaits {
     std::vector<WaitRecord> closed;  // start order
     int64_t longest = 0;             // longest closed wait
+    // The waits evictBefore let go: one record per key (count, summed
+    // time from its first start), and the span they lay in.
+    std::vector<WaitRecord> folded;
+    std::unordered_map<FoldKey, uint32_t, FoldKeyHash> foldIndex;  // into folded
+    int64_t foldedFrom = INT64_MAX, foldedTo = INT64_MIN;
+    void fold(const WaitRecord &w);
   };
   ThreadWaits &threadWaits(uint32_t tid);
   const ThreadWaits *findThread(uint32_t tid) const;

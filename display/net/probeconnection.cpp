@@ -355,15 +355,15 @@ bool ProbeConnection::checkHello(const uint8_t *payload, uint32_t len) {
   return true;
 }
 
-// From here the peer is a probe: the session is spooled from its first byte
-// and frames may be as large as the format allows.
+// From here the peer is a probe: frames may be as large as the format
+// allows. The connection keeps no copy of the stream (a live session
+// spools its frames compressed, DetailSpool; threadmon-receive writes its
+// capture).
 void ProbeConnection::acceptHello() {
   state_ = State::Streaming;
   wasAccepted_ = true;
   helloDeadline_.stop();
   tm_decoder_set_max_frame(&decoder_, 0);
-  spool_ = std::make_unique<StreamSpool>();
-  spool_->append(handshakeBytes_);
   acceptedBytes_ = std::exchange(handshakeBytes_, QByteArray());
   if (socket_) {
     setReadBuffer(socket_, 0);
@@ -404,10 +404,7 @@ void ProbeConnection::countFrame() {
 void ProbeConnection::consume(const QByteArray &bytes) {
   if (bytes.isEmpty() || state_ == State::Failed || state_ == State::Ended) return;
   bytes_ += static_cast<quint64>(bytes.size());
-  if (spool_)
-    spool_->append(bytes);
-  else
-    handshakeBytes_ += bytes;
+  if (!wasAccepted_) handshakeBytes_ += bytes;
   if (decodeThread_) {
     decodeThread_->feed(bytes);
     return;

@@ -20,7 +20,6 @@
 #include <memory>
 
 #include "ownedframe.h"
-#include "streamspool.h"
 #include "threadmon.pb-c.h"
 #include "tmwire.h"
 
@@ -59,9 +58,6 @@ class ProbeConnection : public QObject {
   State state() const { return state_; }
   // True once the Hello passed; a session exists for this connection.
   bool wasAccepted() const { return wasAccepted_; }
-  // Every byte received from the first, kept so the session can be recorded
-  // at any time; null until the Hello passed.
-  StreamSpool *spool() { return spool_.get(); }
   QString stateText() const;
   QString peer() const { return peer_; }
   // Names a socketless connection's peer ("ssh web1": MuxReader).
@@ -132,7 +128,6 @@ class ProbeConnection : public QObject {
   bool authenticated_ = false;
   tm_decoder decoder_;
   QByteArray handshakeBytes_;  // what arrived before the Hello passed
-  std::unique_ptr<StreamSpool> spool_;
   std::function<void(tmon::FrameBatch &)> sink_;
   std::function<void(const uint8_t *, uint32_t, const Threadmon__Frame &)> tap_;
   std::unique_ptr<DecodeThread> decodeThread_;

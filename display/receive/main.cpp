@@ -57,7 +57,6 @@ class Receiver {
   explicit Receiver(const QString &dir) : dir_(dir) {}
 
   void take(tmnet::ProbeConnection *conn) {
-    conn->spool()->discard();  // the capture is the copy; no second one in $TMPDIR
     writers_[conn] = nullptr;
     QObject::connect(conn, &tmnet::ProbeConnection::frameArrived, conn,
                      [this, conn](const QByteArray &payload) { frame(conn, payload); });

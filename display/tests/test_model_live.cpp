@@ -6,10 +6,13 @@
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <map>
 
 #include "busy_capture.h"
 #include "capturewindow.h"
 #include "framedecoder.h"
+#include "modelinvariants.h"
+#include "reportjson.h"
 #include "sessionmodel.h"
 #include "test_model_stream.h"
 
@@ -44,6 +47,58 @@ bool feed(const QString &path, const std::vector<SessionModel *> &models, Probe 
   }
   for (SessionModel *m : models) m->markEnded();
   return true;
+}
+
+bool sameCells(const std::vector<WaitPair> &a, const std::vector<WaitPair> &b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const WaitPair &x, const WaitPair &y) {
+                      return x.waiter == y.waiter && x.holder == y.holder && x.count == y.count &&
+                             x.waitNs == y.waitNs;
+                    });
+}
+
+// 4 threads that spend 6 ms of every 10 waiting for one mutex (a
+// serialising lock: a finding), a second mutex taken now and then, and a
+// barrier every second (whose waits a bounded model keeps), for seconds.
+bool writeContended(const QString &path, int seconds) {
+  using namespace tmtest;
+  StreamBuilder b;
+  b.setExe("/opt/bin/loop");
+  b.hello(false);
+  b.syncObject(1, THREADMON__SYNC_KIND__KIND_MUTEX, 0x601040, "/opt/bin/loop", "table_lock",
+               nullptr);
+  b.syncObject(2, THREADMON__SYNC_KIND__KIND_MUTEX, 0x601080, "/opt/bin/loop", "log_lock", nullptr);
+  b.syncObject(3, THREADMON__SYNC_KIND__KIND_BARRIER, 0x6010c0, "/opt/bin/loop", "round", nullptr);
+  b.stack(7, {"loop!update+0x12 (loop.c:40)", "loop!worker+0x30 (loop.c:60)"});
+  constexpr uint32_t kFirst = 11, kLast = 14;
+  for (uint32_t tid = kFirst; tid <= kLast; tid++)
+    b.threadStart(tid, kT0, qPrintable(QStringLiteral("looper-%1").arg(tid - kFirst)),
+                  "loop!worker");
+  const auto run = THREADMON__THREAD_STATE__STATE_RUNNING;
+  for (int step = 0; step < seconds * 100; step++) {
+    const int64_t p = kT0 + int64_t(step) * 10 * kMs;
+    for (uint32_t tid = kFirst; tid <= kLast; tid++) {
+      const uint32_t next = tid == kLast ? kFirst : tid + 1;
+      if (step % 100 == 50) {  // the round: the last to arrive releases it
+        b.transition(tid, p + kMs + (tid - kFirst) * 500'000,
+                     THREADMON__THREAD_STATE__STATE_BLOCKED_BARRIER, 3);
+        b.transition(tid, p + kMs + (kLast - kFirst) * 500'000, run, 0, 0, kLast);
+      }
+      if (step % 7 == int(tid % 7)) {
+        b.transition(tid, p + 3 * kMs, THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, 2, next);
+        b.transition(tid, p + 3 * kMs + 300'000, run, 0, 0, next);
+      }
+      b.transition(tid, p + 4 * kMs + tid * 1000, THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, 1,
+                   next);
+      b.transition(tid, p + 10 * kMs, run, 0, 0, next);
+    }
+    const uint64_t t = uint64_t(step + 1) * 10 * kMs, used = t / 2;
+    b.tick(p + 10 * kMs, {},
+           {Cpu{0, used, 0, 0, t - used, 0, 0, 0, 0}, Cpu{1, used, 0, 0, t - used, 0, 0, 0, 0}}, {},
+           0, {Site{1, 7, uint64_t(4 * (step + 1)), uint64_t(24 * (step + 1)) * kMs}});
+  }
+  b.goodbye(kT0 + int64_t(seconds) * 1000 * kMs, 0);
+  return b.writeFile(path);
 }
 
 }  // namespace
@@ -96,6 +151,70 @@ class TestModelLive : public QObject {
     const std::vector<Finding> fa = all.findings(run), fb = bounded.findings(run);
     QCOMPARE(fb.size(), fa.size());
     for (size_t k = 0; k < fa.size(); k++) QCOMPARE(fb[k].message, fa[k].message);
+  }
+
+  // The waits that left a bounded model (mutex waits: 2.3 million a minute
+  // for 100 busy threads) are summed per waiter, holder and releaser: over
+  // the whole run its waits' sums, who-blocked-whom, findings, invariants
+  // and the report are those of the model that holds every wait.
+  void evictedWaitsKeepTheWholeRunsSums() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("waits.tmcap");
+    QVERIFY(writeContended(path, 70));
+    SessionModel all, bounded;
+    bounded.keepDetailFor(kKeepNs);
+    QVERIFY(feed(path, {&bounded, &all}, [](const SessionModel &) {}));
+    const TimeRange run = all.resolve(Window::wholeRun());
+    QCOMPARE(bounded.resolve(Window::wholeRun()).t1, run.t1);
+    uint64_t folded = 0, waits = 0;
+    for (int k = 0; k < all.syncObjectCount(); k++) {
+      const uint32_t id = all.syncObject(k).id;
+      std::map<std::pair<uint32_t, uint32_t>, std::pair<uint64_t, int64_t>> a, b;
+      for (const WaitRecord &w : all.waits(id, run)) {
+        QCOMPARE(w.count, 1u);
+        auto &c = a[{w.waiter, w.blamed()}];
+        c.first += w.count;
+        c.second += w.end - w.start;
+        waits++;
+      }
+      for (const WaitRecord &w : bounded.waits(id, run)) {
+        QVERIFY(w.start >= run.t0 && w.end <= run.t1 && w.start <= w.end);
+        auto &c = b[{w.waiter, w.blamed()}];
+        c.first += w.count;
+        c.second += w.end - w.start;
+        if (w.count > 1) folded += w.count;
+      }
+      QVERIFY(a == b);
+      QVERIFY(sameCells(bounded.waitMatrix(run, id), all.waitMatrix(run, id)));
+    }
+    qInfo("%llu waits, %llu of them folded; model bytes: bounded %zu, holding all %zu",
+          (unsigned long long)waits, (unsigned long long)folded, bounded.memoryBytes(),
+          all.memoryBytes());
+    QVERIFY(folded > waits / 3);  // a good part of the run's waits left
+    QVERIFY(sameCells(bounded.waitMatrix(run), all.waitMatrix(run)));
+    const std::vector<Finding> fa = all.findings(run), fb = bounded.findings(run);
+    QVERIFY(!fa.empty());  // the serialising mutex
+    QCOMPARE(fb.size(), fa.size());
+    for (size_t k = 0; k < fa.size(); k++) {
+      QCOMPARE(fb[k].message, fa[k].message);
+      QCOMPARE(fb[k].evidence, fa[k].evidence);
+      QCOMPARE(fb[k].threads, fa[k].threads);
+      QCOMPARE(fb[k].objects, fa[k].objects);
+      QCOMPARE(fb[k].t0, fa[k].t0);
+      QCOMPARE(fb[k].t1, fa[k].t1);
+    }
+    QCOMPARE(checkInvariants(bounded, run), checkInvariants(all, run));
+    // The report of the live session, byte for byte.
+    QCOMPARE(reportJson(bounded), reportJson(all));
+    // A range that cuts through the waits that left has none of them (the
+    // spool has them); the held ones are all there.
+    const TimeRange late{bounded.detailFromNs() + kSec, run.t1};
+    const TimeRange cut{run.t0 + kSec, run.t1};
+    for (int k = 0; k < all.syncObjectCount(); k++) {
+      const uint32_t id = all.syncObject(k).id;
+      QCOMPARE(bounded.waits(id, late).size(), all.waits(id, late).size());
+      for (const WaitRecord &w : bounded.waits(id, cut)) QCOMPARE(w.count, 1u);
+    }
   }
 
   // The spool is written as the stream arrives and has no index until the

@@ -1,6 +1,11 @@
 #include "test_model_stream.h"
 
+#include <unistd.h>
+
+#include <QDir>
 #include <QFile>
+#include <cstdlib>
+#include <set>
 
 #include "sessionmodel.h"
 #include "tmwire.h"
@@ -424,6 +429,37 @@ StreamBuilder userHandoffScenario() {
   }
   endLwps(b, end);
   return b;
+}
+
+ScratchTmpDir::ScratchTmpDir()
+    : old_(qgetenv("TMPDIR")), hadOld_(qEnvironmentVariableIsSet("TMPDIR")) {
+  path_ = QDir::temp().filePath(QStringLiteral("tm-scratch-XXXXXX"));
+  QByteArray name = QFile::encodeName(path_);
+  if (mkdtemp(name.data())) path_ = QFile::decodeName(name);
+  qputenv("TMPDIR", name);
+}
+
+ScratchTmpDir::~ScratchTmpDir() {
+  if (hadOld_)
+    qputenv("TMPDIR", old_);
+  else
+    qunsetenv("TMPDIR");
+  QDir(path_).removeRecursively();
+}
+
+int ScratchTmpDir::filesOpenInside() const {
+  // readlink: a file whose name went (or never had one: O_TMPFILE) reads
+  // "PATH (deleted)"; two descriptors on one file are one file.
+  std::set<QByteArray> files;
+  const QByteArray inside = QFile::encodeName(path_) + '/';
+  for (int fd = 0; fd < 4096; fd++) {
+    char target[4096];
+    const QByteArray link = "/proc/self/fd/" + QByteArray::number(fd);
+    const ssize_t len = readlink(link.constData(), target, sizeof target - 1);
+    if (len > 0 && QByteArray(target, int(len)).startsWith(inside))
+      files.insert(QByteArray(target, int(len)));
+  }
+  return int(files.size());
 }
 
 }  // namespace tmtest

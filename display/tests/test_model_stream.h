@@ -116,6 +116,22 @@ StreamBuilder userSharingScenario(uint32_t cpus);
 // blocks 90 us on cond 9 in its own context: a fine-grained handoff.
 StreamBuilder userHandoffScenario();
 
+// $TMPDIR pointed at a fresh directory while this lives (then restored),
+// to see what a display keeps there: filesOpenInside() counts the files
+// in it this process holds open, named or not.
+class ScratchTmpDir {
+ public:
+  ScratchTmpDir();
+  ~ScratchTmpDir();
+  QString path() const { return path_; }
+  int filesOpenInside() const;
+
+ private:
+  QByteArray old_;
+  bool hadOld_;
+  QString path_;
+};
+
 }  // namespace tmtest
 
 #endif

@@ -8,15 +8,16 @@
 #include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <cmath>
+#include <set>
 
 #include "barchartview.h"
 #include "captureloader.h"
 #include "captureopen.h"
-#include "commandline.h"
 #include "chartsview.h"
+#include "commandline.h"
 #include "findings_util.h"
+#include "findingsview.h"
 #include "livesession.h"
 #include "mainwindow.h"
 #include "mappingview.h"
@@ -43,6 +44,18 @@ using tmui::ViewKind;
 namespace {
 
 const QSize kShot(1000, 640);
+
+// A live page (a LiveSession's) for the next session listener accepts,
+// client connected to it.
+bool connectLive(tmnet::ProbeListener *listener, std::unique_ptr<tmui::SessionView> *page,
+                 QTcpSocket *client) {
+  if (!listener->listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty()) return false;
+  QObject::connect(
+      listener, &tmnet::ProbeListener::sessionAccepted, listener,
+      [page](tmnet::ProbeConnection *c) { page->reset((new LiveSession(c))->page()); });
+  client->connectToHost(QHostAddress::LocalHost, listener->port());
+  return client->waitForConnected(5000);
+}
 
 QString writeCapture(const QTemporaryDir &dir, const QString &name, const QByteArray &bytes) {
   const QString path = dir.filePath(name);
@@ -768,15 +781,7 @@ class TestUi : public QObject {
   void liveSessionSeesThreadsAndObjects() {
     // The session's spools have no names in $TMPDIR, so that a display
     // killed by a signal leaves nothing there; they are read all the same.
-    QTemporaryDir tmp;
-    const QByteArray oldTmp = qgetenv("TMPDIR");
-    qputenv("TMPDIR", tmp.path().toLocal8Bit());
-    const auto restoreTmp = qScopeGuard([&] {
-      if (oldTmp.isNull())
-        qunsetenv("TMPDIR");
-      else
-        qputenv("TMPDIR", oldTmp);
-    });
+    tmtest::ScratchTmpDir tmp;
     tmnet::ProbeListener listener(QByteArray{});
     QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
     std::unique_ptr<tmui::SessionView> page;
@@ -795,6 +800,8 @@ class TestUi : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(page && page->model()->threadCount() == synth::threadCount(w_), 5000);
     QVERIFY(!page->model()->info().ended);
     QCOMPARE(QDir(tmp.path()).entryList(QDir::Files | QDir::Hidden), QStringList());
+    // One copy of the stream in $TMPDIR, compressed: the detail spool.
+    QCOMPARE(tmp.filesOpenInside(), 1);
     const QString rec = dir_.filePath("recorded.tmcap");
     QCOMPARE(live->startRecording(rec), QString());
     client.write(bytes.mid(bytes.size() / 2));
@@ -803,10 +810,21 @@ class TestUi : public QObject {
     QCOMPARE(page->model()->syncObjectCount(), synth::kObjectCount);
     QVERIFY(page->notice().isEmpty());
     live->stopRecording();
-    // The recording holds exactly the bytes received, from the first one.
-    QFile f(rec);
-    QVERIFY(f.open(QIODevice::ReadOnly));
-    QCOMPARE(f.readAll(), bytes);
+    QVERIFY(!live->recording());
+    // The recording, made from the compressed spool, holds every frame
+    // received from the first one, and its index: it reads as the stream.
+    tmon::SessionModel recorded, sent;
+    const tmon::CaptureLoadResult read = tmon::CaptureReader::load(rec, &recorded);
+    QCOMPARE(int(read.status), int(tmon::CaptureLoadResult::Complete));
+    QVERIFY2(read.message.isEmpty(), qPrintable(read.message));
+    QCOMPARE(int(tmon::CaptureReader::load(writeCapture(dir_, "sent.tmcap", bytes), &sent).status),
+             int(tmon::CaptureLoadResult::Complete));
+    QCOMPARE(recorded.framesApplied(), sent.framesApplied());
+    QCOMPARE(recorded.threadCount(), sent.threadCount());
+    const tmon::TimeRange run = sent.resolve(tmon::Window::wholeRun());
+    QCOMPARE(recorded.resolve(tmon::Window::wholeRun()).t1, run.t1);
+    for (int i = 0; i < sent.threadCount(); i++)
+      QVERIFY(recorded.threadStates(i, run).ns == sent.threadStates(i, run).ns);
     tmon::SessionModel fromSpool;
     const tmon::CaptureLoadResult spooled =
         live->loadDetail(page->model()->startNs(), page->model()->latestNs(), &fromSpool);
@@ -819,19 +837,61 @@ class TestUi : public QObject {
     QVERIFY(distinctColours(img) > 8);
   }
 
+  // A range dragged back past what a live model holds (after 60 s its
+  // intervals and mutex waits leave) is read from the session's spool: the
+  // findings and who-blocks-whom of that range are those of the stream read
+  // whole as a capture, not the few waits the live model still holds there.
+  void liveRangeBeforeTheDetailReadsTheSpool() {
+    synth::Workload w = w_;
+    w.seconds = 80;
+    const QByteArray bytes = synth::stream(w);
+    tmnet::ProbeListener listener(QByteArray{});
+    std::unique_ptr<tmui::SessionView> page;
+    QTcpSocket client;
+    QVERIFY(connectLive(&listener, &page, &client));
+    client.write(bytes);
+    QTRY_VERIFY_WITH_TIMEOUT(client.bytesToWrite() == 0, 20000);
+    client.disconnectFromHost();
+    QTRY_VERIFY_WITH_TIMEOUT(page && page->model()->info().ended, 20000);
+    const tmon::SessionModel *live = page->model();
+    constexpr int64_t kSec = 1'000'000'000;
+    QVERIFY(live->detailFromNs() >= live->startNs() + 10 * kSec);
+    const tmon::TimeRange r{live->startNs() + 2 * kSec, live->startNs() + 7 * kSec};
+    tmon::SessionModel whole;
+    QCOMPARE(int(tmon::CaptureReader::load(writeCapture(dir_, "long.tmcap", bytes), &whole).status),
+             int(tmon::CaptureLoadResult::Complete));
+    const std::vector<tmon::WaitPair> pairs = whole.waitMatrix(r);
+    QVERIFY(!pairs.empty());
+    std::set<uint32_t> waiters;
+    for (const tmon::WaitPair &p : pairs) waiters.insert(p.waiter);
+    const auto waitsIn = [](const std::vector<tmon::WaitPair> &v) {
+      uint64_t n = 0;
+      for (const tmon::WaitPair &p : v) n += p.count;
+      return n;
+    };
+    QVERIFY(waitsIn(live->waitMatrix(r)) < waitsIn(pairs));  // the mutex waits left it
+    page->viewWindow()->setRange(r);
+    std::unique_ptr<tmui::ModelView> matrix(page->view(ViewKind::Matrix));
+    matrix->refreshNow();
+    QCOMPARE(matrix->rowCount(), int(waiters.size()));
+    tmui::FindingsView *findings = page->findingsView();
+    findings->refreshNow();
+    const std::vector<tmon::Finding> want = whole.findings(r);
+    QVERIFY(!want.empty());
+    QCOMPARE(findings->findings().size(), want.size());
+    for (size_t i = 0; i < want.size(); i++)
+      QCOMPARE(findings->findings()[i].message, want[i].message);
+  }
+
   // The mutants that crashed or hung a live display, sent over TCP: a wait
   // on a barrier sent twice (a zero-length wait), a tick at 2^63 ns, a CPU
   // of 2^28. The session stays up, every view paints, the banner says what
   // was dropped.
   void liveHostileStreamIsSurvived() {
     tmnet::ProbeListener listener(QByteArray{});
-    QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
     std::unique_ptr<tmui::SessionView> page;
-    connect(&listener, &tmnet::ProbeListener::sessionAccepted, this,
-            [&](tmnet::ProbeConnection *c) { page.reset((new LiveSession(c))->page()); });
     QTcpSocket client;
-    client.connectToHost(QHostAddress::LocalHost, listener.port());
-    QVERIFY(client.waitForConnected(5000));
+    QVERIFY(connectLive(&listener, &page, &client));
     QByteArray bytes = synth::header() + synth::helloFrame(9, QByteArray{}) + barrierObjectFrame(5);
     for (int r = 0; r < 10; r++) {
       const uint64_t t = 1'000'000'000 + uint64_t(r) * 10'000'000;
@@ -860,13 +920,9 @@ class TestUi : public QObject {
 
   void liveMalformedFrameClosesWithANotice() {
     tmnet::ProbeListener listener(QByteArray{});
-    QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
     std::unique_ptr<tmui::SessionView> page;
-    connect(&listener, &tmnet::ProbeListener::sessionAccepted, this,
-            [&](tmnet::ProbeConnection *c) { page.reset((new LiveSession(c))->page()); });
     QTcpSocket client;
-    client.connectToHost(QHostAddress::LocalHost, listener.port());
-    QVERIFY(client.waitForConnected(5000));
+    QVERIFY(connectLive(&listener, &page, &client));
     client.write(synth::header() + synth::helloFrame(9, QByteArray{}) +
                  synth::framed(QByteArray("\x0a\xff\xff\xff\xff\x0f", 6)));
     QTRY_VERIFY_WITH_TIMEOUT(page && !page->notice().isEmpty(), 5000);

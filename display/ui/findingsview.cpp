@@ -150,8 +150,15 @@ void FindingsView::rebuild() {
   // Thousands of threads take seconds: off the GUI thread (the old list stays meanwhile).
   const tmon::SessionModel *m = model();
   rebuildWith<std::vector<tmon::Finding>>(
-      [m, r] { return m->findings(r); },
-      [this, described](std::vector<tmon::Finding> &&found) { showFindings(std::move(found), described); });
+      [m, r, older = window()->olderModel()] {
+        // A range dragged back past a live model's detail: from its spool.
+        if (older)
+          if (const std::unique_ptr<tmon::SessionModel> o = older()) return o->findings(r);
+        return m->findings(r);
+      },
+      [this, described](std::vector<tmon::Finding> &&found) {
+        showFindings(std::move(found), described);
+      });
 }
 
 void FindingsView::showFindings(std::vector<tmon::Finding> found, const QString &described) {

@@ -57,9 +57,13 @@ QString MatrixView::others() const {
 void MatrixView::rebuild() {
   const tmon::TimeRange r = window()->range();
   const QString described = window()->describe();
-  const tmon::SessionModel *m = model();
+  const tmon::SessionModel *live = model();
   using Result = std::pair<BoundedMatrix, bool>;  // and whether by pool
-  auto compute = [m, r, chosen = chosen_, pooled = pooled_]() -> Result {
+  auto compute = [live, r, chosen = chosen_, pooled = pooled_,
+                  older = window()->olderModel()]() -> Result {
+    // A range dragged back past a live model's detail: from its spool.
+    const std::unique_ptr<tmon::SessionModel> old = older ? older() : nullptr;
+    const tmon::SessionModel *m = old ? old.get() : live;
     const std::vector<tmon::WaitPair> pairs = m->waitMatrix(r);
     bool byPool = pooled;
     if (!chosen) {
@@ -71,7 +75,8 @@ void MatrixView::rebuild() {
       }
       byPool = int(std::max(waiters.size(), holders.size())) > kMatrixMaxThreads;
     }
-    if (!byPool) return {boundMatrix(pairs, [m](uint32_t tid) { return threadLabel(*m, tid); }), false};
+    if (!byPool)
+      return {boundMatrix(pairs, [m](uint32_t tid) { return threadLabel(*m, tid); }), false};
     const tmon::PoolPairs pp = tmon::poolPairs(*m, pairs);
     return {boundMatrix(pp.pairs, [&pp](uint32_t id) { return pp.parties.value(int(id) - 1); }), true};
   };

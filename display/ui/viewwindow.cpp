@@ -45,6 +45,18 @@ tmon::TimeRange ViewWindow::range() const {
   return {start, end};
 }
 
+std::function<std::unique_ptr<tmon::SessionModel>()> ViewWindow::olderModel() const {
+  const tmon::TimeRange r = range();
+  if (!older_ || mode_ != Mode::Range || r.t0 >= model_->detailFromNs()) return {};
+  return [load = older_, r]() -> std::unique_ptr<tmon::SessionModel> {
+    auto m = std::make_unique<tmon::SessionModel>();
+    m->setFilledOffThread(true);  // made and read on the worker: no timers
+    if (load(r.t0, r.t1, m.get()).status == tmon::CaptureLoadResult::Unreadable) return nullptr;
+    m->settleNow();
+    return m;
+  };
+}
+
 QString ViewWindow::describe() const {
   const tmon::TimeRange r = range();
   const double a = double(r.t0 - model_->startNs()) / 1e9;

@@ -5,7 +5,10 @@
 #define THREADMON_UI_VIEWWINDOW_H
 
 #include <QObject>
+#include <functional>
+#include <memory>
 
+#include "capturereader.h"
 #include "modeltypes.h"
 
 namespace tmon {
@@ -35,6 +38,17 @@ class ViewWindow : public QObject {
   tmon::TimeRange range() const;
   QString describe() const;
 
+  // A live session's detail older than its model holds: fills a fresh
+  // model with [t0, t1] from the session's spool (LiveSession::loadDetail).
+  using DetailLoader =
+      std::function<tmon::CaptureLoadResult(int64_t, int64_t, tmon::SessionModel *)>;
+  void setOlderDetail(DetailLoader loader) { older_ = std::move(loader); }
+  // When a dragged range starts before what the live model holds (its
+  // intervals and waits left it): what makes a fresh model of range() from
+  // the spool, for a view's worker thread to call (null when it cannot be
+  // read). Empty otherwise: the views read the model itself.
+  std::function<std::unique_ptr<tmon::SessionModel>()> olderModel() const;
+
  signals:
   void changed();
 
@@ -43,6 +57,7 @@ class ViewWindow : public QObject {
   Mode mode_ = Mode::WholeRun;
   tmon::TimeRange dragged_;
   int64_t playhead_ = -1;
+  DetailLoader older_;
 };
 
 }  // namespace tmui
