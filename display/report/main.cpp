@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <QCoreApplication>
-#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 
@@ -15,6 +14,7 @@
 #include <cstdio>
 
 #include "capturereader.h"
+#include "capturewindow.h"
 #include "capturewriter.h"
 #include "framesizes.h"
 #include "reportjson.h"
@@ -26,8 +26,17 @@
 
 namespace {
 
-// Captures larger than this are read a window at a time (as the display does).
-constexpr qint64 kStreamFromBytes = 64ll << 20;
+// Whether a capture is read a window at a time (as the display does): any
+// whose records span more than the display's window (10 s), whatever its
+// size on disk, so memory follows the window and not the file. A shorter
+// one is read in one go, holding what the display's window would; format 1
+// (no records to seek to) is read whole.
+constexpr int64_t kWholeUpToNs = 10'000'000'000;
+
+bool longerThanWindow(const QString &file) {
+  tmon::CaptureWindow cw;
+  return cw.open(file) && cw.lastNs() - cw.firstNs() > kWholeUpToNs;
+}
 
 int usage(FILE *to) {
   std::fputs(
@@ -40,8 +49,8 @@ int usage(FILE *to) {
       "                    * ? [ make it a glob over the whole name or tid (repeatable)\n"
       "  --sizes           bytes per frame kind and field, bytes on disk, MB/s\n"
       "  --stream          read the capture a window at a time (bounded memory; the\n"
-      "                    default for captures over 64 MiB); --whole: read it whole\n"
-      "  --window S        seconds per window when streaming (default 10)\n"
+      "                    default for captures longer than 10 s); --whole: read it whole\n"
+      "  --window S        seconds per window when streaming (default 5)\n"
       "  --check           exit 3 when a number cannot be true (a thread's states past\n"
       "                    its life, waits past the window: one line each on stderr)\n",
       to);
@@ -181,9 +190,10 @@ int main(int argc, char **argv) {
     return error.isEmpty() ? 0 : out.isEmpty() ? 1 : 2;
   }
 
-  // A long capture (format 2, with records to seek to) is read a window at
-  // a time: a whole read holds about 5 bytes of model per byte of capture.
-  const bool stream = mode == Stream || (mode == Auto && QFileInfo(file).size() > kStreamFromBytes);
+  // A capture longer than a window (format 2, with records to seek to) is
+  // read a window at a time: a whole read holds about 16 bytes of memory per
+  // byte of capture.
+  const bool stream = mode == Stream || (mode == Auto && longerThanWindow(file));
   ReportRows rows;
   tmon::CaptureLoadResult res;
   if (stream) res = StreamedReport::read(file, &rows, windowNs);
