@@ -14,7 +14,6 @@
 #include <cstdio>
 
 #include "capturereader.h"
-#include "capturewindow.h"
 #include "capturewriter.h"
 #include "framesizes.h"
 #include "reportjson.h"
@@ -25,18 +24,6 @@
 #include "tmwire.h"
 
 namespace {
-
-// Whether a capture is read a window at a time (as the display does): any
-// whose records span more than the display's window (10 s), whatever its
-// size on disk, so memory follows the window and not the file. A shorter
-// one is read in one go, holding what the display's window would; format 1
-// (no records to seek to) is read whole.
-constexpr int64_t kWholeUpToNs = 10'000'000'000;
-
-bool longerThanWindow(const QString &file) {
-  tmon::CaptureWindow cw;
-  return cw.open(file) && cw.lastNs() - cw.firstNs() > kWholeUpToNs;
-}
 
 int usage(FILE *to) {
   std::fputs(
@@ -193,7 +180,7 @@ int main(int argc, char **argv) {
   // A capture longer than a window (format 2, with records to seek to) is
   // read a window at a time: a whole read holds about 16 bytes of memory per
   // byte of capture.
-  const bool stream = mode == Stream || (mode == Auto && longerThanWindow(file));
+  const bool stream = mode == Stream || (mode == Auto && StreamedReport::wanted(file));
   ReportRows rows;
   tmon::CaptureLoadResult res;
   if (stream) res = StreamedReport::read(file, &rows, windowNs);

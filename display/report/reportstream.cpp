@@ -466,6 +466,11 @@ namespace {
 constexpr double kMaxWindows = 4e6;
 }  // namespace
 
+bool StreamedReport::wanted(const QString &path) {
+  CaptureWindow cw;
+  return cw.open(path) && cw.lastNs() - cw.firstNs() > kWholeUpToNs;
+}
+
 CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, int64_t chunkNs,
                                        int workers) {
   CaptureLoadResult res;

@@ -24,6 +24,15 @@ class StreamedReport {
   // 5 s: two windows in flight hold what one 10 s window of the display
   // does (about 130 MB for 100 busy threads; 10 s windows took 225 MB).
   static constexpr int64_t kChunkNs = 5'000'000'000;
+  // A capture no longer than the display's window (10 s) is read in one go,
+  // holding what that window would.
+  static constexpr int64_t kWholeUpToNs = 10'000'000'000;
+
+  // Whether the capture at path is to be read a window at a time: its
+  // records span more than kWholeUpToNs, whatever its size on disk, so
+  // memory follows the window and not the file. False for format 1 (no
+  // records to seek to: read whole) and for what is no capture.
+  static bool wanted(const QString &path);
 
   // Fills rows from the capture at path, chunkNs at a time on `workers`
   // threads. Unreadable when the capture has no records to seek to (format
