@@ -14,7 +14,8 @@ namespace {
 
 // The part of a long capture that ends atSeconds after its start (its
 // first kCaptureWindowNs when negative), or nothing (no windowNotice) when
-// the capture has no records to seek to (format 1: read whole).
+// the capture has no records to seek to (format 1: read whole) or fits in
+// one window (which is then read whole: the same memory).
 CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel *model,
                        const tmon::CaptureIdentity *knownOverview,
                        const std::atomic<bool> *stop) {
@@ -22,6 +23,7 @@ CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel
   tmon::CaptureWindow cw;
   if (!cw.open(path)) return read;
   const int64_t first = cw.firstNs(), last = cw.lastNs();
+  if (last - first <= kCaptureWindowNs) return read;
   const int64_t end =
       atSeconds < 0 ? first + kCaptureWindowNs
                     : std::clamp(first + int64_t(atSeconds * 1e9), first + kCaptureWindowNs, last);
@@ -33,7 +35,7 @@ CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel
   read.overview = OverviewBuild::find(path, cw, knownOverview);
   read.windowNotice =
       QObject::tr(
-          "This capture is %1 min long, more than the display holds: showing %2 s of "
+          "This capture is %1 min long, more than the display holds at once: showing %2 s of "
           "it, %3 s to %4 s. Open it with --at SECONDS for another part.")
           .arg(double(last - first) / 60e9, 0, 'f', 1)
           .arg(double(kCaptureWindowNs) / 1e9, 0, 'f', 0)
@@ -48,8 +50,7 @@ CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionMode
                         const tmon::CaptureIdentity *knownOverview,
                         const std::atomic<bool> *stop) {
   CaptureRead read;
-  if (QFileInfo(path).size() > kWindowedCaptureBytes)
-    read = readWindow(path, atSeconds, model, knownOverview, stop);
+  read = readWindow(path, atSeconds, model, knownOverview, stop);
   if (stop && *stop) return read;  // abandoned: nobody shows it
   if (read.windowNotice.isEmpty()) read.result = tmon::CaptureReader::load(path, model);
   if (read.result.status != tmon::CaptureLoadResult::Unreadable)

@@ -21,10 +21,10 @@ namespace tmui {
 class SessionView;
 }
 
-// A capture over kWindowedCaptureBytes is not read whole: the page shows
-// kCaptureWindowNs of it through its index (CaptureWindow), ending at
-// atSeconds after its start (from its start when negative), and says so.
-constexpr qint64 kWindowedCaptureBytes = 64 << 20;
+// A capture longer than kCaptureWindowNs, whatever its size, is not read
+// whole: the page shows kCaptureWindowNs of it through its index
+// (CaptureWindow), ending at atSeconds after its start (from its start when
+// negative), and says so. Memory follows the window, not the file.
 constexpr int64_t kCaptureWindowNs = 10'000'000'000;
 
 // What reading a capture gave, besides the model it filled.

@@ -3,7 +3,6 @@
 // Exit status: 0 compared, 2 compared with a damaged capture, 1 unreadable
 // or usage.
 #include <QCoreApplication>
-#include <QFileInfo>
 #include <QJsonDocument>
 
 #include <cstdio>
@@ -17,8 +16,6 @@ using namespace tmon;
 
 namespace {
 
-constexpr qint64 kStreamFromBytes = 64ll << 20;
-
 int usage(FILE *to) {
   std::fputs(
       "usage: threadmon-diff [--json] [--top N] [--noise PCT] [--noise-ms MS] BEFORE.tmcap AFTER.tmcap\n"
@@ -30,11 +27,13 @@ int usage(FILE *to) {
   return to == stdout ? 0 : 1;
 }
 
-// The report's rows of a capture: read whole, or a window at a time when long.
+// The report's rows of a capture: read whole, or a window at a time when
+// longer than one (as threadmon-report reads it).
 CaptureLoadResult rowsOf(const QString &file, ReportRows *rows) {
   CaptureLoadResult res;
-  if (QFileInfo(file).size() > kStreamFromBytes) res = StreamedReport::read(file, rows);
-  if (QFileInfo(file).size() <= kStreamFromBytes || res.status == CaptureLoadResult::Unreadable) {
+  const bool stream = StreamedReport::wanted(file);
+  if (stream) res = StreamedReport::read(file, rows);
+  if (!stream || res.status == CaptureLoadResult::Unreadable) {
     SessionModel model;
     res = CaptureReader::load(file, &model);
     if (res.status != CaptureLoadResult::Unreadable) *rows = collectRows(model);

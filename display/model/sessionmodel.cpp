@@ -534,4 +534,8 @@ int64_t SessionModel::detailFromNs() const {
   return store_->detailFrom();
 }
 
+void SessionModel::countSwitchesIn(int64_t from, int64_t to) {
+  store_->countSwitchesIn(from, to);
+}
+
 }  // namespace tmon

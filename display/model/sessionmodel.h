@@ -209,6 +209,9 @@ class SessionModel : public QObject {
   // back from its spool (LiveSession::loadDetail).
   void keepDetailFor(int64_t keepNs);
   int64_t detailFromNs() const;
+  // Switch records counted in info(): those sent in [from, to) only
+  // (SessionStore::countSwitchesIn; a streamed report's window).
+  void countSwitchesIn(int64_t from, int64_t to);
 
  signals:
   void changed();

@@ -487,10 +487,17 @@ void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
   }
 }
 
+void SessionStore::countSwitchesIn(int64_t from, int64_t to) {
+  switchCountFrom_ = from;
+  switchCountTo_ = to;
+}
+
 void SessionStore::applySwitches(const Threadmon__CpuSwitches &sw) {
-  info.switchesLost += sw.lost;
   size_t n = std::min({sw.n_tid, sw.n_delta_ns, sw.n_cpu});
-  info.switchesReceived += n;
+  if (ns(sw.base_ns) >= switchCountFrom_ && ns(sw.base_ns) < switchCountTo_) {
+    info.switchesLost += sw.lost;
+    info.switchesReceived += n;
+  }
   // Somewhere after the newest record before this batch, a switch of any
   // thread may be missing: none of their records is trusted from there (the
   // probe reads every thread's state in full meanwhile).

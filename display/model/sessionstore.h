@@ -59,6 +59,12 @@ class SessionStore {
   void keepDetailFor(int64_t keepNs);
   // Oldest time whose detail is held: startNs() until something left.
   int64_t detailFrom() const;
+  // Switch records counted in info (switchesLost, switchesReceived): only
+  // the batches whose base time is in [from, to). A streamed report's
+  // windows tile the run, each loaded with a warm-up before it and records
+  // overlapping its ends; each counts its own span, so the sum counts every
+  // batch once. Default: all.
+  void countSwitchesIn(int64_t from, int64_t to);
 
   SessionInfo info;
   std::vector<std::unique_ptr<ThreadTimeline>> threads;
@@ -100,6 +106,7 @@ class SessionStore {
   int64_t latest_ = INT64_MIN;
   int maxCpuSeen_ = -1;
   int64_t lastSwitchNs_ = INT64_MIN;  // newest switch record so far
+  int64_t switchCountFrom_ = INT64_MIN, switchCountTo_ = INT64_MAX;
   int64_t keepNs_ = 0;
   int64_t evictedUntil_ = INT64_MIN;  // the newest cut
 };

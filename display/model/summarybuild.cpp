@@ -65,9 +65,8 @@ void SummaryBuild::merge(const Part &part, RunSummary *sum) {
   for (const Cell &c : part.cells) sum->addBucket(c.tid, c.bucket, c.states);
 }
 
-int SummaryBuild::defaultWorkers(size_t chunks) {
-  return int(std::clamp<size_t>(std::min<size_t>(size_t(QThread::idealThreadCount()), 4), 1,
-                                std::max<size_t>(chunks, 1)));
+int SummaryBuild::defaultWorkers(size_t) {
+  return 1;
 }
 
 SummaryBuild::SummaryBuild(const QString &path, int64_t start, int64_t last,

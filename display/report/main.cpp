@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <QCoreApplication>
-#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 
@@ -28,9 +27,6 @@
 
 namespace {
 
-// Captures larger than this are read a window at a time (as the display does).
-constexpr qint64 kStreamFromBytes = 64ll << 20;
-
 int usage(FILE *to) {
   std::fputs(
       "usage: threadmon-report [--json] [--top N] [--thread PATTERN]... [--check] FILE.tmcap\n"
@@ -42,8 +38,8 @@ int usage(FILE *to) {
       "                    * ? [ make it a glob over the whole name or tid (repeatable)\n"
       "  --sizes           bytes per frame kind and field, bytes on disk, MB/s\n"
       "  --stream          read the capture a window at a time (bounded memory; the\n"
-      "                    default for captures over 64 MiB); --whole: read it whole\n"
-      "  --window S        seconds per window when streaming (default 10)\n"
+      "                    default for captures longer than 10 s); --whole: read it whole\n"
+      "  --window S        seconds per window when streaming (default 5)\n"
       "  --check           exit 3 when a number cannot be true (a thread's states past\n"
       "                    its life, waits past the window: one line each on stderr)\n"
       "  --pid PID         of a process tree's capture (a directory): only that process\n",
@@ -202,9 +198,10 @@ int main(int argc, char **argv) {
     return error.isEmpty() ? 0 : out.isEmpty() ? 1 : 2;
   }
 
-  // A long capture (format 2, with records to seek to) is read a window at
-  // a time: a whole read holds about 5 bytes of model per byte of capture.
-  const bool stream = mode == Stream || (mode == Auto && QFileInfo(file).size() > kStreamFromBytes);
+  // A capture longer than a window (format 2, with records to seek to) is
+  // read a window at a time: a whole read holds about 16 bytes of memory per
+  // byte of capture.
+  const bool stream = mode == Stream || (mode == Auto && StreamedReport::wanted(file));
   ReportRows rows;
   tmon::CaptureLoadResult res;
   if (stream) res = StreamedReport::read(file, &rows, windowNs);

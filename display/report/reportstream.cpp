@@ -104,6 +104,8 @@ Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool la
   // The first window from the capture's first record: records before its
   // first timed one (transitions sent before the first tick) have no time
   // in the index, and a window from the first time would skip them.
+  // Its switch records counted once: those of its own span.
+  m.countSwitchesIn(first ? INT64_MIN : a, last ? INT64_MAX : b);
   p.res = cw.load(first ? INT64_MIN / 2 : a, b, &m);
   m.settleNow();
   p.info = m.info();
@@ -463,6 +465,11 @@ namespace {
 // A year of 10 s windows; a 16 MB list.
 constexpr double kMaxWindows = 4e6;
 }  // namespace
+
+bool StreamedReport::wanted(const QString &path) {
+  CaptureWindow cw;
+  return cw.open(path) && cw.lastNs() - cw.firstNs() > kWholeUpToNs;
+}
 
 CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, int64_t chunkNs,
                                        int workers) {

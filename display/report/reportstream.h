@@ -1,7 +1,7 @@
 // StreamedReport: the report's rows of a capture too long to hold, read
 // through its index (CaptureWindow) a window at a time, on two threads, each
 // window's model summed into the rows and dropped. Memory: the windows being
-// read (about 80 MB each for 10 s of 100 busy threads) and the rows.
+// read (about 40 MB each for 5 s of 100 busy threads) and the rows.
 //
 // Sums add up per window (thread states and CPUs, user threads, waits by
 // waiter and by waiter x holder); cumulative counters (LWPs, sync objects,
@@ -21,7 +21,18 @@
 
 class StreamedReport {
  public:
-  static constexpr int64_t kChunkNs = 10'000'000'000;
+  // 5 s: two windows in flight hold what one 10 s window of the display
+  // does (about 130 MB for 100 busy threads; 10 s windows took 225 MB).
+  static constexpr int64_t kChunkNs = 5'000'000'000;
+  // A capture no longer than the display's window (10 s) is read in one go,
+  // holding what that window would.
+  static constexpr int64_t kWholeUpToNs = 10'000'000'000;
+
+  // Whether the capture at path is to be read a window at a time: its
+  // records span more than kWholeUpToNs, whatever its size on disk, so
+  // memory follows the window and not the file. False for format 1 (no
+  // records to seek to: read whole) and for what is no capture.
+  static bool wanted(const QString &path);
 
   // Fills rows from the capture at path, chunkNs at a time on `workers`
   // threads. Unreadable when the capture has no records to seek to (format

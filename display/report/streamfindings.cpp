@@ -34,9 +34,9 @@ void unite(std::vector<uint32_t> *to, const std::vector<uint32_t> &from) {
     if (s.size() < kMaxIds && s.insert(id).second) to->push_back(id);
 }
 
-// Whole seconds for windows of 10 s or more (the default), tenths below.
+// Whole seconds for windows of 5 s or more (the default), tenths below.
 QString seconds(double s, double windowS) {
-  return QString::number(s, 'f', windowS < 10 ? 1 : 0);
+  return QString::number(s, 'f', windowS < 5 ? 1 : 0);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // bucket; the second open takes it from the cache next to the capture, and a
 // damaged cache is ignored (said in the strip) and built again.
 #include <QFile>
+#include <QFileInfo>
 #include <QPainter>
 #include <QPointer>
 #include <QTabWidget>
@@ -80,12 +81,12 @@ class TestUiOverview : public QObject {
   void initTestCase() {
     QVERIFY(dir_.isValid());
     qputenv("XDG_CACHE_HOME", dir_.filePath(QStringLiteral("cache")).toLocal8Bit());
-    // Over kWindowedCaptureBytes: opened a window at a time, with the strip.
+    // Longer than a window: opened a window at a time, with the strip.
     path_ = dir_.filePath(QStringLiteral("long.tmcap"));
     QVERIFY(busycap::writeFile(path_, 100, 150'000'000'000ull));
-    QVERIFY(QFileInfo(path_).size() > kWindowedCaptureBytes);
     tmon::CaptureWindow cw;
     QVERIFY(cw.open(path_));
+    QVERIFY(cw.lastNs() - cw.firstNs() > kCaptureWindowNs);
     QVERIFY(!cw.hasSummaries());
     QVERIFY(fromDetail_.build(cw));
   }
@@ -167,6 +168,26 @@ class TestUiOverview : public QObject {
     open.reset();
     QVERIFY(!OverviewBuild::of(path_));
     QVERIFY(!OverviewBuild::forCapture(path_, skipped));
+  }
+
+  // What is read follows the window, not the file: a capture of a few
+  // hundred KiB longer than the window opens as a window of it (the same
+  // path as an hour's), one as long as the window opens whole.
+  void aSmallCaptureLongerThanTheWindowOpensByWindow() {
+    const QString longer = dir_.filePath(QStringLiteral("small-long.tmcap"));
+    const QString shorter = dir_.filePath(QStringLiteral("small-short.tmcap"));
+    QVERIFY(busycap::writeFile(longer, 4, uint64_t(kCaptureWindowNs) + 5'000'000'000ull));
+    QVERIFY(busycap::writeFile(shorter, 4, uint64_t(kCaptureWindowNs) - 1'000'000'000ull));
+    QVERIFY(QFileInfo(longer).size() < (1 << 20));
+    QString error;
+    std::unique_ptr<tmui::SessionView> page(openCapture(longer, &error, 15));
+    QVERIFY2(page, qPrintable(error));
+    QVERIFY2(page->notice().contains(QLatin1String("showing 10 s of it")),
+             qPrintable(page->notice()));
+    QVERIFY(stripOf(page.get()));
+    page.reset(openCapture(shorter, &error));
+    QVERIFY2(page, qPrintable(error));
+    QVERIFY2(!page->notice().contains(QLatin1String("showing")), qPrintable(page->notice()));
   }
 
   void aDamagedCacheIsIgnoredAndBuiltAgain() {
