@@ -210,8 +210,8 @@ void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Fi
     double onCpu = double(p.st.ns[size_t(FinalState::OnCpu)] + p.st.ns[size_t(FinalState::Stolen)]) /
                    double(life);
     int64_t sync = int64_t(m.internalWaitNs(p.index, r));
-    for (int s = int(FinalState::BlockedMutex); s <= int(FinalState::BlockedJoin); s++)
-      sync += p.st.ns[size_t(s)];
+    for (int s = 0; s < kFinalStateCount; s++)
+      if (isBlockedState(FinalState(s))) sync += p.st.ns[size_t(s)];
     double syncShare = double(sync) / double(life);
     // Without a single kernel sample the model cannot tell on-CPU time apart.
     if (onCpu >= finding::kNeverRunsOnCpu || syncShare >= finding::kNeverRunsMaxSyncBlocked ||

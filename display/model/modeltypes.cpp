@@ -67,7 +67,8 @@ bool finalStateOfWire(int wireState, FinalState *out) {
 }
 
 bool isBlockedState(FinalState s) {
-  return s >= FinalState::BlockedMutex && s <= FinalState::BlockedJoin;
+  return (s >= FinalState::BlockedMutex && s <= FinalState::BlockedJoin) ||
+         s == FinalState::BlockedFutex;
 }
 
 bool blockedStateOfKind(int syncKind, FinalState *out) {
@@ -77,6 +78,12 @@ bool blockedStateOfKind(int syncKind, FinalState *out) {
       return true;
     }
   return false;
+}
+
+int blockedWireOfKind(int syncKind) {
+  for (int i = 0; syncKind && i < kFinalStateCount; i++)
+    if (kStates[i].kind == syncKind) return kStates[i].wire;
+  return 0;
 }
 
 namespace {

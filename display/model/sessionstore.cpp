@@ -376,10 +376,15 @@ void SessionStore::applyThreadEnd(const Threadmon__ThreadEnd &e) {
 }
 
 void SessionStore::classifyRuntime(SyncObjectInfo &i, const QStringList &frames) {
-  if (i.kind != THREADMON__SYNC_KIND__KIND_INTERNAL || i.runtimeKind) return;
+  const bool futex = i.kind == THREADMON__SYNC_KIND__KIND_FUTEX;
+  if ((i.kind != THREADMON__SYNC_KIND__KIND_INTERNAL && !futex) || i.runtimeKind) return;
   RuntimeSync rs = runtimeSyncOf(frames);
   i.runtimeKind = rs.kind;
   i.runtimeWhat = rs.what;
+  // A word a runtime waits on through syscall() (libstdc++'s atomic waits,
+  // Rust's std) is what the runtime made of it, its waits exact: a C++
+  // semaphore is a semaphore, not "a futex".
+  if (futex && rs.kind) i.kind = rs.kind;
 }
 
 void SessionStore::applyStack(const Threadmon__Stack &s) {
@@ -412,7 +417,8 @@ void SessionStore::applySyncObject(const Threadmon__SyncObject &o) {
   SyncEntry *e = syncFor(o.id);
   if (!e) return;
   SyncObjectInfo &i = e->info;
-  if (o.kind) i.kind = o.kind;
+  // A futex a runtime made keeps the kind it was recognised as (above).
+  if (o.kind && !(i.runtimeKind && o.kind == THREADMON__SYNC_KIND__KIND_FUTEX)) i.kind = o.kind;
   if (o.address) i.address = o.address;
   if (o.module && *o.module) i.module = str(o.module);
   if (o.symbol && *o.symbol) {
@@ -434,6 +440,13 @@ void SessionStore::applySyncObject(const Threadmon__SyncObject &o) {
   if (o.flags) i.flags = o.flags;
 }
 
+int SessionStore::futexWaitState(uint32_t object) const {
+  auto it = syncIndex.find(object);
+  const int runtime = it == syncIndex.end() ? 0 : sync[size_t(it->second)].info.runtimeKind;
+  const int wire = blockedWireOfKind(runtime);
+  return wire ? wire : THREADMON__THREAD_STATE__STATE_BLOCKED_FUTEX;
+}
+
 void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
   size_t n = std::min(tr.n_tid, tr.n_delta_ns);
   int64_t t = ns(tr.base_ns);
@@ -446,6 +459,7 @@ void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
     ThreadTimeline *thp = threadFor(tr.tid[i], t);
     if (!thp) continue;
     ThreadTimeline &th = *thp;
+    if (state == THREADMON__THREAD_STATE__STATE_BLOCKED_FUTEX && obj) state = futexWaitState(obj);
     // A duplicate (a frame sent twice) would close the wait it opened as a
     // zero-length one: the waits see only what the timeline took.
     ThreadTimeline::Added added = th.addTransition(t, state, obj, holder);
