@@ -376,15 +376,15 @@ void SessionStore::applyThreadEnd(const Threadmon__ThreadEnd &e) {
 }
 
 void SessionStore::classifyRuntime(SyncObjectInfo &i, const QStringList &frames) {
-  const bool futex = i.kind == THREADMON__SYNC_KIND__KIND_FUTEX;
-  if ((i.kind != THREADMON__SYNC_KIND__KIND_INTERNAL && !futex) || i.runtimeKind) return;
+  // A word a runtime waits on through syscall() (libstdc++'s atomic waits,
+  // Rust's std) stays KIND_FUTEX (its waits are exact) and acts as what the
+  // runtime made of it: its waiters' state is that kind's (futexWaitState).
+  if ((i.kind != THREADMON__SYNC_KIND__KIND_INTERNAL && i.kind != THREADMON__SYNC_KIND__KIND_FUTEX) ||
+      i.runtimeKind)
+    return;
   RuntimeSync rs = runtimeSyncOf(frames);
   i.runtimeKind = rs.kind;
   i.runtimeWhat = rs.what;
-  // A word a runtime waits on through syscall() (libstdc++'s atomic waits,
-  // Rust's std) is what the runtime made of it, its waits exact: a C++
-  // semaphore is a semaphore, not "a futex".
-  if (futex && rs.kind) i.kind = rs.kind;
 }
 
 void SessionStore::applyStack(const Threadmon__Stack &s) {
@@ -417,8 +417,7 @@ void SessionStore::applySyncObject(const Threadmon__SyncObject &o) {
   SyncEntry *e = syncFor(o.id);
   if (!e) return;
   SyncObjectInfo &i = e->info;
-  // A futex a runtime made keeps the kind it was recognised as (above).
-  if (o.kind && !(i.runtimeKind && o.kind == THREADMON__SYNC_KIND__KIND_FUTEX)) i.kind = o.kind;
+  if (o.kind) i.kind = o.kind;
   if (o.address) i.address = o.address;
   if (o.module && *o.module) i.module = str(o.module);
   if (o.symbol && *o.symbol) {

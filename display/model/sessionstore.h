@@ -83,8 +83,8 @@ class SessionStore {
   void applySyncObject(const Threadmon__SyncObject &o);
   void applyTransitions(const Threadmon__Transitions &t);
   void applySwitches(const Threadmon__CpuSwitches &s);
-  // Sets runtimeKind/runtimeWhat of a KIND_INTERNAL object from a waiter's
-  // stack; a KIND_FUTEX one a runtime made becomes that runtime's kind.
+  // Sets runtimeKind/runtimeWhat of a KIND_INTERNAL or KIND_FUTEX object
+  // from a waiter's stack.
   static void classifyRuntime(SyncObjectInfo &i, const QStringList &frames);
   // The state of a BLOCKED_FUTEX wait on object: its runtime's blocked kind
   // when the object was recognised (classifyRuntime), else BLOCKED_FUTEX.
