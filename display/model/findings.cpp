@@ -447,9 +447,18 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     if (at > 0) via = m.programFrame(QStringList{frames[at - 1]}).section('!', 1);
     // A lock whose slow path is the program's own function (Rust's std
     // Mutex, a futex lock compiled into the executable) is the program's;
-    // syscall() says nothing about which library call took it.
-    const bool ownLock = classifyStack(QStringList{fn + QStringLiteral("+0x0")}) == StackWait::Lock &&
-                         fn.section('!', 0, 0) == QFileInfo(m.info().exe).fileName();
+    // syscall() says nothing about which library call took it. So is a word
+    // in the program's own data, and one on the heap that the program's own
+    // code waits on (a raw system call: glibc's syscall() is seen at the
+    // call); a library's heap lock is waited on by the library's code.
+    const QString exe = QFileInfo(m.info().exe).fileName();
+    const bool programWaits =
+        !frames.isEmpty() && QFileInfo(frames.front().section('!', 0, 0)).fileName() == exe;
+    const bool ownLock =
+        (classifyStack(QStringList{fn + QStringLiteral("+0x0")}) == StackWait::Lock &&
+         fn.section('!', 0, 0) == exe) ||
+        QFileInfo(o.module).fileName() == exe ||
+        (o.module == QLatin1String("[heap]") && programWaits);
     if (ownLock || via == QLatin1String("syscall")) via.clear();
     Finding f;
     if (runtimeLock) {
@@ -488,9 +497,11 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     f.message += QStringLiteral(": %1 asleep waiting for it, %2 in system calls for it.")
                      .arg(percent(double(wait) / double(life)), percent(double(kernel) / double(life)));
     if (ownLock) {
-      f.message += QStringLiteral(" It is a lock of the program's own code (or its language's "
-                                  "standard library) that threadmon sees only by sampling its "
-                                  "futex: these threads take turns at it.");
+      f.message += QStringLiteral(
+          " It is a lock of the program's own code (or its language's "
+          "standard library) that threadmon sees only by sampling its "
+          "futex (raw system calls: glibc's syscall() it sees at the "
+          "call): these threads take turns at it.");
     } else {
       f.message += QStringLiteral(" The program never wrote this lock: the library takes it for "
                                   "shared state, so these threads take turns.");
