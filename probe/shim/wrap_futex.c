@@ -16,8 +16,11 @@
  * The real syscall is async-signal-safe, so this one must be: before the
  * resolution the pointer is real.c's stub, which makes the call itself; a
  * wake only peeks at the object table (lock-free, no allocation); and a
- * wait sets the thread's guard for its whole length, so that a handler
- * interrupting it (or the probe's bookkeeping) passes straight through. */
+ * wait sets the thread's guard around its bookkeeping, so that a handler
+ * interrupting that passes straight through. Not around the call itself: a
+ * handler that left it by siglongjmp would leave the guard set for good.
+ * A handler's own wait inside the call is recorded (the thread then reads
+ * as running from its end to the outer call's). */
 #include <linux/futex.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -74,11 +77,13 @@ static tm_thread *futex_observer(void) {
 static long futex_wait(tm_thread *t, const void *word, bool pi, const void *caller, long nr,
                        long a1, long a2, long a3, long a4, long a5, long a6) {
   tm_object *o = tm_object_lookup(word, TM_KIND_FUTEX, 0);
-  t->guard++;
   tm_wait w;
+  t->guard++;
   tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_FUTEX, 0, caller);
+  t->guard--;
   long rc = tm_real.syscall(nr, a1, a2, a3, a4, a5, a6);
   int err = errno;
+  t->guard++;
   /* Woken (waitv: the index of the word that woke it) or the lock taken:
    * the last thread that woke or unlocked the word; a timeout, a signal or
    * a value that had changed (EAGAIN): nobody. */

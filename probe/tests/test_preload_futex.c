@@ -88,8 +88,16 @@ static void test_waitv(void) {
   CHECK(errno == EAGAIN || errno == ENOSYS);
 }
 
+/* A handler's own futex wait, during the interrupted one: EAGAIN. */
+static _Atomic uint32_t handler_word = 1;
+static volatile long handler_rc, handler_errno;
+
 static void on_usr1(int sig) {
   (void)sig;
+  int saved = errno;
+  handler_rc = syscall(SYS_futex, &handler_word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+  handler_errno = errno;
+  errno = saved;
 }
 
 static void on_usr2(int sig) {
@@ -127,6 +135,8 @@ static void test_wakes(void) {
   errno = 0;
   CHECK_EQ(futex(&word, FUTEX_WAIT_PRIVATE, 1, NULL, 0), -1);
   CHECK_EQ(errno, EINTR);
+  CHECK_EQ(handler_rc, -1);
+  CHECK_EQ(handler_errno, EAGAIN);
   CHECK_EQ(pthread_join(th, NULL), 0);
 
   /* Woken by another thread: 0. */
