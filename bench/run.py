@@ -116,6 +116,7 @@ def main():
 
     run_section("uncontended mutex", micro.uncontended, build, bare, probe, args.quick, log)
     run_section("swapcontext", micro.swapcontext_cost, build, bare, probe, args.quick, log)
+    run_section("syscall futex", micro.futex_cost, build, bare, probe, args.quick, log)
     run_section("sampler CPU share", sampler.cpu_share, build, probe, args.quick, log)
     run_section("sampler to 10,000 threads", sampler.scale_to_10k, build, probe, args.quick, log)
     run_section("capture size", sampler.capture_size, build, probe, args.quick, log)

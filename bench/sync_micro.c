@@ -9,13 +9,16 @@
  * (see bench_common.h). */
 #include "bench_common.h"
 
+#include <linux/futex.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 typedef struct {
   long ops;     /* operations per worker */
@@ -298,6 +301,25 @@ static double bench_swapcontext_burst(const bench_args *a) {
   return (double)spent / (double)(2 * rounds);
 }
 
+/* ---- syscall(): the probe interposes it for futex waits ---- */
+
+/* A FUTEX_WAIT whose word no longer holds the value: the kernel answers
+ * EAGAIN at once (a futex lock's waiter that lost a race). */
+static double bench_futex_eagain(const bench_args *a) {
+  static uint32_t word = 1;
+  uint64_t t0 = bench_thread_cpu_ns();
+  for (long i = 0; i < a->ops; i++)
+    syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+  return (double)(bench_thread_cpu_ns() - t0) / (double)a->ops;
+}
+
+/* Any other number: passed straight through. */
+static double bench_syscall_gettid(const bench_args *a) {
+  uint64_t t0 = bench_thread_cpu_ns();
+  for (long i = 0; i < a->ops; i++) syscall(SYS_gettid);
+  return (double)(bench_thread_cpu_ns() - t0) / (double)a->ops;
+}
+
 typedef struct {
   const char *name;
   double (*run)(const bench_args *);
@@ -320,6 +342,8 @@ static const bench_entry benches[] = {
     {"create-join", bench_create_join, 1, "wall"},
     {"swapcontext", bench_swapcontext, 1, "thread-cpu"},
     {"swapcontext-burst", bench_swapcontext_burst, 1, "thread-cpu"},
+    {"futex-eagain", bench_futex_eagain, 1, "thread-cpu"},
+    {"syscall-gettid", bench_syscall_gettid, 1, "thread-cpu"},
 };
 
 static void usage(void) {

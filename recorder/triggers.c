@@ -56,8 +56,9 @@ static uint32_t owner_of(const fr_triggers *t, uint32_t object) {
 }
 
 static bool is_wait(uint32_t state) {
-  return state >= THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX &&
-         state <= THREADMON__THREAD_STATE__STATE_BLOCKED_JOIN;
+  return (state >= THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX &&
+          state <= THREADMON__THREAD_STATE__STATE_BLOCKED_JOIN) ||
+         state == THREADMON__THREAD_STATE__STATE_BLOCKED_FUTEX;
 }
 
 static bool transitions(fr_triggers *t, const Threadmon__Transitions *tr, uint64_t start_ns,

@@ -20,6 +20,7 @@ BENCHES = [
     ("context switch: sched_yield, 2 threads (1 CPU)", ["yield-pingpong"], 50_000, 200_000,
      "µs"),
     ("thread create+join", ["create-join"], 1_000, 5_000, "µs"),
+    ("futex wait answered EAGAIN (syscall)", ["futex-eagain"], 1_000_000, 4_000_000, "ns"),
 ]
 MIN_OPS = 200
 
@@ -77,6 +78,30 @@ def uncontended(build_dir, bare, probe, quick, log):
                      + (", more than the miss" if spread > delta - 5.0 else ""))
     else:
         sec.add_goal("uncontended pair: at most +5 ns", "probe not run", None)
+    return sec
+
+
+def futex_cost(build_dir, bare, probe, quick, log):
+    """What interposing syscall() adds: a FUTEX_WAIT that returns EAGAIN at
+    once (the probe records it as a wait), and another number (passed
+    through). Uncontended futex locks never call it."""
+    ops = 1_000_000 if quick else 4_000_000
+    rounds = 5 if quick else 11
+    sec = report.Section(
+        "syscall(): a futex wait answered EAGAIN, and any other number",
+        ["call", "no tool, ns", "threadmon, ns", "difference, ns"],
+        f"`tm-bench-sync futex-eagain {ops}` (syscall(SYS_futex, FUTEX_WAIT_PRIVATE) on a word "
+        f"that no longer holds the value) and `tm-bench-sync syscall-gettid {ops}`; medians of "
+        f"{rounds} interleaved runs, thread CPU time of the loop only.")
+    tools = [bare] + ([probe] if probe.unavailable_reason() is None else [])
+    for label, bench in (("futex wait, EAGAIN", "futex-eagain"), ("syscall(SYS_gettid)",
+                                                                  "syscall-gettid")):
+        res = interleave.measure(tools, rounds,
+                                 lambda t: _run_one(_sync_binary(build_dir), [bench], ops, t),
+                                 log=log)
+        base, got = res[bare.key][0], res.get(probe.key, (None,))[0]
+        sec.rows.append([label, report.fmt(base), report.fmt(got),
+                         f"{got - base:+.1f}" if base is not None and got is not None else ""])
     return sec
 
 

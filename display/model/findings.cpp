@@ -322,6 +322,24 @@ void deadlockFindings(const SessionModel &m, const TimeRange &r, std::vector<Fin
   }
 }
 
+// Where the program took a lock its runtime made: past the runtime's own
+// frames, in the program (an optimised build may have inlined it into the
+// runtime's thread start: then nothing is named rather than the runtime).
+static QString runtimeCaller(const SessionModel &m, const QStringList &frames) {
+  QStringList own;
+  const QString exe = QFileInfo(m.info().exe).fileName();
+  for (const QString &fr : frames)
+    if (!isRuntimeFrame(fr) && QFileInfo(fr.section('!', 0, 0)).fileName() == exe) own << fr;
+  return own.isEmpty() ? QString() : m.programFrame(own);
+}
+
+// "a Rust std::sync::Mutex (0x5641c6222b40)": a runtime's lock by what it is.
+static QString runtimeObjectText(const SyncObjectInfo &o) {
+  return QStringLiteral("a %1 (%2)").arg(o.runtimeWhat, o.symbol.isEmpty()
+                                                            ? QStringLiteral("0x%1").arg(o.address, 0, 16)
+                                                            : o.symbol);
+}
+
 void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
   std::vector<ProgramThread> pts = programThreads(m, r);
   // Hashed: looked up for every wait in the range.
@@ -334,7 +352,11 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
   if (life <= 0) return;
   for (int oi = 0; oi < m.syncObjectCount(); oi++) {
     const SyncObjectInfo &o = m.syncObject(oi);
-    if (!isHeldKind(o.kind) && !semaphoreUsedAsLock(m, o, r)) continue;
+    // A futex a runtime made (waited on through syscall()) is what the
+    // runtime made of it: a lock if a Mutex or RwLock, else never.
+    const bool runtime = o.kind == THREADMON__SYNC_KIND__KIND_FUTEX && o.runtimeKind;
+    if (runtime ? !isHeldKind(o.runtimeKind) : !isHeldKind(o.kind) && !semaphoreUsedAsLock(m, o, r))
+      continue;
     std::unordered_map<uint32_t, int64_t> sums;
     int64_t blocked = 0;
     for (const WaitRecord &w : m.waits(o.id, r)) {
@@ -350,6 +372,10 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
     for (const auto &b : byWaiter) waiters.push_back(b.first);
     std::vector<WaitPair> pairs = m.waitMatrix(r, o.id);
     QString fn = programFunction(m, o.id, r);
+    if (runtime) {
+      std::vector<CallSite> sites = m.callSites(o.id, r);
+      fn = runtimeCaller(m, !sites.empty() ? sites.front().frames : o.firstContentionStack);
+    }
     Finding f;
     f.kind = FindingKind::SerialisingObject;
     f.severity = byShare(share, finding::kSerialisingShare);
@@ -360,7 +386,8 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
     f.t1 = r.t1;
     f.message = QStringLiteral("%1 spent %2 of their time waiting for %3%4: only one of them "
                                "can hold it at a time, so they run one after another.")
-                    .arg(threadList(m, waiters), percent(share), objectName(m, o.id),
+                    .arg(threadList(m, waiters), percent(share),
+                         runtime ? runtimeObjectText(o) : objectName(m, o.id),
                          fn.isEmpty() ? QString() : QStringLiteral(", taken in %1").arg(fn));
     if (!pairs.empty() && pairs.front().holder)
       f.message += QStringLiteral(" Most waiting: %1 for %2.")
@@ -368,6 +395,7 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
     QJsonObject waitS;
     for (const auto &b : byWaiter) waitS[QString::number(b.first)] = double(b.second) / 1e9;
     f.evidence["object"] = qint64(o.id);
+    if (runtime) f.evidence["runtime"] = o.runtimeWhat;
     f.evidence["waiters"] = tidArray(waiters);
     f.evidence["wait_s"] = double(blocked) / 1e9;
     f.evidence["wait_s_by_thread"] = waitS;
@@ -423,26 +451,27 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     if (at > 0) via = m.programFrame(QStringList{frames[at - 1]}).section('!', 1);
     // A lock whose slow path is the program's own function (Rust's std
     // Mutex, a futex lock compiled into the executable) is the program's;
-    // syscall() says nothing about which library call took it.
-    const bool ownLock = classifyStack(QStringList{fn + QStringLiteral("+0x0")}) == StackWait::Lock &&
-                         fn.section('!', 0, 0) == QFileInfo(m.info().exe).fileName();
+    // syscall() says nothing about which library call took it. So is a word
+    // in the program's own data, and one on the heap that the program's own
+    // code waits on (a raw system call: glibc's syscall() is seen at the
+    // call); a library's heap lock is waited on by the library's code.
+    const QString exe = QFileInfo(m.info().exe).fileName();
+    const bool programWaits =
+        !frames.isEmpty() && QFileInfo(frames.front().section('!', 0, 0)).fileName() == exe;
+    const bool ownLock =
+        (classifyStack(QStringList{fn + QStringLiteral("+0x0")}) == StackWait::Lock &&
+         fn.section('!', 0, 0) == exe) ||
+        QFileInfo(o.module).fileName() == exe ||
+        (o.module == QLatin1String("[heap]") && programWaits);
     if (ownLock || via == QLatin1String("syscall")) via.clear();
     Finding f;
     if (runtimeLock) {
-      // Where the program took it: past the runtime's own frames, in the
-      // program (an optimised build may have inlined it into the runtime's
-      // thread start: then nothing is named rather than the runtime).
-      QStringList own;
-      const QString exe = QFileInfo(m.info().exe).fileName();
-      for (const QString &fr : frames)
-        if (!isRuntimeFrame(fr) && QFileInfo(fr.section('!', 0, 0)).fileName() == exe) own << fr;
-      fn = own.isEmpty() ? QString() : m.programFrame(own);
+      fn = runtimeCaller(m, frames);
       f.kind = FindingKind::SerialisingObject;
       f.severity = byShare(share, finding::kSerialisingShare);
-      f.message = QStringLiteral("%1 spent about %2 of their time waiting for a %3 (%4)%5: only "
+      f.message = QStringLiteral("%1 spent about %2 of their time waiting for %3%4: only "
                                  "one of them can hold it at a time, so they run one after another.")
-                      .arg(threadList(m, tids), percent(share), o.runtimeWhat,
-                           o.symbol.isEmpty() ? QStringLiteral("0x%1").arg(o.address, 0, 16) : o.symbol,
+                      .arg(threadList(m, tids), percent(share), runtimeObjectText(o),
                            fn.isEmpty() ? QString() : QStringLiteral(", taken in %1").arg(fn));
     } else {
       f.kind = FindingKind::InternalLock;
@@ -472,9 +501,11 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     f.message += QStringLiteral(": %1 asleep waiting for it, %2 in system calls for it.")
                      .arg(percent(double(wait) / double(life)), percent(double(kernel) / double(life)));
     if (ownLock) {
-      f.message += QStringLiteral(" It is a lock of the program's own code (or its language's "
-                                  "standard library) that threadmon sees only by sampling its "
-                                  "futex: these threads take turns at it.");
+      f.message += QStringLiteral(
+          " It is a lock of the program's own code (or its language's "
+          "standard library) that threadmon sees only by sampling its "
+          "futex (raw system calls: glibc's syscall() it sees at the "
+          "call): these threads take turns at it.");
     } else {
       f.message += QStringLiteral(" The program never wrote this lock: the library takes it for "
                                   "shared state, so these threads take turns.");

@@ -210,8 +210,8 @@ void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Fi
     double onCpu = double(p.st.ns[size_t(FinalState::OnCpu)] + p.st.ns[size_t(FinalState::Stolen)]) /
                    double(life);
     int64_t sync = int64_t(m.internalWaitNs(p.index, r));
-    for (int s = int(FinalState::BlockedMutex); s <= int(FinalState::BlockedJoin); s++)
-      sync += p.st.ns[size_t(s)];
+    for (int s = 0; s < kFinalStateCount; s++)
+      if (isBlockedState(FinalState(s))) sync += p.st.ns[size_t(s)];
     // Where its transitions were lost (a capture gap: disk full, the
     // descriptor taken; rings overrun) its state is the kernel's guess, not
     // a wait seen: its waits are a share of the time whose state is known.

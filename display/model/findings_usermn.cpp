@@ -123,8 +123,8 @@ void handoff(const SessionModel &m, const TimeRange &r, const UserPool &p,
   // Parked in the scheduler (no user thread ready on its queue, or waiting
   // for its lock) or woken and waiting for a CPU: an LWP not running one.
   int64_t idle = own.ns[size_t(FinalState::Runnable)] + own.ns[size_t(FinalState::Sleeping)];
-  for (int s = int(FinalState::BlockedMutex); s <= int(FinalState::BlockedJoin); s++)
-    idle += own.ns[size_t(s)];
+  for (int s = 0; s < kFinalStateCount; s++)
+    if (isBlockedState(FinalState(s))) idle += own.ns[size_t(s)];
   const double idleShare = double(idle) / double(lwpNs);
   if (idleShare < finding::kHandoffIdleShare) return;
   Finding f;

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <vector>
 
+#include "modeltypes.h"
+
 namespace tmon {
 
 namespace {
@@ -47,7 +49,7 @@ void setEnum(E *v, int x) {
 }
 
 bool knownState(int s) {
-  return s >= THREADMON__THREAD_STATE__STATE_UNKNOWN && s <= THREADMON__THREAD_STATE__STATE_EXITED;
+  return s >= THREADMON__THREAD_STATE__STATE_UNKNOWN && s < kWireStates;  // states.def's
 }
 
 bool knownUserSwitch(int k) {

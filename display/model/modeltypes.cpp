@@ -69,7 +69,8 @@ bool finalStateOfWire(int wireState, FinalState *out) {
 }
 
 bool isBlockedState(FinalState s) {
-  return s >= FinalState::BlockedMutex && s <= FinalState::BlockedJoin;
+  return (s >= FinalState::BlockedMutex && s <= FinalState::BlockedJoin) ||
+         s == FinalState::BlockedFutex;
 }
 
 bool blockedStateOfKind(int syncKind, FinalState *out) {
@@ -79,6 +80,12 @@ bool blockedStateOfKind(int syncKind, FinalState *out) {
       return true;
     }
   return false;
+}
+
+int blockedWireOfKind(int syncKind) {
+  for (int i = 0; syncKind && i < kFinalStateCount; i++)
+    if (kStates[i].kind == syncKind) return kStates[i].wire;
+  return 0;
 }
 
 namespace {

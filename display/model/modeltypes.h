@@ -46,6 +46,8 @@ bool finalStateOfWire(int wireState, FinalState *out);
 bool isBlockedState(FinalState s);
 // The blocked state of a waiter on an object of this threadmon.SyncKind.
 bool blockedStateOfKind(int syncKind, FinalState *out);
+// The threadmon.ThreadState a wrapper records for a wait on this kind, or 0.
+int blockedWireOfKind(int syncKind);
 
 // threadmon.SyncKind's name: "mutex", "cond", ..., "internal" (proto/states.def).
 QString syncKindName(int kind);

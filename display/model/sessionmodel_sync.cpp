@@ -204,8 +204,16 @@ std::vector<StateInterval> SessionModel::spinWaits(int index, const TimeRange &r
     if (!o.runtimeKind || !o.address || isHeldKind(o.runtimeKind) ||
         !blockedStateOfKind(o.runtimeKind, &s))
       continue;
-    const HiddenTicks ticks = hiddenTicks(index, o.address, r);
-    if (ticks.seen > seen) seen = ticks.seen, as = s, object = o.id;
+    // A futex the runtime waits on through syscall(): the thread's exact
+    // waits on it, in place of the ticks that saw it there.
+    uint64_t on = 0;
+    if (o.kind == THREADMON__SYNC_KIND__KIND_FUTEX) {
+      for (const WaitRecord &w : waits(o.id, r))
+        if (w.waiter == thread(index).tid) on++;
+    } else {
+      on = hiddenTicks(index, o.address, r).seen;
+    }
+    if (on > seen) seen = on, as = s, object = o.id;
   }
   if (!seen) return out;
   store_->settle();

@@ -396,7 +396,12 @@ void SessionStore::applyThreadEnd(const Threadmon__ThreadEnd &e) {
 }
 
 void SessionStore::classifyRuntime(SyncObjectInfo &i, const QStringList &frames) {
-  if (i.kind != THREADMON__SYNC_KIND__KIND_INTERNAL || i.runtimeKind) return;
+  // A word a runtime waits on through syscall() (libstdc++'s atomic waits,
+  // Rust's std) stays KIND_FUTEX (its waits are exact) and acts as what the
+  // runtime made of it: its waiters' state is that kind's (futexWaitState).
+  if ((i.kind != THREADMON__SYNC_KIND__KIND_INTERNAL && i.kind != THREADMON__SYNC_KIND__KIND_FUTEX) ||
+      i.runtimeKind)
+    return;
   RuntimeSync rs = runtimeSyncOf(frames);
   i.runtimeKind = rs.kind;
   i.runtimeWhat = rs.what;
@@ -459,6 +464,13 @@ void SessionStore::applySyncObject(const Threadmon__SyncObject &o) {
   }
 }
 
+int SessionStore::futexWaitState(uint32_t object) const {
+  auto it = syncIndex.find(object);
+  const int runtime = it == syncIndex.end() ? 0 : sync[size_t(it->second)].info.runtimeKind;
+  const int wire = blockedWireOfKind(runtime);
+  return wire ? wire : THREADMON__THREAD_STATE__STATE_BLOCKED_FUTEX;
+}
+
 void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
   size_t n = std::min(tr.n_tid, tr.n_delta_ns);
   int64_t t = ns(tr.base_ns);
@@ -471,6 +483,7 @@ void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
     ThreadTimeline *thp = threadFor(tr.tid[i], t);
     if (!thp) continue;
     ThreadTimeline &th = *thp;
+    if (state == THREADMON__THREAD_STATE__STATE_BLOCKED_FUTEX && obj) state = futexWaitState(obj);
     // A duplicate (a frame sent twice) would close the wait it opened as a
     // zero-length one: the waits see only what the timeline took.
     ThreadTimeline::Added added = th.addTransition(t, state, obj, holder);

@@ -89,8 +89,12 @@ class SessionStore {
   void applySyncObject(const Threadmon__SyncObject &o);
   void applyTransitions(const Threadmon__Transitions &t);
   void applySwitches(const Threadmon__CpuSwitches &s);
-  // Sets runtimeKind/runtimeWhat of a KIND_INTERNAL object from a waiter's stack.
+  // Sets runtimeKind/runtimeWhat of a KIND_INTERNAL or KIND_FUTEX object
+  // from a waiter's stack.
   static void classifyRuntime(SyncObjectInfo &i, const QStringList &frames);
+  // The state of a BLOCKED_FUTEX wait on object: its runtime's blocked kind
+  // when the object was recognised (classifyRuntime), else BLOCKED_FUTEX.
+  int futexWaitState(uint32_t object) const;
   void applyStack(const Threadmon__Stack &s);
   void seeTime(int64_t t);
   void evictOld();

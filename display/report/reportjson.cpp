@@ -281,7 +281,9 @@ QJsonObject syncJson(const ReportRows &rows, const SyncRow &row) {
   // acquisitions nor timed its longest wait, and a session read from
   // outside (SOURCE_ATTACH) counted no object's acquisitions nor holds.
   const bool internal = s.kind == THREADMON__SYNC_KIND__KIND_INTERNAL;
-  const bool counted = rows.info.acquisitionsKnown() && !internal;
+  // A futex lock's uncontended takes never enter the kernel: only its waits are known.
+  const bool futex = s.kind == THREADMON__SYNC_KIND__KIND_FUTEX;
+  const bool counted = rows.info.acquisitionsKnown() && !internal && !futex;
   o["acquisitions"] = counted ? QJsonValue(qint64(d.acquisitions)) : QJsonValue();
   o["contentions"] = qint64(d.contentions);
   o["wait_s"] = seconds(int64_t(d.waitNs));

@@ -374,7 +374,10 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
     // The first use is the call site already.
     if (!s["call_site"].toString().isEmpty() && namedBy != QLatin1String("first_use"))
       where += "  @ " + s["call_site"].toString();
-    if (s.contains("runtime")) where += "  [" + s["runtime"].toString() + ", found by futex sampling]";
+    if (s.contains("runtime"))
+      where += "  [" + s["runtime"].toString() +
+               (s["kind"].toString() == QLatin1String("futex") ? ", seen at syscall()]"
+                                                               : ", found by futex sampling]");
     // A hidden lock's cost is its estimated wait plus the system time spent
     // for it (kernel_s, only on internal objects).
     const double kernel = s.value("kernel_s").toDouble(), lost = s.value("wait_s").toDouble() + kernel;

@@ -84,6 +84,34 @@ StreamBuilder mutexScenario(int workMs) {
   return b;
 }
 
+// Three loopers: 201 sampled on the word 500 ms, 202 100 ms, 203 on
+// another word; the word's module and symbol and the waiters' stack given.
+void sampledWaits(SessionModel *m, const char *module, const char *symbol,
+                  const std::vector<const char *> &stack) {
+  StreamBuilder b;
+  b.setExe("/opt/bin/mutex_loop");
+  b.hello(false);
+  const uint64_t lock = 0x7f0000001000, other = 0x7f0000002000;
+  b.syncObject(9, THREADMON__SYNC_KIND__KIND_INTERNAL, lock, module, symbol, nullptr);
+  b.stack(3, stack);
+  for (uint32_t tid : {201u, 202u, 203u}) b.threadStart(tid, at(0), "looper", "mutex_loop!work");
+  // A thread is only sampled when something changed: futex_addr holds
+  // until its next sample. 201 waits [100,600), 202 [200,300), 203 waits
+  // on a word that is no internal object.
+  for (int t = 10; t <= 1000; t += 10) {
+    std::vector<Lwp> l;
+    uint64_t on = uint64_t(t) * kMs / 4;
+    if (t == 100) l.push_back(Lwp{201, 0, 0, on, 0, 0, 0, 0, 0, 0, 'S', lock});
+    if (t == 600) l.push_back(Lwp{201, 0, 0, on, 0, 0, 0, 0, 0, 0, 'R', 0});
+    if (t == 200) l.push_back(Lwp{202, 0, 0, on, 0, 0, 0, 0, 0, 0, 'S', lock});
+    if (t == 300) l.push_back(Lwp{202, 0, 0, on, 0, 0, 0, 0, 0, 0, 'R', 0});
+    if (t == 100) l.push_back(Lwp{203, 0, 0, on, 0, 0, 0, 0, 0, 0, 'S', other});
+    b.tick(at(t), l, {}, {}, 0, {Site{9, 3, uint64_t(t / 10), uint64_t(t) * kMs}});
+  }
+  b.goodbye(at(1000), 0);
+  b.applyTo(m);
+}
+
 }  // namespace
 
 class TestModelFindings : public QObject {
@@ -315,31 +343,10 @@ class TestModelFindings : public QObject {
   }
 
   void internalWaitsGoToTheRightThreads() {
-    StreamBuilder b;
-    b.setExe("/opt/bin/mutex_loop");
-    b.hello(false);
-    const uint64_t lock = 0x7f0000001000, other = 0x7f0000002000;
-    b.syncObject(9, THREADMON__SYNC_KIND__KIND_INTERNAL, lock, "/lib/x86_64-linux-gnu/libc.so.6",
-                 "lock", nullptr);
-    b.stack(3, {"libc.so.6!random+0x1c", "mutex_loop!work+0x31 (mutex_loop.c:36)",
-                "libc.so.6!start_thread+0x8"});
-    for (uint32_t tid : {201u, 202u, 203u}) b.threadStart(tid, at(0), "looper", "mutex_loop!work");
-    // A thread is only sampled when something changed: futex_addr holds
-    // until its next sample. 201 waits [100,600), 202 [200,300), 203 waits
-    // on a word that is no internal object.
-    for (int t = 10; t <= 1000; t += 10) {
-      std::vector<Lwp> l;
-      uint64_t on = uint64_t(t) * kMs / 4;
-      if (t == 100) l.push_back(Lwp{201, 0, 0, on, 0, 0, 0, 0, 0, 0, 'S', lock});
-      if (t == 600) l.push_back(Lwp{201, 0, 0, on, 0, 0, 0, 0, 0, 0, 'R', 0});
-      if (t == 200) l.push_back(Lwp{202, 0, 0, on, 0, 0, 0, 0, 0, 0, 'S', lock});
-      if (t == 300) l.push_back(Lwp{202, 0, 0, on, 0, 0, 0, 0, 0, 0, 'R', 0});
-      if (t == 100) l.push_back(Lwp{203, 0, 0, on, 0, 0, 0, 0, 0, 0, 'S', other});
-      b.tick(at(t), l, {}, {}, 0, {Site{9, 3, uint64_t(t / 10), uint64_t(t) * kMs}});
-    }
-    b.goodbye(at(1000), 0);
     SessionModel m;
-    b.applyTo(&m);
+    sampledWaits(&m, "/lib/x86_64-linux-gnu/libc.so.6", "lock",
+                 {"libc.so.6!random+0x1c", "mutex_loop!work+0x31 (mutex_loop.c:36)",
+                  "libc.so.6!start_thread+0x8"});
     TimeRange whole = m.resolve(Window::wholeRun());
     std::vector<InternalWaiter> w = m.internalWaiters(9, whole);
     QCOMPARE(w.size(), size_t(2));
@@ -365,7 +372,31 @@ class TestModelFindings : public QObject {
     QVERIFY2(f->message.contains("mutex_loop!work"), qPrintable(f->message));
     QVERIFY2(f->message.contains("random()"), qPrintable(f->message));
     QVERIFY2(f->message.contains("looper (201)"), qPrintable(f->message));
+    QVERIFY2(f->message.contains("never wrote"), qPrintable(f->message));
     QCOMPARE(f->view, QStringLiteral("sync"));
+  }
+
+  // Whose lock a sampled word is (raw futex waits, no syscall() to see):
+  // one in the program's data, or on the heap and waited on by the
+  // program's own code, is the program's; a heap word libc's code waits on
+  // (a FILE from fopen) stays the library's.
+  void programWordsAreTheProgramsLocks() {
+    auto verdict = [](const char *module, const std::vector<const char *> &stack) {
+      SessionModel m;
+      sampledWaits(&m, module, "", stack);
+      std::optional<Finding> f = find(findingsOf(m), FindingKind::InternalLock);
+      if (!f) return QStringLiteral("no finding");
+      const bool own = f->evidence["own_lock"].toBool();
+      return own == f->message.contains("never wrote") ? f->message
+                                                       : QString(own ? "own" : "library's");
+    };
+    QCOMPARE(verdict("/opt/bin/mutex_loop", {"mutex_loop!table_lock+0x40", "mutex_loop!work+0x31"}),
+             QStringLiteral("own"));
+    QCOMPARE(verdict("[heap]", {"mutex_loop!table_lock+0x40", "mutex_loop!work+0x31"}),
+             QStringLiteral("own"));
+    QCOMPARE(verdict("[heap]", {"libc.so.6!__lll_lock_wait_private+0x2b", "libc.so.6!fputs+0x40",
+                                "mutex_loop!work+0x31"}),
+             QStringLiteral("library's"));
   }
 
   void deadlockConfirmedAfter100msAndResolved() {

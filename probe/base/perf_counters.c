@@ -8,6 +8,7 @@
 
 #include "perf.h"
 #include "procfs.h"
+#include "rawsyscall.h"
 
 static const struct {
   uint32_t type;
@@ -38,7 +39,7 @@ static int open_one(int which, uint32_t tid, bool counted) {
 static int open_member(int which, uint32_t tid, int leader) {
   struct perf_event_attr a;
   attr_of(which, &a);
-  int fd = (int)syscall(SYS_perf_event_open, &a, (pid_t)tid, -1, leader, PERF_FLAG_FD_CLOEXEC);
+  int fd = (int)tm_syscall(SYS_perf_event_open, &a, (pid_t)tid, -1, leader, PERF_FLAG_FD_CLOEXEC);
   return fd < 0 ? -1 : tm_fd_move_high(fd, true);
 }
 

@@ -15,6 +15,7 @@
 #ifndef THREADMON_PROBE_H
 #define THREADMON_PROBE_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -22,6 +23,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "rawsyscall.h"
 
 #define TM_HIDDEN __attribute__((visibility("hidden")))
 #define TM_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -55,14 +58,13 @@ static inline uint64_t tm_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The probe's own pauses are raw system calls: nanosleep and sched_yield
- * are names it exports, and a call to them would land in its own wrappers
- * (probe/tests/check_selfcalls.py). */
+/* The probe's own pauses are raw system calls (rawsyscall.h): nanosleep
+ * and sched_yield are names it exports. */
 static inline void tm_sleep_ns(long ns) {
   struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
-  syscall(SYS_nanosleep, &ts, NULL);
+  tm_syscall(SYS_nanosleep, &ts, NULL);
 }
-static inline void tm_yield(void) { syscall(SYS_sched_yield); }
+static inline void tm_yield(void) { tm_syscall(SYS_sched_yield); }
 
 /* TSC -> CLOCK_MONOTONIC calibration for the wrappers' wait timestamps
  * (wrap_account.c). The sampler calls it every tick; the first call checks
@@ -301,6 +303,9 @@ typedef struct tm_object {
  * stay. The sampler uses slots whose address and id are both non-zero. */
 TM_HIDDEN tm_object *tm_object_get(const void *addr, uint32_t kind);
 TM_HIDDEN tm_object *tm_object_find(const void *addr, uint32_t kind, uint32_t flags);
+/* The object at addr if one was added, never adding one (lock-free, no
+ * allocation: safe in a signal handler). */
+TM_HIDDEN tm_object *tm_object_peek(const void *addr);
 /* Calls that found the table full (objects not tracked). */
 TM_HIDDEN uint64_t tm_objects_untracked(void);
 /* Last pthread_setconcurrency() level (0 = never set); glibc ignores it. */

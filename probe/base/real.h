@@ -77,6 +77,7 @@ typedef int (*tm_main_fn)(int, char **, char **);
   X(int, setcontext, (const ucontext_t *))                                                      \
   X(int, swapcontext, (ucontext_t *, const ucontext_t *))                                       \
   X(void, makecontext, (ucontext_t *, void (*)(void), int, ...))                                \
+  X(long, syscall, (long, ...))                                                                 \
   X(int, __libc_start_main,                                                                     \
     (tm_main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *))
 
@@ -115,8 +116,10 @@ typedef struct tm_real_fns {
 } tm_real_fns;
 
 /* Until tm_real_init ran, the unlock and post pointers (called without any
- * check on their hot paths) point to stubs that resolve first; every other
- * pointer is NULL and its callers go through tm_real_ensure/tm_observer. */
+ * check on their hot paths) point to stubs that resolve first, and syscall
+ * to one that makes the system call itself (no dlsym: a signal handler may
+ * call it, as glibc's); every other pointer is NULL and its callers go
+ * through tm_real_ensure/tm_observer. */
 extern tm_real_fns tm_real TM_HIDDEN;
 extern _Atomic int tm_real_ready TM_HIDDEN;
 

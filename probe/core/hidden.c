@@ -34,6 +34,7 @@ static size_t object_bytes(uint32_t kind) {
   case TM_KIND_BARRIER: return sizeof(pthread_barrier_t);
   case TM_KIND_SPIN: return sizeof(pthread_spinlock_t);
   case TM_KIND_SEM: return sizeof(sem_t);
+  case TM_KIND_FUTEX: return sizeof(uint32_t);
   default: return 0;
   }
 }

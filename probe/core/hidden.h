@@ -4,7 +4,8 @@
  *
  * A word is an internal lock only when it lies in no interposed object
  * (a pthread mutex's word is the mutex, a cond's is cond + 40, a rwlock
- * writer's rwlock + 8: any word inside a known object is refused).
+ * writer's rwlock + 8, a futex word a program waited on through syscall()
+ * is KIND_FUTEX: any word inside a known object is refused).
  *
  * Call sites: the blocked thread's stack is read without stopping or
  * signalling it, by scanning a copy of it (stackscan.h), at most every

@@ -96,6 +96,19 @@ tm_object *tm_object_find(const void *addr, uint32_t kind, uint32_t flags) {
 
 tm_object *tm_object_get(const void *addr, uint32_t kind) { return tm_object_find(addr, kind, 0); }
 
+tm_object *tm_object_peek(const void *addr) {
+  tm_object *tab = atomic_load_explicit(&tm_object_table, memory_order_acquire);
+  uintptr_t key = (uintptr_t)addr;
+  if (!tab || key == 0) return NULL;
+  uint32_t i = slot_of(key);
+  for (uint32_t n = 0; n < TM_MAX_OBJECTS; n++, i = (i + 1) & (TM_MAX_OBJECTS - 1)) {
+    uintptr_t a = atomic_load_explicit(&tab[i].address, memory_order_acquire);
+    if (a == key) return ready(&tab[i]);
+    if (a == 0) break; /* never removed: the first empty slot ends the search */
+  }
+  return NULL;
+}
+
 uint32_t tm_objects_last_id(void) { return atomic_load_explicit(&last_id, memory_order_acquire); }
 
 tm_object *tm_object_by_id(uint32_t id) {

@@ -245,9 +245,9 @@ struct tm_sched_attr {
  * sched_getattr (three calls before). */
 static void read_sched_attrs(tm_thread *t) {
   if (atomic_load_explicit(&t->attr_version, memory_order_relaxed) == 0)
-    syscall(SYS_prctl, PR_GET_NAME, t->name, 0, 0, 0); /* not our wrapper */
+    tm_syscall(SYS_prctl, PR_GET_NAME, t->name, 0, 0, 0); /* not our wrapper */
   struct tm_sched_attr sa;
-  if (syscall(SYS_sched_getattr, 0, &sa, sizeof sa, 0) == 0) {
+  if (tm_syscall(SYS_sched_getattr, 0, &sa, sizeof sa, 0) == 0) {
     t->policy = (int)sa.policy; /* reset-on-fork is in flags, not here */
     t->priority = (int)sa.priority;
     t->nice = sa.nice; /* per thread */

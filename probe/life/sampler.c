@@ -41,7 +41,7 @@ static bool next_fn(const char *name, void *fn) {
 static void sleep_until(tm_sampler_ctl *c, const struct timespec *deadline) {
   for (;;) {
     if (atomic_load(&c->stop_requested) || atomic_load(&c->handoff_fn)) return;
-    long r = syscall(SYS_futex, &c->stop_requested, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0,
+    long r = tm_syscall(SYS_futex, &c->stop_requested, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0,
                      deadline, NULL, FUTEX_BITSET_MATCH_ANY);
     if (r < 0 && errno == ETIMEDOUT) return;
   }
@@ -59,7 +59,7 @@ static void *sampler_main(void *arg) {
   tm_sampler_ctl *c = &s->smp.ctl;
   /* Before registering: the record copies it. The syscall, not our own
    * prctl wrapper, which would take this thread for the program's. */
-  syscall(SYS_prctl, PR_SET_NAME, "threadmon", 0, 0, 0);
+  tm_syscall(SYS_prctl, PR_SET_NAME, "threadmon", 0, 0, 0);
   on_sampler_thread = true;
   tm_thread *self = tm_thread_register_self(NULL, s->pid);
   if (self) {
@@ -84,7 +84,7 @@ static void *sampler_main(void *arg) {
     if (fn) {
       fn();
       atomic_store(&c->handoff_done, 1);
-      syscall(SYS_futex, &c->handoff_done, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+      tm_syscall(SYS_futex, &c->handoff_done, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
     }
     if (atomic_load(&c->stop_requested)) break;
     if (atomic_load(&c->pause_requested)) continue;
@@ -113,7 +113,7 @@ static void *sampler_main(void *arg) {
    * would take one off the program's count, and at zero call exit(0) a
    * second time while the thread that stopped us is inside exit(). The
    * kernel still clears our tid, which is all pthread_join waits for. */
-  if (c->uncounted) syscall(SYS_exit, 0);
+  if (c->uncounted) tm_syscall(SYS_exit, 0);
   return NULL;
 }
 
@@ -167,10 +167,10 @@ bool tm_sampler_handoff(tm_session *s, void (*fn)(void), int timeout_ms) {
   }
   atomic_store(&c->handoff_done, 0);
   atomic_store(&c->handoff_fn, fn);
-  syscall(SYS_futex, &c->stop_requested, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+  tm_syscall(SYS_futex, &c->stop_requested, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
   int saved = errno;
   while (!atomic_load(&c->handoff_done)) {
-    long r = syscall(SYS_futex, &c->handoff_done, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0,
+    long r = tm_syscall(SYS_futex, &c->handoff_done, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0,
                      &deadline, NULL, FUTEX_BITSET_MATCH_ANY);
     if (r < 0 && errno == ETIMEDOUT) break;
   }
@@ -192,7 +192,7 @@ void tm_sampler_stop(tm_session *s) {
   tm_sampler_ctl *c = &s->smp.ctl;
   if (!c->running) return;
   atomic_store(&c->stop_requested, 1);
-  syscall(SYS_futex, &c->stop_requested, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+  tm_syscall(SYS_futex, &c->stop_requested, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
   join_fn join;
   if (next_fn("pthread_join", &join)) join(c->handle, NULL);
   c->running = false;

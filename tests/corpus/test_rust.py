@@ -42,11 +42,13 @@ def test_rust_sync():
     frames = [f for o in mutexes for s in o.get("call_sites", []) for f in s.get("frames", [])]
     check(any(re.search(r" in rs_sync\.rs:\d+\)$", f) for f in frames),
           f"no frame of the Mutex's call sites names rs_sync.rs: {frames[:6]}")
-    # The text report: a futex found by sampling has no known acquisition
-    # count or longest wait ("-", not 0).
+    # The text report: std waits through glibc's syscall(), so the futex is
+    # seen at the call: its longest wait is known, its acquisition count and
+    # hold time are not ("-", not 0).
     text = tmtest.launcher("report", run.capture).stdout
-    rows = [l for l in text.splitlines() if "Rust std::sync::Mutex, found by futex sampling" in l]
-    check(rows and all(re.match(r"\s*\d+\s+mutex\s+-\s+\d+\s+[\d.]+\s+-\s+-\s", r) for r in rows),
+    rows = [l for l in text.splitlines() if "Rust std::sync::Mutex, seen at syscall()" in l]
+    check(rows and all(re.match(r"\s*\d+\s+mutex\s+-\s+\d+\s+[\d.]+\s+[\d.]+\s+-\s", r)
+                       for r in rows),
           f"the Rust Mutex's row: {rows}")
 
 
@@ -73,8 +75,9 @@ def test_rust_channel_recv():
     own = 100 * truth["recv_s"] / truth["life_s"]
     check(mutex < 5, f"the receiver reads {mutex:.1f}% blocked on a mutex (its recv: {own:.0f}%)")
     check(cond >= own - 25, f"the receiver reads {cond:.1f}% waiting, its own clock {own:.0f}%")
-    labels = {o.get("runtime") for o in run.report["sync_objects"]}
-    check("Rust std::sync::Mutex" not in labels, f"a Mutex among {labels}")
+    # The channel's own Mutex (its waker list) may show: seen at syscall(),
+    # its short waits are exact now; the receiver is not blocked on it
+    # (above), it waits for messages.
     corpus.no_false_alarm(run)
 
 tmtest.main(globals())

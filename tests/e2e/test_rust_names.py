@@ -1,6 +1,7 @@
 """rust_locks (legacy mangling) and rust_locks_v0 (v0 mangling): the names a
-Rust program shows are readable. Its static Mutex, a hidden lock on a bare
-futex, is named crate::SHARED_TOTAL; its call site goes through std's
+Rust program shows are readable. Its static Mutex, on a bare futex that std
+waits on through glibc's syscall() (a futex object, seen at the call), is
+named crate::SHARED_TOTAL; its call site goes through std's
 Mutex::lock_contended; no mangled name or ::h<hash> is left. Skips when no
 Rust compiler was found when the build was set up."""
 import os
@@ -25,9 +26,9 @@ def check_names(name):
     rec = recorded(name)
     tmtest.check_process(rec)
     crate = name
-    lock = [o for o in rec.objects("internal") if o.get("symbol") == rec.truth["lock_symbol"]]
-    if not check(len(lock) == 1, f"{name}: no internal object named {rec.truth['lock_symbol']}: "
-                 f"{[(o.get('module'), o.get('symbol')) for o in rec.objects('internal')]}"):
+    lock = [o for o in rec.objects("futex") if o.get("symbol") == rec.truth["lock_symbol"]]
+    if not check(len(lock) == 1, f"{name}: no futex object named {rec.truth['lock_symbol']}: "
+                 f"{[(o.get('kind'), o.get('symbol')) for o in rec.report.get('sync_objects', [])]}"):
         return
     lock = lock[0]
     raw = str(lock.get("symbol_raw"))

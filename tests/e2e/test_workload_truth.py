@@ -72,6 +72,14 @@ def test_cpp_and_deadlock():
           f"deadlock formed {t['formed_s']} s, broken {t['broken_s']} s")
 
 
+def test_futex_lock_waits_are_real():
+    t = truth("futex_lock", "--workers", "3", "--rounds", "20")
+    # The lock guards its counter: no update lost, and the workers did wait.
+    check(t["updates"] == 3 * 20, f"futex_lock updates {t['updates']}, expected 60")
+    check(t["waits"] > 0 and t["wait_s"] > 0, f"futex_lock never waited: {t}")
+    check(sum(w["waits"] for w in t["workers"]) == t["waits"], "futex_lock waits do not add up")
+
+
 def test_serialise_waits():
     t = truth("serialise", "--threads", "3", "--work-ms", "30", "--chunk-ms", "5")
     check(sum(w["acquisitions"] for w in t["workers"]) == 3 * 6, f"serialise acquisitions {t}")

@@ -1,0 +1,56 @@
+"""futex_lock: a lock the program builds on syscall(SYS_futex) is a lock.
+Each worker's blocked_futex share is the time it clocked around its own
+FUTEX_WAIT calls (within 3 points), not "sleeping"; the lock is a futex
+object named by its global (shared_table) with every wait counted, a call
+site in the program and the wakers named; and no finding calls it a
+hidden lock inside a library."""
+import tmtest
+from tmtest import check, near, state
+
+ARGS = ["--workers", "4", "--rounds", "60"]
+
+
+def test_futex_lock():
+    tmtest.require_report()
+    rec = tmtest.recorded("futex_lock", ARGS)
+    tmtest.check_process(rec)
+    truth = rec.truth
+    workers = {w["tid"] for w in truth["workers"]}
+    for w in truth["workers"]:
+        got = rec.thread(w["tid"])
+        if not got:
+            continue
+        near(state(got, "blocked_futex"), w["blocked_futex_pct"], 3,
+             f"{w['name']} blocked_futex %")
+        check(state(got, "sleeping") < 3,
+              f"{w['name']} reads {state(got, 'sleeping'):.1f}% sleeping")
+    lock = tmtest.object_by_symbol(rec, truth["lock_symbol"])
+    if not lock:
+        return
+    check(lock.get("kind") == "futex", f"{truth['lock_symbol']} is a {lock.get('kind')!r} object")
+    check(str(lock.get("module", "")).endswith("futex_lock"),
+          f"module {lock.get('module')!r}, expected .../futex_lock")
+    # Every FUTEX_WAIT the program made is one contention, seen at the call.
+    check(lock.get("contentions") == truth["waits"],
+          f"contentions {lock.get('contentions')}, the program made {truth['waits']} waits")
+    near(lock.get("wait_s"), truth["wait_s"], 0.05 * truth["wait_s"] + 0.002, "lock wait s")
+    # Only the waits are known: the uncontended takes never enter the kernel.
+    check(lock.get("acquisitions") is None and lock.get("hold_s") is None,
+          f"acquisitions {lock.get('acquisitions')}, hold_s {lock.get('hold_s')}: unknown is null")
+    frames = [f for site in lock.get("call_sites", []) for f in site.get("frames", [])]
+    check(str(lock.get("call_site", "")).startswith("futex_lock!work"),
+          f"call site {lock.get('call_site')!r}, expected futex_lock!work (frames {frames[:3]})")
+    # Who woke whom: the unlocker's FUTEX_WAKE names it on the word.
+    pairs = tmtest.require_key(lock, "blocked_by", truth["lock_symbol"])
+    named = [p for p in pairs if p.get("holder") in workers and p.get("holder") != p.get("waiter")]
+    woken = sum(p.get("count") or 0 for p in named)
+    check(woken >= 0.8 * truth["waits"],
+          f"{woken} of {truth['waits']} waits name the worker that woke them: {pairs[:4]}")
+    hidden = [o for o in rec.objects("internal") if o.get("address") == lock.get("address")]
+    check(not hidden, f"the word is also a sampled internal object: {hidden}")
+    wrong = [f for f in rec.report.get("findings", [])
+             if f.get("kind") == "internal_lock" or "never wrote" in f.get("message", "")]
+    check(not wrong, f"hidden-lock findings about the program's own lock: {tmtest.describe(wrong)}")
+
+
+tmtest.main(globals())
