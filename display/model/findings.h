@@ -99,6 +99,10 @@ constexpr int64_t kNeverRunsMinLifeNs = 500'000'000;
 constexpr double kNeverRunsMinSessionShare = 0.20;
 constexpr double kNeverRunsOnCpu = 0.005;
 constexpr double kNeverRunsMaxSyncBlocked = 0.50;
+// never_runs, not starved: at least this share of its life in a system
+// call that says nothing of what it waits for (not a sync call, a sleep
+// call or a wait for work).
+constexpr double kNeverRunsMinStuck = 0.50;
 // user_threads_share_lwps: more user threads than the LWPs they ran on;
 // medium when dispatchable at least this share of their summed lives with
 // fewer LWPs than CPUs. user_thread_handoff: the same dispatchable share,

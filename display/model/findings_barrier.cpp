@@ -62,13 +62,23 @@ double asleepShare(const SessionModel &m, const TimeRange &r, uint32_t tid) {
   int64_t asleep = 0;
   for (int k = 0; k < kFinalStateCount; k++) {
     const FinalState s = FinalState(k);
-    if (s == FinalState::Sleeping || s == FinalState::IoWait ||
+    if (s == FinalState::Sleeping || s == FinalState::IoWait || s == FinalState::Idle ||
         (isBlockedState(s) && s != FinalState::BlockedBarrier && s != FinalState::BlockedCond))
       asleep += st.ns[size_t(k)];
   }
   if (asleep <= st.ns[size_t(FinalState::OnCpu)]) return 0;
   return double(asleep) / double(st.lifetimeNs);
 }
+
+// The share of r the thread spent idle, waiting for events.
+double idleShare(const SessionModel &m, const TimeRange &r, uint32_t tid) {
+  const int i = m.indexOfTid(tid);
+  if (i < 0) return 0;
+  const StateTimes st = m.threadStates(i, r);
+  return st.lifetimeNs > 0 ? double(st.ns[size_t(FinalState::Idle)]) / double(st.lifetimeNs) : 0;
+}
+// A cond's usual last arrival idle this share of its life feeds a pool.
+constexpr double kIdleReleaser = 0.5;
 
 struct Round {
   int64_t end = 0;        // release time
@@ -191,6 +201,11 @@ void barrierFindings(const SessionModel &m, const TimeRange &r, std::vector<Find
     // One thread always broadcasting to the others is a producer feeding
     // consumers, not a barrier: a cond barrier is released by its members.
     if (!barrier && releasers.size() < 2) continue;
+    // Released by a thread that is idle, waiting for events (an event loop
+    // in epoll_wait that queues what it reads, a listener in accept): the
+    // waiters are a pool waiting for work from outside, not for a slow
+    // member (an event_server's workers read as a HIGH imbalance of 70%).
+    if (!barrier && idleShare(m, r, slowest->first) >= kIdleReleaser) continue;
     Finding f;
     f.kind = FindingKind::BarrierImbalance;
     f.severity = othersShare >= finding::kHighFactor * finding::kBarrierWaitShare ? Severity::High

@@ -228,8 +228,16 @@ void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Fi
     // Sleeping it asked for (nanosleep, usleep) is a design choice, e.g. a
     // timer thread: only time off the CPUs it did not choose counts.
     double chosenSleep = double(m.chosenSleepNs(p.index, r)) / double(life);
-    if (chosenSleep >= finding::kNeverRunsMaxSyncBlocked) continue;
+    // Idle, waiting for work: an event loop in poll/epoll (memcached's
+    // workers and listener without clients), a listener in accept, a reader
+    // of a socket or pipe. Nothing a server's author would fix.
+    double idle = double(p.st.ns[size_t(FinalState::Idle)]) / double(life);
+    // What is left is time in a system call that says nothing of why: it
+    // must be most of the thread's life (a client that slept 45% of its
+    // life by choice and waited for answers 38% was flagged for the sum).
+    double stuck = std::max(0.0, 1.0 - onCpu - runnable - syncShare - chosenSleep - idle);
     bool starved = runnable >= 0.5;
+    if (!starved && stuck < finding::kNeverRunsMinStuck) continue;
     // What its syscalls waited for, by the ticks that found it asleep.
     std::array<uint64_t, kAsleepKinds> asleep = m.asleepTicksByKind(p.index, r);
     uint64_t asleepAll = 0;
@@ -243,12 +251,6 @@ void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Fi
     if (!starved && (mostly == THREADMON__ASLEEP_KIND__ASLEEP_CHILD ||
                      mostly == THREADMON__ASLEEP_KIND__ASLEEP_SIGNAL ||
                      mostly == THREADMON__ASLEEP_KIND__ASLEEP_SLEEP))
-      continue;
-    // Idle, waiting for work: an event loop in poll/epoll (memcached's
-    // workers and listener without clients), a listener in accept, a reader
-    // of a socket or pipe. Nothing a server's author would fix.
-    if (!starved && (mostly == THREADMON__ASLEEP_KIND__ASLEEP_IO_EVENTS ||
-                     mostly == THREADMON__ASLEEP_KIND__ASLEEP_READ))
       continue;
     Finding f;
     f.kind = FindingKind::NeverRuns;
@@ -269,14 +271,14 @@ void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Fi
                          "a system call that never returned %4 of the time.")
               .arg(threadName(m, p.tid))
               .arg(double(life) / 1e9, 0, 'f', 2)
-              .arg(QString::number(100 * onCpu, 'f', 2) + '%',
-                   percent(1.0 - onCpu - runnable - syncShare));
+              .arg(QString::number(100 * onCpu, 'f', 2) + '%', percent(stuck));
     f.evidence["tid"] = qint64(p.tid);
     f.evidence["lifetime_s"] = double(life) / 1e9;
     f.evidence["on_cpu_share"] = onCpu;
     f.evidence["runnable_share"] = runnable;
     f.evidence["sync_blocked_share"] = syncShare;
     f.evidence["chosen_sleep_share"] = chosenSleep;
+    f.evidence["idle_share"] = idle;
     static const char *const kinds[kAsleepKinds] = {"other", "child", "io_events",
                                                     "read",  "signal", "sleep"};
     if (mostly >= 0) f.evidence["asleep_in"] = QString::fromLatin1(kinds[mostly]);

@@ -122,7 +122,8 @@ void handoff(const SessionModel &m, const TimeRange &r, const UserPool &p,
   if (lwpNs <= 0) return;
   // Parked in the scheduler (no user thread ready on its queue, or waiting
   // for its lock) or woken and waiting for a CPU: an LWP not running one.
-  int64_t idle = own.ns[size_t(FinalState::Runnable)] + own.ns[size_t(FinalState::Sleeping)];
+  int64_t idle = own.ns[size_t(FinalState::Runnable)] + own.ns[size_t(FinalState::Sleeping)] +
+                 own.ns[size_t(FinalState::Idle)];
   for (int s = 0; s < kFinalStateCount; s++)
     if (isBlockedState(FinalState(s))) idle += own.ns[size_t(s)];
   const double idleShare = double(idle) / double(lwpNs);

@@ -292,7 +292,7 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     maxCpuSeen_ = std::max(maxCpuSeen_, s.cpu);
     if (s.n_folded_ns || s.folded_changes) noteFolds(th.info, t, s.n_folded_ns, s.folded_ns, s.folded_changes);
     int64_t prevSample = prev ? prev->t : INT64_MIN;  // prev dies with the add
-    if (th.lwp.add(t, lwpAux(s.cpu, s.kstate), v, lwpExtra(t, ns(s.read_ns))))
+    if (th.lwp.add(t, lwpAux(s.cpu, s.kstate, s.asleep_syscall, s.asleep_kind), v, lwpExtra(t, ns(s.read_ns))))
       th.sampleAdded(prevTick, prevSample);
   }
   pt.runqueueThreads = float(rqThreads);

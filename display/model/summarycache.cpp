@@ -29,7 +29,9 @@ namespace {
 // Summary frame (length, CRC-32C, payload) per bucket; u32 CRC-32C of every
 // byte before it.
 constexpr char kMagic[8] = {'T', 'M', 'S', 'U', 'M', 'C', '\r', '\n'};
-constexpr uint32_t kVersion = 1;
+// 2: the idle state (time off a CPU waiting for work, sleeping in version 1
+// caches, derived anew).
+constexpr uint32_t kVersion = 2;
 constexpr size_t kHeaderBytes = 64, kTrailerBytes = 4;
 // A cache never holds more than RunSummary does (kMaxCells, under 256 bytes
 // a cell): a crafted length cannot make a reader allocate more.

@@ -16,7 +16,8 @@ static_assert(int(FinalState::OnCpu) == 0 && int(FinalState::Runnable) == 1 &&
                   int(FinalState::BlockedSem) == 6 && int(FinalState::BlockedSpin) == 7 &&
                   int(FinalState::BlockedJoin) == 8 && int(FinalState::Sleeping) == 9 &&
                   int(FinalState::IoWait) == 10 && int(FinalState::Stopped) == 11 &&
-                  int(FinalState::Stolen) == 12 && int(FinalState::BlockedFutex) == 13,
+                  int(FinalState::Stolen) == 12 && int(FinalState::BlockedFutex) == 13 &&
+                      int(FinalState::Idle) == 14,
               "Summary.state_ns order (docs/format.md)");
 
 void SummaryRecord::add(uint32_t tid, const StateTimes &st) {

@@ -13,7 +13,12 @@ namespace {
 
 constexpr unsigned kMixed = 15;  // code of a tick-split or stolen-split interval
 static_assert(kFinalStateCount <= int(kMixed), "a final state and kMixed fit the 4-bit code");
-constexpr uint32_t kFracOne = 32767;
+// A mixed interval's on-CPU and runnable fractions take kFracBits each of
+// its 32-bit payload; the rest's code (sleeping, I/O wait, stopped, stolen,
+// idle) the 4 bits above them.
+constexpr uint32_t kFracBits = 14;
+constexpr uint32_t kFracOne = (1u << kFracBits) - 1;
+constexpr uint32_t kRestShift = 2 * kFracBits;
 constexpr int kNoCpu = 0xFFF;
 static_assert(kNoCpu == limits::kMaxCpus, "CPU numbers the wire may give, and one for none");
 // A pseudo switch record: records were lost here, the kind is unknown (-1)
@@ -24,6 +29,7 @@ constexpr int64_t kMaxRel = (int64_t(1) << 48) - 1;
 // Rest code of a mixed interval of on-CPU time (by switch records) that was
 // partly stolen: the on fraction is what the CPU clock ran.
 constexpr uint32_t kRestStolen = 3;
+constexpr uint32_t kRestIdle = 4;  // of time off a CPU that a read found idle
 // A difference between switch records and the CPU clock under 50 us, or
 // under 1% of the sample span, is noise (records drained a little late).
 constexpr int64_t kStealNoiseNs = 50'000;
@@ -33,11 +39,36 @@ constexpr int64_t kStealNoiseDiv = 100;  // 1% of the sample span
 // this floor that lag would read as steal in half the spans.
 constexpr int64_t kOldClockLagNs = 4'000'000;
 
-// Rest state of RUNNING time that is neither on a CPU nor runnable.
-unsigned restCode(uint32_t kstate) {
-  if (kstate == 'D') return unsigned(FinalState::IoWait);
-  if (kstate == 'T' || kstate == 't') return unsigned(FinalState::Stopped);
-  return unsigned(FinalState::Sleeping);
+// What a read found a thread doing off a CPU, outside wrapped calls: I/O
+// wait, stopped, idle (asleep in a syscall that waits for work: poll,
+// epoll, select, accept, a read of a socket or pipe), sleeping (in another
+// syscall); -1 when it found it on a CPU or runnable, or asleep by its
+// state letter but in no syscall by the syscall file (woken between the
+// two reads, or inside a wrapped call then).
+int offCpuCode(const LwpSeries::Point *p) {
+  if (!p) return -1;
+  const uint32_t kstate = lwpAuxKstate(p->aux);
+  if (kstate == 'D') return int(FinalState::IoWait);
+  if (kstate == 'T' || kstate == 't') return int(FinalState::Stopped);
+  if (kstate != 'S') return -1;
+  const int kind = lwpAuxAsleepKind(p->aux);
+  if (kind < 0) return -1;
+  const bool forWork = kind == THREADMON__ASLEEP_KIND__ASLEEP_IO_EVENTS ||
+                       kind == THREADMON__ASLEEP_KIND__ASLEEP_READ;
+  return forWork ? int(FinalState::Idle) : int(FinalState::Sleeping);
+}
+
+// Rest state of a tick's RUNNING time that is neither on a CPU nor
+// runnable: what the tick's read (pb) found the thread asleep in. Each
+// read is a sample of where its sleeps are (a read lands in a sleep in
+// proportion to its length), so a tick whose read did not find it asleep
+// in a syscall takes the read before it (pa): otherwise every such tick
+// would read as sleeping, and an event loop that runs often would lose its
+// idle time to sleep. Neither read says: sleeping.
+unsigned restCode(const LwpSeries::Point *pb, const LwpSeries::Point *pa) {
+  int c = offCpuCode(pb);
+  if (c < 0 && pa != pb) c = offCpuCode(pa);
+  return c < 0 ? unsigned(FinalState::Sleeping) : unsigned(c);
 }
 
 int blockedCode(int state) {
@@ -45,19 +76,31 @@ int blockedCode(int state) {
   return finalStateOfWire(state, &s) ? int(s) : -1;
 }
 
+// A mixed interval's payload: on and rq fractions (kFracBits each), then
+// the rest's code (restBitsOf) in the top bits.
 struct Mix {
   uint32_t on, rq, rest;  // on/rq in 1/kFracOne
 };
 Mix mixOf(uint32_t payload) {
-  return Mix{payload & 0x7FFF, (payload >> 15) & 0x7FFF, payload >> 30};
+  return Mix{payload & kFracOne, (payload >> kFracBits) & kFracOne, payload >> kRestShift};
+}
+uint32_t mixPayload(uint32_t on, uint32_t rq, uint32_t rest) {
+  return on | rq << kFracBits | rest << kRestShift;
 }
 uint32_t restCodeOfMix(uint32_t rest) {
   switch (rest) {
     case 1: return unsigned(FinalState::IoWait);
     case 2: return unsigned(FinalState::Stopped);
     case kRestStolen: return unsigned(FinalState::Stolen);
+    case kRestIdle: return unsigned(FinalState::Idle);
     default: return unsigned(FinalState::Sleeping);
   }
+}
+uint32_t restBitsOf(unsigned rest) {
+  return rest == unsigned(FinalState::IoWait)    ? 1
+         : rest == unsigned(FinalState::Stopped) ? 2
+         : rest == unsigned(FinalState::Idle)    ? kRestIdle
+                                                 : 0;
 }
 
 int64_t part(int64_t d, uint32_t frac) { return (d * int64_t(frac) + kFracOne / 2) / kFracOne; }
@@ -73,12 +116,16 @@ struct TimeOf {
 
 }  // namespace
 
-uint32_t lwpAux(int cpu, uint32_t kstate) {
+uint32_t lwpAux(int cpu, uint32_t kstate, uint32_t asleepSyscall, int asleepKind) {
   uint32_t c = cpu < 0 || cpu >= 0xFFFF ? 0 : uint32_t(cpu) + 1;
-  return c | (kstate & 0xFF) << 16;
+  // 0: not seen asleep in a syscall; else its AsleepKind + 1.
+  uint32_t k = 0;
+  if (asleepSyscall) k = asleepKind > 0 && asleepKind < kAsleepKinds ? uint32_t(asleepKind) + 1 : 1;
+  return c | (kstate & 0xFF) << 16 | k << 24;
 }
 int lwpAuxCpu(uint32_t aux) { return int(aux & 0xFFFF) - 1; }
 uint32_t lwpAuxKstate(uint32_t aux) { return (aux >> 16) & 0xFF; }
+int lwpAuxAsleepKind(uint32_t aux) { return int(aux >> 24) - 1; }
 
 // The read time is kept as an offset from the tick: it fits the padding of a
 // point, and the sampler reads within milliseconds of its tick.
@@ -404,7 +451,7 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
     const LwpSeries::Point *pa = lwp.at(a);
     uint32_t kstate = pb ? lwpAuxKstate(pb->aux) : 0;
     int lastCpu = pb ? lwpAuxCpu(pb->aux) : -1;
-    unsigned rest = restCode(kstate);
+    unsigned rest = restCode(pb, pa);
     // Clock share of the tick's on-CPU time by records, looked up once.
     uint32_t share = kFracOne;
     bool shareKnown = false;
@@ -512,7 +559,7 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
              if (share >= kFracOne)
                push(p, unsigned(FinalState::OnCpu), c, 0);
              else
-               push(p, kMixed, c, share | kRestStolen << 30);
+               push(p, kMixed, c, mixPayload(share, 0, kRestStolen));
            } else if (k == THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT) {
              push(p, unsigned(FinalState::Runnable), -1, 0);
            } else if (k == THREADMON__SWITCH_KIND__SWITCH_OUT) {
@@ -535,10 +582,7 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
            } else if (fOn == 0 && fRq == 0) {
              push(p, rest, -1, 0);
            } else {
-             uint32_t restBits = rest == unsigned(FinalState::IoWait)    ? 1
-                                 : rest == unsigned(FinalState::Stopped) ? 2
-                                                                         : 0;
-             push(p, kMixed, lastCpu, fOn | fRq << 15 | restBits << 30);
+             push(p, kMixed, lastCpu, mixPayload(fOn, fRq, restBitsOf(rest)));
            }
          });
     a = b;

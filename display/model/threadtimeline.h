@@ -27,9 +27,13 @@ using LwpSeries = CounterSeries<8>;
 // to the many threads without them.
 using LwpExtraSeries = CounterSeries<3>;
 enum LwpExtraCounter { kYields, kCycles, kInstructions };
-uint32_t lwpAux(int cpu, uint32_t kstate);
+// A sample's CPU, state letter and, when its read found it asleep in a
+// syscall (LwpSample.asleep_syscall), what that syscall waited for
+// (asleep_kind), packed in the point's aux.
+uint32_t lwpAux(int cpu, uint32_t kstate, uint32_t asleepSyscall = 0, int asleepKind = 0);
 int lwpAuxCpu(uint32_t aux);          // -1 when unknown
 uint32_t lwpAuxKstate(uint32_t aux);  // 0 when unknown
+int lwpAuxAsleepKind(uint32_t aux);   // AsleepKind; -1 when not seen asleep in a syscall
 // Point::extra of a sample at t whose kOncpu was read at readNs
 // (LwpSample.read_ns; 0 = not sent, older captures).
 int32_t lwpExtra(int64_t t, int64_t readNs);
@@ -130,7 +134,7 @@ class ThreadTimeline {
                        RawNear near = RawNear{SIZE_MAX, SIZE_MAX}) const;
   // For the tick starting at a: of the on-CPU time by records in the span
   // between the samples around it, the share the thread's CPU clock ran, in
-  // 1/32767 (the rest was stolen).
+  // 1/kFracOne (the rest was stolen).
   uint32_t clockShare(int64_t a, RawNear near) const;
   bool bornWaiting() const;  // runnable from its start to its first record
   // Of the voluntary off-CPU span [out, in) of a thread running its own code

@@ -46,7 +46,7 @@ std::vector<int> threadsShown(const QJsonArray &threads, const ThreadFilter &fil
   auto busy = [&](int i) {
     QJsonObject t = threads[i].toObject(), st = t["states"].toObject();
     double share = 100.0 - st["sleeping"].toDouble() - st["stopped"].toDouble() -
-                   st["io_wait"].toDouble();
+                   st["io_wait"].toDouble() - st["idle"].toDouble();
     return share * t["lifetime_s"].toDouble();
   };
   std::stable_sort(rows.begin(), rows.end(), [&](int a, int b) { return busy(a) > busy(b); });

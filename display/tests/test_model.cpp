@@ -317,6 +317,65 @@ class TestModel : public QObject {
     }
   }
 
+  // Asleep outside wrapped calls in a syscall that waits for work (the
+  // reads' asleep_kind IO_EVENTS or READ) is idle; in another (a futex) it
+  // is sleeping. 411: in epoll [10,40), in a futex [45,60). 412: in accept
+  // [2,15), [16,19) and [21,40); the read at 20 found it on a CPU, so its
+  // tick takes the read before it (accept) for [16,19).
+  void idleIsAsleepWaitingForWork() {
+    StreamBuilder b;
+    b.hello(true);
+    auto sample = [&](uint32_t tid, int ms, uint64_t onMs, char kstate,
+                      Threadmon__AsleepKind kind) {
+      Lwp l{tid, 0, 0, onMs * kMs, 0};
+      l.kstate = kstate;
+      l.asleep = kstate == 'S' ? 100 : 0;  // a syscall number + 1; its kind is what counts
+      l.asleepKind = kind;
+      l.readNs = at(ms);
+      return l;
+    };
+    const auto events = THREADMON__ASLEEP_KIND__ASLEEP_IO_EVENTS;
+    const auto read = THREADMON__ASLEEP_KIND__ASLEEP_READ;
+    const auto other = THREADMON__ASLEEP_KIND__ASLEEP_OTHER;
+    for (uint32_t tid : {411u, 412u}) {
+      b.threadStart(tid, at(0), "w", "app!w");
+      b.cpuSwitch(tid, at(0), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+      b.transition(tid, at(0), THREADMON__THREAD_STATE__STATE_RUNNING);
+    }
+    auto sw = [&](uint32_t tid, double ms, bool in) {
+      b.cpuSwitch(tid, at(0) + int64_t(ms * double(kMs)), 0,
+                  in ? THREADMON__SWITCH_KIND__SWITCH_IN : THREADMON__SWITCH_KIND__SWITCH_OUT);
+    };
+    sw(411, 10, false), sw(411, 40, true), sw(411, 45, false);
+    sw(412, 2, false), sw(412, 15, true), sw(412, 16, false), sw(412, 19, true), sw(412, 21, false);
+    b.tick(at(10), {sample(411, 10, 10, 'R', other), sample(412, 10, 2, 'S', read)});
+    b.tick(at(20), {sample(411, 20, 10, 'S', events), sample(412, 20, 4, 'R', other)});
+    b.tick(at(30), {sample(412, 30, 5, 'S', read)});
+    b.tick(at(40), {});
+    b.tick(at(50), {sample(411, 50, 15, 'S', other)});
+    b.tick(at(60), {});
+    for (uint32_t tid : {411u, 412u}) {
+      const int end = tid == 411 ? 60 : 40;
+      b.transition(tid, at(end), THREADMON__THREAD_STATE__STATE_EXITED);
+      b.threadEnd(tid, at(end));
+    }
+    b.goodbye(at(60), 0);
+    SessionModel m;
+    b.applyTo(&m);
+    const TimeRange whole = m.resolve(Window::wholeRun());
+    QCOMPARE(stateNs(m, 411, FinalState::OnCpu, whole), 15 * kMs);
+    QCOMPARE(stateNs(m, 411, FinalState::Idle, whole), 30 * kMs);
+    QCOMPARE(stateNs(m, 411, FinalState::Sleeping, whole), 15 * kMs);
+    QCOMPARE(stateNs(m, 412, FinalState::OnCpu, whole), 5 * kMs);
+    QCOMPARE(stateNs(m, 412, FinalState::Idle, whole), 35 * kMs);
+    QCOMPARE(stateNs(m, 412, FinalState::Sleeping, whole), 0);
+    // The timeline draws it: 411 idle from its switch-out at 10 to 40.
+    bool drawn = false;
+    for (const StateInterval &iv : m.intervals(m.indexOfTid(411), whole))
+      drawn = drawn || (iv.state == FinalState::Idle && iv.start == at(10) && iv.end == at(40));
+    QVERIFY(drawn);
+  }
+
   void windowsClipToTheThreadsLifetime() {
     SessionModel m;
     switchScenario().applyTo(&m);
@@ -389,7 +448,7 @@ class TestModel : public QObject {
     fallbackScenario().applyTo(&m);
     QVERIFY(!m.info().hasSource(THREADMON__SOURCE__SOURCE_PERF_SWITCH));
     TimeRange whole = m.resolve(Window::wholeRun());
-    // Fractions are stored in 1/32767 steps: allow 10 us in 100 ms.
+    // Fractions are stored in 1/16383 steps: allow 10 us in 100 ms.
     auto near = [](int64_t got, int64_t want) { return std::llabs(got - want) <= 10'000; };
     QVERIFY(near(stateNs(m, 201, FinalState::OnCpu, whole), 50 * kMs));
     QVERIFY(near(stateNs(m, 201, FinalState::Runnable, whole), 20 * kMs));

@@ -806,6 +806,81 @@ class TestModelFindings : public QObject {
     }
   }
 
+  // A pool's workers waiting on their queue's cond for work that an event
+  // loop reads (idle in epoll_wait, as the reads find it) and queues, with
+  // a second releaser (main's broadcast at shutdown): waiting for work, not
+  // for a slow member. The same rounds released by a busy thread are one.
+  void poolWaitingForWorkIsNoBarrier() {
+    for (bool idleLoop : {true, false}) {
+      StreamBuilder b;
+      b.hello(false);
+      b.threadStart(80, at(0), "main", "", false, true);
+      b.threadStart(83, at(0), "evloop", "app!evloop");
+      b.threadStart(81, at(0), "worker-0", "app!worker");
+      b.threadStart(82, at(0), "worker-1", "app!worker");
+      b.syncObject(9, THREADMON__SYNC_KIND__KIND_COND, 0x9000, "app", "queue", nullptr);
+      for (int r = 0; r < 20; r++) {
+        const uint32_t releaser = r == 19 ? 80 : 83;
+        for (uint32_t tid : {81u, 82u}) {
+          b.transition(tid, at(10 * r + 2), THREADMON__THREAD_STATE__STATE_BLOCKED_COND, 9);
+          b.transition(tid, at(10 * r + 10), kRun, 0, 0, releaser);
+        }
+      }
+      for (int t = 10; t <= 200; t += 10) {
+        const uint64_t little = uint64_t(t) * kMs / 100, more = uint64_t(t) * kMs / 5;
+        Lwp loop{83, little, 0, little, 0};
+        if (idleLoop) {
+          loop.asleep = 233;  // a syscall number + 1; its kind is what counts
+          loop.asleepKind = THREADMON__ASLEEP_KIND__ASLEEP_IO_EVENTS;
+        } else {
+          loop.oncpu = loop.user = uint64_t(t) * kMs * 9 / 10;
+          loop.kstate = 'R';
+        }
+        b.tick(at(t), {Lwp{80, little, 0, little, 0}, loop, Lwp{81, more, 0, more, 0},
+                       Lwp{82, more, 0, more, 0}});
+      }
+      b.goodbye(at(200), 0);
+      SessionModel m;
+      b.applyTo(&m);
+      std::optional<Finding> f = find(findingsOf(m), FindingKind::BarrierImbalance);
+      QVERIFY2(bool(f) == !idleLoop, idleLoop ? qPrintable(f->message) : "no barrier_imbalance");
+      const StateTimes loop = m.threadStates(m.indexOfTid(83), m.resolve(Window::wholeRun()));
+      QCOMPARE(loop.ns[size_t(FinalState::Idle)] > 0, idleLoop);
+    }
+  }
+
+  // A thread that sleeps by choice 45% of its life, waits for answers
+  // (idle) 45% and 10% in a futex is no thread stuck in a call that never
+  // returns, though neither share is half its life.
+  void neverRunsIsNotIdlePlusChosenSleep() {
+    StreamBuilder b;
+    b.hello(true);
+    b.threadStart(95, at(0), "client", "app!client");
+    b.threadStart(96, at(0), "stuck", "app!stuck");
+    for (int r = 0; r < 10; r++) {  // 45 ms asleep by choice, 45 idle in recv, 10 in a futex
+      b.transition(95, at(100 * r), kSleep);
+      b.cpuSwitch(95, at(100 * r), 1, kOut);
+      b.transition(95, at(100 * r + 45), kRun);
+    }
+    b.cpuSwitch(96, at(0), 1, kOut);
+    for (int t = 10; t <= 1000; t += 10) {
+      Lwp client{95, 0, 0, 0, 0}, stuck{96, 0, 0, 0, 0};
+      // A syscall number + 1: recv [45,90), a futex [90,100) of each 100 ms.
+      client.asleep = t % 100 == 0 ? 203 : t % 100 >= 50 ? 46 : 0;
+      client.asleepKind = t % 100 == 0 ? THREADMON__ASLEEP_KIND__ASLEEP_OTHER
+                                       : THREADMON__ASLEEP_KIND__ASLEEP_READ;
+      stuck.asleep = 100;
+      b.tick(at(t), {client, stuck});
+    }
+    b.goodbye(at(1000), 0);
+    SessionModel m;
+    b.applyTo(&m);
+    std::vector<uint32_t> raised;
+    for (const Finding &f : findingsOf(m))
+      if (f.kind == FindingKind::NeverRuns) raised.insert(raised.end(), f.threads.begin(), f.threads.end());
+    QCOMPARE(raised, (std::vector<uint32_t>{96}));
+  }
+
   // A semaphore of one slot taken and posted by the same threads is a lock:
   // judged as one (serialising_object), as a mutex in its place would be.
   // Posted by a producer that never waits on it, it is a queue: nothing.

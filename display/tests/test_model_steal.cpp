@@ -260,7 +260,7 @@ class TestModelSteal : public QObject {
       }
       models.push_back(m);
     }
-    // Fractions are kept in 1/32767: exact to a microsecond here.
+    // Fractions are kept in 1/16383: exact to a microsecond here.
     constexpr int64_t kUs = 1000;
     for (SessionModel *m : models) {
       TimeRange whole = m->resolve(Window::wholeRun());

@@ -309,6 +309,12 @@ enum tm_asleep_kind tm_syscall_asleep_kind(uint32_t nr_plus_one) {
 #ifdef SYS_epoll_wait
   case SYS_epoll_wait:
 #endif
+#ifdef SYS_epoll_pwait2
+  case SYS_epoll_pwait2:
+#endif
+#ifdef SYS_io_uring_enter
+  case SYS_io_uring_enter: /* asleep in it: waiting for completions */
+#endif
   case SYS_ppoll:
   case SYS_pselect6:
   case SYS_epoll_pwait: return TM_ASLEEP_IO_EVENTS;

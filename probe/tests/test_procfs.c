@@ -20,6 +20,12 @@ int main(void) {
   CHECK_EQ(tm_syscall_asleep_kind(SYS_waitid + 1), TM_ASLEEP_CHILD);
   CHECK_EQ(tm_syscall_asleep_kind(SYS_epoll_pwait + 1), TM_ASLEEP_IO_EVENTS);
   CHECK_EQ(tm_syscall_asleep_kind(SYS_ppoll + 1), TM_ASLEEP_IO_EVENTS);
+#ifdef SYS_io_uring_enter
+  CHECK_EQ(tm_syscall_asleep_kind(SYS_io_uring_enter + 1), TM_ASLEEP_IO_EVENTS);
+#endif
+#ifdef SYS_epoll_pwait2
+  CHECK_EQ(tm_syscall_asleep_kind(SYS_epoll_pwait2 + 1), TM_ASLEEP_IO_EVENTS);
+#endif
   CHECK_EQ(tm_syscall_asleep_kind(SYS_read + 1), TM_ASLEEP_READ);
   CHECK_EQ(tm_syscall_asleep_kind(SYS_accept4 + 1), TM_ASLEEP_READ);
   CHECK_EQ(tm_syscall_asleep_kind(SYS_rt_sigtimedwait + 1), TM_ASLEEP_SIGNAL);

@@ -1,7 +1,8 @@
 """memcached under load: its worker threads' real contention (the item and
-stats locks inside memcached) ranked first, and no finding about its idle
-listener, workers or maintenance threads (an idle event loop in epoll is
-waiting for work; before, five LOW never_runs on an idle memcached)."""
+stats locks inside memcached) ranked first, its event loops idle (waiting
+for events) and no finding about its idle listener, workers or maintenance
+threads (an idle event loop in epoll is waiting for work; before, five LOW
+never_runs on an idle memcached)."""
 import os
 import signal
 import socket
@@ -84,9 +85,22 @@ def record_idle(capture):
     return record_under_load(capture, clients=0)
 
 
+def check_idle_loops(run, at_least):
+    """memcached's event loops (the main thread's listener and each worker)
+    wait in epoll_wait: idle, waiting for events, not sleeping."""
+    loops = run.threads("mc-worker") + [t for t in run.threads() if t.get("main")]
+    check(len(loops) >= 5, f"{len(loops)} event loop threads, expected the main thread and 4 workers")
+    for t in loops:
+        idle, sleeping = t["states"].get("idle", 0), t["states"].get("sleeping", 0)
+        print(f"  {t.get('name')} ({t['tid']}): idle {idle}%, sleeping {sleeping}%")
+        check(idle >= at_least, f"{t.get('name')} ({t['tid']}) idle {idle}%, expected >= {at_least}%")
+        check(sleeping < idle, f"{t.get('name')} ({t['tid']}) sleeping {sleeping}% >= idle {idle}%")
+
+
 def test_memcached_idle():
     run = corpus.Run("memcached", ["memcached"], popen_hook=record_idle)
     check(not run.findings(), f"idle memcached: {tmtest.describe(run.findings())}")
+    check_idle_loops(run, 90)
 
 
 def test_memcached_under_load():
@@ -98,6 +112,8 @@ def test_memcached_under_load():
     check(not run.findings("never_runs"),
           f"never_runs on memcached: {tmtest.describe(run.findings('never_runs'))}")
     corpus.no_false_alarm(run)
+    # Idle for IDLE_S before the clients come, and between their requests.
+    check_idle_loops(run, 20)
     # Its real contention: the most contended mutex is one inside memcached
     # (an item, LRU or stats lock) that its workers waited for.
     mutexes = sorted((o for o in run.report["sync_objects"]
