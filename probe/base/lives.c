@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "rawsyscall.h"
 
 #define LIFE_LINE_BYTES 512
 
@@ -60,7 +61,7 @@ void tm_lives_write(const char *dir, const tm_life *life) {
     if (life->status < 0) put(&l, "-");
     put_u64(&l, (uint64_t)(life->status < 0 ? -(int64_t)life->status : life->status));
     struct rusage ru;
-    if (syscall(SYS_getrusage, RUSAGE_SELF, &ru) == 0) { /* no PLT binding in a child */
+    if (tm_syscall(SYS_getrusage, RUSAGE_SELF, &ru) == 0) { /* no PLT binding in a child */
       put_field(&l, "utime", timeval_ns(ru.ru_utime));
       put_field(&l, "stime", timeval_ns(ru.ru_stime));
     }
@@ -77,10 +78,10 @@ void tm_lives_write(const char *dir, const tm_life *life) {
   /* Raw system calls: open, write and close are cancellation points, and
    * a fork child writes its line with the forking thread's cancellation
    * still pending (conf_cancel fork_with_cancel_pending). */
-  long fd = syscall(SYS_openat, AT_FDCWD, path,
-                    O_WRONLY | O_APPEND | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  long fd = tm_syscall(SYS_openat, AT_FDCWD, path,
+                       O_WRONLY | O_APPEND | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return;
-  long w = syscall(SYS_write, fd, l.buf, l.len);
+  long w = tm_syscall(SYS_write, fd, l.buf, l.len);
   (void)w; /* nobody to tell */
-  syscall(SYS_close, fd);
+  tm_syscall(SYS_close, fd);
 }

@@ -1,5 +1,7 @@
 /* Session life cycle: start (constructor or first wrapper), Hello, fork
  * children, Goodbye at exit or exec. */
+#include "session.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -16,8 +18,8 @@
 #include "perf_counters.h"
 #include "probe.h"
 #include "procfs.h"
+#include "rawsyscall.h"
 #include "sampler.h"
-#include "session.h"
 #include "status.h"
 #include "tmwire.h"
 
@@ -429,7 +431,7 @@ static void lazy_fork_child(uint32_t parent) {
 
 static void fork_child(void) {
   if (atomic_load(&state) == S_LAZY) { /* a lazy process's child: lazy too */
-    lazy_fork_child((uint32_t)syscall(SYS_getppid));
+    lazy_fork_child((uint32_t)tm_syscall(SYS_getppid));
     return;
   }
   if (atomic_load(&state) != S_RUNNING) return;
