@@ -141,6 +141,11 @@ class Recording:
             raise Failed(f"{name} printed no truth line; stdout: {self.run.stdout!r}")
         self.truth = json.loads(truth_lines[-1])
         self.report = report_json(self.capture)
+        if "tree" in self.report:  # it forked: the capture is its tree; the workload is the root
+            root = self.report["tree"]["processes"][0]["pid"]
+            self.tree = self.report["tree"]
+            self.report = next((r["report"] for r in self.report["reports"] if r["pid"] == root),
+                               {"threads": []})
 
     def thread(self, tid):
         """The report's thread with this tid, or None (recorded as a failure)."""

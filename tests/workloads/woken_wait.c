@@ -26,7 +26,7 @@
 
 static double spin_ms = 2, sleep_ms = 8;
 static int repeats = 30, nice_level = 5;
-static volatile int sleeper_done;
+static volatile int sleeper_done, hog_spinning;
 
 typedef struct sleeper {
   pthread_t thread;
@@ -44,6 +44,7 @@ static void pin_to_cpu0(void) {
 static void *hog(void *arg) {
   wl_name_self("hog", 0);
   pin_to_cpu0();
+  hog_spinning = 1;
   while (!sleeper_done) wl_busy_loop(10000);
   return arg;
 }
@@ -54,6 +55,9 @@ static void *sleep_loop(void *arg) {
   s->tid = gettid();
   pin_to_cpu0();
   if (setpriority(PRIO_PROCESS, 0, nice_level) != 0) perror("woken_wait: setpriority");
+  /* Not before the hog is on CPU 0: on a loaded machine it could start late,
+   * and a wake-up with nobody to wait for makes no truth to check. */
+  while (!hog_spinning) sched_yield();
   for (int r = 0; r < repeats; r++) {
     wl_spin_cpu_ms(spin_ms);
     struct timespec ts = {0, (long)(sleep_ms * 1e6)};
