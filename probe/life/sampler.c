@@ -70,8 +70,19 @@ static void *sampler_main(void *arg) {
   /* A forked child's session starts at the interval asked for, not at its
    * parent's over the budget. */
   s->cfg.interval_ns = s->cfg.interval_asked_ns;
+  /* The Hello allocates like a tick: a fork must not copy the heap in the
+   * middle of it (the fork wrapper lets glibc skip its malloc lock while
+   * this thread is out of a tick), so it is one, and waits out a fork's
+   * pause. Seen as a child's malloc abort when the program forked at once. */
+  for (;;) {
+    atomic_store(&c->in_tick, 1);
+    if (!atomic_load(&c->pause_requested) || atomic_load(&c->stop_requested)) break;
+    atomic_store(&c->in_tick, 0);
+    tm_sleep_ns(250000);
+  }
   tm_session_send_hello(s, TM_TO_ALL);
   for (unsigned i = 0; i < s->notice_count; i++) tm_emit_notice(s, s->notices[i], TM_TO_ALL);
+  atomic_store(&c->in_tick, 0);
 
   struct timespec next;
   clock_gettime(CLOCK_MONOTONIC, &next);
@@ -89,9 +100,11 @@ static void *sampler_main(void *arg) {
     if (atomic_load(&c->stop_requested)) break;
     if (atomic_load(&c->pause_requested)) continue;
     atomic_store(&c->in_tick, 1);
-    if (!atomic_load(&c->pause_requested)) tm_sampler_tick(s);
+    if (!atomic_load(&c->pause_requested)) {
+      tm_sampler_tick(s);
+      tm_budget_keep(s, tm_now_ns(), tm_thread_cpu_ns()); /* may send a Notice: inside */
+    }
     atomic_store(&c->in_tick, 0);
-    tm_budget_keep(s, tm_now_ns(), tm_thread_cpu_ns());
     if (nowhere_to_send(s) && atomic_load(&tm_active)) {
       /* Cost the program nothing from here: the wrappers pass every call
        * straight through, and this thread only waits for the end. */
