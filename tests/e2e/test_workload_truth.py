@@ -28,7 +28,9 @@ def test_woken_wait_shares_add_up():
     total = t["on_cpu_pct"] + t["runnable_pct"] + t["sleeping_pct"]
     # The rest is steal (the CPU clock stops) and the reads' own moments.
     check(95 <= total <= 100.5, f"on_cpu + runnable + sleeping = {total:.2f} %")
-    check(0 < t["woken_s"] <= t["slept_s"], f"woken {t['woken_s']} s of {t['slept_s']} s asleep")
+    # 0 is true too: a woken sleeper that preempts the hog at once waits
+    # less than the microsecond the truth line prints (seen on a quiet CI).
+    check(0 <= t["woken_s"] <= t["slept_s"], f"woken {t['woken_s']} s of {t['slept_s']} s asleep")
     check(t["woken_s"] <= t["runq_s"] + 1e-6, "woken waits exceed all run-queue time")
 
 
