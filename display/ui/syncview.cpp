@@ -33,11 +33,12 @@ SyncView::SyncView(tmon::SessionModel *model, ViewWindow *window, QWidget *paren
   view_->header()->setStretchLastSection(false);
   // Not ResizeToContents: it measures every row of every column on every
   // refresh (memcached's 4,400 objects froze the window a minute). Widths
-  // for typical texts instead; the user can drag them.
+  // for typical texts instead (a heap object's name, "table->lock made in
+  // make_table (db.c:43)", is the widest); the user can drag them.
   view_->header()->setSectionResizeMode(QHeaderView::Interactive);
   const QFontMetrics fm = view_->fontMetrics();
   const auto chars = [&](int n) { return fm.horizontalAdvance(QLatin1Char('x')) * n + 24; };
-  const int widths[SyncTree::ColumnCount] = {chars(26), chars(8),  chars(10), chars(9), chars(11),
+  const int widths[SyncTree::ColumnCount] = {chars(48), chars(8),  chars(10), chars(9), chars(11),
                                              chars(9),  chars(10), chars(12), chars(30)};
   for (int c = 0; c < SyncTree::ColumnCount; ++c) view_->header()->resizeSection(c, widths[c]);
   filter_->setPlaceholderText(tr("Filter by module, symbol, kind or call site"));
