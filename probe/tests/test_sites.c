@@ -136,31 +136,6 @@ static uint64_t object_contentions(const capture *c, uint32_t id) {
   return v;
 }
 
-/* Run-queue time over on-CPU time summed over the capture's threads, from
- * each thread's last sample: above 1, they mostly waited for a CPU. */
-static double queued_over_ran(const capture *c) {
-  enum { MAX_TIDS = 32 };
-  uint32_t tid[MAX_TIDS] = {0};
-  uint64_t on[MAX_TIDS] = {0}, rq[MAX_TIDS] = {0};
-  for (size_t i = 0; i < c->n; i++) {
-    if (c->frames[i]->body_case != THREADMON__FRAME__BODY_TICK) continue;
-    const Threadmon__Tick *t = c->frames[i]->tick;
-    for (size_t j = 0; j < t->n_lwps; j++) {
-      const Threadmon__LwpSample *l = t->lwps[j];
-      for (int k = 0; k < MAX_TIDS; k++) {
-        if (tid[k] && tid[k] != l->tid) continue;
-        tid[k] = l->tid;
-        on[k] = l->oncpu_ns;
-        rq[k] = l->runqueue_ns;
-        break;
-      }
-    }
-  }
-  uint64_t ran = 0, queued = 0;
-  for (int k = 0; k < MAX_TIDS; k++) ran += on[k], queued += rq[k];
-  return ran ? (double)queued / (double)ran : 0;
-}
-
 /* A contended mutex: its busiest call site starts in the program's own
  * function, thousands of contentions make a handful of stacks, and every
  * contention is counted at some site. */
@@ -186,13 +161,9 @@ static void test_mutex_call_site(void) {
   CHECK(strstr(s->frames[0], "test_sites_workload!contend_here+0x") == s->frames[0]);
   CHECK(has_frame(s, "test_sites_workload!mutex_worker"));
   uint64_t total = object_contentions(&c, m->id);
-  /* Thousands on an idle machine; on one busy with other work the workers
-   * seldom run at once (seen: under 100; at load 11, 2): then they queued
-   * for a CPU longer than they ran, and the count says nothing. */
-  double queued = queued_over_ran(&c);
-  if (queued < 1.0) CHECK(total >= 10);
-  else fprintf(stderr, "mutex: %llu contentions, threads queued %.1fx their run time: busy\n",
-               (unsigned long long)total, queued);
+  /* Over a thousand, idle or with six CPU hogs beside it (873 the least
+   * seen), now that the holder lets a woken waiter in. */
+  CHECK(total >= 100);
   CHECK_EQ(sum, total);
   size_t stacks = check_interned(&c);
   CHECK(stacks >= 1 && stacks < 16);
