@@ -40,12 +40,15 @@ def test_futex_lock():
     frames = [f for site in lock.get("call_sites", []) for f in site.get("frames", [])]
     check(str(lock.get("call_site", "")).startswith("futex_lock!work"),
           f"call site {lock.get('call_site')!r}, expected futex_lock!work (frames {frames[:3]})")
-    # Who woke whom: the unlocker's FUTEX_WAKE names it on the word.
+    # Who woke whom: the unlocker's FUTEX_WAKE names it on the word. Only the
+    # waits a wake ended have a waker: under load more of them find the word
+    # changed before sleeping (EAGAIN), and those name no one.
     pairs = tmtest.require_key(lock, "blocked_by", truth["lock_symbol"])
     named = [p for p in pairs if p.get("holder") in workers and p.get("holder") != p.get("waiter")]
     woken = sum(p.get("count") or 0 for p in named)
-    check(woken >= 0.8 * truth["waits"],
-          f"{woken} of {truth['waits']} waits name the worker that woke them: {pairs[:4]}")
+    check(0.9 * truth["woken"] <= woken <= truth["waits"],
+          f"{woken} waits name the worker that woke them; the program saw {truth['woken']} "
+          f"of its {truth['waits']} waits ended by a wake: {pairs[:4]}")
     hidden = [o for o in rec.objects("internal") if o.get("address") == lock.get("address")]
     check(not hidden, f"the word is also a sampled internal object: {hidden}")
     wrong = [f for f in rec.report.get("findings", [])

@@ -10,7 +10,9 @@
  *
  * Truth, measured by each worker itself: its lifetime from its create, the
  * wall time inside its own FUTEX_WAIT calls (clock_gettime around each, a
- * wake-up's wait for a CPU included) and how many it made.
+ * wake-up's wait for a CPU included), how many it made, and how many of
+ * them a FUTEX_WAKE ended (returned 0; the others found the word changed
+ * before sleeping, EAGAIN, and no one woke them).
  * blocked_futex_pct is that time's share of its life.
  */
 #include <linux/futex.h>
@@ -39,7 +41,7 @@ typedef struct worker {
   pid_t tid;
   int index;
   double created_s, lifetime_s, wait_s;
-  long waits;
+  long waits, woken;
 } worker;
 
 static int workers = 4, rounds = 200;
@@ -51,9 +53,10 @@ static void table_lock(struct table *t, worker *w) {
   if (c != 2) c = atomic_exchange(&t->lock, 2);
   while (c != 0) {
     double t0 = wl_now_s();
-    syscall(SYS_futex, &t->lock, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+    long rc = syscall(SYS_futex, &t->lock, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
     w->wait_s += wl_now_s() - t0;
     w->waits++;
+    w->woken += rc == 0;
     c = atomic_exchange(&t->lock, 2);
   }
 }
@@ -102,16 +105,17 @@ int main(int argc, char **argv) {
     wl_check(pthread_create(&ws[i].thread, NULL, work, &ws[i]), "pthread_create");
   }
   double wait = 0;
-  long waits = 0;
+  long waits = 0, woken = 0;
   for (int i = 0; i < workers; i++) {
     wl_check(pthread_join(ws[i].thread, NULL), "pthread_join");
     wait += ws[i].wait_s;
     waits += ws[i].waits;
+    woken += ws[i].woken;
   }
   printf(
       "{\"workload\":\"futex_lock\",\"wall_s\":%.6f,\"lock_symbol\":\"shared_table\","
-      "\"updates\":%llu,\"wait_s\":%.6f,\"waits\":%ld,\"workers\":[",
-      wl_now_s() - start, (unsigned long long)shared_table.updates, wait, waits);
+      "\"updates\":%llu,\"wait_s\":%.6f,\"waits\":%ld,\"woken\":%ld,\"workers\":[",
+      wl_now_s() - start, (unsigned long long)shared_table.updates, wait, waits, woken);
   for (int i = 0; i < workers; i++)
     printf(
         "%s{\"tid\":%d,\"name\":\"locker-%d\",\"lifetime_s\":%.6f,\"wait_s\":%.6f,"
