@@ -19,6 +19,8 @@
 #define THREADMON_MODELINVARIANTS_H
 
 #include <QStringList>
+#include <set>
+#include <vector>
 
 #include "modeltypes.h"
 
@@ -26,9 +28,40 @@ namespace tmon {
 
 class SessionModel;
 
+// What the check may compare with an object's counters. An object's wait
+// counter takes a wait, whole, at its end: a model read from a window of a
+// capture does not hold the part of a wait from before its window (nor its
+// waiter, when the wait spans the window), so it can check its waits but
+// not their counters; its reader compares those once its windows are
+// merged (checkMergedWaits).
+enum class CounterCheck { Compare, WindowOnly };
+
 // One line per violation over r (empty: none), naming the thread or object
 // and both numbers.
-QStringList checkInvariants(const SessionModel &m, const TimeRange &r);
+QStringList checkInvariants(const SessionModel &m, const TimeRange &r,
+                            CounterCheck counters = CounterCheck::Compare);
+
+// An object's waits over a whole run as a windowed reader merged them.
+struct MergedWaits {
+  SyncObjectInfo info;
+  bool hasCounters = false;    // its samples were read
+  int64_t counterNs = 0;       // its wait counter over the run
+  int64_t waitsNs = 0;         // its waits' pieces, summed (open ones to the end)
+  int64_t openBoundNs = 0;     // at most this much of them still went on at the end
+  uint64_t pieces = 0;         // how many pieces (a wait across windows is several)
+  std::set<uint32_t> waiters;  // who waited
+};
+
+// The counter checks of checkInvariants, over a run of runNs whose threads
+// lived livesNs in all. `comparable`: the capture's waits and counters
+// cover the same span (countersComparable).
+QStringList checkMergedWaits(const std::vector<MergedWaits> &objects, int64_t runNs,
+                             int64_t livesNs, size_t threads, int64_t tickNs, bool comparable);
+
+// The waits of a capture with this info are those its counters counted: it
+// ended with a Goodbye, kept every window's detail (not a flight recorder's
+// last window only) and had no gap.
+bool countersComparable(const SessionInfo &info);
 
 }  // namespace tmon
 

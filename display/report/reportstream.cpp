@@ -176,7 +176,7 @@ Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool la
     p.sync.push_back(std::move(s));
   }
   p.findings = streamFindingsPart(m, span);
-  p.violations = checkInvariants(m, span);
+  p.violations = checkInvariants(m, span, CounterCheck::WindowOnly);
   return p;
 }
 
@@ -225,6 +225,8 @@ class Merger {
     switchesReceived_ += p.info.switchesReceived;
     for (const QString &w : p.info.inputWarnings)
       if (!warnings_.contains(w)) warnings_ << w;
+    for (const QString &n : p.info.notices)
+      if (!notices_.contains(n)) notices_ << n;
     for (ThreadPart &t : p.threads) addThread(t);
     for (UserThreadRow &u : p.users) addUser(u);
     if (rows_->cpus.size() < p.cpus.size()) rows_->cpus.resize(p.cpus.size());
@@ -252,6 +254,7 @@ class Merger {
       ThreadRow &t = rows_->threads[i];
       t.lwp = threads_[i].hasLwp ? lwpBetween(threads_[i].atStart, threads_[i].newest) : LwpDelta{};
     }
+    std::vector<MergedWaits> merged;
     for (SyncAcc &a : sync_) {
       SyncRow s;
       s.info = a.info;
@@ -280,10 +283,12 @@ class Merger {
         s.callSite = s.info.callSite();
       }
       s.blockedBy = sortedWaitPairs(a.blockedBy);
+      if (!internal) merged.push_back(mergedWaits(a, s.delta));
       const SyncDelta &d = s.delta;
       if (d.acquisitions || d.contentions || d.waitNs || d.waitSamples)
         rows_->sync.push_back(std::move(s));
     }
+    checkMerged(merged);
     sortSyncRows(&rows_->sync);
     rows_->waitMatrix = sortedWaitPairs(matrix_);
     rows_->findings = findings_.findings(rows_);
@@ -446,7 +451,38 @@ class Merger {
         c.waitNs = uint64_t(double(lost) * double(c.contentions) / double(siteSamples));
   }
 
+  // An object's waits as the windows gave them, to check against its
+  // counters (a window alone cannot: modelinvariants.h).
+  MergedWaits mergedWaits(const SyncAcc &a, const SyncDelta &d) const {
+    MergedWaits w;
+    w.info = a.info;
+    w.hasCounters = d.acquisitions || d.contentions || d.waitNs || d.waitSamples;
+    w.counterNs = int64_t(d.waitNs);
+    std::set<uint32_t> openAtEnd;
+    for (const auto &kv : carried_)
+      if (kv.second.valid && kv.second.object == a.info.id) openAtEnd.insert(kv.first);
+    for (const auto &[tid, ns] : a.waits) {
+      w.waiters.insert(tid);
+      w.waitsNs += ns;
+      w.pieces++;
+      if (openAtEnd.count(tid)) w.openBoundNs += ns;
+    }
+    return w;
+  }
+
+  void checkMerged(const std::vector<MergedWaits> &objects) {
+    int64_t lives = 0;
+    for (const ThreadRow &t : rows_->threads) lives += t.states.lifetimeNs;
+    SessionInfo seen = rows_->info;
+    seen.notices = notices_;
+    for (const QString &v :
+         checkMergedWaits(objects, latest_ - rows_->startNs, lives, rows_->threads.size(),
+                          int64_t(rows_->info.tickIntervalNs), countersComparable(seen)))
+      rows_->violations << QStringLiteral("over the whole run: %1").arg(v);
+  }
+
   ReportRows *rows_;
+  QStringList notices_;  // every window's: a gap's is in its window only
   int64_t latest_ = 0;
   int64_t stoppedNs_ = -1;
   uint64_t switchesLost_ = 0, switchesReceived_ = 0;

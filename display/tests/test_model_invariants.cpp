@@ -123,6 +123,38 @@ class TestModelInvariants : public QObject {
     if (recorded) QVERIFY2(v.isEmpty(), qPrintable(v.join('\n')));
   }
 
+  // Windows merged: an object's counter against its waits' pieces, the
+  // pieces of waits still going on at the end allowed to be uncounted.
+  void mergedWaitsChecked() {
+    MergedWaits o;
+    o.info.id = 7;
+    o.hasCounters = true;
+    o.waiters = {10};
+    o.counterNs = 3000 * kMs;  // one wait of 3 s, read in three 1 s windows
+    o.waitsNs = 3000 * kMs;
+    o.pieces = 3;
+    const int64_t run = 4000 * kMs, lives = 8000 * kMs;
+    QVERIFY(checkMergedWaits({o}, run, lives, 2, 10 * kMs, true).isEmpty());
+    MergedWaits lost = o;  // a window's wait missing from the merge
+    lost.waitsNs = 2000 * kMs;
+    const QStringList v = checkMergedWaits({lost}, run, lives, 2, 10 * kMs, true);
+    QCOMPARE(v.size(), 1);
+    QVERIFY2(v[0].contains("wait counter says 3000.0 ms, its 3 waits 2000.0 ms"), qPrintable(v[0]));
+    QVERIFY(checkMergedWaits({lost}, run, lives, 2, 10 * kMs, false).isEmpty());
+    MergedWaits open = o;  // the last second still going on at the Goodbye
+    open.counterNs = 2000 * kMs;
+    open.openBoundNs = 1000 * kMs;
+    QVERIFY(checkMergedWaits({open}, run, lives, 2, 10 * kMs, true).isEmpty());
+    MergedWaits past = o;  // more wait than its one waiter's run
+    past.counterNs = past.waitsNs = 5000 * kMs;
+    QVERIFY(checkMergedWaits({past}, run, lives, 2, 10 * kMs, true)
+                .first()
+                .contains("waits of 5000.0 ms in a window of 4000.0 ms with 1 waiters"));
+    QVERIFY(checkMergedWaits({o, o, o}, run, lives, 2, 10 * kMs, true)
+                .last()
+                .contains("the objects' waits sum to 9000.0 ms, past the 8020.0 ms"));
+  }
+
   void windowsHold_data() { capturesHold_data(); }
 
   void windowsHold() {
@@ -135,7 +167,8 @@ class TestModelInvariants : public QObject {
     const int64_t mid = all.t0 + all.length() / 2;
     cw.load(mid, all.t1, &m);
     m.settleNow();
-    const QStringList v = checkInvariants(m, TimeRange{mid, std::max(mid, m.latestNs())});
+    const QStringList v =
+        checkInvariants(m, TimeRange{mid, std::max(mid, m.latestNs())}, CounterCheck::WindowOnly);
     if (recorded) QVERIFY2(v.isEmpty(), qPrintable(v.join('\n')));
   }
 };

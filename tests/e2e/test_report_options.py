@@ -1,6 +1,8 @@
 """`threadmon report --top N --thread PATTERN` narrows the text report (the
 launcher hands both to threadmon-report)."""
+import json
 import re
+import subprocess
 
 import tmtest
 from tmtest import check, launcher
@@ -38,5 +40,28 @@ def test_top_and_thread():
     check(names == ["cpp-producer"] + [f"cpp-worker-{i}" for i in range(4)],
           f"--thread picked {names}")
 
+
+
+def test_waits_longer_than_a_window():
+    """Read a window at a time, waits longer than a window hold the
+    invariants: an object's counter takes a wait whole at its end, so only
+    the merged windows can be held against it (before: "waits of 1700 ms in
+    a window of 1000 ms" for every such wait), and the waits are those of a
+    whole read."""
+    tmtest.require_report()
+    for name, args in (("cond_wait", ["--delay-ms", "1300", "--repeats", "3"]),
+                       ("mutex_hold", ["--hold-ms", "1200", "--rounds", "3"])):
+        rec = tmtest.recorded(name, args)
+        whole, streamed = (subprocess.run([tmtest.REPORT, *how, "--json", "--check", rec.capture],
+                                          capture_output=True, text=True, timeout=60)
+                           for how in (["--whole"], ["--stream", "--window", "1"]))
+        for how, proc in (("whole", whole), ("streamed", streamed)):
+            check(proc.returncode == 0, f"{name}: report --{how} --check exited {proc.returncode}: "
+                  f"{proc.stderr.strip()[-600:]}")
+        a, b = (json.loads(p.stdout)["sync_objects"] for p in (whole, streamed))
+        waits = lambda objs: {o["id"]: round(o["wait_s"], 6) for o in objs}
+        check(waits(a) == waits(b), f"{name}: waits read whole {waits(a)}, streamed {waits(b)}")
+        check(max(waits(a).values(), default=0) > 1.2, f"{name}: no wait longer than a window: "
+              f"{waits(a)}")
 
 tmtest.main(globals())
