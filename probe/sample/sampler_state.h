@@ -66,8 +66,15 @@ typedef struct obj_sent {
 typedef struct tm_object_walk {
   obj_sent *sent;
   uint32_t cap;
-  uint32_t walked; /* last id as of the last walk */
+  uint32_t walked;     /* last id as of the last walk */
+  uint64_t keyframe_at; /* when every object's counters are sent again */
 } tm_object_walk;
+
+/* Counters are sent when they change. A reader that opens a window of a
+ * long capture starts from the records of the second before it
+ * (CaptureWindow's warm-up): an object idle longer than that would have
+ * no value to count the window from, so every one is sent again this often. */
+#define TM_KEYFRAME_NS 500000000ull
 
 /* What sites_wire.c has sent: Stack frames for ids [TM_SITE_UNKNOWN,
  * stacks], each pair's totals (by pair index, TM_SITE_PAIRS of them,

@@ -318,14 +318,14 @@ static void close_switch_records(tm_session *s, uint64_t now) {
   tm_emit_notice(s, text, TM_TO_ALL);
 }
 
-static void walk_objects(tm_session *s) {
+static void walk_objects(tm_session *s, bool keyframe) {
   tm_sampler *m = &s->smp;
   tm_object_walk *w = &m->objects;
   uint32_t last = tm_objects_last_id();
   /* Only program threads change objects (and the sampler, through hidden
    * waits): when none ran since the last walk, nothing can have moved, and
    * a program with many objects and idle threads costs nothing per tick. */
-  if (!m->program_ran && !m->hidden_noted && last == w->walked) return;
+  if (!keyframe && !m->program_ran && !m->hidden_noted && last == w->walked) return;
   w->walked = last;
   if (last > w->cap) {
     uint32_t cap = w->cap ? w->cap : 256;
@@ -355,7 +355,8 @@ static void walk_objects(tm_session *s) {
         .hold_samples = atomic_load_explicit(&o->hold_samples, memory_order_relaxed),
         .wait_samples = atomic_load_explicit(&o->wait_samples, memory_order_relaxed),
     };
-    if (!memcmp(&now, p, sizeof now)) continue;
+    static const obj_sent zero;
+    if (!memcmp(&now, p, sizeof now) && (!keyframe || !memcmp(&now, &zero, sizeof now))) continue;
     *p = now;
     Threadmon__SyncStats *st = tm_sync_add(&m->fr);
     if (!st) continue;
@@ -477,7 +478,12 @@ void tm_tick_run(tm_session *s, bool own_thread) {
   }
   tm_visit_take_due(&m->plan, m->tick_no);
   uint32_t live = m->rescan.known_live = walk_threads(s, full, resync);
-  walk_objects(s);
+  const bool keyframe = now >= m->objects.keyframe_at;
+  if (keyframe) {
+    m->objects.keyframe_at = now + TM_KEYFRAME_NS;
+    m->sites.all = true;
+  }
+  walk_objects(s, keyframe);
   /* After the objects: a site's object is described before its stats. */
   Threadmon__SiteStats **sites;
   size_t nsites = tm_sites_wire_tick(s, &sites, m->program_ran || m->hidden_noted);

@@ -213,6 +213,47 @@ static void test_program_handler_respected(void) {
   capture_free(&c);
 }
 
+/* The longest time between the Ticks that carry object id's counters (or,
+ * sites, its sites' counters), from the first that does to the last Tick. */
+static uint64_t longest_silence(const capture *c, uint32_t id, bool sites) {
+  uint64_t last_sent = 0, last_tick = 0, longest = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    if (c->frames[i]->body_case != THREADMON__FRAME__BODY_TICK) continue;
+    const Threadmon__Tick *t = c->frames[i]->tick;
+    last_tick = t->time_ns;
+    bool sent = false;
+    if (sites)
+      for (size_t j = 0; j < t->n_sites; j++) sent = sent || t->sites[j]->object_id == id;
+    else
+      for (size_t j = 0; j < t->n_sync; j++) sent = sent || t->sync[j]->id == id;
+    if (!sent) continue;
+    if (last_sent && t->time_ns - last_sent > longest) longest = t->time_ns - last_sent;
+    last_sent = t->time_ns;
+  }
+  CHECK(last_sent != 0);
+  return last_tick - last_sent > longest ? last_tick - last_sent : longest;
+}
+
+/* A lock contended, then left alone for 1.6 s: its counters and its sites'
+ * are sent again every half second all the same, so that a reader opening
+ * a window of the capture (with a second of records before it) knows what
+ * they were at its start; before, the window counted the whole run's waits
+ * as its own. */
+static void test_idle_counters_resent(void) {
+  capture c;
+  CHECK_EQ(run_mode("idle", &c), 0);
+  const Threadmon__SyncObject *m =
+      object_of_kind(&c, THREADMON__SYNC_KIND__KIND_MUTEX, "test_sites_workload");
+  CHECK(m != NULL);
+  CHECK(object_contentions(&c, m->id) > 0);
+  const uint64_t object = longest_silence(&c, m->id, false), sites = longest_silence(&c, m->id, true);
+  fprintf(stderr, "idle lock: counters silent at most %.0f ms, sites %.0f ms\n", object / 1e6,
+          sites / 1e6);
+  /* Half a second and one tick, which a loaded machine may stretch. */
+  CHECK(object < 800000000ull && sites < 800000000ull);
+  capture_free(&c);
+}
+
 int main(int argc, char **argv) {
   CHECK(argc == 4);
   probe = argv[1];
@@ -221,6 +262,7 @@ int main(int argc, char **argv) {
   test_mutex_call_site();
   test_internal_lock();
   test_program_handler_respected();
+  test_idle_counters_resent();
   printf("test_sites: ok\n");
   return 0;
 }

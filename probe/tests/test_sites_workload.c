@@ -3,7 +3,8 @@
  *   test_sites_workload rand     4 threads share rand() from rand_loop; exits 1
  *                                when the values drawn differ from a plain run
  *   test_sites_workload handler  rand, with its own handler on the probe's
- *                                capture signal; exits 1 when it ever runs */
+ *                                capture signal; exits 1 when it ever runs
+ *   test_sites_workload idle     mutex for 0.1 s, then nothing for 1.6 s */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -38,9 +39,11 @@ __attribute__((noinline)) static void contend_here(void) {
   usleep(100);
 }
 
+static double mutex_seconds = 0.4;
+
 static void *mutex_worker(void *arg) {
   (void)arg;
-  double end = now_s() + 0.4;
+  double end = now_s() + mutex_seconds;
   while (now_s() < end) contend_here();
   return NULL;
 }
@@ -81,6 +84,12 @@ int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
   draws d[THREADS] = {{0, 0}};
   if (!strcmp(mode, "mutex")) return run(mutex_worker, d, 3) ? 2 : 0;
+  if (!strcmp(mode, "idle")) {
+    mutex_seconds = 0.1;
+    if (run(mutex_worker, d, 3)) return 2;
+    usleep(1600000);
+    return 0;
+  }
   if (strcmp(mode, "rand") && strcmp(mode, "handler")) return 2;
   if (!strcmp(mode, "handler")) {
     /* The probe reads blocked threads' stacks without signals: a handler
