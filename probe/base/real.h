@@ -12,6 +12,7 @@
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <ucontext.h>
 
@@ -78,6 +79,8 @@ typedef int (*tm_main_fn)(int, char **, char **);
   X(int, swapcontext, (ucontext_t *, const ucontext_t *))                                       \
   X(void, makecontext, (ucontext_t *, void (*)(void), int, ...))                                \
   X(long, syscall, (long, ...))                                                                 \
+  X(pid_t, wait4, (pid_t, int *, int, struct rusage *))                                         \
+  X(int, waitid, (idtype_t, id_t, siginfo_t *, int))                                            \
   X(int, __libc_start_main,                                                                     \
     (tm_main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *))
 

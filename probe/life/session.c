@@ -324,6 +324,19 @@ static void finish_session(int reason, int status) {
   atomic_store(&state, S_OFF);
 }
 
+void tm_session_child_killed(pid_t pid, int sig, const struct rusage *usage) {
+  if (!tree_mode()) return;
+  tm_life l = {.kind = "end",
+               .pid = (uint32_t)pid,
+               .ppid = (uint32_t)tm_syscall(SYS_getpid),
+               .t_ns = tm_now_ns(),
+               .how = "signal",
+               .status = sig,
+               .usage = usage,
+               .cpu_unknown = usage == NULL};
+  tm_lives_write(S.cfg.tree, &l);
+}
+
 /* The lazy process ends: its one line, once. */
 static void lazy_end(const char *how, int status) {
   int expected = S_LAZY;

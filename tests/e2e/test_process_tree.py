@@ -97,6 +97,25 @@ def test_tree_is_one_capture():
           f"{sorted(os.listdir(directory))}")
 
 
+def test_killed_children_show_their_signal():
+    """A child killed by a signal writes no line of its own: its parent
+    reaps it (the wait family) and writes how it ended and its CPU."""
+    tmtest.require_report()
+    out = os.path.join(tmtest.Temp.dir(), "killed.tmcap")
+    script = ('sleep 30 & kill -KILL $!; wait $!; sh -c \'kill -TERM $$\'; '
+              'sh -c \'exec sleep 30\' & sleep 0.05; kill -HUP $!; wait; exit 0')
+    proc = launcher("record", "-o", out, "--", "sh", "-c", script)
+    check(proc.returncode == 0, f"exited {proc.returncode}: {proc.stderr!r}")
+    processes = tmtest.report_json(out)["tree"]["processes"]
+    root = processes[0]
+    killed = sorted(p.get("signal", 0) for p in processes
+                    if p.get("ended_by") == "signal" and p["ppid"] == root["pid"])
+    check(killed == [1, 9, 15], f"signals of the killed children {killed}, expected [1, 9, 15]: "
+          f"{processes}")
+    check(not [p for p in processes if "ended_by" not in p],
+          f"processes whose end was not seen: {processes}")
+
+
 def test_one_file_per_process_still_opens():
     """The probe without the launcher (no THREADMON_TREE) writes a capture
     per followed process, as before; each opens."""
