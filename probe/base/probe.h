@@ -208,6 +208,9 @@ TM_HIDDEN void tm_threads_atfork_child(void);
  * starts its session. */
 extern bool tm_threads_fork_lazily TM_HIDDEN;
 TM_HIDDEN void tm_threads_lazy_fork_done(void);
+/* What the registry reads of the machine (its CPUs, where glibc keeps a
+ * thread's tid): at load, or for a lazy image when its session starts. */
+TM_HIDDEN void tm_threads_machine_init(void);
 
 /* Iteration for the sampler: slots [0, tm_threads_high_water()). */
 #define TM_MAX_THREADS 16384u

@@ -19,6 +19,7 @@
 #include "probe.h"
 #include "procfs.h"
 #include "rawsyscall.h"
+#include "real.h"
 #include "sampler.h"
 #include "status.h"
 #include "tmwire.h"
@@ -281,12 +282,19 @@ static void choose_path(char *out, size_t n, uint32_t *parent_pid) {
 
 /* In a tree, a process that inherited the probe without a session of its
  * own (a spawned child, or a forked one that exec'd before its first
- * thread) starts lazy. */
-static bool starts_lazy(void) {
-  const char *lineage = getenv("THREADMON_SESSION");
-  unsigned pid = 0, gen = 0;
-  return tree_mode() && S.cfg.follow && lineage && sscanf(lineage, "%u:%u", &pid, &gen) == 2 &&
-         pid != (unsigned)getpid();
+ * thread) starts lazy, knowing only the tree's directory: the rest of its
+ * configuration is read when its session starts. */
+static bool config_deferred;
+static bool lazy_refused; /* its configuration was bad: lazy for good */
+
+static bool lazy_config(void) {
+  const char *tree = getenv("THREADMON_TREE");
+  size_t n = strlen(tree);
+  if (n >= sizeof S.cfg.tree - 64) return false; /* tm_config_load says so */
+  memcpy(S.cfg.tree, tree, n + 1);
+  S.cfg.follow = true;
+  config_deferred = true;
+  return true;
 }
 
 /* ---- ending ---- */
@@ -531,19 +539,27 @@ void tm_session_start(void) {
   if (!atomic_compare_exchange_strong(&state, &expected, S_STARTING)) return;
   tm_thread *g = guard_enter();
   int next = S_OFF;
-  if (tm_config_load(&S.cfg) == 0 && tm_config_wants_probe(&S.cfg)) {
+  /* A lazy image (most end without a thread: a shell's /bin/true) leaves
+   * to its session's start what only a session needs: the real functions
+   * (about 90 dlsym calls, 40 us of every exec; its first wrapped call
+   * resolves them too), the configuration (13 KiB of this library's
+   * memory to fault in) and the machine's CPUs. */
+  bool lazy = tm_config_lazy_image();
+  if (!lazy) tm_real_init();
+  if (lazy && lazy_config()) {
+    tm_threads_fork_lazily = true;
+    lazy_since_ns = tm_now_ns();
+    lazy_ppid = (uint32_t)getppid();
+    next = S_LAZY;
+    atexit(at_exit);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+  } else if (tm_config_load(&S.cfg) == 0 && tm_config_wants_probe(&S.cfg)) {
     if (!S.cfg.follow) tm_config_unpreload();
     snprintf(root_output, sizeof root_output, "%s", S.cfg.output);
     char path[TM_PATH_BYTES];
     uint32_t parent;
     tm_threads_fork_lazily = tree_mode() && S.cfg.follow;
-    if (starts_lazy()) {
-      lazy_since_ns = tm_now_ns();
-      lazy_ppid = (uint32_t)getppid();
-      next = S_LAZY;
-      atexit(at_exit);
-      pthread_atfork(fork_prepare, fork_parent, fork_child);
-    } else if (choose_path(path, sizeof path, &parent), open_session(path, parent) == 0) {
+    if (choose_path(path, sizeof path, &parent), open_session(path, parent) == 0) {
       next = S_RUNNING;
       atexit(at_exit);
       pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -555,8 +571,21 @@ void tm_session_start(void) {
 
 void tm_session_before_create(void) {
   int expected = S_LAZY;
-  if (atomic_load_explicit(&state, memory_order_relaxed) != S_LAZY) return;
+  if (atomic_load_explicit(&state, memory_order_relaxed) != S_LAZY || lazy_refused) return;
   if (!atomic_compare_exchange_strong(&state, &expected, S_STARTING)) return;
+  tm_real_init();
+  /* An exec'd image: what its start left. A bad configuration is said in
+   * one line, once. */
+  if (config_deferred) {
+    if (tm_config_load(&S.cfg) != 0) {
+      lazy_config();
+      lazy_refused = true;
+      atomic_store(&state, S_LAZY); /* its life in the index all the same */
+      return;
+    }
+    config_deferred = false;
+    tm_threads_machine_init();
+  }
   quiet q;
   quiet_enter(&q);
   tm_thread *g = NULL;
