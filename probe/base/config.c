@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "probe.h"
+
 static int bad(const char *var, const char *value, const char *why) {
   fprintf(stderr, "threadmon: %s=\"%s\": %s; running unprobed\n", var, value, why);
   return -1;
@@ -79,7 +81,7 @@ static int parse_connect(tm_config *c, const char *s) {
 
 bool tm_config_lazy_image(void) {
   /* Asked by three constructors of one image: one answer (0 not known yet). */
-  static int known;
+  TM_HOT static int known;
   if (known) return known == 1;
   const char *tree = getenv("THREADMON_TREE");
   const char *follow = getenv("THREADMON_FOLLOW");

@@ -667,7 +667,7 @@ uint32_t tm_ring_drain(tm_ring *r, tm_event *out, uint32_t max) {
   return drain_raw(&r->head, &r->tail, r->ev, TM_RING_EVENTS - 1, out, max);
 }
 
-bool tm_threads_fork_lazily;
+TM_HOT bool tm_threads_fork_lazily;
 static tm_thread *lazy_self; /* the forking thread's record, while the child is lazy */
 static bool lazy_reset_pending;
 

@@ -26,25 +26,28 @@
 
 #define EXIT_FLUSH_MS 1000
 
-_Atomic int tm_active;
+TM_HOT _Atomic int tm_active;
 
 /* S_LAZY: a descendant in a process tree (THREADMON_TREE) that has not
  * started its session: no probe thread, no file, no perf events; its life
  * is lines in the tree's index (base/lives.h) until its first
  * pthread_create starts the session. */
 enum { S_NONE, S_STARTING, S_RUNNING, S_ENDING, S_OFF, S_LAZY };
-static _Atomic int state;
+TM_HOT static _Atomic int state;
 static tm_session S;
 static char root_output[TM_PATH_BYTES]; /* THREADMON_OUTPUT as given */
 static unsigned exec_generation;
-static _Atomic int exit_status;
+TM_HOT static _Atomic int exit_status;
 /* The lazy process: since when, whose child, and whether its memory holds
  * the session of the process it was forked from (to drop at its start). */
-static uint64_t lazy_since_ns;
-static uint32_t lazy_ppid;
-static bool lazy_inherited;
-static bool ended_by__exit; /* the session ends in _exit, not exit */
-static tm_thread *lazy_guard; /* the forking thread's guard, entered in the parent */
+TM_HOT static uint64_t lazy_since_ns;
+TM_HOT static uint32_t lazy_ppid;
+TM_HOT static bool lazy_inherited;
+TM_HOT static bool ended_by__exit;   /* the session ends in _exit, not exit */
+TM_HOT static tm_thread *lazy_guard; /* the forking thread's guard, entered in the parent */
+/* The tree's directory (THREADMON_TREE; "" = none): S.cfg.tree once the
+ * configuration is read, the environment's string in a lazy image. */
+TM_HOT static const char *tree_dir = "";
 
 /* Probe code running on a program thread: wrappers must pass through. */
 static tm_thread *guard_enter(void) {
@@ -167,11 +170,13 @@ static void release_session(tm_session *s) {
 
 /* ---- the process tree's index (THREADMON_TREE) ---- */
 
-static bool tree_mode(void) { return S.cfg.tree[0] != 0; }
+static bool tree_mode(void) {
+  return tree_dir[0] != 0;
+}
 
 /* DIR/<tag>.tmcap: a session's capture inside the tree's directory. */
 static int tree_path(const char *tag, char *out, size_t n) {
-  int w = snprintf(out, n, "%s/%s.tmcap", S.cfg.tree, tag);
+  int w = snprintf(out, n, "%s/%s.tmcap", tree_dir, tag);
   return w < 0 || (size_t)w >= n ? -1 : 0;
 }
 
@@ -186,7 +191,7 @@ static void tree_line(const char *kind, uint32_t ppid, uint64_t since, const cha
                .status = status,
                .capture = capture,
                .name = program_invocation_short_name};
-  tm_lives_write(S.cfg.tree, &l);
+  tm_lives_write(tree_dir, &l);
 }
 
 /* A session opened: its capture's name in the tree's directory. The root's
@@ -199,7 +204,7 @@ static void tree_line_start(const char *path) {
   const char *name = slash ? slash + 1 : path;
   if (!path[0]) {
     name = NULL;
-  } else if (dir_len != strlen(S.cfg.tree) || strncmp(path, S.cfg.tree, dir_len) != 0) {
+  } else if (dir_len != strlen(tree_dir) || strncmp(path, tree_dir, dir_len) != 0) {
     snprintf(own, sizeof own, "%u.tmcap", S.pid);
     name = own;
   }
@@ -284,15 +289,15 @@ static void choose_path(char *out, size_t n, uint32_t *parent_pid) {
  * own (a spawned child, or a forked one that exec'd before its first
  * thread) starts lazy, knowing only the tree's directory: the rest of its
  * configuration is read when its session starts. */
-static bool config_deferred;
-static bool lazy_refused; /* its configuration was bad: lazy for good */
+TM_HOT static bool config_deferred;
+TM_HOT static bool lazy_refused; /* its configuration was bad: lazy for good */
 
+/* The environment's strings stay where the kernel put them (setenv and
+ * unsetenv change the array, never the strings). */
 static bool lazy_config(void) {
   const char *tree = getenv("THREADMON_TREE");
-  size_t n = strlen(tree);
-  if (n >= sizeof S.cfg.tree - 64) return false; /* tm_config_load says so */
-  memcpy(S.cfg.tree, tree, n + 1);
-  S.cfg.follow = true;
+  if (strlen(tree) >= sizeof S.cfg.tree - 64) return false; /* tm_config_load says so */
+  tree_dir = tree;
   config_deferred = true;
   return true;
 }
@@ -342,7 +347,7 @@ void tm_session_child_killed(pid_t pid, int sig, const struct rusage *usage) {
                .status = sig,
                .usage = usage,
                .cpu_unknown = usage == NULL};
-  tm_lives_write(S.cfg.tree, &l);
+  tm_lives_write(tree_dir, &l);
 }
 
 /* The lazy process ends: its one line, once. */
@@ -554,6 +559,7 @@ void tm_session_start(void) {
     atexit(at_exit);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
   } else if (tm_config_load(&S.cfg) == 0 && tm_config_wants_probe(&S.cfg)) {
+    tree_dir = S.cfg.tree;
     if (!S.cfg.follow) tm_config_unpreload();
     snprintf(root_output, sizeof root_output, "%s", S.cfg.output);
     char path[TM_PATH_BYTES];
@@ -578,12 +584,12 @@ void tm_session_before_create(void) {
    * one line, once. */
   if (config_deferred) {
     if (tm_config_load(&S.cfg) != 0) {
-      lazy_config();
-      lazy_refused = true;
+      lazy_refused = true;          /* tree_dir is still the environment's */
       atomic_store(&state, S_LAZY); /* its life in the index all the same */
       return;
     }
     config_deferred = false;
+    tree_dir = S.cfg.tree;
     tm_threads_machine_init();
   }
   quiet q;

@@ -125,7 +125,7 @@ TM_EXPORT int pthread_cancel(pthread_t th) {
   return tm_real.pthread_cancel(th);
 }
 
-static tm_main_fn program_main;
+TM_HOT static tm_main_fn program_main;
 
 static int tm_main(int argc, char **argv, char **envp) {
   tm_session_start();
