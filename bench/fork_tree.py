@@ -7,7 +7,7 @@
 WHAT: _exit or exit (tm-bench-fork 300 WHAT 200), or shell (sh -c 'for i in $(seq 300); do
 /bin/true; done'). CONFIGS, comma-separated: bare; tree (the probe as `threadmon record` runs
 it, THREADMON_TREE); old (the probe without THREADMON_TREE: a session per child); main (the
-library OLD_LIBTHREADMON, e.g. main's, as old). Rounds interleaved, order rotated, medians."""
+library OLD_LIBTHREADMON, e.g. main's, as old); before (OLD_LIBTHREADMON as tree). Rounds interleaved, order rotated, medians."""
 import json
 import os
 import resource
@@ -23,9 +23,9 @@ def env_for(kind, run_dir, new_lib, old_lib):
     env = dict(os.environ)
     if kind == "bare":
         return env
-    env["LD_PRELOAD"] = old_lib if kind == "main" else new_lib
+    env["LD_PRELOAD"] = old_lib if kind in ("main", "before") else new_lib
     env["THREADMON_OUTPUT"] = os.path.join(run_dir, "c.tmcap")
-    if kind == "tree":
+    if kind in ("tree", "before"):
         tree = os.path.join(run_dir, "tree")
         os.mkdir(tree)
         open(os.path.join(tree, "lives"), "x").close()

@@ -25,6 +25,9 @@ static uint32_t crc_by_table(uint32_t c, const uint8_t *p, size_t len) {
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
 /* SSE4.2's crc32 instruction is CRC-32C: 8 bytes per instruction instead of
  * a table lookup per byte. Every frame and block the probe writes is
  * summed; at 10,000 threads waking every 100 ms the table was a tenth of
@@ -48,8 +51,11 @@ static volatile int have_sse42;
 static bool sse42(void) {
   int h = __atomic_load_n(&have_sse42, __ATOMIC_RELAXED);
   if (!h) {
-    __builtin_cpu_init(); /* may run before the constructors that would call it */
-    h = __builtin_cpu_supports("sse4.2") ? 1 : 2;
+    /* CPUID itself, not __builtin_cpu_supports: that links libgcc's
+     * __cpu_indicator_init, a constructor whose dozen CPUIDs (each a trap
+     * to the hypervisor in a VM) every process that loads the probe paid. */
+    unsigned a, b, c, d;
+    h = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2) ? 1 : 2;
     __atomic_store_n(&have_sse42, h, __ATOMIC_RELAXED);
   }
   return h == 1;

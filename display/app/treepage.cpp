@@ -51,7 +51,8 @@ QWidget *makeTreePage(const tmon::CaptureTree &tree, const QString &path,
     item->setText(Ended, !p.ended            ? QObject::tr("not seen")
                          : p.how == "signal" ? QObject::tr("signal %1").arg(p.status)
                                              : QStringLiteral("%1 %2").arg(p.how).arg(p.status));
-    item->setText(Lifetime, p.ended ? duration(p.endNs - p.startNs) : QStringLiteral("-"));
+    item->setText(Lifetime,
+                  p.ended && p.startNs ? duration(p.endNs - p.startNs) : QStringLiteral("-"));
     item->setText(User, p.ended ? duration(p.utimeNs) : QStringLiteral("-"));
     item->setText(System, p.ended ? duration(p.stimeNs) : QStringLiteral("-"));
     item->setText(Capture, capture.isEmpty() ? QObject::tr("life only") : QObject::tr("open"));

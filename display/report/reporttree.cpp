@@ -31,9 +31,10 @@ QJsonObject processJson(const tmon::TreeProcess &p, const tmon::CaptureTree &tre
   o["ppid"] = qint64(p.ppid);
   o["name"] = p.name;
   o["depth"] = p.depth;
-  o["start_s"] = double(p.startNs - tree.processes().front().startNs) / 1e9;
+  if (p.startNs)  // unknown for a child whose only line is its parent's (killed)
+    o["start_s"] = double(p.startNs - tree.processes().front().startNs) / 1e9;
   if (p.ended) {
-    o["lifetime_s"] = double(p.endNs - p.startNs) / 1e9;
+    if (p.startNs) o["lifetime_s"] = double(p.endNs - p.startNs) / 1e9;
     o["ended_by"] = p.how;
     o[p.how == "signal" ? "signal" : "exit_status"] = p.status;
     o["user_cpu_s"] = double(p.utimeNs) / 1e9;
@@ -92,7 +93,7 @@ int reportTree(const QString &path, uint32_t pid, bool json, const QStringList &
     captured += has;
     table.addRow({QString(p.depth * 2, ' ') + QString::number(p.pid),
                   p.depth ? QString::number(p.ppid) : QStringLiteral("-"), ending(p),
-                  p.ended ? duration(p.endNs - p.startNs) : QStringLiteral("-"),
+                  p.ended && p.startNs ? duration(p.endNs - p.startNs) : QStringLiteral("-"),
                   p.ended ? duration(p.utimeNs) : QStringLiteral("-"),
                   p.ended ? duration(p.stimeNs) : QStringLiteral("-"),
                   has ? QStringLiteral("yes") : QStringLiteral("life only"), p.name});

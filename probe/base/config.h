@@ -48,5 +48,11 @@ int tm_config_tag_path(const char *path, const char *tag, char *out, size_t n);
 /* Removes every LD_PRELOAD entry naming libthreadmon from the environment,
  * so that children and exec'd images run unprobed (THREADMON_FOLLOW=0). */
 void tm_config_unpreload(void);
+/* Whether this image starts lazy (a descendant in a process tree that has
+ * no session of its own yet: THREADMON_TREE set, following, and the
+ * lineage in THREADMON_SESSION another process's), from the environment
+ * alone, answered once per image (its constructors ask it, before the
+ * program runs): they leave their work (symbol resolution) to first use. */
+bool tm_config_lazy_image(void);
 
 #endif

@@ -60,10 +60,13 @@ void tm_lives_write(const char *dir, const tm_life *life) {
     put(&l, " status=");
     if (life->status < 0) put(&l, "-");
     put_u64(&l, (uint64_t)(life->status < 0 ? -(int64_t)life->status : life->status));
-    struct rusage ru;
-    if (tm_syscall(SYS_getrusage, RUSAGE_SELF, &ru) == 0) { /* no PLT binding in a child */
-      put_field(&l, "utime", timeval_ns(ru.ru_utime));
-      put_field(&l, "stime", timeval_ns(ru.ru_stime));
+    struct rusage own;
+    const struct rusage *ru = life->usage;
+    if (!ru && !life->cpu_unknown && tm_syscall(SYS_getrusage, RUSAGE_SELF, &own) == 0)
+      ru = &own; /* the raw call: no PLT binding in a child */
+    if (ru) {
+      put_field(&l, "utime", timeval_ns(ru->ru_utime));
+      put_field(&l, "stime", timeval_ns(ru->ru_stime));
     }
   }
   if (life->capture) {

@@ -12,7 +12,9 @@
 #ifndef THREADMON_LIVES_H
 #define THREADMON_LIVES_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 
 typedef struct tm_life {
   const char *kind; /* "start", "fork" or "end" */
@@ -22,11 +24,16 @@ typedef struct tm_life {
   const char *how;     /* end: "exit", "_exit" or "exec" (NULL: none) */
   int status;          /* end: the exit status */
   const char *capture; /* start: the capture file's name in DIR (NULL: none) */
+  /* end: the CPU times to write; NULL: this process's own (getrusage),
+   * unless cpu_unknown (a child's end written by its parent from waitid). */
+  const struct rusage *usage;
+  bool cpu_unknown;
   const char *name;    /* the program's name, last on the line (NULL: none) */
 } tm_life;
 
 /* Appends l's line to DIR/lives; does nothing when dir is "". An end line
- * carries the process's user and system CPU time so far (getrusage). */
+ * carries the process's user and system CPU time so far (getrusage), or
+ * the usage given (a child's, from wait4). */
 void tm_lives_write(const char *dir, const tm_life *l);
 
 #endif

@@ -30,6 +30,12 @@
 #define TM_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define TM_TLS __attribute__((tls_model("initial-exec")))
+/* A small static that every image touches at its start, even one that
+ * ends without a thread (a shell's /bin/true): kept in .data, whose page
+ * the loader's relocations have already faulted in, instead of somewhere
+ * in 3 MB of .bss (a read then a write fault per page: about ten per exec
+ * before). */
+#define TM_HOT __attribute__((section(".data.tm_hot")))
 
 /* threadmon.proto's ThreadState and SyncKind, made from proto/states.def
  * (encode.c checks each against the proto). TM_STATE_UNKNOWN: events were
@@ -208,6 +214,9 @@ TM_HIDDEN void tm_threads_atfork_child(void);
  * starts its session. */
 extern bool tm_threads_fork_lazily TM_HIDDEN;
 TM_HIDDEN void tm_threads_lazy_fork_done(void);
+/* What the registry reads of the machine (its CPUs, where glibc keeps a
+ * thread's tid): at load, or for a lazy image when its session starts. */
+TM_HIDDEN void tm_threads_machine_init(void);
 
 /* Iteration for the sampler: slots [0, tm_threads_high_water()). */
 #define TM_MAX_THREADS 16384u

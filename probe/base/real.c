@@ -98,6 +98,8 @@ void tm_real_init(void) {
   atomic_store_explicit(&tm_real_ready, 1, memory_order_release);
 }
 
-/* First constructor of the library: wrappers called by other libraries'
- * constructors find everything resolved. */
-__attribute__((constructor(101))) static void real_init_early(void) { tm_real_init(); }
+void tm_real_need(void *slot, const char *name) {
+  void *p;
+  memcpy(&p, slot, sizeof p);
+  if (!p) resolve_one(slot, name, NULL);
+}

@@ -12,6 +12,7 @@
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <ucontext.h>
 
@@ -78,6 +79,8 @@ typedef int (*tm_main_fn)(int, char **, char **);
   X(int, swapcontext, (ucontext_t *, const ucontext_t *))                                       \
   X(void, makecontext, (ucontext_t *, void (*)(void), int, ...))                                \
   X(long, syscall, (long, ...))                                                                 \
+  X(pid_t, wait4, (pid_t, int *, int, struct rusage *))                                         \
+  X(int, waitid, (idtype_t, id_t, siginfo_t *, int))                                            \
   X(int, __libc_start_main,                                                                     \
     (tm_main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *))
 
@@ -115,7 +118,9 @@ typedef struct tm_real_fns {
   TM_NORETURN void (*_exit)(int);
 } tm_real_fns;
 
-/* Until tm_real_init ran, the unlock and post pointers (called without any
+/* Resolved by the session's start (life/session.c: before the program's
+ * main, or for a lazy image at its first wrapped call or session). Until
+ * tm_real_init ran, the unlock and post pointers (called without any
  * check on their hot paths) point to stubs that resolve first, and syscall
  * to one that makes the system call itself (no dlsym: a signal handler may
  * call it, as glibc's); every other pointer is NULL and its callers go
@@ -135,6 +140,12 @@ TM_HIDDEN TM_NORETURN void tm_real_missing(const char *line, size_t len);
 /* A function of a library the program may not load (Boost.Context's
  * jump_fcontext): dlsym(RTLD_NEXT), NULL when absent. Never a tail call. */
 TM_HIDDEN void *tm_real_optional(const char *name);
+
+/* Resolves the one function at *slot (a field of tm_real) when it is not
+ * yet: the entry points every image passes (__libc_start_main, exit,
+ * _exit), so that a lazy image that ends without a thread never resolves
+ * the rest. Exits like tm_real_init when it is missing. */
+TM_HIDDEN void tm_real_need(void *slot, const char *name);
 
 static inline void tm_real_ensure(void) {
   if (TM_UNLIKELY(!atomic_load_explicit(&tm_real_ready, memory_order_acquire)))

@@ -57,7 +57,7 @@ typedef struct text_range {
   uintptr_t lo, hi;
 } text_range;
 
-static text_range self_text;
+TM_HOT static text_range self_text;
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg) {
   (void)size;

@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "probe.h"
 #include "wrap.h"
 
@@ -666,7 +667,7 @@ uint32_t tm_ring_drain(tm_ring *r, tm_event *out, uint32_t max) {
   return drain_raw(&r->head, &r->tail, r->ev, TM_RING_EVENTS - 1, out, max);
 }
 
-bool tm_threads_fork_lazily;
+TM_HOT bool tm_threads_fork_lazily;
 static tm_thread *lazy_self; /* the forking thread's record, while the child is lazy */
 static bool lazy_reset_pending;
 
@@ -718,9 +719,14 @@ static void reset_for_child(tm_thread *self) {
   }
 }
 
-__attribute__((constructor(101))) static void threads_init(void) {
+void tm_threads_machine_init(void) {
   long n = sysconf(_SC_NPROCESSORS_CONF);
   for (long c = 0; c < n && c < 256; c++) all_cpus[c / 64] |= 1ull << (c % 64);
   find_tcb_tid();
+}
+
+__attribute__((constructor(101))) static void threads_init(void) {
+  /* A lazy image (life/session.c) calls it when its session starts. */
+  if (!tm_config_lazy_image()) tm_threads_machine_init();
   pthread_atfork(NULL, NULL, tm_threads_atfork_child);
 }

@@ -19,31 +19,35 @@
 #include "probe.h"
 #include "procfs.h"
 #include "rawsyscall.h"
+#include "real.h"
 #include "sampler.h"
 #include "status.h"
 #include "tmwire.h"
 
 #define EXIT_FLUSH_MS 1000
 
-_Atomic int tm_active;
+TM_HOT _Atomic int tm_active;
 
 /* S_LAZY: a descendant in a process tree (THREADMON_TREE) that has not
  * started its session: no probe thread, no file, no perf events; its life
  * is lines in the tree's index (base/lives.h) until its first
  * pthread_create starts the session. */
 enum { S_NONE, S_STARTING, S_RUNNING, S_ENDING, S_OFF, S_LAZY };
-static _Atomic int state;
+TM_HOT static _Atomic int state;
 static tm_session S;
 static char root_output[TM_PATH_BYTES]; /* THREADMON_OUTPUT as given */
 static unsigned exec_generation;
-static _Atomic int exit_status;
+TM_HOT static _Atomic int exit_status;
 /* The lazy process: since when, whose child, and whether its memory holds
  * the session of the process it was forked from (to drop at its start). */
-static uint64_t lazy_since_ns;
-static uint32_t lazy_ppid;
-static bool lazy_inherited;
-static bool ended_by__exit; /* the session ends in _exit, not exit */
-static tm_thread *lazy_guard; /* the forking thread's guard, entered in the parent */
+TM_HOT static uint64_t lazy_since_ns;
+TM_HOT static uint32_t lazy_ppid;
+TM_HOT static bool lazy_inherited;
+TM_HOT static bool ended_by__exit;   /* the session ends in _exit, not exit */
+TM_HOT static tm_thread *lazy_guard; /* the forking thread's guard, entered in the parent */
+/* The tree's directory (THREADMON_TREE; "" = none): S.cfg.tree once the
+ * configuration is read, the environment's string in a lazy image. */
+TM_HOT static const char *tree_dir = "";
 
 /* Probe code running on a program thread: wrappers must pass through. */
 static tm_thread *guard_enter(void) {
@@ -166,11 +170,13 @@ static void release_session(tm_session *s) {
 
 /* ---- the process tree's index (THREADMON_TREE) ---- */
 
-static bool tree_mode(void) { return S.cfg.tree[0] != 0; }
+static bool tree_mode(void) {
+  return tree_dir[0] != 0;
+}
 
 /* DIR/<tag>.tmcap: a session's capture inside the tree's directory. */
 static int tree_path(const char *tag, char *out, size_t n) {
-  int w = snprintf(out, n, "%s/%s.tmcap", S.cfg.tree, tag);
+  int w = snprintf(out, n, "%s/%s.tmcap", tree_dir, tag);
   return w < 0 || (size_t)w >= n ? -1 : 0;
 }
 
@@ -185,7 +191,7 @@ static void tree_line(const char *kind, uint32_t ppid, uint64_t since, const cha
                .status = status,
                .capture = capture,
                .name = program_invocation_short_name};
-  tm_lives_write(S.cfg.tree, &l);
+  tm_lives_write(tree_dir, &l);
 }
 
 /* A session opened: its capture's name in the tree's directory. The root's
@@ -198,7 +204,7 @@ static void tree_line_start(const char *path) {
   const char *name = slash ? slash + 1 : path;
   if (!path[0]) {
     name = NULL;
-  } else if (dir_len != strlen(S.cfg.tree) || strncmp(path, S.cfg.tree, dir_len) != 0) {
+  } else if (dir_len != strlen(tree_dir) || strncmp(path, tree_dir, dir_len) != 0) {
     snprintf(own, sizeof own, "%u.tmcap", S.pid);
     name = own;
   }
@@ -281,12 +287,19 @@ static void choose_path(char *out, size_t n, uint32_t *parent_pid) {
 
 /* In a tree, a process that inherited the probe without a session of its
  * own (a spawned child, or a forked one that exec'd before its first
- * thread) starts lazy. */
-static bool starts_lazy(void) {
-  const char *lineage = getenv("THREADMON_SESSION");
-  unsigned pid = 0, gen = 0;
-  return tree_mode() && S.cfg.follow && lineage && sscanf(lineage, "%u:%u", &pid, &gen) == 2 &&
-         pid != (unsigned)getpid();
+ * thread) starts lazy, knowing only the tree's directory: the rest of its
+ * configuration is read when its session starts. */
+TM_HOT static bool config_deferred;
+TM_HOT static bool lazy_refused; /* its configuration was bad: lazy for good */
+
+/* The environment's strings stay where the kernel put them (setenv and
+ * unsetenv change the array, never the strings). */
+static bool lazy_config(void) {
+  const char *tree = getenv("THREADMON_TREE");
+  if (strlen(tree) >= sizeof S.cfg.tree - 64) return false; /* tm_config_load says so */
+  tree_dir = tree;
+  config_deferred = true;
+  return true;
 }
 
 /* ---- ending ---- */
@@ -322,6 +335,19 @@ static void finish_session(int reason, int status) {
   atomic_store(&tm_active, 0);
   release_session(&S);
   atomic_store(&state, S_OFF);
+}
+
+void tm_session_child_killed(pid_t pid, int sig, const struct rusage *usage) {
+  if (!tree_mode()) return;
+  tm_life l = {.kind = "end",
+               .pid = (uint32_t)pid,
+               .ppid = (uint32_t)tm_syscall(SYS_getpid),
+               .t_ns = tm_now_ns(),
+               .how = "signal",
+               .status = sig,
+               .usage = usage,
+               .cpu_unknown = usage == NULL};
+  tm_lives_write(tree_dir, &l);
 }
 
 /* The lazy process ends: its one line, once. */
@@ -518,19 +544,28 @@ void tm_session_start(void) {
   if (!atomic_compare_exchange_strong(&state, &expected, S_STARTING)) return;
   tm_thread *g = guard_enter();
   int next = S_OFF;
-  if (tm_config_load(&S.cfg) == 0 && tm_config_wants_probe(&S.cfg)) {
+  /* A lazy image (most end without a thread: a shell's /bin/true) leaves
+   * to its session's start what only a session needs: the real functions
+   * (about 90 dlsym calls, 40 us of every exec; its first wrapped call
+   * resolves them too), the configuration (13 KiB of this library's
+   * memory to fault in) and the machine's CPUs. */
+  bool lazy = tm_config_lazy_image();
+  if (!lazy) tm_real_init();
+  if (lazy && lazy_config()) {
+    tm_threads_fork_lazily = true;
+    lazy_since_ns = tm_now_ns();
+    lazy_ppid = (uint32_t)getppid();
+    next = S_LAZY;
+    atexit(at_exit);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+  } else if (tm_config_load(&S.cfg) == 0 && tm_config_wants_probe(&S.cfg)) {
+    tree_dir = S.cfg.tree;
     if (!S.cfg.follow) tm_config_unpreload();
     snprintf(root_output, sizeof root_output, "%s", S.cfg.output);
     char path[TM_PATH_BYTES];
     uint32_t parent;
     tm_threads_fork_lazily = tree_mode() && S.cfg.follow;
-    if (starts_lazy()) {
-      lazy_since_ns = tm_now_ns();
-      lazy_ppid = (uint32_t)getppid();
-      next = S_LAZY;
-      atexit(at_exit);
-      pthread_atfork(fork_prepare, fork_parent, fork_child);
-    } else if (choose_path(path, sizeof path, &parent), open_session(path, parent) == 0) {
+    if (choose_path(path, sizeof path, &parent), open_session(path, parent) == 0) {
       next = S_RUNNING;
       atexit(at_exit);
       pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -542,8 +577,21 @@ void tm_session_start(void) {
 
 void tm_session_before_create(void) {
   int expected = S_LAZY;
-  if (atomic_load_explicit(&state, memory_order_relaxed) != S_LAZY) return;
+  if (atomic_load_explicit(&state, memory_order_relaxed) != S_LAZY || lazy_refused) return;
   if (!atomic_compare_exchange_strong(&state, &expected, S_STARTING)) return;
+  tm_real_init();
+  /* An exec'd image: what its start left. A bad configuration is said in
+   * one line, once. */
+  if (config_deferred) {
+    if (tm_config_load(&S.cfg) != 0) {
+      lazy_refused = true;          /* tree_dir is still the environment's */
+      atomic_store(&state, S_LAZY); /* its life in the index all the same */
+      return;
+    }
+    config_deferred = false;
+    tree_dir = S.cfg.tree;
+    tm_threads_machine_init();
+  }
   quiet q;
   quiet_enter(&q);
   tm_thread *g = NULL;

@@ -16,6 +16,8 @@
 #include "sampler_state.h"
 #include "transport.h"
 
+struct rusage;
+
 #define TM_MAX_NOTICES 8
 
 typedef struct tm_session {
@@ -78,5 +80,9 @@ void tm_session_exec_failed(void);
 /* pthread_create's first step: a lazy process (in a tree, no session yet)
  * starts its session before its first thread. */
 void tm_session_before_create(void);
+/* A child of this process ended by signal sig (its parent reaped it; usage:
+ * its CPU, NULL when not known): in a process tree, its end line, which it
+ * could not write itself. Async-signal-safe. */
+void tm_session_child_killed(pid_t pid, int sig, const struct rusage *usage);
 
 #endif

@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "observe.h"
 #include "real.h"
 #include "userthreads.h"
@@ -62,10 +63,17 @@ static void *resolve(_Atomic(void *) *slot, const char *name) {
   return p;
 }
 
-__attribute__((constructor(102))) static void fcontext_init(void) {
+/* On the caller's stack, before any fiber's: a lookup (a failed one
+ * allocates its error) never runs on a small fiber stack. A lazy image
+ * (life/session.c) does it at its first make_fcontext instead. */
+static void resolve_all(void) {
   atomic_store(&real_make, tm_real_optional("make_fcontext"));
   atomic_store(&real_jump, tm_real_optional("jump_fcontext"));
   atomic_store(&real_ontop, tm_real_optional("ontop_fcontext"));
+}
+
+__attribute__((constructor(102))) static void fcontext_init(void) {
+  if (!tm_config_lazy_image()) resolve_all();
 }
 
 /* Boost places a fiber's record (its function, its stack allocator)
@@ -92,6 +100,7 @@ static inline void fcontext_switch(tm_thread *t, void *to, uint32_t kind) {
 
 TM_EXPORT void *make_fcontext(void *sp, size_t size, void (*fn)(tm_transfer)) {
   make_fn real;
+  if (!atomic_load_explicit(&real_jump, memory_order_acquire)) resolve_all();
   void *p = resolve(&real_make, "make_fcontext");
   __builtin_memcpy(&real, &p, sizeof real);
   void *ctx = real(sp, size, fn);

@@ -125,11 +125,11 @@ TM_EXPORT int pthread_cancel(pthread_t th) {
   return tm_real.pthread_cancel(th);
 }
 
-static tm_main_fn program_main;
+TM_HOT static tm_main_fn program_main;
 
 static int tm_main(int argc, char **argv, char **envp) {
   tm_session_start();
-  tm_observer(); /* register the main thread before the program runs */
+  if (tm_session_active()) tm_observer(); /* register the main thread before the program runs */
   int status = program_main(argc, argv, envp);
   tm_note_exit_status(status);
   return status;
@@ -140,7 +140,7 @@ int __libc_start_main(tm_main_fn main_fn, int argc, char **argv, void (*init)(vo
 
 TM_EXPORT int __libc_start_main(tm_main_fn main_fn, int argc, char **argv, void (*init)(void),
                                 void (*fini)(void), void (*rtld_fini)(void), void *stack_end) {
-  tm_real_ensure();
+  tm_real_need(&tm_real.__libc_start_main, "__libc_start_main");
   program_main = main_fn;
   return tm_real.__libc_start_main(tm_main, argc, argv, init, fini, rtld_fini, stack_end);
 }
@@ -151,13 +151,13 @@ TM_EXPORT pid_t fork(void) {
 }
 
 TM_EXPORT TM_NORETURN void exit(int status) {
-  tm_real_ensure();
+  tm_real_need(&tm_real.exit, "exit");
   tm_note_exit_status(status);
   tm_real.exit(status);
 }
 
 TM_EXPORT TM_NORETURN void _exit(int status) {
-  tm_real_ensure();
+  tm_real_need(&tm_real._exit, "_exit");
   tm_note_exit_status(status);
   tm_session_end_for__exit(status);
   tm_real._exit(status);

@@ -2,10 +2,10 @@
  * signal at once (its handler uses stdio and malloc), fork from a threaded
  * program and from a thread (the child uses malloc, stdio and threads),
  * vfork with exec or _exit, _Fork, posix_spawn, system, popen, and how a
- * child's buffered output survives exit or not _exit. The parent prints
+ * child's buffered output survives exit or not _exit, the wait family. The parent prints
  * each child's status after waiting for it, so the output order is fixed. */
-#include <fcntl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <spawn.h>
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -327,6 +328,56 @@ static void process_shared_objects(void) {
   stop_busy();
 }
 
+/* The wait family, which the probe wraps (a child killed by a signal gets
+ * its end line from its parent): the statuses, the usage, WNOHANG with
+ * nothing to reap, NULL status and info, and ECHILD are the real calls'. */
+static pid_t child_exiting(int code, int ms) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    conf_sleep_ms(ms);
+    _exit(code);
+  }
+  return pid;
+}
+
+static void wait_family(void) {
+  /* Each call before the say() that prints it: arguments are evaluated in
+   * no fixed order. */
+  int status = 0;
+  pid_t pid = child_exiting(7, 0);
+  pid_t got = wait(&status);
+  say("wait: %s, exited %d", got == pid ? "the child" : "another", WEXITSTATUS(status));
+  pid = child_exiting(0, 200);
+  errno = 0;
+  got = waitpid(pid, &status, WNOHANG);
+  say("waitpid WNOHANG before it ends: %d, errno %d", (int)got, errno);
+  kill(pid, SIGKILL);
+  got = waitpid(pid, NULL, 0);
+  say("waitpid NULL status: %s", got == pid ? "the child" : "another");
+  pid = child_exiting(3, 0);
+  struct rusage ru;
+  memset(&ru, 0xff, sizeof ru);
+  got = wait4(pid, &status, 0, &ru);
+  say("wait4: %s, exited %d, usage filled %d", got == pid ? "the child" : "another",
+      WEXITSTATUS(status), ru.ru_utime.tv_sec >= 0 && ru.ru_utime.tv_usec < 1000000);
+  pid = child_exiting(0, 200);
+  kill(pid, SIGTERM);
+  siginfo_t info;
+  memset(&info, 0, sizeof info);
+  int rc = waitid(P_PID, (id_t)pid, &info, WEXITED);
+  say("waitid: %d, code %s, status %d", rc, info.si_code == CLD_KILLED ? "killed" : "other",
+      info.si_status);
+  pid = child_exiting(5, 0);
+  got = wait3(&status, 0, NULL);
+  say("wait3: %s, exited %d", got == pid ? "the child" : "another", WEXITSTATUS(status));
+  errno = 0;
+  got = waitpid(-1, &status, 0);
+  say("waitpid with no child: %d, %s", (int)got, errno == ECHILD ? "ECHILD" : "other errno");
+  errno = 0;
+  rc = waitid(P_ALL, 0, &info, WEXITED);
+  say("waitid with no child: %d, %s", rc, errno == ECHILD ? "ECHILD" : "other errno");
+}
+
 static const conf_case cases[] = {
     CONF_CASE(single_threaded_child_signal),
     CONF_CASE(single_threaded_grandchild),
@@ -340,6 +391,7 @@ static const conf_case cases[] = {
     CONF_CASE(child_buffers),
     CONF_CASE(atfork_handlers),
     CONF_CASE(process_shared_objects),
+    {"wait_family", wait_family, CONF_SIGNALLED_CHILD, 0},
 };
 
 int main(int argc, char **argv) {

@@ -97,6 +97,51 @@ def test_tree_is_one_capture():
           f"{sorted(os.listdir(directory))}")
 
 
+def test_killed_children_show_their_signal():
+    """A child killed by a signal writes no line of its own: its parent
+    reaps it (the wait family) and writes how it ended and its CPU."""
+    tmtest.require_report()
+    out = os.path.join(tmtest.Temp.dir(), "killed.tmcap")
+    script = ('sleep 30 & kill -KILL $!; wait $!; sh -c \'kill -TERM $$\'; '
+              'sh -c \'exec sleep 30\' & sleep 0.05; kill -HUP $!; wait; exit 0')
+    proc = launcher("record", "-o", out, "--", "sh", "-c", script)
+    check(proc.returncode == 0, f"exited {proc.returncode}: {proc.stderr!r}")
+    processes = tmtest.report_json(out)["tree"]["processes"]
+    root = processes[0]
+    killed = sorted(p.get("signal", 0) for p in processes
+                    if p.get("ended_by") == "signal" and p["ppid"] == root["pid"])
+    check(killed == [1, 9, 15], f"signals of the killed children {killed}, expected [1, 9, 15]: "
+          f"{processes}")
+    check(not [p for p in processes if "ended_by" not in p],
+          f"processes whose end was not seen: {processes}")
+
+
+def test_long_lived_lazy_child_is_watched():
+    """A child that makes no thread but lives on (sleep 0.4) is watched from
+    outside once it has lived 0.1 s: its capture has its main thread's
+    states; the short ones around it still have none."""
+    tmtest.require_report()
+    out = os.path.join(tmtest.Temp.dir(), "watched.tmcap")
+    proc = launcher("record", "-o", out, "--", "sh", "-c",
+                    "sleep 0.4; for i in $(seq 10); do /bin/true; done")
+    check(proc.returncode == 0, f"exited {proc.returncode}: {proc.stderr!r}")
+    doc = tmtest.report_json(out)
+    processes = doc["tree"]["processes"]
+    sleeps = [p for p in processes if p["name"] == "sleep"]
+    if not check(len(sleeps) == 1 and "capture" in sleeps[0] and
+                 sleeps[0].get("exit_status") == 0 and sleeps[0]["lifetime_s"] >= 0.35,
+                 f"sleep: {sleeps}"):
+        return
+    trues = [p for p in processes if p["name"] == "true"]
+    check(len(trues) == 10 and not [p for p in trues if "capture" in p],
+          f"the /bin/true children: {trues}")
+    reports = {r["pid"]: r["report"] for r in doc["reports"]}
+    threads = reports.get(sleeps[0]["pid"], {}).get("threads", [])
+    check(len(threads) == 1 and threads[0]["main"] and threads[0]["lifetime_s"] >= 0.2 and
+          threads[0]["states"]["sleeping"] >= 80,
+          f"sleep's threads, watched from outside: {threads}")
+
+
 def test_one_file_per_process_still_opens():
     """The probe without the launcher (no THREADMON_TREE) writes a capture
     per followed process, as before; each opens."""
