@@ -1,7 +1,8 @@
 """MariaDB under sysbench OLTP: a throwaway mariadbd (its own data directory
 in a private temporary directory, a Unix socket, no network) runs sysbench's
 oltp_read_write with 8 client threads bare and then under `threadmon
-record`, then a light load (a few transactions a second). Prints the
+record`, then a light load (a few transactions a second); the bare server is also
+attached from outside (`record -p`) under the same load. Prints the
 throughput ratio; checks that the report holds no impossible number
 (`threadmon-report --check`), that the light load's connection threads,
 which mostly wait for their client's next query, read as idle (not
@@ -23,6 +24,7 @@ THREADS = 8       # sysbench client threads: one connection thread each
 SECONDS = 4       # each full-speed sysbench run
 LIGHT_RATE, LIGHT_SECONDS = 40, 2  # then a light load: transactions a second, for this long
 TABLES, ROWS = 2, 2000
+ATTACH_SECONDS = 3  # attached from outside while sysbench runs
 IDLE_THREAD = 50  # a thread idle this much of its life is an idle thread
 
 
@@ -112,6 +114,49 @@ def tps(output):
     return float(m.group(1))
 
 
+def attach_under_load(base, pid):
+    """`threadmon record -p` of the running server for ATTACH_SECONDS while
+    sysbench keeps it busy; the capture's path."""
+    load = subprocess.Popen(sysbench_argv(base, "run", ATTACH_SECONDS + 3), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    capture = os.path.join(tmtest.Temp.dir(), "mariadb-attached.tmcap")
+    try:
+        time.sleep(1)  # the connections are made and busy
+        rec = subprocess.run([sys.executable, tmtest.LAUNCHER, "record", "-p", str(pid),
+                              "--duration", str(ATTACH_SECONDS), "-o", capture],
+                             capture_output=True, text=True, timeout=ATTACH_SECONDS + 60)
+    finally:
+        out, err = load.communicate(timeout=ATTACH_SECONDS + 60)
+    finished(subprocess.CompletedProcess(load.args, load.returncode, out, err), "run (attached)")
+    check(rec.returncode == 0, f"threadmon record -p exited {rec.returncode}: {rec.stderr[-400:]}")
+    return capture
+
+
+def check_attached(capture):
+    """Attached under load, no number past what the window allows (before:
+    25-30 objects waited longer than a 22 s window, one 268 s), read whole
+    and a second at a time."""
+    for how in (["--whole"], ["--stream", "--window", "1"]):
+        checked = subprocess.run([tmtest.REPORT, "--check", *how, capture], capture_output=True,
+                                 text=True, timeout=120)
+        check(checked.returncode == 0, f"attached, threadmon-report --check {' '.join(how)} exited "
+              f"{checked.returncode}: {checked.stderr.strip()[-600:]}")
+    report = tmtest.report_json(capture)
+    window = report["process"]["duration_s"]
+    threads = [t for t in report["threads"] if not t.get("probe")]
+    check(window <= ATTACH_SECONDS + 1, f"attached for {window:.1f} s, asked {ATTACH_SECONDS}")
+    longest = max((o.get("wait_s") or 0 for o in report["sync_objects"]), default=0)
+    total = sum(o.get("wait_s") or 0 for o in report["sync_objects"])
+    print(f"  attached {window:.1f} s under load: {len(threads)} threads, "
+          f"{len(report['sync_objects'])} objects, waits {total:.1f} s, the longest {longest:.2f} s")
+    check(longest <= window + 0.02, f"an object waited {longest:.2f} s in {window:.2f} s")
+    check(total <= len(threads) * (window + 0.02),
+          f"{total:.1f} s of waits by {len(threads)} threads in {window:.2f} s")
+    for t in threads:
+        check(t["lifetime_s"] <= window + 0.02, f"thread {t['tid']} lived {t['lifetime_s']:.2f} s "
+              f"in {window:.2f} s")
+
+
 def test_mariadb_under_sysbench():
     tmtest.require_report()
     install = corpus.tool("mariadb-install-db", "/usr/bin")
@@ -132,8 +177,10 @@ def test_mariadb_under_sysbench():
         wait_ready(base, bare, "mariadbd")
         sysbench(base, "prepare")
         bare_tps = tps(sysbench(base, "run"))
+        attached = attach_under_load(base, bare.pid)
     finally:
         stop(bare, "mariadbd")
+    check_attached(attached)
 
     capture = os.path.join(tmtest.Temp.dir(), "mariadb.tmcap")
     rec = subprocess.Popen([sys.executable, tmtest.LAUNCHER, "record", "-o", capture, "--", *argv],
