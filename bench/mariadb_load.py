@@ -47,6 +47,18 @@ def thread_cpu(pid, name):
     return out
 
 
+def switches(pid):
+    """Context switches of pid's live threads so far (status, summed)."""
+    n = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                n += sum(int(l.split()[1]) for l in f if "ctxt_switches:" in l)
+        except (OSError, ValueError):
+            pass
+    return n
+
+
 def process_cpu(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -72,19 +84,28 @@ def run_once(build, base, args, probed, n):
         perf = None
         if probed and args.perf:
             # The probe thread's own profile over the run (perf record -t).
-            perf = subprocess.Popen(["perf", "record", "-q", "--call-graph", "dwarf,32768", "-o", f"{args.perf}.{n}",
-                                     "-t", ",".join(map(str, before))],
+            perf = subprocess.Popen(["perf", "record", "-q", "--call-graph", "dwarf,32768",
+                                     "-o", f"{args.perf}.{n}", "-t", ",".join(map(str, before))],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        run = subprocess.run(sb, capture_output=True, text=True, timeout=args.seconds + 60)
+        run = subprocess.Popen(sb, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # Switches of the connection threads while they live (they end
+        # with the run): from its second second to one before its end.
+        time.sleep(1)
+        sw0, ts0 = switches(pid), time.monotonic()
+        time.sleep(max(1, args.seconds - 2))
+        sw1, ts1 = switches(pid), time.monotonic()
+        out, err = run.communicate(timeout=args.seconds + 60)
         if perf:
             perf.send_signal(signal.SIGINT)
             perf.wait(timeout=60)
         after, pafter, t1 = thread_cpu(pid, "threadmon"), process_cpu(pid), time.monotonic()
+        run = subprocess.CompletedProcess(sb, run.returncode, out, err)
         tps = tm.tps(tm.finished(run, "run"))
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=60)
-    row = {"probed": probed, "tps": tps, "server_cpu": (pafter - pbefore) / (t1 - t0)}
+    row = {"probed": probed, "tps": tps, "server_cpu": (pafter - pbefore) / (t1 - t0),
+           "switches_per_s": (sw1 - sw0) / (ts1 - ts0)}
     if probed:
         row["probe_cpu"] = sum(after.get(t, 0) - before.get(t, 0) for t in after) / (t1 - t0)
         rep = subprocess.run([os.path.join(build, "display", "threadmon-report"), "--json",
@@ -99,6 +120,8 @@ def run_once(build, base, args, probed, n):
         row["detail_steps"] = proc_.get("detail_steps")
         row["data_lost"] = proc_.get("data_lost")
         row["size_kib"] = os.path.getsize(capture) // 1024
+        row["objects"] = len(report.get("sync_objects", []))
+        row["threads"] = len(report.get("threads", []))
         os.unlink(capture)
     return row
 
