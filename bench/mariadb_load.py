@@ -84,8 +84,9 @@ def run_once(build, base, args, probed, n):
         perf = None
         if probed and args.perf:
             # The probe thread's own profile over the run (perf record -t).
+            who = ["-p", str(pid)] if args.perf_all else ["-t", ",".join(map(str, before))]
             perf = subprocess.Popen(["perf", "record", "-q", "--call-graph", "dwarf,32768",
-                                     "-o", f"{args.perf}.{n}", "-t", ",".join(map(str, before))],
+                                     "-o", f"{args.perf}.{n}", *who],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         run = subprocess.Popen(sb, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # Switches of the connection threads while they live (they end
@@ -134,6 +135,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--probed-only", action="store_true")
     ap.add_argument("--perf", metavar="PREFIX", help="perf record the probe thread to PREFIX.N")
+    ap.add_argument("--perf-all", action="store_true", help="--perf: the whole server")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     base = tempfile.mkdtemp(prefix="tm-mariadb-load-")  # 0700
