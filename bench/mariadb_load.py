@@ -2,10 +2,12 @@
 """The probe's cost and detail on MariaDB under sysbench OLTP (issue 28.4).
 
     python3 bench/mariadb_load.py BUILD_DIR [--threads 16] [--seconds 10] [--rounds 2]
+                                  [--also OTHER/libthreadmon.so] [--perf PREFIX [--perf-all]]
 
 A throwaway mariadbd (tests/corpus/test_mariadb.py's: a private temporary
 directory, a Unix socket only) runs sysbench oltp_read_write bare and under
-the probe (LD_PRELOAD, THREADMON_OUTPUT), alternating, `--rounds` times.
+the probe (LD_PRELOAD, THREADMON_OUTPUT), and under each --also library,
+interleaved, `--rounds` times.
 For each probed run it prints the probe thread's share of a core over the
 sysbench run (its utime+stime from /proc, thread "threadmon"), sysbench's
 tps, and from the capture's report: the budget's notices (the lowest step
@@ -66,11 +68,12 @@ def process_cpu(pid):
 
 
 def run_once(build, base, args, probed, n):
+    """probed: None (bare) or the probe library to preload."""
     argv = tm.server_argv(base)
     env = dict(os.environ)
     capture = os.path.join(base, f"run{n}.tmcap")
     if probed:
-        env["LD_PRELOAD"] = os.path.join(build, "probe", "libthreadmon.so")
+        env["LD_PRELOAD"] = probed
         env["THREADMON_OUTPUT"] = capture
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
@@ -105,7 +108,7 @@ def run_once(build, base, args, probed, n):
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=60)
-    row = {"probed": probed, "tps": tps, "server_cpu": (pafter - pbefore) / (t1 - t0),
+    row = {"probed": probed or "bare", "tps": tps, "server_cpu": (pafter - pbefore) / (t1 - t0),
            "switches_per_s": (sw1 - sw0) / (ts1 - ts0)}
     if probed:
         row["probe_cpu"] = sum(after.get(t, 0) - before.get(t, 0) for t in after) / (t1 - t0)
@@ -134,6 +137,8 @@ def main():
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--probed-only", action="store_true")
+    ap.add_argument("--also", metavar="LIB", action="append", default=[],
+                    help="another probe library to run in each round (e.g. main's, for before/after)")
     ap.add_argument("--perf", metavar="PREFIX", help="perf record the probe thread to PREFIX.N")
     ap.add_argument("--perf-all", action="store_true", help="--perf: the whole server")
     args = ap.parse_args()
@@ -153,9 +158,11 @@ def main():
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=60)
         n = 0
+        configs = ([] if args.probed_only else [None]) + \
+            [os.path.join(build, "probe", "libthreadmon.so")] + [os.path.abspath(a) for a in args.also]
         for r in range(args.rounds):
-            for probed in ([True] if args.probed_only else [False, True] if r % 2 == 0
-                           else [True, False]):
+            # Interleaved, the order rotated each round: the machine is shared.
+            for probed in configs[r % len(configs):] + configs[:r % len(configs)]:
                 n += 1
                 row = run_once(build, base, args, probed, n)
                 print(json.dumps(row), flush=True)
