@@ -48,11 +48,15 @@ typedef struct tm_cfi_tables {
 typedef struct tm_cfi_walk {
   uintptr_t text_lo, text_hi;
   tm_cfi_tables tables;
+  bool rows_checked; /* the thread's row cache was checked against dlopen/dlclose */
 } tm_cfi_walk;
 
 /* From a frame's registers to its caller's. ip_is_return: ip is a return
  * address (its call is at ip - 1), not the exact PC of the innermost frame.
- * walk may be NULL. */
+ * walk may be NULL. With a walk, the rows found are kept per thread by
+ * address (2 KiB of TLS), emptied when a module was loaded or unloaded
+ * since the thread's last walk: a thread that waits at the same call
+ * sites again (a server's locks) unwinds without searching .eh_frame. */
 bool tm_cfi_step(tm_cfi_regs *r, bool ip_is_return, const tm_stack_copy *stack, tm_cfi_walk *walk);
 typedef bool (*tm_cfi_find)(void *arg, uintptr_t ip, tm_cfi_tables *out);
 

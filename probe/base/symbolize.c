@@ -79,12 +79,13 @@ static const Elf64_Shdr *sections(const elf_image *img, unsigned *n) {
   return (const Elf64_Shdr *)(img->data + eh->e_shoff);
 }
 
-/* Copies FUNC and OBJECT symbols of .symtab into m. False when there is none. */
-static bool load_symtab(const elf_image *img, module_syms *m) {
+/* Copies FUNC and OBJECT symbols of the table of type (SHT_SYMTAB or
+ * SHT_DYNSYM) into m. False when there is none. */
+static bool load_symtab(const elf_image *img, module_syms *m, uint32_t type_wanted) {
   unsigned n;
   const Elf64_Shdr *sh = sections(img, &n);
   for (unsigned i = 0; i < n; i++) {
-    if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= n) continue;
+    if (sh[i].sh_type != type_wanted || sh[i].sh_link >= n) continue;
     const Elf64_Shdr *str = &sh[sh[i].sh_link];
     if (sh[i].sh_offset + sh[i].sh_size > img->size || str->sh_offset + str->sh_size > img->size)
       return false;
@@ -144,6 +145,14 @@ static bool debug_path(const uint8_t *id, size_t len, char *out, size_t outn) {
   return w > 0 && (size_t)w + 7 < outn && snprintf(out + w, outn - (size_t)w, ".debug") > 0;
 }
 
+static void drop_syms(module_syms *m) {
+  free(m->syms);
+  free(m->names);
+  m->syms = NULL;
+  m->names = NULL;
+  m->count = 0;
+}
+
 static module_syms *module_for(const char *path, uintptr_t base, uintptr_t bias) {
   for (module_syms *m = modules; m; m = m->next)
     if (m->base == base) return m;
@@ -159,18 +168,18 @@ static module_syms *module_for(const char *path, uintptr_t base, uintptr_t bias)
   elf_image img;
   if (elf_map(path, &img)) {
     m->build_id_len = build_id(&img, m->build_id, sizeof m->build_id);
-    if (!load_symtab(&img, m)) {
+    if (!load_symtab(&img, m, SHT_SYMTAB)) {
+      drop_syms(m);
       char dbg[256];
       elf_image d;
-      if (debug_path(m->build_id, m->build_id_len, dbg, sizeof dbg) && elf_map(dbg, &d)) {
-        free(m->syms);
-        free(m->names);
-        m->syms = NULL;
-        m->names = NULL;
-        m->count = 0;
-        load_symtab(&d, m);
+      bool debug = debug_path(m->build_id, m->build_id_len, dbg, sizeof dbg) && elf_map(dbg, &d);
+      if (debug) {
+        if (!load_symtab(&d, m, SHT_SYMTAB)) drop_syms(m);
         munmap((void *)d.data, d.size);
       }
+      /* Stripped, no debug file: the dynamic symbols, as dladdr would
+       * give (mariadbd exports 29,000). */
+      if (!m->count && !load_symtab(&img, m, SHT_DYNSYM)) drop_syms(m);
     }
     munmap((void *)img.data, img.size);
   }
@@ -246,19 +255,52 @@ static bool name_ambiguous(const module_syms *m, const sym_entry *s) {
   return false;
 }
 
+/* The loaded module one of whose PT_LOAD segments holds an address, as
+ * dladdr finds it, without dladdr's symbol search: glibc's looks at every
+ * dynamic symbol of the module, which for mariadbd's 29,000 took 90% of
+ * the probe's thread under sysbench (a few ms per address, several
+ * addresses per new lock or stack). The symbols come from our sorted
+ * tables instead, .dynsym among them. */
+typedef struct module_query {
+  uintptr_t addr;
+  const char *name; /* "" for the main program */
+  uintptr_t bias;   /* l_addr */
+  uintptr_t base;   /* l_map_start: the lowest segment's page */
+  bool found;
+} module_query;
+
+static int find_module(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  module_query *q = arg;
+  uintptr_t lowest = UINTPTR_MAX;
+  bool inside = false;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+    if (p->p_type != PT_LOAD) continue;
+    uintptr_t start = (uintptr_t)info->dlpi_addr + (uintptr_t)p->p_vaddr;
+    if (start < lowest) lowest = start;
+    if (q->addr >= start && q->addr - start < (uintptr_t)p->p_memsz) inside = true;
+  }
+  if (!inside) return 0;
+  q->name = info->dlpi_name ? info->dlpi_name : "";
+  q->bias = (uintptr_t)info->dlpi_addr;
+  q->base = lowest & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
+  q->found = true;
+  return 1;
+}
+
 int tm_symbolize(uintptr_t addr, tm_symbol *out) {
   memset(out, 0, sizeof *out);
-  Dl_info info;
-  struct link_map *lm = NULL;
-  if (addr && dladdr1((void *)addr, &info, (void **)&lm, RTLD_DL_LINKMAP) && info.dli_fname) {
-    /* The main program: glibc names it by argv[0], which may be relative
+  module_query q = {addr, NULL, 0, 0, false};
+  if (addr) dl_iterate_phdr(find_module, &q);
+  if (q.found) {
+    /* The main program has no name here; argv[0] may be relative
      * (build/prog: no reader found its file or lines). */
-    const char *path = info.dli_fname;
-    if (!*path || (lm && !lm->l_name[0]) || path[0] != '/') path = "/proc/self/exe";
+    const char *path = q.name[0] ? q.name : "/proc/self/exe";
     snprintf(out->module, sizeof out->module, "%s",
-             *info.dli_fname ? base_name(info.dli_fname) : base_name(program_invocation_name));
-    out->module_offset = addr - (uintptr_t)info.dli_fbase;
-    module_syms *m = module_for(path, (uintptr_t)info.dli_fbase, lm ? lm->l_addr : 0);
+             q.name[0] ? base_name(q.name) : base_name(program_invocation_name));
+    out->module_offset = addr - q.base;
+    module_syms *m = module_for(path, q.base, q.bias);
     if (m) out->where = (tm_code_location){m->path, addr - m->bias, m->build_id, m->build_id_len};
     const sym_entry *s = m ? lookup(m, addr - m->bias) : NULL;
     if (s && s->file && name_ambiguous(m, s)) {
@@ -267,9 +309,12 @@ int tm_symbolize(uintptr_t addr, tm_symbol *out) {
     } else if (s) {
       snprintf(out->symbol, sizeof out->symbol, "%s+0x%lx", m->names + s->name,
                (unsigned long)(addr - m->bias - s->addr));
-    } else if (info.dli_sname && info.dli_saddr) {
-      snprintf(out->symbol, sizeof out->symbol, "%s+0x%lx", info.dli_sname,
-               (unsigned long)(addr - (uintptr_t)info.dli_saddr));
+    } else if (!m || !m->count) {
+      /* No file to read (the vdso): its few dynamic symbols, by dladdr. */
+      Dl_info info;
+      if (dladdr((void *)addr, &info) && info.dli_sname && info.dli_saddr)
+        snprintf(out->symbol, sizeof out->symbol, "%s+0x%lx", info.dli_sname,
+                 (unsigned long)(addr - (uintptr_t)info.dli_saddr));
     }
     return 0;
   }

@@ -56,8 +56,9 @@ void tm_switch_record(void *arg, uint32_t tid, uint64_t time_ns, uint32_t cpu, i
  * counts. Every thread is read in full until it has a record again, and
  * re-reads its status. */
 void tm_switch_forget(tm_sampler *m);
-/* The rate limit: whether `records` more records at `now` make the last
- * window of SWITCH_LIMIT_NS go over max_rate per second and CPU (0: never). */
+/* The rate limit: whether `records` more records at `now` (two a switch:
+ * out and in) make the last window of SWITCH_LIMIT_NS go over max_rate
+ * switches per second and CPU (0: never). */
 bool tm_switch_rate_exceeded(tm_switch_track *w, uint64_t max_rate, int ncpu, uint64_t now,
                              uint64_t records);
 /* Records pause at now: returns for how long (1 s, doubling up to 64 s

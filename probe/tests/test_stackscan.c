@@ -90,6 +90,10 @@ int main(void) {
   printf("%d frames; inner at %d, middle at %d, outer at %d\n", n, i_inner, i_middle, i_outer);
   CHECK(n >= 4);
   CHECK(i_inner >= 1 && i_middle > i_inner && i_outer > i_middle);
+  /* Again, the rows from this thread's cache now (cfi.h): the same frames. */
+  void *again[16];
+  CHECK_EQ(tm_stack_scan(tid, line, again, 16, NULL), n);
+  CHECK(memcmp(again, pcs, (size_t)n * sizeof *pcs) == 0);
 
   /* Wake it: the line it was read with is stale now. */
   atomic_store(&word, 1);

@@ -133,13 +133,14 @@ static void test_rate_limit(void) {
   tm_switch_track w = {0};
   /* Off: never. */
   CHECK(!tm_switch_rate_exceeded(&w, 0, 2, 1000 * MS, 1000000));
-  /* 1,000 a second per CPU on 2 CPUs: 100 in 50 ms is the limit. */
+  /* 1,000 switches a second per CPU on 2 CPUs: 100 in 50 ms is the
+   * limit, 200 records (each switch is two: out and in). */
   uint64_t t0 = 1000 * MS;
   CHECK(!tm_switch_rate_exceeded(&w, 1000, 2, t0, 0));
-  CHECK(!tm_switch_rate_exceeded(&w, 1000, 2, t0 + 20 * MS, 60));
-  CHECK(!tm_switch_rate_exceeded(&w, 1000, 2, t0 + 50 * MS, 40)); /* exactly at it */
-  CHECK(!tm_switch_rate_exceeded(&w, 1000, 2, t0 + 70 * MS, 70));
-  CHECK(tm_switch_rate_exceeded(&w, 1000, 2, t0 + 100 * MS, 40)); /* 110 in 50 ms */
+  CHECK(!tm_switch_rate_exceeded(&w, 1000, 2, t0 + 20 * MS, 120));
+  CHECK(!tm_switch_rate_exceeded(&w, 1000, 2, t0 + 50 * MS, 80)); /* exactly at it */
+  CHECK(!tm_switch_rate_exceeded(&w, 1000, 2, t0 + 70 * MS, 140));
+  CHECK(tm_switch_rate_exceeded(&w, 1000, 2, t0 + 100 * MS, 80)); /* 110 in 50 ms */
   /* A new window after each judgement: a burst does not carry over. */
   CHECK(!tm_switch_rate_exceeded(&w, 1000, 2, t0 + 150 * MS, 10));
   /* A clock before the window (a final tick elsewhere) starts a new one. */

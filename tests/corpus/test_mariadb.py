@@ -228,4 +228,5 @@ def test_mariadb_under_sysbench():
     check(not about_idle, f"findings about idle threads: {tmtest.describe(about_idle)}")
 
 
-tmtest.main(globals())
+if __name__ == "__main__":  # bench/mariadb_load.py imports the server's helpers
+    tmtest.main(globals())
