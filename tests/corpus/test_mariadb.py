@@ -132,31 +132,6 @@ def attach_under_load(base, pid):
     return capture
 
 
-def check_attached(capture):
-    """Attached under load, no number past what the window allows (before:
-    25-30 objects waited longer than a 22 s window, one 268 s), read whole
-    and a second at a time."""
-    for how in (["--whole"], ["--stream", "--window", "1"]):
-        checked = subprocess.run([tmtest.REPORT, "--check", *how, capture], capture_output=True,
-                                 text=True, timeout=120)
-        check(checked.returncode == 0, f"attached, threadmon-report --check {' '.join(how)} exited "
-              f"{checked.returncode}: {checked.stderr.strip()[-600:]}")
-    report = tmtest.report_json(capture)
-    window = report["process"]["duration_s"]
-    threads = [t for t in report["threads"] if not t.get("probe")]
-    check(window <= ATTACH_SECONDS + 1, f"attached for {window:.1f} s, asked {ATTACH_SECONDS}")
-    longest = max((o.get("wait_s") or 0 for o in report["sync_objects"]), default=0)
-    total = sum(o.get("wait_s") or 0 for o in report["sync_objects"])
-    print(f"  attached {window:.1f} s under load: {len(threads)} threads, "
-          f"{len(report['sync_objects'])} objects, waits {total:.1f} s, the longest {longest:.2f} s")
-    check(longest <= window + 0.02, f"an object waited {longest:.2f} s in {window:.2f} s")
-    check(total <= len(threads) * (window + 0.02),
-          f"{total:.1f} s of waits by {len(threads)} threads in {window:.2f} s")
-    for t in threads:
-        check(t["lifetime_s"] <= window + 0.02, f"thread {t['tid']} lived {t['lifetime_s']:.2f} s "
-              f"in {window:.2f} s")
-
-
 def test_mariadb_under_sysbench():
     tmtest.require_report()
     install = corpus.tool("mariadb-install-db", "/usr/bin")
@@ -180,7 +155,7 @@ def test_mariadb_under_sysbench():
         attached = attach_under_load(base, bare.pid)
     finally:
         stop(bare, "mariadbd")
-    check_attached(attached)
+    corpus.check_attached(attached, ATTACH_SECONDS)
 
     capture = os.path.join(tmtest.Temp.dir(), "mariadb.tmcap")
     rec = subprocess.Popen([sys.executable, tmtest.LAUNCHER, "record", "-o", capture, "--", *argv],

@@ -18,6 +18,7 @@ from corpus import check
 CLIENTS = 4
 IDLE_S = 1.0   # no clients yet: every memcached thread idles
 LOAD_S = 1.5   # then CLIENTS connections set and get a few hot keys
+ATTACH_S = 2   # the bare server attached from outside under the same load
 
 
 def free_port():
@@ -47,14 +48,39 @@ def client(port, seconds, counts, k):
         counts[k] = n
 
 
-def record_under_load(capture, clients=CLIENTS):
-    port = free_port()
+def memcached_argv(port):
     argv = [corpus.tool("memcached", "/usr/bin"), "-p", str(port), "-l", "127.0.0.1", "-t", "4",
             "-U", "0"]
     if os.geteuid() == 0:
         argv[1:1] = ["-u", "root"]  # memcached refuses to run as root otherwise
+    return argv
+
+
+def load(port, clients, seconds):
+    """CLIENTS connections hammering the hot keys for `seconds`."""
+    counts = [0] * clients
+    ts = [threading.Thread(target=client, args=(port, seconds, counts, k)) for k in range(clients)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    print(f"  {sum(counts)} sets from {clients} clients")
+
+
+def record_under_load(capture, clients=CLIENTS):
+    port = free_port()
+    argv = memcached_argv(port)
     proc = subprocess.Popen([sys.executable, tmtest.LAUNCHER, "record", "-o", capture, "--", *argv],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_listening(port, proc)
+    time.sleep(IDLE_S)
+    load(port, clients, LOAD_S)
+    proc.send_signal(signal.SIGTERM)  # the launcher passes it on; memcached exits 0
+    out, err = proc.communicate(timeout=30)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def wait_listening(port, proc):
     deadline = time.monotonic() + 10
     while True:  # until memcached listens
         try:
@@ -66,17 +92,6 @@ def record_under_load(capture, clients=CLIENTS):
                 out, err = proc.communicate()
                 raise tmtest.Failed(f"memcached never listened on {port}: {err.strip()}")
             time.sleep(0.05)
-    time.sleep(IDLE_S)
-    counts = [0] * clients
-    ts = [threading.Thread(target=client, args=(port, LOAD_S, counts, k)) for k in range(clients)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    print(f"  {sum(counts)} sets from {clients} clients")
-    proc.send_signal(signal.SIGTERM)  # the launcher passes it on; memcached exits 0
-    out, err = proc.communicate(timeout=30)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def record_idle(capture):
@@ -128,6 +143,29 @@ def test_memcached_under_load():
         check("memcached" in top.get("call_site", ""),
               f"the most contended mutex is not taken in memcached: {top.get('call_site')}")
         check("mc-worker" in waiters, f"no mc-worker among its waiters: {waiters}")
+
+
+def test_memcached_attached_under_load():
+    """The bare server, attached from outside (`record -p`) for ATTACH_S
+    while its clients keep it busy: no impossible number."""
+    tmtest.require_report()
+    port = free_port()
+    server = subprocess.Popen(memcached_argv(port), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    capture = os.path.join(tmtest.Temp.dir(), "memcached-attached.tmcap")
+    try:
+        wait_listening(port, server)
+        loader = threading.Thread(target=load, args=(port, CLIENTS, ATTACH_S + 1.5))
+        loader.start()
+        time.sleep(0.5)
+        rec = subprocess.run([sys.executable, tmtest.LAUNCHER, "record", "-p", str(server.pid),
+                              "--duration", str(ATTACH_S), "-o", capture],
+                             capture_output=True, text=True, timeout=ATTACH_S + 60)
+        loader.join()
+    finally:
+        server.kill()
+        server.communicate()
+    check(rec.returncode == 0, f"threadmon record -p exited {rec.returncode}: {rec.stderr[-400:]}")
+    corpus.check_attached(capture, ATTACH_S)
 
 
 tmtest.main(globals())
