@@ -172,7 +172,6 @@ class StreamBuilder {
 
   // What was kept (nothing with a sink).
   const std::vector<std::string> &frames() const { return frames_; }
-  void clear() { frames_.clear(); }
   // Header + every frame, as a probe would send it.
   QByteArray stream() const;
   // Offsets in stream() where each frame's prefix starts.
