@@ -41,9 +41,9 @@ typedef struct tm_go_runtime {
   size_t nms;
 } tm_go_runtime;
 
-/* Where a target's runtime keeps its Ms: found once (its DWARF and symbol
- * table cost about 22 ms of CPU for a small program), then walked as often
- * as wanted (about 20 us of CPU for 6 Ms). */
+/* Where a target's runtime keeps its Ms: found once (reading its DWARF and
+ * symbol table is the costly part), then walked as often as wanted, cheaply
+ * (docs/benchmarks.md, "Behind the comments"). */
 typedef struct tm_go_reader {
   bool found;     /* as in tm_go_runtime */
   bool ready;     /* allm and layout known: tm_go_runtime_walk can read */

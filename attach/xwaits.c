@@ -250,8 +250,7 @@ static void futex_wait(void *ctx, tm_session *s, tm_thread *t, uint64_t word, co
    * switch-out, when records say it has slept since; but never before the
    * previous read, which saw it doing something else (a switch-out older
    * than that is stale: records lost or paused since, and a wait counted
-   * from it overlapped the ones before: 268 s of waits on one condition
-   * variable in 22 s). Nothing before the session counts. */
+   * from it would overlap the ones before). Nothing before the session counts. */
   uint64_t began = !w->seen ? t->start_ns : w->out_ns > w->last_in ? w->out_ns : now;
   if (w->seen && began < prev_read) began = prev_read;
   if (began < x->s->start_ns) began = x->s->start_ns;

@@ -6,7 +6,7 @@
 //       [--seconds S] [--open F.tmcap] [--write F.tmcap] [--no-live] [--views a,b]
 //       [--live-paced [--speed X]] [--long-run MINUTES]
 //
-// Without --open it synthesises a stream (display/tests/test_ui_synth: N
+// Without --open it synthesises a stream (display/tests/synthscenarios.h: N
 // threads, M mutexes, S seconds of 10 ms ticks). --write saves that stream as
 // a capture and exits. Replay: opens the capture, shows the page at
 // 1400x900, raises each view (its render: rebuild and paint) and seeks to
@@ -34,7 +34,7 @@
 #include "replaycontrols.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
-#include "test_ui_synth.h"
+#include "synthscenarios.h"
 
 namespace {
 

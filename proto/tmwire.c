@@ -29,9 +29,8 @@ static uint32_t crc_by_table(uint32_t c, const uint8_t *p, size_t len) {
 #endif
 #if defined(__x86_64__) && defined(__GNUC__)
 /* SSE4.2's crc32 instruction is CRC-32C: 8 bytes per instruction instead of
- * a table lookup per byte. Every frame and block the probe writes is
- * summed; at 10,000 threads waking every 100 ms the table was a tenth of
- * the sampler's tick. */
+ * a table lookup per byte. Every frame and block the probe writes is summed,
+ * on the sampler's tick (docs/benchmarks.md, "Behind the comments"). */
 __attribute__((target("sse4.2"))) static uint32_t crc_by_sse42(uint32_t c, const uint8_t *p,
                                                               size_t len) {
   uint64_t c64 = c;

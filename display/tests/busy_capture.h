@@ -3,9 +3,10 @@
 // blocking on 4 shared mutexes, about half of the acquisitions contended,
 // holder and releaser named, napping 1 ms every 50 acquisitions; 10 ms
 // ticks sampling a tenth of the workers each, the mutexes' counters,
-// /proc/stat every 5 ticks), written through CaptureWriter (zstd blocks and
-// the index), or as a stream of frames without end. For tm-bench-longcap,
-// the long-capture tests and tm-bench-display --long-run.
+// /proc/stat every 5 ticks), made with synthstream.h's builder and written
+// through CaptureWriter (zstd blocks and the index), or as a stream of frames
+// without end. For tm-bench-longcap, the long-capture tests and
+// tm-bench-display --long-run.
 #ifndef THREADMON_TESTS_BUSY_CAPTURE_H
 #define THREADMON_TESTS_BUSY_CAPTURE_H
 

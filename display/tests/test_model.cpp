@@ -9,7 +9,7 @@
 
 #include "nearend.h"
 #include "sessionmodel.h"
-#include "test_model_stream.h"
+#include "synthscenarios.h"
 
 using namespace tmon;
 using namespace tmtest;
@@ -189,7 +189,7 @@ class TestModel : public QObject {
   // dispatchable; its life ends when its function returns (USER_DONE).
   void userThreadsTakeTheirLwpsStates() {
     SessionModel m;
-    userThreadScenario().applyTo(&m);
+    synth::userThreadScenario().applyTo(&m);
     QVERIFY2(!m.hasError(), qPrintable(m.errorText()));
     QCOMPARE(m.userThreadCount(), 2);
     const TimeRange whole = m.resolve(Window::wholeRun());
@@ -640,6 +640,7 @@ class TestModel : public QObject {
   // notices (a long run would fill the banner and the cap), and counted.
   void budgetStepsKeepTheLatest() {
     SessionModel m;
+    StreamBuilder b(intoModel(&m));
     const char *texts[] = {
         "perf events off (THREADMON_PERF=0): states split by schedstat per tick",
         "the probe's thread used 9.00% of a core (THREADMON_BUDGET 5%): less detail, step 1 of 8",
@@ -651,12 +652,7 @@ class TestModel : public QObject {
     for (int i = 0; i < 20; i++) {
       for (const char *text : texts) {
         if (i && text == texts[0]) continue;
-        Threadmon__Notice no = THREADMON__NOTICE__INIT;
-        no.text = const_cast<char *>(text);
-        Threadmon__Frame f = THREADMON__FRAME__INIT;
-        f.body_case = THREADMON__FRAME__BODY_NOTICE;
-        f.notice = &no;
-        m.apply(f);
+        b.notice(0, text);
       }
     }
     QCOMPARE(m.info().detailSteps, 60);
@@ -729,93 +725,46 @@ class TestModel : public QObject {
     constexpr int kThreads = 100;
     constexpr int64_t kTick = 10 * kMs;
     SessionModel m;
-    StreamBuilder h;
-    h.hello(true);
-    h.applyTo(&m);
-    std::vector<Threadmon__LwpSample> ls(kThreads);
-    std::vector<Threadmon__LwpSample *> lp(kThreads);
-    std::vector<uint32_t> tid, cpu;
-    std::vector<int64_t> delta;
-    std::vector<Threadmon__SwitchKind> kind;
-    std::vector<Threadmon__ThreadState> tstate(2 * kThreads);
-    std::vector<uint32_t> obj(2 * kThreads), ttid(2 * kThreads), holder(2 * kThreads, 0);
-    std::vector<int64_t> tdelta(2 * kThreads);
+    StreamBuilder b(intoModel(&m));
+    b.hello(true);
+    std::vector<Switch> switches;
+    std::vector<Transition> blocks;
+    Tick tick;
     auto runTicks = [&](int64_t from, int64_t count) {
       for (int64_t k = from; k < from + count; k++) {
         int64_t t = at(0) + k * kTick;
-        Threadmon__CpuSwitches sw = THREADMON__CPU_SWITCHES__INIT;
-        sw.base_ns = uint64_t(t - kTick);
-        tid.clear();
-        cpu.clear();
-        delta.clear();
-        kind.clear();
-        int64_t last = 0;
+        switches.clear();
         int slot = 0;
         for (int i = 0; i < kThreads; i++) {
           if ((k + i) % 5 != 0) continue;
-          int64_t in = (slot / 2) * kMs;  // 20 threads share the tick, 2 CPUs
-          for (int e = 0; e < 2; e++) {
-            int64_t when = in + e * kMs;
-            tid.push_back(uint32_t(1000 + i));
-            cpu.push_back(uint32_t(slot % 2));
-            delta.push_back(when - last);
-            kind.push_back(e == 0 ? THREADMON__SWITCH_KIND__SWITCH_IN
-                                  : THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT);
-            last = when;
-          }
+          int64_t in = t - kTick + (slot / 2) * kMs;  // 20 threads share the tick, 2 CPUs
+          for (int e = 0; e < 2; e++)
+            switches.push_back({in + e * kMs, uint32_t(1000 + i), uint32_t(slot % 2),
+                                e == 0 ? THREADMON__SWITCH_KIND__SWITCH_IN
+                                       : THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT});
           slot++;
         }
-        sw.n_tid = sw.n_delta_ns = sw.n_cpu = sw.n_kind = tid.size();
-        sw.tid = tid.data();
-        sw.delta_ns = delta.data();
-        sw.cpu = cpu.data();
-        sw.kind = kind.data();
-        Threadmon__Frame f = THREADMON__FRAME__INIT;
-        f.body_case = THREADMON__FRAME__BODY_SWITCHES;
-        f.switches = &sw;
-        m.apply(f);
+        b.cpuSwitches(t - kTick, switches);
         if (k % 20 == 0) {  // every 200 ms each thread blocks for 1 ms
-          Threadmon__Transitions tr = THREADMON__TRANSITIONS__INIT;
-          tr.base_ns = uint64_t(t - 2 * kMs);
+          blocks.clear();
           for (int i = 0; i < kThreads; i++) {
-            ttid[2 * i] = ttid[2 * i + 1] = uint32_t(1000 + i);
-            tdelta[2 * i] = i == 0 ? 0 : -int64_t(1 * kMs);
-            tstate[2 * i] = THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX;
-            obj[2 * i] = obj[2 * i + 1] = 1;
-            tdelta[2 * i + 1] = 1 * kMs;
-            tstate[2 * i + 1] = THREADMON__THREAD_STATE__STATE_RUNNING;
+            blocks.push_back(
+                {t - 2 * kMs, uint32_t(1000 + i), THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, 1});
+            blocks.push_back(
+                {t - 1 * kMs, uint32_t(1000 + i), THREADMON__THREAD_STATE__STATE_RUNNING, 1});
           }
-          tr.n_tid = tr.n_delta_ns = tr.n_state = tr.n_object_id = tr.n_holder_tid =
-              size_t(2 * kThreads);
-          tr.tid = ttid.data();
-          tr.delta_ns = tdelta.data();
-          tr.state = tstate.data();
-          tr.object_id = obj.data();
-          tr.holder_tid = holder.data();
-          Threadmon__Frame g = THREADMON__FRAME__INIT;
-          g.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
-          g.transitions = &tr;
-          m.apply(g);
+          b.transitions(t - 2 * kMs, blocks);
         }
-        Threadmon__Tick tk = THREADMON__TICK__INIT;
-        tk.time_ns = uint64_t(t);
+        tick.t = t;
+        tick.lwps.clear();
         for (int i = 0; i < kThreads; i++) {
-          Threadmon__LwpSample s = THREADMON__LWP_SAMPLE__INIT;
-          s.tid = uint32_t(1000 + i);
-          s.oncpu_ns = uint64_t(k) * 1'000'000;
-          s.runqueue_ns = uint64_t(k) * 9'000'000;
-          s.user_ns = s.oncpu_ns;
-          s.invol_ctxsw = uint64_t(k);
-          s.kstate = 'R';
-          ls[size_t(i)] = s;
-          lp[size_t(i)] = &ls[size_t(i)];
+          const uint64_t oncpu = uint64_t(k) * 1'000'000;
+          Lwp l{uint32_t(1000 + i), oncpu, 0, oncpu, uint64_t(k) * 9'000'000};
+          l.invol = uint64_t(k);
+          l.kstate = 'R';
+          tick.lwps.push_back(l);
         }
-        tk.n_lwps = size_t(kThreads);
-        tk.lwps = lp.data();
-        Threadmon__Frame f2 = THREADMON__FRAME__INIT;
-        f2.body_case = THREADMON__FRAME__BODY_TICK;
-        f2.tick = &tk;
-        m.apply(f2);
+        b.tick(tick);
         if (k % 100 == 0) m.threadStates(0, m.resolve(Window::last(1'000'000'000)));  // a UI refresh
       }
     };

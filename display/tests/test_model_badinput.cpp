@@ -17,7 +17,7 @@
 #include "reportstream.h"
 #include "reporttext.h"
 #include "sessionmodel.h"
-#include "test_model_stream.h"
+#include "synthstream.h"
 
 using namespace tmon;
 using namespace tmtest;
@@ -129,19 +129,9 @@ class TestModelBadInput : public QObject {
   void timeTwoToThe63() {
     StreamBuilder b = barrierSession();
     b.tick(int64_t(kTwo63 - 1), {Lwp{10, 0, 0, 5 * kMs, 0}});
-    StreamBuilder raw;
-    for (const std::string &f : b.frames()) raw.rawPayload(f);
-    // And one exactly at 2^63 (an int64 in the builder cannot say it).
-    Threadmon__Tick tk = THREADMON__TICK__INIT;
-    tk.time_ns = kTwo63;
-    Threadmon__Frame f = THREADMON__FRAME__INIT;
-    f.body_case = THREADMON__FRAME__BODY_TICK;
-    f.tick = &tk;
-    std::string buf(threadmon__frame__get_packed_size(&f), '\0');
-    threadmon__frame__pack(&f, reinterpret_cast<uint8_t *>(&buf[0]));
-    raw.rawPayload(buf);
+    b.tick(kAt2To63, {});  // and one exactly at 2^63
     SessionModel m;
-    raw.applyTo(&m);
+    b.applyTo(&m);
     m.markEnded();
     queryEverything(m);
     QCOMPARE(m.latestNs(), at(200));
@@ -198,13 +188,10 @@ class TestModelBadInput : public QObject {
     StreamBuilder b;
     b.hello(false);
     b.threadStart(tid, kT0, "w", "app!worker");
+    b.frame(f);  // deltas that no times can say
+    b.goodbye(at(20), 0);
     SessionModel m;
     b.applyTo(&m);
-    m.apply(f);
-    b.goodbye(at(20), 0);
-    StreamBuilder end;
-    end.goodbye(at(20), 0);
-    end.applyTo(&m);
     const TimeRange all = m.resolve(Window::wholeRun());
     const std::vector<WaitRecord> waits = m.waits(7, all);
     QCOMPARE(waits.size(), size_t(1));
@@ -218,9 +205,8 @@ class TestModelBadInput : public QObject {
   // What a few bytes could grow without end is bounded, and says so.
   void collectionsAreBounded() {
     SessionModel m;
-    StreamBuilder b;
+    StreamBuilder b(intoModel(&m));
     b.hello(false);
-    b.applyTo(&m);
     const size_t n = limits::kMaxThreads + 10;
     std::vector<uint32_t> tids(n);
     std::vector<int64_t> deltas(n, 0);
@@ -233,22 +219,15 @@ class TestModelBadInput : public QObject {
     Threadmon__Frame f = THREADMON__FRAME__INIT;
     f.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
     f.transitions = &tr;
-    m.apply(f);
+    b.frame(f);  // threads and times only
     QCOMPARE(size_t(m.threadCount()), limits::kMaxThreads);
     QVERIFY(warned(m, "dropped 10 records of threads past the first 65536"));
 
-    StreamBuilder more;
-    for (int i = 0; i < limits::kMaxNotices + 5; i++) {
-      Threadmon__Notice no = THREADMON__NOTICE__INIT;
-      no.text = const_cast<char *>("a source is unavailable");
-      Threadmon__Frame g = THREADMON__FRAME__INIT;
-      g.body_case = THREADMON__FRAME__BODY_NOTICE;
-      g.notice = &no;
-      m.apply(g);
-    }
+    for (int i = 0; i < limits::kMaxNotices + 5; i++) b.notice(0, "a source is unavailable");
     QCOMPARE(m.info().notices.size(), limits::kMaxNotices);
     QVERIFY(warned(m, "dropped 5 probe notices past the first 64"));
 
+    StreamBuilder more;
     std::string longName(10000, 'x');
     longName.replace(4095, 2, "\xc3\xa9");  // a two-byte character across the limit
     more.threadStart(77, at(2), longName.c_str(), "app!worker");

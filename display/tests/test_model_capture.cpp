@@ -8,7 +8,7 @@
 #include "capturewriter.h"
 #include "framedecoder.h"
 #include "sessionmodel.h"
-#include "test_model_stream.h"
+#include "synthstream.h"
 #include "tmblock.h"
 #include "tmwire.h"
 

@@ -13,7 +13,7 @@
 #include "pools.h"
 #include "runtimesync.h"
 #include "sessionmodel.h"
-#include "test_model_stream.h"
+#include "synthscenarios.h"
 
 using namespace tmon;
 using namespace tmtest;
@@ -1141,7 +1141,7 @@ class TestModelFindings : public QObject {
   void userThreadsSharingLwps() {
     for (uint32_t cpus : {2u, 4u}) {
       SessionModel m;
-      userSharingScenario(cpus).applyTo(&m);
+      synth::userSharingScenario(cpus).applyTo(&m);
       const std::vector<Finding> fs = findingsOf(m);
       std::optional<Finding> f = find(fs, FindingKind::UserThreadsShareLwps);
       QVERIFY(f);
@@ -1164,7 +1164,7 @@ class TestModelFindings : public QObject {
   // the numbers of the stream, and the bound alternative.
   void userThreadHandoffExplainsTheUnboundPenalty() {
     SessionModel m;
-    userHandoffScenario().applyTo(&m);
+    synth::userHandoffScenario().applyTo(&m);
     const std::vector<Finding> fs = findingsOf(m);
     std::optional<Finding> f = find(fs, FindingKind::UserThreadHandoff);
     QVERIFY(f);

@@ -9,7 +9,7 @@
 #include "capturewindow.h"
 #include "modelinvariants.h"
 #include "sessionmodel.h"
-#include "test_model_stream.h"
+#include "synthstream.h"
 
 using namespace tmon;
 using namespace tmtest;

@@ -14,7 +14,7 @@
 #include "modelinvariants.h"
 #include "reportjson.h"
 #include "sessionmodel.h"
-#include "test_model_stream.h"
+#include "synthstream.h"
 
 using namespace tmon;
 

@@ -7,7 +7,7 @@
 #include "poolmix.h"
 #include "pools.h"
 #include "sessionmodel.h"
-#include "test_model_stream.h"
+#include "synthstream.h"
 
 using namespace tmon;
 using namespace tmtest;

@@ -9,7 +9,7 @@
 
 #include "runtimes.h"
 #include "sessionmodel.h"
-#include "test_model_stream.h"
+#include "synthstream.h"
 
 using namespace tmon;
 using namespace tmtest;

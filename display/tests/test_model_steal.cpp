@@ -9,7 +9,7 @@
 #include <random>
 
 #include "sessionmodel.h"
-#include "test_model_stream.h"
+#include "synthstream.h"
 
 using namespace tmon;
 using namespace tmtest;

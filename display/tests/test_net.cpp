@@ -26,9 +26,9 @@
 #include "listenaddress.h"
 #include "probeconnection.h"
 #include "probelistener.h"
+#include "scratchtmpdir.h"
 #include "sourcelines.h"
-#include "test_model_stream.h"
-#include "test_ui_synth.h"
+#include "synthscenarios.h"
 #include "threadmon.pb-c.h"
 #include "tmblock.h"
 #include "tokencheck.h"
@@ -347,25 +347,9 @@ class TestNet : public QObject {
                                    reinterpret_cast<uintptr_t>(fn) - lm->l_addr, QByteArray()};
     QVERIFY(!tmon::sourceLinesRead(where));
 
-    Threadmon__CodeLocation loc = THREADMON__CODE_LOCATION__INIT;
-    loc.module_path = const_cast<char *>(path.constData());
-    loc.address = where.address;
-    Threadmon__CodeLocation *locs[] = {&loc};
-    char frameText[] = "test-net!oneFunction+0x0";
-    char *frames[] = {frameText};
-    Threadmon__Stack st = THREADMON__STACK__INIT;
-    st.id = 2;
-    st.n_frames = st.n_locations = 1;
-    st.frames = frames;
-    st.locations = locs;
-    Threadmon__Frame f = THREADMON__FRAME__INIT;
-    f.body_case = THREADMON__FRAME__BODY_STACK;
-    f.stack = &st;
-    std::string payload(threadmon__frame__get_packed_size(&f), '\0');
-    threadmon__frame__pack(&f, reinterpret_cast<uint8_t *>(payload.data()));
     tmtest::StreamBuilder b;
     b.hello(false);
-    b.rawPayload(payload);
+    b.stack(2, {"test-net!oneFunction+0x0"}, {{path.constData(), where.address}});
 
     int stacks = 0;
     bool readBeforeHandedOn = false;
@@ -417,9 +401,9 @@ class TestNet : public QObject {
     ProbeListener listener(QByteArray{});
     QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
     // A correctly framed payload that is not a protobuf message.
-    const QByteArray bad = synth::framed(QByteArray("\xff\xff\xff\xff\xff", 5));
+    const QByteArray bad = tmtest::framed(QByteArray("\xff\xff\xff\xff\xff", 5));
     const Outcome out =
-        sendTo(&listener, synth::header() + synth::helloFrame(7, QByteArray{}) + bad, false);
+        sendTo(&listener, tmtest::header() + synth::helloFrame(7, QByteArray{}) + bad, false);
     QCOMPARE(out.accepted.size(), 1);
     QCOMPARE(out.accepted.first()->state(), ProbeConnection::State::Failed);
     QVERIFY2(out.accepted.first()->error().contains("malformed frame"),
@@ -430,7 +414,7 @@ class TestNet : public QObject {
     ProbeConnection c(nullptr, QByteArray{});
     QByteArray frame = synth::helloFrame(7, QByteArray{});
     frame[frame.size() - 1] = static_cast<char>(frame[frame.size() - 1] ^ 0x40);
-    c.consume(synth::header() + frame);
+    c.consume(tmtest::header() + frame);
     QCOMPARE(c.state(), ProbeConnection::State::Failed);
     QVERIFY2(c.error().contains("checksum"), qPrintable(c.error()));
   }
@@ -438,7 +422,7 @@ class TestNet : public QObject {
   void oversizedFrameClosesTheSession() {
     ProbeConnection c(nullptr, QByteArray{});
     QByteArray huge("\x00\x00\x00\x02\x00\x00\x00\x00", 8);  // 32 MiB announced
-    c.consume(synth::header() + synth::helloFrame(7, QByteArray{}) + huge);
+    c.consume(tmtest::header() + synth::helloFrame(7, QByteArray{}) + huge);
     QCOMPARE(c.state(), ProbeConnection::State::Failed);
     QVERIFY2(c.error().contains("16 MiB"), qPrintable(c.error()));
   }
@@ -447,7 +431,7 @@ class TestNet : public QObject {
     ProbeListener listener(QByteArray{});
     QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
     const Outcome out =
-        sendTo(&listener, synth::header(3) + synth::helloFrame(7, QByteArray{}), false);
+        sendTo(&listener, tmtest::header(3) + synth::helloFrame(7, QByteArray{}), false);
     QCOMPARE(out.accepted.size(), 0);
     QVERIFY2(out.refused.value(0).contains("unsupported format version 3"),
              qPrintable(out.refused.value(0)));
@@ -456,7 +440,7 @@ class TestNet : public QObject {
   void wrongProtocolVersionIsRefused() {
     ProbeConnection c(nullptr, QByteArray{});
     QSignalSpy accepted(&c, &ProbeConnection::accepted);
-    c.consume(synth::header() + synth::helloFrame(7, QByteArray{}, 9));
+    c.consume(tmtest::header() + synth::helloFrame(7, QByteArray{}, 9));
     QCOMPARE(accepted.size(), 0);
     QVERIFY2(c.error().contains("protocol version 9"), qPrintable(c.error()));
   }
@@ -486,10 +470,10 @@ class TestNet : public QObject {
     ProbeListener listener("correct-horse", nullptr, ProbeListener::Link::PlainForTests);
     QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
     auto good = connectTo(&listener);
-    good->write(synth::header() + synth::helloFrame(1, "correct-horse"));
+    good->write(tmtest::header() + synth::helloFrame(1, "correct-horse"));
     QCOMPARE(readReply(good.get()).body, int(THREADMON__FRAME__BODY_WELCOME));
     auto bad = connectTo(&listener);
-    bad->write(synth::header() + synth::helloFrame(2, "wrong-horse"));
+    bad->write(tmtest::header() + synth::helloFrame(2, "wrong-horse"));
     const Reply r = readReply(bad.get());
     QCOMPARE(r.body, int(THREADMON__FRAME__BODY_REFUSAL));
     QCOMPARE(r.reason, int(THREADMON__REFUSAL_REASON__REFUSED_TOKEN));
@@ -503,7 +487,7 @@ class TestNet : public QObject {
     tmtest::ScratchTmpDir tmp;
     ProbeConnection c(nullptr, "t0k");
     const QByteArray hello = synth::helloFrame(7, "t0k");
-    c.consume(synth::header() + hello.left(hello.size() - 1));
+    c.consume(tmtest::header() + hello.left(hello.size() - 1));
     QVERIFY(!c.wasAccepted());
     QCOMPARE(tmp.filesOpenInside(), 0);
     c.consume(hello.right(1) + synth::noticeFrame(1, "after the hello"));
@@ -518,7 +502,7 @@ class TestNet : public QObject {
     QSignalSpy refused(&listener, &ProbeListener::sessionRefused);
     auto client = connectTo(&listener);
     // 16 MiB announced; only the prefix and a few bytes are ever sent.
-    client->write(synth::header() + QByteArray("\x00\x00\x00\x01\x00\x00\x00\x00", 8) +
+    client->write(tmtest::header() + QByteArray("\x00\x00\x00\x01\x00\x00\x00\x00", 8) +
                   QByteArray(100, 'x'));
     const Reply r = readReply(client.get());
     QCOMPARE(r.reason, int(THREADMON__REFUSAL_REASON__REFUSED_HELLO));
@@ -531,7 +515,7 @@ class TestNet : public QObject {
     listener.setHandshakeLimits(ProbeListener::kMaxPending, 300);
     QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
     auto client = connectTo(&listener);
-    client->write(synth::header() + synth::helloFrame(7, "t0k").left(10));
+    client->write(tmtest::header() + synth::helloFrame(7, "t0k").left(10));
     QElapsedTimer t;
     t.start();
     const Reply r = readReply(client.get());
@@ -626,7 +610,7 @@ class TestNet : public QObject {
     ProbeListener listener("correct-horse");
     QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
     auto plain = connectTo(&listener);
-    plain->write(synth::header() + synth::helloFrame(1, "correct-horse"));
+    plain->write(tmtest::header() + synth::helloFrame(1, "correct-horse"));
     const Reply r = readReply(plain.get());
     QCOMPARE(r.reason, int(THREADMON__REFUSAL_REASON__REFUSED_TOKEN));
     QVERIFY2(r.text.contains("encrypted links only"), qPrintable(r.text));
@@ -639,7 +623,7 @@ class TestNet : public QObject {
     ProbeListener listener(QByteArray{});
     QVERIFY(listener.listen({QHostAddress(QHostAddress::LocalHost), 0}).isEmpty());
     auto client = connectTo(&listener);
-    client->write(synth::header(TM_FORMAT_MAJOR_BLOCKS) + synth::helloFrame(1, QByteArray{}));
+    client->write(tmtest::header(TM_FORMAT_MAJOR_BLOCKS) + synth::helloFrame(1, QByteArray{}));
     const Reply r = readReply(client.get());
     QCOMPARE(r.reason, int(THREADMON__REFUSAL_REASON__REFUSED_PROTOCOL));
     QVERIFY2(r.text.contains("format 1"), qPrintable(r.text));
@@ -656,8 +640,8 @@ class TestNet : public QObject {
       s->connectToHost(QHostAddress::LocalHost, listener.port());
       QVERIFY(s->waitForConnected(5000));
     }
-    a.write(synth::header() + synth::helloFrame(100, QByteArray{}));
-    b.write(synth::header() + synth::helloFrame(200, QByteArray{}));
+    a.write(tmtest::header() + synth::helloFrame(100, QByteArray{}));
+    b.write(tmtest::header() + synth::helloFrame(200, QByteArray{}));
     QTRY_COMPARE_WITH_TIMEOUT(sessions.size(), 2, 5000);
     QSet<quint32> pids{sessions[0]->pid(), sessions[1]->pid()};
     QCOMPARE(pids, (QSet<quint32>{100, 200}));

@@ -10,7 +10,7 @@
 #include "busy_capture.h"
 #include "capturewriter.h"
 #include "modeltypes.h"
-#include "test_model_stream.h"
+#include "synthstream.h"
 
 using namespace tmtest;
 

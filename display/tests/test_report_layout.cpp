@@ -7,7 +7,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "test_model_stream.h"
+#include "synthstream.h"
 
 using namespace tmtest;
 

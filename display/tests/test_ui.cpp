@@ -27,14 +27,14 @@
 #include "probelistener.h"
 #include "replaycontrols.h"
 #include "runsummary.h"
+#include "scratchtmpdir.h"
 #include "screenshot.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
 #include "statepalette.h"
 #include "synctree.h"
 #include "syncview.h"
-#include "test_model_stream.h"
-#include "test_ui_synth.h"
+#include "synthscenarios.h"
 #include "timelinecanvas.h"
 #include "timelineview.h"
 #include "viewwindow.h"
@@ -81,56 +81,12 @@ int pixelsOf(const QImage &img, const QColor &c) {
   return n;
 }
 
-QByteArray framedFrame(const Threadmon__Frame &f);
-
-// A tick at t with one sample of tid on `cpu`, framed.
-QByteArray tickFrame(uint64_t t, uint32_t tid, int32_t cpu) {
-  Threadmon__LwpSample s = THREADMON__LWP_SAMPLE__INIT;
-  s.tid = tid;
-  s.cpu = cpu;
-  Threadmon__LwpSample *lwps[] = {&s};
-  Threadmon__Tick tk = THREADMON__TICK__INIT;
-  tk.time_ns = t;
-  tk.n_lwps = 1;
-  tk.lwps = lwps;
-  Threadmon__Frame f = THREADMON__FRAME__INIT;
-  f.body_case = THREADMON__FRAME__BODY_TICK;
-  f.tick = &tk;
-  return framedFrame(f);
-}
-
-QByteArray framedFrame(const Threadmon__Frame &f) {
-  QByteArray payload(qsizetype(threadmon__frame__get_packed_size(&f)), '\0');
-  threadmon__frame__pack(&f, reinterpret_cast<uint8_t *>(payload.data()));
-  return synth::framed(payload);
-}
-
-// One transition of tid at t, framed.
-QByteArray transitionFrame(uint32_t tid, uint64_t t, Threadmon__ThreadState state,
-                           uint32_t object) {
-  int64_t delta = 0;
-  Threadmon__Transitions tr = THREADMON__TRANSITIONS__INIT;
-  tr.base_ns = t;
-  tr.n_tid = tr.n_delta_ns = tr.n_state = tr.n_object_id = 1;
-  tr.tid = &tid;
-  tr.delta_ns = &delta;
-  tr.state = &state;
-  tr.object_id = &object;
-  Threadmon__Frame f = THREADMON__FRAME__INIT;
-  f.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
-  f.transitions = &tr;
-  return framedFrame(f);
-}
-
-QByteArray barrierObjectFrame(uint32_t id) {
-  Threadmon__SyncObject o = THREADMON__SYNC_OBJECT__INIT;
-  o.id = id;
-  o.kind = THREADMON__SYNC_KIND__KIND_BARRIER;
-  o.address = 0x5000;
-  Threadmon__Frame f = THREADMON__FRAME__INIT;
-  f.body_case = THREADMON__FRAME__BODY_SYNC_OBJECT;
-  f.sync_object = &o;
-  return framedFrame(f);
+// A sample of tid alone, last on `cpu`: what the hostile streams send.
+tmtest::Lwp bareSample(uint32_t tid, int cpu) {
+  tmtest::Lwp l{tid, 0, 0, 0, 0};
+  l.cpu = cpu;
+  l.kstate = 0;
+  return l;
 }
 
 }  // namespace
@@ -288,7 +244,7 @@ class TestUi : public QObject {
   // in their colours, the LWP they ran on beside the bar.
   void userThreadsViewShowsEachUserThread() {
     const QString path =
-        writeCapture(dir_, "userthreads.tmcap", tmtest::userThreadScenario().stream());
+        writeCapture(dir_, "userthreads.tmcap", synth::userThreadScenario().stream());
     QString error;
     std::unique_ptr<tmui::SessionView> page(openCapture(path, &error));
     QVERIFY2(page, qPrintable(error));
@@ -304,7 +260,7 @@ class TestUi : public QObject {
   // and pale where dispatchable, then the LWP's strip in its CPUs' colours
   // and amber while it waited for one (the scenario's exact shares).
   void mappingViewShowsUserThreadToLwpToCpu() {
-    const tmtest::StreamBuilder b = tmtest::userThreadScenario();
+    const tmtest::StreamBuilder b = synth::userThreadScenario();
     tmon::SessionModel m;
     b.applyTo(&m);
     const tmon::TimeRange r{tmtest::kT0, tmtest::kT0 + 120 * tmtest::kMs};
@@ -581,7 +537,7 @@ class TestUi : public QObject {
       QTcpSocket probe;
       probe.connectToHost(QHostAddress::LocalHost, window.listener()->port());
       QVERIFY(probe.waitForConnected(5000));
-      probe.write(synth::header() + synth::helloFrame(uint32_t(1000 + i), QByteArray{}));
+      probe.write(tmtest::header() + synth::helloFrame(uint32_t(1000 + i), QByteArray{}));
       QVERIFY(probe.waitForBytesWritten(5000));
       probe.disconnectFromHost();
       // Accepted, and ended, before the next comes.
@@ -892,16 +848,17 @@ class TestUi : public QObject {
     std::unique_ptr<tmui::SessionView> page;
     QTcpSocket client;
     QVERIFY(connectLive(&listener, &page, &client));
-    QByteArray bytes = synth::header() + synth::helloFrame(9, QByteArray{}) + barrierObjectFrame(5);
+    QByteArray bytes = tmtest::header() + synth::helloFrame(9, QByteArray{});
+    tmtest::StreamBuilder b(tmtest::intoBytes(&bytes));
+    b.syncObject(5, THREADMON__SYNC_KIND__KIND_BARRIER, 0x5000, nullptr, nullptr);
     for (int r = 0; r < 10; r++) {
-      const uint64_t t = 1'000'000'000 + uint64_t(r) * 10'000'000;
-      const QByteArray wait =
-          transitionFrame(10, t + 2'000'000, THREADMON__THREAD_STATE__STATE_BLOCKED_BARRIER, 5);
-      bytes += wait + wait;
-      bytes += transitionFrame(10, t + 9'000'000, THREADMON__THREAD_STATE__STATE_RUNNING, 0);
-      bytes += tickFrame(t + 10'000'000, 10, r == 5 ? 1 << 28 : 0);
+      const int64_t t = 1'000'000'000 + r * 10'000'000;
+      for (int twice = 0; twice < 2; twice++)
+        b.transition(10, t + 2'000'000, THREADMON__THREAD_STATE__STATE_BLOCKED_BARRIER, 5);
+      b.transition(10, t + 9'000'000, THREADMON__THREAD_STATE__STATE_RUNNING);
+      b.tick(t + 10'000'000, {bareSample(10, r == 5 ? 1 << 28 : 0)});
     }
-    bytes += tickFrame(uint64_t(1) << 63, 10, 0);
+    b.tick(tmtest::kAt2To63, {bareSample(10, 0)});
     client.write(bytes);
     QTRY_VERIFY_WITH_TIMEOUT(page && page->model()->threadCount() == 1, 5000);
     QTRY_VERIFY_WITH_TIMEOUT(page->notice().startsWith("Damaged input: "), 5000);
@@ -923,8 +880,8 @@ class TestUi : public QObject {
     std::unique_ptr<tmui::SessionView> page;
     QTcpSocket client;
     QVERIFY(connectLive(&listener, &page, &client));
-    client.write(synth::header() + synth::helloFrame(9, QByteArray{}) +
-                 synth::framed(QByteArray("\x0a\xff\xff\xff\xff\x0f", 6)));
+    client.write(tmtest::header() + synth::helloFrame(9, QByteArray{}) +
+                 tmtest::framed(QByteArray("\x0a\xff\xff\xff\xff\x0f", 6)));
     QTRY_VERIFY_WITH_TIMEOUT(page && !page->notice().isEmpty(), 5000);
     QVERIFY2(page->notice().contains("malformed"), qPrintable(page->notice()));
     QVERIFY(page->model()->hasError());
@@ -991,8 +948,9 @@ class TestUi : public QObject {
   // other as unknown, every view paints at once, and the banner says so.
   void hostileCaptureRendersInEveryView() {
     QByteArray bytes = synth::stream(w_);
-    bytes += tickFrame(uint64_t(1) << 63, uint32_t(w_.pid), 0);
-    bytes += tickFrame(1'500'000'000, uint32_t(w_.pid), 1 << 28);
+    tmtest::StreamBuilder b(tmtest::intoBytes(&bytes));
+    b.tick(tmtest::kAt2To63, {bareSample(w_.pid, 0)});
+    b.tick(1'500'000'000, {bareSample(w_.pid, 1 << 28)});
     const QString path = writeCapture(dir_, "hostile.tmcap", bytes);
     QString error;
     std::unique_ptr<tmui::SessionView> page(openCapture(path, &error));

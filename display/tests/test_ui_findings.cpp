@@ -17,7 +17,7 @@
 #include "sessionview.h"
 #include "syncdetails.h"
 #include "syncview.h"
-#include "test_ui_synth.h"
+#include "synthscenarios.h"
 #include "timelinecanvas.h"
 #include "timelineview.h"
 #include "viewwindow.h"

@@ -14,7 +14,7 @@
 #include "probelistener.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
-#include "test_ui_synth.h"
+#include "synthscenarios.h"
 #include "threadmon.pb-c.h"
 #include "tmwire.h"
 

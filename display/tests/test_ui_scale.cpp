@@ -21,7 +21,7 @@
 #include "replaycontrols.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
-#include "test_ui_synth.h"
+#include "synthscenarios.h"
 #include "waitmatrixtable.h"
 
 namespace {

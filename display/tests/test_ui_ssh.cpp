@@ -18,7 +18,7 @@
 #include "muxreader.h"
 #include "probeconnection.h"
 #include "sshdialog.h"
-#include "test_ui_synth.h"
+#include "synthscenarios.h"
 
 namespace {
 

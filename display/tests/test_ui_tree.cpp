@@ -13,7 +13,7 @@
 
 #include "capturetree.h"
 #include "mainwindow.h"
-#include "test_ui_synth.h"
+#include "synthscenarios.h"
 
 namespace {
 

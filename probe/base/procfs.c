@@ -132,9 +132,9 @@ static int open_task_file(tm_proc *p, uint32_t tid, enum tm_task_file which) {
   char path[48];
   /* Our own thread's schedstat through /proc/TID, not /proc/self/task/TID:
    * a task directory of a thread still alive at exit_group makes the
-   * parent's wait() spin in the kernel's dcache invalidation for ~4 ms of
-   * CPU (Linux 6.x), the bulk of what a short forked child cost under the
-   * probe. schedstat is per thread under either name (stat is not: there
+   * parent's wait() spin in the kernel's dcache invalidation (Linux 6.x),
+   * most of what a short forked child would cost under the probe.
+   * schedstat is per thread under either name (stat is not: there
    * /proc/TID sums the whole process). */
   if (self && which == TM_TASK_SCHEDSTAT && tid == own_tid) {
     snprintf(path, sizeof path, "/proc/%u/schedstat", tid);

@@ -51,9 +51,8 @@ static _Atomic uint64_t touched[TM_MAX_THREADS / 64];
 /* The slot (index + 1) that last took each key's hash: a lookup checks
  * that slot first, and only scans when it holds another key (a collision,
  * a reused slot). Every join looks its thread up, usually one that has
- * ended: without the hint each such miss scanned every slot in use (at
- * 20,000 create+joins a second, hundreds of ended records wait for the
- * sampler: 10% of a create+join's CPU time). */
+ * ended: without the hint each such miss would scan every slot in use, and
+ * hundreds of ended records can wait for the sampler. */
 #define HINT_BITS 12
 static _Atomic uint32_t tid_hint[1u << HINT_BITS], handle_hint[1u << HINT_BITS];
 

@@ -115,11 +115,10 @@ TM_HIDDEN void tm_count_acquire(tm_object *o, enum tm_acquire acq);
  * all timed until their release, then one in TM_HOLD_DENSE_EVERY on average
  * up to TM_HOLD_DENSE_UNTIL acquisitions, then one in TM_HOLD_SAMPLE_EVERY,
  * at random gaps (a fixed stride aliases with programs whose threads take
- * turns: every 64th hold was always the same thread's short one, and a lock
- * held 20 ms at a time read 0). The dense stretch gives a lock taken some
- * thousands of times about 2,000 timed holds (1 in 64 alone left 190 for
- * 12,000 acquisitions of holds 0.25 ms or microseconds long: 12% off); a hot
- * lock soon pays the sparse rate. One measurement per thread at a time; an
+ * turns: it can time one thread's holds only). The dense stretch gives a lock
+ * taken some thousands of times about 2,000 timed holds, enough for its
+ * estimate (docs/benchmarks.md, "Behind the comments"); a hot lock soon pays
+ * the sparse rate. One measurement per thread at a time; an
  * acquisition skipped for that is covered by the next timed one's weight.
  * The fast path adds one compare to the increment it does anyway. */
 #define TM_HOLD_EXACT 256u

@@ -140,9 +140,8 @@ static void probe_sources(tm_session *s) {
     if (!s->src_perf_switch) add_notice(s, why);
     why[0] = 0;
     /* Off unless asked for: a thread's counting events are switched out and
-     * in with it, which measured 1.7 us more per context switch on a KVM
-     * guest (bench/: the yield ping-pong of docs/benchmarks.md), and what
-     * they count besides cycles, /proc already tells. */
+     * in with it, a cost at every context switch (docs/benchmarks.md, the
+     * yield ping-pong), and what they count besides cycles, /proc tells. */
     if (s->cfg.counters) {
       tm_perf_counters_probe(&s->src_perf_sw, &s->src_perf_hw, why, sizeof why);
       if (why[0]) add_notice(s, why);

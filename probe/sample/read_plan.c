@@ -22,12 +22,10 @@
 #define CPUSTAT_NS 50000000ull
 /* A thread that only wakes for moments (under LIGHT_RAN_NS on a CPU since
  * its last read, blocked in a wrapped call) is read LIGHT_SETTLE_NS after
- * its last wake-up, or every LIGHT_REREAD_NS while it keeps waking:
- * reading it at every wake-up was most of what a program of many mostly
- * idle threads cost the sampler, and at 200 ms 1,000 threads waking every
- * 100 ms still cost 5,000 reads a second. One that comes to rest is read
- * soon after (within 200 ms of its last record, as when every light
- * thread was read every 200 ms), so its counters are right while it rests. */
+ * its last wake-up, or every LIGHT_REREAD_NS while it keeps waking: reads
+ * at its wake-ups are most of what many mostly idle threads cost the sampler
+ * (docs/benchmarks.md, "Behind the comments"). One that comes to rest is read
+ * within 200 ms of its last record, so its counters are right while it rests. */
 #define LIGHT_SETTLE_NS 150000000ull
 #define LIGHT_REREAD_NS 1000000000ull
 /* Without switch records (none, or stopped by the rate limit) the wrappers'
@@ -37,8 +35,8 @@
  * (a cond wait's spurious futex wake-ups): read again every IDLE_REREAD_NS
  * at most. One that left the call only for moments (under LIGHT_RAN_NS,
  * timed by its events, wall time) is read like one with records, every
- * LIGHT_REREAD_NS at most. Reading every thread every tick made 5,000
- * mostly sleeping threads cost 90% of a core once records stopped. */
+ * LIGHT_REREAD_NS at most: so that thousands of sleeping threads cost little
+ * once records stop (docs/benchmarks.md, "Behind the comments"). */
 #define IDLE_REREAD_NS 10000000000ull
 /* ---- which slots a tick visits ---- */
 
@@ -147,8 +145,8 @@ bool tm_stat_due(const tm_session *s, const tm_sampler_thread *st, uint32_t cur,
    * counters stay as read now until it runs again, worth a read unless it
    * ran only a moment (a thread that wakes for microseconds) since a read
    * made while it was blocked. One read while it ran is short of its last
-   * stretch: user and system time are each rounded down to a clock tick,
-   * and 0.96 ms more CPU moved both (80 ms by that read, 100 ms at rest). */
+   * stretch: user and system time are each rounded down to a clock tick, so
+   * even a little more CPU moves both. */
   if (st->sw_kind == TM_SWITCH_OUT &&
       (cur <= TM_STATE_RUNNING || ran >= STAT_BLOCKED_CPU_NS || (ran && !st->stat_blocked)))
     return true;
@@ -190,7 +188,7 @@ int tm_read_plan(const tm_session *s, uint64_t tick_no, const tm_sampler_thread 
     uint64_t head = atomic_load_explicit(&st->owner->ring.head, memory_order_acquire);
     /* Never read, and waiting in a wrapped call since its records said
      * so (a pool's new worker when the records paused): as with them, read
-     * when it runs. Reading 10,000 of them at a pause cost 260 ms. */
+     * when it runs, so that a pause does not read a whole idle pool at once. */
     if (!st->have_sched) {
       if (head == st->wait_head) return READ_NONE;
       /* Or born in the session without records (paused or closed) and
@@ -198,8 +196,7 @@ int tm_read_plan(const tm_session *s, uint64_t tick_no, const tm_sampler_thread 
        * birth by its events (its first RUNNING drained, the ring empty
        * now): the same, its wait_head is taken now; its counters began at
        * zero with it. A pool made in a creation burst trips the rate
-       * limit: 7,000 of the idle 10,000 swarm's threads were read at
-       * birth, 20-40 us each. */
+       * limit, so most of its threads are born this way. */
       uint32_t cur = *(volatile uint32_t *)&st->owner->cur_state;
       bool moment = st->born_covered && cur != TM_STATE_BLOCKED_SPIN && st->ev_ran_ns > 0 &&
                     st->ev_ran_ns < LIGHT_RAN_NS && st->ev_run_from == 0 &&

@@ -18,10 +18,10 @@ struct tm_session;
 /* Without records a light thread's stat and status are read on every
  * LIGHT_FULL_EVERY-th read only (schedstat on the others): with records
  * 10,000 light threads would switch 200,000 times a second, over the rate
- * limit, so this is how they are read, and at 200 ms with every file it
- * cost 35% of a core (5,000 threads; most files opened per read once the
- * descriptor budget is used). The states stay exact (the wrappers'
- * events); the counters of a thread that keeps waking for moments lag by
+ * limit, so this is how they are read, and opening every file at every read
+ * (past the descriptor budget) was their main cost (docs/benchmarks.md,
+ * "Behind the comments"). The states stay exact (the wrappers' events); the
+ * counters of a thread that keeps waking for moments lag by
  * up to LIGHT_REREAD_NS, its context switch counts and its CPU time's
  * split into user and system by up to 4 s. */
 #define LIGHT_FULL_EVERY 4
@@ -40,11 +40,9 @@ struct tm_session;
 /* Deferred reads: bucket tick % WHEEL_TICKS holds the slots due then; one
  * due beyond a turn of the wheel waits in the last bucket of the turn.
  * Each slot has one deferred read at most, its tick in due[]: a thread
- * that wakes every 100 ms defers its read again at every visit, and each
- * of those used to bring it back for a visit of its own (half of the
- * visits at 10,000 light threads), as did every turn of the wheel each
- * thread blocked for 10 s (IDLE_REREAD_NS); now an entry whose read is not
- * due yet only moves to a later bucket. */
+ * that wakes every 100 ms defers its read again at every visit: an entry
+ * whose read is not due yet only moves to a later bucket, so that neither
+ * those deferrals nor a turn of the wheel bring a visit of their own. */
 #define WHEEL_TICKS 256
 
 typedef struct wheel_bucket {
@@ -62,9 +60,8 @@ typedef struct tm_visits {
    * deferred read by its last visit: a tick after lost, paused or resumed
    * records need not visit it (that event, the record of its next run or
    * the wheel brings it back, and that visit settles it: tick.c), so such
-   * a tick costs what the threads outside that rest do. With the deferred
-   * reads counted out, the resume after a pool's creation burst visited
-   * every thread made during the pause (8,900 visits, 38-47 ms). */
+   * a tick costs what the threads outside that rest do: the resume after a
+   * pool's creation burst need not visit every thread made during the pause. */
   uint64_t resting[VISIT_WORDS];
   uint32_t order[TM_MAX_THREADS]; /* this tick's slots, in index order */
 } tm_visits;

@@ -16,9 +16,9 @@
  * many runs; a thread that runs fewer times never has them). The software
  * pair (task clock, faults) is never opened: it says what schedstat and
  * stat already say, and its events in a thread's perf context cost the
- * kernel about 0.35 us at every switch of that thread, more than the switch
- * records (tm-bench-switchcost counters vs records, docs/architecture.md);
- * its wire fields are filled from those files instead. */
+ * kernel more at every switch of that thread than the switch records do
+ * (docs/benchmarks.md, tm-bench-switchcost); its wire fields are filled
+ * from those files instead. */
 #define PERF_EVERY 8
 /* ... and only for threads that used this much CPU: a thread that wakes for
  * microseconds has nothing for cycle counts to say. */

@@ -106,8 +106,8 @@ static void prefetch_slot(const tm_thread_states *ts, uint32_t i, bool events) {
  * a record: its events say what it did since its last read, as without
  * records (a thread that only woke for moments is read when that is due, one
  * blocked since its last read not at all). The others are read and settled
- * by their kernel state. Reading every thread instead cost 250 ms of CPU in
- * one tick at 10,000 threads, at every resume and every loss. */
+ * by their kernel state: a resume or a loss costs what the unsettled threads
+ * do, not a read of every thread (docs/benchmarks.md, "Behind the comments"). */
 static void settle_from_events(const tm_thread *t, tm_sampler_thread *st) {
   uint32_t cur = *(volatile const uint32_t *)&t->cur_state;
   uint64_t head = atomic_load_explicit(&t->ring.head, memory_order_acquire);

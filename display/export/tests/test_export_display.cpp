@@ -18,7 +18,7 @@
 #include "framedecoder.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
-#include "test_ui_synth.h"
+#include "synthscenarios.h"
 #include "viewwindow.h"
 
 class TestExportDisplay : public QObject {
