@@ -33,6 +33,9 @@ struct ExportWait {
   uint32_t objectId = 0;
   QString object;    // "mutex mutex_hold!big_lock"
   QString callSite;  // where it was contended first, "" when unknown
+  // The same two in UTF-8, made once per object and window (a million
+  // waits each converting its names was a tenth of a Perfetto export).
+  QByteArray objectUtf8, callSiteUtf8;
   bool open = false;  // still blocked where the export ends
 };
 
