@@ -88,7 +88,8 @@ bool detailLostInGap(const SessionModel &m) {
   return hasNotice(m, "capture gap:");
 }
 
-void checkObject(const SessionModel &m, int k, const TimeRange &r, int64_t tick, QStringList *out) {
+void checkObject(const SessionModel &m, int k, const TimeRange &r, int64_t tick,
+                 const ObjectWaitsIn *known, QStringList *out) {
   const SyncObjectInfo &o = m.syncObject(k);
   const SyncDelta d = m.syncDelta(k, r);
   std::set<uint32_t> waiters;
@@ -97,7 +98,9 @@ void checkObject(const SessionModel &m, int k, const TimeRange &r, int64_t tick,
   if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) {
     for (const InternalWaiter &w : m.internalWaiters(o.id, r)) waiters.insert(w.tid);
   } else {
-    for (const WaitRecord &w : m.waits(o.id, r)) {
+    std::vector<WaitRecord> asked;
+    if (!known) asked = m.waits(o.id, r);
+    for (const WaitRecord &w : known ? known->waits : asked) {
       waiters.insert(w.waiter);
       // The counter adds a wait when it ends.
       if (!w.open) {
@@ -119,7 +122,9 @@ void checkObject(const SessionModel &m, int k, const TimeRange &r, int64_t tick,
   }
   if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) return;
   int64_t cells = 0;
-  for (const WaitPair &p : m.waitMatrix(r, o.id)) cells += int64_t(p.waitNs);
+  std::vector<WaitPair> asked;
+  if (!known) asked = m.waitMatrix(r, o.id);
+  for (const WaitPair &p : known ? known->blockedBy : asked) cells += int64_t(p.waitNs);
   if (cells != blamed)
     out->append(QStringLiteral("%1: who-blocked-whom sums to %2, its waits to %3")
                     .arg(objectName(o), ms(cells), ms(blamed)));
@@ -148,11 +153,17 @@ void checkObject(const SessionModel &m, int k, const TimeRange &r, int64_t tick,
 }  // namespace
 
 QStringList checkInvariants(const SessionModel &m, const TimeRange &r) {
+  return checkInvariants(m, r, {});
+}
+
+QStringList checkInvariants(const SessionModel &m, const TimeRange &r,
+                            const std::vector<ObjectWaitsIn> &known) {
   QStringList out;
   const int64_t tick =
       m.info().tickIntervalNs ? int64_t(m.info().tickIntervalNs) : kDefaultTickNs;
   for (int i = 0; i < m.threadCount(); i++) checkThread(m, i, r, tick, &out);
-  for (int k = 0; k < m.syncObjectCount(); k++) checkObject(m, k, r, tick, &out);
+  for (int k = 0; k < m.syncObjectCount(); k++)
+    checkObject(m, k, r, tick, size_t(k) < known.size() ? &known[size_t(k)] : nullptr, &out);
   // A thread waits on one object at a time: the objects' waits together fit
   // in the threads' lives.
   int64_t lives = 0, waits = 0;

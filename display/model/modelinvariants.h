@@ -19,6 +19,7 @@
 #define THREADMON_MODELINVARIANTS_H
 
 #include <QStringList>
+#include <vector>
 
 #include "modeltypes.h"
 
@@ -29,6 +30,17 @@ class SessionModel;
 // One line per violation over r (empty: none), naming the thread or object
 // and both numbers.
 QStringList checkInvariants(const SessionModel &m, const TimeRange &r);
+
+// What a caller has already asked the model of each object over r (by
+// object index): its waits and its who-blocked-whom cells. The report
+// asks for them anyway; asking twice was a tenth of its CPU.
+struct ObjectWaitsIn {
+  std::vector<WaitRecord> waits;
+  std::vector<WaitPair> blockedBy;
+};
+// The same with them: known holds one entry per object.
+QStringList checkInvariants(const SessionModel &m, const TimeRange &r,
+                            const std::vector<ObjectWaitsIn> &known);
 
 }  // namespace tmon
 
