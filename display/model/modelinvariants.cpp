@@ -88,46 +88,32 @@ bool detailLostInGap(const SessionModel &m) {
 }
 
 void checkObject(const SessionModel &m, int k, const TimeRange &r, int64_t tick,
-                 const ObjectWaitsIn *known, QStringList *out) {
+                 const ObjectWaitSums *known, QStringList *out) {
   const SyncObjectInfo &o = m.syncObject(k);
   const SyncDelta d = m.syncDelta(k, r);
-  // Its waiters, counted once sorted (a set's node per wait was a third of
-  // the checks' time).
-  std::vector<uint32_t> waiters;
-  int64_t recorded = 0, blamed = 0, unfinished = 0;  // closed waits; all waits; open ones
-  uint64_t count = 0;
-  if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) {
+  const bool internal = o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL;
+  ObjectWaitSums asked;
+  if (internal) {
+    std::vector<uint32_t> waiters;
     for (const InternalWaiter &w : m.internalWaiters(o.id, r)) waiters.push_back(w.tid);
-  } else {
-    std::vector<WaitRecord> asked;
-    if (!known) asked = m.waits(o.id, r);
-    for (const WaitRecord &w : known ? known->waits : asked) {
-      waiters.push_back(w.waiter);
-      // The counter adds a wait when it ends.
-      if (!w.open) {
-        recorded += w.end - w.start;
-        count += w.count;
-      } else {
-        unfinished += w.end - w.start;
-      }
-      // A barrier's last arrival released itself: nobody's blocking.
-      if (w.holder || w.releaser != w.waiter) blamed += w.end - w.start;
-    }
+    std::sort(waiters.begin(), waiters.end());
+    asked.waiters = size_t(std::unique(waiters.begin(), waiters.end()) - waiters.begin());
+  } else if (!known) {
+    asked = sumWaits(m.waits(o.id, r), m.waitMatrix(r, o.id));
   }
-  std::sort(waiters.begin(), waiters.end());
-  waiters.erase(std::unique(waiters.begin(), waiters.end()), waiters.end());
-  const int64_t n = std::max<int64_t>(1, int64_t(waiters.size()));
+  const ObjectWaitSums &sums = known && !internal ? *known : asked;
+  const size_t waiters = sums.waiters;
+  const int64_t recorded = sums.recorded, blamed = sums.blamed, unfinished = sums.unfinished;
+  const uint64_t count = sums.count;
+  const int64_t n = std::max<int64_t>(1, int64_t(waiters));
   if (int64_t(d.waitNs) > n * (r.length() + tick)) {
     out->append(QStringLiteral("%1: waits of %2 in a window of %3 with %4 waiters")
                     .arg(objectName(o), ms(int64_t(d.waitNs)), ms(r.length()))
-                    .arg(waiters.size()));
+                    .arg(waiters));
     return;
   }
   if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) return;
-  int64_t cells = 0;
-  std::vector<WaitPair> asked;
-  if (!known) asked = m.waitMatrix(r, o.id);
-  for (const WaitPair &p : known ? known->blockedBy : asked) cells += int64_t(p.waitNs);
+  const int64_t cells = sums.cells;
   if (cells != blamed)
     out->append(QStringLiteral("%1: who-blocked-whom sums to %2, its waits to %3")
                     .arg(objectName(o), ms(cells), ms(blamed)));
@@ -155,12 +141,37 @@ void checkObject(const SessionModel &m, int k, const TimeRange &r, int64_t tick,
 
 }  // namespace
 
+ObjectWaitSums sumWaits(const std::vector<WaitRecord> &waits,
+                        const std::vector<WaitPair> &blockedBy) {
+  ObjectWaitSums s;
+  // Its waiters, counted once sorted (a set's node per wait was a third of
+  // the checks' time).
+  std::vector<uint32_t> waiters;
+  waiters.reserve(waits.size());
+  for (const WaitRecord &w : waits) {
+    waiters.push_back(w.waiter);
+    // The counter adds a wait when it ends.
+    if (!w.open) {
+      s.recorded += w.end - w.start;
+      s.count += w.count;
+    } else {
+      s.unfinished += w.end - w.start;
+    }
+    // A barrier's last arrival released itself: nobody's blocking.
+    if (w.holder || w.releaser != w.waiter) s.blamed += w.end - w.start;
+  }
+  std::sort(waiters.begin(), waiters.end());
+  s.waiters = size_t(std::unique(waiters.begin(), waiters.end()) - waiters.begin());
+  for (const WaitPair &p : blockedBy) s.cells += int64_t(p.waitNs);
+  return s;
+}
+
 QStringList checkInvariants(const SessionModel &m, const TimeRange &r) {
   return checkInvariants(m, r, {});
 }
 
 QStringList checkInvariants(const SessionModel &m, const TimeRange &r,
-                            const std::vector<ObjectWaitsIn> &known) {
+                            const std::vector<ObjectWaitSums> &known) {
   QStringList out;
   const int64_t tick =
       m.info().tickIntervalNs ? int64_t(m.info().tickIntervalNs) : kDefaultTickNs;
