@@ -82,7 +82,8 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   }
   // Waits, in start order per object; one cut by the window's end is held
   // until the next window says how it ends.
-  std::vector<ExportWait> waits;
+  std::vector<ExportWait> &waits = waits_;
+  waits.clear();  // keeps its capacity, window to window
   for (int k = 0; k < m.syncObjectCount(); k++) {
     const SyncObjectInfo &o = m.syncObject(k);
     if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) continue;  // no timed waits
@@ -136,7 +137,8 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   // Sorted by their starts alone, not the waits themselves (moving a
   // million of them was most of the sort): std::sort's order depends on
   // its comparisons only, so equal starts come out as they did.
-  std::vector<std::pair<int64_t, uint32_t>> order(waits.size());
+  std::vector<std::pair<int64_t, uint32_t>> &order = order_;
+  order.resize(waits.size());
   for (size_t i = 0; i < waits.size(); i++) order[i] = {waits[i].start, uint32_t(i)};
   std::sort(order.begin(), order.end(),
             [](const auto &a, const auto &b) { return a.first < b.first; });
