@@ -59,6 +59,18 @@ const std::string &ChromeSink::quotedOnce(const QString &s) {
   return *it;
 }
 
+const ChromeSink::QuotedObject &ChromeSink::quotedNames(const ExportWait &w) {
+  QuotedObject &q = quotedObjects_[w.objectId];
+  if (!q.made || q.object != w.object || q.callSite != w.callSite) {
+    q.made = true;
+    q.object = w.object;
+    q.callSite = w.callSite;
+    q.objectJson = quoted(w.object).toStdString();
+    q.callSiteJson = quoted(w.callSite).toStdString();
+  }
+  return q;
+}
+
 void ChromeSink::event(const std::string &json) {
   event(json.data(), qsizetype(json.size()));
 }
@@ -138,8 +150,9 @@ void ChromeSink::wait(const ExportWait &w) {
   appendTs(&e, w.start - origin());
   e.append(",\"dur\":");
   appendTs(&e, w.end - w.start);
-  e.append(",\"args\":{\"object\":").append(quotedOnce(w.object));
-  if (!w.callSite.isEmpty()) e.append(",\"call_site\":").append(quotedOnce(w.callSite));
+  const QuotedObject &names = quotedNames(w);
+  e.append(",\"args\":{\"object\":").append(names.objectJson);
+  if (!w.callSite.isEmpty()) e.append(",\"call_site\":").append(names.callSiteJson);
   if (w.holder) e.append(",\"holder_tid\":"), appendInt(&e, w.holder);
   if (w.releaser) e.append(",\"released_by_tid\":"), appendInt(&e, w.releaser);
   if (w.open) e.append(",\"open\":true");

@@ -50,7 +50,16 @@ class ChromeSink : public TimelineSink {
   // the export's time (docs/benchmarks.md, "Exports of a long capture").
   void appendTs(std::string *b, int64_t ns) const;
   const std::string &quotedOnce(const QString &s);
-  QHash<QString, std::string> quoted_;  // object names and call sites, as JSON strings
+  QHash<QString, std::string> quoted_;  // user threads' names, as JSON strings
+  // A wait's object name and call site as JSON strings, by object: looked
+  // up by its id, not by hashing both names for each of a million waits.
+  struct QuotedObject {
+    bool made = false;
+    QString object, callSite;
+    std::string objectJson, callSiteJson;
+  };
+  const QuotedObject &quotedNames(const ExportWait &w);
+  std::unordered_map<uint32_t, QuotedObject> quotedObjects_;
   std::string line_;
   QSet<uint32_t> userTracks_;
   ExportOutput *out_;

@@ -9,10 +9,6 @@
 
 namespace tmon {
 
-namespace {
-constexpr qsizetype kFlushAt = 1 << 20;
-}
-
 struct ExportOutput::Deflate {
   z_stream s{};
 };
@@ -52,12 +48,6 @@ void ExportOutput::startDeflate() {
   z_ = std::make_unique<Deflate>();
   // windowBits 15 + 16: gzip framing (a header and CRC-32 trailer).
   deflateInit2(&z_->s, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-}
-
-void ExportOutput::write(const char *data, qsizetype n) {
-  bytesIn_ += uint64_t(n);
-  pending_.append(data, size_t(n));
-  if (pending_.size() >= size_t(kFlushAt)) flush(false);
 }
 
 void ExportOutput::sink(const char *data, size_t n) {

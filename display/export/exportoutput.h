@@ -25,7 +25,11 @@ class ExportOutput {
   bool open(const QString &path, bool gzip, bool replace);
   // Into memory (tests, the display's preview); data() after close().
   void openBuffer(bool gzip);
-  void write(const char *data, qsizetype n);
+  void write(const char *data, qsizetype n) {
+    bytesIn_ += uint64_t(n);
+    pending_.append(data, size_t(n));
+    if (pending_.size() >= kFlushAt) flush(false);
+  }
   void write(const QByteArray &b) { write(b.constData(), b.size()); }
   // Flushes and closes; false with error() when any write failed.
   bool close();
@@ -34,6 +38,7 @@ class ExportOutput {
   uint64_t bytesIn() const { return bytesIn_; }
 
  private:
+  static constexpr size_t kFlushAt = 1 << 20;
   void startDeflate();
   void flush(bool finish);
   void sink(const char *data, size_t n);

@@ -82,11 +82,13 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   }
   // Waits, in start order per object; one cut by the window's end is held
   // until the next window says how it ends.
-  std::vector<ExportWait> waits;
+  std::vector<ExportWait> &waits = waits_;
+  waits.clear();  // keeps its capacity, window to window
   for (int k = 0; k < m.syncObjectCount(); k++) {
     const SyncObjectInfo &o = m.syncObject(k);
     if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) continue;  // no timed waits
     QString name, site;
+    QByteArray nameUtf8, siteUtf8;
     for (const WaitRecord &r : m.waits(o.id, span)) {
       // The sums a live model keeps of waits it let go are no slices on a
       // timeline (their intervals went too: SessionModel::keepDetailFor).
@@ -94,6 +96,8 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
       if (name.isEmpty()) {
         name = objectName(m, o.id);
         site = o.callSite();
+        nameUtf8 = name.toUtf8();
+        siteUtf8 = site.toUtf8();
       }
       ExportWait w;
       w.waiter = r.waiter;
@@ -105,6 +109,8 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
       w.objectId = o.id;
       w.object = name;
       w.callSite = site;
+      w.objectUtf8 = nameUtf8;
+      w.callSiteUtf8 = siteUtf8;
       w.open = r.open;
       auto it = pendingWait_.find(w.waiter);
       if (it != pendingWait_.end() && it->second.object == w.object && w.start <= span.t0) {
@@ -116,7 +122,7 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
         pendingWait_[w.waiter] = w;
         continue;
       }
-      waits.push_back(w);
+      waits.push_back(std::move(w));
     }
   }
   // A held wait the next window did not continue ended at the edge.
@@ -128,9 +134,15 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
       ++it;
     }
   }
-  std::sort(waits.begin(), waits.end(),
-            [](const ExportWait &a, const ExportWait &b) { return a.start < b.start; });
-  for (const ExportWait &w : waits) wait(w);
+  // Sorted by their starts alone, not the waits themselves (moving a
+  // million of them was most of the sort): std::sort's order depends on
+  // its comparisons only, so equal starts come out as they did.
+  std::vector<std::pair<int64_t, uint32_t>> &order = order_;
+  order.resize(waits.size());
+  for (size_t i = 0; i < waits.size(); i++) order[i] = {waits[i].start, uint32_t(i)};
+  std::sort(order.begin(), order.end(),
+            [](const auto &a, const auto &b) { return a.first < b.first; });
+  for (const auto &o : order) wait(waits[o.second]);
 
   flushSpans(m, span, last);
 

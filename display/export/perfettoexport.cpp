@@ -75,11 +75,11 @@ int taskStateOf(FinalState s) {
   }
 }
 
-void annotate(ProtoEncoder *e, const char *name, const QString &value) {
-  if (value.isEmpty()) return;
+void annotate(ProtoEncoder *e, const char *name, const QByteArray &utf8) {
+  if (utf8.isEmpty()) return;
   ProtoEncoder a;
   a.string(annotation::kName, QLatin1String(name));
-  a.string(annotation::kStringValue, value);
+  a.bytes(annotation::kStringValue, utf8);
   e->message(event::kDebugAnnotations, a);
 }
 void annotate(ProtoEncoder *e, const char *name, uint64_t value) {
@@ -92,15 +92,18 @@ void annotate(ProtoEncoder *e, const char *name, uint64_t value) {
 }  // namespace
 
 void PerfettoSink::packet(uint32_t field, const ProtoEncoder &body, int64_t t) {
+  // The packet's own fields and the body's key and length, then the body
+  // where it is: no copy of it.
   ProtoEncoder p;
   if (t >= 0) p.varint(packet::kTimestamp, t);
   p.varint(packet::kSequenceId, kSequence);
-  p.message(field, body);
-  // Trace.packet's key and length, then the packet: no copy of it.
+  p.lengthHeader(field, uint64_t(body.size()));
+  // Trace.packet's key and length before them.
   ProtoEncoder head;
-  head.lengthHeader(kTracePacket, uint64_t(p.size()));
+  head.lengthHeader(kTracePacket, uint64_t(p.size() + body.size()));
   out_->write(head.bytes(), head.size());
   out_->write(p.bytes(), p.size());
+  out_->write(body.bytes(), body.size());
 }
 
 void PerfettoSink::process(const SessionInfo &info, int cpuCount) {
@@ -227,8 +230,8 @@ void PerfettoSink::wait(const ExportWait &w) {
   b.varint(event::kTrackUuid, trackUuid);
   b.string(event::kCategories, QLatin1String("wait"));
   b.string(event::kName, QLatin1String(finalStateLabel(w.state)));
-  annotate(&b, "object", w.object);
-  annotate(&b, "call_site", w.callSite);
+  annotate(&b, "object", w.objectUtf8);
+  annotate(&b, "call_site", w.callSiteUtf8);
   if (w.holder) annotate(&b, "holder_tid", w.holder);
   if (w.releaser) annotate(&b, "released_by_tid", w.releaser);
   packet(packet::kTrackEvent, b, w.start);
@@ -241,7 +244,7 @@ void PerfettoSink::wait(const ExportWait &w) {
     r.varint(event::kTrackUuid, kThreadTrack | w.releaser);
     r.string(event::kCategories, QLatin1String("wakeup"));
     r.string(event::kName, QLatin1String("release"));
-    annotate(&r, "object", w.object);
+    annotate(&r, "object", w.objectUtf8);
     r.fixed64(event::kFlowIds, id);
     packet(packet::kTrackEvent, r, w.end);
   }

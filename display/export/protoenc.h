@@ -72,14 +72,15 @@ class ProtoEncoder {
  private:
   void key(uint32_t field, WireType t) { raw((uint64_t(field) << 3) | t); }
   void raw(uint64_t v) {
-    char b[10];
-    int n = 0;
+    // Straight into the buffer: a varint is at most 10 bytes.
+    if (size_ + 10 > capacity_) grow(size_ + 10);
+    char *b = ptr_ + size_;
     while (v >= 0x80) {
-      b[n++] = char((v & 0x7f) | 0x80);
+      *b++ = char((v & 0x7f) | 0x80);
       v >>= 7;
     }
-    b[n++] = char(v);
-    append(b, n);
+    *b++ = char(v);
+    size_ = b - ptr_;
   }
   void append(const char *p, qsizetype n) {
     if (size_ + n > capacity_) grow(size_ + n);

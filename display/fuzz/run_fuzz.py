@@ -6,8 +6,9 @@
                 --corpus DIR                      a long run (bench/fuzz_long.sh)
 
 Targets (docs/fuzzing.md): fuzz-ingest (decoder, model, timelines),
-fuzz-report (that, then the whole report and the findings) and fuzz-window
-(a capture read through its index: its Summary records, a window); --seconds and
+fuzz-report (that, then the whole report and the findings), fuzz-window
+(a capture read through its index: its Summary records, a window) and
+fuzz-frame (the one-pass reader of transitions against protobuf-c); --seconds and
 --runs are shared out between them, --target runs one. The build is
 `meson setup DIR -Dfuzzing=true -Db_sanitize=address,undefined` with CC=clang
 CXX=clang++; it is set up once and rebuilt incrementally. The regression
@@ -58,9 +59,9 @@ def check_libfuzzer(cxx):
                  + (r.stderr.strip().splitlines() or ["?"])[-1])
 
 
-TARGETS = ("ingest", "report", "window")
+TARGETS = ("ingest", "report", "window", "frame")
 # Of a run's time or executions: the light target gets the larger share.
-SHARE = {"ingest": 0.5, "report": 0.3, "window": 0.2}
+SHARE = {"ingest": 0.45, "report": 0.3, "window": 0.15, "frame": 0.1}
 
 
 def build(build_dir, jobs, targets):

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "columnframe.h"
+
 namespace tmon {
 
 namespace {
@@ -17,7 +19,12 @@ FrameArena::FrameArena() : allocator_{&FrameArena::allocate, &FrameArena::releas
 FrameArena::~FrameArena() { rewind(); }
 
 Threadmon__Frame *FrameArena::unpack(const uint8_t *data, size_t len) {
+  if (Threadmon__Frame *f = unpackColumnFrame(data, len, &allocator_)) return f;
   return threadmon__frame__unpack(&allocator_, len, data);
+}
+
+Threadmon__Frame *FrameArena::unpackColumns(const uint8_t *data, size_t len) {
+  return unpackColumnFrame(data, len, &allocator_);
 }
 
 OwnedFrame FrameArena::shared(const std::shared_ptr<FrameArena> &arena, const uint8_t *data,

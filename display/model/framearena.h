@@ -29,6 +29,9 @@ class FrameArena {
   // The frame in data, living in this arena until rewind() or its end;
   // nullptr when it is not a Frame. Never freed with protobuf-c's free.
   Threadmon__Frame *unpack(const uint8_t *data, size_t len);
+  // Only the column frames' own path (columnframe.h): nullptr for any
+  // other frame. For the tests that hold it to protobuf-c's.
+  Threadmon__Frame *unpackColumns(const uint8_t *data, size_t len);
   // The same, holding the arena: it lives while any of its frames does.
   static OwnedFrame shared(const std::shared_ptr<FrameArena> &arena, const uint8_t *data,
                            size_t len);

@@ -146,6 +146,9 @@ Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool la
   for (int i = 0; i < m.userThreadCount(); i++)
     p.users.push_back(UserThreadRow{m.userThread(i), m.userThreadStates(i, span)});
   for (int c = 0; c < m.cpuCount(); c++) p.cpus.push_back(m.cpuDelta(c, span));
+  // Each object's waits and cells, asked once for the rows and the checks.
+  std::vector<ObjectWaitSums> asked(size_t(m.syncObjectCount()));
+  std::vector<WaitRecord> waits;
   for (int i = 0; i < m.syncObjectCount(); i++) {
     SyncPart s;
     s.info = m.syncObject(i);
@@ -164,19 +167,21 @@ Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool la
       for (const InternalWaiter &w : s.internal)
         s.onlyHousekeeping = s.onlyHousekeeping && m.housekeepingThread(m.indexOfTid(w.tid));
     } else {
-      for (const WaitRecord &w : m.waits(s.info.id, span)) {
+      waits = m.waits(s.info.id, span);
+      for (const WaitRecord &w : waits) {
         s.waits.emplace_back(w.waiter, w.end - w.start);
         s.anyWait = true;
         s.onlyHousekeeping = s.onlyHousekeeping && m.housekeepingThread(m.indexOfTid(w.waiter));
       }
     }
     s.blockedBy = m.waitMatrix(span, s.info.id);
+    if (!internal) asked[size_t(i)] = sumWaits(waits, s.blockedBy);
     // The whole table is the objects' tables added up: one pass, not two.
     p.matrix.insert(p.matrix.end(), s.blockedBy.begin(), s.blockedBy.end());
     p.sync.push_back(std::move(s));
   }
   p.findings = streamFindingsPart(m, span);
-  p.violations = checkInvariants(m, span, CounterCheck::WindowOnly);
+  p.violations = checkInvariants(m, span, CounterCheck::WindowOnly, asked);
   return p;
 }
 

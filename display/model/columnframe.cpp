@@ -1,0 +1,276 @@
+#include "columnframe.h"
+
+#include <climits>
+#include <cstring>
+
+namespace tmon {
+
+namespace {
+
+// Fields 1-15: a key of one byte.
+constexpr unsigned kMaxField = 15;
+
+// A message unpacked here: each field by number, when every field is a
+// varint scalar or a packed varint column.
+struct Columns {
+  const ProtobufCMessageDescriptor *desc = nullptr;
+  const ProtobufCFieldDescriptor *byId[kMaxField + 1] = {};
+};
+
+bool varintType(ProtobufCType t) {
+  switch (t) {
+    case PROTOBUF_C_TYPE_INT32:
+    case PROTOBUF_C_TYPE_SINT32:
+    case PROTOBUF_C_TYPE_UINT32:
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_SINT64:
+    case PROTOBUF_C_TYPE_UINT64:
+    case PROTOBUF_C_TYPE_ENUM:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool wide(ProtobufCType t) {
+  return t == PROTOBUF_C_TYPE_INT64 || t == PROTOBUF_C_TYPE_SINT64 || t == PROTOBUF_C_TYPE_UINT64;
+}
+
+// The message's fields, or nullptr in desc when one of them is of another
+// kind (a string, a message, a bool column...): the message is not read here.
+Columns columnsOf(const ProtobufCMessageDescriptor *d) {
+  Columns c;
+  for (unsigned i = 0; i < d->n_fields; i++) {
+    const ProtobufCFieldDescriptor *f = &d->fields[i];
+    const bool ok = f->id >= 1 && f->id <= kMaxField && !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+                    (f->label == PROTOBUF_C_LABEL_REPEATED
+                         ? varintType(f->type)
+                         : f->label == PROTOBUF_C_LABEL_NONE && f->quantifier_offset == 0 &&
+                               (varintType(f->type) || f->type == PROTOBUF_C_TYPE_BOOL));
+    if (!ok) return Columns{};
+    c.byId[f->id] = f;
+  }
+  c.desc = d;
+  return c;
+}
+
+// The varint at p (at most 10 bytes, ending before end), as protobuf-c
+// reads it: the bits past 64 dropped. Its length, 0 when it does not end.
+inline unsigned varintAt(const uint8_t *p, const uint8_t *end, uint64_t *v) {
+  if (p < end && !(*p & 0x80)) {
+    *v = *p;
+    return 1;
+  }
+  uint64_t r = 0;
+  for (unsigned i = 0; i < 10 && p + i < end; i++) {
+    r |= uint64_t(p[i] & 0x7f) << (7 * i);
+    if (!(p[i] & 0x80)) {
+      *v = r;
+      return i + 1;
+    }
+  }
+  return 0;
+}
+
+// A varint's value as a field of type t, stored as protobuf-c stores it.
+inline int64_t unzigzag64(uint64_t v) {
+  return int64_t((v >> 1) ^ (~(v & 1) + 1));
+}
+inline int32_t unzigzag32(uint32_t v) {
+  return int32_t((v >> 1) ^ (~(v & 1) + 1));
+}
+
+inline void store(ProtobufCType t, uint64_t v, void *at) {
+  switch (t) {
+    case PROTOBUF_C_TYPE_SINT64:
+      *static_cast<int64_t *>(at) = unzigzag64(v);
+      break;
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_UINT64:
+      *static_cast<uint64_t *>(at) = v;
+      break;
+    case PROTOBUF_C_TYPE_SINT32:
+      *static_cast<int32_t *>(at) = unzigzag32(uint32_t(v));
+      break;
+    default:
+      *static_cast<uint32_t *>(at) = uint32_t(v);
+      break;  // int32, uint32, enum
+  }
+}
+
+// count varints from p to end into out, each converted by conv: false when
+// one is longer than 10 bytes. The column's type is chosen once, outside.
+template <typename T, typename Conv>
+bool column(const uint8_t *p, const uint8_t *end, size_t count, T *out, Conv conv) {
+  size_t i = 0;
+  // Eight bytes at a time while eight are left: the varint's length from
+  // its first byte with the top bit clear, its 7-bit groups packed together
+  // by shifts (no byte loop, no branch per byte).
+  for (; i < count && end - p >= 8; i++) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);  // little-endian, as x86 and arm64 run it
+    const uint64_t stops = ~w & 0x8080808080808080ull;
+    if (!stops) break;                                           // 9 or 10 bytes: the loop below
+    const unsigned bits = unsigned(__builtin_ctzll(stops)) + 1;  // through the stop bit
+    uint64_t x = (bits == 64 ? w : w & ((uint64_t(1) << bits) - 1)) & 0x7f7f7f7f7f7f7f7full;
+    x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
+    x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
+    x = (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
+    out[i] = conv(x);
+    p += bits / 8;
+  }
+  for (; i < count; i++) {
+    uint64_t v = 0;
+    const unsigned n = varintAt(p, end, &v);
+    if (n == 0) return false;
+    out[i] = conv(v);
+    p += n;
+  }
+  return true;
+}
+
+bool readColumn(ProtobufCType t, const uint8_t *p, const uint8_t *end, size_t count, void *out) {
+  switch (t) {
+    case PROTOBUF_C_TYPE_SINT64:
+      return column(p, end, count, static_cast<int64_t *>(out),
+                    [](uint64_t v) { return unzigzag64(v); });
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_UINT64:
+      return column(p, end, count, static_cast<uint64_t *>(out), [](uint64_t v) { return v; });
+    case PROTOBUF_C_TYPE_SINT32:
+      return column(p, end, count, static_cast<int32_t *>(out),
+                    [](uint64_t v) { return unzigzag32(uint32_t(v)); });
+    default:
+      return column(p, end, count, static_cast<uint32_t *>(out),
+                    [](uint64_t v) { return uint32_t(v); });
+  }
+}
+
+// The bytes in [p, end) that end a varint (their top bit clear), eight at a time.
+size_t varintEnds(const uint8_t *p, const uint8_t *end) {
+  const size_t len = size_t(end - p);
+  size_t n = len, cont = 0;
+  while (n >= 8) {
+    // Up to 255 rounds of 0 or 1 per byte lane, then the lanes summed.
+    uint64_t lanes = 0;
+    for (int round = 0; round < 255 && n >= 8; round++, n -= 8, p += 8) {
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+      lanes += (w >> 7) & 0x0101010101010101ull;
+    }
+    for (int k = 0; k < 8; k++) cont += (lanes >> (8 * k)) & 0xff;
+  }
+  for (; n; n--, p++) cont += *p >> 7;
+  return len - cont;
+}
+
+// The length of a length-delimited field at p as protobuf-c takes it (at
+// most 5 bytes, at most INT_MAX, within end): its header's length, 0 when
+// it is not one.
+inline unsigned lengthAt(const uint8_t *p, const uint8_t *end, size_t *n) {
+  uint64_t v = 0;
+  const unsigned h = varintAt(p, end, &v);
+  if (h == 0 || h > 5 || v > uint64_t(INT_MAX) || v > uint64_t(end - p - h)) return 0;
+  *n = size_t(v);
+  return h;
+}
+
+template <typename T>
+T *field(ProtobufCMessage *m, unsigned offset) {
+  return reinterpret_cast<T *>(reinterpret_cast<char *>(m) + offset);
+}
+
+ProtobufCMessage *unpackColumns(const Columns &c, const uint8_t *p, const uint8_t *end,
+                                ProtobufCAllocator *a) {
+  auto *m = static_cast<ProtobufCMessage *>(a->alloc(a->allocator_data, c.desc->sizeof_message));
+  if (!m) return nullptr;
+  protobuf_c_message_init(c.desc, m);
+  unsigned seen = 0;
+  while (p < end) {
+    const uint8_t key = *p++;
+    const unsigned id = key >> 3, wire = key & 7;
+    // A key of more bytes, field 0, an unknown or repeated field: protobuf-c's.
+    if ((key & 0x80) || id == 0 || !c.byId[id] || (seen & (1u << id))) return nullptr;
+    seen |= 1u << id;
+    const ProtobufCFieldDescriptor *f = c.byId[id];
+    if (f->label != PROTOBUF_C_LABEL_REPEATED) {
+      uint64_t v = 0;
+      const unsigned n = wire == PROTOBUF_C_WIRE_TYPE_VARINT ? varintAt(p, end, &v) : 0;
+      if (n == 0) return nullptr;
+      if (f->type == PROTOBUF_C_TYPE_BOOL) {
+        // protobuf-c: true when any of its bytes' 7 bits is set.
+        protobuf_c_boolean b = 0;
+        for (unsigned i = 0; i < n; i++) b = b || (p[i] & 0x7f);
+        *field<protobuf_c_boolean>(m, f->offset) = b;
+      } else {
+        store(f->type, v, field<char>(m, f->offset));
+      }
+      p += n;
+      continue;
+    }
+    size_t len = 0;
+    const unsigned h = wire == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED ? lengthAt(p, end, &len) : 0;
+    if (h == 0) return nullptr;  // an unpacked column, or no length
+    p += h;
+    const uint8_t *colEnd = p + len;
+    // One value per byte that ends a varint; the last byte must end one.
+    if (len && (colEnd[-1] & 0x80)) return nullptr;
+    const size_t count = varintEnds(p, colEnd);
+    if (count) {
+      const size_t size = wide(f->type) ? 8 : 4;
+      void *values = a->alloc(a->allocator_data, count * size);
+      // A varint over 10 bytes: protobuf-c refuses it.
+      if (!values || !readColumn(f->type, p, colEnd, count, values)) return nullptr;
+      *field<size_t>(m, f->quantifier_offset) = count;
+      *field<void *>(m, f->offset) = values;
+    }
+    p = colEnd;
+  }
+  return m;
+}
+
+}  // namespace
+
+Threadmon__Frame *unpackColumnFrame(const uint8_t *data, size_t len,
+                                    ProtobufCAllocator *allocator) {
+  static const Columns transitions = columnsOf(&threadmon__transitions__descriptor);
+  static const Columns switches = columnsOf(&threadmon__cpu_switches__descriptor);
+  static const Columns userSwitches = columnsOf(&threadmon__user_switches__descriptor);
+  if (len < 2) return nullptr;
+  const uint8_t *end = data + len;
+  const Columns *c = nullptr;
+  // The one field of the frame: its body, length-delimited.
+  switch (data[0]) {
+    case (THREADMON__FRAME__BODY_TRANSITIONS << 3) | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED:
+      c = &transitions;
+      break;
+    case (THREADMON__FRAME__BODY_SWITCHES << 3) | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED:
+      c = &switches;
+      break;
+    case (THREADMON__FRAME__BODY_USER_SWITCHES << 3) | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED:
+      c = &userSwitches;
+      break;
+    default:
+      return nullptr;
+  }
+  if (!c->desc) return nullptr;
+  size_t n = 0;
+  const unsigned h = lengthAt(data + 1, end, &n);
+  if (h == 0 || 1 + h + n != len) return nullptr;  // more fields than the body
+  ProtobufCMessage *body = unpackColumns(*c, data + 1 + h, end, allocator);
+  if (!body) return nullptr;
+  auto *f = static_cast<Threadmon__Frame *>(
+      allocator->alloc(allocator->allocator_data, sizeof(Threadmon__Frame)));
+  if (!f) return nullptr;
+  threadmon__frame__init(f);
+  f->body_case = Threadmon__Frame__BodyCase(data[0] >> 3);
+  if (c == &transitions)
+    f->transitions = reinterpret_cast<Threadmon__Transitions *>(body);
+  else if (c == &switches)
+    f->switches = reinterpret_cast<Threadmon__CpuSwitches *>(body);
+  else
+    f->user_switches = reinterpret_cast<Threadmon__UserSwitches *>(body);
+  return f;
+}
+
+}  // namespace tmon

@@ -1,0 +1,200 @@
+// The column frames (display/model/columnframe.h) read as protobuf-c reads
+// them: every frame of the fuzz corpus's captures, each of them damaged a
+// byte at a time, and the forms the one-pass reader must leave to
+// protobuf-c (a field twice, an unpacked column, an unknown field, a varint
+// of 11 bytes) unpacked both ways and compared field for field.
+#include <QDir>
+#include <QFile>
+#include <QRandomGenerator>
+#include <QtTest>
+
+#include "columnframecheck.h"
+#include "framedecoder.h"
+
+using namespace tmon;
+
+namespace {
+
+// Every frame payload of the captures in the fuzz corpus.
+std::vector<QByteArray> corpusFrames() {
+  std::vector<QByteArray> frames;
+  const QDir dir(qEnvironmentVariable("THREADMON_FUZZ_REGRESSIONS") + QStringLiteral("/../corpus"));
+  for (const QString &name : dir.entryList({QStringLiteral("*.tmcap")}, QDir::Files)) {
+    QFile f(dir.filePath(name));
+    if (!f.open(QIODevice::ReadOnly)) continue;
+    const QByteArray bytes = f.readAll();
+    FrameDecoder dec(nullptr);
+    dec.setFrameHook([&frames](const uint8_t *p, uint32_t n) {
+      frames.emplace_back(reinterpret_cast<const char *>(p), qsizetype(n));
+    });
+    dec.feed(bytes.constData(), size_t(bytes.size()));
+  }
+  return frames;
+}
+
+ColumnCheck check(FrameArena *arena, const QByteArray &b) {
+  return checkColumnFrame(arena, reinterpret_cast<const uint8_t *>(b.constData()),
+                          size_t(b.size()));
+}
+
+QByteArray varint(uint64_t v) {
+  QByteArray b;
+  while (v >= 0x80) {
+    b.append(char((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  b.append(char(v));
+  return b;
+}
+
+// A length-delimited field (field < 16).
+QByteArray lengthField(unsigned field, const QByteArray &body) {
+  return char((field << 3) | 2) + varint(uint64_t(body.size())) + body;
+}
+
+QByteArray transitionsFrame(const QByteArray &body) {
+  return lengthField(8, body);
+}
+
+// A plain Transitions body of three changes.
+QByteArray plainBody() {
+  QByteArray b = char((1 << 3) | 0) + varint(123456789);
+  b += lengthField(2, varint(7) + varint(300) + varint(70000));
+  b += lengthField(3, varint(2) + varint(1) + varint(uint64_t(-1)));  // zigzag: 1, -1, huge
+  b += lengthField(4, varint(1) + varint(3) + varint(4));
+  b += lengthField(5, varint(0) + varint(9) + varint(0));
+  b += lengthField(6, varint(0) + varint(300) + varint(0));
+  b += lengthField(7, varint(0) + varint(0) + varint(7));
+  return b;
+}
+
+}  // namespace
+
+class TestColumnFrame : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void corpusFramesReadAlike() {
+    const std::vector<QByteArray> frames = corpusFrames();
+    QVERIFY2(frames.size() > 1000, "the fuzz corpus's captures are read");
+    FrameArena arena;
+    size_t columns = 0, missed = 0;
+    for (const QByteArray &f : frames) {
+      const ColumnCheck c = check(&arena, f);
+      QVERIFY(c != ColumnCheck::Differ);
+      columns += c == ColumnCheck::Same;
+      // Every batch of transitions or switches the writers made is read
+      // by the one-pass path.
+      if (c == ColumnCheck::NotColumns) {
+        Threadmon__Frame *u = threadmon__frame__unpack(
+            nullptr, size_t(f.size()), reinterpret_cast<const uint8_t *>(f.constData()));
+        QVERIFY(u);
+        const Threadmon__Frame__BodyCase body = u->body_case;
+        threadmon__frame__free_unpacked(u, nullptr);
+        missed += body == THREADMON__FRAME__BODY_TRANSITIONS ||
+                  body == THREADMON__FRAME__BODY_SWITCHES ||
+                  body == THREADMON__FRAME__BODY_USER_SWITCHES;
+      }
+    }
+    QCOMPARE(missed, size_t(0));
+    QVERIFY(columns > 100);
+  }
+
+  void damagedFramesReadAlike() {
+    const std::vector<QByteArray> frames = corpusFrames();
+    std::vector<QByteArray> columnFrames;
+    FrameArena arena;
+    for (const QByteArray &f : frames)
+      if (check(&arena, f) == ColumnCheck::Same) columnFrames.push_back(f);
+    QVERIFY(!columnFrames.empty());
+    QRandomGenerator rng(29);
+    size_t refused = 0;
+    for (int i = 0; i < 20000; i++) {
+      QByteArray f = columnFrames[rng.bounded(quint32(columnFrames.size()))];
+      const int edits = 1 + int(rng.bounded(3));
+      for (int e = 0; e < edits && !f.isEmpty(); e++) {
+        const qsizetype at = qsizetype(rng.bounded(quint32(f.size())));
+        switch (rng.bounded(3)) {
+          case 0:
+            f[at] = char(rng.bounded(256));
+            break;
+          case 1:
+            f[at] = char(f[at] ^ 0x80);
+            break;  // a varint longer or shorter
+          default:
+            f.truncate(at);
+            break;
+        }
+      }
+      const ColumnCheck c = check(&arena, f);
+      QVERIFY2(c != ColumnCheck::Differ, qPrintable(f.toHex()));
+      refused += c == ColumnCheck::NotColumns;
+    }
+    QVERIFY(refused > 0);  // some damage is left to protobuf-c
+  }
+
+  void plainFormsAreColumns() {
+    FrameArena arena;
+    QCOMPARE(check(&arena, transitionsFrame(plainBody())), ColumnCheck::Same);
+    QCOMPARE(check(&arena, transitionsFrame(QByteArray())), ColumnCheck::Same);  // empty body
+    // Columns of different lengths are the model's to refuse (FrameCheck),
+    // as protobuf-c unpacks them.
+    QCOMPARE(check(&arena, transitionsFrame(lengthField(2, varint(5)))), ColumnCheck::Same);
+    // Ten-byte varints, a value's bits past 32 dropped in a uint32 column.
+    const QByteArray tenBytes = varint(~uint64_t(0));
+    QCOMPARE(tenBytes.size(), 10);
+    QCOMPARE(check(&arena, transitionsFrame(lengthField(2, tenBytes + varint(1)) +
+                                            lengthField(3, tenBytes))),
+             ColumnCheck::Same);
+    // A switch batch with its bool and counter; user switches.
+    const QByteArray switches = char((1 << 3) | 0) + varint(5) + lengthField(2, varint(4)) +
+                                char((6 << 3) | 0) + varint(3) + char((7 << 3) | 0) + varint(1);
+    QCOMPARE(check(&arena, lengthField(9, switches)), ColumnCheck::Same);
+    QCOMPARE(check(&arena, lengthField(15, lengthField(4, varint(2)))), ColumnCheck::Same);
+    Threadmon__Frame *f = arena.unpackColumns(
+        reinterpret_cast<const uint8_t *>(transitionsFrame(plainBody()).constData()),
+        size_t(transitionsFrame(plainBody()).size()));
+    QVERIFY(f && f->body_case == THREADMON__FRAME__BODY_TRANSITIONS);
+    QCOMPARE(f->transitions->base_ns, uint64_t(123456789));
+    QCOMPARE(f->transitions->n_delta_ns, size_t(3));
+    QCOMPARE(f->transitions->delta_ns[2], int64_t(INT64_MIN));
+    QCOMPARE(f->transitions->tid[2], 70000u);
+  }
+
+  void otherFormsAreLeftToProtobufC() {
+    FrameArena arena;
+    const QByteArray body = plainBody();
+    const auto leftAlone = [&](const QByteArray &frame) {
+      const uint8_t *p = reinterpret_cast<const uint8_t *>(frame.constData());
+      return arena.unpackColumns(p, size_t(frame.size())) == nullptr;
+    };
+    // A column twice (protobuf-c joins them), a scalar twice (the last wins).
+    QVERIFY(leftAlone(transitionsFrame(body + lengthField(2, varint(1)))));
+    QVERIFY(leftAlone(transitionsFrame(body + char(1 << 3) + varint(1))));
+    // An unpacked column, an unknown field, field 0, a key of two bytes.
+    QVERIFY(leftAlone(transitionsFrame(char(2 << 3) + varint(5))));
+    QVERIFY(leftAlone(transitionsFrame(char(12 << 3) + varint(5))));
+    QVERIFY(leftAlone(transitionsFrame(char(0) + varint(5))));
+    QVERIFY(leftAlone(transitionsFrame(QByteArray("\x88\x00\x05", 3))));
+    // An eleven-byte varint (protobuf-c refuses it); one not ended.
+    QVERIFY(leftAlone(transitionsFrame(lengthField(2, QByteArray(10, '\x80') + '\x01'))));
+    QVERIFY(leftAlone(transitionsFrame(lengthField(2, QByteArray("\x80", 1)))));
+    // The body twice, another field beside it, a body cut short.
+    QVERIFY(leftAlone(transitionsFrame(body) + transitionsFrame(body)));
+    QVERIFY(leftAlone(transitionsFrame(body) + char(1 << 3) + varint(1)));
+    QVERIFY(leftAlone(transitionsFrame(body).chopped(1)));
+    // Other frames: a Tick, a Hello.
+    QVERIFY(leftAlone(lengthField(3, char(1 << 3) + varint(1))));
+    QVERIFY(leftAlone(lengthField(1, QByteArray())));
+    // What protobuf-c reads from each of them is what the readers get.
+    for (const QByteArray &f : {transitionsFrame(body + lengthField(2, varint(1))),
+                                transitionsFrame(char(2 << 3) + varint(5))}) {
+      Threadmon__Frame *u =
+          arena.unpack(reinterpret_cast<const uint8_t *>(f.constData()), size_t(f.size()));
+      QVERIFY(u && u->body_case == THREADMON__FRAME__BODY_TRANSITIONS);
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestColumnFrame)
+#include "test_columnframe.moc"
