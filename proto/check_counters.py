@@ -2,8 +2,9 @@
 """proto/counters.def against proto/threadmon.proto and docs/report-json.md:
 every line of the .def names a uint64 field of its message (SyncStats or
 LwpSample) under the same number, every uint64 field of those messages is
-in a line (as a counter or, for LwpSample, as not one), and every JSON key
-the .def gives is in the JSON reference. Run by the build; fails it with
+in a line (as a counter or, for LwpSample, as not one), every JSON key
+the .def gives is in the JSON reference, and every text report column has
+a JSON key (the text report reads the JSON). Run by the build; fails it with
 one line per difference."""
 import re
 import sys
@@ -46,9 +47,11 @@ for message, macros in MESSAGES.items():
         if kind != "uint64" or repeated:
             errors.append(f"{where}: {message}.{name} is {'repeated ' if repeated else ''}{kind}, "
                           "a counter is a uint64")
-        key = re.search(r'"(\w*)"', rest)
-        if key and key.group(1) and f'"{key.group(1)}"' not in doc:
-            errors.append(f'{where}: its JSON key "{key.group(1)}" is not in {doc_path}')
+        texts = re.findall(r'"([^"]*)"', rest)  # its JSON key, then (LWP) its column head
+        if texts and texts[0] and f'"{texts[0]}"' not in doc:
+            errors.append(f'{where}: its JSON key "{texts[0]}" is not in {doc_path}')
+        if len(texts) > 1 and texts[1] and not texts[0]:
+            errors.append(f"{where}: a column of the text report needs a JSON key to read")
     for name, (kind, number, repeated) in sorted(fields.items()):
         if kind == "uint64" and not repeated and name not in listed:
             errors.append(f"{def_path}: no line for {message}.{name} = {number} of {proto_path}"
