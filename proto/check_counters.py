@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """proto/counters.def against proto/threadmon.proto and docs/report-json.md:
-every line of the .def names a uint64 field of its message (SyncStats or
-LwpSample) under the same number, every uint64 field of those messages is
+every line of the .def names a uint64 field of its message (SyncStats,
+LwpSample or CpuSample) under the same number, every uint64 field of those messages is
 in a line (as a counter or, for LwpSample, as not one), every JSON key
 the .def gives is in the JSON reference, and every text report column has
 a JSON key (the text report reads the JSON). Run by the build; fails it with
@@ -17,6 +17,7 @@ doc = open(doc_path).read()
 MESSAGES = {
     "SyncStats": ("TM_SYNC_COUNTER",),
     "LwpSample": ("TM_LWP_COUNTER", "TM_LWP_EXTRA", "TM_LWP_UNKEPT", "TM_LWP_NOT_COUNTER"),
+    "CpuSample": ("TM_CPU_COUNTER",),
 }
 
 

@@ -343,8 +343,10 @@ bool FrameCheck::checkTick(Threadmon__Tick *tk) {
       note(CpuOutOfRange);
       return false;
     }
-    for (uint64_t *v : {&c->user_ns, &c->nice_ns, &c->system_ns, &c->idle_ns, &c->iowait_ns,
-                        &c->irq_ns, &c->softirq_ns, &c->steal_ns})
+    for (uint64_t *v : {
+#define TM_CPU_COUNTER(field, ...) &c->field,
+#include "counters.def"
+         })
       *v = counter(*v);
     return true;
   });

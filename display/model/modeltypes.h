@@ -233,11 +233,21 @@ struct LwpDelta {
 LwpDelta lwpBetween(const LwpDelta &from, const LwpDelta &to);
 
 // /proc/stat times of one CPU differenced over a window, ns.
+// One member for each of proto/counters.def's CPU counters.
 struct CpuDelta {
-  uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0,
-           steal = 0;
-  uint64_t total() const { return user + nice + system + idle + iowait + irq + softirq + steal; }
+#define TM_CPU_COUNTER(field, number, member, ...) uint64_t member = 0;
+#include "counters.def"
+  uint64_t total() const {
+    return 0
+#define TM_CPU_COUNTER(field, number, member, ...) +member
+#include "counters.def"
+        ;
+  }
 };
+constexpr int kCpuCounters = 0
+#define TM_CPU_COUNTER(...) +1
+#include "counters.def"
+    ;
 
 struct ThreadCpuTime {
   int thread = 0;  // thread index in the model

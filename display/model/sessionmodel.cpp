@@ -21,13 +21,14 @@ uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 // between two samples gets its share. /proc/stat counts from boot: before
 // the first sample, the first sample is the baseline; after the last, the
 // last holds.
-std::array<uint64_t, 8> cpuValues(const CpuSeries &s, const CpuSeries::Point *a,
-                                  const CpuSeries::Point *b, int64_t t) {
+CpuSeries::Values cpuValues(const CpuSeries &s, const CpuSeries::Point *a,
+                            const CpuSeries::Point *b, int64_t t) {
   if (!a) return s.first()->v;
   if (!b || t == a->t) return a->v;
   const double frac = double(t - a->t) / double(b->t - a->t);
-  std::array<uint64_t, 8> v = a->v;
-  for (size_t k = 0; k < 8; k++) v[k] += uint64_t(double(sub(b->v[k], a->v[k])) * frac + 0.5);
+  CpuSeries::Values v = a->v;
+  for (size_t k = 0; k < v.size(); k++)
+    v[k] += uint64_t(double(sub(b->v[k], a->v[k])) * frac + 0.5);
   return v;
 }
 
@@ -49,10 +50,11 @@ SyncDelta syncAt(const SyncSeries::Point *p) {
   return d;
 }
 
-CpuDelta cpuDeltaOf(const std::array<uint64_t, 8> &v0, const std::array<uint64_t, 8> &v1) {
+CpuDelta cpuDeltaOf(const CpuSeries::Values &v0, const CpuSeries::Values &v1) {
   CpuDelta d;
-  uint64_t *f[8] = {&d.user, &d.nice, &d.system, &d.idle, &d.iowait, &d.irq, &d.softirq, &d.steal};
-  for (size_t k = 0; k < 8; k++) *f[k] = sub(v1[k], v0[k]);
+  size_t k = 0;
+#define TM_CPU_COUNTER(field, number, member, ...) d.member = sub(v1[k], v0[k]), k++;
+#include "counters.def"
   return d;
 }
 

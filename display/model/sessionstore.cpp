@@ -307,8 +307,10 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
   for (size_t i = 0; i < tk.n_cpus; i++) {
     const Threadmon__CpuSample &c = *tk.cpus[i];
     if (cpus.size() <= c.cpu) cpus.resize(c.cpu + 1);
-    std::array<uint64_t, 8> v{c.user_ns,   c.nice_ns, c.system_ns,  c.idle_ns,
-                              c.iowait_ns, c.irq_ns,  c.softirq_ns, c.steal_ns};
+    const CpuSeries::Values v{
+#define TM_CPU_COUNTER(field, ...) c.field,
+#include "counters.def"
+    };
     cpus[c.cpu].add(t, 0, v);
   }
 

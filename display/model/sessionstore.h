@@ -21,7 +21,7 @@
 namespace tmon {
 
 // Per-CPU /proc/stat counters, in CpuDelta order.
-using CpuSeries = CounterSeries<8>;
+using CpuSeries = CounterSeries<kCpuCounters>;
 // Per-object SyncStats counters (proto/counters.def), in its order.
 enum SyncCounter {
 #define TM_SYNC_COUNTER(field, number, index, ...) k##index,

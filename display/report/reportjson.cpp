@@ -208,14 +208,8 @@ QJsonObject cpuJson(int cpu, const CpuDelta &d) {
   uint64_t all = d.total();
   QJsonObject o;
   o["cpu"] = cpu;
-  o["user"] = pct(d.user, all);
-  o["nice"] = pct(d.nice, all);
-  o["system"] = pct(d.system, all);
-  o["idle"] = pct(d.idle, all);
-  o["iowait"] = pct(d.iowait, all);
-  o["irq"] = pct(d.irq, all);
-  o["softirq"] = pct(d.softirq, all);
-  o["steal"] = pct(d.steal, all);
+#define TM_CPU_COUNTER(field, number, member, json_key) o[json_key] = pct(d.member, all);
+#include "counters.def"
   return o;
 }
 

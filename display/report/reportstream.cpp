@@ -215,8 +215,8 @@ class Merger {
     for (size_t c = 0; c < p.cpus.size(); c++) {
       CpuDelta &d = rows_->cpus[c];
       const CpuDelta &e = p.cpus[c];
-      d.user += e.user, d.nice += e.nice, d.system += e.system, d.idle += e.idle;
-      d.iowait += e.iowait, d.irq += e.irq, d.softirq += e.softirq, d.steal += e.steal;
+#define TM_CPU_COUNTER(field, number, member, ...) d.member += e.member;
+#include "counters.def"
     }
     for (SyncPart &s : p.sync) addSync(s);
     std::set<uint32_t> blocked;

@@ -341,7 +341,10 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
   }
 
   out << QString() << QStringLiteral("CPU utilisation (%)");
-  const char *const cpuKeys[] = {"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"};
+  const char *const cpuKeys[] = {
+#define TM_CPU_COUNTER(field, number, member, json_key) json_key,
+#include "counters.def"
+  };
   TextTable cpuTable;
   cpuTable.addColumn(QStringLiteral("cpu"), TextTable::Right);
   for (const char *k : cpuKeys) cpuTable.addColumn(QString::fromLatin1(k), TextTable::Right);

@@ -393,14 +393,8 @@ static size_t cpu_samples(tm_session *s, bool full) {
     Threadmon__CpuSample *cs = &fr->cpu_msgs[n];
     threadmon__cpu_sample__init(cs);
     cs->cpu = c->cpu;
-    cs->user_ns = c->user_ns;
-    cs->nice_ns = c->nice_ns;
-    cs->system_ns = c->system_ns;
-    cs->idle_ns = c->idle_ns;
-    cs->iowait_ns = c->iowait_ns;
-    cs->irq_ns = c->irq_ns;
-    cs->softirq_ns = c->softirq_ns;
-    cs->steal_ns = c->steal_ns;
+#define TM_CPU_COUNTER(field, ...) cs->field = c->field;
+#include "counters.def"
     fr->cpu_ptrs[n++] = cs;
   }
   return n;
