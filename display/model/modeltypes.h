@@ -232,8 +232,8 @@ struct LwpDelta {
 // 0; sleepNs and readSpanNs are left 0.
 LwpDelta lwpBetween(const LwpDelta &from, const LwpDelta &to);
 
-// /proc/stat times of one CPU differenced over a window, ns.
-// One member for each of proto/counters.def's CPU counters.
+// /proc/stat times of one CPU differenced over a window, ns: one member for
+// each of proto/counters.def's CPU counters.
 struct CpuDelta {
 #define TM_CPU_COUNTER(field, number, member, ...) uint64_t member = 0;
 #include "counters.def"
