@@ -309,12 +309,14 @@ bool FrameCheck::checkLwp(Threadmon__LwpSample *s) {
     s->cpu = -1;
     note(CpuOutOfRange);
   }
-  for (uint64_t *c : {&s->user_ns, &s->system_ns, &s->oncpu_ns, &s->runqueue_ns, &s->vol_ctxsw,
-                      &s->invol_ctxsw, &s->minflt, &s->majflt, &s->task_clock_ns,
-                      &s->perf_faults, &s->cycles, &s->instructions, &s->yields})
+  for (uint64_t *c : {
+#define TM_LWP_COUNTER(field, ...) &s->field,
+#define TM_LWP_EXTRA(field, ...) &s->field,
+#define TM_LWP_UNKEPT(field, ...) &s->field,
+#include "counters.def"
+       })
     *c = counter(*c);
   optionalTime(&s->read_ns);
-  s->folded_changes = counter(s->folded_changes);
   for (size_t i = 0; i < s->n_folded_ns; i++) s->folded_ns[i] = counter(s->folded_ns[i]);
   const int kind = wireEnum(&s->asleep_kind);
   if (kind < THREADMON__ASLEEP_KIND__ASLEEP_OTHER || kind > THREADMON__ASLEEP_KIND__ASLEEP_SLEEP) {
@@ -341,8 +343,10 @@ bool FrameCheck::checkTick(Threadmon__Tick *tk) {
       note(CpuOutOfRange);
       return false;
     }
-    for (uint64_t *v : {&c->user_ns, &c->nice_ns, &c->system_ns, &c->idle_ns, &c->iowait_ns,
-                        &c->irq_ns, &c->softirq_ns, &c->steal_ns})
+    for (uint64_t *v : {
+#define TM_CPU_COUNTER(field, ...) &c->field,
+#include "counters.def"
+         })
       *v = counter(*v);
     return true;
   });
@@ -351,8 +355,10 @@ bool FrameCheck::checkTick(Threadmon__Tick *tk) {
       note(BadId);
       return false;
     }
-    for (uint64_t *v : {&s->acquisitions, &s->contentions, &s->wait_ns, &s->max_wait_ns,
-                        &s->hold_ns, &s->wait_samples, &s->hold_samples})
+    for (uint64_t *v : {
+#define TM_SYNC_COUNTER(field, ...) &s->field,
+#include "counters.def"
+         })
       *v = counter(*v);
     return true;
   });

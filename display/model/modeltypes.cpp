@@ -253,4 +253,31 @@ std::vector<WaitPair> sortedWaitPairs(const WaitCells &cells) {
   return out;
 }
 
+namespace {
+uint64_t between(CounterMerge merge, uint64_t from, uint64_t to) {
+  if (merge == CounterMerge::Max) return to;
+  return to > from ? to - from : 0;
+}
+}  // namespace
+
+LwpDelta lwpBetween(const LwpDelta &from, const LwpDelta &to) {
+  LwpDelta d;
+#define TM_LWP_BETWEEN(field, number, index, member, ...) \
+  d.member = between(CounterMerge::Sum, from.member, to.member);
+#define TM_LWP_COUNTER TM_LWP_BETWEEN
+#define TM_LWP_EXTRA TM_LWP_BETWEEN
+#include "counters.def"
+#undef TM_LWP_BETWEEN
+  return d;
+}
+
+SyncDelta syncBetween(const SyncDelta &from, const SyncDelta &to) {
+  SyncDelta d;
+#define TM_SYNC_COUNTER(field, number, index, member, merge, ...) \
+  d.member = between(CounterMerge::merge, from.member, to.member);
+#include "counters.def"
+  d.maxWaitInWindow = to.maxWaitNs > from.maxWaitNs;
+  return d;
+}
+
 }  // namespace tmon

@@ -211,31 +211,43 @@ struct UserThreadStates {
   }
 };
 
-// Cumulative per-LWP counters differenced over a window (negatives clamp to 0).
+// How proto/counters.def says a counter combines over a window, what it
+// counts, and when the report knows it (else prints null).
+enum class CounterMerge { Sum, Max };
+enum class CounterUnit { Ns, Count };
+enum class CounterKnown { Always, Counted, Held, Timed, Hardware };
+
+// Cumulative per-LWP counters differenced over a window (negatives clamp
+// to 0): one member for each of proto/counters.def's LWP counters kept.
 struct LwpDelta {
-  uint64_t userNs = 0;
-  uint64_t systemNs = 0;
-  uint64_t oncpuNs = 0;
-  uint64_t runqueueNs = 0;
-  uint64_t volCtxsw = 0;
-  uint64_t involCtxsw = 0;
-  uint64_t minflt = 0;
-  uint64_t majflt = 0;
-  uint64_t yields = 0;        // sched_yield calls
-  uint64_t cycles = 0;        // perf hardware counters (THREADMON_COUNTERS=1), else 0
-  uint64_t instructions = 0;
+#define TM_LWP_COUNTER(field, number, index, member, ...) uint64_t member = 0;
+#define TM_LWP_EXTRA(field, number, index, member, ...) uint64_t member = 0;
+#include "counters.def"
   int64_t sleepNs = 0;  // lifetime in window minus on-CPU and run-queue time
   // Between the two readings differenced (the later one may be read a while
   // after its tick on a loaded machine), or from the thread's start.
   int64_t readSpanNs = 0;
 };
+// The counters between two cumulative readings (to less from), clamped to
+// 0; sleepNs and readSpanNs are left 0.
+LwpDelta lwpBetween(const LwpDelta &from, const LwpDelta &to);
 
-// /proc/stat times of one CPU differenced over a window, ns.
+// /proc/stat times of one CPU differenced over a window, ns: one member for
+// each of proto/counters.def's CPU counters.
 struct CpuDelta {
-  uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0,
-           steal = 0;
-  uint64_t total() const { return user + nice + system + idle + iowait + irq + softirq + steal; }
+#define TM_CPU_COUNTER(field, number, member, ...) uint64_t member = 0;
+#include "counters.def"
+  uint64_t total() const {
+    return 0
+#define TM_CPU_COUNTER(field, number, member, ...) +member
+#include "counters.def"
+        ;
+  }
 };
+constexpr int kCpuCounters = 0
+#define TM_CPU_COUNTER(...) +1
+#include "counters.def"
+    ;
 
 struct ThreadCpuTime {
   int thread = 0;  // thread index in the model
@@ -289,16 +301,16 @@ struct SiteName {
 };
 SiteName siteName(const QString &frame);
 
+// An object's counters over a window: one member for each of
+// proto/counters.def's sync counters.
 struct SyncDelta {
-  uint64_t acquisitions = 0;
-  uint64_t contentions = 0;
-  uint64_t waitNs = 0;
-  uint64_t holdNs = 0;       // estimated from holdSamples timed holds
-  uint64_t holdSamples = 0;  // == acquisitions: every hold timed, holdNs exact
-  uint64_t waitSamples = 0;
-  uint64_t maxWaitNs = 0;          // the maximum up to the window's end
-  bool maxWaitInWindow = false;    // true when that maximum was set inside the window
+#define TM_SYNC_COUNTER(field, number, index, member, ...) uint64_t member = 0;
+#include "counters.def"
+  bool maxWaitInWindow = false;  // maxWaitNs, the maximum up to the window's end, was set inside it
 };
+// The counters between two cumulative readings: a Sum counter's difference
+// (clamped to 0), a Max counter's newest value.
+SyncDelta syncBetween(const SyncDelta &from, const SyncDelta &to);
 
 struct BlockedInterval {
   int thread = 0;  // thread index

@@ -21,20 +21,40 @@ uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 // between two samples gets its share. /proc/stat counts from boot: before
 // the first sample, the first sample is the baseline; after the last, the
 // last holds.
-std::array<uint64_t, 8> cpuValues(const CpuSeries &s, const CpuSeries::Point *a,
-                                  const CpuSeries::Point *b, int64_t t) {
+CpuSeries::Values cpuValues(const CpuSeries &s, const CpuSeries::Point *a,
+                            const CpuSeries::Point *b, int64_t t) {
   if (!a) return s.first()->v;
   if (!b || t == a->t) return a->v;
   const double frac = double(t - a->t) / double(b->t - a->t);
-  std::array<uint64_t, 8> v = a->v;
-  for (size_t k = 0; k < 8; k++) v[k] += uint64_t(double(sub(b->v[k], a->v[k])) * frac + 0.5);
+  CpuSeries::Values v = a->v;
+  for (size_t k = 0; k < v.size(); k++)
+    v[k] += uint64_t(double(sub(b->v[k], a->v[k])) * frac + 0.5);
   return v;
 }
 
-CpuDelta cpuDeltaOf(const std::array<uint64_t, 8> &v0, const std::array<uint64_t, 8> &v1) {
+// A thread's counters as read at a sample of each series (all 0 before
+// its first).
+LwpDelta lwpAt(const LwpSeries::Point *p, const LwpExtraSeries::Point *e) {
+  LwpDelta d;
+#define TM_LWP_COUNTER(field, number, index, member, ...) d.member = p ? p->v[k##index] : 0;
+#define TM_LWP_EXTRA(field, number, index, member, ...) d.member = e ? e->v[k##index] : 0;
+#include "counters.def"
+  return d;
+}
+
+// An object's counters as read at one sample (all 0 before the first).
+SyncDelta syncAt(const SyncSeries::Point *p) {
+  SyncDelta d;
+#define TM_SYNC_COUNTER(field, number, index, member, ...) d.member = p ? p->v[k##index] : 0;
+#include "counters.def"
+  return d;
+}
+
+CpuDelta cpuDeltaOf(const CpuSeries::Values &v0, const CpuSeries::Values &v1) {
   CpuDelta d;
-  uint64_t *f[8] = {&d.user, &d.nice, &d.system, &d.idle, &d.iowait, &d.irq, &d.softirq, &d.steal};
-  for (size_t k = 0; k < 8; k++) *f[k] = sub(v1[k], v0[k]);
+  size_t k = 0;
+#define TM_CPU_COUNTER(field, number, member, ...) d.member = sub(v1[k], v0[k]), k++;
+#include "counters.def"
   return d;
 }
 
@@ -280,32 +300,17 @@ bool SessionModel::stateAt(int index, int64_t t, StateInterval *out) const {
 LwpDelta SessionModel::lwpDelta(int index, const TimeRange &r) const {
   store_->settle();
   const ThreadTimeline &th = *store_->threads[size_t(index)];
-  LwpDelta d;
   const LwpSeries::Point *a = th.lwp.at(r.t0), *b = th.lwp.at(r.t1);
+  const LwpExtraSeries::Point *ea = th.lwpExtra.at(r.t0), *eb = th.lwpExtra.at(r.t1);
   // Its counters before its first sample (a thread found by an attach):
   // that sample's, so its times start at the attach, not at its birth.
   // From INT64_MIN: the counters as read (the streamed report's sums).
-  if (!a && th.countedFromFirstSample && r.t0 != INT64_MIN) a = th.lwp.first();
-  if (b) {
-    auto delta = [&](int k) { return sub(b->v[size_t(k)], a ? a->v[size_t(k)] : 0); };
-    d.userNs = delta(kUser);
-    d.systemNs = delta(kSystem);
-    d.oncpuNs = delta(kOncpu);
-    d.runqueueNs = delta(kRunqueue);
-    d.volCtxsw = delta(kVolCtxsw);
-    d.involCtxsw = delta(kInvolCtxsw);
-    d.minflt = delta(kMinflt);
-    d.majflt = delta(kMajflt);
-    d.readSpanNs = lwpReadNs(*b) - (a ? lwpReadNs(*a) : th.info.startNs);
+  if (th.countedFromFirstSample && r.t0 != INT64_MIN) {
+    if (!a) a = th.lwp.first();
+    if (!ea) ea = th.lwpExtra.first();
   }
-  if (const LwpExtraSeries::Point *eb = th.lwpExtra.at(r.t1)) {
-    const LwpExtraSeries::Point *ea = th.lwpExtra.at(r.t0);
-    if (!ea && th.countedFromFirstSample && r.t0 != INT64_MIN) ea = th.lwpExtra.first();
-    auto delta = [&](int k) { return sub(eb->v[size_t(k)], ea ? ea->v[size_t(k)] : 0); };
-    d.yields = delta(kYields);
-    d.cycles = delta(kCycles);
-    d.instructions = delta(kInstructions);
-  }
+  LwpDelta d = lwpBetween(lwpAt(a, ea), lwpAt(b, eb));
+  if (b) d.readSpanNs = lwpReadNs(*b) - (a ? lwpReadNs(*a) : th.info.startNs);
   TimeRange life = th.lifetime();
   int64_t alive = std::max<int64_t>(0, std::min(r.t1, life.t1) - std::max(r.t0, life.t0));
   d.sleepNs = std::max<int64_t>(0, alive - int64_t(d.oncpuNs) - int64_t(d.runqueueNs));
@@ -427,19 +432,10 @@ int SessionModel::indexOfSyncObject(uint32_t id) const {
 }
 
 SyncDelta SessionModel::syncDelta(int index, const TimeRange &r) const {
-  SyncDelta d;
   const SyncSeries &s = store_->sync[size_t(index)].series;
   const SyncSeries::Point *a = s.at(r.t0), *b = s.at(r.t1);
-  if (!b) return d;
-  auto delta = [&](int k) { return sub(b->v[size_t(k)], a ? a->v[size_t(k)] : 0); };
-  d.acquisitions = delta(kAcq);
-  d.contentions = delta(kCont);
-  d.waitNs = delta(kWait);
-  d.holdNs = delta(kHold);
-  d.holdSamples = delta(kHoldSamples);
-  d.waitSamples = delta(kWaitSamples);
-  d.maxWaitNs = b->v[kMaxWait];
-  d.maxWaitInWindow = b->v[kMaxWait] > (a ? a->v[kMaxWait] : 0);
+  if (!b) return SyncDelta{};
+  SyncDelta d = syncBetween(syncAt(a), syncAt(b));
   if (syncObject(index).kind == THREADMON__SYNC_KIND__KIND_INTERNAL) {
     // No wrapper times a hidden lock: its wait is the time its waiters are
     // estimated to have lost to it (asleep on it and in system calls for

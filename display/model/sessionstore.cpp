@@ -267,10 +267,15 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     ThreadTimeline *thp = threadFor(s.tid, t);
     if (!thp) continue;
     ThreadTimeline &th = *thp;
-    LwpSeries::Values v{s.user_ns,   s.system_ns,   s.oncpu_ns, s.runqueue_ns,
-                        s.vol_ctxsw, s.invol_ctxsw, s.minflt,   s.majflt};
-    if (s.yields || s.cycles || s.instructions)
-      th.lwpExtra.add(t, 0, LwpExtraSeries::Values{s.yields, s.cycles, s.instructions});
+    const LwpSeries::Values v{
+#define TM_LWP_COUNTER(field, ...) s.field,
+#include "counters.def"
+    };
+    const LwpExtraSeries::Values extra{
+#define TM_LWP_EXTRA(field, ...) s.field,
+#include "counters.def"
+    };
+    if (extra != LwpExtraSeries::Values{}) th.lwpExtra.add(t, 0, extra);
     const LwpSeries::Point *prev = th.lwp.at(t);
     // A first reading with more CPU and run-queue time than the thread has
     // lived since its start: it ran before (a main thread before an exec,
@@ -302,8 +307,10 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
   for (size_t i = 0; i < tk.n_cpus; i++) {
     const Threadmon__CpuSample &c = *tk.cpus[i];
     if (cpus.size() <= c.cpu) cpus.resize(c.cpu + 1);
-    std::array<uint64_t, 8> v{c.user_ns,   c.nice_ns, c.system_ns,  c.idle_ns,
-                              c.iowait_ns, c.irq_ns,  c.softirq_ns, c.steal_ns};
+    const CpuSeries::Values v{
+#define TM_CPU_COUNTER(field, ...) c.field,
+#include "counters.def"
+    };
     cpus[c.cpu].add(t, 0, v);
   }
 
@@ -321,8 +328,10 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     SyncEntry *ep = syncFor(s.id);
     if (!ep) continue;
     SyncEntry &e = *ep;
-    std::array<uint64_t, 7> v{s.acquisitions, s.contentions, s.wait_ns,     s.max_wait_ns,
-                              s.hold_ns,      s.wait_samples, s.hold_samples};
+    const SyncSeries::Values v{
+#define TM_SYNC_COUNTER(field, ...) s.field,
+#include "counters.def"
+    };
     const SyncSeries::Point *prev = e.series.at(t);
     pt.contentions += uint32_t(sub(s.contentions, prev ? prev->v[kCont] : 0));
     pt.waitNs += sub(s.wait_ns, prev ? prev->v[kWait] : 0);

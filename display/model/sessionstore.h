@@ -21,10 +21,14 @@
 namespace tmon {
 
 // Per-CPU /proc/stat counters, in CpuDelta order.
-using CpuSeries = CounterSeries<8>;
-// Per-object SyncStats counters, in this order.
-enum SyncCounter { kAcq, kCont, kWait, kMaxWait, kHold, kWaitSamples, kHoldSamples };
-using SyncSeries = CounterSeries<7>;
+using CpuSeries = CounterSeries<kCpuCounters>;
+// Per-object SyncStats counters (proto/counters.def), in its order.
+enum SyncCounter {
+#define TM_SYNC_COUNTER(field, number, index, ...) k##index,
+#include "counters.def"
+  kSyncCounters
+};
+using SyncSeries = CounterSeries<kSyncCounters>;
 
 struct SyncEntry {
   SyncObjectInfo info;

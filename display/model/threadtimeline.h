@@ -18,15 +18,24 @@
 
 namespace tmon {
 
-// LWP counters kept per sample, in this order.
-enum LwpCounter { kUser, kSystem, kOncpu, kRunqueue, kVolCtxsw, kInvolCtxsw, kMinflt, kMajflt };
-using LwpSeries = CounterSeries<8>;
+// LWP counters kept per sample (proto/counters.def's TM_LWP_COUNTER), in
+// its order.
+enum LwpCounter {
+#define TM_LWP_COUNTER(field, number, index, ...) k##index,
+#include "counters.def"
+  kLwpCounters
+};
+using LwpSeries = CounterSeries<kLwpCounters>;
 // Counters most threads never move (sched_yield calls; perf cycles and
-// instructions, recorded only with THREADMON_COUNTERS=1): a series of their
-// own, with points only where one is non-zero, so that they cost nothing
-// to the many threads without them.
-using LwpExtraSeries = CounterSeries<3>;
-enum LwpExtraCounter { kYields, kCycles, kInstructions };
+// instructions, recorded only with THREADMON_COUNTERS=1; its TM_LWP_EXTRA):
+// a series of their own, with points only where one is non-zero, so that
+// they cost nothing to the many threads without them.
+enum LwpExtraCounter {
+#define TM_LWP_EXTRA(field, number, index, ...) k##index,
+#include "counters.def"
+  kLwpExtraCounters
+};
+using LwpExtraSeries = CounterSeries<kLwpExtraCounters>;
 // A sample's CPU, state letter and, when its read found it asleep in a
 // syscall (LwpSample.asleep_syscall), what that syscall waited for
 // (asleep_kind), packed in the point's aux.

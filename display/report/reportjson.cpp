@@ -14,6 +14,11 @@ using namespace tmon;
 namespace {
 
 double seconds(int64_t ns) { return double(ns) / 1e9; }
+// A counter as proto/counters.def says to print it, or null when unknown.
+QJsonValue counterJson(uint64_t v, CounterUnit unit, bool known) {
+  if (!known) return QJsonValue();
+  return unit == CounterUnit::Ns ? QJsonValue(seconds(int64_t(v))) : QJsonValue(qint64(v));
+}
 double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * double(part) / double(whole) : 0.0; }
 
 // What a thread profiler cannot see in a runtime the session shows, and
@@ -142,18 +147,16 @@ QJsonObject threadJson(const ReportRows &rows, const ThreadRow &row) {
     states[finalStateKey(FinalState(s))] = st.percent(FinalState(s));
   const LwpDelta &d = row.lwp;
   QJsonObject lwp;
-  lwp["user_s"] = seconds(int64_t(d.userNs));
-  lwp["system_s"] = seconds(int64_t(d.systemNs));
-  lwp["runqueue_s"] = seconds(int64_t(d.runqueueNs));
-  lwp["vol_ctxsw"] = qint64(d.volCtxsw);
-  lwp["invol_ctxsw"] = qint64(d.involCtxsw);
-  lwp["minflt"] = qint64(d.minflt);
-  lwp["majflt"] = qint64(d.majflt);
-  lwp["yields"] = qint64(d.yields);
   // Hardware counters only when the probe could count them (THREADMON_COUNTERS=1).
   const bool hw = rows.info.hasSource(THREADMON__SOURCE__SOURCE_PERF_HARDWARE);
-  lwp["cycles"] = hw ? QJsonValue(qint64(d.cycles)) : QJsonValue();
-  lwp["instructions"] = hw ? QJsonValue(qint64(d.instructions)) : QJsonValue();
+#define TM_LWP_JSON(field, number, index, member, json_key, unit, known, text) \
+  if (*json_key)                                                               \
+    lwp[json_key] = counterJson(d.member, CounterUnit::unit,                   \
+                                CounterKnown::known != CounterKnown::Hardware || hw);
+#define TM_LWP_COUNTER TM_LWP_JSON
+#define TM_LWP_EXTRA TM_LWP_JSON
+#include "counters.def"
+#undef TM_LWP_JSON
   lwp["ipc"] = hw && d.cycles ? QJsonValue(double(d.instructions) / double(d.cycles)) : QJsonValue();
   QJsonObject cpus;
   const std::vector<int64_t> &per = row.cpuNs;
@@ -205,14 +208,8 @@ QJsonObject cpuJson(int cpu, const CpuDelta &d) {
   uint64_t all = d.total();
   QJsonObject o;
   o["cpu"] = cpu;
-  o["user"] = pct(d.user, all);
-  o["nice"] = pct(d.nice, all);
-  o["system"] = pct(d.system, all);
-  o["idle"] = pct(d.idle, all);
-  o["iowait"] = pct(d.iowait, all);
-  o["irq"] = pct(d.irq, all);
-  o["softirq"] = pct(d.softirq, all);
-  o["steal"] = pct(d.steal, all);
+#define TM_CPU_COUNTER(field, number, member, json_key) o[json_key] = pct(d.member, all);
+#include "counters.def"
   return o;
 }
 
@@ -284,15 +281,27 @@ QJsonObject syncJson(const ReportRows &rows, const SyncRow &row) {
   // A futex lock's uncontended takes never enter the kernel: only its waits are known.
   const bool futex = s.kind == THREADMON__SYNC_KIND__KIND_FUTEX;
   const bool counted = rows.info.acquisitionsKnown() && !internal && !futex;
-  o["acquisitions"] = counted ? QJsonValue(qint64(d.acquisitions)) : QJsonValue();
-  o["contentions"] = qint64(d.contentions);
-  o["wait_s"] = seconds(int64_t(d.waitNs));
-  o["max_wait_s"] = internal ? QJsonValue() : QJsonValue(seconds(int64_t(d.maxWaitNs)));
   // Only locks are held (a barrier, cond or semaphore is waited on): null
   // for the others. Every hold timed: exact; else estimated from hold_samples.
   const bool held = isHeldKind(s.kind) && counted;
-  o["hold_s"] = held ? QJsonValue(seconds(int64_t(d.holdNs))) : QJsonValue();
-  o["hold_samples"] = held ? QJsonValue(qint64(d.holdSamples)) : QJsonValue();
+  auto known = [&](CounterKnown k) {
+    switch (k) {
+      case CounterKnown::Always:
+        return true;
+      case CounterKnown::Counted:
+        return counted;
+      case CounterKnown::Held:
+        return held;
+      case CounterKnown::Timed:
+        return !internal;
+      case CounterKnown::Hardware:
+        break;
+    }
+    return false;
+  };
+#define TM_SYNC_COUNTER(field, number, index, member, merge, json_key, unit, when) \
+  if (*json_key) o[json_key] = counterJson(d.member, CounterUnit::unit, known(CounterKnown::when));
+#include "counters.def"
   o["hold_exact"] = held ? QJsonValue(d.holdSamples == d.acquisitions) : QJsonValue();
   o["call_site"] = row.callSite;
   // Only a runtime's housekeeping threads waited on it (listed last).

@@ -197,22 +197,6 @@ void addPairs(WaitCells *cells, const std::vector<WaitPair> &v) {
 
 uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
-LwpDelta lwpBetween(const LwpDelta &from, const LwpDelta &to) {
-  LwpDelta d;
-  d.userNs = sub(to.userNs, from.userNs);
-  d.systemNs = sub(to.systemNs, from.systemNs);
-  d.oncpuNs = sub(to.oncpuNs, from.oncpuNs);
-  d.runqueueNs = sub(to.runqueueNs, from.runqueueNs);
-  d.volCtxsw = sub(to.volCtxsw, from.volCtxsw);
-  d.involCtxsw = sub(to.involCtxsw, from.involCtxsw);
-  d.minflt = sub(to.minflt, from.minflt);
-  d.majflt = sub(to.majflt, from.majflt);
-  d.yields = sub(to.yields, from.yields);
-  d.cycles = sub(to.cycles, from.cycles);
-  d.instructions = sub(to.instructions, from.instructions);
-  return d;
-}
-
 // The rows being summed, window after window in time order.
 class Merger {
  public:
@@ -238,8 +222,8 @@ class Merger {
     for (size_t c = 0; c < p.cpus.size(); c++) {
       CpuDelta &d = rows_->cpus[c];
       const CpuDelta &e = p.cpus[c];
-      d.user += e.user, d.nice += e.nice, d.system += e.system, d.idle += e.idle;
-      d.iowait += e.iowait, d.irq += e.irq, d.softirq += e.softirq, d.steal += e.steal;
+#define TM_CPU_COUNTER(field, number, member, ...) d.member += e.member;
+#include "counters.def"
     }
     for (SyncPart &s : p.sync) addSync(s);
     std::set<uint32_t> blocked;
@@ -421,18 +405,7 @@ class Merger {
     addPairs(&a.blockedBy, s.blockedBy);
   }
 
-  static SyncDelta deltaOf(const SyncAcc &a) {
-    SyncDelta d;
-    d.acquisitions = sub(a.newest.acquisitions, a.atStart.acquisitions);
-    d.contentions = sub(a.newest.contentions, a.atStart.contentions);
-    d.waitNs = sub(a.newest.waitNs, a.atStart.waitNs);
-    d.holdNs = sub(a.newest.holdNs, a.atStart.holdNs);
-    d.holdSamples = sub(a.newest.holdSamples, a.atStart.holdSamples);
-    d.waitSamples = sub(a.newest.waitSamples, a.atStart.waitSamples);
-    d.maxWaitNs = a.newest.maxWaitNs;
-    d.maxWaitInWindow = a.newest.maxWaitNs > a.atStart.maxWaitNs;
-    return d;
-  }
+  static SyncDelta deltaOf(const SyncAcc &a) { return syncBetween(a.atStart, a.newest); }
 
   // A hidden lock's estimates, summed over the windows; its sites share
   // the estimated loss by their samples (SessionModel::callSites).

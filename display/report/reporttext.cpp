@@ -270,9 +270,21 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
   out << QString() << QStringLiteral("LWP microstates");
   TextTable lwps;
   lwps.addColumn(QStringLiteral("thread"), TextTable::Left, kLabelWidth);
-  for (const char *h :
-       {"user s", "sys s", "runq s", "vol cs", "invol cs", "minflt", "majflt", "yields"})
-    lwps.addColumn(QString::fromLatin1(h), TextTable::Right);
+  // A column for each counter of proto/counters.def with a text head.
+  struct LwpColumn {
+    const char *key;
+    bool seconds;
+  };
+  std::vector<LwpColumn> lwpColumns;
+#define TM_LWP_TEXT(field, number, index, member, json_key, unit, known, text)          \
+  if (*text) {                                                                          \
+    lwps.addColumn(QStringLiteral(text), TextTable::Right);                             \
+    lwpColumns.push_back({json_key, tmon::CounterUnit::unit == tmon::CounterUnit::Ns}); \
+  }
+#define TM_LWP_COUNTER TM_LWP_TEXT
+#define TM_LWP_EXTRA TM_LWP_TEXT
+#include "counters.def"
+#undef TM_LWP_TEXT
   // Instructions per cycle, where the probe counted them (THREADMON_COUNTERS=1).
   bool ipc = false;
   for (int i : shown) ipc = ipc || threads[i].toObject()["lwp"].toObject()["ipc"].isDouble();
@@ -283,12 +295,10 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
     QStringList per;
     for (auto it = c.begin(); it != c.end(); ++it)
       per << QStringLiteral("%1:%2").arg(it.key(), num(it.value().toDouble(), 3));
-    QStringList row{threadLabel(t), num(l["user_s"].toDouble(), 3), num(l["system_s"].toDouble(), 3),
-                    num(l["runqueue_s"].toDouble(), 3), QString::number(l["vol_ctxsw"].toInteger()),
-                    QString::number(l["invol_ctxsw"].toInteger()),
-                    QString::number(l["minflt"].toInteger()),
-                    QString::number(l["majflt"].toInteger()),
-                    QString::number(l["yields"].toInteger())};
+    QStringList row{threadLabel(t)};
+    for (const LwpColumn &col : lwpColumns)
+      row << (col.seconds ? num(l.value(QLatin1String(col.key)).toDouble(), 3)
+                          : QString::number(l.value(QLatin1String(col.key)).toInteger()));
     if (ipc) row << (l["ipc"].isDouble() ? num(l["ipc"].toDouble(), 2) : QStringLiteral("-"));
     row << per.join(' ');
     lwps.addRow(row);
@@ -331,7 +341,10 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
   }
 
   out << QString() << QStringLiteral("CPU utilisation (%)");
-  const char *const cpuKeys[] = {"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"};
+  const char *const cpuKeys[] = {
+#define TM_CPU_COUNTER(field, number, member, json_key) json_key,
+#include "counters.def"
+  };
   TextTable cpuTable;
   cpuTable.addColumn(QStringLiteral("cpu"), TextTable::Right);
   for (const char *k : cpuKeys) cpuTable.addColumn(QString::fromLatin1(k), TextTable::Right);

@@ -58,9 +58,11 @@ typedef struct tm_outside {
   void *name_ctx;
 } tm_outside;
 
-/* Per-object: the totals last sent, indexed like the object ids. */
+/* Per-object: the counters last sent (proto/counters.def), indexed like
+ * the object ids. */
 typedef struct obj_sent {
-  uint64_t acq, cont, wait, max_wait, hold, hold_samples, wait_samples;
+#define TM_SYNC_COUNTER(field, ...) uint64_t field;
+#include "counters.def"
 } obj_sent;
 
 typedef struct tm_object_walk {

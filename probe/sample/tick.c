@@ -318,6 +318,17 @@ static void close_switch_records(tm_session *s, uint64_t now) {
   tm_emit_notice(s, text, TM_TO_ALL);
 }
 
+/* An object's counter as the sampler reads it: an _Atomic one relaxed, a
+ * plain one (counted under the object's own lock) as its owner left it. */
+static inline uint64_t sync_counter_atomic(_Atomic uint64_t *c) {
+  return atomic_load_explicit(c, memory_order_relaxed);
+}
+static inline uint64_t sync_counter_plain(uint64_t *c) {
+  return *(volatile uint64_t *)c;
+}
+#define sync_counter_load(c) \
+  _Generic((c), _Atomic uint64_t * : sync_counter_atomic, default : sync_counter_plain)(c)
+
 static void walk_objects(tm_session *s, bool keyframe) {
   tm_sampler *m = &s->smp;
   tm_object_walk *w = &m->objects;
@@ -346,28 +357,17 @@ static void walk_objects(tm_session *s, bool keyframe) {
       atomic_store_explicit(&o->described, stack ? 2 : 1, memory_order_relaxed);
     }
     obj_sent *p = &w->sent[id - 1];
-    obj_sent now = {
-        .acq = *(volatile uint64_t *)&o->acquisitions,
-        .cont = atomic_load_explicit(&o->contentions, memory_order_relaxed),
-        .wait = atomic_load_explicit(&o->wait_ns, memory_order_relaxed),
-        .max_wait = atomic_load_explicit(&o->max_wait_ns, memory_order_relaxed),
-        .hold = atomic_load_explicit(&o->hold_ns, memory_order_relaxed),
-        .hold_samples = atomic_load_explicit(&o->hold_samples, memory_order_relaxed),
-        .wait_samples = atomic_load_explicit(&o->wait_samples, memory_order_relaxed),
-    };
+    obj_sent now;
+#define TM_SYNC_COUNTER(field, ...) now.field = sync_counter_load(&o->field);
+#include "counters.def"
     static const obj_sent zero;
     if (!memcmp(&now, p, sizeof now) && (!keyframe || !memcmp(&now, &zero, sizeof now))) continue;
     *p = now;
     Threadmon__SyncStats *st = tm_sync_add(&m->fr);
     if (!st) continue;
     st->id = o->id;
-    st->acquisitions = now.acq;
-    st->contentions = now.cont;
-    st->wait_ns = now.wait;
-    st->max_wait_ns = now.max_wait;
-    st->hold_ns = now.hold;
-    st->hold_samples = now.hold_samples;
-    st->wait_samples = now.wait_samples;
+#define TM_SYNC_COUNTER(field, ...) st->field = now.field;
+#include "counters.def"
   }
 }
 
@@ -394,14 +394,8 @@ static size_t cpu_samples(tm_session *s, bool full) {
     Threadmon__CpuSample *cs = &fr->cpu_msgs[n];
     threadmon__cpu_sample__init(cs);
     cs->cpu = c->cpu;
-    cs->user_ns = c->user_ns;
-    cs->nice_ns = c->nice_ns;
-    cs->system_ns = c->system_ns;
-    cs->idle_ns = c->idle_ns;
-    cs->iowait_ns = c->iowait_ns;
-    cs->irq_ns = c->irq_ns;
-    cs->softirq_ns = c->softirq_ns;
-    cs->steal_ns = c->steal_ns;
+#define TM_CPU_COUNTER(field, ...) cs->field = c->field;
+#include "counters.def"
     fr->cpu_ptrs[n++] = cs;
   }
   return n;

@@ -1,0 +1,169 @@
+// proto/counters.def end to end: every counter it lists, sent in a Tick,
+// reaches the model's window deltas (a difference, or the newest for a
+// running maximum) and the report's JSON under its key; and FrameCheck
+// clamps every one.
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QtTest>
+
+#include "framecheck.h"
+#include "reportjson.h"
+#include "sessionmodel.h"
+#include "synthstream.h"
+
+using namespace tmon;
+using namespace tmtest;
+
+namespace {
+
+constexpr uint32_t kTid = 7, kObject = 3;
+
+int64_t at(int64_t ms) {
+  return kT0 + ms * kMs;
+}
+
+// A counter's value at the n-th Tick: apart for every field number, and
+// growing, so that a difference and a newest value differ.
+uint64_t value(int number, int n) {
+  return uint64_t(number) * 1000 * uint64_t(n) + uint64_t(n);
+}
+
+// One Tick with one LWP, one CPU and one object, every counter of the .def
+// at value(number, n), or at huge when it is not 0.
+void applyTick(SessionModel *m, int64_t t, int n, uint64_t huge = 0) {
+  Threadmon__LwpSample l = THREADMON__LWP_SAMPLE__INIT;
+  l.tid = kTid;
+  l.kstate = 'S';
+#define TM_LWP_SET(field, number) l.field = huge ? huge : value(number, n);
+#define TM_LWP_COUNTER(field, number, ...) TM_LWP_SET(field, number)
+#define TM_LWP_EXTRA(field, number, ...) TM_LWP_SET(field, number)
+#define TM_LWP_UNKEPT(field, number) TM_LWP_SET(field, number)
+#include "counters.def"
+#undef TM_LWP_SET
+  Threadmon__CpuSample c = THREADMON__CPU_SAMPLE__INIT;
+#define TM_CPU_COUNTER(field, number, ...) c.field = huge ? huge : value(number, n);
+#include "counters.def"
+  Threadmon__SyncStats s = THREADMON__SYNC_STATS__INIT;
+  s.id = kObject;
+#define TM_SYNC_COUNTER(field, number, ...) s.field = huge ? huge : value(number, n);
+#include "counters.def"
+  Threadmon__LwpSample *lp = &l;
+  Threadmon__CpuSample *cp = &c;
+  Threadmon__SyncStats *sp = &s;
+  Threadmon__Tick tk = THREADMON__TICK__INIT;
+  tk.seq = uint64_t(n);
+  tk.time_ns = uint64_t(t);
+  tk.n_lwps = tk.n_cpus = tk.n_sync = 1;
+  tk.lwps = &lp;
+  tk.cpus = &cp;
+  tk.sync = &sp;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_TICK;
+  f.tick = &tk;
+  m->apply(f);
+}
+
+void begin(SessionModel *m) {
+  StreamBuilder b;
+  b.hello(false, 1);
+  b.threadStart(kTid, kT0, "w", "app!worker");
+  b.syncObject(kObject, THREADMON__SYNC_KIND__KIND_MUTEX, 0x3000, "app", "lock", nullptr);
+  b.applyTo(m);
+}
+
+void end(SessionModel *m) {
+  StreamBuilder b;
+  b.goodbye(at(40), 0);
+  b.applyTo(m);
+}
+
+}  // namespace
+
+class TestModelCounters : public QObject {
+  Q_OBJECT
+ private slots:
+  void everyCounterReachesTheModel() {
+    SessionModel m;
+    begin(&m);
+    for (int n = 1; n <= 3; n++) applyTick(&m, at(10 * n), n);
+    end(&m);
+    QCOMPARE(m.syncObjectCount(), 1);
+    QCOMPARE(m.threadCount(), 1);
+    // Between the first and the third Tick.
+    const TimeRange r{at(10), at(30)};
+    const SyncDelta sd = m.syncDelta(0, r);
+#define TM_SYNC_COUNTER(field, number, index, member, merge, ...) \
+  QCOMPARE(sd.member, CounterMerge::merge == CounterMerge::Max    \
+                          ? value(number, 3)                      \
+                          : value(number, 3) - value(number, 1));
+#include "counters.def"
+    QVERIFY(sd.maxWaitInWindow);
+    const LwpDelta ld = m.lwpDelta(0, r);
+#define TM_LWP_CHECK(field, number, index, member, ...) \
+  QCOMPARE(ld.member, value(number, 3) - value(number, 1));
+#define TM_LWP_COUNTER TM_LWP_CHECK
+#define TM_LWP_EXTRA TM_LWP_CHECK
+#include "counters.def"
+#undef TM_LWP_CHECK
+    const CpuDelta cd = m.cpuDelta(0, r);
+#define TM_CPU_COUNTER(field, number, member, ...) \
+  QCOMPARE(cd.member, value(number, 3) - value(number, 1));
+#include "counters.def"
+  }
+
+  // The report prints each counter
+  // under its key: from the session's start, in seconds or as a count.
+  void everyCounterReachesTheReport() {
+    SessionModel m;
+    begin(&m);
+    for (int n = 1; n <= 3; n++) applyTick(&m, at(10 * n), n);
+    end(&m);
+    const QJsonObject r = reportJson(m);
+    QCOMPARE(r["sync_objects"].toArray().size(), 1);
+    QCOMPARE(r["threads"].toArray().size(), 1);
+    const QJsonObject o = r["sync_objects"].toArray()[0].toObject();
+    const QJsonObject l = r["threads"].toArray()[0].toObject()["lwp"].toObject();
+    auto expect = [](const QJsonValue &v, uint64_t want, CounterUnit unit) {
+      if (unit == CounterUnit::Ns)
+        QCOMPARE(v.toDouble(), double(want) / 1e9);
+      else
+        QCOMPARE(v.toInteger(), qint64(want));
+    };
+#define TM_SYNC_COUNTER(field, number, index, member, merge, json_key, unit, known) \
+  if (*json_key) expect(o[json_key], value(number, 3), CounterUnit::unit);
+#include "counters.def"
+    // No hardware counters in this session: those are null.
+#define TM_LWP_REPORTED(field, number, index, member, json_key, unit, known, text) \
+  if (*json_key && CounterKnown::known == CounterKnown::Hardware)                  \
+    QVERIFY(l[json_key].isNull());                                                 \
+  else if (*json_key)                                                              \
+    expect(l[json_key], value(number, 3), CounterUnit::unit);
+#define TM_LWP_COUNTER TM_LWP_REPORTED
+#define TM_LWP_EXTRA TM_LWP_REPORTED
+#include "counters.def"
+#undef TM_LWP_REPORTED
+  }
+
+  // Above 2^58 each is damage: clamped, and counted once per counter.
+  void frameCheckClampsEveryCounter() {
+    SessionModel m;
+    begin(&m);
+    applyTick(&m, at(10), 1, uint64_t(1) << 60);
+    end(&m);
+    const int counters = 0
+#define TM_SYNC_COUNTER(...) +1
+#define TM_LWP_COUNTER(...) +1
+#define TM_LWP_EXTRA(...) +1
+#define TM_LWP_UNKEPT(...) +1
+#define TM_CPU_COUNTER(...) +1
+#include "counters.def"
+        ;
+    const QString want = QStringLiteral("clamped %1 counters above 2^58").arg(counters);
+    QVERIFY2(m.info().inputWarnings.filter(want).size() == 1,
+             qPrintable(m.info().inputWarnings.join(QStringLiteral("; "))));
+    QCOMPARE(m.syncDelta(0, TimeRange{INT64_MIN, at(40)}).acquisitions, limits::kMaxCounter);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestModelCounters)
+#include "test_model_counters.moc"
