@@ -21,24 +21,6 @@
 
 namespace tmon {
 
-const char *findingKindKey(FindingKind k) {
-  switch (k) {
-    case FindingKind::DataLost: return "data_lost";
-    case FindingKind::Deadlock: return "deadlock";
-    case FindingKind::SerialisingObject: return "serialising_object";
-    case FindingKind::InternalLock: return "internal_lock";
-    case FindingKind::GilContention: return "gil_contention";
-    case FindingKind::JavaLock: return "java_lock";
-    case FindingKind::Oversubscribed: return "oversubscribed";
-    case FindingKind::Undersubscribed: return "undersubscribed";
-    case FindingKind::BarrierImbalance: return "barrier_imbalance";
-    case FindingKind::NeverRuns: return "never_runs";
-    case FindingKind::UserThreadHandoff: return "user_thread_handoff";
-    case FindingKind::UserThreadsShareLwps: return "user_threads_share_lwps";
-  }
-  return "unknown";
-}
-
 const char *severityKey(Severity s) {
   switch (s) {
     case Severity::High: return "high";
@@ -236,11 +218,11 @@ QJsonArray tidArray(const std::vector<uint32_t> &tids) {
   return a;
 }
 
-namespace {
-
-Severity byShare(double share, double threshold) {
+Severity severityByShare(double share, double threshold) {
   return share >= finding::kHighFactor * threshold ? Severity::High : Severity::Medium;
 }
+
+namespace {
 
 // What most of an object's contention waited in, by its call sites' names
 // (weighted by samples for hidden locks, by wait time for the others).
@@ -296,7 +278,6 @@ void deadlockFindings(const SessionModel &m, const TimeRange &r, std::vector<Fin
     Finding f;
     f.kind = FindingKind::Deadlock;
     f.severity = Severity::High;
-    f.view = QStringLiteral("sync");
     f.threads = d.threads;
     f.objects = d.objects;
     f.t0 = d.formedNs;
@@ -378,8 +359,7 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
     }
     Finding f;
     f.kind = FindingKind::SerialisingObject;
-    f.severity = byShare(share, finding::kSerialisingShare);
-    f.view = QStringLiteral("sync");
+    f.severity = severityByShare(share, finding::kSerialisingShare);
     f.threads = waiters;
     f.objects = {o.id};
     f.t0 = r.t0;
@@ -468,16 +448,15 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     if (runtimeLock) {
       fn = runtimeCaller(m, frames);
       f.kind = FindingKind::SerialisingObject;
-      f.severity = byShare(share, finding::kSerialisingShare);
+      f.severity = severityByShare(share, finding::kSerialisingShare);
       f.message = QStringLiteral("%1 spent about %2 of their time waiting for %3%4: only "
                                  "one of them can hold it at a time, so they run one after another.")
                       .arg(threadList(m, tids), percent(share), runtimeObjectText(o),
                            fn.isEmpty() ? QString() : QStringLiteral(", taken in %1").arg(fn));
     } else {
       f.kind = FindingKind::InternalLock;
-      f.severity = byShare(share, finding::kInternalShare);
+      f.severity = severityByShare(share, finding::kInternalShare);
     }
-    f.view = QStringLiteral("sync");
     f.threads = tids;
     f.objects = {o.id};
     f.t0 = r.t0;
@@ -606,7 +585,6 @@ void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Fin
                double(info.switchesLost) < finding::kDataLostMinorShare * double(records);
   // Folded changes keep every total; what a gap hides is who held and woke.
   f.severity = !minor ? Severity::High : info.eventsFolded ? Severity::Medium : Severity::Low;
-  f.view = QStringLiteral("threads");
   f.threads = gapped;
   f.t0 = r.t0;
   f.t1 = r.t1;
@@ -637,13 +615,7 @@ namespace {
 // The finding's objects were waited on by a runtime's own threads only, or
 // the threads it is about are all the runtime's.
 bool aboutRuntimeMachinery(const SessionModel &m, const TimeRange &r, const Finding &f) {
-  switch (f.kind) {
-    case FindingKind::DataLost:
-    case FindingKind::Deadlock:
-    case FindingKind::Oversubscribed:
-    case FindingKind::Undersubscribed: return false;
-    default: break;
-  }
+  if (findingInfo(f.kind).runtime == FindingRuntime::Keep) return false;
   bool objects = !f.objects.empty(), threads = !f.threads.empty();
   for (uint32_t id : f.objects) {
     const int k = m.indexOfSyncObject(id);

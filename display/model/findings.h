@@ -11,29 +11,46 @@
 #include <vector>
 
 #include "modeltypes.h"
+#include "views.h"
 
 namespace tmon {
 
 class SessionModel;
 
 enum class FindingKind {
-  DataLost,
-  Deadlock,
-  SerialisingObject,
-  InternalLock,
-  GilContention,
-  JavaLock,
-  Oversubscribed,
-  Undersubscribed,
-  BarrierImbalance,
-  NeverRuns,
-  UserThreadHandoff,
-  UserThreadsShareLwps,
+#define TM_FINDING(kind, key, view, merge, runtime, severity) kind,
+#include "findings.def"
+#undef TM_FINDING
 };
 enum class Severity { High = 0, Medium = 1, Low = 2 };
 
-// "deadlock", "serialising_object", ... (the JSON keys).
-const char *findingKindKey(FindingKind k);
+// What makes findings of two windows the same one (findings.def).
+enum class FindingMerge { Newest, Cycle, Objects, Threads, Lock, Program };
+// What becomes of a finding about a runtime's own machinery (findings.def).
+enum class FindingRuntime { Drop, Keep };
+
+struct FindingInfo {
+  FindingKind kind;
+  const char *key;  // "deadlock", "serialising_object", ... (the JSON keys)
+  ViewKind view;
+  FindingMerge merge;
+  FindingRuntime runtime;
+};
+
+inline constexpr FindingInfo kFindings[] = {
+#define TM_FINDING(kind, key, view, merge, runtime, severity) \
+  {FindingKind::kind, key, ViewKind::view, FindingMerge::merge, FindingRuntime::runtime},
+#include "findings.def"
+#undef TM_FINDING
+};
+inline constexpr int kFindingKindCount = int(sizeof kFindings / sizeof kFindings[0]);
+
+inline constexpr const FindingInfo &findingInfo(FindingKind k) {
+  return kFindings[int(k)];
+}
+inline const char *findingKindKey(FindingKind k) {
+  return findingInfo(k).key;
+}
 // "high", "medium", "low".
 const char *severityKey(Severity s);
 
@@ -42,7 +59,6 @@ struct Finding {
   Severity severity = Severity::Low;
   QString message;        // one or two plain sentences
   QJsonObject evidence;   // the numbers behind it (tids, object ids, shares, times)
-  QString view;           // threads|lwps|cpus|timeline|sync|charts|users
   std::vector<uint32_t> threads;  // tids involved
   std::vector<uint32_t> objects;  // sync object ids involved
   int64_t t0 = 0;         // the span it is about

@@ -208,9 +208,7 @@ void barrierFindings(const SessionModel &m, const TimeRange &r, std::vector<Find
     if (!barrier && idleShare(m, r, slowest->first) >= kIdleReleaser) continue;
     Finding f;
     f.kind = FindingKind::BarrierImbalance;
-    f.severity = othersShare >= finding::kHighFactor * finding::kBarrierWaitShare ? Severity::High
-                                                                                  : Severity::Medium;
-    f.view = QStringLiteral("timeline");
+    f.severity = severityByShare(othersShare, finding::kBarrierWaitShare);
     f.objects = {o.id};
     f.t0 = r.t0;
     f.t1 = r.t1;

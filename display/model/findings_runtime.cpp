@@ -14,10 +14,6 @@ namespace findings_detail {
 
 namespace {
 
-Severity severityFor(double share, double threshold) {
-  return share >= finding::kHighFactor * threshold ? Severity::High : Severity::Medium;
-}
-
 // Waits of program threads on objects, split by what the objects' call
 // sites waited in. An object's wait records are shared out by its call
 // sites' wait time per kind (the JVM's park conds are per thread: exact).
@@ -185,8 +181,7 @@ void runtimeFindings(const SessionModel &m, const TimeRange &r, std::vector<Find
   if (!gil.tids.empty() && gil.share() >= finding::kGilShare) {
     Finding f;
     f.kind = FindingKind::GilContention;
-    f.severity = severityFor(gil.share(), finding::kGilShare);
-    f.view = QStringLiteral("sync");
+    f.severity = severityByShare(gil.share(), finding::kGilShare);
     f.threads = gil.tids;
     f.objects = w.objects[StackWait::PythonGil];
     f.t0 = r.t0;
@@ -231,8 +226,7 @@ void runtimeFindings(const SessionModel &m, const TimeRange &r, std::vector<Find
       continue;
     Finding f;
     f.kind = FindingKind::JavaLock;
-    f.severity = severityFor(t.share(), finding::kJavaLockShare);
-    f.view = QStringLiteral("sync");
+    f.severity = severityByShare(t.share(), finding::kJavaLockShare);
     f.threads = t.tids;
     f.objects = w.objects[k.kind];
     f.t0 = r.t0;

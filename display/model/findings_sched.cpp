@@ -9,10 +9,6 @@ namespace findings_detail {
 
 namespace {
 
-Severity severityOf(double share, double threshold) {
-  return share >= finding::kHighFactor * threshold ? Severity::High : Severity::Medium;
-}
-
 // Bins for the phase analysis: about kBinNs each, at most kMaxBins.
 constexpr int64_t kBinNs = 50'000'000;
 constexpr int64_t kMaxBins = 20000;
@@ -125,8 +121,7 @@ void oversubscribed(const SessionModel &m, const TimeRange &r, const std::vector
   if (share < finding::kOversubscribedShare) return;
   Finding f;
   f.kind = FindingKind::Oversubscribed;
-  f.severity = severityOf(share, finding::kOversubscribedShare);
-  f.view = QStringLiteral("threads");
+  f.severity = severityByShare(share, finding::kOversubscribedShare);
   f.t0 = r.t0;
   f.t1 = r.t1;
   // Name the threads that wanted CPU time, not the ones parked in a join.
@@ -170,8 +165,7 @@ void undersubscribed(const SessionModel &m, const TimeRange &r, const std::vecto
   if (share < finding::kUndersubscribedShare) return;
   Finding f;
   f.kind = FindingKind::Undersubscribed;
-  f.severity = severityOf(share, finding::kUndersubscribedShare);
-  f.view = QStringLiteral("timeline");
+  f.severity = severityByShare(share, finding::kUndersubscribedShare);
   for (const ProgramThread &p : pts) f.threads.push_back(p.tid);
   f.t0 = r.t0;
   f.t1 = r.t1;
@@ -255,7 +249,6 @@ void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Fi
     Finding f;
     f.kind = FindingKind::NeverRuns;
     f.severity = Severity::Medium;
-    f.view = QStringLiteral("threads");
     f.threads = {p.tid};
     f.t0 = r.t0;
     f.t1 = r.t1;

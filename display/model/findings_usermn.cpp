@@ -67,7 +67,6 @@ void shareLwps(const SessionModel &m, const TimeRange &r, const UserPool &p,
   f.severity = disp >= finding::kUserDispatchableShare && int(p.lwps.size()) < cpus
                    ? Severity::Medium
                    : Severity::Low;
-  f.view = QStringLiteral("users");
   f.threads = p.lwps;
   f.t0 = r.t0;
   f.t1 = r.t1;
@@ -134,7 +133,6 @@ void handoff(const SessionModel &m, const TimeRange &r, const UserPool &p,
   // Linux they can be the faster choice, docs/benchmarks.md); the user
   // decides with both figures.
   f.severity = Severity::Medium;
-  f.view = QStringLiteral("users");
   f.threads = p.lwps;
   f.t0 = r.t0;
   f.t1 = r.t1;

@@ -41,6 +41,9 @@ QString programFunction(const SessionModel &m, uint32_t objectId, const TimeRang
 double sessionSeconds(const SessionModel &m, int64_t t);
 QString percent(double share);
 QJsonArray tidArray(const std::vector<uint32_t> &tids);
+// The "by share" severity of findings.def: high from finding::kHighFactor
+// times the rule's threshold, else medium.
+Severity severityByShare(double share, double threshold);
 
 // The rules, each appending its findings.
 void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);

@@ -346,7 +346,7 @@ QJsonObject findingJson(int64_t startNs, const Finding &f) {
   o["severity"] = severityKey(f.severity);
   o["message"] = f.message;
   o["evidence"] = f.evidence;
-  o["view"] = f.view;
+  o["view"] = viewKindName(findingInfo(f.kind).view);
   QJsonArray threads, objects;
   for (uint32_t t : f.threads) threads.append(qint64(t));
   for (uint32_t id : f.objects) objects.append(qint64(id));

@@ -51,20 +51,21 @@ StreamFindingsPart streamFindingsPart(const SessionModel &m, const TimeRange &sp
 
 StreamFindings::Key StreamFindings::keyOf(const Finding &f) {
   QStringList subject;
-  switch (f.kind) {
-    case FindingKind::SerialisingObject:
-    case FindingKind::InternalLock:
-    case FindingKind::BarrierImbalance:
+  switch (findingInfo(f.kind).merge) {
+    case FindingMerge::Objects:
       for (uint32_t id : f.objects) subject << QString::number(id);
       break;
-    case FindingKind::NeverRuns:
+    case FindingMerge::Threads:
       for (uint32_t tid : f.threads) subject << QString::number(tid);
       break;
-    case FindingKind::JavaLock:
+    case FindingMerge::Lock:
       subject << f.evidence["lock"].toString();
       break;
-    default:
-      break;  // about the program as a whole
+    case FindingMerge::Program:
+      break;  // one key: the program as a whole
+    case FindingMerge::Newest:
+    case FindingMerge::Cycle:
+      break;  // never merged (add)
   }
   return {int(f.kind), subject.join(',')};
 }
@@ -94,24 +95,38 @@ void StreamFindings::merge(const Finding &f, const TimeRange &span) {
 
 void StreamFindings::add(const StreamFindingsPart &p, const std::set<uint32_t> &blockedThrough) {
   if (windows_++ == 0) startNs_ = p.startNs;
-  std::vector<Finding> lost;
+  std::vector<Finding> newest;
   for (const Finding &f : p.findings) {
     if (f.kind == FindingKind::NeverRuns && !f.threads.empty() &&
-        blockedThrough.count(f.threads.front())) {
+        blockedThrough.count(f.threads.front()))
       continue;
-    } else if (f.kind == FindingKind::DataLost) {
-      lost.push_back(f);
-    } else if (f.kind == FindingKind::Deadlock) {
-      // A cycle that lasts across a window's edge is seen by both windows.
-      const bool seen = std::any_of(deadlocks_.begin(), deadlocks_.end(), [&f](const Finding &d) {
-        return d.threads == f.threads && d.objects == f.objects && d.t0 == f.t0;
-      });
-      if (!seen) deadlocks_.push_back(f);
-    } else {
-      merge(f, p.span);
+    switch (findingInfo(f.kind).merge) {
+      case FindingMerge::Newest:
+        newest.push_back(f);
+        break;
+      case FindingMerge::Cycle: {
+        // A cycle that lasts across a window's edge is seen by both windows.
+        const bool seen = std::any_of(cycles_.begin(), cycles_.end(), [&f](const Finding &d) {
+          return d.kind == f.kind && d.threads == f.threads && d.objects == f.objects &&
+                 d.t0 == f.t0;
+        });
+        if (!seen) cycles_.push_back(f);
+        break;
+      }
+      case FindingMerge::Objects:
+      case FindingMerge::Threads:
+      case FindingMerge::Lock:
+      case FindingMerge::Program:
+        merge(f, p.span);
+        break;
     }
   }
-  if (!lost.empty()) dataLost_ = lost;
+  // A kind the newest window raised replaces that kind's older findings.
+  for (const Finding &f : newest)
+    newest_.erase(std::remove_if(newest_.begin(), newest_.end(),
+                                 [&f](const Finding &o) { return o.kind == f.kind; }),
+                  newest_.end());
+  newest_.insert(newest_.end(), newest.begin(), newest.end());
 }
 
 namespace {
@@ -133,8 +148,8 @@ bool StreamFindings::isNotice(const QString &n) {
 }
 
 std::vector<Finding> StreamFindings::findings(ReportRows *rows) const {
-  std::vector<Finding> out = dataLost_;
-  out.insert(out.end(), deadlocks_.begin(), deadlocks_.end());
+  std::vector<Finding> out = newest_;
+  out.insert(out.end(), cycles_.begin(), cycles_.end());
   auto sec = [this](int64_t t) { return double(t - startNs_) / 1e9; };
   for (const auto &kv : merged_) {
     const Merged &m = kv.second;

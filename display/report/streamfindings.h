@@ -1,12 +1,13 @@
 // Findings of a capture read a window at a time (StreamedReport). Every
 // rule (computeFindings) runs on each window's model, which is a complete
 // session over its span; the same finding from several windows (same rule,
-// same subject: the object, the thread, or the program for scheduling) is
-// merged into one: its severity the highest, its message and evidence the
-// worst window's (a rule's shares hold together only within one window),
-// and evidence.windows saying in how many windows it held, when the worst
-// was, and the additive figures (waits, rounds) summed over those windows.
-// Deadlocks are kept one per cycle; lost data from the newest window (its
+// same subject: the merge of its kind in findings.def: the objects, the
+// threads, or the program for scheduling) is merged into one: its severity
+// the highest, its message and evidence the worst window's (a rule's shares
+// hold together only within one window), and evidence.windows saying in how
+// many windows it held, when the worst was, and the additive figures
+// (waits, rounds) summed over those windows. Deadlocks (merge Cycle) are
+// kept one per cycle; lost data (Newest) from the newest window (its
 // counters are the run's so far). Only merged findings are held.
 #ifndef THREADMON_STREAMFINDINGS_H
 #define THREADMON_STREAMFINDINGS_H
@@ -59,8 +60,8 @@ class StreamFindings {
   static Key keyOf(const tmon::Finding &f);
   void merge(const tmon::Finding &f, const tmon::TimeRange &span);
 
-  std::vector<tmon::Finding> deadlocks_;
-  std::vector<tmon::Finding> dataLost_;
+  std::vector<tmon::Finding> cycles_;  // merge Cycle: one per cycle
+  std::vector<tmon::Finding> newest_;  // merge Newest: the newest window's
   std::map<Key, Merged> merged_;
   int windows_ = 0;
   int64_t windowNs_ = 0, startNs_ = 0;

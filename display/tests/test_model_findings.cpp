@@ -373,7 +373,7 @@ class TestModelFindings : public QObject {
     QVERIFY2(f->message.contains("random()"), qPrintable(f->message));
     QVERIFY2(f->message.contains("looper (201)"), qPrintable(f->message));
     QVERIFY2(f->message.contains("never wrote"), qPrintable(f->message));
-    QCOMPARE(f->view, QStringLiteral("sync"));
+    QCOMPARE(viewKindName(findingInfo(f->kind).view), QStringLiteral("sync"));
   }
 
   // Whose lock a sampled word is (raw futex waits, no syscall() to see):
@@ -761,7 +761,7 @@ class TestModelFindings : public QObject {
       }
       QCOMPARE(f->evidence["usual_last"].toInteger(), 53);
       QVERIFY(qAbs(f->evidence["others_wait_share"].toDouble() - 0.8) < 1e-9);
-      QCOMPARE(f->view, QStringLiteral("timeline"));
+      QCOMPARE(viewKindName(findingInfo(f->kind).view), QStringLiteral("timeline"));
       // What held the last one up: more work (5x the CPU), or no CPU (1x).
       const double ratio = f->evidence["cpu_ratio"].toDouble();
       const bool moreWork = c != HeldUp;
@@ -1152,7 +1152,7 @@ class TestModelFindings : public QObject {
                qPrintable(f->message));
       QCOMPARE(f->severity, cpus == 2 ? Severity::Low : Severity::Medium);
       QCOMPARE(f->message.contains(QStringLiteral("more LWPs would run more")), cpus == 4);
-      QCOMPARE(f->view, QStringLiteral("users"));
+      QCOMPARE(viewKindName(findingInfo(f->kind).view), QStringLiteral("users"));
       QCOMPARE(f->threads, (std::vector<uint32_t>{101, 102}));
       QVERIFY(std::fabs(f->evidence["dispatchable_share"].toDouble() - 2.0 / 3) < 0.01);
       QVERIFY2(!find(fs, FindingKind::UserThreadHandoff), "10 ms runs are no handoff");

@@ -123,8 +123,10 @@ class TestUiFindings : public QObject {
     page->showView(ViewKind::Findings);
     view->refreshNow();
     int row = -1;
-    for (int i = 0; i < view->rowCount() && row < 0; ++i)
-      if (!view->findings()[size_t(i)].objects.empty() && view->findings()[size_t(i)].view == "sync") row = i;
+    for (int i = 0; i < view->rowCount() && row < 0; ++i) {
+      const tmon::Finding &f = view->findings()[size_t(i)];
+      if (!f.objects.empty() && tmon::findingInfo(f.kind).view == ViewKind::Sync) row = i;
+    }
     QVERIFY(row >= 0);
     const uint32_t object = view->findings()[size_t(row)].objects.front();
     QVERIFY(!page->isViewRaised(ViewKind::Sync));

@@ -130,7 +130,8 @@ QWidget *FindingsView::makeRow(int index, const tmon::Finding &f) {
   evidence->setFont(small);
   grid->addWidget(evidence, 1, 1);
   auto *show = new QPushButton(tr("Show"), row);
-  show->setToolTip(tr("Switch to the %1 view and select what this is about").arg(f.view));
+  show->setToolTip(tr("Switch to the %1 view and select what this is about")
+                       .arg(tmon::viewKindName(tmon::findingInfo(f.kind).view)));
   connect(show, &QPushButton::clicked, this, [this, index] { activate(index); });
   grid->addWidget(show, 0, 2, Qt::AlignTop);
   grid->setColumnStretch(1, 1);

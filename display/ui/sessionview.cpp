@@ -176,11 +176,9 @@ void SessionView::selectSpan(int64_t t0, int64_t t1) {
 }
 
 void SessionView::showFinding(const tmon::Finding &f) {
-  ViewKind kind = ViewKind::Sync;
-  if (!parseViewKind(f.view, &kind)) kind = ViewKind::Timeline;
   if (f.kind == tmon::FindingKind::Deadlock) selectSpan(f.t0, f.t1 > f.t0 ? f.t1 : window_->now());
   else selectSpan(f.t0, f.t1);
-  showView(kind);
+  showView(tmon::findingInfo(f.kind).view);
   if (!f.objects.empty()) {
     sync_->refreshNow();
     sync_->selectObject(f.objects.front());  // also outlines its waits in the timeline
