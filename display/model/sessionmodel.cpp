@@ -303,9 +303,13 @@ LwpDelta SessionModel::lwpDelta(int index, const TimeRange &r) const {
   const LwpSeries::Point *a = th.lwp.at(r.t0), *b = th.lwp.at(r.t1);
   const LwpExtraSeries::Point *ea = th.lwpExtra.at(r.t0), *eb = th.lwpExtra.at(r.t1);
   // Its counters before its first sample (a thread found by an attach):
-  // that sample's, so its times start at the attach, not at its birth.
-  // From INT64_MIN: the counters as read (the streamed report's sums).
-  if (th.countedFromFirstSample && r.t0 != INT64_MIN) {
+  // that sample's, so its times start at the attach, not at its birth. The
+  // same in a window of a long capture for a thread described before it
+  // and not sampled since (asleep all along: its counters did not move):
+  // its values at the window's start are not in the window, and zero would
+  // count its whole life as the window's. From INT64_MIN: the counters as
+  // read (the streamed report's sums).
+  if ((th.countedFromFirstSample || !th.baselineZero) && r.t0 != INT64_MIN) {
     if (!a) a = th.lwp.first();
     if (!ea) ea = th.lwpExtra.first();
   }

@@ -11,6 +11,7 @@
 #include "capturewriter.h"
 #include "runsummary.h"
 #include "sessionmodel.h"
+#include "synthstream.h"
 
 using namespace tmon;
 
@@ -281,6 +282,53 @@ class TestModelWindow : public QObject {
 
   // The window's model holds the window: one late in a long capture is no
   // bigger than one early in it, and both a small part of the whole.
+  // A thread asleep from before a window's warm-up, sampled again inside
+  // it (its counters did not move until then): the window counts at most
+  // what the whole capture does, never its life before (seen: 13.8 s of run
+  // queue in a 3.8 s window for a main thread blocked in pthread_join). The
+  // window has no value at its start, so it counts from that sample.
+  void asleepThreadCountsNoMoreInAWindow() {
+    using tmtest::kMs;
+    using tmtest::kT0;
+    QTemporaryDir dir;
+    const QString path = dir.filePath("asleep.tmcap");
+    CaptureWriter w;
+    QVERIFY(w.open(path));
+    tmtest::StreamBuilder b([&w](Threadmon__Frame &f) { return w.writeFrame(f); });
+    b.hello(false);
+    b.threadStart(10, kT0, "sleeper", "app!wait");
+    // Busy threads sampled every tick: blocks of 64 KiB, a few a second.
+    for (uint32_t t = 0; t < 40; t++) b.threadStart(100 + t, kT0, "busy", "app!spin");
+    for (int64_t ms = 10; ms <= 12000; ms += 10) {
+      std::vector<tmtest::Lwp> lwps;
+      for (uint32_t t = 0; t < 40; t++) {
+        const uint64_t half = uint64_t(ms * kMs / 2);
+        lwps.push_back(tmtest::Lwp{100 + t, half, 0, half, half});
+      }
+      // Runs its first second, sleeps, runs 1 ms at 7.5 s, sleeps again.
+      const uint64_t ran =
+          uint64_t(std::min<int64_t>(ms, 1000) * kMs / 4) + uint64_t(ms >= 7500 ? kMs : 0);
+      if (ms <= 1000 || ms == 7500) lwps.push_back(tmtest::Lwp{10, ran, 0, ran, ran});
+      b.tick(kT0 + ms * kMs, lwps);
+    }
+    b.goodbye(kT0 + 12000 * kMs + 1, 0);
+    QVERIFY(w.close());
+    SessionModel whole;
+    QCOMPARE(CaptureReader::load(path, &whole).status, CaptureLoadResult::Complete);
+    CaptureWindow cw;
+    QVERIFY2(cw.open(path), qPrintable(cw.error()));
+    QVERIFY(cw.records() > 10);
+    const TimeRange r{kT0 + 6000 * kMs, kT0 + 8000 * kMs};
+    SessionModel window;
+    QCOMPARE(cw.load(r.t0, r.t1, &window).status, CaptureLoadResult::Complete);
+    const LwpDelta a = whole.lwpDelta(whole.indexOfTid(10), r);
+    const LwpDelta d = window.lwpDelta(window.indexOfTid(10), r);
+    QCOMPARE(a.runqueueNs, uint64_t(kMs));
+    QVERIFY2(d.runqueueNs <= a.runqueueNs, qPrintable(QString::number(d.runqueueNs)));
+    QVERIFY(d.oncpuNs <= a.oncpuNs);
+    QVERIFY(d.userNs <= a.userNs);
+  }
+
   void memoryGrowsWithTheWindowNotTheCapture() {
     QTemporaryDir dir;
     const QString path = writeCapture(dir, "long.tmcap", 20, 60);
