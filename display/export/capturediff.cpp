@@ -26,6 +26,11 @@ QString groupName(const QString &name) {
   return n.replace(digits, QStringLiteral("#"));
 }
 
+QString threadGroupOf(const ThreadRow &t) {
+  if (t.probe) return QStringLiteral("threadmon [probe]");
+  return t.info.main ? QStringLiteral("[main]") : groupName(t.info.name);
+}
+
 // "module!function" of a frame, without offset or line (they move between builds).
 QString functionOf(const QString &frame) {
   FrameParts p = splitFrame(frame);
@@ -55,8 +60,7 @@ std::map<QString, Group> threadGroups(const ReportRows &r) {
   std::map<QString, Group> groups;
   for (const ThreadRow &t : r.threads) {
     const QString routine = t.info.startRoutine.isEmpty() ? QString() : functionOf(t.info.startRoutine);
-    QString name = t.probe ? QStringLiteral("threadmon [probe]")
-                           : t.info.main ? QStringLiteral("[main]") : groupName(t.info.name);
+    const QString name = threadGroupOf(t);
     const QString key = name + QChar(0) + routine;
     Group &g = groups[key];
     g.label = name + (routine.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(routine));
@@ -79,13 +83,40 @@ std::pair<double, double> sumAndSpread(const std::vector<double> &v) {
   return {sum, 2 * std::sqrt(var * double(v.size()))};
 }
 
+// Sorted and joined, so that the same set reads the same in both runs.
+QString joined(QStringList parts) {
+  parts.removeDuplicates();
+  parts.sort();
+  return parts.join(QStringLiteral(" + "));
+}
+
+// What a finding is about, by the identity the streamed report merges the
+// same finding of several windows by (findings.def): a diff pairs a run's
+// findings with the other's the same way, by names that survive a rebuild.
 QString findingSubject(const Finding &f, const ReportRows &r) {
-  for (uint32_t id : f.objects)
-    for (const SyncRow &s : r.sync)
-      if (s.info.id == id) return objectKey(s);
+  QStringList parts;
+  switch (findingInfo(f.kind).merge) {
+    case FindingMerge::Objects:
+    case FindingMerge::Cycle:
+      for (uint32_t id : f.objects)
+        for (const SyncRow &s : r.sync)
+          if (s.info.id == id) parts << objectKey(s);
+      break;
+    case FindingMerge::Threads:
+      for (uint32_t tid : f.threads)
+        for (const ThreadRow &t : r.threads)
+          if (t.info.tid == tid) parts << threadGroupOf(t);
+      break;
+    case FindingMerge::Lock:
+      parts << f.evidence.value(QLatin1String("lock")).toString();
+      break;
+    case FindingMerge::Program:
+    case FindingMerge::Newest:
+      return QString();
+  }
+  if (!parts.isEmpty()) return joined(parts);
   const QJsonValue site = f.evidence.value(QLatin1String("call_site"));
-  if (site.isString()) return functionOf(site.toString());
-  return QString();
+  return site.isString() ? functionOf(site.toString()) : QString();
 }
 
 std::vector<DiffFinding> findingsOf(const ReportRows &r) {
