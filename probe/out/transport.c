@@ -594,6 +594,9 @@ void tm_transport_send(tm_transport *t, const uint8_t *frame, size_t len, int to
     if (!t->batching || !batch_append(t, frame, len)) {
       batch_write(t);
       plain_record(t, frame, len, tm_now_ns());
+      /* What the tick gathers next follows this record: the index's times
+       * stay in order (a reader refuses an index whose records go back). */
+      t->batch_since_ns = tm_now_ns();
     }
   }
   if (!(to & TM_TO_NET)) return;

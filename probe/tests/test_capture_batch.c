@@ -3,7 +3,9 @@
  * writes what was gathered, and a fork child's abandon never writes the
  * parent's frames. A file that cannot take a write (RLIMIT_FSIZE here, as
  * a full disk) opens a gap whose time, bytes and cause are counted for the
- * launcher's line, and closes with the resync. */
+ * launcher's line, and closes with the resync. A frame too large to gather
+ * (a tick's counters for tens of thousands of objects) is written alone,
+ * and what the tick gathers after it keeps the index's times in order. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "tm_check.h"
+#include "tmblock.h"
 #include "tmwire.h"
 #include "transport.h"
 
@@ -95,6 +98,44 @@ static void test_loss_counted(void) {
   unlink(path);
 }
 
+/* A tick whose first frame is over the batch's limit: it goes out plain at
+ * once, and the block gathered after it must not claim the tick's earlier
+ * start (the reader refused such an index as damaged). */
+static void test_large_frame_keeps_index_order(void) {
+  tm_transport t;
+  tm_transport_init(&t);
+  t.compress_level = 1;
+  CHECK(tm_transport_open_file(&t, path) == 0);
+  enum { BIG = (1u << 20) + 16 };
+  uint8_t *big = malloc(BIG);
+  CHECK(big != NULL);
+  memset(big, 'x', BIG);
+  struct timespec pause = {0, 2 * (long)MS};
+  for (int tick = 0; tick < 3; tick++) {
+    tm_transport_batch_begin(&t, now_ns());
+    nanosleep(&pause, NULL);
+    tm_transport_send(&t, big, BIG, TM_TO_FILE);
+    nanosleep(&pause, NULL);
+    for (int i = 0; i < 64; i++) send_frame(&t, "gathered after the large frame, compressible");
+    tm_transport_batch_end(&t, now_ns(), true);
+  }
+  free(big);
+  tm_transport_close(&t);
+  int fd = open(path, O_RDONLY);
+  CHECK(fd >= 0);
+  tm_index x = {0};
+  int from_tail = 0;
+  char err[200] = "";
+  CHECK(tm_capture_index(fd, file_size(), &x, &from_tail, err, sizeof err) == 0);
+  if (err[0]) fprintf(stderr, "index refused: %s\n", err);
+  CHECK(from_tail == 1 && err[0] == 0);
+  CHECK(x.n >= 6);
+  for (size_t i = 1; i < x.n; i++) CHECK(x.e[i].first_ns >= x.e[i - 1].first_ns);
+  tm_index_free(&x);
+  close(fd);
+  unlink(path);
+}
+
 int main(void) {
   const char *dir = getenv("TMPDIR");
   snprintf(path, sizeof path, "%s/test_capture_batch.%d", dir && dir[0] ? dir : "/tmp",
@@ -150,6 +191,7 @@ int main(void) {
   check_body("");
   unlink(path);
   test_loss_counted();
+  test_large_frame_keeps_index_order();
   puts("capture batching: ok");
   return 0;
 }
