@@ -3,22 +3,21 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <QProcess>
-#include <QSocketNotifier>
-#include <cerrno>
-
 #include <QAction>
 #include <QDragEnterEvent>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QFileInfo>
 #include <QMimeData>
 #include <QPointer>
+#include <QProcess>
+#include <QSocketNotifier>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QVBoxLayout>
+#include <cerrno>
 
 #include "captureloader.h"
 #include "captureopen.h"
@@ -28,11 +27,12 @@
 #include "livesession.h"
 #include "muxreader.h"
 #include "probeconnection.h"
-#include "treepage.h"
 #include "probelistener.h"
+#include "seekstill.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
 #include "sshdialog.h"
+#include "treepage.h"
 
 namespace {
 // The property of a ProbeConnection that names the ssh relay it came through.
@@ -172,40 +172,75 @@ void MainWindow::openCaptureFile(const QString &path, double atSeconds,
 }
 
 void MainWindow::replaceTab(int index, tmui::SessionView *page) {
+  putInTab(index, page, page->title());
+  followTitle(page);
+}
+
+void MainWindow::putInTab(int index, QWidget *widget, const QString &title) {
   const bool current = tabs_->currentIndex() == index;
   QWidget *old = tabs_->widget(index);
-  tabs_->insertTab(index, page, page->title());
-  followTitle(page);
+  const QString tip = tabs_->tabToolTip(index);
+  tabs_->insertTab(index, widget, title);
+  tabs_->setTabToolTip(index, tip);
   if (current) tabs_->setCurrentIndex(index);
   tabs_->removeTab(tabs_->indexOf(old));
   old->deleteLater();
 }
 
+// A tab's seeks from one page on: the read under way, the still that holds
+// the tab meanwhile, and the window to go back to if the read fails.
+struct MainWindow::Seek {
+  QPointer<CaptureLoader> loader;
+  QPointer<SeekStill> still;
+  double backSeconds = -1;
+};
+
 void MainWindow::followSeeks(tmui::SessionView *page, const QString &path) {
   // A long capture shows a window of it: a click on its whole run reads
-  // another, which replaces this page in its tab when it is ready. A newer
-  // click abandons the read still running.
-  auto pending = std::make_shared<QPointer<CaptureLoader>>();
+  // another. The page goes at once, a still picture of it holding the tab,
+  // so that two windows are never held together; the new page replaces the
+  // still when it is read.
+  auto seek = std::make_shared<Seek>();
   connect(page, &tmui::SessionView::seekRequested, this,
-          [this, page, path, pending](double endSeconds) {
-            if (*pending) (*pending)->abandon();
-            statusBar()->showMessage(
-                tr("Reading the window ending at %1 s…").arg(endSeconds, 0, 'f', 1));
-            auto *loader = new CaptureLoader(path, endSeconds, this);
-            *pending = loader;
-            QPointer<tmui::SessionView> shown(page);
-            connect(loader, &CaptureLoader::finished, this,
-                    [this, shown, path](tmui::SessionView *next, const QString &error) {
-                      statusBar()->clearMessage();
-                      const int at = shown ? tabs_->indexOf(shown) : -1;
-                      if (!next || at < 0) {  // unreadable now, or the tab was closed
-                        if (!next) statusBar()->showMessage(error, 10000);
-                        delete next;
-                        return;
-                      }
-                      replaceTab(at, next);
-                      followSeeks(next, path);
-                    });
+          [this, page, path, seek](double endSeconds) {
+            if (!seek->still) {
+              const int at = tabs_->indexOf(page);
+              if (at < 0) return;
+              seek->backSeconds = page->shownEndSeconds();
+              seek->still = new SeekStill(page->grab(), page->title());
+              putInTab(at, seek->still, page->title());
+            }
+            readWindow(seek, path, endSeconds, false);
+          });
+}
+
+void MainWindow::readWindow(const std::shared_ptr<Seek> &seek, const QString &path,
+                            double endSeconds, bool goingBack) {
+  // A newer click abandons the read still running.
+  if (seek->loader) seek->loader->abandon();
+  const QString reading = tr("Reading the window ending at %1 s…").arg(endSeconds, 0, 'f', 1);
+  seek->still->setText(reading);
+  statusBar()->showMessage(reading);
+  auto *loader = new CaptureLoader(path, endSeconds, this);
+  seek->loader = loader;
+  connect(loader, &CaptureLoader::finished, this,
+          [this, seek, path, goingBack](tmui::SessionView *next, const QString &error) {
+            statusBar()->clearMessage();
+            const int at = seek->still ? tabs_->indexOf(seek->still) : -1;
+            if (at < 0) {  // the tab was closed
+              delete next;
+              return;
+            }
+            if (!next) {  // unreadable now: the window that was shown, if it still reads
+              statusBar()->showMessage(error, 10000);
+              if (goingBack)
+                seek->still->setText(error);
+              else
+                readWindow(seek, path, seek->backSeconds, true);
+              return;
+            }
+            replaceTab(at, next);
+            followSeeks(next, path);
           });
 }
 

@@ -5,8 +5,8 @@
 #define THREADMON_APP_MAINWINDOW_H
 
 #include <QMainWindow>
-
 #include <functional>
+#include <memory>
 
 #include "listenaddress.h"
 #include "livesession.h"
@@ -68,9 +68,13 @@ class MainWindow : public QMainWindow {
   void recordCurrent();
   void saveLastCurrent();
   void closeTab(int index);
+  struct Seek;
   void followSeeks(tmui::SessionView *page, const QString &path);
+  void readWindow(const std::shared_ptr<Seek> &seek, const QString &path, double endSeconds,
+                  bool goingBack);
   // Puts page in the tab at index, in place of what was there (deleted).
   void replaceTab(int index, tmui::SessionView *page);
+  void putInTab(int index, QWidget *widget, const QString &title);
   // The tab's text and tooltip follow the page's title and file.
   void followTitle(tmui::SessionView *page);
   LiveSession *currentLive() const;

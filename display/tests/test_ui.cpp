@@ -29,6 +29,7 @@
 #include "runsummary.h"
 #include "scratchtmpdir.h"
 #include "screenshot.h"
+#include "seekstill.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
 #include "statepalette.h"
@@ -584,11 +585,38 @@ class TestUi : public QObject {
 
     QPointer<tmui::SessionView> before(page);
     emit page->seekRequested(1.0);
-    QTRY_VERIFY_WITH_TIMEOUT(!before, 20000);  // replaced, then deleted
+    // The page goes before the new window is read: a still of it holds the
+    // tab, and no two windows are held at once.
+    QCOMPARE(window.tabs()->currentWidget()->objectName(), QStringLiteral("seekStill"));
+    QTRY_VERIFY_WITH_TIMEOUT(!before, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget()),
+                             20000);
     auto *next = qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget());
-    QVERIFY(next);
     QCOMPARE(window.tabs()->count(), tabsBefore + 1);
     QCOMPARE(next->model()->threadCount(), synth::threadCount(w_));
+  }
+
+  // A seek whose window cannot be read (the file was replaced) goes back
+  // to the window that was shown; when that cannot be read either, the
+  // still says why and the tab stays.
+  void aSeekThatCannotReadSaysWhy() {
+    const QString path = writeCapture(dir_, "seek-then-junk.tmcap", synth::stream(w_));
+    MainWindow window;
+    tmui::SessionView *page = nullptr;
+    window.openCaptureFile(path, -1, [&page](tmui::SessionView *p) { page = p; });
+    QTRY_VERIFY_WITH_TIMEOUT(page, 20000);
+    const int tabs = window.tabs()->count();
+    QFile junk(path);
+    QVERIFY(junk.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    junk.write("not a capture any more");
+    junk.close();
+    emit page->seekRequested(1.0);
+    QWidget *still = window.tabs()->currentWidget();
+    QCOMPARE(still->objectName(), QStringLiteral("seekStill"));
+    auto *shown = static_cast<SeekStill *>(still);
+    QTRY_VERIFY_WITH_TIMEOUT(shown->text().startsWith(path), 20000);
+    QCOMPARE(window.tabs()->count(), tabs);
+    QCOMPARE(window.tabs()->currentWidget(), still);
   }
 
   void unreadableCaptureLoadSaysWhy() {

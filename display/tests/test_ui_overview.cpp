@@ -147,6 +147,8 @@ class TestUiOverview : public QObject {
     QPointer<tmui::SessionView> before(page);
     emit page->seekRequested(120);
     QTRY_VERIFY_WITH_TIMEOUT(!before, 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget()),
+                             60000);
     auto *next = qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget());
     QVERIFY(next && stripOf(next));
     QCOMPARE(&stripOf(next)->summary(), shown);
@@ -155,6 +157,8 @@ class TestUiOverview : public QObject {
     emit next->seekRequested(40);
     emit next->seekRequested(140);
     QTRY_VERIFY_WITH_TIMEOUT(!before, 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget()),
+                             60000);
     next = qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget());
     QVERIFY(next);
     QVERIFY2(next->notice().contains(QLatin1String("130.0 s to 140.0 s")),

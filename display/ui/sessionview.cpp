@@ -206,6 +206,7 @@ WholeRunStrip *SessionView::setWholeRun(std::shared_ptr<const tmon::RunSummary> 
                                         tmon::TimeRange window) {
   auto *layout = static_cast<QVBoxLayout *>(centralWidget()->layout());
   const int64_t start = summary->startNs();
+  shownEndS_ = double(window.t1 - start) / 1e9;
   auto *strip = new WholeRunStrip(std::move(summary), window);
   strip->setObjectName(QStringLiteral("wholeRun"));
   strip->onSeek([this, start](int64_t endNs) { emit seekRequested(double(endNs - start) / 1e9); });

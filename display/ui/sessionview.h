@@ -69,6 +69,9 @@ class SessionView : public QMainWindow {
   // still being built).
   WholeRunStrip *setWholeRun(std::shared_ptr<const tmon::RunSummary> summary,
                              tmon::TimeRange window);
+  // Where the window shown ends, in seconds from the capture's start, as
+  // seekRequested asks for it; -1 when the page shows the whole capture.
+  double shownEndSeconds() const { return shownEndS_; }
   // The live status line (connection state, frames per second, drops).
   void setStatus(const QString &text);
   QString title() const;
@@ -102,6 +105,7 @@ class SessionView : public QMainWindow {
   FindingsView *findings_ = nullptr;
   DeadlockBanner *deadlock_;
   QList<QDockWidget *> docks_;
+  double shownEndS_ = -1;
 };
 
 }  // namespace tmui
