@@ -202,11 +202,9 @@ void PerfettoSink::threadEnd(uint32_t tid, int64_t t) {
 // after it) under one named after the object.
 uint64_t PerfettoSink::objectTrack(const ExportWait &w) {
   const uint64_t uuid = objectWaiterTrack(w.objectId, w.waiter);
-  if (objectTracks_.contains(uuid)) return uuid;
-  objectTracks_.insert(uuid);
+  if (!objectTracks_.insert(uuid).second) return uuid;
   const uint64_t parent = kObjectTrack | w.objectId;
-  if (!objectTracks_.contains(parent)) {
-    objectTracks_.insert(parent);
+  if (objectTracks_.insert(parent).second) {
     ProtoEncoder td;
     td.varint(track::kUuid, parent);
     td.varint(track::kParentUuid, pid());
@@ -236,15 +234,28 @@ const PerfettoSink::ObjectAnnotations &PerfettoSink::annotations(const ExportObj
   return a;
 }
 
+// A slice's category and name (its state's label) as encoded fields, by
+// state: the same few for a million waits.
+const std::string &PerfettoSink::sliceNames(bool onObject, FinalState s) {
+  std::string &f = (onObject ? objectSliceNames_ : waitSliceNames_)[size_t(s)];
+  if (f.empty()) {
+    ProtoEncoder e;
+    e.string(event::kCategories, QLatin1String(onObject ? "object" : "wait"));
+    e.string(event::kName, QLatin1String(finalStateLabel(s)));
+    f.assign(e.bytes(), size_t(e.size()));
+  }
+  return f;
+}
+
 void PerfettoSink::wait(const ExportWait &w) {
   if (w.objectId) {
     // On the object's track: its waiters one under another.
     const uint64_t on = objectTrack(w);
+    const std::string &names = sliceNames(true, w.state);
     ProtoEncoder b;
     b.varint(event::kType, event::kSliceBegin);
     b.varint(event::kTrackUuid, on);
-    b.string(event::kCategories, QLatin1String("object"));
-    b.string(event::kName, QLatin1String(finalStateLabel(w.state)));
+    b.encoded(names.data(), names.size());
     packet(packet::kTrackEvent, b, w.start);
     ProtoEncoder e;
     e.varint(event::kType, event::kSliceEnd);
@@ -252,12 +263,12 @@ void PerfettoSink::wait(const ExportWait &w) {
     packet(packet::kTrackEvent, e, w.end);
   }
   const uint64_t trackUuid = kThreadTrack | w.waiter;
+  const std::string &sliceNamed = sliceNames(false, w.state);
+  const ObjectAnnotations &names = annotations(*w.object);
   ProtoEncoder b;
   b.varint(event::kType, event::kSliceBegin);
   b.varint(event::kTrackUuid, trackUuid);
-  b.string(event::kCategories, QLatin1String("wait"));
-  b.string(event::kName, QLatin1String(finalStateLabel(w.state)));
-  const ObjectAnnotations &names = annotations(*w.object);
+  b.encoded(sliceNamed.data(), sliceNamed.size());
   b.encoded(names.both.data(), names.both.size());
   if (w.holder) annotate(&b, "holder_tid", w.holder);
   if (w.releaser) annotate(&b, "released_by_tid", w.releaser);
@@ -266,11 +277,16 @@ void PerfettoSink::wait(const ExportWait &w) {
   const uint64_t id = flow ? ++flows_ : 0;
   if (flow) {
     // The release: an instant on the releaser's track, flowing to the wait.
+    static const std::string released = [] {
+      ProtoEncoder e;
+      e.string(event::kCategories, QLatin1String("wakeup"));
+      e.string(event::kName, QLatin1String("release"));
+      return std::string(e.bytes(), size_t(e.size()));
+    }();
     ProtoEncoder r;
     r.varint(event::kType, event::kInstant);
     r.varint(event::kTrackUuid, kThreadTrack | w.releaser);
-    r.string(event::kCategories, QLatin1String("wakeup"));
-    r.string(event::kName, QLatin1String("release"));
+    r.encoded(released.data(), released.size());
     r.encoded(names.both.data(), names.objectSize);
     r.fixed64(event::kFlowIds, id);
     packet(packet::kTrackEvent, r, w.end);
@@ -295,8 +311,7 @@ void PerfettoSink::counterValue(uint64_t trackUuid, int64_t t, double value) {
 
 void PerfettoSink::userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) {
   const uint64_t uuid = (6ull << 56) | tid;
-  if (!objectTracks_.contains(uuid)) {
-    objectTracks_.insert(uuid);
+  if (objectTracks_.insert(uuid).second) {
     ProtoEncoder td;
     td.varint(track::kUuid, uuid);
     td.varint(track::kParentUuid, kThreadTrack | tid);

@@ -20,9 +20,10 @@
 #define THREADMON_PERFETTOEXPORT_H
 
 #include <QHash>
-#include <QSet>
+#include <array>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "exporttimeline.h"
@@ -74,7 +75,10 @@ class PerfettoSink : public TimelineSink {
   ExportOutput *out_;
   QHash<uint32_t, QString> comm_;  // thread names, by tid
   std::unordered_map<uint32_t, Task> tasks_;  // by tid
-  QSet<uint64_t> objectTracks_;  // object, object x waiter and user-thread tracks described
+  // object, object x waiter and user-thread tracks described
+  std::unordered_set<uint64_t> objectTracks_;
+  const std::string &sliceNames(bool onObject, FinalState s);
+  std::array<std::string, kFinalStateCount> objectSliceNames_, waitSliceNames_;
   uint64_t flows_ = 0;
 };
 
