@@ -4,7 +4,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-
 #include <charconv>
 #include <cstring>
 
@@ -76,8 +75,7 @@ const std::string &ChromeSink::eventHead(const char *cat, FinalState s) {
   std::string &h = (cat ? waitHeads_ : stateHeads_)[size_t(s)];
   if (h.empty()) {
     h = std::string("{\"ph\":\"X\",\"cat\":\"") + (cat ? cat : finalStateKey(s)) +
-        "\",\"name\":\"" + finalStateLabel(s) + "\",\"pid\":" + std::to_string(pid()) +
-        ",\"tid\":";
+        "\",\"name\":\"" + finalStateLabel(s) + "\",\"pid\":" + std::to_string(pid()) + ",\"tid\":";
   }
   return h;
 }

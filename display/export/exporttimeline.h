@@ -9,7 +9,6 @@
 #define THREADMON_EXPORTTIMELINE_H
 
 #include <QString>
-
 #include <deque>
 #include <unordered_map>
 #include <unordered_set>
@@ -84,7 +83,7 @@ class TimelineSink : public ExportSink {
   std::unordered_map<uint32_t, StateInterval> pending_;   // by tid: the run not closed yet
   std::unordered_map<uint32_t, ExportWait> pendingWait_;  // by waiter
   const ExportObject *objectNamed(uint32_t id, QString name, QString callSite);
-  std::deque<ExportObject> objects_;                        // every one made, in order
+  std::deque<ExportObject> objects_;                               // every one made, in order
   std::unordered_map<uint32_t, const ExportObject *> objectById_;  // the latest by id
   struct PendingSpan {
     QString name;

@@ -54,9 +54,10 @@ CaptureLoadResult exportCapture(const QString &path, ExportSink *sink, const Exp
   if (windowsWanted > kMaxWindows) {
     CaptureLoadResult refused;
     refused.status = CaptureLoadResult::Unreadable;
-    refused.message = QStringLiteral("its records' times span %1 s: more than %2 windows, not trusted")
-                          .arg((double(last) - double(first)) / 1e9, 0, 'g', 3)
-                          .arg(kMaxWindows);
+    refused.message =
+        QStringLiteral("its records' times span %1 s: more than %2 windows, not trusted")
+            .arg((double(last) - double(first)) / 1e9, 0, 'g', 3)
+            .arg(kMaxWindows);
     return refused;
   }
   CaptureLoadResult res;

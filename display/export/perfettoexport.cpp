@@ -94,13 +94,14 @@ void annotate(ProtoEncoder *e, const char *name, uint64_t value) {
 void PerfettoSink::packet(uint32_t field, const ProtoEncoder &body, int64_t t) {
   // Trace.packet's key and length, the packet's own fields, the body's key
   // and length, then the body: written in place in the output's buffer.
-  constexpr uint64_t kTimestampKey = packet::kTimestamp << 3, kSequenceKey = packet::kSequenceId << 3;
+  constexpr uint64_t kTimestampKey = packet::kTimestamp << 3,
+                     kSequenceKey = packet::kSequenceId << 3;
   const uint64_t n = uint64_t(body.size());
-  const uint64_t inner = (t >= 0 ? ProtoEncoder::varintSize(kTimestampKey) +
-                                        ProtoEncoder::varintSize(uint64_t(t))
-                                  : 0) +
-                         ProtoEncoder::varintSize(kSequenceKey) + ProtoEncoder::varintSize(kSequence) +
-                         ProtoEncoder::lengthHeaderSize(field, n) + n;
+  const uint64_t inner =
+      (t >= 0 ? ProtoEncoder::varintSize(kTimestampKey) + ProtoEncoder::varintSize(uint64_t(t))
+              : 0) +
+      ProtoEncoder::varintSize(kSequenceKey) + ProtoEncoder::varintSize(kSequence) +
+      ProtoEncoder::lengthHeaderSize(field, n) + n;
   char *p = out_->reserve(n + 48);
   p = ProtoEncoder::putVarint(p, (kTracePacket << 3) | ProtoEncoder::kLength);
   p = ProtoEncoder::putVarint(p, inner);
