@@ -4,6 +4,8 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <charconv>
+#include <cstring>
 
 #include "exportoutput.h"
 
@@ -18,39 +20,71 @@ QByteArray quoted(const QString &s) {
 QByteArray num(double v) { return QByteArray::number(v, 'g', 12); }
 }  // namespace
 
-// Integers and times appended in place: the states and waits are millions
-// of events, and building each from temporary strings was most of the CPU.
-static void appendInt(std::string *b, int64_t v) {
-  char tmp[24];
-  char *at = tmp + sizeof tmp;
-  const bool neg = v < 0;
-  uint64_t u = neg ? uint64_t(-(v + 1)) + 1 : uint64_t(v);
-  do {
-    *--at = char('0' + u % 10);
-    u /= 10;
-  } while (u);
-  if (neg) *--at = '-';
-  b->append(at, size_t(tmp + sizeof tmp - at));
+// Events are written straight into the output's buffer (ExportOutput::
+// reserve): the states and waits are millions of events, and building each
+// in a string of its own and appending it was most of the CPU.
+namespace {
+struct Text {
+  char *p;
+  template <size_t N>
+  void lit(const char (&s)[N]) {
+    std::memcpy(p, s, N - 1);
+    p += N - 1;
+  }
+  void str(const std::string &s) {
+    std::memcpy(p, s.data(), s.size());
+    p += s.size();
+  }
+  void num(int64_t v) { p = std::to_chars(p, p + 20, v).ptr; }
+  // Microseconds with three decimals: nanoseconds, exactly.
+  void ts(int64_t ns) {
+    if (ns < 0) {
+      *p++ = '-';
+      ns = -ns;
+    }
+    num(ns / 1000);
+    const int rest = int(ns % 1000);
+    if (!rest) return;
+    p[0] = '.';
+    p[1] = char('0' + rest / 100);
+    p[2] = char('0' + rest / 10 % 10);
+    p[3] = char('0' + rest % 10);
+    p += 4;
+  }
+};
+// Room for an event's numbers and fixed words; names are added to it.
+constexpr size_t kEventRoom = 320;
+}  // namespace
+
+char *ChromeSink::begin(size_t n) {
+  char *p = out_->reserve(n + 64);
+  if (!opened_) {
+    opened_ = true;
+    static const char head[] = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+    std::memcpy(p, head, sizeof head - 1);
+    p += sizeof head - 1;
+  }
+  if (any_) *p++ = ',', *p++ = '\n';
+  any_ = true;
+  return p;
 }
 
-void ChromeSink::appendTs(std::string *b, int64_t ns) const {
-  // Microseconds with three decimals: nanoseconds, exactly.
-  if (ns < 0) {
-    *b += '-';
-    ns = -ns;
+const std::string &ChromeSink::eventHead(const char *cat, FinalState s) {
+  // '{"ph":"X","cat":"CAT","name":"LABEL","pid":PID,"tid":' by state, made
+  // once: every state and wait event starts so.
+  std::string &h = (cat ? waitHeads_ : stateHeads_)[size_t(s)];
+  if (h.empty()) {
+    h = std::string("{\"ph\":\"X\",\"cat\":\"") + (cat ? cat : finalStateKey(s)) +
+        "\",\"name\":\"" + finalStateLabel(s) + "\",\"pid\":" + std::to_string(pid()) + ",\"tid\":";
   }
-  appendInt(b, ns / 1000);
-  const int rest = int(ns % 1000);
-  if (!rest) return;
-  const char decimals[4] = {'.', char('0' + rest / 100), char('0' + rest / 10 % 10),
-                            char('0' + rest % 10)};
-  b->append(decimals, 4);
+  return h;
 }
 
 QByteArray ChromeSink::ts(int64_t t) const {
-  std::string b;
-  appendTs(&b, t - origin());
-  return QByteArray::fromStdString(b);
+  char b[32];
+  Text e{b};
+  e.ts(t - origin());
+  return QByteArray(b, e.p - b);
 }
 
 const std::string &ChromeSink::quotedOnce(const QString &s) {
@@ -59,20 +93,15 @@ const std::string &ChromeSink::quotedOnce(const QString &s) {
   return *it;
 }
 
-const ChromeSink::QuotedObject &ChromeSink::quotedNames(const ExportWait &w) {
-  QuotedObject &q = quotedObjects_[w.objectId];
-  if (!q.made || q.object != w.object || q.callSite != w.callSite) {
+const ChromeSink::QuotedObject &ChromeSink::quotedNames(const ExportObject &o) {
+  if (o.index >= quotedObjects_.size()) quotedObjects_.resize(o.index + 1);
+  QuotedObject &q = quotedObjects_[o.index];
+  if (!q.made) {
     q.made = true;
-    q.object = w.object;
-    q.callSite = w.callSite;
-    q.objectJson = quoted(w.object).toStdString();
-    q.callSiteJson = quoted(w.callSite).toStdString();
+    q.objectJson = quoted(o.name).toStdString();
+    q.callSiteJson = quoted(o.callSite).toStdString();
   }
   return q;
-}
-
-void ChromeSink::event(const std::string &json) {
-  event(json.data(), qsizetype(json.size()));
 }
 
 void ChromeSink::event(const QByteArray &json) {
@@ -80,13 +109,9 @@ void ChromeSink::event(const QByteArray &json) {
 }
 
 void ChromeSink::event(const char *json, qsizetype n) {
-  if (!opened_) {
-    opened_ = true;
-    out_->write(QByteArrayLiteral("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"));
-  }
-  if (any_) out_->write(",\n", 2);
-  any_ = true;
-  out_->write(json, n);
+  char *p = begin(size_t(n));
+  if (n > 0) std::memcpy(p, json, size_t(n));
+  out_->commit(p + n);
 }
 
 void ChromeSink::process(const SessionInfo &info, int) {
@@ -117,81 +142,84 @@ void ChromeSink::thread(const ExportThread &t) {
 
 void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
   // The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
-  std::string &e = line_;
-  e.clear();  // keeps its capacity
-  e.append("{\"ph\":\"X\",\"cat\":\"").append(finalStateKey(iv.state)).append("\",\"name\":\"");
-  e.append(finalStateLabel(iv.state)).append("\",\"pid\":");
-  appendInt(&e, pid());
-  e.append(",\"tid\":");
-  appendInt(&e, tid);
-  e.append(",\"ts\":");
-  appendTs(&e, iv.start - origin());
-  e.append(",\"dur\":");
-  appendTs(&e, iv.end - iv.start);
+  const std::string &head = eventHead(nullptr, iv.state);
+  Text e{begin(head.size() + kEventRoom)};
+  e.str(head);
+  e.num(tid);
+  e.lit(",\"ts\":");
+  e.ts(iv.start - origin());
+  e.lit(",\"dur\":");
+  e.ts(iv.end - iv.start);
   if (iv.cpu >= 0 || iv.object) {
-    e.append(",\"args\":{");
-    if (iv.cpu >= 0) e.append("\"cpu\":"), appendInt(&e, iv.cpu);
-    if (iv.object) e.append(iv.cpu >= 0 ? ",\"object_id\":" : "\"object_id\":"), appendInt(&e, iv.object);
-    e += '}';
+    e.lit(",\"args\":{");
+    if (iv.cpu >= 0) e.lit("\"cpu\":"), e.num(iv.cpu);
+    if (iv.object) {
+      if (iv.cpu >= 0) *e.p++ = ',';
+      e.lit("\"object_id\":");
+      e.num(iv.object);
+    }
+    *e.p++ = '}';
   }
-  e += '}';
-  event(e);
+  *e.p++ = '}';
+  out_->commit(e.p);
 }
 
 void ChromeSink::wait(const ExportWait &w) {
-  std::string &e = line_;
-  e.clear();
-  e.append("{\"ph\":\"X\",\"cat\":\"wait\",\"name\":\"").append(finalStateLabel(w.state));
-  e.append("\",\"pid\":");
-  appendInt(&e, pid());
-  e.append(",\"tid\":");
-  appendInt(&e, waitTrack(w.waiter));
-  e.append(",\"ts\":");
-  appendTs(&e, w.start - origin());
-  e.append(",\"dur\":");
-  appendTs(&e, w.end - w.start);
-  const QuotedObject &names = quotedNames(w);
-  e.append(",\"args\":{\"object\":").append(names.objectJson);
-  if (!w.callSite.isEmpty()) e.append(",\"call_site\":").append(names.callSiteJson);
-  if (w.holder) e.append(",\"holder_tid\":"), appendInt(&e, w.holder);
-  if (w.releaser) e.append(",\"released_by_tid\":"), appendInt(&e, w.releaser);
-  if (w.open) e.append(",\"open\":true");
-  e.append("}}");
-  event(e);
+  const std::string &head = eventHead("wait", w.state);
+  const QuotedObject &names = quotedNames(*w.object);
+  Text e{begin(head.size() + names.objectJson.size() + names.callSiteJson.size() + kEventRoom)};
+  e.str(head);
+  e.num(waitTrack(w.waiter));
+  e.lit(",\"ts\":");
+  e.ts(w.start - origin());
+  e.lit(",\"dur\":");
+  e.ts(w.end - w.start);
+  e.lit(",\"args\":{\"object\":");
+  e.str(names.objectJson);
+  if (!w.object->callSite.isEmpty()) e.lit(",\"call_site\":"), e.str(names.callSiteJson);
+  if (w.holder) e.lit(",\"holder_tid\":"), e.num(w.holder);
+  if (w.releaser) e.lit(",\"released_by_tid\":"), e.num(w.releaser);
+  if (w.open) e.lit(",\"open\":true");
+  e.lit("}}");
+  out_->commit(e.p);
   if (!w.releaser || w.open || w.releaser == w.waiter) return;
   // Who released it: from the releaser's state at the wait's end to the wait.
   const uint64_t id = ++flows_;
   for (int end = 0; end < 2; end++) {
-    e.clear();
-    e.append(end ? "{\"ph\":\"f\",\"bp\":\"e\"" : "{\"ph\":\"s\"");
-    e.append(",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
-    appendInt(&e, int64_t(id));
-    e.append(",\"pid\":");
-    appendInt(&e, pid());
-    e.append(",\"tid\":");
-    appendInt(&e, end ? waitTrack(w.waiter) : w.releaser);
-    e.append(",\"ts\":");
-    appendTs(&e, w.end - 1 - origin());
-    e += '}';
-    event(e);
+    Text f{begin(kEventRoom)};
+    if (end)
+      f.lit("{\"ph\":\"f\",\"bp\":\"e\"");
+    else
+      f.lit("{\"ph\":\"s\"");
+    f.lit(",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
+    f.num(int64_t(id));
+    f.lit(",\"pid\":");
+    f.num(pid());
+    f.lit(",\"tid\":");
+    f.num(end ? waitTrack(w.waiter) : w.releaser);
+    f.lit(",\"ts\":");
+    f.ts(w.end - 1 - origin());
+    *f.p++ = '}';
+    out_->commit(f.p);
   }
 }
 
 void ChromeSink::userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) {
   // On the LWP's waits track: a user thread runs there between its LWP's waits.
-  std::string &e = line_;
-  e.clear();
-  e.append("{\"ph\":\"X\",\"cat\":\"user_thread\",\"name\":").append(quotedOnce(userThread));
-  e.append(",\"pid\":");
-  appendInt(&e, pid());
-  e.append(",\"tid\":");
-  appendInt(&e, userTrack(tid));
-  e.append(",\"ts\":");
-  appendTs(&e, start - origin());
-  e.append(",\"dur\":");
-  appendTs(&e, end - start);
-  e += '}';
-  event(e);
+  const std::string &name = quotedOnce(userThread);
+  Text e{begin(name.size() + kEventRoom)};
+  e.lit("{\"ph\":\"X\",\"cat\":\"user_thread\",\"name\":");
+  e.str(name);
+  e.lit(",\"pid\":");
+  e.num(pid());
+  e.lit(",\"tid\":");
+  e.num(userTrack(tid));
+  e.lit(",\"ts\":");
+  e.ts(start - origin());
+  e.lit(",\"dur\":");
+  e.ts(end - start);
+  *e.p++ = '}';
+  out_->commit(e.p);
   if (userTracks_.contains(tid)) return;
   userTracks_.insert(tid);
   event("{\"ph\":\"M\",\"pid\":" + QByteArray::number(pid()) + ",\"tid\":" +

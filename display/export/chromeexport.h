@@ -10,6 +10,7 @@
 
 #include <QHash>
 #include <QSet>
+#include <array>
 #include <string>
 
 #include "exporttimeline.h"
@@ -44,23 +45,23 @@ class ChromeSink : public TimelineSink {
  private:
   void event(const char *json, qsizetype n);
   void event(const QByteArray &json);
-  void event(const std::string &json);
+  // An event's room (n bytes and the separator) in the output, after the
+  // separator: the event is written there and committed (ExportOutput).
+  char *begin(size_t n);
+  // A state's (cat null) or a wait's event up to its tid.
+  const std::string &eventHead(const char *cat, FinalState s);
   QByteArray ts(int64_t t) const;
-  // Events are built in a std::string: QByteArray's append was a third of
-  // the export's time (docs/benchmarks.md, "Exports of a long capture").
-  void appendTs(std::string *b, int64_t ns) const;
   const std::string &quotedOnce(const QString &s);
   QHash<QString, std::string> quoted_;  // user threads' names, as JSON strings
-  // A wait's object name and call site as JSON strings, by object: looked
-  // up by its id, not by hashing both names for each of a million waits.
+  // A wait's object name and call site as JSON strings, by
+  // ExportObject::index: made once, not for each of a million waits.
   struct QuotedObject {
     bool made = false;
-    QString object, callSite;
     std::string objectJson, callSiteJson;
   };
-  const QuotedObject &quotedNames(const ExportWait &w);
-  std::unordered_map<uint32_t, QuotedObject> quotedObjects_;
-  std::string line_;
+  const QuotedObject &quotedNames(const ExportObject &o);
+  std::vector<QuotedObject> quotedObjects_;
+  std::array<std::string, kFinalStateCount> stateHeads_, waitHeads_;
   QSet<uint32_t> userTracks_;
   ExportOutput *out_;
   bool any_ = false;

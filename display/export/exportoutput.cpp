@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -67,14 +68,22 @@ void ExportOutput::sink(const char *data, size_t n) {
   }
 }
 
+void ExportOutput::grow(size_t n) {
+  const size_t capacity = std::max(size_ + n, std::max(2 * capacity_, kFlushAt + 4096));
+  std::unique_ptr<char[]> bigger(new char[capacity]);
+  if (size_) std::memcpy(bigger.get(), pending_.get(), size_);
+  pending_ = std::move(bigger);
+  capacity_ = capacity;
+}
+
 void ExportOutput::flush(bool finish) {
   if (!z_) {
-    sink(pending_.data(), pending_.size());
-    pending_.clear();
+    sink(pending_.get(), size_);
+    size_ = 0;
     return;
   }
-  z_->s.next_in = reinterpret_cast<Bytef *>(pending_.data());
-  z_->s.avail_in = uInt(pending_.size());
+  z_->s.next_in = reinterpret_cast<Bytef *>(pending_.get());
+  z_->s.avail_in = uInt(size_);
   char out[65536];
   int rc;
   do {
@@ -83,7 +92,7 @@ void ExportOutput::flush(bool finish) {
     rc = deflate(&z_->s, finish ? Z_FINISH : Z_NO_FLUSH);
     sink(out, sizeof out - z_->s.avail_out);
   } while (z_->s.avail_out == 0 || (finish && rc != Z_STREAM_END && rc != Z_STREAM_ERROR));
-  pending_.clear();
+  size_ = 0;
 }
 
 bool ExportOutput::close() {

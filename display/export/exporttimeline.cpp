@@ -51,33 +51,38 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
     // warm-up has no transition here until it unblocks: the window shows
     // the kernel's view (asleep) until then. Its blocked state carries on
     // over that head (as StreamedReport carries it).
+    // The run not closed yet (from the last window), looked up once per
+    // thread: two lookups per interval were a tenth of the walk's own time.
     auto held = pending_.find(tid);
-    bool carry = !first && held != pending_.end() && isBlockedState(held->second.state) &&
-                 held->second.end == span.t0;
+    bool have = held != pending_.end();
+    StateInterval run = have ? held->second : StateInterval{};
+    bool carry = !first && have && isBlockedState(run.state) && run.end == span.t0;
     for (StateInterval iv : m.intervals(i, span)) {
       if (carry && iv.state == FinalState::Sleeping) {
-        iv.state = held->second.state;
-        iv.object = held->second.object;
-        iv.cpu = held->second.cpu;
+        iv.state = run.state;
+        iv.object = run.object;
+        iv.cpu = run.cpu;
       } else {
         carry = false;
       }
-      auto it = pending_.find(tid);
-      if (it != pending_.end()) {
-        if (sameRun(it->second, iv)) {
-          it->second.end = iv.end;
+      if (have) {
+        if (sameRun(run, iv)) {
+          run.end = iv.end;
           continue;
         }
-        state(tid, it->second);
-        it->second = iv;
-      } else {
-        pending_.emplace(tid, iv);
+        state(tid, run);
       }
+      run = iv;
+      have = true;
     }
-    auto it = pending_.find(tid);
-    if (it != pending_.end() && (it->second.end < span.t1 || last)) {
-      state(tid, it->second);
-      pending_.erase(it);
+    if (!have) continue;
+    if (run.end < span.t1 || last) {
+      state(tid, run);
+      if (held != pending_.end()) pending_.erase(held);
+    } else if (held != pending_.end()) {
+      held->second = run;
+    } else {
+      pending_.emplace(tid, run);
     }
   }
   // Waits, in start order per object; one cut by the window's end is held
@@ -87,18 +92,12 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   for (int k = 0; k < m.syncObjectCount(); k++) {
     const SyncObjectInfo &o = m.syncObject(k);
     if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) continue;  // no timed waits
-    QString name, site;
-    QByteArray nameUtf8, siteUtf8;
+    const ExportObject *names = nullptr;
     for (const WaitRecord &r : m.waits(o.id, span)) {
       // The sums a live model keeps of waits it let go are no slices on a
       // timeline (their intervals went too: SessionModel::keepDetailFor).
       if (r.count != 1) continue;
-      if (name.isEmpty()) {
-        name = objectName(m, o.id);
-        site = o.callSite();
-        nameUtf8 = name.toUtf8();
-        siteUtf8 = site.toUtf8();
-      }
+      if (!names) names = objectNamed(o.id, objectName(m, o.id), o.callSite());
       ExportWait w;
       w.waiter = r.waiter;
       w.releaser = r.releaser;
@@ -107,13 +106,12 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
       w.end = r.end;
       w.state = r.state;
       w.objectId = o.id;
-      w.object = name;
-      w.callSite = site;
-      w.objectUtf8 = nameUtf8;
-      w.callSiteUtf8 = siteUtf8;
+      w.object = names;
       w.open = r.open;
       auto it = pendingWait_.find(w.waiter);
-      if (it != pendingWait_.end() && it->second.object == w.object && w.start <= span.t0) {
+      if (it != pendingWait_.end() &&
+          (it->second.object == names || it->second.object->name == names->name) &&
+          w.start <= span.t0) {
         w.start = it->second.start;
         if (!w.holder) w.holder = it->second.holder;
         pendingWait_.erase(it);
@@ -122,7 +120,7 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
         pendingWait_[w.waiter] = w;
         continue;
       }
-      waits.push_back(std::move(w));
+      waits.push_back(w);
     }
   }
   // A held wait the next window did not continue ended at the edge.
@@ -167,6 +165,23 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   for (int i = 0; i < m.threadCount(); i++)
     if (m.thread(i).endNs >= 0 && m.thread(i).endNs <= span.t1) threadEnd(m.thread(i).tid, m.thread(i).endNs);
   end();
+}
+
+const ExportObject *TimelineSink::objectNamed(uint32_t id, QString name, QString callSite) {
+  auto it = objectById_.find(id);
+  if (it != objectById_.end() && it->second->name == name && it->second->callSite == callSite)
+    return it->second;
+  // New, or named otherwise in this window: a new one (waits held from
+  // earlier windows keep theirs).
+  ExportObject &o = objects_.emplace_back();
+  o.id = id;
+  o.index = uint32_t(objects_.size() - 1);
+  o.nameUtf8 = name.toUtf8();
+  o.callSiteUtf8 = callSite.toUtf8();
+  o.name = std::move(name);
+  o.callSite = std::move(callSite);
+  objectById_[id] = &o;
+  return &o;
 }
 
 void TimelineSink::flushSpans(const SessionModel &m, const TimeRange &span, bool last) {

@@ -9,7 +9,7 @@
 #define THREADMON_EXPORTTIMELINE_H
 
 #include <QString>
-
+#include <deque>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -26,17 +26,24 @@ struct ExportThread {
   bool main = false, probe = false;
 };
 
+// A sync object's names as its waits carry them: made once per object (a
+// million waits each converting or copying its names was a tenth of a
+// Perfetto export), again only when a later window names it otherwise.
+struct ExportObject {
+  uint32_t id = 0;
+  uint32_t index = 0;  // 0, 1, 2 ... in the order made: a sink's own tables
+  QString name;        // "mutex mutex_hold!big_lock"
+  QString callSite;    // where it was contended first, "" when unknown
+  QByteArray nameUtf8, callSiteUtf8;
+};
+
 struct ExportWait {
   uint32_t waiter = 0, releaser = 0, holder = 0;
   int64_t start = 0, end = 0;
   FinalState state = FinalState::BlockedMutex;
   uint32_t objectId = 0;
-  QString object;    // "mutex mutex_hold!big_lock"
-  QString callSite;  // where it was contended first, "" when unknown
-  // The same two in UTF-8, made once per object and window (a million
-  // waits each converting its names was a tenth of a Perfetto export).
-  QByteArray objectUtf8, callSiteUtf8;
-  bool open = false;  // still blocked where the export ends
+  const ExportObject *object = nullptr;  // the sink's, for the whole export
+  bool open = false;                     // still blocked where the export ends
 };
 
 class TimelineSink : public ExportSink {
@@ -75,6 +82,9 @@ class TimelineSink : public ExportSink {
   std::unordered_set<uint32_t> threadsSeen_;
   std::unordered_map<uint32_t, StateInterval> pending_;   // by tid: the run not closed yet
   std::unordered_map<uint32_t, ExportWait> pendingWait_;  // by waiter
+  const ExportObject *objectNamed(uint32_t id, QString name, QString callSite);
+  std::deque<ExportObject> objects_;                               // every one made, in order
+  std::unordered_map<uint32_t, const ExportObject *> objectById_;  // the latest by id
   struct PendingSpan {
     QString name;
     int64_t start = 0, end = 0;

@@ -92,18 +92,29 @@ void annotate(ProtoEncoder *e, const char *name, uint64_t value) {
 }  // namespace
 
 void PerfettoSink::packet(uint32_t field, const ProtoEncoder &body, int64_t t) {
-  // The packet's own fields and the body's key and length, then the body
-  // where it is: no copy of it.
-  ProtoEncoder p;
-  if (t >= 0) p.varint(packet::kTimestamp, t);
-  p.varint(packet::kSequenceId, kSequence);
-  p.lengthHeader(field, uint64_t(body.size()));
-  // Trace.packet's key and length before them.
-  ProtoEncoder head;
-  head.lengthHeader(kTracePacket, uint64_t(p.size() + body.size()));
-  out_->write(head.bytes(), head.size());
-  out_->write(p.bytes(), p.size());
-  out_->write(body.bytes(), body.size());
+  // Trace.packet's key and length, the packet's own fields, the body's key
+  // and length, then the body: written in place in the output's buffer.
+  constexpr uint64_t kTimestampKey = packet::kTimestamp << 3,
+                     kSequenceKey = packet::kSequenceId << 3;
+  const uint64_t n = uint64_t(body.size());
+  const uint64_t inner =
+      (t >= 0 ? ProtoEncoder::varintSize(kTimestampKey) + ProtoEncoder::varintSize(uint64_t(t))
+              : 0) +
+      ProtoEncoder::varintSize(kSequenceKey) + ProtoEncoder::varintSize(kSequence) +
+      ProtoEncoder::lengthHeaderSize(field, n) + n;
+  char *p = out_->reserve(n + 48);
+  p = ProtoEncoder::putVarint(p, (kTracePacket << 3) | ProtoEncoder::kLength);
+  p = ProtoEncoder::putVarint(p, inner);
+  if (t >= 0) {
+    p = ProtoEncoder::putVarint(p, kTimestampKey);
+    p = ProtoEncoder::putVarint(p, uint64_t(t));
+  }
+  p = ProtoEncoder::putVarint(p, kSequenceKey);
+  p = ProtoEncoder::putVarint(p, kSequence);
+  p = ProtoEncoder::putVarint(p, (uint64_t(field) << 3) | ProtoEncoder::kLength);
+  p = ProtoEncoder::putVarint(p, n);
+  if (n) std::memcpy(p, body.bytes(), n);
+  out_->commit(p + n);
 }
 
 void PerfettoSink::process(const SessionInfo &info, int cpuCount) {
@@ -145,7 +156,7 @@ void PerfettoSink::counterTrack(uint64_t uuid, const QString &name, const char *
 void PerfettoSink::thread(const ExportThread &t) {
   const QString name = t.name + (t.probe ? QStringLiteral(" [probe]") : QString());
   comm_.insert(t.tid, name);
-  commUtf8_.insert(t.tid, name.toUtf8());
+  tasks_[t.tid].comm = name.toUtf8();
   ProtoEncoder thd;
   thd.varint(thr::kPid, pid());
   thd.varint(thr::kTid, t.tid);
@@ -165,40 +176,40 @@ void PerfettoSink::thread(const ExportThread &t) {
   packet(packet::kProcessTree, pt, std::max<int64_t>(0, origin()));
 }
 
-void PerfettoSink::taskState(uint32_t tid, int64_t t, int state, int cpu) {
+void PerfettoSink::taskState(Task *k, uint32_t tid, int64_t t, int state, int cpu) {
   ProtoEncoder e;
   if (state == task::kRunning && cpu >= 0) e.varint(task::kCpu, uint32_t(cpu));
-  e.bytes(task::kComm, commUtf8_.value(tid));
+  e.bytes(task::kComm, k->comm);
   e.varint(task::kTid, tid);
   e.varint(task::kState, uint64_t(state));
   packet(packet::kTaskState, e, t);
-  lastState_.insert(tid, state);
+  k->last = state;
 }
 
 void PerfettoSink::state(uint32_t tid, const StateInterval &iv) {
   const int s = taskStateOf(iv.state);
-  const int last = lastState_.value(tid, 0);
-  if (last == s && s != task::kRunning) return;  // a run of the same Linux state
-  if (last == task::kRunning && s == task::kRunning)
-    taskState(tid, iv.start, task::kRunnable, -1);  // moved to another CPU
-  taskState(tid, iv.start, s, iv.cpu);
+  Task &k = tasks_[tid];
+  if (k.last == s && s != task::kRunning) return;  // a run of the same Linux state
+  if (k.last == task::kRunning && s == task::kRunning)
+    taskState(&k, tid, iv.start, task::kRunnable, -1);  // moved to another CPU
+  taskState(&k, tid, iv.start, s, iv.cpu);
 }
 
-void PerfettoSink::threadEnd(uint32_t tid, int64_t t) { taskState(tid, t, task::kDead, -1); }
+void PerfettoSink::threadEnd(uint32_t tid, int64_t t) {
+  taskState(&tasks_[tid], tid, t, task::kDead, -1);
+}
 
 // A sync object as a track of its waits, a child track per waiter (named
 // after it) under one named after the object.
 uint64_t PerfettoSink::objectTrack(const ExportWait &w) {
   const uint64_t uuid = objectWaiterTrack(w.objectId, w.waiter);
-  if (objectTracks_.contains(uuid)) return uuid;
-  objectTracks_.insert(uuid);
+  if (!objectTracks_.insert(uuid).second) return uuid;
   const uint64_t parent = kObjectTrack | w.objectId;
-  if (!objectTracks_.contains(parent)) {
-    objectTracks_.insert(parent);
+  if (objectTracks_.insert(parent).second) {
     ProtoEncoder td;
     td.varint(track::kUuid, parent);
     td.varint(track::kParentUuid, pid());
-    td.string(track::kName, w.object);
+    td.string(track::kName, w.object->name);
     packet(packet::kTrackDescriptor, td);
   }
   ProtoEncoder td;
@@ -209,15 +220,43 @@ uint64_t PerfettoSink::objectTrack(const ExportWait &w) {
   return uuid;
 }
 
+// A wait's object and call site annotations, encoded once per object.
+const PerfettoSink::ObjectAnnotations &PerfettoSink::annotations(const ExportObject &o) {
+  if (o.index >= annotations_.size()) annotations_.resize(o.index + 1);
+  ObjectAnnotations &a = annotations_[o.index];
+  if (!a.made) {
+    a.made = true;
+    ProtoEncoder e;
+    annotate(&e, "object", o.nameUtf8);
+    a.objectSize = size_t(e.size());
+    annotate(&e, "call_site", o.callSiteUtf8);
+    a.both.assign(e.bytes(), size_t(e.size()));
+  }
+  return a;
+}
+
+// A slice's category and name (its state's label) as encoded fields, by
+// state: the same few for a million waits.
+const std::string &PerfettoSink::sliceNames(bool onObject, FinalState s) {
+  std::string &f = (onObject ? objectSliceNames_ : waitSliceNames_)[size_t(s)];
+  if (f.empty()) {
+    ProtoEncoder e;
+    e.string(event::kCategories, QLatin1String(onObject ? "object" : "wait"));
+    e.string(event::kName, QLatin1String(finalStateLabel(s)));
+    f.assign(e.bytes(), size_t(e.size()));
+  }
+  return f;
+}
+
 void PerfettoSink::wait(const ExportWait &w) {
   if (w.objectId) {
     // On the object's track: its waiters one under another.
     const uint64_t on = objectTrack(w);
+    const std::string &names = sliceNames(true, w.state);
     ProtoEncoder b;
     b.varint(event::kType, event::kSliceBegin);
     b.varint(event::kTrackUuid, on);
-    b.string(event::kCategories, QLatin1String("object"));
-    b.string(event::kName, QLatin1String(finalStateLabel(w.state)));
+    b.encoded(names.data(), names.size());
     packet(packet::kTrackEvent, b, w.start);
     ProtoEncoder e;
     e.varint(event::kType, event::kSliceEnd);
@@ -225,13 +264,13 @@ void PerfettoSink::wait(const ExportWait &w) {
     packet(packet::kTrackEvent, e, w.end);
   }
   const uint64_t trackUuid = kThreadTrack | w.waiter;
+  const std::string &sliceNamed = sliceNames(false, w.state);
+  const ObjectAnnotations &names = annotations(*w.object);
   ProtoEncoder b;
   b.varint(event::kType, event::kSliceBegin);
   b.varint(event::kTrackUuid, trackUuid);
-  b.string(event::kCategories, QLatin1String("wait"));
-  b.string(event::kName, QLatin1String(finalStateLabel(w.state)));
-  annotate(&b, "object", w.objectUtf8);
-  annotate(&b, "call_site", w.callSiteUtf8);
+  b.encoded(sliceNamed.data(), sliceNamed.size());
+  b.encoded(names.both.data(), names.both.size());
   if (w.holder) annotate(&b, "holder_tid", w.holder);
   if (w.releaser) annotate(&b, "released_by_tid", w.releaser);
   packet(packet::kTrackEvent, b, w.start);
@@ -239,12 +278,17 @@ void PerfettoSink::wait(const ExportWait &w) {
   const uint64_t id = flow ? ++flows_ : 0;
   if (flow) {
     // The release: an instant on the releaser's track, flowing to the wait.
+    static const std::string released = [] {
+      ProtoEncoder e;
+      e.string(event::kCategories, QLatin1String("wakeup"));
+      e.string(event::kName, QLatin1String("release"));
+      return std::string(e.bytes(), size_t(e.size()));
+    }();
     ProtoEncoder r;
     r.varint(event::kType, event::kInstant);
     r.varint(event::kTrackUuid, kThreadTrack | w.releaser);
-    r.string(event::kCategories, QLatin1String("wakeup"));
-    r.string(event::kName, QLatin1String("release"));
-    annotate(&r, "object", w.objectUtf8);
+    r.encoded(released.data(), released.size());
+    r.encoded(names.both.data(), names.objectSize);
     r.fixed64(event::kFlowIds, id);
     packet(packet::kTrackEvent, r, w.end);
   }
@@ -268,8 +312,7 @@ void PerfettoSink::counterValue(uint64_t trackUuid, int64_t t, double value) {
 
 void PerfettoSink::userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) {
   const uint64_t uuid = (6ull << 56) | tid;
-  if (!objectTracks_.contains(uuid)) {
-    objectTracks_.insert(uuid);
+  if (objectTracks_.insert(uuid).second) {
     ProtoEncoder td;
     td.varint(track::kUuid, uuid);
     td.varint(track::kParentUuid, kThreadTrack | tid);

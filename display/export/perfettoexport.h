@@ -20,7 +20,11 @@
 #define THREADMON_PERFETTOEXPORT_H
 
 #include <QHash>
-#include <QSet>
+#include <array>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "exporttimeline.h"
 
@@ -50,15 +54,31 @@ class PerfettoSink : public TimelineSink {
   uint64_t objectTrack(const ExportWait &w);
   // A TracePacket of one field (and its time, when t >= 0).
   void packet(uint32_t field, const ProtoEncoder &body, int64_t t = -1);
-  void taskState(uint32_t tid, int64_t t, int state, int cpu);
+  // A thread's name as its task states carry it, and the last task state
+  // sent (RUNNING twice in a row is an error to Perfetto: a move to another
+  // CPU goes through RUNNABLE); one lookup per state.
+  struct Task {
+    QByteArray comm;
+    int last = 0;
+  };
+  void taskState(Task *k, uint32_t tid, int64_t t, int state, int cpu);
   void counterTrack(uint64_t uuid, const QString &name, const char *unit);
+  // The DebugAnnotation fields of a wait's object name and call site, by
+  // ExportObject::index: the object's first (objectSize bytes), then both.
+  struct ObjectAnnotations {
+    bool made = false;
+    size_t objectSize = 0;
+    std::string both;
+  };
+  const ObjectAnnotations &annotations(const ExportObject &o);
+  std::vector<ObjectAnnotations> annotations_;
   ExportOutput *out_;
   QHash<uint32_t, QString> comm_;  // thread names, by tid
-  QHash<uint32_t, QByteArray> commUtf8_;  // the same as sent, once per thread
-  // The last task state sent per thread (RUNNING twice in a row is an
-  // error to Perfetto: a move to another CPU goes through RUNNABLE).
-  QHash<uint32_t, int> lastState_;
-  QSet<uint64_t> objectTracks_;  // object, object x waiter and user-thread tracks described
+  std::unordered_map<uint32_t, Task> tasks_;  // by tid
+  // object, object x waiter and user-thread tracks described
+  std::unordered_set<uint64_t> objectTracks_;
+  const std::string &sliceNames(bool onObject, FinalState s);
+  std::array<std::string, kFinalStateCount> objectSliceNames_, waitSliceNames_;
   uint64_t flows_ = 0;
 };
 

@@ -56,12 +56,32 @@ class ProtoEncoder {
     key(field, kLength);
     raw(n);
   }
+  // Fields encoded beforehand (by another encoder), appended as they are.
+  void encoded(const char *data, size_t n) { append(data, qsizetype(n)); }
   // A packed repeated varint field.
   template <typename Values>
   void packed(uint32_t field, const Values &values) {
     ProtoEncoder p;
     for (auto v : values) p.raw(uint64_t(v));
     if (p.size_ > 0) message(field, p);
+  }
+
+  // A varint written at p (at most 10 bytes); returns where it ends.
+  static char *putVarint(char *p, uint64_t v) {
+    while (v >= 0x80) {
+      *p++ = char((v & 0x7f) | 0x80);
+      v >>= 7;
+    }
+    *p++ = char(v);
+    return p;
+  }
+  static qsizetype varintSize(uint64_t v) {
+    qsizetype n = 1;
+    for (; v >= 0x80; v >>= 7) n++;
+    return n;
+  }
+  static qsizetype lengthHeaderSize(uint32_t field, uint64_t n) {
+    return varintSize((uint64_t(field) << 3) | kLength) + varintSize(n);
   }
 
   const char *bytes() const { return ptr_; }
@@ -74,13 +94,7 @@ class ProtoEncoder {
   void raw(uint64_t v) {
     // Straight into the buffer: a varint is at most 10 bytes.
     if (size_ + 10 > capacity_) grow(size_ + 10);
-    char *b = ptr_ + size_;
-    while (v >= 0x80) {
-      *b++ = char((v & 0x7f) | 0x80);
-      v >>= 7;
-    }
-    *b++ = char(v);
-    size_ = b - ptr_;
+    size_ = putVarint(ptr_ + size_, v) - ptr_;
   }
   void append(const char *p, qsizetype n) {
     if (size_ + n > capacity_) grow(size_ + n);
