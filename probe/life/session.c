@@ -268,7 +268,7 @@ static void choose_path(char *out, size_t n, uint32_t *parent_pid) {
   exec_generation = 0;
   const char *lineage = getenv("THREADMON_SESSION");
   unsigned pid = 0, gen = 0;
-  if (!root_output[0] || !lineage || sscanf(lineage, "%u:%u", &pid, &gen) != 2) {
+  if (!root_output[0] || !tm_config_lineage(lineage, &pid, &gen)) {
     snprintf(out, n, "%s", root_output);
     return;
   }
