@@ -79,6 +79,20 @@ static int parse_connect(tm_config *c, const char *s) {
   return 0;
 }
 
+static const char *parse_unsigned(const char *s, unsigned *out) {
+  uint64_t v = 0;
+  const char *start = s;
+  for (; *s >= '0' && *s <= '9' && s - start < 10; s++) v = v * 10 + (uint64_t)(*s - '0');
+  if (s == start || v > 0xffffffffu || (*s >= '0' && *s <= '9')) return NULL;
+  *out = (unsigned)v;
+  return s;
+}
+
+bool tm_config_lineage(const char *s, unsigned *pid, unsigned *gen) {
+  if (!s || !(s = parse_unsigned(s, pid)) || *s++ != ':') return false;
+  return parse_unsigned(s, gen) != NULL;
+}
+
 bool tm_config_lazy_image(void) {
   /* Asked by three constructors of one image: one answer (0 not known yet). */
   TM_HOT static int known;
@@ -88,7 +102,7 @@ bool tm_config_lazy_image(void) {
   const char *lineage = getenv("THREADMON_SESSION");
   unsigned pid = 0, gen = 0;
   bool lazy = tree && tree[0] && !(follow && !strcmp(follow, "0")) && lineage &&
-              sscanf(lineage, "%u:%u", &pid, &gen) == 2 && pid != (unsigned)getpid();
+              tm_config_lineage(lineage, &pid, &gen) && pid != (unsigned)getpid();
   known = lazy ? 1 : 2;
   return lazy;
 }

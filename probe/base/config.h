@@ -54,5 +54,9 @@ void tm_config_unpreload(void);
  * alone, answered once per image (its constructors ask it, before the
  * program runs): they leave their work (symbol resolution) to first use. */
 bool tm_config_lazy_image(void);
+/* THREADMON_SESSION's "PID:GENERATION" (what the probe wrote there), read
+ * without sscanf: every exec of a tree reads it, and sscanf's first call
+ * costs an image about six page faults of libc's scanf and locale tables. */
+bool tm_config_lineage(const char *s, unsigned *pid, unsigned *gen);
 
 #endif

@@ -207,6 +207,14 @@ void tm_perf_switch_close(tm_perf_switch *p) {
   memset(p, 0, sizeof *p);
 }
 
+void tm_perf_switch_close_inherited(const tm_perf_switch *p) {
+  for (size_t i = 0; i < p->ntfd; i++) close(p->tfd[i]);
+  for (int c = 0; c < p->ncpu; c++) {
+    if (p->ring && p->ring[c]) munmap(p->ring[c], p->page + p->data_bytes);
+    if (p->fd && p->fd[c] >= 0) close(p->fd[c]);
+  }
+}
+
 void tm_perf_switch_enable(tm_perf_switch *p, bool on) {
   for (int c = 0; c < p->ncpu; c++)
     if (p->fd && p->fd[c] >= 0)

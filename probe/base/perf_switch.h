@@ -75,6 +75,9 @@ typedef void (*tm_switch_fn)(void *arg, uint32_t tid, uint64_t time_ns, uint32_t
  * in time order across CPUs). */
 void tm_perf_switch_drain(tm_perf_switch *p, tm_switch_fn fn, void *arg);
 void tm_perf_switch_close(tm_perf_switch *p);
+/* In a fork child that never samples: closes and unmaps the inherited
+ * events, writing nothing of p (tm_transport_close_inherited says why). */
+void tm_perf_switch_close_inherited(const tm_perf_switch *p);
 /* Stops (on = false) or restarts the records of every thread, the ones
  * that inherited the events included; the events stay, so a burst of
  * switching can end and records resume (a disabled event still costs the

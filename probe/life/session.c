@@ -268,7 +268,7 @@ static void choose_path(char *out, size_t n, uint32_t *parent_pid) {
   exec_generation = 0;
   const char *lineage = getenv("THREADMON_SESSION");
   unsigned pid = 0, gen = 0;
-  if (!root_output[0] || !lineage || sscanf(lineage, "%u:%u", &pid, &gen) != 2) {
+  if (!root_output[0] || !tm_config_lineage(lineage, &pid, &gen)) {
     snprintf(out, n, "%s", root_output);
     return;
   }
@@ -510,18 +510,31 @@ pid_t tm_session_fork(pid_t (*real_fork)(void)) {
   return pid;
 }
 
+/* A child that is not followed (THREADMON_FOLLOW=0) only closes what it
+ * inherited: freeing and clearing the parent's session, which it never
+ * uses, faulted in a copy of every page of it (5.6x a bare fork's cost;
+ * docs/benchmarks.md, "One capture per tree"). */
+static void drop_inherited_session(void) {
+  tm_sampler_close_inherited(&S.smp);
+  tm_transport_close_inherited(&S.tx);
+  if (S.src_perf_switch || S.perf_switch_paused) tm_perf_switch_close_inherited(&S.perf);
+  if (S.src_proc_stat && S.cpus.fd >= 0) close(S.cpus.fd);
+  atomic_store(&tm_active, 0);
+  atomic_store(&state, S_OFF);
+  guard_leave(fork_guard);
+}
+
 static void open_child_session(void) {
+  if (!S.cfg.follow) {
+    drop_inherited_session();
+    return;
+  }
   /* Everything inherited belongs to the parent's session: the sampler
    * thread is gone, the descriptors name the parent's tasks and stream. */
   tm_sampler_forget(&S);
   tm_transport_abandon(&S.tx); /* what it gathered is the parent's to write */
   release_session(&S);
   atomic_store(&tm_active, 0);
-  if (!S.cfg.follow) {
-    atomic_store(&state, S_OFF);
-    guard_leave(fork_guard);
-    return;
-  }
   uint32_t parent = S.pid;
   char path[TM_PATH_BYTES] = "";
   exec_generation = 0;

@@ -661,6 +661,11 @@ void tm_transport_close(tm_transport *t) {
   free_all(t);
 }
 
+void tm_transport_close_inherited(const tm_transport *t) {
+  if (t->file_fd >= 0) close(t->file_fd);
+  if (t->sock >= 0) close(t->sock);
+}
+
 void tm_transport_abandon(tm_transport *t) {
   t->batch_len = 0;      /* the parent's to write */
   t->compress_level = 0; /* and its index */

@@ -137,5 +137,11 @@ void tm_transport_flush(tm_transport *t, int timeout_ms);
 void tm_transport_close(tm_transport *t);
 /* In a fork child: drops the inherited descriptors and buffers unsent. */
 void tm_transport_abandon(tm_transport *t);
+/* In a fork child that never sends (THREADMON_FOLLOW=0): closes the
+ * inherited descriptors and writes nothing else (each page the parent
+ * wrote would be copied at the child's first write; t is left unusable).
+ * The socket must close in the child too, or the display would not see
+ * the parent's session end while the child lives. */
+void tm_transport_close_inherited(const tm_transport *t);
 
 #endif

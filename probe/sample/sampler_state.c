@@ -3,6 +3,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+void tm_sampler_close_inherited(const tm_sampler *m) {
+  for (const tm_sampler_thread *st = m->threads.all; st; st = st->next) {
+    for (int i = 0; i < TM_TASK_FILES; i++)
+      if (st->fds.fd[i] >= 0) close(st->fds.fd[i]);
+    for (int i = 0; i < TM_PC_COUNT; i++)
+      if (st->pc.fd[i] >= 0) close(st->pc.fd[i]);
+  }
+}
 
 void tm_sampler_reset(tm_sampler *m) {
   while (m->threads.all) tm_state_free(m, m->threads.all);

@@ -1,7 +1,9 @@
 /* The program the session and transport tests run under the probe.
  *   contend MS STATUS  4 threads share a mutex for MS ms, exit(STATUS)
  *   forever            contend until killed
- *   fork               a forked child creates a thread; both exit 0
+ *   fork               a forked child creates a thread; both exit 0 (with
+ *                      THREADMON_FOLLOW=0 the child exits 3 if it still
+ *                      holds its parent's capture or a perf event)
  *   exec PATH          threads, then execv(PATH, {PATH, "contend", "50", "0"})
  *   yield MS           2 threads on CPU 0 yield to each other for MS ms
  *   late MS FILE       main, on CPU 0, creates a thread for CPU 0 and keeps
@@ -12,6 +14,7 @@
  *                      creates two threads that live 50 ms: one with no
  *                      attr, one with an attr for CPU 0; writes their tids
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -25,6 +28,27 @@
 #include <unistd.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Whether a descriptor of this process names a capture or a perf event. */
+static bool holds_parents_session(void) {
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) return true;
+  bool found = false;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    char path[300], target[512];
+    snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    if (n <= 0) continue;
+    target[n] = 0;
+    if (strstr(target, ".tmcap") || strstr(target, "perf_event")) {
+      fprintf(stderr, "child holds fd %s -> %s\n", e->d_name, target);
+      found = true;
+    }
+  }
+  closedir(d);
+  return found;
+}
 static volatile long counter;
 static volatile int stop;
 
@@ -160,7 +184,8 @@ int main(int argc, char **argv) {
     pid_t pid = fork();
     if (pid == 0) {
       contend(80);
-      return 0;
+      const char *follow = getenv("THREADMON_FOLLOW");
+      return follow && !strcmp(follow, "0") && holds_parents_session() ? 3 : 0;
     }
     int status;
     waitpid(pid, &status, 0);

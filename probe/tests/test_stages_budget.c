@@ -82,8 +82,24 @@ static void test_config(void) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) CHECK(budget_of(bad[i]) < 0);
 }
 
+/* THREADMON_SESSION's "PID:GENERATION", as sscanf("%u:%u") read it. */
+static void test_lineage(void) {
+  unsigned pid = 0, gen = 0;
+  CHECK(tm_config_lineage("1234:0", &pid, &gen));
+  CHECK_EQ(pid, 1234u);
+  CHECK_EQ(gen, 0u);
+  CHECK(tm_config_lineage("4294967295:7", &pid, &gen));
+  CHECK_EQ(pid, 4294967295u);
+  CHECK_EQ(gen, 7u);
+  const char *bad[] = {"", ":1", "12", "12:", "12-1", "x:1", "4294967296:1", "99999999999:1"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    CHECK(!tm_config_lineage(bad[i], &pid, &gen));
+  CHECK(!tm_config_lineage(NULL, &pid, &gen));
+}
+
 int main(void) {
   test_ladder();
   test_config();
+  test_lineage();
   return 0;
 }

@@ -142,6 +142,33 @@ def test_long_lived_lazy_child_is_watched():
           f"sleep's threads, watched from outside: {threads}")
 
 
+def test_parallel_lazy_children_are_all_watched():
+    """make -j8's shape: eight children without threads living at once. Each
+    is watched (the launcher starts the watchers without waiting on each
+    one's start-up), and each watch's start line gives the child's own start
+    time, the same as its end line's."""
+    tmtest.require_report()
+    out = os.path.join(tmtest.Temp.dir(), "parallel.tmcap")
+    proc = launcher("record", "-o", out, "--", "sh", "-c",
+                    "for i in 1 2 3 4 5 6 7 8; do sleep 0.8 & done; wait")
+    check(proc.returncode == 0, f"exited {proc.returncode}: {proc.stderr!r}")
+    starts, ends = {}, {}
+    with open(os.path.join(out, "lives")) as f:
+        for line in f:
+            words = dict(w.split("=", 1) for w in line.split()[3:] if "=" in w)
+            if line.split()[2] == "start" and words.get("capture", "").endswith("-watch.tmcap"):
+                starts[words["pid"]] = int(words["since"])
+            elif line.split()[2] == "end" and words.get("name") == "sleep":
+                ends[words["pid"]] = int(words["since"])
+    check(len(ends) == 8 and sorted(starts) == sorted(ends),
+          f"{len(ends)} sleeps ended, {sorted(ends)}; watched: {sorted(starts)}")
+    for pid in set(starts) & set(ends):
+        if not check(abs(starts[pid] - ends[pid]) < 50_000_000,
+                     f"sleep {pid}: the watch says it began at {starts[pid]}, its end line "
+                     f"at {ends[pid]}"):
+            break
+
+
 def test_one_file_per_process_still_opens():
     """The probe without the launcher (no THREADMON_TREE) writes a capture
     per followed process, as before; each opens."""
