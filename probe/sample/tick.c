@@ -12,6 +12,7 @@
 #include "session.h"
 #include "sites.h"
 #include "sites_wire.h"
+#include "task_rescan.h"
 #include "thread_read.h"
 #include "userthreads.h"
 #include "userthreads_wire.h"
@@ -249,6 +250,22 @@ static uint32_t walk_threads(tm_session *s, bool full, bool resync) {
   return ts->count - grace;
 }
 
+/* A pause closes the events when they can be opened again at its end for
+ * at most this many descriptors (threads x CPUs): a disabled event still
+ * costs the kernel its thread's perf context at every switch (a pinned
+ * sched_yield pair, tm-bench-switchcost: none 1015 ns a switch, disabled
+ * 1170, records 1509), which is what a paused program paid for the rest
+ * of its run. Past it, the per-thread descriptors would weigh on the
+ * probe's budget (procfs.h): the events are only disabled. */
+#define REOPEN_MAX_EVENTS 64
+
+static bool can_drop_switch_records(const tm_session *s) {
+  const tm_sampler *m = &s->smp;
+  uint64_t events =
+      (uint64_t)m->rescan.known_live * (uint64_t)(s->perf.ncpu > 0 ? s->perf.ncpu : 1);
+  return !m->switch_source && m->rescan.known_live && events <= REOPEN_MAX_EVENTS && tm_fds_spare();
+}
+
 /* Over the rate limit (rate) or at the budget's records step: the records
  * pause (the last batch says so), states come from each tick's /proc reads
  * as without records, until they resume: after the rate limit's pause,
@@ -258,7 +275,11 @@ static void pause_switch_records(tm_session *s, uint64_t now, bool rate) {
   m->fr.switches_stopping = true;
   tm_flush_switches(s, now, true);
   m->fr.switches_stopping = false;
-  tm_perf_switch_enable(&s->perf, false);
+  s->perf_switch_dropped = can_drop_switch_records(s);
+  if (s->perf_switch_dropped)
+    tm_perf_switch_drop(&s->perf);
+  else
+    tm_perf_switch_enable(&s->perf, false);
   s->src_perf_switch = false;
   s->perf_switch_paused = true;
   tm_switch_forget(m);
@@ -281,11 +302,62 @@ static void drop_record(void *arg, uint32_t tid, uint64_t time_ns, uint32_t cpu,
   (void)arg, (void)tid, (void)time_ns, (void)cpu, (void)kind;
 }
 
+/* Whether set holds tid, other than skip (unsorted: a scan). */
+static bool listed(const tid_set *set, uint32_t tid, uint32_t skip) {
+  if (tid == skip) return true;
+  for (size_t i = 0; i < set->n; i++)
+    if (set->v[i] == tid) return true;
+  return false;
+}
+
+/* The events of a dropped pause, opened again on every thread alive (the
+ * first one's rings, the others' events writing into them, each inherited
+ * by the threads it creates). A thread that a not yet opened one creates
+ * meanwhile is found by a second listing; only one made in the moment
+ * after that by such a thread goes without records (its states then come
+ * from /proc, as during a pause). */
+static bool reopen_switch_records(tm_session *s, char *why, size_t wn) {
+  tm_sampler *m = &s->smp;
+  int ncpu = s->perf.ncpu;
+  tid_set first = {0}, again = {0};
+  bool ok = tm_list_tasks(&m->proc, tm_tid_set_add, &first) == 0;
+  size_t n = 0; /* the probe's own thread left out */
+  for (size_t i = 0; ok && i < first.n; i++)
+    if (first.v[i] != s->probe_tid) first.v[n++] = first.v[i];
+  first.n = n;
+  ok = ok && n && tm_perf_switch_open_threads(&s->perf, first.v, n, why, wn);
+  if (ok && tm_list_tasks(&m->proc, tm_tid_set_add, &again) == 0)
+    for (size_t i = 0; i < again.n; i++)
+      if (!listed(&first, again.v[i], s->probe_tid) &&
+          tm_perf_switch_add_thread(&s->perf, again.v[i]) < 0)
+        break; /* that thread goes without records */
+  if (!ok) {
+    if (!why[0]) snprintf(why, wn, "no thread to open them on");
+    s->perf.ncpu = ncpu;
+  }
+  free(first.v);
+  free(again.v);
+  return ok;
+}
+
 static void resume_switch_records(tm_session *s, uint64_t now) {
   tm_sampler *m = &s->smp;
-  if (!m->switch_source) tm_perf_switch_drain(&s->perf, drop_record, NULL);
+  if (s->perf_switch_dropped) {
+    char why[200] = "";
+    s->perf_switch_dropped = false;
+    if (!reopen_switch_records(s, why, sizeof why)) {
+      s->perf_switch_paused = false;
+      tm_switch_forget(m);
+      char text[300];
+      snprintf(text, sizeof text, "switch records stopped for the rest of the run: %s", why);
+      tm_emit_notice(s, text, TM_TO_ALL);
+      return;
+    }
+  } else {
+    if (!m->switch_source) tm_perf_switch_drain(&s->perf, drop_record, NULL);
+    tm_perf_switch_enable(&s->perf, true);
+  }
   s->perf.lost = 0;
-  tm_perf_switch_enable(&s->perf, true);
   s->src_perf_switch = true;
   s->perf_switch_paused = false;
   tm_switch_forget(m);
@@ -306,7 +378,7 @@ static void close_switch_records(tm_session *s, uint64_t now) {
   }
   int ncpu = s->perf.ncpu;
   tm_perf_switch_close(&s->perf);
-  s->src_perf_switch = s->perf_switch_paused = false;
+  s->src_perf_switch = s->perf_switch_paused = s->perf_switch_dropped = false;
   tm_switch_forget(m);
   char text[300];
   snprintf(text, sizeof text,
