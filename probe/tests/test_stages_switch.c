@@ -145,6 +145,15 @@ static void test_rate_limit(void) {
   CHECK(!tm_switch_rate_exceeded(&w, 1000, 2, t0 + 150 * MS, 10));
   /* A clock before the window (a final tick elsewhere) starts a new one. */
   CHECK(!tm_switch_rate_exceeded(&w, 1000, 2, t0, 1000));
+  /* Over four times the limit for 10 ms (the limit: 40 records in 10 ms)
+   * pauses at once; four times exactly waits for the window's end. */
+  tm_switch_track q = {0};
+  CHECK(!tm_switch_rate_exceeded(&q, 1000, 2, t0, 0));
+  CHECK(!tm_switch_rate_exceeded(&q, 1000, 2, t0 + 5 * MS, 500)); /* under 10 ms */
+  CHECK(tm_switch_rate_exceeded(&q, 1000, 2, t0 + 10 * MS, 0));   /* 500 > 160 */
+  CHECK(!tm_switch_rate_exceeded(&q, 1000, 2, t0 + 20 * MS, 160));
+  CHECK(!tm_switch_rate_exceeded(&q, 1000, 2, t0 + 40 * MS, 100));
+  CHECK(tm_switch_rate_exceeded(&q, 1000, 2, t0 + 60 * MS, 1)); /* 261 > 200 in 50 ms */
 
   /* Pauses: 1 s, doubling while the rate trips again within 10 s of a
    * resume, at most 64 s; calm for 10 s, back to 1 s. */
