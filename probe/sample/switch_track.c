@@ -210,8 +210,28 @@ bool tm_create_rate_exceeded(tm_switch_track *w, uint64_t max_rate, int ncpu, ui
   return w->create_windows_over >= CREATE_WINDOWS_OVER;
 }
 
+#define CREATE_STORM_NS 50000000ull
+#define CREATE_STORM_TIMES 4
+
+bool tm_create_storm(tm_switch_track *w, uint64_t max_rate, int ncpu, uint64_t now,
+                     uint64_t claimed) {
+  if (!max_rate) return false;
+  if (!w->storm_window_start || now < w->storm_window_start) {
+    w->storm_window_start = now;
+    w->storm_window_base = claimed;
+    return false;
+  }
+  uint64_t span = now - w->storm_window_start;
+  if (span < CREATE_STORM_NS) return false;
+  uint64_t copies = (claimed - w->storm_window_base) * (uint64_t)(ncpu > 0 ? ncpu : 1);
+  w->storm_window_start = now;
+  w->storm_window_base = claimed;
+  return copies * 1000000000u > CREATE_STORM_TIMES * max_rate * span;
+}
+
 void tm_switch_resumed(tm_switch_track *w, uint64_t now) {
   w->resumed_at = now;
   w->resume_at = 0;
   w->rate_window_start = w->rate_window_records = 0;
+  w->storm_window_start = 0;
 }

@@ -266,11 +266,13 @@ static bool can_drop_switch_records(const tm_session *s) {
   return !m->switch_source && m->rescan.known_live && events <= REOPEN_MAX_EVENTS && tm_fds_spare();
 }
 
-/* Over the rate limit (rate) or at the budget's records step: the records
- * pause (the last batch says so), states come from each tick's /proc reads
- * as without records, until they resume: after the rate limit's pause,
- * once the budget allows. */
-static void pause_switch_records(tm_session *s, uint64_t now, bool rate) {
+/* Over the rate limit, in a storm of short-lived threads or at the
+ * budget's records step: the records pause (the last batch says so),
+ * states come from each tick's /proc reads as without records, until they
+ * resume: after the limits' pause, once the budget allows. */
+enum pause_why { PAUSE_BUDGET, PAUSE_SWITCHES, PAUSE_CREATES };
+
+static void pause_switch_records(tm_session *s, uint64_t now, enum pause_why why) {
   tm_sampler *m = &s->smp;
   m->fr.switches_stopping = true;
   tm_flush_switches(s, now, true);
@@ -283,16 +285,27 @@ static void pause_switch_records(tm_session *s, uint64_t now, bool rate) {
   s->src_perf_switch = false;
   s->perf_switch_paused = true;
   tm_switch_forget(m);
-  if (!rate) {
+  if (why == PAUSE_BUDGET) {
     m->sw.resume_at = now; /* the budget's Notice said why */
     return;
   }
   uint64_t pause = tm_switch_pause_for(&m->sw, now);
-  char text[240];
-  snprintf(text, sizeof text,
-           "switch records paused for %llu s: the program switched more than %llu times a second "
-           "per CPU (THREADMON_MAX_SWITCH_RATE); states meanwhile are split by schedstat per tick",
-           (unsigned long long)(pause / 1000000000u), (unsigned long long)s->cfg.max_switch_rate);
+  char text[300];
+  if (why == PAUSE_SWITCHES)
+    snprintf(text, sizeof text,
+             "switch records paused for %llu s: the program switched more than %llu times a "
+             "second per CPU (THREADMON_MAX_SWITCH_RATE); states meanwhile are split by "
+             "schedstat per tick",
+             (unsigned long long)(pause / 1000000000u),
+             (unsigned long long)s->cfg.max_switch_rate);
+  else
+    snprintf(text, sizeof text,
+             "switch records paused for %llu s: the program made more than %llu threads a second "
+             "that ended as fast (THREADMON_MAX_CREATE_RATE x 4 / CPUs), each a copy of the "
+             "probe's switch events; states meanwhile are split by schedstat per tick",
+             (unsigned long long)(pause / 1000000000u),
+             (unsigned long long)(4 * s->cfg.max_create_rate /
+                                  (uint64_t)(s->perf.ncpu > 0 ? s->perf.ncpu : 1)));
   tm_emit_notice(s, text, TM_TO_ALL);
 }
 
@@ -529,10 +542,16 @@ void tm_tick_run(tm_session *s, bool own_thread) {
     if (m->own_thread &&
         tm_switch_rate_exceeded(&m->sw, s->cfg.max_switch_rate, s->perf.ncpu, now,
                                 m->sw.drained + s->perf.lost - lost)) {
-      pause_switch_records(s, now, true);
+      pause_switch_records(s, now, PAUSE_SWITCHES);
       resync = m->program_ran = true;
     } else if (m->own_thread && budget_off) {
-      pause_switch_records(s, now, false);
+      pause_switch_records(s, now, PAUSE_BUDGET);
+      resync = m->program_ran = true;
+    } else if (m->own_thread &&
+               tm_create_storm(&m->sw, s->cfg.max_create_rate, s->perf.ncpu, now,
+                               tm_threads_claimed()) &&
+               can_drop_switch_records(s)) {
+      pause_switch_records(s, now, PAUSE_CREATES);
       resync = m->program_ran = true;
     }
   }

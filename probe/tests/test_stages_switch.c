@@ -195,6 +195,19 @@ static void test_create_limit(void) {
   CHECK(!tm_create_rate_exceeded(&v, 4000, 4, t0, 0));
   CHECK(!tm_create_rate_exceeded(&v, 4000, 4, t0 + 500 * MS, 1001));
   CHECK(tm_create_rate_exceeded(&v, 4000, 4, t0 + 1000 * MS, 2002));
+
+  /* A storm: over four times the limit within 50 ms (4,000 copies a second
+   * on 2 CPUs: 400 threads in 50 ms), judged window by window. */
+  tm_switch_track st = {0};
+  CHECK(!tm_create_storm(&st, 0, 2, t0, 1000000));
+  CHECK(!tm_create_storm(&st, 4000, 2, t0, 0));
+  CHECK(!tm_create_storm(&st, 4000, 2, t0 + 40 * MS, 5000)); /* under 50 ms */
+  CHECK(tm_create_storm(&st, 4000, 2, t0 + 50 * MS, 5000));
+  CHECK(!tm_create_storm(&st, 4000, 2, t0 + 100 * MS, 5400)); /* 400 exactly */
+  CHECK(tm_create_storm(&st, 4000, 2, t0 + 150 * MS, 5801));
+  tm_switch_resumed(&st, t0 + 200 * MS); /* a new window after a resume */
+  CHECK(!tm_create_storm(&st, 4000, 2, t0 + 200 * MS, 1000000));
+  CHECK(!tm_create_storm(&st, 4000, 2, t0 + 250 * MS, 1000000));
 }
 
 int main(void) {
