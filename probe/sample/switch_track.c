@@ -192,20 +192,31 @@ uint64_t tm_switch_pause_for(tm_switch_track *w, uint64_t now) {
 #define CREATE_WINDOW_NS 500000000ull
 #define CREATE_WINDOWS_OVER 2
 
+/* A window of thread creations from *start (claimed: the registry's
+ * running count, *base at the start): once it is span_ns long, whether it
+ * made threads faster than times x max_rate copies (threads x CPUs) a
+ * second; the next window starts then. -1 while it is shorter. */
+static int creations_over(uint64_t *start, uint64_t *base, uint64_t span_ns, uint64_t times,
+                          uint64_t max_rate, int ncpu, uint64_t now, uint64_t claimed) {
+  if (!*start || now < *start) {
+    *start = now;
+    *base = claimed;
+    return -1;
+  }
+  uint64_t span = now - *start;
+  if (span < span_ns) return -1;
+  uint64_t copies = (claimed - *base) * (uint64_t)(ncpu > 0 ? ncpu : 1);
+  *start = now;
+  *base = claimed;
+  return copies * 1000000000u > times * max_rate * span;
+}
+
 bool tm_create_rate_exceeded(tm_switch_track *w, uint64_t max_rate, int ncpu, uint64_t now,
                              uint64_t claimed) {
   if (!max_rate) return false;
-  if (!w->create_window_start || now < w->create_window_start) {
-    w->create_window_start = now;
-    w->create_window_base = claimed;
-    return false;
-  }
-  uint64_t span = now - w->create_window_start;
-  if (span < CREATE_WINDOW_NS) return false;
-  uint64_t copies = (claimed - w->create_window_base) * (uint64_t)(ncpu > 0 ? ncpu : 1);
-  bool over = copies * 1000000000u > max_rate * span;
-  w->create_window_start = now;
-  w->create_window_base = claimed;
+  int over = creations_over(&w->create_window_start, &w->create_window_base, CREATE_WINDOW_NS, 1,
+                            max_rate, ncpu, now, claimed);
+  if (over < 0) return false;
   w->create_windows_over = over ? w->create_windows_over + 1 : 0;
   return w->create_windows_over >= CREATE_WINDOWS_OVER;
 }
@@ -216,17 +227,8 @@ bool tm_create_rate_exceeded(tm_switch_track *w, uint64_t max_rate, int ncpu, ui
 bool tm_create_storm(tm_switch_track *w, uint64_t max_rate, int ncpu, uint64_t now,
                      uint64_t claimed) {
   if (!max_rate) return false;
-  if (!w->storm_window_start || now < w->storm_window_start) {
-    w->storm_window_start = now;
-    w->storm_window_base = claimed;
-    return false;
-  }
-  uint64_t span = now - w->storm_window_start;
-  if (span < CREATE_STORM_NS) return false;
-  uint64_t copies = (claimed - w->storm_window_base) * (uint64_t)(ncpu > 0 ? ncpu : 1);
-  w->storm_window_start = now;
-  w->storm_window_base = claimed;
-  return copies * 1000000000u > CREATE_STORM_TIMES * max_rate * span;
+  return creations_over(&w->storm_window_start, &w->storm_window_base, CREATE_STORM_NS,
+                        CREATE_STORM_TIMES, max_rate, ncpu, now, claimed) == 1;
 }
 
 void tm_switch_resumed(tm_switch_track *w, uint64_t now) {
