@@ -82,7 +82,7 @@ void tm_perf_switch_close(tm_perf_switch *p);
 void tm_perf_switch_enable(tm_perf_switch *p, bool on);
 /* Closes every event and ring but keeps ncpu: a pause that costs the
  * kernel nothing at a switch (a disabled event still costs it the
- * thread's perf context: docs/benchmarks.md, "Wake-ups"). Records come
+ * thread's perf context). Records come
  * back only through tm_perf_switch_open_threads over the threads then
  * alive: threads created meanwhile never had the events. */
 void tm_perf_switch_drop(tm_perf_switch *p);

@@ -11,10 +11,9 @@
  * 4% of every CPU. The rate is judged over windows of SWITCH_LIMIT_NS. */
 #define SWITCH_LIMIT_NS 50000000ull
 /* Far over the limit (SWITCH_QUICK_TIMES it) for SWITCH_QUICK_NS already,
- * the records pause without waiting for the window's end: at that rate
- * they cost the program more than a third of its time (a pinned
- * sched_yield pair: 1509 ns a switch with them, 1015 without), and the
- * window's 50 ms were most of what a short program of that kind paid. */
+ * the records pause without waiting for the window's end: the window's
+ * 50 ms were most of what a short program of that kind paid once a pause
+ * closes the events (docs/benchmarks.md, "Behind the comments"). */
 #define SWITCH_QUICK_NS 10000000ull
 #define SWITCH_QUICK_TIMES 4
 /* A pause of records lasts SWITCH_PAUSE_NS, twice as long each time the

@@ -252,10 +252,9 @@ static uint32_t walk_threads(tm_session *s, bool full, bool resync) {
 
 /* A pause closes the events when they can be opened again at its end for
  * at most this many descriptors (threads x CPUs): a disabled event still
- * costs the kernel its thread's perf context at every switch (a pinned
- * sched_yield pair, tm-bench-switchcost: none 1015 ns a switch, disabled
- * 1170, records 1509), which is what a paused program paid for the rest
- * of its run. Past it, the per-thread descriptors would weigh on the
+ * costs the kernel its thread's perf context at every switch, which a
+ * paused program paid for the rest of its run (docs/benchmarks.md, "Behind
+ * the comments"). Past it, the per-thread descriptors would weigh on the
  * probe's budget (procfs.h): the events are only disabled. */
 #define REOPEN_MAX_EVENTS 64
 
