@@ -538,6 +538,12 @@ void tm_tick_run(tm_session *s, bool own_thread) {
       tm_switch_forget(m);
       resync = m->program_ran = true;
     }
+    /* The first window runs from the session's start, when the records
+     * began, not from the first tick: the records drained then were
+     * written over that whole span, and a storm is judged a tick sooner. */
+    if (m->own_thread && !m->sw.rate_window_start && !m->sw.resumed_at && s->start_ns &&
+        s->start_ns < now)
+      m->sw.rate_window_start = s->start_ns;
     if (m->own_thread &&
         tm_switch_rate_exceeded(&m->sw, s->cfg.max_switch_rate, s->perf.ncpu, now,
                                 m->sw.drained + s->perf.lost - lost)) {
