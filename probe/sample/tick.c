@@ -265,12 +265,12 @@ static bool can_drop_switch_records(const tm_session *s) {
   return !m->switch_source && m->rescan.known_live && events <= REOPEN_MAX_EVENTS && tm_fds_spare();
 }
 
+enum pause_why { PAUSE_BUDGET, PAUSE_SWITCHES, PAUSE_CREATES };
+
 /* Over the rate limit, in a storm of short-lived threads or at the
  * budget's records step: the records pause (the last batch says so),
  * states come from each tick's /proc reads as without records, until they
  * resume: after the limits' pause, once the budget allows. */
-enum pause_why { PAUSE_BUDGET, PAUSE_SWITCHES, PAUSE_CREATES };
-
 static void pause_switch_records(tm_session *s, uint64_t now, enum pause_why why) {
   tm_sampler *m = &s->smp;
   m->fr.switches_stopping = true;
