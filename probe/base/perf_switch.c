@@ -222,3 +222,9 @@ void tm_perf_switch_enable(tm_perf_switch *p, bool on) {
   for (size_t i = 0; i < p->ntfd; i++)
     ioctl(p->tfd[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
 }
+
+void tm_perf_switch_drop(tm_perf_switch *p) {
+  int ncpu = p->ncpu;
+  tm_perf_switch_close(p);
+  p->ncpu = ncpu;
+}

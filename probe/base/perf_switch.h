@@ -83,5 +83,11 @@ void tm_perf_switch_close_inherited(const tm_perf_switch *p);
  * switching can end and records resume (a disabled event still costs the
  * kernel its context on each switch, ~0.4 us, against ~1.5 us recording). */
 void tm_perf_switch_enable(tm_perf_switch *p, bool on);
+/* Closes every event and ring but keeps ncpu: a pause that costs the
+ * kernel nothing at a switch (a disabled event still costs it the
+ * thread's perf context). Records come
+ * back only through tm_perf_switch_open_threads over the threads then
+ * alive: threads created meanwhile never had the events. */
+void tm_perf_switch_drop(tm_perf_switch *p);
 
 #endif

@@ -165,6 +165,7 @@ static void release_session(tm_session *s) {
   if (s->src_perf_switch || s->perf_switch_paused) tm_perf_switch_close(&s->perf);
   if (s->src_proc_stat) tm_cpustat_close(&s->cpus);
   s->src_perf_switch = s->src_proc_stat = s->perf_switch_paused = false;
+  s->perf_switch_dropped = false;
 }
 
 /* ---- the process tree's index (THREADMON_TREE) ---- */

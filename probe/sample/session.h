@@ -33,9 +33,12 @@ typedef struct tm_session {
    * acquisitions, no user threads; ppid is the target's. */
   bool external;
   uint32_t ppid;
-  /* Switch records paused by the rate limit: the events stay open (perf),
-   * src_perf_switch is false until they resume. */
+  /* Switch records paused by the rate limit: the events stay open (perf)
+   * unless perf_switch_dropped; src_perf_switch is false until they resume. */
   bool perf_switch_paused;
+  /* Paused with the events closed (tm_perf_switch_drop): a program of a
+   * few threads, whose events are opened again per thread at the resume. */
+  bool perf_switch_dropped;
   tm_perf_switch perf;
   tm_cpustat cpus;
   char notices[TM_MAX_NOTICES][160]; /* sent after Hello */

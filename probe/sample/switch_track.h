@@ -40,6 +40,8 @@ typedef struct tm_switch_track {
    * before it; windows over the limit in a row. */
   uint64_t create_window_start, create_window_base;
   uint32_t create_windows_over;
+  /* The creation storm's shorter window (tm_create_storm). */
+  uint64_t storm_window_start, storm_window_base;
 } tm_switch_track;
 
 tid_entry *tm_tid_find(tm_switch_track *w, uint32_t tid);
@@ -74,5 +76,13 @@ void tm_switch_resumed(tm_switch_track *w, uint64_t now);
  * are on or paused; a start-up burst of a pool does not last that long. */
 bool tm_create_rate_exceeded(tm_switch_track *w, uint64_t max_rate, int ncpu, uint64_t now,
                              uint64_t claimed);
+/* A storm of creations: threads made over four times faster than the
+ * creation limit in the last window of CREATE_STORM_NS (0: never). With
+ * few threads alive (they end as fast as they are made) the records then
+ * pause at once, closed, so that the threads made meanwhile get no copies
+ * of the events; the limit above still closes them for good after a
+ * second of it. */
+bool tm_create_storm(tm_switch_track *w, uint64_t max_rate, int ncpu, uint64_t now,
+                     uint64_t claimed);
 
 #endif

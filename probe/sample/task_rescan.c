@@ -5,7 +5,7 @@
 
 #include "sampler_state.h"
 
-static void add_tid(uint32_t tid, void *arg) {
+void tm_tid_set_add(uint32_t tid, void *arg) {
   tid_set *set = arg;
   if (set->n == set->cap) {
     size_t cap = set->cap ? set->cap * 2 : 64;
@@ -32,7 +32,7 @@ static void rescan_tasks(tm_sampler *m, uint64_t now) {
   tm_rescan *r = &m->rescan;
   r->listings++;
   r->seen_now.n = 0;
-  if (tm_list_tasks(&m->proc, add_tid, &r->seen_now) < 0 || r->seen_now.n == 0) return;
+  if (tm_list_tasks(&m->proc, tm_tid_set_add, &r->seen_now) < 0 || r->seen_now.n == 0) return;
   qsort(r->seen_now.v, r->seen_now.n, sizeof *r->seen_now.v, cmp_tid);
   /* A thread just created may not have attached to its record yet: adopt
    * a tid only when two listings in a row found it unknown. */
@@ -45,7 +45,8 @@ static void rescan_tasks(tm_sampler *m, uint64_t now) {
     const tm_outside *o = m->outside;
     if (o && !tm_thread_by_tid(tid)) o->adopt(o->ctx, tid);
     else if (o) continue;
-    else if (!tid_in(&r->unknown_before, tid)) add_tid(tid, &r->unknown_now); /* stays sorted */
+    else if (!tid_in(&r->unknown_before, tid))
+      tm_tid_set_add(tid, &r->unknown_now); /* stays sorted */
     else if (!tm_thread_by_tid(tid)) tm_thread_register_foreign(tid);
   }
   tid_set swap = r->unknown_before;

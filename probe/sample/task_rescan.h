@@ -33,6 +33,9 @@ typedef struct tm_rescan {
  * marks exited the LIVE threads with a state that are no longer listed
  * (started over RESCAN_NS/2 before now). */
 void tm_rescan_tick(tm_sampler *m, uint64_t now);
+/* Appends tid to the tid_set arg (tm_list_tasks's callback): sorted only
+ * while each tid is larger than those before. */
+void tm_tid_set_add(uint32_t tid, void *arg);
 void tm_rescan_free(tm_rescan *r);
 
 #endif

@@ -12,6 +12,7 @@
 #include "session.h"
 #include "sites.h"
 #include "sites_wire.h"
+#include "task_rescan.h"
 #include "thread_read.h"
 #include "userthreads.h"
 #include "userthreads_wire.h"
@@ -249,29 +250,61 @@ static uint32_t walk_threads(tm_session *s, bool full, bool resync) {
   return ts->count - grace;
 }
 
-/* Over the rate limit (rate) or at the budget's records step: the records
- * pause (the last batch says so), states come from each tick's /proc reads
- * as without records, until they resume: after the rate limit's pause,
- * once the budget allows. */
-static void pause_switch_records(tm_session *s, uint64_t now, bool rate) {
+/* A pause closes the events when they can be opened again at its end for
+ * at most this many descriptors (threads x CPUs): a disabled event still
+ * costs the kernel its thread's perf context at every switch, which a
+ * paused program paid for the rest of its run (docs/benchmarks.md, "Behind
+ * the comments"). Past it, the per-thread descriptors would weigh on the
+ * probe's budget (procfs.h): the events are only disabled. */
+#define REOPEN_MAX_EVENTS 64
+
+static bool can_drop_switch_records(const tm_session *s) {
+  const tm_sampler *m = &s->smp;
+  uint64_t events =
+      (uint64_t)m->rescan.known_live * (uint64_t)(s->perf.ncpu > 0 ? s->perf.ncpu : 1);
+  return !m->switch_source && m->rescan.known_live && events <= REOPEN_MAX_EVENTS && tm_fds_spare();
+}
+
+enum pause_why { PAUSE_BUDGET, PAUSE_SWITCHES, PAUSE_CREATES };
+
+/* Over the rate limit, in a storm of short-lived threads or at the
+ * budget's records step: the records pause (the last batch says so),
+ * states come from each tick's /proc reads as without records, until they
+ * resume: after the limits' pause, once the budget allows. */
+static void pause_switch_records(tm_session *s, uint64_t now, enum pause_why why) {
   tm_sampler *m = &s->smp;
   m->fr.switches_stopping = true;
   tm_flush_switches(s, now, true);
   m->fr.switches_stopping = false;
-  tm_perf_switch_enable(&s->perf, false);
+  s->perf_switch_dropped = can_drop_switch_records(s);
+  if (s->perf_switch_dropped)
+    tm_perf_switch_drop(&s->perf);
+  else
+    tm_perf_switch_enable(&s->perf, false);
   s->src_perf_switch = false;
   s->perf_switch_paused = true;
   tm_switch_forget(m);
-  if (!rate) {
+  if (why == PAUSE_BUDGET) {
     m->sw.resume_at = now; /* the budget's Notice said why */
     return;
   }
   uint64_t pause = tm_switch_pause_for(&m->sw, now);
-  char text[240];
-  snprintf(text, sizeof text,
-           "switch records paused for %llu s: the program switched more than %llu times a second "
-           "per CPU (THREADMON_MAX_SWITCH_RATE); states meanwhile are split by schedstat per tick",
-           (unsigned long long)(pause / 1000000000u), (unsigned long long)s->cfg.max_switch_rate);
+  char text[300];
+  if (why == PAUSE_SWITCHES)
+    snprintf(text, sizeof text,
+             "switch records paused for %llu s: the program switched more than %llu times a "
+             "second per CPU (THREADMON_MAX_SWITCH_RATE); states meanwhile are split by "
+             "schedstat per tick",
+             (unsigned long long)(pause / 1000000000u),
+             (unsigned long long)s->cfg.max_switch_rate);
+  else
+    snprintf(text, sizeof text,
+             "switch records paused for %llu s: the program made more than %llu threads a second "
+             "that ended as fast (THREADMON_MAX_CREATE_RATE x 4 / CPUs), each a copy of the "
+             "probe's switch events; states meanwhile are split by schedstat per tick",
+             (unsigned long long)(pause / 1000000000u),
+             (unsigned long long)(4 * s->cfg.max_create_rate /
+                                  (uint64_t)(s->perf.ncpu > 0 ? s->perf.ncpu : 1)));
   tm_emit_notice(s, text, TM_TO_ALL);
 }
 
@@ -281,11 +314,62 @@ static void drop_record(void *arg, uint32_t tid, uint64_t time_ns, uint32_t cpu,
   (void)arg, (void)tid, (void)time_ns, (void)cpu, (void)kind;
 }
 
+/* Whether set holds tid, other than skip (unsorted: a scan). */
+static bool listed(const tid_set *set, uint32_t tid, uint32_t skip) {
+  if (tid == skip) return true;
+  for (size_t i = 0; i < set->n; i++)
+    if (set->v[i] == tid) return true;
+  return false;
+}
+
+/* The events of a dropped pause, opened again on every thread alive (the
+ * first one's rings, the others' events writing into them, each inherited
+ * by the threads it creates). A thread that a not yet opened one creates
+ * meanwhile is found by a second listing; only one made in the moment
+ * after that by such a thread goes without records (its states then come
+ * from /proc, as during a pause). */
+static bool reopen_switch_records(tm_session *s, char *why, size_t wn) {
+  tm_sampler *m = &s->smp;
+  int ncpu = s->perf.ncpu;
+  tid_set first = {0}, again = {0};
+  bool ok = tm_list_tasks(&m->proc, tm_tid_set_add, &first) == 0;
+  size_t n = 0; /* the probe's own thread left out */
+  for (size_t i = 0; ok && i < first.n; i++)
+    if (first.v[i] != s->probe_tid) first.v[n++] = first.v[i];
+  first.n = n;
+  ok = ok && n && tm_perf_switch_open_threads(&s->perf, first.v, n, why, wn);
+  if (ok && tm_list_tasks(&m->proc, tm_tid_set_add, &again) == 0)
+    for (size_t i = 0; i < again.n; i++)
+      if (!listed(&first, again.v[i], s->probe_tid) &&
+          tm_perf_switch_add_thread(&s->perf, again.v[i]) < 0)
+        break; /* that thread goes without records */
+  if (!ok) {
+    if (!why[0]) snprintf(why, wn, "no thread to open them on");
+    s->perf.ncpu = ncpu;
+  }
+  free(first.v);
+  free(again.v);
+  return ok;
+}
+
 static void resume_switch_records(tm_session *s, uint64_t now) {
   tm_sampler *m = &s->smp;
-  if (!m->switch_source) tm_perf_switch_drain(&s->perf, drop_record, NULL);
+  if (s->perf_switch_dropped) {
+    char why[200] = "";
+    s->perf_switch_dropped = false;
+    if (!reopen_switch_records(s, why, sizeof why)) {
+      s->perf_switch_paused = false;
+      tm_switch_forget(m);
+      char text[300];
+      snprintf(text, sizeof text, "switch records stopped for the rest of the run: %s", why);
+      tm_emit_notice(s, text, TM_TO_ALL);
+      return;
+    }
+  } else {
+    if (!m->switch_source) tm_perf_switch_drain(&s->perf, drop_record, NULL);
+    tm_perf_switch_enable(&s->perf, true);
+  }
   s->perf.lost = 0;
-  tm_perf_switch_enable(&s->perf, true);
   s->src_perf_switch = true;
   s->perf_switch_paused = false;
   tm_switch_forget(m);
@@ -306,7 +390,7 @@ static void close_switch_records(tm_session *s, uint64_t now) {
   }
   int ncpu = s->perf.ncpu;
   tm_perf_switch_close(&s->perf);
-  s->src_perf_switch = s->perf_switch_paused = false;
+  s->src_perf_switch = s->perf_switch_paused = s->perf_switch_dropped = false;
   tm_switch_forget(m);
   char text[300];
   snprintf(text, sizeof text,
@@ -454,13 +538,25 @@ void tm_tick_run(tm_session *s, bool own_thread) {
       tm_switch_forget(m);
       resync = m->program_ran = true;
     }
+    /* The first window runs from the session's start, when the records
+     * began, not from the first tick: the records drained then were
+     * written over that whole span, and a storm is judged a tick sooner. */
+    if (m->own_thread && !m->sw.rate_window_start && !m->sw.resumed_at && s->start_ns &&
+        s->start_ns < now)
+      m->sw.rate_window_start = s->start_ns;
     if (m->own_thread &&
         tm_switch_rate_exceeded(&m->sw, s->cfg.max_switch_rate, s->perf.ncpu, now,
                                 m->sw.drained + s->perf.lost - lost)) {
-      pause_switch_records(s, now, true);
+      pause_switch_records(s, now, PAUSE_SWITCHES);
       resync = m->program_ran = true;
     } else if (m->own_thread && budget_off) {
-      pause_switch_records(s, now, false);
+      pause_switch_records(s, now, PAUSE_BUDGET);
+      resync = m->program_ran = true;
+    } else if (m->own_thread &&
+               tm_create_storm(&m->sw, s->cfg.max_create_rate, s->perf.ncpu, now,
+                               tm_threads_claimed()) &&
+               can_drop_switch_records(s)) {
+      pause_switch_records(s, now, PAUSE_CREATES);
       resync = m->program_ran = true;
     }
   }

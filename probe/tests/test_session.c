@@ -363,6 +363,56 @@ static void test_switch_limit(void) {
   }
 }
 
+/* The same limit over a longer run: at the end of the first pause (1 s)
+ * records come back from both yielding threads, which existed before it
+ * (a pause of a program with few threads closes the events, and their
+ * resume opens them again on every thread alive). */
+static void test_switch_resume(void) {
+  char out[512], env_out[600];
+  path_in_dir(out, sizeof out, "switch-resume.tmcap");
+  snprintf(env_out, sizeof env_out, "THREADMON_OUTPUT=%s", out);
+  char *argv[] = {(char *)workload, "yield", "1400", NULL};
+  char *env[] = {env_out, "THREADMON_MAX_SWITCH_RATE=2000", NULL};
+  int status = run(argv, env, 10000);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  capture c;
+  CHECK(capture_load(out, &c) == 0);
+  const Threadmon__Hello *h = check_stream_start(&c);
+  if (!has_source(h, THREADMON__SOURCE__SOURCE_PERF_SWITCH)) {
+    printf("switch resume: no switch records here\n");
+    capture_free(&c);
+    return;
+  }
+  uint32_t before[8] = {0}, after[8] = {0};
+  size_t n_before = 0, n_after = 0;
+  bool paused = false, resumed = false;
+  for (size_t i = 0; i < c.n; i++) {
+    const Threadmon__Frame *f = c.frames[i];
+    if (f->body_case == THREADMON__FRAME__BODY_NOTICE) {
+      if (strstr(f->notice->text, "switch records paused")) paused = true;
+      if (paused && strstr(f->notice->text, "switch records resumed")) resumed = true;
+    }
+    if (f->body_case != THREADMON__FRAME__BODY_SWITCHES) continue;
+    uint32_t *seen = resumed ? after : before;
+    size_t *n = resumed ? &n_after : &n_before;
+    for (size_t j = 0; j < f->switches->n_tid; j++) {
+      uint32_t tid = f->switches->tid[j];
+      if (tid == h->probe_tid) continue;
+      size_t k = 0;
+      while (k < *n && seen[k] != tid) k++;
+      if (k == *n && *n < 8) seen[(*n)++] = tid;
+    }
+  }
+  size_t again = 0; /* threads with records before the pause and after it */
+  for (size_t k = 0; k < n_after; k++)
+    for (size_t l = 0; l < n_before; l++) again += after[k] == before[l];
+  printf("switch resume: %zu threads with records before the pause, %zu after it, %zu both\n",
+         n_before, n_after, again);
+  CHECK(resumed);
+  CHECK(again >= 2);
+  capture_free(&c);
+}
+
 /* A thread created while its creator keeps their one CPU: its life starts
  * at pthread_create (ThreadStart between the creator's clock reads around
  * the call), and its first RUNNING transition when it first ran. */
@@ -518,6 +568,7 @@ int main(int argc, char **argv) {
   if (!only || strstr(only, "clean")) test_clean_exit();
   if (!only || strstr(only, "counters")) test_counters();
   if (!only || strstr(only, "switch_limit")) test_switch_limit();
+  if (!only || strstr(only, "switch_resume")) test_switch_resume();
   if (!only || strstr(only, "late")) test_late_first_run();
   if (!only || strstr(only, "inherit")) test_inherited_attrs();
   if (!only || strstr(only, "killed")) test_killed();

@@ -145,6 +145,15 @@ static void test_rate_limit(void) {
   CHECK(!tm_switch_rate_exceeded(&w, 1000, 2, t0 + 150 * MS, 10));
   /* A clock before the window (a final tick elsewhere) starts a new one. */
   CHECK(!tm_switch_rate_exceeded(&w, 1000, 2, t0, 1000));
+  /* Over four times the limit for 10 ms (the limit: 40 records in 10 ms)
+   * pauses at once; four times exactly waits for the window's end. */
+  tm_switch_track q = {0};
+  CHECK(!tm_switch_rate_exceeded(&q, 1000, 2, t0, 0));
+  CHECK(!tm_switch_rate_exceeded(&q, 1000, 2, t0 + 5 * MS, 500)); /* under 10 ms */
+  CHECK(tm_switch_rate_exceeded(&q, 1000, 2, t0 + 10 * MS, 0));   /* 500 > 160 */
+  CHECK(!tm_switch_rate_exceeded(&q, 1000, 2, t0 + 20 * MS, 160));
+  CHECK(!tm_switch_rate_exceeded(&q, 1000, 2, t0 + 40 * MS, 100));
+  CHECK(tm_switch_rate_exceeded(&q, 1000, 2, t0 + 60 * MS, 1)); /* 261 > 200 in 50 ms */
 
   /* Pauses: 1 s, doubling while the rate trips again within 10 s of a
    * resume, at most 64 s; calm for 10 s, back to 1 s. */
@@ -186,6 +195,19 @@ static void test_create_limit(void) {
   CHECK(!tm_create_rate_exceeded(&v, 4000, 4, t0, 0));
   CHECK(!tm_create_rate_exceeded(&v, 4000, 4, t0 + 500 * MS, 1001));
   CHECK(tm_create_rate_exceeded(&v, 4000, 4, t0 + 1000 * MS, 2002));
+
+  /* A storm: over four times the limit within 50 ms (4,000 copies a second
+   * on 2 CPUs: 400 threads in 50 ms), judged window by window. */
+  tm_switch_track st = {0};
+  CHECK(!tm_create_storm(&st, 0, 2, t0, 1000000));
+  CHECK(!tm_create_storm(&st, 4000, 2, t0, 0));
+  CHECK(!tm_create_storm(&st, 4000, 2, t0 + 40 * MS, 5000)); /* under 50 ms */
+  CHECK(tm_create_storm(&st, 4000, 2, t0 + 50 * MS, 5000));
+  CHECK(!tm_create_storm(&st, 4000, 2, t0 + 100 * MS, 5400)); /* 400 exactly */
+  CHECK(tm_create_storm(&st, 4000, 2, t0 + 150 * MS, 5801));
+  tm_switch_resumed(&st, t0 + 200 * MS); /* a new window after a resume */
+  CHECK(!tm_create_storm(&st, 4000, 2, t0 + 200 * MS, 1000000));
+  CHECK(!tm_create_storm(&st, 4000, 2, t0 + 250 * MS, 1000000));
 }
 
 int main(void) {
