@@ -67,10 +67,12 @@ int64_t lifeIn(const SessionModel &m, const ThreadInfo &t, const TimeRange &r) {
   return std::max<int64_t>(0, std::min(r.t1, end) - std::max(r.t0, t.startNs));
 }
 
-void checkThread(const SessionModel &m, int i, const TimeRange &r, int64_t tick, QStringList *out) {
+void checkThread(const SessionModel &m, int i, const TimeRange &r, int64_t tick,
+                 const StateTimes *attributed, QStringList *out) {
   const ThreadInfo &t = m.thread(i);
   const int64_t life = lifeIn(m, t, r);
-  for (const StateTimes &st : {m.threadStates(i, r), m.threadStatesAttributed(i, r)}) {
+  for (const StateTimes &st :
+       {m.threadStates(i, r), attributed ? *attributed : m.threadStatesAttributed(i, r)}) {
     int64_t sum = 0;
     for (int64_t ns : st.ns) sum += ns;
     if (sum > st.lifetimeNs + tick)
@@ -206,11 +208,14 @@ bool countersComparable(const SessionInfo &info) {
 }
 
 QStringList checkInvariants(const SessionModel &m, const TimeRange &r, CounterCheck counters,
-                            const std::vector<ObjectWaitSums> &known) {
+                            const std::vector<ObjectWaitSums> &known,
+                            const std::vector<StateTimes> &attributed) {
   QStringList out;
   const int64_t tick =
       m.info().tickIntervalNs ? int64_t(m.info().tickIntervalNs) : kDefaultTickNs;
-  for (int i = 0; i < m.threadCount(); i++) checkThread(m, i, r, tick, &out);
+  for (int i = 0; i < m.threadCount(); i++)
+    checkThread(m, i, r, tick, size_t(i) < attributed.size() ? &attributed[size_t(i)] : nullptr,
+                &out);
   for (int k = 0; k < m.syncObjectCount(); k++)
     checkObject(m, k, r, tick, counters, size_t(k) < known.size() ? &known[size_t(k)] : nullptr,
                 &out);

@@ -181,7 +181,9 @@ Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool la
     p.sync.push_back(std::move(s));
   }
   p.findings = streamFindingsPart(m, span);
-  p.violations = checkInvariants(m, span, CounterCheck::WindowOnly, asked);
+  std::vector<StateTimes> attributed;
+  for (const ThreadPart &t : p.threads) attributed.push_back(t.row.states);
+  p.violations = checkInvariants(m, span, CounterCheck::WindowOnly, asked, attributed);
   return p;
 }
 
