@@ -51,10 +51,12 @@ ObjectWaitSums sumWaits(const std::vector<WaitRecord> &waits,
 
 // One line per violation over r (empty: none), naming the thread or object
 // and both numbers. `known`, when given, holds one entry per object (an
-// internal object's is not used).
+// internal object's is not used); `attributed`, when given, each thread's
+// threadStatesAttributed over r (by index), as the caller asked for them.
 QStringList checkInvariants(const SessionModel &m, const TimeRange &r,
                             CounterCheck counters = CounterCheck::Compare,
-                            const std::vector<ObjectWaitSums> &known = {});
+                            const std::vector<ObjectWaitSums> &known = {},
+                            const std::vector<StateTimes> &attributed = {});
 
 // An object's waits over a whole run as a windowed reader merged them.
 struct MergedWaits {

@@ -158,6 +158,8 @@ class SessionModel : public QObject {
   // Waits as the interposer saw them (holder, releaser), overlapping r,
   // clipped to it, in start order. Open waits end at latestNs().
   std::vector<WaitRecord> waits(uint32_t objectId, const TimeRange &r) const;
+  // The same into *out (cleared first): its capacity reused across objects.
+  void waits(uint32_t objectId, const TimeRange &r, std::vector<WaitRecord> *out) const;
   // Waiter x holder matrix over r: one object, or every object (0), most
   // waiting first. Counts waits that began in r; wait time is clipped to r.
   std::vector<WaitPair> waitMatrix(const TimeRange &r, uint32_t objectId = 0) const;

@@ -23,6 +23,12 @@ std::vector<WaitRecord> SessionModel::waits(uint32_t objectId, const TimeRange &
   return out;
 }
 
+void SessionModel::waits(uint32_t objectId, const TimeRange &r,
+                         std::vector<WaitRecord> *out) const {
+  out->clear();
+  store_->activity.waits(objectId, r, latestNs(), out);
+}
+
 std::vector<WaitPair> SessionModel::waitMatrix(const TimeRange &r, uint32_t objectId) const {
   return store_->activity.matrix(r, latestNs(), objectId);
 }

@@ -17,6 +17,7 @@
 #include "capturetree.h"
 #include "capturewriter.h"
 #include "framesizes.h"
+#include "jsontext.h"
 #include "reportjson.h"
 #include "reportrows.h"
 #include "reportstream.h"
@@ -230,8 +231,7 @@ int main(int argc, char **argv) {
   text.threads = ThreadFilter(patterns);
   QJsonObject report = reportJson(rows);
   if (json && text.threads.active()) keepThreads(report, text.threads);
-  QByteArray out = json ? QJsonDocument(report).toJson(QJsonDocument::Indented)
-                        : reportText(report, text).toUtf8();
+  QByteArray out = json ? indentedJson(report) : reportText(report, text).toUtf8();
   std::fwrite(out.constData(), 1, size_t(out.size()), stdout);
   if (check && !rows.violations.isEmpty()) return 3;
   return res.status == tmon::CaptureLoadResult::Complete && warnings.isEmpty() ? 0 : 2;

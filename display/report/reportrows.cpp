@@ -94,6 +94,8 @@ ReportRows collectRows(const SessionModel &m) {
   }
   rows.waitMatrix = m.waitMatrix(whole);
   rows.findings = m.findings(whole);
-  rows.violations = checkInvariants(m, whole);
+  std::vector<StateTimes> attributed;  // asked once, for the rows and the checks
+  for (const ThreadRow &t : rows.threads) attributed.push_back(t.states);
+  rows.violations = checkInvariants(m, whole, CounterCheck::Compare, {}, attributed);
   return rows;
 }

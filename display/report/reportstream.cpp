@@ -167,7 +167,7 @@ Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool la
       for (const InternalWaiter &w : s.internal)
         s.onlyHousekeeping = s.onlyHousekeeping && m.housekeepingThread(m.indexOfTid(w.tid));
     } else {
-      waits = m.waits(s.info.id, span);
+      m.waits(s.info.id, span, &waits);
       for (const WaitRecord &w : waits) {
         s.waits.emplace_back(w.waiter, w.end - w.start);
         s.anyWait = true;
@@ -181,7 +181,9 @@ Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool la
     p.sync.push_back(std::move(s));
   }
   p.findings = streamFindingsPart(m, span);
-  p.violations = checkInvariants(m, span, CounterCheck::WindowOnly, asked);
+  std::vector<StateTimes> attributed;
+  for (const ThreadPart &t : p.threads) attributed.push_back(t.row.states);
+  p.violations = checkInvariants(m, span, CounterCheck::WindowOnly, asked, attributed);
   return p;
 }
 

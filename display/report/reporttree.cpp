@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "capturetree.h"
+#include "jsontext.h"
 #include "texttable.h"
 
 namespace {
@@ -135,7 +136,7 @@ int reportTree(const QString &path, uint32_t pid, bool json, const QStringList &
     QJsonObject doc;
     doc["tree"] = QJsonObject{{"root", qint64(tree.rootPid())}, {"processes", processes}};
     doc["reports"] = reports;
-    const QByteArray out = QJsonDocument(doc).toJson(QJsonDocument::Indented);
+    const QByteArray out = indentedJson(doc);
     std::fwrite(out.constData(), 1, size_t(out.size()), stdout);
   }
   return worst;

@@ -7,8 +7,11 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cmath>
+
 #include "busy_capture.h"
 #include "capturewriter.h"
+#include "jsontext.h"
 #include "modeltypes.h"
 #include "synthstream.h"
 
@@ -498,6 +501,24 @@ class TestReport : public QObject {
     const double blocked = c["states"]["blocked_join"].toDouble();
     QVERIFY2(qAbs(blocked - a["states"]["blocked_join"].toDouble()) <= 100.0 / 60,
              qPrintable(QString::number(blocked)));
+  }
+
+  // indentedJson writes what QJsonDocument::toJson(Indented) does, byte for
+  // byte, on what a report can hold: integers and doubles (1000000 against
+  // 1e+06), non-finite doubles, strings needing escapes or UTF-8, empty
+  // and nested containers, keys in their order.
+  void indentedJsonIsQtsOwn() {
+    QJsonObject inner{{"b", QJsonArray{}}, {"a", QJsonObject{}}, {"c", QJsonValue()}};
+    QJsonArray mixed{qint64(1000000), 1000000.0, 0.1, 1e-7, -0.0, 2.5e300, qint64(-42),
+                     qint64(INT64_MAX), std::nan(""), HUGE_VAL, true, false, QJsonValue(),
+                     QString::fromUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+                     QStringLiteral("tab\there \"quoted\" back\\slash /path\n\x01\x1f\x7f"),
+                     QStringLiteral("del\x7f /slash"), QString(QChar(0xD800)), inner,
+                     QJsonArray{QJsonArray{}}};
+    QJsonObject o{{"z", mixed}, {"with \"quote\"", 3}, {QString::fromUtf8("\xc3\xbc"), "u"},
+                  {"empty", QJsonObject{}}, {"nested", QJsonObject{{"x", inner}}}, {"", 0.5}};
+    QCOMPARE(indentedJson(o), QJsonDocument(o).toJson(QJsonDocument::Indented));
+    QCOMPARE(indentedJson(QJsonObject{}), QJsonDocument(QJsonObject{}).toJson());
   }
 
   void unreadableFileExitsOne() {
