@@ -317,19 +317,22 @@ QJsonObject syncJson(const ReportRows &rows, const SyncRow &row) {
   o["call_sites"] = sites;
   QJsonArray waiters;
   if (internal) {
-    // No wrapper times an internal lock: its wait is estimated (see
-    // SessionModel::internalWaiters).
-    int64_t wait = 0, kernel = 0;
+    // No wrapper times an internal lock: its wait is the time estimated
+    // lost to it (SessionModel::internalWaiters), asleep on it and in system
+    // calls for it, as in the model's delta (wait_s above), its call sites,
+    // the display and the exports; the two parts beside it.
+    int64_t asleep = 0, kernel = 0;
     for (const InternalWaiter &w : row.internal) {
       waiters.append(QJsonObject{{"tid", qint64(w.tid)},
-                                 {"wait_s", seconds(int64_t(w.waitNs))},
+                                 {"wait_s", seconds(int64_t(w.waitNs + w.kernelNs))},
+                                 {"asleep_s", seconds(int64_t(w.waitNs))},
                                  {"kernel_s", seconds(int64_t(w.kernelNs))},
                                  {"samples", qint64(w.samples)},
                                  {"inferred", w.inferred}});
-      wait += int64_t(w.waitNs);
+      asleep += int64_t(w.waitNs);
       kernel += int64_t(w.kernelNs);
     }
-    o["wait_s"] = seconds(wait);
+    o["asleep_s"] = seconds(asleep);
     o["kernel_s"] = seconds(kernel);
   } else {
     for (const auto &w : row.waiters)

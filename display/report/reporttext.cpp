@@ -178,11 +178,12 @@ void objectDetails(const QJsonArray &sync, const QHash<qint64, QString> &names, 
       for (int k = 0; k < waiters.size() && k < kWaiters; k++) {
         const QJsonValue x = waiters[k];
         w << QStringLiteral("%1 %2 s asleep + %3 s system%4")
-                 .arg(tidName(names, x["tid"].toInteger()), num(x["wait_s"].toDouble(), 3),
+                 .arg(tidName(names, x["tid"].toInteger()), num(x["asleep_s"].toDouble(), 3),
                       num(x["kernel_s"].toDouble(), 3),
-                      x["inferred"].toBool() ? QStringLiteral(" (never caught asleep: inferred from "
-                                                              "its peers)")
-                                             : QString());
+                      x["inferred"].toBool()
+                          ? QStringLiteral(" (never caught asleep: inferred from "
+                                           "its peers)")
+                          : QString());
       }
       if (waiters.size() > kWaiters) w << QStringLiteral("%1 more").arg(waiters.size() - kWaiters);
       out << QStringLiteral("    losing time to it (estimated): %1").arg(w.join(", "));
@@ -391,12 +392,14 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
       where += "  [" + s["runtime"].toString() +
                (s["kind"].toString() == QLatin1String("futex") ? ", seen at syscall()]"
                                                                : ", found by futex sampling]");
-    // A hidden lock's cost is its estimated wait plus the system time spent
-    // for it (kernel_s, only on internal objects).
-    const double kernel = s.value("kernel_s").toDouble(), lost = s.value("wait_s").toDouble() + kernel;
+    // A hidden lock's wait is the time estimated lost to it: asleep on it
+    // plus the system time spent for it (asleep_s and kernel_s, only on
+    // internal objects).
+    const double lost = s.value("wait_s").toDouble();
     if (s.contains("kernel_s"))
-      where += QStringLiteral("  (%1 s asleep on it + %2 s system time for it)")
-                   .arg(num(s.value("wait_s").toDouble(), 4), num(kernel, 4));
+      where +=
+          QStringLiteral("  (%1 s asleep on it + %2 s system time for it)")
+              .arg(num(s.value("asleep_s").toDouble(), 4), num(s.value("kernel_s").toDouble(), 4));
     const QString kind = s.contains("acts_as") ? s["acts_as"].toString() : s["kind"].toString();
     // Unknown (null: found by sampling, or read from outside) is "-", not 0.
     const QJsonValue acq = s["acquisitions"], maxWait = s["max_wait_s"];
