@@ -55,7 +55,16 @@ LOST_LINE = re.compile(r"threadmon: (\S+) lost (\d+) ms of data at ([\d.]+) s \(
                        r"frames\): (.*)")
 
 
+def closing_says_incomplete(stderr):
+    """The launcher's closing line comes after the loss and does not read as
+    a whole capture."""
+    last = stderr.strip().splitlines()[-1:]
+    check(last and last[0].startswith("threadmon: wrote ") and ", incomplete (" in last[0],
+          f"the closing line reads as a whole capture: {stderr!r}")
+
+
 def lost_line(stderr, cause):
+    closing_says_incomplete(stderr)
     lines = [m for m in map(LOST_LINE.match, stderr.splitlines()) if m]
     check(len(lines) == 1, f"{len(lines)} lines saying data was lost: {stderr!r}")
     if lines:
@@ -155,6 +164,7 @@ def test_descriptors_gone():
     said = [l for l in run.stderr.splitlines()
             if "fds.tmcap" in l and ("lost" in l or "not finished" in l)]
     check(len(said) == 1, f"{len(said)} lines saying the capture lost data: {run.stderr!r}")
+    closing_says_incomplete(run.stderr)
     report = report_json(cap, expect_ok=False)
     lost = report["process"].get("data_lost", [])
     check(lost, f"the report says nothing was lost: {report['process']}")
