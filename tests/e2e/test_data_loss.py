@@ -201,6 +201,7 @@ def test_stream_dropped():
             (" dropped " in l or "before its Goodbye" in l)]
     check(len(said) == 1 and " dropped " in said[0],
           f"{len(said)} lines saying frames were dropped (the Goodbye's count): {err!r}")
+    closing_says_incomplete(err)
     if os.path.exists(cap):
         process = report_json(cap, expect_ok=False)["process"]
         lost = process.get("data_lost", [])
