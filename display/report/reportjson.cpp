@@ -83,12 +83,16 @@ QJsonObject processJson(const ReportRows &rows) {
   // An exec ends this image's session, not the process: the status is the
   // last image's, which this capture never saw.
   const bool execd = i.goodbyeSeen && i.endReason == THREADMON__END_REASON__END_EXEC;
-  p["exit_status"] = i.goodbyeSeen && !detached && !signalled && !execd
+  // It ended, how is not known (read from outside after its parent reaped
+  // it): no status, and not detached either.
+  const bool unknownEnd = i.goodbyeSeen && i.endReason == THREADMON__END_REASON__END_UNSPECIFIED;
+  p["exit_status"] = i.goodbyeSeen && !detached && !signalled && !execd && !unknownEnd
                          ? QJsonValue(i.exitStatus)
                          : QJsonValue();
   p["exit_signal"] = signalled ? QJsonValue(i.exitStatus) : QJsonValue();
   p["detached"] = detached;
   p["exec"] = execd;
+  p["ended_unknown"] = unknownEnd;
   p["sources"] = sources;
   // false: read from outside (attach); acquisitions and holds are null.
   p["acquisitions_known"] = i.acquisitionsKnown();

@@ -206,14 +206,17 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
              .arg(p["ppid"].toInteger())
              .arg(p["exe"].toString());
   out << QStringLiteral("  argv: %1").arg(argv.join(' '));
-  out << QStringLiteral("  duration %1 s, exit status %2, frames dropped %3, events dropped %4, "
-                        "switch records lost %5")
+  out << QStringLiteral(
+             "  duration %1 s, exit status %2, frames dropped %3, events dropped %4, "
+             "switch records lost %5")
              .arg(num(p["duration_s"].toDouble(), 3))
              .arg(p["detached"].toBool() ? QStringLiteral("none (detached: it ran on)")
                   : p["exec"].toBool()
                       ? QStringLiteral("none (it exec'd another program, which ran on)")
                   : !p["exit_signal"].isNull()
                       ? QStringLiteral("none (killed by signal %1)").arg(p["exit_signal"].toInt())
+                  : p["ended_unknown"].toBool()
+                      ? QStringLiteral("unknown (it ended; its parent collected the status first)")
                   : p["exit_status"].isNull() ? QStringLiteral("unknown (no Goodbye)")
                                               : QString::number(p["exit_status"].toInt()))
              .arg(p["frames_dropped"].toInteger())
