@@ -1,13 +1,13 @@
 #include "reportjson.h"
 
 #include <QJsonArray>
-
 #include <algorithm>
 #include <map>
 
 #include "reportrows.h"
 #include "runtimes.h"
 #include "sessionmodel.h"
+#include "tmnotices.h"
 
 using namespace tmon;
 
@@ -50,7 +50,7 @@ QJsonArray dataLost(const ReportRows &rows) {
   QJsonArray lost;
   bool snapshot = false;
   for (const QString &n : i.notices) {
-    if (n.startsWith(QLatin1String("capture gap:")) || n.contains(QLatin1String("stream was cut")))
+    if (n.startsWith(QLatin1String(TM_NOTICE_GAP)) || n.contains(QLatin1String("stream was cut")))
       lost.append(n);
     snapshot = snapshot || n.contains(QLatin1String("without the program's Goodbye"));
   }

@@ -3,13 +3,13 @@
 #include <QHash>
 #include <QJsonArray>
 #include <QStringList>
-
 #include <algorithm>
 #include <cmath>
 
 #include "modeltypes.h"
 #include "streamfindings.h"
 #include "texttable.h"
+#include "tmnotices.h"
 #include "views.h"
 
 namespace {
@@ -234,7 +234,7 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
     out << QStringLiteral("  read from outside the process (attach): acquisitions, hold times and "
                           "uncontended calls are unknown, shown as -; waits are those seen asleep");
   for (const QJsonValue &n : p["notices"].toArray())
-    if (!n.toString().startsWith(QLatin1String("capture gap:")))  // a "data lost" line below
+    if (!n.toString().startsWith(QLatin1String(TM_NOTICE_GAP)))  // a "data lost" line below
       out << QStringLiteral("  note: %1").arg(n.toString());
   for (const QJsonValue &n : p["runtime_notes"].toArray())
     out << QStringLiteral("  unseen: %1").arg(n.toString());
