@@ -161,12 +161,14 @@ static int wait_tick(int pidfd, int sigfd, uint64_t deadline) {
 
 /* How the target ended, from its zombie's stat (exit_code, field 52)
  * while its parent has not reaped it yet: END_EXIT or END_SIGNAL; or
- * END_DETACH when it is gone already. */
+ * END_UNSPECIFIED when it is gone already (a shell or service manager
+ * reaps at once): it ended, how is not known (it did not run on, which
+ * END_DETACH would say). */
 static int end_reason(pid_t pid, int *status) {
   char path[64], stat[1024];
   snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
   long long code = tm_read_file(path, stat, sizeof stat) > 0 ? stat_field(stat, 52) : -1;
-  if (code < 0) return THREADMON__END_REASON__END_DETACH;
+  if (code < 0) return THREADMON__END_REASON__END_UNSPECIFIED;
   if (code & 0x7f) {
     *status = (int)(code & 0x7f);
     return THREADMON__END_REASON__END_SIGNAL;

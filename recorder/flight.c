@@ -106,6 +106,13 @@ static void write_capture(flight *fl, const char *path, const char *why) {
   fflush(stdout);
 }
 
+/* After a line on stderr saying data was lost: the launcher, which reads
+ * stdout, then calls the captures incomplete. */
+static void tell_incomplete(void) {
+  printf("incomplete\n");
+  fflush(stdout);
+}
+
 static void snapshot(flight *fl, const char *kind, const char *why) {
   char tag[32], path[4200];
   snprintf(tag, sizeof tag, "%s%u", kind, ++fl->snapshots);
@@ -181,11 +188,13 @@ static int poll_timeout(const flight *fl) {
 
 static void take(flight *fl, const uint8_t *payload, uint32_t len, const Threadmon__Frame *f) {
   fr_ring_take(&fl->ring, payload, len, f);
-  if (f->body_case == THREADMON__FRAME__BODY_GOODBYE && f->goodbye->frames_dropped)
+  if (f->body_case == THREADMON__FRAME__BODY_GOODBYE && f->goodbye->frames_dropped) {
     fprintf(stderr,
             "threadmon: flight recorder: the probe dropped %llu frames it could not send "
             "in time (its queue to the recorder was full): the captures lack them\n",
             (unsigned long long)f->goodbye->frames_dropped);
+    tell_incomplete();
+  }
   char why[256];
   if (fr_triggers_take(&fl->triggers, f, fl->ring.start_ns, why, sizeof why))
     trigger_fired(fl, why);
@@ -216,6 +225,7 @@ static void read_status(flight *fl) {
               "threadmon: flight recorder: the program exited (status %d) but its "
               "stream ended before its Goodbye: what the probe had not sent is lost\n",
               value);
+    if (!fl->ring.goodbye.len) tell_incomplete();
     fr_ring_set_end(&fl->ring, THREADMON__END_REASON__END_EXIT, value);
   } else if (sscanf(line, "signal %d", &value) == 1)
     fr_ring_set_end(&fl->ring, THREADMON__END_REASON__END_SIGNAL, value);
@@ -236,6 +246,7 @@ static bool receive(flight *fl, int fd, tm_decoder *dec) {
     if (!f) {
       fprintf(stderr, "threadmon: flight recorder: malformed frame at byte %llu; stream ended\n",
               (unsigned long long)tm_decoder_good_offset(dec));
+      tell_incomplete();
       return false;
     }
     bool first = !fl->hello_seen;
@@ -250,6 +261,7 @@ static bool receive(flight *fl, int fd, tm_decoder *dec) {
   }
   if (st == TM_DECODE_ERROR) {
     fprintf(stderr, "threadmon: flight recorder: %s; stream ended\n", tm_decoder_error(dec));
+    tell_incomplete();
     return false;
   }
   return true;

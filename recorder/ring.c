@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "tmcreate.h"
+#include "tmnotices.h"
 #include "tmwire.h"
 
 #define CHUNK_BYTES (256u * 1024u)
@@ -402,7 +403,8 @@ static void baseline(fr_ring *r, fr_bytes *b, const char *why) {
 
   char text[320];
   snprintf(text, sizeof text,
-           "flight recorder (%s): detail kept for the last %.0f s only, from %.1f s; the "
+           TM_NOTICE_FLIGHT
+           "%s): detail kept for the last %.0f s only, from %.1f s; the "
            "counters are whole-run totals, states before that are estimated from them",
            why, (double)r->window_ns / 1e9, (double)(r->dropped_until_ns - r->start_ns) / 1e9);
   note(r, b, r->dropped_until_ns, text);
@@ -475,7 +477,8 @@ int fr_ring_write(fr_ring *r, const char *path, const char *why) {
   } else {
     char text[320];
     snprintf(text, sizeof text,
-             "flight recorder (%s): written at %.1f s without the program's Goodbye (it was "
+             TM_NOTICE_FLIGHT
+             "%s): written at %.1f s without the program's Goodbye (it was "
              "still running, or was killed)",
              why, (double)(r->now_ns - r->start_ns) / 1e9);
     note(r, &end, r->now_ns, text);

@@ -410,7 +410,8 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
       kernel += int64_t(w.kernelNs);
       life += m.threadStates(ti, r).lifetimeNs;
       tids.push_back(w.tid);
-      waitS[QString::number(w.tid)] = double(w.waitNs) / 1e9;
+      // The time lost to it, as the object's wait says everywhere.
+      waitS[QString::number(w.tid)] = double(w.waitNs + w.kernelNs) / 1e9;
     }
     if (life <= 0) continue;
     double share = double(wait + kernel) / double(life);
@@ -465,7 +466,7 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
       f.evidence["object"] = qint64(o.id);
       f.evidence["runtime"] = o.runtimeWhat;
       f.evidence["waiters"] = tidArray(tids);
-      f.evidence["wait_s"] = double(wait) / 1e9;
+      f.evidence["wait_s"] = double(wait + kernel) / 1e9;
       f.evidence["wait_s_by_thread"] = waitS;
       f.evidence["threads_lifetime_s"] = double(life) / 1e9;
       f.evidence["share"] = share;
@@ -502,7 +503,8 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     f.evidence["module"] = o.module;
     f.evidence["symbol"] = o.symbol;
     f.evidence["waiters"] = tidArray(tids);
-    f.evidence["wait_s"] = double(wait) / 1e9;
+    f.evidence["wait_s"] = double(wait + kernel) / 1e9;
+    f.evidence["asleep_s"] = double(wait) / 1e9;
     f.evidence["kernel_s"] = double(kernel) / 1e9;
     f.evidence["wait_s_by_thread"] = waitS;
     f.evidence["waiters_lifetime_s"] = double(life) / 1e9;

@@ -195,6 +195,12 @@ void schedulingFindings(const SessionModel &m, const TimeRange &r, std::vector<F
 }
 
 void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
+  // Read from outside with /proc only (no ptrace: no wrapper, system call,
+  // futex word or stack), a sleeping thread's cause is unknown: a thread
+  // blocked on a mutex reads as asleep, which is no evidence of anything.
+  // Only one kept off the CPUs (its run-queue time, which /proc has) is.
+  const bool sleepKnown =
+      m.info().acquisitionsKnown() || m.info().hasSource(THREADMON__SOURCE__SOURCE_FUTEX_SAMPLING);
   for (const ProgramThread &p : programThreads(m, r)) {
     int64_t life = p.st.lifetimeNs;
     if (life < finding::kNeverRunsMinLifeNs ||
@@ -231,7 +237,7 @@ void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Fi
     // life by choice and waited for answers 38% was flagged for the sum).
     double stuck = std::max(0.0, 1.0 - onCpu - runnable - syncShare - chosenSleep - idle);
     bool starved = runnable >= 0.5;
-    if (!starved && stuck < finding::kNeverRunsMinStuck) continue;
+    if (!starved && (stuck < finding::kNeverRunsMinStuck || !sleepKnown)) continue;
     // What its syscalls waited for, by the ticks that found it asleep.
     std::array<uint64_t, kAsleepKinds> asleep = m.asleepTicksByKind(p.index, r);
     uint64_t asleepAll = 0;

@@ -193,18 +193,14 @@ ObjectWaitSums sumWaits(const std::vector<WaitRecord> &waits,
 }
 
 bool countersComparable(const SessionInfo &info) {
-  auto noticed = [&](const char *prefix) {
-    for (const QString &n : info.notices)
-      if (n.startsWith(QLatin1String(prefix))) return true;
-    return false;
-  };
   // Cut short (no Goodbye), the reader closes the waits still going on at
   // its end, which no counter saw end. A flight recorder's capture (record
   // --last) keeps the waits of its last window only and the counters of the
   // whole run (recorder/ring.c); a capture with a gap (the probe could not
   // write: probe/sample/frames.c) lost the transitions in it, not the
-  // counters. Both say so in a notice.
-  return info.goodbyeSeen && !noticed("flight recorder (") && !noticed("capture gap:");
+  // counters. Both say so in a notice (proto/tmnotices.h), which the store
+  // flags.
+  return info.goodbyeSeen && !info.flightRecorder && !info.captureGap;
 }
 
 QStringList checkInvariants(const SessionModel &m, const TimeRange &r, CounterCheck counters,

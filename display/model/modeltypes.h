@@ -113,6 +113,11 @@ struct SessionInfo {
   // What the reader dropped or clamped from input it could not trust, one
   // line per kind with its count (FrameCheck).
   QStringList inputWarnings;
+  // Notices readers act on (proto/tmnotices.h), kept past kMaxNotices: a
+  // flight recorder's capture (its last window's waits, whole-run counters),
+  // and a capture gap (its transitions lost, not its counters).
+  bool flightRecorder = false;
+  bool captureGap = false;
   bool hasSource(int source) const;
   // Wrappers ran in the process (SOURCE_INTERPOSE, or an old stream that
   // lists no sources): acquisitions, hold times and every wait's start and

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 #include "runtimesync.h"
 #include "sourcelines.h"
 #include "symbolname.h"
+#include "tmnotices.h"
 #include "tmwire.h"
 
 namespace tmon {
@@ -174,6 +176,10 @@ QString SessionStore::fold(const Threadmon__Frame &f) {
       break;
     case THREADMON__FRAME__BODY_NOTICE:
       if (!f.notice) break;
+      if (f.notice->text && !strncmp(f.notice->text, TM_NOTICE_FLIGHT, strlen(TM_NOTICE_FLIGHT)))
+        info.flightRecorder = true;
+      if (f.notice->text && !strncmp(f.notice->text, TM_NOTICE_GAP, strlen(TM_NOTICE_GAP)))
+        info.captureGap = true;
       if (isDetailStep(str(f.notice->text))) {
         // The budget's latest step replaces the one before (docs/format.md).
         info.detailSteps++;

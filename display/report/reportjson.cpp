@@ -1,13 +1,13 @@
 #include "reportjson.h"
 
 #include <QJsonArray>
-
 #include <algorithm>
 #include <map>
 
 #include "reportrows.h"
 #include "runtimes.h"
 #include "sessionmodel.h"
+#include "tmnotices.h"
 
 using namespace tmon;
 
@@ -50,7 +50,7 @@ QJsonArray dataLost(const ReportRows &rows) {
   QJsonArray lost;
   bool snapshot = false;
   for (const QString &n : i.notices) {
-    if (n.startsWith(QLatin1String("capture gap:")) || n.contains(QLatin1String("stream was cut")))
+    if (n.startsWith(QLatin1String(TM_NOTICE_GAP)) || n.contains(QLatin1String("stream was cut")))
       lost.append(n);
     snapshot = snapshot || n.contains(QLatin1String("without the program's Goodbye"));
   }
@@ -83,12 +83,16 @@ QJsonObject processJson(const ReportRows &rows) {
   // An exec ends this image's session, not the process: the status is the
   // last image's, which this capture never saw.
   const bool execd = i.goodbyeSeen && i.endReason == THREADMON__END_REASON__END_EXEC;
-  p["exit_status"] = i.goodbyeSeen && !detached && !signalled && !execd
+  // It ended, how is not known (read from outside after its parent reaped
+  // it): no status, and not detached either.
+  const bool unknownEnd = i.goodbyeSeen && i.endReason == THREADMON__END_REASON__END_UNSPECIFIED;
+  p["exit_status"] = i.goodbyeSeen && !detached && !signalled && !execd && !unknownEnd
                          ? QJsonValue(i.exitStatus)
                          : QJsonValue();
   p["exit_signal"] = signalled ? QJsonValue(i.exitStatus) : QJsonValue();
   p["detached"] = detached;
   p["exec"] = execd;
+  p["ended_unknown"] = unknownEnd;
   p["sources"] = sources;
   // false: read from outside (attach); acquisitions and holds are null.
   p["acquisitions_known"] = i.acquisitionsKnown();
@@ -324,19 +328,22 @@ QJsonObject syncJson(const ReportRows &rows, const SyncRow &row) {
   o["call_sites"] = sites;
   QJsonArray waiters;
   if (internal) {
-    // No wrapper times an internal lock: its wait is estimated (see
-    // SessionModel::internalWaiters).
-    int64_t wait = 0, kernel = 0;
+    // No wrapper times an internal lock: its wait is the time estimated
+    // lost to it (SessionModel::internalWaiters), asleep on it and in system
+    // calls for it, as in the model's delta (wait_s above), its call sites,
+    // the display and the exports; the two parts beside it.
+    int64_t asleep = 0, kernel = 0;
     for (const InternalWaiter &w : row.internal) {
       waiters.append(QJsonObject{{"tid", qint64(w.tid)},
-                                 {"wait_s", seconds(int64_t(w.waitNs))},
+                                 {"wait_s", seconds(int64_t(w.waitNs + w.kernelNs))},
+                                 {"asleep_s", seconds(int64_t(w.waitNs))},
                                  {"kernel_s", seconds(int64_t(w.kernelNs))},
                                  {"samples", qint64(w.samples)},
                                  {"inferred", w.inferred}});
-      wait += int64_t(w.waitNs);
+      asleep += int64_t(w.waitNs);
       kernel += int64_t(w.kernelNs);
     }
-    o["wait_s"] = seconds(wait);
+    o["asleep_s"] = seconds(asleep);
     o["kernel_s"] = seconds(kernel);
   } else {
     for (const auto &w : row.waiters)

@@ -3,13 +3,13 @@
 #include <QHash>
 #include <QJsonArray>
 #include <QStringList>
-
 #include <algorithm>
 #include <cmath>
 
 #include "modeltypes.h"
 #include "streamfindings.h"
 #include "texttable.h"
+#include "tmnotices.h"
 #include "views.h"
 
 namespace {
@@ -178,11 +178,12 @@ void objectDetails(const QJsonArray &sync, const QHash<qint64, QString> &names, 
       for (int k = 0; k < waiters.size() && k < kWaiters; k++) {
         const QJsonValue x = waiters[k];
         w << QStringLiteral("%1 %2 s asleep + %3 s system%4")
-                 .arg(tidName(names, x["tid"].toInteger()), num(x["wait_s"].toDouble(), 3),
+                 .arg(tidName(names, x["tid"].toInteger()), num(x["asleep_s"].toDouble(), 3),
                       num(x["kernel_s"].toDouble(), 3),
-                      x["inferred"].toBool() ? QStringLiteral(" (never caught asleep: inferred from "
-                                                              "its peers)")
-                                             : QString());
+                      x["inferred"].toBool()
+                          ? QStringLiteral(" (never caught asleep: inferred from "
+                                           "its peers)")
+                          : QString());
       }
       if (waiters.size() > kWaiters) w << QStringLiteral("%1 more").arg(waiters.size() - kWaiters);
       out << QStringLiteral("    losing time to it (estimated): %1").arg(w.join(", "));
@@ -205,14 +206,17 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
              .arg(p["ppid"].toInteger())
              .arg(p["exe"].toString());
   out << QStringLiteral("  argv: %1").arg(argv.join(' '));
-  out << QStringLiteral("  duration %1 s, exit status %2, frames dropped %3, events dropped %4, "
-                        "switch records lost %5")
+  out << QStringLiteral(
+             "  duration %1 s, exit status %2, frames dropped %3, events dropped %4, "
+             "switch records lost %5")
              .arg(num(p["duration_s"].toDouble(), 3))
              .arg(p["detached"].toBool() ? QStringLiteral("none (detached: it ran on)")
                   : p["exec"].toBool()
                       ? QStringLiteral("none (it exec'd another program, which ran on)")
                   : !p["exit_signal"].isNull()
                       ? QStringLiteral("none (killed by signal %1)").arg(p["exit_signal"].toInt())
+                  : p["ended_unknown"].toBool()
+                      ? QStringLiteral("unknown (it ended; its parent collected the status first)")
                   : p["exit_status"].isNull() ? QStringLiteral("unknown (no Goodbye)")
                                               : QString::number(p["exit_status"].toInt()))
              .arg(p["frames_dropped"].toInteger())
@@ -230,7 +234,7 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
     out << QStringLiteral("  read from outside the process (attach): acquisitions, hold times and "
                           "uncontended calls are unknown, shown as -; waits are those seen asleep");
   for (const QJsonValue &n : p["notices"].toArray())
-    if (!n.toString().startsWith(QLatin1String("capture gap:")))  // a "data lost" line below
+    if (!n.toString().startsWith(QLatin1String(TM_NOTICE_GAP)))  // a "data lost" line below
       out << QStringLiteral("  note: %1").arg(n.toString());
   for (const QJsonValue &n : p["runtime_notes"].toArray())
     out << QStringLiteral("  unseen: %1").arg(n.toString());
@@ -391,12 +395,14 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
       where += "  [" + s["runtime"].toString() +
                (s["kind"].toString() == QLatin1String("futex") ? ", seen at syscall()]"
                                                                : ", found by futex sampling]");
-    // A hidden lock's cost is its estimated wait plus the system time spent
-    // for it (kernel_s, only on internal objects).
-    const double kernel = s.value("kernel_s").toDouble(), lost = s.value("wait_s").toDouble() + kernel;
+    // A hidden lock's wait is the time estimated lost to it: asleep on it
+    // plus the system time spent for it (asleep_s and kernel_s, only on
+    // internal objects).
+    const double lost = s.value("wait_s").toDouble();
     if (s.contains("kernel_s"))
-      where += QStringLiteral("  (%1 s asleep on it + %2 s system time for it)")
-                   .arg(num(s.value("wait_s").toDouble(), 4), num(kernel, 4));
+      where +=
+          QStringLiteral("  (%1 s asleep on it + %2 s system time for it)")
+              .arg(num(s.value("asleep_s").toDouble(), 4), num(s.value("kernel_s").toDouble(), 4));
     const QString kind = s.contains("acts_as") ? s["acts_as"].toString() : s["kind"].toString();
     // Unknown (null: found by sampling, or read from outside) is "-", not 0.
     const QJsonValue acq = s["acquisitions"], maxWait = s["max_wait_s"];

@@ -14,8 +14,9 @@ namespace {
 // rounds, the lifetimes they are shares of); the rest (shares, counts of
 // threads, CPUs) only mean something within one window.
 const char *const kAdditive[] = {
-    "wait_s",       "kernel_s", "threads_lifetime_s", "waiters_lifetime_s", "runnable_s", "rounds",
-    "idle_phase_s", "run_s",    "lifetime_s"};
+    "wait_s",     "kernel_s", "threads_lifetime_s", "waiters_lifetime_s",
+    "runnable_s", "rounds",   "idle_phase_s",       "run_s",
+    "lifetime_s", "asleep_s"};
 
 // Threads and objects a merged finding names: at most this many (a
 // finding about pools of thousands names them in its message).

@@ -20,9 +20,12 @@ int64_t at(int64_t ms) { return kT0 + ms * kMs; }
 
 // Thread 10 blocked on mutex 7 for [20, 60) ms of a 100 ms session held by
 // 11; ticks every 10 ms with the LWP times and the mutex's counters given.
-StreamBuilder mutexSession(uint64_t userNs, uint64_t waitCounterNs) {
+// notices: sent after the Hello.
+StreamBuilder mutexSession(uint64_t userNs, uint64_t waitCounterNs,
+                           const QStringList &notices = {}) {
   StreamBuilder b;
   b.hello(false);
+  for (const QString &n : notices) b.notice(at(1), qPrintable(n));
   b.threadStart(10, kT0, "waiter", "app!work");
   b.threadStart(11, kT0, "holder", "app!work");
   b.syncObject(7, THREADMON__SYNC_KIND__KIND_MUTEX, 0x7000, "app", "lock", nullptr);
@@ -93,6 +96,26 @@ class TestModelInvariants : public QObject {
     const QStringList v = violations(mutexSession(40 * kMs, 95 * kMs));
     QCOMPARE(v.size(), 1);
     QVERIFY2(v[0].contains("its wait counter says 95.0 ms, its 1 waits 40.0 ms"), qPrintable(v[0]));
+  }
+
+  // A flight recorder's capture (its last window's waits, whole-run
+  // counters) and one with a gap are not held to the counter check, by
+  // flags the store sets from their notices (proto/tmnotices.h): also when
+  // the notice comes past the cap of notices kept, which once lost it.
+  void windowedCountersExempt() {
+    QStringList full;
+    for (int i = 0; i < 70; i++) full << QStringLiteral("budget note %1").arg(i);
+    for (const char *exempt : {"flight recorder (trigger): detail kept for the last 5 s only",
+                               "capture gap: 100 bytes of frames lost from 0.010 s (disk full)"}) {
+      QStringList v = violations(mutexSession(40 * kMs, 95 * kMs, {QString::fromUtf8(exempt)}));
+      QVERIFY2(v.isEmpty(), qPrintable(v.join('\n')));
+      v = violations(mutexSession(40 * kMs, 95 * kMs, full + QStringList{exempt}));
+      QVERIFY2(v.isEmpty(), qPrintable(v.join('\n')));
+    }
+    // A notice that only mentions a flight recorder is no such capture.
+    const QStringList v = violations(mutexSession(
+        40 * kMs, 95 * kMs, {QStringLiteral("flight recorder: the program's end (exit 0)")}));
+    QCOMPARE(v.size(), 1);
   }
 
   // Every seed capture (recordings of the workloads), whole and by windows

@@ -25,6 +25,7 @@
 #include "tmwire.h"
 
 #define EXIT_FLUSH_MS 1000
+#define GOODBYE_ROOM 512 /* bytes: a Goodbye frame with its prefix, and more */
 
 TM_HOT _Atomic int tm_active;
 
@@ -312,6 +313,11 @@ static bool session_is_ours(void) { return (uint32_t)getpid() == S.pid; }
 /* The final tick, Goodbye and flush; the sampler is stopped or is the caller. */
 static void finish_session(int reason, int status) {
   tm_sampler_final_tick(&S);
+  /* The Goodbye says the end and what was dropped: it waits for room in a
+   * full queue (a peer slow to read), within the exit's flush time. */
+  uint64_t flush_from = tm_now_ns();
+  tm_transport_make_room(&S.tx, GOODBYE_ROOM, EXIT_FLUSH_MS);
+  int flush_left = EXIT_FLUSH_MS - (int)((tm_now_ns() - flush_from) / 1000000u);
   Threadmon__Goodbye b = THREADMON__GOODBYE__INIT;
   b.time_ns = tm_now_ns();
   b.reason = (Threadmon__EndReason)reason;
@@ -323,7 +329,7 @@ static void finish_session(int reason, int status) {
   f.body_case = THREADMON__FRAME__BODY_GOODBYE;
   f.goodbye = &b;
   tm_emit(&S, &f, TM_TO_ALL);
-  tm_transport_flush(&S.tx, EXIT_FLUSH_MS);
+  tm_transport_flush(&S.tx, flush_left > 0 ? flush_left : 0);
   if (tree_mode())
     tree_line("end", (uint32_t)getppid(), S.start_ns,
               reason == THREADMON__END_REASON__END_EXEC ? "exec"

@@ -608,6 +608,20 @@ void tm_transport_send(tm_transport *t, const uint8_t *frame, size_t len, int to
   if (queue && !out_append(t, frame, len)) t->frames_dropped++;
 }
 
+bool tm_transport_make_room(tm_transport *t, size_t len, int timeout_ms) {
+  uint64_t deadline = tm_now_ns() + (uint64_t)timeout_ms * 1000000u;
+  for (;;) {
+    uint64_t now = tm_now_ns();
+    tm_transport_pump(t, now);
+    bool queues = t->net == TM_NET_CONNECTED || (t->net == TM_NET_CONNECTING && !t->ever_connected);
+    if (!queues || t->out_len - t->out_sent + len <= t->out_limit) return true;
+    if (now >= deadline) return false;
+    struct pollfd p = {.fd = t->sock, .events = POLLOUT};
+    int wait_ms = (int)((deadline - now) / 1000000u) + 1;
+    poll(&p, 1, wait_ms > 20 ? 20 : wait_ms);
+  }
+}
+
 void tm_transport_flush(tm_transport *t, int timeout_ms) {
   uint64_t deadline = tm_now_ns() + (uint64_t)timeout_ms * 1000000u;
   uint64_t answer_by = 0;

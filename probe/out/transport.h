@@ -129,6 +129,12 @@ void tm_transport_file_resync_queued(tm_transport *t);
  * descriptions) with TM_TO_NET, before any other frame. */
 bool tm_transport_pump(tm_transport *t, uint64_t now_ns);
 
+/* Waits, at most timeout_ms, until the queue to the peer can take len more
+ * bytes (the peer reads again): for the session's last frame, which must not
+ * be dropped silently while a peer that is still reading would take it.
+ * Only at the program's end (it waits). True when there is room, or no
+ * peer to queue for. */
+bool tm_transport_make_room(tm_transport *t, size_t len, int timeout_ms);
 /* Waits at most timeout_ms for queued network bytes to leave, and then
  * (at most 300 ms more) for the display's answer, so that a short session
  * still learns it was refused. */

@@ -14,6 +14,7 @@
 #include "sites_wire.h"
 #include "stdthread.h"
 #include "symbolize.h"
+#include "tmnotices.h"
 #include "userthreads.h"
 #include "userthreads_wire.h"
 
@@ -409,7 +410,7 @@ void tm_resync_file(tm_session *s) {
   tx->file_replaced_noted = tx->file_replaced; /* this Notice says so */
   char text[160];
   snprintf(text, sizeof text,
-           "capture gap: %llu bytes of frames lost from %.3f s (%s); written again from here",
+           TM_NOTICE_GAP " %llu bytes of frames lost from %.3f s (%s); written again from here",
            (unsigned long long)tx->file_gap_bytes,
            (double)(tx->file_gap_start_ns - s->start_ns) / 1e9,
            tx->file_gap_errno == EBADF ? "the program took the capture's descriptor"

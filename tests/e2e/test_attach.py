@@ -336,19 +336,101 @@ def test_launcher_descriptors_checked():
     check(not os.path.exists(capture), "a capture was written for nothing")
 
 
+NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--inh-caps=-all",
+          "--bounding-set=-all"]
+
+
+def require_nobody():
+    """Root and setpriv, to attach as another user (ptrace and perf refused)."""
+    require_attach()
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        raise tmtest.Skip("needs root and setpriv to act as nobody")
+    if subprocess.run(NOBODY + [ATTACH, "--help"], capture_output=True).returncode != 0:
+        raise tmtest.Skip("nobody cannot run the build's threadmon-attach")
+
+
+def test_proc_only_mutex_waiters_raise_nothing():
+    """Attached with /proc only (ptrace refused), waiters blocked on a mutex
+    85% of their lives by their own clock read asleep for an unknown
+    reason: no never_runs ("not waiting for a lock"), and no more runnable
+    than they were."""
+    require_nobody()
+    scratch = tempfile.mkdtemp(prefix="attach-nobody-")
+    os.chmod(scratch, 0o777)
+    capture = os.path.join(scratch, "waiters.tmcap")
+    proc = start("mutex_hold", ["--waiters", "3", "--rounds", "30", "--hold-ms", "50"], 5)
+    try:
+        run = subprocess.run(NOBODY + [ATTACH, "-p", str(proc.pid), "-o", capture],
+                             capture_output=True, text=True, timeout=60)
+        truth = truth_of(proc)
+    finally:
+        proc.kill()
+        proc.wait()
+    check(run.returncode == 0, f"as nobody: status {run.returncode}: {run.stderr.strip()}")
+    check(any("mode: /proc" in l for l in run.stderr.splitlines()), f"not /proc only: {run.stderr}")
+    rep = tmtest.report_json(capture)
+    shutil.rmtree(scratch, ignore_errors=True)
+    never = [f.get("message") for f in rep.get("findings", []) if f.get("kind") == "never_runs"]
+    check(not never, f"never_runs for threads blocked on a mutex: {never}")
+    for w in truth["waiters"]:
+        got = thread(rep, w["tid"])
+        if got:
+            runnable = state(got, "runnable") or 0
+            check(runnable <= 100 - w["blocked_mutex_pct"] + 5,
+                  f"{w['name']} {runnable}% runnable, blocked {w['blocked_mutex_pct']}% by its clock")
+
+
+def test_reaped_target_ends_unknown():
+    """A target whose parent (a shell) reaps it at once: its end is known,
+    how it ended not; the capture says so (neither detached nor a status),
+    and its main thread, in pthread_join all along, reads asleep, not
+    runnable, up to the end."""
+    require_attach()
+    shell = subprocess.Popen(["bash", "-c", f"{workload('mutex_hold')} --waiters 2 --rounds 30 "
+                              "--hold-ms 40; echo ended"], stdout=subprocess.PIPE, text=True)
+    pid = None
+    deadline = time.monotonic() + 20
+    while pid is None and time.monotonic() < deadline and shell.poll() is None:
+        pid = tmtest.child_pid(shell.pid, "mutex_hold")
+        time.sleep(0.005)
+    if not check(pid, "mutex_hold never started"):
+        shell.kill()
+        shell.wait()
+        return
+    capture = os.path.join(tmtest.Temp.dir(), "reaped.tmcap")
+    run = tmtest.launcher("record", "-o", capture, "-p", str(pid), timeout=60)
+    out, _ = shell.communicate(timeout=60)
+    check(run.returncode == 0, f"record -p exited {run.returncode}: {run.stderr.strip()}")
+    rep = tmtest.report_json(capture)
+    process = rep["process"]
+    # Mostly reaped before threadmon-attach reads it; now and then still a
+    # zombie, whose status is read: 0.
+    unknown = process.get("ended_unknown") is True
+    check(process.get("detached") is False and
+          (process.get("exit_status") is None if unknown else process.get("exit_status") == 0),
+          f"ended unknown {unknown}, detached {process.get('detached')}, status "
+          f"{process.get('exit_status')}")
+    text = subprocess.run([sys.executable, tmtest.LAUNCHER, "report", capture],
+                          capture_output=True, text=True, timeout=60).stdout
+    said = "exit status unknown (it ended" if unknown else "exit status 0,"
+    check(said in text, f"the text report: {text[:1200]!r}")
+    print(f"  the target's end: {'reaped first, unknown' if unknown else 'its zombie read'}")
+    main = thread(rep, pid)
+    if main:
+        runnable = state(main, "runnable") or 0
+        asleep = (state(main, "blocked_join") or 0) + (state(main, "sleep") or 0)
+        check(runnable < 5 and asleep > 90,
+              f"main (in pthread_join) reads {runnable}% runnable, {asleep}% join or sleep")
+
+
 def test_permission_refused_degrades():
     """Another user's process: ptrace and perf refused in one line each,
     naming the setting and the fix, and the session goes on with what may
     be read (/proc only), saying so in the capture."""
-    require_attach()
-    if os.geteuid() != 0 or not shutil.which("setpriv"):
-        raise tmtest.Skip("needs root and setpriv to act as nobody")
+    require_nobody()
     scratch = tempfile.mkdtemp(prefix="attach-nobody-")
     os.chmod(scratch, 0o777)
-    nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-              "--inh-caps=-all", "--bounding-set=-all"]
-    if subprocess.run(nobody + [ATTACH, "--help"], capture_output=True).returncode != 0:
-        raise tmtest.Skip("nobody cannot run the build's threadmon-attach")
+    nobody = NOBODY
     proc = start("spin_sleep", ["--repeats", "30"], 3)
     capture = os.path.join(scratch, "nobody.tmcap")
     try:

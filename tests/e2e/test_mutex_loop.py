@@ -3,7 +3,11 @@ hidden random() lock, which only futex sampling can see; with rand_r they
 do not. Both runs report all 64 mutexes with exact acquisitions.
 The report tells a newcomer so: an internal_lock finding naming libc and
 the workload's own function, none with rand_r, which also runs faster."""
+import json
 import os
+import re
+import subprocess
+import sys
 
 import tmtest
 from tmtest import Recording, check, near
@@ -157,6 +161,59 @@ def test_rand_lock_call_sites():
     tids = {w.get("tid") for w in waiters}
     check(len(tids) >= 2 and tids <= loopers(rec),
           f"internal lock waiters {sorted(tids)}, loopers {sorted(loopers(rec))}")
+
+
+def test_rand_lock_one_number():
+    """The hidden lock has one wait, the time lost to it (asleep on it and in
+    system calls for it), the same in the JSON object, its waiters, its call
+    sites, the internal_lock finding, the text report and the streamed
+    report; and it is not more than the loopers' lives outside a CPU. Busy
+    or not, any sighting of the lock will do (its presence is checked above)."""
+    tmtest.require_report()
+    rec = rand_run()
+    lock = hidden_random_lock(rec)
+    if not lock:
+        raise tmtest.Skip("the loopers were never seen on the random() lock")
+    o = lock[0]
+    wait = o.get("wait_s") or 0
+    check(wait > 0, f"the random() lock's wait_s is {wait}")
+    parts = (o.get("asleep_s") or 0) + (o.get("kernel_s") or 0)
+    near(parts, wait, 1e-6, "asleep_s + kernel_s")
+    near(sum(s.get("wait_s") or 0 for s in o.get("call_sites", [])), wait, 1e-6,
+         "the call sites' wait_s summed")
+    near(sum(w.get("wait_s") or 0 for w in o.get("waiters", [])), wait, 1e-6,
+         "the waiters' wait_s summed")
+    for f in tmtest.findings(rec, "internal_lock"):
+        near(f["evidence"].get("wait_s"), wait, 1e-6, "internal_lock evidence.wait_s")
+        near(sum(f["evidence"].get("wait_s_by_thread", {}).values()), wait, 1e-6,
+             "internal_lock evidence.wait_s_by_thread summed")
+    # The program's own clock: a looper loses at most its life off a CPU.
+    off_cpu = sum(t["life_s"] * (1 - t["on_cpu_pct"] / 100) for t in rec.truth["loopers"])
+    check(wait <= off_cpu, f"{wait:.3f} s lost to the lock, the loopers were off a CPU "
+          f"{off_cpu:.3f} s")
+    text = subprocess.run([sys.executable, tmtest.LAUNCHER, "report", rec.capture],
+                          capture_output=True, text=True, timeout=60).stdout
+    row = re.search(rf"^{o['id']}\s+internal\s+-\s+\d+\s+([\d.]+)\s", text, re.M)
+    check(row and abs(float(row.group(1)) - wait) < 1e-4,
+          f"the text report's row: {row.group(0) if row else text[:1500]!r}, JSON {wait}")
+    sites = re.findall(r"^    call site: ([\d.]+) s waiting", text.split(f"object {o['id']} (")[-1],
+                       re.M)
+    shown = len(o.get("call_sites", []))
+    if sites and shown <= 3:
+        near(sum(map(float, sites[:shown])), wait, 1e-3, "the text report's call sites summed")
+    streamed = subprocess.run([tmtest.REPORT, "--json", "--stream", "--window", "1", rec.capture],
+                              capture_output=True, text=True, timeout=60)
+    check(streamed.returncode == 0, f"report --stream exited {streamed.returncode}: "
+          f"{streamed.stderr.strip()}")
+    if streamed.returncode == 0:
+        same = [x for x in json.loads(streamed.stdout).get("sync_objects", [])
+                if x.get("id") == o["id"]]
+        if check(same, "the streamed report lost the random() lock"):
+            x = same[0]
+            near((x.get("asleep_s") or 0) + (x.get("kernel_s") or 0), x.get("wait_s") or 0, 1e-6,
+                 "streamed asleep_s + kernel_s")
+            near(sum(s.get("wait_s") or 0 for s in x.get("call_sites", [])), x.get("wait_s") or 0,
+                 1e-6, "streamed call sites summed")
 
 
 def test_rand_r_clean_and_faster():
