@@ -1,5 +1,6 @@
 #include "reportstream.h"
 
+#include <QFileInfo>
 #include <QThread>
 #include <algorithm>
 #include <atomic>
@@ -98,8 +99,21 @@ int64_t asleepHead(const SessionModel &m, int index, const TimeRange &span) {
   return std::min(end, span.t1);
 }
 
-Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool last) {
+Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool last,
+              uint64_t maxBytes) {
   Part p;
+  const uint64_t bytes = cw.bytesOf(first ? INT64_MIN / 2 : a, b);
+  if (bytes > maxBytes) {
+    // Not read: records whose times are too few to cut windows by (all
+    // forged unknown) put a whole capture in one model.
+    p.span = TimeRange{a, b};
+    p.res.status = CaptureLoadResult::Damaged;
+    p.res.message = QStringLiteral(
+                        "%1 MB of records fall in one window (their times are too "
+                        "few to cut windows by): not read")
+                        .arg(double(bytes) / 1e6, 0, 'f', 0);
+    return p;
+  }
   SessionModel m;
   // The first window from the capture's first record: records before its
   // first timed one (transitions sent before the first tick) have no time
@@ -478,11 +492,44 @@ class Merger {
 namespace {
 // A year of 10 s windows; a 16 MB list.
 constexpr double kMaxWindows = 4e6;
+// Windows a record may make beyond the first kFreeWindows: a writer sends a
+// record at least every 32 s (the display's 64 KiB blocks of an idle
+// program; the probe's every 50 ms to 640 ms). A forged time 77 hours on
+// in a 2.6 KB capture made 55,000 windows (15 s; 70 s at --window 1).
+constexpr double kFreeWindows = 1024, kWindowsPerRecord = 64;
 }  // namespace
 
-bool StreamedReport::wanted(const QString &path) {
+bool StreamedReport::wanted(const QString &path, qint64 wholeUpToBytes) {
   CaptureWindow cw;
-  return cw.open(path) && cw.lastNs() - cw.firstNs() > kWholeUpToNs;
+  return cw.open(path) &&
+         (cw.lastNs() - cw.firstNs() > kWholeUpToNs || QFileInfo(path).size() > wholeUpToBytes);
+}
+
+CaptureLoadResult StreamedReport::rows(const QString &path, ReportRows *rows, Mode mode,
+                                       int64_t chunkNs, qint64 wholeUpToBytes) {
+  const bool stream = mode == Mode::Stream || (mode == Mode::Auto && wanted(path, wholeUpToBytes));
+  CaptureLoadResult res;
+  if (stream) res = read(path, rows, chunkNs);
+  const qint64 size = QFileInfo(path).size();
+  if (stream && res.status == CaptureLoadResult::Unreadable && mode == Mode::Auto &&
+      size > wholeUpToBytes) {
+    res.message += QStringLiteral(" (at %1 MB not read whole: --whole to insist)")
+                       .arg(double(size) / 1e6, 0, 'f', 0);
+    return res;
+  }
+  if (!stream || (res.status == CaptureLoadResult::Unreadable && mode == Mode::Auto)) {
+    const QString refused = stream ? res.message : QString();
+    SessionModel model;
+    res = CaptureReader::load(path, &model);
+    if (res.status != CaptureLoadResult::Unreadable) *rows = collectRows(model);
+    // Small enough to read whole, but what made the windows refuse it is
+    // said (a forged time), and the capture counts as damaged.
+    if (res.status == CaptureLoadResult::Complete && !refused.isEmpty()) {
+      res.status = CaptureLoadResult::Damaged;
+      res.message = refused + QStringLiteral(": read whole");
+    }
+  }
+  return res;
 }
 
 CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, int64_t chunkNs,
@@ -497,10 +544,15 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
   // Times from the file: a forged one spans centuries (a 7.5 KB capture
   // made billions of windows and never ended).
   const double windowsWanted = (double(last) - double(first)) / double(chunkNs);
-  if (windowsWanted > kMaxWindows) {
-    res.message = QStringLiteral("its records' times span %1 s: more than %2 windows, not trusted")
+  const double windowsAllowed =
+      std::min(kMaxWindows, kFreeWindows + kWindowsPerRecord * double(names.records()));
+  if (windowsWanted > windowsAllowed) {
+    res.message = QStringLiteral(
+                      "its %1 records' times span %2 s: more than %3 windows, not "
+                      "trusted")
+                      .arg(names.records())
                       .arg((double(last) - double(first)) / 1e9, 0, 'g', 3)
-                      .arg(kMaxWindows);
+                      .arg(windowsAllowed, 0, 'f', 0);
     return res;
   }
   // One CaptureWindow (one file position) per worker.
@@ -512,6 +564,8 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
       return res;
     }
   }
+  const uint64_t maxBytes =
+      uint64_t(kMaxWindowBytes) * uint64_t(std::max<int64_t>(1, chunkNs / kChunkNs));
   std::vector<std::pair<int64_t, int64_t>> spans;
   for (int64_t a = first; a < last || spans.empty(); a += chunkNs)
     spans.emplace_back(a, std::min(last, a + chunkNs));
@@ -530,7 +584,8 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
         std::unique_lock<std::mutex> lock(mu);
         cv.wait(lock, [&] { return k < merged + size_t(workers) + 1; });
       }
-      Part p = readPart(cw, spans[k].first, spans[k].second, k == 0, k + 1 == spans.size());
+      Part p =
+          readPart(cw, spans[k].first, spans[k].second, k == 0, k + 1 == spans.size(), maxBytes);
       std::lock_guard<std::mutex> lock(mu);
       done.emplace(k, std::move(p));
       cv.notify_all();
