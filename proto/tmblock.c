@@ -192,10 +192,10 @@ static int read_at(int fd, void *buf, size_t len, uint64_t at) {
 /* Whether the index's entries can be trusted to seek with (a forged one
  * was read as an empty report, or made a reader allocate gigabytes):
  * records in file order from the header's end, each at least a prefix
- * long, its times in order and within TM_INDEX_SPAN_NS of the first; why
- * not in why. */
+ * long, its times in order, within TM_INDEX_SPAN_NS of the first and
+ * TM_INDEX_JUMP_NS of the latest before; why not in why. */
 static int index_entries_ok(const tm_index *x, uint64_t end, char *why, size_t whylen) {
-  uint64_t first = 0, origin = 0;
+  uint64_t first = 0, origin = 0, latest = 0;
   for (size_t i = 0; i < x->n; i++) {
     const tm_index_entry *e = &x->e[i];
     uint64_t next = i + 1 < x->n ? x->e[i + 1].offset : end;
@@ -218,7 +218,15 @@ static int index_entries_ok(const tm_index *x, uint64_t end, char *why, size_t w
       snprintf(why, whylen, "record %zu is more than 78 hours after the first", i);
       return 0;
     }
+    /* 77 hours on in the last record made 55,000 windows of nothing. */
+    if (latest &&
+        (e->first_ns > latest + TM_INDEX_JUMP_NS || e->last_ns > latest + TM_INDEX_JUMP_NS)) {
+      snprintf(why, whylen, "record %zu ends more than 24 hours after the one before it", i);
+      return 0;
+    }
     if (e->first_ns) first = e->first_ns;
+    if (e->first_ns > latest) latest = e->first_ns;
+    if (e->last_ns > latest) latest = e->last_ns;
   }
   uint64_t start = x->n ? x->e[0].offset : end;
   if (start != TM_HEADER_BYTES) {
@@ -309,6 +317,35 @@ static size_t scan_times_check(tm_index *x, size_t *first_bad) {
     if (a == len) len++;
   }
   for (size_t i = len ? ends[len - 1] : SIZE_MAX; i != SIZE_MAX; i = prev[i]) keep[i] = 1;
+  /* Of that run, the longest stretch whose times never jump more than
+   * TM_INDEX_JUMP_NS past the latest before (a record that ends that long
+   * after it begins loses its times). */
+  size_t best = 0, best_len = 0, start = 0, run = 0;
+  uint64_t latest = 0;
+  for (size_t i = 0; i < n; i++) {
+    const tm_index_entry *e = &x->e[i];
+    if (keep[i] && e->last_ns > e->first_ns + TM_INDEX_JUMP_NS) keep[i] = 0;
+    if (!keep[i]) continue;
+    if (run && e->first_ns > latest + TM_INDEX_JUMP_NS) run = 0;
+    if (!run) {
+      start = i;
+      latest = 0;
+    }
+    run++;
+    if (e->first_ns > latest) latest = e->first_ns;
+    if (e->last_ns > latest) latest = e->last_ns;
+    if (run > best_len) {
+      best = start;
+      best_len = run;
+    }
+  }
+  for (size_t i = 0, k = 0; i < n; i++) {
+    if (!keep[i]) continue;
+    if (i < best || k >= best_len)
+      keep[i] = 0;
+    else
+      k++;
+  }
   for (size_t i = 0; i < n; i++) {
     tm_index_entry *e = &x->e[i];
     if (keep[i] || (!e->first_ns && !e->last_ns)) continue;

@@ -35,6 +35,10 @@ extern "C" {
  * in a scan) a record's times may be: the model's session window (2^48 ns,
  * 78 hours; display/model/framecheck.h). */
 #define TM_INDEX_SPAN_NS (1ull << 48)
+/* How far a record's times may run past the latest time before them (or
+ * its own first): a day, where a writer sends a record every 32 s at most
+ * unless the program was stopped. */
+#define TM_INDEX_JUMP_NS (24ull * 3600 * 1000000000)
 
 /* One record of a capture: a block, or a frame written plain. Times are
  * the writer's CLOCK_MONOTONIC when its first and last frame were sent

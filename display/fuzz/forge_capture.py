@@ -7,12 +7,12 @@ values are wrong (docs/format.md, "Blocks and the index").
     forge_capture.py --list
 
 KINDs (FORGERIES below): index-shuffled, index-empty, index-past-end,
-index-times-backwards, index-times-far, block-len-huge, block-raw-huge,
-block-frames-huge, block-times-far, block-times-backwards. The block-*
-forgeries take the index off (a capture cut short is read by a scan of the
-block headers, which are then all a reader has) except block-len-huge and
-block-raw-huge, which keep it. Used by display/tests/test_report_forged.py
-and to make the fuzzers' forged seeds.
+index-times-backwards, index-times-far, index-times-late, block-len-huge,
+block-raw-huge, block-frames-huge, block-times-far, block-times-late,
+block-times-backwards. The block-* forgeries take the index off (a capture
+cut short is read by a scan of the block headers, which are then all a
+reader has) except block-len-huge and block-raw-huge, which keep it. Used
+by display/tests/test_report_forged.py and to make the fuzzers' forged seeds.
 """
 import struct
 import sys
@@ -126,6 +126,10 @@ def forge(data, kind):
     if kind == "index-times-far":
         entries[-1][2] = FAR
         return with_index(head, entries)
+    if kind == "index-times-late":
+        # 77 hours on: inside what an index may span, so it is taken.
+        entries[-1][2] = next(e[1] for e in entries if e[1]) + 77 * 3600 * 10**9
+        return with_index(head, entries)
     at, body = middle_block(head)
     if kind == "block-len-huge":
         # The length word claims 16 MiB: the CRC no longer matches what follows.
@@ -139,6 +143,9 @@ def forge(data, kind):
         return rewrite_block(head, at, set_header(body, frames=0xFFFFFFFF))
     if kind == "block-times-far":
         return rewrite_block(head, at, set_header(body, last_ns=FAR))
+    if kind == "block-times-late":
+        first = struct.unpack_from("<Q", body, 16)[0]
+        return rewrite_block(head, at, set_header(body, last_ns=first + 77 * 3600 * 10**9))
     if kind == "block-times-backwards":
         first = struct.unpack_from("<Q", body, 16)[0]
         return rewrite_block(head, at, set_header(body, first_ns=first - (1 << 36),
@@ -147,8 +154,8 @@ def forge(data, kind):
 
 
 FORGERIES = ("index-shuffled", "index-empty", "index-past-end", "index-times-backwards",
-             "index-times-far", "block-len-huge", "block-raw-huge", "block-frames-huge",
-             "block-times-far", "block-times-backwards")
+             "index-times-far", "index-times-late", "block-len-huge", "block-raw-huge", "block-frames-huge",
+             "block-times-far", "block-times-late", "block-times-backwards")
 
 
 def main():

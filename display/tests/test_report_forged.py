@@ -36,10 +36,13 @@ FORGERIES = {
     "index-past-end": ("is outside the file's records): read by a scan", True),
     "index-times-backwards": ("begins before the one before it): read by a scan", True),
     "index-times-far": ("is more than 78 hours after the first): read by a scan", True),
+    "index-times-late": ("ends more than 24 hours after the one before it): read by a scan",
+                         True),
     "block-len-huge": ("a record's length word runs past byte", False),
     "block-raw-huge": ("block does not decompress", False),
     "block-frames-huge": ("cut short (no index at its end)", True),
     "block-times-far": ("1 block headers' times out of order or far", True),
+    "block-times-late": ("1 block headers' times out of order or far", True),
     "block-times-backwards": ("1 block headers' times out of order or far", True),
 }
 NUMBERS = ("threads", "sync_objects", "wait_matrix", "cpus", "user_threads")

@@ -325,6 +325,17 @@ static void test_forged_index_is_refused(void) {
   tm_index_free(&x);
   close(fd);
 
+  /* 25 hours after the one before: tens of thousands of empty windows. */
+  uint64_t kept = good.e[BLOCKS - 1].last_ns;
+  good.e[BLOCKS - 1].last_ns = good.e[BLOCKS - 2].last_ns + 25ull * 3600 * 1000000000;
+  len = reindex(cap, idx, &good);
+  fd = temp_file(cap, len);
+  CHECK(tm_capture_index(fd, len, &x, &tail, err, sizeof err) == 0);
+  CHECK(tail == 0 && strstr(err, "more than 24 hours after the one before") != NULL);
+  tm_index_free(&x);
+  close(fd);
+  good.e[BLOCKS - 1].last_ns = kept;
+
   /* A time centuries on: billions of windows. */
   good.e[BLOCKS - 1].last_ns = 1ull << 62;
   len = reindex(cap, idx, &good);
@@ -363,7 +374,10 @@ static void test_scan_distrusts_forged_header_times(void) {
   } forged[] = {{2, 1ull << 62, 1ull << 62},
                 {0, 1ull << 60, 1ull << 60},
                 {3, 1, 2},
-                {4, 30000000000ull, 20000000000ull}};
+                {4, 30000000000ull, 20000000000ull},
+                /* more than a day on: after the others, or inside itself */
+                {5, 100000000000000ull, 100000000000000ull},
+                {5, 3000000000ull, 100000000000000ull}};
   for (size_t f = 0; f < sizeof forged / sizeof forged[0]; f++) {
     build_capture(cap, 0, &idx);
     forge_block_times(cap, good.e[forged[f].block].offset, forged[f].first, forged[f].last);
