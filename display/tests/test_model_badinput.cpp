@@ -341,8 +341,8 @@ class TestModelBadInput : public QObject {
                                  << "its index is damaged (it lists no record from byte 16";
     QTest::newRow("time 77 h on") << "index-times-late.tmcap"
                                   << "ends more than 24 hours after the one before it";
-    QTest::newRow("block header's time far")
-        << "block-times-far.tmcap" << "1 block headers' times out of order or far";
+    QTest::newRow("block header's time far") << "block-times-far.tmcap"
+                                             << "1 block headers' times out of order or far";
     QTest::newRow("length word 16 MiB") << "block-len-huge.tmcap"
                                         << "a record's length word runs past byte";
   }
