@@ -500,18 +500,26 @@ constexpr double kMaxWindows = 4e6;
 constexpr double kFreeWindows = 1024, kWindowsPerRecord = 16;
 }  // namespace
 
+namespace {
+bool wantedBy(const CaptureWindow &cw, qint64 size, qint64 wholeUpToBytes) {
+  return cw.lastNs() - cw.firstNs() > StreamedReport::kWholeUpToNs || size > wholeUpToBytes;
+}
+}  // namespace
+
 bool StreamedReport::wanted(const QString &path, qint64 wholeUpToBytes) {
   CaptureWindow cw;
-  return cw.open(path) &&
-         (cw.lastNs() - cw.firstNs() > kWholeUpToNs || QFileInfo(path).size() > wholeUpToBytes);
+  return cw.open(path) && wantedBy(cw, QFileInfo(path).size(), wholeUpToBytes);
 }
 
 CaptureLoadResult StreamedReport::rows(const QString &path, ReportRows *rows, Mode mode,
                                        int64_t chunkNs, qint64 wholeUpToBytes) {
-  const bool stream = mode == Mode::Stream || (mode == Mode::Auto && wanted(path, wholeUpToBytes));
+  const qint64 size = QFileInfo(path).size();
+  CaptureWindow cw;  // its index, checked (format 1 has none: not opened)
+  const bool opened = mode != Mode::Stream && cw.open(path);
+  const bool stream =
+      mode == Mode::Stream || (mode == Mode::Auto && opened && wantedBy(cw, size, wholeUpToBytes));
   CaptureLoadResult res;
   if (stream) res = read(path, rows, chunkNs);
-  const qint64 size = QFileInfo(path).size();
   if (stream && res.status == CaptureLoadResult::Unreadable && mode == Mode::Auto &&
       size > wholeUpToBytes) {
     res.message += QStringLiteral(" (at %1 MB not read whole: --whole to insist)")
@@ -519,12 +527,14 @@ CaptureLoadResult StreamedReport::rows(const QString &path, ReportRows *rows, Mo
     return res;
   }
   if (!stream || (res.status == CaptureLoadResult::Unreadable && mode == Mode::Auto)) {
-    const QString refused = stream ? res.message : QString();
+    // What made the windows refuse it (a forged time), or a forged index
+    // that a whole read does not need, is said, and the capture counts as
+    // damaged.
+    QString refused = stream ? res.message : cw.note();
+    refused.remove(QStringLiteral(": read by a scan of its records"));
     SessionModel model;
     res = CaptureReader::load(path, &model);
     if (res.status != CaptureLoadResult::Unreadable) *rows = collectRows(model);
-    // Small enough to read whole, but what made the windows refuse it is
-    // said (a forged time), and the capture counts as damaged.
     if (res.status == CaptureLoadResult::Complete && !refused.isEmpty()) {
       res.status = CaptureLoadResult::Damaged;
       res.message = refused + QStringLiteral(": read whole");
