@@ -9,10 +9,11 @@ values are wrong (docs/format.md, "Blocks and the index").
 KINDs (FORGERIES below): index-shuffled, index-empty, index-past-end,
 index-times-backwards, index-times-far, index-times-late, block-len-huge,
 block-raw-huge, block-frames-huge, block-times-far, block-times-late,
-block-times-backwards. The block-* forgeries take the index off (a capture
-cut short is read by a scan of the block headers, which are then all a
-reader has) except block-len-huge and block-raw-huge, which keep it. Used
-by display/tests/test_report_forged.py and to make the fuzzers' forged seeds.
+block-times-backwards, block-times-unknown. The block-* forgeries take the
+index off (a capture cut short is read by a scan of the block headers, which
+are then all a reader has) except block-len-huge and block-raw-huge, which
+keep it. Used by display/tests/test_report_forged.py and to make the
+fuzzers' forged seeds.
 """
 import struct
 import sys
@@ -130,6 +131,11 @@ def forge(data, kind):
         # 77 hours on: inside what an index may span, so it is taken.
         entries[-1][2] = next(e[1] for e in entries if e[1]) + 77 * 3600 * 10**9
         return with_index(head, entries)
+    if kind == "block-times-unknown":
+        # Every block's times 0 (unknown): nothing to cut windows by.
+        for at, body in blocks(head):
+            head = rewrite_block(head, at, set_header(body, first_ns=0, last_ns=0))
+        return head
     at, body = middle_block(head)
     if kind == "block-len-huge":
         # The length word claims 16 MiB: the CRC no longer matches what follows.
@@ -155,7 +161,8 @@ def forge(data, kind):
 
 FORGERIES = ("index-shuffled", "index-empty", "index-past-end", "index-times-backwards",
              "index-times-far", "index-times-late", "block-len-huge", "block-raw-huge", "block-frames-huge",
-             "block-times-far", "block-times-late", "block-times-backwards")
+             "block-times-far", "block-times-late", "block-times-backwards",
+             "block-times-unknown")
 
 
 def main():

@@ -47,12 +47,15 @@ FORGERIES = {
     "block-frames-huge": ("cut short (no index at its end)", True),
     "block-times-far": ("1 block headers' times out of order or far", True),
     "block-times-late": ("1 block headers' times out of order or far", True),
+    "block-times-unknown": ("fall in one window (their times are too few to cut windows by)",
+                            False),
     "block-times-backwards": ("1 block headers' times out of order or far", True),
 }
 # Exit 0 with no word, 750 MiB, refused by --stream, or waits lost
 # (a581326); the others already gave one line then.
 MUST_FAIL_BEFORE = ("index-empty", "index-times-far", "index-times-late", "block-len-huge",
-                    "block-times-far", "block-times-late", "block-times-backwards")
+                    "block-times-far", "block-times-late", "block-times-backwards",
+                    "block-times-unknown")
 STREAM_TOO = ("index-empty", "index-times-far", "block-times-far", "block-len-huge")
 NUMBERS = ("threads", "sync_objects", "wait_matrix", "cpus", "user_threads")
 
