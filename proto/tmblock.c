@@ -191,10 +191,11 @@ static int read_at(int fd, void *buf, size_t len, uint64_t at) {
 
 /* Whether the index's entries can be trusted to seek with (a forged one
  * was read as an empty report, or made a reader allocate gigabytes):
- * records in file order, each at least a prefix long, its times in order;
- * why not in why. */
+ * records in file order from the header's end, each at least a prefix
+ * long, its times in order, within TM_INDEX_SPAN_NS of the first and
+ * TM_INDEX_JUMP_NS of the latest before; why not in why. */
 static int index_entries_ok(const tm_index *x, uint64_t end, char *why, size_t whylen) {
-  uint64_t first = 0;
+  uint64_t first = 0, origin = 0, latest = 0;
   for (size_t i = 0; i < x->n; i++) {
     const tm_index_entry *e = &x->e[i];
     uint64_t next = i + 1 < x->n ? x->e[i + 1].offset : end;
@@ -211,7 +212,29 @@ static int index_entries_ok(const tm_index *x, uint64_t end, char *why, size_t w
       snprintf(why, whylen, "record %zu begins before the one before it", i);
       return 0;
     }
+    if (!origin) origin = e->first_ns ? e->first_ns : e->last_ns;
+    if (origin &&
+        (e->first_ns > origin + TM_INDEX_SPAN_NS || e->last_ns > origin + TM_INDEX_SPAN_NS)) {
+      snprintf(why, whylen, "record %zu is more than 78 hours after the first", i);
+      return 0;
+    }
+    /* 77 hours on in the last record made 55,000 windows of nothing. */
+    if (latest &&
+        (e->first_ns > latest + TM_INDEX_JUMP_NS || e->last_ns > latest + TM_INDEX_JUMP_NS)) {
+      snprintf(why, whylen, "record %zu ends more than 24 hours after the one before it", i);
+      return 0;
+    }
     if (e->first_ns) first = e->first_ns;
+    if (e->first_ns > latest) latest = e->first_ns;
+    if (e->last_ns > latest) latest = e->last_ns;
+  }
+  uint64_t start = x->n ? x->e[0].offset : end;
+  if (start != TM_HEADER_BYTES) {
+    /* An empty index before 70 MB of records made a reader read them all
+     * at once (770 MB), with no warning. */
+    snprintf(why, whylen, "it lists no record from byte %u to byte %llu", TM_HEADER_BYTES,
+             (unsigned long long)start);
+    return 0;
   }
   return 1;
 }
@@ -248,11 +271,103 @@ static int index_from_tail(int fd, uint64_t size, tm_index *out, char *why, size
   return ok ? 0 : -1;
 }
 
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Block headers found by a scan are the only times a capture without an
+ * index has, and nothing checked them: a forged one made a streamed reader
+ * cut billions of windows, or put every record after it in the last one.
+ * The times kept are those of the longest run of records whose first times
+ * go forward (a forged record loses its own times, not its followers'),
+ * within TM_INDEX_SPAN_NS of the median record's and each ending no earlier
+ * than it begins; the others become unknown (0: a reader gives them their
+ * neighbours'). Returns how many lost their times; *first_bad the first.
+ * Out of memory: all kept, as before. */
+static size_t scan_times_check(tm_index *x, size_t *first_bad) {
+  size_t n = x->n, known = 0, len = 0, dropped = 0;
+  uint64_t *sorted = malloc((n + 1) * sizeof *sorted);
+  size_t *ends = malloc((n + 1) * sizeof *ends), *prev = malloc((n + 1) * sizeof *prev);
+  uint8_t *keep = calloc(n + 1, 1);
+  if (!sorted || !ends || !prev || !keep) goto out;
+  for (size_t i = 0; i < n; i++)
+    if (x->e[i].first_ns) sorted[known++] = x->e[i].first_ns;
+  qsort(sorted, known, sizeof *sorted, cmp_u64);
+  uint64_t median = known ? sorted[known / 2] : 0;
+  uint64_t lo = median > TM_INDEX_SPAN_NS ? median - TM_INDEX_SPAN_NS : 0;
+  uint64_t hi = median + TM_INDEX_SPAN_NS;
+  /* Longest non-decreasing run of first times: ends[k] is the record that
+   * ends the best run of length k + 1 found so far. */
+  for (size_t i = 0; i < n; i++) {
+    const tm_index_entry *e = &x->e[i];
+    if (!e->first_ns || e->first_ns < lo || e->first_ns > hi || e->last_ns > hi ||
+        (e->last_ns && e->last_ns < e->first_ns))
+      continue;
+    size_t a = 0, b = len;
+    while (a < b) {
+      size_t m = a + (b - a) / 2;
+      if (x->e[ends[m]].first_ns <= e->first_ns)
+        a = m + 1;
+      else
+        b = m;
+    }
+    prev[i] = a ? ends[a - 1] : SIZE_MAX;
+    ends[a] = i;
+    if (a == len) len++;
+  }
+  for (size_t i = len ? ends[len - 1] : SIZE_MAX; i != SIZE_MAX; i = prev[i]) keep[i] = 1;
+  /* Of that run, the longest stretch whose times never jump more than
+   * TM_INDEX_JUMP_NS past the latest before (a record that ends that long
+   * after it begins loses its times). */
+  size_t best = 0, best_len = 0, start = 0, run = 0;
+  uint64_t latest = 0;
+  for (size_t i = 0; i < n; i++) {
+    const tm_index_entry *e = &x->e[i];
+    if (keep[i] && e->last_ns > e->first_ns + TM_INDEX_JUMP_NS) keep[i] = 0;
+    if (!keep[i]) continue;
+    if (run && e->first_ns > latest + TM_INDEX_JUMP_NS) run = 0;
+    if (!run) {
+      start = i;
+      latest = 0;
+    }
+    run++;
+    if (e->first_ns > latest) latest = e->first_ns;
+    if (e->last_ns > latest) latest = e->last_ns;
+    if (run > best_len) {
+      best = start;
+      best_len = run;
+    }
+  }
+  for (size_t i = 0, k = 0; i < n; i++) {
+    if (!keep[i]) continue;
+    if (i < best || k >= best_len)
+      keep[i] = 0;
+    else
+      k++;
+  }
+  for (size_t i = 0; i < n; i++) {
+    tm_index_entry *e = &x->e[i];
+    if (keep[i] || (!e->first_ns && !e->last_ns)) continue;
+    if (!dropped++) *first_bad = i;
+    e->first_ns = e->last_ns = 0;
+  }
+out:
+  free(sorted);
+  free(ends);
+  free(prev);
+  free(keep);
+  return dropped;
+}
+
 /* One pass over the records' prefixes and block headers, no payload read
- * except a plain frame's first byte (its kind). */
+ * except a plain frame's first byte (its kind). A run of plain frames is
+ * one record, as a writer's index has it: a file of empty frames would
+ * otherwise cost a reader 48 bytes of index per 8 bytes of file. */
 static void index_by_scan(int fd, uint64_t size, tm_index *out) {
   uint64_t at = TM_HEADER_BYTES;
   uint8_t head[TM_FRAME_PREFIX_BYTES + TM_BLOCK_HEADER_BYTES];
+  int plain_run = 0;
   while (size - at >= TM_FRAME_PREFIX_BYTES) {
     size_t want = size - at < sizeof head ? (size_t)(size - at) : sizeof head;
     if (read_at(fd, head, want, at) != 0) return;
@@ -268,13 +383,21 @@ static void index_by_scan(int fd, uint64_t size, tm_index *out) {
       e.last_ns = h.last_ns;
       e.kinds = h.kinds;
       e.frames = h.frames;
+      plain_run = 0;
     } else {
       e.kinds = n && want > TM_FRAME_PREFIX_BYTES
                     ? tm_frame_kind_bit(head + TM_FRAME_PREFIX_BYTES, n)
                     : 0;
       e.frames = 1;
     }
-    if (tm_index_add(out, &e) != 0) return;
+    if (!(word & TM_BLOCK_FLAG) && plain_run) {
+      tm_index_entry *run = &out->e[out->n - 1];
+      run->kinds |= e.kinds;
+      run->frames += run->frames < UINT32_MAX;
+    } else {
+      if (tm_index_add(out, &e) != 0) return;
+      plain_run = !(word & TM_BLOCK_FLAG);
+    }
     at += TM_FRAME_PREFIX_BYTES + n;
   }
 }
@@ -282,6 +405,7 @@ static void index_by_scan(int fd, uint64_t size, tm_index *out) {
 int tm_capture_index(int fd, uint64_t size, tm_index *out, int *from_tail, char *err,
                      size_t errlen) {
   memset(out, 0, sizeof *out);
+  if (errlen) err[0] = '\0';
   uint8_t header[TM_HEADER_BYTES];
   if (size < TM_HEADER_BYTES || read_at(fd, header, sizeof header, 0) != 0 ||
       memcmp(header, TM_MAGIC, TM_MAGIC_BYTES) != 0) {
@@ -290,9 +414,22 @@ int tm_capture_index(int fd, uint64_t size, tm_index *out, int *from_tail, char 
   }
   char why[120] = "";
   *from_tail = index_from_tail(fd, size, out, why, sizeof why) == 0;
-  if (!*from_tail) index_by_scan(fd, size, out);
-  /* An index there but refused: said in err (the scan's records are used). */
+  size_t bad = 0, dropped = 0;
+  if (!*from_tail) {
+    index_by_scan(fd, size, out);
+    dropped = scan_times_check(out, &bad);
+  }
+  /* An index there but refused: said in err (the scan's records are used);
+   * then block headers whose times were not believed. One line. */
+  char times[120] = "";
+  if (dropped)
+    snprintf(
+        times, sizeof times,
+        "%s%zu block headers' times out of order or far (the first: record %zu) read as unknown",
+        why[0] ? "; " : "", dropped, bad);
   if (why[0])
-    snprintf(err, errlen, "its index is damaged (%s): read by a scan of its records", why);
+    snprintf(err, errlen, "its index is damaged (%s): read by a scan of its records%s", why, times);
+  else if (dropped)
+    snprintf(err, errlen, "%s", times);
   return 0;
 }

@@ -31,6 +31,14 @@ extern "C" {
 /* Batches smaller than this are written plain: zstd's frame overhead
  * would eat what it saves. */
 #define TM_BLOCK_MIN_RAW 256u
+/* How far after a capture's first record (before or after its median one,
+ * in a scan) a record's times may be: the model's session window (2^48 ns,
+ * 78 hours; display/model/framecheck.h). */
+#define TM_INDEX_SPAN_NS (1ull << 48)
+/* How far a record's times may run past the latest time before them (or
+ * its own first): a day, where a writer sends a record every 32 s at most
+ * unless the program was stopped. */
+#define TM_INDEX_JUMP_NS (24ull * 3600 * 1000000000)
 
 /* One record of a capture: a block, or a frame written plain. Times are
  * the writer's CLOCK_MONOTONIC when its first and last frame were sent
@@ -98,8 +106,11 @@ int tm_block_decompress(const uint8_t *body, size_t n, const tm_block_header *h,
  * record's prefix and block header once (*from_tail = 0), up to the first
  * damaged or incomplete record. Returns 0, or -1 with a one-line err when
  * it is no capture at all. An index record whose entries cannot be trusted
- * (outside the records, out of file order, times out of order) is refused:
- * the scan's index is returned, and err says why (rc 0, err non-empty). */
+ * (outside the records, out of file order, not from the header's end,
+ * times out of order or over TM_INDEX_SPAN_NS apart) is refused: the
+ * scan's index is returned, and err says why (rc 0, err non-empty). A
+ * scan's block headers whose times are out of order or far from the others
+ * get unknown times (0), said in err too. */
 int tm_capture_index(int fd, uint64_t size, tm_index *out, int *from_tail, char *err,
                      size_t errlen);
 

@@ -30,15 +30,7 @@ int usage(FILE *to) {
 // The report's rows of a capture: read whole, or a window at a time when
 // longer than one (as threadmon-report reads it).
 CaptureLoadResult rowsOf(const QString &file, ReportRows *rows) {
-  CaptureLoadResult res;
-  const bool stream = StreamedReport::wanted(file);
-  if (stream) res = StreamedReport::read(file, rows);
-  if (!stream || res.status == CaptureLoadResult::Unreadable) {
-    SessionModel model;
-    res = CaptureReader::load(file, &model);
-    if (res.status != CaptureLoadResult::Unreadable) *rows = collectRows(model);
-  }
-  return res;
+  return StreamedReport::rows(file, rows);
 }
 
 }  // namespace

@@ -3,8 +3,11 @@
 zstd blocks of a few frames each, then the index (docs/format.md, "Blocks
 and the index"), so that the fuzzer starts from the block layer too.
 
-    block_seed.py IN.tmcap OUT.tmcap [--frames-per-block 4] [--no-index]
+    block_seed.py IN.tmcap OUT.tmcap [--frames-per-block 4] [--no-index] [--tick-times]
 
+Blocks are timed by their frames' numbers, or with --tick-times by their
+ticks' times as a writer times them (a block without a tick: unknown), so
+that a reader cuts the seed into time windows as it cuts a long capture.
 Uses the zstd command (Debian package zstd) for the compression.
 """
 import argparse
@@ -42,6 +45,33 @@ def record(body):
     return struct.pack("<II", BLOCK_FLAG | len(body), crc32c(body)) + body
 
 
+def varint(b, i):
+    v = shift = 0
+    while i < len(b):
+        v |= (b[i] & 0x7F) << shift
+        i, shift = i + 1, shift + 7
+        if not b[i - 1] & 0x80:
+            return v, i
+    return None, i
+
+
+def tick_time(frame):
+    """A Tick frame's time_ns (Tick field 2), else None."""
+    p = frame[PREFIX:]
+    if p[:1] != b"\x1a":
+        return None
+    n, i = varint(p, 1)
+    end = min(len(p), i + (n or 0))
+    while i < end:
+        tag, i = varint(p, i)
+        if tag is None or tag & 7:
+            return None
+        v, i = varint(p, i)
+        if tag >> 3 == 2:
+            return v
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -49,6 +79,7 @@ def main():
     ap.add_argument("output")
     ap.add_argument("--frames-per-block", type=int, default=4)
     ap.add_argument("--no-index", action="store_true", help="end without the index (cut short)")
+    ap.add_argument("--tick-times", action="store_true", help="time blocks by their ticks")
     args = ap.parse_args()
     data = open(args.input, "rb").read()
     whole = list(frames(data))
@@ -61,8 +92,12 @@ def main():
         for f in group:
             if len(f) > PREFIX:
                 kinds |= 1 << (f[PREFIX] >> 3)
-        header = struct.pack("<B3xIIIQQ", FRAMES, len(raw), len(group), kinds, i, i + len(group))
-        entries.append((len(out), i, i + len(group), kinds, len(group)))
+        first, last = i, i + len(group)
+        if args.tick_times:
+            ticks = [t for t in map(tick_time, group) if t]
+            first, last = (ticks[0], ticks[-1]) if ticks else (0, 0)
+        header = struct.pack("<B3xIIIQQ", FRAMES, len(raw), len(group), kinds, first, last)
+        entries.append((len(out), first, last, kinds, len(group)))
         out += record(header + zstd(raw))
     if not args.no_index:
         body = struct.pack("<B3xI", INDEX, len(entries))

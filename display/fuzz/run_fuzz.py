@@ -8,7 +8,9 @@
 Targets (docs/fuzzing.md): fuzz-ingest (decoder, model, timelines),
 fuzz-report (that, then the whole report and the findings), fuzz-window
 (a capture read through its index: its Summary records, a window) and
-fuzz-frame (the one-pass reader of transitions against protobuf-c); --seconds and
+fuzz-frame (the one-pass reader of transitions against protobuf-c) and
+fuzz-stream (a capture reported as one over 64 MiB is: windows through its
+index or scan, the merge); --seconds and
 --runs are shared out between them, --target runs one. The build is
 `meson setup DIR -Dfuzzing=true -Db_sanitize=address,undefined` with CC=clang
 CXX=clang++; it is set up once and rebuilt incrementally. The regression
@@ -59,9 +61,9 @@ def check_libfuzzer(cxx):
                  + (r.stderr.strip().splitlines() or ["?"])[-1])
 
 
-TARGETS = ("ingest", "report", "window", "frame")
+TARGETS = ("ingest", "report", "window", "frame", "stream")
 # Of a run's time or executions: the light target gets the larger share.
-SHARE = {"ingest": 0.45, "report": 0.3, "window": 0.15, "frame": 0.1}
+SHARE = {"ingest": 0.4, "report": 0.25, "window": 0.15, "frame": 0.1, "stream": 0.1}
 
 
 def build(build_dir, jobs, targets):

@@ -1,8 +1,10 @@
 #include "streammutator.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <random>
+#include <utility>
 
 #include "tmblock.h"
 #include "tmwire.h"
@@ -224,6 +226,51 @@ bool blockFrames(const uint8_t *body, uint32_t n, std::vector<std::string> *out)
   return true;
 }
 
+// Forges one value, checksums made good: an index entry's offset or time,
+// or a block header's time or raw length. Edge values: 0, 1, a day and 78
+// hours on, centuries on, the previous entry's.
+void forge(std::string *records, tm_index *index, uint32_t how) {
+  if (!index->n) return;
+  tm_index_entry &e = index->e[(how >> 8) % index->n];
+  const uint64_t base = e.first_ns ? e.first_ns : 1;
+  const uint64_t values[] = {0,
+                             1,
+                             base + (24ull * 3600 + 1) * 1000000000,
+                             base + (1ull << 48) - 1,
+                             1ull << 62,
+                             index->e[0].offset,
+                             index->e[0].first_ns};
+  const uint64_t v = values[(how >> 4) % (sizeof values / sizeof values[0])];
+  switch (how & 7) {
+    case 0:
+      e.offset = v;
+      break;
+    case 1:
+      e.first_ns = v;
+      break;
+    case 2:
+      e.last_ns = v;
+      break;
+    case 3:
+      std::swap(e, index->e[(how >> 12) % index->n]);
+      break;
+    default: {  // the block header's own: its times or its raw length
+      const uint64_t at = e.offset - TM_HEADER_BYTES;
+      if (e.offset < TM_HEADER_BYTES ||
+          at + TM_FRAME_PREFIX_BYTES + TM_BLOCK_HEADER_BYTES > records->size())
+        return;
+      auto *r = reinterpret_cast<uint8_t *>(&(*records)[at]);
+      const uint32_t word = tm_get_u32le(r);
+      const uint32_t n = word & ~TM_BLOCK_FLAG;
+      if (!(word & TM_BLOCK_FLAG) || at + TM_FRAME_PREFIX_BYTES + n > records->size()) return;
+      uint8_t *b = r + TM_FRAME_PREFIX_BYTES;
+      const int field = (how & 7) == 7 ? 4 : (how & 7) == 6 ? 24 : 16;  // raw_len, last, first
+      for (int k = 0; k < (field == 4 ? 4 : 8); k++) b[field + k] = uint8_t(v >> (8 * k));
+      tm_put_u32le(r + 4, tm_crc32c(b, n));
+    }
+  }
+}
+
 void putFrame(const std::string &f, uint8_t *p) {
   tm_frame_prefix_encode(p, reinterpret_cast<const uint8_t *>(f.data()), uint32_t(f.size()));
   std::memcpy(p + TM_FRAME_PREFIX_BYTES, f.data(), f.size());
@@ -244,7 +291,11 @@ bool split(const uint8_t *data, size_t size, Stream *out) {
     if (len > size - at - TM_FRAME_PREFIX_BYTES) break;
     const uint8_t *payload = data + at + TM_FRAME_PREFIX_BYTES;
     if (block) {
-      if (len && payload[0] == TM_BLOCK_INDEX) break;  // the index: kept in the tail
+      if (len && payload[0] == TM_BLOCK_INDEX) {  // the index: made again by join
+        out->indexed = true;
+        at += TM_FRAME_PREFIX_BYTES + len;
+        break;
+      }
       if (!blockFrames(payload, len, &out->frames)) break;
     } else {
       out->frames.emplace_back(reinterpret_cast<const char *>(payload), len);
@@ -276,10 +327,27 @@ size_t join(const Stream &s, uint8_t *out, size_t maxSize) {
     tm_block_writer_init(&w, 1);
     const size_t step = std::max<size_t>(s.block_frames, 1);
     const size_t blocks = (s.frames.size() + step - 1) / step;
+    tm_index index{};
     for (size_t i = 0; i < s.frames.size(); i += step) {
       const size_t from = starts[i], to = starts[std::min(i + step, s.frames.size())];
+      // Timed by its ticks, as a writer times a block (none: unknown).
+      uint64_t first = 0, last = 0;
+      for (size_t k = i; k < std::min(i + step, s.frames.size()); k++) {
+        const auto *f = reinterpret_cast<const uint8_t *>(s.frames[k].data());
+        if (const uint64_t t = tm_frame_tick_time(f, s.frames[k].size())) {
+          first = first ? first : t;
+          last = t;
+        }
+      }
       tm_index_entry meta;
-      const size_t n = tm_block_encode(&w, body.data() + from, to - from, i, i + step, &meta);
+      const size_t n = tm_block_encode(&w, body.data() + from, to - from, first, last, &meta);
+      meta.offset = s.header.size() + records.size();
+      if (!n) {
+        meta.first_ns = first;
+        meta.last_ns = last;
+        meta.kinds = tm_frames_describe(body.data() + from, to - from, &meta.frames);
+      }
+      tm_index_add(&index, &meta);
       if (n && s.block_damage && (s.block_damage & 0xFF) % blocks == i / step) {
         uint8_t *b = w.out + TM_FRAME_PREFIX_BYTES;
         const size_t len = n - TM_FRAME_PREFIX_BYTES;
@@ -293,6 +361,14 @@ size_t join(const Stream &s, uint8_t *out, size_t maxSize) {
         records.append(reinterpret_cast<const char *>(body.data() + from), to - from);
     }
     tm_block_writer_free(&w);
+    if (s.forge) forge(&records, &index, s.forge);
+    if (s.indexed) {
+      uint8_t *rec = nullptr;
+      const size_t n = tm_index_encode(&index, s.header.size() + records.size(), &rec);
+      records.append(reinterpret_cast<const char *>(rec), n);
+      free(rec);
+    }
+    tm_index_free(&index);
   }
   need = s.header.size() + records.size() + s.tail.size();
   if (need > maxSize) return 0;
@@ -341,6 +417,9 @@ size_t mutate(uint8_t *data, size_t size, size_t maxSize, unsigned seed, ByteMut
       std::swap(f, s.frames[pick(rng, s.frames.size())]);
       s.block_frames = 1 + pick(rng, 32);
       if (s.blocks && pick(rng, 2)) s.block_damage = uint32_t(rng()) | 1;
+      // A forged index or block header, or (1 in 4) the index made anew.
+      if (s.blocks && pick(rng, 2)) s.forge = uint32_t(rng()) | 0x10000;
+      if (s.blocks && pick(rng, 4) == 0) s.indexed = !s.indexed;
       break;
   }
   const size_t n = join(s, data, maxSize);

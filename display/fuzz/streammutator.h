@@ -27,6 +27,14 @@ struct Stream {
   // that the checks behind the checksum (header, zstd frame, a frame cut
   // by the block's end) see damage too.
   uint32_t block_damage = 0;
+  // The stream ended with an index: join writes one that matches its
+  // blocks (times from their ticks, as a writer's), so that readers seek
+  // through it and cut windows.
+  bool indexed = false;
+  // Non-zero: join forges one value of the index or of a block header (a
+  // time, an offset, a length) with good checksums, as a hostile user would
+  // (forge_capture.py does it to a long capture).
+  uint32_t forge = 0;
 };
 
 // False when data does not start with a stream header.

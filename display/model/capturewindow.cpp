@@ -42,7 +42,7 @@ bool CaptureWindow::open(const QString &path) {
   }
   tm_index x{};
   int tail = 0;
-  char err[160] = "";
+  char err[320] = "";
   const int rc = tm_capture_index(int(file_.handle()), uint64_t(file_.size()), &x, &tail, err,
                                   sizeof err);
   if (rc == 0) index_.assign(x.e, x.e + x.n);
@@ -91,7 +91,10 @@ bool CaptureWindow::open(const QString &path) {
         note_ = QStringLiteral("record %1 begins before the one before it: read from there").arg(i);
       lo_[i] = lo_[i - 1];
     }
-    hi_[i] = e.last_ns ? int64_t(e.last_ns) : lo_[i];
+    // hi_ only grows (searched by firstRecordEndingAfter): a record that
+    // ends before the one before it (an index checks first times only)
+    // ends with it.
+    hi_[i] = std::max(e.last_ns ? int64_t(e.last_ns) : lo_[i], i ? hi_[i - 1] : 0);
     known = std::max(known, hi_[i]);
   }
   return readDescriptions();
@@ -171,12 +174,22 @@ size_t CaptureWindow::firstRecordStartingAfter(int64_t t) const {
   return size_t(std::upper_bound(lo_.begin(), lo_.end(), t) - lo_.begin());
 }
 
+std::pair<size_t, size_t> CaptureWindow::recordsOf(int64_t t0, int64_t t1) const {
+  const size_t from = firstRecordEndingAfter(t0 - kWarmUpNs);
+  // One record past the window: the ticks that close its last spans.
+  return {from, std::min(index_.size(), firstRecordStartingAfter(t1) + 1)};
+}
+
+uint64_t CaptureWindow::bytesOf(int64_t t0, int64_t t1) const {
+  const auto [from, to] = recordsOf(t0, t1);
+  if (from >= to) return 0;
+  return (to < index_.size() ? index_[to].offset : dataEnd_) - index_[from].offset;
+}
+
 CaptureLoadResult CaptureWindow::load(int64_t t0, int64_t t1, SessionModel *model,
                                       const std::atomic<bool> *stop) const {
   CaptureLoadResult res;
-  const size_t from = firstRecordEndingAfter(t0 - kWarmUpNs);
-  // One record past the window: the ticks that close its last spans.
-  const size_t to = std::min(index_.size(), firstRecordStartingAfter(t1) + 1);
+  const auto [from, to] = recordsOf(t0, t1);
   FrameDecoder dec(model);
   dec.feed(header_.constData(), size_t(header_.size()));
   QByteArray framed;
@@ -209,6 +222,15 @@ CaptureLoadResult CaptureWindow::load(int64_t t0, int64_t t1, SessionModel *mode
   if (dec.failed()) {
     res.status = CaptureLoadResult::Damaged;
     res.message = dec.error();
+  } else if (dec.pendingBytes() > 0 && !(stop && *stop)) {
+    // The records read end where the next one begins: a frame still open
+    // there had a length word that lies (the rest of the window was taken
+    // for its body and is lost).
+    res.status = CaptureLoadResult::Damaged;
+    res.message = QStringLiteral(
+                      "a record's length word runs past byte %1, where the next "
+                      "record begins: the window's frames after it are lost")
+                      .arg(to < index_.size() ? index_[to].offset : dataEnd_);
   } else {
     res.status = CaptureLoadResult::Complete;
   }

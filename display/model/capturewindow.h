@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "capturereader.h"
@@ -68,6 +69,9 @@ class CaptureWindow {
   CaptureLoadResult load(int64_t t0, int64_t t1, SessionModel *model,
                          const std::atomic<bool> *stop = nullptr) const;
 
+  // The bytes of records load(t0, t1) reads.
+  uint64_t bytesOf(int64_t t0, int64_t t1) const;
+
   // Whether the index lists records of Summary frames only (written by the
   // capture's writer: docs/format.md, "Summaries").
   bool hasSummaries() const;
@@ -84,6 +88,8 @@ class CaptureWindow {
   // found by a scan) taking their neighbours'.
   size_t firstRecordEndingAfter(int64_t t) const;
   size_t firstRecordStartingAfter(int64_t t) const;
+  // The records [from, to) that load(t0, t1) reads.
+  std::pair<size_t, size_t> recordsOf(int64_t t0, int64_t t1) const;
   bool readDescriptions();
   // Reads one record whole and feeds it to dec.
   void feedRecord(size_t record, class FrameDecoder *dec) const;

@@ -202,15 +202,13 @@ int main(int argc, char **argv) {
   // A capture longer than a window (format 2, with records to seek to) is
   // read a window at a time: a whole read holds about 16 bytes of memory per
   // byte of capture.
-  const bool stream = mode == Stream || (mode == Auto && StreamedReport::wanted(file));
   ReportRows rows;
-  tmon::CaptureLoadResult res;
-  if (stream) res = StreamedReport::read(file, &rows, windowNs);
-  if (!stream || (res.status == tmon::CaptureLoadResult::Unreadable && mode == Auto)) {
-    tmon::SessionModel model;
-    res = tmon::CaptureReader::load(file, &model);
-    if (res.status != tmon::CaptureLoadResult::Unreadable) rows = collectRows(model);
-  }
+  const tmon::CaptureLoadResult res =
+      StreamedReport::rows(file, &rows,
+                           mode == Stream  ? StreamedReport::Mode::Stream
+                           : mode == Whole ? StreamedReport::Mode::Whole
+                                           : StreamedReport::Mode::Auto,
+                           windowNs);
   if (res.status == tmon::CaptureLoadResult::Unreadable) {
     std::fprintf(stderr, "threadmon-report: %s: %s\n", qPrintable(file), qPrintable(res.message));
     return 1;

@@ -1,5 +1,6 @@
 #include "reportstream.h"
 
+#include <QFileInfo>
 #include <QThread>
 #include <algorithm>
 #include <atomic>
@@ -98,8 +99,21 @@ int64_t asleepHead(const SessionModel &m, int index, const TimeRange &span) {
   return std::min(end, span.t1);
 }
 
-Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool last) {
+Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool last,
+              uint64_t maxBytes) {
   Part p;
+  const uint64_t bytes = cw.bytesOf(first ? INT64_MIN / 2 : a, b);
+  if (bytes > maxBytes) {
+    // Not read: records whose times are too few to cut windows by (all
+    // forged unknown) put a whole capture in one model.
+    p.span = TimeRange{a, b};
+    p.res.status = CaptureLoadResult::Damaged;
+    p.res.message = QStringLiteral(
+                        "%1 MB of records fall in one window (their times are too "
+                        "few to cut windows by): not read")
+                        .arg(double(bytes) / 1e6, 0, 'f', 0);
+    return p;
+  }
   SessionModel m;
   // The first window from the capture's first record: records before its
   // first timed one (transitions sent before the first tick) have no time
@@ -480,11 +494,55 @@ class Merger {
 namespace {
 // A year of 10 s windows; a 16 MB list.
 constexpr double kMaxWindows = 4e6;
+// Windows a record may make beyond the first kFreeWindows: a writer sends a
+// record at least every 32 s (the display's 64 KiB blocks of an idle
+// program; the probe's every 50 ms to 640 ms). A forged time 77 hours on
+// made 55,000 windows: 15 s in a 2.6 KB capture, 52 s of CPU in 73 MB
+// (a window of 100 threads costs about 1 ms).
+constexpr double kFreeWindows = 1024, kWindowsPerRecord = 16;
 }  // namespace
 
-bool StreamedReport::wanted(const QString &path) {
+namespace {
+bool wantedBy(const CaptureWindow &cw, qint64 size, qint64 wholeUpToBytes) {
+  return cw.lastNs() - cw.firstNs() > StreamedReport::kWholeUpToNs || size > wholeUpToBytes;
+}
+}  // namespace
+
+bool StreamedReport::wanted(const QString &path, qint64 wholeUpToBytes) {
   CaptureWindow cw;
-  return cw.open(path) && cw.lastNs() - cw.firstNs() > kWholeUpToNs;
+  return cw.open(path) && wantedBy(cw, QFileInfo(path).size(), wholeUpToBytes);
+}
+
+CaptureLoadResult StreamedReport::rows(const QString &path, ReportRows *rows, Mode mode,
+                                       int64_t chunkNs, qint64 wholeUpToBytes) {
+  const qint64 size = QFileInfo(path).size();
+  CaptureWindow cw;  // its index, checked (format 1 has none: not opened)
+  const bool opened = mode != Mode::Stream && cw.open(path);
+  const bool stream =
+      mode == Mode::Stream || (mode == Mode::Auto && opened && wantedBy(cw, size, wholeUpToBytes));
+  CaptureLoadResult res;
+  if (stream) res = read(path, rows, chunkNs);
+  if (stream && res.status == CaptureLoadResult::Unreadable && mode == Mode::Auto &&
+      size > wholeUpToBytes) {
+    res.message += QStringLiteral(" (at %1 MB not read whole: --whole to insist)")
+                       .arg(double(size) / 1e6, 0, 'f', 0);
+    return res;
+  }
+  if (!stream || (res.status == CaptureLoadResult::Unreadable && mode == Mode::Auto)) {
+    // What made the windows refuse it (a forged time), or a forged index
+    // that a whole read does not need, is said, and the capture counts as
+    // damaged.
+    QString refused = stream ? res.message : cw.note();
+    refused.remove(QStringLiteral(": read by a scan of its records"));
+    SessionModel model;
+    res = CaptureReader::load(path, &model);
+    if (res.status != CaptureLoadResult::Unreadable) *rows = collectRows(model);
+    if (res.status == CaptureLoadResult::Complete && !refused.isEmpty()) {
+      res.status = CaptureLoadResult::Damaged;
+      res.message = refused + QStringLiteral(": read whole");
+    }
+  }
+  return res;
 }
 
 CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, int64_t chunkNs,
@@ -499,10 +557,15 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
   // Times from the file: a forged one spans centuries (a 7.5 KB capture
   // made billions of windows and never ended).
   const double windowsWanted = (double(last) - double(first)) / double(chunkNs);
-  if (windowsWanted > kMaxWindows) {
-    res.message = QStringLiteral("its records' times span %1 s: more than %2 windows, not trusted")
+  const double windowsAllowed =
+      std::min(kMaxWindows, kFreeWindows + kWindowsPerRecord * double(names.records()));
+  if (windowsWanted > windowsAllowed) {
+    res.message = QStringLiteral(
+                      "its %1 records' times span %2 s: more than %3 windows, not "
+                      "trusted")
+                      .arg(names.records())
                       .arg((double(last) - double(first)) / 1e9, 0, 'g', 3)
-                      .arg(kMaxWindows);
+                      .arg(windowsAllowed, 0, 'f', 0);
     return res;
   }
   // One CaptureWindow (one file position) per worker.
@@ -514,6 +577,8 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
       return res;
     }
   }
+  const uint64_t maxBytes =
+      uint64_t(kMaxWindowBytes) * uint64_t(std::max<int64_t>(1, chunkNs / kChunkNs));
   std::vector<std::pair<int64_t, int64_t>> spans;
   for (int64_t a = first; a < last || spans.empty(); a += chunkNs)
     spans.emplace_back(a, std::min(last, a + chunkNs));
@@ -532,7 +597,8 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
         std::unique_lock<std::mutex> lock(mu);
         cv.wait(lock, [&] { return k < merged + size_t(workers) + 1; });
       }
-      Part p = readPart(cw, spans[k].first, spans[k].second, k == 0, k + 1 == spans.size());
+      Part p =
+          readPart(cw, spans[k].first, spans[k].second, k == 0, k + 1 == spans.size(), maxBytes);
       std::lock_guard<std::mutex> lock(mu);
       done.emplace(k, std::move(p));
       cv.notify_all();
@@ -583,7 +649,10 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
   }
   // Names of call sites need the program's name (Hello), from the start.
   SessionModel hello;
-  names.load(first, first, &hello);
+  // (Its first record alone when the window at the start holds too much:
+  // times too few, every record in it; a 73 MB capture took 559 MB here.)
+  const int64_t helloAt = names.bytesOf(first, first) <= maxBytes ? first : INT64_MIN / 2;
+  names.load(helloAt, helloAt, &hello);
   merger.finish(hello);
   return res;
 }

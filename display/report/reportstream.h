@@ -28,17 +28,37 @@ class StreamedReport {
   // holding what that window would.
   static constexpr int64_t kWholeUpToNs = 10'000'000'000;
 
+  // A capture larger than this is never read whole unless asked (--whole):
+  // a whole read holds about 11 bytes of memory per byte of capture (770 MB
+  // for 70 MB), and a forged index or block header once sent one there.
+  static constexpr qint64 kWholeUpToBytes = qint64(64) << 20;
+  // The most bytes of records one window of kChunkNs may read (scaled with
+  // the window): 3.2 MB/s on disk is about 1,200 busy threads. Records whose
+  // times are too few to cut windows by (all unknown: forged) would put a
+  // whole capture in one window.
+  static constexpr qint64 kMaxWindowBytes = qint64(16) << 20;
+
   // Whether the capture at path is to be read a window at a time: its
   // records span more than kWholeUpToNs, whatever its size on disk, so
-  // memory follows the window and not the file. False for format 1 (no
-  // records to seek to: read whole) and for what is no capture.
-  static bool wanted(const QString &path);
+  // memory follows the window and not the file, or it is larger than
+  // wholeUpToBytes. False for format 1 (no records to seek to: read whole)
+  // and for what is no capture.
+  static bool wanted(const QString &path, qint64 wholeUpToBytes = kWholeUpToBytes);
 
   // Fills rows from the capture at path, chunkNs at a time on `workers`
   // threads. Unreadable when the capture has no records to seek to (format
   // 1: read it whole); Damaged with the first damage seen.
   static tmon::CaptureLoadResult read(const QString &path, ReportRows *rows,
                                       int64_t chunkNs = kChunkNs, int workers = 2);
+
+  // How threadmon-report and threadmon-diff read a capture: Auto streams it
+  // when wanted(); a streamed read that cannot be made falls back to a
+  // whole one only for a capture of at most wholeUpToBytes (the fuzzers
+  // pass 0, so that their small inputs take the long captures' path).
+  enum class Mode { Auto, Stream, Whole };
+  static tmon::CaptureLoadResult rows(const QString &path, ReportRows *rows, Mode mode = Mode::Auto,
+                                      int64_t chunkNs = kChunkNs,
+                                      qint64 wholeUpToBytes = kWholeUpToBytes);
 };
 
 #endif

@@ -272,6 +272,148 @@ static void test_index_from_tail_and_by_scan(void) {
   close(fd);
 }
 
+/* The index of cap (len bytes, its index record at idx) replaced by x's;
+ * the new length. */
+static size_t reindex(uint8_t *c, size_t idx, const tm_index *x) {
+  uint8_t *rec = NULL;
+  size_t r = tm_index_encode(x, idx, &rec);
+  CHECK(r > 0);
+  memcpy(c + idx, rec, r);
+  free(rec);
+  return idx + r;
+}
+
+/* Builds the capture into cap (with its index or not) and puts the index
+ * a scan of its blocks finds in good; returns where its index starts. */
+static size_t scanned_blocks(int with_index, tm_index *good) {
+  size_t idx;
+  build_capture(cap, with_index, &idx);
+  char err[256];
+  int tail = -1;
+  int fd = temp_file(cap, idx);
+  CHECK(tm_capture_index(fd, idx, good, &tail, err, sizeof err) == 0 && !err[0]);
+  CHECK(good->n == BLOCKS);
+  close(fd);
+  return idx;
+}
+
+/* A forged index with good checksums is refused and the scan's used. */
+static void test_forged_index_is_refused(void) {
+  tm_index x, good;
+  size_t idx = scanned_blocks(1, &good);
+  char err[256];
+  int tail = -1;
+  int fd;
+
+  /* Empty: it read as "no records to seek to" and the report read 70 MB
+   * whole. */
+  tm_index empty = {0};
+  size_t len = reindex(cap, idx, &empty);
+  fd = temp_file(cap, len);
+  CHECK(tm_capture_index(fd, len, &x, &tail, err, sizeof err) == 0);
+  CHECK(tail == 0 && x.n == BLOCKS);
+  CHECK(strstr(err, "lists no record from byte 16") != NULL);
+  tm_index_free(&x);
+  close(fd);
+
+  /* Its first record not at the header's end: the records before lost. */
+  tm_index later = {good.e + 1, good.n - 1, good.n - 1};
+  len = reindex(cap, idx, &later);
+  fd = temp_file(cap, len);
+  CHECK(tm_capture_index(fd, len, &x, &tail, err, sizeof err) == 0);
+  CHECK(tail == 0 && x.n == BLOCKS && strstr(err, "lists no record") != NULL);
+  tm_index_free(&x);
+  close(fd);
+
+  /* 25 hours after the one before: tens of thousands of empty windows. */
+  uint64_t kept = good.e[BLOCKS - 1].last_ns;
+  good.e[BLOCKS - 1].last_ns = good.e[BLOCKS - 2].last_ns + 25ull * 3600 * 1000000000;
+  len = reindex(cap, idx, &good);
+  fd = temp_file(cap, len);
+  CHECK(tm_capture_index(fd, len, &x, &tail, err, sizeof err) == 0);
+  CHECK(tail == 0 && strstr(err, "more than 24 hours after the one before") != NULL);
+  tm_index_free(&x);
+  close(fd);
+  good.e[BLOCKS - 1].last_ns = kept;
+
+  /* A time centuries on: billions of windows. */
+  good.e[BLOCKS - 1].last_ns = 1ull << 62;
+  len = reindex(cap, idx, &good);
+  fd = temp_file(cap, len);
+  CHECK(tm_capture_index(fd, len, &x, &tail, err, sizeof err) == 0);
+  CHECK(tail == 0 && x.n == BLOCKS && strstr(err, "78 hours") != NULL);
+  CHECK(x.e[BLOCKS - 1].last_ns == BLOCKS * TICKS_PER_BLOCK * 10000000ull);
+  tm_index_free(&x);
+  close(fd);
+  tm_index_free(&good);
+}
+
+/* Sets the times in the header of the block at off, its CRC made good. */
+static void forge_block_times(uint8_t *c, size_t off, uint64_t first, uint64_t last) {
+  uint32_t n = tm_get_u32le(c + off) & ~TM_BLOCK_FLAG;
+  uint8_t *b = c + off + TM_FRAME_PREFIX_BYTES;
+  for (int i = 0; i < 8; i++) {
+    b[16 + i] = (uint8_t)(first >> (8 * i));
+    b[24 + i] = (uint8_t)(last >> (8 * i));
+  }
+  tm_put_u32le(c + off + 4, tm_crc32c(b, n));
+}
+
+/* Without an index, a block header's forged times are its own loss: the
+ * others keep theirs (one far record put every record after it in the
+ * last window, or made billions of windows). */
+static void test_scan_distrusts_forged_header_times(void) {
+  tm_index good, x;
+  size_t idx = scanned_blocks(0, &good);
+  char err[256];
+  int tail = -1;
+  int fd;
+  const struct {
+    size_t block;
+    uint64_t first, last;
+  } forged[] = {{2, 1ull << 62, 1ull << 62},
+                {0, 1ull << 60, 1ull << 60},
+                {3, 1, 2},
+                {4, 30000000000ull, 20000000000ull},
+                /* more than a day on: after the others, or inside itself */
+                {5, 100000000000000ull, 100000000000000ull},
+                {5, 3000000000ull, 100000000000000ull}};
+  for (size_t f = 0; f < sizeof forged / sizeof forged[0]; f++) {
+    build_capture(cap, 0, &idx);
+    forge_block_times(cap, good.e[forged[f].block].offset, forged[f].first, forged[f].last);
+    fd = temp_file(cap, idx);
+    CHECK(tm_capture_index(fd, idx, &x, &tail, err, sizeof err) == 0);
+    CHECK(x.n == BLOCKS && strstr(err, "1 block headers' times") != NULL);
+    for (size_t i = 0; i < x.n && i < BLOCKS; i++) {
+      int lost = i == forged[f].block;
+      CHECK(x.e[i].first_ns == (lost ? 0 : good.e[i].first_ns));
+      CHECK(x.e[i].last_ns == (lost ? 0 : good.e[i].last_ns));
+    }
+    tm_index_free(&x);
+    close(fd);
+  }
+  tm_index_free(&good);
+}
+
+/* A run of plain frames is one record of a scan (a file of empty frames
+ * cost 48 bytes of index per 8 of file). */
+static void test_scan_takes_plain_runs_as_one(void) {
+  size_t len = TM_HEADER_BYTES, frames = 20000;
+  uint8_t *c = malloc(TM_HEADER_BYTES + frames * TM_FRAME_PREFIX_BYTES + 64);
+  tm_header_encode_major(c, TM_FORMAT_MAJOR_BLOCKS);
+  for (size_t i = 0; i < frames; i++, len += TM_FRAME_PREFIX_BYTES)
+    tm_frame_prefix_encode(c + len, c, 0);
+  char err[256];
+  int tail = -1;
+  tm_index x;
+  int fd = temp_file(c, len);
+  CHECK(tm_capture_index(fd, len, &x, &tail, err, sizeof err) == 0);
+  CHECK(x.n == 1 && x.e[0].frames == frames && x.e[0].offset == TM_HEADER_BYTES);
+  tm_index_free(&x);
+  close(fd);
+  free(c);
+}
+
 int main(void) {
   test_blocks_round_trip_any_chunking();
   test_cut_block_keeps_whole_blocks();
@@ -281,6 +423,9 @@ int main(void) {
   test_block_in_format_1_is_refused();
   test_index_from_tail_and_by_scan();
   test_many_records_in_a_row();
+  test_forged_index_is_refused();
+  test_scan_distrusts_forged_header_times();
+  test_scan_takes_plain_runs_as_one();
   if (failures) fprintf(stderr, "%d checks failed\n", failures);
   return failures ? 1 : 0;
 }
