@@ -98,11 +98,13 @@ def test_report_says_which_threads_lost_detail():
     for t in rec.truth["threads"]:
         got = lost_by.get(t["tid"])
         row = rec.thread(t["tid"]) or {}
+        # It misses of the pauses at most the part of the run it did not live.
         check(got is not None and 0.1 <= got <= t["lifetime_s"] + 0.01 and
-              got >= min(paused_s, t["lifetime_s"]) - 0.15 and
+              got >= paused_s - (end - t["lifetime_s"]) - 0.05 and
               abs((row.get("detail_lost_s") or 0) - got) < 1e-6,
               f"{t['name']}: lost {got} s of detail (thread row {row.get('detail_lost_s')}), the "
-              f"records were paused {paused_s:.3f} s of its {t['lifetime_s']:.3f} s")
+              f"records were paused {paused_s:.3f} s of the run's {end:.3f} s; it lived "
+              f"{t['lifetime_s']:.3f} s")
     text = tmtest.launcher("report", rec.capture)
     by = [line for line in text.stdout.splitlines() if line.startswith("  detail lost by ")]
     check("  detail lost: switch records paused" in text.stdout and len(by) == 1 and
