@@ -207,6 +207,20 @@ QString SyncObjectInfo::callSite() const {
   return firstContentionStack.isEmpty() ? QString() : firstContentionStack.first();
 }
 
+namespace {
+
+// A site as a name: a stripped module's function has no name, so its
+// offset tells one site from another ("mariadbd+0xc1f385", which addr2line
+// finds once debug symbols are installed).
+QString siteText(const QString &frame) {
+  const SiteName n = siteName(frame);
+  if (!n.function.isEmpty() || n.line > 0) return n.text();
+  const FrameParts p = splitFrame(frame);
+  return p.offset.isEmpty() ? n.text() : QStringLiteral("%1+%2").arg(n.module, p.offset);
+}
+
+}  // namespace
+
 SyncObjectInfo::NamedBy SyncObjectInfo::namedBy() const {
   if (!symbol.isEmpty()) return NamedBy::Symbol;
   if (!madeAt.isEmpty()) return NamedBy::MadeAt;
@@ -220,9 +234,9 @@ QString SyncObjectInfo::name() const {
       return symbolText();
     case NamedBy::MadeAt:
       return (madeMember.isEmpty() ? QString() : madeMember + u' ') +
-             QStringLiteral("made in %1").arg(siteName(madeAt).text());
+             QStringLiteral("made in %1").arg(siteText(madeAt));
     case NamedBy::FirstUse:
-      return QStringLiteral("first used in %1").arg(siteName(callSite()).text());
+      return QStringLiteral("first used in %1").arg(siteText(callSite()));
     case NamedBy::Address:
       break;
   }
