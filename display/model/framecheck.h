@@ -49,6 +49,8 @@ constexpr size_t kMaxStacks = 65536;
 constexpr size_t kMaxSites = 65536;
 constexpr size_t kMaxSitesPerObject = 1024;
 constexpr int kMaxNotices = 64;
+// Spans of lost detail kept (DetailLoss); later ones join the last.
+constexpr size_t kMaxDetailLosses = 4096;
 // Strings (names, paths, frames, notices) and lists of them.
 constexpr size_t kMaxStringBytes = 4096;
 constexpr size_t kMaxListItems = 256;

@@ -3,6 +3,7 @@
 #include <QRegularExpression>
 #include <algorithm>
 
+#include "framecheck.h"
 #include "symbolname.h"
 #include "threadmon.pb-c.h"
 
@@ -30,6 +31,36 @@ const StateDef *def(FinalState s) {
 }
 
 }  // namespace
+
+void addDetailLoss(DetailLosses *v, const DetailLoss &d) {
+  DetailLoss *last = nullptr;
+  for (auto it = v->rbegin(); it != v->rend() && !last; ++it)
+    if (it->what == d.what) last = &*it;
+  const bool full = v->size() >= limits::kMaxDetailLosses;
+  if (last && last->toNs >= 0 && (last->toNs >= d.fromNs || full)) {
+    last->toNs = d.toNs < 0 ? -1 : std::max(last->toNs, d.toNs);
+    last->tickNs = std::max(last->tickNs, d.tickNs);
+    return;
+  }
+  if (!full) v->push_back(d);
+}
+
+int64_t detailLostNs(const DetailLosses &v, int64_t t0, int64_t t1) {
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  for (const DetailLoss &d : v) {
+    if (!d.shown()) continue;
+    int64_t a = std::max(d.fromNs, t0), b = d.toNs < 0 ? t1 : std::min(d.toNs, t1);
+    if (a < b) spans.emplace_back(a, b);
+  }
+  std::sort(spans.begin(), spans.end());
+  int64_t sum = 0, end = INT64_MIN;
+  for (const auto &[a, b] : spans) {
+    if (b <= end) continue;
+    sum += b - std::max(a, end);
+    end = b;
+  }
+  return sum;
+}
 
 const char *finalStateKey(FinalState s) { return def(s) ? def(s)->key : "unknown"; }
 const char *finalStateShort(FinalState s) { return def(s) ? def(s)->shortLabel : "?"; }
@@ -164,7 +195,10 @@ bool SessionInfo::acquisitionsKnown() const {
 QString SyncObjectInfo::symbolText() const {
   if (symbol.isEmpty()) return QString();
   QString s = symbol;
-  if (symbolOffset) s += QStringLiteral("+0x%1").arg(symbolOffset, 0, 16);
+  if (!symbolMember.isEmpty())
+    s += symbolMember;
+  else if (symbolOffset)
+    s += QStringLiteral("+0x%1").arg(symbolOffset, 0, 16);
   if (!symbolFile.isEmpty()) s += QStringLiteral(" (%1)").arg(symbolFile);
   return s;
 }
@@ -172,6 +206,20 @@ QString SyncObjectInfo::symbolText() const {
 QString SyncObjectInfo::callSite() const {
   return firstContentionStack.isEmpty() ? QString() : firstContentionStack.first();
 }
+
+namespace {
+
+// A site as a name: a stripped module's function has no name, so its
+// offset tells one site from another ("mariadbd+0xc1f385", which addr2line
+// finds once debug symbols are installed).
+QString siteText(const QString &frame) {
+  const SiteName n = siteName(frame);
+  if (!n.function.isEmpty() || n.line > 0) return n.text();
+  const FrameParts p = splitFrame(frame);
+  return p.offset.isEmpty() ? n.text() : QStringLiteral("%1+%2").arg(n.module, p.offset);
+}
+
+}  // namespace
 
 SyncObjectInfo::NamedBy SyncObjectInfo::namedBy() const {
   if (!symbol.isEmpty()) return NamedBy::Symbol;
@@ -186,9 +234,9 @@ QString SyncObjectInfo::name() const {
       return symbolText();
     case NamedBy::MadeAt:
       return (madeMember.isEmpty() ? QString() : madeMember + u' ') +
-             QStringLiteral("made in %1").arg(siteName(madeAt).text());
+             QStringLiteral("made in %1").arg(siteText(madeAt));
     case NamedBy::FirstUse:
-      return QStringLiteral("first used in %1").arg(siteName(callSite()).text());
+      return QStringLiteral("first used in %1").arg(siteText(callSite()));
     case NamedBy::Address:
       break;
   }

@@ -73,6 +73,28 @@ struct Window {
   static Window between(int64_t t0, int64_t t1) { return Window{Range, 0, {t0, t1}}; }
 };
 
+// A span in which the probe kept less detail than it was asked for (its
+// CPU budget, THREADMON_BUDGET, or the switch-rate limit): switch records
+// paused, states meanwhile split by each tick's /proc reads; or ticks at
+// least 1.75 times the interval asked for apart. Every thread alive in it
+// lost that detail.
+struct DetailLoss {
+  enum What : uint8_t { RecordsPaused, SlowTicks };
+  What what = SlowTicks;
+  int64_t fromNs = 0;
+  int64_t toNs = -1;   // -1: not over when the data ends
+  int64_t tickNs = 0;  // SlowTicks: the longest interval between ticks in it
+  // Worth saying: a pause, or slow ticks for at least 100 ms (a tick or two
+  // late on a loaded machine is not the budget's doing).
+  bool shown() const { return what == RecordsPaused || toNs < 0 || toNs - fromNs >= 100000000; }
+};
+using DetailLosses = std::vector<DetailLoss>;
+// Adds a span, joined to the last one of its kind when they touch; past
+// limits::kMaxDetailLosses spans the last one of its kind grows instead.
+void addDetailLoss(DetailLosses *v, const DetailLoss &d);
+// How much of [t0, t1) lies in any of the spans shown (open ones end at t1).
+int64_t detailLostNs(const DetailLosses &v, int64_t t0, int64_t t1);
+
 struct SessionInfo {
   bool helloSeen = false;
   uint32_t protocolVersion = 0;
@@ -110,6 +132,9 @@ struct SessionInfo {
   // detail. Its latest step is the one notice of them kept in notices: the
   // ladder's state, not a log that would fill the banner and the cap.
   int detailSteps = 0;
+  // Where the probe kept less detail (DetailLoss), in time order per kind.
+  DetailLosses detailLost;
+  int64_t firstSwitchNs = -1;  // the first switch record read (a window's: records resumed)
   // What the reader dropped or clamped from input it could not trust, one
   // line per kind with its count (FrameCheck).
   QStringList inputWarnings;
@@ -268,6 +293,10 @@ struct SyncObjectInfo {
   QString symbolRaw;  // as in the module's symbol table (mangled)
   uint64_t symbolOffset = 0;
   QString symbolFile;  // the source file of a local whose name is not unique, else ""
+  // The member of the global symbol it is, by the debug information:
+  // ".users.lock", "[3]"; "" when it is the global itself or unknown
+  // (sourcelines.h, sourceGlobalMember).
+  QString symbolMember;
   int64_t firstSeenNs = 0;
   QStringList firstContentionStack;  // innermost first
   uint32_t flags = 0;
@@ -283,7 +312,8 @@ struct SyncObjectInfo {
   // "table->lock"; "" when unknown (sourcelines.h, sourceMember).
   QString madeMember;
   QString callSite() const;  // innermost frame of the first contention stack
-  // "symbol+0x10 (file.c)", the offset left out when 0; "" without a symbol.
+  // "symbol+0x10 (file.c)", the offset left out when 0, "tables.users.lock"
+  // for a member known by the debug information; "" without a symbol.
   QString symbolText() const;
   // The name a person uses, without the kind, the one rule for the report,
   // JSON, views and exports (docs/report-json.md, "name"): a global's symbol

@@ -264,6 +264,11 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
   bool late = pos != tickTimes.end();
   size_t at = size_t(pos - tickTimes.begin());
   tickTimes.insert(pos, t);
+  // Ticks further apart than asked (the budget's steps, a probe thread kept
+  // off its CPU): every thread lost the ticks' detail in between.
+  const int64_t asked = int64_t(std::min<uint64_t>(info.tickIntervalNs, INT64_MAX / 8));
+  if (!late && prevTick != INT64_MIN && asked > 0 && (t - prevTick) * 4 >= asked * 7)
+    addDetailLoss(&info.detailLost, {DetailLoss::SlowTicks, prevTick, t, t - prevTick});
 
   TickPoint pt;
   pt.t = t;
@@ -448,6 +453,33 @@ void SessionStore::applyThreadAttr(const Threadmon__ThreadAttr &a) {
   i.affinity = std::move(affinity);
 }
 
+namespace {
+
+// The member of its global a futex word or a lock at an offset in one is
+// (".users.lock"), by the module's debug information: a lock at a global's
+// start is the global itself unless it is a futex word (a struct's first
+// member). A library's hidden locks keep their symbol. The module's file
+// and build-id from a location in the same module the object carries (its
+// own module is a base name), as the one of its call sites there.
+QString globalMember(const SyncObjectInfo &i, const Threadmon__SyncObject &o) {
+  const bool futex = i.kind == THREADMON__SYNC_KIND__KIND_FUTEX;
+  if (i.kind == THREADMON__SYNC_KIND__KIND_INTERNAL || (!futex && !i.symbolOffset) ||
+      i.module.isEmpty())
+    return QString();
+  CodeLocation module;
+  auto sameModule = [&](const Threadmon__CodeLocation *l) {
+    if (!module.modulePath.isEmpty() || !l || !l->module_path || !*l->module_path) return;
+    const QString path = QString::fromUtf8(l->module_path);
+    if (path == i.module || path.endsWith(u'/' + i.module)) module = codeLocationOf(*l);
+  };
+  sameModule(o.made_at_location);
+  for (size_t k = 0; k < o.n_first_contention_locations; k++)
+    sameModule(o.first_contention_locations[k]);
+  return sourceGlobalMember(module, i.symbolRaw, i.symbolOffset, cTypeName(i.kind), i.symbolFile);
+}
+
+}  // namespace
+
 void SessionStore::applySyncObject(const Threadmon__SyncObject &o) {
   SyncEntry *e = syncFor(o.id);
   if (!e) return;
@@ -472,6 +504,7 @@ void SessionStore::applySyncObject(const Threadmon__SyncObject &o) {
     classifyRuntime(i, i.firstContentionStack);
   }
   if (o.flags) i.flags = o.flags;
+  if (i.symbolMember.isEmpty() && !i.symbol.isEmpty()) i.symbolMember = globalMember(i, o);
   if (o.made_at && *o.made_at) {
     i.madeAt = shownFrame(o.made_at, o.made_at_location);
     if (o.made_at_location)
@@ -532,6 +565,15 @@ void SessionStore::applySwitches(const Threadmon__CpuSwitches &sw) {
   if (sw.lost)
     for (auto &th : threads) th->addSwitchGap(lastSwitchNs_ != INT64_MIN ? lastSwitchNs_ : startNs());
   int64_t t = ns(sw.base_ns);
+  if (n && (info.firstSwitchNs < 0 || t + sw.delta_ns[0] < info.firstSwitchNs))
+    info.firstSwitchNs = t + sw.delta_ns[0];
+  // Records again after a pause: the pause ends at the first of them.
+  if (n && pausedSince_ != INT64_MIN) {
+    for (DetailLoss &d : info.detailLost)
+      if (d.what == DetailLoss::RecordsPaused && d.toNs < 0)
+        d.toNs = std::max(d.fromNs, t + sw.delta_ns[0]);
+    pausedSince_ = INT64_MIN;
+  }
   for (size_t i = 0; i < n; i++) {
     t += sw.delta_ns[i];
     lastSwitchNs_ = std::max(lastSwitchNs_, t);
@@ -546,6 +588,10 @@ void SessionStore::applySwitches(const Threadmon__CpuSwitches &sw) {
   if (sw.stopped) {
     const int64_t at = lastSwitchNs_ != INT64_MIN ? lastSwitchNs_ : ns(sw.base_ns);
     if (info.switchesStoppedNs < 0) info.switchesStoppedNs = at;
+    if (pausedSince_ == INT64_MIN) {
+      pausedSince_ = at;
+      addDetailLoss(&info.detailLost, {DetailLoss::RecordsPaused, at, -1, 0});
+    }
     for (auto &th : threads) th->addSwitchGap(at);
   }
 }

@@ -114,6 +114,7 @@ class SessionStore {
   int64_t latest_ = INT64_MIN;
   int maxCpuSeen_ = -1;
   int64_t lastSwitchNs_ = INT64_MIN;  // newest switch record so far
+  int64_t pausedSince_ = INT64_MIN;   // the probe paused its records here (DetailLoss)
   int64_t switchCountFrom_ = INT64_MIN, switchCountTo_ = INT64_MAX;
   int64_t keepNs_ = 0;
   int64_t evictedUntil_ = INT64_MIN;  // the newest cut

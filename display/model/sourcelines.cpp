@@ -277,8 +277,125 @@ class ModuleLines {
     } while (dwarf_siblingof(&m, &m) == 0);
   }
 
+ public:
+  // The member of the global variable symbol (its name in the symbol
+  // table) at offset, ".users.lock" or "[3].lock", down to a member of
+  // type typeName (any type when null); "" when the variable is the object
+  // itself, or its debug information is not here. file: the base name of
+  // its CU's source when the name is a local one, else empty.
+  QString globalMember(const QByteArray &symbol, uint64_t offset, const char *typeName,
+                       const QByteArray &file) {
+    if (!mod_) return QString();
+    if (!globalsRead_) readGlobals();
+    Dwarf_Die var;
+    bool found = false;
+    for (auto [it, end] = globals_.equal_range(symbol); it != end && !found; ++it) {
+      Dwarf_Die cu;
+      found = dwarf_offdie(dwarf_, it->second, &var) && dwarf_diecu(&var, &cu, nullptr, nullptr) &&
+              (file.isEmpty() || baseName(dwarf_diename(&cu)).toUtf8() == file);
+    }
+    Dwarf_Die type;
+    if (!found || !typeOf(&var, &type)) return QString();
+    QString path;
+    for (int depth = 0; depth < 16; depth++) {
+      if (typeName && isNamed(type, typeName)) break;
+      strip(&type, nullptr);
+      const int tag = dwarf_tag(&type);
+      if (tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_class_type) {
+        if (!enterMember(&type, &offset, &path)) break;
+      } else if (tag == DW_TAG_array_type) {
+        Dwarf_Die element;
+        Dwarf_Word size = 0;
+        if (!oneDimension(&type) || !typeOf(&type, &element) ||
+            dwarf_aggregate_size(&element, &size) != 0 || size == 0)
+          break;
+        path += QStringLiteral("[%1]").arg(offset / size);
+        offset %= size;
+        type = element;
+      } else {
+        break;
+      }
+    }
+    if (path.isEmpty()) return QString();
+    if (offset) path += QStringLiteral("+0x%1").arg(offset, 0, 16);
+    return path;
+  }
+
+ private:
+  // The member of the aggregate type holding offset: appends ".name" (an
+  // anonymous one adds nothing), makes offset relative to it and type its
+  // type. False when no member holds it.
+  static bool enterMember(Dwarf_Die *type, uint64_t *offset, QString *path) {
+    Dwarf_Die m;
+    if (dwarf_child(type, &m) != 0) return false;
+    do {
+      Dwarf_Die mt;
+      Dwarf_Word at = 0, size = 0;
+      Dwarf_Attribute attr;
+      if (dwarf_tag(&m) != DW_TAG_member || !typeOf(&m, &mt)) continue;
+      // A union's members have no location: all at 0.
+      if (dwarf_attr(&m, DW_AT_data_member_location, &attr) && dwarf_formudata(&attr, &at) != 0)
+        continue;
+      if (dwarf_aggregate_size(&mt, &size) != 0 || *offset < at || *offset >= at + size) continue;
+      if (const char *name = dwarf_diename(&m)) *path += u'.' + QString::fromUtf8(name);
+      *offset -= at;
+      *type = mt;
+      return true;
+    } while (dwarf_siblingof(&m, &m) == 0);
+    return false;
+  }
+
+  static bool oneDimension(Dwarf_Die *array) {
+    Dwarf_Die child;
+    int ranges = 0;
+    if (dwarf_child(array, &child) == 0) do {
+        ranges += dwarf_tag(&child) == DW_TAG_subrange_type;
+      } while (dwarf_siblingof(&child, &child) == 0);
+    return ranges == 1;
+  }
+
+  // Every variable with a location at a CU's top level or in its
+  // namespaces, by its symbol table name (the linkage name where it has
+  // one), once per module.
+  void readGlobals() {
+    globalsRead_ = true;
+    Dwarf_Addr bias = 0;
+    dwarf_ = dwfl_module_getdwarf(mod_, &bias);
+    if (!dwarf_) return;
+    Dwarf_Off off = 0, next = 0;
+    size_t header = 0;
+    while (dwarf_nextcu(dwarf_, off, &next, &header, nullptr, nullptr, nullptr) == 0) {
+      Dwarf_Die cu;
+      if (dwarf_offdie(dwarf_, off + header, &cu)) addGlobals(&cu, 0);
+      off = next;
+    }
+  }
+
+  void addGlobals(Dwarf_Die *parent, int depth) {
+    Dwarf_Die child;
+    if (depth > 8 || dwarf_child(parent, &child) != 0) return;
+    do {
+      const int tag = dwarf_tag(&child);
+      Dwarf_Attribute attr;
+      if (tag == DW_TAG_namespace) {
+        addGlobals(&child, depth + 1);
+      } else if (tag == DW_TAG_variable && dwarf_attr(&child, DW_AT_location, &attr)) {
+        const char *name =
+            dwarf_formstring(dwarf_attr_integrate(&child, DW_AT_linkage_name, &attr));
+        if (!name) name = dwarf_formstring(dwarf_attr_integrate(&child, DW_AT_name, &attr));
+        if (name && globals_.size() < kMaxGlobals) globals_.emplace(name, dwarf_dieoffset(&child));
+      }
+    } while (dwarf_siblingof(&child, &child) == 0);
+  }
+
+  // A program with more globals is named by the first this many.
+  static constexpr size_t kMaxGlobals = 1 << 20;
+
   Dwfl *dwfl_ = nullptr;
   Dwfl_Module *mod_ = nullptr;
+  Dwarf *dwarf_ = nullptr;
+  bool globalsRead_ = false;
+  std::multimap<QByteArray, Dwarf_Off> globals_;
 };
 
 // A module's lines, read by one thread at a time: the first lookup loads
@@ -292,6 +409,32 @@ std::mutex cacheMutex;  // the map only: a module loading blocks only its own lo
 std::map<std::pair<QString, QByteArray>, std::unique_ptr<CachedModule>> cache;
 
 }  // namespace
+
+namespace {
+
+// where's module, read on first use (nullptr past kMaxModules).
+CachedModule *cachedModule(const CodeLocation &where) {
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  auto key = std::make_pair(where.modulePath, where.buildId);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    if (cache.size() >= kMaxModules) return nullptr;
+    it = cache.emplace(key, std::make_unique<CachedModule>()).first;
+  }
+  return it->second.get();
+}
+
+}  // namespace
+
+QString sourceGlobalMember(const CodeLocation &module, const QString &symbol, uint64_t offset,
+                           const char *typeName, const QString &file) {
+  if (module.modulePath.isEmpty() || symbol.isEmpty()) return QString();
+  CachedModule *m = cachedModule(module);
+  if (!m) return QString();
+  std::lock_guard<std::mutex> lock(m->mutex);
+  if (!m->lines) m->lines = std::make_unique<ModuleLines>(module.modulePath, module.buildId);
+  return m->lines->globalMember(symbol.toUtf8(), offset, typeName, file.toUtf8());
+}
 
 QString sourceLine(const CodeLocation &where) {
   if (where.modulePath.isEmpty() || where.address == 0) return QString();

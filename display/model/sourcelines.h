@@ -37,6 +37,15 @@ QString sourceLine(const CodeLocation &where);
 // was not looked up by sourceLine first.
 QString sourceMember(const CodeLocation &where, const char *typeName);
 
+// The member of a global variable an object at symbol+offset is, by the
+// debug information of module (its path; its build-id when known):
+// ".users.lock", "[3].lock"; "" when the variable is the object itself
+// (typeName: the object's C type, null for a futex word), or unknown.
+// file: the source file's base name of a local symbol whose name is not
+// unique, else "".
+QString sourceGlobalMember(const CodeLocation &module, const QString &symbol, uint64_t offset,
+                           const char *typeName, const QString &file);
+
 // A lookup in where's module was made: its debug information is read
 // (waits for a lookup in progress there).
 bool sourceLinesRead(const CodeLocation &where);

@@ -65,6 +65,50 @@ QJsonArray dataLost(const ReportRows &rows) {
   return lost;
 }
 
+// The end of the run the rows cover, and the part of a thread's life in
+// which the probe kept less detail than asked (SessionInfo::detailLost).
+int64_t rowsEndNs(const ReportRows &rows) {
+  return rows.startNs + int64_t(rows.durationS * 1e9);
+}
+// Its life from its end back by its lifetime: a window's thread starts
+// at the window (the streamed report).
+int64_t threadDetailLostNs(const ReportRows &rows, const ThreadRow &t) {
+  const int64_t end = t.info.endNs >= 0 ? std::min(t.info.endNs, rowsEndNs(rows)) : rowsEndNs(rows);
+  return detailLostNs(rows.info.detailLost, std::max(end - t.states.lifetimeNs, rows.startNs), end);
+}
+
+// Each span of lost detail, and the threads alive in them with how long
+// each lost, most first (deliverable 4's alternative to keeping it all).
+QJsonArray detailLostJson(const ReportRows &rows) {
+  QJsonArray spans;
+  const int64_t end = rowsEndNs(rows);
+  for (const DetailLoss &d : rows.info.detailLost) {
+    const int64_t to = d.toNs < 0 ? end : std::min(d.toNs, end);
+    if (to <= d.fromNs || !d.shown()) continue;
+    QJsonObject o;
+    o["what"] = d.what == DetailLoss::RecordsPaused ? "switch_records_paused" : "slow_ticks";
+    o["from_s"] = double(d.fromNs - rows.startNs) / 1e9;
+    o["to_s"] = double(to - rows.startNs) / 1e9;
+    o["longest_tick_ms"] =
+        d.what == DetailLoss::SlowTicks ? QJsonValue(double(d.tickNs) / 1e6) : QJsonValue();
+    spans.append(o);
+  }
+  return spans;
+}
+
+QJsonArray detailLostThreadsJson(const ReportRows &rows) {
+  std::vector<std::pair<int64_t, const ThreadRow *>> lost;
+  for (const ThreadRow &t : rows.threads)
+    if (int64_t ns = threadDetailLostNs(rows, t); ns > 0) lost.emplace_back(ns, &t);
+  std::stable_sort(lost.begin(), lost.end(),
+                   [](const auto &a, const auto &b) { return a.first > b.first; });
+  QJsonArray out;
+  for (const auto &[ns, t] : lost)
+    out.append(
+        QJsonObject{{"tid", qint64(t->info.tid)}, {"name", t->info.name}, {"lost_s", seconds(ns)}});
+  return out;
+}
+
 QJsonObject processJson(const ReportRows &rows) {
   const SessionInfo &i = rows.info;
   QJsonArray sources;
@@ -119,6 +163,8 @@ QJsonObject processJson(const ReportRows &rows) {
   p["notices"] = QJsonArray::fromStringList(i.notices);
   p["data_lost"] = dataLost(rows);
   p["detail_steps"] = i.detailSteps;
+  p["detail_lost"] = detailLostJson(rows);
+  p["detail_lost_threads"] = detailLostThreadsJson(rows);
   p["runtime_notes"] = runtimeNotes(rows);
   p["input_warnings"] = QJsonArray::fromStringList(i.inputWarnings);
   return p;
@@ -175,6 +221,7 @@ QJsonObject threadJson(const ReportRows &rows, const ThreadRow &row) {
   // "jvm" for the JVM's own threads (JIT compilers, GC, ...), else "".
   o["runtime"] = runtimeHousekeeping(t);
   o["lifetime_s"] = seconds(st.lifetimeNs);
+  o["detail_lost_s"] = seconds(threadDetailLostNs(rows, row));
   o["states"] = states;
   o["lwp"] = lwp;
   o["cpus"] = cpus;
@@ -280,11 +327,16 @@ QJsonObject syncJson(const ReportRows &rows, const SyncRow &row) {
   o["symbol_offset"] = s.symbol.isEmpty() ? QJsonValue() : QJsonValue(qint64(s.symbolOffset));
   o["symbol_raw"] = s.symbolRaw;
   o["symbol_file"] = s.symbolFile;
+  // The member of the global it is (".users.lock"), by the debug information.
+  o["symbol_member"] = s.symbolMember.isEmpty() ? QJsonValue() : QJsonValue(s.symbolMember);
   // The name a person uses (SyncObjectInfo::name), what gave it, and where
   // the program made the object (null when the probe saw no initialiser).
   o["name"] = s.name();
   o["named_by"] = namedByKey(s.namedBy());
   o["made_at"] = madeAtJson(s.madeAt, s.madeMember);
+  // No initialiser seen (read from outside, a static initialiser): the
+  // first call site seen waiting on it, the best place known to look.
+  o["first_used_at"] = s.madeAt.isEmpty() ? madeAtJson(s.callSite(), QString()) : QJsonValue();
   // Unknown is null, never 0: no wrapper counted a hidden lock's
   // acquisitions nor timed its longest wait, and a session read from
   // outside (SOURCE_ATTACH) counted no object's acquisitions nor holds.

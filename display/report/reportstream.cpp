@@ -232,6 +232,7 @@ class Merger {
       if (!warnings_.contains(w)) warnings_ << w;
     for (const QString &n : p.info.notices)
       if (!notices_.contains(n)) notices_ << n;
+    addDetailLost(p);
     for (ThreadPart &t : p.threads) addThread(t);
     for (UserThreadRow &u : p.users) addUser(u);
     if (rows_->cpus.size() < p.cpus.size()) rows_->cpus.resize(p.cpus.size());
@@ -252,6 +253,7 @@ class Merger {
   void finish(const SessionModel &names) {
     rows_->durationS = double(latest_ - rows_->startNs) / 1e9;
     rows_->info.switchesStoppedNs = stoppedNs_;
+    rows_->info.detailLost = detailLost_;
     rows_->info.switchesLost = switchesLost_;
     rows_->info.switchesReceived = switchesReceived_;
     rows_->info.inputWarnings = warnings_;
@@ -476,7 +478,32 @@ class Merger {
   }
 
   ReportRows *rows_;
+  // Each window's spans of lost detail inside its own span (its warm-up is
+  // the window before's), joined where they touch across windows. A pause
+  // that began before a window's warm-up is not in its model: it goes on,
+  // from the window before, until the window's first switch record.
+  void addDetailLost(const Part &p) {
+    bool paused = false, carried = pausedAtEnd_;
+    for (DetailLoss d : p.info.detailLost) {
+      if (d.what == DetailLoss::RecordsPaused && d.fromNs <= p.span.t0) carried = false;
+      if (d.what == DetailLoss::RecordsPaused && (d.toNs < 0 || d.toNs >= p.span.t1)) paused = true;
+      d.fromNs = std::max(d.fromNs, p.span.t0);
+      d.toNs = d.toNs < 0 || d.toNs > p.span.t1 ? p.span.t1 : d.toNs;
+      if (d.fromNs < d.toNs) addDetailLoss(&detailLost_, d);
+    }
+    if (carried) {
+      const int64_t resumed = p.info.firstSwitchNs;
+      const bool none = resumed < p.span.t0 || resumed >= p.span.t1;
+      addDetailLoss(&detailLost_,
+                    {DetailLoss::RecordsPaused, p.span.t0, none ? p.span.t1 : resumed, 0});
+      paused = paused || none;
+    }
+    pausedAtEnd_ = paused;
+  }
+
   QStringList notices_;  // every window's: a gap's is in its window only
+  DetailLosses detailLost_;
+  bool pausedAtEnd_ = false;  // the last window ended with the records paused
   int64_t latest_ = 0;
   int64_t stoppedNs_ = -1;
   uint64_t switchesLost_ = 0, switchesReceived_ = 0;

@@ -68,7 +68,10 @@ QString threadLabel(const QJsonObject &t) {
 // when 0 (as SyncObjectInfo::symbolText).
 QString symbolText(const QJsonObject &s) {
   QString t = s["symbol"].toString();
-  if (qint64 off = s["symbol_offset"].toInteger()) t += QStringLiteral("+0x%1").arg(off, 0, 16);
+  if (!s["symbol_member"].toString().isEmpty())
+    t += s["symbol_member"].toString();
+  else if (qint64 off = s["symbol_offset"].toInteger())
+    t += QStringLiteral("+0x%1").arg(off, 0, 16);
   if (!s["symbol_file"].toString().isEmpty()) t += QStringLiteral(" (%1)").arg(s["symbol_file"].toString());
   return t;
 }
@@ -242,6 +245,31 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
     out << QStringLiteral("  warning: the capture is damaged: %1").arg(n.toString());
   for (const QJsonValue &n : p["data_lost"].toArray())
     out << QStringLiteral("  data lost: %1").arg(n.toString());
+  for (const QJsonValue &v : p["detail_lost"].toArray()) {
+    const QJsonObject d = v.toObject();
+    const QString span =
+        QStringLiteral("%1-%2 s").arg(num(d["from_s"].toDouble(), 2), num(d["to_s"].toDouble(), 2));
+    out << (d["what"].toString() == QLatin1String("switch_records_paused")
+                ? QStringLiteral("  detail lost: switch records paused %1 (states from the ticks)")
+                      .arg(span)
+                : QStringLiteral("  detail lost: ticks up to %1 ms apart %2")
+                      .arg(num(d["longest_tick_ms"].toDouble(), 0), span));
+  }
+  const QJsonArray lostBy = p["detail_lost_threads"].toArray();
+  if (!lostBy.isEmpty()) {
+    constexpr int kNamed = 8;
+    QStringList named;
+    for (int k = 0; k < lostBy.size() && k < kNamed; k++) {
+      const QJsonObject t = lostBy[k].toObject();
+      named << QStringLiteral("%1 (%2) %3 s")
+                   .arg(t["name"].toString(), QString::number(t["tid"].toInteger()),
+                        num(t["lost_s"].toDouble(), 2));
+    }
+    if (lostBy.size() > kNamed) named << QStringLiteral("%1 more").arg(lostBy.size() - kNamed);
+    out << QStringLiteral("  detail lost by %1 threads: %2")
+               .arg(lostBy.size())
+               .arg(named.join(QStringLiteral(", ")));
+  }
 
   const QJsonArray threads = r["threads"].toArray();
   int matched = 0;

@@ -231,12 +231,39 @@ QString SessionView::title() const {
   return t;
 }
 
+// Where the probe kept less detail than asked, and the threads that lost
+// it, longest first: "" when none did.
+static QString detailLostNote(const tmon::SessionModel &m) {
+  const tmon::DetailLosses &spans = m.info().detailLost;
+  if (spans.empty()) return QString();
+  const int64_t end = m.latestNs();
+  std::vector<std::pair<int64_t, QString>> lost;
+  for (int i = 0; i < m.threadCount(); i++) {
+    const tmon::ThreadInfo &t = m.thread(i);
+    int64_t ns = tmon::detailLostNs(spans, t.startNs, t.endNs >= 0 ? std::min(t.endNs, end) : end);
+    if (ns > 0) lost.emplace_back(ns, QStringLiteral("%1 (%2)").arg(t.name).arg(t.tid));
+  }
+  if (lost.empty()) return QString();
+  std::stable_sort(lost.begin(), lost.end(),
+                   [](const auto &a, const auto &b) { return a.first > b.first; });
+  QStringList named;
+  for (size_t k = 0; k < lost.size() && k < 4; k++)
+    named << QStringLiteral("%1 %2 s")
+                 .arg(lost[k].second)
+                 .arg(double(lost[k].first) / 1e9, 0, 'f', 2);
+  if (lost.size() > 4) named << QObject::tr("%1 more").arg(lost.size() - 4);
+  return QObject::tr("detail lost by %1 threads (switch records paused or ticks slowed): %2")
+      .arg(lost.size())
+      .arg(named.join(QStringLiteral(", ")));
+}
+
 void SessionView::updateTitleAndBanner() {
   // What the app says (damaged capture, closed connection) stays; the
   // probe's own notes (a source unavailable, switch records stopped) show
   // when nothing else does.
   const bool free = banner_->text().isEmpty() || showingSessionNotes_;
-  const QStringList notes = collapseNotices(model_->info().notices);
+  QStringList notes = collapseNotices(model_->info().notices);
+  if (QString lost = detailLostNote(*model_); !lost.isEmpty()) notes << lost;
   const QStringList &damage = model_->info().inputWarnings;
   if (model_->hasError() && free) {
     setNotice(tr("Session stopped: %1").arg(model_->errorText()));

@@ -151,6 +151,8 @@ std::vector<SyncTree::ObjectRow> SyncTree::collect(const tmon::SessionModel &mod
                   ? row.name
                   : tr("First contention:\n%1").arg(o.firstContentionStack.join('\n'));
     if (!o.madeAt.isEmpty()) row.tip = tr("Made at %1\n%2").arg(o.madeAt, row.tip);
+    else if (!o.callSite().isEmpty())
+      row.tip = tr("Where it was made is unknown; first used at %1\n%2").arg(o.callSite(), row.tip);
     if (o.namedBy() != tmon::SyncObjectInfo::NamedBy::Address)
       row.tip += tr("\nAddress 0x%1").arg(o.address, 0, 16);
     // A lock inside a library (found by sampling futex waits) is what the

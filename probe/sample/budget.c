@@ -4,6 +4,18 @@
 
 #include "session.h"
 
+/* The share under which a window climbs one step back. A step between
+ * tick intervals doubles the ticks' cost, so a share under 45% of the
+ * budget climbs (about 90% of it after the step): a run pushed down by a
+ * passing peak (the /proc reads of a switch-rate pause) gets its 10 ms
+ * ticks back within a window of the peak's end. The records' step costs
+ * what the program's switches cost, not twice the ticks, and a level whose
+ * last climb went straight back down: both wait for a quarter. */
+static double climb_below(const tm_budget *b, double budget) {
+  if (b->level == BUDGET_RECORDS_LEVEL || b->level == b->wary_level) return budget / 4;
+  return budget * 0.45;
+}
+
 unsigned tm_budget_judge(tm_budget *b, double budget, uint64_t wall, uint64_t cpu, unsigned top) {
   if (!b->win_wall || wall < b->win_wall) {
     b->win_wall = wall;
@@ -14,8 +26,18 @@ unsigned tm_budget_judge(tm_budget *b, double budget, uint64_t wall, uint64_t cp
   b->share = (double)(cpu - b->win_cpu) / (double)(wall - b->win_wall);
   b->win_wall = wall;
   b->win_cpu = cpu;
-  if (b->share > budget && b->level < top) b->level++;
-  else if (b->share < budget / 4 && b->level > 0) b->level--;
+  if (b->share > budget && b->level < top) {
+    /* Over it right after a climb: that climb was one too many, and the
+     * next from this level waits for the quarter. */
+    if (b->climbed) b->wary_level = b->level + 1;
+    b->level++;
+    b->climbed = false;
+  } else if (b->level > 0 && b->share < climb_below(b, budget)) {
+    b->level--;
+    b->climbed = true;
+  } else {
+    b->climbed = false;
+  }
   return b->level;
 }
 

@@ -6,9 +6,11 @@
  *   4    switch records paused too (the step the switch-rate limit takes
  *        on its own: records are off while either asks)
  *   5-   ticks twice as long again each step, at most one a second
- * Over the budget in a window: one step down; under a quarter of it: one
- * step back up (the gap keeps a probe near its budget from flapping, each
- * step about halves or doubles its cost). Each change is a Notice. */
+ * Over the budget in a window: one step down; under 45% of it: one step
+ * back up (each step about halves or doubles the ticks' cost, so the climb
+ * lands under the budget and a probe near it does not flap). Back from the
+ * records' step, and from a level whose last climb was over the budget at
+ * once, only under a quarter of it. Each change is a Notice. */
 #ifndef THREADMON_BUDGET_H
 #define THREADMON_BUDGET_H
 
@@ -24,6 +26,8 @@ struct tm_session;
 typedef struct tm_budget {
   uint64_t win_wall, win_cpu; /* the window's start: wall and thread CPU time */
   unsigned level;             /* 0 = full detail */
+  unsigned wary_level;        /* a level climbed from and straight back to: 0 = none */
+  bool climbed;               /* the last window climbed a step */
   double share;               /* the last window's share of a core */
 } tm_budget;
 

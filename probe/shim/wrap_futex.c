@@ -7,7 +7,8 @@
  * A wait (FUTEX_WAIT, FUTEX_WAIT_BITSET, FUTEX_WAIT_REQUEUE_PI; the PI locks
  * FUTEX_LOCK_PI and FUTEX_LOCK_PI2; SYS_futex_waitv) is BLOCKED_FUTEX on a
  * KIND_FUTEX object keyed by the futex word for the whole call, like any
- * wrapped wait (contention, wait time, call site, first stack). A wake
+ * wrapped wait (contention, wait time, call site, first stack); a PI lock's
+ * wait names its holder, whose tid the word holds. A wake
  * (FUTEX_WAKE*, FUTEX_UNLOCK_PI, the requeues) names its caller on the
  * word's object, if it has one, so the waits it ends say who woke them.
  * Waits made with a raw syscall instruction (Go's runtime, glibc's own
@@ -72,14 +73,15 @@ static tm_thread *futex_observer(void) {
 }
 
 /* A wait on word: BLOCKED_FUTEX for the call's length. pi: a PI lock,
- * which the thread holds when the call returns 0. errno and the result are
- * the real call's. */
-static long futex_wait(tm_thread *t, const void *word, bool pi, const void *caller, long nr,
-                       long a1, long a2, long a3, long a4, long a5, long a6) {
+ * which the thread holds when the call returns 0, held at the call by
+ * holder (0: unknown). errno and the result are the real call's. */
+static long futex_wait(tm_thread *t, const void *word, bool pi, uint32_t holder,
+                       const void *caller, long nr, long a1, long a2, long a3, long a4, long a5,
+                       long a6) {
   tm_object *o = tm_object_lookup(word, TM_KIND_FUTEX, 0);
   tm_wait w;
   t->guard++;
-  tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_FUTEX, 0, caller);
+  tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_FUTEX, holder, caller);
   t->guard--;
   long rc = tm_real.syscall(nr, a1, a2, a3, a4, a5, a6);
   int err = errno;
@@ -106,16 +108,30 @@ static void note_waker(tm_thread *t, long word) {
   if (o) atomic_store_explicit(&o->releaser_tid, t->tid, memory_order_relaxed);
 }
 
-/* futex_waitv's first word (the object its waits count on), read without
- * trusting the pointer: a bad one is the real call's EFAULT, not our
- * crash. 0 when it cannot be read. */
+/* n bytes the program passed a pointer to, read without trusting it: a
+ * bad one is the real call's EFAULT, not our crash. Only on a path that
+ * enters the kernel to wait anyway. False when they cannot be read. */
+static bool peek(const void *at, void *out, size_t n) {
+  struct iovec local = {out, n};
+  struct iovec remote = {(void *)(uintptr_t)at, n};
+  long pid = tm_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
+  return tm_raw_syscall6(SYS_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0) ==
+         (long)n;
+}
+
+/* futex_waitv's first word (the object its waits count on); 0 when it
+ * cannot be read. */
 static uint64_t waitv_first_word(long waiters) {
   uint64_t word = 0;
-  struct iovec local = {&word, sizeof word};
-  struct iovec remote = {(char *)waiters + offsetof(waitv_entry, uaddr), sizeof word};
-  long pid = tm_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
-  long n = tm_raw_syscall6(SYS_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0);
-  return n == (long)sizeof word ? word : 0;
+  return peek((const char *)waiters + offsetof(waitv_entry, uaddr), &word, sizeof word) ? word : 0;
+}
+
+/* A PI lock's holder: the kernel's protocol keeps the owner's tid in the
+ * word's low bits (FUTEX_TID_MASK), which the uncontended take wrote
+ * without entering the kernel. 0 when free or unreadable. */
+static uint32_t pi_holder(long word) {
+  uint32_t v = 0;
+  return peek((const void *)word, &v, sizeof v) ? v & FUTEX_TID_MASK : 0;
 }
 
 /* SYS_futex or SYS_futex_waitv. Out of line: the pass-through path of the
@@ -127,18 +143,20 @@ __attribute__((noinline)) static long futex_syscall(long nr, long a1, long a2, l
   if (nr == SYS_futex_waitv) {
     uint64_t word = a1 && a2 > 0 ? waitv_first_word(a1) : 0;
     if (!word) return pass(nr, a1, a2, a3, a4, a5, a6);
-    return futex_wait(t, (const void *)(uintptr_t)word, false, caller, nr, a1, a2, a3, a4, a5, a6);
+    return futex_wait(t, (const void *)(uintptr_t)word, false, 0, caller, nr, a1, a2, a3, a4, a5,
+                      a6);
   }
   switch (FUTEX_COMMAND(a2)) {
     case FUTEX_WAIT:
     case FUTEX_WAIT_BITSET:
     case FUTEX_WAIT_REQUEUE_PI:
       if (!a1) break;
-      return futex_wait(t, (const void *)a1, false, caller, nr, a1, a2, a3, a4, a5, a6);
+      return futex_wait(t, (const void *)a1, false, 0, caller, nr, a1, a2, a3, a4, a5, a6);
     case FUTEX_LOCK_PI:
     case FUTEX_LOCK_PI2:
       if (!a1) break;
-      return futex_wait(t, (const void *)a1, true, caller, nr, a1, a2, a3, a4, a5, a6);
+      return futex_wait(t, (const void *)a1, true, pi_holder(a1), caller, nr, a1, a2, a3, a4, a5,
+                        a6);
     case FUTEX_UNLOCK_PI:
     case FUTEX_WAKE:
     case FUTEX_WAKE_BITSET:

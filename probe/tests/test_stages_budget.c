@@ -1,6 +1,7 @@
 /* The CPU budget's ladder (budget.c) on a synthetic clock and CPU clock:
- * one step a window down while over the budget, none while between a
- * quarter of it and it, one step a window back up below a quarter; what
+ * one step a window down while over the budget, none while between 45% of
+ * it and it, one step a window back up below 45% (a quarter past the
+ * records' step and where a climb went straight back down); what
  * each step means; and THREADMON_BUDGET's forms. No threads. */
 #include <stdlib.h>
 
@@ -46,14 +47,37 @@ static void test_ladder(void) {
   run(&b, 0.10, 10, top, levels); /* twice the budget */
   for (int w = 0; w < 10; w++) CHECK_EQ(levels[w], w + 1 < 8 ? w + 1 : 8);
   CHECK(b.share > 0.099 && b.share < 0.101);
-  run(&b, 0.02, 3, top, levels); /* under it, above a quarter: stays */
+  run(&b, 0.03, 3, top, levels); /* under it, above 45% of it: stays */
   for (int w = 0; w < 3; w++) CHECK_EQ(levels[w], 8);
-  run(&b, 0.01, 10, top, levels); /* under a quarter: back step by step */
-  for (int w = 0; w < 10; w++) CHECK_EQ(levels[w], w < 8 ? 7 - w : 0);
+  run(&b, 0.02, 6, top, levels); /* under 45%: back a step a window... */
+  for (int w = 0; w < 4; w++) CHECK_EQ(levels[w], 7 - w);
+  /* ...but not past the records' step above a quarter. */
+  CHECK_EQ(levels[4], 4);
+  CHECK_EQ(levels[5], 4);
+  run(&b, 0.01, 6, top, levels); /* under a quarter: back step by step */
+  for (int w = 0; w < 6; w++) CHECK_EQ(levels[w], w < 4 ? 3 - w : 0);
   /* Back over it: down again from full detail. */
   run(&b, 0.06, 1, top, levels);
   CHECK_EQ(levels[0], 1);
+  /* A passing peak (a switch-rate pause's /proc reads) pushed it to 20 ms
+   * ticks; there the probe costs 2%, under a quarter of the budget no
+   * more: back to 10 ms after one window (it stayed at 20 ms before). */
+  run(&b, 0.02, 2, top, levels);
+  CHECK_EQ(levels[0], 0);
+  CHECK_EQ(levels[1], 0);
+  run(&b, 0.06, 1, top, levels);
+  run(&b, 0.02, 1, top, levels);
+  CHECK_EQ(levels[0], 0);
+  /* A climb straight back over the budget: that level then waits for a
+   * quarter, and the probe does not flap. */
+  run(&b, 0.06, 1, top, levels);
+  CHECK_EQ(levels[0], 1);
+  run(&b, 0.02, 3, top, levels);
+  for (int w = 0; w < 3; w++) CHECK_EQ(levels[w], 1);
+  run(&b, 0.01, 1, top, levels);
+  CHECK_EQ(levels[0], 0);
   /* A clock before the window (another thread's final tick) starts anew. */
+  run(&b, 0.06, 1, top, levels);
   CHECK_EQ(tm_budget_judge(&b, 0.05, wall - 3000 * MS, cpu, top), 1);
   CHECK_EQ(b.win_wall, wall - 3000 * MS);
 }

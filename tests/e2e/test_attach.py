@@ -115,6 +115,29 @@ def test_mutex_hold_waits():
           f"wait_s {lock.get('wait_s')}, the waiters' truth {waited:.3f} s over their lives")
 
 
+def test_heap_locks_named_by_first_use():
+    """From outside no initialiser call is seen: a heap lock the target made
+    before the attach is named by the first call site seen waiting on it,
+    said to be a first use (first_used_at, made_at null). Eight workers on
+    four locks held 20 ms: the table's lock is waited on for most of the run."""
+    require_attach()
+    proc = start("heap_locks", ["--workers", "8", "--rounds", "15", "--hold-ms", "20"], 9)
+    run, rep = attach(proc)
+    truth = truth_of(proc)
+    heap = [o for o in rep.get("sync_objects", []) if o.get("module") == "[heap]"
+            and o.get("kind") == "mutex"]
+    if not check(heap, f"no heap mutex seen from outside: {rep.get('sync_objects')}"):
+        return
+    for o in heap:
+        first = o.get("first_used_at") or {}
+        check(o.get("named_by") == "first_use" and o.get("made_at") is None and
+              first.get("function") in ("worker", "bump_counter") and
+              o.get("name", "").startswith("first used in " + str(first.get("function"))),
+              f"{o.get('name')!r}: named_by {o.get('named_by')}, made_at {o.get('made_at')}, "
+              f"first_used_at {first}")
+    check(truth["rows"] == 8 * 15, f"the workload's truth: {truth}")
+
+
 def test_deadlock_before_attach():
     """A deadlock formed before attaching is a finding within a second."""
     require_attach()

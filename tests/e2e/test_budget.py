@@ -67,4 +67,49 @@ def test_tiny_budget_keeps_totals():
              f"{t['name']} lifetime s")
 
 
+
+def test_report_says_which_threads_lost_detail():
+    """Switch records paused (THREADMON_MAX_SWITCH_RATE far under what two
+    spinners that sleep 1 ms a round switch): the report's JSON lists each
+    pause as a span of lost detail, each pause about as long as the probe's
+    notice said (1 s, then 2 s, ...: a pause still going at the end ends
+    with the run), and names every spinner with the part of its life that
+    fell in them; the text says so in one line."""
+    tmtest.require_report()
+    args = ["--threads", "2", "--spin-ms", "1", "--sleep-ms", "1", "--repeats", "600"]
+    rec = tmtest.Recording("spin_sleep", args, timeout=120,
+                           env=dict(os.environ, THREADMON_MAX_SWITCH_RATE="100"))
+    proc = rec.report["process"]
+    spans = proc.get("detail_lost", [])
+    paused = [d for d in spans if d.get("what") == "switch_records_paused"]
+    print(f"  spans {spans}")
+    if not check(paused, f"no span of paused records, notices {proc.get('notices')}"):
+        return
+    said = sorted(float(n.split("paused for ")[1].split(" s")[0])
+                  for n in proc.get("notices", []) if "switch records paused for" in n)
+    end = proc.get("duration_s", 0)
+    for d in paused:
+        length = d["to_s"] - d["from_s"]
+        ends_run = abs(d["to_s"] - end) < 0.05
+        check(ends_run or any(0.9 * p <= length <= p + 0.3 for p in said) or not said,
+              f"a pause of {length:.3f} s ({d}); the probe announced {said}")
+    lost_by = {t["tid"]: t["lost_s"] for t in proc.get("detail_lost_threads", [])}
+    paused_s = sum(d["to_s"] - d["from_s"] for d in paused)
+    for t in rec.truth["threads"]:
+        got = lost_by.get(t["tid"])
+        row = rec.thread(t["tid"]) or {}
+        # It misses of the pauses at most the part of the run it did not live.
+        check(got is not None and 0.1 <= got <= t["lifetime_s"] + 0.01 and
+              got >= paused_s - (end - t["lifetime_s"]) - 0.05 and
+              abs((row.get("detail_lost_s") or 0) - got) < 1e-6,
+              f"{t['name']}: lost {got} s of detail (thread row {row.get('detail_lost_s')}), the "
+              f"records were paused {paused_s:.3f} s of the run's {end:.3f} s; it lived "
+              f"{t['lifetime_s']:.3f} s")
+    text = tmtest.launcher("report", rec.capture)
+    by = [line for line in text.stdout.splitlines() if line.startswith("  detail lost by ")]
+    check("  detail lost: switch records paused" in text.stdout and len(by) == 1 and
+          all(t["name"] in by[0] for t in rec.truth["threads"]),
+          f"the text report does not name the threads that lost detail:\n{text.stdout[:1500]}")
+
+
 tmtest.main(globals())

@@ -30,6 +30,10 @@ def test_futex_lock():
     check(lock.get("kind") == "futex", f"{truth['lock_symbol']} is a {lock.get('kind')!r} object")
     check(str(lock.get("module", "")).endswith("futex_lock"),
           f"module {lock.get('module')!r}, expected .../futex_lock")
+    # The word is the struct's first member: the debug information says which.
+    check(lock.get("name") == "shared_table.lock" and lock.get("symbol_member") == ".lock",
+          f"named {lock.get('name')!r} (member {lock.get('symbol_member')!r}), "
+          f"expected shared_table.lock")
     # Every FUTEX_WAIT the program made is one contention, seen at the call.
     check(lock.get("contentions") == truth["waits"],
           f"contentions {lock.get('contentions')}, the program made {truth['waits']} waits")
@@ -54,6 +58,38 @@ def test_futex_lock():
     wrong = [f for f in rec.report.get("findings", [])
              if f.get("kind") == "internal_lock" or "never wrote" in f.get("message", "")]
     check(not wrong, f"hidden-lock findings about the program's own lock: {tmtest.describe(wrong)}")
+
+
+
+def test_pi_lock_names_holder():
+    """--pi: the kernel's priority-inheritance lock (FUTEX_LOCK_PI). Its
+    waits are futex waits too, clocked within 3 points, and each names the
+    thread that held the lock when it began (the tid in the futex word), so
+    who blocked whom holds for PI locks."""
+    tmtest.require_report()
+    rec = tmtest.recorded("futex_lock", ARGS + ["--pi"])
+    tmtest.check_process(rec)
+    truth = rec.truth
+    check(truth.get("pi") is True, f"the workload ran without --pi: {truth}")
+    workers = {w["tid"] for w in truth["workers"]}
+    for w in truth["workers"]:
+        got = rec.thread(w["tid"])
+        if got:
+            near(state(got, "blocked_futex"), w["blocked_futex_pct"], 3,
+                 f"{w['name']} blocked_futex % (PI)")
+    lock = tmtest.object_by_symbol(rec, truth["lock_symbol"])
+    if not lock:
+        return
+    check(lock.get("kind") == "futex", f"{truth['lock_symbol']} is a {lock.get('kind')!r} object")
+    check(lock.get("contentions") == truth["waits"],
+          f"contentions {lock.get('contentions')}, the program made {truth['waits']} PI waits")
+    pairs = tmtest.require_key(lock, "blocked_by", truth["lock_symbol"])
+    named = sum(p.get("count") or 0 for p in pairs
+                if p.get("holder") in workers and p.get("holder") != p.get("waiter"))
+    check(truth["waits"] > 0 and 0.9 * truth["held_by_worker"] <= named <= truth["waits"],
+          f"{named} PI waits name another worker as the holder; the program saw the word "
+          f"held by a worker before {truth['held_by_worker']} of its {truth['waits']} waits: "
+          f"{pairs[:4]}")
 
 
 tmtest.main(globals())

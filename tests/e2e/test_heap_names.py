@@ -59,9 +59,35 @@ def test_json_names_heap_objects_by_where_they_were_made():
     want = f"first used in bump_counter (heap_locks.c:{t['counter_lock_line']})"
     check(counter.get("name") == want, f"name {counter.get('name')!r}, expected {want!r}")
     check(counter.get("made_at") is None, f"made_at {counter.get('made_at')} of a static init")
+    # Said to be where it was first used, with its source line.
+    first = counter.get("first_used_at") or {}
+    check(first.get("function") == "bump_counter" and first.get("file") == "heap_locks.c" and
+          first.get("line") == t["counter_lock_line"],
+          f"first_used_at {first}, expected bump_counter at heap_locks.c:{t['counter_lock_line']}")
+    check(one(rec, "mutex", "made_at", "make_table").get("first_used_at") is None,
+          "an object made by an initialiser call also has a first_used_at")
     # No object the program made is left as a bare address.
     bare = [o.get("address") for o in heap_objects(rec) if o.get("named_by") == "address"]
     check(not bare, f"heap objects named by their address: {bare}")
+
+
+def test_global_struct_members_named_by_debug_information():
+    """A lock inside a global struct is named by the member it is
+    (registry.shards[1].lock), not registry+0x38, in the JSON and the text."""
+    tmtest.require_report()
+    rec = tmtest.recorded(NAME, ARGS)
+    t = rec.truth
+    got = sorted(o.get("name") for o in rec.objects("mutex") if o.get("symbol") == t["global"])
+    check(got == t["shard_locks"], f"the global's locks are named {got}, expected {t['shard_locks']}")
+    for o in rec.objects("mutex"):
+        if o.get("symbol") == t["global"]:
+            check(o.get("named_by") == "symbol" and o.get("symbol_offset", 0) > 0 and
+                  o.get("name") == t["global"] + str(o.get("symbol_member")),
+                  f"{o.get('name')}: named_by {o.get('named_by')}, offset {o.get('symbol_offset')}, "
+                  f"member {o.get('symbol_member')!r}")
+    text = tmtest.launcher("report", rec.capture)
+    for name in t["shard_locks"]:
+        check(f"{NAME}!{name}" in text.stdout, f"the text report does not say {NAME}!{name}")
 
 
 def test_text_report_says_the_names():

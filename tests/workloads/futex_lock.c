@@ -14,10 +14,17 @@
  * them a FUTEX_WAKE ended (returned 0; the others found the word changed
  * before sleeping, EAGAIN, and no one woke them).
  * blocked_futex_pct is that time's share of its life.
+ *
+ * --pi: the kernel's priority-inheritance lock instead (FUTEX_LOCK_PI and
+ * FUTEX_UNLOCK_PI, as PTHREAD_PRIO_INHERIT mutexes and real-time programs
+ * use): the word holds the owner's tid, taken and released uncontended by
+ * one compare-and-swap. Each wait also notes the tid the word held just
+ * before it (held_by), which the probe should name as the holder.
  */
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,10 +48,12 @@ typedef struct worker {
   pid_t tid;
   int index;
   double created_s, lifetime_s, wait_s;
-  long waits, woken;
+  long waits, woken, held_by_worker;
 } worker;
 
-static int workers = 4, rounds = 200;
+static worker ws[MAX_WORKERS];
+
+static int workers = 4, rounds = 200, pi = 0;
 static double hold_ms = 1, gap_ms = 1;
 
 static void table_lock(struct table *t, worker *w) {
@@ -68,15 +77,43 @@ static void table_unlock(struct table *t) {
   }
 }
 
+static bool is_worker(uint32_t tid) {
+  for (int i = 0; i < workers; i++)
+    if (tid && (uint32_t)ws[i].tid == tid) return true;
+  return false;
+}
+
+static void table_lock_pi(struct table *t, worker *w) {
+  for (;;) {
+    uint32_t c = 0;
+    if (atomic_compare_exchange_strong(&t->lock, &c, (uint32_t)w->tid)) return;
+    double t0 = wl_now_s();
+    long rc = syscall(SYS_futex, &t->lock, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+    w->wait_s += wl_now_s() - t0;
+    w->waits++;
+    w->woken += rc == 0;
+    w->held_by_worker += is_worker(c & FUTEX_TID_MASK);
+    if (rc == 0) return;
+  }
+}
+
+static void table_unlock_pi(struct table *t, worker *w) {
+  uint32_t c = (uint32_t)w->tid;
+  if (!atomic_compare_exchange_strong(&t->lock, &c, 0))
+    syscall(SYS_futex, &t->lock, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+}
+
 static void *work(void *arg) {
   worker *w = arg;
   wl_name_self("locker", w->index);
   w->tid = gettid();
   for (int r = 0; r < rounds; r++) {
-    table_lock(&shared_table, w);
+    if (pi) table_lock_pi(&shared_table, w);
+    else table_lock(&shared_table, w);
     wl_spin_cpu_ms(hold_ms);
     shared_table.updates++;
-    table_unlock(&shared_table);
+    if (pi) table_unlock_pi(&shared_table, w);
+    else table_unlock(&shared_table);
     wl_spin_cpu_ms(gap_ms);
   }
   w->lifetime_s = wl_now_s() - w->created_s;
@@ -89,6 +126,7 @@ int main(int argc, char **argv) {
       {"rounds", WL_INT, &rounds, "times each worker takes it"},
       {"hold-ms", WL_DOUBLE, &hold_ms, "CPU time spent holding it per round"},
       {"gap-ms", WL_DOUBLE, &gap_ms, "CPU time spent outside it per round"},
+      {"pi", WL_BOOL, &pi, "a priority-inheritance lock (FUTEX_LOCK_PI) instead"},
   };
   wl_parse_flags(argc, argv,
                  "Workers contend on a three-state futex mutex made with syscall(SYS_futex).",
@@ -97,7 +135,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "futex_lock: --workers must be 1..%d and --rounds at least 1\n", MAX_WORKERS);
     return 2;
   }
-  static worker ws[MAX_WORKERS];
   double start = wl_now_s();
   for (int i = 0; i < workers; i++) {
     ws[i].index = i;
@@ -105,17 +142,20 @@ int main(int argc, char **argv) {
     wl_check(pthread_create(&ws[i].thread, NULL, work, &ws[i]), "pthread_create");
   }
   double wait = 0;
-  long waits = 0, woken = 0;
+  long waits = 0, woken = 0, held = 0;
   for (int i = 0; i < workers; i++) {
     wl_check(pthread_join(ws[i].thread, NULL), "pthread_join");
     wait += ws[i].wait_s;
     waits += ws[i].waits;
     woken += ws[i].woken;
+    held += ws[i].held_by_worker;
   }
   printf(
       "{\"workload\":\"futex_lock\",\"wall_s\":%.6f,\"lock_symbol\":\"shared_table\","
-      "\"updates\":%llu,\"wait_s\":%.6f,\"waits\":%ld,\"woken\":%ld,\"workers\":[",
-      wl_now_s() - start, (unsigned long long)shared_table.updates, wait, waits, woken);
+      "\"pi\":%s,\"updates\":%llu,\"wait_s\":%.6f,\"waits\":%ld,\"woken\":%ld,"
+      "\"held_by_worker\":%ld,\"workers\":[",
+      wl_now_s() - start, pi ? "true" : "false", (unsigned long long)shared_table.updates, wait,
+      waits, woken, held);
   for (int i = 0; i < workers; i++)
     printf(
         "%s{\"tid\":%d,\"name\":\"locker-%d\",\"lifetime_s\":%.6f,\"wait_s\":%.6f,"

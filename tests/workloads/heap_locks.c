@@ -4,7 +4,9 @@
  * make_table() mallocs a struct table and initialises its mutex with
  * pthread_mutex_init; make_gate() mallocs a semaphore and sem_init's it;
  * make_counter() mallocs a mutex set by a static initialiser (no init
- * call), so only its first use can name it. W workers contend on all three.
+ * call), so only its first use can name it. W workers contend on all three,
+ * and on the locks of a global struct's array of shards (registry), to be
+ * named by the member the debug information says each is.
  * The truth printed at exit is the source line of each initialiser call and
  * of the counter's lock call, so that a test compares names with the source
  * instead of with numbers that move on every edit.
@@ -27,6 +29,16 @@ struct counter {
   pthread_mutex_t lock;
   long value;
 };
+
+/* A global: each shard's lock is named by its member, registry.shards[i].lock. */
+struct shard {
+  long hits;
+  pthread_mutex_t lock;
+};
+struct registry {
+  long lookups;
+  struct shard shards[2];
+} registry = {.shards = {{.lock = PTHREAD_MUTEX_INITIALIZER}, {.lock = PTHREAD_MUTEX_INITIALIZER}}};
 
 static int workers = 4, rounds = 40;
 static double hold_ms = 0.2;
@@ -81,6 +93,11 @@ static void *worker(void *arg) {
     wl_sleep_ms(hold_ms);
     sem_post(gate);
     bump_counter();
+    struct shard *sh = &registry.shards[r % 2];
+    wl_check(pthread_mutex_lock(&sh->lock), "pthread_mutex_lock");
+    sh->hits++;
+    wl_sleep_ms(hold_ms);
+    pthread_mutex_unlock(&sh->lock);
   }
   return NULL;
 }
@@ -104,10 +121,13 @@ int main(int argc, char **argv) {
   for (int i = 0; i < workers; i++)
     wl_check(pthread_create(&threads[i], NULL, worker, (void *)(long)i), "pthread_create");
   for (int i = 0; i < workers; i++) pthread_join(threads[i], NULL);
-  printf("{\"workers\": %d, \"rounds\": %d, \"rows\": %ld, \"counter\": %ld, "
-         "\"table_init_line\": %d, \"gate_init_line\": %d, \"counter_lock_line\": %d, "
-         "\"table_lock_offset\": %zu}\n",
-         workers, rounds, table->rows, counter->value, table_init_line, gate_init_line,
-         counter_lock_line, offsetof(struct table, lock));
+  printf(
+      "{\"workers\": %d, \"rounds\": %d, \"rows\": %ld, \"counter\": %ld, "
+      "\"table_init_line\": %d, \"gate_init_line\": %d, \"counter_lock_line\": %d, "
+      "\"table_lock_offset\": %zu, \"global\": \"registry\", \"shard_locks\": "
+      "[\"registry.shards[0].lock\", \"registry.shards[1].lock\"], \"shard_hits\": %ld}\n",
+      workers, rounds, table->rows, counter->value, table_init_line, gate_init_line,
+      counter_lock_line, offsetof(struct table, lock),
+      registry.shards[0].hits + registry.shards[1].hits);
   return 0;
 }
