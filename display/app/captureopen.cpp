@@ -17,16 +17,30 @@ namespace {
 // the capture has no records to seek to (format 1: read whole) or fits in
 // one window (which is then read whole: the same memory).
 CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel *model,
-                       const tmon::CaptureIdentity *knownOverview,
-                       const std::atomic<bool> *stop) {
+                       const tmon::CaptureIdentity *knownOverview, const std::atomic<bool> *stop,
+                       const CaptureBounds &bounds) {
   CaptureRead read;
   tmon::CaptureWindow cw;
   if (!cw.open(path)) return read;
   const int64_t first = cw.firstNs(), last = cw.lastNs();
-  if (last - first <= kCaptureWindowNs) return read;
-  const int64_t end =
-      atSeconds < 0 ? first + kCaptureWindowNs
-                    : std::clamp(first + int64_t(atSeconds * 1e9), first + kCaptureWindowNs, last);
+  const bool large = QFileInfo(path).size() > bounds.wholeUpToBytes;
+  if (last - first <= kCaptureWindowNs && !large) return read;
+  const int64_t end = last - first <= kCaptureWindowNs ? first + kCaptureWindowNs
+                      : atSeconds < 0                  ? first + kCaptureWindowNs
+                                      : std::clamp(first + int64_t(atSeconds * 1e9),
+                                                   first + kCaptureWindowNs, last);
+  const uint64_t bytes = cw.bytesOf(end - kCaptureWindowNs, end);
+  if (large && bytes > bounds.maxWindowBytes) {
+    read.refused = true;
+    read.result.status = tmon::CaptureLoadResult::Unreadable;
+    read.result.message =
+        QObject::tr(
+            "%1 MB of its records fall in one %2 s window: their times are damaged or "
+            "forged, so it is not read (threadmon report reads it a window at a time)")
+            .arg(double(bytes) / 1e6, 0, 'f', 0)
+            .arg(double(kCaptureWindowNs) / 1e9, 0, 'f', 0);
+    return read;
+  }
   read.result = cw.load(end - kCaptureWindowNs, end, model, stop);
   if (stop && *stop) return read;
   read.shown = tmon::TimeRange{end - kCaptureWindowNs, end};
@@ -47,12 +61,13 @@ CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel
 }  // namespace
 
 CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionModel *model,
-                        const tmon::CaptureIdentity *knownOverview,
-                        const std::atomic<bool> *stop) {
+                        const tmon::CaptureIdentity *knownOverview, const std::atomic<bool> *stop,
+                        const CaptureBounds &bounds) {
   CaptureRead read;
-  read = readWindow(path, atSeconds, model, knownOverview, stop);
+  read = readWindow(path, atSeconds, model, knownOverview, stop, bounds);
   if (stop && *stop) return read;  // abandoned: nobody shows it
-  if (read.windowNotice.isEmpty()) read.result = tmon::CaptureReader::load(path, model);
+  if (read.windowNotice.isEmpty() && !read.refused)
+    read.result = tmon::CaptureReader::load(path, model);
   if (read.result.status != tmon::CaptureLoadResult::Unreadable)
     model->settleNow(2);  // part of opening it, not of the first paint; on two cores
   return read;

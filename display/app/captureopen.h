@@ -33,6 +33,7 @@ struct CaptureRead {
   QString windowNotice;  // empty when read whole
   OverviewBuild::Found overview;  // a long capture's whole run
   tmon::TimeRange shown{};
+  bool refused = false;  // not read: its records' times cannot be trusted
 };
 
 // Reads the capture into model, settled for its first paint. Any thread,
@@ -41,9 +42,19 @@ struct CaptureRead {
 // until the page is made, which takes it over unread. stop, when set, ends
 // a long capture's read early (a seek a newer one abandoned): the model is
 // then not worth showing.
+// The report's bounds (display/report/reportstream.h): a capture larger
+// than a whole read should hold is read by windows even when its times
+// claim a short span, and a window whose records pass maxWindowBytes (16 MiB
+// per 5 s) is refused: forged or damaged times put the whole file in it. A
+// probe's own captures stay far below (under 1 MB a second).
+struct CaptureBounds {
+  qint64 wholeUpToBytes = qint64(64) << 20;
+  uint64_t maxWindowBytes = uint64_t(32) << 20;
+};
 CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionModel *model,
                         const tmon::CaptureIdentity *knownOverview = nullptr,
-                        const std::atomic<bool> *stop = nullptr);
+                        const std::atomic<bool> *stop = nullptr,
+                        const CaptureBounds &bounds = CaptureBounds{});
 
 // The page for what readCapture read, which takes the model; on the GUI
 // thread. nullptr with *error set (and the model deleted) when nothing could

@@ -10,6 +10,7 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <memory>
 
 #include "busy_capture.h"
 #include "captureopen.h"
@@ -17,6 +18,7 @@
 #include "mainwindow.h"
 #include "overviewbuild.h"
 #include "runsummary.h"
+#include "sessionmodel.h"
 #include "sessionview.h"
 #include "statepalette.h"
 #include "wholerunpainter.h"
@@ -192,6 +194,31 @@ class TestUiOverview : public QObject {
     page.reset(openCapture(shorter, &error));
     QVERIFY2(page, qPrintable(error));
     QVERIFY2(!page->notice().contains(QLatin1String("showing")), qPrintable(page->notice()));
+  }
+
+  // A capture larger than a whole read should hold is read by windows even
+  // when its times claim a short span; a window its records overfill (all
+  // times forged or lost) is refused in one line instead of read whole. The
+  // bounds are scaled down to a small capture here.
+  void aCaptureTooDenseForItsTimesIsRefused() {
+    const QString path = dir_.filePath(QStringLiteral("dense.tmcap"));
+    QVERIFY(busycap::writeFile(path, 4, 5'000'000'000ull));
+    CaptureBounds tight;
+    tight.wholeUpToBytes = 0;
+    tight.maxWindowBytes = 64;
+    auto model = std::make_unique<tmon::SessionModel>();
+    CaptureRead read = readCapture(path, -1, model.get(), nullptr, nullptr, tight);
+    QCOMPARE(read.result.status, tmon::CaptureLoadResult::Unreadable);
+    QVERIFY2(read.result.message.contains(QLatin1String("not read")),
+             qPrintable(read.result.message));
+    QCOMPARE(model->threadCount(), 0);
+    CaptureBounds roomy;
+    roomy.wholeUpToBytes = 0;
+    model = std::make_unique<tmon::SessionModel>();
+    read = readCapture(path, -1, model.get(), nullptr, nullptr, roomy);
+    QVERIFY2(read.result.status != tmon::CaptureLoadResult::Unreadable,
+             qPrintable(read.result.message));
+    QVERIFY(model->threadCount() >= 4);
   }
 
   void aDamagedCacheIsIgnoredAndBuiltAgain() {
