@@ -64,6 +64,15 @@ CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionMode
                         const tmon::CaptureIdentity *knownOverview, const std::atomic<bool> *stop,
                         const CaptureBounds &bounds) {
   CaptureRead read;
+  if (QFileInfo(path).size() > bounds.wholeUpToBytes && tmon::CaptureWindow::plainFrames(path)) {
+    read.refused = true;
+    read.result.message = QObject::tr(
+                              "%1 MB of plain frames (format 1: no records to seek to) is not "
+                              "read whole; pack it first (threadmon-report --pack OUT.tmcap < "
+                              "FILE)")
+                              .arg(double(QFileInfo(path).size()) / 1e6, 0, 'f', 0);
+    return read;
+  }
   read = readWindow(path, atSeconds, model, knownOverview, stop, bounds);
   if (stop && *stop) return read;  // abandoned: nobody shows it
   if (read.windowNotice.isEmpty() && !read.refused)

@@ -1,5 +1,6 @@
 #include "capturewindow.h"
 
+#include <QFile>
 #include <algorithm>
 
 #include "framedecoder.h"
@@ -7,6 +8,14 @@
 #include "tmwire.h"
 
 namespace tmon {
+
+bool CaptureWindow::plainFrames(const QString &path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return false;
+  const QByteArray h = f.read(TM_HEADER_BYTES);
+  return h.size() == TM_HEADER_BYTES && h.startsWith(QByteArray(TM_MAGIC, TM_MAGIC_BYTES)) &&
+         uint8_t(h[8]) == TM_FORMAT_MAJOR && h[9] == 0;
+}
 
 namespace {
 

@@ -51,6 +51,9 @@ class CaptureWindow {
   // False with error() set when the file is no capture (or format 1, which
   // has no records to seek to: CaptureReader reads it whole).
   bool open(const QString &path);
+  // Whether the file is a capture of plain frames (format 1): only a whole
+  // read, about 16 bytes of memory per byte of capture.
+  static bool plainFrames(const QString &path);
   QString error() const { return error_; }
   // What was wrong with the file though it opened (an index refused and
   // replaced by a scan), one line; empty when nothing.

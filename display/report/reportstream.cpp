@@ -548,6 +548,14 @@ CaptureLoadResult StreamedReport::rows(const QString &path, ReportRows *rows, Mo
   const bool stream =
       mode == Mode::Stream || (mode == Mode::Auto && opened && wantedBy(cw, size, wholeUpToBytes));
   CaptureLoadResult res;
+  if (mode == Mode::Auto && size > wholeUpToBytes && CaptureWindow::plainFrames(path)) {
+    res.message = QStringLiteral(
+                      "%1 MB of plain frames (format 1: no records to seek to) is not read "
+                      "whole; pack it first (threadmon-report --pack OUT.tmcap < FILE), or "
+                      "--whole to insist")
+                      .arg(double(size) / 1e6, 0, 'f', 0);
+    return res;
+  }
   if (stream) res = read(path, rows, chunkNs);
   if (stream && res.status == CaptureLoadResult::Unreadable && mode == Mode::Auto &&
       size > wholeUpToBytes) {

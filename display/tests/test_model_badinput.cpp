@@ -6,17 +6,19 @@
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonObject>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "capturewindow.h"
 #include "findings.h"
-#include "framedecoder.h"
 #include "framecheck.h"
+#include "framedecoder.h"
 #include "reportjson.h"
 #include "reportrows.h"
 #include "reportstream.h"
 #include "reporttext.h"
 #include "sessionmodel.h"
+#include "synthscenarios.h"
 #include "synthstream.h"
 
 using namespace tmon;
@@ -360,6 +362,29 @@ class TestModelBadInput : public QObject {
     QVERIFY2(res.message.contains(expect), qPrintable(res.message));
     QVERIFY(!rows.threads.empty());  // read, not lost
     QVERIFY(took.elapsed() < 5000);
+  }
+
+  // A capture of plain frames (format 1) has no records to read it by
+  // windows: over the size a whole read may take it is refused in one line
+  // that says how to pack it; --whole still reads it.
+  void plainFramesOverTheWholeReadSizeAreRefused() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("plain.tmcap"));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(synth::stream(synth::Workload{}));
+    f.close();
+    ReportRows rows;
+    CaptureLoadResult res = StreamedReport::rows(path, &rows, StreamedReport::Mode::Auto,
+                                                 StreamedReport::kChunkNs, /*wholeUpToBytes=*/0);
+    QVERIFY2(res.status == CaptureLoadResult::Unreadable &&
+                 res.message.contains(QLatin1String("--pack")),
+             qPrintable(res.message));
+    QVERIFY(rows.threads.empty());
+    res = StreamedReport::rows(path, &rows, StreamedReport::Mode::Whole, StreamedReport::kChunkNs,
+                               /*wholeUpToBytes=*/0);
+    QCOMPARE(res.status, CaptureLoadResult::Complete);
+    QVERIFY(!rows.threads.empty());
   }
 
   void fuzzRegressions() {

@@ -219,6 +219,18 @@ class TestUiOverview : public QObject {
     QVERIFY2(read.result.status != tmon::CaptureLoadResult::Unreadable,
              qPrintable(read.result.message));
     QVERIFY(model->threadCount() >= 4);
+    // Plain frames (format 1) cannot be read by windows: refused, with how
+    // to pack them.
+    const QString plain = dir_.filePath(QStringLiteral("plain.tmcap"));
+    QFile f(plain);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QByteArray("TMCAP\r\n\x1a\x01\x00\x00\x00\x00\x00\x00\x00", 16));
+    f.close();
+    model = std::make_unique<tmon::SessionModel>();
+    read = readCapture(plain, -1, model.get(), nullptr, nullptr, tight);
+    QCOMPARE(read.result.status, tmon::CaptureLoadResult::Unreadable);
+    QVERIFY2(read.result.message.contains(QLatin1String("--pack")),
+             qPrintable(read.result.message));
   }
 
   void aDamagedCacheIsIgnoredAndBuiltAgain() {
