@@ -21,9 +21,24 @@ CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel
                        const CaptureBounds &bounds) {
   CaptureRead read;
   tmon::CaptureWindow cw;
-  if (!cw.open(path)) return read;
-  const int64_t first = cw.firstNs(), last = cw.lastNs();
   const bool large = QFileInfo(path).size() > bounds.wholeUpToBytes;
+  if (!cw.open(path)) {
+    if (large) {  // too large to read whole: what made its windows fail, said
+      read.refused = true;
+      read.result.message = cw.error();
+    }
+    return read;
+  }
+  const int64_t first = cw.firstNs(), last = cw.lastNs();
+  // Past 2^62 ns (146 years of uptime) no probe wrote them, and the window's
+  // arithmetic below would overflow.
+  if (first < 0 || last > (int64_t(1) << 62)) {
+    if (large) {
+      read.refused = true;
+      read.result.message = QObject::tr("its records' times are past any clock's: not read");
+    }
+    return read;
+  }
   if (last - first <= kCaptureWindowNs && !large) return read;
   const int64_t end = last - first <= kCaptureWindowNs ? first + kCaptureWindowNs
                       : atSeconds < 0                  ? first + kCaptureWindowNs

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include <QString>
-
+#include <cstdint>
 #include <cstdlib>
 
 #include "capturewindow.h"
@@ -41,6 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (sum.states(tid, run).lifetimeNs < 0) abort();
   }
   SessionModel model;
-  cw.load(cw.firstNs(), cw.firstNs() + 1'000'000'000, &model);
+  const int64_t first = cw.firstNs();  // any time a crafted index holds
+  cw.load(first, first > INT64_MAX - 1'000'000'000 ? INT64_MAX : first + 1'000'000'000, &model);
   return 0;
 }

@@ -125,17 +125,30 @@ size_t CaptureWindow::descriptionBytes() const {
 
 // Decodes every record that says it holds a description (the index's kinds;
 // a record whose kinds are unknown is read too) and keeps those frames.
+// They are kept and replayed into every window: a program's are a few MB
+// (57,000 objects about 6), a forged capture's could be the whole file.
+constexpr size_t kMaxDescriptionBytes = size_t(64) << 20;
+
 bool CaptureWindow::readDescriptions() {
-  size_t record = 0;
+  size_t record = 0, kept = 0;
   FrameDecoder dec(nullptr);
   dec.setFrameHook([&](const uint8_t *p, uint32_t n) {
     const uint32_t field = bodyField(p, n);  // any number in a crafted frame
-    if (field < 32 && (kDescriptionKinds >> field & 1))
+    if (field < 32 && (kDescriptionKinds >> field & 1) && kept <= kMaxDescriptionBytes) {
+      kept += n;
       descriptions_.push_back(
           Description{record, QByteArray(reinterpret_cast<const char *>(p), qsizetype(n))});
+    }
   });
   dec.feed(header_.constData(), size_t(header_.size()));
   for (record = 0; record < index_.size() && !dec.failed(); record++) {
+    if (kept > kMaxDescriptionBytes) {
+      descriptions_.clear();
+      error_ = QStringLiteral(
+          "its descriptions of threads, objects and stacks pass 64 MiB (no program "
+          "describes that much): damaged or forged, not read by windows");
+      return false;
+    }
     const tm_index_entry &e = index_[record];
     if (e.kinds && !(e.kinds & kDescriptionKinds)) continue;
     feedRecord(record, &dec);

@@ -556,6 +556,12 @@ CaptureLoadResult StreamedReport::rows(const QString &path, ReportRows *rows, Mo
                       .arg(double(size) / 1e6, 0, 'f', 0);
     return res;
   }
+  if (mode == Mode::Auto && !opened && size > wholeUpToBytes) {
+    res.message = QStringLiteral("%1 (at %2 MB not read whole: --whole to insist)")
+                      .arg(cw.error())
+                      .arg(double(size) / 1e6, 0, 'f', 0);
+    return res;
+  }
   if (stream) res = read(path, rows, chunkNs);
   if (stream && res.status == CaptureLoadResult::Unreadable && mode == Mode::Auto &&
       size > wholeUpToBytes) {
