@@ -21,7 +21,9 @@ CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel
                        const CaptureBounds &bounds) {
   CaptureRead read;
   tmon::CaptureWindow cw;
-  const bool large = QFileInfo(path).size() > bounds.wholeUpToBytes;
+  // Plain frames have no records to cut by: read whole (readCapture bounds them).
+  const bool large =
+      QFileInfo(path).size() > bounds.wholeUpToBytes && !tmon::CaptureWindow::plainFrames(path);
   if (!cw.open(path)) {
     if (large) {  // too large to read whole: what made its windows fail, said
       read.refused = true;
@@ -79,7 +81,8 @@ CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionMode
                         const tmon::CaptureIdentity *knownOverview, const std::atomic<bool> *stop,
                         const CaptureBounds &bounds) {
   CaptureRead read;
-  if (QFileInfo(path).size() > bounds.wholeUpToBytes && tmon::CaptureWindow::plainFrames(path)) {
+  if (QFileInfo(path).size() > bounds.plainWholeUpToBytes &&
+      tmon::CaptureWindow::plainFrames(path)) {
     read.refused = true;
     read.result.message = QObject::tr(
                               "%1 MB of plain frames (format 1: no records to seek to) is not "

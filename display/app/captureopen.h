@@ -11,8 +11,9 @@
 #include <memory>
 
 #include "capturereader.h"
-#include "overviewbuild.h"
+#include "capturewindow.h"
 #include "modeltypes.h"
+#include "overviewbuild.h"
 
 namespace tmon {
 class SessionModel;
@@ -49,6 +50,7 @@ struct CaptureRead {
 // probe's own captures stay far below (under 1 MB a second).
 struct CaptureBounds {
   qint64 wholeUpToBytes = qint64(64) << 20;
+  qint64 plainWholeUpToBytes = tmon::CaptureWindow::kPlainWholeUpToBytes;  // format 1
   uint64_t maxWindowBytes = uint64_t(32) << 20;
 };
 CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionModel *model,

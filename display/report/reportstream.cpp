@@ -548,7 +548,9 @@ CaptureLoadResult StreamedReport::rows(const QString &path, ReportRows *rows, Mo
   const bool stream =
       mode == Mode::Stream || (mode == Mode::Auto && opened && wantedBy(cw, size, wholeUpToBytes));
   CaptureLoadResult res;
-  if (mode == Mode::Auto && size > wholeUpToBytes && CaptureWindow::plainFrames(path)) {
+  if (mode == Mode::Auto &&
+      size > std::min(wholeUpToBytes << 2, CaptureWindow::kPlainWholeUpToBytes) &&
+      CaptureWindow::plainFrames(path)) {
     res.message = QStringLiteral(
                       "%1 MB of plain frames (format 1: no records to seek to) is not read "
                       "whole; pack it first (threadmon-report --pack OUT.tmcap < FILE), or "

@@ -205,6 +205,7 @@ class TestUiOverview : public QObject {
     QVERIFY(busycap::writeFile(path, 4, 5'000'000'000ull));
     CaptureBounds tight;
     tight.wholeUpToBytes = 0;
+    tight.plainWholeUpToBytes = 0;
     tight.maxWindowBytes = 64;
     auto model = std::make_unique<tmon::SessionModel>();
     CaptureRead read = readCapture(path, -1, model.get(), nullptr, nullptr, tight);
