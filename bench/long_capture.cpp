@@ -5,10 +5,11 @@
 // Times are simulated: an hour takes as long as packing, compressing and
 // summing it (the writer's Summary records: docs/format.md, "Summaries").
 //
-//   tm-bench-longcap MINUTES THREADS OUT.tmcap [--no-index] [--no-summaries]
+//   tm-bench-longcap MINUTES THREADS OUT.tmcap [--no-index] [--no-summaries] [--plain]
 //
 // --no-index leaves the index off (a capture whose writer was killed),
-// --no-summaries the Summary records (a capture of an older writer).
+// --no-summaries the Summary records (a capture of an older writer),
+// --plain writes plain frames (format 1, THREADMON_COMPRESS=0's).
 #include <QCoreApplication>
 #include <QFile>
 #include <QString>
@@ -22,19 +23,21 @@
 
 int main(int argc, char **argv) {
   QCoreApplication app(argc, argv);  // the summaries' models use timers
-  bool index = true, summaries = true, usage = argc < 4;
+  bool index = true, summaries = true, plain = false, usage = argc < 4;
   for (int i = 4; i < argc; i++) {
     if (std::strcmp(argv[i], "--no-index") == 0)
       index = false;
     else if (std::strcmp(argv[i], "--no-summaries") == 0)
       summaries = false;
+    else if (std::strcmp(argv[i], "--plain") == 0)
+      plain = true;
     else
       usage = true;
   }
   if (usage) {
     std::fprintf(stderr,
                  "usage: tm-bench-longcap MINUTES THREADS OUT.tmcap [--no-index] "
-                 "[--no-summaries]\n");
+                 "[--no-summaries] [--plain]\n");
     return 1;
   }
   const double minutes = std::atof(argv[1]);
@@ -42,6 +45,16 @@ int main(int argc, char **argv) {
   if (minutes <= 0 || threads <= 0) {
     std::fprintf(stderr, "tm-bench-longcap: MINUTES and THREADS must be positive\n");
     return 1;
+  }
+  const QString path = QString::fromLocal8Bit(argv[3]);
+  if (plain) {
+    if (!busycap::writePlainFile(path, threads, uint64_t(minutes * 60e9))) {
+      std::fprintf(stderr, "tm-bench-longcap: cannot write %s\n", argv[3]);
+      return 1;
+    }
+    std::printf("{\"minutes\":%g,\"threads\":%d,\"plain\":true,\"bytes\":%lld}\n", minutes, threads,
+                static_cast<long long>(QFile(path).size()));
+    return 0;
   }
   tmon::CaptureWriter out;
   out.setSummaries(summaries);

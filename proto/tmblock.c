@@ -361,9 +361,12 @@ out:
 }
 
 /* One pass over the records' prefixes and block headers, no payload read
- * except a plain frame's first byte (its kind). A run of plain frames is
- * one record, as a writer's index has it: a file of empty frames would
- * otherwise cost a reader 48 bytes of index per 8 bytes of file. */
+ * except a plain frame's first bytes (its kind, a Tick's time). A run of
+ * plain frames is one record, as a writer's index has it (a file of empty
+ * frames would otherwise cost a reader 48 bytes of index per 8 bytes of
+ * file), cut at the first Tick past TM_SCAN_PLAIN_RECORD_BYTES and timed
+ * by its Ticks as a block is: a capture of plain frames (format 1, or a
+ * stream packed by nobody) is read a window at a time like any other. */
 static void index_by_scan(int fd, uint64_t size, tm_index *out) {
   uint64_t at = TM_HEADER_BYTES;
   uint8_t head[TM_FRAME_PREFIX_BYTES + TM_BLOCK_HEADER_BYTES];
@@ -385,15 +388,22 @@ static void index_by_scan(int fd, uint64_t size, tm_index *out) {
       e.frames = h.frames;
       plain_run = 0;
     } else {
-      e.kinds = n && want > TM_FRAME_PREFIX_BYTES
-                    ? tm_frame_kind_bit(head + TM_FRAME_PREFIX_BYTES, n)
-                    : 0;
+      size_t got = want - TM_FRAME_PREFIX_BYTES < n ? want - TM_FRAME_PREFIX_BYTES : n;
+      e.kinds = got ? tm_frame_kind_bit(head + TM_FRAME_PREFIX_BYTES, n) : 0;
+      e.first_ns = e.last_ns = tm_frame_tick_time(head + TM_FRAME_PREFIX_BYTES, got);
       e.frames = 1;
     }
-    if (!(word & TM_BLOCK_FLAG) && plain_run) {
-      tm_index_entry *run = &out->e[out->n - 1];
+    tm_index_entry *run = plain_run ? &out->e[out->n - 1] : NULL;
+    if (run && e.first_ns && at - run->offset >= TM_SCAN_PLAIN_RECORD_BYTES) run = NULL;
+    if (!(word & TM_BLOCK_FLAG) && run) {
       run->kinds |= e.kinds;
       run->frames += run->frames < UINT32_MAX;
+      /* A Tick going back, or past any index's span, times nothing (the
+       * model says what it dropped). */
+      if (e.first_ns && !run->first_ns)
+        run->first_ns = run->last_ns = e.first_ns;
+      else if (e.last_ns >= run->last_ns && e.last_ns - run->first_ns <= TM_INDEX_SPAN_NS)
+        run->last_ns = e.last_ns;
     } else {
       if (tm_index_add(out, &e) != 0) return;
       plain_run = !(word & TM_BLOCK_FLAG);

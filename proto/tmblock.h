@@ -64,6 +64,10 @@ uint32_t tm_frames_describe(const uint8_t *frames, size_t len, uint32_t *count);
 /* 1 << the Frame.body field number of a payload (0 when over 31). */
 uint32_t tm_frame_kind_bit(const uint8_t *payload, size_t len);
 
+/* A scan of a capture without an index cuts a run of plain frames into
+ * records of about this size, at a Tick (tm_capture_index). */
+#define TM_SCAN_PLAIN_RECORD_BYTES (1u << 20)
+
 /* A Tick frame's time_ns (field 2 of the Tick), found without unpacking;
  * 0 for another frame or none. */
 uint64_t tm_frame_tick_time(const uint8_t *payload, size_t len);

@@ -14,23 +14,22 @@ namespace {
 
 // The part of a long capture that ends atSeconds after its start (its
 // first kCaptureWindowNs when negative), or nothing (no windowNotice) when
-// the capture has no records to seek to (format 1: read whole) or fits in
-// one window (which is then read whole: the same memory).
+// the capture fits in one window (which is then read whole: the same
+// memory).
 CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel *model,
                        const tmon::CaptureIdentity *knownOverview, const std::atomic<bool> *stop,
                        const CaptureBounds &bounds) {
   CaptureRead read;
   tmon::CaptureWindow cw;
-  // Plain frames have no records to cut by: read whole (readCapture bounds them).
-  const bool large =
-      QFileInfo(path).size() > bounds.wholeUpToBytes && !tmon::CaptureWindow::plainFrames(path);
+  const qint64 size = QFileInfo(path).size();
   if (!cw.open(path)) {
-    if (large) {  // too large to read whole: what made its windows fail, said
+    if (size > bounds.wholeUpToBytes) {  // too large to read whole: what made its windows fail
       read.refused = true;
       read.result.message = cw.error();
     }
     return read;
   }
+  const bool large = size > (cw.plainFrames() ? bounds.plainWholeUpToBytes : bounds.wholeUpToBytes);
   const int64_t first = cw.firstNs(), last = cw.lastNs();
   // Past 2^62 ns (146 years of uptime) no probe wrote them, and the window's
   // arithmetic below would overflow.
@@ -51,9 +50,12 @@ CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel
     read.refused = true;
     read.result.status = tmon::CaptureLoadResult::Unreadable;
     read.result.message =
-        QObject::tr(
-            "%1 MB of its records fall in one %2 s window: their times are damaged or "
-            "forged, so it is not read (threadmon report reads it a window at a time)")
+        (cw.plainFrames()
+             ? QObject::tr("%1 MB of plain frames fall in one %2 s window: more than the display "
+                           "reads at once (threadmon report reads it a window at a time)")
+             : QObject::tr(
+                   "%1 MB of its records fall in one %2 s window: their times are damaged or "
+                   "forged, so it is not read (threadmon report reads it a window at a time)"))
             .arg(double(bytes) / 1e6, 0, 'f', 0)
             .arg(double(kCaptureWindowNs) / 1e9, 0, 'f', 0);
     return read;
@@ -80,18 +82,7 @@ CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel
 CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionModel *model,
                         const tmon::CaptureIdentity *knownOverview, const std::atomic<bool> *stop,
                         const CaptureBounds &bounds) {
-  CaptureRead read;
-  if (QFileInfo(path).size() > bounds.plainWholeUpToBytes &&
-      tmon::CaptureWindow::plainFrames(path)) {
-    read.refused = true;
-    read.result.message = QObject::tr(
-                              "%1 MB of plain frames (format 1: no records to seek to) is not "
-                              "read whole; pack it first (threadmon-report --pack OUT.tmcap < "
-                              "FILE)")
-                              .arg(double(QFileInfo(path).size()) / 1e6, 0, 'f', 0);
-    return read;
-  }
-  read = readWindow(path, atSeconds, model, knownOverview, stop, bounds);
+  CaptureRead read = readWindow(path, atSeconds, model, knownOverview, stop, bounds);
   if (stop && *stop) return read;  // abandoned: nobody shows it
   if (read.windowNotice.isEmpty() && !read.refused)
     read.result = tmon::CaptureReader::load(path, model);

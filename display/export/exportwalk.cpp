@@ -86,7 +86,11 @@ CaptureLoadResult exportCapture(const QString &path, ExportSink *sink, const Exp
     sink->window(m, TimeRange{t0, std::max(t0, t1)}, isFirst, isLast);
     if (isLast) break;
   }
-  if (!cw.indexFromTail() && res.status == CaptureLoadResult::Complete) {
+  // As the report says it (StreamedReport::read): an index refused, or none.
+  if (!cw.note().isEmpty() && res.status == CaptureLoadResult::Complete) {
+    res.status = CaptureLoadResult::Damaged;
+    res.message = cw.note();
+  } else if (cw.lostItsIndex() && res.status == CaptureLoadResult::Complete) {
     res.status = CaptureLoadResult::Damaged;
     res.message = QStringLiteral("cut short (no index at its end): exporting its %1 whole records")
                       .arg(cw.records());

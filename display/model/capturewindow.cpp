@@ -9,14 +9,6 @@
 
 namespace tmon {
 
-bool CaptureWindow::plainFrames(const QString &path) {
-  QFile f(path);
-  if (!f.open(QIODevice::ReadOnly)) return false;
-  const QByteArray h = f.read(TM_HEADER_BYTES);
-  return h.size() == TM_HEADER_BYTES && h.startsWith(QByteArray(TM_MAGIC, TM_MAGIC_BYTES)) &&
-         uint8_t(h[8]) == TM_FORMAT_MAJOR && h[9] == 0;
-}
-
 namespace {
 
 // The body's field number from the payload's first tag (a Frame holds only
@@ -49,6 +41,7 @@ bool CaptureWindow::open(const QString &path) {
     error_ = QStringLiteral("not a threadmon capture (too short)");
     return false;
   }
+  plain_ = uint8_t(header_[8]) == TM_FORMAT_MAJOR && header_[9] == 0;
   tm_index x{};
   int tail = 0;
   char err[320] = "";
@@ -67,17 +60,28 @@ bool CaptureWindow::open(const QString &path) {
     return false;
   }
   // Where the last record ends: at the index record (whose offset the tail
-  // gives: the last record may be a run of plain frames), or, found by a
-  // scan (a record a frame or a block), where its own length word says.
+  // gives), or, found by a scan, after its block or its run of plain frames
+  // (as many as the scan counted, each within the file).
   const qint64 at = fromTail_ ? file_.size() - TM_INDEX_TAIL_BYTES : qint64(index_.back().offset);
-  uchar *last = file_.map(at, fromTail_ ? TM_INDEX_TAIL_BYTES : TM_FRAME_PREFIX_BYTES);
+  const qint64 mapped = fromTail_ ? TM_INDEX_TAIL_BYTES : file_.size() - at;
+  uchar *last = mapped >= TM_FRAME_PREFIX_BYTES ? file_.map(at, mapped) : nullptr;
   if (!last) {
     error_ = QStringLiteral("cannot read: %1").arg(file_.errorString());
     return false;
   }
-  dataEnd_ = fromTail_ ? (uint64_t(u32le(last + 4)) << 32 | u32le(last))
-                       : index_.back().offset + TM_FRAME_PREFIX_BYTES +
-                             (u32le(last) & ~TM_BLOCK_FLAG);
+  if (fromTail_) {
+    dataEnd_ = uint64_t(u32le(last + 4)) << 32 | u32le(last);
+  } else {
+    uint64_t end = 0;
+    const bool block = u32le(last) & TM_BLOCK_FLAG;
+    for (uint32_t f = 0; f < (block ? 1 : index_.back().frames); f++) {
+      if (uint64_t(mapped) - end < TM_FRAME_PREFIX_BYTES) break;
+      const uint64_t next = end + TM_FRAME_PREFIX_BYTES + (u32le(last + end) & ~TM_BLOCK_FLAG);
+      if (next > uint64_t(mapped)) break;
+      end = next;
+    }
+    dataEnd_ = index_.back().offset + std::max<uint64_t>(end, TM_FRAME_PREFIX_BYTES);
+  }
   file_.unmap(last);
   // Every record ends inside the file (a forged tail's offset or length
   // made a reader allocate gigabytes).

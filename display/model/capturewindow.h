@@ -48,20 +48,23 @@ class CaptureWindow {
   CaptureWindow(const CaptureWindow &) = delete;
   CaptureWindow &operator=(const CaptureWindow &) = delete;
 
-  // False with error() set when the file is no capture (or format 1, which
-  // has no records to seek to: CaptureReader reads it whole).
+  // False with error() set when the file is no capture. A capture of plain
+  // frames (format 1, which has no index) is cut into records by a scan, at
+  // its Ticks (tm_capture_index), and read by windows like any other.
   bool open(const QString &path);
-  // Whether the file is a capture of plain frames (format 1): only a whole
-  // read, about 16 bytes of memory per byte of capture. Readers refuse one
-  // larger than kPlainWholeUpToBytes (a scale test's 74 MB of 10,000 threads
-  // is read whole).
-  static bool plainFrames(const QString &path);
-  static constexpr qint64 kPlainWholeUpToBytes = qint64(256) << 20;
   QString error() const { return error_; }
   // What was wrong with the file though it opened (an index refused and
   // replaced by a scan), one line; empty when nothing.
   QString note() const { return note_; }
   bool indexFromTail() const { return fromTail_; }
+  // Whether the capture is of plain frames (format 1). One whose span fits
+  // a window is still read whole up to kPlainWholeUpToBytes (about 16 bytes
+  // of memory per byte: a scale test's 74 MB of 10,000 threads in seconds).
+  bool plainFrames() const { return plain_; }
+  static constexpr qint64 kPlainWholeUpToBytes = qint64(256) << 20;
+  // Whether the capture should have had an index at its end and has none
+  // (its writer was killed): format 1 never has one.
+  bool lostItsIndex() const { return !fromTail_ && !plain_; }
   size_t records() const { return index_.size(); }
   // The span the records' times cover (CLOCK_MONOTONIC of the probe).
   int64_t firstNs() const;
@@ -104,6 +107,7 @@ class CaptureWindow {
   QString error_;
   QString note_;
   bool fromTail_ = false;
+  bool plain_ = false;    // format 1
   uint64_t dataEnd_ = 0;  // where the index record (or the file) starts
   QByteArray header_;
   std::vector<tm_index_entry> index_;

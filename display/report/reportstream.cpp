@@ -530,8 +530,17 @@ constexpr double kFreeWindows = 1024, kWindowsPerRecord = 16;
 }  // namespace
 
 namespace {
+// Plain frames (format 1) whose span fits a window are read whole up to a
+// larger bound (CaptureWindow::kPlainWholeUpToBytes); past it, or longer, by
+// windows as any capture.
+qint64 wholeBytesOf(const CaptureWindow &cw, qint64 wholeUpToBytes) {
+  return cw.plainFrames() ? std::min(wholeUpToBytes << 2, CaptureWindow::kPlainWholeUpToBytes)
+                          : wholeUpToBytes;
+}
+
 bool wantedBy(const CaptureWindow &cw, qint64 size, qint64 wholeUpToBytes) {
-  return cw.lastNs() - cw.firstNs() > StreamedReport::kWholeUpToNs || size > wholeUpToBytes;
+  return cw.lastNs() - cw.firstNs() > StreamedReport::kWholeUpToNs ||
+         size > wholeBytesOf(cw, wholeUpToBytes);
 }
 }  // namespace
 
@@ -543,21 +552,12 @@ bool StreamedReport::wanted(const QString &path, qint64 wholeUpToBytes) {
 CaptureLoadResult StreamedReport::rows(const QString &path, ReportRows *rows, Mode mode,
                                        int64_t chunkNs, qint64 wholeUpToBytes) {
   const qint64 size = QFileInfo(path).size();
-  CaptureWindow cw;  // its index, checked (format 1 has none: not opened)
+  CaptureWindow cw;  // its index, checked (format 1's made by a scan at its Ticks)
   const bool opened = mode != Mode::Stream && cw.open(path);
   const bool stream =
       mode == Mode::Stream || (mode == Mode::Auto && opened && wantedBy(cw, size, wholeUpToBytes));
+  if (opened) wholeUpToBytes = wholeBytesOf(cw, wholeUpToBytes);
   CaptureLoadResult res;
-  if (mode == Mode::Auto &&
-      size > std::min(wholeUpToBytes << 2, CaptureWindow::kPlainWholeUpToBytes) &&
-      CaptureWindow::plainFrames(path)) {
-    res.message = QStringLiteral(
-                      "%1 MB of plain frames (format 1: no records to seek to) is not read "
-                      "whole; pack it first (threadmon-report --pack OUT.tmcap < FILE), or "
-                      "--whole to insist")
-                      .arg(double(size) / 1e6, 0, 'f', 0);
-    return res;
-  }
   if (mode == Mode::Auto && !opened && size > wholeUpToBytes) {
     res.message = QStringLiteral("%1 (at %2 MB not read whole: --whole to insist)")
                       .arg(cw.error())
@@ -685,7 +685,7 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
   if (!names.note().isEmpty()) {
     res.status = CaptureLoadResult::Damaged;
     res.message = names.note();
-  } else if (!names.indexFromTail() && res.status == CaptureLoadResult::Complete) {
+  } else if (names.lostItsIndex() && res.status == CaptureLoadResult::Complete) {
     res.status = CaptureLoadResult::Damaged;
     res.message = QStringLiteral("cut short (no index at its end): reporting its %1 whole records")
                       .arg(names.records());

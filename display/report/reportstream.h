@@ -41,8 +41,8 @@ class StreamedReport {
   // Whether the capture at path is to be read a window at a time: its
   // records span more than kWholeUpToNs, whatever its size on disk, so
   // memory follows the window and not the file, or it is larger than
-  // wholeUpToBytes. False for format 1 (no records to seek to: read whole)
-  // and for what is no capture.
+  // wholeUpToBytes (format 1's plain frames: up to four times that, at most
+  // CaptureWindow::kPlainWholeUpToBytes). False for what is no capture.
   static bool wanted(const QString &path, qint64 wholeUpToBytes = kWholeUpToBytes);
 
   // Fills rows from the capture at path, chunkNs at a time on `workers`

@@ -261,6 +261,18 @@ bool writeFile(const QString &path, int threads, uint64_t lengthNs, bool summari
   return w.open(path) && write(&w, threads, lengthNs) && w.close();
 }
 
+bool writePlainFile(const QString &path, int threads, uint64_t lengthNs) {
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return false;
+  Stream s(threads, lengthNs);
+  QByteArray bytes = s.start();
+  while (!bytes.isEmpty()) {
+    if (f.write(bytes) != bytes.size()) return false;
+    bytes = s.next();
+  }
+  return f.flush();
+}
+
 bool dropIndex(const QString &path) {
   QFile f(path);
   if (!f.open(QIODevice::ReadWrite) || !f.seek(f.size() - TM_INDEX_TAIL_BYTES)) return false;

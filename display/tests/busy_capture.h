@@ -51,6 +51,9 @@ bool write(tmon::CaptureWriter *out, int threads, uint64_t lengthNs);
 // The same into a new file at path, closed (with its index; with Summary
 // records when summaries); false when a write failed.
 bool writeFile(const QString &path, int threads, uint64_t lengthNs, bool summaries = false);
+// The same session as a file of plain frames (format 1, as a probe writes
+// with THREADMON_COMPRESS=0): no blocks, no index.
+bool writePlainFile(const QString &path, int threads, uint64_t lengthNs);
 // Cuts a closed capture's index off (its offset is in the file's last 12
 // bytes): what a writer killed after its last block leaves.
 bool dropIndex(const QString &path);

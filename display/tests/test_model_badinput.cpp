@@ -5,10 +5,12 @@
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "busy_capture.h"
 #include "capturewindow.h"
 #include "findings.h"
 #include "framecheck.h"
@@ -364,27 +366,31 @@ class TestModelBadInput : public QObject {
     QVERIFY(took.elapsed() < 5000);
   }
 
-  // A capture of plain frames (format 1) has no records to read it by
-  // windows: over the size a whole read may take it is refused in one line
-  // that says how to pack it; --whole still reads it.
-  void plainFramesOverTheWholeReadSizeAreRefused() {
+  // A capture of plain frames (format 1, THREADMON_COMPRESS=0's) is cut at
+  // its Ticks and read a window at a time like any other: the same report
+  // as the same session written in blocks with an index, in one window's
+  // memory. Shorter than a window, it is read whole (the plain bound).
+  void plainFramesAreReadByWindows() {
     QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("plain.tmcap"));
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(synth::stream(synth::Workload{}));
-    f.close();
-    ReportRows rows;
-    CaptureLoadResult res = StreamedReport::rows(path, &rows, StreamedReport::Mode::Auto,
-                                                 StreamedReport::kChunkNs, /*wholeUpToBytes=*/0);
-    QVERIFY2(res.status == CaptureLoadResult::Unreadable &&
-                 res.message.contains(QLatin1String("--pack")),
-             qPrintable(res.message));
-    QVERIFY(rows.threads.empty());
-    res = StreamedReport::rows(path, &rows, StreamedReport::Mode::Whole, StreamedReport::kChunkNs,
-                               /*wholeUpToBytes=*/0);
-    QCOMPARE(res.status, CaptureLoadResult::Complete);
-    QVERIFY(!rows.threads.empty());
+    const QString plain = dir.filePath(QStringLiteral("plain.tmcap"));
+    const QString packed = dir.filePath(QStringLiteral("packed.tmcap"));
+    QVERIFY(busycap::writePlainFile(plain, 6, 40'000'000'000ull));
+    QVERIFY(busycap::writeFile(packed, 6, 40'000'000'000ull));
+    CaptureWindow cw;
+    QVERIFY2(cw.open(plain), qPrintable(cw.error()));
+    QVERIFY(cw.plainFrames() && !cw.lostItsIndex() && cw.note().isEmpty());
+    QVERIFY(cw.records() > 2);
+    QVERIFY(cw.lastNs() - cw.firstNs() > 39'000'000'000ll);
+    QVERIFY(StreamedReport::wanted(plain));
+    ReportRows a, b;
+    const CaptureLoadResult ra = StreamedReport::rows(plain, &a, StreamedReport::Mode::Auto);
+    const CaptureLoadResult rb = StreamedReport::rows(packed, &b, StreamedReport::Mode::Auto);
+    QVERIFY2(ra.status == CaptureLoadResult::Complete, qPrintable(ra.message));
+    QVERIFY2(rb.status == CaptureLoadResult::Complete, qPrintable(rb.message));
+    QVERIFY(a.threads.size() >= 6);
+    QCOMPARE(QJsonDocument(reportJson(a)).toJson(), QJsonDocument(reportJson(b)).toJson());
+    QVERIFY(busycap::writePlainFile(plain, 6, 3'000'000'000ull));
+    QVERIFY(!StreamedReport::wanted(plain));
   }
 
   void fuzzRegressions() {

@@ -220,17 +220,21 @@ class TestUiOverview : public QObject {
     QVERIFY2(read.result.status != tmon::CaptureLoadResult::Unreadable,
              qPrintable(read.result.message));
     QVERIFY(model->threadCount() >= 4);
-    // Plain frames (format 1) cannot be read by windows: refused, with how
-    // to pack them.
+    // Plain frames (format 1) longer than a window are read by windows; too
+    // many in one window are refused, saying so.
     const QString plain = dir_.filePath(QStringLiteral("plain.tmcap"));
-    QFile f(plain);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(QByteArray("TMCAP\r\n\x1a\x01\x00\x00\x00\x00\x00\x00\x00", 16));
-    f.close();
+    QVERIFY(busycap::writePlainFile(plain, 4, 25'000'000'000ull));
+    model = std::make_unique<tmon::SessionModel>();
+    read = readCapture(plain, -1, model.get());
+    QVERIFY2(read.result.status == tmon::CaptureLoadResult::Complete,
+             qPrintable(read.result.message));
+    QVERIFY2(read.windowNotice.contains(QLatin1String("showing 10 s of it")),
+             qPrintable(read.windowNotice));
+    QVERIFY(model->threadCount() >= 4);
     model = std::make_unique<tmon::SessionModel>();
     read = readCapture(plain, -1, model.get(), nullptr, nullptr, tight);
     QCOMPARE(read.result.status, tmon::CaptureLoadResult::Unreadable);
-    QVERIFY2(read.result.message.contains(QLatin1String("--pack")),
+    QVERIFY2(read.result.message.contains(QLatin1String("plain frames fall in one")),
              qPrintable(read.result.message));
   }
 

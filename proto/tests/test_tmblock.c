@@ -414,6 +414,44 @@ static void test_scan_takes_plain_runs_as_one(void) {
   free(c);
 }
 
+/* A capture of plain frames (format 1: no index) is cut by a scan into
+ * records of about TM_SCAN_PLAIN_RECORD_BYTES, each beginning at a Tick and
+ * timed by its Ticks, so that it is read a window at a time. */
+static void test_scan_cuts_plain_frames_at_ticks(void) {
+  enum { PAIRS = 700, FILLER = 4000 };
+  uint8_t *c = calloc(1, TM_HEADER_BYTES + PAIRS * (512 + TM_FRAME_PREFIX_BYTES + FILLER));
+  tm_header_encode(c);
+  size_t len = TM_HEADER_BYTES;
+  for (uint64_t seq = 1; seq <= PAIRS; seq++) {
+    len += tick_frame(c + len, seq);
+    tm_frame_prefix_encode(c + len, c + len + TM_FRAME_PREFIX_BYTES, FILLER);
+    len += TM_FRAME_PREFIX_BYTES + FILLER;
+  }
+  char err[256];
+  int tail = -1;
+  tm_index x;
+  int fd = temp_file(c, len);
+  CHECK(tm_capture_index(fd, len, &x, &tail, err, sizeof err) == 0);
+  CHECK(tail == 0 && err[0] == '\0');
+  CHECK(x.n == (len - TM_HEADER_BYTES) / TM_SCAN_PLAIN_RECORD_BYTES + 1);
+  uint64_t frames = 0;
+  for (size_t i = 0; i < x.n; i++) {
+    const uint8_t *p = c + x.e[i].offset + TM_FRAME_PREFIX_BYTES;
+    CHECK(x.e[i].first_ns == tm_frame_tick_time(p, 64)); /* begins at its first Tick */
+    CHECK(x.e[i].first_ns && x.e[i].last_ns > x.e[i].first_ns);
+    if (i) CHECK(x.e[i].first_ns == x.e[i - 1].last_ns + 10000000);
+    uint64_t end = i + 1 < x.n ? x.e[i + 1].offset : len;
+    if (i + 1 < x.n) CHECK(end - x.e[i].offset >= TM_SCAN_PLAIN_RECORD_BYTES);
+    CHECK(end - x.e[i].offset < TM_SCAN_PLAIN_RECORD_BYTES + 2 * (FILLER + 512));
+    frames += x.e[i].frames;
+  }
+  CHECK(frames == 2 * PAIRS);
+  CHECK(x.e[x.n - 1].last_ns == PAIRS * 10000000ull);
+  tm_index_free(&x);
+  close(fd);
+  free(c);
+}
+
 int main(void) {
   test_blocks_round_trip_any_chunking();
   test_cut_block_keeps_whole_blocks();
@@ -426,6 +464,7 @@ int main(void) {
   test_forged_index_is_refused();
   test_scan_distrusts_forged_header_times();
   test_scan_takes_plain_runs_as_one();
+  test_scan_cuts_plain_frames_at_ticks();
   if (failures) fprintf(stderr, "%d checks failed\n", failures);
   return failures ? 1 : 0;
 }
