@@ -13,6 +13,8 @@
 // collection at its limit, a hidden lock or a futex word, whose waits are
 // estimates from the timelines, a damaged stream) makes run() return false
 // having written nothing, and the caller reads the capture into a model.
+// THREADMON_EXPORT_SAY_PASS set: threadmon-export says which way it took
+// and why (tests).
 #ifndef THREADMON_PPROFPASS_H
 #define THREADMON_PPROFPASS_H
 
