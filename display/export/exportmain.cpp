@@ -12,6 +12,8 @@
 #include "exportformats.h"
 #include "exportoutput.h"
 #include "exportwalk.h"
+#include "pprofexport.h"
+#include "pprofpass.h"
 
 using namespace tmon;
 
@@ -171,7 +173,22 @@ int main(int argc, char **argv) {
   }
   std::unique_ptr<ExportSink> sink = makeExportSink(*f, &output, profile == "holds");
   QString writeError;
-  const CaptureLoadResult res = exportCapture(file, sink.get(), opt, &writeError);
+  CaptureLoadResult res;
+  // pprof of the whole run in one pass over the frames, when the capture
+  // allows it (pprofpass.h); else, or asked for --whole or --stream, the
+  // model's walk.
+  auto *pprof = dynamic_cast<PprofSink *>(sink.get());
+  QString why;
+  bool written = false;
+  const bool onePass = pprof && opt.mode == ExportOptions::Auto && from < 0 && to < 0 &&
+                       PprofPass::run(file, pprof, &why, &written, &writeError);
+  if (qEnvironmentVariableIsSet("THREADMON_EXPORT_SAY_PASS"))
+    std::fprintf(stderr, "threadmon-export: %s\n",
+                 onePass ? "one pass" : qPrintable(QStringLiteral("model: ") + why));
+  if (onePass)
+    res.status = written ? CaptureLoadResult::Complete : CaptureLoadResult::Unreadable;
+  else
+    res = exportCapture(file, sink.get(), opt, &writeError);
   if (res.status == CaptureLoadResult::Unreadable) {
     std::fprintf(stderr, "threadmon-export: %s: %s\n", qPrintable(file),
                  qPrintable(writeError.isEmpty() ? res.message : writeError));

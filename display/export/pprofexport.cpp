@@ -111,36 +111,38 @@ void PprofSink::add(uint32_t object, const QStringList &frames, uint32_t tid, Va
   totalNs_ += v.ns;
 }
 
-void PprofSink::window(const SessionModel &m, const TimeRange &span, bool first, bool) {
-  if (first) {
-    t0_ = span.t0;
-    sessionStart_ = m.startNs();
-    realtimeStart_ = m.info().startRealtimeNs;
-    exe_ = m.info().exe;
-  }
-  t1_ = span.t1;
-  for (int i = 0; i < m.threadCount(); i++) threads_[m.thread(i).tid] = threadName(m, m.thread(i).tid);
-  for (int i = 0; i < m.syncObjectCount(); i++) {
-    const SyncObjectInfo &o = m.syncObject(i);
-    LockInfo &l = locks_[o.id];
-    l.name = objectName(m, o.id);
-    l.kind = syncKindName(o.kind);
-    l.address = o.address;
-  }
-  if (profile_ == Waits)
-    windowWaits(m, span);
-  else
-    windowHolds(m, span);
+void PprofSink::begin(const SessionModel &m, int64_t t0) {
+  t0_ = t0;
+  sessionStart_ = m.startNs();
+  realtimeStart_ = m.info().startRealtimeNs;
+  exe_ = m.info().exe;
 }
 
-// The probe counts a call site's contentions and wait per lock, not per
-// thread; the waits it timed say which thread waited how long on the lock.
-// A site's figures go to the threads that waited on the lock and run the
-// function the stack passes through (their start routine), in proportion
-// to their waits on it; to all its waiters when none does.
-void PprofSink::windowWaits(const SessionModel &m, const TimeRange &span) {
+void PprofSink::noteThread(const SessionModel &names, uint32_t tid) {
+  threads_[tid] = threadName(names, tid);
+}
+
+void PprofSink::noteLock(const SessionModel &names, const SyncObjectInfo &o) {
+  LockInfo &l = locks_[o.id];
+  l.name = objectName(names, o.id);
+  l.kind = syncKindName(o.kind);
+  l.address = o.address;
+}
+
+void PprofSink::window(const SessionModel &m, const TimeRange &span, bool first, bool) {
+  if (first) begin(m, span.t0);
+  t1_ = span.t1;
+  for (int i = 0; i < m.threadCount(); i++) noteThread(m, m.thread(i).tid);
+  for (int i = 0; i < m.syncObjectCount(); i++) noteLock(m, m.syncObject(i));
   for (int i = 0; i < m.syncObjectCount(); i++) {
     const SyncObjectInfo &o = m.syncObject(i);
+    if (profile_ == Holds) {
+      if (!isHeldKind(o.kind)) continue;
+      addHolds(
+          m, o, m.syncDelta(i, span),
+          o.firstContentionStack.isEmpty() ? m.callSites(o.id, span) : std::vector<CallSite>());
+      continue;
+    }
     const bool internal = o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL;
     std::unordered_map<uint32_t, double> waitedBy;
     if (internal) {
@@ -149,72 +151,79 @@ void PprofSink::windowWaits(const SessionModel &m, const TimeRange &span) {
     } else {
       for (const WaitRecord &w : m.waits(o.id, span)) waitedBy[w.waiter] += double(w.end - w.start);
     }
-    std::vector<CallSite> sites = m.callSites(o.id, span);
-    Values siteSum;
-    for (const CallSite &c : sites) {
-      siteSum.count += c.contentions;
-      siteSum.ns += c.waitNs;
+    SyncDelta d;
+    if (!internal) d = m.syncDelta(i, span);
+    addWaits(m, o, waitedBy, m.callSites(o.id, span), internal ? nullptr : &d);
+  }
+}
+
+// The probe counts a call site's contentions and wait per lock, not per
+// thread; the waits it timed say which thread waited how long on the lock.
+// A site's figures go to the threads that waited on the lock and run the
+// function the stack passes through (their start routine), in proportion
+// to their waits on it; to all its waiters when none does.
+void PprofSink::addWaits(const SessionModel &names, const SyncObjectInfo &o,
+                         const std::unordered_map<uint32_t, double> &waitedBy,
+                         std::vector<CallSite> sites, const SyncDelta *d) {
+  Values siteSum;
+  for (const CallSite &c : sites) {
+    siteSum.count += c.contentions;
+    siteSum.ns += c.waitNs;
+  }
+  if (d) {
+    // What no site accounts for (a wait the probe could not unwind):
+    // one sample at the lock's first contention, else the lock itself.
+    Values rest{d->contentions > siteSum.count ? d->contentions - siteSum.count : 0,
+                d->waitNs > siteSum.ns ? d->waitNs - siteSum.ns : 0};
+    if (rest.count || rest.ns) {
+      CallSite c;
+      c.frames =
+          o.firstContentionStack.isEmpty()
+              ? QStringList{QStringLiteral("[no call stack] %1").arg(objectName(names, o.id))}
+              : o.firstContentionStack;
+      c.contentions = rest.count;
+      c.waitNs = rest.ns;
+      sites.push_back(c);
     }
-    if (!internal) {
-      // What no site accounts for (a wait the probe could not unwind):
-      // one sample at the lock's first contention, else the lock itself.
-      const SyncDelta d = m.syncDelta(i, span);
-      Values rest{d.contentions > siteSum.count ? d.contentions - siteSum.count : 0,
-                  d.waitNs > siteSum.ns ? d.waitNs - siteSum.ns : 0};
-      if (rest.count || rest.ns) {
-        CallSite c;
-        c.frames = o.firstContentionStack.isEmpty()
-                       ? QStringList{QStringLiteral("[no call stack] %1").arg(objectName(m, o.id))}
-                       : o.firstContentionStack;
-        c.contentions = rest.count;
-        c.waitNs = rest.ns;
-        sites.push_back(c);
+  }
+  for (const CallSite &c : sites) {
+    QStringList functions;
+    for (const QString &f : c.frames) functions << splitFrame(f).function;
+    std::vector<uint32_t> tids;
+    std::vector<double> weights;
+    for (const auto &kv : waitedBy) {
+      const int t = names.indexOfTid(kv.first);
+      const QString routine = t >= 0 ? functionOf(names.thread(t).startRoutine) : QString();
+      if (!routine.isEmpty() && functions.contains(routine)) {
+        tids.push_back(kv.first);
+        weights.push_back(kv.second);
       }
     }
-    for (const CallSite &c : sites) {
-      QStringList functions;
-      for (const QString &f : c.frames) functions << splitFrame(f).function;
-      std::vector<uint32_t> tids;
-      std::vector<double> weights;
+    if (tids.empty())
       for (const auto &kv : waitedBy) {
-        const int t = m.indexOfTid(kv.first);
-        const QString routine = t >= 0 ? functionOf(m.thread(t).startRoutine) : QString();
-        if (!routine.isEmpty() && functions.contains(routine)) {
-          tids.push_back(kv.first);
-          weights.push_back(kv.second);
-        }
+        tids.push_back(kv.first);
+        weights.push_back(kv.second);
       }
-      if (tids.empty())
-        for (const auto &kv : waitedBy) {
-          tids.push_back(kv.first);
-          weights.push_back(kv.second);
-        }
-      if (tids.empty()) {
-        add(o.id, c.frames, 0, Values{c.contentions, c.waitNs});
-        continue;
-      }
-      const std::vector<uint64_t> counts = shareOut(c.contentions, weights);
-      const std::vector<uint64_t> ns = shareOut(c.waitNs, weights);
-      for (size_t k = 0; k < tids.size(); k++) add(o.id, c.frames, tids[k], Values{counts[k], ns[k]});
+    if (tids.empty()) {
+      add(o.id, c.frames, 0, Values{c.contentions, c.waitNs});
+      continue;
     }
+    const std::vector<uint64_t> counts = shareOut(c.contentions, weights);
+    const std::vector<uint64_t> ns = shareOut(c.waitNs, weights);
+    for (size_t k = 0; k < tids.size(); k++) add(o.id, c.frames, tids[k], Values{counts[k], ns[k]});
   }
 }
 
 // Holds: each lock's acquisitions and estimated hold time, at the stack of
 // its first contention (the probe times holds per lock, not per site).
-void PprofSink::windowHolds(const SessionModel &m, const TimeRange &span) {
-  for (int i = 0; i < m.syncObjectCount(); i++) {
-    const SyncObjectInfo &o = m.syncObject(i);
-    if (!isHeldKind(o.kind)) continue;
-    const SyncDelta d = m.syncDelta(i, span);
-    QStringList frames = o.firstContentionStack;
-    if (frames.isEmpty()) {
-      const std::vector<CallSite> sites = m.callSites(o.id, span);
-      frames = sites.empty() ? QStringList{QStringLiteral("[never contended] %1").arg(objectName(m, o.id))}
-                             : sites.front().frames;
-    }
-    add(o.id, frames, 0, Values{d.acquisitions, d.holdNs});
-  }
+void PprofSink::addHolds(const SessionModel &names, const SyncObjectInfo &o, const SyncDelta &d,
+                         const std::vector<CallSite> &sites) {
+  QStringList frames = o.firstContentionStack;
+  if (frames.isEmpty())
+    frames = sites.empty()
+                 ? QStringList{QStringLiteral("[never contended] %1").arg(objectName(names, o.id))}
+                 : sites.front().frames;
+  add(o.id, frames, 0, Values{d.acquisitions, d.holdNs});
 }
 
 QByteArray PprofSink::profileBytes() const {

@@ -39,6 +39,25 @@ class PprofSink : public ExportSink {
   // The serialized Profile, before gzip (tests).
   QByteArray profileBytes() const;
 
+  // What window() does, in pieces, for a caller with its own figures (the
+  // one pass of PprofPass): names gives the threads' and objects' names
+  // and start routines. begin() first, then every thread and lock named,
+  // then each lock's figures over [t0, t1], then finish().
+  Profile profile() const { return profile_; }
+  void begin(const SessionModel &names, int64_t t0);
+  void setEnd(int64_t t1) { t1_ = t1; }
+  void noteThread(const SessionModel &names, uint32_t tid);
+  void noteLock(const SessionModel &names, const SyncObjectInfo &o);
+  // waitedBy: the lock's waits' ns by waiter, iterated as the model's
+  // order of waits fills it; d: the lock's counters (nullptr for a hidden
+  // lock, whose sites are all it has).
+  void addWaits(const SessionModel &names, const SyncObjectInfo &o,
+                const std::unordered_map<uint32_t, double> &waitedBy, std::vector<CallSite> sites,
+                const SyncDelta *d);
+  // sites: the lock's call sites, needed when it has no first contention stack.
+  void addHolds(const SessionModel &names, const SyncObjectInfo &o, const SyncDelta &d,
+                const std::vector<CallSite> &sites);
+
  private:
   struct Values {
     uint64_t count = 0, ns = 0;
@@ -51,8 +70,6 @@ class PprofSink : public ExportSink {
   using Key = std::tuple<uint32_t, size_t, uint32_t>;
   size_t internStack(const QStringList &frames);
   void add(uint32_t object, const QStringList &frames, uint32_t tid, Values v);
-  void windowWaits(const SessionModel &m, const TimeRange &span);
-  void windowHolds(const SessionModel &m, const TimeRange &span);
 
   ExportOutput *out_;
   Profile profile_;
