@@ -2,19 +2,23 @@
 
 #include <climits>
 #include <cstring>
+#include <initializer_list>
 
 namespace tmon {
 
 namespace {
 
-// Fields 1-15: a key of one byte.
-constexpr unsigned kMaxField = 15;
+// Fields 1-31: a key of one or two bytes.
+constexpr unsigned kMaxField = 31;
 
 // A message unpacked here: each field by number, when every field is a
-// varint scalar or a packed varint column.
-struct Columns {
-  const ProtobufCMessageDescriptor *desc = nullptr;
+// varint scalar, a packed varint column, or a message (one or repeated)
+// that is read here too.
+struct Reader {
+  const ProtobufCMessageDescriptor *desc = nullptr;  // nullptr: left to protobuf-c
   const ProtobufCFieldDescriptor *byId[kMaxField + 1] = {};
+  const Reader *sub[kMaxField + 1] = {};  // the message fields' own readers
+  bool repeatedMessages = false;          // a field of repeated messages: counted first
 };
 
 bool varintType(ProtobufCType t) {
@@ -36,23 +40,60 @@ bool wide(ProtobufCType t) {
   return t == PROTOBUF_C_TYPE_INT64 || t == PROTOBUF_C_TYPE_SINT64 || t == PROTOBUF_C_TYPE_UINT64;
 }
 
-// The message's fields, or nullptr in desc when one of them is of another
-// kind (a string, a message, a bool column...): the message is not read here.
-Columns columnsOf(const ProtobufCMessageDescriptor *d) {
-  Columns c;
-  for (unsigned i = 0; i < d->n_fields; i++) {
-    const ProtobufCFieldDescriptor *f = &d->fields[i];
-    const bool ok = f->id >= 1 && f->id <= kMaxField && !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
-                    (f->label == PROTOBUF_C_LABEL_REPEATED
-                         ? varintType(f->type)
-                         : f->label == PROTOBUF_C_LABEL_NONE && f->quantifier_offset == 0 &&
-                               (varintType(f->type) || f->type == PROTOBUF_C_TYPE_BOOL));
-    if (!ok) return Columns{};
-    c.byId[f->id] = f;
+// The readers of the frames read here (the column frames, Tick, Summary)
+// and of the messages inside them, each built after those it contains.
+class Readers {
+ public:
+  Readers() {
+    for (const ProtobufCMessageDescriptor *d :
+         {&threadmon__lwp_sample__descriptor, &threadmon__cpu_sample__descriptor,
+          &threadmon__sync_stats__descriptor, &threadmon__probe_stats__descriptor,
+          &threadmon__site_stats__descriptor, &threadmon__thread_summary__descriptor,
+          &threadmon__tick__descriptor, &threadmon__summary__descriptor,
+          &threadmon__transitions__descriptor, &threadmon__cpu_switches__descriptor,
+          &threadmon__user_switches__descriptor})
+      if (n_ < kReaders) make(d, &readers_[n_++]);
   }
-  c.desc = d;
-  return c;
-}
+  // The reader of the frame body with this field number, or nullptr.
+  const Reader *body(unsigned id) const {
+    const ProtobufCFieldDescriptor *f =
+        id ? protobuf_c_message_descriptor_get_field(&threadmon__frame__descriptor, id) : nullptr;
+    return f && f->type == PROTOBUF_C_TYPE_MESSAGE ? find(f->descriptor) : nullptr;
+  }
+
+ private:
+  static constexpr size_t kReaders = 11;
+  const Reader *find(const void *d) const {
+    for (size_t i = 0; i < n_; i++)
+      if (readers_[i].desc == d) return &readers_[i];
+    return nullptr;
+  }
+  // The message's fields, or nullptr in desc when one of them is of another
+  // kind (a string, a bool column, a message not read here...).
+  void make(const ProtobufCMessageDescriptor *d, Reader *r) const {
+    for (unsigned i = 0; i < d->n_fields; i++) {
+      const ProtobufCFieldDescriptor *f = &d->fields[i];
+      const Reader *sub = f->type == PROTOBUF_C_TYPE_MESSAGE ? find(f->descriptor) : nullptr;
+      const bool message = sub != nullptr;
+      const bool ok =
+          f->id >= 1 && f->id <= kMaxField && !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+          (f->label == PROTOBUF_C_LABEL_REPEATED
+               ? varintType(f->type) || message
+               : f->label == PROTOBUF_C_LABEL_NONE && f->quantifier_offset == 0 &&
+                     (varintType(f->type) || f->type == PROTOBUF_C_TYPE_BOOL || message));
+      if (!ok) {
+        *r = Reader{};
+        return;
+      }
+      r->byId[f->id] = f;
+      r->sub[f->id] = sub;
+      if (message && f->label == PROTOBUF_C_LABEL_REPEATED) r->repeatedMessages = true;
+    }
+    r->desc = d;
+  }
+  Reader readers_[kReaders];
+  size_t n_ = 0;
+};
 
 // The varint at p (at most 10 bytes, ending before end), as protobuf-c
 // reads it: the bits past 64 dropped. Its length, 0 when it does not end.
@@ -231,23 +272,81 @@ T *field(ProtobufCMessage *m, unsigned offset) {
   return reinterpret_cast<T *>(reinterpret_cast<char *>(m) + offset);
 }
 
-ProtobufCMessage *unpackColumns(const Columns &c, const uint8_t *p, const uint8_t *end,
-                                ProtobufCAllocator *a) {
-  auto *m = static_cast<ProtobufCMessage *>(a->alloc(a->allocator_data, c.desc->sizeof_message));
-  if (!m) return nullptr;
-  protobuf_c_message_init(c.desc, m);
-  unsigned seen = 0;
+// A field's key at p, of one or two bytes as the writers make them: its
+// length, 0 for a longer one (protobuf-c's then).
+inline unsigned keyAt(const uint8_t *p, const uint8_t *end, unsigned *key) {
+  if (p < end && !(p[0] & 0x80)) {
+    *key = p[0];
+    return 1;
+  }
+  if (end - p >= 2 && !(p[1] & 0x80)) {
+    *key = (p[0] & 0x7fu) | unsigned(p[1]) << 7;
+    return 2;
+  }
+  return 0;
+}
+
+// The fields of repeated messages counted into counts (by field number),
+// the others stepped over: false when a field is not one of r's, or of
+// another wire type than varint or length-delimited.
+bool countMessages(const Reader &r, const uint8_t *p, const uint8_t *end, size_t *counts) {
   while (p < end) {
-    const uint8_t key = *p++;
+    unsigned key = 0;
+    const unsigned k = keyAt(p, end, &key);
     const unsigned id = key >> 3, wire = key & 7;
-    // A key of more bytes, field 0, an unknown or repeated field: protobuf-c's.
-    if ((key & 0x80) || id == 0 || !c.byId[id] || (seen & (1u << id))) return nullptr;
-    seen |= 1u << id;
-    const ProtobufCFieldDescriptor *f = c.byId[id];
-    if (f->label != PROTOBUF_C_LABEL_REPEATED) {
+    if (k == 0 || id == 0 || id > kMaxField || !r.byId[id]) return false;
+    p += k;
+    if (wire == PROTOBUF_C_WIRE_TYPE_VARINT) {
       uint64_t v = 0;
-      const unsigned n = wire == PROTOBUF_C_WIRE_TYPE_VARINT ? varintAt(p, end, &v) : 0;
-      if (n == 0) return nullptr;
+      const unsigned n = varintAt(p, end, &v);
+      if (n == 0) return false;
+      p += n;
+      continue;
+    }
+    size_t len = 0;
+    const unsigned h = wire == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED ? lengthAt(p, end, &len) : 0;
+    if (h == 0) return false;
+    if (r.sub[id] && r.byId[id]->label == PROTOBUF_C_LABEL_REPEATED) counts[id]++;
+    p += h + len;
+  }
+  return true;
+}
+
+ProtobufCMessage *unpackMessage(const Reader &r, const uint8_t *p, const uint8_t *end,
+                                ProtobufCAllocator *a) {
+  auto *m = static_cast<ProtobufCMessage *>(a->alloc(a->allocator_data, r.desc->sizeof_message));
+  if (!m) return nullptr;
+  protobuf_c_message_init(r.desc, m);
+  if (r.repeatedMessages) {
+    // Their arrays first, as protobuf-c does: a field's messages need not
+    // be next to each other.
+    size_t counts[kMaxField + 1] = {};
+    if (!countMessages(r, p, end, counts)) return nullptr;
+    for (unsigned id = 1; id <= kMaxField; id++) {
+      if (!counts[id]) continue;
+      void *array = a->alloc(a->allocator_data, counts[id] * sizeof(void *));
+      if (!array) return nullptr;
+      *field<void *>(m, r.byId[id]->offset) = array;
+    }
+  }
+  uint32_t seen = 0;
+  while (p < end) {
+    unsigned key = 0;
+    const unsigned k = keyAt(p, end, &key);
+    const unsigned id = key >> 3, wire = key & 7;
+    // A longer key, field 0, an unknown field: protobuf-c's.
+    if (k == 0 || id == 0 || id > kMaxField || !r.byId[id]) return nullptr;
+    p += k;
+    const ProtobufCFieldDescriptor *f = r.byId[id];
+    const bool repeatedMessage = r.sub[id] && f->label == PROTOBUF_C_LABEL_REPEATED;
+    // Any other field twice (a message protobuf-c would merge, a column
+    // sent in parts): protobuf-c's.
+    if (!repeatedMessage && (seen & (1u << id))) return nullptr;
+    seen |= 1u << id;
+    if (wire == PROTOBUF_C_WIRE_TYPE_VARINT) {
+      uint64_t v = 0;
+      const unsigned n = varintAt(p, end, &v);
+      if (n == 0 || f->label != PROTOBUF_C_LABEL_NONE || r.sub[id]) return nullptr;
       if (f->type == PROTOBUF_C_TYPE_BOOL) {
         // protobuf-c: true when any of its bytes' 7 bits is set.
         protobuf_c_boolean b = 0;
@@ -261,24 +360,37 @@ ProtobufCMessage *unpackColumns(const Columns &c, const uint8_t *p, const uint8_
     }
     size_t len = 0;
     const unsigned h = wire == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED ? lengthAt(p, end, &len) : 0;
-    if (h == 0) return nullptr;  // an unpacked column, or no length
+    // A length-delimited scalar, an unpacked column, no length: protobuf-c's.
+    if (h == 0 || (!r.sub[id] && f->label != PROTOBUF_C_LABEL_REPEATED)) return nullptr;
     p += h;
-    const uint8_t *colEnd = p + len;
+    const uint8_t *valueEnd = p + len;
+    if (r.sub[id]) {
+      ProtobufCMessage *sub = unpackMessage(*r.sub[id], p, valueEnd, a);
+      if (!sub) return nullptr;
+      if (repeatedMessage) {
+        size_t &n = *field<size_t>(m, f->quantifier_offset);
+        field<ProtobufCMessage **>(m, f->offset)[0][n++] = sub;
+      } else {
+        *field<ProtobufCMessage *>(m, f->offset) = sub;
+      }
+      p = valueEnd;
+      continue;
+    }
     // One value per byte that ends a varint; the last byte must end one.
-    if (len && (colEnd[-1] & 0x80)) return nullptr;
-    const size_t count = varintEnds(p, colEnd);
+    if (len && (valueEnd[-1] & 0x80)) return nullptr;
+    const size_t count = varintEnds(p, valueEnd);
     if (count) {
       const size_t size = wide(f->type) ? 8 : 4;
       void *values = a->alloc(a->allocator_data, count * size);
-      // A varint over 10 bytes: protobuf-c refuses it.
       if (!values) return nullptr;
-      if (!(havePext() ? readColumn<true>(f->type, p, colEnd, count, values)
-                       : readColumn<false>(f->type, p, colEnd, count, values)))
+      // A varint over 10 bytes: protobuf-c refuses it.
+      if (!(havePext() ? readColumn<true>(f->type, p, valueEnd, count, values)
+                       : readColumn<false>(f->type, p, valueEnd, count, values)))
         return nullptr;
       *field<size_t>(m, f->quantifier_offset) = count;
       *field<void *>(m, f->offset) = values;
     }
-    p = colEnd;
+    p = valueEnd;
   }
   return m;
 }
@@ -287,43 +399,27 @@ ProtobufCMessage *unpackColumns(const Columns &c, const uint8_t *p, const uint8_
 
 Threadmon__Frame *unpackColumnFrame(const uint8_t *data, size_t len,
                                     ProtobufCAllocator *allocator) {
-  static const Columns transitions = columnsOf(&threadmon__transitions__descriptor);
-  static const Columns switches = columnsOf(&threadmon__cpu_switches__descriptor);
-  static const Columns userSwitches = columnsOf(&threadmon__user_switches__descriptor);
-  if (len < 2) return nullptr;
+  static const Readers readers;
   const uint8_t *end = data + len;
-  const Columns *c = nullptr;
   // The one field of the frame: its body, length-delimited.
-  switch (data[0]) {
-    case (THREADMON__FRAME__BODY_TRANSITIONS << 3) | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED:
-      c = &transitions;
-      break;
-    case (THREADMON__FRAME__BODY_SWITCHES << 3) | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED:
-      c = &switches;
-      break;
-    case (THREADMON__FRAME__BODY_USER_SWITCHES << 3) | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED:
-      c = &userSwitches;
-      break;
-    default:
-      return nullptr;
-  }
-  if (!c->desc) return nullptr;
+  unsigned key = 0;
+  const unsigned k = keyAt(data, end, &key);
+  if (k == 0 || (key & 7) != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED) return nullptr;
+  const Reader *r = readers.body(key >> 3);
+  if (!r || !r->desc) return nullptr;
   size_t n = 0;
-  const unsigned h = lengthAt(data + 1, end, &n);
-  if (h == 0 || 1 + h + n != len) return nullptr;  // more fields than the body
-  ProtobufCMessage *body = unpackColumns(*c, data + 1 + h, end, allocator);
+  const unsigned h = lengthAt(data + k, end, &n);
+  if (h == 0 || k + h + n != len) return nullptr;  // more fields than the body
+  ProtobufCMessage *body = unpackMessage(*r, data + k + h, end, allocator);
   if (!body) return nullptr;
   auto *f = static_cast<Threadmon__Frame *>(
       allocator->alloc(allocator->allocator_data, sizeof(Threadmon__Frame)));
   if (!f) return nullptr;
   threadmon__frame__init(f);
-  f->body_case = Threadmon__Frame__BodyCase(data[0] >> 3);
-  if (c == &transitions)
-    f->transitions = reinterpret_cast<Threadmon__Transitions *>(body);
-  else if (c == &switches)
-    f->switches = reinterpret_cast<Threadmon__CpuSwitches *>(body);
-  else
-    f->user_switches = reinterpret_cast<Threadmon__UserSwitches *>(body);
+  f->body_case = Threadmon__Frame__BodyCase(key >> 3);
+  const ProtobufCFieldDescriptor *bodyField =
+      protobuf_c_message_descriptor_get_field(&threadmon__frame__descriptor, key >> 3);
+  *field<ProtobufCMessage *>(&f->base, bodyField->offset) = body;
   return f;
 }
 
