@@ -3,6 +3,7 @@
 #include <climits>
 #include <cstring>
 #include <initializer_list>
+#include <type_traits>
 
 namespace tmon {
 
@@ -194,7 +195,18 @@ bool column(const uint8_t *p, const uint8_t *end, size_t count, T *out, Conv con
       std::memcpy(&w, p, 8);
       const uint64_t stops = ~w & kStops;
       if (stops == kStops) {
-        for (unsigned k = 0; k < 8; k++) out[k] = conv(uint64_t((w >> (8 * k)) & 0xff));
+        if constexpr (std::is_same_v<T, uint32_t>) {
+          // A uint32 column converts nothing: the bytes widened in vector
+          // registers (pmovzx, or SSE2's unpacking).
+          typedef uint8_t Bytes __attribute__((vector_size(8)));
+          typedef uint32_t Words __attribute__((vector_size(32)));
+          Bytes b;
+          std::memcpy(&b, p, 8);
+          const Words v = __builtin_convertvector(b, Words);
+          std::memcpy(out, &v, sizeof v);
+        } else {
+          for (unsigned k = 0; k < 8; k++) out[k] = conv(uint64_t((w >> (8 * k)) & 0xff));
+        }
         out += 8;
         p += 8;
         continue;
