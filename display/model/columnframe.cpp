@@ -183,17 +183,18 @@ template <bool Pext, typename T, typename Conv>
 bool column(const uint8_t *p, const uint8_t *end, size_t count, T *out, Conv conv) {
   constexpr uint64_t kStops = 0x8080808080808080ull;
   T *const last = out + count;
-  // Eight bytes at a time while eight are left. They hold a stop byte
-  // unless a varint is 9 or 10 bytes (the loop below), and when all eight
-  // are stops they are eight one-byte values, which a column of states or
-  // of mostly unknown holders is. Since every value ends in the column,
-  // a stop byte at or before end[-1] always has a slot left in out.
+  // Eight bytes at a time while eight are left, each value that ends in
+  // them decoded from the one load. They hold a stop byte unless a varint
+  // is 9 or 10 bytes (the loop below), and when all eight are stops they
+  // are eight one-byte values, which a column of states or of mostly
+  // unknown holders is. Since every value ends in the column, a stop byte
+  // at or before end[-1] always has a slot left in out.
   if (end - p >= 8) {
     const uint8_t *const lastLoad = end - 8;
     do {
       uint64_t w;
       std::memcpy(&w, p, 8);
-      const uint64_t stops = ~w & kStops;
+      uint64_t stops = ~w & kStops;
       if (stops == kStops) {
         if constexpr (std::is_same_v<T, uint32_t>) {
           // A uint32 column converts nothing: the bytes widened in vector
@@ -212,9 +213,16 @@ bool column(const uint8_t *p, const uint8_t *end, size_t count, T *out, Conv con
         continue;
       }
       if (!stops) break;
-      const unsigned bits = unsigned(__builtin_ctzll(stops)) + 1;
-      *out++ = conv(packGroups<Pext>(w, bits));
-      p += bits / 8;
+      // Every value that ends in these eight bytes: `at` is where the next
+      // one starts, below 64 while a stop bit is left.
+      unsigned at = 0;
+      do {
+        const unsigned bits = unsigned(__builtin_ctzll(stops)) + 1;
+        *out++ = conv(packGroups<Pext>(w >> at, bits - at));
+        at = bits;
+        stops &= stops - 1;
+      } while (stops);
+      p += at / 8;
     } while (p <= lastLoad);
   }
   while (out < last) {
