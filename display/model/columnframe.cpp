@@ -306,16 +306,26 @@ inline unsigned keyAt(const uint8_t *p, const uint8_t *end, unsigned *key) {
   return 0;
 }
 
+// The key at *p of one of r's fields, stepped over: false for a longer
+// key, field 0 or a field r does not have.
+inline bool fieldAt(const Reader &r, const uint8_t **p, const uint8_t *end, unsigned *id,
+                    unsigned *wire) {
+  unsigned key = 0;
+  const unsigned k = keyAt(*p, end, &key);
+  *id = key >> 3;
+  *wire = key & 7;
+  if (k == 0 || *id == 0 || *id > kMaxField || !r.byId[*id]) return false;
+  *p += k;
+  return true;
+}
+
 // The fields of repeated messages counted into counts (by field number),
 // the others stepped over: false when a field is not one of r's, or of
 // another wire type than varint or length-delimited.
 bool countMessages(const Reader &r, const uint8_t *p, const uint8_t *end, size_t *counts) {
   while (p < end) {
-    unsigned key = 0;
-    const unsigned k = keyAt(p, end, &key);
-    const unsigned id = key >> 3, wire = key & 7;
-    if (k == 0 || id == 0 || id > kMaxField || !r.byId[id]) return false;
-    p += k;
+    unsigned id = 0, wire = 0;
+    if (!fieldAt(r, &p, end, &id, &wire)) return false;
     if (wire == PROTOBUF_C_WIRE_TYPE_VARINT) {
       uint64_t v = 0;
       const unsigned n = varintAt(p, end, &v);
@@ -351,12 +361,9 @@ ProtobufCMessage *unpackMessage(const Reader &r, const uint8_t *p, const uint8_t
   }
   uint32_t seen = 0;
   while (p < end) {
-    unsigned key = 0;
-    const unsigned k = keyAt(p, end, &key);
-    const unsigned id = key >> 3, wire = key & 7;
+    unsigned id = 0, wire = 0;
     // A longer key, field 0, an unknown field: protobuf-c's.
-    if (k == 0 || id == 0 || id > kMaxField || !r.byId[id]) return nullptr;
-    p += k;
+    if (!fieldAt(r, &p, end, &id, &wire)) return nullptr;
     const ProtobufCFieldDescriptor *f = r.byId[id];
     const bool repeatedMessage = r.sub[id] && f->label == PROTOBUF_C_LABEL_REPEATED;
     // Any other field twice (a message protobuf-c would merge, a column
