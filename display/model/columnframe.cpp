@@ -175,6 +175,22 @@ inline uint64_t packGroups(uint64_t w, unsigned bits) {
   return (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
 }
 
+// A scalar's varint at p, as varintAt reads it: from one 8-byte load when
+// eight bytes are left and it ends in them.
+inline unsigned scalarAt(const uint8_t *p, const uint8_t *end, uint64_t *v) {
+  if (end - p >= 8 && (*p & 0x80)) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    const uint64_t stops = ~w & 0x8080808080808080ull;
+    if (stops) {
+      const unsigned bits = unsigned(__builtin_ctzll(stops)) + 1;
+      *v = havePext() ? packGroups<true>(w, bits) : packGroups<false>(w, bits);
+      return bits / 8;
+    }
+  }
+  return varintAt(p, end, v);
+}
+
 // The count varints from p to end (count is the number of bytes in
 // [p, end) with the top bit clear, the last of them end[-1]) into out, each
 // converted by conv: false when one is longer than 10 bytes. The column's
@@ -372,7 +388,7 @@ ProtobufCMessage *unpackMessage(const Reader &r, const uint8_t *p, const uint8_t
     seen |= 1u << id;
     if (wire == PROTOBUF_C_WIRE_TYPE_VARINT) {
       uint64_t v = 0;
-      const unsigned n = varintAt(p, end, &v);
+      const unsigned n = scalarAt(p, end, &v);
       if (n == 0 || f->label != PROTOBUF_C_LABEL_NONE || r.sub[id]) return nullptr;
       if (f->type == PROTOBUF_C_TYPE_BOOL) {
         // protobuf-c: true when any of its bytes' 7 bits is set.
