@@ -142,8 +142,9 @@ inline void store(ProtobufCType t, uint64_t v, void *at) {
 
 // Whether this CPU has BMI2's pext, which gathers a varint's 7-bit groups
 // in one instruction (fast on Intel since Haswell and on AMD since Zen 3).
+// (-DTHREADMON_NO_PEXT: the shifts everywhere, to test them on such a CPU.)
 bool havePext() {
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(THREADMON_NO_PEXT)
   static const bool have = __builtin_cpu_supports("bmi2");
   return have;
 #else
