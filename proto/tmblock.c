@@ -168,12 +168,18 @@ int tm_block_header_parse(const uint8_t *b, size_t n, tm_block_header *h) {
 }
 
 int tm_block_decompress(const uint8_t *b, size_t n, const tm_block_header *h, uint8_t *out) {
+  return tm_block_decompress_with(NULL, b, n, h, out);
+}
+
+int tm_block_decompress_with(void *dctx, const uint8_t *b, size_t n, const tm_block_header *h,
+                             uint8_t *out) {
   const uint8_t *z = b + TM_BLOCK_HEADER_BYTES;
   size_t zn = n - TM_BLOCK_HEADER_BYTES;
   /* The zstd frame states its size: refuse a lie before inflating. */
   if (ZSTD_getFrameContentSize(z, zn) != h->raw_len) return -1;
   if (ZSTD_findFrameCompressedSize(z, zn) != zn) return -1;
-  size_t got = ZSTD_decompress(out, h->raw_len, z, zn);
+  size_t got = dctx ? ZSTD_decompressDCtx((ZSTD_DCtx *)dctx, out, h->raw_len, z, zn)
+                    : ZSTD_decompress(out, h->raw_len, z, zn);
   return !ZSTD_isError(got) && got == h->raw_len ? 0 : -1;
 }
 

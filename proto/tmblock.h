@@ -104,6 +104,10 @@ int tm_block_header_parse(const uint8_t *body, size_t n, tm_block_header *h);
 /* Decompresses a TM_BLOCK_FRAMES body into out (at least h->raw_len
  * bytes); -1 unless it yields exactly raw_len bytes. */
 int tm_block_decompress(const uint8_t *body, size_t n, const tm_block_header *h, uint8_t *out);
+/* The same with a ZSTD_DCtx of the caller's, reused from block to block
+ * (ZSTD_decompress makes and frees one for every call); NULL: as above. */
+int tm_block_decompress_with(void *dctx, const uint8_t *body, size_t n, const tm_block_header *h,
+                             uint8_t *out);
 
 /* The index of the capture open at fd (size bytes): from its index record
  * when it ends with a valid one (*from_tail = 1), else by reading every

@@ -20,6 +20,7 @@ void tm_decoder_set_max_frame(tm_decoder *d, uint32_t max) {
 void tm_decoder_free(tm_decoder *d) {
   free(d->buf);
   free(d->block);
+  ZSTD_freeDCtx((ZSTD_DCtx *)d->zstd);
   memset(d, 0, sizeof *d);
 }
 
@@ -120,7 +121,9 @@ static int open_block(tm_decoder *d, const uint8_t *body, uint32_t n) {
     d->block = b;
     d->block_cap = h.raw_len;
   }
-  if (tm_block_decompress(body, n, &h, d->block) != 0)
+  /* Without a context of its own (out of memory) each block makes one. */
+  if (!d->zstd) d->zstd = ZSTD_createDCtx();
+  if (tm_block_decompress_with(d->zstd, body, n, &h, d->block) != 0)
     return fail(d, "block does not decompress"), -1;
   d->in_block = 1;
   d->block_len = h.raw_len;

@@ -79,6 +79,7 @@ typedef struct tm_decoder {
   uint64_t blocks;       /* blocks read */
   uint64_t block_bytes;  /* their bytes in the stream, prefixes included */
   uint64_t block_raw;    /* the frames' bytes they held */
+  void *zstd;            /* a ZSTD_DCtx made at the first block, reused for each */
   char error[160];
 } tm_decoder;
 

@@ -2,19 +2,24 @@
 
 #include <climits>
 #include <cstring>
+#include <initializer_list>
+#include <type_traits>
 
 namespace tmon {
 
 namespace {
 
-// Fields 1-15: a key of one byte.
-constexpr unsigned kMaxField = 15;
+// Fields 1-31: a key of one or two bytes.
+constexpr unsigned kMaxField = 31;
 
 // A message unpacked here: each field by number, when every field is a
-// varint scalar or a packed varint column.
-struct Columns {
-  const ProtobufCMessageDescriptor *desc = nullptr;
+// varint scalar, a packed varint column, or a message (one or repeated)
+// that is read here too.
+struct Reader {
+  const ProtobufCMessageDescriptor *desc = nullptr;  // nullptr: left to protobuf-c
   const ProtobufCFieldDescriptor *byId[kMaxField + 1] = {};
+  const Reader *sub[kMaxField + 1] = {};  // the message fields' own readers
+  bool repeatedMessages = false;          // a field of repeated messages: counted first
 };
 
 bool varintType(ProtobufCType t) {
@@ -36,23 +41,60 @@ bool wide(ProtobufCType t) {
   return t == PROTOBUF_C_TYPE_INT64 || t == PROTOBUF_C_TYPE_SINT64 || t == PROTOBUF_C_TYPE_UINT64;
 }
 
-// The message's fields, or nullptr in desc when one of them is of another
-// kind (a string, a message, a bool column...): the message is not read here.
-Columns columnsOf(const ProtobufCMessageDescriptor *d) {
-  Columns c;
-  for (unsigned i = 0; i < d->n_fields; i++) {
-    const ProtobufCFieldDescriptor *f = &d->fields[i];
-    const bool ok = f->id >= 1 && f->id <= kMaxField && !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
-                    (f->label == PROTOBUF_C_LABEL_REPEATED
-                         ? varintType(f->type)
-                         : f->label == PROTOBUF_C_LABEL_NONE && f->quantifier_offset == 0 &&
-                               (varintType(f->type) || f->type == PROTOBUF_C_TYPE_BOOL));
-    if (!ok) return Columns{};
-    c.byId[f->id] = f;
+// The readers of the frames read here (the column frames, Tick, Summary)
+// and of the messages inside them, each built after those it contains.
+class Readers {
+ public:
+  Readers() {
+    for (const ProtobufCMessageDescriptor *d :
+         {&threadmon__lwp_sample__descriptor, &threadmon__cpu_sample__descriptor,
+          &threadmon__sync_stats__descriptor, &threadmon__probe_stats__descriptor,
+          &threadmon__site_stats__descriptor, &threadmon__thread_summary__descriptor,
+          &threadmon__tick__descriptor, &threadmon__summary__descriptor,
+          &threadmon__transitions__descriptor, &threadmon__cpu_switches__descriptor,
+          &threadmon__user_switches__descriptor})
+      if (n_ < kReaders) make(d, &readers_[n_++]);
   }
-  c.desc = d;
-  return c;
-}
+  // The reader of the frame body with this field number, or nullptr.
+  const Reader *body(unsigned id) const {
+    const ProtobufCFieldDescriptor *f =
+        id ? protobuf_c_message_descriptor_get_field(&threadmon__frame__descriptor, id) : nullptr;
+    return f && f->type == PROTOBUF_C_TYPE_MESSAGE ? find(f->descriptor) : nullptr;
+  }
+
+ private:
+  static constexpr size_t kReaders = 11;
+  const Reader *find(const void *d) const {
+    for (size_t i = 0; i < n_; i++)
+      if (readers_[i].desc == d) return &readers_[i];
+    return nullptr;
+  }
+  // The message's fields, or nullptr in desc when one of them is of another
+  // kind (a string, a bool column, a message not read here...).
+  void make(const ProtobufCMessageDescriptor *d, Reader *r) const {
+    for (unsigned i = 0; i < d->n_fields; i++) {
+      const ProtobufCFieldDescriptor *f = &d->fields[i];
+      const Reader *sub = f->type == PROTOBUF_C_TYPE_MESSAGE ? find(f->descriptor) : nullptr;
+      const bool message = sub != nullptr;
+      const bool ok =
+          f->id >= 1 && f->id <= kMaxField && !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+          (f->label == PROTOBUF_C_LABEL_REPEATED
+               ? varintType(f->type) || message
+               : f->label == PROTOBUF_C_LABEL_NONE && f->quantifier_offset == 0 &&
+                     (varintType(f->type) || f->type == PROTOBUF_C_TYPE_BOOL || message));
+      if (!ok) {
+        *r = Reader{};
+        return;
+      }
+      r->byId[f->id] = f;
+      r->sub[f->id] = sub;
+      if (message && f->label == PROTOBUF_C_LABEL_REPEATED) r->repeatedMessages = true;
+    }
+    r->desc = d;
+  }
+  Reader readers_[kReaders];
+  size_t n_ = 0;
+};
 
 // The varint at p (at most 10 bytes, ending before end), as protobuf-c
 // reads it: the bits past 64 dropped. Its length, 0 when it does not end.
@@ -98,67 +140,154 @@ inline void store(ProtobufCType t, uint64_t v, void *at) {
   }
 }
 
-// count varints from p to end into out, each converted by conv: false when
-// one is longer than 10 bytes. The column's type is chosen once, outside.
-template <typename T, typename Conv>
-bool column(const uint8_t *p, const uint8_t *end, size_t count, T *out, Conv conv) {
-  size_t i = 0;
-  // Eight bytes at a time while eight are left: the varint's length from
-  // its first byte with the top bit clear, its 7-bit groups packed together
-  // by shifts (no byte loop, no branch per byte).
-  for (; i < count && end - p >= 8; i++) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);  // little-endian, as x86 and arm64 run it
-    const uint64_t stops = ~w & 0x8080808080808080ull;
-    if (!stops) break;                                           // 9 or 10 bytes: the loop below
-    const unsigned bits = unsigned(__builtin_ctzll(stops)) + 1;  // through the stop bit
-    uint64_t x = (bits == 64 ? w : w & ((uint64_t(1) << bits) - 1)) & 0x7f7f7f7f7f7f7f7full;
-    x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
-    x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
-    x = (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
-    out[i] = conv(x);
-    p += bits / 8;
+// Whether this CPU has BMI2's pext, which gathers a varint's 7-bit groups
+// in one instruction (fast on Intel since Haswell and on AMD since Zen 3).
+// (-DTHREADMON_NO_PEXT: the shifts everywhere, to test them on such a CPU.)
+bool havePext() {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(THREADMON_NO_PEXT)
+  static const bool have = __builtin_cpu_supports("bmi2");
+  return have;
+#else
+  return false;
+#endif
+}
+
+// The varint in the low `bits` bits of w (little-endian, as x86 and arm64
+// load it; bits is 8, 16 ... 64, through its last byte's stop bit): its
+// 7-bit groups packed together. With BMI2 in two instructions (bzhi, pext;
+// as inline assembly: the intrinsics would need the whole caller compiled
+// for BMI2, and only the CPUs that have it take this path), else by three
+// rounds of shifts.
+template <bool Pext>
+inline uint64_t packGroups(uint64_t w, unsigned bits) {
+  constexpr uint64_t kGroups = 0x7f7f7f7f7f7f7f7full;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (Pext) {
+    uint64_t v, t;
+    __asm__("bzhiq %[n], %[w], %[t]\n\tpextq %[k], %[t], %[v]"
+            : [v] "=r"(v), [t] "=&r"(t)
+            : [w] "r"(w), [n] "r"(uint64_t(bits)), [k] "r"(kGroups));
+    return v;
   }
-  for (; i < count; i++) {
+#endif
+  uint64_t x = (bits == 64 ? w : w & ((uint64_t(1) << bits) - 1)) & kGroups;
+  x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
+  x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
+  return (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
+}
+
+// A scalar's varint at p, as varintAt reads it: from one 8-byte load when
+// eight bytes are left and it ends in them.
+inline unsigned scalarAt(const uint8_t *p, const uint8_t *end, uint64_t *v) {
+  if (end - p >= 8 && (*p & 0x80)) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    const uint64_t stops = ~w & 0x8080808080808080ull;
+    if (stops) {
+      const unsigned bits = unsigned(__builtin_ctzll(stops)) + 1;
+      *v = havePext() ? packGroups<true>(w, bits) : packGroups<false>(w, bits);
+      return bits / 8;
+    }
+  }
+  return varintAt(p, end, v);
+}
+
+// The count varints from p to end (count is the number of bytes in
+// [p, end) with the top bit clear, the last of them end[-1]) into out, each
+// converted by conv: false when one is longer than 10 bytes. The column's
+// type is chosen once, outside, and nothing is read at or past end.
+template <bool Pext, typename T, typename Conv>
+bool column(const uint8_t *p, const uint8_t *end, size_t count, T *out, Conv conv) {
+  constexpr uint64_t kStops = 0x8080808080808080ull;
+  T *const last = out + count;
+  // Eight bytes at a time while eight are left, each value that ends in
+  // them decoded from the one load. They hold a stop byte unless a varint
+  // is 9 or 10 bytes (the loop below), and when all eight are stops they
+  // are eight one-byte values, which a column of states or of mostly
+  // unknown holders is. Since every value ends in the column, a stop byte
+  // at or before end[-1] always has a slot left in out.
+  if (end - p >= 8) {
+    const uint8_t *const lastLoad = end - 8;
+    do {
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+      uint64_t stops = ~w & kStops;
+      if (stops == kStops) {
+        if constexpr (std::is_same_v<T, uint32_t>) {
+          // A uint32 column converts nothing: the bytes widened in vector
+          // registers (pmovzx, or SSE2's unpacking).
+          typedef uint8_t Bytes __attribute__((vector_size(8)));
+          typedef uint32_t Words __attribute__((vector_size(32)));
+          Bytes b;
+          std::memcpy(&b, p, 8);
+          const Words v = __builtin_convertvector(b, Words);
+          std::memcpy(out, &v, sizeof v);
+        } else {
+          for (unsigned k = 0; k < 8; k++) out[k] = conv(uint64_t((w >> (8 * k)) & 0xff));
+        }
+        out += 8;
+        p += 8;
+        continue;
+      }
+      if (!stops) break;
+      // Every value that ends in these eight bytes: `at` is where the next
+      // one starts, below 64 while a stop bit is left.
+      unsigned at = 0;
+      do {
+        const unsigned bits = unsigned(__builtin_ctzll(stops)) + 1;
+        *out++ = conv(packGroups<Pext>(w >> at, bits - at));
+        at = bits;
+        stops &= stops - 1;
+      } while (stops);
+      p += at / 8;
+    } while (p <= lastLoad);
+  }
+  while (out < last) {
     uint64_t v = 0;
     const unsigned n = varintAt(p, end, &v);
     if (n == 0) return false;
-    out[i] = conv(v);
+    *out++ = conv(v);
     p += n;
   }
   return true;
 }
 
+template <bool Pext>
 bool readColumn(ProtobufCType t, const uint8_t *p, const uint8_t *end, size_t count, void *out) {
   switch (t) {
     case PROTOBUF_C_TYPE_SINT64:
-      return column(p, end, count, static_cast<int64_t *>(out),
-                    [](uint64_t v) { return unzigzag64(v); });
+      return column<Pext>(p, end, count, static_cast<int64_t *>(out),
+                          [](uint64_t v) { return unzigzag64(v); });
     case PROTOBUF_C_TYPE_INT64:
     case PROTOBUF_C_TYPE_UINT64:
-      return column(p, end, count, static_cast<uint64_t *>(out), [](uint64_t v) { return v; });
+      return column<Pext>(p, end, count, static_cast<uint64_t *>(out),
+                          [](uint64_t v) { return v; });
     case PROTOBUF_C_TYPE_SINT32:
-      return column(p, end, count, static_cast<int32_t *>(out),
-                    [](uint64_t v) { return unzigzag32(uint32_t(v)); });
+      return column<Pext>(p, end, count, static_cast<int32_t *>(out),
+                          [](uint64_t v) { return unzigzag32(uint32_t(v)); });
     default:
-      return column(p, end, count, static_cast<uint32_t *>(out),
-                    [](uint64_t v) { return uint32_t(v); });
+      return column<Pext>(p, end, count, static_cast<uint32_t *>(out),
+                          [](uint64_t v) { return uint32_t(v); });
   }
 }
 
-// The bytes in [p, end) that end a varint (their top bit clear), eight at a time.
+// The bytes in [p, end) that end a varint (their top bit clear), 32 at a
+// time: 7 rounds add at most 224 to the byte lanes together, so one
+// multiplication sums the lanes without a carry out of the top one.
 size_t varintEnds(const uint8_t *p, const uint8_t *end) {
+  constexpr uint64_t kTops = 0x0101010101010101ull;
   const size_t len = size_t(end - p);
   size_t n = len, cont = 0;
-  while (n >= 8) {
-    // Up to 255 rounds of 0 or 1 per byte lane, then the lanes summed.
+  auto word = [](const uint8_t *at) {
+    uint64_t w;
+    std::memcpy(&w, at, 8);
+    return (w >> 7) & kTops;
+  };
+  while (n >= 32) {
     uint64_t lanes = 0;
-    for (int round = 0; round < 255 && n >= 8; round++, n -= 8, p += 8) {
-      uint64_t w;
-      std::memcpy(&w, p, 8);
-      lanes += (w >> 7) & 0x0101010101010101ull;
-    }
-    for (int k = 0; k < 8; k++) cont += (lanes >> (8 * k)) & 0xff;
+    for (int round = 0; round < 7 && n >= 32; round++, n -= 32, p += 32)
+      lanes += word(p) + word(p + 8) + word(p + 16) + word(p + 24);
+    cont += (lanes * kTops) >> 56;
   }
   for (; n; n--, p++) cont += *p >> 7;
   return len - cont;
@@ -180,23 +309,88 @@ T *field(ProtobufCMessage *m, unsigned offset) {
   return reinterpret_cast<T *>(reinterpret_cast<char *>(m) + offset);
 }
 
-ProtobufCMessage *unpackColumns(const Columns &c, const uint8_t *p, const uint8_t *end,
-                                ProtobufCAllocator *a) {
-  auto *m = static_cast<ProtobufCMessage *>(a->alloc(a->allocator_data, c.desc->sizeof_message));
-  if (!m) return nullptr;
-  protobuf_c_message_init(c.desc, m);
-  unsigned seen = 0;
+// A field's key at p, of one or two bytes as the writers make them: its
+// length, 0 for a longer one (protobuf-c's then).
+inline unsigned keyAt(const uint8_t *p, const uint8_t *end, unsigned *key) {
+  if (p < end && !(p[0] & 0x80)) {
+    *key = p[0];
+    return 1;
+  }
+  if (end - p >= 2 && !(p[1] & 0x80)) {
+    *key = (p[0] & 0x7fu) | unsigned(p[1]) << 7;
+    return 2;
+  }
+  return 0;
+}
+
+// The key at *p of one of r's fields, stepped over: false for a longer
+// key, field 0 or a field r does not have.
+inline bool fieldAt(const Reader &r, const uint8_t **p, const uint8_t *end, unsigned *id,
+                    unsigned *wire) {
+  unsigned key = 0;
+  const unsigned k = keyAt(*p, end, &key);
+  *id = key >> 3;
+  *wire = key & 7;
+  if (k == 0 || *id == 0 || *id > kMaxField || !r.byId[*id]) return false;
+  *p += k;
+  return true;
+}
+
+// The fields of repeated messages counted into counts (by field number),
+// the others stepped over: false when a field is not one of r's, or of
+// another wire type than varint or length-delimited.
+bool countMessages(const Reader &r, const uint8_t *p, const uint8_t *end, size_t *counts) {
   while (p < end) {
-    const uint8_t key = *p++;
-    const unsigned id = key >> 3, wire = key & 7;
-    // A key of more bytes, field 0, an unknown or repeated field: protobuf-c's.
-    if ((key & 0x80) || id == 0 || !c.byId[id] || (seen & (1u << id))) return nullptr;
-    seen |= 1u << id;
-    const ProtobufCFieldDescriptor *f = c.byId[id];
-    if (f->label != PROTOBUF_C_LABEL_REPEATED) {
+    unsigned id = 0, wire = 0;
+    if (!fieldAt(r, &p, end, &id, &wire)) return false;
+    if (wire == PROTOBUF_C_WIRE_TYPE_VARINT) {
       uint64_t v = 0;
-      const unsigned n = wire == PROTOBUF_C_WIRE_TYPE_VARINT ? varintAt(p, end, &v) : 0;
-      if (n == 0) return nullptr;
+      const unsigned n = varintAt(p, end, &v);
+      if (n == 0) return false;
+      p += n;
+      continue;
+    }
+    size_t len = 0;
+    const unsigned h = wire == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED ? lengthAt(p, end, &len) : 0;
+    if (h == 0) return false;
+    if (r.sub[id] && r.byId[id]->label == PROTOBUF_C_LABEL_REPEATED) counts[id]++;
+    p += h + len;
+  }
+  return true;
+}
+
+ProtobufCMessage *unpackMessage(const Reader &r, const uint8_t *p, const uint8_t *end,
+                                ProtobufCAllocator *a) {
+  auto *m = static_cast<ProtobufCMessage *>(a->alloc(a->allocator_data, r.desc->sizeof_message));
+  if (!m) return nullptr;
+  protobuf_c_message_init(r.desc, m);
+  if (r.repeatedMessages) {
+    // Their arrays first, as protobuf-c does: a field's messages need not
+    // be next to each other.
+    size_t counts[kMaxField + 1] = {};
+    if (!countMessages(r, p, end, counts)) return nullptr;
+    for (unsigned id = 1; id <= kMaxField; id++) {
+      if (!counts[id]) continue;
+      void *array = a->alloc(a->allocator_data, counts[id] * sizeof(void *));
+      if (!array) return nullptr;
+      *field<void *>(m, r.byId[id]->offset) = array;
+    }
+  }
+  uint32_t seen = 0;
+  while (p < end) {
+    unsigned id = 0, wire = 0;
+    // A longer key, field 0, an unknown field: protobuf-c's.
+    if (!fieldAt(r, &p, end, &id, &wire)) return nullptr;
+    const ProtobufCFieldDescriptor *f = r.byId[id];
+    const bool repeatedMessage = r.sub[id] && f->label == PROTOBUF_C_LABEL_REPEATED;
+    // Any other field twice (a message protobuf-c would merge, a column
+    // sent in parts): protobuf-c's.
+    if (!repeatedMessage && (seen & (1u << id))) return nullptr;
+    seen |= 1u << id;
+    if (wire == PROTOBUF_C_WIRE_TYPE_VARINT) {
+      uint64_t v = 0;
+      const unsigned n = scalarAt(p, end, &v);
+      if (n == 0 || f->label != PROTOBUF_C_LABEL_NONE || r.sub[id]) return nullptr;
       if (f->type == PROTOBUF_C_TYPE_BOOL) {
         // protobuf-c: true when any of its bytes' 7 bits is set.
         protobuf_c_boolean b = 0;
@@ -210,21 +404,37 @@ ProtobufCMessage *unpackColumns(const Columns &c, const uint8_t *p, const uint8_
     }
     size_t len = 0;
     const unsigned h = wire == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED ? lengthAt(p, end, &len) : 0;
-    if (h == 0) return nullptr;  // an unpacked column, or no length
+    // A length-delimited scalar, an unpacked column, no length: protobuf-c's.
+    if (h == 0 || (!r.sub[id] && f->label != PROTOBUF_C_LABEL_REPEATED)) return nullptr;
     p += h;
-    const uint8_t *colEnd = p + len;
+    const uint8_t *valueEnd = p + len;
+    if (r.sub[id]) {
+      ProtobufCMessage *sub = unpackMessage(*r.sub[id], p, valueEnd, a);
+      if (!sub) return nullptr;
+      if (repeatedMessage) {
+        size_t &n = *field<size_t>(m, f->quantifier_offset);
+        field<ProtobufCMessage **>(m, f->offset)[0][n++] = sub;
+      } else {
+        *field<ProtobufCMessage *>(m, f->offset) = sub;
+      }
+      p = valueEnd;
+      continue;
+    }
     // One value per byte that ends a varint; the last byte must end one.
-    if (len && (colEnd[-1] & 0x80)) return nullptr;
-    const size_t count = varintEnds(p, colEnd);
+    if (len && (valueEnd[-1] & 0x80)) return nullptr;
+    const size_t count = varintEnds(p, valueEnd);
     if (count) {
       const size_t size = wide(f->type) ? 8 : 4;
       void *values = a->alloc(a->allocator_data, count * size);
+      if (!values) return nullptr;
       // A varint over 10 bytes: protobuf-c refuses it.
-      if (!values || !readColumn(f->type, p, colEnd, count, values)) return nullptr;
+      if (!(havePext() ? readColumn<true>(f->type, p, valueEnd, count, values)
+                       : readColumn<false>(f->type, p, valueEnd, count, values)))
+        return nullptr;
       *field<size_t>(m, f->quantifier_offset) = count;
       *field<void *>(m, f->offset) = values;
     }
-    p = colEnd;
+    p = valueEnd;
   }
   return m;
 }
@@ -233,43 +443,27 @@ ProtobufCMessage *unpackColumns(const Columns &c, const uint8_t *p, const uint8_
 
 Threadmon__Frame *unpackColumnFrame(const uint8_t *data, size_t len,
                                     ProtobufCAllocator *allocator) {
-  static const Columns transitions = columnsOf(&threadmon__transitions__descriptor);
-  static const Columns switches = columnsOf(&threadmon__cpu_switches__descriptor);
-  static const Columns userSwitches = columnsOf(&threadmon__user_switches__descriptor);
-  if (len < 2) return nullptr;
+  static const Readers readers;
   const uint8_t *end = data + len;
-  const Columns *c = nullptr;
   // The one field of the frame: its body, length-delimited.
-  switch (data[0]) {
-    case (THREADMON__FRAME__BODY_TRANSITIONS << 3) | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED:
-      c = &transitions;
-      break;
-    case (THREADMON__FRAME__BODY_SWITCHES << 3) | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED:
-      c = &switches;
-      break;
-    case (THREADMON__FRAME__BODY_USER_SWITCHES << 3) | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED:
-      c = &userSwitches;
-      break;
-    default:
-      return nullptr;
-  }
-  if (!c->desc) return nullptr;
+  unsigned key = 0;
+  const unsigned k = keyAt(data, end, &key);
+  if (k == 0 || (key & 7) != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED) return nullptr;
+  const Reader *r = readers.body(key >> 3);
+  if (!r || !r->desc) return nullptr;
   size_t n = 0;
-  const unsigned h = lengthAt(data + 1, end, &n);
-  if (h == 0 || 1 + h + n != len) return nullptr;  // more fields than the body
-  ProtobufCMessage *body = unpackColumns(*c, data + 1 + h, end, allocator);
+  const unsigned h = lengthAt(data + k, end, &n);
+  if (h == 0 || k + h + n != len) return nullptr;  // more fields than the body
+  ProtobufCMessage *body = unpackMessage(*r, data + k + h, end, allocator);
   if (!body) return nullptr;
   auto *f = static_cast<Threadmon__Frame *>(
       allocator->alloc(allocator->allocator_data, sizeof(Threadmon__Frame)));
   if (!f) return nullptr;
   threadmon__frame__init(f);
-  f->body_case = Threadmon__Frame__BodyCase(data[0] >> 3);
-  if (c == &transitions)
-    f->transitions = reinterpret_cast<Threadmon__Transitions *>(body);
-  else if (c == &switches)
-    f->switches = reinterpret_cast<Threadmon__CpuSwitches *>(body);
-  else
-    f->user_switches = reinterpret_cast<Threadmon__UserSwitches *>(body);
+  f->body_case = Threadmon__Frame__BodyCase(key >> 3);
+  const ProtobufCFieldDescriptor *bodyField =
+      protobuf_c_message_descriptor_get_field(&threadmon__frame__descriptor, key >> 3);
+  *field<ProtobufCMessage *>(&f->base, bodyField->offset) = body;
   return f;
 }
 

@@ -1,6 +1,6 @@
 // ReadAhead: the checking and unpacking half of FrameDecoder on a thread of
 // its own. It reads a stream's chunks, checks its frames (zstd blocks, CRC)
-// and unpacks them (protobuf-c) into batches, each in an arena of its own,
+// and unpacks them (columnframe.h, protobuf-c) into batches, each in an arena of its own,
 // while the thread that made it applies them: a quarter of the CPU of a
 // capture window's read, done on the second core (docs/benchmarks.md,
 // "Seeking on two cores"). A few batches are in flight at most, their

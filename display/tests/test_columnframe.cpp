@@ -93,7 +93,8 @@ class TestColumnFrame : public QObject {
         threadmon__frame__free_unpacked(u, nullptr);
         missed += body == THREADMON__FRAME__BODY_TRANSITIONS ||
                   body == THREADMON__FRAME__BODY_SWITCHES ||
-                  body == THREADMON__FRAME__BODY_USER_SWITCHES;
+                  body == THREADMON__FRAME__BODY_USER_SWITCHES ||
+                  body == THREADMON__FRAME__BODY_TICK || body == THREADMON__FRAME__BODY_SUMMARY;
       }
     }
     QCOMPARE(missed, size_t(0));
@@ -159,6 +160,61 @@ class TestColumnFrame : public QObject {
     QCOMPARE(f->transitions->n_delta_ns, size_t(3));
     QCOMPARE(f->transitions->delta_ns[2], int64_t(INT64_MIN));
     QCOMPARE(f->transitions->tid[2], 70000u);
+    // A key of two bytes written in the longer form protobuf-c accepts.
+    QCOMPARE(check(&arena, transitionsFrame(QByteArray("\x88\x00\x05", 3))), ColumnCheck::Same);
+  }
+
+  // Ticks and Summary records: messages inside the frame, read in the same pass.
+  void nestedMessagesAreRead() {
+    FrameArena arena;
+    // An LwpSample with fields past 15 (keys of two bytes) and a column.
+    const QByteArray lwp = char(1 << 3) + varint(4242) + char(2 << 3) + varint(123456789) +
+                           QByteArray("\x80\x01", 2) + varint(77) +  // field 16, futex_addr
+                           QByteArray("\x98\x01", 2) + varint(2) +   // field 19, asleep_kind
+                           // field 21, folded_ns: 3 bytes, the values 4 and 300
+                           QByteArray("\xaa\x01", 2) + varint(3) + varint(4) + varint(300);
+    const QByteArray lwp21 = QByteArray("\xaa\x01", 2) + varint(1) + varint(0);
+    const QByteArray cpu = char(1 << 3) + varint(3) + char(5 << 3) + varint(1000000);
+    const QByteArray probe = char(1 << 3) + varint(9) + char(5 << 3) + varint(100);
+    // The lwps apart from each other, the probe between them, an empty sample.
+    const QByteArray tick = char(1 << 3) + varint(17) + char(2 << 3) + varint(5000000000ull) +
+                            lengthField(3, lwp) + lengthField(4, cpu) + lengthField(6, probe) +
+                            lengthField(3, QByteArray()) + lengthField(3, lwp21) +
+                            lengthField(5, char(1 << 3) + varint(8));
+    QCOMPARE(check(&arena, lengthField(3, tick)), ColumnCheck::Same);
+    QCOMPARE(check(&arena, lengthField(3, QByteArray())), ColumnCheck::Same);
+    Threadmon__Frame *f =
+        arena.unpackColumns(reinterpret_cast<const uint8_t *>(lengthField(3, tick).constData()),
+                            size_t(lengthField(3, tick).size()));
+    QVERIFY(f && f->body_case == THREADMON__FRAME__BODY_TICK);
+    QCOMPARE(f->tick->n_lwps, size_t(3));
+    QCOMPARE(f->tick->lwps[0]->tid, 4242u);
+    QCOMPARE(f->tick->lwps[0]->futex_addr, uint64_t(77));
+    QCOMPARE(f->tick->lwps[0]->n_folded_ns, size_t(2));
+    QCOMPARE(f->tick->lwps[0]->folded_ns[1], uint64_t(300));
+    QCOMPARE(f->tick->lwps[1]->tid, 0u);
+    QCOMPARE(f->tick->lwps[2]->n_folded_ns, size_t(1));
+    QVERIFY(f->tick->probe && f->tick->probe->threads_tracked == 100);
+    QCOMPARE(f->tick->n_sync, size_t(1));
+    // A Summary record: a frame key of two bytes (field 16).
+    const QByteArray thread = char(1 << 3) + varint(7) + lengthField(3, varint(5) + varint(6));
+    const QByteArray summary = char(1 << 3) + varint(1) + char(2 << 3) + varint(2) +
+                               lengthField(3, thread) + lengthField(3, thread);
+    const QByteArray summaryFrame =
+        QByteArray("\x82\x01", 2) + varint(uint64_t(summary.size())) + summary;
+    QCOMPARE(check(&arena, summaryFrame), ColumnCheck::Same);
+    // Left to protobuf-c: the probe twice (merged), an unknown field inside
+    // a sample, a sample's varint cut short, a sample given as a varint.
+    const auto leftAlone = [&](const QByteArray &frame) {
+      return arena.unpackColumns(reinterpret_cast<const uint8_t *>(frame.constData()),
+                                 size_t(frame.size())) == nullptr;
+    };
+    QVERIFY(leftAlone(lengthField(3, lengthField(6, probe) + lengthField(6, probe))));
+    QVERIFY(leftAlone(lengthField(3, lengthField(3, char(30 << 3) + varint(1)))));
+    QVERIFY(leftAlone(lengthField(3, lengthField(3, QByteArray("\x08\x80", 2)))));
+    QVERIFY(leftAlone(lengthField(3, char(3 << 3) + varint(1))));
+    QCOMPARE(check(&arena, lengthField(3, lengthField(3, char(30 << 3) + varint(1)))),
+             ColumnCheck::NotColumns);
   }
 
   void otherFormsAreLeftToProtobufC() {
@@ -171,11 +227,11 @@ class TestColumnFrame : public QObject {
     // A column twice (protobuf-c joins them), a scalar twice (the last wins).
     QVERIFY(leftAlone(transitionsFrame(body + lengthField(2, varint(1)))));
     QVERIFY(leftAlone(transitionsFrame(body + char(1 << 3) + varint(1))));
-    // An unpacked column, an unknown field, field 0, a key of two bytes.
+    // An unpacked column, an unknown field, field 0, a key of three bytes.
     QVERIFY(leftAlone(transitionsFrame(char(2 << 3) + varint(5))));
     QVERIFY(leftAlone(transitionsFrame(char(12 << 3) + varint(5))));
     QVERIFY(leftAlone(transitionsFrame(char(0) + varint(5))));
-    QVERIFY(leftAlone(transitionsFrame(QByteArray("\x88\x00\x05", 3))));
+    QVERIFY(leftAlone(transitionsFrame(QByteArray("\x88\x80\x00\x05", 4))));
     // An eleven-byte varint (protobuf-c refuses it); one not ended.
     QVERIFY(leftAlone(transitionsFrame(lengthField(2, QByteArray(10, '\x80') + '\x01'))));
     QVERIFY(leftAlone(transitionsFrame(lengthField(2, QByteArray("\x80", 1)))));
@@ -183,9 +239,9 @@ class TestColumnFrame : public QObject {
     QVERIFY(leftAlone(transitionsFrame(body) + transitionsFrame(body)));
     QVERIFY(leftAlone(transitionsFrame(body) + char(1 << 3) + varint(1)));
     QVERIFY(leftAlone(transitionsFrame(body).chopped(1)));
-    // Other frames: a Tick, a Hello.
-    QVERIFY(leftAlone(lengthField(3, char(1 << 3) + varint(1))));
+    // Other frames: a Hello, a Stack.
     QVERIFY(leftAlone(lengthField(1, QByteArray())));
+    QVERIFY(leftAlone(lengthField(11, char(1 << 3) + varint(1))));
     // What protobuf-c reads from each of them is what the readers get.
     for (const QByteArray &f : {transitionsFrame(body + lengthField(2, varint(1))),
                                 transitionsFrame(char(2 << 3) + varint(5))}) {
