@@ -6,6 +6,7 @@
 #include "framecheck.h"
 #include "nearend.h"
 #include "threadmon.pb-c.h"
+#include "wirestate.h"
 
 namespace tmon {
 
@@ -19,7 +20,7 @@ static_assert(kFinalStateCount <= int(kMixed), "a final state and kMixed fit the
 constexpr uint32_t kFracBits = 14;
 constexpr uint32_t kFracOne = (1u << kFracBits) - 1;
 constexpr uint32_t kRestShift = 2 * kFracBits;
-constexpr int kNoCpu = 0xFFF;
+constexpr int kNoCpu = ThreadTimeline::kNoCpuCode;
 static_assert(kNoCpu == limits::kMaxCpus, "CPU numbers the wire may give, and one for none");
 // A pseudo switch record: records were lost here, the kind is unknown (-1)
 // until the thread's next real record.
@@ -71,10 +72,7 @@ unsigned restCode(const LwpSeries::Point *pb, const LwpSeries::Point *pa) {
   return c < 0 ? unsigned(FinalState::Sleeping) : unsigned(c);
 }
 
-int blockedCode(int state) {
-  FinalState s;
-  return finalStateOfWire(state, &s) ? int(s) : -1;
-}
+int blockedCode(int state) { return finalCodeOfWire(state); }
 
 // A mixed interval's payload: on and rq fractions (kFracBits each), then
 // the rest's code (restBitsOf) in the top bits.
@@ -123,9 +121,6 @@ uint32_t lwpAux(int cpu, uint32_t kstate, uint32_t asleepSyscall, int asleepKind
   if (asleepSyscall) k = asleepKind > 0 && asleepKind < kAsleepKinds ? uint32_t(asleepKind) + 1 : 1;
   return c | (kstate & 0xFF) << 16 | k << 24;
 }
-int lwpAuxCpu(uint32_t aux) { return int(aux & 0xFFFF) - 1; }
-uint32_t lwpAuxKstate(uint32_t aux) { return (aux >> 16) & 0xFF; }
-int lwpAuxAsleepKind(uint32_t aux) { return int(aux >> 24) - 1; }
 
 // The read time is kept as an offset from the tick: it fits the padding of a
 // point, and the sampler reads within milliseconds of its tick.
@@ -140,19 +135,6 @@ bool lwpReadSent(const LwpSeries::Point &p) { return p.extra != kNoReadNs; }
 ThreadTimeline::ThreadTimeline(uint32_t tid, int64_t firstSeen, int64_t base) : base_(base) {
   info.tid = tid;
   info.startNs = firstSeen;
-}
-
-int64_t ThreadTimeline::startOf(const Packed &p) const {
-  return base_ + (int64_t(p.hi & 0xFFFF) << 32 | int64_t(p.lo));
-}
-
-int ThreadTimeline::cpuOf(const Packed &p) {
-  int c = int(p.hi >> 20);
-  return c == kNoCpu ? -1 : c;
-}
-
-int64_t ThreadTimeline::endOf(size_t i) const {
-  return i + 1 < iv_.size() ? startOf(iv_[i + 1]) : derivedUntil_;
 }
 
 // Duplicate when a record at t is the same, Crowded when t has too many
@@ -221,10 +203,6 @@ void ThreadTimeline::addSwitchGap(int64_t t) {
   sw_.insert(it, Raw{t, 0, 0, kSwitchGap, uint16_t(kNoCpu)});
   const LwpSeries::Point *p = lwp.at(t);
   markDirty(std::min(t, p ? p->t : t));
-}
-
-void ThreadTimeline::markDirty(int64_t t) {
-  if (derived_ && t < derivedUntil_) dirtyFrom_ = std::min(dirtyFrom_, t);
 }
 
 void ThreadTimeline::sampleAdded(int64_t prevTick, int64_t prevSample) {
