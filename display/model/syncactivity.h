@@ -20,9 +20,21 @@ namespace tmon {
 
 class SyncActivity {
  public:
+  SyncActivity() = default;
+  // Not copied: each thread's waits point into objects_ (ThreadWaits::lastWaits).
+  SyncActivity(const SyncActivity &) = delete;
+  SyncActivity &operator=(const SyncActivity &) = delete;
+
   // One transition of a thread, in the thread's own time order.
   void transition(uint32_t tid, int64_t t, int state, uint32_t object, uint32_t holder,
-                  uint32_t releaser);
+                  uint32_t releaser) {
+    transitionAt(slotOf(tid), t, state, object, holder, releaser);
+  }
+  // The same for the thread at slotOf(tid): a caller that keeps each
+  // thread's slot needs no lookup per transition. A slot, once made, stays.
+  size_t slotOf(uint32_t tid);
+  void transitionAt(size_t slot, int64_t t, int state, uint32_t object, uint32_t holder,
+                    uint32_t releaser);
   void threadEnded(uint32_t tid, int64_t t);
   // Both false (and ignored) past their limits (limits::kMaxStacks, kMaxSites).
   bool stack(uint32_t id, QStringList frames);
@@ -95,6 +107,7 @@ class SyncActivity {
   // transition (a lookup in each of five maps, one of them a std::map
   // allocating a node per wait, were a sixth of a capture window's load).
   static constexpr int64_t kNotSleeping = INT64_MIN;
+  struct ObjectWaits;
   struct ThreadWaits {
     uint32_t tid = 0;
     bool waiting = false;  // open holds its wait
@@ -102,6 +115,11 @@ class SyncActivity {
     int64_t lastT = INT64_MIN;             // newest transition
     int64_t sleepingSince = kNotSleeping;  // an open wrapped sleep
     std::vector<TimeRange> sleeps;         // closed, in order
+    // The object of its last closed wait and where its waits are: a thread
+    // mostly waits on the same few objects (objects_ never loses an entry,
+    // and an unordered_map's elements stay where they are).
+    uint32_t lastObject = 0;
+    ObjectWaits *lastWaits = nullptr;
   };
   struct FoldKey {
     uint32_t waiter, holder, releaser;
@@ -126,7 +144,6 @@ class SyncActivity {
     int64_t foldedFrom = INT64_MAX, foldedTo = INT64_MIN;
     void fold(const WaitRecord &w);
   };
-  ThreadWaits &threadWaits(uint32_t tid);
   const ThreadWaits *findThread(uint32_t tid) const;
   // A wait-for edge of the deadlock check: what a waiter waits for, who holds it.
   struct Edge {

@@ -159,14 +159,10 @@ ThreadTimeline::Added ThreadTimeline::placeAt(const std::vector<Raw> &v, int64_t
   return Added::Yes;
 }
 
-ThreadTimeline::Added ThreadTimeline::addTransition(int64_t t, int state, uint32_t object,
-                                                    uint32_t holder) {
+// A transition not after the thread's newest (addTransition).
+ThreadTimeline::Added ThreadTimeline::placeTransition(int64_t t, int state, uint32_t object,
+                                                      uint32_t holder) {
   if (t < rawFloor_) return Added::Late;
-  if (trans_.empty() || t > trans_.back().t) {  // in order: nothing to place or compare
-    trans_.push_back(Raw{t, object, holder, uint8_t(state), 0});
-    markDirty(t);
-    return Added::Yes;
-  }
   std::vector<Raw>::const_iterator it;
   Added a = placeAt(trans_, t, [&](const Raw &r) { return r.state == state && r.object == object; },
                     &it);

@@ -83,7 +83,16 @@ class ThreadTimeline {
   // Inputs, and what became of them: ignored when a duplicate, too late to
   // use, or one too many at one instant (FrameCheck::kMaxSameInstant).
   enum class Added { Yes, Duplicate, Late, Crowded };
-  Added addTransition(int64_t t, int state, uint32_t object, uint32_t holder);
+  // In order (nearly always), appended here: inline, so a transition folded
+  // costs no call (the model is built -fPIC).
+  Added addTransition(int64_t t, int state, uint32_t object, uint32_t holder) {
+    if (t >= rawFloor_ && (trans_.empty() || t > trans_.back().t)) {
+      trans_.push_back(Raw{t, object, holder, uint8_t(state), 0});
+      markDirty(t);
+      return Added::Yes;
+    }
+    return placeTransition(t, state, object, holder);
+  }
   // cpu: limits::kMaxCpus and above are unknown.
   Added addSwitch(int64_t t, int kind, uint32_t cpu);
   // The kernel lost switch records after t (of some thread, perhaps this
@@ -142,6 +151,7 @@ class ThreadTimeline {
                        std::vector<Raw>::const_iterator *at);
   // Defined here, so that they inline (the model is built -fPIC): every
   // derivation and query reads them per interval.
+  Added placeTransition(int64_t t, int state, uint32_t object, uint32_t holder);
   int64_t startOf(const Packed &p) const {
     return base_ + (int64_t(p.hi & 0xFFFF) << 32 | int64_t(p.lo));
   }
