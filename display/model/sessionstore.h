@@ -111,7 +111,8 @@ class SessionStore {
   void rejected(const ThreadTimeline &th, ThreadTimeline::Added a, int64_t t);
 
   FrameCheck check_;
-  std::vector<int> waitSlots_;  // per thread: SyncActivity::slotOf its tid, -1 until asked
+  // Per thread: SyncActivity::slotOf its tid, -1 until asked.
+  std::vector<int> waitSlots_;
   bool unsettled_ = true;  // something was applied since the last settle()
   int64_t earliest_ = INT64_MAX;
   int64_t latest_ = INT64_MIN;

@@ -149,13 +149,12 @@ class ThreadTimeline {
   template <typename Same>
   static Added placeAt(const std::vector<Raw> &v, int64_t t, Same &&same,
                        std::vector<Raw>::const_iterator *at);
+  Added placeTransition(int64_t t, int state, uint32_t object, uint32_t holder);
   // Defined here, so that they inline (the model is built -fPIC): every
   // derivation and query reads them per interval.
-  Added placeTransition(int64_t t, int state, uint32_t object, uint32_t holder);
   int64_t startOf(const Packed &p) const {
     return base_ + (int64_t(p.hi & 0xFFFF) << 32 | int64_t(p.lo));
   }
-  int64_t endOf(size_t i) const { return i + 1 < iv_.size() ? startOf(iv_[i + 1]) : derivedUntil_; }
   static unsigned codeOf(const Packed &p) { return (p.hi >> 16) & 0xF; }
   static int cpuOf(const Packed &p) {
     const int c = int(p.hi >> 20);
@@ -191,6 +190,10 @@ class ThreadTimeline {
   void detailTimes(int64_t t0, int64_t t1, StateTimes *out) const;
   void detailCpuTimes(int64_t t0, int64_t t1, std::vector<int64_t> *perCpu) const;
   size_t firstOverlapping(int64_t t) const;
+  // f(interval, start, end) for each held interval from the one going on at
+  // t, in order, until f returns false.
+  template <typename F>
+  void walkFrom(int64_t t, F &&f) const;
 
   int64_t base_;
   std::vector<Packed> iv_;
