@@ -38,6 +38,12 @@ size_t SyncActivity::slotOf(uint32_t tid) {
   return threads_.size() - 1;
 }
 
+inline SyncActivity::ObjectWaits &SyncActivity::objectWaits(uint32_t id) {
+  ObjectSlot &slot = objectSlots_[id % objectSlots_.size()];
+  if (!slot.waits || slot.id != id) slot = ObjectSlot{id, &objects_[id]};
+  return *slot.waits;
+}
+
 const SyncActivity::ThreadWaits *SyncActivity::findThread(uint32_t tid) const {
   const int index = threadIndex_.find(tid);
   return index < 0 ? nullptr : &threads_[size_t(index)];
@@ -58,11 +64,7 @@ void SyncActivity::transitionAt(size_t slot, int64_t t, int state, uint32_t obje
     w.holder = o.holder;
     w.releaser = releaser;
     w.state = o.state;
-    if (!th.lastWaits || th.lastObject != o.object) {
-      th.lastWaits = &objects_[o.object];
-      th.lastObject = o.object;
-    }
-    ObjectWaits &ow = *th.lastWaits;
+    ObjectWaits &ow = objectWaits(o.object);
     // Waits end nearly in the order they began: the place is found from the
     // end (a binary search over all of an object's waits missed the cache
     // at every step, a sixth of a capture window's load).

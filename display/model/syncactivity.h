@@ -6,6 +6,7 @@
 #define THREADMON_SYNCACTIVITY_H
 
 #include <QStringList>
+#include <array>
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -21,7 +22,7 @@ namespace tmon {
 class SyncActivity {
  public:
   SyncActivity() = default;
-  // Not copied: each thread's waits point into objects_ (ThreadWaits::lastWaits).
+  // Not copied: objectSlots_ point into objects_.
   SyncActivity(const SyncActivity &) = delete;
   SyncActivity &operator=(const SyncActivity &) = delete;
 
@@ -107,7 +108,6 @@ class SyncActivity {
   // transition (a lookup in each of five maps, one of them a std::map
   // allocating a node per wait, were a sixth of a capture window's load).
   static constexpr int64_t kNotSleeping = INT64_MIN;
-  struct ObjectWaits;
   struct ThreadWaits {
     uint32_t tid = 0;
     bool waiting = false;  // open holds its wait
@@ -115,11 +115,6 @@ class SyncActivity {
     int64_t lastT = INT64_MIN;             // newest transition
     int64_t sleepingSince = kNotSleeping;  // an open wrapped sleep
     std::vector<TimeRange> sleeps;         // closed, in order
-    // The object of its last closed wait and where its waits are: a thread
-    // mostly waits on the same few objects (objects_ never loses an entry,
-    // and an unordered_map's elements stay where they are).
-    uint32_t lastObject = 0;
-    ObjectWaits *lastWaits = nullptr;
   };
   struct FoldKey {
     uint32_t waiter, holder, releaser;
@@ -157,6 +152,16 @@ class SyncActivity {
   TidIndex threadIndex_;
   size_t openWaits_ = 0;  // threads_ with waiting set
   std::unordered_map<uint32_t, ObjectWaits> objects_;
+  // objects_[id], through a direct-mapped table of where entries are (each
+  // closed wait looked its object up in the map, a tenth of the fold's
+  // instructions): objects_ never loses an entry, and an unordered_map's
+  // elements stay where they are.
+  ObjectWaits &objectWaits(uint32_t id);
+  struct ObjectSlot {
+    uint32_t id = 0;
+    ObjectWaits *waits = nullptr;
+  };
+  std::array<ObjectSlot, 256> objectSlots_{};
   std::unordered_map<uint32_t, Checkpoints<1>> sleptBefore_;  // by tid: what left sleeps
   std::unordered_map<uint32_t, int64_t> firstSleep_;          // by tid: where its sums start
   std::unordered_map<uint32_t, QStringList> stacks_;

@@ -660,6 +660,14 @@ void ThreadTimeline::intervals(const TimeRange &r, const TickTimes &ticks,
     }
     out->push_back(StateInterval{s, e, st, obj, cpu});
   };
+  // A fresh vector gets room for the intervals held in r at once (mixed ones
+  // give more, drawn tick by tick).
+  if (out->empty()) {
+    const auto last = std::lower_bound(
+        iv_.begin(), iv_.end(), t1, [this](const Packed &p, int64_t x) { return startOf(p) < x; });
+    const std::ptrdiff_t first = std::ptrdiff_t(firstOverlapping(t0));
+    out->reserve(size_t(std::max<std::ptrdiff_t>(0, last - iv_.begin() - first)));
+  }
   auto nt = ticks.begin();  // the tick after x below, searched from the last one
   walkFrom(t0, [&](const Packed &p, int64_t s, int64_t e) {
     if (s >= t1) return false;
