@@ -6,6 +6,7 @@
 #include "framecheck.h"
 #include "symbolname.h"
 #include "threadmon.pb-c.h"
+#include "wirestate.h"
 
 namespace tmon {
 
@@ -74,35 +75,13 @@ FinalState finalStateAtColumn(int col) {
 }
 
 bool finalStateOfWire(int wireState, FinalState *out) {
-  // Asked for every transition and every segment of every derived tick: a
-  // table of the wire's (small) values, not a scan of the states (5% of a
-  // window's load). -1: no final state; the first state of a wire value wins.
-  static constexpr int kWireValues = 64;
-  static const auto table = [] {
-    std::array<int8_t, kWireValues> t;
-    t.fill(-1);
-    for (int i = kFinalStateCount - 1; i >= 0; i--)
-      if (kStates[i].wire > 0 && kStates[i].wire < kWireValues)
-        t[size_t(kStates[i].wire)] = int8_t(i);
-    return t;
-  }();
-  if (wireState > 0 && wireState < kWireValues) {
-    if (table[size_t(wireState)] < 0) return false;
-    *out = FinalState(table[size_t(wireState)]);
-    return true;
-  }
-  for (int i = 0; wireState && i < kFinalStateCount; i++)
-    if (kStates[i].wire == wireState) {
-      *out = FinalState(i);
-      return true;
-    }
-  return false;
+  const int code = finalCodeOfWire(wireState);
+  if (code < 0) return false;
+  *out = FinalState(code);
+  return true;
 }
 
-bool isBlockedState(FinalState s) {
-  return (s >= FinalState::BlockedMutex && s <= FinalState::BlockedJoin) ||
-         s == FinalState::BlockedFutex;
-}
+bool isBlockedState(FinalState s) { return isBlockedCode(int(s)); }
 
 bool blockedStateOfKind(int syncKind, FinalState *out) {
   for (int i = 0; syncKind && i < kFinalStateCount; i++)

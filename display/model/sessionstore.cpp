@@ -72,28 +72,39 @@ void noteFolds(ThreadInfo &info, int64_t t, size_t n, const uint64_t *ns, uint64
 
 }  // namespace
 
-void SessionStore::seeTime(int64_t t) {
+// Inline (the model is built -fPIC, where a function defined out of line
+// is never inlined): asked for every record folded.
+inline void SessionStore::seeTime(int64_t t) {
   earliest_ = std::min(earliest_, t);
   latest_ = std::max(latest_, t);
 }
 
-ThreadTimeline *SessionStore::threadFor(uint32_t tid, int64_t t) {
+// The thread's index, made on first sight (newThread).
+inline int SessionStore::threadIndexFor(uint32_t tid, int64_t t) {
   const int index = tidIndex.findAndRemember(tid);
-  if (index >= 0) {
-    seeTime(t);
-    ThreadTimeline &th = *threads[size_t(index)];
-    if (!th.baselineZero && t < th.info.startNs) th.setStart(t);  // first sight was late
-    return &th;
-  }
+  if (index < 0) return newThread(tid, t);
+  seeTime(t);
+  ThreadTimeline &th = *threads[size_t(index)];
+  if (!th.baselineZero && t < th.info.startNs) th.setStart(t);  // first sight was late
+  return index;
+}
+
+int SessionStore::newThread(uint32_t tid, int64_t t) {
   if (threads.size() >= limits::kMaxThreads) {
     check_.note(FrameCheck::ThreadsFull);
-    return nullptr;
+    return -1;
   }
   seeTime(t);
   // Packed interval times count from the window's start (FrameCheck).
   threads.push_back(std::make_unique<ThreadTimeline>(tid, t, check_.base()));
+  waitSlots_.push_back(-1);
   tidIndex.insert(tid, int(threads.size()) - 1);
-  return threads.back().get();
+  return int(threads.size()) - 1;
+}
+
+ThreadTimeline *SessionStore::threadFor(uint32_t tid, int64_t t) {
+  const int index = threadIndexFor(tid, t);
+  return index < 0 ? nullptr : threads[size_t(index)].get();
 }
 
 SyncEntry *SessionStore::syncFor(uint32_t id) {
@@ -109,7 +120,8 @@ SyncEntry *SessionStore::syncFor(uint32_t id) {
   return &sync.back();
 }
 
-void SessionStore::rejected(const ThreadTimeline &th, ThreadTimeline::Added a, int64_t t) {
+inline void SessionStore::rejected(const ThreadTimeline &th, ThreadTimeline::Added a,
+                                   int64_t t) {
   if (a == ThreadTimeline::Added::Crowded) check_.note(FrameCheck::SameInstant);
   if (a == ThreadTimeline::Added::Late && t < th.rawFloor()) info.lateEventsIgnored++;
 }
@@ -520,26 +532,33 @@ int SessionStore::futexWaitState(uint32_t object) const {
 }
 
 void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
-  size_t n = std::min(tr.n_tid, tr.n_delta_ns);
+  const size_t n = std::min(tr.n_tid, tr.n_delta_ns);
   int64_t t = ns(tr.base_ns);
   for (size_t i = 0; i < n; i++) {
     t += tr.delta_ns[i];
     int state = i < tr.n_state ? tr.state[i] : THREADMON__THREAD_STATE__STATE_UNKNOWN;
-    uint32_t obj = i < tr.n_object_id ? tr.object_id[i] : 0;
-    uint32_t holder = i < tr.n_holder_tid ? tr.holder_tid[i] : 0;
-    uint32_t releaser = i < tr.n_releaser_tid ? tr.releaser_tid[i] : 0;
-    ThreadTimeline *thp = threadFor(tr.tid[i], t);
-    if (!thp) continue;
-    ThreadTimeline &th = *thp;
+    const uint32_t obj = i < tr.n_object_id ? tr.object_id[i] : 0;
+    const uint32_t holder = i < tr.n_holder_tid ? tr.holder_tid[i] : 0;
+    const uint32_t releaser = i < tr.n_releaser_tid ? tr.releaser_tid[i] : 0;
+    const uint32_t tid = tr.tid[i];
+    const int index = threadIndexFor(tid, t);
+    if (index < 0) continue;
+    ThreadTimeline &th = *threads[size_t(index)];
     if (state == THREADMON__THREAD_STATE__STATE_BLOCKED_FUTEX && obj) state = futexWaitState(obj);
     // A duplicate (a frame sent twice) would close the wait it opened as a
     // zero-length one: the waits see only what the timeline took.
     ThreadTimeline::Added added = th.addTransition(t, state, obj, holder);
-    rejected(th, added, t);
-    if (added == ThreadTimeline::Added::Duplicate || added == ThreadTimeline::Added::Crowded)
-      continue;
+    if (added != ThreadTimeline::Added::Yes) {
+      rejected(th, added, t);
+      if (added == ThreadTimeline::Added::Duplicate || added == ThreadTimeline::Added::Crowded)
+        continue;
+    }
     if (state == THREADMON__THREAD_STATE__STATE_UNKNOWN) th.info.eventGaps.push_back(t);
-    activity.transition(tr.tid[i], t, state, obj, holder, releaser);
+    // The thread's place among the waits, found once (the first time a
+    // transition of it reaches them, as before).
+    int &slot = waitSlots_[size_t(index)];
+    if (slot < 0) slot = activity.slotOf(tid);
+    activity.transitionAt(size_t(slot), t, state, obj, holder, releaser);
     if (state == THREADMON__THREAD_STATE__STATE_EXITED &&
         (th.info.endNs < 0 || t < th.info.endNs)) {
       th.info.endNs = t;

@@ -104,11 +104,15 @@ class SessionStore {
   void evictOld();
   // nullptr when the session holds limits::kMaxThreads (or objects) already.
   ThreadTimeline *threadFor(uint32_t tid, int64_t t);
+  int threadIndexFor(uint32_t tid, int64_t t);  // into threads; -1 as above
+  int newThread(uint32_t tid, int64_t t);       // threadIndexFor of a tid not seen
   SyncEntry *syncFor(uint32_t id);
   // Counts a rejected record of th: crowded, or too late to use.
   void rejected(const ThreadTimeline &th, ThreadTimeline::Added a, int64_t t);
 
   FrameCheck check_;
+  // Per thread: SyncActivity::slotOf its tid, -1 until asked.
+  std::vector<int> waitSlots_;
   bool unsettled_ = true;  // something was applied since the last settle()
   int64_t earliest_ = INT64_MAX;
   int64_t latest_ = INT64_MIN;

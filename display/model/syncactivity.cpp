@@ -7,6 +7,7 @@
 #include "framecheck.h"
 #include "nearend.h"
 #include "threadmon.pb-c.h"
+#include "wirestate.h"
 
 namespace tmon {
 
@@ -14,7 +15,10 @@ namespace {
 
 // Blocking states that wait on an object, as final states.
 bool waitState(int state, FinalState *out) {
-  return finalStateOfWire(state, out) && isBlockedState(*out);
+  const int code = finalCodeOfWire(state);
+  if (!isBlockedCode(code)) return false;
+  *out = FinalState(code);
+  return true;
 }
 
 // Objects with an owner: a wait on them ends with the waiter owning them.
@@ -25,13 +29,19 @@ bool owned(FinalState s) {
 
 }  // namespace
 
-SyncActivity::ThreadWaits &SyncActivity::threadWaits(uint32_t tid) {
+size_t SyncActivity::slotOf(uint32_t tid) {
   const int index = threadIndex_.findAndRemember(tid);
-  if (index >= 0) return threads_[size_t(index)];
+  if (index >= 0) return size_t(index);
   threadIndex_.insert(tid, int(threads_.size()));
   threads_.emplace_back();
   threads_.back().tid = tid;
-  return threads_.back();
+  return threads_.size() - 1;
+}
+
+inline SyncActivity::ObjectWaits &SyncActivity::objectWaits(uint32_t id) {
+  ObjectSlot &slot = objectSlots_[id % objectSlots_.size()];
+  if (!slot.waits || slot.id != id) slot = ObjectSlot{id, &objects_[id]};
+  return *slot.waits;
 }
 
 const SyncActivity::ThreadWaits *SyncActivity::findThread(uint32_t tid) const {
@@ -39,9 +49,9 @@ const SyncActivity::ThreadWaits *SyncActivity::findThread(uint32_t tid) const {
   return index < 0 ? nullptr : &threads_[size_t(index)];
 }
 
-void SyncActivity::transition(uint32_t tid, int64_t t, int state, uint32_t object,
-                              uint32_t holder, uint32_t releaser) {
-  ThreadWaits &th = threadWaits(tid);
+void SyncActivity::transitionAt(size_t slot, int64_t t, int state, uint32_t object,
+                                uint32_t holder, uint32_t releaser) {
+  ThreadWaits &th = threads_[slot];
   if (t < th.lastT) return;  // out of order: the timeline has it
   th.lastT = t;
   if (th.waiting) {
@@ -49,19 +59,22 @@ void SyncActivity::transition(uint32_t tid, int64_t t, int state, uint32_t objec
     WaitRecord w;
     w.start = o.start;
     w.end = t;
-    w.waiter = tid;
+    w.waiter = th.tid;
     w.object = o.object;
     w.holder = o.holder;
     w.releaser = releaser;
     w.state = o.state;
+    ObjectWaits &ow = objectWaits(o.object);
     // Waits end nearly in the order they began: the place is found from the
     // end (a binary search over all of an object's waits missed the cache
     // at every step, a sixth of a capture window's load).
-    ObjectWaits &ow = objects_[o.object];
     std::vector<WaitRecord> &v = ow.closed;
     auto at = v.end();
     while (at != v.begin() && (at - 1)->start > w.start) --at;
-    v.insert(at, w);
+    if (at == v.end())
+      v.push_back(w);
+    else
+      v.insert(at, w);
     ow.longest = std::max(ow.longest, w.end - w.start);
     th.waiting = false;
     openWaits_--;
@@ -72,7 +85,7 @@ void SyncActivity::transition(uint32_t tid, int64_t t, int state, uint32_t objec
   }
   if (state == THREADMON__THREAD_STATE__STATE_SLEEPING) th.sleepingSince = t;
   FinalState fs;
-  if (waitState(state, &fs) && object != 0) {
+  if (object != 0 && waitState(state, &fs)) {
     th.open = Open{t, object, holder, fs};
     th.waiting = true;
     openWaits_++;

@@ -6,6 +6,7 @@
 #define THREADMON_SYNCACTIVITY_H
 
 #include <QStringList>
+#include <array>
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -20,9 +21,21 @@ namespace tmon {
 
 class SyncActivity {
  public:
+  SyncActivity() = default;
+  // Not copied: objectSlots_ point into objects_.
+  SyncActivity(const SyncActivity &) = delete;
+  SyncActivity &operator=(const SyncActivity &) = delete;
+
   // One transition of a thread, in the thread's own time order.
   void transition(uint32_t tid, int64_t t, int state, uint32_t object, uint32_t holder,
-                  uint32_t releaser);
+                  uint32_t releaser) {
+    transitionAt(slotOf(tid), t, state, object, holder, releaser);
+  }
+  // The same for the thread at slotOf(tid): a caller that keeps each
+  // thread's slot needs no lookup per transition. A slot, once made, stays.
+  size_t slotOf(uint32_t tid);
+  void transitionAt(size_t slot, int64_t t, int state, uint32_t object, uint32_t holder,
+                    uint32_t releaser);
   void threadEnded(uint32_t tid, int64_t t);
   // Both false (and ignored) past their limits (limits::kMaxStacks, kMaxSites).
   bool stack(uint32_t id, QStringList frames);
@@ -126,7 +139,6 @@ class SyncActivity {
     int64_t foldedFrom = INT64_MAX, foldedTo = INT64_MIN;
     void fold(const WaitRecord &w);
   };
-  ThreadWaits &threadWaits(uint32_t tid);
   const ThreadWaits *findThread(uint32_t tid) const;
   // A wait-for edge of the deadlock check: what a waiter waits for, who holds it.
   struct Edge {
@@ -140,6 +152,16 @@ class SyncActivity {
   TidIndex threadIndex_;
   size_t openWaits_ = 0;  // threads_ with waiting set
   std::unordered_map<uint32_t, ObjectWaits> objects_;
+  // objects_[id], through a direct-mapped table of where entries are (each
+  // closed wait looked its object up in the map, a tenth of the fold's
+  // instructions): objects_ never loses an entry, and an unordered_map's
+  // elements stay where they are.
+  ObjectWaits &objectWaits(uint32_t id);
+  struct ObjectSlot {
+    uint32_t id = 0;
+    ObjectWaits *waits = nullptr;
+  };
+  std::array<ObjectSlot, 256> objectSlots_{};
   std::unordered_map<uint32_t, Checkpoints<1>> sleptBefore_;  // by tid: what left sleeps
   std::unordered_map<uint32_t, int64_t> firstSleep_;          // by tid: where its sums start
   std::unordered_map<uint32_t, QStringList> stacks_;

@@ -6,6 +6,7 @@
 #include "framecheck.h"
 #include "nearend.h"
 #include "threadmon.pb-c.h"
+#include "wirestate.h"
 
 namespace tmon {
 
@@ -19,7 +20,7 @@ static_assert(kFinalStateCount <= int(kMixed), "a final state and kMixed fit the
 constexpr uint32_t kFracBits = 14;
 constexpr uint32_t kFracOne = (1u << kFracBits) - 1;
 constexpr uint32_t kRestShift = 2 * kFracBits;
-constexpr int kNoCpu = 0xFFF;
+constexpr int kNoCpu = ThreadTimeline::kNoCpuCode;
 static_assert(kNoCpu == limits::kMaxCpus, "CPU numbers the wire may give, and one for none");
 // A pseudo switch record: records were lost here, the kind is unknown (-1)
 // until the thread's next real record.
@@ -71,10 +72,7 @@ unsigned restCode(const LwpSeries::Point *pb, const LwpSeries::Point *pa) {
   return c < 0 ? unsigned(FinalState::Sleeping) : unsigned(c);
 }
 
-int blockedCode(int state) {
-  FinalState s;
-  return finalStateOfWire(state, &s) ? int(s) : -1;
-}
+int blockedCode(int state) { return finalCodeOfWire(state); }
 
 // A mixed interval's payload: on and rq fractions (kFracBits each), then
 // the rest's code (restBitsOf) in the top bits.
@@ -123,9 +121,6 @@ uint32_t lwpAux(int cpu, uint32_t kstate, uint32_t asleepSyscall, int asleepKind
   if (asleepSyscall) k = asleepKind > 0 && asleepKind < kAsleepKinds ? uint32_t(asleepKind) + 1 : 1;
   return c | (kstate & 0xFF) << 16 | k << 24;
 }
-int lwpAuxCpu(uint32_t aux) { return int(aux & 0xFFFF) - 1; }
-uint32_t lwpAuxKstate(uint32_t aux) { return (aux >> 16) & 0xFF; }
-int lwpAuxAsleepKind(uint32_t aux) { return int(aux >> 24) - 1; }
 
 // The read time is kept as an offset from the tick: it fits the padding of a
 // point, and the sampler reads within milliseconds of its tick.
@@ -140,19 +135,6 @@ bool lwpReadSent(const LwpSeries::Point &p) { return p.extra != kNoReadNs; }
 ThreadTimeline::ThreadTimeline(uint32_t tid, int64_t firstSeen, int64_t base) : base_(base) {
   info.tid = tid;
   info.startNs = firstSeen;
-}
-
-int64_t ThreadTimeline::startOf(const Packed &p) const {
-  return base_ + (int64_t(p.hi & 0xFFFF) << 32 | int64_t(p.lo));
-}
-
-int ThreadTimeline::cpuOf(const Packed &p) {
-  int c = int(p.hi >> 20);
-  return c == kNoCpu ? -1 : c;
-}
-
-int64_t ThreadTimeline::endOf(size_t i) const {
-  return i + 1 < iv_.size() ? startOf(iv_[i + 1]) : derivedUntil_;
 }
 
 // Duplicate when a record at t is the same, Crowded when t has too many
@@ -177,14 +159,10 @@ ThreadTimeline::Added ThreadTimeline::placeAt(const std::vector<Raw> &v, int64_t
   return Added::Yes;
 }
 
-ThreadTimeline::Added ThreadTimeline::addTransition(int64_t t, int state, uint32_t object,
-                                                    uint32_t holder) {
+// A transition not after the thread's newest (addTransition).
+ThreadTimeline::Added ThreadTimeline::placeTransition(int64_t t, int state, uint32_t object,
+                                                      uint32_t holder) {
   if (t < rawFloor_) return Added::Late;
-  if (trans_.empty() || t > trans_.back().t) {  // in order: nothing to place or compare
-    trans_.push_back(Raw{t, object, holder, uint8_t(state), 0});
-    markDirty(t);
-    return Added::Yes;
-  }
   std::vector<Raw>::const_iterator it;
   Added a = placeAt(trans_, t, [&](const Raw &r) { return r.state == state && r.object == object; },
                     &it);
@@ -223,10 +201,6 @@ void ThreadTimeline::addSwitchGap(int64_t t) {
   markDirty(std::min(t, p ? p->t : t));
 }
 
-void ThreadTimeline::markDirty(int64_t t) {
-  if (derived_ && t < derivedUntil_) dirtyFrom_ = std::min(dirtyFrom_, t);
-}
-
 void ThreadTimeline::sampleAdded(int64_t prevTick, int64_t prevSample) {
   // Nothing derived (or nothing at or after the derived end, below): no
   // mark to make. Live, the derivation runs every 50 ms, so most samples
@@ -254,7 +228,10 @@ void ThreadTimeline::setStart(int64_t t) {
   dirtyFrom_ = INT64_MAX;
 }
 
-void ThreadTimeline::push(int64_t t, unsigned code, int cpu, uint32_t payload) {
+// Inline: called for every interval derived (the model is built -fPIC),
+// and from ten places in sweep, where GCC would not inline it otherwise.
+[[gnu::always_inline]] inline void ThreadTimeline::push(int64_t t, unsigned code, int cpu,
+                                                        uint32_t payload) {
   unsigned c = cpu < 0 || cpu >= kNoCpu ? unsigned(kNoCpu) : unsigned(cpu);
   auto same = [&](const Packed &p) {
     return codeOf(p) == code && unsigned(p.hi >> 20) == c && p.payload == payload;
@@ -437,6 +414,10 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   int skind = si > 0 ? switchKind(sw_[si - 1].state) : -1;
   int scpu = si > 0 ? sw_[si - 1].cpu : -1;
   const int64_t firstIn = bornWaiting() ? sw_.front().t : INT64_MIN;
+  // The records, as locals: the intervals pushed below might alias the
+  // vectors' ends as far as the compiler knows, which re-read them per step.
+  const Raw *const trans = trans_.data(), *const sw = sw_.data();
+  const size_t nTrans = trans_.size(), nSw = sw_.size();
   WakeSplit wake;
   bool haveLastMix = false;
   uint32_t lastOn = 0, lastRq = 0;
@@ -444,11 +425,12 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   int64_t a = from;
   // The tick after a; ticks are distinct, so the next one is one further.
   auto nt = std::upper_bound(ticks.begin(), ticks.end(), a);
+  const LwpSeries::Point *pb = nullptr;  // the sample at the previous tick's end, a
   while (a < to) {
     bool bIsTick = nt != ticks.end() && *nt <= to;
     int64_t b = bIsTick ? *nt : to;
-    const LwpSeries::Point *pb = lwp.at(b);
-    const LwpSeries::Point *pa = lwp.at(a);
+    const LwpSeries::Point *pa = a == from ? lwp.at(a) : pb;
+    pb = lwp.at(b);
     uint32_t kstate = pb ? lwpAuxKstate(pb->aux) : 0;
     int lastCpu = pb ? lwpAuxCpu(pb->aux) : -1;
     unsigned rest = restCode(pb, pa);
@@ -461,18 +443,18 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
     auto walk = [&](size_t &u, size_t &s, int &us, uint32_t &uo, int &sk, int &sc, auto &&seg) {
       int64_t p = a;
       for (;;) {
-        int64_t nu = u < trans_.size() ? trans_[u].t : INT64_MAX;
-        int64_t ns = s < sw_.size() ? sw_[s].t : INT64_MAX;
+        int64_t nu = u < nTrans ? trans[u].t : INT64_MAX;
+        int64_t ns = s < nSw ? sw[s].t : INT64_MAX;
         int64_t q = std::min({nu, ns, b});
         if (q > p) seg(p, q, us, uo, sk, sc);
         if (q >= b) break;
-        for (; u < trans_.size() && trans_[u].t == q; u++) {
-          us = trans_[u].state;
-          uo = trans_[u].object;
+        for (; u < nTrans && trans[u].t == q; u++) {
+          us = trans[u].state;
+          uo = trans[u].object;
         }
-        for (; s < sw_.size() && sw_[s].t == q; s++) {
-          sk = switchKind(sw_[s].state);
-          sc = sw_[s].cpu;
+        for (; s < nSw && sw[s].t == q; s++) {
+          sk = switchKind(sw[s].state);
+          sc = sw[s].cpu;
         }
         p = q;
       }
@@ -611,15 +593,31 @@ size_t ThreadTimeline::firstOverlapping(int64_t t) const {
   return it == iv_.begin() ? 0 : size_t(it - iv_.begin()) - 1;
 }
 
+template <typename F>
+void ThreadTimeline::walkFrom(int64_t t, F &&f) const {
+  // Each start read once, the vector's ends once: the callers' stores
+  // (their sums, their output) might alias iv_'s as far as the compiler knows.
+  const Packed *const iv = iv_.data();
+  const size_t n = iv_.size();
+  size_t i = firstOverlapping(t);
+  if (i >= n) return;
+  int64_t start = startOf(iv[i]);
+  for (; i < n; i++) {
+    const int64_t end = i + 1 < n ? startOf(iv[i + 1]) : derivedUntil_;
+    if (!f(iv[i], start, end)) return;
+    start = end;
+  }
+}
+
 void ThreadTimeline::detailTimes(int64_t t0, int64_t t1, StateTimes *out) const {
-  for (size_t i = firstOverlapping(t0); i < iv_.size(); i++) {
-    int64_t s = std::max(startOf(iv_[i]), t0), e = std::min(endOf(i), t1);
-    if (s >= t1) break;
-    if (e <= s) continue;
-    unsigned code = codeOf(iv_[i]);
+  walkFrom(t0, [&](const Packed &p, int64_t start, int64_t end) {
+    const int64_t s = std::max(start, t0), e = std::min(end, t1);
+    if (s >= t1) return false;
+    if (e <= s) return true;
+    unsigned code = codeOf(p);
     int64_t d = e - s;
     if (code == kMixed) {
-      Mix m = mixOf(iv_[i].payload);
+      Mix m = mixOf(p.payload);
       int64_t on = part(d, m.on), rq = part(d, m.rq);
       out->ns[size_t(FinalState::OnCpu)] += on;
       out->ns[size_t(FinalState::Runnable)] += rq;
@@ -627,7 +625,8 @@ void ThreadTimeline::detailTimes(int64_t t0, int64_t t1, StateTimes *out) const 
     } else {
       out->ns[code] += d;
     }
-  }
+    return true;
+  });
 }
 
 void ThreadTimeline::stateTimes(const TimeRange &r, const TickTimes &, StateTimes *out) const {
@@ -663,17 +662,25 @@ void ThreadTimeline::intervals(const TimeRange &r, const TickTimes &ticks,
     }
     out->push_back(StateInterval{s, e, st, obj, cpu});
   };
-  for (size_t i = firstOverlapping(t0); i < iv_.size(); i++) {
-    int64_t s = startOf(iv_[i]), e = endOf(i);
-    if (s >= t1) break;
-    if (e <= t0) continue;
-    unsigned code = codeOf(iv_[i]);
+  // A fresh vector gets room for the intervals held in r at once (mixed ones
+  // give more, drawn tick by tick).
+  if (out->empty()) {
+    const auto last = std::lower_bound(
+        iv_.begin(), iv_.end(), t1, [this](const Packed &p, int64_t x) { return startOf(p) < x; });
+    const std::ptrdiff_t first = std::ptrdiff_t(firstOverlapping(t0));
+    out->reserve(size_t(std::max<std::ptrdiff_t>(0, last - iv_.begin() - first)));
+  }
+  auto nt = ticks.begin();  // the tick after x below, searched from the last one
+  walkFrom(t0, [&](const Packed &p, int64_t s, int64_t e) {
+    if (s >= t1) return false;
+    if (e <= t0) return true;
+    unsigned code = codeOf(p);
     if (code != kMixed) {
-      put(s, e, FinalState(code), iv_[i].payload, cpuOf(iv_[i]));
-      continue;
+      put(s, e, FinalState(code), p.payload, cpuOf(p));
+      return true;
     }
     // A mixed interval is drawn tick by tick: on-CPU, then runnable, then the rest.
-    Mix m = mixOf(iv_[i].payload);
+    Mix m = mixOf(p.payload);
     FinalState restState = FinalState(restCodeOfMix(m.rest));
     int64_t x = s;
     if (t0 > s) {
@@ -681,28 +688,30 @@ void ThreadTimeline::intervals(const TimeRange &r, const TickTimes &ticks,
       if (tk != ticks.begin()) x = std::max(s, *(tk - 1));
     }
     while (x < std::min(e, t1)) {
-      auto nt = std::upper_bound(ticks.begin(), ticks.end(), x);
+      nt = std::upper_bound(nt, ticks.end(), x);  // x only grows
       int64_t y = nt == ticks.end() ? e : std::min(e, *nt);
       int64_t on = part(y - x, m.on), rq = part(y - x, m.rq);
-      put(x, x + on, FinalState::OnCpu, 0, cpuOf(iv_[i]));
+      put(x, x + on, FinalState::OnCpu, 0, cpuOf(p));
       put(x + on, x + on + rq, FinalState::Runnable, 0, -1);
       put(x + on + rq, y, restState, 0, -1);
       x = y;
     }
-  }
+    return true;
+  });
 }
 
 void ThreadTimeline::detailCpuTimes(int64_t t0, int64_t t1, std::vector<int64_t> *perCpu) const {
-  for (size_t i = firstOverlapping(t0); i < iv_.size(); i++) {
-    int64_t s = std::max(startOf(iv_[i]), t0), e = std::min(endOf(i), t1);
-    if (s >= t1) break;
-    int cpu = cpuOf(iv_[i]);
-    unsigned code = codeOf(iv_[i]);
-    if (e <= s || cpu < 0 || (code != kMixed && code != unsigned(FinalState::OnCpu))) continue;
-    int64_t d = code == kMixed ? part(e - s, mixOf(iv_[i].payload).on) : e - s;
+  walkFrom(t0, [&](const Packed &p, int64_t start, int64_t end) {
+    const int64_t s = std::max(start, t0), e = std::min(end, t1);
+    if (s >= t1) return false;
+    int cpu = cpuOf(p);
+    unsigned code = codeOf(p);
+    if (e <= s || cpu < 0 || (code != kMixed && code != unsigned(FinalState::OnCpu))) return true;
+    int64_t d = code == kMixed ? part(e - s, mixOf(p.payload).on) : e - s;
     if (perCpu->size() <= size_t(cpu)) perCpu->resize(size_t(cpu) + 1, 0);
     (*perCpu)[size_t(cpu)] += d;
-  }
+    return true;
+  });
 }
 
 void ThreadTimeline::cpuTimes(const TimeRange &r, std::vector<int64_t> *perCpu) const {

@@ -9,6 +9,7 @@
 #ifndef THREADMON_THREADTIMELINE_H
 #define THREADMON_THREADTIMELINE_H
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -39,10 +40,21 @@ using LwpExtraSeries = CounterSeries<kLwpExtraCounters>;
 // A sample's CPU, state letter and, when its read found it asleep in a
 // syscall (LwpSample.asleep_syscall), what that syscall waited for
 // (asleep_kind), packed in the point's aux.
+// (Inline: the model is built -fPIC, where a function defined out of line
+// is never inlined, and these are read for every derived tick.)
 uint32_t lwpAux(int cpu, uint32_t kstate, uint32_t asleepSyscall = 0, int asleepKind = 0);
-int lwpAuxCpu(uint32_t aux);          // -1 when unknown
-uint32_t lwpAuxKstate(uint32_t aux);  // 0 when unknown
-int lwpAuxAsleepKind(uint32_t aux);   // AsleepKind; -1 when not seen asleep in a syscall
+// -1 when unknown.
+inline int lwpAuxCpu(uint32_t aux) {
+  return int(aux & 0xFFFF) - 1;
+}
+// 0 when unknown.
+inline uint32_t lwpAuxKstate(uint32_t aux) {
+  return (aux >> 16) & 0xFF;
+}
+// AsleepKind; -1 when not seen asleep in a syscall.
+inline int lwpAuxAsleepKind(uint32_t aux) {
+  return int(aux >> 24) - 1;
+}
 // Point::extra of a sample at t whose kOncpu was read at readNs
 // (LwpSample.read_ns; 0 = not sent, older captures).
 int32_t lwpExtra(int64_t t, int64_t readNs);
@@ -55,6 +67,7 @@ using TickTimes = std::vector<int64_t>;
 class ThreadTimeline {
  public:
   static constexpr int64_t kRawKeepNs = 10'000'000'000;
+  static constexpr int kNoCpuCode = 0xFFF;  // an interval's CPU bits when it has none
 
   ThreadTimeline(uint32_t tid, int64_t firstSeen, int64_t base);
 
@@ -70,13 +83,24 @@ class ThreadTimeline {
   // Inputs, and what became of them: ignored when a duplicate, too late to
   // use, or one too many at one instant (FrameCheck::kMaxSameInstant).
   enum class Added { Yes, Duplicate, Late, Crowded };
-  Added addTransition(int64_t t, int state, uint32_t object, uint32_t holder);
+  // In order (nearly always), appended here: inline, so a transition folded
+  // costs no call (the model is built -fPIC).
+  Added addTransition(int64_t t, int state, uint32_t object, uint32_t holder) {
+    if (t >= rawFloor_ && (trans_.empty() || t > trans_.back().t)) {
+      trans_.push_back(Raw{t, object, holder, uint8_t(state), 0});
+      markDirty(t);
+      return Added::Yes;
+    }
+    return placeTransition(t, state, object, holder);
+  }
   // cpu: limits::kMaxCpus and above are unknown.
   Added addSwitch(int64_t t, int kind, uint32_t cpu);
   // The kernel lost switch records after t (of some thread, perhaps this
   // one): from t until its next record, its last one is no longer trusted.
   void addSwitchGap(int64_t t);
-  void markDirty(int64_t t);  // data at or after t changed
+  void markDirty(int64_t t) {  // data at or after t changed
+    if (derived_ && t < derivedUntil_) dirtyFrom_ = std::min(dirtyFrom_, t);
+  }
   // An LWP sample was added at a tick; prevTick: the tick before it,
   // prevSample: the thread's sample before it (INT64_MIN: none).
   void sampleAdded(int64_t prevTick, int64_t prevSample);
@@ -125,10 +149,17 @@ class ThreadTimeline {
   template <typename Same>
   static Added placeAt(const std::vector<Raw> &v, int64_t t, Same &&same,
                        std::vector<Raw>::const_iterator *at);
-  int64_t startOf(const Packed &p) const;
-  int64_t endOf(size_t i) const;
+  Added placeTransition(int64_t t, int state, uint32_t object, uint32_t holder);
+  // Defined here, so that they inline (the model is built -fPIC): every
+  // derivation and query reads them per interval.
+  int64_t startOf(const Packed &p) const {
+    return base_ + (int64_t(p.hi & 0xFFFF) << 32 | int64_t(p.lo));
+  }
   static unsigned codeOf(const Packed &p) { return (p.hi >> 16) & 0xF; }
-  static int cpuOf(const Packed &p);
+  static int cpuOf(const Packed &p) {
+    const int c = int(p.hi >> 20);
+    return c == kNoCpuCode ? -1 : c;
+  }
   void push(int64_t t, unsigned code, int cpu, uint32_t payload);
   void truncate(int64_t t);
   void sweep(const TickTimes &ticks, int64_t from, int64_t to);
@@ -159,6 +190,10 @@ class ThreadTimeline {
   void detailTimes(int64_t t0, int64_t t1, StateTimes *out) const;
   void detailCpuTimes(int64_t t0, int64_t t1, std::vector<int64_t> *perCpu) const;
   size_t firstOverlapping(int64_t t) const;
+  // f(interval, start, end) for each held interval from the one going on at
+  // t, in order, until f returns false.
+  template <typename F>
+  void walkFrom(int64_t t, F &&f) const;
 
   int64_t base_;
   std::vector<Packed> iv_;

@@ -206,6 +206,57 @@ class TestModelBadInput : public QObject {
     expectBounded(m);
   }
 
+  // A batch that keeps every entry is checked in one pass (FrameCheck's
+  // fast path) and must fold as the compacting path folds the same batch
+  // with an entry dropped: an unknown state read as unknown, times from the
+  // first entry's.
+  void batchKeptWholeFoldsAsCompacted() {
+    const uint32_t tid = 10;
+    const auto unknown = Threadmon__ThreadState(99);
+    auto load = [&](bool withDropped, SessionModel *m) {
+      std::vector<Transition> batch = {
+          {at(10), tid, THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, 7, 11, 0},
+          {at(12), tid, unknown},
+          {at(15), tid, THREADMON__THREAD_STATE__STATE_RUNNING, 0, 0, 11}};
+      if (withDropped)  // an entry of tid 0 between the first two
+        batch.insert(batch.begin() + 1,
+                     Transition{at(11), 0, THREADMON__THREAD_STATE__STATE_BLOCKED_COND, 8, 12, 12});
+      StreamBuilder b;
+      b.hello(false);
+      b.threadStart(tid, kT0, "w", "app!worker");
+      b.transitions(at(9), batch);
+      b.tick(at(30), {});
+      b.goodbye(at(40), 0);
+      b.applyTo(m);
+    };
+    SessionModel whole, compacted;
+    load(false, &whole);
+    load(true, &compacted);
+    const TimeRange all = whole.resolve(Window::wholeRun());
+    QCOMPARE(compacted.resolve(Window::wholeRun()).t0, all.t0);
+    const std::vector<WaitRecord> w = whole.waits(7, all), c = compacted.waits(7, all);
+    QCOMPARE(w.size(), size_t(1));
+    QCOMPARE(c.size(), w.size());
+    QCOMPARE(w[0].start, at(10));
+    QCOMPARE(w[0].end, at(12));  // the unknown state ended it
+    QCOMPARE(c[0].start, w[0].start);
+    QCOMPARE(c[0].end, w[0].end);
+    QCOMPARE(c[0].holder, w[0].holder);
+    QVERIFY(compacted.waits(8, all).empty());
+    const std::vector<StateInterval> iw = whole.intervals(0, all), ic = compacted.intervals(0, all);
+    QCOMPARE(ic.size(), iw.size());
+    for (size_t i = 0; i < iw.size(); i++) {
+      QCOMPARE(ic[i].start, iw[i].start);
+      QCOMPARE(ic[i].end, iw[i].end);
+      QCOMPARE(int(ic[i].state), int(iw[i].state));
+    }
+    QVERIFY(warned(whole, "read 1 enum values"));
+    QVERIFY(warned(compacted, "read 1 enum values"));
+    QVERIFY(warned(compacted, "dropped 1 records of thread or object id 0"));
+    QVERIFY(!warned(whole, "records of thread or object id 0"));
+    expectBounded(whole);
+  }
+
   // What a few bytes could grow without end is bounded, and says so.
   void collectionsAreBounded() {
     SessionModel m;
