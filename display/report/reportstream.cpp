@@ -1,13 +1,9 @@
 #include "reportstream.h"
 
 #include <QFileInfo>
-#include <QThread>
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <unordered_map>
 
@@ -22,10 +18,11 @@ namespace {
 
 // What one window's model says, over the window's span [t0, t1); counters
 // as their cumulative values (newest, and at the session start).
-// A thread blocked in a wrapped call across a window's edge for longer
-// than the warm-up: the next window has no transition of it before its
-// unblocking and shows the kernel's view (asleep) until then. The merge
-// carries the blocked state over that head (Merger::carry).
+// A thread blocked in a wrapped call across a segment's edge for longer
+// than the warm-up: the segment's first window has no transition of it
+// before its unblocking and shows the kernel's view (asleep) until then.
+// The merge carries the blocked state over that head (Merger::carry).
+// Inside a segment the model itself carries it.
 struct Blocked {
   bool valid = false;
   FinalState state = FinalState::Sleeping;
@@ -99,29 +96,23 @@ int64_t asleepHead(const SessionModel &m, int index, const TimeRange &span) {
   return std::min(end, span.t1);
 }
 
-Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool last,
-              uint64_t maxBytes) {
+// A window refused: records whose times are too few to cut windows by (all
+// forged unknown) put a whole capture in one model.
+Part refusedPart(int64_t a, int64_t b, uint64_t bytes) {
   Part p;
-  const uint64_t bytes = cw.bytesOf(first ? INT64_MIN / 2 : a, b);
-  if (bytes > maxBytes) {
-    // Not read: records whose times are too few to cut windows by (all
-    // forged unknown) put a whole capture in one model.
-    p.span = TimeRange{a, b};
-    p.res.status = CaptureLoadResult::Damaged;
-    p.res.message = QStringLiteral(
-                        "%1 MB of records fall in one window (their times are too "
-                        "few to cut windows by): not read")
-                        .arg(double(bytes) / 1e6, 0, 'f', 0);
-    return p;
-  }
-  SessionModel m;
-  // The first window from the capture's first record: records before its
-  // first timed one (transitions sent before the first tick) have no time
-  // in the index, and a window from the first time would skip them.
-  // Its switch records counted once: those of its own span.
-  m.countSwitchesIn(first ? INT64_MIN : a, last ? INT64_MAX : b);
-  p.res = cw.load(first ? INT64_MIN / 2 : a, b, &m);
-  m.settleNow();
+  p.span = TimeRange{a, b};
+  p.res.status = CaptureLoadResult::Damaged;
+  p.res.message = QStringLiteral(
+                      "%1 MB of records fall in one window (their times are too "
+                      "few to cut windows by): not read")
+                      .arg(double(bytes) / 1e6, 0, 'f', 0);
+  return p;
+}
+
+// What the model says over the window [a, b) (the whole run's start in the
+// first, its end in the last).
+Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last) {
+  Part p;
   p.info = m.info();
   p.startNs = m.startNs();
   p.latestNs = m.latestNs();
@@ -478,10 +469,10 @@ class Merger {
   }
 
   ReportRows *rows_;
-  // Each window's spans of lost detail inside its own span (its warm-up is
-  // the window before's), joined where they touch across windows. A pause
-  // that began before a window's warm-up is not in its model: it goes on,
-  // from the window before, until the window's first switch record.
+  // Each window's spans of lost detail inside its own span, joined where
+  // they touch across windows. A pause that began before a segment's
+  // warm-up is not in its model: it goes on, from the window before, until
+  // the model's first switch record.
   void addDetailLost(const Part &p) {
     bool paused = false, carried = pausedAtEnd_;
     for (DetailLoss d : p.info.detailLost) {
@@ -588,8 +579,7 @@ CaptureLoadResult StreamedReport::rows(const QString &path, ReportRows *rows, Mo
   return res;
 }
 
-CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, int64_t chunkNs,
-                                       int workers) {
+CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, int64_t chunkNs) {
   CaptureLoadResult res;
   CaptureWindow names;
   if (!names.open(path)) {
@@ -611,59 +601,16 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
                       .arg(windowsAllowed, 0, 'f', 0);
     return res;
   }
-  // One CaptureWindow (one file position) per worker.
-  std::vector<std::unique_ptr<CaptureWindow>> windows;
-  for (int w = 0; w < std::max(1, workers); w++) {
-    windows.push_back(std::make_unique<CaptureWindow>());
-    if (!windows.back()->open(path)) {
-      res.message = windows.back()->error();
-      return res;
-    }
-  }
+  const CaptureWindow &cw = names;
   const uint64_t maxBytes =
       uint64_t(kMaxWindowBytes) * uint64_t(std::max<int64_t>(1, chunkNs / kChunkNs));
   std::vector<std::pair<int64_t, int64_t>> spans;
   for (int64_t a = first; a < last || spans.empty(); a += chunkNs)
     spans.emplace_back(a, std::min(last, a + chunkNs));
 
-  // Workers read windows in order; the merge takes them in order as they
-  // come, so at most `workers` windows' models and parts are held at once.
-  std::mutex mu;
-  std::condition_variable cv;
-  std::map<size_t, Part> done;
-  std::atomic<size_t> next{0};
-  size_t merged = 0;
-  auto work = [&](const CaptureWindow &cw) {
-    for (size_t k; (k = next++) < spans.size();) {
-      {
-        // Stay at most `workers` windows ahead of the merge.
-        std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [&] { return k < merged + size_t(workers) + 1; });
-      }
-      Part p =
-          readPart(cw, spans[k].first, spans[k].second, k == 0, k + 1 == spans.size(), maxBytes);
-      std::lock_guard<std::mutex> lock(mu);
-      done.emplace(k, std::move(p));
-      cv.notify_all();
-    }
-  };
-  // QThreads: a model's coalescing timer may be started in them.
-  std::vector<std::unique_ptr<QThread>> pool;
-  for (const auto &cw : windows) {
-    const CaptureWindow *c = cw.get();
-    pool.emplace_back(QThread::create([&work, c] { work(*c); }));
-    pool.back()->start();
-  }
   Merger merger(rows, chunkNs);
   res.status = CaptureLoadResult::Complete;
-  while (merged < spans.size()) {
-    Part p;
-    {
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [&] { return done.count(merged) > 0; });
-      p = std::move(done[merged]);
-      done.erase(merged);
-    }
+  auto take = [&](Part &p, size_t k) {
     res.frames += p.res.frames;
     if (p.res.status != CaptureLoadResult::Complete && res.status == CaptureLoadResult::Complete) {
       res.status = p.res.status;
@@ -674,12 +621,51 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
                               .arg(double(p.span.t0 - first) / 1e9, 0, 'f', 1)
                               .arg(double(p.span.t1 - first) / 1e9, 0, 'f', 1)
                               .arg(v);
-    merger.add(p, merged == 0);
-    std::lock_guard<std::mutex> lock(mu);
-    merged++;
-    cv.notify_all();
+    merger.add(p, k == 0);
+  };
+  // The windows of a segment are read into one model, window after window:
+  // every record decoded and folded once, each thread's state, its open
+  // wait and the counters carried across the windows' edges by the model.
+  // A segment starts as a window read alone does (descriptions, warm-up),
+  // and is dropped at its end, so memory follows the segment.
+  const size_t perSegment =
+      size_t(std::max<int64_t>(1, kSegmentNs / std::max<int64_t>(1, chunkNs)));
+  std::unique_ptr<SessionModel> model;
+  std::unique_ptr<CaptureWindow::Sequence> seq;
+  uint64_t lostBefore = 0, receivedBefore = 0;
+  size_t inSegment = 0;
+  for (size_t k = 0; k < spans.size(); k++) {
+    const auto [a, b] = spans[k];
+    const bool isFirst = k == 0, isLast = k + 1 == spans.size();
+    const uint64_t bytes = cw.bytesOf(isFirst ? INT64_MIN / 2 : a, b);
+    if (bytes > maxBytes) {
+      Part p = refusedPart(a, b, bytes);
+      take(p, k);
+      seq.reset();  // the next window starts a segment of its own
+      continue;
+    }
+    if (!seq || inSegment == perSegment) {
+      seq.reset();
+      model = std::make_unique<SessionModel>();
+      // Its switch records counted once: those from its first window's start.
+      model->countSwitchesIn(isFirst ? INT64_MIN : a, INT64_MAX);
+      seq = std::make_unique<CaptureWindow::Sequence>(cw, model.get(),
+                                                      isFirst ? INT64_MIN / 2 : a);
+      lostBefore = receivedBefore = 0;
+      inSegment = 0;
+    }
+    inSegment++;
+    const CaptureLoadResult r = seq->readThrough(b);
+    model->settleNow();
+    Part p = partOf(*model, a, b, isFirst, isLast);
+    p.res = r;
+    // The model's switch counts are the segment's so far: the window's share.
+    p.info.switchesLost -= lostBefore;
+    p.info.switchesReceived -= receivedBefore;
+    lostBefore = model->info().switchesLost;
+    receivedBefore = model->info().switchesReceived;
+    take(p, k);
   }
-  for (const auto &t : pool) t->wait();
   // A capture whose writer was killed has no index at its end: the records
   // found by a scan were read, the rest is lost.
   if (!names.note().isEmpty()) {
