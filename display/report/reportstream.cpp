@@ -2,6 +2,7 @@
 
 #include <QFileInfo>
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -35,7 +36,9 @@ struct ThreadPart {
   bool hasLwp = false;
   LwpDelta newest, atStart;
   Blocked atEnd;       // its state at the span's end
-  int64_t headEnd = 0;  // end of the asleep run the span starts with (t0: none)
+  // End of the asleep run the span starts with (t0: none); found only for
+  // a thread the merge carries blocked into the span (Merger::carrying).
+  int64_t headEnd = 0;
 };
 
 struct SyncPart {
@@ -59,7 +62,6 @@ struct Part {
   std::vector<UserThreadRow> users;
   std::vector<CpuDelta> cpus;
   std::vector<SyncPart> sync;
-  std::vector<WaitPair> matrix;
   StreamFindingsPart findings;
   QStringList violations;  // modelinvariants.h over the window
 };
@@ -110,8 +112,10 @@ Part refusedPart(int64_t a, int64_t b, uint64_t bytes) {
 }
 
 // What the model says over the window [a, b) (the whole run's start in the
-// first, its end in the last).
-Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last) {
+// first, its end in the last); carrying: whether the merge carries a tid
+// blocked into the window (its asleep head is looked for).
+Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
+            const std::function<bool(uint32_t)> &carrying) {
   Part p;
   p.info = m.info();
   p.startNs = m.startNs();
@@ -145,7 +149,7 @@ Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last) 
     if (first)
       t.atStart = m.lwpDelta(i, TimeRange{kBeforeAll, std::max(p.startNs, m.lwpCountedFromNs(i))});
     t.atEnd = blockedAt(m, i, span.t1);
-    t.headEnd = asleepHead(m, i, span);
+    t.headEnd = carrying(t.row.info.tid) ? asleepHead(m, i, span) : span.t0;
     p.threads.push_back(std::move(t));
   }
   for (int i = 0; i < m.userThreadCount(); i++)
@@ -181,8 +185,6 @@ Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last) 
     }
     s.blockedBy = m.waitMatrix(span, s.info.id);
     if (!internal) asked[size_t(i)] = sumWaits(waits, s.blockedBy);
-    // The whole table is the objects' tables added up: one pass, not two.
-    p.matrix.insert(p.matrix.end(), s.blockedBy.begin(), s.blockedBy.end());
     p.sync.push_back(std::move(s));
   }
   p.findings = streamFindingsPart(m, span);
@@ -237,7 +239,6 @@ class Merger {
     std::set<uint32_t> blocked;
     for (ThreadPart &t : p.threads)
       if (2 * carry(t, p) >= p.span.length()) blocked.insert(t.row.info.tid);
-    addPairs(&matrix_, p.matrix);
     findings_.add(p.findings, blocked);
   }
 
@@ -288,8 +289,22 @@ class Merger {
     }
     checkMerged(merged);
     sortSyncRows(&rows_->sync);
-    rows_->waitMatrix = sortedWaitPairs(matrix_);
+    // The whole table is the objects' tables added up, once at the end.
+    WaitCells matrix;
+    for (const SyncAcc &a : sync_)
+      for (const auto &kv : a.blockedBy) {
+        WaitPair &c = waitCell(&matrix, kv.second.waiter, kv.second.holder);
+        c.count += kv.second.count;
+        c.waitNs += kv.second.waitNs;
+      }
+    rows_->waitMatrix = sortedWaitPairs(matrix);
     rows_->findings = findings_.findings(rows_);
+  }
+
+  // Whether the window before left tid blocked (carry looks at its head).
+  bool carrying(uint32_t tid) const {
+    const auto it = carried_.find(tid);
+    return it != carried_.end() && it->second.valid;
   }
 
  private:
@@ -351,7 +366,6 @@ class Merger {
         a.anyWait = true;
         WaitPair w{tid, c.holder, 0, uint64_t(len)};
         addPairs(&a.blockedBy, {w});
-        addPairs(&matrix_, {w});
       }
       if (t.headEnd >= p.span.t1) return len;  // blocked all through: carried on
     }
@@ -503,7 +517,6 @@ class Merger {
   std::unordered_map<uint32_t, Blocked> carried_;  // by tid
   std::vector<ThreadPart> threads_;  // the counters of rows_->threads, same order
   std::vector<SyncAcc> sync_;
-  WaitCells matrix_;
   StreamFindings findings_;
 };
 
@@ -657,8 +670,13 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
     inSegment++;
     const CaptureLoadResult r = seq->readThrough(b);
     model->settleNow();
-    Part p = partOf(*model, a, b, isFirst, isLast);
+    Part p = partOf(*model, a, b, isFirst, isLast,
+                    [&merger](uint32_t tid) { return merger.carrying(tid); });
     p.res = r;
+    // Damage (a length word that lies, a frame that is no frame) ends the
+    // model's stream: the next window starts a segment of its own, after
+    // the damage, as a window read alone would.
+    if (r.status != CaptureLoadResult::Complete) inSegment = perSegment;
     // The model's switch counts are the segment's so far: the window's share.
     p.info.switchesLost -= lostBefore;
     p.info.switchesReceived -= receivedBefore;
