@@ -229,11 +229,6 @@ CaptureWindow::Sequence::~Sequence() = default;
 
 bool CaptureWindow::Sequence::atEnd() const { return next_ >= cw_.index_.size(); }
 
-uint64_t CaptureWindow::Sequence::bytesThrough(int64_t t1) const {
-  const size_t to = std::min(cw_.index_.size(), cw_.firstRecordStartingAfter(t1) + 1);
-  return to > next_ ? cw_.offsetOf(to) - cw_.offsetOf(next_) : 0;
-}
-
 CaptureLoadResult CaptureWindow::Sequence::readThrough(int64_t t1,
                                                        const std::atomic<bool> *stop) {
   CaptureLoadResult res;

@@ -80,7 +80,8 @@ class CaptureWindow {
   // a window after another: no warm-up, the model carries every thread's
   // state, open waits and counters across the windows' edges (a streamed
   // report, an export: every frame decoded and folded once). Memory grows
-  // with what the model holds; its user bounds it (SessionModel eviction).
+  // with what the model holds: the report starts a fresh model and Sequence
+  // every 20 s (StreamedReport::kSegmentNs).
   class Sequence {
    public:
     // From the window at t0 as load(t0, t1) reads it (descriptions
@@ -96,8 +97,6 @@ class CaptureWindow {
     // record. Damaged stays so: later calls read nothing.
     CaptureLoadResult readThrough(int64_t t1, const std::atomic<bool> *stop = nullptr);
     bool atEnd() const;
-    // The bytes readThrough(t1) would read.
-    uint64_t bytesThrough(int64_t t1) const;
 
    private:
     const CaptureWindow &cw_;
