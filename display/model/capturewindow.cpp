@@ -206,18 +206,74 @@ std::pair<size_t, size_t> CaptureWindow::recordsOf(int64_t t0, int64_t t1) const
   return {from, std::min(index_.size(), firstRecordStartingAfter(t1) + 1)};
 }
 
+uint64_t CaptureWindow::offsetOf(size_t record) const {
+  return record < index_.size() ? index_[record].offset : dataEnd_;
+}
+
+void CaptureWindow::feedAhead(size_t from, size_t to, FrameDecoder *dec,
+                              const std::atomic<bool> *stop) const {
+  const uint64_t begin = offsetOf(from), end = offsetOf(to);
+  if (!file_.seek(qint64(begin))) return;
+  static constexpr qint64 kChunk = 1 << 20;
+  uint64_t at = begin;
+  dec->feedAhead([&]() -> QByteArray {
+    if (at >= end || (stop && *stop)) return QByteArray();
+    QByteArray buf = file_.read(std::min<qint64>(kChunk, qint64(end - at)));
+    at += uint64_t(buf.size());
+    return buf;
+  });
+}
+
+CaptureWindow::Sequence::Sequence(const CaptureWindow &cw, SessionModel *model, int64_t t0)
+    : cw_(cw), model_(model), dec_(std::make_unique<FrameDecoder>(model)) {
+  next_ = cw.prime(t0, dec_.get());
+}
+
+CaptureWindow::Sequence::~Sequence() = default;
+
+bool CaptureWindow::Sequence::atEnd() const { return next_ >= cw_.index_.size(); }
+
+CaptureLoadResult CaptureWindow::Sequence::readThrough(int64_t t1,
+                                                       const std::atomic<bool> *stop) {
+  CaptureLoadResult res;
+  const size_t to = std::min(cw_.index_.size(), cw_.firstRecordStartingAfter(t1) + 1);
+  if (status_ == CaptureLoadResult::Complete && next_ < to && !dec_->failed()) {
+    if (!fed_ && next_ > 0) model_->knownFrom(cw_.lo_[next_]);  // as load(t0, t1)
+    fed_ = true;
+    cw_.feedAhead(next_, to, dec_.get(), stop);
+    next_ = to;
+  }
+  const uint64_t read = dec_->framesRead();
+  res.frames = read - frames_;
+  frames_ = read;
+  res.goodBytes = dec_->goodOffset();
+  if (status_ != CaptureLoadResult::Complete) {
+    res.status = status_;
+  } else if (dec_->failed()) {
+    res.status = status_ = CaptureLoadResult::Damaged;
+    res.message = dec_->error();
+  } else if (dec_->pendingBytes() > 0 && !(stop && *stop)) {
+    res.status = status_ = CaptureLoadResult::Damaged;
+    res.message = QStringLiteral(
+                      "a record's length word runs past byte %1, where the next "
+                      "record begins: the window's frames after it are lost")
+                      .arg(cw_.offsetOf(to));
+  } else {
+    res.status = CaptureLoadResult::Complete;
+  }
+  if (to == cw_.index_.size()) model_->markEnded();
+  return res;
+}
+
 uint64_t CaptureWindow::bytesOf(int64_t t0, int64_t t1) const {
   const auto [from, to] = recordsOf(t0, t1);
   if (from >= to) return 0;
   return (to < index_.size() ? index_[to].offset : dataEnd_) - index_[from].offset;
 }
 
-CaptureLoadResult CaptureWindow::load(int64_t t0, int64_t t1, SessionModel *model,
-                                      const std::atomic<bool> *stop) const {
-  CaptureLoadResult res;
-  const auto [from, to] = recordsOf(t0, t1);
-  FrameDecoder dec(model);
-  dec.feed(header_.constData(), size_t(header_.size()));
+size_t CaptureWindow::prime(int64_t t0, FrameDecoder *dec) const {
+  const size_t from = firstRecordEndingAfter(t0 - kWarmUpNs);
+  dec->feed(header_.constData(), size_t(header_.size()));
   QByteArray framed;
   for (const Description &d : descriptions_) {
     if (d.record >= from) break;
@@ -226,23 +282,19 @@ CaptureLoadResult CaptureWindow::load(int64_t t0, int64_t t1, SessionModel *mode
     tm_frame_prefix_encode(reinterpret_cast<uint8_t *>(framed.data()), p,
                            uint32_t(d.payload.size()));
     std::copy(d.payload.begin(), d.payload.end(), framed.begin() + TM_FRAME_PREFIX_BYTES);
-    dec.feed(framed.constData(), size_t(framed.size()));
+    dec->feed(framed.constData(), size_t(framed.size()));
   }
+  return from;
+}
+
+CaptureLoadResult CaptureWindow::load(int64_t t0, int64_t t1, SessionModel *model,
+                                      const std::atomic<bool> *stop) const {
+  CaptureLoadResult res;
+  const auto [from, to] = recordsOf(t0, t1);
+  FrameDecoder dec(model);
+  prime(t0, &dec);
   if (from > 0 && from < to) model->knownFrom(lo_[from]);
-  if (from < to) {
-    const uint64_t begin = index_[from].offset;
-    const uint64_t end = to < index_.size() ? index_[to].offset : dataEnd_;
-    if (file_.seek(qint64(begin))) {
-      static constexpr qint64 kChunk = 1 << 20;
-      uint64_t at = begin;
-      dec.feedAhead([&]() -> QByteArray {
-        if (at >= end || (stop && *stop)) return QByteArray();
-        QByteArray buf = file_.read(std::min<qint64>(kChunk, qint64(end - at)));
-        at += uint64_t(buf.size());
-        return buf;
-      });
-    }
-  }
+  if (from < to) feedAhead(from, to, &dec, stop);
   res.frames = dec.framesRead();
   res.goodBytes = dec.goodOffset();
   if (dec.failed()) {

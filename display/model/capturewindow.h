@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -78,6 +79,38 @@ class CaptureWindow {
   CaptureLoadResult load(int64_t t0, int64_t t1, SessionModel *model,
                          const std::atomic<bool> *stop = nullptr) const;
 
+  // The capture's records read in order into one model, each record once,
+  // a window after another: no warm-up, the model carries every thread's
+  // state, open waits and counters across the windows' edges (a streamed
+  // report, an export: every frame decoded and folded once). Memory grows
+  // with what the model holds: the report starts a fresh model and Sequence
+  // every 20 s (StreamedReport::kSegmentNs).
+  class Sequence {
+   public:
+    // From the window at t0 as load(t0, t1) reads it (descriptions
+    // before it replayed, kWarmUpNs of warm-up); INT64_MIN / 2: from the
+    // first record.
+    Sequence(const CaptureWindow &cw, SessionModel *model, int64_t t0);
+    ~Sequence();
+    Sequence(const Sequence &) = delete;
+    Sequence &operator=(const Sequence &) = delete;
+    // Reads on, through the first record that starts after t1 (the ticks
+    // that close the window's last spans, as load(t0, t1) reads): the
+    // frames applied by this call; marks the model ended at the last
+    // record. Damaged stays so: later calls read nothing.
+    CaptureLoadResult readThrough(int64_t t1, const std::atomic<bool> *stop = nullptr);
+    bool atEnd() const;
+
+   private:
+    const CaptureWindow &cw_;
+    SessionModel *model_;
+    std::unique_ptr<class FrameDecoder> dec_;
+    size_t next_ = 0;  // the first record not read
+    uint64_t frames_ = 0;
+    bool fed_ = false;  // records read (the model known from the first)
+    CaptureLoadResult::Status status_ = CaptureLoadResult::Complete;
+  };
+
   // The bytes of records load(t0, t1) reads.
   uint64_t bytesOf(int64_t t0, int64_t t1) const;
 
@@ -100,6 +133,13 @@ class CaptureWindow {
   // The records [from, to) that load(t0, t1) reads.
   std::pair<size_t, size_t> recordsOf(int64_t t0, int64_t t1) const;
   bool readDescriptions();
+  // Feeds dec the header and the descriptions sent before the warm-up of
+  // a window at t0; returns the warm-up's first record.
+  size_t prime(int64_t t0, class FrameDecoder *dec) const;
+  // The records [from, to) fed to dec through its read-ahead.
+  void feedAhead(size_t from, size_t to, class FrameDecoder *dec,
+                 const std::atomic<bool> *stop) const;
+  uint64_t offsetOf(size_t record) const;
   // Reads one record whole and feeds it to dec.
   void feedRecord(size_t record, class FrameDecoder *dec) const;
 

@@ -1,13 +1,10 @@
 #include "reportstream.h"
 
 #include <QFileInfo>
-#include <QThread>
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <unordered_map>
 
@@ -22,10 +19,11 @@ namespace {
 
 // What one window's model says, over the window's span [t0, t1); counters
 // as their cumulative values (newest, and at the session start).
-// A thread blocked in a wrapped call across a window's edge for longer
-// than the warm-up: the next window has no transition of it before its
-// unblocking and shows the kernel's view (asleep) until then. The merge
-// carries the blocked state over that head (Merger::carry).
+// A thread blocked in a wrapped call across a segment's edge for longer
+// than the warm-up: the segment's first window has no transition of it
+// before its unblocking and shows the kernel's view (asleep) until then.
+// The merge carries the blocked state over that head (Merger::carry).
+// Inside a segment the model itself carries it.
 struct Blocked {
   bool valid = false;
   FinalState state = FinalState::Sleeping;
@@ -38,7 +36,9 @@ struct ThreadPart {
   bool hasLwp = false;
   LwpDelta newest, atStart;
   Blocked atEnd;       // its state at the span's end
-  int64_t headEnd = 0;  // end of the asleep run the span starts with (t0: none)
+  // End of the asleep run the span starts with (t0: none); found only for
+  // a thread the merge carries blocked into the span (Merger::carrying).
+  int64_t headEnd = 0;
 };
 
 struct SyncPart {
@@ -62,7 +62,6 @@ struct Part {
   std::vector<UserThreadRow> users;
   std::vector<CpuDelta> cpus;
   std::vector<SyncPart> sync;
-  std::vector<WaitPair> matrix;
   StreamFindingsPart findings;
   QStringList violations;  // modelinvariants.h over the window
 };
@@ -99,29 +98,25 @@ int64_t asleepHead(const SessionModel &m, int index, const TimeRange &span) {
   return std::min(end, span.t1);
 }
 
-Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool last,
-              uint64_t maxBytes) {
+// A window refused: records whose times are too few to cut windows by (all
+// forged unknown) put a whole capture in one model.
+Part refusedPart(int64_t a, int64_t b, uint64_t bytes) {
   Part p;
-  const uint64_t bytes = cw.bytesOf(first ? INT64_MIN / 2 : a, b);
-  if (bytes > maxBytes) {
-    // Not read: records whose times are too few to cut windows by (all
-    // forged unknown) put a whole capture in one model.
-    p.span = TimeRange{a, b};
-    p.res.status = CaptureLoadResult::Damaged;
-    p.res.message = QStringLiteral(
-                        "%1 MB of records fall in one window (their times are too "
-                        "few to cut windows by): not read")
-                        .arg(double(bytes) / 1e6, 0, 'f', 0);
-    return p;
-  }
-  SessionModel m;
-  // The first window from the capture's first record: records before its
-  // first timed one (transitions sent before the first tick) have no time
-  // in the index, and a window from the first time would skip them.
-  // Its switch records counted once: those of its own span.
-  m.countSwitchesIn(first ? INT64_MIN : a, last ? INT64_MAX : b);
-  p.res = cw.load(first ? INT64_MIN / 2 : a, b, &m);
-  m.settleNow();
+  p.span = TimeRange{a, b};
+  p.res.status = CaptureLoadResult::Damaged;
+  p.res.message = QStringLiteral(
+                      "%1 MB of records fall in one window (their times are too "
+                      "few to cut windows by): not read")
+                      .arg(double(bytes) / 1e6, 0, 'f', 0);
+  return p;
+}
+
+// What the model says over the window [a, b) (the whole run's start in the
+// first, its end in the last); carrying: whether the merge carries a tid
+// blocked into the window (its asleep head is looked for).
+Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
+            const std::function<bool(uint32_t)> &carrying) {
+  Part p;
   p.info = m.info();
   p.startNs = m.startNs();
   p.latestNs = m.latestNs();
@@ -154,7 +149,7 @@ Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool la
     if (first)
       t.atStart = m.lwpDelta(i, TimeRange{kBeforeAll, std::max(p.startNs, m.lwpCountedFromNs(i))});
     t.atEnd = blockedAt(m, i, span.t1);
-    t.headEnd = asleepHead(m, i, span);
+    t.headEnd = carrying(t.row.info.tid) ? asleepHead(m, i, span) : span.t0;
     p.threads.push_back(std::move(t));
   }
   for (int i = 0; i < m.userThreadCount(); i++)
@@ -190,8 +185,6 @@ Part readPart(const CaptureWindow &cw, int64_t a, int64_t b, bool first, bool la
     }
     s.blockedBy = m.waitMatrix(span, s.info.id);
     if (!internal) asked[size_t(i)] = sumWaits(waits, s.blockedBy);
-    // The whole table is the objects' tables added up: one pass, not two.
-    p.matrix.insert(p.matrix.end(), s.blockedBy.begin(), s.blockedBy.end());
     p.sync.push_back(std::move(s));
   }
   p.findings = streamFindingsPart(m, span);
@@ -246,7 +239,6 @@ class Merger {
     std::set<uint32_t> blocked;
     for (ThreadPart &t : p.threads)
       if (2 * carry(t, p) >= p.span.length()) blocked.insert(t.row.info.tid);
-    addPairs(&matrix_, p.matrix);
     findings_.add(p.findings, blocked);
   }
 
@@ -297,8 +289,22 @@ class Merger {
     }
     checkMerged(merged);
     sortSyncRows(&rows_->sync);
-    rows_->waitMatrix = sortedWaitPairs(matrix_);
+    // The whole table is the objects' tables added up, once at the end.
+    WaitCells matrix;
+    for (const SyncAcc &a : sync_)
+      for (const auto &kv : a.blockedBy) {
+        WaitPair &c = waitCell(&matrix, kv.second.waiter, kv.second.holder);
+        c.count += kv.second.count;
+        c.waitNs += kv.second.waitNs;
+      }
+    rows_->waitMatrix = sortedWaitPairs(matrix);
     rows_->findings = findings_.findings(rows_);
+  }
+
+  // Whether the window before left tid blocked (carry looks at its head).
+  bool carrying(uint32_t tid) const {
+    const auto it = carried_.find(tid);
+    return it != carried_.end() && it->second.valid;
   }
 
  private:
@@ -360,7 +366,6 @@ class Merger {
         a.anyWait = true;
         WaitPair w{tid, c.holder, 0, uint64_t(len)};
         addPairs(&a.blockedBy, {w});
-        addPairs(&matrix_, {w});
       }
       if (t.headEnd >= p.span.t1) return len;  // blocked all through: carried on
     }
@@ -478,10 +483,10 @@ class Merger {
   }
 
   ReportRows *rows_;
-  // Each window's spans of lost detail inside its own span (its warm-up is
-  // the window before's), joined where they touch across windows. A pause
-  // that began before a window's warm-up is not in its model: it goes on,
-  // from the window before, until the window's first switch record.
+  // Each window's spans of lost detail inside its own span, joined where
+  // they touch across windows. A pause that began before a segment's
+  // warm-up is not in its model: it goes on, from the window before, until
+  // the model's first switch record.
   void addDetailLost(const Part &p) {
     bool paused = false, carried = pausedAtEnd_;
     for (DetailLoss d : p.info.detailLost) {
@@ -512,7 +517,6 @@ class Merger {
   std::unordered_map<uint32_t, Blocked> carried_;  // by tid
   std::vector<ThreadPart> threads_;  // the counters of rows_->threads, same order
   std::vector<SyncAcc> sync_;
-  WaitCells matrix_;
   StreamFindings findings_;
 };
 
@@ -588,8 +592,7 @@ CaptureLoadResult StreamedReport::rows(const QString &path, ReportRows *rows, Mo
   return res;
 }
 
-CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, int64_t chunkNs,
-                                       int workers) {
+CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, int64_t chunkNs) {
   CaptureLoadResult res;
   CaptureWindow names;
   if (!names.open(path)) {
@@ -611,59 +614,16 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
                       .arg(windowsAllowed, 0, 'f', 0);
     return res;
   }
-  // One CaptureWindow (one file position) per worker.
-  std::vector<std::unique_ptr<CaptureWindow>> windows;
-  for (int w = 0; w < std::max(1, workers); w++) {
-    windows.push_back(std::make_unique<CaptureWindow>());
-    if (!windows.back()->open(path)) {
-      res.message = windows.back()->error();
-      return res;
-    }
-  }
+  const CaptureWindow &cw = names;
   const uint64_t maxBytes =
       uint64_t(kMaxWindowBytes) * uint64_t(std::max<int64_t>(1, chunkNs / kChunkNs));
   std::vector<std::pair<int64_t, int64_t>> spans;
   for (int64_t a = first; a < last || spans.empty(); a += chunkNs)
     spans.emplace_back(a, std::min(last, a + chunkNs));
 
-  // Workers read windows in order; the merge takes them in order as they
-  // come, so at most `workers` windows' models and parts are held at once.
-  std::mutex mu;
-  std::condition_variable cv;
-  std::map<size_t, Part> done;
-  std::atomic<size_t> next{0};
-  size_t merged = 0;
-  auto work = [&](const CaptureWindow &cw) {
-    for (size_t k; (k = next++) < spans.size();) {
-      {
-        // Stay at most `workers` windows ahead of the merge.
-        std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [&] { return k < merged + size_t(workers) + 1; });
-      }
-      Part p =
-          readPart(cw, spans[k].first, spans[k].second, k == 0, k + 1 == spans.size(), maxBytes);
-      std::lock_guard<std::mutex> lock(mu);
-      done.emplace(k, std::move(p));
-      cv.notify_all();
-    }
-  };
-  // QThreads: a model's coalescing timer may be started in them.
-  std::vector<std::unique_ptr<QThread>> pool;
-  for (const auto &cw : windows) {
-    const CaptureWindow *c = cw.get();
-    pool.emplace_back(QThread::create([&work, c] { work(*c); }));
-    pool.back()->start();
-  }
   Merger merger(rows, chunkNs);
   res.status = CaptureLoadResult::Complete;
-  while (merged < spans.size()) {
-    Part p;
-    {
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [&] { return done.count(merged) > 0; });
-      p = std::move(done[merged]);
-      done.erase(merged);
-    }
+  auto take = [&](Part &p, size_t k) {
     res.frames += p.res.frames;
     if (p.res.status != CaptureLoadResult::Complete && res.status == CaptureLoadResult::Complete) {
       res.status = p.res.status;
@@ -674,12 +634,56 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
                               .arg(double(p.span.t0 - first) / 1e9, 0, 'f', 1)
                               .arg(double(p.span.t1 - first) / 1e9, 0, 'f', 1)
                               .arg(v);
-    merger.add(p, merged == 0);
-    std::lock_guard<std::mutex> lock(mu);
-    merged++;
-    cv.notify_all();
+    merger.add(p, k == 0);
+  };
+  // The windows of a segment are read into one model, window after window:
+  // every record decoded and folded once, each thread's state, its open
+  // wait and the counters carried across the windows' edges by the model.
+  // A segment starts as a window read alone does (descriptions, warm-up),
+  // and is dropped at its end, so memory follows the segment.
+  const size_t perSegment =
+      size_t(std::max<int64_t>(1, kSegmentNs / std::max<int64_t>(1, chunkNs)));
+  std::unique_ptr<SessionModel> model;
+  std::unique_ptr<CaptureWindow::Sequence> seq;
+  uint64_t lostBefore = 0, receivedBefore = 0;
+  size_t inSegment = 0;
+  for (size_t k = 0; k < spans.size(); k++) {
+    const auto [a, b] = spans[k];
+    const bool isFirst = k == 0, isLast = k + 1 == spans.size();
+    const uint64_t bytes = cw.bytesOf(isFirst ? INT64_MIN / 2 : a, b);
+    if (bytes > maxBytes) {
+      Part p = refusedPart(a, b, bytes);
+      take(p, k);
+      seq.reset();  // the next window starts a segment of its own
+      continue;
+    }
+    if (!seq || inSegment == perSegment) {
+      seq.reset();
+      model = std::make_unique<SessionModel>();
+      // Its switch records counted once: those from its first window's start.
+      model->countSwitchesIn(isFirst ? INT64_MIN : a, INT64_MAX);
+      seq = std::make_unique<CaptureWindow::Sequence>(cw, model.get(),
+                                                      isFirst ? INT64_MIN / 2 : a);
+      lostBefore = receivedBefore = 0;
+      inSegment = 0;
+    }
+    inSegment++;
+    const CaptureLoadResult r = seq->readThrough(b);
+    model->settleNow();
+    Part p = partOf(*model, a, b, isFirst, isLast,
+                    [&merger](uint32_t tid) { return merger.carrying(tid); });
+    p.res = r;
+    // Damage (a length word that lies, a frame that is no frame) ends the
+    // model's stream: the next window starts a segment of its own, after
+    // the damage, as a window read alone would.
+    if (r.status != CaptureLoadResult::Complete) inSegment = perSegment;
+    // The model's switch counts are the segment's so far: the window's share.
+    p.info.switchesLost -= lostBefore;
+    p.info.switchesReceived -= receivedBefore;
+    lostBefore = model->info().switchesLost;
+    receivedBefore = model->info().switchesReceived;
+    take(p, k);
   }
-  for (const auto &t : pool) t->wait();
   // A capture whose writer was killed has no index at its end: the records
   // found by a scan were read, the rest is lost.
   if (!names.note().isEmpty()) {

@@ -1,7 +1,9 @@
 // StreamedReport: the report's rows of a capture too long to hold, read
-// through its index (CaptureWindow) a window at a time, on two threads, each
-// window's model summed into the rows and dropped. Memory: the windows being
-// read (about 40 MB each for 5 s of 100 busy threads) and the rows.
+// through its index (CaptureWindow) a window at a time, each window's model
+// summed into the rows; the windows of a segment (kSegmentNs) share one
+// model, read on (each record once) and dropped at the segment's end.
+// Memory: the segment's model (about 110 MB for 20 s of 100 busy threads)
+// and the rows.
 //
 // Sums add up per window (thread states and CPUs, user threads, waits by
 // waiter and by waiter x holder); cumulative counters (LWPs, sync objects,
@@ -45,11 +47,18 @@ class StreamedReport {
   // CaptureWindow::kPlainWholeUpToBytes). False for what is no capture.
   static bool wanted(const QString &path, qint64 wholeUpToBytes = kWholeUpToBytes);
 
-  // Fills rows from the capture at path, chunkNs at a time on `workers`
-  // threads. Unreadable when the capture has no records to seek to (format
-  // 1: read it whole); Damaged with the first damage seen.
+  // Windows are read kSegmentNs at a time into one model (each record
+  // decoded and folded once; a window's model starts from the window
+  // before's end state, not from a warm-up re-read), the segment's first
+  // as a window alone is (descriptions, CaptureWindow::kWarmUpNs before it).
+  // The model holds the segment read so far: memory follows kSegmentNs.
+  static constexpr int64_t kSegmentNs = 20'000'000'000;
+
+  // Fills rows from the capture at path, chunkNs at a time. Unreadable
+  // when the capture has no records to seek to (format 1: read it whole);
+  // Damaged with the first damage seen.
   static tmon::CaptureLoadResult read(const QString &path, ReportRows *rows,
-                                      int64_t chunkNs = kChunkNs, int workers = 2);
+                                      int64_t chunkNs = kChunkNs);
 
   // How threadmon-report and threadmon-diff read a capture: Auto streams it
   // when wanted(); a streamed read that cannot be made falls back to a

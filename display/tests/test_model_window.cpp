@@ -110,6 +110,30 @@ class TestModelWindow : public QObject {
     QVERIFY(last.info().ended);
     QCOMPARE(last.latestNs(), whole.latestNs());
     compareInside(whole, last, TimeRange{whole.latestNs() - kSec, whole.latestNs()});
+    // A Sequence reads on from a window into the same model, each record
+    // once: every window it reads matches the whole capture inside, as a
+    // window loaded alone does, and its frames add up to one load of them.
+    const int64_t s0 = int64_t(busycap::kStartNs) + 4 * kSec;  // of 14 s
+    SessionModel model;
+    CaptureWindow::Sequence seq(cw, &model, s0);
+    uint64_t frames = 0;
+    for (int w = 0; w < 3; w++) {
+      const TimeRange r{s0 + w * 2 * kSec, s0 + (w + 1) * 2 * kSec};
+      const CaptureLoadResult res = seq.readThrough(r.t1);
+      QCOMPARE(res.status, CaptureLoadResult::Complete);
+      frames += res.frames;
+      compareInside(whole, model, r);
+    }
+    QCOMPARE(seq.readThrough(s0 + 6 * kSec).frames, uint64_t(0));  // nothing twice
+    SessionModel once;
+    QCOMPARE(cw.load(s0, s0 + 6 * kSec, &once).frames, frames);
+    QVERIFY(!seq.atEnd());
+    QVERIFY(!model.info().ended);
+    QCOMPARE(seq.readThrough(whole.latestNs()).status, CaptureLoadResult::Complete);
+    QVERIFY(seq.atEnd());
+    QVERIFY(model.info().ended);
+    QCOMPARE(model.latestNs(), whole.latestNs());
+    compareInside(whole, model, TimeRange{s0 + 6 * kSec, whole.latestNs()});
   }
 
   void cutShortCaptureOpensByOneScan() {
