@@ -5,6 +5,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 
 #include "exportoutput.h"
@@ -28,7 +29,8 @@ constexpr char kPairs[] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
-inline int decimalDigits(uint64_t v) {
+template <typename U>
+inline int decimalDigits(U v) {
   for (int n = 1;; n += 4, v /= 10000) {
     if (v < 10) return n;
     if (v < 100) return n + 1;
@@ -36,11 +38,13 @@ inline int decimalDigits(uint64_t v) {
     if (v < 10000) return n + 3;
   }
 }
-// v's digits at p, backwards from p + n (n its digit count).
-inline void putDigits(char *p, int n, uint64_t v) {
+// v's digits at p, backwards from p + n (n its digit count). Most numbers
+// (tids, microseconds below 71 minutes) take the 32-bit divisions.
+template <typename U>
+inline void putDigits(char *p, int n, U v) {
   char *e = p + n;
   while (v >= 100) {
-    const uint64_t q = v / 100;
+    const U q = v / 100;
     e -= 2;
     std::memcpy(e, kPairs + 2 * (v - 100 * q), 2);
     v = q;
@@ -49,6 +53,12 @@ inline void putDigits(char *p, int n, uint64_t v) {
     std::memcpy(e - 2, kPairs + 2 * v, 2);
   else
     e[-1] = char('0' + v);
+}
+template <typename U>
+inline char *putDecimal(char *p, U v) {
+  const int n = decimalDigits(v);
+  putDigits(p, n, v);
+  return p + n;
 }
 struct Text {
   char *p;
@@ -69,26 +79,24 @@ struct Text {
       std::memcpy(p, s.data(), n);
     p += n;
   }
-  void num(uint64_t v) {
-    const int n = decimalDigits(v);
-    putDigits(p, n, v);
-    p += n;
-  }
+  void num(uint64_t v) { p = v <= UINT32_MAX ? putDecimal(p, uint32_t(v)) : putDecimal(p, v); }
   void num(int64_t v) {
     if (v < 0) *p++ = '-', v = -v;
     num(uint64_t(v));
   }
-  void num(uint32_t v) { num(uint64_t(v)); }
+  void num(uint32_t v) { p = putDecimal(p, v); }
   void num(int v) { num(int64_t(v)); }
   // Microseconds with three decimals: nanoseconds, exactly.
   void ts(int64_t ns) {
     if (ns < 0) *p++ = '-', ns = -ns;
-    const uint64_t us = uint64_t(ns) / 1000, rest = uint64_t(ns) - 1000 * us;
+    const uint64_t us = uint64_t(ns) / 1000;
+    const uint32_t rest = uint32_t(uint64_t(ns) - 1000 * us);
     num(us);
     if (!rest) return;
+    const uint32_t hundreds = rest / 100;
     p[0] = '.';
-    p[1] = char('0' + rest / 100);
-    std::memcpy(p + 2, kPairs + 2 * (rest % 100), 2);
+    p[1] = char('0' + hundreds);
+    std::memcpy(p + 2, kPairs + 2 * (rest - 100 * hundreds), 2);
     p += 4;
   }
   static constexpr size_t kHeadRoom = 128;
@@ -105,7 +113,7 @@ ChromeSink::Head padded(std::string s) {
 }
 }  // namespace
 
-char *ChromeSink::begin(size_t n) {
+inline char *ChromeSink::begin(size_t n) {
   char *p = out_->reserve(n + 64);
   if (!opened_) {
     opened_ = true;
@@ -118,11 +126,11 @@ char *ChromeSink::begin(size_t n) {
   return p;
 }
 
-const ChromeSink::Head &ChromeSink::eventHead(const char *cat, FinalState s) {
+inline const ChromeSink::Head &ChromeSink::eventHead(const char *cat, FinalState s) {
   // '{"ph":"X","cat":"CAT","name":"LABEL","pid":PID,"tid":' by state, made
   // once: every state and wait event starts so.
   Head &h = (cat ? waitHeads_ : stateHeads_)[size_t(s)];
-  if (h.text.empty()) {
+  if (__builtin_expect(h.text.empty(), 0)) {
     h = padded(std::string("{\"ph\":\"X\",\"cat\":\"") + (cat ? cat : finalStateKey(s)) +
                "\",\"name\":\"" + finalStateLabel(s) + "\",\"pid\":" + std::to_string(pid()) +
                ",\"tid\":");

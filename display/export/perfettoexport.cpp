@@ -118,16 +118,29 @@ void PerfettoSink::packet(uint32_t field, const ProtoEncoder &body, int64_t t) {
 }
 
 // A TracePacket of one TrackEvent at t: its header up to the event's
-// fields (eventStart), then endEvent.
-char *PerfettoSink::eventStart(ProtoWriter *w, int64_t t, char **pkt) {
+// fields (eventStart), then endEvent. The keys and the constant fields
+// are written as bytes known beforehand (the varints of the field numbers
+// below 16 and of values below 128 are one byte each).
+namespace {
+static_assert(packet::kTimestamp < 16 && packet::kSequenceId < 16 && packet::kSequenceFlags < 16 &&
+                  packet::kTrackEvent < 16 && event::kType < 16 && event::kTrackUuid < 16 &&
+                  event::kCategoryIids < 16 && event::kNameIid < 16 && kSequence < 128,
+              "one-byte keys and values");
+constexpr char key(uint32_t field, ProtoEncoder::WireType t) { return char((field << 3) | t); }
+}  // namespace
+
+inline char *PerfettoSink::eventStart(ProtoWriter *w, int64_t t, char **pkt) {
   *pkt = w->open(kTracePacket);
-  w->varint(packet::kTimestamp, uint64_t(t));
-  w->varint(packet::kSequenceId, kSequence);
-  w->varint(packet::kSequenceFlags, packet::kNeedsIncrementalState);
+  *w->p++ = key(packet::kTimestamp, ProtoEncoder::kVarint);
+  w->rawVarint(uint64_t(t));
+  const char fields[] = {key(packet::kSequenceId, ProtoEncoder::kVarint), char(kSequence),
+                         key(packet::kSequenceFlags, ProtoEncoder::kVarint),
+                         char(packet::kNeedsIncrementalState), 0};
+  w->raw(fields);
   return w->open(packet::kTrackEvent);
 }
 
-void PerfettoSink::endEvent(ProtoWriter *w, char *event, char *pkt) {
+inline void PerfettoSink::endEvent(ProtoWriter *w, char *event, char *pkt) {
   w->close(event);
   w->close(pkt);
   out_->commit(w->p);
@@ -316,20 +329,34 @@ const PerfettoSink::ObjectAnnotations &PerfettoSink::annotations(const ExportObj
 }
 
 namespace {
-void sliceFields(ProtoWriter *w, uint64_t type, uint64_t track) {
-  w->varint(event::kType, type);
-  w->varint(event::kTrackUuid, track);
+// A TrackEvent's type and track.
+inline void sliceFields(ProtoWriter *w, uint64_t type, uint64_t track) {
+  const char fields[] = {key(event::kType, ProtoEncoder::kVarint), char(type),
+                         key(event::kTrackUuid, ProtoEncoder::kVarint), 0};
+  w->raw(fields);
+  w->rawVarint(track);
 }
-void namedSlice(ProtoWriter *w, uint64_t type, uint64_t track, Category cat, uint64_t name) {
+// ... and its interned category and name (iids below 128: one byte each).
+inline void namedSlice(ProtoWriter *w, uint64_t type, uint64_t track, Category cat,
+                       uint64_t name) {
   sliceFields(w, type, track);
-  w->varint(event::kCategoryIids, cat);
-  w->varint(event::kNameIid, name);
+  if (name < 0x80) {
+    const char fields[] = {key(event::kCategoryIids, ProtoEncoder::kVarint), char(cat),
+                           key(event::kNameIid, ProtoEncoder::kVarint), char(name), 0};
+    w->raw(fields);
+  } else {
+    w->varint(event::kCategoryIids, cat);
+    w->varint(event::kNameIid, name);
+  }
 }
-void uintArg(ProtoWriter *w, AnnotationName name, uint64_t v) {
+// A DebugAnnotation of an interned name (below 128) and an integer.
+inline void uintArg(ProtoWriter *w, AnnotationName name, uint64_t v) {
   char *a = w->open(event::kDebugAnnotations);
-  w->varint(annotation::kNameIid, name);
-  w->varint(annotation::kUintValue, v);
-  w->close(a);
+  const char fields[] = {key(annotation::kNameIid, ProtoEncoder::kVarint), char(name),
+                         key(annotation::kUintValue, ProtoEncoder::kVarint), 0};
+  w->raw(fields);
+  w->rawVarint(v);
+  *a = char(w->p - a - 1);  // below 128
 }
 }  // namespace
 
@@ -350,12 +377,18 @@ void PerfettoSink::wait(const ExportWait &w) {
   const uint64_t trackUuid = kThreadTrack | w.waiter;
   const ExportObject &o = *w.object;
   ProtoWriter b{out_->reserve(size_t(o.nameUtf8.size() + o.callSiteUtf8.size()) + 2 * kPacketRoom)};
-  pkt = b.open(kTracePacket);
-  b.varint(packet::kTimestamp, uint64_t(w.start));
-  b.varint(packet::kSequenceId, kSequence);
-  b.varint(packet::kSequenceFlags, packet::kNeedsIncrementalState);
-  const ObjectAnnotations &names = annotations(o, &b);  // interns them the first time
-  ev = b.open(packet::kTrackEvent);
+  const bool interning = o.index >= annotations_.size() || !annotations_[o.index].made;
+  if (!interning) {
+    ev = eventStart(&b, w.start, &pkt);
+  } else {
+    pkt = b.open(kTracePacket);
+    b.varint(packet::kTimestamp, uint64_t(w.start));
+    b.varint(packet::kSequenceId, kSequence);
+    b.varint(packet::kSequenceFlags, packet::kNeedsIncrementalState);
+    annotations(o, &b);  // interns them, in this packet
+    ev = b.open(packet::kTrackEvent);
+  }
+  const ObjectAnnotations &names = annotations_[o.index];
   namedSlice(&b, event::kSliceBegin, trackUuid, kCatWait, stateNameIid(w.state));
   b.encoded(names.both.data(), names.both.size());
   if (w.holder) uintArg(&b, kArgHolder, w.holder);

@@ -135,9 +135,20 @@ struct ProtoWriter {
   }
   void fixed64(uint32_t field, uint64_t v) {
     key(field, ProtoEncoder::kFixed64);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    std::memcpy(p, &v, 8);  // the wire's byte order: one store
+#else
     for (int i = 0; i < 8; i++) p[i] = char((v >> (8 * i)) & 0xff);
+#endif
     p += 8;
   }
+  // Bytes known when compiled (keys and small values together).
+  template <size_t N>
+  void raw(const char (&b)[N]) {
+    std::memcpy(p, b, N - 1);
+    p += N - 1;
+  }
+  void rawVarint(uint64_t v) { p = ProtoEncoder::putVarint(p, v); }
   void bytes(uint32_t field, const char *data, size_t n) {
     key(field, ProtoEncoder::kLength);
     p = ProtoEncoder::putVarint(p, n);
