@@ -29,14 +29,37 @@ constexpr char kPairs[] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
-template <typename U>
-inline int decimalDigits(U v) {
-  for (int n = 1;; n += 4, v /= 10000) {
-    if (v < 10) return n;
-    if (v < 100) return n + 1;
-    if (v < 1000) return n + 2;
-    if (v < 10000) return n + 3;
-  }
+// The number of v's digits, from its bit length (1233 / 4096 is just
+// over log10(2)) and one comparison (with 0 first, so that 0 has a digit).
+inline int decimalDigits(uint32_t v) {
+  static constexpr uint32_t kPow10[] = {0,      10,      100,      1000,      10000,
+                                        100000, 1000000, 10000000, 100000000, 1000000000};
+  const int t = ((32 - __builtin_clz(v | 1)) * 1233) >> 12;
+  return t + 1 - (v < kPow10[t]);
+}
+inline int decimalDigits(uint64_t v) {
+  static constexpr uint64_t kPow10[] = {0ull,
+                                        10ull,
+                                        100ull,
+                                        1000ull,
+                                        10000ull,
+                                        100000ull,
+                                        1000000ull,
+                                        10000000ull,
+                                        100000000ull,
+                                        1000000000ull,
+                                        10000000000ull,
+                                        100000000000ull,
+                                        1000000000000ull,
+                                        10000000000000ull,
+                                        100000000000000ull,
+                                        1000000000000000ull,
+                                        10000000000000000ull,
+                                        100000000000000000ull,
+                                        1000000000000000000ull,
+                                        10000000000000000000ull};
+  const int t = ((64 - __builtin_clzll(v | 1)) * 1233) >> 12;
+  return t + 1 - (v < kPow10[t]);
 }
 // v's digits at p, backwards from p + n (n its digit count). Most numbers
 // (tids, microseconds below 71 minutes) take the 32-bit divisions.
@@ -85,6 +108,10 @@ struct Text {
     num(uint64_t(v));
   }
   void num(uint32_t v) { p = putDecimal(p, v); }
+  void tidTs(const ChromeSink::TidText &t) {
+    std::memcpy(p, t.text, sizeof t.text);
+    p += t.size;
+  }
   void num(int v) { num(int64_t(v)); }
   // Microseconds with three decimals: nanoseconds, exactly.
   void ts(int64_t ns) {
@@ -124,6 +151,18 @@ inline char *ChromeSink::begin(size_t n) {
   if (any_) *p++ = ',', *p++ = '\n';
   any_ = true;
   return p;
+}
+
+inline const ChromeSink::TidText &ChromeSink::tidText(uint32_t tid) {
+  TidText &t = tidTexts_[(tid * 2654435761u) >> 22];  // 1024 entries
+  if (t.tid != tid || !t.size) {
+    static const char ts[] = ",\"ts\":";
+    char *e = putDecimal(t.text, tid);
+    std::memcpy(e, ts, sizeof ts - 1);
+    t.size = uint32_t(e + sizeof ts - 1 - t.text);
+    t.tid = tid;
+  }
+  return t;
 }
 
 inline const ChromeSink::Head &ChromeSink::eventHead(const char *cat, FinalState s) {
@@ -210,8 +249,7 @@ void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
   const Head &head = eventHead(nullptr, iv.state);
   Text e{begin(kEventRoom)};
   e.head(head.text, head.size);
-  e.num(tid);
-  e.lit(",\"ts\":");
+  e.tidTs(tidText(tid));
   e.ts(iv.start - origin());
   e.lit(",\"dur\":");
   e.ts(iv.end - iv.start);
@@ -234,8 +272,7 @@ void ChromeSink::wait(const ExportWait &w) {
   const QuotedObject &names = quotedNames(*w.object);
   Text e{begin(names.objectJson.size() + names.callSiteJson.size() + kEventRoom)};
   e.head(head.text, head.size);
-  e.num(waitTrack(w.waiter));
-  e.lit(",\"ts\":");
+  e.tidTs(tidText(waitTrack(w.waiter)));
   e.ts(w.start - origin());
   e.lit(",\"dur\":");
   e.ts(w.end - w.start);
@@ -261,8 +298,7 @@ void ChromeSink::wait(const ExportWait &w) {
     f.head(flowHeads_[end].text, flowHeads_[end].size);
     f.num(id);
     f.head(pidText_.text, pidText_.size);
-    f.num(end ? waitTrack(w.waiter) : w.releaser);
-    f.lit(",\"ts\":");
+    f.tidTs(tidText(end ? waitTrack(w.waiter) : w.releaser));
     f.ts(w.end - 1 - origin());
     *f.p++ = '}';
     out_->commit(f.p);

@@ -30,6 +30,14 @@ class ChromeSink : public TimelineSink {
     std::string text;
     size_t size = 0;
   };
+  // A tid (or a track's pseudo-tid) as every event writes it, 'TID,"ts":',
+  // in a table by a hash of the tid (a thread's events are millions, its
+  // digits the same each time).
+  struct TidText {
+    uint32_t tid = 0;
+    uint32_t size = 0;  // 0: empty
+    char text[24];
+  };
 
   // The second track per thread that carries its waits: a pseudo-tid above
   // any Linux tid (pid_max is at most 2^22) and below 2^31, since readers
@@ -74,6 +82,8 @@ class ChromeSink : public TimelineSink {
   std::vector<Head> cpuHeads_, counterHeads_;
   Head flowHeads_[2];  // a flow's start and end, up to its id
   Head pidText_;       // ',"pid":PID,"tid":'
+  const TidText &tidText(uint32_t tid);
+  std::vector<TidText> tidTexts_ = std::vector<TidText>(1024);
   QSet<uint32_t> userTracks_;
   ExportOutput *out_;
   bool any_ = false;
