@@ -281,6 +281,11 @@ void PerfettoSink::threadEnd(uint32_t tid, int64_t t) {
 // after it) under one named after the object.
 uint64_t PerfettoSink::objectTrack(const ExportWait &w) {
   const uint64_t uuid = objectWaiterTrack(w.objectId, w.waiter);
+  // Tracks described lately, by a hash of their uuid: most waits find
+  // theirs here, without the set's lookup.
+  uint64_t &seen = seenTracks_[(uint32_t(uuid ^ (uuid >> 24)) * 2654435761u) >> 22];
+  if (seen == uuid) return uuid;
+  seen = uuid;
   if (!objectTracks_.insert(uuid).second) return uuid;
   const uint64_t parent = kObjectTrack | w.objectId;
   if (objectTracks_.insert(parent).second) {

@@ -96,6 +96,7 @@ class PerfettoSink : public TimelineSink {
   std::unordered_map<uint32_t, Task> tasks_;  // by tid
   // object, object x waiter and user-thread tracks described
   std::unordered_set<uint64_t> objectTracks_;
+  std::vector<uint64_t> seenTracks_ = std::vector<uint64_t>(1024);  // 0: none
   uint64_t flows_ = 0;
 };
 
