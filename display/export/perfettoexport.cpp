@@ -250,7 +250,7 @@ void PerfettoSink::taskState(Task *k, int64_t t, int state, int cpu) {
   k->last = state;
 }
 
-PerfettoSink::Task &PerfettoSink::task(uint32_t tid) {
+inline PerfettoSink::Task &PerfettoSink::task(uint32_t tid) {
   // A thread's states come one after another: one lookup per thread.
   if (tid != lastTid_ || !lastTask_) {
     lastTask_ = &tasks_[tid];
