@@ -66,22 +66,8 @@ class ProtoEncoder {
     if (p.size_ > 0) message(field, p);
   }
 
-  // A varint written at p (at most 10 bytes; up to 8 more may be
-  // overwritten); returns where it ends.
+  // A varint written at p (at most 10 bytes); returns where it ends.
   static char *putVarint(char *p, uint64_t v) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (v >= (1ull << 28) && v < (1ull << 56)) {
-      // 5 to 8 bytes (a timestamp in nanoseconds: 7) in one store: each
-      // 7 bits moved to a byte of their own, the continuation bits set on
-      // all but the last.
-      uint64_t x = 0;
-      for (int i = 0; i < 8; i++) x |= (v & (0x7full << (7 * i))) << i;
-      const int n = (64 - __builtin_clzll(v) + 6) / 7;
-      x |= 0x8080808080808080ull >> (64 - 8 * (n - 1));
-      std::memcpy(p, &x, 8);
-      return p + n;
-    }
-#endif
     while (v >= 0x80) {
       *p++ = char((v & 0x7f) | 0x80);
       v >>= 7;
@@ -189,11 +175,7 @@ struct ProtoWriter {
     }
     const size_t more = size_t(ProtoEncoder::varintSize(n)) - 1;
     std::memmove(body + more, body, n);
-    // Byte by byte (not putVarint's one store): the body follows at once.
-    size_t v = n;
-    char *q = length;
-    for (; v >= 0x80; v >>= 7) *q++ = char((v & 0x7f) | 0x80);
-    *q = char(v);
+    ProtoEncoder::putVarint(length, n);
     p += more;
   }
 };
