@@ -185,8 +185,8 @@ const ChromeSink::Head &ChromeSink::counterHead(bool cpu, int which) {
   if (h.text.empty()) {
     const QByteArray name = cpu ? "\"CPU " + QByteArray::number(which) + " busy %\""
                                 : quoted(QLatin1String(counterName(which)));
-    h = padded("{\"ph\":\"C\",\"name\":" + name.toStdString() + ",\"pid\":" +
-               std::to_string(pid()) + ",\"ts\":");
+    h = padded("{\"ph\":\"C\",\"name\":" + name.toStdString() +
+               ",\"pid\":" + std::to_string(pid()) + ",\"ts\":");
   }
   return h;
 }

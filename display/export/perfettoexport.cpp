@@ -126,7 +126,9 @@ static_assert(packet::kTimestamp < 16 && packet::kSequenceId < 16 && packet::kSe
                   packet::kTrackEvent < 16 && event::kType < 16 && event::kTrackUuid < 16 &&
                   event::kCategoryIids < 16 && event::kNameIid < 16 && kSequence < 128,
               "one-byte keys and values");
-constexpr char key(uint32_t field, ProtoEncoder::WireType t) { return char((field << 3) | t); }
+constexpr char key(uint32_t field, ProtoEncoder::WireType t) {
+  return char((field << 3) | t);
+}
 }  // namespace
 
 inline char *PerfettoSink::eventStart(ProtoWriter *w, int64_t t, char **pkt) {
@@ -312,8 +314,8 @@ const PerfettoSink::ObjectAnnotations &PerfettoSink::annotations(const ExportObj
   if (a.made) return a;
   a.made = true;
   char *data = w->open(packet::kInternedData);
-  internedEntry(w, interned::kDebugAnnotationStringValues, objectNameIid(o),
-                o.nameUtf8.constData(), size_t(o.nameUtf8.size()));
+  internedEntry(w, interned::kDebugAnnotationStringValues, objectNameIid(o), o.nameUtf8.constData(),
+                size_t(o.nameUtf8.size()));
   if (!o.callSiteUtf8.isEmpty())
     internedEntry(w, interned::kDebugAnnotationStringValues, callSiteIid(o),
                   o.callSiteUtf8.constData(), size_t(o.callSiteUtf8.size()));
@@ -342,8 +344,7 @@ inline void sliceFields(ProtoWriter *w, uint64_t type, uint64_t track) {
   w->rawVarint(track);
 }
 // ... and its interned category and name (iids below 128: one byte each).
-inline void namedSlice(ProtoWriter *w, uint64_t type, uint64_t track, Category cat,
-                       uint64_t name) {
+inline void namedSlice(ProtoWriter *w, uint64_t type, uint64_t track, Category cat, uint64_t name) {
   sliceFields(w, type, track);
   if (name < 0x80) {
     const char fields[] = {key(event::kCategoryIids, ProtoEncoder::kVarint), char(cat),

@@ -92,7 +92,7 @@ class PerfettoSink : public TimelineSink {
   const ObjectAnnotations &annotations(const ExportObject &o, ProtoWriter *w);
   std::vector<ObjectAnnotations> annotations_;
   ExportOutput *out_;
-  QHash<uint32_t, QString> comm_;  // thread names, by tid
+  QHash<uint32_t, QString> comm_;             // thread names, by tid
   std::unordered_map<uint32_t, Task> tasks_;  // by tid
   // object, object x waiter and user-thread tracks described
   std::unordered_set<uint64_t> objectTracks_;

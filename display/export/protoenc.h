@@ -148,7 +148,9 @@ struct ProtoWriter {
     std::memcpy(p, b, N - 1);
     p += N - 1;
   }
-  void rawVarint(uint64_t v) { p = ProtoEncoder::putVarint(p, v); }
+  void rawVarint(uint64_t v) {
+    p = ProtoEncoder::putVarint(p, v);
+  }
   void bytes(uint32_t field, const char *data, size_t n) {
     key(field, ProtoEncoder::kLength);
     p = ProtoEncoder::putVarint(p, n);
