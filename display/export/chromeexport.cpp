@@ -5,6 +5,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 
 #include "exportoutput.h"
@@ -17,13 +18,71 @@ QByteArray quoted(const QString &s) {
   QByteArray doc = QJsonDocument(QJsonArray{s}).toJson(QJsonDocument::Compact);
   return doc.mid(1, doc.size() - 2);
 }
-QByteArray num(double v) { return QByteArray::number(v, 'g', 12); }
 }  // namespace
 
 // Events are written straight into the output's buffer (ExportOutput::
 // reserve): the states and waits are millions of events, and building each
 // in a string of its own and appending it was most of the CPU.
 namespace {
+// "00" "01" ... "99": numbers are written two digits at a time.
+constexpr char kPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+// The number of v's digits, from its bit length (1233 / 4096 is just
+// over log10(2)) and one comparison (with 0 first, so that 0 has a digit).
+inline int decimalDigits(uint32_t v) {
+  static constexpr uint32_t kPow10[] = {0,      10,      100,      1000,      10000,
+                                        100000, 1000000, 10000000, 100000000, 1000000000};
+  const int t = ((32 - __builtin_clz(v | 1)) * 1233) >> 12;
+  return t + 1 - (v < kPow10[t]);
+}
+inline int decimalDigits(uint64_t v) {
+  static constexpr uint64_t kPow10[] = {0ull,
+                                        10ull,
+                                        100ull,
+                                        1000ull,
+                                        10000ull,
+                                        100000ull,
+                                        1000000ull,
+                                        10000000ull,
+                                        100000000ull,
+                                        1000000000ull,
+                                        10000000000ull,
+                                        100000000000ull,
+                                        1000000000000ull,
+                                        10000000000000ull,
+                                        100000000000000ull,
+                                        1000000000000000ull,
+                                        10000000000000000ull,
+                                        100000000000000000ull,
+                                        1000000000000000000ull,
+                                        10000000000000000000ull};
+  const int t = ((64 - __builtin_clzll(v | 1)) * 1233) >> 12;
+  return t + 1 - (v < kPow10[t]);
+}
+// v's digits at p, backwards from p + n (n its digit count). Most numbers
+// (tids, microseconds below 71 minutes) take the 32-bit divisions.
+template <typename U>
+inline void putDigits(char *p, int n, U v) {
+  char *e = p + n;
+  while (v >= 100) {
+    const U q = v / 100;
+    e -= 2;
+    std::memcpy(e, kPairs + 2 * (v - 100 * q), 2);
+    v = q;
+  }
+  if (v >= 10)
+    std::memcpy(e - 2, kPairs + 2 * v, 2);
+  else
+    e[-1] = char('0' + v);
+}
+template <typename U>
+inline char *putDecimal(char *p, U v) {
+  const int n = decimalDigits(v);
+  putDigits(p, n, v);
+  return p + n;
+}
 struct Text {
   char *p;
   template <size_t N>
@@ -35,28 +94,53 @@ struct Text {
     std::memcpy(p, s.data(), s.size());
     p += s.size();
   }
-  void num(int64_t v) { p = std::to_chars(p, p + 20, v).ptr; }
+  // A prefix made once (Head): copied whole, a fixed size, when it fits.
+  void head(const std::string &s, size_t n) {
+    if (n <= kHeadRoom)
+      std::memcpy(p, s.data(), kHeadRoom);  // s is kHeadRoom long at least
+    else
+      std::memcpy(p, s.data(), n);
+    p += n;
+  }
+  void num(uint64_t v) { p = v <= UINT32_MAX ? putDecimal(p, uint32_t(v)) : putDecimal(p, v); }
+  void num(int64_t v) {
+    if (v < 0) *p++ = '-', v = -v;
+    num(uint64_t(v));
+  }
+  void num(uint32_t v) { p = putDecimal(p, v); }
+  void tidTs(const ChromeSink::TidText &t) {
+    std::memcpy(p, t.text, sizeof t.text);
+    p += t.size;
+  }
+  void num(int v) { num(int64_t(v)); }
   // Microseconds with three decimals: nanoseconds, exactly.
   void ts(int64_t ns) {
-    if (ns < 0) {
-      *p++ = '-';
-      ns = -ns;
-    }
-    num(ns / 1000);
-    const int rest = int(ns % 1000);
+    if (ns < 0) *p++ = '-', ns = -ns;
+    const uint64_t us = uint64_t(ns) / 1000;
+    const uint32_t rest = uint32_t(uint64_t(ns) - 1000 * us);
+    num(us);
     if (!rest) return;
+    const uint32_t hundreds = rest / 100;
     p[0] = '.';
-    p[1] = char('0' + rest / 100);
-    p[2] = char('0' + rest / 10 % 10);
-    p[3] = char('0' + rest % 10);
+    p[1] = char('0' + hundreds);
+    std::memcpy(p + 2, kPairs + 2 * (rest - 100 * hundreds), 2);
     p += 4;
   }
+  static constexpr size_t kHeadRoom = 128;
 };
 // Room for an event's numbers and fixed words; names are added to it.
-constexpr size_t kEventRoom = 320;
+constexpr size_t kEventRoom = 320 + Text::kHeadRoom;
+// A prefix padded to Text::kHeadRoom bytes, and its length.
+ChromeSink::Head padded(std::string s) {
+  ChromeSink::Head h;
+  h.size = s.size();
+  s.resize(std::max(s.size(), Text::kHeadRoom), ' ');
+  h.text = std::move(s);
+  return h;
+}
 }  // namespace
 
-char *ChromeSink::begin(size_t n) {
+inline char *ChromeSink::begin(size_t n) {
   char *p = out_->reserve(n + 64);
   if (!opened_) {
     opened_ = true;
@@ -69,22 +153,42 @@ char *ChromeSink::begin(size_t n) {
   return p;
 }
 
-const std::string &ChromeSink::eventHead(const char *cat, FinalState s) {
+inline const ChromeSink::TidText &ChromeSink::tidText(uint32_t tid) {
+  TidText &t = tidTexts_[(tid * 2654435761u) >> 22];  // 1024 entries
+  if (t.tid != tid || !t.size) {
+    static const char ts[] = ",\"ts\":";
+    char *e = putDecimal(t.text, tid);
+    std::memcpy(e, ts, sizeof ts - 1);
+    t.size = uint32_t(e + sizeof ts - 1 - t.text);
+    t.tid = tid;
+  }
+  return t;
+}
+
+inline const ChromeSink::Head &ChromeSink::eventHead(const char *cat, FinalState s) {
   // '{"ph":"X","cat":"CAT","name":"LABEL","pid":PID,"tid":' by state, made
   // once: every state and wait event starts so.
-  std::string &h = (cat ? waitHeads_ : stateHeads_)[size_t(s)];
-  if (h.empty()) {
-    h = std::string("{\"ph\":\"X\",\"cat\":\"") + (cat ? cat : finalStateKey(s)) +
-        "\",\"name\":\"" + finalStateLabel(s) + "\",\"pid\":" + std::to_string(pid()) + ",\"tid\":";
+  Head &h = (cat ? waitHeads_ : stateHeads_)[size_t(s)];
+  if (__builtin_expect(h.text.empty(), 0)) {
+    h = padded(std::string("{\"ph\":\"X\",\"cat\":\"") + (cat ? cat : finalStateKey(s)) +
+               "\",\"name\":\"" + finalStateLabel(s) + "\",\"pid\":" + std::to_string(pid()) +
+               ",\"tid\":");
   }
   return h;
 }
 
-QByteArray ChromeSink::ts(int64_t t) const {
-  char b[32];
-  Text e{b};
-  e.ts(t - origin());
-  return QByteArray(b, e.p - b);
+const ChromeSink::Head &ChromeSink::counterHead(bool cpu, int which) {
+  // '{"ph":"C","name":NAME,"pid":PID,"ts":'
+  std::vector<Head> &heads = cpu ? cpuHeads_ : counterHeads_;
+  if (size_t(which) >= heads.size()) heads.resize(size_t(which) + 1);
+  Head &h = heads[size_t(which)];
+  if (h.text.empty()) {
+    const QByteArray name = cpu ? "\"CPU " + QByteArray::number(which) + " busy %\""
+                                : quoted(QLatin1String(counterName(which)));
+    h = padded("{\"ph\":\"C\",\"name\":" + name.toStdString() +
+               ",\"pid\":" + std::to_string(pid()) + ",\"ts\":");
+  }
+  return h;
 }
 
 const std::string &ChromeSink::quotedOnce(const QString &s) {
@@ -142,11 +246,10 @@ void ChromeSink::thread(const ExportThread &t) {
 
 void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
   // The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
-  const std::string &head = eventHead(nullptr, iv.state);
-  Text e{begin(head.size() + kEventRoom)};
-  e.str(head);
-  e.num(tid);
-  e.lit(",\"ts\":");
+  const Head &head = eventHead(nullptr, iv.state);
+  Text e{begin(kEventRoom)};
+  e.head(head.text, head.size);
+  e.tidTs(tidText(tid));
   e.ts(iv.start - origin());
   e.lit(",\"dur\":");
   e.ts(iv.end - iv.start);
@@ -165,12 +268,11 @@ void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
 }
 
 void ChromeSink::wait(const ExportWait &w) {
-  const std::string &head = eventHead("wait", w.state);
+  const Head &head = eventHead("wait", w.state);
   const QuotedObject &names = quotedNames(*w.object);
-  Text e{begin(head.size() + names.objectJson.size() + names.callSiteJson.size() + kEventRoom)};
-  e.str(head);
-  e.num(waitTrack(w.waiter));
-  e.lit(",\"ts\":");
+  Text e{begin(names.objectJson.size() + names.callSiteJson.size() + kEventRoom)};
+  e.head(head.text, head.size);
+  e.tidTs(tidText(waitTrack(w.waiter)));
   e.ts(w.start - origin());
   e.lit(",\"dur\":");
   e.ts(w.end - w.start);
@@ -184,20 +286,19 @@ void ChromeSink::wait(const ExportWait &w) {
   out_->commit(e.p);
   if (!w.releaser || w.open || w.releaser == w.waiter) return;
   // Who released it: from the releaser's state at the wait's end to the wait.
+  if (flowHeads_[0].text.empty()) {
+    flowHeads_[0] = padded("{\"ph\":\"s\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
+    flowHeads_[1] =
+        padded("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
+    pidText_ = padded(",\"pid\":" + std::to_string(pid()) + ",\"tid\":");
+  }
   const uint64_t id = ++flows_;
   for (int end = 0; end < 2; end++) {
     Text f{begin(kEventRoom)};
-    if (end)
-      f.lit("{\"ph\":\"f\",\"bp\":\"e\"");
-    else
-      f.lit("{\"ph\":\"s\"");
-    f.lit(",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
-    f.num(int64_t(id));
-    f.lit(",\"pid\":");
-    f.num(pid());
-    f.lit(",\"tid\":");
-    f.num(end ? waitTrack(w.waiter) : w.releaser);
-    f.lit(",\"ts\":");
+    f.head(flowHeads_[end].text, flowHeads_[end].size);
+    f.num(id);
+    f.head(pidText_.text, pidText_.size);
+    f.tidTs(tidText(end ? waitTrack(w.waiter) : w.releaser));
     f.ts(w.end - 1 - origin());
     *f.p++ = '}';
     out_->commit(f.p);
@@ -227,16 +328,27 @@ void ChromeSink::userSpan(uint32_t tid, const QString &userThread, int64_t start
         QByteArray::number(tid) + " user threads\"}}");
 }
 
+void ChromeSink::counterEvent(const Head &head, int64_t t, const char *arg, size_t argSize,
+                              double v) {
+  Text e{begin(kEventRoom)};
+  e.head(head.text, head.size);
+  e.ts(t - origin());
+  std::memcpy(e.p, arg, argSize);
+  e.p += argSize;
+  // As QByteArray::number(v, 'g', 12) wrote it: 12 significant digits.
+  e.p = std::to_chars(e.p, e.p + 40, v, std::chars_format::general, 12).ptr;
+  e.lit("}}");
+  out_->commit(e.p);
+}
+
 void ChromeSink::cpuBusy(int cpu, int64_t t, double percent) {
-  event("{\"ph\":\"C\",\"name\":\"CPU " + QByteArray::number(cpu) + " busy %\",\"pid\":" +
-        QByteArray::number(pid()) + ",\"ts\":" + ts(t) + ",\"args\":{\"busy\":" + num(percent) +
-        "}}");
+  static const char arg[] = ",\"args\":{\"busy\":";
+  counterEvent(counterHead(true, cpu), t, arg, sizeof arg - 1, percent);
 }
 
 void ChromeSink::counter(int which, int64_t t, double value) {
-  event("{\"ph\":\"C\",\"name\":" + quoted(QLatin1String(counterName(which))) + ",\"pid\":" +
-        QByteArray::number(pid()) + ",\"ts\":" + ts(t) + ",\"args\":{\"value\":" + num(value) +
-        "}}");
+  static const char arg[] = ",\"args\":{\"value\":";
+  counterEvent(counterHead(false, which), t, arg, sizeof arg - 1, value);
 }
 
 bool ChromeSink::finish(QString *error) {

@@ -24,6 +24,21 @@ class ChromeSink : public TimelineSink {
   explicit ChromeSink(ExportOutput *out) : out_(out) {}
   bool finish(QString *error) override;
 
+  // A prefix every event of a kind starts with, made once: its text,
+  // padded so that it is copied in one fixed-size piece, and its length.
+  struct Head {
+    std::string text;
+    size_t size = 0;
+  };
+  // A tid (or a track's pseudo-tid) as every event writes it, 'TID,"ts":',
+  // in a table by a hash of the tid (a thread's events are millions, its
+  // digits the same each time).
+  struct TidText {
+    uint32_t tid = 0;
+    uint32_t size = 0;  // 0: empty
+    char text[24];
+  };
+
   // The second track per thread that carries its waits: a pseudo-tid above
   // any Linux tid (pid_max is at most 2^22) and below 2^31, since readers
   // take tids as 32-bit signed integers.
@@ -49,8 +64,10 @@ class ChromeSink : public TimelineSink {
   // separator: the event is written there and committed (ExportOutput).
   char *begin(size_t n);
   // A state's (cat null) or a wait's event up to its tid.
-  const std::string &eventHead(const char *cat, FinalState s);
-  QByteArray ts(int64_t t) const;
+  const Head &eventHead(const char *cat, FinalState s);
+  // The counters' events up to their times, by CPU and by counter.
+  const Head &counterHead(bool cpu, int which);
+  void counterEvent(const Head &head, int64_t t, const char *arg, size_t argSize, double v);
   const std::string &quotedOnce(const QString &s);
   QHash<QString, std::string> quoted_;  // user threads' names, as JSON strings
   // A wait's object name and call site as JSON strings, by
@@ -61,7 +78,12 @@ class ChromeSink : public TimelineSink {
   };
   const QuotedObject &quotedNames(const ExportObject &o);
   std::vector<QuotedObject> quotedObjects_;
-  std::array<std::string, kFinalStateCount> stateHeads_, waitHeads_;
+  std::array<Head, kFinalStateCount> stateHeads_, waitHeads_;
+  std::vector<Head> cpuHeads_, counterHeads_;
+  Head flowHeads_[2];  // a flow's start and end, up to its id
+  Head pidText_;       // ',"pid":PID,"tid":'
+  const TidText &tidText(uint32_t tid);
+  std::vector<TidText> tidTexts_ = std::vector<TidText>(1024);
   QSet<uint32_t> userTracks_;
   ExportOutput *out_;
   bool any_ = false;

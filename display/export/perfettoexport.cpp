@@ -14,9 +14,17 @@ namespace {
 enum : uint32_t { kTracePacket = 1 };  // Trace.packet
 namespace packet {
 enum : uint32_t {
-  kTimestamp = 8, kSequenceId = 10, kTrackEvent = 11, kTrackDescriptor = 60,
-  kTaskState = 117, kProcessTree = 122
+  kTimestamp = 8, kSequenceId = 10, kTrackEvent = 11, kInternedData = 12, kSequenceFlags = 13,
+  kTrackDescriptor = 60, kTaskState = 117, kProcessTree = 122
 };
+enum : uint64_t { kIncrementalStateCleared = 1, kNeedsIncrementalState = 2 };  // SequenceFlags
+}
+namespace interned {  // InternedData; each entry's iid is field 1, its text field 2
+enum : uint32_t {
+  kEventCategories = 1, kEventNames = 2, kDebugAnnotationNames = 3,
+  kDebugAnnotationStringValues = 29
+};
+enum : uint32_t { kIid = 1, kText = 2 };
 }
 namespace track {  // TrackDescriptor
 enum : uint32_t { kUuid = 1, kName = 2, kProcess = 3, kThread = 4, kParentUuid = 5, kCounter = 8 };
@@ -32,13 +40,13 @@ enum : uint32_t { kUnitName = 6 };
 }
 namespace event {  // TrackEvent
 enum : uint32_t {
-  kDebugAnnotations = 4, kType = 9, kTrackUuid = 11, kCategories = 22, kName = 23,
-  kDoubleCounterValue = 44, kFlowIds = 47, kTerminatingFlowIds = 48
+  kCategoryIids = 3, kDebugAnnotations = 4, kType = 9, kNameIid = 10, kTrackUuid = 11,
+  kCategories = 22, kName = 23, kDoubleCounterValue = 44, kFlowIds = 47, kTerminatingFlowIds = 48
 };
 enum : uint64_t { kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4 };
 }
 namespace annotation {  // DebugAnnotation
-enum : uint32_t { kUintValue = 3, kStringValue = 6, kName = 10 };
+enum : uint32_t { kNameIid = 1, kUintValue = 3, kStringValueIid = 17 };
 }
 namespace task {  // GenericKernelTaskStateEvent
 enum : uint32_t { kCpu = 1, kComm = 2, kTid = 3, kState = 4 };
@@ -75,49 +83,96 @@ int taskStateOf(FinalState s) {
   }
 }
 
-void annotate(ProtoEncoder *e, const char *name, const QByteArray &utf8) {
-  if (utf8.isEmpty()) return;
-  ProtoEncoder a;
-  a.string(annotation::kName, QLatin1String(name));
-  a.bytes(annotation::kStringValue, utf8);
-  e->message(event::kDebugAnnotations, a);
+// Interned names (InternedData, iids from 1 in each table): what every
+// wait's events repeat is written once, at the start of the trace.
+enum Category : uint64_t { kCatObject = 1, kCatWait, kCatWakeup };
+enum AnnotationName : uint64_t { kArgObject = 1, kArgCallSite, kArgHolder, kArgReleaser };
+// Event names: each state's label at 1 + its index, then "release".
+uint64_t stateNameIid(FinalState s) { return 1 + uint64_t(s); }
+constexpr uint64_t kReleaseNameIid = 1 + uint64_t(kFinalStateCount);
+// Object names and call sites (debug annotation string values) by
+// ExportObject::index: interned when first used.
+uint64_t objectNameIid(const ExportObject &o) { return 1 + 2 * uint64_t(o.index); }
+uint64_t callSiteIid(const ExportObject &o) { return 2 + 2 * uint64_t(o.index); }
+
+void internedEntry(ProtoWriter *w, uint32_t table, uint64_t iid, const char *text, size_t n) {
+  char *e = w->open(table);
+  w->varint(interned::kIid, iid);
+  w->bytes(interned::kText, text, n);
+  w->close(e);
 }
-void annotate(ProtoEncoder *e, const char *name, uint64_t value) {
-  ProtoEncoder a;
-  a.string(annotation::kName, QLatin1String(name));
-  a.varint(annotation::kUintValue, value);
-  e->message(event::kDebugAnnotations, a);
-}
+
+// Room for a packet's fields besides its names (the lengths' moves included).
+constexpr size_t kPacketRoom = 192;
 
 }  // namespace
 
 void PerfettoSink::packet(uint32_t field, const ProtoEncoder &body, int64_t t) {
-  // Trace.packet's key and length, the packet's own fields, the body's key
-  // and length, then the body: written in place in the output's buffer.
-  constexpr uint64_t kTimestampKey = packet::kTimestamp << 3,
-                     kSequenceKey = packet::kSequenceId << 3;
-  const uint64_t n = uint64_t(body.size());
-  const uint64_t inner =
-      (t >= 0 ? ProtoEncoder::varintSize(kTimestampKey) + ProtoEncoder::varintSize(uint64_t(t))
-              : 0) +
-      ProtoEncoder::varintSize(kSequenceKey) + ProtoEncoder::varintSize(kSequence) +
-      ProtoEncoder::lengthHeaderSize(field, n) + n;
-  char *p = out_->reserve(n + 48);
-  p = ProtoEncoder::putVarint(p, (kTracePacket << 3) | ProtoEncoder::kLength);
-  p = ProtoEncoder::putVarint(p, inner);
-  if (t >= 0) {
-    p = ProtoEncoder::putVarint(p, kTimestampKey);
-    p = ProtoEncoder::putVarint(p, uint64_t(t));
+  ProtoWriter w{out_->reserve(size_t(body.size()) + kPacketRoom)};
+  char *pkt = w.open(kTracePacket);
+  if (t >= 0) w.varint(packet::kTimestamp, uint64_t(t));
+  w.varint(packet::kSequenceId, kSequence);
+  w.bytes(field, body.bytes(), size_t(body.size()));
+  w.close(pkt);
+  out_->commit(w.p);
+}
+
+// A TracePacket of one TrackEvent at t: its header up to the event's
+// fields (eventStart), then endEvent. The keys and the constant fields
+// are written as bytes known beforehand (the varints of the field numbers
+// below 16 and of values below 128 are one byte each).
+namespace {
+static_assert(packet::kTimestamp < 16 && packet::kSequenceId < 16 && packet::kSequenceFlags < 16 &&
+                  packet::kTrackEvent < 16 && event::kType < 16 && event::kTrackUuid < 16 &&
+                  event::kCategoryIids < 16 && event::kNameIid < 16 && kSequence < 128,
+              "one-byte keys and values");
+constexpr char key(uint32_t field, ProtoEncoder::WireType t) {
+  return char((field << 3) | t);
+}
+}  // namespace
+
+inline char *PerfettoSink::eventStart(ProtoWriter *w, int64_t t, char **pkt) {
+  *pkt = w->open(kTracePacket);
+  *w->p++ = key(packet::kTimestamp, ProtoEncoder::kVarint);
+  w->rawVarint(uint64_t(t));
+  const char fields[] = {key(packet::kSequenceId, ProtoEncoder::kVarint), char(kSequence),
+                         key(packet::kSequenceFlags, ProtoEncoder::kVarint),
+                         char(packet::kNeedsIncrementalState), 0};
+  w->raw(fields);
+  return w->open(packet::kTrackEvent);
+}
+
+inline void PerfettoSink::endEvent(ProtoWriter *w, char *event, char *pkt) {
+  w->close(event);
+  w->close(pkt);
+  out_->commit(w->p);
+}
+
+void PerfettoSink::internStatic() {
+  // The first packet: the sequence's interned state starts here.
+  ProtoWriter w{out_->reserve(16384)};
+  char *pkt = w.open(kTracePacket);
+  w.varint(packet::kSequenceId, kSequence);
+  w.varint(packet::kSequenceFlags, packet::kIncrementalStateCleared);
+  char *data = w.open(packet::kInternedData);
+  static const char *const categories[] = {"object", "wait", "wakeup"};
+  for (uint64_t i = 0; i < 3; i++)
+    internedEntry(&w, interned::kEventCategories, i + 1, categories[i], strlen(categories[i]));
+  for (int s = 0; s < kFinalStateCount; s++) {
+    const char *label = finalStateLabel(FinalState(s));
+    internedEntry(&w, interned::kEventNames, stateNameIid(FinalState(s)), label, strlen(label));
   }
-  p = ProtoEncoder::putVarint(p, kSequenceKey);
-  p = ProtoEncoder::putVarint(p, kSequence);
-  p = ProtoEncoder::putVarint(p, (uint64_t(field) << 3) | ProtoEncoder::kLength);
-  p = ProtoEncoder::putVarint(p, n);
-  if (n) std::memcpy(p, body.bytes(), n);
-  out_->commit(p + n);
+  internedEntry(&w, interned::kEventNames, kReleaseNameIid, "release", 7);
+  static const char *const args[] = {"object", "call_site", "holder_tid", "released_by_tid"};
+  for (uint64_t i = 0; i < 4; i++)
+    internedEntry(&w, interned::kDebugAnnotationNames, i + 1, args[i], strlen(args[i]));
+  w.close(data);
+  w.close(pkt);
+  out_->commit(w.p);
 }
 
 void PerfettoSink::process(const SessionInfo &info, int cpuCount) {
+  internStatic();
   QString name = QFileInfo(info.exe).fileName();
   if (name.isEmpty()) name = QStringLiteral("process %1").arg(info.pid);
   ProtoEncoder pd;
@@ -156,7 +211,13 @@ void PerfettoSink::counterTrack(uint64_t uuid, const QString &name, const char *
 void PerfettoSink::thread(const ExportThread &t) {
   const QString name = t.name + (t.probe ? QStringLiteral(" [probe]") : QString());
   comm_.insert(t.tid, name);
-  tasks_[t.tid].comm = name.toUtf8();
+  const QByteArray comm = name.toUtf8();
+  ProtoEncoder fields;
+  fields.bytes(task::kComm, comm);
+  fields.varint(task::kTid, t.tid);
+  Task &k = tasks_[t.tid];
+  k.commTid.assign(fields.bytes(), size_t(fields.size()));
+  lastTask_ = nullptr;  // looked up again
   ProtoEncoder thd;
   thd.varint(thr::kPid, pid());
   thd.varint(thr::kTid, t.tid);
@@ -176,33 +237,57 @@ void PerfettoSink::thread(const ExportThread &t) {
   packet(packet::kProcessTree, pt, std::max<int64_t>(0, origin()));
 }
 
-void PerfettoSink::taskState(Task *k, uint32_t tid, int64_t t, int state, int cpu) {
-  ProtoEncoder e;
-  if (state == task::kRunning && cpu >= 0) e.varint(task::kCpu, uint32_t(cpu));
-  e.bytes(task::kComm, k->comm);
-  e.varint(task::kTid, tid);
-  e.varint(task::kState, uint64_t(state));
-  packet(packet::kTaskState, e, t);
+void PerfettoSink::taskState(Task *k, int64_t t, int state, int cpu) {
+  ProtoWriter w{out_->reserve(k->commTid.size() + kPacketRoom)};
+  char *pkt = w.open(kTracePacket);
+  w.varint(packet::kTimestamp, uint64_t(t));
+  w.varint(packet::kSequenceId, kSequence);
+  char *e = w.open(packet::kTaskState);
+  if (state == task::kRunning && cpu >= 0) w.varint(task::kCpu, uint32_t(cpu));
+  w.encoded(k->commTid.data(), k->commTid.size());
+  w.varint(task::kState, uint64_t(state));
+  w.close(e);
+  w.close(pkt);
+  out_->commit(w.p);
   k->last = state;
+}
+
+inline PerfettoSink::Task &PerfettoSink::task(uint32_t tid) {
+  // A thread's states come one after another: one lookup per thread.
+  if (tid != lastTid_ || !lastTask_) {
+    lastTask_ = &tasks_[tid];
+    lastTid_ = tid;
+    if (lastTask_->commTid.empty()) {  // a thread never described: its tid alone
+      ProtoEncoder fields;
+      fields.varint(task::kTid, tid);
+      lastTask_->commTid.assign(fields.bytes(), size_t(fields.size()));
+    }
+  }
+  return *lastTask_;
 }
 
 void PerfettoSink::state(uint32_t tid, const StateInterval &iv) {
   const int s = taskStateOf(iv.state);
-  Task &k = tasks_[tid];
+  Task &k = task(tid);
   if (k.last == s && s != task::kRunning) return;  // a run of the same Linux state
   if (k.last == task::kRunning && s == task::kRunning)
-    taskState(&k, tid, iv.start, task::kRunnable, -1);  // moved to another CPU
-  taskState(&k, tid, iv.start, s, iv.cpu);
+    taskState(&k, iv.start, task::kRunnable, -1);  // moved to another CPU
+  taskState(&k, iv.start, s, iv.cpu);
 }
 
 void PerfettoSink::threadEnd(uint32_t tid, int64_t t) {
-  taskState(&tasks_[tid], tid, t, task::kDead, -1);
+  taskState(&task(tid), t, task::kDead, -1);
 }
 
 // A sync object as a track of its waits, a child track per waiter (named
 // after it) under one named after the object.
 uint64_t PerfettoSink::objectTrack(const ExportWait &w) {
   const uint64_t uuid = objectWaiterTrack(w.objectId, w.waiter);
+  // Tracks described lately, by a hash of their uuid: most waits find
+  // theirs here, without the set's lookup.
+  uint64_t &seen = seenTracks_[(uint32_t(uuid ^ (uuid >> 24)) * 2654435761u) >> 22];
+  if (seen == uuid) return uuid;
+  seen = uuid;
   if (!objectTracks_.insert(uuid).second) return uuid;
   const uint64_t parent = kObjectTrack | w.objectId;
   if (objectTracks_.insert(parent).second) {
@@ -220,94 +305,128 @@ uint64_t PerfettoSink::objectTrack(const ExportWait &w) {
   return uuid;
 }
 
-// A wait's object and call site annotations, encoded once per object.
-const PerfettoSink::ObjectAnnotations &PerfettoSink::annotations(const ExportObject &o) {
+// A wait's object and call site as debug annotations of interned names
+// and values, encoded once per object; the first use interns the values.
+const PerfettoSink::ObjectAnnotations &PerfettoSink::annotations(const ExportObject &o,
+                                                                 ProtoWriter *w) {
   if (o.index >= annotations_.size()) annotations_.resize(o.index + 1);
   ObjectAnnotations &a = annotations_[o.index];
-  if (!a.made) {
-    a.made = true;
-    ProtoEncoder e;
-    annotate(&e, "object", o.nameUtf8);
-    a.objectSize = size_t(e.size());
-    annotate(&e, "call_site", o.callSiteUtf8);
-    a.both.assign(e.bytes(), size_t(e.size()));
+  if (a.made) return a;
+  a.made = true;
+  char *data = w->open(packet::kInternedData);
+  internedEntry(w, interned::kDebugAnnotationStringValues, objectNameIid(o), o.nameUtf8.constData(),
+                size_t(o.nameUtf8.size()));
+  if (!o.callSiteUtf8.isEmpty())
+    internedEntry(w, interned::kDebugAnnotationStringValues, callSiteIid(o),
+                  o.callSiteUtf8.constData(), size_t(o.callSiteUtf8.size()));
+  w->close(data);
+  ProtoEncoder e, arg;
+  arg.varint(annotation::kNameIid, kArgObject);
+  arg.varint(annotation::kStringValueIid, objectNameIid(o));
+  e.message(event::kDebugAnnotations, arg);
+  a.objectSize = size_t(e.size());
+  if (!o.callSiteUtf8.isEmpty()) {
+    arg.clear();
+    arg.varint(annotation::kNameIid, kArgCallSite);
+    arg.varint(annotation::kStringValueIid, callSiteIid(o));
+    e.message(event::kDebugAnnotations, arg);
   }
+  a.both.assign(e.bytes(), size_t(e.size()));
   return a;
 }
 
-// A slice's category and name (its state's label) as encoded fields, by
-// state: the same few for a million waits.
-const std::string &PerfettoSink::sliceNames(bool onObject, FinalState s) {
-  std::string &f = (onObject ? objectSliceNames_ : waitSliceNames_)[size_t(s)];
-  if (f.empty()) {
-    ProtoEncoder e;
-    e.string(event::kCategories, QLatin1String(onObject ? "object" : "wait"));
-    e.string(event::kName, QLatin1String(finalStateLabel(s)));
-    f.assign(e.bytes(), size_t(e.size()));
-  }
-  return f;
+namespace {
+// A TrackEvent's type and track.
+inline void sliceFields(ProtoWriter *w, uint64_t type, uint64_t track) {
+  const char fields[] = {key(event::kType, ProtoEncoder::kVarint), char(type),
+                         key(event::kTrackUuid, ProtoEncoder::kVarint), 0};
+  w->raw(fields);
+  w->rawVarint(track);
 }
+// ... and its interned category and name (iids below 128: one byte each).
+inline void namedSlice(ProtoWriter *w, uint64_t type, uint64_t track, Category cat, uint64_t name) {
+  sliceFields(w, type, track);
+  if (name < 0x80) {
+    const char fields[] = {key(event::kCategoryIids, ProtoEncoder::kVarint), char(cat),
+                           key(event::kNameIid, ProtoEncoder::kVarint), char(name), 0};
+    w->raw(fields);
+  } else {
+    w->varint(event::kCategoryIids, cat);
+    w->varint(event::kNameIid, name);
+  }
+}
+// A DebugAnnotation of an interned name (below 128) and an integer.
+inline void uintArg(ProtoWriter *w, AnnotationName name, uint64_t v) {
+  char *a = w->open(event::kDebugAnnotations);
+  const char fields[] = {key(annotation::kNameIid, ProtoEncoder::kVarint), char(name),
+                         key(annotation::kUintValue, ProtoEncoder::kVarint), 0};
+  w->raw(fields);
+  w->rawVarint(v);
+  *a = char(w->p - a - 1);  // below 128
+}
+}  // namespace
 
 void PerfettoSink::wait(const ExportWait &w) {
+  char *pkt, *ev;
   if (w.objectId) {
     // On the object's track: its waiters one under another.
     const uint64_t on = objectTrack(w);
-    const std::string &names = sliceNames(true, w.state);
-    ProtoEncoder b;
-    b.varint(event::kType, event::kSliceBegin);
-    b.varint(event::kTrackUuid, on);
-    b.encoded(names.data(), names.size());
-    packet(packet::kTrackEvent, b, w.start);
-    ProtoEncoder e;
-    e.varint(event::kType, event::kSliceEnd);
-    e.varint(event::kTrackUuid, on);
-    packet(packet::kTrackEvent, e, w.end);
+    ProtoWriter b{out_->reserve(kPacketRoom)};
+    ev = eventStart(&b, w.start, &pkt);
+    namedSlice(&b, event::kSliceBegin, on, kCatObject, stateNameIid(w.state));
+    endEvent(&b, ev, pkt);
+    ProtoWriter e{out_->reserve(kPacketRoom)};
+    ev = eventStart(&e, w.end, &pkt);
+    sliceFields(&e, event::kSliceEnd, on);
+    endEvent(&e, ev, pkt);
   }
   const uint64_t trackUuid = kThreadTrack | w.waiter;
-  const std::string &sliceNamed = sliceNames(false, w.state);
-  const ObjectAnnotations &names = annotations(*w.object);
-  ProtoEncoder b;
-  b.varint(event::kType, event::kSliceBegin);
-  b.varint(event::kTrackUuid, trackUuid);
-  b.encoded(sliceNamed.data(), sliceNamed.size());
+  const ExportObject &o = *w.object;
+  ProtoWriter b{out_->reserve(size_t(o.nameUtf8.size() + o.callSiteUtf8.size()) + 2 * kPacketRoom)};
+  const bool interning = o.index >= annotations_.size() || !annotations_[o.index].made;
+  if (!interning) {
+    ev = eventStart(&b, w.start, &pkt);
+  } else {
+    pkt = b.open(kTracePacket);
+    b.varint(packet::kTimestamp, uint64_t(w.start));
+    b.varint(packet::kSequenceId, kSequence);
+    b.varint(packet::kSequenceFlags, packet::kNeedsIncrementalState);
+    annotations(o, &b);  // interns them, in this packet
+    ev = b.open(packet::kTrackEvent);
+  }
+  const ObjectAnnotations &names = annotations_[o.index];
+  namedSlice(&b, event::kSliceBegin, trackUuid, kCatWait, stateNameIid(w.state));
   b.encoded(names.both.data(), names.both.size());
-  if (w.holder) annotate(&b, "holder_tid", w.holder);
-  if (w.releaser) annotate(&b, "released_by_tid", w.releaser);
-  packet(packet::kTrackEvent, b, w.start);
+  if (w.holder) uintArg(&b, kArgHolder, w.holder);
+  if (w.releaser) uintArg(&b, kArgReleaser, w.releaser);
+  endEvent(&b, ev, pkt);
   const bool flow = w.releaser && !w.open && w.releaser != w.waiter;
   const uint64_t id = flow ? ++flows_ : 0;
   if (flow) {
     // The release: an instant on the releaser's track, flowing to the wait.
-    static const std::string released = [] {
-      ProtoEncoder e;
-      e.string(event::kCategories, QLatin1String("wakeup"));
-      e.string(event::kName, QLatin1String("release"));
-      return std::string(e.bytes(), size_t(e.size()));
-    }();
-    ProtoEncoder r;
-    r.varint(event::kType, event::kInstant);
-    r.varint(event::kTrackUuid, kThreadTrack | w.releaser);
-    r.encoded(released.data(), released.size());
+    ProtoWriter r{out_->reserve(kPacketRoom + names.objectSize)};
+    ev = eventStart(&r, w.end, &pkt);
+    namedSlice(&r, event::kInstant, kThreadTrack | w.releaser, kCatWakeup, kReleaseNameIid);
     r.encoded(names.both.data(), names.objectSize);
     r.fixed64(event::kFlowIds, id);
-    packet(packet::kTrackEvent, r, w.end);
+    endEvent(&r, ev, pkt);
   }
-  ProtoEncoder e;
-  e.varint(event::kType, event::kSliceEnd);
-  e.varint(event::kTrackUuid, trackUuid);
+  ProtoWriter e{out_->reserve(kPacketRoom)};
+  ev = eventStart(&e, w.end, &pkt);
+  sliceFields(&e, event::kSliceEnd, trackUuid);
   if (flow) e.fixed64(event::kTerminatingFlowIds, id);
-  packet(packet::kTrackEvent, e, w.end);
+  endEvent(&e, ev, pkt);
 }
 
 void PerfettoSink::counterValue(uint64_t trackUuid, int64_t t, double value) {
-  ProtoEncoder e;
-  e.varint(event::kType, event::kCounter);
-  e.varint(event::kTrackUuid, trackUuid);
   uint64_t bits;
   static_assert(sizeof bits == sizeof value, "a double is 64 bits");
   std::memcpy(&bits, &value, sizeof bits);
+  ProtoWriter e{out_->reserve(kPacketRoom)};
+  char *pkt, *ev = eventStart(&e, t, &pkt);
+  sliceFields(&e, event::kCounter, trackUuid);
   e.fixed64(event::kDoubleCounterValue, bits);
-  packet(packet::kTrackEvent, e, t);
+  endEvent(&e, ev, pkt);
 }
 
 void PerfettoSink::userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) {

@@ -119,6 +119,69 @@ class ProtoEncoder {
   qsizetype capacity_ = sizeof inline_;
 };
 
+// Fields written straight into memory the caller reserved (ExportOutput::
+// reserve), for messages written by the million (Perfetto's TracePackets):
+// no buffer of their own, no copy. A nested message's length is one byte
+// until it is closed, and moved over only if it came to 128 bytes or more.
+struct ProtoWriter {
+  char *p;
+
+  void key(uint32_t field, ProtoEncoder::WireType t) {
+    p = ProtoEncoder::putVarint(p, (uint64_t(field) << 3) | t);
+  }
+  void varint(uint32_t field, uint64_t v) {
+    key(field, ProtoEncoder::kVarint);
+    p = ProtoEncoder::putVarint(p, v);
+  }
+  void fixed64(uint32_t field, uint64_t v) {
+    key(field, ProtoEncoder::kFixed64);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    std::memcpy(p, &v, 8);  // the wire's byte order: one store
+#else
+    for (int i = 0; i < 8; i++) p[i] = char((v >> (8 * i)) & 0xff);
+#endif
+    p += 8;
+  }
+  // Bytes known when compiled (keys and small values together).
+  template <size_t N>
+  void raw(const char (&b)[N]) {
+    std::memcpy(p, b, N - 1);
+    p += N - 1;
+  }
+  void rawVarint(uint64_t v) {
+    p = ProtoEncoder::putVarint(p, v);
+  }
+  void bytes(uint32_t field, const char *data, size_t n) {
+    key(field, ProtoEncoder::kLength);
+    p = ProtoEncoder::putVarint(p, n);
+    std::memcpy(p, data, n);
+    p += n;
+  }
+  // Bytes of fields encoded beforehand.
+  void encoded(const char *data, size_t n) {
+    std::memcpy(p, data, n);
+    p += n;
+  }
+  // A nested message: open() writes its key and leaves a byte for its
+  // length; close(what open returned) writes the length.
+  char *open(uint32_t field) {
+    key(field, ProtoEncoder::kLength);
+    return p++;
+  }
+  void close(char *length) {
+    char *body = length + 1;
+    const size_t n = size_t(p - body);
+    if (n < 0x80) {
+      *length = char(n);
+      return;
+    }
+    const size_t more = size_t(ProtoEncoder::varintSize(n)) - 1;
+    std::memmove(body + more, body, n);
+    ProtoEncoder::putVarint(length, n);
+    p += more;
+  }
+};
+
 }  // namespace tmon
 
 #endif

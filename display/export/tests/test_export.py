@@ -314,7 +314,23 @@ S = pb.GenericKernelTaskStateEvent
 out = {"threads": {}, "states": collections.defaultdict(list), "slices": [], "flows": 0,
        "counters": {}, "counter_values": 0, "process": None}
 open_slices = {}
+# Interned names and values (what trace_processor does with InternedData):
+# the first packet must clear the sequence's state before any is used.
+interned = {"event_names": {}, "event_categories": {}, "debug_annotation_names": {},
+            "debug_annotation_string_values": {}}
+cleared = False
 for p in t.packet:
+    if p.sequence_flags & pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED:
+        cleared = True
+        for table in interned.values():
+            table.clear()
+    if p.HasField("interned_data"):
+        assert cleared, "interned data before the sequence's state was cleared"
+        for table, names in interned.items():
+            for entry in getattr(p.interned_data, table):
+                names[entry.iid] = entry.str.decode() if table.endswith("values") else entry.name
+    if p.sequence_flags & pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE:
+        assert cleared, "a packet needs interned state that no packet cleared"
     if p.HasField("track_descriptor"):
         d = p.track_descriptor
         if d.HasField("thread"):
@@ -331,8 +347,15 @@ for p in t.packet:
     elif p.HasField("track_event"):
         e = p.track_event
         if e.type == e.TYPE_SLICE_BEGIN:
-            args = {a.name: (a.string_value or a.uint_value) for a in e.debug_annotations}
-            open_slices[e.track_uuid] = (p.timestamp, e.name, args)
+            args = {}
+            for a in e.debug_annotations:
+                name = interned["debug_annotation_names"][a.name_iid] if a.name_iid else a.name
+                args[name] = (interned["debug_annotation_string_values"][a.string_value_iid]
+                              if a.string_value_iid else a.string_value or a.uint_value)
+            name = interned["event_names"][e.name_iid] if e.name_iid else e.name
+            cats = [interned["event_categories"][c] for c in e.category_iids] + list(e.categories)
+            out.setdefault("categories", collections.Counter())[",".join(cats)] += 1
+            open_slices[e.track_uuid] = (p.timestamp, name, args)
         elif e.type == e.TYPE_SLICE_END:
             b = open_slices.pop(e.track_uuid)
             out["slices"].append({"tid": e.track_uuid & 0xffffffff, "track": e.track_uuid,
@@ -341,6 +364,8 @@ for p in t.packet:
                                   "flow_in": len(e.terminating_flow_ids)})
         elif e.type == e.TYPE_INSTANT:
             out["flows"] += len(e.flow_ids)
+            out.setdefault("instants", collections.Counter())[
+                interned["event_names"][e.name_iid] if e.name_iid else e.name] += 1
         elif e.type == e.TYPE_COUNTER:
             out["counter_values"] += 1
 print(json.dumps(out))
@@ -402,6 +427,12 @@ def test_perfetto_mutex_hold():
          "perfetto: waits on big_lock's own tracks, s")
     check(all("timed_lock" in s["args"].get("call_site", "") for s in waits),
           "waits annotated with their call site")
+    # Names, categories and annotations interned: each resolves to its text.
+    check(all(s["name"].startswith("Blocked") for s in waits),
+          f"waits named by their state: {sorted({s['name'] for s in waits})}")
+    check(got["categories"]["wait"] >= len(waits) and got["categories"]["object"] >= len(on_lock),
+          f"slices' categories {got['categories']}")
+    check(got["instants"]["release"] == got["flows"], f"release instants {got['instants']}")
     check(got["flows"] >= len(waits) // 2 and sum(s["flow_in"] for s in waits) == got["flows"],
           f"{got['flows']} wakeup flows for {len(waits)} waits")
     check(any(n == "CPU 0 busy" for n in got["counters"].values()) and got["counter_values"] > 10,
