@@ -174,6 +174,7 @@ void MainWindow::openCaptureFile(const QString &path, double atSeconds,
 void MainWindow::replaceTab(int index, tmui::SessionView *page) {
   putInTab(index, page, page->title());
   followTitle(page);
+  page->catchUpShownViews();
 }
 
 void MainWindow::putInTab(int index, QWidget *widget, const QString &title) {
@@ -193,24 +194,26 @@ struct MainWindow::Seek {
   QPointer<CaptureLoader> loader;
   QPointer<SeekStill> still;
   double backSeconds = -1;
+  QString reading;  // what the still says
 };
 
 void MainWindow::followSeeks(tmui::SessionView *page, const QString &path) {
   // A long capture shows a window of it: a click on its whole run reads
   // another. The page goes at once, a still picture of it holding the tab,
   // so that two windows are never held together; the new page replaces the
-  // still when it is read.
+  // still when it is read. The read starts first: picturing the page
+  // (about 8 ms of the GUI thread) runs beside it.
   auto seek = std::make_shared<Seek>();
   connect(page, &tmui::SessionView::seekRequested, this,
           [this, page, path, seek](double endSeconds) {
-            if (!seek->still) {
-              const int at = tabs_->indexOf(page);
-              if (at < 0) return;
-              seek->backSeconds = page->shownEndSeconds();
-              seek->still = new SeekStill(page->grab(), page->title());
-              putInTab(at, seek->still, page->title());
-            }
+            if (seek->still) return readWindow(seek, path, endSeconds, false);
+            const int at = tabs_->indexOf(page);
+            if (at < 0) return;
+            seek->backSeconds = page->shownEndSeconds();
             readWindow(seek, path, endSeconds, false);
+            seek->still = new SeekStill(page->grab(), page->title());
+            seek->still->setText(seek->reading);
+            putInTab(at, seek->still, page->title());
           });
 }
 
@@ -218,9 +221,9 @@ void MainWindow::readWindow(const std::shared_ptr<Seek> &seek, const QString &pa
                             double endSeconds, bool goingBack) {
   // A newer click abandons the read still running.
   if (seek->loader) seek->loader->abandon();
-  const QString reading = tr("Reading the window ending at %1 s…").arg(endSeconds, 0, 'f', 1);
-  seek->still->setText(reading);
-  statusBar()->showMessage(reading);
+  seek->reading = tr("Reading the window ending at %1 s…").arg(endSeconds, 0, 'f', 1);
+  if (seek->still) seek->still->setText(seek->reading);
+  statusBar()->showMessage(seek->reading);
   auto *loader = new CaptureLoader(path, endSeconds, this);
   seek->loader = loader;
   connect(loader, &CaptureLoader::finished, this,
