@@ -11,7 +11,7 @@
 // this measured until 2026-11-29), the process's CPU and the GUI thread's,
 // one JSON line each. Run it with QT_QPA_PLATFORM=offscreen.
 //
-//   tm-bench-displayseek CAPTURE [SEEKS (5)]
+//   tm-bench-displayseek CAPTURE [SEEKS (5)] [PNG: the last seek's page, as painted]
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QTabWidget>
@@ -46,7 +46,7 @@ void waitFor(Done done) {
 int main(int argc, char **argv) {
   QApplication app(argc, argv);
   if (argc < 2) {
-    std::fprintf(stderr, "usage: tm-bench-displayseek CAPTURE [SEEKS]\n");
+    std::fprintf(stderr, "usage: tm-bench-displayseek CAPTURE [SEEKS] [PNG]\n");
     return 1;
   }
   const QString path = QString::fromLocal8Bit(argv[1]);
@@ -104,6 +104,10 @@ int main(int argc, char **argv) {
         at, static_cast<long long>(wall.elapsed()), static_cast<long long>(pageMs),
         cpuMs(CLOCK_PROCESS_CPUTIME_ID) - cpu, cpuMs(CLOCK_THREAD_CPUTIME_ID) - gui);
     std::fflush(stdout);
+  }
+  if (argc > 3 && !w.grab().save(QString::fromLocal8Bit(argv[3]))) {
+    std::fprintf(stderr, "tm-bench-displayseek: cannot write %s\n", argv[3]);
+    return 1;
   }
   return 0;
 }

@@ -194,26 +194,26 @@ struct MainWindow::Seek {
   QPointer<CaptureLoader> loader;
   QPointer<SeekStill> still;
   double backSeconds = -1;
-  QString reading;  // what the still says
 };
 
 void MainWindow::followSeeks(tmui::SessionView *page, const QString &path) {
   // A long capture shows a window of it: a click on its whole run reads
   // another. The page goes at once, a still picture of it holding the tab,
   // so that two windows are never held together; the new page replaces the
-  // still when it is read. The read starts first: picturing the page
-  // (about 8 ms of the GUI thread) runs beside it.
+  // still when it is read. The read starts after the still, not beside it:
+  // begun before the grab it held 30-45 MiB more at the peak (the hour,
+  // docs/benchmarks.md "The display's seek").
   auto seek = std::make_shared<Seek>();
   connect(page, &tmui::SessionView::seekRequested, this,
           [this, page, path, seek](double endSeconds) {
-            if (seek->still) return readWindow(seek, path, endSeconds, false);
-            const int at = tabs_->indexOf(page);
-            if (at < 0) return;
-            seek->backSeconds = page->shownEndSeconds();
+            if (!seek->still) {
+              const int at = tabs_->indexOf(page);
+              if (at < 0) return;
+              seek->backSeconds = page->shownEndSeconds();
+              seek->still = new SeekStill(page->grab(), page->title());
+              putInTab(at, seek->still, page->title());
+            }
             readWindow(seek, path, endSeconds, false);
-            seek->still = new SeekStill(page->grab(), page->title());
-            seek->still->setText(seek->reading);
-            putInTab(at, seek->still, page->title());
           });
 }
 
@@ -221,9 +221,9 @@ void MainWindow::readWindow(const std::shared_ptr<Seek> &seek, const QString &pa
                             double endSeconds, bool goingBack) {
   // A newer click abandons the read still running.
   if (seek->loader) seek->loader->abandon();
-  seek->reading = tr("Reading the window ending at %1 s…").arg(endSeconds, 0, 'f', 1);
-  if (seek->still) seek->still->setText(seek->reading);
-  statusBar()->showMessage(seek->reading);
+  const QString reading = tr("Reading the window ending at %1 s…").arg(endSeconds, 0, 'f', 1);
+  seek->still->setText(reading);
+  statusBar()->showMessage(reading);
   auto *loader = new CaptureLoader(path, endSeconds, this);
   seek->loader = loader;
   connect(loader, &CaptureLoader::finished, this,
