@@ -3,12 +3,15 @@
 // 1400x900 main window opens the capture (its first 10 s window); then, for
 // each of SEEKS positions spread over the run, the page is asked to seek as
 // a click on its whole-run strip asks (SessionView::seekRequested), and the
-// clock runs until the new page has replaced it in its tab and painted: the
-// read on CaptureLoader's thread (index, window, settle, overview), the
-// page made on the GUI thread, its first paint. Wall, the process's CPU and
-// the GUI thread's, one JSON line each. Run it with QT_QPA_PLATFORM=offscreen.
+// clock runs until the new page has replaced it in its tab and painted with
+// its data: the read on CaptureLoader's thread (index, window, settle,
+// overview), the page made on the GUI thread, the shown views' rebuilds (on
+// workers for a large window) and the paint that shows them. Wall (and, as
+// page_ms, until the page was first painted, before its views' data: what
+// this measured until 2026-11-29), the process's CPU and the GUI thread's,
+// one JSON line each. Run it with QT_QPA_PLATFORM=offscreen.
 //
-//   tm-bench-displayseek CAPTURE [SEEKS (5)]
+//   tm-bench-displayseek CAPTURE [SEEKS (5)] [PNG: the last seek's page, as painted]
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QTabWidget>
@@ -18,6 +21,7 @@
 
 #include "capturewindow.h"
 #include "mainwindow.h"
+#include "modelview.h"
 #include "sessionview.h"
 
 namespace {
@@ -42,7 +46,7 @@ void waitFor(Done done) {
 int main(int argc, char **argv) {
   QApplication app(argc, argv);
   if (argc < 2) {
-    std::fprintf(stderr, "usage: tm-bench-displayseek CAPTURE [SEEKS]\n");
+    std::fprintf(stderr, "usage: tm-bench-displayseek CAPTURE [SEEKS] [PNG]\n");
     return 1;
   }
   const QString path = QString::fromLocal8Bit(argv[1]);
@@ -83,10 +87,27 @@ int main(int argc, char **argv) {
       return 1;
     }
     page->repaint();
-    std::printf("{\"seek_s\":%.1f,\"wall_ms\":%lld,\"cpu_ms\":%.1f,\"gui_cpu_ms\":%.1f}\n", at,
-                static_cast<long long>(wall.elapsed()), cpuMs(CLOCK_PROCESS_CPUTIME_ID) - cpu,
-                cpuMs(CLOCK_THREAD_CPUTIME_ID) - gui);
+    const qint64 pageMs = wall.elapsed();
+    // Done when the views on screen show the new window: those of a large
+    // window compute on workers after the page is in its tab.
+    waitFor([&] {
+      for (int v = 0; v < tmui::kViewCount; v++) {
+        const tmui::ModelView *view = page->view(tmui::ViewKind(v));
+        if (view && view->showing() && view->behind()) return false;
+      }
+      return true;
+    });
+    page->repaint();
+    std::printf(
+        "{\"seek_s\":%.1f,\"wall_ms\":%lld,\"page_ms\":%lld,\"cpu_ms\":%.1f,"
+        "\"gui_cpu_ms\":%.1f}\n",
+        at, static_cast<long long>(wall.elapsed()), static_cast<long long>(pageMs),
+        cpuMs(CLOCK_PROCESS_CPUTIME_ID) - cpu, cpuMs(CLOCK_THREAD_CPUTIME_ID) - gui);
     std::fflush(stdout);
+  }
+  if (argc > 3 && !w.grab().save(QString::fromLocal8Bit(argv[3]))) {
+    std::fprintf(stderr, "tm-bench-displayseek: cannot write %s\n", argv[3]);
+    return 1;
   }
   return 0;
 }

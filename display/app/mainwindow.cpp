@@ -174,6 +174,7 @@ void MainWindow::openCaptureFile(const QString &path, double atSeconds,
 void MainWindow::replaceTab(int index, tmui::SessionView *page) {
   putInTab(index, page, page->title());
   followTitle(page);
+  page->catchUpShownViews();
 }
 
 void MainWindow::putInTab(int index, QWidget *widget, const QString &title) {
@@ -199,7 +200,9 @@ void MainWindow::followSeeks(tmui::SessionView *page, const QString &path) {
   // A long capture shows a window of it: a click on its whole run reads
   // another. The page goes at once, a still picture of it holding the tab,
   // so that two windows are never held together; the new page replaces the
-  // still when it is read.
+  // still when it is read. The read starts after the still, not beside it:
+  // begun before the grab it held 30-45 MiB more at the peak (the hour,
+  // docs/benchmarks.md "The display's seek").
   auto seek = std::make_shared<Seek>();
   connect(page, &tmui::SessionView::seekRequested, this,
           [this, page, path, seek](double endSeconds) {

@@ -144,6 +144,7 @@ QString OverviewBuild::status() const {
 
 void OverviewBuild::attach(tmui::WholeRunStrip *strip) {
   strip->keep(shared_from_this());
+  strip->shareDrawing(drawing_);
   if (pending_.empty()) return;
   strip->setBuilding(run_, pending_, status());
   connect(this, &OverviewBuild::chunkBuilt, strip,

@@ -18,16 +18,13 @@
 
 #include "modeltypes.h"
 #include "summarycache.h"
+#include "wholerunstrip.h"
 
 namespace tmon {
 class CaptureWindow;
 class RunSummary;
 class SummaryBuild;
 }  // namespace tmon
-
-namespace tmui {
-class WholeRunStrip;
-}
 
 class QThread;
 
@@ -87,6 +84,9 @@ class OverviewBuild : public QObject, public std::enable_shared_from_this<Overvi
   QElapsedTimer clock_;
   std::unique_ptr<tmon::SummaryBuild> build_;
   std::unique_ptr<QThread> saving_;  // the cache written off the GUI thread
+  // The strip as the last page drew it: a seek's page shows it unpainted.
+  std::shared_ptr<tmui::WholeRunStrip::Drawing> drawing_ =
+      std::make_shared<tmui::WholeRunStrip::Drawing>();
 };
 
 #endif

@@ -94,6 +94,10 @@ bool ModelView::showing() const {
   return isVisible() && (tabRaised_ || !qobject_cast<const QDockWidget *>(parentWidget()));
 }
 
+void ModelView::catchUp() {
+  if (dirty_ && showing()) refreshNow();
+}
+
 void ModelView::refreshIfVisible() {
   if (showing())
     refreshNow();

@@ -52,8 +52,13 @@ class ModelView : public QWidget {
   void setTabRaised(bool raised);
   // On screen: visible, and not behind another tab.
   bool showing() const;
+  // Rebuilds now if on screen and behind, instead of at the event loop's
+  // next turn (a new page starts its views' workers before its first paint).
+  void catchUp();
   // A rebuild is running on a worker thread (its result not shown yet).
   bool busy() const { return worker_ != nullptr; }
+  // Not yet showing the model and window it has now: a rebuild is due or running.
+  bool behind() const { return dirty_ || worker_ != nullptr; }
   // Waits for that worker, dropping its result (before the model goes).
   void finishBackgroundWork();
   // Sessions this large (threads, objects or bytes) rebuild their slow

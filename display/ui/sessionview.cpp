@@ -117,8 +117,13 @@ void SessionView::addViews() {
     QDockWidget *dock = addViewDock(view, tr(info.title),
                                     side ? Qt::RightDockWidgetArea : Qt::BottomDockWidgetArea);
     QDockWidget *&lead = first[side ? 0 : 1];
-    if (lead) tabifyDockWidget(lead, dock);
-    else lead = dock;
+    if (lead) {
+      tabifyDockWidget(lead, dock);
+      // Behind the lead's tab until its dock says otherwise: no rebuild at the first show.
+      view->setTabRaised(false);
+    } else {
+      lead = dock;
+    }
   }
   for (QDockWidget *lead : first)
     if (lead) lead->raise();
@@ -141,6 +146,11 @@ QDockWidget *SessionView::addViewDock(ModelView *view, const QString &title,
 }
 
 ModelView *SessionView::view(ViewKind kind) const { return views_[size_t(kind)]; }
+
+void SessionView::catchUpShownViews() {
+  for (const QPointer<ModelView> &v : views_)
+    if (v) v->catchUp();
+}
 
 void SessionView::showView(ViewKind kind) {
   QWidget *w = view(kind);

@@ -9,6 +9,16 @@
 
 namespace tmui {
 
+namespace {
+bool same(const tmon::TimeRange &a, const tmon::TimeRange &b) {
+  return a.t0 == b.t0 && a.t1 == b.t1;
+}
+bool same(const std::vector<tmon::TimeRange> &a, const std::vector<tmon::TimeRange> &b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const tmon::TimeRange &x, const tmon::TimeRange &y) { return same(x, y); });
+}
+}  // namespace
+
 WholeRunStrip::WholeRunStrip(std::shared_ptr<const tmon::RunSummary> summary,
                              tmon::TimeRange window, QWidget *parent)
     : QWidget(parent), summary_(std::move(summary)), window_(window) {
@@ -36,13 +46,15 @@ void WholeRunStrip::setBuilding(tmon::TimeRange run, std::vector<tmon::TimeRange
 
 void WholeRunStrip::chunkBuilt(tmon::TimeRange chunk, const QString &status) {
   status_ = status;
-  const auto done = std::find_if(pending_.begin(), pending_.end(), [&](const tmon::TimeRange &r) {
-    return r.t0 == chunk.t0 && r.t1 == chunk.t1;
-  });
+  const auto done = std::find_if(pending_.begin(), pending_.end(),
+                                 [&](const tmon::TimeRange &r) { return same(r, chunk); });
   if (done != pending_.end()) pending_.erase(done);
   if (!drawn_.isNull() && summary_->tids().size() == drawnThreads_) {
-    QPainter p(&drawn_);
-    paintWholeRunPart(&p, drawn_.rect(), *summary_, run(), chunk);
+    {
+      QPainter p(&drawn_);  // a copy of its own when shared (Qt's copy on write)
+      paintWholeRunPart(&p, drawn_.rect(), *summary_, run(), chunk);
+    }
+    keepShared();
   } else {
     drawn_ = QImage();
   }
@@ -56,10 +68,21 @@ void WholeRunStrip::resizeEvent(QResizeEvent *event) {
 
 void WholeRunStrip::paintEvent(QPaintEvent *) {
   if (drawn_.isNull() && width() > 0 && height() > 0) {
-    drawn_ = QImage(size(), QImage::Format_RGB32);
-    QPainter d(&drawn_);
-    paintWholeRun(&d, drawn_.rect(), *summary_, run());
-    drawnThreads_ = summary_->tids().size();
+    const tmon::TimeRange r = run();
+    if (shared_ && shared_->image.size() == size() && shared_->threads == summary_->tids().size() &&
+        same(shared_->run, r) && same(shared_->pending, pending_)) {
+      drawn_ = shared_->image;
+      drawnThreads_ = shared_->threads;
+    } else {
+      drawn_ = QImage(size(), QImage::Format_RGB32);
+      {
+        QPainter d(&drawn_);
+        paintWholeRun(&d, drawn_.rect(), *summary_, r);
+      }
+      drawnThreads_ = summary_->tids().size();
+      ++wholePaints_;
+      keepShared();
+    }
   }
   QPainter p(this);
   p.drawImage(0, 0, drawn_);
@@ -90,6 +113,10 @@ void WholeRunStrip::paintEvent(QPaintEvent *) {
   p.setPen(QPen(Qt::black, 2));
   p.setBrush(Qt::NoBrush);
   p.drawRect(QRect(x0, plot.top() - 1, x1 - x0, plot.height() + 2));
+}
+
+void WholeRunStrip::keepShared() {
+  if (shared_) *shared_ = Drawing{drawn_, drawnThreads_, run(), pending_};
 }
 
 void WholeRunStrip::onSeek(std::function<void(int64_t)> seek) {

@@ -5,7 +5,8 @@
 // records) fills in a chunk at a time: the spans not yet summed are hatched
 // and a line says how far the build is. The drawing is kept in an image,
 // and a chunk repaints only its own columns (a whole repaint of an hour of
-// 100 threads takes tens of ms).
+// 100 threads takes tens of ms). The pages of one capture share that image
+// (shareDrawing): a seek's new page shows the strip without painting it.
 #ifndef THREADMON_UI_WHOLERUNSTRIP_H
 #define THREADMON_UI_WHOLERUNSTRIP_H
 
@@ -40,11 +41,23 @@ class WholeRunStrip : public QWidget {
   void chunkBuilt(tmon::TimeRange chunk, const QString &status);
   QString status() const { return status_; }
   const tmon::RunSummary &summary() const { return *summary_; }
+  tmon::TimeRange window() const { return window_; }
   bool building() const { return !pending_.empty(); }
   size_t pendingChunks() const { return pending_.size(); }
   // Keeps what feeds the strip alive as long as it (a build shared by the
   // pages of one capture).
   void keep(std::shared_ptr<void> owner) { owner_ = std::move(owner); }
+  // The last drawing of the same summary by any strip sharing it; taken
+  // when it was drawn at this strip's size, run and build state.
+  struct Drawing {
+    QImage image;
+    size_t threads = 0;
+    tmon::TimeRange run{};
+    std::vector<tmon::TimeRange> pending;
+  };
+  void shareDrawing(std::shared_ptr<Drawing> drawing) { shared_ = std::move(drawing); }
+  // Painted whole by this strip, not taken from a shared drawing (tests).
+  int wholePaints() const { return wholePaints_; }
 
  protected:
   void paintEvent(QPaintEvent *event) override;
@@ -63,6 +76,9 @@ class WholeRunStrip : public QWidget {
   QImage drawn_;             // the summary as painted; null: paint it whole
   size_t drawnThreads_ = 0;  // a new thread moves the rows: paint it whole
   std::shared_ptr<void> owner_;
+  std::shared_ptr<Drawing> shared_;
+  int wholePaints_ = 0;
+  void keepShared();
 };
 
 }  // namespace tmui
