@@ -174,7 +174,6 @@ void MainWindow::openCaptureFile(const QString &path, double atSeconds,
 void MainWindow::replaceTab(int index, tmui::SessionView *page) {
   putInTab(index, page, page->title());
   followTitle(page);
-  page->catchUpShownViews();
 }
 
 void MainWindow::putInTab(int index, QWidget *widget, const QString &title) {

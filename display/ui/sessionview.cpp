@@ -147,11 +147,6 @@ QDockWidget *SessionView::addViewDock(ModelView *view, const QString &title,
 
 ModelView *SessionView::view(ViewKind kind) const { return views_[size_t(kind)]; }
 
-void SessionView::catchUpShownViews() {
-  for (const QPointer<ModelView> &v : views_)
-    if (v) v->catchUp();
-}
-
 void SessionView::showView(ViewKind kind) {
   QWidget *w = view(kind);
   for (QDockWidget *d : docks_)

@@ -56,9 +56,6 @@ class SessionView : public QMainWindow {
   ReplayControls *replay() const { return replay_; }
   // Shows the view (raises its dock).
   void showView(ViewKind kind);
-  // Once the page is on screen: the views shown start their rebuilds (on
-  // workers in large sessions) before the page's first paint.
-  void catchUpShownViews();
   // The view currently raised in the dock holding `kind` (tests).
   bool isViewRaised(ViewKind kind) const;
   // A finding's Show: switches to its view and selects its object and span.
