@@ -193,6 +193,10 @@ struct MainWindow::Seek {
   QPointer<CaptureLoader> loader;
   QPointer<SeekStill> still;
   double backSeconds = -1;
+  // The views raised on the page left: raised again on the next. (Not its
+  // whole saveState: restored docks resize the strip, which then repaints
+  // the whole run instead of taking the shared drawing.)
+  std::vector<tmon::ViewKind> raised;
 };
 
 void MainWindow::followSeeks(tmui::SessionView *page, const QString &path) {
@@ -209,6 +213,9 @@ void MainWindow::followSeeks(tmui::SessionView *page, const QString &path) {
               const int at = tabs_->indexOf(page);
               if (at < 0) return;
               seek->backSeconds = page->shownEndSeconds();
+              seek->raised.clear();
+              for (const tmon::ViewInfo &info : tmon::kViews)
+                if (page->isViewRaised(info.kind)) seek->raised.push_back(info.kind);
               seek->still = new SeekStill(page->grab(), page->title());
               putInTab(at, seek->still, page->title());
             }
@@ -242,6 +249,7 @@ void MainWindow::readWindow(const std::shared_ptr<Seek> &seek, const QString &pa
               return;
             }
             replaceTab(at, next);
+            for (tmon::ViewKind kind : seek->raised) next->showView(kind);
             followSeeks(next, path);
           });
 }

@@ -584,6 +584,8 @@ class TestUi : public QObject {
     QCOMPARE(page->model()->threadCount(), synth::threadCount(w_));
 
     QPointer<tmui::SessionView> before(page);
+    page->showView(ViewKind::Sync);
+    QVERIFY(page->isViewRaised(ViewKind::Sync) && !page->isViewRaised(ViewKind::Findings));
     emit page->seekRequested(1.0);
     // The page goes before the new window is read: a still of it holds the
     // tab, and no two windows are held at once.
@@ -594,6 +596,8 @@ class TestUi : public QObject {
     auto *next = qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget());
     QCOMPARE(window.tabs()->count(), tabsBefore + 1);
     QCOMPARE(next->model()->threadCount(), synth::threadCount(w_));
+    // The view raised before the seek is the one raised after it.
+    QVERIFY(next->isViewRaised(ViewKind::Sync) && !next->isViewRaised(ViewKind::Findings));
   }
 
   // A new page starts the views it shows, and only those: the views behind
