@@ -321,8 +321,10 @@ TM_HIDDEN uint64_t tm_objects_untracked(void);
 TM_HIDDEN extern _Atomic int tm_concurrency_hint;
 TM_HIDDEN uint32_t tm_objects_capacity(void);
 TM_HIDDEN tm_object *tm_object_slot(uint32_t i); /* for the sampler */
-/* Ids are handed out 1, 2, 3...: the sampler walks 1..tm_objects_last_id()
- * instead of the whole table. NULL for an id still being published. */
+/* Ids are handed out 1, 2, 3... (one is skipped when a finder gave the id
+ * of an object whose adder was preempted): the sampler walks
+ * 1..tm_objects_last_id() instead of the whole table. NULL for an id still
+ * being published, or skipped. */
 TM_HIDDEN uint32_t tm_objects_last_id(void);
 TM_HIDDEN tm_object *tm_object_by_id(uint32_t id);
 

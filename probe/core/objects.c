@@ -56,13 +56,27 @@ uint64_t tm_objects_untracked(void) { return atomic_load_explicit(&untracked, me
 
 static inline uint32_t slot_of(uintptr_t key) { return tm_object_hash(key); }
 
-/* The adder publishes the id right after its CAS; wait for it, but never
- * unboundedly (if the adder was preempted, the caller goes on with id 0). */
+/* An object's id: whoever sets it first, the adder or a thread that found
+ * the object before the adder got to it. An id taken and not set is never
+ * used (ids may skip; the sampler's walk skips ids without a slot). */
+static uint32_t give_id(tm_object *o) {
+  uint32_t want = atomic_fetch_add_explicit(&last_id, 1, memory_order_relaxed) + 1;
+  uint32_t none = 0;
+  if (__atomic_compare_exchange_n(&o->id, &none, want, false, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+    return want;
+  return none;
+}
+
+/* The adder sets the id right after its CAS; wait for it, but never
+ * unboundedly: an adder preempted there (a loaded machine) would leave the
+ * caller's transitions without their object (a wait in a thread's states
+ * but in no object's waits), so the caller then gives the id itself. */
 static tm_object *ready(tm_object *o) {
   for (int spins = 0; spins < 4096; spins++) {
-    if (TM_LIKELY(__atomic_load_n(&o->id, __ATOMIC_ACQUIRE) != 0)) break;
+    if (TM_LIKELY(__atomic_load_n(&o->id, __ATOMIC_ACQUIRE) != 0)) return o;
     __builtin_ia32_pause();
   }
+  give_id(o);
   return o;
 }
 
@@ -83,8 +97,9 @@ tm_object *tm_object_find(const void *addr, uint32_t kind, uint32_t flags) {
       o->kind = kind;
       o->flags = flags;
       o->first_seen_ns = tm_now_ns();
-      uint32_t id = atomic_fetch_add_explicit(&last_id, 1, memory_order_relaxed) + 1;
-      __atomic_store_n(&o->id, id, __ATOMIC_RELEASE);
+      /* Published by slot only now, kind and flags set: the sampler
+       * describes the object from its slot. */
+      uint32_t id = give_id(o);
       if (id <= TM_MAX_OBJECTS) atomic_store_explicit(&id_slot[id - 1], i + 1, memory_order_release);
       return o;
     }
