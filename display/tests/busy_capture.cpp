@@ -1,5 +1,7 @@
 #include "busy_capture.h"
 
+#include <unistd.h>
+
 #include <QByteArray>
 #include <QFile>
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include "capturewriter.h"
 #include "synthstream.h"
 #include "tmblock.h"
+#include "tmcreate.h"
 #include "tmwire.h"
 
 namespace busycap {
@@ -262,8 +265,13 @@ bool writeFile(const QString &path, int threads, uint64_t lengthNs, bool summari
 }
 
 bool writePlainFile(const QString &path, int threads, uint64_t lengthNs) {
-  QFile f(path);
-  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return false;
+  // Created as the writer creates captures (no symlink followed).
+  const int fd = tm_create_replacing(QFile::encodeName(path).constData());
+  QFile f;
+  if (fd < 0 || !f.open(fd, QIODevice::WriteOnly, QFileDevice::AutoCloseHandle)) {
+    if (fd >= 0) ::close(fd);
+    return false;
+  }
   Stream s(threads, lengthNs);
   QByteArray bytes = s.start();
   while (!bytes.isEmpty()) {
