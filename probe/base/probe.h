@@ -306,12 +306,15 @@ typedef struct tm_object {
   uint32_t stack_depth;
 } tm_object;
 
-/* Finds or adds the object at addr; NULL when the table is full. The id of
- * a returned object may still be 0 for a few ns while another thread adds it
- * (objects.c waits for it, bounded). The kind and flags of the first sight
- * stay. The sampler uses slots whose address and id are both non-zero. */
+/* Finds or adds the object at addr, numbered; NULL when the table is full.
+ * The kind and flags of the first sight stay. The sampler uses slots whose
+ * address and id are both non-zero. */
 TM_HIDDEN tm_object *tm_object_get(const void *addr, uint32_t kind);
 TM_HIDDEN tm_object *tm_object_find(const void *addr, uint32_t kind, uint32_t flags);
+/* o's id; when its adder has claimed the slot but not numbered it yet (an
+ * object found in its home slot, wrap.h), waits for it, bounded, then gives
+ * it: a wait must never go out without its object. */
+TM_HIDDEN uint32_t tm_object_id(tm_object *o);
 /* The object at addr if one was added, never adding one (lock-free, no
  * allocation: safe in a signal handler). */
 TM_HIDDEN tm_object *tm_object_peek(const void *addr);

@@ -80,6 +80,11 @@ static tm_object *ready(tm_object *o) {
   return o;
 }
 
+uint32_t tm_object_id(tm_object *o) {
+  uint32_t id = __atomic_load_n(&o->id, __ATOMIC_ACQUIRE);
+  return TM_LIKELY(id != 0) ? id : __atomic_load_n(&ready(o)->id, __ATOMIC_ACQUIRE);
+}
+
 tm_object *tm_object_find(const void *addr, uint32_t kind, uint32_t flags) {
   tm_object *tab = objects();
   uintptr_t key = (uintptr_t)addr;

@@ -255,10 +255,8 @@ static uint32_t unwind_stack(tm_thread *t) {
   return tm_site_intern(pcs, (uint32_t)(n > 0 ? n : 0), false);
 }
 
-uint32_t tm_site_begin(tm_thread *t, tm_object *o, uint64_t now_ns) {
-  uint32_t oid = __atomic_load_n(&o->id, __ATOMIC_ACQUIRE);
-  if (!t) return 0;
-  if (!oid) return TM_SITE_PAIR_UNNUMBERED;
+uint32_t tm_site_begin(tm_thread *t, uint32_t oid, uint64_t now_ns) {
+  if (!t || !oid) return 0;
   site_cache *c = &cache[oid & (CACHE_WAYS - 1)];
   bool token = take_token(now_ns);
   if (!token && c->object_id == oid && c->pair) return c->pair;

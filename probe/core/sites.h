@@ -31,19 +31,13 @@
 
 /* ---- program threads ---- */
 
-/* A contended wait on o begins (now_ns: any monotonic ns): the (object,
- * call site) pair it will count for, 0 when the table is full. Before the
- * wait, not after: an unwind (microseconds; tens in a thread's first) must
- * not run while the thread holds the lock it waited for, other threads
- * spinning or queueing behind it. Unwinds under t's guard (unwind.h); the
- * probe's own frames are left out: the first frame kept is
- * the first one outside libthreadmon. */
-TM_HIDDEN uint32_t tm_site_begin(tm_thread *t, tm_object *o, uint64_t now_ns);
-/* What tm_site_begin returns for an object not numbered yet (its adder was
- * preempted between claiming it and numbering it: objects.c): the wait is
- * counted at its end under TM_SITE_UNKNOWN, so that an object's call sites
- * still add up to its contentions. */
-#define TM_SITE_PAIR_UNNUMBERED UINT32_MAX
+/* A contended wait on object oid (numbered: tm_object_id) begins (now_ns: any monotonic ns): the
+ * (object, call site) pair it will count for, 0 when the table is full. Before the wait, not after:
+ * an unwind (microseconds; tens in a thread's first) must not run while the thread holds the lock
+ * it waited for, other threads spinning or queueing behind it. Unwinds under t's guard (unwind.h);
+ * the probe's own frames are left out: the first frame kept is the first one outside libthreadmon.
+ */
+TM_HIDDEN uint32_t tm_site_begin(tm_thread *t, uint32_t oid, uint64_t now_ns);
 /* The wait ended after waited_ns: counted for pair (from tm_site_begin). */
 TM_HIDDEN void tm_site_end(uint32_t pair, uint64_t waited_ns);
 

@@ -125,10 +125,12 @@ void tm_wait_begin(tm_wait *w, tm_thread *t, tm_object *o, uint32_t state, uint3
   w->t = t;
   w->o = o;
   w->site_pair = 0;
+  /* Before the clock: numbering an object found unnumbered may wait. */
+  uint32_t id = o ? tm_object_id(o) : 0;
   uint64_t now = tm_wait_clock();
   if (o) {
     uint64_t unwinds = tm_sites_unwinds();
-    w->site_pair = tm_site_begin(t, o, now); /* unwinds with cancel off */
+    w->site_pair = tm_site_begin(t, id, now); /* unwinds with cancel off */
     /* After a call site's unwind (rarely: at most TM_SITE_RATE a second)
      * the clock again: that was the probe's time, not the wait's. Another
      * thread's unwind meanwhile only costs a read. */
@@ -136,7 +138,6 @@ void tm_wait_begin(tm_wait *w, tm_thread *t, tm_object *o, uint32_t state, uint3
   }
   w->start_ns = now;
   w->releaser_tid = holder_tid;
-  uint32_t id = o ? __atomic_load_n(&o->id, __ATOMIC_ACQUIRE) : 0;
   tm_push_state(t, state, id, holder_tid, 0, w->start_ns);
   if (o && caller && TM_UNLIKELY(atomic_load_explicit(&o->has_stack, memory_order_relaxed) == 0)) {
     int cancel = tm_cancel_off();
@@ -154,12 +155,7 @@ static void wait_finish(tm_wait *w, uint32_t releaser_tid, bool exclusive) {
   uint64_t now = tm_wait_clock();
   uint64_t waited = now > w->start_ns ? now - w->start_ns : 0;
   tm_object *o = w->o;
-  if (TM_UNLIKELY(w->site_pair == TM_SITE_PAIR_UNNUMBERED)) {
-    uint32_t oid = o ? __atomic_load_n(&o->id, __ATOMIC_ACQUIRE) : 0;
-    if (oid) tm_site_add(oid, TM_SITE_UNKNOWN, 1, waited);
-  } else {
-    tm_site_end(w->site_pair, waited);
-  }
+  tm_site_end(w->site_pair, waited);
   tm_push_state(w->t, TM_STATE_RUNNING, 0, 0, releaser_tid, now);
   if (!o) return;
   if (exclusive) {

@@ -29,12 +29,12 @@ static totals pair_totals(uint32_t object_id, uint32_t stack_id) {
 
 /* Two distinct call sites of a contended wait. */
 __attribute__((noinline)) static void site_a(tm_object *o, uint64_t now) {
-  tm_site_end(tm_site_begin(&self, o, now), 10);
+  tm_site_end(tm_site_begin(&self, o->id, now), 10);
   __asm__ volatile("" ::: "memory"); /* not a tail call */
 }
 
 __attribute__((noinline)) static void site_b(tm_object *o, uint64_t now) {
-  tm_site_end(tm_site_begin(&self, o, now), 20);
+  tm_site_end(tm_site_begin(&self, o->id, now), 20);
   __asm__ volatile("" ::: "memory");
 }
 
