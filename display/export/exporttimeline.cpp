@@ -93,7 +93,8 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
     const SyncObjectInfo &o = m.syncObject(k);
     if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) continue;  // no timed waits
     const ExportObject *names = nullptr;
-    for (const WaitRecord &r : m.waits(o.id, span)) {
+    m.waits(o.id, span, &records_);  // into the last object's memory
+    for (const WaitRecord &r : records_) {
       // The sums a live model keeps of waits it let go are no slices on a
       // timeline (their intervals went too: SessionModel::keepDetailFor).
       if (r.count != 1) continue;

@@ -95,6 +95,7 @@ class TimelineSink : public ExportSink {
   // reuses the last one's memory (their growth was 4% of an export).
   std::vector<ExportWait> waits_;
   std::vector<std::pair<int64_t, uint32_t>> order_;
+  std::vector<WaitRecord> records_;  // one object's waits, window to window
   int64_t lastCpuTick_ = INT64_MIN;
 };
 
