@@ -18,11 +18,24 @@ def blocked(states):
     return sum(v for k, v in states.items() if k.startswith("blocked_"))
 
 
-def check_user_threads(rec, function):
+def load_tolerance(rec):
+    """Points of a share the report may be off by: 3, or 5 when other
+    processes took a quarter of the CPUs or more. The probe's work around a
+    switch (its timestamps, a call site's unwind) is not the user thread's
+    time, and preempted it is stretched: a CI run at load 12 read 65.9%
+    dispatchable against a truth of 61.3% in a 0.27 s run."""
+    other = tmtest.other_cpu_share(rec)
+    if other < 0.25:
+        return 3
+    print(f"  note other processes used {other:.0%} of the CPUs: shares within 5 points")
+    return 5
+
+
+def check_user_threads(rec, function, points):
     """Every user thread of an mn_sched workload is in the report with its
     function, seen done, its life, time on an LWP and dispatchable within 3
-    points of its truth, and its seconds on each LWP; returns the report's
-    user threads by truth index."""
+    points of its truth (load_tolerance), and its seconds on each
+    LWP; returns the report's user threads by truth index."""
     truth = rec.truth["user_threads"]
     users = tmtest.require_key(rec.report, "user_threads", "threadmon report --json")
     check(len(users) == len(truth), f"{len(users)} user threads reported, expected {len(truth)}")
@@ -42,13 +55,13 @@ def check_user_threads(rec, function):
         st = got["states"]
         near(got["lifetime_s"], want["lifetime_s"], 0.03 * want["lifetime_s"] + 0.01,
              f"{what} lifetime s")
-        near(st["dispatchable"], want["dispatchable_pct"], 3, f"{what} dispatchable %")
-        near(states_on_lwp(st), want["on_lwp_pct"], 3, f"{what} on an LWP %")
+        near(st["dispatchable"], want["dispatchable_pct"], points, f"{what} dispatchable %")
+        near(states_on_lwp(st), want["on_lwp_pct"], points, f"{what} on an LWP %")
         check(set(got["lwps"]) <= lwp_tids, f"{what} ran on {sorted(got['lwps'])}, "
               f"LWPs are {sorted(lwp_tids)}")
         for tid, secs in want["lwps"].items():
-            near(got["lwps"].get(tid, 0), secs, 0.03 * want["lifetime_s"],
-                 f"{what} seconds on LWP {tid} (3 points of its life)")
+            near(got["lwps"].get(tid, 0), secs, points / 100 * want["lifetime_s"],
+                 f"{what} seconds on LWP {tid} ({points} points of its life)")
     return out
 
 
@@ -56,7 +69,7 @@ def test_mn_matrix():
     tmtest.require_report()
     rec = Recording("mn_matrix", ["--uthreads", "6", "--lwps", "2"])
     tmtest.check_process(rec)
-    got = check_user_threads(rec, "ut_main")
+    got = check_user_threads(rec, "ut_main", load_tolerance(rec))
     for want in rec.truth["user_threads"]:
         st = got.get(want["index"], {}).get("states")
         if not st:
@@ -85,7 +98,7 @@ def test_mn_barrier_unbound():
     tmtest.require_report()
     rec = Recording("mn_barrier", ["--uthreads", "4", "--lwps", "2", "--rounds", "8000"])
     tmtest.check_process(rec)
-    got = check_user_threads(rec, "barrier_worker")
+    got = check_user_threads(rec, "barrier_worker", load_tolerance(rec))
     check(any(len(u["lwps"]) == 2 for u in got.values()),
           "no user thread moved between the 2 LWPs")
     # Microseconds of work between handoffs through parked LWPs.
@@ -105,7 +118,8 @@ def test_mn_barrier_bound():
     rec = Recording("mn_barrier", ["--bound", "--uthreads", "4", "--rounds", "4000",
                                    "--work", "2000"])
     tmtest.check_process(rec)
-    got = check_user_threads(rec, "barrier_worker")
+    tolerance = load_tolerance(rec)
+    got = check_user_threads(rec, "barrier_worker", tolerance)
     dropped = rec.report["process"].get("events_dropped", 0)
     if dropped:
         # The blocked states are estimates then, and said to be.
@@ -115,10 +129,6 @@ def test_mn_barrier_bound():
     # site's unwind) is not blocked time, and the truth counts the whole
     # call: about 2 points fewer blocked on an idle machine, and more when
     # other processes take the CPUs from that work.
-    other = tmtest.other_cpu_share(rec)
-    tolerance = 3 if other < 0.25 else 5
-    if tolerance > 3:
-        print(f"  note other processes used {other:.0%} of the CPUs: blocked shares within 5 points")
     for want in rec.truth["user_threads"]:
         u = got.get(want["index"])
         if not u:
