@@ -84,7 +84,7 @@ class ProtoEncoder {
     x = (x & 0x007f007f007f007full) | ((x & 0x3f803f803f803f80ull) << 1);
     if (v < (uint64_t(1) << 56)) {
       const int n = (70 - __builtin_clzll(v)) / 7;  // its bytes, 2 to 8
-      x |= 0x0080808080808080ull >> (8 * (8 - n));   // "more" on all but the last
+      x |= 0x0080808080808080ull >> (8 * (8 - n));  // "more" on all but the last
       std::memcpy(p, &x, 8);
       return p + n;
     }
