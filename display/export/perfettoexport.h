@@ -38,6 +38,7 @@ namespace tmon {
 
 class ExportOutput;
 class ProtoEncoder;
+struct ProtoBytes;
 struct ProtoWriter;
 
 class PerfettoSink : public TimelineSink {
@@ -65,8 +66,9 @@ class PerfettoSink : public TimelineSink {
   // first packet (which starts the sequence's interned state).
   void internStatic();
   // A TracePacket of one TrackEvent at t, written in the output's buffer:
-  // eventStart returns where the event's fields start, endEvent commits.
-  char *eventStart(ProtoWriter *w, int64_t t, char **pkt);
+  // eventStart returns where the event's fields start, endEvent closes it
+  // (the caller commits).
+  char *eventStart(ProtoWriter *w, const ProtoBytes &stamp, char **pkt);
   void endEvent(ProtoWriter *w, char *event, char *pkt);
   // A thread's name and tid as its task states carry them (encoded once),
   // and the last task state sent (RUNNING twice in a row is an error to
@@ -86,8 +88,8 @@ class PerfettoSink : public TimelineSink {
   // field of the values to the packet w writes.
   struct ObjectAnnotations {
     bool made = false;
-    size_t objectSize = 0;
-    std::string both;
+    uint8_t objectSize = 0, bothSize = 0;
+    char both[32];  // copied whole
   };
   const ObjectAnnotations &annotations(const ExportObject &o, ProtoWriter *w);
   std::vector<ObjectAnnotations> annotations_;

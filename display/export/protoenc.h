@@ -155,6 +155,19 @@ class ProtoEncoder {
   qsizetype capacity_ = sizeof inline_;
 };
 
+// A few bytes encoded once and copied whole (a copy of a fixed size): a
+// field's value that many messages repeat (a Perfetto track's uuid, a
+// packet's time and sequence fields).
+struct ProtoBytes {
+  char b[24];
+  size_t n = 0;  // 16 at most
+  static ProtoBytes varint(uint64_t v) {
+    ProtoBytes e;
+    e.n = size_t(ProtoEncoder::putVarint(e.b, v) - e.b);
+    return e;
+  }
+};
+
 // Fields written straight into memory the caller reserved (ExportOutput::
 // reserve), for messages written by the million (Perfetto's TracePackets):
 // no buffer of their own, no copy. A nested message's length is one byte
@@ -192,6 +205,11 @@ struct ProtoWriter {
     p = ProtoEncoder::putVarint(p, n);
     std::memcpy(p, data, n);
     p += n;
+  }
+  // Bytes encoded beforehand, 16 at most (16 written whatever their size).
+  void put(const ProtoBytes &e) {
+    std::memcpy(p, e.b, 16);
+    p += e.n;
   }
   // Bytes of fields encoded beforehand.
   void encoded(const char *data, size_t n) {
