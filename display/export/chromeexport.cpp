@@ -134,13 +134,18 @@ ChromeSink::Head padded(std::string s) {
 
 inline char *ChromeSink::begin(size_t n) {
   char *p = out_->reserve(n + 64);
+  if (__builtin_expect(!any_, 0)) return first(p);
+  std::memcpy(p, ",\n", 2);
+  return p + 2;
+}
+
+char *ChromeSink::first(char *p) {
   if (!opened_) {
     opened_ = true;
     static const char head[] = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
     std::memcpy(p, head, sizeof head - 1);
     p += sizeof head - 1;
   }
-  if (any_) *p++ = ',', *p++ = '\n';
   any_ = true;
   return p;
 }
@@ -157,16 +162,18 @@ inline const ChromeSink::TidText &ChromeSink::tidText(uint32_t tid) {
   return t;
 }
 
-inline const ChromeSink::Head &ChromeSink::eventHead(const char *cat, FinalState s) {
+inline const ChromeSink::Head &ChromeSink::eventHead(bool wait, FinalState s) {
+  Head &h = (wait ? waitHeads_ : stateHeads_)[size_t(s)];
+  if (__builtin_expect(h.size == 0, 0)) makeHead(&h, wait, s);
+  return h;
+}
+
+void ChromeSink::makeHead(Head *h, bool wait, FinalState s) {
   // '{"ph":"X","cat":"CAT","name":"LABEL","pid":PID,"tid":' by state, made
   // once: every state and wait event starts so.
-  Head &h = (cat ? waitHeads_ : stateHeads_)[size_t(s)];
-  if (__builtin_expect(h.text.empty(), 0)) {
-    h = padded(std::string("{\"ph\":\"X\",\"cat\":\"") + (cat ? cat : finalStateKey(s)) +
-               "\",\"name\":\"" + finalStateLabel(s) + "\",\"pid\":" + std::to_string(pid()) +
-               ",\"tid\":");
-  }
-  return h;
+  *h = padded(std::string("{\"ph\":\"X\",\"cat\":\"") + (wait ? "wait" : finalStateKey(s)) +
+              "\",\"name\":\"" + finalStateLabel(s) + "\",\"pid\":" + std::to_string(pid()) +
+              ",\"tid\":");
 }
 
 const ChromeSink::Head &ChromeSink::counterHead(bool cpu, int which) {
@@ -238,7 +245,7 @@ void ChromeSink::thread(const ExportThread &t) {
 
 void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
   // The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
-  const Head &head = eventHead(nullptr, iv.state);
+  const Head &head = eventHead(false, iv.state);
   Text e{begin(kEventRoom)};
   e.head(head.text, head.size);
   e.tidTs(tidText(tid));
@@ -260,9 +267,10 @@ void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
 }
 
 void ChromeSink::wait(const ExportWait &w) {
-  const Head &head = eventHead("wait", w.state);
+  const Head &head = eventHead(true, w.state);
   const QuotedObject &names = quotedNames(*w.object);
-  Text e{begin(names.objectJson.size() + names.callSiteJson.size() + kEventRoom)};
+  // The wait and its flow's two ends in one piece of the output.
+  Text e{begin(names.objectJson.size() + names.callSiteJson.size() + 3 * kEventRoom)};
   e.head(head.text, head.size);
   e.tidTs(tidText(waitTrack(w.waiter)));
   e.ts(w.start - origin());
@@ -275,26 +283,39 @@ void ChromeSink::wait(const ExportWait &w) {
   if (w.releaser) e.lit(",\"released_by_tid\":"), e.num(w.releaser);
   if (w.open) e.lit(",\"open\":true");
   e.lit("}}");
-  out_->commit(e.p);
-  if (!w.releaser || w.open || w.releaser == w.waiter) return;
+  if (!w.releaser || w.open || w.releaser == w.waiter) {
+    out_->commit(e.p);
+    return;
+  }
   // Who released it: from the releaser's state at the wait's end to the wait.
-  if (flowHeads_[0].text.empty()) {
+  if (__builtin_expect(flowHeads_[0].text.empty(), 0)) {
     flowHeads_[0] = padded("{\"ph\":\"s\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
     flowHeads_[1] =
         padded("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
     pidText_ = padded(",\"pid\":" + std::to_string(pid()) + ",\"tid\":");
   }
-  const uint64_t id = ++flows_;
-  for (int end = 0; end < 2; end++) {
-    Text f{begin(kEventRoom)};
-    f.head(flowHeads_[end].text, flowHeads_[end].size);
-    f.num(id);
-    f.head(pidText_.text, pidText_.size);
-    f.tidTs(tidText(end ? waitTrack(w.waiter) : w.releaser));
-    f.ts(w.end - 1 - origin());
-    *f.p++ = '}';
-    out_->commit(f.p);
-  }
+  // Both ends have the same id and time: formatted once, copied (32 bytes
+  // whatever their length, within the event's room).
+  e.lit(",\n");
+  e.head(flowHeads_[0].text, flowHeads_[0].size);
+  char *const id = e.p;
+  e.num(++flows_);
+  const size_t idSize = size_t(e.p - id);
+  e.head(pidText_.text, pidText_.size);
+  e.tidTs(tidText(w.releaser));
+  char *const ts = e.p;
+  e.ts(w.end - 1 - origin());
+  *e.p++ = '}';
+  const size_t tsSize = size_t(e.p - ts);
+  e.lit(",\n");
+  e.head(flowHeads_[1].text, flowHeads_[1].size);
+  std::memcpy(e.p, id, 32);
+  e.p += idSize;
+  e.head(pidText_.text, pidText_.size);
+  e.tidTs(tidText(waitTrack(w.waiter)));
+  std::memcpy(e.p, ts, 32);
+  e.p += tsSize;
+  out_->commit(e.p);
 }
 
 void ChromeSink::userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) {
