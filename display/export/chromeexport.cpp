@@ -107,6 +107,11 @@ struct Text {
     std::memcpy(p, t.text, sizeof t.text);
     p += t.size;
   }
+  // The tid alone (a wait's holder or releaser).
+  void tid(const ChromeSink::TidText &t) {
+    std::memcpy(p, t.text, sizeof t.text);
+    p += t.digits;
+  }
   void num(int v) { num(int64_t(v)); }
   // Microseconds with three decimals: nanoseconds, exactly.
   void ts(int64_t ns) {
@@ -155,6 +160,7 @@ inline const ChromeSink::TidText &ChromeSink::tidText(uint32_t tid) {
   if (t.tid != tid || !t.size) {
     static const char ts[] = ",\"ts\":";
     char *e = putDecimal(t.text, tid);
+    t.digits = uint32_t(e - t.text);
     std::memcpy(e, ts, sizeof ts - 1);
     t.size = uint32_t(e + sizeof ts - 1 - t.text);
     t.tid = tid;
@@ -279,8 +285,8 @@ void ChromeSink::wait(const ExportWait &w) {
   e.lit(",\"args\":{\"object\":");
   e.str(names.objectJson);
   if (!w.object->callSite.isEmpty()) e.lit(",\"call_site\":"), e.str(names.callSiteJson);
-  if (w.holder) e.lit(",\"holder_tid\":"), e.num(w.holder);
-  if (w.releaser) e.lit(",\"released_by_tid\":"), e.num(w.releaser);
+  if (w.holder) e.lit(",\"holder_tid\":"), e.tid(tidText(w.holder));
+  if (w.releaser) e.lit(",\"released_by_tid\":"), e.tid(tidText(w.releaser));
   if (w.open) e.lit(",\"open\":true");
   e.lit("}}");
   if (!w.releaser || w.open || w.releaser == w.waiter) {

@@ -36,6 +36,7 @@ class ChromeSink : public TimelineSink {
   struct TidText {
     uint32_t tid = 0;
     uint32_t size = 0;  // 0: empty
+    uint32_t digits = 0;  // the tid's alone
     char text[24];
   };
 
