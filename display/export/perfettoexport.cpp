@@ -259,23 +259,21 @@ void PerfettoSink::taskState(Task *k, int64_t t, int state, int cpu) {
   k->last = state;
 }
 
-inline PerfettoSink::Task &PerfettoSink::task(uint32_t tid) {
-  // A thread's states come one after another: one lookup per thread.
-  if (tid != lastTid_ || !lastTask_) {
-    lastTask_ = &tasks_[tid];
-    lastTid_ = tid;
-    if (lastTask_->commTid.empty()) {  // a thread never described: its tid alone
-      ProtoEncoder fields;
-      fields.varint(task::kTid, tid);
-      lastTask_->commTid.assign(fields.bytes(), size_t(fields.size()));
-    }
+PerfettoSink::Task &PerfettoSink::task(uint32_t tid) {
+  lastTask_ = &tasks_[tid];
+  lastTid_ = tid;
+  if (lastTask_->commTid.empty()) {  // a thread never described: its tid alone
+    ProtoEncoder fields;
+    fields.varint(task::kTid, tid);
+    lastTask_->commTid.assign(fields.bytes(), size_t(fields.size()));
   }
   return *lastTask_;
 }
 
 void PerfettoSink::state(uint32_t tid, const StateInterval &iv) {
   const int s = taskStateOf(iv.state);
-  Task &k = task(tid);
+  // A thread's states come one after another: one lookup per thread.
+  Task &k = tid == lastTid_ && lastTask_ ? *lastTask_ : task(tid);
   if (k.last == s && s != task::kRunning) return;  // a run of the same Linux state
   if (k.last == task::kRunning && s == task::kRunning)
     taskState(&k, iv.start, task::kRunnable, -1);  // moved to another CPU
@@ -286,16 +284,31 @@ void PerfettoSink::threadEnd(uint32_t tid, int64_t t) {
   taskState(&task(tid), t, task::kDead, -1);
 }
 
+inline PerfettoSink::TrackBytes &PerfettoSink::trackEntry(uint64_t uuid) {
+  static_assert(kTrackCache == 1u << 12, "12 bits of hash");
+  return tracks_[(uint32_t(uuid ^ (uuid >> 24)) * 2654435761u) >> 20];
+}
+
+inline const ProtoBytes &PerfettoSink::trackBytes(uint64_t uuid) {
+  TrackBytes &c = trackEntry(uuid);
+  if (c.uuid != uuid) {
+    c.uuid = uuid;
+    c.bytes = ProtoBytes::varint(uuid);
+  }
+  return c.bytes;
+}
+
 // A sync object as a track of its waits, a child track per waiter (named
 // after it) under one named after the object.
-uint64_t PerfettoSink::objectTrack(const ExportWait &w) {
+ProtoBytes PerfettoSink::objectTrack(const ExportWait &w) {
   const uint64_t uuid = objectWaiterTrack(w.objectId, w.waiter);
-  // Tracks described lately, by a hash of their uuid: most waits find
-  // theirs here, without the set's lookup.
-  uint64_t &seen = seenTracks_[(uint32_t(uuid ^ (uuid >> 24)) * 2654435761u) >> 22];
-  if (seen == uuid) return uuid;
-  seen = uuid;
-  if (!objectTracks_.insert(uuid).second) return uuid;
+  // Tracks used lately (described, when an object's), by a hash of their
+  // uuid: most waits find theirs here, without the set's lookup.
+  TrackBytes &c = trackEntry(uuid);
+  if (c.uuid == uuid) return c.bytes;
+  c.uuid = uuid;
+  c.bytes = ProtoBytes::varint(uuid);
+  if (!objectTracks_.insert(uuid).second) return c.bytes;
   const uint64_t parent = kObjectTrack | w.objectId;
   if (objectTracks_.insert(parent).second) {
     ProtoEncoder td;
@@ -309,7 +322,7 @@ uint64_t PerfettoSink::objectTrack(const ExportWait &w) {
   td.varint(track::kParentUuid, parent);
   td.string(track::kName, comm_.value(w.waiter, QString::number(w.waiter)));
   packet(packet::kTrackDescriptor, td);
-  return uuid;
+  return c.bytes;
 }
 
 // A wait's object and call site as debug annotations of interned names
@@ -378,7 +391,7 @@ inline void uintArg(ProtoWriter *w, AnnotationName name, uint64_t v) {
 
 void PerfettoSink::wait(const ExportWait &w) {
   // The object's track first: describing it writes packets of its own.
-  const ProtoBytes on = ProtoBytes::varint(w.objectId ? objectTrack(w) : 0);
+  const ProtoBytes on = w.objectId ? objectTrack(w) : ProtoBytes{};
   const ExportObject &o = *w.object;
   // All of the wait's packets in one piece of the output.
   ProtoWriter b{out_->reserve(size_t(o.nameUtf8.size() + o.callSiteUtf8.size()) + 5 * kPacketRoom)};
@@ -393,7 +406,7 @@ void PerfettoSink::wait(const ExportWait &w) {
     sliceFields(&b, event::kSliceEnd, on);
     endEvent(&b, ev, pkt);
   }
-  const ProtoBytes track = ProtoBytes::varint(kThreadTrack | w.waiter);
+  const ProtoBytes track = trackBytes(kThreadTrack | w.waiter);
   pkt = b.open(kTracePacket);
   b.put(start);
   if (o.index >= annotations_.size() || !annotations_[o.index].made)
@@ -411,7 +424,7 @@ void PerfettoSink::wait(const ExportWait &w) {
   if (flow) {
     // The release: an instant on the releaser's track, flowing to the wait.
     ev = eventStart(&b, end, &pkt);
-    namedSlice(&b, event::kInstant, ProtoBytes::varint(kThreadTrack | w.releaser), kCatWakeup,
+    namedSlice(&b, event::kInstant, trackBytes(kThreadTrack | w.releaser), kCatWakeup,
                kReleaseNameIid);
     std::memcpy(b.p, names.both, sizeof names.both);
     b.p += names.objectSize;

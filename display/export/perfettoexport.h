@@ -33,13 +33,11 @@
 #include <vector>
 
 #include "exporttimeline.h"
+#include "protoenc.h"
 
 namespace tmon {
 
 class ExportOutput;
-class ProtoEncoder;
-struct ProtoBytes;
-struct ProtoWriter;
 
 class PerfettoSink : public TimelineSink {
  public:
@@ -59,7 +57,7 @@ class PerfettoSink : public TimelineSink {
 
  private:
   void counterValue(uint64_t trackUuid, int64_t t, double value);
-  uint64_t objectTrack(const ExportWait &w);
+  ProtoBytes objectTrack(const ExportWait &w);  // its uuid encoded
   // A TracePacket of one field (and its time, when t >= 0).
   void packet(uint32_t field, const ProtoEncoder &body, int64_t t = -1);
   // The event names, categories and annotation names, interned in the
@@ -98,7 +96,16 @@ class PerfettoSink : public TimelineSink {
   std::unordered_map<uint32_t, Task> tasks_;  // by tid
   // object, object x waiter and user-thread tracks described
   std::unordered_set<uint64_t> objectTracks_;
-  std::vector<uint64_t> seenTracks_ = std::vector<uint64_t>(1024);  // 0: none
+  // Tracks' uuids encoded, by a hash of the uuid (uuid 0: none): the
+  // threads' and the object tracks described.
+  struct TrackBytes {
+    uint64_t uuid = 0;
+    ProtoBytes bytes;
+  };
+  static constexpr size_t kTrackCache = 4096;
+  std::vector<TrackBytes> tracks_ = std::vector<TrackBytes>(kTrackCache);
+  TrackBytes &trackEntry(uint64_t uuid);
+  const ProtoBytes &trackBytes(uint64_t uuid);
   uint64_t flows_ = 0;
 };
 
