@@ -15,6 +15,24 @@
 
 namespace tmon {
 
+// A varint's length and its continuation bits ("more" on all bytes but
+// the last) by the count of its value's leading zero bits, for 8 of 7 bits
+// or fewer (a table: the division by 7 was a tenth of putVarint).
+struct VarintShape {
+  uint64_t more;
+  int bytes;
+};
+constexpr struct VarintShapes {
+  VarintShape at[64];
+} kVarintShapes = [] {
+  VarintShapes t{};
+  for (int zeros = 8; zeros < 64; zeros++) {
+    const int n = (70 - zeros) / 7;  // 64 - zeros bits, 7 to a byte
+    t.at[zeros] = {0x0080808080808080ull >> (8 * (8 - n)), n};
+  }
+  return t;
+}();
+
 class ProtoEncoder {
  public:
   enum WireType { kVarint = 0, kFixed64 = 1, kLength = 2 };
@@ -83,10 +101,10 @@ class ProtoEncoder {
     x = (x & 0x00003fff00003fffull) | ((x & 0x0fffc0000fffc000ull) << 2);
     x = (x & 0x007f007f007f007full) | ((x & 0x3f803f803f803f80ull) << 1);
     if (v < (uint64_t(1) << 56)) {
-      const int n = (70 - __builtin_clzll(v)) / 7;  // its bytes, 2 to 8
-      x |= 0x0080808080808080ull >> (8 * (8 - n));  // "more" on all but the last
+      const VarintShape &shape = kVarintShapes.at[__builtin_clzll(v)];
+      x |= shape.more;
       std::memcpy(p, &x, 8);
-      return p + n;
+      return p + shape.bytes;
     }
     x |= 0x8080808080808080ull;
     std::memcpy(p, &x, 8);
