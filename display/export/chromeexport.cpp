@@ -51,7 +51,8 @@ inline char *put8(char *p, uint32_t v) {
 // v (below 10^8) without its leading zeros (0 is "0"). Writes 8 bytes at p.
 inline char *putShort(char *p, uint32_t v) {
   const uint64_t d = digits8(v);
-  const int lead = v ? __builtin_ctzll(d) / 8 : 7;  // zero bytes before the first digit
+  // Zero bytes before the first digit (7 for 0: its last digit is kept).
+  const int lead = __builtin_ctzll(d | (uint64_t(1) << 56)) / 8;
   const uint64_t ascii = (d + kAsciiZeros) >> (8 * lead);
   std::memcpy(p, &ascii, 8);
   return p + 8 - lead;
@@ -118,7 +119,7 @@ struct Text {
     if (ns < 0) *p++ = '-', ns = -ns;
     const uint64_t us = uint64_t(ns) / 1000;
     const uint32_t rest = uint32_t(uint64_t(ns) - 1000 * us);
-    p = putDecimal(p, us);
+    p = us < 100000000 ? putShort(p, uint32_t(us)) : putDecimal(p, us);
     if (!rest) return;
     std::memcpy(p, kDecimals.text[rest], 4);
     p += 4;
