@@ -272,12 +272,19 @@ PerfettoSink::Task &PerfettoSink::task(uint32_t tid) {
 
 void PerfettoSink::state(uint32_t tid, const StateInterval &iv) {
   const int s = taskStateOf(iv.state);
-  // A thread's states come one after another: one lookup per thread.
-  Task &k = tid == lastTid_ && lastTask_ ? *lastTask_ : task(tid);
-  if (k.last == s && s != task::kRunning) return;  // a run of the same Linux state
-  if (k.last == task::kRunning && s == task::kRunning)
-    taskState(&k, iv.start, task::kRunnable, -1);  // moved to another CPU
-  taskState(&k, iv.start, s, iv.cpu);
+  // A thread's states come one after another: one lookup per thread. Most
+  // calls (a run of the same Linux state: 2.1 of 2.5 million for
+  // half.tmcap) end here, before any register is saved for a write.
+  Task *k = tid == lastTid_ ? lastTask_ : nullptr;
+  if (k && k->last == s && s != task::kRunning) return;
+  stateChange(k ? k : &task(tid), iv, s);
+}
+
+void PerfettoSink::stateChange(Task *k, const StateInterval &iv, int s) {
+  if (k->last == s && s != task::kRunning) return;  // a run of the same Linux state
+  if (k->last == task::kRunning && s == task::kRunning)
+    taskState(k, iv.start, task::kRunnable, -1);  // moved to another CPU
+  taskState(k, iv.start, s, iv.cpu);
 }
 
 void PerfettoSink::threadEnd(uint32_t tid, int64_t t) {

@@ -77,6 +77,7 @@ class PerfettoSink : public TimelineSink {
   };
   Task &task(uint32_t tid);
   void taskState(Task *k, int64_t t, int state, int cpu);
+  [[gnu::noinline]] void stateChange(Task *k, const StateInterval &iv, int linuxState);
   uint32_t lastTid_ = 0;  // a thread's states come in a row: its Task kept
   Task *lastTask_ = nullptr;
   void counterTrack(uint64_t uuid, const QString &name, const char *unit);
