@@ -36,6 +36,7 @@ class ChromeSink : public TimelineSink {
   struct TidText {
     uint32_t tid = 0;
     uint32_t size = 0;  // 0: empty
+    uint32_t digits = 0;  // the tid's alone
     char text[24];
   };
 
@@ -63,8 +64,10 @@ class ChromeSink : public TimelineSink {
   // An event's room (n bytes and the separator) in the output, after the
   // separator: the event is written there and committed (ExportOutput).
   char *begin(size_t n);
+  char *first(char *p);  // the document's head, before its first event
   // A state's (cat null) or a wait's event up to its tid.
-  const Head &eventHead(const char *cat, FinalState s);
+  const Head &eventHead(bool wait, FinalState s);
+  void makeHead(Head *h, bool wait, FinalState s);
   // The counters' events up to their times, by CPU and by counter.
   const Head &counterHead(bool cpu, int which);
   void counterEvent(const Head &head, int64_t t, const char *arg, size_t argSize, double v);

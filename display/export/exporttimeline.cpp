@@ -109,10 +109,11 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
       w.objectId = o.id;
       w.object = names;
       w.open = r.open;
-      auto it = pendingWait_.find(w.waiter);
+      // Only a wait that starts at the window's start can continue one
+      // held from the last window: the others skip the lookup.
+      auto it = w.start <= span.t0 ? pendingWait_.find(w.waiter) : pendingWait_.end();
       if (it != pendingWait_.end() &&
-          (it->second.object == names || it->second.object->name == names->name) &&
-          w.start <= span.t0) {
+          (it->second.object == names || it->second.object->name == names->name)) {
         w.start = it->second.start;
         if (!w.holder) w.holder = it->second.holder;
         pendingWait_.erase(it);

@@ -73,6 +73,13 @@ class TimelineSink : public ExportSink {
 
   int64_t origin() const { return origin_; }  // the session's start
   uint32_t pid() const { return pid_; }
+  // The session's start and process, as the first window gives them, for
+  // a sink fed its callbacks otherwise (bench/trace_write.cpp replays them).
+  void startAt(int64_t origin, uint32_t pid) {
+    started_ = true;
+    origin_ = origin;
+    pid_ = pid;
+  }
 
  private:
   void flushStates(int64_t before);

@@ -33,12 +33,11 @@
 #include <vector>
 
 #include "exporttimeline.h"
+#include "protoenc.h"
 
 namespace tmon {
 
 class ExportOutput;
-class ProtoEncoder;
-struct ProtoWriter;
 
 class PerfettoSink : public TimelineSink {
  public:
@@ -58,15 +57,16 @@ class PerfettoSink : public TimelineSink {
 
  private:
   void counterValue(uint64_t trackUuid, int64_t t, double value);
-  uint64_t objectTrack(const ExportWait &w);
+  ProtoBytes objectTrack(const ExportWait &w);  // its uuid encoded
   // A TracePacket of one field (and its time, when t >= 0).
   void packet(uint32_t field, const ProtoEncoder &body, int64_t t = -1);
   // The event names, categories and annotation names, interned in the
   // first packet (which starts the sequence's interned state).
   void internStatic();
   // A TracePacket of one TrackEvent at t, written in the output's buffer:
-  // eventStart returns where the event's fields start, endEvent commits.
-  char *eventStart(ProtoWriter *w, int64_t t, char **pkt);
+  // eventStart returns where the event's fields start, endEvent closes it
+  // (the caller commits).
+  char *eventStart(ProtoWriter *w, const ProtoBytes &stamp, char **pkt);
   void endEvent(ProtoWriter *w, char *event, char *pkt);
   // A thread's name and tid as its task states carry them (encoded once),
   // and the last task state sent (RUNNING twice in a row is an error to
@@ -77,6 +77,7 @@ class PerfettoSink : public TimelineSink {
   };
   Task &task(uint32_t tid);
   void taskState(Task *k, int64_t t, int state, int cpu);
+  [[gnu::noinline]] void stateChange(Task *k, const StateInterval &iv, int linuxState);
   uint32_t lastTid_ = 0;  // a thread's states come in a row: its Task kept
   Task *lastTask_ = nullptr;
   void counterTrack(uint64_t uuid, const QString &name, const char *unit);
@@ -86,8 +87,8 @@ class PerfettoSink : public TimelineSink {
   // field of the values to the packet w writes.
   struct ObjectAnnotations {
     bool made = false;
-    size_t objectSize = 0;
-    std::string both;
+    uint8_t objectSize = 0, bothSize = 0;
+    char both[32];  // copied whole
   };
   const ObjectAnnotations &annotations(const ExportObject &o, ProtoWriter *w);
   std::vector<ObjectAnnotations> annotations_;
@@ -96,7 +97,16 @@ class PerfettoSink : public TimelineSink {
   std::unordered_map<uint32_t, Task> tasks_;  // by tid
   // object, object x waiter and user-thread tracks described
   std::unordered_set<uint64_t> objectTracks_;
-  std::vector<uint64_t> seenTracks_ = std::vector<uint64_t>(1024);  // 0: none
+  // Tracks' uuids encoded, by a hash of the uuid (uuid 0: none): the
+  // threads' and the object tracks described.
+  struct TrackBytes {
+    uint64_t uuid = 0;
+    ProtoBytes bytes;
+  };
+  static constexpr size_t kTrackCache = 4096;
+  std::vector<TrackBytes> tracks_ = std::vector<TrackBytes>(kTrackCache);
+  TrackBytes &trackEntry(uint64_t uuid);
+  const ProtoBytes &trackBytes(uint64_t uuid);
   uint64_t flows_ = 0;
 };
 
