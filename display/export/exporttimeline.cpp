@@ -140,6 +140,9 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
       ++it;
     }
   }
+  // Those the window before kept back (see below).
+  waits.insert(waits.end(), deferred_.begin(), deferred_.end());
+  deferred_.clear();
   for (const ExportWait &w : held) {
     // A waiter in a new wait left the one held before it.
     auto [it, made] = pendingWait_.try_emplace(w.waiter, w);
@@ -156,12 +159,31 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   std::vector<std::pair<int64_t, uint32_t>> &order = order_;
   order.resize(waits.size());
   for (size_t i = 0; i < waits.size(); i++) order[i] = {waits[i].start, uint32_t(i)};
-  std::sort(order.begin(), order.end(), [&waits](const auto &a, const auto &b) {
+  const auto before = [](const ExportWait &x, const ExportWait &y) {
+    return std::tie(x.start, x.waiter, x.objectId, x.end) <
+           std::tie(y.start, y.waiter, y.objectId, y.end);
+  };
+  std::sort(order.begin(), order.end(), [&waits, &before](const auto &a, const auto &b) {
     if (a.first != b.first) return a.first < b.first;
-    const ExportWait &x = waits[a.second], &y = waits[b.second];
-    return std::tie(x.waiter, x.objectId, x.end) < std::tie(y.waiter, y.objectId, y.end);
+    return before(waits[a.second], waits[b.second]);
   });
-  for (const auto &o : order) wait(waits[o.second]);
+  // The formats number the wake-up flows in this order: the waits after
+  // the first one held (which the next window gives, in the whole read's
+  // order before them) wait for the next window, so that the numbers are
+  // the whole read's. Only a wait held since this window began: one
+  // longer than a window would keep back every wait after it (its flow's
+  // number, and those of the waits of its window after it, differ from the
+  // whole read's: docs/architecture.md, "Window edges").
+  const ExportWait *cut = nullptr;
+  for (const auto &[tid, w] : pendingWait_)
+    if (w.start >= span.t0 && (!cut || before(w, *cut))) cut = &w;
+  for (const auto &o : order) {
+    const ExportWait &w = waits[o.second];
+    if (cut && !before(w, *cut))
+      deferred_.push_back(w);
+    else
+      wait(w);
+  }
 
   flushSpans(m, span, last);
 
