@@ -62,6 +62,10 @@ CaptureLoadResult exportCapture(const QString &path, ExportSink *sink, const Exp
   }
   CaptureLoadResult res;
   res.status = CaptureLoadResult::Complete;
+  // Waits open at a window's start that began before its first record,
+  // from the window before: without them a wait longer than the warm-up
+  // lost its end (docs/architecture.md, "Window edges").
+  std::vector<CaptureWindow::CarriedWait> carried;
   // Windows follow each other from first; the last ends at last (one
   // window when the capture has no span).
   for (int64_t a = first;; a += opt.chunkNs) {
@@ -72,7 +76,7 @@ CaptureLoadResult exportCapture(const QString &path, ExportSink *sink, const Exp
     // before the first timed one (transitions sent before the first tick)
     // have no time in the index (as StreamedReport reads it).
     const bool fromStart = isFirst && !hasRange(opt.range);
-    CaptureLoadResult part = cw.load(fromStart ? INT64_MIN / 2 : a, b, &m);
+    CaptureLoadResult part = cw.load(fromStart ? INT64_MIN / 2 : a, b, &m, nullptr, &carried);
     res.frames += part.frames;
     if (part.status != CaptureLoadResult::Complete && res.status == CaptureLoadResult::Complete) {
       res.status = part.status == CaptureLoadResult::Unreadable ? CaptureLoadResult::Damaged
@@ -85,6 +89,7 @@ CaptureLoadResult exportCapture(const QString &path, ExportSink *sink, const Exp
     if (isLast && !hasRange(opt.range)) t1 = m.latestNs();
     sink->window(m, TimeRange{t0, std::max(t0, t1)}, isFirst, isLast);
     if (isLast) break;
+    carried = cw.waitsOpenAt(m, b);
   }
   // As the report says it (StreamedReport::read): an index refused, or none.
   if (!cw.note().isEmpty() && res.status == CaptureLoadResult::Complete) {
