@@ -103,6 +103,8 @@ class TimelineSink : public ExportSink {
   std::vector<ExportWait> waits_;
   std::vector<std::pair<int64_t, uint32_t>> order_;
   std::vector<WaitRecord> records_;  // one object's waits, window to window
+  // Waits ended, kept back for the next window (after a held one).
+  std::vector<ExportWait> deferred_;
   int64_t lastCpuTick_ = INT64_MIN;
 };
 

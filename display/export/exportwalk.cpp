@@ -62,6 +62,16 @@ CaptureLoadResult exportCapture(const QString &path, ExportSink *sink, const Exp
   }
   CaptureLoadResult res;
   res.status = CaptureLoadResult::Complete;
+  // Waits open at a window's start that began before its first record,
+  // from the window before: without them a wait longer than the warm-up
+  // lost its end (docs/architecture.md, "Window edges").
+  std::vector<CaptureWindow::CarriedWait> carried;
+  // Where the window before ended: before its nominal end when its model
+  // ended earlier (frames timed before their record's index time, read by
+  // the next window only): the next window starts there, so that no span
+  // is left out (mariadb.tmcap in 1 s windows: 4.16-5.0 s was, and a wait
+  // held at 4.16 s was joined to a later one).
+  int64_t from = first;
   // Windows follow each other from first; the last ends at last (one
   // window when the capture has no span).
   for (int64_t a = first;; a += opt.chunkNs) {
@@ -72,7 +82,8 @@ CaptureLoadResult exportCapture(const QString &path, ExportSink *sink, const Exp
     // before the first timed one (transitions sent before the first tick)
     // have no time in the index (as StreamedReport reads it).
     const bool fromStart = isFirst && !hasRange(opt.range);
-    CaptureLoadResult part = cw.load(fromStart ? INT64_MIN / 2 : a, b, &m);
+    const int64_t start = std::min(a, from);
+    CaptureLoadResult part = cw.load(fromStart ? INT64_MIN / 2 : start, b, &m, nullptr, &carried);
     res.frames += part.frames;
     if (part.status != CaptureLoadResult::Complete && res.status == CaptureLoadResult::Complete) {
       res.status = part.status == CaptureLoadResult::Unreadable ? CaptureLoadResult::Damaged
@@ -80,11 +91,13 @@ CaptureLoadResult exportCapture(const QString &path, ExportSink *sink, const Exp
       res.message = part.message;
     }
     m.settleNow(2);
-    int64_t t0 = a, t1 = std::min(b, m.latestNs());
+    int64_t t0 = start, t1 = std::min(b, m.latestNs());
     if (fromStart) t0 = std::min(t0, m.startNs());
     if (isLast && !hasRange(opt.range)) t1 = m.latestNs();
     sink->window(m, TimeRange{t0, std::max(t0, t1)}, isFirst, isLast);
     if (isLast) break;
+    from = std::max(t0, t1);
+    carried = cw.waitsOpenAt(m, from);
   }
   // As the report says it (StreamedReport::read): an index refused, or none.
   if (!cw.note().isEmpty() && res.status == CaptureLoadResult::Complete) {

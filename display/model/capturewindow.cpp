@@ -6,6 +6,7 @@
 #include "framedecoder.h"
 #include "sessionmodel.h"
 #include "tmwire.h"
+#include "wirestate.h"
 
 namespace tmon {
 
@@ -224,9 +225,71 @@ void CaptureWindow::feedAhead(size_t from, size_t to, FrameDecoder *dec,
   });
 }
 
-CaptureWindow::Sequence::Sequence(const CaptureWindow &cw, SessionModel *model, int64_t t0)
+CaptureWindow::Sequence::Sequence(const CaptureWindow &cw, SessionModel *model, int64_t t0,
+                                  const std::vector<CarriedWait> *carried)
     : cw_(cw), model_(model), dec_(std::make_unique<FrameDecoder>(model)) {
   next_ = cw.prime(t0, dec_.get());
+  if (carried && next_ < cw.index_.size()) feedCarried(*carried, cw.lo_[next_], dec_.get());
+}
+
+int64_t CaptureWindow::knownFrom(int64_t t0) const {
+  const size_t from = firstRecordEndingAfter(t0 - kWarmUpNs);
+  return from < lo_.size() ? lo_[from] : lastNs();
+}
+
+std::vector<CaptureWindow::CarriedWait> CaptureWindow::waitsOpenAt(const SessionModel &m,
+                                                                   int64_t t0) const {
+  // Waits overlapping [from, t0] clipped to it: those that start at its
+  // start began before it.
+  const int64_t from = knownFrom(t0);
+  std::vector<CarriedWait> out;
+  if (from >= t0) return out;
+  std::vector<WaitRecord> waits;
+  for (int k = 0; k < m.syncObjectCount(); k++) {
+    const SyncObjectInfo &o = m.syncObject(k);
+    m.waits(o.id, TimeRange{from, t0}, &waits);
+    for (const WaitRecord &w : waits) {
+      if (w.start > from || w.end < t0 || w.count != 1) continue;
+      CarriedWait c;
+      c.tid = w.waiter;
+      c.object = o.id;
+      c.holder = w.holder;
+      c.state = wirestate_detail::kWireOfFinal[int(w.state)];
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+void CaptureWindow::feedCarried(const std::vector<CarriedWait> &carried, int64_t t,
+                                FrameDecoder *dec) {
+  if (carried.empty() || t <= 0) return;
+  const size_t n = carried.size();
+  std::vector<uint32_t> tid(n), object(n), holder(n);
+  std::vector<int64_t> delta(n, 0);
+  std::vector<Threadmon__ThreadState> state(n);
+  for (size_t i = 0; i < n; i++) {
+    tid[i] = carried[i].tid;
+    object[i] = carried[i].object;
+    holder[i] = carried[i].holder;
+    state[i] = Threadmon__ThreadState(carried[i].state);
+  }
+  Threadmon__Transitions tr = THREADMON__TRANSITIONS__INIT;
+  tr.base_ns = uint64_t(t);
+  tr.n_tid = tr.n_delta_ns = tr.n_state = tr.n_object_id = tr.n_holder_tid = n;
+  tr.tid = tid.data();
+  tr.delta_ns = delta.data();
+  tr.state = state.data();
+  tr.object_id = object.data();
+  tr.holder_tid = holder.data();
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
+  f.transitions = &tr;
+  const size_t size = threadmon__frame__get_packed_size(&f);
+  std::vector<uint8_t> framed(TM_FRAME_PREFIX_BYTES + size);
+  threadmon__frame__pack(&f, framed.data() + TM_FRAME_PREFIX_BYTES);
+  tm_frame_prefix_encode(framed.data(), framed.data() + TM_FRAME_PREFIX_BYTES, uint32_t(size));
+  dec->feed(reinterpret_cast<const char *>(framed.data()), framed.size());
 }
 
 CaptureWindow::Sequence::~Sequence() = default;
@@ -288,11 +351,13 @@ size_t CaptureWindow::prime(int64_t t0, FrameDecoder *dec) const {
 }
 
 CaptureLoadResult CaptureWindow::load(int64_t t0, int64_t t1, SessionModel *model,
-                                      const std::atomic<bool> *stop) const {
+                                      const std::atomic<bool> *stop,
+                                      const std::vector<CarriedWait> *carried) const {
   CaptureLoadResult res;
   const auto [from, to] = recordsOf(t0, t1);
   FrameDecoder dec(model);
   prime(t0, &dec);
+  if (carried && from < to) feedCarried(*carried, lo_[from], &dec);
   if (from > 0 && from < to) model->knownFrom(lo_[from]);
   if (from < to) feedAhead(from, to, &dec, stop);
   res.frames = dec.framesRead();

@@ -13,7 +13,6 @@
 #include <QByteArray>
 #include <QFile>
 #include <QString>
-
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -72,12 +71,26 @@ class CaptureWindow {
   int64_t lastNs() const;
   size_t descriptionBytes() const;
 
+  // A thread in a wait at a window's start that began before the window's
+  // first record: the window's model would not know it (the thread shows
+  // asleep, and its wait's end, releaser and all, is lost).
+  struct CarriedWait {
+    uint32_t tid = 0, object = 0, holder = 0;
+    int state = 0;  // threadmon.ThreadState
+  };
+  // From m, a model read through t0 (the window before, or a segment):
+  // the waits open at t0 that began before the first record a window at
+  // t0 reads.
+  std::vector<CarriedWait> waitsOpenAt(const SessionModel &m, int64_t t0) const;
+
   // Loads [t0, t1] (and kWarmUpNs before t0) into model, which should be
   // fresh; marks it ended when the window reaches the capture's end. stop,
   // when set, ends the read early (a background build cancelled): checked
-  // before each 1 MiB read.
+  // before each 1 MiB read. carried: waits open at t0 (waitsOpenAt),
+  // begun in the model at its first record's time.
   CaptureLoadResult load(int64_t t0, int64_t t1, SessionModel *model,
-                         const std::atomic<bool> *stop = nullptr) const;
+                         const std::atomic<bool> *stop = nullptr,
+                         const std::vector<CarriedWait> *carried = nullptr) const;
 
   // The capture's records read in order into one model, each record once,
   // a window after another: no warm-up, the model carries every thread's
@@ -90,7 +103,8 @@ class CaptureWindow {
     // From the window at t0 as load(t0, t1) reads it (descriptions
     // before it replayed, kWarmUpNs of warm-up); INT64_MIN / 2: from the
     // first record.
-    Sequence(const CaptureWindow &cw, SessionModel *model, int64_t t0);
+    Sequence(const CaptureWindow &cw, SessionModel *model, int64_t t0,
+             const std::vector<CarriedWait> *carried = nullptr);
     ~Sequence();
     Sequence(const Sequence &) = delete;
     Sequence &operator=(const Sequence &) = delete;
@@ -136,6 +150,11 @@ class CaptureWindow {
   // Feeds dec the header and the descriptions sent before the warm-up of
   // a window at t0; returns the warm-up's first record.
   size_t prime(int64_t t0, class FrameDecoder *dec) const;
+  // The time a window at t0 knows its threads from: its first record's.
+  int64_t knownFrom(int64_t t0) const;
+  // Feeds dec the carried waits' beginnings, at time t (one Transitions).
+  static void feedCarried(const std::vector<CarriedWait> &carried, int64_t t,
+                          class FrameDecoder *dec);
   // The records [from, to) fed to dec through its read-ahead.
   void feedAhead(size_t from, size_t to, class FrameDecoder *dec,
                  const std::atomic<bool> *stop) const;

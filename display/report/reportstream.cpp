@@ -647,6 +647,7 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
   std::unique_ptr<CaptureWindow::Sequence> seq;
   uint64_t lostBefore = 0, receivedBefore = 0;
   size_t inSegment = 0;
+  bool seqWhole = false;  // the segment's model read without damage
   for (size_t k = 0; k < spans.size(); k++) {
     const auto [a, b] = spans[k];
     const bool isFirst = k == 0, isLast = k + 1 == spans.size();
@@ -658,17 +659,23 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
       continue;
     }
     if (!seq || inSegment == perSegment) {
+      // The waits open at its start that began before its first record,
+      // from the segment before (read through a, whole): the new model
+      // would not see them begin (docs/architecture.md, "Window edges").
+      std::vector<CaptureWindow::CarriedWait> carried;
+      if (seq && !isFirst && seqWhole) carried = cw.waitsOpenAt(*model, a);
       seq.reset();
       model = std::make_unique<SessionModel>();
       // Its switch records counted once: those from its first window's start.
       model->countSwitchesIn(isFirst ? INT64_MIN : a, INT64_MAX);
       seq = std::make_unique<CaptureWindow::Sequence>(cw, model.get(),
-                                                      isFirst ? INT64_MIN / 2 : a);
+                                                      isFirst ? INT64_MIN / 2 : a, &carried);
       lostBefore = receivedBefore = 0;
       inSegment = 0;
     }
     inSegment++;
     const CaptureLoadResult r = seq->readThrough(b);
+    seqWhole = r.status == CaptureLoadResult::Complete;
     model->settleNow();
     Part p = partOf(*model, a, b, isFirst, isLast,
                     [&merger](uint32_t tid) { return merger.carrying(tid); });

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""A wait crossing window edges, exported a window at a time, is the wait the
+whole read gives: its start, its end and who released it.
+
+deadlock.c's two threads wait 2.6 s for each other's lock: with 1 s windows
+each wait crosses two edges, one of them more than the windows' 1 s warm-up
+after it began (the window's model never sees that wait begin).
+"""
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                                "tests", "e2e"))
+import tmtest  # noqa: E402
+from tmtest import check  # noqa: E402
+
+EXPORT = os.path.join(tmtest.BUILD, "display", "export", "threadmon-export")
+
+
+def require_export():
+    tmtest.require_report()
+    if not os.path.exists(EXPORT):
+        raise tmtest.Skip(f"{EXPORT} not built")
+
+
+def chrome_lines(capture, *mode):
+    """The export's wait and wake-up events, sorted (one event a line)."""
+    out = os.path.join(tmtest.Temp.dir(), f"edges{len(mode)}{'-'.join(mode)}.json")
+    proc = subprocess.run([EXPORT, "--format", "chrome", "--force", "-o", out, *mode, capture],
+                          capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0:
+        raise tmtest.Failed(f"threadmon-export {' '.join(mode)} exited {proc.returncode}: "
+                            f"{proc.stderr.strip()}")
+    with open(out, encoding="utf-8") as f:
+        return sorted(l.rstrip(",\n") for l in f
+                      if '"cat":"wait"' in l or '"cat":"wakeup"' in l)
+
+
+def test_waits_across_window_edges():
+    require_export()
+    rec = tmtest.recorded("deadlock", ["--deadlock-ms", "2600"])
+    whole = chrome_lines(rec.capture, "--whole")
+    streamed = chrome_lines(rec.capture, "--window", "1")
+    long_waits = [l for l in whole if '"ph":"X"' in l and '!lock_' in l and
+                  float(l.split('"dur":')[1].split(",")[0]) > 2.0e6]
+    check(len(long_waits) == 2, f"the whole read's waits over 2 s: {long_waits}")
+    only_whole = [l for l in whole if l not in set(streamed)]
+    only_streamed = [l for l in streamed if l not in set(whole)]
+    check(not only_whole and not only_streamed,
+          "1 s windows and the whole read give other waits:\n  whole: " +
+          "\n  whole: ".join(only_whole[:6]) + "\n  windows: " +
+          "\n  windows: ".join(only_streamed[:6]))
+
+
+if __name__ == "__main__":
+    tmtest.main(globals())
