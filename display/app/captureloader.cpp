@@ -21,9 +21,15 @@ CaptureLoader::CaptureLoader(const QString &path, double atSeconds, QObject *par
   const tmon::CaptureIdentity *known = overview_ ? &known_ : nullptr;
   thread_ = QThread::create([this, path, atSeconds, model, known] {
     read_ = readCapture(path, atSeconds, model, known, &stop_);
-    if (!stop_ && read_.result.status != tmon::CaptureLoadResult::Unreadable &&
-        read_.shown.length() > 0)
-      computeAhead(*model, read_.shown);
+    if (stop_ || aheads_.empty() || read_.result.status == tmon::CaptureLoadResult::Unreadable ||
+        read_.shown.length() == 0)
+      return;
+    // The page is made on the GUI thread while its views' results are
+    // computed here: the model only read meanwhile, by both.
+    model->beginBackgroundRead();
+    held_ = true;
+    QMetaObject::invokeMethod(this, &CaptureLoader::makePage, Qt::QueuedConnection);
+    computeAhead(*model, read_.shown);
   });
   thread_->setObjectName(QStringLiteral("capture reader"));
   connect(thread_, &QThread::finished, this, &CaptureLoader::onThreadFinished);
@@ -35,6 +41,7 @@ CaptureLoader::~CaptureLoader() {
     thread_->wait();
     delete thread_;
   }
+  page_.reset();  // made, never given: after the thread that read its model
 }
 
 void CaptureLoader::computeAhead(const tmon::SessionModel &model, const tmon::TimeRange &window) {
@@ -71,14 +78,19 @@ void CaptureLoader::abandon() {
   if (!running()) deleteLater();
 }
 
+void CaptureLoader::makePage() {
+  if (abandoned_ || page_) return;
+  model_->setFilledOffThread(false);
+  page_.reset(pageForCapture(path_, model_.release(), read_, &error_));
+}
+
 void CaptureLoader::onThreadFinished() {
   delete thread_;
   thread_ = nullptr;
+  if (held_) (page_ ? page_->model() : model_.get())->endBackgroundRead();
   if (!abandoned_) {
-    model_->setFilledOffThread(false);
-    QString error;
-    tmui::SessionView *page = pageForCapture(path_, model_.release(), read_, &error);
-    emit finished(page, error);
+    makePage();
+    emit finished(page_.release(), error_);
   }
   deleteLater();
 }

@@ -56,6 +56,9 @@ class CaptureLoader : public QObject {
 
  private:
   void onThreadFinished();
+  // The page for what was read (once): as soon as the read is settled when
+  // views are computed ahead, else when the thread ends.
+  void makePage();
   void computeAhead(const tmon::SessionModel &model, const tmon::TimeRange &window);
 
   QString path_;
@@ -64,6 +67,9 @@ class CaptureLoader : public QObject {
   std::shared_ptr<OverviewBuild> overview_;
   tmon::CaptureIdentity known_;
   std::unique_ptr<tmon::SessionModel> model_;
+  std::unique_ptr<tmui::SessionView> page_;  // made, until finished() gives it
+  QString error_;
+  bool held_ = false;  // the model held for reading while the page is made beside
   CaptureRead read_;
   std::vector<Ahead> aheads_;
   Computed computed_;
