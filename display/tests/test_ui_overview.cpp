@@ -44,6 +44,16 @@ bool sameSummary(const tmon::RunSummary &a, const tmon::RunSummary &b) {
   return true;
 }
 
+// The page of a capture at 60 s in a shown main window, or null.
+tmui::SessionView *openShown(MainWindow &window, const QString &path) {
+  window.resize(1200, 800);
+  window.show();
+  if (!QTest::qWaitForWindowExposed(&window)) return nullptr;
+  auto page = std::make_shared<QPointer<tmui::SessionView>>();
+  window.openCaptureFile(path, 60, [page](tmui::SessionView *p) { *page = p; });
+  return QTest::qWaitFor([&] { return !page->isNull(); }, 60000) ? page->data() : nullptr;
+}
+
 }  // namespace
 
 class TestUiOverview : public QObject {
@@ -134,12 +144,8 @@ class TestUiOverview : public QObject {
   // GUI thread), the same pixels as a strip of its own would.
   void aSeekTakesTheOverviewOverUnread() {
     MainWindow window;
-    window.resize(1200, 800);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    tmui::SessionView *page = nullptr;
-    window.openCaptureFile(path_, 60, [&page](tmui::SessionView *p) { page = p; });
-    QTRY_VERIFY_WITH_TIMEOUT(page, 60000);
+    tmui::SessionView *page = openShown(window, path_);
+    QVERIFY(page);
     QTRY_VERIFY_WITH_TIMEOUT(!stripOf(page)->building(), 240000);
     stripOf(page)->repaint();
     const tmon::RunSummary *shown = &stripOf(page)->summary();
@@ -198,12 +204,8 @@ class TestUiOverview : public QObject {
   void aSeeksPageShowsItsViewsAtOnce() {
     using tmui::ViewKind;
     MainWindow window;
-    window.resize(1200, 800);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    tmui::SessionView *page = nullptr;
-    window.openCaptureFile(path_, 60, [&page](tmui::SessionView *p) { page = p; });
-    QTRY_VERIFY_WITH_TIMEOUT(page, 60000);
+    tmui::SessionView *page = openShown(window, path_);
+    QVERIFY(page);
     const QList<ViewKind> shown{ViewKind::Timeline, ViewKind::Threads, ViewKind::Findings};
     for (ViewKind kind : shown) QTRY_VERIFY_WITH_TIMEOUT(!page->view(kind)->behind(), 60000);
     QPointer<tmui::SessionView> before(page);
