@@ -79,7 +79,7 @@ void CaptureLoader::abandon() {
 }
 
 void CaptureLoader::makePage() {
-  if (abandoned_ || page_) return;
+  if (abandoned_ || page_ || !model_) return;  // once: a page not made took its model too
   model_->setFilledOffThread(false);
   page_.reset(pageForCapture(path_, model_.release(), read_, &error_));
 }
