@@ -14,6 +14,7 @@
 //   tm-bench-displayseek CAPTURE [SEEKS (5)] [PNG: the last seek's page, as painted]
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QPointer>
 #include <QTabWidget>
 #include <cstdio>
 #include <cstdlib>
@@ -72,7 +73,8 @@ int main(int argc, char **argv) {
   constexpr double kWindowS = 10;
   for (int k = 0; k < seeks; k++) {
     const double at = kWindowS + (spanS - kWindowS) * (k + 1) / seeks;
-    tmui::SessionView *old = page;
+    // Null once deleted: the next page may be made at the same address.
+    const QPointer<tmui::SessionView> old(page);
     wall.restart();
     const double cpu = cpuMs(CLOCK_PROCESS_CPUTIME_ID), gui = cpuMs(CLOCK_THREAD_CPUTIME_ID);
     emit old->seekRequested(at);

@@ -1,15 +1,19 @@
 #include "captureloader.h"
 
 #include <QThread>
+#include <algorithm>
+#include <thread>
 
 #include "sessionmodel.h"
 #include "sessionview.h"
 
-CaptureLoader::CaptureLoader(const QString &path, double atSeconds, QObject *parent)
+CaptureLoader::CaptureLoader(const QString &path, double atSeconds, QObject *parent,
+                             std::vector<Ahead> aheads)
     : QObject(parent),
       path_(path),
       overview_(OverviewBuild::of(path)),
-      model_(new tmon::SessionModel) {
+      model_(new tmon::SessionModel),
+      aheads_(std::move(aheads)) {
   // The model stays on this thread; the reader only fills it, timers off.
   model_->setFilledOffThread(true);
   tmon::SessionModel *model = model_.get();
@@ -17,6 +21,15 @@ CaptureLoader::CaptureLoader(const QString &path, double atSeconds, QObject *par
   const tmon::CaptureIdentity *known = overview_ ? &known_ : nullptr;
   thread_ = QThread::create([this, path, atSeconds, model, known] {
     read_ = readCapture(path, atSeconds, model, known, &stop_);
+    if (stop_ || aheads_.empty() || read_.result.status == tmon::CaptureLoadResult::Unreadable ||
+        read_.shown.length() == 0)
+      return;
+    // The page is made on the GUI thread while its views' results are
+    // computed here: the model only read meanwhile, by both.
+    model->beginBackgroundRead();
+    held_ = true;
+    QMetaObject::invokeMethod(this, &CaptureLoader::makePage, Qt::QueuedConnection);
+    computeAhead(*model, read_.shown);
   });
   thread_->setObjectName(QStringLiteral("capture reader"));
   connect(thread_, &QThread::finished, this, &CaptureLoader::onThreadFinished);
@@ -28,6 +41,33 @@ CaptureLoader::~CaptureLoader() {
     thread_->wait();
     delete thread_;
   }
+  page_.reset();  // made, never given: after the thread that read its model
+}
+
+void CaptureLoader::computeAhead(const tmon::SessionModel &model, const tmon::TimeRange &window) {
+  // On two threads, the costliest first to the less loaded: the views'
+  // workers read the settled model side by side the same way.
+  std::sort(aheads_.begin(), aheads_.end(),
+            [](const Ahead &a, const Ahead &b) { return a.costMs > b.costMs; });
+  std::vector<std::any> results(aheads_.size());
+  std::vector<size_t> mine, other;
+  double mineMs = 0, otherMs = 0;
+  for (size_t i = 0; i < aheads_.size(); i++) {
+    const bool here = mineMs <= otherMs;
+    (here ? mine : other).push_back(i);
+    (here ? mineMs : otherMs) += std::max(aheads_[i].costMs, 1.0);
+  }
+  auto run = [&](const std::vector<size_t> &which) {
+    for (size_t i : which)
+      if (!stop_) results[i] = aheads_[i].compute(model, window);
+  };
+  std::thread second;
+  if (!other.empty()) second = std::thread(run, std::cref(other));
+  run(mine);
+  if (second.joinable()) second.join();
+  for (size_t i = 0; i < aheads_.size(); i++)
+    if (results[i].has_value()) computed_.emplace_back(aheads_[i].kind, std::move(results[i]));
+  aheads_.clear();
 }
 
 bool CaptureLoader::running() const { return thread_ && thread_->isRunning(); }
@@ -38,14 +78,19 @@ void CaptureLoader::abandon() {
   if (!running()) deleteLater();
 }
 
+void CaptureLoader::makePage() {
+  if (abandoned_ || page_ || !model_) return;  // once: a page not made took its model too
+  model_->setFilledOffThread(false);
+  page_.reset(pageForCapture(path_, model_.release(), read_, &error_));
+}
+
 void CaptureLoader::onThreadFinished() {
   delete thread_;
   thread_ = nullptr;
+  if (held_) (page_ ? page_->model() : model_.get())->endBackgroundRead();
   if (!abandoned_) {
-    model_->setFilledOffThread(false);
-    QString error;
-    tmui::SessionView *page = pageForCapture(path_, model_.release(), read_, &error);
-    emit finished(page, error);
+    makePage();
+    emit finished(page_.release(), error_);
   }
   deleteLater();
 }

@@ -9,10 +9,15 @@
 #include <QObject>
 #include <QString>
 
+#include <any>
 #include <atomic>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "captureopen.h"
+#include "modelview.h"
+#include "views.h"
 
 class QThread;
 namespace tmon {
@@ -22,7 +27,17 @@ class SessionModel;
 class CaptureLoader : public QObject {
   Q_OBJECT
  public:
-  CaptureLoader(const QString &path, double atSeconds, QObject *parent = nullptr);
+  // A view's result to compute ahead on the read's threads, once the
+  // window is read and settled (a seek's page shows with its data at once:
+  // no second hop through the views' workers), and about what it costs.
+  struct Ahead {
+    tmon::ViewKind kind;
+    tmui::ModelView::Ahead compute;
+    double costMs = 0;
+  };
+  using Computed = std::vector<std::pair<tmon::ViewKind, std::any>>;
+  CaptureLoader(const QString &path, double atSeconds, QObject *parent = nullptr,
+                std::vector<Ahead> aheads = {});
   // Waits for the read: the thread must not outlive the model it fills.
   ~CaptureLoader() override;
 
@@ -32,6 +47,8 @@ class CaptureLoader : public QObject {
   // newer seek does not share the cores with it) and the loader deletes
   // itself once it has.
   void abandon();
+  // What the aheads gave, for the page finished() gave (SessionView::takeAhead).
+  Computed takeComputed() { return std::move(computed_); }
 
  signals:
   // page: owned by the receiver. Emitted once, then the loader deletes itself.
@@ -39,6 +56,10 @@ class CaptureLoader : public QObject {
 
  private:
   void onThreadFinished();
+  // The page for what was read (once): as soon as the read is settled when
+  // views are computed ahead, else when the thread ends.
+  void makePage();
+  void computeAhead(const tmon::SessionModel &model, const tmon::TimeRange &window);
 
   QString path_;
   // The overview open for this capture (a seek's), alive until the page
@@ -46,7 +67,12 @@ class CaptureLoader : public QObject {
   std::shared_ptr<OverviewBuild> overview_;
   tmon::CaptureIdentity known_;
   std::unique_ptr<tmon::SessionModel> model_;
+  std::unique_ptr<tmui::SessionView> page_;  // made, until finished() gives it
+  QString error_;
+  bool held_ = false;  // the model held for reading while the page is made beside
   CaptureRead read_;
+  std::vector<Ahead> aheads_;
+  Computed computed_;
   QThread *thread_ = nullptr;
   bool abandoned_ = false;
   std::atomic<bool> stop_{false};  // abandoned: the read ends at its next chunk

@@ -197,6 +197,9 @@ struct MainWindow::Seek {
   // whole saveState: restored docks resize the strip, which then repaints
   // the whole run instead of taking the shared drawing.)
   std::vector<tmon::ViewKind> raised;
+  // What the views on screen will show first on the next page, computed
+  // on the read's threads (the next page shows with its data at once).
+  std::vector<CaptureLoader::Ahead> aheads;
 };
 
 void MainWindow::followSeeks(tmui::SessionView *page, const QString &path) {
@@ -216,6 +219,13 @@ void MainWindow::followSeeks(tmui::SessionView *page, const QString &path) {
               seek->raised.clear();
               for (const tmon::ViewInfo &info : tmon::kViews)
                 if (page->isViewRaised(info.kind)) seek->raised.push_back(info.kind);
+              seek->aheads.clear();
+              for (const tmon::ViewInfo &info : tmon::kViews) {
+                const tmui::ModelView *view = page->view(info.kind);
+                if (!view || !view->showing()) continue;
+                if (tmui::ModelView::Ahead ahead = view->ahead())
+                  seek->aheads.push_back({info.kind, std::move(ahead), view->lastCostMs()});
+              }
               seek->still = new SeekStill(page->grab(), page->title());
               putInTab(at, seek->still, page->title());
             }
@@ -230,10 +240,10 @@ void MainWindow::readWindow(const std::shared_ptr<Seek> &seek, const QString &pa
   const QString reading = tr("Reading the window ending at %1 s…").arg(endSeconds, 0, 'f', 1);
   seek->still->setText(reading);
   statusBar()->showMessage(reading);
-  auto *loader = new CaptureLoader(path, endSeconds, this);
+  auto *loader = new CaptureLoader(path, endSeconds, this, seek->aheads);
   seek->loader = loader;
   connect(loader, &CaptureLoader::finished, this,
-          [this, seek, path, goingBack](tmui::SessionView *next, const QString &error) {
+          [this, seek, path, goingBack, loader](tmui::SessionView *next, const QString &error) {
             statusBar()->clearMessage();
             const int at = seek->still ? tabs_->indexOf(seek->still) : -1;
             if (at < 0) {  // the tab was closed
@@ -250,6 +260,7 @@ void MainWindow::readWindow(const std::shared_ptr<Seek> &seek, const QString &pa
             }
             replaceTab(at, next);
             for (tmon::ViewKind kind : seek->raised) next->showView(kind);
+            next->takeAhead(loader->takeComputed());  // before its first paint
             followSeeks(next, path);
           });
 }

@@ -15,7 +15,9 @@
 #include "busy_capture.h"
 #include "captureopen.h"
 #include "capturewindow.h"
+#include "findingsview.h"
 #include "mainwindow.h"
+#include "modelview.h"
 #include "overviewbuild.h"
 #include "runsummary.h"
 #include "sessionmodel.h"
@@ -40,6 +42,16 @@ bool sameSummary(const tmon::RunSummary &a, const tmon::RunSummary &b) {
       if (x.ns != y.ns || x.lifetimeNs != y.lifetimeNs) return false;
     }
   return true;
+}
+
+// The page of a capture at 60 s in a shown main window, or null.
+tmui::SessionView *openShown(MainWindow &window, const QString &path) {
+  window.resize(1200, 800);
+  window.show();
+  if (!QTest::qWaitForWindowExposed(&window)) return nullptr;
+  auto page = std::make_shared<QPointer<tmui::SessionView>>();
+  window.openCaptureFile(path, 60, [page](tmui::SessionView *p) { *page = p; });
+  return QTest::qWaitFor([&] { return !page->isNull(); }, 60000) ? page->data() : nullptr;
 }
 
 }  // namespace
@@ -132,12 +144,8 @@ class TestUiOverview : public QObject {
   // GUI thread), the same pixels as a strip of its own would.
   void aSeekTakesTheOverviewOverUnread() {
     MainWindow window;
-    window.resize(1200, 800);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    tmui::SessionView *page = nullptr;
-    window.openCaptureFile(path_, 60, [&page](tmui::SessionView *p) { page = p; });
-    QTRY_VERIFY_WITH_TIMEOUT(page, 60000);
+    tmui::SessionView *page = openShown(window, path_);
+    QVERIFY(page);
     QTRY_VERIFY_WITH_TIMEOUT(!stripOf(page)->building(), 240000);
     stripOf(page)->repaint();
     const tmon::RunSummary *shown = &stripOf(page)->summary();
@@ -188,6 +196,43 @@ class TestUiOverview : public QObject {
     open.reset();
     QVERIFY(!OverviewBuild::of(path_));
     QVERIFY(!OverviewBuild::forCapture(path_, skipped));
+  }
+
+  // A seek's page shows the views on screen with the new window's data as
+  // it enters its tab: their results were computed on the read's threads
+  // (ModelView::ahead), and are what the views would compute themselves.
+  void aSeeksPageShowsItsViewsAtOnce() {
+    using tmui::ViewKind;
+    MainWindow window;
+    tmui::SessionView *page = openShown(window, path_);
+    QVERIFY(page);
+    const QList<ViewKind> shown{ViewKind::Timeline, ViewKind::Threads, ViewKind::Findings};
+    for (ViewKind kind : shown) QTRY_VERIFY_WITH_TIMEOUT(!page->view(kind)->behind(), 60000);
+    QPointer<tmui::SessionView> before(page);
+    emit page->seekRequested(120);
+    tmui::SessionView *next = nullptr;
+    while (!next) {  // one event-loop turn at a time: checked as the page enters its tab
+      QApplication::processEvents(QEventLoop::WaitForMoreEvents);
+      QApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+      auto *current = qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget());
+      if (current && current != before) next = current;
+    }
+    for (int v = 0; v < tmui::kViewCount; v++) {
+      const tmui::ModelView *view = next->view(ViewKind(v));
+      QCOMPARE(view->behind(), !shown.contains(ViewKind(v)));
+    }
+    std::vector<QString> ahead;
+    for (const tmon::Finding &f : next->findingsView()->findings()) ahead.push_back(f.message);
+    std::vector<int> rows;
+    for (ViewKind kind : shown) rows.push_back(next->view(kind)->rowCount());
+    for (ViewKind kind : shown) {  // computed here again: the same
+      next->view(kind)->refreshNow();
+      QTRY_VERIFY_WITH_TIMEOUT(!next->view(kind)->behind(), 60000);
+      QCOMPARE(next->view(kind)->rowCount(), rows[size_t(shown.indexOf(kind))]);
+    }
+    std::vector<QString> own;
+    for (const tmon::Finding &f : next->findingsView()->findings()) own.push_back(f.message);
+    QCOMPARE(own, ahead);
   }
 
   // What is read follows the window, not the file: a capture of a few

@@ -66,24 +66,35 @@ BarChartView::Query BarChartView::query() const {
           toggled_};
 }
 
+BarChartView::Result BarChartView::compute(const tmon::SessionModel &m, const tmon::TimeRange &r,
+                                           const Query &q, const Spec &spec) {
+  auto bars = std::make_shared<const std::vector<ItemBar>>(spec.items(m, r));
+  Laid laid = layOut(*bars, q, spec);
+  return std::make_pair(std::move(bars), std::move(laid));
+}
+
+ModelView::Ahead BarChartView::ahead() const {
+  // A fresh view: unfiltered, in creation order, no pool clicked.
+  return [spec = spec_](const tmon::SessionModel &m, const tmon::TimeRange &r) {
+    const Query q{QString(), -1, {}};
+    return std::any(Prepared<Inputs, Result>{{{r.t0, r.t1}, q}, compute(m, r, q, spec)});
+  };
+}
+
 void BarChartView::rebuild() {
   const tmon::TimeRange r = window()->range();
   const QString described = window()->describe();
   const tmon::SessionModel *m = model();
-  // The pools too are laid out on the worker thread: 10,000 threads are
-  // tens of milliseconds of it.
-  auto compute = [spec = spec_, q = query(), m, r] {
-    auto bars = std::make_shared<const std::vector<ItemBar>>(spec.items(*m, r));
-    Laid laid = layOut(*bars, q, spec);
-    return std::make_pair(std::move(bars), std::move(laid));
-  };
-  using Result = std::pair<std::shared_ptr<const std::vector<ItemBar>>, Laid>;
   auto present = [this, described](Result &&result) {
     bars_ = std::move(result.first);
     described_ = described;
     showLaid(std::move(result.second));
   };
-  rebuildWith<Result>(compute, present);
+  // The pools too are laid out on the worker thread: 10,000 threads are
+  // tens of milliseconds of it.
+  const Query q = query();
+  rebuildWith<Inputs, Result>({{r.t0, r.t1}, q},
+                              [spec = spec_, q, m, r] { return compute(*m, r, q, spec); }, present);
 }
 
 void BarChartView::relayout() {

@@ -54,6 +54,7 @@ class BarChartView : public ModelView {
   void setSortCategory(int category);
   // Expands or collapses the pool whose aggregate is chart row `row`.
   void toggleRow(int row);
+  Ahead ahead() const override;
 
  protected:
   void rebuild() override;
@@ -64,6 +65,9 @@ class BarChartView : public ModelView {
     QString filter;
     int sort = -1;
     QSet<QString> toggled;
+    bool operator==(const Query &o) const {
+      return filter == o.filter && sort == o.sort && toggled == o.toggled;
+    }
   };
   // The chart's rows for it, each row's pool key ("" for an item), the items
   // shown and the pools grouped: pure, so it runs on the worker thread too.
@@ -74,6 +78,11 @@ class BarChartView : public ModelView {
     int pools = 0;
   };
   static Laid layOut(const std::vector<ItemBar> &bars, const Query &q, const Spec &spec);
+  // A rebuild's result, and what it is for (the window, the query).
+  using Result = std::pair<std::shared_ptr<const std::vector<ItemBar>>, Laid>;
+  using Inputs = std::pair<std::pair<int64_t, int64_t>, Query>;
+  static Result compute(const tmon::SessionModel &m, const tmon::TimeRange &r, const Query &q,
+                        const Spec &spec);
   Query query() const;
   void relayout();
   void showLaid(Laid &&laid);

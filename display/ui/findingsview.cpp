@@ -145,21 +145,37 @@ QString FindingsView::evidenceText(const tmon::Finding &f) const {
            evidenceLine(f.evidence));
 }
 
+namespace {
+// The window a page's findings are for (a model's own, no older spool).
+using Window = std::pair<int64_t, int64_t>;
+}  // namespace
+
+ModelView::Ahead FindingsView::ahead() const {
+  return [](const tmon::SessionModel &m, const tmon::TimeRange &r) {
+    return std::any(Prepared<Window, std::vector<tmon::Finding>>{{r.t0, r.t1}, m.findings(r)});
+  };
+}
+
 void FindingsView::rebuild() {
   const tmon::TimeRange r = window()->range();
   const QString described = window()->describe();
+  auto present = [this, described](std::vector<tmon::Finding> &&found) {
+    showFindings(std::move(found), described);
+  };
   // Thousands of threads take seconds: off the GUI thread (the old list stays meanwhile).
   const tmon::SessionModel *m = model();
-  rebuildWith<std::vector<tmon::Finding>>(
-      [m, r, older = window()->olderModel()] {
-        // A range dragged back past a live model's detail: from its spool.
-        if (older)
+  if (auto older = window()->olderModel()) {
+    // A range dragged back past a live model's detail: from its spool.
+    rebuildWith<std::vector<tmon::Finding>>(
+        [m, r, older] {
           if (const std::unique_ptr<tmon::SessionModel> o = older()) return o->findings(r);
-        return m->findings(r);
-      },
-      [this, described](std::vector<tmon::Finding> &&found) {
-        showFindings(std::move(found), described);
-      });
+          return m->findings(r);
+        },
+        present);
+    return;
+  }
+  rebuildWith<Window, std::vector<tmon::Finding>>(
+      {r.t0, r.t1}, [m, r] { return m->findings(r); }, present);
 }
 
 void FindingsView::showFindings(std::vector<tmon::Finding> found, const QString &described) {

@@ -27,6 +27,7 @@ class FindingsView : public ModelView {
   void activate(int row);
   // The evidence object as one short line ("key value, ...").
   static QString evidenceLine(const QJsonObject &evidence);
+  Ahead ahead() const override;
 
  signals:
   void showRequested(const tmon::Finding &finding);

@@ -98,6 +98,11 @@ void ModelView::catchUp() {
   if (dirty_ && showing()) refreshNow();
 }
 
+void ModelView::takeAhead(std::any result) {
+  ahead_ = std::move(result);
+  catchUp();
+}
+
 void ModelView::refreshIfVisible() {
   if (showing())
     refreshNow();

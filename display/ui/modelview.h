@@ -19,11 +19,13 @@
 #include <QThread>
 #include <QTimer>
 #include <QWidget>
+#include <any>
 #include <functional>
 #include <memory>
 
 namespace tmon {
 class SessionModel;
+struct TimeRange;
 }
 
 namespace tmui {
@@ -64,6 +66,18 @@ class ModelView : public QWidget {
   // Sessions this large (threads, objects or bytes) rebuild their slow
   // views off the GUI thread.
   bool large() const;
+  // A seek's next page, computed ahead (docs/benchmarks.md, "Seeking with
+  // the views computed ahead"): what the first rebuild of a fresh view of
+  // this kind computes for a window of a model, as a function any thread
+  // may run on the settled model before the page exists (the seek's reader
+  // threads, CaptureLoader), so that the page shows with its data at once.
+  // Empty when the view has none.
+  using Ahead = std::function<std::any(const tmon::SessionModel &, const tmon::TimeRange &)>;
+  virtual Ahead ahead() const { return {}; }
+  // What an ahead() gave: the first rebuild presents it instead of
+  // computing when its inputs are the same (else it computes as ever);
+  // at once when the view is on screen and behind.
+  void takeAhead(std::any result);
 
  signals:
   // A rebuild's result is on screen (after present(), or rebuild() itself).
@@ -84,6 +98,26 @@ class ModelView : public QWidget {
   void rebuildWith(std::function<T()> compute, std::function<void(T &&)> present) {
     if (large()) rebuildInBackground<T>(std::move(compute), std::move(present));
     else present(compute());
+  }
+  // A result and the inputs it is for, as an ahead() gives it.
+  template <typename Key, typename T>
+  struct Prepared {
+    Key key;
+    T value;
+  };
+  // rebuildWith, unless a result computed ahead for the same inputs is
+  // there to present.
+  template <typename Key, typename T>
+  void rebuildWith(const Key &key, std::function<T()> compute, std::function<void(T &&)> present) {
+    auto *done = std::any_cast<Prepared<Key, T>>(&ahead_);
+    if (done && done->key == key) {
+      T value = std::move(done->value);
+      ahead_.reset();
+      present(std::move(value));
+      return;
+    }
+    ahead_.reset();
+    rebuildWith<T>(std::move(compute), std::move(present));
   }
   tmon::SessionModel *model() const { return model_; }
   ViewWindow *window() const { return window_; }
@@ -109,6 +143,7 @@ class ModelView : public QWidget {
   QElapsedTimer sinceRefresh_;  // since the last rebuild began
   qint64 lastCostNs_ = 0;       // its CPU time: the worker's and the GUI thread's
   QTimer *throttle_;
+  std::any ahead_;  // takeAhead's, until the first rebuild
 };
 
 template <typename T>

@@ -171,6 +171,11 @@ bool SessionView::isViewRaised(ViewKind kind) const {
   return false;
 }
 
+void SessionView::takeAhead(std::vector<std::pair<ViewKind, std::any>> computed) {
+  for (auto &[kind, result] : computed)
+    if (ModelView *v = view(kind)) v->takeAhead(std::move(result));
+}
+
 void SessionView::selectSpan(int64_t t0, int64_t t1) {
   // Only a span inside the window narrows it: a finding about the whole
   // window keeps the selector as it is.

@@ -6,8 +6,11 @@
 
 #include <QMainWindow>
 #include <QPointer>
+#include <any>
 #include <array>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "findings.h"
 #include "views.h"
@@ -58,6 +61,9 @@ class SessionView : public QMainWindow {
   void showView(ViewKind kind);
   // The view currently raised in the dock holding `kind` (tests).
   bool isViewRaised(ViewKind kind) const;
+  // Results computed ahead for its views (ModelView::ahead), each given to
+  // the view of its kind: those on screen show theirs at once.
+  void takeAhead(std::vector<std::pair<ViewKind, std::any>> computed);
   // A finding's Show: switches to its view and selects its object and span.
   void showFinding(const tmon::Finding &finding);
   void showDeadlock(const tmon::Deadlock &deadlock);

@@ -85,6 +85,8 @@ void TimelineCanvas::setHighlightedObject(uint32_t objectId) {
   viewport()->update();
 }
 
+tmon::TimeRange TimelineCanvas::followed(const tmon::TimeRange &window) { return sane(window); }
+
 tmon::TimeRange TimelineCanvas::visibleRange() const {
   return following_ ? sane(window_->range()) : view_;
 }

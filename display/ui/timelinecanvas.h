@@ -36,6 +36,8 @@ class TimelineCanvas : public QAbstractScrollArea {
   uint32_t highlightedObject() const { return highlight_; }
   // The visible span; zooming or panning stops following the window.
   tmon::TimeRange visibleRange() const;
+  // What visibleRange() is for a window while the canvas follows it.
+  static tmon::TimeRange followed(const tmon::TimeRange &window);
   void setVisibleRange(const tmon::TimeRange &r);
   void followWindow();
   // Rows drawn (pools, outliers, threads).

@@ -63,19 +63,27 @@ std::shared_ptr<const TimelineCanvas::Mixes> TimelineView::mix(const tmon::Sessi
   return mixes;
 }
 
+TimelineView::Computed TimelineView::compute(const tmon::SessionModel &m, const Inputs &in) {
+  auto pools = std::make_shared<const tmon::PoolLayout>(
+      tmon::poolLayout(tmon::threadPoolItems(m, in.window), in.filter, stateLabels()));
+  return Computed{pools, mix(m, *pools, in.span)};
+}
+
+ModelView::Ahead TimelineView::ahead() const {
+  // A fresh page's timeline follows its window, unfiltered, as wide as this one.
+  return [width = canvas_->stripWidth()](const tmon::SessionModel &m, const tmon::TimeRange &r) {
+    const Inputs in{r, Span{TimelineCanvas::followed(r), width}, QString()};
+    return std::any(Prepared<Inputs, Computed>{in, compute(m, in)});
+  };
+}
+
 void TimelineView::rebuild() {
   const tmon::SessionModel *m = model();
-  const tmon::TimeRange r = window()->range();
-  const Span s = span();
-  mixedFor_ = s;
+  const Inputs in{window()->range(), span(), controls_->filter()};
+  mixedFor_ = in.span;
   // Pooling 10,000 threads and mixing their intervals are tens of
   // milliseconds: on the worker thread in large sessions.
-  auto compute = [m, r, s, filter = controls_->filter()] {
-    auto pools = std::make_shared<const tmon::PoolLayout>(
-        tmon::poolLayout(tmon::threadPoolItems(*m, r), filter, stateLabels()));
-    return Computed{pools, mix(*m, *pools, s)};
-  };
-  rebuildWith<Computed>(compute, [this](Computed &&c) {
+  rebuildWith<Inputs, Computed>(in, [m, in] { return compute(*m, in); }, [this](Computed &&c) {
     pools_ = std::move(c.pools);
     canvas_->setMixes(std::move(c.mixes));
     relayout();

@@ -30,6 +30,7 @@ class TimelineView : public ModelView {
   void setSortCategory(int category);
   // Folds or unfolds the aggregate (TimelineRow::key) as a click does.
   void toggle(const QString &key);
+  Ahead ahead() const override;
 
  protected:
   void rebuild() override;
@@ -48,6 +49,17 @@ class TimelineView : public ModelView {
     std::shared_ptr<const TimelineCanvas::Mixes> mixes;
   };
   Span span() const;
+  // What a rebuild computes for: the window pooled (filtered), the span mixed.
+  struct Inputs {
+    tmon::TimeRange window;
+    Span span;
+    QString filter;
+    bool operator==(const Inputs &o) const {
+      return window.t0 == o.window.t0 && window.t1 == o.window.t1 && span == o.span &&
+             filter == o.filter;
+    }
+  };
+  static Computed compute(const tmon::SessionModel &m, const Inputs &in);
   static std::shared_ptr<const TimelineCanvas::Mixes> mix(const tmon::SessionModel &m,
                                                           const tmon::PoolLayout &pools,
                                                           const Span &s);
