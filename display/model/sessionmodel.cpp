@@ -274,12 +274,35 @@ void applyFolds(const std::vector<FoldPoint> &folds, const TimeRange &r, StateTi
 
 }  // namespace
 
+namespace {
+thread_local SessionModel::StatesMemo *statesMemo = nullptr;
+}  // namespace
+
+SessionModel::StatesMemo::StatesMemo(const SessionModel &m, const TimeRange &r)
+    : model_(&m), range_(r) {
+  states_.resize(size_t(m.threadCount()));
+  known_.resize(size_t(m.threadCount()), false);
+  statesMemo = this;
+}
+
+SessionModel::StatesMemo::~StatesMemo() {
+  statesMemo = nullptr;
+}
+
 StateTimes SessionModel::threadStates(int index, const TimeRange &r) const {
+  StatesMemo *memo = statesMemo;
+  const bool memoised = memo && memo->model_ == this && memo->range_.t0 == r.t0 &&
+                        memo->range_.t1 == r.t1 && size_t(index) < memo->states_.size();
+  if (memoised && memo->known_[size_t(index)]) return memo->states_[size_t(index)];
   store_->settle();
   StateTimes st;
   const ThreadTimeline &th = *store_->threads[size_t(index)];
   th.stateTimes(r, store_->tickTimes, &st);
   applyFolds(th.info.folds, r, &st);
+  if (memoised) {
+    memo->states_[size_t(index)] = st;
+    memo->known_[size_t(index)] = true;
+  }
   return st;
 }
 

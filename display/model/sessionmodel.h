@@ -92,6 +92,25 @@ class SessionModel : public QObject {
   int indexOfTid(uint32_t tid) const;  // -1 when unknown
 
   StateTimes threadStates(int index, const TimeRange &r) const;
+  // While one lives, on the thread that made it, threadStates(i, r) over its
+  // model and range is derived once per thread and then remembered: the
+  // report asks for each thread's states over a window three times (its
+  // rows, the findings, the window's checks). Nothing may change the model
+  // meanwhile (queries only). One at a time per thread.
+  class StatesMemo {
+   public:
+    StatesMemo(const SessionModel &m, const TimeRange &r);
+    ~StatesMemo();
+    StatesMemo(const StatesMemo &) = delete;
+    StatesMemo &operator=(const StatesMemo &) = delete;
+
+   private:
+    friend class SessionModel;
+    const SessionModel *model_;
+    TimeRange range_;
+    std::vector<StateTimes> states_;
+    std::vector<bool> known_;
+  };
   // The same, with the sleep estimated on objects a runtime built into the
   // program (a C++20 semaphore, a Rust Mutex: SyncObjectInfo::runtimeKind)
   // shown as the blocked state of their kind. What the tables show.

@@ -574,7 +574,12 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
 
 void ThreadTimeline::eventGapSpans(const TimeRange &r, std::vector<TimeRange> *out) const {
   const int64_t end = lifetime().t1;
-  for (size_t i = 0; i < trans_.size(); i++) {
+  // A gap ends at the next record: none before the record going on at r.t0
+  // reaches into r (found by a search, not a walk over the whole history).
+  size_t i = size_t(std::upper_bound(trans_.begin(), trans_.end(), r.t0,
+                                     [](int64_t x, const Raw &e) { return x < e.t; }) -
+                    trans_.begin());
+  for (i = i > 0 ? i - 1 : 0; i < trans_.size() && trans_[i].t < r.t1; i++) {
     if (trans_[i].state != THREADMON__THREAD_STATE__STATE_UNKNOWN) continue;
     const int64_t t0 = trans_[i].t, t1 = i + 1 < trans_.size() ? trans_[i + 1].t : end;
     if (t1 > r.t0 && t0 < r.t1 && t1 > t0) out->push_back(TimeRange{t0, t1});
