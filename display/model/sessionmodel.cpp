@@ -279,9 +279,7 @@ thread_local SessionModel::StatesMemo *statesMemo = nullptr;
 }  // namespace
 
 SessionModel::StatesMemo::StatesMemo(const SessionModel &m, const TimeRange &r)
-    : model_(&m), range_(r) {
-  states_.resize(size_t(m.threadCount()));
-  known_.resize(size_t(m.threadCount()), false);
+    : model_(&m), range_(r), entries_(size_t(m.threadCount())) {
   statesMemo = this;
 }
 
@@ -289,20 +287,30 @@ SessionModel::StatesMemo::~StatesMemo() {
   statesMemo = nullptr;
 }
 
-StateTimes SessionModel::threadStates(int index, const TimeRange &r) const {
+const SessionModel::StatesMemo::Entry *SessionModel::memoised(int index, const TimeRange &r) const {
   StatesMemo *memo = statesMemo;
-  const bool memoised = memo && memo->model_ == this && memo->range_.t0 == r.t0 &&
-                        memo->range_.t1 == r.t1 && size_t(index) < memo->states_.size();
-  if (memoised && memo->known_[size_t(index)]) return memo->states_[size_t(index)];
+  if (!memo || memo->model_ != this || memo->range_.t0 != r.t0 || memo->range_.t1 != r.t1 ||
+      size_t(index) >= memo->entries_.size())
+    return nullptr;
+  StatesMemo::Entry &e = memo->entries_[size_t(index)];
+  if (!e.known) {
+    store_->settle();
+    const ThreadTimeline &th = *store_->threads[size_t(index)];
+    e.cpu.assign(size_t(cpuCount()), 0);
+    th.stateAndCpuTimes(r, store_->tickTimes, &e.states, &e.cpu);
+    applyFolds(th.info.folds, r, &e.states);
+    e.known = true;
+  }
+  return &e;
+}
+
+StateTimes SessionModel::threadStates(int index, const TimeRange &r) const {
+  if (const StatesMemo::Entry *e = memoised(index, r)) return e->states;
   store_->settle();
   StateTimes st;
   const ThreadTimeline &th = *store_->threads[size_t(index)];
   th.stateTimes(r, store_->tickTimes, &st);
   applyFolds(th.info.folds, r, &st);
-  if (memoised) {
-    memo->states_[size_t(index)] = st;
-    memo->known_[size_t(index)] = true;
-  }
   return st;
 }
 
@@ -345,6 +353,7 @@ LwpDelta SessionModel::lwpDelta(int index, const TimeRange &r) const {
 }
 
 std::vector<int64_t> SessionModel::threadCpuTimes(int index, const TimeRange &r) const {
+  if (const StatesMemo::Entry *e = memoised(index, r)) return e->cpu;
   store_->settle();
   std::vector<int64_t> per(size_t(cpuCount()), 0);
   store_->threads[size_t(index)]->cpuTimes(r, &per);

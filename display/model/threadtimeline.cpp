@@ -649,6 +649,43 @@ void ThreadTimeline::stateTimes(const TimeRange &r, const TickTimes &, StateTime
   if (t1 > t0) detailTimes(t0, t1, out);
 }
 
+void ThreadTimeline::stateAndCpuTimes(const TimeRange &r, const TickTimes &ticks, StateTimes *out,
+                                      std::vector<int64_t> *perCpu) const {
+  const TimeRange life = lifetime();
+  const int64_t t0 = std::max(r.t0, life.t0), t1 = std::min(r.t1, life.t1);
+  if (t1 <= t0 || t0 < evictedUntil()) {  // evicted time: each its own way
+    stateTimes(r, ticks, out);
+    cpuTimes(r, perCpu);
+    return;
+  }
+  *out = StateTimes{};
+  out->lifetimeNs = t1 - t0;
+  // detailTimes and detailCpuTimes at once.
+  walkFrom(t0, [&](const Packed &p, int64_t start, int64_t end) {
+    const int64_t s = std::max(start, t0), e = std::min(end, t1);
+    if (s >= t1) return false;
+    if (e <= s) return true;
+    const unsigned code = codeOf(p);
+    const int cpu = cpuOf(p);
+    const int64_t d = e - s;
+    int64_t on = d;
+    if (code == kMixed) {
+      Mix m = mixOf(p.payload);
+      const int64_t rq = part(d, m.rq);
+      on = part(d, m.on);
+      out->ns[size_t(FinalState::OnCpu)] += on;
+      out->ns[size_t(FinalState::Runnable)] += rq;
+      out->ns[restCodeOfMix(m.rest)] += d - on - rq;
+    } else {
+      out->ns[code] += d;
+    }
+    if (cpu < 0 || (code != kMixed && code != unsigned(FinalState::OnCpu))) return true;
+    if (perCpu->size() <= size_t(cpu)) perCpu->resize(size_t(cpu) + 1, 0);
+    (*perCpu)[size_t(cpu)] += on;
+    return true;
+  });
+}
+
 void ThreadTimeline::intervals(const TimeRange &r, const TickTimes &ticks,
                                std::vector<StateInterval> *out) const {
   TimeRange life = lifetime();
