@@ -570,8 +570,4 @@ void SessionModel::countSwitchesIn(int64_t from, int64_t to) {
   store_->countSwitchesIn(from, to);
 }
 
-void SessionModel::reserveLike(const SessionModel &previous) {
-  for (const auto &th : previous.store_->threads) store_->sizeHints[th->info.tid] = th->sizes();
-}
-
 }  // namespace tmon

@@ -238,11 +238,6 @@ class SessionModel : public QObject {
   // Switch records counted in info(): those sent in [from, to) only
   // (SessionStore::countSwitchesIn; a streamed report's window).
   void countSwitchesIn(int64_t from, int64_t to);
-  // Each thread of previous seen here again (by tid) starts with room for
-  // the records and intervals it held there: a streamed report's segments
-  // of the same length hold about as many, filled without the copies and
-  // fresh pages of vectors growing by doubling. Before anything is applied.
-  void reserveLike(const SessionModel &previous);
 
  signals:
   void changed();

@@ -97,10 +97,6 @@ int SessionStore::newThread(uint32_t tid, int64_t t) {
   seeTime(t);
   // Packed interval times count from the window's start (FrameCheck).
   threads.push_back(std::make_unique<ThreadTimeline>(tid, t, check_.base()));
-  if (auto hint = sizeHints.find(tid); hint != sizeHints.end()) {
-    threads.back()->reserve(hint->second);
-    sizeHints.erase(hint);
-  }
   waitSlots_.push_back(-1);
   tidIndex.insert(tid, int(threads.size()) - 1);
   return int(threads.size()) - 1;

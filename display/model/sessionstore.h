@@ -69,8 +69,6 @@ class SessionStore {
   // overlapping its ends; each counts its own span, so the sum counts every
   // batch once. Default: all.
   void countSwitchesIn(int64_t from, int64_t to);
-  // Room a thread gets when first seen, by tid (SessionModel::reserveLike).
-  std::unordered_map<uint32_t, ThreadTimeline::Sizes> sizeHints;
 
   SessionInfo info;
   std::vector<std::unique_ptr<ThreadTimeline>> threads;

@@ -124,16 +124,6 @@ class ThreadTimeline {
   // the end of its life), overlapping r: the states inside are folded totals.
   void eventGapSpans(const TimeRange &r, std::vector<TimeRange> *out) const;
   size_t bytes() const;
-  // How many records and intervals it holds; room for as many.
-  struct Sizes {
-    size_t trans = 0, sw = 0, iv = 0;
-  };
-  Sizes sizes() const { return Sizes{trans_.size(), sw_.size(), iv_.size()}; }
-  void reserve(const Sizes &s) {
-    trans_.reserve(s.trans);
-    sw_.reserve(s.sw);
-    iv_.reserve(s.iv);
-  }
 
   // Bounded live memory: the intervals before t (a tick time, derived
   // already) leave RAM; what they held stays as the cumulative time per

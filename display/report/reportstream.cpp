@@ -660,9 +660,7 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
     }
     if (!seq || inSegment == perSegment) {
       seq.reset();
-      auto next = std::make_unique<SessionModel>();
-      if (model) next->reserveLike(*model);  // its threads hold about as much again
-      model = std::move(next);
+      model = std::make_unique<SessionModel>();
       // Its switch records counted once: those from its first window's start.
       model->countSwitchesIn(isFirst ? INT64_MIN : a, INT64_MAX);
       seq = std::make_unique<CaptureWindow::Sequence>(cw, model.get(),
