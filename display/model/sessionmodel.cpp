@@ -274,7 +274,38 @@ void applyFolds(const std::vector<FoldPoint> &folds, const TimeRange &r, StateTi
 
 }  // namespace
 
+namespace {
+thread_local SessionModel::StatesMemo *statesMemo = nullptr;
+}  // namespace
+
+SessionModel::StatesMemo::StatesMemo(const SessionModel &m, const TimeRange &r)
+    : model_(&m), range_(r), entries_(size_t(m.threadCount())) {
+  statesMemo = this;
+}
+
+SessionModel::StatesMemo::~StatesMemo() {
+  statesMemo = nullptr;
+}
+
+const SessionModel::StatesMemo::Entry *SessionModel::memoised(int index, const TimeRange &r) const {
+  StatesMemo *memo = statesMemo;
+  if (!memo || memo->model_ != this || memo->range_.t0 != r.t0 || memo->range_.t1 != r.t1 ||
+      size_t(index) >= memo->entries_.size())
+    return nullptr;
+  StatesMemo::Entry &e = memo->entries_[size_t(index)];
+  if (!e.known) {
+    store_->settle();
+    const ThreadTimeline &th = *store_->threads[size_t(index)];
+    e.cpu.assign(size_t(cpuCount()), 0);
+    th.stateAndCpuTimes(r, store_->tickTimes, &e.states, &e.cpu);
+    applyFolds(th.info.folds, r, &e.states);
+    e.known = true;
+  }
+  return &e;
+}
+
 StateTimes SessionModel::threadStates(int index, const TimeRange &r) const {
+  if (const StatesMemo::Entry *e = memoised(index, r)) return e->states;
   store_->settle();
   StateTimes st;
   const ThreadTimeline &th = *store_->threads[size_t(index)];
@@ -322,6 +353,7 @@ LwpDelta SessionModel::lwpDelta(int index, const TimeRange &r) const {
 }
 
 std::vector<int64_t> SessionModel::threadCpuTimes(int index, const TimeRange &r) const {
+  if (const StatesMemo::Entry *e = memoised(index, r)) return e->cpu;
   store_->settle();
   std::vector<int64_t> per(size_t(cpuCount()), 0);
   store_->threads[size_t(index)]->cpuTimes(r, &per);

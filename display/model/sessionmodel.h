@@ -92,6 +92,30 @@ class SessionModel : public QObject {
   int indexOfTid(uint32_t tid) const;  // -1 when unknown
 
   StateTimes threadStates(int index, const TimeRange &r) const;
+  // While one lives, on the thread that made it, threadStates(i, r) and
+  // threadCpuTimes(i, r) over its model and range are derived once per
+  // thread (in one walk) and then remembered: the report asks for each
+  // thread's states over a window three times (its rows, the findings, the
+  // window's checks). Nothing may change the model meanwhile (queries only).
+  // One at a time per thread.
+  class StatesMemo {
+   public:
+    StatesMemo(const SessionModel &m, const TimeRange &r);
+    ~StatesMemo();
+    StatesMemo(const StatesMemo &) = delete;
+    StatesMemo &operator=(const StatesMemo &) = delete;
+
+   private:
+    friend class SessionModel;
+    struct Entry {
+      bool known = false;
+      StateTimes states;
+      std::vector<int64_t> cpu;
+    };
+    const SessionModel *model_;
+    TimeRange range_;
+    std::vector<Entry> entries_;
+  };
   // The same, with the sleep estimated on objects a runtime built into the
   // program (a C++20 semaphore, a Rust Mutex: SyncObjectInfo::runtimeKind)
   // shown as the blocked state of their kind. What the tables show.
@@ -221,6 +245,9 @@ class SessionModel : public QObject {
   void deadlockDetected();
 
  private:
+  // The live StatesMemo's entry of thread index over r, filled on the first
+  // ask; null when none applies.
+  const StatesMemo::Entry *memoised(int index, const TimeRange &r) const;
   void touch();
   // What arrives while readers run, or waits for the next slice (a frame,
   // a payload, else error set: setError, else markEnded).

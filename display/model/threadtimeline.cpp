@@ -574,7 +574,12 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
 
 void ThreadTimeline::eventGapSpans(const TimeRange &r, std::vector<TimeRange> *out) const {
   const int64_t end = lifetime().t1;
-  for (size_t i = 0; i < trans_.size(); i++) {
+  // A gap ends at the next record: none before the record going on at r.t0
+  // reaches into r (found by a search, not a walk over the whole history).
+  size_t i = size_t(std::upper_bound(trans_.begin(), trans_.end(), r.t0,
+                                     [](int64_t x, const Raw &e) { return x < e.t; }) -
+                    trans_.begin());
+  for (i = i > 0 ? i - 1 : 0; i < trans_.size() && trans_[i].t < r.t1; i++) {
     if (trans_[i].state != THREADMON__THREAD_STATE__STATE_UNKNOWN) continue;
     const int64_t t0 = trans_[i].t, t1 = i + 1 < trans_.size() ? trans_[i + 1].t : end;
     if (t1 > r.t0 && t0 < r.t1 && t1 > t0) out->push_back(TimeRange{t0, t1});
@@ -642,6 +647,43 @@ void ThreadTimeline::stateTimes(const TimeRange &r, const TickTimes &, StateTime
     t0 = cut;
   }
   if (t1 > t0) detailTimes(t0, t1, out);
+}
+
+void ThreadTimeline::stateAndCpuTimes(const TimeRange &r, const TickTimes &ticks, StateTimes *out,
+                                      std::vector<int64_t> *perCpu) const {
+  const TimeRange life = lifetime();
+  const int64_t t0 = std::max(r.t0, life.t0), t1 = std::min(r.t1, life.t1);
+  if (t1 <= t0 || t0 < evictedUntil()) {  // evicted time: each its own way
+    stateTimes(r, ticks, out);
+    cpuTimes(r, perCpu);
+    return;
+  }
+  *out = StateTimes{};
+  out->lifetimeNs = t1 - t0;
+  // detailTimes and detailCpuTimes at once.
+  walkFrom(t0, [&](const Packed &p, int64_t start, int64_t end) {
+    const int64_t s = std::max(start, t0), e = std::min(end, t1);
+    if (s >= t1) return false;
+    if (e <= s) return true;
+    const unsigned code = codeOf(p);
+    const int cpu = cpuOf(p);
+    const int64_t d = e - s;
+    int64_t on = d;
+    if (code == kMixed) {
+      Mix m = mixOf(p.payload);
+      const int64_t rq = part(d, m.rq);
+      on = part(d, m.on);
+      out->ns[size_t(FinalState::OnCpu)] += on;
+      out->ns[size_t(FinalState::Runnable)] += rq;
+      out->ns[restCodeOfMix(m.rest)] += d - on - rq;
+    } else {
+      out->ns[code] += d;
+    }
+    if (cpu < 0 || (code != kMixed && code != unsigned(FinalState::OnCpu))) return true;
+    if (perCpu->size() <= size_t(cpu)) perCpu->resize(size_t(cpu) + 1, 0);
+    (*perCpu)[size_t(cpu)] += on;
+    return true;
+  });
 }
 
 void ThreadTimeline::intervals(const TimeRange &r, const TickTimes &ticks,

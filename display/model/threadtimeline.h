@@ -113,6 +113,9 @@ class ThreadTimeline {
 
   // Queries over derived data.
   void stateTimes(const TimeRange &r, const TickTimes &ticks, StateTimes *out) const;
+  // stateTimes and cpuTimes of one range, in one walk over its intervals.
+  void stateAndCpuTimes(const TimeRange &r, const TickTimes &ticks, StateTimes *out,
+                        std::vector<int64_t> *perCpu) const;
   void intervals(const TimeRange &r, const TickTimes &ticks, std::vector<StateInterval> *out) const;
   // Adds on-CPU ns per CPU index into perCpu (grown as needed).
   void cpuTimes(const TimeRange &r, std::vector<int64_t> *perCpu) const;

@@ -131,6 +131,7 @@ Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
   // Cumulative values: the newest the window holds (the whole run's end in
   // the last one), and those at the session's start.
   const int64_t newest = last ? p.latestNs : INT64_MAX;
+  const SessionModel::StatesMemo memo(m, span);  // rows, findings and checks ask alike
   for (int i = 0; i < m.threadCount(); i++) {
     ThreadPart t;
     t.row.info = m.thread(i);

@@ -176,6 +176,19 @@ class TestModel : public QObject {
       QCOMPARE(gaps.size(), size_t(1));
       QCOMPARE(gaps[0].t0, at(20));
       QCOMPARE(gaps[0].t1, at(60));
+      // A range that starts inside the gap, or ends in it, still sees it
+      // (the search starts at the record going on at its start); one
+      // before or after it does not.
+      const int index = m.indexOfTid(71);
+      for (const TimeRange &r :
+           {TimeRange{at(40), at(50)}, TimeRange{at(59), at(100)}, TimeRange{at(0), at(21)}}) {
+        gaps = m.eventGapSpans(index, r);
+        QCOMPARE(gaps.size(), size_t(1));
+        QCOMPARE(gaps[0].t0, at(20));
+        QCOMPARE(gaps[0].t1, at(60));
+      }
+      QVERIFY(m.eventGapSpans(index, TimeRange{at(0), at(20)}).empty());
+      QVERIFY(m.eventGapSpans(index, TimeRange{at(60), at(100)}).empty());
     }
     auto ns = [](const StateTimes &st, FinalState f) { return st.ns[size_t(f)]; };
     QCOMPARE(ns(plain, FinalState::BlockedMutex), 10 * kMs);

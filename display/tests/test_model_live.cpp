@@ -101,6 +101,14 @@ bool writeContended(const QString &path, int seconds) {
   return b.writeFile(path);
 }
 
+// writeCapture's 50 s of 12 threads read into a model that holds it all and
+// one that keeps kKeepNs of detail.
+bool readBoth(const QTemporaryDir &dir, SessionModel *all, SessionModel *bounded) {
+  const QString path = writeCapture(dir, "live.tmcap", 12, 50);
+  bounded->keepDetailFor(kKeepNs);
+  return !path.isEmpty() && feed(path, {bounded, all}, [](const SessionModel &) {});
+}
+
 }  // namespace
 
 class TestModelLive : public QObject {
@@ -109,11 +117,8 @@ class TestModelLive : public QObject {
  private slots:
   void evictionKeepsWholeRunTotals() {
     QTemporaryDir dir;
-    const QString path = writeCapture(dir, "live.tmcap", 12, 50);
-    QVERIFY(!path.isEmpty());
     SessionModel all, bounded;
-    bounded.keepDetailFor(kKeepNs);
-    QVERIFY(feed(path, {&bounded, &all}, [](const SessionModel &) {}));
+    QVERIFY(readBoth(dir, &all, &bounded));
     const int64_t start = all.startNs(), end = all.latestNs();
     QCOMPARE(bounded.latestNs(), end);
     // Something left: the cut is a tick at least kKeepNs behind the end.
@@ -151,6 +156,40 @@ class TestModelLive : public QObject {
     const std::vector<Finding> fa = all.findings(run), fb = bounded.findings(run);
     QCOMPARE(fb.size(), fa.size());
     for (size_t k = 0; k < fa.size(); k++) QCOMPARE(fb[k].message, fa[k].message);
+  }
+
+  // Under a StatesMemo a window's states and CPU times (derived in one walk
+  // where the detail is held, apart over evicted time) are those asked
+  // without one, whichever is asked first.
+  void statesMemoGivesTheSameTimes() {
+    QTemporaryDir dir;
+    SessionModel all, bounded;
+    QVERIFY(readBoth(dir, &all, &bounded));
+    const int64_t start = all.startNs(), end = all.latestNs(), cut = bounded.detailFromNs();
+    int64_t onCpu = 0;
+    for (const SessionModel *m : {&all, &bounded})
+      for (const TimeRange &r : {TimeRange{start, end}, TimeRange{start, cut}, TimeRange{cut, end},
+                                 TimeRange{cut + kSec / 3, end - kSec}}) {
+        std::vector<StateTimes> states;
+        std::vector<std::vector<int64_t>> cpus;
+        for (int i = 0; i < m->threadCount(); i++) {
+          states.push_back(m->threadStates(i, r));
+          cpus.push_back(m->threadCpuTimes(i, r));
+          for (int64_t ns : cpus.back()) onCpu += ns;
+        }
+        const SessionModel::StatesMemo memo(*m, r);
+        for (int i = 0; i < m->threadCount(); i++)
+          for (int k = 0; k < 2; k++) {
+            if ((i + k) % 2) {
+              QCOMPARE(m->threadCpuTimes(i, r), cpus[size_t(i)]);
+              continue;
+            }
+            const StateTimes st = m->threadStates(i, r);
+            QCOMPARE(st.lifetimeNs, states[size_t(i)].lifetimeNs);
+            QVERIFY(st.ns == states[size_t(i)].ns);
+          }
+      }
+    QVERIFY(onCpu > 0);
   }
 
   // The waits that left a bounded model (mutex waits: 2.3 million a minute
