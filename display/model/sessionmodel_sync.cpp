@@ -33,6 +33,10 @@ std::vector<WaitPair> SessionModel::waitMatrix(const TimeRange &r, uint32_t obje
   return store_->activity.matrix(r, latestNs(), objectId);
 }
 
+void SessionModel::waitSums(uint32_t objectId, const TimeRange &r, WaitSums *out) const {
+  store_->activity.waitSums(objectId, r, latestNs(), out);
+}
+
 QStringList SessionModel::stack(uint32_t stackId) const {
   return store_->activity.stackFrames(stackId);
 }

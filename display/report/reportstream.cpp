@@ -49,7 +49,7 @@ struct SyncPart {
   std::vector<InternalWaiter> internal;
   std::vector<std::pair<uint32_t, int64_t>> waits;
   bool anyWait = false, onlyHousekeeping = true;
-  std::vector<WaitPair> blockedBy;
+  std::vector<WaitPair> blockedBy;  // in no order: the merge adds them up
 };
 
 struct Part {
@@ -157,7 +157,7 @@ Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
   for (int c = 0; c < m.cpuCount(); c++) p.cpus.push_back(m.cpuDelta(c, span));
   // Each object's waits and cells, asked once for the rows and the checks.
   std::vector<ObjectWaitSums> asked(size_t(m.syncObjectCount()));
-  std::vector<WaitRecord> waits;
+  WaitSums waits;
   for (int i = 0; i < m.syncObjectCount(); i++) {
     SyncPart s;
     s.info = m.syncObject(i);
@@ -175,16 +175,17 @@ Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
       s.anyWait = !s.internal.empty();
       for (const InternalWaiter &w : s.internal)
         s.onlyHousekeeping = s.onlyHousekeeping && m.housekeepingThread(m.indexOfTid(w.tid));
+      s.blockedBy = m.waitMatrix(span, s.info.id);
     } else {
-      m.waits(s.info.id, span, &waits);
-      for (const WaitRecord &w : waits) {
-        s.waits.emplace_back(w.waiter, w.end - w.start);
-        s.anyWait = true;
-        s.onlyHousekeeping = s.onlyHousekeeping && m.housekeepingThread(m.indexOfTid(w.waiter));
-      }
+      // Summed where they lie: the merge adds them up in any order.
+      m.waitSums(s.info.id, span, &waits);
+      asked[size_t(i)] = sumWaits(waits);
+      s.anyWait = !waits.pieces.empty();
+      for (size_t k = 0; k < waits.pieces.size() && s.onlyHousekeeping; k++)
+        s.onlyHousekeeping = m.housekeepingThread(m.indexOfTid(waits.pieces[k].first));
+      s.waits = std::move(waits.pieces);
+      s.blockedBy = std::move(waits.cells);
     }
-    s.blockedBy = m.waitMatrix(span, s.info.id);
-    if (!internal) asked[size_t(i)] = sumWaits(waits, s.blockedBy);
     p.sync.push_back(std::move(s));
   }
   p.findings = streamFindingsPart(m, span);
