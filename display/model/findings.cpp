@@ -338,14 +338,15 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
     const bool runtime = o.kind == THREADMON__SYNC_KIND__KIND_FUTEX && o.runtimeKind;
     if (runtime ? !isHeldKind(o.runtimeKind) : !isHeldKind(o.kind) && !semaphoreUsedAsLock(m, o, r))
       continue;
-    std::unordered_map<uint32_t, int64_t> sums;
+    // Summed where they lie (a copy of every wait, sorted, and a hash
+    // lookup a wait were a twentieth of a streamed report).
+    std::map<uint32_t, int64_t> byWaiter;
     int64_t blocked = 0;
-    for (const WaitRecord &w : m.waits(o.id, r)) {
-      if (!program.count(w.waiter)) continue;
-      sums[w.waiter] += w.end - w.start;
-      blocked += w.end - w.start;
+    for (const auto &[tid, ns] : m.waiterNs(o.id, r)) {
+      if (!program.count(tid)) continue;
+      byWaiter.emplace_hint(byWaiter.end(), tid, ns);
+      blocked += ns;
     }
-    const std::map<uint32_t, int64_t> byWaiter(sums.begin(), sums.end());
     double share = double(blocked) / double(life);
     if (share < finding::kSerialisingShare || int(byWaiter.size()) < finding::kSerialisingMinWaiters)
       continue;

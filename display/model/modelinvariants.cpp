@@ -10,42 +10,6 @@ namespace tmon {
 
 namespace {
 
-// Distinct tids: an open-addressed table of tid + 1 (0: empty), at most
-// half full. A few hundred waiters make tens of thousands of waits.
-class TidSet {
- public:
-  void insert(uint32_t tid) {
-    const uint64_t key = uint64_t(tid) + 1;
-    for (size_t h = slot(key);; h = (h + 1) & (table_.size() - 1)) {
-      if (table_[h] == key) return;
-      if (!table_[h]) {
-        table_[h] = key;
-        if (2 * ++size_ > table_.size()) grow();
-        return;
-      }
-    }
-  }
-  size_t size() const { return size_; }
-
- private:
-  size_t slot(uint64_t key) const { return size_t((key * 0x9E3779B97F4A7C15u) >> shift_); }
-  void grow() {
-    std::vector<uint64_t> old(table_.size() * 2);
-    old.swap(table_);
-    shift_--;
-    for (uint64_t key : old)
-      if (key)
-        for (size_t h = slot(key);; h = (h + 1) & (table_.size() - 1))
-          if (!table_[h]) {
-            table_[h] = key;
-            break;
-          }
-  }
-  std::vector<uint64_t> table_ = std::vector<uint64_t>(64);
-  unsigned shift_ = 58;  // 64 - log2(table size)
-  size_t size_ = 0;
-};
-
 constexpr int64_t kDefaultTickNs = 10'000'000;
 // /proc's times are in clock ticks (USER_HZ, 100 a second): a counter read
 // at two moments is off by up to one of them at each end.
@@ -173,11 +137,7 @@ void checkObject(const SessionModel &m, int k, const TimeRange &r, int64_t tick,
 
 ObjectWaitSums sumWaits(const WaitSums &waits) {
   ObjectWaitSums s;
-  // Its waiters, counted in a TidSet (a set's node per wait was a third of
-  // the checks' time, a sort of every wait's waiter 4% of a streamed report).
-  TidSet waiters;
-  for (const auto &piece : waits.pieces) waiters.insert(piece.first);
-  s.waiters = waiters.size();
+  s.waiters = waits.waiters.size();
   s.recorded = waits.recorded;
   s.count = waits.count;
   s.unfinished = waits.unfinished;

@@ -399,8 +399,9 @@ void sortWaitPairs(std::vector<WaitPair> *pairs);
 // (SyncActivity::waitSums): what waits() and matrix() say of it, in one
 // pass and in no order, for a caller that only adds them up.
 struct WaitSums {
-  std::vector<std::pair<uint32_t, int64_t>> pieces;  // each wait's waiter, its ns in the range
-  std::vector<WaitPair> cells;                       // matrix()'s, in no order
+  std::vector<std::pair<uint32_t, int64_t>> waiters;  // each waiter's ns in the range, by tid
+  uint64_t pieces = 0;                                // the waits (records) summed
+  std::vector<WaitPair> cells;                        // matrix()'s, in no order
   int64_t recorded = 0, unfinished = 0;              // closed waits' ns; open ones'
   int64_t blamed = 0;                                // all but a barrier's self-release
   uint64_t count = 0;                                // closed waits (WaitRecord::count)

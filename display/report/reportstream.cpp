@@ -47,7 +47,8 @@ struct SyncPart {
   SyncDelta newest, atStart;
   std::vector<CallSite> sitesNewest, sitesAtStart;
   std::vector<InternalWaiter> internal;
-  std::vector<std::pair<uint32_t, int64_t>> waits;
+  std::vector<std::pair<uint32_t, int64_t>> waits;  // each waiter's ns, by tid
+  uint64_t pieces = 0;                              // of so many waits
   bool anyWait = false, onlyHousekeeping = true;
   std::vector<WaitPair> blockedBy;  // in no order: the merge adds them up
 };
@@ -180,10 +181,11 @@ Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
       // Summed where they lie: the merge adds them up in any order.
       m.waitSums(s.info.id, span, &waits);
       asked[size_t(i)] = sumWaits(waits);
-      s.anyWait = !waits.pieces.empty();
-      for (size_t k = 0; k < waits.pieces.size() && s.onlyHousekeeping; k++)
-        s.onlyHousekeeping = m.housekeepingThread(m.indexOfTid(waits.pieces[k].first));
-      s.waits = std::move(waits.pieces);
+      s.anyWait = waits.pieces > 0;
+      for (size_t k = 0; k < waits.waiters.size() && s.onlyHousekeeping; k++)
+        s.onlyHousekeeping = m.housekeepingThread(m.indexOfTid(waits.waiters[k].first));
+      s.waits = std::move(waits.waiters);
+      s.pieces = waits.pieces;
       s.blockedBy = std::move(waits.cells);
     }
     p.sync.push_back(std::move(s));
@@ -206,6 +208,10 @@ void addPairs(WaitCells *cells, const std::vector<WaitPair> &v) {
 }
 
 uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+// An object's pieces of waits counted one by one up to this many (then
+// one a waiter: SyncAcc::pieces).
+constexpr uint64_t kMaxPieces = 4096;
 
 // The rows being summed, window after window in time order.
 class Merger {
@@ -279,7 +285,7 @@ class Merger {
                          ? s.info.callSite()
                          : names.programFrame(s.sites.front().frames);
       } else {
-        s.waiters = waitersByTime(a.waits);
+        s.waiters = waitersByTime({a.waitNs.begin(), a.waitNs.end()});
         s.callSite = s.info.callSite();
       }
       s.blockedBy = sortedWaitPairs(a.blockedBy);
@@ -319,7 +325,11 @@ class Merger {
     std::map<uint32_t, SiteAcc> sites;
     std::vector<uint32_t> siteOrder;  // by first sight, as the model keeps them
     std::map<uint32_t, InternalWaiter> internal;
-    std::vector<std::pair<uint32_t, int64_t>> waits;
+    // Each waiter's time in waits on it, and the pieces (a wait, or its
+    // part in one window) that made it up, counted as a list of them cut
+    // to one a waiter when longer than kMaxPieces would be.
+    std::unordered_map<uint32_t, int64_t> waitNs;
+    uint64_t pieces = 0;
     bool anyWait = false, onlyHousekeeping = true;
     WaitCells blockedBy;
   };
@@ -363,7 +373,8 @@ class Merger {
       auto it = c.object ? syncIndex_.find(c.object) : syncIndex_.end();
       if (it != syncIndex_.end()) {
         SyncAcc &a = sync_[it->second];
-        a.waits.emplace_back(tid, len);
+        a.waitNs[tid] += len;
+        a.pieces++;
         a.anyWait = true;
         WaitPair w{tid, c.holder, 0, uint64_t(len)};
         addPairs(&a.blockedBy, {w});
@@ -422,8 +433,9 @@ class Merger {
       to.kernelNs += w.kernelNs;
       to.inferred = to.inferred || w.inferred;
     }
-    a.waits.insert(a.waits.end(), s.waits.begin(), s.waits.end());
-    if (a.waits.size() > 4096) a.waits = waitersByTime(a.waits);  // bounded: one per waiter
+    for (const auto &[tid, ns] : s.waits) a.waitNs[tid] += ns;
+    a.pieces += s.pieces;
+    if (a.pieces > kMaxPieces) a.pieces = a.waitNs.size();
     a.anyWait = a.anyWait || s.anyWait;
     if (s.anyWait) a.onlyHousekeeping = a.onlyHousekeeping && s.onlyHousekeeping;
     addPairs(&a.blockedBy, s.blockedBy);
@@ -463,12 +475,12 @@ class Merger {
     std::set<uint32_t> openAtEnd;
     for (const auto &kv : carried_)
       if (kv.second.valid && kv.second.object == a.info.id) openAtEnd.insert(kv.first);
-    for (const auto &[tid, ns] : a.waits) {
+    for (const auto &[tid, ns] : a.waitNs) {
       w.waiters.insert(tid);
       w.waitsNs += ns;
-      w.pieces++;
       if (openAtEnd.count(tid)) w.openBoundNs += ns;
     }
+    w.pieces = a.pieces;
     return w;
   }
 
