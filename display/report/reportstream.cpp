@@ -190,7 +190,10 @@ Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
     }
     p.sync.push_back(std::move(s));
   }
-  p.findings = streamFindingsPart(m, span);
+  KnownWaiterNs known;  // the findings' wait inputs, asked above
+  for (const SyncPart &s : p.sync)
+    if (s.info.kind != THREADMON__SYNC_KIND__KIND_INTERNAL) known.emplace(s.info.id, &s.waits);
+  p.findings = streamFindingsPart(m, span, known);
   std::vector<StateTimes> attributed;
   for (const ThreadPart &t : p.threads) attributed.push_back(t.row.states);
   p.violations = checkInvariants(m, span, CounterCheck::WindowOnly, asked, attributed);
