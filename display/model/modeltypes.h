@@ -402,9 +402,9 @@ struct WaitSums {
   std::vector<std::pair<uint32_t, int64_t>> waiters;  // each waiter's ns in the range, by tid
   uint64_t pieces = 0;                                // the waits (records) summed
   std::vector<WaitPair> cells;                        // matrix()'s, in no order
-  int64_t recorded = 0, unfinished = 0;              // closed waits' ns; open ones'
-  int64_t blamed = 0;                                // all but a barrier's self-release
-  uint64_t count = 0;                                // closed waits (WaitRecord::count)
+  int64_t recorded = 0, unfinished = 0;               // closed waits' ns; open ones'
+  int64_t blamed = 0;                                 // all but a barrier's self-release
+  uint64_t count = 0;                                 // closed waits (WaitRecord::count)
 };
 
 // Contention of one object through one interned call stack, window deltas.
