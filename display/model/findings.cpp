@@ -36,13 +36,19 @@ namespace {
 
 // The program's threads over the range computeFindings was asked for, kept
 // for its call: most rules ask for them, and each answer walks every state
-// interval of the range (a tenth of a streamed report's CPU).
+// interval of the range (a tenth of a streamed report's CPU). With them,
+// the waiters' sums its caller had (asking again was 3% of the report's).
 struct ProgramThreadsMemo {
   const SessionModel *model;
   TimeRange range;
   std::vector<ProgramThread> threads;
+  const KnownWaiterNs *waiters;  // what the caller gave
 };
 thread_local const ProgramThreadsMemo *memo = nullptr;
+
+bool memoFor(const SessionModel &m, const TimeRange &r) {
+  return memo && memo->model == &m && memo->range.t0 == r.t0 && memo->range.t1 == r.t1;
+}
 
 std::vector<ProgramThread> findProgramThreads(const SessionModel &m, const TimeRange &r) {
   std::vector<ProgramThread> out, runtime;
@@ -70,8 +76,7 @@ std::vector<ProgramThread> findProgramThreads(const SessionModel &m, const TimeR
 }  // namespace
 
 std::vector<ProgramThread> programThreads(const SessionModel &m, const TimeRange &r) {
-  if (memo && memo->model == &m && memo->range.t0 == r.t0 && memo->range.t1 == r.t1)
-    return memo->threads;
+  if (memoFor(m, r)) return memo->threads;
   return findProgramThreads(m, r);
 }
 
@@ -79,6 +84,15 @@ std::set<uint32_t> programTids(const SessionModel &m, const TimeRange &r) {
   std::set<uint32_t> out;
   for (const ProgramThread &p : programThreads(m, r)) out.insert(p.tid);
   return out;
+}
+
+std::vector<std::pair<uint32_t, int64_t>> waiterNs(const SessionModel &m, uint32_t objectId,
+                                                   const TimeRange &r) {
+  if (memoFor(m, r)) {
+    const auto it = memo->waiters->find(objectId);
+    if (it != memo->waiters->end()) return *it->second;
+  }
+  return m.waiterNs(objectId, r);
 }
 
 QString threadName(const SessionModel &m, uint32_t tid) {
@@ -338,14 +352,15 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
     const bool runtime = o.kind == THREADMON__SYNC_KIND__KIND_FUTEX && o.runtimeKind;
     if (runtime ? !isHeldKind(o.runtimeKind) : !isHeldKind(o.kind) && !semaphoreUsedAsLock(m, o, r))
       continue;
-    std::unordered_map<uint32_t, int64_t> sums;
+    // Summed where they lie (a copy of every wait, sorted, and a hash
+    // lookup a wait were a twentieth of a streamed report).
+    std::map<uint32_t, int64_t> byWaiter;
     int64_t blocked = 0;
-    for (const WaitRecord &w : m.waits(o.id, r)) {
-      if (!program.count(w.waiter)) continue;
-      sums[w.waiter] += w.end - w.start;
-      blocked += w.end - w.start;
+    for (const auto &[tid, ns] : waiterNs(m, o.id, r)) {
+      if (!program.count(tid)) continue;
+      byWaiter.emplace_hint(byWaiter.end(), tid, ns);
+      blocked += ns;
     }
-    const std::map<uint32_t, int64_t> byWaiter(sums.begin(), sums.end());
     double share = double(blocked) / double(life);
     if (share < finding::kSerialisingShare || int(byWaiter.size()) < finding::kSerialisingMinWaiters)
       continue;
@@ -633,10 +648,15 @@ bool aboutRuntimeMachinery(const SessionModel &m, const TimeRange &r, const Find
 }  // namespace
 
 std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r) {
+  return computeFindings(m, r, KnownWaiterNs());
+}
+
+std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r,
+                                     const KnownWaiterNs &known) {
   using namespace findings_detail;
   std::vector<Finding> out;
   if (r.length() <= 0) return out;
-  const ProgramThreadsMemo kept{&m, r, findProgramThreads(m, r)};
+  const ProgramThreadsMemo kept{&m, r, findProgramThreads(m, r), &known};
   struct Keep {
     explicit Keep(const ProgramThreadsMemo *k) { memo = k; }
     ~Keep() { memo = nullptr; }

@@ -8,6 +8,8 @@
 #include <QString>
 
 #include <cstdint>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "modeltypes.h"
@@ -134,6 +136,12 @@ constexpr double kHighFactor = 2.0;
 
 // Every finding over r, most severe first (then by kind order above).
 std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r);
+// Objects' waiters' time over r (SessionModel::waiterNs) a caller already
+// has, by object id (the report): the rules ask the model for the others.
+using KnownWaiterNs =
+    std::unordered_map<uint32_t, const std::vector<std::pair<uint32_t, int64_t>> *>;
+std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r,
+                                     const KnownWaiterNs &known);
 
 }  // namespace tmon
 

@@ -27,6 +27,9 @@ struct ProgramThread {
 std::vector<ProgramThread> programThreads(const SessionModel &m, const TimeRange &r);
 // Their tids.
 std::set<uint32_t> programTids(const SessionModel &m, const TimeRange &r);
+// SessionModel::waiterNs, or what computeFindings' caller gave of it.
+std::vector<std::pair<uint32_t, int64_t>> waiterNs(const SessionModel &m, uint32_t objectId,
+                                                   const TimeRange &r);
 // "looper-1 (4242)", or "thread 4242" when it has no name.
 QString threadName(const SessionModel &m, uint32_t tid);
 // "a (1), b (2) and c (3)"; many by pool (pools.h): "412 of the 500

@@ -10,42 +10,6 @@ namespace tmon {
 
 namespace {
 
-// Distinct tids: an open-addressed table of tid + 1 (0: empty), at most
-// half full. A few hundred waiters make tens of thousands of waits.
-class TidSet {
- public:
-  void insert(uint32_t tid) {
-    const uint64_t key = uint64_t(tid) + 1;
-    for (size_t h = slot(key);; h = (h + 1) & (table_.size() - 1)) {
-      if (table_[h] == key) return;
-      if (!table_[h]) {
-        table_[h] = key;
-        if (2 * ++size_ > table_.size()) grow();
-        return;
-      }
-    }
-  }
-  size_t size() const { return size_; }
-
- private:
-  size_t slot(uint64_t key) const { return size_t((key * 0x9E3779B97F4A7C15u) >> shift_); }
-  void grow() {
-    std::vector<uint64_t> old(table_.size() * 2);
-    old.swap(table_);
-    shift_--;
-    for (uint64_t key : old)
-      if (key)
-        for (size_t h = slot(key);; h = (h + 1) & (table_.size() - 1))
-          if (!table_[h]) {
-            table_[h] = key;
-            break;
-          }
-  }
-  std::vector<uint64_t> table_ = std::vector<uint64_t>(64);
-  unsigned shift_ = 58;  // 64 - log2(table size)
-  size_t size_ = 0;
-};
-
 constexpr int64_t kDefaultTickNs = 10'000'000;
 // /proc's times are in clock ticks (USER_HZ, 100 a second): a counter read
 // at two moments is off by up to one of them at each end.
@@ -149,7 +113,9 @@ void checkObject(const SessionModel &m, int k, const TimeRange &r, int64_t tick,
     std::sort(waiters.begin(), waiters.end());
     asked.waiters = size_t(std::unique(waiters.begin(), waiters.end()) - waiters.begin());
   } else if (!known) {
-    asked = sumWaits(m.waits(o.id, r), m.waitMatrix(r, o.id));
+    WaitSums waits;
+    m.waitSums(o.id, r, &waits);
+    asked = sumWaits(waits);
   }
   const ObjectWaitSums &sums = known && !internal ? *known : asked;
   // A hidden lock's wait is estimated from its waiters in r alone.
@@ -169,26 +135,14 @@ void checkObject(const SessionModel &m, int k, const TimeRange &r, int64_t tick,
 
 }  // namespace
 
-ObjectWaitSums sumWaits(const std::vector<WaitRecord> &waits,
-                        const std::vector<WaitPair> &blockedBy) {
+ObjectWaitSums sumWaits(const WaitSums &waits) {
   ObjectWaitSums s;
-  // Its waiters, counted in a TidSet (a set's node per wait was a third of
-  // the checks' time, a sort of every wait's waiter 4% of a streamed report).
-  TidSet waiters;
-  for (const WaitRecord &w : waits) {
-    waiters.insert(w.waiter);
-    // The counter adds a wait when it ends.
-    if (!w.open) {
-      s.recorded += w.end - w.start;
-      s.count += w.count;
-    } else {
-      s.unfinished += w.end - w.start;
-    }
-    // A barrier's last arrival released itself: nobody's blocking.
-    if (w.holder || w.releaser != w.waiter) s.blamed += w.end - w.start;
-  }
-  s.waiters = waiters.size();
-  for (const WaitPair &p : blockedBy) s.cells += int64_t(p.waitNs);
+  s.waiters = waits.waiters.size();
+  s.recorded = waits.recorded;
+  s.count = waits.count;
+  s.unfinished = waits.unfinished;
+  s.blamed = waits.blamed;
+  for (const WaitPair &p : waits.cells) s.cells += int64_t(p.waitNs);
   return s;
 }
 

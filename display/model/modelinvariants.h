@@ -37,17 +37,16 @@ class SessionModel;
 enum class CounterCheck { Compare, WindowOnly };
 
 // What the checks need of an object's waits over r, summed from its waits
-// and its who-blocked-whom cells: a caller that asks the model for both
-// anyway (the report) gives these, so that the checks do not ask again
-// (asking twice was a tenth of the report's CPU).
+// and its who-blocked-whom cells (SessionModel::waitSums): a caller that
+// asks the model for both anyway (the report) gives these, so that the
+// checks do not ask again (asking twice was a tenth of the report's CPU).
 struct ObjectWaitSums {
   size_t waiters = 0;                                // distinct threads
   int64_t recorded = 0, blamed = 0, unfinished = 0;  // closed waits; all but self-released; open
   uint64_t count = 0;                                // closed waits' count
   int64_t cells = 0;                                 // the who-blocked-whom cells' wait
 };
-ObjectWaitSums sumWaits(const std::vector<WaitRecord> &waits,
-                        const std::vector<WaitPair> &blockedBy);
+ObjectWaitSums sumWaits(const WaitSums &waits);
 
 // One line per violation over r (empty: none), naming the thread or object
 // and both numbers. `known`, when given, holds one entry per object (an

@@ -272,12 +272,16 @@ std::vector<WaitPair> sortedWaitPairs(const WaitCells &cells) {
   std::vector<WaitPair> out;
   for (const auto &c : cells)
     if (c.second.count || c.second.waitNs) out.push_back(c.second);
-  std::sort(out.begin(), out.end(), [](const WaitPair &a, const WaitPair &b) {
+  sortWaitPairs(&out);
+  return out;
+}
+
+void sortWaitPairs(std::vector<WaitPair> *pairs) {
+  std::sort(pairs->begin(), pairs->end(), [](const WaitPair &a, const WaitPair &b) {
     if (a.waitNs != b.waitNs) return a.waitNs > b.waitNs;
     if (a.count != b.count) return a.count > b.count;
     return a.waiter != b.waiter ? a.waiter < b.waiter : a.holder < b.holder;
   });
-  return out;
 }
 
 namespace {

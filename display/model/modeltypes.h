@@ -392,6 +392,20 @@ WaitPair &waitCell(WaitCells *cells, uint32_t waiter, uint32_t holder);
 // The pairs that waited at all, longest wait first (then most waits, then
 // by waiter and holder): the order every who-blocks-whom table uses.
 std::vector<WaitPair> sortedWaitPairs(const WaitCells &cells);
+// Pairs summed elsewhere put in that order.
+void sortWaitPairs(std::vector<WaitPair> *pairs);
+
+// One object's waits over a range, summed where they lie
+// (SyncActivity::waitSums): what waits() and matrix() say of it, in one
+// pass and in no order, for a caller that only adds them up.
+struct WaitSums {
+  std::vector<std::pair<uint32_t, int64_t>> waiters;  // each waiter's ns in the range, by tid
+  uint64_t pieces = 0;                                // the waits (records) summed
+  std::vector<WaitPair> cells;                        // matrix()'s, in no order
+  int64_t recorded = 0, unfinished = 0;               // closed waits' ns; open ones'
+  int64_t blamed = 0;                                 // all but a barrier's self-release
+  uint64_t count = 0;                                 // closed waits (WaitRecord::count)
+};
 
 // Contention of one object through one interned call stack, window deltas.
 struct CallSite {

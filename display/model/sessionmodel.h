@@ -187,6 +187,11 @@ class SessionModel : public QObject {
   // Waiter x holder matrix over r: one object, or every object (0), most
   // waiting first. Counts waits that began in r; wait time is clipped to r.
   std::vector<WaitPair> waitMatrix(const TimeRange &r, uint32_t objectId = 0) const;
+  // Both of one object summed where they lie, in one pass (WaitSums): for
+  // a caller that only adds its waits up.
+  void waitSums(uint32_t objectId, const TimeRange &r, WaitSums *out) const;
+  // Each waiter's time in waits on the object in r (clipped to r), by tid.
+  std::vector<std::pair<uint32_t, int64_t>> waiterNs(uint32_t objectId, const TimeRange &r) const;
 
   // Interned call stacks (Stack frames): the program's call site first.
   // Empty when the id is unknown.

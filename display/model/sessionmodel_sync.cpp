@@ -33,6 +33,15 @@ std::vector<WaitPair> SessionModel::waitMatrix(const TimeRange &r, uint32_t obje
   return store_->activity.matrix(r, latestNs(), objectId);
 }
 
+void SessionModel::waitSums(uint32_t objectId, const TimeRange &r, WaitSums *out) const {
+  store_->activity.waitSums(objectId, r, latestNs(), out);
+}
+
+std::vector<std::pair<uint32_t, int64_t>> SessionModel::waiterNs(uint32_t objectId,
+                                                                 const TimeRange &r) const {
+  return store_->activity.waiterNs(objectId, r, latestNs());
+}
+
 QStringList SessionModel::stack(uint32_t stackId) const {
   return store_->activity.stackFrames(stackId);
 }

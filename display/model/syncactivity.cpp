@@ -308,18 +308,123 @@ void SyncActivity::waits(uint32_t object, const TimeRange &r, int64_t horizon,
   std::inplace_merge(begin, mid, out->end(), before);
 }
 
+namespace {
+
+// Cells of a waiter x holder table in one flat array, found through an
+// open-addressed table of their places + 1 (0: empty), at most half full
+// (a hash map's node per cell and its lookups were a tenth of a streamed
+// report's CPU).
+class CellTable {
+ public:
+  WaitPair &at(uint32_t waiter, uint32_t holder) {
+    const uint64_t key = uint64_t(waiter) << 32 | holder;
+    for (size_t h = slot(key);; h = (h + 1) & mask_) {
+      const uint32_t place = places_[h];
+      if (!place) return add(h, waiter, holder);
+      WaitPair &c = cells_[place - 1];
+      if (c.waiter == waiter && c.holder == holder) return c;
+    }
+  }
+  // The cells that waited at all, in no order.
+  std::vector<WaitPair> take() {
+    cells_.erase(std::remove_if(cells_.begin(), cells_.end(),
+                                [](const WaitPair &c) { return !c.count && !c.waitNs; }),
+                 cells_.end());
+    return std::move(cells_);
+  }
+
+ private:
+  size_t slot(uint64_t key) const { return size_t((key * 0x9E3779B97F4A7C15u) >> shift_); }
+  // A new cell at the empty place h (the lookup's fast path stays small).
+  __attribute__((noinline)) WaitPair &add(size_t h, uint32_t waiter, uint32_t holder) {
+    cells_.push_back(WaitPair{waiter, holder, 0, 0});
+    places_[h] = uint32_t(cells_.size());
+    if (2 * cells_.size() > places_.size()) grow();
+    return cells_.back();
+  }
+  void grow() {
+    places_.assign(places_.size() * 2, 0);
+    mask_ = places_.size() - 1;
+    shift_--;
+    for (size_t i = 0; i < cells_.size(); i++) {
+      size_t h = slot(uint64_t(cells_[i].waiter) << 32 | cells_[i].holder);
+      while (places_[h]) h = (h + 1) & mask_;
+      places_[h] = uint32_t(i + 1);
+    }
+  }
+  std::vector<uint32_t> places_ = std::vector<uint32_t>(64);
+  size_t mask_ = 63;
+  int shift_ = 58;  // 64 - log2(places_.size())
+  std::vector<WaitPair> cells_;
+};
+
+// One wait into the matrix over r: the time of it in r, to whom it is
+// blamed; counted when it began in r.
+void addCell(CellTable *cells, const WaitRecord &w, const TimeRange &r, int64_t clipped) {
+  // A barrier's last arrival released the round, itself included: its
+  // moment in the call is nobody's blocking.
+  if (!w.holder && w.releaser == w.waiter) return;
+  WaitPair &c = cells->at(w.waiter, w.blamed());
+  if (w.start >= r.t0) c.count += w.count;
+  c.waitNs += uint64_t(clipped);
+}
+
+int64_t clippedNs(const WaitRecord &w, const TimeRange &r) {
+  return std::max<int64_t>(0, std::min(w.end, r.t1) - std::max(w.start, r.t0));
+}
+
+// A wait's time into its waiter's sum, kept in the cell (waiter, 0).
+void addWaiter(CellTable *waiters, uint32_t tid, int64_t ns) {
+  WaitPair &c = waiters->at(tid, 0);
+  c.count++;
+  c.waitNs += uint64_t(ns);
+}
+
+// Each waiter's time (addWaiter), by tid.
+std::vector<std::pair<uint32_t, int64_t>> byTid(CellTable *waiters) {
+  std::vector<std::pair<uint32_t, int64_t>> out;
+  for (const WaitPair &c : waiters->take()) out.emplace_back(c.waiter, int64_t(c.waitNs));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<uint32_t, int64_t>> SyncActivity::waiterNs(uint32_t object,
+                                                                 const TimeRange &r,
+                                                                 int64_t horizon) const {
+  CellTable waiters;
+  forEachWait(object, r, horizon,
+              [&](const WaitRecord &w) { addWaiter(&waiters, w.waiter, clippedNs(w, r)); });
+  return byTid(&waiters);
+}
+
+void SyncActivity::waitSums(uint32_t object, const TimeRange &r, int64_t horizon,
+                            WaitSums *out) const {
+  *out = WaitSums{};
+  CellTable cells, waiters;
+  forEachWait(object, r, horizon, [&](const WaitRecord &w) {
+    // As waits() clips it.
+    const int64_t ns = clippedNs(w, r);
+    addWaiter(&waiters, w.waiter, ns);
+    out->pieces++;
+    if (!w.open) {
+      out->recorded += ns;
+      out->count += w.count;
+    } else {
+      out->unfinished += ns;
+    }
+    if (w.holder || w.releaser != w.waiter) out->blamed += ns;
+    addCell(&cells, w, r, ns);
+  });
+  out->cells = cells.take();
+  out->waiters = byTid(&waiters);
+}
+
 std::vector<WaitPair> SyncActivity::matrix(const TimeRange &r, int64_t horizon,
                                            uint32_t object) const {
-  WaitCells cells;
-  auto add = [&](const WaitRecord &w) {
-    // A barrier's last arrival released the round, itself included: its
-    // moment in the call is nobody's blocking.
-    if (!w.holder && w.releaser == w.waiter) return;
-    int64_t clipped = std::max<int64_t>(0, std::min(w.end, r.t1) - std::max(w.start, r.t0));
-    WaitPair &c = waitCell(&cells, w.waiter, w.blamed());
-    if (w.start >= r.t0) c.count += w.count;
-    c.waitNs += uint64_t(clipped);
-  };
+  CellTable cells;
+  auto add = [&](const WaitRecord &w) { addCell(&cells, w, r, clippedNs(w, r)); };
   std::set<uint32_t> objects;
   if (object) {
     objects.insert(object);
@@ -329,7 +434,9 @@ std::vector<WaitPair> SyncActivity::matrix(const TimeRange &r, int64_t horizon,
       if (th.waiting) objects.insert(th.open.object);
   }
   for (uint32_t id : objects) forEachWait(id, r, horizon, add);
-  return sortedWaitPairs(cells);
+  std::vector<WaitPair> out = cells.take();
+  sortWaitPairs(&out);
+  return out;
 }
 
 QStringList SyncActivity::stackFrames(uint32_t id) const {

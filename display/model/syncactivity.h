@@ -51,6 +51,11 @@ class SyncActivity {
   void waits(uint32_t object, const TimeRange &r, int64_t horizon,
              std::vector<WaitRecord> *out) const;
   std::vector<WaitPair> matrix(const TimeRange &r, int64_t horizon, uint32_t object) const;
+  // waits() and matrix(r, horizon, object) summed in one pass (WaitSums).
+  void waitSums(uint32_t object, const TimeRange &r, int64_t horizon, WaitSums *out) const;
+  // WaitSums::waiters alone: each waiter's time in r, by tid.
+  std::vector<std::pair<uint32_t, int64_t>> waiterNs(uint32_t object, const TimeRange &r,
+                                                     int64_t horizon) const;
   QStringList stackFrames(uint32_t id) const;
   std::vector<CallSite> callSites(uint32_t object, const TimeRange &r) const;
   // Ticks in r (from ticks) at which tid was blocked on the futex word addr

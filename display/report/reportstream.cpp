@@ -47,9 +47,10 @@ struct SyncPart {
   SyncDelta newest, atStart;
   std::vector<CallSite> sitesNewest, sitesAtStart;
   std::vector<InternalWaiter> internal;
-  std::vector<std::pair<uint32_t, int64_t>> waits;
+  std::vector<std::pair<uint32_t, int64_t>> waits;  // each waiter's ns, by tid
+  uint64_t pieces = 0;                              // of so many waits
   bool anyWait = false, onlyHousekeeping = true;
-  std::vector<WaitPair> blockedBy;
+  std::vector<WaitPair> blockedBy;  // in no order: the merge adds them up
 };
 
 struct Part {
@@ -158,7 +159,7 @@ Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
   for (int c = 0; c < m.cpuCount(); c++) p.cpus.push_back(m.cpuDelta(c, span));
   // Each object's waits and cells, asked once for the rows and the checks.
   std::vector<ObjectWaitSums> asked(size_t(m.syncObjectCount()));
-  std::vector<WaitRecord> waits;
+  WaitSums waits;
   for (int i = 0; i < m.syncObjectCount(); i++) {
     SyncPart s;
     s.info = m.syncObject(i);
@@ -176,19 +177,24 @@ Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
       s.anyWait = !s.internal.empty();
       for (const InternalWaiter &w : s.internal)
         s.onlyHousekeeping = s.onlyHousekeeping && m.housekeepingThread(m.indexOfTid(w.tid));
+      s.blockedBy = m.waitMatrix(span, s.info.id);
     } else {
-      m.waits(s.info.id, span, &waits);
-      for (const WaitRecord &w : waits) {
-        s.waits.emplace_back(w.waiter, w.end - w.start);
-        s.anyWait = true;
-        s.onlyHousekeeping = s.onlyHousekeeping && m.housekeepingThread(m.indexOfTid(w.waiter));
-      }
+      // Summed where they lie: the merge adds them up in any order.
+      m.waitSums(s.info.id, span, &waits);
+      asked[size_t(i)] = sumWaits(waits);
+      s.anyWait = waits.pieces > 0;
+      for (size_t k = 0; k < waits.waiters.size() && s.onlyHousekeeping; k++)
+        s.onlyHousekeeping = m.housekeepingThread(m.indexOfTid(waits.waiters[k].first));
+      s.waits = std::move(waits.waiters);
+      s.pieces = waits.pieces;
+      s.blockedBy = std::move(waits.cells);
     }
-    s.blockedBy = m.waitMatrix(span, s.info.id);
-    if (!internal) asked[size_t(i)] = sumWaits(waits, s.blockedBy);
     p.sync.push_back(std::move(s));
   }
-  p.findings = streamFindingsPart(m, span);
+  KnownWaiterNs known;  // the findings' wait inputs, asked above
+  for (const SyncPart &s : p.sync)
+    if (s.info.kind != THREADMON__SYNC_KIND__KIND_INTERNAL) known.emplace(s.info.id, &s.waits);
+  p.findings = streamFindingsPart(m, span, known);
   std::vector<StateTimes> attributed;
   for (const ThreadPart &t : p.threads) attributed.push_back(t.row.states);
   p.violations = checkInvariants(m, span, CounterCheck::WindowOnly, asked, attributed);
@@ -206,6 +212,10 @@ void addPairs(WaitCells *cells, const std::vector<WaitPair> &v) {
 }
 
 uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+// An object's pieces of waits counted one by one up to this many (then
+// one a waiter: SyncAcc::pieces).
+constexpr uint64_t kMaxPieces = 4096;
 
 // The rows being summed, window after window in time order.
 class Merger {
@@ -279,7 +289,7 @@ class Merger {
                          ? s.info.callSite()
                          : names.programFrame(s.sites.front().frames);
       } else {
-        s.waiters = waitersByTime(a.waits);
+        s.waiters = waitersByTime({a.waitNs.begin(), a.waitNs.end()});
         s.callSite = s.info.callSite();
       }
       s.blockedBy = sortedWaitPairs(a.blockedBy);
@@ -319,7 +329,11 @@ class Merger {
     std::map<uint32_t, SiteAcc> sites;
     std::vector<uint32_t> siteOrder;  // by first sight, as the model keeps them
     std::map<uint32_t, InternalWaiter> internal;
-    std::vector<std::pair<uint32_t, int64_t>> waits;
+    // Each waiter's time in waits on it, and the pieces (a wait, or its
+    // part in one window) that made it up, counted as a list of them cut
+    // to one a waiter when longer than kMaxPieces would be.
+    std::unordered_map<uint32_t, int64_t> waitNs;
+    uint64_t pieces = 0;
     bool anyWait = false, onlyHousekeeping = true;
     WaitCells blockedBy;
   };
@@ -363,7 +377,8 @@ class Merger {
       auto it = c.object ? syncIndex_.find(c.object) : syncIndex_.end();
       if (it != syncIndex_.end()) {
         SyncAcc &a = sync_[it->second];
-        a.waits.emplace_back(tid, len);
+        a.waitNs[tid] += len;
+        a.pieces++;
         a.anyWait = true;
         WaitPair w{tid, c.holder, 0, uint64_t(len)};
         addPairs(&a.blockedBy, {w});
@@ -422,8 +437,9 @@ class Merger {
       to.kernelNs += w.kernelNs;
       to.inferred = to.inferred || w.inferred;
     }
-    a.waits.insert(a.waits.end(), s.waits.begin(), s.waits.end());
-    if (a.waits.size() > 4096) a.waits = waitersByTime(a.waits);  // bounded: one per waiter
+    for (const auto &[tid, ns] : s.waits) a.waitNs[tid] += ns;
+    a.pieces += s.pieces;
+    if (a.pieces > kMaxPieces) a.pieces = a.waitNs.size();
     a.anyWait = a.anyWait || s.anyWait;
     if (s.anyWait) a.onlyHousekeeping = a.onlyHousekeeping && s.onlyHousekeeping;
     addPairs(&a.blockedBy, s.blockedBy);
@@ -463,12 +479,12 @@ class Merger {
     std::set<uint32_t> openAtEnd;
     for (const auto &kv : carried_)
       if (kv.second.valid && kv.second.object == a.info.id) openAtEnd.insert(kv.first);
-    for (const auto &[tid, ns] : a.waits) {
+    for (const auto &[tid, ns] : a.waitNs) {
       w.waiters.insert(tid);
       w.waitsNs += ns;
-      w.pieces++;
       if (openAtEnd.count(tid)) w.openBoundNs += ns;
     }
+    w.pieces = a.pieces;
     return w;
   }
 

@@ -42,11 +42,12 @@ QString seconds(double s, double windowS) {
 
 }  // namespace
 
-StreamFindingsPart streamFindingsPart(const SessionModel &m, const TimeRange &span) {
+StreamFindingsPart streamFindingsPart(const SessionModel &m, const TimeRange &span,
+                                      const KnownWaiterNs &known) {
   StreamFindingsPart p;
   p.span = span;
   p.startNs = m.startNs();
-  p.findings = computeFindings(m, span);
+  p.findings = computeFindings(m, span, known);
   return p;
 }
 

@@ -30,8 +30,9 @@ struct StreamFindingsPart {
   int64_t startNs = 0;  // the session's start
 };
 
-// What a window's model says over span.
-StreamFindingsPart streamFindingsPart(const tmon::SessionModel &m, const tmon::TimeRange &span);
+// What a window's model says over span (known: computeFindings').
+StreamFindingsPart streamFindingsPart(const tmon::SessionModel &m, const tmon::TimeRange &span,
+                                      const tmon::KnownWaiterNs &known);
 
 class StreamFindings {
  public:
