@@ -14,32 +14,12 @@ Prints one line per difference and a summary; exit 1 on any difference.
       /tmp/threadmon-e2e-* /work/tmp/half.tmcap
 """
 import argparse
-import concurrent.futures
 import hashlib
-import os
 import subprocess
-import sys
+
+from report_same import captures, compare_all
 
 MODES = [[], ["--whole"]]
-
-
-def captures(paths):
-    seen, found = set(), []
-    for p in paths:
-        files = [p]
-        if os.path.isdir(p):
-            files = sorted(os.path.join(d, f) for d, _, fs in os.walk(p) for f in fs
-                           if f.endswith(".tmcap"))
-        for f in files:
-            try:
-                with open(f, "rb") as h:
-                    digest = hashlib.sha256(h.read()).hexdigest()
-            except OSError:
-                continue
-            if digest not in seen:
-                seen.add(digest)
-                found.append(f)
-    return found
 
 
 def run(binary, fmt, mode, capture):
@@ -75,18 +55,8 @@ def main():
         capture, fmt, mode = job
         return run(args.old, fmt, mode, capture), run(args.new, fmt, mode, capture)
 
-    differ = compared = 0
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for (capture, fmt, mode), (a, b) in zip(jobs, pool.map(compare, jobs)):
-            compared += 1
-            if a != b:
-                differ += 1
-                what = [n for n, x, y in zip(("status", "output", "stderr"), a, b) if x != y]
-                print(f"DIFFER {fmt} {' '.join(mode) or 'default'} {capture}: {', '.join(what)}",
-                      flush=True)
-    print(f"{len(files)} captures, {compared} comparisons, {differ} differ")
-    sys.exit(1 if differ else 0)
-
+    compare_all(jobs, compare, lambda job: f"{job[1]} {' '.join(job[2]) or 'default'} {job[0]}",
+                ("status", "output", "stderr"), len(files), args.jobs)
 
 if __name__ == "__main__":
     main()

@@ -46,6 +46,22 @@ def captures(paths):
     return found
 
 
+def compare_all(jobs, compare, describe, parts, captured, workers):
+    """Runs compare(job) -> (old, new) over jobs, workers at once; prints a
+    line naming the differing parts of each job that differs, a summary,
+    and exits 1 on any difference. Shared with export_same.py."""
+    differ = compared = 0
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        for job, (a, b) in zip(jobs, pool.map(compare, jobs)):
+            compared += 1
+            if a != b:
+                differ += 1
+                what = [n for n, x, y in zip(parts, a, b) if x != y]
+                print(f"DIFFER {describe(job)}: {', '.join(what)}", flush=True)
+    print(f"{captured} captures, {compared} comparisons, {differ} differ")
+    sys.exit(1 if differ else 0)
+
+
 def run(binary, mode, capture):
     p = subprocess.run([binary] + mode + [capture], capture_output=True, timeout=600)
     return p.returncode, p.stdout, p.stderr
@@ -67,18 +83,8 @@ def main():
         capture, mode = job
         return run(args.old, mode, capture), run(args.new, mode, capture)
 
-    differ = compared = 0
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for (capture, mode), (a, b) in zip(jobs, pool.map(compare, jobs)):
-            compared += 1
-            if a != b:
-                differ += 1
-                what = [n for n, x, y in zip(("status", "stdout", "stderr"), a, b) if x != y]
-                print(f"DIFFER {' '.join(mode) or 'text'} {capture}: {', '.join(what)}",
-                      flush=True)
-    print(f"{len(files)} captures, {compared} comparisons, {differ} differ")
-    sys.exit(1 if differ else 0)
-
+    compare_all(jobs, compare, lambda job: f"{' '.join(job[1]) or 'text'} {job[0]}",
+                ("status", "stdout", "stderr"), len(files), args.jobs)
 
 if __name__ == "__main__":
     main()
