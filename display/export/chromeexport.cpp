@@ -242,8 +242,9 @@ const ChromeSink::QuotedObject &ChromeSink::quotedNames(const ExportObject &o) {
   QuotedObject &q = quotedObjects_[o.index];
   if (!q.made) {
     q.made = true;
-    q.objectJson = quoted(o.name).toStdString();
-    q.callSiteJson = quoted(o.callSite).toStdString();
+    std::string args = ",\"args\":{\"object\":" + quoted(o.name).toStdString();
+    if (!o.callSite.isEmpty()) args += ",\"call_site\":" + quoted(o.callSite).toStdString();
+    q.args = padded(std::move(args));
   }
   return q;
 }
@@ -307,15 +308,13 @@ void ChromeSink::wait(const ExportWait &w) {
   const Head &head = eventHead(true, w.state);
   const QuotedObject &names = quotedNames(*w.object);
   // The wait and its flow's two ends in one piece of the output.
-  Text e{begin(names.objectJson.size() + names.callSiteJson.size() + 3 * kEventRoom)};
+  Text e{begin(names.args.size + 3 * kEventRoom)};
   e.head(head.text, head.size);
   e.tidTs(tidText(waitTrack(w.waiter)));
   e.ts(w.start - origin());
   e.lit(",\"dur\":");
   e.ts(w.end - w.start);
-  e.lit(",\"args\":{\"object\":");
-  e.str(names.objectJson);
-  if (!w.object->callSite.isEmpty()) e.lit(",\"call_site\":"), e.str(names.callSiteJson);
+  e.head(names.args.text, names.args.size);
   if (w.holder) e.lit(",\"holder_tid\":"), e.tid(tidText(w.holder));
   if (w.releaser) e.lit(",\"released_by_tid\":"), e.tid(tidText(w.releaser));
   if (w.open) e.lit(",\"open\":true");

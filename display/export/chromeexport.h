@@ -73,11 +73,12 @@ class ChromeSink : public TimelineSink {
   void counterEvent(const Head &head, int64_t t, const char *arg, size_t argSize, double v);
   const std::string &quotedOnce(const QString &s);
   QHash<QString, std::string> quoted_;  // user threads' names, as JSON strings
-  // A wait's object name and call site as JSON strings, by
-  // ExportObject::index: made once, not for each of a million waits.
+  // A wait's object name and call site as its arguments start,
+  // ',"args":{"object":NAME,"call_site":SITE', by ExportObject::index: made
+  // once, not for each of a million waits, padded as a Head is.
   struct QuotedObject {
     bool made = false;
-    std::string objectJson, callSiteJson;
+    Head args;
   };
   const QuotedObject &quotedNames(const ExportObject &o);
   std::vector<QuotedObject> quotedObjects_;
