@@ -203,13 +203,48 @@ const std::string &ChromeSink::quotedOnce(const QString &s) {
   return *it;
 }
 
+inline const ChromeSink::ArgsText &ChromeSink::stateArgs(int cpu, uint32_t object) {
+  const uint64_t key = uint64_t(uint32_t(cpu)) << 32 | object;
+  ArgsText &a = argsTexts_[(uint32_t(key ^ (key >> 29)) * 2654435761u) >> 24];  // 256 entries
+  if (a.key != key || !a.size) {
+    Text e{a.text};
+    e.lit(",\"args\":{");
+    if (cpu >= 0) e.lit("\"cpu\":"), e.num(cpu);
+    if (object) {
+      if (cpu >= 0) *e.p++ = ',';
+      e.lit("\"object_id\":");
+      e.num(object);
+    }
+    e.lit("}}");
+    a.size = uint32_t(e.p - a.text);
+    a.key = key;
+  }
+  return a;
+}
+
+void ChromeSink::nextFlowId() {
+  for (char *d = flowId_ + flowIdSize_;;) {
+    if (d == flowId_) {  // 9...9 + 1: a digit more
+      std::memmove(flowId_ + 1, flowId_, flowIdSize_++);
+      flowId_[0] = '1';
+      return;
+    }
+    if (*--d != '9') {
+      ++*d;
+      return;
+    }
+    *d = '0';
+  }
+}
+
 const ChromeSink::QuotedObject &ChromeSink::quotedNames(const ExportObject &o) {
   if (o.index >= quotedObjects_.size()) quotedObjects_.resize(o.index + 1);
   QuotedObject &q = quotedObjects_[o.index];
   if (!q.made) {
     q.made = true;
-    q.objectJson = quoted(o.name).toStdString();
-    q.callSiteJson = quoted(o.callSite).toStdString();
+    std::string args = ",\"args\":{\"object\":" + quoted(o.name).toStdString();
+    if (!o.callSite.isEmpty()) args += ",\"call_site\":" + quoted(o.callSite).toStdString();
+    q.args = padded(std::move(args));
   }
   return q;
 }
@@ -260,16 +295,12 @@ void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
   e.lit(",\"dur\":");
   e.ts(iv.end - iv.start);
   if (iv.cpu >= 0 || iv.object) {
-    e.lit(",\"args\":{");
-    if (iv.cpu >= 0) e.lit("\"cpu\":"), e.num(iv.cpu);
-    if (iv.object) {
-      if (iv.cpu >= 0) *e.p++ = ',';
-      e.lit("\"object_id\":");
-      e.num(iv.object);
-    }
+    const ArgsText &args = stateArgs(iv.cpu, iv.object);
+    std::memcpy(e.p, args.text, sizeof args.text);
+    e.p += args.size;
+  } else {
     *e.p++ = '}';
   }
-  *e.p++ = '}';
   out_->commit(e.p);
 }
 
@@ -277,15 +308,13 @@ void ChromeSink::wait(const ExportWait &w) {
   const Head &head = eventHead(true, w.state);
   const QuotedObject &names = quotedNames(*w.object);
   // The wait and its flow's two ends in one piece of the output.
-  Text e{begin(names.objectJson.size() + names.callSiteJson.size() + 3 * kEventRoom)};
+  Text e{begin(names.args.size + 3 * kEventRoom)};
   e.head(head.text, head.size);
   e.tidTs(tidText(waitTrack(w.waiter)));
   e.ts(w.start - origin());
   e.lit(",\"dur\":");
   e.ts(w.end - w.start);
-  e.lit(",\"args\":{\"object\":");
-  e.str(names.objectJson);
-  if (!w.object->callSite.isEmpty()) e.lit(",\"call_site\":"), e.str(names.callSiteJson);
+  e.head(names.args.text, names.args.size);
   if (w.holder) e.lit(",\"holder_tid\":"), e.tid(tidText(w.holder));
   if (w.releaser) e.lit(",\"released_by_tid\":"), e.tid(tidText(w.releaser));
   if (w.open) e.lit(",\"open\":true");
@@ -305,9 +334,11 @@ void ChromeSink::wait(const ExportWait &w) {
   // whatever their length, within the event's room).
   e.lit(",\n");
   e.head(flowHeads_[0].text, flowHeads_[0].size);
+  nextFlowId();
   char *const id = e.p;
-  e.num(++flows_);
-  const size_t idSize = size_t(e.p - id);
+  std::memcpy(e.p, flowId_, sizeof flowId_);
+  e.p += flowIdSize_;
+  const size_t idSize = flowIdSize_;
   e.head(pidText_.text, pidText_.size);
   e.tidTs(tidText(w.releaser));
   char *const ts = e.p;

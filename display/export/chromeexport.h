@@ -73,11 +73,12 @@ class ChromeSink : public TimelineSink {
   void counterEvent(const Head &head, int64_t t, const char *arg, size_t argSize, double v);
   const std::string &quotedOnce(const QString &s);
   QHash<QString, std::string> quoted_;  // user threads' names, as JSON strings
-  // A wait's object name and call site as JSON strings, by
-  // ExportObject::index: made once, not for each of a million waits.
+  // A wait's object name and call site as its arguments start,
+  // ',"args":{"object":NAME,"call_site":SITE', by ExportObject::index: made
+  // once, not for each of a million waits, padded as a Head is.
   struct QuotedObject {
     bool made = false;
-    std::string objectJson, callSiteJson;
+    Head args;
   };
   const QuotedObject &quotedNames(const ExportObject &o);
   std::vector<QuotedObject> quotedObjects_;
@@ -87,11 +88,26 @@ class ChromeSink : public TimelineSink {
   Head pidText_;       // ',"pid":PID,"tid":'
   const TidText &tidText(uint32_t tid);
   std::vector<TidText> tidTexts_ = std::vector<TidText>(1024);
+  // A state's end after its duration, its CPU and object as arguments
+  // ',"args":{"cpu":C,"object_id":O}}', by a hash of the two: a window's
+  // states have a few pairs, formatted once (their digits were a tenth of
+  // the state events' instructions).
+  struct ArgsText {
+    uint64_t key = 0;
+    uint32_t size = 0;  // 0: empty
+    char text[64];
+  };
+  const ArgsText &stateArgs(int cpu, uint32_t object);
+  std::vector<ArgsText> argsTexts_ = std::vector<ArgsText>(256);
+  // The last flow's id in decimal, counted up in its text (a million ids
+  // formatted were 4% of the Chrome writer's instructions).
+  char flowId_[32] = {'0'};
+  uint32_t flowIdSize_ = 1;
+  void nextFlowId();
   QSet<uint32_t> userTracks_;
   ExportOutput *out_;
   bool any_ = false;
   bool opened_ = false;
-  uint64_t flows_ = 0;
 };
 
 }  // namespace tmon

@@ -101,7 +101,7 @@ class TimelineSink : public ExportSink {
   // A window's waits and their order by start: kept, so that each window
   // reuses the last one's memory (their growth was 4% of an export).
   std::vector<ExportWait> waits_;
-  std::vector<std::pair<int64_t, uint32_t>> order_;
+  std::vector<std::pair<int64_t, uint32_t>> order_, scratch_;
   std::vector<WaitRecord> records_;  // one object's waits, window to window
   // Waits ended, kept back for the next window (after a held one).
   std::vector<ExportWait> deferred_;

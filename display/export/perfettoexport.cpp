@@ -307,12 +307,17 @@ inline const ProtoBytes &PerfettoSink::trackBytes(uint64_t uuid) {
 
 // A sync object as a track of its waits, a child track per waiter (named
 // after it) under one named after the object.
-ProtoBytes PerfettoSink::objectTrack(const ExportWait &w) {
+inline ProtoBytes PerfettoSink::objectTrack(const ExportWait &w) {
   const uint64_t uuid = objectWaiterTrack(w.objectId, w.waiter);
   // Tracks used lately (described, when an object's), by a hash of their
   // uuid: most waits find theirs here, without the set's lookup.
   TrackBytes &c = trackEntry(uuid);
-  if (c.uuid == uuid) return c.bytes;
+  if (__builtin_expect(c.uuid == uuid, 1)) return c.bytes;
+  return newObjectTrack(w, uuid, &c);
+}
+
+ProtoBytes PerfettoSink::newObjectTrack(const ExportWait &w, uint64_t uuid, TrackBytes *entry) {
+  TrackBytes &c = *entry;
   c.uuid = uuid;
   c.bytes = ProtoBytes::varint(uuid);
   if (!objectTracks_.insert(uuid).second) return c.bytes;

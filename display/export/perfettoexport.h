@@ -58,6 +58,10 @@ class PerfettoSink : public TimelineSink {
  private:
   void counterValue(uint64_t trackUuid, int64_t t, double value);
   ProtoBytes objectTrack(const ExportWait &w);  // its uuid encoded
+  struct TrackBytes;
+  // Its entry in tracks_ missed: entry made uuid's, the track described.
+  [[gnu::noinline]] ProtoBytes newObjectTrack(const ExportWait &w, uint64_t uuid,
+                                              TrackBytes *entry);
   // A TracePacket of one field (and its time, when t >= 0).
   void packet(uint32_t field, const ProtoEncoder &body, int64_t t = -1);
   // The event names, categories and annotation names, interned in the

@@ -227,6 +227,12 @@ def test_chrome_mutex_hold():
     flows = [e for e in events if e.get("ph") == "s" and e["tid"] == holder]
     check(len(flows) >= len(waits) // 2,
           f"{len(flows)} wakeup flows from the holder for {len(waits)} waits")
+    # Flow ids count up from 1 in the file's order (the writer counts them
+    # up in their text), each ending once.
+    starts = [e["id"] for e in events if e.get("ph") == "s"]
+    ends = [e["id"] for e in events if e.get("ph") == "f"]
+    check(starts == list(range(1, len(starts) + 1)) and sorted(ends) == starts,
+          f"flow ids {starts[:12]}... ends {sorted(ends)[:12]}...")
     counters = {e["name"] for e in events if e.get("ph") == "C"}
     check("CPU 0 busy %" in counters, f"per-CPU counters: {sorted(counters)}")
 
