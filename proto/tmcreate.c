@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,11 +33,24 @@ int tm_create_temp(const char *path, const char *tag, char *tmp, size_t n) {
   return -1;
 }
 
+int tm_rename_onto(const char *tmp, const char *path) {
+  /* Only a file or a link is replaced: renaming onto /dev/null (a root
+   * user's THREADMON_OUTPUT=/dev/null) would put a file where the device was
+   * for every program on the machine. A directory is refused by rename. */
+  struct stat st;
+  if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode) &&
+      !S_ISDIR(st.st_mode)) {
+    errno = EEXIST;
+    return -1;
+  }
+  return rename(tmp, path);
+}
+
 int tm_create_replacing(const char *path) {
   char tmp[4200];
   int fd = tm_create_temp(path, ".new", tmp, sizeof tmp);
   if (fd < 0) return -1;
-  if (rename(tmp, path) != 0) {
+  if (tm_rename_onto(tmp, path) != 0) {
     int e = errno;
     close(fd);
     unlink(tmp);

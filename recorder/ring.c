@@ -492,7 +492,7 @@ int fr_ring_write(fr_ring *r, const char *path, const char *why) {
   free(index);
   tm_index_free(&o.index);
   if (close(o.fd) != 0 && !o.err) o.err = errno;
-  if (!o.err && rename(tmp, path) != 0) o.err = errno;
+  if (!o.err && tm_rename_onto(tmp, path) != 0) o.err = errno;
   if (o.err) {
     unlink(tmp);
     errno = o.err;

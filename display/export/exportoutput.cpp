@@ -1,6 +1,7 @@
 #include "exportoutput.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -27,11 +28,23 @@ bool ExportOutput::open(const QString &path, bool gzip, bool replace) {
     fd_ = STDOUT_FILENO;
   } else {
     const QByteArray p = path.toLocal8Bit();
-    if (replace) ::unlink(p.constData());
-    fd_ = ::open(p.constData(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    struct stat st;
+    const bool exists = ::lstat(p.constData(), &st) == 0;
+    if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+      // A sink the user named (/dev/null, a pipe): written into, never
+      // replaced; --force's unlink would leave a file where the device was.
+      fd_ = ::open(p.constData(), O_WRONLY | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+    } else {
+      if (replace && exists && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+        ::unlink(p.constData());
+      fd_ = ::open(p.constData(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    }
     if (fd_ < 0) {
-      error_ = errno == EEXIST ? QStringLiteral("%1 exists (--force replaces it)").arg(path)
-                               : QStringLiteral("cannot create %1: %2").arg(path, strerror(errno));
+      const bool special = exists && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode);
+      error_ = special ? QStringLiteral("%1 is not a regular file").arg(path)
+               : errno == EEXIST
+                   ? QStringLiteral("%1 exists (--force replaces it)").arg(path)
+                   : QStringLiteral("cannot create %1: %2").arg(path, strerror(errno));
       return false;
     }
     ownFd_ = true;

@@ -232,8 +232,9 @@ static int open_session(const char *path, uint32_t parent_pid) {
   tm_transport_init(&s->tx);
   s->tx.compress_level = s->cfg.compress;
   if (path[0] && tm_transport_open_file(&s->tx, path) < 0) {
+    /* EEXIST: tmcreate.h never replaces a device such as /dev/null. */
     fprintf(stderr, "threadmon: cannot create capture file %s: %s; running unprobed\n", path,
-            strerror(errno));
+            errno == EEXIST ? "it is not a regular file" : strerror(errno));
     release_session(s);
     return -1;
   }

@@ -4,6 +4,7 @@
  * written), and the temporary names are unpredictable and left behind on
  * no path. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,12 +94,27 @@ static void test_temp_names_differ_and_refuse_what_exists(void) {
   CHECK(entries() == 0);
 }
 
+/* A device or FIFO at the name (a root user's /dev/null) is never replaced
+ * by a file: refused with EEXIST, nothing left behind. */
+static void test_special_file_is_kept(void) {
+  char out[256];
+  snprintf(out, sizeof out, "%s/sink", dir);
+  CHECK(mkfifo(out, 0600) == 0);
+  errno = 0;
+  CHECK(tm_create_replacing(out) < 0 && errno == EEXIST);
+  struct stat st;
+  CHECK(lstat(out, &st) == 0 && S_ISFIFO(st.st_mode));
+  CHECK(entries() == 1);
+  unlink(out);
+}
+
 int main(void) {
   umask(022);
   if (!mkdtemp(dir)) return 1;
   test_planted_link_is_replaced();
   test_existing_file_is_a_new_inode();
   test_temp_names_differ_and_refuse_what_exists();
+  test_special_file_is_kept();
   rmdir(dir);
   if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
   return failures ? 1 : 0;

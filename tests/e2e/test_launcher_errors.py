@@ -83,6 +83,12 @@ def test_unwritable_output():
     if os.path.isdir("/sys/kernel"):  # refused even to root
         expect_error(["record", "-o", "/sys/kernel/x.tmcap", "--", "sh", "-c", "echo ran"], 2,
                      ["cannot write /sys/kernel/x.tmcap"])
+    # A device or pipe (root's -o /dev/null) is never replaced by a capture.
+    fifo = os.path.join(tmtest.Temp.dir(), "sink.fifo")
+    os.mkfifo(fifo)
+    expect_error(["record", "-o", fifo, "--", "sh", "-c", "echo ran"], 2,
+                 [fifo, "not a regular file"])
+    check(os.path.exists(fifo) and not os.path.isfile(fifo), "the pipe at -o is kept")
     kept = os.path.join(tmtest.Temp.dir(), "probe-check.tmcap")
     proc = launcher("record", "-o", kept, "--", "true")
     check(proc.returncode == 0, f"record to a writable path exited {proc.returncode}")

@@ -8,8 +8,11 @@ import json
 import os
 import re
 import shutil
+import socket
+import stat
 import subprocess
 import sys
+import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
                                 "tests", "e2e"))
@@ -175,6 +178,28 @@ def test_bad_input_one_line():
                        text=True)
     check(p.returncode == 1 and "exists" in p.stderr and open(taken).read() == "keep me",
           f"an existing output is refused and kept: {p.stderr!r}")
+    # A pipe named by -o (as /dev/null would be) is written into, --force or
+    # not: unlinking it first once left root's /dev/null a regular file.
+    fifo = os.path.join(d, "sink.fifo")
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(len(open(fifo, "rb").read())))
+    reader.start()
+    p = subprocess.run([EXPORT, "--format", "chrome", "--force", "-o", fifo, rec.capture],
+                       capture_output=True, text=True, timeout=60)
+    reader.join(60)
+    check(p.returncode == 0 and stat.S_ISFIFO(os.lstat(fifo).st_mode) and got and got[0] > 1000,
+          f"a pipe named by -o --force is written into and kept: exit {p.returncode}, "
+          f"{got} bytes read, {p.stderr!r}")
+    sock = os.path.join(d, "s.sock")
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(sock)
+    p = subprocess.run([EXPORT, "--format", "chrome", "--force", "-o", sock, rec.capture],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 1 and "not a regular file" in p.stderr
+          and stat.S_ISSOCK(os.lstat(sock).st_mode),
+          f"a socket at -o --force is refused in one line and kept: {p.returncode} {p.stderr!r}")
+    listener.close()
     cut = os.path.join(d, "cut.tmcap")
     with open(rec.capture, "rb") as f, open(cut, "wb") as g:
         data = f.read()
