@@ -147,14 +147,13 @@ void JsonWriter::value(double d) {
 }
 
 // The shortest digits that read back as d (std::to_chars and Qt's
-// double-conversion agree on them), laid out as Qt's 'g' does: in
-// scientific notation (an exponent of at least two digits) only when that
-// is strictly shorter than the plain decimal form.
+// double-conversion agree on them), laid out by layout().
 void JsonWriter::shortest(double d) {
   char s[40];
   const auto r = std::to_chars(s, s + sizeof s, d, std::chars_format::scientific);
   const char *p = s;
-  if (*p == '-') put(*p++);
+  const bool negative = *p == '-';
+  p += negative;
   const char *e = static_cast<const char *>(std::memchr(p, 'e', size_t(r.ptr - p)));
   char digits[20];
   int n = 0;
@@ -162,11 +161,27 @@ void JsonWriter::shortest(double d) {
     if (*q != '.') digits[n++] = *q;
   int exp = 0;
   std::from_chars(e + 1 + (e[1] == '+'), r.ptr, exp);
-  const int expDigits = int(r.ptr - e) - 2;  // after "e+" or "e-"
-  const int sciLen = n + (n > 1) + 2 + expDigits;
+  layout(negative, digits, n, exp);
+}
+
+// digits[0].digits[1..n) times 10^exp as Qt's 'g' lays it out: in
+// scientific notation (an exponent of at least two digits) only when that
+// is strictly shorter than the plain decimal form.
+void JsonWriter::layout(bool negative, const char *digits, int n, int exp) {
+  if (negative) put('-');
+  const int expAbs = exp < 0 ? -exp : exp;
+  const int sciLen = n + (n > 1) + 2 + (expAbs >= 100 ? 3 : 2);
   const int plainLen = exp >= 0 ? (n > exp + 1 ? n + 1 : exp + 1) : n - exp + 1;
   if (sciLen < plainLen) {
-    put(p, size_t(r.ptr - p));
+    put(digits[0]);
+    if (n > 1) {
+      put('.');
+      put(digits + 1, size_t(n - 1));
+    }
+    put(exp < 0 ? "e-" : "e+", 2);
+    if (expAbs >= 100) put(char('0' + expAbs / 100));
+    put(char('0' + expAbs / 10 % 10));
+    put(char('0' + expAbs % 10));
   } else if (exp >= 0) {
     const int whole = exp + 1;
     put(digits, size_t(std::min(n, whole)));
@@ -181,6 +196,25 @@ void JsonWriter::shortest(double d) {
     for (int i = 1; i < -exp; i++) put('0');
     put(digits, size_t(n));
   }
+}
+
+// ns / 1e9 is the double nearest to the decimal ns * 10^-9. A decimal of
+// at most 15 significant digits is the only one that short reading back as
+// that double (doubles are closer than such decimals), so it is the
+// shortest form: the digits of ns, its trailing zeros dropped.
+void JsonWriter::seconds(int64_t ns) {
+  constexpr int64_t kExact = 1'000'000'000'000'000;  // 10^15: 15 digits
+  if (ns <= -kExact || ns >= kExact || ns % 1'000'000'000 == 0) {
+    value(double(ns) / 1e9);
+    return;
+  }
+  next();
+  char digits[20];
+  const uint64_t u = ns < 0 ? uint64_t(-ns) : uint64_t(ns);
+  const int n = int(std::to_chars(digits, digits + sizeof digits, u).ptr - digits);
+  int significant = n;
+  while (digits[significant - 1] == '0') significant--;
+  layout(ns < 0, digits, significant, n - 1 - 9);
 }
 
 void JsonWriter::value(const QString &s) {

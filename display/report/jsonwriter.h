@@ -47,6 +47,8 @@ class JsonWriter {
   void value(qint64 v);
   // As QJsonValue(d) then toJson: whole numbers up to 2^53 as integers.
   void value(double d);
+  // value(double(ns) / 1e9), without searching for its shortest digits.
+  void seconds(int64_t ns);
   void value(const QString &s);
   void value(const char *utf8) { value(QString::fromUtf8(utf8)); }
   // Any Qt value (a finding's evidence, a parsed report), as Qt writes it.
@@ -78,6 +80,7 @@ class JsonWriter {
   void quoted(const QChar *c, qsizetype n);
   void integer(qint64 v);
   void shortest(double d);  // as QByteArray::number(d, 'g', FloatingPointShortest)
+  void layout(bool negative, const char *digits, int n, int exp);
   void anyValue(const QJsonValue &v);
   void drain();  // the buffer to out
 

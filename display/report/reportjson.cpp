@@ -29,6 +29,7 @@ class JsonTree {
   void key(const char *k) { key_ = QString::fromLatin1(k); }
   void key(const QString &k) { key_ = k; }
   void null() { put(QJsonValue()); }
+  void seconds(int64_t ns) { put(QJsonValue(double(ns) / 1e9)); }
   template <class T>
   void value(const T &v) {
     put(QJsonValue(v));
@@ -354,7 +355,7 @@ void writePairs(JsonWriter &w, const std::vector<WaitPair> &pairs) {
     w.key("holder");
     w.value(qint64(p.holder));
     w.key("wait_s");
-    w.value(seconds(int64_t(p.waitNs)));
+    w.seconds(int64_t(p.waitNs));
     w.key("waiter");
     w.value(qint64(p.waiter));
     w.endObject();
@@ -504,17 +505,17 @@ void writeSync(W &out, const ReportRows &rows, const SyncRow &row) {
       for (const InternalWaiter &x : row.internal) {
         w.beginObject();  // keys in sorted order
         w.key("asleep_s");
-        w.value(seconds(int64_t(x.waitNs)));
+        w.seconds(int64_t(x.waitNs));
         w.key("inferred");
         w.value(x.inferred);
         w.key("kernel_s");
-        w.value(seconds(int64_t(x.kernelNs)));
+        w.seconds(int64_t(x.kernelNs));
         w.key("samples");
         w.value(qint64(x.samples));
         w.key("tid");
         w.value(qint64(x.tid));
         w.key("wait_s");
-        w.value(seconds(int64_t(x.waitNs + x.kernelNs)));
+        w.seconds(int64_t(x.waitNs + x.kernelNs));
         w.endObject();
       }
       w.endArray();
@@ -527,7 +528,7 @@ void writeSync(W &out, const ReportRows &rows, const SyncRow &row) {
         w.key("tid");
         w.value(qint64(x.first));
         w.key("wait_s");
-        w.value(seconds(x.second));
+        w.seconds(x.second);
         w.endObject();
       }
       w.endArray();

@@ -602,7 +602,8 @@ class TestReport : public QObject {
   }
 
   // Every double's shortest form as Qt's: 100,000 of every magnitude and
-  // of the kinds a report prints (nanoseconds in seconds, percentages).
+  // of the kinds a report prints (nanoseconds in seconds, percentages);
+  // seconds(ns) as value(ns / 1e9), at its edges and for 100,000 more.
   void jsonWriterDoublesAreQts() {
     std::mt19937_64 random(29);
     JsonWriter w;
@@ -627,6 +628,21 @@ class TestReport : public QObject {
       }
       w.value(d);
       want.append(d);
+    }
+    for (int64_t ns : {int64_t(0), int64_t(1), int64_t(-1), int64_t(999'999'999),
+                       int64_t(1'000'000'001), int64_t(-2'500'000'000), int64_t(100'000),
+                       int64_t(999'999'999'999'999), int64_t(1'000'000'000'000'000),
+                       int64_t(1'000'000'000'000'001), INT64_MAX, INT64_MIN}) {
+      w.seconds(ns);
+      want.append(double(ns) / 1e9);
+    }
+    for (int i = 0; i < 100000; i++) {
+      const uint64_t r = random();
+      int64_t ns = int64_t(r >> (r % 64));
+      if (i % 3 == 0) ns = int64_t(r % 1000) * int64_t(std::pow(10.0, double((r >> 20) % 16)));
+      if (r >> 63) ns = -ns;
+      w.seconds(ns);
+      want.append(double(ns) / 1e9);
     }
     w.endArray();
     w.finish();
