@@ -4,7 +4,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -75,8 +74,12 @@ void JsonWriter::close(char bracket) {
   first_ = false;
 }
 
-void JsonWriter::endObject() { close('}'); }
-void JsonWriter::endArray() { close(']'); }
+void JsonWriter::endObject() {
+  close('}');
+}
+void JsonWriter::endArray() {
+  close(']');
+}
 
 void JsonWriter::key(std::string_view k) {
   next();
@@ -95,11 +98,11 @@ void JsonWriter::key(const QString &k) {
 
 void JsonWriter::quoted(const QChar *c, qsizetype n) {
   bool plain = true;
-  for (qsizetype i = 0; i < n && plain; i++) plain = c[i].unicode() >= 0x20 && c[i].unicode() < 0x80;
+  for (qsizetype i = 0; i < n && plain; i++)
+    plain = c[i].unicode() >= 0x20 && c[i].unicode() < 0x80;
   if (!plain) {
     // Qt's own escaping: ["..."] less its brackets.
-    const QByteArray q =
-        QJsonDocument(QJsonArray{QString(c, n)}).toJson(QJsonDocument::Compact);
+    const QByteArray q = QJsonDocument(QJsonArray{QString(c, n)}).toJson(QJsonDocument::Compact);
     put(q.constData() + 1, size_t(q.size() - 2));
     return;
   }

@@ -17,12 +17,11 @@
 #include <QByteArray>
 #include <QJsonValue>
 #include <QString>
-
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 class JsonWriter {
  public:
@@ -88,7 +87,7 @@ class JsonWriter {
   size_t used_ = 0;
   std::FILE *out_;
   int depth_ = 0;
-  bool first_ = true;     // no member yet in the open container
+  bool first_ = true;      // no member yet in the open container
   bool afterKey_ = false;  // a key written, its value next
   bool failed_ = false;
 };

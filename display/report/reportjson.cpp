@@ -473,7 +473,8 @@ void writeSync(W &out, const ReportRows &rows, const SyncRow &row) {
     return false;
   };
 #define TM_SYNC_COUNTER(field, number, index, member, merge, json_key, unit, when) \
-  if (*json_key) o.set(json_key, counterJson(d.member, CounterUnit::unit, known(CounterKnown::when)));
+  if (*json_key)                                                                   \
+    o.set(json_key, counterJson(d.member, CounterUnit::unit, known(CounterKnown::when)));
 #include "counters.def"
   o.set("hold_exact", held ? QJsonValue(d.holdSamples == d.acquisitions) : QJsonValue());
   o.set("call_site", row.callSite);

@@ -538,16 +538,34 @@ class TestReport : public QObject {
     // Written value by value, as the report does: doubles as QJsonValue(d)
     // keeps them (whole ones up to 2^53 as integers), Qt's shortest form
     // in either notation, keys literal and escaped.
-    const double doubles[] = {1e-9,    0.1,  1e21,       -0.0,       1e15,         1e16,
-                              0x1p53,  -0x1p53, 0x1p53 + 2, 100000.0, 0.0001,       1.5e-4,
-                              1.2345e-5, 123456700000.0, 1234567000000.0, 12.5, -2.5,
-                              1.7976931348623157e308, 5e-324, 1e-300, 0.3, 2.0 / 3,
-                              std::nan(""), -HUGE_VAL};
+    const double doubles[] = {1e-9,
+                              0.1,
+                              1e21,
+                              -0.0,
+                              1e15,
+                              1e16,
+                              0x1p53,
+                              -0x1p53,
+                              0x1p53 + 2,
+                              100000.0,
+                              0.0001,
+                              1.5e-4,
+                              1.2345e-5,
+                              123456700000.0,
+                              1234567000000.0,
+                              12.5,
+                              -2.5,
+                              1.7976931348623157e308,
+                              5e-324,
+                              1e-300,
+                              0.3,
+                              2.0 / 3,
+                              std::nan(""),
+                              -HUGE_VAL};
     const qint64 integers[] = {0, -1, INT64_MAX, INT64_MIN, 9007199254740993};
-    const QString strings[] = {QString(), QStringLiteral("plain"),
-                               QStringLiteral("\"q\" \\b\\ \b\f\n\r\t \x01\x1f \x7f"),
-                               QString::fromUtf8("caf\xc3\xa9 \xf0\x9f\x98\x80"),
-                               QString(QChar(0xDC00))};
+    const QString strings[] = {
+        QString(), QStringLiteral("plain"), QStringLiteral("\"q\" \\b\\ \b\f\n\r\t \x01\x1f \x7f"),
+        QString::fromUtf8("caf\xc3\xa9 \xf0\x9f\x98\x80"), QString(QChar(0xDC00))};
     JsonWriter w;
     QJsonObject want;
     QJsonArray ds, is, ss;
@@ -629,10 +647,10 @@ class TestReport : public QObject {
       w.value(d);
       want.append(d);
     }
-    for (int64_t ns : {int64_t(0), int64_t(1), int64_t(-1), int64_t(999'999'999),
-                       int64_t(1'000'000'001), int64_t(-2'500'000'000), int64_t(100'000),
-                       int64_t(999'999'999'999'999), int64_t(1'000'000'000'000'000),
-                       int64_t(1'000'000'000'000'001), INT64_MAX, INT64_MIN}) {
+    for (int64_t ns :
+         {int64_t(0), int64_t(1), int64_t(-1), int64_t(999'999'999), int64_t(1'000'000'001),
+          int64_t(-2'500'000'000), int64_t(100'000), int64_t(999'999'999'999'999),
+          int64_t(1'000'000'000'000'000), int64_t(1'000'000'000'000'001), INT64_MAX, INT64_MIN}) {
       w.seconds(ns);
       want.append(double(ns) / 1e9);
     }
