@@ -7,8 +7,6 @@
 #include <unistd.h>
 
 #include <QCoreApplication>
-#include <QJsonArray>
-#include <QJsonDocument>
 
 #include <cerrno>
 #include <cstdio>
@@ -17,7 +15,7 @@
 #include "capturetree.h"
 #include "capturewriter.h"
 #include "framesizes.h"
-#include "jsontext.h"
+#include "jsonwriter.h"
 #include "reportjson.h"
 #include "reportrows.h"
 #include "reportstream.h"
@@ -46,14 +44,6 @@ int usage(FILE *to) {
       "  --pid PID         of a process tree's capture (a directory): only that process\n",
       to);
   return to == stdout ? 0 : 1;
-}
-
-// --json keeps only the threads --thread asked for.
-void keepThreads(QJsonObject &report, const ThreadFilter &filter) {
-  QJsonArray kept;
-  for (const QJsonValue &v : report["threads"].toArray())
-    if (filter.matches(uint32_t(v["tid"].toInteger()), v["name"].toString())) kept.append(v);
-  report["threads"] = kept;
 }
 
 }  // namespace
@@ -227,10 +217,16 @@ int main(int argc, char **argv) {
                  qPrintable(v));
 
   text.threads = ThreadFilter(patterns);
-  QJsonObject report = reportJson(rows);
-  if (json && text.threads.active()) keepThreads(report, text.threads);
-  QByteArray out = json ? indentedJson(report) : reportText(report, text).toUtf8();
-  std::fwrite(out.constData(), 1, size_t(out.size()), stdout);
+  if (json) {
+    // Written as it is made: the text of a long capture's report is
+    // megabytes, its QJsonObjects more.
+    JsonWriter out(stdout);
+    writeReportJson(rows, &out, text.threads.active() ? &text.threads : nullptr);
+    out.finish();
+  } else {
+    const QByteArray out = reportText(reportJson(rows), text).toUtf8();
+    std::fwrite(out.constData(), 1, size_t(out.size()), stdout);
+  }
   if (check && !rows.violations.isEmpty()) return 3;
   return res.status == tmon::CaptureLoadResult::Complete && warnings.isEmpty() ? 0 : 2;
 }

@@ -2,16 +2,96 @@
 
 #include <QJsonArray>
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <utility>
 
+#include "jsonwriter.h"
 #include "reportrows.h"
 #include "runtimes.h"
 #include "sessionmodel.h"
+#include "threadfilter.h"
 #include "tmnotices.h"
 
 using namespace tmon;
 
 namespace {
+
+// The report is written once, as a template over where it goes: the text
+// of --json straight to its output (JsonWriter), or a QJsonObject for the
+// text report, the tests and the fuzzers (JsonTree, the same calls).
+class JsonTree {
+ public:
+  void beginObject() { open(true); }
+  void beginArray() { open(false); }
+  void endObject() { close(); }
+  void endArray() { close(); }
+  void key(const char *k) { key_ = QString::fromLatin1(k); }
+  void key(const QString &k) { key_ = k; }
+  void null() { put(QJsonValue()); }
+  void seconds(int64_t ns) { put(QJsonValue(double(ns) / 1e9)); }
+  template <class T>
+  void value(const T &v) {
+    put(QJsonValue(v));
+  }
+  QJsonObject take() { return root_.toObject(); }
+
+ private:
+  struct Level {
+    bool object;
+    QString key;  // the parent's key for it
+    QJsonObject o;
+    QJsonArray a;
+  };
+  void open(bool object) { stack_.push_back(Level{object, std::move(key_), {}, {}}); }
+  void close() {
+    Level l = std::move(stack_.back());
+    stack_.pop_back();
+    key_ = std::move(l.key);
+    put(l.object ? QJsonValue(std::move(l.o)) : QJsonValue(std::move(l.a)));
+  }
+  void put(const QJsonValue &v) {
+    if (stack_.empty()) {
+      root_ = v;
+    } else if (stack_.back().object) {
+      stack_.back().o.insert(key_, v);
+    } else {
+      stack_.back().a.append(v);
+    }
+  }
+  std::vector<Level> stack_;
+  QString key_;
+  QJsonValue root_;
+};
+
+// An object's members, added in the order that reads best and written in
+// the order QJsonObject keeps its keys (sorted), which JsonWriter needs.
+// A member is a value, or a function writing it (a long array, written
+// where it goes without being built first).
+template <class W>
+class Members {
+ public:
+  template <class F>
+  void add(QString key, F &&write) {
+    list_.emplace_back(std::move(key), std::function<void(W &)>(std::forward<F>(write)));
+  }
+  void set(QString key, const QJsonValue &v) {
+    add(std::move(key), [v](W &w) { w.value(v); });
+  }
+  void write(W &w) {
+    std::sort(list_.begin(), list_.end(),
+              [](const auto &a, const auto &b) { return a.first < b.first; });
+    w.beginObject();
+    for (const auto &[key, member] : list_) {
+      w.key(key);
+      member(w);
+    }
+    w.endObject();
+  }
+
+ private:
+  std::vector<std::pair<QString, std::function<void(W &)>>> list_;
+};
 
 double seconds(int64_t ns) { return double(ns) / 1e9; }
 // A counter as proto/counters.def says to print it, or null when unknown.
@@ -264,10 +344,28 @@ QJsonObject cpuJson(int cpu, const CpuDelta &d) {
   return o;
 }
 
-QJsonArray pairsJson(const std::vector<WaitPair> &pairs) {
+// Who blocked whom, one cell per pair: the report's bulk (10,000 cells per
+// object for 100 threads), written cell by cell in the keys' sorted order.
+void writePairs(JsonWriter &w, const std::vector<WaitPair> &pairs) {
+  w.beginArray();
+  for (const WaitPair &p : pairs) {
+    w.beginObject();
+    w.key("count");
+    w.value(qint64(p.count));
+    w.key("holder");
+    w.value(qint64(p.holder));
+    w.key("wait_s");
+    w.seconds(int64_t(p.waitNs));
+    w.key("waiter");
+    w.value(qint64(p.waiter));
+    w.endObject();
+  }
+  w.endArray();
+}
+
+void writePairs(JsonTree &w, const std::vector<WaitPair> &pairs) {
   // Each cell a copy of one object with its keys, its values set in place:
-  // an object built key by key per cell was 7% of a long capture's report
-  // (10,000 cells per object for 100 threads).
+  // an object built key by key per cell was 7% of a long capture's report.
   // Its values set through an iterator, in the object's order of keys (it
   // keeps them sorted): a lookup by key per value was half of the cost.
   static const QJsonObject cell{{"count", 0}, {"holder", 0}, {"wait_s", 0.0}, {"waiter", 0}};
@@ -289,7 +387,7 @@ QJsonArray pairsJson(const std::vector<WaitPair> &pairs) {
     }
     a.append(o);
   }
-  return a;
+  w.value(a);
 }
 
 QString namedByKey(SyncObjectInfo::NamedBy by) {
@@ -319,35 +417,36 @@ QJsonValue madeAtJson(const QString &frame, const QString &member) {
                      {"line", n.line ? QJsonValue(n.line) : QJsonValue()}};
 }
 
-QJsonObject syncJson(const ReportRows &rows, const SyncRow &row) {
+template <class W>
+void writeSync(W &out, const ReportRows &rows, const SyncRow &row) {
   const SyncObjectInfo &s = row.info;
   const SyncDelta &d = row.delta;
-  QJsonObject o;
-  o["id"] = qint64(s.id);
-  o["kind"] = syncKindName(s.kind);
+  Members<W> o;
+  o.set("id", qint64(s.id));
+  o.set("kind", syncKindName(s.kind));
   if (s.runtimeKind) {
     // Found as a futex word, but the program's own: what it acts as.
-    o["acts_as"] = syncKindName(s.runtimeKind);
-    o["runtime"] = s.runtimeWhat;
+    o.set("acts_as", syncKindName(s.runtimeKind));
+    o.set("runtime", s.runtimeWhat);
   }
-  o["address"] = QStringLiteral("0x%1").arg(s.address, 0, 16);
-  o["module"] = s.module;
+  o.set("address", QStringLiteral("0x%1").arg(s.address, 0, 16));
+  o.set("module", s.module);
   // symbol: readable, bare; its offset and the name as in the symbol table
   // apart, so scripts need not parse "name+0x10".
-  o["symbol"] = s.symbol;
-  o["symbol_offset"] = s.symbol.isEmpty() ? QJsonValue() : QJsonValue(qint64(s.symbolOffset));
-  o["symbol_raw"] = s.symbolRaw;
-  o["symbol_file"] = s.symbolFile;
+  o.set("symbol", s.symbol);
+  o.set("symbol_offset", s.symbol.isEmpty() ? QJsonValue() : QJsonValue(qint64(s.symbolOffset)));
+  o.set("symbol_raw", s.symbolRaw);
+  o.set("symbol_file", s.symbolFile);
   // The member of the global it is (".users.lock"), by the debug information.
-  o["symbol_member"] = s.symbolMember.isEmpty() ? QJsonValue() : QJsonValue(s.symbolMember);
+  o.set("symbol_member", s.symbolMember.isEmpty() ? QJsonValue() : QJsonValue(s.symbolMember));
   // The name a person uses (SyncObjectInfo::name), what gave it, and where
   // the program made the object (null when the probe saw no initialiser).
-  o["name"] = s.name();
-  o["named_by"] = namedByKey(s.namedBy());
-  o["made_at"] = madeAtJson(s.madeAt, s.madeMember);
+  o.set("name", s.name());
+  o.set("named_by", namedByKey(s.namedBy()));
+  o.set("made_at", madeAtJson(s.madeAt, s.madeMember));
   // No initialiser seen (read from outside, a static initialiser): the
   // first call site seen waiting on it, the best place known to look.
-  o["first_used_at"] = s.madeAt.isEmpty() ? madeAtJson(s.callSite(), QString()) : QJsonValue();
+  o.set("first_used_at", s.madeAt.isEmpty() ? madeAtJson(s.callSite(), QString()) : QJsonValue());
   // Unknown is null, never 0: no wrapper counted a hidden lock's
   // acquisitions nor timed its longest wait, and a session read from
   // outside (SOURCE_ATTACH) counted no object's acquisitions nor holds.
@@ -374,12 +473,13 @@ QJsonObject syncJson(const ReportRows &rows, const SyncRow &row) {
     return false;
   };
 #define TM_SYNC_COUNTER(field, number, index, member, merge, json_key, unit, when) \
-  if (*json_key) o[json_key] = counterJson(d.member, CounterUnit::unit, known(CounterKnown::when));
+  if (*json_key)                                                                   \
+    o.set(json_key, counterJson(d.member, CounterUnit::unit, known(CounterKnown::when)));
 #include "counters.def"
-  o["hold_exact"] = held ? QJsonValue(d.holdSamples == d.acquisitions) : QJsonValue();
-  o["call_site"] = row.callSite;
+  o.set("hold_exact", held ? QJsonValue(d.holdSamples == d.acquisitions) : QJsonValue());
+  o.set("call_site", row.callSite);
   // Only a runtime's housekeeping threads waited on it (listed last).
-  o["housekeeping"] = row.housekeeping;
+  o.set("housekeeping", row.housekeeping);
   QJsonArray sites;
   for (const CallSite &c : row.sites) {
     QJsonObject j;
@@ -388,33 +488,55 @@ QJsonObject syncJson(const ReportRows &rows, const SyncRow &row) {
     j["wait_s"] = seconds(int64_t(c.waitNs));
     sites.append(j);
   }
-  o["call_sites"] = sites;
-  QJsonArray waiters;
+  o.set("call_sites", sites);
   if (internal) {
     // No wrapper times an internal lock: its wait is the time estimated
     // lost to it (SessionModel::internalWaiters), asleep on it and in system
     // calls for it, as in the model's delta (wait_s above), its call sites,
     // the display and the exports; the two parts beside it.
     int64_t asleep = 0, kernel = 0;
-    for (const InternalWaiter &w : row.internal) {
-      waiters.append(QJsonObject{{"tid", qint64(w.tid)},
-                                 {"wait_s", seconds(int64_t(w.waitNs + w.kernelNs))},
-                                 {"asleep_s", seconds(int64_t(w.waitNs))},
-                                 {"kernel_s", seconds(int64_t(w.kernelNs))},
-                                 {"samples", qint64(w.samples)},
-                                 {"inferred", w.inferred}});
-      asleep += int64_t(w.waitNs);
-      kernel += int64_t(w.kernelNs);
+    for (const InternalWaiter &x : row.internal) {
+      asleep += int64_t(x.waitNs);
+      kernel += int64_t(x.kernelNs);
     }
-    o["asleep_s"] = seconds(asleep);
-    o["kernel_s"] = seconds(kernel);
+    o.set("asleep_s", seconds(asleep));
+    o.set("kernel_s", seconds(kernel));
+    o.add("waiters", [&row](W &w) {
+      w.beginArray();
+      for (const InternalWaiter &x : row.internal) {
+        w.beginObject();  // keys in sorted order
+        w.key("asleep_s");
+        w.seconds(int64_t(x.waitNs));
+        w.key("inferred");
+        w.value(x.inferred);
+        w.key("kernel_s");
+        w.seconds(int64_t(x.kernelNs));
+        w.key("samples");
+        w.value(qint64(x.samples));
+        w.key("tid");
+        w.value(qint64(x.tid));
+        w.key("wait_s");
+        w.seconds(int64_t(x.waitNs + x.kernelNs));
+        w.endObject();
+      }
+      w.endArray();
+    });
   } else {
-    for (const auto &w : row.waiters)
-      waiters.append(QJsonObject{{"tid", qint64(w.first)}, {"wait_s", seconds(w.second)}});
+    o.add("waiters", [&row](W &w) {
+      w.beginArray();
+      for (const auto &x : row.waiters) {
+        w.beginObject();
+        w.key("tid");
+        w.value(qint64(x.first));
+        w.key("wait_s");
+        w.seconds(x.second);
+        w.endObject();
+      }
+      w.endArray();
+    });
   }
-  o["waiters"] = waiters;
-  o["blocked_by"] = pairsJson(row.blockedBy);
-  return o;
+  o.add("blocked_by", [&row](W &w) { writePairs(w, row.blockedBy); });
+  o.write(out);
 }
 
 QJsonObject findingJson(int64_t startNs, const Finding &f) {
@@ -434,24 +556,50 @@ QJsonObject findingJson(int64_t startNs, const Finding &f) {
   return o;
 }
 
+template <class W>
+void writeReport(W &out, const ReportRows &rows, const ThreadFilter *only) {
+  Members<W> root;
+  root.set("process", processJson(rows));
+  root.add("threads", [&](W &w) {
+    w.beginArray();
+    for (const ThreadRow &t : rows.threads)
+      if (!only || only->matches(t.info.tid, t.info.name)) w.value(threadJson(rows, t));
+    w.endArray();
+  });
+  root.add("user_threads", [&](W &w) {
+    w.beginArray();
+    for (const UserThreadRow &u : rows.users) w.value(userThreadJson(u));
+    w.endArray();
+  });
+  root.add("cpus", [&](W &w) {
+    w.beginArray();
+    for (size_t c = 0; c < rows.cpus.size(); c++) w.value(cpuJson(int(c), rows.cpus[c]));
+    w.endArray();
+  });
+  root.add("sync_objects", [&](W &w) {
+    w.beginArray();
+    for (const SyncRow &s : rows.sync) writeSync(w, rows, s);
+    w.endArray();
+  });
+  root.add("wait_matrix", [&](W &w) { writePairs(w, rows.waitMatrix); });
+  root.add("findings", [&](W &w) {
+    w.beginArray();
+    for (const Finding &f : rows.findings) w.value(findingJson(rows.startNs, f));
+    w.endArray();
+  });
+  root.write(out);
+}
+
 }  // namespace
 
 QJsonObject reportJson(const ReportRows &rows) {
-  QJsonArray threads, users, cpus, sync, findings;
-  for (const ThreadRow &t : rows.threads) threads.append(threadJson(rows, t));
-  for (const UserThreadRow &u : rows.users) users.append(userThreadJson(u));
-  for (size_t c = 0; c < rows.cpus.size(); c++) cpus.append(cpuJson(int(c), rows.cpus[c]));
-  for (const SyncRow &s : rows.sync) sync.append(syncJson(rows, s));
-  for (const Finding &f : rows.findings) findings.append(findingJson(rows.startNs, f));
-  QJsonObject root;
-  root["process"] = processJson(rows);
-  root["threads"] = threads;
-  root["user_threads"] = users;
-  root["cpus"] = cpus;
-  root["sync_objects"] = sync;
-  root["wait_matrix"] = pairsJson(rows.waitMatrix);
-  root["findings"] = findings;
-  return root;
+  JsonTree tree;
+  writeReport(tree, rows, nullptr);
+  return tree.take();
+}
+
+void writeReportJson(const ReportRows &rows, JsonWriter *out, const ThreadFilter *only) {
+  writeReport(*out, rows, only);
 }
 
 QJsonObject reportJson(const SessionModel &m) { return reportJson(collectRows(m)); }

@@ -8,7 +8,7 @@
 #include <cstdio>
 
 #include "capturetree.h"
-#include "jsontext.h"
+#include "jsonwriter.h"
 #include "texttable.h"
 
 namespace {
@@ -136,8 +136,9 @@ int reportTree(const QString &path, uint32_t pid, bool json, const QStringList &
     QJsonObject doc;
     doc["tree"] = QJsonObject{{"root", qint64(tree.rootPid())}, {"processes", processes}};
     doc["reports"] = reports;
-    const QByteArray out = indentedJson(doc);
-    std::fwrite(out.constData(), 1, size_t(out.size()), stdout);
+    JsonWriter out(stdout);
+    out.value(QJsonValue(doc));
+    out.finish();
   }
   return worst;
 }

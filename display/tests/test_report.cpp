@@ -8,12 +8,18 @@
 #include <QtTest>
 
 #include <cmath>
+#include <cstring>
+#include <random>
 
 #include "busy_capture.h"
 #include "capturewriter.h"
-#include "jsontext.h"
+#include "jsonwriter.h"
 #include "modeltypes.h"
+#include "reportjson.h"
+#include "reportrows.h"
+#include "reportstream.h"
 #include "synthstream.h"
+#include "threadfilter.h"
 
 using namespace tmtest;
 
@@ -503,11 +509,11 @@ class TestReport : public QObject {
              qPrintable(QString::number(blocked)));
   }
 
-  // indentedJson writes what QJsonDocument::toJson(Indented) does, byte for
+  // JsonWriter writes what QJsonDocument::toJson(Indented) does, byte for
   // byte, on what a report can hold: integers and doubles (1000000 against
   // 1e+06), non-finite doubles, strings needing escapes or UTF-8, empty
-  // and nested containers, keys in their order.
-  void indentedJsonIsQtsOwn() {
+  // and nested containers, keys in their order; Qt's trees as they are.
+  void jsonWriterIsQtsOwn() {
     QJsonObject inner{{"b", QJsonArray{}}, {"a", QJsonObject{}}, {"c", QJsonValue()}};
     QJsonArray mixed{qint64(1000000), 1000000.0, 0.1, 1e-7, -0.0, 2.5e300, qint64(-42),
                      qint64(INT64_MAX), std::nan(""), HUGE_VAL, true, false, QJsonValue(),
@@ -517,8 +523,183 @@ class TestReport : public QObject {
                      QJsonArray{QJsonArray{}}};
     QJsonObject o{{"z", mixed}, {"with \"quote\"", 3}, {QString::fromUtf8("\xc3\xbc"), "u"},
                   {"empty", QJsonObject{}}, {"nested", QJsonObject{{"x", inner}}}, {"", 0.5}};
-    QCOMPARE(indentedJson(o), QJsonDocument(o).toJson(QJsonDocument::Indented));
-    QCOMPARE(indentedJson(QJsonObject{}), QJsonDocument(QJsonObject{}).toJson());
+    auto written = [](const QJsonValue &v) {
+      JsonWriter w;
+      w.value(v);
+      w.finish();
+      return w.text();
+    };
+    QCOMPARE(written(o), QJsonDocument(o).toJson(QJsonDocument::Indented));
+    QCOMPARE(written(QJsonObject{}), QJsonDocument(QJsonObject{}).toJson());
+    // A parsed 1e+06 is a double Qt writes as one; a parsed 7 an integer.
+    const QJsonDocument parsed = QJsonDocument::fromJson("[1e+06, 7, 1.0, 12345678901234567890]");
+    QCOMPARE(written(parsed.array()), parsed.toJson());
+
+    // Written value by value, as the report does: doubles as QJsonValue(d)
+    // keeps them (whole ones up to 2^53 as integers), Qt's shortest form
+    // in either notation, keys literal and escaped.
+    const double doubles[] = {1e-9,
+                              0.1,
+                              1e21,
+                              -0.0,
+                              1e15,
+                              1e16,
+                              0x1p53,
+                              -0x1p53,
+                              0x1p53 + 2,
+                              100000.0,
+                              0.0001,
+                              1.5e-4,
+                              1.2345e-5,
+                              123456700000.0,
+                              1234567000000.0,
+                              12.5,
+                              -2.5,
+                              1.7976931348623157e308,
+                              5e-324,
+                              1e-300,
+                              0.3,
+                              2.0 / 3,
+                              std::nan(""),
+                              -HUGE_VAL};
+    const qint64 integers[] = {0, -1, INT64_MAX, INT64_MIN, 9007199254740993};
+    const QString strings[] = {
+        QString(), QStringLiteral("plain"), QStringLiteral("\"q\" \\b\\ \b\f\n\r\t \x01\x1f \x7f"),
+        QString::fromUtf8("caf\xc3\xa9 \xf0\x9f\x98\x80"), QString(QChar(0xDC00))};
+    JsonWriter w;
+    QJsonObject want;
+    QJsonArray ds, is, ss;
+    w.beginObject();
+    w.key(QString::fromUtf8("\"key\" \\ \xc3\xbc"));  // a key Qt escapes
+    w.value(1);
+    want[QString::fromUtf8("\"key\" \\ \xc3\xbc")] = 1;
+    w.key("b");
+    w.beginArray();
+    for (double d : doubles) {
+      w.value(d);
+      ds.append(d);
+    }
+    w.endArray();
+    w.key("c");
+    w.beginArray();
+    for (qint64 i : integers) {
+      w.value(i);
+      is.append(i);
+    }
+    w.endArray();
+    w.key("d");
+    w.beginObject();
+    w.endObject();
+    w.key("e");
+    w.beginArray();
+    w.endArray();
+    w.key("f");
+    w.beginArray();
+    for (const QString &t : strings) {
+      w.value(t);
+      ss.append(t);
+    }
+    w.null();
+    ss.append(QJsonValue());
+    w.value(true);
+    ss.append(true);
+    w.value("utf-8 \xe2\x82\xac");
+    ss.append(QString::fromUtf8("utf-8 \xe2\x82\xac"));
+    w.endArray();
+    w.key(QStringLiteral("g\x01"));
+    w.value(false);
+    w.endObject();
+    w.finish();
+    want["b"] = ds;
+    want["c"] = is;
+    want["d"] = QJsonObject{};
+    want["e"] = QJsonArray{};
+    want["f"] = ss;
+    want[QStringLiteral("g\x01")] = false;
+    QCOMPARE(w.text(), QJsonDocument(want).toJson());
+  }
+
+  // Every double's shortest form as Qt's: 100,000 of every magnitude and
+  // of the kinds a report prints (nanoseconds in seconds, percentages);
+  // seconds(ns) as value(ns / 1e9), at its edges and for 100,000 more.
+  void jsonWriterDoublesAreQts() {
+    std::mt19937_64 random(29);
+    JsonWriter w;
+    QJsonArray want;
+    w.beginArray();
+    for (int i = 0; i < 100000; i++) {
+      double d;
+      const uint64_t r = random();
+      switch (i % 4) {
+        case 0:
+          std::memcpy(&d, &r, sizeof d);
+          break;
+        case 1:
+          d = double(int64_t(r % 100'000'000'000)) / 1e9;
+          break;
+        case 2:
+          d = 100.0 * double(r % 1000000) / double(1 + (r >> 32) % 1000000);
+          break;
+        default:
+          d = double(r % 100000) * std::pow(10.0, int((r >> 40) % 60) - 30);
+          break;
+      }
+      w.value(d);
+      want.append(d);
+    }
+    for (int64_t ns :
+         {int64_t(0), int64_t(1), int64_t(-1), int64_t(999'999'999), int64_t(1'000'000'001),
+          int64_t(-2'500'000'000), int64_t(100'000), int64_t(999'999'999'999'999),
+          int64_t(1'000'000'000'000'000), int64_t(1'000'000'000'000'001), INT64_MAX, INT64_MIN}) {
+      w.seconds(ns);
+      want.append(double(ns) / 1e9);
+    }
+    for (int i = 0; i < 100000; i++) {
+      const uint64_t r = random();
+      int64_t ns = int64_t(r >> (r % 64));
+      if (i % 3 == 0) ns = int64_t(r % 1000) * int64_t(std::pow(10.0, double((r >> 20) % 16)));
+      if (r >> 63) ns = -ns;
+      w.seconds(ns);
+      want.append(double(ns) / 1e9);
+    }
+    w.endArray();
+    w.finish();
+    QCOMPARE(w.text(), QJsonDocument(want).toJson());
+  }
+
+  // --json's text, written as it is made, is the report's QJsonObject as
+  // Qt writes it, for captures with every kind of member (an attached
+  // session's nulls, who blocked whom, findings, a streamed read's merged
+  // evidence), and with --thread keeping some threads.
+  void writtenReportIsTheObjectsText() {
+    const QString contended = dir_.filePath("written-contended.tmcap"),
+                  attached = dir_.filePath("written-attached.tmcap"),
+                  plain = dir_.filePath("written-plain.tmcap");
+    QVERIFY(contendedSession().writeFile(contended));
+    QVERIFY(attachableSession(true).writeFile(attached));
+    QVERIFY(reportSession(false, true).writeFile(plain));
+    for (const QString &file : {contended, attached, plain})
+      for (const auto mode : {StreamedReport::Mode::Whole, StreamedReport::Mode::Stream}) {
+        ReportRows rows;
+        StreamedReport::rows(file, &rows, mode, 100'000'000);
+        QVERIFY(!rows.threads.empty());
+        const QJsonObject report = reportJson(rows);
+        JsonWriter w;
+        writeReportJson(rows, &w);
+        w.finish();
+        QCOMPARE(w.text(), QJsonDocument(report).toJson());
+
+        const ThreadFilter only(QStringList{"31"});
+        QJsonObject kept = report;
+        QJsonArray threads;
+        for (const QJsonValue &t : report["threads"].toArray())
+          if (t["tid"].toInteger() == 31) threads.append(t);
+        kept["threads"] = threads;
+        JsonWriter some;
+        writeReportJson(rows, &some, &only);
+        some.finish();
+        QCOMPARE(some.text(), QJsonDocument(kept).toJson());
+      }
   }
 
   void unreadableFileExitsOne() {
