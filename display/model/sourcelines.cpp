@@ -76,13 +76,14 @@ const Dwfl_Callbacks kCallbacks = {
 // One module reported offline, at libdwfl's own placement.
 // The path is the stream's to name (/dev/zero, /etc/shadow, a FIFO): it
 // is looked at through an O_PATH descriptor first, which opens nothing, and
-// read only when that shows a regular file that everyone may read (as
+// read only when the file it resolves to (libraries are loaded through
+// links: libstdc++.so.6) is a regular file that everyone may read (as
 // programs and libraries are), or one of this user's own (not root's: a
 // root display would then read any secret root owns); then it is reopened
 // through the same descriptor: the very inode checked. Else skipped in one
 // line.
 int openModuleFile(const QByteArray &name) {
-  const int where = open(name.constData(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  const int where = open(name.constData(), O_PATH | O_CLOEXEC);
   if (where < 0) return -1;  // not there: nothing to say
   struct stat st;
   const bool ok = fstat(where, &st) == 0 && S_ISREG(st.st_mode) &&

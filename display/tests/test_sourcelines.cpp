@@ -97,6 +97,18 @@ class TestSourceLines : public QObject {
     QCOMPARE(tmon::sourceLine(tmon::CodeLocation{secret, where.address, where.buildId}), QString());
     const QString line = tmon::sourceLine(tmon::CodeLocation{open, where.address, where.buildId});
     QVERIFY2(line.startsWith(QStringLiteral("test_sourcelines.cpp:")), qPrintable(line));
+    // Libraries are loaded through links (libstdc++.so.6 -> libstdc++.so.6.0.30):
+    // what is checked is the file a link leads to, not the link.
+    const QString toOpen = dir.filePath(QStringLiteral("to-open")),
+                  toSecret = dir.filePath(QStringLiteral("to-secret"));
+    QVERIFY(QFile::link(open, toOpen) && QFile::link(secret, toSecret));
+    const QString linked =
+        tmon::sourceLine(tmon::CodeLocation{toOpen, where.address, where.buildId});
+    QVERIFY2(linked == line, qPrintable(linked));
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("from .*/to-secret: not "
+                                                                         "a regular file that")));
+    QCOMPARE(tmon::sourceLine(tmon::CodeLocation{toSecret, where.address, where.buildId}),
+             QString());
   }
 };
 
