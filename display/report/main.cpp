@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "capturereader.h"
 #include "capturetree.h"
@@ -98,7 +99,7 @@ static int packStdin(const QString &out) {
   return damage.isEmpty() ? 0 : 2;
 }
 
-int main(int argc, char **argv) {
+static int report(int argc, char **argv) {
   QCoreApplication app(argc, argv);
   if (argc == 3 && !qstrcmp(argv[1], "--pack")) return packStdin(QString::fromLocal8Bit(argv[2]));
   bool json = false;
@@ -229,4 +230,15 @@ int main(int argc, char **argv) {
   }
   if (check && !rows.violations.isEmpty()) return 3;
   return res.status == tmon::CaptureLoadResult::Complete && warnings.isEmpty() ? 0 : 2;
+}
+
+int main(int argc, char **argv) {
+  const int code = report(argc, argv);
+  // A full disk or a closed pipe: a report cut short is never taken as whole.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "threadmon-report: writing the report: %s\n",
+                 std::strerror(errno ? errno : EIO));
+    return 1;
+  }
+  return code;
 }

@@ -1,6 +1,7 @@
 """`threadmon report --top N --thread PATTERN` narrows the text report (the
 launcher hands both to threadmon-report)."""
 import json
+import os
 import re
 import subprocess
 
@@ -39,6 +40,16 @@ def test_top_and_thread():
     names = sorted(r.split()[1] for r in rows)
     check(names == ["cpp-producer"] + [f"cpp-worker-{i}" for i in range(4)],
           f"--thread picked {names}")
+
+    # A report cut short by a full disk is said, never taken as whole.
+    if os.path.exists("/dev/full"):
+        for how in ([], ["--json"]):
+            with open("/dev/full", "w") as full:
+                proc = subprocess.run([tmtest.REPORT, *how, rec.capture], stdout=full,
+                                      stderr=subprocess.PIPE, text=True, timeout=60)
+            lines = proc.stderr.strip().splitlines()
+            check(proc.returncode == 1 and len(lines) == 1 and "writing the report" in lines[0],
+                  f"report {how} to a full disk: exit {proc.returncode}, {proc.stderr!r}")
 
 
 
