@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <QCoreApplication>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -20,8 +19,8 @@
 #include "reportjson.h"
 #include "reportrows.h"
 #include "reportstream.h"
-#include "reporttree.h"
 #include "reporttext.h"
+#include "reporttree.h"
 #include "sessionmodel.h"
 #include "tmwire.h"
 
