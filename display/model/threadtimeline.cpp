@@ -430,7 +430,7 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
     bool bIsTick = nt != ticks.end() && *nt <= to;
     int64_t b = bIsTick ? *nt : to;
     const LwpSeries::Point *pa = a == from ? lwp.at(a) : pb;
-    pb = lwp.at(b);
+    pb = lwp.atNear(b, pb);  // b only grows: near the last one
     uint32_t kstate = pb ? lwpAuxKstate(pb->aux) : 0;
     int lastCpu = pb ? lwpAuxCpu(pb->aux) : -1;
     unsigned rest = restCode(pb, pa);
