@@ -535,8 +535,8 @@ void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
   const size_t n = std::min(tr.n_tid, tr.n_delta_ns);
   int64_t t = ns(tr.base_ns);
   // (Inlined into both loops below.)
-  auto one = [&](int state, uint32_t obj, uint32_t holder, uint32_t releaser,
-                 uint32_t tid) __attribute__((always_inline)) {
+  auto one = [&](int state, uint32_t obj, uint32_t holder, uint32_t releaser, uint32_t tid)
+      __attribute__((always_inline)) {
     const int index = threadIndexFor(tid, t);
     if (index < 0) return;
     ThreadTimeline &th = *threads[size_t(index)];
@@ -555,7 +555,8 @@ void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
     int &slot = waitSlots_[size_t(index)];
     if (slot < 0) slot = activity.slotOf(tid);
     activity.transitionAt(size_t(slot), t, state, obj, holder, releaser);
-    if (state == THREADMON__THREAD_STATE__STATE_EXITED && (th.info.endNs < 0 || t < th.info.endNs)) {
+    if (state == THREADMON__THREAD_STATE__STATE_EXITED &&
+        (th.info.endNs < 0 || t < th.info.endNs)) {
       th.info.endNs = t;
       th.markDirty(t);
     }
