@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "nearend.h"
+
 namespace tmon {
 
 template <int N>
@@ -53,6 +55,14 @@ class CounterSeries {
     if (!pts_.empty() && pts_.back().t <= t) return &pts_.back();
     auto it = std::upper_bound(pts_.begin(), pts_.end(), t,
                                [](int64_t x, const Point &p) { return x < p.t; });
+    return it == pts_.begin() ? nullptr : &*(it - 1);
+  }
+  // at(t), searched from near (a sample of this series, or nullptr: the
+  // newest): a walk forward in time asks for the sample after the last one.
+  const Point *atNear(int64_t t, const Point *near) const {
+    if (!near || (!pts_.empty() && pts_.back().t <= t)) return at(t);
+    auto it = upperBoundNear(pts_.begin(), pts_.end(), pts_.begin() + (near - pts_.data()), t,
+                             [](const Point &p) { return p.t; });
     return it == pts_.begin() ? nullptr : &*(it - 1);
   }
   // Oldest sample after t, nullptr if none.

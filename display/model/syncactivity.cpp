@@ -13,14 +13,6 @@ namespace tmon {
 
 namespace {
 
-// Blocking states that wait on an object, as final states.
-bool waitState(int state, FinalState *out) {
-  const int code = finalCodeOfWire(state);
-  if (!isBlockedCode(code)) return false;
-  *out = FinalState(code);
-  return true;
-}
-
 // Objects with an owner: a wait on them ends with the waiter owning them.
 bool owned(FinalState s) {
   return s == FinalState::BlockedMutex || s == FinalState::BlockedRwlock ||
@@ -49,47 +41,30 @@ const SyncActivity::ThreadWaits *SyncActivity::findThread(uint32_t tid) const {
   return index < 0 ? nullptr : &threads_[size_t(index)];
 }
 
-void SyncActivity::transitionAt(size_t slot, int64_t t, int state, uint32_t object,
-                                uint32_t holder, uint32_t releaser) {
-  ThreadWaits &th = threads_[slot];
-  if (t < th.lastT) return;  // out of order: the timeline has it
-  th.lastT = t;
-  if (th.waiting) {
-    const Open &o = th.open;
-    WaitRecord w;
-    w.start = o.start;
-    w.end = t;
-    w.waiter = th.tid;
-    w.object = o.object;
-    w.holder = o.holder;
-    w.releaser = releaser;
-    w.state = o.state;
-    ObjectWaits &ow = objectWaits(o.object);
-    // Waits end nearly in the order they began: the place is found from the
-    // end (a binary search over all of an object's waits missed the cache
-    // at every step, a sixth of a capture window's load).
-    std::vector<WaitRecord> &v = ow.closed;
-    auto at = v.end();
-    while (at != v.begin() && (at - 1)->start > w.start) --at;
-    if (at == v.end())
-      v.push_back(w);
-    else
-      v.insert(at, w);
-    ow.longest = std::max(ow.longest, w.end - w.start);
-    th.waiting = false;
-    openWaits_--;
-  }
-  if (th.sleepingSince != kNotSleeping) {
-    th.sleeps.push_back(TimeRange{th.sleepingSince, t});
-    th.sleepingSince = kNotSleeping;
-  }
-  if (state == THREADMON__THREAD_STATE__STATE_SLEEPING) th.sleepingSince = t;
-  FinalState fs;
-  if (object != 0 && waitState(state, &fs)) {
-    th.open = Open{t, object, holder, fs};
-    th.waiting = true;
-    openWaits_++;
-  }
+void SyncActivity::closeWait(ThreadWaits *th, int64_t t, uint32_t releaser) {
+  const Open &o = th->open;
+  WaitRecord w;
+  w.start = o.start;
+  w.end = t;
+  w.waiter = th->tid;
+  w.object = o.object;
+  w.holder = o.holder;
+  w.releaser = releaser;
+  w.state = o.state;
+  ObjectWaits &ow = objectWaits(o.object);
+  // Waits end nearly in the order they began: the place is found from the
+  // end (a binary search over all of an object's waits missed the cache
+  // at every step, a sixth of a capture window's load).
+  std::vector<WaitRecord> &v = ow.closed;
+  auto at = v.end();
+  while (at != v.begin() && (at - 1)->start > w.start) --at;
+  if (at == v.end())
+    v.push_back(w);
+  else
+    v.insert(at, w);
+  ow.longest = std::max(ow.longest, w.end - w.start);
+  th->waiting = false;
+  openWaits_--;
 }
 
 void SyncActivity::threadEnded(uint32_t tid, int64_t t) {

@@ -430,7 +430,7 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
     bool bIsTick = nt != ticks.end() && *nt <= to;
     int64_t b = bIsTick ? *nt : to;
     const LwpSeries::Point *pa = a == from ? lwp.at(a) : pb;
-    pb = lwp.at(b);
+    pb = lwp.atNear(b, pb);  // b only grows: near the last one
     uint32_t kstate = pb ? lwpAuxKstate(pb->aux) : 0;
     int lastCpu = pb ? lwpAuxCpu(pb->aux) : -1;
     unsigned rest = restCode(pb, pa);
@@ -469,7 +469,29 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
     int64_t fallbackNs = 0;
     int wrappedWaits = 0;  // wrapped blocking calls the tick saw (begun or going on)
     int endState = ustate;  // interposition state at the tick's end
-    {
+    if (si >= nSw || sw[si].t >= b) {
+      // No switch record in the tick (nearly every tick of a capture without
+      // them): its switch kind holds throughout. A known kind leaves no
+      // RUNNING time to split, and the other results here are only read for
+      // such time; else the transitions alone are walked, not merged with
+      // the switch records.
+      if (skind < 0) {
+        int us = ustate, prevState = -1;
+        int64_t p = a;
+        for (size_t u = ui;;) {
+          const int64_t q = u < nTrans ? std::min(trans[u].t, b) : b;
+          if (q > p) {
+            if (isRunning(us) && p >= firstIn) fallbackNs += q - p;
+            if (blockedCode(us) >= 0 && us != prevState) wrappedWaits++;
+            prevState = us;
+            endState = us;
+          }
+          if (q >= b) break;
+          for (; u < nTrans && trans[u].t == q; u++) us = trans[u].state;
+          p = q;
+        }
+      }
+    } else {
       size_t u = ui, s = si;
       int us = ustate, sk = skind, sc = scpu;
       uint32_t uo = uobj;
@@ -573,6 +595,11 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
 }
 
 void ThreadTimeline::eventGapSpans(const TimeRange &r, std::vector<TimeRange> *out) const {
+  // Every UNKNOWN transition the timeline took is in info.eventGaps too
+  // (SessionStore::applyTransitions), which never shrinks: a thread without
+  // any has no gap, and its records need no walk (that walk over every
+  // thread's records was 1% of a report).
+  if (info.eventGaps.empty()) return;
   const int64_t end = lifetime().t1;
   // A gap ends at the next record: none before the record going on at r.t0
   // reaches into r (found by a search, not a walk over the whole history).

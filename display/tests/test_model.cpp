@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <random>
 
+#include "counterseries.h"
 #include "nearend.h"
 #include "sessionmodel.h"
 #include "synthscenarios.h"
@@ -107,6 +108,23 @@ class TestModel : public QObject {
           QCOMPARE(
               upperBoundNear(v.begin(), v.end(), v.begin() + std::ptrdiff_t(h), t, id) - v.begin(),
               want - v.begin());
+      }
+    }
+  }
+
+  // A series' sample at t found from any of its samples (or none) is the
+  // one at(t) finds, at every time around and between them.
+  void counterSeriesAtNearAgreesWithAt() {
+    std::mt19937 rng(11);
+    for (int round = 0; round < 500; round++) {
+      CounterSeries<1> cs;
+      int64_t t = int64_t(rng() % 5);
+      const int n = int(rng() % 30);
+      for (int i = 0; i < n; i++, t += 1 + int64_t(rng() % 4)) QVERIFY(cs.add(t, 0, {uint64_t(i)}));
+      for (int64_t x = -2; x < t + 2; x++) {
+        const CounterSeries<1>::Point *want = cs.at(x);
+        QCOMPARE(cs.atNear(x, nullptr), want);
+        for (size_t h = 0; h < cs.size(); h++) QCOMPARE(cs.atNear(x, &cs[h]), want);
       }
     }
   }
