@@ -560,8 +560,11 @@ qint64 wholeBytesOf(const CaptureWindow &cw, qint64 wholeUpToBytes) {
 }
 
 bool wantedBy(const CaptureWindow &cw, qint64 size, qint64 wholeUpToBytes) {
-  return cw.lastNs() - cw.firstNs() > StreamedReport::kWholeUpToNs ||
-         size > wholeBytesOf(cw, wholeUpToBytes);
+  // Forged times reach INT64_MIN: the span is taken without overflow.
+  const int64_t first = cw.firstNs(), last = cw.lastNs();
+  const bool longSpan =
+      last > first && uint64_t(last) - uint64_t(first) > uint64_t(StreamedReport::kWholeUpToNs);
+  return longSpan || size > wholeBytesOf(cw, wholeUpToBytes);
 }
 }  // namespace
 
