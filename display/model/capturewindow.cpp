@@ -2,6 +2,7 @@
 
 #include <QFile>
 #include <algorithm>
+#include <limits>
 
 #include "framedecoder.h"
 #include "sessionmodel.h"
@@ -197,12 +198,18 @@ size_t CaptureWindow::firstRecordEndingAfter(int64_t t) const {
   return size_t(std::lower_bound(hi_.begin(), hi_.end(), t) - hi_.begin());
 }
 
+// Where a window starting at t0 is read from: forged times reach INT64_MIN.
+int64_t CaptureWindow::warmUpFrom(int64_t t0) {
+  return t0 < std::numeric_limits<int64_t>::min() + kWarmUpNs ? std::numeric_limits<int64_t>::min()
+                                                              : t0 - kWarmUpNs;
+}
+
 size_t CaptureWindow::firstRecordStartingAfter(int64_t t) const {
   return size_t(std::upper_bound(lo_.begin(), lo_.end(), t) - lo_.begin());
 }
 
 std::pair<size_t, size_t> CaptureWindow::recordsOf(int64_t t0, int64_t t1) const {
-  const size_t from = firstRecordEndingAfter(t0 - kWarmUpNs);
+  const size_t from = firstRecordEndingAfter(warmUpFrom(t0));
   // One record past the window: the ticks that close its last spans.
   return {from, std::min(index_.size(), firstRecordStartingAfter(t1) + 1)};
 }
@@ -233,7 +240,7 @@ CaptureWindow::Sequence::Sequence(const CaptureWindow &cw, SessionModel *model, 
 }
 
 int64_t CaptureWindow::knownFrom(int64_t t0) const {
-  const size_t from = firstRecordEndingAfter(t0 - kWarmUpNs);
+  const size_t from = firstRecordEndingAfter(warmUpFrom(t0));
   return from < lo_.size() ? lo_[from] : lastNs();
 }
 
@@ -335,7 +342,7 @@ uint64_t CaptureWindow::bytesOf(int64_t t0, int64_t t1) const {
 }
 
 size_t CaptureWindow::prime(int64_t t0, FrameDecoder *dec) const {
-  const size_t from = firstRecordEndingAfter(t0 - kWarmUpNs);
+  const size_t from = firstRecordEndingAfter(warmUpFrom(t0));
   dec->feed(header_.constData(), size_t(header_.size()));
   QByteArray framed;
   for (const Description &d : descriptions_) {

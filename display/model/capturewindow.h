@@ -144,6 +144,7 @@ class CaptureWindow {
   // found by a scan) taking their neighbours'.
   size_t firstRecordEndingAfter(int64_t t) const;
   size_t firstRecordStartingAfter(int64_t t) const;
+  static int64_t warmUpFrom(int64_t t0);
   // The records [from, to) that load(t0, t1) reads.
   std::pair<size_t, size_t> recordsOf(int64_t t0, int64_t t1) const;
   bool readDescriptions();
