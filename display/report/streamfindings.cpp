@@ -100,12 +100,12 @@ void StreamFindings::merge(const Finding &f, const TimeRange &span) {
 // later knows more (whether and when it was resolved, as a whole read
 // does). A segment's new model sees it form again when its waits, carried
 // over the edge, begin (CaptureWindow::waitsOpenAt): that is the cycle the
-// window before left live, which formed when that one says.
+// windows before saw, which formed when they say.
 void StreamFindings::addCycle(const Finding &f) {
+  // (The same threads cannot form a cycle again while theirs holds.)
   const auto same = std::find_if(cycles_.begin(), cycles_.end(), [&f](const Finding &d) {
-    const bool live = d.evidence["resolved"] == QJsonValue(false);
     return d.kind == f.kind && d.threads == f.threads && d.objects == f.objects &&
-           (d.t0 == f.t0 || (live && d.t0 < f.t0 && f.t0 <= d.t1));
+           (d.t0 == f.t0 || (d.t0 < f.t0 && f.t0 < d.t1));
   });
   if (same == cycles_.end()) {
     cycles_.push_back(f);
