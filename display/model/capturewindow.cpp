@@ -163,7 +163,25 @@ bool CaptureWindow::readDescriptions() {
     error_ = dec.error();
     return false;
   }
+  for (size_t i = 0; i < descriptions_.size(); i++) {
+    const auto *p = reinterpret_cast<const uint8_t *>(descriptions_[i].payload.constData());
+    const auto n = size_t(descriptions_[i].payload.size());
+    if (bodyField(p, uint32_t(n)) != THREADMON__FRAME__BODY_SYNC_OBJECT) continue;
+    Threadmon__Frame *f = threadmon__frame__unpack(nullptr, n, p);
+    if (f && f->sync_object && f->sync_object->n_first_contention_stack)
+      stackUpdates_.emplace_back(i, f->sync_object->id);
+    threadmon__frame__free_unpacked(f, nullptr);
+  }
   return true;
+}
+
+void CaptureWindow::applyLaterStacks(size_t to, SessionModel *model) const {
+  for (const auto &[i, id] : stackUpdates_) {
+    const Description &d = descriptions_[i];
+    if (d.record >= to && model->indexOfSyncObject(id) >= 0)
+      model->applyPayload(reinterpret_cast<const uint8_t *>(d.payload.constData()),
+                          size_t(d.payload.size()));
+  }
 }
 
 void CaptureWindow::feedRecord(size_t record, FrameDecoder *dec) const {
@@ -174,6 +192,23 @@ void CaptureWindow::feedRecord(size_t record, FrameDecoder *dec) const {
   // with gaps, which it need not know about (each record stands alone).
   const QByteArray bytes = file_.read(qint64(end - e.offset));
   dec->feed(bytes.constData(), size_t(bytes.size()));
+}
+
+std::vector<std::pair<uint32_t, uint64_t>> CaptureWindow::hiddenLocks() const {
+  std::vector<std::pair<uint32_t, uint64_t>> out;
+  for (const Description &d : descriptions_) {
+    const auto *p = reinterpret_cast<const uint8_t *>(d.payload.constData());
+    const auto n = size_t(d.payload.size());
+    if (bodyField(p, uint32_t(n)) != THREADMON__FRAME__BODY_SYNC_OBJECT) continue;
+    Threadmon__Frame *f = threadmon__frame__unpack(nullptr, n, p);
+    if (f && f->sync_object && f->sync_object->kind == THREADMON__SYNC_KIND__KIND_INTERNAL &&
+        f->sync_object->address)
+      out.emplace_back(f->sync_object->id, f->sync_object->address);
+    threadmon__frame__free_unpacked(f, nullptr);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 bool CaptureWindow::hasSummaries() const {
@@ -312,6 +347,7 @@ CaptureLoadResult CaptureWindow::Sequence::readThrough(int64_t t1,
     fed_ = true;
     cw_.feedAhead(next_, to, dec_.get(), stop);
     next_ = to;
+    if (!dec_->failed()) cw_.applyLaterStacks(to, model_);
   }
   const uint64_t read = dec_->framesRead();
   res.frames = read - frames_;
@@ -367,6 +403,7 @@ CaptureLoadResult CaptureWindow::load(int64_t t0, int64_t t1, SessionModel *mode
   if (carried && from < to) feedCarried(*carried, lo_[from], &dec);
   if (from > 0 && from < to) model->knownFrom(lo_[from]);
   if (from < to) feedAhead(from, to, &dec, stop);
+  if (from < to && !dec.failed()) applyLaterStacks(to, model);
   res.frames = dec.framesRead();
   res.goodBytes = dec.goodOffset();
   if (dec.failed()) {

@@ -128,6 +128,11 @@ class CaptureWindow {
   // The bytes of records load(t0, t1) reads.
   uint64_t bytesOf(int64_t t0, int64_t t1) const;
 
+  // The hidden locks (KIND_INTERNAL objects with an address) the capture
+  // describes anywhere, (id, address): their estimates need every
+  // window's ticks on their words, from before a window's model knows them.
+  std::vector<std::pair<uint32_t, uint64_t>> hiddenLocks() const;
+
   // Whether the index lists records of Summary frames only (written by the
   // capture's writer: docs/format.md, "Summaries").
   bool hasSummaries() const;
@@ -153,6 +158,11 @@ class CaptureWindow {
   size_t prime(int64_t t0, class FrameDecoder *dec) const;
   // The time a window at t0 knows its threads from: its first record's.
   int64_t knownFrom(int64_t t0) const;
+  // Applies to model the descriptions in records from `to` on that give
+  // the first contention stack of an object it knows: a whole read names
+  // its waits by it from the start (SyncObjectInfo::callSite), however late
+  // the probe sent it.
+  void applyLaterStacks(size_t to, SessionModel *model) const;
   // Feeds dec the carried waits' beginnings, at time t (one Transitions).
   static void feedCarried(const std::vector<CarriedWait> &carried, int64_t t,
                           class FrameDecoder *dec);
@@ -173,6 +183,9 @@ class CaptureWindow {
   std::vector<tm_index_entry> index_;
   std::vector<int64_t> lo_, hi_;  // per record, known times carried over
   std::vector<Description> descriptions_;
+  // The SyncObject descriptions with a first contention stack: (index in
+  // descriptions_, object id).
+  std::vector<std::pair<size_t, uint32_t>> stackUpdates_;
 };
 
 }  // namespace tmon

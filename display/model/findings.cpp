@@ -274,6 +274,17 @@ bool semaphoreUsedAsLock(const SessionModel &m, const SyncObjectInfo &o, const T
 
 }  // namespace
 
+QString deadlockLasted(double formedS, double lastedS, bool live) {
+  return live ? QStringLiteral(" It formed at %1 s and still held at the end (%2 s later).")
+                    .arg(formedS, 0, 'f', 3)
+                    .arg(lastedS, 0, 'f', 3)
+              : QStringLiteral(
+                    " It formed at %1 s and lasted %2 s until one wait gave up "
+                    "(e.g. a timed lock).")
+                    .arg(formedS, 0, 'f', 3)
+                    .arg(lastedS, 0, 'f', 3);
+}
+
 void deadlockFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
   for (const Deadlock &d : m.deadlocks()) {
     int64_t end = d.live() ? m.latestNs() : d.resolvedNs;
@@ -298,11 +309,7 @@ void deadlockFindings(const SessionModel &m, const TimeRange &r, std::vector<Fin
     f.t1 = end;
     double formed = sessionSeconds(m, d.formedNs), lasted = double(end - d.formedNs) / 1e9;
     f.message = QStringLiteral("Deadlock: %1. None of them can go on.").arg(chain.join("; "));
-    f.message += d.live() ? QStringLiteral(" It formed at %1 s and still held at the end (%2 s later).")
-                                .arg(formed, 0, 'f', 3).arg(lasted, 0, 'f', 3)
-                          : QStringLiteral(" It formed at %1 s and lasted %2 s until one wait gave up "
-                                           "(e.g. a timed lock).")
-                                .arg(formed, 0, 'f', 3).arg(lasted, 0, 'f', 3);
+    f.message += deadlockLasted(formed, lasted, d.live());
     f.evidence["threads"] = tidArray(d.threads);
     QJsonArray objs;
     for (uint32_t o : d.objects) objs.append(qint64(o));

@@ -51,6 +51,8 @@ Severity severityByShare(double share, double threshold);
 // The rules, each appending its findings.
 void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void deadlockFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
+// A deadlock finding's last sentence: when it formed, how long it lasted.
+QString deadlockLasted(double formedS, double lastedS, bool live);
 void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void schedulingFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);

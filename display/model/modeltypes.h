@@ -427,6 +427,27 @@ struct InternalWaiter {
   bool inferred = false;
 };
 
+// One thread's inputs to the estimate of its waits on a hidden lock over a
+// span, each a sum over the span (a streamed report adds up its windows'):
+// SessionModel::internalWaiters.
+struct HiddenInputs {
+  uint32_t tid = 0;
+  QString routine;        // its start routine: its pool shares the lock's rate
+  uint64_t seen = 0;      // ticks that saw it blocked on the lock's word
+  uint64_t asleep = 0;    // ticks that saw it asleep outside wrapped calls
+  int64_t sleepNs = 0;    // asleep outside wrapped calls
+  uint64_t systemNs = 0;  // its LWP's system CPU time
+  uint64_t volCtxsw = 0;  // its voluntary context switches
+};
+
+// The waits on one hidden lock (most lost first) from the inputs of the
+// threads seen on it (seen > 0) and of the others of their pools (a lock
+// not a runtime's own: runtimeOwn false), each seen thread's share of its
+// sleeps the share of its pool's sleeping ticks that saw it on the word
+// (tickNs 0: the probe's default interval).
+std::vector<InternalWaiter> estimateHiddenWaits(const std::vector<HiddenInputs> &threads,
+                                                bool runtimeOwn, uint64_t tickNs);
+
 // A cycle in the wait-for graph: threads[i] waits on objects[i], which
 // threads[(i+1) % n] holds. formedNs: when the last of its waits began;
 // resolvedNs: when the first of them ended, -1 while it lasts.

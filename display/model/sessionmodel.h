@@ -192,6 +192,17 @@ class SessionModel : public QObject {
   void waitSums(uint32_t objectId, const TimeRange &r, WaitSums *out) const;
   // Each waiter's time in waits on the object in r (clipped to r), by tid.
   std::vector<std::pair<uint32_t, int64_t>> waiterNs(uint32_t objectId, const TimeRange &r) const;
+  // Thread index's inputs to hidden locks' estimates over r, seen 0
+  // (estimateHiddenWaits); the ticks over r that saw each thread on the
+  // word of hidden lock objectId, by tid, those that saw it at all.
+  HiddenInputs hiddenInputs(int index, const TimeRange &r) const;
+  std::vector<std::pair<uint32_t, uint64_t>> hiddenSeen(uint32_t objectId,
+                                                        const TimeRange &r) const;
+  // The same for the word at addr, whether or not an object is known there.
+  std::vector<std::pair<uint32_t, uint64_t>> hiddenSeenAt(uint64_t addr, const TimeRange &r) const;
+  // The waits open at latestNs(), one a waiting thread, not clipped (a
+  // streamed report learns their releasers from the next window).
+  void openWaits(std::vector<WaitRecord> *out) const;
 
   // Interned call stacks (Stack frames): the program's call site first.
   // Empty when the id is unknown.

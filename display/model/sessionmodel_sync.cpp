@@ -37,6 +37,10 @@ void SessionModel::waitSums(uint32_t objectId, const TimeRange &r, WaitSums *out
   store_->activity.waitSums(objectId, r, latestNs(), out);
 }
 
+void SessionModel::openWaits(std::vector<WaitRecord> *out) const {
+  store_->activity.openWaits(latestNs(), out);
+}
+
 std::vector<std::pair<uint32_t, int64_t>> SessionModel::waiterNs(uint32_t objectId,
                                                                  const TimeRange &r) const {
   return store_->activity.waiterNs(objectId, r, latestNs());
@@ -82,20 +86,109 @@ SessionModel::HiddenTicks SessionModel::hiddenTicks(int index, uint64_t addr,
                      act.asleepTicks(t.tid, r, store_->tickTimes, t.endNs)};
 }
 
-InternalWaiter SessionModel::hiddenWait(int index, uint64_t seen, const HiddenTicks &pool,
-                                        const TimeRange &r) const {
-  uint64_t tick = info().tickIntervalNs ? info().tickIntervalNs : kDefaultTickNs;
+namespace {
+
+// A thread's estimated wait on a hidden lock: seen on it t.seen ticks, its
+// pool (it and the threads of its start routine seen on it) as given.
+InternalWaiter hiddenShare(const HiddenInputs &t, uint64_t poolSeen, uint64_t poolAsleep,
+                           uint64_t tick) {
   InternalWaiter w;
-  w.tid = thread(index).tid;
-  w.samples = seen;
-  if (!pool.asleep || !pool.seen) {
+  w.tid = t.tid;
+  w.samples = t.seen;
+  if (!poolAsleep || !poolSeen) {
     w.waitNs = w.samples * tick;
     return w;
   }
-  double share = std::min(1.0, double(pool.seen) / double(pool.asleep));
-  w.waitNs = uint64_t(double(sleepOutsideWrappedNs(index, r)) * share);
-  w.kernelNs = uint64_t(double(lwpDelta(index, r).systemNs) * share);
+  double share = std::min(1.0, double(poolSeen) / double(poolAsleep));
+  w.waitNs = uint64_t(double(t.sleepNs) * share);
+  w.kernelNs = uint64_t(double(t.systemNs) * share);
   return w;
+}
+
+// SessionModel::unseenPeer's test on a thread's inputs.
+bool unseenPeerOf(const HiddenInputs &t, uint64_t tick) {
+  return !t.seen && !t.asleep && t.volCtxsw > 0 && t.sleepNs > 0 &&
+         uint64_t(t.sleepNs) / t.volCtxsw < tick / 2;
+}
+
+}  // namespace
+
+std::vector<InternalWaiter> estimateHiddenWaits(const std::vector<HiddenInputs> &threads,
+                                                bool runtimeOwn, uint64_t tick) {
+  if (!tick) tick = kDefaultTickNs;
+  std::vector<InternalWaiter> out;
+  // Threads seen on the word pooled per start routine among them.
+  QHash<QString, std::pair<uint64_t, uint64_t>> pools;  // seen, asleep
+  for (const HiddenInputs &t : threads) {
+    if (!t.seen) continue;
+    auto &p = pools[t.routine];
+    p.first += t.seen;
+    p.second += t.asleep;
+  }
+  // A runtime's own object (a Rust Mutex, a C++ semaphore) is waited for
+  // by the threads that use it, each for its own reasons: no pooling.
+  for (const HiddenInputs &t : threads) {
+    if (!t.seen) continue;
+    const auto pool = runtimeOwn || t.routine.isEmpty() ? std::make_pair(t.seen, t.asleep)
+                                                        : pools.value(t.routine);
+    InternalWaiter w = hiddenShare(t, pool.first, pool.second, tick);
+    if (w.samples || w.waitNs || w.kernelNs) out.push_back(w);
+  }
+  if (!runtimeOwn && !pools.isEmpty()) {
+    for (const HiddenInputs &t : threads) {
+      if (t.seen || t.routine.isEmpty()) continue;
+      const auto pool = pools.constFind(t.routine);
+      if (pool == pools.constEnd() || !unseenPeerOf(t, tick)) continue;
+      InternalWaiter w = hiddenShare(t, pool->first, pool->second, tick);
+      w.inferred = true;
+      if (w.waitNs || w.kernelNs) out.push_back(w);
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const InternalWaiter &a, const InternalWaiter &b) {
+    return a.waitNs + a.kernelNs > b.waitNs + b.kernelNs;
+  });
+  return out;
+}
+
+HiddenInputs SessionModel::hiddenInputs(int index, const TimeRange &r) const {
+  const ThreadInfo &t = thread(index);
+  const LwpDelta d = lwpDelta(index, r);
+  HiddenInputs in;
+  in.tid = t.tid;
+  in.routine = t.startRoutine;
+  in.asleep = store_->activity.asleepTicks(t.tid, r, store_->tickTimes, t.endNs);
+  in.sleepNs = sleepOutsideWrappedNs(index, r);
+  in.systemNs = d.systemNs;
+  in.volCtxsw = d.volCtxsw;
+  return in;
+}
+
+std::vector<std::pair<uint32_t, uint64_t>> SessionModel::hiddenSeen(uint32_t objectId,
+                                                                    const TimeRange &r) const {
+  const int idx = indexOfSyncObject(objectId);
+  if (idx < 0 || !syncObject(idx).address) return {};
+  return hiddenSeenAt(syncObject(idx).address, r);
+}
+
+std::vector<std::pair<uint32_t, uint64_t>> SessionModel::hiddenSeenAt(uint64_t addr,
+                                                                      const TimeRange &r) const {
+  std::vector<std::pair<uint32_t, uint64_t>> out;
+  for (uint32_t tid : store_->activity.futexThreads(addr)) {
+    const int i = indexOfTid(tid);
+    if (i < 0) continue;
+    const uint64_t seen =
+        store_->activity.futexTicks(tid, addr, r, store_->tickTimes, thread(i).endNs);
+    if (seen) out.emplace_back(tid, seen);
+  }
+  return out;
+}
+
+InternalWaiter SessionModel::hiddenWait(int index, uint64_t seen, const HiddenTicks &pool,
+                                        const TimeRange &r) const {
+  const uint64_t tick = info().tickIntervalNs ? info().tickIntervalNs : kDefaultTickNs;
+  HiddenInputs t = hiddenInputs(index, r);
+  t.seen = seen;
+  return hiddenShare(t, pool.seen, pool.asleep, tick);
 }
 
 // A thread that runs the function of threads seen on a hidden lock, that no
@@ -113,10 +206,8 @@ InternalWaiter SessionModel::hiddenWait(int index, uint64_t seen, const HiddenTi
 bool SessionModel::unseenPeer(int index, uint64_t addr, const TimeRange &r) const {
   HiddenTicks h = hiddenTicks(index, addr, r);
   if (h.seen || h.asleep) return false;
-  const uint64_t vol = lwpDelta(index, r).volCtxsw;
-  const int64_t asleep = sleepOutsideWrappedNs(index, r);
-  const uint64_t tick = info().tickIntervalNs ? info().tickIntervalNs : kDefaultTickNs;
-  return vol > 0 && asleep > 0 && uint64_t(asleep) / vol < tick / 2;
+  return unseenPeerOf(hiddenInputs(index, r),
+                      info().tickIntervalNs ? info().tickIntervalNs : kDefaultTickNs);
 }
 
 int64_t SessionModel::sleepOutsideWrappedNs(int index, const TimeRange &r) const {
@@ -126,50 +217,29 @@ int64_t SessionModel::sleepOutsideWrappedNs(int index, const TimeRange &r) const
 
 std::vector<InternalWaiter> SessionModel::internalWaiters(uint32_t objectId,
                                                           const TimeRange &r) const {
-  std::vector<InternalWaiter> out;
-  int idx = indexOfSyncObject(objectId);
-  if (idx < 0 || !syncObject(idx).address) return out;
-  uint64_t addr = syncObject(idx).address;
-  // Threads seen on the word, each thread's ticks once, pooled per start
-  // routine among them (a linear pass: a program can have thousands).
-  std::vector<std::pair<int, HiddenTicks>> members;
-  QHash<QString, HiddenTicks> pools;
-  for (uint32_t tid : store_->activity.futexThreads(addr)) {
-    int i = indexOfTid(tid);
-    if (i < 0) continue;
-    HiddenTicks own = hiddenTicks(i, addr, r);
-    if (!own.seen) continue;  // seen outside the window
-    members.emplace_back(i, own);
-    HiddenTicks &p = pools[thread(i).startRoutine];
-    p.seen += own.seen;
-    p.asleep += own.asleep;
+  const int idx = indexOfSyncObject(objectId);
+  if (idx < 0 || !syncObject(idx).address) return {};
+  const uint64_t addr = syncObject(idx).address;
+  // Threads seen on the word (a linear pass: a program can have
+  // thousands), then, for a lock not a runtime's own, the threads of
+  // their start routines that no tick caught asleep (unseenPeer).
+  std::vector<HiddenInputs> in;
+  std::vector<bool> member(static_cast<size_t>(threadCount()));
+  QSet<QString> routines;
+  for (const auto &[tid, seen] : hiddenSeen(objectId, r)) {
+    const int i = indexOfTid(tid);
+    in.push_back(hiddenInputs(i, r));
+    in.back().seen = seen;
+    member[size_t(i)] = true;
+    routines.insert(thread(i).startRoutine);
   }
-  // A runtime's own object (a Rust Mutex, a C++ semaphore) is waited for
-  // by the threads that use it, each for its own reasons: no pooling.
   const bool own = syncObject(idx).runtimeKind != 0;
-  for (const auto &m : members) {
-    const QString &routine = thread(m.first).startRoutine;
-    HiddenTicks pool = own || routine.isEmpty() ? m.second : pools.value(routine);
-    InternalWaiter w = hiddenWait(m.first, m.second.seen, pool, r);
-    if (w.samples || w.waitNs || w.kernelNs) out.push_back(w);
-  }
-  if (!own && !pools.isEmpty()) {
-    std::vector<bool> member(static_cast<size_t>(threadCount()));
-    for (const auto &m : members) member[size_t(m.first)] = true;
-    for (int i = 0; i < threadCount(); i++) {
-      if (member[size_t(i)]) continue;
-      auto pool = pools.constFind(thread(i).startRoutine);
-      if (pool == pools.constEnd() || thread(i).startRoutine.isEmpty()) continue;
-      if (!unseenPeer(i, addr, r)) continue;
-      InternalWaiter w = hiddenWait(i, 0, *pool, r);
-      w.inferred = true;
-      if (w.waitNs || w.kernelNs) out.push_back(w);
-    }
-  }
-  std::stable_sort(out.begin(), out.end(), [](const InternalWaiter &a, const InternalWaiter &b) {
-    return a.waitNs + a.kernelNs > b.waitNs + b.kernelNs;
-  });
-  return out;
+  if (!own)
+    for (int i = 0; i < threadCount(); i++)
+      if (!member[size_t(i)] && !thread(i).startRoutine.isEmpty() &&
+          routines.contains(thread(i).startRoutine) && !hiddenTicks(i, addr, r).asleep)
+        in.push_back(hiddenInputs(i, r));
+  return estimateHiddenWaits(in, own, info().tickIntervalNs);
 }
 
 uint64_t SessionModel::internalWaitNs(int index, const TimeRange &r) const {

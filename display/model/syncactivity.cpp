@@ -237,18 +237,29 @@ void SyncActivity::forEachWait(uint32_t object, const TimeRange &r, int64_t hori
   }
   if (!openWaits_) return;
   for (const ThreadWaits &th : threads_) {
-    const Open &o = th.open;
-    if (!th.waiting || o.object != object || o.start >= r.t1) continue;
-    WaitRecord w;
-    w.start = o.start;
-    w.end = std::max(horizon, o.start);
-    w.waiter = th.tid;
-    w.object = object;
-    w.holder = o.holder;
-    w.state = o.state;
-    w.open = true;
+    if (!th.waiting || th.open.object != object || th.open.start >= r.t1) continue;
+    const WaitRecord w = openRecord(th, horizon);
     if (w.end > r.t0 || w.start >= r.t0) f(w);
   }
+}
+
+void SyncActivity::openWaits(int64_t horizon, std::vector<WaitRecord> *out) const {
+  out->clear();
+  if (!openWaits_) return;
+  for (const ThreadWaits &th : threads_)
+    if (th.waiting) out->push_back(openRecord(th, horizon));
+}
+
+WaitRecord SyncActivity::openRecord(const ThreadWaits &th, int64_t horizon) {
+  WaitRecord w;
+  w.start = th.open.start;
+  w.end = std::max(horizon, th.open.start);
+  w.waiter = th.tid;
+  w.object = th.open.object;
+  w.holder = th.open.holder;
+  w.state = th.open.state;
+  w.open = true;
+  return w;
 }
 
 void SyncActivity::waits(uint32_t object, const TimeRange &r, int64_t horizon,

@@ -77,6 +77,8 @@ class SyncActivity {
   // WaitSums::waiters alone: each waiter's time in r, by tid.
   std::vector<std::pair<uint32_t, int64_t>> waiterNs(uint32_t object, const TimeRange &r,
                                                      int64_t horizon) const;
+  // The waits open now, one a waiting thread, unclipped (ending at horizon).
+  void openWaits(int64_t horizon, std::vector<WaitRecord> *out) const;
   QStringList stackFrames(uint32_t id) const;
   std::vector<CallSite> callSites(uint32_t object, const TimeRange &r) const;
   // Ticks in r (from ticks) at which tid was blocked on the futex word addr
@@ -142,6 +144,8 @@ class SyncActivity {
     int64_t sleepingSince = kNotSleeping;  // an open wrapped sleep
     std::vector<TimeRange> sleeps;         // closed, in order
   };
+  // th's open wait as a record ending at horizon.
+  static WaitRecord openRecord(const ThreadWaits &th, int64_t horizon);
   struct FoldKey {
     uint32_t waiter, holder, releaser;
     FinalState state;

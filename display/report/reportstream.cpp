@@ -39,6 +39,10 @@ struct ThreadPart {
   // End of the asleep run the span starts with (t0: none); found only for
   // a thread the merge carries blocked into the span (Merger::carrying).
   int64_t headEnd = 0;
+  // Its inputs to hidden locks' estimates over the span (a model with a
+  // hidden lock only), summed by the merge, which estimates once over the
+  // whole run as a whole read does.
+  HiddenInputs hidden;
 };
 
 struct SyncPart {
@@ -53,6 +57,23 @@ struct SyncPart {
   std::vector<WaitPair> blockedBy;  // in no order: the merge adds them up
 };
 
+// A wait open at a window's end that nobody is blamed for yet (a barrier's,
+// a condition's: their releaser comes at the end), its part in the window.
+// The merge holds it (Merger::pending_) until a later window says who
+// released it, as a whole read blames the whole wait.
+struct OpenPiece {
+  uint32_t waiter = 0, object = 0;
+  uint64_t ns = 0;
+  bool began = false;  // in the window (counted there)
+};
+
+// The continuation, in the next window, of a wait the merge holds: whom
+// the window's model blames for it now.
+struct WaitHead {
+  uint32_t waiter = 0, object = 0;
+  WaitRecord wait;  // clipped to the window
+};
+
 struct Part {
   TimeRange span;
   CaptureLoadResult res;
@@ -63,6 +84,10 @@ struct Part {
   std::vector<UserThreadRow> users;
   std::vector<CpuDelta> cpus;
   std::vector<SyncPart> sync;
+  // Each hidden lock's ticks that saw threads on its word: (id, by tid).
+  std::vector<std::pair<uint32_t, std::vector<std::pair<uint32_t, uint64_t>>>> hiddenSeen;
+  std::vector<OpenPiece> openAtEnd;
+  std::vector<WaitHead> heads;
   StreamFindingsPart findings;
   QStringList violations;  // modelinvariants.h over the window
 };
@@ -115,8 +140,30 @@ Part refusedPart(int64_t a, int64_t b, uint64_t bytes) {
 // What the model says over the window [a, b) (the whole run's start in the
 // first, its end in the last); carrying: whether the merge carries a tid
 // blocked into the window (its asleep head is looked for).
+// The waits open at the span's end that nobody is blamed for (OpenPiece),
+// and the continuations of those the merge holds (held: waiter, object).
+void openEdges(const SessionModel &m, const TimeRange &span,
+               const std::vector<std::pair<uint32_t, uint32_t>> &held, Part *p) {
+  std::vector<WaitRecord> ws;
+  m.openWaits(&ws);
+  for (const WaitRecord &w : ws)
+    if (!w.blamed() && w.start < span.t1)
+      p->openAtEnd.push_back(OpenPiece{
+          w.waiter, w.object,
+          uint64_t(std::max<int64_t>(0, std::min(w.end, span.t1) - std::max(w.start, span.t0))),
+          w.start >= span.t0});
+  for (const auto &[waiter, object] : held) {
+    m.waits(object, TimeRange{span.t0, span.t0 + 1}, &ws);
+    for (const WaitRecord &w : ws)
+      if (w.waiter == waiter) p->heads.push_back(WaitHead{waiter, object, w});
+  }
+}
+
+// hidden: the hidden locks the capture describes, (id, address).
 Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
-            const std::function<bool(uint32_t)> &carrying) {
+            const std::function<bool(uint32_t)> &carrying,
+            const std::vector<std::pair<uint32_t, uint32_t>> &held,
+            const std::vector<std::pair<uint32_t, uint64_t>> &hidden) {
   Part p;
   p.info = m.info();
   p.startNs = m.startNs();
@@ -152,6 +199,7 @@ Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
       t.atStart = m.lwpDelta(i, TimeRange{kBeforeAll, std::max(p.startNs, m.lwpCountedFromNs(i))});
     t.atEnd = blockedAt(m, i, span.t1);
     t.headEnd = carrying(t.row.info.tid) ? asleepHead(m, i, span) : span.t0;
+    if (!hidden.empty()) t.hidden = m.hiddenInputs(i, span);
     p.threads.push_back(std::move(t));
   }
   for (int i = 0; i < m.userThreadCount(); i++)
@@ -191,6 +239,8 @@ Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
     }
     p.sync.push_back(std::move(s));
   }
+  for (const auto &[id, addr] : hidden) p.hiddenSeen.emplace_back(id, m.hiddenSeenAt(addr, span));
+  openEdges(m, span, held, &p);
   KnownWaiterNs known;  // the findings' wait inputs, asked above
   for (const SyncPart &s : p.sync)
     if (s.info.kind != THREADMON__SYNC_KIND__KIND_INTERNAL) known.emplace(s.info.id, &s.waits);
@@ -247,6 +297,9 @@ class Merger {
 #include "counters.def"
     }
     for (SyncPart &s : p.sync) addSync(s);
+    for (const auto &[id, seen] : p.hiddenSeen)
+      for (const auto &[tid, ticks] : seen) hiddenSeen_[id][tid] += ticks;
+    addOpenEdges(p);
     std::set<uint32_t> blocked;
     for (ThreadPart &t : p.threads)
       if (2 * carry(t, p) >= p.span.length()) blocked.insert(t.row.info.tid);
@@ -260,6 +313,8 @@ class Merger {
     rows_->info.switchesLost = switchesLost_;
     rows_->info.switchesReceived = switchesReceived_;
     rows_->info.inputWarnings = warnings_;
+    // Waits still open at the capture's end: nobody released them.
+    while (!pending_.empty()) unblame(pending_.begin());
     for (size_t i = 0; i < threads_.size(); i++) {
       ThreadRow &t = rows_->threads[i];
       t.lwp = threads_[i].hasLwp ? lwpBetween(threads_[i].atStart, threads_[i].newest) : LwpDelta{};
@@ -312,6 +367,14 @@ class Merger {
     rows_->findings = findings_.findings(rows_);
   }
 
+  // The waits whose blame waits for a later window (OpenPiece), by
+  // (waiter, object): one a waiting thread.
+  std::vector<std::pair<uint32_t, uint32_t>> held() const {
+    std::vector<std::pair<uint32_t, uint32_t>> out;
+    for (const auto &kv : pending_) out.push_back(kv.first);
+    return out;
+  }
+
   // Whether the window before left tid blocked (carry looks at its head).
   bool carrying(uint32_t tid) const {
     const auto it = carried_.find(tid);
@@ -328,7 +391,6 @@ class Merger {
     SyncDelta newest, atStart;
     std::map<uint32_t, SiteAcc> sites;
     std::vector<uint32_t> siteOrder;  // by first sight, as the model keeps them
-    std::map<uint32_t, InternalWaiter> internal;
     // Each waiter's time in waits on it, and the pieces (a wait, or its
     // part in one window) that made it up, counted as a list of them cut
     // to one a waiter when longer than kMaxPieces would be.
@@ -359,6 +421,13 @@ class Merger {
       acc.hasLwp = true;
       acc.newest = t.newest;
     }
+    HiddenInputs &h = acc.hidden;
+    h.tid = r.info.tid;
+    h.routine = r.info.startRoutine;
+    h.asleep += t.hidden.asleep;
+    h.sleepNs += t.hidden.sleepNs;
+    h.systemNs += t.hidden.systemNs;
+    h.volCtxsw += t.hidden.volCtxsw;
   }
 
   // The head of a window asleep for a thread the window before left blocked
@@ -409,6 +478,54 @@ class Merger {
     });
   }
 
+  using PendingMap = std::map<std::pair<uint32_t, uint32_t>, WaitPair>;
+
+  // A held wait's parts to the cell of whom the window blames for it (the
+  // cell of nobody: unknown); none when it was a barrier's last arrival,
+  // which a whole read leaves out of the table (SyncActivity's addCell).
+  void blame(PendingMap::iterator it, const WaitRecord &w) {
+    const bool self = !w.holder && w.releaser == w.waiter;
+    const auto s = syncIndex_.find(it->first.second);
+    if (!self && s != syncIndex_.end())
+      addPairs(&sync_[s->second].blockedBy,
+               {WaitPair{it->first.first, w.blamed(), it->second.count, it->second.waitNs}});
+    pending_.erase(it);
+  }
+  void unblame(PendingMap::iterator it) {
+    WaitRecord nobody;
+    nobody.waiter = it->first.first;
+    blame(it, nobody);
+  }
+
+  // The window's open waits of nobody's blame leave the unknown cell for
+  // pending_; the held ones it continues go to whom it blames, or stay
+  // held while still open; those it does not continue (a segment's model
+  // that lost them) go back to the unknown cell.
+  void addOpenEdges(const Part &p) {
+    std::set<std::pair<uint32_t, uint32_t>> continued;
+    for (const WaitHead &h : p.heads) {
+      const auto it = pending_.find({h.waiter, h.object});
+      if (it == pending_.end() || !continued.insert(it->first).second) continue;
+      if (!h.wait.open || h.wait.blamed()) blame(it, h.wait);
+    }
+    for (auto it = pending_.begin(); it != pending_.end();)
+      if (!continued.count(it->first))
+        unblame(it++);
+      else
+        ++it;
+    for (const OpenPiece &o : p.openAtEnd) {
+      const auto s = syncIndex_.find(o.object);
+      if (s == syncIndex_.end()) continue;
+      WaitPair &c = waitCell(&sync_[s->second].blockedBy, o.waiter, 0);
+      const uint64_t count = o.began && c.count ? 1 : 0, ns = std::min(o.ns, c.waitNs);
+      c.count -= count;
+      c.waitNs -= ns;
+      WaitPair &held = pending_[{o.waiter, o.object}];
+      held.count += count;
+      held.waitNs += ns;
+    }
+  }
+
   void addSync(SyncPart &s) {
     auto [it, fresh] = syncIndex_.emplace(s.info.id, sync_.size());
     if (fresh) {
@@ -429,14 +546,6 @@ class Merger {
       sit->second.frames = c.frames;
       sit->second.newest = c;
     }
-    for (const InternalWaiter &w : s.internal) {
-      InternalWaiter &to = a.internal[w.tid];
-      to.tid = w.tid;
-      to.samples += w.samples;
-      to.waitNs += w.waitNs;
-      to.kernelNs += w.kernelNs;
-      to.inferred = to.inferred || w.inferred;
-    }
     for (const auto &[tid, ns] : s.waits) a.waitNs[tid] += ns;
     a.pieces += s.pieces;
     if (a.pieces > kMaxPieces) a.pieces = a.waitNs.size();
@@ -447,20 +556,29 @@ class Merger {
 
   static SyncDelta deltaOf(const SyncAcc &a) { return syncBetween(a.atStart, a.newest); }
 
-  // A hidden lock's estimates, summed over the windows; its sites share
-  // the estimated loss by their samples (SessionModel::callSites).
-  static void finishInternal(const SyncAcc &a, SyncRow *s) {
-    uint64_t lost = 0, samples = 0, siteSamples = 0;
-    for (const auto &kv : a.internal) {
-      if (kv.second.waitNs || kv.second.kernelNs || kv.second.samples)
-        s->internal.push_back(kv.second);
-      lost += kv.second.waitNs + kv.second.kernelNs;
-      samples += kv.second.samples;
+  // A hidden lock's estimate over the whole run from its threads' inputs
+  // summed over the windows (SessionModel::internalWaiters: the threads
+  // seen on it by tid, then the others); its sites share the estimated
+  // loss by their samples (SessionModel::callSites).
+  void finishInternal(const SyncAcc &a, SyncRow *s) const {
+    std::vector<HiddenInputs> in;
+    static const std::map<uint32_t, uint64_t> none;
+    const auto seen = hiddenSeen_.find(a.info.id);
+    const std::map<uint32_t, uint64_t> &bySeen = seen == hiddenSeen_.end() ? none : seen->second;
+    for (const auto &[tid, ticks] : bySeen) {
+      const auto it = threadIndex_.find(tid);
+      if (it == threadIndex_.end() || !ticks) continue;
+      in.push_back(threads_[it->second].hidden);
+      in.back().seen = ticks;
     }
-    std::stable_sort(s->internal.begin(), s->internal.end(),
-                     [](const InternalWaiter &x, const InternalWaiter &y) {
-                       return x.waitNs + x.kernelNs > y.waitNs + y.kernelNs;
-                     });
+    for (const ThreadPart &t : threads_)
+      if (!bySeen.count(t.hidden.tid)) in.push_back(t.hidden);
+    s->internal = estimateHiddenWaits(in, a.info.runtimeKind != 0, rows_->info.tickIntervalNs);
+    uint64_t lost = 0, samples = 0, siteSamples = 0;
+    for (const InternalWaiter &w : s->internal) {
+      lost += w.waitNs + w.kernelNs;
+      samples += w.samples;
+    }
     s->delta.waitNs = lost;
     s->delta.contentions = samples;
     for (const CallSite &c : s->sites) siteSamples += c.contentions;
@@ -532,6 +650,10 @@ class Merger {
   QStringList warnings_;
   std::unordered_map<uint32_t, size_t> threadIndex_, userIndex_, syncIndex_;
   std::unordered_map<uint32_t, Blocked> carried_;  // by tid
+  PendingMap pending_;                             // addOpenEdges
+  // Hidden locks' ticks on their words, by id and tid, from every window
+  // (also those before a window's model knew the lock).
+  std::unordered_map<uint32_t, std::map<uint32_t, uint64_t>> hiddenSeen_;
   std::vector<ThreadPart> threads_;  // the counters of rows_->threads, same order
   std::vector<SyncAcc> sync_;
   StreamFindings findings_;
@@ -635,6 +757,7 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
     return res;
   }
   const CaptureWindow &cw = names;
+  const std::vector<std::pair<uint32_t, uint64_t>> hidden = cw.hiddenLocks();
   const uint64_t maxBytes =
       uint64_t(kMaxWindowBytes) * uint64_t(std::max<int64_t>(1, chunkNs / kChunkNs));
   std::vector<std::pair<int64_t, int64_t>> spans;
@@ -668,6 +791,11 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
   uint64_t lostBefore = 0, receivedBefore = 0;
   size_t inSegment = 0;
   bool seqWhole = false;  // the segment's model read without damage
+  // Where the window before ended: its model's newest time when that came
+  // before the window's end (records a tick's gap apart). The next window
+  // of the same model starts there, so that no span falls between two
+  // windows (mariadb of the e2e tests in 1 s windows: 1.5 s of its 7).
+  int64_t endedAt = INT64_MIN;
   for (size_t k = 0; k < spans.size(); k++) {
     const auto [a, b] = spans[k];
     const bool isFirst = k == 0, isLast = k + 1 == spans.size();
@@ -676,6 +804,7 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
       Part p = refusedPart(a, b, bytes);
       take(p, k);
       seq.reset();  // the next window starts a segment of its own
+      endedAt = INT64_MIN;
       continue;
     }
     if (!seq || inSegment == perSegment) {
@@ -692,14 +821,17 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
                                                       isFirst ? INT64_MIN / 2 : a, &carried);
       lostBefore = receivedBefore = 0;
       inSegment = 0;
+      endedAt = INT64_MIN;
     }
     inSegment++;
     const CaptureLoadResult r = seq->readThrough(b);
     seqWhole = r.status == CaptureLoadResult::Complete;
     model->settleNow();
-    Part p = partOf(*model, a, b, isFirst, isLast,
-                    [&merger](uint32_t tid) { return merger.carrying(tid); });
+    Part p = partOf(
+        *model, endedAt > INT64_MIN && endedAt < a ? endedAt : a, b, isFirst, isLast,
+        [&merger](uint32_t tid) { return merger.carrying(tid); }, merger.held(), hidden);
     p.res = r;
+    endedAt = p.span.t1;
     // Damage (a length word that lies, a frame that is no frame) ends the
     // model's stream: the next window starts a segment of its own, after
     // the damage, as a window read alone would.

@@ -8,9 +8,10 @@
 // Sums add up per window (thread states and CPUs, user threads, waits by
 // waiter and by waiter x holder); cumulative counters (LWPs, sync objects,
 // call sites) are their newest value less their value at the session start,
-// as a whole read takes them. Hidden locks' waits are estimates made per
-// window and summed. Findings need the whole run's detail: on a streamed
-// capture only those built from sums are given (streamfindings.h).
+// as a whole read takes them. Hidden locks' waits are estimated once, from
+// every window's inputs summed; a wait open at a window's end is blamed
+// when a later window says who released it. Findings are each window's,
+// merged (streamfindings.h).
 #ifndef THREADMON_REPORTSTREAM_H
 #define THREADMON_REPORTSTREAM_H
 

@@ -4,6 +4,7 @@
 #include <QJsonObject>
 #include <algorithm>
 
+#include "findings_util.h"
 #include "sessionmodel.h"
 
 using namespace tmon;
@@ -95,6 +96,40 @@ void StreamFindings::merge(const Finding &f, const TimeRange &span) {
   unite(&m.worst.objects, f.objects);
 }
 
+// A cycle that lasts across a window's edge is seen by both windows; the
+// later knows more (whether and when it was resolved, as a whole read
+// does). A segment's new model sees it form again when its waits, carried
+// over the edge, begin (CaptureWindow::waitsOpenAt): that is the cycle the
+// windows before saw, which formed when they say.
+void StreamFindings::addCycle(const Finding &f) {
+  // (The same threads cannot form a cycle again while theirs holds.)
+  const auto same = std::find_if(cycles_.begin(), cycles_.end(), [&f](const Finding &d) {
+    return d.kind == f.kind && d.threads == f.threads && d.objects == f.objects &&
+           (d.t0 == f.t0 || (d.t0 < f.t0 && f.t0 < d.t1));
+  });
+  if (same == cycles_.end()) {
+    cycles_.push_back(f);
+    return;
+  }
+  if (f.t1 < same->t1) return;
+  Finding later = f;
+  if (same->t0 != f.t0 && f.kind == FindingKind::Deadlock) {
+    const bool live = f.evidence["resolved"] == QJsonValue(false);
+    const QString tail = findings_detail::deadlockLasted(f.evidence["formed_s"].toDouble(),
+                                                         f.evidence["duration_s"].toDouble(), live);
+    if (!later.message.endsWith(tail)) return;  // not the words deadlockFindings gives
+    const double formed = same->evidence["formed_s"].toDouble(),
+                 lasted = double(f.t1 - same->t0) / 1e9;
+    later.message.chop(tail.size());
+    later.message += findings_detail::deadlockLasted(formed, lasted, live);
+    later.t0 = same->t0;
+    later.evidence["formed_s"] = formed;
+    later.evidence["detected_s"] = same->evidence["detected_s"];
+    later.evidence["duration_s"] = lasted;
+  }
+  *same = later;
+}
+
 void StreamFindings::add(const StreamFindingsPart &p, const std::set<uint32_t> &blockedThrough) {
   if (windows_++ == 0) startNs_ = p.startNs;
   std::vector<Finding> newest;
@@ -106,15 +141,9 @@ void StreamFindings::add(const StreamFindingsPart &p, const std::set<uint32_t> &
       case FindingMerge::Newest:
         newest.push_back(f);
         break;
-      case FindingMerge::Cycle: {
-        // A cycle that lasts across a window's edge is seen by both windows.
-        const bool seen = std::any_of(cycles_.begin(), cycles_.end(), [&f](const Finding &d) {
-          return d.kind == f.kind && d.threads == f.threads && d.objects == f.objects &&
-                 d.t0 == f.t0;
-        });
-        if (!seen) cycles_.push_back(f);
+      case FindingMerge::Cycle:
+        addCycle(f);
         break;
-      }
       case FindingMerge::Objects:
       case FindingMerge::Threads:
       case FindingMerge::Lock:

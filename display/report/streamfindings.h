@@ -60,6 +60,7 @@ class StreamFindings {
   using Key = std::pair<int, QString>;
   static Key keyOf(const tmon::Finding &f);
   void merge(const tmon::Finding &f, const tmon::TimeRange &span);
+  void addCycle(const tmon::Finding &f);
 
   std::vector<tmon::Finding> cycles_;  // merge Cycle: one per cycle
   std::vector<tmon::Finding> newest_;  // merge Newest: the newest window's

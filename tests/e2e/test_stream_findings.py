@@ -73,6 +73,70 @@ def check_workload(name, args, kind):
           f"{name}: a whole read's finding has evidence.windows")
 
 
+def pairs(rep):
+    """The waiter x holder table, and each object's, as (waiter, holder, count, wait ns)."""
+    def rows(cells):
+        return sorted((c["waiter"], c["holder"], c["count"], round(c["wait_s"] * 1e9))
+                      for c in cells)
+    return rows(rep["wait_matrix"]), {o["id"]: rows(o.get("blocked_by", []))
+                                      for o in rep["sync_objects"]}
+
+
+def test_waits_blamed_across_edges():
+    """A barrier wait longer than two 1 s windows (heavy-0 spins 2 s a round)
+    is open at a window's end, when nobody released it yet: the streamed
+    report blames it on heavy-0 as the whole read does, not on nobody."""
+    tmtest.require_report()
+    rec = tmtest.recorded("barrier_imbalance", ["--threads", "2", "--rounds", "2", "--work-ms",
+                                                "150", "--heavy-factor", "15"])
+    whole = report(rec.capture, "--whole")
+    streamed = report(rec.capture, "--window", "1")
+    if not any(c["wait_s"] > 1.5 for c in whole["wait_matrix"]):
+        raise tmtest.Skip(f"no barrier wait over 1.5 s: {whole['wait_matrix']}")
+    check(pairs(streamed) == pairs(whole),
+          f"waits by holder, 1 s windows {pairs(streamed)} against whole {pairs(whole)}")
+
+
+def test_deadlock_resolved_across_edges():
+    """A deadlock a timed lock breaks after 2.6 s is seen live by the first
+    1 s windows: the streamed report gives it as the last window saw it,
+    resolved, with the whole read's times."""
+    tmtest.require_report()
+    rec = tmtest.recorded("deadlock", ["--deadlock-ms", "2600"])
+
+    def deadlocks(rep):
+        return [(f["threads"], f["objects"], f["message"],
+                 {k: f["evidence"].get(k) for k in ("formed_s", "duration_s", "resolved",
+                                                    "resolved_s")})
+                for f in rep["findings"] if f["kind"] == "deadlock"]
+    whole = deadlocks(report(rec.capture, "--whole"))
+    check(len(whole) == 1, f"the whole read's deadlocks: {whole}")
+    streamed = deadlocks(report(rec.capture, "--window", "1"))
+    check(streamed == whole, f"1 s windows' deadlocks {streamed} against whole {whole}")
+
+
+def test_hidden_lock_as_whole():
+    """rand()'s lock inside glibc is a hidden lock, its waits estimated from
+    the ticks that saw threads on its word and their sleeps: 1 s windows
+    estimate it once over the whole run from their summed inputs, as the
+    whole read does, not window by window."""
+    tmtest.require_report()
+    rec = tmtest.recorded("mutex_loop", ["--iterations", "3000000", "--rng", "rand"])
+
+    def hidden(rep):
+        return {o["id"]: (o["contentions"], o["wait_s"]) for o in rep["sync_objects"]
+                if o["kind"] == "internal"}
+    whole = hidden(report(rec.capture, "--whole"))
+    if not whole:
+        raise tmtest.Skip("no tick saw a thread on rand()'s lock")
+    streamed = hidden(report(rec.capture, "--window", "1"))
+    check(set(streamed) == set(whole), f"hidden locks, 1 s windows {streamed}, whole {whole}")
+    for k, (count, wait) in whole.items():
+        got = streamed.get(k, (0, 0.0))
+        check(got[0] == count and abs(got[1] - wait) <= 0.005 * wait + 1e-6,
+              f"hidden lock {k}: 1 s windows {got} against whole {(count, wait)}")
+
+
 def make(name, args, kind):
     def test():
         tmtest.require_report()
