@@ -9,7 +9,9 @@
 // workers for a large window) and the paint that shows them. Wall (and, as
 // page_ms, until the page was first painted, before its views' data: what
 // this measured until 2026-11-29), the process's CPU and the GUI thread's,
-// one JSON line each. Run it with QT_QPA_PLATFORM=offscreen.
+// one JSON line each. Run it with QT_QPA_PLATFORM=offscreen; with
+// THREADMON_SEEK_STEPS=1 the display says each step's wall and thread CPU
+// on stderr (display/app/seeksteps.h).
 //
 //   tm-bench-displayseek CAPTURE [SEEKS (5)] [PNG: the last seek's page, as painted]
 #include <QApplication>

@@ -255,6 +255,49 @@ class TestUiOverview : public QObject {
     QVERIFY2(!page->notice().contains(QLatin1String("showing")), qPrintable(page->notice()));
   }
 
+  // A long capture's index is read once and kept across its seeks: the
+  // next read takes it (no open, no load of the session's start) and fills
+  // its model as a fresh open does; a file written since is opened again.
+  void aSeekKeepsTheIndexUntilTheFileChanges() {
+    const QString path = dir_.filePath(QStringLiteral("kept.tmcap"));
+    QVERIFY(busycap::writeFile(path, 8, 40'000'000'000ull));
+    auto first = std::make_unique<tmon::SessionModel>();
+    const CaptureRead read = readCapture(path, 20, first.get());
+    QVERIFY2(read.result.status == tmon::CaptureLoadResult::Complete,
+             qPrintable(read.result.message));
+    QVERIFY(read.index && read.index->session.read);
+    auto fresh = std::make_unique<tmon::SessionModel>();
+    const CaptureRead freshRead = readCapture(path, 35, fresh.get());
+    auto kept = std::make_unique<tmon::SessionModel>();
+    const CaptureRead keptRead =
+        readCapture(path, 35, kept.get(), nullptr, nullptr, CaptureBounds{}, read.index);
+    QCOMPARE(keptRead.index, read.index);
+    QVERIFY(freshRead.index != read.index);
+    QCOMPARE(keptRead.windowNotice, freshRead.windowNotice);
+    QCOMPARE(keptRead.overview.run.t0, freshRead.overview.run.t0);
+    QCOMPARE(keptRead.overview.id, freshRead.overview.id);
+    QVERIFY(kept->threadCount() >= 8);
+    QCOMPARE(kept->threadCount(), fresh->threadCount());
+    for (int i = 0; i < kept->threadCount(); i++)
+      QCOMPARE(kept->threadStates(i, keptRead.shown).ns,
+               fresh->threadStates(i, freshRead.shown).ns);
+    // Busy (a read abandoned, still stopping): the read opens its own.
+    {
+      const std::lock_guard<std::mutex> busy(read.index->busy);
+      auto other = std::make_unique<tmon::SessionModel>();
+      QVERIFY(
+          readCapture(path, 35, other.get(), nullptr, nullptr, CaptureBounds{}, read.index).index !=
+          read.index);
+    }
+    // Written since: its size and time say so.
+    QVERIFY(busycap::writeFile(path, 9, 45'000'000'000ull));
+    auto again = std::make_unique<tmon::SessionModel>();
+    const CaptureRead rewritten =
+        readCapture(path, 45, again.get(), nullptr, nullptr, CaptureBounds{}, read.index);
+    QVERIFY(rewritten.index && rewritten.index != read.index);
+    QCOMPARE(again->threadCount(), 9 + (kept->threadCount() - 8));
+  }
+
   // A capture larger than a whole read should hold is read by windows even
   // when its times claim a short span; a window its records overfill (all
   // times forged or lost) is refused in one line instead of read whole. The
