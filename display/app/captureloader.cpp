@@ -55,7 +55,10 @@ void CaptureLoader::computeAhead(const tmon::SessionModel &model, const tmon::Ti
   std::vector<std::any> results(aheads_.size());
   std::vector<size_t> mine, other;
   double mineMs = 0, otherMs = 0;
+  KeptIndex *kept = read_.index.get();
   for (size_t i = 0; i < aheads_.size(); i++) {
+    // A window read before (a seek back): as computed then.
+    if (kept && kept->computedFor(window, aheads_[i].kind, &results[i])) continue;
     const bool here = mineMs <= otherMs;
     (here ? mine : other).push_back(i);
     (here ? mineMs : otherMs) += std::max(aheads_[i].costMs, 1.0);
@@ -71,8 +74,11 @@ void CaptureLoader::computeAhead(const tmon::SessionModel &model, const tmon::Ti
   if (!other.empty()) second = std::thread(run, std::cref(other));
   run(mine);
   if (second.joinable()) second.join();
-  for (size_t i = 0; i < aheads_.size(); i++)
-    if (results[i].has_value()) computed_.emplace_back(aheads_[i].kind, std::move(results[i]));
+  for (size_t i = 0; i < aheads_.size(); i++) {
+    if (!results[i].has_value()) continue;
+    if (kept) kept->keepComputed(window, aheads_[i].kind, results[i]);
+    computed_.emplace_back(aheads_[i].kind, std::move(results[i]));
+  }
   aheads_.clear();
 }
 

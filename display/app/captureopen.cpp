@@ -106,6 +106,43 @@ CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel
 
 }  // namespace
 
+namespace {
+bool sameWindow(const tmon::TimeRange &a, const tmon::TimeRange &b) {
+  return a.t0 == b.t0 && a.t1 == b.t1;
+}
+}  // namespace
+
+bool KeptIndex::computedFor(const tmon::TimeRange &window, tmon::ViewKind kind,
+                            std::any *out) const {
+  const std::lock_guard<std::mutex> hold(computedLock_);
+  for (const Computed &c : computed_)
+    if (sameWindow(c.window, window))
+      for (const auto &[k, result] : c.results)
+        if (k == kind) {
+          *out = result;
+          return true;
+        }
+  return false;
+}
+
+void KeptIndex::keepComputed(const tmon::TimeRange &window, tmon::ViewKind kind,
+                             const std::any &result) {
+  const std::lock_guard<std::mutex> hold(computedLock_);
+  auto it = std::find_if(computed_.begin(), computed_.end(),
+                         [&](const Computed &c) { return sameWindow(c.window, window); });
+  if (it == computed_.end()) {
+    computed_.push_back(Computed{window, {}});
+    if (computed_.size() > kKeptWindows) computed_.pop_front();
+    it = computed_.end() - 1;
+  }
+  for (auto &[k, kept] : it->results)
+    if (k == kind) {
+      kept = result;
+      return;
+    }
+  it->results.emplace_back(kind, result);
+}
+
 CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionModel *model,
                         const tmon::CaptureIdentity *knownOverview, const std::atomic<bool> *stop,
                         const CaptureBounds &bounds, const std::shared_ptr<KeptIndex> &kept) {

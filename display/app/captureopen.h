@@ -6,15 +6,20 @@
 #define THREADMON_APP_CAPTUREOPEN_H
 
 #include <QString>
+#include <any>
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include "capturereader.h"
 #include "capturewindow.h"
 #include "modeltypes.h"
 #include "overviewbuild.h"
+#include "views.h"
 
 namespace tmon {
 class SessionModel;
@@ -40,6 +45,24 @@ struct KeptIndex {
   tmon::CaptureIdentity file;  // when opened (sessionId 0)
   tmon::CaptureWindow cw;
   OverviewBuild::Session session;
+
+  // What the views computed ahead for the windows read last
+  // (CaptureLoader): a seek back to one of them shows it without
+  // computing it again (the same file and window read give the same
+  // model). A result for inputs a view no longer has (its width changed)
+  // is computed again by the view, as any ahead's (ModelView::takeAhead).
+  // Any thread.
+  bool computedFor(const tmon::TimeRange &window, tmon::ViewKind kind, std::any *out) const;
+  void keepComputed(const tmon::TimeRange &window, tmon::ViewKind kind, const std::any &result);
+  static constexpr size_t kKeptWindows = 4;
+
+ private:
+  struct Computed {
+    tmon::TimeRange window;
+    std::vector<std::pair<tmon::ViewKind, std::any>> results;
+  };
+  mutable std::mutex computedLock_;
+  std::deque<Computed> computed_;  // the newest window last, kKeptWindows at most
 };
 
 // What reading a capture gave, besides the model it filled.
