@@ -9,7 +9,10 @@
 // workers for a large window) and the paint that shows them. Wall (and, as
 // page_ms, until the page was first painted, before its views' data: what
 // this measured until 2026-11-29), the process's CPU and the GUI thread's,
-// one JSON line each. Run it with QT_QPA_PLATFORM=offscreen.
+// one JSON line each; then a seek back to the first seek's window
+// ("back_s": its views' results kept from then). Run it with QT_QPA_PLATFORM=offscreen; with
+// THREADMON_SEEK_STEPS=1 the display says each step's wall and thread CPU
+// on stderr (display/app/seeksteps.h).
 //
 //   tm-bench-displayseek CAPTURE [SEEKS (5)] [PNG: the last seek's page, as painted]
 #include <QApplication>
@@ -71,8 +74,8 @@ int main(int argc, char **argv) {
   std::printf("{\"open\":{\"wall_ms\":%lld,\"span_s\":%.1f}}\n",
               static_cast<long long>(wall.elapsed()), spanS);
   constexpr double kWindowS = 10;
-  for (int k = 0; k < seeks; k++) {
-    const double at = kWindowS + (spanS - kWindowS) * (k + 1) / seeks;
+  // One seek, a JSON line: key is "seek_s", or "back_s" for a window read before.
+  auto seekTo = [&](double at, const char *key) {
     // Null once deleted: the next page may be made at the same address.
     const QPointer<tmui::SessionView> old(page);
     wall.restart();
@@ -86,7 +89,7 @@ int main(int argc, char **argv) {
     page = qobject_cast<tmui::SessionView *>(w.tabs()->currentWidget());
     if (!page || page == old) {
       std::fprintf(stderr, "tm-bench-displayseek: the seek to %.1f s gave no page\n", at);
-      return 1;
+      return false;
     }
     page->repaint();
     const qint64 pageMs = wall.elapsed();
@@ -101,12 +104,21 @@ int main(int argc, char **argv) {
     });
     page->repaint();
     std::printf(
-        "{\"seek_s\":%.1f,\"wall_ms\":%lld,\"page_ms\":%lld,\"cpu_ms\":%.1f,"
+        "{\"%s\":%.1f,\"wall_ms\":%lld,\"page_ms\":%lld,\"cpu_ms\":%.1f,"
         "\"gui_cpu_ms\":%.1f}\n",
-        at, static_cast<long long>(wall.elapsed()), static_cast<long long>(pageMs),
+        key, at, static_cast<long long>(wall.elapsed()), static_cast<long long>(pageMs),
         cpuMs(CLOCK_PROCESS_CPUTIME_ID) - cpu, cpuMs(CLOCK_THREAD_CPUTIME_ID) - gui);
     std::fflush(stdout);
+    return true;
+  };
+  double first = -1;
+  for (int k = 0; k < seeks; k++) {
+    const double at = kWindowS + (spanS - kWindowS) * (k + 1) / seeks;
+    if (first < 0) first = at;
+    if (!seekTo(at, "seek_s")) return 1;
   }
+  // Back to the first seek's window: its views' results kept (KeptIndex).
+  if (seeks > 1 && !seekTo(first, "back_s")) return 1;
   if (argc > 3 && !w.grab().save(QString::fromLocal8Bit(argv[3]))) {
     std::fprintf(stderr, "tm-bench-displayseek: cannot write %s\n", argv[3]);
     return 1;

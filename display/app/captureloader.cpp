@@ -4,15 +4,17 @@
 #include <algorithm>
 #include <thread>
 
+#include "seeksteps.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
 
 CaptureLoader::CaptureLoader(const QString &path, double atSeconds, QObject *parent,
-                             std::vector<Ahead> aheads)
+                             std::vector<Ahead> aheads, std::shared_ptr<KeptIndex> kept)
     : QObject(parent),
       path_(path),
       overview_(OverviewBuild::of(path)),
       model_(new tmon::SessionModel),
+      kept_(std::move(kept)),
       aheads_(std::move(aheads)) {
   // The model stays on this thread; the reader only fills it, timers off.
   model_->setFilledOffThread(true);
@@ -20,7 +22,7 @@ CaptureLoader::CaptureLoader(const QString &path, double atSeconds, QObject *par
   if (overview_) known_ = overview_->identity();
   const tmon::CaptureIdentity *known = overview_ ? &known_ : nullptr;
   thread_ = QThread::create([this, path, atSeconds, model, known] {
-    read_ = readCapture(path, atSeconds, model, known, &stop_);
+    read_ = readCapture(path, atSeconds, model, known, &stop_, CaptureBounds{}, kept_);
     if (stop_ || aheads_.empty() || read_.result.status == tmon::CaptureLoadResult::Unreadable ||
         read_.shown.length() == 0)
       return;
@@ -29,6 +31,7 @@ CaptureLoader::CaptureLoader(const QString &path, double atSeconds, QObject *par
     model->beginBackgroundRead();
     held_ = true;
     QMetaObject::invokeMethod(this, &CaptureLoader::makePage, Qt::QueuedConnection);
+    SeekStep step("aheads");
     computeAhead(*model, read_.shown);
   });
   thread_->setObjectName(QStringLiteral("capture reader"));
@@ -52,21 +55,30 @@ void CaptureLoader::computeAhead(const tmon::SessionModel &model, const tmon::Ti
   std::vector<std::any> results(aheads_.size());
   std::vector<size_t> mine, other;
   double mineMs = 0, otherMs = 0;
+  KeptIndex *kept = read_.index.get();
   for (size_t i = 0; i < aheads_.size(); i++) {
+    // A window read before (a seek back): as computed then.
+    if (kept && kept->computedFor(window, aheads_[i].kind, &results[i])) continue;
     const bool here = mineMs <= otherMs;
     (here ? mine : other).push_back(i);
     (here ? mineMs : otherMs) += std::max(aheads_[i].costMs, 1.0);
   }
   auto run = [&](const std::vector<size_t> &which) {
     for (size_t i : which)
-      if (!stop_) results[i] = aheads_[i].compute(model, window);
+      if (!stop_) {
+        SeekStep step(tmon::viewKindName(aheads_[i].kind));
+        results[i] = aheads_[i].compute(model, window);
+      }
   };
   std::thread second;
   if (!other.empty()) second = std::thread(run, std::cref(other));
   run(mine);
   if (second.joinable()) second.join();
-  for (size_t i = 0; i < aheads_.size(); i++)
-    if (results[i].has_value()) computed_.emplace_back(aheads_[i].kind, std::move(results[i]));
+  for (size_t i = 0; i < aheads_.size(); i++) {
+    if (!results[i].has_value()) continue;
+    if (kept) kept->keepComputed(window, aheads_[i].kind, results[i]);
+    computed_.emplace_back(aheads_[i].kind, std::move(results[i]));
+  }
   aheads_.clear();
 }
 
@@ -81,6 +93,7 @@ void CaptureLoader::abandon() {
 void CaptureLoader::makePage() {
   if (abandoned_ || page_ || !model_) return;  // once: a page not made took its model too
   model_->setFilledOffThread(false);
+  SeekStep step("page made");
   page_.reset(pageForCapture(path_, model_.release(), read_, &error_));
 }
 

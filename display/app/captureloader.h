@@ -36,8 +36,9 @@ class CaptureLoader : public QObject {
     double costMs = 0;
   };
   using Computed = std::vector<std::pair<tmon::ViewKind, std::any>>;
+  // kept: the capture's index as an earlier read of it left it (index()).
   CaptureLoader(const QString &path, double atSeconds, QObject *parent = nullptr,
-                std::vector<Ahead> aheads = {});
+                std::vector<Ahead> aheads = {}, std::shared_ptr<KeptIndex> kept = nullptr);
   // Waits for the read: the thread must not outlive the model it fills.
   ~CaptureLoader() override;
 
@@ -49,6 +50,8 @@ class CaptureLoader : public QObject {
   void abandon();
   // What the aheads gave, for the page finished() gave (SessionView::takeAhead).
   Computed takeComputed() { return std::move(computed_); }
+  // A long capture's index as the read left it, for the next read (when finished).
+  std::shared_ptr<KeptIndex> index() const { return read_.index; }
 
  signals:
   // page: owned by the receiver. Emitted once, then the loader deletes itself.
@@ -70,6 +73,7 @@ class CaptureLoader : public QObject {
   std::unique_ptr<tmui::SessionView> page_;  // made, until finished() gives it
   QString error_;
   bool held_ = false;  // the model held for reading while the page is made beside
+  std::shared_ptr<KeptIndex> kept_;
   CaptureRead read_;
   std::vector<Ahead> aheads_;
   Computed computed_;

@@ -6,6 +6,7 @@
 #include "capturetree.h"
 #include "capturewindow.h"
 #include "overviewbuild.h"
+#include "seeksteps.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
 #include "viewwindow.h"
@@ -18,11 +19,31 @@ namespace {
 // memory).
 CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel *model,
                        const tmon::CaptureIdentity *knownOverview, const std::atomic<bool> *stop,
-                       const CaptureBounds &bounds) {
+                       const CaptureBounds &bounds, const std::shared_ptr<KeptIndex> &kept) {
   CaptureRead read;
-  tmon::CaptureWindow cw;
-  const qint64 size = QFileInfo(path).size();
-  if (!cw.open(path)) {
+  SeekStep indexStep("index");
+  tmon::CaptureIdentity file;
+  const bool statted = tmon::CaptureIdentity::of(path, 0, &file);
+  std::shared_ptr<KeptIndex> index;
+  std::unique_lock<std::mutex> using_;
+  if (kept && statted) {
+    using_ = std::unique_lock<std::mutex>(kept->busy, std::try_to_lock);
+    if (using_.owns_lock() && kept->file == file)
+      index = kept;
+    else if (using_.owns_lock())
+      using_.unlock();
+  }
+  bool opened = true;
+  if (!index) {
+    index = std::make_shared<KeptIndex>();
+    using_ = std::unique_lock<std::mutex>(index->busy);
+    index->file = file;
+    opened = index->cw.open(path);
+  }
+  tmon::CaptureWindow &cw = index->cw;
+  const qint64 size = statted ? qint64(file.size) : QFileInfo(path).size();
+  indexStep.done();
+  if (!opened) {
     if (size > bounds.wholeUpToBytes) {  // too large to read whole: what made its windows fail
       read.refused = true;
       read.result.message = cw.error();
@@ -60,12 +81,18 @@ CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel
             .arg(double(kCaptureWindowNs) / 1e9, 0, 'f', 0);
     return read;
   }
-  read.result = cw.load(end - kCaptureWindowNs, end, model, stop);
+  {
+    SeekStep step("window read");
+    read.result = cw.load(end - kCaptureWindowNs, end, model, stop);
+  }
   if (stop && *stop) return read;
   read.shown = tmon::TimeRange{end - kCaptureWindowNs, end};
   // The whole run from the capture's Summary records (a few MB for an
   // hour), its cache, or else built in the background once the page shows.
-  read.overview = OverviewBuild::find(path, cw, knownOverview);
+  SeekStep overviewStep("overview");
+  read.overview = OverviewBuild::find(path, cw, knownOverview, &index->session);
+  overviewStep.done();
+  if (statted) read.index = index;
   read.windowNotice =
       QObject::tr(
           "This capture is %1 min long, more than the display holds at once: showing %2 s of "
@@ -79,15 +106,54 @@ CaptureRead readWindow(const QString &path, double atSeconds, tmon::SessionModel
 
 }  // namespace
 
+namespace {
+bool sameWindow(const tmon::TimeRange &a, const tmon::TimeRange &b) {
+  return a.t0 == b.t0 && a.t1 == b.t1;
+}
+}  // namespace
+
+bool KeptIndex::computedFor(const tmon::TimeRange &window, tmon::ViewKind kind,
+                            std::any *out) const {
+  const std::lock_guard<std::mutex> hold(computedLock_);
+  for (const Computed &c : computed_)
+    if (sameWindow(c.window, window))
+      for (const auto &[k, result] : c.results)
+        if (k == kind) {
+          *out = result;
+          return true;
+        }
+  return false;
+}
+
+void KeptIndex::keepComputed(const tmon::TimeRange &window, tmon::ViewKind kind,
+                             const std::any &result) {
+  const std::lock_guard<std::mutex> hold(computedLock_);
+  auto it = std::find_if(computed_.begin(), computed_.end(),
+                         [&](const Computed &c) { return sameWindow(c.window, window); });
+  if (it == computed_.end()) {
+    computed_.push_back(Computed{window, {}});
+    if (computed_.size() > kKeptWindows) computed_.pop_front();
+    it = computed_.end() - 1;
+  }
+  for (auto &[k, kept] : it->results)
+    if (k == kind) {
+      kept = result;
+      return;
+    }
+  it->results.emplace_back(kind, result);
+}
+
 CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionModel *model,
                         const tmon::CaptureIdentity *knownOverview, const std::atomic<bool> *stop,
-                        const CaptureBounds &bounds) {
-  CaptureRead read = readWindow(path, atSeconds, model, knownOverview, stop, bounds);
+                        const CaptureBounds &bounds, const std::shared_ptr<KeptIndex> &kept) {
+  CaptureRead read = readWindow(path, atSeconds, model, knownOverview, stop, bounds, kept);
   if (stop && *stop) return read;  // abandoned: nobody shows it
   if (read.windowNotice.isEmpty() && !read.refused)
     read.result = tmon::CaptureReader::load(path, model);
-  if (read.result.status != tmon::CaptureLoadResult::Unreadable)
-    model->settleNow(2);  // part of opening it, not of the first paint; on two cores
+  if (read.result.status != tmon::CaptureLoadResult::Unreadable) {
+    SeekStep step("settle");
+    model->settleNow(2);
+  }  // part of opening it, not of the first paint; on two cores
   return read;
 }
 

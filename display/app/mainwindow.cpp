@@ -28,6 +28,7 @@
 #include "muxreader.h"
 #include "probeconnection.h"
 #include "probelistener.h"
+#include "seeksteps.h"
 #include "seekstill.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
@@ -153,7 +154,7 @@ void MainWindow::openCaptureFile(const QString &path, double atSeconds,
   auto *loader = new CaptureLoader(path, atSeconds, this);
   QPointer<QLabel> tab(reading);
   connect(loader, &CaptureLoader::finished, this,
-          [this, tab, path, opened](tmui::SessionView *page, const QString &error) {
+          [this, tab, path, opened, loader](tmui::SessionView *page, const QString &error) {
             if (!tab) {  // closed while it was read
               delete page;
               return;
@@ -166,7 +167,7 @@ void MainWindow::openCaptureFile(const QString &path, double atSeconds,
               return;
             }
             replaceTab(at, page);
-            followSeeks(page, path);
+            followSeeks(page, path, loader->index());
             if (opened) opened(page);
           });
 }
@@ -200,9 +201,11 @@ struct MainWindow::Seek {
   // What the views on screen will show first on the next page, computed
   // on the read's threads (the next page shows with its data at once).
   std::vector<CaptureLoader::Ahead> aheads;
+  std::shared_ptr<KeptIndex> index;  // the capture's, from one read to the next
 };
 
-void MainWindow::followSeeks(tmui::SessionView *page, const QString &path) {
+void MainWindow::followSeeks(tmui::SessionView *page, const QString &path,
+                             std::shared_ptr<KeptIndex> index) {
   // A long capture shows a window of it: a click on its whole run reads
   // another. The page goes at once, a still picture of it holding the tab,
   // so that two windows are never held together; the new page replaces the
@@ -210,6 +213,7 @@ void MainWindow::followSeeks(tmui::SessionView *page, const QString &path) {
   // begun before the grab it held 30-45 MiB more at the peak (the hour,
   // docs/benchmarks.md "The display's seek").
   auto seek = std::make_shared<Seek>();
+  seek->index = std::move(index);
   connect(page, &tmui::SessionView::seekRequested, this,
           [this, page, path, seek](double endSeconds) {
             if (!seek->still) {
@@ -226,6 +230,7 @@ void MainWindow::followSeeks(tmui::SessionView *page, const QString &path) {
                 if (tmui::ModelView::Ahead ahead = view->ahead())
                   seek->aheads.push_back({info.kind, std::move(ahead), view->lastCostMs()});
               }
+              SeekStep step("still");
               seek->still = new SeekStill(page->grab(), page->title());
               putInTab(at, seek->still, page->title());
             }
@@ -240,7 +245,7 @@ void MainWindow::readWindow(const std::shared_ptr<Seek> &seek, const QString &pa
   const QString reading = tr("Reading the window ending at %1 s…").arg(endSeconds, 0, 'f', 1);
   seek->still->setText(reading);
   statusBar()->showMessage(reading);
-  auto *loader = new CaptureLoader(path, endSeconds, this, seek->aheads);
+  auto *loader = new CaptureLoader(path, endSeconds, this, seek->aheads, seek->index);
   seek->loader = loader;
   connect(loader, &CaptureLoader::finished, this,
           [this, seek, path, goingBack, loader](tmui::SessionView *next, const QString &error) {
@@ -258,10 +263,12 @@ void MainWindow::readWindow(const std::shared_ptr<Seek> &seek, const QString &pa
                 readWindow(seek, path, seek->backSeconds, true);
               return;
             }
+            SeekStep step("page in tab");
             replaceTab(at, next);
             for (tmon::ViewKind kind : seek->raised) next->showView(kind);
             next->takeAhead(loader->takeComputed());  // before its first paint
-            followSeeks(next, path);
+            step.done();
+            followSeeks(next, path, loader->index());
           });
 }
 

@@ -13,6 +13,7 @@
 
 class QLabel;
 class QTabWidget;
+struct KeptIndex;
 
 namespace tmnet {
 class MuxReader;
@@ -69,7 +70,8 @@ class MainWindow : public QMainWindow {
   void saveLastCurrent();
   void closeTab(int index);
   struct Seek;
-  void followSeeks(tmui::SessionView *page, const QString &path);
+  // index: the capture's, kept from the read that gave page.
+  void followSeeks(tmui::SessionView *page, const QString &path, std::shared_ptr<KeptIndex> index);
   void readWindow(const std::shared_ptr<Seek> &seek, const QString &path, double endSeconds,
                   bool goingBack);
   // Puts page in the tab at index, in place of what was there (deleted).

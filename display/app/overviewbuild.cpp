@@ -38,13 +38,18 @@ OverviewBuild::~OverviewBuild() {
 }
 
 OverviewBuild::Found OverviewBuild::find(const QString &path, const tmon::CaptureWindow &cw,
-                                         const tmon::CaptureIdentity *known) {
+                                         const tmon::CaptureIdentity *known, Session *session) {
   Found f;
   const int64_t last = cw.lastNs();
   if (last <= cw.firstNs()) return f;
-  uint64_t sessionId = 0;
-  const int64_t start = tmon::SummaryBuild::sessionStart(cw, &sessionId);
-  if (!tmon::CaptureIdentity::of(path, sessionId, &f.id)) return f;
+  Session own;
+  Session &s = session ? *session : own;
+  if (!s.read) {
+    s.start = tmon::SummaryBuild::sessionStart(cw, &s.id);
+    s.read = true;
+  }
+  const int64_t start = s.start;
+  if (!tmon::CaptureIdentity::of(path, s.id, &f.id)) return f;
   f.ok = true;
   f.key = QFileInfo(path).absoluteFilePath();
   f.run = tmon::TimeRange{start, last};

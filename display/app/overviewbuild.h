@@ -46,8 +46,16 @@ class OverviewBuild : public QObject, public std::enable_shared_from_this<Overvi
   // known: the identity of the build open for this capture (of()), taken
   // over by forCapture(): its summary is not read again (a seek in an hour
   // would read 3,600 records, 0.4 s, to throw them away).
+  // session: where the capture's session starts and its id (a load of
+  // its first record), read once for a capture kept open across seeks
+  // (captureopen.h, KeptIndex): given with read set, not loaded again.
+  struct Session {
+    bool read = false;
+    int64_t start = 0;
+    uint64_t id = 0;
+  };
   static Found find(const QString &path, const tmon::CaptureWindow &cw,
-                    const tmon::CaptureIdentity *known = nullptr);
+                    const tmon::CaptureIdentity *known = nullptr, Session *session = nullptr);
   // On the GUI thread: the build of the capture at path open now, if any.
   static std::shared_ptr<OverviewBuild> of(const QString &path);
   tmon::CaptureIdentity identity() const { return id_; }

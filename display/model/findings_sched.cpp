@@ -59,8 +59,10 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
     }
   };
   auto spread = [&](std::vector<double> &v, int64_t s, int64_t e) { spreadBy(v, s, e, 1); };
+  std::vector<StateInterval> ivs;  // one vector for every thread's
   for (const ProgramThread &p : pts) {
-    for (const StateInterval &iv : m.intervals(p.index, r)) {
+    m.intervals(p.index, r, &ivs);
+    for (const StateInterval &iv : ivs) {
       // Stolen time holds a CPU too (the hypervisor ran something else on it).
       if (iv.state == FinalState::OnCpu || iv.state == FinalState::Runnable ||
           iv.state == FinalState::Stolen) {

@@ -315,10 +315,15 @@ StateTimes SessionModel::threadStates(int index, const TimeRange &r) const {
 }
 
 std::vector<StateInterval> SessionModel::intervals(int index, const TimeRange &r) const {
-  store_->settle();
   std::vector<StateInterval> out;
-  store_->threads[size_t(index)]->intervals(r, store_->tickTimes, &out);
+  intervals(index, r, &out);
   return out;
+}
+
+void SessionModel::intervals(int index, const TimeRange &r, std::vector<StateInterval> *out) const {
+  store_->settle();
+  out->clear();
+  store_->threads[size_t(index)]->intervals(r, store_->tickTimes, out);
 }
 
 bool SessionModel::stateAt(int index, int64_t t, StateInterval *out) const {

@@ -128,6 +128,9 @@ class SessionModel : public QObject {
   std::vector<StateInterval> spinWaits(int index, const TimeRange &r) const;
   // Exact intervals overlapping r, clipped to it, in time order.
   std::vector<StateInterval> intervals(int index, const TimeRange &r) const;
+  // The same into *out (cleared first, its room kept): one vector for many
+  // threads' intervals (a 10 s window of a busy thread is 10,000 of them).
+  void intervals(int index, const TimeRange &r, std::vector<StateInterval> *out) const;
   // Final state at time t (false when the thread was not alive or not known).
   bool stateAt(int index, int64_t t, StateInterval *out) const;
   LwpDelta lwpDelta(int index, const TimeRange &r) const;

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "busy_capture.h"
+#include "captureloader.h"
 #include "captureopen.h"
 #include "capturewindow.h"
 #include "findingsview.h"
@@ -233,6 +234,70 @@ class TestUiOverview : public QObject {
     std::vector<QString> own;
     for (const tmon::Finding &f : next->findingsView()->findings()) own.push_back(f.message);
     QCOMPARE(own, ahead);
+    // Elsewhere and back: the page shows what was computed for 120 s then,
+    // at once.
+    before = next;
+    emit next->seekRequested(60);
+    QTRY_VERIFY_WITH_TIMEOUT(!before, 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget()),
+                             60000);
+    before = qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget());
+    emit before->seekRequested(120);
+    for (next = nullptr; !next;) {
+      QApplication::processEvents(QEventLoop::WaitForMoreEvents);
+      QApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+      auto *current = qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget());
+      if (current && current != before) next = current;
+    }
+    for (ViewKind kind : shown) {
+      QVERIFY(!next->view(kind)->behind());
+      QCOMPARE(next->view(kind)->rowCount(), rows[size_t(shown.indexOf(kind))]);
+    }
+    std::vector<QString> back;
+    for (const tmon::Finding &f : next->findingsView()->findings()) back.push_back(f.message);
+    QCOMPARE(back, own);
+  }
+
+  // The views' results computed ahead are kept with the capture's index
+  // for the windows read last: a read of one of them again computes none.
+  void aWindowReadAgainTakesItsViewsAsComputedThen() {
+    int computed = 0;
+    std::vector<CaptureLoader::Ahead> aheads{
+        {tmon::ViewKind::Findings,
+         [&computed](const tmon::SessionModel &m, const tmon::TimeRange &r) {
+           computed++;  // each thread's time in the window, whatever the view
+           std::vector<int64_t> lives;
+           for (int i = 0; i < m.threadCount(); i++)
+             lives.push_back(m.threadStates(i, r).lifetimeNs);
+           return std::any(lives);
+         },
+         1}};
+    auto load = [&](double at, const std::shared_ptr<KeptIndex> &kept) {
+      auto *loader = new CaptureLoader(path_, at, nullptr, aheads, kept);
+      std::pair<std::vector<int64_t>, std::shared_ptr<KeptIndex>> got;
+      bool done = false;
+      connect(loader, &CaptureLoader::finished, [&](tmui::SessionView *page, const QString &e) {
+        QVERIFY2(page, qPrintable(e));
+        delete page;
+        for (auto &[kind, result] : loader->takeComputed())
+          if (kind == tmon::ViewKind::Findings)
+            got.first = std::any_cast<std::vector<int64_t>>(result);
+        got.second = loader->index();
+        done = true;
+      });
+      return QTest::qWaitFor([&] { return done; }, 60000) ? got : decltype(got){};
+    };
+    const auto first = load(120, nullptr);
+    QVERIFY(first.second);
+    QCOMPARE(computed, 1);
+    QVERIFY(first.first.size() >= 100);
+    const auto elsewhere = load(60, first.second);
+    QCOMPARE(elsewhere.second, first.second);
+    QCOMPARE(computed, 2);
+    const auto again = load(120, elsewhere.second);
+    QCOMPARE(computed, 2);
+    QCOMPARE(again.first, first.first);
+    QCOMPARE(again.second, first.second);
   }
 
   // What is read follows the window, not the file: a capture of a few
@@ -253,6 +318,49 @@ class TestUiOverview : public QObject {
     page.reset(openCapture(shorter, &error));
     QVERIFY2(page, qPrintable(error));
     QVERIFY2(!page->notice().contains(QLatin1String("showing")), qPrintable(page->notice()));
+  }
+
+  // A long capture's index is read once and kept across its seeks: the
+  // next read takes it (no open, no load of the session's start) and fills
+  // its model as a fresh open does; a file written since is opened again.
+  void aSeekKeepsTheIndexUntilTheFileChanges() {
+    const QString path = dir_.filePath(QStringLiteral("kept.tmcap"));
+    QVERIFY(busycap::writeFile(path, 8, 40'000'000'000ull));
+    auto first = std::make_unique<tmon::SessionModel>();
+    const CaptureRead read = readCapture(path, 20, first.get());
+    QVERIFY2(read.result.status == tmon::CaptureLoadResult::Complete,
+             qPrintable(read.result.message));
+    QVERIFY(read.index && read.index->session.read);
+    auto fresh = std::make_unique<tmon::SessionModel>();
+    const CaptureRead freshRead = readCapture(path, 35, fresh.get());
+    auto kept = std::make_unique<tmon::SessionModel>();
+    const CaptureRead keptRead =
+        readCapture(path, 35, kept.get(), nullptr, nullptr, CaptureBounds{}, read.index);
+    QCOMPARE(keptRead.index, read.index);
+    QVERIFY(freshRead.index != read.index);
+    QCOMPARE(keptRead.windowNotice, freshRead.windowNotice);
+    QCOMPARE(keptRead.overview.run.t0, freshRead.overview.run.t0);
+    QCOMPARE(keptRead.overview.id, freshRead.overview.id);
+    QVERIFY(kept->threadCount() >= 8);
+    QCOMPARE(kept->threadCount(), fresh->threadCount());
+    for (int i = 0; i < kept->threadCount(); i++)
+      QCOMPARE(kept->threadStates(i, keptRead.shown).ns,
+               fresh->threadStates(i, freshRead.shown).ns);
+    // Busy (a read abandoned, still stopping): the read opens its own.
+    {
+      const std::lock_guard<std::mutex> busy(read.index->busy);
+      auto other = std::make_unique<tmon::SessionModel>();
+      QVERIFY(
+          readCapture(path, 35, other.get(), nullptr, nullptr, CaptureBounds{}, read.index).index !=
+          read.index);
+    }
+    // Written since: its size and time say so.
+    QVERIFY(busycap::writeFile(path, 9, 45'000'000'000ull));
+    auto again = std::make_unique<tmon::SessionModel>();
+    const CaptureRead rewritten =
+        readCapture(path, 45, again.get(), nullptr, nullptr, CaptureBounds{}, read.index);
+    QVERIFY(rewritten.index && rewritten.index != read.index);
+    QCOMPARE(again->threadCount(), 9 + (kept->threadCount() - 8));
   }
 
   // A capture larger than a whole read should hold is read by windows even

@@ -108,6 +108,11 @@ struct Rows {
     }
     const QRect bar(plot.left(), plot.bottom() + 6, plot.width(), kTotalsPx - 10);
     p->fillRect(bar, Qt::white);
+    // The label's place too: a strip built a chunk at a time paints the
+    // totals after each, and the label drawn over itself darkened.
+    p->fillRect(QRect(area.left(), plot.bottom() + 1, bar.left() - area.left(),
+                      area.bottom() - plot.bottom()),
+                Qt::white);
     int x = bar.left();
     for (int s = 0; s < tmon::kFinalStateCount && total.lifetimeNs > 0; s++) {
       const int w = int(int64_t(bar.width()) * total.ns[size_t(s)] / total.lifetimeNs);
