@@ -15,6 +15,27 @@ struct ExportOutput::Deflate {
   z_stream s{};
 };
 
+namespace {
+
+bool ownSink(const struct stat &st) {
+  return st.st_uid == geteuid() || st.st_uid == 0;
+}
+
+// Opens the pipe or device lstat saw, and only that one: replaced between
+// the look and the open, it is closed unwritten.
+int openSameSink(const QByteArray &p, const struct stat &seen) {
+  const int fd = ::open(p.constData(), O_WRONLY | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (fd >= 0 && (::fstat(fd, &st) != 0 || st.st_dev != seen.st_dev || st.st_ino != seen.st_ino)) {
+    ::close(fd);
+    errno = EEXIST;
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
 ExportOutput::ExportOutput() = default;
 
 ExportOutput::~ExportOutput() {
@@ -30,21 +51,29 @@ bool ExportOutput::open(const QString &path, bool gzip, bool replace) {
     const QByteArray p = path.toLocal8Bit();
     struct stat st;
     const bool exists = ::lstat(p.constData(), &st) == 0;
-    if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+    const bool sink = exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
+    if (sink) {
       // A sink the user named (/dev/null, a pipe): written into, never
-      // replaced; --force's unlink would leave a file where the device was.
-      fd_ = ::open(p.constData(), O_WRONLY | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+      // replaced (--force's unlink left a file where root's /dev/null was).
+      // Only this user's own or root's: a pipe another user planted at the
+      // name would read the export.
+      if (!ownSink(st)) {
+        error_ = QStringLiteral("%1 is another user's pipe or device: not written into").arg(path);
+        return false;
+      }
+      fd_ = openSameSink(p, st);
     } else {
       if (replace && exists && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
         ::unlink(p.constData());
       fd_ = ::open(p.constData(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     }
     if (fd_ < 0) {
-      const bool special = exists && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode);
+      const bool special = exists && !sink && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode);
       error_ = special ? QStringLiteral("%1 is not a regular file").arg(path)
-               : errno == EEXIST
-                   ? QStringLiteral("%1 exists (--force replaces it)").arg(path)
-                   : QStringLiteral("cannot create %1: %2").arg(path, strerror(errno));
+               : errno == EEXIST && sink
+                   ? QStringLiteral("%1 changed while it was opened: not written into").arg(path)
+               : errno == EEXIST ? QStringLiteral("%1 exists (--force replaces it)").arg(path)
+                                 : QStringLiteral("cannot write %1: %2").arg(path, strerror(errno));
       return false;
     }
     ownFd_ = true;

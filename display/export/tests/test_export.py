@@ -191,6 +191,14 @@ def test_bad_input_one_line():
     check(p.returncode == 0 and stat.S_ISFIFO(os.lstat(fifo).st_mode) and got and got[0] > 1000,
           f"a pipe named by -o --force is written into and kept: exit {p.returncode}, "
           f"{got} bytes read, {p.stderr!r}")
+    if os.geteuid() == 0:  # a pipe another user planted at the name would read the export
+        planted = os.path.join(d, "planted.fifo")
+        os.mkfifo(planted, 0o666)
+        os.chown(planted, 65534, 65534)
+        p = subprocess.run([EXPORT, "--format", "chrome", "-o", planted, rec.capture],
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode == 1 and "another user's pipe" in p.stderr,
+              f"another user's pipe at -o is refused, not opened: {p.returncode} {p.stderr!r}")
     sock = os.path.join(d, "s.sock")
     listener = socket.socket(socket.AF_UNIX)
     listener.bind(sock)
