@@ -16,6 +16,7 @@
 #include "checkpoints.h"
 #include "counterseries.h"
 #include "modeltypes.h"
+#include "podvector.h"
 
 namespace tmon {
 
@@ -150,8 +151,7 @@ class ThreadTimeline {
 
   // Where a record at t goes in v (after those at t), or why it does not.
   template <typename Same>
-  static Added placeAt(const std::vector<Raw> &v, int64_t t, Same &&same,
-                       std::vector<Raw>::const_iterator *at);
+  static Added placeAt(const PodVector<Raw> &v, int64_t t, Same &&same, const Raw **at);
   Added placeTransition(int64_t t, int state, uint32_t object, uint32_t holder);
   // Defined here, so that they inline (the model is built -fPIC): every
   // derivation and query reads them per interval.
@@ -166,6 +166,8 @@ class ThreadTimeline {
   void push(int64_t t, unsigned code, int cpu, uint32_t payload);
   void truncate(int64_t t);
   void sweep(const TickTimes &ticks, int64_t from, int64_t to);
+  // At least as many intervals as sweep(ticks, from, to) pushes.
+  size_t sweepBound(const TickTimes &ticks, int64_t from, int64_t to) const;
   // Where in sw_ and trans_ a search for a time should start: near these
   // indices (SIZE_MAX: the ends, where new records go).
   struct RawNear {
@@ -199,14 +201,14 @@ class ThreadTimeline {
   void walkFrom(int64_t t, F &&f) const;
 
   int64_t base_;
-  std::vector<Packed> iv_;
+  PodVector<Packed> iv_;
   bool derived_ = false;
   bool derivedBaseline_ = false;  // baselineZero when last derived
   int64_t derivedUntil_ = 0;
   int64_t dirtyFrom_ = INT64_MAX;
   int64_t rawFloor_ = INT64_MIN;  // raw data before this was dropped
-  std::vector<Raw> trans_;
-  std::vector<Raw> sw_;
+  PodVector<Raw> trans_;
+  PodVector<Raw> sw_;
   Checkpoints<kFinalStateCount> cuts_;  // time per state
   std::vector<int64_t> cpuEvicted_;     // on-CPU ns per CPU before the newest cut
 };
