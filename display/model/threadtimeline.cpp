@@ -161,14 +161,13 @@ ThreadTimeline::Added ThreadTimeline::placeAt(const PodVector<Raw> &v, int64_t t
 }
 
 // A transition not after the thread's newest (addTransition).
-ThreadTimeline::Added ThreadTimeline::placeTransition(int64_t t, int state, uint32_t object,
-                                                      uint32_t holder) {
+ThreadTimeline::Added ThreadTimeline::placeTransition(int64_t t, int state, uint32_t object) {
   if (t < rawFloor_) return Added::Late;
   const Raw *it;
   Added a = placeAt(trans_, t, [&](const Raw &r) { return r.state == state && r.object == object; },
                     &it);
   if (a != Added::Yes) return a;
-  trans_.insert(it, Raw{t, object, holder, uint8_t(state), 0});
+  trans_.insert(it, Raw{t, object, uint8_t(state), 0});
   markDirty(t);
   return Added::Yes;
 }
@@ -177,13 +176,13 @@ ThreadTimeline::Added ThreadTimeline::addSwitch(int64_t t, int kind, uint32_t cp
   if (t < rawFloor_) return Added::Late;
   const uint16_t c = cpu < uint32_t(limits::kMaxCpus) ? uint16_t(cpu) : uint16_t(kNoCpu);
   if (sw_.empty() || t > sw_.back().t) {
-    sw_.push_back(Raw{t, 0, 0, uint8_t(kind), c});
+    sw_.push_back(Raw{t, 0, uint8_t(kind), c});
   } else {
     const Raw *it;
     Added a = placeAt(
         sw_, t, [&](const Raw &r) { return r.state == kind && r.cpu == c; }, &it);
     if (a != Added::Yes) return a;
-    sw_.insert(it, Raw{t, 0, 0, uint8_t(kind), c});
+    sw_.insert(it, Raw{t, 0, uint8_t(kind), c});
   }
   if (!derived_) return Added::Yes;  // nothing derived to mark
   // The clock share of every tick in the sample span around t changes.
@@ -197,7 +196,7 @@ void ThreadTimeline::addSwitchGap(int64_t t) {
   if (t < rawFloor_ || sw_.empty()) return;  // no records yet: nothing to distrust
   auto it = upperBoundNearEnd(sw_.begin(), sw_.end(), t, TimeOf());
   if (it != sw_.begin() && (it - 1)->state == kSwitchGap) return;
-  sw_.insert(it, Raw{t, 0, 0, kSwitchGap, uint16_t(kNoCpu)});
+  sw_.insert(it, Raw{t, 0, kSwitchGap, uint16_t(kNoCpu)});
   const LwpSeries::Point *p = lwp.at(t);
   markDirty(std::min(t, p ? p->t : t));
 }
