@@ -543,7 +543,7 @@ void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
     if (state == THREADMON__THREAD_STATE__STATE_BLOCKED_FUTEX && obj) state = futexWaitState(obj);
     // A duplicate (a frame sent twice) would close the wait it opened as a
     // zero-length one: the waits see only what the timeline took.
-    ThreadTimeline::Added added = th.addTransition(t, state, obj, holder);
+    ThreadTimeline::Added added = th.addTransition(t, state, obj);
     if (added != ThreadTimeline::Added::Yes) {
       rejected(th, added, t);
       if (added == ThreadTimeline::Added::Duplicate || added == ThreadTimeline::Added::Crowded)

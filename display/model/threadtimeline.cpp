@@ -110,6 +110,7 @@ struct TimeOf {
   int64_t operator()(const Raw &r) const {
     return r.t;
   }
+  int64_t operator()(int64_t t) const { return t; }  // a tick
 };
 
 }  // namespace
@@ -140,8 +141,8 @@ ThreadTimeline::ThreadTimeline(uint32_t tid, int64_t firstSeen, int64_t base) : 
 // Duplicate when a record at t is the same, Crowded when t has too many
 // (the scan for duplicates stays short whatever the input).
 template <typename Same>
-ThreadTimeline::Added ThreadTimeline::placeAt(const std::vector<Raw> &v, int64_t t, Same &&same,
-                                              std::vector<Raw>::const_iterator *at) {
+ThreadTimeline::Added ThreadTimeline::placeAt(const PodVector<Raw> &v, int64_t t, Same &&same,
+                                              const Raw **at) {
   // In order (nearly always): appended without searching the whole thread's
   // history, whose binary search missed the cache at every step (a fifth of
   // a capture window's load).
@@ -160,14 +161,13 @@ ThreadTimeline::Added ThreadTimeline::placeAt(const std::vector<Raw> &v, int64_t
 }
 
 // A transition not after the thread's newest (addTransition).
-ThreadTimeline::Added ThreadTimeline::placeTransition(int64_t t, int state, uint32_t object,
-                                                      uint32_t holder) {
+ThreadTimeline::Added ThreadTimeline::placeTransition(int64_t t, int state, uint32_t object) {
   if (t < rawFloor_) return Added::Late;
-  std::vector<Raw>::const_iterator it;
+  const Raw *it;
   Added a = placeAt(trans_, t, [&](const Raw &r) { return r.state == state && r.object == object; },
                     &it);
   if (a != Added::Yes) return a;
-  trans_.insert(it, Raw{t, object, holder, uint8_t(state), 0});
+  trans_.insert(it, Raw{t, object, uint8_t(state), 0});
   markDirty(t);
   return Added::Yes;
 }
@@ -176,13 +176,13 @@ ThreadTimeline::Added ThreadTimeline::addSwitch(int64_t t, int kind, uint32_t cp
   if (t < rawFloor_) return Added::Late;
   const uint16_t c = cpu < uint32_t(limits::kMaxCpus) ? uint16_t(cpu) : uint16_t(kNoCpu);
   if (sw_.empty() || t > sw_.back().t) {
-    sw_.push_back(Raw{t, 0, 0, uint8_t(kind), c});
+    sw_.push_back(Raw{t, 0, uint8_t(kind), c});
   } else {
-    std::vector<Raw>::const_iterator it;
+    const Raw *it;
     Added a = placeAt(
         sw_, t, [&](const Raw &r) { return r.state == kind && r.cpu == c; }, &it);
     if (a != Added::Yes) return a;
-    sw_.insert(it, Raw{t, 0, 0, uint8_t(kind), c});
+    sw_.insert(it, Raw{t, 0, uint8_t(kind), c});
   }
   if (!derived_) return Added::Yes;  // nothing derived to mark
   // The clock share of every tick in the sample span around t changes.
@@ -196,7 +196,7 @@ void ThreadTimeline::addSwitchGap(int64_t t) {
   if (t < rawFloor_ || sw_.empty()) return;  // no records yet: nothing to distrust
   auto it = upperBoundNearEnd(sw_.begin(), sw_.end(), t, TimeOf());
   if (it != sw_.begin() && (it - 1)->state == kSwitchGap) return;
-  sw_.insert(it, Raw{t, 0, 0, kSwitchGap, uint16_t(kNoCpu)});
+  sw_.insert(it, Raw{t, 0, kSwitchGap, uint16_t(kNoCpu)});
   const LwpSeries::Point *p = lwp.at(t);
   markDirty(std::min(t, p ? p->t : t));
 }
@@ -269,7 +269,17 @@ void ThreadTimeline::settle(const TickTimes &ticks, int64_t horizon) {
   derived_ = true;
   derivedUntil_ = from;
   if (h > from) {
+    // A window's first derivation pushes all its intervals at once: room
+    // for at most as many as the sweep can push, made before, so that the
+    // vector does not grow by doubling, copying itself each time (a third
+    // of the model's copies). What doubling would not have taken is given
+    // back after (the pages never written were never resident), so that
+    // live, a few records at a time, it grows on as before.
+    const size_t bound = sweepBound(ticks, from, h), need = iv_.size() + bound;
+    const bool bulk = need > 2 * iv_.capacity();
+    if (bulk) iv_.reserve(need);
     sweep(ticks, from, h);
+    if (bulk) iv_.shrinkToDoubling();
     derivedUntil_ = h;
   }
   dirtyFrom_ = INT64_MAX;
@@ -282,8 +292,21 @@ void ThreadTimeline::settle(const TickTimes &ticks, int64_t horizon) {
   }
 }
 
+size_t ThreadTimeline::sweepBound(const TickTimes &ticks, int64_t from, int64_t to) const {
+  // The sweep cuts [from, to) into segments at every record and tick in it,
+  // and pushes at most one interval per segment, two where a switch record
+  // says the thread slept (its end may be a wait for a CPU).
+  const auto before = [](const auto &e, int64_t x) { return TimeOf()(e) < x; };
+  auto in = [&](const auto &v) {
+    const auto a = std::lower_bound(v.begin(), v.end(), from, before);
+    return size_t(std::lower_bound(a, v.end(), to, before) - a);
+  };
+  const size_t segments = in(trans_) + in(sw_) + in(ticks) + 1;
+  return sw_.empty() ? segments : 2 * segments;
+}
+
 void ThreadTimeline::trimRaw(int64_t floor) {
-  auto trim = [floor](std::vector<Raw> &v) {
+  auto trim = [floor](PodVector<Raw> &v) {
     auto it = std::upper_bound(v.begin(), v.end(), floor,
                                [](int64_t x, const Raw &r) { return x < r.t; });
     if (it != v.begin()) --it;  // keep the event that gives the state at floor
@@ -298,7 +321,7 @@ int64_t ThreadTimeline::recordsOnCpu(int64_t t0, int64_t t1, bool programCodeOnl
                                      RawNear near) const {
   if (t1 <= t0) return 0;
   if (t0 < rawFloor_ || sw_.empty()) return -1;
-  auto after = [t0](const std::vector<Raw> &v, size_t hint) {
+  auto after = [t0](const PodVector<Raw> &v, size_t hint) {
     return upperBoundNear(v.begin(), v.end(), v.begin() + std::ptrdiff_t(std::min(hint, v.size())),
                           t0, TimeOf());
   };
@@ -403,7 +426,7 @@ int64_t ThreadTimeline::wakeWait(int64_t out, int64_t in, WakeSplit *cache) cons
 void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   // Live, from is among the newest records; a first derivation (a window
   // read from a capture) starts at the oldest.
-  auto firstAfter = [from](const std::vector<Raw> &v) {
+  auto firstAfter = [from](const PodVector<Raw> &v) {
     if (v.empty()) return size_t(0);
     auto hint = from - v.front().t < v.back().t - from ? v.begin() : v.end();
     return size_t(upperBoundNear(v.begin(), v.end(), hint, from, TimeOf()) - v.begin());

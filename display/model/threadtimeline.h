@@ -16,6 +16,7 @@
 #include "checkpoints.h"
 #include "counterseries.h"
 #include "modeltypes.h"
+#include "podvector.h"
 
 namespace tmon {
 
@@ -85,13 +86,13 @@ class ThreadTimeline {
   enum class Added { Yes, Duplicate, Late, Crowded };
   // In order (nearly always), appended here: inline, so a transition folded
   // costs no call (the model is built -fPIC).
-  Added addTransition(int64_t t, int state, uint32_t object, uint32_t holder) {
+  Added addTransition(int64_t t, int state, uint32_t object) {
     if (t >= rawFloor_ && (trans_.empty() || t > trans_.back().t)) {
-      trans_.push_back(Raw{t, object, holder, uint8_t(state), 0});
+      trans_.push_back(Raw{t, object, uint8_t(state), 0});
       markDirty(t);
       return Added::Yes;
     }
-    return placeTransition(t, state, object, holder);
+    return placeTransition(t, state, object);
   }
   // cpu: limits::kMaxCpus and above are unknown.
   Added addSwitch(int64_t t, int kind, uint32_t cpu);
@@ -140,19 +141,21 @@ class ThreadTimeline {
   struct Packed {
     uint32_t lo, hi, payload;
   };
+  // 16 bytes: a transition's holder is the waits' (SyncActivity), not kept
+  // here, where nothing read it (24 bytes with it: a third more to store
+  // and to copy as the records grow).
   struct Raw {
     int64_t t;
     uint32_t object;
-    uint32_t holder;
     uint8_t state;  // threadmon.ThreadState, or SwitchKind for switches
     uint16_t cpu;
   };
+  static_assert(sizeof(Raw) == 16, "a record in 16 bytes");
 
   // Where a record at t goes in v (after those at t), or why it does not.
   template <typename Same>
-  static Added placeAt(const std::vector<Raw> &v, int64_t t, Same &&same,
-                       std::vector<Raw>::const_iterator *at);
-  Added placeTransition(int64_t t, int state, uint32_t object, uint32_t holder);
+  static Added placeAt(const PodVector<Raw> &v, int64_t t, Same &&same, const Raw **at);
+  Added placeTransition(int64_t t, int state, uint32_t object);
   // Defined here, so that they inline (the model is built -fPIC): every
   // derivation and query reads them per interval.
   int64_t startOf(const Packed &p) const {
@@ -166,6 +169,8 @@ class ThreadTimeline {
   void push(int64_t t, unsigned code, int cpu, uint32_t payload);
   void truncate(int64_t t);
   void sweep(const TickTimes &ticks, int64_t from, int64_t to);
+  // At least as many intervals as sweep(ticks, from, to) pushes.
+  size_t sweepBound(const TickTimes &ticks, int64_t from, int64_t to) const;
   // Where in sw_ and trans_ a search for a time should start: near these
   // indices (SIZE_MAX: the ends, where new records go).
   struct RawNear {
@@ -199,14 +204,14 @@ class ThreadTimeline {
   void walkFrom(int64_t t, F &&f) const;
 
   int64_t base_;
-  std::vector<Packed> iv_;
+  PodVector<Packed> iv_;
   bool derived_ = false;
   bool derivedBaseline_ = false;  // baselineZero when last derived
   int64_t derivedUntil_ = 0;
   int64_t dirtyFrom_ = INT64_MAX;
   int64_t rawFloor_ = INT64_MIN;  // raw data before this was dropped
-  std::vector<Raw> trans_;
-  std::vector<Raw> sw_;
+  PodVector<Raw> trans_;
+  PodVector<Raw> sw_;
   Checkpoints<kFinalStateCount> cuts_;  // time per state
   std::vector<int64_t> cpuEvicted_;     // on-CPU ns per CPU before the newest cut
 };
