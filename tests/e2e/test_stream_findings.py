@@ -137,6 +137,47 @@ def test_hidden_lock_as_whole():
               f"hidden lock {k}: 1 s windows {got} against whole {(count, wait)}")
 
 
+def states(rep):
+    """Each thread's states (% of its life), by tid."""
+    return {t["tid"]: t["states"] for t in rep["threads"]}
+
+
+def test_thread_states_as_whole():
+    """A window's states are summed once the ticks after its end are read:
+    the probe's own thread (its switch records come with the next tick)
+    read 1.1% stolen in 1 s windows of the deadlock run against none whole.
+    Every thread's states in 1 s windows are the whole read's."""
+    tmtest.require_report()
+    rec = tmtest.recorded("deadlock", ["--deadlock-ms", "2600"])
+    whole = states(report(rec.capture, "--whole"))
+    streamed = states(report(rec.capture, "--window", "1"))
+    check(set(streamed) == set(whole), f"threads, 1 s windows {sorted(streamed)}, "
+          f"whole {sorted(whole)}")
+    for tid, st in whole.items():
+        got = streamed.get(tid, {})
+        off = {k: (got.get(k), v) for k, v in st.items() if abs(got.get(k, -1) - v) > 0.05}
+        check(not off, f"thread {tid}: states (1 s windows, whole) that differ: {off}")
+
+
+def test_first_window_at_start():
+    """A capture of the fuzz corpus whose first record is 1,400 s before its
+    Hello's start: the streamed report's first window starts at the
+    session's start, as a whole read does, not at that record (a finding
+    from -1400.7 s, its worst window -1400.7-0.5 s)."""
+    tmtest.require_report()
+    capture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "display",
+                           "fuzz", "corpus", "cpp_threads.tmcap")
+    whole = report(capture, "--whole")
+    streamed = report(capture, "--stream", "--window", "1")
+    spans = [(f["kind"], f["t0_s"], f["t1_s"]) for f in whole["findings"]]
+    check(spans, f"no findings read whole: {whole['findings']}")
+    got = [(f["kind"], f["t0_s"], f["t1_s"]) for f in streamed["findings"]]
+    check(got == spans, f"findings' spans, 1 s windows {got}, whole {spans}")
+    for f in streamed["findings"]:
+        worst = f["evidence"].get("windows", {}).get("worst_s", [0, 0])
+        check(worst[0] >= 0, f"{f['kind']}: worst window {worst} before the run")
+
+
 def make(name, args, kind):
     def test():
         tmtest.require_report()
