@@ -178,8 +178,45 @@ bool StreamFindings::isNotice(const QString &n) {
   return n.startsWith(kNoticeStart);
 }
 
+namespace {
+// The probe's thread counts as starved from this share of its time waiting
+// for a CPU (findings.cpp's dataLostFindings).
+constexpr double kProbeStarvedShare = 0.2;
+
+// A data_lost finding of the newest window says how long the probe's thread
+// waited for a CPU in that window: it is given the whole run's share, from
+// the rows summed over every window (as dataLostFindings takes it from a
+// whole read: its runnable time or its run-queue counter, of its life).
+void probeShareOfRun(const ReportRows &rows, Finding *f) {
+  const auto it = std::find_if(rows.threads.begin(), rows.threads.end(), [&rows](const auto &t) {
+    return rows.info.probeTid && t.info.tid == rows.info.probeTid;
+  });
+  if (it == rows.threads.end() || it->states.lifetimeNs <= 0) return;
+  const double share = std::min(1.0, std::max(double(it->states.ns[size_t(FinalState::Runnable)]),
+                                              double(it->lwp.runqueueNs)) /
+                                         double(it->states.lifetimeNs));
+  const double was = f->evidence["probe_runnable_share"].toDouble();
+  // The sentence the share chose (dataLostFindings' words); whether the run
+  // was cut short stays the newest window's call.
+  auto sentence = [](double x) {
+    return x >= kProbeStarvedShare
+               ? QStringLiteral(
+                     "its own thread waited for a CPU %1 of the time (the program's "
+                     "threads kept the CPUs busy, or ran at a higher priority). ")
+                     .arg(findings_detail::percent(x))
+               : QStringLiteral("the program changed state faster than it could record. ");
+  };
+  const QString old = sentence(was);
+  if (!f->message.contains(old)) return;  // not the words dataLostFindings gives
+  f->message.replace(old, sentence(share));
+  f->evidence["probe_runnable_share"] = share;
+}
+}  // namespace
+
 std::vector<Finding> StreamFindings::findings(ReportRows *rows) const {
   std::vector<Finding> out = newest_;
+  for (Finding &f : out)
+    if (f.kind == FindingKind::DataLost) probeShareOfRun(*rows, &f);
   out.insert(out.end(), cycles_.begin(), cycles_.end());
   auto sec = [this](int64_t t) { return double(t - startNs_) / 1e9; };
   for (const auto &kv : merged_) {
