@@ -178,6 +178,31 @@ def test_first_window_at_start():
         check(worst[0] >= 0, f"{f['kind']}: worst window {worst} before the run")
 
 
+def test_data_lost_probe_share_of_run():
+    """2,000 threads waking every 100 ms over a 1% budget: the probe drops
+    detail and its own thread waits for a CPU. The streamed data_lost (the
+    newest window's) gives the probe's share of the whole run, as a whole
+    read does, not the last window's (main: 10.6% against 8.9% whole)."""
+    tmtest.require_report()
+    swarm = os.path.join(tmtest.BUILD, "bench", "tm-bench-swarm")
+    if not os.path.exists(swarm):
+        raise tmtest.Skip(f"{swarm} is not built")
+    capture = os.path.join(tmtest.Temp.dir(), "swarm-starved.tmcap")
+    run = tmtest.launcher("record", "-o", capture, "--", swarm, "light", "2000", "3",
+                          env=dict(os.environ, THREADMON_BUDGET="1"), timeout=120)
+    check(run.returncode == 0, f"record exited {run.returncode}: {run.stderr.strip()}")
+
+    def share(rep):
+        return [f["evidence"]["probe_runnable_share"] for f in rep["findings"]
+                if f["kind"] == "data_lost"]
+    whole = share(report(capture, "--whole"))
+    if not whole:
+        raise tmtest.Skip("the probe lost nothing: no data_lost read whole")
+    streamed = share(report(capture, "--window", "1"))
+    check(len(streamed) == 1 and abs(streamed[0] - whole[0]) <= 0.002,
+          f"data_lost's probe_runnable_share, 1 s windows {streamed}, whole {whole}")
+
+
 def make(name, args, kind):
     def test():
         tmtest.require_report()
