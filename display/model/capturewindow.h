@@ -113,9 +113,16 @@ class CaptureWindow {
     // frames applied by this call; marks the model ended at the last
     // record. Damaged stays so: later calls read nothing.
     CaptureLoadResult readThrough(int64_t t1, const std::atomic<bool> *stop = nullptr);
+    // readThrough(t1), then on record by record until the model holds a
+    // tick after t1 (the samples that settle the spans before t1: a tick's
+    // CPU split, its stolen share), or to the end. A report's window sums
+    // [t0, t1) only once they are final (records may be seconds of ticks
+    // apart, and each is whole only when the tick after it is read).
+    CaptureLoadResult readPast(int64_t t1, const std::atomic<bool> *stop = nullptr);
     bool atEnd() const;
 
    private:
+    CaptureLoadResult readTo(size_t to, const std::atomic<bool> *stop);
     const CaptureWindow &cw_;
     SessionModel *model_;
     std::unique_ptr<class FrameDecoder> dec_;

@@ -172,7 +172,10 @@ Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
   p.go = isGoSession(m);
   // The first window starts at the session's start; the last ends where the
   // session's data does (as SessionModel::resolve(wholeRun) of a whole read).
-  const int64_t t0 = first ? std::min(a, p.startNs) : a;
+  // Records timed before the start (a Hello's start after them: a capture
+  // of the fuzz corpus whose first record is 1,400 s before it) are outside
+  // the run, as read whole: no window starts before it.
+  const int64_t t0 = first ? p.startNs : std::max(a, p.startNs);
   const int64_t t1 = last ? p.latestNs : std::min(b, p.latestNs);
   const TimeRange span{t0, std::max(t0, t1)};
   p.span = span;
@@ -815,8 +818,12 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
       if (seq && !isFirst && seqWhole) carried = cw.waitsOpenAt(*model, a);
       seq.reset();
       model = std::make_unique<SessionModel>();
-      // Its switch records counted once: those from its first window's start.
-      model->countSwitchesIn(isFirst ? INT64_MIN : a, INT64_MAX);
+      // Its switch records counted once: those from its first window's
+      // start to its last one's end (its read goes on past it: readPast).
+      const size_t lastOfSegment = std::min(spans.size(), k + perSegment) - 1;
+      model->countSwitchesIn(isFirst ? INT64_MIN : a, lastOfSegment + 1 == spans.size()
+                                                          ? INT64_MAX
+                                                          : spans[lastOfSegment].second);
       seq = std::make_unique<CaptureWindow::Sequence>(cw, model.get(),
                                                       isFirst ? INT64_MIN / 2 : a, &carried);
       lostBefore = receivedBefore = 0;
@@ -824,7 +831,10 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
       endedAt = INT64_MIN;
     }
     inSegment++;
-    const CaptureLoadResult r = seq->readThrough(b);
+    // Through the tick after the window's end: the spans before it are
+    // final only then (a tick's split of a thread's time between its
+    // samples; ticks seconds apart in a quiet program's capture).
+    const CaptureLoadResult r = seq->readPast(b);
     seqWhole = r.status == CaptureLoadResult::Complete;
     model->settleNow();
     Part p = partOf(

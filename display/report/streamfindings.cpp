@@ -2,7 +2,9 @@
 
 #include <QJsonArray>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <algorithm>
+#include <cmath>
 
 #include "findings_util.h"
 #include "sessionmodel.h"
@@ -178,13 +180,101 @@ bool StreamFindings::isNotice(const QString &n) {
   return n.startsWith(kNoticeStart);
 }
 
+namespace {
+// The probe's thread counts as starved from this share of its time waiting
+// for a CPU (findings.cpp's dataLostFindings).
+constexpr double kProbeStarvedShare = 0.2;
+
+// A data_lost finding of the newest window says how long the probe's thread
+// waited for a CPU in that window: it is given the whole run's share, from
+// the rows summed over every window (as dataLostFindings takes it from a
+// whole read: its runnable time or its run-queue counter, of its life).
+void probeShareOfRun(const ReportRows &rows, Finding *f) {
+  const auto it = std::find_if(rows.threads.begin(), rows.threads.end(), [&rows](const auto &t) {
+    return rows.info.probeTid && t.info.tid == rows.info.probeTid;
+  });
+  if (it == rows.threads.end() || it->states.lifetimeNs <= 0) return;
+  const double share = std::min(1.0, std::max(double(it->states.ns[size_t(FinalState::Runnable)]),
+                                              double(it->lwp.runqueueNs)) /
+                                         double(it->states.lifetimeNs));
+  const double was = f->evidence["probe_runnable_share"].toDouble();
+  // The sentence the share chose (dataLostFindings' words); whether the run
+  // was cut short stays the newest window's call.
+  auto sentence = [](double x) {
+    return x >= kProbeStarvedShare
+               ? QStringLiteral(
+                     "its own thread waited for a CPU %1 of the time (the program's "
+                     "threads kept the CPUs busy, or ran at a higher priority). ")
+                     .arg(findings_detail::percent(x))
+               : QStringLiteral("the program changed state faster than it could record. ");
+  };
+  const QString old = sentence(was);
+  if (!f->message.contains(old)) return;  // not the words dataLostFindings gives
+  f->message.replace(old, sentence(share));
+  f->evidence["probe_runnable_share"] = share;
+}
+
+// A hidden lock's finding in the figures of the whole run: the rows hold
+// its waits estimated once from every window's inputs (Merger's
+// finishInternal), as a whole read's internalLockFindings takes them, and
+// each waiter's life. False when the run's share is under the rule's
+// threshold (a whole read has no such finding): it is dropped. Its waiters
+// are those of the estimate but the probe's thread; the names in its
+// message stay the worst window's.
+bool hiddenLockOfRun(const ReportRows &rows, Finding *f) {
+  if (f->objects.empty() || !f->evidence.contains(QLatin1String("asleep_s"))) return true;
+  const auto s = std::find_if(rows.sync.begin(), rows.sync.end(),
+                              [f](const SyncRow &r) { return r.info.id == f->objects.front(); });
+  if (s == rows.sync.end() || s->internal.empty()) return true;
+  int64_t wait = 0, kernel = 0, life = 0;
+  std::vector<uint32_t> tids;
+  QJsonObject waitS;
+  for (const InternalWaiter &w : s->internal) {
+    const auto t = std::find_if(rows.threads.begin(), rows.threads.end(),
+                                [&w](const ThreadRow &r) { return r.info.tid == w.tid; });
+    if (t == rows.threads.end() || t->probe) continue;
+    wait += int64_t(w.waitNs);
+    kernel += int64_t(w.kernelNs);
+    life += t->states.lifetimeNs;
+    tids.push_back(w.tid);
+    waitS[QString::number(w.tid)] = double(w.waitNs + w.kernelNs) / 1e9;
+  }
+  if (life <= 0) return true;
+  const double share = double(wait + kernel) / double(life);
+  if (share < finding::kInternalShare) return false;
+  std::sort(tids.begin(), tids.end());
+  using findings_detail::percent;
+  f->severity = findings_detail::severityByShare(share, finding::kInternalShare);
+  f->message.replace(QRegularExpression(QStringLiteral("lost about \\S+ of their time")),
+                     QStringLiteral("lost about %1 of their time").arg(percent(share)));
+  f->message.replace(
+      QRegularExpression(
+          QStringLiteral(": \\S+ asleep waiting for it, \\S+ in system calls for it\\.")),
+      QStringLiteral(": %1 asleep waiting for it, %2 in system calls for it.")
+          .arg(percent(double(wait) / double(life)), percent(double(kernel) / double(life))));
+  f->threads = tids;
+  f->evidence["waiters"] = findings_detail::tidArray(tids);
+  f->evidence["wait_s"] = double(wait + kernel) / 1e9;
+  f->evidence["asleep_s"] = double(wait) / 1e9;
+  f->evidence["kernel_s"] = double(kernel) / 1e9;
+  f->evidence["wait_s_by_thread"] = waitS;
+  f->evidence["waiters_lifetime_s"] = double(life) / 1e9;
+  f->evidence["share"] = share;
+  return true;
+}
+}  // namespace
+
 std::vector<Finding> StreamFindings::findings(ReportRows *rows) const {
   std::vector<Finding> out = newest_;
+  for (Finding &f : out)
+    if (f.kind == FindingKind::DataLost) probeShareOfRun(*rows, &f);
   out.insert(out.end(), cycles_.begin(), cycles_.end());
   auto sec = [this](int64_t t) { return double(t - startNs_) / 1e9; };
   for (const auto &kv : merged_) {
     const Merged &m = kv.second;
     Finding f = m.worst;
+    const bool ofRun = f.kind == FindingKind::InternalLock;
+    if (ofRun && !hiddenLockOfRun(*rows, &f)) continue;
     QJsonObject w;
     w["held"] = m.windows;
     w["of"] = windows_;
@@ -199,13 +289,18 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows) const {
     f.evidence["windows"] = w;
     const double windowS = double(windowNs_) / 1e9;
     f.message +=
-        QStringLiteral(" In %1 of %2 windows of %3 s; worst %4–%5 s, whose figures these are.")
-            .arg(m.windows)
-            .arg(windows_)
-            .arg(seconds(windowS, windowS), seconds(sec(m.worstSpan.t0), windowS),
-                 seconds(sec(m.worstSpan.t1), windowS));
-    f.t0 = m.firstNs;
-    f.t1 = m.lastNs;
+        ofRun ? QStringLiteral(" In %1 of %2 windows of %3 s; these figures are the whole run's.")
+                    .arg(m.windows)
+                    .arg(windows_)
+                    .arg(seconds(windowS, windowS))
+              : QStringLiteral(
+                    " In %1 of %2 windows of %3 s; worst %4–%5 s, whose figures these are.")
+                    .arg(m.windows)
+                    .arg(windows_)
+                    .arg(seconds(windowS, windowS), seconds(sec(m.worstSpan.t0), windowS),
+                         seconds(sec(m.worstSpan.t1), windowS));
+    f.t0 = ofRun ? rows->startNs : m.firstNs;
+    f.t1 = ofRun ? rows->startNs + std::llround(rows->durationS * 1e9) : m.lastNs;
     out.push_back(std::move(f));
   }
   std::stable_sort(out.begin(), out.end(), [](const Finding &a, const Finding &b) {

@@ -137,6 +137,94 @@ def test_hidden_lock_as_whole():
               f"hidden lock {k}: 1 s windows {got} against whole {(count, wait)}")
 
 
+def test_hidden_lock_finding_of_run():
+    """The internal_lock finding about rand()'s lock gives the whole run's
+    figures in 1 s windows, from the waits estimated once, as a whole read
+    does (main: the worst window's, 0.66 s of 5.23 s, 33% against 29%).
+    test_mutex_loop's run (3.6 s), whose lock is hot enough for a finding."""
+    tmtest.require_report()
+    rec = tmtest.recorded("mutex_loop", ["--iterations", "6000000", "--rng", "rand"])
+
+    def found(rep):
+        return {tuple(f["objects"]): (f["severity"], f["evidence"]["wait_s"], f["evidence"]["share"])
+                for f in rep["findings"] if f["kind"] == "internal_lock"}
+    whole = found(report(rec.capture, "--whole"))
+    if not whole:
+        raise tmtest.Skip("no internal_lock finding read whole")
+    streamed = found(report(rec.capture, "--window", "1"))
+    for k, (sev, wait, share) in whole.items():
+        got = streamed.get(k)
+        check(got is not None and got[0] == sev and abs(got[1] - wait) <= 0.005 * wait + 1e-6
+              and abs(got[2] - share) <= 0.005 * share + 1e-6,
+              f"internal_lock {k}: 1 s windows {got} against whole {(sev, wait, share)}")
+
+
+def states(rep):
+    """Each thread's states (% of its life), by tid."""
+    return {t["tid"]: t["states"] for t in rep["threads"]}
+
+
+def test_thread_states_as_whole():
+    """A window's states are summed once the ticks after its end are read:
+    the probe's own thread (its switch records come with the next tick)
+    read 1.1% stolen in 1 s windows of the deadlock run against none whole.
+    Every thread's states in 1 s windows are the whole read's."""
+    tmtest.require_report()
+    rec = tmtest.recorded("deadlock", ["--deadlock-ms", "2600"])
+    whole = states(report(rec.capture, "--whole"))
+    streamed = states(report(rec.capture, "--window", "1"))
+    check(set(streamed) == set(whole), f"threads, 1 s windows {sorted(streamed)}, "
+          f"whole {sorted(whole)}")
+    for tid, st in whole.items():
+        got = streamed.get(tid, {})
+        off = {k: (got.get(k), v) for k, v in st.items() if abs(got.get(k, -1) - v) > 0.05}
+        check(not off, f"thread {tid}: states (1 s windows, whole) that differ: {off}")
+
+
+def test_first_window_at_start():
+    """A capture of the fuzz corpus whose first record is 1,400 s before its
+    Hello's start: the streamed report's first window starts at the
+    session's start, as a whole read does, not at that record (a finding
+    from -1400.7 s, its worst window -1400.7-0.5 s)."""
+    tmtest.require_report()
+    capture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "display",
+                           "fuzz", "corpus", "cpp_threads.tmcap")
+    whole = report(capture, "--whole")
+    streamed = report(capture, "--stream", "--window", "1")
+    spans = [(f["kind"], f["t0_s"], f["t1_s"]) for f in whole["findings"]]
+    check(spans, f"no findings read whole: {whole['findings']}")
+    got = [(f["kind"], f["t0_s"], f["t1_s"]) for f in streamed["findings"]]
+    check(got == spans, f"findings' spans, 1 s windows {got}, whole {spans}")
+    for f in streamed["findings"]:
+        worst = f["evidence"].get("windows", {}).get("worst_s", [0, 0])
+        check(worst[0] >= 0, f"{f['kind']}: worst window {worst} before the run")
+
+
+def test_data_lost_probe_share_of_run():
+    """2,000 threads waking every 100 ms over a 1% budget: the probe drops
+    detail and its own thread waits for a CPU. The streamed data_lost (the
+    newest window's) gives the probe's share of the whole run, as a whole
+    read does, not the last window's (main: 10.6% against 8.9% whole)."""
+    tmtest.require_report()
+    swarm = os.path.join(tmtest.BUILD, "bench", "tm-bench-swarm")
+    if not os.path.exists(swarm):
+        raise tmtest.Skip(f"{swarm} is not built")
+    capture = os.path.join(tmtest.Temp.dir(), "swarm-starved.tmcap")
+    run = tmtest.launcher("record", "-o", capture, "--", swarm, "light", "2000", "3",
+                          env=dict(os.environ, THREADMON_BUDGET="1"), timeout=120)
+    check(run.returncode == 0, f"record exited {run.returncode}: {run.stderr.strip()}")
+
+    def share(rep):
+        return [f["evidence"]["probe_runnable_share"] for f in rep["findings"]
+                if f["kind"] == "data_lost"]
+    whole = share(report(capture, "--whole"))
+    if not whole:
+        raise tmtest.Skip("the probe lost nothing: no data_lost read whole")
+    streamed = share(report(capture, "--window", "1"))
+    check(len(streamed) == 1 and abs(streamed[0] - whole[0]) <= 0.002,
+          f"data_lost's probe_runnable_share, 1 s windows {streamed}, whole {whole}")
+
+
 def make(name, args, kind):
     def test():
         tmtest.require_report()
