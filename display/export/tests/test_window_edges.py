@@ -79,5 +79,21 @@ def test_windows_of_one_segment_are_the_whole_read():
           "\n  windows: " + "\n  windows: ".join(only_streamed[:6]))
 
 
+def test_join_across_segment_edges():
+    # deadlock.c's main thread joins its two workers for the whole run: a
+    # segment that began after the join showed its kernel view (asleep, on a
+    # CPU) until the join ended, and the join was cut at the last edge.
+    require_export()
+    rec = tmtest.recorded("deadlock", ["--deadlock-ms", "2600"])
+    whole = [l for l in chrome_lines(rec.capture, "--whole", waits_only=False)
+             if '"cat":"blocked_join"' in l]
+    streamed = [l for l in chrome_lines(rec.capture, "--window", "1", "--segment", "1",
+                                        waits_only=False) if '"cat":"blocked_join"' in l]
+    check(whole and max(float(l.split('"dur":')[1].split(",")[0].rstrip("}")) for l in whole) > 2.0e6,
+          f"the whole read's joins: {whole}")
+    check(whole == streamed, "1 s segments and the whole read give other joins:\n  whole: " +
+          "\n  whole: ".join(whole) + "\n  windows: " + "\n  windows: ".join(streamed))
+
+
 if __name__ == "__main__":
     tmtest.main(globals())
