@@ -98,6 +98,7 @@ CaptureLoadResult exportCapture(const QString &path, ExportSink *sink, const Exp
   std::unique_ptr<SessionModel> m;
   std::unique_ptr<CaptureWindow::Sequence> seq;
   int64_t inSegment = 0;
+  int64_t segmentEnd = INT64_MIN;  // where the segment's last window ends
   bool seqWhole = false;  // the segment's model read without damage
   // Where the window before ended: before its nominal end when its model
   // ended earlier (frames timed before their record's index time, read by
@@ -127,16 +128,19 @@ CaptureLoadResult exportCapture(const QString &path, ExportSink *sink, const Exp
                                                       fromStart ? INT64_MIN / 2 : start, &carried);
       inSegment = 0;
       sink->segmentFrom(start);
+      const int64_t span = (perSegment - 1) * opt.chunkNs;
+      segmentEnd = a > last - opt.chunkNs - span ? last : a + span + opt.chunkNs;
     }
     inSegment++;
-    // A window that the same model goes on from is read a warm-up past its
-    // end: a thread's states up to a sample are derived from that sample
-    // (a thread is sampled when its counters moved, its asleep kind read
-    // then), and some frames come in records after their time (mariadb of
-    // the e2e tests, 1 s windows: 1,742 states of 4.7 s split otherwise).
-    // The segment's last window is read as a window alone is (the next
-    // segment reads that second again as its warm-up).
-    const int64_t readTo = inSegment < perSegment && !isLast ? b + CaptureWindow::kWarmUpNs : b;
+    // The segment is read whole with its first window, its later windows
+    // cut from the same model: a thread's states up to a sample are derived
+    // from that sample, however late it comes (a thread is sampled when its
+    // counters moved, its asleep kind read then), and some frames come in a
+    // record after their time (mariadb of the e2e tests, 1 s windows: 1,742
+    // states of 4.7 s split otherwise; 1 s read ahead left one, a quiet
+    // thread of mutex_loop-1 another 4 s later). The model grows to the
+    // segment anyway: no more memory, and one settle.
+    const int64_t readTo = std::max(b, segmentEnd);
     CaptureLoadResult part = seq->readThrough(readTo);
     seqWhole = part.status == CaptureLoadResult::Complete;
     res.frames += part.frames;
