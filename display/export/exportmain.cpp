@@ -33,6 +33,8 @@ int usage(FILE *to) {
       "  --stream          read the capture a window at a time (the default over 8 MiB);\n"
       "                    --whole: read it whole\n"
       "  --window S        seconds per window when streaming (default 10)\n"
+      "  --segment S       seconds of windows read into one model (default 10): the\n"
+      "                    export's memory follows it; only its edges cut states\n"
       "  --pid PID         of a process tree's capture (a directory): this process\n"
       "                    (default: the tree's first, the program run)\n",
       to);
@@ -82,8 +84,8 @@ int main(int argc, char **argv) {
   for (int i = 0; i < args.size(); i++) {
     QString a = args[i], value;
     bool hasValue = false;
-    for (const char *o :
-         {"--format", "-o", "--output", "--profile", "--from", "--to", "--window", "--pid"}) {
+    for (const char *o : {"--format", "-o", "--output", "--profile", "--from", "--to", "--window",
+                          "--segment", "--pid"}) {
       if (a == QLatin1String(o) && i + 1 < args.size()) {
         value = args[++i];
         hasValue = true;
@@ -108,6 +110,11 @@ int main(int argc, char **argv) {
       const double s = value.toDouble(&ok);
       ok = ok && s >= 1 && s <= 3600;
       opt.chunkNs = int64_t(s * 1e9);
+      opt.mode = ExportOptions::Stream;
+    } else if (a == "--segment" && hasValue) {
+      const double s = value.toDouble(&ok);
+      ok = ok && s >= 1 && s <= 3600;
+      opt.segmentNs = int64_t(s * 1e9);
       opt.mode = ExportOptions::Stream;
     } else if (a == "--pid" && hasValue) {
       treePid = value.toUInt(&ok);

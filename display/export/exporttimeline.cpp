@@ -240,10 +240,13 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   // the whole read's. Only a wait held since this window began: one
   // longer than a window would keep back every wait after it (its flow's
   // number, and those of the waits of its window after it, differ from the
-  // whole read's: docs/architecture.md, "Window edges").
+  // whole read's: docs/architecture.md, "Window edges"), unless it began in
+  // the model this window reads (the windows of a segment: what is kept
+  // back is at most a segment's waits, as the model holds them).
+  const int64_t heldSince = std::min(span.t0, segmentFrom_);
   const ExportWait *cut = nullptr;
   for (const auto &[tid, w] : pendingWait_)
-    if (w.start >= span.t0 && (!cut || before(w, *cut))) cut = &w;
+    if (w.start >= heldSince && (!cut || before(w, *cut))) cut = &w;
   for (const auto &o : order) {
     const ExportWait &w = waits[o.second];
     if (cut && !before(w, *cut))

@@ -27,6 +27,13 @@ class ExportSink {
   // All windows given: writes what is left; false with *error set when the
   // output could not be written.
   virtual bool finish(QString *error) = 0;
+  // Where the model the next windows are given begins (a segment's first
+  // window's start): what a model gives from there on is final, so a sink
+  // may keep events back across those windows' edges and no further.
+  void segmentFrom(int64_t t) { segmentFrom_ = t; }
+
+ protected:
+  int64_t segmentFrom_ = INT64_MIN;
 };
 
 struct ExportOptions {
@@ -34,6 +41,9 @@ struct ExportOptions {
   enum Mode { Auto, Stream, Whole };
   Mode mode = Auto;
   int64_t chunkNs = 10'000'000'000;
+  // Windows read into one model (a segment; at least one window): memory
+  // follows it, and only its edges can cut what the whole read joins.
+  int64_t segmentNs = 10'000'000'000;
   // Only this part of the run (session time); t1 <= t0: the whole run.
   TimeRange range;
 };
