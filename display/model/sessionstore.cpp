@@ -312,7 +312,10 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     }
     // A thread is only sampled when its counters moved: its run-queue time
     // accrued since its own previous sample (or its start), not this tick.
-    int64_t since = prev ? prev->t : (th.baselineZero ? th.info.startNs : prevTick);
+    // A first reading not counted from zero (an attach's, a window's model
+    // started mid-run) holds a life's run-queue time: none of it is this
+    // tick's.
+    int64_t since = prev ? prev->t : (th.baselineZero ? th.info.startNs : INT64_MIN);
     if (since != INT64_MIN && t > since)
       rqThreads += double(sub(s.runqueue_ns, prev ? prev->v[kRunqueue] : 0)) / double(t - since);
     activity.futex(s.tid, t, s.futex_addr, s.asleep_syscall, s.asleep_kind);

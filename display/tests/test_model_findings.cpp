@@ -1135,6 +1135,25 @@ class TestModelFindings : public QObject {
       QVERIFY2(p.runqueueThreads <= 0.5f + 1e-4f, qPrintable(QString::number(p.runqueueThreads)));
   }
 
+  // A first reading with a life's counters (the thread ran before it was
+  // seen: an attach, a window's model started mid-run) puts none of its
+  // run-queue time into its tick; it once read as 200 threads waiting.
+  void runqueueOfAFirstReadingFromMidLifeIsNotItsTicks() {
+    StreamBuilder b;
+    b.hello(false);
+    b.threadStart(91, at(0), "w", "app!w");
+    b.tick(at(10), {});
+    b.tick(at(20), {Lwp{91, 0, 0, 3000 * kMs, 2000 * kMs}});
+    b.tick(at(30), {Lwp{91, 0, 0, 3005 * kMs, 2005 * kMs}});
+    SessionModel m;
+    b.applyTo(&m);
+    const std::vector<TickPoint> tp = m.ticks(TimeRange{at(10), at(30)});
+    QCOMPARE(tp.size(), size_t(3));
+    QCOMPARE(tp[1].runqueueThreads, 0.0f);
+    QVERIFY2(std::fabs(tp[2].runqueueThreads - 0.5f) < 1e-4f,
+             qPrintable(QString::number(tp[2].runqueueThreads)));
+  }
+
   // M:N: user threads sharing fewer LWPs are said in words (low when the
   // LWPs already match the CPUs, medium when more LWPs would run more);
   // long runs on an LWP are no handoff problem.
