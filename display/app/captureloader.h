@@ -62,6 +62,10 @@ class CaptureLoader : public QObject {
   // The page for what was read (once): as soon as the read is settled when
   // views are computed ahead, else when the thread ends.
   void makePage();
+  // The page's widgets, made on the GUI thread while the read runs (a core
+  // of two is mostly idle then: the read-ahead waits for the thread that
+  // applies); their model is read once it is filled (makePage).
+  void makeWidgets();
   void computeAhead(const tmon::SessionModel &model, const tmon::TimeRange &window);
 
   QString path_;
@@ -69,7 +73,9 @@ class CaptureLoader : public QObject {
   // takes it over, so that the read skips its summary.
   std::shared_ptr<OverviewBuild> overview_;
   tmon::CaptureIdentity known_;
-  std::unique_ptr<tmon::SessionModel> model_;
+  std::unique_ptr<tmon::SessionModel> model_;   // until a page takes it
+  tmon::SessionModel *const filling_;           // the model, whoever holds it
+  std::unique_ptr<tmui::SessionView> widgets_;  // made, its model not read yet
   std::unique_ptr<tmui::SessionView> page_;  // made, until finished() gives it
   QString error_;
   bool held_ = false;  // the model held for reading while the page is made beside

@@ -47,8 +47,10 @@ void StateMix::addFolded(const std::vector<TimeRange> &spans) {
 StateMix stateMix(const SessionModel &m, const std::vector<int> &threads, const TimeRange &r,
                   int columns) {
   StateMix mix(r, columns);
+  std::vector<StateInterval> ivs;  // one vector for every thread's
   for (int i : threads) {
-    mix.add(m.intervals(i, r));
+    m.intervals(i, r, &ivs);
+    mix.add(ivs);
     mix.addFolded(m.eventGapSpans(i, r));
   }
   return mix;
