@@ -2,6 +2,7 @@
 
 #include <QThread>
 #include <algorithm>
+#include <optional>
 #include <thread>
 
 #include "seeksteps.h"
@@ -73,8 +74,9 @@ void CaptureLoader::computeAhead(const tmon::SessionModel &model, const tmon::Ti
   auto run = [&](const std::vector<size_t> &which) {
     // The views on one thread share its threads' states over the window
     // (Findings' program threads, the Threads view's and the Timeline's
-    // pools): each derived once.
-    const tmon::SessionModel::StatesMemo memo(model, window);
+    // pools): each derived once (with the CPU times: not for one view).
+    std::optional<tmon::SessionModel::StatesMemo> memo;
+    if (which.size() > 1) memo.emplace(model, window);
     for (size_t i : which)
       if (!stop_) {
         SeekStep step(tmon::viewKindName(aheads_[i].kind));
