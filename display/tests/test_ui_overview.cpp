@@ -58,6 +58,17 @@ tmui::SessionView *openShown(MainWindow &window, const QString &path) {
   return QTest::qWaitFor([&] { return !page->isNull(); }, 60000) ? page->data() : nullptr;
 }
 
+// The page a seek to seconds gives in place of page (nullptr: none in 60 s).
+tmui::SessionView *seekShown(MainWindow &window, tmui::SessionView *page, double seconds) {
+  QPointer<tmui::SessionView> before(page);
+  emit page->seekRequested(seconds);
+  auto shown = [&] { return qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget()); };
+  if (!QTest::qWaitFor([&] { return before.isNull(); }, 60000) ||
+      !QTest::qWaitFor([&] { return shown() != nullptr; }, 60000))
+    return nullptr;
+  return shown();
+}
+
 }  // namespace
 
 class TestUiOverview : public QObject {
@@ -165,12 +176,7 @@ class TestUiOverview : public QObject {
     other.sessionId++;  // a capture written again since: read again
     QVERIFY(OverviewBuild::find(path_, cw, &other).summary);
 
-    QPointer<tmui::SessionView> before(page);
-    emit page->seekRequested(120);
-    QTRY_VERIFY_WITH_TIMEOUT(!before, 60000);
-    QTRY_VERIFY_WITH_TIMEOUT(qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget()),
-                             60000);
-    auto *next = qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget());
+    tmui::SessionView *next = seekShown(window, page, 120);
     QVERIFY(next && stripOf(next));
     QCOMPARE(&stripOf(next)->summary(), shown);
     tmui::WholeRunStrip *strip = stripOf(next);
@@ -181,7 +187,7 @@ class TestUiOverview : public QObject {
     QCOMPARE(own.grab().toImage().convertToFormat(QImage::Format_RGB32), taken);
     QCOMPARE(own.wholePaints(), 1);
     // A seek asked while one is read abandons it: the page shows the newer.
-    before = next;
+    QPointer<tmui::SessionView> before(next);
     emit next->seekRequested(40);
     emit next->seekRequested(140);
     QTRY_VERIFY_WITH_TIMEOUT(!before, 60000);
@@ -269,12 +275,7 @@ class TestUiOverview : public QObject {
     MainWindow window;
     tmui::SessionView *page = openShown(window, path_);
     QVERIFY(page);
-    QPointer<tmui::SessionView> before(page);
-    emit page->seekRequested(120);
-    QTRY_VERIFY_WITH_TIMEOUT(!before, 60000);
-    QTRY_VERIFY_WITH_TIMEOUT(qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget()),
-                             60000);
-    auto *next = qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget());
+    tmui::SessionView *next = seekShown(window, page, 120);
     QVERIFY(next && next->replay());
     QString error;
     std::unique_ptr<tmui::SessionView> opened(openCapture(path_, &error, 120));
