@@ -42,8 +42,19 @@ CaptureLoader::CaptureLoader(const QString &path, double atSeconds, QObject *par
   thread_->setObjectName(QStringLiteral("capture reader"));
   connect(thread_, &QThread::finished, this, &CaptureLoader::onThreadFinished);
   thread_->start();
-  // After what called this has returned (a seek's still is grabbed first).
-  QMetaObject::invokeMethod(this, &CaptureLoader::makeWidgets, Qt::QueuedConnection);
+  // After what called this has returned, and after the page it replaces is
+  // gone (makeWidgetsAfter).
+  QMetaObject::invokeMethod(
+      this,
+      [this] {
+        if (!after_) makeWidgets();
+      },
+      Qt::QueuedConnection);
+}
+
+void CaptureLoader::makeWidgetsAfter(QObject *gone) {
+  after_ = gone;
+  connect(gone, &QObject::destroyed, this, &CaptureLoader::makeWidgets, Qt::QueuedConnection);
 }
 
 CaptureLoader::~CaptureLoader() {

@@ -7,8 +7,8 @@
 #define THREADMON_APP_CAPTURELOADER_H
 
 #include <QObject>
+#include <QPointer>
 #include <QString>
-
 #include <any>
 #include <atomic>
 #include <memory>
@@ -48,6 +48,11 @@ class CaptureLoader : public QObject {
   // newer seek does not share the cores with it) and the loader deletes
   // itself once it has.
   void abandon();
+  // The new page's widgets are made once gone (the page this read replaces,
+  // deleted later) is: until then it holds its model, and the read would
+  // fill the new one beside it (the peak of a seek in the hour rose by
+  // 15-18 MiB when the widgets came first).
+  void makeWidgetsAfter(QObject *gone);
   // What the aheads gave, for the page finished() gave (SessionView::takeAhead).
   Computed takeComputed() { return std::move(computed_); }
   // A long capture's index as the read left it, for the next read (when finished).
@@ -78,6 +83,7 @@ class CaptureLoader : public QObject {
   std::unique_ptr<tmui::SessionView> widgets_;  // made, its model not read yet
   std::unique_ptr<tmui::SessionView> page_;  // made, until finished() gives it
   QString error_;
+  QPointer<QObject> after_;  // makeWidgetsAfter's
   bool held_ = false;  // the model held for reading while the page is made beside
   std::shared_ptr<KeptIndex> kept_;
   CaptureRead read_;

@@ -202,6 +202,7 @@ struct MainWindow::Seek {
   // on the read's threads (the next page shows with its data at once).
   std::vector<CaptureLoader::Ahead> aheads;
   std::shared_ptr<KeptIndex> index;  // the capture's, from one read to the next
+  QPointer<QWidget> leaving;         // the page the still replaced, deleted later
 };
 
 void MainWindow::followSeeks(tmui::SessionView *page, const QString &path,
@@ -209,11 +210,9 @@ void MainWindow::followSeeks(tmui::SessionView *page, const QString &path,
   // A long capture shows a window of it: a click on its whole run reads
   // another. The page goes at once, a still picture of it holding the tab,
   // so that two windows are never held together; the new page replaces the
-  // still when it is read. The read starts just before the grab, which then
-  // runs beside its first milliseconds instead of before them (the grab is
-  // 9-10 ms of the GUI thread; the peak holds what the read allocates
-  // meanwhile, 10-20 MiB more for the hour: docs/benchmarks.md "Seek under
-  // 200 ms").
+  // still when it is read. The read starts after the still, not beside it:
+  // begun before the grab it held 30-45 MiB more at the peak (the hour,
+  // docs/benchmarks.md "The display's seek").
   auto seek = std::make_shared<Seek>();
   seek->index = std::move(index);
   connect(page, &tmui::SessionView::seekRequested, this,
@@ -232,29 +231,24 @@ void MainWindow::followSeeks(tmui::SessionView *page, const QString &path,
                 if (tmui::ModelView::Ahead ahead = view->ahead())
                   seek->aheads.push_back({info.kind, std::move(ahead), view->lastCostMs()});
               }
-              readWindow(seek, path, endSeconds, false);
               SeekStep step("still");
               seek->still = new SeekStill(page->grab(), page->title());
               putInTab(at, seek->still, page->title());
-              showReading(seek, endSeconds);
-              return;
+              seek->leaving = page;
             }
             readWindow(seek, path, endSeconds, false);
-            showReading(seek, endSeconds);
           });
-}
-
-void MainWindow::showReading(const std::shared_ptr<Seek> &seek, double endSeconds) {
-  const QString reading = tr("Reading the window ending at %1 s…").arg(endSeconds, 0, 'f', 1);
-  seek->still->setText(reading);
-  statusBar()->showMessage(reading);
 }
 
 void MainWindow::readWindow(const std::shared_ptr<Seek> &seek, const QString &path,
                             double endSeconds, bool goingBack) {
   // A newer click abandons the read still running.
   if (seek->loader) seek->loader->abandon();
+  const QString reading = tr("Reading the window ending at %1 s…").arg(endSeconds, 0, 'f', 1);
+  seek->still->setText(reading);
+  statusBar()->showMessage(reading);
   auto *loader = new CaptureLoader(path, endSeconds, this, seek->aheads, seek->index);
+  if (seek->leaving) loader->makeWidgetsAfter(seek->leaving);
   seek->loader = loader;
   connect(loader, &CaptureLoader::finished, this,
           [this, seek, path, goingBack, loader](tmui::SessionView *next, const QString &error) {
@@ -268,10 +262,8 @@ void MainWindow::readWindow(const std::shared_ptr<Seek> &seek, const QString &pa
               statusBar()->showMessage(error, 10000);
               if (goingBack)
                 seek->still->setText(error);
-              else {
+              else
                 readWindow(seek, path, seek->backSeconds, true);
-                showReading(seek, seek->backSeconds);
-              }
               return;
             }
             SeekStep step("page in tab");

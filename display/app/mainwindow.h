@@ -74,8 +74,6 @@ class MainWindow : public QMainWindow {
   void followSeeks(tmui::SessionView *page, const QString &path, std::shared_ptr<KeptIndex> index);
   void readWindow(const std::shared_ptr<Seek> &seek, const QString &path, double endSeconds,
                   bool goingBack);
-  // The still and the status bar say which window is read.
-  void showReading(const std::shared_ptr<Seek> &seek, double endSeconds);
   // Puts page in the tab at index, in place of what was there (deleted).
   void replaceTab(int index, tmui::SessionView *page);
   void putInTab(int index, QWidget *widget, const QString &title);
