@@ -232,7 +232,7 @@ void MainWindow::followSeeks(tmui::SessionView *page, const QString &path,
                   seek->aheads.push_back({info.kind, std::move(ahead), view->lastCostMs()});
               }
               SeekStep step("still");
-              seek->still = new SeekStill(page->grab(), page->title());
+              seek->still = new SeekStill(SeekStill::pictureOf(page), page->title());
               putInTab(at, seek->still, page->title());
               seek->leaving = page;
             }

@@ -24,6 +24,7 @@
 #include "overviewbuild.h"
 #include "replaycontrols.h"
 #include "runsummary.h"
+#include "seekstill.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
 #include "statepalette.h"
@@ -265,6 +266,19 @@ class TestUiOverview : public QObject {
     std::vector<QString> back;
     for (const tmon::Finding &f : next->findingsView()->findings()) back.push_back(f.message);
     QCOMPARE(back, own);
+  }
+
+  // The still a seek shows is the page as its window shows it, copied from
+  // the window's backing store (not painted again).
+  void aSeeksStillIsThePageAsShown() {
+    MainWindow window;
+    tmui::SessionView *page = openShown(window, path_);
+    QVERIFY(page);
+    QTRY_VERIFY_WITH_TIMEOUT(!stripOf(page)->building(), 240000);
+    window.repaint();
+    const QImage still = SeekStill::pictureOf(page).toImage().convertToFormat(QImage::Format_RGB32);
+    QCOMPARE(still.size(), page->grab().size());
+    QCOMPARE(still, page->grab().toImage().convertToFormat(QImage::Format_RGB32));
   }
 
   // A seek's page is made while its window is read, and reads its model
