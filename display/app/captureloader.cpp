@@ -2,6 +2,7 @@
 
 #include <QThread>
 #include <algorithm>
+#include <optional>
 #include <thread>
 
 #include "seeksteps.h"
@@ -14,10 +15,14 @@ CaptureLoader::CaptureLoader(const QString &path, double atSeconds, QObject *par
       path_(path),
       overview_(OverviewBuild::of(path)),
       model_(new tmon::SessionModel),
+      filling_(model_.get()),
       kept_(std::move(kept)),
       aheads_(std::move(aheads)) {
-  // The model stays on this thread; the reader only fills it, timers off.
+  // The model stays on this thread; the reader only fills it, timers off,
+  // and its signals blocked: the page made meanwhile connects to them, and
+  // nothing was connected to them when the page was made after the read.
   model_->setFilledOffThread(true);
+  model_->blockSignals(true);
   tmon::SessionModel *model = model_.get();
   if (overview_) known_ = overview_->identity();
   const tmon::CaptureIdentity *known = overview_ ? &known_ : nullptr;
@@ -37,6 +42,19 @@ CaptureLoader::CaptureLoader(const QString &path, double atSeconds, QObject *par
   thread_->setObjectName(QStringLiteral("capture reader"));
   connect(thread_, &QThread::finished, this, &CaptureLoader::onThreadFinished);
   thread_->start();
+  // After what called this has returned, and after the page it replaces is
+  // gone (makeWidgetsAfter).
+  QMetaObject::invokeMethod(
+      this,
+      [this] {
+        if (!after_) makeWidgets();
+      },
+      Qt::QueuedConnection);
+}
+
+void CaptureLoader::makeWidgetsAfter(QObject *gone) {
+  after_ = gone;
+  connect(gone, &QObject::destroyed, this, &CaptureLoader::makeWidgets, Qt::QueuedConnection);
 }
 
 CaptureLoader::~CaptureLoader() {
@@ -45,6 +63,7 @@ CaptureLoader::~CaptureLoader() {
     delete thread_;
   }
   page_.reset();  // made, never given: after the thread that read its model
+  widgets_.reset();
 }
 
 void CaptureLoader::computeAhead(const tmon::SessionModel &model, const tmon::TimeRange &window) {
@@ -64,6 +83,11 @@ void CaptureLoader::computeAhead(const tmon::SessionModel &model, const tmon::Ti
     (here ? mineMs : otherMs) += std::max(aheads_[i].costMs, 1.0);
   }
   auto run = [&](const std::vector<size_t> &which) {
+    // The views on one thread share its threads' states over the window
+    // (Findings' program threads, the Threads view's and the Timeline's
+    // pools): each derived once (with the CPU times: not for one view).
+    std::optional<tmon::SessionModel::StatesMemo> memo;
+    if (which.size() > 1) memo.emplace(model, window);
     for (size_t i : which)
       if (!stop_) {
         SeekStep step(tmon::viewKindName(aheads_[i].kind));
@@ -90,17 +114,28 @@ void CaptureLoader::abandon() {
   if (!running()) deleteLater();
 }
 
+void CaptureLoader::makeWidgets() {
+  if (abandoned_ || page_ || widgets_ || !model_) return;
+  SeekStep step("page widgets");
+  using tmui::SessionView;
+  widgets_.reset(
+      new SessionView(model_.release(), SessionView::Source::Replay, SessionView::BeforeFilled{}));
+}
+
 void CaptureLoader::makePage() {
-  if (abandoned_ || page_ || !model_) return;  // once: a page not made took its model too
-  model_->setFilledOffThread(false);
+  // Once: a page not made took its model too.
+  if (abandoned_ || page_ || (!model_ && !widgets_)) return;
+  filling_->setFilledOffThread(false);
+  filling_->blockSignals(false);
   SeekStep step("page made");
-  page_.reset(pageForCapture(path_, model_.release(), read_, &error_));
+  page_.reset(widgets_ ? finishPage(path_, widgets_.release(), read_, &error_)
+                       : pageForCapture(path_, model_.release(), read_, &error_));
 }
 
 void CaptureLoader::onThreadFinished() {
   delete thread_;
   thread_ = nullptr;
-  if (held_) (page_ ? page_->model() : model_.get())->endBackgroundRead();
+  if (held_) filling_->endBackgroundRead();
   if (!abandoned_) {
     makePage();
     emit finished(page_.release(), error_);

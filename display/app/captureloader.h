@@ -7,8 +7,8 @@
 #define THREADMON_APP_CAPTURELOADER_H
 
 #include <QObject>
+#include <QPointer>
 #include <QString>
-
 #include <any>
 #include <atomic>
 #include <memory>
@@ -48,6 +48,11 @@ class CaptureLoader : public QObject {
   // newer seek does not share the cores with it) and the loader deletes
   // itself once it has.
   void abandon();
+  // The new page's widgets are made once gone (the page this read replaces,
+  // deleted later) is: until then it holds its model, and the read would
+  // fill the new one beside it (the peak of a seek in the hour rose by
+  // 15-18 MiB when the widgets came first).
+  void makeWidgetsAfter(QObject *gone);
   // What the aheads gave, for the page finished() gave (SessionView::takeAhead).
   Computed takeComputed() { return std::move(computed_); }
   // A long capture's index as the read left it, for the next read (when finished).
@@ -62,6 +67,10 @@ class CaptureLoader : public QObject {
   // The page for what was read (once): as soon as the read is settled when
   // views are computed ahead, else when the thread ends.
   void makePage();
+  // The page's widgets, made on the GUI thread while the read runs (a core
+  // of two is mostly idle then: the read-ahead waits for the thread that
+  // applies); their model is read once it is filled (makePage).
+  void makeWidgets();
   void computeAhead(const tmon::SessionModel &model, const tmon::TimeRange &window);
 
   QString path_;
@@ -69,9 +78,12 @@ class CaptureLoader : public QObject {
   // takes it over, so that the read skips its summary.
   std::shared_ptr<OverviewBuild> overview_;
   tmon::CaptureIdentity known_;
-  std::unique_ptr<tmon::SessionModel> model_;
+  std::unique_ptr<tmon::SessionModel> model_;   // until a page takes it
+  tmon::SessionModel *const filling_;           // the model, whoever holds it
+  std::unique_ptr<tmui::SessionView> widgets_;  // made, its model not read yet
   std::unique_ptr<tmui::SessionView> page_;  // made, until finished() gives it
   QString error_;
+  QPointer<QObject> after_;  // makeWidgetsAfter's
   bool held_ = false;  // the model held for reading while the page is made beside
   std::shared_ptr<KeptIndex> kept_;
   CaptureRead read_;

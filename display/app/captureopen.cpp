@@ -157,15 +157,34 @@ CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionMode
   return read;
 }
 
+namespace {
+bool readNothing(const QString &path, const CaptureRead &read, QString *error) {
+  if (read.result.status != tmon::CaptureLoadResult::Unreadable) return false;
+  *error = QStringLiteral("%1: %2").arg(path, read.result.message);
+  return true;
+}
+}  // namespace
+
 tmui::SessionView *pageForCapture(const QString &path, tmon::SessionModel *model,
                                   const CaptureRead &read, QString *error) {
-  const tmon::CaptureLoadResult &r = read.result;
-  if (r.status == tmon::CaptureLoadResult::Unreadable) {
-    *error = QStringLiteral("%1: %2").arg(path, r.message);
+  if (readNothing(path, read, error)) {
     delete model;
     return nullptr;
   }
-  auto *page = new tmui::SessionView(model, tmui::SessionView::Source::Replay);
+  using tmui::SessionView;
+  return finishPage(
+      path, new SessionView(model, SessionView::Source::Replay, SessionView::BeforeFilled{}), read,
+      error);
+}
+
+tmui::SessionView *finishPage(const QString &path, tmui::SessionView *page, const CaptureRead &read,
+                              QString *error) {
+  if (readNothing(path, read, error)) {
+    delete page;
+    return nullptr;
+  }
+  const tmon::CaptureLoadResult &r = read.result;
+  page->modelFilled();
   page->setWindowFilePath(QFileInfo(path).absoluteFilePath());
   if (!read.windowNotice.isEmpty()) {
     page->setNotice(read.windowNotice);

@@ -103,6 +103,11 @@ CaptureRead readCapture(const QString &path, double atSeconds, tmon::SessionMode
 // be read. Damaged captures open, with a notice saying where they stop.
 tmui::SessionView *pageForCapture(const QString &path, tmon::SessionModel *model,
                                   const CaptureRead &read, QString *error);
+// The same for a page made before its model was filled (SessionView's
+// BeforeFilled), whose model it reads now: nullptr (the page deleted) when
+// nothing could be read.
+tmui::SessionView *finishPage(const QString &path, tmui::SessionView *page, const CaptureRead &read,
+                              QString *error);
 
 // Both, on the calling thread.
 tmui::SessionView *openCapture(const QString &path, QString *error, double atSeconds = -1);

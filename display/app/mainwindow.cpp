@@ -202,6 +202,7 @@ struct MainWindow::Seek {
   // on the read's threads (the next page shows with its data at once).
   std::vector<CaptureLoader::Ahead> aheads;
   std::shared_ptr<KeptIndex> index;  // the capture's, from one read to the next
+  QPointer<QWidget> leaving;         // the page the still replaced, deleted later
 };
 
 void MainWindow::followSeeks(tmui::SessionView *page, const QString &path,
@@ -231,8 +232,9 @@ void MainWindow::followSeeks(tmui::SessionView *page, const QString &path,
                   seek->aheads.push_back({info.kind, std::move(ahead), view->lastCostMs()});
               }
               SeekStep step("still");
-              seek->still = new SeekStill(page->grab(), page->title());
+              seek->still = new SeekStill(SeekStill::pictureOf(page), page->title());
               putInTab(at, seek->still, page->title());
+              seek->leaving = page;
             }
             readWindow(seek, path, endSeconds, false);
           });
@@ -246,6 +248,7 @@ void MainWindow::readWindow(const std::shared_ptr<Seek> &seek, const QString &pa
   seek->still->setText(reading);
   statusBar()->showMessage(reading);
   auto *loader = new CaptureLoader(path, endSeconds, this, seek->aheads, seek->index);
+  if (seek->leaving) loader->makeWidgetsAfter(seek->leaving);
   seek->loader = loader;
   connect(loader, &CaptureLoader::finished, this,
           [this, seek, path, goingBack, loader](tmui::SessionView *next, const QString &error) {

@@ -11,6 +11,11 @@
 class SeekStill : public QWidget {
  public:
   SeekStill(const QPixmap &page, const QString &title, QWidget *parent = nullptr);
+  // The picture of page as its window shows it: copied from the window's
+  // backing store (about a millisecond) where that is an image holding the
+  // page, else painted anew (QWidget::grab: the whole page's paint, 9-10 ms
+  // of the GUI thread for the hour's, before the seek's read can start).
+  static QPixmap pictureOf(QWidget *page);
   void setText(const QString &text);
   QString text() const { return text_; }
   QString title() const { return title_; }

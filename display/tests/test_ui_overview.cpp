@@ -5,8 +5,10 @@
 // damaged cache is ignored (said in the strip) and built again.
 #include <QFile>
 #include <QFileInfo>
+#include <QLabel>
 #include <QPainter>
 #include <QPointer>
+#include <QSlider>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -20,7 +22,9 @@
 #include "mainwindow.h"
 #include "modelview.h"
 #include "overviewbuild.h"
+#include "replaycontrols.h"
 #include "runsummary.h"
+#include "seekstill.h"
 #include "sessionmodel.h"
 #include "sessionview.h"
 #include "statepalette.h"
@@ -53,6 +57,17 @@ tmui::SessionView *openShown(MainWindow &window, const QString &path) {
   auto page = std::make_shared<QPointer<tmui::SessionView>>();
   window.openCaptureFile(path, 60, [page](tmui::SessionView *p) { *page = p; });
   return QTest::qWaitFor([&] { return !page->isNull(); }, 60000) ? page->data() : nullptr;
+}
+
+// The page a seek to seconds gives in place of page (nullptr: none in 60 s).
+tmui::SessionView *seekShown(MainWindow &window, tmui::SessionView *page, double seconds) {
+  QPointer<tmui::SessionView> before(page);
+  emit page->seekRequested(seconds);
+  auto shown = [&] { return qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget()); };
+  if (!QTest::qWaitFor([&] { return before.isNull(); }, 60000) ||
+      !QTest::qWaitFor([&] { return shown() != nullptr; }, 60000))
+    return nullptr;
+  return shown();
 }
 
 }  // namespace
@@ -162,12 +177,7 @@ class TestUiOverview : public QObject {
     other.sessionId++;  // a capture written again since: read again
     QVERIFY(OverviewBuild::find(path_, cw, &other).summary);
 
-    QPointer<tmui::SessionView> before(page);
-    emit page->seekRequested(120);
-    QTRY_VERIFY_WITH_TIMEOUT(!before, 60000);
-    QTRY_VERIFY_WITH_TIMEOUT(qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget()),
-                             60000);
-    auto *next = qobject_cast<tmui::SessionView *>(window.tabs()->currentWidget());
+    tmui::SessionView *next = seekShown(window, page, 120);
     QVERIFY(next && stripOf(next));
     QCOMPARE(&stripOf(next)->summary(), shown);
     tmui::WholeRunStrip *strip = stripOf(next);
@@ -178,7 +188,7 @@ class TestUiOverview : public QObject {
     QCOMPARE(own.grab().toImage().convertToFormat(QImage::Format_RGB32), taken);
     QCOMPARE(own.wholePaints(), 1);
     // A seek asked while one is read abandons it: the page shows the newer.
-    before = next;
+    QPointer<tmui::SessionView> before(next);
     emit next->seekRequested(40);
     emit next->seekRequested(140);
     QTRY_VERIFY_WITH_TIMEOUT(!before, 60000);
@@ -256,6 +266,56 @@ class TestUiOverview : public QObject {
     std::vector<QString> back;
     for (const tmon::Finding &f : next->findingsView()->findings()) back.push_back(f.message);
     QCOMPARE(back, own);
+  }
+
+  // The still a seek shows is the page as its window shows it, copied from
+  // the window's backing store (not painted again).
+  void aSeeksStillIsThePageAsShown() {
+    MainWindow window;
+    tmui::SessionView *page = openShown(window, path_);
+    QVERIFY(page);
+    QTRY_VERIFY_WITH_TIMEOUT(!stripOf(page)->building(), 240000);
+    window.repaint();
+    const QImage still = SeekStill::pictureOf(page).toImage().convertToFormat(QImage::Format_RGB32);
+    QCOMPARE(still.size(), page->grab().size());
+    QCOMPARE(still, page->grab().toImage().convertToFormat(QImage::Format_RGB32));
+  }
+
+  // A seek's page is made while its window is read, and reads its model
+  // only once it is filled: its controls, title and notice are those of a
+  // page opened at that window, not of an empty model (a replay position
+  // of 0.00 s of 0.00 s, no threads in the title).
+  void aSeeksPageMadeDuringTheReadShowsTheWindowRead() {
+    MainWindow window;
+    tmui::SessionView *page = openShown(window, path_);
+    QVERIFY(page);
+    tmui::SessionView *next = seekShown(window, page, 120);
+    QVERIFY(next && next->replay());
+    QString error;
+    std::unique_ptr<tmui::SessionView> opened(openCapture(path_, &error, 120));
+    QVERIFY2(opened, qPrintable(error));
+    auto label = [](tmui::SessionView *p) { return p->replay()->findChild<QLabel *>()->text(); };
+    auto slider = [](tmui::SessionView *p) { return p->replay()->findChild<QSlider *>()->value(); };
+    QVERIFY2(!label(next).endsWith(QLatin1String("/ 0.00 s")), qPrintable(label(next)));
+    QCOMPARE(label(next), label(opened.get()));
+    QCOMPARE(slider(next), slider(opened.get()));
+    QVERIFY(slider(next) > 0);
+    QCOMPARE(next->title(), opened->title());
+    QCOMPARE(next->notice(), opened->notice());
+    QCOMPARE(next->model()->threadCount(), opened->model()->threadCount());
+    QVERIFY(next->model()->threadCount() > 0);
+    // A capture read whole (no window chosen after the read) the same.
+    const QString shortPath = dir_.filePath(QStringLiteral("short.tmcap"));
+    QVERIFY(busycap::writeFile(shortPath, 10, 3'000'000'000ull));
+    auto whole = std::make_shared<QPointer<tmui::SessionView>>();
+    window.openCaptureFile(shortPath, -1, [whole](tmui::SessionView *p) { *whole = p; });
+    QTRY_VERIFY_WITH_TIMEOUT(!whole->isNull(), 60000);
+    std::unique_ptr<tmui::SessionView> direct(openCapture(shortPath, &error));
+    QVERIFY2(direct, qPrintable(error));
+    QVERIFY2(!label(*whole).isEmpty() && !label(*whole).endsWith(QLatin1String("/ 0.00 s")),
+             qPrintable(label(*whole)));
+    QCOMPARE(label(*whole), label(direct.get()));
+    QCOMPARE((*whole)->title(), direct->title());
   }
 
   // The views' results computed ahead are kept with the capture's index

@@ -49,7 +49,6 @@ ReplayControls::ReplayControls(tmon::SessionModel *model, ViewWindow *window, QW
     seek(model_->durationSeconds() * v / kSliderSteps);
   });
   connect(window_, &ViewWindow::changed, this, &ReplayControls::syncWidgets);
-  syncWidgets();
 }
 
 double ReplayControls::position() const {

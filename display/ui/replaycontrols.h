@@ -34,10 +34,12 @@ class ReplayControls : public QWidget {
   // Seconds since the session start.
   void seek(double seconds);
   double position() const;
+  // Shows the window's position: made before its model is filled, the
+  // controls read nothing of it until the page first calls this.
+  void syncWidgets();
 
  private:
   void step();
-  void syncWidgets();
 
   tmon::SessionModel *model_;
   ViewWindow *window_;

@@ -24,7 +24,13 @@
 namespace tmui {
 
 SessionView::SessionView(tmon::SessionModel *model, Source source, QWidget *parent)
-    : QMainWindow(parent),
+    : SessionView(model, source, BeforeFilled{}) {
+  if (parent) setParent(parent, windowFlags());  // as QMainWindow(parent) makes it
+  modelFilled();
+}
+
+SessionView::SessionView(tmon::SessionModel *model, Source source, BeforeFilled)
+    : QMainWindow(nullptr),
       model_(model),
       window_(new ViewWindow(model, this)),
       source_(source),
@@ -82,7 +88,11 @@ SessionView::SessionView(tmon::SessionModel *model, Source source, QWidget *pare
   connect(model_, &tmon::SessionModel::changed, this, updateDeadlock);
   connect(model_, &tmon::SessionModel::deadlockDetected, this, updateDeadlock);
   connect(window_, &ViewWindow::changed, this, updateDeadlock);
-  updateDeadlock();
+}
+
+void SessionView::modelFilled() {
+  if (replay_) replay_->syncWidgets();
+  deadlock_->update(*model_, window_->now());
   updateTitleAndBanner();
 }
 

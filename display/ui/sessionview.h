@@ -46,6 +46,12 @@ class SessionView : public QMainWindow {
 
   // Takes ownership of model.
   SessionView(tmon::SessionModel *model, Source source, QWidget *parent = nullptr);
+  // The same widgets, made while another thread still fills model: nothing
+  // here reads it (its signals must be blocked until then: a slot would).
+  // modelFilled() reads it once it is filled, as the constructor above does.
+  struct BeforeFilled {};
+  SessionView(tmon::SessionModel *model, Source source, BeforeFilled);
+  void modelFilled();
   ~SessionView() override;
 
   tmon::SessionModel *model() const { return model_; }
