@@ -123,9 +123,12 @@ CaptureLoadResult exportCapture(const QString &path, ExportSink *sink, const Exp
       std::vector<CaptureWindow::CarriedWait> carried;
       if (seq) carried = carriedAt(cw, *m, start);
       seq.reset();
+      // Kept until the next segment has each thread's last sample in it.
+      const std::unique_ptr<SessionModel> before = std::move(m);
       m = std::make_unique<SessionModel>();
       seq = std::make_unique<CaptureWindow::Sequence>(cw, m.get(),
                                                       fromStart ? INT64_MIN / 2 : start, &carried);
+      if (before) seq->carrySamplesFrom(*before);
       inSegment = 0;
       sink->segmentFrom(start);
       const int64_t span = (perSegment - 1) * opt.chunkNs;

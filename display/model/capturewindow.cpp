@@ -336,6 +336,11 @@ void CaptureWindow::feedCarried(const std::vector<CarriedWait> &carried, int64_t
 
 CaptureWindow::Sequence::~Sequence() = default;
 
+void CaptureWindow::Sequence::carrySamplesFrom(const SessionModel &before) {
+  if (!fed_ && next_ < cw_.index_.size())
+    model_->carrySamples(before.samplesBefore(cw_.lo_[next_]));
+}
+
 bool CaptureWindow::Sequence::atEnd() const { return next_ >= cw_.index_.size(); }
 
 CaptureLoadResult CaptureWindow::Sequence::readThrough(int64_t t1,

@@ -120,6 +120,11 @@ class CaptureWindow {
     // apart, and each is whole only when the tick after it is read).
     CaptureLoadResult readPast(int64_t t1, const std::atomic<bool> *stop = nullptr);
     bool atEnd() const;
+    // Before the first readThrough: gives the model every live thread's
+    // newest kernel sample in before (the segment before's model) older
+    // than its first record (SessionModel::carrySamples), so that its first
+    // sample of each is read against it, not from nothing.
+    void carrySamplesFrom(const SessionModel &before);
 
    private:
     CaptureLoadResult readTo(size_t to, const std::atomic<bool> *stop);

@@ -195,6 +195,28 @@ void SessionModel::knownFrom(int64_t t) {
   touch();
 }
 
+std::vector<SessionModel::CarriedSample> SessionModel::samplesBefore(int64_t t) const {
+  std::vector<CarriedSample> out;
+  for (const auto &th : store_->threads) {
+    if (th->info.endNs >= 0 && th->info.endNs < t) continue;
+    const LwpSeries::Point *p = th->lwp.at(t - 1);
+    if (!p) continue;
+    out.push_back(CarriedSample{th->info.tid, p->t, p->aux, p->extra, {p->v.begin(), p->v.end()}});
+  }
+  return out;
+}
+
+void SessionModel::carrySamples(const std::vector<CarriedSample> &samples) {
+  generation_++;
+  for (const CarriedSample &s : samples) {
+    if (s.v.size() != size_t(kLwpCounters)) continue;
+    LwpSeries::Point p{s.t, s.aux, s.extra, {}};
+    std::copy(s.v.begin(), s.v.end(), p.v.begin());
+    store_->carrySample(s.tid, p);
+  }
+  touch();
+}
+
 void SessionModel::setError(const QString &message) {
   if (deferring()) {
     deferred_.push_back(

@@ -49,6 +49,22 @@ class SessionModel : public QObject {
   // values at their start not known (so no span before t is derived, and
   // the first one after it is read from its own samples).
   void knownFrom(int64_t t);
+  // A thread's newest kernel sample (LwpSample) before a time, taken from
+  // one window's model into the next's (CaptureWindow::Sequence): the next
+  // model's first sample of the thread is read against it, as the whole
+  // read reads it (its idle time, its CPU time, its run-queue time).
+  struct CarriedSample {
+    uint32_t tid = 0;
+    int64_t t = 0;
+    uint32_t aux = 0;
+    int32_t extra = 0;
+    std::vector<uint64_t> v;
+  };
+  // Of every thread alive at t.
+  std::vector<CarriedSample> samplesBefore(int64_t t) const;
+  // Into a model fed its descriptions and nothing since: to the threads it
+  // knows as born by the sample's time.
+  void carrySamples(const std::vector<CarriedSample> &samples);
   // Puts the session into its error state (first message wins).
   void setError(const QString &message);
   bool hasError() const { return !error_.isEmpty(); }

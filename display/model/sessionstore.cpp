@@ -261,6 +261,15 @@ void SessionStore::knownFrom(int64_t t) {
   }
 }
 
+void SessionStore::carrySample(uint32_t tid, const LwpSeries::Point &p) {
+  const int index = tidIndex.find(tid);
+  if (index < 0) return;
+  ThreadTimeline &th = *threads[size_t(index)];
+  // Born after it: another thread of the same tid.
+  if (th.info.startNs > p.t) return;
+  if (th.lwp.add(p.t, p.aux, p.v, p.extra)) unsettled_ = true;
+}
+
 namespace {
 constexpr int64_t kFirstTickWithinNs = 1'000'000'000;
 // A reading's clock may lag it (the sampler preempted in between).

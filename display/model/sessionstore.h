@@ -43,6 +43,8 @@ class SessionStore {
   QString apply(Threadmon__Frame &f);
   void markEnded();
   void knownFrom(int64_t t);  // SessionModel::knownFrom
+  // SessionModel::carrySamples, one sample of tid.
+  void carrySample(uint32_t tid, const LwpSeries::Point &p);
   // Newest time up to which every thread's state is known; INT64_MIN if none.
   int64_t horizon() const;
   int64_t startNs() const;

@@ -815,8 +815,11 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
       // from the segment before (read through a, whole): the new model
       // would not see them begin (docs/architecture.md, "Window edges").
       std::vector<CaptureWindow::CarriedWait> carried;
-      if (seq && !isFirst && seqWhole) carried = cw.waitsOpenAt(*model, a);
+      const bool carry = seq && !isFirst && seqWhole;
+      if (carry) carried = cw.waitsOpenAt(*model, a);
       seq.reset();
+      // Kept until the new one has each thread's last sample in it.
+      const std::unique_ptr<SessionModel> before = carry ? std::move(model) : nullptr;
       model = std::make_unique<SessionModel>();
       // Its switch records counted once: those from its first window's
       // start to its last one's end (its read goes on past it: readPast).
@@ -826,6 +829,7 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
                                                           : spans[lastOfSegment].second);
       seq = std::make_unique<CaptureWindow::Sequence>(cw, model.get(),
                                                       isFirst ? INT64_MIN / 2 : a, &carried);
+      if (before) seq->carrySamplesFrom(*before);
       lostBefore = receivedBefore = 0;
       inSegment = 0;
       endedAt = INT64_MIN;

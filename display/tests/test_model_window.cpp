@@ -351,6 +351,24 @@ class TestModelWindow : public QObject {
     QVERIFY2(d.runqueueNs <= a.runqueueNs, qPrintable(QString::number(d.runqueueNs)));
     QVERIFY(d.oncpuNs <= a.oncpuNs);
     QVERIFY(d.userNs <= a.userNs);
+    // Across an edge between two segments' models (an export in segments,
+    // a streamed report) the next one is given each thread's last sample
+    // before its first record (Sequence::carrySamplesFrom): the 1 ms the
+    // sleeper ran and waited for a CPU at 7.5 s is read against its sample
+    // at 1 s, as the whole read reads it (without: neither in the segment).
+    SessionModel first, next;
+    CaptureWindow::Sequence before(cw, &first, INT64_MIN / 2);
+    QCOMPARE(before.readThrough(r.t0).status, CaptureLoadResult::Complete);
+    CaptureWindow::Sequence after(cw, &next, r.t0);
+    after.carrySamplesFrom(first);
+    QCOMPARE(after.readThrough(kT0 + 12000 * kMs).status, CaptureLoadResult::Complete);
+    const int j = next.indexOfTid(10);
+    QCOMPARE(next.lwpDelta(j, r).oncpuNs, a.oncpuNs);
+    QCOMPARE(next.lwpDelta(j, r).runqueueNs, a.runqueueNs);
+    const StateTimes s = whole.threadStates(whole.indexOfTid(10), r), t = next.threadStates(j, r);
+    for (size_t k = 0; k < s.ns.size(); k++)
+      QVERIFY2(t.ns[k] == s.ns[k], qPrintable(cellMismatch(10, 0, k, t.ns[k], s.ns[k])));
+    compareInside(whole, next, r);
   }
 
   void memoryGrowsWithTheWindowNotTheCapture() {
