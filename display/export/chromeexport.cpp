@@ -286,11 +286,20 @@ void ChromeSink::thread(const ExportThread &t) {
 }
 
 void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
+  stateEvent(tidText(tid), iv);
+}
+
+void ChromeSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
+  const TidText &t = tidText(tid);  // the table is not written below
+  for (size_t i = 0; i < n; i++) stateEvent(t, runs[i]);
+}
+
+inline void ChromeSink::stateEvent(const TidText &tid, const StateInterval &iv) {
   // The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
   const Head &head = eventHead(false, iv.state);
   Text e{begin(kEventRoom)};
   e.head(head.text, head.size);
-  e.tidTs(tidText(tid));
+  e.tidTs(tid);
   e.ts(iv.start - origin());
   e.lit(",\"dur\":");
   e.ts(iv.end - iv.start);
