@@ -91,9 +91,14 @@ struct Text {
     p += s.size();
   }
   // A prefix made once (Head): copied whole, a fixed size, when it fits.
+  // The short ones (a flow's, the pid's) in 32 or 64 bytes.
   void head(const std::string &s, size_t n) {
-    if (n <= kHeadRoom)
-      std::memcpy(p, s.data(), kHeadRoom);  // s is kHeadRoom long at least
+    if (n <= 32)
+      std::memcpy(p, s.data(), 32);  // s is kHeadRoom long at least
+    else if (n <= 64)
+      std::memcpy(p, s.data(), 64);
+    else if (n <= kHeadRoom)
+      std::memcpy(p, s.data(), kHeadRoom);
     else
       std::memcpy(p, s.data(), n);
     p += n;
@@ -237,7 +242,13 @@ void ChromeSink::nextFlowId() {
   }
 }
 
-const ChromeSink::QuotedObject &ChromeSink::quotedNames(const ExportObject &o) {
+inline const ChromeSink::QuotedObject &ChromeSink::quotedNames(const ExportObject &o) {
+  if (__builtin_expect(o.index < quotedObjects_.size() && quotedObjects_[o.index].made, 1))
+    return quotedObjects_[o.index];
+  return makeQuotedNames(o);
+}
+
+const ChromeSink::QuotedObject &ChromeSink::makeQuotedNames(const ExportObject &o) {
   if (o.index >= quotedObjects_.size()) quotedObjects_.resize(o.index + 1);
   QuotedObject &q = quotedObjects_[o.index];
   if (!q.made) {

@@ -82,6 +82,7 @@ class ChromeSink : public TimelineSink {
     Head args;
   };
   const QuotedObject &quotedNames(const ExportObject &o);
+  [[gnu::noinline]] const QuotedObject &makeQuotedNames(const ExportObject &o);
   std::vector<QuotedObject> quotedObjects_;
   std::array<Head, kFinalStateCount> stateHeads_, waitHeads_;
   std::vector<Head> cpuHeads_, counterHeads_;
