@@ -4,6 +4,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
@@ -297,18 +298,29 @@ void ChromeSink::thread(const ExportThread &t) {
 }
 
 void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
-  stateEvent(tidText(tid), iv);
+  states(tid, &iv, 1);
 }
 
 void ChromeSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
   const TidText &t = tidText(tid);  // the table is not written below
-  for (size_t i = 0; i < n; i++) stateEvent(t, runs[i]);
+  // Up to 32 events in one piece of the output: one reserve and commit
+  // each, not one an event.
+  constexpr size_t kBatch = 32;
+  for (size_t i = 0; i < n;) {
+    const size_t end = std::min(n, i + kBatch);
+    char *p = stateEvent(begin((end - i) * (kEventRoom + 2)), t, runs[i]);
+    while (++i < end) {
+      std::memcpy(p, ",\n", 2);
+      p = stateEvent(p + 2, t, runs[i]);
+    }
+    out_->commit(p);
+  }
 }
 
-inline void ChromeSink::stateEvent(const TidText &tid, const StateInterval &iv) {
+inline char *ChromeSink::stateEvent(char *at, const TidText &tid, const StateInterval &iv) {
   // The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
   const Head &head = eventHead(false, iv.state);
-  Text e{begin(kEventRoom)};
+  Text e{at};
   e.head(head.text, head.size);
   e.tidTs(tid);
   e.ts(iv.start - origin());
@@ -321,7 +333,7 @@ inline void ChromeSink::stateEvent(const TidText &tid, const StateInterval &iv) 
   } else {
     *e.p++ = '}';
   }
-  out_->commit(e.p);
+  return e.p;
 }
 
 void ChromeSink::wait(const ExportWait &w) {

@@ -89,7 +89,8 @@ class ChromeSink : public TimelineSink {
   Head flowHeads_[2];  // a flow's start and end, up to its id
   Head pidText_;       // ',"pid":PID,"tid":'
   const TidText &tidText(uint32_t tid);
-  void stateEvent(const TidText &tid, const StateInterval &iv);
+  // A state's event written at at (kEventRoom bytes): where it ends.
+  char *stateEvent(char *at, const TidText &tid, const StateInterval &iv);
   std::vector<TidText> tidTexts_ = std::vector<TidText>(1024);
   // A state's end after its duration, its CPU and object as arguments
   // ',"args":{"cpu":C,"object_id":O}}', by a hash of the two: a window's
