@@ -297,6 +297,26 @@ void ChromeSink::thread(const ExportThread &t) {
         QByteArray::number(qlonglong(t.tid) * 2 + 1) + "}}");
 }
 
+[[gnu::always_inline]] inline char *ChromeSink::stateEvent(char *at, const TidText &tid,
+                                                           const StateInterval &iv) {
+  // The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
+  const Head &head = eventHead(false, iv.state);
+  Text e{at};
+  e.head(head.text, head.size);
+  e.tidTs(tid);
+  e.ts(iv.start - origin());
+  e.lit(",\"dur\":");
+  e.ts(iv.end - iv.start);
+  if (iv.cpu >= 0 || iv.object) {
+    const ArgsText &args = stateArgs(iv.cpu, iv.object);
+    std::memcpy(e.p, args.text, sizeof args.text);
+    e.p += args.size;
+  } else {
+    *e.p++ = '}';
+  }
+  return e.p;
+}
+
 void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
   states(tid, &iv, 1);
 }
@@ -315,25 +335,6 @@ void ChromeSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
     }
     out_->commit(p);
   }
-}
-
-inline char *ChromeSink::stateEvent(char *at, const TidText &tid, const StateInterval &iv) {
-  // The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
-  const Head &head = eventHead(false, iv.state);
-  Text e{at};
-  e.head(head.text, head.size);
-  e.tidTs(tid);
-  e.ts(iv.start - origin());
-  e.lit(",\"dur\":");
-  e.ts(iv.end - iv.start);
-  if (iv.cpu >= 0 || iv.object) {
-    const ArgsText &args = stateArgs(iv.cpu, iv.object);
-    std::memcpy(e.p, args.text, sizeof args.text);
-    e.p += args.size;
-  } else {
-    *e.p++ = '}';
-  }
-  return e.p;
 }
 
 void ChromeSink::wait(const ExportWait &w) {
