@@ -499,6 +499,12 @@ bool keep(const ProtoWriter &scratch, const char *start, char (&into)[N], uint8_
 inline const PerfettoSink::TidBytes &PerfettoSink::tidBytes(uint32_t tid) {
   TidBytes &b = tidBytes_[(tid * 2654435761u) >> 22];  // 1024 entries
   if (__builtin_expect(b.tid == tid && b.holderSize, 1)) return b;
+  makeTidBytes(tid, &b);
+  return b;
+}
+
+void PerfettoSink::makeTidBytes(uint32_t tid, TidBytes *e) {
+  TidBytes &b = *e;
   b.tid = tid;
   b.track = ProtoBytes::varint(kThreadTrack | tid);
   char scratch[64];
@@ -508,7 +514,6 @@ inline const PerfettoSink::TidBytes &PerfettoSink::tidBytes(uint32_t tid) {
   x.p = scratch;
   uintArg(&x, kArgReleaser, tid);
   keep(x, scratch, b.releaser, &b.releaserSize);
-  return b;
 }
 
 inline PerfettoSink::WaitBytes *PerfettoSink::waitBytes(const ExportWait &w) {

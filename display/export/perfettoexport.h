@@ -138,6 +138,7 @@ class PerfettoSink : public TimelineSink {
   };
   std::vector<TidBytes> tidBytes_ = std::vector<TidBytes>(1024);
   const TidBytes &tidBytes(uint32_t tid);
+  [[gnu::noinline]] void makeTidBytes(uint32_t tid, TidBytes *b);
   static constexpr size_t kWaitCache = 2048;
   std::vector<WaitBytes> waitBytes_ = std::vector<WaitBytes>(kWaitCache);
   // Its entry, made when missed (describing the object's track then); null
