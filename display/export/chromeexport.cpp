@@ -4,6 +4,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
@@ -91,9 +92,14 @@ struct Text {
     p += s.size();
   }
   // A prefix made once (Head): copied whole, a fixed size, when it fits.
+  // The short ones (a flow's, the pid's) in 32 or 64 bytes.
   void head(const std::string &s, size_t n) {
-    if (n <= kHeadRoom)
-      std::memcpy(p, s.data(), kHeadRoom);  // s is kHeadRoom long at least
+    if (n <= 32)
+      std::memcpy(p, s.data(), 32);  // s is kHeadRoom long at least
+    else if (n <= 64)
+      std::memcpy(p, s.data(), 64);
+    else if (n <= kHeadRoom)
+      std::memcpy(p, s.data(), kHeadRoom);
     else
       std::memcpy(p, s.data(), n);
     p += n;
@@ -237,7 +243,13 @@ void ChromeSink::nextFlowId() {
   }
 }
 
-const ChromeSink::QuotedObject &ChromeSink::quotedNames(const ExportObject &o) {
+inline const ChromeSink::QuotedObject &ChromeSink::quotedNames(const ExportObject &o) {
+  if (__builtin_expect(o.index < quotedObjects_.size() && quotedObjects_[o.index].made, 1))
+    return quotedObjects_[o.index];
+  return makeQuotedNames(o);
+}
+
+const ChromeSink::QuotedObject &ChromeSink::makeQuotedNames(const ExportObject &o) {
   if (o.index >= quotedObjects_.size()) quotedObjects_.resize(o.index + 1);
   QuotedObject &q = quotedObjects_[o.index];
   if (!q.made) {
@@ -285,12 +297,13 @@ void ChromeSink::thread(const ExportThread &t) {
         QByteArray::number(qlonglong(t.tid) * 2 + 1) + "}}");
 }
 
-void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
+[[gnu::always_inline]] inline char *ChromeSink::stateEvent(char *at, const TidText &tid,
+                                                           const StateInterval &iv) {
   // The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
   const Head &head = eventHead(false, iv.state);
-  Text e{begin(kEventRoom)};
+  Text e{at};
   e.head(head.text, head.size);
-  e.tidTs(tidText(tid));
+  e.tidTs(tid);
   e.ts(iv.start - origin());
   e.lit(",\"dur\":");
   e.ts(iv.end - iv.start);
@@ -301,7 +314,27 @@ void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
   } else {
     *e.p++ = '}';
   }
-  out_->commit(e.p);
+  return e.p;
+}
+
+void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
+  states(tid, &iv, 1);
+}
+
+void ChromeSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
+  const TidText &t = tidText(tid);  // the table is not written below
+  // Up to 32 events in one piece of the output: one reserve and commit
+  // each, not one an event.
+  constexpr size_t kBatch = 32;
+  for (size_t i = 0; i < n;) {
+    const size_t end = std::min(n, i + kBatch);
+    char *p = stateEvent(begin((end - i) * (kEventRoom + 2)), t, runs[i]);
+    while (++i < end) {
+      std::memcpy(p, ",\n", 2);
+      p = stateEvent(p + 2, t, runs[i]);
+    }
+    out_->commit(p);
+  }
 }
 
 void ChromeSink::wait(const ExportWait &w) {

@@ -51,6 +51,7 @@ class ChromeSink : public TimelineSink {
   void process(const SessionInfo &info, int cpuCount) override;
   void thread(const ExportThread &t) override;
   void state(uint32_t tid, const StateInterval &iv) override;
+  void states(uint32_t tid, const StateInterval *runs, size_t n) override;
   void wait(const ExportWait &w) override;
   void cpuBusy(int cpu, int64_t t, double percent) override;
   void counter(int which, int64_t t, double value) override;
@@ -81,12 +82,15 @@ class ChromeSink : public TimelineSink {
     Head args;
   };
   const QuotedObject &quotedNames(const ExportObject &o);
+  [[gnu::noinline]] const QuotedObject &makeQuotedNames(const ExportObject &o);
   std::vector<QuotedObject> quotedObjects_;
   std::array<Head, kFinalStateCount> stateHeads_, waitHeads_;
   std::vector<Head> cpuHeads_, counterHeads_;
   Head flowHeads_[2];  // a flow's start and end, up to its id
   Head pidText_;       // ',"pid":PID,"tid":'
   const TidText &tidText(uint32_t tid);
+  // A state's event written at at (kEventRoom bytes): where it ends.
+  char *stateEvent(char *at, const TidText &tid, const StateInterval &iv);
   std::vector<TidText> tidTexts_ = std::vector<TidText>(1024);
   // A state's end after its duration, its CPU and object as arguments
   // ',"args":{"cpu":C,"object_id":O}}', by a hash of the two: a window's

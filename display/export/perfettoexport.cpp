@@ -72,7 +72,7 @@ uint64_t objectWaiterTrack(uint32_t object, uint32_t tid) {
 // A threadmon state as Linux's: on a CPU runs; runnable and stolen wait
 // for one; a wait in the kernel for I/O is uninterruptible; every wait for
 // another thread or a timer is an interruptible sleep.
-int taskStateOf(FinalState s) {
+constexpr int taskStateOf(FinalState s) {
   switch (s) {
     case FinalState::OnCpu: return task::kRunning;
     case FinalState::Runnable:
@@ -82,6 +82,16 @@ int taskStateOf(FinalState s) {
     default: return task::kSleep;
   }
 }
+
+// The same by state, a table (a switch per interval was a fifth of the
+// states' loop).
+constexpr struct TaskStates {
+  int8_t of[kFinalStateCount];
+} kTaskStates = [] {
+  TaskStates t{};
+  for (int s = 0; s < kFinalStateCount; s++) t.of[s] = int8_t(taskStateOf(FinalState(s)));
+  return t;
+}();
 
 // Interned names (InternedData, iids from 1 in each table): what every
 // wait's events repeat is written once, at the start of the trace.
@@ -271,13 +281,22 @@ PerfettoSink::Task &PerfettoSink::task(uint32_t tid) {
 }
 
 void PerfettoSink::state(uint32_t tid, const StateInterval &iv) {
-  const int s = taskStateOf(iv.state);
+  const int s = kTaskStates.of[size_t(iv.state)];
   // A thread's states come one after another: one lookup per thread. Most
   // calls (a run of the same Linux state: 2.1 of 2.5 million for
   // half.tmcap) end here, before any register is saved for a write.
   Task *k = tid == lastTid_ ? lastTask_ : nullptr;
   if (k && k->last == s && s != task::kRunning) return;
   stateChange(k ? k : &task(tid), iv, s);
+}
+
+void PerfettoSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
+  Task *k = tid == lastTid_ && lastTask_ ? lastTask_ : &task(tid);
+  for (size_t i = 0; i < n; i++) {
+    const int s = kTaskStates.of[size_t(runs[i].state)];
+    if (k->last == s && s != task::kRunning) continue;  // as state() does
+    stateChange(k, runs[i], s);
+  }
 }
 
 void PerfettoSink::stateChange(Task *k, const StateInterval &iv, int s) {
@@ -401,7 +420,7 @@ inline void uintArg(ProtoWriter *w, AnnotationName name, uint64_t v) {
 }
 }  // namespace
 
-void PerfettoSink::wait(const ExportWait &w) {
+void PerfettoSink::waitEncoded(const ExportWait &w) {
   // The object's track first: describing it writes packets of its own.
   const ProtoBytes on = w.objectId ? objectTrack(w) : ProtoBytes{};
   const ExportObject &o = *w.object;
@@ -447,6 +466,156 @@ void PerfettoSink::wait(const ExportWait &w) {
   sliceFields(&b, event::kSliceEnd, track);
   if (flow) b.fixed64(event::kTerminatingFlowIds, id);
   endEvent(&b, ev, pkt);
+  out_->commit(b.p);
+}
+
+namespace {
+// A TracePacket of one TrackEvent, each shorter than 128 bytes: their keys
+// and a byte each for their lengths around the packet's time fields;
+// returns where the packet starts, for endShort.
+static_assert(kTracePacket < 16, "one-byte key");
+inline char *startShort(ProtoWriter *w, const ProtoBytes &stamp) {
+  char *pkt = w->p;
+  pkt[0] = key(kTracePacket, ProtoEncoder::kLength);
+  std::memcpy(pkt + 2, stamp.b, 16);
+  char *ev = pkt + 2 + stamp.n;
+  ev[0] = key(packet::kTrackEvent, ProtoEncoder::kLength);
+  w->p = ev + 2;
+  return pkt;
+}
+inline void endShort(ProtoWriter *w, char *pkt, const ProtoBytes &stamp) {
+  const size_t n = size_t(w->p - pkt) - 2;
+  pkt[1] = char(n);
+  pkt[3 + stamp.n] = char(n - stamp.n - 2);
+}
+// Fields copied whole from an array of N bytes, n of them kept.
+template <size_t N>
+inline void copied(ProtoWriter *w, const char (&fields)[N], size_t n) {
+  std::memcpy(w->p, fields, N);
+  w->p += n;
+}
+// Fields encoded into a scratch buffer, then into an array of their own
+// when they fit: false when they do not.
+template <size_t N>
+bool keep(const ProtoWriter &scratch, const char *start, char (&into)[N], uint8_t *size) {
+  const size_t n = size_t(scratch.p - start);
+  if (n > N) return false;
+  std::memcpy(into, start, n);
+  *size = uint8_t(n);
+  return true;
+}
+}  // namespace
+
+inline const PerfettoSink::TidBytes &PerfettoSink::tidBytes(uint32_t tid) {
+  TidBytes &b = tidBytes_[(tid * 2654435761u) >> 22];  // 1024 entries
+  if (__builtin_expect(b.tid == tid && b.holderSize, 1)) return b;
+  makeTidBytes(tid, &b);
+  return b;
+}
+
+void PerfettoSink::makeTidBytes(uint32_t tid, TidBytes *e) {
+  TidBytes &b = *e;
+  b.tid = tid;
+  b.track = ProtoBytes::varint(kThreadTrack | tid);
+  char scratch[64];
+  ProtoWriter x{scratch};
+  uintArg(&x, kArgHolder, tid);
+  keep(x, scratch, b.holder, &b.holderSize);  // 10 bytes at most: a tid is 32 bits
+  x.p = scratch;
+  uintArg(&x, kArgReleaser, tid);
+  keep(x, scratch, b.releaser, &b.releaserSize);
+}
+
+inline PerfettoSink::WaitBytes *PerfettoSink::waitBytes(const ExportWait &w) {
+  static_assert(kWaitCache == 1u << 11, "11 bits of hash");
+  const uint32_t h =
+      (uint32_t(uintptr_t(w.object) >> 3) * 31u + w.waiter) * 64u + uint32_t(w.state);
+  WaitBytes &b = waitBytes_[(h * 2654435761u) >> 21];
+  if (__builtin_expect(b.object == w.object && b.waiter == w.waiter && b.state == w.state, 1))
+    return &b;
+  return makeWaitBytes(w, &b) ? &b : nullptr;
+}
+
+bool PerfettoSink::makeWaitBytes(const ExportWait &w, WaitBytes *b) {
+  b->object = nullptr;
+  const ExportObject &o = *w.object;
+  if (o.index >= annotations_.size() || !annotations_[o.index].made) return false;
+  const ObjectAnnotations &names = annotations_[o.index];
+  // The object's track described first, as an encoded wait does.
+  const ProtoBytes on = w.objectId ? objectTrack(w) : ProtoBytes{};
+  char scratch[256];
+  ProtoWriter x{scratch};
+  b->objectBeginSize = b->objectEndSize = 0;
+  if (w.objectId) {
+    char *ev = x.open(packet::kTrackEvent);
+    namedSlice(&x, event::kSliceBegin, on, kCatObject, stateNameIid(w.state));
+    x.close(ev);
+    if (!keep(x, scratch, b->objectBegin, &b->objectBeginSize)) return false;
+    x.p = scratch;
+    ev = x.open(packet::kTrackEvent);
+    sliceFields(&x, event::kSliceEnd, on);
+    x.close(ev);
+    if (!keep(x, scratch, b->objectEnd, &b->objectEndSize)) return false;
+  }
+  const ProtoBytes track = trackBytes(kThreadTrack | w.waiter);
+  x.p = scratch;
+  namedSlice(&x, event::kSliceBegin, track, kCatWait, stateNameIid(w.state));
+  x.encoded(names.both, names.bothSize);
+  if (!keep(x, scratch, b->begin, &b->beginSize)) return false;
+  x.p = scratch;
+  sliceFields(&x, event::kSliceEnd, track);
+  if (!keep(x, scratch, b->end, &b->endSize)) return false;
+  b->object = w.object;
+  b->waiter = w.waiter;
+  b->state = w.state;
+  return true;
+}
+
+void PerfettoSink::wait(const ExportWait &w) {
+  const WaitBytes *t = waitBytes(w);
+  if (__builtin_expect(!t, 0)) return waitEncoded(w);
+  // The packets as waitEncoded writes them: each field but the times, the
+  // holder, the releaser and the flow copied from t. Each packet is below
+  // 128 bytes: a time's fields (15 bytes at most), the longest fields kept
+  // (64) and two arguments of 11.
+  ProtoWriter b{out_->reserve(5 * kPacketRoom)};
+  const ProtoBytes start = stampOf(w.start), end = stampOf(w.end);
+  if (t->objectBeginSize) {
+    b.p[0] = key(kTracePacket, ProtoEncoder::kLength);
+    b.p[1] = char(start.n + t->objectBeginSize);
+    std::memcpy(b.p + 2, start.b, 16);
+    b.p += 2 + start.n;
+    copied(&b, t->objectBegin, t->objectBeginSize);
+    b.p[0] = key(kTracePacket, ProtoEncoder::kLength);
+    b.p[1] = char(end.n + t->objectEndSize);
+    std::memcpy(b.p + 2, end.b, 16);
+    b.p += 2 + end.n;
+    copied(&b, t->objectEnd, t->objectEndSize);
+  }
+  char *pkt = startShort(&b, start);
+  copied(&b, t->begin, t->beginSize);
+  if (w.holder) {
+    const TidBytes &h = tidBytes(w.holder);
+    copied(&b, h.holder, h.holderSize);
+  }
+  const TidBytes *releaser = w.releaser ? &tidBytes(w.releaser) : nullptr;
+  if (releaser) copied(&b, releaser->releaser, releaser->releaserSize);
+  endShort(&b, pkt, start);
+  const bool flow = w.releaser && !w.open && w.releaser != w.waiter;
+  const uint64_t id = flow ? ++flows_ : 0;
+  if (flow) {
+    // The release: an instant on the releaser's track, flowing to the wait.
+    pkt = startShort(&b, end);
+    namedSlice(&b, event::kInstant, releaser->track, kCatWakeup, kReleaseNameIid);
+    const ObjectAnnotations &names = annotations_[w.object->index];
+    copied(&b, names.both, names.objectSize);
+    b.fixed64(event::kFlowIds, id);
+    endShort(&b, pkt, end);
+  }
+  pkt = startShort(&b, end);
+  copied(&b, t->end, t->endSize);
+  if (flow) b.fixed64(event::kTerminatingFlowIds, id);
+  endShort(&b, pkt, end);
   out_->commit(b.p);
 }
 

@@ -48,6 +48,7 @@ class PerfettoSink : public TimelineSink {
   void process(const SessionInfo &info, int cpuCount) override;
   void thread(const ExportThread &t) override;
   void state(uint32_t tid, const StateInterval &iv) override;
+  void states(uint32_t tid, const StateInterval *runs, size_t n) override;
   void wait(const ExportWait &w) override;
   void cpuBusy(int cpu, int64_t t, double percent) override;
   void counter(int which, int64_t t, double value) override;
@@ -109,6 +110,43 @@ class PerfettoSink : public TimelineSink {
   };
   static constexpr size_t kTrackCache = 4096;
   std::vector<TrackBytes> tracks_ = std::vector<TrackBytes>(kTrackCache);
+  // A wait's packets but for their times and its holder, releaser and
+  // flow, encoded once per object, waiter and state (half.tmcap's million
+  // waits have a few hundred): the object track's begin and end events
+  // (from their TrackEvent key on), the waiter's begin event's fixed fields
+  // and its end event's. Kept by a hash of the three: one missed is made
+  // again, no packet written twice (the tracks were described when first
+  // made). Encoding the fields of five packets per wait was 570
+  // instructions a wait; copying them, about 200.
+  struct WaitBytes {
+    const ExportObject *object = nullptr;  // none: empty
+    uint32_t waiter = 0;
+    FinalState state = FinalState::Sleeping;
+    uint8_t objectBeginSize = 0, objectEndSize = 0;  // 0: no object track
+    uint8_t beginSize = 0, endSize = 0;
+    char objectBegin[32], objectEnd[32];  // copied whole
+    char begin[64], end[16];
+  };
+  // A thread's fields as a wait's packets carry them (its track's uuid,
+  // and the holder's and releaser's arguments of its tid), by a hash of
+  // the tid.
+  struct TidBytes {
+    uint32_t tid = 0;
+    uint8_t holderSize = 0, releaserSize = 0;  // 0: empty
+    ProtoBytes track;
+    char holder[16], releaser[16];  // copied whole
+  };
+  std::vector<TidBytes> tidBytes_ = std::vector<TidBytes>(1024);
+  const TidBytes &tidBytes(uint32_t tid);
+  [[gnu::noinline]] void makeTidBytes(uint32_t tid, TidBytes *b);
+  static constexpr size_t kWaitCache = 2048;
+  std::vector<WaitBytes> waitBytes_ = std::vector<WaitBytes>(kWaitCache);
+  // Its entry, made when missed (describing the object's track then); null
+  // when the wait is the first of its object (whose packet interns the
+  // object's names) or its fields are too long to be copied whole.
+  WaitBytes *waitBytes(const ExportWait &w);
+  [[gnu::noinline]] bool makeWaitBytes(const ExportWait &w, WaitBytes *b);
+  [[gnu::noinline]] void waitEncoded(const ExportWait &w);  // every field encoded
   TrackBytes &trackEntry(uint64_t uuid);
   const ProtoBytes &trackBytes(uint64_t uuid);
   uint64_t flows_ = 0;
