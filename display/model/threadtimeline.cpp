@@ -485,7 +485,13 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
     bool bIsTick = nt != ticks.end() && *nt <= to;
     int64_t b = bIsTick ? *nt : to;
     const LwpSeries::Point *pa = a == from ? lwp.at(a) : pb;
-    pb = lwp.atNear(b, pb);  // b only grows: near the last one
+    // b only grows: the sample at b is nearly always the one after the
+    // last (a sample per tick), or the last itself.
+    if (const size_t n = lwp.size(), k = pb ? size_t(pb - lwp.first()) : n;
+        k + 1 < n && lwp[k + 1].t <= b && (k + 2 == n || lwp[k + 2].t > b))
+      pb = &lwp[k + 1];
+    else if (!(pb && pb->t <= b && (k + 1 == n || lwp[k + 1].t > b)))
+      pb = lwp.atNear(b, pb);
     uint32_t kstate = pb ? lwpAuxKstate(pb->aux) : 0;
     int lastCpu = pb ? lwpAuxCpu(pb->aux) : -1;
     unsigned rest = restCode(pb, pa);
