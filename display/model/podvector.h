@@ -71,6 +71,14 @@ class PodVector {
   void reserve(size_t n) {
     if (n > capacity()) reallocTo(n);
   }
+  // Room for n more, grown as push_back grows it; a loop that appends writes
+  // from the end returned and gives its own end to setEnd, so that the end
+  // stays in a register.
+  T *reserveMore(size_t n) {
+    if (size_t(c_ - e_) < n) grow(size() + n);
+    return e_;
+  }
+  void setEnd(T *e) { e_ = e; }
   // v before at (a pointer into this vector; v not an element of it).
   T *insert(const T *at, const T &v) {
     const size_t i = size_t(at - p_), n = size();

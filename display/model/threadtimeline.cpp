@@ -1,6 +1,7 @@
 #include "threadtimeline.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "framecheck.h"
@@ -74,6 +75,28 @@ unsigned restCode(const LwpSeries::Point *pb, const LwpSeries::Point *pa) {
 
 int blockedCode(int state) { return finalCodeOfWire(state); }
 
+// What a segment of a tick without switch records becomes, by the wire
+// state of its transition (a record's state byte): blocked (its interval's
+// code and CPU bits, as ThreadTimeline::bitsOf gives), RUNNING (to be split
+// by the tick), or nothing (EXITED, or a state no final state has).
+constexpr uint32_t kRunningSegment = 1;  // below any interval's bits
+constexpr std::array<uint32_t, 256> segmentBits() {
+  std::array<uint32_t, 256> t{};
+  for (size_t w = 0; w < t.size(); w++) {
+    const int code = w < size_t(kWireStates) ? wirestate_detail::kFinalOfWire[w] : -1;
+    if (code >= 0)
+      t[w] = uint32_t(code) << 16 | uint32_t(ThreadTimeline::kNoCpuCode) << 20;
+    else if (w == THREADMON__THREAD_STATE__STATE_RUNNING ||
+             w == THREADMON__THREAD_STATE__STATE_UNKNOWN)
+      t[w] = kRunningSegment;
+  }
+  return t;
+}
+constexpr std::array<uint32_t, 256> kSegmentBits = segmentBits();
+static_assert(kSegmentBits[THREADMON__THREAD_STATE__STATE_RUNNING] == kRunningSegment &&
+                  kSegmentBits[THREADMON__THREAD_STATE__STATE_UNKNOWN] == kRunningSegment,
+              "RUNNING and UNKNOWN, and no other state, are running (isRunning in sweep)");
+
 // A mixed interval's payload: on and rq fractions (kFracBits each), then
 // the rest's code (restBitsOf) in the top bits.
 struct Mix {
@@ -99,6 +122,13 @@ uint32_t restBitsOf(unsigned rest) {
          : rest == unsigned(FinalState::Stopped) ? 2
          : rest == unsigned(FinalState::Idle)    ? kRestIdle
                                                  : 0;
+}
+
+// std::lround of x in [0, kFracOne], without the call: x - trunc(x) is
+// exact there, so a half rounds up as lround rounds it.
+uint32_t roundFrac(double x) {
+  const auto t = uint32_t(x);
+  return x - double(t) >= 0.5 ? t + 1 : t;
 }
 
 int64_t part(int64_t d, uint32_t frac) { return (d * int64_t(frac) + kFracOne / 2) / kFracOne; }
@@ -232,10 +262,12 @@ void ThreadTimeline::setStart(int64_t t) {
 // and from ten places in sweep, where GCC would not inline it otherwise.
 [[gnu::always_inline]] inline void ThreadTimeline::push(int64_t t, unsigned code, int cpu,
                                                         uint32_t payload) {
-  unsigned c = cpu < 0 || cpu >= kNoCpu ? unsigned(kNoCpu) : unsigned(cpu);
-  auto same = [&](const Packed &p) {
-    return codeOf(p) == code && unsigned(p.hi >> 20) == c && p.payload == payload;
-  };
+  pushBits(t, bitsOf(code, cpu), payload);
+}
+
+[[gnu::always_inline]] inline void ThreadTimeline::pushBits(int64_t t, uint32_t bits,
+                                                            uint32_t payload) {
+  auto same = [&](const Packed &p) { return (p.hi & 0xFFFF0000u) == bits && p.payload == payload; };
   if (!iv_.empty() && same(iv_.back())) return;
   // A zero-length interval is replaced, never kept.
   if (!iv_.empty() && startOf(iv_.back()) >= t) {
@@ -243,7 +275,7 @@ void ThreadTimeline::setStart(int64_t t) {
     if (!iv_.empty() && same(iv_.back())) return;
   }
   int64_t rel = std::clamp<int64_t>(t - base_, 0, kMaxRel);
-  iv_.push_back(Packed{uint32_t(rel), uint32_t(rel >> 32) | code << 16 | c << 20, payload});
+  iv_.push_back(Packed{uint32_t(rel), uint32_t(rel >> 32) | bits, payload});
 }
 
 void ThreadTimeline::truncate(int64_t t) {
@@ -453,7 +485,13 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
     bool bIsTick = nt != ticks.end() && *nt <= to;
     int64_t b = bIsTick ? *nt : to;
     const LwpSeries::Point *pa = a == from ? lwp.at(a) : pb;
-    pb = lwp.atNear(b, pb);  // b only grows: near the last one
+    // b only grows: the sample at b is nearly always the one after the
+    // last (a sample per tick), or the last itself.
+    if (const size_t n = lwp.size(), k = pb ? size_t(pb - lwp.first()) : n;
+        k + 1 < n && lwp[k + 1].t <= b && (k + 2 == n || lwp[k + 2].t > b))
+      pb = &lwp[k + 1];
+    else if (!(pb && pb->t <= b && (k + 1 == n || lwp[k + 1].t > b)))
+      pb = lwp.atNear(b, pb);
     uint32_t kstate = pb ? lwpAuxKstate(pb->aux) : 0;
     int lastCpu = pb ? lwpAuxCpu(pb->aux) : -1;
     unsigned rest = restCode(pb, pa);
@@ -492,27 +530,33 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
     int64_t fallbackNs = 0;
     int wrappedWaits = 0;  // wrapped blocking calls the tick saw (begun or going on)
     int endState = ustate;  // interposition state at the tick's end
-    if (si >= nSw || sw[si].t >= b) {
-      // No switch record in the tick (nearly every tick of a capture without
-      // them): its switch kind holds throughout. A known kind leaves no
-      // RUNNING time to split, and the other results here are only read for
-      // such time; else the transitions alone are walked, not merged with
-      // the switch records.
+    // No switch record in the tick (nearly every tick of a capture without
+    // them): its switch kind holds throughout, and the transitions alone cut
+    // it, each segment running from one (the last of those at an instant)
+    // to the next, without a merge with the switch records.
+    const bool noSwitches = si >= nSw || sw[si].t >= b;
+    size_t ue = ui;  // (noSwitches, skind < 0) the first transition at or after b
+    if (noSwitches) {
+      // A known kind leaves no RUNNING time to split, and the other results
+      // here are only read for such time.
       if (skind < 0) {
         int us = ustate, prevState = -1;
+        auto count = [&](int64_t p, int64_t q) {
+          const uint32_t segBits = kSegmentBits[size_t(us)];  // isRunning, blockedCode
+          if (segBits == kRunningSegment && p >= firstIn) fallbackNs += q - p;
+          wrappedWaits += segBits > kRunningSegment && us != prevState;
+          prevState = us;
+        };
         int64_t p = a;
-        for (size_t u = ui;;) {
-          const int64_t q = u < nTrans ? std::min(trans[u].t, b) : b;
-          if (q > p) {
-            if (isRunning(us) && p >= firstIn) fallbackNs += q - p;
-            if (blockedCode(us) >= 0 && us != prevState) wrappedWaits++;
-            prevState = us;
-            endState = us;
+        for (; ue < nTrans && trans[ue].t < b; ue++) {
+          if (trans[ue].t > p) {
+            count(p, trans[ue].t);
+            p = trans[ue].t;
           }
-          if (q >= b) break;
-          for (; u < nTrans && trans[u].t == q; u++) us = trans[u].state;
-          p = q;
+          us = trans[ue].state;
         }
+        count(p, b);
+        endState = us;
       }
     } else {
       size_t u = ui, s = si;
@@ -560,58 +604,106 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
           on = double(dOn) / double(dOn + dRq);
           rq = 1.0 - on;
         }
-        fOn = uint32_t(std::lround(on * kFracOne));
-        fRq = std::min(kFracOne - fOn, uint32_t(std::lround(rq * kFracOne)));
+        fOn = roundFrac(on * kFracOne);
+        fRq = std::min(kFracOne - fOn, roundFrac(rq * kFracOne));
       }
       haveLastMix = true;
       lastOn = fOn;
       lastRq = fRq;
     }
+    // What RUNNING time with no switch information becomes: the tick's split.
+    unsigned runCode = kMixed;
+    int runCpu = lastCpu;
+    uint32_t runPayload = 0;
+    if (fOn == kFracOne) {
+      runCode = unsigned(FinalState::OnCpu);
+    } else if (fRq == kFracOne) {
+      runCode = unsigned(FinalState::Runnable);
+      runCpu = -1;
+    } else if (fOn == 0 && fRq == 0) {
+      runCode = rest;
+      runCpu = -1;
+    } else {
+      runPayload = mixPayload(fOn, fRq, restBitsOf(rest));
+    }
 
     // Pass 2: emit.
-    walk(ui, si, ustate, uobj, skind, scpu,
-         [&](int64_t p, int64_t q, int ust, uint32_t uo, int k, int c) {
-           int bc = blockedCode(ust);
-           if (bc >= 0) {
-             push(p, unsigned(bc), -1, ust == THREADMON__THREAD_STATE__STATE_SLEEPING ? 0 : uo);
-           } else if (!isRunning(ust)) {
-             return;  // EXITED: the lifetime ends here
-           } else if (k < 0 && p < firstIn) {
-             push(p, unsigned(FinalState::Runnable), -1, 0);  // not yet run
-           } else if (k == THREADMON__SWITCH_KIND__SWITCH_IN) {
-             if (!shareKnown) {
-               share = clockShare(a, RawNear{si, ui});
-               shareKnown = true;
-             }
-             if (share >= kFracOne)
-               push(p, unsigned(FinalState::OnCpu), c, 0);
-             else
-               push(p, kMixed, c, mixPayload(share, 0, kRestStolen));
-           } else if (k == THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT) {
-             push(p, unsigned(FinalState::Runnable), -1, 0);
-           } else if (k == THREADMON__SWITCH_KIND__SWITCH_OUT) {
-             // Asleep in a call no wrapper sees: its end may be a wait for
-             // a CPU after the wake-up, which the run-queue counter shows.
-             int64_t woke = INT64_MAX;
-             // The walk's next switch record is the first after p.
-             auto nx = sw_.begin() + std::ptrdiff_t(si);
-             if (nx != sw_.end() && nx != sw_.begin() &&
-                 nx->state == THREADMON__SWITCH_KIND__SWITCH_IN) {
-               const int64_t waited = wakeWait((nx - 1)->t, nx->t, &wake);
-               if (waited > 0) woke = nx->t - waited;
-             }
-             if (woke > p) push(p, rest, -1, 0);
-             if (woke < q) push(std::max(p, woke), unsigned(FinalState::Runnable), -1, 0);
-           } else if (fOn == kFracOne) {
-             push(p, unsigned(FinalState::OnCpu), lastCpu, 0);
-           } else if (fRq == kFracOne) {
-             push(p, unsigned(FinalState::Runnable), -1, 0);
-           } else if (fOn == 0 && fRq == 0) {
-             push(p, rest, -1, 0);
-           } else {
-             push(p, kMixed, lastCpu, mixPayload(fOn, fRq, restBitsOf(rest)));
-           }
-         });
+    if (noSwitches && skind < 0 && firstIn <= a && a > base_ && b - base_ <= kMaxRel) {
+      // Nearly every tick: blocked and RUNNING segments only, the latter all
+      // split alike; appended at a cursor, at most one per transition and
+      // one for the tick's start. Their starts need no clamp, and each is
+      // after every start held (those before from, then the segments'): none
+      // is of zero length, only the same as the last one.
+      const uint32_t runBits = bitsOf(runCode, runCpu);
+      Packed *o = iv_.reserveMore(ue - ui + 1);
+      const Packed *const first = iv_.begin();
+      const int64_t base = base_;
+      int us = ustate;
+      uint32_t uo = uobj;
+      // One append (inlined): the tick's end closes the last segment.
+      for (int64_t p = a;; ui++) {
+        const bool more = ui < ue;
+        const int64_t q = more ? trans[ui].t : b;
+        if (q > p) {
+          const uint32_t segBits = kSegmentBits[size_t(us)];
+          const bool running = segBits == kRunningSegment;
+          const uint32_t bits = running ? runBits : segBits;
+          const uint32_t payload = running                                         ? runPayload
+                                   : us == THREADMON__THREAD_STATE__STATE_SLEEPING ? 0
+                                                                                   : uo;
+          if (segBits != 0 &&
+              (o == first || (o[-1].hi & 0xFFFF0000u) != bits || o[-1].payload != payload)) {
+            const int64_t rel = p - base;
+            *o++ = Packed{uint32_t(rel), uint32_t(rel >> 32) | bits, payload};
+          }
+          p = q;
+        }
+        if (!more) break;
+        us = trans[ui].state;
+        uo = trans[ui].object;
+      }
+      iv_.setEnd(o);
+      ustate = us;
+      uobj = uo;
+    } else {
+      auto place = [&](int64_t p, int64_t q, int ust, uint32_t uo, int k, int c) {
+        int bc = blockedCode(ust);
+        if (bc >= 0) {
+          push(p, unsigned(bc), -1, ust == THREADMON__THREAD_STATE__STATE_SLEEPING ? 0 : uo);
+        } else if (!isRunning(ust)) {
+          return;  // EXITED: the lifetime ends here
+        } else if (k < 0 && p < firstIn) {
+          push(p, unsigned(FinalState::Runnable), -1, 0);  // not yet run
+        } else if (k == THREADMON__SWITCH_KIND__SWITCH_IN) {
+          if (!shareKnown) {
+            share = clockShare(a, RawNear{si, ui});
+            shareKnown = true;
+          }
+          if (share >= kFracOne)
+            push(p, unsigned(FinalState::OnCpu), c, 0);
+          else
+            push(p, kMixed, c, mixPayload(share, 0, kRestStolen));
+        } else if (k == THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT) {
+          push(p, unsigned(FinalState::Runnable), -1, 0);
+        } else if (k == THREADMON__SWITCH_KIND__SWITCH_OUT) {
+          // Asleep in a call no wrapper sees: its end may be a wait for
+          // a CPU after the wake-up, which the run-queue counter shows.
+          int64_t woke = INT64_MAX;
+          // The walk's next switch record is the first after p.
+          auto nx = sw_.begin() + std::ptrdiff_t(si);
+          if (nx != sw_.end() && nx != sw_.begin() &&
+              nx->state == THREADMON__SWITCH_KIND__SWITCH_IN) {
+            const int64_t waited = wakeWait((nx - 1)->t, nx->t, &wake);
+            if (waited > 0) woke = nx->t - waited;
+          }
+          if (woke > p) push(p, rest, -1, 0);
+          if (woke < q) push(std::max(p, woke), unsigned(FinalState::Runnable), -1, 0);
+        } else {
+          push(p, runCode, runCpu, runPayload);
+        }
+      };
+      walk(ui, si, ustate, uobj, skind, scpu, place);
+    }
     a = b;
     if (bIsTick) ++nt;
   }

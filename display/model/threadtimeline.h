@@ -167,6 +167,12 @@ class ThreadTimeline {
     return c == kNoCpuCode ? -1 : c;
   }
   void push(int64_t t, unsigned code, int cpu, uint32_t payload);
+  // An interval's code and CPU bits (those of Packed::hi above its start).
+  static uint32_t bitsOf(unsigned code, int cpu) {
+    const unsigned c = cpu < 0 || cpu >= kNoCpuCode ? unsigned(kNoCpuCode) : unsigned(cpu);
+    return code << 16 | c << 20;
+  }
+  void pushBits(int64_t t, uint32_t bits, uint32_t payload);
   void truncate(int64_t t);
   void sweep(const TickTimes &ticks, int64_t from, int64_t to);
   // At least as many intervals as sweep(ticks, from, to) pushes.
