@@ -66,11 +66,26 @@ int offCpuCode(const LwpSeries::Point *p) {
 // proportion to its length), so a tick whose read did not find it asleep
 // in a syscall takes the read before it (pa): otherwise every such tick
 // would read as sleeping, and an event loop that runs often would lose its
-// idle time to sleep. Neither read says: sleeping.
-unsigned restCode(const LwpSeries::Point *pb, const LwpSeries::Point *pa) {
+// idle time to sleep. Neither read says (on a busy machine an event loop's
+// reads often find it on a CPU or queued for one): the last read that did,
+// up to kSaidSpanNs before; none: sleeping.
+constexpr int64_t kSaidSpanNs = 1'000'000'000;
+unsigned restCode(const LwpSeries::Point *pb, const LwpSeries::Point *pa,
+                  const LwpSeries::Point *said) {
   int c = offCpuCode(pb);
   if (c < 0 && pa != pb) c = offCpuCode(pa);
+  if (c < 0 && said && pb && pb->t - said->t <= kSaidSpanNs) c = offCpuCode(said);
   return c < 0 ? unsigned(FinalState::Sleeping) : unsigned(c);
+}
+
+// The newest sample at or before p that found its thread off a CPU in a
+// syscall or state (offCpuCode), looking back kSaidSpanNs at most.
+const LwpSeries::Point *lastSaid(const LwpSeries &lwp, const LwpSeries::Point *p) {
+  const LwpSeries::Point *first = lwp.first();
+  for (const LwpSeries::Point *q = p; q && q->t >= p->t - kSaidSpanNs;
+       q = q == first ? nullptr : q - 1)
+    if (offCpuCode(q) >= 0) return q;
+  return nullptr;
 }
 
 int blockedCode(int state) { return finalCodeOfWire(state); }
@@ -481,6 +496,7 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   // The tick after a; ticks are distinct, so the next one is one further.
   auto nt = std::upper_bound(ticks.begin(), ticks.end(), a);
   const LwpSeries::Point *pb = nullptr;  // the sample at the previous tick's end, a
+  const LwpSeries::Point *said = nullptr;  // the newest sample so far that found it off a CPU
   while (a < to) {
     bool bIsTick = nt != ticks.end() && *nt <= to;
     int64_t b = bIsTick ? *nt : to;
@@ -492,9 +508,11 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
       pb = &lwp[k + 1];
     else if (!(pb && pb->t <= b && (k + 1 == n || lwp[k + 1].t > b)))
       pb = lwp.atNear(b, pb);
+    if (a == from) said = pa ? lastSaid(lwp, pa) : nullptr;
     uint32_t kstate = pb ? lwpAuxKstate(pb->aux) : 0;
     int lastCpu = pb ? lwpAuxCpu(pb->aux) : -1;
-    unsigned rest = restCode(pb, pa);
+    unsigned rest = restCode(pb, pa, said);
+    if (pb && offCpuCode(pb) >= 0) said = pb;
     // Clock share of the tick's on-CPU time by records, looked up once.
     uint32_t share = kFracOne;
     bool shareKnown = false;

@@ -407,6 +407,54 @@ class TestModel : public QObject {
     QVERIFY(drawn);
   }
 
+  // A busy machine: the reads of an event loop's ticks find it on a CPU or
+  // queued for one, not asleep. Such a tick's sleeps take the kind of the
+  // last read that found it asleep, up to a second before: 413 was read in
+  // epoll at 10, then on a CPU at 20 and 30, and slept [22,28): idle. 414's
+  // only read in epoll is 1.19 s before its tick's end: its sleep in
+  // [1150,1160) is sleeping.
+  void aTicksUnseenSleepTakesTheLastReadsKind() {
+    StreamBuilder b;
+    b.hello(true);
+    auto sample = [&](uint32_t tid, int ms, uint64_t onMs, char kstate) {
+      Lwp l{tid, 0, 0, onMs * kMs, 0};
+      l.kstate = kstate;
+      l.asleep = kstate == 'S' ? 100 : 0;
+      l.asleepKind = kstate == 'S' ? THREADMON__ASLEEP_KIND__ASLEEP_IO_EVENTS
+                                   : THREADMON__ASLEEP_KIND__ASLEEP_OTHER;
+      l.readNs = at(ms);
+      return l;
+    };
+    for (uint32_t tid : {413u, 414u}) {
+      b.threadStart(tid, at(0), "evloop", "app!evloop");
+      b.cpuSwitch(tid, at(0), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+      b.transition(tid, at(0), THREADMON__THREAD_STATE__STATE_RUNNING);
+    }
+    auto sw = [&](uint32_t tid, int ms, bool in) {
+      b.cpuSwitch(tid, at(ms), 0,
+                  in ? THREADMON__SWITCH_KIND__SWITCH_IN : THREADMON__SWITCH_KIND__SWITCH_OUT);
+    };
+    sw(413, 5, false), sw(413, 12, true), sw(413, 22, false), sw(413, 28, true);
+    sw(414, 5, false), sw(414, 12, true), sw(414, 1150, false), sw(414, 1160, true);
+    b.tick(at(10), {sample(413, 10, 5, 'S'), sample(414, 10, 5, 'S')});
+    b.tick(at(20), {sample(413, 20, 13, 'R'), sample(414, 20, 13, 'R')});
+    b.tick(at(30), {sample(413, 30, 17, 'R'), sample(414, 30, 23, 'R')});
+    b.tick(at(1100), {sample(414, 1100, 1093, 'R')});
+    b.tick(at(1200), {sample(414, 1200, 1183, 'R')});
+    b.transition(413, at(30), THREADMON__THREAD_STATE__STATE_EXITED);
+    b.threadEnd(413, at(30));
+    b.transition(414, at(1200), THREADMON__THREAD_STATE__STATE_EXITED);
+    b.threadEnd(414, at(1200));
+    b.goodbye(at(1200), 0);
+    SessionModel m;
+    b.applyTo(&m);
+    const TimeRange whole = m.resolve(Window::wholeRun());
+    QCOMPARE(stateNs(m, 413, FinalState::Idle, whole), 13 * kMs);
+    QCOMPARE(stateNs(m, 413, FinalState::Sleeping, whole), 0);
+    QCOMPARE(stateNs(m, 414, FinalState::Idle, whole), 7 * kMs);
+    QCOMPARE(stateNs(m, 414, FinalState::Sleeping, whole), 10 * kMs);
+  }
+
   void windowsClipToTheThreadsLifetime() {
     SessionModel m;
     switchScenario().applyTo(&m);

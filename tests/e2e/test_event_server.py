@@ -1,7 +1,8 @@
 """event_server: a server's listener in accept and event loop in epoll_wait
 read as idle (waiting for events), not sleeping, as long as their own clocks
 say (less the waits for a CPU after each wake-up, runnable), and raise no
-finding; its workers' waits for their locks and for work (a condition with
+finding; its clients' waits for answers read idle and their think time
+sleeping; its workers' waits for their locks and for work (a condition with
 nothing queued) are what their own clocks measured, and no finding either."""
 import tmtest
 from tmtest import check, near, state
@@ -41,6 +42,28 @@ def test_listener_and_event_loop_idle():
         check(sleeping is not None and sleeping < 3, f"{role} sleeping {sleeping}%: idle read as sleep")
         about = [f for f in tmtest.findings(rec) if t["tid"] in f.get("threads", [])]
         check(not about, f"findings about the idle {role}: {tmtest.describe(about)}")
+
+
+def test_clients_idle_in_recv_and_asleep_in_think():
+    """A client waits for its answer in recv (idle) and thinks in nanosleep
+    (sleeping), both outside any wrapper: only the sampler's reads of its
+    syscall tell the two apart. A tick whose reads found it on a CPU or
+    queued for one takes the kind of its last read that found it asleep,
+    so the split stays right when the machine is busy."""
+    tmtest.require_report()
+    rec = tmtest.recorded("event_server", [])
+    for t in roles(rec, "client"):
+        got = rec.thread(t["tid"])
+        if not got:
+            continue
+        life = t["lifetime_s"]
+        near(state(got, "sleeping"), 100 * t["slept_s"] / life, 3, f"client {t['tid']} sleeping %")
+        # The wait for a CPU after a wake-up is shared among a tick's sleeps
+        # by their lengths (run_delay does not say which sleep it ended), so
+        # the recv's share is idle and part of the runnable time.
+        idle, runnable = state(got, "idle"), state(got, "runnable")
+        near(idle + runnable if idle is not None and runnable is not None else None,
+             100 * t["waiting_s"] / life, 3, f"client {t['tid']} idle + runnable %")
 
 
 def test_no_findings_about_idle_pool():

@@ -13,9 +13,10 @@
  * start to its return: the listener's and event loop's time inside accept
  * and epoll_wait (waiting for work) and how much of it they spent woken and
  * waiting for a CPU (schedstat run_delay's growth across the call: an
- * asleep thread is not queued), and each worker's time inside
+ * asleep thread is not queued), each worker's time inside
  * pthread_mutex_lock (both locks: every wait a wrapped lock can have) and
- * pthread_cond_wait.
+ * pthread_cond_wait, and each client's time in recv (waiting for its
+ * answer, woken as above) and in nanosleep (thinking).
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -44,9 +45,10 @@ typedef struct role {
   pid_t tid;
   int index;
   double start_s, lifetime_s;
-  double waiting_s;                   /* listener, evloop: in accept / epoll_wait */
+  double waiting_s;                   /* listener, evloop, clients: in accept / epoll_wait / recv */
   double woken_s;                     /* of that, woken and waiting for a CPU */
   double mutex_s, cond_s;             /* workers: in pthread_mutex_lock / cond_wait */
+  double slept_s;                     /* clients: in their think time's nanosleep */
   uint64_t served;                    /* requests (workers, clients) */
 } role;
 
@@ -209,9 +211,14 @@ static void *client(void *arg) {
   while (wl_now_s() < deadline) {
     uint64_t req = r->served, answer;
     if (send(fd, &req, sizeof req, MSG_NOSIGNAL) != (ssize_t)sizeof req) die("send");
-    if (recv(fd, &answer, sizeof answer, MSG_WAITALL) != (ssize_t)sizeof answer) die("recv");
+    double d0 = wl_run_delay_s(), t0 = wl_now_s();
+    ssize_t got = recv(fd, &answer, sizeof answer, MSG_WAITALL);
+    waited(r, t0, d0);
+    if (got != (ssize_t)sizeof answer) die("recv");
     r->served++;
+    double s0 = wl_now_s();
     wl_sleep_ms(think_us / 1000);
+    r->slept_s += wl_now_s() - s0;
   }
   close(fd);
   end(r);
@@ -219,10 +226,11 @@ static void *client(void *arg) {
 }
 
 static void print_role(const char *name, const role *r, int last) {
-  printf("{\"role\":\"%s\",\"tid\":%d,\"lifetime_s\":%.6f,\"waiting_s\":%.6f,\"woken_s\":%.6f,"
-         "\"mutex_s\":%.6f,\"cond_s\":%.6f,\"served\":%llu}%s",
-         name, (int)r->tid, r->lifetime_s, r->waiting_s, r->woken_s, r->mutex_s, r->cond_s,
-         (unsigned long long)r->served, last ? "" : ",");
+  printf(
+      "{\"role\":\"%s\",\"tid\":%d,\"lifetime_s\":%.6f,\"waiting_s\":%.6f,\"woken_s\":%.6f,"
+      "\"mutex_s\":%.6f,\"cond_s\":%.6f,\"slept_s\":%.6f,\"served\":%llu}%s",
+      name, (int)r->tid, r->lifetime_s, r->waiting_s, r->woken_s, r->mutex_s, r->cond_s, r->slept_s,
+      (unsigned long long)r->served, last ? "" : ",");
 }
 
 int main(int argc, char **argv) {
