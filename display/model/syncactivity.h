@@ -14,6 +14,7 @@
 #include "checkpoints.h"
 #include "counterseries.h"
 #include "modeltypes.h"
+#include "podvector.h"
 #include "threadtimeline.h"
 #include "tidindex.h"
 #include "wirestate.h"
@@ -160,8 +161,8 @@ class SyncActivity {
     }
   };
   struct ObjectWaits {
-    std::vector<WaitRecord> closed;  // start order
-    int64_t longest = 0;             // longest closed wait
+    PodVector<WaitRecord> closed;  // start order
+    int64_t longest = 0;           // longest closed wait
     // The waits evictBefore let go: one record per key (count, summed
     // time from its first start), and the span they lay in.
     std::vector<WaitRecord> folded;
