@@ -383,10 +383,10 @@ namespace {
 // where a hash table's probe per wait was a third of the sums' instructions.
 class WaiterTotals {
  public:
-  WaiterTotals(const TidIndex &index, size_t threads) : index_(index), ns_(threads, kUnseen) {}
-  void add(uint32_t tid, int64_t ns) {
-    const int place = index_.find(tid);
-    if (place < 0 || size_t(place) >= ns_.size()) return addElsewhere(tid, ns);
+  explicit WaiterTotals(size_t places) : ns_(places, kUnseen) {}
+  // place: threadIndex_.find(tid), -1 for none.
+  void add(int place, uint32_t tid, int64_t ns) {
+    if (place < 0) return addElsewhere(tid, ns);
     int64_t &sum = ns_[size_t(place)];
     if (sum == kUnseen) {
       sum = 0;
@@ -410,36 +410,93 @@ class WaiterTotals {
   __attribute__((noinline)) void addElsewhere(uint32_t tid, int64_t ns) {
     addWaiter(&others_, tid, ns);
   }
-  const TidIndex &index_;
   std::vector<int64_t> ns_;  // by place in threads_
   std::vector<uint32_t> seen_;
   std::vector<int> places_;  // of seen_
   CellTable others_;         // a waiter without a place (none so far)
 };
 
+// The waiter x blamed cells of one object's waits (WaitSums::cells), found
+// through a square table of cell numbers + 1 by the two threads' places in
+// threads_ (the blamed 0 in a column of its own), when there are more waits
+// to sum than the table has cells: a CellTable's probe per wait and its
+// growing were a third of the sums. A pair without a place (or all, when
+// the waits are few) goes to a CellTable. The cells come in no order.
+class PlaceCells {
+ public:
+  PlaceCells(const TidIndex &index, size_t places, size_t waits)
+      : index_(index), columns_(places + 1) {
+    if (places <= kMaxPlaces && places * columns_ <= waits) numbers_.assign(places * columns_, 0);
+  }
+  // waiterPlace: as WaiterTotals::add. Inlined: asked for every wait.
+  __attribute__((always_inline)) WaitPair &at(int waiterPlace, uint32_t waiter, uint32_t blamed) {
+    if (numbers_.empty() || waiterPlace < 0) return elsewhere(waiter, blamed);
+    const int column = blamed ? index_.find(blamed) : int(columns_) - 1;
+    if (column < 0) return elsewhere(waiter, blamed);
+    uint32_t &number = numbers_[size_t(waiterPlace) * columns_ + size_t(column)];
+    return number ? cells_[number - 1] : add(&number, waiter, blamed);
+  }
+  // The cells that waited at all, as CellTable::take.
+  std::vector<WaitPair> take() {
+    std::vector<WaitPair> out = others_.take();
+    for (const WaitPair &c : cells_)
+      if (c.count || c.waitNs) out.push_back(c);
+    return out;
+  }
+
+ private:
+  static constexpr size_t kMaxPlaces = 1024;  // a table of 4 MiB at most
+  __attribute__((noinline)) WaitPair &elsewhere(uint32_t waiter, uint32_t blamed) {
+    return others_.at(waiter, blamed);
+  }
+  __attribute__((noinline)) WaitPair &add(uint32_t *number, uint32_t waiter, uint32_t blamed) {
+    cells_.push_back(WaitPair{waiter, blamed, 0, 0});
+    *number = uint32_t(cells_.size());
+    return cells_.back();
+  }
+  const TidIndex &index_;
+  size_t columns_;
+  std::vector<uint32_t> numbers_;  // empty: all in others_
+  std::vector<WaitPair> cells_;
+  CellTable others_;
+};
+
 }  // namespace
+
+size_t SyncActivity::closedWaitsNear(uint32_t object, const TimeRange &r) const {
+  auto cl = objects_.find(object);
+  if (cl == objects_.end()) return 0;
+  const PodVector<WaitRecord> &v = cl->second.closed;
+  const auto startsBefore = [](const WaitRecord &w, int64_t x) { return w.start < x; };
+  const WaitRecord *from =
+      std::lower_bound(v.begin(), v.end(), r.t0 - cl->second.longest, startsBefore);
+  const WaitRecord *to = std::lower_bound(v.begin(), v.end(), r.t1, startsBefore);
+  return to > from ? size_t(to - from) : 0;
+}
 
 std::vector<std::pair<uint32_t, int64_t>> SyncActivity::waiterNs(uint32_t object,
                                                                  const TimeRange &r,
                                                                  int64_t horizon) const {
-  WaiterTotals waiters(threadIndex_, threads_.size());
-  forEachWait(object, r, horizon,
-              [&](const WaitRecord &w) { waiters.add(w.waiter, clippedNs(w, r)); });
+  WaiterTotals waiters(threads_.size());
+  forEachWait(object, r, horizon, [&](const WaitRecord &w) {
+    waiters.add(threadIndex_.find(w.waiter), w.waiter, clippedNs(w, r));
+  });
   return waiters.take();
 }
 
 void SyncActivity::waitSums(uint32_t object, const TimeRange &r, int64_t horizon,
                             WaitSums *out) const {
   *out = WaitSums{};
-  CellTable cells;
-  WaiterTotals waiters(threadIndex_, threads_.size());
+  WaiterTotals waiters(threads_.size());
+  PlaceCells cells(threadIndex_, threads_.size(), closedWaitsNear(object, r));
   int64_t recorded = 0, unfinished = 0, blamed = 0;
   uint64_t pieces = 0, count = 0;
   // Inlined (called for every wait, a call each was a fifth of the sums).
   auto sum = [&](const WaitRecord &w) __attribute__((always_inline)) {
     // As waits() clips it.
     const int64_t ns = clippedNs(w, r);
-    waiters.add(w.waiter, ns);
+    const int place = threadIndex_.find(w.waiter);
+    waiters.add(place, w.waiter, ns);
     pieces++;
     if (!w.open) {
       recorded += ns;
@@ -450,7 +507,7 @@ void SyncActivity::waitSums(uint32_t object, const TimeRange &r, int64_t horizon
     // As addCell: a barrier's self-release is nobody's blocking.
     if (!w.holder && w.releaser == w.waiter) return;
     blamed += ns;
-    WaitPair &c = cells.at(w.waiter, w.blamed());
+    WaitPair &c = cells.at(place, w.waiter, w.blamed());
     if (w.start >= r.t0) c.count += w.count;
     c.waitNs += uint64_t(ns);
   };

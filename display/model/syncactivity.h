@@ -130,6 +130,8 @@ class SyncActivity {
   template <typename Pred>
   uint64_t spanTicks(uint32_t tid, const TimeRange &r, const TickTimes &ticks, int64_t threadEnd,
                      Pred &&counts) const;
+  // About how many closed waits forEachWait looks at for r.
+  size_t closedWaitsNear(uint32_t object, const TimeRange &r) const;
   template <typename F>
   void forEachWait(uint32_t object, const TimeRange &r, int64_t horizon, F &&f) const;
 
