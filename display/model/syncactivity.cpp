@@ -285,8 +285,11 @@ void SyncActivity::waits(uint32_t object, const TimeRange &r, int64_t horizon,
   const bool folded = !std::is_sorted(
       begin, mid, [](const WaitRecord &a, const WaitRecord &b) { return a.start < b.start; });
   if (folded) std::stable_sort(begin, mid, before);
+  // Nearly every run is one wait long: its end found by a look at the next
+  // (std::find_if's set-up for each was a fifth of the waits' instructions).
   for (auto run = begin; run != mid && !folded;) {
-    auto next = std::find_if(run, mid, [&](const WaitRecord &w) { return w.start != run->start; });
+    auto next = run + 1;
+    while (next != mid && next->start == run->start) ++next;
     if (next - run > 1) std::sort(run, next, before);
     run = next;
   }
