@@ -384,10 +384,15 @@ namespace {
 // Each waiter's time in a range (WaitSums::waiters), kept by the waiter's
 // place in threads_ (every wait's waiter has one): an array read per wait,
 // where a hash table's probe per wait was a third of the sums' instructions.
+// Made only when the waits to sum are not far fewer than the threads (an
+// object with a few waits among thousands of threads keeps the hash table:
+// byPlace false, the caller's places all -1).
 class WaiterTotals {
  public:
-  explicit WaiterTotals(size_t places) : ns_(places, kUnseen) {}
-  // place: threadIndex_.find(tid), -1 for none.
+  WaiterTotals(size_t places, size_t waits)
+      : byPlace(places <= kFewPlaces || places <= 4 * waits), ns_(byPlace ? places : 0, kUnseen) {}
+  const bool byPlace;
+  // place: threadIndex_.find(tid) when byPlace, -1 for none.
   void add(int place, uint32_t tid, int64_t ns) {
     if (place < 0) return addElsewhere(tid, ns);
     int64_t &sum = ns_[size_t(place)];
@@ -410,6 +415,7 @@ class WaiterTotals {
 
  private:
   static constexpr int64_t kUnseen = -1;  // a sum is never negative
+  static constexpr size_t kFewPlaces = 256;
   __attribute__((noinline)) void addElsewhere(uint32_t tid, int64_t ns) {
     addWaiter(&others_, tid, ns);
   }
@@ -480,9 +486,9 @@ size_t SyncActivity::closedWaitsNear(uint32_t object, const TimeRange &r) const 
 std::vector<std::pair<uint32_t, int64_t>> SyncActivity::waiterNs(uint32_t object,
                                                                  const TimeRange &r,
                                                                  int64_t horizon) const {
-  WaiterTotals waiters(threads_.size());
+  WaiterTotals waiters(threads_.size(), closedWaitsNear(object, r));
   forEachWait(object, r, horizon, [&](const WaitRecord &w) {
-    waiters.add(threadIndex_.find(w.waiter), w.waiter, clippedNs(w, r));
+    waiters.add(waiters.byPlace ? threadIndex_.find(w.waiter) : -1, w.waiter, clippedNs(w, r));
   });
   return waiters.take();
 }
@@ -490,15 +496,16 @@ std::vector<std::pair<uint32_t, int64_t>> SyncActivity::waiterNs(uint32_t object
 void SyncActivity::waitSums(uint32_t object, const TimeRange &r, int64_t horizon,
                             WaitSums *out) const {
   *out = WaitSums{};
-  WaiterTotals waiters(threads_.size());
-  PlaceCells cells(threadIndex_, threads_.size(), closedWaitsNear(object, r));
+  const size_t near = closedWaitsNear(object, r);
+  WaiterTotals waiters(threads_.size(), near);
+  PlaceCells cells(threadIndex_, threads_.size(), near);
   int64_t recorded = 0, unfinished = 0, blamed = 0;
   uint64_t pieces = 0, count = 0;
   // Inlined (called for every wait, a call each was a fifth of the sums).
   auto sum = [&](const WaitRecord &w) __attribute__((always_inline)) {
     // As waits() clips it.
     const int64_t ns = clippedNs(w, r);
-    const int place = threadIndex_.find(w.waiter);
+    const int place = waiters.byPlace ? threadIndex_.find(w.waiter) : -1;
     waiters.add(place, w.waiter, ns);
     pieces++;
     if (!w.open) {

@@ -152,10 +152,21 @@ class TestModelFindings : public QObject {
   // SessionModel::waitSums says what waits() and waitMatrix() say, over
   // many waits (summed by thread place) and few (a hash table), with
   // holders that are no thread (99), unknown ones (0) and a barrier's
-  // self-release.
+  // self-release; idle: threads that never wait (300 of them: fewer waits
+  // than threads in a window, summed in hash tables alone).
+  void waitSumsAgreeWithWaitsAndMatrix_data() {
+    QTest::addColumn<int>("idle");
+    QTest::newRow("4 threads") << 0;
+    QTest::newRow("304 threads") << 300;
+  }
   void waitSumsAgreeWithWaitsAndMatrix() {
+    QFETCH(int, idle);
     StreamBuilder b;
     b.hello(false);
+    for (uint32_t tid = 1000; tid < 1000 + uint32_t(idle); tid++) {
+      b.threadStart(tid, at(0), "idle", "app!idle");
+      b.transition(tid, at(2), kSleep);
+    }
     b.syncObject(1, THREADMON__SYNC_KIND__KIND_MUTEX, 0x1000, "app", "a", nullptr);
     b.syncObject(2, THREADMON__SYNC_KIND__KIND_BARRIER, 0x2000, "app", "b", nullptr);
     for (uint32_t tid = 21; tid <= 24; tid++) {
