@@ -546,31 +546,41 @@ int SessionStore::futexWaitState(uint32_t object) const {
 void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
   const size_t n = std::min(tr.n_tid, tr.n_delta_ns);
   int64_t t = ns(tr.base_ns);
+  // The batch's times are seen once, at its end (seeTime for every record
+  // wrote both members each time): nothing below reads them.
+  int64_t first = INT64_MAX, last = INT64_MIN;
   // (Inlined into both loops below.)
-  auto one = [&](int state, uint32_t obj, uint32_t holder, uint32_t releaser, uint32_t tid)
-      __attribute__((always_inline)) {
-    const int index = threadIndexFor(tid, t);
-    if (index < 0) return;
+  auto one = [&](int64_t at, int state, uint32_t obj, uint32_t holder, uint32_t releaser,
+                 uint32_t tid) __attribute__((always_inline)) {
+    int index = tidIndex.findAndRemember(tid);
+    if (index >= 0) {
+      first = std::min(first, at);
+      last = std::max(last, at);
+      ThreadTimeline &th = *threads[size_t(index)];
+      if (!th.baselineZero && at < th.info.startNs) th.setStart(at);  // first sight was late
+    } else if ((index = newThread(tid, at)) < 0) {
+      return;
+    }
     ThreadTimeline &th = *threads[size_t(index)];
     if (state == THREADMON__THREAD_STATE__STATE_BLOCKED_FUTEX && obj) state = futexWaitState(obj);
     // A duplicate (a frame sent twice) would close the wait it opened as a
     // zero-length one: the waits see only what the timeline took.
-    ThreadTimeline::Added added = th.addTransition(t, state, obj);
+    ThreadTimeline::Added added = th.addTransition(at, state, obj);
     if (added != ThreadTimeline::Added::Yes) {
-      rejected(th, added, t);
+      rejected(th, added, at);
       if (added == ThreadTimeline::Added::Duplicate || added == ThreadTimeline::Added::Crowded)
         return;
     }
-    if (state == THREADMON__THREAD_STATE__STATE_UNKNOWN) th.info.eventGaps.push_back(t);
+    if (state == THREADMON__THREAD_STATE__STATE_UNKNOWN) th.info.eventGaps.push_back(at);
     // The thread's place among the waits, found once (the first time a
     // transition of it reaches them, as before).
     int &slot = waitSlots_[size_t(index)];
     if (slot < 0) slot = activity.slotOf(tid);
-    activity.transitionAt(size_t(slot), t, state, obj, holder, releaser);
+    activity.transitionAt(size_t(slot), at, state, obj, holder, releaser);
     if (state == THREADMON__THREAD_STATE__STATE_EXITED &&
-        (th.info.endNs < 0 || t < th.info.endNs)) {
-      th.info.endNs = t;
-      th.markDirty(t);
+        (th.info.endNs < 0 || at < th.info.endNs)) {
+      th.info.endNs = at;
+      th.markDirty(at);
     }
   };
   // Nearly every batch has all its columns whole: read without a bound per
@@ -578,15 +588,19 @@ void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
   if (tr.n_state >= n && tr.n_object_id >= n && tr.n_holder_tid >= n && tr.n_releaser_tid >= n) {
     for (size_t i = 0; i < n; i++) {
       t += tr.delta_ns[i];
-      one(tr.state[i], tr.object_id[i], tr.holder_tid[i], tr.releaser_tid[i], tr.tid[i]);
+      one(t, tr.state[i], tr.object_id[i], tr.holder_tid[i], tr.releaser_tid[i], tr.tid[i]);
     }
-    return;
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      t += tr.delta_ns[i];
+      one(t, i < tr.n_state ? tr.state[i] : THREADMON__THREAD_STATE__STATE_UNKNOWN,
+          i < tr.n_object_id ? tr.object_id[i] : 0, i < tr.n_holder_tid ? tr.holder_tid[i] : 0,
+          i < tr.n_releaser_tid ? tr.releaser_tid[i] : 0, tr.tid[i]);
+    }
   }
-  for (size_t i = 0; i < n; i++) {
-    t += tr.delta_ns[i];
-    one(i < tr.n_state ? tr.state[i] : THREADMON__THREAD_STATE__STATE_UNKNOWN,
-        i < tr.n_object_id ? tr.object_id[i] : 0, i < tr.n_holder_tid ? tr.holder_tid[i] : 0,
-        i < tr.n_releaser_tid ? tr.releaser_tid[i] : 0, tr.tid[i]);
+  if (first <= last) {
+    seeTime(first);
+    seeTime(last);
   }
 }
 

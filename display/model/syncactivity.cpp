@@ -43,26 +43,24 @@ const SyncActivity::ThreadWaits *SyncActivity::findThread(uint32_t tid) const {
 
 void SyncActivity::closeWait(ThreadWaits *th, int64_t t, uint32_t releaser) {
   const Open &o = th->open;
-  WaitRecord w;
-  w.start = o.start;
-  w.end = t;
-  w.waiter = th->tid;
-  w.object = o.object;
-  w.holder = o.holder;
-  w.releaser = releaser;
-  w.state = o.state;
   ObjectWaits &ow = objectWaits(o.object);
-  // Waits end nearly in the order they began: the place is found from the
-  // end (a binary search over all of an object's waits missed the cache
-  // at every step, a sixth of a capture window's load).
-  std::vector<WaitRecord> &v = ow.closed;
-  auto at = v.end();
-  while (at != v.begin() && (at - 1)->start > w.start) --at;
-  if (at == v.end())
-    v.push_back(w);
-  else
-    v.insert(at, w);
-  ow.longest = std::max(ow.longest, w.end - w.start);
+  // Written once, at the end: waits end nearly in the order they began, so
+  // the few that began after this one move up one place each, as an
+  // insertion from the end (stable: after the waits of the same start).
+  // std::vector::insert's copy of the record and its memmove call for
+  // these one or two places were a third of closing a wait.
+  PodVector<WaitRecord> &v = ow.closed;
+  v.push_back(WaitRecord{o.start, t, th->tid, o.object, o.holder, releaser, o.state, false, 1});
+  WaitRecord *at = v.end() - 1;
+  if (at != v.begin() && (at - 1)->start > o.start) {
+    const WaitRecord w = *at;
+    do {
+      *at = at[-1];
+      --at;
+    } while (at != v.begin() && (at - 1)->start > w.start);
+    *at = w;
+  }
+  ow.longest = std::max(ow.longest, t - o.start);
   th->waiting = false;
   openWaits_--;
 }
@@ -193,9 +191,11 @@ bool SyncActivity::checkDeadlocks(int64_t t) {
         continue;
       auto cl = objects_.find(d.objects[i]);
       if (cl == objects_.end()) continue;
-      for (auto it = cl->second.closed.rbegin(); it != cl->second.closed.rend(); ++it)
-        if (it->waiter == d.threads[i] && it->start <= d.formedNs && it->end >= d.formedNs) {
-          end = std::min(end, it->end);
+      const PodVector<WaitRecord> &closed = cl->second.closed;
+      for (size_t k = closed.size(); k-- > 0;)
+        if (closed[k].waiter == d.threads[i] && closed[k].start <= d.formedNs &&
+            closed[k].end >= d.formedNs) {
+          end = std::min(end, closed[k].end);
           break;
         }
     }
@@ -228,7 +228,7 @@ void SyncActivity::forEachWait(uint32_t object, const TimeRange &r, int64_t hori
     const ObjectWaits &ow = cl->second;
     if (!ow.folded.empty() && r.t0 <= ow.foldedFrom && r.t1 >= ow.foldedTo)
       for (const WaitRecord &w : ow.folded) f(w);
-    const std::vector<WaitRecord> &v = ow.closed;
+    const PodVector<WaitRecord> &v = ow.closed;
     int64_t from = r.t0 - cl->second.longest;
     auto it = std::lower_bound(v.begin(), v.end(), from,
                                [](const WaitRecord &w, int64_t x) { return w.start < x; });
@@ -285,8 +285,11 @@ void SyncActivity::waits(uint32_t object, const TimeRange &r, int64_t horizon,
   const bool folded = !std::is_sorted(
       begin, mid, [](const WaitRecord &a, const WaitRecord &b) { return a.start < b.start; });
   if (folded) std::stable_sort(begin, mid, before);
+  // Nearly every run is one wait long: its end found by a look at the next
+  // (std::find_if's set-up for each was a fifth of the waits' instructions).
   for (auto run = begin; run != mid && !folded;) {
-    auto next = std::find_if(run, mid, [&](const WaitRecord &w) { return w.start != run->start; });
+    auto next = run + 1;
+    while (next != mid && next->start == run->start) ++next;
     if (next - run > 1) std::sort(run, next, before);
     run = next;
   }
@@ -376,35 +379,156 @@ std::vector<std::pair<uint32_t, int64_t>> byTid(CellTable *waiters) {
 
 }  // namespace
 
+namespace {
+
+// Each waiter's time in a range (WaitSums::waiters), kept by the waiter's
+// place in threads_ (every wait's waiter has one): an array read per wait,
+// where a hash table's probe per wait was a third of the sums' instructions.
+// Made only when the waits to sum are not far fewer than the threads (an
+// object with a few waits among thousands of threads keeps the hash table:
+// byPlace false, the caller's places all -1).
+class WaiterTotals {
+ public:
+  WaiterTotals(size_t places, size_t waits)
+      : byPlace(places <= kFewPlaces || places <= 4 * waits), ns_(byPlace ? places : 0, kUnseen) {}
+  const bool byPlace;
+  // place: threadIndex_.find(tid) when byPlace, -1 for none.
+  void add(int place, uint32_t tid, int64_t ns) {
+    if (place < 0) return addElsewhere(tid, ns);
+    int64_t &sum = ns_[size_t(place)];
+    if (sum == kUnseen) {
+      sum = 0;
+      seen_.push_back(tid);
+      places_.push_back(place);
+    }
+    sum += ns;
+  }
+  // By tid, as byTid.
+  std::vector<std::pair<uint32_t, int64_t>> take() {
+    std::vector<std::pair<uint32_t, int64_t>> out = byTid(&others_);
+    const size_t elsewhere = out.size();
+    for (size_t i = 0; i < seen_.size(); i++) out.emplace_back(seen_[i], ns_[size_t(places_[i])]);
+    std::sort(out.begin() + std::ptrdiff_t(elsewhere), out.end());
+    std::inplace_merge(out.begin(), out.begin() + std::ptrdiff_t(elsewhere), out.end());
+    return out;
+  }
+
+ private:
+  static constexpr int64_t kUnseen = -1;  // a sum is never negative
+  static constexpr size_t kFewPlaces = 256;
+  __attribute__((noinline)) void addElsewhere(uint32_t tid, int64_t ns) {
+    addWaiter(&others_, tid, ns);
+  }
+  std::vector<int64_t> ns_;  // by place in threads_
+  std::vector<uint32_t> seen_;
+  std::vector<int> places_;  // of seen_
+  CellTable others_;         // a waiter without a place (none so far)
+};
+
+// The waiter x blamed cells of one object's waits (WaitSums::cells), found
+// through a square table of cell numbers + 1 by the two threads' places in
+// threads_ (the blamed 0 in a column of its own), when there are more waits
+// to sum than the table has cells: a CellTable's probe per wait and its
+// growing were a third of the sums. A pair without a place (or all, when
+// the waits are few) goes to a CellTable. The cells come in no order.
+class PlaceCells {
+ public:
+  PlaceCells(const TidIndex &index, size_t places, size_t waits)
+      : index_(index), columns_(places + 1) {
+    if (places <= kMaxPlaces && places * columns_ <= waits) numbers_.assign(places * columns_, 0);
+  }
+  // waiterPlace: as WaiterTotals::add. Inlined: asked for every wait.
+  __attribute__((always_inline)) WaitPair &at(int waiterPlace, uint32_t waiter, uint32_t blamed) {
+    if (numbers_.empty() || waiterPlace < 0) return elsewhere(waiter, blamed);
+    const int column = blamed ? index_.find(blamed) : int(columns_) - 1;
+    if (column < 0) return elsewhere(waiter, blamed);
+    uint32_t &number = numbers_[size_t(waiterPlace) * columns_ + size_t(column)];
+    return number ? cells_[number - 1] : add(&number, waiter, blamed);
+  }
+  // The cells that waited at all, as CellTable::take.
+  std::vector<WaitPair> take() {
+    std::vector<WaitPair> out = others_.take();
+    for (const WaitPair &c : cells_)
+      if (c.count || c.waitNs) out.push_back(c);
+    return out;
+  }
+
+ private:
+  static constexpr size_t kMaxPlaces = 1024;  // a table of 4 MiB at most
+  __attribute__((noinline)) WaitPair &elsewhere(uint32_t waiter, uint32_t blamed) {
+    return others_.at(waiter, blamed);
+  }
+  __attribute__((noinline)) WaitPair &add(uint32_t *number, uint32_t waiter, uint32_t blamed) {
+    cells_.push_back(WaitPair{waiter, blamed, 0, 0});
+    *number = uint32_t(cells_.size());
+    return cells_.back();
+  }
+  const TidIndex &index_;
+  size_t columns_;
+  std::vector<uint32_t> numbers_;  // empty: all in others_
+  std::vector<WaitPair> cells_;
+  CellTable others_;
+};
+
+}  // namespace
+
+size_t SyncActivity::closedWaitsNear(uint32_t object, const TimeRange &r) const {
+  auto cl = objects_.find(object);
+  if (cl == objects_.end()) return 0;
+  const PodVector<WaitRecord> &v = cl->second.closed;
+  const auto startsBefore = [](const WaitRecord &w, int64_t x) { return w.start < x; };
+  const WaitRecord *from =
+      std::lower_bound(v.begin(), v.end(), r.t0 - cl->second.longest, startsBefore);
+  const WaitRecord *to = std::lower_bound(v.begin(), v.end(), r.t1, startsBefore);
+  return to > from ? size_t(to - from) : 0;
+}
+
 std::vector<std::pair<uint32_t, int64_t>> SyncActivity::waiterNs(uint32_t object,
                                                                  const TimeRange &r,
                                                                  int64_t horizon) const {
-  CellTable waiters;
-  forEachWait(object, r, horizon,
-              [&](const WaitRecord &w) { addWaiter(&waiters, w.waiter, clippedNs(w, r)); });
-  return byTid(&waiters);
+  WaiterTotals waiters(threads_.size(), closedWaitsNear(object, r));
+  forEachWait(object, r, horizon, [&](const WaitRecord &w) {
+    waiters.add(waiters.byPlace ? threadIndex_.find(w.waiter) : -1, w.waiter, clippedNs(w, r));
+  });
+  return waiters.take();
 }
 
 void SyncActivity::waitSums(uint32_t object, const TimeRange &r, int64_t horizon,
                             WaitSums *out) const {
   *out = WaitSums{};
-  CellTable cells, waiters;
-  forEachWait(object, r, horizon, [&](const WaitRecord &w) {
+  const size_t near = closedWaitsNear(object, r);
+  WaiterTotals waiters(threads_.size(), near);
+  PlaceCells cells(threadIndex_, threads_.size(), near);
+  int64_t recorded = 0, unfinished = 0, blamed = 0;
+  uint64_t pieces = 0, count = 0;
+  // Inlined (called for every wait, a call each was a fifth of the sums).
+  auto sum = [&](const WaitRecord &w) __attribute__((always_inline)) {
     // As waits() clips it.
     const int64_t ns = clippedNs(w, r);
-    addWaiter(&waiters, w.waiter, ns);
-    out->pieces++;
+    const int place = waiters.byPlace ? threadIndex_.find(w.waiter) : -1;
+    waiters.add(place, w.waiter, ns);
+    pieces++;
     if (!w.open) {
-      out->recorded += ns;
-      out->count += w.count;
+      recorded += ns;
+      count += w.count;
     } else {
-      out->unfinished += ns;
+      unfinished += ns;
     }
-    if (w.holder || w.releaser != w.waiter) out->blamed += ns;
-    addCell(&cells, w, r, ns);
-  });
+    // As addCell: a barrier's self-release is nobody's blocking.
+    if (!w.holder && w.releaser == w.waiter) return;
+    blamed += ns;
+    WaitPair &c = cells.at(place, w.waiter, w.blamed());
+    if (w.start >= r.t0) c.count += w.count;
+    c.waitNs += uint64_t(ns);
+  };
+  forEachWait(object, r, horizon, sum);
+  out->pieces = pieces;
+  out->recorded = recorded;
+  out->unfinished = unfinished;
+  out->blamed = blamed;
+  out->count = count;
   out->cells = cells.take();
-  out->waiters = byTid(&waiters);
+  out->waiters = waiters.take();
 }
 
 std::vector<WaitPair> SyncActivity::matrix(const TimeRange &r, int64_t horizon,
@@ -523,7 +647,7 @@ void SyncActivity::ObjectWaits::fold(const WaitRecord &w) {
 void SyncActivity::evictBefore(int64_t t) {
   for (auto &o : objects_) {
     ObjectWaits &ow = o.second;
-    std::vector<WaitRecord> &v = ow.closed;
+    PodVector<WaitRecord> &v = ow.closed;
     size_t keep = 0, i = 0;
     for (; i < v.size() && v[i].start < t; i++) {
       if (v[i].end < t && owned(v[i].state))

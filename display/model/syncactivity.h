@@ -14,6 +14,7 @@
 #include "checkpoints.h"
 #include "counterseries.h"
 #include "modeltypes.h"
+#include "podvector.h"
 #include "threadtimeline.h"
 #include "tidindex.h"
 #include "wirestate.h"
@@ -129,6 +130,8 @@ class SyncActivity {
   template <typename Pred>
   uint64_t spanTicks(uint32_t tid, const TimeRange &r, const TickTimes &ticks, int64_t threadEnd,
                      Pred &&counts) const;
+  // About how many closed waits forEachWait looks at for r.
+  size_t closedWaitsNear(uint32_t object, const TimeRange &r) const;
   template <typename F>
   void forEachWait(uint32_t object, const TimeRange &r, int64_t horizon, F &&f) const;
 
@@ -160,8 +163,8 @@ class SyncActivity {
     }
   };
   struct ObjectWaits {
-    std::vector<WaitRecord> closed;  // start order
-    int64_t longest = 0;             // longest closed wait
+    PodVector<WaitRecord> closed;  // start order
+    int64_t longest = 0;           // longest closed wait
     // The waits evictBefore let go: one record per key (count, summed
     // time from its first start), and the span they lay in.
     std::vector<WaitRecord> folded;

@@ -149,6 +149,76 @@ class TestModelFindings : public QObject {
     QCOMPARE(all[0].waitNs, uint64_t(600 * kMs));
   }
 
+  // SessionModel::waitSums says what waits() and waitMatrix() say, over
+  // many waits (summed by thread place) and few (a hash table), with
+  // holders that are no thread (99), unknown ones (0) and a barrier's
+  // self-release; idle: threads that never wait (300 of them: fewer waits
+  // than threads in a window, summed in hash tables alone).
+  void waitSumsAgreeWithWaitsAndMatrix_data() {
+    QTest::addColumn<int>("idle");
+    QTest::newRow("4 threads") << 0;
+    QTest::newRow("304 threads") << 300;
+  }
+  void waitSumsAgreeWithWaitsAndMatrix() {
+    QFETCH(int, idle);
+    StreamBuilder b;
+    b.hello(false);
+    for (uint32_t tid = 1000; tid < 1000 + uint32_t(idle); tid++) {
+      b.threadStart(tid, at(0), "idle", "app!idle");
+      b.transition(tid, at(2), kSleep);
+    }
+    b.syncObject(1, THREADMON__SYNC_KIND__KIND_MUTEX, 0x1000, "app", "a", nullptr);
+    b.syncObject(2, THREADMON__SYNC_KIND__KIND_BARRIER, 0x2000, "app", "b", nullptr);
+    for (uint32_t tid = 21; tid <= 24; tid++) {
+      b.threadStart(tid, at(0), "worker", "app!work");
+      for (int p = 0; p < 400; p += 4) {
+        const uint32_t holder = p % 12 == 0 ? 0 : p % 12 == 4 ? 99 : (tid == 24 ? 21 : tid + 1);
+        const bool barrier = p % 40 == 8;
+        b.transition(tid, at(p + 1), barrier ? kBarrier : kMutex, barrier ? 2 : 1,
+                     barrier ? 0 : holder);
+        if (p < 396 || tid != 23)  // 23's last wait stays open
+          b.transition(tid, at(p + 3), kRun, 0, 0, barrier ? (tid % 2 ? tid : 22) : holder);
+      }
+    }
+    ticks(b, 400, 0.5);
+    SessionModel m;
+    b.applyTo(&m);
+    for (const TimeRange &r :
+         {m.resolve(Window::wholeRun()), TimeRange{at(45), at(54)}, TimeRange{at(100), at(300)}}) {
+      for (uint32_t object : {1u, 2u}) {
+        WaitSums sums;
+        m.waitSums(object, r, &sums);
+        const std::vector<WaitRecord> waits = m.waits(object, r);
+        QVERIFY(!waits.empty());
+        QCOMPARE(sums.pieces, uint64_t(waits.size()));
+        std::map<uint32_t, int64_t> waiters;
+        int64_t recorded = 0, unfinished = 0, blamed = 0;
+        uint64_t count = 0;
+        for (const WaitRecord &w : waits) {
+          const int64_t ns = w.end - w.start;
+          waiters[w.waiter] += ns;
+          (w.open ? unfinished : recorded) += ns;
+          if (!w.open) count += w.count;
+          if (w.holder || w.releaser != w.waiter) blamed += ns;
+        }
+        const std::vector<std::pair<uint32_t, int64_t>> byTid(waiters.begin(), waiters.end());
+        QCOMPARE(sums.waiters, byTid);
+        QCOMPARE(sums.recorded, recorded);
+        QCOMPARE(sums.unfinished, unfinished);
+        QCOMPARE(sums.blamed, blamed);
+        QCOMPARE(sums.count, count);
+        std::vector<WaitPair> cells = sums.cells;
+        sortWaitPairs(&cells);
+        const std::vector<WaitPair> matrix = m.waitMatrix(r, object);
+        QVERIFY(std::equal(cells.begin(), cells.end(), matrix.begin(), matrix.end(),
+                           [](const WaitPair &x, const WaitPair &y) {
+                             return x.waiter == y.waiter && x.holder == y.holder &&
+                                    x.count == y.count && x.waitNs == y.waitNs;
+                           }));
+      }
+    }
+  }
+
   void callSitesAreWindowDeltas() {
     StreamBuilder b;
     b.hello(false);
