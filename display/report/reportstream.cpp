@@ -699,7 +699,8 @@ bool StreamedReport::wanted(const QString &path, qint64 wholeUpToBytes) {
 }
 
 CaptureLoadResult StreamedReport::rows(const QString &path, ReportRows *rows, Mode mode,
-                                       int64_t chunkNs, qint64 wholeUpToBytes) {
+                                       int64_t chunkNs, qint64 wholeUpToBytes,
+                                       int64_t segmentNs) {
   const qint64 size = QFileInfo(path).size();
   CaptureWindow cw;  // its index, checked (format 1's made by a scan at its Ticks)
   const bool opened = mode != Mode::Stream && cw.open(path);
@@ -713,7 +714,7 @@ CaptureLoadResult StreamedReport::rows(const QString &path, ReportRows *rows, Mo
                       .arg(double(size) / 1e6, 0, 'f', 0);
     return res;
   }
-  if (stream) res = read(path, rows, chunkNs);
+  if (stream) res = read(path, rows, chunkNs, segmentNs);
   if (stream && res.status == CaptureLoadResult::Unreadable && mode == Mode::Auto &&
       size > wholeUpToBytes) {
     res.message += QStringLiteral(" (at %1 MB not read whole: --whole to insist)")
@@ -737,7 +738,8 @@ CaptureLoadResult StreamedReport::rows(const QString &path, ReportRows *rows, Mo
   return res;
 }
 
-CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, int64_t chunkNs) {
+CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, int64_t chunkNs,
+                                       int64_t segmentNs) {
   CaptureLoadResult res;
   CaptureWindow names;
   if (!names.open(path)) {
@@ -788,7 +790,7 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
   // A segment starts as a window read alone does (descriptions, warm-up),
   // and is dropped at its end, so memory follows the segment.
   const size_t perSegment =
-      size_t(std::max<int64_t>(1, kSegmentNs / std::max<int64_t>(1, chunkNs)));
+      size_t(std::max<int64_t>(1, segmentNs / std::max<int64_t>(1, chunkNs)));
   std::unique_ptr<SessionModel> model;
   std::unique_ptr<CaptureWindow::Sequence> seq;
   uint64_t lostBefore = 0, receivedBefore = 0;

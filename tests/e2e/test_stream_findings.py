@@ -181,6 +181,27 @@ def test_thread_states_as_whole():
         check(not off, f"thread {tid}: states (1 s windows, whole) that differ: {off}")
 
 
+def test_thread_states_across_segments():
+    """Each 1 s window a model of its own (--segment 1): the deadlock run's
+    main thread joins its workers for 2.6 s, from before the warm-up of the
+    segment at 2 s. The join is carried into the new model as the waits on
+    locks are, so every thread's states are the whole read's (before: the
+    main thread's kernel view after the edge, 99.80% blocked_join and 0.18%
+    on a CPU against 99.97% and 0.01%)."""
+    tmtest.require_report()
+    rec = tmtest.recorded("deadlock", ["--deadlock-ms", "2600"])
+    whole = states(report(rec.capture, "--whole"))
+    streamed = states(report(rec.capture, "--window", "1", "--segment", "1"))
+    check(set(streamed) == set(whole), f"threads, 1 s segments {sorted(streamed)}, "
+          f"whole {sorted(whole)}")
+    joined = [tid for tid, st in whole.items() if st.get("blocked_join", 0) > 90]
+    check(joined, f"no thread joined for most of its life read whole: {whole}")
+    for tid, st in whole.items():
+        got = streamed.get(tid, {})
+        off = {k: (got.get(k), v) for k, v in st.items() if abs(got.get(k, -1) - v) > 0.05}
+        check(not off, f"thread {tid}: states (1 s segments, whole) that differ: {off}")
+
+
 def test_first_window_at_start():
     """A capture of the fuzz corpus whose first record is 1,400 s before its
     Hello's start: the streamed report's first window starts at the
