@@ -50,6 +50,22 @@ Severity severityByShare(double share, double threshold);
 
 // The rules, each appending its findings.
 void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
+// What the data_lost rule reads of a model over r, apart so that a streamed
+// report can give it the whole run's: the threads with gaps of every
+// window, the probe's share of the run (streamfindings.cpp).
+struct DataLostInputs {
+  uint64_t eventsDropped = 0, eventsFolded = 0, switchesLost = 0, switchesReceived = 0,
+           framesDropped = 0;
+  bool ended = false, goodbyeSeen = false;
+  bool snapshot = false;         // a flight recorder's, written as the program ran on
+  std::vector<uint32_t> gapped;  // threads with a gap in their events in r
+  QString gappedList;            // threadList of them
+  double probeRunnable = 0;      // the probe's thread's share waiting for a CPU
+  TimeRange r;
+};
+DataLostInputs dataLostInputs(const SessionModel &m, const TimeRange &r);
+// The data_lost finding of those inputs; false when nothing was lost.
+bool dataLostFinding(const DataLostInputs &in, Finding *f);
 void deadlockFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 // A deadlock finding's last sentence: when it formed, how long it lasted.
 QString deadlockLasted(double formedS, double lastedS, bool live);

@@ -159,11 +159,13 @@ void openEdges(const SessionModel &m, const TimeRange &span,
   }
 }
 
-// hidden: the hidden locks the capture describes, (id, address).
+// hidden: the hidden locks the capture describes, (id, address); gappedBefore:
+// the threads with gaps in the windows before (data_lost).
 Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
             const std::function<bool(uint32_t)> &carrying,
             const std::vector<std::pair<uint32_t, uint32_t>> &held,
-            const std::vector<std::pair<uint32_t, uint64_t>> &hidden) {
+            const std::vector<std::pair<uint32_t, uint64_t>> &hidden,
+            const std::vector<uint32_t> &gappedBefore) {
   Part p;
   p.info = m.info();
   p.startNs = m.startNs();
@@ -247,7 +249,7 @@ Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
   KnownWaiterNs known;  // the findings' wait inputs, asked above
   for (const SyncPart &s : p.sync)
     if (s.info.kind != THREADMON__SYNC_KIND__KIND_INTERNAL) known.emplace(s.info.id, &s.waits);
-  p.findings = streamFindingsPart(m, span, known);
+  p.findings = streamFindingsPart(m, span, known, gappedBefore);
   std::vector<StateTimes> attributed;
   for (const ThreadPart &t : p.threads) attributed.push_back(t.row.states);
   p.violations = checkInvariants(m, span, CounterCheck::WindowOnly, asked, attributed);
@@ -377,6 +379,9 @@ class Merger {
     for (const auto &kv : pending_) out.push_back(kv.first);
     return out;
   }
+
+  // The threads with a gap in their events in the windows so far.
+  const std::vector<uint32_t> &gapped() const { return findings_.gapped(); }
 
   // Whether the window before left tid blocked (carry looks at its head).
   bool carrying(uint32_t tid) const {
@@ -845,7 +850,8 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
     model->settleNow();
     Part p = partOf(
         *model, endedAt > INT64_MIN && endedAt < a ? endedAt : a, b, isFirst, isLast,
-        [&merger](uint32_t tid) { return merger.carrying(tid); }, merger.held(), hidden);
+        [&merger](uint32_t tid) { return merger.carrying(tid); }, merger.held(), hidden,
+        merger.gapped());
     p.res = r;
     endedAt = p.span.t1;
     // Damage (a length word that lies, a frame that is no frame) ends the

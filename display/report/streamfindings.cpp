@@ -46,11 +46,24 @@ QString seconds(double s, double windowS) {
 }  // namespace
 
 StreamFindingsPart streamFindingsPart(const SessionModel &m, const TimeRange &span,
-                                      const KnownWaiterNs &known) {
+                                      const KnownWaiterNs &known,
+                                      const std::vector<uint32_t> &gappedBefore) {
   StreamFindingsPart p;
   p.span = span;
   p.startNs = m.startNs();
   p.findings = computeFindings(m, span, known);
+  p.dataLost = findings_detail::dataLostInputs(m, span);
+  // The run's threads with gaps in the order a whole read lists them, its
+  // threads' (the model knows every thread begun before it: descriptions).
+  std::vector<uint32_t> &g = p.dataLost.gapped;
+  std::set<uint32_t> had(g.begin(), g.end());
+  for (uint32_t tid : gappedBefore)
+    if (had.insert(tid).second) g.push_back(tid);
+  std::stable_sort(g.begin(), g.end(), [&m](uint32_t a, uint32_t b) {
+    const int i = m.indexOfTid(a), j = m.indexOfTid(b);
+    return uint32_t(i) < uint32_t(j);  // unknown (-1) last
+  });
+  if (!gappedBefore.empty()) p.dataLost.gappedList = findings_detail::threadList(m, g);
   return p;
 }
 
@@ -154,6 +167,7 @@ void StreamFindings::add(const StreamFindingsPart &p, const std::set<uint32_t> &
         break;
     }
   }
+  dataLost_ = p.dataLost;
   // A kind the newest window raised replaces that kind's older findings.
   for (const Finding &f : newest)
     newest_.erase(std::remove_if(newest_.begin(), newest_.end(),
@@ -181,37 +195,25 @@ bool StreamFindings::isNotice(const QString &n) {
 }
 
 namespace {
-// The probe's thread counts as starved from this share of its time waiting
-// for a CPU (findings.cpp's dataLostFindings).
-constexpr double kProbeStarvedShare = 0.2;
 
-// A data_lost finding of the newest window says how long the probe's thread
-// waited for a CPU in that window: it is given the whole run's share, from
-// the rows summed over every window (as dataLostFindings takes it from a
-// whole read: its runnable time or its run-queue counter, of its life).
-void probeShareOfRun(const ReportRows &rows, Finding *f) {
+// data_lost of the whole run, as dataLostFindings makes it of a whole read:
+// the newest window's counters (the run's so far) with the switch records of
+// every window (rows), the threads with gaps of every window, the probe's
+// share of the run from the rows summed over every window (its runnable
+// time or its run-queue counter, of its life), whether the run was cut
+// short decided by that share.
+bool dataLostOfRun(const ReportRows &rows, findings_detail::DataLostInputs in, Finding *f) {
+  in.switchesLost = rows.info.switchesLost;
+  in.switchesReceived = rows.info.switchesReceived;
+  in.r = TimeRange{rows.startNs, rows.startNs + std::llround(rows.durationS * 1e9)};
   const auto it = std::find_if(rows.threads.begin(), rows.threads.end(), [&rows](const auto &t) {
     return rows.info.probeTid && t.info.tid == rows.info.probeTid;
   });
-  if (it == rows.threads.end() || it->states.lifetimeNs <= 0) return;
-  const double share = std::min(1.0, std::max(double(it->states.ns[size_t(FinalState::Runnable)]),
+  if (it != rows.threads.end() && it->states.lifetimeNs > 0)
+    in.probeRunnable = std::min(1.0, std::max(double(it->states.ns[size_t(FinalState::Runnable)]),
                                               double(it->lwp.runqueueNs)) /
                                          double(it->states.lifetimeNs));
-  const double was = f->evidence["probe_runnable_share"].toDouble();
-  // The sentence the share chose (dataLostFindings' words); whether the run
-  // was cut short stays the newest window's call.
-  auto sentence = [](double x) {
-    return x >= kProbeStarvedShare
-               ? QStringLiteral(
-                     "its own thread waited for a CPU %1 of the time (the program's "
-                     "threads kept the CPUs busy, or ran at a higher priority). ")
-                     .arg(findings_detail::percent(x))
-               : QStringLiteral("the program changed state faster than it could record. ");
-  };
-  const QString old = sentence(was);
-  if (!f->message.contains(old)) return;  // not the words dataLostFindings gives
-  f->message.replace(old, sentence(share));
-  f->evidence["probe_runnable_share"] = share;
+  return findings_detail::dataLostFinding(in, f);
 }
 
 // A hidden lock's finding in the figures of the whole run: the rows hold
@@ -265,9 +267,11 @@ bool hiddenLockOfRun(const ReportRows &rows, Finding *f) {
 }  // namespace
 
 std::vector<Finding> StreamFindings::findings(ReportRows *rows) const {
-  std::vector<Finding> out = newest_;
-  for (Finding &f : out)
-    if (f.kind == FindingKind::DataLost) probeShareOfRun(*rows, &f);
+  std::vector<Finding> out;
+  for (const Finding &f : newest_)
+    if (f.kind != FindingKind::DataLost) out.push_back(f);
+  Finding lost;
+  if (windows_ && dataLostOfRun(*rows, dataLost_, &lost)) out.push_back(std::move(lost));
   out.insert(out.end(), cycles_.begin(), cycles_.end());
   auto sec = [this](int64_t t) { return double(t - startNs_) / 1e9; };
   for (const auto &kv : merged_) {

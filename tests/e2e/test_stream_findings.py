@@ -225,7 +225,8 @@ def test_data_lost_probe_share_of_run():
     """2,000 threads waking every 100 ms over a 1% budget: the probe drops
     detail and its own thread waits for a CPU. The streamed data_lost (the
     newest window's) gives the probe's share of the whole run, as a whole
-    read does, not the last window's (main: 10.6% against 8.9% whole)."""
+    read does, not the last window's (main: 10.6% against 8.9% whole), and
+    the threads with gaps of every window."""
     tmtest.require_report()
     swarm = os.path.join(tmtest.BUILD, "bench", "tm-bench-swarm")
     if not os.path.exists(swarm):
@@ -238,12 +239,25 @@ def test_data_lost_probe_share_of_run():
     def share(rep):
         return [f["evidence"]["probe_runnable_share"] for f in rep["findings"]
                 if f["kind"] == "data_lost"]
-    whole = share(report(capture, "--whole"))
+
+    def rest(rep):
+        # Made once of the whole run: its threads with gaps in every window
+        # and whether the run was cut short, its span the run's (main: the
+        # newest window's threads, none when its last window had no gap,
+        # and its span).
+        return [(f["severity"], f["threads"], f["evidence"]["threads_with_gaps"],
+                 f["evidence"]["ends_without_exit"], round(f["t0_s"], 6), round(f["t1_s"], 6))
+                for f in rep["findings"] if f["kind"] == "data_lost"]
+    whole_rep = report(capture, "--whole")
+    whole = share(whole_rep)
     if not whole:
         raise tmtest.Skip("the probe lost nothing: no data_lost read whole")
-    streamed = share(report(capture, "--window", "1"))
+    streamed_rep = report(capture, "--window", "1")
+    streamed = share(streamed_rep)
     check(len(streamed) == 1 and abs(streamed[0] - whole[0]) <= 0.002,
           f"data_lost's probe_runnable_share, 1 s windows {streamed}, whole {whole}")
+    check(rest(streamed_rep) == rest(whole_rep),
+          f"data_lost, 1 s windows {rest(streamed_rep)}, whole {rest(whole_rep)}")
 
 
 def make(name, args, kind):
