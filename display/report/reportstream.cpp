@@ -369,7 +369,7 @@ class Merger {
         c.waitNs += kv.second.waitNs;
       }
     rows_->waitMatrix = sortedWaitPairs(matrix);
-    rows_->findings = findings_.findings(rows_);
+    rows_->findings = findings_.findings(rows_, names);
   }
 
   // The waits whose blame waits for a later window (OpenPiece), by

@@ -52,6 +52,8 @@ StreamFindingsPart streamFindingsPart(const SessionModel &m, const TimeRange &sp
   p.span = span;
   p.startNs = m.startNs();
   p.findings = computeFindings(m, span, known);
+  const std::set<uint32_t> program = findings_detail::programTids(m, span);
+  p.programTids.assign(program.begin(), program.end());
   p.dataLost = findings_detail::dataLostInputs(m, span);
   // The run's threads with gaps in the order a whole read lists them, its
   // threads' (the model knows every thread begun before it: descriptions).
@@ -168,6 +170,7 @@ void StreamFindings::add(const StreamFindingsPart &p, const std::set<uint32_t> &
     }
   }
   dataLost_ = p.dataLost;
+  programTids_.insert(p.programTids.begin(), p.programTids.end());
   // A kind the newest window raised replaces that kind's older findings.
   for (const Finding &f : newest)
     newest_.erase(std::remove_if(newest_.begin(), newest_.end(),
@@ -264,9 +267,99 @@ bool hiddenLockOfRun(const ReportRows &rows, Finding *f) {
   f->evidence["share"] = share;
   return true;
 }
+
+// "looper-1 (4242)", or "thread 4242" (findings_detail::threadName) from the
+// rows.
+QString threadNameOf(const ReportRows &rows, uint32_t tid) {
+  const auto t = std::find_if(rows.threads.begin(), rows.threads.end(),
+                              [tid](const ThreadRow &r) { return r.info.tid == tid; });
+  const QString name = t == rows.threads.end() ? QString() : t->info.name;
+  return name.isEmpty() ? QStringLiteral("thread %1").arg(tid)
+                        : QStringLiteral("%1 (%2)").arg(name).arg(tid);
+}
+
+// A serialising object's finding in the figures of the whole run, as
+// serialisingFindings takes them of a whole read: the program's threads'
+// waits on it summed over every window (the rows), over those threads'
+// lives in the run (program: the program's threads of every window). False
+// when the run's figures are under the rule's thresholds (a whole read has
+// no such finding): it is dropped. A message naming more threads than a
+// sentence does (by pool) keeps the worst window's names.
+bool serialisingOfRun(const ReportRows &rows, const std::set<uint32_t> &program,
+                      const SessionModel &names, Finding *f) {
+  if (f->objects.empty()) return true;
+  const auto s = std::find_if(rows.sync.begin(), rows.sync.end(),
+                              [f](const SyncRow &r) { return r.info.id == f->objects.front(); });
+  if (s == rows.sync.end()) return true;
+  int64_t life = 0;
+  for (const ThreadRow &t : rows.threads)
+    if (program.count(t.info.tid)) life += t.states.lifetimeNs;
+  std::map<uint32_t, int64_t> byWaiter;
+  int64_t blocked = 0;
+  for (const auto &[tid, ns] : s->waiters) {
+    if (!program.count(tid)) continue;
+    byWaiter.emplace(tid, ns);
+    blocked += ns;
+  }
+  if (life <= 0) return true;
+  const double share = double(blocked) / double(life);
+  if (share < finding::kSerialisingShare || int(byWaiter.size()) < finding::kSerialisingMinWaiters)
+    return false;
+  std::vector<uint32_t> waiters;
+  QJsonObject waitS;
+  for (const auto &[tid, ns] : byWaiter) {
+    waiters.push_back(tid);
+    waitS[QString::number(tid)] = double(ns) / 1e9;
+  }
+  using findings_detail::percent;
+  const int spent = f->message.indexOf(QLatin1String(" spent "));
+  const int most = f->message.lastIndexOf(QLatin1String(" Most waiting: "));
+  if (spent < 0) return true;  // not the words serialisingFindings gives
+  QString head = f->message.left(spent);
+  constexpr size_t kNamed = 7;  // threadList names up to so many
+  if (waiters.size() <= kNamed) {
+    QStringList named;
+    for (uint32_t tid : waiters) named << threadNameOf(rows, tid);
+    const QString last = named.takeLast();
+    head = named.isEmpty() ? last : named.join(QStringLiteral(", ")) + QStringLiteral(" and ") + last;
+  }
+  QString tail = f->message.mid(spent, most < 0 ? -1 : most - spent);
+  // Its call site the program's function on the run's busiest site
+  // (findings_detail::programFunction); a runtime's lock keeps the worst
+  // window's caller.
+  if (!f->evidence.contains(QLatin1String("runtime"))) {
+    const QString was = f->evidence["call_site"].toString();
+    const QString fn = !s->sites.empty() && !s->sites.front().frames.isEmpty()
+                           ? names.programFrame(s->sites.front().frames)
+                           : names.programFrame(s->info.firstContentionStack);
+    const QString rest = QStringLiteral(": only one of them can hold it");
+    auto taken = [&rest](const QString &in) {
+      return (in.isEmpty() ? QString() : QStringLiteral(", taken in %1").arg(in)) + rest;
+    };
+    if (tail.contains(taken(was))) {
+      tail.replace(taken(was), taken(fn));
+      f->evidence["call_site"] = fn;
+    }
+  }
+  tail.replace(QRegularExpression(QStringLiteral("^ spent \\S+ of their time")),
+               QStringLiteral(" spent %1 of their time").arg(percent(share)));
+  f->message = head + tail;
+  if (!s->blockedBy.empty() && s->blockedBy.front().holder)
+    f->message += QStringLiteral(" Most waiting: %1 for %2.")
+                      .arg(threadNameOf(rows, s->blockedBy.front().waiter),
+                           threadNameOf(rows, s->blockedBy.front().holder));
+  f->severity = findings_detail::severityByShare(share, finding::kSerialisingShare);
+  f->threads = waiters;
+  f->evidence["waiters"] = findings_detail::tidArray(waiters);
+  f->evidence["wait_s"] = double(blocked) / 1e9;
+  f->evidence["wait_s_by_thread"] = waitS;
+  f->evidence["threads_lifetime_s"] = double(life) / 1e9;
+  f->evidence["share"] = share;
+  return true;
+}
 }  // namespace
 
-std::vector<Finding> StreamFindings::findings(ReportRows *rows) const {
+std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionModel &names) const {
   std::vector<Finding> out;
   for (const Finding &f : newest_)
     if (f.kind != FindingKind::DataLost) out.push_back(f);
@@ -277,8 +370,11 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows) const {
   for (const auto &kv : merged_) {
     const Merged &m = kv.second;
     Finding f = m.worst;
-    const bool ofRun = f.kind == FindingKind::InternalLock;
-    if (ofRun && !hiddenLockOfRun(*rows, &f)) continue;
+    const bool ofRun =
+        f.kind == FindingKind::InternalLock || f.kind == FindingKind::SerialisingObject;
+    if (f.kind == FindingKind::InternalLock && !hiddenLockOfRun(*rows, &f)) continue;
+    if (f.kind == FindingKind::SerialisingObject && !serialisingOfRun(*rows, programTids_, names, &f))
+      continue;
     QJsonObject w;
     w["held"] = m.windows;
     w["of"] = windows_;

@@ -30,6 +30,9 @@ struct StreamFindingsPart {
   std::vector<tmon::Finding> findings;  // computeFindings over span
   tmon::TimeRange span;
   int64_t startNs = 0;  // the session's start
+  // The program's threads over span (findings_detail::programThreads): a
+  // serialising object's share is of their lives in the whole run.
+  std::vector<uint32_t> programTids;
   // data_lost's inputs over span, its threads with gaps those of the
   // windows before too (StreamFindings::gapped), named by this model.
   tmon::findings_detail::DataLostInputs dataLost;
@@ -51,8 +54,9 @@ class StreamFindings {
   // The threads with a gap in their events in the windows added so far.
   const std::vector<uint32_t> &gapped() const { return dataLost_.gapped; }
   // The findings, most severe first; adds the notice saying how they were
-  // found to rows.info.notices.
-  std::vector<tmon::Finding> findings(ReportRows *rows) const;
+  // found to rows.info.notices. names: a model that knows the program's
+  // name (SessionModel::programFrame).
+  std::vector<tmon::Finding> findings(ReportRows *rows, const tmon::SessionModel &names) const;
 
   // The notice of a streamed report's findings (windows of windowS).
   static QString notice(double windowS);
@@ -76,6 +80,7 @@ class StreamFindings {
   // data_lost's inputs of the newest window, the threads with gaps of all:
   // the finding is made once at the end, of the whole run (findings()).
   tmon::findings_detail::DataLostInputs dataLost_;
+  std::set<uint32_t> programTids_;  // of every window
   std::map<Key, Merged> merged_;
   int windows_ = 0;
   int64_t windowNs_ = 0, startNs_ = 0;

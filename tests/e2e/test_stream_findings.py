@@ -159,6 +159,36 @@ def test_hidden_lock_finding_of_run():
               f"internal_lock {k}: 1 s windows {got} against whole {(sev, wait, share)}")
 
 
+def of_run(rep, kind):
+    """Findings of a kind by subject, without the stream's own words (its
+    last sentence, evidence.windows), shares rounded."""
+    out = {}
+    for f in rep["findings"]:
+        if f["kind"] != kind:
+            continue
+        ev = {k: round(v, 4) if isinstance(v, float) else v
+              for k, v in f["evidence"].items() if k not in ("windows", "wait_s_by_thread")}
+        message = f["message"].split(" In ")[0] if " windows of " in f["message"] else f["message"]
+        out[subject(f)] = (f["severity"], f["threads"], ev, message, round(f["t0_s"], 6),
+                           round(f["t1_s"], 6))
+    return out
+
+
+def test_serialising_of_run():
+    """A serialising object's finding in 1 s windows gives the whole run's
+    figures, as a whole read does: its waiters' waits summed over every
+    window over the program's threads' lives in the run, its call site the
+    run's busiest (main: the worst window's, 2.78 s of waits and 56% against the
+    run's 13.62 s and 55%)."""
+    tmtest.require_report()
+    rec = tmtest.recorded(*WORKLOADS[0][:2])
+    whole = of_run(report(rec.capture, "--whole"), "serialising_object")
+    if not whole:
+        raise tmtest.Skip("no serialising_object read whole")
+    streamed = of_run(report(rec.capture, "--window", "1"), "serialising_object")
+    check(streamed == whole, f"serialising_object, 1 s windows {streamed}, whole {whole}")
+
+
 def states(rep):
     """Each thread's states (% of its life), by tid."""
     return {t["tid"]: t["states"] for t in rep["threads"]}
