@@ -321,7 +321,8 @@ bool serialisingOfRun(const ReportRows &rows, const std::set<uint32_t> &program,
     QStringList named;
     for (uint32_t tid : waiters) named << threadNameOf(rows, tid);
     const QString last = named.takeLast();
-    head = named.isEmpty() ? last : named.join(QStringLiteral(", ")) + QStringLiteral(" and ") + last;
+    head =
+        named.isEmpty() ? last : named.join(QStringLiteral(", ")) + QStringLiteral(" and ") + last;
   }
   QString tail = f->message.mid(spent, most < 0 ? -1 : most - spent);
   // Its call site the program's function on the run's busiest site
@@ -373,7 +374,8 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
     const bool ofRun =
         f.kind == FindingKind::InternalLock || f.kind == FindingKind::SerialisingObject;
     if (f.kind == FindingKind::InternalLock && !hiddenLockOfRun(*rows, &f)) continue;
-    if (f.kind == FindingKind::SerialisingObject && !serialisingOfRun(*rows, programTids_, names, &f))
+    if (f.kind == FindingKind::SerialisingObject &&
+        !serialisingOfRun(*rows, programTids_, names, &f))
       continue;
     QJsonObject w;
     w["held"] = m.windows;
