@@ -43,6 +43,7 @@ struct ProgramThreadsMemo {
   TimeRange range;
   std::vector<ProgramThread> threads;
   const KnownWaiterNs *waiters;  // what the caller gave
+  FindingInputs *inputs;         // to fill, when the caller asked
 };
 thread_local const ProgramThreadsMemo *memo = nullptr;
 
@@ -78,6 +79,10 @@ std::vector<ProgramThread> findProgramThreads(const SessionModel &m, const TimeR
 std::vector<ProgramThread> programThreads(const SessionModel &m, const TimeRange &r) {
   if (memoFor(m, r)) return memo->threads;
   return findProgramThreads(m, r);
+}
+
+FindingInputs *inputsFor(const SessionModel &m, const TimeRange &r) {
+  return memoFor(m, r) ? memo->inputs : nullptr;
 }
 
 std::set<uint32_t> programTids(const SessionModel &m, const TimeRange &r) {
@@ -676,11 +681,11 @@ std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r) 
 }
 
 std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r,
-                                     const KnownWaiterNs &known) {
+                                     const KnownWaiterNs &known, FindingInputs *inputs) {
   using namespace findings_detail;
   std::vector<Finding> out;
   if (r.length() <= 0) return out;
-  const ProgramThreadsMemo kept{&m, r, findProgramThreads(m, r), &known};
+  const ProgramThreadsMemo kept{&m, r, findProgramThreads(m, r), &known, inputs};
   struct Keep {
     explicit Keep(const ProgramThreadsMemo *k) { memo = k; }
     ~Keep() { memo = nullptr; }

@@ -27,6 +27,8 @@ struct ProgramThread {
 std::vector<ProgramThread> programThreads(const SessionModel &m, const TimeRange &r);
 // Their tids.
 std::set<uint32_t> programTids(const SessionModel &m, const TimeRange &r);
+// What computeFindings' caller asked the rules to fill over r, or null.
+FindingInputs *inputsFor(const SessionModel &m, const TimeRange &r);
 // SessionModel::waiterNs, or what computeFindings' caller gave of it.
 std::vector<std::pair<uint32_t, int64_t>> waiterNs(const SessionModel &m, uint32_t objectId,
                                                    const TimeRange &r);
@@ -64,6 +66,11 @@ struct DataLostInputs {
   TimeRange r;
 };
 DataLostInputs dataLostInputs(const SessionModel &m, const TimeRange &r);
+// The oversubscribed finding of busy threads (busyTids, their lives summed
+// in life) runnable for runnableNs beyond the CPUs over r; false under the
+// rule's threshold.
+bool oversubscribedFinding(const std::vector<uint32_t> &busyTids, int64_t life, double runnableNs,
+                           int cpus, double cpuBusy, const TimeRange &r, Finding *f);
 // The data_lost finding of those inputs; false when nothing was lost.
 bool dataLostFinding(const DataLostInputs &in, Finding *f);
 void deadlockFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);

@@ -51,7 +51,7 @@ StreamFindingsPart streamFindingsPart(const SessionModel &m, const TimeRange &sp
   StreamFindingsPart p;
   p.span = span;
   p.startNs = m.startNs();
-  p.findings = computeFindings(m, span, known);
+  p.findings = computeFindings(m, span, known, &p.inputs);
   const std::set<uint32_t> program = findings_detail::programTids(m, span);
   p.programTids.assign(program.begin(), program.end());
   p.dataLost = findings_detail::dataLostInputs(m, span);
@@ -171,6 +171,18 @@ void StreamFindings::add(const StreamFindingsPart &p, const std::set<uint32_t> &
   }
   dataLost_ = p.dataLost;
   programTids_.insert(p.programTids.begin(), p.programTids.end());
+  const FindingInputs &in = p.inputs;
+  runnableBeyondCpusNs_ += in.runnableBeyondCpusNs;
+  cpus_ = std::max(cpus_, in.cpus);
+  if (in.cpuBusy >= 0) {
+    cpuBusyNs_ += in.cpuBusy * double(p.span.length());
+    cpuKnownNs_ += double(p.span.length());
+  }
+  for (const FindingInputs::Active &a : in.active) {
+    std::pair<int64_t, int64_t> &t = active_[a.tid];
+    t.first += a.activeNs;
+    t.second += a.lifeNs;
+  }
   // A kind the newest window raised replaces that kind's older findings.
   for (const Finding &f : newest)
     newest_.erase(std::remove_if(newest_.begin(), newest_.end(),
@@ -360,6 +372,28 @@ bool serialisingOfRun(const ReportRows &rows, const std::set<uint32_t> &program,
 }
 }  // namespace
 
+// The oversubscribed finding of the whole run, as schedulingFindings makes
+// it of a whole read, from its inputs summed over every window: the threads
+// busy over the run (a tenth of their life wanting a CPU) in the rows'
+// order, their lives, the runnable time beyond the CPUs. False when the
+// run's share is under the rule's threshold.
+bool StreamFindings::oversubscribedOfRun(const ReportRows &rows, Finding *f) const {
+  std::vector<uint32_t> busy;
+  int64_t life = 0;
+  for (const ThreadRow &t : rows.threads) {
+    const auto a = active_.find(t.info.tid);
+    if (a == active_.end() || a->second.second <= 0 ||
+        double(a->second.first) < 0.1 * double(a->second.second))
+      continue;
+    busy.push_back(t.info.tid);
+    life += a->second.second;
+  }
+  const TimeRange run{rows.startNs, rows.startNs + std::llround(rows.durationS * 1e9)};
+  return findings_detail::oversubscribedFinding(busy, life, runnableBeyondCpusNs_, cpus_,
+                                                cpuKnownNs_ > 0 ? cpuBusyNs_ / cpuKnownNs_ : -1,
+                                                run, f);
+}
+
 std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionModel &names) const {
   std::vector<Finding> out;
   for (const Finding &f : newest_)
@@ -371,8 +405,10 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
   for (const auto &kv : merged_) {
     const Merged &m = kv.second;
     Finding f = m.worst;
-    const bool ofRun =
-        f.kind == FindingKind::InternalLock || f.kind == FindingKind::SerialisingObject;
+    const bool ofRun = f.kind == FindingKind::InternalLock ||
+                       f.kind == FindingKind::SerialisingObject ||
+                       f.kind == FindingKind::Oversubscribed;
+    if (f.kind == FindingKind::Oversubscribed && !oversubscribedOfRun(*rows, &f)) continue;
     if (f.kind == FindingKind::InternalLock && !hiddenLockOfRun(*rows, &f)) continue;
     if (f.kind == FindingKind::SerialisingObject &&
         !serialisingOfRun(*rows, programTids_, names, &f))

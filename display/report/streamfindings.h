@@ -30,6 +30,7 @@ struct StreamFindingsPart {
   std::vector<tmon::Finding> findings;  // computeFindings over span
   tmon::TimeRange span;
   int64_t startNs = 0;  // the session's start
+  tmon::FindingInputs inputs;  // what the rules read over span
   // The program's threads over span (findings_detail::programThreads): a
   // serialising object's share is of their lives in the whole run.
   std::vector<uint32_t> programTids;
@@ -74,6 +75,7 @@ class StreamFindings {
   static Key keyOf(const tmon::Finding &f);
   void merge(const tmon::Finding &f, const tmon::TimeRange &span);
   void addCycle(const tmon::Finding &f);
+  bool oversubscribedOfRun(const ReportRows &rows, tmon::Finding *f) const;
 
   std::vector<tmon::Finding> cycles_;  // merge Cycle: one per cycle
   std::vector<tmon::Finding> newest_;  // merge Newest: the newest window's
@@ -81,6 +83,12 @@ class StreamFindings {
   // the finding is made once at the end, of the whole run (findings()).
   tmon::findings_detail::DataLostInputs dataLost_;
   std::set<uint32_t> programTids_;  // of every window
+  // oversubscribed's inputs summed over every window (FindingInputs): the
+  // runnable time beyond the CPUs, the CPUs' busy time over the time it is
+  // known, each program thread's time wanting a CPU and its life.
+  double runnableBeyondCpusNs_ = 0, cpuBusyNs_ = 0, cpuKnownNs_ = 0;
+  int cpus_ = 0;
+  std::map<uint32_t, std::pair<int64_t, int64_t>> active_;
   std::map<Key, Merged> merged_;
   int windows_ = 0;
   int64_t windowNs_ = 0, startNs_ = 0;
