@@ -331,6 +331,7 @@ class Merger {
       const bool internal = s.info.kind == THREADMON__SYNC_KIND__KIND_INTERNAL;
       s.delta = deltaOf(a);
       s.housekeeping = a.anyWait && a.onlyHousekeeping;
+      std::vector<size_t> rank;
       for (const uint32_t id : a.siteOrder) {
         const SiteAcc &c = a.sites[id];
         CallSite site;
@@ -338,11 +339,26 @@ class Merger {
         site.frames = c.frames;
         site.contentions = sub(c.newest.contentions, c.atStart.contentions);
         site.waitNs = sub(c.newest.waitNs, c.atStart.waitNs);
-        if (site.contentions || site.waitNs) s.sites.push_back(std::move(site));
+        if (site.contentions || site.waitNs) {
+          s.sites.push_back(std::move(site));
+          rank.push_back(c.rank);
+        }
       }
-      std::stable_sort(s.sites.begin(), s.sites.end(), [](const CallSite &x, const CallSite &y) {
-        return x.waitNs != y.waitNs ? x.waitNs > y.waitNs : x.contentions > y.contentions;
-      });
+      if (internal) {
+        // In the order of their counters (the newest window's), as a whole
+        // read's: their waits here are the model's estimates.
+        std::vector<size_t> order(s.sites.size());
+        for (size_t k = 0; k < order.size(); k++) order[k] = k;
+        std::stable_sort(order.begin(), order.end(),
+                         [&rank](size_t x, size_t y) { return rank[x] < rank[y]; });
+        std::vector<CallSite> sorted;
+        for (size_t k : order) sorted.push_back(std::move(s.sites[k]));
+        s.sites = std::move(sorted);
+      } else {
+        std::stable_sort(s.sites.begin(), s.sites.end(), [](const CallSite &x, const CallSite &y) {
+          return x.waitNs != y.waitNs ? x.waitNs > y.waitNs : x.contentions > y.contentions;
+        });
+      }
       if (internal) {
         finishInternal(a, &s);
         s.callSite = !s.info.callSite().isEmpty() || s.sites.empty()
@@ -393,6 +409,10 @@ class Merger {
   struct SiteAcc {
     QStringList frames;
     CallSite newest, atStart;
+    // Its place in the newest window's list of the object's sites: a
+    // hidden lock's are ordered by their counters there, whose waits the
+    // model then replaces by its estimate (SessionModel::callSites).
+    size_t rank = 0;
   };
   struct SyncAcc {
     SyncObjectInfo info;
@@ -547,8 +567,10 @@ class Merger {
     SyncAcc &a = sync_[it->second];
     a.info = s.info;
     if (s.hasCounters) a.newest = s.newest;
-    for (const CallSite &c : s.sitesNewest) {
+    for (size_t k = 0; k < s.sitesNewest.size(); k++) {
+      const CallSite &c = s.sitesNewest[k];
       auto sit = a.sites.emplace(c.stackId, SiteAcc{}).first;
+      sit->second.rank = k;
       if (std::find(a.siteOrder.begin(), a.siteOrder.end(), c.stackId) == a.siteOrder.end())
         a.siteOrder.push_back(c.stackId);
       sit->second.frames = c.frames;

@@ -126,10 +126,19 @@ def test_hidden_lock_as_whole():
     def hidden(rep):
         return {o["id"]: (o["contentions"], o["wait_s"]) for o in rep["sync_objects"]
                 if o["kind"] == "internal"}
-    whole = hidden(report(rec.capture, "--whole"))
+
+    def sites(rep):
+        # In the order of their counters, as a whole read gives them.
+        return {o["id"]: [(c["frames"], c["contentions"]) for c in o["call_sites"]]
+                for o in rep["sync_objects"] if o["kind"] == "internal"}
+    whole_rep = report(rec.capture, "--whole")
+    whole = hidden(whole_rep)
     if not whole:
         raise tmtest.Skip("no tick saw a thread on rand()'s lock")
-    streamed = hidden(report(rec.capture, "--window", "1"))
+    streamed_rep = report(rec.capture, "--window", "1")
+    streamed = hidden(streamed_rep)
+    check(sites(streamed_rep) == sites(whole_rep),
+          f"hidden locks' call sites, 1 s windows {sites(streamed_rep)}, whole {sites(whole_rep)}")
     check(set(streamed) == set(whole), f"hidden locks, 1 s windows {streamed}, whole {whole}")
     for k, (count, wait) in whole.items():
         got = streamed.get(k, (0, 0.0))
