@@ -290,6 +290,15 @@ QString threadNameOf(const ReportRows &rows, uint32_t tid) {
                         : QStringLiteral("%1 (%2)").arg(name).arg(tid);
 }
 
+// Whether the finding is about a hidden lock (KIND_INTERNAL).
+bool hiddenLockOf(const ReportRows &rows, const Finding &f) {
+  return !f.objects.empty() &&
+         std::any_of(rows.sync.begin(), rows.sync.end(), [&f](const SyncRow &r) {
+           return r.info.id == f.objects.front() &&
+                  r.info.kind == THREADMON__SYNC_KIND__KIND_INTERNAL;
+         });
+}
+
 // A serialising object's finding in the figures of the whole run, as
 // serialisingFindings takes them of a whole read: the program's threads'
 // waits on it summed over every window (the rows), over those threads'
@@ -405,14 +414,15 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
   for (const auto &kv : merged_) {
     const Merged &m = kv.second;
     Finding f = m.worst;
-    const bool ofRun = f.kind == FindingKind::InternalLock ||
-                       f.kind == FindingKind::SerialisingObject ||
+    // A runtime's lock whose waits are a hidden lock's estimate (a Rust
+    // std Mutex: internalLockFindings) keeps its worst window's figures.
+    const bool serialising =
+        f.kind == FindingKind::SerialisingObject && !hiddenLockOf(*rows, f);
+    const bool ofRun = f.kind == FindingKind::InternalLock || serialising ||
                        f.kind == FindingKind::Oversubscribed;
     if (f.kind == FindingKind::Oversubscribed && !oversubscribedOfRun(*rows, &f)) continue;
     if (f.kind == FindingKind::InternalLock && !hiddenLockOfRun(*rows, &f)) continue;
-    if (f.kind == FindingKind::SerialisingObject &&
-        !serialisingOfRun(*rows, programTids_, names, &f))
-      continue;
+    if (serialising && !serialisingOfRun(*rows, programTids_, names, &f)) continue;
     QJsonObject w;
     w["held"] = m.windows;
     w["of"] = windows_;
