@@ -154,6 +154,17 @@ struct FindingInputs {
     int64_t activeNs, lifeNs;
   };
   std::vector<Active> active;
+  // barrier_imbalance: the rounds released in r at each barrier (or
+  // condition) the program's threads waited on, in order of release.
+  struct Round {
+    uint32_t object = 0;
+    bool barrier = false;  // a barrier's, else a condition's
+    int64_t end = 0;       // release
+    uint32_t releaser = 0, last = 0;
+    double lastWait = 0, othersWait = 0;  // ns, the others' average
+    int waiters = 0;
+  };
+  std::vector<Round> rounds;
 };
 // inputs, when given, filled with what the rules read over r.
 std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r,

@@ -5,7 +5,8 @@
 
 #include <QJsonArray>
 #include <QString>
-
+#include <functional>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -66,6 +67,31 @@ struct DataLostInputs {
   TimeRange r;
 };
 DataLostInputs dataLostInputs(const SessionModel &m, const TimeRange &r);
+// A barrier's (or condition's) rounds summed for barrier_imbalance, round
+// after round in order of release (barrierTally).
+struct BarrierTally {
+  bool barrier = false;
+  bool hasPrev = false;
+  int64_t prevEnd = 0;
+  int n = 0;
+  double othersShare = 0, lastShare = 0;  // summed over the rounds counted
+  std::map<uint32_t, int> lastCount, releasers;
+};
+void barrierTally(BarrierTally *t, const FindingInputs::Round &rd);
+// What barrier_imbalance says of a tally besides its figures: the object's
+// name, the threads that waited (sorted), how to name a thread, the usual
+// last arrival's CPU time and the others' average (ns; others 0: unknown),
+// its share asleep (asleepShare) and its share idle.
+struct BarrierContext {
+  QString objectName;
+  std::vector<uint32_t> threads;
+  std::function<QString(uint32_t)> threadName;
+  std::function<void(uint32_t last, double *cpuLast, double *cpuOthers)> cpu;
+  std::function<double(uint32_t)> asleepShare, idleShare;
+};
+// The finding of a tally over r; false when it is no imbalance.
+bool barrierFinding(uint32_t object, const BarrierTally &t, const BarrierContext &c,
+                    const TimeRange &r, Finding *f);
 // The oversubscribed finding of busy threads (busyTids, their lives summed
 // in life) runnable for runnableNs beyond the CPUs over r; false under the
 // rule's threshold.

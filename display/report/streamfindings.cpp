@@ -178,6 +178,8 @@ void StreamFindings::add(const StreamFindingsPart &p, const std::set<uint32_t> &
     cpuBusyNs_ += in.cpuBusy * double(p.span.length());
     cpuKnownNs_ += double(p.span.length());
   }
+  for (const FindingInputs::Round &rd : in.rounds)
+    findings_detail::barrierTally(&barriers_[rd.object], rd);
   for (const FindingInputs::Active &a : in.active) {
     std::pair<int64_t, int64_t> &t = active_[a.tid];
     t.first += a.activeNs;
@@ -403,6 +405,78 @@ bool StreamFindings::oversubscribedOfRun(const ReportRows &rows, Finding *f) con
                                                 run, f);
 }
 
+// A barrier_imbalance finding of the whole run, as barrierFindings makes it
+// of a whole read: the rounds of every window tallied in order of release
+// (each window's own: those released in it), the threads that waited on it
+// from the rows' table, their CPU, sleep and idle shares of the run from
+// the rows' states. Its object's name stays the worst window's. False when
+// the run's rounds are no imbalance.
+bool StreamFindings::barrierOfRun(const ReportRows &rows, Finding *f) const {
+  if (f->objects.empty()) return true;
+  const uint32_t object = f->objects.front();
+  const auto t = barriers_.find(object);
+  const auto s = std::find_if(rows.sync.begin(), rows.sync.end(),
+                              [object](const SyncRow &r) { return r.info.id == object; });
+  const QString head = QStringLiteral("At "),
+                tail = QStringLiteral(" the threads wait on average ");
+  const int at = f->message.indexOf(tail);
+  if (t == barriers_.end() || s == rows.sync.end() || !f->message.startsWith(head) || at < 0)
+    return true;  // not the words barrierFindings gives
+  findings_detail::BarrierContext c;
+  c.objectName = f->message.mid(head.size(), at - head.size());
+  for (const WaitPair &p : s->blockedBy) c.threads.push_back(p.waiter);
+  std::sort(c.threads.begin(), c.threads.end());
+  c.threads.erase(std::unique(c.threads.begin(), c.threads.end()), c.threads.end());
+  c.threadName = [&rows](uint32_t tid) { return threadNameOf(rows, tid); };
+  auto row = [&rows](uint32_t tid) -> const ThreadRow * {
+    const auto r = std::find_if(rows.threads.begin(), rows.threads.end(),
+                                [tid](const ThreadRow &x) { return x.info.tid == tid; });
+    return r == rows.threads.end() ? nullptr : &*r;
+  };
+  // findings_barrier.cpp's cpuShares, asleepShare and idleShare of the rows.
+  c.cpu = [&](uint32_t last, double *cpuLast, double *cpuOthers) {
+    *cpuLast = *cpuOthers = 0;
+    int n = 0;
+    for (const ThreadRow &r : rows.threads) {
+      const bool member = std::binary_search(c.threads.begin(), c.threads.end(), r.info.tid);
+      if ((r.info.tid != last && !member) || !programTids_.count(r.info.tid)) continue;
+      const double on = double(r.states.ns[size_t(FinalState::OnCpu)]);
+      if (r.info.tid == last) {
+        *cpuLast = on;
+      } else {
+        *cpuOthers += on;
+        n++;
+      }
+    }
+    *cpuOthers = n ? *cpuOthers / n : 0;
+  };
+  c.asleepShare = [&row](uint32_t tid) {
+    const ThreadRow *r = row(tid);
+    if (!r || r->states.lifetimeNs <= 0) return 0.0;
+    int64_t asleep = 0;
+    for (int k = 0; k < kFinalStateCount; k++) {
+      const FinalState st = FinalState(k);
+      if (st == FinalState::Sleeping || st == FinalState::IoWait || st == FinalState::Idle ||
+          (isBlockedState(st) && st != FinalState::BlockedBarrier && st != FinalState::BlockedCond))
+        asleep += r->states.ns[size_t(k)];
+    }
+    if (asleep <= r->states.ns[size_t(FinalState::OnCpu)]) return 0.0;
+    return double(asleep) / double(r->states.lifetimeNs);
+  };
+  c.idleShare = [&row](uint32_t tid) {
+    const ThreadRow *r = row(tid);
+    return r && r->states.lifetimeNs > 0
+               ? double(r->states.ns[size_t(FinalState::Idle)]) / double(r->states.lifetimeNs)
+               : 0.0;
+  };
+  const TimeRange run{rows.startNs, rows.startNs + std::llround(rows.durationS * 1e9)};
+  Finding g;
+  if (!findings_detail::barrierFinding(object, t->second, c, run, &g)) return false;
+  g.evidence["object"] = f->evidence["object"];
+  *f = g;
+  return true;
+}
+
 std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionModel &names) const {
   std::vector<Finding> out;
   for (const Finding &f : newest_)
@@ -419,7 +493,9 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
     const bool serialising =
         f.kind == FindingKind::SerialisingObject && !hiddenLockOf(*rows, f);
     const bool ofRun = f.kind == FindingKind::InternalLock || serialising ||
-                       f.kind == FindingKind::Oversubscribed;
+                       f.kind == FindingKind::Oversubscribed ||
+                       f.kind == FindingKind::BarrierImbalance;
+    if (f.kind == FindingKind::BarrierImbalance && !barrierOfRun(*rows, &f)) continue;
     if (f.kind == FindingKind::Oversubscribed && !oversubscribedOfRun(*rows, &f)) continue;
     if (f.kind == FindingKind::InternalLock && !hiddenLockOfRun(*rows, &f)) continue;
     if (serialising && !serialisingOfRun(*rows, programTids_, names, &f)) continue;

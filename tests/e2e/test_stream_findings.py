@@ -224,6 +224,33 @@ def test_oversubscribed_of_run():
               f"oversubscribed {k}: 1 s windows {s['evidence'][k]}, whole {w['evidence'][k]}")
 
 
+def test_barrier_of_run():
+    """barrier_imbalance in 1 s windows gives the whole run's rounds, tallied
+    window after window in order of release (each round once, its waits read
+    from before the window's start), as a whole read does (main: the worst
+    window's, 9 rounds of the run's 59)."""
+    tmtest.require_report()
+    rec = tmtest.recorded(*WORKLOADS[1][:2])
+
+    def found(rep):
+        return {tuple(f["objects"]): (f["severity"], f["threads"], f["evidence"]["rounds"],
+                                      f["evidence"]["usual_last"],
+                                      f["evidence"]["usual_last_rounds"],
+                                      f["evidence"]["others_wait_share"], f["t0_s"], f["t1_s"])
+                for f in rep["findings"] if f["kind"] == "barrier_imbalance"}
+    whole = found(report(rec.capture, "--whole"))
+    if not whole:
+        raise tmtest.Skip("no barrier_imbalance read whole")
+    streamed = found(report(rec.capture, "--window", "1"))
+    check(set(streamed) == set(whole), f"barrier_imbalance, 1 s windows {streamed}, whole {whole}")
+    for k, w in whole.items():
+        s = streamed.get(k)
+        if s is None:
+            continue
+        check(s[:5] == w[:5] and s[6:] == w[6:] and abs(s[5] - w[5]) <= 0.01,
+              f"barrier_imbalance {k}: 1 s windows {s}, whole {w}")
+
+
 def states(rep):
     """Each thread's states (% of its life), by tid."""
     return {t["tid"]: t["states"] for t in rep["threads"]}
