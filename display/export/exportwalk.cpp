@@ -6,7 +6,6 @@
 
 #include "capturewindow.h"
 #include "sessionmodel.h"
-#include "wirestate.h"
 
 namespace tmon {
 
@@ -20,27 +19,6 @@ constexpr double kMaxWindows = 4e6;
 
 bool hasRange(const TimeRange &r) { return r.t1 > r.t0; }
 
-// What the next segment's model would not see begin, from m, the segment
-// before, at its edge t0: the waits open at t0 that began before its first
-// record, and every thread blocked in a join at t0 (no sync object's wait:
-// a main thread joined for 16 s showed its kernel view after each edge,
-// 492 ms on a CPU in spin_sleep-2's capture where the whole read has the
-// join). A join begun after that first record is begun again where it
-// began: the carried one covers only the warm-up before the span.
-std::vector<CaptureWindow::CarriedWait> carriedAt(const CaptureWindow &cw, const SessionModel &m,
-                                                  int64_t t0) {
-  std::vector<CaptureWindow::CarriedWait> carried = cw.waitsOpenAt(m, t0);
-  for (int i = 0; i < m.threadCount(); i++) {
-    StateInterval iv;
-    if (!m.stateAt(i, t0, &iv) || iv.state != FinalState::BlockedJoin) continue;
-    CaptureWindow::CarriedWait c;
-    c.tid = m.thread(i).tid;
-    c.object = iv.object;
-    c.state = wirestate_detail::kWireOfFinal[int(FinalState::BlockedJoin)];
-    carried.push_back(c);
-  }
-  return carried;
-}
 }  // namespace
 
 bool exportModel(const SessionModel &m, const TimeRange &r, ExportSink *sink, QString *writeError) {
@@ -121,7 +99,7 @@ CaptureLoadResult exportCapture(const QString &path, ExportSink *sink, const Exp
       // record, from the segment before: without them a wait longer than
       // the warm-up lost its beginning.
       std::vector<CaptureWindow::CarriedWait> carried;
-      if (seq) carried = carriedAt(cw, *m, start);
+      if (seq) carried = cw.waitsOpenAt(*m, start);
       seq.reset();
       // Kept until the next segment has each thread's last sample in it.
       const std::unique_ptr<SessionModel> before = std::move(m);
@@ -142,9 +120,13 @@ CaptureLoadResult exportCapture(const QString &path, ExportSink *sink, const Exp
     // record after their time (mariadb of the e2e tests, 1 s windows: 1,742
     // states of 4.7 s split otherwise; 1 s read ahead left one, a quiet
     // thread of mutex_loop-1 another 4 s later). The model grows to the
-    // segment anyway: no more memory, and one settle.
+    // segment anyway: no more memory, and one settle. Read on to three
+    // ticks past the segment's end, as the streamed report reads a window
+    // (Sequence::readPast): the probe's own switch records come with the
+    // tick after (deadlock-1 in --window 1 --segment 1: its thread read 8.5
+    // of 95 us on a CPU at each edge's last ticks, the rest stolen).
     const int64_t readTo = std::max(b, segmentEnd);
-    CaptureLoadResult part = seq->readThrough(readTo);
+    CaptureLoadResult part = seq->readPast(readTo);
     seqWhole = part.status == CaptureLoadResult::Complete;
     res.frames += part.frames;
     if (part.status != CaptureLoadResult::Complete && res.status == CaptureLoadResult::Complete) {

@@ -285,9 +285,8 @@ std::vector<CaptureWindow::CarriedWait> CaptureWindow::waitsOpenAt(const Session
   // start began before it.
   const int64_t from = knownFrom(t0);
   std::vector<CarriedWait> out;
-  if (from >= t0) return out;
   std::vector<WaitRecord> waits;
-  for (int k = 0; k < m.syncObjectCount(); k++) {
+  for (int k = 0; k < m.syncObjectCount() && from < t0; k++) {
     const SyncObjectInfo &o = m.syncObject(k);
     m.waits(o.id, TimeRange{from, t0}, &waits);
     for (const WaitRecord &w : waits) {
@@ -299,6 +298,23 @@ std::vector<CaptureWindow::CarriedWait> CaptureWindow::waitsOpenAt(const Session
       c.state = wirestate_detail::kWireOfFinal[int(w.state)];
       out.push_back(c);
     }
+  }
+  const std::vector<CarriedWait> joins = joinsAt(m, t0);
+  out.insert(out.end(), joins.begin(), joins.end());
+  return out;
+}
+
+std::vector<CaptureWindow::CarriedWait> CaptureWindow::joinsAt(const SessionModel &m,
+                                                               int64_t t0) {
+  std::vector<CarriedWait> out;
+  for (int i = 0; i < m.threadCount(); i++) {
+    StateInterval iv;
+    if (!m.stateAt(i, t0, &iv) || iv.state != FinalState::BlockedJoin) continue;
+    CarriedWait c;
+    c.tid = m.thread(i).tid;
+    c.object = iv.object;
+    c.state = wirestate_detail::kWireOfFinal[int(FinalState::BlockedJoin)];
+    out.push_back(c);
   }
   return out;
 }

@@ -43,6 +43,7 @@ struct ProgramThreadsMemo {
   TimeRange range;
   std::vector<ProgramThread> threads;
   const KnownWaiterNs *waiters;  // what the caller gave
+  FindingInputs *inputs;         // to fill, when the caller asked
 };
 thread_local const ProgramThreadsMemo *memo = nullptr;
 
@@ -78,6 +79,10 @@ std::vector<ProgramThread> findProgramThreads(const SessionModel &m, const TimeR
 std::vector<ProgramThread> programThreads(const SessionModel &m, const TimeRange &r) {
   if (memoFor(m, r)) return memo->threads;
   return findProgramThreads(m, r);
+}
+
+FindingInputs *inputsFor(const SessionModel &m, const TimeRange &r) {
+  return memoFor(m, r) ? memo->inputs : nullptr;
 }
 
 std::set<uint32_t> programTids(const SessionModel &m, const TimeRange &r) {
@@ -549,87 +554,104 @@ namespace findings_detail {
 // for a CPU.
 constexpr double kProbeStarvedShare = 0.2;
 
-void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
+DataLostInputs dataLostInputs(const SessionModel &m, const TimeRange &r) {
+  DataLostInputs in;
   const SessionInfo &info = m.info();
-  std::vector<uint32_t> gapped;
+  in.eventsDropped = info.eventsDropped;
+  in.eventsFolded = info.eventsFolded;
+  in.switchesLost = info.switchesLost;
+  in.switchesReceived = info.switchesReceived;
+  in.framesDropped = info.framesDropped;
+  in.ended = info.ended;
+  in.goodbyeSeen = info.goodbyeSeen;
+  in.r = r;
   for (int i = 0; i < m.threadCount(); i++) {
     const std::vector<int64_t> &g = m.thread(i).eventGaps;
     if (std::any_of(g.begin(), g.end(), [&r](int64_t t) { return t >= r.t0 && t < r.t1; }))
-      gapped.push_back(m.thread(i).tid);
+      in.gapped.push_back(m.thread(i).tid);
   }
+  if (!in.gapped.empty()) in.gappedList = threadList(m, in.gapped);
   // How much of the window the probe's own thread spent waiting for a CPU,
   // from the kernel's run-queue counter: its switch records cannot show the
   // wait after its timer woke it (that reads as sleep).
-  double probeRunnable = 0;
   int probe = m.indexOfTid(info.probeTid);
   if (probe >= 0) {
     StateTimes st = m.threadStates(probe, r);
     if (st.lifetimeNs > 0)
-      probeRunnable = std::min(1.0, std::max(double(st.ns[size_t(FinalState::Runnable)]),
-                                             double(m.lwpDelta(probe, r).runqueueNs)) /
-                                        double(st.lifetimeNs));
+      in.probeRunnable = std::min(1.0, std::max(double(st.ns[size_t(FinalState::Runnable)]),
+                                                double(m.lwpDelta(probe, r).runqueueNs)) /
+                                           double(st.lifetimeNs));
   }
+  // A flight recorder's snapshot (a trigger's, SIGUSR1's) is written while
+  // the program runs on, and says so: it is not cut short.
+  in.snapshot = std::any_of(info.notices.begin(), info.notices.end(), [](const QString &n) {
+    return n.contains(QLatin1String("without the program's Goodbye"));
+  });
+  return in;
+}
+
+bool dataLostFinding(const DataLostInputs &in, Finding *f) {
   // The input ended without the program's Goodbye while the probe was kept
   // off the CPUs: what it had not written when the program ended is gone,
   // and no counter can say how much.
-  // A flight recorder's snapshot (a trigger's, SIGUSR1's) is written while
-  // the program runs on, and says so: it is not cut short.
-  const bool snapshot = std::any_of(info.notices.begin(), info.notices.end(), [](const QString &n) {
-    return n.contains(QLatin1String("without the program's Goodbye"));
-  });
   const bool cutShort =
-      info.ended && !info.goodbyeSeen && !snapshot && probeRunnable >= kProbeStarvedShare;
-  if (info.eventsDropped == 0 && info.eventsFolded == 0 && info.switchesLost == 0 &&
-      info.framesDropped == 0 && !cutShort)
-    return;
+      in.ended && !in.goodbyeSeen && !in.snapshot && in.probeRunnable >= kProbeStarvedShare;
+  if (in.eventsDropped == 0 && in.eventsFolded == 0 && in.switchesLost == 0 &&
+      in.framesDropped == 0 && !cutShort)
+    return false;
+  const std::vector<uint32_t> &gapped = in.gapped;
   QStringList lost;
   // Older probes sent no UNKNOWN transitions: only the count says it.
-  if (info.eventsDropped)
-    lost << (gapped.empty() ? QStringLiteral("%1 state changes").arg(info.eventsDropped)
+  if (in.eventsDropped)
+    lost << (gapped.empty() ? QStringLiteral("%1 state changes").arg(in.eventsDropped)
                             : QStringLiteral("%1 state changes of %2")
-                                  .arg(info.eventsDropped)
-                                  .arg(threadList(m, gapped)));
+                                  .arg(in.eventsDropped)
+                                  .arg(in.gappedList));
   // Folded (rings full): totals per state kept, the order within the gaps not.
-  if (info.eventsFolded)
-    lost << (gapped.empty() ? QStringLiteral("the order of %1 state changes").arg(info.eventsFolded)
+  if (in.eventsFolded)
+    lost << (gapped.empty() ? QStringLiteral("the order of %1 state changes").arg(in.eventsFolded)
                             : QStringLiteral("the order of %1 state changes of %2")
-                                  .arg(info.eventsFolded)
-                                  .arg(threadList(m, gapped))) +
+                                  .arg(in.eventsFolded)
+                                  .arg(in.gappedList)) +
                 QStringLiteral(" (folded into counters: their totals per state are exact)");
-  if (info.switchesLost) lost << QStringLiteral("%1 context-switch records").arg(info.switchesLost);
-  if (info.framesDropped) lost << QStringLiteral("%1 frames to the display").arg(info.framesDropped);
+  if (in.switchesLost) lost << QStringLiteral("%1 context-switch records").arg(in.switchesLost);
+  if (in.framesDropped) lost << QStringLiteral("%1 frames to the display").arg(in.framesDropped);
   if (cutShort) lost << QStringLiteral("the end of the run (the capture stops without the program's exit)");
-  if (lost.isEmpty()) return;
-  Finding f;
-  f.kind = FindingKind::DataLost;
+  if (lost.isEmpty()) return false;
+  f->kind = FindingKind::DataLost;
   // A few switch records lost in a burst blur a few switches; lost state
   // changes or frames, or many records, change what the views say.
-  uint64_t records = info.switchesLost + info.switchesReceived;
-  bool minor = info.eventsDropped == 0 && info.framesDropped == 0 && !cutShort &&
-               double(info.switchesLost) < finding::kDataLostMinorShare * double(records);
+  uint64_t records = in.switchesLost + in.switchesReceived;
+  bool minor = in.eventsDropped == 0 && in.framesDropped == 0 && !cutShort &&
+               double(in.switchesLost) < finding::kDataLostMinorShare * double(records);
   // Folded changes keep every total; what a gap hides is who held and woke.
-  f.severity = !minor ? Severity::High : info.eventsFolded ? Severity::Medium : Severity::Low;
-  f.threads = gapped;
-  f.t0 = r.t0;
-  f.t1 = r.t1;
+  f->severity = !minor ? Severity::High : in.eventsFolded ? Severity::Medium : Severity::Low;
+  f->threads = gapped;
+  f->t0 = in.r.t0;
+  f->t1 = in.r.t1;
   QString what = lost.takeLast();
   if (!lost.isEmpty()) what = lost.join(QStringLiteral(", ")) + QStringLiteral(", and ") + what;
-  f.message = QStringLiteral("threadmon lost %1, rather than slow the program down: ").arg(what);
-  f.message += probeRunnable >= kProbeStarvedShare
+  f->message = QStringLiteral("threadmon lost %1, rather than slow the program down: ").arg(what);
+  f->message += in.probeRunnable >= kProbeStarvedShare
       ? QStringLiteral("its own thread waited for a CPU %1 of the time (the program's threads kept "
                        "the CPUs busy, or ran at a higher priority). ")
-            .arg(percent(probeRunnable))
+            .arg(percent(in.probeRunnable))
       : QStringLiteral("the program changed state faster than it could record. ");
-  f.message += QStringLiteral("Where data is missing the states shown are estimates from the "
-                              "kernel's counters; lock waits may be missing.");
-  f.evidence["events_dropped"] = qint64(info.eventsDropped);
-  f.evidence["events_folded"] = qint64(info.eventsFolded);
-  f.evidence["switch_records_lost"] = qint64(info.switchesLost);
-  f.evidence["frames_dropped"] = qint64(info.framesDropped);
-  f.evidence["threads_with_gaps"] = tidArray(gapped);
-  f.evidence["probe_runnable_share"] = probeRunnable;
-  f.evidence["ends_without_exit"] = cutShort;
-  out->push_back(std::move(f));
+  f->message += QStringLiteral("Where data is missing the states shown are estimates from the "
+                               "kernel's counters; lock waits may be missing.");
+  f->evidence["events_dropped"] = qint64(in.eventsDropped);
+  f->evidence["events_folded"] = qint64(in.eventsFolded);
+  f->evidence["switch_records_lost"] = qint64(in.switchesLost);
+  f->evidence["frames_dropped"] = qint64(in.framesDropped);
+  f->evidence["threads_with_gaps"] = tidArray(gapped);
+  f->evidence["probe_runnable_share"] = in.probeRunnable;
+  f->evidence["ends_without_exit"] = cutShort;
+  return true;
+}
+
+void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
+  Finding f;
+  if (dataLostFinding(dataLostInputs(m, r), &f)) out->push_back(std::move(f));
 }
 
 }  // namespace findings_detail
@@ -659,11 +681,11 @@ std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r) 
 }
 
 std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r,
-                                     const KnownWaiterNs &known) {
+                                     const KnownWaiterNs &known, FindingInputs *inputs) {
   using namespace findings_detail;
   std::vector<Finding> out;
   if (r.length() <= 0) return out;
-  const ProgramThreadsMemo kept{&m, r, findProgramThreads(m, r), &known};
+  const ProgramThreadsMemo kept{&m, r, findProgramThreads(m, r), &known, inputs};
   struct Keep {
     explicit Keep(const ProgramThreadsMemo *k) { memo = k; }
     ~Keep() { memo = nullptr; }

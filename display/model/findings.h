@@ -140,8 +140,35 @@ std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r);
 // has, by object id (the report): the rules ask the model for the others.
 using KnownWaiterNs =
     std::unordered_map<uint32_t, const std::vector<std::pair<uint32_t, int64_t>> *>;
+// What rules read over r that a report read a window at a time sums over
+// its windows, to give their findings of the whole run (streamfindings.h).
+struct FindingInputs {
+  // oversubscribed: the program's runnable time beyond the CPUs (ns), the
+  // CPUs, the machine's busy share of them over r (-1: unknown).
+  double runnableBeyondCpusNs = 0;
+  int cpus = 0;
+  double cpuBusy = -1;
+  // The program's threads over r: tid, ns on a CPU or runnable, life in r.
+  struct Active {
+    uint32_t tid;
+    int64_t activeNs, lifeNs;
+  };
+  std::vector<Active> active;
+  // barrier_imbalance: the rounds released in r at each barrier (or
+  // condition) the program's threads waited on, in order of release.
+  struct Round {
+    uint32_t object = 0;
+    bool barrier = false;  // a barrier's, else a condition's
+    int64_t end = 0;       // release
+    uint32_t releaser = 0, last = 0;
+    double lastWait = 0, othersWait = 0;  // ns, the others' average
+    int waiters = 0;
+  };
+  std::vector<Round> rounds;
+};
+// inputs, when given, filled with what the rules read over r.
 std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r,
-                                     const KnownWaiterNs &known);
+                                     const KnownWaiterNs &known, FindingInputs *inputs = nullptr);
 
 }  // namespace tmon
 

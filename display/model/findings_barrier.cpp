@@ -163,11 +163,100 @@ std::vector<Round> roundsOf(std::vector<WaitRecord> ws) {
 
 }  // namespace
 
+void barrierTally(BarrierTally *t, const FindingInputs::Round &rd) {
+  const double len = double(rd.end - t->prevEnd);
+  // A cond counts as a barrier only in rounds that release several threads.
+  const int minWaiters = rd.barrier ? 1 : 2;
+  if (t->hasPrev && rd.waiters >= minWaiters && len > 0) {
+    t->othersShare += std::min(1.0, rd.othersWait / len);
+    t->lastShare += std::min(1.0, rd.lastWait / len);
+    t->lastCount[rd.last]++;
+    t->releasers[rd.releaser]++;
+    t->n++;
+  }
+  t->barrier = rd.barrier;
+  t->hasPrev = true;
+  t->prevEnd = rd.end;
+}
+
+bool barrierFinding(uint32_t object, const BarrierTally &t, const BarrierContext &c,
+                    const TimeRange &r, Finding *f) {
+  const int n = t.n;
+  if (n < finding::kBarrierMinRounds) return false;
+  const double othersShare = t.othersShare / n, lastShare = t.lastShare / n;
+  if (othersShare < finding::kBarrierWaitShare || lastShare >= finding::kBarrierLastShare)
+    return false;
+  auto slowest = std::max_element(t.lastCount.begin(), t.lastCount.end(),
+                                  [](const auto &a, const auto &b) { return a.second < b.second; });
+  if (slowest->second < kUsualLastShare * n) return false;
+  // One thread always broadcasting to the others is a producer feeding
+  // consumers, not a barrier: a cond barrier is released by its members.
+  if (!t.barrier && t.releasers.size() < 2) return false;
+  // Released by a thread that is idle, waiting for events (an event loop
+  // in epoll_wait that queues what it reads, a listener in accept): the
+  // waiters are a pool waiting for work from outside, not for a slow
+  // member (an event_server's workers read as a HIGH imbalance of 70%).
+  if (!t.barrier && c.idleShare(slowest->first) >= kIdleReleaser) return false;
+  f->kind = FindingKind::BarrierImbalance;
+  f->severity = severityByShare(othersShare, finding::kBarrierWaitShare);
+  f->objects = {object};
+  f->t0 = r.t0;
+  f->t1 = r.t1;
+  f->threads = c.threads;
+  // More work, or the same work and less of a CPU: different cures.
+  CpuShares cpu;
+  c.cpu(slowest->first, &cpu.last, &cpu.others);
+  const bool moreCpu = cpu.others <= 0 || cpu.ratio() >= kMoreCpuRatio;
+  // Or it sleeps between rounds (a sleep call, a read, a lock of its own)
+  // more than it works: then its CPU time says nothing of the cause.
+  const double asleep = c.asleepShare(slowest->first);
+  const QString cause =
+      asleep > kAsleepCause
+          ? QStringLiteral(
+                "it sleeps %1 of its time outside the barrier (in a sleep call, a "
+                "read, or waiting for something else), longer than it works: the "
+                "others wait for its sleep, not for more work.")
+                .arg(percent(asleep))
+      : cpu.others <= 0 ? QStringLiteral(
+                              "the work between rounds is split unevenly. Give each thread an "
+                              "equal share, or hand out smaller pieces.")
+      : moreCpu ? QStringLiteral(
+                      "it used %1× the CPU time of the others. Its share of the work is "
+                      "larger (or its CPU slower: a busy hyperthread sibling, or a host "
+                      "running other guests on it). Give each thread an equal share, or "
+                      "hand out smaller pieces.")
+                      .arg(cpu.ratio(), 0, 'f', 1)
+                : QStringLiteral(
+                      "it used about the CPU time of the others (%1×), so it was held up "
+                      "waiting for a CPU, not by more work: other threads or processes "
+                      "share its CPU.")
+                      .arg(cpu.ratio(), 0, 'f', 1);
+  f->message = QStringLiteral(
+                   "At %1 the threads wait on average %2 of each round for the last one "
+                   "to arrive (%3 arrived last in %4 of %5 rounds): %6")
+                   .arg(c.objectName, percent(othersShare), c.threadName(slowest->first))
+                   .arg(slowest->second)
+                   .arg(n)
+                   .arg(cause);
+  f->evidence["object"] = qint64(object);
+  f->evidence["rounds"] = n;
+  f->evidence["others_wait_share"] = othersShare;
+  f->evidence["last_wait_share"] = lastShare;
+  f->evidence["usual_last"] = qint64(slowest->first);
+  f->evidence["usual_last_rounds"] = slowest->second;
+  f->evidence["usual_last_cpu_s"] = cpu.last / 1e9;
+  f->evidence["others_cpu_s"] = cpu.others > 0 ? QJsonValue(cpu.others / 1e9) : QJsonValue();
+  f->evidence["cpu_ratio"] = cpu.others > 0 ? QJsonValue(cpu.ratio()) : QJsonValue();
+  f->evidence["usual_last_asleep_share"] = asleep;
+  return true;
+}
+
 void barrierFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
   // A runtime's housekeeping waits (the JVM's compile queue, broadcast to
   // its compiler threads by whichever thread queued a method) are not the
   // program's barriers.
   const std::set<uint32_t> program = programTids(m, r);
+  FindingInputs *in = inputsFor(m, r);
   for (int oi = 0; oi < m.syncObjectCount(); oi++) {
     const SyncObjectInfo &o = m.syncObject(oi);
     bool barrier = o.kind == THREADMON__SYNC_KIND__KIND_BARRIER;
@@ -175,89 +264,47 @@ void barrierFindings(const SessionModel &m, const TimeRange &r, std::vector<Find
     std::vector<WaitRecord> ws;
     for (const WaitRecord &w : m.waits(o.id, r))
       if (!w.open && program.count(w.waiter)) ws.push_back(w);
-    std::vector<Round> rounds = roundsOf(std::move(ws));
-    double othersShare = 0, lastShare = 0;
-    int n = 0;
-    std::map<uint32_t, int> lastCount;
-    std::map<uint32_t, int> releasers;
-    for (size_t k = 1; k < rounds.size(); k++) {
-      // A cond counts as a barrier only in rounds that release several threads.
-      int minWaiters = barrier ? 1 : 2;
-      double len = double(rounds[k].end - rounds[k - 1].end);
-      if (rounds[k].waiters < minWaiters || len <= 0) continue;
-      othersShare += std::min(1.0, rounds[k].othersWait / len);
-      lastShare += std::min(1.0, rounds[k].lastWait / len);
-      lastCount[rounds[k].last]++;
-      releasers[rounds[k].releaser]++;
-      n++;
+    auto roundOf = [&](const Round &rd) {
+      FindingInputs::Round x;
+      x.object = o.id;
+      x.barrier = barrier;
+      x.end = rd.end;
+      x.releaser = rd.releaser;
+      x.last = rd.last;
+      x.lastWait = rd.lastWait;
+      x.othersWait = rd.othersWait;
+      x.waiters = rd.waiters;
+      return x;
+    };
+    BarrierTally tally;
+    for (const Round &rd : roundsOf(ws)) barrierTally(&tally, roundOf(rd));
+    if (in) {
+      // The rounds released in r, their waits read from one range's
+      // length before r (waits are clipped to the range asked: a round
+      // across r's start waited longer than r holds).
+      const TimeRange back{r.t0 - std::min(r.length(), r.t0 - INT64_MIN / 2), r.t1};
+      ws.clear();
+      for (const WaitRecord &w : m.waits(o.id, back))
+        if (!w.open && program.count(w.waiter)) ws.push_back(w);
+      for (const Round &rd : roundsOf(std::move(ws)))
+        if (rd.end >= r.t0 && rd.end < r.t1) in->rounds.push_back(roundOf(rd));
     }
-    if (n < finding::kBarrierMinRounds) continue;
-    othersShare /= n;
-    lastShare /= n;
-    if (othersShare < finding::kBarrierWaitShare || lastShare >= finding::kBarrierLastShare) continue;
-    auto slowest = std::max_element(lastCount.begin(), lastCount.end(),
-                                    [](const auto &a, const auto &b) { return a.second < b.second; });
-    if (slowest->second < kUsualLastShare * n) continue;
-    // One thread always broadcasting to the others is a producer feeding
-    // consumers, not a barrier: a cond barrier is released by its members.
-    if (!barrier && releasers.size() < 2) continue;
-    // Released by a thread that is idle, waiting for events (an event loop
-    // in epoll_wait that queues what it reads, a listener in accept): the
-    // waiters are a pool waiting for work from outside, not for a slow
-    // member (an event_server's workers read as a HIGH imbalance of 70%).
-    if (!barrier && idleShare(m, r, slowest->first) >= kIdleReleaser) continue;
+    if (tally.n < finding::kBarrierMinRounds) continue;
+    BarrierContext c;
+    c.objectName = objectName(m, o.id);
+    for (const WaitPair &p : m.waitMatrix(r, o.id)) c.threads.push_back(p.waiter);
+    std::sort(c.threads.begin(), c.threads.end());
+    c.threads.erase(std::unique(c.threads.begin(), c.threads.end()), c.threads.end());
+    c.threadName = [&m](uint32_t tid) { return threadName(m, tid); };
+    c.cpu = [&](uint32_t last, double *cpuLast, double *cpuOthers) {
+      const CpuShares s = cpuShares(m, r, last, c.threads);
+      *cpuLast = s.last;
+      *cpuOthers = s.others;
+    };
+    c.asleepShare = [&](uint32_t tid) { return asleepShare(m, r, tid); };
+    c.idleShare = [&](uint32_t tid) { return idleShare(m, r, tid); };
     Finding f;
-    f.kind = FindingKind::BarrierImbalance;
-    f.severity = severityByShare(othersShare, finding::kBarrierWaitShare);
-    f.objects = {o.id};
-    f.t0 = r.t0;
-    f.t1 = r.t1;
-    std::vector<WaitPair> pairs = m.waitMatrix(r, o.id);
-    for (const WaitPair &p : pairs) f.threads.push_back(p.waiter);
-    std::sort(f.threads.begin(), f.threads.end());
-    f.threads.erase(std::unique(f.threads.begin(), f.threads.end()), f.threads.end());
-    // More work, or the same work and less of a CPU: different cures.
-    const CpuShares cpu = cpuShares(m, r, slowest->first, f.threads);
-    const bool moreCpu = cpu.others <= 0 || cpu.ratio() >= kMoreCpuRatio;
-    // Or it sleeps between rounds (a sleep call, a read, a lock of its own)
-    // more than it works: then its CPU time says nothing of the cause.
-    const double asleep = asleepShare(m, r, slowest->first);
-    const QString cause =
-        asleep > kAsleepCause
-            ? QStringLiteral("it sleeps %1 of its time outside the barrier (in a sleep call, a "
-                             "read, or waiting for something else), longer than it works: the "
-                             "others wait for its sleep, not for more work.")
-                  .arg(percent(asleep))
-        : cpu.others <= 0
-            ? QStringLiteral("the work between rounds is split unevenly. Give each thread an "
-                             "equal share, or hand out smaller pieces.")
-        : moreCpu
-            ? QStringLiteral("it used %1× the CPU time of the others. Its share of the work is "
-                             "larger (or its CPU slower: a busy hyperthread sibling, or a host "
-                             "running other guests on it). Give each thread an equal share, or "
-                             "hand out smaller pieces.")
-                  .arg(cpu.ratio(), 0, 'f', 1)
-            : QStringLiteral("it used about the CPU time of the others (%1×), so it was held up "
-                             "waiting for a CPU, not by more work: other threads or processes "
-                             "share its CPU.")
-                  .arg(cpu.ratio(), 0, 'f', 1);
-    f.message = QStringLiteral("At %1 the threads wait on average %2 of each round for the last one "
-                               "to arrive (%3 arrived last in %4 of %5 rounds): %6")
-                    .arg(objectName(m, o.id), percent(othersShare), threadName(m, slowest->first))
-                    .arg(slowest->second)
-                    .arg(n)
-                    .arg(cause);
-    f.evidence["object"] = qint64(o.id);
-    f.evidence["rounds"] = n;
-    f.evidence["others_wait_share"] = othersShare;
-    f.evidence["last_wait_share"] = lastShare;
-    f.evidence["usual_last"] = qint64(slowest->first);
-    f.evidence["usual_last_rounds"] = slowest->second;
-    f.evidence["usual_last_cpu_s"] = cpu.last / 1e9;
-    f.evidence["others_cpu_s"] = cpu.others > 0 ? QJsonValue(cpu.others / 1e9) : QJsonValue();
-    f.evidence["cpu_ratio"] = cpu.others > 0 ? QJsonValue(cpu.ratio()) : QJsonValue();
-    f.evidence["usual_last_asleep_share"] = asleep;
-    out->push_back(std::move(f));
+    if (barrierFinding(o.id, tally, c, r, &f)) out->push_back(std::move(f));
   }
 }
 

@@ -99,6 +99,7 @@ void oversubscribed(const SessionModel &m, const TimeRange &r, const std::vector
   // The threads that want to run (a tenth of their life on a CPU or
   // runnable): idle background threads would dilute the share (8 connection
   // threads 55% runnable read as no problem among 40 idle ones).
+  FindingInputs *in = inputsFor(m, r);
   std::vector<uint32_t> busyTids;
   int64_t life = 0;
   for (const ProgramThread &p : pts) {
@@ -107,8 +108,9 @@ void oversubscribed(const SessionModel &m, const TimeRange &r, const std::vector
       busyTids.push_back(p.tid);
       life += p.st.lifetimeNs;
     }
+    if (in) in->active.push_back(FindingInputs::Active{p.tid, active, p.st.lifetimeNs});
   }
-  if (life <= 0) return;
+  if (life <= 0 && !in) return;
   // Runnable time counts only where the program itself had more threads
   // wanting a CPU than there are CPUs: other processes on a busy machine
   // are not the program's oversubscription.
@@ -119,32 +121,50 @@ void oversubscribed(const SessionModel &m, const TimeRange &r, const std::vector
   for (size_t k = 0; k < b.len.size(); k++)
     if (b.active[k] > cpus + kHalfThread)
       runnable += std::min(b.runnable[k], b.active[k] - cpus) * double(b.len[k]);
-  double share = runnable / double(life), busy = m.cpuBusyShare(r);
-  if (share < finding::kOversubscribedShare) return;
+  const double busy = m.cpuBusyShare(r);
+  if (in) {
+    in->runnableBeyondCpusNs = runnable;
+    in->cpus = cpus;
+    in->cpuBusy = busy;
+  }
   Finding f;
-  f.kind = FindingKind::Oversubscribed;
-  f.severity = severityByShare(share, finding::kOversubscribedShare);
-  f.t0 = r.t0;
-  f.t1 = r.t1;
-  // Name the threads that wanted CPU time, not the ones parked in a join.
-  f.threads = busyTids;
-  const size_t busyThreads = f.threads.size();
-  f.message = QStringLiteral("More threads wanted to run than there are CPUs: %1 busy threads "
-                             "spent %2 of their time ready to run but waiting for "
-                             "one of the %3 CPUs. Fewer threads, about one per CPU, would do the "
-                             "same work with less switching.")
-                  .arg(busyThreads)
-                  .arg(percent(share))
-                  .arg(cpus);
-  f.evidence["threads"] = tidArray(f.threads);
-  f.evidence["busy_threads"] = qint64(busyThreads);
-  f.evidence["runnable_s"] = runnable / 1e9;
-  f.evidence["threads_lifetime_s"] = double(life) / 1e9;
-  f.evidence["share"] = share;
-  f.evidence["cpus"] = cpus;
-  f.evidence["cpu_busy"] = busy >= 0 ? QJsonValue(busy) : QJsonValue();
-  out->push_back(std::move(f));
+  if (oversubscribedFinding(busyTids, life, runnable, cpus, busy, r, &f))
+    out->push_back(std::move(f));
 }
+
+}  // namespace
+
+bool oversubscribedFinding(const std::vector<uint32_t> &busyTids, int64_t life, double runnable,
+                           int cpus, double busy, const TimeRange &r, Finding *f) {
+  if (life <= 0) return false;
+  double share = runnable / double(life);
+  if (share < finding::kOversubscribedShare) return false;
+  f->kind = FindingKind::Oversubscribed;
+  f->severity = severityByShare(share, finding::kOversubscribedShare);
+  f->t0 = r.t0;
+  f->t1 = r.t1;
+  // Name the threads that wanted CPU time, not the ones parked in a join.
+  f->threads = busyTids;
+  const size_t busyThreads = f->threads.size();
+  f->message = QStringLiteral(
+                   "More threads wanted to run than there are CPUs: %1 busy threads "
+                   "spent %2 of their time ready to run but waiting for "
+                   "one of the %3 CPUs. Fewer threads, about one per CPU, would do the "
+                   "same work with less switching.")
+                   .arg(busyThreads)
+                   .arg(percent(share))
+                   .arg(cpus);
+  f->evidence["threads"] = tidArray(f->threads);
+  f->evidence["busy_threads"] = qint64(busyThreads);
+  f->evidence["runnable_s"] = runnable / 1e9;
+  f->evidence["threads_lifetime_s"] = double(life) / 1e9;
+  f->evidence["share"] = share;
+  f->evidence["cpus"] = cpus;
+  f->evidence["cpu_busy"] = busy >= 0 ? QJsonValue(busy) : QJsonValue();
+  return true;
+}
+
+namespace {
 
 void undersubscribed(const SessionModel &m, const TimeRange &r, const std::vector<ProgramThread> &pts,
                      const Bins &b, std::vector<Finding> *out) {

@@ -5,7 +5,8 @@
 
 #include <QJsonArray>
 #include <QString>
-
+#include <functional>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -27,6 +28,8 @@ struct ProgramThread {
 std::vector<ProgramThread> programThreads(const SessionModel &m, const TimeRange &r);
 // Their tids.
 std::set<uint32_t> programTids(const SessionModel &m, const TimeRange &r);
+// What computeFindings' caller asked the rules to fill over r, or null.
+FindingInputs *inputsFor(const SessionModel &m, const TimeRange &r);
 // SessionModel::waiterNs, or what computeFindings' caller gave of it.
 std::vector<std::pair<uint32_t, int64_t>> waiterNs(const SessionModel &m, uint32_t objectId,
                                                    const TimeRange &r);
@@ -50,6 +53,52 @@ Severity severityByShare(double share, double threshold);
 
 // The rules, each appending its findings.
 void dataLostFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
+// What the data_lost rule reads of a model over r, apart so that a streamed
+// report can give it the whole run's: the threads with gaps of every
+// window, the probe's share of the run (streamfindings.cpp).
+struct DataLostInputs {
+  uint64_t eventsDropped = 0, eventsFolded = 0, switchesLost = 0, switchesReceived = 0,
+           framesDropped = 0;
+  bool ended = false, goodbyeSeen = false;
+  bool snapshot = false;         // a flight recorder's, written as the program ran on
+  std::vector<uint32_t> gapped;  // threads with a gap in their events in r
+  QString gappedList;            // threadList of them
+  double probeRunnable = 0;      // the probe's thread's share waiting for a CPU
+  TimeRange r;
+};
+DataLostInputs dataLostInputs(const SessionModel &m, const TimeRange &r);
+// A barrier's (or condition's) rounds summed for barrier_imbalance, round
+// after round in order of release (barrierTally).
+struct BarrierTally {
+  bool barrier = false;
+  bool hasPrev = false;
+  int64_t prevEnd = 0;
+  int n = 0;
+  double othersShare = 0, lastShare = 0;  // summed over the rounds counted
+  std::map<uint32_t, int> lastCount, releasers;
+};
+void barrierTally(BarrierTally *t, const FindingInputs::Round &rd);
+// What barrier_imbalance says of a tally besides its figures: the object's
+// name, the threads that waited (sorted), how to name a thread, the usual
+// last arrival's CPU time and the others' average (ns; others 0: unknown),
+// its share asleep (asleepShare) and its share idle.
+struct BarrierContext {
+  QString objectName;
+  std::vector<uint32_t> threads;
+  std::function<QString(uint32_t)> threadName;
+  std::function<void(uint32_t last, double *cpuLast, double *cpuOthers)> cpu;
+  std::function<double(uint32_t)> asleepShare, idleShare;
+};
+// The finding of a tally over r; false when it is no imbalance.
+bool barrierFinding(uint32_t object, const BarrierTally &t, const BarrierContext &c,
+                    const TimeRange &r, Finding *f);
+// The oversubscribed finding of busy threads (busyTids, their lives summed
+// in life) runnable for runnableNs beyond the CPUs over r; false under the
+// rule's threshold.
+bool oversubscribedFinding(const std::vector<uint32_t> &busyTids, int64_t life, double runnableNs,
+                           int cpus, double cpuBusy, const TimeRange &r, Finding *f);
+// The data_lost finding of those inputs; false when nothing was lost.
+bool dataLostFinding(const DataLostInputs &in, Finding *f);
 void deadlockFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 // A deadlock finding's last sentence: when it formed, how long it lasted.
 QString deadlockLasted(double formedS, double lastedS, bool live);

@@ -39,6 +39,8 @@ int usage(FILE *to) {
       "  --stream          read the capture a window at a time (bounded memory; the\n"
       "                    default for captures longer than 10 s); --whole: read it whole\n"
       "  --window S        seconds per window when streaming (default 5)\n"
+      "  --segment S       seconds of windows read into one model (default 20): the\n"
+      "                    edges between models are where a stream can differ\n"
       "  --check           exit 3 when a number cannot be true (a thread's states past\n"
       "                    its life, waits past the window: one line each on stderr)\n"
       "  --pid PID         of a process tree's capture (a directory): only that process\n",
@@ -106,6 +108,7 @@ static int report(int argc, char **argv) {
   bool check = false;
   enum { Auto, Stream, Whole } mode = Auto;
   int64_t windowNs = StreamedReport::kChunkNs;
+  int64_t segmentNs = StreamedReport::kSegmentNs;
   QString file;
   TextOptions text;
   QStringList patterns;
@@ -116,7 +119,7 @@ static int report(int argc, char **argv) {
     // "--top=5" and "--top 5" alike.
     QString value;
     bool hasValue = false;
-    for (const char *opt : {"--top", "--thread", "--window", "--pid"}) {
+    for (const char *opt : {"--top", "--thread", "--window", "--segment", "--pid"}) {
       if (a == QLatin1String(opt) && i + 1 < args.size()) {
         value = args[++i];
         hasValue = true;
@@ -143,6 +146,16 @@ static int report(int argc, char **argv) {
         return 1;
       }
       windowNs = int64_t(s * 1e9);
+      mode = Stream;
+    } else if (a == "--segment" && hasValue) {
+      bool ok = false;
+      const double s = value.toDouble(&ok);
+      if (!ok || s < 1 || s > 3600) {
+        std::fprintf(stderr, "threadmon-report: --segment wants seconds from 1 to 3600, not '%s'\n",
+                     qPrintable(value));
+        return 1;
+      }
+      segmentNs = int64_t(s * 1e9);
       mode = Stream;
     } else if (a == "--top" && hasValue) {
       bool ok = false;
@@ -198,7 +211,7 @@ static int report(int argc, char **argv) {
                            mode == Stream  ? StreamedReport::Mode::Stream
                            : mode == Whole ? StreamedReport::Mode::Whole
                                            : StreamedReport::Mode::Auto,
-                           windowNs);
+                           windowNs, StreamedReport::kWholeUpToBytes, segmentNs);
   if (res.status == tmon::CaptureLoadResult::Unreadable) {
     std::fprintf(stderr, "threadmon-report: %s: %s\n", qPrintable(file), qPrintable(res.message));
     return 1;

@@ -159,11 +159,13 @@ void openEdges(const SessionModel &m, const TimeRange &span,
   }
 }
 
-// hidden: the hidden locks the capture describes, (id, address).
+// hidden: the hidden locks the capture describes, (id, address); gappedBefore:
+// the threads with gaps in the windows before (data_lost).
 Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
             const std::function<bool(uint32_t)> &carrying,
             const std::vector<std::pair<uint32_t, uint32_t>> &held,
-            const std::vector<std::pair<uint32_t, uint64_t>> &hidden) {
+            const std::vector<std::pair<uint32_t, uint64_t>> &hidden,
+            const std::vector<uint32_t> &gappedBefore) {
   Part p;
   p.info = m.info();
   p.startNs = m.startNs();
@@ -247,7 +249,7 @@ Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
   KnownWaiterNs known;  // the findings' wait inputs, asked above
   for (const SyncPart &s : p.sync)
     if (s.info.kind != THREADMON__SYNC_KIND__KIND_INTERNAL) known.emplace(s.info.id, &s.waits);
-  p.findings = streamFindingsPart(m, span, known);
+  p.findings = streamFindingsPart(m, span, known, gappedBefore);
   std::vector<StateTimes> attributed;
   for (const ThreadPart &t : p.threads) attributed.push_back(t.row.states);
   p.violations = checkInvariants(m, span, CounterCheck::WindowOnly, asked, attributed);
@@ -329,6 +331,7 @@ class Merger {
       const bool internal = s.info.kind == THREADMON__SYNC_KIND__KIND_INTERNAL;
       s.delta = deltaOf(a);
       s.housekeeping = a.anyWait && a.onlyHousekeeping;
+      std::vector<size_t> rank;
       for (const uint32_t id : a.siteOrder) {
         const SiteAcc &c = a.sites[id];
         CallSite site;
@@ -336,11 +339,26 @@ class Merger {
         site.frames = c.frames;
         site.contentions = sub(c.newest.contentions, c.atStart.contentions);
         site.waitNs = sub(c.newest.waitNs, c.atStart.waitNs);
-        if (site.contentions || site.waitNs) s.sites.push_back(std::move(site));
+        if (site.contentions || site.waitNs) {
+          s.sites.push_back(std::move(site));
+          rank.push_back(c.rank);
+        }
       }
-      std::stable_sort(s.sites.begin(), s.sites.end(), [](const CallSite &x, const CallSite &y) {
-        return x.waitNs != y.waitNs ? x.waitNs > y.waitNs : x.contentions > y.contentions;
-      });
+      if (internal) {
+        // In the order of their counters (the newest window's), as a whole
+        // read's: their waits here are the model's estimates.
+        std::vector<size_t> order(s.sites.size());
+        for (size_t k = 0; k < order.size(); k++) order[k] = k;
+        std::stable_sort(order.begin(), order.end(),
+                         [&rank](size_t x, size_t y) { return rank[x] < rank[y]; });
+        std::vector<CallSite> sorted;
+        for (size_t k : order) sorted.push_back(std::move(s.sites[k]));
+        s.sites = std::move(sorted);
+      } else {
+        std::stable_sort(s.sites.begin(), s.sites.end(), [](const CallSite &x, const CallSite &y) {
+          return x.waitNs != y.waitNs ? x.waitNs > y.waitNs : x.contentions > y.contentions;
+        });
+      }
       if (internal) {
         finishInternal(a, &s);
         s.callSite = !s.info.callSite().isEmpty() || s.sites.empty()
@@ -367,7 +385,7 @@ class Merger {
         c.waitNs += kv.second.waitNs;
       }
     rows_->waitMatrix = sortedWaitPairs(matrix);
-    rows_->findings = findings_.findings(rows_);
+    rows_->findings = findings_.findings(rows_, names);
   }
 
   // The waits whose blame waits for a later window (OpenPiece), by
@@ -377,6 +395,9 @@ class Merger {
     for (const auto &kv : pending_) out.push_back(kv.first);
     return out;
   }
+
+  // The threads with a gap in their events in the windows so far.
+  const std::vector<uint32_t> &gapped() const { return findings_.gapped(); }
 
   // Whether the window before left tid blocked (carry looks at its head).
   bool carrying(uint32_t tid) const {
@@ -388,6 +409,10 @@ class Merger {
   struct SiteAcc {
     QStringList frames;
     CallSite newest, atStart;
+    // Its place in the newest window's list of the object's sites: a
+    // hidden lock's are ordered by their counters there, whose waits the
+    // model then replaces by its estimate (SessionModel::callSites).
+    size_t rank = 0;
   };
   struct SyncAcc {
     SyncObjectInfo info;
@@ -542,8 +567,10 @@ class Merger {
     SyncAcc &a = sync_[it->second];
     a.info = s.info;
     if (s.hasCounters) a.newest = s.newest;
-    for (const CallSite &c : s.sitesNewest) {
+    for (size_t k = 0; k < s.sitesNewest.size(); k++) {
+      const CallSite &c = s.sitesNewest[k];
       auto sit = a.sites.emplace(c.stackId, SiteAcc{}).first;
+      sit->second.rank = k;
       if (std::find(a.siteOrder.begin(), a.siteOrder.end(), c.stackId) == a.siteOrder.end())
         a.siteOrder.push_back(c.stackId);
       sit->second.frames = c.frames;
@@ -699,7 +726,8 @@ bool StreamedReport::wanted(const QString &path, qint64 wholeUpToBytes) {
 }
 
 CaptureLoadResult StreamedReport::rows(const QString &path, ReportRows *rows, Mode mode,
-                                       int64_t chunkNs, qint64 wholeUpToBytes) {
+                                       int64_t chunkNs, qint64 wholeUpToBytes,
+                                       int64_t segmentNs) {
   const qint64 size = QFileInfo(path).size();
   CaptureWindow cw;  // its index, checked (format 1's made by a scan at its Ticks)
   const bool opened = mode != Mode::Stream && cw.open(path);
@@ -713,7 +741,7 @@ CaptureLoadResult StreamedReport::rows(const QString &path, ReportRows *rows, Mo
                       .arg(double(size) / 1e6, 0, 'f', 0);
     return res;
   }
-  if (stream) res = read(path, rows, chunkNs);
+  if (stream) res = read(path, rows, chunkNs, segmentNs);
   if (stream && res.status == CaptureLoadResult::Unreadable && mode == Mode::Auto &&
       size > wholeUpToBytes) {
     res.message += QStringLiteral(" (at %1 MB not read whole: --whole to insist)")
@@ -737,7 +765,8 @@ CaptureLoadResult StreamedReport::rows(const QString &path, ReportRows *rows, Mo
   return res;
 }
 
-CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, int64_t chunkNs) {
+CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, int64_t chunkNs,
+                                       int64_t segmentNs) {
   CaptureLoadResult res;
   CaptureWindow names;
   if (!names.open(path)) {
@@ -788,7 +817,7 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
   // A segment starts as a window read alone does (descriptions, warm-up),
   // and is dropped at its end, so memory follows the segment.
   const size_t perSegment =
-      size_t(std::max<int64_t>(1, kSegmentNs / std::max<int64_t>(1, chunkNs)));
+      size_t(std::max<int64_t>(1, segmentNs / std::max<int64_t>(1, chunkNs)));
   std::unique_ptr<SessionModel> model;
   std::unique_ptr<CaptureWindow::Sequence> seq;
   uint64_t lostBefore = 0, receivedBefore = 0;
@@ -843,7 +872,8 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
     model->settleNow();
     Part p = partOf(
         *model, endedAt > INT64_MIN && endedAt < a ? endedAt : a, b, isFirst, isLast,
-        [&merger](uint32_t tid) { return merger.carrying(tid); }, merger.held(), hidden);
+        [&merger](uint32_t tid) { return merger.carrying(tid); }, merger.held(), hidden,
+        merger.gapped());
     p.res = r;
     endedAt = p.span.t1;
     // Damage (a length word that lies, a frame that is no frame) ends the

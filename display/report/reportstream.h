@@ -55,11 +55,12 @@ class StreamedReport {
   // The model holds the segment read so far: memory follows kSegmentNs.
   static constexpr int64_t kSegmentNs = 20'000'000'000;
 
-  // Fills rows from the capture at path, chunkNs at a time. Unreadable
-  // when the capture has no records to seek to (format 1: read it whole);
-  // Damaged with the first damage seen.
+  // Fills rows from the capture at path, chunkNs at a time, segmentNs of
+  // windows to a model (at least one window). Unreadable when the capture
+  // has no records to seek to (format 1: read it whole); Damaged with the
+  // first damage seen.
   static tmon::CaptureLoadResult read(const QString &path, ReportRows *rows,
-                                      int64_t chunkNs = kChunkNs);
+                                      int64_t chunkNs = kChunkNs, int64_t segmentNs = kSegmentNs);
 
   // How threadmon-report and threadmon-diff read a capture: Auto streams it
   // when wanted(); a streamed read that cannot be made falls back to a
@@ -68,7 +69,8 @@ class StreamedReport {
   enum class Mode { Auto, Stream, Whole };
   static tmon::CaptureLoadResult rows(const QString &path, ReportRows *rows, Mode mode = Mode::Auto,
                                       int64_t chunkNs = kChunkNs,
-                                      qint64 wholeUpToBytes = kWholeUpToBytes);
+                                      qint64 wholeUpToBytes = kWholeUpToBytes,
+                                      int64_t segmentNs = kSegmentNs);
 };
 
 #endif

@@ -46,11 +46,26 @@ QString seconds(double s, double windowS) {
 }  // namespace
 
 StreamFindingsPart streamFindingsPart(const SessionModel &m, const TimeRange &span,
-                                      const KnownWaiterNs &known) {
+                                      const KnownWaiterNs &known,
+                                      const std::vector<uint32_t> &gappedBefore) {
   StreamFindingsPart p;
   p.span = span;
   p.startNs = m.startNs();
-  p.findings = computeFindings(m, span, known);
+  p.findings = computeFindings(m, span, known, &p.inputs);
+  const std::set<uint32_t> program = findings_detail::programTids(m, span);
+  p.programTids.assign(program.begin(), program.end());
+  p.dataLost = findings_detail::dataLostInputs(m, span);
+  // The run's threads with gaps in the order a whole read lists them, its
+  // threads' (the model knows every thread begun before it: descriptions).
+  std::vector<uint32_t> &g = p.dataLost.gapped;
+  std::set<uint32_t> had(g.begin(), g.end());
+  for (uint32_t tid : gappedBefore)
+    if (had.insert(tid).second) g.push_back(tid);
+  std::stable_sort(g.begin(), g.end(), [&m](uint32_t a, uint32_t b) {
+    const int i = m.indexOfTid(a), j = m.indexOfTid(b);
+    return uint32_t(i) < uint32_t(j);  // unknown (-1) last
+  });
+  if (!gappedBefore.empty()) p.dataLost.gappedList = findings_detail::threadList(m, g);
   return p;
 }
 
@@ -154,6 +169,22 @@ void StreamFindings::add(const StreamFindingsPart &p, const std::set<uint32_t> &
         break;
     }
   }
+  dataLost_ = p.dataLost;
+  programTids_.insert(p.programTids.begin(), p.programTids.end());
+  const FindingInputs &in = p.inputs;
+  runnableBeyondCpusNs_ += in.runnableBeyondCpusNs;
+  cpus_ = std::max(cpus_, in.cpus);
+  if (in.cpuBusy >= 0) {
+    cpuBusyNs_ += in.cpuBusy * double(p.span.length());
+    cpuKnownNs_ += double(p.span.length());
+  }
+  for (const FindingInputs::Round &rd : in.rounds)
+    findings_detail::barrierTally(&barriers_[rd.object], rd);
+  for (const FindingInputs::Active &a : in.active) {
+    std::pair<int64_t, int64_t> &t = active_[a.tid];
+    t.first += a.activeNs;
+    t.second += a.lifeNs;
+  }
   // A kind the newest window raised replaces that kind's older findings.
   for (const Finding &f : newest)
     newest_.erase(std::remove_if(newest_.begin(), newest_.end(),
@@ -181,37 +212,25 @@ bool StreamFindings::isNotice(const QString &n) {
 }
 
 namespace {
-// The probe's thread counts as starved from this share of its time waiting
-// for a CPU (findings.cpp's dataLostFindings).
-constexpr double kProbeStarvedShare = 0.2;
 
-// A data_lost finding of the newest window says how long the probe's thread
-// waited for a CPU in that window: it is given the whole run's share, from
-// the rows summed over every window (as dataLostFindings takes it from a
-// whole read: its runnable time or its run-queue counter, of its life).
-void probeShareOfRun(const ReportRows &rows, Finding *f) {
+// data_lost of the whole run, as dataLostFindings makes it of a whole read:
+// the newest window's counters (the run's so far) with the switch records of
+// every window (rows), the threads with gaps of every window, the probe's
+// share of the run from the rows summed over every window (its runnable
+// time or its run-queue counter, of its life), whether the run was cut
+// short decided by that share.
+bool dataLostOfRun(const ReportRows &rows, findings_detail::DataLostInputs in, Finding *f) {
+  in.switchesLost = rows.info.switchesLost;
+  in.switchesReceived = rows.info.switchesReceived;
+  in.r = TimeRange{rows.startNs, rows.startNs + std::llround(rows.durationS * 1e9)};
   const auto it = std::find_if(rows.threads.begin(), rows.threads.end(), [&rows](const auto &t) {
     return rows.info.probeTid && t.info.tid == rows.info.probeTid;
   });
-  if (it == rows.threads.end() || it->states.lifetimeNs <= 0) return;
-  const double share = std::min(1.0, std::max(double(it->states.ns[size_t(FinalState::Runnable)]),
+  if (it != rows.threads.end() && it->states.lifetimeNs > 0)
+    in.probeRunnable = std::min(1.0, std::max(double(it->states.ns[size_t(FinalState::Runnable)]),
                                               double(it->lwp.runqueueNs)) /
                                          double(it->states.lifetimeNs));
-  const double was = f->evidence["probe_runnable_share"].toDouble();
-  // The sentence the share chose (dataLostFindings' words); whether the run
-  // was cut short stays the newest window's call.
-  auto sentence = [](double x) {
-    return x >= kProbeStarvedShare
-               ? QStringLiteral(
-                     "its own thread waited for a CPU %1 of the time (the program's "
-                     "threads kept the CPUs busy, or ran at a higher priority). ")
-                     .arg(findings_detail::percent(x))
-               : QStringLiteral("the program changed state faster than it could record. ");
-  };
-  const QString old = sentence(was);
-  if (!f->message.contains(old)) return;  // not the words dataLostFindings gives
-  f->message.replace(old, sentence(share));
-  f->evidence["probe_runnable_share"] = share;
+  return findings_detail::dataLostFinding(in, f);
 }
 
 // A hidden lock's finding in the figures of the whole run: the rows hold
@@ -262,19 +281,224 @@ bool hiddenLockOfRun(const ReportRows &rows, Finding *f) {
   f->evidence["share"] = share;
   return true;
 }
+
+// "looper-1 (4242)", or "thread 4242" (findings_detail::threadName) from the
+// rows.
+QString threadNameOf(const ReportRows &rows, uint32_t tid) {
+  const auto t = std::find_if(rows.threads.begin(), rows.threads.end(),
+                              [tid](const ThreadRow &r) { return r.info.tid == tid; });
+  const QString name = t == rows.threads.end() ? QString() : t->info.name;
+  return name.isEmpty() ? QStringLiteral("thread %1").arg(tid)
+                        : QStringLiteral("%1 (%2)").arg(name).arg(tid);
+}
+
+// Whether the finding is about a hidden lock (KIND_INTERNAL).
+bool hiddenLockOf(const ReportRows &rows, const Finding &f) {
+  return !f.objects.empty() &&
+         std::any_of(rows.sync.begin(), rows.sync.end(), [&f](const SyncRow &r) {
+           return r.info.id == f.objects.front() &&
+                  r.info.kind == THREADMON__SYNC_KIND__KIND_INTERNAL;
+         });
+}
+
+// A serialising object's finding in the figures of the whole run, as
+// serialisingFindings takes them of a whole read: the program's threads'
+// waits on it summed over every window (the rows), over those threads'
+// lives in the run (program: the program's threads of every window). False
+// when the run's figures are under the rule's thresholds (a whole read has
+// no such finding): it is dropped. A message naming more threads than a
+// sentence does (by pool) keeps the worst window's names.
+bool serialisingOfRun(const ReportRows &rows, const std::set<uint32_t> &program,
+                      const SessionModel &names, Finding *f) {
+  if (f->objects.empty()) return true;
+  const auto s = std::find_if(rows.sync.begin(), rows.sync.end(),
+                              [f](const SyncRow &r) { return r.info.id == f->objects.front(); });
+  if (s == rows.sync.end()) return true;
+  int64_t life = 0;
+  for (const ThreadRow &t : rows.threads)
+    if (program.count(t.info.tid)) life += t.states.lifetimeNs;
+  std::map<uint32_t, int64_t> byWaiter;
+  int64_t blocked = 0;
+  for (const auto &[tid, ns] : s->waiters) {
+    if (!program.count(tid)) continue;
+    byWaiter.emplace(tid, ns);
+    blocked += ns;
+  }
+  if (life <= 0) return true;
+  const double share = double(blocked) / double(life);
+  if (share < finding::kSerialisingShare || int(byWaiter.size()) < finding::kSerialisingMinWaiters)
+    return false;
+  std::vector<uint32_t> waiters;
+  QJsonObject waitS;
+  for (const auto &[tid, ns] : byWaiter) {
+    waiters.push_back(tid);
+    waitS[QString::number(tid)] = double(ns) / 1e9;
+  }
+  using findings_detail::percent;
+  const int spent = f->message.indexOf(QLatin1String(" spent "));
+  const int most = f->message.lastIndexOf(QLatin1String(" Most waiting: "));
+  if (spent < 0) return true;  // not the words serialisingFindings gives
+  QString head = f->message.left(spent);
+  constexpr size_t kNamed = 7;  // threadList names up to so many
+  if (waiters.size() <= kNamed) {
+    QStringList named;
+    for (uint32_t tid : waiters) named << threadNameOf(rows, tid);
+    const QString last = named.takeLast();
+    head =
+        named.isEmpty() ? last : named.join(QStringLiteral(", ")) + QStringLiteral(" and ") + last;
+  }
+  QString tail = f->message.mid(spent, most < 0 ? -1 : most - spent);
+  // Its call site the program's function on the run's busiest site
+  // (findings_detail::programFunction); a runtime's lock keeps the worst
+  // window's caller.
+  if (!f->evidence.contains(QLatin1String("runtime"))) {
+    const QString was = f->evidence["call_site"].toString();
+    const QString fn = !s->sites.empty() && !s->sites.front().frames.isEmpty()
+                           ? names.programFrame(s->sites.front().frames)
+                           : names.programFrame(s->info.firstContentionStack);
+    const QString rest = QStringLiteral(": only one of them can hold it");
+    auto taken = [&rest](const QString &in) {
+      return (in.isEmpty() ? QString() : QStringLiteral(", taken in %1").arg(in)) + rest;
+    };
+    if (tail.contains(taken(was))) {
+      tail.replace(taken(was), taken(fn));
+      f->evidence["call_site"] = fn;
+    }
+  }
+  tail.replace(QRegularExpression(QStringLiteral("^ spent \\S+ of their time")),
+               QStringLiteral(" spent %1 of their time").arg(percent(share)));
+  f->message = head + tail;
+  if (!s->blockedBy.empty() && s->blockedBy.front().holder)
+    f->message += QStringLiteral(" Most waiting: %1 for %2.")
+                      .arg(threadNameOf(rows, s->blockedBy.front().waiter),
+                           threadNameOf(rows, s->blockedBy.front().holder));
+  f->severity = findings_detail::severityByShare(share, finding::kSerialisingShare);
+  f->threads = waiters;
+  f->evidence["waiters"] = findings_detail::tidArray(waiters);
+  f->evidence["wait_s"] = double(blocked) / 1e9;
+  f->evidence["wait_s_by_thread"] = waitS;
+  f->evidence["threads_lifetime_s"] = double(life) / 1e9;
+  f->evidence["share"] = share;
+  return true;
+}
 }  // namespace
 
-std::vector<Finding> StreamFindings::findings(ReportRows *rows) const {
-  std::vector<Finding> out = newest_;
-  for (Finding &f : out)
-    if (f.kind == FindingKind::DataLost) probeShareOfRun(*rows, &f);
+// The oversubscribed finding of the whole run, as schedulingFindings makes
+// it of a whole read, from its inputs summed over every window: the threads
+// busy over the run (a tenth of their life wanting a CPU) in the rows'
+// order, their lives, the runnable time beyond the CPUs. False when the
+// run's share is under the rule's threshold.
+bool StreamFindings::oversubscribedOfRun(const ReportRows &rows, Finding *f) const {
+  std::vector<uint32_t> busy;
+  int64_t life = 0;
+  for (const ThreadRow &t : rows.threads) {
+    const auto a = active_.find(t.info.tid);
+    if (a == active_.end() || a->second.second <= 0 ||
+        double(a->second.first) < 0.1 * double(a->second.second))
+      continue;
+    busy.push_back(t.info.tid);
+    life += a->second.second;
+  }
+  const TimeRange run{rows.startNs, rows.startNs + std::llround(rows.durationS * 1e9)};
+  return findings_detail::oversubscribedFinding(busy, life, runnableBeyondCpusNs_, cpus_,
+                                                cpuKnownNs_ > 0 ? cpuBusyNs_ / cpuKnownNs_ : -1,
+                                                run, f);
+}
+
+// A barrier_imbalance finding of the whole run, as barrierFindings makes it
+// of a whole read: the rounds of every window tallied in order of release
+// (each window's own: those released in it), the threads that waited on it
+// from the rows' table, their CPU, sleep and idle shares of the run from
+// the rows' states. Its object's name stays the worst window's. False when
+// the run's rounds are no imbalance.
+bool StreamFindings::barrierOfRun(const ReportRows &rows, Finding *f) const {
+  if (f->objects.empty()) return true;
+  const uint32_t object = f->objects.front();
+  const auto t = barriers_.find(object);
+  const auto s = std::find_if(rows.sync.begin(), rows.sync.end(),
+                              [object](const SyncRow &r) { return r.info.id == object; });
+  const QString head = QStringLiteral("At "),
+                tail = QStringLiteral(" the threads wait on average ");
+  const int at = f->message.indexOf(tail);
+  if (t == barriers_.end() || s == rows.sync.end() || !f->message.startsWith(head) || at < 0)
+    return true;  // not the words barrierFindings gives
+  findings_detail::BarrierContext c;
+  c.objectName = f->message.mid(head.size(), at - head.size());
+  for (const WaitPair &p : s->blockedBy) c.threads.push_back(p.waiter);
+  std::sort(c.threads.begin(), c.threads.end());
+  c.threads.erase(std::unique(c.threads.begin(), c.threads.end()), c.threads.end());
+  c.threadName = [&rows](uint32_t tid) { return threadNameOf(rows, tid); };
+  auto row = [&rows](uint32_t tid) -> const ThreadRow * {
+    const auto r = std::find_if(rows.threads.begin(), rows.threads.end(),
+                                [tid](const ThreadRow &x) { return x.info.tid == tid; });
+    return r == rows.threads.end() ? nullptr : &*r;
+  };
+  // findings_barrier.cpp's cpuShares, asleepShare and idleShare of the rows.
+  c.cpu = [&](uint32_t last, double *cpuLast, double *cpuOthers) {
+    *cpuLast = *cpuOthers = 0;
+    int n = 0;
+    for (const ThreadRow &r : rows.threads) {
+      const bool member = std::binary_search(c.threads.begin(), c.threads.end(), r.info.tid);
+      if ((r.info.tid != last && !member) || !programTids_.count(r.info.tid)) continue;
+      const double on = double(r.states.ns[size_t(FinalState::OnCpu)]);
+      if (r.info.tid == last) {
+        *cpuLast = on;
+      } else {
+        *cpuOthers += on;
+        n++;
+      }
+    }
+    *cpuOthers = n ? *cpuOthers / n : 0;
+  };
+  c.asleepShare = [&row](uint32_t tid) {
+    const ThreadRow *r = row(tid);
+    if (!r || r->states.lifetimeNs <= 0) return 0.0;
+    int64_t asleep = 0;
+    for (int k = 0; k < kFinalStateCount; k++) {
+      const FinalState st = FinalState(k);
+      if (st == FinalState::Sleeping || st == FinalState::IoWait || st == FinalState::Idle ||
+          (isBlockedState(st) && st != FinalState::BlockedBarrier && st != FinalState::BlockedCond))
+        asleep += r->states.ns[size_t(k)];
+    }
+    if (asleep <= r->states.ns[size_t(FinalState::OnCpu)]) return 0.0;
+    return double(asleep) / double(r->states.lifetimeNs);
+  };
+  c.idleShare = [&row](uint32_t tid) {
+    const ThreadRow *r = row(tid);
+    return r && r->states.lifetimeNs > 0
+               ? double(r->states.ns[size_t(FinalState::Idle)]) / double(r->states.lifetimeNs)
+               : 0.0;
+  };
+  const TimeRange run{rows.startNs, rows.startNs + std::llround(rows.durationS * 1e9)};
+  Finding g;
+  if (!findings_detail::barrierFinding(object, t->second, c, run, &g)) return false;
+  g.evidence["object"] = f->evidence["object"];
+  *f = g;
+  return true;
+}
+
+std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionModel &names) const {
+  std::vector<Finding> out;
+  for (const Finding &f : newest_)
+    if (f.kind != FindingKind::DataLost) out.push_back(f);
+  Finding lost;
+  if (windows_ && dataLostOfRun(*rows, dataLost_, &lost)) out.push_back(std::move(lost));
   out.insert(out.end(), cycles_.begin(), cycles_.end());
   auto sec = [this](int64_t t) { return double(t - startNs_) / 1e9; };
   for (const auto &kv : merged_) {
     const Merged &m = kv.second;
     Finding f = m.worst;
-    const bool ofRun = f.kind == FindingKind::InternalLock;
-    if (ofRun && !hiddenLockOfRun(*rows, &f)) continue;
+    // A runtime's lock whose waits are a hidden lock's estimate (a Rust
+    // std Mutex: internalLockFindings) keeps its worst window's figures.
+    const bool serialising =
+        f.kind == FindingKind::SerialisingObject && !hiddenLockOf(*rows, f);
+    const bool ofRun = f.kind == FindingKind::InternalLock || serialising ||
+                       f.kind == FindingKind::Oversubscribed ||
+                       f.kind == FindingKind::BarrierImbalance;
+    if (f.kind == FindingKind::BarrierImbalance && !barrierOfRun(*rows, &f)) continue;
+    if (f.kind == FindingKind::Oversubscribed && !oversubscribedOfRun(*rows, &f)) continue;
+    if (f.kind == FindingKind::InternalLock && !hiddenLockOfRun(*rows, &f)) continue;
+    if (serialising && !serialisingOfRun(*rows, programTids_, names, &f)) continue;
     QJsonObject w;
     w["held"] = m.windows;
     w["of"] = windows_;

@@ -8,7 +8,8 @@
 // many windows it held, when the worst was, and the additive figures
 // (waits, rounds) summed over those windows. Deadlocks (merge Cycle) are
 // kept one per cycle; lost data (Newest) from the newest window (its
-// counters are the run's so far). Only merged findings are held.
+// counters are the run's so far), but data_lost, made once of the whole
+// run's inputs. Only merged findings are held.
 #ifndef THREADMON_STREAMFINDINGS_H
 #define THREADMON_STREAMFINDINGS_H
 
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "findings.h"
+#include "findings_util.h"
 #include "reportrows.h"
 
 namespace tmon {
@@ -28,11 +30,20 @@ struct StreamFindingsPart {
   std::vector<tmon::Finding> findings;  // computeFindings over span
   tmon::TimeRange span;
   int64_t startNs = 0;  // the session's start
+  tmon::FindingInputs inputs;  // what the rules read over span
+  // The program's threads over span (findings_detail::programThreads): a
+  // serialising object's share is of their lives in the whole run.
+  std::vector<uint32_t> programTids;
+  // data_lost's inputs over span, its threads with gaps those of the
+  // windows before too (StreamFindings::gapped), named by this model.
+  tmon::findings_detail::DataLostInputs dataLost;
 };
 
-// What a window's model says over span (known: computeFindings').
+// What a window's model says over span (known: computeFindings');
+// gappedBefore: the threads with gaps in the windows before.
 StreamFindingsPart streamFindingsPart(const tmon::SessionModel &m, const tmon::TimeRange &span,
-                                      const tmon::KnownWaiterNs &known);
+                                      const tmon::KnownWaiterNs &known,
+                                      const std::vector<uint32_t> &gappedBefore);
 
 class StreamFindings {
  public:
@@ -41,9 +52,12 @@ class StreamFindings {
   // join) over at least half the window, which the window's model alone
   // saw asleep: never_runs is not theirs.
   void add(const StreamFindingsPart &p, const std::set<uint32_t> &blockedThrough);
+  // The threads with a gap in their events in the windows added so far.
+  const std::vector<uint32_t> &gapped() const { return dataLost_.gapped; }
   // The findings, most severe first; adds the notice saying how they were
-  // found to rows.info.notices.
-  std::vector<tmon::Finding> findings(ReportRows *rows) const;
+  // found to rows.info.notices. names: a model that knows the program's
+  // name (SessionModel::programFrame).
+  std::vector<tmon::Finding> findings(ReportRows *rows, const tmon::SessionModel &names) const;
 
   // The notice of a streamed report's findings (windows of windowS).
   static QString notice(double windowS);
@@ -61,9 +75,23 @@ class StreamFindings {
   static Key keyOf(const tmon::Finding &f);
   void merge(const tmon::Finding &f, const tmon::TimeRange &span);
   void addCycle(const tmon::Finding &f);
+  bool oversubscribedOfRun(const ReportRows &rows, tmon::Finding *f) const;
+  bool barrierOfRun(const ReportRows &rows, tmon::Finding *f) const;
 
   std::vector<tmon::Finding> cycles_;  // merge Cycle: one per cycle
   std::vector<tmon::Finding> newest_;  // merge Newest: the newest window's
+  // data_lost's inputs of the newest window, the threads with gaps of all:
+  // the finding is made once at the end, of the whole run (findings()).
+  tmon::findings_detail::DataLostInputs dataLost_;
+  std::set<uint32_t> programTids_;  // of every window
+  // oversubscribed's inputs summed over every window (FindingInputs): the
+  // runnable time beyond the CPUs, the CPUs' busy time over the time it is
+  // known, each program thread's time wanting a CPU and its life.
+  double runnableBeyondCpusNs_ = 0, cpuBusyNs_ = 0, cpuKnownNs_ = 0;
+  int cpus_ = 0;
+  std::map<uint32_t, std::pair<int64_t, int64_t>> active_;
+  // barrier_imbalance's rounds of every window, tallied by object.
+  std::map<uint32_t, tmon::findings_detail::BarrierTally> barriers_;
   std::map<Key, Merged> merged_;
   int windows_ = 0;
   int64_t windowNs_ = 0, startNs_ = 0;

@@ -126,10 +126,19 @@ def test_hidden_lock_as_whole():
     def hidden(rep):
         return {o["id"]: (o["contentions"], o["wait_s"]) for o in rep["sync_objects"]
                 if o["kind"] == "internal"}
-    whole = hidden(report(rec.capture, "--whole"))
+
+    def sites(rep):
+        # In the order of their counters, as a whole read gives them.
+        return {o["id"]: [(c["frames"], c["contentions"]) for c in o["call_sites"]]
+                for o in rep["sync_objects"] if o["kind"] == "internal"}
+    whole_rep = report(rec.capture, "--whole")
+    whole = hidden(whole_rep)
     if not whole:
         raise tmtest.Skip("no tick saw a thread on rand()'s lock")
-    streamed = hidden(report(rec.capture, "--window", "1"))
+    streamed_rep = report(rec.capture, "--window", "1")
+    streamed = hidden(streamed_rep)
+    check(sites(streamed_rep) == sites(whole_rep),
+          f"hidden locks' call sites, 1 s windows {sites(streamed_rep)}, whole {sites(whole_rep)}")
     check(set(streamed) == set(whole), f"hidden locks, 1 s windows {streamed}, whole {whole}")
     for k, (count, wait) in whole.items():
         got = streamed.get(k, (0, 0.0))
@@ -159,6 +168,89 @@ def test_hidden_lock_finding_of_run():
               f"internal_lock {k}: 1 s windows {got} against whole {(sev, wait, share)}")
 
 
+def of_run(rep, kind):
+    """Findings of a kind by subject, without the stream's own words (its
+    last sentence, evidence.windows), shares rounded."""
+    out = {}
+    for f in rep["findings"]:
+        if f["kind"] != kind:
+            continue
+        ev = {k: round(v, 4) if isinstance(v, float) else v
+              for k, v in f["evidence"].items() if k not in ("windows", "wait_s_by_thread")}
+        message = f["message"].split(" In ")[0] if " windows of " in f["message"] else f["message"]
+        out[subject(f)] = (f["severity"], f["threads"], ev, message, round(f["t0_s"], 6),
+                           round(f["t1_s"], 6))
+    return out
+
+
+def test_serialising_of_run():
+    """A serialising object's finding in 1 s windows gives the whole run's
+    figures, as a whole read does: its waiters' waits summed over every
+    window over the program's threads' lives in the run, its call site the
+    run's busiest (main: the worst window's, 2.78 s of waits and 56% against the
+    run's 13.62 s and 55%)."""
+    tmtest.require_report()
+    rec = tmtest.recorded(*WORKLOADS[0][:2])
+    whole = of_run(report(rec.capture, "--whole"), "serialising_object")
+    if not whole:
+        raise tmtest.Skip("no serialising_object read whole")
+    streamed = of_run(report(rec.capture, "--window", "1"), "serialising_object")
+    check(streamed == whole, f"serialising_object, 1 s windows {streamed}, whole {whole}")
+
+
+def test_oversubscribed_of_run():
+    """oversubscribed in 1 s windows gives the whole run's figures: the
+    threads busy over the run, their lives, the runnable time beyond the
+    CPUs summed over every window (main: the worst window's, its threads'
+    lives of one window). Bins of 50 ms cut at the windows' edges move the
+    runnable time a little (0.03% on the e2e tests' captures)."""
+    tmtest.require_report()
+    rec = tmtest.recorded(*WORKLOADS[2][:2])
+
+    def found(rep):
+        return [f for f in rep["findings"] if f["kind"] == "oversubscribed"]
+    whole = found(report(rec.capture, "--whole"))
+    if not whole:
+        raise tmtest.Skip("no oversubscribed read whole")
+    streamed = found(report(rec.capture, "--window", "1"))
+    if not check(len(streamed) == 1, f"oversubscribed in 1 s windows: {streamed}"):
+        return
+    w, s = whole[0], streamed[0]
+    check((s["severity"], s["threads"], s["t0_s"], s["t1_s"]) ==
+          (w["severity"], w["threads"], w["t0_s"], w["t1_s"]),
+          f"oversubscribed, 1 s windows {s}, whole {w}")
+    for k in ("threads_lifetime_s", "runnable_s", "share"):
+        check(abs(s["evidence"][k] - w["evidence"][k]) <= 0.005 * w["evidence"][k],
+              f"oversubscribed {k}: 1 s windows {s['evidence'][k]}, whole {w['evidence'][k]}")
+
+
+def test_barrier_of_run():
+    """barrier_imbalance in 1 s windows gives the whole run's rounds, tallied
+    window after window in order of release (each round once, its waits read
+    from before the window's start), as a whole read does (main: the worst
+    window's, 9 rounds of the run's 59)."""
+    tmtest.require_report()
+    rec = tmtest.recorded(*WORKLOADS[1][:2])
+
+    def found(rep):
+        return {tuple(f["objects"]): (f["severity"], f["threads"], f["evidence"]["rounds"],
+                                      f["evidence"]["usual_last"],
+                                      f["evidence"]["usual_last_rounds"],
+                                      f["evidence"]["others_wait_share"], f["t0_s"], f["t1_s"])
+                for f in rep["findings"] if f["kind"] == "barrier_imbalance"}
+    whole = found(report(rec.capture, "--whole"))
+    if not whole:
+        raise tmtest.Skip("no barrier_imbalance read whole")
+    streamed = found(report(rec.capture, "--window", "1"))
+    check(set(streamed) == set(whole), f"barrier_imbalance, 1 s windows {streamed}, whole {whole}")
+    for k, w in whole.items():
+        s = streamed.get(k)
+        if s is None:
+            continue
+        check(s[:5] == w[:5] and s[6:] == w[6:] and abs(s[5] - w[5]) <= 0.01,
+              f"barrier_imbalance {k}: 1 s windows {s}, whole {w}")
+
+
 def states(rep):
     """Each thread's states (% of its life), by tid."""
     return {t["tid"]: t["states"] for t in rep["threads"]}
@@ -179,6 +271,27 @@ def test_thread_states_as_whole():
         got = streamed.get(tid, {})
         off = {k: (got.get(k), v) for k, v in st.items() if abs(got.get(k, -1) - v) > 0.05}
         check(not off, f"thread {tid}: states (1 s windows, whole) that differ: {off}")
+
+
+def test_thread_states_across_segments():
+    """Each 1 s window a model of its own (--segment 1): the deadlock run's
+    main thread joins its workers for 2.6 s, from before the warm-up of the
+    segment at 2 s. The join is carried into the new model as the waits on
+    locks are, so every thread's states are the whole read's (before: the
+    main thread's kernel view after the edge, 99.80% blocked_join and 0.18%
+    on a CPU against 99.97% and 0.01%)."""
+    tmtest.require_report()
+    rec = tmtest.recorded("deadlock", ["--deadlock-ms", "2600"])
+    whole = states(report(rec.capture, "--whole"))
+    streamed = states(report(rec.capture, "--window", "1", "--segment", "1"))
+    check(set(streamed) == set(whole), f"threads, 1 s segments {sorted(streamed)}, "
+          f"whole {sorted(whole)}")
+    joined = [tid for tid, st in whole.items() if st.get("blocked_join", 0) > 90]
+    check(joined, f"no thread joined for most of its life read whole: {whole}")
+    for tid, st in whole.items():
+        got = streamed.get(tid, {})
+        off = {k: (got.get(k), v) for k, v in st.items() if abs(got.get(k, -1) - v) > 0.05}
+        check(not off, f"thread {tid}: states (1 s segments, whole) that differ: {off}")
 
 
 def test_first_window_at_start():
@@ -204,7 +317,8 @@ def test_data_lost_probe_share_of_run():
     """2,000 threads waking every 100 ms over a 1% budget: the probe drops
     detail and its own thread waits for a CPU. The streamed data_lost (the
     newest window's) gives the probe's share of the whole run, as a whole
-    read does, not the last window's (main: 10.6% against 8.9% whole)."""
+    read does, not the last window's (main: 10.6% against 8.9% whole), and
+    the threads with gaps of every window."""
     tmtest.require_report()
     swarm = os.path.join(tmtest.BUILD, "bench", "tm-bench-swarm")
     if not os.path.exists(swarm):
@@ -217,12 +331,25 @@ def test_data_lost_probe_share_of_run():
     def share(rep):
         return [f["evidence"]["probe_runnable_share"] for f in rep["findings"]
                 if f["kind"] == "data_lost"]
-    whole = share(report(capture, "--whole"))
+
+    def rest(rep):
+        # Made once of the whole run: its threads with gaps in every window
+        # and whether the run was cut short, its span the run's (main: the
+        # newest window's threads, none when its last window had no gap,
+        # and its span).
+        return [(f["severity"], f["threads"], f["evidence"]["threads_with_gaps"],
+                 f["evidence"]["ends_without_exit"], round(f["t0_s"], 6), round(f["t1_s"], 6))
+                for f in rep["findings"] if f["kind"] == "data_lost"]
+    whole_rep = report(capture, "--whole")
+    whole = share(whole_rep)
     if not whole:
         raise tmtest.Skip("the probe lost nothing: no data_lost read whole")
-    streamed = share(report(capture, "--window", "1"))
+    streamed_rep = report(capture, "--window", "1")
+    streamed = share(streamed_rep)
     check(len(streamed) == 1 and abs(streamed[0] - whole[0]) <= 0.002,
           f"data_lost's probe_runnable_share, 1 s windows {streamed}, whole {whole}")
+    check(rest(streamed_rep) == rest(whole_rep),
+          f"data_lost, 1 s windows {rest(streamed_rep)}, whole {rest(whole_rep)}")
 
 
 def make(name, args, kind):
