@@ -298,12 +298,14 @@ bool haveSsse3() {
 }
 
 // Columns read four values at a time, as Masked VByte does (Plaisance,
-// Kurz, Lemire, 2015): the stop bits of 12 bytes choose a shuffle that
+// Kurz, Lemire, 2015): the stop bits of 8 bytes choose a shuffle that
 // puts each of the next varints of at most 4 bytes into a 32-bit lane of
 // its own, and three rounds of masks and shifts pack each lane's 7-bit
-// groups. The shuffles of the 4096 masks are made once.
+// groups. The shuffles of the 256 masks are made once: 4.6 KB (those of
+// 12 bytes, 72 KB, read a few more values a step, no faster, and would
+// crowd the cache the fold shares).
 struct Shuffles {
-  static constexpr unsigned kMaskBits = 12;
+  static constexpr unsigned kMaskBits = 8;
   struct Entry {
     uint8_t take[16];      // byte of the input for each byte of the lanes; 0x80: zero
     uint8_t values = 0;    // varints read (0: the first is over 4 bytes or longer)
@@ -354,8 +356,8 @@ __attribute__((target("ssse3"), always_inline)) inline void storeLanes(__m128i v
 }
 
 // The values that start at p (stops: its bytes' stop bits, p[0]'s lowest,
-// 12 of them at least): eight one-byte values when its first eight bytes
-// are, else the next varints of at most 4 bytes that end in its first 12,
+// 8 of them at least): eight one-byte values when its first eight bytes
+// are, else the next varints of at most 4 bytes that end in its first 8,
 // else one longer varint as varintAt reads it. Its 16 bytes are read, and
 // up to eight values stored at out: the caller has that many of each.
 // Returns the bytes read, 0 for a varint over 10 bytes.
@@ -409,8 +411,8 @@ __attribute__((target("ssse3"))) bool columnSsse3(const uint8_t *p, const uint8_
   while (end - p >= 80 && last - out >= 8) {
     const uint64_t stops = uint64_t(stopsAt(p)) | uint64_t(stopsAt(p + 16)) << 16 |
                            uint64_t(stopsAt(p + 32)) << 32 | uint64_t(stopsAt(p + 48)) << 48;
-    unsigned at = 0;  // at most 52: 12 of the bits left
-    while (at <= 52 && last - out >= 8) {
+    unsigned at = 0;  // at most 56: 8 of the bits left
+    while (at <= 56 && last - out >= 8) {
       const unsigned n = valuesAt(table, p + at, end, unsigned(stops >> at), &out);
       if (n == 0) return false;
       at += n;
