@@ -5,6 +5,10 @@
 #include <initializer_list>
 #include <type_traits>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <tmmintrin.h>
+#endif
+
 namespace tmon {
 
 namespace {
@@ -192,6 +196,19 @@ inline unsigned scalarAt(const uint8_t *p, const uint8_t *end, uint64_t *v) {
   return varintAt(p, end, v);
 }
 
+// The last values of a column, one by one: false for one over 10 bytes.
+template <typename T, typename Conv>
+inline bool columnRest(const uint8_t *p, const uint8_t *end, T *out, T *last, Conv conv) {
+  while (out < last) {
+    uint64_t v = 0;
+    const unsigned n = varintAt(p, end, &v);
+    if (n == 0) return false;
+    *out++ = conv(v);
+    p += n;
+  }
+  return true;
+}
+
 // The count varints from p to end (count is the number of bytes in
 // [p, end) with the top bit clear, the last of them end[-1]) into out, each
 // converted by conv: false when one is longer than 10 bytes. The column's
@@ -242,14 +259,7 @@ bool column(const uint8_t *p, const uint8_t *end, size_t count, T *out, Conv con
       p += at / 8;
     } while (p <= lastLoad);
   }
-  while (out < last) {
-    uint64_t v = 0;
-    const unsigned n = varintAt(p, end, &v);
-    if (n == 0) return false;
-    *out++ = conv(v);
-    p += n;
-  }
-  return true;
+  return columnRest(p, end, out, last, conv);
 }
 
 template <bool Pext>
@@ -270,6 +280,169 @@ bool readColumn(ProtobufCType t, const uint8_t *p, const uint8_t *end, size_t co
                           [](uint64_t v) { return uint32_t(v); });
   }
 }
+
+// A column's value converted as readColumn's lambdas do, by its type.
+template <typename T>
+inline T converted(uint64_t v) {
+  if constexpr (std::is_same_v<T, int64_t>) return unzigzag64(v);
+  if constexpr (std::is_same_v<T, int32_t>) return unzigzag32(uint32_t(v));
+  return T(v);  // uint64, or uint32 with the bits past 32 dropped
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(THREADMON_NO_SIMD)
+// Whether this CPU has SSSE3's byte shuffle (every x86-64 since 2006 but
+// the first Opterons and Athlon 64s).
+bool haveSsse3() {
+  static const bool have = __builtin_cpu_supports("ssse3");
+  return have;
+}
+
+// Columns read four values at a time, as Masked VByte does (Plaisance,
+// Kurz, Lemire, 2015): the stop bits of 8 bytes choose a shuffle that
+// puts each of the next varints of at most 4 bytes into a 32-bit lane of
+// its own, and three rounds of masks and shifts pack each lane's 7-bit
+// groups. The shuffles of the 256 masks are made once: 4.6 KB (those of
+// 12 bytes, 72 KB, read a few more values a step, no faster, and would
+// crowd the cache the fold shares).
+struct Shuffles {
+  static constexpr unsigned kMaskBits = 8;
+  struct Entry {
+    uint8_t take[16];      // byte of the input for each byte of the lanes; 0x80: zero
+    uint8_t values = 0;    // varints read (0: the first is over 4 bytes or longer)
+    uint8_t consumed = 0;  // their bytes
+  };
+  Entry by[1 << kMaskBits];
+  Shuffles() {
+    for (unsigned mask = 0; mask < (1u << kMaskBits); mask++) {
+      Entry &e = by[mask];
+      std::memset(e.take, 0x80, sizeof e.take);
+      unsigned start = 0;
+      while (e.values < 4) {
+        unsigned stop = start;
+        while (stop < kMaskBits && !(mask >> stop & 1)) stop++;
+        if (stop == kMaskBits || stop - start >= 4) break;  // none ends here, or over 4 bytes
+        for (unsigned j = start; j <= stop; j++) e.take[4 * e.values + (j - start)] = uint8_t(j);
+        e.values++;
+        start = stop + 1;
+      }
+      e.consumed = uint8_t(start);
+    }
+  }
+};
+
+// One table for every column type, made at the first column read.
+const Shuffles &shuffles() {
+  static const Shuffles table;
+  return table;
+}
+
+// Four lanes of at most 28 bits each, converted as converted<T> converts
+// them, stored at out (room for four).
+template <typename T>
+__attribute__((target("ssse3"), always_inline)) inline void storeLanes(__m128i v, T *out) {
+  if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, int32_t>) {
+    // Unzigzagged in 32 bits: under 2^28, a value's 64-bit form is the
+    // 32-bit one widened with its sign.
+    const __m128i odd = _mm_and_si128(v, _mm_set1_epi32(1));
+    v = _mm_xor_si128(_mm_srli_epi32(v, 1), _mm_sub_epi32(_mm_setzero_si128(), odd));
+  }
+  if constexpr (sizeof(T) == 4) {
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(out), v);
+  } else {
+    const __m128i high = std::is_same_v<T, int64_t> ? _mm_srai_epi32(v, 31) : _mm_setzero_si128();
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(out), _mm_unpacklo_epi32(v, high));
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(out + 2), _mm_unpackhi_epi32(v, high));
+  }
+}
+
+// The values that start at p (stops: its bytes' stop bits, p[0]'s lowest,
+// 8 of them at least): eight one-byte values when its first eight bytes
+// are, else the next varints of at most 4 bytes that end in its first 8,
+// else one longer varint as varintAt reads it. Its 16 bytes are read, and
+// up to eight values stored at out: the caller has that many of each.
+// Returns the bytes read, 0 for a varint over 10 bytes.
+template <typename T>
+__attribute__((target("ssse3"), always_inline)) inline unsigned valuesAt(
+    const Shuffles &table, const uint8_t *p, const uint8_t *end, unsigned stops, T **out) {
+  const __m128i in = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+  if ((stops & 0xff) == 0xff) {
+    const __m128i words = _mm_unpacklo_epi8(in, _mm_setzero_si128());
+    storeLanes(_mm_unpacklo_epi16(words, _mm_setzero_si128()), *out);
+    storeLanes(_mm_unpackhi_epi16(words, _mm_setzero_si128()), *out + 4);
+    *out += 8;
+    return 8;
+  }
+  const Shuffles::Entry &e = table.by[stops & ((1u << Shuffles::kMaskBits) - 1)];
+  if (e.values == 0) {
+    uint64_t v = 0;
+    const unsigned n = varintAt(p, end, &v);
+    if (n) *(*out)++ = converted<T>(v);
+    return n;
+  }
+  __m128i v = _mm_and_si128(
+      _mm_shuffle_epi8(in, _mm_loadu_si128(reinterpret_cast<const __m128i *>(e.take))),
+      _mm_set1_epi8(0x7f));
+  v = _mm_or_si128(_mm_and_si128(v, _mm_set1_epi32(0x007f007f)),
+                   _mm_srli_epi32(_mm_and_si128(v, _mm_set1_epi32(0x7f007f00)), 1));
+  v = _mm_or_si128(_mm_and_si128(v, _mm_set1_epi32(0x00003fff)),
+                   _mm_srli_epi32(_mm_and_si128(v, _mm_set1_epi32(0x3fff0000)), 2));
+  storeLanes(v, *out);
+  *out += e.values;
+  return e.consumed;
+}
+
+// The stop bits of the 16 bytes at p, p[0]'s lowest.
+__attribute__((target("ssse3"), always_inline)) inline unsigned stopsAt(const uint8_t *p) {
+  return ~unsigned(_mm_movemask_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)))) &
+         0xffff;
+}
+
+// column()'s contract, with SSSE3 (valuesAt), while 16 bytes are left to
+// load and 8 values to store; the rest one by one. Every value read ends
+// in the column, so never more than count are stored. The stop bits are
+// taken 64 bytes at a time into a register: where the next values start
+// then follows from a shift and a table, not from loading the bytes
+// (which made a chain of latencies as long as the work).
+template <typename T>
+__attribute__((target("ssse3"))) bool columnSsse3(const uint8_t *p, const uint8_t *end,
+                                                  size_t count, T *out) {
+  const Shuffles &table = shuffles();
+  T *const last = out + count;
+  while (end - p >= 80 && last - out >= 8) {
+    const uint64_t stops = uint64_t(stopsAt(p)) | uint64_t(stopsAt(p + 16)) << 16 |
+                           uint64_t(stopsAt(p + 32)) << 32 | uint64_t(stopsAt(p + 48)) << 48;
+    unsigned at = 0;  // at most 56: 8 of the bits left
+    while (at <= 56 && last - out >= 8) {
+      const unsigned n = valuesAt(table, p + at, end, unsigned(stops >> at), &out);
+      if (n == 0) return false;
+      at += n;
+    }
+    p += at;
+  }
+  while (end - p >= 16 && last - out >= 8) {
+    const unsigned n = valuesAt(table, p, end, stopsAt(p), &out);
+    if (n == 0) return false;
+    p += n;
+  }
+  return columnRest(p, end, out, last, converted<T>);
+}
+
+bool readColumnSsse3(ProtobufCType t, const uint8_t *p, const uint8_t *end, size_t count,
+                     void *out) {
+  switch (t) {
+    case PROTOBUF_C_TYPE_SINT64: return columnSsse3(p, end, count, static_cast<int64_t *>(out));
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_UINT64: return columnSsse3(p, end, count, static_cast<uint64_t *>(out));
+    case PROTOBUF_C_TYPE_SINT32: return columnSsse3(p, end, count, static_cast<int32_t *>(out));
+    default: return columnSsse3(p, end, count, static_cast<uint32_t *>(out));
+  }
+}
+#else
+bool haveSsse3() { return false; }
+bool readColumnSsse3(ProtobufCType, const uint8_t *, const uint8_t *, size_t, void *) {
+  return false;
+}
+#endif
 
 // The bytes in [p, end) that end a varint (their top bit clear), 32 at a
 // time: 7 rounds add at most 224 to the byte lanes together, so one
@@ -428,8 +601,9 @@ ProtobufCMessage *unpackMessage(const Reader &r, const uint8_t *p, const uint8_t
       void *values = a->alloc(a->allocator_data, count * size);
       if (!values) return nullptr;
       // A varint over 10 bytes: protobuf-c refuses it.
-      if (!(havePext() ? readColumn<true>(f->type, p, valueEnd, count, values)
-                       : readColumn<false>(f->type, p, valueEnd, count, values)))
+      if (!(haveSsse3()  ? readColumnSsse3(f->type, p, valueEnd, count, values)
+            : havePext() ? readColumn<true>(f->type, p, valueEnd, count, values)
+                         : readColumn<false>(f->type, p, valueEnd, count, values)))
         return nullptr;
       *field<size_t>(m, f->quantifier_offset) = count;
       *field<void *>(m, f->offset) = values;

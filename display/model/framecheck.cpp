@@ -399,22 +399,78 @@ bool FrameCheck::checkSyncObject(Threadmon__SyncObject *o) {
   return true;
 }
 
+// Whether every one of the batch's first n entries is kept as it is: its
+// running sum never overflows and stays inside the window set before (the
+// first time of a session takes the loop below, which sets it), no tid is
+// 0 and every state is known. No branch per entry: the times' distance
+// from the window's start is compared once, at the end, and the ids and
+// states are read four at a time (SSE2, which every x86-64 has; GCC's
+// -O2 does not vectorize these loops itself).
+bool FrameCheck::keepsAll(const Threadmon__Transitions *tr, size_t n) const {
+  if (n == 0 || lo_ == INT64_MIN || tr->base_ns > uint64_t(INT64_MAX)) return false;
+  // time()'s test: lo_ <= t <= both limits, as one unsigned distance.
+  const uint64_t room =
+      std::min<uint64_t>(uint64_t(limits::kWindowNs), limits::kMaxTimeNs - uint64_t(lo_));
+  // The sum kept from the window's start: an entry whose distance
+  // overflows here, or is out of room, sends the batch to the exact loop.
+  int64_t u = int64_t(tr->base_ns) - lo_, next = 0;
+  uint64_t farthest = 0, farthest2 = 0;
+  bool over = false;
+  size_t i = 0;
+  for (; i + 2 <= n; i += 2) {
+    over |= __builtin_add_overflow(u, tr->delta_ns[i], &u);
+    farthest = std::max(farthest, uint64_t(u));
+    over |= __builtin_add_overflow(u, tr->delta_ns[i + 1], &next);
+    farthest2 = std::max(farthest2, uint64_t(next));
+    u = next;
+  }
+  if (i < n) {
+    over |= __builtin_add_overflow(u, tr->delta_ns[i], &u);
+    farthest = std::max(farthest, uint64_t(u));
+  }
+  farthest = std::max(farthest, farthest2);
+  typedef int32_t Lanes __attribute__((vector_size(16)));
+  Lanes bad = {0, 0, 0, 0};
+  for (i = 0; i + 4 <= n; i += 4) {
+    Lanes v;
+    std::memcpy(&v, tr->tid + i, sizeof v);
+    bad |= v == 0;
+  }
+  int odd = 0;
+  for (; i < n; i++) odd |= tr->tid[i] == 0;
+  const size_t states = std::min(n, tr->n_state);
+  static_assert(sizeof *tr->state == sizeof(int32_t), "protobuf-c stores enums as int");
+  static_assert(THREADMON__THREAD_STATE__STATE_UNKNOWN == 0, "known states are 0..kWireStates-1");
+  typedef uint32_t Unsigned __attribute__((vector_size(16)));
+  for (i = 0; i + 4 <= states; i += 4) {
+    Unsigned w;
+    std::memcpy(&w, tr->state + i, sizeof w);
+    bad |= w >= uint32_t(kWireStates);
+  }
+  for (; i < states; i++) odd |= !knownState(wireEnum(&tr->state[i]));
+  return !over && farthest <= room && !(odd | bad[0] | bad[1] | bad[2] | bad[3]);
+}
+
 bool FrameCheck::checkTransitions(Threadmon__Transitions *tr) {
   const size_t n = std::min(tr->n_tid, tr->n_delta_ns);
   note(RaggedBatch, std::max(tr->n_tid, tr->n_delta_ns) - n);
   // Nearly every batch keeps all its entries: checked in one pass without
   // the lists below (a vector of flags and one of times per batch, and six
   // columns copied onto themselves, were a third of the check's cost).
-  bool summed = tr->base_ns <= uint64_t(INT64_MAX);
-  int64_t t = summed ? int64_t(tr->base_ns) : 0;
   size_t i = 0;
-  for (; i < n; i++) {
-    summed = summed && !__builtin_add_overflow(t, tr->delta_ns[i], &t);
-    int64_t at;
-    if (!summed || !time(uint64_t(t), &at) || !tr->tid[i]) break;
-    if (i < tr->n_state && !knownState(wireEnum(&tr->state[i]))) {
-      setEnum(&tr->state[i], THREADMON__THREAD_STATE__STATE_UNKNOWN);
-      note(BadEnum);
+  if (keepsAll(tr, n)) {
+    i = n;
+  } else {
+    bool summed = tr->base_ns <= uint64_t(INT64_MAX);
+    int64_t t = summed ? int64_t(tr->base_ns) : 0;
+    for (; i < n; i++) {
+      summed = summed && !__builtin_add_overflow(t, tr->delta_ns[i], &t);
+      int64_t at;
+      if (!summed || !time(uint64_t(t), &at) || !tr->tid[i]) break;
+      if (i < tr->n_state && !knownState(wireEnum(&tr->state[i]))) {
+        setEnum(&tr->state[i], THREADMON__THREAD_STATE__STATE_UNKNOWN);
+        note(BadEnum);
+      }
     }
   }
   if (i == n) {
@@ -434,8 +490,8 @@ bool FrameCheck::checkTransitions(Threadmon__Transitions *tr) {
   std::vector<char> keep(n, 0);
   std::vector<int64_t> times;
   // Past an overflow of the running sum no entry has a time.
-  summed = tr->base_ns <= uint64_t(INT64_MAX);
-  t = summed ? int64_t(tr->base_ns) : 0;
+  bool summed = tr->base_ns <= uint64_t(INT64_MAX);
+  int64_t t = summed ? int64_t(tr->base_ns) : 0;
   for (i = 0; i < n; i++) {
     summed = summed && !__builtin_add_overflow(t, tr->delta_ns[i], &t);
     int64_t at;

@@ -109,6 +109,7 @@ class FrameCheck {
   bool checkTick(Threadmon__Tick *t);
   bool checkLwp(Threadmon__LwpSample *s);
   bool checkTransitions(Threadmon__Transitions *t);
+  bool keepsAll(const Threadmon__Transitions *t, size_t n) const;
   bool checkSwitches(Threadmon__CpuSwitches *s);
   bool checkUserSwitches(Threadmon__UserSwitches *s);
   bool checkSyncObject(Threadmon__SyncObject *o);

@@ -217,6 +217,44 @@ class TestColumnFrame : public QObject {
              ColumnCheck::NotColumns);
   }
 
+  // Long columns of varints of every length, 1 to 10 bytes, mixed as
+  // chance has it (runs of one-byte values, of two and three bytes, a long
+  // one now and then): every way through the four-at-a-time reader, its
+  // 64-byte and 16-byte rounds and the tail, in each column type (uint32,
+  // sint64, an enum; uint64 in a sample), as protobuf-c reads them.
+  void longColumnsReadAlike() {
+    QRandomGenerator rng(2026);
+    FrameArena arena;
+    auto column = [&rng](int n) {
+      // This column's lengths: mostly short, the longest up to 10 bytes.
+      const int longest = 1 + int(rng.bounded(rng.bounded(4) == 0 ? 10 : 3));
+      QByteArray b;
+      for (int i = 0; i < n; i++) {
+        const int bytes =
+            1 + int(rng.bounded(rng.bounded(8) == 0 ? 10 : longest));  // 1 to 10
+        // A value of exactly that many bytes: its top group not 0.
+        const int bits = 7 * (bytes - 1);
+        const uint64_t v = bytes == 1    ? rng.bounded(128)
+                           : bytes == 10 ? rng.generate64() | (uint64_t(1) << 63)
+                                         : (uint64_t(1) << bits) |
+                                               (rng.generate64() & ((uint64_t(1) << bits) - 1));
+        b += varint(v);
+      }
+      return b;
+    };
+    for (int round = 0; round < 4000; round++) {
+      const int n = int(rng.bounded(round % 4 == 0 ? 400 : 40));
+      QByteArray body = char((1 << 3) | 0) + varint(rng.generate64() >> 8);
+      for (unsigned field = 2; field <= 7; field++) body += lengthField(field, column(n));
+      QCOMPARE(check(&arena, transitionsFrame(body)), ColumnCheck::Same);
+      // folded_ns (uint64, field 21 of an LwpSample) in a Tick.
+      const QByteArray folded = column(n);
+      const QByteArray sample = char(1 << 3) + varint(7) + QByteArray("\xaa\x01", 2) +
+                                varint(uint64_t(folded.size())) + folded;
+      QCOMPARE(check(&arena, lengthField(3, lengthField(3, sample))), ColumnCheck::Same);
+    }
+  }
+
   void otherFormsAreLeftToProtobufC() {
     FrameArena arena;
     const QByteArray body = plainBody();

@@ -10,6 +10,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cstring>
+
 #include "busy_capture.h"
 #include "capturewindow.h"
 #include "findings.h"
@@ -255,6 +257,85 @@ class TestModelBadInput : public QObject {
     QVERIFY(warned(compacted, "dropped 1 records of thread or object id 0"));
     QVERIFY(!warned(whole, "records of thread or object id 0"));
     expectBounded(whole);
+  }
+
+  // FrameCheck's one-pass test of a whole batch (its window's start known)
+  // against the rule entry by entry, with exact sums: random batches of
+  // 0-9 entries (odd tails of its four-at-a-time reads), now and then a tid
+  // 0, a state no reader knows, a time out of the window or a sum past
+  // 2^63. Every entry kept must be one the rule keeps, with its time.
+  void batchesKeepWhatTheWindowHolds() {
+    FrameCheck check;
+    Threadmon__ThreadStart start = THREADMON__THREAD_START__INIT;
+    start.tid = 1;
+    start.time_ns = uint64_t(at(0));  // the window: from 2^40 ns before it
+    Threadmon__Frame sf = THREADMON__FRAME__INIT;
+    sf.body_case = THREADMON__FRAME__BODY_THREAD_START;
+    sf.thread_start = &start;
+    QVERIFY(check.check(&sf));
+    const int64_t lo = std::max<int64_t>(0, at(0) - limits::kBeforeFirstNs);
+    QCOMPARE(check.base(), lo);
+    const int64_t hi = std::min<int64_t>(lo + limits::kWindowNs, int64_t(limits::kMaxTimeNs));
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    auto next = [&seed](uint64_t below) {
+      seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+      return seed % below;
+    };
+    size_t kept = 0, dropped = 0;
+    for (int round = 0; round < 20000; round++) {
+      const size_t n = size_t(next(10));
+      std::vector<uint32_t> tid(n);
+      std::vector<int64_t> delta(n);
+      std::vector<Threadmon__ThreadState> state(n);
+      const int flaw = int(next(6));  // 0-3 one flaw somewhere, else none
+      for (size_t i = 0; i < n; i++) {
+        tid[i] = uint32_t(1 + next(1000));
+        delta[i] = int64_t(next(2000)) - 500;
+        state[i] = Threadmon__ThreadState(next(uint64_t(kWireStates)));
+      }
+      uint64_t base = uint64_t(at(int64_t(next(1000))));
+      if (n && flaw == 0) tid[next(n)] = 0;
+      if (n && flaw == 1) state[next(n)] = Threadmon__ThreadState(kWireStates + int(next(3)));
+      if (n && flaw == 2) delta[next(n)] = next(2) ? (hi - lo + 1) : -int64_t(base);
+      if (n && flaw == 3) delta[next(n)] = next(2) ? INT64_MAX : INT64_MIN;
+      if (flaw == 4 && next(4) == 0) base = hi - next(3);  // at the window's end
+      // The rule: each entry's exact time, kept when inside and of a thread.
+      std::vector<int64_t> wantTime;
+      std::vector<uint32_t> wantTid;
+      bool summed = base <= uint64_t(INT64_MAX);
+      int64_t t = summed ? int64_t(base) : 0;
+      for (size_t i = 0; i < n; i++) {
+        summed = summed && !__builtin_add_overflow(t, delta[i], &t);
+        if (summed && t >= lo && t <= hi && tid[i]) {
+          wantTime.push_back(t);
+          wantTid.push_back(tid[i]);
+        }
+      }
+      Threadmon__Transitions tr = THREADMON__TRANSITIONS__INIT;
+      tr.base_ns = base;
+      tr.n_tid = tr.n_delta_ns = tr.n_state = n;
+      tr.tid = tid.data();
+      tr.delta_ns = delta.data();
+      tr.state = state.data();
+      Threadmon__Frame f = THREADMON__FRAME__INIT;
+      f.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
+      f.transitions = &tr;
+      QVERIFY(check.check(&f));
+      QCOMPARE(tr.n_tid, wantTid.size());
+      QCOMPARE(tr.n_delta_ns, wantTid.size());
+      int64_t got = int64_t(tr.base_ns);
+      for (size_t i = 0; i < tr.n_tid; i++) {
+        got += tr.delta_ns[i];
+        QCOMPARE(got, wantTime[i]);
+        QCOMPARE(tr.tid[i], wantTid[i]);
+        int s;
+        std::memcpy(&s, &tr.state[i], sizeof s);
+        QVERIFY(s >= 0 && s < kWireStates);
+      }
+      kept += wantTid.size();
+      dropped += n - wantTid.size();
+    }
+    QVERIFY(kept > 10000 && dropped > 1000);  // both paths taken
   }
 
   // What a few bytes could grow without end is bounded, and says so.
