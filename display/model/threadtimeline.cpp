@@ -256,12 +256,14 @@ void ThreadTimeline::sampleAdded(int64_t prevTick, int64_t prevSample) {
   // on-CPU time took their clock share from a span not known then.
   int64_t from = prevSample != INT64_MIN ? prevSample : (baselineZero ? info.startNs : prevTick);
   // It also tells how long a sleep the thread left in the span ended in a
-  // wait for a CPU: that sleep may have begun before the previous sample.
+  // wait for a CPU: that sleep may have begun before the previous sample,
+  // and is re-split even when the thread spent none of it on a CPU (a read
+  // a window's sums took before the sample came did not match a whole read).
   auto last = upperBoundNearEnd(sw_.begin(), sw_.end(), from, TimeOf());
   if (last != sw_.begin() && (last - 1)->state == THREADMON__SWITCH_KIND__SWITCH_OUT)
     from = (last - 1)->t;
   from = std::max({from, rawFloor_, prevTick - kRawKeepNs});
-  if (from < prevTick && from < derivedUntil_ && recordsOnCpu(from, prevTick) != 0) markDirty(from);
+  if (from < prevTick && from < derivedUntil_) markDirty(from);
 }
 
 void ThreadTimeline::setStart(int64_t t) {

@@ -348,6 +348,46 @@ class TestModel : public QObject {
     }
   }
 
+  // A model fed a frame at a time, derived after each (a streamed report's
+  // windows, the live display), reads as one fed all at once. 402 sleeps
+  // [5,25) outside wrapped calls and is read asleep at 10 and 20; the read
+  // at 30 finds the run-queue counter 12 ms up: the sleep's last 12 ms,
+  // [13,25), were a wait for a CPU. That read comes after [5,20) was
+  // derived as sleep, and re-splits it though 402 spent none of it on a CPU.
+  void aLateReadResplitsASleepDerivedBeforeIt() {
+    StreamBuilder b;
+    b.hello(true);
+    b.threadStart(402, at(0), "w", "app!w");
+    b.cpuSwitch(402, at(0), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+    b.transition(402, at(0), THREADMON__THREAD_STATE__STATE_RUNNING);
+    b.cpuSwitch(402, at(5), 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
+    auto sample = [&](int ms, uint64_t onMs, uint64_t rqMs, char kstate) {
+      Lwp l{402, 0, 0, onMs * kMs, rqMs * kMs};
+      l.kstate = kstate;
+      l.readNs = at(ms);
+      b.tick(at(ms), {l});
+    };
+    sample(10, 5, 0, 'S');
+    sample(20, 5, 0, 'S');
+    b.cpuSwitch(402, at(25), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+    sample(30, 10, 12, 'R');
+    b.transition(402, at(40), THREADMON__THREAD_STATE__STATE_EXITED);
+    b.cpuSwitch(402, at(40), 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
+    b.threadEnd(402, at(40));
+    b.goodbye(at(40), 0);
+    SessionModel whole, stepped;
+    b.applyTo(&whole);
+    for (const std::string &f : b.frames()) {
+      stepped.applyPayload(reinterpret_cast<const uint8_t *>(f.data()), f.size());
+      stepped.settleNow();
+    }
+    const TimeRange all = whole.resolve(Window::wholeRun());
+    QCOMPARE(stateNs(whole, 402, FinalState::Runnable, all), 12 * kMs);
+    QCOMPARE(stateNs(whole, 402, FinalState::Sleeping, all), 8 * kMs);
+    for (FinalState s : {FinalState::OnCpu, FinalState::Runnable, FinalState::Sleeping})
+      QCOMPARE(stateNs(stepped, 402, s, all), stateNs(whole, 402, s, all));
+  }
+
   // Asleep outside wrapped calls in a syscall that waits for work (the
   // reads' asleep_kind IO_EVENTS or READ) is idle; in another (a futex) it
   // is sleeping. 411: in epoll [10,40), in a futex [45,60). 412: in accept
