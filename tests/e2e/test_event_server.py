@@ -58,12 +58,14 @@ def test_clients_idle_in_recv_and_asleep_in_think():
             continue
         life = t["lifetime_s"]
         near(state(got, "sleeping"), 100 * t["slept_s"] / life, 3, f"client {t['tid']} sleeping %")
-        # The wait for a CPU after a wake-up is shared among a tick's sleeps
-        # by their lengths (run_delay does not say which sleep it ended), so
-        # the recv's share is idle and part of the runnable time.
-        idle, runnable = state(got, "idle"), state(got, "runnable")
-        near(idle + runnable if idle is not None and runnable is not None else None,
-             100 * t["waiting_s"] / life, 3, f"client {t['tid']} idle + runnable %")
+        # Idle is the recv's time less its waits for a CPU after the answer
+        # came (shared among a tick's sleeps by length: run_delay does not
+        # say which sleep it ended); it can never be more than the recv's.
+        # The rest of a loaded client's time (preempted in send, or reading
+        # its own clock) is runnable or on a CPU, by no clock of its own.
+        idle, recv = state(got, "idle"), 100 * t["waiting_s"] / life
+        check(idle is not None and idle <= recv + 3,
+              f"client {t['tid']} idle {idle}% against {recv:.1f}% of its life in recv")
 
 
 def test_no_findings_about_idle_pool():
