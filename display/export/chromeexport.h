@@ -39,6 +39,15 @@ class ChromeSink : public TimelineSink {
     uint32_t digits = 0;  // the tid's alone
     char text[24];
   };
+  // A time's digits above its last four of microseconds (its tens of
+  // milliseconds), as the last time written had them: a thread's events
+  // come in time order, and these change every few of them.
+  struct TensText {
+    uint32_t tens = UINT32_MAX;
+    uint32_t size = 0;
+    uint64_t text = 0;
+    void set(uint32_t t);  // t below 10^4
+  };
 
   // The second track per thread that carries its waits: a pseudo-tid above
   // any Linux tid (pid_max is at most 2^22) and below 2^31, since readers
@@ -91,6 +100,7 @@ class ChromeSink : public TimelineSink {
   const TidText &tidText(uint32_t tid);
   // A state's event written at at (kEventRoom bytes): where it ends.
   char *stateEvent(char *at, const TidText &tid, const StateInterval &iv);
+  TensText tens_;
   std::vector<TidText> tidTexts_ = std::vector<TidText>(1024);
   // A state's end after its duration, its CPU and object as arguments
   // ',"args":{"cpu":C,"object_id":O}}', by a hash of the two: a window's
