@@ -294,7 +294,16 @@ inline const ChromeSink::ArgsText &ChromeSink::stateArgs(int cpu, uint32_t objec
   return a;
 }
 
-void ChromeSink::nextFlowId() {
+inline void ChromeSink::nextFlowId() {
+  char &last = flowId_[flowIdSize_ - 1];
+  if (__builtin_expect(last != '9', 1)) {
+    ++last;
+    return;
+  }
+  carryFlowId();
+}
+
+void ChromeSink::carryFlowId() {
   for (char *d = flowId_ + flowIdSize_;;) {
     if (d == flowId_) {  // 9...9 + 1: a digit more
       std::memmove(flowId_ + 1, flowId_, flowIdSize_++);
@@ -406,50 +415,51 @@ void ChromeSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
 void ChromeSink::wait(const ExportWait &w) {
   const Head &head = eventHead(true, w.state);
   const QuotedObject &names = quotedNames(*w.object);
+  // The waiter's and releaser's texts are written twice each: copied out
+  // of the table once (a lookup of another tid may take their entry).
+  const TidText waiter = tidText(waitTrack(w.waiter));
   // The wait and its flow's two ends in one piece of the output.
   Text e{begin(names.args.size + 3 * kEventRoom)};
   e.head(head.text, head.size);
-  e.tidTs(tidText(waitTrack(w.waiter)));
+  e.tidTs(waiter);
   e.ts(w.start - origin(), &tens_);
   e.lit(",\"dur\":");
   e.ts(w.end - w.start, &tens_);
   e.head(names.args.text, names.args.size);
   if (w.holder) e.lit(",\"holder_tid\":"), e.tid(tidText(w.holder));
-  if (w.releaser) e.lit(",\"released_by_tid\":"), e.tid(tidText(w.releaser));
-  if (w.open) e.lit(",\"open\":true");
-  e.lit("}}");
   if (!w.releaser || w.open || w.releaser == w.waiter) {
+    if (w.releaser) e.lit(",\"released_by_tid\":"), e.tid(tidText(w.releaser));
+    if (w.open) e.lit(",\"open\":true");
+    e.lit("}}");
     out_->commit(e.p);
     return;
   }
+  const TidText releaser = tidText(w.releaser);
+  e.lit(",\"released_by_tid\":");
+  e.tid(releaser);
+  e.lit("}}");
   // Who released it: from the releaser's state at the wait's end to the wait.
-  if (__builtin_expect(flowHeads_[0].text.empty(), 0)) {
-    flowHeads_[0] = padded("{\"ph\":\"s\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
-    flowHeads_[1] =
-        padded("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
+  if (__builtin_expect(pidText_.text.empty(), 0))
     pidText_ = padded(",\"pid\":" + std::to_string(pid()) + ",\"tid\":");
-  }
   // Both ends have the same id and time: formatted once, copied (32 bytes
   // whatever their length, within the event's room).
-  e.lit(",\n");
-  e.head(flowHeads_[0].text, flowHeads_[0].size);
+  e.lit(",\n{\"ph\":\"s\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
   nextFlowId();
   char *const id = e.p;
   std::memcpy(e.p, flowId_, sizeof flowId_);
   e.p += flowIdSize_;
   const size_t idSize = flowIdSize_;
   e.head(pidText_.text, pidText_.size);
-  e.tidTs(tidText(w.releaser));
+  e.tidTs(releaser);
   char *const ts = e.p;
   e.ts(w.end - 1 - origin(), &tens_);
   *e.p++ = '}';
   const size_t tsSize = size_t(e.p - ts);
-  e.lit(",\n");
-  e.head(flowHeads_[1].text, flowHeads_[1].size);
+  e.lit(",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
   std::memcpy(e.p, id, 32);
   e.p += idSize;
   e.head(pidText_.text, pidText_.size);
-  e.tidTs(tidText(waitTrack(w.waiter)));
+  e.tidTs(waiter);
   std::memcpy(e.p, ts, 32);
   e.p += tsSize;
   out_->commit(e.p);

@@ -95,8 +95,7 @@ class ChromeSink : public TimelineSink {
   std::vector<QuotedObject> quotedObjects_;
   std::array<Head, kFinalStateCount> stateHeads_, waitHeads_;
   std::vector<Head> cpuHeads_, counterHeads_;
-  Head flowHeads_[2];  // a flow's start and end, up to its id
-  Head pidText_;       // ',"pid":PID,"tid":'
+  Head pidText_;  // ',"pid":PID,"tid":'
   const TidText &tidText(uint32_t tid);
   // A state's event written at at (kEventRoom bytes): where it ends.
   char *stateEvent(char *at, const TidText &tid, const StateInterval &iv);
@@ -118,6 +117,7 @@ class ChromeSink : public TimelineSink {
   char flowId_[32] = {'0'};
   uint32_t flowIdSize_ = 1;
   void nextFlowId();
+  [[gnu::noinline]] void carryFlowId();  // its last digit a 9
   QSet<uint32_t> userTracks_;
   ExportOutput *out_;
   bool any_ = false;
