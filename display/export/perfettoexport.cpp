@@ -154,6 +154,32 @@ inline ProtoBytes stampOf(int64_t t) {
 }
 }  // namespace
 
+// The same from the time's bits above its low 28 kept in stamps_: a
+// wait's two times and the next wait's share them (they change every
+// 0.27 s), so only the low four bytes of the varint are spread for each.
+inline ProtoBytes PerfettoSink::stamp(int64_t t) {
+  const uint64_t u = uint64_t(t);
+  const uint64_t high = u >> 28;
+  if (__builtin_expect(high == 0, 0)) return stampOf(t);  // a varint of 4 bytes or fewer
+  if (__builtin_expect(high != stamps_.high, 0)) {
+    const ProtoBytes tail = stampOf(int64_t(high));  // high's varint and the fields after
+    stamps_.high = high;
+    stamps_.tailSize = uint32_t(tail.n - 1);
+    std::memcpy(stamps_.tail, tail.b + 1, sizeof stamps_.tail);
+  }
+  // The low 28 bits seven to a byte, each with its continuation bit.
+  uint64_t x = u & 0xfffffff;
+  x = (x & 0x3fff) | ((x & 0xfffc000) << 2);
+  x = (x & 0x007f007f) | ((x & 0x3f803f80) << 1);
+  const uint32_t low = uint32_t(x) | 0x80808080u;
+  ProtoBytes e;
+  e.b[0] = key(packet::kTimestamp, ProtoEncoder::kVarint);
+  std::memcpy(e.b + 1, &low, 4);
+  std::memcpy(e.b + 5, stamps_.tail, sizeof stamps_.tail);
+  e.n = 5 + stamps_.tailSize;
+  return e;
+}
+
 inline char *PerfettoSink::eventStart(ProtoWriter *w, const ProtoBytes &stamp, char **pkt) {
   *pkt = w->open(kTracePacket);
   w->put(stamp);
@@ -426,7 +452,7 @@ void PerfettoSink::waitEncoded(const ExportWait &w) {
   const ExportObject &o = *w.object;
   // All of the wait's packets in one piece of the output.
   ProtoWriter b{out_->reserve(size_t(o.nameUtf8.size() + o.callSiteUtf8.size()) + 5 * kPacketRoom)};
-  const ProtoBytes start = stampOf(w.start), end = stampOf(w.end);
+  const ProtoBytes start = stamp(w.start), end = stamp(w.end);
   char *pkt, *ev;
   if (w.objectId) {
     // On the object's track: its waiters one under another.
@@ -579,7 +605,7 @@ void PerfettoSink::wait(const ExportWait &w) {
   // 128 bytes: a time's fields (15 bytes at most), the longest fields kept
   // (64) and two arguments of 11.
   ProtoWriter b{out_->reserve(5 * kPacketRoom)};
-  const ProtoBytes start = stampOf(w.start), end = stampOf(w.end);
+  const ProtoBytes start = stamp(w.start), end = stamp(w.end);
   if (t->objectBeginSize) {
     b.p[0] = key(kTracePacket, ProtoEncoder::kLength);
     b.p[1] = char(start.n + t->objectBeginSize);
@@ -624,7 +650,7 @@ void PerfettoSink::counterValue(uint64_t trackUuid, int64_t t, double value) {
   static_assert(sizeof bits == sizeof value, "a double is 64 bits");
   std::memcpy(&bits, &value, sizeof bits);
   ProtoWriter e{out_->reserve(kPacketRoom)};
-  char *pkt, *ev = eventStart(&e, stampOf(t), &pkt);
+  char *pkt, *ev = eventStart(&e, stamp(t), &pkt);
   sliceFields(&e, event::kCounter, ProtoBytes::varint(trackUuid));
   e.fixed64(event::kDoubleCounterValue, bits);
   endEvent(&e, ev, pkt);

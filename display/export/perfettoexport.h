@@ -72,6 +72,16 @@ class PerfettoSink : public TimelineSink {
   // eventStart returns where the event's fields start, endEvent closes it
   // (the caller commits).
   char *eventStart(ProtoWriter *w, const ProtoBytes &stamp, char **pkt);
+  // A TrackEvent packet's fields before its event: its time, sequence
+  // and flags. The varint's bytes from the fifth on (those of the time's
+  // bits above 28) and the fields after it are kept from the last time.
+  ProtoBytes stamp(int64_t t);
+  struct Stamps {
+    uint64_t high = 0;  // 0: none (a time below 2^28 is encoded whole)
+    uint32_t tailSize = 0;
+    char tail[16];  // copied whole
+  };
+  Stamps stamps_;
   void endEvent(ProtoWriter *w, char *event, char *pkt);
   // A thread's name and tid as its task states carry them (encoded once),
   // and the last task state sent (RUNNING twice in a row is an error to
