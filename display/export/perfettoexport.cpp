@@ -259,7 +259,7 @@ void PerfettoSink::thread(const ExportThread &t) {
   fields.bytes(task::kComm, comm);
   fields.varint(task::kTid, t.tid);
   Task &k = tasks_[t.tid];
-  k.commTid.assign(fields.bytes(), size_t(fields.size()));
+  k.setCommTid(fields);
   lastTask_ = nullptr;  // looked up again
   ProtoEncoder thd;
   thd.varint(thr::kPid, pid());
@@ -280,7 +280,37 @@ void PerfettoSink::thread(const ExportThread &t) {
   packet(packet::kProcessTree, pt, std::max<int64_t>(0, origin()));
 }
 
+void PerfettoSink::Task::setCommTid(const ProtoEncoder &fields) {
+  commTid.assign(fields.bytes(), size_t(fields.size()));
+  commTid.reserve(kCommRoom);  // copied as kCommRoom bytes when shorter
+}
+
 void PerfettoSink::taskState(Task *k, int64_t t, int state, int cpu) {
+  const size_t n = k->commTid.size();
+  if (__builtin_expect(n > Task::kCommRoom || state >= 0x80, 0)) return longTaskState(k, t, state, cpu);
+  // As longTaskState writes it, every length one byte: the time's fields
+  // (13 bytes at most), the event's key and length (3), its CPU (6), name
+  // and tid (32) and state (2) are below 128 bytes.
+  static_assert(packet::kTaskState == 117 && task::kState < 16, "the keys below");
+  char *const pkt = out_->reserve(n + kPacketRoom);
+  const ProtoBytes time = stamp(t);
+  pkt[0] = key(kTracePacket, ProtoEncoder::kLength);
+  std::memcpy(pkt + 2, time.b, 16);
+  char *const event = pkt + 2 + time.n - 2;  // the time and sequence id, not the flags
+  event[0] = char(0xaa), event[1] = 0x07;    // field 117, length-delimited
+  ProtoWriter w{event + 3};
+  if (state == task::kRunning && cpu >= 0) w.varint(task::kCpu, uint32_t(cpu));
+  std::memcpy(w.p, k->commTid.data(), Task::kCommRoom);
+  w.p += n;
+  w.p[0] = key(task::kState, ProtoEncoder::kVarint), w.p[1] = char(state);
+  w.p += 2;
+  event[2] = char(w.p - event - 3);
+  pkt[1] = char(w.p - pkt - 2);
+  out_->commit(w.p);
+  k->last = state;
+}
+
+void PerfettoSink::longTaskState(Task *k, int64_t t, int state, int cpu) {
   ProtoWriter w{out_->reserve(k->commTid.size() + kPacketRoom)};
   char *pkt = w.open(kTracePacket);
   w.varint(packet::kTimestamp, uint64_t(t));
@@ -301,7 +331,7 @@ PerfettoSink::Task &PerfettoSink::task(uint32_t tid) {
   if (lastTask_->commTid.empty()) {  // a thread never described: its tid alone
     ProtoEncoder fields;
     fields.varint(task::kTid, tid);
-    lastTask_->commTid.assign(fields.bytes(), size_t(fields.size()));
+    lastTask_->setCommTid(fields);
   }
   return *lastTask_;
 }

@@ -87,11 +87,15 @@ class PerfettoSink : public TimelineSink {
   // and the last task state sent (RUNNING twice in a row is an error to
   // Perfetto: a move to another CPU goes through RUNNABLE).
   struct Task {
-    std::string commTid;
+    static constexpr size_t kCommRoom = 32;
+    std::string commTid;  // its capacity kCommRoom at least
     int last = 0;
+    void setCommTid(const ProtoEncoder &fields);
   };
   Task &task(uint32_t tid);
   void taskState(Task *k, int64_t t, int state, int cpu);
+  // The same for a name longer than kCommRoom, field by field.
+  [[gnu::noinline]] void longTaskState(Task *k, int64_t t, int state, int cpu);
   [[gnu::noinline]] void stateChange(Task *k, const StateInterval &iv, int linuxState);
   uint32_t lastTid_ = 0;  // a thread's states come in a row: its Task kept
   Task *lastTask_ = nullptr;
