@@ -372,13 +372,15 @@ void ChromeSink::thread(const ExportThread &t) {
         QByteArray::number(qlonglong(t.tid) * 2 + 1) + "}}");
 }
 
-[[gnu::always_inline]] inline char *ChromeSink::stateEvent(char *at, const TidText &tid,
-                                                           const StateInterval &iv) {
+[[gnu::always_inline]] inline char *ChromeSink::stateEvent(char *at, const StateInterval &iv) {
   // The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
-  const Head &head = eventHead(false, iv.state);
+  const StatePrefix &prefix = statePrefixes_[size_t(iv.state)];
   Text e{at};
-  e.head(head.text, head.size);
-  e.tidTs(tid);
+  if (__builtin_expect(prefix.size <= kPrefixRoom, 1))
+    std::memcpy(e.p, prefix.text.data(), kPrefixRoom);
+  else
+    std::memcpy(e.p, prefix.text.data(), prefix.size);
+  e.p += prefix.size;
   e.ts(iv.start - origin(), &tens_);
   e.lit(",\"dur\":");
   e.ts(iv.end - iv.start, &tens_);
@@ -397,16 +399,25 @@ void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
 }
 
 void ChromeSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
-  const TidText &t = tidText(tid);  // the table is not written below
+  // Each state's head and the thread's tid, joined once for its events.
+  const TidText &t = tidText(tid);
+  for (size_t s = 0; s < statePrefixes_.size(); s++) {
+    const Head &head = eventHead(false, FinalState(s));
+    StatePrefix &prefix = statePrefixes_[s];
+    prefix.text.assign(head.text.data(), head.size);
+    prefix.text.append(t.text, t.size);
+    prefix.size = prefix.text.size();
+    prefix.text.resize(std::max(prefix.size, kPrefixRoom));
+  }
   // Up to 32 events in one piece of the output: one reserve and commit
   // each, not one an event.
   constexpr size_t kBatch = 32;
   for (size_t i = 0; i < n;) {
     const size_t end = std::min(n, i + kBatch);
-    char *p = stateEvent(begin((end - i) * (kEventRoom + 2)), t, runs[i]);
+    char *p = stateEvent(begin((end - i) * (kEventRoom + 2)), runs[i]);
     while (++i < end) {
       std::memcpy(p, ",\n", 2);
-      p = stateEvent(p + 2, t, runs[i]);
+      p = stateEvent(p + 2, runs[i]);
     }
     out_->commit(p);
   }

@@ -98,7 +98,16 @@ class ChromeSink : public TimelineSink {
   Head pidText_;  // ',"pid":PID,"tid":'
   const TidText &tidText(uint32_t tid);
   // A state's event written at at (kEventRoom bytes): where it ends.
-  char *stateEvent(char *at, const TidText &tid, const StateInterval &iv);
+  char *stateEvent(char *at, const StateInterval &iv);
+  // A state event's text up to its time, '{"ph":"X",...,"tid":TID,"ts":',
+  // by state, for the thread states() writes: made at each call (a
+  // thread's window), copied as kPrefixRoom bytes when it fits (padded).
+  struct StatePrefix {
+    std::string text;
+    size_t size = 0;
+  };
+  static constexpr size_t kPrefixRoom = 112;
+  std::array<StatePrefix, kFinalStateCount> statePrefixes_;
   TensText tens_;
   std::vector<TidText> tidTexts_ = std::vector<TidText>(1024);
   // A state's end after its duration, its CPU and object as arguments
