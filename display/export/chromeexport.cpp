@@ -229,7 +229,7 @@ char *ChromeSink::first(char *p) {
 }
 
 inline const ChromeSink::TidText &ChromeSink::tidText(uint32_t tid) {
-  TidText &t = tidTexts_[(tid * 2654435761u) >> 22];  // 1024 entries
+  TidText &t = tidTexts_[(tid * 2654435761u) >> 20];  // 4096 entries
   if (t.tid != tid || !t.size) {
     static const char ts[] = ",\"ts\":";
     char *e = putDecimal(t.text, tid);

@@ -109,7 +109,7 @@ class ChromeSink : public TimelineSink {
   static constexpr size_t kPrefixRoom = 112;
   std::array<StatePrefix, kFinalStateCount> statePrefixes_;
   TensText tens_;
-  std::vector<TidText> tidTexts_ = std::vector<TidText>(1024);
+  std::vector<TidText> tidTexts_ = std::vector<TidText>(4096);
   // A state's end after its duration, its CPU and object as arguments
   // ',"args":{"cpu":C,"object_id":O}}', by a hash of the two: a window's
   // states have a few pairs, formatted once (their digits were a tenth of
