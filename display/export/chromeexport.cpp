@@ -398,8 +398,8 @@ void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
   states(tid, &iv, 1);
 }
 
-void ChromeSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
-  // Each state's head and the thread's tid, joined once for its events.
+// Each state's head and the thread's tid, joined once for its events.
+void ChromeSink::makeStatePrefixes(uint32_t tid) {
   const TidText &t = tidText(tid);
   for (size_t s = 0; s < statePrefixes_.size(); s++) {
     const Head &head = eventHead(false, FinalState(s));
@@ -409,6 +409,12 @@ void ChromeSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
     prefix.size = prefix.text.size();
     prefix.text.resize(std::max(prefix.size, kPrefixRoom));
   }
+  prefixTid_ = tid;
+  prefixesMade_ = true;
+}
+
+void ChromeSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
+  if (tid != prefixTid_ || !prefixesMade_) makeStatePrefixes(tid);
   // Up to 32 events in one piece of the output: one reserve and commit
   // each, not one an event.
   constexpr size_t kBatch = 32;

@@ -100,14 +100,17 @@ class ChromeSink : public TimelineSink {
   // A state's event written at at (kEventRoom bytes): where it ends.
   char *stateEvent(char *at, const StateInterval &iv);
   // A state event's text up to its time, '{"ph":"X",...,"tid":TID,"ts":',
-  // by state, for the thread states() writes: made at each call (a
-  // thread's window), copied as kPrefixRoom bytes when it fits (padded).
+  // by state, for the thread states() writes (made when the thread is not
+  // the last call's), copied as kPrefixRoom bytes when it fits (padded).
   struct StatePrefix {
     std::string text;
     size_t size = 0;
   };
   static constexpr size_t kPrefixRoom = 112;
   std::array<StatePrefix, kFinalStateCount> statePrefixes_;
+  uint32_t prefixTid_ = 0;
+  bool prefixesMade_ = false;
+  void makeStatePrefixes(uint32_t tid);
   TensText tens_;
   std::vector<TidText> tidTexts_ = std::vector<TidText>(4096);
   // A state's end after its duration, its CPU and object as arguments
