@@ -141,13 +141,19 @@ struct Text {
     num(uint64_t(v));
   }
   void num(uint32_t v) { p = putDecimal(p, v); }
+  // 'TID,"ts":' (16 bytes at most).
   void tidTs(const ChromeSink::TidText &t) {
+    std::memcpy(p, t.text + t.from, 16);
+    p += t.size - t.from;
+  }
+  // ',"pid":PID,"tid":TID,"ts":'.
+  void pidTidTs(const ChromeSink::TidText &t) {
     std::memcpy(p, t.text, sizeof t.text);
     p += t.size;
   }
   // The tid alone (a wait's holder or releaser).
   void tid(const ChromeSink::TidText &t) {
-    std::memcpy(p, t.text, sizeof t.text);
+    std::memcpy(p, t.text + t.from, 16);
     p += t.digits;
   }
   void num(int v) { num(int64_t(v)); }
@@ -230,15 +236,21 @@ char *ChromeSink::first(char *p) {
 
 inline const ChromeSink::TidText &ChromeSink::tidText(uint32_t tid) {
   TidText &t = tidTexts_[(tid * 2654435761u) >> 20];  // 4096 entries
-  if (t.tid != tid || !t.size) {
-    static const char ts[] = ",\"ts\":";
-    char *e = putDecimal(t.text, tid);
-    t.digits = uint32_t(e - t.text);
-    std::memcpy(e, ts, sizeof ts - 1);
-    t.size = uint32_t(e + sizeof ts - 1 - t.text);
-    t.tid = tid;
-  }
+  if (t.tid != tid || !t.size) makeTidText(tid, &t);
   return t;
+}
+
+void ChromeSink::makeTidText(uint32_t tid, TidText *t) {
+  Text e{t->text};
+  e.lit(",\"pid\":");
+  e.num(pid());
+  e.lit(",\"tid\":");
+  t->from = uint32_t(e.p - t->text);
+  e.num(tid);
+  t->digits = uint32_t(e.p - t->text) - t->from;
+  e.lit(",\"ts\":");
+  t->size = uint32_t(e.p - t->text);
+  t->tid = tid;
 }
 
 inline const ChromeSink::Head &ChromeSink::eventHead(bool wait, FinalState s) {
@@ -405,7 +417,7 @@ void ChromeSink::makeStatePrefixes(uint32_t tid) {
     const Head &head = eventHead(false, FinalState(s));
     StatePrefix &prefix = statePrefixes_[s];
     prefix.text.assign(head.text.data(), head.size);
-    prefix.text.append(t.text, t.size);
+    prefix.text.append(t.text + t.from, t.size - t.from);
     prefix.size = prefix.text.size();
     prefix.text.resize(std::max(prefix.size, kPrefixRoom));
   }
@@ -456,8 +468,6 @@ void ChromeSink::wait(const ExportWait &w) {
   e.tid(releaser);
   e.lit("}}");
   // Who released it: from the releaser's state at the wait's end to the wait.
-  if (__builtin_expect(pidText_.text.empty(), 0))
-    pidText_ = padded(",\"pid\":" + std::to_string(pid()) + ",\"tid\":");
   // Both ends have the same id and time: formatted once, copied (32 bytes
   // whatever their length, within the event's room).
   e.lit(",\n{\"ph\":\"s\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
@@ -466,8 +476,7 @@ void ChromeSink::wait(const ExportWait &w) {
   std::memcpy(e.p, flowId_, sizeof flowId_);
   e.p += flowIdSize_;
   const size_t idSize = flowIdSize_;
-  e.head(pidText_.text, pidText_.size);
-  e.tidTs(releaser);
+  e.pidTidTs(releaser);
   char *const ts = e.p;
   e.ts(w.end - 1 - origin(), &tens_);
   *e.p++ = '}';
@@ -475,8 +484,7 @@ void ChromeSink::wait(const ExportWait &w) {
   e.lit(",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
   std::memcpy(e.p, id, 32);
   e.p += idSize;
-  e.head(pidText_.text, pidText_.size);
-  e.tidTs(waiter);
+  e.pidTidTs(waiter);
   std::memcpy(e.p, ts, 32);
   e.p += tsSize;
   out_->commit(e.p);

@@ -31,13 +31,15 @@ class ChromeSink : public TimelineSink {
     size_t size = 0;
   };
   // A tid (or a track's pseudo-tid) as every event writes it, 'TID,"ts":',
-  // in a table by a hash of the tid (a thread's events are millions, its
+  // after the pid as a flow's ends write them, ',"pid":PID,"tid":', in a
+  // table by a hash of the tid (a thread's events are millions, its
   // digits the same each time).
   struct TidText {
     uint32_t tid = 0;
-    uint32_t size = 0;  // 0: empty
+    uint32_t size = 0;    // of the whole text; 0: empty
+    uint32_t from = 0;    // where 'TID,"ts":' starts
     uint32_t digits = 0;  // the tid's alone
-    char text[24];
+    char text[48];        // 40 at most
   };
   // A time's digits above its last four of microseconds (its tens of
   // milliseconds), as the last time written had them: a thread's events
@@ -95,8 +97,8 @@ class ChromeSink : public TimelineSink {
   std::vector<QuotedObject> quotedObjects_;
   std::array<Head, kFinalStateCount> stateHeads_, waitHeads_;
   std::vector<Head> cpuHeads_, counterHeads_;
-  Head pidText_;  // ',"pid":PID,"tid":'
   const TidText &tidText(uint32_t tid);
+  [[gnu::noinline]] void makeTidText(uint32_t tid, TidText *t);
   // A state's event written at at (kEventRoom bytes): where it ends.
   char *stateEvent(char *at, const StateInterval &iv);
   // A state event's text up to its time, '{"ph":"X",...,"tid":TID,"ts":',
