@@ -621,6 +621,15 @@ bool PerfettoSink::makeWaitBytes(const ExportWait &w, WaitBytes *b) {
   x.p = scratch;
   sliceFields(&x, event::kSliceEnd, track);
   if (!keep(x, scratch, b->end, &b->endSize)) return false;
+  // A release instant's category, name and object, as namedSlice and the
+  // object's annotation write them after its track.
+  static_assert(kReleaseNameIid < 0x80, "one-byte iid");
+  x.p = scratch;
+  const char named[] = {key(event::kCategoryIids, ProtoEncoder::kVarint), char(kCatWakeup),
+                        key(event::kNameIid, ProtoEncoder::kVarint), char(kReleaseNameIid), 0};
+  x.raw(named);
+  x.encoded(names.both, names.objectSize);
+  if (!keep(x, scratch, b->flow, &b->flowSize)) return false;
   b->object = w.object;
   b->waiter = w.waiter;
   b->state = w.state;
@@ -662,9 +671,8 @@ void PerfettoSink::wait(const ExportWait &w) {
   if (flow) {
     // The release: an instant on the releaser's track, flowing to the wait.
     pkt = startShort(&b, end);
-    namedSlice(&b, event::kInstant, releaser->track, kCatWakeup, kReleaseNameIid);
-    const ObjectAnnotations &names = annotations_[w.object->index];
-    copied(&b, names.both, names.objectSize);
+    sliceFields(&b, event::kInstant, releaser->track);
+    copied(&b, t->flow, t->flowSize);
     b.fixed64(event::kFlowIds, id);
     endShort(&b, pkt, end);
   }

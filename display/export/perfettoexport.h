@@ -137,9 +137,10 @@ class PerfettoSink : public TimelineSink {
     uint32_t waiter = 0;
     FinalState state = FinalState::Sleeping;
     uint8_t objectBeginSize = 0, objectEndSize = 0;  // 0: no object track
-    uint8_t beginSize = 0, endSize = 0;
+    uint8_t beginSize = 0, endSize = 0, flowSize = 0;
     char objectBegin[32], objectEnd[32];  // copied whole
     char begin[64], end[16];
+    char flow[32];  // a release instant's fields after its track: name and object
   };
   // A thread's fields as a wait's packets carry them (its track's uuid,
   // and the holder's and releaser's arguments of its tid), by a hash of
