@@ -287,7 +287,8 @@ void PerfettoSink::Task::setCommTid(const ProtoEncoder &fields) {
 
 void PerfettoSink::taskState(Task *k, int64_t t, int state, int cpu) {
   const size_t n = k->commTid.size();
-  if (__builtin_expect(n > Task::kCommRoom || state >= 0x80, 0)) return longTaskState(k, t, state, cpu);
+  if (__builtin_expect(n > Task::kCommRoom || state >= 0x80, 0))
+    return longTaskState(k, t, state, cpu);
   // As longTaskState writes it, every length one byte: the time's fields
   // (13 bytes at most), the event's key and length (3), its CPU (6), name
   // and tid (32) and state (2) are below 128 bytes.
