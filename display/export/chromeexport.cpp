@@ -66,6 +66,37 @@ inline char *putDecimal(char *p, uint64_t v) {
   p = putShort(p, uint32_t(v / k16));
   return put8(put8(p, uint32_t(v % k16 / k8)), uint32_t(v % k8));
 }
+// "00" to "99": four digits are two of these.
+struct Pairs {
+  char text[100][2];
+};
+constexpr Pairs kPairs = [] {
+  Pairs d{};
+  for (int i = 0; i < 100; i++) {
+    d.text[i][0] = char('0' + i / 10);
+    d.text[i][1] = char('0' + i % 10);
+  }
+  return d;
+}();
+// The four digits of v (below 10^4), leading zeros kept, the first in the
+// lowest byte: a table of pairs (the eight digits' multiplies by
+// reciprocals were a fifth of a state event's instructions).
+inline uint32_t digits4(uint32_t v) {
+  const uint32_t high = (v * 5243) >> 19;  // v / 100, exact below 43699
+  uint16_t a, b;
+  std::memcpy(&a, kPairs.text[high], 2);
+  std::memcpy(&b, kPairs.text[v - 100 * high], 2);
+  return a | uint32_t(b) << 16;
+}
+// v (below 10^4) without its leading zeros (0 is "0"). Writes 4 bytes at p.
+inline char *putShort4(char *p, uint32_t v) {
+  const uint32_t ascii = digits4(v);
+  // '0' bytes before the first digit (3 for 0: its last digit is kept).
+  const int lead = __builtin_ctz((ascii ^ 0x30303030u) | (1u << 24)) / 8;
+  const uint32_t text = ascii >> (8 * lead);
+  std::memcpy(p, &text, 4);
+  return p + 4 - lead;
+}
 // ".000" to ".999": the nanoseconds of a time in microseconds.
 struct Decimals {
   char text[1000][4];
@@ -110,25 +141,59 @@ struct Text {
     num(uint64_t(v));
   }
   void num(uint32_t v) { p = putDecimal(p, v); }
+  // 'TID,"ts":' (16 bytes at most).
   void tidTs(const ChromeSink::TidText &t) {
+    std::memcpy(p, t.text + t.from, 16);
+    p += t.size - t.from;
+  }
+  // ',"pid":PID,"tid":TID,"ts":'.
+  void pidTidTs(const ChromeSink::TidText &t) {
     std::memcpy(p, t.text, sizeof t.text);
     p += t.size;
   }
   // The tid alone (a wait's holder or releaser).
   void tid(const ChromeSink::TidText &t) {
-    std::memcpy(p, t.text, sizeof t.text);
+    std::memcpy(p, t.text + t.from, 16);
     p += t.digits;
   }
   void num(int v) { num(int64_t(v)); }
-  // Microseconds with three decimals: nanoseconds, exactly.
-  void ts(int64_t ns) {
-    if (ns < 0) *p++ = '-', ns = -ns;
-    const uint64_t us = uint64_t(ns) / 1000;
-    const uint32_t rest = uint32_t(uint64_t(ns) - 1000 * us);
-    p = us < 100000000 ? putShort(p, uint32_t(us)) : putDecimal(p, us);
-    if (!rest) return;
-    std::memcpy(p, kDecimals.text[rest], 4);
+  // Microseconds with three decimals: nanoseconds, exactly. Below 100 s
+  // (10^8 us), four digits at a time: below 10 ms the microseconds' four
+  // digits alone, without their leading zeros; above, the tens of
+  // milliseconds' digits from last (the times of a thread's events come in
+  // order: they change every few events) and then the four.
+  void ts(int64_t ns, ChromeSink::TensText *last) {
+    const uint64_t u = uint64_t(ns);  // a negative time is above 2^63: longTs
+    uint32_t below;                   // the nanoseconds below 10 ms
+    if (u < 10000000) {
+      below = uint32_t(u);
+      const uint32_t us = below / 1000;
+      p = putShort4(p, us);
+      return decimals(below - 1000 * us);
+    }
+    if (__builtin_expect(u >= 100000000000, 0)) return longTs(ns);
+    const uint32_t tens = uint32_t(u / 10000000);
+    below = uint32_t(u - uint64_t(tens) * 10000000);
+    if (__builtin_expect(tens != last->tens, 0)) last->set(tens);
+    std::memcpy(p, &last->text, 8);
+    p += last->size;
+    const uint32_t us = below / 1000;
+    const uint32_t digits = digits4(us);
+    std::memcpy(p, &digits, 4);
     p += 4;
+    decimals(below - 1000 * us);
+  }
+  void decimals(uint32_t ns) {
+    if (!ns) return;
+    std::memcpy(p, kDecimals.text[ns], 4);
+    p += 4;
+  }
+  [[gnu::noinline]] void longTs(int64_t ns) {
+    uint64_t u = uint64_t(ns);
+    if (ns < 0) *p++ = '-', u = 0 - u;
+    const uint64_t us = u / 1000;
+    p = putDecimal(p, us);
+    decimals(uint32_t(u - 1000 * us));
   }
   static constexpr size_t kHeadRoom = 96;  // the longest head half.tmcap and the corpus have: 81
 };
@@ -143,6 +208,13 @@ ChromeSink::Head padded(std::string s) {
   return h;
 }
 }  // namespace
+
+void ChromeSink::TensText::set(uint32_t t) {
+  char b[8] = {};
+  size = uint32_t(putShort4(b, t) - b);
+  std::memcpy(&text, b, 8);
+  tens = t;
+}
 
 inline char *ChromeSink::begin(size_t n) {
   char *p = out_->reserve(n + 64);
@@ -163,16 +235,22 @@ char *ChromeSink::first(char *p) {
 }
 
 inline const ChromeSink::TidText &ChromeSink::tidText(uint32_t tid) {
-  TidText &t = tidTexts_[(tid * 2654435761u) >> 22];  // 1024 entries
-  if (t.tid != tid || !t.size) {
-    static const char ts[] = ",\"ts\":";
-    char *e = putDecimal(t.text, tid);
-    t.digits = uint32_t(e - t.text);
-    std::memcpy(e, ts, sizeof ts - 1);
-    t.size = uint32_t(e + sizeof ts - 1 - t.text);
-    t.tid = tid;
-  }
+  TidText &t = tidTexts_[(tid * 2654435761u) >> 20];  // 4096 entries
+  if (t.tid != tid || !t.size) makeTidText(tid, &t);
   return t;
+}
+
+void ChromeSink::makeTidText(uint32_t tid, TidText *t) {
+  Text e{t->text};
+  e.lit(",\"pid\":");
+  e.num(pid());
+  e.lit(",\"tid\":");
+  t->from = uint32_t(e.p - t->text);
+  e.num(tid);
+  t->digits = uint32_t(e.p - t->text) - t->from;
+  e.lit(",\"ts\":");
+  t->size = uint32_t(e.p - t->text);
+  t->tid = tid;
 }
 
 inline const ChromeSink::Head &ChromeSink::eventHead(bool wait, FinalState s) {
@@ -228,7 +306,16 @@ inline const ChromeSink::ArgsText &ChromeSink::stateArgs(int cpu, uint32_t objec
   return a;
 }
 
-void ChromeSink::nextFlowId() {
+inline void ChromeSink::nextFlowId() {
+  char &last = flowId_[flowIdSize_ - 1];
+  if (__builtin_expect(last != '9', 1)) {
+    ++last;
+    return;
+  }
+  carryFlowId();
+}
+
+void ChromeSink::carryFlowId() {
   for (char *d = flowId_ + flowIdSize_;;) {
     if (d == flowId_) {  // 9...9 + 1: a digit more
       std::memmove(flowId_ + 1, flowId_, flowIdSize_++);
@@ -297,16 +384,18 @@ void ChromeSink::thread(const ExportThread &t) {
         QByteArray::number(qlonglong(t.tid) * 2 + 1) + "}}");
 }
 
-[[gnu::always_inline]] inline char *ChromeSink::stateEvent(char *at, const TidText &tid,
-                                                           const StateInterval &iv) {
+[[gnu::always_inline]] inline char *ChromeSink::stateEvent(char *at, const StateInterval &iv) {
   // The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
-  const Head &head = eventHead(false, iv.state);
+  const StatePrefix &prefix = statePrefixes_[size_t(iv.state)];
   Text e{at};
-  e.head(head.text, head.size);
-  e.tidTs(tid);
-  e.ts(iv.start - origin());
+  if (__builtin_expect(prefix.size <= kPrefixRoom, 1))
+    std::memcpy(e.p, prefix.text.data(), kPrefixRoom);
+  else
+    std::memcpy(e.p, prefix.text.data(), prefix.size);
+  e.p += prefix.size;
+  e.ts(iv.start - origin(), &tens_);
   e.lit(",\"dur\":");
-  e.ts(iv.end - iv.start);
+  e.ts(iv.end - iv.start, &tens_);
   if (iv.cpu >= 0 || iv.object) {
     const ArgsText &args = stateArgs(iv.cpu, iv.object);
     std::memcpy(e.p, args.text, sizeof args.text);
@@ -321,17 +410,32 @@ void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
   states(tid, &iv, 1);
 }
 
+// Each state's head and the thread's tid, joined once for its events.
+void ChromeSink::makeStatePrefixes(uint32_t tid) {
+  const TidText &t = tidText(tid);
+  for (size_t s = 0; s < statePrefixes_.size(); s++) {
+    const Head &head = eventHead(false, FinalState(s));
+    StatePrefix &prefix = statePrefixes_[s];
+    prefix.text.assign(head.text.data(), head.size);
+    prefix.text.append(t.text + t.from, t.size - t.from);
+    prefix.size = prefix.text.size();
+    prefix.text.resize(std::max(prefix.size, kPrefixRoom));
+  }
+  prefixTid_ = tid;
+  prefixesMade_ = true;
+}
+
 void ChromeSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
-  const TidText &t = tidText(tid);  // the table is not written below
+  if (tid != prefixTid_ || !prefixesMade_) makeStatePrefixes(tid);
   // Up to 32 events in one piece of the output: one reserve and commit
   // each, not one an event.
   constexpr size_t kBatch = 32;
   for (size_t i = 0; i < n;) {
     const size_t end = std::min(n, i + kBatch);
-    char *p = stateEvent(begin((end - i) * (kEventRoom + 2)), t, runs[i]);
+    char *p = stateEvent(begin((end - i) * (kEventRoom + 2)), runs[i]);
     while (++i < end) {
       std::memcpy(p, ",\n", 2);
-      p = stateEvent(p + 2, t, runs[i]);
+      p = stateEvent(p + 2, runs[i]);
     }
     out_->commit(p);
   }
@@ -340,50 +444,47 @@ void ChromeSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
 void ChromeSink::wait(const ExportWait &w) {
   const Head &head = eventHead(true, w.state);
   const QuotedObject &names = quotedNames(*w.object);
+  // The waiter's and releaser's texts are written twice each: copied out
+  // of the table once (a lookup of another tid may take their entry).
+  const TidText waiter = tidText(waitTrack(w.waiter));
   // The wait and its flow's two ends in one piece of the output.
   Text e{begin(names.args.size + 3 * kEventRoom)};
   e.head(head.text, head.size);
-  e.tidTs(tidText(waitTrack(w.waiter)));
-  e.ts(w.start - origin());
+  e.tidTs(waiter);
+  e.ts(w.start - origin(), &tens_);
   e.lit(",\"dur\":");
-  e.ts(w.end - w.start);
+  e.ts(w.end - w.start, &tens_);
   e.head(names.args.text, names.args.size);
   if (w.holder) e.lit(",\"holder_tid\":"), e.tid(tidText(w.holder));
-  if (w.releaser) e.lit(",\"released_by_tid\":"), e.tid(tidText(w.releaser));
-  if (w.open) e.lit(",\"open\":true");
-  e.lit("}}");
   if (!w.releaser || w.open || w.releaser == w.waiter) {
+    if (w.releaser) e.lit(",\"released_by_tid\":"), e.tid(tidText(w.releaser));
+    if (w.open) e.lit(",\"open\":true");
+    e.lit("}}");
     out_->commit(e.p);
     return;
   }
+  const TidText releaser = tidText(w.releaser);
+  e.lit(",\"released_by_tid\":");
+  e.tid(releaser);
+  e.lit("}}");
   // Who released it: from the releaser's state at the wait's end to the wait.
-  if (__builtin_expect(flowHeads_[0].text.empty(), 0)) {
-    flowHeads_[0] = padded("{\"ph\":\"s\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
-    flowHeads_[1] =
-        padded("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
-    pidText_ = padded(",\"pid\":" + std::to_string(pid()) + ",\"tid\":");
-  }
   // Both ends have the same id and time: formatted once, copied (32 bytes
   // whatever their length, within the event's room).
-  e.lit(",\n");
-  e.head(flowHeads_[0].text, flowHeads_[0].size);
+  e.lit(",\n{\"ph\":\"s\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
   nextFlowId();
   char *const id = e.p;
   std::memcpy(e.p, flowId_, sizeof flowId_);
   e.p += flowIdSize_;
   const size_t idSize = flowIdSize_;
-  e.head(pidText_.text, pidText_.size);
-  e.tidTs(tidText(w.releaser));
+  e.pidTidTs(releaser);
   char *const ts = e.p;
-  e.ts(w.end - 1 - origin());
+  e.ts(w.end - 1 - origin(), &tens_);
   *e.p++ = '}';
   const size_t tsSize = size_t(e.p - ts);
-  e.lit(",\n");
-  e.head(flowHeads_[1].text, flowHeads_[1].size);
+  e.lit(",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
   std::memcpy(e.p, id, 32);
   e.p += idSize;
-  e.head(pidText_.text, pidText_.size);
-  e.tidTs(tidText(waitTrack(w.waiter)));
+  e.pidTidTs(waiter);
   std::memcpy(e.p, ts, 32);
   e.p += tsSize;
   out_->commit(e.p);
@@ -400,9 +501,9 @@ void ChromeSink::userSpan(uint32_t tid, const QString &userThread, int64_t start
   e.lit(",\"tid\":");
   e.num(userTrack(tid));
   e.lit(",\"ts\":");
-  e.ts(start - origin());
+  e.ts(start - origin(), &tens_);
   e.lit(",\"dur\":");
-  e.ts(end - start);
+  e.ts(end - start, &tens_);
   *e.p++ = '}';
   out_->commit(e.p);
   if (userTracks_.contains(tid)) return;
@@ -416,7 +517,7 @@ void ChromeSink::counterEvent(const Head &head, int64_t t, const char *arg, size
                               double v) {
   Text e{begin(kEventRoom)};
   e.head(head.text, head.size);
-  e.ts(t - origin());
+  e.ts(t - origin(), &tens_);
   std::memcpy(e.p, arg, argSize);
   e.p += argSize;
   // As QByteArray::number(v, 'g', 12) wrote it: 12 significant digits.

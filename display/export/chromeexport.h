@@ -31,13 +31,24 @@ class ChromeSink : public TimelineSink {
     size_t size = 0;
   };
   // A tid (or a track's pseudo-tid) as every event writes it, 'TID,"ts":',
-  // in a table by a hash of the tid (a thread's events are millions, its
+  // after the pid as a flow's ends write them, ',"pid":PID,"tid":', in a
+  // table by a hash of the tid (a thread's events are millions, its
   // digits the same each time).
   struct TidText {
     uint32_t tid = 0;
-    uint32_t size = 0;  // 0: empty
+    uint32_t size = 0;    // of the whole text; 0: empty
+    uint32_t from = 0;    // where 'TID,"ts":' starts
     uint32_t digits = 0;  // the tid's alone
-    char text[24];
+    char text[48];        // 40 at most
+  };
+  // A time's digits above its last four of microseconds (its tens of
+  // milliseconds), as the last time written had them: a thread's events
+  // come in time order, and these change every few of them.
+  struct TensText {
+    uint32_t tens = UINT32_MAX;
+    uint32_t size = 0;
+    uint64_t text = 0;
+    void set(uint32_t t);  // t below 10^4
   };
 
   // The second track per thread that carries its waits: a pseudo-tid above
@@ -86,12 +97,24 @@ class ChromeSink : public TimelineSink {
   std::vector<QuotedObject> quotedObjects_;
   std::array<Head, kFinalStateCount> stateHeads_, waitHeads_;
   std::vector<Head> cpuHeads_, counterHeads_;
-  Head flowHeads_[2];  // a flow's start and end, up to its id
-  Head pidText_;       // ',"pid":PID,"tid":'
   const TidText &tidText(uint32_t tid);
+  [[gnu::noinline]] void makeTidText(uint32_t tid, TidText *t);
   // A state's event written at at (kEventRoom bytes): where it ends.
-  char *stateEvent(char *at, const TidText &tid, const StateInterval &iv);
-  std::vector<TidText> tidTexts_ = std::vector<TidText>(1024);
+  char *stateEvent(char *at, const StateInterval &iv);
+  // A state event's text up to its time, '{"ph":"X",...,"tid":TID,"ts":',
+  // by state, for the thread states() writes (made when the thread is not
+  // the last call's), copied as kPrefixRoom bytes when it fits (padded).
+  struct StatePrefix {
+    std::string text;
+    size_t size = 0;
+  };
+  static constexpr size_t kPrefixRoom = 112;
+  std::array<StatePrefix, kFinalStateCount> statePrefixes_;
+  uint32_t prefixTid_ = 0;
+  bool prefixesMade_ = false;
+  void makeStatePrefixes(uint32_t tid);
+  TensText tens_;
+  std::vector<TidText> tidTexts_ = std::vector<TidText>(4096);
   // A state's end after its duration, its CPU and object as arguments
   // ',"args":{"cpu":C,"object_id":O}}', by a hash of the two: a window's
   // states have a few pairs, formatted once (their digits were a tenth of
@@ -108,6 +131,7 @@ class ChromeSink : public TimelineSink {
   char flowId_[32] = {'0'};
   uint32_t flowIdSize_ = 1;
   void nextFlowId();
+  [[gnu::noinline]] void carryFlowId();  // its last digit a 9
   QSet<uint32_t> userTracks_;
   ExportOutput *out_;
   bool any_ = false;

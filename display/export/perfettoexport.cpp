@@ -154,6 +154,32 @@ inline ProtoBytes stampOf(int64_t t) {
 }
 }  // namespace
 
+// The same from the time's bits above its low 28 kept in stamps_: a
+// wait's two times and the next wait's share them (they change every
+// 0.27 s), so only the low four bytes of the varint are spread for each.
+inline ProtoBytes PerfettoSink::stamp(int64_t t) {
+  const uint64_t u = uint64_t(t);
+  const uint64_t high = u >> 28;
+  if (__builtin_expect(high == 0, 0)) return stampOf(t);  // a varint of 4 bytes or fewer
+  if (__builtin_expect(high != stamps_.high, 0)) {
+    const ProtoBytes tail = stampOf(int64_t(high));  // high's varint and the fields after
+    stamps_.high = high;
+    stamps_.tailSize = uint32_t(tail.n - 1);
+    std::memcpy(stamps_.tail, tail.b + 1, sizeof stamps_.tail);
+  }
+  // The low 28 bits seven to a byte, each with its continuation bit.
+  uint64_t x = u & 0xfffffff;
+  x = (x & 0x3fff) | ((x & 0xfffc000) << 2);
+  x = (x & 0x007f007f) | ((x & 0x3f803f80) << 1);
+  const uint32_t low = uint32_t(x) | 0x80808080u;
+  ProtoBytes e;
+  e.b[0] = key(packet::kTimestamp, ProtoEncoder::kVarint);
+  std::memcpy(e.b + 1, &low, 4);
+  std::memcpy(e.b + 5, stamps_.tail, sizeof stamps_.tail);
+  e.n = 5 + stamps_.tailSize;
+  return e;
+}
+
 inline char *PerfettoSink::eventStart(ProtoWriter *w, const ProtoBytes &stamp, char **pkt) {
   *pkt = w->open(kTracePacket);
   w->put(stamp);
@@ -233,7 +259,7 @@ void PerfettoSink::thread(const ExportThread &t) {
   fields.bytes(task::kComm, comm);
   fields.varint(task::kTid, t.tid);
   Task &k = tasks_[t.tid];
-  k.commTid.assign(fields.bytes(), size_t(fields.size()));
+  k.setCommTid(fields);
   lastTask_ = nullptr;  // looked up again
   ProtoEncoder thd;
   thd.varint(thr::kPid, pid());
@@ -254,7 +280,38 @@ void PerfettoSink::thread(const ExportThread &t) {
   packet(packet::kProcessTree, pt, std::max<int64_t>(0, origin()));
 }
 
+void PerfettoSink::Task::setCommTid(const ProtoEncoder &fields) {
+  commTid.assign(fields.bytes(), size_t(fields.size()));
+  commTid.reserve(kCommRoom);  // copied as kCommRoom bytes when shorter
+}
+
 void PerfettoSink::taskState(Task *k, int64_t t, int state, int cpu) {
+  const size_t n = k->commTid.size();
+  if (__builtin_expect(n > Task::kCommRoom || state >= 0x80, 0))
+    return longTaskState(k, t, state, cpu);
+  // As longTaskState writes it, every length one byte: the time's fields
+  // (13 bytes at most), the event's key and length (3), its CPU (6), name
+  // and tid (32) and state (2) are below 128 bytes.
+  static_assert(packet::kTaskState == 117 && task::kState < 16, "the keys below");
+  char *const pkt = out_->reserve(n + kPacketRoom);
+  const ProtoBytes time = stamp(t);
+  pkt[0] = key(kTracePacket, ProtoEncoder::kLength);
+  std::memcpy(pkt + 2, time.b, 16);
+  char *const event = pkt + 2 + time.n - 2;  // the time and sequence id, not the flags
+  event[0] = char(0xaa), event[1] = 0x07;    // field 117, length-delimited
+  ProtoWriter w{event + 3};
+  if (state == task::kRunning && cpu >= 0) w.varint(task::kCpu, uint32_t(cpu));
+  std::memcpy(w.p, k->commTid.data(), Task::kCommRoom);
+  w.p += n;
+  w.p[0] = key(task::kState, ProtoEncoder::kVarint), w.p[1] = char(state);
+  w.p += 2;
+  event[2] = char(w.p - event - 3);
+  pkt[1] = char(w.p - pkt - 2);
+  out_->commit(w.p);
+  k->last = state;
+}
+
+void PerfettoSink::longTaskState(Task *k, int64_t t, int state, int cpu) {
   ProtoWriter w{out_->reserve(k->commTid.size() + kPacketRoom)};
   char *pkt = w.open(kTracePacket);
   w.varint(packet::kTimestamp, uint64_t(t));
@@ -275,7 +332,7 @@ PerfettoSink::Task &PerfettoSink::task(uint32_t tid) {
   if (lastTask_->commTid.empty()) {  // a thread never described: its tid alone
     ProtoEncoder fields;
     fields.varint(task::kTid, tid);
-    lastTask_->commTid.assign(fields.bytes(), size_t(fields.size()));
+    lastTask_->setCommTid(fields);
   }
   return *lastTask_;
 }
@@ -426,7 +483,7 @@ void PerfettoSink::waitEncoded(const ExportWait &w) {
   const ExportObject &o = *w.object;
   // All of the wait's packets in one piece of the output.
   ProtoWriter b{out_->reserve(size_t(o.nameUtf8.size() + o.callSiteUtf8.size()) + 5 * kPacketRoom)};
-  const ProtoBytes start = stampOf(w.start), end = stampOf(w.end);
+  const ProtoBytes start = stamp(w.start), end = stamp(w.end);
   char *pkt, *ev;
   if (w.objectId) {
     // On the object's track: its waiters one under another.
@@ -565,6 +622,15 @@ bool PerfettoSink::makeWaitBytes(const ExportWait &w, WaitBytes *b) {
   x.p = scratch;
   sliceFields(&x, event::kSliceEnd, track);
   if (!keep(x, scratch, b->end, &b->endSize)) return false;
+  // A release instant's category, name and object, as namedSlice and the
+  // object's annotation write them after its track.
+  static_assert(kReleaseNameIid < 0x80, "one-byte iid");
+  x.p = scratch;
+  const char named[] = {key(event::kCategoryIids, ProtoEncoder::kVarint), char(kCatWakeup),
+                        key(event::kNameIid, ProtoEncoder::kVarint), char(kReleaseNameIid), 0};
+  x.raw(named);
+  x.encoded(names.both, names.objectSize);
+  if (!keep(x, scratch, b->flow, &b->flowSize)) return false;
   b->object = w.object;
   b->waiter = w.waiter;
   b->state = w.state;
@@ -579,7 +645,7 @@ void PerfettoSink::wait(const ExportWait &w) {
   // 128 bytes: a time's fields (15 bytes at most), the longest fields kept
   // (64) and two arguments of 11.
   ProtoWriter b{out_->reserve(5 * kPacketRoom)};
-  const ProtoBytes start = stampOf(w.start), end = stampOf(w.end);
+  const ProtoBytes start = stamp(w.start), end = stamp(w.end);
   if (t->objectBeginSize) {
     b.p[0] = key(kTracePacket, ProtoEncoder::kLength);
     b.p[1] = char(start.n + t->objectBeginSize);
@@ -606,9 +672,8 @@ void PerfettoSink::wait(const ExportWait &w) {
   if (flow) {
     // The release: an instant on the releaser's track, flowing to the wait.
     pkt = startShort(&b, end);
-    namedSlice(&b, event::kInstant, releaser->track, kCatWakeup, kReleaseNameIid);
-    const ObjectAnnotations &names = annotations_[w.object->index];
-    copied(&b, names.both, names.objectSize);
+    sliceFields(&b, event::kInstant, releaser->track);
+    copied(&b, t->flow, t->flowSize);
     b.fixed64(event::kFlowIds, id);
     endShort(&b, pkt, end);
   }
@@ -624,7 +689,7 @@ void PerfettoSink::counterValue(uint64_t trackUuid, int64_t t, double value) {
   static_assert(sizeof bits == sizeof value, "a double is 64 bits");
   std::memcpy(&bits, &value, sizeof bits);
   ProtoWriter e{out_->reserve(kPacketRoom)};
-  char *pkt, *ev = eventStart(&e, stampOf(t), &pkt);
+  char *pkt, *ev = eventStart(&e, stamp(t), &pkt);
   sliceFields(&e, event::kCounter, ProtoBytes::varint(trackUuid));
   e.fixed64(event::kDoubleCounterValue, bits);
   endEvent(&e, ev, pkt);

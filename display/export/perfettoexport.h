@@ -72,16 +72,30 @@ class PerfettoSink : public TimelineSink {
   // eventStart returns where the event's fields start, endEvent closes it
   // (the caller commits).
   char *eventStart(ProtoWriter *w, const ProtoBytes &stamp, char **pkt);
+  // A TrackEvent packet's fields before its event: its time, sequence
+  // and flags. The varint's bytes from the fifth on (those of the time's
+  // bits above 28) and the fields after it are kept from the last time.
+  ProtoBytes stamp(int64_t t);
+  struct Stamps {
+    uint64_t high = 0;  // 0: none (a time below 2^28 is encoded whole)
+    uint32_t tailSize = 0;
+    char tail[16];  // copied whole
+  };
+  Stamps stamps_;
   void endEvent(ProtoWriter *w, char *event, char *pkt);
   // A thread's name and tid as its task states carry them (encoded once),
   // and the last task state sent (RUNNING twice in a row is an error to
   // Perfetto: a move to another CPU goes through RUNNABLE).
   struct Task {
-    std::string commTid;
+    static constexpr size_t kCommRoom = 32;
+    std::string commTid;  // its capacity kCommRoom at least
     int last = 0;
+    void setCommTid(const ProtoEncoder &fields);
   };
   Task &task(uint32_t tid);
   void taskState(Task *k, int64_t t, int state, int cpu);
+  // The same for a name longer than kCommRoom, field by field.
+  [[gnu::noinline]] void longTaskState(Task *k, int64_t t, int state, int cpu);
   [[gnu::noinline]] void stateChange(Task *k, const StateInterval &iv, int linuxState);
   uint32_t lastTid_ = 0;  // a thread's states come in a row: its Task kept
   Task *lastTask_ = nullptr;
@@ -123,9 +137,10 @@ class PerfettoSink : public TimelineSink {
     uint32_t waiter = 0;
     FinalState state = FinalState::Sleeping;
     uint8_t objectBeginSize = 0, objectEndSize = 0;  // 0: no object track
-    uint8_t beginSize = 0, endSize = 0;
+    uint8_t beginSize = 0, endSize = 0, flowSize = 0;
     char objectBegin[32], objectEnd[32];  // copied whole
     char begin[64], end[16];
+    char flow[32];  // a release instant's fields after its track: name and object
   };
   // A thread's fields as a wait's packets carry them (its track's uuid,
   // and the holder's and releaser's arguments of its tid), by a hash of
