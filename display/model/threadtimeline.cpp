@@ -435,41 +435,57 @@ bool ThreadTimeline::bornWaiting() const {
 // growth between two sample reads is the waits whose switch-in falls
 // between them. Preempted waits are known from the records; what is left
 // is the woken-but-waiting ends of the voluntary spans ending there, shared
-// in proportion to their lengths.
-int64_t ThreadTimeline::wakeWait(int64_t out, int64_t in, WakeSplit *cache) const {
+// in proportion to their lengths. The CPU clock's excess over the records'
+// on-CPU time between the reads is the switches' own time, shared equally
+// by the switch-ins there (a cost per switch, not per length).
+ThreadTimeline::SpanEnd ThreadTimeline::spanEnd(int64_t out, int64_t in, bool voluntary,
+                                                WakeSplit *cache) const {
   const LwpSeries::Point *pb = lwp.after(in - 1);
   while (pb && lwpReadNs(*pb) < in) pb = lwp.after(pb->t);
-  if (!pb || !lwpReadSent(*pb)) return 0;  // not sampled yet: a later sample re-derives
+  if (!pb || !lwpReadSent(*pb)) return {};  // not sampled yet: a later sample re-derives
   const LwpSeries::Point *pa = lwp.at(pb->t - 1);
-  if (!pa && !baselineZero) return 0;
-  if (pa && !lwpReadSent(*pa)) return 0;
+  if (!pa && !baselineZero) return {};
+  if (pa && !lwpReadSent(*pa)) return {};
   const int64_t ra = pa ? lwpReadNs(*pa) : info.startNs, rb = lwpReadNs(*pb);
   if (cache->a != ra || cache->b != rb) {
+    *cache = WakeSplit{};
     cache->a = ra;
     cache->b = rb;
-    cache->share = 0;
     const int64_t grew = int64_t(pb->v[kRunqueue]) - (pa ? int64_t(pa->v[kRunqueue]) : 0);
-    int64_t known = 0, voluntary = 0;
+    int64_t known = 0, voluntaryNs = 0, switchIns = 0;
+    bool lost = false;
     auto it = std::upper_bound(sw_.begin(), sw_.end(), ra,
                                [](int64_t x, const Raw &r) { return x < r.t; });
-    for (; it != sw_.end() && it->t <= rb; ++it) {
+    for (; it != sw_.end() && it->t <= rb && !lost; ++it) {
       if (it->state != THREADMON__SWITCH_KIND__SWITCH_IN) continue;
       if (it == sw_.begin()) {
-        if (!bornWaiting()) return 0;  // what came before its first record is not known
+        if (!bornWaiting()) return {};  // what came before its first record is not known
         known += it->t - info.startNs;  // a newborn's wait for its first CPU
         continue;
       }
       const Raw &prev = *(it - 1);
       if (prev.state == THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT) known += it->t - prev.t;
-      else if (prev.state == THREADMON__SWITCH_KIND__SWITCH_OUT) voluntary += it->t - prev.t;
-      else return 0;  // records lost: the waits are not known
+      else if (prev.state == THREADMON__SWITCH_KIND__SWITCH_OUT)
+        voluntaryNs += it->t - prev.t;
+      else
+        lost = true;  // records lost: the waits are not known
+      switchIns++;
     }
+    if (lost) return {};
+    const int64_t noise = std::max(kStealNoiseNs, (rb - ra) / kStealNoiseDiv);
     const int64_t woken = grew - known;
-    if (voluntary > 0 && woken > std::max(kStealNoiseNs, (rb - ra) / kStealNoiseDiv))
-      cache->share = std::min(1.0, double(woken) / double(voluntary));
+    if (voluntaryNs > 0 && woken > noise)
+      cache->share = std::min(1.0, double(woken) / double(voluntaryNs));
+    const int64_t byRecords = recordsOnCpu(ra, rb);
+    const int64_t clock = int64_t(pb->v[kOncpu]) - (pa ? int64_t(pa->v[kOncpu]) : 0);
+    if (switchIns > 0 && byRecords >= 0 && clock - byRecords > noise)
+      cache->switching = (clock - byRecords) / switchIns;
   }
-  if (in <= cache->a || in > cache->b) return 0;
-  return int64_t(cache->share * double(in - out));
+  if (in <= cache->a || in > cache->b) return {};
+  SpanEnd e;
+  e.switching = std::min(cache->switching, in - out);
+  if (voluntary) e.waited = int64_t(cache->share * double(in - out - e.switching));
+  return e;
 }
 
 void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
@@ -703,21 +719,30 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
             push(p, unsigned(FinalState::OnCpu), c, 0);
           else
             push(p, kMixed, c, mixPayload(share, 0, kRestStolen));
-        } else if (k == THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT) {
-          push(p, unsigned(FinalState::Runnable), -1, 0);
-        } else if (k == THREADMON__SWITCH_KIND__SWITCH_OUT) {
-          // Asleep in a call no wrapper sees: its end may be a wait for
-          // a CPU after the wake-up, which the run-queue counter shows.
-          int64_t woke = INT64_MAX;
+        } else if (k == THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT ||
+                   k == THREADMON__SWITCH_KIND__SWITCH_OUT) {
+          // Off a CPU until the next switch-in, whose last microseconds
+          // the thread's clock ran (the switch itself). Asleep in a call no
+          // wrapper sees, its end may be a wait for a CPU after the
+          // wake-up, which the run-queue counter shows.
+          const bool voluntary = k == THREADMON__SWITCH_KIND__SWITCH_OUT;
+          int64_t woke = INT64_MAX, switchedAt = INT64_MAX;
+          int switchCpu = -1;
           // The walk's next switch record is the first after p.
           auto nx = sw_.begin() + std::ptrdiff_t(si);
           if (nx != sw_.end() && nx != sw_.begin() &&
               nx->state == THREADMON__SWITCH_KIND__SWITCH_IN) {
-            const int64_t waited = wakeWait((nx - 1)->t, nx->t, &wake);
-            if (waited > 0) woke = nx->t - waited;
+            const SpanEnd e = spanEnd((nx - 1)->t, nx->t, voluntary, &wake);
+            if (e.switching > 0) switchedAt = nx->t - e.switching;
+            if (e.waited > 0) woke = nx->t - e.switching - e.waited;
+            switchCpu = nx->cpu;
           }
-          if (woke > p) push(p, rest, -1, 0);
-          if (woke < q) push(std::max(p, woke), unsigned(FinalState::Runnable), -1, 0);
+          if (voluntary && std::min(woke, switchedAt) > p) push(p, rest, -1, 0);
+          const int64_t queuedFrom = voluntary ? woke : p;
+          if (queuedFrom < q && queuedFrom < switchedAt)
+            push(std::max(p, queuedFrom), unsigned(FinalState::Runnable), -1, 0);
+          if (switchedAt < q)
+            push(std::max(p, switchedAt), unsigned(FinalState::OnCpu), switchCpu, 0);
         } else {
           push(p, runCode, runCpu, runPayload);
         }

@@ -191,14 +191,25 @@ class ThreadTimeline {
   // 1/kFracOne (the rest was stolen).
   uint32_t clockShare(int64_t a, RawNear near) const;
   bool bornWaiting() const;  // runnable from its start to its first record
-  // Of the voluntary off-CPU span [out, in) of a thread running its own code
-  // (asleep in a call no wrapper sees), the part at its end spent woken and
-  // waiting for a CPU, from the run-queue counter; 0 when not known.
+  // How an off-CPU span [out, in) of a thread running its own code ends,
+  // from the counters of the samples around its switch-in; 0s when not known:
+  // - waited: woken and waiting for a CPU (a voluntary span's only: asleep in
+  //   a call no wrapper sees), from the run-queue counter;
+  // - switching: on a CPU by the thread's clock before the switch-in record.
+  //   The kernel charges a thread its clock from when it is picked, and the
+  //   record is written after the context switch: a few microseconds per
+  //   switch, which a thread in a storm of futex waits does 10,000 times a
+  //   second (mutex_loop's rand() loopers: 7% of their CPU time, read as
+  //   sleep on a quiet machine).
   struct WakeSplit {
     int64_t a = INT64_MIN, b = INT64_MIN;  // the sample reads it was made for
     double share = 0;                      // of each voluntary span ending in (a, b]
+    int64_t switching = 0;                 // per switch-in in (a, b]
   };
-  int64_t wakeWait(int64_t out, int64_t in, WakeSplit *cache) const;
+  struct SpanEnd {
+    int64_t waited = 0, switching = 0;
+  };
+  SpanEnd spanEnd(int64_t out, int64_t in, bool voluntary, WakeSplit *cache) const;
   void trimRaw(int64_t floor);
   // stateTimes/cpuTimes over the held intervals only, [t0, t1) inside the lifetime.
   void detailTimes(int64_t t0, int64_t t1, StateTimes *out) const;

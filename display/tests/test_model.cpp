@@ -82,6 +82,16 @@ StreamBuilder fallbackScenario() {
   return b;
 }
 
+// b's frames into whole at once, and into stepped one at a time, settled
+// after each (as the live display and a streamed report derive).
+void applyWholeAndStepped(const StreamBuilder &b, SessionModel *whole, SessionModel *stepped) {
+  b.applyTo(whole);
+  for (const std::string &f : b.frames()) {
+    stepped->applyPayload(reinterpret_cast<const uint8_t *>(f.data()), f.size());
+    stepped->settleNow();
+  }
+}
+
 int64_t stateNs(const SessionModel &m, uint32_t tid, FinalState s, TimeRange r) {
   return m.threadStates(m.indexOfTid(tid), r).ns[size_t(s)];
 }
@@ -376,16 +386,80 @@ class TestModel : public QObject {
     b.threadEnd(402, at(40));
     b.goodbye(at(40), 0);
     SessionModel whole, stepped;
-    b.applyTo(&whole);
-    for (const std::string &f : b.frames()) {
-      stepped.applyPayload(reinterpret_cast<const uint8_t *>(f.data()), f.size());
-      stepped.settleNow();
-    }
+    applyWholeAndStepped(b, &whole, &stepped);
     const TimeRange all = whole.resolve(Window::wholeRun());
     QCOMPARE(stateNs(whole, 402, FinalState::Runnable, all), 12 * kMs);
     QCOMPARE(stateNs(whole, 402, FinalState::Sleeping, all), 8 * kMs);
     for (FinalState s : {FinalState::OnCpu, FinalState::Runnable, FinalState::Sleeping})
       QCOMPARE(stateNs(stepped, 402, s, all), stateNs(whole, 402, s, all));
+  }
+
+  // The kernel charges a thread its CPU clock from when it is picked, before
+  // the context switch that writes its switch-in record: a thread switching
+  // a thousand times a second spends a measurable share of its CPU time
+  // there (glibc's random() lock on a quiet machine: 7%). 403 runs
+  // [k, k+0.5) ms and sleeps outside wrapped calls [k+0.5, k+1), k = 0..19;
+  // its clock ran 6 ms of each 10 (the records: 5): each sleep's last
+  // 0.1 ms is on a CPU. 404: the same, preempted instead of asleep. 405:
+  // as 403, its clock the records' own (nothing moves).
+  void aSwitchInsOwnTimeIsOnItsCpu() {
+    StreamBuilder b;
+    b.hello(true);
+    const uint32_t tids[] = {403, 404, 405};
+    auto ns = [](double ms) { return at(0) + int64_t(ms * double(kMs)); };
+    for (uint32_t tid : tids) {
+      b.threadStart(tid, at(0), "w", "app!w");
+      b.transition(tid, at(0), THREADMON__THREAD_STATE__STATE_RUNNING);
+    }
+    for (int k = 0; k <= 20; k++) {
+      for (uint32_t tid : tids) {
+        b.cpuSwitch(tid, ns(k), 1, THREADMON__SWITCH_KIND__SWITCH_IN);
+        b.cpuSwitch(tid, ns(k + 0.5), 1,
+                    tid == 404 ? THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT
+                               : THREADMON__SWITCH_KIND__SWITCH_OUT);
+      }
+      if (k % 10 != 0 || k == 0) continue;
+      std::vector<Lwp> reads;
+      for (uint32_t tid : tids) {
+        const uint64_t clockMs = tid == 405 ? 5 * k / 10 : 6 * k / 10;
+        Lwp l{tid, 0, 0, clockMs * kMs, tid == 404 ? 4 * kMs * uint64_t(k / 10) : 0};
+        l.kstate = 'R';
+        l.readNs = at(k);
+        reads.push_back(l);
+      }
+      b.tick(at(k), reads);
+    }
+    std::vector<Lwp> last;
+    for (uint32_t tid : tids) {
+      Lwp l{tid, 0, 0, uint64_t(tid == 405 ? 10.5 * kMs : 12.5 * kMs), 0};
+      l.kstate = 'S';
+      l.readNs = at(21);
+      last.push_back(l);
+      b.transition(tid, ns(20.5), THREADMON__THREAD_STATE__STATE_EXITED);
+      b.threadEnd(tid, ns(20.5));
+    }
+    b.tick(at(21), last);
+    b.goodbye(at(21), 0);
+    SessionModel whole, stepped;
+    applyWholeAndStepped(b, &whole, &stepped);
+    const TimeRange all = whole.resolve(Window::wholeRun());
+    QCOMPARE(stateNs(whole, 403, FinalState::OnCpu, all), 12 * kMs + kMs / 2);
+    QCOMPARE(stateNs(whole, 403, FinalState::Sleeping, all), 8 * kMs);
+    QCOMPARE(stateNs(whole, 404, FinalState::OnCpu, all), 12 * kMs + kMs / 2);
+    QCOMPARE(stateNs(whole, 404, FinalState::Runnable, all), 8 * kMs);
+    QCOMPARE(stateNs(whole, 405, FinalState::OnCpu, all), 10 * kMs + kMs / 2);
+    QCOMPARE(stateNs(whole, 405, FinalState::Sleeping, all), 10 * kMs);
+    // Where: the last tenth of a millisecond before each switch-in, on its CPU.
+    std::vector<StateInterval> ivs;
+    whole.intervals(whole.indexOfTid(403), TimeRange{ns(3), ns(4)}, &ivs);
+    QCOMPARE(int(ivs.size()), 3);
+    QCOMPARE(ivs[1].state, FinalState::Sleeping);
+    QCOMPARE(ivs[2].state, FinalState::OnCpu);
+    QCOMPARE(ivs[2].start, ns(3.9));
+    QCOMPARE(ivs[2].cpu, 1);
+    for (uint32_t tid : tids)
+      for (FinalState s : {FinalState::OnCpu, FinalState::Runnable, FinalState::Sleeping})
+        QCOMPARE(stateNs(stepped, tid, s, all), stateNs(whole, tid, s, all));
   }
 
   // Asleep outside wrapped calls in a syscall that waits for work (the
