@@ -271,6 +271,7 @@ void ThreadTimeline::setStart(int64_t t) {
   if (t == info.startNs || !cuts_.empty()) return;
   info.startNs = t;
   iv_.clear();
+  splits_.clear();
   derived_ = false;
   dirtyFrom_ = INT64_MAX;
 }
@@ -491,8 +492,13 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   const Raw *const trans = trans_.data(), *const sw = sw_.data();
   const size_t nTrans = trans_.size(), nSw = sw_.size();
   WakeSplit wake;
-  bool haveLastMix = false;
-  uint32_t lastOn = 0, lastRq = 0;
+  // The split of the newest tick before from with RUNNING time to split, as
+  // a sweep from the thread's start would have it (splits_ holds the newest
+  // few): a partial tail tick without a sample continues it.
+  while (!splits_.empty() && splits_.back().tick >= from) splits_.pop_back();
+  bool haveLastMix = !splits_.empty();
+  uint32_t lastOn = haveLastMix ? splits_.back().on : 0;
+  uint32_t lastRq = haveLastMix ? splits_.back().rq : 0;
 
   int64_t a = from;
   // The tick after a; ticks are distinct, so the next one is one further.
@@ -630,6 +636,8 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
       haveLastMix = true;
       lastOn = fOn;
       lastRq = fRq;
+      if (splits_.size() == kSplitsKept) splits_.erase(splits_.begin());
+      splits_.push_back(TickSplit{a, fOn, fRq});
     }
     // What RUNNING time with no switch information becomes: the tick's split.
     unsigned runCode = kMixed;
@@ -965,7 +973,8 @@ void ThreadTimeline::evictBefore(int64_t t) {
 size_t ThreadTimeline::bytes() const {
   return sizeof(*this) + iv_.capacity() * sizeof(Packed) +
          (trans_.capacity() + sw_.capacity()) * sizeof(Raw) + cuts_.bytes() +
-         cpuEvicted_.capacity() * sizeof(int64_t) + lwp.bytes() + lwpExtra.bytes();
+         cpuEvicted_.capacity() * sizeof(int64_t) + splits_.capacity() * sizeof(TickSplit) +
+         lwp.bytes() + lwpExtra.bytes();
 }
 
 }  // namespace tmon

@@ -218,6 +218,17 @@ class ThreadTimeline {
   int64_t rawFloor_ = INT64_MIN;  // raw data before this was dropped
   PodVector<Raw> trans_;
   PodVector<Raw> sw_;
+  // The RUNNING time splits of the newest ticks derived that had any (a
+  // sweep re-derives from a tick; a partial tail tick without a sample, at
+  // the thread's or the session's end, continues the split before it).
+  // A few: late data that takes the splits of the last ones away leaves
+  // the one before as the sweep from the start would find it.
+  struct TickSplit {
+    int64_t tick;
+    uint32_t on, rq;
+  };
+  static constexpr size_t kSplitsKept = 4;
+  std::vector<TickSplit> splits_;
   Checkpoints<kFinalStateCount> cuts_;  // time per state
   std::vector<int64_t> cpuEvicted_;     // on-CPU ns per CPU before the newest cut
 };

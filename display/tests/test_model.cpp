@@ -86,6 +86,15 @@ int64_t stateNs(const SessionModel &m, uint32_t tid, FinalState s, TimeRange r) 
   return m.threadStates(m.indexOfTid(tid), r).ns[size_t(s)];
 }
 
+// b's frames one at a time, each derived before the next comes (the live
+// display, a streamed report's windows).
+void applySettlingEach(const StreamBuilder &b, SessionModel *m) {
+  for (const std::string &f : b.frames()) {
+    m->applyPayload(reinterpret_cast<const uint8_t *>(f.data()), f.size());
+    m->settleNow();
+  }
+}
+
 }  // namespace
 
 class TestModel : public QObject {
@@ -377,15 +386,41 @@ class TestModel : public QObject {
     b.goodbye(at(40), 0);
     SessionModel whole, stepped;
     b.applyTo(&whole);
-    for (const std::string &f : b.frames()) {
-      stepped.applyPayload(reinterpret_cast<const uint8_t *>(f.data()), f.size());
-      stepped.settleNow();
-    }
+    applySettlingEach(b, &stepped);
     const TimeRange all = whole.resolve(Window::wholeRun());
     QCOMPARE(stateNs(whole, 402, FinalState::Runnable, all), 12 * kMs);
     QCOMPARE(stateNs(whole, 402, FinalState::Sleeping, all), 8 * kMs);
     for (FinalState s : {FinalState::OnCpu, FinalState::Runnable, FinalState::Sleeping})
       QCOMPARE(stateNs(stepped, 402, s, all), stateNs(whole, 402, s, all));
+  }
+
+  // The time after the last tick (to the Goodbye) without a sample
+  // continues the split of the tick before it, also in a model derived
+  // frame by frame: there the tail is derived alone, after the ticks before
+  // it were (it once read as sleep). 403 runs program code throughout,
+  // half on a CPU and half queued by each read.
+  void aTailWithoutASampleContinuesTheLastSplit() {
+    StreamBuilder b;
+    b.hello(false);
+    b.threadStart(403, at(0), "w", "app!w");
+    b.transition(403, at(0), THREADMON__THREAD_STATE__STATE_RUNNING);
+    for (int ms = 10; ms <= 30; ms += 10) {
+      Lwp l{403, 0, 0, uint64_t(ms / 2) * kMs, uint64_t(ms / 2) * kMs};
+      l.kstate = 'R';
+      l.readNs = at(ms);
+      b.tick(at(ms), {l});
+    }
+    b.goodbye(at(60), 0);
+    SessionModel whole, stepped;
+    b.applyTo(&whole);
+    applySettlingEach(b, &stepped);
+    const TimeRange all = whole.resolve(Window::wholeRun());
+    // Halves in 1/16383: within 2 us of 30 ms each.
+    QVERIFY(std::abs(stateNs(whole, 403, FinalState::OnCpu, all) - 30 * kMs) < 2000);
+    QVERIFY(std::abs(stateNs(whole, 403, FinalState::Runnable, all) - 30 * kMs) < 2000);
+    QCOMPARE(stateNs(whole, 403, FinalState::Sleeping, all), 0);
+    for (FinalState s : {FinalState::OnCpu, FinalState::Runnable, FinalState::Sleeping})
+      QCOMPARE(stateNs(stepped, 403, s, all), stateNs(whole, 403, s, all));
   }
 
   // Asleep outside wrapped calls in a syscall that waits for work (the
