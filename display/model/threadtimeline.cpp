@@ -78,16 +78,6 @@ unsigned restCode(const LwpSeries::Point *pb, const LwpSeries::Point *pa,
   return c < 0 ? unsigned(FinalState::Sleeping) : unsigned(c);
 }
 
-// The newest sample at or before p that found its thread off a CPU in a
-// syscall or state (offCpuCode), looking back kSaidSpanNs at most.
-const LwpSeries::Point *lastSaid(const LwpSeries &lwp, const LwpSeries::Point *p) {
-  const LwpSeries::Point *first = lwp.first();
-  for (const LwpSeries::Point *q = p; q && q->t >= p->t - kSaidSpanNs;
-       q = q == first ? nullptr : q - 1)
-    if (offCpuCode(q) >= 0) return q;
-  return nullptr;
-}
-
 int blockedCode(int state) { return finalCodeOfWire(state); }
 
 // What a segment of a tick without switch records becomes, by the wire
@@ -247,6 +237,8 @@ void ThreadTimeline::addSwitchGap(int64_t t) {
 }
 
 void ThreadTimeline::sampleAdded(int64_t prevTick, int64_t prevSample) {
+  // Inside the span lastSaid walked: it may say something.
+  if (prevSample < saidHi_) saidHi_ = saidLo_ = INT64_MIN;
   // Nothing derived (or nothing at or after the derived end, below): no
   // mark to make. Live, the derivation runs every 50 ms, so most samples
   // arrive past it.
@@ -264,6 +256,25 @@ void ThreadTimeline::sampleAdded(int64_t prevTick, int64_t prevSample) {
     from = (last - 1)->t;
   from = std::max({from, rawFloor_, prevTick - kRawKeepNs});
   if (from < prevTick && from < derivedUntil_) markDirty(from);
+}
+
+const LwpSeries::Point *ThreadTimeline::lastSaid(const LwpSeries::Point *p) {
+  const int64_t oldest = p->t - kSaidSpanNs;
+  const LwpSeries::Point *first = lwp.first(), *q = p;
+  while (q && q->t >= oldest) {
+    if (q->t > saidLo_ && q->t <= saidHi_) {
+      q = lwp.at(saidLo_);  // walked before: none of those said
+      continue;
+    }
+    if (offCpuCode(q) >= 0) break;
+    q = q == first ? nullptr : q - 1;
+  }
+  const LwpSeries::Point *found = q && q->t >= oldest ? q : nullptr;
+  if (p->t >= saidHi_) {
+    saidHi_ = p->t;
+    saidLo_ = found ? found->t : oldest - 1;
+  }
+  return found;
 }
 
 void ThreadTimeline::setStart(int64_t t) {
@@ -516,7 +527,7 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
       pb = &lwp[k + 1];
     else if (!(pb && pb->t <= b && (k + 1 == n || lwp[k + 1].t > b)))
       pb = lwp.atNear(b, pb);
-    if (a == from) said = pa ? lastSaid(lwp, pa) : nullptr;
+    if (a == from) said = pa ? lastSaid(pa) : nullptr;
     uint32_t kstate = pb ? lwpAuxKstate(pb->aux) : 0;
     int lastCpu = pb ? lwpAuxCpu(pb->aux) : -1;
     unsigned rest = restCode(pb, pa, said);

@@ -103,7 +103,9 @@ class ThreadTimeline {
     if (derived_ && t < derivedUntil_) dirtyFrom_ = std::min(dirtyFrom_, t);
   }
   // An LWP sample was added at a tick; prevTick: the tick before it,
-  // prevSample: the thread's sample before it (INT64_MIN: none).
+  // prevSample: the thread's sample before it (INT64_MIN: none). A sample
+  // added with nothing to re-derive (carried from a window before): prevTick
+  // INT64_MIN.
   void sampleAdded(int64_t prevTick, int64_t prevSample);
   void setStart(int64_t t);  // moves the lifetime start (re-derives all; not once evicted)
   int64_t rawFloor() const { return rawFloor_; }
@@ -191,6 +193,12 @@ class ThreadTimeline {
   // 1/kFracOne (the rest was stolen).
   uint32_t clockShare(int64_t a, RawNear near) const;
   bool bornWaiting() const;  // runnable from its start to its first record
+  // The newest sample at or before p that found the thread off a CPU in a
+  // syscall or state (offCpuCode), looking back kSaidSpanNs at most. Each
+  // sweep asks it once, nearly always of a sample newer than the last one
+  // asked: what the walk before learnt (saidLo_, saidHi_) keeps it short
+  // (an always busy thread's walk was 100 samples, every 50 ms live).
+  const LwpSeries::Point *lastSaid(const LwpSeries::Point *p);
   // Of the voluntary off-CPU span [out, in) of a thread running its own code
   // (asleep in a call no wrapper sees), the part at its end spent woken and
   // waiting for a CPU, from the run-queue counter; 0 when not known.
@@ -229,6 +237,9 @@ class ThreadTimeline {
   };
   static constexpr size_t kSplitsKept = 4;
   std::vector<TickSplit> splits_;
+  // No sample in (saidLo_, saidHi_] found the thread off a CPU (lastSaid);
+  // forgotten when a sample comes inside.
+  int64_t saidLo_ = INT64_MIN, saidHi_ = INT64_MIN;
   Checkpoints<kFinalStateCount> cuts_;  // time per state
   std::vector<int64_t> cpuEvicted_;     // on-CPU ns per CPU before the newest cut
 };
