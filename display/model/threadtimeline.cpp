@@ -171,6 +171,7 @@ bool lwpReadSent(const LwpSeries::Point &p) { return p.extra != kNoReadNs; }
 ThreadTimeline::ThreadTimeline(uint32_t tid, int64_t firstSeen, int64_t base) : base_(base) {
   info.tid = tid;
   info.startNs = firstSeen;
+  lwp.thinOnlyBefore(INT64_MIN);  // until derived (settle)
 }
 
 // Duplicate when a record at t is the same, Crowded when t has too many
@@ -283,6 +284,7 @@ void ThreadTimeline::setStart(int64_t t) {
   info.startNs = t;
   iv_.clear();
   splits_.clear();
+  lwp.thinOnlyBefore(INT64_MIN);
   derived_ = false;
   dirtyFrom_ = INT64_MAX;
 }
@@ -344,6 +346,13 @@ void ThreadTimeline::settle(const TickTimes &ticks, int64_t horizon) {
     derivedUntil_ = h;
   }
   dirtyFrom_ = INT64_MAX;
+  // The samples a sweep from here reads (that at its start and the second
+  // lastSaid looks back) and after stay at full rate: a model that holds
+  // more than CounterSeries::kRecentNs before it derives (a whole read of a
+  // long capture) derived its old ticks from one sample a second (a busy
+  // thread's first 20 s of 60 read as a third sleep).
+  const LwpSeries::Point *at = lwp.at(derivedUntil_);
+  lwp.thinOnlyBefore((at ? at->t : derivedUntil_) - kSaidSpanNs);
   // Raw events are only needed to re-derive recent ticks.
   int64_t oldest = std::min(trans_.empty() ? INT64_MAX : trans_.front().t,
                             sw_.empty() ? INT64_MAX : sw_.front().t);

@@ -469,6 +469,33 @@ class TestModel : public QObject {
     QVERIFY(std::abs(stateNs(whole, 404, FinalState::Idle, all) - 35 * kMs) < 10000);
   }
 
+  // A model holding more than 30 s thins older counter samples to one a
+  // second (CounterSeries::kRecentNs), but only those its states were
+  // derived from: a whole read of a long capture derives once, at the end,
+  // and read the first 15 s of 405 (half of each tick on a CPU, a sample
+  // every tick) from one sample a second, as sleep but for a tick a second.
+  void aLongWholeReadDerivesFromEverySample() {
+    StreamBuilder b;
+    b.hello(false);
+    b.threadStart(405, at(0), "w", "app!w");
+    b.transition(405, at(0), THREADMON__THREAD_STATE__STATE_RUNNING);
+    constexpr int kTicks = 4500;  // 45 s
+    for (int k = 1; k <= kTicks; k++) {
+      Lwp l{405, 0, 0, uint64_t(k) * 5 * kMs, uint64_t(k) * 5 * kMs};
+      l.kstate = 'R';
+      l.readNs = at(10 * k);
+      b.tick(at(10 * k), {l});
+    }
+    b.goodbye(at(10 * kTicks), 0);
+    SessionModel whole;
+    const QString d = steppedDiffers(b, 405, &whole);
+    QVERIFY2(d.isEmpty(), qPrintable(d));
+    const TimeRange all = whole.resolve(Window::wholeRun());
+    // Halves in 1/16383: 45 s x 8192/16383, 1.4 ms over 22.5 s.
+    const int64_t on = stateNs(whole, 405, FinalState::OnCpu, all);
+    QVERIFY2(std::abs(on - 22'501 * kMs) < kMs, qPrintable(QString::number(on)));
+  }
+
   // Asleep outside wrapped calls in a syscall that waits for work (the
   // reads' asleep_kind IO_EVENTS or READ) is idle; in another (a futex) it
   // is sleeping. 411: in epoll [10,40), in a futex [45,60). 412: in accept
