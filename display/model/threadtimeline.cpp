@@ -221,11 +221,22 @@ ThreadTimeline::Added ThreadTimeline::addSwitch(int64_t t, int kind, uint32_t cp
     sw_.insert(it, Raw{t, 0, uint8_t(kind), c});
   }
   if (!derived_) return Added::Yes;  // nothing derived to mark
-  // The clock share of every tick in the sample span around t changes.
+  // The clock share of every tick in the sample span around t changes, and
+  // so does the wait for a CPU at the end of each sleep that ends in that
+  // span (wakeWait), from the sleep's start: a switch-in sent after the
+  // read that closed its span once left the sleep before that read as
+  // derived (a sleep of all of it).
   const LwpSeries::Point *p = lwp.at(t);
   while (p && lwpReadNs(*p) > t) p = lwp.at(p->t - 1);
-  markDirty(std::min(t, p ? p->t : baselineZero ? info.startNs : t));
+  markDirty(sleepStartBefore(std::min(t, p ? p->t : baselineZero ? info.startNs : t)));
   return Added::Yes;
+}
+
+int64_t ThreadTimeline::sleepStartBefore(int64_t t) const {
+  auto last = upperBoundNearEnd(sw_.begin(), sw_.end(), t - 1, TimeOf());
+  return last != sw_.begin() && (last - 1)->state == THREADMON__SWITCH_KIND__SWITCH_OUT
+             ? (last - 1)->t
+             : t;
 }
 
 void ThreadTimeline::addSwitchGap(int64_t t) {
@@ -252,10 +263,7 @@ void ThreadTimeline::sampleAdded(int64_t prevTick, int64_t prevSample) {
   // wait for a CPU: that sleep may have begun before the previous sample,
   // and is re-split even when the thread spent none of it on a CPU (a read
   // a window's sums took before the sample came did not match a whole read).
-  auto last = upperBoundNearEnd(sw_.begin(), sw_.end(), from, TimeOf());
-  if (last != sw_.begin() && (last - 1)->state == THREADMON__SWITCH_KIND__SWITCH_OUT)
-    from = (last - 1)->t;
-  from = std::max({from, rawFloor_, prevTick - kRawKeepNs});
+  from = std::max({sleepStartBefore(from), rawFloor_, prevTick - kRawKeepNs});
   if (from < prevTick && from < derivedUntil_) markDirty(from);
 }
 

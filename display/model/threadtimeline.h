@@ -193,6 +193,9 @@ class ThreadTimeline {
   // 1/kFracOne (the rest was stolen).
   uint32_t clockShare(int64_t a, RawNear near) const;
   bool bornWaiting() const;  // runnable from its start to its first record
+  // Where the voluntary sleep going on just before t began (its switch-out
+  // record), else t: re-derived when what ends it comes (wakeWait).
+  int64_t sleepStartBefore(int64_t t) const;
   // The newest sample at or before p that found the thread off a CPU in a
   // syscall or state (offCpuCode), looking back kSaidSpanNs at most. Each
   // sweep asks it once, nearly always of a sample newer than the last one

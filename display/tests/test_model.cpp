@@ -378,7 +378,15 @@ class TestModel : public QObject {
   // at 30 finds the run-queue counter 12 ms up: the sleep's last 12 ms,
   // [13,25), were a wait for a CPU. That read comes after [5,20) was
   // derived as sleep, and re-splits it though 402 spent none of it on a CPU.
+  // So does the switch-in at 25 when it comes after that read (a batch of
+  // records sent late): from the sleep's start, not the sample before it.
+  void aLateReadResplitsASleepDerivedBeforeIt_data() {
+    QTest::addColumn<bool>("switchInLate");
+    QTest::newRow("read late") << false;
+    QTest::newRow("switch-in late") << true;
+  }
   void aLateReadResplitsASleepDerivedBeforeIt() {
+    QFETCH(bool, switchInLate);
     StreamBuilder b;
     b.hello(true);
     b.threadStart(402, at(0), "w", "app!w");
@@ -393,8 +401,9 @@ class TestModel : public QObject {
     };
     sample(10, 5, 0, 'S');
     sample(20, 5, 0, 'S');
-    b.cpuSwitch(402, at(25), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+    if (!switchInLate) b.cpuSwitch(402, at(25), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
     sample(30, 10, 12, 'R');
+    if (switchInLate) b.cpuSwitch(402, at(25), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
     b.transition(402, at(40), THREADMON__THREAD_STATE__STATE_EXITED);
     b.cpuSwitch(402, at(40), 0, THREADMON__SWITCH_KIND__SWITCH_OUT);
     b.threadEnd(402, at(40));
