@@ -204,7 +204,7 @@ ThreadTimeline::Added ThreadTimeline::placeTransition(int64_t t, int state, uint
                     &it);
   if (a != Added::Yes) return a;
   trans_.insert(it, Raw{t, object, uint8_t(state), 0});
-  markDirty(t);
+  transitionDirty(t);
   return Added::Yes;
 }
 
@@ -226,10 +226,14 @@ ThreadTimeline::Added ThreadTimeline::addSwitch(int64_t t, int kind, uint32_t cp
   // span (wakeWait), from the sleep's start: a switch-in sent after the
   // read that closed its span once left the sleep before that read as
   // derived (a sleep of all of it).
+  markDirty(sleepStartBefore(sampleSpanStart(t)));
+  return Added::Yes;
+}
+
+int64_t ThreadTimeline::sampleSpanStart(int64_t t) const {
   const LwpSeries::Point *p = lwp.at(t);
   while (p && lwpReadNs(*p) > t) p = lwp.at(p->t - 1);
-  markDirty(sleepStartBefore(std::min(t, p ? p->t : baselineZero ? info.startNs : t)));
-  return Added::Yes;
+  return std::min(t, p ? p->t : baselineZero ? info.startNs : t);
 }
 
 int64_t ThreadTimeline::sleepStartBefore(int64_t t) const {

@@ -89,7 +89,7 @@ class ThreadTimeline {
   Added addTransition(int64_t t, int state, uint32_t object) {
     if (t >= rawFloor_ && (trans_.empty() || t > trans_.back().t)) {
       trans_.push_back(Raw{t, object, uint8_t(state), 0});
-      markDirty(t);
+      transitionDirty(t);
       return Added::Yes;
     }
     return placeTransition(t, state, object);
@@ -101,6 +101,11 @@ class ThreadTimeline {
   void addSwitchGap(int64_t t);
   void markDirty(int64_t t) {  // data at or after t changed
     if (derived_ && t < derivedUntil_) dirtyFrom_ = std::min(dirtyFrom_, t);
+  }
+  // A transition at t: it also changes the stolen share of the ticks of its
+  // sample span (clockShare charges program code first), from its start.
+  void transitionDirty(int64_t t) {
+    if (derived_ && t < derivedUntil_) markDirty(sampleSpanStart(t));
   }
   // An LWP sample was added at a tick; prevTick: the tick before it,
   // prevSample: the thread's sample before it (INT64_MIN: none). A sample
@@ -193,6 +198,9 @@ class ThreadTimeline {
   // 1/kFracOne (the rest was stolen).
   uint32_t clockShare(int64_t a, RawNear near) const;
   bool bornWaiting() const;  // runnable from its start to its first record
+  // Where the span between two sample reads that holds t begins: the
+  // newest sample read at or before t (the start, one counted from zero).
+  int64_t sampleSpanStart(int64_t t) const;
   // Where the voluntary sleep going on just before t began (its switch-out
   // record), else t: re-derived when what ends it comes (wakeWait).
   int64_t sleepStartBefore(int64_t t) const;

@@ -416,6 +416,38 @@ class TestModel : public QObject {
     QCOMPARE(stateNs(whole, 402, FinalState::Sleeping, all), 8 * kMs);
   }
 
+  // A transition that comes after the read closing its sample span (its
+  // ring drained late) changes the stolen share of every tick in the span
+  // (program code is charged first: clockShare), not only from its tick on.
+  // 407 is on a CPU throughout by its records, its clock ran 10 of [10, 30)
+  // ms, and it spun in a wrapped call [25, 30).
+  void aLateTransitionResplitsItsSampleSpan() {
+    StreamBuilder b;
+    b.hello(true);
+    b.threadStart(407, at(0), "w", "app!w");
+    b.cpuSwitch(407, at(0), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+    b.transition(407, at(0), THREADMON__THREAD_STATE__STATE_RUNNING);
+    auto sample = [&](int ms, uint64_t onMs) {
+      Lwp l{407, 0, 0, onMs * kMs, 0};
+      l.kstate = 'R';
+      l.readNs = at(ms);
+      b.tick(at(ms), {l});
+    };
+    sample(10, 10);
+    b.tick(at(20), {});
+    sample(30, 20);
+    b.transition(407, at(25), THREADMON__THREAD_STATE__STATE_BLOCKED_SPIN, 9);
+    b.transition(407, at(30), THREADMON__THREAD_STATE__STATE_RUNNING);
+    sample(40, 30);
+    b.goodbye(at(40), 0);
+    SessionModel whole;
+    const QString d = steppedDiffers(b, 407, &whole);
+    QVERIFY2(d.isEmpty(), qPrintable(d));
+    // The 10 ms the clock missed, all in [10, 25) (program code).
+    const TimeRange all = whole.resolve(Window::wholeRun());
+    QCOMPARE(stateNs(whole, 407, FinalState::Stolen, all), 10 * kMs);
+  }
+
   // The time after the last tick (to the Goodbye) without a sample
   // continues the split of the tick before it, also in a model derived
   // frame by frame: there the tail is derived alone, after the ticks before
