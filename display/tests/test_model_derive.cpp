@@ -28,10 +28,10 @@ using namespace tmon;
 namespace {
 
 constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kLiveSettleNs = 50 * kMs;   // SessionModel's settle cadence
-constexpr qint64 kEveryFrameUpTo = 2 << 20;   // bytes of capture
-constexpr int kMaxPerThread = 6;              // differences said per thread and kind
-constexpr int kMaxLines = 200;                // in all
+constexpr int64_t kLiveSettleNs = 50 * kMs;  // SessionModel's settle cadence
+constexpr qint64 kEveryFrameUpTo = 2 << 20;  // bytes of capture
+constexpr int kMaxPerThread = 6;             // differences said per thread and kind
+constexpr int kMaxLines = 200;               // in all
 
 QStringList capturesIn(const QString &path) {
   QStringList out;
@@ -192,8 +192,11 @@ QStringList differences(const SessionModel &whole, const SessionModel &stepped) 
     for (size_t c = 0; c < std::max(ca.size(), cb.size()); c++) {
       const int64_t x = c < ca.size() ? ca[c] : 0, y = c < cb.size() ? cb[c] : 0;
       if (x != y)
-        out << QStringLiteral("%1: cpu %2 whole %3 ns, stepped %4 ns").arg(who).arg(c).arg(x).arg(
-                   y);
+        out << QStringLiteral("%1: cpu %2 whole %3 ns, stepped %4 ns")
+                   .arg(who)
+                   .arg(c)
+                   .arg(x)
+                   .arg(y);
     }
   }
   if (whole.syncObjectCount() != stepped.syncObjectCount())
@@ -260,8 +263,7 @@ class TestModelDerive : public QObject {
     SessionModel stepped;
     QVERIFY(loadStepped(path, &stepped, settleEveryNs));
     const QStringList d = differences(whole, stepped);
-    QVERIFY2(d.isEmpty(), qPrintable(QString::number(d.size()) + " differences:\n" +
-                                      d.join('\n')));
+    QVERIFY2(d.isEmpty(), qPrintable(QString::number(d.size()) + " differences:\n" + d.join('\n')));
   }
 };
 
