@@ -72,6 +72,10 @@ class CounterSeries {
                                [](int64_t x, const Point &p) { return x < p.t; });
     return it == pts_.end() ? nullptr : &*it;
   }
+  // Samples at or after t are not thinned (INT64_MIN: none is): those still
+  // to be read at full rate (a thread's states not derived from them yet:
+  // a whole read derives once, after every sample came).
+  void thinOnlyBefore(int64_t t) { thinBefore_ = t; }
   const Point &operator[](size_t i) const { return pts_[i]; }  // in time order
   const Point *first() const { return pts_.empty() ? nullptr : &pts_.front(); }
   const Point *last() const { return pts_.empty() ? nullptr : &pts_.back(); }
@@ -80,7 +84,7 @@ class CounterSeries {
 
  private:
   void thin() {
-    int64_t recentFrom = pts_.back().t - kRecentNs;
+    int64_t recentFrom = std::min(pts_.back().t - kRecentNs, thinBefore_);
     if (pts_[coarseEnd_].t >= recentFrom - kThinEveryNs) return;
     size_t out = coarseEnd_;
     int64_t lastKept = coarseEnd_ > 0 ? pts_[coarseEnd_ - 1].t : INT64_MIN;
@@ -98,6 +102,7 @@ class CounterSeries {
 
   std::vector<Point> pts_;
   size_t coarseEnd_ = 0;  // points before this index are already thinned
+  int64_t thinBefore_ = INT64_MAX;
 };
 
 }  // namespace tmon

@@ -267,7 +267,11 @@ void SessionStore::carrySample(uint32_t tid, const LwpSeries::Point &p) {
   ThreadTimeline &th = *threads[size_t(index)];
   // Born after it: another thread of the same tid.
   if (th.info.startNs > p.t) return;
-  if (th.lwp.add(p.t, p.aux, p.v, p.extra)) unsettled_ = true;
+  const LwpSeries::Point *prev = th.lwp.at(p.t);
+  const int64_t prevSample = prev ? prev->t : INT64_MIN;
+  if (!th.lwp.add(p.t, p.aux, p.v, p.extra)) return;
+  th.sampleAdded(INT64_MIN, prevSample);
+  unsettled_ = true;
 }
 
 namespace {

@@ -78,16 +78,6 @@ unsigned restCode(const LwpSeries::Point *pb, const LwpSeries::Point *pa,
   return c < 0 ? unsigned(FinalState::Sleeping) : unsigned(c);
 }
 
-// The newest sample at or before p that found its thread off a CPU in a
-// syscall or state (offCpuCode), looking back kSaidSpanNs at most.
-const LwpSeries::Point *lastSaid(const LwpSeries &lwp, const LwpSeries::Point *p) {
-  const LwpSeries::Point *first = lwp.first();
-  for (const LwpSeries::Point *q = p; q && q->t >= p->t - kSaidSpanNs;
-       q = q == first ? nullptr : q - 1)
-    if (offCpuCode(q) >= 0) return q;
-  return nullptr;
-}
-
 int blockedCode(int state) { return finalCodeOfWire(state); }
 
 // What a segment of a tick without switch records becomes, by the wire
@@ -181,6 +171,7 @@ bool lwpReadSent(const LwpSeries::Point &p) { return p.extra != kNoReadNs; }
 ThreadTimeline::ThreadTimeline(uint32_t tid, int64_t firstSeen, int64_t base) : base_(base) {
   info.tid = tid;
   info.startNs = firstSeen;
+  lwp.thinOnlyBefore(INT64_MIN);  // until derived (settle)
 }
 
 // Duplicate when a record at t is the same, Crowded when t has too many
@@ -213,7 +204,7 @@ ThreadTimeline::Added ThreadTimeline::placeTransition(int64_t t, int state, uint
                     &it);
   if (a != Added::Yes) return a;
   trans_.insert(it, Raw{t, object, uint8_t(state), 0});
-  markDirty(t);
+  transitionDirty(t);
   return Added::Yes;
 }
 
@@ -230,11 +221,27 @@ ThreadTimeline::Added ThreadTimeline::addSwitch(int64_t t, int kind, uint32_t cp
     sw_.insert(it, Raw{t, 0, uint8_t(kind), c});
   }
   if (!derived_) return Added::Yes;  // nothing derived to mark
-  // The clock share of every tick in the sample span around t changes.
+  // The clock share of every tick in the sample span around t changes, and
+  // so do the ends of each off-CPU span ending in that sample span (its wait
+  // for a CPU, its switch's own time: spanEnd), from the off-CPU span's
+  // start: a switch-in sent after the read that closed its span once left
+  // the sleep before that read as derived (a sleep of all of it).
+  markDirty(sleepStartBefore(sampleSpanStart(t)));
+  return Added::Yes;
+}
+
+int64_t ThreadTimeline::sampleSpanStart(int64_t t) const {
   const LwpSeries::Point *p = lwp.at(t);
   while (p && lwpReadNs(*p) > t) p = lwp.at(p->t - 1);
-  markDirty(std::min(t, p ? p->t : baselineZero ? info.startNs : t));
-  return Added::Yes;
+  return std::min(t, p ? p->t : baselineZero ? info.startNs : t);
+}
+
+int64_t ThreadTimeline::sleepStartBefore(int64_t t) const {
+  auto last = upperBoundNearEnd(sw_.begin(), sw_.end(), t - 1, TimeOf());
+  return last != sw_.begin() && ((last - 1)->state == THREADMON__SWITCH_KIND__SWITCH_OUT ||
+                                 (last - 1)->state == THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT)
+             ? (last - 1)->t
+             : t;
 }
 
 void ThreadTimeline::addSwitchGap(int64_t t) {
@@ -247,6 +254,8 @@ void ThreadTimeline::addSwitchGap(int64_t t) {
 }
 
 void ThreadTimeline::sampleAdded(int64_t prevTick, int64_t prevSample) {
+  // Inside the span lastSaid walked: it may say something.
+  if (prevSample < saidHi_) saidHi_ = saidLo_ = INT64_MIN;
   // Nothing derived (or nothing at or after the derived end, below): no
   // mark to make. Live, the derivation runs every 50 ms, so most samples
   // arrive past it.
@@ -259,11 +268,27 @@ void ThreadTimeline::sampleAdded(int64_t prevTick, int64_t prevSample) {
   // wait for a CPU: that sleep may have begun before the previous sample,
   // and is re-split even when the thread spent none of it on a CPU (a read
   // a window's sums took before the sample came did not match a whole read).
-  auto last = upperBoundNearEnd(sw_.begin(), sw_.end(), from, TimeOf());
-  if (last != sw_.begin() && (last - 1)->state == THREADMON__SWITCH_KIND__SWITCH_OUT)
-    from = (last - 1)->t;
-  from = std::max({from, rawFloor_, prevTick - kRawKeepNs});
+  from = std::max({sleepStartBefore(from), rawFloor_, prevTick - kRawKeepNs});
   if (from < prevTick && from < derivedUntil_) markDirty(from);
+}
+
+const LwpSeries::Point *ThreadTimeline::lastSaid(const LwpSeries::Point *p) {
+  const int64_t oldest = p->t - kSaidSpanNs;
+  const LwpSeries::Point *first = lwp.first(), *q = p;
+  while (q && q->t >= oldest) {
+    if (q->t > saidLo_ && q->t <= saidHi_) {
+      q = lwp.at(saidLo_);  // walked before: none of those said
+      continue;
+    }
+    if (offCpuCode(q) >= 0) break;
+    q = q == first ? nullptr : q - 1;
+  }
+  const LwpSeries::Point *found = q && q->t >= oldest ? q : nullptr;
+  if (p->t >= saidHi_) {
+    saidHi_ = p->t;
+    saidLo_ = found ? found->t : oldest - 1;
+  }
+  return found;
 }
 
 void ThreadTimeline::setStart(int64_t t) {
@@ -271,6 +296,8 @@ void ThreadTimeline::setStart(int64_t t) {
   if (t == info.startNs || !cuts_.empty()) return;
   info.startNs = t;
   iv_.clear();
+  splits_.clear();
+  lwp.thinOnlyBefore(INT64_MIN);
   derived_ = false;
   dirtyFrom_ = INT64_MAX;
 }
@@ -332,6 +359,13 @@ void ThreadTimeline::settle(const TickTimes &ticks, int64_t horizon) {
     derivedUntil_ = h;
   }
   dirtyFrom_ = INT64_MAX;
+  // The samples a sweep from here reads (that at its start and the second
+  // lastSaid looks back) and after stay at full rate: a model that holds
+  // more than CounterSeries::kRecentNs before it derives (a whole read of a
+  // long capture) derived its old ticks from one sample a second (a busy
+  // thread's first 20 s of 60 read as a third sleep).
+  const LwpSeries::Point *at = lwp.at(derivedUntil_);
+  lwp.thinOnlyBefore((at ? at->t : derivedUntil_) - kSaidSpanNs);
   // Raw events are only needed to re-derive recent ticks.
   int64_t oldest = std::min(trans_.empty() ? INT64_MAX : trans_.front().t,
                             sw_.empty() ? INT64_MAX : sw_.front().t);
@@ -507,8 +541,13 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   const Raw *const trans = trans_.data(), *const sw = sw_.data();
   const size_t nTrans = trans_.size(), nSw = sw_.size();
   WakeSplit wake;
-  bool haveLastMix = false;
-  uint32_t lastOn = 0, lastRq = 0;
+  // The split of the newest tick before from with RUNNING time to split, as
+  // a sweep from the thread's start would have it (splits_ holds the newest
+  // few): a partial tail tick without a sample continues it.
+  while (!splits_.empty() && splits_.back().tick >= from) splits_.pop_back();
+  bool haveLastMix = !splits_.empty();
+  uint32_t lastOn = haveLastMix ? splits_.back().on : 0;
+  uint32_t lastRq = haveLastMix ? splits_.back().rq : 0;
 
   int64_t a = from;
   // The tick after a; ticks are distinct, so the next one is one further.
@@ -526,7 +565,7 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
       pb = &lwp[k + 1];
     else if (!(pb && pb->t <= b && (k + 1 == n || lwp[k + 1].t > b)))
       pb = lwp.atNear(b, pb);
-    if (a == from) said = pa ? lastSaid(lwp, pa) : nullptr;
+    if (a == from) said = pa ? lastSaid(pa) : nullptr;
     uint32_t kstate = pb ? lwpAuxKstate(pb->aux) : 0;
     int lastCpu = pb ? lwpAuxCpu(pb->aux) : -1;
     unsigned rest = restCode(pb, pa, said);
@@ -646,6 +685,8 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
       haveLastMix = true;
       lastOn = fOn;
       lastRq = fRq;
+      if (splits_.size() == kSplitsKept) splits_.erase(splits_.begin());
+      splits_.push_back(TickSplit{a, fOn, fRq});
     }
     // What RUNNING time with no switch information becomes: the tick's split.
     unsigned runCode = kMixed;
@@ -990,7 +1031,8 @@ void ThreadTimeline::evictBefore(int64_t t) {
 size_t ThreadTimeline::bytes() const {
   return sizeof(*this) + iv_.capacity() * sizeof(Packed) +
          (trans_.capacity() + sw_.capacity()) * sizeof(Raw) + cuts_.bytes() +
-         cpuEvicted_.capacity() * sizeof(int64_t) + lwp.bytes() + lwpExtra.bytes();
+         cpuEvicted_.capacity() * sizeof(int64_t) + splits_.capacity() * sizeof(TickSplit) +
+         lwp.bytes() + lwpExtra.bytes();
 }
 
 }  // namespace tmon

@@ -89,7 +89,7 @@ class ThreadTimeline {
   Added addTransition(int64_t t, int state, uint32_t object) {
     if (t >= rawFloor_ && (trans_.empty() || t > trans_.back().t)) {
       trans_.push_back(Raw{t, object, uint8_t(state), 0});
-      markDirty(t);
+      transitionDirty(t);
       return Added::Yes;
     }
     return placeTransition(t, state, object);
@@ -102,8 +102,15 @@ class ThreadTimeline {
   void markDirty(int64_t t) {  // data at or after t changed
     if (derived_ && t < derivedUntil_) dirtyFrom_ = std::min(dirtyFrom_, t);
   }
+  // A transition at t: it also changes the stolen share of the ticks of its
+  // sample span (clockShare charges program code first), from its start.
+  void transitionDirty(int64_t t) {
+    if (derived_ && t < derivedUntil_) markDirty(sampleSpanStart(t));
+  }
   // An LWP sample was added at a tick; prevTick: the tick before it,
-  // prevSample: the thread's sample before it (INT64_MIN: none).
+  // prevSample: the thread's sample before it (INT64_MIN: none). A sample
+  // added with nothing to re-derive (carried from a window before): prevTick
+  // INT64_MIN.
   void sampleAdded(int64_t prevTick, int64_t prevSample);
   void setStart(int64_t t);  // moves the lifetime start (re-derives all; not once evicted)
   int64_t rawFloor() const { return rawFloor_; }
@@ -191,6 +198,18 @@ class ThreadTimeline {
   // 1/kFracOne (the rest was stolen).
   uint32_t clockShare(int64_t a, RawNear near) const;
   bool bornWaiting() const;  // runnable from its start to its first record
+  // Where the span between two sample reads that holds t begins: the
+  // newest sample read at or before t (the start, one counted from zero).
+  int64_t sampleSpanStart(int64_t t) const;
+  // Where the off-CPU span going on just before t began (its switch-out
+  // record), else t: re-derived when what ends it comes (spanEnd).
+  int64_t sleepStartBefore(int64_t t) const;
+  // The newest sample at or before p that found the thread off a CPU in a
+  // syscall or state (offCpuCode), looking back kSaidSpanNs at most. Each
+  // sweep asks it once, nearly always of a sample newer than the last one
+  // asked: what the walk before learnt (saidLo_, saidHi_) keeps it short
+  // (an always busy thread's walk was 100 samples, every 50 ms live).
+  const LwpSeries::Point *lastSaid(const LwpSeries::Point *p);
   // How an off-CPU span [out, in) of a thread running its own code ends,
   // from the counters of the samples around its switch-in; 0s when not known:
   // - waited: woken and waiting for a CPU (a voluntary span's only: asleep in
@@ -229,6 +248,20 @@ class ThreadTimeline {
   int64_t rawFloor_ = INT64_MIN;  // raw data before this was dropped
   PodVector<Raw> trans_;
   PodVector<Raw> sw_;
+  // The RUNNING time splits of the newest ticks derived that had any (a
+  // sweep re-derives from a tick; a partial tail tick without a sample, at
+  // the thread's or the session's end, continues the split before it).
+  // A few: late data that takes the splits of the last ones away leaves
+  // the one before as the sweep from the start would find it.
+  struct TickSplit {
+    int64_t tick;
+    uint32_t on, rq;
+  };
+  static constexpr size_t kSplitsKept = 4;
+  std::vector<TickSplit> splits_;
+  // No sample in (saidLo_, saidHi_] found the thread off a CPU (lastSaid);
+  // forgotten when a sample comes inside.
+  int64_t saidLo_ = INT64_MIN, saidHi_ = INT64_MIN;
   Checkpoints<kFinalStateCount> cuts_;  // time per state
   std::vector<int64_t> cpuEvicted_;     // on-CPU ns per CPU before the newest cut
 };

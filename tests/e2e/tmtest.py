@@ -141,6 +141,7 @@ class Recording:
             raise Failed(f"{name} printed no truth line; stdout: {self.run.stdout!r}")
         self.truth = json.loads(truth_lines[-1])
         self.report = report_json(self.capture)
+        check_derivation(self.capture)
         if "tree" in self.report:  # it forked: the capture is its tree; the workload is the root
             root = self.report["tree"]["processes"][0]["pid"]
             self.tree = self.report["tree"]
@@ -205,6 +206,21 @@ def report_json(capture, expect_ok=True):
     except json.JSONDecodeError as e:
         raise Failed(f"threadmon report --json printed no JSON ({e}); stderr: "
                      f"{proc.stderr.strip()}") from e
+
+
+DERIVE_CHECK = os.path.join(BUILD, "display", "test_model_derive")
+
+
+def check_derivation(capture):
+    """The capture read frame by frame, derived as it goes (the live display),
+    ends as read whole (display/tests/test_model_derive.cpp)."""
+    if not os.path.exists(DERIVE_CHECK):
+        return
+    env = {k: v for k, v in os.environ.items() if k != "THREADMON_FUZZ_REGRESSIONS"}
+    env["THREADMON_DERIVE_CAPTURES"] = capture
+    proc = subprocess.run([DERIVE_CHECK], capture_output=True, text=True, timeout=120, env=env)
+    check(proc.returncode == 0, f"{os.path.basename(capture)} derived frame by frame differs "
+          f"from a whole read:\n{proc.stdout[-4000:]}{proc.stderr[-1000:]}")
 
 
 def check_process(rec, status=0):
