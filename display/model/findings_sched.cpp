@@ -71,8 +71,10 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
         spread(b.active, iv.start, iv.end);
         spread(b.occupying, iv.start, iv.end);
       }
-      if (iv.state == FinalState::Runnable) spread(b.runnable, iv.start, iv.end);
-      else if (iv.state == FinalState::BlockedBarrier) spread(b.waiting, iv.start, iv.end);
+      if (iv.state == FinalState::Runnable)
+        spread(b.runnable, iv.start, iv.end);
+      else if (iv.state == FinalState::BlockedBarrier)
+        spread(b.waiting, iv.start, iv.end);
     });
     // A yield-spin before a runtime's wait (a C++20 barrier's) wants no CPU:
     // it waits for its peers (it read as oversubscribed: fewer threads).

@@ -38,11 +38,16 @@ inline uint32_t mixPayload(uint32_t on, uint32_t rq, uint32_t rest) {
 }
 inline uint32_t restCodeOfMix(uint32_t rest) {
   switch (rest) {
-    case 1: return unsigned(FinalState::IoWait);
-    case 2: return unsigned(FinalState::Stopped);
-    case kRestStolen: return unsigned(FinalState::Stolen);
-    case kRestIdle: return unsigned(FinalState::Idle);
-    default: return unsigned(FinalState::Sleeping);
+    case 1:
+      return unsigned(FinalState::IoWait);
+    case 2:
+      return unsigned(FinalState::Stopped);
+    case kRestStolen:
+      return unsigned(FinalState::Stolen);
+    case kRestIdle:
+      return unsigned(FinalState::Idle);
+    default:
+      return unsigned(FinalState::Sleeping);
   }
 }
 // frac/kFracOne of d, rounded.

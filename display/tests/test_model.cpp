@@ -3,7 +3,6 @@
 // intervals, per-CPU thread time, counter deltas, disorder, memory bound.
 #include <QSignalSpy>
 #include <QtTest>
-
 #include <algorithm>
 #include <random>
 
@@ -563,7 +562,7 @@ class TestModel : public QObject {
       QVERIFY(m.intervals(m.indexOfTid(105), m.resolve(Window::wholeRun())).empty());
       // Edges (multiples of 10 ms), cuts inside intervals and ticks, and
       // times before the start and after the end.
-      const std::vector<int64_t> cuts{-5, 0,  3,  10, 12, 17,  20,  25,  33,
+      const std::vector<int64_t> cuts{-5, 0,  3,  10, 12, 17, 20,  25,  33,
                                       45, 50, 55, 61, 80, 99, 100, 120, 130};
       size_t pieces = 0;
       for (int i = 0; i < m.threadCount(); i++) {
