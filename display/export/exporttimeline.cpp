@@ -7,6 +7,7 @@
 
 using tmon::findings_detail::objectName;
 #include "sessionmodel.h"
+#include "threadtimeline.h"
 
 namespace tmon {
 
@@ -20,10 +21,6 @@ const char *TimelineSink::counterName(int c) {
 }
 
 namespace {
-bool sameRun(const StateInterval &a, const StateInterval &b) {
-  return a.end == b.start && a.state == b.state && a.object == b.object && a.cpu == b.cpu;
-}
-
 // Below, equal to or above 0 as x comes before y, ties with it, or comes
 // after it in the order the waits are written: by start, waiter, object
 // and end.
@@ -119,6 +116,7 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
     thread(t);
   }
   // States: runs that reach the window's end wait for the next window.
+  const TickTimes &tickTimes = m.tickTimes();
   for (int i = 0; i < m.threadCount(); i++) {
     const uint32_t tid = m.thread(i).tid;
     // A thread blocked in a wrapped call since before this window's
@@ -130,25 +128,26 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
     auto held = pending_.find(tid);
     bool have = held != pending_.end();
     StateInterval run = have ? held->second : StateInterval{};
+    // (Carried over the head: cleared at its first piece not asleep.)
     bool carry = !first && have && isBlockedState(run.state) && run.end == span.t0;
-    // The window's intervals, carried and merged into runs where they
-    // lie (the model's intervals are runs already, but for a few): copying
-    // each into a run and a vector of runs was a sixth of the walk.
-    m.intervals(i, span, &intervals_);
+    // The window's pieces (read in place, not copied out first), carried
+    // and merged into runs as they come, each run written once.
+    intervals_.clear();
+    m.settledTimeline(i).forEachPiece(span, tickTimes, [&](const StateInterval &piece) {
+      StateInterval iv = piece;
+      carry = carry && iv.state == FinalState::Sleeping;
+      if (carry) {
+        iv.state = run.state;
+        iv.object = run.object;
+        iv.cpu = run.cpu;
+      }
+      if (!intervals_.empty() && sameRun(intervals_.back(), iv))
+        intervals_.back().end = iv.end;
+      else
+        intervals_.push_back(iv);
+    });
     StateInterval *v = intervals_.data();
-    const size_t n = intervals_.size();
-    for (size_t k = 0; carry && k < n && v[k].state == FinalState::Sleeping; k++) {
-      v[k].state = run.state;
-      v[k].object = run.object;
-      v[k].cpu = run.cpu;
-    }
-    size_t runs = 0;
-    for (size_t k = 0; k < n; k++) {
-      if (runs > 0 && sameRun(v[runs - 1], v[k]))
-        v[runs - 1].end = v[k].end;
-      else if (runs++ != k)
-        v[runs - 1] = v[k];
-    }
+    const size_t runs = intervals_.size();
     if (have && runs > 0) {
       if (sameRun(run, v[0]))
         v[0].start = run.start;

@@ -109,7 +109,7 @@ class TimelineSink : public ExportSink {
   std::vector<ExportWait> waits_;
   std::vector<std::pair<int64_t, uint32_t>> order_, scratch_;
   std::vector<WaitRecord> records_;  // one object's waits, window to window
-  // One thread's intervals in a window (its runs, once merged).
+  // One thread's runs in a window, merged as its pieces are read.
   std::vector<StateInterval> intervals_;
   // Waits ended, kept back for the next window (after a held one).
   std::vector<ExportWait> deferred_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "findings_util.h"
+#include "threadtimeline.h"
 
 namespace tmon {
 namespace findings_detail {
@@ -59,19 +60,22 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
     }
   };
   auto spread = [&](std::vector<double> &v, int64_t s, int64_t e) { spreadBy(v, s, e, 1); };
-  std::vector<StateInterval> ivs;  // one vector for every thread's
+  const TickTimes &ticks = m.tickTimes();
   for (const ProgramThread &p : pts) {
-    m.intervals(p.index, r, &ivs);
-    for (const StateInterval &iv : ivs) {
+    // Read in place, a piece at a time (unmerged runs spread the same: the
+    // bins add whole nanoseconds, exact in a double), not copied out.
+    m.settledTimeline(p.index).forEachPiece(r, ticks, [&](const StateInterval &iv) {
       // Stolen time holds a CPU too (the hypervisor ran something else on it).
       if (iv.state == FinalState::OnCpu || iv.state == FinalState::Runnable ||
           iv.state == FinalState::Stolen) {
         spread(b.active, iv.start, iv.end);
         spread(b.occupying, iv.start, iv.end);
       }
-      if (iv.state == FinalState::Runnable) spread(b.runnable, iv.start, iv.end);
-      else if (iv.state == FinalState::BlockedBarrier) spread(b.waiting, iv.start, iv.end);
-    }
+      if (iv.state == FinalState::Runnable)
+        spread(b.runnable, iv.start, iv.end);
+      else if (iv.state == FinalState::BlockedBarrier)
+        spread(b.waiting, iv.start, iv.end);
+    });
     // A yield-spin before a runtime's wait (a C++20 barrier's) wants no CPU:
     // it waits for its peers (it read as oversubscribed: fewer threads).
     // For idle phases a spinner is no sleeper at the barrier: it holds its

@@ -204,6 +204,11 @@ struct StateInterval {
   int cpu = -1;         // CPU for on_cpu intervals, -1 when unknown
 };
 
+// b goes on where a ends, in the same state, object and CPU: one run.
+inline bool sameRun(const StateInterval &a, const StateInterval &b) {
+  return a.end == b.start && a.state == b.state && a.object == b.object && a.cpu == b.cpu;
+}
+
 // A user thread (M:N: a context made with makecontext, switched to with
 // swapcontext/setcontext; docs/format.md, "User threads").
 struct UserThreadInfo {

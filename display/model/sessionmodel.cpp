@@ -348,6 +348,15 @@ void SessionModel::intervals(int index, const TimeRange &r, std::vector<StateInt
   store_->threads[size_t(index)]->intervals(r, store_->tickTimes, out);
 }
 
+const ThreadTimeline &SessionModel::settledTimeline(int index) const {
+  store_->settle();
+  return *store_->threads[size_t(index)];
+}
+
+const std::vector<int64_t> &SessionModel::tickTimes() const {
+  return store_->tickTimes;
+}
+
 bool SessionModel::stateAt(int index, int64_t t, StateInterval *out) const {
   std::vector<StateInterval> v = intervals(index, TimeRange{t, t + 1});
   if (v.empty()) return false;

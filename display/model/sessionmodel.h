@@ -147,6 +147,10 @@ class SessionModel : public QObject {
   // The same into *out (cleared first, its room kept): one vector for many
   // threads' intervals (a 10 s window of a busy thread is 10,000 of them).
   void intervals(int index, const TimeRange &r, std::vector<StateInterval> *out) const;
+  // Without a copy: settledTimeline(index).forEachPiece(r, tickTimes(), f)
+  // (threadtimeline.h) walks them in the timeline's own store.
+  const ThreadTimeline &settledTimeline(int index) const;
+  const std::vector<int64_t> &tickTimes() const;  // the session's, sorted
   // Final state at time t (false when the thread was not alive or not known).
   bool stateAt(int index, int64_t t, StateInterval *out) const;
   LwpDelta lwpDelta(int index, const TimeRange &r) const;

@@ -5,22 +5,17 @@
 #include <cmath>
 
 #include "framecheck.h"
+#include "intervalcode.h"
 #include "nearend.h"
 #include "threadmon.pb-c.h"
 #include "wirestate.h"
 
 namespace tmon {
 
+using namespace intervalcode;
+
 namespace {
 
-constexpr unsigned kMixed = 15;  // code of a tick-split or stolen-split interval
-static_assert(kFinalStateCount <= int(kMixed), "a final state and kMixed fit the 4-bit code");
-// A mixed interval's on-CPU and runnable fractions take kFracBits each of
-// its 32-bit payload; the rest's code (sleeping, I/O wait, stopped, stolen,
-// idle) the 4 bits above them.
-constexpr uint32_t kFracBits = 14;
-constexpr uint32_t kFracOne = (1u << kFracBits) - 1;
-constexpr uint32_t kRestShift = 2 * kFracBits;
 constexpr int kNoCpu = ThreadTimeline::kNoCpuCode;
 static_assert(kNoCpu == limits::kMaxCpus, "CPU numbers the wire may give, and one for none");
 // A pseudo switch record: records were lost here, the kind is unknown (-1)
@@ -28,10 +23,6 @@ static_assert(kNoCpu == limits::kMaxCpus, "CPU numbers the wire may give, and on
 constexpr uint8_t kSwitchGap = 0xFF;
 int switchKind(uint8_t state) { return state == kSwitchGap ? -1 : int(state); }
 constexpr int64_t kMaxRel = (int64_t(1) << 48) - 1;
-// Rest code of a mixed interval of on-CPU time (by switch records) that was
-// partly stolen: the on fraction is what the CPU clock ran.
-constexpr uint32_t kRestStolen = 3;
-constexpr uint32_t kRestIdle = 4;  // of time off a CPU that a read found idle
 // A difference between switch records and the CPU clock under 50 us, or
 // under 1% of the sample span, is noise (records drained a little late).
 constexpr int64_t kStealNoiseNs = 50'000;
@@ -102,26 +93,7 @@ static_assert(kSegmentBits[THREADMON__THREAD_STATE__STATE_RUNNING] == kRunningSe
                   kSegmentBits[THREADMON__THREAD_STATE__STATE_UNKNOWN] == kRunningSegment,
               "RUNNING and UNKNOWN, and no other state, are running (isRunning in sweep)");
 
-// A mixed interval's payload: on and rq fractions (kFracBits each), then
-// the rest's code (restBitsOf) in the top bits.
-struct Mix {
-  uint32_t on, rq, rest;  // on/rq in 1/kFracOne
-};
-Mix mixOf(uint32_t payload) {
-  return Mix{payload & kFracOne, (payload >> kFracBits) & kFracOne, payload >> kRestShift};
-}
-uint32_t mixPayload(uint32_t on, uint32_t rq, uint32_t rest) {
-  return on | rq << kFracBits | rest << kRestShift;
-}
-uint32_t restCodeOfMix(uint32_t rest) {
-  switch (rest) {
-    case 1: return unsigned(FinalState::IoWait);
-    case 2: return unsigned(FinalState::Stopped);
-    case kRestStolen: return unsigned(FinalState::Stolen);
-    case kRestIdle: return unsigned(FinalState::Idle);
-    default: return unsigned(FinalState::Sleeping);
-  }
-}
+// A rest state's bits in a mixed payload (restCodeOfMix reads them back).
 uint32_t restBitsOf(unsigned rest) {
   return rest == unsigned(FinalState::IoWait)    ? 1
          : rest == unsigned(FinalState::Stopped) ? 2
@@ -135,8 +107,6 @@ uint32_t roundFrac(double x) {
   const auto t = uint32_t(x);
   return x - double(t) >= 0.5 ? t + 1 : t;
 }
-
-int64_t part(int64_t d, uint32_t frac) { return (d * int64_t(frac) + kFracOne / 2) / kFracOne; }
 
 // A record's time, for the searches of nearend.h (a functor, so that it
 // inlines: a function pointer there was a call per step).
@@ -826,22 +796,6 @@ size_t ThreadTimeline::firstOverlapping(int64_t t) const {
   return it == iv_.begin() ? 0 : size_t(it - iv_.begin()) - 1;
 }
 
-template <typename F>
-void ThreadTimeline::walkFrom(int64_t t, F &&f) const {
-  // Each start read once, the vector's ends once: the callers' stores
-  // (their sums, their output) might alias iv_'s as far as the compiler knows.
-  const Packed *const iv = iv_.data();
-  const size_t n = iv_.size();
-  size_t i = firstOverlapping(t);
-  if (i >= n) return;
-  int64_t start = startOf(iv[i]);
-  for (; i < n; i++) {
-    const int64_t end = i + 1 < n ? startOf(iv[i + 1]) : derivedUntil_;
-    if (!f(iv[i], start, end)) return;
-    start = end;
-  }
-}
-
 void ThreadTimeline::detailTimes(int64_t t0, int64_t t1, StateTimes *out) const {
   walkFrom(t0, [&](const Packed &p, int64_t start, int64_t end) {
     const int64_t s = std::max(start, t0), e = std::min(end, t1);
@@ -916,22 +870,9 @@ void ThreadTimeline::stateAndCpuTimes(const TimeRange &r, const TickTimes &ticks
 
 void ThreadTimeline::intervals(const TimeRange &r, const TickTimes &ticks,
                                std::vector<StateInterval> *out) const {
-  TimeRange life = lifetime();
-  int64_t t0 = std::max(r.t0, life.t0), t1 = std::min(r.t1, life.t1);
+  const TimeRange life = lifetime();
+  const int64_t t0 = std::max(r.t0, life.t0), t1 = std::min(r.t1, life.t1);
   if (t1 <= t0) return;
-  auto put = [&](int64_t s, int64_t e, FinalState st, uint32_t obj, int cpu) {
-    s = std::max(s, t0);
-    e = std::min(e, t1);
-    if (e <= s) return;
-    if (!out->empty()) {
-      StateInterval &l = out->back();
-      if (l.end == s && l.state == st && l.object == obj && l.cpu == cpu) {
-        l.end = e;
-        return;
-      }
-    }
-    out->push_back(StateInterval{s, e, st, obj, cpu});
-  };
   // A fresh vector gets room for the intervals held in r at once (mixed ones
   // give more, drawn tick by tick).
   if (out->empty()) {
@@ -940,33 +881,11 @@ void ThreadTimeline::intervals(const TimeRange &r, const TickTimes &ticks,
     const std::ptrdiff_t first = std::ptrdiff_t(firstOverlapping(t0));
     out->reserve(size_t(std::max<std::ptrdiff_t>(0, last - iv_.begin() - first)));
   }
-  auto nt = ticks.begin();  // the tick after x below, searched from the last one
-  walkFrom(t0, [&](const Packed &p, int64_t s, int64_t e) {
-    if (s >= t1) return false;
-    if (e <= t0) return true;
-    unsigned code = codeOf(p);
-    if (code != kMixed) {
-      put(s, e, FinalState(code), p.payload, cpuOf(p));
-      return true;
-    }
-    // A mixed interval is drawn tick by tick: on-CPU, then runnable, then the rest.
-    Mix m = mixOf(p.payload);
-    FinalState restState = FinalState(restCodeOfMix(m.rest));
-    int64_t x = s;
-    if (t0 > s) {
-      auto tk = std::upper_bound(ticks.begin(), ticks.end(), t0);
-      if (tk != ticks.begin()) x = std::max(s, *(tk - 1));
-    }
-    while (x < std::min(e, t1)) {
-      nt = std::upper_bound(nt, ticks.end(), x);  // x only grows
-      int64_t y = nt == ticks.end() ? e : std::min(e, *nt);
-      int64_t on = part(y - x, m.on), rq = part(y - x, m.rq);
-      put(x, x + on, FinalState::OnCpu, 0, cpuOf(p));
-      put(x + on, x + on + rq, FinalState::Runnable, 0, -1);
-      put(x + on + rq, y, restState, 0, -1);
-      x = y;
-    }
-    return true;
+  forEachPiece(r, ticks, [out](const StateInterval &iv) {
+    if (!out->empty() && sameRun(out->back(), iv))
+      out->back().end = iv.end;
+    else
+      out->push_back(iv);
   });
 }
 

@@ -15,6 +15,7 @@
 
 #include "checkpoints.h"
 #include "counterseries.h"
+#include "intervalcode.h"
 #include "modeltypes.h"
 #include "podvector.h"
 
@@ -125,6 +126,12 @@ class ThreadTimeline {
   void stateAndCpuTimes(const TimeRange &r, const TickTimes &ticks, StateTimes *out,
                         std::vector<int64_t> *perCpu) const;
   void intervals(const TimeRange &r, const TickTimes &ticks, std::vector<StateInterval> *out) const;
+  // f(const StateInterval &) for each piece of the intervals in r, clipped
+  // to it, in time order, read from the store without a copy: intervals()
+  // is these pieces with the adjacent ones of one run (sameRun) merged.
+  // Inline, so that f inlines (the model is built -fPIC).
+  template <typename F>
+  void forEachPiece(const TimeRange &r, const TickTimes &ticks, F &&f) const;
   // Adds on-CPU ns per CPU index into perCpu (grown as needed).
   void cpuTimes(const TimeRange &r, std::vector<int64_t> *perCpu) const;
   TimeRange lifetime() const;  // [start, end or derivedUntil)
@@ -265,6 +272,63 @@ class ThreadTimeline {
   Checkpoints<kFinalStateCount> cuts_;  // time per state
   std::vector<int64_t> cpuEvicted_;     // on-CPU ns per CPU before the newest cut
 };
+
+template <typename F>
+void ThreadTimeline::walkFrom(int64_t t, F &&f) const {
+  // Each start read once, the vector's ends once: the callers' stores
+  // (their sums, their output) might alias iv_'s as far as the compiler knows.
+  const Packed *const iv = iv_.data();
+  const size_t n = iv_.size();
+  size_t i = firstOverlapping(t);
+  if (i >= n) return;
+  int64_t start = startOf(iv[i]);
+  for (; i < n; i++) {
+    const int64_t end = i + 1 < n ? startOf(iv[i + 1]) : derivedUntil_;
+    if (!f(iv[i], start, end)) return;
+    start = end;
+  }
+}
+
+template <typename F>
+void ThreadTimeline::forEachPiece(const TimeRange &r, const TickTimes &ticks, F &&f) const {
+  using namespace intervalcode;
+  const TimeRange life = lifetime();
+  const int64_t t0 = std::max(r.t0, life.t0), t1 = std::min(r.t1, life.t1);
+  if (t1 <= t0) return;
+  const auto put = [&](int64_t s, int64_t e, FinalState st, uint32_t obj, int cpu) {
+    s = std::max(s, t0);
+    e = std::min(e, t1);
+    if (e > s) f(StateInterval{s, e, st, obj, cpu});
+  };
+  auto nt = ticks.begin();  // the tick after x below, searched from the last one
+  walkFrom(t0, [&](const Packed &p, int64_t s, int64_t e) {
+    if (s >= t1) return false;
+    if (e <= t0) return true;
+    const unsigned code = codeOf(p);
+    if (code != kMixed) {
+      put(s, e, FinalState(code), p.payload, cpuOf(p));
+      return true;
+    }
+    // A mixed interval is drawn tick by tick: on-CPU, then runnable, then the rest.
+    const Mix m = mixOf(p.payload);
+    const FinalState restState = FinalState(restCodeOfMix(m.rest));
+    int64_t x = s;
+    if (t0 > s) {
+      auto tk = std::upper_bound(ticks.begin(), ticks.end(), t0);
+      if (tk != ticks.begin()) x = std::max(s, *(tk - 1));
+    }
+    while (x < std::min(e, t1)) {
+      nt = std::upper_bound(nt, ticks.end(), x);  // x only grows
+      const int64_t y = nt == ticks.end() ? e : std::min(e, *nt);
+      const int64_t on = part(y - x, m.on), rq = part(y - x, m.rq);
+      put(x, x + on, FinalState::OnCpu, 0, cpuOf(p));
+      put(x + on, x + on + rq, FinalState::Runnable, 0, -1);
+      put(x + on + rq, y, restState, 0, -1);
+      x = y;
+    }
+    return true;
+  });
+}
 
 }  // namespace tmon
 

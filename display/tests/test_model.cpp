@@ -3,7 +3,6 @@
 // intervals, per-CPU thread time, counter deltas, disorder, memory bound.
 #include <QSignalSpy>
 #include <QtTest>
-
 #include <algorithm>
 #include <random>
 
@@ -11,6 +10,7 @@
 #include "nearend.h"
 #include "sessionmodel.h"
 #include "synthscenarios.h"
+#include "threadtimeline.h"
 
 using namespace tmon;
 using namespace tmtest;
@@ -765,6 +765,56 @@ class TestModel : public QObject {
     QCOMPARE(b[0].end, at(80));
     QCOMPARE(b[0].thread, m.indexOfTid(101));
     QVERIFY(m.blockedOn(8, m.resolve(Window::wholeRun())).empty());
+  }
+
+  // forEachPiece reads the intervals in place: its pieces, merged where
+  // one run goes on, are intervals(), for ranges that cut intervals
+  // (the fallback's mixed ones, drawn tick by tick, too), fall on their
+  // edges, are empty or lie outside a life, and for a thread with none.
+  void piecesMergedAreIntervals() {
+    for (bool fallback : {false, true}) {
+      StreamBuilder b = fallback ? fallbackScenario() : switchScenario();
+      b.threadStart(105, at(30), "gone", "workload!gone");  // born and gone at once
+      b.threadEnd(105, at(30));
+      SessionModel m;
+      b.applyTo(&m);
+      QVERIFY(m.intervals(m.indexOfTid(105), m.resolve(Window::wholeRun())).empty());
+      // Edges (multiples of 10 ms), cuts inside intervals and ticks, and
+      // times before the start and after the end.
+      const std::vector<int64_t> cuts{-5, 0,  3,  10, 12, 17, 20,  25,  33,
+                                      45, 50, 55, 61, 80, 99, 100, 120, 130};
+      size_t pieces = 0;
+      for (int i = 0; i < m.threadCount(); i++) {
+        for (int64_t a : cuts) {
+          for (int64_t z : cuts) {
+            if (z < a) continue;
+            const TimeRange r{at(a), at(z)};
+            std::vector<StateInterval> merged;
+            m.settledTimeline(i).forEachPiece(r, m.tickTimes(), [&](const StateInterval &iv) {
+              QVERIFY(iv.start < iv.end);
+              QVERIFY(iv.start >= r.t0 && iv.end <= r.t1);
+              QVERIFY(merged.empty() || merged.back().end == iv.start);
+              pieces++;
+              if (!merged.empty() && sameRun(merged.back(), iv))
+                merged.back().end = iv.end;
+              else
+                merged.push_back(iv);
+            });
+            const std::vector<StateInterval> want = m.intervals(i, r);
+            QCOMPARE(merged.size(), want.size());
+            for (size_t k = 0; k < want.size(); k++) {
+              QCOMPARE(merged[k].start, want[k].start);
+              QCOMPARE(merged[k].end, want[k].end);
+              QCOMPARE(int(merged[k].state), int(want[k].state));
+              QCOMPARE(merged[k].object, want[k].object);
+              QCOMPARE(merged[k].cpu, want[k].cpu);
+            }
+            if (a == z) QVERIFY(want.empty());
+          }
+        }
+      }
+      QVERIFY(pieces > 0);
+    }
   }
 
   void perCpuThreadTimeFromSwitches() {
