@@ -9,6 +9,7 @@
 
 #include "counterseries.h"
 #include "nearend.h"
+#include "podvector.h"
 #include "sessionmodel.h"
 #include "synthscenarios.h"
 
@@ -127,6 +128,50 @@ class TestModel : public QObject {
         for (size_t h = 0; h < cs.size(); h++) QCOMPARE(cs.atNear(x, &cs[h]), want);
       }
     }
+  }
+
+  // A PodVector keeps its records as a std::vector does across its ways of
+  // growing and shrinking: the heap (realloc), its own mapping (mremap from
+  // kMapBytes up), and the moves between them.
+  void podVectorKeepsItsRecordsAcrossMappings() {
+    std::mt19937 rng(5);
+    PodVector<uint64_t> v;
+    std::vector<uint64_t> want;
+    auto same = [&](const PodVector<uint64_t> &p) {
+      return p.size() == want.size() && std::equal(p.begin(), p.end(), want.begin());
+    };
+    for (int round = 0; round < 6; round++) {
+      // Up past a few mappings' doublings (1 MiB of records).
+      const size_t n = 1000 + rng() % 140000;
+      while (want.size() < n) {
+        const uint64_t x = rng();
+        want.push_back(x);
+        v.push_back(x);
+      }
+      QVERIFY(same(v));
+      const size_t at = rng() % want.size();
+      want.insert(want.begin() + std::ptrdiff_t(at), 42);
+      v.insert(v.begin() + at, 42);
+      QVERIFY(same(v));
+      PodVector<uint64_t> copy(v), assigned;
+      assigned = v;
+      QVERIFY(same(copy) && same(assigned));
+      PodVector<uint64_t> moved(std::move(copy));
+      QVERIFY(same(moved));
+      // Down to a few (back into the heap) or to some thousands (still mapped).
+      const size_t keep = round % 2 ? rng() % 100 : 20000 + rng() % 10000;
+      want.erase(want.begin() + std::ptrdiff_t(std::min(keep, want.size())), want.end());
+      v.erase(v.begin() + std::min(keep, v.size()), v.end());
+      v.shrinkToDoubling();
+      QVERIFY(same(v));
+      QVERIFY(v.capacity() >= v.size() && v.capacity() < 2 * v.size() + 16);
+      moved.shrink_to_fit();
+      moved.clear();
+      moved.shrink_to_fit();
+      QVERIFY(moved.empty() && moved.capacity() == 0);
+    }
+    v.shrink_to_fit();
+    QVERIFY(same(v) && v.capacity() == v.size());
   }
 
   void switchRecordsGiveExactStates() {
