@@ -174,6 +174,103 @@ class TestModel : public QObject {
     QVERIFY(same(v) && v.capacity() == v.size());
   }
 
+  // A batch with every column whole is folded without a bound per column
+  // and entry (SessionStore::applyTransitions); one with a column cut
+  // short, with them. The same transitions both ways make the same model:
+  // the threads' intervals, ends, gaps and sleeps, and every object's waits
+  // (closed in their start order, and open), with late, duplicate and
+  // same-instant times, unknown, exited and futex states, a thread first
+  // seen before its start, and derivations between batches.
+  void wholeColumnsFoldAsCutOnes() {
+    const Threadmon__ThreadState states[] = {
+        THREADMON__THREAD_STATE__STATE_RUNNING,       THREADMON__THREAD_STATE__STATE_RUNNING,
+        THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX,
+        THREADMON__THREAD_STATE__STATE_BLOCKED_COND,  THREADMON__THREAD_STATE__STATE_SLEEPING,
+        THREADMON__THREAD_STATE__STATE_BLOCKED_FUTEX, THREADMON__THREAD_STATE__STATE_BLOCKED_SEM,
+        THREADMON__THREAD_STATE__STATE_UNKNOWN,       THREADMON__THREAD_STATE__STATE_EXITED};
+    for (unsigned seed = 1; seed <= 12; seed++) {
+      std::mt19937 rng(seed);
+      std::vector<std::vector<Transition>> batches(30);
+      std::vector<int64_t> clock(6, 0);
+      for (auto &batch : batches) {
+        for (int runs = 1 + int(rng() % 5); runs > 0; runs--) {
+          const uint32_t tid = 101 + rng() % 6;
+          for (int k = 1 + int(rng() % 90); k > 0; k--) {
+            int64_t &c = clock[tid - 101];
+            const unsigned r = rng() % 100;
+            c += r < 3 ? -int64_t(rng() % 3) * kMs : r < 6 ? 0 : 1 + int64_t(rng() % 500'000);
+            Transition e{std::max<int64_t>(at(1), at(5) + c), tid,
+                         states[rng() % (rng() % 20 ? 8 : 10)]};
+            if (rng() % 4) e.object = 1 + rng() % 4;
+            if (rng() % 2) e.holder = 101 + rng() % 6;
+            e.releaser = rng() % 2 ? 101 + rng() % 6 : 0;
+            batch.push_back(e);
+          }
+        }
+        batch.back().releaser = 0;  // what a cut column reads
+      }
+      SessionModel whole, cut;
+      for (SessionModel *m : {&whole, &cut}) {
+        StreamBuilder b(intoModel(m));
+        b.hello(false);
+        for (uint32_t tid = 101; tid <= 103; tid++)
+          b.threadStart(tid, at(tid == 101 ? 20 : 2), "worker", "app!w");
+        for (size_t k = 0; k < batches.size(); k++) {
+          const std::vector<Transition> &batch = batches[k];
+          b.transitions(batch.front().t, batch, m == &cut);
+          if (k % 10 == 9) {
+            b.tick(at(5) + *std::max_element(clock.begin(), clock.end()), {});
+            m->threadStates(0, m->resolve(Window::wholeRun()));  // derives
+          }
+        }
+        b.goodbye(at(5) + *std::max_element(clock.begin(), clock.end()) + kMs, 0);
+        QVERIFY2(!m->hasError(), qPrintable(m->errorText()));
+      }
+      QCOMPARE(cut.threadCount(), whole.threadCount());
+      const TimeRange r = whole.resolve(Window::wholeRun());
+      QCOMPARE(cut.resolve(Window::wholeRun()).t0, r.t0);
+      QCOMPARE(cut.resolve(Window::wholeRun()).t1, r.t1);
+      for (int i = 0; i < whole.threadCount(); i++) {
+        QCOMPARE(cut.thread(i).tid, whole.thread(i).tid);
+        QCOMPARE(cut.thread(i).startNs, whole.thread(i).startNs);
+        QCOMPARE(cut.thread(i).endNs, whole.thread(i).endNs);
+        QCOMPARE(cut.thread(i).eventGaps, whole.thread(i).eventGaps);
+        const std::vector<StateInterval> a = whole.intervals(i, r), c = cut.intervals(i, r);
+        QCOMPARE(c.size(), a.size());
+        for (size_t k = 0; k < a.size(); k++) {
+          QCOMPARE(c[k].start, a[k].start);
+          QCOMPARE(c[k].end, a[k].end);
+          QCOMPARE(c[k].state, a[k].state);
+          QCOMPARE(c[k].object, a[k].object);
+        }
+        QCOMPARE(cut.chosenSleepNs(i, r), whole.chosenSleepNs(i, r));
+      }
+      auto same = [](const std::vector<WaitRecord> &a, const std::vector<WaitRecord> &c) {
+        QCOMPARE(c.size(), a.size());
+        for (size_t k = 0; k < a.size(); k++) {
+          QCOMPARE(c[k].start, a[k].start);
+          QCOMPARE(c[k].end, a[k].end);
+          QCOMPARE(c[k].waiter, a[k].waiter);
+          QCOMPARE(c[k].holder, a[k].holder);
+          QCOMPARE(c[k].releaser, a[k].releaser);
+          QCOMPARE(c[k].state, a[k].state);
+          QCOMPARE(c[k].open, a[k].open);
+        }
+      };
+      size_t waits = 0;
+      for (uint32_t object = 1; object <= 4; object++) {
+        const std::vector<WaitRecord> a = whole.waits(object, r);
+        same(a, cut.waits(object, r));
+        waits += a.size();
+      }
+      QVERIFY(waits > 20);
+      std::vector<WaitRecord> a, c;
+      whole.openWaits(&a);
+      cut.openWaits(&c);
+      same(a, c);
+    }
+  }
+
   void switchRecordsGiveExactStates() {
     SessionModel m;
     switchScenario().applyTo(&m);
