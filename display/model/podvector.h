@@ -11,12 +11,13 @@
 #ifndef THREADMON_PODVECTOR_H
 #define THREADMON_PODVECTOR_H
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <sys/mman.h>
 #include <type_traits>
 #include <utility>
 
@@ -140,9 +141,8 @@ class PodVector {
     if (mapped_ && bytes >= kMapBytes) {
       q = mremap(p_, pages(capacity() * sizeof(T)), pages(bytes), MREMAP_MAYMOVE);
       if (q == MAP_FAILED) throw std::bad_alloc();
-    } else if (bytes >= kMapBytes &&
-               (q = mmap(nullptr, pages(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                         -1, 0)) != MAP_FAILED) {
+    } else if (bytes >= kMapBytes && (q = mmap(nullptr, pages(bytes), PROT_READ | PROT_WRITE,
+                                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) != MAP_FAILED) {
       if (n) std::memcpy(q, p_, n * sizeof(T));
       release();
       mapped_ = true;

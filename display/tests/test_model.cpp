@@ -3,7 +3,6 @@
 // intervals, per-CPU thread time, counter deltas, disorder, memory bound.
 #include <QSignalSpy>
 #include <QtTest>
-
 #include <algorithm>
 #include <random>
 
