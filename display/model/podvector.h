@@ -1,11 +1,17 @@
-// PodVector: a vector of trivially copyable records that grows with
-// realloc(). A thread's records and intervals grow to hundreds of KiB in a
+// PodVector: a vector of trivially copyable records that grows without
+// copying. A thread's records and intervals grow to hundreds of KiB in a
 // window; std::vector doubles by allocating anew and copying everything
-// (the copies were 5% of an export's instructions), where realloc of a
-// large block moves its pages (mremap) or extends it in place, and copies
-// only when neither can be done. Iterators are pointers.
+// (the copies were 5% of an export's instructions). realloc() of a block
+// in the heap copies too whenever the next chunk is taken (100 threads'
+// vectors growing in turn), and glibc puts even large blocks there once a
+// freed mapping has raised its mmap threshold: the copies were 3.5% of an
+// export's instructions. So a block of kMapBytes or more is a mapping of
+// its own, which mremap() grows by moving its pages; one the kernel
+// refuses (vm.max_map_count) stays with realloc(). Iterators are pointers.
 #ifndef THREADMON_PODVECTOR_H
 #define THREADMON_PODVECTOR_H
+
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -31,7 +37,8 @@ class PodVector {
   PodVector(PodVector &&o) noexcept
       : p_(std::exchange(o.p_, nullptr)),
         e_(std::exchange(o.e_, nullptr)),
-        c_(std::exchange(o.c_, nullptr)) {}
+        c_(std::exchange(o.c_, nullptr)),
+        mapped_(std::exchange(o.mapped_, false)) {}
   PodVector &operator=(const PodVector &o) {
     if (this != &o) assign(o.begin(), o.end());
     return *this;
@@ -40,9 +47,10 @@ class PodVector {
     std::swap(p_, o.p_);
     std::swap(e_, o.e_);
     std::swap(c_, o.c_);
+    std::swap(mapped_, o.mapped_);
     return *this;
   }
-  ~PodVector() { std::free(p_); }
+  ~PodVector() { release(); }
 
   // Three pointers, as std::vector keeps: the appends and the reads of the
   // last element compile to what they did with it.
@@ -51,6 +59,7 @@ class PodVector {
   size_t size() const { return size_t(e_ - p_); }
   size_t capacity() const { return size_t(c_ - p_); }
   bool empty() const { return e_ == p_; }
+  bool full() const { return e_ == c_; }  // no room for one more
   T *begin() { return p_; }
   T *end() { return e_; }
   const T *begin() const { return p_; }
@@ -102,8 +111,8 @@ class PodVector {
   }
   void shrink_to_fit() {
     if (e_ == p_) {
-      std::free(std::exchange(p_, nullptr));
-      e_ = c_ = nullptr;
+      release();
+      p_ = e_ = c_ = nullptr;
     } else if (e_ < c_) {
       reallocTo(size());
     }
@@ -120,16 +129,44 @@ class PodVector {
   // copied, at most as often as std::vector would copy it.
   void grow(size_t need) { reallocTo(std::max(need, p_ ? 2 * capacity() : kFirst)); }
   static constexpr size_t kFirst = 8;
+  // Mapped from here: a mapping's rounding to pages wastes at most an
+  // eighth of it, and the copies below it are a tenth of those up to
+  // glibc's first mmap threshold (128 KiB; 28 M instructions of the export).
+  static constexpr size_t kMapBytes = 32 << 10;
+  static size_t pages(size_t bytes) { return (bytes + 4095) & ~size_t(4095); }
+  // cap >= size().
   void reallocTo(size_t cap) {
-    const size_t n = size();
-    void *q = std::realloc(p_, cap * sizeof(T));
-    if (!q) throw std::bad_alloc();
+    const size_t n = size(), bytes = cap * sizeof(T);
+    void *q = nullptr;
+    if (mapped_ && bytes >= kMapBytes) {
+      q = mremap(p_, pages(capacity() * sizeof(T)), pages(bytes), MREMAP_MAYMOVE);
+      if (q == MAP_FAILED) throw std::bad_alloc();
+    } else if (bytes >= kMapBytes && (q = mmap(nullptr, pages(bytes), PROT_READ | PROT_WRITE,
+                                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) != MAP_FAILED) {
+      if (n) std::memcpy(q, p_, n * sizeof(T));
+      release();
+      mapped_ = true;
+    } else if (mapped_) {  // shrunk below kMapBytes
+      if (!(q = std::malloc(bytes))) throw std::bad_alloc();
+      if (n) std::memcpy(q, p_, n * sizeof(T));
+      release();
+    } else if (!(q = std::realloc(p_, bytes))) {
+      throw std::bad_alloc();
+    }
     p_ = static_cast<T *>(q);
     e_ = p_ + n;
     c_ = p_ + cap;
   }
+  void release() {
+    if (mapped_)
+      munmap(p_, pages(capacity() * sizeof(T)));
+    else
+      std::free(p_);
+    mapped_ = false;
+  }
 
   T *p_ = nullptr, *e_ = nullptr, *c_ = nullptr;
+  bool mapped_ = false;  // p_ is a mapping of its own
 };
 
 }  // namespace tmon

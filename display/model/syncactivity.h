@@ -175,6 +175,10 @@ class SyncActivity {
   const ThreadWaits *findThread(uint32_t tid) const;
   // The wait th holds ends at t: its record joins its object's closed waits.
   void closeWait(ThreadWaits *th, int64_t t, uint32_t releaser);
+  // closeWait when its object is not in objectSlots_ or its waits are full.
+  void closeWaitSlow(ThreadWaits *th, int64_t t, uint32_t releaser);
+  // th's wait among ow's closed ones, which have room for it.
+  void placeClosed(ObjectWaits &ow, ThreadWaits *th, int64_t t, uint32_t releaser);
   // A wait-for edge of the deadlock check: what a waiter waits for, who holds it.
   struct Edge {
     uint32_t object, holder;

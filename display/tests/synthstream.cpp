@@ -251,7 +251,8 @@ void StreamBuilder::transition(uint32_t tid, int64_t t, Threadmon__ThreadState s
   transitions(t, {Transition{t, tid, state, object, holder, releaser}});
 }
 
-void StreamBuilder::transitions(int64_t base, const std::vector<Transition> &batch) {
+void StreamBuilder::transitions(int64_t base, const std::vector<Transition> &batch,
+                                bool releasersShort) {
   if (batch.empty()) return;
   const size_t n = batch.size();
   std::vector<uint32_t> tid(n), object(n), holder(n), releaser(n);
@@ -271,6 +272,7 @@ void StreamBuilder::transitions(int64_t base, const std::vector<Transition> &bat
   Threadmon__Transitions tr = THREADMON__TRANSITIONS__INIT;
   tr.base_ns = uint64_t(base);
   tr.n_tid = tr.n_delta_ns = tr.n_state = tr.n_object_id = tr.n_holder_tid = tr.n_releaser_tid = n;
+  if (releasersShort) tr.n_releaser_tid--;
   tr.tid = tid.data();
   tr.delta_ns = delta.data();
   tr.state = state.data();

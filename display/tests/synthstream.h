@@ -148,7 +148,9 @@ class StreamBuilder {
   // State changes: one, or a batch at base (an empty batch adds nothing).
   void transition(uint32_t tid, int64_t t, Threadmon__ThreadState state, uint32_t object = 0,
                   uint32_t holder = 0, uint32_t releaser = 0);
-  void transitions(int64_t base, const std::vector<Transition> &batch);
+  // releasersShort: the releaser column one entry short (a ragged batch,
+  // whose last entry reads releaser 0).
+  void transitions(int64_t base, const std::vector<Transition> &batch, bool releasersShort = false);
   // Switch records. lost: CpuSwitches.lost; stopped: the batch is the probe's last.
   void cpuSwitch(uint32_t tid, int64_t t, uint32_t cpu, Threadmon__SwitchKind kind,
                  uint64_t lost = 0, bool stopped = false);

@@ -8,6 +8,7 @@
 
 #include "counterseries.h"
 #include "nearend.h"
+#include "podvector.h"
 #include "sessionmodel.h"
 #include "synthscenarios.h"
 #include "threadtimeline.h"
@@ -112,6 +113,83 @@ QString steppedDiffers(const StreamBuilder &b, uint32_t tid, SessionModel *whole
 
 }  // namespace
 
+// Random transition batches of threads 101-106 (some never started), with
+// waits on objects, for the fold's tests: runs of one thread, late,
+// duplicate and same-instant times, unknown, exited and futex states. Every
+// batch's last entry has no releaser (what a releaser column cut short reads).
+std::vector<std::vector<Transition>> randomBatches(unsigned seed,
+                                                   const std::vector<uint32_t> &objects) {
+  const Threadmon__ThreadState states[] = {
+      THREADMON__THREAD_STATE__STATE_RUNNING,       THREADMON__THREAD_STATE__STATE_RUNNING,
+      THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX,
+      THREADMON__THREAD_STATE__STATE_BLOCKED_COND,  THREADMON__THREAD_STATE__STATE_SLEEPING,
+      THREADMON__THREAD_STATE__STATE_BLOCKED_FUTEX, THREADMON__THREAD_STATE__STATE_BLOCKED_SEM,
+      THREADMON__THREAD_STATE__STATE_UNKNOWN,       THREADMON__THREAD_STATE__STATE_EXITED};
+  std::mt19937 rng(seed);
+  std::vector<std::vector<Transition>> batches(30);
+  std::vector<int64_t> clock(6, 0);
+  for (auto &batch : batches) {
+    for (int runs = 1 + int(rng() % 5); runs > 0; runs--) {
+      const uint32_t tid = 101 + rng() % 6;
+      for (int k = 1 + int(rng() % 90); k > 0; k--) {
+        int64_t &c = clock[tid - 101];
+        const unsigned r = rng() % 100;
+        c += r < 3 ? -int64_t(rng() % 3) * kMs : r < 6 ? 0 : 1 + int64_t(rng() % 500'000);
+        Transition e{std::max<int64_t>(at(1), at(5) + c), tid,
+                     states[rng() % (rng() % 20 ? 8 : 10)]};
+        if (rng() % 4) e.object = objects[rng() % objects.size()];
+        if (rng() % 2) e.holder = 101 + rng() % 6;
+        e.releaser = rng() % 2 ? 101 + rng() % 6 : 0;
+        batch.push_back(e);
+      }
+    }
+    batch.back().releaser = 0;
+  }
+  return batches;
+}
+
+// The newest time of batches.
+int64_t newestOf(const std::vector<std::vector<Transition>> &batches) {
+  int64_t t = INT64_MIN;
+  for (const auto &batch : batches)
+    for (const Transition &e : batch) t = std::max(t, e.t);
+  return t;
+}
+
+// The batches folded, with threads 101-103 started, a tick and a derivation
+// after every tenth; releasersShort as StreamBuilder::transitions.
+void foldBatches(const std::vector<std::vector<Transition>> &batches, bool releasersShort,
+                 SessionModel *m) {
+  StreamBuilder b(intoModel(m));
+  b.hello(false);
+  for (uint32_t tid = 101; tid <= 103; tid++)
+    b.threadStart(tid, at(tid == 101 ? 20 : 2), "worker", "app!w");
+  int64_t newest = INT64_MIN;
+  for (size_t k = 0; k < batches.size(); k++) {
+    b.transitions(batches[k].front().t, batches[k], releasersShort);
+    for (const Transition &e : batches[k]) newest = std::max(newest, e.t);
+    if (k % 10 == 9) {
+      b.tick(newest, {});
+      m->threadStates(0, m->resolve(Window::wholeRun()));  // derives
+    }
+  }
+  b.goodbye(newestOf(batches) + kMs, 0);
+}
+
+// The same waits, field by field (but their object).
+void sameWaits(const std::vector<WaitRecord> &a, const std::vector<WaitRecord> &c) {
+  QCOMPARE(c.size(), a.size());
+  for (size_t k = 0; k < a.size(); k++) {
+    QCOMPARE(c[k].start, a[k].start);
+    QCOMPARE(c[k].end, a[k].end);
+    QCOMPARE(c[k].waiter, a[k].waiter);
+    QCOMPARE(c[k].holder, a[k].holder);
+    QCOMPARE(c[k].releaser, a[k].releaser);
+    QCOMPARE(c[k].state, a[k].state);
+    QCOMPARE(c[k].open, a[k].open);
+  }
+}
+
 class TestModel : public QObject {
   Q_OBJECT
 
@@ -149,6 +227,116 @@ class TestModel : public QObject {
         const CounterSeries<1>::Point *want = cs.at(x);
         QCOMPARE(cs.atNear(x, nullptr), want);
         for (size_t h = 0; h < cs.size(); h++) QCOMPARE(cs.atNear(x, &cs[h]), want);
+      }
+    }
+  }
+
+  // A PodVector keeps its records as a std::vector does across its ways of
+  // growing and shrinking: the heap (realloc), its own mapping (mremap from
+  // kMapBytes up), and the moves between them.
+  void podVectorKeepsItsRecordsAcrossMappings() {
+    std::mt19937 rng(5);
+    PodVector<uint64_t> v;
+    std::vector<uint64_t> want;
+    auto same = [&](const PodVector<uint64_t> &p) {
+      return p.size() == want.size() && std::equal(p.begin(), p.end(), want.begin());
+    };
+    for (int round = 0; round < 6; round++) {
+      // Up past a few mappings' doublings (1 MiB of records).
+      const size_t n = 1000 + rng() % 140000;
+      while (want.size() < n) {
+        const uint64_t x = rng();
+        want.push_back(x);
+        v.push_back(x);
+      }
+      QVERIFY(same(v));
+      const size_t at = rng() % want.size();
+      want.insert(want.begin() + std::ptrdiff_t(at), 42);
+      v.insert(v.begin() + at, 42);
+      QVERIFY(same(v));
+      PodVector<uint64_t> copy(v), assigned;
+      assigned = v;
+      QVERIFY(same(copy) && same(assigned));
+      PodVector<uint64_t> moved(std::move(copy));
+      QVERIFY(same(moved));
+      // Down to a few (back into the heap) or to some thousands (still mapped).
+      const size_t keep = round % 2 ? rng() % 100 : 20000 + rng() % 10000;
+      want.erase(want.begin() + std::ptrdiff_t(std::min(keep, want.size())), want.end());
+      v.erase(v.begin() + std::min(keep, v.size()), v.end());
+      v.shrinkToDoubling();
+      QVERIFY(same(v));
+      QVERIFY(v.capacity() >= v.size() && v.capacity() < 2 * v.size() + 16);
+      moved.shrink_to_fit();
+      moved.clear();
+      moved.shrink_to_fit();
+      QVERIFY(moved.empty() && moved.capacity() == 0);
+    }
+    v.shrink_to_fit();
+    QVERIFY(same(v) && v.capacity() == v.size());
+  }
+
+  // A batch with every column whole is folded without a bound per column
+  // and entry (SessionStore::applyTransitions); one with a column cut
+  // short, with them. The same transitions both ways make the same model:
+  // the threads' intervals, ends, gaps and sleeps, and every object's waits
+  // (closed in their start order, and open), with late, duplicate and
+  // same-instant times, unknown, exited and futex states, a thread first
+  // seen before its start, and derivations between batches.
+  void wholeColumnsFoldAsCutOnes() {
+    for (unsigned seed = 1; seed <= 12; seed++) {
+      const std::vector<std::vector<Transition>> batches = randomBatches(seed, {1, 2, 3, 4});
+      SessionModel whole, cut;
+      foldBatches(batches, false, &whole);
+      foldBatches(batches, true, &cut);
+      QVERIFY2(!whole.hasError() && !cut.hasError(), qPrintable(whole.errorText()));
+      QCOMPARE(cut.threadCount(), whole.threadCount());
+      const TimeRange r = whole.resolve(Window::wholeRun());
+      QCOMPARE(cut.resolve(Window::wholeRun()).t0, r.t0);
+      QCOMPARE(cut.resolve(Window::wholeRun()).t1, r.t1);
+      for (int i = 0; i < whole.threadCount(); i++) {
+        QCOMPARE(cut.thread(i).tid, whole.thread(i).tid);
+        QCOMPARE(cut.thread(i).startNs, whole.thread(i).startNs);
+        QCOMPARE(cut.thread(i).endNs, whole.thread(i).endNs);
+        QCOMPARE(cut.thread(i).eventGaps, whole.thread(i).eventGaps);
+        const std::vector<StateInterval> a = whole.intervals(i, r), c = cut.intervals(i, r);
+        QCOMPARE(c.size(), a.size());
+        for (size_t k = 0; k < a.size(); k++) {
+          QCOMPARE(c[k].start, a[k].start);
+          QCOMPARE(c[k].end, a[k].end);
+          QCOMPARE(c[k].state, a[k].state);
+          QCOMPARE(c[k].object, a[k].object);
+        }
+        QCOMPARE(cut.chosenSleepNs(i, r), whole.chosenSleepNs(i, r));
+      }
+      size_t waits = 0;
+      for (uint32_t object = 1; object <= 4; object++) {
+        const std::vector<WaitRecord> a = whole.waits(object, r);
+        sameWaits(a, cut.waits(object, r));
+        waits += a.size();
+      }
+      QVERIFY(waits > 20);
+      std::vector<WaitRecord> a, c;
+      whole.openWaits(&a);
+      cut.openWaits(&c);
+      sameWaits(a, c);
+    }
+  }
+
+  // A closed wait whose object is in SyncActivity's table of slots and
+  // whose waits have room is placed without a call (closeWait); the others
+  // go by closeWaitSlow. Objects 1 and 257 share a slot, so that their
+  // closes alternate between the two; 1 and 2 have one each, and take the
+  // first nearly always. The same waits either way.
+  void closedWaitsAreTheSameEitherWay() {
+    for (unsigned seed = 1; seed <= 12; seed++) {
+      SessionModel apart, shared;
+      foldBatches(randomBatches(seed, {1, 2}), false, &apart);
+      foldBatches(randomBatches(seed, {1, 257}), false, &shared);
+      const TimeRange r = apart.resolve(Window::wholeRun());
+      for (const auto &[a, s] : {std::pair{1u, 1u}, std::pair{2u, 257u}}) {
+        const std::vector<WaitRecord> wa = apart.waits(a, r), ws = shared.waits(s, r);
+        QVERIFY(wa.size() > 10);
+        sameWaits(wa, ws);
       }
     }
   }
