@@ -1,9 +1,11 @@
 // PodVector: a vector of trivially copyable records that grows with
 // realloc(). A thread's records and intervals grow to hundreds of KiB in a
 // window; std::vector doubles by allocating anew and copying everything
-// (the copies were 5% of an export's instructions), where realloc of a
-// large block moves its pages (mremap) or extends it in place, and copies
-// only when neither can be done. Iterators are pointers.
+// (the copies were 5% of an export's instructions), where realloc extends
+// a block in place or copies it. A large one is a mapping of its own
+// (largeblocks.h) that grows by moving its pages (mremap), never copied,
+// and a freed one is kept for the next while a reader of segments asks.
+// Iterators are pointers.
 #ifndef THREADMON_PODVECTOR_H
 #define THREADMON_PODVECTOR_H
 
@@ -15,11 +17,14 @@
 #include <type_traits>
 #include <utility>
 
+#include "largeblocks.h"
+
 namespace tmon {
 
 template <typename T>
 class PodVector {
   static_assert(std::is_trivially_copyable_v<T>, "moved by realloc and memmove");
+  static_assert(sizeof(T) <= largeblocks::kPage, "a large block's size from its capacity");
 
  public:
   using value_type = T;
@@ -42,7 +47,7 @@ class PodVector {
     std::swap(c_, o.c_);
     return *this;
   }
-  ~PodVector() { std::free(p_); }
+  ~PodVector() { release(); }
 
   // Three pointers, as std::vector keeps: the appends and the reads of the
   // last element compile to what they did with it.
@@ -94,16 +99,18 @@ class PodVector {
     e_ -= l - f;
     return f;
   }
-  // To the capacity doubling from empty would have given its size.
+  // To the capacity doubling from empty would have given its size. A large
+  // block stays whole: its pages never written are not resident, and those
+  // it took written from a kept block are the next segment's.
   void shrinkToDoubling() {
     size_t cap = kFirst;
     while (cap < size()) cap *= 2;
-    if (cap < capacity()) reallocTo(cap);
+    if (cap < capacity() && !(isLarge() && cap * sizeof(T) >= largeblocks::kFrom)) reallocTo(cap);
   }
   void shrink_to_fit() {
     if (e_ == p_) {
-      std::free(std::exchange(p_, nullptr));
-      e_ = c_ = nullptr;
+      release();
+      p_ = e_ = c_ = nullptr;
     } else if (e_ < c_) {
       reallocTo(size());
     }
@@ -120,13 +127,53 @@ class PodVector {
   // copied, at most as often as std::vector would copy it.
   void grow(size_t need) { reallocTo(std::max(need, p_ ? 2 * capacity() : kFirst)); }
   static constexpr size_t kFirst = 8;
+  // A block's kind follows from its capacity: malloc's below kFrom bytes, a
+  // mapping of pagesFor(capacity bytes) from it (a mapping's capacity is
+  // its pages' whole records: less than one record short of them).
+  bool isLarge() const { return capacity() * sizeof(T) >= largeblocks::kFrom; }
+  size_t blockSize() const { return largeblocks::pagesFor(capacity() * sizeof(T)); }
+  void release() {
+    if (isLarge())
+      largeblocks::give(p_, blockSize());
+    else
+      std::free(p_);
+  }
   void reallocTo(size_t cap) {
+    if (isLarge() || cap * sizeof(T) >= largeblocks::kFrom) return remapTo(cap);
     const size_t n = size();
     void *q = std::realloc(p_, cap * sizeof(T));
     if (!q) throw std::bad_alloc();
     p_ = static_cast<T *>(q);
     e_ = p_ + n;
     c_ = p_ + cap;
+  }
+  // To or from a large block, or between two sizes of one.
+  [[gnu::noinline]] void remapTo(size_t cap) {
+    const size_t n = size(), bytes = cap * sizeof(T);
+    void *q = nullptr;
+    size_t got = 0;
+    if (bytes < largeblocks::kFrom) {  // large to small: malloc's again
+      q = std::malloc(bytes);
+      if (!q) throw std::bad_alloc();
+      std::memcpy(q, p_, n * sizeof(T));
+      release();
+      got = bytes;
+    } else if (!isLarge()) {
+      q = largeblocks::take(bytes, &got);
+      if (!q) throw std::bad_alloc();
+      if (n) std::memcpy(q, p_, n * sizeof(T));
+      std::free(p_);
+    } else if (cap > capacity()) {
+      q = largeblocks::grow(p_, blockSize(), n * sizeof(T), bytes, &got);
+      if (!q) throw std::bad_alloc();
+    } else {
+      largeblocks::shrink(p_, blockSize(), bytes);
+      q = p_;
+      got = largeblocks::pagesFor(bytes);
+    }
+    p_ = static_cast<T *>(q);
+    e_ = p_ + n;
+    c_ = p_ + got / sizeof(T);
   }
 
   T *p_ = nullptr, *e_ = nullptr, *c_ = nullptr;
