@@ -93,6 +93,16 @@ class PodVector {
     ++e_;
     return p_ + i;
   }
+  // [first, last) before at (a range not of this vector).
+  T *insert(const T *at, const T *first, const T *last) {
+    const size_t i = size_t(at - p_), n = size(), k = size_t(last - first);
+    if (!k) return p_ + i;
+    if (size_t(c_ - e_) < k) grow(n + k);
+    std::memmove(p_ + i + k, p_ + i, (n - i) * sizeof(T));
+    std::memcpy(p_ + i, first, k * sizeof(T));
+    e_ += k;
+    return p_ + i;
+  }
   T *erase(const T *first, const T *last) {
     T *const f = p_ + (first - p_), *const l = p_ + (last - p_);
     if (f != l) std::memmove(f, l, size_t(e_ - l) * sizeof(T));

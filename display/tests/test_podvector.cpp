@@ -74,6 +74,21 @@ class TestPodVector : public QObject {
     QVERIFY(holds(v, kLargeRecords + 1));
   }
 
+  void insertsARangeAnywhere() {
+    PodVector<Record> v, tail;
+    fill(&v, 10);
+    fill(&tail, kLargeRecords);
+    v.insert(v.end(), tail.begin() + 10, tail.end());  // grows large on the way
+    QVERIFY(holds(v, kLargeRecords));
+    PodVector<Record> w;
+    fill(&w, 20);
+    w.erase(w.begin() + 5, w.begin() + 15);
+    w.insert(w.begin() + 5, tail.begin() + 5, tail.begin() + 15);
+    QVERIFY(holds(w, 20));
+    w.insert(w.begin(), tail.begin(), tail.begin());
+    QVERIFY(holds(w, 20));
+  }
+
   void keepsTheBlocksOfDroppedVectorsOnlyWhileAsked() {
     QCOMPARE(largeblocks::keptBytes(), size_t(0));
     {
