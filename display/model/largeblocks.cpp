@@ -140,6 +140,12 @@ KeepFreed::~KeepFreed() {
   for (const auto &[size, p] : unmap) munmap(p, size);
 }
 
+bool keeping() {
+  Kept &k = kept();
+  std::lock_guard<std::mutex> lock(k.mutex);
+  return k.keepers > 0;
+}
+
 size_t keptBytes() {
   Kept &k = kept();
   std::lock_guard<std::mutex> lock(k.mutex);

@@ -46,6 +46,9 @@ class KeepFreed {
   KeepFreed &operator=(const KeepFreed &) = delete;
 };
 
+// Whether a KeepFreed lives now.
+bool keeping();
+
 // Bytes of the blocks kept now (tests).
 size_t keptBytes();
 

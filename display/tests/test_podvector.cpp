@@ -96,8 +96,10 @@ class TestPodVector : public QObject {
       fill(&v, kLargeRecords);
     }
     QCOMPARE(largeblocks::keptBytes(), size_t(0));  // nobody asked: unmapped
+    QVERIFY(!largeblocks::keeping());
     {
       const largeblocks::KeepFreed keep;
+      QVERIFY(largeblocks::keeping());
       const Record *first = nullptr;
       {
         PodVector<Record> v;
@@ -117,6 +119,7 @@ class TestPodVector : public QObject {
       QVERIFY(holds(x, kLargeRecords));
     }
     QCOMPARE(largeblocks::keptBytes(), size_t(0));  // the last keeper unmapped them
+    QVERIFY(!largeblocks::keeping());
   }
 
   void growsAKeptBlockTooSmall() {
