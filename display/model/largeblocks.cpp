@@ -106,7 +106,7 @@ void *grow(void *p, size_t size, size_t used, size_t bytes, size_t *newSize) {
 
 void shrink(void *p, size_t size, size_t bytes) {
   const size_t want = pagesFor(bytes);
-  if (want < size) munmap(static_cast<char *>(p) + want, size - want);
+  if (want < size) give(static_cast<char *>(p) + want, size - want);
 }
 
 void give(void *p, size_t size) {

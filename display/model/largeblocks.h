@@ -31,7 +31,7 @@ void *take(size_t bytes, size_t *size);
 // when out of memory.
 void *grow(void *p, size_t size, size_t used, size_t bytes, size_t *newSize);
 // The block p of size cut to pagesFor(bytes) (>= kFrom): the pages past it
-// go back to the kernel.
+// are a block given back (give()).
 void shrink(void *p, size_t size, size_t bytes);
 // p is free: kept while a KeepFreed lives, unmapped otherwise.
 void give(void *p, size_t size);

@@ -109,13 +109,13 @@ class PodVector {
     e_ -= l - f;
     return f;
   }
-  // To the capacity doubling from empty would have given its size. A large
-  // block stays whole: its pages never written are not resident, and those
-  // it took written from a kept block are the next segment's.
+  // To the capacity doubling from empty would have given its size (a large
+  // block's pages past it are given back: kept, resident, while a reader
+  // of segments keeps them).
   void shrinkToDoubling() {
     size_t cap = kFirst;
     while (cap < size()) cap *= 2;
-    if (cap < capacity() && !(isLarge() && cap * sizeof(T) >= largeblocks::kFrom)) reallocTo(cap);
+    if (cap < capacity()) reallocTo(cap);
   }
   void shrink_to_fit() {
     if (e_ == p_) {
