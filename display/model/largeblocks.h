@@ -20,7 +20,9 @@ constexpr size_t kFrom = 64 * 1024;
 constexpr size_t kPage = 4096;
 
 // Bytes rounded up to whole pages: a block's size.
-inline size_t pagesFor(size_t bytes) { return (bytes + kPage - 1) & ~(kPage - 1); }
+inline size_t pagesFor(size_t bytes) {
+  return (bytes + kPage - 1) & ~(kPage - 1);
+}
 
 // A block of at least bytes (>= kFrom); its size, pagesFor(bytes) or more,
 // in *size. A kept block first: the smallest that is large enough, else

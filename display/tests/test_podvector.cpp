@@ -2,7 +2,6 @@
 // (largeblocks.h) that keep their records as they grow and shrink, and that
 // a reader of segments gets back from the vectors it dropped.
 #include <QtTest>
-
 #include <cstdint>
 
 #include "largeblocks.h"
