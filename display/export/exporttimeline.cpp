@@ -42,7 +42,7 @@ using WaitOrder = std::vector<std::pair<int64_t, uint32_t>>;
 // 8% of a Perfetto export's instructions). Merging is stable and the sort
 // is not: with two waits tied on all four (none in half.tmcap or the
 // corpus), the std::sort of the same pairs decides, as before.
-void sortWaits(const std::vector<ExportWait> &waits, WaitOrder *order, WaitOrder *scratch) {
+void sortWaits(const PodVector<ExportWait> &waits, WaitOrder *order, WaitOrder *scratch) {
   const size_t n = waits.size();
   order->resize(n);
   for (size_t i = 0; i < n; i++) (*order)[i] = {waits[i].start, uint32_t(i)};
@@ -171,7 +171,7 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   }
   // Waits, in start order per object; one cut by the window's end is held
   // until the next window says how it ends.
-  std::vector<ExportWait> &waits = waits_;
+  PodVector<ExportWait> &waits = waits_;
   waits.clear();  // keeps its capacity, window to window
   // Waits this window holds, kept apart until every object is read: a
   // waiter's wait cut by this window's end, on an object read before the

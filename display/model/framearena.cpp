@@ -5,6 +5,7 @@
 #include <new>
 
 #include "columnframe.h"
+#include "largeblocks.h"
 
 namespace tmon {
 
@@ -16,7 +17,15 @@ constexpr size_t kLarge = 8 * 1024;
 
 FrameArena::FrameArena() : allocator_{&FrameArena::allocate, &FrameArena::release, this} {}
 
-FrameArena::~FrameArena() { rewind(); }
+FrameArena::~FrameArena() {
+  rewind();
+  for (const Block &b : blocks_) {
+    if (b.mapped)
+      largeblocks::give(b.bytes, b.size);
+    else
+      delete[] b.bytes;
+  }
+}
 
 Threadmon__Frame *FrameArena::unpack(const uint8_t *data, size_t len) {
   if (Threadmon__Frame *f = unpackColumnFrame(data, len, &allocator_)) return f;
@@ -64,7 +73,7 @@ void *FrameArena::take(size_t size) {
   size = (std::max<size_t>(size, 1) + kAlign - 1) & ~(kAlign - 1);
   for (;;) {
     if (block_ < blocks_.size() && used_ + size <= blocks_[block_].size) {
-      void *p = blocks_[block_].bytes.get() + used_;
+      void *p = blocks_[block_].bytes + used_;
       used_ += size;
       return p;
     }
@@ -76,7 +85,11 @@ void *FrameArena::take(size_t size) {
     // A new block, each twice the last up to 1 MiB.
     Block b;
     b.size = blocks_.empty() ? kFirstBlock : std::min(kLastBlock, 2 * blocks_.back().size);
-    b.bytes.reset(new (std::nothrow) char[b.size]);
+    b.mapped = largeblocks::keeping();
+    if (b.mapped)
+      b.bytes = static_cast<char *>(largeblocks::take(b.size, &b.size));
+    else
+      b.bytes = new (std::nothrow) char[b.size];
     if (!b.bytes) return nullptr;
     blocks_.push_back(std::move(b));
     block_ = blocks_.size() - 1;

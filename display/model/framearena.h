@@ -44,8 +44,11 @@ class FrameArena {
   void *take(size_t size);
 
   struct Block {
-    std::unique_ptr<char[]> bytes;
+    char *bytes = nullptr;
     size_t size = 0;
+    // A kept mapping's pages (largeblocks.h), taken while a reader of
+    // segments keeps them: each segment's reader makes its arenas anew.
+    bool mapped = false;
   };
   std::vector<Block> blocks_;
   size_t block_ = 0;  // the block being filled

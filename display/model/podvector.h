@@ -1,17 +1,13 @@
-// PodVector: a vector of trivially copyable records that grows without
-// copying. A thread's records and intervals grow to hundreds of KiB in a
+// PodVector: a vector of trivially copyable records that grows with
+// realloc(). A thread's records and intervals grow to hundreds of KiB in a
 // window; std::vector doubles by allocating anew and copying everything
-// (the copies were 5% of an export's instructions). realloc() of a block
-// in the heap copies too whenever the next chunk is taken (100 threads'
-// vectors growing in turn), and glibc puts even large blocks there once a
-// freed mapping has raised its mmap threshold: the copies were 3.5% of an
-// export's instructions. So a block of kMapBytes or more is a mapping of
-// its own, which mremap() grows by moving its pages; one the kernel
-// refuses (vm.max_map_count) stays with realloc(). Iterators are pointers.
+// (the copies were 5% of an export's instructions), where realloc extends
+// a block in place or copies it. A large one is a mapping of its own
+// (largeblocks.h) that grows by moving its pages (mremap), never copied,
+// and a freed one is kept for the next while a reader of segments asks.
+// Iterators are pointers.
 #ifndef THREADMON_PODVECTOR_H
 #define THREADMON_PODVECTOR_H
-
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -21,11 +17,14 @@
 #include <type_traits>
 #include <utility>
 
+#include "largeblocks.h"
+
 namespace tmon {
 
 template <typename T>
 class PodVector {
   static_assert(std::is_trivially_copyable_v<T>, "moved by realloc and memmove");
+  static_assert(sizeof(T) <= largeblocks::kPage, "a large block's size from its capacity");
 
  public:
   using value_type = T;
@@ -37,8 +36,7 @@ class PodVector {
   PodVector(PodVector &&o) noexcept
       : p_(std::exchange(o.p_, nullptr)),
         e_(std::exchange(o.e_, nullptr)),
-        c_(std::exchange(o.c_, nullptr)),
-        mapped_(std::exchange(o.mapped_, false)) {}
+        c_(std::exchange(o.c_, nullptr)) {}
   PodVector &operator=(const PodVector &o) {
     if (this != &o) assign(o.begin(), o.end());
     return *this;
@@ -47,7 +45,6 @@ class PodVector {
     std::swap(p_, o.p_);
     std::swap(e_, o.e_);
     std::swap(c_, o.c_);
-    std::swap(mapped_, o.mapped_);
     return *this;
   }
   ~PodVector() { release(); }
@@ -59,7 +56,6 @@ class PodVector {
   size_t size() const { return size_t(e_ - p_); }
   size_t capacity() const { return size_t(c_ - p_); }
   bool empty() const { return e_ == p_; }
-  bool full() const { return e_ == c_; }  // no room for one more
   T *begin() { return p_; }
   T *end() { return e_; }
   const T *begin() const { return p_; }
@@ -97,13 +93,25 @@ class PodVector {
     ++e_;
     return p_ + i;
   }
+  // [first, last) before at (a range not of this vector).
+  T *insert(const T *at, const T *first, const T *last) {
+    const size_t i = size_t(at - p_), n = size(), k = size_t(last - first);
+    if (!k) return p_ + i;
+    if (size_t(c_ - e_) < k) grow(n + k);
+    std::memmove(p_ + i + k, p_ + i, (n - i) * sizeof(T));
+    std::memcpy(p_ + i, first, k * sizeof(T));
+    e_ += k;
+    return p_ + i;
+  }
   T *erase(const T *first, const T *last) {
     T *const f = p_ + (first - p_), *const l = p_ + (last - p_);
     if (f != l) std::memmove(f, l, size_t(e_ - l) * sizeof(T));
     e_ -= l - f;
     return f;
   }
-  // To the capacity doubling from empty would have given its size.
+  // To the capacity doubling from empty would have given its size (a large
+  // block's pages past it are given back: kept, resident, while a reader
+  // of segments keeps them).
   void shrinkToDoubling() {
     size_t cap = kFirst;
     while (cap < size()) cap *= 2;
@@ -129,44 +137,56 @@ class PodVector {
   // copied, at most as often as std::vector would copy it.
   void grow(size_t need) { reallocTo(std::max(need, p_ ? 2 * capacity() : kFirst)); }
   static constexpr size_t kFirst = 8;
-  // Mapped from here: a mapping's rounding to pages wastes at most an
-  // eighth of it, and the copies below it are a tenth of those up to
-  // glibc's first mmap threshold (128 KiB; 28 M instructions of the export).
-  static constexpr size_t kMapBytes = 32 << 10;
-  static size_t pages(size_t bytes) { return (bytes + 4095) & ~size_t(4095); }
-  // cap >= size().
+  // A block's kind follows from its capacity: malloc's below kFrom bytes, a
+  // mapping of pagesFor(capacity bytes) from it (a mapping's capacity is
+  // its pages' whole records: less than one record short of them).
+  bool isLarge() const { return capacity() * sizeof(T) >= largeblocks::kFrom; }
+  size_t blockSize() const { return largeblocks::pagesFor(capacity() * sizeof(T)); }
+  void release() {
+    if (isLarge())
+      largeblocks::give(p_, blockSize());
+    else
+      std::free(p_);
+  }
   void reallocTo(size_t cap) {
-    const size_t n = size(), bytes = cap * sizeof(T);
-    void *q = nullptr;
-    if (mapped_ && bytes >= kMapBytes) {
-      q = mremap(p_, pages(capacity() * sizeof(T)), pages(bytes), MREMAP_MAYMOVE);
-      if (q == MAP_FAILED) throw std::bad_alloc();
-    } else if (bytes >= kMapBytes && (q = mmap(nullptr, pages(bytes), PROT_READ | PROT_WRITE,
-                                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) != MAP_FAILED) {
-      if (n) std::memcpy(q, p_, n * sizeof(T));
-      release();
-      mapped_ = true;
-    } else if (mapped_) {  // shrunk below kMapBytes
-      if (!(q = std::malloc(bytes))) throw std::bad_alloc();
-      if (n) std::memcpy(q, p_, n * sizeof(T));
-      release();
-    } else if (!(q = std::realloc(p_, bytes))) {
-      throw std::bad_alloc();
-    }
+    if (isLarge() || cap * sizeof(T) >= largeblocks::kFrom) return remapTo(cap);
+    const size_t n = size();
+    void *q = std::realloc(p_, cap * sizeof(T));
+    if (!q) throw std::bad_alloc();
     p_ = static_cast<T *>(q);
     e_ = p_ + n;
     c_ = p_ + cap;
   }
-  void release() {
-    if (mapped_)
-      munmap(p_, pages(capacity() * sizeof(T)));
-    else
+  // To or from a large block, or between two sizes of one.
+  [[gnu::noinline]] void remapTo(size_t cap) {
+    const size_t n = size(), bytes = cap * sizeof(T);
+    void *q = nullptr;
+    size_t got = 0;
+    if (bytes < largeblocks::kFrom) {  // large to small: malloc's again
+      q = std::malloc(bytes);
+      if (!q) throw std::bad_alloc();
+      std::memcpy(q, p_, n * sizeof(T));
+      release();
+      got = bytes;
+    } else if (!isLarge()) {
+      q = largeblocks::take(bytes, &got);
+      if (!q) throw std::bad_alloc();
+      if (n) std::memcpy(q, p_, n * sizeof(T));
       std::free(p_);
-    mapped_ = false;
+    } else if (cap > capacity()) {
+      q = largeblocks::grow(p_, blockSize(), n * sizeof(T), bytes, &got);
+      if (!q) throw std::bad_alloc();
+    } else {
+      largeblocks::shrink(p_, blockSize(), bytes);
+      q = p_;
+      got = largeblocks::pagesFor(bytes);
+    }
+    p_ = static_cast<T *>(q);
+    e_ = p_ + n;
+    c_ = p_ + got / sizeof(T);
   }
 
   T *p_ = nullptr, *e_ = nullptr, *c_ = nullptr;
-  bool mapped_ = false;  // p_ is a mapping of its own
 };
 
 }  // namespace tmon

@@ -233,7 +233,7 @@ class TestModel : public QObject {
 
   // A PodVector keeps its records as a std::vector does across its ways of
   // growing and shrinking: the heap (realloc), its own mapping (mremap from
-  // kMapBytes up), and the moves between them.
+  // largeblocks::kFrom up), and the moves between them.
   void podVectorKeepsItsRecordsAcrossMappings() {
     std::mt19937 rng(5);
     PodVector<uint64_t> v;
