@@ -56,6 +56,7 @@ class PodVector {
   size_t size() const { return size_t(e_ - p_); }
   size_t capacity() const { return size_t(c_ - p_); }
   bool empty() const { return e_ == p_; }
+  bool full() const { return e_ == c_; }  // no room for one more
   T *begin() { return p_; }
   T *end() { return e_; }
   const T *begin() const { return p_; }
