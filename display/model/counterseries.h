@@ -83,9 +83,12 @@ class CounterSeries {
   size_t bytes() const { return pts_.capacity() * sizeof(Point); }
 
  private:
+  // a - b (b >= 0), INT64_MIN for what lies before it: times come from the
+  // file, and a forged one, or thinBefore_'s INT64_MIN, is the smallest.
+  static int64_t before(int64_t a, int64_t b) { return a < INT64_MIN + b ? INT64_MIN : a - b; }
   void thin() {
-    int64_t recentFrom = std::min(pts_.back().t - kRecentNs, thinBefore_);
-    if (pts_[coarseEnd_].t >= recentFrom - kThinEveryNs) return;
+    int64_t recentFrom = std::min(before(pts_.back().t, kRecentNs), thinBefore_);
+    if (recentFrom == INT64_MIN || pts_[coarseEnd_].t >= before(recentFrom, kThinEveryNs)) return;
     size_t out = coarseEnd_;
     int64_t lastKept = coarseEnd_ > 0 ? pts_[coarseEnd_ - 1].t : INT64_MIN;
     size_t in = coarseEnd_;

@@ -335,7 +335,8 @@ void ThreadTimeline::settle(const TickTimes &ticks, int64_t horizon) {
   // long capture) derived its old ticks from one sample a second (a busy
   // thread's first 20 s of 60 read as a third sleep).
   const LwpSeries::Point *at = lwp.at(derivedUntil_);
-  lwp.thinOnlyBefore((at ? at->t : derivedUntil_) - kSaidSpanNs);
+  const int64_t keptFrom = at ? at->t : derivedUntil_;  // from the file: may be anything
+  lwp.thinOnlyBefore(keptFrom < INT64_MIN + kSaidSpanNs ? INT64_MIN : keptFrom - kSaidSpanNs);
   // Raw events are only needed to re-derive recent ticks.
   int64_t oldest = std::min(trans_.empty() ? INT64_MAX : trans_.front().t,
                             sw_.empty() ? INT64_MAX : sw_.front().t);
