@@ -458,10 +458,9 @@ ThreadTimeline::SpanEnd ThreadTimeline::spanEnd(int64_t out, int64_t in, bool vo
     cache->b = rb;
     const int64_t grew = int64_t(pb->v[kRunqueue]) - (pa ? int64_t(pa->v[kRunqueue]) : 0);
     int64_t known = 0, voluntaryNs = 0, switchIns = 0;
-    bool lost = false;
     auto it = std::upper_bound(sw_.begin(), sw_.end(), ra,
                                [](int64_t x, const Raw &r) { return x < r.t; });
-    for (; it != sw_.end() && it->t <= rb && !lost; ++it) {
+    for (; it != sw_.end() && it->t <= rb; ++it) {
       if (it->state != THREADMON__SWITCH_KIND__SWITCH_IN) continue;
       if (it == sw_.begin()) {
         if (!bornWaiting()) return {};  // what came before its first record is not known
@@ -473,10 +472,9 @@ ThreadTimeline::SpanEnd ThreadTimeline::spanEnd(int64_t out, int64_t in, bool vo
       else if (prev.state == THREADMON__SWITCH_KIND__SWITCH_OUT)
         voluntaryNs += it->t - prev.t;
       else
-        lost = true;  // records lost: the waits are not known
+        return {};  // records lost: the waits are not known
       switchIns++;
     }
-    if (lost) return {};
     const int64_t noise = std::max(kStealNoiseNs, (rb - ra) / kStealNoiseDiv);
     const int64_t woken = grew - known;
     if (voluntaryNs > 0 && woken > noise)
