@@ -219,10 +219,13 @@ void PprofSink::addWaits(const SessionModel &names, const SyncObjectInfo &o,
 void PprofSink::addHolds(const SessionModel &names, const SyncObjectInfo &o, const SyncDelta &d,
                          const std::vector<CallSite> &sites) {
   QStringList frames = o.firstContentionStack;
-  if (frames.isEmpty())
-    frames = sites.empty()
+  if (frames.isEmpty()) {
+    const CallSite *site = busiestUnwound(sites);
+    frames = site ? site->frames
+             : sites.empty()
                  ? QStringList{QStringLiteral("[never contended] %1").arg(objectName(names, o.id))}
                  : sites.front().frames;
+  }
   add(o.id, frames, 0, Values{d.acquisitions, d.holdNs});
 }
 

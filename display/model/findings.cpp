@@ -216,8 +216,8 @@ QString objectName(const SessionModel &m, uint32_t objectId) {
 }
 
 QString programFunction(const SessionModel &m, uint32_t objectId, const TimeRange &r) {
-  std::vector<CallSite> sites = m.callSites(objectId, r);
-  if (!sites.empty() && !sites.front().frames.isEmpty()) return m.programFrame(sites.front().frames);
+  const std::vector<CallSite> sites = m.callSites(objectId, r);
+  if (const CallSite *site = busiestUnwound(sites)) return m.programFrame(site->frames);
   int i = m.indexOfSyncObject(objectId);
   if (i < 0) return QString();
   return m.programFrame(m.syncObject(i).firstContentionStack);
@@ -381,8 +381,9 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
     std::vector<WaitPair> pairs = m.waitMatrix(r, o.id);
     QString fn = programFunction(m, o.id, r);
     if (runtime) {
-      std::vector<CallSite> sites = m.callSites(o.id, r);
-      fn = runtimeCaller(m, !sites.empty() ? sites.front().frames : o.firstContentionStack);
+      const std::vector<CallSite> sites = m.callSites(o.id, r);
+      const CallSite *site = busiestUnwound(sites);
+      fn = runtimeCaller(m, site ? site->frames : o.firstContentionStack);
     }
     Finding f;
     f.kind = FindingKind::SerialisingObject;
@@ -447,8 +448,9 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     std::sort(tids.begin(), tids.end());
     // The call site: the program's function, and the library function it
     // called (the frame just inside it), which is what takes the lock.
-    std::vector<CallSite> sites = m.callSites(o.id, r);
-    QStringList frames = !sites.empty() ? sites.front().frames : o.firstContentionStack;
+    const std::vector<CallSite> sites = m.callSites(o.id, r);
+    const CallSite *site = busiestUnwound(sites);
+    QStringList frames = site ? site->frames : o.firstContentionStack;
     QString fn = m.programFrame(frames), via;
     int at = -1;
     for (int k = 0; k < frames.size(); k++)

@@ -41,7 +41,8 @@ QString threadList(const SessionModel &m, const std::vector<uint32_t> &tids);
 // "mutex mutex_loop!mutexes+0x28", "a lock inside libc.so.6 (lock)", ...
 QString objectName(const SessionModel &m, uint32_t objectId);
 // The program's own function (module!function) on the object's busiest
-// call site in r, else on its first contention stack; empty when unknown.
+// unwound call site in r, else on its first contention stack; empty when
+// unknown.
 QString programFunction(const SessionModel &m, uint32_t objectId, const TimeRange &r);
 // Seconds since the session start.
 double sessionSeconds(const SessionModel &m, int64_t t);

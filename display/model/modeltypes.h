@@ -412,13 +412,32 @@ struct WaitSums {
   uint64_t count = 0;                                 // closed waits (WaitRecord::count)
 };
 
+// The one frame of the probe's stack for waits it did not unwind (over its
+// unwind rate, or a hidden lock's stack it could not read): no call site.
+inline const QString &notUnwoundFrame() {
+  static const QString f = QStringLiteral("[not unwound]");
+  return f;
+}
+
 // Contention of one object through one interned call stack, window deltas.
 struct CallSite {
   uint32_t stackId = 0;
   QStringList frames;  // the program's own call site first, outermost last
   uint64_t contentions = 0;  // internal locks: samples
   uint64_t waitNs = 0;       // internal locks: samples x tick interval
+  bool unwound() const {
+    return !frames.isEmpty() && !(frames.size() == 1 && frames.front() == notUnwoundFrame());
+  }
 };
+
+// The busiest site of sites (sorted busiest first) that names a place in
+// the program: the waits that were not unwound say nothing of where they
+// came from, however many they are. Null when none was unwound.
+inline const CallSite *busiestUnwound(const std::vector<CallSite> &sites) {
+  for (const CallSite &c : sites)
+    if (c.unwound()) return &c;
+  return nullptr;
+}
 
 // A thread seen blocked in futex() on a KIND_INTERNAL object's word,
 // estimated wait = ticks seen x tick interval.

@@ -367,8 +367,9 @@ std::array<uint64_t, kAsleepKinds> SessionModel::asleepTicksByKind(int index,
 QString SessionModel::objectCallSite(int index, const TimeRange &r) const {
   const SyncObjectInfo &o = syncObject(index);
   if (!o.callSite().isEmpty()) return o.callSite();
-  std::vector<CallSite> sites = callSites(o.id, r);
-  return sites.empty() ? QString() : programFrame(sites.front().frames);
+  const std::vector<CallSite> sites = callSites(o.id, r);
+  const CallSite *site = busiestUnwound(sites);
+  return site ? programFrame(site->frames) : QString();
 }
 
 QString SessionModel::programFrame(const QStringList &frames) const {

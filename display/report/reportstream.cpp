@@ -362,9 +362,9 @@ class Merger {
       }
       if (internal) {
         finishInternal(a, &s);
-        s.callSite = !s.info.callSite().isEmpty() || s.sites.empty()
-                         ? s.info.callSite()
-                         : names.programFrame(s.sites.front().frames);
+        const CallSite *site = busiestUnwound(s.sites);
+        s.callSite = !s.info.callSite().isEmpty() || !site ? s.info.callSite()
+                                                           : names.programFrame(site->frames);
       } else {
         s.waiters = waitersByTime({a.waitNs.begin(), a.waitNs.end()});
         s.callSite = s.info.callSite();

@@ -353,9 +353,8 @@ bool serialisingOfRun(const ReportRows &rows, const std::set<uint32_t> &program,
   // window's caller.
   if (!f->evidence.contains(QLatin1String("runtime"))) {
     const QString was = f->evidence["call_site"].toString();
-    const QString fn = !s->sites.empty() && !s->sites.front().frames.isEmpty()
-                           ? names.programFrame(s->sites.front().frames)
-                           : names.programFrame(s->info.firstContentionStack);
+    const CallSite *site = busiestUnwound(s->sites);
+    const QString fn = names.programFrame(site ? site->frames : s->info.firstContentionStack);
     const QString rest = QStringLiteral(": only one of them can hold it");
     auto taken = [&rest](const QString &in) {
       return (in.isEmpty() ? QString() : QStringLiteral(", taken in %1").arg(in)) + rest;

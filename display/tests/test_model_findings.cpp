@@ -86,14 +86,17 @@ StreamBuilder mutexScenario(int workMs) {
 
 // Three loopers: 201 sampled on the word 500 ms, 202 100 ms, 203 on
 // another word; the word's module and symbol and the waiters' stack given.
+// notUnwoundShare: samples of the probe's "[not unwound]" stack for each one
+// of stack's.
 void sampledWaits(SessionModel *m, const char *module, const char *symbol,
-                  const std::vector<const char *> &stack) {
+                  const std::vector<const char *> &stack, uint64_t notUnwoundShare = 0) {
   StreamBuilder b;
   b.setExe("/opt/bin/mutex_loop");
   b.hello(false);
   const uint64_t lock = 0x7f0000001000, other = 0x7f0000002000;
   b.syncObject(9, THREADMON__SYNC_KIND__KIND_INTERNAL, lock, module, symbol, nullptr);
   b.stack(3, stack);
+  b.stack(1, {"[not unwound]"});
   for (uint32_t tid : {201u, 202u, 203u}) b.threadStart(tid, at(0), "looper", "mutex_loop!work");
   // A thread is only sampled when something changed: futex_addr holds
   // until its next sample. 201 waits [100,600), 202 [200,300), 203 waits
@@ -106,7 +109,10 @@ void sampledWaits(SessionModel *m, const char *module, const char *symbol,
     if (t == 200) l.push_back(Lwp{202, 0, 0, on, 0, 0, 0, 0, 0, 0, 'S', lock});
     if (t == 300) l.push_back(Lwp{202, 0, 0, on, 0, 0, 0, 0, 0, 0, 'R', 0});
     if (t == 100) l.push_back(Lwp{203, 0, 0, on, 0, 0, 0, 0, 0, 0, 'S', other});
-    b.tick(at(t), l, {}, {}, 0, {Site{9, 3, uint64_t(t / 10), uint64_t(t) * kMs}});
+    std::vector<Site> sites{Site{9, 3, uint64_t(t / 10), uint64_t(t) * kMs}};
+    if (notUnwoundShare)
+      sites.push_back(Site{9, 1, notUnwoundShare * uint64_t(t / 10), uint64_t(t) * kMs});
+    b.tick(at(t), l, {}, {}, 0, sites);
   }
   b.goodbye(at(1000), 0);
   b.applyTo(m);
@@ -444,6 +450,29 @@ class TestModelFindings : public QObject {
     QVERIFY2(f->message.contains("looper (201)"), qPrintable(f->message));
     QVERIFY2(f->message.contains("never wrote"), qPrintable(f->message));
     QCOMPARE(viewKindName(findingInfo(f->kind).view), QStringLiteral("sync"));
+  }
+
+  // A busy machine may leave most of a hidden lock's samples without a
+  // stack (the waiter ran on before its stack was read): the finding still
+  // names the place the unwound ones came from, not "[not unwound]".
+  void internalLockNamesItsBusiestUnwoundSite() {
+    SessionModel m;
+    sampledWaits(&m, "/lib/x86_64-linux-gnu/libc.so.6", "lock",
+                 {"libc.so.6!random+0x1c", "mutex_loop!work+0x31 (mutex_loop.c:36)",
+                  "libc.so.6!start_thread+0x8"},
+                 3);
+    const TimeRange whole = m.resolve(Window::wholeRun());
+    const std::vector<CallSite> sites = m.callSites(9, whole);
+    QCOMPARE(sites.size(), size_t(2));
+    QCOMPARE(sites.front().frames, QStringList{notUnwoundFrame()});
+    QVERIFY(!sites.front().unwound() && sites.back().unwound());
+    std::optional<Finding> f = find(findingsOf(m), FindingKind::InternalLock);
+    QVERIFY(f);
+    QCOMPARE(f->evidence["program_function"].toString(), QStringLiteral("mutex_loop!work"));
+    QCOMPARE(f->evidence["library_function"].toString(), QStringLiteral("random"));
+    QVERIFY2(f->message.contains("reached from mutex_loop!work via random()"),
+             qPrintable(f->message));
+    QCOMPARE(m.objectCallSite(m.indexOfSyncObject(9), whole), QStringLiteral("mutex_loop!work"));
   }
 
   // Whose lock a sampled word is (raw futex waits, no syscall() to see):

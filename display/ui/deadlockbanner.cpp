@@ -40,8 +40,8 @@ QString DeadlockBanner::describe(const tmon::SessionModel &model, const tmon::De
     const uint32_t obj = d.objects[i];
     QString where;
     const std::vector<tmon::CallSite> sites = model.callSites(obj, all);
-    if (!sites.empty()) {
-      where = model.programFrame(sites.front().frames);
+    if (const tmon::CallSite *site = tmon::busiestUnwound(sites)) {
+      where = model.programFrame(site->frames);
     } else {
       const int oi = model.indexOfSyncObject(obj);
       if (oi >= 0) where = model.syncObject(oi).callSite();
