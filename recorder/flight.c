@@ -15,7 +15,9 @@
  * A trigger's capture is written --post-ms after it fired (default 1000), so
  * that it holds what the trigger saw and what followed (a deadlock lasts
  * long enough to be one, a wait is seen ending or still open); the ring
- * keeps --last-ms plus that, so the whole window up to the trigger is in it.
+ * keeps --last-ms plus that, and holds the window before the trigger's
+ * moment until the capture is written, so that it is whole however late
+ * the stream arrives.
  * At most --trigger-limit of them are written (default 10, 0: no limit);
  * reaching it is said in one line. With --status-stdin, the program's end
  * as the launcher saw it ("exit N" or "signal N" on a line of stdin) goes
@@ -152,9 +154,10 @@ static bool greet(flight *fl, int fd, const Threadmon__Frame *f) {
   return ok;
 }
 
-/* A trigger that fired: its capture is due post_ns later, unless the limit
+/* A trigger that fired (its condition holding from at_ns): its capture is
+ * due post_ns later, with the window before at_ns whole, unless the limit
  * of trigger captures is reached (said once). */
-static void trigger_fired(flight *fl, const char *why) {
+static void trigger_fired(flight *fl, const char *why, uint64_t at_ns) {
   if (fl->ring.now_ns < fl->quiet_until_ns || fl->pending) return;
   fl->quiet_until_ns = fl->ring.now_ns + fl->window_ns;
   if (fl->trigger_limit && fl->triggers_written >= fl->trigger_limit) {
@@ -168,6 +171,7 @@ static void trigger_fired(flight *fl, const char *why) {
   }
   fl->pending = true;
   fl->due_ns = mono_ns() + fl->post_ns;
+  fr_ring_hold(&fl->ring, at_ns > fl->window_ns ? at_ns - fl->window_ns : 0);
   snprintf(fl->pending_why, sizeof fl->pending_why, "%s", why);
 }
 
@@ -177,6 +181,7 @@ static void trigger_write(flight *fl, bool now) {
   fl->pending = false;
   fl->triggers_written++;
   snapshot(fl, "trigger", fl->pending_why);
+  fr_ring_release(&fl->ring);
 }
 
 /* Milliseconds poll may sleep: until the pending trigger is due. */
@@ -196,8 +201,9 @@ static void take(flight *fl, const uint8_t *payload, uint32_t len, const Threadm
     tell_incomplete();
   }
   char why[256];
-  if (fr_triggers_take(&fl->triggers, f, fl->ring.start_ns, why, sizeof why))
-    trigger_fired(fl, why);
+  uint64_t at_ns = 0;
+  if (fr_triggers_take(&fl->triggers, f, fl->ring.start_ns, why, sizeof why, &at_ns))
+    trigger_fired(fl, why, at_ns);
   trigger_write(fl, false);
 }
 

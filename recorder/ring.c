@@ -215,7 +215,8 @@ static void absorb(fr_ring *r, const fr_chunk *c) {
 
 static void evict(fr_ring *r) {
   size_t k = 0;
-  while (k < r->n_chunks && r->now_ns - r->chunks[k].last_ns > r->window_ns) {
+  while (k < r->n_chunks && r->now_ns - r->chunks[k].last_ns > r->window_ns &&
+         !(r->holds && r->chunks[k].last_ns >= r->hold_from_ns)) {
     absorb(r, &r->chunks[k]);
     free(r->chunks[k].record);
     k++;
@@ -223,6 +224,14 @@ static void evict(fr_ring *r) {
   if (!k) return;
   memmove(r->chunks, r->chunks + k, (r->n_chunks - k) * sizeof *r->chunks);
   r->n_chunks -= k;
+}
+
+void fr_ring_hold(fr_ring *r, uint64_t from_ns) {
+  if (!r->holds++ || from_ns < r->hold_from_ns) r->hold_from_ns = from_ns;
+}
+
+void fr_ring_release(fr_ring *r) {
+  if (r->holds && !--r->holds) evict(r);
 }
 
 static void detail(fr_ring *r, const uint8_t *payload, uint32_t len) {

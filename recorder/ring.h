@@ -50,6 +50,10 @@ typedef struct fr_ring {
    * ThreadEnd. */
   fr_bytes history;
   uint64_t next_history_ns;
+  /* Triggers waiting for their capture keep the detail from hold_from_ns
+   * on: however late the stream arrives, the window before each is whole. */
+  unsigned holds;
+  uint64_t hold_from_ns;
   bool oom;
 } fr_ring;
 
@@ -60,6 +64,11 @@ typedef struct fr_state_entry {
 
 void fr_ring_init(fr_ring *r, uint64_t window_ns);
 void fr_ring_free(fr_ring *r);
+/* Keeps the detail from from_ns (the probe's clock) on, past the window,
+ * until as many fr_ring_release: a trigger's capture is written a while
+ * after the trigger, and the stream may arrive late by then. */
+void fr_ring_hold(fr_ring *r, uint64_t from_ns);
+void fr_ring_release(fr_ring *r);
 /* One checked frame of the stream (payload and its unpacked form). */
 void fr_ring_take(fr_ring *r, const uint8_t *payload, uint32_t len, const Threadmon__Frame *f);
 /* Writes a capture of what the ring holds to path: format 2, an index at

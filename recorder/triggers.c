@@ -62,7 +62,7 @@ static bool is_wait(uint32_t state) {
 }
 
 static bool transitions(fr_triggers *t, const Threadmon__Transitions *tr, uint64_t start_ns,
-                        char *why, size_t n) {
+                        char *why, size_t n, uint64_t *at_ns) {
   bool fired = false;
   uint64_t at = tr->base_ns;
   for (size_t i = 0; i < tr->n_tid && i < tr->n_delta_ns && i < tr->n_state; i++) {
@@ -76,6 +76,7 @@ static bool transitions(fr_triggers *t, const Threadmon__Transitions *tr, uint64
         snprintf(why, n, "wait>%.0fms: thread %u waited %.0f ms on object %u, until %.1f s",
                  (double)t->wait_ns / 1e6, tid, (double)(at - w.since_ns) / 1e6, w.object,
                  (double)(at - start_ns) / 1e9);
+        *at_ns = w.since_ns + t->wait_ns;
         fired = true;
       }
       if (owned(t, w.object)) km_set(&t->owners, w.object, &tid, sizeof tid);
@@ -93,11 +94,12 @@ static bool transitions(fr_triggers *t, const Threadmon__Transitions *tr, uint64
 
 /* Follows waiter -> object -> owner from each waiter; a walk back to its
  * start is a cycle. */
-static bool cycle(const fr_triggers *t, char *why, size_t n, uint64_t at) {
+static bool cycle(const fr_triggers *t, char *why, size_t n, uint64_t at, uint64_t *formed_ns) {
   for (size_t i = 0; i < t->waits.cap; i++) {
     const km_slot *s = &t->waits.slots[i];
     if (!s->data) continue;
     uint32_t first = (uint32_t)s->key, x = first;
+    uint64_t formed = 0; /* its last wait's start */
     char path[160];
     int len = snprintf(path, sizeof path, "%u", first);
     for (int step = 0; step < 64; step++) {
@@ -106,12 +108,14 @@ static bool cycle(const fr_triggers *t, char *why, size_t n, uint64_t at) {
       open_wait ow;
       memcpy(&ow, w->data, sizeof ow);
       if (!owned(t, ow.object)) break;
+      if (ow.since_ns > formed) formed = ow.since_ns;
       uint32_t o = owner_of(t, ow.object);
       if (!o || o == x) break;
       if (len > 0 && (size_t)len < sizeof path)
         len += snprintf(path + len, sizeof path - (size_t)len, " -> object %u -> %u", ow.object, o);
       if (o == first) {
         snprintf(why, n, "deadlock: threads %s, at %.1f s", path, (double)at / 1e9);
+        *formed_ns = formed;
         return true;
       }
       x = o;
@@ -121,7 +125,7 @@ static bool cycle(const fr_triggers *t, char *why, size_t n, uint64_t at) {
 }
 
 bool fr_triggers_take(fr_triggers *t, const Threadmon__Frame *f, uint64_t start_ns, char *why,
-                      size_t n) {
+                      size_t n, uint64_t *at_ns) {
   switch (f->body_case) {
     case THREADMON__FRAME__BODY_SYNC_OBJECT: {
       uint32_t k = (uint32_t)f->sync_object->kind;
@@ -129,10 +133,10 @@ bool fr_triggers_take(fr_triggers *t, const Threadmon__Frame *f, uint64_t start_
       return false;
     }
     case THREADMON__FRAME__BODY_TRANSITIONS:
-      return transitions(t, f->transitions, start_ns, why, n);
+      return transitions(t, f->transitions, start_ns, why, n, at_ns);
     case THREADMON__FRAME__BODY_TICK: {
       uint64_t now = f->tick->time_ns;
-      if (t->deadlock && cycle(t, why, n, now - start_ns)) return true;
+      if (t->deadlock && cycle(t, why, n, now - start_ns, at_ns)) return true;
       if (!t->wait_ns) return false;
       for (size_t i = 0; i < t->waits.cap; i++) { /* a wait still open past the threshold */
         km_slot *s = &t->waits.slots[i];
@@ -145,6 +149,7 @@ bool fr_triggers_take(fr_triggers *t, const Threadmon__Frame *f, uint64_t start_
         snprintf(why, n, "wait>%.0fms: thread %u waiting on object %u for %.0f ms at %.1f s",
                  (double)t->wait_ns / 1e6, (unsigned)s->key, w.object,
                  (double)(now - w.since_ns) / 1e6, (double)(now - start_ns) / 1e9);
+        *at_ns = w.since_ns + t->wait_ns;
         return true;
       }
       return false;

@@ -22,9 +22,11 @@ typedef struct fr_triggers {
  * neither. */
 bool fr_trigger_parse(fr_triggers *t, const char *spec);
 /* Follows one frame; when a trigger fires, writes one line saying why to
- * why (n bytes) and returns true. */
+ * why (n bytes), when its condition began to hold to *at_ns (the probe's
+ * clock: the last wait of a cycle began, a wait passed the threshold), and
+ * returns true. */
 bool fr_triggers_take(fr_triggers *t, const Threadmon__Frame *f, uint64_t start_ns, char *why,
-                      size_t n);
+                      size_t n, uint64_t *at_ns);
 void fr_triggers_free(fr_triggers *t);
 
 #endif

@@ -23,8 +23,8 @@ LiveSession::LiveSession(tmnet::ProbeConnection *connection, const FlightOptions
   if (flight.lastNs) {
     // The ring is the record: no spool keeps every byte on disk. With
     // triggers it also keeps what follows one until it is written.
-    const uint64_t ringNs = flight.lastNs + (flight.triggers.isEmpty() ? 0 : flight.triggerAfterNs);
-    flight_ = std::make_shared<tmnet::FlightRecorder>(ringNs, flight.triggers);
+    flight_ = std::make_shared<tmnet::FlightRecorder>(flight.lastNs, flight.triggerAfterNs,
+                                                      flight.triggers);
     std::weak_ptr<tmnet::FlightRecorder> ring = flight_;
     connection_->setFrameTap([this, ring](const uint8_t *p, uint32_t n, const Threadmon__Frame &f) {
       const std::shared_ptr<tmnet::FlightRecorder> r = ring.lock();
@@ -95,6 +95,7 @@ void LiveSession::onTriggered(const QString &why) {
       page_->setNotice(tr("Flight recorder: %1").arg(said));
       limitTold_ = true;
     }
+    flight_->releaseTrigger();
     return;
   }
   ++triggersDue_;
@@ -109,6 +110,7 @@ void LiveSession::writeTriggered(const QString &why) {
                                          .arg(connection_->pid())
                                          .arg(triggered_.size() + 1));
   const QString err = flight_->save(path, why);
+  flight_->releaseTrigger();
   if (!err.isEmpty()) {
     qWarning("threadmon-display: flight recorder: %s", qPrintable(err));
     page_->setNotice(tr("Flight recorder: %1").arg(err));

@@ -16,9 +16,9 @@ struct FlightRecorder::Ring {
   fr_triggers triggers{};
 };
 
-FlightRecorder::FlightRecorder(uint64_t windowNs, const QStringList &triggers)
-    : windowNs_(windowNs), d_(new Ring) {
-  fr_ring_init(&d_->ring, windowNs);
+FlightRecorder::FlightRecorder(uint64_t lastNs, uint64_t afterNs, const QStringList &triggers)
+    : windowNs_(lastNs + (triggers.isEmpty() ? 0 : afterNs)), lastNs_(lastNs), d_(new Ring) {
+  fr_ring_init(&d_->ring, windowNs_);
   for (const QString &t : triggers) fr_trigger_parse(&d_->triggers, t.toUtf8().constData());
 }
 
@@ -40,10 +40,18 @@ QString FlightRecorder::take(const uint8_t *payload, uint32_t len, const Threadm
   fr_ring &ring = d_->ring;
   fr_ring_take(&ring, payload, len, &frame);
   char why[256];
-  if (!fr_triggers_take(&d_->triggers, &frame, ring.start_ns, why, sizeof why)) return QString();
+  uint64_t atNs = 0;
+  if (!fr_triggers_take(&d_->triggers, &frame, ring.start_ns, why, sizeof why, &atNs))
+    return QString();
   if (ring.now_ns < quietUntilNs_) return QString();
   quietUntilNs_ = ring.now_ns + windowNs_;
+  fr_ring_hold(&ring, atNs > lastNs_ ? atNs - lastNs_ : 0);
   return QString::fromUtf8(why);
+}
+
+void FlightRecorder::releaseTrigger() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  fr_ring_release(&d_->ring);
 }
 
 QString FlightRecorder::save(const QString &path, const QString &why) {

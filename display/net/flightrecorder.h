@@ -20,9 +20,10 @@ namespace tmnet {
 
 class FlightRecorder {
  public:
-  // triggers: "deadlock", "wait>200ms" (recorder/triggers.h); parse them
-  // first with triggerProblem().
-  FlightRecorder(uint64_t windowNs, const QStringList &triggers);
+  // The detail of the last lastNs; with triggers ("deadlock", "wait>200ms":
+  // recorder/triggers.h; parse them first with triggerProblem()) also
+  // afterNs more, what follows a trigger until its capture is written.
+  FlightRecorder(uint64_t lastNs, uint64_t afterNs, const QStringList &triggers);
   ~FlightRecorder();
   FlightRecorder(const FlightRecorder &) = delete;
   FlightRecorder &operator=(const FlightRecorder &) = delete;
@@ -33,7 +34,10 @@ class FlightRecorder {
   uint64_t windowNs() const { return windowNs_; }
   // One checked frame (the decoder thread). Returns why a trigger fired,
   // else "": at most one a window, so a condition that lasts writes once.
+  // A trigger that fired holds the window before it in the ring until
+  // releaseTrigger(), after its capture is saved (or not to be written).
   QString take(const uint8_t *payload, uint32_t len, const Threadmon__Frame &frame);
+  void releaseTrigger();
   // Writes a capture of what the ring holds; "" or one line saying what failed.
   QString save(const QString &path, const QString &why);
 
@@ -41,7 +45,7 @@ class FlightRecorder {
   // recorder/'s C structs, kept out of this header: keymap.h names a
   // field "slots", which Qt defines as a macro.
   struct Ring;
-  uint64_t windowNs_;
+  uint64_t windowNs_, lastNs_;
   mutable std::mutex mutex_;
   std::unique_ptr<Ring> d_;
   uint64_t quietUntilNs_ = 0;

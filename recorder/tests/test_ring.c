@@ -182,7 +182,30 @@ static void check_set_end(const char *dir) {
   }
 }
 
+/* A trigger's hold keeps the detail from its moment on however far the
+ * stream runs past the window; released, the ring is the window again. */
+static void check_hold(void) {
+  fr_ring r;
+  fr_ring_init(&r, 1000 * MS);
+  const uint64_t from = START + 1500 * MS;
+  fr_ring_hold(&r, from);
+  fr_ring_hold(&r, START + 2500 * MS); /* a later trigger's: the earlier stands */
+  feed(&r, false);
+  CHECKF(r.n_chunks && r.chunks[0].first_ns <= from && r.chunks[0].last_ns >= from,
+         "held from %llu, oldest chunk [%llu, %llu]", (unsigned long long)from,
+         r.n_chunks ? (unsigned long long)r.chunks[0].first_ns : 0ull,
+         r.n_chunks ? (unsigned long long)r.chunks[0].last_ns : 0ull);
+  fr_ring_release(&r);
+  CHECKF(r.chunks[0].first_ns <= from, "released once of twice: the hold stays");
+  fr_ring_release(&r);
+  CHECKF(r.n_chunks && r.now_ns - r.chunks[0].last_ns <= 1000 * MS,
+         "released, the oldest chunk ends %llu ns before the newest tick",
+         r.n_chunks ? (unsigned long long)(r.now_ns - r.chunks[0].last_ns) : 0ull);
+  fr_ring_free(&r);
+}
+
 int main(void) {
+  check_hold();
   char dir[] = "/tmp/test-flight-ring-XXXXXX";
   if (!mkdtemp(dir)) return 1;
   char path[256];

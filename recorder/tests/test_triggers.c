@@ -8,6 +8,8 @@
 #include "../../probe/tests/tm_check.h"
 #include "triggers.h"
 
+/* When the last trigger that fired began to hold. */
+static uint64_t fired_at;
 
 static bool object(fr_triggers *t, uint32_t id, Threadmon__SyncKind kind, char *why) {
   Threadmon__SyncObject o = THREADMON__SYNC_OBJECT__INIT;
@@ -16,7 +18,7 @@ static bool object(fr_triggers *t, uint32_t id, Threadmon__SyncKind kind, char *
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_SYNC_OBJECT;
   f.sync_object = &o;
-  return fr_triggers_take(t, &f, 0, why, 256);
+  return fr_triggers_take(t, &f, 0, why, 256, &fired_at);
 }
 
 /* One transition: tid enters state at at_ns, on object (held by holder). */
@@ -35,7 +37,7 @@ static bool enter(fr_triggers *t, uint64_t at_ns, uint32_t tid, Threadmon__Threa
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_TRANSITIONS;
   f.transitions = &tr;
-  return fr_triggers_take(t, &f, 0, why, 256);
+  return fr_triggers_take(t, &f, 0, why, 256, &fired_at);
 }
 
 static bool tick(fr_triggers *t, uint64_t at_ns, char *why) {
@@ -44,7 +46,7 @@ static bool tick(fr_triggers *t, uint64_t at_ns, char *why) {
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_TICK;
   f.tick = &k;
-  return fr_triggers_take(t, &f, 0, why, 256);
+  return fr_triggers_take(t, &f, 0, why, 256, &fired_at);
 }
 
 #define MS 1000000ull
@@ -66,6 +68,8 @@ static bool crossed_waits(Threadmon__SyncKind kind) {
     CHECKF(strcmp(why, "deadlock: threads 10 -> object 2 -> 20 -> object 1 -> 10, at 1.5 s") == 0 ||
               strcmp(why, "deadlock: threads 20 -> object 1 -> 10 -> object 2 -> 20, at 1.5 s") == 0,
           "why: %s", why);
+  /* The cycle formed when its last wait began, not at the tick that saw it. */
+  if (fired) CHECKF(fired_at == 30 * MS, "formed at %llu ns", (unsigned long long)fired_at);
   fr_triggers_free(&t);
   return fired;
 }
@@ -88,6 +92,7 @@ int main(void) {
   CHECKF(tick(&t, 150 * MS, why), "silent at 150 ms");
   CHECKF(strcmp(why, "wait>100ms: thread 30 waiting on object 7 for 150 ms at 0.1 s") == 0,
         "why: %s", why);
+  CHECKF(fired_at == 100 * MS, "passed the threshold at %llu ns", (unsigned long long)fired_at);
   CHECKF(!tick(&t, 250 * MS, why), "fired twice for one wait");
   CHECKF(!enter(&t, 300 * MS, 30, RUNNING, 0, 0, why), "fired again at the wait's end");
   /* ...or when it ends, if no tick saw it open. */
@@ -95,6 +100,7 @@ int main(void) {
   CHECKF(enter(&t, 520 * MS, 30, RUNNING, 0, 0, why), "a wait of 120 ms ended unseen");
   CHECKF(strcmp(why, "wait>100ms: thread 30 waited 120 ms on object 7, until 0.5 s") == 0,
         "why: %s", why);
+  CHECKF(fired_at == 500 * MS, "passed the threshold at %llu ns", (unsigned long long)fired_at);
   enter(&t, 600 * MS, 30, BLOCKED, 7, 0, why);
   CHECKF(!enter(&t, 650 * MS, 30, RUNNING, 0, 0, why), "a wait of 50 ms fired");
   fr_triggers_free(&t);
