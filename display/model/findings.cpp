@@ -185,8 +185,10 @@ static bool isStdioFunction(const QString &fn) {
 
 QString objectName(const SessionModel &m, uint32_t objectId) {
   int i = m.indexOfSyncObject(objectId);
-  if (i < 0) return QStringLiteral("object %1").arg(objectId);
-  const SyncObjectInfo &o = m.syncObject(i);
+  return i < 0 ? QStringLiteral("object %1").arg(objectId) : objectName(m.syncObject(i));
+}
+
+QString objectName(const SyncObjectInfo &o) {
   QString module = QFileInfo(o.module).fileName();
   QString symbol = o.symbolText();
   QString addr = QStringLiteral("0x%1").arg(o.address, 0, 16);

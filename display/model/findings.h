@@ -154,6 +154,11 @@ struct FindingInputs {
     int64_t activeNs, lifeNs;
   };
   std::vector<Active> active;
+  // undersubscribed: the time of r in phases that left CPUs idle while
+  // threads waited at a barrier, and the most threads that held a CPU at
+  // once (average over a bin).
+  int64_t idlePhaseNs = 0;
+  double maxOccupying = 0;
   // barrier_imbalance: the rounds released in r at each barrier (or
   // condition) the program's threads waited on, in order of release.
   struct Round {

@@ -172,7 +172,7 @@ namespace {
 
 void undersubscribed(const SessionModel &m, const TimeRange &r, const std::vector<ProgramThread> &pts,
                      const Bins &b, std::vector<Finding> *out) {
-  int cpus = m.cpuCount();
+  const int cpus = m.cpuCount();
   if (cpus < 2) return;
   double maxActive = 0;
   int64_t under = 0;
@@ -185,33 +185,47 @@ void undersubscribed(const SessionModel &m, const TimeRange &r, const std::vecto
         b.waiting[k] >= kHalfThread && idle)
       under += b.len[k];
   }
-  // Only a program that can fill the CPUs has phases that leave them idle.
-  if (maxActive < cpus - kHalfThread) return;
-  double share = double(under) / double(r.length());
-  if (share < finding::kUndersubscribedShare) return;
+  if (FindingInputs *in = inputsFor(m, r)) {
+    in->idlePhaseNs = under;
+    in->maxOccupying = maxActive;
+  }
+  std::vector<uint32_t> tids;
+  for (const ProgramThread &p : pts) tids.push_back(p.tid);
   Finding f;
-  f.kind = FindingKind::Undersubscribed;
-  f.severity = severityByShare(share, finding::kUndersubscribedShare);
-  for (const ProgramThread &p : pts) f.threads.push_back(p.tid);
-  f.t0 = r.t0;
-  f.t1 = r.t1;
-  f.message = QStringLiteral("For %1 of the run some CPUs sat idle while threads that had finished "
-                             "their part waited at a barrier for the others: either the work "
-                             "between barriers is unevenly split, or the pieces are so small that "
-                             "putting threads to sleep and waking them costs a visible share. "
-                             "Evenly split pieces large enough to dwarf a wake-up, or work handed "
-                             "out as threads become free, keep every CPU busy.")
-                  .arg(percent(share));
-  f.evidence["idle_phase_s"] = double(under) / 1e9;
-  f.evidence["run_s"] = double(r.length()) / 1e9;
-  f.evidence["share"] = share;
-  f.evidence["cpus"] = cpus;
-  f.evidence["max_active_threads"] = maxActive;
-  f.evidence["cpu_busy"] = m.cpuBusyShare(r);
-  out->push_back(std::move(f));
+  if (undersubscribedFinding(tids, under, maxActive, cpus, m.cpuBusyShare(r), r, &f))
+    out->push_back(std::move(f));
 }
 
 }  // namespace
+
+bool undersubscribedFinding(const std::vector<uint32_t> &tids, int64_t idlePhaseNs,
+                            double maxOccupying, int cpus, double cpuBusy, const TimeRange &r,
+                            Finding *f) {
+  // Only a program that can fill the CPUs has phases that leave them idle.
+  if (cpus < 2 || maxOccupying < cpus - kHalfThread || r.length() <= 0) return false;
+  const double share = double(idlePhaseNs) / double(r.length());
+  if (share < finding::kUndersubscribedShare) return false;
+  f->kind = FindingKind::Undersubscribed;
+  f->severity = severityByShare(share, finding::kUndersubscribedShare);
+  f->threads = tids;
+  f->t0 = r.t0;
+  f->t1 = r.t1;
+  f->message = QStringLiteral(
+                   "For %1 of the run some CPUs sat idle while threads that had finished "
+                   "their part waited at a barrier for the others: either the work "
+                   "between barriers is unevenly split, or the pieces are so small that "
+                   "putting threads to sleep and waking them costs a visible share. "
+                   "Evenly split pieces large enough to dwarf a wake-up, or work handed "
+                   "out as threads become free, keep every CPU busy.")
+                   .arg(percent(share));
+  f->evidence["idle_phase_s"] = double(idlePhaseNs) / 1e9;
+  f->evidence["run_s"] = double(r.length()) / 1e9;
+  f->evidence["share"] = share;
+  f->evidence["cpus"] = cpus;
+  f->evidence["max_active_threads"] = maxOccupying;
+  f->evidence["cpu_busy"] = cpuBusy;
+  return true;
+}
 
 void schedulingFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
   std::vector<ProgramThread> pts = programThreads(m, r);

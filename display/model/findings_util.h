@@ -40,6 +40,7 @@ QString threadName(const SessionModel &m, uint32_t tid);
 QString threadList(const SessionModel &m, const std::vector<uint32_t> &tids);
 // "mutex mutex_loop!mutexes+0x28", "a lock inside libc.so.6 (lock)", ...
 QString objectName(const SessionModel &m, uint32_t objectId);
+QString objectName(const SyncObjectInfo &o);
 // The program's own function (module!function) on the object's busiest
 // unwound call site in r, else on its first contention stack; empty when
 // unknown.
@@ -98,6 +99,12 @@ bool barrierFinding(uint32_t object, const BarrierTally &t, const BarrierContext
 // rule's threshold.
 bool oversubscribedFinding(const std::vector<uint32_t> &busyTids, int64_t life, double runnableNs,
                            int cpus, double cpuBusy, const TimeRange &r, Finding *f);
+// The undersubscribed finding of the program's threads (tids) over r, whose
+// phases left CPUs idle for idlePhaseNs, at most maxOccupying threads
+// holding a CPU at once; false when the rule does not hold.
+bool undersubscribedFinding(const std::vector<uint32_t> &tids, int64_t idlePhaseNs,
+                            double maxOccupying, int cpus, double cpuBusy, const TimeRange &r,
+                            Finding *f);
 // The data_lost finding of those inputs; false when nothing was lost.
 bool dataLostFinding(const DataLostInputs &in, Finding *f);
 void deadlockFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);

@@ -174,6 +174,8 @@ void StreamFindings::add(const StreamFindingsPart &p, const std::set<uint32_t> &
   const FindingInputs &in = p.inputs;
   runnableBeyondCpusNs_ += in.runnableBeyondCpusNs;
   cpus_ = std::max(cpus_, in.cpus);
+  idlePhaseNs_ += in.idlePhaseNs;
+  maxOccupying_ = std::max(maxOccupying_, in.maxOccupying);
   if (in.cpuBusy >= 0) {
     cpuBusyNs_ += in.cpuBusy * double(p.span.length());
     cpuKnownNs_ += double(p.span.length());
@@ -404,6 +406,21 @@ bool StreamFindings::oversubscribedOfRun(const ReportRows &rows, Finding *f) con
                                                 run, f);
 }
 
+// The undersubscribed finding of the whole run, as schedulingFindings makes
+// it of a whole read, from its inputs over every window: the idle phases'
+// time summed, the most threads that held a CPU at once, the program's
+// threads in the rows' order. False when the run's share is under the
+// rule's threshold (a worst window's is no run's).
+bool StreamFindings::undersubscribedOfRun(const ReportRows &rows, Finding *f) const {
+  std::vector<uint32_t> tids;
+  for (const ThreadRow &t : rows.threads)
+    if (programTids_.count(t.info.tid)) tids.push_back(t.info.tid);
+  const TimeRange run{rows.startNs, rows.startNs + std::llround(rows.durationS * 1e9)};
+  return findings_detail::undersubscribedFinding(tids, idlePhaseNs_, maxOccupying_, cpus_,
+                                                 cpuKnownNs_ > 0 ? cpuBusyNs_ / cpuKnownNs_ : -1,
+                                                 run, f);
+}
+
 // A barrier_imbalance finding of the whole run, as barrierFindings makes it
 // of a whole read: the rounds of every window tallied in order of release
 // (each window's own: those released in it), the threads that waited on it
@@ -412,17 +429,27 @@ bool StreamFindings::oversubscribedOfRun(const ReportRows &rows, Finding *f) con
 // the run's rounds are no imbalance.
 bool StreamFindings::barrierOfRun(const ReportRows &rows, Finding *f) const {
   if (f->objects.empty()) return true;
-  const uint32_t object = f->objects.front();
-  const auto t = barriers_.find(object);
-  const auto s = std::find_if(rows.sync.begin(), rows.sync.end(),
-                              [object](const SyncRow &r) { return r.info.id == object; });
   const QString head = QStringLiteral("At "),
                 tail = QStringLiteral(" the threads wait on average ");
   const int at = f->message.indexOf(tail);
-  if (t == barriers_.end() || s == rows.sync.end() || !f->message.startsWith(head) || at < 0)
-    return true;  // not the words barrierFindings gives
+  if (!f->message.startsWith(head) || at < 0) return true;  // not barrierFindings' words
+  const QJsonValue object = f->evidence["object"];
+  if (!barrierOfRun(rows, f->objects.front(), f->message.mid(head.size(), at - head.size()), f))
+    return false;
+  f->evidence["object"] = object;
+  return true;
+}
+
+// The same of object, named objectName, into *f; false when the run's
+// rounds are no imbalance (or the object is unknown: *f is left as it is).
+bool StreamFindings::barrierOfRun(const ReportRows &rows, uint32_t object,
+                                  const QString &objectName, Finding *f) const {
+  const auto t = barriers_.find(object);
+  const auto s = std::find_if(rows.sync.begin(), rows.sync.end(),
+                              [object](const SyncRow &r) { return r.info.id == object; });
+  if (t == barriers_.end() || s == rows.sync.end()) return true;
   findings_detail::BarrierContext c;
-  c.objectName = f->message.mid(head.size(), at - head.size());
+  c.objectName = objectName;
   for (const WaitPair &p : s->blockedBy) c.threads.push_back(p.waiter);
   std::sort(c.threads.begin(), c.threads.end());
   c.threads.erase(std::unique(c.threads.begin(), c.threads.end()), c.threads.end());
@@ -471,7 +498,6 @@ bool StreamFindings::barrierOfRun(const ReportRows &rows, Finding *f) const {
   const TimeRange run{rows.startNs, rows.startNs + std::llround(rows.durationS * 1e9)};
   Finding g;
   if (!findings_detail::barrierFinding(object, t->second, c, run, &g)) return false;
-  g.evidence["object"] = f->evidence["object"];
   *f = g;
   return true;
 }
@@ -484,6 +510,8 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
   if (windows_ && dataLostOfRun(*rows, dataLost_, &lost)) out.push_back(std::move(lost));
   out.insert(out.end(), cycles_.begin(), cycles_.end());
   auto sec = [this](int64_t t) { return double(t - startNs_) / 1e9; };
+  const double windowS = double(windowNs_) / 1e9;
+  std::set<uint32_t> barriersTold;
   for (const auto &kv : merged_) {
     const Merged &m = kv.second;
     Finding f = m.worst;
@@ -493,9 +521,11 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
         f.kind == FindingKind::SerialisingObject && !hiddenLockOf(*rows, f);
     const bool ofRun = f.kind == FindingKind::InternalLock || serialising ||
                        f.kind == FindingKind::Oversubscribed ||
+                       f.kind == FindingKind::Undersubscribed ||
                        f.kind == FindingKind::BarrierImbalance;
     if (f.kind == FindingKind::BarrierImbalance && !barrierOfRun(*rows, &f)) continue;
     if (f.kind == FindingKind::Oversubscribed && !oversubscribedOfRun(*rows, &f)) continue;
+    if (f.kind == FindingKind::Undersubscribed && !undersubscribedOfRun(*rows, &f)) continue;
     if (f.kind == FindingKind::InternalLock && !hiddenLockOfRun(*rows, &f)) continue;
     if (serialising && !serialisingOfRun(*rows, programTids_, names, &f)) continue;
     QJsonObject w;
@@ -510,7 +540,8 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
       if (m.sums.count(life) && m.sums.count("wait_s") && m.sums.at(life) > 0)
         w["share"] = m.sums.at("wait_s") / m.sums.at(life);
     f.evidence["windows"] = w;
-    const double windowS = double(windowNs_) / 1e9;
+    if (f.kind == FindingKind::BarrierImbalance && !f.objects.empty())
+      barriersTold.insert(f.objects.front());
     f.message +=
         ofRun ? QStringLiteral(" In %1 of %2 windows of %3 s; these figures are the whole run's.")
                     .arg(m.windows)
@@ -524,6 +555,26 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
                          seconds(sec(m.worstSpan.t1), windowS));
     f.t0 = ofRun ? rows->startNs : m.firstNs;
     f.t1 = ofRun ? rows->startNs + std::llround(rows->durationS * 1e9) : m.lastNs;
+    out.push_back(std::move(f));
+  }
+  // Rounds longer than a third of a window make no window's finding
+  // (kBarrierMinRounds in each), yet may make the run's.
+  for (const auto &kv : barriers_) {
+    const auto s = std::find_if(rows->sync.begin(), rows->sync.end(),
+                                [&kv](const SyncRow &r) { return r.info.id == kv.first; });
+    Finding f;
+    if (barriersTold.count(kv.first) || s == rows->sync.end() ||
+        !barrierOfRun(*rows, kv.first, findings_detail::objectName(s->info), &f) ||
+        f.kind != FindingKind::BarrierImbalance)
+      continue;
+    QJsonObject w;
+    w["held"] = 0;
+    w["of"] = windows_;
+    w["window_s"] = windowS;
+    f.evidence["windows"] = w;
+    f.message += QStringLiteral(" In 0 of %1 windows of %2 s; these figures are the whole run's.")
+                     .arg(windows_)
+                     .arg(seconds(windowS, windowS));
     out.push_back(std::move(f));
   }
   std::stable_sort(out.begin(), out.end(), [](const Finding &a, const Finding &b) {

@@ -76,7 +76,10 @@ class StreamFindings {
   void merge(const tmon::Finding &f, const tmon::TimeRange &span);
   void addCycle(const tmon::Finding &f);
   bool oversubscribedOfRun(const ReportRows &rows, tmon::Finding *f) const;
+  bool undersubscribedOfRun(const ReportRows &rows, tmon::Finding *f) const;
   bool barrierOfRun(const ReportRows &rows, tmon::Finding *f) const;
+  bool barrierOfRun(const ReportRows &rows, uint32_t object, const QString &objectName,
+                    tmon::Finding *f) const;
 
   std::vector<tmon::Finding> cycles_;  // merge Cycle: one per cycle
   std::vector<tmon::Finding> newest_;  // merge Newest: the newest window's
@@ -90,6 +93,10 @@ class StreamFindings {
   double runnableBeyondCpusNs_ = 0, cpuBusyNs_ = 0, cpuKnownNs_ = 0;
   int cpus_ = 0;
   std::map<uint32_t, std::pair<int64_t, int64_t>> active_;
+  // undersubscribed's: the idle phases' time summed, the most threads
+  // holding a CPU at once in any window.
+  int64_t idlePhaseNs_ = 0;
+  double maxOccupying_ = 0;
   // barrier_imbalance's rounds of every window, tallied by object.
   std::map<uint32_t, tmon::findings_detail::BarrierTally> barriers_;
   std::map<Key, Merged> merged_;
