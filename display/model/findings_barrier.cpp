@@ -279,13 +279,22 @@ void barrierFindings(const SessionModel &m, const TimeRange &r, std::vector<Find
     BarrierTally tally;
     for (const Round &rd : roundsOf(ws)) barrierTally(&tally, roundOf(rd));
     if (in) {
-      // The rounds released in r, their waits read from one range's
-      // length before r (waits are clipped to the range asked: a round
-      // across r's start waited longer than r holds).
-      const TimeRange back{r.t0 - std::min(r.length(), r.t0 - INT64_MIN / 2), r.t1};
-      ws.clear();
-      for (const WaitRecord &w : m.waits(o.id, back))
-        if (!w.open && program.count(w.waiter)) ws.push_back(w);
+      // The rounds released in r, their waits read whole from before r
+      // (waits are clipped to the range asked: a round across r's start
+      // waited longer than r holds). From one range's length before r,
+      // further while a wait that ends in r is cut at the read's start
+      // (rounds of seconds in 1 s windows on a loaded machine).
+      for (int64_t reach = r.length();; reach = reach > INT64_MAX / 4 ? INT64_MAX / 2 : 2 * reach) {
+        const int64_t from = r.t0 - std::min(reach, r.t0 - INT64_MIN / 2);
+        bool cut = false;
+        ws.clear();
+        for (const WaitRecord &w : m.waits(o.id, TimeRange{from, r.t1}))
+          if (!w.open && program.count(w.waiter)) {
+            ws.push_back(w);
+            cut = cut || (w.start <= from && w.end >= r.t0);
+          }
+        if (!cut || from <= INT64_MIN / 2) break;
+      }
       for (const Round &rd : roundsOf(std::move(ws)))
         if (rd.end >= r.t0 && rd.end < r.t1) in->rounds.push_back(roundOf(rd));
     }

@@ -289,14 +289,17 @@ def test_undersubscribed_of_run():
 def test_barrier_rounds_longer_than_windows():
     """A barrier whose rounds are each over a third of a window holds in no
     window alone (a finding needs three rounds), yet in the run: the
-    streamed report says it, of the run's rounds (main: nothing)."""
+    streamed report says it, of the run's rounds (main: nothing), each
+    round's waits whole (under load its rounds last seconds: they were cut
+    at one window before the release, 34% for the whole read's 58%)."""
     tmtest.require_report()
     rec = tmtest.recorded("barrier_imbalance", ["--rounds", "5", "--work-ms", "200",
                                                 "--heavy-factor", "3"])
 
     def found(rep):
         return {tuple(f["objects"]): (f["severity"], f["evidence"]["rounds"],
-                                      f["evidence"]["usual_last"], f["message"])
+                                      f["evidence"]["usual_last"],
+                                      f["evidence"]["others_wait_share"], f["message"])
                 for f in rep["findings"] if f["kind"] == "barrier_imbalance"}
     whole = found(report(rec.capture, "--whole"))
     if not whole:
@@ -307,7 +310,8 @@ def test_barrier_rounds_longer_than_windows():
         s = streamed.get(k)
         if s is None:
             continue
-        check(s[:3] == w[:3] and s[3].startswith(w[3]) and "In 0 of" in s[3],
+        # Each round's waits whole, however many windows they span.
+        check(s[:3] == w[:3] and abs(s[3] - w[3]) <= 0.01 and "In 0 of" in s[4],
               f"barrier_imbalance {k}: 1 s windows {s}, whole {w}")
 
 
