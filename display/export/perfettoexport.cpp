@@ -299,33 +299,50 @@ void PerfettoSink::thread(const ExportThread &t) {
 
 void PerfettoSink::Task::setCommTid(const ProtoEncoder &fields) {
   commTid.assign(fields.bytes(), size_t(fields.size()));
-  commTid.reserve(kCommRoom);  // copied as kCommRoom bytes when shorter
+  for (int s = 0; s < 8; s++) {
+    Event &e = events[s];
+    e.size = 0;
+    if (commTid.size() > kCommRoom) continue;
+    const int state = s == 0 ? task::kRunning : s;
+    char scratch[64];
+    ProtoWriter w{scratch};
+    char *length = w.open(packet::kTaskState);
+    if (s == task::kRunning) w.varint(task::kCpu, 0);  // its CPU stored at kCpuAt
+    w.encoded(commTid.data(), commTid.size());
+    w.varint(task::kState, uint64_t(state));
+    static_assert(sizeof e.bytes >= 3 + 2 + kCommRoom + 2, "an event of one-byte lengths");
+    *length = char(w.p - length - 1);
+    e.size = uint8_t(w.p - scratch);
+    std::memcpy(e.bytes, scratch, e.size);
+  }
 }
 
-void PerfettoSink::taskState(Task *k, int64_t t, int state, int cpu) {
-  const size_t n = k->commTid.size();
-  if (__builtin_expect(n > Task::kCommRoom || state >= 0x80, 0))
-    return longTaskState(k, t, state, cpu);
-  // As longTaskState writes it, every length one byte: the time's fields
-  // (13 bytes at most), the event's key and length (3), its CPU (6), name
-  // and tid (32) and state (2) are below 128 bytes.
-  static_assert(packet::kTaskState == 117 && task::kState < 16, "the keys below");
-  char *const pkt = reserve(n + kPacketRoom);
-  const ProtoBytes time = stamp(t);
+inline void PerfettoSink::taskState(Task *k, int64_t t, int state, int cpu) {
+  // The packet as longTaskState writes it: the time's fields (the varint's
+  // bytes past its low 28 bits and the sequence id the stamps'), then the
+  // event made for the thread and state. Every length one byte: the
+  // time's fields (13 bytes at most) and the event (41) are below 128.
+  const bool running = state == task::kRunning;
+  const Task::Event &e = k->events[running && cpu < 0 ? 0 : state];
+  if (__builtin_expect(!e.size || (running && cpu >= 0x80) || uint64_t(t) >> 28 != stamps_.high, 0))
+    return otherTaskState(k, t, state, cpu);
+  char *const pkt = reserve(kPacketRoom);
   pkt[0] = key(kTracePacket, ProtoEncoder::kLength);
-  std::memcpy(pkt + 2, time.b, 16);
-  char *const event = pkt + 2 + time.n - 2;  // the time and sequence id, not the flags
-  event[0] = char(0xaa), event[1] = 0x07;    // field 117, length-delimited
-  ProtoWriter w{event + 3};
-  if (state == task::kRunning && cpu >= 0) w.varint(task::kCpu, uint32_t(cpu));
-  std::memcpy(w.p, k->commTid.data(), Task::kCommRoom);
-  w.p += n;
-  w.p[0] = key(task::kState, ProtoEncoder::kVarint), w.p[1] = char(state);
-  w.p += 2;
-  event[2] = char(w.p - event - 3);
-  pkt[1] = char(w.p - pkt - 2);
-  commit(w.p);
+  pkt[2] = key(packet::kTimestamp, ProtoEncoder::kVarint);
+  store32(pkt + 3, spread28(uint64_t(t)) | 0x80808080u);
+  std::memcpy(pkt + 7, stamps_.tail, sizeof stamps_.tail);
+  char *const event = pkt + 7 + stamps_.tailSize - 2;  // not the flags
+  std::memcpy(event, e.bytes, sizeof e.bytes);
+  if (running && cpu >= 0) event[Task::Event::kCpuAt] = char(cpu);
+  char *const end = event + e.size;
+  pkt[1] = char(end - pkt - 2);
+  commit(end);
   k->last = state;
+}
+
+void PerfettoSink::otherTaskState(Task *k, int64_t t, int state, int cpu) {
+  if (uint64_t(t) >> 28) stamp(t);  // the stamps kept for the states after it
+  longTaskState(k, t, state, cpu);
 }
 
 void PerfettoSink::longTaskState(Task *k, int64_t t, int state, int cpu) {
@@ -364,16 +381,33 @@ void PerfettoSink::state(uint32_t tid, const StateInterval &iv) {
   stateChange(k ? k : &task(tid), iv, s);
 }
 
+namespace {
+// The FinalStates that show as each Linux state, a bit each: a run of them
+// after a state of that Linux state writes nothing (but RUNNING's, whose
+// move to another CPU goes through RUNNABLE).
+static_assert(kFinalStateCount <= 32 && task::kDead < 8, "a bit per state");
+constexpr struct SameStates {
+  uint32_t of[8];
+} kSameStates = [] {
+  SameStates t{};
+  for (int s = 0; s < kFinalStateCount; s++)
+    if (taskStateOf(FinalState(s)) != task::kRunning) t.of[taskStateOf(FinalState(s))] |= 1u << s;
+  return t;
+}();
+}  // namespace
+
 void PerfettoSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
   Task *k = tid == lastTid_ && lastTask_ ? lastTask_ : &task(tid);
-  for (size_t i = 0; i < n; i++) {
-    const int s = kTaskStates.of[size_t(runs[i].state)];
-    if (k->last == s && s != task::kRunning) continue;  // as state() does
-    stateChange(k, runs[i], s);
+  uint32_t same = kSameStates.of[k->last];
+  for (const StateInterval *run = runs, *const end = runs + n; run != end; run++) {
+    const unsigned s = unsigned(run->state);
+    if (same >> s & 1) continue;  // as state() does
+    stateChange(k, *run, kTaskStates.of[s]);
+    same = kSameStates.of[k->last];
   }
 }
 
-void PerfettoSink::stateChange(Task *k, const StateInterval &iv, int s) {
+inline void PerfettoSink::stateChange(Task *k, const StateInterval &iv, int s) {
   if (k->last == s && s != task::kRunning) return;  // a run of the same Linux state
   if (k->last == task::kRunning && s == task::kRunning)
     taskState(k, iv.start, task::kRunnable, -1);  // moved to another CPU

@@ -77,7 +77,7 @@ class PerfettoSink : public TimelineSink {
   // bits above 28) and the fields after it are kept from the last time.
   ProtoBytes stamp(int64_t t);
   struct Stamps {
-    uint64_t high = 0;  // 0: none (a time below 2^28 is encoded whole)
+    uint64_t high = ~0ull;  // ~0: none (a time below 2^28 is encoded whole)
     uint32_t tailSize = 0;
     char tail[16];  // copied whole
   };
@@ -88,15 +88,26 @@ class PerfettoSink : public TimelineSink {
   // Perfetto: a move to another CPU goes through RUNNABLE).
   struct Task {
     static constexpr size_t kCommRoom = 32;
-    std::string commTid;  // its capacity kCommRoom at least
+    std::string commTid;
     int last = 0;
+    // Its task state events whole, by state (RUNNING's with a CPU below
+    // 128, stored at kCpuAt; 0: RUNNING's without one), when the name and
+    // tid are kCommRoom bytes at most (size 0: not made).
+    struct Event {
+      static constexpr size_t kCpuAt = 4;
+      uint8_t size = 0;
+      char bytes[47];  // copied whole
+    };
+    Event events[8];
     void setCommTid(const ProtoEncoder &fields);
   };
   Task &task(uint32_t tid);
   void taskState(Task *k, int64_t t, int state, int cpu);
   // The same for a name longer than kCommRoom, field by field.
   [[gnu::noinline]] void longTaskState(Task *k, int64_t t, int state, int cpu);
-  [[gnu::noinline]] void stateChange(Task *k, const StateInterval &iv, int linuxState);
+  // Times below 2^28, names longer than kCommRoom, CPUs above 127.
+  [[gnu::noinline]] void otherTaskState(Task *k, int64_t t, int state, int cpu);
+  void stateChange(Task *k, const StateInterval &iv, int linuxState);
   uint32_t lastTid_ = 0;  // a thread's states come in a row: its Task kept
   Task *lastTask_ = nullptr;
   void counterTrack(uint64_t uuid, const QString &name, const char *unit);
