@@ -760,7 +760,7 @@ struct VarintShape4 {
 };
 inline VarintShape4 shapeOf(uint64_t v) {
   const int n = int(ProtoEncoder::varintSize(v));
-  const uint32_t from = n == 1 ? 1 : 1u << (7 * (n - 1));  // 0: no holder
+  const uint32_t from = n == 1 ? 1 : 1u << (7 * (n - 1));  // 0: no holder, no releaser
   return {n, from, n <= 4 ? uint32_t((uint64_t(1) << (7 * n)) - from) : 0};
 }
 // The four bytes at p but for a varint of shape's length there: its
@@ -886,11 +886,13 @@ inline bool commonShape(const ExportWait &w) {
 void PerfettoSink::wait(const ExportWait &w) {
   // Most waits (all but a hundredth of half.tmcap's) are of the common
   // shape and fit their object, waiter and state's image.
+  // (commonShape: a releaser of 0 is outside every image's tids.)
   WaitBytes *t = waitBytes(w);
-  if (__builtin_expect(t != nullptr && commonShape(w), 1)) {
+  if (__builtin_expect(t != nullptr, 1)) {
     const WaitImage &m = t->image;
-    if (__builtin_expect(m.high == uint64_t(w.start) >> 28 &&
-                             w.releaser - m.releaser.from < m.releaser.span &&
+    const uint64_t high = uint64_t(w.start) >> 28;
+    if (__builtin_expect(!w.open && w.releaser != w.waiter && uint64_t(w.end) >> 28 == high &&
+                             m.high == high && w.releaser - m.releaser.from < m.releaser.span &&
                              w.holder - m.holder.from < m.holder.span,
                          1))
       return waitImaged(w, m);
