@@ -77,7 +77,7 @@ class PerfettoSink : public TimelineSink {
   // bits above 28) and the fields after it are kept from the last time.
   ProtoBytes stamp(int64_t t);
   struct Stamps {
-    uint64_t high = 0;  // 0: none (a time below 2^28 is encoded whole)
+    uint64_t high = ~0ull;  // ~0: none (a time below 2^28 is encoded whole)
     uint32_t tailSize = 0;
     char tail[16];  // copied whole
   };
@@ -88,15 +88,26 @@ class PerfettoSink : public TimelineSink {
   // Perfetto: a move to another CPU goes through RUNNABLE).
   struct Task {
     static constexpr size_t kCommRoom = 32;
-    std::string commTid;  // its capacity kCommRoom at least
+    std::string commTid;
     int last = 0;
+    // Its task state events whole, by state (RUNNING's with a CPU below
+    // 128, stored at kCpuAt; 0: RUNNING's without one), when the name and
+    // tid are kCommRoom bytes at most (size 0: not made).
+    struct Event {
+      static constexpr size_t kCpuAt = 4;
+      uint8_t size = 0;
+      char bytes[47];  // copied whole
+    };
+    Event events[8];
     void setCommTid(const ProtoEncoder &fields);
   };
   Task &task(uint32_t tid);
   void taskState(Task *k, int64_t t, int state, int cpu);
   // The same for a name longer than kCommRoom, field by field.
   [[gnu::noinline]] void longTaskState(Task *k, int64_t t, int state, int cpu);
-  [[gnu::noinline]] void stateChange(Task *k, const StateInterval &iv, int linuxState);
+  // Times below 2^28, names longer than kCommRoom, CPUs above 127.
+  [[gnu::noinline]] void otherTaskState(Task *k, int64_t t, int state, int cpu);
+  void stateChange(Task *k, const StateInterval &iv, int linuxState);
   uint32_t lastTid_ = 0;  // a thread's states come in a row: its Task kept
   Task *lastTask_ = nullptr;
   void counterTrack(uint64_t uuid, const QString &name, const char *unit);
@@ -112,6 +123,18 @@ class PerfettoSink : public TimelineSink {
   const ObjectAnnotations &annotations(const ExportObject &o, ProtoWriter *w);
   std::vector<ObjectAnnotations> annotations_;
   ExportOutput *out_;
+  // The output's room the packets are written in, reserved from out_ a
+  // span at a time and committed when the span runs out or the export
+  // ends: a wait's reserve and commit in out_ were a tenth of its
+  // instructions.
+  char *reserve(size_t n) {
+    if (__builtin_expect(size_t(end_ - at_) < n, 0)) refill(n);
+    return at_;
+  }
+  void commit(char *end) { at_ = end; }
+  [[gnu::noinline]] void refill(size_t n);
+  static constexpr size_t kSpan = 16384;
+  char *at_ = nullptr, *end_ = nullptr;
   QHash<uint32_t, QString> comm_;             // thread names, by tid
   std::unordered_map<uint32_t, Task> tasks_;  // by tid
   // object, object x waiter and user-thread tracks described
@@ -124,6 +147,29 @@ class PerfettoSink : public TimelineSink {
   };
   static constexpr size_t kTrackCache = 4096;
   std::vector<TrackBytes> tracks_ = std::vector<TrackBytes>(kTrackCache);
+  static constexpr uint64_t kNoImage = ~0ull;  // above any time's high bits
+  // A varint of a wait's image that its copies store four bytes at (from
+  // \c at): the values of the length the image was made for (a holder's
+  // 0 when none), and the four bytes' bits but the value's (its
+  // continuation bits, the fields after it).
+  struct VarintPlace {
+    uint32_t from = 0, span = 0, fill = 0;
+    uint8_t at = 0;
+  };
+  // A wait's five packets as writeWait wrote them for one wait, and where
+  // the bytes that vary from wait to wait are: see WaitBytes::image.
+  struct WaitImage {
+    uint64_t high = kNoImage;  // the times' bits above their low 28
+    // The high bits' varint (at 4 into each time's), the holder's and
+    // the releaser's tids in their arguments.
+    VarintPlace highVarint, holder, releaser;
+    uint8_t size = 0;
+    // Offsets of the times' varints, per packet (the object track's
+    // packets, when it has none, repeat the waiter's), of the releaser's
+    // track's uuid and of the flow's ids.
+    uint8_t startAt[2], endAt[3], releaserTrackAt, flowIdAt[2];
+    char bytes[208];  // copied whole
+  };
   // A wait's packets but for their times and its holder, releaser and
   // flow, encoded once per object, waiter and state (half.tmcap's million
   // waits have a few hundred): the object track's begin and end events
@@ -132,7 +178,7 @@ class PerfettoSink : public TimelineSink {
   // again, no packet written twice (the tracks were described when first
   // made). Encoding the fields of five packets per wait was 570
   // instructions a wait; copying them, about 200.
-  struct WaitBytes {
+  struct alignas(64) WaitBytes {           // 512 bytes: its index a shift
     const ExportObject *object = nullptr;  // none: empty
     uint32_t waiter = 0;
     FinalState state = FinalState::Sleeping;
@@ -141,6 +187,12 @@ class PerfettoSink : public TimelineSink {
     char objectBegin[32], objectEnd[32];  // copied whole
     char begin[64], end[16];
     char flow[32];  // a release instant's fields after its track: name and object
+    // The whole wait, for most waits: released by another thread (a
+    // flow), both times in one 2^28 ns, a holder and releaser whose tids'
+    // varints are as long as the image's. Copying one image and storing
+    // the varying bytes at their places took half the instructions of
+    // copying the pieces above and counting the packets' lengths.
+    WaitImage image;
   };
   // A thread's fields as a wait's packets carry them (its track's uuid,
   // and the holder's and releaser's arguments of its tid), by a hash of
@@ -162,6 +214,18 @@ class PerfettoSink : public TimelineSink {
   WaitBytes *waitBytes(const ExportWait &w);
   [[gnu::noinline]] bool makeWaitBytes(const ExportWait &w, WaitBytes *b);
   [[gnu::noinline]] void waitEncoded(const ExportWait &w);  // every field encoded
+  // Where writeWait put the bytes that vary from wait to wait.
+  struct WaitPlaces {
+    char *start[2] = {}, *end[3] = {};  // the times' varints, per packet
+    char *holderArg = nullptr, *releaserArg = nullptr, *releaserTrack = nullptr, *flowId[2] = {};
+  };
+  char *writeWait(char *out, const WaitBytes &t, const ExportWait &w, uint64_t flowId,
+                  WaitPlaces *at);
+  [[gnu::noinline]] bool makeImage(const ExportWait &w, WaitBytes *t);  // false: none fits
+  static void moveImage(WaitImage *m, uint64_t high);  // to times of another high part
+  void waitImaged(const ExportWait &w, const WaitImage &m);
+  // A wait not written from its image as it stands.
+  [[gnu::noinline]] void waitOther(const ExportWait &w, WaitBytes *t);
   TrackBytes &trackEntry(uint64_t uuid);
   const ProtoBytes &trackBytes(uint64_t uuid);
   uint64_t flows_ = 0;
