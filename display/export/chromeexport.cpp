@@ -70,10 +70,19 @@ void ChromeSink::Piece<Room>::set(const std::string &s) {
 }
 
 inline char *ChromeSink::begin(size_t n) {
-  char *p = out_->reserve(n + 64);
+  if (__builtin_expect(size_t(roomEnd_ - at_) < n + 64, 0)) moreRoom(n);
+  char *p = at_;
   if (__builtin_expect(!any_, 0)) return first(p);
   std::memcpy(p, ",\n", 2);
   return p + 2;
+}
+
+void ChromeSink::moreRoom(size_t n) {
+  constexpr size_t kRoom = 64 << 10;
+  if (at_) out_->commit(at_);
+  n = std::max(n + 64, kRoom);  // 64: the head, the separator
+  at_ = out_->reserve(n);
+  roomEnd_ = at_ + n;
 }
 
 char *ChromeSink::first(char *p) {
@@ -208,7 +217,7 @@ void ChromeSink::event(const QByteArray &json) {
 void ChromeSink::event(const char *json, qsizetype n) {
   char *p = begin(size_t(n));
   if (n > 0) std::memcpy(p, json, size_t(n));
-  out_->commit(p + n);
+  done(p + n);
 }
 
 void ChromeSink::process(const SessionInfo &info, int) {
@@ -282,7 +291,7 @@ void ChromeSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
       std::memcpy(p, ",\n", 2);
       p = stateEvent(p + 2, runs[i], origin, &tens);
     }
-    out_->commit(p);
+    done(p);
   }
   tens_ = tens;
 }
@@ -303,7 +312,7 @@ void ChromeSink::wait(const ExportWait &w) {
     std::memcpy(p, names.text.data(), names.size);
   p += names.size;
   if (__builtin_expect(!w.releaser || w.open || w.releaser == w.waiter, 0)) {
-    out_->commit(waitEnd(p, w));
+    done(waitEnd(p, w));
     tens_ = tens;
     return;
   }
@@ -329,7 +338,7 @@ void ChromeSink::wait(const ExportWait &w) {
   std::memcpy(p, start.flowEnd, sizeof start.flowEnd);
   p += start.flowEndSize;
   std::memcpy(p, ts, 32);
-  out_->commit(p + tsSize);
+  done(p + tsSize);
   tens_ = tens;
 }
 
@@ -350,7 +359,7 @@ void ChromeSink::userSpan(uint32_t tid, const QString &userThread, int64_t start
   p = putTime(putLiteral(p, ",\"ts\":"), start - origin(), &tens_);
   p = putDuration(putLiteral(p, ",\"dur\":"), end - start);
   *p++ = '}';
-  out_->commit(p);
+  done(p);
   if (userTracks_.contains(tid)) return;
   userTracks_.insert(tid);
   event("{\"ph\":\"M\",\"pid\":" + QByteArray::number(pid()) + ",\"tid\":" +
@@ -366,7 +375,7 @@ void ChromeSink::counterEvent(const Names &head, int64_t t, const char *arg, siz
   p += argSize;
   // As QByteArray::number(v, 'g', 12) wrote it: 12 significant digits.
   p = std::to_chars(p, p + 40, v, std::chars_format::general, 12).ptr;
-  out_->commit(putLiteral(p, "}}"));
+  done(putLiteral(p, "}}"));
 }
 
 void ChromeSink::cpuBusy(int cpu, int64_t t, double percent) {
@@ -381,6 +390,7 @@ void ChromeSink::counter(int which, int64_t t, double value) {
 
 bool ChromeSink::finish(QString *error) {
   if (!opened_) event(QByteArray());  // an empty capture: still a whole document
+  out_->commit(at_);
   out_->write(QByteArrayLiteral("\n]}\n"));
   if (!out_->close()) {
     *error = out_->error();

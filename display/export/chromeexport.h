@@ -65,9 +65,16 @@ class ChromeSink : public TimelineSink {
   void event(const char *json, qsizetype n);
   void event(const QByteArray &json);
   // An event's room (n bytes and the separator) in the output, after the
-  // separator: the event is written there and committed (ExportOutput).
+  // separator: the event is written there, then done() says where it ends.
   char *begin(size_t n);
+  void done(char *end) { at_ = end; }
   char *first(char *p);  // the document's head, before its first event
+  // The output's room the events are written into (ExportOutput::reserve),
+  // taken 64 KiB at a time and committed when used up and at the end: a
+  // reserve and a commit per event were a twentieth of a wait's
+  // instructions.
+  char *at_ = nullptr, *roomEnd_ = nullptr;
+  [[gnu::noinline]] void moreRoom(size_t n);
 
   // A state's event up to its time, '{"ph":"X","cat":KEY,"name":LABEL,
   // "pid":PID,"tid":TID,"ts":', by state, for the thread states() writes
