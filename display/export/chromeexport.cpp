@@ -13,270 +13,128 @@
 
 namespace tmon {
 
+using namespace chromenum;
+
 namespace {
 QByteArray quoted(const QString &s) {
   // A JSON string, escaped as QJsonDocument escapes it.
   QByteArray doc = QJsonDocument(QJsonArray{s}).toJson(QJsonDocument::Compact);
   return doc.mid(1, doc.size() - 2);
 }
-}  // namespace
 
 // Events are written straight into the output's buffer (ExportOutput::
 // reserve): the states and waits are millions of events, and building each
 // in a string of its own and appending it was most of the CPU.
-namespace {
-// Numbers are written eight digits at a time, with no loop and no
-// division by 10 per digit (the digit loops were 40% of the Chrome writer's
-// instructions: each event has two times, of up to 13 digits).
-//
-// Eight decimal digits of v (below 10^8) as eight bytes, the first digit
-// in the lowest byte: v cut into two halves of four digits, each into two
-// of two digits, each into digits, every lane at once in one 64-bit word
-// (the multiplies by 10486 / 2^20 and 103 / 2^10 divide a lane by 100 and
-// by 10, exactly below 43699 and 179).
-inline uint64_t digits8(uint32_t v) {
-  const uint64_t hi = v / 10000, lo = v - 10000 * hi;
-  uint64_t x = hi | (lo << 32);
-  uint64_t q = ((x * 10486) >> 20) & 0x0000007f0000007full;
-  x = q | ((x - 100 * q) << 16);
-  q = ((x * 103) >> 10) & 0x000f000f000f000full;
-  return q | ((x - 10 * q) << 8);
+template <size_t N>
+char *putLiteral(char *p, const char (&s)[N]) {
+  std::memcpy(p, s, N - 1);
+  return p + N - 1;
 }
-constexpr uint64_t kAsciiZeros = 0x3030303030303030ull;
-// v's eight digits at p, leading zeros kept.
-inline char *put8(char *p, uint32_t v) {
-  const uint64_t ascii = digits8(v) + kAsciiZeros;
-  std::memcpy(p, &ascii, 8);
-  return p + 8;
+char *putString(char *p, const std::string &s) {
+  std::memcpy(p, s.data(), s.size());
+  return p + s.size();
 }
-// v (below 10^8) without its leading zeros (0 is "0"). Writes 8 bytes at p.
-inline char *putShort(char *p, uint32_t v) {
-  const uint64_t d = digits8(v);
-  // Zero bytes before the first digit (7 for 0: its last digit is kept).
-  const int lead = __builtin_ctzll(d | (uint64_t(1) << 56)) / 8;
-  const uint64_t ascii = (d + kAsciiZeros) >> (8 * lead);
-  std::memcpy(p, &ascii, 8);
-  return p + 8 - lead;
-}
-// v in decimal at p; writes up to 24 bytes at p (the events have room).
-inline char *putDecimal(char *p, uint64_t v) {
-  constexpr uint64_t k8 = 100000000, k16 = k8 * k8;
-  if (v < k8) return putShort(p, uint32_t(v));
-  if (v < k16) return put8(putShort(p, uint32_t(v / k8)), uint32_t(v % k8));
-  p = putShort(p, uint32_t(v / k16));
-  return put8(put8(p, uint32_t(v % k16 / k8)), uint32_t(v % k8));
-}
-// "00" to "99": four digits are two of these.
-struct Pairs {
-  char text[100][2];
-};
-constexpr Pairs kPairs = [] {
-  Pairs d{};
-  for (int i = 0; i < 100; i++) {
-    d.text[i][0] = char('0' + i / 10);
-    d.text[i][1] = char('0' + i % 10);
-  }
-  return d;
+
+// The longest key and label of a state (the prefixes' room is checked
+// against them when compiled).
+constexpr size_t kLongestKeyAndLabel = [] {
+  size_t longest = 0;
+#define TM_FINAL_STATE(name, key, shortLabel, label, rgb, wire, kind, column) \
+  longest = std::max(longest, sizeof key + sizeof label - 2);
+#include "states.def"
+#undef TM_FINAL_STATE
+  return longest;
 }();
-// The four digits of v (below 10^4), leading zeros kept, the first in the
-// lowest byte: a table of pairs (the eight digits' multiplies by
-// reciprocals were a fifth of a state event's instructions).
-inline uint32_t digits4(uint32_t v) {
-  const uint32_t high = (v * 5243) >> 19;  // v / 100, exact below 43699
-  uint16_t a, b;
-  std::memcpy(&a, kPairs.text[high], 2);
-  std::memcpy(&b, kPairs.text[v - 100 * high], 2);
-  return a | uint32_t(b) << 16;
-}
-// v (below 10^4) without its leading zeros (0 is "0"). Writes 4 bytes at p.
-inline char *putShort4(char *p, uint32_t v) {
-  const uint32_t ascii = digits4(v);
-  // '0' bytes before the first digit (3 for 0: its last digit is kept).
-  const int lead = __builtin_ctz((ascii ^ 0x30303030u) | (1u << 24)) / 8;
-  const uint32_t text = ascii >> (8 * lead);
-  std::memcpy(p, &text, 4);
-  return p + 4 - lead;
-}
-// ".000" to ".999": the nanoseconds of a time in microseconds.
-struct Decimals {
-  char text[1000][4];
-};
-constexpr Decimals kDecimals = [] {
-  Decimals d{};
-  for (int i = 0; i < 1000; i++) {
-    d.text[i][0] = '.';
-    d.text[i][1] = char('0' + i / 100);
-    d.text[i][2] = char('0' + i / 10 % 10);
-    d.text[i][3] = char('0' + i % 10);
-  }
-  return d;
-}();
-struct Text {
-  char *p;
-  template <size_t N>
-  void lit(const char (&s)[N]) {
-    std::memcpy(p, s, N - 1);
-    p += N - 1;
-  }
-  void str(const std::string &s) {
-    std::memcpy(p, s.data(), s.size());
-    p += s.size();
-  }
-  // A prefix made once (Head): copied whole, a fixed size, when it fits.
-  // The short ones (a flow's, the pid's) in 32 or 64 bytes.
-  void head(const std::string &s, size_t n) {
-    if (n <= 32)
-      std::memcpy(p, s.data(), 32);  // s is kHeadRoom long at least
-    else if (n <= 64)
-      std::memcpy(p, s.data(), 64);
-    else if (n <= kHeadRoom)
-      std::memcpy(p, s.data(), kHeadRoom);
-    else
-      std::memcpy(p, s.data(), n);
-    p += n;
-  }
-  void num(uint64_t v) { p = putDecimal(p, v); }
-  void num(int64_t v) {
-    if (v < 0) *p++ = '-', v = -v;
-    num(uint64_t(v));
-  }
-  void num(uint32_t v) { p = putDecimal(p, v); }
-  // 'TID,"ts":' (16 bytes at most).
-  void tidTs(const ChromeSink::TidText &t) {
-    std::memcpy(p, t.text + t.from, 16);
-    p += t.size - t.from;
-  }
-  // ',"pid":PID,"tid":TID,"ts":'.
-  void pidTidTs(const ChromeSink::TidText &t) {
-    std::memcpy(p, t.text, sizeof t.text);
-    p += t.size;
-  }
-  // The tid alone (a wait's holder or releaser).
-  void tid(const ChromeSink::TidText &t) {
-    std::memcpy(p, t.text + t.from, 16);
-    p += t.digits;
-  }
-  void num(int v) { num(int64_t(v)); }
-  // Microseconds with three decimals: nanoseconds, exactly. Below 100 s
-  // (10^8 us), four digits at a time: below 10 ms the microseconds' four
-  // digits alone, without their leading zeros; above, the tens of
-  // milliseconds' digits from last (the times of a thread's events come in
-  // order: they change every few events) and then the four.
-  void ts(int64_t ns, ChromeSink::TensText *last) {
-    const uint64_t u = uint64_t(ns);  // a negative time is above 2^63: longTs
-    uint32_t below;                   // the nanoseconds below 10 ms
-    if (u < 10000000) {
-      below = uint32_t(u);
-      const uint32_t us = below / 1000;
-      p = putShort4(p, us);
-      return decimals(below - 1000 * us);
-    }
-    if (__builtin_expect(u >= 100000000000, 0)) return longTs(ns);
-    const uint32_t tens = uint32_t(u / 10000000);
-    below = uint32_t(u - uint64_t(tens) * 10000000);
-    if (__builtin_expect(tens != last->tens, 0)) last->set(tens);
-    std::memcpy(p, &last->text, 8);
-    p += last->size;
-    const uint32_t us = below / 1000;
-    const uint32_t digits = digits4(us);
-    std::memcpy(p, &digits, 4);
-    p += 4;
-    decimals(below - 1000 * us);
-  }
-  void decimals(uint32_t ns) {
-    if (!ns) return;
-    std::memcpy(p, kDecimals.text[ns], 4);
-    p += 4;
-  }
-  [[gnu::noinline]] void longTs(int64_t ns) {
-    uint64_t u = uint64_t(ns);
-    if (ns < 0) *p++ = '-', u = 0 - u;
-    const uint64_t us = u / 1000;
-    p = putDecimal(p, us);
-    decimals(uint32_t(u - 1000 * us));
-  }
-  static constexpr size_t kHeadRoom = 96;  // the longest head half.tmcap and the corpus have: 81
-};
-// Room for an event's numbers and fixed words; names are added to it.
-constexpr size_t kEventRoom = 320 + Text::kHeadRoom;
-// A prefix padded to Text::kHeadRoom bytes, and its length.
-ChromeSink::Head padded(std::string s) {
-  ChromeSink::Head h;
-  h.size = s.size();
-  s.resize(std::max(s.size(), Text::kHeadRoom), ' ');
-  h.text = std::move(s);
-  return h;
-}
+// '{"ph":"X","cat":"KEY","name":"LABEL","pid":PID,"tid":TID,"ts":', pid and
+// tid of 10 digits at most.
+constexpr size_t kLongestStatePrefix =
+    sizeof "{\"ph\":\"X\",\"cat\":\"\",\"name\":\"\",\"pid\":,\"tid\":,\"ts\":" - 1 +
+    kLongestKeyAndLabel + 20;
+// '{"ph":"X","cat":"wait","name":"LABEL","pid":PID,"tid":TRACK,"ts":'.
+constexpr size_t kLongestWaitStart =
+    sizeof "{\"ph\":\"X\",\"cat\":\"wait\",\"name\":\"\",\"pid\":,\"tid\":,\"ts\":" - 1 +
+    kLongestKeyAndLabel + 20;
+// Room for a state event's times, its ",dur": and its arguments (copied as
+// 64 bytes), past its prefix's copy.
+constexpr size_t kStateRoom = 112 + 2 * 32 + 8 + 64;
+// A wait's room but for its names: its head and tid, times, holder, its
+// flow's two events (with their fixed-size copies' overshoot).
+constexpr size_t kWaitRoom = 1024;
 }  // namespace
 
-void ChromeSink::TensText::set(uint32_t t) {
-  char b[8] = {};
-  size = uint32_t(putShort4(b, t) - b);
-  std::memcpy(&text, b, 8);
-  tens = t;
+template <size_t Room>
+void ChromeSink::Piece<Room>::set(const std::string &s) {
+  // Only texts known to fit (checked when compiled, or by their callers).
+  size = uint32_t(std::min(s.size(), Room));
+  std::memcpy(text, s.data(), size);
 }
 
 inline char *ChromeSink::begin(size_t n) {
-  char *p = out_->reserve(n + 64);
+  if (__builtin_expect(size_t(roomEnd_ - at_) < n + 64, 0)) moreRoom(n);
+  char *p = at_;
   if (__builtin_expect(!any_, 0)) return first(p);
   std::memcpy(p, ",\n", 2);
   return p + 2;
 }
 
+void ChromeSink::moreRoom(size_t n) {
+  constexpr size_t kRoom = 64 << 10;
+  if (at_) out_->commit(at_);
+  n = std::max(n + 64, kRoom);  // 64: the head, the separator
+  at_ = out_->reserve(n);
+  roomEnd_ = at_ + n;
+}
+
 char *ChromeSink::first(char *p) {
   if (!opened_) {
     opened_ = true;
-    static const char head[] = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
-    std::memcpy(p, head, sizeof head - 1);
-    p += sizeof head - 1;
+    p = putLiteral(p, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   }
   any_ = true;
   return p;
 }
 
-inline const ChromeSink::TidText &ChromeSink::tidText(uint32_t tid) {
-  TidText &t = tidTexts_[(tid * 2654435761u) >> 20];  // 4096 entries
-  if (t.tid != tid || !t.size) makeTidText(tid, &t);
-  return t;
+void ChromeSink::FlowPiece::setFlowEnd(uint32_t pid, uint32_t tid) {
+  char *p = putLiteral(putDecimal(putLiteral(flowEnd, ",\"pid\":"), pid), ",\"tid\":");
+  flowEndSize = uint32_t(putLiteral(putDecimal(p, tid), ",\"ts\":") - flowEnd);
 }
 
-void ChromeSink::makeTidText(uint32_t tid, TidText *t) {
-  Text e{t->text};
-  e.lit(",\"pid\":");
-  e.num(pid());
-  e.lit(",\"tid\":");
-  t->from = uint32_t(e.p - t->text);
-  e.num(tid);
-  t->digits = uint32_t(e.p - t->text) - t->from;
-  e.lit(",\"ts\":");
-  t->size = uint32_t(e.p - t->text);
-  t->tid = tid;
+inline const ChromeSink::FlowPiece &ChromeSink::waitStart(FinalState s, uint32_t waiter) {
+  return waitStarts_.get(uint64_t(s) << 32 | waiter, [this](uint64_t key, FlowPiece *w) {
+    static_assert(kLongestWaitStart <= sizeof w->text, "a wait's start fits its piece");
+    const auto state = FinalState(key >> 32);
+    const uint32_t track = waitTrack(uint32_t(key));
+    char *p = putLiteral(w->text, "{\"ph\":\"X\",\"cat\":\"wait\",\"name\":\"");
+    p = putLiteral(putString(p, finalStateLabel(state)), "\",\"pid\":");
+    p = putDecimal(putLiteral(putDecimal(p, pid()), ",\"tid\":"), track);
+    w->size = uint32_t(putLiteral(p, ",\"ts\":") - w->text);
+    w->setFlowEnd(pid(), track);
+  });
 }
 
-inline const ChromeSink::Head &ChromeSink::eventHead(bool wait, FinalState s) {
-  Head &h = (wait ? waitHeads_ : stateHeads_)[size_t(s)];
-  if (__builtin_expect(h.size == 0, 0)) makeHead(&h, wait, s);
-  return h;
+inline const ChromeSink::FlowPiece &ChromeSink::release(uint32_t holder, uint32_t releaser) {
+  return releases_.get(uint64_t(holder) << 32 | releaser, [this](uint64_t key, FlowPiece *r) {
+    const uint32_t by = uint32_t(key >> 32), to = uint32_t(key);  // holder, releaser
+    char *p = r->text;
+    if (by) p = putDecimal(putLiteral(p, ",\"holder_tid\":"), by);
+    p = putDecimal(putLiteral(p, ",\"released_by_tid\":"), to);
+    p = putLiteral(p, "}},\n{\"ph\":\"s\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
+    r->size = uint32_t(p - r->text);
+    r->setFlowEnd(pid(), to);
+  });
 }
 
-void ChromeSink::makeHead(Head *h, bool wait, FinalState s) {
-  // '{"ph":"X","cat":"CAT","name":"LABEL","pid":PID,"tid":' by state, made
-  // once: every state and wait event starts so.
-  *h = padded(std::string("{\"ph\":\"X\",\"cat\":\"") + (wait ? "wait" : finalStateKey(s)) +
-              "\",\"name\":\"" + finalStateLabel(s) + "\",\"pid\":" + std::to_string(pid()) +
-              ",\"tid\":");
-}
-
-const ChromeSink::Head &ChromeSink::counterHead(bool cpu, int which) {
+const ChromeSink::Names &ChromeSink::counterHead(bool cpu, int which) {
   // '{"ph":"C","name":NAME,"pid":PID,"ts":'
-  std::vector<Head> &heads = cpu ? cpuHeads_ : counterHeads_;
+  std::vector<Names> &heads = cpu ? cpuHeads_ : counterHeads_;
   if (size_t(which) >= heads.size()) heads.resize(size_t(which) + 1);
-  Head &h = heads[size_t(which)];
+  Names &h = heads[size_t(which)];
   if (h.text.empty()) {
     const QByteArray name = cpu ? "\"CPU " + QByteArray::number(which) + " busy %\""
                                 : quoted(QLatin1String(counterName(which)));
-    h = padded("{\"ph\":\"C\",\"name\":" + name.toStdString() +
-               ",\"pid\":" + std::to_string(pid()) + ",\"ts\":");
+    h.text = "{\"ph\":\"C\",\"name\":" + name.toStdString() + ",\"pid\":" + std::to_string(pid()) +
+             ",\"ts\":";
+    h.size = h.text.size();
   }
   return h;
 }
@@ -287,23 +145,28 @@ const std::string &ChromeSink::quotedOnce(const QString &s) {
   return *it;
 }
 
-inline const ChromeSink::ArgsText &ChromeSink::stateArgs(int cpu, uint32_t object) {
-  const uint64_t key = uint64_t(uint32_t(cpu)) << 32 | object;
-  ArgsText &a = argsTexts_[(uint32_t(key ^ (key >> 29)) * 2654435761u) >> 24];  // 256 entries
-  if (a.key != key || !a.size) {
-    Text e{a.text};
-    e.lit(",\"args\":{");
-    if (cpu >= 0) e.lit("\"cpu\":"), e.num(cpu);
-    if (object) {
-      if (cpu >= 0) *e.p++ = ',';
-      e.lit("\"object_id\":");
-      e.num(object);
-    }
-    e.lit("}}");
-    a.size = uint32_t(e.p - a.text);
-    a.key = key;
+inline char *ChromeSink::stateArgs(char *p, int cpu, uint32_t object) {
+  const uint32_t byCpu = uint32_t(cpu + 1);  // -1 (none) first
+  if (__builtin_expect(!object && byCpu < kCpuArgs, 1)) {
+    const Piece<28> &a = cpuArgs_[byCpu];
+    std::memcpy(p, &a, 32);  // the text and its size, whole
+    return p + a.size;
   }
-  return a;
+  const Piece<60> &a =
+      objectArgs_.get(uint64_t(uint32_t(cpu)) << 32 | object, [](uint64_t key, Piece<60> *made) {
+        const int c = int(uint32_t(key >> 32));
+        const uint32_t o = uint32_t(key);
+        if (c < 0 && !o) return made->set("}");  // a CPU below -1: none, as -1
+        char *e = putLiteral(made->text, ",\"args\":{");
+        if (c >= 0) e = putDecimal(putLiteral(e, "\"cpu\":"), uint32_t(c));
+        if (o) {
+          if (c >= 0) *e++ = ',';
+          e = putDecimal(putLiteral(e, "\"object_id\":"), o);
+        }
+        made->size = uint32_t(putLiteral(e, "}}") - made->text);
+      });
+  std::memcpy(p, &a, 64);
+  return p + a.size;
 }
 
 inline void ChromeSink::nextFlowId() {
@@ -330,21 +193,20 @@ void ChromeSink::carryFlowId() {
   }
 }
 
-inline const ChromeSink::QuotedObject &ChromeSink::quotedNames(const ExportObject &o) {
-  if (__builtin_expect(o.index < quotedObjects_.size() && quotedObjects_[o.index].made, 1))
-    return quotedObjects_[o.index];
-  return makeQuotedNames(o);
+inline const ChromeSink::Names &ChromeSink::objectNames(const ExportObject &o) {
+  if (__builtin_expect(o.index < objectNames_.size() && objectNames_[o.index], 1))
+    return *objectNames_[o.index];
+  return makeObjectNames(o);
 }
 
-const ChromeSink::QuotedObject &ChromeSink::makeQuotedNames(const ExportObject &o) {
-  if (o.index >= quotedObjects_.size()) quotedObjects_.resize(o.index + 1);
-  QuotedObject &q = quotedObjects_[o.index];
-  if (!q.made) {
-    q.made = true;
-    std::string args = ",\"args\":{\"object\":" + quoted(o.name).toStdString();
-    if (!o.callSite.isEmpty()) args += ",\"call_site\":" + quoted(o.callSite).toStdString();
-    q.args = padded(std::move(args));
-  }
+const ChromeSink::Names &ChromeSink::makeObjectNames(const ExportObject &o) {
+  if (o.index >= objectNames_.size()) objectNames_.resize(o.index + 1);
+  Names &q = namesMade_.emplace_back();
+  objectNames_[o.index] = &q;
+  q.text = ",\"args\":{\"object\":" + quoted(o.name).toStdString();
+  if (!o.callSite.isEmpty()) q.text += ",\"call_site\":" + quoted(o.callSite).toStdString();
+  q.size = q.text.size();
+  q.text.resize(std::max(q.size, kNamesRoom), ' ');
   return q;
 }
 
@@ -355,7 +217,7 @@ void ChromeSink::event(const QByteArray &json) {
 void ChromeSink::event(const char *json, qsizetype n) {
   char *p = begin(size_t(n));
   if (n > 0) std::memcpy(p, json, size_t(n));
-  out_->commit(p + n);
+  done(p + n);
 }
 
 void ChromeSink::process(const SessionInfo &info, int) {
@@ -384,26 +246,14 @@ void ChromeSink::thread(const ExportThread &t) {
         QByteArray::number(qlonglong(t.tid) * 2 + 1) + "}}");
 }
 
-[[gnu::always_inline]] inline char *ChromeSink::stateEvent(char *at, const StateInterval &iv) {
-  // The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
-  const StatePrefix &prefix = statePrefixes_[size_t(iv.state)];
-  Text e{at};
-  if (__builtin_expect(prefix.size <= kPrefixRoom, 1))
-    std::memcpy(e.p, prefix.text.data(), kPrefixRoom);
-  else
-    std::memcpy(e.p, prefix.text.data(), prefix.size);
-  e.p += prefix.size;
-  e.ts(iv.start - origin(), &tens_);
-  e.lit(",\"dur\":");
-  e.ts(iv.end - iv.start, &tens_);
-  if (iv.cpu >= 0 || iv.object) {
-    const ArgsText &args = stateArgs(iv.cpu, iv.object);
-    std::memcpy(e.p, args.text, sizeof args.text);
-    e.p += args.size;
-  } else {
-    *e.p++ = '}';
-  }
-  return e.p;
+// The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
+[[gnu::always_inline]] inline char *ChromeSink::stateEvent(char *p, const StateInterval &iv,
+                                                           int64_t origin, TensText *tens) {
+  const auto &prefix = statePrefixes_[size_t(iv.state)];
+  std::memcpy(p, prefix.text, kPrefixRoom);
+  p = putTime(p + prefix.size, iv.start - origin, tens);
+  p = putDuration(putLiteral(p, ",\"dur\":"), iv.end - iv.start);
+  return stateArgs(p, iv.cpu, iv.object);
 }
 
 void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
@@ -412,14 +262,16 @@ void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
 
 // Each state's head and the thread's tid, joined once for its events.
 void ChromeSink::makeStatePrefixes(uint32_t tid) {
-  const TidText &t = tidText(tid);
-  for (size_t s = 0; s < statePrefixes_.size(); s++) {
-    const Head &head = eventHead(false, FinalState(s));
-    StatePrefix &prefix = statePrefixes_[s];
-    prefix.text.assign(head.text.data(), head.size);
-    prefix.text.append(t.text + t.from, t.size - t.from);
-    prefix.size = prefix.text.size();
-    prefix.text.resize(std::max(prefix.size, kPrefixRoom));
+  static_assert(kLongestStatePrefix <= kPrefixRoom, "a state's prefix is copied whole");
+  for (size_t s = 0; s < statePrefixes_.size(); s++)
+    statePrefixes_[s].set(std::string("{\"ph\":\"X\",\"cat\":\"") + finalStateKey(FinalState(s)) +
+                          "\",\"name\":\"" + finalStateLabel(FinalState(s)) + "\",\"pid\":" +
+                          std::to_string(pid()) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":");
+  if (cpuArgs_.empty()) {
+    cpuArgs_.resize(kCpuArgs);
+    cpuArgs_[0].set("}");
+    for (int c = 0; c + 1 < kCpuArgs; c++)
+      cpuArgs_[size_t(c + 1)].set(",\"args\":{\"cpu\":" + std::to_string(c) + "}}");
   }
   prefixTid_ = tid;
   prefixesMade_ = true;
@@ -427,85 +279,87 @@ void ChromeSink::makeStatePrefixes(uint32_t tid) {
 
 void ChromeSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
   if (tid != prefixTid_ || !prefixesMade_) makeStatePrefixes(tid);
+  TensText tens = tens_;
+  const int64_t origin = this->origin();
   // Up to 32 events in one piece of the output: one reserve and commit
   // each, not one an event.
   constexpr size_t kBatch = 32;
   for (size_t i = 0; i < n;) {
     const size_t end = std::min(n, i + kBatch);
-    char *p = stateEvent(begin((end - i) * (kEventRoom + 2)), runs[i]);
+    char *p = stateEvent(begin((end - i) * (kPrefixRoom + kStateRoom + 2)), runs[i], origin, &tens);
     while (++i < end) {
       std::memcpy(p, ",\n", 2);
-      p = stateEvent(p + 2, runs[i]);
+      p = stateEvent(p + 2, runs[i], origin, &tens);
     }
-    out_->commit(p);
+    done(p);
   }
+  tens_ = tens;
 }
 
 void ChromeSink::wait(const ExportWait &w) {
-  const Head &head = eventHead(true, w.state);
-  const QuotedObject &names = quotedNames(*w.object);
-  // The waiter's and releaser's texts are written twice each: copied out
-  // of the table once (a lookup of another tid may take their entry).
-  const TidText waiter = tidText(waitTrack(w.waiter));
+  const FlowPiece &start = waitStart(w.state, w.waiter);
+  const Names &names = objectNames(*w.object);
+  TensText tens = tens_;
+  const int64_t origin = this->origin();
   // The wait and its flow's two ends in one piece of the output.
-  Text e{begin(names.args.size + 3 * kEventRoom)};
-  e.head(head.text, head.size);
-  e.tidTs(waiter);
-  e.ts(w.start - origin(), &tens_);
-  e.lit(",\"dur\":");
-  e.ts(w.end - w.start, &tens_);
-  e.head(names.args.text, names.args.size);
-  if (w.holder) e.lit(",\"holder_tid\":"), e.tid(tidText(w.holder));
-  if (!w.releaser || w.open || w.releaser == w.waiter) {
-    if (w.releaser) e.lit(",\"released_by_tid\":"), e.tid(tidText(w.releaser));
-    if (w.open) e.lit(",\"open\":true");
-    e.lit("}}");
-    out_->commit(e.p);
+  char *p = begin(names.size + kWaitRoom);
+  std::memcpy(p, start.text, sizeof start.text);
+  p = putTime(p + start.size, w.start - origin, &tens);
+  p = putDuration(putLiteral(p, ",\"dur\":"), w.end - w.start);
+  if (__builtin_expect(names.size <= kNamesRoom, 1))
+    std::memcpy(p, names.text.data(), kNamesRoom);
+  else
+    std::memcpy(p, names.text.data(), names.size);
+  p += names.size;
+  if (__builtin_expect(!w.releaser || w.open || w.releaser == w.waiter, 0)) {
+    done(waitEnd(p, w));
+    tens_ = tens;
     return;
   }
-  const TidText releaser = tidText(w.releaser);
-  e.lit(",\"released_by_tid\":");
-  e.tid(releaser);
-  e.lit("}}");
-  // Who released it: from the releaser's state at the wait's end to the wait.
-  // Both ends have the same id and time: formatted once, copied (32 bytes
-  // whatever their length, within the event's room).
-  e.lit(",\n{\"ph\":\"s\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
+  // Who released it: from the releaser's state at the wait's end to the
+  // wait. Both ends have the same id and time: formatted once, copied.
+  const FlowPiece &release = this->release(w.holder, w.releaser);
+  std::memcpy(p, release.text, sizeof release.text);
+  p += release.size;
   nextFlowId();
-  char *const id = e.p;
-  std::memcpy(e.p, flowId_, sizeof flowId_);
-  e.p += flowIdSize_;
-  const size_t idSize = flowIdSize_;
-  e.pidTidTs(releaser);
-  char *const ts = e.p;
-  e.ts(w.end - 1 - origin(), &tens_);
-  *e.p++ = '}';
-  const size_t tsSize = size_t(e.p - ts);
-  e.lit(",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
-  std::memcpy(e.p, id, 32);
-  e.p += idSize;
-  e.pidTidTs(waiter);
-  std::memcpy(e.p, ts, 32);
-  e.p += tsSize;
-  out_->commit(e.p);
+  char *const id = p;
+  std::memcpy(p, flowId_, 16);
+  p += flowIdSize_;
+  std::memcpy(p, release.flowEnd, sizeof release.flowEnd);
+  p += release.flowEndSize;
+  char *const ts = p;
+  p = putTime(p, w.end - 1 - origin, &tens);
+  *p++ = '}';
+  const size_t tsSize = size_t(p - ts);
+  p = putLiteral(p,
+                 ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
+  std::memcpy(p, id, 16);
+  p += flowIdSize_;
+  std::memcpy(p, start.flowEnd, sizeof start.flowEnd);
+  p += start.flowEndSize;
+  std::memcpy(p, ts, 32);
+  done(p + tsSize);
+  tens_ = tens;
+}
+
+char *ChromeSink::waitEnd(char *p, const ExportWait &w) const {
+  if (w.holder) p = putDecimal(putLiteral(p, ",\"holder_tid\":"), w.holder);
+  if (w.releaser) p = putDecimal(putLiteral(p, ",\"released_by_tid\":"), w.releaser);
+  if (w.open) p = putLiteral(p, ",\"open\":true");
+  return putLiteral(p, "}}");
 }
 
 void ChromeSink::userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) {
   // On the LWP's waits track: a user thread runs there between its LWP's waits.
   const std::string &name = quotedOnce(userThread);
-  Text e{begin(name.size() + kEventRoom)};
-  e.lit("{\"ph\":\"X\",\"cat\":\"user_thread\",\"name\":");
-  e.str(name);
-  e.lit(",\"pid\":");
-  e.num(pid());
-  e.lit(",\"tid\":");
-  e.num(userTrack(tid));
-  e.lit(",\"ts\":");
-  e.ts(start - origin(), &tens_);
-  e.lit(",\"dur\":");
-  e.ts(end - start, &tens_);
-  *e.p++ = '}';
-  out_->commit(e.p);
+  char *p = begin(name.size() + 256);
+  p = putString(putLiteral(p, "{\"ph\":\"X\",\"cat\":\"user_thread\",\"name\":"), name);
+  p = putDecimal(putLiteral(p, ",\"pid\":"), pid());
+  p = putDecimal(putLiteral(p, ",\"tid\":"), userTrack(tid));
+  p = putTime(putLiteral(p, ",\"ts\":"), start - origin(), &tens_);
+  p = putDuration(putLiteral(p, ",\"dur\":"), end - start);
+  *p++ = '}';
+  done(p);
   if (userTracks_.contains(tid)) return;
   userTracks_.insert(tid);
   event("{\"ph\":\"M\",\"pid\":" + QByteArray::number(pid()) + ",\"tid\":" +
@@ -513,17 +367,15 @@ void ChromeSink::userSpan(uint32_t tid, const QString &userThread, int64_t start
         QByteArray::number(tid) + " user threads\"}}");
 }
 
-void ChromeSink::counterEvent(const Head &head, int64_t t, const char *arg, size_t argSize,
+void ChromeSink::counterEvent(const Names &head, int64_t t, const char *arg, size_t argSize,
                               double v) {
-  Text e{begin(kEventRoom)};
-  e.head(head.text, head.size);
-  e.ts(t - origin(), &tens_);
-  std::memcpy(e.p, arg, argSize);
-  e.p += argSize;
+  char *p = putString(begin(head.size + 256), head.text);
+  p = putTime(p, t - origin(), &tens_);
+  std::memcpy(p, arg, argSize);
+  p += argSize;
   // As QByteArray::number(v, 'g', 12) wrote it: 12 significant digits.
-  e.p = std::to_chars(e.p, e.p + 40, v, std::chars_format::general, 12).ptr;
-  e.lit("}}");
-  out_->commit(e.p);
+  p = std::to_chars(p, p + 40, v, std::chars_format::general, 12).ptr;
+  done(putLiteral(p, "}}"));
 }
 
 void ChromeSink::cpuBusy(int cpu, int64_t t, double percent) {
@@ -538,6 +390,7 @@ void ChromeSink::counter(int which, int64_t t, double value) {
 
 bool ChromeSink::finish(QString *error) {
   if (!opened_) event(QByteArray());  // an empty capture: still a whole document
+  out_->commit(at_);
   out_->write(QByteArrayLiteral("\n]}\n"));
   if (!out_->close()) {
     *error = out_->error();

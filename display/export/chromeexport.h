@@ -11,9 +11,12 @@
 #include <QHash>
 #include <QSet>
 #include <array>
+#include <deque>
 #include <string>
 
+#include "chromenumbers.h"
 #include "exporttimeline.h"
+#include "textcache.h"
 
 namespace tmon {
 
@@ -23,33 +26,6 @@ class ChromeSink : public TimelineSink {
  public:
   explicit ChromeSink(ExportOutput *out) : out_(out) {}
   bool finish(QString *error) override;
-
-  // A prefix every event of a kind starts with, made once: its text,
-  // padded so that it is copied in one fixed-size piece, and its length.
-  struct Head {
-    std::string text;
-    size_t size = 0;
-  };
-  // A tid (or a track's pseudo-tid) as every event writes it, 'TID,"ts":',
-  // after the pid as a flow's ends write them, ',"pid":PID,"tid":', in a
-  // table by a hash of the tid (a thread's events are millions, its
-  // digits the same each time).
-  struct TidText {
-    uint32_t tid = 0;
-    uint32_t size = 0;    // of the whole text; 0: empty
-    uint32_t from = 0;    // where 'TID,"ts":' starts
-    uint32_t digits = 0;  // the tid's alone
-    char text[48];        // 40 at most
-  };
-  // A time's digits above its last four of microseconds (its tens of
-  // milliseconds), as the last time written had them: a thread's events
-  // come in time order, and these change every few of them.
-  struct TensText {
-    uint32_t tens = UINT32_MAX;
-    uint32_t size = 0;
-    uint64_t text = 0;
-    void set(uint32_t t);  // t below 10^4
-  };
 
   // The second track per thread that carries its waits: a pseudo-tid above
   // any Linux tid (pid_max is at most 2^22) and below 2^31, since readers
@@ -71,68 +47,97 @@ class ChromeSink : public TimelineSink {
   void end() override {}
 
  private:
-  void event(const char *json, qsizetype n);
-  void event(const QByteArray &json);
-  // An event's room (n bytes and the separator) in the output, after the
-  // separator: the event is written there and committed (ExportOutput).
-  char *begin(size_t n);
-  char *first(char *p);  // the document's head, before its first event
-  // A state's (cat null) or a wait's event up to its tid.
-  const Head &eventHead(bool wait, FinalState s);
-  void makeHead(Head *h, bool wait, FinalState s);
-  // The counters' events up to their times, by CPU and by counter.
-  const Head &counterHead(bool cpu, int which);
-  void counterEvent(const Head &head, int64_t t, const char *arg, size_t argSize, double v);
-  const std::string &quotedOnce(const QString &s);
-  QHash<QString, std::string> quoted_;  // user threads' names, as JSON strings
-  // A wait's object name and call site as its arguments start,
-  // ',"args":{"object":NAME,"call_site":SITE', by ExportObject::index: made
-  // once, not for each of a million waits, padded as a Head is.
-  struct QuotedObject {
-    bool made = false;
-    Head args;
+  // A text every event of a kind carries, made once and copied as Room
+  // bytes (padding included: one fixed-size copy) unless it is longer.
+  template <size_t Room>
+  struct Piece {
+    char text[Room] = {};
+    uint32_t size = 0;  // 0: not made yet
+    void set(const std::string &s);
   };
-  const QuotedObject &quotedNames(const ExportObject &o);
-  [[gnu::noinline]] const QuotedObject &makeQuotedNames(const ExportObject &o);
-  std::vector<QuotedObject> quotedObjects_;
-  std::array<Head, kFinalStateCount> stateHeads_, waitHeads_;
-  std::vector<Head> cpuHeads_, counterHeads_;
-  const TidText &tidText(uint32_t tid);
-  [[gnu::noinline]] void makeTidText(uint32_t tid, TidText *t);
-  // A state's event written at at (kEventRoom bytes): where it ends.
-  char *stateEvent(char *at, const StateInterval &iv);
-  // A state event's text up to its time, '{"ph":"X",...,"tid":TID,"ts":',
-  // by state, for the thread states() writes (made when the thread is not
-  // the last call's), copied as kPrefixRoom bytes when it fits (padded).
-  struct StatePrefix {
+  // The same for texts of any length (names): padded to kNamesRoom.
+  static constexpr size_t kNamesRoom = 96;
+  struct Names {
     std::string text;
     size_t size = 0;
   };
+
+  void event(const char *json, qsizetype n);
+  void event(const QByteArray &json);
+  // An event's room (n bytes and the separator) in the output, after the
+  // separator: the event is written there, then done() says where it ends.
+  char *begin(size_t n);
+  void done(char *end) { at_ = end; }
+  char *first(char *p);  // the document's head, before its first event
+  // The output's room the events are written into (ExportOutput::reserve),
+  // taken 64 KiB at a time and committed when used up and at the end: a
+  // reserve and a commit per event were a twentieth of a wait's
+  // instructions.
+  char *at_ = nullptr, *roomEnd_ = nullptr;
+  [[gnu::noinline]] void moreRoom(size_t n);
+
+  // A state's event up to its time, '{"ph":"X","cat":KEY,"name":LABEL,
+  // "pid":PID,"tid":TID,"ts":', by state, for the thread states() writes
+  // (made again when the thread is not the last call's).
   static constexpr size_t kPrefixRoom = 112;
-  std::array<StatePrefix, kFinalStateCount> statePrefixes_;
+  std::array<Piece<kPrefixRoom + 12>, kFinalStateCount> statePrefixes_;
   uint32_t prefixTid_ = 0;
   bool prefixesMade_ = false;
   void makeStatePrefixes(uint32_t tid);
-  TensText tens_;
-  std::vector<TidText> tidTexts_ = std::vector<TidText>(4096);
-  // A state's end after its duration, its CPU and object as arguments
-  // ',"args":{"cpu":C,"object_id":O}}', by a hash of the two: a window's
-  // states have a few pairs, formatted once (their digits were a tenth of
-  // the state events' instructions).
-  struct ArgsText {
-    uint64_t key = 0;
-    uint32_t size = 0;  // 0: empty
-    char text[64];
+  // A state's end after its duration: its CPU and object as arguments,
+  // ',"args":{"cpu":C,"object_id":O}}', or '}'. Without an object, by CPU
+  // (-1 to 254, made at the first states()); with one, by both.
+  static constexpr int kCpuArgs = 256;
+  std::vector<Piece<28>> cpuArgs_;
+  TextCache<Piece<60>> objectArgs_;
+  char *stateArgs(char *p, int cpu, uint32_t object);
+  // A state's event written at p: where it ends.
+  char *stateEvent(char *p, const StateInterval &iv, int64_t origin, chromenum::TensText *tens);
+
+  // A wait's text up to one of its numbers, made once per key, and the
+  // end of its flow it names, ',"pid":PID,"tid":TID,"ts":'.
+  struct FlowPiece {
+    char text[112];
+    char flowEnd[48];
+    uint32_t size, flowEndSize;
+    void setFlowEnd(uint32_t pid, uint32_t tid);
   };
-  const ArgsText &stateArgs(int cpu, uint32_t object);
-  std::vector<ArgsText> argsTexts_ = std::vector<ArgsText>(256);
+  // By state and waiter: the wait's event up to its time,
+  // '{"ph":"X","cat":"wait","name":LABEL,"pid":PID,"tid":TRACK,"ts":', and
+  // the waiter's track as its flow's end.
+  TextCache<FlowPiece> waitStarts_;
+  const FlowPiece &waitStart(FinalState s, uint32_t waiter);
+  // By holder and releaser: a released wait's end and its flow's start up
+  // to its id, ',"holder_tid":HOLDER,"released_by_tid":RELEASER}},\n
+  // {"ph":"s",...,"id":', and the releaser as the flow's start.
+  TextCache<FlowPiece> releases_;
+  const FlowPiece &release(uint32_t holder, uint32_t releaser);
+  // A wait's object name and call site as its arguments start,
+  // ',"args":{"object":NAME,"call_site":SITE', by ExportObject::index.
+  // (Pointers: an index is a shift of the vector's size, not a division.)
+  std::vector<const Names *> objectNames_;
+  std::deque<Names> namesMade_;
+  const Names &objectNames(const ExportObject &o);
+  [[gnu::noinline]] const Names &makeObjectNames(const ExportObject &o);
+  // A wait without a flow (open, or released by no one else) after its names.
+  [[gnu::noinline]] char *waitEnd(char *p, const ExportWait &w) const;
+
+  // The counters' events up to their times, by CPU and by counter.
+  std::vector<Names> cpuHeads_, counterHeads_;
+  const Names &counterHead(bool cpu, int which);
+  void counterEvent(const Names &head, int64_t t, const char *arg, size_t argSize, double v);
+  const std::string &quotedOnce(const QString &s);
+  QHash<QString, std::string> quoted_;  // user threads' names, as JSON strings
+  QSet<uint32_t> userTracks_;
+
+  chromenum::TensText tens_;  // the last time's (a local while events are written)
   // The last flow's id in decimal, counted up in its text (a million ids
-  // formatted were 4% of the Chrome writer's instructions).
+  // formatted were 4% of the Chrome writer's instructions): 16 digits at
+  // most, a wait each.
   char flowId_[32] = {'0'};
   uint32_t flowIdSize_ = 1;
   void nextFlowId();
   [[gnu::noinline]] void carryFlowId();  // its last digit a 9
-  QSet<uint32_t> userTracks_;
   ExportOutput *out_;
   bool any_ = false;
   bool opened_ = false;
