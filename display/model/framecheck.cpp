@@ -138,7 +138,9 @@ void FrameCheck::optionalTime(uint64_t *wire) {
   }
 }
 
-uint64_t FrameCheck::counter(uint64_t v) {
+// Inline: asked for every counter of every sample (a call each was a
+// fifth of checking a tick).
+inline uint64_t FrameCheck::counter(uint64_t v) {
   if (v <= limits::kMaxCounter) return v;
   note(CounterClamped);
   return limits::kMaxCounter;
