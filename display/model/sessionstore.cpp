@@ -550,19 +550,20 @@ int SessionStore::futexWaitState(uint32_t object) const {
 void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
   const size_t n = std::min(tr.n_tid, tr.n_delta_ns);
   int64_t t = ns(tr.base_ns);
-  // The batch's times are seen once, at its end (seeTime for every record
-  // wrote both members each time): nothing below reads them.
-  int64_t first = INT64_MAX, last = INT64_MIN;
+  // A thread's first record is seen by newThread; the others' times are
+  // seen once, after the loop (seeTime for every record wrote both members
+  // each time, and a min and max per record were 9 instructions of it):
+  // nothing below reads them.
+  bool dropped = false;  // a record of no thread (ThreadsFull): its time is not seen
   // (Inlined into both loops below.)
   auto one = [&](int64_t at, int state, uint32_t obj, uint32_t holder, uint32_t releaser,
                  uint32_t tid) __attribute__((always_inline)) {
     int index = tidIndex.findAndRemember(tid);
     if (index >= 0) {
-      first = std::min(first, at);
-      last = std::max(last, at);
       ThreadTimeline &th = *threads[size_t(index)];
       if (!th.baselineZero && at < th.info.startNs) th.setStart(at);  // first sight was late
     } else if ((index = newThread(tid, at)) < 0) {
+      dropped = true;
       return;
     }
     ThreadTimeline &th = *threads[size_t(index)];
@@ -601,6 +602,30 @@ void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
           i < tr.n_object_id ? tr.object_id[i] : 0, i < tr.n_holder_tid ? tr.holder_tid[i] : 0,
           i < tr.n_releaser_tid ? tr.releaser_tid[i] : 0, tr.tid[i]);
     }
+  }
+  seeBatchTimes(tr, n, t, dropped);
+}
+
+void SessionStore::seeBatchTimes(const Threadmon__Transitions &tr, size_t n, int64_t lastNs,
+                                 bool dropped) {
+  if (!n) return;
+  // Nearly always in time order (no delta after the first is negative:
+  // FrameCheck made the first 0) and every record of a thread: the first
+  // and the last are the earliest and the latest.
+  uint64_t negative = 0;
+  for (size_t i = 1; i < n; i++) negative |= uint64_t(tr.delta_ns[i]);
+  if (!dropped && !(negative >> 63)) {
+    seeTime(ns(tr.base_ns) + tr.delta_ns[0]);
+    seeTime(lastNs);
+    return;
+  }
+  // The records seen are those of a thread now (threads only come here).
+  int64_t t = ns(tr.base_ns), first = INT64_MAX, last = INT64_MIN;
+  for (size_t i = 0; i < n; i++) {
+    t += tr.delta_ns[i];
+    if (dropped && tidIndex.find(tr.tid[i]) < 0) continue;
+    first = std::min(first, t);
+    last = std::max(last, t);
   }
   if (first <= last) {
     seeTime(first);

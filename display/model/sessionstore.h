@@ -94,6 +94,9 @@ class SessionStore {
   void applyThreadAttr(const Threadmon__ThreadAttr &a);
   void applySyncObject(const Threadmon__SyncObject &o);
   void applyTransitions(const Threadmon__Transitions &t);
+  // seeTime of the first n records of a batch applyTransitions took, the
+  // last at lastNs; dropped: some of them had no thread.
+  void seeBatchTimes(const Threadmon__Transitions &t, size_t n, int64_t lastNs, bool dropped);
   void applySwitches(const Threadmon__CpuSwitches &s);
   // Sets runtimeKind/runtimeWhat of a KIND_INTERNAL or KIND_FUTEX object
   // from a waiter's stack.
