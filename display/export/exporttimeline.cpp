@@ -9,6 +9,7 @@ using tmon::findings_detail::objectName;
 #include "sessionmodel.h"
 #include "syncactivity.h"
 #include "threadtimeline.h"
+#include "waitorder.h"
 
 namespace tmon {
 
@@ -20,98 +21,6 @@ const char *TimelineSink::counterName(int c) {
   }
   return "";
 }
-
-namespace {
-// Below, equal to or above 0 as x comes before y, ties with it, or comes
-// after it in the order the waits are written: by start, waiter, object
-// and end.
-[[gnu::always_inline]] inline int compareWaits(const ExportWait &x, const ExportWait &y) {
-  if (x.start != y.start) return x.start < y.start ? -1 : 1;
-  if (x.waiter != y.waiter) return x.waiter < y.waiter ? -1 : 1;
-  if (x.objectId != y.objectId) return x.objectId < y.objectId ? -1 : 1;
-  if (x.end != y.end) return x.end < y.end ? -1 : 1;
-  return 0;
-}
-
-using WaitOrder = std::vector<std::pair<int64_t, uint32_t>>;
-
-// The waits' places in that order, as std::sort of their (start, place)
-// pairs under it gives them. The waits come in runs already in order (one
-// per sync object, each in start order, and the few held and carried
-// ones, in runs of a few): the short runs are sorted together into one,
-// and the next wait is the least of the runs' heads, their starts kept
-// beside them (half.tmcap's windows have four long runs and ten short
-// ones; merging them two by two, building, moving and reading pairs, was
-// 90 instructions a wait, 4% of a Perfetto export). Two waits tied on all
-// four (none in half.tmcap or the corpus) meet there, or side by side in a
-// run: then the std::sort of the pairs decides, as before (without ties
-// the order is the same).
-void sortWaits(const PodVector<ExportWait> &waits, std::vector<uint32_t> *order, WaitOrder *pairs,
-               std::vector<uint32_t> *shortRuns) {
-  constexpr uint32_t kShortRun = 64;
-  struct Head {
-    int64_t start;
-    uint32_t at, end;
-    const uint32_t *places;  // the short runs' order; null: at is the place
-    uint32_t place() const { return places ? places[at] : at; }
-  };
-  std::vector<Head> heads;
-  const uint32_t n = uint32_t(waits.size());
-  order->resize(n);
-  pairs->clear();  // the short runs' waits
-  bool tie = false;
-  for (uint32_t i = 1, from = 0; i <= n && !tie; i++) {
-    if (i < n) {
-      const int c = compareWaits(waits[i - 1], waits[i]);
-      tie = c == 0;
-      if (c < 0) continue;
-    }
-    if (i - from >= kShortRun)
-      heads.push_back(Head{waits[from].start, from, i, nullptr});
-    else
-      for (uint32_t j = from; j < i; j++) pairs->emplace_back(waits[j].start, j);
-    from = i;
-  }
-  const auto pairBefore = [&waits](const std::pair<int64_t, uint32_t> &a,
-                                   const std::pair<int64_t, uint32_t> &b) {
-    if (a.first != b.first) return a.first < b.first;
-    return compareWaits(waits[a.second], waits[b.second]) < 0;
-  };
-  shortRuns->clear();
-  if (!pairs->empty() && !tie) {
-    std::sort(pairs->begin(), pairs->end(), pairBefore);
-    for (size_t i = 0; i < pairs->size(); i++) {
-      shortRuns->push_back((*pairs)[i].second);
-      tie = tie || (i > 0 && !pairBefore((*pairs)[i - 1], (*pairs)[i]));
-    }
-    heads.push_back(Head{(*pairs)[0].first, 0, uint32_t(shortRuns->size()), shortRuns->data()});
-  }
-  size_t k = heads.size();
-  for (uint32_t *out = order->data(), *end = out + n; out != end && !tie; out++) {
-    size_t best = 0;
-    for (size_t h = 1; h < k; h++) {
-      if (heads[h].start != heads[best].start) {
-        if (heads[h].start < heads[best].start) best = h;
-        continue;
-      }
-      const int c = compareWaits(waits[heads[h].place()], waits[heads[best].place()]);
-      tie = c == 0;
-      if (c < 0) best = h;
-    }
-    Head &head = heads[best];
-    *out = head.place();
-    if (++head.at < head.end)
-      head.start = waits[head.place()].start;
-    else
-      head = heads[--k];
-  }
-  if (!tie) return;
-  pairs->resize(n);
-  for (uint32_t i = 0; i < n; i++) (*pairs)[i] = {waits[i].start, i};
-  std::sort(pairs->begin(), pairs->end(), pairBefore);
-  for (uint32_t i = 0; i < n; i++) (*order)[i] = (*pairs)[i].second;
-}
-}  // namespace
 
 void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool first, bool last) {
   if (first && !started_) {
@@ -172,7 +81,7 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   // their own, not the vector's (a window's vector is not the whole
   // read's: two waits starting in the same nanosecond swapped their
   // wake-up flows' ids between the two).
-  sortWaits(waits, &order_, &pairs_, &shortRuns_);
+  orderWaits(waits, &order_, &pairs_, &shortRuns_);
   const auto before = [](const ExportWait &x, const ExportWait &y) {
     return compareWaits(x, y) < 0;
   };
