@@ -8,12 +8,12 @@ void orderWaits(const PodVector<ExportWait> &waits, std::vector<uint32_t> *order
                 std::vector<uint32_t> *shortRuns) {
   constexpr uint32_t kShortRun = 64;
   struct Head {
-    int64_t start;
     uint32_t at, end;
     const uint32_t *places;  // the short runs' order; null: at is the place
     uint32_t place() const { return places ? places[at] : at; }
   };
   std::vector<Head> heads;
+  std::vector<int64_t> starts;  // each head's next start, apart: the scan below reads them
   const uint32_t n = uint32_t(waits.size());
   order->resize(n);
   pairs->clear();  // the short runs' waits
@@ -24,10 +24,12 @@ void orderWaits(const PodVector<ExportWait> &waits, std::vector<uint32_t> *order
       tie = c == 0;
       if (c < 0) continue;
     }
-    if (i - from >= kShortRun)
-      heads.push_back(Head{waits[from].start, from, i, nullptr});
-    else
+    if (i - from >= kShortRun) {
+      heads.push_back(Head{from, i, nullptr});
+      starts.push_back(waits[from].start);
+    } else {
       for (uint32_t j = from; j < i; j++) pairs->emplace_back(waits[j].start, j);
+    }
     from = i;
   }
   const auto pairBefore = [&waits](const std::pair<int64_t, uint32_t> &a,
@@ -42,14 +44,20 @@ void orderWaits(const PodVector<ExportWait> &waits, std::vector<uint32_t> *order
       shortRuns->push_back((*pairs)[i].second);
       tie = tie || (i > 0 && !pairBefore((*pairs)[i - 1], (*pairs)[i]));
     }
-    heads.push_back(Head{(*pairs)[0].first, 0, uint32_t(shortRuns->size()), shortRuns->data()});
+    heads.push_back(Head{0, uint32_t(shortRuns->size()), shortRuns->data()});
+    starts.push_back((*pairs)[0].first);
   }
   size_t k = heads.size();
+  const int64_t *const start = starts.data();
   for (uint32_t *out = order->data(), *end = out + n; out != end && !tie; out++) {
     size_t best = 0;
+    int64_t least = start[0];
     for (size_t h = 1; h < k; h++) {
-      if (heads[h].start != heads[best].start) {
-        if (heads[h].start < heads[best].start) best = h;
+      if (start[h] != least) {
+        if (start[h] < least) {
+          best = h;
+          least = start[h];
+        }
         continue;
       }
       const int c = compareWaits(waits[heads[h].place()], waits[heads[best].place()]);
@@ -58,10 +66,13 @@ void orderWaits(const PodVector<ExportWait> &waits, std::vector<uint32_t> *order
     }
     Head &head = heads[best];
     *out = head.place();
-    if (++head.at < head.end)
-      head.start = waits[head.place()].start;
-    else
-      head = heads[--k];
+    if (++head.at < head.end) {
+      starts[best] = waits[head.place()].start;
+    } else {
+      --k;
+      head = heads[k];
+      starts[best] = starts[k];
+    }
   }
   if (!tie) return;
   pairs->resize(n);

@@ -266,18 +266,22 @@ bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64
       if (p->end > r.t0 || (p->start >= r.t0 && p->end == p->start)) return p;
     return end;
   };
-  for (const WaitRecord *p = in(at); p != end && p->start < r.t1;) {
-    const WaitRecord w = clip(*p);
+  for (const WaitRecord *p = in(at); p != end;) {  // (in: p->start < r.t1)
+    const int64_t start = std::max(p->start, r.t0);
     const WaitRecord *q = in(p + 1);
-    if (q == end || q->start >= r.t1 || std::max(q->start, r.t0) != w.start) {
-      put(w);
+    if (q == end || std::max(q->start, r.t0) != start) {
+      // Inside r (nearly all) as it is, without a copy.
+      if (p->start >= r.t0 && p->end <= r.t1 && p->end >= p->start)
+        put(*p);
+      else
+        put(clip(*p));
       p = q;
       continue;
     }
     // A run of one start (those cut by r's start, nearly always): sorted
     // by waiter as waits() sorts it, the same std::sort of the same order.
-    scratch->push_back(w);
-    for (; q != end && q->start < r.t1 && std::max(q->start, r.t0) == w.start; q = in(q + 1))
+    scratch->push_back(clip(*p));
+    for (; q != end && std::max(q->start, r.t0) == start; q = in(q + 1))
       scratch->push_back(clip(*q));
     std::sort(scratch->begin() + std::ptrdiff_t(opens), scratch->end(), before);
     for (size_t i = opens; i < scratch->size(); i++) put((*scratch)[i]);
