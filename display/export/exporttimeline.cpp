@@ -7,7 +7,9 @@
 
 using tmon::findings_detail::objectName;
 #include "sessionmodel.h"
+#include "syncactivity.h"
 #include "threadtimeline.h"
+#include "waitorder.h"
 
 namespace tmon {
 
@@ -19,82 +21,6 @@ const char *TimelineSink::counterName(int c) {
   }
   return "";
 }
-
-namespace {
-// Below, equal to or above 0 as x comes before y, ties with it, or comes
-// after it in the order the waits are written: by start, waiter, object
-// and end.
-int compareWaits(const ExportWait &x, const ExportWait &y) {
-  if (x.start != y.start) return x.start < y.start ? -1 : 1;
-  if (x.waiter != y.waiter) return x.waiter < y.waiter ? -1 : 1;
-  if (x.objectId != y.objectId) return x.objectId < y.objectId ? -1 : 1;
-  if (x.end != y.end) return x.end < y.end ? -1 : 1;
-  return 0;
-}
-
-using WaitOrder = std::vector<std::pair<int64_t, uint32_t>>;
-
-// The waits' places in that order, as std::sort of their (start, place)
-// pairs under it gives them. The waits come in runs already in order (one
-// per sync object, each in start order, and the few held and carried
-// ones): the runs are merged, two by two (half.tmcap's windows have four
-// objects: two passes over the waits where the sort took about 18; it was
-// 8% of a Perfetto export's instructions). Merging is stable and the sort
-// is not: with two waits tied on all four (none in half.tmcap or the
-// corpus), the std::sort of the same pairs decides, as before.
-void sortWaits(const PodVector<ExportWait> &waits, WaitOrder *order, WaitOrder *scratch) {
-  const size_t n = waits.size();
-  order->resize(n);
-  for (size_t i = 0; i < n; i++) (*order)[i] = {waits[i].start, uint32_t(i)};
-  // -1, 0, 1 of two places, their starts compared first (in the pair: no
-  // look at the waits themselves for most).
-  const auto compare = [&waits](const std::pair<int64_t, uint32_t> &a,
-                                const std::pair<int64_t, uint32_t> &b) {
-    if (a.first != b.first) return a.first < b.first ? -1 : 1;
-    return compareWaits(waits[a.second], waits[b.second]);
-  };
-  bool tie = false;
-  std::vector<size_t> runs{0};  // where each run starts, then n
-  for (size_t i = 1; i < n && !tie; i++) {
-    const int c = compare((*order)[i - 1], (*order)[i]);
-    tie = c == 0;
-    if (c > 0) runs.push_back(i);
-  }
-  runs.push_back(n);
-  scratch->resize(n);
-  WaitOrder *from = order, *to = scratch;
-  while (runs.size() > 2 && !tie) {
-    std::vector<size_t> merged{0};
-    for (size_t r = 0; r + 1 < runs.size(); r += 2) {
-      const size_t a0 = runs[r], a1 = runs[r + 1];
-      const size_t b1 = r + 2 < runs.size() ? runs[r + 2] : a1;
-      size_t a = a0, b = a1, o = a0;
-      while (a < a1 && b < b1) {
-        const int c = compare((*from)[a], (*from)[b]);
-        if (c == 0) {
-          tie = true;
-          break;
-        }
-        (*to)[o++] = c < 0 ? (*from)[a++] : (*from)[b++];
-      }
-      if (tie) break;
-      std::copy(from->begin() + std::ptrdiff_t(a), from->begin() + std::ptrdiff_t(a1),
-                to->begin() + std::ptrdiff_t(o));
-      o += a1 - a;
-      std::copy(from->begin() + std::ptrdiff_t(b), from->begin() + std::ptrdiff_t(b1),
-                to->begin() + std::ptrdiff_t(o));
-      merged.push_back(b1);
-    }
-    std::swap(from, to);
-    runs = std::move(merged);
-  }
-  if (from != order) order->swap(*scratch);
-  if (!tie) return;
-  for (size_t i = 0; i < n; i++) (*order)[i] = {waits[i].start, uint32_t(i)};
-  std::sort(order->begin(), order->end(),
-            [&compare](const auto &a, const auto &b) { return compare(a, b) < 0; });
-}
-}  // namespace
 
 void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool first, bool last) {
   if (first && !started_) {
@@ -117,58 +43,9 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   }
   // States: runs that reach the window's end wait for the next window.
   const TickTimes &tickTimes = m.tickTimes();
-  for (int i = 0; i < m.threadCount(); i++) {
-    const uint32_t tid = m.thread(i).tid;
-    // A thread blocked in a wrapped call since before this window's
-    // warm-up has no transition here until it unblocks: the window shows
-    // the kernel's view (asleep) until then. Its blocked state carries on
-    // over that head (as StreamedReport carries it).
-    // The run not closed yet (from the last window), looked up once per
-    // thread: two lookups per interval were a tenth of the walk's own time.
-    auto held = pending_.find(tid);
-    bool have = held != pending_.end();
-    StateInterval run = have ? held->second : StateInterval{};
-    // (Carried over the head: cleared at its first piece not asleep.)
-    bool carry = !first && have && isBlockedState(run.state) && run.end == span.t0;
-    // The window's pieces (read in place, not copied out first), carried
-    // and merged into runs as they come, each run written once.
-    intervals_.clear();
-    m.settledTimeline(i).forEachPiece(span, tickTimes, [&](const StateInterval &piece) {
-      StateInterval iv = piece;
-      carry = carry && iv.state == FinalState::Sleeping;
-      if (carry) {
-        iv.state = run.state;
-        iv.object = run.object;
-        iv.cpu = run.cpu;
-      }
-      if (!intervals_.empty() && sameRun(intervals_.back(), iv))
-        intervals_.back().end = iv.end;
-      else
-        intervals_.push_back(iv);
-    });
-    StateInterval *v = intervals_.data();
-    const size_t runs = intervals_.size();
-    if (have && runs > 0) {
-      if (sameRun(run, v[0]))
-        v[0].start = run.start;
-      else
-        states(tid, &run, 1);
-    }
-    if (runs == 0 && !have) continue;
-    if (runs > 0) run = v[runs - 1];
-    // The last run waits for the next window unless it ends in this one.
-    const bool ends = run.end < span.t1 || last;
-    const size_t closed = runs == 0 ? 0 : ends ? runs : runs - 1;
-    if (closed > 0) states(tid, v, closed);
-    if (runs == 0 && ends) states(tid, &run, 1);  // the one held from the last window
-    if (ends) {
-      if (held != pending_.end()) pending_.erase(held);
-    } else if (held != pending_.end()) {
-      held->second = run;
-    } else {
-      pending_.emplace(tid, run);
-    }
-  }
+  // (One function per thread and per object: each walk's callback inlined
+  // in it, which one function for all of them did not.)
+  for (int i = 0; i < m.threadCount(); i++) threadStates(m, i, span, tickTimes, first, last);
   // Waits, in start order per object; one cut by the window's end is held
   // until the next window says how it ends.
   PodVector<ExportWait> &waits = waits_;
@@ -179,42 +56,7 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   // that held wait, which then started at the edge (half.tmcap: a wait of
   // 769.7 us at 10 s exported as 329.6 us).
   std::vector<ExportWait> held;
-  for (int k = 0; k < m.syncObjectCount(); k++) {
-    const SyncObjectInfo &o = m.syncObject(k);
-    if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) continue;  // no timed waits
-    const ExportObject *names = nullptr;
-    m.waits(o.id, span, &records_);  // into the last object's memory
-    for (const WaitRecord &r : records_) {
-      // The sums a live model keeps of waits it let go are no slices on a
-      // timeline (their intervals went too: SessionModel::keepDetailFor).
-      if (r.count != 1) continue;
-      if (!names) names = objectNamed(o.id, objectName(m, o.id), o.callSite());
-      ExportWait w;
-      w.waiter = r.waiter;
-      w.releaser = r.releaser;
-      w.holder = r.holder;
-      w.start = r.start;
-      w.end = r.end;
-      w.state = r.state;
-      w.objectId = o.id;
-      w.object = names;
-      w.open = r.open;
-      // Only a wait that starts at the window's start can continue one
-      // held from the last window: the others skip the lookup.
-      auto it = w.start <= span.t0 ? pendingWait_.find(w.waiter) : pendingWait_.end();
-      if (it != pendingWait_.end() &&
-          (it->second.object == names || it->second.object->name == names->name)) {
-        w.start = it->second.start;
-        if (!w.holder) w.holder = it->second.holder;
-        pendingWait_.erase(it);
-      }
-      if (w.end >= span.t1 && !last) {
-        held.push_back(w);
-        continue;
-      }
-      waits.push_back(w);
-    }
-  }
+  for (int k = 0; k < m.syncObjectCount(); k++) objectWaits(m, m.syncObject(k), span, last, &held);
   // A held wait the next window did not continue ended at the edge.
   for (auto it = pendingWait_.begin(); it != pendingWait_.end();) {
     if (it->second.end < span.t0 || last) {
@@ -239,8 +81,7 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   // their own, not the vector's (a window's vector is not the whole
   // read's: two waits starting in the same nanosecond swapped their
   // wake-up flows' ids between the two).
-  std::vector<std::pair<int64_t, uint32_t>> &order = order_;
-  sortWaits(waits, &order, &scratch_);
+  orderWaits(waits, &order_, &pairs_, &shortRuns_);
   const auto before = [](const ExportWait &x, const ExportWait &y) {
     return compareWaits(x, y) < 0;
   };
@@ -257,8 +98,8 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   const ExportWait *cut = nullptr;
   for (const auto &[tid, w] : pendingWait_)
     if (w.start >= heldSince && (!cut || before(w, *cut))) cut = &w;
-  for (const auto &o : order) {
-    const ExportWait &w = waits[o.second];
+  for (const uint32_t at : order_) {
+    const ExportWait &w = waits[at];
     if (cut && !before(w, *cut))
       deferred_.push_back(w);
     else
@@ -288,6 +129,105 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   for (int i = 0; i < m.threadCount(); i++)
     if (m.thread(i).endNs >= 0 && m.thread(i).endNs <= span.t1) threadEnd(m.thread(i).tid, m.thread(i).endNs);
   end();
+}
+
+void TimelineSink::threadStates(const SessionModel &m, int i, const TimeRange &span,
+                                const TickTimes &tickTimes, bool first, bool last) {
+  const uint32_t tid = m.thread(i).tid;
+  // A thread blocked in a wrapped call since before this window's
+  // warm-up has no transition here until it unblocks: the window shows
+  // the kernel's view (asleep) until then. Its blocked state carries on
+  // over that head (as StreamedReport carries it).
+  // The run not closed yet (from the last window), looked up once per
+  // thread: two lookups per interval were a tenth of the walk's own time.
+  auto held = pending_.find(tid);
+  bool have = held != pending_.end();
+  StateInterval run = have ? held->second : StateInterval{};
+  // (Carried over the head: cleared at its first piece not asleep.)
+  bool carry = !first && have && isBlockedState(run.state) && run.end == span.t0;
+  // The window's pieces (read in place, not copied out first), carried
+  // and merged into runs as they come, each run written once.
+  intervals_.clear();
+  m.settledTimeline(i).forEachPiece(span, tickTimes, [&](const StateInterval &piece) {
+    StateInterval iv = piece;
+    carry = carry && iv.state == FinalState::Sleeping;
+    if (carry) {
+      iv.state = run.state;
+      iv.object = run.object;
+      iv.cpu = run.cpu;
+    }
+    if (!intervals_.empty() && sameRun(intervals_.back(), iv))
+      intervals_.back().end = iv.end;
+    else
+      intervals_.push_back(iv);
+  });
+  StateInterval *v = intervals_.data();
+  const size_t runs = intervals_.size();
+  if (have && runs > 0) {
+    if (sameRun(run, v[0]))
+      v[0].start = run.start;
+    else
+      states(tid, &run, 1);
+  }
+  if (runs == 0 && !have) return;
+  if (runs > 0) run = v[runs - 1];
+  // The last run waits for the next window unless it ends in this one.
+  const bool ends = run.end < span.t1 || last;
+  const size_t closed = runs == 0 ? 0 : ends ? runs : runs - 1;
+  if (closed > 0) states(tid, v, closed);
+  if (runs == 0 && ends) states(tid, &run, 1);  // the one held from the last window
+  if (ends) {
+    if (held != pending_.end()) pending_.erase(held);
+  } else if (held != pending_.end()) {
+    held->second = run;
+  } else {
+    pending_.emplace(tid, run);
+  }
+}
+
+void TimelineSink::objectWaits(const SessionModel &m, const SyncObjectInfo &o,
+                               const TimeRange &span, bool last, std::vector<ExportWait> *held) {
+  PodVector<ExportWait> &waits = waits_;
+  if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) return;  // no timed waits
+  const ExportObject *names = nullptr;
+  // Inlined where the waits are read (a call per wait was a sixth of
+  // their walk).
+  const auto take = [&](const WaitRecord &r) __attribute__((always_inline)) {
+    // The sums a live model keeps of waits it let go are no slices on a
+    // timeline (their intervals went too: SessionModel::keepDetailFor).
+    if (r.count != 1) return;
+    if (!names) names = objectNamed(o.id, objectName(m, o.id), o.callSite());
+    // Made where it goes (a copy per wait was a tenth of their walk).
+    ExportWait &w = *waits.reserveMore(1);
+    w.waiter = r.waiter;
+    w.releaser = r.releaser;
+    w.holder = r.holder;
+    w.start = r.start;
+    w.end = r.end;
+    w.state = r.state;
+    w.objectId = o.id;
+    w.object = names;
+    w.open = r.open;
+    // Only a wait that starts at the window's start can continue one
+    // held from the last window: the others skip the lookup.
+    auto it = w.start <= span.t0 ? pendingWait_.find(w.waiter) : pendingWait_.end();
+    if (it != pendingWait_.end() &&
+        (it->second.object == names || it->second.object->name == names->name)) {
+      w.start = it->second.start;
+      if (!w.holder) w.holder = it->second.holder;
+      pendingWait_.erase(it);
+    }
+    if (w.end >= span.t1 && !last)
+      held->push_back(w);
+    else
+      waits.setEnd(&w + 1);
+  };
+  // Read in place (records_ only their scratch), or copied out when the
+  // model let some go.
+  if (!m.syncActivity().forEachWaitInOrder(o.id, span, m.latestNs(), &records_, take)) {
+    m.waits(o.id, span, &records_);
+    for (const WaitRecord &r : records_) take(r);
+  }
 }
 
 const ExportObject *TimelineSink::objectNamed(uint32_t id, QString name, QString callSite) {

@@ -89,7 +89,12 @@ class TimelineSink : public ExportSink {
   }
 
  private:
-  void flushStates(int64_t before);
+  // Thread index i's runs in the window, and those of object o's waits it
+  // holds (into held) or keeps (into waits_).
+  void threadStates(const SessionModel &m, int i, const TimeRange &span,
+                    const std::vector<int64_t> &tickTimes, bool first, bool last);
+  void objectWaits(const SessionModel &m, const SyncObjectInfo &o, const TimeRange &span, bool last,
+                   std::vector<ExportWait> *held);
   int64_t origin_ = 0;
   uint32_t pid_ = 0;
   bool started_ = false;
@@ -110,7 +115,9 @@ class TimelineSink : public ExportSink {
   // waits grow by moving their pages (a segment's: 400,000 of them in
   // half.tmcap, whose copies were a tenth of an export's page faults).
   PodVector<ExportWait> waits_;
-  std::vector<std::pair<int64_t, uint32_t>> order_, scratch_;
+  std::vector<uint32_t> order_;
+  std::vector<std::pair<int64_t, uint32_t>> pairs_;  // short runs' waits, or tied ones
+  std::vector<uint32_t> shortRuns_;
   std::vector<WaitRecord> records_;  // one object's waits, window to window
   // One thread's runs in a window, merged as its pieces are read.
   std::vector<StateInterval> intervals_;

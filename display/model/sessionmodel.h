@@ -23,6 +23,7 @@ namespace tmon {
 
 class ThreadTimeline;
 class SessionStore;
+class SyncActivity;
 
 class SessionModel : public QObject {
   Q_OBJECT
@@ -207,6 +208,9 @@ class SessionModel : public QObject {
   std::vector<WaitRecord> waits(uint32_t objectId, const TimeRange &r) const;
   // The same into *out (cleared first): its capacity reused across objects.
   void waits(uint32_t objectId, const TimeRange &r, std::vector<WaitRecord> *out) const;
+  // Without a copy: syncActivity().forEachWaitInOrder(objectId, r,
+  // latestNs(), scratch, f) (syncactivity.h) reads them in place.
+  const SyncActivity &syncActivity() const;
   // Waiter x holder matrix over r: one object, or every object (0), most
   // waiting first. Counts waits that began in r; wait time is clipped to r.
   std::vector<WaitPair> waitMatrix(const TimeRange &r, uint32_t objectId = 0) const;

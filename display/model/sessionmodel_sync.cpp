@@ -29,6 +29,10 @@ void SessionModel::waits(uint32_t objectId, const TimeRange &r,
   store_->activity.waits(objectId, r, latestNs(), out);
 }
 
+const SyncActivity &SessionModel::syncActivity() const {
+  return store_->activity;
+}
+
 std::vector<WaitPair> SessionModel::waitMatrix(const TimeRange &r, uint32_t objectId) const {
   return store_->activity.matrix(r, latestNs(), objectId);
 }

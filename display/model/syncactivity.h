@@ -6,6 +6,7 @@
 #define THREADMON_SYNCACTIVITY_H
 
 #include <QStringList>
+#include <algorithm>
 #include <array>
 #include <map>
 #include <unordered_map>
@@ -72,6 +73,14 @@ class SyncActivity {
   // Queries (horizon: the newest settled time, where open waits end).
   void waits(uint32_t object, const TimeRange &r, int64_t horizon,
              std::vector<WaitRecord> *out) const;
+  // f(const WaitRecord &) for each record of waits(object, r, horizon), in
+  // its order, read in place (an export copied a million of them into a
+  // vector to read them once); scratch holds the few open ones and runs of
+  // one start. False, with no call, when r holds waits that left RAM (as
+  // waits() orders those otherwise): call waits().
+  template <typename F>
+  bool forEachWaitInOrder(uint32_t object, const TimeRange &r, int64_t horizon,
+                          std::vector<WaitRecord> *scratch, F &&f) const;
   std::vector<WaitPair> matrix(const TimeRange &r, int64_t horizon, uint32_t object) const;
   // waits() and matrix(r, horizon, object) summed in one pass (WaitSums).
   void waitSums(uint32_t object, const TimeRange &r, int64_t horizon, WaitSums *out) const;
@@ -214,6 +223,74 @@ class SyncActivity {
   std::vector<size_t> path_;
   std::vector<Edge> pathEdges_;
 };
+
+template <typename F>
+bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64_t horizon,
+                                      std::vector<WaitRecord> *scratch, F &&f) const {
+  const WaitRecord *at = nullptr, *end = nullptr;
+  auto cl = objects_.find(object);
+  if (cl != objects_.end()) {
+    const ObjectWaits &ow = cl->second;
+    if (!ow.folded.empty() && r.t0 <= ow.foldedFrom && r.t1 >= ow.foldedTo) return false;
+    at = std::lower_bound(ow.closed.begin(), ow.closed.end(), r.t0 - ow.longest,
+                          [](const WaitRecord &w, int64_t x) { return w.start < x; });
+    end = ow.closed.end();
+  }
+  // As waits() clips and orders them.
+  const auto clip = [&r](WaitRecord w) __attribute__((always_inline)) {
+    w.start = std::max(w.start, r.t0);
+    w.end = std::max(w.start, std::min(w.end, r.t1));
+    return w;
+  };
+  const auto before = [](const WaitRecord &a, const WaitRecord &b) {
+    return a.start != b.start ? a.start < b.start : a.waiter < b.waiter;
+  };
+  // The open waits, sorted, first in scratch; runs of one start after them.
+  scratch->clear();
+  if (openWaits_)
+    for (const ThreadWaits &th : threads_) {
+      if (!th.waiting || th.open.object != object || th.open.start >= r.t1) continue;
+      const WaitRecord w = openRecord(th, horizon);
+      if (w.end > r.t0 || w.start >= r.t0) scratch->push_back(clip(w));
+    }
+  std::sort(scratch->begin(), scratch->end(), before);
+  const size_t opens = scratch->size();
+  size_t nextOpen = 0;
+  // A closed wait, after the open ones before it (std::inplace_merge's order).
+  const auto put = [&](const WaitRecord &w) __attribute__((always_inline)) {
+    while (nextOpen < opens && before((*scratch)[nextOpen], w)) f((*scratch)[nextOpen++]);
+    f(w);
+  };
+  const auto in = [&r, end](const WaitRecord *p) {
+    for (; p != end && p->start < r.t1; ++p)
+      if (p->end > r.t0 || (p->start >= r.t0 && p->end == p->start)) return p;
+    return end;
+  };
+  for (const WaitRecord *p = in(at); p != end;) {  // (in: p->start < r.t1)
+    const int64_t start = std::max(p->start, r.t0);
+    const WaitRecord *q = in(p + 1);
+    if (q == end || std::max(q->start, r.t0) != start) {
+      // Inside r (nearly all) as it is, without a copy.
+      if (p->start >= r.t0 && p->end <= r.t1 && p->end >= p->start)
+        put(*p);
+      else
+        put(clip(*p));
+      p = q;
+      continue;
+    }
+    // A run of one start (those cut by r's start, nearly always): sorted
+    // by waiter as waits() sorts it, the same std::sort of the same order.
+    scratch->push_back(clip(*p));
+    for (; q != end && std::max(q->start, r.t0) == start; q = in(q + 1))
+      scratch->push_back(clip(*q));
+    std::sort(scratch->begin() + std::ptrdiff_t(opens), scratch->end(), before);
+    for (size_t i = opens; i < scratch->size(); i++) put((*scratch)[i]);
+    scratch->resize(opens);
+    p = q;
+  }
+  while (nextOpen < opens) f((*scratch)[nextOpen++]);
+  return true;
+}
 
 }  // namespace tmon
 

@@ -10,6 +10,7 @@
 #include "nearend.h"
 #include "podvector.h"
 #include "sessionmodel.h"
+#include "syncactivity.h"
 #include "synthscenarios.h"
 #include "threadtimeline.h"
 
@@ -339,6 +340,36 @@ class TestModel : public QObject {
         sameWaits(wa, ws);
       }
     }
+  }
+
+  // The waits read in place (SyncActivity::forEachWaitInOrder, as the
+  // exports read them) are waits()' records in its order: over the whole
+  // run and over ranges cutting through waits (a run of one start at the
+  // range's start, sorted by waiter), with same-instant starts and the
+  // open waits merged in.
+  void waitsReadInPlaceAreWaitsInOrder() {
+    size_t runs = 0, opens = 0;
+    for (unsigned seed = 1; seed <= 12; seed++) {
+      SessionModel m;
+      foldBatches(randomBatches(seed, {1, 2, 3, 4}), false, &m);
+      const TimeRange whole = m.resolve(Window::wholeRun());
+      const int64_t len = whole.t1 - whole.t0;
+      for (const TimeRange &r : {whole, TimeRange{whole.t0 + len / 3, whole.t1},
+                                 TimeRange{whole.t0 + len / 5, whole.t0 + len / 2}}) {
+        for (uint32_t object = 1; object <= 4; object++) {
+          const std::vector<WaitRecord> want = m.waits(object, r);
+          std::vector<WaitRecord> got, scratch;
+          QVERIFY(m.syncActivity().forEachWaitInOrder(
+              object, r, m.latestNs(), &scratch,
+              [&got](const WaitRecord &w) { got.push_back(w); }));
+          sameWaits(want, got);
+          for (size_t k = 1; k < want.size(); k++) runs += want[k].start == want[k - 1].start;
+          for (const WaitRecord &w : want) opens += w.open;
+        }
+      }
+    }
+    QVERIFY(runs > 10);  // the cases above were met
+    QVERIFY(opens > 0);
   }
 
   void switchRecordsGiveExactStates() {

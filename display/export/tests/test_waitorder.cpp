@@ -1,0 +1,102 @@
+// orderWaits (display/export/waitorder.h) gives the order std::sort of
+// the waits' (start, place) pairs gives, for runs as the export walk makes
+// them: long runs in order (a sync object's waits), short ones (held and
+// carried waits), and with waits tied on all four keys, where std::sort's
+// own order of the pairs is the one written.
+#include <QtTest>
+#include <algorithm>
+#include <random>
+
+#include "waitorder.h"
+
+using namespace tmon;
+
+namespace {
+
+// What the walk did before orderWaits: every pair sorted.
+std::vector<uint32_t> sortedPairs(const PodVector<ExportWait> &waits) {
+  WaitOrder pairs;
+  for (uint32_t i = 0; i < waits.size(); i++) pairs.emplace_back(waits[i].start, i);
+  std::sort(pairs.begin(), pairs.end(), [&waits](const auto &a, const auto &b) {
+    if (a.first != b.first) return a.first < b.first;
+    return compareWaits(waits[a.second], waits[b.second]) < 0;
+  });
+  std::vector<uint32_t> order;
+  for (const auto &p : pairs) order.push_back(p.second);
+  return order;
+}
+
+// runs runs of lengths up to maxRun, each in order; starts from a few
+// values (many equal), waiters and objects from a few; tie: a few waits
+// repeated at the end (equal on all four keys, another releaser).
+PodVector<ExportWait> randomWaits(std::mt19937 *rng, int runs, int maxRun, int64_t starts,
+                                  bool tie) {
+  PodVector<ExportWait> waits;
+  for (int r = 0; r < runs; r++) {
+    std::vector<ExportWait> run(size_t(1 + (*rng)() % unsigned(maxRun)));
+    for (ExportWait &w : run) {
+      w.start = int64_t((*rng)() % uint64_t(starts));
+      w.end = w.start + int64_t((*rng)() % 3);
+      w.waiter = 1 + (*rng)() % 5;
+      w.objectId = 1 + (*rng)() % 3;
+      w.releaser = (*rng)() % 1000;
+    }
+    std::sort(run.begin(), run.end(),
+              [](const ExportWait &a, const ExportWait &b) { return compareWaits(a, b) < 0; });
+    // Within a run no two tie: the walk's runs are of distinct waits.
+    run.erase(std::unique(
+                  run.begin(), run.end(),
+                  [](const ExportWait &a, const ExportWait &b) { return compareWaits(a, b) == 0; }),
+              run.end());
+    for (const ExportWait &w : run) waits.push_back(w);
+  }
+  for (int twins = tie ? 1 + int((*rng)() % 6) : 0; twins > 0 && !waits.empty(); twins--) {
+    ExportWait twin = waits[(*rng)() % waits.size()];
+    twin.releaser = 5000 + uint32_t(twins);
+    waits.push_back(twin);
+  }
+  return waits;
+}
+
+}  // namespace
+
+class TestWaitOrder : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void orderIsTheSortedPairs() {
+    std::mt19937 rng(25);
+    int ties = 0;
+    for (int round = 0; round < 2000; round++) {
+      const bool tie = round % 4 == 3;
+      // Few long runs and many short ones, or only short ones.
+      const int runs = 1 + int(rng() % 12), maxRun = round % 2 ? 300 : 8;
+      const int64_t starts = round % 3 ? 400 : 20;
+      const PodVector<ExportWait> waits = randomWaits(&rng, runs, maxRun, starts, tie);
+      std::vector<uint32_t> order, shortRuns;
+      WaitOrder pairs;
+      orderWaits(waits, &order, &pairs, &shortRuns);
+      const std::vector<uint32_t> want = sortedPairs(waits);
+      QCOMPARE(order.size(), want.size());
+      for (size_t i = 0; i < want.size(); i++) QCOMPARE(order[i], want[i]);
+      ties += tie;
+    }
+    QVERIFY(ties > 400);
+  }
+
+  void emptyAndSingle() {
+    PodVector<ExportWait> waits;
+    std::vector<uint32_t> order{7}, shortRuns;
+    WaitOrder pairs;
+    orderWaits(waits, &order, &pairs, &shortRuns);
+    QVERIFY(order.empty());
+    ExportWait w;
+    w.start = 5;
+    waits.push_back(w);
+    orderWaits(waits, &order, &pairs, &shortRuns);
+    QCOMPARE(order, std::vector<uint32_t>{0});
+  }
+};
+
+QTEST_GUILESS_MAIN(TestWaitOrder)
+#include "test_waitorder.moc"

@@ -1,0 +1,45 @@
+// The order a window's waits are written in (TimelineSink), by start,
+// waiter, object and end, and how it is found.
+#ifndef THREADMON_WAITORDER_H
+#define THREADMON_WAITORDER_H
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "exporttimeline.h"
+#include "podvector.h"
+
+namespace tmon {
+
+// Below, equal to or above 0 as x comes before y, ties with it, or comes
+// after it in the order the waits are written: by start, waiter, object
+// and end.
+[[gnu::always_inline]] inline int compareWaits(const ExportWait &x, const ExportWait &y) {
+  if (x.start != y.start) return x.start < y.start ? -1 : 1;
+  if (x.waiter != y.waiter) return x.waiter < y.waiter ? -1 : 1;
+  if (x.objectId != y.objectId) return x.objectId < y.objectId ? -1 : 1;
+  if (x.end != y.end) return x.end < y.end ? -1 : 1;
+  return 0;
+}
+
+using WaitOrder = std::vector<std::pair<int64_t, uint32_t>>;
+
+// The waits' places in that order, as std::sort of their (start, place)
+// pairs under it gives them. The waits come in runs already in order (one
+// per sync object, each in start order, and the few held and carried
+// ones, in runs of a few): the short runs are sorted together into one,
+// and the next wait is the least of the runs' heads, their starts kept
+// in a row of their own (half.tmcap's windows have four long runs and ten
+// short ones: about 85 instructions a wait, where merging them two by two
+// as pairs was 90; most of it is the scan of the heads). Two waits tied on all
+// four (none in half.tmcap or the corpus) meet there, or side by side in a
+// run: then the std::sort of the pairs decides, as before (without ties
+// the order is the same).
+// pairs and shortRuns: scratch, kept by the caller window to window.
+void orderWaits(const PodVector<ExportWait> &waits, std::vector<uint32_t> *order, WaitOrder *pairs,
+                std::vector<uint32_t> *shortRuns);
+
+}  // namespace tmon
+
+#endif
