@@ -279,24 +279,29 @@ void barrierFindings(const SessionModel &m, const TimeRange &r, std::vector<Find
     BarrierTally tally;
     for (const Round &rd : roundsOf(ws)) barrierTally(&tally, roundOf(rd));
     if (in) {
-      // The rounds released in r, their waits read whole from before r
-      // (waits are clipped to the range asked: a round across r's start
-      // waited longer than r holds). From one range's length before r,
-      // further while a wait that ends in r is cut at the read's start
-      // (rounds of seconds in 1 s windows on a loaded machine).
+      // The rounds a window of a stream tallies: those released from
+      // kRoundWakeNs before r to kRoundWakeNs before its end (the last
+      // window: to its end), so that the model knows each round's waits
+      // to their ends (it reads a tick past r; a wait open at its end
+      // would read as ended there, and join a round it is not in). Their
+      // waits read whole from before r (waits are clipped to the range
+      // asked), further back while a wait of a tallied round is cut at
+      // the read's start (rounds of seconds in 1 s windows).
+      const int64_t lo = r.t0 - std::min(kRoundWakeNs, r.t0 - INT64_MIN / 2);
+      const int64_t hi = m.latestNs() <= r.t1 ? INT64_MAX : r.t1 - kRoundWakeNs;
       for (int64_t reach = r.length();; reach = reach > INT64_MAX / 4 ? INT64_MAX / 2 : 2 * reach) {
-        const int64_t from = r.t0 - std::min(reach, r.t0 - INT64_MIN / 2);
+        const int64_t from = lo - std::min(reach, lo - INT64_MIN / 2);
         bool cut = false;
         ws.clear();
-        for (const WaitRecord &w : m.waits(o.id, TimeRange{from, r.t1}))
+        for (const WaitRecord &w : m.waits(o.id, TimeRange{from, INT64_MAX / 2}))
           if (!w.open && program.count(w.waiter)) {
             ws.push_back(w);
-            cut = cut || (w.start <= from && w.end >= r.t0);
+            cut = cut || (w.start <= from && w.end >= lo);
           }
         if (!cut || from <= INT64_MIN / 2) break;
       }
       for (const Round &rd : roundsOf(std::move(ws)))
-        if (rd.end >= r.t0 && rd.end < r.t1) in->rounds.push_back(roundOf(rd));
+        if (rd.end >= lo && rd.end < hi) in->rounds.push_back(roundOf(rd));
     }
     if (tally.n < finding::kBarrierMinRounds) continue;
     BarrierContext c;
