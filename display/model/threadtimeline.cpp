@@ -610,9 +610,10 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
       // here are only read for such time.
       if (skind < 0) {
         int us = ustate, prevState = -1;
+        const bool ranBefore = a >= firstIn;  // nearly always: no test per segment
         auto count = [&](int64_t p, int64_t q) {
           const uint32_t segBits = kSegmentBits[size_t(us)];  // isRunning, blockedCode
-          if (segBits == kRunningSegment && p >= firstIn) fallbackNs += q - p;
+          if (segBits == kRunningSegment && (ranBefore || p >= firstIn)) fallbackNs += q - p;
           wrappedWaits += segBits > kRunningSegment && us != prevState;
           prevState = us;
         };
