@@ -61,11 +61,9 @@ int offCpuCode(const LwpSeries::Point *p) {
 // reads often find it on a CPU or queued for one): the last read that did,
 // up to kSaidSpanNs before; none: sleeping.
 constexpr int64_t kSaidSpanNs = 1'000'000'000;
-unsigned restCode(const LwpSeries::Point *pb, const LwpSeries::Point *pa,
-                  const LwpSeries::Point *said) {
-  int c = offCpuCode(pb);
-  if (c < 0 && pa != pb) c = offCpuCode(pa);
-  if (c < 0 && said && pb && pb->t - said->t <= kSaidSpanNs) c = offCpuCode(said);
+// Each argument: offCpuCode of that read, -1 when it does not count.
+unsigned restCode(int bCode, int aCode, int saidCode) {
+  const int c = bCode >= 0 ? bCode : aCode >= 0 ? aCode : saidCode;
   return c < 0 ? unsigned(FinalState::Sleeping) : unsigned(c);
 }
 
@@ -524,25 +522,48 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
 
   int64_t a = from;
   // The tick after a; ticks are distinct, so the next one is one further.
-  auto nt = std::upper_bound(ticks.begin(), ticks.end(), a);
+  const auto ticksEnd = ticks.end();
+  auto nt = std::upper_bound(ticks.begin(), ticksEnd, a);
+  // The ticks whose segments pass 2 may append at a cursor: those in
+  // [cursorFrom, cursorTo] (after the thread first ran, and with starts
+  // after base_ that fit a Packed's 48 bits).
+  const int64_t cursorFrom = std::max(firstIn, base_ == INT64_MAX ? INT64_MAX : base_ + 1);
+  const int64_t cursorTo = base_ > INT64_MAX - kMaxRel ? INT64_MAX : base_ + kMaxRel;
+  // The series does not change during the sweep: its end as a local.
+  const LwpSeries::Point *const samplesEnd = lwp.first() + lwp.size();
   const LwpSeries::Point *pb = nullptr;  // the sample at the previous tick's end, a
   const LwpSeries::Point *said = nullptr;  // the newest sample so far that found it off a CPU
+  // What pb, and said, found the thread doing off a CPU (offCpuCode): read
+  // once per sample, not per tick, and the tick's pa is the last one's pb.
+  int bCode = -1, saidCode = -1;
   while (a < to) {
-    bool bIsTick = nt != ticks.end() && *nt <= to;
+    bool bIsTick = nt != ticksEnd && *nt <= to;
     int64_t b = bIsTick ? *nt : to;
-    const LwpSeries::Point *pa = a == from ? lwp.at(a) : pb;
+    const LwpSeries::Point *pa = pb;
+    int aCode = bCode;
+    if (a == from) {
+      pa = lwp.at(a);
+      aCode = offCpuCode(pa);
+      said = pa ? lastSaid(pa) : nullptr;
+      saidCode = offCpuCode(said);
+    }
     // b only grows: the sample at b is nearly always the one after the
     // last (a sample per tick), or the last itself.
-    if (const size_t n = lwp.size(), k = pb ? size_t(pb - lwp.first()) : n;
-        k + 1 < n && lwp[k + 1].t <= b && (k + 2 == n || lwp[k + 2].t > b))
-      pb = &lwp[k + 1];
-    else if (!(pb && pb->t <= b && (k + 1 == n || lwp[k + 1].t > b)))
-      pb = lwp.atNear(b, pb);
-    if (a == from) said = pa ? lastSaid(pa) : nullptr;
+    if (pb) {
+      const LwpSeries::Point *const old = pb;
+      while (pb + 1 < samplesEnd && pb[1].t <= b) ++pb;
+      if (pb != old) bCode = offCpuCode(pb);
+    } else if ((pb = lwp.at(b))) {
+      bCode = offCpuCode(pb);
+    }
     uint32_t kstate = pb ? lwpAuxKstate(pb->aux) : 0;
     int lastCpu = pb ? lwpAuxCpu(pb->aux) : -1;
-    unsigned rest = restCode(pb, pa, said);
-    if (pb && offCpuCode(pb) >= 0) said = pb;
+    unsigned rest = restCode(bCode, pa != pb ? aCode : -1,
+                             said && pb && pb->t - said->t <= kSaidSpanNs ? saidCode : -1);
+    if (bCode >= 0) {
+      said = pb;
+      saidCode = bCode;
+    }
     // Clock share of the tick's on-CPU time by records, looked up once.
     uint32_t share = kFracOne;
     bool shareKnown = false;
@@ -589,9 +610,10 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
       // here are only read for such time.
       if (skind < 0) {
         int us = ustate, prevState = -1;
+        const bool ranBefore = a >= firstIn;  // nearly always: no test per segment
         auto count = [&](int64_t p, int64_t q) {
           const uint32_t segBits = kSegmentBits[size_t(us)];  // isRunning, blockedCode
-          if (segBits == kRunningSegment && p >= firstIn) fallbackNs += q - p;
+          if (segBits == kRunningSegment && (ranBefore || p >= firstIn)) fallbackNs += q - p;
           wrappedWaits += segBits > kRunningSegment && us != prevState;
           prevState = us;
         };
@@ -677,7 +699,7 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
     }
 
     // Pass 2: emit.
-    if (noSwitches && skind < 0 && firstIn <= a && a > base_ && b - base_ <= kMaxRel) {
+    if (noSwitches && skind < 0 && a >= cursorFrom && b <= cursorTo) {
       // Nearly every tick: blocked and RUNNING segments only, the latter all
       // split alike; appended at a cursor, at most one per transition and
       // one for the tick's start. Their starts need no clamp, and each is
