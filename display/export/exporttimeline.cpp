@@ -150,11 +150,15 @@ void TimelineSink::threadStates(const SessionModel &m, int i, const TimeRange &s
   intervals_.clear();
   m.settledTimeline(i).forEachPiece(span, tickTimes, [&](const StateInterval &piece) {
     StateInterval iv = piece;
-    carry = carry && iv.state == FinalState::Sleeping;
+    // (Stored only when it ends: carry lives in memory, f's closure
+    // being shared with forEachPiece's out-of-line clipped pieces.)
     if (carry) {
-      iv.state = run.state;
-      iv.object = run.object;
-      iv.cpu = run.cpu;
+      carry = iv.state == FinalState::Sleeping;
+      if (carry) {
+        iv.state = run.state;
+        iv.object = run.object;
+        iv.cpu = run.cpu;
+      }
     }
     if (!intervals_.empty() && sameRun(intervals_.back(), iv))
       intervals_.back().end = iv.end;

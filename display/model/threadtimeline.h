@@ -296,19 +296,26 @@ void ThreadTimeline::forEachPiece(const TimeRange &r, const TickTimes &ticks, F 
   const TimeRange life = lifetime();
   const int64_t t0 = std::max(r.t0, life.t0), t1 = std::min(r.t1, life.t1);
   if (t1 <= t0) return;
-  const auto put = [&](int64_t s, int64_t e, FinalState st, uint32_t obj, int cpu) {
-    s = std::max(s, t0);
-    e = std::min(e, t1);
-    if (e > s) f(StateInterval{s, e, st, obj, cpu});
-  };
+  // Each start read once, the vector's ends once (as in walkFrom).
+  const Packed *const iv = iv_.data();
+  const size_t n = iv_.size();
+  size_t i = firstOverlapping(t0);
+  if (i >= n) return;
   auto nt = ticks.begin();  // the tick after x below, searched from the last one
-  walkFrom(t0, [&](const Packed &p, int64_t s, int64_t e) {
-    if (s >= t1) return false;
-    if (e <= t0) return true;
+  // An interval [s, e) as pieces clipped to [t0, t1): the window's first
+  // and last, and the mixed ones. Out of line, so that f inlines in it and
+  // in the plain pieces' loop below once each (not once per piece made).
+  const auto clipped = [&](const Packed &p, int64_t s, int64_t e) __attribute__((noinline)) {
+    if (e <= t0) return;
+    const auto put = [&](int64_t a, int64_t b, FinalState st, uint32_t obj, int cpu) {
+      a = std::max(a, t0);
+      b = std::min(b, t1);
+      if (b > a) f(StateInterval{a, b, st, obj, cpu});
+    };
     const unsigned code = codeOf(p);
     if (code != kMixed) {
       put(s, e, FinalState(code), p.payload, cpuOf(p));
-      return true;
+      return;
     }
     // A mixed interval is drawn tick by tick: on-CPU, then runnable, then the rest.
     const Mix m = mixOf(p.payload);
@@ -319,7 +326,11 @@ void ThreadTimeline::forEachPiece(const TimeRange &r, const TickTimes &ticks, F 
       if (tk != ticks.begin()) x = std::max(s, *(tk - 1));
     }
     while (x < std::min(e, t1)) {
-      nt = std::upper_bound(nt, ticks.end(), x);  // x only grows
+      // x only grows, nearly always into the tick after the last one
+      // (a search from there over the rest of the run's ticks was a third
+      // of a mixed interval's walk).
+      if (nt != ticks.end() && *nt <= x) ++nt;
+      if (nt != ticks.end() && *nt <= x) nt = std::upper_bound(nt, ticks.end(), x);
       const int64_t y = nt == ticks.end() ? e : std::min(e, *nt);
       const int64_t on = part(y - x, m.on), rq = part(y - x, m.rq);
       put(x, x + on, FinalState::OnCpu, 0, cpuOf(p));
@@ -327,8 +338,33 @@ void ThreadTimeline::forEachPiece(const TimeRange &r, const TickTimes &ticks, F 
       put(x + on + rq, y, restState, 0, -1);
       x = y;
     }
-    return true;
-  });
+  };
+  int64_t s = startOf(iv[i]);
+  const size_t last = n - 1;  // ends at derivedUntil_, not at a next start
+  // The one going on at t0.
+  if (s < t0) {
+    const int64_t e = i < last ? startOf(iv[i + 1]) : derivedUntil_;
+    clipped(iv[i], s, e);
+    if (i == last || e >= t1) return;
+    s = e;
+    i++;
+  }
+  // The intervals wholly inside the window: plain ones as they are, with
+  // no clipping (2.2 M of the 2.36 M a Perfetto export of half.tmcap
+  // walks; issue 25).
+  for (; i < last; i++) {
+    const int64_t e = startOf(iv[i + 1]);
+    if (e > t1) break;
+    const Packed &p = iv[i];
+    const unsigned code = codeOf(p);
+    if (code == kMixed)
+      clipped(p, s, e);
+    else if (e > s)
+      f(StateInterval{s, e, FinalState(code), p.payload, cpuOf(p)});
+    s = e;
+  }
+  // The one the window ends in.
+  if (s < t1) clipped(iv[i], s, i < last ? startOf(iv[i + 1]) : derivedUntil_);
 }
 
 }  // namespace tmon
