@@ -288,7 +288,9 @@ void barrierFindings(const SessionModel &m, const TimeRange &r, std::vector<Find
       // asked), further back while a wait of a tallied round is cut at
       // the read's start (rounds of seconds in 1 s windows).
       const int64_t lo = r.t0 - std::min(kRoundWakeNs, r.t0 - INT64_MIN / 2);
-      const int64_t hi = m.latestNs() <= r.t1 ? INT64_MAX : r.t1 - kRoundWakeNs;
+      const int64_t hi = m.latestNs() <= r.t1 ? INT64_MAX
+                         : r.t1 < INT64_MIN + kRoundWakeNs ? INT64_MIN
+                                                            : r.t1 - kRoundWakeNs;
       for (int64_t reach = r.length();; reach = reach > INT64_MAX / 4 ? INT64_MAX / 2 : 2 * reach) {
         const int64_t from = lo - std::min(reach, lo - INT64_MIN / 2);
         bool cut = false;
