@@ -235,6 +235,21 @@ def test_oversubscribed_of_run():
               f"oversubscribed {k}: 1 s windows {s['evidence'][k]}, whole {w['evidence'][k]}")
 
 
+def barriers_both_ways(capture, figures):
+    """The barrier_imbalance findings of capture read whole and in 1 s
+    windows, by object: [(object, streamed figures, whole figures)] for the
+    objects both have; the same objects both ways is checked here."""
+    def found(rep):
+        return {tuple(f["objects"]): figures(f)
+                for f in rep["findings"] if f["kind"] == "barrier_imbalance"}
+    whole = found(report(capture, "--whole"))
+    if not whole:
+        raise tmtest.Skip("no barrier_imbalance read whole")
+    streamed = found(report(capture, "--window", "1"))
+    check(set(streamed) == set(whole), f"barrier_imbalance, 1 s windows {streamed}, whole {whole}")
+    return [(k, streamed[k], w) for k, w in whole.items() if k in streamed]
+
+
 def test_barrier_of_run():
     """barrier_imbalance in 1 s windows gives the whole run's rounds, tallied
     window after window in order of release (each round once, its waits read
@@ -242,22 +257,10 @@ def test_barrier_of_run():
     window's, 9 rounds of the run's 59)."""
     tmtest.require_report()
     rec = tmtest.recorded(*WORKLOADS[1][:2])
-
-    def found(rep):
-        return {tuple(f["objects"]): (f["severity"], f["threads"], f["evidence"]["rounds"],
-                                      f["evidence"]["usual_last"],
-                                      f["evidence"]["usual_last_rounds"],
-                                      f["evidence"]["others_wait_share"], f["t0_s"], f["t1_s"])
-                for f in rep["findings"] if f["kind"] == "barrier_imbalance"}
-    whole = found(report(rec.capture, "--whole"))
-    if not whole:
-        raise tmtest.Skip("no barrier_imbalance read whole")
-    streamed = found(report(rec.capture, "--window", "1"))
-    check(set(streamed) == set(whole), f"barrier_imbalance, 1 s windows {streamed}, whole {whole}")
-    for k, w in whole.items():
-        s = streamed.get(k)
-        if s is None:
-            continue
+    for k, s, w in barriers_both_ways(rec.capture, lambda f: (
+            f["severity"], f["threads"], f["evidence"]["rounds"], f["evidence"]["usual_last"],
+            f["evidence"]["usual_last_rounds"], f["evidence"]["others_wait_share"],
+            f["t0_s"], f["t1_s"])):
         check(s[:5] == w[:5] and s[6:] == w[6:] and abs(s[5] - w[5]) <= 0.01,
               f"barrier_imbalance {k}: 1 s windows {s}, whole {w}")
 
@@ -295,22 +298,10 @@ def test_barrier_rounds_longer_than_windows():
     tmtest.require_report()
     rec = tmtest.recorded("barrier_imbalance", ["--rounds", "5", "--work-ms", "200",
                                                 "--heavy-factor", "3"])
-
-    def found(rep):
-        return {tuple(f["objects"]): (f["severity"], f["evidence"]["rounds"],
-                                      f["evidence"]["usual_last"],
-                                      f["evidence"]["others_wait_share"], f["message"])
-                for f in rep["findings"] if f["kind"] == "barrier_imbalance"}
-    whole = found(report(rec.capture, "--whole"))
-    if not whole:
-        raise tmtest.Skip("no barrier_imbalance read whole")
-    streamed = found(report(rec.capture, "--window", "1"))
-    check(set(streamed) == set(whole), f"barrier_imbalance, 1 s windows {streamed}, whole {whole}")
-    for k, w in whole.items():
-        s = streamed.get(k)
-        if s is None:
-            continue
-        # Each round's waits whole, however many windows they span.
+    # Each round's waits whole, however many windows they span.
+    for k, s, w in barriers_both_ways(rec.capture, lambda f: (
+            f["severity"], f["evidence"]["rounds"], f["evidence"]["usual_last"],
+            f["evidence"]["others_wait_share"], f["message"])):
         check(s[:3] == w[:3] and abs(s[3] - w[3]) <= 0.01 and "In 0 of" in s[4],
               f"barrier_imbalance {k}: 1 s windows {s}, whole {w}")
 
