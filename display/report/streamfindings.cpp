@@ -511,6 +511,12 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
   out.insert(out.end(), cycles_.begin(), cycles_.end());
   auto sec = [this](int64_t t) { return double(t - startNs_) / 1e9; };
   const double windowS = double(windowNs_) / 1e9;
+  auto ofRunWords = [&](int held) {
+    return QStringLiteral(" In %1 of %2 windows of %3 s; these figures are the whole run's.")
+        .arg(held)
+        .arg(windows_)
+        .arg(seconds(windowS, windowS));
+  };
   std::set<uint32_t> barriersTold;
   for (const auto &kv : merged_) {
     const Merged &m = kv.second;
@@ -543,10 +549,7 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
     if (f.kind == FindingKind::BarrierImbalance && !f.objects.empty())
       barriersTold.insert(f.objects.front());
     f.message +=
-        ofRun ? QStringLiteral(" In %1 of %2 windows of %3 s; these figures are the whole run's.")
-                    .arg(m.windows)
-                    .arg(windows_)
-                    .arg(seconds(windowS, windowS))
+        ofRun ? ofRunWords(m.windows)
               : QStringLiteral(
                     " In %1 of %2 windows of %3 s; worst %4–%5 s, whose figures these are.")
                     .arg(m.windows)
@@ -562,19 +565,16 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
   for (const auto &kv : barriers_) {
     const auto s = std::find_if(rows->sync.begin(), rows->sync.end(),
                                 [&kv](const SyncRow &r) { return r.info.id == kv.first; });
-    Finding f;
+    Finding f;  // the object is known here: true means *f is its finding
     if (barriersTold.count(kv.first) || s == rows->sync.end() ||
-        !barrierOfRun(*rows, kv.first, findings_detail::objectName(s->info), &f) ||
-        f.kind != FindingKind::BarrierImbalance)
+        !barrierOfRun(*rows, kv.first, findings_detail::objectName(s->info), &f))
       continue;
     QJsonObject w;
     w["held"] = 0;
     w["of"] = windows_;
     w["window_s"] = windowS;
     f.evidence["windows"] = w;
-    f.message += QStringLiteral(" In 0 of %1 windows of %2 s; these figures are the whole run's.")
-                     .arg(windows_)
-                     .arg(seconds(windowS, windowS));
+    f.message += ofRunWords(0);
     out.push_back(std::move(f));
   }
   std::stable_sort(out.begin(), out.end(), [](const Finding &a, const Finding &b) {
