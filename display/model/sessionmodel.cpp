@@ -201,7 +201,14 @@ std::vector<SessionModel::CarriedSample> SessionModel::samplesBefore(int64_t t) 
     if (th->info.endNs >= 0 && th->info.endNs < t) continue;
     const LwpSeries::Point *p = th->lwp.at(t - 1);
     if (!p) continue;
-    out.push_back(CarriedSample{th->info.tid, p->t, p->aux, p->extra, {p->v.begin(), p->v.end()}});
+    CarriedSample c{th->info.tid, p->t, p->aux, p->extra, {p->v.begin(), p->v.end()}};
+    const ThreadTimeline::WaitBeforeBaseline &w = th->waitBefore;
+    c.baselineNs = w.sampleNs;
+    if (p->t >= w.droppedFromNs) {  // not a drop found after t
+      c.droppedFromNs = w.droppedFromNs;
+      c.runqueueDropped = w.runqueueNs;
+    }
+    out.push_back(std::move(c));
   }
   return out;
 }
@@ -212,7 +219,7 @@ void SessionModel::carrySamples(const std::vector<CarriedSample> &samples) {
     if (s.v.size() != size_t(kLwpCounters)) continue;
     LwpSeries::Point p{s.t, s.aux, s.extra, {}};
     std::copy(s.v.begin(), s.v.end(), p.v.begin());
-    store_->carrySample(s.tid, p);
+    store_->carrySample(s.tid, p, {s.baselineNs, s.droppedFromNs, s.runqueueDropped});
   }
   touch();
 }

@@ -60,6 +60,10 @@ class SessionModel : public QObject {
     uint32_t aux = 0;
     int32_t extra = 0;
     std::vector<uint64_t> v;
+    // Its wait before the reading its counters count from, as of t
+    // (ThreadTimeline::WaitBeforeBaseline).
+    int64_t baselineNs = INT64_MIN, droppedFromNs = INT64_MAX;
+    uint64_t runqueueDropped = 0;
   };
   // Of every thread alive at t.
   std::vector<CarriedSample> samplesBefore(int64_t t) const;

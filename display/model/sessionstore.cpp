@@ -261,7 +261,8 @@ void SessionStore::knownFrom(int64_t t) {
   }
 }
 
-void SessionStore::carrySample(uint32_t tid, const LwpSeries::Point &p) {
+void SessionStore::carrySample(uint32_t tid, const LwpSeries::Point &p,
+                               const ThreadTimeline::WaitBeforeBaseline &waitBefore) {
   const int index = tidIndex.find(tid);
   if (index < 0) return;
   ThreadTimeline &th = *threads[size_t(index)];
@@ -271,6 +272,7 @@ void SessionStore::carrySample(uint32_t tid, const LwpSeries::Point &p) {
   const int64_t prevSample = prev ? prev->t : INT64_MIN;
   if (!th.lwp.add(p.t, p.aux, p.v, p.extra)) return;
   th.sampleAdded(INT64_MIN, prevSample);
+  th.waitBefore = waitBefore;  // its readings from here on count as they did
   unsettled_ = true;
 }
 
@@ -278,6 +280,32 @@ namespace {
 constexpr int64_t kFirstTickWithinNs = 1'000'000'000;
 // A reading's clock may lag it (the sampler preempted in between).
 constexpr int64_t kFirstReadSlackNs = 20'000'000;
+}
+
+// A thread counted from its first reading (found by an attach, a child
+// watched from outside) may have been waiting for a CPU then: a fork child
+// that had not run yet read 0 ms of run queue, and 226 ms 120 ms later, when
+// its wait since the fork ended. Its on-CPU and run-queue time cannot grow
+// by more than the time between the readings (and the slack a reading's
+// clock needs): the excess is the wait before the first reading, dropped
+// from its run-queue time from this reading on.
+void SessionStore::dropWaitBeforeBaseline(ThreadTimeline *th, const LwpSeries::Point *prev,
+                                          int64_t t, int64_t read, LwpSeries::Values *v) {
+  ThreadTimeline::WaitBeforeBaseline &w = th->waitBefore;
+  if (t >= w.droppedFromNs) {
+    (*v)[kRunqueue] -= std::min((*v)[kRunqueue], w.runqueueNs);
+    return;
+  }
+  if (!prev || prev->t != w.sampleNs) return;
+  const int64_t gap = read - lwpReadNs(*prev);
+  if (gap < 0) return;
+  const uint64_t runqueue = sub((*v)[kRunqueue], prev->v[kRunqueue]);
+  const uint64_t oncpu = sub((*v)[kOncpu], prev->v[kOncpu]);
+  const uint64_t grew = oncpu > UINT64_MAX - runqueue ? UINT64_MAX : oncpu + runqueue;
+  if (grew <= uint64_t(gap) + uint64_t(gap / 20) + kFirstReadSlackNs) return;
+  w.runqueueNs = std::min(grew - uint64_t(gap), runqueue);
+  w.droppedFromNs = t;
+  (*v)[kRunqueue] -= w.runqueueNs;
 }
 
 void SessionStore::applyTick(const Threadmon__Tick &tk) {
@@ -303,7 +331,7 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     ThreadTimeline *thp = threadFor(s.tid, t);
     if (!thp) continue;
     ThreadTimeline &th = *thp;
-    const LwpSeries::Values v{
+    LwpSeries::Values v{
 #define TM_LWP_COUNTER(field, ...) s.field,
 #include "counters.def"
     };
@@ -313,16 +341,18 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     };
     if (extra != LwpExtraSeries::Values{}) th.lwpExtra.add(t, 0, extra);
     const LwpSeries::Point *prev = th.lwp.at(t);
+    const int64_t read = s.read_ns ? ns(s.read_ns) : t;
     // A first reading with more CPU and run-queue time than the thread has
     // lived since its start: it ran before (a main thread before an exec,
     // the fork child's time; a thread an attach found): from this reading.
     if (!th.lwp.size() && th.baselineZero) {
-      const int64_t read = s.read_ns ? ns(s.read_ns) : t;
       if (int64_t(s.oncpu_ns + s.runqueue_ns) > read - th.info.startNs + kFirstReadSlackNs) {
         th.baselineZero = false;
         th.countedFromFirstSample = true;
       }
     }
+    if (!th.lwp.size() && th.countedFromFirstSample) th.waitBefore.sampleNs = t;
+    dropWaitBeforeBaseline(&th, prev, t, read, &v);
     // A thread is only sampled when its counters moved: its run-queue time
     // accrued since its own previous sample (or its start), not this tick.
     // A first reading not counted from zero (an attach's, a window's model
@@ -330,7 +360,7 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     // tick's.
     int64_t since = prev ? prev->t : (th.baselineZero ? th.info.startNs : INT64_MIN);
     if (since != INT64_MIN && t > since)
-      rqThreads += double(sub(s.runqueue_ns, prev ? prev->v[kRunqueue] : 0)) / double(t - since);
+      rqThreads += double(sub(v[kRunqueue], prev ? prev->v[kRunqueue] : 0)) / double(t - since);
     activity.futex(s.tid, t, s.futex_addr, s.asleep_syscall, s.asleep_kind);
     if (s.kstate == 'R') pt.threadsInR++;
     maxCpuSeen_ = std::max(maxCpuSeen_, s.cpu);

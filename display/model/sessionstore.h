@@ -44,7 +44,8 @@ class SessionStore {
   void markEnded();
   void knownFrom(int64_t t);  // SessionModel::knownFrom
   // SessionModel::carrySamples, one sample of tid.
-  void carrySample(uint32_t tid, const LwpSeries::Point &p);
+  void carrySample(uint32_t tid, const LwpSeries::Point &p,
+                   const ThreadTimeline::WaitBeforeBaseline &waitBefore);
   // Newest time up to which every thread's state is known; INT64_MIN if none.
   int64_t horizon() const;
   int64_t startNs() const;
@@ -89,6 +90,8 @@ class SessionStore {
   QString applyHello(const Threadmon__Hello &h);
   void applyGoodbye(const Threadmon__Goodbye &g);
   void applyTick(const Threadmon__Tick &t);
+  static void dropWaitBeforeBaseline(ThreadTimeline *th, const LwpSeries::Point *prev, int64_t t,
+                                     int64_t read, LwpSeries::Values *v);
   void applyThreadStart(const Threadmon__ThreadStart &s);
   void applyThreadEnd(const Threadmon__ThreadEnd &e);
   void applyThreadAttr(const Threadmon__ThreadAttr &a);

@@ -79,6 +79,15 @@ class ThreadTimeline {
   // the attach: its counters count from its birth, so its times in the
   // session count from its first sample (SessionModel::lwpDelta).
   bool countedFromFirstSample = false;
+  // schedstat credits a run-queue wait when it ends (the kernel's
+  // sched_info_arrive): a thread waiting at the reading its counters count
+  // from brings the part of that wait before the reading into its next one.
+  // That part is not the session's (SessionStore::dropWaitBeforeBaseline).
+  struct WaitBeforeBaseline {
+    int64_t sampleNs = INT64_MIN;       // the reading counted from (none: INT64_MIN)
+    int64_t droppedFromNs = INT64_MAX;  // its readings from here on...
+    uint64_t runqueueNs = 0;            // ...count this much less run-queue time
+  } waitBefore;
   LwpSeries lwp;
   LwpExtraSeries lwpExtra;
 

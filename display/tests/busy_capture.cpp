@@ -25,6 +25,12 @@ constexpr uint32_t kMainTid = 1000, kProbeTid = 1001;
 constexpr size_t kMaxPerFrame = 2048;  // transitions per frame
 constexpr size_t kReadEvery = 10;      // ticks between two samples of a worker
 
+// A worker's counters as a reading at a tick gives them.
+struct Reading {
+  uint64_t oncpu = 0, runqueue = 0, vol = 0, invol = 0;
+  bool running = false;
+};
+
 struct Worker {
   uint32_t tid = 0;
   uint64_t next = 0;  // time of its next state change
@@ -34,6 +40,9 @@ struct Worker {
   uint64_t changedAt = 0;
   // Cumulative counters, as /proc and schedstat would give them.
   uint64_t running = 0, oncpu = 0, runqueue = 0, vol = 0, invol = 0;
+  // At each tick of the batch: a batch's changes are made before its ticks,
+  // and a counter read at a tick cannot hold the time after it.
+  std::vector<Reading> atTicks;
 };
 
 struct MutexStats {
@@ -67,8 +76,9 @@ class Generator {
     if (*over) return true;
     const uint64_t b = batch_, e = end_ - b > kBatch ? b + kBatch : end_;
     batch_ = e;
-    transitions(e);
-    for (uint64_t t = b + kTick; t <= e && b_.ok(); t += kTick) tick(t);
+    transitions(b, e);
+    size_t k = 0;
+    for (uint64_t t = b + kTick; t <= e && b_.ok(); t += kTick) tick(t, k++);
     if (e == end_) ending();
     return b_.ok();
   }
@@ -79,6 +89,8 @@ class Generator {
     return std::uniform_int_distribution<uint64_t>(lo, hi)(rng_);
   }
   uint64_t runNs() { return uniform(400'000, 1'600'000); }
+  // Two CPUs shared by every worker: a running worker is mostly runnable.
+  uint64_t oncpuOf(uint64_t ran) const { return ran * 2 / (workers_.size() + 1); }
 
   void hello() {
     tmtest::Hello h;
@@ -114,10 +126,16 @@ class Generator {
     }
   }
 
-  // Every worker's state changes before e, in time order.
-  void transitions(uint64_t e) {
+  // Every worker's state changes in [b, e), in time order, and its
+  // readings at the batch's ticks.
+  void transitions(uint64_t b, uint64_t e) {
     changes_.clear();
     for (Worker &w : workers_) {
+      w.atTicks.clear();
+      for (uint64_t t = b + kTick; t <= e; t += kTick) {
+        while (w.next < t) step(w);
+        w.atTicks.push_back(readingAt(w, t));
+      }
       while (w.next < e) step(w);
     }
     std::sort(changes_.begin(), changes_.end(),
@@ -140,9 +158,8 @@ class Generator {
     tmtest::Transition c{int64_t(t), w.tid, THREADMON__THREAD_STATE__STATE_RUNNING};
     if (w.state == THREADMON__THREAD_STATE__STATE_RUNNING) {
       w.running += spent;
-      // Two CPUs shared by every worker: a running worker is mostly runnable.
-      w.oncpu += spent * 2 / (workers_.size() + 1);
-      w.runqueue += spent - spent * 2 / (workers_.size() + 1);
+      w.oncpu += oncpuOf(spent);
+      w.runqueue += spent - oncpuOf(spent);
       w.invol++;
       if (++w.acquisitions % 50 == 0) {
         c.state = w.state = THREADMON__THREAD_STATE__STATE_SLEEPING;
@@ -178,20 +195,33 @@ class Generator {
     changes_.push_back(c);
   }
 
+  // Its run so far counted too.
+  Reading readingAt(const Worker &w, uint64_t t) const {
+    Reading r{w.oncpu, w.runqueue, w.vol, w.invol,
+              w.state == THREADMON__THREAD_STATE__STATE_RUNNING};
+    if (r.running && t > w.changedAt) {
+      r.oncpu += oncpuOf(t - w.changedAt);
+      r.runqueue += t - w.changedAt - oncpuOf(t - w.changedAt);
+    }
+    return r;
+  }
+
   // A tenth of the workers a tick, in turn: the probe's sampler reads a
   // thread again only when its plan says so (probe/sample/read_plan.h), which for
   // this workload's captures is about 10 of the 100 workers a tick.
-  void tick(uint64_t t) {
+  // The k-th tick of the batch.
+  void tick(uint64_t t, size_t k) {
     const size_t n = (workers_.size() + kReadEvery - 1) / kReadEvery;
     tmtest::Tick &tk = tick_;
     tk.t = int64_t(t);
     tk.lwps.clear();
     for (size_t i = 0; i < n; i++) {
       const Worker &w = workers_[(seq_ * n + i) % workers_.size()];
-      tmtest::Lwp l{w.tid, w.oncpu / 10 * 9, w.oncpu / 10, w.oncpu, w.runqueue,
-                    w.vol, w.invol,          100};
+      const Reading &r = w.atTicks[k];
+      tmtest::Lwp l{w.tid, r.oncpu / 10 * 9, r.oncpu / 10, r.oncpu, r.runqueue,
+                    r.vol, r.invol,          100};
       l.cpu = int(w.tid % 2);
-      l.kstate = w.state == THREADMON__THREAD_STATE__STATE_RUNNING ? 'R' : 'S';
+      l.kstate = r.running ? 'R' : 'S';
       l.readNs = int64_t(t);
       tk.lwps.push_back(l);
     }

@@ -7,6 +7,7 @@
 #include <QtTest>
 
 #include "framecheck.h"
+#include "modelinvariants.h"
 #include "reportjson.h"
 #include "sessionmodel.h"
 #include "synthstream.h"
@@ -109,6 +110,51 @@ class TestModelCounters : public QObject {
 #define TM_CPU_COUNTER(field, number, member, ...) \
   QCOMPARE(cd.member, value(number, 3) - value(number, 1));
 #include "counters.def"
+  }
+
+  // schedstat credits a wait for a CPU when it ends. A child watched from
+  // outside before it first ran (threadmon-attach's watch of a launcher's
+  // children) read 0 ms of run queue, and 226 ms 120 ms later, when its
+  // wait since the fork ended: the report said 226 ms in a life of 131 ms.
+  // What grew beyond the time between the readings began before the first:
+  // not the session's. A stream's models agree with a whole read on either
+  // side of the edge between them (the counters as read, their sums).
+  void aWaitBeforeTheFirstReadingIsNotTheSessions() {
+    auto frames = [](int from, int to) {
+      auto b = std::make_unique<StreamBuilder>();
+      b->setSources({THREADMON__SOURCE__SOURCE_ATTACH, THREADMON__SOURCE__SOURCE_PROC_TASK});
+      b->hello(false);
+      b->threadStart(kTid, at(0), "child", "", false, true);
+      auto lwp = [](int64_t t, uint64_t oncpu, uint64_t runqueue) {
+        return Lwp{kTid, 0, 0, oncpu, runqueue, 0, 1, 0, 0, 0, 'R', 0, 0, t};
+      };
+      const std::vector<std::pair<int64_t, Lwp>> ticks{{at(6), lwp(at(6), 0, 0)},
+                                                       {at(126), lwp(at(126), 85'000, 226 * kMs)},
+                                                       {at(130), lwp(at(130), kMs, 229 * kMs)}};
+      for (int i = from; i < to; i++) b->tick(ticks[size_t(i)].first, {ticks[size_t(i)].second});
+      if (to == 3) b->goodbye(at(131), 0);
+      return b;
+    };
+    SessionModel whole;
+    frames(0, 3)->applyTo(&whole);
+    const TimeRange run = whole.resolve(Window::wholeRun());
+    const uint64_t before = 226 * kMs + 85'000 - 120 * kMs;
+    QCOMPARE(whole.lwpDelta(0, run).runqueueNs, 229 * kMs - before);
+    QCOMPARE(whole.lwpDelta(0, run).oncpuNs, uint64_t(kMs));
+    const QStringList broken = checkInvariants(whole, run);
+    QVERIFY2(broken.isEmpty(), qPrintable(broken.join('\n')));
+    const TimeRange asRead{INT64_MIN, at(131)};
+    for (int edge : {1, 2}) {
+      SessionModel first, next;
+      frames(0, edge)->applyTo(&first);
+      const int64_t t = edge == 1 ? at(100) : at(128);
+      frames(0, 0)->applyTo(&next);
+      next.carrySamples(first.samplesBefore(t));
+      next.knownFrom(t);
+      frames(edge, 3)->applyTo(&next);
+      QCOMPARE(next.lwpDelta(0, asRead).runqueueNs, whole.lwpDelta(0, asRead).runqueueNs);
+      QCOMPARE(next.lwpDelta(0, asRead).oncpuNs, whole.lwpDelta(0, asRead).oncpuNs);
+    }
   }
 
   // The report prints each counter
