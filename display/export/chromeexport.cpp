@@ -251,8 +251,8 @@ void ChromeSink::thread(const ExportThread &t) {
                                                            int64_t origin, TensText *tens) {
   const auto &prefix = statePrefixes_[size_t(iv.state)];
   std::memcpy(p, prefix.text, kPrefixRoom);
-  p = putTime(p + prefix.size, iv.start - origin, tens);
-  p = putDuration(putLiteral(p, ",\"dur\":"), iv.end - iv.start);
+  p = putStart(p + prefix.size, iv.start - origin, tens);
+  p = putDuration(p, iv.end - iv.start);
   return stateArgs(p, iv.cpu, iv.object);
 }
 
@@ -304,8 +304,8 @@ void ChromeSink::wait(const ExportWait &w) {
   // The wait and its flow's two ends in one piece of the output.
   char *p = begin(names.size + kWaitRoom);
   std::memcpy(p, start.text, sizeof start.text);
-  p = putTime(p + start.size, w.start - origin, &tens);
-  p = putDuration(putLiteral(p, ",\"dur\":"), w.end - w.start);
+  p = putStart(p + start.size, w.start - origin, &tens);
+  p = putDuration(p, w.end - w.start);
   if (__builtin_expect(names.size <= kNamesRoom, 1))
     std::memcpy(p, names.text.data(), kNamesRoom);
   else
@@ -356,8 +356,8 @@ void ChromeSink::userSpan(uint32_t tid, const QString &userThread, int64_t start
   p = putString(putLiteral(p, "{\"ph\":\"X\",\"cat\":\"user_thread\",\"name\":"), name);
   p = putDecimal(putLiteral(p, ",\"pid\":"), pid());
   p = putDecimal(putLiteral(p, ",\"tid\":"), userTrack(tid));
-  p = putTime(putLiteral(p, ",\"ts\":"), start - origin(), &tens_);
-  p = putDuration(putLiteral(p, ",\"dur\":"), end - start);
+  p = putStart(putLiteral(p, ",\"ts\":"), start - origin(), &tens_);
+  p = putDuration(p, end - start);
   *p++ = '}';
   done(p);
   if (userTracks_.contains(tid)) return;

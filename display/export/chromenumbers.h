@@ -14,6 +14,14 @@
 
 namespace tmon::chromenum {
 
+// A start's decimals and the key after it, ".ddd,\"dur\":" (",\"dur\":"
+// for whole microseconds), and its length in the last byte: one 16-byte
+// copy where the decimals, their length and the key were three stores.
+struct StartDecimals {
+  char text[15];
+  uint8_t size;
+};
+
 // The digits of small numbers, in one table (one base address for the
 // compiler to keep, where three were each loaded again).
 struct DigitTables {
@@ -25,6 +33,7 @@ struct DigitTables {
   uint32_t digits4[10000];
   // ".000" to ".999": a time's nanoseconds below its microseconds.
   uint32_t decimals[1000];
+  StartDecimals startDecimals[1000];
 };
 inline constexpr DigitTables kDigits = [] {
   DigitTables t{};
@@ -36,9 +45,21 @@ inline constexpr DigitTables kDigits = [] {
     t.digits4[i] = uint32_t('0' + i / 1000) | uint32_t('0' + i / 100 % 10) << 8 |
                    uint32_t('0' + i / 10 % 10) << 16 | uint32_t('0' + i % 10) << 24;
   }
-  for (uint32_t i = 0; i < 1000; i++)
+  constexpr char kDur[] = ",\"dur\":";
+  for (uint32_t i = 0; i < 1000; i++) {
     t.decimals[i] = uint32_t('.') | uint32_t('0' + i / 100) << 8 |
                     uint32_t('0' + i / 10 % 10) << 16 | uint32_t('0' + i % 10) << 24;
+    StartDecimals &s = t.startDecimals[i];
+    uint8_t n = 0;
+    if (i) {
+      s.text[n++] = '.';
+      s.text[n++] = char('0' + i / 100);
+      s.text[n++] = char('0' + i / 10 % 10);
+      s.text[n++] = char('0' + i % 10);
+    }
+    for (size_t k = 0; k + 1 < sizeof kDur; k++) s.text[n++] = kDur[k];
+    s.size = n;
+  }
   return t;
 }();
 
@@ -65,14 +86,15 @@ inline char *putDecimals(char *p, uint32_t ns) {
 // the writers are (a local in their loop: the compiler keeps it in
 // registers, where a member would be read again after each byte written).
 struct TensText {
-  uint32_t tens = UINT32_MAX;
-  uint32_t size = 0;
-  uint64_t text = 0;
-  // tens below 10^4; set in place: a copy of the whole went through SSE
-  // registers.
+  // The times these digits are for, [from, from + 10^7): a subtraction and
+  // a comparison tell a time is in them, where its division by 10^7 did.
+  uint64_t from = 10000000;
+  uint64_t text = '1';
+  uint32_t size = 1;
+  // tens in 1 to 9999.
   void set(uint32_t t) {
     const uint64_t e = kDigits.short4[t];
-    tens = t;
+    from = uint64_t(t) * 10000000;
     size = uint32_t(e >> 32);
     text = uint32_t(e);
   }
@@ -88,26 +110,54 @@ inline char *putShortTime(char *p, uint32_t ns) {
   return putDecimals(putShort4(p, us), decimals);
 }
 
-// ns as microseconds with three decimals (nanoseconds, exactly; none when
-// whole). Writes up to 32 bytes. Made for times of 10 ms to 100 s (the
-// events' starts): the tens of milliseconds' digits from tens (made again
-// when they changed), then the microseconds' last four digits.
-inline char *putTime(char *p, int64_t ns, TensText *tens) {
-  const uint64_t u = uint64_t(ns);  // a negative time is above 2^63: putLongTime
-  if (__builtin_expect(u - 10000000 >= 100000000000 - 10000000, 0))
-    return u < 10000000 ? putShortTime(p, uint32_t(u)) : putLongTime(p, ns);
-  const uint32_t t = uint32_t(u / 10000000);
-  // Exact in 32 bits: the difference is below 10^7.
-  const uint32_t below = uint32_t(u) - t * 10000000u;
-  if (__builtin_expect(t != tens->tens, 0)) tens->set(t);
+// A time below 10 ms or from 100 s, or negative: the writers' rare case.
+[[gnu::noinline]] char *putOtherTime(char *p, int64_t ns);
+
+// ns below its tens of milliseconds, which tens holds (made again when
+// they changed, their text written at p): false for a time below 10 ms, from
+// 100 s or negative, which putOtherTime writes.
+inline bool putTens(char *&p, int64_t ns, TensText *tens, uint32_t *below) {
+  const uint64_t u = uint64_t(ns);  // a negative time is above 2^63
+  uint64_t b = u - tens->from;
+  if (__builtin_expect(b >= 10000000, 0)) {
+    if (u - 10000000 >= 100000000000 - 10000000) return false;
+    tens->set(uint32_t(u / 10000000));
+    b = u - tens->from;
+  }
   std::memcpy(p, &tens->text, 8);
   p += tens->size;
+  *below = uint32_t(b);
+  return true;
+}
+
+// ns as microseconds with three decimals (nanoseconds, exactly; none when
+// whole). Writes up to 32 bytes. Made for times of 10 ms to 100 s (the
+// events' starts): the tens of milliseconds' digits from tens, then the
+// microseconds' last four digits.
+inline char *putTime(char *p, int64_t ns, TensText *tens) {
+  uint32_t below;
+  if (__builtin_expect(!putTens(p, ns, tens, &below), 0)) return putOtherTime(p, ns);
   const uint32_t us = below / 1000, decimals = below - 1000 * us;
   // The four digits and the decimals in one store (two were merged through
   // SSE registers).
   const uint64_t text = kDigits.digits4[us] | uint64_t(kDigits.decimals[decimals]) << 32;
   std::memcpy(p, &text, 8);
   return p + (decimals ? 8 : 4);
+}
+
+// The same followed by ',"dur":' (an event's start). Writes up to 40 bytes.
+inline char *putStart(char *p, int64_t ns, TensText *tens) {
+  uint32_t below;
+  if (__builtin_expect(!putTens(p, ns, tens, &below), 0)) {
+    p = putOtherTime(p, ns);
+    std::memcpy(p, kDigits.startDecimals[0].text, 8);
+    return p + kDigits.startDecimals[0].size;
+  }
+  const uint32_t us = below / 1000, decimals = below - 1000 * us;
+  std::memcpy(p, &kDigits.digits4[us], 4);
+  const StartDecimals &d = kDigits.startDecimals[decimals];
+  std::memcpy(p + 4, &d, 16);
+  return p + 4 + d.size;
 }
 
 // The same, made for durations: mostly below 10 ms (a longer one's tens
