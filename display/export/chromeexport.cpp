@@ -71,27 +71,17 @@ void ChromeSink::Piece<Room>::set(const std::string &s) {
 
 inline char *ChromeSink::begin(size_t n) {
   if (__builtin_expect(size_t(roomEnd_ - at_) < n + 64, 0)) moreRoom(n);
-  char *p = at_;
-  if (__builtin_expect(!any_, 0)) return first(p);
-  std::memcpy(p, ",\n", 2);
-  return p + 2;
+  return at_;
 }
 
 void ChromeSink::moreRoom(size_t n) {
   constexpr size_t kRoom = 64 << 10;
-  if (at_) out_->commit(at_);
-  n = std::max(n + 64, kRoom);  // 64: the head, the separator
+  const bool first = !at_;
+  if (!first) out_->commit(at_);
+  n = std::max(n + 64, kRoom);  // 64: the head
   at_ = out_->reserve(n);
   roomEnd_ = at_ + n;
-}
-
-char *ChromeSink::first(char *p) {
-  if (!opened_) {
-    opened_ = true;
-    p = putLiteral(p, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-  }
-  any_ = true;
-  return p;
+  if (first) at_ = putLiteral(at_, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
 }
 
 void ChromeSink::FlowPiece::setFlowEnd(uint32_t pid, uint32_t tid) {
@@ -156,14 +146,14 @@ inline char *ChromeSink::stateArgs(char *p, int cpu, uint32_t object) {
       objectArgs_.get(uint64_t(uint32_t(cpu)) << 32 | object, [](uint64_t key, Piece<60> *made) {
         const int c = int(uint32_t(key >> 32));
         const uint32_t o = uint32_t(key);
-        if (c < 0 && !o) return made->set("}");  // a CPU below -1: none, as -1
+        if (c < 0 && !o) return made->set("},\n");  // a CPU below -1: none, as -1
         char *e = putLiteral(made->text, ",\"args\":{");
         if (c >= 0) e = putDecimal(putLiteral(e, "\"cpu\":"), uint32_t(c));
         if (o) {
           if (c >= 0) *e++ = ',';
           e = putDecimal(putLiteral(e, "\"object_id\":"), o);
         }
-        made->size = uint32_t(putLiteral(e, "}}") - made->text);
+        made->size = uint32_t(putLiteral(e, "}},\n") - made->text);
       });
   std::memcpy(p, &a, 64);
   return p + a.size;
@@ -217,7 +207,7 @@ void ChromeSink::event(const QByteArray &json) {
 void ChromeSink::event(const char *json, qsizetype n) {
   char *p = begin(size_t(n));
   if (n > 0) std::memcpy(p, json, size_t(n));
-  done(p + n);
+  done(putLiteral(p + n, ",\n"));
 }
 
 void ChromeSink::process(const SessionInfo &info, int) {
@@ -269,9 +259,9 @@ void ChromeSink::makeStatePrefixes(uint32_t tid) {
                           std::to_string(pid()) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":");
   if (cpuArgs_.empty()) {
     cpuArgs_.resize(kCpuArgs);
-    cpuArgs_[0].set("}");
+    cpuArgs_[0].set("},\n");
     for (int c = 0; c + 1 < kCpuArgs; c++)
-      cpuArgs_[size_t(c + 1)].set(",\"args\":{\"cpu\":" + std::to_string(c) + "}}");
+      cpuArgs_[size_t(c + 1)].set(",\"args\":{\"cpu\":" + std::to_string(c) + "}},\n");
   }
   prefixTid_ = tid;
   prefixesMade_ = true;
@@ -286,11 +276,8 @@ void ChromeSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
   constexpr size_t kBatch = 32;
   for (size_t i = 0; i < n;) {
     const size_t end = std::min(n, i + kBatch);
-    char *p = stateEvent(begin((end - i) * (kPrefixRoom + kStateRoom + 2)), runs[i], origin, &tens);
-    while (++i < end) {
-      std::memcpy(p, ",\n", 2);
-      p = stateEvent(p + 2, runs[i], origin, &tens);
-    }
+    char *p = begin((end - i) * (kPrefixRoom + kStateRoom));
+    for (; i < end; i++) p = stateEvent(p, runs[i], origin, &tens);
     done(p);
   }
   tens_ = tens;
@@ -337,8 +324,8 @@ void ChromeSink::wait(const ExportWait &w) {
   p += flowIdSize_;
   std::memcpy(p, start.flowEnd, sizeof start.flowEnd);
   p += start.flowEndSize;
-  std::memcpy(p, ts, 32);
-  done(p + tsSize);
+  std::memcpy(p, ts, 32);  // and the '},\n' after it
+  done(p + tsSize + 2);
   tens_ = tens;
 }
 
@@ -346,7 +333,7 @@ char *ChromeSink::waitEnd(char *p, const ExportWait &w) const {
   if (w.holder) p = putDecimal(putLiteral(p, ",\"holder_tid\":"), w.holder);
   if (w.releaser) p = putDecimal(putLiteral(p, ",\"released_by_tid\":"), w.releaser);
   if (w.open) p = putLiteral(p, ",\"open\":true");
-  return putLiteral(p, "}}");
+  return putLiteral(p, "}},\n");
 }
 
 void ChromeSink::userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) {
@@ -358,8 +345,7 @@ void ChromeSink::userSpan(uint32_t tid, const QString &userThread, int64_t start
   p = putDecimal(putLiteral(p, ",\"tid\":"), userTrack(tid));
   p = putStart(putLiteral(p, ",\"ts\":"), start - origin(), &tens_);
   p = putDuration(p, end - start);
-  *p++ = '}';
-  done(p);
+  done(putLiteral(p, "},\n"));
   if (userTracks_.contains(tid)) return;
   userTracks_.insert(tid);
   event("{\"ph\":\"M\",\"pid\":" + QByteArray::number(pid()) + ",\"tid\":" +
@@ -375,7 +361,7 @@ void ChromeSink::counterEvent(const Names &head, int64_t t, const char *arg, siz
   p += argSize;
   // As QByteArray::number(v, 'g', 12) wrote it: 12 significant digits.
   p = std::to_chars(p, p + 40, v, std::chars_format::general, 12).ptr;
-  done(putLiteral(p, "}}"));
+  done(putLiteral(p, "}},\n"));
 }
 
 void ChromeSink::cpuBusy(int cpu, int64_t t, double percent) {
@@ -389,7 +375,10 @@ void ChromeSink::counter(int which, int64_t t, double value) {
 }
 
 bool ChromeSink::finish(QString *error) {
-  if (!opened_) event(QByteArray());  // an empty capture: still a whole document
+  if (!at_)
+    begin(0);  // an empty capture: still a whole document
+  else
+    at_ -= 2;  // the last event's separator
   out_->commit(at_);
   out_->write(QByteArrayLiteral("\n]}\n"));
   if (!out_->close()) {

@@ -64,15 +64,17 @@ class ChromeSink : public TimelineSink {
 
   void event(const char *json, qsizetype n);
   void event(const QByteArray &json);
-  // An event's room (n bytes and the separator) in the output, after the
-  // separator: the event is written there, then done() says where it ends.
+  // An event's room (n bytes) in the output: the event is written there
+  // and its separator after it, ',\n' (the last one taken back by
+  // finish(): a separator is part of texts copied anyway, a state's
+  // arguments, where one before each event was a store of its own), then
+  // done() says where it ends.
   char *begin(size_t n);
   void done(char *end) { at_ = end; }
-  char *first(char *p);  // the document's head, before its first event
   // The output's room the events are written into (ExportOutput::reserve),
   // taken 64 KiB at a time and committed when used up and at the end: a
   // reserve and a commit per event were a twentieth of a wait's
-  // instructions.
+  // instructions. The document's head is written into the first.
   char *at_ = nullptr, *roomEnd_ = nullptr;
   [[gnu::noinline]] void moreRoom(size_t n);
 
@@ -85,7 +87,7 @@ class ChromeSink : public TimelineSink {
   bool prefixesMade_ = false;
   void makeStatePrefixes(uint32_t tid);
   // A state's end after its duration: its CPU and object as arguments,
-  // ',"args":{"cpu":C,"object_id":O}}', or '}'. Without an object, by CPU
+  // ',"args":{"cpu":C,"object_id":O}},\n', or '},\n'. Without an object, by CPU
   // (-1 to 254, made at the first states()); with one, by both.
   static constexpr int kCpuArgs = 256;
   std::vector<Piece<28>> cpuArgs_;
@@ -139,8 +141,6 @@ class ChromeSink : public TimelineSink {
   void nextFlowId();
   [[gnu::noinline]] void carryFlowId();  // its last digit a 9
   ExportOutput *out_;
-  bool any_ = false;
-  bool opened_ = false;
 };
 
 }  // namespace tmon
