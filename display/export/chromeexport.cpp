@@ -137,11 +137,23 @@ const std::string &ChromeSink::quotedOnce(const QString &s) {
 
 inline char *ChromeSink::stateArgs(char *p, int cpu, uint32_t object) {
   const uint32_t byCpu = uint32_t(cpu + 1);  // -1 (none) first
-  if (__builtin_expect(!object && byCpu < kCpuArgs, 1)) {
-    const Piece<28> &a = cpuArgs_[byCpu];
-    std::memcpy(p, &a, 32);  // the text and its size, whole
-    return p + a.size;
+  if (__builtin_expect(!object, 1)) {
+    if (__builtin_expect(byCpu < kCpuArgs, 1)) {
+      const Piece<28> &a = cpuArgs_[byCpu];
+      std::memcpy(p, &a, 32);  // the text and its size, whole
+      return p + a.size;
+    }
+  } else if (__builtin_expect(!byCpu && object < blockedArgs_.size(), 1)) {
+    const Piece<60> &a = blockedArgs_[object];
+    if (__builtin_expect(a.size != 0, 1)) {
+      std::memcpy(p, &a, 64);
+      return p + a.size;
+    }
   }
+  return otherArgs(p, cpu, object);
+}
+
+char *ChromeSink::otherArgs(char *p, int cpu, uint32_t object) {
   const Piece<60> &a =
       objectArgs_.get(uint64_t(uint32_t(cpu)) << 32 | object, [](uint64_t key, Piece<60> *made) {
         const int c = int(uint32_t(key >> 32));
@@ -155,6 +167,10 @@ inline char *ChromeSink::stateArgs(char *p, int cpu, uint32_t object) {
         }
         made->size = uint32_t(putLiteral(e, "}},\n") - made->text);
       });
+  if (cpu == -1 && object && object < kBlockedArgs) {
+    if (object >= blockedArgs_.size()) blockedArgs_.resize(std::max<size_t>(object + 1, 64));
+    blockedArgs_[object] = a;
+  }
   std::memcpy(p, &a, 64);
   return p + a.size;
 }
@@ -237,10 +253,11 @@ void ChromeSink::thread(const ExportThread &t) {
 }
 
 // The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
+template <size_t PrefixCopy>
 [[gnu::always_inline]] inline char *ChromeSink::stateEvent(char *p, const StateInterval &iv,
                                                            int64_t origin, TensText *tens) {
   const auto &prefix = statePrefixes_[size_t(iv.state)];
-  std::memcpy(p, prefix.text, kPrefixRoom);
+  std::memcpy(p, prefix.text, PrefixCopy);
   p = putStart(p + prefix.size, iv.start - origin, tens);
   p = putDuration(p, iv.end - iv.start);
   return stateArgs(p, iv.cpu, iv.object);
@@ -253,10 +270,13 @@ void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
 // Each state's head and the thread's tid, joined once for its events.
 void ChromeSink::makeStatePrefixes(uint32_t tid) {
   static_assert(kLongestStatePrefix <= kPrefixRoom, "a state's prefix is copied whole");
-  for (size_t s = 0; s < statePrefixes_.size(); s++)
+  shortPrefixes_ = true;
+  for (size_t s = 0; s < statePrefixes_.size(); s++) {
     statePrefixes_[s].set(std::string("{\"ph\":\"X\",\"cat\":\"") + finalStateKey(FinalState(s)) +
                           "\",\"name\":\"" + finalStateLabel(FinalState(s)) + "\",\"pid\":" +
                           std::to_string(pid()) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":");
+    shortPrefixes_ = shortPrefixes_ && statePrefixes_[s].size <= kShortPrefix;
+  }
   if (cpuArgs_.empty()) {
     cpuArgs_.resize(kCpuArgs);
     cpuArgs_[0].set("},\n");
@@ -269,6 +289,14 @@ void ChromeSink::makeStatePrefixes(uint32_t tid) {
 
 void ChromeSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
   if (tid != prefixTid_ || !prefixesMade_) makeStatePrefixes(tid);
+  if (shortPrefixes_)
+    writeStates<kShortPrefix>(runs, n);
+  else
+    writeStates<kPrefixRoom>(runs, n);
+}
+
+template <size_t PrefixCopy>
+void ChromeSink::writeStates(const StateInterval *runs, size_t n) {
   TensText tens = tens_;
   const int64_t origin = this->origin();
   // Up to 32 events in one piece of the output: one reserve and commit
@@ -277,7 +305,7 @@ void ChromeSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
   for (size_t i = 0; i < n;) {
     const size_t end = std::min(n, i + kBatch);
     char *p = begin((end - i) * (kPrefixRoom + kStateRoom));
-    for (; i < end; i++) p = stateEvent(p, runs[i], origin, &tens);
+    for (; i < end; i++) p = stateEvent<PrefixCopy>(p, runs[i], origin, &tens);
     done(p);
   }
   tens_ = tens;

@@ -85,15 +85,28 @@ class ChromeSink : public TimelineSink {
   std::array<Piece<kPrefixRoom + 12>, kFinalStateCount> statePrefixes_;
   uint32_t prefixTid_ = 0;
   bool prefixesMade_ = false;
+  // The thread's prefixes all fit kShortPrefix bytes (pid and tid of 7
+  // digits at most): copied as that many, a copy less of 16 bytes an event.
+  static constexpr size_t kShortPrefix = 96;
+  bool shortPrefixes_ = false;
   void makeStatePrefixes(uint32_t tid);
+  template <size_t PrefixCopy>
+  void writeStates(const StateInterval *runs, size_t n);
   // A state's end after its duration: its CPU and object as arguments,
   // ',"args":{"cpu":C,"object_id":O}},\n', or '},\n'. Without an object, by CPU
   // (-1 to 254, made at the first states()); with one, by both.
   static constexpr int kCpuArgs = 256;
   std::vector<Piece<28>> cpuArgs_;
   TextCache<Piece<60>> objectArgs_;
+  // Those of objects without a CPU (a blocked state's) by object id, up to
+  // kBlockedArgs: an index where the table's hash and check were a tenth
+  // of a blocked state's instructions. Size 0: not made yet.
+  static constexpr uint32_t kBlockedArgs = 4096;
+  std::vector<Piece<60>> blockedArgs_;
   char *stateArgs(char *p, int cpu, uint32_t object);
+  [[gnu::noinline]] char *otherArgs(char *p, int cpu, uint32_t object);
   // A state's event written at p: where it ends.
+  template <size_t PrefixCopy>
   char *stateEvent(char *p, const StateInterval &iv, int64_t origin, chromenum::TensText *tens);
 
   // A wait's text up to one of its numbers, made once per key, and the
