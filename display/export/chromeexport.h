@@ -83,6 +83,7 @@ class ChromeSink : public TimelineSink {
   // (made again when the thread is not the last call's).
   static constexpr size_t kPrefixRoom = 112;
   std::array<Piece<kPrefixRoom + 12>, kFinalStateCount> statePrefixes_;
+  std::array<uint32_t, kFinalStateCount> stateHeadSizes_{};  // up to the tid
   uint32_t prefixTid_ = 0;
   bool prefixesMade_ = false;
   // The thread's prefixes all fit kShortPrefix bytes (pid and tid of 7
