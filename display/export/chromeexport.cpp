@@ -49,6 +49,20 @@ template <size_t N, bool Wide>
   if (N % 32)
     *reinterpret_cast<Block16 *>(to + N - 16) = *reinterpret_cast<const Block16 *>(f + N - 16);
 }
+// The writers made for AVX2, on x86-64 (-DTHREADMON_NO_AVX2: never, to
+// test the others on such a CPU).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(THREADMON_NO_AVX2)
+#define TM_AVX2 [[gnu::target("avx2")]]
+bool haveAvx2() {
+  return __builtin_cpu_supports("avx2");
+}
+#else
+#define TM_AVX2
+bool haveAvx2() {
+  return false;
+}
+#endif
+
 // A flow's finish up to its id, padded to whole blocks.
 constexpr char kFlowFinish[64] =
     ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":";
@@ -334,7 +348,7 @@ void ChromeSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
 }
 
 // The same writers twice, for AVX2 and not (copyBlocks).
-[[gnu::target("avx2")]] void ChromeSink::statesWide(const StateInterval *runs, size_t n) {
+TM_AVX2 void ChromeSink::statesWide(const StateInterval *runs, size_t n) {
   if (shortPrefixes_)
     writeStates<kShortPrefix, true>(runs, n);
   else
@@ -348,7 +362,7 @@ void ChromeSink::statesNarrow(const StateInterval *runs, size_t n) {
     writeStates<kPrefixRoom, false>(runs, n);
 }
 
-[[gnu::target("avx2")]] void ChromeSink::waitWide(const ExportWait &w) {
+TM_AVX2 void ChromeSink::waitWide(const ExportWait &w) {
   writeWait<true>(w);
 }
 
@@ -468,6 +482,8 @@ void ChromeSink::counter(int which, int64_t t, double value) {
   static const char arg[] = ",\"args\":{\"value\":";
   counterEvent(counterHead(false, which), t, arg, sizeof arg - 1, value);
 }
+
+ChromeSink::ChromeSink(ExportOutput *out) : wide_(haveAvx2()), out_(out) {}
 
 bool ChromeSink::finish(QString *error) {
   if (!at_)

@@ -24,7 +24,7 @@ class ExportOutput;
 
 class ChromeSink : public TimelineSink {
  public:
-  explicit ChromeSink(ExportOutput *out) : out_(out) {}
+  explicit ChromeSink(ExportOutput *out);
   bool finish(QString *error) override;
 
   // The second track per thread that carries its waits: a pseudo-tid above
@@ -94,8 +94,8 @@ class ChromeSink : public TimelineSink {
   template <size_t PrefixCopy, bool Wide>
   [[gnu::always_inline]] void writeStates(const StateInterval *runs, size_t n);
   // The writers compiled for AVX2 (its 32-byte copies, half the loads and
-  // stores of the texts copied), chosen once, and for any x86-64.
-  const bool wide_ = __builtin_cpu_supports("avx2");
+  // stores of the texts copied), chosen once, and for any other CPU.
+  const bool wide_;
   void statesWide(const StateInterval *runs, size_t n);
   void statesNarrow(const StateInterval *runs, size_t n);
   template <bool Wide>
