@@ -424,8 +424,7 @@ template <bool Wide>
   copyBlocks<sizeof release.flowEnd, Wide>(p, release.flowEnd);
   p += release.flowEndSize;
   char *const ts = p;
-  p = putTime(p, w.end - 1 - origin, &tens);
-  *p++ = '}';
+  p = putClosedTime(p, w.end - 1 - origin, &tens);
   const size_t tsSize = size_t(p - ts);
   copyBlocks<sizeof kFlowFinish, Wide>(p, kFlowFinish);
   p += kFlowFinishSize;

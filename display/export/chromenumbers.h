@@ -14,14 +14,6 @@
 
 namespace tmon::chromenum {
 
-// A start's decimals and the key after it, ".ddd,\"dur\":" (",\"dur\":"
-// for whole microseconds), and its length in the last byte: one 16-byte
-// copy where the decimals, their length and the key were three stores.
-struct StartDecimals {
-  char text[15];
-  uint8_t size;
-};
-
 // The digits of small numbers, in one table (one base address for the
 // compiler to keep, where three were each loaded again).
 struct DigitTables {
@@ -31,9 +23,9 @@ struct DigitTables {
   // 0 to 9999 as four digits, leading zeros kept, the first in the lowest
   // byte.
   uint32_t digits4[10000];
-  // ".000" to ".999": a time's nanoseconds below its microseconds.
-  uint32_t decimals[1000];
-  StartDecimals startDecimals[1000];
+  // ".000" to ".999": a time's nanoseconds below its microseconds, in the
+  // low four bytes, and their length (0 for ".000") in the highest.
+  uint64_t decimals[1000];
 };
 inline constexpr DigitTables kDigits = [] {
   DigitTables t{};
@@ -45,23 +37,47 @@ inline constexpr DigitTables kDigits = [] {
     t.digits4[i] = uint32_t('0' + i / 1000) | uint32_t('0' + i / 100 % 10) << 8 |
                    uint32_t('0' + i / 10 % 10) << 16 | uint32_t('0' + i % 10) << 24;
   }
-  constexpr char kDur[] = ",\"dur\":";
-  for (uint32_t i = 0; i < 1000; i++) {
-    t.decimals[i] = uint32_t('.') | uint32_t('0' + i / 100) << 8 |
-                    uint32_t('0' + i / 10 % 10) << 16 | uint32_t('0' + i % 10) << 24;
-    StartDecimals &s = t.startDecimals[i];
-    uint8_t n = 0;
-    if (i) {
-      s.text[n++] = '.';
-      s.text[n++] = char('0' + i / 100);
-      s.text[n++] = char('0' + i / 10 % 10);
-      s.text[n++] = char('0' + i % 10);
-    }
-    for (size_t k = 0; k + 1 < sizeof kDur; k++) s.text[n++] = kDur[k];
-    s.size = n;
-  }
+  for (uint32_t i = 0; i < 1000; i++)
+    t.decimals[i] = uint64_t('.') | uint64_t('0' + i / 100) << 8 |
+                    uint64_t('0' + i / 10 % 10) << 16 | uint64_t('0' + i % 10) << 24 |
+                    uint64_t(i ? 4 : 0) << 56;
   return t;
 }();
+
+// A time's decimals and the text after them, ".ddd" + SUFFIX (SUFFIX alone
+// for whole microseconds), and its length in the last byte: one copy of
+// Size bytes, where the decimals, their length and the text were three
+// stores. Tables of their own: an entry's address is its index shifted,
+// where within kDigits it took two more instructions.
+template <size_t Size>
+struct SuffixedDecimals {
+  struct Entry {
+    char text[Size - 1];
+    uint8_t size;
+  } at[1000];
+};
+template <size_t Size, size_t N>
+constexpr SuffixedDecimals<Size> suffixedDecimals(const char (&suffix)[N]) {
+  static_assert(4 + N - 1 <= Size - 1, "the decimals and suffix fit");
+  SuffixedDecimals<Size> t{};
+  for (uint32_t i = 0; i < 1000; i++) {
+    auto &e = t.at[i];
+    uint8_t n = 0;
+    if (i) {
+      e.text[n++] = '.';
+      e.text[n++] = char('0' + i / 100);
+      e.text[n++] = char('0' + i / 10 % 10);
+      e.text[n++] = char('0' + i % 10);
+    }
+    for (size_t k = 0; k + 1 < N; k++) e.text[n++] = suffix[k];
+    e.size = n;
+  }
+  return t;
+}
+// An event's start, followed by its duration's key.
+inline constexpr auto kStartDecimals = suffixedDecimals<16>(",\"dur\":");
+// A flow's time, its event's end.
+inline constexpr auto kClosedDecimals = suffixedDecimals<8>("}");
 
 // v (below 10^4) without leading zeros. Writes 4 bytes.
 inline char *putShort4(char *p, uint32_t v) {
@@ -76,8 +92,10 @@ char *putDecimal(char *p, uint64_t v);
 
 // The decimals of ns (below 1000), none for 0. Writes 4 bytes.
 inline char *putDecimals(char *p, uint32_t ns) {
-  std::memcpy(p, &kDigits.decimals[ns], 4);
-  return ns ? p + 4 : p;
+  const uint64_t e = kDigits.decimals[ns];
+  const uint32_t text = uint32_t(e);
+  std::memcpy(p, &text, 4);
+  return p + (e >> 56);
 }
 
 // A time's digits above its last four of microseconds (its tens of
@@ -145,19 +163,32 @@ inline char *putTime(char *p, int64_t ns, TensText *tens) {
   return p + (decimals ? 8 : 4);
 }
 
-// The same followed by ',"dur":' (an event's start). Writes up to 40 bytes.
-inline char *putStart(char *p, int64_t ns, TensText *tens) {
+// The same followed by the text of table (its decimals' entry, copied
+// whole). Writes up to 24 + Size bytes.
+template <size_t Size>
+inline char *putSuffixedTime(char *p, int64_t ns, TensText *tens,
+                             const SuffixedDecimals<Size> &table) {
   uint32_t below;
   if (__builtin_expect(!putTens(p, ns, tens, &below), 0)) {
     p = putOtherTime(p, ns);
-    std::memcpy(p, kDigits.startDecimals[0].text, 8);
-    return p + kDigits.startDecimals[0].size;
+    std::memcpy(p, &table.at[0], Size);
+    return p + table.at[0].size;
   }
   const uint32_t us = below / 1000, decimals = below - 1000 * us;
   std::memcpy(p, &kDigits.digits4[us], 4);
-  const StartDecimals &d = kDigits.startDecimals[decimals];
-  std::memcpy(p + 4, &d, 16);
+  const auto &d = table.at[decimals];
+  std::memcpy(p + 4, &d, Size);
   return p + 4 + d.size;
+}
+
+// An event's start and ',"dur":' after it.
+inline char *putStart(char *p, int64_t ns, TensText *tens) {
+  return putSuffixedTime(p, ns, tens, kStartDecimals);
+}
+
+// A time and '}' after it.
+inline char *putClosedTime(char *p, int64_t ns, TensText *tens) {
+  return putSuffixedTime(p, ns, tens, kClosedDecimals);
 }
 
 // The same, made for durations: mostly below 10 ms (a longer one's tens
