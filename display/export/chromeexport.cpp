@@ -175,22 +175,25 @@ const std::string &ChromeSink::quotedOnce(const QString &s) {
 }
 
 template <bool Wide>
-[[gnu::always_inline]] inline char *ChromeSink::stateArgs(char *p, int cpu, uint32_t object) {
+[[gnu::always_inline]] inline char *ChromeSink::stateArgs(char *p, int cpu, uint32_t object,
+                                                          ArgsTables *tables) {
   const uint32_t byCpu = uint32_t(cpu + 1);  // -1 (none) first
   if (__builtin_expect(!object, 1)) {
     if (__builtin_expect(byCpu < kCpuArgs, 1)) {
-      const Piece<28> &a = cpuArgs_[byCpu];
+      const Piece<28> &a = tables->cpu[byCpu];
       copyBlocks<32, Wide>(p, &a);  // the text and its size, whole
       return p + a.size;
     }
-  } else if (__builtin_expect(!byCpu && object < blockedArgs_.size(), 1)) {
-    const Piece<60> &a = blockedArgs_[object];
+  } else if (__builtin_expect(!byCpu && object < tables->blockedCount, 1)) {
+    const Piece<60> &a = tables->blocked[object];
     if (__builtin_expect(a.size != 0, 1)) {
       copyBlocks<64, Wide>(p, &a);
       return p + a.size;
     }
   }
-  return otherArgs(p, cpu, object);
+  p = otherArgs(p, cpu, object);
+  *tables = argsTables();  // blockedArgs_ may have grown
+  return p;
 }
 
 char *ChromeSink::otherArgs(char *p, int cpu, uint32_t object) {
@@ -295,12 +298,13 @@ void ChromeSink::thread(const ExportThread &t) {
 // The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
 template <size_t PrefixCopy, bool Wide>
 [[gnu::always_inline]] inline char *ChromeSink::stateEvent(char *p, const StateInterval &iv,
-                                                           int64_t origin, TensText *tens) {
+                                                           int64_t origin, TensText *tens,
+                                                           ArgsTables *tables) {
   const auto &prefix = statePrefixes_[size_t(iv.state)];
   copyBlocks<PrefixCopy, Wide>(p, prefix.text);
   p = putStart(p + prefix.size, iv.start - origin, tens);
   p = putDuration(p, iv.end - iv.start);
-  return stateArgs<Wide>(p, iv.cpu, iv.object);
+  return stateArgs<Wide>(p, iv.cpu, iv.object, tables);
 }
 
 void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
@@ -373,6 +377,7 @@ void ChromeSink::waitNarrow(const ExportWait &w) {
 template <size_t PrefixCopy, bool Wide>
 [[gnu::always_inline]] inline void ChromeSink::writeStates(const StateInterval *runs, size_t n) {
   TensText tens = tens_;
+  ArgsTables tables = argsTables();
   const int64_t origin = this->origin();
   // Up to 32 events in one piece of the output: one reserve and commit
   // each, not one an event.
@@ -380,7 +385,7 @@ template <size_t PrefixCopy, bool Wide>
   for (size_t i = 0; i < n;) {
     const size_t end = std::min(n, i + kBatch);
     char *p = begin((end - i) * (kPrefixRoom + kStateRoom));
-    for (; i < end; i++) p = stateEvent<PrefixCopy, Wide>(p, runs[i], origin, &tens);
+    for (; i < end; i++) p = stateEvent<PrefixCopy, Wide>(p, runs[i], origin, &tens, &tables);
     done(p);
   }
   tens_ = tens;

@@ -113,13 +113,23 @@ class ChromeSink : public TimelineSink {
   // of a blocked state's instructions. Size 0: not made yet.
   static constexpr uint32_t kBlockedArgs = 4096;
   std::vector<Piece<60>> blockedArgs_;
+  // The tables' addresses, locals of the writers' loop (members were read
+  // again after each byte written).
+  struct ArgsTables {
+    const Piece<28> *cpu;
+    const Piece<60> *blocked;
+    size_t blockedCount;
+  };
+  ArgsTables argsTables() const {
+    return {cpuArgs_.data(), blockedArgs_.data(), blockedArgs_.size()};
+  }
   template <bool Wide>
-  [[gnu::always_inline]] char *stateArgs(char *p, int cpu, uint32_t object);
+  [[gnu::always_inline]] char *stateArgs(char *p, int cpu, uint32_t object, ArgsTables *tables);
   [[gnu::noinline]] char *otherArgs(char *p, int cpu, uint32_t object);
   // A state's event written at p: where it ends.
   template <size_t PrefixCopy, bool Wide>
   [[gnu::always_inline]] char *stateEvent(char *p, const StateInterval &iv, int64_t origin,
-                                          chromenum::TensText *tens);
+                                          chromenum::TensText *tens, ArgsTables *tables);
 
   // A wait's text up to one of its numbers, made once per key, and the
   // end of its flow it names, ',"pid":PID,"tid":TID,"ts":'.
