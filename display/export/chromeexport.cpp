@@ -49,12 +49,13 @@ template <size_t N, bool Wide>
   if (N % 32)
     *reinterpret_cast<Block16 *>(to + N - 16) = *reinterpret_cast<const Block16 *>(f + N - 16);
 }
-// The writers made for AVX2, on x86-64 (-DTHREADMON_NO_AVX2: never, to
-// test the others on such a CPU).
+// The writers made for AVX2, on x86-64 (-DTHREADMON_NO_AVX2: never;
+// THREADMON_EXPORT_NO_AVX2 set: not in this run, for the tests to compare
+// the two on such a CPU).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(THREADMON_NO_AVX2)
 #define TM_AVX2 [[gnu::target("avx2")]]
 bool haveAvx2() {
-  return __builtin_cpu_supports("avx2");
+  return __builtin_cpu_supports("avx2") && !qEnvironmentVariableIsSet("THREADMON_EXPORT_NO_AVX2");
 }
 #else
 #define TM_AVX2
