@@ -86,8 +86,8 @@ class ChromeSink : public TimelineSink {
   std::array<uint32_t, kFinalStateCount> stateHeadSizes_{};  // up to the tid
   uint32_t prefixTid_ = 0;
   bool prefixesMade_ = false;
-  // The thread's prefixes all fit kShortPrefix bytes (pid and tid of 7
-  // digits at most): copied as that many, a copy less of 16 bytes an event.
+  // The thread's prefixes all fit kShortPrefix bytes (pid and tid of up
+  // to 18 digits between them): copied as that many, 16 bytes less an event.
   static constexpr size_t kShortPrefix = 96;
   bool shortPrefixes_ = false;
   void makeStatePrefixes(uint32_t tid);

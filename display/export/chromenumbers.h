@@ -163,8 +163,16 @@ inline char *putTime(char *p, int64_t ns, TensText *tens) {
   return p + (decimals ? 8 : 4);
 }
 
-// The same followed by the text of table (its decimals' entry, copied
-// whole). Writes up to 24 + Size bytes.
+// The same, made for durations: mostly below 10 ms (a longer one's tens
+// made for it alone: they are not the starts').
+inline char *putDuration(char *p, int64_t ns) {
+  if (__builtin_expect(uint64_t(ns) < 10000000, 1)) return putShortTime(p, uint32_t(ns));
+  TensText tens;
+  return putTime(p, ns, &tens);
+}
+
+// A time (as putTime) followed by the text of table (its decimals' entry,
+// copied whole). Writes up to 32 + Size bytes.
 template <size_t Size>
 inline char *putSuffixedTime(char *p, int64_t ns, TensText *tens,
                              const SuffixedDecimals<Size> &table) {
@@ -189,14 +197,6 @@ inline char *putStart(char *p, int64_t ns, TensText *tens) {
 // A time and '}' after it.
 inline char *putClosedTime(char *p, int64_t ns, TensText *tens) {
   return putSuffixedTime(p, ns, tens, kClosedDecimals);
-}
-
-// The same, made for durations: mostly below 10 ms (a longer one's tens
-// made for it alone: they are not the starts').
-inline char *putDuration(char *p, int64_t ns) {
-  if (__builtin_expect(uint64_t(ns) < 10000000, 1)) return putShortTime(p, uint32_t(ns));
-  TensText tens;
-  return putTime(p, ns, &tens);
 }
 
 }  // namespace tmon::chromenum
