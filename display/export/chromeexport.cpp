@@ -30,6 +30,46 @@ char *putLiteral(char *p, const char (&s)[N]) {
   std::memcpy(p, s, N - 1);
   return p + N - 1;
 }
+// N bytes (a multiple of 16), Wide: 32 at a time, in the writers made for
+// AVX2 one load and one store each (GCC copies a fixed size 16 bytes at a
+// time even there); else as memcpy copies them (32-byte vectors outside
+// AVX2 cost 140 M instructions more on half.tmcap).
+typedef char Block32 __attribute__((vector_size(32), aligned(1), may_alias));
+typedef char Block16 __attribute__((vector_size(16), aligned(1), may_alias));
+template <size_t N, bool Wide>
+[[gnu::always_inline]] inline void copyBlocks(char *to, const void *from) {
+  static_assert(N % 16 == 0, "whole blocks");
+  if (!Wide) {
+    std::memcpy(to, from, N);
+    return;
+  }
+  const char *f = static_cast<const char *>(from);
+  for (size_t i = 0; i + 32 <= N; i += 32)
+    *reinterpret_cast<Block32 *>(to + i) = *reinterpret_cast<const Block32 *>(f + i);
+  if (N % 32)
+    *reinterpret_cast<Block16 *>(to + N - 16) = *reinterpret_cast<const Block16 *>(f + N - 16);
+}
+// The writers made for AVX2, on x86-64 (-DTHREADMON_NO_AVX2: never;
+// THREADMON_EXPORT_NO_AVX2 set: not in this run, for the tests to compare
+// the two on such a CPU).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(THREADMON_NO_AVX2)
+#define TM_AVX2 [[gnu::target("avx2")]]
+bool haveAvx2() {
+  return __builtin_cpu_supports("avx2") && !qEnvironmentVariableIsSet("THREADMON_EXPORT_NO_AVX2");
+}
+#else
+#define TM_AVX2
+bool haveAvx2() {
+  return false;
+}
+#endif
+
+// A flow's finish up to its id, padded to whole blocks.
+constexpr char kFlowFinish[64] =
+    ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":";
+constexpr size_t kFlowFinishSize =
+    sizeof ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":" - 1;
+
 char *putString(char *p, const std::string &s) {
   std::memcpy(p, s.data(), s.size());
   return p + s.size();
@@ -71,27 +111,17 @@ void ChromeSink::Piece<Room>::set(const std::string &s) {
 
 inline char *ChromeSink::begin(size_t n) {
   if (__builtin_expect(size_t(roomEnd_ - at_) < n + 64, 0)) moreRoom(n);
-  char *p = at_;
-  if (__builtin_expect(!any_, 0)) return first(p);
-  std::memcpy(p, ",\n", 2);
-  return p + 2;
+  return at_;
 }
 
 void ChromeSink::moreRoom(size_t n) {
   constexpr size_t kRoom = 64 << 10;
-  if (at_) out_->commit(at_);
-  n = std::max(n + 64, kRoom);  // 64: the head, the separator
+  const bool first = !at_;
+  if (!first) out_->commit(at_);
+  n = std::max(n + 64, kRoom);  // 64: the head
   at_ = out_->reserve(n);
   roomEnd_ = at_ + n;
-}
-
-char *ChromeSink::first(char *p) {
-  if (!opened_) {
-    opened_ = true;
-    p = putLiteral(p, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-  }
-  any_ = true;
-  return p;
+  if (first) at_ = putLiteral(at_, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
 }
 
 void ChromeSink::FlowPiece::setFlowEnd(uint32_t pid, uint32_t tid) {
@@ -145,26 +175,46 @@ const std::string &ChromeSink::quotedOnce(const QString &s) {
   return *it;
 }
 
-inline char *ChromeSink::stateArgs(char *p, int cpu, uint32_t object) {
+template <bool Wide>
+[[gnu::always_inline]] inline char *ChromeSink::stateArgs(char *p, int cpu, uint32_t object,
+                                                          ArgsTables *tables) {
   const uint32_t byCpu = uint32_t(cpu + 1);  // -1 (none) first
-  if (__builtin_expect(!object && byCpu < kCpuArgs, 1)) {
-    const Piece<28> &a = cpuArgs_[byCpu];
-    std::memcpy(p, &a, 32);  // the text and its size, whole
-    return p + a.size;
+  if (__builtin_expect(!object, 1)) {
+    if (__builtin_expect(byCpu < kCpuArgs, 1)) {
+      const Piece<28> &a = tables->cpu[byCpu];
+      copyBlocks<32, Wide>(p, &a);  // the text and its size, whole
+      return p + a.size;
+    }
+  } else if (__builtin_expect(!byCpu && object < tables->blockedCount, 1)) {
+    const Piece<60> &a = tables->blocked[object];
+    if (__builtin_expect(a.size != 0, 1)) {
+      copyBlocks<64, Wide>(p, &a);
+      return p + a.size;
+    }
   }
+  p = otherArgs(p, cpu, object);
+  *tables = argsTables();  // blockedArgs_ may have grown
+  return p;
+}
+
+char *ChromeSink::otherArgs(char *p, int cpu, uint32_t object) {
   const Piece<60> &a =
       objectArgs_.get(uint64_t(uint32_t(cpu)) << 32 | object, [](uint64_t key, Piece<60> *made) {
         const int c = int(uint32_t(key >> 32));
         const uint32_t o = uint32_t(key);
-        if (c < 0 && !o) return made->set("}");  // a CPU below -1: none, as -1
+        if (c < 0 && !o) return made->set("},\n");  // a CPU below -1: none, as -1
         char *e = putLiteral(made->text, ",\"args\":{");
         if (c >= 0) e = putDecimal(putLiteral(e, "\"cpu\":"), uint32_t(c));
         if (o) {
           if (c >= 0) *e++ = ',';
           e = putDecimal(putLiteral(e, "\"object_id\":"), o);
         }
-        made->size = uint32_t(putLiteral(e, "}}") - made->text);
+        made->size = uint32_t(putLiteral(e, "}},\n") - made->text);
       });
+  if (cpu == -1 && object && object < kBlockedArgs) {
+    if (object >= blockedArgs_.size()) blockedArgs_.resize(std::max<size_t>(object + 1, 64));
+    blockedArgs_[object] = a;
+  }
   std::memcpy(p, &a, 64);
   return p + a.size;
 }
@@ -217,7 +267,7 @@ void ChromeSink::event(const QByteArray &json) {
 void ChromeSink::event(const char *json, qsizetype n) {
   char *p = begin(size_t(n));
   if (n > 0) std::memcpy(p, json, size_t(n));
-  done(p + n);
+  done(putLiteral(p + n, ",\n"));
 }
 
 void ChromeSink::process(const SessionInfo &info, int) {
@@ -247,13 +297,15 @@ void ChromeSink::thread(const ExportThread &t) {
 }
 
 // The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
+template <size_t PrefixCopy, bool Wide>
 [[gnu::always_inline]] inline char *ChromeSink::stateEvent(char *p, const StateInterval &iv,
-                                                           int64_t origin, TensText *tens) {
+                                                           int64_t origin, TensText *tens,
+                                                           ArgsTables *tables) {
   const auto &prefix = statePrefixes_[size_t(iv.state)];
-  std::memcpy(p, prefix.text, kPrefixRoom);
-  p = putTime(p + prefix.size, iv.start - origin, tens);
-  p = putDuration(putLiteral(p, ",\"dur\":"), iv.end - iv.start);
-  return stateArgs(p, iv.cpu, iv.object);
+  copyBlocks<PrefixCopy, Wide>(p, prefix.text);
+  p = putStart(p + prefix.size, iv.start - origin, tens);
+  p = putDuration(p, iv.end - iv.start);
+  return stateArgs<Wide>(p, iv.cpu, iv.object, tables);
 }
 
 void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
@@ -263,15 +315,30 @@ void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
 // Each state's head and the thread's tid, joined once for its events.
 void ChromeSink::makeStatePrefixes(uint32_t tid) {
   static_assert(kLongestStatePrefix <= kPrefixRoom, "a state's prefix is copied whole");
-  for (size_t s = 0; s < statePrefixes_.size(); s++)
-    statePrefixes_[s].set(std::string("{\"ph\":\"X\",\"cat\":\"") + finalStateKey(FinalState(s)) +
-                          "\",\"name\":\"" + finalStateLabel(FinalState(s)) + "\",\"pid\":" +
-                          std::to_string(pid()) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":");
+  if (!prefixesMade_) {
+    // Up to the tid, made once (the strings made for each thread were 0.4%
+    // of an export).
+    for (size_t s = 0; s < statePrefixes_.size(); s++) {
+      statePrefixes_[s].set(std::string("{\"ph\":\"X\",\"cat\":\"") + finalStateKey(FinalState(s)) +
+                            "\",\"name\":\"" + finalStateLabel(FinalState(s)) +
+                            "\",\"pid\":" + std::to_string(pid()) + ",\"tid\":");
+      stateHeadSizes_[s] = statePrefixes_[s].size;
+    }
+  }
+  char tail[32];  // 'TID,"ts":'
+  const uint32_t tailSize = uint32_t(putLiteral(putDecimal(tail, tid), ",\"ts\":") - tail);
+  shortPrefixes_ = true;
+  for (size_t s = 0; s < statePrefixes_.size(); s++) {
+    auto &prefix = statePrefixes_[s];
+    std::memcpy(prefix.text + stateHeadSizes_[s], tail, tailSize);
+    prefix.size = stateHeadSizes_[s] + tailSize;
+    shortPrefixes_ = shortPrefixes_ && prefix.size <= kShortPrefix;
+  }
   if (cpuArgs_.empty()) {
     cpuArgs_.resize(kCpuArgs);
-    cpuArgs_[0].set("}");
+    cpuArgs_[0].set("},\n");
     for (int c = 0; c + 1 < kCpuArgs; c++)
-      cpuArgs_[size_t(c + 1)].set(",\"args\":{\"cpu\":" + std::to_string(c) + "}}");
+      cpuArgs_[size_t(c + 1)].set(",\"args\":{\"cpu\":" + std::to_string(c) + "}},\n");
   }
   prefixTid_ = tid;
   prefixesMade_ = true;
@@ -279,35 +346,70 @@ void ChromeSink::makeStatePrefixes(uint32_t tid) {
 
 void ChromeSink::states(uint32_t tid, const StateInterval *runs, size_t n) {
   if (tid != prefixTid_ || !prefixesMade_) makeStatePrefixes(tid);
+  if (wide_)
+    statesWide(runs, n);
+  else
+    statesNarrow(runs, n);
+}
+
+// The same writers twice, for AVX2 and not (copyBlocks).
+TM_AVX2 void ChromeSink::statesWide(const StateInterval *runs, size_t n) {
+  if (shortPrefixes_)
+    writeStates<kShortPrefix, true>(runs, n);
+  else
+    writeStates<kPrefixRoom, true>(runs, n);
+}
+
+void ChromeSink::statesNarrow(const StateInterval *runs, size_t n) {
+  if (shortPrefixes_)
+    writeStates<kShortPrefix, false>(runs, n);
+  else
+    writeStates<kPrefixRoom, false>(runs, n);
+}
+
+TM_AVX2 void ChromeSink::waitWide(const ExportWait &w) {
+  writeWait<true>(w);
+}
+
+void ChromeSink::waitNarrow(const ExportWait &w) {
+  writeWait<false>(w);
+}
+
+template <size_t PrefixCopy, bool Wide>
+[[gnu::always_inline]] inline void ChromeSink::writeStates(const StateInterval *runs, size_t n) {
   TensText tens = tens_;
+  ArgsTables tables = argsTables();
   const int64_t origin = this->origin();
   // Up to 32 events in one piece of the output: one reserve and commit
   // each, not one an event.
   constexpr size_t kBatch = 32;
   for (size_t i = 0; i < n;) {
     const size_t end = std::min(n, i + kBatch);
-    char *p = stateEvent(begin((end - i) * (kPrefixRoom + kStateRoom + 2)), runs[i], origin, &tens);
-    while (++i < end) {
-      std::memcpy(p, ",\n", 2);
-      p = stateEvent(p + 2, runs[i], origin, &tens);
-    }
+    char *p = begin((end - i) * (kPrefixRoom + kStateRoom));
+    for (; i < end; i++) p = stateEvent<PrefixCopy, Wide>(p, runs[i], origin, &tens, &tables);
     done(p);
   }
   tens_ = tens;
 }
 
 void ChromeSink::wait(const ExportWait &w) {
+  if (wide_) return waitWide(w);
+  waitNarrow(w);
+}
+
+template <bool Wide>
+[[gnu::always_inline]] inline void ChromeSink::writeWait(const ExportWait &w) {
   const FlowPiece &start = waitStart(w.state, w.waiter);
   const Names &names = objectNames(*w.object);
   TensText tens = tens_;
   const int64_t origin = this->origin();
   // The wait and its flow's two ends in one piece of the output.
   char *p = begin(names.size + kWaitRoom);
-  std::memcpy(p, start.text, sizeof start.text);
-  p = putTime(p + start.size, w.start - origin, &tens);
-  p = putDuration(putLiteral(p, ",\"dur\":"), w.end - w.start);
+  copyBlocks<sizeof start.text, Wide>(p, start.text);
+  p = putStart(p + start.size, w.start - origin, &tens);
+  p = putDuration(p, w.end - w.start);
   if (__builtin_expect(names.size <= kNamesRoom, 1))
-    std::memcpy(p, names.text.data(), kNamesRoom);
+    copyBlocks<kNamesRoom, Wide>(p, names.text.data());
   else
     std::memcpy(p, names.text.data(), names.size);
   p += names.size;
@@ -319,26 +421,25 @@ void ChromeSink::wait(const ExportWait &w) {
   // Who released it: from the releaser's state at the wait's end to the
   // wait. Both ends have the same id and time: formatted once, copied.
   const FlowPiece &release = this->release(w.holder, w.releaser);
-  std::memcpy(p, release.text, sizeof release.text);
+  copyBlocks<sizeof release.text, Wide>(p, release.text);
   p += release.size;
   nextFlowId();
   char *const id = p;
   std::memcpy(p, flowId_, 16);
   p += flowIdSize_;
-  std::memcpy(p, release.flowEnd, sizeof release.flowEnd);
+  copyBlocks<sizeof release.flowEnd, Wide>(p, release.flowEnd);
   p += release.flowEndSize;
   char *const ts = p;
-  p = putTime(p, w.end - 1 - origin, &tens);
-  *p++ = '}';
+  p = putClosedTime(p, w.end - 1 - origin, &tens);
   const size_t tsSize = size_t(p - ts);
-  p = putLiteral(p,
-                 ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":");
+  copyBlocks<sizeof kFlowFinish, Wide>(p, kFlowFinish);
+  p += kFlowFinishSize;
   std::memcpy(p, id, 16);
   p += flowIdSize_;
-  std::memcpy(p, start.flowEnd, sizeof start.flowEnd);
+  copyBlocks<sizeof start.flowEnd, Wide>(p, start.flowEnd);
   p += start.flowEndSize;
-  std::memcpy(p, ts, 32);
-  done(p + tsSize);
+  copyBlocks<32, Wide>(p, ts);  // and the '},\n' after it
+  done(p + tsSize + 2);
   tens_ = tens;
 }
 
@@ -346,7 +447,7 @@ char *ChromeSink::waitEnd(char *p, const ExportWait &w) const {
   if (w.holder) p = putDecimal(putLiteral(p, ",\"holder_tid\":"), w.holder);
   if (w.releaser) p = putDecimal(putLiteral(p, ",\"released_by_tid\":"), w.releaser);
   if (w.open) p = putLiteral(p, ",\"open\":true");
-  return putLiteral(p, "}}");
+  return putLiteral(p, "}},\n");
 }
 
 void ChromeSink::userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) {
@@ -356,10 +457,9 @@ void ChromeSink::userSpan(uint32_t tid, const QString &userThread, int64_t start
   p = putString(putLiteral(p, "{\"ph\":\"X\",\"cat\":\"user_thread\",\"name\":"), name);
   p = putDecimal(putLiteral(p, ",\"pid\":"), pid());
   p = putDecimal(putLiteral(p, ",\"tid\":"), userTrack(tid));
-  p = putTime(putLiteral(p, ",\"ts\":"), start - origin(), &tens_);
-  p = putDuration(putLiteral(p, ",\"dur\":"), end - start);
-  *p++ = '}';
-  done(p);
+  p = putStart(putLiteral(p, ",\"ts\":"), start - origin(), &tens_);
+  p = putDuration(p, end - start);
+  done(putLiteral(p, "},\n"));
   if (userTracks_.contains(tid)) return;
   userTracks_.insert(tid);
   event("{\"ph\":\"M\",\"pid\":" + QByteArray::number(pid()) + ",\"tid\":" +
@@ -375,7 +475,7 @@ void ChromeSink::counterEvent(const Names &head, int64_t t, const char *arg, siz
   p += argSize;
   // As QByteArray::number(v, 'g', 12) wrote it: 12 significant digits.
   p = std::to_chars(p, p + 40, v, std::chars_format::general, 12).ptr;
-  done(putLiteral(p, "}}"));
+  done(putLiteral(p, "}},\n"));
 }
 
 void ChromeSink::cpuBusy(int cpu, int64_t t, double percent) {
@@ -388,8 +488,13 @@ void ChromeSink::counter(int which, int64_t t, double value) {
   counterEvent(counterHead(false, which), t, arg, sizeof arg - 1, value);
 }
 
+ChromeSink::ChromeSink(ExportOutput *out) : wide_(haveAvx2()), out_(out) {}
+
 bool ChromeSink::finish(QString *error) {
-  if (!opened_) event(QByteArray());  // an empty capture: still a whole document
+  if (!at_)
+    begin(0);  // an empty capture: still a whole document
+  else
+    at_ -= 2;  // the last event's separator
   out_->commit(at_);
   out_->write(QByteArrayLiteral("\n]}\n"));
   if (!out_->close()) {

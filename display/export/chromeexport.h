@@ -24,7 +24,7 @@ class ExportOutput;
 
 class ChromeSink : public TimelineSink {
  public:
-  explicit ChromeSink(ExportOutput *out) : out_(out) {}
+  explicit ChromeSink(ExportOutput *out);
   bool finish(QString *error) override;
 
   // The second track per thread that carries its waits: a pseudo-tid above
@@ -64,15 +64,17 @@ class ChromeSink : public TimelineSink {
 
   void event(const char *json, qsizetype n);
   void event(const QByteArray &json);
-  // An event's room (n bytes and the separator) in the output, after the
-  // separator: the event is written there, then done() says where it ends.
+  // An event's room (n bytes) in the output: the event is written there
+  // and its separator after it, ',\n' (the last one taken back by
+  // finish(): a separator is part of texts copied anyway, a state's
+  // arguments, where one before each event was a store of its own), then
+  // done() says where it ends.
   char *begin(size_t n);
   void done(char *end) { at_ = end; }
-  char *first(char *p);  // the document's head, before its first event
   // The output's room the events are written into (ExportOutput::reserve),
   // taken 64 KiB at a time and committed when used up and at the end: a
   // reserve and a commit per event were a twentieth of a wait's
-  // instructions.
+  // instructions. The document's head is written into the first.
   char *at_ = nullptr, *roomEnd_ = nullptr;
   [[gnu::noinline]] void moreRoom(size_t n);
 
@@ -81,18 +83,53 @@ class ChromeSink : public TimelineSink {
   // (made again when the thread is not the last call's).
   static constexpr size_t kPrefixRoom = 112;
   std::array<Piece<kPrefixRoom + 12>, kFinalStateCount> statePrefixes_;
+  std::array<uint32_t, kFinalStateCount> stateHeadSizes_{};  // up to the tid
   uint32_t prefixTid_ = 0;
   bool prefixesMade_ = false;
+  // The thread's prefixes all fit kShortPrefix bytes (pid and tid of up
+  // to 18 digits between them): copied as that many, 16 bytes less an event.
+  static constexpr size_t kShortPrefix = 96;
+  bool shortPrefixes_ = false;
   void makeStatePrefixes(uint32_t tid);
+  template <size_t PrefixCopy, bool Wide>
+  [[gnu::always_inline]] void writeStates(const StateInterval *runs, size_t n);
+  // The writers compiled for AVX2 (its 32-byte copies, half the loads and
+  // stores of the texts copied), chosen once, and for any other CPU.
+  const bool wide_;
+  void statesWide(const StateInterval *runs, size_t n);
+  void statesNarrow(const StateInterval *runs, size_t n);
+  template <bool Wide>
+  [[gnu::always_inline]] void writeWait(const ExportWait &w);
+  void waitWide(const ExportWait &w);
+  void waitNarrow(const ExportWait &w);
   // A state's end after its duration: its CPU and object as arguments,
-  // ',"args":{"cpu":C,"object_id":O}}', or '}'. Without an object, by CPU
+  // ',"args":{"cpu":C,"object_id":O}},\n', or '},\n'. Without an object, by CPU
   // (-1 to 254, made at the first states()); with one, by both.
   static constexpr int kCpuArgs = 256;
   std::vector<Piece<28>> cpuArgs_;
   TextCache<Piece<60>> objectArgs_;
-  char *stateArgs(char *p, int cpu, uint32_t object);
+  // Those of objects without a CPU (a blocked state's) by object id, up to
+  // kBlockedArgs: an index where the table's hash and check were a tenth
+  // of a blocked state's instructions. Size 0: not made yet.
+  static constexpr uint32_t kBlockedArgs = 4096;
+  std::vector<Piece<60>> blockedArgs_;
+  // The tables' addresses, locals of the writers' loop (members were read
+  // again after each byte written).
+  struct ArgsTables {
+    const Piece<28> *cpu;
+    const Piece<60> *blocked;
+    size_t blockedCount;
+  };
+  ArgsTables argsTables() const {
+    return {cpuArgs_.data(), blockedArgs_.data(), blockedArgs_.size()};
+  }
+  template <bool Wide>
+  [[gnu::always_inline]] char *stateArgs(char *p, int cpu, uint32_t object, ArgsTables *tables);
+  [[gnu::noinline]] char *otherArgs(char *p, int cpu, uint32_t object);
   // A state's event written at p: where it ends.
-  char *stateEvent(char *p, const StateInterval &iv, int64_t origin, chromenum::TensText *tens);
+  template <size_t PrefixCopy, bool Wide>
+  [[gnu::always_inline]] char *stateEvent(char *p, const StateInterval &iv, int64_t origin,
+                                          chromenum::TensText *tens, ArgsTables *tables);
 
   // A wait's text up to one of its numbers, made once per key, and the
   // end of its flow it names, ',"pid":PID,"tid":TID,"ts":'.
@@ -139,8 +176,6 @@ class ChromeSink : public TimelineSink {
   void nextFlowId();
   [[gnu::noinline]] void carryFlowId();  // its last digit a 9
   ExportOutput *out_;
-  bool any_ = false;
-  bool opened_ = false;
 };
 
 }  // namespace tmon

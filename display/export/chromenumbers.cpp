@@ -15,4 +15,8 @@ char *putLongTime(char *p, int64_t ns) {
   return putDecimals(putDecimal(p, us), uint32_t(u - 1000 * us));
 }
 
+char *putOtherTime(char *p, int64_t ns) {
+  return uint64_t(ns) < 10000000 ? putShortTime(p, uint32_t(ns)) : putLongTime(p, ns);
+}
+
 }  // namespace tmon::chromenum

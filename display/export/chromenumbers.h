@@ -23,8 +23,9 @@ struct DigitTables {
   // 0 to 9999 as four digits, leading zeros kept, the first in the lowest
   // byte.
   uint32_t digits4[10000];
-  // ".000" to ".999": a time's nanoseconds below its microseconds.
-  uint32_t decimals[1000];
+  // ".000" to ".999": a time's nanoseconds below its microseconds, in the
+  // low four bytes, and their length (0 for ".000") in the highest.
+  uint64_t decimals[1000];
 };
 inline constexpr DigitTables kDigits = [] {
   DigitTables t{};
@@ -37,10 +38,46 @@ inline constexpr DigitTables kDigits = [] {
                    uint32_t('0' + i / 10 % 10) << 16 | uint32_t('0' + i % 10) << 24;
   }
   for (uint32_t i = 0; i < 1000; i++)
-    t.decimals[i] = uint32_t('.') | uint32_t('0' + i / 100) << 8 |
-                    uint32_t('0' + i / 10 % 10) << 16 | uint32_t('0' + i % 10) << 24;
+    t.decimals[i] = uint64_t('.') | uint64_t('0' + i / 100) << 8 |
+                    uint64_t('0' + i / 10 % 10) << 16 | uint64_t('0' + i % 10) << 24 |
+                    uint64_t(i ? 4 : 0) << 56;
   return t;
 }();
+
+// A time's decimals and the text after them, ".ddd" + SUFFIX (SUFFIX alone
+// for whole microseconds), and its length in the last byte: one copy of
+// Size bytes, where the decimals, their length and the text were three
+// stores. Tables of their own: an entry's address is its index shifted,
+// where within kDigits it took two more instructions.
+template <size_t Size>
+struct SuffixedDecimals {
+  struct Entry {
+    char text[Size - 1];
+    uint8_t size;
+  } at[1000];
+};
+template <size_t Size, size_t N>
+constexpr SuffixedDecimals<Size> suffixedDecimals(const char (&suffix)[N]) {
+  static_assert(4 + N - 1 <= Size - 1, "the decimals and suffix fit");
+  SuffixedDecimals<Size> t{};
+  for (uint32_t i = 0; i < 1000; i++) {
+    auto &e = t.at[i];
+    uint8_t n = 0;
+    if (i) {
+      e.text[n++] = '.';
+      e.text[n++] = char('0' + i / 100);
+      e.text[n++] = char('0' + i / 10 % 10);
+      e.text[n++] = char('0' + i % 10);
+    }
+    for (size_t k = 0; k + 1 < N; k++) e.text[n++] = suffix[k];
+    e.size = n;
+  }
+  return t;
+}
+// An event's start, followed by its duration's key.
+inline constexpr auto kStartDecimals = suffixedDecimals<16>(",\"dur\":");
+// A flow's time, its event's end.
+inline constexpr auto kClosedDecimals = suffixedDecimals<8>("}");
 
 // v (below 10^4) without leading zeros. Writes 4 bytes.
 inline char *putShort4(char *p, uint32_t v) {
@@ -55,8 +92,10 @@ char *putDecimal(char *p, uint64_t v);
 
 // The decimals of ns (below 1000), none for 0. Writes 4 bytes.
 inline char *putDecimals(char *p, uint32_t ns) {
-  std::memcpy(p, &kDigits.decimals[ns], 4);
-  return ns ? p + 4 : p;
+  const uint64_t e = kDigits.decimals[ns];
+  const uint32_t text = uint32_t(e);
+  std::memcpy(p, &text, 4);
+  return p + (e >> 56);
 }
 
 // A time's digits above its last four of microseconds (its tens of
@@ -65,14 +104,15 @@ inline char *putDecimals(char *p, uint32_t ns) {
 // the writers are (a local in their loop: the compiler keeps it in
 // registers, where a member would be read again after each byte written).
 struct TensText {
-  uint32_t tens = UINT32_MAX;
-  uint32_t size = 0;
-  uint64_t text = 0;
-  // tens below 10^4; set in place: a copy of the whole went through SSE
-  // registers.
+  // The times these digits are for, [from, from + 10^7): a subtraction and
+  // a comparison tell a time is in them, where its division by 10^7 did.
+  uint64_t from = 10000000;
+  uint64_t text = '1';
+  uint32_t size = 1;
+  // tens in 1 to 9999.
   void set(uint32_t t) {
     const uint64_t e = kDigits.short4[t];
-    tens = t;
+    from = uint64_t(t) * 10000000;
     size = uint32_t(e >> 32);
     text = uint32_t(e);
   }
@@ -88,20 +128,33 @@ inline char *putShortTime(char *p, uint32_t ns) {
   return putDecimals(putShort4(p, us), decimals);
 }
 
-// ns as microseconds with three decimals (nanoseconds, exactly; none when
-// whole). Writes up to 32 bytes. Made for times of 10 ms to 100 s (the
-// events' starts): the tens of milliseconds' digits from tens (made again
-// when they changed), then the microseconds' last four digits.
-inline char *putTime(char *p, int64_t ns, TensText *tens) {
-  const uint64_t u = uint64_t(ns);  // a negative time is above 2^63: putLongTime
-  if (__builtin_expect(u - 10000000 >= 100000000000 - 10000000, 0))
-    return u < 10000000 ? putShortTime(p, uint32_t(u)) : putLongTime(p, ns);
-  const uint32_t t = uint32_t(u / 10000000);
-  // Exact in 32 bits: the difference is below 10^7.
-  const uint32_t below = uint32_t(u) - t * 10000000u;
-  if (__builtin_expect(t != tens->tens, 0)) tens->set(t);
+// A time below 10 ms or from 100 s, or negative: the writers' rare case.
+[[gnu::noinline]] char *putOtherTime(char *p, int64_t ns);
+
+// ns below its tens of milliseconds, which tens holds (made again when
+// they changed, their text written at p): false for a time below 10 ms, from
+// 100 s or negative, which putOtherTime writes.
+inline bool putTens(char *&p, int64_t ns, TensText *tens, uint32_t *below) {
+  const uint64_t u = uint64_t(ns);  // a negative time is above 2^63
+  uint64_t b = u - tens->from;
+  if (__builtin_expect(b >= 10000000, 0)) {
+    if (u - 10000000 >= 100000000000 - 10000000) return false;
+    tens->set(uint32_t(u / 10000000));
+    b = u - tens->from;
+  }
   std::memcpy(p, &tens->text, 8);
   p += tens->size;
+  *below = uint32_t(b);
+  return true;
+}
+
+// ns as microseconds with three decimals (nanoseconds, exactly; none when
+// whole). Writes up to 32 bytes. Made for times of 10 ms to 100 s (the
+// events' starts): the tens of milliseconds' digits from tens, then the
+// microseconds' last four digits.
+inline char *putTime(char *p, int64_t ns, TensText *tens) {
+  uint32_t below;
+  if (__builtin_expect(!putTens(p, ns, tens, &below), 0)) return putOtherTime(p, ns);
   const uint32_t us = below / 1000, decimals = below - 1000 * us;
   // The four digits and the decimals in one store (two were merged through
   // SSE registers).
@@ -116,6 +169,34 @@ inline char *putDuration(char *p, int64_t ns) {
   if (__builtin_expect(uint64_t(ns) < 10000000, 1)) return putShortTime(p, uint32_t(ns));
   TensText tens;
   return putTime(p, ns, &tens);
+}
+
+// A time (as putTime) followed by the text of table (its decimals' entry,
+// copied whole). Writes up to 32 + Size bytes.
+template <size_t Size>
+inline char *putSuffixedTime(char *p, int64_t ns, TensText *tens,
+                             const SuffixedDecimals<Size> &table) {
+  uint32_t below;
+  if (__builtin_expect(!putTens(p, ns, tens, &below), 0)) {
+    p = putOtherTime(p, ns);
+    std::memcpy(p, &table.at[0], Size);
+    return p + table.at[0].size;
+  }
+  const uint32_t us = below / 1000, decimals = below - 1000 * us;
+  std::memcpy(p, &kDigits.digits4[us], 4);
+  const auto &d = table.at[decimals];
+  std::memcpy(p + 4, &d, Size);
+  return p + 4 + d.size;
+}
+
+// An event's start and ',"dur":' after it.
+inline char *putStart(char *p, int64_t ns, TensText *tens) {
+  return putSuffixedTime(p, ns, tens, kStartDecimals);
+}
+
+// A time and '}' after it.
+inline char *putClosedTime(char *p, int64_t ns, TensText *tens) {
+  return putSuffixedTime(p, ns, tens, kClosedDecimals);
 }
 
 }  // namespace tmon::chromenum

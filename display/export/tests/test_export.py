@@ -274,6 +274,31 @@ def test_chrome_mutex_hold():
     check("CPU 0 busy %" in counters, f"per-CPU counters: {sorted(counters)}")
 
 
+def test_chrome_without_avx2():
+    """The writers made for AVX2 and those for any CPU
+    (THREADMON_EXPORT_NO_AVX2) write the same bytes: states with and
+    without arguments, waits with flows, a thread's prefixes made again."""
+    require_export()
+    rec = tmtest.recorded("mutex_hold", HOLD_ARGS)
+    outs = []
+    for i, no_avx2 in enumerate((False, True)):
+        env = dict(os.environ)
+        env.pop("THREADMON_EXPORT_NO_AVX2", None)
+        if no_avx2:
+            env["THREADMON_EXPORT_NO_AVX2"] = "1"
+        out = os.path.join(tmtest.Temp.dir(), f"{os.path.basename(rec.capture)}.avx2-{i}.json")
+        proc = subprocess.run([EXPORT, "--format", "chrome", "-o", out, rec.capture],
+                              capture_output=True, text=True, timeout=60, env=env)
+        check(proc.returncode == 0, f"threadmon-export exited {proc.returncode}: {proc.stderr}")
+        with open(out, "rb") as f:
+            outs.append(f.read())
+    events = json.loads(outs[0])["traceEvents"]
+    check(any(e.get("cat") == "wait" for e in events) and any(e.get("ph") == "f" for e in events),
+          "the capture has waits and flows to write")
+    check(outs[0] == outs[1], f"{len(outs[0])} bytes with AVX2, {len(outs[1])} without; "
+          f"first difference at {next((i for i, (a, b) in enumerate(zip(*outs)) if a != b), None)}")
+
+
 def test_chrome_windows_join():
     """A capture exported a window at a time (1 s windows) gives the same
     per-thread states and waits as read whole: runs cut by a window's edge
