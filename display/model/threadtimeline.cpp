@@ -612,8 +612,10 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
         }
       }
       if (key != lastKey) {
-        const int64_t rel = p - base;
-        *o++ = Packed{uint32_t(rel), uint32_t(rel >> 32) | uint32_t(key >> 32), uint32_t(key)};
+        // The start (under 48 bits here) and the bits above it, as one
+        // word: stored at once.
+        const uint64_t startBits = uint64_t(p - base) | (key & ~uint64_t(0xFFFFFFFF));
+        *o++ = Packed{uint32_t(startBits), uint32_t(startBits >> 32), uint32_t(key)};
         lastKey = key;
       }
       p = q;
@@ -637,9 +639,12 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   };
 
   // Any other tick: a first pass over its segments for its RUNNING time
-  // to split (and the split's other inputs), then the split, then its
-  // intervals. Out of line, so that the ticks above keep their registers.
-  const auto anyTick = [&]() __attribute__((noinline)) {
+  // to split (and the split's other inputs), then the split, then (not at
+  // the cursor) its intervals. Returns whether it had RUNNING time. Out of
+  // line, so that the ticks above keep their registers; it leaves the
+  // append at the cursor to the caller, so that appendAtCursor is inlined
+  // once, its captures not reached through a closure in memory.
+  const auto otherTick = [&]() __attribute__((noinline)) {
     // Walks the segments of [a,b) with the state each one has; segment
     // callbacks get (p, q, ustate, uobj, skind, scpu).
     auto walk = [&](size_t &u, size_t &s, int &us, uint32_t &uo, int &sk, int &sc, auto &&seg) {
@@ -737,16 +742,13 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
       fOn = roundFrac(on * kFracOne);
       fRq = std::min(kFracOne - fOn, roundFrac(rq * kFracOne));
     }
+    if (atCursor) return fallbackNs > 0;  // its intervals are appended by the caller
+
+    // Pass 2: emit.
     const RunAs run = runAs(fOn, fRq);
     const unsigned runCode = run.code;
     const int runCpu = run.cpu;
     const uint32_t runPayload = run.payload;
-
-    // Pass 2: emit.
-    if (atCursor) {
-      appendAtCursor(run);
-      return fallbackNs > 0;
-    }
     // Clock share of the tick's on-CPU time by records, looked up once.
     uint32_t share = kFracOne;
     bool shareKnown = false;
@@ -843,7 +845,13 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
     }
     noSwitches = si >= nSw || sw[si].t >= b;
     atCursor = noSwitches && skind < 0 && a >= cursorFrom && b <= cursorTo;
-    const bool ran = atCursor && bySamples ? appendAtCursor(runAs(fOn, fRq)) : anyTick();
+    bool ran;
+    if (atCursor) {
+      if (!bySamples) otherTick();  // for the split
+      ran = appendAtCursor(runAs(fOn, fRq));
+    } else {
+      ran = otherTick();
+    }
     if (ran) {
       haveLastMix = true;
       lastOn = fOn;
