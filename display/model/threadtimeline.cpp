@@ -529,11 +529,9 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   // a sweep from the thread's start would have it (splits_ holds the newest
   // few): a partial tail tick without a sample continues it.
   while (!splits_.empty() && splits_.back().tick >= from) splits_.pop_back();
-  bool haveLastMix = !splits_.empty();
-  uint32_t lastOn = haveLastMix ? splits_.back().on : 0;
-  uint32_t lastRq = haveLastMix ? splits_.back().rq : 0;
   // The newest splits made here, splitCount of them, into splits_ at the
-  // end (an erase and a push_back per tick were a tenth of its cost).
+  // end (an erase and a push_back per tick were a tenth of its cost); the
+  // newest split is the last of them, else splits_' last.
   std::array<TickSplit, kSplitsKept> newSplits;
   size_t splitCount = 0;
 
@@ -554,6 +552,14 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   int bCode = offCpuCode(pb);
   const LwpSeries::Point *said = pb ? lastSaid(pb) : nullptr;  // the newest sample that did
   int saidCode = offCpuCode(said);
+  // The key (bits over payload) of the last interval held (kNoIntervalKey:
+  // none), carried from tick to tick at the cursor, read again after the
+  // other ticks' pushes.
+  const auto lastKeyHeld = [this] {
+    return iv_.empty() ? kNoIntervalKey
+                       : uint64_t(iv_.back().hi & 0xFFFF0000u) << 32 | iv_.back().payload;
+  };
+  uint64_t lastKey = lastKeyHeld();
   // The tick [a, b), what its samples say and how it is cut, set for each
   // tick: the lambdas below that read them are made once, not per tick.
   bool bIsTick = false;
@@ -592,8 +598,6 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
     // size_t, might change b, an int64_t, as far as the compiler knows.
     const uint64_t runKey = uint64_t(bitsOf(run.code, run.cpu)) << 32 | run.payload;
     Packed *o = iv_.reserveMore(transTo - ui + 1);
-    uint64_t lastKey =
-        o == iv_.begin() ? kNoIntervalKey : uint64_t(o[-1].hi & 0xFFFF0000u) << 32 | o[-1].payload;
     const int64_t base = base_, end = b;
     int64_t p = a;
     int us = ustate;
@@ -835,9 +839,11 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
     rq0 = pa ? int64_t(pa->v[kRunqueue]) : 0;
     bySamples = true;
     if (!pb) {
-    } else if (!bIsTick && !newSample && haveLastMix) {
-      fOn = lastOn;
-      fRq = lastRq;
+    } else if (!bIsTick && !newSample && (splitCount > 0 || !splits_.empty())) {
+      const TickSplit &last =
+          splitCount > 0 ? newSplits[(splitCount - 1) % kSplitsKept] : splits_.back();
+      fOn = last.on;
+      fRq = last.rq;
     } else if (!pa && !baselineZero) {
       fOn = kstate == 'R' ? kFracOne : 0;
     } else {
@@ -851,13 +857,9 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
       ran = appendAtCursor(runAs(fOn, fRq));
     } else {
       ran = otherTick();
+      lastKey = lastKeyHeld();
     }
-    if (ran) {
-      haveLastMix = true;
-      lastOn = fOn;
-      lastRq = fRq;
-      newSplits[splitCount++ % kSplitsKept] = TickSplit{a, fOn, fRq};
-    }
+    if (ran) newSplits[splitCount++ % kSplitsKept] = TickSplit{a, fOn, fRq};
     a = b;
     if (bIsTick) ++nt;
   }
