@@ -70,26 +70,37 @@ unsigned restCode(int bCode, int aCode, int saidCode) {
 int blockedCode(int state) { return finalCodeOfWire(state); }
 
 // What a segment of a tick without switch records becomes, by the wire
-// state of its transition (a record's state byte): blocked (its interval's
-// code and CPU bits, as ThreadTimeline::bitsOf gives), RUNNING (to be split
-// by the tick), or nothing (EXITED, or a state no final state has).
+// state of its transition (a record's state byte), as the key of the
+// interval it pushes (its bits, as ThreadTimeline::bitsOf gives them, over
+// its payload) with its object masked out: blocked (the object, but for
+// SLEEPING), RUNNING (kRunningKey: to be split by the tick), or nothing (0:
+// EXITED, or a state no final state has). An interval's bits hold its
+// start's below them, so no interval's key has those below-bits set.
 constexpr uint32_t kRunningSegment = 1;  // below any interval's bits
-constexpr std::array<uint32_t, 256> segmentBits() {
-  std::array<uint32_t, 256> t{};
+constexpr uint64_t kRunningKey = uint64_t(kRunningSegment) << 32;
+constexpr uint64_t kNoIntervalKey = uint64_t(3) << 32;  // a key no interval has
+constexpr std::array<uint64_t, 256> segmentKeys() {
+  std::array<uint64_t, 256> t{};
   for (size_t w = 0; w < t.size(); w++) {
     const int code = w < size_t(kWireStates) ? wirestate_detail::kFinalOfWire[w] : -1;
-    if (code >= 0)
-      t[w] = uint32_t(code) << 16 | uint32_t(ThreadTimeline::kNoCpuCode) << 20;
-    else if (w == THREADMON__THREAD_STATE__STATE_RUNNING ||
-             w == THREADMON__THREAD_STATE__STATE_UNKNOWN)
-      t[w] = kRunningSegment;
+    if (code >= 0) {
+      const uint64_t bits = uint32_t(code) << 16 | uint32_t(ThreadTimeline::kNoCpuCode) << 20;
+      t[w] = bits << 32 | (w == THREADMON__THREAD_STATE__STATE_SLEEPING ? 0 : 0xFFFFFFFFu);
+    } else if (w == THREADMON__THREAD_STATE__STATE_RUNNING ||
+               w == THREADMON__THREAD_STATE__STATE_UNKNOWN) {
+      t[w] = kRunningKey;
+    }
   }
   return t;
 }
-constexpr std::array<uint32_t, 256> kSegmentBits = segmentBits();
-static_assert(kSegmentBits[THREADMON__THREAD_STATE__STATE_RUNNING] == kRunningSegment &&
-                  kSegmentBits[THREADMON__THREAD_STATE__STATE_UNKNOWN] == kRunningSegment,
+constexpr std::array<uint64_t, 256> kSegmentKeys = segmentKeys();
+static_assert(kSegmentKeys[THREADMON__THREAD_STATE__STATE_RUNNING] == kRunningKey &&
+                  kSegmentKeys[THREADMON__THREAD_STATE__STATE_UNKNOWN] == kRunningKey,
               "RUNNING and UNKNOWN, and no other state, are running (isRunning in sweep)");
+// 0 (nothing), kRunningSegment, or a blocked interval's bits.
+constexpr uint32_t segmentBitsOf(uint64_t key) {
+  return uint32_t(key >> 32);
+}
 
 // A rest state's bits in a mixed payload (restCodeOfMix reads them back).
 uint32_t restBitsOf(unsigned rest) {
@@ -507,16 +518,20 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   // vectors' ends as far as the compiler knows, which re-read them per step.
   const Raw *const trans = trans_.data(), *const sw = sw_.data();
   const size_t nTrans = trans_.size(), nSw = sw_.size();
+  // The first transition at or after to (each tick appends at most those
+  // before it), and the newest one.
+  const size_t transTo = size_t(std::lower_bound(trans + ui, trans + nTrans, to,
+                                                 [](const Raw &r, int64_t x) { return r.t < x; }) -
+                                trans);
+  const int64_t lastTransition = nTrans > 0 ? trans[nTrans - 1].t : INT64_MIN;
   WakeSplit wake;
   // The split of the newest tick before from with RUNNING time to split, as
   // a sweep from the thread's start would have it (splits_ holds the newest
   // few): a partial tail tick without a sample continues it.
   while (!splits_.empty() && splits_.back().tick >= from) splits_.pop_back();
-  bool haveLastMix = !splits_.empty();
-  uint32_t lastOn = haveLastMix ? splits_.back().on : 0;
-  uint32_t lastRq = haveLastMix ? splits_.back().rq : 0;
   // The newest splits made here, splitCount of them, into splits_ at the
-  // end (an erase and a push_back per tick were a tenth of its cost).
+  // end (an erase and a push_back per tick were a tenth of its cost); the
+  // newest split is the last of them, else splits_' last.
   std::array<TickSplit, kSplitsKept> newSplits;
   size_t splitCount = 0;
 
@@ -531,43 +546,109 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   const int64_t cursorTo = base_ > INT64_MAX - kMaxRel ? INT64_MAX : base_ + kMaxRel;
   // The series does not change during the sweep: its end as a local.
   const LwpSeries::Point *const samplesEnd = lwp.first() + lwp.size();
-  const LwpSeries::Point *pb = nullptr;  // the sample at the previous tick's end, a
-  const LwpSeries::Point *said = nullptr;  // the newest sample so far that found it off a CPU
+  const LwpSeries::Point *pb = lwp.at(from);  // the sample at the tick's start, a
   // What pb, and said, found the thread doing off a CPU (offCpuCode): read
   // once per sample, not per tick, and the tick's pa is the last one's pb.
-  int bCode = -1, saidCode = -1;
-  while (a < to) {
-    bool bIsTick = nt != ticksEnd && *nt <= to;
-    int64_t b = bIsTick ? *nt : to;
-    const LwpSeries::Point *pa = pb;
-    int aCode = bCode;
-    if (a == from) {
-      pa = lwp.at(a);
-      aCode = offCpuCode(pa);
-      said = pa ? lastSaid(pa) : nullptr;
-      saidCode = offCpuCode(said);
-    }
-    // b only grows: the sample at b is nearly always the one after the
-    // last (a sample per tick), or the last itself.
-    if (pb) {
-      const LwpSeries::Point *const old = pb;
-      while (pb + 1 < samplesEnd && pb[1].t <= b) ++pb;
-      if (pb != old) bCode = offCpuCode(pb);
-    } else if ((pb = lwp.at(b))) {
-      bCode = offCpuCode(pb);
-    }
-    uint32_t kstate = pb ? lwpAuxKstate(pb->aux) : 0;
-    int lastCpu = pb ? lwpAuxCpu(pb->aux) : -1;
-    unsigned rest = restCode(bCode, pa != pb ? aCode : -1,
-                             said && pb && pb->t - said->t <= kSaidSpanNs ? saidCode : -1);
-    if (bCode >= 0) {
-      said = pb;
-      saidCode = bCode;
-    }
-    // Clock share of the tick's on-CPU time by records, looked up once.
-    uint32_t share = kFracOne;
-    bool shareKnown = false;
+  int bCode = offCpuCode(pb);
+  const LwpSeries::Point *said = pb ? lastSaid(pb) : nullptr;  // the newest sample that did
+  int saidCode = offCpuCode(said);
+  // The key (bits over payload) of the last interval held (kNoIntervalKey:
+  // none), carried from tick to tick at the cursor, read again after the
+  // other ticks' pushes.
+  const auto lastKeyHeld = [this] {
+    return iv_.empty() ? kNoIntervalKey
+                       : uint64_t(iv_.back().hi & 0xFFFF0000u) << 32 | iv_.back().payload;
+  };
+  uint64_t lastKey = lastKeyHeld();
+  // The tick [a, b), what its samples say and how it is cut, set for each
+  // tick: the lambdas below that read them are made once, not per tick.
+  bool bIsTick = false;
+  int64_t b = a;
+  const LwpSeries::Point *pa = nullptr;
+  uint32_t kstate = 0;
+  int lastCpu = -1;
+  unsigned rest = 0;
+  uint32_t fOn = 0, fRq = 0;
+  int64_t on0 = 0, rq0 = 0;
+  bool bySamples = true, noSwitches = true, atCursor = false;
+  // What RUNNING time with no switch information becomes: the split.
+  struct RunAs {
+    unsigned code;
+    int cpu;
+    uint32_t payload;
+  };
+  const auto runAs = [&](uint32_t on, uint32_t rq) {
+    if (on == kFracOne) return RunAs{unsigned(FinalState::OnCpu), lastCpu, 0};
+    if (rq == kFracOne) return RunAs{unsigned(FinalState::Runnable), -1, 0};
+    if (on == 0 && rq == 0) return RunAs{rest, -1, 0};
+    return RunAs{kMixed, lastCpu, mixPayload(on, rq, restBitsOf(rest))};
+  };
 
+  // A tick cut by transitions alone (no switch record in it, and no
+  // switch kind going on), after the thread first ran, with starts that
+  // fit a Packed's 48 bits: nearly every tick. Blocked and RUNNING
+  // segments only, the latter all split alike (run: their key), appended
+  // at a cursor, at most one per transition and one for the tick's start.
+  // Their starts need no clamp, and each is after every start held (those
+  // before from, then the segments'): none is of zero length, only the
+  // same as the last one (whose key is kept in a register). Returns
+  // whether the tick had RUNNING time.
+  const auto appendAtCursor = [&](const RunAs &run) __attribute__((always_inline)) {
+    // Locals all (ui as a pointer, b): stores through a reference to ui, a
+    // size_t, might change b, an int64_t, as far as the compiler knows.
+    const uint64_t runKey = uint64_t(bitsOf(run.code, run.cpu)) << 32 | run.payload;
+    Packed *o = iv_.reserveMore(transTo - ui + 1);
+    const int64_t base = base_, end = b;
+    int64_t p = a;
+    int us = ustate;
+    uint32_t uo = uobj;
+    bool ran = false;
+    const auto segment = [&](int64_t q) __attribute__((always_inline)) {
+      if (q <= p) return;
+      const uint64_t e = kSegmentKeys[size_t(us)];
+      uint64_t key = (e & ~uint64_t(0xFFFFFFFF)) | (uint64_t(uo) & e);
+      if (key <= kRunningKey) {
+        if (key == kRunningKey) {
+          key = runKey;
+          ran = true;
+        } else {
+          key = lastKey;  // EXITED: nothing
+        }
+      }
+      if (key != lastKey) {
+        // The start (under 48 bits here) and the bits above it, as one
+        // word: stored at once.
+        const uint64_t startBits = uint64_t(p - base) | (key & ~uint64_t(0xFFFFFFFF));
+        *o++ = Packed{uint32_t(startBits), uint32_t(startBits >> 32), uint32_t(key)};
+        lastKey = key;
+      }
+      p = q;
+    };
+    const Raw *r = trans + ui;
+    const auto next = [&]() __attribute__((always_inline)) {
+      segment(r->t);
+      us = r->state;
+      uo = r->object;
+    };
+    if (lastTransition >= end)  // one at or after the end stops the walk: no index test
+      for (; r->t < end; ++r) next();
+    else
+      for (const Raw *const last = trans + nTrans; r < last && r->t < end; ++r) next();
+    segment(end);
+    iv_.setEnd(o);
+    ui = size_t(r - trans);
+    ustate = us;
+    uobj = uo;
+    return ran;
+  };
+
+  // Any other tick: a first pass over its segments for its RUNNING time
+  // to split (and the split's other inputs), then the split, then (not at
+  // the cursor) its intervals. Returns whether it had RUNNING time. Out of
+  // line, so that the ticks above keep their registers; it leaves the
+  // append at the cursor to the caller, so that appendAtCursor is inlined
+  // once, its captures not reached through a closure in memory.
+  const auto otherTick = [&]() __attribute__((noinline)) {
     // Walks the segments of [a,b) with the state each one has; segment
     // callbacks get (p, q, ustate, uobj, skind, scpu).
     auto walk = [&](size_t &u, size_t &s, int &us, uint32_t &uo, int &sk, int &sc, auto &&seg) {
@@ -597,33 +678,30 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
     // Pass 1: RUNNING time with no switch information, to be split by the
     // tick's schedstat deltas.
     int64_t fallbackNs = 0;
-    int wrappedWaits = 0;  // wrapped blocking calls the tick saw (begun or going on)
+    int wrappedWaits = 0;   // wrapped blocking calls the tick saw (begun or going on)
     int endState = ustate;  // interposition state at the tick's end
-    // No switch record in the tick (nearly every tick of a capture without
-    // them): its switch kind holds throughout, and the transitions alone cut
-    // it, each segment running from one (the last of those at an instant)
-    // to the next, without a merge with the switch records.
-    const bool noSwitches = si >= nSw || sw[si].t >= b;
-    size_t ue = ui;  // (noSwitches, skind < 0) the first transition at or after b
     if (noSwitches) {
-      // A known kind leaves no RUNNING time to split, and the other results
+      // Its switch kind holds throughout, and the transitions alone cut
+      // it, each segment running from one (the last of those at an
+      // instant) to the next, without a merge with the switch records. A
+      // known kind leaves no RUNNING time to split, and the other results
       // here are only read for such time.
       if (skind < 0) {
         int us = ustate, prevState = -1;
         const bool ranBefore = a >= firstIn;  // nearly always: no test per segment
         auto count = [&](int64_t p, int64_t q) {
-          const uint32_t segBits = kSegmentBits[size_t(us)];  // isRunning, blockedCode
+          const uint32_t segBits = segmentBitsOf(kSegmentKeys[size_t(us)]);
           if (segBits == kRunningSegment && (ranBefore || p >= firstIn)) fallbackNs += q - p;
           wrappedWaits += segBits > kRunningSegment && us != prevState;
           prevState = us;
         };
         int64_t p = a;
-        for (; ue < nTrans && trans[ue].t < b; ue++) {
-          if (trans[ue].t > p) {
-            count(p, trans[ue].t);
-            p = trans[ue].t;
+        for (size_t u = ui; u < nTrans && trans[u].t < b; u++) {
+          if (trans[u].t > p) {
+            count(p, trans[u].t);
+            p = trans[u].t;
           }
-          us = trans[ue].state;
+          us = trans[u].state;
         }
         count(p, b);
         endState = us;
@@ -640,150 +718,148 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
         endState = ust;
       });
     }
-    uint32_t fOn = 0, fRq = 0;
-    if (fallbackNs > 0) {
-      bool newSample = pb && pb->t > a;
-      if (!pb) {
-        fOn = fRq = 0;
-      } else if (!bIsTick && !newSample && haveLastMix) {
-        fOn = lastOn;  // a partial tail tick with no sample continues the last split
-        fRq = lastRq;
-      } else if (!pa && !baselineZero) {
-        fOn = kstate == 'R' ? kFracOne : 0;  // no baseline: the state letter is all we know
-      } else {
-        int64_t on0 = pa ? int64_t(pa->v[kOncpu]) : 0, rq0 = pa ? int64_t(pa->v[kRunqueue]) : 0;
-        int64_t dOn = std::max<int64_t>(0, int64_t(pb->v[kOncpu]) - on0);
-        int64_t dRq = std::max<int64_t>(0, int64_t(pb->v[kRunqueue]) - rq0);
-        double on = std::min(1.0, double(dOn) / double(fallbackNs));
-        double rq = std::min(1.0 - on, double(dRq) / double(fallbackNs));
-        // No sign of a sleep outside wrapped calls: not asleep at the read
-        // while running program code, and no more voluntary switches than
-        // the tick's wrapped waits explain (a blocking wrapped call sleeps
-        // at most twice: a condition wait, then its mutex). schedstat lags
-        // by up to a scheduler tick (the run time of a thread on a CPU, the
-        // queue wait of one still queued), which would otherwise read as
-        // sleep: split the tick by the ratio. A thread in a storm of futex
-        // waits no wrapper sees (glibc's random() lock) has switched far
-        // more often, and its sleep stays sleep.
-        bool asleepAtRead = (kstate == 'S' || kstate == 'D') && isRunning(endState);
-        uint64_t volSwitches =
-            pa && pb->v[kVolCtxsw] > pa->v[kVolCtxsw] ? pb->v[kVolCtxsw] - pa->v[kVolCtxsw] : 0;
-        bool unexplained = volSwitches > uint64_t(2 * wrappedWaits);
-        bool neverSlept = !asleepAtRead && !unexplained && dOn + dRq > 0;
-        if (neverSlept) {
-          on = double(dOn) / double(dOn + dRq);
-          rq = 1.0 - on;
-        }
-        fOn = roundFrac(on * kFracOne);
-        fRq = std::min(kFracOne - fOn, roundFrac(rq * kFracOne));
+    if (fallbackNs <= 0) {
+      fOn = fRq = 0;
+    } else if (!bySamples) {
+      int64_t dOn = std::max<int64_t>(0, int64_t(pb->v[kOncpu]) - on0);
+      int64_t dRq = std::max<int64_t>(0, int64_t(pb->v[kRunqueue]) - rq0);
+      double on = std::min(1.0, double(dOn) / double(fallbackNs));
+      double rq = std::min(1.0 - on, double(dRq) / double(fallbackNs));
+      // No sign of a sleep outside wrapped calls: not asleep at the read
+      // while running program code, and no more voluntary switches than
+      // the tick's wrapped waits explain (a blocking wrapped call sleeps
+      // at most twice: a condition wait, then its mutex). schedstat lags
+      // by up to a scheduler tick (the run time of a thread on a CPU, the
+      // queue wait of one still queued), which would otherwise read as
+      // sleep: split the tick by the ratio. A thread in a storm of futex
+      // waits no wrapper sees (glibc's random() lock) has switched far
+      // more often, and its sleep stays sleep.
+      bool asleepAtRead = (kstate == 'S' || kstate == 'D') && isRunning(endState);
+      uint64_t volSwitches =
+          pa && pb->v[kVolCtxsw] > pa->v[kVolCtxsw] ? pb->v[kVolCtxsw] - pa->v[kVolCtxsw] : 0;
+      bool unexplained = volSwitches > uint64_t(2 * wrappedWaits);
+      bool neverSlept = !asleepAtRead && !unexplained && dOn + dRq > 0;
+      if (neverSlept) {
+        on = double(dOn) / double(dOn + dRq);
+        rq = 1.0 - on;
       }
-      haveLastMix = true;
-      lastOn = fOn;
-      lastRq = fRq;
-      newSplits[splitCount++ % kSplitsKept] = TickSplit{a, fOn, fRq};
+      fOn = roundFrac(on * kFracOne);
+      fRq = std::min(kFracOne - fOn, roundFrac(rq * kFracOne));
     }
-    // What RUNNING time with no switch information becomes: the tick's split.
-    unsigned runCode = kMixed;
-    int runCpu = lastCpu;
-    uint32_t runPayload = 0;
-    if (fOn == kFracOne) {
-      runCode = unsigned(FinalState::OnCpu);
-    } else if (fRq == kFracOne) {
-      runCode = unsigned(FinalState::Runnable);
-      runCpu = -1;
-    } else if (fOn == 0 && fRq == 0) {
-      runCode = rest;
-      runCpu = -1;
-    } else {
-      runPayload = mixPayload(fOn, fRq, restBitsOf(rest));
-    }
+    if (atCursor) return fallbackNs > 0;  // its intervals are appended by the caller
 
     // Pass 2: emit.
-    if (noSwitches && skind < 0 && a >= cursorFrom && b <= cursorTo) {
-      // Nearly every tick: blocked and RUNNING segments only, the latter all
-      // split alike; appended at a cursor, at most one per transition and
-      // one for the tick's start. Their starts need no clamp, and each is
-      // after every start held (those before from, then the segments'): none
-      // is of zero length, only the same as the last one.
-      const uint32_t runBits = bitsOf(runCode, runCpu);
-      Packed *o = iv_.reserveMore(ue - ui + 1);
-      const Packed *const first = iv_.begin();
-      const int64_t base = base_;
-      int us = ustate;
-      uint32_t uo = uobj;
-      // One append (inlined): the tick's end closes the last segment.
-      for (int64_t p = a;; ui++) {
-        const bool more = ui < ue;
-        const int64_t q = more ? trans[ui].t : b;
-        if (q > p) {
-          const uint32_t segBits = kSegmentBits[size_t(us)];
-          const bool running = segBits == kRunningSegment;
-          const uint32_t bits = running ? runBits : segBits;
-          const uint32_t payload = running                                         ? runPayload
-                                   : us == THREADMON__THREAD_STATE__STATE_SLEEPING ? 0
-                                                                                   : uo;
-          if (segBits != 0 &&
-              (o == first || (o[-1].hi & 0xFFFF0000u) != bits || o[-1].payload != payload)) {
-            const int64_t rel = p - base;
-            *o++ = Packed{uint32_t(rel), uint32_t(rel >> 32) | bits, payload};
-          }
-          p = q;
+    const RunAs run = runAs(fOn, fRq);
+    const unsigned runCode = run.code;
+    const int runCpu = run.cpu;
+    const uint32_t runPayload = run.payload;
+    // Clock share of the tick's on-CPU time by records, looked up once.
+    uint32_t share = kFracOne;
+    bool shareKnown = false;
+    auto place = [&](int64_t p, int64_t q, int ust, uint32_t uo, int k, int c) {
+      int bc = blockedCode(ust);
+      if (bc >= 0) {
+        push(p, unsigned(bc), -1, ust == THREADMON__THREAD_STATE__STATE_SLEEPING ? 0 : uo);
+      } else if (!isRunning(ust)) {
+        return;  // EXITED: the lifetime ends here
+      } else if (k < 0 && p < firstIn) {
+        push(p, unsigned(FinalState::Runnable), -1, 0);  // not yet run
+      } else if (k == THREADMON__SWITCH_KIND__SWITCH_IN) {
+        if (!shareKnown) {
+          share = clockShare(a, RawNear{si, ui});
+          shareKnown = true;
         }
-        if (!more) break;
-        us = trans[ui].state;
-        uo = trans[ui].object;
+        if (share >= kFracOne)
+          push(p, unsigned(FinalState::OnCpu), c, 0);
+        else
+          push(p, kMixed, c, mixPayload(share, 0, kRestStolen));
+      } else if (k == THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT ||
+                 k == THREADMON__SWITCH_KIND__SWITCH_OUT) {
+        // Off a CPU until the next switch-in, whose last microseconds
+        // the thread's clock ran (the switch itself). Asleep in a call no
+        // wrapper sees, its end may be a wait for a CPU after the
+        // wake-up, which the run-queue counter shows.
+        const bool voluntary = k == THREADMON__SWITCH_KIND__SWITCH_OUT;
+        int64_t woke = INT64_MAX, switchedAt = INT64_MAX;
+        int switchCpu = -1;
+        // The walk's next switch record is the first after p.
+        auto nx = sw_.begin() + std::ptrdiff_t(si);
+        if (nx != sw_.end() && nx != sw_.begin() &&
+            nx->state == THREADMON__SWITCH_KIND__SWITCH_IN) {
+          const SpanEnd e = spanEnd((nx - 1)->t, nx->t, voluntary, &wake);
+          if (e.switching > 0) switchedAt = nx->t - e.switching;
+          if (e.waited > 0) woke = nx->t - e.switching - e.waited;
+          switchCpu = nx->cpu;
+        }
+        if (voluntary && std::min(woke, switchedAt) > p) push(p, rest, -1, 0);
+        const int64_t queuedFrom = voluntary ? woke : p;
+        if (queuedFrom < q && queuedFrom < switchedAt)
+          push(std::max(p, queuedFrom), unsigned(FinalState::Runnable), -1, 0);
+        if (switchedAt < q)
+          push(std::max(p, switchedAt), unsigned(FinalState::OnCpu), switchCpu, 0);
+      } else {
+        push(p, runCode, runCpu, runPayload);
       }
-      iv_.setEnd(o);
-      ustate = us;
-      uobj = uo;
-    } else {
-      auto place = [&](int64_t p, int64_t q, int ust, uint32_t uo, int k, int c) {
-        int bc = blockedCode(ust);
-        if (bc >= 0) {
-          push(p, unsigned(bc), -1, ust == THREADMON__THREAD_STATE__STATE_SLEEPING ? 0 : uo);
-        } else if (!isRunning(ust)) {
-          return;  // EXITED: the lifetime ends here
-        } else if (k < 0 && p < firstIn) {
-          push(p, unsigned(FinalState::Runnable), -1, 0);  // not yet run
-        } else if (k == THREADMON__SWITCH_KIND__SWITCH_IN) {
-          if (!shareKnown) {
-            share = clockShare(a, RawNear{si, ui});
-            shareKnown = true;
-          }
-          if (share >= kFracOne)
-            push(p, unsigned(FinalState::OnCpu), c, 0);
-          else
-            push(p, kMixed, c, mixPayload(share, 0, kRestStolen));
-        } else if (k == THREADMON__SWITCH_KIND__SWITCH_OUT_PREEMPT ||
-                   k == THREADMON__SWITCH_KIND__SWITCH_OUT) {
-          // Off a CPU until the next switch-in, whose last microseconds
-          // the thread's clock ran (the switch itself). Asleep in a call no
-          // wrapper sees, its end may be a wait for a CPU after the
-          // wake-up, which the run-queue counter shows.
-          const bool voluntary = k == THREADMON__SWITCH_KIND__SWITCH_OUT;
-          int64_t woke = INT64_MAX, switchedAt = INT64_MAX;
-          int switchCpu = -1;
-          // The walk's next switch record is the first after p.
-          auto nx = sw_.begin() + std::ptrdiff_t(si);
-          if (nx != sw_.end() && nx != sw_.begin() &&
-              nx->state == THREADMON__SWITCH_KIND__SWITCH_IN) {
-            const SpanEnd e = spanEnd((nx - 1)->t, nx->t, voluntary, &wake);
-            if (e.switching > 0) switchedAt = nx->t - e.switching;
-            if (e.waited > 0) woke = nx->t - e.switching - e.waited;
-            switchCpu = nx->cpu;
-          }
-          if (voluntary && std::min(woke, switchedAt) > p) push(p, rest, -1, 0);
-          const int64_t queuedFrom = voluntary ? woke : p;
-          if (queuedFrom < q && queuedFrom < switchedAt)
-            push(std::max(p, queuedFrom), unsigned(FinalState::Runnable), -1, 0);
-          if (switchedAt < q)
-            push(std::max(p, switchedAt), unsigned(FinalState::OnCpu), switchCpu, 0);
-        } else {
-          push(p, runCode, runCpu, runPayload);
-        }
-      };
-      walk(ui, si, ustate, uobj, skind, scpu, place);
+    };
+    walk(ui, si, ustate, uobj, skind, scpu, place);
+    return fallbackNs > 0;
+  };
+  while (a < to) {
+    bIsTick = nt != ticksEnd && *nt <= to;
+    b = bIsTick ? *nt : to;
+    pa = pb;
+    const int aCode = bCode;
+    // b only grows: the sample at b is nearly always the one after the
+    // last (a sample per tick), or the last itself.
+    if (pb) {
+      const LwpSeries::Point *const old = pb;
+      while (pb + 1 < samplesEnd && pb[1].t <= b) ++pb;
+      if (pb != old) bCode = offCpuCode(pb);
+    } else if ((pb = lwp.at(b))) {
+      bCode = offCpuCode(pb);
     }
+    kstate = pb ? lwpAuxKstate(pb->aux) : 0;
+    lastCpu = pb ? lwpAuxCpu(pb->aux) : -1;
+    rest = restCode(bCode, pa != pb ? aCode : -1,
+                    said && pb && pb->t - said->t <= kSaidSpanNs ? saidCode : -1);
+    if (bCode >= 0) {
+      said = pb;
+      saidCode = bCode;
+    }
+
+    // The split of the tick's RUNNING time with no switch information
+    // (fOn, fRq: its shares on a CPU and runnable), when the samples alone
+    // give it whatever the tick's segments are: no sample, a partial tail
+    // tick with no sample (it continues the last split), no baseline (the
+    // state letter is all we know), or counters that did not move (nine
+    // ticks in ten of half.tmcap). Else it needs the tick's RUNNING time.
+    fOn = fRq = 0;
+    const bool newSample = pb && pb->t > a;
+    on0 = pa ? int64_t(pa->v[kOncpu]) : 0;
+    rq0 = pa ? int64_t(pa->v[kRunqueue]) : 0;
+    bySamples = true;
+    if (!pb) {
+    } else if (!bIsTick && !newSample && (splitCount > 0 || !splits_.empty())) {
+      const TickSplit &last =
+          splitCount > 0 ? newSplits[(splitCount - 1) % kSplitsKept] : splits_.back();
+      fOn = last.on;
+      fRq = last.rq;
+    } else if (!pa && !baselineZero) {
+      fOn = kstate == 'R' ? kFracOne : 0;
+    } else {
+      bySamples = int64_t(pb->v[kOncpu]) - on0 <= 0 && int64_t(pb->v[kRunqueue]) - rq0 <= 0;
+    }
+    noSwitches = si >= nSw || sw[si].t >= b;
+    atCursor = noSwitches && skind < 0 && a >= cursorFrom && b <= cursorTo;
+    bool ran;
+    if (atCursor) {
+      if (!bySamples) otherTick();  // for the split
+      ran = appendAtCursor(runAs(fOn, fRq));
+    } else {
+      ran = otherTick();
+      lastKey = lastKeyHeld();
+    }
+    if (ran) newSplits[splitCount++ % kSplitsKept] = TickSplit{a, fOn, fRq};
     a = b;
     if (bIsTick) ++nt;
   }
