@@ -139,6 +139,9 @@ def test_pprof_mutex_loop():
     out = export(rec, "pprof")
     raw = pprof(out, "-raw")
     check_totals(rec, raw_samples(raw), "mutex_loop")
+    if report_waits(rec)[1] == 0:
+        raise tmtest.Skip("the loopers never waited (a machine too loaded for them to run at "
+                          "once): the profile is rightly empty, no stack to look for")
     top = pprof(out, "-top", "-cum", "-sample_index=delay")
     check(re.search(r"\bwork$", top, re.M) is not None, f"mutex_loop's work() in -top:\n{top}")
 
