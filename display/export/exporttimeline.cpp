@@ -81,7 +81,7 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   // their own, not the vector's (a window's vector is not the whole
   // read's: two waits starting in the same nanosecond swapped their
   // wake-up flows' ids between the two).
-  orderWaits(waits, &order_, &pairs_, &shortRuns_);
+  orderWaits(waits, &order_, &pairs_, &buckets_);
   const auto before = [](const ExportWait &x, const ExportWait &y) {
     return compareWaits(x, y) < 0;
   };

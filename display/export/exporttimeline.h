@@ -116,8 +116,8 @@ class TimelineSink : public ExportSink {
   // half.tmcap, whose copies were a tenth of an export's page faults).
   PodVector<ExportWait> waits_;
   std::vector<uint32_t> order_;
-  std::vector<std::pair<int64_t, uint32_t>> pairs_;  // short runs' waits, or tied ones
-  std::vector<uint32_t> shortRuns_;
+  std::vector<std::pair<int64_t, uint32_t>> pairs_;  // tied waits
+  std::vector<uint32_t> buckets_;
   std::vector<WaitRecord> records_;  // one object's waits, window to window
   // One thread's runs in a window, merged as its pieces are read.
   std::vector<StateInterval> intervals_;
