@@ -98,13 +98,12 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   const ExportWait *cut = nullptr;
   for (const auto &[tid, w] : pendingWait_)
     if (w.start >= heldSince && (!cut || before(w, *cut))) cut = &w;
-  for (const uint32_t at : order_) {
-    const ExportWait &w = waits[at];
-    if (cut && !before(w, *cut))
-      deferred_.push_back(w);
-    else
-      wait(w);
-  }
+  // (In order: those before the cut come first.)
+  size_t given = order_.size();
+  if (cut)
+    while (given > 0 && !before(waits[order_[given - 1]], *cut)) given--;
+  waitsInOrder(waits.data(), order_.data(), given);
+  for (size_t i = given; i < order_.size(); i++) deferred_.push_back(waits[order_[i]]);
 
   flushSpans(m, span, last);
 

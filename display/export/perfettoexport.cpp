@@ -883,7 +883,7 @@ inline bool commonShape(const ExportWait &w) {
 }
 }  // namespace
 
-void PerfettoSink::wait(const ExportWait &w) {
+[[gnu::always_inline]] inline void PerfettoSink::waitInline(const ExportWait &w) {
   // Most waits (all but a hundredth of half.tmcap's) are of the common
   // shape and fit their object, waiter and state's image.
   // (commonShape: a releaser of 0 is outside every image's tids.)
@@ -898,6 +898,12 @@ void PerfettoSink::wait(const ExportWait &w) {
       return waitImaged(w, m);
   }
   waitOther(w, t);
+}
+
+void PerfettoSink::wait(const ExportWait &w) { waitInline(w); }
+
+void PerfettoSink::waitsInOrder(const ExportWait *waits, const uint32_t *order, size_t n) {
+  for (size_t i = 0; i < n; i++) waitInline(waits[order[i]]);
 }
 
 void PerfettoSink::waitOther(const ExportWait &w, WaitBytes *t) {

@@ -50,6 +50,7 @@ class PerfettoSink : public TimelineSink {
   void state(uint32_t tid, const StateInterval &iv) override;
   void states(uint32_t tid, const StateInterval *runs, size_t n) override;
   void wait(const ExportWait &w) override;
+  void waitsInOrder(const ExportWait *waits, const uint32_t *order, size_t n) override;
   void cpuBusy(int cpu, int64_t t, double percent) override;
   void counter(int which, int64_t t, double value) override;
   void userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) override;
@@ -224,6 +225,7 @@ class PerfettoSink : public TimelineSink {
   [[gnu::noinline]] bool makeImage(const ExportWait &w, WaitBytes *t);  // false: none fits
   static void moveImage(WaitImage *m, uint64_t high);  // to times of another high part
   void waitImaged(const ExportWait &w, const WaitImage &m);
+  void waitInline(const ExportWait &w);  // wait()'s body
   // A wait not written from its image as it stands.
   [[gnu::noinline]] void waitOther(const ExportWait &w, WaitBytes *t);
   TrackBytes &trackEntry(uint64_t uuid);
