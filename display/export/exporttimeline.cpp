@@ -2,6 +2,7 @@
 
 #include <QFileInfo>
 #include <algorithm>
+#include <cstring>
 
 #include "findings_util.h"
 
@@ -202,15 +203,9 @@ void TimelineSink::objectWaits(const SessionModel &m, const SyncObjectInfo &o,
     if (!names) names = objectNamed(o.id, objectName(m, o.id), o.callSite());
     // Made where it goes (a copy per wait was a tenth of their walk).
     ExportWait &w = *waits.reserveMore(1);
-    w.waiter = r.waiter;
-    w.releaser = r.releaser;
-    w.holder = r.holder;
-    w.start = r.start;
-    w.end = r.end;
-    w.state = r.state;
+    std::memcpy(static_cast<void *>(&w), &r, sizeof r);
     w.objectId = o.id;
     w.object = names;
-    w.open = r.open;
     // Only a wait that starts at the window's start can continue one
     // held from the last window: the others skip the lookup.
     auto it = w.start <= span.t0 ? pendingWait_.find(w.waiter) : pendingWait_.end();

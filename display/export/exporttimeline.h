@@ -9,6 +9,7 @@
 #define THREADMON_EXPORTTIMELINE_H
 
 #include <QString>
+#include <cstddef>
 #include <deque>
 #include <unordered_map>
 #include <unordered_set>
@@ -38,14 +39,28 @@ struct ExportObject {
   QByteArray nameUtf8, callSiteUtf8;
 };
 
+// Its fields up to object laid out as WaitRecord's, so that the walk
+// copies a record whole (field by field, a sixth of the walk's
+// instructions).
 struct ExportWait {
-  uint32_t waiter = 0, releaser = 0, holder = 0;
   int64_t start = 0, end = 0;
+  uint32_t waiter = 0, objectId = 0, holder = 0, releaser = 0;
   FinalState state = FinalState::BlockedMutex;
-  uint32_t objectId = 0;
-  const ExportObject *object = nullptr;  // the sink's, for the whole export
   bool open = false;                     // still blocked where the export ends
+  uint32_t count = 1;                    // (WaitRecord's: always 1 here)
+  const ExportObject *object = nullptr;  // the sink's, for the whole export
 };
+static_assert(offsetof(ExportWait, start) == offsetof(WaitRecord, start) &&
+                  offsetof(ExportWait, end) == offsetof(WaitRecord, end) &&
+                  offsetof(ExportWait, waiter) == offsetof(WaitRecord, waiter) &&
+                  offsetof(ExportWait, objectId) == offsetof(WaitRecord, object) &&
+                  offsetof(ExportWait, holder) == offsetof(WaitRecord, holder) &&
+                  offsetof(ExportWait, releaser) == offsetof(WaitRecord, releaser) &&
+                  offsetof(ExportWait, state) == offsetof(WaitRecord, state) &&
+                  offsetof(ExportWait, open) == offsetof(WaitRecord, open) &&
+                  offsetof(ExportWait, count) == offsetof(WaitRecord, count) &&
+                  offsetof(ExportWait, object) == sizeof(WaitRecord),
+              "ExportWait starts as WaitRecord");
 
 class TimelineSink : public ExportSink {
  public:

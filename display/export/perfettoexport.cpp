@@ -827,15 +827,16 @@ struct Spread {
   uint32_t start, end, releaser, holder;
 };
 inline Spread spreadWait(const ExportWait &w) {
-  static_assert(offsetof(ExportWait, releaser) == 4 && offsetof(ExportWait, holder) == 8 &&
-                    offsetof(ExportWait, start) == 16 && offsetof(ExportWait, end) == 24,
+  static_assert(offsetof(ExportWait, start) == 0 && offsetof(ExportWait, end) == 8 &&
+                    offsetof(ExportWait, waiter) == 16 && offsetof(ExportWait, holder) == 24 &&
+                    offsetof(ExportWait, releaser) == 28,
                 "the loads below");
 #if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  const __m128i tids = _mm_loadu_si128(reinterpret_cast<const __m128i *>(&w.waiter));
   const __m128i times = _mm_loadu_si128(reinterpret_cast<const __m128i *>(&w.start));
+  const __m128i tids = _mm_loadu_si128(reinterpret_cast<const __m128i *>(&w.waiter));
   // start, end (their low halves), releaser, holder
   __m128i x = _mm_castps_si128(
-      _mm_shuffle_ps(_mm_castsi128_ps(times), _mm_castsi128_ps(tids), _MM_SHUFFLE(2, 1, 2, 0)));
+      _mm_shuffle_ps(_mm_castsi128_ps(times), _mm_castsi128_ps(tids), _MM_SHUFFLE(2, 3, 2, 0)));
   x = _mm_and_si128(x, _mm_set1_epi32(0xfffffff));
   x = _mm_or_si128(_mm_and_si128(x, _mm_set1_epi32(0x3fff)),
                    _mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(0xfffc000)), 2));
