@@ -28,8 +28,9 @@ using WaitOrder = std::vector<std::pair<int64_t, uint32_t>>;
 // The waits' places in that order, as std::sort of their (start, place)
 // pairs under it gives them. They go into buckets by start (about two
 // waits a bucket, a power of two ns each: a count, then each place put
-// in its bucket), and each bucket is sorted by insertion (a std::sort
-// when one holds many). half.tmcap's windows have four long runs in
+// in its bucket), then sorted by insertion in one pass (a wait moves
+// back only within its bucket; bucket by bucket, a std::sort for one of
+// many, when one holds many). half.tmcap's windows have four long runs in
 // order (one per sync object) and a few short ones; merging the runs'
 // heads was 85 instructions a wait, most of it the scan of the heads.
 // Two waits tied on all four (none in half.tmcap or the corpus) meet in
