@@ -194,9 +194,13 @@ void TimelineSink::objectWaits(const SessionModel &m, const SyncObjectInfo &o,
   PodVector<ExportWait> &waits = waits_;
   if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) return;  // no timed waits
   const ExportObject *names = nullptr;
+  // (In locals: the waits' stores may alias span and o, which were loaded
+  // again.)
+  const int64_t t0 = span.t0, t1 = span.t1;
+  const uint32_t id = o.id;
   // Inlined where the waits are read (a call per wait was a sixth of
   // their walk).
-  const auto take = [&](const WaitRecord &r) __attribute__((always_inline)) {
+  const auto take = [&, t0, t1, id, last](const WaitRecord &r) __attribute__((always_inline)) {
     // The sums a live model keeps of waits it let go are no slices on a
     // timeline (their intervals went too: SessionModel::keepDetailFor).
     if (r.count != 1) return;
@@ -204,18 +208,22 @@ void TimelineSink::objectWaits(const SessionModel &m, const SyncObjectInfo &o,
     // Made where it goes (a copy per wait was a tenth of their walk).
     ExportWait &w = *waits.reserveMore(1);
     std::memcpy(static_cast<void *>(&w), &r, sizeof r);
-    w.objectId = o.id;
+    w.objectId = id;
     w.object = names;
-    // Only a wait that starts at the window's start can continue one
-    // held from the last window: the others skip the lookup.
-    auto it = w.start <= span.t0 ? pendingWait_.find(w.waiter) : pendingWait_.end();
+    // Nearly every one: after the window's start (only a wait that starts
+    // there can continue one held from the last window) and ending in it.
+    if (__builtin_expect(w.start > t0 && (w.end < t1 || last), 1)) {
+      waits.setEnd(&w + 1);
+      return;
+    }
+    auto it = w.start <= t0 ? pendingWait_.find(w.waiter) : pendingWait_.end();
     if (it != pendingWait_.end() &&
         (it->second.object == names || it->second.object->name == names->name)) {
       w.start = it->second.start;
       if (!w.holder) w.holder = it->second.holder;
       pendingWait_.erase(it);
     }
-    if (w.end >= span.t1 && !last)
+    if (w.end >= t1 && !last)
       held->push_back(w);
     else
       waits.setEnd(&w + 1);

@@ -266,7 +266,21 @@ bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64
       if (p->end > r.t0 || (p->start >= r.t0 && p->end == p->start)) return p;
     return end;
   };
+  // (r's ends in locals: f's stores may alias r, which was loaded again.)
+  const int64_t t0 = r.t0, t1 = r.t1;
   for (const WaitRecord *p = in(at); p != end;) {  // (in: p->start < r.t1)
+    // Nearly every one: inside r as it is (then in), the only one of its
+    // start, given without a copy (in, the clip and a run's look-ahead
+    // were half of a wait's read).
+    while (p->start >= t0 && p->end >= p->start && p->end <= t1) {
+      const WaitRecord *next = p + 1;
+      if (next != end && next->start == p->start) break;  // a run of one start
+      put(*p);
+      p = next;
+      if (p == end || p->start >= t1) break;
+    }
+    p = in(p);
+    if (p == end) break;
     const int64_t start = std::max(p->start, r.t0);
     const WaitRecord *q = in(p + 1);
     if (q == end || std::max(q->start, r.t0) != start) {
