@@ -639,7 +639,7 @@ void PerfettoSink::makeTidBytes(uint32_t tid, TidBytes *e) {
 inline PerfettoSink::WaitBytes *PerfettoSink::waitBytes(const ExportWait &w) {
   static_assert(kWaitCache == 1u << 11, "11 bits of hash");
   const uint32_t h =
-      (uint32_t(uintptr_t(w.object) >> 3) * 31u + w.waiter) * 64u + uint32_t(w.state);
+      uint32_t(uintptr_t(w.object) >> 3) + (w.waiter << 6) + uint32_t(w.state);
   WaitBytes &b = waitBytes_[(h * 2654435761u) >> 21];
   if (__builtin_expect(b.object == w.object && b.waiter == w.waiter && b.state == w.state, 1))
     return &b;

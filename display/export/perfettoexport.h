@@ -169,7 +169,7 @@ class PerfettoSink : public TimelineSink {
     // packets, when it has none, repeat the waiter's), of the releaser's
     // track's uuid and of the flow's ids.
     uint8_t startAt[2], endAt[3], releaserTrackAt, flowIdAt[2];
-    char bytes[208];  // copied whole
+    char bytes[192];  // copied whole (half.tmcap's are 183 bytes)
   };
   // A wait's packets but for their times and its holder, releaser and
   // flow, encoded once per object, waiter and state (half.tmcap's million
