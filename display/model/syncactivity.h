@@ -77,10 +77,12 @@ class SyncActivity {
   // its order, read in place (an export copied a million of them into a
   // vector to read them once); scratch holds the few open ones and runs of
   // one start. False, with no call, when r holds waits that left RAM (as
-  // waits() orders those otherwise): call waits().
+  // waits() orders those otherwise): call waits(). f is taken by value:
+  // its copied captures stay in registers (through a reference, each was
+  // loaded again after every call's stores).
   template <typename F>
   bool forEachWaitInOrder(uint32_t object, const TimeRange &r, int64_t horizon,
-                          std::vector<WaitRecord> *scratch, F &&f) const;
+                          std::vector<WaitRecord> *scratch, F f) const;
   std::vector<WaitPair> matrix(const TimeRange &r, int64_t horizon, uint32_t object) const;
   // waits() and matrix(r, horizon, object) summed in one pass (WaitSums).
   void waitSums(uint32_t object, const TimeRange &r, int64_t horizon, WaitSums *out) const;
@@ -226,7 +228,7 @@ class SyncActivity {
 
 template <typename F>
 bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64_t horizon,
-                                      std::vector<WaitRecord> *scratch, F &&f) const {
+                                      std::vector<WaitRecord> *scratch, F f) const {
   const WaitRecord *at = nullptr, *end = nullptr;
   auto cl = objects_.find(object);
   if (cl != objects_.end()) {
