@@ -2,6 +2,7 @@
 
 #include <QFileInfo>
 #include <algorithm>
+#include <cstring>
 
 #include "findings_util.h"
 
@@ -81,7 +82,7 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   // their own, not the vector's (a window's vector is not the whole
   // read's: two waits starting in the same nanosecond swapped their
   // wake-up flows' ids between the two).
-  orderWaits(waits, &order_, &pairs_, &shortRuns_);
+  orderWaits(waits, &order_, &pairs_, &buckets_);
   const auto before = [](const ExportWait &x, const ExportWait &y) {
     return compareWaits(x, y) < 0;
   };
@@ -98,13 +99,12 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   const ExportWait *cut = nullptr;
   for (const auto &[tid, w] : pendingWait_)
     if (w.start >= heldSince && (!cut || before(w, *cut))) cut = &w;
-  for (const uint32_t at : order_) {
-    const ExportWait &w = waits[at];
-    if (cut && !before(w, *cut))
-      deferred_.push_back(w);
-    else
-      wait(w);
-  }
+  // (In order: those before the cut come first.)
+  size_t given = order_.size();
+  if (cut)
+    while (given > 0 && !before(waits[order_[given - 1]], *cut)) given--;
+  waitsInOrder(waits.data(), order_.data(), given);
+  for (size_t i = given; i < order_.size(); i++) deferred_.push_back(waits[order_[i]]);
 
   flushSpans(m, span, last);
 
@@ -194,34 +194,36 @@ void TimelineSink::objectWaits(const SessionModel &m, const SyncObjectInfo &o,
   PodVector<ExportWait> &waits = waits_;
   if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) return;  // no timed waits
   const ExportObject *names = nullptr;
+  // (In locals: the waits' stores may alias span and o, which were loaded
+  // again.)
+  const int64_t t0 = span.t0, t1 = span.t1;
+  const uint32_t id = o.id;
   // Inlined where the waits are read (a call per wait was a sixth of
   // their walk).
-  const auto take = [&](const WaitRecord &r) __attribute__((always_inline)) {
+  const auto take = [&, t0, t1, id, last](const WaitRecord &r) __attribute__((always_inline)) {
     // The sums a live model keeps of waits it let go are no slices on a
     // timeline (their intervals went too: SessionModel::keepDetailFor).
     if (r.count != 1) return;
     if (!names) names = objectNamed(o.id, objectName(m, o.id), o.callSite());
     // Made where it goes (a copy per wait was a tenth of their walk).
     ExportWait &w = *waits.reserveMore(1);
-    w.waiter = r.waiter;
-    w.releaser = r.releaser;
-    w.holder = r.holder;
-    w.start = r.start;
-    w.end = r.end;
-    w.state = r.state;
-    w.objectId = o.id;
+    std::memcpy(static_cast<void *>(&w), &r, sizeof r);
+    w.objectId = id;
     w.object = names;
-    w.open = r.open;
-    // Only a wait that starts at the window's start can continue one
-    // held from the last window: the others skip the lookup.
-    auto it = w.start <= span.t0 ? pendingWait_.find(w.waiter) : pendingWait_.end();
+    // Nearly every one: after the window's start (only a wait that starts
+    // there can continue one held from the last window) and ending in it.
+    if (__builtin_expect(w.start > t0 && (w.end < t1 || last), 1)) {
+      waits.setEnd(&w + 1);
+      return;
+    }
+    auto it = w.start <= t0 ? pendingWait_.find(w.waiter) : pendingWait_.end();
     if (it != pendingWait_.end() &&
         (it->second.object == names || it->second.object->name == names->name)) {
       w.start = it->second.start;
       if (!w.holder) w.holder = it->second.holder;
       pendingWait_.erase(it);
     }
-    if (w.end >= span.t1 && !last)
+    if (w.end >= t1 && !last)
       held->push_back(w);
     else
       waits.setEnd(&w + 1);

@@ -9,6 +9,7 @@
 #define THREADMON_EXPORTTIMELINE_H
 
 #include <QString>
+#include <cstddef>
 #include <deque>
 #include <unordered_map>
 #include <unordered_set>
@@ -38,14 +39,28 @@ struct ExportObject {
   QByteArray nameUtf8, callSiteUtf8;
 };
 
+// Its fields up to object laid out as WaitRecord's, so that the walk
+// copies a record whole (field by field, a sixth of the walk's
+// instructions).
 struct ExportWait {
-  uint32_t waiter = 0, releaser = 0, holder = 0;
   int64_t start = 0, end = 0;
+  uint32_t waiter = 0, objectId = 0, holder = 0, releaser = 0;
   FinalState state = FinalState::BlockedMutex;
-  uint32_t objectId = 0;
-  const ExportObject *object = nullptr;  // the sink's, for the whole export
   bool open = false;                     // still blocked where the export ends
+  uint32_t count = 1;                    // (WaitRecord's: always 1 here)
+  const ExportObject *object = nullptr;  // the sink's, for the whole export
 };
+static_assert(offsetof(ExportWait, start) == offsetof(WaitRecord, start) &&
+                  offsetof(ExportWait, end) == offsetof(WaitRecord, end) &&
+                  offsetof(ExportWait, waiter) == offsetof(WaitRecord, waiter) &&
+                  offsetof(ExportWait, objectId) == offsetof(WaitRecord, object) &&
+                  offsetof(ExportWait, holder) == offsetof(WaitRecord, holder) &&
+                  offsetof(ExportWait, releaser) == offsetof(WaitRecord, releaser) &&
+                  offsetof(ExportWait, state) == offsetof(WaitRecord, state) &&
+                  offsetof(ExportWait, open) == offsetof(WaitRecord, open) &&
+                  offsetof(ExportWait, count) == offsetof(WaitRecord, count) &&
+                  offsetof(ExportWait, object) == sizeof(WaitRecord),
+              "ExportWait starts as WaitRecord");
 
 class TimelineSink : public ExportSink {
  public:
@@ -68,6 +83,12 @@ class TimelineSink : public ExportSink {
     for (size_t i = 0; i < n; i++) state(tid, runs[i]);
   }
   virtual void wait(const ExportWait &w) = 0;
+  // wait() on waits[order[0]], waits[order[1]] ... waits[order[n - 1]]: one
+  // call for a window's waits, so that a format can take them in a loop
+  // of its own (a call per wait was a tenth of a Perfetto wait).
+  virtual void waitsInOrder(const ExportWait *waits, const uint32_t *order, size_t n) {
+    for (size_t i = 0; i < n; i++) wait(waits[order[i]]);
+  }
   virtual void cpuBusy(int cpu, int64_t t, double percent) = 0;
   virtual void counter(int which, int64_t t, double value) = 0;
   // A user thread (M:N) ran on LWP tid over [start, end): spans of one
@@ -116,8 +137,8 @@ class TimelineSink : public ExportSink {
   // half.tmcap, whose copies were a tenth of an export's page faults).
   PodVector<ExportWait> waits_;
   std::vector<uint32_t> order_;
-  std::vector<std::pair<int64_t, uint32_t>> pairs_;  // short runs' waits, or tied ones
-  std::vector<uint32_t> shortRuns_;
+  std::vector<std::pair<int64_t, uint32_t>> pairs_;  // tied waits
+  std::vector<uint32_t> buckets_;
   std::vector<WaitRecord> records_;  // one object's waits, window to window
   // One thread's runs in a window, merged as its pieces are read.
   std::vector<StateInterval> intervals_;

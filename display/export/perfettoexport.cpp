@@ -639,7 +639,7 @@ void PerfettoSink::makeTidBytes(uint32_t tid, TidBytes *e) {
 inline PerfettoSink::WaitBytes *PerfettoSink::waitBytes(const ExportWait &w) {
   static_assert(kWaitCache == 1u << 11, "11 bits of hash");
   const uint32_t h =
-      (uint32_t(uintptr_t(w.object) >> 3) * 31u + w.waiter) * 64u + uint32_t(w.state);
+      uint32_t(uintptr_t(w.object) >> 3) + (w.waiter << 6) + uint32_t(w.state);
   WaitBytes &b = waitBytes_[(h * 2654435761u) >> 21];
   if (__builtin_expect(b.object == w.object && b.waiter == w.waiter && b.state == w.state, 1))
     return &b;
@@ -827,15 +827,16 @@ struct Spread {
   uint32_t start, end, releaser, holder;
 };
 inline Spread spreadWait(const ExportWait &w) {
-  static_assert(offsetof(ExportWait, releaser) == 4 && offsetof(ExportWait, holder) == 8 &&
-                    offsetof(ExportWait, start) == 16 && offsetof(ExportWait, end) == 24,
+  static_assert(offsetof(ExportWait, start) == 0 && offsetof(ExportWait, end) == 8 &&
+                    offsetof(ExportWait, waiter) == 16 && offsetof(ExportWait, holder) == 24 &&
+                    offsetof(ExportWait, releaser) == 28,
                 "the loads below");
 #if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  const __m128i tids = _mm_loadu_si128(reinterpret_cast<const __m128i *>(&w.waiter));
   const __m128i times = _mm_loadu_si128(reinterpret_cast<const __m128i *>(&w.start));
+  const __m128i tids = _mm_loadu_si128(reinterpret_cast<const __m128i *>(&w.waiter));
   // start, end (their low halves), releaser, holder
   __m128i x = _mm_castps_si128(
-      _mm_shuffle_ps(_mm_castsi128_ps(times), _mm_castsi128_ps(tids), _MM_SHUFFLE(2, 1, 2, 0)));
+      _mm_shuffle_ps(_mm_castsi128_ps(times), _mm_castsi128_ps(tids), _MM_SHUFFLE(2, 3, 2, 0)));
   x = _mm_and_si128(x, _mm_set1_epi32(0xfffffff));
   x = _mm_or_si128(_mm_and_si128(x, _mm_set1_epi32(0x3fff)),
                    _mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(0xfffc000)), 2));
@@ -883,7 +884,7 @@ inline bool commonShape(const ExportWait &w) {
 }
 }  // namespace
 
-void PerfettoSink::wait(const ExportWait &w) {
+[[gnu::always_inline]] inline void PerfettoSink::waitInline(const ExportWait &w) {
   // Most waits (all but a hundredth of half.tmcap's) are of the common
   // shape and fit their object, waiter and state's image.
   // (commonShape: a releaser of 0 is outside every image's tids.)
@@ -898,6 +899,12 @@ void PerfettoSink::wait(const ExportWait &w) {
       return waitImaged(w, m);
   }
   waitOther(w, t);
+}
+
+void PerfettoSink::wait(const ExportWait &w) { waitInline(w); }
+
+void PerfettoSink::waitsInOrder(const ExportWait *waits, const uint32_t *order, size_t n) {
+  for (size_t i = 0; i < n; i++) waitInline(waits[order[i]]);
 }
 
 void PerfettoSink::waitOther(const ExportWait &w, WaitBytes *t) {

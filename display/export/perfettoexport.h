@@ -50,6 +50,7 @@ class PerfettoSink : public TimelineSink {
   void state(uint32_t tid, const StateInterval &iv) override;
   void states(uint32_t tid, const StateInterval *runs, size_t n) override;
   void wait(const ExportWait &w) override;
+  void waitsInOrder(const ExportWait *waits, const uint32_t *order, size_t n) override;
   void cpuBusy(int cpu, int64_t t, double percent) override;
   void counter(int which, int64_t t, double value) override;
   void userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) override;
@@ -168,7 +169,7 @@ class PerfettoSink : public TimelineSink {
     // packets, when it has none, repeat the waiter's), of the releaser's
     // track's uuid and of the flow's ids.
     uint8_t startAt[2], endAt[3], releaserTrackAt, flowIdAt[2];
-    char bytes[208];  // copied whole
+    char bytes[192];  // copied whole (half.tmcap's are 183 bytes)
   };
   // A wait's packets but for their times and its holder, releaser and
   // flow, encoded once per object, waiter and state (half.tmcap's million
@@ -224,6 +225,7 @@ class PerfettoSink : public TimelineSink {
   [[gnu::noinline]] bool makeImage(const ExportWait &w, WaitBytes *t);  // false: none fits
   static void moveImage(WaitImage *m, uint64_t high);  // to times of another high part
   void waitImaged(const ExportWait &w, const WaitImage &m);
+  void waitInline(const ExportWait &w);  // wait()'s body
   // A wait not written from its image as it stands.
   [[gnu::noinline]] void waitOther(const ExportWait &w, WaitBytes *t);
   TrackBytes &trackEntry(uint64_t uuid);

@@ -26,19 +26,19 @@ namespace tmon {
 using WaitOrder = std::vector<std::pair<int64_t, uint32_t>>;
 
 // The waits' places in that order, as std::sort of their (start, place)
-// pairs under it gives them. The waits come in runs already in order (one
-// per sync object, each in start order, and the few held and carried
-// ones, in runs of a few): the short runs are sorted together into one,
-// and the next wait is the least of the runs' heads, their starts kept
-// in a row of their own (half.tmcap's windows have four long runs and ten
-// short ones: about 85 instructions a wait, where merging them two by two
-// as pairs was 90; most of it is the scan of the heads). Two waits tied on all
-// four (none in half.tmcap or the corpus) meet there, or side by side in a
-// run: then the std::sort of the pairs decides, as before (without ties
-// the order is the same).
-// pairs and shortRuns: scratch, kept by the caller window to window.
+// pairs under it gives them. They go into buckets by start (about two
+// waits a bucket, a power of two ns each: a count, then each place put
+// in its bucket), then sorted by insertion in one pass (a wait moves
+// back only within its bucket; bucket by bucket, a std::sort for one of
+// many, when one holds many). half.tmcap's windows have four long runs in
+// order (one per sync object) and a few short ones; merging the runs'
+// heads was 85 instructions a wait, most of it the scan of the heads.
+// Two waits tied on all four (none in half.tmcap or the corpus) meet in
+// a bucket: then the std::sort of the pairs decides, as before (without
+// ties the order is the same).
+// pairs and buckets: scratch, kept by the caller window to window.
 void orderWaits(const PodVector<ExportWait> &waits, std::vector<uint32_t> *order, WaitOrder *pairs,
-                std::vector<uint32_t> *shortRuns);
+                std::vector<uint32_t> *buckets);
 
 }  // namespace tmon
 

@@ -1,6 +1,8 @@
 #include "syncactivity.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -54,7 +56,22 @@ inline void SyncActivity::placeClosed(ObjectWaits &ow, ThreadWaits *th, int64_t 
   WaitRecord *const end = v.end();
   WaitRecord *at = end;
   for (; at != v.begin() && (at - 1)->start > o.start; --at) *at = at[-1];
-  *at = WaitRecord{o.start, t, th->tid, o.object, o.holder, releaser, o.state, false, 1};
+  // Written in wide pieces (field by field, or as one brace-initialized
+  // record, the compiler gathered the tids in a vector register first).
+  static_assert(offsetof(WaitRecord, holder) == offsetof(WaitRecord, object) + 4 &&
+                    offsetof(Open, holder) == offsetof(Open, object) + 4 &&
+                    offsetof(WaitRecord, open) == offsetof(WaitRecord, state) + 1 &&
+                    offsetof(WaitRecord, count) == offsetof(WaitRecord, state) + 4 &&
+                    sizeof(FinalState) == 1,
+                "the stores below");
+  at->start = o.start;
+  at->end = t;
+  at->waiter = th->tid;
+  char *const bytes = reinterpret_cast<char *>(at);
+  std::memcpy(bytes + offsetof(WaitRecord, object), &o.object, 8);  // object and holder
+  at->releaser = releaser;
+  const uint64_t tail = uint64_t(uint8_t(o.state)) | uint64_t(1) << 32;  // state, not open, count 1
+  std::memcpy(bytes + offsetof(WaitRecord, state), &tail, 8);
   v.setEnd(end + 1);
   ow.longest = std::max(ow.longest, t - o.start);
   th->waiting = false;

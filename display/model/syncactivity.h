@@ -77,10 +77,12 @@ class SyncActivity {
   // its order, read in place (an export copied a million of them into a
   // vector to read them once); scratch holds the few open ones and runs of
   // one start. False, with no call, when r holds waits that left RAM (as
-  // waits() orders those otherwise): call waits().
+  // waits() orders those otherwise): call waits(). f is taken by value:
+  // its copied captures stay in registers (through a reference, each was
+  // loaded again after every call's stores).
   template <typename F>
   bool forEachWaitInOrder(uint32_t object, const TimeRange &r, int64_t horizon,
-                          std::vector<WaitRecord> *scratch, F &&f) const;
+                          std::vector<WaitRecord> *scratch, F f) const;
   std::vector<WaitPair> matrix(const TimeRange &r, int64_t horizon, uint32_t object) const;
   // waits() and matrix(r, horizon, object) summed in one pass (WaitSums).
   void waitSums(uint32_t object, const TimeRange &r, int64_t horizon, WaitSums *out) const;
@@ -226,7 +228,7 @@ class SyncActivity {
 
 template <typename F>
 bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64_t horizon,
-                                      std::vector<WaitRecord> *scratch, F &&f) const {
+                                      std::vector<WaitRecord> *scratch, F f) const {
   const WaitRecord *at = nullptr, *end = nullptr;
   auto cl = objects_.find(object);
   if (cl != objects_.end()) {
@@ -266,7 +268,21 @@ bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64
       if (p->end > r.t0 || (p->start >= r.t0 && p->end == p->start)) return p;
     return end;
   };
+  // (r's ends in locals: f's stores may alias r, which was loaded again.)
+  const int64_t t0 = r.t0, t1 = r.t1;
   for (const WaitRecord *p = in(at); p != end;) {  // (in: p->start < r.t1)
+    // Nearly every one: inside r as it is (then in), the only one of its
+    // start, given without a copy (in, the clip and a run's look-ahead
+    // were half of a wait's read).
+    while (p->start >= t0 && p->end >= p->start && p->end <= t1) {
+      const WaitRecord *next = p + 1;
+      if (next != end && next->start == p->start) break;  // a run of one start
+      put(*p);
+      p = next;
+      if (p == end || p->start >= t1) break;
+    }
+    p = in(p);
+    if (p == end) break;
     const int64_t start = std::max(p->start, r.t0);
     const WaitRecord *q = in(p + 1);
     if (q == end || std::max(q->start, r.t0) != start) {

@@ -1,8 +1,8 @@
 // orderWaits (display/export/waitorder.h) gives the order std::sort of
 // the waits' (start, place) pairs gives, for runs as the export walk makes
 // them: long runs in order (a sync object's waits), short ones (held and
-// carried waits), and with waits tied on all four keys, where std::sort's
-// own order of the pairs is the one written.
+// carried waits), one far from the rest, and with waits tied on all four
+// keys, where std::sort's own order of the pairs is the one written.
 #include <QtTest>
 #include <algorithm>
 #include <random>
@@ -73,9 +73,9 @@ class TestWaitOrder : public QObject {
       const int runs = 1 + int(rng() % 12), maxRun = round % 2 ? 300 : 8;
       const int64_t starts = round % 3 ? 400 : 20;
       const PodVector<ExportWait> waits = randomWaits(&rng, runs, maxRun, starts, tie);
-      std::vector<uint32_t> order, shortRuns;
+      std::vector<uint32_t> order, buckets;
       WaitOrder pairs;
-      orderWaits(waits, &order, &pairs, &shortRuns);
+      orderWaits(waits, &order, &pairs, &buckets);
       const std::vector<uint32_t> want = sortedPairs(waits);
       QCOMPARE(order.size(), want.size());
       for (size_t i = 0; i < want.size(); i++) QCOMPARE(order[i], want[i]);
@@ -84,16 +84,32 @@ class TestWaitOrder : public QObject {
     QVERIFY(ties > 400);
   }
 
+  // A wait held from long before (a start far from the rest) crowds the
+  // others into one bucket, sorted otherwise than by insertion.
+  void farStartCrowdsTheOthers() {
+    std::mt19937 rng(29);
+    for (int round = 0; round < 200; round++) {
+      PodVector<ExportWait> waits = randomWaits(&rng, 8, 300, 400, round % 2);
+      ExportWait far = waits[0];
+      far.start = (round % 4 < 2 ? -1 : 1) * (int64_t(1) << 40);
+      waits.push_back(far);
+      std::vector<uint32_t> order, buckets;
+      WaitOrder pairs;
+      orderWaits(waits, &order, &pairs, &buckets);
+      QCOMPARE(order, sortedPairs(waits));
+    }
+  }
+
   void emptyAndSingle() {
     PodVector<ExportWait> waits;
-    std::vector<uint32_t> order{7}, shortRuns;
+    std::vector<uint32_t> order{7}, buckets;
     WaitOrder pairs;
-    orderWaits(waits, &order, &pairs, &shortRuns);
+    orderWaits(waits, &order, &pairs, &buckets);
     QVERIFY(order.empty());
     ExportWait w;
     w.start = 5;
     waits.push_back(w);
-    orderWaits(waits, &order, &pairs, &shortRuns);
+    orderWaits(waits, &order, &pairs, &buckets);
     QCOMPARE(order, std::vector<uint32_t>{0});
   }
 };
