@@ -1,8 +1,9 @@
 """A process watched from outside that execs another program: threadmon-attach
 follows it into the new image (an Exec frame), so the report names the program
 it became, says when it exec'd and from what, and counts the new image's
-threads. A probe ends its session at an exec (Goodbye END_EXEC) and the new
-image opens its own; from outside the session goes on."""
+threads, alone and in a recorded process tree. A probe ends its session at an
+exec (Goodbye END_EXEC) and the new image opens its own; from outside the
+session goes on."""
 import os
 import subprocess
 import sys
@@ -65,6 +66,31 @@ def test_exec_while_watched():
           f"the report says it exec'd: {text[:900]!r}")
     if execs:
         print(f"  exec'd at {execs[0]['at_s']:.3f} s of {process['duration_s']:.3f} s")
+
+
+def test_tree_child_execs_while_watched():
+    """In a recorded tree, a child without a session (a subshell, no thread)
+    is watched from outside after 0.1 s; at 0.6 s it execs sleep, which
+    starts no session either: its watch says it became sleep."""
+    tmtest.require_report()
+    if not os.path.exists(ATTACH):
+        raise tmtest.Skip("threadmon-attach is not built")
+    out = os.path.join(tmtest.Temp.dir(), "tree")
+    run = tmtest.launcher("record", "-o", out, "--", "bash", "-c",
+                          "(/bin/sleep 0.6; exec /bin/sleep 0.3); true")
+    check(run.returncode == 0, f"exited {run.returncode}: {run.stderr!r}")
+    doc = tmtest.report_json(out)
+    watched = [r for r in doc["reports"] if r["report"]["process"].get("execs")]
+    if not check(len(watched) == 1, f"reports with an exec: {len(watched)} of "
+                 f"{[r['report']['process']['exe'] for r in doc['reports']]}"):
+        return
+    process = watched[0]["report"]["process"]
+    e = process["execs"][0]
+    check(os.path.basename(e["from_exe"]) == "bash" and
+          os.path.basename(e["to_exe"]) == "sleep" and e["to_argv"] == ["/bin/sleep", "0.3"],
+          f"the exec: {e}")
+    check(process["exe"] == e["to_exe"] and process["argv"] == ["/bin/sleep", "0.3"],
+          f"the watched child is described as {process['exe']} {process['argv']}")
 
 
 tmtest.main(globals())
