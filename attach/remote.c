@@ -2,6 +2,8 @@
 #include "remote.h"
 
 #include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -43,4 +45,15 @@ ssize_t tm_read_file(const char *path, char *buf, size_t n) {
   close(fd);
   buf[len] = 0;
   return (ssize_t)len;
+}
+
+long long tm_stat_field(const char *stat, int n) {
+  const char *p = strrchr(stat, ')');
+  if (!p) return -1;
+  p++;
+  for (int f = 3; f < n && *p; f++) {
+    while (*p == ' ') p++;
+    while (*p && *p != ' ') p++;
+  }
+  return *p ? strtoll(p, NULL, 10) : -1;
 }

@@ -19,4 +19,8 @@ ssize_t tm_remote_read(pid_t pid, uintptr_t addr, void *buf, size_t len);
  * returns its length, -1 with errno set when it cannot be read. */
 ssize_t tm_read_file(const char *path, char *buf, size_t n);
 
+/* Field n (1-based, n > 2) of a /proc stat line, after the name (which
+ * may hold spaces and parentheses); -1 when the line has no such field. */
+long long tm_stat_field(const char *stat, int n);
+
 #endif

@@ -59,3 +59,10 @@ void tm_xgo_tick(tm_xgo *g, uint64_t now) {
 }
 
 void tm_xgo_free(tm_xgo *g) { tm_go_runtime_free(&g->ms); }
+
+void tm_xgo_image_changed(tm_xgo *g) {
+  tm_xwaits *x = g->x;
+  tm_xgo_free(g);
+  if (x->hooks.name == name_hook) x->hooks.name = NULL;
+  tm_xgo_open(g, x);
+}

@@ -26,5 +26,8 @@ void tm_xgo_open(tm_xgo *g, tm_xwaits *x);
  * the live threads whose M it knows. */
 void tm_xgo_tick(tm_xgo *g, uint64_t now);
 void tm_xgo_free(tm_xgo *g);
+/* The process exec'd (its maps read again): looks for a runtime in the new
+ * image; the old one's Ms name nothing now. */
+void tm_xgo_image_changed(tm_xgo *g);
 
 #endif

@@ -20,6 +20,7 @@
 #include "remote.h"
 #include "session.h"
 #include "status.h"
+#include "xexec.h"
 #include "xgonames.h"
 #include "xwaits.h"
 
@@ -29,7 +30,6 @@
 #define EXEC_WAIT_NS 15000000000u
 /* How long the launcher may take to pass on the status it reaped. */
 #define STATUS_WAIT_MS 2000
-#define CMDLINE_MAX 65536
 
 /* The sampler's state is large (its visit plan covers every slot): one
  * session a process, as in the probe. */
@@ -41,35 +41,13 @@ static void say(const char *what, pid_t pid, const char *text) {
 
 /* ---- the target's identity ---- */
 
-/* Field n (1-based, n > 2) of a stat line, after the name. */
-static long long stat_field(const char *stat, int n) {
-  const char *p = strrchr(stat, ')');
-  if (!p) return -1;
-  p++;
-  for (int f = 3; f < n && *p; f++) {
-    while (*p == ' ') p++;
-    while (*p && *p != ' ') p++;
-  }
-  return *p ? strtoll(p, NULL, 10) : -1;
-}
-
-static void gather_identity(tm_session *s, pid_t pid) {
+static void gather_identity(tm_session *s, tm_xexec *image, pid_t pid) {
   char path[64], stat[1024];
-  snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
-  ssize_t n = readlink(path, s->exe, sizeof s->exe - 1);
-  s->exe[n > 0 ? n : 0] = 0;
   snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-  long long ppid = tm_read_file(path, stat, sizeof stat) > 0 ? stat_field(stat, 4) : -1;
+  long long ppid = tm_read_file(path, stat, sizeof stat) > 0 ? tm_stat_field(stat, 4) : -1;
   s->ppid = ppid > 0 ? (uint32_t)ppid : 0;
   tm_session_gather_host(s);
-  snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  s->cmdline = fd >= 0 ? malloc(CMDLINE_MAX) : NULL;
-  ssize_t r;
-  while (s->cmdline && s->cmdline_len < CMDLINE_MAX &&
-         (r = read(fd, s->cmdline + s->cmdline_len, CMDLINE_MAX - s->cmdline_len)) > 0)
-    s->cmdline_len += (size_t)r;
-  if (fd >= 0) close(fd);
+  tm_xexec_read(image, s, pid);
 }
 
 /* ---- sources ---- */
@@ -167,7 +145,7 @@ static int wait_tick(int pidfd, int sigfd, uint64_t deadline) {
 static int end_reason(pid_t pid, int *status) {
   char path[64], stat[1024];
   snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-  long long code = tm_read_file(path, stat, sizeof stat) > 0 ? stat_field(stat, 52) : -1;
+  long long code = tm_read_file(path, stat, sizeof stat) > 0 ? tm_stat_field(stat, 52) : -1;
   if (code < 0) return THREADMON__END_REASON__END_UNSPECIFIED;
   if (code & 0x7f) {
     *status = (int)(code & 0x7f);
@@ -331,7 +309,8 @@ int tm_xsession_run(pid_t pid, const tm_xopts *o) {
   if (open_output(s, pid, o) < 0) return 1;
   open_sources(s, pid, &a);
   int how = o->exec_fd >= 0 ? wait_exec(s, o->exec_fd, pidfd, sigfd) : 0;
-  gather_identity(s, pid);
+  tm_xexec image;
+  gather_identity(s, &image, pid);
   tm_xwaits x;
   if (!tm_xwaits_init(&x, s, pid, a.ptrace)) {
     say("", pid, "out of memory");
@@ -344,6 +323,11 @@ int tm_xsession_run(pid_t pid, const tm_xopts *o) {
 
   uint64_t next = tm_now_ns(), end = o->duration_ns ? s->start_ns + o->duration_ns : UINT64_MAX;
   while (!how) {
+    /* Before the tick: its samples are the new image's threads. */
+    if (tm_xexec_check(&image, s)) {
+      tm_xwaits_image_changed(&x);
+      tm_xgo_image_changed(&go);
+    }
     tm_xgo_tick(&go, tm_now_ns());
     tm_tick_run(s, true);
     tm_budget_keep(s, tm_now_ns(), tm_thread_cpu_ns());

@@ -371,6 +371,10 @@ bool tm_xwaits_init(tm_xwaits *x, tm_session *s, pid_t pid, bool stacks) {
   return wait_of(x, (uint32_t)pid) != NULL;
 }
 
+void tm_xwaits_image_changed(tm_xwaits *x) {
+  if (x->stacks) load_maps(x, tm_now_ns());
+}
+
 void tm_xwaits_close(tm_xwaits *x, uint64_t now) {
   for (uint32_t i = 0; i < x->waits_cap; i++) {
     xwait *w = &x->waits[i];

@@ -61,6 +61,9 @@ bool tm_xwaits_init(tm_xwaits *x, struct tm_session *s, pid_t pid, bool stacks);
 /* The session ends at now: the waits still going on count up to now in
  * their objects' wait times (their threads stay blocked). */
 void tm_xwaits_close(tm_xwaits *x, uint64_t now);
+/* The process exec'd: its modules are the new image's (read again now,
+ * not when a stack first falls outside the old ones). */
+void tm_xwaits_image_changed(tm_xwaits *x);
 void tm_xwaits_free(tm_xwaits *x);
 
 #endif

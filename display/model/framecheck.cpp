@@ -255,6 +255,15 @@ bool FrameCheck::check(Threadmon__Frame *f) {
       if (!f->notice) return false;
       cut(f->notice->text);
       return true;
+    case THREADMON__FRAME__BODY_EXEC:
+      if (!f->exec) return false;
+      if (!time(f->exec->time_ns, &t)) {
+        note(TimeOutside);
+        return false;
+      }
+      cut(f->exec->exe);
+      cutList(f->exec->argv, &f->exec->n_argv);
+      return true;
     case THREADMON__FRAME__BODY_USER_THREAD: {
       Threadmon__UserThread *u = f->user_thread;
       if (!u) return false;

@@ -95,6 +95,14 @@ void addDetailLoss(DetailLosses *v, const DetailLoss &d);
 // How much of [t0, t1) lies in any of the spans shown (open ones end at t1).
 int64_t detailLostNs(const DetailLosses &v, int64_t t0, int64_t t1);
 
+// An exec seen from outside (threadmon.Exec): the session went on in the
+// new image. from*: what the process ran until then.
+struct ImageChange {
+  int64_t timeNs = 0;
+  QString fromExe, toExe;
+  QStringList fromArgv, toArgv;
+};
+
 struct SessionInfo {
   bool helloSeen = false;
   uint32_t protocolVersion = 0;
@@ -102,8 +110,11 @@ struct SessionInfo {
   uint32_t pid = 0;
   uint32_t ppid = 0;
   uint32_t parentPid = 0;  // set when the session is a forked child
-  QString exe;
+  QString exe;             // the image it runs: Hello's, or its last exec's (execs)
   QStringList argv;
+  // Execs the session went on through, in order (at most
+  // limits::kMaxNotices; later ones still change exe and argv).
+  std::vector<ImageChange> execs;
   QString host;
   QString kernel;
   uint32_t cpuCount = 0;

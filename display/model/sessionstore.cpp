@@ -186,6 +186,9 @@ QString SessionStore::fold(const Threadmon__Frame &f) {
         users.applySwitches(us, &check_);
       }
       break;
+    case THREADMON__FRAME__BODY_EXEC:
+      if (f.exec) applyExec(*f.exec);
+      break;
     case THREADMON__FRAME__BODY_NOTICE:
       if (!f.notice) break;
       if (f.notice->text && !strncmp(f.notice->text, TM_NOTICE_FLIGHT, strlen(TM_NOTICE_FLIGHT)))
@@ -232,6 +235,20 @@ QString SessionStore::applyHello(const Threadmon__Hello &h) {
   info.sessionId = h.session_id;
   if (h.start_monotonic_ns) seeTime(info.startNs);
   return QString();
+}
+
+void SessionStore::applyExec(const Threadmon__Exec &e) {
+  ImageChange c;
+  c.timeNs = ns(e.time_ns);
+  seeTime(c.timeNs);
+  c.fromExe = info.exe;
+  c.fromArgv = info.argv;
+  info.exe = str(e.exe);
+  info.argv.clear();
+  for (size_t i = 0; i < e.n_argv; i++) info.argv.append(str(e.argv[i]));
+  c.toExe = info.exe;
+  c.toArgv = info.argv;
+  if (info.execs.size() < size_t(limits::kMaxNotices)) info.execs.push_back(std::move(c));
 }
 
 void SessionStore::applyGoodbye(const Threadmon__Goodbye &g) {

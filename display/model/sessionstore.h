@@ -89,6 +89,7 @@ class SessionStore {
   QString fold(const Threadmon__Frame &f);
   QString applyHello(const Threadmon__Hello &h);
   void applyGoodbye(const Threadmon__Goodbye &g);
+  void applyExec(const Threadmon__Exec &e);
   void applyTick(const Threadmon__Tick &t);
   static void dropWaitBeforeBaseline(ThreadTimeline *th, const LwpSeries::Point *prev, int64_t t,
                                      int64_t read, LwpSeries::Values *v);

@@ -198,6 +198,15 @@ QJsonObject processJson(const ReportRows &rows) {
   p["ppid"] = qint64(i.ppid);
   p["exe"] = i.exe;
   p["argv"] = QJsonArray::fromStringList(i.argv);
+  // Execs seen from outside: exe and argv are the image it ran last.
+  QJsonArray execs;
+  for (const ImageChange &c : i.execs)
+    execs.append(QJsonObject{{"at_s", double(c.timeNs - i.startNs) / 1e9},
+                             {"from_exe", c.fromExe},
+                             {"from_argv", QJsonArray::fromStringList(c.fromArgv)},
+                             {"to_exe", c.toExe},
+                             {"to_argv", QJsonArray::fromStringList(c.toArgv)}});
+  p["execs"] = execs;
   p["duration_s"] = rows.durationS;
   // A session that detached (threadmon-attach stopped watching, or the
   // probe stopped itself) saw no exit: its status is no exit status.

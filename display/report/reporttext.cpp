@@ -209,6 +209,15 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
              .arg(p["ppid"].toInteger())
              .arg(p["exe"].toString());
   out << QStringLiteral("  argv: %1").arg(argv.join(' '));
+  for (const QJsonValue &v : p["execs"].toArray()) {
+    const QJsonObject e = v.toObject();
+    QStringList from;
+    for (const QJsonValue &a : e["from_argv"].toArray()) from << a.toString();
+    out << QStringLiteral(
+               "  exec'd at %1 s: from %2 (argv: %3) to %4; watched on in the new program")
+               .arg(num(e["at_s"].toDouble(), 3), e["from_exe"].toString(), from.join(' '),
+                    e["to_exe"].toString());
+  }
   out << QStringLiteral(
              "  duration %1 s, exit status %2, frames dropped %3, events dropped %4, "
              "switch records lost %5")

@@ -400,6 +400,20 @@ void StreamBuilder::notice(int64_t t, const char *text) {
   frame(f);
 }
 
+void StreamBuilder::exec(int64_t t, const char *exe, std::vector<const char *> argv) {
+  Threadmon__Exec e = THREADMON__EXEC__INIT;
+  e.time_ns = uint64_t(t);
+  e.exe = str(exe);
+  std::vector<char *> args;
+  for (const char *a : argv) args.push_back(str(a));
+  e.n_argv = args.size();
+  e.argv = args.data();
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_EXEC;
+  f.exec = &e;
+  frame(f);
+}
+
 void StreamBuilder::goodbye(int64_t t, int exitStatus, uint64_t eventsDropped) {
   Threadmon__Goodbye g = THREADMON__GOODBYE__INIT;
   g.events_dropped = eventsDropped;

@@ -166,6 +166,8 @@ class StreamBuilder {
             const std::vector<Sync> &sync = {}, uint64_t framesDropped = 0,
             const std::vector<Site> &sites = {});
   void notice(int64_t t, const char *text);
+  // An Exec: the process, watched from outside, now runs exe with argv.
+  void exec(int64_t t, const char *exe, std::vector<const char *> argv);
   void goodbye(int64_t t, int exitStatus, uint64_t eventsDropped = 0);
 
   // Any other frame, as given: what the calls above cannot say (bad input).

@@ -118,6 +118,24 @@ StreamBuilder attachableSession(bool attached) {
   return b;
 }
 
+// Read from outside: main 20 sleeps in /usr/bin/jshell, which execs
+// /usr/bin/test at 40 ms; then a forged Exec days past the session's
+// window (dropped: no time of this session).
+StreamBuilder execSession() {
+  StreamBuilder b;
+  b.setOutside(true);
+  b.setExe("/usr/bin/jshell");
+  b.hello(true);
+  b.threadStart(20, kT0, "jshell", "", false, true);
+  for (int k = 0; k <= 10; k++) {
+    if (k == 4) b.exec(kT0 + 40 * kMs, "/usr/bin/test", {"test", "-x", "/bin/sh"});
+    b.tick(kT0 + k * 10 * kMs, {Lwp{20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 'S'}});
+  }
+  b.exec(kT0 + (int64_t(1) << 49), "/usr/bin/forged", {"forged"});
+  b.goodbye(kT0 + 100 * kMs, 0);
+  return b;
+}
+
 struct Run {
   int code;
   QByteArray out, err;
@@ -173,6 +191,40 @@ class TestReport : public QObject {
     QVERIFY(reportSession(true).writeFile(file));
     o = QJsonDocument::fromJson(report({"--json", file}).out).object();
     QCOMPARE(o["sync_objects"].toArray()[0].toObject()["acquisitions"].toInt() > 0, true);
+  }
+
+  // An exec seen from outside: the process is the program it became, and
+  // the report says when it exec'd and from what (whole and streamed).
+  void execSeenFromOutsideNamesTheNewProgram() {
+    QString file = dir_.filePath("exec.tmcap");
+    QVERIFY(execSession().writeFile(file));
+    for (const QStringList &mode : {QStringList{"--json"}, QStringList{"--stream", "--json"}}) {
+      Run r = report(mode + QStringList{file});
+      QJsonObject p = QJsonDocument::fromJson(r.out).object()["process"].toObject();
+      QCOMPARE(p["exe"].toString(), QStringLiteral("/usr/bin/test"));
+      QCOMPARE(p["argv"].toArray().size(), 3);
+      const QJsonArray execs = p["execs"].toArray();
+      QCOMPARE(execs.size(), 1);
+      const QJsonObject e = execs[0].toObject();
+      QCOMPARE(e["at_s"].toDouble(), 0.04);
+      QCOMPARE(e["from_exe"].toString(), QStringLiteral("/usr/bin/jshell"));
+      QCOMPARE(e["to_exe"].toString(), QStringLiteral("/usr/bin/test"));
+      QCOMPARE(e["to_argv"].toArray()[2].toString(), QStringLiteral("/bin/sh"));
+    }
+    Run text = report({file});
+    QVERIFY2(
+        text.out.contains("): /usr/bin/test\n  argv: test -x /bin/sh\n  exec'd at 0.040 s: "
+                          "from /usr/bin/jshell (argv: workload --threads=2) to /usr/bin/test"),
+        text.out.constData());
+    // A capture without one says nothing of execs.
+    QVERIFY(reportSession(true, true).writeFile(file));
+    QVERIFY(!report({file}).out.contains("exec'd at"));
+    QCOMPARE(QJsonDocument::fromJson(report({"--json", file}).out)
+                 .object()["process"]
+                 .toObject()["execs"]
+                 .toArray()
+                 .size(),
+             0);
   }
 
   void jsonSummaryOfACompleteCapture() {

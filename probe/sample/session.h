@@ -60,6 +60,9 @@ typedef struct tm_session {
 
 /* The Hello of this session (probe_tid known): session_wire.c. */
 void tm_session_send_hello(tm_session *s, int to);
+/* An Exec frame: the process now runs s->exe with s->cmdline (an exec seen
+ * from outside; the session goes on): session_wire.c. */
+void tm_session_send_exec(tm_session *s, uint64_t time_ns, int to);
 /* The Hello's host, kernel release and online CPUs: session_wire.c. */
 void tm_session_gather_host(tm_session *s);
 /* Tells the launcher (THREADMON_STATUS), once, that the display refused

@@ -1,6 +1,7 @@
 /* What a session says about itself: its Hello (also to every new
- * connection), and the launcher's status line when the display refused it
- * or was never reached. */
+ * connection), the image it went on in after an exec seen from outside,
+ * and the launcher's status line when the display refused it or was never
+ * reached. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -19,16 +20,24 @@
  * the token: argv gets at most this much of it, in whole arguments. */
 #define HELLO_ARGV_BYTES (TM_MAX_HELLO_BYTES / 4)
 
-void tm_session_send_hello(tm_session *s, int to) {
-  char *argv[256];
+#define ARGV_MAX 256
+
+/* The session's cmdline as argv, cut to what a Hello may carry. */
+static size_t split_argv(const tm_session *s, char *argv[ARGV_MAX]) {
   size_t argc = 0, argv_bytes = 0;
-  for (size_t off = 0; off < s->cmdline_len && argc < 256; argc++) {
+  for (size_t off = 0; off < s->cmdline_len && argc < ARGV_MAX; argc++) {
     size_t len = strnlen(s->cmdline + off, s->cmdline_len - off);
     if (argv_bytes + len + 3 > HELLO_ARGV_BYTES) break;
     argv_bytes += len + 3; /* with its tag and length */
     argv[argc] = s->cmdline + off;
     off += len + 1;
   }
+  return argc;
+}
+
+void tm_session_send_hello(tm_session *s, int to) {
+  char *argv[ARGV_MAX];
+  size_t argc = split_argv(s, argv);
   Threadmon__Source sources[11];
   size_t ns = 0;
   if (!s->external) sources[ns++] = THREADMON__SOURCE__SOURCE_INTERPOSE;
@@ -66,6 +75,19 @@ void tm_session_send_hello(tm_session *s, int to) {
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_HELLO;
   f.hello = &h;
+  tm_emit(s, &f, to);
+}
+
+void tm_session_send_exec(tm_session *s, uint64_t time_ns, int to) {
+  char *argv[ARGV_MAX];
+  Threadmon__Exec e = THREADMON__EXEC__INIT;
+  e.time_ns = time_ns;
+  e.exe = s->exe;
+  e.n_argv = split_argv(s, argv);
+  e.argv = argv;
+  Threadmon__Frame f = THREADMON__FRAME__INIT;
+  f.body_case = THREADMON__FRAME__BODY_EXEC;
+  f.exec = &e;
   tm_emit(s, &f, to);
 }
 
