@@ -200,6 +200,17 @@ std::vector<SessionModel::CarriedSample> SessionModel::samplesBefore(int64_t t) 
   for (const auto &th : store_->threads) {
     if (th->info.endNs >= 0 && th->info.endNs < t) continue;
     const LwpSeries::Point *p = th->lwp.at(t - 1);
+    // Not sampled before t (its counters did not move; its first reading
+    // may be after t, read past the segment's end): its first reading, in
+    // the next model, counts from its start, as in a whole read.
+    if (!p && th->countersZeroNs() != INT64_MIN && th->countersZeroNs() < t) {
+      CarriedSample c;
+      c.tid = th->info.tid;
+      c.t = th->countersZeroNs();
+      c.zeroReading = true;
+      out.push_back(std::move(c));
+      continue;
+    }
     if (!p) continue;
     CarriedSample c{th->info.tid, p->t, p->aux, p->extra, {p->v.begin(), p->v.end()}};
     const ThreadTimeline::WaitBeforeBaseline &w = th->waitBefore;
@@ -216,6 +227,7 @@ std::vector<SessionModel::CarriedSample> SessionModel::samplesBefore(int64_t t) 
 void SessionModel::carrySamples(const std::vector<CarriedSample> &samples) {
   generation_++;
   for (const CarriedSample &s : samples) {
+    if (s.zeroReading) store_->carryZeroReading(s.tid, s.t);
     if (s.v.size() != size_t(kLwpCounters)) continue;
     LwpSeries::Point p{s.t, s.aux, s.extra, {}};
     std::copy(s.v.begin(), s.v.end(), p.v.begin());

@@ -64,8 +64,11 @@ class SessionModel : public QObject {
     // (ThreadTimeline::WaitBeforeBaseline).
     int64_t baselineNs = INT64_MIN, droppedFromNs = INT64_MAX;
     uint64_t runqueueDropped = 0;
+    // No sample before t: its counters were 0 at t (its start), v empty.
+    bool zeroReading = false;
   };
-  // Of every thread alive at t.
+  // Of every thread alive at t: its newest sample before t, or when it has
+  // none, when its counters were 0 (ThreadTimeline::countersZeroNs), if known.
   std::vector<CarriedSample> samplesBefore(int64_t t) const;
   // Into a model fed its descriptions and nothing since: to the threads it
   // knows as born by the sample's time.

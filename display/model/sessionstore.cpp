@@ -293,6 +293,16 @@ void SessionStore::carrySample(uint32_t tid, const LwpSeries::Point &p,
   unsettled_ = true;
 }
 
+void SessionStore::carryZeroReading(uint32_t tid, int64_t t) {
+  const int index = tidIndex.find(tid);
+  if (index < 0) return;
+  ThreadTimeline &th = *threads[size_t(index)];
+  // Born after it (another thread of the same tid), or sampled already.
+  if (th.info.startNs > t || th.lwp.size()) return;
+  th.carriedZeroNs = t;
+  unsettled_ = true;
+}
+
 namespace {
 constexpr int64_t kFirstTickWithinNs = 1'000'000'000;
 // A reading's clock may lag it (the sampler preempted in between).
@@ -362,9 +372,10 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     // A first reading with more CPU and run-queue time than the thread has
     // lived since its start: it ran before (a main thread before an exec,
     // the fork child's time; a thread an attach found): from this reading.
-    if (!th.lwp.size() && th.baselineZero) {
-      if (int64_t(s.oncpu_ns + s.runqueue_ns) > read - th.info.startNs + kFirstReadSlackNs) {
+    if (!th.lwp.size() && th.countersZeroNs() != INT64_MIN) {
+      if (int64_t(s.oncpu_ns + s.runqueue_ns) > read - th.countersZeroNs() + kFirstReadSlackNs) {
         th.baselineZero = false;
+        th.carriedZeroNs = INT64_MIN;
         th.countedFromFirstSample = true;
       }
     }
@@ -374,8 +385,9 @@ void SessionStore::applyTick(const Threadmon__Tick &tk) {
     // accrued since its own previous sample (or its start), not this tick.
     // A first reading not counted from zero (an attach's, a window's model
     // started mid-run) holds a life's run-queue time: none of it is this
-    // tick's.
-    int64_t since = prev ? prev->t : (th.baselineZero ? th.info.startNs : INT64_MIN);
+    // tick's. A segment's model knows the zero its thread's start had in
+    // the segment before (carryZeroReading).
+    int64_t since = prev ? prev->t : th.countersZeroNs();
     if (since != INT64_MIN && t > since)
       rqThreads += double(sub(v[kRunqueue], prev ? prev->v[kRunqueue] : 0)) / double(t - since);
     activity.futex(s.tid, t, s.futex_addr, s.asleep_syscall, s.asleep_kind);

@@ -46,6 +46,9 @@ class SessionStore {
   // SessionModel::carrySamples, one sample of tid.
   void carrySample(uint32_t tid, const LwpSeries::Point &p,
                    const ThreadTimeline::WaitBeforeBaseline &waitBefore);
+  // SessionModel::carrySamples, a thread with no sample yet whose counters
+  // were 0 at t.
+  void carryZeroReading(uint32_t tid, int64_t t);
   // Newest time up to which every thread's state is known; INT64_MIN if none.
   int64_t horizon() const;
   int64_t startNs() const;

@@ -75,6 +75,12 @@ class ThreadTimeline {
 
   ThreadInfo info;
   bool baselineZero = false;  // ThreadStart seen: counters were 0 at startNs
+  // Counters 0 at this time, no reading since: the start a segment before
+  // saw (SessionStore::carryZeroReading), its own start moved by knownFrom.
+  int64_t carriedZeroNs = INT64_MIN;
+  // When its counters were 0, if no reading since is known to differ: the
+  // time its first reading counts from (INT64_MIN: none).
+  int64_t countersZeroNs() const { return baselineZero ? info.startNs : carriedZeroNs; }
   // A thread of a process attached to (SOURCE_ATTACH) that existed before
   // the attach: its counters count from its birth, so its times in the
   // session count from its first sample (SessionModel::lwpDelta).

@@ -157,6 +157,60 @@ class TestModelCounters : public QObject {
     }
   }
 
+  // A thread not sampled since its start (its counters did not move: a
+  // worker of deadlock.c blocked for 2.6 s) waited for a CPU over its whole
+  // life when its first reading comes: in a segment after the one it
+  // started in too, as in the whole read (the segments carry the zero of
+  // its start when they have no sample of it to carry).
+  void aFirstReadingSegmentsAfterTheStartCountsFromTheStart() {
+    constexpr uint32_t kQuiet = kTid + 1;
+    // The descriptions come once, before the ticks (a segment's replayed
+    // before its warm-up and knownFrom).
+    auto frames = [](int from, int to, bool described) {
+      auto b = std::make_unique<StreamBuilder>();
+      if (described) {
+        b->hello(false);
+        b->threadStart(kTid, at(0), "main", "", false, true);
+        b->threadStart(kQuiet, at(1), "worker", "run");
+      }
+      // Tick i at 50 ms x (i + 1); only the main thread's counters move
+      // until the fifth, where the worker read 26 ms of run queue.
+      for (int i = from; i < to; i++) {
+        const int64_t t = at(50 * (i + 1));
+        std::vector<Lwp> lwps{{kTid, 0, 0, uint64_t(i + 1) * kMs, uint64_t(i + 1) * kMs}};
+        if (i >= 4) lwps.push_back({kQuiet, 0, 0, uint64_t(i - 3) * kMs, 26 * kMs});
+        b->tick(t, lwps);
+      }
+      if (to == 6) b->goodbye(at(301), 0);
+      return b;
+    };
+    SessionModel whole;
+    frames(0, 6, true)->applyTo(&whole);
+    const TimeRange last{at(240), at(260)};
+    const std::vector<TickPoint> wholeTicks = whole.ticks(last);
+    QCOMPARE(wholeTicks.size(), size_t(1));
+    // The main thread's 1 ms in 50 ms, the worker's 26 ms in 249 ms.
+    const float expected = float(1.0 / 50 + 26.0 / 249);
+    QVERIFY2(std::fabs(wholeTicks[0].runqueueThreads - expected) < 1e-6f,
+             qPrintable(QString::number(wholeTicks[0].runqueueThreads)));
+    // Segments from 120 and 220 ms, each given the one before's samples,
+    // each read a tick past its end (Sequence::readPast): the one before
+    // the worker's first reading holds it too, after the edge.
+    auto segment = [&](SessionModel *m, const SessionModel *before, int64_t t, int from, int to) {
+      frames(0, 0, true)->applyTo(m);
+      m->carrySamples(before->samplesBefore(t));
+      m->knownFrom(t);
+      frames(from, to, false)->applyTo(m);
+    };
+    SessionModel first, second, third;
+    frames(0, 3, true)->applyTo(&first);
+    segment(&second, &first, at(120), 2, 5);
+    segment(&third, &second, at(220), 4, 6);
+    const std::vector<TickPoint> thirdTicks = third.ticks(last);
+    QCOMPARE(thirdTicks.size(), size_t(1));
+    QCOMPARE(thirdTicks[0].runqueueThreads, wholeTicks[0].runqueueThreads);
+  }
+
   // The report prints each counter
   // under its key: from the session's start, in seconds or as a count.
   void everyCounterReachesTheReport() {
