@@ -31,6 +31,17 @@ def report(capture, *args):
     return json.loads(proc.stdout)
 
 
+def severities_agree(streamed, whole):
+    """The same severity, or shares (a rule's figure its severity follows)
+    within 0.5% of each other, so that its threshold lies between them
+    (matrix_mult under load: 0.49997 in 1 s windows, 0.50007 whole, medium
+    and high: the high line is 0.5)."""
+    if streamed["severity"] == whole["severity"]:
+        return True
+    a, b = streamed["evidence"].get("share"), whole["evidence"].get("share")
+    return a is not None and b is not None and abs(a - b) <= 0.005 * b
+
+
 def subject(f):
     if f.get("kind") in BY_OBJECT:
         return tuple(f.get("objects", []))
@@ -59,7 +70,8 @@ def check_workload(name, args, kind):
         if not check(got is not None, f"{name}: the whole read's high {f['kind']} {subject(f)} "
                      f"is not in the streamed report ({tmtest.describe(streamed['findings'])})"):
             continue
-        check(got["severity"] == "high", f"{name}: {f['kind']} streamed is {got['severity']}")
+        check(severities_agree(got, f), f"{name}: {f['kind']} streamed is {got['severity']} "
+              f"(share {got['evidence'].get('share')}, whole {f['evidence'].get('share')})")
         w = got["evidence"].get("windows", {})
         check(1 <= w.get("held", 0) <= w.get("of", 0) and w.get("of", 0) >= 2,
               f"{name}: {f['kind']} evidence.windows {w}, expected held of at least 2 windows")
@@ -227,12 +239,14 @@ def test_oversubscribed_of_run():
     if not check(len(streamed) == 1, f"oversubscribed in 1 s windows: {streamed}"):
         return
     w, s = whole[0], streamed[0]
-    check((s["severity"], s["threads"], s["t0_s"], s["t1_s"]) ==
-          (w["severity"], w["threads"], w["t0_s"], w["t1_s"]),
+    check((s["threads"], s["t0_s"], s["t1_s"]) == (w["threads"], w["t0_s"], w["t1_s"]),
           f"oversubscribed, 1 s windows {s}, whole {w}")
     for k in ("threads_lifetime_s", "runnable_s", "share"):
         check(abs(s["evidence"][k] - w["evidence"][k]) <= 0.005 * w["evidence"][k],
               f"oversubscribed {k}: 1 s windows {s['evidence'][k]}, whole {w['evidence'][k]}")
+    check(severities_agree(s, w),
+          f"oversubscribed severity, 1 s windows {s['severity']} (share {s['evidence']['share']}), "
+          f"whole {w['severity']} (share {w['evidence']['share']})")
 
 
 def barriers_both_ways(capture, figures):
