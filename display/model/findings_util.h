@@ -115,6 +115,16 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
 void schedulingFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void runtimeFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
+// The same of a runtime's waits (FindingInputs::runtime, by StackWait) and
+// the program's threads pts over r; names: the words for threads a message
+// names (threadList).
+void runtimeFindingsOf(const std::map<int, FindingInputs::RuntimeWaits> &waits,
+                       const std::vector<ProgramThread> &pts,
+                       const std::function<QString(const std::vector<uint32_t> &)> &names,
+                       const TimeRange &r, std::vector<Finding> *out);
+// Where a java_lock finding of evidence.lock comes in runtimeFindingsOf's
+// output (a streamed report lists them in the same order).
+int javaLockRank(const QString &lock);
 void barrierFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void userThreadFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 

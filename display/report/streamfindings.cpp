@@ -182,6 +182,11 @@ void StreamFindings::add(const StreamFindingsPart &p, const std::set<uint32_t> &
   }
   for (const FindingInputs::Round &rd : in.rounds)
     findings_detail::barrierTally(&barriers_[rd.object], rd);
+  for (const auto &[kind, w] : in.runtime) {
+    FindingInputs::RuntimeWaits &to = runtime_[kind];
+    for (const auto &[edge, ns] : w.byEdge) to.byEdge[edge] += ns;
+    unite(&to.objects, w.objects);
+  }
   for (const FindingInputs::Active &a : in.active) {
     std::pair<int64_t, int64_t> &t = active_[a.tid];
     t.first += a.activeNs;
@@ -502,6 +507,41 @@ bool StreamFindings::barrierOfRun(const ReportRows &rows, uint32_t object,
   return true;
 }
 
+// A gil_contention or java_lock finding of the whole run, as runtimeFindings
+// makes it of a whole read: the waits of every window summed by waiter and
+// releaser, the program's threads' lives in the run from the rows. A
+// message naming more threads than a sentence does (by pool) keeps the
+// worst window's names. False when the run's figures are under the rule's
+// thresholds.
+bool StreamFindings::runtimeOfRun(const ReportRows &rows, Finding *f) const {
+  std::vector<findings_detail::ProgramThread> pts;
+  for (const ThreadRow &t : rows.threads)
+    if (programTids_.count(t.info.tid) && t.states.lifetimeNs > 0)
+      pts.push_back({-1, t.info.tid, t.states});
+  const QString worstNames = f->message.left(f->message.indexOf(QLatin1String(" spent ")));
+  auto names = [&](const std::vector<uint32_t> &tids) {
+    constexpr size_t kNamed = 7;  // threadList names up to so many
+    if (tids.size() > kNamed) {
+      const QString java = QStringLiteral("Java threads ");
+      return worstNames.startsWith(java) ? worstNames.mid(java.size()) : worstNames;
+    }
+    QStringList named;
+    for (uint32_t tid : tids) named << threadNameOf(rows, tid);
+    const QString last = named.takeLast();
+    return named.isEmpty() ? last
+                           : named.join(QStringLiteral(", ")) + QStringLiteral(" and ") + last;
+  };
+  const TimeRange run{rows.startNs, rows.startNs + std::llround(rows.durationS * 1e9)};
+  std::vector<Finding> found;
+  findings_detail::runtimeFindingsOf(runtime_, pts, names, run, &found);
+  for (Finding &g : found)
+    if (g.kind == f->kind && g.evidence["lock"] == f->evidence["lock"]) {
+      *f = std::move(g);
+      return true;
+    }
+  return false;
+}
+
 std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionModel &names) const {
   std::vector<Finding> out;
   for (const Finding &f : newest_)
@@ -528,8 +568,12 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
     const bool ofRun = f.kind == FindingKind::InternalLock || serialising ||
                        f.kind == FindingKind::Oversubscribed ||
                        f.kind == FindingKind::Undersubscribed ||
-                       f.kind == FindingKind::BarrierImbalance;
+                       f.kind == FindingKind::BarrierImbalance ||
+                       f.kind == FindingKind::GilContention || f.kind == FindingKind::JavaLock;
     if (f.kind == FindingKind::BarrierImbalance && !barrierOfRun(*rows, &f)) continue;
+    if ((f.kind == FindingKind::GilContention || f.kind == FindingKind::JavaLock) &&
+        !runtimeOfRun(*rows, &f))
+      continue;
     if (f.kind == FindingKind::Oversubscribed && !oversubscribedOfRun(*rows, &f)) continue;
     if (f.kind == FindingKind::Undersubscribed && !undersubscribedOfRun(*rows, &f)) continue;
     if (f.kind == FindingKind::InternalLock && !hiddenLockOfRun(*rows, &f)) continue;
@@ -578,7 +622,11 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
     out.push_back(std::move(f));
   }
   std::stable_sort(out.begin(), out.end(), [](const Finding &a, const Finding &b) {
-    return a.severity != b.severity ? a.severity < b.severity : a.kind < b.kind;
+    if (a.severity != b.severity) return a.severity < b.severity;
+    if (a.kind != b.kind || a.kind != FindingKind::JavaLock) return a.kind < b.kind;
+    using findings_detail::javaLockRank;
+    return javaLockRank(a.evidence["lock"].toString()) <
+           javaLockRank(b.evidence["lock"].toString());
   });
   rows->info.notices << notice(double(windowNs_) / 1e9);
   return out;

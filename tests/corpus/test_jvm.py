@@ -69,6 +69,7 @@ def test_jvm_contention():
         check(not jvm_tids & set(f.get("threads", [])),
               f"finding about the JVM's own threads: {f.get('kind')}: {f.get('message')}")
     corpus.no_false_alarm(run, lambda f: f.get("kind") == "java_lock")
+    corpus.check_streamed_as_whole(run, "java_lock")
     # Java frames are not named: the report says so and how to find them.
     notes = " ".join(run.report["process"].get("runtime_notes", []))
     check("Java" in notes and "Thread.print" in notes, f"runtime notes {notes!r}")
