@@ -171,15 +171,15 @@ struct FindingInputs {
     int waiters = 0;
   };
   std::vector<Round> rounds;
-  // gil_contention and java_lock: the program's waits on a runtime's own
-  // locks, of each kind (StackWait: the GIL, Java monitors, Java parks),
-  // summed by waiter and by the thread that released it (all the rules
-  // read of them), and the objects they were on.
-  struct RuntimeWaits {
+  // gil_contention and java_lock: each object whose call sites include a
+  // runtime's lock (the GIL, Java monitors, Java parks), its call sites'
+  // wait by kind (StackWait) and every thread's waits on it by waiter and
+  // by the thread that released it: all the rules read of them.
+  struct RuntimeObject {
+    std::map<int, double> siteWaitNs;
     std::map<std::pair<uint32_t, uint32_t>, int64_t> byEdge;  // (waiter, releaser): ns
-    std::vector<uint32_t> objects;
   };
-  std::map<int, RuntimeWaits> runtime;  // by StackWait
+  std::map<uint32_t, RuntimeObject> runtimeObjects;
 };
 // inputs, when given, filled with what the rules read over r.
 std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r,

@@ -14,19 +14,39 @@ namespace findings_detail {
 
 namespace {
 
+// The kinds of runtime lock the rules below are about.
+bool isRuntimeLock(StackWait k) {
+  return k == StackWait::PythonGil || k == StackWait::JavaMonitor || k == StackWait::JavaPark;
+}
+
+// A wait in a runtime's own machinery: its object's waits are shared out
+// among these kinds by the run's call sites.
+bool isRuntimeWait(StackWait k) {
+  return isRuntimeLock(k) || k == StackWait::JavaWait || k == StackWait::PythonLock;
+}
+
 // Waits of program threads on objects, split by what the objects' call
 // sites waited in. An object's wait records are shared out by its call
 // sites' wait time per kind (the JVM's park conds are per thread: exact),
-// and summed by waiter and releaser: all that the rules below read.
-using RuntimeWaits = FindingInputs::RuntimeWaits;
+// and summed by waiter and releaser: all that the rules below read. in:
+// the objects' inputs of a window, to be summed over windows.
 struct KindWait {
   uint32_t waiter, releaser;
   int64_t ns;
 };
 
 std::map<int, RuntimeWaits> waitsByKind(const SessionModel &m, const TimeRange &r,
-                                        const std::set<uint32_t> &program) {
+                                        const std::set<uint32_t> &program, FindingInputs *in) {
   std::map<int, RuntimeWaits> out;
+  // A window's sites may have waited nothing in it (a wait's site counts at
+  // its end), or only in a JVM's Object.wait before its monitor's enter was
+  // seen, and its program's threads be not the run's: in a runtime's
+  // session the run's decide, of every object's waits by every thread.
+  bool runtimeSession = false;
+  for (int t = 0; in && !runtimeSession && t < m.threadCount(); t++)
+    runtimeSession = !runtimeHousekeeping(m.thread(t)).isEmpty();
+  for (int oi = 0; in && !runtimeSession && oi < m.syncObjectCount(); oi++)
+    runtimeSession = isPythonGilObject(m.syncObject(oi));
   for (int oi = 0; oi < m.syncObjectCount(); oi++) {
     const SyncObjectInfo &o = m.syncObject(oi);
     if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) continue;
@@ -41,16 +61,21 @@ std::map<int, RuntimeWaits> waitsByKind(const SessionModel &m, const TimeRange &
       share.clear();
       share[StackWait::PythonGil] = all = 1;
     }
-    if (all <= 0) continue;
+    const bool runtimeSite =
+        runtimeSession || std::any_of(share.begin(), share.end(),
+                                      [](const auto &s) { return isRuntimeWait(s.first); });
+    if (all <= 0 && !(in && runtimeSite)) continue;
     std::vector<WaitRecord> ws;
-    for (const WaitRecord &w : m.waits(o.id, r))
+    for (const WaitRecord &w : m.waits(o.id, r)) {
+      if (in && runtimeSite)
+        in->runtimeObjects[o.id].byEdge[{w.waiter, w.releaser}] += w.end - w.start;
       if (program.count(w.waiter)) ws.push_back(w);
-    if (ws.empty()) continue;
+    }
+    if (in && runtimeSite)
+      for (const auto &s : share) in->runtimeObjects[o.id].siteWaitNs[int(s.first)] += s.second;
+    if (all <= 0 || ws.empty()) continue;
     for (const auto &s : share) {
-      if (s.first != StackWait::PythonGil && s.first != StackWait::JavaMonitor &&
-          s.first != StackWait::JavaPark)
-        continue;
-      if (s.second <= 0) continue;
+      if (!isRuntimeLock(s.first) || s.second <= 0) continue;
       RuntimeWaits &k = out[int(s.first)];
       for (const WaitRecord &w : ws)
         k.byEdge[{w.waiter, w.releaser}] += int64_t(double(w.end - w.start) * s.second / all);
@@ -205,10 +230,30 @@ void runtimeFindings(const SessionModel &m, const TimeRange &r, std::vector<Find
   const std::vector<ProgramThread> pts = programThreads(m, r);
   std::set<uint32_t> program;
   for (const ProgramThread &p : pts) program.insert(p.tid);
-  std::map<int, RuntimeWaits> w = waitsByKind(m, r, program);
   runtimeFindingsOf(
-      w, pts, [&m](const std::vector<uint32_t> &tids) { return threadList(m, tids); }, r, out);
-  if (FindingInputs *in = inputsFor(m, r)) in->runtime = std::move(w);
+      waitsByKind(m, r, program, inputsFor(m, r)), pts,
+      [&m](const std::vector<uint32_t> &tids) { return threadList(m, tids); }, r, out);
+}
+
+std::map<int, RuntimeWaits> runtimeWaitsOf(
+    const std::map<uint32_t, FindingInputs::RuntimeObject> &objects,
+    const std::set<uint32_t> &program) {
+  std::map<int, RuntimeWaits> out;
+  for (const auto &[id, o] : objects) {
+    double all = 0;
+    for (const auto &s : o.siteWaitNs) all += s.second;
+    const bool waited = std::any_of(o.byEdge.begin(), o.byEdge.end(),
+                                    [&](const auto &e) { return program.count(e.first.first); });
+    if (all <= 0 || !waited) continue;
+    for (const auto &s : o.siteWaitNs) {
+      if (!isRuntimeLock(StackWait(s.first)) || s.second <= 0) continue;
+      RuntimeWaits &k = out[s.first];
+      for (const auto &[edge, ns] : o.byEdge)
+        if (program.count(edge.first)) k.byEdge[edge] += int64_t(double(ns) * s.second / all);
+      k.objects.push_back(id);
+    }
+  }
+  return out;
 }
 
 void runtimeFindingsOf(const std::map<int, RuntimeWaits> &w, const std::vector<ProgramThread> &pts,

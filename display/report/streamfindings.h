@@ -100,8 +100,8 @@ class StreamFindings {
   double maxOccupying_ = 0;
   // barrier_imbalance's rounds of every window, tallied by object.
   std::map<uint32_t, tmon::findings_detail::BarrierTally> barriers_;
-  // gil_contention's and java_lock's waits of every window, summed.
-  std::map<int, tmon::FindingInputs::RuntimeWaits> runtime_;
+  // gil_contention's and java_lock's objects of every window, summed.
+  std::map<uint32_t, tmon::FindingInputs::RuntimeObject> runtime_;
   std::map<Key, Merged> merged_;
   int windows_ = 0;
   int64_t windowNs_ = 0, startNs_ = 0;
