@@ -132,6 +132,21 @@ def check_streamed_as_whole(run, kind):
               f"whole {w['severity']} ({share_w})")
 
 
+def streamed_findings(capture, kind):
+    """kind's findings of a report read in 1 s windows, of each process of
+    a process tree's capture (a directory)."""
+    paths = sorted(os.path.join(capture, n) for n in os.listdir(capture)
+                   if n.endswith(".tmcap")) if os.path.isdir(capture) else [capture]
+    found = []
+    for path in paths:
+        proc = subprocess.run([tmtest.REPORT, "--json", "--window", "1", path],
+                              capture_output=True, text=True, timeout=60)
+        check(proc.returncode == 0, f"threadmon-report --window 1 {path}: exit {proc.returncode}")
+        if proc.returncode == 0:
+            found += [f for f in json.loads(proc.stdout).get("findings", []) if f["kind"] == kind]
+    return found
+
+
 def check_attached(capture, seconds):
     """A capture attached (`record -p`) for `seconds` to a server under load
     holds no number past what the window allows (before, on MariaDB: 25-30
