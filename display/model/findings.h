@@ -8,6 +8,7 @@
 #include <QString>
 
 #include <cstdint>
+#include <map>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -170,6 +171,15 @@ struct FindingInputs {
     int waiters = 0;
   };
   std::vector<Round> rounds;
+  // gil_contention and java_lock: each object whose call sites include a
+  // runtime's lock (the GIL, Java monitors, Java parks), its call sites'
+  // wait by kind (StackWait) and every thread's waits on it by waiter and
+  // by the thread that released it: all the rules read of them.
+  struct RuntimeObject {
+    std::map<int, double> siteWaitNs;
+    std::map<std::pair<uint32_t, uint32_t>, int64_t> byEdge;  // (waiter, releaser): ns
+  };
+  std::map<uint32_t, RuntimeObject> runtimeObjects;
 };
 // inputs, when given, filled with what the rules read over r.
 std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r,

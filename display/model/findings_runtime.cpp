@@ -14,20 +14,39 @@ namespace findings_detail {
 
 namespace {
 
+// The kinds of runtime lock the rules below are about.
+bool isRuntimeLock(StackWait k) {
+  return k == StackWait::PythonGil || k == StackWait::JavaMonitor || k == StackWait::JavaPark;
+}
+
+// A wait in a runtime's own machinery: its object's waits are shared out
+// among these kinds by the run's call sites.
+bool isRuntimeWait(StackWait k) {
+  return isRuntimeLock(k) || k == StackWait::JavaWait || k == StackWait::PythonLock;
+}
+
 // Waits of program threads on objects, split by what the objects' call
 // sites waited in. An object's wait records are shared out by its call
-// sites' wait time per kind (the JVM's park conds are per thread: exact).
+// sites' wait time per kind (the JVM's park conds are per thread: exact),
+// and summed by waiter and releaser: all that the rules below read. in:
+// the objects' inputs of a window, to be summed over windows.
 struct KindWait {
   uint32_t waiter, releaser;
   int64_t ns;
 };
-struct WaitByKind {
-  std::map<StackWait, std::vector<KindWait>> waits;
-  std::map<StackWait, std::vector<uint32_t>> objects;
-};
 
-WaitByKind waitsByKind(const SessionModel &m, const TimeRange &r, const std::set<uint32_t> &program) {
-  WaitByKind out;
+std::map<int, RuntimeWaits> waitsByKind(const SessionModel &m, const TimeRange &r,
+                                        const std::set<uint32_t> &program, FindingInputs *in) {
+  std::map<int, RuntimeWaits> out;
+  // A window's sites may have waited nothing in it (a wait's site counts at
+  // its end), or only in a JVM's Object.wait before its monitor's enter was
+  // seen, and its program's threads be not the run's: in a runtime's
+  // session the run's decide, of every object's waits by every thread.
+  bool runtimeSession = false;
+  for (int t = 0; in && !runtimeSession && t < m.threadCount(); t++)
+    runtimeSession = !runtimeHousekeeping(m.thread(t)).isEmpty();
+  for (int oi = 0; in && !runtimeSession && oi < m.syncObjectCount(); oi++)
+    runtimeSession = isPythonGilObject(m.syncObject(oi));
   for (int oi = 0; oi < m.syncObjectCount(); oi++) {
     const SyncObjectInfo &o = m.syncObject(oi);
     if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) continue;
@@ -42,23 +61,42 @@ WaitByKind waitsByKind(const SessionModel &m, const TimeRange &r, const std::set
       share.clear();
       share[StackWait::PythonGil] = all = 1;
     }
-    if (all <= 0) continue;
+    const bool runtimeSite =
+        runtimeSession || std::any_of(share.begin(), share.end(),
+                                      [](const auto &s) { return isRuntimeWait(s.first); });
+    if (all <= 0 && !(in && runtimeSite)) continue;
     std::vector<WaitRecord> ws;
-    for (const WaitRecord &w : m.waits(o.id, r))
+    for (const WaitRecord &w : m.waits(o.id, r)) {
+      if (in && runtimeSite)
+        in->runtimeObjects[o.id].byEdge[{w.waiter, w.releaser}] += w.end - w.start;
       if (program.count(w.waiter)) ws.push_back(w);
-    if (ws.empty()) continue;
+    }
+    if (in && runtimeSite)
+      for (const auto &s : share) in->runtimeObjects[o.id].siteWaitNs[int(s.first)] += s.second;
+    if (all <= 0 || ws.empty()) continue;
     for (const auto &s : share) {
-      if (s.first != StackWait::PythonGil && s.first != StackWait::JavaMonitor &&
-          s.first != StackWait::JavaPark)
-        continue;
-      if (s.second <= 0) continue;
+      if (!isRuntimeLock(s.first) || s.second <= 0) continue;
+      RuntimeWaits &k = out[int(s.first)];
       for (const WaitRecord &w : ws)
-        out.waits[s.first].push_back(
-            KindWait{w.waiter, w.releaser, int64_t(double(w.end - w.start) * s.second / all)});
-      out.objects[s.first].push_back(o.id);
+        k.byEdge[{w.waiter, w.releaser}] += int64_t(double(w.end - w.start) * s.second / all);
+      k.objects.push_back(o.id);
     }
   }
   return out;
+}
+
+std::vector<KindWait> kindWaits(const std::map<int, RuntimeWaits> &waits, StackWait kind) {
+  std::vector<KindWait> out;
+  const auto it = waits.find(int(kind));
+  if (it != waits.end())
+    for (const auto &e : it->second.byEdge)
+      out.push_back({e.first.first, e.first.second, e.second});
+  return out;
+}
+
+std::vector<uint32_t> kindObjects(const std::map<int, RuntimeWaits> &waits, StackWait kind) {
+  const auto it = waits.find(int(kind));
+  return it == waits.end() ? std::vector<uint32_t>() : it->second.objects;
 }
 
 // Threads on a cycle of the undirected graph "woke the other" (each edge
@@ -167,32 +205,79 @@ QJsonArray idArray(const std::vector<uint32_t> &ids) {
   return a;
 }
 
+// java_lock's kinds of lock, in the order of its findings.
+struct JavaKind {
+  StackWait kind;
+  const char *key;
+  bool amongWaiters;
+  const char *what;
+};
+const JavaKind kJavaKinds[] = {
+    {StackWait::JavaMonitor, "synchronized", false,
+     "blocked entering synchronized blocks or methods (the JVM's monitor enter, "
+     "ObjectMonitor::enter in libjvm.so): only one thread can hold a monitor at a time, so "
+     "they run one after another. Hold monitors for less time (move work out of the "
+     "synchronized block), split the shared state, or use java.util.concurrent structures."},
+    {StackWait::JavaPark, "park", true,
+     "parked by java.util.concurrent, woken by each other (Unsafe_Park in libjvm.so: a "
+     "ReentrantLock, ReadWriteLock or another synchronizer they hand to each other): they "
+     "take turns at it. Hold the lock for less time or split the shared state."},
+};
+
 }  // namespace
 
 void runtimeFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
   const std::vector<ProgramThread> pts = programThreads(m, r);
   std::set<uint32_t> program;
   for (const ProgramThread &p : pts) program.insert(p.tid);
-  WaitByKind w = waitsByKind(m, r, program);
+  runtimeFindingsOf(
+      waitsByKind(m, r, program, inputsFor(m, r)), pts,
+      [&m](const std::vector<uint32_t> &tids) { return threadList(m, tids); }, r, out);
+}
 
+std::map<int, RuntimeWaits> runtimeWaitsOf(
+    const std::map<uint32_t, FindingInputs::RuntimeObject> &objects,
+    const std::set<uint32_t> &program) {
+  std::map<int, RuntimeWaits> out;
+  for (const auto &[id, o] : objects) {
+    double all = 0;
+    for (const auto &s : o.siteWaitNs) all += s.second;
+    const bool waited = std::any_of(o.byEdge.begin(), o.byEdge.end(),
+                                    [&](const auto &e) { return program.count(e.first.first); });
+    if (all <= 0 || !waited) continue;
+    for (const auto &s : o.siteWaitNs) {
+      if (!isRuntimeLock(StackWait(s.first)) || s.second <= 0) continue;
+      RuntimeWaits &k = out[s.first];
+      for (const auto &[edge, ns] : o.byEdge)
+        if (program.count(edge.first)) k.byEdge[edge] += int64_t(double(ns) * s.second / all);
+      k.objects.push_back(id);
+    }
+  }
+  return out;
+}
+
+void runtimeFindingsOf(const std::map<int, RuntimeWaits> &w, const std::vector<ProgramThread> &pts,
+                       const std::function<QString(const std::vector<uint32_t> &)> &names,
+                       const TimeRange &r, std::vector<Finding> *out) {
   // CPython's GIL: one waiting thread is enough (the main thread may be the
   // one holding it).
-  Tally gil = tally(perThread(w.waits[StackWait::PythonGil], false), pts);
+  Tally gil = tally(perThread(kindWaits(w, StackWait::PythonGil), false), pts);
   if (!gil.tids.empty() && gil.share() >= finding::kGilShare) {
     Finding f;
     f.kind = FindingKind::GilContention;
     f.severity = severityByShare(gil.share(), finding::kGilShare);
     f.threads = gil.tids;
-    f.objects = w.objects[StackWait::PythonGil];
+    f.objects = kindObjects(w, StackWait::PythonGil);
     f.t0 = r.t0;
     f.t1 = r.t1;
-    f.message = QStringLiteral("%1 spent %2 of their time waiting for CPython's global interpreter "
-                               "lock (the GIL, taken in take_gil): only one thread runs Python code "
-                               "at a time, so these threads take turns instead of running in "
-                               "parallel. For CPU-bound work use processes (multiprocessing, "
-                               "concurrent.futures.ProcessPoolExecutor) or code that releases the "
-                               "GIL while it works (NumPy, I/O, C extensions).")
-                    .arg(threadList(m, gil.tids), percent(gil.share()));
+    f.message = QStringLiteral(
+                    "%1 spent %2 of their time waiting for CPython's global interpreter "
+                    "lock (the GIL, taken in take_gil): only one thread runs Python code "
+                    "at a time, so these threads take turns instead of running in "
+                    "parallel. For CPU-bound work use processes (multiprocessing, "
+                    "concurrent.futures.ProcessPoolExecutor) or code that releases the "
+                    "GIL while it works (NumPy, I/O, C extensions).")
+                    .arg(names(gil.tids), percent(gil.share()));
     f.evidence["waiters"] = tidArray(gil.tids);
     f.evidence["objects"] = idArray(f.objects);
     f.evidence["wait_s"] = double(gil.wait) / 1e9;
@@ -203,36 +288,19 @@ void runtimeFindings(const SessionModel &m, const TimeRange &r, std::vector<Find
   }
 
   // Java: the JVM parks each thread on its own cond, whatever the lock.
-  struct JavaKind {
-    StackWait kind;
-    const char *key;
-    bool amongWaiters;
-    const char *what;
-  };
-  const JavaKind kinds[] = {
-      {StackWait::JavaMonitor, "synchronized", false,
-       "blocked entering synchronized blocks or methods (the JVM's monitor enter, "
-       "ObjectMonitor::enter in libjvm.so): only one thread can hold a monitor at a time, so "
-       "they run one after another. Hold monitors for less time (move work out of the "
-       "synchronized block), split the shared state, or use java.util.concurrent structures."},
-      {StackWait::JavaPark, "park", true,
-       "parked by java.util.concurrent, woken by each other (Unsafe_Park in libjvm.so: a "
-       "ReentrantLock, ReadWriteLock or another synchronizer they hand to each other): they "
-       "take turns at it. Hold the lock for less time or split the shared state."},
-  };
-  for (const JavaKind &k : kinds) {
-    Tally t = tally(perThread(w.waits[k.kind], k.amongWaiters), pts);
+  for (const JavaKind &k : kJavaKinds) {
+    Tally t = tally(perThread(kindWaits(w, k.kind), k.amongWaiters), pts);
     if (int(t.tids.size()) < finding::kJavaLockMinThreads || t.share() < finding::kJavaLockShare)
       continue;
     Finding f;
     f.kind = FindingKind::JavaLock;
     f.severity = severityByShare(t.share(), finding::kJavaLockShare);
     f.threads = t.tids;
-    f.objects = w.objects[k.kind];
+    f.objects = kindObjects(w, k.kind);
     f.t0 = r.t0;
     f.t1 = r.t1;
     f.message = QStringLiteral("Java threads %1 spent %2 of their time %3")
-                    .arg(threadList(m, t.tids), percent(t.share()), QString::fromLatin1(k.what));
+                    .arg(names(t.tids), percent(t.share()), QString::fromLatin1(k.what));
     f.evidence["lock"] = QString::fromLatin1(k.key);
     f.evidence["waiters"] = tidArray(t.tids);
     f.evidence["objects"] = idArray(f.objects);
@@ -242,6 +310,15 @@ void runtimeFindings(const SessionModel &m, const TimeRange &r, std::vector<Find
     f.evidence["share"] = t.share();
     out->push_back(std::move(f));
   }
+}
+
+int javaLockRank(const QString &lock) {
+  int i = 0;
+  for (const JavaKind &k : kJavaKinds) {
+    if (lock == QLatin1String(k.key)) return i;
+    i++;
+  }
+  return i;
 }
 
 }  // namespace findings_detail

@@ -115,6 +115,27 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
 void schedulingFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void runtimeFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
+// The program's waits on a runtime's locks of one kind (StackWait), summed
+// by waiter and by the thread that released it, and the objects they were on.
+struct RuntimeWaits {
+  std::map<std::pair<uint32_t, uint32_t>, int64_t> byEdge;  // (waiter, releaser): ns
+  std::vector<uint32_t> objects;
+};
+// Those of objects' inputs summed over windows, by kind: each object's waits
+// by the program's threads shared out by its call sites' wait per kind.
+std::map<int, RuntimeWaits> runtimeWaitsOf(
+    const std::map<uint32_t, FindingInputs::RuntimeObject> &objects,
+    const std::set<uint32_t> &program);
+// gil_contention and java_lock of the waits by kind and the program's
+// threads pts over r; names: the words for the threads a message names
+// (threadList).
+void runtimeFindingsOf(const std::map<int, RuntimeWaits> &waits,
+                       const std::vector<ProgramThread> &pts,
+                       const std::function<QString(const std::vector<uint32_t> &)> &names,
+                       const TimeRange &r, std::vector<Finding> *out);
+// Where a java_lock finding of evidence.lock comes in runtimeFindingsOf's
+// output (a streamed report lists them in the same order).
+int javaLockRank(const QString &lock);
 void barrierFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void userThreadFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 

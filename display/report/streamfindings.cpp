@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "findings_util.h"
+#include "runtimes.h"
 #include "sessionmodel.h"
 
 using namespace tmon;
@@ -182,6 +183,11 @@ void StreamFindings::add(const StreamFindingsPart &p, const std::set<uint32_t> &
   }
   for (const FindingInputs::Round &rd : in.rounds)
     findings_detail::barrierTally(&barriers_[rd.object], rd);
+  for (const auto &[id, o] : in.runtimeObjects) {
+    FindingInputs::RuntimeObject &to = runtime_[id];
+    for (const auto &[kind, ns] : o.siteWaitNs) to.siteWaitNs[kind] += ns;
+    for (const auto &[edge, ns] : o.byEdge) to.byEdge[edge] += ns;
+  }
   for (const FindingInputs::Active &a : in.active) {
     std::pair<int64_t, int64_t> &t = active_[a.tid];
     t.first += a.activeNs;
@@ -502,6 +508,86 @@ bool StreamFindings::barrierOfRun(const ReportRows &rows, uint32_t object,
   return true;
 }
 
+// As computeFindings drops them of a whole read: a finding whose objects
+// only a runtime's own threads waited on, or whose threads are all the
+// runtime's, from the rows of the run (a window's model drops its own, but
+// a finding made of the run's inputs is no window's: a JVM's compile queue
+// read as a barrier of the run).
+static bool aboutRuntimeMachinery(const ReportRows &rows, const Finding &f) {
+  if (findingInfo(f.kind).runtime == FindingRuntime::Keep) return false;
+  bool objects = !f.objects.empty(), threads = !f.threads.empty();
+  for (uint32_t id : f.objects) {
+    const auto s = std::find_if(rows.sync.begin(), rows.sync.end(),
+                                [id](const SyncRow &r) { return r.info.id == id; });
+    objects = objects && s != rows.sync.end() && s->housekeeping;
+  }
+  for (uint32_t tid : f.threads) {
+    const auto t = std::find_if(rows.threads.begin(), rows.threads.end(),
+                                [tid](const ThreadRow &r) { return r.info.tid == tid; });
+    threads = threads && t != rows.threads.end() && !runtimeHousekeeping(t->info).isEmpty();
+  }
+  return objects || threads;
+}
+
+// The program's threads in the run, as findings_detail::programThreads
+// picks them of a whole read (the rows' order is the model's): every
+// thread but the probe's, a runtime's housekeeping threads only when they
+// used more CPU than the rest.
+static std::vector<findings_detail::ProgramThread> programOfRun(const ReportRows &rows) {
+  std::vector<findings_detail::ProgramThread> out, runtime;
+  int64_t programCpu = 0, runtimeCpu = 0;
+  for (size_t i = 0; i < rows.threads.size(); i++) {
+    const ThreadRow &t = rows.threads[i];
+    if (t.probe || (rows.info.probeTid && t.info.tid == rows.info.probeTid) ||
+        t.states.lifetimeNs <= 0)
+      continue;
+    const bool housekeeping = !runtimeHousekeeping(t.info).isEmpty();
+    (housekeeping ? runtime : out).push_back({int(i), t.info.tid, t.states});
+    (housekeeping ? runtimeCpu : programCpu) += t.states.ns[size_t(FinalState::OnCpu)];
+  }
+  if (runtimeCpu > programCpu) {
+    out.insert(out.end(), runtime.begin(), runtime.end());
+    std::sort(out.begin(), out.end(),
+              [](const auto &a, const auto &b) { return a.index < b.index; });
+  }
+  return out;
+}
+
+// A gil_contention or java_lock finding of the whole run, as runtimeFindings
+// makes it of a whole read: the waits of every window summed by waiter and
+// releaser, the program's threads' lives in the run from the rows. A
+// message naming more threads than a sentence does (by pool) keeps the
+// worst window's names. False when the run's figures are under the rule's
+// thresholds.
+bool StreamFindings::runtimeOfRun(const ReportRows &rows, Finding *f) const {
+  const std::vector<findings_detail::ProgramThread> pts = programOfRun(rows);
+  std::set<uint32_t> program;
+  for (const findings_detail::ProgramThread &p : pts) program.insert(p.tid);
+  const QString worstNames = f->message.left(f->message.indexOf(QLatin1String(" spent ")));
+  auto names = [&](const std::vector<uint32_t> &tids) {
+    constexpr size_t kNamed = 7;  // threadList names up to so many
+    if (tids.size() > kNamed) {
+      const QString java = QStringLiteral("Java threads ");
+      return worstNames.startsWith(java) ? worstNames.mid(java.size()) : worstNames;
+    }
+    QStringList named;
+    for (uint32_t tid : tids) named << threadNameOf(rows, tid);
+    const QString last = named.takeLast();
+    return named.isEmpty() ? last
+                           : named.join(QStringLiteral(", ")) + QStringLiteral(" and ") + last;
+  };
+  const TimeRange run{rows.startNs, rows.startNs + std::llround(rows.durationS * 1e9)};
+  std::vector<Finding> found;
+  findings_detail::runtimeFindingsOf(findings_detail::runtimeWaitsOf(runtime_, program), pts, names,
+                                     run, &found);
+  for (Finding &g : found)
+    if (g.kind == f->kind && g.evidence["lock"] == f->evidence["lock"]) {
+      *f = std::move(g);
+      return true;
+    }
+  return false;
+}
+
 std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionModel &names) const {
   std::vector<Finding> out;
   for (const Finding &f : newest_)
@@ -528,12 +614,17 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
     const bool ofRun = f.kind == FindingKind::InternalLock || serialising ||
                        f.kind == FindingKind::Oversubscribed ||
                        f.kind == FindingKind::Undersubscribed ||
-                       f.kind == FindingKind::BarrierImbalance;
+                       f.kind == FindingKind::BarrierImbalance ||
+                       f.kind == FindingKind::GilContention || f.kind == FindingKind::JavaLock;
     if (f.kind == FindingKind::BarrierImbalance && !barrierOfRun(*rows, &f)) continue;
+    if ((f.kind == FindingKind::GilContention || f.kind == FindingKind::JavaLock) &&
+        !runtimeOfRun(*rows, &f))
+      continue;
     if (f.kind == FindingKind::Oversubscribed && !oversubscribedOfRun(*rows, &f)) continue;
     if (f.kind == FindingKind::Undersubscribed && !undersubscribedOfRun(*rows, &f)) continue;
     if (f.kind == FindingKind::InternalLock && !hiddenLockOfRun(*rows, &f)) continue;
     if (serialising && !serialisingOfRun(*rows, programTids_, names, &f)) continue;
+    if (ofRun && aboutRuntimeMachinery(*rows, f)) continue;
     QJsonObject w;
     w["held"] = m.windows;
     w["of"] = windows_;
@@ -567,7 +658,8 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
                                 [&kv](const SyncRow &r) { return r.info.id == kv.first; });
     Finding f;  // the object is known here: true means *f is its finding
     if (barriersTold.count(kv.first) || s == rows->sync.end() ||
-        !barrierOfRun(*rows, kv.first, findings_detail::objectName(s->info), &f))
+        !barrierOfRun(*rows, kv.first, findings_detail::objectName(s->info), &f) ||
+        aboutRuntimeMachinery(*rows, f))
       continue;
     QJsonObject w;
     w["held"] = 0;
@@ -578,7 +670,11 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
     out.push_back(std::move(f));
   }
   std::stable_sort(out.begin(), out.end(), [](const Finding &a, const Finding &b) {
-    return a.severity != b.severity ? a.severity < b.severity : a.kind < b.kind;
+    if (a.severity != b.severity) return a.severity < b.severity;
+    if (a.kind != b.kind || a.kind != FindingKind::JavaLock) return a.kind < b.kind;
+    using findings_detail::javaLockRank;
+    return javaLockRank(a.evidence["lock"].toString()) <
+           javaLockRank(b.evidence["lock"].toString());
   });
   rows->info.notices << notice(double(windowNs_) / 1e9);
   return out;

@@ -78,6 +78,7 @@ class StreamFindings {
   bool oversubscribedOfRun(const ReportRows &rows, tmon::Finding *f) const;
   bool undersubscribedOfRun(const ReportRows &rows, tmon::Finding *f) const;
   bool barrierOfRun(const ReportRows &rows, tmon::Finding *f) const;
+  bool runtimeOfRun(const ReportRows &rows, tmon::Finding *f) const;
   bool barrierOfRun(const ReportRows &rows, uint32_t object, const QString &objectName,
                     tmon::Finding *f) const;
 
@@ -99,6 +100,8 @@ class StreamFindings {
   double maxOccupying_ = 0;
   // barrier_imbalance's rounds of every window, tallied by object.
   std::map<uint32_t, tmon::findings_detail::BarrierTally> barriers_;
+  // gil_contention's and java_lock's objects of every window, summed.
+  std::map<uint32_t, tmon::FindingInputs::RuntimeObject> runtime_;
   std::map<Key, Merged> merged_;
   int windows_ = 0;
   int64_t windowNs_ = 0, startNs_ = 0;

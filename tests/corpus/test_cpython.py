@@ -44,6 +44,7 @@ def check_python(python):
         check("PyThread_acquire_lock" in str(f.get("evidence", {}).get("call_site")),
               f"call site {f.get('evidence', {}).get('call_site')}")
     corpus.no_false_alarm(run, lambda f: f.get("kind") in ("gil_contention", "serialising_object"))
+    corpus.check_streamed_as_whole(run, "gil_contention")
 
 
 def test_cpython_threads():
