@@ -96,10 +96,10 @@ size_t tm_block_encode(tm_block_writer *w, const uint8_t *frames, size_t len, ui
   }
   uint8_t *body = w->out + TM_FRAME_PREFIX_BYTES;
   ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level);
-  /* Literals stored raw: Huffman-coded ones were half of a reader's zstd
-   * time for 10-14% of the file (docs/benchmarks.md, "Raw literals"), and
-   * cost the writer more. Any zstd decoder reads either; a libzstd that
-   * refused the parameter would just write Huffman literals as before. */
+  /* Literals stored raw: Huffman-coded ones were 40-70% of a reader's
+   * zstd CPU for 6-14% fewer bytes (docs/benchmarks.md, "Raw literals"),
+   * and cost the writer more. Any zstd decoder reads either; a libzstd
+   * that refused the parameter would write Huffman literals as before. */
   ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_literalCompressionMode, ZSTD_ps_disable);
   size_t z = ZSTD_compress2(w->cctx, body + TM_BLOCK_HEADER_BYTES,
                             w->cap - TM_FRAME_PREFIX_BYTES - TM_BLOCK_HEADER_BYTES, frames, len);
