@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_c_literalCompressionMode */
 #include <zstd.h>
 
 #include "tmwire.h"
@@ -94,9 +95,14 @@ size_t tm_block_encode(tm_block_writer *w, const uint8_t *frames, size_t len, ui
     w->cap = need;
   }
   uint8_t *body = w->out + TM_FRAME_PREFIX_BYTES;
-  size_t z = ZSTD_compressCCtx(w->cctx, body + TM_BLOCK_HEADER_BYTES,
-                               w->cap - TM_FRAME_PREFIX_BYTES - TM_BLOCK_HEADER_BYTES, frames, len,
-                               w->level);
+  ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level);
+  /* Literals stored raw: Huffman-coded ones were 40-70% of a reader's
+   * zstd CPU for 6-14% fewer bytes (docs/benchmarks.md, "Raw literals"),
+   * and cost the writer more. Any zstd decoder reads either; a libzstd
+   * that refused the parameter would write Huffman literals as before. */
+  ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_literalCompressionMode, ZSTD_ps_disable);
+  size_t z = ZSTD_compress2(w->cctx, body + TM_BLOCK_HEADER_BYTES,
+                            w->cap - TM_FRAME_PREFIX_BYTES - TM_BLOCK_HEADER_BYTES, frames, len);
   if (ZSTD_isError(z)) return 0;
   size_t n = TM_BLOCK_HEADER_BYTES + z;
   if (n + TM_FRAME_PREFIX_BYTES >= len) return 0; /* does not pay */

@@ -81,7 +81,8 @@ typedef struct tm_block_writer {
 
 void tm_block_writer_init(tm_block_writer *w, int level);
 void tm_block_writer_free(tm_block_writer *w);
-/* Compresses whole frames into one block record at w->out and returns its
+/* Compresses whole frames into one block record at w->out (zstd at
+ * w->level, literals stored raw) and returns its
  * length (prefix included), or 0 when it does not pay or memory ran out:
  * the caller then writes the frames plain. meta gets the record's kinds,
  * frame count and times (offset left to the caller). */

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_frameHeaderSize */
+#include <zstd.h>
 
 #include "check.h"
 #include "threadmon.pb-c.h"
@@ -109,6 +111,50 @@ static void test_blocks_round_trip_any_chunking(void) {
     CHECK(tm_decoder_good_offset(&d) == len);
     CHECK(d.blocks == BLOCKS);
     tm_decoder_free(&d);
+  }
+}
+
+/* The type of the literals of a block body's first zstd block (RFC 8878
+ * 3.1.1.3.1.1: 0 raw, 1 RLE, 2 Huffman, 3 Huffman with the last table);
+ * -1 when that block is not a compressed one. */
+static int first_literals_type(const uint8_t *body, size_t n) {
+  const uint8_t *z = body + TM_BLOCK_HEADER_BYTES;
+  size_t zn = n - TM_BLOCK_HEADER_BYTES;
+  size_t at = ZSTD_frameHeaderSize(z, zn);
+  if (ZSTD_isError(at) || at + 4 > zn) return -1;
+  uint32_t block = (uint32_t)z[at] | (uint32_t)z[at + 1] << 8 | (uint32_t)z[at + 2] << 16;
+  return (block >> 1 & 3) == 2 ? z[at + 3] & 3 : -1;
+}
+
+/* A batch of ticks as the probe writes it, at the levels a user may ask
+ * for: its literals are raw (what makes a reader's zstd cheaper), and a
+ * plain zstd decoder of its own (no parameter set) reads it back exactly,
+ * as tm_block_decompress does. */
+static void test_block_literals_raw_and_read_back(void) {
+  static uint8_t batch[1 << 16], back[1 << 16];
+  size_t n = 0;
+  for (uint64_t seq = 1; seq <= TICKS_PER_BLOCK * 4; seq++) n += tick_frame(batch + n, seq * 7919);
+  int levels[] = {-1, 1, 3, 6, 19};
+  for (size_t i = 0; i < sizeof levels / sizeof *levels; i++) {
+    tm_block_writer w;
+    tm_block_writer_init(&w, levels[i]);
+    tm_index_entry e;
+    size_t r = tm_block_encode(&w, batch, n, 1, 2, &e);
+    CHECK(r > TM_FRAME_PREFIX_BYTES && r < n);
+    if (r <= TM_FRAME_PREFIX_BYTES) continue;
+    const uint8_t *body = w.out + TM_FRAME_PREFIX_BYTES;
+    size_t bn = r - TM_FRAME_PREFIX_BYTES;
+    CHECK(first_literals_type(body, bn) == 0);
+    memset(back, 0, sizeof back);
+    size_t got = ZSTD_decompress(back, sizeof back, body + TM_BLOCK_HEADER_BYTES,
+                                 bn - TM_BLOCK_HEADER_BYTES);
+    CHECK(got == n && memcmp(back, batch, n) == 0);
+    tm_block_header h;
+    CHECK(tm_block_header_parse(body, bn, &h) == 0 && h.raw_len == n);
+    memset(back, 0, sizeof back);
+    CHECK(tm_block_decompress(body, bn, &h, back) == 0 && memcmp(back, batch, n) == 0);
+    CHECK(e.frames == TICKS_PER_BLOCK * 4);
+    tm_block_writer_free(&w);
   }
 }
 
@@ -454,6 +500,7 @@ static void test_scan_cuts_plain_frames_at_ticks(void) {
 
 int main(void) {
   test_blocks_round_trip_any_chunking();
+  test_block_literals_raw_and_read_back();
   test_cut_block_keeps_whole_blocks();
   test_corrupt_block_is_reported();
   test_lying_block_is_refused();
