@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -77,7 +78,10 @@ class SyncActivity {
   // its order, read in place (an export copied a million of them into a
   // vector to read them once); scratch holds the few open ones and runs of
   // one start. False, with no call, when r holds waits that left RAM (as
-  // waits() orders those otherwise): call waits(). f is taken by value:
+  // waits() orders those otherwise): call waits(). f(const WaitRecord &,
+  // bool stored) is told whether the record is the model's own (stays
+  // where it is while the model is unchanged) or a copy that goes when f
+  // returns (clipped, open, or sorted in scratch). f is taken by value:
   // its copied captures stay in registers (through a reference, each was
   // loaded again after every call's stores).
   template <typename F>
@@ -247,6 +251,15 @@ bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64
   const auto before = [](const WaitRecord &a, const WaitRecord &b) {
     return a.start != b.start ? a.start < b.start : a.waiter < b.waiter;
   };
+  // f on a record, told whether it is stored (a constant where it inlines).
+  const auto give = [&f](const WaitRecord &w, auto stored) __attribute__((always_inline)) {
+    if constexpr (std::is_invocable_v<F &, const WaitRecord &, bool>)
+      f(w, bool(stored));
+    else
+      f(w);
+  };
+  const std::true_type stored;
+  const std::false_type copied;
   // The open waits, sorted, first in scratch; runs of one start after them.
   scratch->clear();
   if (openWaits_)
@@ -259,9 +272,10 @@ bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64
   const size_t opens = scratch->size();
   size_t nextOpen = 0;
   // A closed wait, after the open ones before it (std::inplace_merge's order).
-  const auto put = [&](const WaitRecord &w) __attribute__((always_inline)) {
-    while (nextOpen < opens && before((*scratch)[nextOpen], w)) f((*scratch)[nextOpen++]);
-    f(w);
+  const auto put = [&](const WaitRecord &w, auto where) __attribute__((always_inline)) {
+    while (nextOpen < opens && before((*scratch)[nextOpen], w))
+      give((*scratch)[nextOpen++], copied);
+    give(w, where);
   };
   const auto in = [&r, end](const WaitRecord *p) {
     for (; p != end && p->start < r.t1; ++p)
@@ -277,7 +291,7 @@ bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64
     while (p->start >= t0 && p->end >= p->start && p->end <= t1) {
       const WaitRecord *next = p + 1;
       if (next != end && next->start == p->start) break;  // a run of one start
-      put(*p);
+      put(*p, stored);
       p = next;
       if (p == end || p->start >= t1) break;
     }
@@ -288,9 +302,9 @@ bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64
     if (q == end || std::max(q->start, r.t0) != start) {
       // Inside r (nearly all) as it is, without a copy.
       if (p->start >= r.t0 && p->end <= r.t1 && p->end >= p->start)
-        put(*p);
+        put(*p, stored);
       else
-        put(clip(*p));
+        put(clip(*p), copied);
       p = q;
       continue;
     }
@@ -300,11 +314,11 @@ bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64
     for (; q != end && std::max(q->start, r.t0) == start; q = in(q + 1))
       scratch->push_back(clip(*q));
     std::sort(scratch->begin() + std::ptrdiff_t(opens), scratch->end(), before);
-    for (size_t i = opens; i < scratch->size(); i++) put((*scratch)[i]);
+    for (size_t i = opens; i < scratch->size(); i++) put((*scratch)[i], copied);
     scratch->resize(opens);
     p = q;
   }
-  while (nextOpen < opens) f((*scratch)[nextOpen++]);
+  while (nextOpen < opens) give((*scratch)[nextOpen++], copied);
   return true;
 }
 

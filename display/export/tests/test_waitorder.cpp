@@ -14,7 +14,7 @@ using namespace tmon;
 namespace {
 
 // What the walk did before orderWaits: every pair sorted.
-std::vector<uint32_t> sortedPairs(const PodVector<ExportWait> &waits) {
+std::vector<uint32_t> sortedPairs(const PodVector<WaitRecord> &waits) {
   WaitOrder pairs;
   for (uint32_t i = 0; i < waits.size(); i++) pairs.emplace_back(waits[i].start, i);
   std::sort(pairs.begin(), pairs.end(), [&waits](const auto &a, const auto &b) {
@@ -29,33 +29,46 @@ std::vector<uint32_t> sortedPairs(const PodVector<ExportWait> &waits) {
 // runs runs of lengths up to maxRun, each in order; starts from a few
 // values (many equal), waiters and objects from a few; tie: a few waits
 // repeated at the end (equal on all four keys, another releaser).
-PodVector<ExportWait> randomWaits(std::mt19937 *rng, int runs, int maxRun, int64_t starts,
+PodVector<WaitRecord> randomWaits(std::mt19937 *rng, int runs, int maxRun, int64_t starts,
                                   bool tie) {
-  PodVector<ExportWait> waits;
+  PodVector<WaitRecord> waits;
   for (int r = 0; r < runs; r++) {
-    std::vector<ExportWait> run(size_t(1 + (*rng)() % unsigned(maxRun)));
-    for (ExportWait &w : run) {
+    std::vector<WaitRecord> run(size_t(1 + (*rng)() % unsigned(maxRun)));
+    for (WaitRecord &w : run) {
       w.start = int64_t((*rng)() % uint64_t(starts));
       w.end = w.start + int64_t((*rng)() % 3);
       w.waiter = 1 + (*rng)() % 5;
-      w.objectId = 1 + (*rng)() % 3;
+      w.object = 1 + (*rng)() % 3;
       w.releaser = (*rng)() % 1000;
     }
     std::sort(run.begin(), run.end(),
-              [](const ExportWait &a, const ExportWait &b) { return compareWaits(a, b) < 0; });
+              [](const WaitRecord &a, const WaitRecord &b) { return compareWaits(a, b) < 0; });
     // Within a run no two tie: the walk's runs are of distinct waits.
     run.erase(std::unique(
                   run.begin(), run.end(),
-                  [](const ExportWait &a, const ExportWait &b) { return compareWaits(a, b) == 0; }),
+                  [](const WaitRecord &a, const WaitRecord &b) { return compareWaits(a, b) == 0; }),
               run.end());
-    for (const ExportWait &w : run) waits.push_back(w);
+    for (const WaitRecord &w : run) waits.push_back(w);
   }
   for (int twins = tie ? 1 + int((*rng)() % 6) : 0; twins > 0 && !waits.empty(); twins--) {
-    ExportWait twin = waits[(*rng)() % waits.size()];
+    WaitRecord twin = waits[(*rng)() % waits.size()];
     twin.releaser = 5000 + uint32_t(twins);
     waits.push_back(twin);
   }
   return waits;
+}
+
+// orderWaits' order of waits, as places in it.
+std::vector<uint32_t> ordered(const PodVector<WaitRecord> &waits) {
+  std::vector<const WaitRecord *> refs;
+  for (const WaitRecord &w : waits) refs.push_back(&w);
+  PodVector<const WaitRecord *> order;
+  WaitOrder pairs;
+  std::vector<uint32_t> buckets;
+  orderWaits(refs.data(), refs.size(), &order, &pairs, &buckets);
+  std::vector<uint32_t> places;
+  for (const WaitRecord *r : order) places.push_back(uint32_t(r - waits.data()));
+  return places;
 }
 
 }  // namespace
@@ -72,10 +85,8 @@ class TestWaitOrder : public QObject {
       // Few long runs and many short ones, or only short ones.
       const int runs = 1 + int(rng() % 12), maxRun = round % 2 ? 300 : 8;
       const int64_t starts = round % 3 ? 400 : 20;
-      const PodVector<ExportWait> waits = randomWaits(&rng, runs, maxRun, starts, tie);
-      std::vector<uint32_t> order, buckets;
-      WaitOrder pairs;
-      orderWaits(waits, &order, &pairs, &buckets);
+      const PodVector<WaitRecord> waits = randomWaits(&rng, runs, maxRun, starts, tie);
+      const std::vector<uint32_t> order = ordered(waits);
       const std::vector<uint32_t> want = sortedPairs(waits);
       QCOMPARE(order.size(), want.size());
       for (size_t i = 0; i < want.size(); i++) QCOMPARE(order[i], want[i]);
@@ -89,28 +100,21 @@ class TestWaitOrder : public QObject {
   void farStartCrowdsTheOthers() {
     std::mt19937 rng(29);
     for (int round = 0; round < 200; round++) {
-      PodVector<ExportWait> waits = randomWaits(&rng, 8, 300, 400, round % 2);
-      ExportWait far = waits[0];
+      PodVector<WaitRecord> waits = randomWaits(&rng, 8, 300, 400, round % 2);
+      WaitRecord far = waits[0];
       far.start = (round % 4 < 2 ? -1 : 1) * (int64_t(1) << 40);
       waits.push_back(far);
-      std::vector<uint32_t> order, buckets;
-      WaitOrder pairs;
-      orderWaits(waits, &order, &pairs, &buckets);
-      QCOMPARE(order, sortedPairs(waits));
+      QCOMPARE(ordered(waits), sortedPairs(waits));
     }
   }
 
   void emptyAndSingle() {
-    PodVector<ExportWait> waits;
-    std::vector<uint32_t> order{7}, buckets;
-    WaitOrder pairs;
-    orderWaits(waits, &order, &pairs, &buckets);
-    QVERIFY(order.empty());
-    ExportWait w;
+    PodVector<WaitRecord> waits;
+    QVERIFY(ordered(waits).empty());
+    WaitRecord w;
     w.start = 5;
     waits.push_back(w);
-    orderWaits(waits, &order, &pairs, &buckets);
-    QCOMPARE(order, std::vector<uint32_t>{0});
+    QCOMPARE(ordered(waits), std::vector<uint32_t>{0});
   }
 };
 
