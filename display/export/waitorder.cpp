@@ -232,42 +232,82 @@ struct Head {
 
 void WindowWaits::merge() {
   // The runs' heads, in order (a few: one a sync object); the first one's
-  // wait is the next unless another wait comes before it.
+  // (in locals: at, end, object) is the next wait unless another one
+  // comes before it.
   std::vector<Head> heads;
   for (const Run &run : runs_)
     heads.push_back(
         Head{refs_[run.from]->start, refs_.data() + run.from, refs_.data() + run.to, run.object});
   std::sort(heads.begin(), heads.end(), headBefore);
+  if (heads.empty()) return mergeOthers(0);
   Head *const h = heads.data();
-  size_t k = heads.size(), o = 0;
+  size_t k = heads.size();
+  const WaitRecord *const *at = h[0].at, *const *end = h[0].end;
+  const ExportObject *object = h[0].object;
+  // The batch in locals (as members, each was loaded and stored again
+  // around every wait's stores).
+  ExportWait *const batch = batch_;
+  size_t n = batchSize_;
+  int64_t cutStart = hasCut_ && !cutPassed_ ? cut_.start : INT64_MAX;
+  size_t o = 0;  // in otherOrder_
   const size_t others = otherOrder_.size();
-  while (k > 0) {
-    const WaitRecord &r = **h[0].at;
-    while (o < others && compareWaits(others_[otherOrder_[o]], r) < 0) {
-      const ExportWait &w = others_[otherOrder_[o++]];
-      put(recordOf(w), w.object);
+  int64_t otherStart = others ? others_[otherOrder_[0]].start : INT64_MAX;
+  const auto out = [&](const WaitRecord &r, const ExportObject *names)
+                       __attribute__((always_inline)) {
+    if (__builtin_expect(r.start >= cutStart, 0) && compareWaits(r, cut_) >= 0) {
+      batchSize_ = n;
+      flush();
+      n = 0;
+      cutPassed_ = true;
+      cutStart = INT64_MAX;
     }
-    put(r, h[0].object);
-    if (++h[0].at == h[0].end) {
-      std::memmove(static_cast<void *>(h), h + 1, (k - 1) * sizeof *h);
-      k--;
+    ExportWait &w = batch[n];
+    std::memcpy(static_cast<void *>(&w), &r, sizeof r);
+    w.object = names;
+    if (__builtin_expect(++n == kBatch, 0)) {
+      batchSize_ = n;
+      flush();
+      n = 0;
+    }
+  };
+  for (;;) {
+    const WaitRecord &r = **at;
+    while (__builtin_expect(otherStart <= r.start, 0) &&
+           compareWaits(others_[otherOrder_[o]], r) < 0) {
+      const ExportWait &w = others_[otherOrder_[o++]];
+      out(recordOf(w), w.object);
+      otherStart = o < others ? others_[otherOrder_[o]].start : INT64_MAX;
+    }
+    out(r, object);
+    if (__builtin_expect(++at == end, 0)) {
+      if (--k == 0) break;
+      // The next run's head goes on.
+      at = h[1].at;
+      end = h[1].end;
+      object = h[1].object;
+      std::memmove(static_cast<void *>(h + 1), h + 2, (k - 1) * sizeof *h);
       continue;
     }
-    h[0].start = (*h[0].at)->start;
-    // Moved back to its place among the others (nearly always a step or
-    // two: the objects' waits interleave in time).
-    if (k > 1 && !headBefore(h[0], h[1])) {
-      const Head x = h[0];
-      size_t j = 0;
-      do {
-        h[j] = h[j + 1];
-        j++;
-      } while (j + 1 < k && headBefore(h[j + 1], x));
-      h[j] = x;
-    }
+    // Nearly always a step or two back among the others (the objects'
+    // waits interleave in time), or none.
+    const int64_t s = (*at)->start;
+    if (k == 1 || s < h[1].start || (s == h[1].start && compareWaits(**at, **h[1].at) < 0))
+      continue;
+    const Head x{s, at, end, object};
+    at = h[1].at;
+    end = h[1].end;
+    object = h[1].object;
+    size_t j = 1;
+    for (; j + 1 < k && headBefore(h[j + 1], x); j++) h[j] = h[j + 1];
+    h[j] = x;
   }
-  while (o < others) {
-    const ExportWait &w = others_[otherOrder_[o++]];
+  batchSize_ = n;
+  mergeOthers(o);
+}
+
+void WindowWaits::mergeOthers(size_t from) {
+  for (size_t o = from; o < otherOrder_.size(); o++) {
+    const ExportWait &w = others_[otherOrder_[o]];
     put(recordOf(w), w.object);
   }
 }

@@ -91,6 +91,7 @@ class WindowWaits {
   // no other wait tied with one of them.
   bool mergeable();
   void merge();
+  void mergeOthers(size_t from);  // others_ from otherOrder_[from] on, after the runs
   void sortAll();  // (when they cannot)
   // The batch inOrder makes, and where it goes.
   void put(const WaitRecord &r, const ExportObject *object);
