@@ -193,6 +193,12 @@ void TimelineSink::objectWaits(const SessionModel &m, const SyncObjectInfo &o,
   const int64_t t0 = span.t0, t1 = span.t1;
   const uint32_t id = o.id;
   WindowWaits &waits = waits_;
+  // Its names, made at its first wait.
+  const auto named = [&] {
+    if (__builtin_expect(names != nullptr, 1)) return;
+    names = objectNamed(o.id, objectName(m, o.id), o.callSite());
+    waits.beginRun(names);
+  };
   // Inlined where the waits are read (a call per wait was a sixth of
   // their walk).
   const auto take =
@@ -200,17 +206,14 @@ void TimelineSink::objectWaits(const SessionModel &m, const SyncObjectInfo &o,
     // The sums a live model keeps of waits it let go are no slices on a
     // timeline (their intervals went too: SessionModel::keepDetailFor).
     if (r.count != 1) return;
-    if (!names) {
-      names = objectNamed(o.id, objectName(m, o.id), o.callSite());
-      waits.beginRun(names);
-    }
+    named();
     // Nearly every one: after the window's start (only a wait that starts
     // there can continue one held from the last window) and ending in it.
     if (__builtin_expect(r.start > t0 && (r.end < t1 || last), 1)) {
       // Read in place, unless the model made it (clipped, or one of a few
       // of one start sorted in its scratch).
       if (__builtin_expect(stored && r.object == id, 1)) {
-        waits.add(&r);
+        waits.addSpan(&r, &r + 1);
       } else {
         WaitRecord c = r;
         c.object = id;
@@ -234,9 +237,17 @@ void TimelineSink::objectWaits(const SessionModel &m, const SyncObjectInfo &o,
     else
       waits.addOther(w);
   };
+  // Those take() would keep in place, as spans of the model's records.
+  const auto spans = [&](const WaitRecord *from, const WaitRecord *to)
+      __attribute__((always_inline)) {
+    named();
+    waits.addSpan(from, to);
+  };
+  const TimeRange plain{t0, last ? INT64_MAX : t1};
   // Read in place (records_ only their scratch), or copied out when the
   // model let some go.
-  if (!m.syncActivity().forEachWaitInOrder(o.id, span, m.latestNs(), &records_, take)) {
+  if (!m.syncActivity().forEachWaitInOrder(o.id, span, m.latestNs(), &records_, take, plain,
+                                           spans)) {
     m.waits(o.id, span, &records_);
     for (const WaitRecord &r : records_) take(r, false);
   }

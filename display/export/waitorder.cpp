@@ -116,7 +116,7 @@ void orderWaits(const WaitRecord *const *waits, size_t count,
 }
 
 void WindowWaits::clear() {
-  refs_.clear();
+  spans_.clear();
   runs_.clear();
   copies_.clear();
   copyPlaces_.clear();
@@ -124,32 +124,35 @@ void WindowWaits::clear() {
   otherPlaces_.clear();
   runsInOrder_ = true;
   prev_ = nullptr;
+  taken_ = 0;
 }
 
 void WindowWaits::beginRun(const ExportObject *object) {
   Run run;
-  run.from = run.to = uint32_t(refs_.size());
+  run.from = run.to = uint32_t(spans_.size());
   run.object = object;
   runs_.push_back(run);
   prev_ = nullptr;
 }
 
 void WindowWaits::addCopy(const WaitRecord &r) {
-  if (prev_ && compareWaits(*prev_, r) >= 0) runsInOrder_ = false;
-  copyPlaces_.push_back(uint32_t(refs_.size()));
-  refs_.push_back(nullptr);  // (set when copies_ stops growing)
+  follow(r);
+  copyPlaces_.push_back(uint32_t(spans_.size()));
+  spans_.push_back(Span{nullptr, nullptr});  // (set when copies_ stops growing)
   copies_.push_back(r);
   prev_ = &copies_.back();
+  taken_++;
+  runs_.back().to = uint32_t(spans_.size());
 }
 
 void WindowWaits::endRun() {
-  runs_.back().to = uint32_t(refs_.size());
+  runs_.back().to = uint32_t(spans_.size());
   if (runs_.back().to == runs_.back().from) runs_.pop_back();
   prev_ = nullptr;
 }
 
 void WindowWaits::addOther(const ExportWait &w) {
-  otherPlaces_.push_back(uint32_t(refs_.size() + others_.size()));
+  otherPlaces_.push_back(uint32_t(taken_++));
   others_.push_back(w);
 }
 
@@ -178,7 +181,8 @@ void WindowWaits::flush() {
 void WindowWaits::inOrder(const ExportWait *cut,
                           const std::function<void(const ExportWait *, size_t)> &give,
                           PodVector<ExportWait> *rest) {
-  for (size_t i = 0; i < copyPlaces_.size(); i++) refs_[copyPlaces_[i]] = &copies_[i];
+  for (size_t i = 0; i < copyPlaces_.size(); i++)
+    spans_[copyPlaces_[i]] = Span{&copies_[i], &copies_[i] + 1};
   otherOrder_.resize(others_.size());
   for (uint32_t i = 0; i < others_.size(); i++) otherOrder_[i] = i;
   std::sort(otherOrder_.begin(), otherOrder_.end(),
@@ -196,7 +200,7 @@ void WindowWaits::inOrder(const ExportWait *cut,
   flush();
 }
 
-bool WindowWaits::mergeable() {
+bool WindowWaits::mergeable() const {
   if (!runsInOrder_) return false;
   for (size_t i = 1; i < otherOrder_.size(); i++)
     if (compareWaits(others_[otherOrder_[i - 1]], others_[otherOrder_[i]]) == 0) return false;
@@ -208,42 +212,46 @@ bool WindowWaits::mergeable() {
   for (const ExportWait &w : others_)
     for (const Run &run : runs_) {
       if (run.object->id != w.objectId) continue;
-      const WaitRecord *const *const begin = refs_.data() + run.from;
-      const WaitRecord *const *const end = refs_.data() + run.to;
-      const WaitRecord *const *at = std::lower_bound(
-          begin, end, w,
-          [](const WaitRecord *r, const ExportWait &x) { return compareWaits(*r, x) < 0; });
-      if (at != end && compareWaits(**at, w) == 0) return false;
+      for (uint32_t i = run.from; i < run.to; i++) {
+        const WaitRecord *at = std::lower_bound(
+            spans_[i].from, spans_[i].to, w,
+            [](const WaitRecord &r, const ExportWait &x) { return compareWaits(r, x) < 0; });
+        if (at != spans_[i].to && compareWaits(*at, w) == 0) return false;
+      }
     }
   return true;
 }
 
-namespace {
-// A run's next wait, in the merge.
-struct Head {
-  int64_t start;
-  const WaitRecord *const *at, *const *end;
+// A run's next wait (p, in its span), in the merge.
+struct WindowWaits::Cursor {
+  const WaitRecord *p, *end;
+  const Span *span, *lastSpan;  // its span; the run's last
   const ExportObject *object;
 };
-[[gnu::always_inline]] inline bool headBefore(const Head &a, const Head &b) {
-  return a.start != b.start ? a.start < b.start : compareWaits(**a.at, **b.at) < 0;
-}
-}  // namespace
 
 void WindowWaits::merge() {
-  // The runs' heads, in order (a few: one a sync object); the first one's
-  // (in locals: at, end, object) is the next wait unless another one
-  // comes before it.
-  std::vector<Head> heads;
-  for (const Run &run : runs_)
-    heads.push_back(
-        Head{refs_[run.from]->start, refs_.data() + run.from, refs_.data() + run.to, run.object});
-  std::sort(heads.begin(), heads.end(), headBefore);
-  if (heads.empty()) return mergeOthers(0);
-  Head *const h = heads.data();
-  size_t k = heads.size();
-  const WaitRecord *const *at = h[0].at, *const *end = h[0].end;
-  const ExportObject *object = h[0].object;
+  // The runs' cursors, and their order (a few: one a sync object); the
+  // first one's (in locals) is the next wait unless another one comes
+  // before it.
+  const size_t runs = runs_.size();
+  if (runs == 0) return mergeOthers(0);
+  std::vector<Cursor> cursors(runs);
+  std::vector<uint32_t> ranks(runs);
+  for (size_t i = 0; i < runs; i++) {
+    const Span *first = spans_.data() + runs_[i].from;
+    cursors[i] =
+        Cursor{first->from, first->to, first, spans_.data() + runs_[i].to - 1, runs_[i].object};
+    ranks[i] = uint32_t(i);
+  }
+  const auto before = [](const Cursor &a, const Cursor &b) {
+    return a.p->start != b.p->start ? a.p->start < b.p->start : compareWaits(*a.p, *b.p) < 0;
+  };
+  std::sort(ranks.begin(), ranks.end(),
+            [&](uint32_t a, uint32_t b) { return before(cursors[a], cursors[b]); });
+  Cursor *const c = cursors.data();
+  uint32_t *const rank = ranks.data();
+  size_t k = runs;
+  Cursor now = c[rank[0]];
   // The batch in locals (as members, each was loaded and stored again
   // around every wait's stores).
   ExportWait *const batch = batch_;
@@ -271,35 +279,42 @@ void WindowWaits::merge() {
     }
   };
   for (;;) {
-    const WaitRecord &r = **at;
+    const WaitRecord &r = *now.p;
     while (__builtin_expect(otherStart <= r.start, 0) &&
            compareWaits(others_[otherOrder_[o]], r) < 0) {
       const ExportWait &w = others_[otherOrder_[o++]];
       out(recordOf(w), w.object);
       otherStart = o < others ? others_[otherOrder_[o]].start : INT64_MAX;
     }
-    out(r, object);
-    if (__builtin_expect(++at == end, 0)) {
-      if (--k == 0) break;
-      // The next run's head goes on.
-      at = h[1].at;
-      end = h[1].end;
-      object = h[1].object;
-      std::memmove(static_cast<void *>(h + 1), h + 2, (k - 1) * sizeof *h);
-      continue;
+    out(r, now.object);
+    if (__builtin_expect(++now.p == now.end, 0)) {
+      if (now.span != now.lastSpan) {
+        ++now.span;
+        now.p = now.span->from;
+        now.end = now.span->to;
+      } else {
+        if (--k == 0) break;
+        // The next run's cursor goes on.
+        std::memmove(rank, rank + 1, k * sizeof *rank);
+        now = c[rank[0]];
+        continue;
+      }
     }
     // Nearly always a step or two back among the others (the objects'
     // waits interleave in time), or none.
-    const int64_t s = (*at)->start;
-    if (k == 1 || s < h[1].start || (s == h[1].start && compareWaits(**at, **h[1].at) < 0))
-      continue;
-    const Head x{s, at, end, object};
-    at = h[1].at;
-    end = h[1].end;
-    object = h[1].object;
-    size_t j = 1;
-    for (; j + 1 < k && headBefore(h[j + 1], x); j++) h[j] = h[j + 1];
-    h[j] = x;
+    if (k == 1) continue;
+    const Cursor &second = c[rank[1]];
+    const int64_t s = now.p->start, t = second.p->start;
+    if (s < t || (s == t && compareWaits(*now.p, *second.p) < 0)) continue;
+    const uint32_t x = rank[0];
+    c[x] = now;
+    size_t j = 0;
+    do {
+      rank[j] = rank[j + 1];
+      j++;
+    } while (j + 1 < k && before(c[rank[j + 1]], now));
+    rank[j] = x;
+    now = c[rank[0]];
   }
   batchSize_ = n;
   mergeOthers(o);
@@ -323,11 +338,12 @@ void WindowWaits::sortAll() {
     o++;
   };
   for (const Run &run : runs_)
-    for (uint32_t i = run.from; i < run.to; i++) {
-      while (o < others_.size() && otherPlaces_[o] == all_.size()) other();
-      all_.push_back(*refs_[i]);
-      allObjects_.push_back(run.object);
-    }
+    for (uint32_t i = run.from; i < run.to; i++)
+      for (const WaitRecord *r = spans_[i].from; r != spans_[i].to; ++r) {
+        while (o < others_.size() && otherPlaces_[o] == all_.size()) other();
+        all_.push_back(*r);
+        allObjects_.push_back(run.object);
+      }
   while (o < others_.size()) other();
   allRefs_.clear();
   for (const WaitRecord &r : all_) allRefs_.push_back(&r);

@@ -53,26 +53,28 @@ void orderWaits(const WaitRecord *const *waits, size_t n, PodVector<const WaitRe
                 WaitOrder *pairs, std::vector<uint32_t> *buckets);
 
 // A window's waits as the walk reads them: each sync object's in a run of
-// its own (beginRun ... endRun), in the order read (pointers to the
-// model's records, read in place, or to copies of the few it clipped:
-// copies of them all, 48 bytes a wait, were a quarter of an export's peak
-// memory), and the rest (waits held, kept back or joined across the
-// window's edge: few) as copies. inOrder gives them in compareWaits'
-// order: each run is in that order nearly always, so the runs are merged
-// (a sort of them all was 50 instructions a wait); otherwise (or with two
-// tied on all four) orderWaits sorts them as it did their copies.
+// its own (beginRun ... endRun), in the order read (spans of the model's
+// records, read in place, and copies of the few it clipped: copies of
+// them all, 48 bytes a wait, were a quarter of an export's peak memory),
+// and the rest (waits held, kept back or joined across the window's edge:
+// few) as copies. inOrder gives them in compareWaits' order: each run is
+// in that order nearly always, so the runs are merged (a sort of them all
+// was 50 instructions a wait); otherwise (or with two tied on all four)
+// orderWaits sorts them as it did their copies.
 class WindowWaits {
  public:
   void clear();
   void beginRun(const ExportObject *object);
-  // r, read in place: it stays where it is until inOrder returns.
-  [[gnu::always_inline]] void add(const WaitRecord *r) {
-    if (__builtin_expect(prev_ != nullptr && compareWaits(*prev_, *r) >= 0, 0))
-      runsInOrder_ = false;
-    prev_ = r;
-    const WaitRecord **at = refs_.reserveMore(1);
-    *at = r;
-    refs_.setEnd(at + 1);
+  // [from, to): the model's records, of rising starts, read in place (they
+  // stay where they are until inOrder returns).
+  [[gnu::always_inline]] void addSpan(const WaitRecord *from, const WaitRecord *to) {
+    follow(*from);
+    prev_ = to - 1;
+    taken_ += size_t(to - from);
+    if (!spans_.empty() && spans_.back().to == from && runs_.back().to == spans_.size())
+      spans_.back().to = to;
+    else
+      spans_.push_back(Span{from, to});
   }
   void addCopy(const WaitRecord &r);  // one of the run's, copied
   void endRun();
@@ -83,25 +85,34 @@ class WindowWaits {
                PodVector<ExportWait> *rest);
 
  private:
+  struct Span {
+    const WaitRecord *from, *to;
+  };
   struct Run {
-    uint32_t from = 0, to = 0;  // in refs_
+    uint32_t from = 0, to = 0;  // in spans_
     const ExportObject *object = nullptr;
   };
+  struct Cursor;  // merge()'s
+  // r comes next in the run: still in order?
+  [[gnu::always_inline]] void follow(const WaitRecord &r) {
+    if (__builtin_expect(prev_ != nullptr && compareWaits(*prev_, r) >= 0, 0)) runsInOrder_ = false;
+  }
   // Whether the runs can be merged: each in order, of its own object, and
   // no other wait tied with one of them.
-  bool mergeable();
+  bool mergeable() const;
   void merge();
   void mergeOthers(size_t from);  // others_ from otherOrder_[from] on, after the runs
-  void sortAll();  // (when they cannot)
+  void sortAll();                 // (when they cannot)
   // The batch inOrder makes, and where it goes.
   void put(const WaitRecord &r, const ExportObject *object);
   void flush();
 
-  PodVector<const WaitRecord *> refs_;
+  PodVector<Span> spans_;
   std::vector<Run> runs_;
   PodVector<WaitRecord> copies_;
-  std::vector<uint32_t> copyPlaces_;  // copies_[i]'s place in refs_
+  std::vector<uint32_t> copyPlaces_;  // copies_[i]'s span
   const WaitRecord *prev_ = nullptr;  // the run's last, while it is read
+  size_t taken_ = 0;                  // waits added, of runs and others
   bool runsInOrder_ = true;
   std::vector<ExportWait> others_;
   std::vector<uint32_t> otherPlaces_;  // others_[i]'s place among all, as read

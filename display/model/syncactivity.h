@@ -86,7 +86,19 @@ class SyncActivity {
   // loaded again after every call's stores).
   template <typename F>
   bool forEachWaitInOrder(uint32_t object, const TimeRange &r, int64_t horizon,
-                          std::vector<WaitRecord> *scratch, F f) const;
+                          std::vector<WaitRecord> *scratch, F f) const {
+    return forEachWaitInOrder(object, r, horizon, scratch, f, TimeRange{INT64_MAX, INT64_MIN},
+                              [](const WaitRecord *, const WaitRecord *) {});
+  }
+  // The same, but the stored records that are plain (plain.t0 < start,
+  // end < plain.t1) and that f would be given one after another are given
+  // as spans(from, to) instead, with no call of f: records of strictly
+  // rising starts, each its object's (WaitRecord::object) and of count 1.
+  // (An export's per-wait call was half of its waits' read.)
+  template <typename F, typename S>
+  bool forEachWaitInOrder(uint32_t object, const TimeRange &r, int64_t horizon,
+                          std::vector<WaitRecord> *scratch, F f, const TimeRange &plain,
+                          S spans) const;
   std::vector<WaitPair> matrix(const TimeRange &r, int64_t horizon, uint32_t object) const;
   // waits() and matrix(r, horizon, object) summed in one pass (WaitSums).
   void waitSums(uint32_t object, const TimeRange &r, int64_t horizon, WaitSums *out) const;
@@ -230,9 +242,10 @@ class SyncActivity {
   std::vector<Edge> pathEdges_;
 };
 
-template <typename F>
+template <typename F, typename S>
 bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64_t horizon,
-                                      std::vector<WaitRecord> *scratch, F f) const {
+                                      std::vector<WaitRecord> *scratch, F f, const TimeRange &plain,
+                                      S spans) const {
   const WaitRecord *at = nullptr, *end = nullptr;
   auto cl = objects_.find(object);
   if (cl != objects_.end()) {
@@ -271,10 +284,14 @@ bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64
   std::sort(scratch->begin(), scratch->end(), before);
   const size_t opens = scratch->size();
   size_t nextOpen = 0;
+  // (A span ends before the next open wait's start.)
+  int64_t openStart = opens ? (*scratch)[0].start : INT64_MAX;
   // A closed wait, after the open ones before it (std::inplace_merge's order).
   const auto put = [&](const WaitRecord &w, auto where) __attribute__((always_inline)) {
-    while (nextOpen < opens && before((*scratch)[nextOpen], w))
+    while (nextOpen < opens && before((*scratch)[nextOpen], w)) {
       give((*scratch)[nextOpen++], copied);
+      openStart = nextOpen < opens ? (*scratch)[nextOpen].start : INT64_MAX;
+    }
     give(w, where);
   };
   const auto in = [&r, end](const WaitRecord *p) {
@@ -283,18 +300,26 @@ bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64
     return end;
   };
   // (r's ends in locals: f's stores may alias r, which was loaded again.)
-  const int64_t t0 = r.t0, t1 = r.t1;
+  const int64_t t0 = r.t0, t1 = r.t1, plain0 = plain.t0, plain1 = plain.t1;
   for (const WaitRecord *p = in(at); p != end;) {  // (in: p->start < r.t1)
     // Nearly every one: inside r as it is (then in), the only one of its
     // start, given without a copy (in, the clip and a run's look-ahead
-    // were half of a wait's read).
+    // were half of a wait's read), in a span when plain.
+    const WaitRecord *from = nullptr;  // the span's first
     while (p->start >= t0 && p->end >= p->start && p->end <= t1) {
       const WaitRecord *next = p + 1;
       if (next != end && next->start == p->start) break;  // a run of one start
-      put(*p, stored);
+      if (p->start > plain0 && p->end < plain1 && p->start < openStart) {
+        if (!from) from = p;
+      } else {
+        if (from) spans(from, p);
+        from = nullptr;
+        put(*p, stored);
+      }
       p = next;
       if (p == end || p->start >= t1) break;
     }
+    if (from) spans(from, p);
     p = in(p);
     if (p == end) break;
     const int64_t start = std::max(p->start, r.t0);
