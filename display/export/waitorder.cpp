@@ -251,7 +251,9 @@ void WindowWaits::merge() {
   Cursor *const c = cursors.data();
   uint32_t *const rank = ranks.data();
   size_t k = runs;
-  Cursor now = c[rank[0]];
+  // The next run's cursor, its wait and its span's end in locals.
+  Cursor *now = c + rank[0];
+  const WaitRecord *p = now->p, *end = now->end;
   // The batch in locals (as members, each was loaded and stored again
   // around every wait's stores).
   ExportWait *const batch = batch_;
@@ -279,24 +281,26 @@ void WindowWaits::merge() {
     }
   };
   for (;;) {
-    const WaitRecord &r = *now.p;
+    const WaitRecord &r = *p;
     while (__builtin_expect(otherStart <= r.start, 0) &&
            compareWaits(others_[otherOrder_[o]], r) < 0) {
       const ExportWait &w = others_[otherOrder_[o++]];
       out(recordOf(w), w.object);
       otherStart = o < others ? others_[otherOrder_[o]].start : INT64_MAX;
     }
-    out(r, now.object);
-    if (__builtin_expect(++now.p == now.end, 0)) {
-      if (now.span != now.lastSpan) {
-        ++now.span;
-        now.p = now.span->from;
-        now.end = now.span->to;
+    out(r, now->object);
+    if (__builtin_expect(++p == end, 0)) {
+      if (now->span != now->lastSpan) {
+        ++now->span;
+        p = now->span->from;
+        end = now->span->to;
       } else {
         if (--k == 0) break;
         // The next run's cursor goes on.
         std::memmove(rank, rank + 1, k * sizeof *rank);
-        now = c[rank[0]];
+        now = c + rank[0];
+        p = now->p;
+        end = now->end;
         continue;
       }
     }
@@ -304,17 +308,20 @@ void WindowWaits::merge() {
     // waits interleave in time), or none.
     if (k == 1) continue;
     const Cursor &second = c[rank[1]];
-    const int64_t s = now.p->start, t = second.p->start;
-    if (s < t || (s == t && compareWaits(*now.p, *second.p) < 0)) continue;
+    const int64_t s = p->start, t = second.p->start;
+    if (s < t || (s == t && compareWaits(*p, *second.p) < 0)) continue;
     const uint32_t x = rank[0];
-    c[x] = now;
+    now->p = p;
+    now->end = end;
     size_t j = 0;
     do {
       rank[j] = rank[j + 1];
       j++;
-    } while (j + 1 < k && before(c[rank[j + 1]], now));
+    } while (j + 1 < k && before(c[rank[j + 1]], *now));
     rank[j] = x;
-    now = c[rank[0]];
+    now = c + rank[0];
+    p = now->p;
+    end = now->end;
   }
   batchSize_ = n;
   mergeOthers(o);
