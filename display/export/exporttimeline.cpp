@@ -143,23 +143,38 @@ void TimelineSink::threadStates(const SessionModel &m, int i, const TimeRange &s
   // The window's pieces (read in place, not copied out first), carried
   // and merged into runs as they come, each run written once.
   intervals_.clear();
-  m.settledTimeline(i).forEachPiece(span, tickTimes, [&](const StateInterval &piece) {
-    StateInterval iv = piece;
-    // (Stored only when it ends: carry lives in memory, f's closure
-    // being shared with forEachPiece's out-of-line clipped pieces.)
-    if (carry) {
-      carry = iv.state == FinalState::Sleeping;
-      if (carry) {
-        iv.state = run.state;
-        iv.object = run.object;
-        iv.cpu = run.cpu;
+  const auto add = [this](const StateInterval &iv) __attribute__((always_inline)) {
+    // (sameRun, its state first: the one that differs nearly always.)
+    if (!intervals_.empty()) {
+      StateInterval &back = intervals_.back();
+      if (iv.state == back.state && iv.object == back.object && iv.cpu == back.cpu &&
+          back.end == iv.start) {
+        back.end = iv.end;
+        return;
       }
     }
-    if (!intervals_.empty() && sameRun(intervals_.back(), iv))
-      intervals_.back().end = iv.end;
-    else
-      intervals_.push_back(iv);
-  });
+    intervals_.push_back(iv);
+  };
+  const ThreadTimeline &timeline = m.settledTimeline(i);
+  if (carry) {
+    timeline.forEachPiece(span, tickTimes, [&](const StateInterval &piece) {
+      StateInterval iv = piece;
+      // (Stored only when it ends: carry lives in memory, f's closure
+      // being shared with forEachPiece's out-of-line clipped pieces.)
+      if (carry) {
+        carry = iv.state == FinalState::Sleeping;
+        if (carry) {
+          iv.state = run.state;
+          iv.object = run.object;
+          iv.cpu = run.cpu;
+        }
+      }
+      add(iv);
+    });
+  } else {
+    // (Nearly every thread: no test of carry per piece.)
+    timeline.forEachPiece(span, tickTimes, add);
+  }
   StateInterval *v = intervals_.data();
   const size_t runs = intervals_.size();
   if (have && runs > 0) {
