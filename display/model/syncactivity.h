@@ -300,26 +300,37 @@ bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64
     return end;
   };
   // (r's ends in locals: f's stores may alias r, which was loaded again.)
-  const int64_t t0 = r.t0, t1 = r.t1, plain0 = plain.t0, plain1 = plain.t1;
+  const int64_t t0 = r.t0, t1 = r.t1;
+  // A plain record inside r: lo < start < min(next open's start, t1),
+  // start <= end < hi (in r: start >= t0, end <= t1).
+  const int64_t lo = plain.t0 >= t0 ? plain.t0 : t0 - 1;
+  const int64_t hi = plain.t1 <= t1 ? plain.t1 : t1 + 1;
   for (const WaitRecord *p = in(at); p != end;) {  // (in: p->start < r.t1)
     // Nearly every one: inside r as it is (then in), the only one of its
     // start, given without a copy (in, the clip and a run's look-ahead
-    // were half of a wait's read), in a span when plain.
-    const WaitRecord *from = nullptr;  // the span's first
-    while (p->start >= t0 && p->end >= p->start && p->end <= t1) {
+    // were half of a wait's read), in a span when plain (a span's
+    // records tested once each, a third of what the others are).
+    for (;;) {
+      const int64_t stop = std::min(openStart, t1);
+      const WaitRecord *from = p;
+      while (p->start > lo && p->start < stop && p->end >= p->start && p->end < hi) {
+        const WaitRecord *next = p + 1;
+        if (next == end) {
+          p = next;
+          break;
+        }
+        if (next->start == p->start) break;  // a run of one start
+        p = next;
+      }
+      if (p != from) spans(from, p);
+      if (p == end || p->start >= t1) break;
+      if (!(p->start >= t0 && p->end >= p->start && p->end <= t1)) break;
       const WaitRecord *next = p + 1;
       if (next != end && next->start == p->start) break;  // a run of one start
-      if (p->start > plain0 && p->end < plain1 && p->start < openStart) {
-        if (!from) from = p;
-      } else {
-        if (from) spans(from, p);
-        from = nullptr;
-        put(*p, stored);
-      }
+      put(*p, stored);
       p = next;
       if (p == end || p->start >= t1) break;
     }
-    if (from) spans(from, p);
     p = in(p);
     if (p == end) break;
     const int64_t start = std::max(p->start, r.t0);
