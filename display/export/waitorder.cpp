@@ -256,8 +256,8 @@ void WindowWaits::merge() {
   const WaitRecord *p = now->p, *end = now->end;
   // The batch in locals (as members, each was loaded and stored again
   // around every wait's stores).
-  ExportWait *const batch = batch_;
-  size_t n = batchSize_;
+  ExportWait *w = batch_ + batchSize_;  // the batch's end
+  ExportWait *const full = batch_ + kBatch;
   int64_t cutStart = hasCut_ && !cutPassed_ ? cut_.start : INT64_MAX;
   size_t o = 0;  // in otherOrder_
   const size_t others = otherOrder_.size();
@@ -265,19 +265,18 @@ void WindowWaits::merge() {
   const auto out = [&](const WaitRecord &r, const ExportObject *names)
                        __attribute__((always_inline)) {
     if (__builtin_expect(r.start >= cutStart, 0) && compareWaits(r, cut_) >= 0) {
-      batchSize_ = n;
+      batchSize_ = size_t(w - batch_);
       flush();
-      n = 0;
+      w = batch_;
       cutPassed_ = true;
       cutStart = INT64_MAX;
     }
-    ExportWait &w = batch[n];
-    std::memcpy(static_cast<void *>(&w), &r, sizeof r);
-    w.object = names;
-    if (__builtin_expect(++n == kBatch, 0)) {
-      batchSize_ = n;
+    std::memcpy(static_cast<void *>(w), &r, sizeof r);
+    w->object = names;
+    if (__builtin_expect(++w == full, 0)) {
+      batchSize_ = kBatch;
       flush();
-      n = 0;
+      w = batch_;
     }
   };
   for (;;) {
@@ -323,7 +322,7 @@ void WindowWaits::merge() {
     p = now->p;
     end = now->end;
   }
-  batchSize_ = n;
+  batchSize_ = size_t(w - batch_);
   mergeOthers(o);
 }
 
