@@ -5,6 +5,7 @@
 // keys, where std::sort's own order of the pairs is the one written.
 #include <QtTest>
 #include <algorithm>
+#include <cstring>
 #include <random>
 
 #include "waitorder.h"
@@ -71,6 +72,20 @@ std::vector<uint32_t> ordered(const PodVector<WaitRecord> &waits) {
   return places;
 }
 
+// A window's waits as read, in the order of their sorted pairs.
+std::vector<ExportWait> inPairOrder(const std::vector<ExportWait> &read) {
+  PodVector<WaitRecord> records;
+  for (const ExportWait &w : read) records.push_back(recordOf(w));
+  std::vector<ExportWait> out;
+  for (uint32_t i : sortedPairs(records)) out.push_back(read[i]);
+  return out;
+}
+
+bool sameWait(const ExportWait &a, const ExportWait &b) {
+  return compareWaits(a, b) == 0 && a.holder == b.holder && a.releaser == b.releaser &&
+         a.state == b.state && a.open == b.open && a.object == b.object;
+}
+
 }  // namespace
 
 class TestWaitOrder : public QObject {
@@ -106,6 +121,97 @@ class TestWaitOrder : public QObject {
       waits.push_back(far);
       QCOMPARE(ordered(waits), sortedPairs(waits));
     }
+  }
+
+  // WindowWaits gives a window's waits as the walk gave them when it
+  // copied them all and sorted their pairs: runs of objects merged, or
+  // (a run out of order, two runs of one object, two waits tied) sorted;
+  // those from the cut on kept back.
+  void windowWaitsAsSortedPairs() {
+    std::mt19937 rng(41);
+    std::vector<ExportObject> objects(6);
+    for (uint32_t i = 0; i < objects.size(); i++) objects[i].id = 1 + i % 5;  // 6th: id 1 again
+    int merged = 0, sorted = 0;
+    for (int round = 0; round < 600; round++) {
+      const int kind = round % 6;  // 0-2 plain, 3 a run out of order, 4 a tie, 5 one object twice
+      WindowWaits window;
+      window.clear();
+      std::vector<ExportWait> read;
+      std::vector<PodVector<WaitRecord>> stores(5);
+      const int runs = 1 + int(rng() % 5);
+      for (int k = 0; k < runs; k++) {
+        const ExportObject *object = &objects[kind == 5 && k == 1 ? 5 : size_t(k)];
+        PodVector<WaitRecord> &store = stores[size_t(k)];
+        int64_t t = int64_t(rng() % 50);
+        for (int i = 0, n = 1 + int(rng() % 200); i < n; i++) {
+          WaitRecord r;
+          r.start = t;
+          r.end = t + int64_t(rng() % 40);
+          r.waiter = 1 + rng() % 9;
+          r.object = object->id;
+          r.releaser = rng() % 9;
+          store.push_back(r);
+          t += 1 + int64_t(rng() % 7);
+        }
+        if (kind == 3 && k == 0 && store.size() > 2) std::swap(store[0].start, store[1].start);
+        window.beginRun(object);
+        for (size_t i = 0; i < store.size();) {
+          // (A span's starts rise: the one out of order starts a span.)
+          const size_t span =
+              kind == 3 && k == 0 && i == 0 ? 1 : std::min(store.size() - i, size_t(1 + rng() % 40));
+          if (rng() % 5 == 0) {
+            window.addCopy(store[i]);
+            ExportWait w;
+            std::memcpy(static_cast<void *>(&w), &store[i], sizeof store[i]);
+            w.object = object;
+            read.push_back(w);
+            i++;
+            continue;
+          }
+          window.addSpan(store.data() + i, store.data() + i + span);
+          for (size_t j = i; j < i + span; j++) {
+            ExportWait w;
+            std::memcpy(static_cast<void *>(&w), &store[j], sizeof store[j]);
+            w.object = object;
+            read.push_back(w);
+          }
+          i += span;
+        }
+        window.endRun();
+      }
+      // Others: held, kept back or joined at the window's edges.
+      for (int i = 0, n = int(rng() % 8); i < n; i++) {
+        ExportWait w = read[rng() % read.size()];
+        if (kind != 4) w.start -= 1 + int64_t(rng() % 30);  // (a tie with its run's otherwise)
+        w.releaser = 100 + uint32_t(i);
+        window.addOther(w);
+        read.push_back(w);
+      }
+      const std::vector<ExportWait> want = inPairOrder(read);
+      const ExportWait *cut = round % 3 ? &want[rng() % want.size()] : nullptr;
+      const ExportWait cutCopy = cut ? *cut : ExportWait{};
+      std::vector<ExportWait> given;
+      PodVector<ExportWait> rest;
+      window.inOrder(
+          cut ? &cutCopy : nullptr,
+          [&given](const ExportWait *batch, size_t n) { given.insert(given.end(), batch, batch + n); },
+          &rest);
+      QCOMPARE(given.size() + rest.size(), want.size());
+      size_t before = want.size();
+      if (cut)
+        while (before > 0 && compareWaits(want[before - 1], cutCopy) >= 0) before--;
+      QCOMPARE(given.size(), before);
+      for (size_t i = 0; i < want.size(); i++)
+        QVERIFY2(sameWait(i < before ? given[i] : rest[i - before], want[i]),
+                 qPrintable(QStringLiteral("round %1 kind %2 wait %3 of %4, cut before %5")
+                                .arg(round)
+                                .arg(kind)
+                                .arg(i)
+                                .arg(want.size())
+                                .arg(before)));
+      (kind <= 2 ? merged : sorted)++;
+    }
+    QVERIFY(merged > 250 && sorted > 250);
   }
 
   void emptyAndSingle() {
