@@ -36,19 +36,16 @@ template <typename X, typename Y>
 
 using WaitOrder = std::vector<std::pair<int64_t, uint32_t>>;
 
-// waits[0, n) (records read in place in the model, or copies) in that
-// order into *ordered, as std::sort of their (start, place) pairs under
-// it gives them. They go into buckets by start (about two waits a bucket,
-// a power of two ns each: a count, then each put in its bucket), then
+// waits[0, n) in that order into *ordered, as std::sort of their
+// (start, place) pairs under it gives them (WindowWaits' when it cannot
+// merge). They go into buckets by start (about two waits a bucket, a
+// power of two ns each: a count, then each put in its bucket), then
 // sorted by insertion in one pass (a wait moves back only within its
 // bucket; bucket by bucket, a std::sort for one of many, when one holds
-// many). half.tmcap's windows have four long runs in order (one per sync
-// object) and a few short ones; merging the runs' heads was 85
-// instructions a wait, most of it the scan of the heads. Two waits tied
-// on all four (none in half.tmcap or the corpus) meet in a bucket: then
-// the std::sort of the pairs decides, as before (without ties the order
-// is the same). pairs and buckets: scratch, kept by the caller window to
-// window.
+// many). Two waits tied on all four (none in half.tmcap or the corpus)
+// meet in a bucket: then the std::sort of the pairs decides, as before
+// (without ties the order is the same). pairs and buckets: scratch, kept
+// by the caller window to window.
 void orderWaits(const WaitRecord *const *waits, size_t n, PodVector<const WaitRecord *> *ordered,
                 WaitOrder *pairs, std::vector<uint32_t> *buckets);
 
@@ -58,9 +55,11 @@ void orderWaits(const WaitRecord *const *waits, size_t n, PodVector<const WaitRe
 // them all, 48 bytes a wait, were a quarter of an export's peak memory),
 // and the rest (waits held, kept back or joined across the window's edge:
 // few) as copies. inOrder gives them in compareWaits' order: each run is
-// in that order nearly always, so the runs are merged (a sort of them all
-// was 50 instructions a wait); otherwise (or with two tied on all four)
-// orderWaits sorts them as it did their copies.
+// in that order nearly always, so the runs are merged, the next run's
+// head moved back among the others' (half.tmcap's four objects
+// interleave: 1.5 moves a wait; with the spans read in place, cheaper
+// than the sort of them all, 50 instructions a wait); otherwise (or with
+// two tied on all four) orderWaits sorts them as it did their copies.
 class WindowWaits {
  public:
   void clear();
