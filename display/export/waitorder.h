@@ -70,7 +70,7 @@ class WindowWaits {
     follow(*from);
     prev_ = to - 1;
     taken_ += size_t(to - from);
-    if (!spans_.empty() && spans_.back().to == from && runs_.back().to == spans_.size())
+    if (spans_.size() > runs_.back().from && spans_.back().to == from)  // (of this run)
       spans_.back().to = to;
     else
       spans_.push_back(Span{from, to});
