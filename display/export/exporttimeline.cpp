@@ -49,8 +49,7 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   for (int i = 0; i < m.threadCount(); i++) threadStates(m, i, span, tickTimes, first, last);
   // Waits, in start order per object; one cut by the window's end is held
   // until the next window says how it ends.
-  PodVector<ExportWait> &waits = waits_;
-  waits.clear();  // keeps its capacity, window to window
+  waits_.clear();  // keeps its capacity, window to window
   // Waits this window holds, kept apart until every object is read: a
   // waiter's wait cut by this window's end, on an object read before the
   // one that goes on with the wait held from the window before, replaced
@@ -61,28 +60,27 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   // A held wait the next window did not continue ended at the edge.
   for (auto it = pendingWait_.begin(); it != pendingWait_.end();) {
     if (it->second.end < span.t0 || last) {
-      waits.push_back(it->second);
+      waits_.addOther(it->second);
       it = pendingWait_.erase(it);
     } else {
       ++it;
     }
   }
   // Those the window before kept back (see below).
-  waits.insert(waits.end(), deferred_.begin(), deferred_.end());
+  for (const ExportWait &w : deferred_) waits_.addOther(w);
   deferred_.clear();
   for (const ExportWait &w : held) {
     // A waiter in a new wait left the one held before it.
     auto [it, made] = pendingWait_.try_emplace(w.waiter, w);
     if (!made) {
-      waits.push_back(it->second);
+      waits_.addOther(it->second);
       it->second = w;
     }
   }
-  // Sorted by their starts, then by waiter, object and end: in an order of
-  // their own, not the vector's (a window's vector is not the whole
-  // read's: two waits starting in the same nanosecond swapped their
-  // wake-up flows' ids between the two).
-  orderWaits(waits, &order_, &pairs_, &buckets_);
+  // Given by their starts, then by waiter, object and end: in an order of
+  // their own, not the one read (a window's is not the whole read's: two
+  // waits starting in the same nanosecond swapped their wake-up flows' ids
+  // between the two).
   const auto before = [](const ExportWait &x, const ExportWait &y) {
     return compareWaits(x, y) < 0;
   };
@@ -100,11 +98,8 @@ void TimelineSink::window(const SessionModel &m, const TimeRange &span, bool fir
   for (const auto &[tid, w] : pendingWait_)
     if (w.start >= heldSince && (!cut || before(w, *cut))) cut = &w;
   // (In order: those before the cut come first.)
-  size_t given = order_.size();
-  if (cut)
-    while (given > 0 && !before(waits[order_[given - 1]], *cut)) given--;
-  waitsInOrder(waits.data(), order_.data(), given);
-  for (size_t i = given; i < order_.size(); i++) deferred_.push_back(waits[order_[i]]);
+  waits_.inOrder(
+      cut, [this](const ExportWait *batch, size_t n) { waitsInOrder(batch, n); }, &deferred_);
 
   flushSpans(m, span, last);
 
@@ -148,23 +143,38 @@ void TimelineSink::threadStates(const SessionModel &m, int i, const TimeRange &s
   // The window's pieces (read in place, not copied out first), carried
   // and merged into runs as they come, each run written once.
   intervals_.clear();
-  m.settledTimeline(i).forEachPiece(span, tickTimes, [&](const StateInterval &piece) {
-    StateInterval iv = piece;
-    // (Stored only when it ends: carry lives in memory, f's closure
-    // being shared with forEachPiece's out-of-line clipped pieces.)
-    if (carry) {
-      carry = iv.state == FinalState::Sleeping;
-      if (carry) {
-        iv.state = run.state;
-        iv.object = run.object;
-        iv.cpu = run.cpu;
+  const auto add = [this](const StateInterval &iv) __attribute__((always_inline)) {
+    // (sameRun, its state first: the one that differs nearly always.)
+    if (!intervals_.empty()) {
+      StateInterval &back = intervals_.back();
+      if (iv.state == back.state && iv.object == back.object && iv.cpu == back.cpu &&
+          back.end == iv.start) {
+        back.end = iv.end;
+        return;
       }
     }
-    if (!intervals_.empty() && sameRun(intervals_.back(), iv))
-      intervals_.back().end = iv.end;
-    else
-      intervals_.push_back(iv);
-  });
+    intervals_.push_back(iv);
+  };
+  const ThreadTimeline &timeline = m.settledTimeline(i);
+  if (carry) {
+    timeline.forEachPiece(span, tickTimes, [&](const StateInterval &piece) {
+      StateInterval iv = piece;
+      // (Stored only when it ends: carry lives in memory, f's closure
+      // being shared with forEachPiece's out-of-line clipped pieces.)
+      if (carry) {
+        carry = iv.state == FinalState::Sleeping;
+        if (carry) {
+          iv.state = run.state;
+          iv.object = run.object;
+          iv.cpu = run.cpu;
+        }
+      }
+      add(iv);
+    });
+  } else {
+    // (Nearly every thread: no test of carry per piece.)
+    timeline.forEachPiece(span, tickTimes, add);
+  }
   StateInterval *v = intervals_.data();
   const size_t runs = intervals_.size();
   if (have && runs > 0) {
@@ -191,31 +201,45 @@ void TimelineSink::threadStates(const SessionModel &m, int i, const TimeRange &s
 
 void TimelineSink::objectWaits(const SessionModel &m, const SyncObjectInfo &o,
                                const TimeRange &span, bool last, std::vector<ExportWait> *held) {
-  PodVector<ExportWait> &waits = waits_;
   if (o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL) return;  // no timed waits
   const ExportObject *names = nullptr;
   // (In locals: the waits' stores may alias span and o, which were loaded
   // again.)
   const int64_t t0 = span.t0, t1 = span.t1;
   const uint32_t id = o.id;
+  WindowWaits &waits = waits_;
+  // Its names, made at its first wait.
+  const auto named = [&] {
+    if (__builtin_expect(names != nullptr, 1)) return;
+    names = objectNamed(o.id, objectName(m, o.id), o.callSite());
+    waits.beginRun(names);
+  };
   // Inlined where the waits are read (a call per wait was a sixth of
   // their walk).
-  const auto take = [&, t0, t1, id, last](const WaitRecord &r) __attribute__((always_inline)) {
+  const auto take =
+      [&, t0, t1, id, last ](const WaitRecord &r, bool stored) __attribute__((always_inline)) {
     // The sums a live model keeps of waits it let go are no slices on a
     // timeline (their intervals went too: SessionModel::keepDetailFor).
     if (r.count != 1) return;
-    if (!names) names = objectNamed(o.id, objectName(m, o.id), o.callSite());
-    // Made where it goes (a copy per wait was a tenth of their walk).
-    ExportWait &w = *waits.reserveMore(1);
+    named();
+    // Nearly every one: after the window's start (only a wait that starts
+    // there can continue one held from the last window) and ending in it.
+    if (__builtin_expect(r.start > t0 && (r.end < t1 || last), 1)) {
+      // Read in place, unless the model made it (clipped, or one of a few
+      // of one start sorted in its scratch).
+      if (__builtin_expect(stored && r.object == id, 1)) {
+        waits.addSpan(&r, &r + 1);
+      } else {
+        WaitRecord c = r;
+        c.object = id;
+        waits.addCopy(c);
+      }
+      return;
+    }
+    ExportWait w;
     std::memcpy(static_cast<void *>(&w), &r, sizeof r);
     w.objectId = id;
     w.object = names;
-    // Nearly every one: after the window's start (only a wait that starts
-    // there can continue one held from the last window) and ending in it.
-    if (__builtin_expect(w.start > t0 && (w.end < t1 || last), 1)) {
-      waits.setEnd(&w + 1);
-      return;
-    }
     auto it = w.start <= t0 ? pendingWait_.find(w.waiter) : pendingWait_.end();
     if (it != pendingWait_.end() &&
         (it->second.object == names || it->second.object->name == names->name)) {
@@ -226,14 +250,23 @@ void TimelineSink::objectWaits(const SessionModel &m, const SyncObjectInfo &o,
     if (w.end >= t1 && !last)
       held->push_back(w);
     else
-      waits.setEnd(&w + 1);
+      waits.addOther(w);
   };
+  // Those take() would keep in place, as spans of the model's records.
+  const auto spans = [&](const WaitRecord *from, const WaitRecord *to)
+      __attribute__((always_inline)) {
+    named();
+    waits.addSpan(from, to);
+  };
+  const TimeRange plain{t0, last ? INT64_MAX : t1};
   // Read in place (records_ only their scratch), or copied out when the
   // model let some go.
-  if (!m.syncActivity().forEachWaitInOrder(o.id, span, m.latestNs(), &records_, take)) {
+  if (!m.syncActivity().forEachWaitInOrder(o.id, span, m.latestNs(), &records_, take, plain,
+                                           spans)) {
     m.waits(o.id, span, &records_);
-    for (const WaitRecord &r : records_) take(r);
+    for (const WaitRecord &r : records_) take(r, false);
   }
+  if (names) waits.endRun();
 }
 
 const ExportObject *TimelineSink::objectNamed(uint32_t id, QString name, QString callSite) {

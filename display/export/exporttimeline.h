@@ -10,14 +10,17 @@
 
 #include <QString>
 #include <cstddef>
+#include <cstring>
 #include <deque>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "exportwait.h"
 #include "exportwalk.h"
 #include "modeltypes.h"
 #include "podvector.h"
+#include "waitorder.h"
 
 namespace tmon {
 
@@ -27,40 +30,6 @@ struct ExportThread {
   QString startRoutine;
   bool main = false, probe = false;
 };
-
-// A sync object's names as its waits carry them: made once per object (a
-// million waits each converting or copying its names was a tenth of a
-// Perfetto export), again only when a later window names it otherwise.
-struct ExportObject {
-  uint32_t id = 0;
-  uint32_t index = 0;  // 0, 1, 2 ... in the order made: a sink's own tables
-  QString name;        // "mutex mutex_hold!big_lock"
-  QString callSite;    // where it was contended first, "" when unknown
-  QByteArray nameUtf8, callSiteUtf8;
-};
-
-// Its fields up to object laid out as WaitRecord's, so that the walk
-// copies a record whole (field by field, a sixth of the walk's
-// instructions).
-struct ExportWait {
-  int64_t start = 0, end = 0;
-  uint32_t waiter = 0, objectId = 0, holder = 0, releaser = 0;
-  FinalState state = FinalState::BlockedMutex;
-  bool open = false;                     // still blocked where the export ends
-  uint32_t count = 1;                    // (WaitRecord's: always 1 here)
-  const ExportObject *object = nullptr;  // the sink's, for the whole export
-};
-static_assert(offsetof(ExportWait, start) == offsetof(WaitRecord, start) &&
-                  offsetof(ExportWait, end) == offsetof(WaitRecord, end) &&
-                  offsetof(ExportWait, waiter) == offsetof(WaitRecord, waiter) &&
-                  offsetof(ExportWait, objectId) == offsetof(WaitRecord, object) &&
-                  offsetof(ExportWait, holder) == offsetof(WaitRecord, holder) &&
-                  offsetof(ExportWait, releaser) == offsetof(WaitRecord, releaser) &&
-                  offsetof(ExportWait, state) == offsetof(WaitRecord, state) &&
-                  offsetof(ExportWait, open) == offsetof(WaitRecord, open) &&
-                  offsetof(ExportWait, count) == offsetof(WaitRecord, count) &&
-                  offsetof(ExportWait, object) == sizeof(WaitRecord),
-              "ExportWait starts as WaitRecord");
 
 class TimelineSink : public ExportSink {
  public:
@@ -83,11 +52,12 @@ class TimelineSink : public ExportSink {
     for (size_t i = 0; i < n; i++) state(tid, runs[i]);
   }
   virtual void wait(const ExportWait &w) = 0;
-  // wait() on waits[order[0]], waits[order[1]] ... waits[order[n - 1]]: one
-  // call for a window's waits, so that a format can take them in a loop
-  // of its own (a call per wait was a tenth of a Perfetto wait).
-  virtual void waitsInOrder(const ExportWait *waits, const uint32_t *order, size_t n) {
-    for (size_t i = 0; i < n; i++) wait(waits[order[i]]);
+  // wait() on waits[0], waits[1] ... waits[n - 1]: one call for a batch of
+  // a window's waits (made in order, a few hundred at a time, from the
+  // model's records read in place), so that a format can take them in a
+  // loop of its own (a call per wait was a tenth of a Perfetto wait).
+  virtual void waitsInOrder(const ExportWait *waits, size_t n) {
+    for (size_t i = 0; i < n; i++) wait(waits[i]);
   }
   virtual void cpuBusy(int cpu, int64_t t, double percent) = 0;
   virtual void counter(int which, int64_t t, double value) = 0;
@@ -131,14 +101,9 @@ class TimelineSink : public ExportSink {
   };
   std::unordered_map<uint32_t, PendingSpan> pendingSpan_;  // by LWP
   void flushSpans(const SessionModel &m, const TimeRange &span, bool last);
-  // A window's waits and their order by start: kept, so that each window
-  // reuses the last one's memory (their growth was 4% of an export). The
-  // waits grow by moving their pages (a segment's: 400,000 of them in
-  // half.tmcap, whose copies were a tenth of an export's page faults).
-  PodVector<ExportWait> waits_;
-  std::vector<uint32_t> order_;
-  std::vector<std::pair<int64_t, uint32_t>> pairs_;  // tied waits
-  std::vector<uint32_t> buckets_;
+  // A window's waits: kept, so that each window reuses the last one's
+  // memory.
+  WindowWaits waits_;
   std::vector<WaitRecord> records_;  // one object's waits, window to window
   // One thread's runs in a window, merged as its pieces are read.
   std::vector<StateInterval> intervals_;

@@ -903,8 +903,8 @@ inline bool commonShape(const ExportWait &w) {
 
 void PerfettoSink::wait(const ExportWait &w) { waitInline(w); }
 
-void PerfettoSink::waitsInOrder(const ExportWait *waits, const uint32_t *order, size_t n) {
-  for (size_t i = 0; i < n; i++) waitInline(waits[order[i]]);
+void PerfettoSink::waitsInOrder(const ExportWait *waits, size_t n) {
+  for (size_t i = 0; i < n; i++) waitInline(waits[i]);
 }
 
 void PerfettoSink::waitOther(const ExportWait &w, WaitBytes *t) {

@@ -50,7 +50,7 @@ class PerfettoSink : public TimelineSink {
   void state(uint32_t tid, const StateInterval &iv) override;
   void states(uint32_t tid, const StateInterval *runs, size_t n) override;
   void wait(const ExportWait &w) override;
-  void waitsInOrder(const ExportWait *waits, const uint32_t *order, size_t n) override;
+  void waitsInOrder(const ExportWait *waits, size_t n) override;
   void cpuBusy(int cpu, int64_t t, double percent) override;
   void counter(int which, int64_t t, double value) override;
   void userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) override;

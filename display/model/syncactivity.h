@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -77,12 +78,27 @@ class SyncActivity {
   // its order, read in place (an export copied a million of them into a
   // vector to read them once); scratch holds the few open ones and runs of
   // one start. False, with no call, when r holds waits that left RAM (as
-  // waits() orders those otherwise): call waits(). f is taken by value:
+  // waits() orders those otherwise): call waits(). f(const WaitRecord &,
+  // bool stored) is told whether the record is the model's own (stays
+  // where it is while the model is unchanged) or a copy that goes when f
+  // returns (clipped, open, or sorted in scratch). f is taken by value:
   // its copied captures stay in registers (through a reference, each was
   // loaded again after every call's stores).
   template <typename F>
   bool forEachWaitInOrder(uint32_t object, const TimeRange &r, int64_t horizon,
-                          std::vector<WaitRecord> *scratch, F f) const;
+                          std::vector<WaitRecord> *scratch, F f) const {
+    return forEachWaitInOrder(object, r, horizon, scratch, f, TimeRange{INT64_MAX, INT64_MIN},
+                              [](const WaitRecord *, const WaitRecord *) {});
+  }
+  // The same, but the stored records that are plain (plain.t0 < start,
+  // end < plain.t1) and that f would be given one after another are given
+  // as spans(from, to) instead, with no call of f: records of strictly
+  // rising starts, each its object's (WaitRecord::object) and of count 1.
+  // (An export's per-wait call was half of its waits' read.)
+  template <typename F, typename S>
+  bool forEachWaitInOrder(uint32_t object, const TimeRange &r, int64_t horizon,
+                          std::vector<WaitRecord> *scratch, F f, const TimeRange &plain,
+                          S spans) const;
   std::vector<WaitPair> matrix(const TimeRange &r, int64_t horizon, uint32_t object) const;
   // waits() and matrix(r, horizon, object) summed in one pass (WaitSums).
   void waitSums(uint32_t object, const TimeRange &r, int64_t horizon, WaitSums *out) const;
@@ -226,9 +242,10 @@ class SyncActivity {
   std::vector<Edge> pathEdges_;
 };
 
-template <typename F>
+template <typename F, typename S>
 bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64_t horizon,
-                                      std::vector<WaitRecord> *scratch, F f) const {
+                                      std::vector<WaitRecord> *scratch, F f, const TimeRange &plain,
+                                      S spans) const {
   const WaitRecord *at = nullptr, *end = nullptr;
   auto cl = objects_.find(object);
   if (cl != objects_.end()) {
@@ -247,6 +264,15 @@ bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64
   const auto before = [](const WaitRecord &a, const WaitRecord &b) {
     return a.start != b.start ? a.start < b.start : a.waiter < b.waiter;
   };
+  // f on a record, told whether it is stored (a constant where it inlines).
+  const auto give = [&f](const WaitRecord &w, auto stored) __attribute__((always_inline)) {
+    if constexpr (std::is_invocable_v<F &, const WaitRecord &, bool>)
+      f(w, bool(stored));
+    else
+      f(w);
+  };
+  const std::true_type stored;
+  const std::false_type copied;
   // The open waits, sorted, first in scratch; runs of one start after them.
   scratch->clear();
   if (openWaits_)
@@ -258,10 +284,15 @@ bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64
   std::sort(scratch->begin(), scratch->end(), before);
   const size_t opens = scratch->size();
   size_t nextOpen = 0;
+  // (A span ends before the next open wait's start.)
+  int64_t openStart = opens ? (*scratch)[0].start : INT64_MAX;
   // A closed wait, after the open ones before it (std::inplace_merge's order).
-  const auto put = [&](const WaitRecord &w) __attribute__((always_inline)) {
-    while (nextOpen < opens && before((*scratch)[nextOpen], w)) f((*scratch)[nextOpen++]);
-    f(w);
+  const auto put = [&](const WaitRecord &w, auto where) __attribute__((always_inline)) {
+    while (nextOpen < opens && before((*scratch)[nextOpen], w)) {
+      give((*scratch)[nextOpen++], copied);
+      openStart = nextOpen < opens ? (*scratch)[nextOpen].start : INT64_MAX;
+    }
+    give(w, where);
   };
   const auto in = [&r, end](const WaitRecord *p) {
     for (; p != end && p->start < r.t1; ++p)
@@ -270,14 +301,33 @@ bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64
   };
   // (r's ends in locals: f's stores may alias r, which was loaded again.)
   const int64_t t0 = r.t0, t1 = r.t1;
+  // A plain record inside r: lo < start < min(next open's start, t1),
+  // start <= end < hi (in r: start >= t0, end <= t1).
+  const int64_t lo = plain.t0 >= t0 ? plain.t0 : t0 - 1;
+  const int64_t hi = plain.t1 <= t1 ? plain.t1 : t1 + 1;
   for (const WaitRecord *p = in(at); p != end;) {  // (in: p->start < r.t1)
     // Nearly every one: inside r as it is (then in), the only one of its
     // start, given without a copy (in, the clip and a run's look-ahead
-    // were half of a wait's read).
-    while (p->start >= t0 && p->end >= p->start && p->end <= t1) {
+    // were half of a wait's read), in a span when plain (a span's
+    // records tested once each, a third of what the others are).
+    for (;;) {
+      const int64_t stop = std::min(openStart, t1);
+      const WaitRecord *from = p;
+      while (p->start > lo && p->start < stop && p->end >= p->start && p->end < hi) {
+        const WaitRecord *next = p + 1;
+        if (next == end) {
+          p = next;
+          break;
+        }
+        if (next->start == p->start) break;  // a run of one start
+        p = next;
+      }
+      if (p != from) spans(from, p);
+      if (p == end || p->start >= t1) break;
+      if (!(p->start >= t0 && p->end >= p->start && p->end <= t1)) break;
       const WaitRecord *next = p + 1;
       if (next != end && next->start == p->start) break;  // a run of one start
-      put(*p);
+      put(*p, stored);
       p = next;
       if (p == end || p->start >= t1) break;
     }
@@ -288,9 +338,9 @@ bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64
     if (q == end || std::max(q->start, r.t0) != start) {
       // Inside r (nearly all) as it is, without a copy.
       if (p->start >= r.t0 && p->end <= r.t1 && p->end >= p->start)
-        put(*p);
+        put(*p, stored);
       else
-        put(clip(*p));
+        put(clip(*p), copied);
       p = q;
       continue;
     }
@@ -300,11 +350,11 @@ bool SyncActivity::forEachWaitInOrder(uint32_t object, const TimeRange &r, int64
     for (; q != end && std::max(q->start, r.t0) == start; q = in(q + 1))
       scratch->push_back(clip(*q));
     std::sort(scratch->begin() + std::ptrdiff_t(opens), scratch->end(), before);
-    for (size_t i = opens; i < scratch->size(); i++) put((*scratch)[i]);
+    for (size_t i = opens; i < scratch->size(); i++) put((*scratch)[i], copied);
     scratch->resize(opens);
     p = q;
   }
-  while (nextOpen < opens) f((*scratch)[nextOpen++]);
+  while (nextOpen < opens) give((*scratch)[nextOpen++], copied);
   return true;
 }
 
