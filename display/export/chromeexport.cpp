@@ -367,12 +367,12 @@ void ChromeSink::statesNarrow(const StateInterval *runs, size_t n) {
     writeStates<kPrefixRoom, false>(runs, n);
 }
 
-TM_AVX2 void ChromeSink::waitWide(const ExportWait &w) {
-  writeWait<true>(w);
+TM_AVX2 void ChromeSink::waitsWide(const ExportWait *waits, const uint32_t *order, size_t n) {
+  writeWaits<true>(waits, order, n);
 }
 
-void ChromeSink::waitNarrow(const ExportWait &w) {
-  writeWait<false>(w);
+void ChromeSink::waitsNarrow(const ExportWait *waits, const uint32_t *order, size_t n) {
+  writeWaits<false>(waits, order, n);
 }
 
 template <size_t PrefixCopy, bool Wide>
@@ -393,31 +393,54 @@ template <size_t PrefixCopy, bool Wide>
 }
 
 void ChromeSink::wait(const ExportWait &w) {
-  if (wide_) return waitWide(w);
-  waitNarrow(w);
+  static const uint32_t first = 0;
+  waitsInOrder(&w, &first, 1);
+}
+
+void ChromeSink::waitsInOrder(const ExportWait *waits, const uint32_t *order, size_t n) {
+  if (wide_) return waitsWide(waits, order, n);
+  waitsNarrow(waits, order, n);
 }
 
 template <bool Wide>
-[[gnu::always_inline]] inline void ChromeSink::writeWait(const ExportWait &w) {
-  const FlowPiece &start = waitStart(w.state, w.waiter);
-  const Names &names = objectNames(*w.object);
+[[gnu::always_inline]] inline void ChromeSink::writeWaits(const ExportWait *waits,
+                                                          const uint32_t *order, size_t n) {
+  // The output's room, the last time's tens and the origin in registers
+  // over a window's waits (a call per wait loaded and stored them).
   TensText tens = tens_;
   const int64_t origin = this->origin();
-  // The wait and its flow's two ends in one piece of the output.
-  char *p = begin(names.size + kWaitRoom);
+  char *p = at_;
+  const char *roomEnd = roomEnd_;
+  for (size_t i = 0; i < n; i++) {
+    const ExportWait &w = waits[order[i]];
+    const FlowPiece &start = waitStart(w.state, w.waiter);
+    const Names &names = objectNames(*w.object);
+    // The wait and its flow's two ends in one piece of the output.
+    if (__builtin_expect(size_t(roomEnd - p) < names.size + kWaitRoom + 64, 0)) {
+      at_ = p;
+      p = begin(names.size + kWaitRoom);
+      roomEnd = roomEnd_;
+    }
+    p = waitEvent<Wide>(p, w, start, names, origin, &tens);
+  }
+  at_ = p;
+  tens_ = tens;
+}
+
+template <bool Wide>
+[[gnu::always_inline]] inline char *ChromeSink::waitEvent(char *p, const ExportWait &w,
+                                                          const FlowPiece &start,
+                                                          const Names &names, int64_t origin,
+                                                          TensText *tens) {
   copyBlocks<sizeof start.text, Wide>(p, start.text);
-  p = putStart(p + start.size, w.start - origin, &tens);
+  p = putStart(p + start.size, w.start - origin, tens);
   p = putDuration(p, w.end - w.start);
   if (__builtin_expect(names.size <= kNamesRoom, 1))
     copyBlocks<kNamesRoom, Wide>(p, names.text.data());
   else
     std::memcpy(p, names.text.data(), names.size);
   p += names.size;
-  if (__builtin_expect(!w.releaser || w.open || w.releaser == w.waiter, 0)) {
-    done(waitEnd(p, w));
-    tens_ = tens;
-    return;
-  }
+  if (__builtin_expect(!w.releaser || w.open || w.releaser == w.waiter, 0)) return waitEnd(p, w);
   // Who released it: from the releaser's state at the wait's end to the
   // wait. Both ends have the same id and time: formatted once, copied.
   const FlowPiece &release = this->release(w.holder, w.releaser);
@@ -430,7 +453,7 @@ template <bool Wide>
   copyBlocks<sizeof release.flowEnd, Wide>(p, release.flowEnd);
   p += release.flowEndSize;
   char *const ts = p;
-  p = putClosedTime(p, w.end - 1 - origin, &tens);
+  p = putClosedTime(p, w.end - 1 - origin, tens);
   const size_t tsSize = size_t(p - ts);
   copyBlocks<sizeof kFlowFinish, Wide>(p, kFlowFinish);
   p += kFlowFinishSize;
@@ -439,8 +462,7 @@ template <bool Wide>
   copyBlocks<sizeof start.flowEnd, Wide>(p, start.flowEnd);
   p += start.flowEndSize;
   copyBlocks<32, Wide>(p, ts);  // and the '},\n' after it
-  done(p + tsSize + 2);
-  tens_ = tens;
+  return p + tsSize + 2;
 }
 
 char *ChromeSink::waitEnd(char *p, const ExportWait &w) const {

@@ -40,6 +40,7 @@ class ChromeSink : public TimelineSink {
   void state(uint32_t tid, const StateInterval &iv) override;
   void states(uint32_t tid, const StateInterval *runs, size_t n) override;
   void wait(const ExportWait &w) override;
+  void waitsInOrder(const ExportWait *waits, const uint32_t *order, size_t n) override;
   void cpuBusy(int cpu, int64_t t, double percent) override;
   void counter(int which, int64_t t, double value) override;
   void userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) override;
@@ -99,9 +100,9 @@ class ChromeSink : public TimelineSink {
   void statesWide(const StateInterval *runs, size_t n);
   void statesNarrow(const StateInterval *runs, size_t n);
   template <bool Wide>
-  [[gnu::always_inline]] void writeWait(const ExportWait &w);
-  void waitWide(const ExportWait &w);
-  void waitNarrow(const ExportWait &w);
+  [[gnu::always_inline]] void writeWaits(const ExportWait *waits, const uint32_t *order, size_t n);
+  void waitsWide(const ExportWait *waits, const uint32_t *order, size_t n);
+  void waitsNarrow(const ExportWait *waits, const uint32_t *order, size_t n);
   // A state's end after its duration: its CPU and object as arguments,
   // ',"args":{"cpu":C,"object_id":O}},\n', or '},\n'. Without an object, by CPU
   // (-1 to 254, made at the first states()); with one, by both.
@@ -156,6 +157,11 @@ class ChromeSink : public TimelineSink {
   std::deque<Names> namesMade_;
   const Names &objectNames(const ExportObject &o);
   [[gnu::noinline]] const Names &makeObjectNames(const ExportObject &o);
+  // A wait's events written at p (room made for them): where they end.
+  template <bool Wide>
+  [[gnu::always_inline]] char *waitEvent(char *p, const ExportWait &w, const FlowPiece &start,
+                                         const Names &names, int64_t origin,
+                                         chromenum::TensText *tens);
   // A wait without a flow (open, or released by no one else) after its names.
   [[gnu::noinline]] char *waitEnd(char *p, const ExportWait &w) const;
 
