@@ -299,11 +299,10 @@ void ChromeSink::thread(const ExportThread &t) {
 // The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
 template <size_t PrefixCopy, bool Wide>
 [[gnu::always_inline]] inline char *ChromeSink::stateEvent(char *p, const StateInterval &iv,
-                                                           int64_t origin, TensText *tens,
-                                                           ArgsTables *tables) {
+                                                           TensText *tens, ArgsTables *tables) {
   const auto &prefix = statePrefixes_[size_t(iv.state)];
   copyBlocks<PrefixCopy, Wide>(p, prefix.text);
-  p = putStart(p + prefix.size, iv.start - origin, tens);
+  p = putStart(p + prefix.size, iv.start, tens);
   p = putDuration(p, iv.end - iv.start);
   return stateArgs<Wide>(p, iv.cpu, iv.object, tables);
 }
@@ -377,16 +376,15 @@ void ChromeSink::waitsNarrow(const ExportWait *waits, const uint32_t *order, siz
 
 template <size_t PrefixCopy, bool Wide>
 [[gnu::always_inline]] inline void ChromeSink::writeStates(const StateInterval *runs, size_t n) {
-  TensText tens = tens_;
+  TensText tens = *tensNow();
   ArgsTables tables = argsTables();
-  const int64_t origin = this->origin();
   // Up to 32 events in one piece of the output: one reserve and commit
   // each, not one an event.
   constexpr size_t kBatch = 32;
   for (size_t i = 0; i < n;) {
     const size_t end = std::min(n, i + kBatch);
     char *p = begin((end - i) * (kPrefixRoom + kStateRoom));
-    for (; i < end; i++) p = stateEvent<PrefixCopy, Wide>(p, runs[i], origin, &tens, &tables);
+    for (; i < end; i++) p = stateEvent<PrefixCopy, Wide>(p, runs[i], &tens, &tables);
     done(p);
   }
   tens_ = tens;
@@ -405,10 +403,9 @@ void ChromeSink::waitsInOrder(const ExportWait *waits, const uint32_t *order, si
 template <bool Wide>
 [[gnu::always_inline]] inline void ChromeSink::writeWaits(const ExportWait *waits,
                                                           const uint32_t *order, size_t n) {
-  // The output's room, the last time's tens and the origin in registers
-  // over a window's waits (a call per wait loaded and stored them).
-  TensText tens = tens_;
-  const int64_t origin = this->origin();
+  // The output's room and the last time's tens in registers over a
+  // window's waits (a call per wait loaded and stored them).
+  TensText tens = *tensNow();
   char *p = at_;
   const char *roomEnd = roomEnd_;
   for (size_t i = 0; i < n; i++) {
@@ -421,7 +418,7 @@ template <bool Wide>
       p = begin(names.size + kWaitRoom);
       roomEnd = roomEnd_;
     }
-    p = waitEvent<Wide>(p, w, start, names, origin, &tens);
+    p = waitEvent<Wide>(p, w, start, names, &tens);
   }
   at_ = p;
   tens_ = tens;
@@ -430,10 +427,9 @@ template <bool Wide>
 template <bool Wide>
 [[gnu::always_inline]] inline char *ChromeSink::waitEvent(char *p, const ExportWait &w,
                                                           const FlowPiece &start,
-                                                          const Names &names, int64_t origin,
-                                                          TensText *tens) {
+                                                          const Names &names, TensText *tens) {
   copyBlocks<sizeof start.text, Wide>(p, start.text);
-  p = putStart(p + start.size, w.start - origin, tens);
+  p = putStart(p + start.size, w.start, tens);
   p = putDuration(p, w.end - w.start);
   if (__builtin_expect(names.size <= kNamesRoom, 1))
     copyBlocks<kNamesRoom, Wide>(p, names.text.data());
@@ -453,7 +449,7 @@ template <bool Wide>
   copyBlocks<sizeof release.flowEnd, Wide>(p, release.flowEnd);
   p += release.flowEndSize;
   char *const ts = p;
-  p = putClosedTime(p, w.end - 1 - origin, tens);
+  p = putClosedTime(p, w.end - 1, tens);
   const size_t tsSize = size_t(p - ts);
   copyBlocks<sizeof kFlowFinish, Wide>(p, kFlowFinish);
   p += kFlowFinishSize;
@@ -479,7 +475,7 @@ void ChromeSink::userSpan(uint32_t tid, const QString &userThread, int64_t start
   p = putString(putLiteral(p, "{\"ph\":\"X\",\"cat\":\"user_thread\",\"name\":"), name);
   p = putDecimal(putLiteral(p, ",\"pid\":"), pid());
   p = putDecimal(putLiteral(p, ",\"tid\":"), userTrack(tid));
-  p = putStart(putLiteral(p, ",\"ts\":"), start - origin(), &tens_);
+  p = putStart(putLiteral(p, ",\"ts\":"), start, tensNow());
   p = putDuration(p, end - start);
   done(putLiteral(p, "},\n"));
   if (userTracks_.contains(tid)) return;
@@ -489,10 +485,15 @@ void ChromeSink::userSpan(uint32_t tid, const QString &userThread, int64_t start
         QByteArray::number(tid) + " user threads\"}}");
 }
 
+TensText *ChromeSink::tensNow() {
+  if (__builtin_expect(tens_.origin != origin(), 0)) tens_ = TensText(origin());
+  return &tens_;
+}
+
 void ChromeSink::counterEvent(const Names &head, int64_t t, const char *arg, size_t argSize,
                               double v) {
   char *p = putString(begin(head.size + 256), head.text);
-  p = putTime(p, t - origin(), &tens_);
+  p = putTime(p, t, tensNow());
   std::memcpy(p, arg, argSize);
   p += argSize;
   // As QByteArray::number(v, 'g', 12) wrote it: 12 significant digits.

@@ -129,7 +129,7 @@ class ChromeSink : public TimelineSink {
   [[gnu::noinline]] char *otherArgs(char *p, int cpu, uint32_t object);
   // A state's event written at p: where it ends.
   template <size_t PrefixCopy, bool Wide>
-  [[gnu::always_inline]] char *stateEvent(char *p, const StateInterval &iv, int64_t origin,
+  [[gnu::always_inline]] char *stateEvent(char *p, const StateInterval &iv,
                                           chromenum::TensText *tens, ArgsTables *tables);
 
   // A wait's text up to one of its numbers, made once per key, and the
@@ -160,8 +160,7 @@ class ChromeSink : public TimelineSink {
   // A wait's events written at p (room made for them): where they end.
   template <bool Wide>
   [[gnu::always_inline]] char *waitEvent(char *p, const ExportWait &w, const FlowPiece &start,
-                                         const Names &names, int64_t origin,
-                                         chromenum::TensText *tens);
+                                         const Names &names, chromenum::TensText *tens);
   // A wait without a flow (open, or released by no one else) after its names.
   [[gnu::noinline]] char *waitEnd(char *p, const ExportWait &w) const;
 
@@ -174,6 +173,7 @@ class ChromeSink : public TimelineSink {
   QSet<uint32_t> userTracks_;
 
   chromenum::TensText tens_;  // the last time's (a local while events are written)
+  chromenum::TensText *tensNow();  // tens_, for the session's origin
   // The last flow's id in decimal, counted up in its text (a million ids
   // formatted were 4% of the Chrome writer's instructions): 16 digits at
   // most, a wait each.

@@ -103,16 +103,23 @@ inline char *putDecimals(char *p, uint32_t ns) {
 // in time order, and these change every few of them. A value kept where
 // the writers are (a local in their loop: the compiler keeps it in
 // registers, where a member would be read again after each byte written).
+// Times are given as the capture has them, from the session's start
+// origin: from is in their clock, so that a time needs no subtraction of
+// the origin (and the writers no register for it).
 struct TensText {
+  int64_t origin = 0;
   // The times these digits are for, [from, from + 10^7): a subtraction and
   // a comparison tell a time is in them, where its division by 10^7 did.
   uint64_t from = 10000000;
   uint64_t text = '1';
   uint32_t size = 1;
+  TensText() = default;
+  explicit TensText(int64_t sessionStart)
+      : origin(sessionStart), from(uint64_t(sessionStart) + 10000000) {}
   // tens in 1 to 9999.
   void set(uint32_t t) {
     const uint64_t e = kDigits.short4[t];
-    from = uint64_t(t) * 10000000;
+    from = uint64_t(origin) + uint64_t(t) * 10000000;
     size = uint32_t(e >> 32);
     text = uint32_t(e);
   }
@@ -131,16 +138,16 @@ inline char *putShortTime(char *p, uint32_t ns) {
 // A time below 10 ms or from 100 s, or negative: the writers' rare case.
 [[gnu::noinline]] char *putOtherTime(char *p, int64_t ns);
 
-// ns below its tens of milliseconds, which tens holds (made again when
-// they changed, their text written at p): false for a time below 10 ms, from
-// 100 s or negative, which putOtherTime writes.
-inline bool putTens(char *&p, int64_t ns, TensText *tens, uint32_t *below) {
-  const uint64_t u = uint64_t(ns);  // a negative time is above 2^63
-  uint64_t b = u - tens->from;
+// t - origin below its tens of milliseconds, which tens holds (made again
+// when they changed, their text written at p): false for a time below 10
+// ms, from 100 s or negative, which putOtherTime writes.
+inline bool putTens(char *&p, int64_t t, TensText *tens, uint32_t *below) {
+  uint64_t b = uint64_t(t) - tens->from;
   if (__builtin_expect(b >= 10000000, 0)) {
+    const uint64_t u = uint64_t(t) - uint64_t(tens->origin);  // a negative time is above 2^63
     if (u - 10000000 >= 100000000000 - 10000000) return false;
     tens->set(uint32_t(u / 10000000));
-    b = u - tens->from;
+    b = uint64_t(t) - tens->from;
   }
   std::memcpy(p, &tens->text, 8);
   p += tens->size;
@@ -148,13 +155,13 @@ inline bool putTens(char *&p, int64_t ns, TensText *tens, uint32_t *below) {
   return true;
 }
 
-// ns as microseconds with three decimals (nanoseconds, exactly; none when
-// whole). Writes up to 32 bytes. Made for times of 10 ms to 100 s (the
-// events' starts): the tens of milliseconds' digits from tens, then the
-// microseconds' last four digits.
-inline char *putTime(char *p, int64_t ns, TensText *tens) {
+// t - origin as microseconds with three decimals (nanoseconds, exactly;
+// none when whole). Writes up to 32 bytes. Made for times of 10 ms to 100 s
+// (the events' starts): the tens of milliseconds' digits from tens, then
+// the microseconds' last four digits.
+inline char *putTime(char *p, int64_t t, TensText *tens) {
   uint32_t below;
-  if (__builtin_expect(!putTens(p, ns, tens, &below), 0)) return putOtherTime(p, ns);
+  if (__builtin_expect(!putTens(p, t, tens, &below), 0)) return putOtherTime(p, t - tens->origin);
   const uint32_t us = below / 1000, decimals = below - 1000 * us;
   // The four digits and the decimals in one store (two were merged through
   // SSE registers).
@@ -163,8 +170,8 @@ inline char *putTime(char *p, int64_t ns, TensText *tens) {
   return p + (decimals ? 8 : 4);
 }
 
-// The same, made for durations: mostly below 10 ms (a longer one's tens
-// made for it alone: they are not the starts').
+// ns as putTime writes a time, made for durations: mostly below 10 ms (a
+// longer one's tens made for it alone: they are not the starts').
 inline char *putDuration(char *p, int64_t ns) {
   if (__builtin_expect(uint64_t(ns) < 10000000, 1)) return putShortTime(p, uint32_t(ns));
   TensText tens;
@@ -174,11 +181,11 @@ inline char *putDuration(char *p, int64_t ns) {
 // A time (as putTime) followed by the text of table (its decimals' entry,
 // copied whole). Writes up to 32 + Size bytes.
 template <size_t Size>
-inline char *putSuffixedTime(char *p, int64_t ns, TensText *tens,
+inline char *putSuffixedTime(char *p, int64_t t, TensText *tens,
                              const SuffixedDecimals<Size> &table) {
   uint32_t below;
-  if (__builtin_expect(!putTens(p, ns, tens, &below), 0)) {
-    p = putOtherTime(p, ns);
+  if (__builtin_expect(!putTens(p, t, tens, &below), 0)) {
+    p = putOtherTime(p, t - tens->origin);
     std::memcpy(p, &table.at[0], Size);
     return p + table.at[0].size;
   }
@@ -190,13 +197,13 @@ inline char *putSuffixedTime(char *p, int64_t ns, TensText *tens,
 }
 
 // An event's start and ',"dur":' after it.
-inline char *putStart(char *p, int64_t ns, TensText *tens) {
-  return putSuffixedTime(p, ns, tens, kStartDecimals);
+inline char *putStart(char *p, int64_t t, TensText *tens) {
+  return putSuffixedTime(p, t, tens, kStartDecimals);
 }
 
 // A time and '}' after it.
-inline char *putClosedTime(char *p, int64_t ns, TensText *tens) {
-  return putSuffixedTime(p, ns, tens, kClosedDecimals);
+inline char *putClosedTime(char *p, int64_t t, TensText *tens) {
+  return putSuffixedTime(p, t, tens, kClosedDecimals);
 }
 
 }  // namespace tmon::chromenum
