@@ -244,15 +244,14 @@ void ChromeSink::carryFlowId() {
 }
 
 inline const ChromeSink::Names &ChromeSink::objectNames(const ExportObject &o) {
-  if (__builtin_expect(o.index < objectNames_.size() && objectNames_[o.index], 1))
-    return *objectNames_[o.index];
+  if (__builtin_expect(o.formatText != nullptr, 1))
+    return *static_cast<const Names *>(o.formatText);
   return makeObjectNames(o);
 }
 
 const ChromeSink::Names &ChromeSink::makeObjectNames(const ExportObject &o) {
-  if (o.index >= objectNames_.size()) objectNames_.resize(o.index + 1);
   Names &q = namesMade_.emplace_back();
-  objectNames_[o.index] = &q;
+  o.formatText = &q;
   q.text = ",\"args\":{\"object\":" + quoted(o.name).toStdString();
   if (!o.callSite.isEmpty()) q.text += ",\"call_site\":" + quoted(o.callSite).toStdString();
   q.size = q.text.size();

@@ -108,7 +108,8 @@ class ChromeSink : public TimelineSink {
   // (-1 to 254, made at the first states()); with one, by both.
   static constexpr int kCpuArgs = 256;
   std::vector<Piece<28>> cpuArgs_;
-  TextCache<Piece<60>> objectArgs_;
+  // (Key 0, CPU 0 without an object, is cpuArgs_'.)
+  TextCache<Piece<60>, 0> objectArgs_;
   // Those of objects without a CPU (a blocked state's) by object id, up to
   // kBlockedArgs: an index where the table's hash and check were a tenth
   // of a blocked state's instructions. Size 0: not made yet.
@@ -143,17 +144,15 @@ class ChromeSink : public TimelineSink {
   // By state and waiter: the wait's event up to its time,
   // '{"ph":"X","cat":"wait","name":LABEL,"pid":PID,"tid":TRACK,"ts":', and
   // the waiter's track as its flow's end.
-  TextCache<FlowPiece> waitStarts_;
+  TextCache<FlowPiece, ~uint64_t(0)> waitStarts_;  // (a state is below 2^8)
   const FlowPiece &waitStart(FinalState s, uint32_t waiter);
   // By holder and releaser: a released wait's end and its flow's start up
   // to its id, ',"holder_tid":HOLDER,"released_by_tid":RELEASER}},\n
   // {"ph":"s",...,"id":', and the releaser as the flow's start.
-  TextCache<FlowPiece> releases_;
+  TextCache<FlowPiece, 0> releases_;  // (a wait released by no one has no flow)
   const FlowPiece &release(uint32_t holder, uint32_t releaser);
   // A wait's object name and call site as its arguments start,
-  // ',"args":{"object":NAME,"call_site":SITE', by ExportObject::index.
-  // (Pointers: an index is a shift of the vector's size, not a division.)
-  std::vector<const Names *> objectNames_;
+  // ',"args":{"object":NAME,"call_site":SITE', as ExportObject::formatText.
   std::deque<Names> namesMade_;
   const Names &objectNames(const ExportObject &o);
   [[gnu::noinline]] const Names &makeObjectNames(const ExportObject &o);
