@@ -187,45 +187,71 @@ template <bool Wide>
     }
   } else if (__builtin_expect(!byCpu && object < tables->blockedCount, 1)) {
     const Piece<60> &a = tables->blocked[object];
-    if (__builtin_expect(a.size != 0, 1)) {
-      copyBlocks<64, Wide>(p, &a);
-      return p + a.size;
-    }
+    copyBlocks<64, Wide>(p, &a);
+    return p + a.size;
   }
   p = otherArgs(p, cpu, object);
   *tables = argsTables();  // blockedArgs_ may have grown
   return p;
 }
 
+void ChromeSink::makeArgs(int cpu, uint32_t object, Piece<60> *made) {
+  if (cpu < 0 && !object) return made->set("},\n");  // a CPU below -1: none, as -1
+  char *e = putLiteral(made->text, ",\"args\":{");
+  if (cpu >= 0) e = putDecimal(putLiteral(e, "\"cpu\":"), uint32_t(cpu));
+  if (object) {
+    if (cpu >= 0) *e++ = ',';
+    e = putDecimal(putLiteral(e, "\"object_id\":"), object);
+  }
+  made->size = uint32_t(putLiteral(e, "}},\n") - made->text);
+}
+
 char *ChromeSink::otherArgs(char *p, int cpu, uint32_t object) {
+  if (cpu == -1 && object < kBlockedArgs) {
+    // Those of the objects up to this one made at once, so that a blocked
+    // state's lookup has no check that its entry was made.
+    const size_t made = blockedArgs_.size();
+    blockedArgs_.resize(
+        std::min<size_t>(kBlockedArgs, std::max<size_t>({object + 1, 2 * made, 64})));
+    for (size_t o = made; o < blockedArgs_.size(); o++) makeArgs(-1, uint32_t(o), &blockedArgs_[o]);
+    std::memcpy(p, &blockedArgs_[object], 64);
+    return p + blockedArgs_[object].size;
+  }
   const Piece<60> &a =
       objectArgs_.get(uint64_t(uint32_t(cpu)) << 32 | object, [](uint64_t key, Piece<60> *made) {
-        const int c = int(uint32_t(key >> 32));
-        const uint32_t o = uint32_t(key);
-        if (c < 0 && !o) return made->set("},\n");  // a CPU below -1: none, as -1
-        char *e = putLiteral(made->text, ",\"args\":{");
-        if (c >= 0) e = putDecimal(putLiteral(e, "\"cpu\":"), uint32_t(c));
-        if (o) {
-          if (c >= 0) *e++ = ',';
-          e = putDecimal(putLiteral(e, "\"object_id\":"), o);
-        }
-        made->size = uint32_t(putLiteral(e, "}},\n") - made->text);
+        makeArgs(int(uint32_t(key >> 32)), uint32_t(key), made);
       });
-  if (cpu == -1 && object && object < kBlockedArgs) {
-    if (object >= blockedArgs_.size()) blockedArgs_.resize(std::max<size_t>(object + 1, 64));
-    blockedArgs_[object] = a;
-  }
   std::memcpy(p, &a, 64);
   return p + a.size;
 }
 
-inline void ChromeSink::nextFlowId() {
-  char &last = flowId_[flowIdSize_ - 1];
-  if (__builtin_expect(last != '9', 1)) {
-    ++last;
-    return;
-  }
+ChromeSink::FlowId ChromeSink::flowIdNow() const {
+  FlowId id;
+  std::memcpy(&id.text, flowId_, 16);
+  id.size = flowIdSize_;
+  id.unit = FlowId::Digits{};
+  id.unit[id.size - 1] = 1;
+  id.untilCarry = uint32_t('9' - flowId_[id.size - 1]);
+  return id;
+}
+
+void ChromeSink::keepFlowId(FlowId::Digits text) {
+  std::memcpy(flowId_, &text, 16);
+}
+
+ChromeSink::FlowId ChromeSink::carriedFlowId(FlowId::Digits text) {
+  keepFlowId(text);
   carryFlowId();
+  return flowIdNow();
+}
+
+inline void ChromeSink::nextFlowId(FlowId *id) {
+  if (__builtin_expect(id->untilCarry != 0, 1)) {
+    id->untilCarry--;
+    id->text += id->unit;
+  } else {
+    *id = carriedFlowId(id->text);
+  }
 }
 
 void ChromeSink::carryFlowId() {
@@ -402,31 +428,39 @@ void ChromeSink::waitsInOrder(const ExportWait *waits, const uint32_t *order, si
 template <bool Wide>
 [[gnu::always_inline]] inline void ChromeSink::writeWaits(const ExportWait *waits,
                                                           const uint32_t *order, size_t n) {
-  // The output's room and the last time's tens in registers over a
-  // window's waits (a call per wait loaded and stored them).
+  // The output's room, the last time's tens and the flows' id in registers
+  // over a window's waits (a call per wait loaded and stored them).
   TensText tens = *tensNow();
+  FlowId id = flowIdNow();
   char *p = at_;
-  const char *roomEnd = roomEnd_;
-  for (size_t i = 0; i < n; i++) {
-    const ExportWait &w = waits[order[i]];
-    const FlowPiece &start = waitStart(w.state, w.waiter);
-    const Names &names = objectNames(*w.object);
-    // The wait and its flow's two ends in one piece of the output.
-    if (__builtin_expect(size_t(roomEnd - p) < names.size + kWaitRoom + 64, 0)) {
-      at_ = p;
-      p = begin(names.size + kWaitRoom);
-      roomEnd = roomEnd_;
+  // Room for up to 16 waits at a time (one check, not one a wait), more
+  // for a wait's names longer than their room.
+  constexpr size_t kBatch = 16, kRoom = kWaitRoom + kNamesRoom;
+  for (size_t i = 0; i < n;) {
+    const size_t end = std::min(n, i + kBatch);
+    at_ = p;
+    p = begin((end - i) * kRoom);
+    for (; i < end; i++) {
+      const ExportWait &w = waits[order[i]];
+      const FlowPiece &start = waitStart(w.state, w.waiter);
+      const Names &names = objectNames(*w.object);
+      if (__builtin_expect(names.size > kNamesRoom, 0)) {
+        at_ = p;
+        p = begin((end - i) * kRoom + names.size);
+      }
+      p = waitEvent<Wide>(p, w, start, names, &tens, &id);
     }
-    p = waitEvent<Wide>(p, w, start, names, &tens);
   }
   at_ = p;
   tens_ = tens;
+  keepFlowId(id.text);
 }
 
 template <bool Wide>
 [[gnu::always_inline]] inline char *ChromeSink::waitEvent(char *p, const ExportWait &w,
                                                           const FlowPiece &start,
-                                                          const Names &names, TensText *tens) {
+                                                          const Names &names, TensText *tens,
+                                                          FlowId *flowId) {
   copyBlocks<sizeof start.text, Wide>(p, start.text);
   p = putStart(p + start.size, w.start, tens);
   p = putDuration(p, w.end - w.start);
@@ -441,10 +475,9 @@ template <bool Wide>
   const FlowPiece &release = this->release(w.holder, w.releaser);
   copyBlocks<sizeof release.text, Wide>(p, release.text);
   p += release.size;
-  nextFlowId();
-  char *const id = p;
-  std::memcpy(p, flowId_, 16);
-  p += flowIdSize_;
+  nextFlowId(flowId);
+  std::memcpy(p, &flowId->text, 16);
+  p += flowId->size;
   copyBlocks<sizeof release.flowEnd, Wide>(p, release.flowEnd);
   p += release.flowEndSize;
   char *const ts = p;
@@ -452,8 +485,8 @@ template <bool Wide>
   const size_t tsSize = size_t(p - ts);
   copyBlocks<sizeof kFlowFinish, Wide>(p, kFlowFinish);
   p += kFlowFinishSize;
-  std::memcpy(p, id, 16);
-  p += flowIdSize_;
+  std::memcpy(p, &flowId->text, 16);
+  p += flowId->size;
   copyBlocks<sizeof start.flowEnd, Wide>(p, start.flowEnd);
   p += start.flowEndSize;
   copyBlocks<32, Wide>(p, ts);  // and the '},\n' after it

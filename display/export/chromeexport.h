@@ -112,7 +112,7 @@ class ChromeSink : public TimelineSink {
   TextCache<Piece<60>, 0> objectArgs_;
   // Those of objects without a CPU (a blocked state's) by object id, up to
   // kBlockedArgs: an index where the table's hash and check were a tenth
-  // of a blocked state's instructions. Size 0: not made yet.
+  // of a blocked state's instructions. Made up to its size.
   static constexpr uint32_t kBlockedArgs = 4096;
   std::vector<Piece<60>> blockedArgs_;
   // The tables' addresses, locals of the writers' loop (members were read
@@ -128,6 +128,7 @@ class ChromeSink : public TimelineSink {
   template <bool Wide>
   [[gnu::always_inline]] char *stateArgs(char *p, int cpu, uint32_t object, ArgsTables *tables);
   [[gnu::noinline]] char *otherArgs(char *p, int cpu, uint32_t object);
+  static void makeArgs(int cpu, uint32_t object, Piece<60> *made);
   // A state's event written at p: where it ends.
   template <size_t PrefixCopy, bool Wide>
   [[gnu::always_inline]] char *stateEvent(char *p, const StateInterval &iv,
@@ -156,10 +157,6 @@ class ChromeSink : public TimelineSink {
   std::deque<Names> namesMade_;
   const Names &objectNames(const ExportObject &o);
   [[gnu::noinline]] const Names &makeObjectNames(const ExportObject &o);
-  // A wait's events written at p (room made for them): where they end.
-  template <bool Wide>
-  [[gnu::always_inline]] char *waitEvent(char *p, const ExportWait &w, const FlowPiece &start,
-                                         const Names &names, chromenum::TensText *tens);
   // A wait without a flow (open, or released by no one else) after its names.
   [[gnu::noinline]] char *waitEnd(char *p, const ExportWait &w) const;
 
@@ -178,8 +175,25 @@ class ChromeSink : public TimelineSink {
   // most, a wait each.
   char flowId_[32] = {'0'};
   uint32_t flowIdSize_ = 1;
-  void nextFlowId();
   [[gnu::noinline]] void carryFlowId();  // its last digit a 9
+  // The same in registers while a window's waits are written: its text,
+  // counted up by adding unit (1 in its last digit's byte) untilCarry
+  // times, then by carryFlowId.
+  struct FlowId {
+    typedef char Digits __attribute__((vector_size(16)));
+    Digits text, unit;
+    uint32_t size, untilCarry;
+  };
+  FlowId flowIdNow() const;
+  void keepFlowId(FlowId::Digits text);
+  // (The id by value: its address taken, it was kept on the stack.)
+  [[gnu::noinline]] FlowId carriedFlowId(FlowId::Digits text);
+  void nextFlowId(FlowId *id);
+  // A wait's events written at p (room made for them): where they end.
+  template <bool Wide>
+  [[gnu::always_inline]] char *waitEvent(char *p, const ExportWait &w, const FlowPiece &start,
+                                         const Names &names, chromenum::TensText *tens,
+                                         FlowId *flowId);
   ExportOutput *out_;
 };
 
