@@ -178,16 +178,17 @@ const std::string &ChromeSink::quotedOnce(const QString &s) {
 template <bool Wide>
 [[gnu::always_inline]] inline char *ChromeSink::stateArgs(char *p, int cpu, uint32_t object,
                                                           ArgsTables *tables) {
-  const uint32_t byCpu = uint32_t(cpu + 1);  // -1 (none) first
-  if (__builtin_expect(!object, 1)) {
-    if (__builtin_expect(byCpu < kCpuArgs, 1)) {
-      const Piece<28> &a = tables->cpu[byCpu];
+  // Most states have no CPU (asleep, runnable, blocked on an object): one
+  // table by object for them, the first tried.
+  if (__builtin_expect(cpu == -1, 1)) {
+    if (__builtin_expect(object < tables->blockedCount, 1)) {
+      const Piece<28> &a = tables->blocked[object];
       copyBlocks<32, Wide>(p, &a);  // the text and its size, whole
       return p + a.size;
     }
-  } else if (__builtin_expect(!byCpu && object < tables->blockedCount, 1)) {
-    const Piece<60> &a = tables->blocked[object];
-    copyBlocks<64, Wide>(p, &a);
+  } else if (__builtin_expect(!object && uint32_t(cpu) < kCpuArgs, 1)) {
+    const Piece<28> &a = tables->cpu[cpu];
+    copyBlocks<32, Wide>(p, &a);
     return p + a.size;
   }
   p = otherArgs(p, cpu, object);
@@ -195,26 +196,33 @@ template <bool Wide>
   return p;
 }
 
-void ChromeSink::makeArgs(int cpu, uint32_t object, Piece<60> *made) {
+template <size_t Room>
+void ChromeSink::makeArgs(int cpu, uint32_t object, Piece<Room> *made) {
   if (cpu < 0 && !object) return made->set("},\n");  // a CPU below -1: none, as -1
-  char *e = putLiteral(made->text, ",\"args\":{");
-  if (cpu >= 0) e = putDecimal(putLiteral(e, "\"cpu\":"), uint32_t(cpu));
-  if (object) {
-    if (cpu >= 0) *e++ = ',';
-    e = putDecimal(putLiteral(e, "\"object_id\":"), object);
-  }
-  made->size = uint32_t(putLiteral(e, "}},\n") - made->text);
+  std::string a = ",\"args\":{";
+  if (cpu >= 0) a += "\"cpu\":" + std::to_string(cpu);
+  if (object) a += std::string(cpu >= 0 ? "," : "") + "\"object_id\":" + std::to_string(object);
+  made->set(a + "}},\n");
+}
+
+void ChromeSink::makeArgsTables() {
+  cpuArgs_.resize(kCpuArgs);
+  for (int c = 0; c < kCpuArgs; c++) makeArgs(c, 0, &cpuArgs_[size_t(c)]);
+  moreBlockedArgs(63);
+}
+
+void ChromeSink::moreBlockedArgs(uint32_t object) {
+  // Those of the objects up to this one made at once, so that a lookup
+  // has no check that its entry was made.
+  const size_t made = blockedArgs_.size();
+  blockedArgs_.resize(std::min<size_t>(kBlockedArgs, std::max<size_t>(object + 1, 2 * made)));
+  for (size_t o = made; o < blockedArgs_.size(); o++) makeArgs(-1, uint32_t(o), &blockedArgs_[o]);
 }
 
 char *ChromeSink::otherArgs(char *p, int cpu, uint32_t object) {
   if (cpu == -1 && object < kBlockedArgs) {
-    // Those of the objects up to this one made at once, so that a blocked
-    // state's lookup has no check that its entry was made.
-    const size_t made = blockedArgs_.size();
-    blockedArgs_.resize(
-        std::min<size_t>(kBlockedArgs, std::max<size_t>({object + 1, 2 * made, 64})));
-    for (size_t o = made; o < blockedArgs_.size(); o++) makeArgs(-1, uint32_t(o), &blockedArgs_[o]);
-    std::memcpy(p, &blockedArgs_[object], 64);
+    moreBlockedArgs(object);
+    std::memcpy(p, &blockedArgs_[object], 32);
     return p + blockedArgs_[object].size;
   }
   const Piece<60> &a =
@@ -358,12 +366,7 @@ void ChromeSink::makeStatePrefixes(uint32_t tid) {
     prefix.size = stateHeadSizes_[s] + tailSize;
     shortPrefixes_ = shortPrefixes_ && prefix.size <= kShortPrefix;
   }
-  if (cpuArgs_.empty()) {
-    cpuArgs_.resize(kCpuArgs);
-    cpuArgs_[0].set("},\n");
-    for (int c = 0; c + 1 < kCpuArgs; c++)
-      cpuArgs_[size_t(c + 1)].set(",\"args\":{\"cpu\":" + std::to_string(c) + "}},\n");
-  }
+  if (cpuArgs_.empty()) makeArgsTables();
   prefixTid_ = tid;
   prefixesMade_ = true;
 }

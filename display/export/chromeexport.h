@@ -105,21 +105,24 @@ class ChromeSink : public TimelineSink {
   void waitsNarrow(const ExportWait *waits, const uint32_t *order, size_t n);
   // A state's end after its duration: its CPU and object as arguments,
   // ',"args":{"cpu":C,"object_id":O}},\n', or '},\n'. Without an object, by CPU
-  // (-1 to 254, made at the first states()); with one, by both.
+  // (0 to 255); without a CPU, by object (below kBlockedArgs, of 3 digits
+  // at most: the text fits 28 bytes); others, by both.
   static constexpr int kCpuArgs = 256;
   std::vector<Piece<28>> cpuArgs_;
   // (Key 0, CPU 0 without an object, is cpuArgs_'.)
   TextCache<Piece<60>, 0> objectArgs_;
-  // Those of objects without a CPU (a blocked state's) by object id, up to
-  // kBlockedArgs: an index where the table's hash and check were a tenth
-  // of a blocked state's instructions. Made up to its size.
-  static constexpr uint32_t kBlockedArgs = 4096;
-  std::vector<Piece<60>> blockedArgs_;
+  // Those of objects without a CPU (a blocked state's, or none) by object
+  // id: an index where the table's hash and check were a tenth of a
+  // blocked state's instructions. Made up to its size.
+  static constexpr uint32_t kBlockedArgs = 1000;
+  std::vector<Piece<28>> blockedArgs_;
+  void makeArgsTables();  // at the first states()
+  void moreBlockedArgs(uint32_t object);
   // The tables' addresses, locals of the writers' loop (members were read
   // again after each byte written).
   struct ArgsTables {
     const Piece<28> *cpu;
-    const Piece<60> *blocked;
+    const Piece<28> *blocked;
     size_t blockedCount;
   };
   ArgsTables argsTables() const {
@@ -128,7 +131,8 @@ class ChromeSink : public TimelineSink {
   template <bool Wide>
   [[gnu::always_inline]] char *stateArgs(char *p, int cpu, uint32_t object, ArgsTables *tables);
   [[gnu::noinline]] char *otherArgs(char *p, int cpu, uint32_t object);
-  static void makeArgs(int cpu, uint32_t object, Piece<60> *made);
+  template <size_t Room>
+  static void makeArgs(int cpu, uint32_t object, Piece<Room> *made);
   // A state's event written at p: where it ends.
   template <size_t PrefixCopy, bool Wide>
   [[gnu::always_inline]] char *stateEvent(char *p, const StateInterval &iv,
