@@ -125,14 +125,24 @@ struct TensText {
   }
 };
 
+// ns (below 10^7) as microseconds and nanoseconds, in 64 bits: the
+// compiler made the microseconds twice, as an index and for the product.
+struct Micros {
+  uint64_t us, ns;
+};
+inline Micros micros(uint32_t ns) {
+  const uint64_t us = uint64_t(ns) * 0x10624DD3 >> 38;  // ns / 1000 below 2^32
+  return {us, uint64_t(ns) - 1000 * us};
+}
+
 // Any time: negative, or 100 s or more.
 char *putLongTime(char *p, int64_t ns);
 
 // A time below 10 ms: the microseconds' four digits without their leading
 // zeros, the nanoseconds as decimals. Writes 8 bytes.
 inline char *putShortTime(char *p, uint32_t ns) {
-  const uint32_t us = ns / 1000, decimals = ns - 1000 * us;
-  return putDecimals(putShort4(p, us), decimals);
+  const Micros m = micros(ns);
+  return putDecimals(putShort4(p, uint32_t(m.us)), uint32_t(m.ns));
 }
 
 // A time below 10 ms or from 100 s, or negative: the writers' rare case.
@@ -162,7 +172,7 @@ inline bool putTens(char *&p, int64_t t, TensText *tens, uint32_t *below) {
 inline char *putTime(char *p, int64_t t, TensText *tens) {
   uint32_t below;
   if (__builtin_expect(!putTens(p, t, tens, &below), 0)) return putOtherTime(p, t - tens->origin);
-  const uint32_t us = below / 1000, decimals = below - 1000 * us;
+  const auto [us, decimals] = micros(below);
   // The four digits and the decimals in one store (two were merged through
   // SSE registers).
   const uint64_t text = kDigits.digits4[us] | uint64_t(kDigits.decimals[decimals]) << 32;
@@ -189,7 +199,7 @@ inline char *putSuffixedTime(char *p, int64_t t, TensText *tens,
     std::memcpy(p, &table.at[0], Size);
     return p + table.at[0].size;
   }
-  const uint32_t us = below / 1000, decimals = below - 1000 * us;
+  const auto [us, decimals] = micros(below);
   std::memcpy(p, &kDigits.digits4[us], 4);
   const auto &d = table.at[decimals];
   std::memcpy(p + 4, &d, Size);
