@@ -412,7 +412,9 @@ template <size_t PrefixCopy, bool Wide>
   for (size_t i = 0; i < n;) {
     const size_t end = std::min(n, i + kBatch);
     char *p = begin((end - i) * (kPrefixRoom + kStateRoom));
-    for (; i < end; i++) p = stateEvent<PrefixCopy, Wide>(p, runs[i], &tens, &tables);
+    for (const StateInterval *r = runs + i, *e = runs + end; r != e; r++)
+      p = stateEvent<PrefixCopy, Wide>(p, *r, &tens, &tables);
+    i = end;
     done(p);
   }
   tens_ = tens;

@@ -130,9 +130,9 @@ struct TensText {
 struct Micros {
   uint64_t us, ns;
 };
-inline Micros micros(uint32_t ns) {
-  const uint64_t us = uint64_t(ns) * 0x10624DD3 >> 38;  // ns / 1000 below 2^32
-  return {us, uint64_t(ns) - 1000 * us};
+inline Micros micros(uint64_t ns) {
+  const uint64_t us = ns * 0x10624DD3 >> 38;  // ns / 1000 below 2^32
+  return {us, ns - 1000 * us};
 }
 
 // Any time: negative, or 100 s or more.
@@ -151,7 +151,7 @@ inline char *putShortTime(char *p, uint32_t ns) {
 // t - origin below its tens of milliseconds, which tens holds (made again
 // when they changed, their text written at p): false for a time below 10
 // ms, from 100 s or negative, which putOtherTime writes.
-inline bool putTens(char *&p, int64_t t, TensText *tens, uint32_t *below) {
+inline bool putTens(char *&p, int64_t t, TensText *tens, uint64_t *below) {
   uint64_t b = uint64_t(t) - tens->from;
   if (__builtin_expect(b >= 10000000, 0)) {
     const uint64_t u = uint64_t(t) - uint64_t(tens->origin);  // a negative time is above 2^63
@@ -161,7 +161,7 @@ inline bool putTens(char *&p, int64_t t, TensText *tens, uint32_t *below) {
   }
   std::memcpy(p, &tens->text, 8);
   p += tens->size;
-  *below = uint32_t(b);
+  *below = b;  // below 10^7
   return true;
 }
 
@@ -170,7 +170,7 @@ inline bool putTens(char *&p, int64_t t, TensText *tens, uint32_t *below) {
 // (the events' starts): the tens of milliseconds' digits from tens, then
 // the microseconds' last four digits.
 inline char *putTime(char *p, int64_t t, TensText *tens) {
-  uint32_t below;
+  uint64_t below;
   if (__builtin_expect(!putTens(p, t, tens, &below), 0)) return putOtherTime(p, t - tens->origin);
   const auto [us, decimals] = micros(below);
   // The four digits and the decimals in one store (two were merged through
@@ -193,7 +193,7 @@ inline char *putDuration(char *p, int64_t ns) {
 template <size_t Size>
 inline char *putSuffixedTime(char *p, int64_t t, TensText *tens,
                              const SuffixedDecimals<Size> &table) {
-  uint32_t below;
+  uint64_t below;
   if (__builtin_expect(!putTens(p, t, tens, &below), 0)) {
     p = putOtherTime(p, t - tens->origin);
     std::memcpy(p, &table.at[0], Size);
