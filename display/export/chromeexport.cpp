@@ -441,19 +441,21 @@ template <bool Wide>
   // Room for up to 16 waits at a time (one check, not one a wait), more
   // for a wait's names longer than their room.
   constexpr size_t kBatch = 16, kRoom = kWaitRoom + kNamesRoom;
-  for (size_t i = 0; i < n;) {
-    const size_t end = std::min(n, i + kBatch);
+  for (const uint32_t *o = order, *const oEnd = order + n; o != oEnd;) {
+    const uint32_t *const batchEnd = oEnd - o > ptrdiff_t(kBatch) ? o + kBatch : oEnd;
     at_ = p;
-    p = begin((end - i) * kRoom);
-    for (; i < end; i++) {
-      const ExportWait &w = waits[order[i]];
+    p = begin(kBatch * kRoom);
+    for (; o != batchEnd; o++) {
+      const ExportWait &w = waits[*o];
       const FlowPiece &start = waitStart(w.state, w.waiter);
       const Names &names = objectNames(*w.object);
-      if (__builtin_expect(names.size > kNamesRoom, 0)) {
+      const size_t namesSize = names.size;
+      const bool longNames = namesSize > kNamesRoom;
+      if (__builtin_expect(longNames, 0)) {
         at_ = p;
-        p = begin((end - i) * kRoom + names.size);
+        p = begin(kBatch * kRoom + namesSize);
       }
-      p = waitEvent<Wide>(p, w, start, names, &tens, &id);
+      p = waitEvent<Wide>(p, w, start, names.text.data(), namesSize, longNames, &tens, &id);
     }
   }
   at_ = p;
@@ -463,17 +465,17 @@ template <bool Wide>
 
 template <bool Wide>
 [[gnu::always_inline]] inline char *ChromeSink::waitEvent(char *p, const ExportWait &w,
-                                                          const FlowPiece &start,
-                                                          const Names &names, TensText *tens,
-                                                          FlowId *flowId) {
+                                                          const FlowPiece &start, const char *names,
+                                                          size_t namesSize, bool longNames,
+                                                          TensText *tens, FlowId *flowId) {
   copyBlocks<sizeof start.text, Wide>(p, start.text);
   p = putStart(p + start.size, w.start, tens);
   p = putDuration(p, w.end - w.start);
-  if (__builtin_expect(names.size <= kNamesRoom, 1))
-    copyBlocks<kNamesRoom, Wide>(p, names.text.data());
+  if (__builtin_expect(!longNames, 1))
+    copyBlocks<kNamesRoom, Wide>(p, names);
   else
-    std::memcpy(p, names.text.data(), names.size);
-  p += names.size;
+    std::memcpy(p, names, namesSize);
+  p += namesSize;
   if (__builtin_expect(!w.releaser || w.open || w.releaser == w.waiter, 0)) return waitEnd(p, w);
   // Who released it: from the releaser's state at the wait's end to the
   // wait. Both ends have the same id and time: formatted once, copied.

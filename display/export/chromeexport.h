@@ -194,10 +194,12 @@ class ChromeSink : public TimelineSink {
   [[gnu::noinline]] FlowId carriedFlowId(FlowId::Digits text);
   void nextFlowId(FlowId *id);
   // A wait's events written at p (room made for them): where they end.
+  // (The names' size and whether it passes their room read once: stores
+  // through p may alias them, and they were read again.)
   template <bool Wide>
   [[gnu::always_inline]] char *waitEvent(char *p, const ExportWait &w, const FlowPiece &start,
-                                         const Names &names, chromenum::TensText *tens,
-                                         FlowId *flowId);
+                                         const char *names, size_t namesSize, bool longNames,
+                                         chromenum::TensText *tens, FlowId *flowId);
   ExportOutput *out_;
 };
 
