@@ -233,13 +233,21 @@ char *ChromeSink::otherArgs(char *p, int cpu, uint32_t object) {
   return p + a.size;
 }
 
+namespace {
+// 1 at byte 15: from kUnitBytes + 16 - n, 16 bytes with 1 at byte n - 1.
+constexpr char kUnitBytes[32] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+}  // namespace
+
+inline void ChromeSink::loadFlowIdCount(FlowId *id) const {
+  id->size = flowIdSize_;
+  std::memcpy(&id->unit, kUnitBytes + 16 - id->size, 16);
+  id->untilCarry = uint32_t('9' - flowId_[id->size - 1]);
+}
+
 ChromeSink::FlowId ChromeSink::flowIdNow() const {
   FlowId id;
   std::memcpy(&id.text, flowId_, 16);
-  id.size = flowIdSize_;
-  id.unit = FlowId::Digits{};
-  id.unit[id.size - 1] = 1;
-  id.untilCarry = uint32_t('9' - flowId_[id.size - 1]);
+  loadFlowIdCount(&id);
   return id;
 }
 
@@ -247,10 +255,11 @@ void ChromeSink::keepFlowId(FlowId::Digits text) {
   std::memcpy(flowId_, &text, 16);
 }
 
-ChromeSink::FlowId ChromeSink::carriedFlowId(FlowId::Digits text) {
+ChromeSink::FlowId::Digits ChromeSink::carriedFlowId(FlowId::Digits text) {
   keepFlowId(text);
   carryFlowId();
-  return flowIdNow();
+  std::memcpy(&text, flowId_, 16);
+  return text;
 }
 
 inline void ChromeSink::nextFlowId(FlowId *id) {
@@ -258,7 +267,8 @@ inline void ChromeSink::nextFlowId(FlowId *id) {
     id->untilCarry--;
     id->text += id->unit;
   } else {
-    *id = carriedFlowId(id->text);
+    id->text = carriedFlowId(id->text);
+    loadFlowIdCount(id);
   }
 }
 

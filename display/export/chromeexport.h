@@ -190,8 +190,10 @@ class ChromeSink : public TimelineSink {
   };
   FlowId flowIdNow() const;
   void keepFlowId(FlowId::Digits text);
-  // (The id by value: its address taken, it was kept on the stack.)
-  [[gnu::noinline]] FlowId carriedFlowId(FlowId::Digits text);
+  // (Its text by value, its count read from the members: with its
+  // address taken, the id was kept on the stack.)
+  [[gnu::noinline]] FlowId::Digits carriedFlowId(FlowId::Digits text);
+  void loadFlowIdCount(FlowId *id) const;
   void nextFlowId(FlowId *id);
   // A wait's events written at p (room made for them): where they end.
   // (The names' size and whether it passes their room read once: stores
