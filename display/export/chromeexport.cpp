@@ -176,22 +176,30 @@ const std::string &ChromeSink::quotedOnce(const QString &s) {
 }
 
 template <bool Wide>
-[[gnu::always_inline]] inline char *ChromeSink::stateArgs(char *p, int cpu, uint32_t object,
-                                                          ArgsTables *tables) {
+[[gnu::always_inline]] inline char *ChromeSink::stateEnd(char *p, const StateInterval &iv,
+                                                         ArgsTables *tables) {
+  const int64_t duration = iv.end - iv.start;
   // Most states have no CPU (asleep, runnable, blocked on an object): one
-  // table by object for them, the first tried.
-  if (__builtin_expect(cpu == -1, 1)) {
-    if (__builtin_expect(object < tables->blockedCount, 1)) {
-      const Piece<28> &a = tables->blocked[object];
+  // table by object for them, the first tried; half have no arguments at
+  // all (asleep, runnable): their end after the duration's decimals, in
+  // the same copy.
+  if (__builtin_expect(iv.cpu == -1, 1)) {
+    if (!iv.object) return putEndedDuration(p, duration);
+    p = putDuration(p, duration);
+    if (__builtin_expect(iv.object < tables->blockedCount, 1)) {
+      const Piece<28> &a = tables->blocked[iv.object];
       copyBlocks<32, Wide>(p, &a);  // the text and its size, whole
       return p + a.size;
     }
-  } else if (__builtin_expect(!object && uint32_t(cpu) < kCpuArgs, 1)) {
-    const Piece<28> &a = tables->cpu[cpu];
-    copyBlocks<32, Wide>(p, &a);
-    return p + a.size;
+  } else {
+    p = putDuration(p, duration);
+    if (__builtin_expect(!iv.object && uint32_t(iv.cpu) < kCpuArgs, 1)) {
+      const Piece<28> &a = tables->cpu[iv.cpu];
+      copyBlocks<32, Wide>(p, &a);
+      return p + a.size;
+    }
   }
-  p = otherArgs(p, cpu, object);
+  p = otherArgs(p, iv.cpu, iv.object);
   *tables = argsTables();  // blockedArgs_ may have grown
   return p;
 }
@@ -346,8 +354,7 @@ template <size_t PrefixCopy, bool Wide>
   const auto &prefix = statePrefixes_[size_t(iv.state)];
   copyBlocks<PrefixCopy, Wide>(p, prefix.text);
   p = putStart(p + prefix.size, iv.start, tens);
-  p = putDuration(p, iv.end - iv.start);
-  return stateArgs<Wide>(p, iv.cpu, iv.object, tables);
+  return stateEnd<Wide>(p, iv, tables);
 }
 
 void ChromeSink::state(uint32_t tid, const StateInterval &iv) {

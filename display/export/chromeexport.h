@@ -128,8 +128,9 @@ class ChromeSink : public TimelineSink {
   ArgsTables argsTables() const {
     return {cpuArgs_.data(), blockedArgs_.data(), blockedArgs_.size()};
   }
+  // A state's duration and arguments written at p: where they end.
   template <bool Wide>
-  [[gnu::always_inline]] char *stateArgs(char *p, int cpu, uint32_t object, ArgsTables *tables);
+  [[gnu::always_inline]] char *stateEnd(char *p, const StateInterval &iv, ArgsTables *tables);
   [[gnu::noinline]] char *otherArgs(char *p, int cpu, uint32_t object);
   template <size_t Room>
   static void makeArgs(int cpu, uint32_t object, Piece<Room> *made);

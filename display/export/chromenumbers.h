@@ -78,6 +78,8 @@ constexpr SuffixedDecimals<Size> suffixedDecimals(const char (&suffix)[N]) {
 inline constexpr auto kStartDecimals = suffixedDecimals<16>(",\"dur\":");
 // A flow's time, its event's end.
 inline constexpr auto kClosedDecimals = suffixedDecimals<8>("}");
+// A duration without arguments after it: its event's end and separator.
+inline constexpr auto kEndedDecimals = suffixedDecimals<8>("},\n");
 
 // v (below 10^4) without leading zeros. Writes 4 bytes.
 inline char *putShort4(char *p, uint32_t v) {
@@ -186,6 +188,21 @@ inline char *putDuration(char *p, int64_t ns) {
   if (__builtin_expect(uint64_t(ns) < 10000000, 1)) return putShortTime(p, uint32_t(ns));
   TensText tens;
   return putTime(p, ns, &tens);
+}
+
+// The same followed by '},\n' (an event without arguments ended): the
+// decimals and the end in one copy.
+inline char *putEndedDuration(char *p, int64_t ns) {
+  if (__builtin_expect(uint64_t(ns) >= 10000000, 0)) {
+    p = putDuration(p, ns);
+    std::memcpy(p, "},\n", 3);
+    return p + 3;
+  }
+  const Micros m = micros(uint64_t(ns));
+  p = putShort4(p, uint32_t(m.us));
+  const auto &d = kEndedDecimals.at[m.ns];
+  std::memcpy(p, &d, 8);
+  return p + d.size;
 }
 
 // A time (as putTime) followed by the text of table (its decimals' entry,
