@@ -70,6 +70,12 @@ constexpr char kFlowFinish[64] =
 constexpr size_t kFlowFinishSize =
     sizeof ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":" - 1;
 
+// The number tables' address made opaque, so that the compiler keeps it in
+// a register (or loads it once), not making each table's again per time.
+inline void hideTables(TensText *tens) {
+  asm("" : "+r"(tens->tables));
+}
+
 char *putString(char *p, const std::string &s) {
   std::memcpy(p, s.data(), s.size());
   return p + s.size();
@@ -177,22 +183,22 @@ const std::string &ChromeSink::quotedOnce(const QString &s) {
 
 template <bool Wide>
 [[gnu::always_inline]] inline char *ChromeSink::stateEnd(char *p, const StateInterval &iv,
-                                                         ArgsTables *tables) {
+                                                         TensText *tens, ArgsTables *tables) {
   const int64_t duration = iv.end - iv.start;
   // Most states have no CPU (asleep, runnable, blocked on an object): one
   // table by object for them, the first tried; half have no arguments at
   // all (asleep, runnable): their end after the duration's decimals, in
   // the same copy.
   if (__builtin_expect(iv.cpu == -1, 1)) {
-    if (!iv.object) return putEndedDuration(p, duration);
-    p = putDuration(p, duration);
+    if (!iv.object) return putEndedDuration(p, duration, *tens->tables);
+    p = putDuration(p, duration, *tens->tables);
     if (__builtin_expect(iv.object < tables->blockedCount, 1)) {
       const Piece<28> &a = tables->blocked[iv.object];
       copyBlocks<32, Wide>(p, &a);  // the text and its size, whole
       return p + a.size;
     }
   } else {
-    p = putDuration(p, duration);
+    p = putDuration(p, duration, *tens->tables);
     if (__builtin_expect(!iv.object && uint32_t(iv.cpu) < kCpuArgs, 1)) {
       const Piece<28> &a = tables->cpu[iv.cpu];
       copyBlocks<32, Wide>(p, &a);
@@ -354,7 +360,7 @@ template <size_t PrefixCopy, bool Wide>
   const auto &prefix = statePrefixes_[size_t(iv.state)];
   copyBlocks<PrefixCopy, Wide>(p, prefix.text);
   p = putStart(p + prefix.size, iv.start, tens);
-  return stateEnd<Wide>(p, iv, tables);
+  return stateEnd<Wide>(p, iv, tens, tables);
 }
 
 void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
@@ -422,6 +428,7 @@ void ChromeSink::waitsNarrow(const ExportWait *waits, const uint32_t *order, siz
 template <size_t PrefixCopy, bool Wide>
 [[gnu::always_inline]] inline void ChromeSink::writeStates(const StateInterval *runs, size_t n) {
   TensText tens = *tensNow();
+  hideTables(&tens);
   ArgsTables tables = argsTables();
   // Up to 32 events in one piece of the output: one reserve and commit
   // each, not one an event.
@@ -453,6 +460,7 @@ template <bool Wide>
   // The output's room, the last time's tens and the flows' id in registers
   // over a window's waits (a call per wait loaded and stored them).
   TensText tens = *tensNow();
+  hideTables(&tens);
   FlowId id = flowIdNow();
   char *p = at_;
   // Room for up to 16 waits at a time (one check, not one a wait), more
@@ -487,7 +495,7 @@ template <bool Wide>
                                                           TensText *tens, FlowId *flowId) {
   copyBlocks<sizeof start.text, Wide>(p, start.text);
   p = putStart(p + start.size, w.start, tens);
-  p = putDuration(p, w.end - w.start);
+  p = putDuration(p, w.end - w.start, *tens->tables);
   if (__builtin_expect(!longNames, 1))
     copyBlocks<kNamesRoom, Wide>(p, names);
   else

@@ -130,7 +130,8 @@ class ChromeSink : public TimelineSink {
   }
   // A state's duration and arguments written at p: where they end.
   template <bool Wide>
-  [[gnu::always_inline]] char *stateEnd(char *p, const StateInterval &iv, ArgsTables *tables);
+  [[gnu::always_inline]] char *stateEnd(char *p, const StateInterval &iv, chromenum::TensText *tens,
+                                        ArgsTables *tables);
   [[gnu::noinline]] char *otherArgs(char *p, int cpu, uint32_t object);
   template <size_t Room>
   static void makeArgs(int cpu, uint32_t object, Piece<Room> *made);

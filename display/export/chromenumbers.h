@@ -27,7 +27,7 @@ struct DigitTables {
   // low four bytes, and their length (0 for ".000") in the highest.
   uint64_t decimals[1000];
 };
-inline constexpr DigitTables kDigits = [] {
+constexpr DigitTables digitTables() {
   DigitTables t{};
   for (uint32_t i = 0; i < 10000; i++) {
     const uint32_t n = i >= 1000 ? 4 : i >= 100 ? 3 : i >= 10 ? 2 : 1;
@@ -42,13 +42,13 @@ inline constexpr DigitTables kDigits = [] {
                     uint64_t('0' + i / 10 % 10) << 16 | uint64_t('0' + i % 10) << 24 |
                     uint64_t(i ? 4 : 0) << 56;
   return t;
-}();
+}
 
 // A time's decimals and the text after them, ".ddd" + SUFFIX (SUFFIX alone
 // for whole microseconds), and its length in the last byte: one copy of
 // Size bytes, where the decimals, their length and the text were three
 // stores. Tables of their own: an entry's address is its index shifted,
-// where within kDigits it took two more instructions.
+// where within the digits' table it took two more instructions.
 template <size_t Size>
 struct SuffixedDecimals {
   struct Entry {
@@ -74,16 +74,26 @@ constexpr SuffixedDecimals<Size> suffixedDecimals(const char (&suffix)[N]) {
   }
   return t;
 }
-// An event's start, followed by its duration's key.
-inline constexpr auto kStartDecimals = suffixedDecimals<16>(",\"dur\":");
-// A flow's time, its event's end.
-inline constexpr auto kClosedDecimals = suffixedDecimals<8>("}");
-// A duration without arguments after it: its event's end and separator.
-inline constexpr auto kEndedDecimals = suffixedDecimals<8>("},\n");
+
+// Every table, in one object: the writers keep its address in a register
+// (each table's address was made again for each time, four or five an
+// event), the tables at offsets from it.
+struct NumberTables {
+  DigitTables digits;
+  // An event's start, followed by its duration's key.
+  SuffixedDecimals<16> start;
+  // A flow's time, its event's end.
+  SuffixedDecimals<8> closed;
+  // A duration without arguments after it: its event's end and separator.
+  SuffixedDecimals<8> ended;
+};
+inline constexpr NumberTables kNumbers{digitTables(), suffixedDecimals<16>(",\"dur\":"),
+                                       suffixedDecimals<8>("}"), suffixedDecimals<8>("},\n")};
+inline constexpr const DigitTables &kDigits = kNumbers.digits;
 
 // v (below 10^4) without leading zeros. Writes 4 bytes.
-inline char *putShort4(char *p, uint32_t v) {
-  const uint64_t e = kDigits.short4[v];
+inline char *putShort4(char *p, uint32_t v, const NumberTables &tables = kNumbers) {
+  const uint64_t e = tables.digits.short4[v];
   const uint32_t text = uint32_t(e);
   std::memcpy(p, &text, 4);
   return p + (e >> 32);
@@ -93,8 +103,8 @@ inline char *putShort4(char *p, uint32_t v) {
 char *putDecimal(char *p, uint64_t v);
 
 // The decimals of ns (below 1000), none for 0. Writes 4 bytes.
-inline char *putDecimals(char *p, uint32_t ns) {
-  const uint64_t e = kDigits.decimals[ns];
+inline char *putDecimals(char *p, uint32_t ns, const NumberTables &tables = kNumbers) {
+  const uint64_t e = tables.digits.decimals[ns];
   const uint32_t text = uint32_t(e);
   std::memcpy(p, &text, 4);
   return p + (e >> 56);
@@ -115,6 +125,7 @@ struct TensText {
   uint64_t from = 10000000;
   uint64_t text = '1';
   uint32_t size = 1;
+  const NumberTables *tables = &kNumbers;
   TensText() = default;
   explicit TensText(int64_t sessionStart)
       : origin(sessionStart), from(uint64_t(sessionStart) + 10000000) {}
@@ -142,9 +153,9 @@ char *putLongTime(char *p, int64_t ns);
 
 // A time below 10 ms: the microseconds' four digits without their leading
 // zeros, the nanoseconds as decimals. Writes 8 bytes.
-inline char *putShortTime(char *p, uint32_t ns) {
+inline char *putShortTime(char *p, uint32_t ns, const NumberTables &tables = kNumbers) {
   const Micros m = micros(ns);
-  return putDecimals(putShort4(p, uint32_t(m.us)), uint32_t(m.ns));
+  return putDecimals(putShort4(p, uint32_t(m.us), tables), uint32_t(m.ns), tables);
 }
 
 // A time below 10 ms or from 100 s, or negative: the writers' rare case.
@@ -177,30 +188,31 @@ inline char *putTime(char *p, int64_t t, TensText *tens) {
   const auto [us, decimals] = micros(below);
   // The four digits and the decimals in one store (two were merged through
   // SSE registers).
-  const uint64_t text = kDigits.digits4[us] | uint64_t(kDigits.decimals[decimals]) << 32;
+  const DigitTables &digits = tens->tables->digits;
+  const uint64_t text = digits.digits4[us] | uint64_t(digits.decimals[decimals]) << 32;
   std::memcpy(p, &text, 8);
   return p + (decimals ? 8 : 4);
 }
 
 // ns as putTime writes a time, made for durations: mostly below 10 ms (a
 // longer one's tens made for it alone: they are not the starts').
-inline char *putDuration(char *p, int64_t ns) {
-  if (__builtin_expect(uint64_t(ns) < 10000000, 1)) return putShortTime(p, uint32_t(ns));
+inline char *putDuration(char *p, int64_t ns, const NumberTables &tables = kNumbers) {
+  if (__builtin_expect(uint64_t(ns) < 10000000, 1)) return putShortTime(p, uint32_t(ns), tables);
   TensText tens;
   return putTime(p, ns, &tens);
 }
 
 // The same followed by '},\n' (an event without arguments ended): the
 // decimals and the end in one copy.
-inline char *putEndedDuration(char *p, int64_t ns) {
+inline char *putEndedDuration(char *p, int64_t ns, const NumberTables &tables) {
   if (__builtin_expect(uint64_t(ns) >= 10000000, 0)) {
-    p = putDuration(p, ns);
+    p = putDuration(p, ns, tables);
     std::memcpy(p, "},\n", 3);
     return p + 3;
   }
   const Micros m = micros(uint64_t(ns));
-  p = putShort4(p, uint32_t(m.us));
-  const auto &d = kEndedDecimals.at[m.ns];
+  p = putShort4(p, uint32_t(m.us), tables);
+  const auto &d = tables.ended.at[m.ns];
   std::memcpy(p, &d, 8);
   return p + d.size;
 }
@@ -217,7 +229,7 @@ inline char *putSuffixedTime(char *p, int64_t t, TensText *tens,
     return p + table.at[0].size;
   }
   const auto [us, decimals] = micros(below);
-  std::memcpy(p, &kDigits.digits4[us], 4);
+  std::memcpy(p, &tens->tables->digits.digits4[us], 4);
   const auto &d = table.at[decimals];
   std::memcpy(p + 4, &d, Size);
   return p + 4 + d.size;
@@ -225,12 +237,12 @@ inline char *putSuffixedTime(char *p, int64_t t, TensText *tens,
 
 // An event's start and ',"dur":' after it.
 inline char *putStart(char *p, int64_t t, TensText *tens) {
-  return putSuffixedTime(p, t, tens, kStartDecimals);
+  return putSuffixedTime(p, t, tens, tens->tables->start);
 }
 
 // A time and '}' after it.
 inline char *putClosedTime(char *p, int64_t t, TensText *tens) {
-  return putSuffixedTime(p, t, tens, kClosedDecimals);
+  return putSuffixedTime(p, t, tens, tens->tables->closed);
 }
 
 }  // namespace tmon::chromenum
