@@ -248,14 +248,19 @@ char *ChromeSink::otherArgs(char *p, int cpu, uint32_t object) {
 }
 
 namespace {
-// 1 at byte 15: from kUnitBytes + 16 - n, 16 bytes with 1 at byte n - 1.
+// 16 bytes from kUnitBytes + 16 - n: 1 at byte n - 1 (an id of n digits
+// counted up); from kCarryBytes + 16 - n, -9 there and 1 before it (its
+// last digit, a 9, carried).
 constexpr char kUnitBytes[32] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+constexpr char kCarryBytes[32] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, -9};
 }  // namespace
 
 inline void ChromeSink::loadFlowIdCount(FlowId *id) const {
   id->size = flowIdSize_;
   std::memcpy(&id->unit, kUnitBytes + 16 - id->size, 16);
+  std::memcpy(&id->carry, kCarryBytes + 16 - id->size, 16);
   id->untilCarry = uint32_t('9' - flowId_[id->size - 1]);
+  id->tensLeft = id->size > 1 ? uint32_t('9' - flowId_[id->size - 2]) : 0;
 }
 
 ChromeSink::FlowId ChromeSink::flowIdNow() const {
@@ -280,6 +285,10 @@ inline void ChromeSink::nextFlowId(FlowId *id) {
   if (__builtin_expect(id->untilCarry != 0, 1)) {
     id->untilCarry--;
     id->text += id->unit;
+  } else if (__builtin_expect(id->tensLeft != 0, 1)) {
+    id->tensLeft--;
+    id->untilCarry = 9;
+    id->text += id->carry;
   } else {
     id->text = carriedFlowId(id->text);
     loadFlowIdCount(id);

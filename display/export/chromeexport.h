@@ -184,11 +184,12 @@ class ChromeSink : public TimelineSink {
   [[gnu::noinline]] void carryFlowId();  // its last digit a 9
   // The same in registers while a window's waits are written: its text,
   // counted up by adding unit (1 in its last digit's byte) untilCarry
-  // times, then by carryFlowId.
+  // times, then carry (its last digit 9 to 0, the one before it up by 1)
+  // tensLeft times, then by carryFlowId.
   struct FlowId {
     typedef char Digits __attribute__((vector_size(16)));
-    Digits text, unit;
-    uint32_t size, untilCarry;
+    Digits text, unit, carry;
+    uint32_t size, untilCarry, tensLeft;
   };
   FlowId flowIdNow() const;
   void keepFlowId(FlowId::Digits text);
