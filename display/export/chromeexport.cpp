@@ -183,31 +183,28 @@ const std::string &ChromeSink::quotedOnce(const QString &s) {
 
 template <bool Wide>
 [[gnu::always_inline]] inline char *ChromeSink::stateEnd(char *p, const StateInterval &iv,
-                                                         TensText *tens, ArgsTables *tables) {
+                                                         TensText *tens, const Piece<28> *args) {
   const int64_t duration = iv.end - iv.start;
-  // Most states have no CPU (asleep, runnable, blocked on an object): one
-  // table by object for them, the first tried; half have no arguments at
-  // all (asleep, runnable): their end after the duration's decimals, in
-  // the same copy.
+  // Most states have no CPU (asleep, runnable, blocked on an object): the
+  // table by object first; half have no arguments at all (asleep,
+  // runnable): their end after the duration's decimals, in the same copy.
   if (__builtin_expect(iv.cpu == -1, 1)) {
     if (!iv.object) return putEndedDuration(p, duration, *tens->tables);
     p = putDuration(p, duration, *tens->tables);
-    if (__builtin_expect(iv.object < tables->blockedCount, 1)) {
-      const Piece<28> &a = tables->blocked[iv.object];
+    if (__builtin_expect(iv.object < kBlockedArgs, 1)) {
+      const Piece<28> &a = args[iv.object];
       copyBlocks<32, Wide>(p, &a);  // the text and its size, whole
       return p + a.size;
     }
   } else {
     p = putDuration(p, duration, *tens->tables);
     if (__builtin_expect(!iv.object && uint32_t(iv.cpu) < kCpuArgs, 1)) {
-      const Piece<28> &a = tables->cpu[iv.cpu];
+      const Piece<28> &a = args[kBlockedArgs + uint32_t(iv.cpu)];
       copyBlocks<32, Wide>(p, &a);
       return p + a.size;
     }
   }
-  p = otherArgs(p, iv.cpu, iv.object);
-  *tables = argsTables();  // blockedArgs_ may have grown
-  return p;
+  return otherArgs(p, iv.cpu, iv.object);
 }
 
 template <size_t Room>
@@ -219,26 +216,13 @@ void ChromeSink::makeArgs(int cpu, uint32_t object, Piece<Room> *made) {
   made->set(a + "}},\n");
 }
 
-void ChromeSink::makeArgsTables() {
-  cpuArgs_.resize(kCpuArgs);
-  for (int c = 0; c < kCpuArgs; c++) makeArgs(c, 0, &cpuArgs_[size_t(c)]);
-  moreBlockedArgs(63);
-}
-
-void ChromeSink::moreBlockedArgs(uint32_t object) {
-  // Those of the objects up to this one made at once, so that a lookup
-  // has no check that its entry was made.
-  const size_t made = blockedArgs_.size();
-  blockedArgs_.resize(std::min<size_t>(kBlockedArgs, std::max<size_t>(object + 1, 2 * made)));
-  for (size_t o = made; o < blockedArgs_.size(); o++) makeArgs(-1, uint32_t(o), &blockedArgs_[o]);
+void ChromeSink::makeArgsTable() {
+  argsTable_.resize(kBlockedArgs + kCpuArgs);
+  for (uint32_t o = 0; o < kBlockedArgs; o++) makeArgs(-1, o, &argsTable_[o]);
+  for (uint32_t c = 0; c < kCpuArgs; c++) makeArgs(int(c), 0, &argsTable_[kBlockedArgs + c]);
 }
 
 char *ChromeSink::otherArgs(char *p, int cpu, uint32_t object) {
-  if (cpu == -1 && object < kBlockedArgs) {
-    moreBlockedArgs(object);
-    std::memcpy(p, &blockedArgs_[object], 32);
-    return p + blockedArgs_[object].size;
-  }
   const Piece<60> &a =
       objectArgs_.get(uint64_t(uint32_t(cpu)) << 32 | object, [](uint64_t key, Piece<60> *made) {
         makeArgs(int(uint32_t(key >> 32)), uint32_t(key), made);
@@ -365,11 +349,11 @@ void ChromeSink::thread(const ExportThread &t) {
 // The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
 template <size_t PrefixCopy, bool Wide>
 [[gnu::always_inline]] inline char *ChromeSink::stateEvent(char *p, const StateInterval &iv,
-                                                           TensText *tens, ArgsTables *tables) {
+                                                           TensText *tens, const Piece<28> *args) {
   const auto &prefix = statePrefixes_[size_t(iv.state)];
   copyBlocks<PrefixCopy, Wide>(p, prefix.text);
   p = putStart(p + prefix.size, iv.start, tens);
-  return stateEnd<Wide>(p, iv, tens, tables);
+  return stateEnd<Wide>(p, iv, tens, args);
 }
 
 void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
@@ -398,7 +382,7 @@ void ChromeSink::makeStatePrefixes(uint32_t tid) {
     prefix.size = stateHeadSizes_[s] + tailSize;
     shortPrefixes_ = shortPrefixes_ && prefix.size <= kShortPrefix;
   }
-  if (cpuArgs_.empty()) makeArgsTables();
+  if (argsTable_.empty()) makeArgsTable();
   prefixTid_ = tid;
   prefixesMade_ = true;
 }
@@ -438,7 +422,7 @@ template <size_t PrefixCopy, bool Wide>
 [[gnu::always_inline]] inline void ChromeSink::writeStates(const StateInterval *runs, size_t n) {
   TensText tens = *tensNow();
   hideTables(&tens);
-  ArgsTables tables = argsTables();
+  const Piece<28> *const args = argsTable_.data();
   // Up to 32 events in one piece of the output: one reserve and commit
   // each, not one an event.
   constexpr size_t kBatch = 32;
@@ -446,7 +430,7 @@ template <size_t PrefixCopy, bool Wide>
     const size_t end = std::min(n, i + kBatch);
     char *p = begin((end - i) * (kPrefixRoom + kStateRoom));
     for (const StateInterval *r = runs + i, *e = runs + end; r != e; r++)
-      p = stateEvent<PrefixCopy, Wide>(p, *r, &tens, &tables);
+      p = stateEvent<PrefixCopy, Wide>(p, *r, &tens, args);
     i = end;
     done(p);
   }

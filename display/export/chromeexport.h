@@ -104,41 +104,27 @@ class ChromeSink : public TimelineSink {
   void waitsWide(const ExportWait *waits, const uint32_t *order, size_t n);
   void waitsNarrow(const ExportWait *waits, const uint32_t *order, size_t n);
   // A state's end after its duration: its CPU and object as arguments,
-  // ',"args":{"cpu":C,"object_id":O}},\n', or '},\n'. Without an object, by CPU
-  // (0 to 255); without a CPU, by object (below kBlockedArgs, of 3 digits
-  // at most: the text fits 28 bytes); others, by both.
-  static constexpr int kCpuArgs = 256;
-  std::vector<Piece<28>> cpuArgs_;
-  // (Key 0, CPU 0 without an object, is cpuArgs_'.)
+  // ',"args":{"cpu":C,"object_id":O}},\n', or '},\n'. Those without a CPU (a
+  // blocked state's, or none) by object id below kBlockedArgs (of 3 digits
+  // at most: the text fits 28 bytes), then those without an object by CPU
+  // (0 to 255), in one table made at the first states(): an index where a
+  // hash and checks were a tenth of a blocked state's instructions.
+  static constexpr uint32_t kBlockedArgs = 1000, kCpuArgs = 256;
+  std::vector<Piece<28>> argsTable_;
+  void makeArgsTable();
+  // Others, by both. (Key 0, CPU 0 without an object, is argsTable_'s.)
   TextCache<Piece<60>, 0> objectArgs_;
-  // Those of objects without a CPU (a blocked state's, or none) by object
-  // id: an index where the table's hash and check were a tenth of a
-  // blocked state's instructions. Made up to its size.
-  static constexpr uint32_t kBlockedArgs = 1000;
-  std::vector<Piece<28>> blockedArgs_;
-  void makeArgsTables();  // at the first states()
-  void moreBlockedArgs(uint32_t object);
-  // The tables' addresses, locals of the writers' loop (members were read
-  // again after each byte written).
-  struct ArgsTables {
-    const Piece<28> *cpu;
-    const Piece<28> *blocked;
-    size_t blockedCount;
-  };
-  ArgsTables argsTables() const {
-    return {cpuArgs_.data(), blockedArgs_.data(), blockedArgs_.size()};
-  }
   // A state's duration and arguments written at p: where they end.
   template <bool Wide>
   [[gnu::always_inline]] char *stateEnd(char *p, const StateInterval &iv, chromenum::TensText *tens,
-                                        ArgsTables *tables);
+                                        const Piece<28> *args);
   [[gnu::noinline]] char *otherArgs(char *p, int cpu, uint32_t object);
   template <size_t Room>
   static void makeArgs(int cpu, uint32_t object, Piece<Room> *made);
   // A state's event written at p: where it ends.
   template <size_t PrefixCopy, bool Wide>
   [[gnu::always_inline]] char *stateEvent(char *p, const StateInterval &iv,
-                                          chromenum::TensText *tens, ArgsTables *tables);
+                                          chromenum::TensText *tens, const Piece<28> *args);
 
   // A wait's text up to one of its numbers, made once per key, and the
   // end of its flow it names, ',"pid":PID,"tid":TID,"ts":'.
