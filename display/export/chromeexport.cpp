@@ -506,7 +506,10 @@ template <bool Wide>
   copyBlocks<sizeof release.flowEnd, Wide>(p, release.flowEnd);
   p += release.flowEndSize;
   char *const ts = p;
-  p = putClosedTime(p, w.end - 1, tens);
+  // (Its tens not kept: the next wait starts before this one's end, mostly
+  // in the tens this one started in.)
+  TensText endTens = *tens;
+  p = putClosedTime(p, w.end - 1, &endTens);
   const size_t tsSize = size_t(p - ts);
   copyBlocks<sizeof kFlowFinish, Wide>(p, kFlowFinish);
   p += kFlowFinishSize;
