@@ -468,12 +468,14 @@ template <bool Wide>
       const FlowPiece &start = waitStart(w.state, w.waiter);
       const Names &names = objectNames(*w.object);
       const size_t namesSize = names.size;
-      const bool longNames = namesSize > kNamesRoom;
-      if (__builtin_expect(longNames, 0)) {
+      // Names of up to 64 bytes (an object's name, no call site) copied
+      // as 64, others as 96 bytes, or whole past their room.
+      const bool shortNames = namesSize <= 64;
+      if (__builtin_expect(!shortNames && namesSize > kNamesRoom, 0)) {
         at_ = p;
         p = begin(kBatch * kRoom + namesSize);
       }
-      p = waitEvent<Wide>(p, w, start, names.text.data(), namesSize, longNames, &tens, &id);
+      p = waitEvent<Wide>(p, w, start, names.text.data(), namesSize, shortNames, &tens, &id);
     }
   }
   at_ = p;
@@ -484,12 +486,14 @@ template <bool Wide>
 template <bool Wide>
 [[gnu::always_inline]] inline char *ChromeSink::waitEvent(char *p, const ExportWait &w,
                                                           const FlowPiece &start, const char *names,
-                                                          size_t namesSize, bool longNames,
+                                                          size_t namesSize, bool shortNames,
                                                           TensText *tens, FlowId *flowId) {
   copyBlocks<sizeof start.text, Wide>(p, start.text);
   p = putStart(p + start.size, w.start, tens);
   p = putDuration(p, w.end - w.start, *tens->tables);
-  if (__builtin_expect(!longNames, 1))
+  if (__builtin_expect(shortNames, 1))
+    copyBlocks<64, Wide>(p, names);
+  else if (namesSize <= kNamesRoom)
     copyBlocks<kNamesRoom, Wide>(p, names);
   else
     std::memcpy(p, names, namesSize);

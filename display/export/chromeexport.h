@@ -185,11 +185,11 @@ class ChromeSink : public TimelineSink {
   void loadFlowIdCount(FlowId *id) const;
   void nextFlowId(FlowId *id);
   // A wait's events written at p (room made for them): where they end.
-  // (The names' size and whether it passes their room read once: stores
+  // (The names' size and whether they fit 64 bytes read once: stores
   // through p may alias them, and they were read again.)
   template <bool Wide>
   [[gnu::always_inline]] char *waitEvent(char *p, const ExportWait &w, const FlowPiece &start,
-                                         const char *names, size_t namesSize, bool longNames,
+                                         const char *names, size_t namesSize, bool shortNames,
                                          chromenum::TensText *tens, FlowId *flowId);
   ExportOutput *out_;
 };
