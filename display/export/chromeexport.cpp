@@ -96,6 +96,15 @@ constexpr size_t kLongestKeyAndLabel = [] {
 constexpr size_t kLongestStatePrefix =
     sizeof "{\"ph\":\"X\",\"cat\":\"\",\"name\":\"\",\"pid\":,\"tid\":,\"ts\":" - 1 +
     kLongestKeyAndLabel + 20;
+// The longest label (a wait's name).
+constexpr size_t kLongestLabel = [] {
+  size_t longest = 0;
+#define TM_FINAL_STATE(name, key, shortLabel, label, rgb, wire, kind, column) \
+  longest = std::max(longest, sizeof label - 1);
+#include "states.def"
+#undef TM_FINAL_STATE
+  return longest;
+}();
 // '{"ph":"X","cat":"wait","name":"LABEL","pid":PID,"tid":TRACK,"ts":'.
 constexpr size_t kLongestWaitStart =
     sizeof "{\"ph\":\"X\",\"cat\":\"wait\",\"name\":\"\",\"pid\":,\"tid\":,\"ts\":" - 1 +
@@ -410,12 +419,27 @@ void ChromeSink::statesNarrow(const StateInterval *runs, size_t n) {
     writeStates<kPrefixRoom, false>(runs, n);
 }
 
+// A wait's start copied as 96 bytes when every one fits (a pid of up to 7
+// digits, as Linux's are: the label and track fit the rest), else 112.
+constexpr size_t kShortWaitStart = 96;
+constexpr uint32_t kShortWaitStartPid = 9999999;
+static_assert(sizeof "{\"ph\":\"X\",\"cat\":\"wait\",\"name\":\"\",\"pid\":,\"tid\":,\"ts\":" - 1 +
+                      kLongestLabel + 7 + 10 <=
+                  kShortWaitStart,
+              "a wait's start with a pid of 7 digits fits 96 bytes");
+
 TM_AVX2 void ChromeSink::waitsWide(const ExportWait *waits, const uint32_t *order, size_t n) {
-  writeWaits<true>(waits, order, n);
+  if (pid() <= kShortWaitStartPid)
+    writeWaits<true, kShortWaitStart>(waits, order, n);
+  else
+    writeWaits<true, sizeof FlowPiece::text>(waits, order, n);
 }
 
 void ChromeSink::waitsNarrow(const ExportWait *waits, const uint32_t *order, size_t n) {
-  writeWaits<false>(waits, order, n);
+  if (pid() <= kShortWaitStartPid)
+    writeWaits<false, kShortWaitStart>(waits, order, n);
+  else
+    writeWaits<false, sizeof FlowPiece::text>(waits, order, n);
 }
 
 template <size_t PrefixCopy, bool Wide>
@@ -447,7 +471,7 @@ void ChromeSink::waitsInOrder(const ExportWait *waits, const uint32_t *order, si
   waitsNarrow(waits, order, n);
 }
 
-template <bool Wide>
+template <bool Wide, size_t StartCopy>
 [[gnu::always_inline]] inline void ChromeSink::writeWaits(const ExportWait *waits,
                                                           const uint32_t *order, size_t n) {
   // The output's room, the last time's tens and the flows' id in registers
@@ -475,7 +499,8 @@ template <bool Wide>
         at_ = p;
         p = begin(kBatch * kRoom + namesSize);
       }
-      p = waitEvent<Wide>(p, w, start, names.text.data(), namesSize, shortNames, &tens, &id);
+      p = waitEvent<Wide, StartCopy>(p, w, start, names.text.data(), namesSize, shortNames, &tens,
+                                     &id);
     }
   }
   at_ = p;
@@ -483,12 +508,12 @@ template <bool Wide>
   keepFlowId(id.text);
 }
 
-template <bool Wide>
+template <bool Wide, size_t StartCopy>
 [[gnu::always_inline]] inline char *ChromeSink::waitEvent(char *p, const ExportWait &w,
                                                           const FlowPiece &start, const char *names,
                                                           size_t namesSize, bool shortNames,
                                                           TensText *tens, FlowId *flowId) {
-  copyBlocks<sizeof start.text, Wide>(p, start.text);
+  copyBlocks<StartCopy, Wide>(p, start.text);
   p = putStart(p + start.size, w.start, tens);
   p = putDuration(p, w.end - w.start, *tens->tables);
   if (__builtin_expect(shortNames, 1))

@@ -99,7 +99,8 @@ class ChromeSink : public TimelineSink {
   const bool wide_;
   void statesWide(const StateInterval *runs, size_t n);
   void statesNarrow(const StateInterval *runs, size_t n);
-  template <bool Wide>
+  // (StartCopy: the bytes of a wait's start copied, all of its text.)
+  template <bool Wide, size_t StartCopy>
   [[gnu::always_inline]] void writeWaits(const ExportWait *waits, const uint32_t *order, size_t n);
   void waitsWide(const ExportWait *waits, const uint32_t *order, size_t n);
   void waitsNarrow(const ExportWait *waits, const uint32_t *order, size_t n);
@@ -187,7 +188,7 @@ class ChromeSink : public TimelineSink {
   // A wait's events written at p (room made for them): where they end.
   // (The names' size and whether they fit 64 bytes read once: stores
   // through p may alias them, and they were read again.)
-  template <bool Wide>
+  template <bool Wide, size_t StartCopy>
   [[gnu::always_inline]] char *waitEvent(char *p, const ExportWait &w, const FlowPiece &start,
                                          const char *names, size_t namesSize, bool shortNames,
                                          chromenum::TensText *tens, FlowId *flowId);
