@@ -70,6 +70,12 @@ constexpr char kFlowFinish[64] =
 constexpr size_t kFlowFinishSize =
     sizeof ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wakeup\",\"name\":\"released\",\"id\":" - 1;
 
+// The number tables' address made opaque, so that the compiler keeps it in
+// a register (or loads it once), not making each table's again per time.
+inline void hideTables(TensText *tens) {
+  asm("" : "+r"(tens->tables));
+}
+
 char *putString(char *p, const std::string &s) {
   std::memcpy(p, s.data(), s.size());
   return p + s.size();
@@ -90,6 +96,15 @@ constexpr size_t kLongestKeyAndLabel = [] {
 constexpr size_t kLongestStatePrefix =
     sizeof "{\"ph\":\"X\",\"cat\":\"\",\"name\":\"\",\"pid\":,\"tid\":,\"ts\":" - 1 +
     kLongestKeyAndLabel + 20;
+// The longest label (a wait's name).
+constexpr size_t kLongestLabel = [] {
+  size_t longest = 0;
+#define TM_FINAL_STATE(name, key, shortLabel, label, rgb, wire, kind, column) \
+  longest = std::max(longest, sizeof label - 1);
+#include "states.def"
+#undef TM_FINAL_STATE
+  return longest;
+}();
 // '{"ph":"X","cat":"wait","name":"LABEL","pid":PID,"tid":TRACK,"ts":'.
 constexpr size_t kLongestWaitStart =
     sizeof "{\"ph\":\"X\",\"cat\":\"wait\",\"name\":\"\",\"pid\":,\"tid\":,\"ts\":" - 1 +
@@ -176,56 +191,101 @@ const std::string &ChromeSink::quotedOnce(const QString &s) {
 }
 
 template <bool Wide>
-[[gnu::always_inline]] inline char *ChromeSink::stateArgs(char *p, int cpu, uint32_t object,
-                                                          ArgsTables *tables) {
-  const uint32_t byCpu = uint32_t(cpu + 1);  // -1 (none) first
-  if (__builtin_expect(!object, 1)) {
-    if (__builtin_expect(byCpu < kCpuArgs, 1)) {
-      const Piece<28> &a = tables->cpu[byCpu];
+[[gnu::always_inline]] inline char *ChromeSink::stateEnd(char *p, const StateInterval &iv,
+                                                         TensText *tens, const Piece<28> *args) {
+  const int64_t duration = iv.end - iv.start;
+  // Most states have no CPU (asleep, runnable, blocked on an object): the
+  // table by object first; half have no arguments at all (asleep,
+  // runnable): their end after the duration's decimals, in the same copy.
+  if (__builtin_expect(iv.cpu == -1, 1)) {
+    if (!iv.object) return putEndedDuration(p, duration, *tens->tables);
+    p = putDuration(p, duration, *tens->tables);
+    if (__builtin_expect(iv.object < kBlockedArgs, 1)) {
+      const Piece<28> &a = args[iv.object];
       copyBlocks<32, Wide>(p, &a);  // the text and its size, whole
       return p + a.size;
     }
-  } else if (__builtin_expect(!byCpu && object < tables->blockedCount, 1)) {
-    const Piece<60> &a = tables->blocked[object];
-    if (__builtin_expect(a.size != 0, 1)) {
-      copyBlocks<64, Wide>(p, &a);
+  } else {
+    p = putDuration(p, duration, *tens->tables);
+    if (__builtin_expect(!iv.object && uint32_t(iv.cpu) < kCpuArgs, 1)) {
+      const Piece<28> &a = args[kBlockedArgs + uint32_t(iv.cpu)];
+      copyBlocks<32, Wide>(p, &a);
       return p + a.size;
     }
   }
-  p = otherArgs(p, cpu, object);
-  *tables = argsTables();  // blockedArgs_ may have grown
-  return p;
+  return otherArgs(p, iv.cpu, iv.object);
+}
+
+template <size_t Room>
+void ChromeSink::makeArgs(int cpu, uint32_t object, Piece<Room> *made) {
+  if (cpu < 0 && !object) return made->set("},\n");  // a CPU below -1: none, as -1
+  std::string a = ",\"args\":{";
+  if (cpu >= 0) a += "\"cpu\":" + std::to_string(cpu);
+  if (object) a += std::string(cpu >= 0 ? "," : "") + "\"object_id\":" + std::to_string(object);
+  made->set(a + "}},\n");
+}
+
+void ChromeSink::makeArgsTable() {
+  argsTable_.resize(kBlockedArgs + kCpuArgs);
+  for (uint32_t o = 0; o < kBlockedArgs; o++) makeArgs(-1, o, &argsTable_[o]);
+  for (uint32_t c = 0; c < kCpuArgs; c++) makeArgs(int(c), 0, &argsTable_[kBlockedArgs + c]);
 }
 
 char *ChromeSink::otherArgs(char *p, int cpu, uint32_t object) {
   const Piece<60> &a =
       objectArgs_.get(uint64_t(uint32_t(cpu)) << 32 | object, [](uint64_t key, Piece<60> *made) {
-        const int c = int(uint32_t(key >> 32));
-        const uint32_t o = uint32_t(key);
-        if (c < 0 && !o) return made->set("},\n");  // a CPU below -1: none, as -1
-        char *e = putLiteral(made->text, ",\"args\":{");
-        if (c >= 0) e = putDecimal(putLiteral(e, "\"cpu\":"), uint32_t(c));
-        if (o) {
-          if (c >= 0) *e++ = ',';
-          e = putDecimal(putLiteral(e, "\"object_id\":"), o);
-        }
-        made->size = uint32_t(putLiteral(e, "}},\n") - made->text);
+        makeArgs(int(uint32_t(key >> 32)), uint32_t(key), made);
       });
-  if (cpu == -1 && object && object < kBlockedArgs) {
-    if (object >= blockedArgs_.size()) blockedArgs_.resize(std::max<size_t>(object + 1, 64));
-    blockedArgs_[object] = a;
-  }
   std::memcpy(p, &a, 64);
   return p + a.size;
 }
 
-inline void ChromeSink::nextFlowId() {
-  char &last = flowId_[flowIdSize_ - 1];
-  if (__builtin_expect(last != '9', 1)) {
-    ++last;
-    return;
-  }
+namespace {
+// 16 bytes from kUnitBytes + 16 - n: 1 at byte n - 1 (an id of n digits
+// counted up); from kCarryBytes + 16 - n, -9 there and 1 before it (its
+// last digit, a 9, carried).
+constexpr char kUnitBytes[32] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+constexpr char kCarryBytes[32] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, -9};
+}  // namespace
+
+inline void ChromeSink::loadFlowIdCount(FlowId *id) const {
+  id->size = flowIdSize_;
+  std::memcpy(&id->unit, kUnitBytes + 16 - id->size, 16);
+  std::memcpy(&id->carry, kCarryBytes + 16 - id->size, 16);
+  id->untilCarry = uint32_t('9' - flowId_[id->size - 1]);
+  id->tensLeft = id->size > 1 ? uint32_t('9' - flowId_[id->size - 2]) : 0;
+}
+
+ChromeSink::FlowId ChromeSink::flowIdNow() const {
+  FlowId id;
+  std::memcpy(&id.text, flowId_, 16);
+  loadFlowIdCount(&id);
+  return id;
+}
+
+void ChromeSink::keepFlowId(FlowId::Digits text) {
+  std::memcpy(flowId_, &text, 16);
+}
+
+ChromeSink::FlowId::Digits ChromeSink::carriedFlowId(FlowId::Digits text) {
+  keepFlowId(text);
   carryFlowId();
+  std::memcpy(&text, flowId_, 16);
+  return text;
+}
+
+inline void ChromeSink::nextFlowId(FlowId *id) {
+  if (__builtin_expect(id->untilCarry != 0, 1)) {
+    id->untilCarry--;
+    id->text += id->unit;
+  } else if (__builtin_expect(id->tensLeft != 0, 1)) {
+    id->tensLeft--;
+    id->untilCarry = 9;
+    id->text += id->carry;
+  } else {
+    id->text = carriedFlowId(id->text);
+    loadFlowIdCount(id);
+  }
 }
 
 void ChromeSink::carryFlowId() {
@@ -244,15 +304,14 @@ void ChromeSink::carryFlowId() {
 }
 
 inline const ChromeSink::Names &ChromeSink::objectNames(const ExportObject &o) {
-  if (__builtin_expect(o.index < objectNames_.size() && objectNames_[o.index], 1))
-    return *objectNames_[o.index];
+  if (__builtin_expect(o.formatText != nullptr, 1))
+    return *static_cast<const Names *>(o.formatText);
   return makeObjectNames(o);
 }
 
 const ChromeSink::Names &ChromeSink::makeObjectNames(const ExportObject &o) {
-  if (o.index >= objectNames_.size()) objectNames_.resize(o.index + 1);
   Names &q = namesMade_.emplace_back();
-  objectNames_[o.index] = &q;
+  o.formatText = &q;
   q.text = ",\"args\":{\"object\":" + quoted(o.name).toStdString();
   if (!o.callSite.isEmpty()) q.text += ",\"call_site\":" + quoted(o.callSite).toStdString();
   q.size = q.text.size();
@@ -299,13 +358,11 @@ void ChromeSink::thread(const ExportThread &t) {
 // The category is the state's key (on_cpu, blocked_mutex, ...): a filter.
 template <size_t PrefixCopy, bool Wide>
 [[gnu::always_inline]] inline char *ChromeSink::stateEvent(char *p, const StateInterval &iv,
-                                                           int64_t origin, TensText *tens,
-                                                           ArgsTables *tables) {
+                                                           TensText *tens, const Piece<28> *args) {
   const auto &prefix = statePrefixes_[size_t(iv.state)];
   copyBlocks<PrefixCopy, Wide>(p, prefix.text);
-  p = putStart(p + prefix.size, iv.start - origin, tens);
-  p = putDuration(p, iv.end - iv.start);
-  return stateArgs<Wide>(p, iv.cpu, iv.object, tables);
+  p = putStart(p + prefix.size, iv.start, tens);
+  return stateEnd<Wide>(p, iv, tens, args);
 }
 
 void ChromeSink::state(uint32_t tid, const StateInterval &iv) {
@@ -334,12 +391,7 @@ void ChromeSink::makeStatePrefixes(uint32_t tid) {
     prefix.size = stateHeadSizes_[s] + tailSize;
     shortPrefixes_ = shortPrefixes_ && prefix.size <= kShortPrefix;
   }
-  if (cpuArgs_.empty()) {
-    cpuArgs_.resize(kCpuArgs);
-    cpuArgs_[0].set("},\n");
-    for (int c = 0; c + 1 < kCpuArgs; c++)
-      cpuArgs_[size_t(c + 1)].set(",\"args\":{\"cpu\":" + std::to_string(c) + "}},\n");
-  }
+  if (argsTable_.empty()) makeArgsTable();
   prefixTid_ = tid;
   prefixesMade_ = true;
 }
@@ -367,80 +419,133 @@ void ChromeSink::statesNarrow(const StateInterval *runs, size_t n) {
     writeStates<kPrefixRoom, false>(runs, n);
 }
 
-TM_AVX2 void ChromeSink::waitWide(const ExportWait &w) {
-  writeWait<true>(w);
+// A wait's start copied as 96 bytes when every one fits (a pid of up to 7
+// digits, as Linux's are: the label and track fit the rest), else 112.
+constexpr size_t kShortWaitStart = 96;
+constexpr uint32_t kShortWaitStartPid = 9999999;
+static_assert(sizeof "{\"ph\":\"X\",\"cat\":\"wait\",\"name\":\"\",\"pid\":,\"tid\":,\"ts\":" - 1 +
+                      kLongestLabel + 7 + 10 <=
+                  kShortWaitStart,
+              "a wait's start with a pid of 7 digits fits 96 bytes");
+
+TM_AVX2 void ChromeSink::waitsWide(const ExportWait *waits, size_t n) {
+  if (pid() <= kShortWaitStartPid)
+    writeWaits<true, kShortWaitStart>(waits, n);
+  else
+    writeWaits<true, sizeof FlowPiece::text>(waits, n);
 }
 
-void ChromeSink::waitNarrow(const ExportWait &w) {
-  writeWait<false>(w);
+void ChromeSink::waitsNarrow(const ExportWait *waits, size_t n) {
+  if (pid() <= kShortWaitStartPid)
+    writeWaits<false, kShortWaitStart>(waits, n);
+  else
+    writeWaits<false, sizeof FlowPiece::text>(waits, n);
 }
 
 template <size_t PrefixCopy, bool Wide>
 [[gnu::always_inline]] inline void ChromeSink::writeStates(const StateInterval *runs, size_t n) {
-  TensText tens = tens_;
-  ArgsTables tables = argsTables();
-  const int64_t origin = this->origin();
+  TensText tens = *tensNow();
+  hideTables(&tens);
+  const Piece<28> *const args = argsTable_.data();
   // Up to 32 events in one piece of the output: one reserve and commit
   // each, not one an event.
   constexpr size_t kBatch = 32;
   for (size_t i = 0; i < n;) {
     const size_t end = std::min(n, i + kBatch);
     char *p = begin((end - i) * (kPrefixRoom + kStateRoom));
-    for (; i < end; i++) p = stateEvent<PrefixCopy, Wide>(p, runs[i], origin, &tens, &tables);
+    for (const StateInterval *r = runs + i, *e = runs + end; r != e; r++)
+      p = stateEvent<PrefixCopy, Wide>(p, *r, &tens, args);
+    i = end;
     done(p);
   }
   tens_ = tens;
 }
 
 void ChromeSink::wait(const ExportWait &w) {
-  if (wide_) return waitWide(w);
-  waitNarrow(w);
+  waitsInOrder(&w, 1);
 }
 
-template <bool Wide>
-[[gnu::always_inline]] inline void ChromeSink::writeWait(const ExportWait &w) {
-  const FlowPiece &start = waitStart(w.state, w.waiter);
-  const Names &names = objectNames(*w.object);
-  TensText tens = tens_;
-  const int64_t origin = this->origin();
-  // The wait and its flow's two ends in one piece of the output.
-  char *p = begin(names.size + kWaitRoom);
-  copyBlocks<sizeof start.text, Wide>(p, start.text);
-  p = putStart(p + start.size, w.start - origin, &tens);
-  p = putDuration(p, w.end - w.start);
-  if (__builtin_expect(names.size <= kNamesRoom, 1))
-    copyBlocks<kNamesRoom, Wide>(p, names.text.data());
-  else
-    std::memcpy(p, names.text.data(), names.size);
-  p += names.size;
-  if (__builtin_expect(!w.releaser || w.open || w.releaser == w.waiter, 0)) {
-    done(waitEnd(p, w));
-    tens_ = tens;
-    return;
+void ChromeSink::waitsInOrder(const ExportWait *waits, size_t n) {
+  if (wide_) return waitsWide(waits, n);
+  waitsNarrow(waits, n);
+}
+
+template <bool Wide, size_t StartCopy>
+[[gnu::always_inline]] inline void ChromeSink::writeWaits(const ExportWait *waits, size_t n) {
+  // The output's room, the last time's tens and the flows' id in registers
+  // over a batch of waits (a call per wait loaded and stored them).
+  TensText tens = *tensNow();
+  hideTables(&tens);
+  FlowId id = flowIdNow();
+  char *p = at_;
+  // Room for up to 16 waits at a time (one check, not one a wait), more
+  // for a wait's names longer than their room.
+  constexpr size_t kBatch = 16, kRoom = kWaitRoom + kNamesRoom;
+  for (const ExportWait *o = waits, *const oEnd = waits + n; o != oEnd;) {
+    const ExportWait *const batchEnd = oEnd - o > ptrdiff_t(kBatch) ? o + kBatch : oEnd;
+    at_ = p;
+    p = begin(kBatch * kRoom);
+    for (; o != batchEnd; o++) {
+      const ExportWait &w = *o;
+      const FlowPiece &start = waitStart(w.state, w.waiter);
+      const Names &names = objectNames(*w.object);
+      const size_t namesSize = names.size;
+      // Names of up to 64 bytes (an object's name, no call site) copied
+      // as 64, others as 96 bytes, or whole past their room.
+      const bool shortNames = namesSize <= 64;
+      if (__builtin_expect(!shortNames && namesSize > kNamesRoom, 0)) {
+        at_ = p;
+        p = begin(kBatch * kRoom + namesSize);
+      }
+      p = waitEvent<Wide, StartCopy>(p, w, start, names.text.data(), namesSize, shortNames, &tens,
+                                     &id);
+    }
   }
+  at_ = p;
+  tens_ = tens;
+  keepFlowId(id.text);
+}
+
+template <bool Wide, size_t StartCopy>
+[[gnu::always_inline]] inline char *ChromeSink::waitEvent(char *p, const ExportWait &w,
+                                                          const FlowPiece &start, const char *names,
+                                                          size_t namesSize, bool shortNames,
+                                                          TensText *tens, FlowId *flowId) {
+  copyBlocks<StartCopy, Wide>(p, start.text);
+  p = putStart(p + start.size, w.start, tens);
+  p = putDuration(p, w.end - w.start, *tens->tables);
+  if (__builtin_expect(shortNames, 1))
+    copyBlocks<64, Wide>(p, names);
+  else if (namesSize <= kNamesRoom)
+    copyBlocks<kNamesRoom, Wide>(p, names);
+  else
+    std::memcpy(p, names, namesSize);
+  p += namesSize;
+  if (__builtin_expect(!w.releaser || w.open || w.releaser == w.waiter, 0)) return waitEnd(p, w);
   // Who released it: from the releaser's state at the wait's end to the
   // wait. Both ends have the same id and time: formatted once, copied.
   const FlowPiece &release = this->release(w.holder, w.releaser);
   copyBlocks<sizeof release.text, Wide>(p, release.text);
   p += release.size;
-  nextFlowId();
-  char *const id = p;
-  std::memcpy(p, flowId_, 16);
-  p += flowIdSize_;
+  nextFlowId(flowId);
+  std::memcpy(p, &flowId->text, 16);
+  p += flowId->size;
   copyBlocks<sizeof release.flowEnd, Wide>(p, release.flowEnd);
   p += release.flowEndSize;
   char *const ts = p;
-  p = putClosedTime(p, w.end - 1 - origin, &tens);
+  // (Its tens not kept: the next wait starts before this one's end, mostly
+  // in the tens this one started in.)
+  TensText endTens = *tens;
+  p = putClosedTime(p, w.end - 1, &endTens);
   const size_t tsSize = size_t(p - ts);
   copyBlocks<sizeof kFlowFinish, Wide>(p, kFlowFinish);
   p += kFlowFinishSize;
-  std::memcpy(p, id, 16);
-  p += flowIdSize_;
+  std::memcpy(p, &flowId->text, 16);
+  p += flowId->size;
   copyBlocks<sizeof start.flowEnd, Wide>(p, start.flowEnd);
   p += start.flowEndSize;
   copyBlocks<32, Wide>(p, ts);  // and the '},\n' after it
-  done(p + tsSize + 2);
-  tens_ = tens;
+  return p + tsSize + 2;
 }
 
 char *ChromeSink::waitEnd(char *p, const ExportWait &w) const {
@@ -457,7 +562,7 @@ void ChromeSink::userSpan(uint32_t tid, const QString &userThread, int64_t start
   p = putString(putLiteral(p, "{\"ph\":\"X\",\"cat\":\"user_thread\",\"name\":"), name);
   p = putDecimal(putLiteral(p, ",\"pid\":"), pid());
   p = putDecimal(putLiteral(p, ",\"tid\":"), userTrack(tid));
-  p = putStart(putLiteral(p, ",\"ts\":"), start - origin(), &tens_);
+  p = putStart(putLiteral(p, ",\"ts\":"), start, tensNow());
   p = putDuration(p, end - start);
   done(putLiteral(p, "},\n"));
   if (userTracks_.contains(tid)) return;
@@ -467,10 +572,15 @@ void ChromeSink::userSpan(uint32_t tid, const QString &userThread, int64_t start
         QByteArray::number(tid) + " user threads\"}}");
 }
 
+TensText *ChromeSink::tensNow() {
+  if (__builtin_expect(tens_.origin != origin(), 0)) tens_ = TensText(origin());
+  return &tens_;
+}
+
 void ChromeSink::counterEvent(const Names &head, int64_t t, const char *arg, size_t argSize,
                               double v) {
   char *p = putString(begin(head.size + 256), head.text);
-  p = putTime(p, t - origin(), &tens_);
+  p = putTime(p, t, tensNow());
   std::memcpy(p, arg, argSize);
   p += argSize;
   // As QByteArray::number(v, 'g', 12) wrote it: 12 significant digits.

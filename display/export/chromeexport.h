@@ -40,6 +40,7 @@ class ChromeSink : public TimelineSink {
   void state(uint32_t tid, const StateInterval &iv) override;
   void states(uint32_t tid, const StateInterval *runs, size_t n) override;
   void wait(const ExportWait &w) override;
+  void waitsInOrder(const ExportWait *waits, size_t n) override;
   void cpuBusy(int cpu, int64_t t, double percent) override;
   void counter(int which, int64_t t, double value) override;
   void userSpan(uint32_t tid, const QString &userThread, int64_t start, int64_t end) override;
@@ -98,38 +99,33 @@ class ChromeSink : public TimelineSink {
   const bool wide_;
   void statesWide(const StateInterval *runs, size_t n);
   void statesNarrow(const StateInterval *runs, size_t n);
-  template <bool Wide>
-  [[gnu::always_inline]] void writeWait(const ExportWait &w);
-  void waitWide(const ExportWait &w);
-  void waitNarrow(const ExportWait &w);
+  // (StartCopy: the bytes of a wait's start copied, all of its text.)
+  template <bool Wide, size_t StartCopy>
+  [[gnu::always_inline]] void writeWaits(const ExportWait *waits, size_t n);
+  void waitsWide(const ExportWait *waits, size_t n);
+  void waitsNarrow(const ExportWait *waits, size_t n);
   // A state's end after its duration: its CPU and object as arguments,
-  // ',"args":{"cpu":C,"object_id":O}},\n', or '},\n'. Without an object, by CPU
-  // (-1 to 254, made at the first states()); with one, by both.
-  static constexpr int kCpuArgs = 256;
-  std::vector<Piece<28>> cpuArgs_;
-  TextCache<Piece<60>> objectArgs_;
-  // Those of objects without a CPU (a blocked state's) by object id, up to
-  // kBlockedArgs: an index where the table's hash and check were a tenth
-  // of a blocked state's instructions. Size 0: not made yet.
-  static constexpr uint32_t kBlockedArgs = 4096;
-  std::vector<Piece<60>> blockedArgs_;
-  // The tables' addresses, locals of the writers' loop (members were read
-  // again after each byte written).
-  struct ArgsTables {
-    const Piece<28> *cpu;
-    const Piece<60> *blocked;
-    size_t blockedCount;
-  };
-  ArgsTables argsTables() const {
-    return {cpuArgs_.data(), blockedArgs_.data(), blockedArgs_.size()};
-  }
+  // ',"args":{"cpu":C,"object_id":O}},\n', or '},\n'. Those without a CPU (a
+  // blocked state's, or none) by object id below kBlockedArgs (of 3 digits
+  // at most: the text fits 28 bytes), then those without an object by CPU
+  // (0 to 255), in one table made at the first states(): an index where a
+  // hash and checks were a tenth of a blocked state's instructions.
+  static constexpr uint32_t kBlockedArgs = 1000, kCpuArgs = 256;
+  std::vector<Piece<28>> argsTable_;
+  void makeArgsTable();
+  // Others, by both. (Key 0, CPU 0 without an object, is argsTable_'s.)
+  TextCache<Piece<60>, 0> objectArgs_;
+  // A state's duration and arguments written at p: where they end.
   template <bool Wide>
-  [[gnu::always_inline]] char *stateArgs(char *p, int cpu, uint32_t object, ArgsTables *tables);
+  [[gnu::always_inline]] char *stateEnd(char *p, const StateInterval &iv, chromenum::TensText *tens,
+                                        const Piece<28> *args);
   [[gnu::noinline]] char *otherArgs(char *p, int cpu, uint32_t object);
+  template <size_t Room>
+  static void makeArgs(int cpu, uint32_t object, Piece<Room> *made);
   // A state's event written at p: where it ends.
   template <size_t PrefixCopy, bool Wide>
-  [[gnu::always_inline]] char *stateEvent(char *p, const StateInterval &iv, int64_t origin,
-                                          chromenum::TensText *tens, ArgsTables *tables);
+  [[gnu::always_inline]] char *stateEvent(char *p, const StateInterval &iv,
+                                          chromenum::TensText *tens, const Piece<28> *args);
 
   // A wait's text up to one of its numbers, made once per key, and the
   // end of its flow it names, ',"pid":PID,"tid":TID,"ts":'.
@@ -142,17 +138,15 @@ class ChromeSink : public TimelineSink {
   // By state and waiter: the wait's event up to its time,
   // '{"ph":"X","cat":"wait","name":LABEL,"pid":PID,"tid":TRACK,"ts":', and
   // the waiter's track as its flow's end.
-  TextCache<FlowPiece> waitStarts_;
+  TextCache<FlowPiece, ~uint64_t(0)> waitStarts_;  // (a state is below 2^8)
   const FlowPiece &waitStart(FinalState s, uint32_t waiter);
   // By holder and releaser: a released wait's end and its flow's start up
   // to its id, ',"holder_tid":HOLDER,"released_by_tid":RELEASER}},\n
   // {"ph":"s",...,"id":', and the releaser as the flow's start.
-  TextCache<FlowPiece> releases_;
+  TextCache<FlowPiece, 0> releases_;  // (a wait released by no one has no flow)
   const FlowPiece &release(uint32_t holder, uint32_t releaser);
   // A wait's object name and call site as its arguments start,
-  // ',"args":{"object":NAME,"call_site":SITE', by ExportObject::index.
-  // (Pointers: an index is a shift of the vector's size, not a division.)
-  std::vector<const Names *> objectNames_;
+  // ',"args":{"object":NAME,"call_site":SITE', as ExportObject::formatText.
   std::deque<Names> namesMade_;
   const Names &objectNames(const ExportObject &o);
   [[gnu::noinline]] const Names &makeObjectNames(const ExportObject &o);
@@ -168,13 +162,36 @@ class ChromeSink : public TimelineSink {
   QSet<uint32_t> userTracks_;
 
   chromenum::TensText tens_;  // the last time's (a local while events are written)
+  chromenum::TensText *tensNow();  // tens_, for the session's origin
   // The last flow's id in decimal, counted up in its text (a million ids
   // formatted were 4% of the Chrome writer's instructions): 16 digits at
   // most, a wait each.
   char flowId_[32] = {'0'};
   uint32_t flowIdSize_ = 1;
-  void nextFlowId();
   [[gnu::noinline]] void carryFlowId();  // its last digit a 9
+  // The same in registers while a window's waits are written: its text,
+  // counted up by adding unit (1 in its last digit's byte) untilCarry
+  // times, then carry (its last digit 9 to 0, the one before it up by 1)
+  // tensLeft times, then by carryFlowId.
+  struct FlowId {
+    typedef char Digits __attribute__((vector_size(16)));
+    Digits text, unit, carry;
+    uint32_t size, untilCarry, tensLeft;
+  };
+  FlowId flowIdNow() const;
+  void keepFlowId(FlowId::Digits text);
+  // (Its text by value, its count read from the members: with its
+  // address taken, the id was kept on the stack.)
+  [[gnu::noinline]] FlowId::Digits carriedFlowId(FlowId::Digits text);
+  void loadFlowIdCount(FlowId *id) const;
+  void nextFlowId(FlowId *id);
+  // A wait's events written at p (room made for them): where they end.
+  // (The names' size and whether they fit 64 bytes read once: stores
+  // through p may alias them, and they were read again.)
+  template <bool Wide, size_t StartCopy>
+  [[gnu::always_inline]] char *waitEvent(char *p, const ExportWait &w, const FlowPiece &start,
+                                         const char *names, size_t namesSize, bool shortNames,
+                                         chromenum::TensText *tens, FlowId *flowId);
   ExportOutput *out_;
 };
 

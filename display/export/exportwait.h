@@ -22,6 +22,10 @@ struct ExportObject {
   QString name;        // "mutex mutex_hold!big_lock"
   QString callSite;    // where it was contended first, "" when unknown
   QByteArray nameUtf8, callSiteUtf8;
+  // A format's own text for it (Chrome: its names as a wait's arguments),
+  // made at its first wait: one load, where a table by index took a bounds
+  // check and a test.
+  mutable const void *formatText = nullptr;
 };
 
 // Its fields up to object laid out as WaitRecord's, so that the walk
