@@ -708,7 +708,10 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
     w["held"] = held;
     w["of"] = windows_;
     w["window_s"] = windowS;
-    if (held) w["worst_s"] = QJsonArray{sec(m->second.worstSpan.t0), sec(m->second.worstSpan.t1)};
+    if (held) {
+      w["worst_s"] = QJsonArray{sec(m->second.worstSpan.t0), sec(m->second.worstSpan.t1)};
+      for (const auto &s : m->second.sums) w[s.first] = s.second;
+    }
     f.evidence["windows"] = w;
     f.message += ofRunWords(held);
     out.push_back(std::move(f));
