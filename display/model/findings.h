@@ -6,7 +6,7 @@
 
 #include <QJsonObject>
 #include <QString>
-
+#include <array>
 #include <cstdint>
 #include <map>
 #include <unordered_map>
@@ -180,6 +180,20 @@ struct FindingInputs {
     std::map<std::pair<uint32_t, uint32_t>, int64_t> byEdge;  // (waiter, releaser): ns
   };
   std::map<uint32_t, RuntimeObject> runtimeObjects;
+  // never_runs: what the model knows of each program thread's time over r
+  // besides its states (a streamed report's rows sum those, with the
+  // blocked time the merge carries over a segment's edge): its waits on
+  // hidden locks, its time in event gaps, its chosen sleep, the ticks that
+  // found it asleep by kind, whether it has kernel samples; and whether the
+  // capture tells a sleep's cause.
+  struct Waiting {
+    uint32_t tid = 0;
+    int64_t internalWaitNs = 0, gapNs = 0, chosenSleepNs = 0;
+    std::array<uint64_t, kAsleepKinds> asleep{};
+    bool sampled = false;
+  };
+  std::vector<Waiting> waiting;
+  bool sleepKnown = false;
 };
 // inputs, when given, filled with what the rules read over r.
 std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r,

@@ -234,6 +234,27 @@ void schedulingFindings(const SessionModel &m, const TimeRange &r, std::vector<F
   undersubscribed(m, r, pts, b, out);
 }
 
+namespace {
+
+// What the model knows of p's waits over r besides its states.
+FindingInputs::Waiting waitingOf(const SessionModel &m, const ProgramThread &p,
+                                 const TimeRange &r) {
+  FindingInputs::Waiting w;
+  w.tid = p.tid;
+  w.internalWaitNs = int64_t(m.internalWaitNs(p.index, r));
+  // Where its transitions were lost (a capture gap: disk full, the
+  // descriptor taken; rings overrun) its state is the kernel's guess, not
+  // a wait seen.
+  for (const TimeRange &g : m.eventGapSpans(p.index, r))
+    w.gapNs += std::max<int64_t>(0, std::min(g.t1, r.t1) - std::max(g.t0, r.t0));
+  w.chosenSleepNs = m.chosenSleepNs(p.index, r);
+  w.asleep = m.asleepTicksByKind(p.index, r);
+  w.sampled = m.lwpSampleCount(p.index) != 0;
+  return w;
+}
+
+}  // namespace
+
 void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
   // Read from outside with /proc only (no ptrace: no wrapper, system call,
   // futex word or stack), a sleeping thread's cause is unknown: a thread
@@ -241,88 +262,106 @@ void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Fi
   // Only one kept off the CPUs (its run-queue time, which /proc has) is.
   const bool sleepKnown =
       m.info().acquisitionsKnown() || m.info().hasSource(THREADMON__SOURCE__SOURCE_FUTEX_SAMPLING);
+  FindingInputs *in = inputsFor(m, r);
+  if (in) in->sleepKnown = sleepKnown;
+  auto name = [&m](uint32_t tid) { return threadName(m, tid); };
   for (const ProgramThread &p : programThreads(m, r)) {
-    int64_t life = p.st.lifetimeNs;
-    if (life < finding::kNeverRunsMinLifeNs ||
-        double(life) < finding::kNeverRunsMinSessionShare * double(r.length()))
-      continue;
-    // Stolen time was time on a CPU as far as the scheduler knows.
-    double onCpu = double(p.st.ns[size_t(FinalState::OnCpu)] + p.st.ns[size_t(FinalState::Stolen)]) /
-                   double(life);
-    int64_t sync = int64_t(m.internalWaitNs(p.index, r));
-    for (int s = 0; s < kFinalStateCount; s++)
-      if (isBlockedState(FinalState(s))) sync += p.st.ns[size_t(s)];
-    // Where its transitions were lost (a capture gap: disk full, the
-    // descriptor taken; rings overrun) its state is the kernel's guess, not
-    // a wait seen: its waits are a share of the time whose state is known.
-    int64_t unknown = 0;
-    for (const TimeRange &g : m.eventGapSpans(p.index, r))
-      unknown += std::max<int64_t>(0, std::min(g.t1, r.t1) - std::max(g.t0, r.t0));
-    if (2 * unknown >= life) continue;
-    double syncShare = double(sync) / double(life - unknown);
-    // Without a single kernel sample the model cannot tell on-CPU time apart.
-    if (onCpu >= finding::kNeverRunsOnCpu || syncShare >= finding::kNeverRunsMaxSyncBlocked ||
-        m.lwpSampleCount(p.index) == 0)
-      continue;
-    double runnable = double(p.st.ns[size_t(FinalState::Runnable)]) / double(life);
-    // Sleeping it asked for (nanosleep, usleep) is a design choice, e.g. a
-    // timer thread: only time off the CPUs it did not choose counts.
-    double chosenSleep = double(m.chosenSleepNs(p.index, r)) / double(life);
-    // Idle, waiting for work: an event loop in poll/epoll (memcached's
-    // workers and listener without clients), a listener in accept, a reader
-    // of a socket or pipe. Nothing a server's author would fix.
-    double idle = double(p.st.ns[size_t(FinalState::Idle)]) / double(life);
-    // What is left is time in a system call that says nothing of why: it
-    // must be most of the thread's life (a client that slept 45% of its
-    // life by choice and waited for answers 38% was flagged for the sum).
-    double stuck = std::max(0.0, 1.0 - onCpu - runnable - syncShare - chosenSleep - idle);
-    bool starved = runnable >= 0.5;
-    if (!starved && (stuck < finding::kNeverRunsMinStuck || !sleepKnown)) continue;
-    // What its syscalls waited for, by the ticks that found it asleep.
-    std::array<uint64_t, kAsleepKinds> asleep = m.asleepTicksByKind(p.index, r);
-    uint64_t asleepAll = 0;
-    for (uint64_t n : asleep) asleepAll += n;
-    int mostly = -1;  // the kind of at least half of those ticks
-    for (int k = 0; k < kAsleepKinds; k++)
-      if (asleepAll && 2 * asleep[size_t(k)] >= asleepAll) mostly = k;
-    // Waiting for child processes or signals, or a sleep made by syscall():
-    // what such a thread is for (a parent of worker processes, a signal
-    // thread, a timer), not a thread that cannot run.
-    if (!starved && (mostly == THREADMON__ASLEEP_KIND__ASLEEP_CHILD ||
-                     mostly == THREADMON__ASLEEP_KIND__ASLEEP_SIGNAL ||
-                     mostly == THREADMON__ASLEEP_KIND__ASLEEP_SLEEP))
-      continue;
     Finding f;
-    f.kind = FindingKind::NeverRuns;
-    f.severity = Severity::Medium;
-    f.threads = {p.tid};
-    f.t0 = r.t0;
-    f.t1 = r.t1;
-    f.message = starved
-        ? QStringLiteral("%1 was alive for %2 s but ran for only %3 of it: it was ready to run %4 "
+    bool found;
+    if (in) {
+      // A streamed report sums every thread's, whatever its window says.
+      in->waiting.push_back(waitingOf(m, p, r));
+      found = neverRunsFinding(
+          p, [in] { return in->waiting.back(); }, sleepKnown, name, r, &f);
+    } else {
+      found = neverRunsFinding(
+          p, [&] { return waitingOf(m, p, r); }, sleepKnown, name, r, &f);
+    }
+    if (found) out->push_back(std::move(f));
+  }
+}
+
+bool neverRunsFinding(const ProgramThread &p,
+                      const std::function<FindingInputs::Waiting()> &waiting, bool sleepKnown,
+                      const std::function<QString(uint32_t)> &threadName, const TimeRange &r,
+                      Finding *f) {
+  const int64_t life = p.st.lifetimeNs;
+  if (life < finding::kNeverRunsMinLifeNs ||
+      double(life) < finding::kNeverRunsMinSessionShare * double(r.length()))
+    return false;
+  // Stolen time was time on a CPU as far as the scheduler knows.
+  const double onCpu =
+      double(p.st.ns[size_t(FinalState::OnCpu)] + p.st.ns[size_t(FinalState::Stolen)]) /
+      double(life);
+  if (onCpu >= finding::kNeverRunsOnCpu) return false;
+  const FindingInputs::Waiting w = waiting();
+  int64_t sync = w.internalWaitNs;
+  for (int s = 0; s < kFinalStateCount; s++)
+    if (isBlockedState(FinalState(s))) sync += p.st.ns[size_t(s)];
+  // Its waits are a share of the time whose state is known (not in gaps).
+  const int64_t unknown = w.gapNs;
+  if (2 * unknown >= life) return false;
+  const double syncShare = double(sync) / double(life - unknown);
+  // Without a single kernel sample the model cannot tell on-CPU time apart.
+  if (syncShare >= finding::kNeverRunsMaxSyncBlocked || !w.sampled) return false;
+  const double runnable = double(p.st.ns[size_t(FinalState::Runnable)]) / double(life);
+  // Sleeping it asked for (nanosleep, usleep) is a design choice, e.g. a
+  // timer thread: only time off the CPUs it did not choose counts.
+  const double chosenSleep = double(w.chosenSleepNs) / double(life);
+  // Idle, waiting for work: an event loop in poll/epoll (memcached's
+  // workers and listener without clients), a listener in accept, a reader
+  // of a socket or pipe. Nothing a server's author would fix.
+  const double idle = double(p.st.ns[size_t(FinalState::Idle)]) / double(life);
+  // What is left is time in a system call that says nothing of why: it
+  // must be most of the thread's life (a client that slept 45% of its
+  // life by choice and waited for answers 38% was flagged for the sum).
+  const double stuck = std::max(0.0, 1.0 - onCpu - runnable - syncShare - chosenSleep - idle);
+  const bool starved = runnable >= 0.5;
+  if (!starved && (stuck < finding::kNeverRunsMinStuck || !sleepKnown)) return false;
+  // What its syscalls waited for, by the ticks that found it asleep.
+  uint64_t asleepAll = 0;
+  for (uint64_t n : w.asleep) asleepAll += n;
+  int mostly = -1;  // the kind of at least half of those ticks
+  for (int k = 0; k < kAsleepKinds; k++)
+    if (asleepAll && 2 * w.asleep[size_t(k)] >= asleepAll) mostly = k;
+  // Waiting for child processes or signals, or a sleep made by syscall():
+  // what such a thread is for (a parent of worker processes, a signal
+  // thread, a timer), not a thread that cannot run.
+  if (!starved && (mostly == THREADMON__ASLEEP_KIND__ASLEEP_CHILD ||
+                   mostly == THREADMON__ASLEEP_KIND__ASLEEP_SIGNAL ||
+                   mostly == THREADMON__ASLEEP_KIND__ASLEEP_SLEEP))
+    return false;
+  f->kind = FindingKind::NeverRuns;
+  f->severity = Severity::Medium;
+  f->threads = {p.tid};
+  f->t0 = r.t0;
+  f->t1 = r.t1;
+  f->message = starved
+                   ? QStringLiteral(
+                         "%1 was alive for %2 s but ran for only %3 of it: it was ready to run %4 "
                          "of the time and never got a CPU. Other threads (or a higher priority) "
                          "keep it off the CPUs.")
-              .arg(threadName(m, p.tid))
-              .arg(double(life) / 1e9, 0, 'f', 2)
-              .arg(QString::number(100 * onCpu, 'f', 2) + '%', percent(runnable))
-        : QStringLiteral("%1 was alive for %2 s but ran for only %3 of it, and was not waiting for "
+                         .arg(threadName(p.tid))
+                         .arg(double(life) / 1e9, 0, 'f', 2)
+                         .arg(QString::number(100 * onCpu, 'f', 2) + '%', percent(runnable))
+                   : QStringLiteral(
+                         "%1 was alive for %2 s but ran for only %3 of it, and was not waiting for "
                          "a lock or another thread, nor in a sleep call: it sat in the kernel in "
                          "a system call that never returned %4 of the time.")
-              .arg(threadName(m, p.tid))
-              .arg(double(life) / 1e9, 0, 'f', 2)
-              .arg(QString::number(100 * onCpu, 'f', 2) + '%', percent(stuck));
-    f.evidence["tid"] = qint64(p.tid);
-    f.evidence["lifetime_s"] = double(life) / 1e9;
-    f.evidence["on_cpu_share"] = onCpu;
-    f.evidence["runnable_share"] = runnable;
-    f.evidence["sync_blocked_share"] = syncShare;
-    f.evidence["chosen_sleep_share"] = chosenSleep;
-    f.evidence["idle_share"] = idle;
-    static const char *const kinds[kAsleepKinds] = {"other", "child", "io_events",
-                                                    "read",  "signal", "sleep"};
-    if (mostly >= 0) f.evidence["asleep_in"] = QString::fromLatin1(kinds[mostly]);
-    out->push_back(std::move(f));
-  }
+                         .arg(threadName(p.tid))
+                         .arg(double(life) / 1e9, 0, 'f', 2)
+                         .arg(QString::number(100 * onCpu, 'f', 2) + '%', percent(stuck));
+  f->evidence["tid"] = qint64(p.tid);
+  f->evidence["lifetime_s"] = double(life) / 1e9;
+  f->evidence["on_cpu_share"] = onCpu;
+  f->evidence["runnable_share"] = runnable;
+  f->evidence["sync_blocked_share"] = syncShare;
+  f->evidence["chosen_sleep_share"] = chosenSleep;
+  f->evidence["idle_share"] = idle;
+  static const char *const kinds[kAsleepKinds] = {"other", "child",  "io_events",
+                                                  "read",  "signal", "sleep"};
+  if (mostly >= 0) f->evidence["asleep_in"] = QString::fromLatin1(kinds[mostly]);
+  return true;
 }
 
 }  // namespace findings_detail

@@ -114,6 +114,14 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
 void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void schedulingFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
+// The never_runs finding of program thread p over r: waiting gives what the
+// model knows of its waits (asked only when its states leave it a
+// candidate), sleepKnown whether the capture tells a sleep's cause,
+// threadName its words for a thread; false when the rule does not hold.
+bool neverRunsFinding(const ProgramThread &p,
+                      const std::function<FindingInputs::Waiting()> &waiting, bool sleepKnown,
+                      const std::function<QString(uint32_t)> &threadName, const TimeRange &r,
+                      Finding *f);
 void runtimeFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 // The program's waits on a runtime's locks of one kind (StackWait), summed
 // by waiter and by the thread that released it, and the objects they were on.

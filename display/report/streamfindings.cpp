@@ -188,6 +188,16 @@ void StreamFindings::add(const StreamFindingsPart &p, const std::set<uint32_t> &
     for (const auto &[kind, ns] : o.siteWaitNs) to.siteWaitNs[kind] += ns;
     for (const auto &[edge, ns] : o.byEdge) to.byEdge[edge] += ns;
   }
+  sleepKnown_ = sleepKnown_ || in.sleepKnown;
+  for (const FindingInputs::Waiting &w : in.waiting) {
+    FindingInputs::Waiting &to = waiting_[w.tid];
+    to.tid = w.tid;
+    to.internalWaitNs += w.internalWaitNs;
+    to.gapNs += w.gapNs;
+    to.chosenSleepNs += w.chosenSleepNs;
+    for (size_t k = 0; k < to.asleep.size(); k++) to.asleep[k] += w.asleep[k];
+    to.sampled = to.sampled || w.sampled;
+  }
   for (const FindingInputs::Active &a : in.active) {
     std::pair<int64_t, int64_t> &t = active_[a.tid];
     t.first += a.activeNs;
@@ -588,6 +598,27 @@ bool StreamFindings::runtimeOfRun(const ReportRows &rows, Finding *f) const {
   return false;
 }
 
+// The never_runs findings of the whole run, as neverRunsFindings makes them
+// of a whole read: the run's program threads with their states from the
+// rows (which hold the blocked time the merge carried over a segment's
+// edge), their waits summed over every window. A thread no window found
+// may be the run's; one a window found may not.
+std::vector<Finding> StreamFindings::neverRunsOfRun(const ReportRows &rows) const {
+  std::vector<Finding> out;
+  const TimeRange run{rows.startNs, rows.startNs + std::llround(rows.durationS * 1e9)};
+  auto name = [&rows](uint32_t tid) { return threadNameOf(rows, tid); };
+  for (const findings_detail::ProgramThread &p : programOfRun(rows)) {
+    const auto w = waiting_.find(p.tid);
+    if (w == waiting_.end()) continue;  // no window's program thread
+    Finding f;
+    if (findings_detail::neverRunsFinding(
+            p, [&w] { return w->second; }, sleepKnown_, name, run, &f) &&
+        !aboutRuntimeMachinery(rows, f))
+      out.push_back(std::move(f));
+  }
+  return out;
+}
+
 std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionModel &names) const {
   std::vector<Finding> out;
   for (const Finding &f : newest_)
@@ -607,6 +638,7 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
   for (const auto &kv : merged_) {
     const Merged &m = kv.second;
     Finding f = m.worst;
+    if (f.kind == FindingKind::NeverRuns) continue;  // the run's: below
     // A runtime's lock whose waits are a hidden lock's estimate (a Rust
     // std Mutex: internalLockFindings) keeps its worst window's figures.
     const bool serialising =
@@ -667,6 +699,21 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
     w["window_s"] = windowS;
     f.evidence["windows"] = w;
     f.message += ofRunWords(0);
+    out.push_back(std::move(f));
+  }
+  for (Finding &f : neverRunsOfRun(*rows)) {
+    const auto m = merged_.find(keyOf(f));
+    const int held = m == merged_.end() ? 0 : m->second.windows;
+    QJsonObject w;
+    w["held"] = held;
+    w["of"] = windows_;
+    w["window_s"] = windowS;
+    if (held) {
+      w["worst_s"] = QJsonArray{sec(m->second.worstSpan.t0), sec(m->second.worstSpan.t1)};
+      for (const auto &s : m->second.sums) w[s.first] = s.second;
+    }
+    f.evidence["windows"] = w;
+    f.message += ofRunWords(held);
     out.push_back(std::move(f));
   }
   std::stable_sort(out.begin(), out.end(), [](const Finding &a, const Finding &b) {

@@ -50,7 +50,9 @@ class StreamFindings {
   explicit StreamFindings(int64_t windowNs) : windowNs_(windowNs) {}
   // blockedThrough: threads the merge carried blocked (in a sync call or a
   // join) over at least half the window, which the window's model alone
-  // saw asleep: never_runs is not theirs.
+  // saw asleep: the window's never_runs is not theirs (the run's is made
+  // of the rows, whose states hold the carried time blocked: it only keeps
+  // evidence.windows.held from counting that window).
   void add(const StreamFindingsPart &p, const std::set<uint32_t> &blockedThrough);
   // The threads with a gap in their events in the windows added so far.
   const std::vector<uint32_t> &gapped() const { return dataLost_.gapped; }
@@ -79,6 +81,7 @@ class StreamFindings {
   bool undersubscribedOfRun(const ReportRows &rows, tmon::Finding *f) const;
   bool barrierOfRun(const ReportRows &rows, tmon::Finding *f) const;
   bool runtimeOfRun(const ReportRows &rows, tmon::Finding *f) const;
+  std::vector<tmon::Finding> neverRunsOfRun(const ReportRows &rows) const;
   bool barrierOfRun(const ReportRows &rows, uint32_t object, const QString &objectName,
                     tmon::Finding *f) const;
 
@@ -102,6 +105,10 @@ class StreamFindings {
   std::map<uint32_t, tmon::findings_detail::BarrierTally> barriers_;
   // gil_contention's and java_lock's objects of every window, summed.
   std::map<uint32_t, tmon::FindingInputs::RuntimeObject> runtime_;
+  // never_runs' waits of every program thread in every window, summed by
+  // tid, and whether any window's capture told a sleep's cause.
+  std::map<uint32_t, tmon::FindingInputs::Waiting> waiting_;
+  bool sleepKnown_ = false;
   std::map<Key, Merged> merged_;
   int windows_ = 0;
   int64_t windowNs_ = 0, startNs_ = 0;

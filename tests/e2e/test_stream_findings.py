@@ -249,6 +249,38 @@ def test_oversubscribed_of_run():
           f"whole {w['severity']} (share {w['evidence']['share']})")
 
 
+def test_never_runs_of_run():
+    """never_runs in 1 s windows is the whole run's: starved-0 (SCHED_IDLE
+    behind busy threads, as test_sched_findings records it) over its life in
+    the run, its shares of that life (main: the worst window's, alive 1.00 s
+    of its 2.5 s)."""
+    tmtest.require_report()
+    rec = tmtest.recorded("starved", ["--how", "idle", "--duration-ms", "2500"])
+    tid = rec.truth["starved"]["tid"]
+
+    def found(rep):
+        return [f for f in rep["findings"] if f["kind"] == "never_runs" and f["threads"] == [tid]]
+    whole = found(report(rec.capture, "--whole"))
+    if not whole:
+        raise tmtest.Skip(f"no never_runs of starved-0 ({tid}) read whole")
+    streamed = found(report(rec.capture, "--window", "1"))
+    if not check(len(streamed) == 1, f"never_runs of starved-0 in 1 s windows: {streamed}"):
+        return
+    w, s = whole[0], streamed[0]
+    check((s["severity"], s["threads"], s["t0_s"], s["t1_s"]) ==
+          (w["severity"], w["threads"], w["t0_s"], w["t1_s"]),
+          f"never_runs, 1 s windows {s}, whole {w}")
+    check(abs(s["evidence"]["lifetime_s"] - w["evidence"]["lifetime_s"]) <= 1e-6,
+          f"never_runs lifetime_s: 1 s windows {s['evidence']['lifetime_s']}, "
+          f"whole {w['evidence']['lifetime_s']}")
+    for k in ("on_cpu_share", "runnable_share", "sync_blocked_share", "chosen_sleep_share",
+              "idle_share"):
+        check(abs(s["evidence"][k] - w["evidence"][k]) <= 0.005 * w["evidence"][k] + 1e-9,
+              f"never_runs {k}: 1 s windows {s['evidence'][k]}, whole {w['evidence'][k]}")
+    check(s["message"].startswith(w["message"]),
+          f"never_runs message, 1 s windows {s['message']!r}, whole {w['message']!r}")
+
+
 def barriers_both_ways(capture, figures):
     """The barrier_imbalance findings of capture read whole and in 1 s
     windows, by object: [(object, streamed figures, whole figures)] for the
