@@ -21,14 +21,22 @@ constexpr double kHalfThread = 0.5;
 struct Bins {
   int64_t bin = 0;
   std::vector<int64_t> len;
-  std::vector<double> active;    // on a CPU or runnable
-  std::vector<double> runnable;  // runnable only
+  std::vector<double> active;        // on a CPU or runnable
+  std::vector<double> busyRunnable;  // runnable, of the threads that want to run (wantsToRun)
   std::vector<double> waiting;   // at a barrier
   // Holding a CPU: active plus runtime yield-spins, which wait for peers
   // (not "wanting" a CPU) but keep one busy, so they idle none.
   std::vector<double> occupying;
   std::vector<double> idleCpus;  // machine-wide idle CPUs (/proc/stat), -1 unknown
 };
+
+// A thread that wants to run: a tenth of its life on a CPU or runnable.
+// Idle background threads would dilute oversubscription's share (8
+// connection threads 55% runnable read as no problem among 40 idle ones).
+bool wantsToRun(const ProgramThread &p) {
+  const int64_t active = p.st.ns[size_t(FinalState::OnCpu)] + p.st.ns[size_t(FinalState::Runnable)];
+  return p.st.lifetimeNs > 0 && double(active) >= 0.1 * double(p.st.lifetimeNs);
+}
 
 Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<ProgramThread> &pts) {
   Bins b;
@@ -38,7 +46,7 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
   size_t nb = size_t(len / b.bin + (len % b.bin != 0));
   b.len.assign(nb, 0);
   b.active.assign(nb, 0);
-  b.runnable.assign(nb, 0);
+  b.busyRunnable.assign(nb, 0);
   b.waiting.assign(nb, 0);
   b.occupying.assign(nb, 0);
   b.idleCpus.assign(nb, -1);
@@ -62,6 +70,7 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
   auto spread = [&](std::vector<double> &v, int64_t s, int64_t e) { spreadBy(v, s, e, 1); };
   const TickTimes &ticks = m.tickTimes();
   for (const ProgramThread &p : pts) {
+    const bool wants = wantsToRun(p);
     // Read in place, a piece at a time (unmerged runs spread the same: the
     // bins add whole nanoseconds, exact in a double), not copied out.
     m.settledTimeline(p.index).forEachPiece(r, ticks, [&](const StateInterval &iv) {
@@ -71,8 +80,8 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
         spread(b.active, iv.start, iv.end);
         spread(b.occupying, iv.start, iv.end);
       }
-      if (iv.state == FinalState::Runnable)
-        spread(b.runnable, iv.start, iv.end);
+      if (iv.state == FinalState::Runnable && wants)
+        spread(b.busyRunnable, iv.start, iv.end);
       else if (iv.state == FinalState::BlockedBarrier)
         spread(b.waiting, iv.start, iv.end);
     });
@@ -82,7 +91,7 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
     // CPU (a C++20 barrier loop read as HIGH undersubscribed, 1 run in 5).
     for (const StateInterval &iv : m.spinWaits(p.index, r)) {
       spreadBy(b.active, iv.start, iv.end, -1);
-      spreadBy(b.runnable, iv.start, iv.end, -1);
+      if (wants) spreadBy(b.busyRunnable, iv.start, iv.end, -1);
     }
     // Workers that exited early are not counted: every run ends with a tail
     // of threads finishing at slightly different times, which short runs
@@ -91,7 +100,7 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
   for (size_t k = 0; k < nb; k++) {
     if (b.len[k] <= 0) continue;
     b.active[k] /= double(b.len[k]);
-    b.runnable[k] /= double(b.len[k]);
+    b.busyRunnable[k] /= double(b.len[k]);
     b.waiting[k] /= double(b.len[k]);
     b.occupying[k] /= double(b.len[k]);
   }
@@ -100,18 +109,16 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
 
 void oversubscribed(const SessionModel &m, const TimeRange &r, const std::vector<ProgramThread> &pts,
                     const Bins &b, std::vector<Finding> *out) {
-  // The threads that want to run (a tenth of their life on a CPU or
-  // runnable): idle background threads would dilute the share (8 connection
-  // threads 55% runnable read as no problem among 40 idle ones).
+  // The threads that want to run (wantsToRun).
   FindingInputs *in = inputsFor(m, r);
   std::vector<uint32_t> busyTids;
   int64_t life = 0;
   for (const ProgramThread &p : pts) {
-    int64_t active = p.st.ns[size_t(FinalState::OnCpu)] + p.st.ns[size_t(FinalState::Runnable)];
-    if (p.st.lifetimeNs > 0 && double(active) >= 0.1 * double(p.st.lifetimeNs)) {
+    if (wantsToRun(p)) {
       busyTids.push_back(p.tid);
       life += p.st.lifetimeNs;
     }
+    const int64_t active = p.st.ns[size_t(FinalState::OnCpu)] + p.st.ns[size_t(FinalState::Runnable)];
     if (in) in->active.push_back(FindingInputs::Active{p.tid, active, p.st.lifetimeNs});
   }
   if (life <= 0 && !in) return;
@@ -121,10 +128,13 @@ void oversubscribed(const SessionModel &m, const TimeRange &r, const std::vector
   double runnable = 0;
   int cpus = m.cpuCount();
   // Of a bin's runnable time, only the threads beyond the CPU count are the
-  // program's own doing; the rest waited for other processes.
+  // program's own doing; the rest waited for other processes. It is the
+  // busy threads' runnable time whose share is told: a herd of threads that
+  // each wake briefly (2,000 waking every 100 ms) made them beyond the CPUs
+  // too, and counted as the one busy thread's, read "745% of their time".
   for (size_t k = 0; k < b.len.size(); k++)
     if (b.active[k] > cpus + kHalfThread)
-      runnable += std::min(b.runnable[k], b.active[k] - cpus) * double(b.len[k]);
+      runnable += std::min(b.busyRunnable[k], b.active[k] - cpus) * double(b.len[k]);
   const double busy = m.cpuBusyShare(r);
   if (in) {
     in->runnableBeyondCpusNs = runnable;
