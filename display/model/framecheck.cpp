@@ -223,6 +223,7 @@ bool FrameCheck::check(Threadmon__Frame *f) {
         return false;
       }
       e->oncpu_ns = counter(e->oncpu_ns);
+      e->yields = counter(e->yields);
       e->folded_changes = counter(e->folded_changes);
       for (size_t i = 0; i < e->n_folded_ns; i++) e->folded_ns[i] = counter(e->folded_ns[i]);
       return true;

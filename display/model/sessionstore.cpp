@@ -486,6 +486,14 @@ void SessionStore::applyThreadEnd(const Threadmon__ThreadEnd &e) {
   ThreadTimeline &th = *thp;
   if (th.info.endNs < 0 || t < th.info.endNs) th.info.endNs = t;
   if (e.n_folded_ns || e.folded_changes) noteFolds(th.info, t, e.n_folded_ns, e.folded_ns, e.folded_changes);
+  // Its sched_yield calls after its last reading (the sampler's reads of
+  // them end with it): the rarely-moving counters' last values with those.
+  const LwpExtraSeries::Point *lastExtra = th.lwpExtra.at(t);
+  if (e.yields > (lastExtra ? lastExtra->v[kYields] : 0)) {
+    LwpExtraSeries::Values extra = lastExtra ? lastExtra->v : LwpExtraSeries::Values{};
+    extra[kYields] = e.yields;
+    th.lwpExtra.add(t, 0, extra);
+  }
   // The thread's own CPU clock at its end closes its last sample span (no
   // sample can follow once it is gone): a sample at the end with that clock
   // and the other counters as last read.

@@ -200,11 +200,12 @@ void StreamBuilder::threadAttr(uint32_t tid, int64_t t, const char *name, int po
   frame(f);
 }
 
-void StreamBuilder::threadEnd(uint32_t tid, int64_t t, uint64_t oncpuNs) {
+void StreamBuilder::threadEnd(uint32_t tid, int64_t t, uint64_t oncpuNs, uint64_t yields) {
   Threadmon__ThreadEnd e = THREADMON__THREAD_END__INIT;
   e.tid = tid;
   e.time_ns = uint64_t(t);
   e.oncpu_ns = oncpuNs;
+  e.yields = yields;
   Threadmon__Frame f = THREADMON__FRAME__INIT;
   f.body_case = THREADMON__FRAME__BODY_THREAD_END;
   f.thread_end = &e;

@@ -134,7 +134,7 @@ class StreamBuilder {
 
   void threadStart(uint32_t tid, int64_t t, const char *name, const char *routine,
                    bool probe = false, bool isMain = false, uint32_t creator = 0);
-  void threadEnd(uint32_t tid, int64_t t, uint64_t oncpuNs = 0);
+  void threadEnd(uint32_t tid, int64_t t, uint64_t oncpuNs = 0, uint64_t yields = 0);
   // A ThreadAttr (affinity: 64 CPUs a word, empty = all).
   void threadAttr(uint32_t tid, int64_t t, const char *name, int policy, int nice,
                   std::vector<uint64_t> affinity = {});

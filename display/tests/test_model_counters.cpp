@@ -157,6 +157,31 @@ class TestModelCounters : public QObject {
     }
   }
 
+  // sched_yield calls after a thread's last reading come with its end
+  // (ThreadEnd.yields): sched_findings' starved thread read 10 of its 11
+  // yields now and then, its last made after the sampler's last read.
+  void yieldsAfterTheLastReadingCountAtTheEnd() {
+    for (uint64_t atEnd : {uint64_t(0), uint64_t(11)}) {
+      StreamBuilder b;
+      b.hello(true);
+      b.threadStart(kTid, at(0), "w", "workload!spin");
+      for (int k = 1; k <= 3; k++) {
+        Lwp l{kTid, 0, 0, uint64_t(k) * kMs, 0};
+        l.readNs = at(10 * k);
+        b.tick(at(10 * k), {l});
+      }
+      b.threadEnd(kTid, at(35), 0, atEnd);
+      b.tick(at(40), {});
+      b.goodbye(at(40), 0);
+      SessionModel m;
+      b.applyTo(&m);
+      const TimeRange run = m.resolve(Window::wholeRun());
+      QCOMPARE(m.lwpDelta(m.indexOfTid(kTid), run).yields, atEnd);
+      // And its CPU time as last read: an end without a clock keeps it.
+      QCOMPARE(m.lwpDelta(m.indexOfTid(kTid), run).oncpuNs, 3 * kMs);
+    }
+  }
+
   // A thread not sampled since its start (its counters did not move: a
   // worker of deadlock.c blocked for 2.6 s) waited for a CPU over its whole
   // life when its first reading comes: in a segment after the one it

@@ -121,7 +121,8 @@ void tm_note_end(tm_frames *f, const tm_thread *t, uint64_t time_ns, uint64_t on
     f->end_cap = cap;
   }
   ended *e = &f->ends[f->end_n++];
-  *e = (ended){.tid = t->tid, .time_ns = time_ns, .oncpu_ns = oncpu_ns};
+  /* Read once the thread is gone: its last yields, which no read follows. */
+  *e = (ended){.tid = t->tid, .time_ns = time_ns, .oncpu_ns = oncpu_ns, .yields = t->yields};
   if (atomic_load_explicit(&t->folded, memory_order_relaxed))
     e->folded_changes = tm_thread_folded(t, time_ns, e->fold_ns);
 }
@@ -361,6 +362,7 @@ void tm_emit_thread_end(tm_session *s, const ended *e, int to) {
   m.tid = e->tid;
   m.time_ns = e->time_ns;
   m.oncpu_ns = e->oncpu_ns;
+  m.yields = e->yields;
   if (e->folded_changes) {
     m.n_folded_ns = TM_FOLD_STATES;
     m.folded_ns = (uint64_t *)e->fold_ns;

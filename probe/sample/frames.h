@@ -38,6 +38,7 @@ typedef struct batch {
 typedef struct ended {
   uint32_t tid;
   uint64_t time_ns, oncpu_ns;
+  uint64_t yields;
   uint64_t folded_changes; /* 0: fold_ns unused */
   uint64_t fold_ns[TM_FOLD_STATES];
 } ended;
