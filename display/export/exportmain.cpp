@@ -199,7 +199,7 @@ int main(int argc, char **argv) {
   if (res.status == CaptureLoadResult::Unreadable) {
     std::fprintf(stderr, "threadmon-export: %s: %s\n", qPrintable(file),
                  qPrintable(writeError.isEmpty() ? res.message : writeError));
-    if (out != "-") QFile::remove(out);
+    output.discard();
     return 1;
   }
   if (res.status == CaptureLoadResult::Damaged)

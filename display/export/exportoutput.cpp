@@ -43,6 +43,13 @@ ExportOutput::~ExportOutput() {
   if (ownFd_ && fd_ >= 0) ::close(fd_);
 }
 
+void ExportOutput::discard() {
+  if (ownFd_ && fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (created_) ::unlink(path_.toLocal8Bit().constData());
+  created_ = false;
+}
+
 bool ExportOutput::open(const QString &path, bool gzip, bool replace) {
   path_ = path;
   if (path == QLatin1String("-")) {
@@ -77,6 +84,7 @@ bool ExportOutput::open(const QString &path, bool gzip, bool replace) {
       return false;
     }
     ownFd_ = true;
+    created_ = !sink;
   }
   if (gzip) startDeflate();
   return true;

@@ -46,6 +46,11 @@ class ExportOutput {
   void write(const QByteArray &b) { write(b.constData(), b.size()); }
   // Flushes and closes; false with error() when any write failed.
   bool close();
+  // An export that failed: closes and removes the file open() created, and
+  // nothing else (a sink it wrote into, /dev/null or a pipe, stays: root's
+  // failed export to /dev/null removed the device, and the next redirect
+  // made a plain file of it).
+  void discard();
   QString error() const { return error_; }
   const QByteArray &buffer() const { return memory_; }
   uint64_t bytesIn() const { return bytesIn_; }
@@ -58,6 +63,7 @@ class ExportOutput {
   int fd_ = -1;
   bool toMemory_ = false;
   bool ownFd_ = false;
+  bool created_ = false;  // open() made the file at path_
   QString path_;
   QString error_;
   void grow(size_t n);

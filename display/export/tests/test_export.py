@@ -194,6 +194,24 @@ def test_bad_input_one_line():
     check(p.returncode == 0 and stat.S_ISFIFO(os.lstat(fifo).st_mode) and got and got[0] > 1000,
           f"a pipe named by -o --force is written into and kept: exit {p.returncode}, "
           f"{got} bytes read, {p.stderr!r}")
+    # An export that fails removes what it created, never a sink it wrote
+    # into (main: an unreadable capture exported to /dev/null by root
+    # removed the device; the next redirect made a plain file of it).
+    garbage = os.path.join(d, "garbage.tmcap")
+    with open(garbage, "wb") as g:
+        g.write(b"not a capture at all\n" * 64)
+    reader = threading.Thread(target=lambda: open(fifo, "rb").read())
+    reader.start()
+    p = subprocess.run([EXPORT, "--format", "chrome", "-o", fifo, garbage],
+                       capture_output=True, text=True, timeout=60)
+    reader.join(60)
+    check(p.returncode == 1 and os.path.exists(fifo) and stat.S_ISFIFO(os.lstat(fifo).st_mode),
+          f"a pipe named by -o is kept when the export fails: exit {p.returncode}, {p.stderr!r}")
+    made = os.path.join(d, "failed.json")
+    p = subprocess.run([EXPORT, "--format", "chrome", "-o", made, garbage],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 1 and not os.path.exists(made),
+          f"a file the failed export made is removed: exit {p.returncode}, {p.stderr!r}")
     if os.geteuid() == 0:  # a pipe another user planted at the name would read the export
         planted = os.path.join(d, "planted.fifo")
         os.mkfifo(planted, 0o666)
