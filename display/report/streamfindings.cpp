@@ -591,7 +591,10 @@ bool StreamFindings::runtimeOfRun(const ReportRows &rows, Finding *f) const {
   findings_detail::runtimeFindingsOf(findings_detail::runtimeWaitsOf(runtime_, program), pts, names,
                                      run, &found);
   for (Finding &g : found)
-    if (g.kind == f->kind && g.evidence["lock"] == f->evidence["lock"]) {
+    // value(): operator[] of a non-const object would add a null "lock" to
+    // a GIL finding's evidence.
+    if (g.kind == f->kind &&
+        g.evidence.value(QLatin1String("lock")) == f->evidence.value(QLatin1String("lock"))) {
       *f = std::move(g);
       return true;
     }

@@ -123,6 +123,8 @@ def check_streamed_as_whole(run, kind):
             continue
         check(s["threads"] == w["threads"], f"{kind} {lock}: 1 s windows name {s['threads']}, "
               f"whole {w['threads']}")
+        extra = set(s["evidence"]) - set(w["evidence"]) - {"windows"}
+        check(not extra, f"{kind} {lock}: 1 s windows' evidence has {extra}, the whole read's not")
         for k in ("wait_s", "waiters_lifetime_s", "share"):
             a, b = s["evidence"].get(k, -1), w["evidence"].get(k, -1)
             check(abs(a - b) <= 0.005 * abs(b), f"{kind} {lock} {k}: 1 s windows {a}, whole {b}")
