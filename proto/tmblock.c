@@ -86,7 +86,16 @@ static void header_encode(uint8_t *b, const tm_block_header *h) {
 size_t tm_block_encode(tm_block_writer *w, const uint8_t *frames, size_t len, uint64_t first_ns,
                        uint64_t last_ns, tm_index_entry *meta) {
   if (len < TM_BLOCK_MIN_RAW || len > TM_MAX_FRAME_BYTES) return 0;
-  if (!w->cctx && !(w->cctx = ZSTD_createCCtx())) return 0;
+  if (!w->cctx) {
+    if (!(w->cctx = ZSTD_createCCtx())) return 0;
+    /* Sticky for every block of the context. Literals stored raw:
+     * Huffman-coded ones were 40-70% of a reader's zstd CPU for 6-14% fewer
+     * bytes (docs/benchmarks.md, "Raw literals"), and cost the writer more.
+     * Any zstd decoder reads either; a libzstd that refused the parameter
+     * would write Huffman literals as before. */
+    ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level);
+    ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_literalCompressionMode, ZSTD_ps_disable);
+  }
   size_t need = TM_FRAME_PREFIX_BYTES + TM_BLOCK_HEADER_BYTES + ZSTD_compressBound(len);
   if (need > w->cap) {
     uint8_t *b = realloc(w->out, need);
@@ -95,12 +104,6 @@ size_t tm_block_encode(tm_block_writer *w, const uint8_t *frames, size_t len, ui
     w->cap = need;
   }
   uint8_t *body = w->out + TM_FRAME_PREFIX_BYTES;
-  ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level);
-  /* Literals stored raw: Huffman-coded ones were 40-70% of a reader's
-   * zstd CPU for 6-14% fewer bytes (docs/benchmarks.md, "Raw literals"),
-   * and cost the writer more. Any zstd decoder reads either; a libzstd
-   * that refused the parameter would write Huffman literals as before. */
-  ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_literalCompressionMode, ZSTD_ps_disable);
   size_t z = ZSTD_compress2(w->cctx, body + TM_BLOCK_HEADER_BYTES,
                             w->cap - TM_FRAME_PREFIX_BYTES - TM_BLOCK_HEADER_BYTES, frames, len);
   if (ZSTD_isError(z)) return 0;
