@@ -52,19 +52,31 @@ bool memoFor(const SessionModel &m, const TimeRange &r) {
 }
 
 std::vector<ProgramThread> findProgramThreads(const SessionModel &m, const TimeRange &r) {
-  std::vector<ProgramThread> out, runtime;
-  int64_t programCpu = 0, runtimeCpu = 0;
+  std::vector<ProgramThread> all;
+  std::vector<bool> housekeeping;
   for (int i = 0; i < m.threadCount(); i++) {
     const ThreadInfo &t = m.thread(i);
     if (t.probe || (m.info().probeTid && t.tid == m.info().probeTid)) continue;
-    StateTimes st = m.threadStates(i, r);
-    if (st.lifetimeNs <= 0) continue;
+    all.push_back(ProgramThread{i, t.tid, m.threadStates(i, r)});
+    housekeeping.push_back(!runtimeHousekeeping(t).isEmpty());
+  }
+  return chooseProgramThreads(all, housekeeping);
+}
+
+}  // namespace
+
+std::vector<ProgramThread> chooseProgramThreads(const std::vector<ProgramThread> &all,
+                                                const std::vector<bool> &housekeeping) {
+  std::vector<ProgramThread> out, runtime;
+  int64_t programCpu = 0, runtimeCpu = 0;
+  for (size_t k = 0; k < all.size(); k++) {
+    const ProgramThread &p = all[k];
+    if (p.st.lifetimeNs <= 0) continue;
     // A runtime's own threads (the JVM's JIT compilers, GC, ...) wait for
     // work by design: they are left out unless they used more CPU than the
     // program's threads (a GC that thrashes is the program's problem).
-    bool housekeeping = !runtimeHousekeeping(t).isEmpty();
-    (housekeeping ? runtime : out).push_back(ProgramThread{i, t.tid, st});
-    (housekeeping ? runtimeCpu : programCpu) += st.ns[size_t(FinalState::OnCpu)];
+    (housekeeping[k] ? runtime : out).push_back(p);
+    (housekeeping[k] ? runtimeCpu : programCpu) += p.st.ns[size_t(FinalState::OnCpu)];
   }
   if (runtimeCpu > programCpu) {
     out.insert(out.end(), runtime.begin(), runtime.end());
@@ -73,8 +85,6 @@ std::vector<ProgramThread> findProgramThreads(const SessionModel &m, const TimeR
   }
   return out;
 }
-
-}  // namespace
 
 std::vector<ProgramThread> programThreads(const SessionModel &m, const TimeRange &r) {
   if (memoFor(m, r)) return memo->threads;

@@ -26,6 +26,10 @@ struct ProgramThread {
 // kept when they used more CPU than the rest), with its states over r
 // (alive in r only), in thread index order.
 std::vector<ProgramThread> programThreads(const SessionModel &m, const TimeRange &r);
+// Of threads (the probe's left out) and whether each is a runtime's
+// housekeeping (runtimes.h), those the rules count, as programThreads does.
+std::vector<ProgramThread> chooseProgramThreads(const std::vector<ProgramThread> &all,
+                                                const std::vector<bool> &housekeeping);
 // Their tids.
 std::set<uint32_t> programTids(const SessionModel &m, const TimeRange &r);
 // What computeFindings' caller asked the rules to fill over r, or null.

@@ -544,23 +544,15 @@ static bool aboutRuntimeMachinery(const ReportRows &rows, const Finding &f) {
 // thread but the probe's, a runtime's housekeeping threads only when they
 // used more CPU than the rest.
 static std::vector<findings_detail::ProgramThread> programOfRun(const ReportRows &rows) {
-  std::vector<findings_detail::ProgramThread> out, runtime;
-  int64_t programCpu = 0, runtimeCpu = 0;
+  std::vector<findings_detail::ProgramThread> all;
+  std::vector<bool> housekeeping;
   for (size_t i = 0; i < rows.threads.size(); i++) {
     const ThreadRow &t = rows.threads[i];
-    if (t.probe || (rows.info.probeTid && t.info.tid == rows.info.probeTid) ||
-        t.states.lifetimeNs <= 0)
-      continue;
-    const bool housekeeping = !runtimeHousekeeping(t.info).isEmpty();
-    (housekeeping ? runtime : out).push_back({int(i), t.info.tid, t.states});
-    (housekeeping ? runtimeCpu : programCpu) += t.states.ns[size_t(FinalState::OnCpu)];
+    if (t.probe || (rows.info.probeTid && t.info.tid == rows.info.probeTid)) continue;
+    all.push_back({int(i), t.info.tid, t.states});
+    housekeeping.push_back(!runtimeHousekeeping(t.info).isEmpty());
   }
-  if (runtimeCpu > programCpu) {
-    out.insert(out.end(), runtime.begin(), runtime.end());
-    std::sort(out.begin(), out.end(),
-              [](const auto &a, const auto &b) { return a.index < b.index; });
-  }
-  return out;
+  return findings_detail::chooseProgramThreads(all, housekeeping);
 }
 
 // A gil_contention or java_lock finding of the whole run, as runtimeFindings
