@@ -155,9 +155,13 @@ int main(int argc, char **argv) {
   ZSTD_DCtx *d = ZSTD_createDCtx();
   r.cap = 64u << 20;
   r.raw = malloc(r.cap);
-  if (!decode_only && !(r.out = fopen(argv[2], "wb"))) {
-    perror(argv[2]);
-    return 1;
+  if (!decode_only) {
+    /* Made new, never through a link planted at the name. */
+    int out = open(argv[2], O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (out < 0 || !(r.out = fdopen(out, "wb"))) {
+      perror(argv[2]);
+      return 1;
+    }
   }
   if (r.out) fwrite(file, 1, TM_HEADER_BYTES, r.out);
   uint64_t frames_bytes = 0, blocks = 0;
