@@ -59,7 +59,10 @@ int offCpuCode(const LwpSeries::Point *p) {
 // would read as sleeping, and an event loop that runs often would lose its
 // idle time to sleep. Neither read says (on a busy machine an event loop's
 // reads often find it on a CPU or queued for one): the last read that did,
-// up to kSaidSpanNs before; none: sleeping.
+// up to kSaidSpanNs before; none, the next read that does, up to
+// kSaidSpanNs after (a new client's first 100-170 ms had no read that found
+// it in its recv, and read as sleep: 3 points over its sleep in a 1.5 s
+// run); none: sleeping.
 constexpr int64_t kSaidSpanNs = 1'000'000'000;
 // Each argument: offCpuCode of that read, -1 when it does not count.
 unsigned restCode(int bCode, int aCode, int saidCode) {
@@ -235,11 +238,27 @@ void ThreadTimeline::addSwitchGap(int64_t t) {
 void ThreadTimeline::sampleAdded(int64_t prevTick, int64_t prevSample) {
   // Inside the span lastSaid walked: it may say something.
   if (prevSample < saidHi_) saidHi_ = saidLo_ = INT64_MIN;
+  const LwpSeries::Point *last = lwp.last();
+  const bool atEnd = lwp.size() == 1 ? prevSample == INT64_MIN : (last - 1)->t == prevSample;
+  const LwpSeries::Point *added = atEnd                       ? last
+                                  : prevSample == INT64_MIN ? lwp.first()
+                                                            : lwp.after(prevSample);
+  const bool readIdle = added && offCpuCode(added) == int(FinalState::Idle);
+  anyIdleRead_ = anyIdleRead_ || readIdle;
   // Nothing derived (or nothing at or after the derived end, below): no
   // mark to make. Live, the derivation runs every 50 ms, so most samples
   // arrive past it.
   if (prevTick == INT64_MIN || !derived_) return;
   markDirty(prevTick);
+  // A read that found the thread waiting for work, after none said anything
+  // for kSaidSpanNs: the ticks before it took sleeping for want of one
+  // (sweep's saidAfter), and take its word now.
+  if (readIdle) {
+    const LwpSeries::Point *before = added == lwp.first() ? nullptr : lastSaid(added - 1);
+    const int64_t unsaidFrom =
+        std::max(added->t - kSaidSpanNs, before ? before->t + kSaidSpanNs : INT64_MIN);
+    if (unsaidFrom < added->t) markDirty(std::max({unsaidFrom, rawFloor_, prevTick - kRawKeepNs}));
+  }
   // The new sample closes a span back to the previous one: ticks in it with
   // on-CPU time took their clock share from a span not known then.
   int64_t from = prevSample != INT64_MIN ? prevSample : (baselineZero ? info.startNs : prevTick);
@@ -552,6 +571,24 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
   int bCode = offCpuCode(pb);
   const LwpSeries::Point *said = pb ? lastSaid(pb) : nullptr;  // the newest sample that did
   int saidCode = offCpuCode(said);
+  // The first sample after pb that found the thread waiting for work
+  // (ahead), for ticks no read before said anything of; none up to
+  // aheadEnd. Only idle: a state letter (I/O wait, stopped) is of its moment,
+  // and sleeping is what no read gives anyway.
+  const LwpSeries::Point *ahead = nullptr, *aheadEnd = lwp.first();
+  const auto saidAfter = [&](const LwpSeries::Point *p, int64_t b) {
+    if (!anyIdleRead_) return -1;  // a busy thread's every tick asks
+    const LwpSeries::Point *q = p ? p + 1 : lwp.first();  // no p: none at or before b
+    if (ahead && ahead >= q) return ahead->t - b <= kSaidSpanNs ? int(FinalState::Idle) : -1;
+    for (q = std::max(q, aheadEnd); q < samplesEnd && q->t - b <= kSaidSpanNs; ++q) {
+      if (offCpuCode(q) == int(FinalState::Idle)) {
+        ahead = aheadEnd = q;
+        return int(FinalState::Idle);
+      }
+    }
+    aheadEnd = q;
+    return -1;
+  };
   // The key (bits over payload) of the last interval held (kNoIntervalKey:
   // none), carried from tick to tick at the cursor, read again after the
   // other ticks' pushes.
@@ -820,8 +857,9 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
     }
     kstate = pb ? lwpAuxKstate(pb->aux) : 0;
     lastCpu = pb ? lwpAuxCpu(pb->aux) : -1;
+    const int before = said && pb && pb->t - said->t <= kSaidSpanNs ? saidCode : -1;
     rest = restCode(bCode, pa != pb ? aCode : -1,
-                    said && pb && pb->t - said->t <= kSaidSpanNs ? saidCode : -1);
+                    bCode < 0 && (pa == pb || aCode < 0) && before < 0 ? saidAfter(pb, b) : before);
     if (bCode >= 0) {
       said = pb;
       saidCode = bCode;

@@ -285,6 +285,7 @@ class ThreadTimeline {
   // No sample in (saidLo_, saidHi_] found the thread off a CPU (lastSaid);
   // forgotten when a sample comes inside.
   int64_t saidLo_ = INT64_MIN, saidHi_ = INT64_MIN;
+  bool anyIdleRead_ = false;  // some sample found it waiting for work (sweep's saidAfter)
   Checkpoints<kFinalStateCount> cuts_;  // time per state
   std::vector<int64_t> cpuEvicted_;     // on-CPU ns per CPU before the newest cut
 };

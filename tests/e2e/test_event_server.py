@@ -45,37 +45,32 @@ def test_listener_and_event_loop_idle():
 
 
 def test_clients_idle_in_recv_and_asleep_in_think():
-    """A client waits for its answer in recv (idle) and thinks in nanosleep
-    (sleeping), both outside any wrapper: only the sampler's reads of its
-    syscall tell the two apart. A tick whose reads found it on a CPU or
-    queued for one takes the kind of its last read that found it asleep,
-    so the split stays right when the machine is busy."""
+    """A client waits for its answer in recv (idle), outside any wrapper:
+    only the sampler's reads of its syscall tell that wait's kind, and they
+    are few (a tick that finds it back in its wrapped nanosleep, its think
+    time, defers its read). Ticks no read before named take the next read
+    that found it waiting for work: its first ticks read its recv as sleep
+    before (82.5% against a truth of 79.4 in CI). Its think time is exact
+    (the wrapper), however busy the machine: it was within 0.1 points of
+    its clock in 12 clients at load 17."""
     tmtest.require_report()
     rec = tmtest.recorded("event_server", [])
-    # With the CPUs mostly others' (66% in a CI run beside two builds), the
-    # reads come late and few: a client's recv read as sleep 9 points over
-    # its think time. Its time asleep, both kinds, still holds.
-    busy = tmtest.other_cpu_share(rec) > 0.25
     for t in roles(rec, "client"):
         got = rec.thread(t["tid"])
         if not got:
             continue
         life = t["lifetime_s"]
-        if busy:
-            near((state(got, "sleeping") or 0) + (state(got, "idle") or 0),
-                 100 * (t["slept_s"] + t["waiting_s"]) / life, 5,
-                 f"client {t['tid']} sleeping + idle % (machine busy)")
-        else:
-            near(state(got, "sleeping"), 100 * t["slept_s"] / life, 3,
-                 f"client {t['tid']} sleeping %")
+        near(state(got, "sleeping"), 100 * t["slept_s"] / life, 3,
+             f"client {t['tid']} sleeping %")
         # Idle is the recv's time less its waits for a CPU after the answer
-        # came (shared among a tick's sleeps by length: run_delay does not
-        # say which sleep it ended); it can never be more than the recv's.
-        # The rest of a loaded client's time (preempted in send, or reading
-        # its own clock) is runnable or on a CPU, by no clock of its own.
-        idle, recv = state(got, "idle"), 100 * t["waiting_s"] / life
-        check(idle is not None and idle <= recv + 3,
-              f"client {t['tid']} idle {idle}% against {recv:.1f}% of its life in recv")
+        # came (woken: schedstat's run_delay across the call), which read as
+        # runnable; shared among a tick's sleeps by length (run_delay does
+        # not say which sleep it ended), so within 3 points, 5 when others
+        # kept the CPUs busy. The rest of a loaded client's time (preempted
+        # in send, or reading its own clock) is runnable or on a CPU.
+        points = 5 if tmtest.other_cpu_share(rec) > 0.25 else 3
+        near(state(got, "idle"), 100 * (t["waiting_s"] - t["woken_s"]) / life, points,
+             f"client {t['tid']} idle %")
 
 
 def test_no_findings_about_idle_pool():
