@@ -113,3 +113,15 @@ int tm_call_chain_clean_in(const tm_code_view *v, uintptr_t *pcs, int n, int exa
   }
   return kept;
 }
+
+int tm_call_chain_linked_in(const tm_code_view *v, const uintptr_t *pcs, int n) {
+  if (n < 1) return 0;
+  function inner;
+  function_at(v, pcs[0], &inner);
+  for (int k = 1; k < n; k++) {
+    uintptr_t target = callee(v, pcs[k]);
+    if (!target || !inner.name[0] || !calls(v, target, &inner)) return k;
+    function_at(v, pcs[k] - 1, &inner);
+  }
+  return n;
+}

@@ -48,4 +48,14 @@ typedef struct tm_code_view {
 
 int tm_call_chain_clean_in(const tm_code_view *v, uintptr_t *pcs, int n, int exact);
 
+/* How many leading frames of pcs[0..n) (pcs[0] the exact PC, the rest
+ * return addresses, innermost first) are one chain of calls: each return
+ * address's call, direct or through the PLT or GOT, leads to the function
+ * of the frame inside it. 1 when the first return address's does not (or
+ * its call is indirect, or a function has no symbol): such a link cannot
+ * be told from a word a later call left in that slot. This process's
+ * stacks; tm_call_chain_linked_in: any process's. */
+int tm_call_chain_linked(void *const *pcs, int n);
+int tm_call_chain_linked_in(const tm_code_view *v, const uintptr_t *pcs, int n);
+
 #endif
