@@ -51,10 +51,12 @@ int tm_call_chain_clean_in(const tm_code_view *v, uintptr_t *pcs, int n, int exa
 /* How many leading frames of pcs[0..n) (pcs[0] the exact PC, the rest
  * return addresses, innermost first) are one chain of calls: each return
  * address's call, direct or through the PLT or GOT, leads to the function
- * of the frame inside it. 1 when the first return address's does not (or
- * its call is indirect, or a function has no symbol): such a link cannot
- * be told from a word a later call left in that slot. This process's
- * stacks; tm_call_chain_linked_in: any process's. */
+ * of the frame inside it, or (a tail call between, as fprintf's into
+ * buffered_vfprintf) the next frame's call leads to its own function. The
+ * first return address's call must lead to the PC's function. 1 when it
+ * does not (or is indirect, or a function has no symbol): such a link
+ * cannot be told from a word a later call left in that slot. This
+ * process's stacks; tm_call_chain_linked_in: any process's. */
 int tm_call_chain_linked(void *const *pcs, int n);
 int tm_call_chain_linked_in(const tm_code_view *v, const uintptr_t *pcs, int n);
 

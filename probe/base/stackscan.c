@@ -129,12 +129,17 @@ int tm_stack_scan(uint32_t tid, const char *syscall_line, void **pcs, int max, i
   }
   if (!stayed) {
     /* It left the call before the second read, perhaps only after the
-     * copy. Frames that are one chain of calls into the blocked PC's
-     * function are the call it was in: a copy made after it went on holds
-     * other calls' return addresses, which do not lead there. The scanned
-     * words above them prove nothing. */
+     * copy. Unwound frames that are one chain of calls into the blocked
+     * PC's function are the call it was in: once it goes on, its next call
+     * writes another return address into the first slot, which leads
+     * elsewhere. Kept when they reach a caller outside the PC's module
+     * (the program's call into the library). The scanned words above them
+     * prove nothing. */
     n = tm_call_chain_linked(pcs, n);
-    if (n < 2) return 0;
+    const segment *pc_segment = segment_of(&segs, pc);
+    int outside = 1;
+    while (outside < n && segment_of(&segs, (uintptr_t)pcs[outside]) == pc_segment) outside++;
+    if (outside == n) return 0;
     if (exact) *exact = n;
     return n;
   }
