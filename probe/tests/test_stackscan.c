@@ -5,7 +5,7 @@
  * with a stale syscall line (the thread left the call) must give only that
  * call's chain: the unwound frames when the thread went on without
  * touching them (it woke between the sampler's reads: the only sighting of
- * a lock on a loaded machine), nothing when later calls wrote over them.
+ * a lock on a loaded machine), nothing when its next call wrote over them.
  * Also the call-instruction test on hand-made code bytes. */
 #include <linux/futex.h>
 #include <pthread.h>
@@ -24,14 +24,29 @@
 /* One waiting thread: its futex word, what it does once woken. */
 typedef struct waiter_run {
   _Atomic uint32_t word, tid, woke, release;
-  bool clobber; /* once woken, call a function whose frame covers the old ones */
+  bool call_on; /* once woken, call on from the function that waited */
   pthread_t thread;
 } waiter_run;
 
+/* Out of its wait; no call while it spins: below its frame the stack stays
+ * as it was. */
+static inline __attribute__((always_inline)) void spin(waiter_run *r) {
+  atomic_store(&r->woke, 1);
+  while (!atomic_load(&r->release)) __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void elsewhere(waiter_run *r) {
+  spin(r);
+  __asm__ volatile("" ::: "memory");
+}
+
 /* noinline and a call after the call: each frame keeps its return address. */
 __attribute__((noinline)) static void inner(waiter_run *r) {
-  while (atomic_load(&r->word) == 0)
-    syscall(SYS_futex, &r->word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+  /* Arguments in registers only: this call and the next leave their return
+   * addresses in the same slot. */
+  while (atomic_load(&r->word) == 0) syscall(SYS_futex, &r->word, FUTEX_WAIT_PRIVATE, 0, NULL);
+  /* Its next call's return address goes where the wait's was. */
+  if (r->call_on) elsewhere(r);
   __asm__ volatile("" ::: "memory");
 }
 __attribute__((noinline)) static void middle(waiter_run *r) {
@@ -42,20 +57,11 @@ __attribute__((noinline)) static void outer(waiter_run *r) {
   middle(r);
   __asm__ volatile("" ::: "memory");
 }
-/* Writes over the stack where outer's callees' frames were. */
-__attribute__((noinline)) static void clobber(void) {
-  volatile unsigned char junk[2048];
-  for (size_t i = 0; i < sizeof junk; i++) junk[i] = 0xA5;
-}
-
 static void *waiter(void *arg) {
   waiter_run *r = arg;
   atomic_store(&r->tid, (uint32_t)syscall(SYS_gettid));
   outer(r);
-  if (r->clobber) clobber();
-  atomic_store(&r->woke, 1);
-  /* No call while it spins: below its frame the stack stays as it was. */
-  while (!atomic_load(&r->release)) __asm__ volatile("" ::: "memory");
+  if (!r->call_on) spin(r);
   return NULL;
 }
 
@@ -116,7 +122,7 @@ int main(void) {
   const unsigned char not_call[] = {0x48, 0x89, 0xE5, 0x48, 0x83, 0xEC, 0x10, 0};
   CHECK(!tm_after_call(not_call + 7));
 
-  static waiter_run went_on = {.clobber = false};
+  static waiter_run went_on = {.call_on = false};
   char line[256];
   uint32_t tid = start_waiting(&went_on, line, sizeof line);
 
@@ -151,13 +157,14 @@ int main(void) {
   }
   finish(&went_on);
 
-  /* Woken, it called a function whose frame wrote over the old ones:
-   * nothing of that stack is the wait's. */
-  static waiter_run wrote_over = {.clobber = true};
-  tid = start_waiting(&wrote_over, line, sizeof line);
-  wake(&wrote_over);
+  /* Woken, it called on from where it waited: that call's return address
+   * lies where the wait's was and leads elsewhere, so nothing of that
+   * stack is the wait's. */
+  static waiter_run called_on = {.call_on = true};
+  tid = start_waiting(&called_on, line, sizeof line);
+  wake(&called_on);
   CHECK_EQ(tm_stack_scan(tid, line, pcs, 16, NULL), 0);
-  finish(&wrote_over);
+  finish(&called_on);
   printf("ok\n");
   return 0;
 }
