@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "futex_line.h"
 #include "hidden.h"
 
 static _Atomic uint32_t *word;
@@ -31,21 +32,6 @@ static void *waiter(void *arg) {
   atomic_store(&waiter_tid, (uint32_t)syscall(SYS_gettid));
   while (atomic_load(word) == 0) syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 0, NULL);
   return NULL;
-}
-
-/* The waiter's syscall file once it waits in futex (202). */
-static void read_waiting_line(uint32_t tid, char *line, size_t n) {
-  char path[64];
-  snprintf(path, sizeof path, "/proc/self/task/%u/syscall", tid);
-  for (;;) {
-    FILE *f = fopen(path, "r");
-    size_t got = f ? fread(line, 1, n - 1, f) : 0;
-    if (f) fclose(f);
-    line[got] = 0;
-    if (!strncmp(line, "202 ", 4)) return;
-    struct timespec ts = {0, 1000000};
-    nanosleep(&ts, NULL);
-  }
 }
 
 int main(int argc, char **argv) {
@@ -60,7 +46,7 @@ int main(int argc, char **argv) {
   uint32_t tid;
   while (!(tid = atomic_load(&waiter_tid))) sched_yield();
   char line[256];
-  read_waiting_line(tid, line, sizeof line);
+  if (!tm_wait_futex_line(tid, line, sizeof line)) return 1;
   tm_hidden h = {0};
   const uint64_t tick_ns = 10000000u;
   int counted = 0;

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "futex_line.h"
 #include "stackscan.h"
 #include "tm_check.h"
 
@@ -65,29 +66,12 @@ static void *waiter(void *arg) {
   return NULL;
 }
 
-static int read_line(uint32_t tid, char *buf, size_t n) {
-  char path[64];
-  snprintf(path, sizeof path, "/proc/self/task/%u/syscall", tid);
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  size_t r = fread(buf, 1, n - 1, f);
-  fclose(f);
-  buf[r] = 0;
-  return 0;
-}
-
 /* Starts r's thread and returns its syscall line once it waits in futex. */
 static uint32_t start_waiting(waiter_run *r, char *line, size_t n) {
   CHECK(pthread_create(&r->thread, NULL, waiter, r) == 0);
   uint32_t tid;
   while (!(tid = atomic_load(&r->tid))) sched_yield();
-  line[0] = 0;
-  for (int tries = 0; tries < 2000; tries++) {
-    if (read_line(tid, line, n) == 0 && strncmp(line, "202 ", 4) == 0) break;
-    struct timespec ts = {0, 1000000};
-    nanosleep(&ts, NULL);
-  }
-  CHECK(strncmp(line, "202 ", 4) == 0);
+  CHECK(tm_wait_futex_line(tid, line, n));
   return tid;
 }
 
