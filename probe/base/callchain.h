@@ -1,4 +1,5 @@
-/* Drops stale return addresses from a scanned stack (stackscan.h).
+/* Drops stale return addresses from a scanned stack (stackscan.h), and
+ * tells which unwound frames of a copy are one chain of calls.
  *
  * A scan keeps every word that looks like a return address, including ones
  * a finished call left in a slot a live frame never wrote (a varargs
