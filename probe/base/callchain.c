@@ -113,3 +113,25 @@ int tm_call_chain_clean_in(const tm_code_view *v, uintptr_t *pcs, int n, int exa
   }
   return kept;
 }
+
+/* The call ending at return address r leads to fn's function. */
+static bool leads_to(const tm_code_view *v, uintptr_t r, const function *fn) {
+  uintptr_t target = callee(v, r);
+  return target && fn->name[0] && calls(v, target, fn);
+}
+
+int tm_call_chain_linked_in(const tm_code_view *v, const uintptr_t *pcs, int n) {
+  if (n < 1) return 0;
+  function inside, here;
+  function_at(v, pcs[0], &inside);
+  int k = 1;
+  for (; k < n; k++) {
+    function_at(v, pcs[k] - 1, &here);
+    /* Not linked: a tail call between, when the next frame's call leads
+     * here (never for the first, the slot a woken thread writes first). */
+    if (!leads_to(v, pcs[k], &inside) && (k == 1 || k + 1 >= n || !leads_to(v, pcs[k + 1], &here)))
+      break;
+    inside = here;
+  }
+  return k;
+}

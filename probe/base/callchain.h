@@ -1,4 +1,5 @@
-/* Drops stale return addresses from a scanned stack (stackscan.h).
+/* Drops stale return addresses from a scanned stack (stackscan.h), and
+ * tells which unwound frames of a copy are one chain of calls.
  *
  * A scan keeps every word that looks like a return address, including ones
  * a finished call left in a slot a live frame never wrote (a varargs
@@ -47,5 +48,17 @@ typedef struct tm_code_view {
 } tm_code_view;
 
 int tm_call_chain_clean_in(const tm_code_view *v, uintptr_t *pcs, int n, int exact);
+
+/* How many leading frames of pcs[0..n) (pcs[0] the exact PC, the rest
+ * return addresses, innermost first) are one chain of calls: each return
+ * address's call, direct or through the PLT or GOT, leads to the function
+ * of the frame inside it, or (a tail call between, as fprintf's into
+ * buffered_vfprintf) the next frame's call leads to its own function. The
+ * first return address's call must lead to the PC's function. 1 when it
+ * does not (or is indirect, or a function has no symbol): such a link
+ * cannot be told from a word a later call left in that slot. This
+ * process's stacks; tm_call_chain_linked_in: any process's. */
+int tm_call_chain_linked(void *const *pcs, int n);
+int tm_call_chain_linked_in(const tm_code_view *v, const uintptr_t *pcs, int n);
 
 #endif

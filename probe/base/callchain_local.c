@@ -1,5 +1,5 @@
-/* tm_call_chain_clean: the call-chain filter (callchain.c) on this
- * process's own code and symbols. */
+/* tm_call_chain_clean and tm_call_chain_linked: the call-chain filters
+ * (callchain.c) on this process's own code and symbols. */
 #include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,12 +29,20 @@ static void local_function_at(void *arg, uintptr_t a, char *module, size_t modul
   *start = a - (uintptr_t)strtoul(plus + 1, NULL, 16);
 }
 
+static const tm_code_view local = {local_read, local_function_at, NULL};
+
 int tm_call_chain_clean(void **pcs, int n, int exact) {
-  static const tm_code_view local = {local_read, local_function_at, NULL};
   uintptr_t addrs[TM_CHAIN_MAX];
   if (n > TM_CHAIN_MAX) n = TM_CHAIN_MAX;
   for (int k = 0; k < n; k++) addrs[k] = (uintptr_t)pcs[k];
   int kept = tm_call_chain_clean_in(&local, addrs, n, exact);
   for (int k = 0; k < kept; k++) pcs[k] = (void *)addrs[k];
   return kept;
+}
+
+int tm_call_chain_linked(void *const *pcs, int n) {
+  uintptr_t addrs[TM_CHAIN_MAX];
+  if (n > TM_CHAIN_MAX) n = TM_CHAIN_MAX;
+  for (int k = 0; k < n; k++) addrs[k] = (uintptr_t)pcs[k];
+  return tm_call_chain_linked_in(&local, addrs, n);
 }

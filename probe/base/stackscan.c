@@ -1,8 +1,6 @@
 /* Call chains of blocked threads by stack scanning (stackscan.h). */
 #include "stackscan.h"
 
-#include "cfi.h"
-
 #include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
@@ -10,6 +8,9 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+#include "callchain.h"
+#include "cfi.h"
 
 #define COPY_BYTES 32768
 #define PAGE 4096u
@@ -107,7 +108,7 @@ int tm_stack_scan(uint32_t tid, const char *syscall_line, void **pcs, int max, i
 
   /* Unchanged since the first read: it stayed in that call meanwhile. */
   char again[256];
-  if (read_syscall(tid, again, sizeof again) != 0 || strcmp(again, syscall_line) != 0) return 0;
+  bool stayed = read_syscall(tid, again, sizeof again) == 0 && strcmp(again, syscall_line) == 0;
 
   static segments segs;
   segs.n = 0;
@@ -125,6 +126,22 @@ int tm_stack_scan(uint32_t tid, const char *syscall_line, void **pcs, int max, i
     if (!s || regs.ip - s->start < 8 || !tm_after_call((const unsigned char *)regs.ip)) break;
     pcs[n++] = (void *)regs.ip;
     from = (ssize_t)(regs.sp - sp);
+  }
+  if (!stayed) {
+    /* It left the call before the second read, perhaps only after the
+     * copy. Unwound frames that are one chain of calls into the blocked
+     * PC's function are the call it was in: once it goes on, its next call
+     * writes another return address into the first slot, which leads
+     * elsewhere. Kept when they reach a caller outside the PC's module
+     * (the program's call into the library). The scanned words above them
+     * prove nothing. */
+    n = tm_call_chain_linked(pcs, n);
+    const segment *pc_segment = segment_of(&segs, pc);
+    int outside = 1;
+    while (outside < n && segment_of(&segs, (uintptr_t)pcs[outside]) == pc_segment) outside++;
+    if (outside == n) return 0;
+    if (exact) *exact = n;
+    return n;
   }
   if (exact) *exact = n;
   for (ssize_t off = from; off + 8 <= got && n < max; off += 8) {

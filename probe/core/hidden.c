@@ -51,17 +51,19 @@ static bool in_probe_image(uint64_t word) {
   return word >= (uintptr_t)__ehdr_start && word < (uintptr_t)_end;
 }
 
-static uint32_t internal_object(tm_hidden *h, uint64_t word) {
-  if (in_probe_image(word)) return 0;
+/* word's entry, or the free one it would take; NULL when the table is full. */
+static word_verdict *word_slot(const tm_hidden *h, uint64_t word) {
   uint32_t at = (uint32_t)((word * 0x9E3779B97F4A7C15u) >> 40) & (WORDS_CAP - 1);
-  word_verdict *v = NULL;
   for (uint32_t i = 0; i < WORDS_CAP; i++) {
     word_verdict *e = &h->words[(at + i) & (WORDS_CAP - 1)];
-    if (e->word == word || e->word == 0) {
-      v = e;
-      break;
-    }
+    if (e->word == word || e->word == 0) return e;
   }
+  return NULL;
+}
+
+static uint32_t internal_object(tm_hidden *h, uint64_t word) {
+  if (in_probe_image(word)) return 0;
+  word_verdict *v = word_slot(h, word);
   if (!v) return 0; /* table full: count nothing rather than guess */
   v->word = word;
   uint32_t last = tm_objects_last_id();
@@ -94,24 +96,57 @@ typedef struct hidden_thread {
   uint64_t seen_ns, scanned_ns;
 } hidden_thread;
 
-static hidden_thread *thread_get(tm_hidden *h, uint32_t tid, uint64_t now) {
+/* tid's entry; NULL when it has none, with *room the entry it may take
+ * (free, or a thread's not seen waiting for STALE_NS), NULL when none. */
+static hidden_thread *thread_find(const tm_hidden *h, uint32_t tid, uint64_t now,
+                                  hidden_thread **room) {
   uint32_t at = (tid * 0x9E3779B1u) & (THREADS_CAP - 1);
-  hidden_thread *reuse = NULL;
+  *room = NULL;
   for (uint32_t i = 0; i < 64; i++) {
     hidden_thread *e = &h->threads[(at + i) & (THREADS_CAP - 1)];
     if (e->tid == tid) return e;
-    if (!reuse && (e->tid == 0 || now - e->seen_ns > STALE_NS)) reuse = e;
+    if (!*room && (e->tid == 0 || now - e->seen_ns > STALE_NS)) *room = e;
     if (e->tid == 0) break;
   }
-  if (!reuse) return NULL;
+  return NULL;
+}
+
+static hidden_thread *thread_get(tm_hidden *h, uint32_t tid, uint64_t now) {
+  hidden_thread *room, *e = thread_find(h, tid, now, &room);
+  if (e || !room) return e;
   /* A stale entry keeps its place in others' probe sequences: it is only
    * overwritten, never emptied. */
-  *reuse = (hidden_thread){.tid = tid};
-  return reuse;
+  *room = (hidden_thread){.tid = tid};
+  return room;
+}
+
+/* Whether a sighting of tid on word, its syscall line just read, should
+ * read its stack: the first sighting at all, or of a word not judged yet;
+ * not for a word judged no internal lock (or left without an object), nor
+ * when a table has no room for the word or the thread; for a lock, when
+ * the thread has no stack for it or one TM_HIDDEN_SCAN_NS old. Changes
+ * nothing: tm_hidden_seen asks before the tables are made or updated. */
+static bool scan_due(const tm_hidden *h, uint32_t tid, uint64_t word, uint64_t now) {
+  if (in_probe_image(word)) return false;
+  if (!h->words) return true;
+  const word_verdict *v = word_slot(h, word);
+  if (!v || (v->word == word && !v->object)) return false;
+  hidden_thread *room;
+  const hidden_thread *e = thread_find(h, tid, now, &room);
+  if (!e) return room != NULL;
+  return e->word != word || !e->stack || now - e->scanned_ns >= TM_HIDDEN_SCAN_NS;
 }
 
 bool tm_hidden_seen(tm_hidden *h, uint32_t tid, uint64_t word, const char *syscall_line,
                     uint64_t now_ns, uint64_t tick_ns) {
+  /* Its stack, read without disturbing it, before anything else: the
+   * thread may wake at any moment after its syscall file was read, and the
+   * first sighting's tables and object took 20-300 us on a loaded machine
+   * (the only sighting of a lock in a run has nothing else to go by). */
+  void *pcs[SCAN_FRAMES];
+  int scanned = 0, exact = 0;
+  if (syscall_line && scan_due(h, tid, word, now_ns))
+    scanned = tm_stack_scan(tid, syscall_line, pcs, SCAN_FRAMES, &exact);
   if (!h->words) {
     h->words = calloc(WORDS_CAP, sizeof *h->words);
     h->threads = calloc(THREADS_CAP, sizeof *h->threads);
@@ -135,17 +170,12 @@ bool tm_hidden_seen(tm_hidden *h, uint32_t tid, uint64_t word, const char *sysca
     ht->stack = 0;
   }
   ht->seen_ns = now_ns;
-  /* Its stack, read without disturbing it, at most every
-   * TM_HIDDEN_SCAN_NS per thread (the call site may change). */
-  if (syscall_line && (!ht->stack || now_ns - ht->scanned_ns >= TM_HIDDEN_SCAN_NS)) {
-    void *pcs[SCAN_FRAMES];
-    int exact = 0;
-    int n = tm_stack_scan(tid, syscall_line, pcs, SCAN_FRAMES, &exact);
-    n = tm_call_chain_clean(pcs, n, exact);
-    if (n > 0) {
-      ht->stack = tm_site_intern(pcs, (uint32_t)n, true);
-      ht->scanned_ns = now_ns;
-    }
+  /* At most every TM_HIDDEN_SCAN_NS per thread (the call site may change);
+   * a failed scan keeps the stack it had. */
+  if (scanned > 0) {
+    int n = tm_call_chain_clean(pcs, scanned, exact);
+    ht->stack = tm_site_intern(pcs, (uint32_t)n, true);
+    ht->scanned_ns = now_ns;
   }
   tm_site_add(oid, ht->stack ? ht->stack : TM_SITE_UNKNOWN, 1, tick_ns);
   return true;

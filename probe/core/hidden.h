@@ -9,7 +9,8 @@
  *
  * Call sites: the blocked thread's stack is read without stopping or
  * signalling it, by scanning a copy of it (stackscan.h), at most every
- * TM_HIDDEN_SCAN_NS per thread. Each tick a thread is seen waiting counts
+ * TM_HIDDEN_SCAN_NS per thread, first thing at a sighting (the thread may
+ * wake at any moment after its syscall file was read). Each tick a thread is seen waiting counts
  * one sample for the stack last read of it on that word (TM_SITE_UNKNOWN
  * before any): a site's contentions are samples, its wait_ns samples x
  * tick interval. Sampler thread only. */
