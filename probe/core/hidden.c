@@ -172,8 +172,8 @@ bool tm_hidden_seen(tm_hidden *h, uint32_t tid, uint64_t word, const char *sysca
   ht->seen_ns = now_ns;
   /* At most every TM_HIDDEN_SCAN_NS per thread (the call site may change);
    * a failed scan keeps the stack it had. */
-  if (scanned > 0) {
-    int n = tm_call_chain_clean(pcs, scanned, exact);
+  int n = scanned > 0 ? tm_call_chain_clean(pcs, scanned, exact) : 0;
+  if (n > 0) {
     ht->stack = tm_site_intern(pcs, (uint32_t)n, true);
     ht->scanned_ns = now_ns;
   }
