@@ -194,6 +194,9 @@ struct FindingInputs {
   };
   std::vector<Waiting> waiting;
   bool sleepKnown = false;
+  // user_thread_handoff: the times user threads were put on an LWP in r
+  // (a span going on at r's start is the range's before's).
+  int64_t userSpansBegun = 0;
 };
 // inputs, when given, filled with what the rules read over r.
 std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r,

@@ -13,32 +13,33 @@ namespace findings_detail {
 
 namespace {
 
-struct UserPool {
-  std::vector<int> users;  // user thread indices alive in r
-  std::vector<uint32_t> lwps;  // the LWPs they ran on in r, sorted
-  std::vector<uint32_t> userIds;
-  int64_t lifeNs = 0, onLwpNs = 0, dispatchableNs = 0, spans = 0;
-  StateTimes onLwp;  // the LWPs' states while running them
-};
+// The spans of user thread i in r that began in it: one cut by r's start
+// (clipped to start there) is the window's before's, as a streamed report
+// adds them up.
+int64_t spansBegun(const SessionModel &m, int i, const TimeRange &r) {
+  int64_t n = 0;
+  for (const UserSpan &s : m.userThreadSpans(i, r)) n += s.start > r.t0 || r.t0 <= m.startNs();
+  return n;
+}
 
 UserPool poolOf(const SessionModel &m, const TimeRange &r) {
   UserPool p;
   std::set<uint32_t> lwps;
   for (int i = 0; i < m.userThreadCount(); i++) {
     UserThreadStates st = m.userThreadStates(i, r);
-    const int64_t life = st.onLwpNs + st.dispatchableNs;
-    if (life <= 0) continue;
-    p.users.push_back(i);
-    p.userIds.push_back(m.userThread(i).id);
-    p.lifeNs += life;
-    p.onLwpNs += st.onLwpNs;
-    p.dispatchableNs += st.dispatchableNs;
-    for (size_t k = 0; k < st.onLwp.ns.size(); k++) p.onLwp.ns[k] += st.onLwp.ns[k];
-    p.onLwp.lifetimeNs += st.onLwp.lifetimeNs;
-    for (const auto &[tid, ns] : st.lwpNs) lwps.insert(tid);
+    if (st.onLwpNs + st.dispatchableNs <= 0) continue;
+    addUser(&p, m.userThread(i).id, st, &lwps);
     p.spans += int64_t(m.userThreadSpans(i, r).size());
   }
   p.lwps.assign(lwps.begin(), lwps.end());
+  for (uint32_t tid : p.lwps) {
+    const int at = m.indexOfTid(tid);
+    if (at < 0) continue;
+    const StateTimes st = m.threadStatesAttributed(at, r);
+    for (size_t k = 0; k < st.ns.size(); k++) p.lwpStates.ns[k] += st.ns[k];
+    p.lwpStates.lifetimeNs += st.lifetimeNs;
+    p.lwpNs += m.threadStates(at, r).lifetimeNs;
+  }
   return p;
 }
 
@@ -55,10 +56,8 @@ QJsonArray idArray(const std::vector<uint32_t> &ids) {
   return a;
 }
 
-void shareLwps(const SessionModel &m, const TimeRange &r, const UserPool &p,
-               std::vector<Finding> *out) {
-  if (p.users.size() <= p.lwps.size() || p.lwps.empty()) return;
-  const int cpus = std::max(1, m.cpuCount());
+void shareLwps(int cpus, const TimeRange &r, const UserPool &p, std::vector<Finding> *out) {
+  if (p.userIds.size() <= p.lwps.size() || p.lwps.empty()) return;
   const int atOnce = std::min(int(p.lwps.size()), cpus);
   const double disp = double(p.dispatchableNs) / double(p.lifeNs);
   Finding f;
@@ -73,7 +72,7 @@ void shareLwps(const SessionModel &m, const TimeRange &r, const UserPool &p,
   f.message = QStringLiteral("%1 share %2: at most %3 run at once%4; they were dispatchable "
                              "(off an LWP: waiting for one, or parked by their scheduler) %5 "
                              "of the time.")
-                  .arg(userCount(int(p.users.size())), lwpCount(p.lwps.size()))
+                  .arg(userCount(int(p.userIds.size())), lwpCount(p.lwps.size()))
                   .arg(atOnce)
                   .arg(int(p.lwps.size()) > cpus
                            ? QStringLiteral(" (the machine's %1 CPUs)").arg(cpus)
@@ -89,35 +88,25 @@ void shareLwps(const SessionModel &m, const TimeRange &r, const UserPool &p,
   out->push_back(std::move(f));
 }
 
-// The LWPs' own time (between user threads: their scheduler) in r, by
-// state: their whole states less those while running user threads.
-StateTimes schedulerStates(const SessionModel &m, const TimeRange &r, const UserPool &p) {
-  StateTimes own;
-  for (uint32_t tid : p.lwps) {
-    int at = m.indexOfTid(tid);
-    if (at < 0) continue;
-    StateTimes st = m.threadStatesAttributed(at, r);
-    for (size_t k = 0; k < st.ns.size(); k++) own.ns[k] += st.ns[k];
-    own.lifetimeNs += st.lifetimeNs;
-  }
+// The LWPs' own time (between user threads: their scheduler), by state:
+// their whole states less those while running user threads.
+StateTimes schedulerStates(const UserPool &p) {
+  StateTimes own = p.lwpStates;
   for (size_t k = 0; k < own.ns.size(); k++)
     own.ns[k] = std::max<int64_t>(0, own.ns[k] - p.onLwp.ns[k]);
   own.lifetimeNs = std::max<int64_t>(0, own.lifetimeNs - p.onLwp.lifetimeNs);
   return own;
 }
 
-void handoff(const SessionModel &m, const TimeRange &r, const UserPool &p,
-             std::vector<Finding> *out) {
-  if (p.users.size() < 2 || p.lwps.empty() || p.spans == 0) return;
+void handoff(const TimeRange &r, const UserPool &p, std::vector<Finding> *out) {
+  if (p.userIds.size() < 2 || p.lwps.empty() || p.spans == 0) return;
   const double seconds = double(r.length()) / 1e9;
   const double perSecond = double(p.spans) / seconds;
   const double perSpanUs = double(p.onLwpNs) / double(p.spans) / 1e3;
   const double disp = double(p.dispatchableNs) / double(p.lifeNs);
   if (perSpanUs > finding::kHandoffMaxSpanUs || disp < finding::kUserDispatchableShare) return;
-  StateTimes own = schedulerStates(m, r, p);
-  int64_t lwpNs = 0;
-  for (uint32_t tid : p.lwps)
-    if (int at = m.indexOfTid(tid); at >= 0) lwpNs += m.threadStates(at, r).lifetimeNs;
+  StateTimes own = schedulerStates(p);
+  const int64_t lwpNs = p.lwpNs;
   if (lwpNs <= 0) return;
   // Parked in the scheduler (no user thread ready on its queue, or waiting
   // for its lock) or woken and waiting for a CPU: an LWP not running one.
@@ -145,7 +134,7 @@ void handoff(const SessionModel &m, const TimeRange &r, const UserPool &p,
                      "threads (one user thread per LWP, blocking in the kernel) do not pay it, "
                      "but pay a kernel wake-up per wait instead: the M-to-N study found "
                      "fine-grained barriers up to 15% slower unbound on Solaris; time both.")
-          .arg(userCount(int(p.users.size())))
+          .arg(userCount(int(p.userIds.size())))
           .arg(qint64(perSecond))
           .arg(perSpanUs, 0, 'f', 1)
           .arg(percent(disp), lwpCount(p.lwps.size()), percent(idleShare));
@@ -160,12 +149,27 @@ void handoff(const SessionModel &m, const TimeRange &r, const UserPool &p,
 
 }  // namespace
 
+void addUser(UserPool *p, uint32_t id, const UserThreadStates &st, std::set<uint32_t> *lwps) {
+  p->userIds.push_back(id);
+  p->lifeNs += st.onLwpNs + st.dispatchableNs;
+  p->onLwpNs += st.onLwpNs;
+  p->dispatchableNs += st.dispatchableNs;
+  for (size_t k = 0; k < st.onLwp.ns.size(); k++) p->onLwp.ns[k] += st.onLwp.ns[k];
+  p->onLwp.lifetimeNs += st.onLwp.lifetimeNs;
+  for (const auto &[tid, ns] : st.lwpNs) lwps->insert(tid);
+}
+
+void userPoolFindings(const UserPool &p, int cpus, const TimeRange &r, std::vector<Finding> *out) {
+  if (p.userIds.empty()) return;
+  shareLwps(std::max(1, cpus), r, p, out);
+  handoff(r, p, out);
+}
+
 void userThreadFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
   if (m.userThreadCount() == 0) return;
-  UserPool p = poolOf(m, r);
-  if (p.users.empty()) return;
-  shareLwps(m, r, p, out);
-  handoff(m, r, p, out);
+  if (FindingInputs *in = inputsFor(m, r))
+    for (int i = 0; i < m.userThreadCount(); i++) in->userSpansBegun += spansBegun(m, i, r);
+  userPoolFindings(poolOf(m, r), m.cpuCount(), r, out);
 }
 
 }  // namespace findings_detail

@@ -150,6 +150,21 @@ void runtimeFindingsOf(const std::map<int, RuntimeWaits> &waits,
 int javaLockRank(const QString &lock);
 void barrierFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void userThreadFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
+// The user threads alive over a range and what the M:N rules read of them.
+struct UserPool {
+  std::vector<uint32_t> userIds;  // in the model's order
+  std::vector<uint32_t> lwps;     // the LWPs they ran on, sorted
+  int64_t lifeNs = 0, onLwpNs = 0, dispatchableNs = 0;
+  int64_t spans = 0;     // times they were put on an LWP
+  StateTimes onLwp;      // the LWPs' states while running them
+  StateTimes lwpStates;  // the LWPs' attributed states, all of them
+  int64_t lwpNs = 0;     // the LWPs' lives
+};
+// A user thread's states (its life: on an LWP or dispatchable) into *p, the
+// LWPs it ran on into *lwps.
+void addUser(UserPool *p, uint32_t id, const UserThreadStates &st, std::set<uint32_t> *lwps);
+// user_threads_share_lwps and user_thread_handoff of a pool over r.
+void userPoolFindings(const UserPool &p, int cpus, const TimeRange &r, std::vector<Finding> *out);
 
 }  // namespace findings_detail
 }  // namespace tmon

@@ -189,6 +189,7 @@ void StreamFindings::add(const StreamFindingsPart &p, const std::set<uint32_t> &
     for (const auto &[edge, ns] : o.byEdge) to.byEdge[edge] += ns;
   }
   sleepKnown_ = sleepKnown_ || in.sleepKnown;
+  userSpansBegun_ += in.userSpansBegun;
   for (const FindingInputs::Waiting &w : in.waiting) {
     FindingInputs::Waiting &to = waiting_[w.tid];
     to.tid = w.tid;
@@ -614,6 +615,35 @@ std::vector<Finding> StreamFindings::neverRunsOfRun(const ReportRows &rows) cons
   return out;
 }
 
+// user_threads_share_lwps and user_thread_handoff of the whole run, as
+// userThreadFindings makes them of a whole read: of the rows' user threads
+// (each one's states summed over every window) and of the rows of the LWPs
+// they ran on, with the times they were put on an LWP summed over the
+// windows.
+static bool isUserThreads(FindingKind k) {
+  return k == FindingKind::UserThreadsShareLwps || k == FindingKind::UserThreadHandoff;
+}
+
+std::vector<Finding> StreamFindings::userThreadsOfRun(const ReportRows &rows) const {
+  findings_detail::UserPool p;
+  std::set<uint32_t> lwps;
+  for (const UserThreadRow &u : rows.users)
+    if (u.states.onLwpNs + u.states.dispatchableNs > 0)
+      findings_detail::addUser(&p, u.info.id, u.states, &lwps);
+  p.lwps.assign(lwps.begin(), lwps.end());
+  p.spans = userSpansBegun_;
+  for (const ThreadRow &t : rows.threads) {
+    if (!lwps.count(t.info.tid)) continue;
+    for (size_t k = 0; k < t.states.ns.size(); k++) p.lwpStates.ns[k] += t.states.ns[k];
+    p.lwpStates.lifetimeNs += t.states.lifetimeNs;
+    p.lwpNs += t.states.lifetimeNs;
+  }
+  std::vector<Finding> out;
+  const TimeRange run{rows.startNs, rows.startNs + std::llround(rows.durationS * 1e9)};
+  findings_detail::userPoolFindings(p, cpus_, run, &out);
+  return out;
+}
+
 std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionModel &names) const {
   std::vector<Finding> out;
   for (const Finding &f : newest_)
@@ -633,7 +663,7 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
   for (const auto &kv : merged_) {
     const Merged &m = kv.second;
     Finding f = m.worst;
-    if (f.kind == FindingKind::NeverRuns) continue;  // the run's: below
+    if (f.kind == FindingKind::NeverRuns || isUserThreads(f.kind)) continue;  // the run's: below
     // A runtime's lock whose waits are a hidden lock's estimate (a Rust
     // std Mutex: internalLockFindings) keeps its worst window's figures.
     const bool serialising =
@@ -696,7 +726,9 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
     f.message += ofRunWords(0);
     out.push_back(std::move(f));
   }
-  for (Finding &f : neverRunsOfRun(*rows)) {
+  std::vector<Finding> ofRun = neverRunsOfRun(*rows);
+  for (Finding &f : userThreadsOfRun(*rows)) ofRun.push_back(std::move(f));
+  for (Finding &f : ofRun) {
     const auto m = merged_.find(keyOf(f));
     const int held = m == merged_.end() ? 0 : m->second.windows;
     QJsonObject w;

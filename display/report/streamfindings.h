@@ -82,6 +82,7 @@ class StreamFindings {
   bool barrierOfRun(const ReportRows &rows, tmon::Finding *f) const;
   bool runtimeOfRun(const ReportRows &rows, tmon::Finding *f) const;
   std::vector<tmon::Finding> neverRunsOfRun(const ReportRows &rows) const;
+  std::vector<tmon::Finding> userThreadsOfRun(const ReportRows &rows) const;
   bool barrierOfRun(const ReportRows &rows, uint32_t object, const QString &objectName,
                     tmon::Finding *f) const;
 
@@ -109,6 +110,8 @@ class StreamFindings {
   // tid, and whether any window's capture told a sleep's cause.
   std::map<uint32_t, tmon::FindingInputs::Waiting> waiting_;
   bool sleepKnown_ = false;
+  // user_thread_handoff's: the times user threads were put on an LWP.
+  int64_t userSpansBegun_ = 0;
   std::map<Key, Merged> merged_;
   int windows_ = 0;
   int64_t windowNs_ = 0, startNs_ = 0;
