@@ -34,6 +34,18 @@ class JsonTree {
   void value(const T &v) {
     put(QJsonValue(v));
   }
+  // As JsonWriter::numbers.
+  void numbers(std::initializer_list<JsonWriter::Number> members) {
+    beginObject();
+    for (const JsonWriter::Number &m : members) {
+      key_ = QString::fromLatin1(m.key.data(), qsizetype(m.key.size()));
+      if (m.seconds)
+        seconds(m.v);
+      else
+        value(qint64(m.v));
+    }
+    endObject();
+  }
   QJsonObject take() { return root_.toObject(); }
 
  private:
@@ -357,18 +369,11 @@ QJsonObject cpuJson(int cpu, const CpuDelta &d) {
 // object for 100 threads), written cell by cell in the keys' sorted order.
 void writePairs(JsonWriter &w, const std::vector<WaitPair> &pairs) {
   w.beginArray();
-  for (const WaitPair &p : pairs) {
-    w.beginObject();
-    w.key("count");
-    w.value(qint64(p.count));
-    w.key("holder");
-    w.value(qint64(p.holder));
-    w.key("wait_s");
-    w.seconds(int64_t(p.waitNs));
-    w.key("waiter");
-    w.value(qint64(p.waiter));
-    w.endObject();
-  }
+  for (const WaitPair &p : pairs)
+    w.numbers({{"count", qint64(p.count)},
+               {"holder", qint64(p.holder)},
+               {"wait_s", int64_t(p.waitNs), true},
+               {"waiter", qint64(p.waiter)}});
   w.endArray();
 }
 
@@ -533,14 +538,8 @@ void writeSync(W &out, const ReportRows &rows, const SyncRow &row) {
   } else {
     o.add("waiters", [&row](W &w) {
       w.beginArray();
-      for (const auto &x : row.waiters) {
-        w.beginObject();
-        w.key("tid");
-        w.value(qint64(x.first));
-        w.key("wait_s");
-        w.seconds(x.second);
-        w.endObject();
-      }
+      for (const auto &x : row.waiters)
+        w.numbers({{"tid", qint64(x.first)}, {"wait_s", int64_t(x.second), true}});
       w.endArray();
     });
   }
