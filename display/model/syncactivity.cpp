@@ -263,8 +263,10 @@ void SyncActivity::forEachWait(uint32_t object, const TimeRange &r, int64_t hori
     int64_t from = r.t0 - cl->second.longest;
     auto it = std::lower_bound(v.begin(), v.end(), from,
                                [](const WaitRecord &w, int64_t x) { return w.start < x; });
-    for (; it != v.end() && it->start < r.t1; ++it)
-      if (it->end > r.t0 || (it->start >= r.t0 && it->end == it->start)) f(*it);
+    for (; it != v.end() && it->start < r.t0; ++it)
+      if (it->end > r.t0) f(*it);
+    // Those starting in r are all in it (a zero-length one at r.t0 too).
+    for (; it != v.end() && it->start < r.t1; ++it) f(*it);
   }
   if (!openWaits_) return;
   for (const ThreadWaits &th : threads_) {
