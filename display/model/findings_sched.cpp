@@ -78,7 +78,8 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
   static_assert(kFinalStateCount <= 32, "a state's bit in a word");
   for (const ProgramThread &p : pts) {
     const bool wants = wantsToRun(p);
-    const uint32_t counted = kHeld | kBarrier | (wants ? kRunnable : 0);
+    // Runnable time counts as busy only for a thread that wants to run.
+    const uint32_t wantedRunnable = wants ? kRunnable : 0;
     // Read in place, a piece at a time, in time order: a bin's sums are
     // kept in integers until a piece goes past it (the bins add whole
     // nanoseconds, exact in a double in any order), where a division per
@@ -94,7 +95,7 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
     };
     const auto add = [&](uint32_t bit, int64_t d) __attribute__((always_inline)) {
       if (bit & kHeld) held += d;
-      if (bit & kRunnable) runnable += d;  // only when it wants to run (counted)
+      if (bit & wantedRunnable) runnable += d;
       if (bit & kBarrier) waiting += d;
     };
     // A piece past the bin: its parts bin by bin. Out of line (rare), so
@@ -115,7 +116,7 @@ Bins binsOf(const SessionModel &m, const TimeRange &r, const std::vector<Program
     m.settledTimeline(p.index).forEachPiece(
         r, ticks, [&](const StateInterval &iv) __attribute__((always_inline)) {
           const uint32_t bit = 1u << unsigned(iv.state);
-          if (!(bit & counted)) return;
+          if (!(bit & (kHeld | kBarrier))) return;
           if (iv.end > binEnd)
             crossing(bit, iv.start, iv.end);
           else
