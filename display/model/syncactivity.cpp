@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "celltable.h"
 #include "framecheck.h"
 #include "nearend.h"
 #include "threadmon.pb-c.h"
@@ -262,8 +263,10 @@ void SyncActivity::forEachWait(uint32_t object, const TimeRange &r, int64_t hori
     int64_t from = r.t0 - cl->second.longest;
     auto it = std::lower_bound(v.begin(), v.end(), from,
                                [](const WaitRecord &w, int64_t x) { return w.start < x; });
-    for (; it != v.end() && it->start < r.t1; ++it)
-      if (it->end > r.t0 || (it->start >= r.t0 && it->end == it->start)) f(*it);
+    for (; it != v.end() && it->start < r.t0; ++it)
+      if (it->end > r.t0) f(*it);
+    // Those starting in r are all in it (a zero-length one at r.t0 too).
+    for (; it != v.end() && it->start < r.t1; ++it) f(*it);
   }
   if (!openWaits_) return;
   for (const ThreadWaits &th : threads_) {
@@ -328,54 +331,6 @@ void SyncActivity::waits(uint32_t object, const TimeRange &r, int64_t horizon,
 }
 
 namespace {
-
-// Cells of a waiter x holder table in one flat array, found through an
-// open-addressed table of their places + 1 (0: empty), at most half full
-// (a hash map's node per cell and its lookups were a tenth of a streamed
-// report's CPU).
-class CellTable {
- public:
-  WaitPair &at(uint32_t waiter, uint32_t holder) {
-    const uint64_t key = uint64_t(waiter) << 32 | holder;
-    for (size_t h = slot(key);; h = (h + 1) & mask_) {
-      const uint32_t place = places_[h];
-      if (!place) return add(h, waiter, holder);
-      WaitPair &c = cells_[place - 1];
-      if (c.waiter == waiter && c.holder == holder) return c;
-    }
-  }
-  // The cells that waited at all, in no order.
-  std::vector<WaitPair> take() {
-    cells_.erase(std::remove_if(cells_.begin(), cells_.end(),
-                                [](const WaitPair &c) { return !c.count && !c.waitNs; }),
-                 cells_.end());
-    return std::move(cells_);
-  }
-
- private:
-  size_t slot(uint64_t key) const { return size_t((key * 0x9E3779B97F4A7C15u) >> shift_); }
-  // A new cell at the empty place h (the lookup's fast path stays small).
-  __attribute__((noinline)) WaitPair &add(size_t h, uint32_t waiter, uint32_t holder) {
-    cells_.push_back(WaitPair{waiter, holder, 0, 0});
-    places_[h] = uint32_t(cells_.size());
-    if (2 * cells_.size() > places_.size()) grow();
-    return cells_.back();
-  }
-  void grow() {
-    places_.assign(places_.size() * 2, 0);
-    mask_ = places_.size() - 1;
-    shift_--;
-    for (size_t i = 0; i < cells_.size(); i++) {
-      size_t h = slot(uint64_t(cells_[i].waiter) << 32 | cells_[i].holder);
-      while (places_[h]) h = (h + 1) & mask_;
-      places_[h] = uint32_t(i + 1);
-    }
-  }
-  std::vector<uint32_t> places_ = std::vector<uint32_t>(64);
-  size_t mask_ = 63;
-  int shift_ = 58;  // 64 - log2(places_.size())
-  std::vector<WaitPair> cells_;
-};
 
 // One wait into the matrix over r: the time of it in r, to whom it is
 // blamed; counted when it began in r.
@@ -500,6 +455,89 @@ class PlaceCells {
   CellTable others_;
 };
 
+// An object's sums when it has many more waits to sum than the threads
+// have pairs (a busy lock's window: 48,000 waits among 100 threads), in a
+// square table by the waiter's and the blamed thread's places in threads_
+// (the blamed 0 in a column of its own), each cell its count and time, and
+// each waiter's time read off its row: PlaceCells' numbers into a vector of
+// cells beside a WaiterTotals were 100 instructions a wait. A wait whose
+// waiter or blamed thread has no place (none so far) goes to the tables of
+// those (others_, othersNs_).
+class PlaceTable {
+ public:
+  PlaceTable(const TidIndex &index, size_t places)
+      : index_(index),
+        columns_(places + 1),
+        sums_(places * columns_),
+        seen_(places),
+        besideNs_(places) {}
+  // The fits: places <= kMaxPlaces and places * columns <= waits (as PlaceCells').
+  static bool fits(size_t places, size_t waits) {
+    return places <= kMaxPlaces && places * (places + 1) <= waits;
+  }
+  // A wait's time ns in r into its waiter's total; into its cell unless it
+  // is nobody's blocking (a barrier's self-release), counted when it began
+  // in r. Inlined: asked for every wait.
+  __attribute__((always_inline)) void add(const WaitRecord &w, int64_t ns, bool blocking,
+                                          bool began) {
+    const int row = index_.find(w.waiter);
+    const uint32_t blamed = w.blamed();
+    const int column = !blocking ? -1 : blamed ? index_.find(blamed) : int(columns_) - 1;
+    if (row < 0 || column < 0) return elsewhere(w, row, ns, blocking, began);
+    seen_[size_t(row)] = 1;
+    Sum &c = sums_[size_t(row) * columns_ + size_t(column)];
+    if (began) c.count += w.count;
+    c.ns += uint64_t(ns);
+  }
+  // WaitSums::cells and ::waiters; tids: by place.
+  void take(const std::vector<uint32_t> &tids, WaitSums *out) {
+    out->cells = others_.take();
+    std::vector<std::pair<uint32_t, int64_t>> waiters = byTid(&othersNs_);
+    const size_t elsewhere = waiters.size();
+    for (size_t row = 0; row < seen_.size(); row++) {
+      if (!seen_[row]) continue;
+      int64_t ns = besideNs_[row];
+      const Sum *sums = &sums_[row * columns_];
+      for (size_t column = 0; column < columns_; column++) {
+        const Sum &c = sums[column];
+        if (!c.count && !c.ns) continue;
+        ns += int64_t(c.ns);
+        out->cells.push_back(
+            WaitPair{tids[row], column + 1 < columns_ ? tids[column] : 0, c.count, c.ns});
+      }
+      waiters.emplace_back(tids[row], ns);
+    }
+    std::inplace_merge(waiters.begin(), waiters.begin() + std::ptrdiff_t(elsewhere), waiters.end());
+    out->waiters = std::move(waiters);
+  }
+
+ private:
+  static constexpr size_t kMaxPlaces = 1024;  // a table of 16 MiB at most
+  struct Sum {
+    uint64_t count = 0, ns = 0;
+  };
+  __attribute__((noinline)) void elsewhere(const WaitRecord &w, int row, int64_t ns, bool blocking,
+                                           bool began) {
+    if (row >= 0) {
+      seen_[size_t(row)] = 1;
+      besideNs_[size_t(row)] += ns;
+    } else {
+      addWaiter(&othersNs_, w.waiter, ns);
+    }
+    if (!blocking) return;
+    WaitPair &c = others_.at(w.waiter, w.blamed());
+    if (began) c.count += w.count;
+    c.waitNs += uint64_t(ns);
+  }
+  const TidIndex &index_;
+  size_t columns_;
+  std::vector<Sum> sums_;          // row by the waiter's place, column by the blamed's
+  std::vector<uint8_t> seen_;      // by the waiter's place: a wait of it summed
+  std::vector<int64_t> besideNs_;  // by the waiter's place: its time in no cell here
+  CellTable others_;               // cells of a thread without a place
+  CellTable othersNs_;             // waiters without a place (addWaiter)
+};
+
 }  // namespace
 
 size_t SyncActivity::closedWaitsNear(uint32_t object, const TimeRange &r) const {
@@ -527,38 +565,58 @@ void SyncActivity::waitSums(uint32_t object, const TimeRange &r, int64_t horizon
                             WaitSums *out) const {
   *out = WaitSums{};
   const size_t near = closedWaitsNear(object, r);
-  WaiterTotals waiters(threads_.size(), near);
-  PlaceCells cells(threadIndex_, threads_.size(), near);
-  int64_t recorded = 0, unfinished = 0, blamed = 0;
-  uint64_t pieces = 0, count = 0;
-  // Inlined (called for every wait, a call each was a fifth of the sums).
-  auto sum = [&](const WaitRecord &w) __attribute__((always_inline)) {
-    // As waits() clips it.
-    const int64_t ns = clippedNs(w, r);
-    const int place = waiters.byPlace ? threadIndex_.find(w.waiter) : -1;
-    waiters.add(place, w.waiter, ns);
-    pieces++;
+  // The totals in locals (a struct's members stay in registers once inlined).
+  struct {
+    int64_t recorded = 0, unfinished = 0, blamed = 0;
+    uint64_t pieces = 0, count = 0;
+  } sum;
+  // A wait's part in r (as waits() clips it) into the totals; false when it
+  // is nobody's blocking (as addCell: a barrier's self-release). Inlined
+  // (called for every wait, a call each was a fifth of the sums).
+  const auto total = [&sum](const WaitRecord &w, int64_t ns) __attribute__((always_inline)) {
+    sum.pieces++;
     if (!w.open) {
-      recorded += ns;
-      count += w.count;
+      sum.recorded += ns;
+      sum.count += w.count;
     } else {
-      unfinished += ns;
+      sum.unfinished += ns;
     }
-    // As addCell: a barrier's self-release is nobody's blocking.
-    if (!w.holder && w.releaser == w.waiter) return;
-    blamed += ns;
-    WaitPair &c = cells.at(place, w.waiter, w.blamed());
-    if (w.start >= r.t0) c.count += w.count;
-    c.waitNs += uint64_t(ns);
+    const bool blocking = w.holder || w.releaser != w.waiter;
+    if (blocking) sum.blamed += ns;
+    return blocking;
   };
-  forEachWait(object, r, horizon, sum);
-  out->pieces = pieces;
-  out->recorded = recorded;
-  out->unfinished = unfinished;
-  out->blamed = blamed;
-  out->count = count;
-  out->cells = cells.take();
-  out->waiters = waiters.take();
+  if (PlaceTable::fits(threads_.size(), near)) {
+    PlaceTable table(threadIndex_, threads_.size());
+    forEachWait(
+        object, r, horizon, [&](const WaitRecord &w) __attribute__((always_inline)) {
+          const int64_t ns = clippedNs(w, r);
+          table.add(w, ns, total(w, ns), w.start >= r.t0);
+        });
+    std::vector<uint32_t> tids;
+    tids.reserve(threads_.size());
+    for (const ThreadWaits &th : threads_) tids.push_back(th.tid);
+    table.take(tids, out);
+  } else {
+    WaiterTotals waiters(threads_.size(), near);
+    PlaceCells cells(threadIndex_, threads_.size(), near);
+    forEachWait(
+        object, r, horizon, [&](const WaitRecord &w) __attribute__((always_inline)) {
+          const int64_t ns = clippedNs(w, r);
+          const int place = waiters.byPlace ? threadIndex_.find(w.waiter) : -1;
+          waiters.add(place, w.waiter, ns);
+          if (!total(w, ns)) return;
+          WaitPair &c = cells.at(place, w.waiter, w.blamed());
+          if (w.start >= r.t0) c.count += w.count;
+          c.waitNs += uint64_t(ns);
+        });
+    out->cells = cells.take();
+    out->waiters = waiters.take();
+  }
+  out->pieces = sum.pieces;
+  out->recorded = sum.recorded;
+  out->unfinished = sum.unfinished;
+  out->blamed = sum.blamed;
+  out->count = sum.count;
 }
 
 std::vector<WaitPair> SyncActivity::matrix(const TimeRange &r, int64_t horizon,

@@ -984,14 +984,9 @@ void ThreadTimeline::stateAndCpuTimes(const TimeRange &r, const TickTimes &ticks
   }
   *out = StateTimes{};
   out->lifetimeNs = t1 - t0;
-  // detailTimes and detailCpuTimes at once.
-  walkFrom(t0, [&](const Packed &p, int64_t start, int64_t end) {
-    const int64_t s = std::max(start, t0), e = std::min(end, t1);
-    if (s >= t1) return false;
-    if (e <= s) return true;
+  // detailTimes and detailCpuTimes at once, d ns of p.
+  const auto add = [&](const Packed &p, int64_t d) __attribute__((always_inline)) {
     const unsigned code = codeOf(p);
-    const int cpu = cpuOf(p);
-    const int64_t d = e - s;
     int64_t on = d;
     if (code == kMixed) {
       Mix m = mixOf(p.payload);
@@ -1002,12 +997,39 @@ void ThreadTimeline::stateAndCpuTimes(const TimeRange &r, const TickTimes &ticks
       out->ns[restCodeOfMix(m.rest)] += d - on - rq;
     } else {
       out->ns[code] += d;
+      if (code != unsigned(FinalState::OnCpu)) return;
     }
-    if (cpu < 0 || (code != kMixed && code != unsigned(FinalState::OnCpu))) return true;
+    const int cpu = cpuOf(p);
+    if (cpu < 0) return;
     if (perCpu->size() <= size_t(cpu)) perCpu->resize(size_t(cpu) + 1, 0);
     (*perCpu)[size_t(cpu)] += on;
-    return true;
-  });
+  };
+  // As walkFrom(t0) with each interval clipped to [t0, t1), but only the one
+  // going on at t0 and the one t1 cuts are clipped: those between are
+  // summed as they are (the clipping and its tests were half of the walk).
+  const Packed *const iv = iv_.data();
+  const size_t n = iv_.size();
+  size_t i = firstOverlapping(t0);
+  if (i >= n) return;
+  const size_t last = n - 1;  // ends at derivedUntil_, not at a next start
+  int64_t s = startOf(iv[i]);
+  if (s < t0) {
+    const int64_t e = i < last ? startOf(iv[i + 1]) : derivedUntil_;
+    if (std::min(e, t1) > t0) add(iv[i], std::min(e, t1) - t0);
+    if (i == last || e >= t1) return;
+    s = e;
+    i++;
+  }
+  for (; i < last; i++) {
+    const int64_t e = startOf(iv[i + 1]);
+    if (e > t1) break;
+    if (e > s) add(iv[i], e - s);
+    s = e;
+  }
+  if (s < t1) {
+    const int64_t e = std::min(i < last ? startOf(iv[i + 1]) : derivedUntil_, t1);
+    if (e > s) add(iv[i], e - s);
+  }
 }
 
 void ThreadTimeline::intervals(const TimeRange &r, const TickTimes &ticks,

@@ -171,53 +171,122 @@ void JsonWriter::shortest(double d) {
 // scientific notation (an exponent of at least two digits) only when that
 // is strictly shorter than the plain decimal form.
 void JsonWriter::layout(bool negative, const char *digits, int n, int exp) {
-  if (negative) put('-');
+  char s[40];
+  put(s, size_t(layoutTo(s, negative, digits, n, exp) - s));
+}
+
+// At most 17 digits (a double's shortest), and the plain form only when no
+// longer than the scientific one: under 40 characters.
+char *JsonWriter::layoutTo(char *p, bool negative, const char *digits, int n, int exp) {
+  if (negative) *p++ = '-';
   const int expAbs = exp < 0 ? -exp : exp;
   const int sciLen = n + (n > 1) + 2 + (expAbs >= 100 ? 3 : 2);
   const int plainLen = exp >= 0 ? (n > exp + 1 ? n + 1 : exp + 1) : n - exp + 1;
   if (sciLen < plainLen) {
-    put(digits[0]);
+    *p++ = digits[0];
     if (n > 1) {
-      put('.');
-      put(digits + 1, size_t(n - 1));
+      *p++ = '.';
+      p = std::copy(digits + 1, digits + n, p);
     }
-    put(exp < 0 ? "e-" : "e+", 2);
-    if (expAbs >= 100) put(char('0' + expAbs / 100));
-    put(char('0' + expAbs / 10 % 10));
-    put(char('0' + expAbs % 10));
+    *p++ = 'e';
+    *p++ = exp < 0 ? '-' : '+';
+    if (expAbs >= 100) *p++ = char('0' + expAbs / 100);
+    *p++ = char('0' + expAbs / 10 % 10);
+    *p++ = char('0' + expAbs % 10);
   } else if (exp >= 0) {
     const int whole = exp + 1;
-    put(digits, size_t(std::min(n, whole)));
+    p = std::copy(digits, digits + std::min(n, whole), p);
     if (n > whole) {
-      put('.');
-      put(digits + whole, size_t(n - whole));
+      *p++ = '.';
+      p = std::copy(digits + whole, digits + n, p);
     } else {
-      for (int i = n; i < whole; i++) put('0');
+      for (int i = n; i < whole; i++) *p++ = '0';
     }
   } else {
-    put("0.", 2);
-    for (int i = 1; i < -exp; i++) put('0');
-    put(digits, size_t(n));
+    *p++ = '0';
+    *p++ = '.';
+    for (int i = 1; i < -exp; i++) *p++ = '0';
+    p = std::copy(digits, digits + n, p);
   }
+  return p;
 }
+
+namespace {
+// Whether seconds(ns) writes the digits of ns (else value(double)).
+bool secondsAsDigits(int64_t ns) {
+  constexpr int64_t kExact = 1'000'000'000'000'000;  // 10^15: 15 digits
+  return ns > -kExact && ns < kExact && ns % 1'000'000'000 != 0;
+}
+}  // namespace
 
 // ns / 1e9 is the double nearest to the decimal ns * 10^-9. A decimal of
 // at most 15 significant digits is the only one that short reading back as
 // that double (doubles are closer than such decimals), so it is the
 // shortest form: the digits of ns, its trailing zeros dropped.
-void JsonWriter::seconds(int64_t ns) {
-  constexpr int64_t kExact = 1'000'000'000'000'000;  // 10^15: 15 digits
-  if (ns <= -kExact || ns >= kExact || ns % 1'000'000'000 == 0) {
-    value(double(ns) / 1e9);
-    return;
-  }
-  next();
+char *JsonWriter::secondsTo(char *out, int64_t ns) {
+  if (!secondsAsDigits(ns)) return nullptr;
   char digits[20];
   const uint64_t u = ns < 0 ? uint64_t(-ns) : uint64_t(ns);
   const int n = int(std::to_chars(digits, digits + sizeof digits, u).ptr - digits);
   int significant = n;
   while (digits[significant - 1] == '0') significant--;
-  layout(ns < 0, digits, significant, n - 1 - 9);
+  return layoutTo(out, ns < 0, digits, significant, n - 1 - 9);
+}
+
+void JsonWriter::seconds(int64_t ns) {
+  char s[40];
+  const char *end = secondsTo(s, ns);
+  if (!end) {
+    value(double(ns) / 1e9);
+    return;
+  }
+  next();
+  put(s, size_t(end - s));
+}
+
+void JsonWriter::numbers(std::initializer_list<Number> members) {
+  constexpr size_t kMaxKey = 64, kMaxNumber = 40;
+  bool plain = true;
+  for (const Number &m : members)
+    plain = plain && m.key.size() <= kMaxKey && (!m.seconds || secondsAsDigits(m.v));
+  if (!plain) {
+    beginObject();
+    for (const Number &m : members) {
+      key(m.key);
+      if (m.seconds)
+        seconds(m.v);
+      else
+        value(qint64(m.v));
+    }
+    endObject();
+    return;
+  }
+  next();
+  const size_t outer = size_t(4 * depth_), inner = outer + 4;
+  const size_t room = 3 + members.size() * (inner + kMaxKey + 6 + kMaxNumber) + outer;
+  if (room > buf_.size() - used_) makeRoom(room);
+  char *p = buf_.data() + used_;
+  *p++ = '{';
+  bool first = true;
+  for (const Number &m : members) {
+    if (!first) *p++ = ',';
+    first = false;
+    *p++ = '\n';
+    std::memset(p, ' ', inner);
+    p += inner;
+    *p++ = '"';
+    std::memcpy(p, m.key.data(), m.key.size());
+    p += m.key.size();
+    std::memcpy(p, "\": ", 3);
+    p += 3;
+    p = m.seconds ? secondsTo(p, m.v) : std::to_chars(p, p + kMaxNumber, m.v).ptr;
+  }
+  *p++ = '\n';
+  std::memset(p, ' ', outer);
+  p += outer;
+  *p++ = '}';
+  used_ = size_t(p - buf_.data());
+  first_ = false;
 }
 
 void JsonWriter::value(const QString &s) {

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "capturewindow.h"
+#include "celltable.h"
 #include "largeblocks.h"
 #include "modelinvariants.h"
 #include "sessionmodel.h"
@@ -257,16 +258,6 @@ Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
   return p;
 }
 
-// Cells of waiter x holder tables summed (sortedWaitPairs orders them as
-// SyncActivity::matrix does).
-void addPairs(WaitCells *cells, const std::vector<WaitPair> &v) {
-  for (const WaitPair &w : v) {
-    WaitPair &c = waitCell(cells, w.waiter, w.holder);
-    c.count += w.count;
-    c.waitNs += w.waitNs;
-  }
-}
-
 uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
 // An object's pieces of waits counted one by one up to this many (then
@@ -369,7 +360,7 @@ class Merger {
         s.waiters = waitersByTime({a.waitNs.begin(), a.waitNs.end()});
         s.callSite = s.info.callSite();
       }
-      s.blockedBy = sortedWaitPairs(a.blockedBy);
+      s.blockedBy = a.blockedBy.sorted();
       if (!internal) merged.push_back(mergedWaits(a, s.delta));
       const SyncDelta &d = s.delta;
       if (d.acquisitions || d.contentions || d.waitNs || d.waitSamples)
@@ -378,14 +369,9 @@ class Merger {
     checkMerged(merged);
     sortSyncRows(&rows_->sync);
     // The whole table is the objects' tables added up, once at the end.
-    WaitCells matrix;
-    for (const SyncAcc &a : sync_)
-      for (const auto &kv : a.blockedBy) {
-        WaitPair &c = waitCell(&matrix, kv.second.waiter, kv.second.holder);
-        c.count += kv.second.count;
-        c.waitNs += kv.second.waitNs;
-      }
-    rows_->waitMatrix = sortedWaitPairs(matrix);
+    CellTable matrix;
+    for (const SyncAcc &a : sync_) matrix.add(a.blockedBy.cells());
+    rows_->waitMatrix = matrix.sorted();
     rows_->findings = findings_.findings(rows_, names);
   }
 
@@ -426,7 +412,7 @@ class Merger {
     std::unordered_map<uint32_t, int64_t> waitNs;
     uint64_t pieces = 0;
     bool anyWait = false, onlyHousekeeping = true;
-    WaitCells blockedBy;
+    CellTable blockedBy;
   };
 
   void addThread(ThreadPart &t) {
@@ -478,8 +464,7 @@ class Merger {
         a.waitNs[tid] += len;
         a.pieces++;
         a.anyWait = true;
-        WaitPair w{tid, c.holder, 0, uint64_t(len)};
-        addPairs(&a.blockedBy, {w});
+        a.blockedBy.add(WaitPair{tid, c.holder, 0, uint64_t(len)});
       }
       if (t.headEnd >= p.span.t1) return len;  // blocked all through: carried on
     }
@@ -516,8 +501,8 @@ class Merger {
     const bool self = !w.holder && w.releaser == w.waiter;
     const auto s = syncIndex_.find(it->first.second);
     if (!self && s != syncIndex_.end())
-      addPairs(&sync_[s->second].blockedBy,
-               {WaitPair{it->first.first, w.blamed(), it->second.count, it->second.waitNs}});
+      sync_[s->second].blockedBy.add(
+          WaitPair{it->first.first, w.blamed(), it->second.count, it->second.waitNs});
     pending_.erase(it);
   }
   void unblame(PendingMap::iterator it) {
@@ -545,7 +530,7 @@ class Merger {
     for (const OpenPiece &o : p.openAtEnd) {
       const auto s = syncIndex_.find(o.object);
       if (s == syncIndex_.end()) continue;
-      WaitPair &c = waitCell(&sync_[s->second].blockedBy, o.waiter, 0);
+      WaitPair &c = sync_[s->second].blockedBy.at(o.waiter, 0);
       const uint64_t count = o.began && c.count ? 1 : 0, ns = std::min(o.ns, c.waitNs);
       c.count -= count;
       c.waitNs -= ns;
@@ -582,7 +567,7 @@ class Merger {
     if (a.pieces > kMaxPieces) a.pieces = a.waitNs.size();
     a.anyWait = a.anyWait || s.anyWait;
     if (s.anyWait) a.onlyHousekeeping = a.onlyHousekeeping && s.onlyHousekeeping;
-    addPairs(&a.blockedBy, s.blockedBy);
+    a.blockedBy.add(s.blockedBy);
   }
 
   static SyncDelta deltaOf(const SyncAcc &a) { return syncBetween(a.atStart, a.newest); }

@@ -1076,6 +1076,49 @@ class TestModelFindings : public QObject {
     QVERIFY2(f->evidence["share"].toDouble() > 0.5, qPrintable(f->message));
   }
 
+  // A herd of 30 threads that each wake for 4 ms in 200 ms, 2 of them
+  // runnable, all at once, beside one busy thread on a CPU then, runnable
+  // 10 ms in 100 at other times, on 2 CPUs: the herd wants no CPU, so its
+  // runnable time is none of the program's oversubscription (the bins'
+  // runnable sums are of the threads that want to run), and the busy
+  // thread's is where no more threads are active than there are CPUs.
+  void oversubscribedLeavesOutTheHerdsRunnableTime() {
+    StreamBuilder b;
+    b.hello(true);
+    b.threadStart(99, at(0), "busy", "app!busy");
+    for (int p = 0; p < 1000; p += 100) {
+      b.cpuSwitch(99, at(p), 0, kIn);
+      b.cpuSwitch(99, at(p + 90), 0, kPreempt);
+    }
+    for (uint32_t tid = 100; tid < 130; tid++) {
+      b.threadStart(tid, at(0), "herd", "app!herd");
+      for (int p = 0; p < 1000; p += 200) {
+        b.cpuSwitch(tid, at(p), 1, kIn);
+        b.cpuSwitch(tid, at(p + 1), 1, kPreempt);
+        b.cpuSwitch(tid, at(p + 3), 1, kIn);
+        b.cpuSwitch(tid, at(p + 4), 1, kOut);
+      }
+    }
+    ticks(b, 1000, 1.0);
+    b.goodbye(at(1000), 0);
+    SessionModel m;
+    b.applyTo(&m);
+    // As findings_sched.cpp's wantsToRun: on a CPU or runnable a tenth of its life.
+    const auto wants = [&m](uint32_t tid) {
+      const StateTimes st = m.threadStates(m.indexOfTid(tid), m.resolve(Window::wholeRun()));
+      return 10 * (st.ns[size_t(FinalState::OnCpu)] + st.ns[size_t(FinalState::Runnable)]) >=
+             st.lifetimeNs;
+    };
+    QVERIFY(!wants(100));  // the herd
+    QVERIFY(wants(99));
+    const std::vector<Finding> all = findingsOf(m);
+    QVERIFY(!find(all, FindingKind::Oversubscribed));
+    FindingInputs in;
+    computeFindings(m, m.resolve(Window::wholeRun()), {}, &in);
+    QVERIFY2(in.runnableBeyondCpusNs < double(kMs),
+             qPrintable(QString::number(in.runnableBeyondCpusNs)));
+  }
+
   void oversubscribedAndSpinSleep() {
     for (bool over : {true, false}) {
       StreamBuilder b;

@@ -719,6 +719,72 @@ class TestReport : public QObject {
     QCOMPARE(w.text(), QJsonDocument(want).toJson());
   }
 
+  // numbers() writes an object as its members one by one do, at every
+  // depth (the room it makes at once is its indents'), in and out of
+  // arrays, with seconds that take value(double) (whole seconds, beyond
+  // 10^15 ns) and that do not, negatives, and no member at all; through a
+  // small buffer written out (a FILE) as into memory.
+  void jsonWriterNumbersAsMembers() {
+    std::mt19937_64 random(3);
+    const int64_t edges[] = {0,
+                             1,
+                             -1,
+                             999'999'999,
+                             1'000'000'000,
+                             -3'000'000'000,
+                             1'000'000'000'000'001,
+                             INT64_MAX,
+                             INT64_MIN,
+                             12'345'678'900};
+    auto write = [&](JsonWriter &w, bool fast) {
+      std::mt19937_64 r = random;
+      w.beginArray();
+      for (int i = 0; i < 3000; i++) {
+        const int depth = i % 19;
+        for (int d = 0; d < depth; d++) w.beginArray();
+        const int64_t a = int64_t(r() >> (r() % 64)) * (i % 2 ? 1 : -1);
+        const int64_t b = i % 7 ? int64_t(r() % 100'000'000'000) : edges[r() % 10];
+        if (fast) {
+          if (i % 11 == 0)
+            w.numbers({});
+          else
+            w.numbers({{"count", a}, {"holder", int64_t(r() % 70000)}, {"wait_s", b, true}});
+        } else if (i % 11 == 0) {
+          w.beginObject();
+          w.endObject();
+        } else {
+          w.beginObject();
+          w.key("count");
+          w.value(qint64(a));
+          w.key("holder");
+          w.value(qint64(r() % 70000));
+          w.key("wait_s");
+          w.seconds(b);
+          w.endObject();
+        }
+        for (int d = 0; d < depth; d++) w.endArray();
+      }
+      w.endArray();
+      w.finish();
+    };
+    JsonWriter slow, fast;
+    write(slow, false);
+    write(fast, true);
+    QCOMPARE(fast.text(), slow.text());
+    const QByteArray want = slow.text();
+    std::FILE *f = std::tmpfile();
+    QVERIFY(f);
+    {
+      JsonWriter out(f);
+      write(out, true);
+    }
+    std::rewind(f);
+    QByteArray got(want.size() + 1, '\0');
+    got.resize(qsizetype(std::fread(got.data(), 1, size_t(got.size()), f)));
+    std::fclose(f);
+    QCOMPARE(got, want);
+  }
+
   // --json's text, written as it is made, is the report's QJsonObject as
   // Qt writes it, for captures with every kind of member (an attached
   // session's nulls, who blocked whom, findings, a streamed read's merged
