@@ -4,7 +4,6 @@
 #define THREADMON_SESSIONSTORE_H
 
 #include <QString>
-
 #include <array>
 #include <memory>
 #include <unordered_map>

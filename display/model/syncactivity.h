@@ -46,12 +46,19 @@ class SyncActivity {
     ThreadWaits &th = threads_[slot];
     if (t < th.lastT) return;  // out of order: the timeline has it
     th.lastT = t;
-    if (th.waiting) closeWait(&th, t, releaser);
-    if (th.sleepingSince != kNotSleeping) {
-      th.sleeps.push_back(TimeRange{th.sleepingSince, t});
-      th.sleepingSince = kNotSleeping;
+    // (Both flags tested at once: most transitions close neither.)
+    if (th.waiting | th.sleeping) {
+      if (th.waiting) closeWait(&th, t, releaser);
+      if (th.sleeping) {
+        th.sleeps.push_back(TimeRange{th.sleepingSince, t});
+        th.sleepingSince = kNotSleeping;
+        th.sleeping = false;
+      }
     }
-    if (state == THREADMON__THREAD_STATE__STATE_SLEEPING) th.sleepingSince = t;
+    if (state == THREADMON__THREAD_STATE__STATE_SLEEPING) {
+      th.sleepingSince = t;
+      th.sleeping = true;
+    }
     // Blocking states that wait on an object (not sleeping).
     const int code = finalCodeOfWire(state);
     if (object != 0 && isBlockedCode(code)) {
@@ -168,7 +175,8 @@ class SyncActivity {
   static constexpr int64_t kNotSleeping = INT64_MIN;
   struct ThreadWaits {
     uint32_t tid = 0;
-    bool waiting = false;  // open holds its wait
+    bool waiting = false;   // open holds its wait
+    bool sleeping = false;  // sleepingSince holds an open wrapped sleep
     Open open;
     int64_t lastT = INT64_MIN;             // newest transition
     int64_t sleepingSince = kNotSleeping;  // an open wrapped sleep
