@@ -642,6 +642,37 @@ int SessionStore::futexWaitState(uint32_t object) const {
   return wire ? wire : THREADMON__THREAD_STATE__STATE_BLOCKED_FUTEX;
 }
 
+void SessionStore::foldTransition(int64_t at, int state, uint32_t obj, uint32_t holder,
+                                  uint32_t releaser, uint32_t tid) {
+  FoldSlot *slot = &foldSlots_[tid % kFoldSlots];
+  if (slot->tid != tid || !slot->timeline) {
+    if (!(slot = foldSlotFor(tid, at))) {
+      batchDropped_ = true;
+      return;
+    }
+  }
+  ThreadTimeline &th = *slot->timeline;
+  if (!th.baselineZero && at < th.info.startNs) th.setStart(at);  // first sight was late
+  if (state == THREADMON__THREAD_STATE__STATE_BLOCKED_FUTEX && obj) state = futexWaitState(obj);
+  // A duplicate (a frame sent twice) would close the wait it opened as a
+  // zero-length one: the waits see only what the timeline took.
+  ThreadTimeline::Added added = th.addTransition(at, state, obj);
+  if (added != ThreadTimeline::Added::Yes) {
+    rejected(th, added, at);
+    if (added == ThreadTimeline::Added::Duplicate || added == ThreadTimeline::Added::Crowded)
+      return;
+  }
+  if (state == THREADMON__THREAD_STATE__STATE_UNKNOWN) th.info.eventGaps.push_back(at);
+  // The thread's place among the waits, found once (the first time a
+  // transition of it reaches them, as before).
+  if (slot->waitSlot < 0) slot->waitSlot = int(activity.slotOf(tid));
+  activity.transitionAt(size_t(slot->waitSlot), at, state, obj, holder, releaser);
+  if (state == THREADMON__THREAD_STATE__STATE_EXITED && (th.info.endNs < 0 || at < th.info.endNs)) {
+    th.info.endNs = at;
+    th.markDirty(at);
+  }
+}
+
 void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
   const size_t n = std::min(tr.n_tid, tr.n_delta_ns);
   int64_t t = ns(tr.base_ns);
@@ -649,55 +680,48 @@ void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
   // seen once, after the loop (seeTime for every record wrote both members
   // each time, and a min and max per record were 9 instructions of it):
   // nothing below reads them.
-  bool dropped = false;  // a record of no thread (ThreadsFull): its time is not seen
-  // (Inlined into both loops below.)
-  auto one = [&](int64_t at, int state, uint32_t obj, uint32_t holder, uint32_t releaser,
-                 uint32_t tid) __attribute__((always_inline)) {
-    FoldSlot *slot = &foldSlots_[tid % kFoldSlots];
-    if (slot->tid != tid || !slot->timeline) {
-      if (!(slot = foldSlotFor(tid, at))) {
-        dropped = true;
-        return;
-      }
-    }
-    ThreadTimeline &th = *slot->timeline;
-    if (!th.baselineZero && at < th.info.startNs) th.setStart(at);  // first sight was late
-    if (state == THREADMON__THREAD_STATE__STATE_BLOCKED_FUTEX && obj) state = futexWaitState(obj);
-    // A duplicate (a frame sent twice) would close the wait it opened as a
-    // zero-length one: the waits see only what the timeline took.
-    ThreadTimeline::Added added = th.addTransition(at, state, obj);
-    if (added != ThreadTimeline::Added::Yes) {
-      rejected(th, added, at);
-      if (added == ThreadTimeline::Added::Duplicate || added == ThreadTimeline::Added::Crowded)
-        return;
-    }
-    if (state == THREADMON__THREAD_STATE__STATE_UNKNOWN) th.info.eventGaps.push_back(at);
-    // The thread's place among the waits, found once (the first time a
-    // transition of it reaches them, as before).
-    if (slot->waitSlot < 0) slot->waitSlot = int(activity.slotOf(tid));
-    activity.transitionAt(size_t(slot->waitSlot), at, state, obj, holder, releaser);
-    if (state == THREADMON__THREAD_STATE__STATE_EXITED &&
-        (th.info.endNs < 0 || at < th.info.endNs)) {
-      th.info.endNs = at;
-      th.markDirty(at);
-    }
-  };
+  batchDropped_ = false;
   // Nearly every batch has all its columns whole: read without a bound per
   // column and entry (those were a tenth of the fold's own instructions).
   if (tr.n_state >= n && tr.n_object_id >= n && tr.n_holder_tid >= n && tr.n_releaser_tid >= n) {
+    // States foldTransition treats apart: a futex wait's kind, an UNKNOWN's
+    // gap, a thread's end.
+    constexpr uint32_t kApart = 1u << THREADMON__THREAD_STATE__STATE_BLOCKED_FUTEX |
+                                1u << THREADMON__THREAD_STATE__STATE_UNKNOWN |
+                                1u << THREADMON__THREAD_STATE__STATE_EXITED;
+    static_assert(kWireStates <= 32, "a state's bit in kApart");
     for (size_t i = 0; i < n; i++) {
       t += tr.delta_ns[i];
-      one(t, tr.state[i], tr.object_id[i], tr.holder_tid[i], tr.releaser_tid[i], tr.tid[i]);
+      const uint32_t tid = tr.tid[i];
+      const int state = tr.state[i];
+      const uint32_t obj = tr.object_id[i];
+      // A plain transition (nearly all) is folded here, with no call
+      // before its wait's close (SyncActivity::plainAt); any other by
+      // foldTransition, the same way as before.
+      const FoldSlot &slot = foldSlots_[tid % kFoldSlots];
+      ThreadTimeline *const th = slot.timeline;
+      const int waitCode = SyncActivity::waitCodeOf(state, obj);
+      if (slot.tid == tid && th && unsigned(state) < unsigned(kWireStates) &&
+          !(kApart >> state & 1) && (th->baselineZero || t >= th->info.startNs) &&
+          th->appendsPlainly(t) && slot.waitSlot >= 0) {
+        if (auto *waits = activity.plainAt(size_t(slot.waitSlot), t, state, waitCode)) {
+          th->appendPlain(t, state, obj);
+          activity.foldPlain(waits, t, waitCode, obj, tr.holder_tid[i], tr.releaser_tid[i]);
+          continue;
+        }
+      }
+      foldTransition(t, state, obj, tr.holder_tid[i], tr.releaser_tid[i], tid);
     }
   } else {
     for (size_t i = 0; i < n; i++) {
       t += tr.delta_ns[i];
-      one(t, i < tr.n_state ? tr.state[i] : THREADMON__THREAD_STATE__STATE_UNKNOWN,
-          i < tr.n_object_id ? tr.object_id[i] : 0, i < tr.n_holder_tid ? tr.holder_tid[i] : 0,
-          i < tr.n_releaser_tid ? tr.releaser_tid[i] : 0, tr.tid[i]);
+      foldTransition(t, i < tr.n_state ? tr.state[i] : THREADMON__THREAD_STATE__STATE_UNKNOWN,
+                     i < tr.n_object_id ? tr.object_id[i] : 0,
+                     i < tr.n_holder_tid ? tr.holder_tid[i] : 0,
+                     i < tr.n_releaser_tid ? tr.releaser_tid[i] : 0, tr.tid[i]);
     }
   }
-  seeBatchTimes(tr, n, t, dropped);
+  seeBatchTimes(tr, n, t, batchDropped_);
 }
 
 void SessionStore::seeBatchTimes(const Threadmon__Transitions &tr, size_t n, int64_t lastNs,

@@ -101,6 +101,10 @@ class SessionStore {
   void applyThreadAttr(const Threadmon__ThreadAttr &a);
   void applySyncObject(const Threadmon__SyncObject &o);
   void applyTransitions(const Threadmon__Transitions &t);
+  // One transition of a batch, every case (applyTransitions folds the
+  // plain ones itself); sets batchDropped_ when its tid has no thread.
+  void foldTransition(int64_t at, int state, uint32_t obj, uint32_t holder, uint32_t releaser,
+                      uint32_t tid);
   // seeTime of the first n records of a batch applyTransitions took, the
   // last at lastNs; dropped: some of them had no thread.
   void seeBatchTimes(const Threadmon__Transitions &t, size_t n, int64_t lastNs, bool dropped);
@@ -139,6 +143,7 @@ class SessionStore {
   };
   static constexpr size_t kFoldSlots = 1024;
   std::array<FoldSlot, kFoldSlots> foldSlots_{};
+  bool batchDropped_ = false;  // a record of no thread (ThreadsFull): its time is not seen
   bool unsettled_ = true;  // something was applied since the last settle()
   int64_t earliest_ = INT64_MAX;
   int64_t latest_ = INT64_MIN;

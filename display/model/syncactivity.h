@@ -24,6 +24,8 @@
 namespace tmon {
 
 class SyncActivity {
+  struct ThreadWaits;  // what a thread's transitions left open (below)
+
  public:
   SyncActivity() = default;
   // Not copied: objectSlots_ point into objects_.
@@ -64,6 +66,35 @@ class SyncActivity {
     if (object != 0 && isBlockedCode(code)) {
       th.open = Open{t, object, holder, FinalState(code)};
       th.waiting = true;
+      openWaits_++;
+    }
+  }
+  // The fold's common transition in two steps, so that the fold makes no
+  // call while it holds a transition's values (a call on any path of its
+  // loop had them spilled and reloaded for every transition). The wait
+  // state code of a transition (waitCodeOf: -1 when it opens no wait);
+  // plainAt: the thread at slot when its transition is plain (in order, no
+  // wrapped sleep open or opened, not both closing a wait and opening one),
+  // else nullptr, changing nothing; foldPlain: folds a plain transition as
+  // transitionAt does, its wait closed last.
+  static int waitCodeOf(int state, uint32_t object) {
+    const int code = finalCodeOfWire(state);
+    return object != 0 && isBlockedCode(code) ? code : -1;
+  }
+  ThreadWaits *plainAt(size_t slot, int64_t t, int state, int waitCode) {
+    ThreadWaits *th = &threads_[slot];
+    const bool plain = t >= th->lastT && !th->sleeping &&
+                       state != THREADMON__THREAD_STATE__STATE_SLEEPING &&
+                       !(th->waiting && waitCode >= 0);
+    return plain ? th : nullptr;
+  }
+  void foldPlain(ThreadWaits *th, int64_t t, int waitCode, uint32_t object, uint32_t holder,
+                 uint32_t releaser) {
+    th->lastT = t;
+    if (th->waiting) return closeWait(th, t, releaser);
+    if (waitCode >= 0) {
+      th->open = Open{t, object, holder, FinalState(waitCode)};
+      th->waiting = true;
       openWaits_++;
     }
   }

@@ -112,6 +112,19 @@ class ThreadTimeline {
     }
     return placeTransition(t, state, object);
   }
+  // addTransition's common case in two steps, so that the fold makes no
+  // call while it holds a transition's values (SyncActivity::plainAt):
+  // appendsPlainly: a transition at t is appended where there is room
+  // and changes nothing derived; appendPlain appends it.
+  bool appendsPlainly(int64_t t) const {
+    return t >= appendFrom_ && !trans_.full() && !(derived_ && t < derivedUntil_);
+  }
+  void appendPlain(int64_t t, int state, uint32_t object) {
+    Raw *const at = trans_.end();
+    *at = Raw{t, object, uint8_t(state), 0};
+    trans_.setEnd(at + 1);
+    appendFrom_ = t + 1;
+  }
   // cpu: limits::kMaxCpus and above are unknown.
   Added addSwitch(int64_t t, int kind, uint32_t cpu);
   // The kernel lost switch records after t (of some thread, perhaps this
