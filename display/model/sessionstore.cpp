@@ -685,10 +685,11 @@ void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
   // column and entry (those were a tenth of the fold's own instructions).
   if (tr.n_state >= n && tr.n_object_id >= n && tr.n_holder_tid >= n && tr.n_releaser_tid >= n) {
     // States foldTransition treats apart: a futex wait's kind, an UNKNOWN's
-    // gap, a thread's end.
+    // gap, a thread's end, a wrapped sleep.
     constexpr uint32_t kApart = 1u << THREADMON__THREAD_STATE__STATE_BLOCKED_FUTEX |
                                 1u << THREADMON__THREAD_STATE__STATE_UNKNOWN |
-                                1u << THREADMON__THREAD_STATE__STATE_EXITED;
+                                1u << THREADMON__THREAD_STATE__STATE_EXITED |
+                                1u << THREADMON__THREAD_STATE__STATE_SLEEPING;
     static_assert(kWireStates <= 32, "a state's bit in kApart");
     for (size_t i = 0; i < n; i++) {
       t += tr.delta_ns[i];
@@ -700,11 +701,11 @@ void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
       // foldTransition, the same way as before.
       const FoldSlot &slot = foldSlots_[tid % kFoldSlots];
       ThreadTimeline *const th = slot.timeline;
-      const int waitCode = SyncActivity::waitCodeOf(state, obj);
       if (slot.tid == tid && th && unsigned(state) < unsigned(kWireStates) &&
           !(kApart >> state & 1) && (th->baselineZero || t >= th->info.startNs) &&
           th->appendsPlainly(t) && slot.waitSlot >= 0) {
-        if (auto *waits = activity.plainAt(size_t(slot.waitSlot), t, state, waitCode)) {
+        const int waitCode = SyncActivity::waitCodeOf(state, obj);
+        if (auto *waits = activity.plainAt(size_t(slot.waitSlot), t, waitCode)) {
           th->appendPlain(t, state, obj);
           activity.foldPlain(waits, t, waitCode, obj, tr.holder_tid[i], tr.releaser_tid[i]);
           continue;

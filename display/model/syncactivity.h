@@ -62,8 +62,8 @@ class SyncActivity {
       th.sleeping = true;
     }
     // Blocking states that wait on an object (not sleeping).
-    const int code = finalCodeOfWire(state);
-    if (object != 0 && isBlockedCode(code)) {
+    const int code = waitCodeOf(state, object);
+    if (code >= 0) {
       th.open = Open{t, object, holder, FinalState(code)};
       th.waiting = true;
       openWaits_++;
@@ -73,19 +73,17 @@ class SyncActivity {
   // call while it holds a transition's values (a call on any path of its
   // loop had them spilled and reloaded for every transition). The wait
   // state code of a transition (waitCodeOf: -1 when it opens no wait);
-  // plainAt: the thread at slot when its transition is plain (in order, no
-  // wrapped sleep open or opened, not both closing a wait and opening one),
-  // else nullptr, changing nothing; foldPlain: folds a plain transition as
-  // transitionAt does, its wait closed last.
+  // plainAt: the thread at slot when its transition, of a state other than
+  // SLEEPING (the caller's test), is plain (in order, no wrapped sleep
+  // open, not both closing a wait and opening one), else nullptr, changing
+  // nothing; foldPlain: folds a plain transition as transitionAt does, its
+  // wait closed last.
   static int waitCodeOf(int state, uint32_t object) {
-    const int code = finalCodeOfWire(state);
-    return object != 0 && isBlockedCode(code) ? code : -1;
+    return object != 0 ? waitCodeOfWire(state) : -1;
   }
-  ThreadWaits *plainAt(size_t slot, int64_t t, int state, int waitCode) {
+  ThreadWaits *plainAt(size_t slot, int64_t t, int waitCode) {
     ThreadWaits *th = &threads_[slot];
-    const bool plain = t >= th->lastT && !th->sleeping &&
-                       state != THREADMON__THREAD_STATE__STATE_SLEEPING &&
-                       !(th->waiting && waitCode >= 0);
+    const bool plain = t >= th->lastT && !th->sleeping && !(th->waiting && waitCode >= 0);
     return plain ? th : nullptr;
   }
   void foldPlain(ThreadWaits *th, int64_t t, int waitCode, uint32_t object, uint32_t holder,
