@@ -70,6 +70,25 @@ void noteFolds(ThreadInfo &info, int64_t t, size_t n, const uint64_t *ns, uint64
   info.folds.push_back(p);
 }
 
+// The OR of n values, read as SSE2 pairs four at a time (an OR per value
+// was 4 instructions).
+uint64_t bitsOfAny(const int64_t *v, size_t n) {
+  typedef uint64_t Pair __attribute__((vector_size(16)));
+  Pair ored = {0, 0}, ored2 = {0, 0};
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    Pair d, d2;
+    std::memcpy(&d, v + i, sizeof d);
+    std::memcpy(&d2, v + i + 2, sizeof d2);
+    ored |= d;
+    ored2 |= d2;
+  }
+  ored |= ored2;
+  uint64_t any = ored[0] | ored[1];
+  for (; i < n; i++) any |= uint64_t(v[i]);
+  return any;
+}
+
 }  // namespace
 
 // Inline (the model is built -fPIC, where a function defined out of line
@@ -97,9 +116,16 @@ int SessionStore::newThread(uint32_t tid, int64_t t) {
   seeTime(t);
   // Packed interval times count from the window's start (FrameCheck).
   threads.push_back(std::make_unique<ThreadTimeline>(tid, t, check_.base()));
-  waitSlots_.push_back(-1);
   tidIndex.insert(tid, int(threads.size()) - 1);
   return int(threads.size()) - 1;
+}
+
+SessionStore::FoldSlot *SessionStore::foldSlotFor(uint32_t tid, int64_t t) {
+  int index = tidIndex.findAndRemember(tid);
+  if (index < 0 && (index = newThread(tid, t)) < 0) return nullptr;
+  FoldSlot &s = foldSlots_[tid % kFoldSlots];
+  s = FoldSlot{threads[size_t(index)].get(), tid, -1};
+  return &s;
 }
 
 ThreadTimeline *SessionStore::threadFor(uint32_t tid, int64_t t) {
@@ -458,6 +484,8 @@ void SessionStore::applyThreadStart(const Threadmon__ThreadStart &s) {
         return;
       }
       tidIndex.erase(s.tid);
+      FoldSlot &slot = foldSlots_[s.tid % kFoldSlots];
+      if (slot.tid == s.tid) slot.timeline = nullptr;  // the next record finds the new one
     }
   }
   ThreadTimeline *thp = threadFor(s.tid, t);
@@ -614,6 +642,37 @@ int SessionStore::futexWaitState(uint32_t object) const {
   return wire ? wire : THREADMON__THREAD_STATE__STATE_BLOCKED_FUTEX;
 }
 
+void SessionStore::foldTransition(int64_t at, int state, uint32_t obj, uint32_t holder,
+                                  uint32_t releaser, uint32_t tid) {
+  FoldSlot *slot = &foldSlots_[tid % kFoldSlots];
+  if (slot->tid != tid || !slot->timeline) {
+    if (!(slot = foldSlotFor(tid, at))) {
+      batchDropped_ = true;
+      return;
+    }
+  }
+  ThreadTimeline &th = *slot->timeline;
+  if (!th.baselineZero && at < th.info.startNs) th.setStart(at);  // first sight was late
+  if (state == THREADMON__THREAD_STATE__STATE_BLOCKED_FUTEX && obj) state = futexWaitState(obj);
+  // A duplicate (a frame sent twice) would close the wait it opened as a
+  // zero-length one: the waits see only what the timeline took.
+  ThreadTimeline::Added added = th.addTransition(at, state, obj);
+  if (added != ThreadTimeline::Added::Yes) {
+    rejected(th, added, at);
+    if (added == ThreadTimeline::Added::Duplicate || added == ThreadTimeline::Added::Crowded)
+      return;
+  }
+  if (state == THREADMON__THREAD_STATE__STATE_UNKNOWN) th.info.eventGaps.push_back(at);
+  // The thread's place among the waits, found once (the first time a
+  // transition of it reaches them, as before).
+  if (slot->waitSlot < 0) slot->waitSlot = int(activity.slotOf(tid));
+  activity.transitionAt(size_t(slot->waitSlot), at, state, obj, holder, releaser);
+  if (state == THREADMON__THREAD_STATE__STATE_EXITED && (th.info.endNs < 0 || at < th.info.endNs)) {
+    th.info.endNs = at;
+    th.markDirty(at);
+  }
+}
+
 void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
   const size_t n = std::min(tr.n_tid, tr.n_delta_ns);
   int64_t t = ns(tr.base_ns);
@@ -621,56 +680,49 @@ void SessionStore::applyTransitions(const Threadmon__Transitions &tr) {
   // seen once, after the loop (seeTime for every record wrote both members
   // each time, and a min and max per record were 9 instructions of it):
   // nothing below reads them.
-  bool dropped = false;  // a record of no thread (ThreadsFull): its time is not seen
-  // (Inlined into both loops below.)
-  auto one = [&](int64_t at, int state, uint32_t obj, uint32_t holder, uint32_t releaser,
-                 uint32_t tid) __attribute__((always_inline)) {
-    int index = tidIndex.findAndRemember(tid);
-    if (index >= 0) {
-      ThreadTimeline &th = *threads[size_t(index)];
-      if (!th.baselineZero && at < th.info.startNs) th.setStart(at);  // first sight was late
-    } else if ((index = newThread(tid, at)) < 0) {
-      dropped = true;
-      return;
-    }
-    ThreadTimeline &th = *threads[size_t(index)];
-    if (state == THREADMON__THREAD_STATE__STATE_BLOCKED_FUTEX && obj) state = futexWaitState(obj);
-    // A duplicate (a frame sent twice) would close the wait it opened as a
-    // zero-length one: the waits see only what the timeline took.
-    ThreadTimeline::Added added = th.addTransition(at, state, obj);
-    if (added != ThreadTimeline::Added::Yes) {
-      rejected(th, added, at);
-      if (added == ThreadTimeline::Added::Duplicate || added == ThreadTimeline::Added::Crowded)
-        return;
-    }
-    if (state == THREADMON__THREAD_STATE__STATE_UNKNOWN) th.info.eventGaps.push_back(at);
-    // The thread's place among the waits, found once (the first time a
-    // transition of it reaches them, as before).
-    int &slot = waitSlots_[size_t(index)];
-    if (slot < 0) slot = activity.slotOf(tid);
-    activity.transitionAt(size_t(slot), at, state, obj, holder, releaser);
-    if (state == THREADMON__THREAD_STATE__STATE_EXITED &&
-        (th.info.endNs < 0 || at < th.info.endNs)) {
-      th.info.endNs = at;
-      th.markDirty(at);
-    }
-  };
+  batchDropped_ = false;
   // Nearly every batch has all its columns whole: read without a bound per
   // column and entry (those were a tenth of the fold's own instructions).
   if (tr.n_state >= n && tr.n_object_id >= n && tr.n_holder_tid >= n && tr.n_releaser_tid >= n) {
+    // States foldTransition treats apart: a futex wait's kind, an UNKNOWN's
+    // gap, a thread's end, a wrapped sleep.
+    constexpr uint32_t kApart = 1u << THREADMON__THREAD_STATE__STATE_BLOCKED_FUTEX |
+                                1u << THREADMON__THREAD_STATE__STATE_UNKNOWN |
+                                1u << THREADMON__THREAD_STATE__STATE_EXITED |
+                                1u << THREADMON__THREAD_STATE__STATE_SLEEPING;
+    static_assert(kWireStates <= 32, "a state's bit in kApart");
     for (size_t i = 0; i < n; i++) {
       t += tr.delta_ns[i];
-      one(t, tr.state[i], tr.object_id[i], tr.holder_tid[i], tr.releaser_tid[i], tr.tid[i]);
+      const uint32_t tid = tr.tid[i];
+      const int state = tr.state[i];
+      const uint32_t obj = tr.object_id[i];
+      // A plain transition (nearly all) is folded here, with no call
+      // before its wait's close (SyncActivity::plainAt); any other by
+      // foldTransition, the same way as before.
+      const FoldSlot &slot = foldSlots_[tid % kFoldSlots];
+      ThreadTimeline *const th = slot.timeline;
+      if (slot.tid == tid && th && unsigned(state) < unsigned(kWireStates) &&
+          !(kApart >> state & 1) && (th->baselineZero || t >= th->info.startNs) &&
+          th->appendsPlainly(t) && slot.waitSlot >= 0) {
+        const int waitCode = SyncActivity::waitCodeOf(state, obj);
+        if (auto *waits = activity.plainAt(size_t(slot.waitSlot), t, waitCode)) {
+          th->appendPlain(t, state, obj);
+          activity.foldPlain(waits, t, waitCode, obj, tr.holder_tid[i], tr.releaser_tid[i]);
+          continue;
+        }
+      }
+      foldTransition(t, state, obj, tr.holder_tid[i], tr.releaser_tid[i], tid);
     }
   } else {
     for (size_t i = 0; i < n; i++) {
       t += tr.delta_ns[i];
-      one(t, i < tr.n_state ? tr.state[i] : THREADMON__THREAD_STATE__STATE_UNKNOWN,
-          i < tr.n_object_id ? tr.object_id[i] : 0, i < tr.n_holder_tid ? tr.holder_tid[i] : 0,
-          i < tr.n_releaser_tid ? tr.releaser_tid[i] : 0, tr.tid[i]);
+      foldTransition(t, i < tr.n_state ? tr.state[i] : THREADMON__THREAD_STATE__STATE_UNKNOWN,
+                     i < tr.n_object_id ? tr.object_id[i] : 0,
+                     i < tr.n_holder_tid ? tr.holder_tid[i] : 0,
+                     i < tr.n_releaser_tid ? tr.releaser_tid[i] : 0, tr.tid[i]);
     }
   }
-  seeBatchTimes(tr, n, t, dropped);
+  seeBatchTimes(tr, n, t, batchDropped_);
 }
 
 void SessionStore::seeBatchTimes(const Threadmon__Transitions &tr, size_t n, int64_t lastNs,
@@ -679,8 +731,7 @@ void SessionStore::seeBatchTimes(const Threadmon__Transitions &tr, size_t n, int
   // Nearly always in time order (no delta after the first is negative:
   // FrameCheck made the first 0) and every record of a thread: the first
   // and the last are the earliest and the latest.
-  uint64_t negative = 0;
-  for (size_t i = 1; i < n; i++) negative |= uint64_t(tr.delta_ns[i]);
+  const uint64_t negative = bitsOfAny(tr.delta_ns + 1, n - 1);
   if (!dropped && !(negative >> 63)) {
     seeTime(ns(tr.base_ns) + tr.delta_ns[0]);
     seeTime(lastNs);

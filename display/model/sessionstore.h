@@ -4,7 +4,7 @@
 #define THREADMON_SESSIONSTORE_H
 
 #include <QString>
-
+#include <array>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -101,6 +101,10 @@ class SessionStore {
   void applyThreadAttr(const Threadmon__ThreadAttr &a);
   void applySyncObject(const Threadmon__SyncObject &o);
   void applyTransitions(const Threadmon__Transitions &t);
+  // One transition of a batch, every case (applyTransitions folds the
+  // plain ones itself); sets batchDropped_ when its tid has no thread.
+  void foldTransition(int64_t at, int state, uint32_t obj, uint32_t holder, uint32_t releaser,
+                      uint32_t tid);
   // seeTime of the first n records of a batch applyTransitions took, the
   // last at lastNs; dropped: some of them had no thread.
   void seeBatchTimes(const Threadmon__Transitions &t, size_t n, int64_t lastNs, bool dropped);
@@ -118,13 +122,28 @@ class SessionStore {
   ThreadTimeline *threadFor(uint32_t tid, int64_t t);
   int threadIndexFor(uint32_t tid, int64_t t);  // into threads; -1 as above
   int newThread(uint32_t tid, int64_t t);       // threadIndexFor of a tid not seen
+  // The fold's entry for tid (its timeline made on first sight, newThread),
+  // nullptr when the session holds limits::kMaxThreads already.
+  struct FoldSlot;
+  FoldSlot *foldSlotFor(uint32_t tid, int64_t t);
   SyncEntry *syncFor(uint32_t id);
   // Counts a rejected record of th: crowded, or too late to use.
   void rejected(const ThreadTimeline &th, ThreadTimeline::Added a, int64_t t);
 
   FrameCheck check_;
-  // Per thread: SyncActivity::slotOf its tid, -1 until asked.
-  std::vector<int> waitSlots_;
+  // What the fold looks up for every transition, by the tid's low bits:
+  // its timeline and its place among the waits (SyncActivity::slotOf its
+  // tid, -1 until a transition of it reaches them, so that the waits keep
+  // their order). One lookup, where the tid's index, the timeline's pointer
+  // and the wait slot were three (each a vector's base and an element).
+  struct FoldSlot {
+    ThreadTimeline *timeline = nullptr;  // none: the slot is empty
+    uint32_t tid = 0;
+    int waitSlot = -1;
+  };
+  static constexpr size_t kFoldSlots = 1024;
+  std::array<FoldSlot, kFoldSlots> foldSlots_{};
+  bool batchDropped_ = false;  // a record of no thread (ThreadsFull): its time is not seen
   bool unsettled_ = true;  // something was applied since the last settle()
   int64_t earliest_ = INT64_MAX;
   int64_t latest_ = INT64_MIN;

@@ -24,6 +24,8 @@
 namespace tmon {
 
 class SyncActivity {
+  struct ThreadWaits;  // what a thread's transitions left open (below)
+
  public:
   SyncActivity() = default;
   // Not copied: objectSlots_ point into objects_.
@@ -46,17 +48,51 @@ class SyncActivity {
     ThreadWaits &th = threads_[slot];
     if (t < th.lastT) return;  // out of order: the timeline has it
     th.lastT = t;
-    if (th.waiting) closeWait(&th, t, releaser);
-    if (th.sleepingSince != kNotSleeping) {
-      th.sleeps.push_back(TimeRange{th.sleepingSince, t});
-      th.sleepingSince = kNotSleeping;
+    // (Both flags tested at once: most transitions close neither.)
+    if (th.waiting | th.sleeping) {
+      if (th.waiting) closeWait(&th, t, releaser);
+      if (th.sleeping) {
+        th.sleeps.push_back(TimeRange{th.sleepingSince, t});
+        th.sleepingSince = kNotSleeping;
+        th.sleeping = false;
+      }
     }
-    if (state == THREADMON__THREAD_STATE__STATE_SLEEPING) th.sleepingSince = t;
+    if (state == THREADMON__THREAD_STATE__STATE_SLEEPING) {
+      th.sleepingSince = t;
+      th.sleeping = true;
+    }
     // Blocking states that wait on an object (not sleeping).
-    const int code = finalCodeOfWire(state);
-    if (object != 0 && isBlockedCode(code)) {
+    const int code = waitCodeOf(state, object);
+    if (code >= 0) {
       th.open = Open{t, object, holder, FinalState(code)};
       th.waiting = true;
+      openWaits_++;
+    }
+  }
+  // The fold's common transition in two steps, so that the fold makes no
+  // call while it holds a transition's values (a call on any path of its
+  // loop had them spilled and reloaded for every transition). The wait
+  // state code of a transition (waitCodeOf: -1 when it opens no wait);
+  // plainAt: the thread at slot when its transition, of a state other than
+  // SLEEPING (the caller's test), is plain (in order, no wrapped sleep
+  // open, not both closing a wait and opening one), else nullptr, changing
+  // nothing; foldPlain: folds a plain transition as transitionAt does, its
+  // wait closed last.
+  static int waitCodeOf(int state, uint32_t object) {
+    return object != 0 ? waitCodeOfWire(state) : -1;
+  }
+  ThreadWaits *plainAt(size_t slot, int64_t t, int waitCode) {
+    ThreadWaits *th = &threads_[slot];
+    const bool plain = t >= th->lastT && !th->sleeping && !(th->waiting && waitCode >= 0);
+    return plain ? th : nullptr;
+  }
+  void foldPlain(ThreadWaits *th, int64_t t, int waitCode, uint32_t object, uint32_t holder,
+                 uint32_t releaser) {
+    th->lastT = t;
+    if (th->waiting) return closeWait(th, t, releaser);
+    if (waitCode >= 0) {
+      th->open = Open{t, object, holder, FinalState(waitCode)};
+      th->waiting = true;
       openWaits_++;
     }
   }
@@ -168,7 +204,8 @@ class SyncActivity {
   static constexpr int64_t kNotSleeping = INT64_MIN;
   struct ThreadWaits {
     uint32_t tid = 0;
-    bool waiting = false;  // open holds its wait
+    bool waiting = false;   // open holds its wait
+    bool sleeping = false;  // sleepingSince holds an open wrapped sleep
     Open open;
     int64_t lastT = INT64_MIN;             // newest transition
     int64_t sleepingSince = kNotSleeping;  // an open wrapped sleep

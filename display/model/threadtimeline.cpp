@@ -186,6 +186,7 @@ ThreadTimeline::Added ThreadTimeline::placeTransition(int64_t t, int state, uint
                     &it);
   if (a != Added::Yes) return a;
   trans_.insert(it, Raw{t, object, uint8_t(state), 0});
+  appendFrom_ = std::max(appendFrom_, trans_.back().t + 1);
   transitionDirty(t);
   return Added::Yes;
 }
@@ -397,6 +398,7 @@ void ThreadTimeline::trimRaw(int64_t floor) {
   trim(trans_);
   trim(sw_);
   rawFloor_ = std::max(rawFloor_, floor);
+  appendFrom_ = std::max(appendFrom_, rawFloor_);
 }
 
 int64_t ThreadTimeline::recordsOnCpu(int64_t t0, int64_t t1, bool programCodeOnly,

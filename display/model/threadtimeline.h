@@ -104,12 +104,26 @@ class ThreadTimeline {
   // costs no call (the model is built -fPIC; GCC left it a call in the
   // fold's two loops, whose entry and exit were half its cost).
   [[gnu::always_inline]] Added addTransition(int64_t t, int state, uint32_t object) {
-    if (t >= rawFloor_ && (trans_.empty() || t > trans_.back().t)) {
+    if (t >= appendFrom_) {
       trans_.push_back(Raw{t, object, uint8_t(state), 0});
+      appendFrom_ = t + 1;
       transitionDirty(t);
       return Added::Yes;
     }
     return placeTransition(t, state, object);
+  }
+  // addTransition's common case in two steps, so that the fold makes no
+  // call while it holds a transition's values (SyncActivity::plainAt):
+  // appendsPlainly: a transition at t is appended where there is room
+  // and changes nothing derived; appendPlain appends it.
+  bool appendsPlainly(int64_t t) const {
+    return t >= appendFrom_ && !trans_.full() && !(derived_ && t < derivedUntil_);
+  }
+  void appendPlain(int64_t t, int state, uint32_t object) {
+    Raw *const at = trans_.end();
+    *at = Raw{t, object, uint8_t(state), 0};
+    trans_.setEnd(at + 1);
+    appendFrom_ = t + 1;
   }
   // cpu: limits::kMaxCpus and above are unknown.
   Added addSwitch(int64_t t, int kind, uint32_t cpu);
@@ -269,6 +283,10 @@ class ThreadTimeline {
   int64_t derivedUntil_ = 0;
   int64_t dirtyFrom_ = INT64_MAX;
   int64_t rawFloor_ = INT64_MIN;  // raw data before this was dropped
+  // A transition at or after this is the newest and in time: appended
+  // (rawFloor_, or past the newest's time). One compare for the three
+  // (the floor, an empty vector, its last record) that addTransition made.
+  int64_t appendFrom_ = INT64_MIN;
   PodVector<Raw> trans_;
   PodVector<Raw> sw_;
   // The RUNNING time splits of the newest ticks derived that had any (a

@@ -56,6 +56,26 @@ constexpr bool isBlockedCode(int code) {
          code == int(FinalState::BlockedFutex);
 }
 
+namespace wirestate_detail {
+
+// finalOfWire where it is a wait on an object (isBlockedCode), else -1.
+constexpr std::array<int8_t, kWireStates> waitOfWire() {
+  std::array<int8_t, kWireStates> t = finalOfWire();
+  for (int8_t &c : t)
+    if (!isBlockedCode(c)) c = -1;
+  return t;
+}
+inline constexpr std::array<int8_t, kWireStates> kWaitOfWire = waitOfWire();
+
+}  // namespace wirestate_detail
+
+// The FinalState code of a wire state that waits on an object
+// (isBlockedCode of finalCodeOfWire), -1 for any other: one load where the
+// fold tested the code's range for every transition.
+inline int waitCodeOfWire(int wire) {
+  return unsigned(wire) < unsigned(kWireStates) ? wirestate_detail::kWaitOfWire[size_t(wire)] : -1;
+}
+
 }  // namespace tmon
 
 #endif

@@ -323,6 +323,37 @@ class TestModel : public QObject {
     }
   }
 
+  // A tid the kernel gives again after its thread ended is a new thread
+  // (SessionStore::applyThreadStart): the fold's table by tid (FoldSlot)
+  // forgets the old one, so the records after go to the new thread.
+  void aReusedTidFoldsIntoItsNewThread() {
+    SessionModel m;
+    StreamBuilder b(intoModel(&m));
+    b.hello(false);
+    b.threadStart(101, at(0), "first", "app!a");
+    b.transitions(at(1), {Transition{at(1), 101, THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, 7},
+                          Transition{at(2), 101, THREADMON__THREAD_STATE__STATE_RUNNING},
+                          Transition{at(3), 101, THREADMON__THREAD_STATE__STATE_EXITED}});
+    b.threadEnd(101, at(3));
+    b.threadStart(101, at(5), "second", "app!b");
+    b.transitions(at(6), {Transition{at(6), 101, THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX, 7},
+                          Transition{at(8), 101, THREADMON__THREAD_STATE__STATE_RUNNING}});
+    b.tick(at(10), {});
+    b.goodbye(at(10), 0);
+    QVERIFY2(!m.hasError(), qPrintable(m.errorText()));
+    QCOMPARE(m.threadCount(), 2);
+    QCOMPARE(m.thread(1).tid, 101u);
+    const TimeRange r = m.resolve(Window::wholeRun());
+    auto waitsOn7 = [&](int i) {
+      std::vector<std::pair<int64_t, int64_t>> spans;
+      for (const StateInterval &iv : m.intervals(i, r))
+        if (iv.state == FinalState::BlockedMutex) spans.emplace_back(iv.start, iv.end);
+      return spans;
+    };
+    QCOMPARE(waitsOn7(0), (std::vector<std::pair<int64_t, int64_t>>{{at(1), at(2)}}));
+    QCOMPARE(waitsOn7(1), (std::vector<std::pair<int64_t, int64_t>>{{at(6), at(8)}}));
+  }
+
   // A closed wait whose object is in SyncActivity's table of slots and
   // whose waits have room is placed without a call (closeWait); the others
   // go by closeWaitSlow. Objects 1 and 257 share a slot, so that their
