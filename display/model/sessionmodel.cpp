@@ -276,11 +276,31 @@ int SessionModel::indexOfTid(uint32_t tid) const {
 
 namespace {
 
-// Folded totals as of t (the last sample at or before it; zero before any).
-const FoldPoint *foldAt(const std::vector<FoldPoint> &folds, int64_t t) {
-  auto it = std::upper_bound(folds.begin(), folds.end(), t,
-                             [](int64_t x, const FoldPoint &p) { return x < p.t; });
-  return it == folds.begin() ? nullptr : &*(it - 1);
+// Folded time per wire state that fell in r: each sample's growth since the
+// one before (the first: since the thread's start) is spread evenly over
+// that interval and r takes its overlap's share. A window inside one
+// interval (a user thread's span on its LWP) would otherwise be charged the
+// whole interval's folded waits, up to its own length.
+std::array<int64_t, kWireStates> foldedIn(const std::vector<FoldPoint> &folds, int64_t startNs,
+                                          const TimeRange &r) {
+  std::array<int64_t, kWireStates> in{};
+  auto first = std::upper_bound(folds.begin(), folds.end(), r.t0,
+                                [](int64_t x, const FoldPoint &p) { return x < p.t; });
+  for (auto it = first; it != folds.end(); ++it) {
+    const FoldPoint *before = it == folds.begin() ? nullptr : &*(it - 1);
+    const int64_t from = before ? before->t : std::min(startNs, it->t);
+    if (from >= r.t1) break;
+    const int64_t overlap = std::min(r.t1, it->t) - std::max(r.t0, from);
+    if (overlap <= 0) continue;
+    const int64_t length = it->t - from;
+    for (size_t w = 0; w < in.size(); w++) {
+      const uint64_t was = before ? before->ns[w] : 0;
+      if (it->ns[w] <= was) continue;
+      const int64_t grew = int64_t(it->ns[w] - was);
+      in[w] += overlap >= length ? grew : int64_t(double(grew) * double(overlap) / double(length));
+    }
+  }
+  return in;
 }
 
 // A gap's time (its ring was full) reads, from the kernel's view, as on a
@@ -289,19 +309,14 @@ const FoldPoint *foldAt(const std::vector<FoldPoint> &folds, int64_t t) {
 // states, taken from asleep first (a waiter sleeps on its futex), then
 // runnable (woken, waiting for a CPU: still in the call), then on a CPU
 // (spinning before it slept), never below what it folded asleep itself.
-void applyFolds(const std::vector<FoldPoint> &folds, const TimeRange &r, StateTimes *st) {
-  if (folds.empty()) return;
-  const FoldPoint *a = foldAt(folds, r.t0), *b = foldAt(folds, r.t1);
-  if (!b || a == b) return;
-  auto delta = [&](int wire) {
-    uint64_t before = a ? a->ns[size_t(wire)] : 0;
-    return b->ns[size_t(wire)] > before ? int64_t(b->ns[size_t(wire)] - before) : 0;
-  };
-  int64_t keepAsleep = delta(THREADMON__THREAD_STATE__STATE_SLEEPING);
+void applyFolds(const ThreadInfo &info, const TimeRange &r, StateTimes *st) {
+  if (info.folds.empty()) return;
+  const std::array<int64_t, kWireStates> folded = foldedIn(info.folds, info.startNs, r);
+  int64_t keepAsleep = folded[THREADMON__THREAD_STATE__STATE_SLEEPING];
   for (int wire = 0; wire < kWireStates; wire++) {
     FinalState to;
     if (wire == THREADMON__THREAD_STATE__STATE_SLEEPING || !finalStateOfWire(wire, &to)) continue;
-    int64_t want = delta(wire);
+    int64_t want = folded[size_t(wire)];
     for (FinalState from : {FinalState::Sleeping, FinalState::Runnable, FinalState::OnCpu}) {
       int64_t &have = st->ns[size_t(from)];
       int64_t spare = from == FinalState::Sleeping ? std::max<int64_t>(0, have - keepAsleep) : have;
@@ -339,7 +354,7 @@ const SessionModel::StatesMemo::Entry *SessionModel::memoised(int index, const T
     const ThreadTimeline &th = *store_->threads[size_t(index)];
     e.cpu.assign(size_t(cpuCount()), 0);
     th.stateAndCpuTimes(r, store_->tickTimes, &e.states, &e.cpu);
-    applyFolds(th.info.folds, r, &e.states);
+    applyFolds(th.info, r, &e.states);
     e.known = true;
   }
   return &e;
@@ -351,7 +366,7 @@ StateTimes SessionModel::threadStates(int index, const TimeRange &r) const {
   StateTimes st;
   const ThreadTimeline &th = *store_->threads[size_t(index)];
   th.stateTimes(r, store_->tickTimes, &st);
-  applyFolds(th.info.folds, r, &st);
+  applyFolds(th.info, r, &st);
   return st;
 }
 

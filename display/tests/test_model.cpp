@@ -490,6 +490,51 @@ class TestModel : public QObject {
     QCOMPARE(folded.lifetimeNs, plain.lifetimeNs);
   }
 
+  // An LWP's ring was full from 5 to 35 ms; between its samples at 10 and 20
+  // it folded 8 ms blocked in a cond (its scheduler parked), none after. A
+  // window inside that interval takes its share of the 8 ms, not all of it:
+  // user thread 1, on the LWP 18-22 (the mn_barrier capture: a 2.7 ms span
+  // read 100% cond), is blocked 2 ms x 8/10.
+  void foldedWaitsSpreadOverTheirInterval() {
+    StreamBuilder b;
+    b.hello(true);
+    b.threadStart(81, at(0), "lwp", "app!lwp_main");
+    b.userThread(1, at(0), 81, "app!fiber+0x0");
+    b.cpuSwitch(81, at(0), 0, THREADMON__SWITCH_KIND__SWITCH_IN);
+    b.transition(81, at(0), THREADMON__THREAD_STATE__STATE_RUNNING);
+    b.transition(81, at(5), THREADMON__THREAD_STATE__STATE_UNKNOWN);
+    b.userSwitch(81, at(18), 0, 1);
+    b.userSwitch(81, at(22), 1, 0);
+    b.transition(81, at(35), THREADMON__THREAD_STATE__STATE_RUNNING);
+    for (int ms = 10; ms <= 40; ms += 10) {
+      Lwp l{81, 0, 0, uint64_t(ms) * kMs, 0, 0, 0, 0, 0, 0, 'R'};
+      l.folded.assign(kWireStates, 0);
+      l.folded[THREADMON__THREAD_STATE__STATE_BLOCKED_COND] = ms >= 20 ? 8 * kMs : 0;
+      l.folded[THREADMON__THREAD_STATE__STATE_RUNNING] =
+          uint64_t(std::clamp(ms - 5, 0, 30)) * kMs -
+          l.folded[THREADMON__THREAD_STATE__STATE_BLOCKED_COND];
+      l.foldedChanges = ms >= 20 ? 2 : 0;
+      b.tick(at(ms), {l});
+    }
+    b.goodbye(at(40), 0);
+    SessionModel m;
+    b.applyTo(&m);
+    QVERIFY2(!m.hasError(), qPrintable(m.errorText()));
+    const int lwp = m.indexOfTid(81);
+    auto cond = [](const StateTimes &st) { return st.ns[size_t(FinalState::BlockedCond)]; };
+    // The whole run, and the interval itself, keep the total.
+    QCOMPARE(cond(m.threadStates(lwp, m.resolve(Window::wholeRun()))), 8 * kMs);
+    QCOMPARE(cond(m.threadStates(lwp, TimeRange{at(10), at(20)})), 8 * kMs);
+    // Halves of it take half each (not all to the one holding the sample).
+    QCOMPARE(cond(m.threadStates(lwp, TimeRange{at(10), at(15)})), 4 * kMs);
+    QCOMPARE(cond(m.threadStates(lwp, TimeRange{at(15), at(20)})), 4 * kMs);
+    QCOMPARE(cond(m.threadStates(lwp, TimeRange{at(20), at(30)})), 0);
+    UserThreadStates u = m.userThreadStates(0, m.resolve(Window::wholeRun()));
+    QCOMPARE(u.onLwpNs, 4 * kMs);
+    QCOMPARE(cond(u.onLwp), 2 * kMs * 8 / 10);
+    QCOMPARE(u.onLwp.ns[size_t(FinalState::OnCpu)], 4 * kMs - 2 * kMs * 8 / 10);
+  }
+
   // A user thread on an LWP is in that LWP's state; switched out, it is
   // dispatchable; its life ends when its function returns (USER_DONE).
   void userThreadsTakeTheirLwpsStates() {

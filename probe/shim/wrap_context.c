@@ -54,8 +54,12 @@ __attribute__((noinline)) static void switch_failed(uint32_t to, uint32_t from) 
 }
 
 /* Before a switch to ucp: the event, and which user thread this LWP runs
- * next. oucp: where the current one is saved (NULL for setcontext). */
-static inline void switch_begin(tm_thread *t, ucontext_t *oucp, const ucontext_t *ucp,
+ * next. oucp: where the current one is saved (NULL for setcontext); now:
+ * the wrapper's entry (read before the lookups: the program's clock just
+ * before its call and ours must not have the lookups between them, where a
+ * preemption would be the leaving user thread's time to one and not the
+ * other: a CI run's 8.7 ms). */
+static inline void switch_begin(tm_thread *t, uint64_t now, ucontext_t *oucp, const ucontext_t *ucp,
                                 uint32_t *from, uint32_t *to) {
   /* Nothing here sets errno (no syscall; the table's slow paths keep it). */
   t->guard++;
@@ -63,7 +67,7 @@ static inline void switch_begin(tm_thread *t, ucontext_t *oucp, const ucontext_t
   *to = tm_ut_lookup(ucp, sp_of(ucp));
   if (oucp) tm_ut_note(oucp, *from);
   /* Between two contexts of the LWP's own (setjmp-like uses): nothing. */
-  if (*from || *to) tm_push_event(t, TM_EV_USER_SWITCH, *to, *from, tm_wait_clock());
+  if (*from || *to) tm_push_event(t, TM_EV_USER_SWITCH, *to, *from, now);
   tm_ut_cur = *to;
   t->guard--;
 }
@@ -71,8 +75,9 @@ static inline void switch_begin(tm_thread *t, ucontext_t *oucp, const ucontext_t
 TM_EXPORT int swapcontext(ucontext_t *oucp, const ucontext_t *ucp) {
   tm_thread *t = tm_observer();
   if (!t) return tm_real.swapcontext(oucp, ucp);
+  const uint64_t now = tm_wait_clock();
   uint32_t from, to;
-  switch_begin(t, oucp, ucp, &from, &to);
+  switch_begin(t, now, oucp, ucp, &from, &to);
   int rc = tm_real.swapcontext(oucp, ucp);
   /* Here: resumed (perhaps much later, perhaps on another LWP), or failed. */
   if (TM_UNLIKELY(rc != 0)) switch_failed(to, from);
@@ -82,8 +87,9 @@ TM_EXPORT int swapcontext(ucontext_t *oucp, const ucontext_t *ucp) {
 TM_EXPORT int setcontext(const ucontext_t *ucp) {
   tm_thread *t = tm_observer();
   if (!t) return tm_real.setcontext(ucp);
+  const uint64_t now = tm_wait_clock();
   uint32_t from, to;
-  switch_begin(t, NULL, ucp, &from, &to);
+  switch_begin(t, now, NULL, ucp, &from, &to);
   int rc = tm_real.setcontext(ucp); /* returns only when it failed */
   switch_failed(to, from);
   return rc;
@@ -132,10 +138,11 @@ static void ut_trampoline(long id, long a0, long a1, long a2, long a3, long a4) 
   fn(a0, a1, a2, a3, a4);
   tm_thread *t = tm_observer();
   if (!t) return;
+  const uint64_t now = tm_wait_clock(); /* before the lookup (switch_begin) */
   t->guard++;
   const ucontext_t *next = (const ucontext_t *)link;
   uint32_t to = next ? tm_ut_lookup(next, sp_of(next)) : 0;
-  tm_push_event(t, TM_EV_USER_DONE, to, (uint32_t)id, tm_wait_clock());
+  tm_push_event(t, TM_EV_USER_DONE, to, (uint32_t)id, now);
   tm_ut_cur = to;
   t->guard--;
 }

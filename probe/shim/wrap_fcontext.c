@@ -89,11 +89,12 @@ __attribute__((constructor(102))) static void fcontext_init(void) {
 /* The LWP leaves its user thread for the context suspended at `to`;
  * kind: TM_EV_USER_SWITCH, or TM_EV_USER_DONE when it ends there. */
 static inline void fcontext_switch(tm_thread *t, void *to, uint32_t kind) {
+  const uint64_t now = tm_wait_clock(); /* before the lookup (wrap_context.c) */
   t->guard++;
   uint32_t from = tm_ut_cur;
   uint32_t id = tm_ut_lookup(to, (uintptr_t)to);
   tm_ut_note(to, id);
-  if (from || id) tm_push_event(t, kind, id, from, tm_wait_clock());
+  if (from || id) tm_push_event(t, kind, id, from, now);
   tm_ut_cur = id;
   t->guard--;
 }

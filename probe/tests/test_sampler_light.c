@@ -22,17 +22,6 @@ static uint32_t tid;
 static uint64_t wake0_ns, wake1_ns, rest1_ns, cpu_at_rest_ns;
 static struct rusage ru;
 
-static uint64_t clock_ns(clockid_t id) {
-  struct timespec ts;
-  clock_gettime(id, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void nap_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
 static void *napper(void *arg) {
   (void)arg;
   tid = (uint32_t)gettid();

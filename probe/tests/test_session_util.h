@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "threadmon.pb-c.h"
 
@@ -36,5 +37,9 @@ pid_t run_probed(const char *probe, char *const argv[], char *const extra_env[])
 int wait_for(pid_t pid, int timeout_ms);
 
 uint64_t now_ms(void);
+/* The clock id's time in ns (CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID...). */
+uint64_t clock_ns(clockid_t id);
+/* Sleeps ms milliseconds (once: a signal may cut it short). */
+void nap_ms(long ms);
 
 #endif
