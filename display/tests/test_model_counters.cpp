@@ -178,7 +178,7 @@ class TestModelCounters : public QObject {
       const TimeRange run = m.resolve(Window::wholeRun());
       QCOMPARE(m.lwpDelta(m.indexOfTid(kTid), run).yields, atEnd);
       // And its CPU time as last read: an end without a clock keeps it.
-      QCOMPARE(m.lwpDelta(m.indexOfTid(kTid), run).oncpuNs, 3 * kMs);
+      QCOMPARE(m.lwpDelta(m.indexOfTid(kTid), run).oncpuNs, uint64_t(3 * kMs));
     }
   }
 
