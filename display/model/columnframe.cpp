@@ -1,6 +1,7 @@
 #include "columnframe.h"
 
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <initializer_list>
 #include <type_traits>
@@ -196,33 +197,35 @@ inline unsigned scalarAt(const uint8_t *p, const uint8_t *end, uint64_t *v) {
   return varintAt(p, end, v);
 }
 
-// The last values of a column, one by one: false for one over 10 bytes.
+// The last values of a column, one by one: past the last one stored, or
+// nullptr for one over 10 bytes.
 template <typename T, typename Conv>
-inline bool columnRest(const uint8_t *p, const uint8_t *end, T *out, T *last, Conv conv) {
-  while (out < last) {
+inline T *columnRest(const uint8_t *p, const uint8_t *end, T *out, Conv conv) {
+  while (p < end) {
     uint64_t v = 0;
     const unsigned n = varintAt(p, end, &v);
-    if (n == 0) return false;
+    if (n == 0) return nullptr;
     *out++ = conv(v);
     p += n;
   }
-  return true;
+  return out;
 }
 
-// The count varints from p to end (count is the number of bytes in
-// [p, end) with the top bit clear, the last of them end[-1]) into out, each
-// converted by conv: false when one is longer than 10 bytes. The column's
-// type is chosen once, outside, and nothing is read at or past end.
+// The varints from p to end (end[-1] ends the last) into out, which has
+// room for one per byte (a value takes one byte at least), each converted
+// by conv: past the last value stored, or nullptr when one is longer than
+// 10 bytes. The column's type is chosen once, outside, and nothing is read
+// at or past end. Counting the values first, to allocate just enough, was
+// a tenth of the reading thread's unpacking.
 template <bool Pext, typename T, typename Conv>
-bool column(const uint8_t *p, const uint8_t *end, size_t count, T *out, Conv conv) {
+T *column(const uint8_t *p, const uint8_t *end, T *out, Conv conv) {
   constexpr uint64_t kStops = 0x8080808080808080ull;
-  T *const last = out + count;
   // Eight bytes at a time while eight are left, each value that ends in
   // them decoded from the one load. They hold a stop byte unless a varint
   // is 9 or 10 bytes (the loop below), and when all eight are stops they
   // are eight one-byte values, which a column of states or of mostly
-  // unknown holders is. Since every value ends in the column, a stop byte
-  // at or before end[-1] always has a slot left in out.
+  // unknown holders is. Every value stored took a byte of [p, end), so
+  // out has room for as many as there are bytes left.
   if (end - p >= 8) {
     const uint8_t *const lastLoad = end - 8;
     do {
@@ -259,25 +262,38 @@ bool column(const uint8_t *p, const uint8_t *end, size_t count, T *out, Conv con
       p += at / 8;
     } while (p <= lastLoad);
   }
-  return columnRest(p, end, out, last, conv);
+  return columnRest(p, end, out, conv);
 }
 
+// The values stored from out on, SIZE_MAX for a varint over 10 bytes.
+template <typename T>
+size_t countOrFail(const T *out, const T *last) {
+  return last ? size_t(last - out) : SIZE_MAX;
+}
+
+// column() for a column of type t: the values it stored, SIZE_MAX when a
+// varint is over 10 bytes.
 template <bool Pext>
-bool readColumn(ProtobufCType t, const uint8_t *p, const uint8_t *end, size_t count, void *out) {
+size_t readColumn(ProtobufCType t, const uint8_t *p, const uint8_t *end, void *out) {
   switch (t) {
-    case PROTOBUF_C_TYPE_SINT64:
-      return column<Pext>(p, end, count, static_cast<int64_t *>(out),
-                          [](uint64_t v) { return unzigzag64(v); });
+    case PROTOBUF_C_TYPE_SINT64: {
+      auto *o = static_cast<int64_t *>(out);
+      return countOrFail(o, column<Pext>(p, end, o, [](uint64_t v) { return unzigzag64(v); }));
+    }
     case PROTOBUF_C_TYPE_INT64:
-    case PROTOBUF_C_TYPE_UINT64:
-      return column<Pext>(p, end, count, static_cast<uint64_t *>(out),
-                          [](uint64_t v) { return v; });
-    case PROTOBUF_C_TYPE_SINT32:
-      return column<Pext>(p, end, count, static_cast<int32_t *>(out),
-                          [](uint64_t v) { return unzigzag32(uint32_t(v)); });
-    default:
-      return column<Pext>(p, end, count, static_cast<uint32_t *>(out),
-                          [](uint64_t v) { return uint32_t(v); });
+    case PROTOBUF_C_TYPE_UINT64: {
+      auto *o = static_cast<uint64_t *>(out);
+      return countOrFail(o, column<Pext>(p, end, o, [](uint64_t v) { return v; }));
+    }
+    case PROTOBUF_C_TYPE_SINT32: {
+      auto *o = static_cast<int32_t *>(out);
+      return countOrFail(
+          o, column<Pext>(p, end, o, [](uint64_t v) { return unzigzag32(uint32_t(v)); }));
+    }
+    default: {
+      auto *o = static_cast<uint32_t *>(out);
+      return countOrFail(o, column<Pext>(p, end, o, [](uint64_t v) { return uint32_t(v); }));
+    }
   }
 }
 
@@ -398,73 +414,59 @@ __attribute__((target("ssse3"), always_inline)) inline unsigned stopsAt(const ui
 }
 
 // column()'s contract, with SSSE3 (valuesAt), while 16 bytes are left to
-// load and 8 values to store; the rest one by one. Every value read ends
-// in the column, so never more than count are stored. The stop bits are
+// load; the rest one by one. Up to 8 values are stored a step, never more
+// than the bytes read so far and 8 more: with 16 bytes left, room in out.
+// The stop bits are
 // taken 64 bytes at a time into a register: where the next values start
 // then follows from a shift and a table, not from loading the bytes
 // (which made a chain of latencies as long as the work).
 template <typename T>
-__attribute__((target("ssse3"))) bool columnSsse3(const uint8_t *p, const uint8_t *end,
-                                                  size_t count, T *out) {
+__attribute__((target("ssse3"))) T *columnSsse3(const uint8_t *p, const uint8_t *end, T *out) {
   const Shuffles &table = shuffles();
-  T *const last = out + count;
-  while (end - p >= 80 && last - out >= 8) {
+  while (end - p >= 80) {
     const uint64_t stops = uint64_t(stopsAt(p)) | uint64_t(stopsAt(p + 16)) << 16 |
                            uint64_t(stopsAt(p + 32)) << 32 | uint64_t(stopsAt(p + 48)) << 48;
     unsigned at = 0;  // at most 56: 8 of the bits left
-    while (at <= 56 && last - out >= 8) {
+    while (at <= 56) {
       const unsigned n = valuesAt(table, p + at, end, unsigned(stops >> at), &out);
-      if (n == 0) return false;
+      if (n == 0) return nullptr;
       at += n;
     }
     p += at;
   }
-  while (end - p >= 16 && last - out >= 8) {
+  while (end - p >= 16) {
     const unsigned n = valuesAt(table, p, end, stopsAt(p), &out);
-    if (n == 0) return false;
+    if (n == 0) return nullptr;
     p += n;
   }
-  return columnRest(p, end, out, last, converted<T>);
+  return columnRest(p, end, out, converted<T>);
 }
 
-bool readColumnSsse3(ProtobufCType t, const uint8_t *p, const uint8_t *end, size_t count,
-                     void *out) {
+size_t readColumnSsse3(ProtobufCType t, const uint8_t *p, const uint8_t *end, void *out) {
   switch (t) {
-    case PROTOBUF_C_TYPE_SINT64: return columnSsse3(p, end, count, static_cast<int64_t *>(out));
+    case PROTOBUF_C_TYPE_SINT64: {
+      auto *o = static_cast<int64_t *>(out);
+      return countOrFail(o, columnSsse3(p, end, o));
+    }
     case PROTOBUF_C_TYPE_INT64:
-    case PROTOBUF_C_TYPE_UINT64: return columnSsse3(p, end, count, static_cast<uint64_t *>(out));
-    case PROTOBUF_C_TYPE_SINT32: return columnSsse3(p, end, count, static_cast<int32_t *>(out));
-    default: return columnSsse3(p, end, count, static_cast<uint32_t *>(out));
+    case PROTOBUF_C_TYPE_UINT64: {
+      auto *o = static_cast<uint64_t *>(out);
+      return countOrFail(o, columnSsse3(p, end, o));
+    }
+    case PROTOBUF_C_TYPE_SINT32: {
+      auto *o = static_cast<int32_t *>(out);
+      return countOrFail(o, columnSsse3(p, end, o));
+    }
+    default: {
+      auto *o = static_cast<uint32_t *>(out);
+      return countOrFail(o, columnSsse3(p, end, o));
+    }
   }
 }
 #else
 bool haveSsse3() { return false; }
-bool readColumnSsse3(ProtobufCType, const uint8_t *, const uint8_t *, size_t, void *) {
-  return false;
-}
+size_t readColumnSsse3(ProtobufCType, const uint8_t *, const uint8_t *, void *) { return SIZE_MAX; }
 #endif
-
-// The bytes in [p, end) that end a varint (their top bit clear), 32 at a
-// time: 7 rounds add at most 224 to the byte lanes together, so one
-// multiplication sums the lanes without a carry out of the top one.
-size_t varintEnds(const uint8_t *p, const uint8_t *end) {
-  constexpr uint64_t kTops = 0x0101010101010101ull;
-  const size_t len = size_t(end - p);
-  size_t n = len, cont = 0;
-  auto word = [](const uint8_t *at) {
-    uint64_t w;
-    std::memcpy(&w, at, 8);
-    return (w >> 7) & kTops;
-  };
-  while (n >= 32) {
-    uint64_t lanes = 0;
-    for (int round = 0; round < 7 && n >= 32; round++, n -= 32, p += 32)
-      lanes += word(p) + word(p + 8) + word(p + 16) + word(p + 24);
-    cont += (lanes * kTops) >> 56;
-  }
-  for (; n; n--, p++) cont += *p >> 7;
-  return len - cont;
-}
 
 // The length of a length-delimited field at p as protobuf-c takes it (at
 // most 5 bytes, at most INT_MAX, within end): its header's length, 0 when
@@ -593,18 +595,18 @@ ProtobufCMessage *unpackMessage(const Reader &r, const uint8_t *p, const uint8_t
       p = valueEnd;
       continue;
     }
-    // One value per byte that ends a varint; the last byte must end one.
+    // The last byte must end a varint.
     if (len && (valueEnd[-1] & 0x80)) return nullptr;
-    const size_t count = varintEnds(p, valueEnd);
-    if (count) {
-      const size_t size = wide(f->type) ? 8 : 4;
-      void *values = a->alloc(a->allocator_data, count * size);
+    if (len) {
+      // Room for a value per byte: the most there can be (one-byte values,
+      // as a column of states is).
+      void *values = a->alloc(a->allocator_data, len * (wide(f->type) ? 8 : 4));
       if (!values) return nullptr;
+      const size_t count = haveSsse3()  ? readColumnSsse3(f->type, p, valueEnd, values)
+                           : havePext() ? readColumn<true>(f->type, p, valueEnd, values)
+                                        : readColumn<false>(f->type, p, valueEnd, values);
       // A varint over 10 bytes: protobuf-c refuses it.
-      if (!(haveSsse3()  ? readColumnSsse3(f->type, p, valueEnd, count, values)
-            : havePext() ? readColumn<true>(f->type, p, valueEnd, count, values)
-                         : readColumn<false>(f->type, p, valueEnd, count, values)))
-        return nullptr;
+      if (count == SIZE_MAX) return nullptr;
       *field<size_t>(m, f->quantifier_offset) = count;
       *field<void *>(m, f->offset) = values;
     }
