@@ -407,6 +407,31 @@ __attribute__((target("ssse3"), always_inline)) inline unsigned valuesAt(
   return e.consumed;
 }
 
+// Sixteen one-byte values at p, stored at out.
+template <typename T>
+__attribute__((target("ssse3"), always_inline)) inline void oneByteValues(const uint8_t *p,
+                                                                         T *out) {
+  const __m128i in = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+  const __m128i low = _mm_unpacklo_epi8(in, _mm_setzero_si128());
+  const __m128i high = _mm_unpackhi_epi8(in, _mm_setzero_si128());
+  storeLanes(_mm_unpacklo_epi16(low, _mm_setzero_si128()), out);
+  storeLanes(_mm_unpackhi_epi16(low, _mm_setzero_si128()), out + 4);
+  storeLanes(_mm_unpacklo_epi16(high, _mm_setzero_si128()), out + 8);
+  storeLanes(_mm_unpackhi_epi16(high, _mm_setzero_si128()), out + 12);
+}
+
+// Eight two-byte values at p, stored at out: in each 16-bit lane the low
+// byte's 7 bits, then the high byte's (its stop bit clear).
+template <typename T>
+__attribute__((target("ssse3"), always_inline)) inline void twoByteValues(const uint8_t *p,
+                                                                         T *out) {
+  const __m128i in = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+  const __m128i v = _mm_or_si128(_mm_and_si128(in, _mm_set1_epi16(0x007f)),
+                                 _mm_and_si128(_mm_srli_epi16(in, 1), _mm_set1_epi16(0x3f80)));
+  storeLanes(_mm_unpacklo_epi16(v, _mm_setzero_si128()), out);
+  storeLanes(_mm_unpackhi_epi16(v, _mm_setzero_si128()), out + 4);
+}
+
 // The stop bits of the 16 bytes at p, p[0]'s lowest.
 __attribute__((target("ssse3"), always_inline)) inline unsigned stopsAt(const uint8_t *p) {
   return ~unsigned(_mm_movemask_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)))) &
@@ -416,16 +441,30 @@ __attribute__((target("ssse3"), always_inline)) inline unsigned stopsAt(const ui
 // column()'s contract, with SSSE3 (valuesAt), while 16 bytes are left to
 // load; the rest one by one. Up to 8 values are stored a step, never more
 // than the bytes read so far and 8 more: with 16 bytes left, room in out.
-// The stop bits are
-// taken 64 bytes at a time into a register: where the next values start
-// then follows from a shift and a table, not from loading the bytes
-// (which made a chain of latencies as long as the work).
+// The stop bits are taken 64 bytes at a time into a register: where the
+// next values start then follows from a shift and a table, not from
+// loading the bytes (which made a chain of latencies as long as the work).
+// 64 bytes of one-byte values (a column of states, of objects, mostly of
+// unknown holders) or of two-byte values (the tids of a process whose tids
+// are under 16384) are decoded whole, without the table.
 template <typename T>
 __attribute__((target("ssse3"))) T *columnSsse3(const uint8_t *p, const uint8_t *end, T *out) {
   const Shuffles &table = shuffles();
   while (end - p >= 80) {
     const uint64_t stops = uint64_t(stopsAt(p)) | uint64_t(stopsAt(p + 16)) << 16 |
                            uint64_t(stopsAt(p + 32)) << 32 | uint64_t(stopsAt(p + 48)) << 48;
+    if (stops == ~uint64_t(0)) {
+      for (unsigned k = 0; k < 64; k += 16) oneByteValues(p + k, out + k);
+      out += 64;
+      p += 64;
+      continue;
+    }
+    if (stops == 0xaaaaaaaaaaaaaaaaull) {
+      for (unsigned k = 0; k < 4; k++) twoByteValues(p + 16 * k, out + 8 * k);
+      out += 32;
+      p += 64;
+      continue;
+    }
     unsigned at = 0;  // at most 56: 8 of the bits left
     while (at <= 56) {
       const unsigned n = valuesAt(table, p + at, end, unsigned(stops >> at), &out);
