@@ -17,14 +17,38 @@ namespace {
 // Fields 1-31: a key of one or two bytes.
 constexpr unsigned kMaxField = 31;
 
-// A message unpacked here: each field by number, when every field is a
-// varint scalar, a packed varint column, or a message (one or repeated)
-// that is read here too.
+struct Reader;
+
+// What a field of a message read here is, by field number: how its value
+// is stored, from which wire type. Built once from protobuf-c's
+// descriptors, so that a field costs one look-up in a small table, not a
+// walk through its descriptor.
+struct FieldOp {
+  enum Kind : uint8_t {
+    None,      // not a field read here: protobuf-c's
+    Unsigned,  // uint32, int32, enum: the low 32 bits
+    Zigzag32,  // sint32
+    Wide,      // uint64, int64
+    Zigzag64,  // sint64
+    Boolean,
+    Column,    // a packed column of varints
+    Message,
+    Messages,  // repeated messages
+  };
+  Kind kind = None;
+  uint8_t wire = 0xff;   // the wire type it is read from
+  uint8_t columnType = 0;  // a column's ProtobufCType
+  uint16_t offset = 0;
+  uint16_t quantifier = 0;  // a column's or repeated messages' count
+  const Reader *sub = nullptr;
+};
+
+// A message unpacked here, when every field is a varint scalar, a packed
+// varint column, or a message (one or repeated) that is read here too.
 struct Reader {
   const ProtobufCMessageDescriptor *desc = nullptr;  // nullptr: left to protobuf-c
-  const ProtobufCFieldDescriptor *byId[kMaxField + 1] = {};
-  const Reader *sub[kMaxField + 1] = {};  // the message fields' own readers
-  bool repeatedMessages = false;          // a field of repeated messages: counted first
+  FieldOp ops[kMaxField + 1];
+  bool repeatedMessages = false;  // a field of repeated messages: counted first
 };
 
 bool varintType(ProtobufCType t) {
@@ -83,6 +107,7 @@ class Readers {
       const bool message = sub != nullptr;
       const bool ok =
           f->id >= 1 && f->id <= kMaxField && !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+          f->offset <= UINT16_MAX && f->quantifier_offset <= UINT16_MAX &&
           (f->label == PROTOBUF_C_LABEL_REPEATED
                ? varintType(f->type) || message
                : f->label == PROTOBUF_C_LABEL_NONE && f->quantifier_offset == 0 &&
@@ -91,11 +116,33 @@ class Readers {
         *r = Reader{};
         return;
       }
-      r->byId[f->id] = f;
-      r->sub[f->id] = sub;
-      if (message && f->label == PROTOBUF_C_LABEL_REPEATED) r->repeatedMessages = true;
+      FieldOp &op = r->ops[f->id];
+      op.offset = uint16_t(f->offset);
+      op.quantifier = uint16_t(f->quantifier_offset);
+      op.sub = sub;
+      op.wire = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
+      if (message) {
+        op.kind = f->label == PROTOBUF_C_LABEL_REPEATED ? FieldOp::Messages : FieldOp::Message;
+        r->repeatedMessages = r->repeatedMessages || op.kind == FieldOp::Messages;
+      } else if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+        op.kind = FieldOp::Column;
+        op.columnType = uint8_t(f->type);
+      } else {
+        op.wire = PROTOBUF_C_WIRE_TYPE_VARINT;
+        op.kind = scalarKind(f->type);
+      }
     }
     r->desc = d;
+  }
+  static FieldOp::Kind scalarKind(ProtobufCType t) {
+    switch (t) {
+      case PROTOBUF_C_TYPE_SINT64: return FieldOp::Zigzag64;
+      case PROTOBUF_C_TYPE_INT64:
+      case PROTOBUF_C_TYPE_UINT64: return FieldOp::Wide;
+      case PROTOBUF_C_TYPE_SINT32: return FieldOp::Zigzag32;
+      case PROTOBUF_C_TYPE_BOOL: return FieldOp::Boolean;
+      default: return FieldOp::Unsigned;  // int32, uint32, enum
+    }
   }
   Reader readers_[kReaders];
   size_t n_ = 0;
@@ -125,24 +172,6 @@ inline int64_t unzigzag64(uint64_t v) {
 }
 inline int32_t unzigzag32(uint32_t v) {
   return int32_t((v >> 1) ^ (~(v & 1) + 1));
-}
-
-inline void store(ProtobufCType t, uint64_t v, void *at) {
-  switch (t) {
-    case PROTOBUF_C_TYPE_SINT64:
-      *static_cast<int64_t *>(at) = unzigzag64(v);
-      break;
-    case PROTOBUF_C_TYPE_INT64:
-    case PROTOBUF_C_TYPE_UINT64:
-      *static_cast<uint64_t *>(at) = v;
-      break;
-    case PROTOBUF_C_TYPE_SINT32:
-      *static_cast<int32_t *>(at) = unzigzag32(uint32_t(v));
-      break;
-    default:
-      *static_cast<uint32_t *>(at) = uint32_t(v);
-      break;  // int32, uint32, enum
-  }
 }
 
 // Whether this CPU has BMI2's pext, which gathers a varint's 7-bit groups
@@ -181,17 +210,22 @@ inline uint64_t packGroups(uint64_t w, unsigned bits) {
   return (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
 }
 
-// A scalar's varint at p, as varintAt reads it: from one 8-byte load when
-// eight bytes are left and it ends in them.
-inline unsigned scalarAt(const uint8_t *p, const uint8_t *end, uint64_t *v) {
-  if (end - p >= 8 && (*p & 0x80)) {
+// A scalar's varint at p, as varintAt reads it (ending before end): from
+// one 8-byte load when it ends in them and eight bytes are left before
+// limit (the end of the frame: a message's last field is read so too).
+template <bool Pext>
+inline unsigned scalarAt(const uint8_t *p, const uint8_t *end, const uint8_t *limit,
+                         uint64_t *v) {
+  if (limit - p >= 8 && (*p & 0x80)) {
     uint64_t w;
     std::memcpy(&w, p, 8);
     const uint64_t stops = ~w & 0x8080808080808080ull;
     if (stops) {
       const unsigned bits = unsigned(__builtin_ctzll(stops)) + 1;
-      *v = havePext() ? packGroups<true>(w, bits) : packGroups<false>(w, bits);
-      return bits / 8;
+      if (bits / 8 <= size_t(end - p)) {
+        *v = packGroups<Pext>(w, bits);
+        return bits / 8;
+      }
     }
   }
   return varintAt(p, end, v);
@@ -537,27 +571,29 @@ inline unsigned keyAt(const uint8_t *p, const uint8_t *end, unsigned *key) {
   return 0;
 }
 
-// The key at *p of one of r's fields, stepped over: false for a longer
-// key, field 0 or a field r does not have.
-inline bool fieldAt(const Reader &r, const uint8_t **p, const uint8_t *end, unsigned *id,
-                    unsigned *wire) {
+// The key at *p of one of r's fields, stepped over: its op, or nullptr for
+// a longer key, field 0, a field r does not have or of another wire type.
+inline const FieldOp *fieldAt(const Reader &r, const uint8_t **p, const uint8_t *end,
+                              unsigned *id) {
   unsigned key = 0;
   const unsigned k = keyAt(*p, end, &key);
   *id = key >> 3;
-  *wire = key & 7;
-  if (k == 0 || *id == 0 || *id > kMaxField || !r.byId[*id]) return false;
+  if (k == 0 || *id > kMaxField) return nullptr;
+  const FieldOp *op = &r.ops[*id];
+  if (op->wire != (key & 7)) return nullptr;  // field 0 and unknown fields have none
   *p += k;
-  return true;
+  return op;
 }
 
 // The fields of repeated messages counted into counts (by field number),
-// the others stepped over: false when a field is not one of r's, or of
-// another wire type than varint or length-delimited.
+// the others stepped over: false when a field is not one of r's, or not
+// of its wire type.
 bool countMessages(const Reader &r, const uint8_t *p, const uint8_t *end, size_t *counts) {
   while (p < end) {
-    unsigned id = 0, wire = 0;
-    if (!fieldAt(r, &p, end, &id, &wire)) return false;
-    if (wire == PROTOBUF_C_WIRE_TYPE_VARINT) {
+    unsigned id = 0;
+    const FieldOp *op = fieldAt(r, &p, end, &id);
+    if (!op) return false;
+    if (op->wire == PROTOBUF_C_WIRE_TYPE_VARINT) {
       uint64_t v = 0;
       const unsigned n = varintAt(p, end, &v);
       if (n == 0) return false;
@@ -565,19 +601,24 @@ bool countMessages(const Reader &r, const uint8_t *p, const uint8_t *end, size_t
       continue;
     }
     size_t len = 0;
-    const unsigned h = wire == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED ? lengthAt(p, end, &len) : 0;
+    const unsigned h = lengthAt(p, end, &len);
     if (h == 0) return false;
-    if (r.sub[id] && r.byId[id]->label == PROTOBUF_C_LABEL_REPEATED) counts[id]++;
+    if (op->kind == FieldOp::Messages) counts[id]++;
     p += h + len;
   }
   return true;
 }
 
+// The message r reads from [p, end), or nullptr when it is not in the
+// plain form (columnframe.h). limit is the end of the frame: loads of 8
+// bytes may reach it.
+template <bool Pext>
 ProtobufCMessage *unpackMessage(const Reader &r, const uint8_t *p, const uint8_t *end,
-                                ProtobufCAllocator *a) {
+                                const uint8_t *limit, ProtobufCAllocator *a) {
   auto *m = static_cast<ProtobufCMessage *>(a->alloc(a->allocator_data, r.desc->sizeof_message));
   if (!m) return nullptr;
   protobuf_c_message_init(r.desc, m);
+  char *const base = reinterpret_cast<char *>(m);
   if (r.repeatedMessages) {
     // Their arrays first, as protobuf-c does: a field's messages need not
     // be next to each other.
@@ -587,67 +628,87 @@ ProtobufCMessage *unpackMessage(const Reader &r, const uint8_t *p, const uint8_t
       if (!counts[id]) continue;
       void *array = a->alloc(a->allocator_data, counts[id] * sizeof(void *));
       if (!array) return nullptr;
-      *field<void *>(m, r.byId[id]->offset) = array;
+      *reinterpret_cast<void **>(base + r.ops[id].offset) = array;
     }
   }
   uint32_t seen = 0;
   while (p < end) {
-    unsigned id = 0, wire = 0;
-    // A longer key, field 0, an unknown field: protobuf-c's.
-    if (!fieldAt(r, &p, end, &id, &wire)) return nullptr;
-    const ProtobufCFieldDescriptor *f = r.byId[id];
-    const bool repeatedMessage = r.sub[id] && f->label == PROTOBUF_C_LABEL_REPEATED;
-    // Any other field twice (a message protobuf-c would merge, a column
-    // sent in parts): protobuf-c's.
-    if (!repeatedMessage && (seen & (1u << id))) return nullptr;
-    seen |= 1u << id;
-    if (wire == PROTOBUF_C_WIRE_TYPE_VARINT) {
+    unsigned id = 0;
+    // A longer key, field 0, an unknown field, a length-delimited scalar,
+    // an unpacked column, a message as a varint: protobuf-c's.
+    const FieldOp *op = fieldAt(r, &p, end, &id);
+    if (!op) return nullptr;
+    char *const at = base + op->offset;
+    // Any field but repeated messages twice (a message protobuf-c would
+    // merge, a column sent in parts, a scalar whose last value wins):
+    // protobuf-c's.
+    if (op->kind != FieldOp::Messages) {
+      if (seen & (1u << id)) return nullptr;
+      seen |= 1u << id;
+    }
+    if (op->wire == PROTOBUF_C_WIRE_TYPE_VARINT) {
       uint64_t v = 0;
-      const unsigned n = scalarAt(p, end, &v);
-      if (n == 0 || f->label != PROTOBUF_C_LABEL_NONE || r.sub[id]) return nullptr;
-      if (f->type == PROTOBUF_C_TYPE_BOOL) {
-        // protobuf-c: true when any of its bytes' 7 bits is set.
-        protobuf_c_boolean b = 0;
-        for (unsigned i = 0; i < n; i++) b = b || (p[i] & 0x7f);
-        *field<protobuf_c_boolean>(m, f->offset) = b;
-      } else {
-        store(f->type, v, field<char>(m, f->offset));
+      const unsigned n = scalarAt<Pext>(p, end, limit, &v);
+      if (n == 0) return nullptr;
+      switch (op->kind) {
+        case FieldOp::Wide: std::memcpy(at, &v, 8); break;
+        case FieldOp::Zigzag64: {
+          const int64_t z = unzigzag64(v);
+          std::memcpy(at, &z, 8);
+          break;
+        }
+        case FieldOp::Zigzag32: {
+          const int32_t z = unzigzag32(uint32_t(v));
+          std::memcpy(at, &z, 4);
+          break;
+        }
+        case FieldOp::Boolean: {
+          // protobuf-c: true when any of its bytes' 7 bits is set.
+          protobuf_c_boolean b = 0;
+          for (unsigned i = 0; i < n; i++) b = b || (p[i] & 0x7f);
+          std::memcpy(at, &b, sizeof b);
+          break;
+        }
+        default: {
+          const uint32_t u = uint32_t(v);
+          std::memcpy(at, &u, 4);
+          break;
+        }
       }
       p += n;
       continue;
     }
     size_t len = 0;
-    const unsigned h = wire == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED ? lengthAt(p, end, &len) : 0;
-    // A length-delimited scalar, an unpacked column, no length: protobuf-c's.
-    if (h == 0 || (!r.sub[id] && f->label != PROTOBUF_C_LABEL_REPEATED)) return nullptr;
+    const unsigned h = lengthAt(p, end, &len);
+    if (h == 0) return nullptr;  // no length, or one past the message
     p += h;
     const uint8_t *valueEnd = p + len;
-    if (r.sub[id]) {
-      ProtobufCMessage *sub = unpackMessage(*r.sub[id], p, valueEnd, a);
-      if (!sub) return nullptr;
-      if (repeatedMessage) {
-        size_t &n = *field<size_t>(m, f->quantifier_offset);
-        field<ProtobufCMessage **>(m, f->offset)[0][n++] = sub;
-      } else {
-        *field<ProtobufCMessage *>(m, f->offset) = sub;
+    if (op->kind == FieldOp::Column) {
+      // The last byte must end a varint.
+      if (len && (valueEnd[-1] & 0x80)) return nullptr;
+      if (len) {
+        // Room for a value per byte: the most there can be (one-byte
+        // values, as a column of states is).
+        const auto type = ProtobufCType(op->columnType);
+        void *values = a->alloc(a->allocator_data, len * (wide(type) ? 8 : 4));
+        if (!values) return nullptr;
+        const size_t count = haveSsse3() ? readColumnSsse3(type, p, valueEnd, values)
+                                         : readColumn<Pext>(type, p, valueEnd, values);
+        // A varint over 10 bytes: protobuf-c refuses it.
+        if (count == SIZE_MAX) return nullptr;
+        std::memcpy(base + op->quantifier, &count, sizeof count);
+        std::memcpy(at, &values, sizeof values);
       }
       p = valueEnd;
       continue;
     }
-    // The last byte must end a varint.
-    if (len && (valueEnd[-1] & 0x80)) return nullptr;
-    if (len) {
-      // Room for a value per byte: the most there can be (one-byte values,
-      // as a column of states is).
-      void *values = a->alloc(a->allocator_data, len * (wide(f->type) ? 8 : 4));
-      if (!values) return nullptr;
-      const size_t count = haveSsse3()  ? readColumnSsse3(f->type, p, valueEnd, values)
-                           : havePext() ? readColumn<true>(f->type, p, valueEnd, values)
-                                        : readColumn<false>(f->type, p, valueEnd, values);
-      // A varint over 10 bytes: protobuf-c refuses it.
-      if (count == SIZE_MAX) return nullptr;
-      *field<size_t>(m, f->quantifier_offset) = count;
-      *field<void *>(m, f->offset) = values;
+    ProtobufCMessage *sub = unpackMessage<Pext>(*op->sub, p, valueEnd, limit, a);
+    if (!sub) return nullptr;
+    if (op->kind == FieldOp::Messages) {
+      size_t &n = *reinterpret_cast<size_t *>(base + op->quantifier);
+      (*reinterpret_cast<ProtobufCMessage ***>(at))[n++] = sub;
+    } else {
+      std::memcpy(at, &sub, sizeof sub);
     }
     p = valueEnd;
   }
@@ -669,7 +730,9 @@ Threadmon__Frame *unpackColumnFrame(const uint8_t *data, size_t len,
   size_t n = 0;
   const unsigned h = lengthAt(data + k, end, &n);
   if (h == 0 || k + h + n != len) return nullptr;  // more fields than the body
-  ProtobufCMessage *body = unpackMessage(*r, data + k + h, end, allocator);
+  ProtobufCMessage *body =
+      havePext() ? unpackMessage<true>(*r, data + k + h, end, end, allocator)
+                 : unpackMessage<false>(*r, data + k + h, end, end, allocator);
   if (!body) return nullptr;
   auto *f = static_cast<Threadmon__Frame *>(
       allocator->alloc(allocator->allocator_data, sizeof(Threadmon__Frame)));
