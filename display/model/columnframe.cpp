@@ -351,32 +351,54 @@ bool haveSsse3() {
 // Kurz, Lemire, 2015): the stop bits of 8 bytes choose a shuffle that
 // puts each of the next varints of at most 4 bytes into a 32-bit lane of
 // its own, and three rounds of masks and shifts pack each lane's 7-bit
-// groups. The shuffles of the 256 masks are made once: 4.6 KB (those of
-// 12 bytes, 72 KB, read a few more values a step, no faster, and would
-// crowd the cache the fold shares).
+// groups. When the next varints are of one or two bytes (a column of
+// holders, of releasers: mostly unknown, else a tid), up to eight of them
+// go into 16-bit lanes instead, packed in one round and widened (for
+// 32-bit values: widened twice to 64 bits, 8 values cost more than the 4
+// of the other table). The shuffles of the 256 masks are made once: 2 x
+// 4.9 KB (those of 12 bytes, 72 KB, read a few more values a step, no
+// faster, and would crowd the cache the fold shares).
 struct Shuffles {
   static constexpr unsigned kMaskBits = 8;
   struct Entry {
     uint8_t take[16];      // byte of the input for each byte of the lanes; 0x80: zero
     uint8_t values = 0;    // varints read (0: the first is over 4 bytes or longer)
     uint8_t consumed = 0;  // their bytes
+    bool shorts = false;   // into 16-bit lanes (each at most 2 bytes), not 32-bit ones
   };
-  Entry by[1 << kMaskBits];
+  Entry wide[1 << kMaskBits];   // into 32-bit lanes only: for 64-bit values
+  Entry narrow[1 << kMaskBits];  // into 16-bit lanes when more values fit: for 32-bit ones
   Shuffles() {
     for (unsigned mask = 0; mask < (1u << kMaskBits); mask++) {
-      Entry &e = by[mask];
-      std::memset(e.take, 0x80, sizeof e.take);
-      unsigned start = 0;
-      while (e.values < 4) {
-        unsigned stop = start;
-        while (stop < kMaskBits && !(mask >> stop & 1)) stop++;
-        if (stop == kMaskBits || stop - start >= 4) break;  // none ends here, or over 4 bytes
-        for (unsigned j = start; j <= stop; j++) e.take[4 * e.values + (j - start)] = uint8_t(j);
-        e.values++;
-        start = stop + 1;
+      fill(mask, 4, &wide[mask]);
+      narrow[mask] = wide[mask];
+      Entry shorts;
+      fill(mask, 2, &shorts);
+      if (shorts.values > wide[mask].values) {
+        narrow[mask] = shorts;
+        narrow[mask].shorts = true;
       }
-      e.consumed = uint8_t(start);
     }
+  }
+  template <typename T>
+  const Entry &entry(unsigned mask) const {
+    return sizeof(T) == 4 ? narrow[mask] : wide[mask];
+  }
+  // The varints of at most `longest` bytes that end in the mask's bytes,
+  // from the first: each into a lane of 2 * longest bytes.
+  static void fill(unsigned mask, unsigned longest, Entry *e) {
+    std::memset(e->take, 0x80, sizeof e->take);
+    unsigned start = 0;
+    while (e->values < 16 / longest) {
+      unsigned stop = start;
+      while (stop < kMaskBits && !(mask >> stop & 1)) stop++;
+      if (stop == kMaskBits || stop - start >= longest) break;  // none ends here, or too long
+      for (unsigned j = start; j <= stop; j++)
+        e->take[longest * e->values + (j - start)] = uint8_t(j);
+      e->values++;
+      start = stop + 1;
+    }
+    e->consumed = uint8_t(start);
   }
 };
 
@@ -405,38 +427,47 @@ __attribute__((target("ssse3"), always_inline)) inline void storeLanes(__m128i v
   }
 }
 
+// 16-bit lanes of a varint's two bytes each (their stop bits clear, the
+// high byte's 0 for a one-byte value) packed into values of 14 bits.
+__attribute__((target("ssse3"), always_inline)) inline __m128i packShorts(__m128i v) {
+  return _mm_or_si128(_mm_and_si128(v, _mm_set1_epi16(0x007f)),
+                      _mm_and_si128(_mm_srli_epi16(v, 1), _mm_set1_epi16(0x3f80)));
+}
+
+// Eight 16-bit lanes widened, converted and stored at out.
+template <typename T>
+__attribute__((target("ssse3"), always_inline)) inline void storeShorts(__m128i v, T *out) {
+  storeLanes(_mm_unpacklo_epi16(v, _mm_setzero_si128()), out);
+  storeLanes(_mm_unpackhi_epi16(v, _mm_setzero_si128()), out + 4);
+}
+
 // The values that start at p (stops: its bytes' stop bits, p[0]'s lowest,
-// 8 of them at least): eight one-byte values when its first eight bytes
-// are, else the next varints of at most 4 bytes that end in its first 8,
-// else one longer varint as varintAt reads it. Its 16 bytes are read, and
-// up to eight values stored at out: the caller has that many of each.
-// Returns the bytes read, 0 for a varint over 10 bytes.
+// 8 of them at least): the next varints that end in its first 8 bytes, up
+// to eight of one or two bytes or four of up to four, else one longer
+// varint as varintAt reads it. Its 16 bytes are read, and up to eight
+// values stored at out: the caller has that many of each. Returns the
+// bytes read, 0 for a varint over 10 bytes.
 template <typename T>
 __attribute__((target("ssse3"), always_inline)) inline unsigned valuesAt(
     const Shuffles &table, const uint8_t *p, const uint8_t *end, unsigned stops, T **out) {
-  const __m128i in = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
-  if ((stops & 0xff) == 0xff) {
-    const __m128i words = _mm_unpacklo_epi8(in, _mm_setzero_si128());
-    storeLanes(_mm_unpacklo_epi16(words, _mm_setzero_si128()), *out);
-    storeLanes(_mm_unpackhi_epi16(words, _mm_setzero_si128()), *out + 4);
-    *out += 8;
-    return 8;
-  }
-  const Shuffles::Entry &e = table.by[stops & ((1u << Shuffles::kMaskBits) - 1)];
+  const Shuffles::Entry &e = table.entry<T>(stops & ((1u << Shuffles::kMaskBits) - 1));
   if (e.values == 0) {
     uint64_t v = 0;
     const unsigned n = varintAt(p, end, &v);
     if (n) *(*out)++ = converted<T>(v);
     return n;
   }
-  __m128i v = _mm_and_si128(
+  const __m128i in = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+  __m128i v = packShorts(_mm_and_si128(
       _mm_shuffle_epi8(in, _mm_loadu_si128(reinterpret_cast<const __m128i *>(e.take))),
-      _mm_set1_epi8(0x7f));
-  v = _mm_or_si128(_mm_and_si128(v, _mm_set1_epi32(0x007f007f)),
-                   _mm_srli_epi32(_mm_and_si128(v, _mm_set1_epi32(0x7f007f00)), 1));
-  v = _mm_or_si128(_mm_and_si128(v, _mm_set1_epi32(0x00003fff)),
-                   _mm_srli_epi32(_mm_and_si128(v, _mm_set1_epi32(0x3fff0000)), 2));
-  storeLanes(v, *out);
+      _mm_set1_epi8(0x7f)));
+  if (sizeof(T) == 4 && e.shorts) {
+    storeShorts(v, *out);
+  } else {
+    v = _mm_or_si128(_mm_and_si128(v, _mm_set1_epi32(0x00003fff)),
+                     _mm_srli_epi32(_mm_and_si128(v, _mm_set1_epi32(0x3fff0000)), 2));
+    storeLanes(v, *out);
+  }
   *out += e.values;
   return e.consumed;
 }
@@ -454,16 +485,11 @@ __attribute__((target("ssse3"), always_inline)) inline void oneByteValues(const 
   storeLanes(_mm_unpackhi_epi16(high, _mm_setzero_si128()), out + 12);
 }
 
-// Eight two-byte values at p, stored at out: in each 16-bit lane the low
-// byte's 7 bits, then the high byte's (its stop bit clear).
+// Eight two-byte values at p, stored at out.
 template <typename T>
 __attribute__((target("ssse3"), always_inline)) inline void twoByteValues(const uint8_t *p,
                                                                          T *out) {
-  const __m128i in = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
-  const __m128i v = _mm_or_si128(_mm_and_si128(in, _mm_set1_epi16(0x007f)),
-                                 _mm_and_si128(_mm_srli_epi16(in, 1), _mm_set1_epi16(0x3f80)));
-  storeLanes(_mm_unpacklo_epi16(v, _mm_setzero_si128()), out);
-  storeLanes(_mm_unpackhi_epi16(v, _mm_setzero_si128()), out + 4);
+  storeShorts(packShorts(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p))), out);
 }
 
 // The stop bits of the 16 bytes at p, p[0]'s lowest.
