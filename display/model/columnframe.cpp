@@ -640,7 +640,8 @@ bool countMessages(const Reader &r, const uint8_t *p, const uint8_t *end, size_t
 // bytes may reach it.
 template <bool Pext>
 ProtobufCMessage *unpackMessage(const Reader &r, const uint8_t *p, const uint8_t *end,
-                                const uint8_t *limit, ProtobufCAllocator *a) {
+                                const uint8_t *limit, ProtobufCAllocator *a,
+                                ShrinkLast shrinkLast) {
   auto *m = static_cast<ProtobufCMessage *>(a->alloc(a->allocator_data, r.desc->sizeof_message));
   if (!m) return nullptr;
   protobuf_c_message_init(r.desc, m);
@@ -722,13 +723,14 @@ ProtobufCMessage *unpackMessage(const Reader &r, const uint8_t *p, const uint8_t
                                          : readColumn<Pext>(type, p, valueEnd, values);
         // A varint over 10 bytes: protobuf-c refuses it.
         if (count == SIZE_MAX) return nullptr;
+        if (shrinkLast) shrinkLast(a->allocator_data, values, count * (wide(type) ? 8 : 4));
         std::memcpy(base + op->quantifier, &count, sizeof count);
         std::memcpy(at, &values, sizeof values);
       }
       p = valueEnd;
       continue;
     }
-    ProtobufCMessage *sub = unpackMessage<Pext>(*op->sub, p, valueEnd, limit, a);
+    ProtobufCMessage *sub = unpackMessage<Pext>(*op->sub, p, valueEnd, limit, a, shrinkLast);
     if (!sub) return nullptr;
     if (op->kind == FieldOp::Messages) {
       size_t &n = *reinterpret_cast<size_t *>(base + op->quantifier);
@@ -744,7 +746,7 @@ ProtobufCMessage *unpackMessage(const Reader &r, const uint8_t *p, const uint8_t
 }  // namespace
 
 Threadmon__Frame *unpackColumnFrame(const uint8_t *data, size_t len,
-                                    ProtobufCAllocator *allocator) {
+                                    ProtobufCAllocator *allocator, ShrinkLast shrinkLast) {
   static const Readers readers;
   const uint8_t *end = data + len;
   // The one field of the frame: its body, length-delimited.
@@ -757,8 +759,8 @@ Threadmon__Frame *unpackColumnFrame(const uint8_t *data, size_t len,
   const unsigned h = lengthAt(data + k, end, &n);
   if (h == 0 || k + h + n != len) return nullptr;  // more fields than the body
   ProtobufCMessage *body =
-      havePext() ? unpackMessage<true>(*r, data + k + h, end, end, allocator)
-                 : unpackMessage<false>(*r, data + k + h, end, end, allocator);
+      havePext() ? unpackMessage<true>(*r, data + k + h, end, end, allocator, shrinkLast)
+                 : unpackMessage<false>(*r, data + k + h, end, end, allocator, shrinkLast);
   if (!body) return nullptr;
   auto *f = static_cast<Threadmon__Frame *>(
       allocator->alloc(allocator->allocator_data, sizeof(Threadmon__Frame)));
