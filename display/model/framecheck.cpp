@@ -426,7 +426,12 @@ struct BatchScan {
 // vectors: AVX2's where the CPU has it (a clone for each, chosen once when
 // the program loads), else two SSE2 registers each (GCC's -O2 does not
 // vectorize these loops itself).
-__attribute__((target_clones("avx2", "default"))) BatchScan scanBatch(
+#if defined(__x86_64__) && defined(__GNUC__)
+#define THREADMON_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
+#else
+#define THREADMON_AVX2_CLONE
+#endif
+THREADMON_AVX2_CLONE BatchScan scanBatch(
     const int64_t *delta, const uint32_t *tid, const void *state, size_t n, size_t states) {
   typedef uint64_t Quad __attribute__((vector_size(32)));
   typedef uint32_t Octet __attribute__((vector_size(32)));
