@@ -31,11 +31,8 @@ static tm_decode_status fail(tm_decoder *d, const char *what) {
   return TM_DECODE_ERROR;
 }
 
-int tm_decoder_feed(tm_decoder *d, const void *data, size_t len) {
-  if (d->failed) return -1;
-  /* Nothing to copy: before the first bytes buf is NULL, and NULL + 0 is
-   * undefined behaviour in C. */
-  if (len == 0) return 0;
+/* Appends len bytes to buf. Returns 0, or -1 after fail. */
+static int buffer(tm_decoder *d, const uint8_t *data, size_t len) {
   if (d->pos > 0 && (d->pos == d->len || d->pos > d->cap / 2)) {
     memmove(d->buf, d->buf + d->pos, d->len - d->pos);
     d->len -= d->pos;
@@ -55,6 +52,72 @@ int tm_decoder_feed(tm_decoder *d, const void *data, size_t len) {
   memcpy(d->buf + d->len, data, len);
   d->len += len;
   return 0;
+}
+
+int tm_decoder_keep(tm_decoder *d) {
+  size_t rest = d->lent_len - d->lent_pos;
+  const uint8_t *from = rest ? d->lent + d->lent_pos : NULL; /* lent may be NULL */
+  d->lent = NULL;
+  d->lent_len = d->lent_pos = 0;
+  return rest ? buffer(d, from, rest) : 0;
+}
+
+int tm_decoder_feed(tm_decoder *d, const void *data, size_t len) {
+  if (d->failed) return -1;
+  /* Nothing to copy: before the first bytes buf is NULL, and NULL + 0 is
+   * undefined behaviour in C. */
+  if (len == 0) return 0;
+  if (tm_decoder_keep(d) != 0) return -1; /* the lent bytes come first */
+  return buffer(d, data, len);
+}
+
+int tm_decoder_lend(tm_decoder *d, const void *data, size_t len) {
+  if (d->failed) return -1;
+  if (len == 0) return 0;
+  if (tm_decoder_keep(d) != 0) return -1;
+  d->lent = data;
+  d->lent_len = len;
+  d->lent_pos = 0;
+  return 0;
+}
+
+/* The bytes to read next: the buffered ones while there are any, then the
+ * lent ones in place. Their number, 0 for none. */
+static size_t view(const tm_decoder *d, const uint8_t **p) {
+  if (d->pos < d->len) {
+    *p = d->buf + d->pos;
+    return d->len - d->pos;
+  }
+  if (d->lent_pos < d->lent_len) {
+    *p = d->lent + d->lent_pos;
+    return d->lent_len - d->lent_pos;
+  }
+  return 0;
+}
+
+/* The n bytes at the start of view() are read. */
+static void step(tm_decoder *d, size_t n) {
+  if (d->pos < d->len)
+    d->pos += n;
+  else
+    d->lent_pos += n;
+}
+
+/* view() holds fewer than want bytes of the next record: those in buf are
+ * topped up from the lent ones, or the lent ones left (the record cut by
+ * their end) copied into buf. Returns 1 when view() then holds more, 0 when
+ * there are no more (every lent byte copied), -1 after fail. */
+static int gather(tm_decoder *d, size_t want) {
+  size_t rest = d->lent_len - d->lent_pos;
+  if (rest == 0) return 0;
+  if (d->pos < d->len) {
+    size_t have = d->len - d->pos;
+    size_t take = want - have < rest ? want - have : rest;
+    if (buffer(d, d->lent + d->lent_pos, take) != 0) return -1;
+    d->lent_pos += take;
+    return 1;
+  }
+  return tm_decoder_keep(d) != 0 ? -1 : 0;
 }
 
 static tm_decode_status check_length(tm_decoder *d, uint32_t n) {
@@ -93,7 +156,7 @@ static tm_decode_status next_in_block(tm_decoder *d, const uint8_t **payload, ui
 static int open_block(tm_decoder *d, const uint8_t *body, uint32_t n) {
   if (tm_crc32c(body, n) != tm_get_u32le(body - 4)) return fail(d, "block checksum mismatch"), -1;
   uint64_t end = d->offset + TM_FRAME_PREFIX_BYTES + n;
-  d->pos += TM_FRAME_PREFIX_BYTES + n; /* the record stays in buf until the next feed */
+  step(d, TM_FRAME_PREFIX_BYTES + n); /* the record stays where it is until the next feed */
   if (n > 0 && body[0] == TM_BLOCK_INDEX) {
     d->offset = end;
     return 0;
@@ -150,7 +213,7 @@ static int read_header(tm_decoder *d, const uint8_t *p, size_t avail) {
     return fail(d, msg), -1;
   }
   d->header_done = 1;
-  d->pos += TM_HEADER_BYTES;
+  step(d, TM_HEADER_BYTES);
   d->offset += TM_HEADER_BYTES;
   return 1;
 }
@@ -166,38 +229,50 @@ tm_decode_status tm_decoder_next(tm_decoder *d, const uint8_t **payload,
       d->in_block = 0; /* past its last frame: the block's record is done */
       d->offset = d->block_end;
     }
-    size_t avail = d->len - d->pos;
+    const uint8_t *p = NULL;
+    size_t avail = view(d, &p);
     if (avail == 0) return TM_DECODE_NEED_MORE; /* buf may still be NULL */
-    const uint8_t *p = d->buf + d->pos;
+    size_t want = TM_HEADER_BYTES;
     if (!d->header_done) {
       int r = read_header(d, p, avail);
-      if (r <= 0) return r < 0 ? TM_DECODE_ERROR : TM_DECODE_NEED_MORE;
-      continue;
+      if (r < 0) return TM_DECODE_ERROR;
+      if (r > 0) continue;
+    } else if (avail >= TM_FRAME_PREFIX_BYTES) {
+      uint32_t n = tm_get_u32le(p);
+      const int block = (n & TM_BLOCK_FLAG) && d->format_major >= TM_FORMAT_MAJOR_BLOCKS;
+      if (block) n &= ~TM_BLOCK_FLAG;
+      tm_decode_status st = check_length(d, n);
+      if (st != TM_DECODE_FRAME) return st;
+      want = TM_FRAME_PREFIX_BYTES + (size_t)n;
+      if (avail >= want) {
+        if (block) {
+          if (open_block(d, p + TM_FRAME_PREFIX_BYTES, n) != 0) return TM_DECODE_ERROR;
+          continue;
+        }
+        if (tm_crc32c(p + TM_FRAME_PREFIX_BYTES, n) != tm_get_u32le(p + 4))
+          return fail(d, "frame checksum mismatch");
+        *payload = p + TM_FRAME_PREFIX_BYTES;
+        *len = n;
+        step(d, want);
+        d->offset += want;
+        d->frames++;
+        return TM_DECODE_FRAME;
+      }
+    } else {
+      want = TM_FRAME_PREFIX_BYTES;
     }
-    if (avail < TM_FRAME_PREFIX_BYTES) return TM_DECODE_NEED_MORE;
-    uint32_t n = tm_get_u32le(p);
-    const int block = (n & TM_BLOCK_FLAG) && d->format_major >= TM_FORMAT_MAJOR_BLOCKS;
-    if (block) n &= ~TM_BLOCK_FLAG;
-    tm_decode_status st = check_length(d, n);
-    if (st != TM_DECODE_FRAME) return st;
-    if (avail < TM_FRAME_PREFIX_BYTES + (size_t)n) return TM_DECODE_NEED_MORE;
-    if (block) {
-      if (open_block(d, p + TM_FRAME_PREFIX_BYTES, n) != 0) return TM_DECODE_ERROR;
-      continue;
-    }
-    if (tm_crc32c(p + TM_FRAME_PREFIX_BYTES, n) != tm_get_u32le(p + 4))
-      return fail(d, "frame checksum mismatch");
-    *payload = p + TM_FRAME_PREFIX_BYTES;
-    *len = n;
-    d->pos += TM_FRAME_PREFIX_BYTES + n;
-    d->offset += TM_FRAME_PREFIX_BYTES + n;
-    d->frames++;
-    return TM_DECODE_FRAME;
+    /* The header, a prefix or a record is not whole in view(). */
+    int more = gather(d, want);
+    if (more < 0) return TM_DECODE_ERROR;
+    if (more == 0) return TM_DECODE_NEED_MORE;
   }
+}
+
+size_t tm_decoder_pending(const tm_decoder *d) {
+  return d->len - d->pos + (d->lent_len - d->lent_pos);
 }
 
 const char *tm_decoder_error(const tm_decoder *d) { return d->error; }
 
 uint64_t tm_decoder_good_offset(const tm_decoder *d) { return d->offset; }
 
-size_t tm_decoder_pending(const tm_decoder *d) { return d->len - d->pos; }

@@ -80,6 +80,9 @@ typedef struct tm_decoder {
   uint64_t block_bytes;  /* their bytes in the stream, prefixes included */
   uint64_t block_raw;    /* the frames' bytes they held */
   void *zstd;            /* a ZSTD_DCtx made at the first block, reused for each */
+  /* Bytes lent by tm_decoder_lend, read in place once buf is drained. */
+  const uint8_t *lent;
+  size_t lent_len, lent_pos;
   char error[160];
 } tm_decoder;
 
@@ -93,7 +96,19 @@ void tm_decoder_set_max_frame(tm_decoder *d, uint32_t max);
 /* Appends bytes. Returns 0, or -1 when out of memory (the decoder then fails). */
 int tm_decoder_feed(tm_decoder *d, const void *data, size_t len);
 
-/* Pulls the next frame. The pointer stays valid until the next feed/next call. */
+/* Like tm_decoder_feed, without copying: the records wholly inside data
+ * are read where they are, and only the bytes of a record cut by data's
+ * end (or start) are copied. data must stay valid and unchanged until
+ * tm_decoder_next returns TM_DECODE_NEED_MORE (every byte of it is read
+ * or copied by then) or tm_decoder_keep is called. */
+int tm_decoder_lend(tm_decoder *d, const void *data, size_t len);
+
+/* Copies what is left of the lent bytes, which the caller may then free.
+ * Returns 0, or -1 when out of memory (the decoder then fails). */
+int tm_decoder_keep(tm_decoder *d);
+
+/* Pulls the next frame. The pointer stays valid until the next feed/next
+ * call (and while lent bytes are). */
 tm_decode_status tm_decoder_next(tm_decoder *d, const uint8_t **payload,
                                  uint32_t *len);
 

@@ -23,9 +23,15 @@
 
 namespace tmon {
 
+// Cuts the allocator's last allocation, at p, to size bytes (allocator
+// data, p, size): a column is allocated for the most values its bytes can
+// hold, then cut to those they hold.
+typedef void (*ShrinkLast)(void *, void *, size_t);
+
 // The frame, or nullptr when it is not a column frame in the plain form
 // (or the allocator failed): protobuf-c's unpack decides then.
-Threadmon__Frame *unpackColumnFrame(const uint8_t *data, size_t len, ProtobufCAllocator *allocator);
+Threadmon__Frame *unpackColumnFrame(const uint8_t *data, size_t len, ProtobufCAllocator *allocator,
+                                    ShrinkLast shrinkLast = nullptr);
 
 }  // namespace tmon
 

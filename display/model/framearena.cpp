@@ -12,7 +12,10 @@ namespace tmon {
 namespace {
 constexpr size_t kAlign = alignof(std::max_align_t);
 constexpr size_t kFirstBlock = 64 * 1024, kLastBlock = 1024 * 1024;
-constexpr size_t kLarge = 8 * 1024;
+// Up to a Transitions batch's column of deltas allocated for a value per
+// byte (about 40 KB for 100 busy threads), then cut (shrinkLast): malloc'd
+// and freed with each frame, they made a page fault a few KB.
+constexpr size_t kLarge = 64 * 1024;
 }  // namespace
 
 FrameArena::FrameArena() : allocator_{&FrameArena::allocate, &FrameArena::release, this} {}
@@ -28,12 +31,13 @@ FrameArena::~FrameArena() {
 }
 
 Threadmon__Frame *FrameArena::unpack(const uint8_t *data, size_t len) {
-  if (Threadmon__Frame *f = unpackColumnFrame(data, len, &allocator_)) return f;
+  if (Threadmon__Frame *f = unpackColumnFrame(data, len, &allocator_, &FrameArena::shrinkLast))
+    return f;
   return threadmon__frame__unpack(&allocator_, len, data);
 }
 
 Threadmon__Frame *FrameArena::unpackColumns(const uint8_t *data, size_t len) {
-  return unpackColumnFrame(data, len, &allocator_);
+  return unpackColumnFrame(data, len, &allocator_, &FrameArena::shrinkLast);
 }
 
 OwnedFrame FrameArena::shared(const std::shared_ptr<FrameArena> &arena, const uint8_t *data,
@@ -48,6 +52,14 @@ void FrameArena::rewind() {
   large_.clear();
   block_ = 0;
   used_ = 0;
+  last_ = nullptr;
+}
+
+void FrameArena::shrinkLast(void *self, void *p, size_t size) {
+  auto *arena = static_cast<FrameArena *>(self);
+  if (!p || p != arena->last_) return;
+  const size_t at = size_t(static_cast<char *>(p) - arena->blocks_[arena->block_].bytes);
+  arena->used_ = at + ((std::max<size_t>(size, 1) + kAlign - 1) & ~(kAlign - 1));
 }
 
 void *FrameArena::allocate(void *self, size_t size) {
@@ -68,6 +80,7 @@ void *FrameArena::take(size_t size) {
   if (size >= kLarge) {
     void *p = std::malloc(size);
     if (p) large_.push_back(p);
+    last_ = nullptr;
     return p;
   }
   size = (std::max<size_t>(size, 1) + kAlign - 1) & ~(kAlign - 1);
@@ -75,6 +88,7 @@ void *FrameArena::take(size_t size) {
     if (block_ < blocks_.size() && used_ + size <= blocks_[block_].size) {
       void *p = blocks_[block_].bytes + used_;
       used_ += size;
+      last_ = p;
       return p;
     }
     if (block_ + 1 < blocks_.size()) {  // this one is full: the next kept one

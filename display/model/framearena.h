@@ -37,6 +37,10 @@ class FrameArena {
                            size_t len);
   // Everything unpacked so far is gone; the blocks stay for what comes next.
   void rewind();
+  // The last allocation, at p, cut to size bytes: the next one takes the
+  // rest. (columnframe.cpp allocates a column for the most values its bytes
+  // can hold, then cuts it to those they hold.) Nothing for another.
+  static void shrinkLast(void *self, void *p, size_t size);
 
  private:
   static void *allocate(void *self, size_t size);
@@ -53,6 +57,7 @@ class FrameArena {
   std::vector<Block> blocks_;
   size_t block_ = 0;  // the block being filled
   size_t used_ = 0;   // bytes of it handed out
+  void *last_ = nullptr;  // the last allocation, when it is in a block
   // Allocations too large for a block (protobuf-c's scratch while it scans
   // a long message, the arrays of long repeated fields): malloc'd and freed
   // as asked, so that the scratch does not stay.

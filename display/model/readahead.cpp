@@ -74,10 +74,17 @@ void ReadAhead::run() {
   for (;;) {
     const QByteArray chunk = next_();
     if (chunk.isEmpty()) break;
-    if (tm_decoder_feed(dec_, chunk.constData(), size_t(chunk.size())) != 0) {
+    // The chunk's whole records are read in place (copying each chunk into
+    // the decoder was a pass over the capture's bytes); what is left of it
+    // is copied before it goes, however the loop below ends.
+    if (tm_decoder_lend(dec_, chunk.constData(), size_t(chunk.size())) != 0) {
       b->error = QString::fromUtf8(tm_decoder_error(dec_));
       break;
     }
+    struct Keep {
+      tm_decoder *dec;
+      ~Keep() { tm_decoder_keep(dec); }
+    } keep{dec_};
     for (;;) {
       const uint8_t *payload = nullptr;
       uint32_t n = 0;

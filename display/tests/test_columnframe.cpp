@@ -255,6 +255,53 @@ class TestColumnFrame : public QObject {
     }
   }
 
+  // Columns of one-byte or two-byte values only, read 64 bytes at a time,
+  // broken now and then by a value of another length (at any offset of a
+  // 64-byte round, or in the tail), in each column type.
+  void uniformColumnsReadAlike() {
+    QRandomGenerator rng(3029);
+    FrameArena arena;
+    auto column = [&rng](int n, int bytes) {
+      QByteArray b;
+      for (int i = 0; i < n; i++) {
+        const bool odd = rng.bounded(200) == 0;
+        const int len = odd ? 1 + int(rng.bounded(10)) : bytes;
+        const int bits = 7 * (len - 1);
+        b += varint(len == 1    ? rng.bounded(128)
+                    : len == 10 ? rng.generate64() | (uint64_t(1) << 63)
+                                : (uint64_t(1) << bits) |
+                                      (rng.generate64() & ((uint64_t(1) << bits) - 1)));
+      }
+      return b;
+    };
+    for (int round = 0; round < 1000; round++) {
+      const int n = int(rng.bounded(round % 4 == 0 ? 1000 : 100));
+      QByteArray body = char((1 << 3) | 0) + varint(rng.generate64() >> 8);
+      for (unsigned field = 2; field <= 7; field++)
+        body += lengthField(field, column(n, 1 + int(rng.bounded(2))));
+      QCOMPARE(check(&arena, transitionsFrame(body)), ColumnCheck::Same);
+      const QByteArray folded = column(n, 1 + int(rng.bounded(2)));
+      const QByteArray sample = char(1 << 3) + varint(7) + QByteArray("\xaa\x01", 2) +
+                                varint(uint64_t(folded.size())) + folded;
+      QCOMPARE(check(&arena, lengthField(3, lengthField(3, sample))), ColumnCheck::Same);
+    }
+    // The values themselves, not only as protobuf-c reads them: 16383 and
+    // 128 in two bytes, 127 and 0 in one, unzigzagged in a sint64 column.
+    QByteArray tids, deltas;
+    for (int i = 0; i < 100; i++) {
+      tids += varint(i % 2 ? 16383 : 128);
+      deltas += varint(i % 2 ? 127 : 0);
+    }
+    const QByteArray frame = transitionsFrame(lengthField(2, tids) + lengthField(3, deltas));
+    Threadmon__Frame *f = arena.unpackColumns(
+        reinterpret_cast<const uint8_t *>(frame.constData()), size_t(frame.size()));
+    QVERIFY(f && f->transitions->n_tid == 100 && f->transitions->n_delta_ns == 100);
+    for (int i = 0; i < 100; i++) {
+      QCOMPARE(f->transitions->tid[i], i % 2 ? 16383u : 128u);
+      QCOMPARE(f->transitions->delta_ns[i], i % 2 ? int64_t(-64) : int64_t(0));
+    }
+  }
+
   void otherFormsAreLeftToProtobufC() {
     FrameArena arena;
     const QByteArray body = plainBody();

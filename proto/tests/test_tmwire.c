@@ -28,11 +28,34 @@ static size_t build_stream(uint8_t *out, int n) {
   return off;
 }
 
+/* Whether decode_all lends its chunks (tm_decoder_lend) rather than
+ * feeding copies: each test runs both ways. */
+static int lending;
+
+/* A lent chunk: a copy of its own, scribbled over and freed once its
+ * frames are read, as a reader's buffer goes. */
+static uint8_t *lend_copy(tm_decoder *d, const uint8_t *data, size_t n) {
+  uint8_t *copy = malloc(n ? n : 1);
+  memcpy(copy, data, n);
+  tm_decoder_lend(d, copy, n);
+  return copy;
+}
+
+static void give_back(tm_decoder *d, uint8_t *copy, size_t n) {
+  CHECK(tm_decoder_keep(d) == 0);
+  memset(copy, 0xee, n);
+  free(copy);
+}
+
 static int decode_all(const uint8_t *data, size_t len, size_t chunk, tm_decoder *d) {
   int frames = 0;
   for (size_t off = 0; off < len; off += chunk) {
     size_t n = len - off < chunk ? len - off : chunk;
-    tm_decoder_feed(d, data + off, n);
+    uint8_t *copy = NULL;
+    if (lending)
+      copy = lend_copy(d, data + off, n);
+    else
+      tm_decoder_feed(d, data + off, n);
     const uint8_t *p;
     uint32_t plen;
     tm_decode_status st;
@@ -46,6 +69,7 @@ static int decode_all(const uint8_t *data, size_t len, size_t chunk, tm_decoder 
       }
       frames++;
     }
+    if (copy) give_back(d, copy, n);
     if (st == TM_DECODE_ERROR) return -frames - 1;
   }
   return frames;
@@ -152,14 +176,49 @@ static void test_empty_feed_before_any_bytes(void) {
   tm_decoder_free(&d);
 }
 
+/* A reader that stops taking frames in the middle of a lent chunk keeps
+ * the rest, and goes on with the next chunk as if it had read them all. */
+static void test_lent_chunk_left_midway(void) {
+  static uint8_t buf[1 << 16];
+  size_t len = build_stream(buf, 20);
+  size_t half = len / 2;
+  tm_decoder d;
+  tm_decoder_init(&d);
+  uint8_t *copy = lend_copy(&d, buf, half);
+  const uint8_t *p;
+  uint32_t plen;
+  for (int i = 0; i < 3; i++) CHECK(tm_decoder_next(&d, &p, &plen) == TM_DECODE_FRAME);
+  size_t pending = tm_decoder_pending(&d);
+  give_back(&d, copy, half);
+  CHECK(tm_decoder_pending(&d) == pending);
+  int frames = 3;
+  copy = lend_copy(&d, buf + half, len - half);
+  tm_decode_status st;
+  while ((st = tm_decoder_next(&d, &p, &plen)) == TM_DECODE_FRAME) {
+    Threadmon__Frame *f = threadmon__frame__unpack(NULL, plen, p);
+    CHECK(f && f->hello->pid == (uint32_t)frames + 100);
+    threadmon__frame__free_unpacked(f, NULL);
+    frames++;
+  }
+  CHECK(st == TM_DECODE_NEED_MORE);
+  CHECK(tm_decoder_pending(&d) == 0); /* NEED_MORE: every lent byte read or copied */
+  give_back(&d, copy, len - half);
+  CHECK(frames == 20);
+  CHECK(tm_decoder_good_offset(&d) == len);
+  tm_decoder_free(&d);
+}
+
 int main(void) {
   test_crc_known_value();
-  test_round_trip_any_chunking();
-  test_truncated_tail_keeps_whole_frames();
-  test_corrupt_byte_is_reported_with_offset();
-  test_bad_magic_and_version();
-  test_oversized_frame_is_refused_before_buffering();
+  for (lending = 0; lending < 2; lending++) {
+    test_round_trip_any_chunking();
+    test_truncated_tail_keeps_whole_frames();
+    test_corrupt_byte_is_reported_with_offset();
+    test_bad_magic_and_version();
+    test_oversized_frame_is_refused_before_buffering();
+  }
   test_empty_feed_before_any_bytes();
+  test_lent_chunk_left_midway();
   if (failures) fprintf(stderr, "%d checks failed\n", failures);
   return failures ? 1 : 0;
 }
