@@ -139,8 +139,8 @@ class Generator {
       while (w.next < e) step(w);
     }
     std::sort(changes_.begin(), changes_.end(),
-              [](const tmtest::Transition &a, const tmtest::Transition &b) {
-                return a.t != b.t ? a.t < b.t : a.tid < b.tid;
+              [](const tmtest::Transition &x, const tmtest::Transition &y) {
+                return x.t != y.t ? x.t < y.t : x.tid < y.tid;
               });
     for (size_t at = 0; at < changes_.size() && b_.ok(); at += kMaxPerFrame) {
       const size_t n = std::min(kMaxPerFrame, changes_.size() - at);
