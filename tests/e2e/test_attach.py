@@ -258,7 +258,10 @@ def test_two_pids_and_sigterm():
         for p in (a, b):
             p.kill()
             p.wait()
-    check(launcher.returncode == 0, f"record -p A,B exited {launcher.returncode}: {err.strip()}")
+    # The last line first: a traceback's exception survives a log cut short.
+    last = (err.strip().splitlines() or [""])[-1]
+    check(launcher.returncode == 0,
+          f"record -p A,B exited {launcher.returncode}: {last!r}; stderr: {err.strip()}")
     for p, exe in ((a, "spin_sleep"), (b, "cond_wait")):
         path = os.path.join(tmtest.Temp.dir(), f"two.{p.pid}.tmcap")
         if not check(os.path.exists(path), f"no capture {path}: {err.strip()}"):
