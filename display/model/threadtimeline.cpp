@@ -232,8 +232,11 @@ void ThreadTimeline::addSwitchGap(int64_t t) {
   auto it = upperBoundNearEnd(sw_.begin(), sw_.end(), t, TimeOf());
   if (it != sw_.begin() && (it - 1)->state == kSwitchGap) return;
   sw_.insert(it, Raw{t, 0, kSwitchGap, uint16_t(kNoCpu)});
-  const LwpSeries::Point *p = lwp.at(t);
-  markDirty(std::min(t, p ? p->t : t));
+  // As a record's (addSwitch): the split of its whole sample span changes.
+  // (From the sample at or before t only, a gap before a thread's first
+  // sample re-derived from t, and the span before it kept the split made
+  // without the gap: a stepped read differed from a whole one.)
+  markDirty(sleepStartBefore(sampleSpanStart(t)));
 }
 
 void ThreadTimeline::sampleAdded(int64_t prevTick, int64_t prevSample) {
