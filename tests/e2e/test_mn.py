@@ -2,7 +2,8 @@
 M-to-N study's fine-grained barrier with unbound (4 user threads on 2 LWPs)
 and bound (one per LWP) user threads. Every user thread is in the report
 with its function, its time on an LWP and dispatchable within 3 points of
-what it measured itself, and the LWPs it ran on. mn_boost: the same for
+what it measured itself (more by the truth's own uncertainty: the switches a
+preemption disturbed), and the LWPs it ran on. mn_boost: the same for
 Boost.Context fibers (when Boost is installed), seen done when they end."""
 import os
 
@@ -31,11 +32,26 @@ def load_tolerance(rec):
     return 5
 
 
+def uncertainty_points(want):
+    """Points of its life a user thread's truth may be off by, on top of a
+    comparison's fixed tolerance: the workload's clock read at a switch and
+    the probe's stamp of it are a few instructions apart, and a preemption
+    between them moves the switch by its length (a CI run at load 17 read a
+    user thread 12 points more on its LWP). The workload sums the switches
+    whose reads on either side were that far apart (mn_sched.h)."""
+    points = 100 * want["uncertainty_s"] / want["lifetime_s"]
+    if want["uncertain_switches"]:
+        print(f"  note user thread {want['index'] + 1}: {want['uncertain_switches']} of "
+              f"{want['switches']} switches disturbed, {want['uncertainty_s'] * 1e3:.3f} ms: "
+              f"+{points:.2f} points")
+    return points
+
+
 def check_user_threads(rec, function, points):
     """Every user thread of an mn_sched workload is in the report with its
     function, seen done, its life, time on an LWP and dispatchable within 3
-    points of its truth (load_tolerance), and its seconds on each
-    LWP; returns the report's user threads by truth index."""
+    points of its truth (load_tolerance) and its uncertainty, and its seconds
+    on each LWP; returns the report's user threads by truth index."""
     truth = rec.truth["user_threads"]
     users = tmtest.require_key(rec.report, "user_threads", "threadmon report --json")
     check(len(users) == len(truth), f"{len(users)} user threads reported, expected {len(truth)}")
@@ -55,13 +71,15 @@ def check_user_threads(rec, function, points):
         st = got["states"]
         near(got["lifetime_s"], want["lifetime_s"], 0.03 * want["lifetime_s"] + 0.01,
              f"{what} lifetime s")
-        near(st["dispatchable"], want["dispatchable_pct"], points, f"{what} dispatchable %")
-        near(states_on_lwp(st), want["on_lwp_pct"], points, f"{what} on an LWP %")
+        share_points = points + uncertainty_points(want)
+        near(st["dispatchable"], want["dispatchable_pct"], share_points, f"{what} dispatchable %")
+        near(states_on_lwp(st), want["on_lwp_pct"], share_points, f"{what} on an LWP %")
         check(set(got["lwps"]) <= lwp_tids, f"{what} ran on {sorted(got['lwps'])}, "
               f"LWPs are {sorted(lwp_tids)}")
         for tid, secs in want["lwps"].items():
-            near(got["lwps"].get(tid, 0), secs, points / 100 * want["lifetime_s"],
-                 f"{what} seconds on LWP {tid} ({points} points of its life)")
+            near(got["lwps"].get(tid, 0), secs,
+                 points / 100 * want["lifetime_s"] + want["lwps_uncertainty_s"].get(tid, 0),
+                 f"{what} seconds on LWP {tid} ({points} points of its life and its uncertainty)")
     return out
 
 
@@ -85,8 +103,11 @@ def test_mn_matrix():
     for f in found:
         tmtest.mentions(f["message"], "6 user threads share 2 LWPs: at most 2 run at once")
         truth = rec.truth["user_threads"]
-        share = 100 * sum(u["dispatchable_s"] for u in truth) / sum(u["lifetime_s"] for u in truth)
-        near(100 * f["evidence"]["dispatchable_share"], share, 3, "finding's dispatchable %")
+        lives = sum(u["lifetime_s"] for u in truth)
+        share = 100 * sum(u["dispatchable_s"] for u in truth) / lives
+        uncertain = 100 * sum(u["uncertainty_s"] for u in truth) / lives
+        near(100 * f["evidence"]["dispatchable_share"], share, 3 + uncertain,
+             "finding's dispatchable %")
         tmtest.mentions(f["message"], f"{f['evidence']['dispatchable_share'] * 100:.0f}%")
     check(not tmtest.findings(rec, "user_thread_handoff"),
           "user_thread_handoff raised for 0.5 ms runs between switches")
@@ -156,16 +177,17 @@ def test_boost_fibers():
         what = f"fiber {want['index']} (user thread {got['id']})"
         check(got["name"] == "fiber_entry", f"{what} name {got['name']!r}")
         check(set(got["lwps"]) == {tid}, f"{what} ran on {sorted(got['lwps'])}, expected {tid}")
-        near(got["on_lwp_s"], want["on_lwp_s"], 0.03 * want["lifetime_s"],
-             f"{what} seconds on the LWP (3 points of its life)")
+        near(got["on_lwp_s"], want["on_lwp_s"], 0.03 * want["lifetime_s"] + want["uncertainty_s"],
+             f"{what} seconds on the LWP (3 points of its life and its uncertainty)")
         # Boost's fibers end with an ontop_fcontext from their entry frame
         # (docs/format.md): seen done, so their shares are of their life.
         check(got.get("done") is True, f"{what} not seen done")
         near(got["lifetime_s"], want["lifetime_s"], 0.03 * want["lifetime_s"] + 0.01,
              f"{what} lifetime s")
         on_pct = 100 * want["on_lwp_s"] / want["lifetime_s"]
-        near(states_on_lwp(got["states"]), on_pct, 3, f"{what} on the LWP %")
-        near(got["states"]["dispatchable"], 100 - on_pct, 3, f"{what} dispatchable %")
+        points = 3 + uncertainty_points(want)
+        near(states_on_lwp(got["states"]), on_pct, points, f"{what} on the LWP %")
+        near(got["states"]["dispatchable"], 100 - on_pct, points, f"{what} dispatchable %")
 
 
 tmtest.main(globals())
