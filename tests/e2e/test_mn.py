@@ -20,9 +20,9 @@ def blocked(states):
 
 
 # Points of its life a user thread's share may be off by, beyond its truth's
-# uncertainty (below), on a quiet machine or a loaded one: in 20 runs with
-# other processes on 70-95% of the CPUs, no share (680 compared) differed
-# from its truth by more than its uncertainty and 0.01 points.
+# uncertainty (below), on a quiet machine or a loaded one: in 60 runs, most
+# with other processes on 70-95% of the CPUs, no share (2,040 compared)
+# differed from its truth by more than its uncertainty and 0.05 points.
 SHARE_POINTS = 3
 
 

@@ -38,7 +38,7 @@ void spin_cpu_us(double us) {
   }
 }
 
-// mn_sched.h's: a quiet switch takes about 1 us, a disturbed one more.
+// mn_sched.h's MN_SWITCH_SLACK_S: wider than a quiet switch, narrower than a preemption.
 constexpr double kSwitchSlackS = 20e-6;
 
 struct Truth {

@@ -44,7 +44,7 @@
 #define MN_MAX_UT 64
 #define MN_MAX_LWP 16
 /* A quiet switch (swapcontext with the probe's wrapper, both clock reads)
- * takes about 1 us; a disturbed one at least a preemption's few. */
+ * takes under 0.5 us (99% of them at load 22); a preempted one, ms. */
 #define MN_SWITCH_SLACK_S 20e-6
 
 typedef struct mn_uthread mn_uthread;
