@@ -20,8 +20,8 @@ def blocked(states):
 
 
 # Points of its life a user thread's share may be off by, beyond its truth's
-# uncertainty (below), on a quiet machine or a loaded one: in 60 runs, most
-# with other processes on 70-95% of the CPUs, no share (2,040 compared)
+# uncertainty (below), on a quiet machine or a loaded one: in 80 runs, most
+# with other processes on 70-95% of the CPUs, no share (2,720 compared)
 # differed from its truth by more than its uncertainty and 0.05 points.
 SHARE_POINTS = 3
 
@@ -42,8 +42,7 @@ def uncertainty_points(want):
     """Points of its life a user thread's truth may be off by: the
     workload's clock read at a switch and the probe's stamp of it are a few
     instructions apart, and a preemption between them moves the switch by
-    its length (at load 17, a user thread read 8-15 points off in 3 of 20
-    runs). The workload sums the widths of the switches whose reads on
+    its length (loaded, a user thread read 6-18 points off in 9 of 50 runs). The workload sums the widths of the switches whose reads on
     either side were that far apart (mn_sched.h)."""
     points = 100 * want["uncertainty_s"] / want["lifetime_s"]
     if want["uncertain_switches"]:
