@@ -53,6 +53,25 @@ def test_top_and_thread():
 
 
 
+def test_launcher_read_options():
+    """The launcher hands threadmon-report the options the user guide gives
+    `threadmon report` (--check, --stream, --whole, --window, --segment);
+    before, each was "unrecognized arguments"."""
+    tmtest.require_report()
+    rec = tmtest.recorded("cpp_threads", ARGS)
+    note = "Read a window at a time"
+    for how, streamed in ((["--stream", "--window", "1", "--segment", "2"], True),
+                          (["--window", "1"], True), (["--whole"], False), ([], False)):
+        proc = launcher("report", "--check", *how, rec.capture)
+        check(proc.returncode == 0, f"report --check {how} exited {proc.returncode}: "
+              f"{proc.stderr.strip()[-300:]!r}")
+        check((note in proc.stdout) == streamed and ("1.0 s window" in proc.stdout) == streamed,
+              f"report {how}: streamed note {'missing' if streamed else 'present'}")
+    proc = launcher("report", "--window", "0", rec.capture)
+    check(proc.returncode != 0 and "--window wants seconds from 1 to 3600, not '0'" in proc.stderr,
+          f"report --window 0: exit {proc.returncode}, {proc.stderr!r}")
+
+
 def test_waits_longer_than_a_window():
     """Read a window at a time, waits longer than a window hold the
     invariants: an object's counter takes a wait whole at its end, so only
