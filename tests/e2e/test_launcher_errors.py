@@ -65,7 +65,11 @@ def test_usage_errors():
     expect_error(["record", "-o", "x.tmcap"], 2, ["no command"])
     expect_error(["record", "--bogus", "-o", "x.tmcap", "--", "true"], 2, ["--bogus"])
     expect_error(["record", "-o", "x.tmcap", "--interval", "zero", "--", "true"], 2, ["--interval"])
-    expect_error(["frobnicate"], 2, ["frobnicate"])
+    expect_error(["frobnicate"], 2, ["frobnicate", "record, run, report, export, diff, receive"])
+    # The internal commands (--ssh's far end, the display's dialog) are not offered.
+    proc = launcher("frobnicate")
+    check("serve-stdio" not in proc.stderr and "ps-ssh" not in proc.stderr,
+          f"an unknown command's error lists the internal ones: {proc.stderr!r}")
     expect_error(["run", "--", "true"], 2, ["--connect"])
     expect_error(["run", "--connect", "no-port-here", "--", "true"], 2, ["HOST:PORT"])
     expect_error(["record", "-o", "x.tmcap", "--trigger-limit", "2", "--", "true"], 2,
