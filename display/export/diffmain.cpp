@@ -4,13 +4,13 @@
 // or usage.
 #include <QCoreApplication>
 #include <QJsonDocument>
-
 #include <cstdio>
 
 #include "capturediff.h"
 #include "capturereader.h"
 #include "reportstream.h"
 #include "sessionmodel.h"
+#include "usageerror.h"
 
 using namespace tmon;
 
@@ -61,12 +61,14 @@ int main(int argc, char **argv) {
     } else if (a == "-h" || a == "--help") {
       return usage(stdout);
     } else if (a.startsWith('-')) {
-      return usage(stderr);
+      return badOption("threadmon-diff", a, {"--top", "--noise", "--noise-ms"});
     } else {
       files << a;
     }
   }
-  if (files.size() != 2) return usage(stderr);
+  if (files.size() != 2)
+    return usageError("threadmon-diff",
+                      QString("two captures, BEFORE and AFTER, not %1").arg(files.size()));
   ReportRows rows[2];
   bool damaged = false;
   for (int k = 0; k < 2; k++) {
