@@ -184,16 +184,22 @@ CaptureDiff diffRows(const ReportRows &a, const ReportRows &b, const DiffOptions
   for (const auto &[key, g] : groups) {
     const Group &any = g.first ? *g.first : *g.second;
     const int n = std::max(g.first ? g.first->threads : 0, g.second ? g.second->threads : 0);
+    // A pool that changed size says both sizes: "(6 threads)" after a fix to 2 misled.
+    const bool resized = g.first && g.second && g.first->threads != g.second->threads;
+    QString count;
+    if (resized)
+      count = QStringLiteral(" (%1 threads, then %2)").arg(g.first->threads).arg(g.second->threads);
+    else if (n > 1)
+      count = QStringLiteral(" (%1 threads)").arg(n);
     for (int s = 0; s < kFinalStateCount; s++) {
       const auto x = g.first ? sumAndSpread(g.first->perThread[size_t(s)]) : std::make_pair(0.0, 0.0);
       const auto y = g.second ? sumAndSpread(g.second->perThread[size_t(s)]) : std::make_pair(0.0, 0.0);
       if (x.first == 0 && y.first == 0) continue;
       DiffChange c;
       c.what = DiffChange::Thread;
-      c.subject = QStringLiteral("`%1`%2: %3")
-                      .arg(any.label,
-                           n > 1 ? QStringLiteral(" (%1 threads)").arg(n) : QString(),
-                           QString::fromLatin1(finalStateLabel(FinalState(s))).toLower());
+      c.subject =
+          QStringLiteral("`%1`%2: %3")
+              .arg(any.label, count, QString::fromLatin1(finalStateLabel(FinalState(s))).toLower());
       c.before = x.first;
       c.after = y.first;
       c.noiseS = threshold(c.before, c.after, std::max(x.second, y.second));
