@@ -8,6 +8,7 @@
 
 #include "capturediff.h"
 #include "capturereader.h"
+#include "capturetree.h"
 #include "reportstream.h"
 #include "sessionmodel.h"
 #include "usageerror.h"
@@ -72,6 +73,17 @@ int main(int argc, char **argv) {
   ReportRows rows[2];
   bool damaged = false;
   for (int k = 0; k < 2; k++) {
+    // A process tree's directory: say which file in it to give, not "is a directory".
+    if (CaptureTree::isTree(files[k])) {
+      const QString main = CaptureTree::mainCapture(files[k]);
+      std::fprintf(stderr,
+                   "threadmon-diff: %s: a process tree's capture; diff compares one process's "
+                   "capture%s (threadmon report %s lists them)\n",
+                   qPrintable(files[k]),
+                   main.isEmpty() ? "" : qPrintable(QStringLiteral(", such as ") + main),
+                   qPrintable(files[k]));
+      return 1;
+    }
     const CaptureLoadResult res = rowsOf(files[k], &rows[k]);
     if (res.status == CaptureLoadResult::Unreadable) {
       std::fprintf(stderr, "threadmon-diff: %s: %s\n", qPrintable(files[k]), qPrintable(res.message));
