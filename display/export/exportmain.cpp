@@ -212,8 +212,9 @@ int main(int argc, char **argv) {
   if (res.status == CaptureLoadResult::Damaged)
     std::fprintf(stderr, "threadmon-export: %s: %s\n", qPrintable(file), qPrintable(res.message));
   if (out != "-")
-    std::fprintf(stderr, "threadmon-export: wrote %s (%s, %lld KiB); %s\n", qPrintable(out), f->name,
-                 (long long)(QFileInfo(out).size() + 1023) / 1024, f->openHint);
+    std::fprintf(stderr, "threadmon-export: wrote %s (%s, %lld KiB); %s\n", qPrintable(out),
+                 f->name, (long long)(QFileInfo(out).size() + 1023) / 1024,
+                 qPrintable(exportOpenHint(*f, out)));
   std::fprintf(stderr, "threadmon-export: %s\n", f->drops);
   return res.status == CaptureLoadResult::Complete ? 0 : 2;
 }
