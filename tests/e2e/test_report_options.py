@@ -71,6 +71,17 @@ def test_launcher_read_options():
     check(proc.returncode != 0 and "--window wants seconds from 1 to 3600, not '0'" in proc.stderr,
           f"report --window 0: exit {proc.returncode}, {proc.stderr!r}")
 
+    # export takes them too (user guide, "Export for Perfetto, Chrome tracing and pprof").
+    for how in (["--stream", "--window", "1", "--segment", "2"], ["--whole"]):
+        out = os.path.join(tmtest.Temp.dir(), f"read{len(how)}.json")
+        proc = launcher("export", "--format", "chrome", *how, "-o", out, rec.capture)
+        check(proc.returncode == 0 and os.path.getsize(out) > 0,
+              f"export {how}: exit {proc.returncode}, {proc.stderr.strip()[-300:]!r}")
+    proc = launcher("export", "--format", "chrome", "--window", "0", "-o", os.devnull,
+                    rec.capture)
+    check(proc.returncode != 0 and "--window wants a number of seconds, not '0'" in proc.stderr,
+          f"export --window 0: exit {proc.returncode}, {proc.stderr!r}")
+
 
 def test_waits_longer_than_a_window():
     """Read a window at a time, waits longer than a window hold the
