@@ -88,6 +88,11 @@ def test_pool_that_changed_size():
     same = [c["subject"] for c in json.loads(diff(before, before, "--json", "--top", "0"))["changes"]
             if c["subject"].startswith("`mult-#")]
     check(same and all("(6 threads):" in s for s in same), f"the same run twice: {same}")
+    # The launcher hands on --noise-ms (the floor the text names).
+    proc = tmtest.launcher("diff", "--noise-ms", "50", before.capture, after.capture)
+    check(proc.returncode == 0 and ", 50 ms, or the spread" in proc.stdout,
+          f"threadmon diff --noise-ms 50: exit {proc.returncode}, {proc.stdout[-300:]!r} "
+          f"{proc.stderr[-300:]!r}")
 
 
 tmtest.main(globals())
