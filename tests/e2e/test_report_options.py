@@ -3,7 +3,9 @@ launcher hands both to threadmon-report)."""
 import json
 import os
 import re
+import signal
 import subprocess
+import sys
 
 import tmtest
 from tmtest import check, launcher
@@ -81,6 +83,27 @@ def test_launcher_read_options():
                     rec.capture)
     check(proc.returncode != 0 and "--window wants a number of seconds, not '0'" in proc.stderr,
           f"export --window 0: exit {proc.returncode}, {proc.stderr!r}")
+
+
+def test_closed_output_ends_quietly():
+    """`threadmon report F | head` ends as threadmon-report does run alone:
+    killed by SIGPIPE, nothing on stderr. The launcher (Python, which ignores
+    SIGPIPE) used to hand that on through its exec, and the report said
+    "writing the report: Broken pipe"."""
+    tmtest.require_report()
+    rec = tmtest.recorded("cpp_threads", ARGS)
+    for command in (["report", "--json"], ["export", "--format", "chrome", "-o", "-"],
+                    ["diff"]):
+        files = [rec.capture] * (2 if command == ["diff"] else 1)
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        try:
+            proc = subprocess.run([sys.executable, tmtest.LAUNCHER, *command, *files],
+                                  stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60)
+        finally:
+            os.close(write_end)
+        check(proc.returncode == -signal.SIGPIPE and proc.stderr == "",
+              f"threadmon {command[0]} into a closed pipe: exit {proc.returncode}, {proc.stderr!r}")
 
 
 def test_waits_longer_than_a_window():
