@@ -737,6 +737,24 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
     f.message += ofRunWords(0);
     out.push_back(std::move(f));
   }
+  // The scheduling findings are the run's inputs judged once; a rule that
+  // needs several threads on CPUs at once may hold over the run and in no
+  // window (one thread at a time in each of 1 s windows, 1.5 over the run).
+  for (const FindingKind kind : {FindingKind::Oversubscribed, FindingKind::Undersubscribed}) {
+    if (std::any_of(out.begin(), out.end(), [kind](const Finding &f) { return f.kind == kind; }))
+      continue;
+    Finding f;
+    const bool holds = kind == FindingKind::Oversubscribed ? oversubscribedOfRun(*rows, &f)
+                                                           : undersubscribedOfRun(*rows, &f);
+    if (!holds || aboutRuntimeMachinery(*rows, f)) continue;
+    QJsonObject w;
+    w["held"] = 0;
+    w["of"] = windows_;
+    w["window_s"] = windowS;
+    f.evidence["windows"] = w;
+    f.message += ofRunWords(0);
+    out.push_back(std::move(f));
+  }
   std::vector<Finding> ofRun = neverRunsOfRun(*rows);
   for (Finding &f : userThreadsOfRun(*rows)) ofRun.push_back(std::move(f));
   for (Finding &f : ofRun) {
