@@ -667,6 +667,16 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
         .arg(windows_)
         .arg(seconds(windowS, windowS));
   };
+  // A finding of the run's figures that no window raised.
+  auto addHeldInNoWindow = [&](Finding f) {
+    QJsonObject w;
+    w["held"] = 0;
+    w["of"] = windows_;
+    w["window_s"] = windowS;
+    f.evidence["windows"] = w;
+    f.message += ofRunWords(0);
+    out.push_back(std::move(f));
+  };
   std::set<uint32_t> barriersTold;
   for (const auto &kv : merged_) {
     const Merged &m = kv.second;
@@ -729,13 +739,7 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
         !barrierOfRun(*rows, kv.first, findings_detail::objectName(s->info), &f) ||
         aboutRuntimeMachinery(*rows, f))
       continue;
-    QJsonObject w;
-    w["held"] = 0;
-    w["of"] = windows_;
-    w["window_s"] = windowS;
-    f.evidence["windows"] = w;
-    f.message += ofRunWords(0);
-    out.push_back(std::move(f));
+    addHeldInNoWindow(std::move(f));
   }
   // The scheduling findings are the run's inputs judged once; a rule that
   // needs several threads on CPUs at once may hold over the run and in no
@@ -747,13 +751,7 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
     const bool holds = kind == FindingKind::Oversubscribed ? oversubscribedOfRun(*rows, &f)
                                                            : undersubscribedOfRun(*rows, &f);
     if (!holds || aboutRuntimeMachinery(*rows, f)) continue;
-    QJsonObject w;
-    w["held"] = 0;
-    w["of"] = windows_;
-    w["window_s"] = windowS;
-    f.evidence["windows"] = w;
-    f.message += ofRunWords(0);
-    out.push_back(std::move(f));
+    addHeldInNoWindow(std::move(f));
   }
   std::vector<Finding> ofRun = neverRunsOfRun(*rows);
   for (Finding &f : userThreadsOfRun(*rows)) ofRun.push_back(std::move(f));
