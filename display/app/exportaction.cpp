@@ -88,7 +88,7 @@ void exportPageInteractively(QWidget *parent, tmui::SessionView *page) {
   if (!err.isEmpty())
     QMessageBox::warning(parent, QObject::tr("Cannot export"), err);
   else
-    QMessageBox::information(parent, QObject::tr("Exported"),
-                             QObject::tr("Wrote %1; %2.").arg(choice.path,
-                                                              QString::fromUtf8(choice.format->openHint)));
+    QMessageBox::information(
+        parent, QObject::tr("Exported"),
+        QObject::tr("Wrote %1; %2.").arg(choice.path, exportOpenHint(*choice.format, choice.path)));
 }

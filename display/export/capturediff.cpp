@@ -13,10 +13,23 @@ namespace tmon {
 
 namespace {
 
+QString millis(double s) {
+  return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', 1);
+}
+
 QString seconds(double s) {
   if (s == 0) return QStringLiteral("0 s");
-  if (std::fabs(s) < 0.01) return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', 1);
+  if (std::fabs(s) < 0.01) return millis(s);
   return QStringLiteral("%1 s").arg(s, 0, 'f', std::fabs(s) < 10 ? 2 : 1);
+}
+
+// A change's two figures in one unit when both are under a second and one
+// is under 10 ms: "from 9.9 ms to 0.02 s" hid a doubling.
+std::pair<QString, QString> figures(double before, double after) {
+  const double lo = std::min(std::fabs(before), std::fabs(after));
+  const double hi = std::max(std::fabs(before), std::fabs(after));
+  if (lo > 0 && lo < 0.01 && hi < 1) return {millis(before), millis(after)};
+  return {seconds(before), seconds(after)};
 }
 
 // A pool's threads by one name: digits are its members' numbers.
@@ -131,7 +144,7 @@ std::vector<DiffFinding> findingsOf(const ReportRows &r) {
 bool DiffChange::noise() const { return std::fabs(after - before) <= noiseS; }
 
 QString DiffChange::text() const {
-  const QString from = seconds(before), to = seconds(after);
+  const auto [from, to] = figures(before, after);
   QString change;
   if (before > 0)
     change = QStringLiteral(" (%1%2%)").arg(after >= before ? "+" : "\u2212")
@@ -184,16 +197,22 @@ CaptureDiff diffRows(const ReportRows &a, const ReportRows &b, const DiffOptions
   for (const auto &[key, g] : groups) {
     const Group &any = g.first ? *g.first : *g.second;
     const int n = std::max(g.first ? g.first->threads : 0, g.second ? g.second->threads : 0);
+    // A pool that changed size says both sizes: "(6 threads)" after a fix to 2 misled.
+    const bool resized = g.first && g.second && g.first->threads != g.second->threads;
+    QString count;
+    if (resized)
+      count = QStringLiteral(" (%1 threads, then %2)").arg(g.first->threads).arg(g.second->threads);
+    else if (n > 1)
+      count = QStringLiteral(" (%1 threads)").arg(n);
     for (int s = 0; s < kFinalStateCount; s++) {
       const auto x = g.first ? sumAndSpread(g.first->perThread[size_t(s)]) : std::make_pair(0.0, 0.0);
       const auto y = g.second ? sumAndSpread(g.second->perThread[size_t(s)]) : std::make_pair(0.0, 0.0);
       if (x.first == 0 && y.first == 0) continue;
       DiffChange c;
       c.what = DiffChange::Thread;
-      c.subject = QStringLiteral("`%1`%2: %3")
-                      .arg(any.label,
-                           n > 1 ? QStringLiteral(" (%1 threads)").arg(n) : QString(),
-                           QString::fromLatin1(finalStateLabel(FinalState(s))).toLower());
+      c.subject =
+          QStringLiteral("`%1`%2: %3")
+              .arg(any.label, count, QString::fromLatin1(finalStateLabel(FinalState(s))).toLower());
       c.before = x.first;
       c.after = y.first;
       c.noiseS = threshold(c.before, c.after, std::max(x.second, y.second));

@@ -4,13 +4,14 @@
 // or usage.
 #include <QCoreApplication>
 #include <QJsonDocument>
-
 #include <cstdio>
 
 #include "capturediff.h"
 #include "capturereader.h"
+#include "capturetree.h"
 #include "reportstream.h"
 #include "sessionmodel.h"
+#include "usageerror.h"
 
 using namespace tmon;
 
@@ -61,15 +62,28 @@ int main(int argc, char **argv) {
     } else if (a == "-h" || a == "--help") {
       return usage(stdout);
     } else if (a.startsWith('-')) {
-      return usage(stderr);
+      return badOption("threadmon-diff", a, {"--top", "--noise", "--noise-ms"});
     } else {
       files << a;
     }
   }
-  if (files.size() != 2) return usage(stderr);
+  if (files.size() != 2)
+    return usageError("threadmon-diff",
+                      QString("two captures, BEFORE and AFTER, not %1").arg(files.size()));
   ReportRows rows[2];
   bool damaged = false;
   for (int k = 0; k < 2; k++) {
+    // A process tree's directory: say which file in it to give, not "is a directory".
+    if (CaptureTree::isTree(files[k])) {
+      const QString main = CaptureTree::mainCapture(files[k]);
+      std::fprintf(stderr,
+                   "threadmon-diff: %s: a process tree's capture; diff compares one process's "
+                   "capture%s (threadmon report %s lists them)\n",
+                   qPrintable(files[k]),
+                   main.isEmpty() ? "" : qPrintable(QStringLiteral(", such as ") + main),
+                   qPrintable(files[k]));
+      return 1;
+    }
     const CaptureLoadResult res = rowsOf(files[k], &rows[k]);
     if (res.status == CaptureLoadResult::Unreadable) {
       std::fprintf(stderr, "threadmon-diff: %s: %s\n", qPrintable(files[k]), qPrintable(res.message));

@@ -20,7 +20,7 @@ const ExportFormat kChrome{
     "Chrome JSON keeps states, waits (object, first call site), wakeups and counters; it drops "
     "call stacks, hold times and findings, and has no interning: about 130 bytes an event"};
 const ExportFormat kPprof{
-    "pprof", ".pb.gz", true, "open it with go tool pprof -http=: FILE",
+    "pprof", ".pb.gz", true, "open it with go tool pprof -http=: FILE",  // FILE: the path
     "pprof keeps waits (or holds) by lock, call stack and thread; it drops time, thread states "
     "and findings"};
 const ExportFormat *const kFormats[] = {&kPerfetto, &kChrome, &kPprof, nullptr};
@@ -32,6 +32,10 @@ const ExportFormat *exportFormat(const QString &name) {
   for (const ExportFormat *const *f = kFormats; *f; f++)
     if (name == QLatin1String((*f)->name)) return *f;
   return nullptr;
+}
+
+QString exportOpenHint(const ExportFormat &f, const QString &path) {
+  return QString::fromUtf8(f.openHint).replace(QLatin1String("FILE"), path);
 }
 
 QString exportFileName(const QString &capture, const ExportFormat &f) {

@@ -26,6 +26,8 @@ const ExportFormat *exportFormat(const QString &name);
 const ExportFormat *const *exportFormats();  // nullptr-terminated
 // capture.tmcap -> capture.pftrace (beside it).
 QString exportFileName(const QString &capture, const ExportFormat &f);
+// f's openHint for the file written at path, a command one can paste.
+QString exportOpenHint(const ExportFormat &f, const QString &path);
 // holds: the pprof profile of hold times instead of waits.
 std::unique_ptr<ExportSink> makeExportSink(const ExportFormat &f, ExportOutput *out, bool holds);
 // Seconds from the session start ([fromS, toS); negative: open) as session time.

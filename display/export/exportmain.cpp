@@ -4,7 +4,6 @@
 // written (unreadable capture, usage, output not created).
 #include <QCoreApplication>
 #include <QFileInfo>
-
 #include <cstdio>
 #include <memory>
 
@@ -14,6 +13,7 @@
 #include "exportwalk.h"
 #include "pprofexport.h"
 #include "pprofpass.h"
+#include "usageerror.h"
 
 using namespace tmon;
 
@@ -132,8 +132,13 @@ int main(int argc, char **argv) {
       force = true;
     } else if (a == "-h" || a == "--help") {
       return usage(stdout);
-    } else if (a.startsWith('-') || !file.isEmpty()) {
-      return usage(stderr);
+    } else if (a.startsWith('-')) {
+      return tmon::badOption("threadmon-export", a,
+                             {"--format", "-o", "--output", "--profile", "--from", "--to",
+                              "--window", "--segment", "--pid"});
+    } else if (!file.isEmpty()) {
+      return tmon::usageError("threadmon-export",
+                              "one capture at a time, not '" + file + "' and '" + a + "'");
     } else {
       file = a;
     }
@@ -143,7 +148,9 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  if (file.isEmpty() || format.isEmpty()) return usage(stderr);
+  if (file.isEmpty()) return tmon::usageError("threadmon-export", "no capture given");
+  if (format.isEmpty())
+    return tmon::usageError("threadmon-export", "--format perfetto, chrome or pprof is needed");
   const ExportFormat *f = exportFormat(format);
   if (!f) {
     std::fprintf(stderr, "threadmon-export: unknown format '%s' (perfetto, chrome or pprof)\n",
@@ -205,8 +212,9 @@ int main(int argc, char **argv) {
   if (res.status == CaptureLoadResult::Damaged)
     std::fprintf(stderr, "threadmon-export: %s: %s\n", qPrintable(file), qPrintable(res.message));
   if (out != "-")
-    std::fprintf(stderr, "threadmon-export: wrote %s (%s, %lld KiB); %s\n", qPrintable(out), f->name,
-                 (long long)(QFileInfo(out).size() + 1023) / 1024, f->openHint);
+    std::fprintf(stderr, "threadmon-export: wrote %s (%s, %lld KiB); %s\n", qPrintable(out),
+                 f->name, (long long)(QFileInfo(out).size() + 1023) / 1024,
+                 qPrintable(exportOpenHint(*f, out)));
   std::fprintf(stderr, "threadmon-export: %s\n", f->drops);
   return res.status == CaptureLoadResult::Complete ? 0 : 2;
 }

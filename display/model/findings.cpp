@@ -359,6 +359,19 @@ static QString runtimeObjectText(const SyncObjectInfo &o) {
                                                             : o.symbol);
 }
 
+double ownShare(int64_t waitedNs, int64_t waitersLifeNs) {
+  return waitersLifeNs > 0 ? double(waitedNs) / double(waitersLifeNs) : 0.0;
+}
+
+QString serialisingMessage(const QString &waiters, double ownShare, double programShare,
+                           const QString &object, const QString &takenIn) {
+  return QStringLiteral("%1 spent %2 of their time (%3 of the program's thread time) waiting for "
+                        "%4%5: only one of them can hold it at a time, so they run one after "
+                        "another.")
+      .arg(waiters, percent(ownShare), percent(programShare), object,
+           takenIn.isEmpty() ? QString() : QStringLiteral(", taken in %1").arg(takenIn));
+}
+
 void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out) {
   std::vector<ProgramThread> pts = programThreads(m, r);
   // Hashed: looked up for every wait in the range.
@@ -390,6 +403,11 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
       continue;
     std::vector<uint32_t> waiters;
     for (const auto &b : byWaiter) waiters.push_back(b.first);
+    // The rule weighs the program's time; the sentence says what the
+    // waiters lost of their own.
+    int64_t waitersLife = 0;
+    for (const ProgramThread &p : pts)
+      if (byWaiter.count(p.tid)) waitersLife += p.st.lifetimeNs;
     std::vector<WaitPair> pairs = m.waitMatrix(r, o.id);
     QString fn = programFunction(m, o.id, r);
     if (runtime) {
@@ -404,11 +422,8 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
     f.objects = {o.id};
     f.t0 = r.t0;
     f.t1 = r.t1;
-    f.message = QStringLiteral("%1 spent %2 of their time waiting for %3%4: only one of them "
-                               "can hold it at a time, so they run one after another.")
-                    .arg(threadList(m, waiters), percent(share),
-                         runtime ? runtimeObjectText(o) : objectName(m, o.id),
-                         fn.isEmpty() ? QString() : QStringLiteral(", taken in %1").arg(fn));
+    f.message = serialisingMessage(threadList(m, waiters), ownShare(blocked, waitersLife), share,
+                                   runtime ? runtimeObjectText(o) : objectName(m, o.id), fn);
     if (!pairs.empty() && pairs.front().holder)
       f.message += QStringLiteral(" Most waiting: %1 for %2.")
                        .arg(threadName(m, pairs.front().waiter), threadName(m, pairs.front().holder));
@@ -421,6 +436,8 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
     f.evidence["wait_s_by_thread"] = waitS;
     f.evidence["threads_lifetime_s"] = double(life) / 1e9;
     f.evidence["share"] = share;
+    f.evidence["waiters_lifetime_s"] = double(waitersLife) / 1e9;
+    f.evidence["waiters_share"] = ownShare(blocked, waitersLife);
     f.evidence["call_site"] = fn;
     out->push_back(std::move(f));
   }

@@ -115,6 +115,12 @@ void deadlockFindings(const SessionModel &m, const TimeRange &r, std::vector<Fin
 // A deadlock finding's last sentence: when it formed, how long it lasted.
 QString deadlockLasted(double formedS, double lastedS, bool live);
 void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
+// A serialising object's waits over its waiters' own lives (0 with none).
+double ownShare(int64_t waitedNs, int64_t waitersLifeNs);
+// Its finding's sentence: the waiters' own share, the program's (the rule's)
+// beside it, the object and the program's function that took it.
+QString serialisingMessage(const QString &waiters, double ownShare, double programShare,
+                           const QString &object, const QString &takenIn);
 void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void schedulingFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);
 void neverRunsFindings(const SessionModel &m, const TimeRange &r, std::vector<Finding> *out);

@@ -23,6 +23,7 @@
 #include "reporttree.h"
 #include "sessionmodel.h"
 #include "tmwire.h"
+#include "usageerror.h"
 
 namespace {
 
@@ -177,13 +178,17 @@ static int report(int argc, char **argv) {
       }
     } else if (a == "-h" || a == "--help") {
       return usage(stdout);
-    } else if (a.startsWith('-') || !file.isEmpty()) {
-      return usage(stderr);
+    } else if (a.startsWith('-')) {
+      return tmon::badOption("threadmon-report", a,
+                             {"--top", "--thread", "--window", "--segment", "--pid"});
+    } else if (!file.isEmpty()) {
+      return tmon::usageError("threadmon-report",
+                              "one capture at a time, not '" + file + "' and '" + a + "'");
     } else {
       file = a;
     }
   }
-  if (file.isEmpty()) return usage(stderr);
+  if (file.isEmpty()) return tmon::usageError("threadmon-report", "no capture given");
   if (tmon::CaptureTree::isTree(file)) {
     QStringList forwarded;  // the same options for each process's capture
     const QStringList all = app.arguments().mid(1);

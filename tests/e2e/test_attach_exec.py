@@ -93,4 +93,30 @@ def test_tree_child_execs_while_watched():
           f"the watched child is described as {process['exe']} {process['argv']}")
 
 
+def test_each_exec_once():
+    """exec_chain execs itself 30 times, 30 ms apart, each image's argv[1]
+    the execs still to come, with 100,000 environment variables: the kernel
+    sets the new image's stack start twice, its arguments readable in
+    between, for about a millisecond with that many. Each exec the watch
+    records steps argv[1] down (by one, or more if a late tick saw two
+    at once); a second exec of the same image (a step of 0) is the
+    in-between stack read as another exec (11% of execs before the fix)."""
+    tmtest.require_report()
+    if not os.path.exists(ATTACH):
+        raise tmtest.Skip("threadmon-attach is not built")
+    proc = subprocess.Popen([workload("exec_chain"), "30", "30"])
+    capture = os.path.join(tmtest.Temp.dir(), "chain.tmcap")
+    try:
+        run = tmtest.launcher("record", "-o", capture, "-p", str(proc.pid))
+    finally:
+        proc.wait(timeout=60)
+    check(run.returncode == 0, f"record -p exited {run.returncode}: {run.stderr.strip()}")
+    execs = tmtest.report_json(capture)["process"].get("execs") or []
+    steps = [(e["from_argv"][1], e["to_argv"][1]) for e in execs]
+    check(len(steps) >= 15, f"{len(steps)} of 30 execs recorded: {steps}")
+    check(all(int(a) > int(b) for a, b in steps), f"an exec recorded twice: {steps}")
+    check(all(b == c for (_, b), (c, _) in zip(steps, steps[1:])), f"execs out of order: {steps}")
+    check(not steps or steps[-1][1] == "0", f"the last exec: {steps[-1:]}")
+
+
 tmtest.main(globals())

@@ -63,9 +63,18 @@ def test_script_interpreter_is_checked():
 def test_usage_errors():
     expect_error(["record", "--", "true"], 2, ["-o"])
     expect_error(["record", "-o", "x.tmcap"], 2, ["no command"])
-    expect_error(["record", "--bogus", "-o", "x.tmcap", "--", "true"], 2, ["--bogus"])
+    # An unknown option is said by its command, whose --help lists the right ones.
+    for command, rest in (("record", ["-o", "x.tmcap", "--", "true"]), ("report", ["x.tmcap"]),
+                          ("export", ["--format", "pprof", "x.tmcap"]), ("diff", ["a", "b"])):
+        expect_error([command, "--bogus", *rest], 2,
+                     [f"threadmon: {command}: unrecognized arguments: --bogus",
+                      f"(see threadmon {command} --help)"])
     expect_error(["record", "-o", "x.tmcap", "--interval", "zero", "--", "true"], 2, ["--interval"])
-    expect_error(["frobnicate"], 2, ["frobnicate"])
+    expect_error(["frobnicate"], 2, ["frobnicate", "record, run, report, export, diff, receive"])
+    # The internal commands (--ssh's far end, the display's dialog) are not offered.
+    proc = launcher("frobnicate")
+    check("serve-stdio" not in proc.stderr and "ps-ssh" not in proc.stderr,
+          f"an unknown command's error lists the internal ones: {proc.stderr!r}")
     expect_error(["run", "--", "true"], 2, ["--connect"])
     expect_error(["run", "--connect", "no-port-here", "--", "true"], 2, ["HOST:PORT"])
     expect_error(["record", "-o", "x.tmcap", "--trigger-limit", "2", "--", "true"], 2,

@@ -66,4 +66,30 @@ def test_report_help():
     expect_prints([tmtest.REPORT, "--help"], ["usage: threadmon-report"])
 
 
+def test_tools_usage_errors_are_one_line():
+    """A mistyped flag is named in one line pointing at --help, not answered
+    with the whole usage."""
+    tools = {name: os.path.join(tmtest.BUILD, "display", sub, name)
+             for name, sub in (("threadmon-export", "export"), ("threadmon-diff", "export"))}
+    tools["threadmon-report"] = tmtest.REPORT
+    cases = [("threadmon-report", ["--bogus", "x.tmcap"], "unknown option '--bogus'"),
+             ("threadmon-report", ["x.tmcap", "--top"], "--top wants a value"),
+             ("threadmon-report", ["a.tmcap", "b.tmcap"], "one capture at a time"),
+             ("threadmon-report", [], "no capture given"),
+             ("threadmon-export", ["--format", "pprof", "--bogus", "x.tmcap"],
+              "unknown option '--bogus'"),
+             ("threadmon-export", ["x.tmcap"], "--format perfetto, chrome or pprof is needed"),
+             ("threadmon-export", ["--format", "pprof"], "no capture given"),
+             ("threadmon-diff", ["--noise"], "--noise wants a value"),
+             ("threadmon-diff", ["a.tmcap"], "two captures, BEFORE and AFTER, not 1")]
+    for tool, argv, words in cases:
+        if not os.path.exists(tools[tool]):
+            raise tmtest.Skip(f"{tool} is not built")
+        proc = run([tools[tool], *argv])
+        shown = " ".join([tool, *argv])
+        check(proc.returncode == 1, f"'{shown}' exited {proc.returncode}")
+        check(proc.stderr.startswith(f"{tool}: {words}") and proc.stderr.count("\n") == 1
+              and proc.stderr.endswith(f" (see {tool} --help)\n"), f"'{shown}' said {proc.stderr!r}")
+
+
 tmtest.main(globals())

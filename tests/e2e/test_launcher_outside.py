@@ -13,6 +13,7 @@ import json
 import os
 import pwd
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -130,6 +131,26 @@ def test_held_until_attached_and_its_status_kept():
           f"{log['exe_at_attach']})")
     check(os.path.realpath(prog) in [os.path.realpath(e) for e in log["exes"]],
           f"the same process then became the program: {log['exes']}")
+
+
+def test_held_program_starts_with_sigpipe_default():
+    """Python ignores SIGPIPE and SIGXFSZ from its start and the held
+    program is forked from the launcher: it must not inherit that. With its
+    output closed it dies of SIGPIPE, as it does run alone (it wrote into
+    nothing and exited 0)."""
+    prog = static_threads()
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        r = subprocess.run([sys.executable, scratch_launcher(), "record", "-o",
+                            capture_path("pipe.tmcap"), "--", prog, "--seconds", "0.1"],
+                           stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60,
+                           env=dict(os.environ, PATH="/usr/bin:/bin"))
+    finally:
+        os.close(write_end)
+    check(r.returncode == 128 + signal.SIGPIPE and "SIGPIPE" in r.stderr,
+          f"a static program writing to a closed pipe under the launcher: exit {r.returncode}, "
+          f"{r.stderr!r}")
 
 
 def go_static():

@@ -2,7 +2,8 @@
 M-to-N study's fine-grained barrier with unbound (4 user threads on 2 LWPs)
 and bound (one per LWP) user threads. Every user thread is in the report
 with its function, its time on an LWP and dispatchable within 3 points of
-what it measured itself, and the LWPs it ran on. mn_boost: the same for
+what it measured itself (more by the truth's own uncertainty: the switches a
+preemption disturbed), and the LWPs it ran on. mn_boost: the same for
 Boost.Context fibers (when Boost is installed), seen done when they end."""
 import os
 import subprocess
@@ -19,24 +20,44 @@ def blocked(states):
     return sum(v for k, v in states.items() if k.startswith("blocked_"))
 
 
-def load_tolerance(rec):
-    """Points of a share the report may be off by: 3, or 5 when other
-    processes took a quarter of the CPUs or more. The probe's work around a
-    switch (its timestamps, a call site's unwind) is not the user thread's
-    time, and preempted it is stretched: a CI run at load 12 read 65.9%
-    dispatchable against a truth of 61.3% in a 0.27 s run."""
+# Points of its life a user thread's share may be off by, beyond its truth's
+# uncertainty (below), on a quiet machine or a loaded one: in 80 runs, most
+# with other processes on 70-95% of the CPUs, no share (2,720 compared)
+# differed from its truth by more than its uncertainty and 0.05 points.
+SHARE_POINTS = 3
+
+
+def blocked_tolerance(rec):
+    """Points the bound barrier's blocked share (and an LWP's parked one)
+    may be off by: 3, or 5 when other processes took a quarter of the CPUs
+    or more. The probe's work in a wrapped call before its wait (a call
+    site's unwind) is not blocked time, and preempted it is stretched."""
     other = tmtest.other_cpu_share(rec)
     if other < 0.25:
         return 3
-    print(f"  note other processes used {other:.0%} of the CPUs: shares within 5 points")
+    print(f"  note other processes used {other:.0%} of the CPUs: blocked within 5 points")
     return 5
 
 
-def check_user_threads(rec, function, points):
+def uncertainty_points(want):
+    """Points of its life a user thread's truth may be off by: the
+    workload's clock read at a switch and the probe's stamp of it are a few
+    instructions apart, and a preemption between them moves the switch by
+    its length (loaded, a user thread read 6-18 points off in 9 of 50 runs). The workload sums the widths of the switches whose reads on
+    either side were that far apart (mn_sched.h)."""
+    points = 100 * want["uncertainty_s"] / want["lifetime_s"]
+    if want["uncertain_switches"]:
+        print(f"  note user thread {want['index'] + 1}: {want['uncertain_switches']} of "
+              f"{want['switches']} switches disturbed, {want['uncertainty_s'] * 1e3:.3f} ms: "
+              f"+{points:.2f} points")
+    return points
+
+
+def check_user_threads(rec, function):
     """Every user thread of an mn_sched workload is in the report with its
     function, seen done, its life, time on an LWP and dispatchable within 3
-    points of its truth (load_tolerance), and its seconds on each
-    LWP; returns the report's user threads by truth index."""
+    points of its truth and its uncertainty, and its seconds on each LWP;
+    returns the report's user threads by truth index."""
     truth = rec.truth["user_threads"]
     users = tmtest.require_key(rec.report, "user_threads", "threadmon report --json")
     check(len(users) == len(truth), f"{len(users)} user threads reported, expected {len(truth)}")
@@ -56,13 +77,16 @@ def check_user_threads(rec, function, points):
         st = got["states"]
         near(got["lifetime_s"], want["lifetime_s"], 0.03 * want["lifetime_s"] + 0.01,
              f"{what} lifetime s")
-        near(st["dispatchable"], want["dispatchable_pct"], points, f"{what} dispatchable %")
-        near(states_on_lwp(st), want["on_lwp_pct"], points, f"{what} on an LWP %")
+        share_points = SHARE_POINTS + uncertainty_points(want)
+        near(st["dispatchable"], want["dispatchable_pct"], share_points, f"{what} dispatchable %")
+        near(states_on_lwp(st), want["on_lwp_pct"], share_points, f"{what} on an LWP %")
         check(set(got["lwps"]) <= lwp_tids, f"{what} ran on {sorted(got['lwps'])}, "
               f"LWPs are {sorted(lwp_tids)}")
         for tid, secs in want["lwps"].items():
-            near(got["lwps"].get(tid, 0), secs, points / 100 * want["lifetime_s"],
-                 f"{what} seconds on LWP {tid} ({points} points of its life)")
+            near(got["lwps"].get(tid, 0), secs,
+                 SHARE_POINTS / 100 * want["lifetime_s"] + want["lwps_uncertainty_s"].get(tid, 0),
+                 f"{what} seconds on LWP {tid} ({SHARE_POINTS} points of its life and its "
+                 "uncertainty)")
     return out
 
 
@@ -89,7 +113,7 @@ def test_mn_matrix():
     tmtest.require_report()
     rec = Recording("mn_matrix", ["--uthreads", "6", "--lwps", "2"])
     tmtest.check_process(rec)
-    got = check_user_threads(rec, "ut_main", load_tolerance(rec))
+    got = check_user_threads(rec, "ut_main")
     for want in rec.truth["user_threads"]:
         st = got.get(want["index"], {}).get("states")
         if not st:
@@ -105,8 +129,11 @@ def test_mn_matrix():
     for f in found:
         tmtest.mentions(f["message"], "6 user threads share 2 LWPs: at most 2 run at once")
         truth = rec.truth["user_threads"]
-        share = 100 * sum(u["dispatchable_s"] for u in truth) / sum(u["lifetime_s"] for u in truth)
-        near(100 * f["evidence"]["dispatchable_share"], share, 3, "finding's dispatchable %")
+        lives = sum(u["lifetime_s"] for u in truth)
+        share = 100 * sum(u["dispatchable_s"] for u in truth) / lives
+        uncertain = 100 * sum(u["uncertainty_s"] for u in truth) / lives
+        near(100 * f["evidence"]["dispatchable_share"], share, SHARE_POINTS + uncertain,
+             "finding's dispatchable %")
         tmtest.mentions(f["message"], f"{f['evidence']['dispatchable_share'] * 100:.0f}%")
     check(not tmtest.findings(rec, "user_thread_handoff"),
           "user_thread_handoff raised for 0.5 ms runs between switches")
@@ -118,10 +145,10 @@ def test_mn_barrier_unbound():
     tmtest.require_report()
     rec = Recording("mn_barrier", ["--uthreads", "4", "--lwps", "2", "--rounds", "8000"])
     tmtest.check_process(rec)
-    got = check_user_threads(rec, "barrier_worker", load_tolerance(rec))
+    got = check_user_threads(rec, "barrier_worker")
     check(any(len(u["lwps"]) == 2 for u in got.values()),
           "no user thread moved between the 2 LWPs")
-    check_parked(rec, load_tolerance(rec))
+    check_parked(rec, blocked_tolerance(rec))
     # Microseconds of work between handoffs through parked LWPs.
     found = tmtest.findings(rec, "user_thread_handoff")
     check(len(found) == 1, f"user_thread_handoff: {tmtest.describe(found)}")
@@ -143,7 +170,7 @@ def test_mn_barrier_folded():
     folded = rec.report["process"].get("events_folded", 0)
     if not folded:
         print("  note no state change folded: the probe kept up")
-    check_parked(rec, load_tolerance(rec))
+    check_parked(rec, blocked_tolerance(rec))
     streamed = subprocess.run([tmtest.REPORT, "--json", "--check", "--stream", "--window", "1",
                                rec.capture], capture_output=True, text=True, timeout=120)
     check(streamed.returncode == 0, f"report --stream --check exited {streamed.returncode} "
@@ -160,8 +187,8 @@ def test_mn_barrier_bound():
     rec = Recording("mn_barrier", ["--bound", "--uthreads", "4", "--rounds", "4000",
                                    "--work", "2000"])
     tmtest.check_process(rec)
-    tolerance = load_tolerance(rec)
-    got = check_user_threads(rec, "barrier_worker", tolerance)
+    tolerance = blocked_tolerance(rec)
+    got = check_user_threads(rec, "barrier_worker")
     dropped = rec.report["process"].get("events_dropped", 0)
     if dropped:
         # The blocked states are estimates then, and said to be.
@@ -198,16 +225,18 @@ def test_boost_fibers():
         what = f"fiber {want['index']} (user thread {got['id']})"
         check(got["name"] == "fiber_entry", f"{what} name {got['name']!r}")
         check(set(got["lwps"]) == {tid}, f"{what} ran on {sorted(got['lwps'])}, expected {tid}")
-        near(got["on_lwp_s"], want["on_lwp_s"], 0.03 * want["lifetime_s"],
-             f"{what} seconds on the LWP (3 points of its life)")
+        near(got["on_lwp_s"], want["on_lwp_s"],
+             SHARE_POINTS / 100 * want["lifetime_s"] + want["uncertainty_s"],
+             f"{what} seconds on the LWP ({SHARE_POINTS} points of its life and its uncertainty)")
         # Boost's fibers end with an ontop_fcontext from their entry frame
         # (docs/format.md): seen done, so their shares are of their life.
         check(got.get("done") is True, f"{what} not seen done")
         near(got["lifetime_s"], want["lifetime_s"], 0.03 * want["lifetime_s"] + 0.01,
              f"{what} lifetime s")
         on_pct = 100 * want["on_lwp_s"] / want["lifetime_s"]
-        near(states_on_lwp(got["states"]), on_pct, 3, f"{what} on the LWP %")
-        near(got["states"]["dispatchable"], 100 - on_pct, 3, f"{what} dispatchable %")
+        points = SHARE_POINTS + uncertainty_points(want)
+        near(states_on_lwp(got["states"]), on_pct, points, f"{what} on the LWP %")
+        near(got["states"]["dispatchable"], 100 - on_pct, points, f"{what} dispatchable %")
 
 
 tmtest.main(globals())

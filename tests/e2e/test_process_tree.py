@@ -90,6 +90,15 @@ def test_tree_is_one_capture():
     check(exp.returncode == 1 and "its life only" in exp.stderr,
           f"export of a /bin/true: {exp.returncode} {exp.stderr}")
 
+    # diff compares single captures: a tree gets one line naming a file in it
+    # to give instead (before: "cannot open: file to open is a directory").
+    dif = subprocess.run([tmtest.LAUNCHER, "diff", out, out], capture_output=True, text=True,
+                         timeout=60)
+    check(dif.returncode == 1 and dif.stderr.count("\n") == 1
+          and "a process tree's capture; diff compares one process's capture, such as "
+          + os.path.join(out, f"{root['pid']}.tmcap") in dif.stderr,
+          f"diff of a tree: {dif.returncode} {dif.stderr!r}")
+
     # Recorded again at the same name, as a file would be replaced.
     again = launcher("record", "-o", out, "--", "/bin/true")
     check(again.returncode == 0 and os.path.isfile(out) and os.listdir(directory) == ["run.tmcap"],

@@ -3,7 +3,9 @@ launcher hands both to threadmon-report)."""
 import json
 import os
 import re
+import signal
 import subprocess
+import sys
 
 import tmtest
 from tmtest import check, launcher
@@ -51,6 +53,57 @@ def test_top_and_thread():
             check(proc.returncode == 1 and len(lines) == 1 and "writing the report" in lines[0],
                   f"report {how} to a full disk: exit {proc.returncode}, {proc.stderr!r}")
 
+
+
+def test_launcher_read_options():
+    """The launcher hands threadmon-report the options the user guide gives
+    `threadmon report` (--check, --stream, --whole, --window, --segment);
+    before, each was "unrecognized arguments"."""
+    tmtest.require_report()
+    rec = tmtest.recorded("cpp_threads", ARGS)
+    note = "Read a window at a time"
+    for how, streamed in ((["--stream", "--window", "1", "--segment", "2"], True),
+                          (["--window", "1"], True), (["--whole"], False), ([], False)):
+        proc = launcher("report", "--check", *how, rec.capture)
+        check(proc.returncode == 0, f"report --check {how} exited {proc.returncode}: "
+              f"{proc.stderr.strip()[-300:]!r}")
+        check((note in proc.stdout) == streamed and ("1.0 s window" in proc.stdout) == streamed,
+              f"report {how}: streamed note {'missing' if streamed else 'present'}")
+    proc = launcher("report", "--window", "0", rec.capture)
+    check(proc.returncode != 0 and "--window wants seconds from 1 to 3600, not '0'" in proc.stderr,
+          f"report --window 0: exit {proc.returncode}, {proc.stderr!r}")
+
+    # export takes them too (user guide, "Export for Perfetto, Chrome tracing and pprof").
+    for how in (["--stream", "--window", "1", "--segment", "2"], ["--whole"]):
+        out = os.path.join(tmtest.Temp.dir(), f"read{len(how)}.json")
+        proc = launcher("export", "--format", "chrome", *how, "-o", out, rec.capture)
+        check(proc.returncode == 0 and os.path.getsize(out) > 0,
+              f"export {how}: exit {proc.returncode}, {proc.stderr.strip()[-300:]!r}")
+    proc = launcher("export", "--format", "chrome", "--window", "0", "-o", os.devnull,
+                    rec.capture)
+    check(proc.returncode != 0 and "--window wants a number of seconds, not '0'" in proc.stderr,
+          f"export --window 0: exit {proc.returncode}, {proc.stderr!r}")
+
+
+def test_closed_output_ends_quietly():
+    """`threadmon report F | head` ends as threadmon-report does run alone:
+    killed by SIGPIPE, nothing on stderr. The launcher (Python, which ignores
+    SIGPIPE) used to hand that on through its exec, and the report said
+    "writing the report: Broken pipe"."""
+    tmtest.require_report()
+    rec = tmtest.recorded("cpp_threads", ARGS)
+    for command in (["report", "--json"], ["export", "--format", "chrome", "-o", "-"],
+                    ["diff"]):
+        files = [rec.capture] * (2 if command == ["diff"] else 1)
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        try:
+            proc = subprocess.run([sys.executable, tmtest.LAUNCHER, *command, *files],
+                                  stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60)
+        finally:
+            os.close(write_end)
+        check(proc.returncode == -signal.SIGPIPE and proc.stderr == "",
+              f"threadmon {command[0]} into a closed pipe: exit {proc.returncode}, {proc.stderr!r}")
 
 
 def test_waits_longer_than_a_window():

@@ -1,6 +1,8 @@
 """serialise: threads that do all their work under one global mutex are
 reported as serialised on it, by name and function, with the share of
 their time the workload itself measured waiting."""
+import re
+
 import tmtest
 from tmtest import Recording, check, near
 
@@ -27,8 +29,12 @@ def test_serialising_object():
     got = set(ev.get("waiters", []))
     check(waited <= got <= {w["tid"] for w in t["workers"]},
           f"evidence.waiters {sorted(got)}, workers that waited {sorted(waited)}")
-    # The report divides by every program thread's lifetime, main's included.
+    # The rule divides by every program thread's lifetime, main's included;
+    # the sentence says what the waiters lost of their own lives.
     near(ev.get("share"), t["blocked_share_with_main"], 0.1, "blocked share")
+    near(ev.get("waiters_share"), t["blocked_share"], 0.1, "the waiters' own blocked share")
+    check(re.search(r"spent \d+% of their time \(\d+% of the program's thread time\)",
+                    f.get("message", "")), f"the message's shares: {f.get('message')!r}")
     near(ev.get("wait_s"), t["wait_s"], 0.1 * t["wait_s"] + 0.05, "summed wait s")
 
 

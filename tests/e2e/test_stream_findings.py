@@ -335,6 +335,33 @@ def test_undersubscribed_of_run():
           f"whole {w['evidence']['share']}")
 
 
+def test_undersubscribed_in_no_window():
+    """A run whose rule holds only over the run: barrier_imbalance recorded
+    at load (tests/e2e/captures), one thread on a CPU at a time in each of
+    its 1 s windows (1.50 over the run, the rule wants 1.5), idle CPUs half
+    the run. The streamed report judges the run's inputs once, as a whole
+    read does (main: only findings some window raised were the run's, so
+    this run had none)."""
+    tmtest.require_report()
+    capture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "captures",
+                           "undersubscribed-in-no-window.tmcap")
+
+    def found(rep):
+        return [f for f in rep["findings"] if f["kind"] == "undersubscribed"]
+    whole = found(report(capture, "--whole"))
+    streamed = found(report(capture, "--window", "1"))
+    if not check(len(whole) == 1 and len(streamed) == 1,
+                 f"undersubscribed, 1 s windows {streamed}, whole {whole}"):
+        return
+    w, s = whole[0], streamed[0]
+    check((s["severity"], s["threads"]) == (w["severity"], w["threads"]),
+          f"undersubscribed, 1 s windows {s}, whole {w}")
+    check(abs(s["evidence"]["share"] - w["evidence"]["share"]) <= 0.02,
+          f"undersubscribed share: 1 s windows {s['evidence']['share']}, "
+          f"whole {w['evidence']['share']}")
+    check(s["evidence"]["windows"]["held"] == 0, f"windows: {s['evidence']['windows']}")
+
+
 def test_user_threads_of_run():
     """user_thread_handoff and user_threads_share_lwps in 1 s windows are the
     whole run's: the user threads' and their LWPs' states summed over the

@@ -94,6 +94,7 @@ static void unbound_barrier(void) {
 }
 
 static void barrier_worker(int index) {
+  mn_begin();
   for (int r = 0; r < rounds; r++) {
     for (int it = 0; it < work; it++)
       for (int i = 0; i < 2; i++)

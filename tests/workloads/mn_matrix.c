@@ -23,6 +23,7 @@ static int uthreads = 6, lwps = 2, size = 360, rounds = 60, yield_rows = 2;
 static double *a, *b, *c;
 
 static void ut_main(int index) {
+  mn_begin();
   int first = (int)((long)size * index / uthreads);
   int last = (int)((long)size * (index + 1) / uthreads);
   for (int r = 0; r < rounds; r++) {

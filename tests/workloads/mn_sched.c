@@ -45,6 +45,17 @@ void mn_ready(mn_uthread *u) {
   pthread_mutex_unlock(&queue_lock);
 }
 
+/* The far side of a switch whose near side read `before`: a width beyond a
+ * quiet switch's is how far the switch's stamp may lie from that read. */
+static void switched(mn_uthread *u, int lwp_index, double before) {
+  double width = wl_now_s() - before;
+  u->switches++;
+  if (width <= MN_SWITCH_SLACK_S) return;
+  u->uncertain_switches++;
+  u->uncertainty_s += width;
+  if (lwp_index >= 0) u->per_lwp_uncertainty_s[lwp_index] += width;
+}
+
 /* Read by the scheduler just before it switches to u. The CPU clock first
  * (a syscall, where a loaded machine preempts), the wall clock last: the
  * span starts as near the switch as can be. */
@@ -52,12 +63,25 @@ __attribute__((noinline)) static void dispatching(mn_uthread *u) {
   if (mn_cpu_truth) u->in_cpu_s = wl_thread_cpu_s();
   u->in_s = wl_now_s();
   u->ready_s += u->in_s - u->queued_s;
+  u->resuming = 1;
+}
+
+/* u runs again after its dispatch: the far side of that switch. */
+static void resumed(mn_uthread *u) {
+  u->resuming = 0;
+  switched(u, self_lwp->index, u->in_s);
 }
 
 /* The same order: the span ends as near the switch as can be. */
 __attribute__((noinline)) static void leaving(mn_uthread *u) {
+  if (u->resuming) {
+    /* Its first dispatch's far side would be this read: a whole span. */
+    fprintf(stderr, "mn_sched: user thread %d did not call mn_begin first\n", u->index);
+    abort();
+  }
   if (mn_cpu_truth) u->cpu_s += wl_thread_cpu_s() - u->in_cpu_s;
-  double span = wl_now_s() - u->in_s;
+  u->out_s = wl_now_s();
+  double span = u->out_s - u->in_s;
   u->on_lwp_s += span;
   u->per_lwp_s[self_lwp->index] += span;
 }
@@ -65,10 +89,15 @@ __attribute__((noinline)) static void leaving(mn_uthread *u) {
 mn_uthread *mn_self(void) { return self_lwp->current; }
 int mn_self_lwp(void) { return self_lwp->index; }
 
+void mn_begin(void) {
+  resumed(self_lwp->current);
+}
+
 void mn_yield(void) {
   mn_uthread *u = self_lwp->current;
   leaving(u);
   swapcontext(&u->ctx, &self_lwp->sched_ctx);
+  resumed(u);
 }
 
 void mn_park(mn_park_fn then) {
@@ -76,6 +105,7 @@ void mn_park(mn_park_fn then) {
   u->park = then;
   leaving(u);
   swapcontext(&u->ctx, &self_lwp->sched_ctx);
+  resumed(u); /* self_lwp: the LWP it was dispatched on, maybe another */
 }
 
 void mn_blocked_add(double t0) { self_lwp->current->blocked_s += wl_now_s() - t0; }
@@ -96,6 +126,7 @@ static void *lwp_main(void *arg) {
   volatile int first = 1;
   getcontext(&l->exit_ctx);
   if (!first) {
+    switched(l->current, l->index, l->current->out_s); /* its end, through uc_link */
     l->current = NULL;
     pthread_mutex_lock(&queue_lock);
     remaining--;
@@ -123,6 +154,7 @@ static void *lwp_main(void *arg) {
     dispatching(u);
     swapcontext(&l->sched_ctx, &u->ctx);
     /* It gave the LWP back (it ends through exit_ctx instead). */
+    switched(u, l->index, u->out_s);
     l->current = NULL;
     mn_park_fn then = u->park;
     u->park = NULL;
@@ -149,6 +181,7 @@ int mn_init(int uthreads, int lwps, void (*fn)(int index)) {
     u->ctx.uc_stack.ss_size = STACK_BYTES;
     u->ctx.uc_link = &u->exit_ctx;
     makecontext(&u->ctx, (void (*)(void))fn, 1, i);
+    switched(u, -1, u->created_s);
     enqueue(u);
   }
   return 0;
@@ -178,16 +211,22 @@ void mn_print_truth(FILE *out, const char *function) {
     fprintf(out,
             "%s{\"index\":%d,\"function\":\"%s\",\"lifetime_s\":%.6f,\"on_lwp_s\":%.6f,"
             "\"dispatchable_s\":%.6f,\"ready_s\":%.6f,\"blocked_s\":%.6f,\"on_lwp_pct\":%.2f,"
-            "\"dispatchable_pct\":%.2f,\"ready_pct\":%.2f,\"blocked_pct\":%.2f",
+            "\"dispatchable_pct\":%.2f,\"ready_pct\":%.2f,\"blocked_pct\":%.2f,"
+            "\"switches\":%d,\"uncertain_switches\":%d,\"uncertainty_s\":%.6f",
             i ? "," : "", i, function, life, u->on_lwp_s, disp, u->ready_s, u->blocked_s,
             100.0 * u->on_lwp_s / life, 100.0 * disp / life, 100.0 * u->ready_s / life,
-            100.0 * u->blocked_s / life);
+            100.0 * u->blocked_s / life, u->switches, u->uncertain_switches, u->uncertainty_s);
     if (mn_cpu_truth)
       fprintf(out, ",\"cpu_s\":%.6f,\"on_cpu_pct\":%.2f", u->cpu_s, 100.0 * u->cpu_s / life);
     fprintf(out, ",\"lwps\":{");
     for (int k = 0, sep = 0; k < n_lwps; k++) {
       if (u->per_lwp_s[k] <= 0) continue;
       fprintf(out, "%s\"%d\":%.6f", sep++ ? "," : "", (int)lws[k].tid, u->per_lwp_s[k]);
+    }
+    fprintf(out, "},\"lwps_uncertainty_s\":{");
+    for (int k = 0, sep = 0; k < n_lwps; k++) {
+      if (u->per_lwp_uncertainty_s[k] <= 0) continue;
+      fprintf(out, "%s\"%d\":%.6f", sep++ ? "," : "", (int)lws[k].tid, u->per_lwp_uncertainty_s[k]);
     }
     fprintf(out, "}}");
   }

@@ -22,6 +22,19 @@
  * on its LWP); lwps, seconds on each LWP (by tid). Per LWP: parked, its
  * wall time inside pthread_cond_wait on the run queue's condition (its
  * scheduler idle, holding no user thread), the condition's waits.
+ *
+ * Uncertainty: a switch's clock read here and a profiler's stamp of the same
+ * switch (at its swapcontext wrapper's entry) are a few instructions apart,
+ * and a preemption between them moves the switch by its whole length (ms on
+ * a loaded machine, against switches a microsecond apart). The workload
+ * cannot read between them, but it reads again on the far side of the
+ * switch: the stamp lies in between. A switch whose two reads are more than
+ * MN_SWITCH_SLACK_S apart was disturbed (preempted, or a long interrupt):
+ * its whole width is added to its user thread's uncertainty_s (and its
+ * LWP's, in lwps_uncertainty_s), the most its spans can be off by there.
+ * Narrower ones are the switch's own cost, which a comparison's fixed
+ * tolerance covers. The same for its making (the read before makecontext to
+ * the one after).
  */
 #ifndef MN_SCHED_H
 #define MN_SCHED_H
@@ -32,6 +45,9 @@
 
 #define MN_MAX_UT 64
 #define MN_MAX_LWP 16
+/* A quiet switch (swapcontext with the probe's wrapper, both clock reads)
+ * takes under 0.5 us (99% of them at load 22); a preempted one, ms. */
+#define MN_SWITCH_SLACK_S 20e-6
 
 typedef struct mn_uthread mn_uthread;
 /* Runs on the LWP's scheduler once the user thread that parked is off it. */
@@ -44,6 +60,10 @@ struct mn_uthread {
   double created_s, done_s;
   double on_lwp_s, cpu_s, ready_s, blocked_s;
   double in_s, in_cpu_s; /* at its latest dispatch */
+  double out_s;          /* at its latest giving back of the LWP */
+  int resuming;          /* dispatched, not yet seen running (mn_begin) */
+  int switches, uncertain_switches;
+  double uncertainty_s, per_lwp_uncertainty_s[MN_MAX_LWP];
   double queued_s;       /* when it last entered the run queue */
   double per_lwp_s[MN_MAX_LWP];
   mn_park_fn park; /* set by mn_park until its LWP's scheduler runs it */
@@ -56,6 +76,9 @@ extern int mn_cpu_truth;
 
 /* Makes n user threads running fn(index), all ready; 0 or -1 (no memory). */
 int mn_init(int uthreads, int lwps, void (*fn)(int index));
+/* Called by a user thread's function as its first act: the far side of its
+ * first dispatch (each later one ends inside mn_yield / mn_park). */
+void mn_begin(void);
 /* Runs them on the LWPs until all have returned; the wall time in seconds. */
 double mn_run(void);
 

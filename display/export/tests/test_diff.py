@@ -75,4 +75,24 @@ def test_hidden_lock_fix():
               f"rand()'s lock is gone after rand_r: {lock[0]['text']}")
 
 
+def test_pool_that_changed_size():
+    """6 multiplying threads, then 2: the pool's lines say both sizes (they
+    said "(6 threads)" of the run with 2)."""
+    tmtest.require_report()
+    before = tmtest.recorded("matrix_mult", ["--threads", "6", "--size", "200", "--rounds", "4"])
+    after = tmtest.recorded("matrix_mult", ["--threads", "2", "--size", "200", "--rounds", "4"])
+    subjects = [c["subject"] for c in json.loads(diff(before, after, "--json", "--top", "0"))["changes"]
+                if c["what"] == "threads" and c["subject"].startswith("`mult-#")]
+    check(subjects and all("(6 threads, then 2)" in s for s in subjects),
+          f"the mult-# pool's lines: {subjects}")
+    same = [c["subject"] for c in json.loads(diff(before, before, "--json", "--top", "0"))["changes"]
+            if c["subject"].startswith("`mult-#")]
+    check(same and all("(6 threads):" in s for s in same), f"the same run twice: {same}")
+    # The launcher hands on --noise-ms (the floor the text names).
+    proc = tmtest.launcher("diff", "--noise-ms", "50", before.capture, after.capture)
+    check(proc.returncode == 0 and ", 50 ms, or the spread" in proc.stdout,
+          f"threadmon diff --noise-ms 50: exit {proc.returncode}, {proc.stdout[-300:]!r} "
+          f"{proc.stderr[-300:]!r}")
+
+
 tmtest.main(globals())
