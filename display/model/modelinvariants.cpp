@@ -88,21 +88,27 @@ bool waitsFit(int64_t waitsNs, size_t waiters, int64_t spanNs, int64_t tick, con
 // wait's end is seen at a tick at worst), one of them is wrong. A session
 // that stops watching (attach's detach) may count the waits still going on
 // then: the counter lies between the closed waits and those plus the open
-// ones.
-void counterAgrees(int64_t counted, int64_t closed, int64_t open, uint64_t count, int64_t tick,
-                   const QString &object, QStringList *out) {
-  const int64_t apart = counted < closed          ? closed - counted
-                        : counted > closed + open ? counted - closed - open
-                                                  : 0;
-  if (count && apart > int64_t(count + 1) * tick && apart > closed / 20 + tick)
-    out->append(QStringLiteral("%1: its wait counter says %2, its %3 waits %4")
-                    .arg(object, ms(counted))
-                    .arg(count)
-                    .arg(ms(closed)));
+// ones. A thread whose ring was full folded its waits (counted them, on
+// their objects' counters too, but recorded none): the counter may be above
+// the waits by as much as the threads folded in waits, on any object.
+void counterAgrees(int64_t counted, int64_t closed, int64_t open, int64_t folded, uint64_t count,
+                   int64_t tick, const QString &object, QStringList *out) {
+  const int64_t apart = counted < closed                   ? closed - counted
+                        : counted > closed + open + folded ? counted - closed - open - folded
+                                                           : 0;
+  if (!count || apart <= int64_t(count + 1) * tick || apart <= closed / 20 + tick) return;
+  const QString foldedToo =
+      folded ? QStringLiteral(" (and %1 folded in waits on any object)").arg(ms(folded))
+             : QString();
+  out->append(QStringLiteral("%1: its wait counter says %2, its %3 waits %4%5")
+                  .arg(object, ms(counted))
+                  .arg(count)
+                  .arg(ms(closed), foldedToo));
 }
 
 void checkObject(const SessionModel &m, int k, const TimeRange &r, int64_t tick,
-                 CounterCheck counters, const ObjectWaitSums *known, QStringList *out) {
+                 CounterCheck counters, const ObjectWaitSums *known, int64_t foldedWaitNs,
+                 QStringList *out) {
   const SyncObjectInfo &o = m.syncObject(k);
   const SyncDelta d = m.syncDelta(k, r);
   const bool internal = o.kind == THREADMON__SYNC_KIND__KIND_INTERNAL;
@@ -129,7 +135,7 @@ void checkObject(const SessionModel &m, int k, const TimeRange &r, int64_t tick,
   // A capture without the object's samples has no counter to compare.
   const bool sampled = d.acquisitions || d.contentions || d.waitNs || d.waitSamples;
   if (compare && sampled && countersComparable(m.info()))
-    counterAgrees(int64_t(d.waitNs), sums.recorded, sums.unfinished, sums.count, tick,
+    counterAgrees(int64_t(d.waitNs), sums.recorded, sums.unfinished, foldedWaitNs, sums.count, tick,
                   objectName(o), out);
 }
 
@@ -166,9 +172,12 @@ QStringList checkInvariants(const SessionModel &m, const TimeRange &r, CounterCh
   for (int i = 0; i < m.threadCount(); i++)
     checkThread(m, i, r, tick, size_t(i) < attributed.size() ? &attributed[size_t(i)] : nullptr,
                 &out);
+  int64_t foldedWaitNs = 0;
+  if (counters == CounterCheck::Compare)
+    for (int i = 0; i < m.threadCount(); i++) foldedWaitNs += m.foldedObjectWaitNs(i, r);
   for (int k = 0; k < m.syncObjectCount(); k++)
     checkObject(m, k, r, tick, counters, size_t(k) < known.size() ? &known[size_t(k)] : nullptr,
-                &out);
+                foldedWaitNs, &out);
   if (counters == CounterCheck::WindowOnly) return out;
   // A thread waits on one object at a time: the objects' waits together fit
   // in the threads' lives.
@@ -183,7 +192,8 @@ QStringList checkInvariants(const SessionModel &m, const TimeRange &r, CounterCh
 }
 
 QStringList checkMergedWaits(const std::vector<MergedWaits> &objects, int64_t runNs,
-                             int64_t livesNs, size_t threads, int64_t tickNs, bool comparable) {
+                             int64_t livesNs, size_t threads, int64_t tickNs, bool comparable,
+                             int64_t foldedWaitNs) {
   QStringList out;
   const int64_t tick = tickNs ? tickNs : kDefaultTickNs;
   livesNs += int64_t(threads) * tick;
@@ -192,8 +202,8 @@ QStringList checkMergedWaits(const std::vector<MergedWaits> &objects, int64_t ru
     waits += o.counterNs;
     if (!waitsFit(o.counterNs, o.waiters.size(), runNs, tick, objectName(o.info), &out)) continue;
     if (o.hasCounters && comparable)
-      counterAgrees(o.counterNs, o.waitsNs - o.openBoundNs, o.openBoundNs, o.pieces, tick,
-                    objectName(o.info), &out);
+      counterAgrees(o.counterNs, o.waitsNs - o.openBoundNs, o.openBoundNs, foldedWaitNs, o.pieces,
+                    tick, objectName(o.info), &out);
   }
   if (waits > livesNs)
     out.append(QStringLiteral("the objects' waits sum to %1, past the %2 their threads lived")

@@ -11,7 +11,7 @@
 //  - an object's wait is at most the window times the threads that waited
 //    on it;
 //  - an object's who-blocked-whom cells sum to its waits, and its wait
-//    counter agrees with its waits.
+//    counter agrees with its waits (and what its threads folded in waits).
 //
 // Each bound allows one tick per thread (kernel counters are read once a
 // tick, waits end at the tick that sees them end).
@@ -70,9 +70,12 @@ struct MergedWaits {
 
 // The counter checks of checkInvariants, over a run of runNs whose threads
 // lived livesNs in all. `comparable`: the capture's waits and counters
-// cover the same span (countersComparable).
+// cover the same span (countersComparable). foldedWaitNs: the threads' time
+// folded in waits on objects (SessionModel::foldedObjectWaitNs) over the
+// run, counted by the objects' counters but in no wait.
 QStringList checkMergedWaits(const std::vector<MergedWaits> &objects, int64_t runNs,
-                             int64_t livesNs, size_t threads, int64_t tickNs, bool comparable);
+                             int64_t livesNs, size_t threads, int64_t tickNs, bool comparable,
+                             int64_t foldedWaitNs);
 
 // The waits of a capture with this info are those its counters counted: it
 // ended with a Goodbye, kept every window's detail (not a flight recorder's

@@ -360,6 +360,12 @@ const SessionModel::StatesMemo::Entry *SessionModel::memoised(int index, const T
   return &e;
 }
 
+int64_t SessionModel::foldedObjectWaitNs(int index, const TimeRange &r) const {
+  const ThreadInfo &info = thread(index);
+  if (info.folds.empty()) return 0;
+  return objectWaitNs(foldedIn(info.folds, info.startNs, r));
+}
+
 StateTimes SessionModel::threadStates(int index, const TimeRange &r) const {
   if (const StatesMemo::Entry *e = memoised(index, r)) return e->states;
   store_->settle();

@@ -116,6 +116,10 @@ class SessionModel : public QObject {
   int indexOfTid(uint32_t tid) const;  // -1 when unknown
 
   StateTimes threadStates(int index, const TimeRange &r) const;
+  // Its folded time in r (ThreadInfo::folds, shared out as threadStates
+  // does) in waits on objects: waits its probe counted on their objects'
+  // counters but did not record, so of no object known.
+  int64_t foldedObjectWaitNs(int index, const TimeRange &r) const;
   // While one lives, on the thread that made it, threadStates(i, r) and
   // threadCpuTimes(i, r) over its model and range are derived once per
   // thread (in one walk) and then remembered: the report asks for each

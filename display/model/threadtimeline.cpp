@@ -232,8 +232,11 @@ void ThreadTimeline::addSwitchGap(int64_t t) {
   auto it = upperBoundNearEnd(sw_.begin(), sw_.end(), t, TimeOf());
   if (it != sw_.begin() && (it - 1)->state == kSwitchGap) return;
   sw_.insert(it, Raw{t, 0, kSwitchGap, uint16_t(kNoCpu)});
-  const LwpSeries::Point *p = lwp.at(t);
-  markDirty(std::min(t, p ? p->t : t));
+  // As a record's (addSwitch): the split of its whole sample span changes.
+  // (From the sample at or before t only, a gap before a thread's first
+  // sample re-derived from t, and the span before it kept the split made
+  // without the gap: a stepped read differed from a whole one.)
+  markDirty(sleepStartBefore(sampleSpanStart(t)));
 }
 
 void ThreadTimeline::sampleAdded(int64_t prevTick, int64_t prevSample) {
@@ -251,11 +254,20 @@ void ThreadTimeline::sampleAdded(int64_t prevTick, int64_t prevSample) {
   // arrive past it.
   if (prevTick == INT64_MIN || !derived_) return;
   markDirty(prevTick);
-  // A read that found the thread waiting for work, after none said anything
-  // for kSaidSpanNs: the ticks before it took sleeping for want of one
-  // (sweep's saidAfter), and take its word now.
+  // A read that found the thread waiting for work: the ticks up to
+  // kSaidSpanNs before it that no read before them said anything of took
+  // sleeping for want of one (sweep's saidAfter), and take its word now;
+  // those before an earlier idle read take that one's. Any other read (a
+  // state letter's, D) is no such bound: saidAfter looks past it (a
+  // bound there left mariadb's ticks before a D read asleep, idle whole).
   if (readIdle) {
-    const LwpSeries::Point *before = added == lwp.first() ? nullptr : lastSaid(added - 1);
+    const LwpSeries::Point *before = nullptr;
+    for (const LwpSeries::Point *q = added;
+         q != lwp.first() && (q - 1)->t >= added->t - kSaidSpanNs;)
+      if (offCpuCode(--q) == int(FinalState::Idle)) {
+        before = q;
+        break;
+      }
     const int64_t unsaidFrom =
         std::max(added->t - kSaidSpanNs, before ? before->t + kSaidSpanNs : INT64_MIN);
     if (unsaidFrom < added->t) markDirty(std::max({unsaidFrom, rawFloor_, prevTick - kRawKeepNs}));

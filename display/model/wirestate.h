@@ -76,6 +76,16 @@ inline int waitCodeOfWire(int wire) {
   return unsigned(wire) < unsigned(kWireStates) ? wirestate_detail::kWaitOfWire[size_t(wire)] : -1;
 }
 
+// Of times by wire state (a thread's folded time, FoldPoint::ns), those in
+// waits on objects (waitCodeOfWire).
+template <typename T>
+int64_t objectWaitNs(const std::array<T, kWireStates> &byWire) {
+  int64_t ns = 0;
+  for (int w = 0; w < kWireStates; w++)
+    if (waitCodeOfWire(w) >= 0) ns += int64_t(byWire[size_t(w)]);
+  return ns;
+}
+
 }  // namespace tmon
 
 #endif

@@ -42,6 +42,43 @@ StreamBuilder mutexSession(uint64_t userNs, uint64_t waitCounterNs,
   return b;
 }
 
+// Thread 10 waits on condition 7 for [10, 20) ms, recorded, until 11
+// signals it; then its ring is full from 30 ms to 150 ms, and in that gap
+// it waits on 7 again for [40, 140) ms: folded (counted by state on its
+// samples, recorded as no wait). The condition's counter, as the probe
+// keeps it, counts both waits, and says waitCounterNs at the end (110 ms
+// true). mn_barrier's LWPs parked on queue_cond so (a capture of
+// 250,000 rounds: counter 2212.5 ms, waits 1727.7 ms, 484.8 ms folded).
+StreamBuilder foldedCondSession(uint64_t waitCounterNs) {
+  StreamBuilder b;
+  b.hello(false);
+  b.threadStart(10, kT0, "lwp-0", "app!lwp_main");
+  b.threadStart(11, kT0, "lwp-1", "app!lwp_main");
+  b.syncObject(7, THREADMON__SYNC_KIND__KIND_COND, 0x7000, "app", "queue_cond", nullptr);
+  b.transition(10, at(10), THREADMON__THREAD_STATE__STATE_BLOCKED_COND, 7, 11);
+  b.transition(10, at(20), THREADMON__THREAD_STATE__STATE_RUNNING, 0, 0, 11);
+  b.transition(10, at(30), THREADMON__THREAD_STATE__STATE_UNKNOWN);
+  b.transition(10, at(150), THREADMON__THREAD_STATE__STATE_RUNNING);
+  for (int ms = 10; ms <= 200; ms += 10) {
+    const uint64_t t = uint64_t(ms) * kMs;
+    Lwp waiter{10, t / 4, 0, t / 4, 0};
+    if (ms > 30) {
+      const uint64_t cond = uint64_t(std::clamp(ms - 40, 0, 100)) * kMs;
+      waiter.folded.assign(kWireStates, 0);
+      waiter.folded[THREADMON__THREAD_STATE__STATE_BLOCKED_COND] = cond;
+      waiter.folded[THREADMON__THREAD_STATE__STATE_RUNNING] =
+          uint64_t(std::min(ms, 150) - 30) * kMs - cond;
+      waiter.foldedChanges = ms >= 140 ? 2 : 1;
+    }
+    const uint64_t waits = ms >= 140 ? 2 : ms >= 20 ? 1 : 0;
+    const uint64_t waitNs = ms >= 140 ? waitCounterNs : ms >= 20 ? 10 * kMs : 0;
+    b.tick(at(ms), {waiter, Lwp{11, t / 2, 0, t / 2, 0}}, {},
+           {Sync{7, waits, waits, waitNs, waitNs, 0}});
+  }
+  b.goodbye(at(200), 0);
+  return b;
+}
+
 QStringList violations(const StreamBuilder &b) {
   SessionModel m;
   b.applyTo(&m);
@@ -96,6 +133,30 @@ class TestModelInvariants : public QObject {
     const QStringList v = violations(mutexSession(40 * kMs, 95 * kMs));
     QCOMPARE(v.size(), 1);
     QVERIFY2(v[0].contains("its wait counter says 95.0 ms, its 1 waits 40.0 ms"), qPrintable(v[0]));
+  }
+
+  // A wait folded in a full ring is on its object's counter and in no
+  // recorded wait: the counter may exceed the waits by what the threads
+  // folded in waits (here the thread's own cond time, recorded and folded,
+  // is the counter's 110 ms), and by no more.
+  void foldedWaitsOnTheCounter() {
+    const StreamBuilder truth = foldedCondSession(110 * kMs);
+    SessionModel m;
+    truth.applyTo(&m);
+    QVERIFY2(!m.hasError(), qPrintable(m.errorText()));
+    const TimeRange whole = m.resolve(Window::wholeRun());
+    QCOMPARE(m.threadStates(m.indexOfTid(10), whole).ns[size_t(FinalState::BlockedCond)],
+             110 * kMs);
+    QCOMPARE(m.foldedObjectWaitNs(m.indexOfTid(10), whole), 100 * kMs);
+    QCOMPARE(m.foldedObjectWaitNs(m.indexOfTid(11), whole), 0);
+    QStringList v = checkInvariants(m, whole);
+    QVERIFY2(v.isEmpty(), qPrintable(v.join('\n')));
+    // 50 ms more than both waits cannot be.
+    v = violations(foldedCondSession(160 * kMs));
+    QCOMPARE(v.size(), 1);
+    QVERIFY2(v[0].contains("object 7 (queue_cond): its wait counter says 160.0 ms, its 1 waits "
+                           "10.0 ms (and 100.0 ms folded in waits on any object)"),
+             qPrintable(v[0]));
   }
 
   // A flight recorder's capture (its last window's waits, whole-run
@@ -157,23 +218,28 @@ class TestModelInvariants : public QObject {
     o.waitsNs = 3000 * kMs;
     o.pieces = 3;
     const int64_t run = 4000 * kMs, lives = 8000 * kMs;
-    QVERIFY(checkMergedWaits({o}, run, lives, 2, 10 * kMs, true).isEmpty());
+    QVERIFY(checkMergedWaits({o}, run, lives, 2, 10 * kMs, true, 0).isEmpty());
     MergedWaits lost = o;  // a window's wait missing from the merge
     lost.waitsNs = 2000 * kMs;
-    const QStringList v = checkMergedWaits({lost}, run, lives, 2, 10 * kMs, true);
+    const QStringList v = checkMergedWaits({lost}, run, lives, 2, 10 * kMs, true, 0);
     QCOMPARE(v.size(), 1);
     QVERIFY2(v[0].contains("wait counter says 3000.0 ms, its 3 waits 2000.0 ms"), qPrintable(v[0]));
-    QVERIFY(checkMergedWaits({lost}, run, lives, 2, 10 * kMs, false).isEmpty());
+    QVERIFY(checkMergedWaits({lost}, run, lives, 2, 10 * kMs, false, 0).isEmpty());
+    // Its threads folded 1 s in waits: counted, in no wait; but not 0.5 s.
+    QVERIFY(checkMergedWaits({lost}, run, lives, 2, 10 * kMs, true, 1000 * kMs).isEmpty());
+    QVERIFY(checkMergedWaits({lost}, run, lives, 2, 10 * kMs, true, 500 * kMs)
+                .first()
+                .contains("its 3 waits 2000.0 ms (and 500.0 ms folded in waits on any object)"));
     MergedWaits open = o;  // the last second still going on at the Goodbye
     open.counterNs = 2000 * kMs;
     open.openBoundNs = 1000 * kMs;
-    QVERIFY(checkMergedWaits({open}, run, lives, 2, 10 * kMs, true).isEmpty());
+    QVERIFY(checkMergedWaits({open}, run, lives, 2, 10 * kMs, true, 0).isEmpty());
     MergedWaits past = o;  // more wait than its one waiter's run
     past.counterNs = past.waitsNs = 5000 * kMs;
-    QVERIFY(checkMergedWaits({past}, run, lives, 2, 10 * kMs, true)
+    QVERIFY(checkMergedWaits({past}, run, lives, 2, 10 * kMs, true, 0)
                 .first()
                 .contains("waits of 5000.0 ms in a window of 4000.0 ms with 1 waiters"));
-    QVERIFY(checkMergedWaits({o, o, o}, run, lives, 2, 10 * kMs, true)
+    QVERIFY(checkMergedWaits({o, o, o}, run, lives, 2, 10 * kMs, true, 0)
                 .last()
                 .contains("the objects' waits sum to 9000.0 ms, past the 8020.0 ms"));
   }

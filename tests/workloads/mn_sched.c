@@ -16,6 +16,7 @@ typedef struct lwp {
   ucontext_t sched_ctx; /* where a user thread gives the LWP back to */
   ucontext_t exit_ctx;  /* getcontext snapshot: where a finished one ends up */
   mn_uthread *current;
+  double parked_s; /* in pthread_cond_wait on queue_cond */
 } lwp;
 
 int mn_cpu_truth = 1;
@@ -135,7 +136,11 @@ static void *lwp_main(void *arg) {
   first = 0;
   for (;;) {
     pthread_mutex_lock(&queue_lock);
-    while (q_len == 0 && remaining > 0) pthread_cond_wait(&queue_cond, &queue_lock);
+    while (q_len == 0 && remaining > 0) {
+      double t0 = wl_now_s();
+      pthread_cond_wait(&queue_cond, &queue_lock);
+      l->parked_s += wl_now_s() - t0;
+    }
     if (q_len == 0) {
       pthread_mutex_unlock(&queue_lock);
       return NULL;
@@ -196,6 +201,8 @@ double mn_run(void) {
 void mn_print_truth(FILE *out, const char *function) {
   fprintf(out, ",\"cpus\":%ld,\"lwp_tids\":[", sysconf(_SC_NPROCESSORS_ONLN));
   for (int i = 0; i < n_lwps; i++) fprintf(out, "%s%d", i ? "," : "", (int)lws[i].tid);
+  fprintf(out, "],\"lwp_parked_s\":[");
+  for (int i = 0; i < n_lwps; i++) fprintf(out, "%s%.6f", i ? "," : "", lws[i].parked_s);
   fprintf(out, "],\"user_threads\":[");
   for (int i = 0; i < n_uts; i++) {
     mn_uthread *u = &uts[i];

@@ -19,7 +19,9 @@
  * time in the run queue (the rest: parked by the workload); cpu (when
  * mn_cpu_truth), its LWP's CPU clock over the spans; blocked, what the
  * workload adds with mn_blocked_add (wall time in a wrapped primitive while
- * on its LWP); lwps, seconds on each LWP (by tid).
+ * on its LWP); lwps, seconds on each LWP (by tid). Per LWP: parked, its
+ * wall time inside pthread_cond_wait on the run queue's condition (its
+ * scheduler idle, holding no user thread), the condition's waits.
  *
  * Uncertainty: a switch's clock read here and a profiler's stamp of the same
  * switch (at its swapcontext wrapper's entry) are a few instructions apart,
@@ -92,8 +94,8 @@ void mn_blocked_add(double t0);
 /* Called by a user thread's function as its last act (before returning). */
 void mn_finish(void);
 
-/* Prints ,"cpus":..,"lwp_tids":[..],"user_threads":[..] (the caller opens
- * and closes the JSON object). */
+/* Prints ,"cpus":..,"lwp_tids":[..],"lwp_parked_s":[..],"user_threads":[..]
+ * (the caller opens and closes the JSON object). */
 void mn_print_truth(FILE *out, const char *function);
 
 #endif
