@@ -166,24 +166,29 @@ static void *lwp_main(void *arg) {
   }
 }
 
+/* One user thread, made to start in fn(index). Its own function: getcontext
+ * returns twice in principle, which would clobber mn_init's loop counter. */
+static int make_uthread(mn_uthread *u, int index, void (*fn)(int index)) {
+  u->index = index;
+  u->stack = malloc(STACK_BYTES);
+  if (!u->stack) return -1;
+  u->created_s = wl_now_s();
+  getcontext(&u->ctx);
+  u->ctx.uc_stack.ss_sp = u->stack;
+  u->ctx.uc_stack.ss_size = STACK_BYTES;
+  u->ctx.uc_link = &u->exit_ctx;
+  makecontext(&u->ctx, (void (*)(void))fn, 1, u->index);
+  switched(u, -1, u->created_s);
+  enqueue(u);
+  return 0;
+}
+
 int mn_init(int uthreads, int lwps, void (*fn)(int index)) {
   n_uts = uthreads;
   n_lwps = lwps;
   remaining = uthreads;
-  for (int i = 0; i < uthreads; i++) {
-    mn_uthread *u = &uts[i];
-    u->index = i;
-    u->stack = malloc(STACK_BYTES);
-    if (!u->stack) return -1;
-    u->created_s = wl_now_s();
-    getcontext(&u->ctx);
-    u->ctx.uc_stack.ss_sp = u->stack;
-    u->ctx.uc_stack.ss_size = STACK_BYTES;
-    u->ctx.uc_link = &u->exit_ctx;
-    makecontext(&u->ctx, (void (*)(void))fn, 1, i);
-    switched(u, -1, u->created_s);
-    enqueue(u);
-  }
+  for (int i = 0; i < uthreads; i++)
+    if (make_uthread(&uts[i], i, fn) < 0) return -1;
   return 0;
 }
 
