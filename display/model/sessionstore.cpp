@@ -765,7 +765,7 @@ void SessionStore::applySwitches(const Threadmon__CpuSwitches &sw) {
   // A switch of any thread may be missing: none of their records is
   // trusted from where the loss began (the probe reads every thread's state
   // in full meanwhile).
-  if (sw.lost) addLostSwitchGaps();
+  if (sw.lost) addSwitchGapsAfterEachCpu(lastSwitchNs_ != INT64_MIN ? lastSwitchNs_ : startNs());
   if (n) std::fill(batchNewestByCpu_.begin(), batchNewestByCpu_.end(), INT64_MIN);
   int64_t t = ns(sw.base_ns);
   if (n && (info.firstSwitchNs < 0 || t + sw.delta_ns[0] < info.firstSwitchNs))
@@ -798,11 +798,13 @@ void SessionStore::applySwitches(const Threadmon__CpuSwitches &sw) {
       pausedSince_ = at;
       addDetailLoss(&info.detailLost, {DetailLoss::RecordsPaused, at, -1, 0});
     }
-    for (auto &th : threads) th->addSwitchGap(at);
+    // A ring full at this last read lost what followed, and no batch will
+    // say so: from each CPU's newest record here, as for a loss.
+    addSwitchGapsAfterEachCpu(at);
   }
 }
 
-void SessionStore::addLostSwitchGaps() {
+void SessionStore::addSwitchGapsAfterEachCpu(int64_t newest) {
   // A CPU's ring loses records once full, until the probe's read empties
   // it; the kernel reports the loss with its next record, in the read after.
   // So the loss began right after the newest record the batch before had of
@@ -813,8 +815,7 @@ void SessionStore::addLostSwitchGaps() {
   std::vector<int64_t> from;
   for (int64_t t : batchNewestByCpu_)
     if (t != INT64_MIN) from.push_back(t);
-  // No batch before (or frames lost from the file): from the newest record.
-  from.push_back(lastSwitchNs_ != INT64_MIN ? lastSwitchNs_ : startNs());
+  from.push_back(newest);  // no batch before, or frames lost from the file
   std::sort(from.begin(), from.end());
   from.erase(std::unique(from.begin(), from.end()), from.end());
   for (auto &th : threads)
