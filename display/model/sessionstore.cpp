@@ -762,11 +762,11 @@ void SessionStore::applySwitches(const Threadmon__CpuSwitches &sw) {
     info.switchesLost += sw.lost;
     info.switchesReceived += n;
   }
-  // Somewhere after the newest record before this batch, a switch of any
-  // thread may be missing: none of their records is trusted from there (the
-  // probe reads every thread's state in full meanwhile).
-  if (sw.lost)
-    for (auto &th : threads) th->addSwitchGap(lastSwitchNs_ != INT64_MIN ? lastSwitchNs_ : startNs());
+  // A switch of any thread may be missing: none of their records is
+  // trusted from where the loss began (the probe reads every thread's state
+  // in full meanwhile).
+  if (sw.lost) addSwitchGapsAfterEachCpu(lastSwitchNs_ != INT64_MIN ? lastSwitchNs_ : startNs());
+  if (n) std::fill(batchNewestByCpu_.begin(), batchNewestByCpu_.end(), INT64_MIN);
   int64_t t = ns(sw.base_ns);
   if (n && (info.firstSwitchNs < 0 || t + sw.delta_ns[0] < info.firstSwitchNs))
     info.firstSwitchNs = t + sw.delta_ns[0];
@@ -780,6 +780,9 @@ void SessionStore::applySwitches(const Threadmon__CpuSwitches &sw) {
   for (size_t i = 0; i < n; i++) {
     t += sw.delta_ns[i];
     lastSwitchNs_ = std::max(lastSwitchNs_, t);
+    const size_t c = std::min<size_t>(sw.cpu[i], limits::kMaxCpus);  // all unknown ones as one
+    if (c >= batchNewestByCpu_.size()) batchNewestByCpu_.resize(c + 1, INT64_MIN);
+    batchNewestByCpu_[c] = std::max(batchNewestByCpu_[c], t);
     int kind = i < sw.n_kind ? sw.kind[i] : THREADMON__SWITCH_KIND__SWITCH_IN;
     if (sw.cpu[i] < uint32_t(limits::kMaxCpus))
       maxCpuSeen_ = std::max(maxCpuSeen_, int(sw.cpu[i]));
@@ -795,8 +798,28 @@ void SessionStore::applySwitches(const Threadmon__CpuSwitches &sw) {
       pausedSince_ = at;
       addDetailLoss(&info.detailLost, {DetailLoss::RecordsPaused, at, -1, 0});
     }
-    for (auto &th : threads) th->addSwitchGap(at);
+    // A ring full at this last read lost what followed, and no batch will
+    // say so: from each CPU's newest record here, as for a loss.
+    addSwitchGapsAfterEachCpu(at);
   }
+}
+
+void SessionStore::addSwitchGapsAfterEachCpu(int64_t newest) {
+  // A CPU's ring loses records once full, until the probe's read empties
+  // it; the kernel reports the loss with its next record, in the read after.
+  // So the loss began right after the newest record the batch before had of
+  // that CPU, which the report does not name: a gap after each CPU's. Only
+  // after the newest of all CPUs', a thread whose ring filled 107 ms before
+  // another CPU's last record kept its last switch-in up to there, and read
+  // 41% stolen (its switch-out among the records lost).
+  std::vector<int64_t> from;
+  for (int64_t t : batchNewestByCpu_)
+    if (t != INT64_MIN) from.push_back(t);
+  from.push_back(newest);  // no batch before, or frames lost from the file
+  std::sort(from.begin(), from.end());
+  from.erase(std::unique(from.begin(), from.end()), from.end());
+  for (auto &th : threads)
+    for (int64_t t : from) th->addSwitchGap(t);
 }
 
 int64_t SessionStore::horizon() const {

@@ -109,6 +109,9 @@ class SessionStore {
   // last at lastNs; dropped: some of them had no thread.
   void seeBatchTimes(const Threadmon__Transitions &t, size_t n, int64_t lastNs, bool dropped);
   void applySwitches(const Threadmon__CpuSwitches &s);
+  // Records lost, or the probe stopped them: a gap in every thread's records
+  // after each CPU's newest in batchNewestByCpu_, and after newest.
+  void addSwitchGapsAfterEachCpu(int64_t newest);
   // Sets runtimeKind/runtimeWhat of a KIND_INTERNAL or KIND_FUTEX object
   // from a waiter's stack.
   static void classifyRuntime(SyncObjectInfo &i, const QStringList &frames);
@@ -149,6 +152,9 @@ class SessionStore {
   int64_t latest_ = INT64_MIN;
   int maxCpuSeen_ = -1;
   int64_t lastSwitchNs_ = INT64_MIN;  // newest switch record so far
+  // Per CPU (limits::kMaxCpus: unknown), the newest record of the last
+  // batch that had records; INT64_MIN: none there (addSwitchGapsAfterEachCpu).
+  std::vector<int64_t> batchNewestByCpu_;
   int64_t pausedSince_ = INT64_MIN;   // the probe paused its records here (DetailLoss)
   int64_t switchCountFrom_ = INT64_MIN, switchCountTo_ = INT64_MAX;
   int64_t keepNs_ = 0;

@@ -730,6 +730,7 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
     // tick's schedstat deltas.
     int64_t fallbackNs = 0;
     int wrappedWaits = 0;   // wrapped blocking calls the tick saw (begun or going on)
+    bool folded = false;    // some of its RUNNING time is a folded gap (UNKNOWN): waits unseen
     int endState = ustate;  // interposition state at the tick's end
     if (noSwitches) {
       // Its switch kind holds throughout, and the transitions alone cut
@@ -742,7 +743,10 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
         const bool ranBefore = a >= firstIn;  // nearly always: no test per segment
         auto count = [&](int64_t p, int64_t q) {
           const uint32_t segBits = segmentBitsOf(kSegmentKeys[size_t(us)]);
-          if (segBits == kRunningSegment && (ranBefore || p >= firstIn)) fallbackNs += q - p;
+          if (segBits == kRunningSegment && (ranBefore || p >= firstIn)) {
+            fallbackNs += q - p;
+            folded = folded || us == THREADMON__THREAD_STATE__STATE_UNKNOWN;
+          }
           wrappedWaits += segBits > kRunningSegment && us != prevState;
           prevState = us;
         };
@@ -763,7 +767,10 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
       uint32_t uo = uobj;
       int prevState = -1;
       walk(u, s, us, uo, sk, sc, [&](int64_t p, int64_t q, int ust, uint32_t, int k, int) {
-        if (isRunning(ust) && k < 0 && p >= firstIn) fallbackNs += q - p;
+        if (isRunning(ust) && k < 0 && p >= firstIn) {
+          fallbackNs += q - p;
+          folded = folded || ust == THREADMON__THREAD_STATE__STATE_UNKNOWN;
+        }
         if (blockedCode(ust) >= 0 && ust != prevState) wrappedWaits++;
         prevState = ust;
         endState = ust;
@@ -789,7 +796,8 @@ void ThreadTimeline::sweep(const TickTimes &ticks, int64_t from, int64_t to) {
       uint64_t volSwitches =
           pa && pb->v[kVolCtxsw] > pa->v[kVolCtxsw] ? pb->v[kVolCtxsw] - pa->v[kVolCtxsw] : 0;
       bool unexplained = volSwitches > uint64_t(2 * wrappedWaits);
-      bool neverSlept = !asleepAtRead && !unexplained && dOn + dRq > 0;
+      // A folded gap hides its wrapped waits: its switches say nothing.
+      bool neverSlept = !asleepAtRead && !unexplained && !folded && dOn + dRq > 0;
       if (neverSlept) {
         on = double(dOn) / double(dOn + dRq);
         rq = 1.0 - on;

@@ -505,6 +505,49 @@ class TestModel : public QObject {
     QCOMPARE(folded.lifetimeNs, plain.lifetimeNs);
   }
 
+  // Thread 73 makes 20 cond waits of 1 ms in [0, 40), running 1 ms before
+  // each, then its ring is full (UNKNOWN at 40) until 100: it folds 10 more
+  // waits, 40 ms in the cond, and 20 ms running, half of it queued. No
+  // switch records: the tick splits its RUNNING time by its counters. Its
+  // 30 voluntary switches are under two per wait seen, and no read found it
+  // asleep, which once read as never asleep: the 80 ms scaled to the clock
+  // and queue ratio, 60 ms on a CPU before the folded waits took their 40,
+  // 40 ms against its clock's 30. The waits inside the fold are not seen:
+  // the clock's 30 ms stays 30.
+  void aFoldedTickIsNotOnACpuBeyondItsClock() {
+    StreamBuilder b;
+    b.hello(true);
+    b.threadStart(73, at(0), "worker", "app!w");
+    for (int i = 0; i < 20; i++) {
+      b.transition(73, at(2 * i), THREADMON__THREAD_STATE__STATE_RUNNING);
+      b.transition(73, at(2 * i + 1), THREADMON__THREAD_STATE__STATE_BLOCKED_COND, 1);
+    }
+    b.transition(73, at(40), THREADMON__THREAD_STATE__STATE_UNKNOWN);
+    b.transition(73, at(100), THREADMON__THREAD_STATE__STATE_RUNNING);
+    Lwp first{73, 0, 0, 30 * kMs, 10 * kMs, 30, 0, 0, 0, 0, 'R'};
+    first.folded.assign(kWireStates, 0);
+    first.folded[THREADMON__THREAD_STATE__STATE_RUNNING] = 20 * kMs;
+    first.folded[THREADMON__THREAD_STATE__STATE_BLOCKED_COND] = 40 * kMs;
+    first.foldedChanges = 20;
+    b.tick(at(100), {first});
+    Lwp second = first;
+    second.oncpu += 100 * kMs;
+    b.tick(at(200), {second});
+    b.goodbye(at(200), 0);
+    SessionModel m;
+    b.applyTo(&m);
+    QVERIFY2(!m.hasError(), qPrintable(m.errorText()));
+    StateTimes st = m.threadStates(m.indexOfTid(73), TimeRange{at(0), at(100)});
+    auto ns = [](const StateTimes &s, FinalState f) { return s.ns[size_t(f)]; };
+    const QString got = QStringLiteral("on %1 us, runnable %2 us, cond %3 us")
+                            .arg(ns(st, FinalState::OnCpu) / 1000)
+                            .arg(ns(st, FinalState::Runnable) / 1000)
+                            .arg(ns(st, FinalState::BlockedCond) / 1000);
+    QVERIFY2(ns(st, FinalState::OnCpu) <= 30 * kMs + kMs / 10, qPrintable(got));
+    QVERIFY2(ns(st, FinalState::OnCpu) >= 29 * kMs, qPrintable(got));
+    QCOMPARE(ns(st, FinalState::BlockedCond), 60 * kMs);
+  }
+
   // An LWP's ring was full from 5 to 35 ms; between its samples at 10 and 20
   // it folded 8 ms blocked in a cond (its scheduler parked), none after. A
   // window inside that interval takes its share of the 8 ms, not all of it:

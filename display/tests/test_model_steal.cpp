@@ -153,6 +153,59 @@ class TestModelSteal : public QObject {
     }
   }
 
+  // The kernel loses records once a CPU's ring is full, and reports the
+  // loss with that ring's next record, in the probe's read after the one
+  // that emptied it. 307's CPU 1 ring filled at its switch-in at 20 ms; its
+  // switch-out at 25 and all else on CPU 1 until the read were lost, while
+  // CPU 0's records (308's) went on to 55 ms. The batch after says lost; or
+  // the probe stopped its records at that read (stopped: the switch limit),
+  // and no batch says it. 307's clock ran 5 ms of [20, 70): trusting its
+  // switch-in up to 55 ms (the newest record of all) read 30 ms as stolen.
+  // 308's clock ran 8 of each 10 ms it was on CPU 0 in [0, 20): that steal
+  // is real and stays.
+  void recordsLostAfterOneCpusRingFilledAreNotStolen() {
+    for (bool stopped : {false, true}) {
+      StreamBuilder b;
+      b.hello(true);
+      b.threadStart(307, at(0), "filled", "workload!spin");
+      b.threadStart(308, at(0), "other", "workload!spin");
+      using S = Switch;
+      const auto in = THREADMON__SWITCH_KIND__SWITCH_IN, out = THREADMON__SWITCH_KIND__SWITCH_OUT;
+      b.cpuSwitches(at(0),
+                    {S{at(0), 307, 1, in}, S{at(0), 308, 0, in}, S{at(10), 307, 1, out},
+                     S{at(20), 307, 1, in}, S{at(20), 308, 0, out}, S{at(55), 308, 0, in}},
+                    0, stopped);
+      if (!stopped) b.cpuSwitches(at(70), {S{at(70), 307, 1, out}, S{at(80), 308, 0, out}}, 31988);
+      // Clocks at each 10 ms read: 307 ran [0,10), [20,25), [62,70);
+      // 308 8 of [0,20) and all of [55,80).
+      const uint64_t clock307[] = {0, 10, 10, 15, 15, 15, 15, 21, 23, 23, 23};
+      const uint64_t clock308[] = {0, 8, 16, 16, 16, 16, 21, 31, 41, 41, 41};
+      for (int k = 1; k <= 10; k++) {
+        Lwp l{307, 0, 0, clock307[k] * kMs, 0}, o{308, 0, 0, clock308[k] * kMs, 0};
+        l.cpu = 1;
+        l.kstate = k == 2 ? 'R' : 'S';
+        o.kstate = k == 1 || k == 6 || k == 7 ? 'R' : 'S';
+        l.readNs = o.readNs = at(10 * k);
+        b.tick(at(10 * k), {l, o});
+      }
+      b.goodbye(at(100), 0);
+      SessionModel m;
+      b.applyTo(&m);
+      QVERIFY2(!m.hasError(), qPrintable(m.errorText()));
+      const TimeRange whole = m.resolve(Window::wholeRun());
+      StateTimes st = m.threadStates(m.indexOfTid(307), whole);
+      const QString got = QStringLiteral("stopped %1: on %2 ms, stolen %3 ms")
+                              .arg(stopped)
+                              .arg(ns(st, FinalState::OnCpu) / kMs)
+                              .arg(ns(st, FinalState::Stolen) / kMs);
+      QVERIFY2(ns(st, FinalState::Stolen) == 0, qPrintable(got));
+      QVERIFY2(ns(st, FinalState::OnCpu) <= 23 * kMs + kMs, qPrintable(got));
+      StateTimes other = m.threadStates(m.indexOfTid(308), whole);
+      QVERIFY2(near(ns(other, FinalState::Stolen), 4 * kMs),
+               qPrintable(QString::number(ns(other, FinalState::Stolen))));
+    }
+  }
+
   void stealAfterTheLastSampleComesFromTheThreadEnd() {
     // 305 is on cpu 0 by the records from 0 until it ends at 45 ms; samples
     // at 10..40 ms say its clock ran fully; by its own clock at the end it
