@@ -186,17 +186,27 @@ static ucontext_t pre_ctx[2], pre_sched;
 static volatile int pre_cur = -1;
 static volatile long pre_count[2];
 static volatile int pre_stop;
+/* Set by a spinner in its own code, cleared by the scheduler before it
+ * swaps one in. A tick pending while the scheduler had SIGALRM blocked
+ * arrives inside swapcontext itself, as its sigprocmask unblocks it and
+ * before the spinner's registers are loaded: switching from there saved a
+ * context half the scheduler's, and the bare run once spun forever with
+ * pre_cur -1 (CI, load 10). A tick preempts only a spinner that runs. */
+static volatile int pre_running;
 
 static void on_tick(int sig) {
   (void)sig;
   int saved = errno;
   int cur = pre_cur;
-  if (cur >= 0) swapcontext(&pre_ctx[cur], &pre_sched); /* preempted here */
+  if (cur >= 0 && pre_running) swapcontext(&pre_ctx[cur], &pre_sched); /* preempted here */
   errno = saved;
 }
 
 static void spinner(int id) {
-  while (!pre_stop) pre_count[id]++;
+  while (!pre_stop) {
+    pre_running = 1;
+    pre_count[id]++;
+  }
   for (;;) swapcontext(&pre_ctx[id], &pre_sched);
 }
 
@@ -223,6 +233,7 @@ static void preempted_from_a_handler(void) {
   int slices[2] = {0, 0};
   for (int s = 0; s < 20000 && (s < 200 || !(pre_count[0] > 0 && pre_count[1] > 0)); s++) {
     pre_cur = s % 2;
+    pre_running = 0;
     slices[s % 2]++;
     swapcontext(&pre_sched, &pre_ctx[s % 2]);
     pre_cur = -1;
