@@ -360,6 +360,12 @@ def test_undersubscribed_in_no_window():
           f"undersubscribed share: 1 s windows {s['evidence']['share']}, "
           f"whole {w['evidence']['share']}")
     check(s["evidence"]["windows"]["held"] == 0, f"windows: {s['evidence']['windows']}")
+    # Its windows start 18 ms off the run's 50 ms grid: binned on the run's
+    # grid, they sum the whole read's idle phases (main: 1.3463 s against
+    # 1.3472).
+    check(s["evidence"]["idle_phase_s"] == w["evidence"]["idle_phase_s"],
+          f"idle phases: 1 s windows {s['evidence']['idle_phase_s']} s, "
+          f"whole {w['evidence']['idle_phase_s']} s")
 
 
 def test_user_threads_of_run():
