@@ -14,11 +14,14 @@ from tmtest import Recording, check, near
 
 # The workload's defaults, as a new user runs it: one thread per CPU, 64
 # mutexes, short work between rand() calls (so glibc's lock is hot).
-# 6 million rand() calls a thread (about 3.6 s): waits on the lock last
-# microseconds, and on 2 CPUs the sampler catches a looper asleep on it only
-# about twice a second (SessionModel::unseenPeer); the default 1.2 s run
-# went without a single sighting in 1 run of 6.
-ARGS = ["--iterations", "6000000"]
+# 10 million rand() calls a thread (about 5 s): waits on the lock last
+# microseconds, and on 2 CPUs a tick catches a looper asleep on it mostly
+# when the sampler took the CPU of the other while it held the lock: 1 to 3
+# sightings a second (SessionModel::unseenPeer). The default 1.2 s run went
+# without one in 1 run of 6, and a CI machine's 3.1 s run of 6 million in 1.
+# Reading the loopers' syscall files first thing at each tick caught them
+# no more often (2 in 400 reads): their waits end before the sampler runs.
+ARGS = ["--iterations", "10000000"]
 # The workload's thread function: where its call sites must point.
 WORKER = "mutex_loop!work"
 
@@ -221,13 +224,28 @@ def test_rand_lock_one_number():
                  1e-6, "streamed call sites summed")
 
 
+def check_clean_but_folds(rec):
+    """No high or medium finding but the probe's own folds. With rand_r a
+    looper changes state up to 100,000 times a second on a fast machine,
+    about what its ring of 1,024 events holds between two 10 ms ticks: a
+    late tick folds some changes (201 on a CI machine), and data_lost says
+    so at medium, as it must; every total stays exact and nothing is dropped.
+    Draining such rings between ticks instead cost the program 20-50% of its
+    wall time on 2 CPUs (docs/benchmarks.md, "Starved probe")."""
+    process = rec.report["process"]
+    folds_only = process.get("events_dropped") == 0 and process.get("events_folded", 0) > 0
+    bad = [f for f in tmtest.serious(tmtest.findings(rec))
+           if not (folds_only and f.get("kind") == "data_lost" and f.get("severity") == "medium")]
+    check(not bad, f"{rec.name} {' '.join(rec.args)}: unexpected findings: {tmtest.describe(bad)}")
+
+
 def test_rand_r_clean_and_faster():
     """The fix: rand_r raises no internal_lock finding and runs faster."""
     tmtest.require_report()
     slow, fast = rand_run(), rand_r_run()
     require_parallel(slow)
     require_parallel(fast)
-    tmtest.check_clean(fast)
+    check_clean_but_folds(fast)
     check(not tmtest.findings(fast, "internal_lock"),
           f"rand_r run: {tmtest.describe(tmtest.findings(fast, 'internal_lock'))}")
     print(f"  wall s: rand {slow.truth['wall_s']:.3f}, rand_r {fast.truth['wall_s']:.3f}")
