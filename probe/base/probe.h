@@ -100,9 +100,20 @@ typedef struct tm_ring {
   char pad1[56];
   _Atomic uint64_t tail; /* next read, consumer-owned */
   _Atomic uint64_t dropped;
-  tm_event *ev; /* TM_RING_EVENTS of them, the slot's (set when it is claimed) */
-  char pad2[40];
+  /* mask + 1 events: the slot's TM_RING_EVENTS (set when it is claimed),
+   * or a larger ring the sampler offered (grow) and the thread took while
+   * its ring was empty. The next head it publishes publishes the change:
+   * a reader loads ev and mask after the head. */
+  _Atomic(tm_event *) ev;
+  _Atomic uint64_t mask;
+  _Atomic(tm_event *) grow;
+  char pad2[24];
 } tm_ring;
+
+/* The events a thread's ring holds now. */
+static inline uint64_t tm_ring_capacity(tm_ring *r) {
+  return atomic_load_explicit(&r->mask, memory_order_relaxed) + 1;
+}
 
 /* User-thread switches (M:N) come far faster than state changes (a fiber
  * program switches millions of times a second): they have a ring of their
@@ -263,6 +274,13 @@ TM_HIDDEN void tm_push_event(tm_thread *self, uint32_t kind, uint32_t to_id, uin
 TM_HIDDEN uint32_t tm_uring_drain(tm_uring *r, tm_event *out, uint32_t max);
 /* Consumer side: copies out up to max events; returns how many. */
 TM_HIDDEN uint32_t tm_ring_drain(tm_ring *r, tm_event *out, uint32_t max);
+/* Sampler: offers t a ring of TM_RING_GROWN_EVENTS (its own folded state
+ * changes: its ring filled between two drains), taken at its next push to
+ * an empty ring. At most TM_RINGS_GROWN at once; false when none is left
+ * or there is no memory. Freed with its slot. */
+#define TM_RING_GROWN_EVENTS 16384
+#define TM_RINGS_GROWN 8
+TM_HIDDEN bool tm_ring_offer_growth(tm_thread *t);
 /* The sampler's view of t's folded time: fold_ns plus, for a folded state
  * still open at now_ns, its time so far (an EXITED thread's is not). Out:
  * TM_FOLD_STATES values. Returns the changes folded. */

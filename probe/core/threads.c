@@ -173,6 +173,58 @@ static int64_t free_pop(void) {
   return -1;
 }
 
+static tm_event *slab_ring(uint32_t idx) {
+  return atomic_load_explicit(&ring_events, memory_order_relaxed) + (size_t)idx * RING_STRIDE;
+}
+
+#define GROWN_BYTES ((size_t)TM_RING_GROWN_EVENTS * sizeof(tm_event))
+static _Atomic uint32_t rings_grown;
+
+bool tm_ring_offer_growth(tm_thread *t) {
+  if (atomic_load_explicit(&t->ring.mask, memory_order_relaxed) != TM_RING_EVENTS - 1 ||
+      atomic_load_explicit(&t->ring.grow, memory_order_relaxed))
+    return false; /* grown, or offered */
+  if (atomic_fetch_add_explicit(&rings_grown, 1, memory_order_relaxed) >= TM_RINGS_GROWN) {
+    atomic_fetch_sub_explicit(&rings_grown, 1, memory_order_relaxed);
+    return false;
+  }
+  int saved = errno;
+  void *p = mmap(NULL, GROWN_BYTES, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  errno = saved;
+  if (p == MAP_FAILED) {
+    atomic_fetch_sub_explicit(&rings_grown, 1, memory_order_relaxed);
+    return false;
+  }
+  atomic_store_explicit(&t->ring.grow, (tm_event *)p, memory_order_release);
+  return true;
+}
+
+/* The slot's grown ring, taken or only offered, is unmapped (its thread
+ * ended, or never ran, or is not in this fork child). */
+static void ring_ungrow(tm_thread *t, uint32_t idx) {
+  tm_event *own = slab_ring(idx);
+  tm_event *taken = atomic_load_explicit(&t->ring.ev, memory_order_relaxed);
+  tm_event *offered = atomic_load_explicit(&t->ring.grow, memory_order_relaxed);
+  tm_event *grown = taken != own ? taken : offered;
+  if (!grown) return;
+  munmap(grown, GROWN_BYTES);
+  atomic_fetch_sub_explicit(&rings_grown, 1, memory_order_relaxed);
+  atomic_store_explicit(&t->ring.ev, own, memory_order_relaxed);
+  atomic_store_explicit(&t->ring.mask, TM_RING_EVENTS - 1, memory_order_relaxed);
+  atomic_store_explicit(&t->ring.grow, NULL, memory_order_relaxed);
+}
+
+/* The thread, at a push to its empty ring: the reader has every event of
+ * the slot's ring, so the grown one starts at this head. */
+static inline void ring_take_growth(tm_ring *r) {
+  tm_event *g = atomic_load_explicit(&r->grow, memory_order_acquire);
+  if (TM_LIKELY(!g)) return;
+  atomic_store_explicit(&r->ev, g, memory_order_relaxed);
+  atomic_store_explicit(&r->mask, TM_RING_GROWN_EVENTS - 1, memory_order_relaxed);
+  atomic_store_explicit(&r->grow, NULL, memory_order_relaxed);
+}
+
 static tm_thread *slot_claim(void) {
   tm_thread *tab = slots();
   /* The object table too: wrappers holding a record look objects up
@@ -216,8 +268,9 @@ static tm_thread *slot_claim(void) {
   atomic_store_explicit(&t->ring.head, 0, memory_order_relaxed);
   atomic_store_explicit(&t->ring.tail, 0, memory_order_relaxed);
   atomic_store_explicit(&t->ring.dropped, 0, memory_order_relaxed);
-  t->ring.ev = atomic_load_explicit(&ring_events, memory_order_relaxed) +
-               (size_t)idx * RING_STRIDE;
+  atomic_store_explicit(&t->ring.ev, slab_ring(idx), memory_order_relaxed);
+  atomic_store_explicit(&t->ring.mask, TM_RING_EVENTS - 1, memory_order_relaxed);
+  atomic_store_explicit(&t->ring.grow, NULL, memory_order_relaxed);
   uring_reset(t);
   atomic_store_explicit(&t->slot_state, TM_SLOT_CLAIMED, memory_order_release);
   return t;
@@ -225,6 +278,7 @@ static tm_thread *slot_claim(void) {
 
 static void slot_free(tm_thread *t) {
   tm_thread *tab = atomic_load_explicit(&table, memory_order_relaxed);
+  ring_ungrow(t, (uint32_t)(t - tab));
   atomic_store_explicit(&t->slot_state, TM_SLOT_FREE, memory_order_release);
   free_push((uint32_t)(t - tab));
 }
@@ -582,12 +636,15 @@ void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id, uint32_t
   self->cur_state = state;
   uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
   uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-  if (TM_LIKELY(head - tail < TM_RING_EVENTS - 1)) {
+  if (head == tail) ring_take_growth(r);
+  tm_event *ev = atomic_load_explicit(&r->ev, memory_order_relaxed);
+  uint64_t mask = atomic_load_explicit(&r->mask, memory_order_relaxed);
+  if (TM_LIKELY(head - tail < mask)) {
     /* Room again after a gap: the folded state ends here. */
     if (TM_UNLIKELY(atomic_load_explicit(&self->fold_from, memory_order_relaxed)))
       fold_close(self, time_ns);
-    push_raw(self, &r->head, &r->tail, &r->dropped, r->ev, TM_RING_EVENTS - 1, TM_STATE_UNKNOWN,
-             state, object_id, holder_tid, releaser_tid, time_ns);
+    push_raw(self, &r->head, &r->tail, &r->dropped, ev, mask, TM_STATE_UNKNOWN, state, object_id,
+             holder_tid, releaser_tid, time_ns);
     return;
   }
   /* Full: the state it leaves is counted, the change itself folded. The
@@ -596,8 +653,8 @@ void tm_push_state(tm_thread *self, uint32_t state, uint32_t object_id, uint32_t
   atomic_store_explicit(&self->fold_state, state, memory_order_relaxed);
   atomic_store_explicit(&self->fold_from, time_ns ? time_ns : 1, memory_order_release);
   fold_add(&self->folded, 1);
-  if (head - tail == TM_RING_EVENTS - 1) {
-    tm_event *e = &r->ev[head & (TM_RING_EVENTS - 1)];
+  if (head - tail == mask) {
+    tm_event *e = &ev[head & mask];
     *e = (tm_event){.time_ns = time_ns, .state = TM_STATE_UNKNOWN};
     atomic_store_explicit(&r->head, head + 1, memory_order_release);
   }
@@ -643,14 +700,13 @@ void tm_push_event(tm_thread *self, uint32_t kind, uint32_t to_id, uint32_t from
     return;
   }
   tm_ring *r = &self->ring; /* no memory for it: the main ring, its marker */
-  push_raw(self, &r->head, &r->tail, &r->dropped, r->ev, TM_RING_EVENTS - 1, TM_STATE_UNKNOWN,
-           kind, to_id, from_id, 0, time_ns);
+  push_raw(self, &r->head, &r->tail, &r->dropped, atomic_load_explicit(&r->ev, memory_order_relaxed),
+           atomic_load_explicit(&r->mask, memory_order_relaxed), TM_STATE_UNKNOWN, kind, to_id,
+           from_id, 0, time_ns);
 }
 
-static uint32_t drain_raw(_Atomic uint64_t *headp, _Atomic uint64_t *tailp, const tm_event *ev,
-                          uint64_t mask, tm_event *out, uint32_t max) {
-  uint64_t tail = atomic_load_explicit(tailp, memory_order_relaxed);
-  uint64_t head = atomic_load_explicit(headp, memory_order_acquire);
+static uint32_t drain_raw(_Atomic uint64_t *tailp, uint64_t tail, uint64_t head,
+                          const tm_event *ev, uint64_t mask, tm_event *out, uint32_t max) {
   uint64_t avail = head - tail;
   uint32_t n = avail < max ? (uint32_t)avail : max;
   for (uint32_t i = 0; i < n; i++) out[i] = ev[(tail + i) & mask];
@@ -659,11 +715,17 @@ static uint32_t drain_raw(_Atomic uint64_t *headp, _Atomic uint64_t *tailp, cons
 }
 
 uint32_t tm_uring_drain(tm_uring *r, tm_event *out, uint32_t max) {
-  return drain_raw(&r->head, &r->tail, r->ev, TM_URING_EVENTS - 1, out, max);
+  uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+  uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+  return drain_raw(&r->tail, tail, head, r->ev, TM_URING_EVENTS - 1, out, max);
 }
 
 uint32_t tm_ring_drain(tm_ring *r, tm_event *out, uint32_t max) {
-  return drain_raw(&r->head, &r->tail, r->ev, TM_RING_EVENTS - 1, out, max);
+  uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+  uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+  /* After the head: a grown ring is published with it. */
+  return drain_raw(&r->tail, tail, head, atomic_load_explicit(&r->ev, memory_order_relaxed),
+                   atomic_load_explicit(&r->mask, memory_order_relaxed), out, max);
 }
 
 TM_HOT bool tm_threads_fork_lazily;
@@ -697,6 +759,8 @@ static void reset_for_child(tm_thread *self) {
   for (uint32_t i = hw; i-- > 0;) {
     tm_thread *t = &tab[i];
     if (t == self) continue;
+    if (atomic_load_explicit(&t->slot_state, memory_order_relaxed) != TM_SLOT_FREE)
+      ring_ungrow(t, i);
     atomic_store_explicit(&t->slot_state, TM_SLOT_FREE, memory_order_relaxed);
     free_push(i);
   }

@@ -84,6 +84,7 @@ typedef struct tm_sampler_thread {
   uint64_t ev_run_from;  /* its latest drained RUNNING event, 0 after a blocking one */
   uint64_t ev_ran_ns;    /* outside wrapped calls by its events since its last read */
   uint64_t ev_tick;      /* tick whose drain had an event of it */
+  bool ring_offered;     /* a grown ring was asked for it (tm_ring_offer_growth) */
   uint64_t last_time;    /* its latest transition drained: a capture gap */
   uint32_t last_obj;     /* that lost it is followed by it again */
   int last_state;

@@ -51,7 +51,8 @@ static uint32_t drain_ring(tm_session *s, tm_thread *t, tm_sampler_thread *st) {
   tm_event ev[DRAIN_CHUNK];
   uint32_t n, total = 0;
   drain_uring(s, t, st);
-  while (total < TM_RING_EVENTS && (n = tm_ring_drain(&t->ring, ev, DRAIN_CHUNK)) > 0) {
+  const uint64_t room = tm_ring_capacity(&t->ring);
+  while (total < room && (n = tm_ring_drain(&t->ring, ev, DRAIN_CHUNK)) > 0) {
     uint32_t states = 0;
     for (uint32_t i = 0; i < n; i++) {
       if (ev[i].state >= TM_EV_USER_SWITCH) {
@@ -76,6 +77,14 @@ static uint32_t drain_ring(tm_session *s, tm_thread *t, tm_sampler_thread *st) {
     st->last_state = (int)ev[states - 1].state;
     st->last_obj = ev[states - 1].object_id;
   }
+  /* Three quarters of its ring or more since its last drain: a larger ring
+   * while any is left, before a late tick folds its changes (draining it
+   * more often took the program's CPU: docs/benchmarks.md, "Rings drained
+   * between ticks"). */
+  if (!st->ring_offered &&
+      (total >= TM_RING_EVENTS / 4 * 3 ||
+       atomic_load_explicit(&t->folded, memory_order_relaxed) != st->folded))
+    st->ring_offered = tm_ring_offer_growth(t);
   return total;
 }
 
@@ -91,7 +100,9 @@ static void prefetch_slot(const tm_thread_states *ts, uint32_t i, bool events) {
   const tm_thread *t = tm_thread_slot(i);
   if (events) {
     uint64_t tail = atomic_load_explicit(&t->ring.tail, memory_order_relaxed);
-    __builtin_prefetch(&t->ring.ev[tail & (TM_RING_EVENTS - 1)]);
+    /* The smallest ring's mask: in bounds whichever array it has. */
+    __builtin_prefetch(
+        &atomic_load_explicit(&t->ring.ev, memory_order_relaxed)[tail & (TM_RING_EVENTS - 1)]);
     return;
   }
   __builtin_prefetch(t);

@@ -1,6 +1,7 @@
 /* The per-thread event ring: order, wrap-around, drop+count when full, and
  * a producer thread against a consumer thread (sequence must be gap-free
- * apart from counted drops), and the marker of where a loss begins. */
+ * apart from counted drops), and the marker of where a loss begins; a
+ * grown ring taken only when empty, mid-stream too, and freed with its slot. */
 #include <pthread.h>
 #include <string.h>
 
@@ -97,6 +98,36 @@ static void test_fold_times(tm_thread *t) {
   tm_ring_drain(&t->ring, out, N);
 }
 
+/* A ring offered growth keeps its events; the thread takes the larger one
+ * at its next push to an empty ring, which then holds TM_RING_GROWN_EVENTS
+ * without folding. */
+static void test_growth(tm_thread *t) {
+  static tm_event out[TM_RING_GROWN_EVENTS];
+  for (uint32_t i = 0; i < 3; i++) tm_push_state(t, TM_STATE_BLOCKED_MUTEX, 500 + i, 0, 0, i);
+  CHECK(tm_ring_offer_growth(t));
+  CHECK(!tm_ring_offer_growth(t)); /* one offer at a time */
+  tm_push_state(t, TM_STATE_RUNNING, 503, 0, 0, 3); /* not empty: still the slot's ring */
+  CHECK_EQ(tm_ring_capacity(&t->ring), N);
+  CHECK_EQ(tm_ring_drain(&t->ring, out, N), 4);
+  for (uint32_t i = 0; i < 4; i++) CHECK_EQ(out[i].object_id, 500 + i);
+  uint64_t folded0 = atomic_load(&t->folded);
+  const uint32_t many = 4 * N;
+  for (uint32_t i = 0; i < many; i++) tm_push_state(t, TM_STATE_RUNNING, 1000 + i, 0, 0, 100 + i);
+  CHECK_EQ(tm_ring_capacity(&t->ring), TM_RING_GROWN_EVENTS);
+  CHECK_EQ(atomic_load(&t->folded), folded0);
+  CHECK_EQ(tm_ring_drain(&t->ring, out, TM_RING_GROWN_EVENTS), many);
+  for (uint32_t i = 0; i < many; i++) CHECK_EQ(out[i].object_id, 1000 + i);
+  CHECK(!tm_ring_offer_growth(t)); /* grown already */
+  /* Full at its new size: folds as before, the last slot the marker. */
+  for (uint32_t i = 0; i < TM_RING_GROWN_EVENTS + 5; i++)
+    tm_push_state(t, TM_STATE_RUNNING, i, 0, 0, 200000 + i);
+  CHECK_EQ(atomic_load(&t->folded) - folded0, 6);
+  CHECK_EQ(tm_ring_drain(&t->ring, out, TM_RING_GROWN_EVENTS), TM_RING_GROWN_EVENTS);
+  CHECK_EQ(out[TM_RING_GROWN_EVENTS - 1].state, TM_STATE_UNKNOWN);
+  tm_push_state(t, TM_STATE_RUNNING, 7, 0, 0, 300000);
+  CHECK_EQ(tm_ring_drain(&t->ring, out, 1), 1);
+}
+
 #define STREAM 300000u
 static _Atomic int producer_done;
 
@@ -108,7 +139,8 @@ static void *producer(void *arg) {
   for (uint32_t i = 1; i <= STREAM; i++) {
     /* Wait for room so that every event crosses threads (drops are tested
      * above); the consumer runs concurrently on the other side. */
-    while (atomic_load(&t->ring.head) - atomic_load(&t->ring.tail) >= TM_RING_EVENTS - 1)
+    while (atomic_load(&t->ring.head) - atomic_load(&t->ring.tail) >=
+           tm_ring_capacity(&t->ring) - 1)
       __builtin_ia32_pause();
     tm_push_state(t, TM_STATE_RUNNING, i, 0, 0, i);
   }
@@ -123,6 +155,7 @@ static void test_concurrent(void) {
   while (!t) sched_yield();
   static tm_event out[N];
   uint64_t received = 0, last = 0;
+  bool offered = false;
   for (;;) {
     int done = atomic_load(&producer_done);
     uint32_t n = tm_ring_drain(&t->ring, out, N);
@@ -132,12 +165,23 @@ static void test_concurrent(void) {
       last = out[i].object_id;
     }
     received += n;
+    /* A third of the way: the producer takes it when it finds its ring
+     * empty, between two of these drains. */
+    if (received >= STREAM / 3 && !offered) offered = tm_ring_offer_growth(t);
     if (done && n == 0) break;
   }
   pthread_join(th, NULL);
+  CHECK(offered);
   CHECK_EQ(received, STREAM);
   CHECK_EQ(last, STREAM);
   CHECK_EQ(atomic_load(&t->folded), 0);
+  CHECK_EQ(tm_ring_capacity(&t->ring), TM_RING_GROWN_EVENTS);
+  /* Ended and released: the slot's own ring again, for its next thread. */
+  tm_thread_mark_exited(t);
+  tm_thread_seal(t);
+  tm_thread_release(t);
+  CHECK_EQ(tm_ring_capacity(&t->ring), N);
+  CHECK(atomic_load(&t->ring.grow) == NULL);
   printf("concurrent: %llu received, %llu dropped\n", (unsigned long long)received,
          (unsigned long long)atomic_load(&t->ring.dropped));
 }
@@ -154,6 +198,7 @@ int main(void) {
   test_order_and_wrap(t);
   test_fold_when_full(t);
   test_fold_times(t);
+  test_growth(t);
   test_concurrent();
   return 0;
 }
