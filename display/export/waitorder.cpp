@@ -283,8 +283,8 @@ void WindowWaits::merge() {
     const WaitRecord &r = *p;
     while (__builtin_expect(otherStart <= r.start, 0) &&
            compareWaits(others_[otherOrder_[o]], r) < 0) {
-      const ExportWait &w = others_[otherOrder_[o++]];
-      out(recordOf(w), w.object);
+      const ExportWait &other = others_[otherOrder_[o++]];
+      out(recordOf(other), other.object);
       otherStart = o < others ? others_[otherOrder_[o]].start : INT64_MAX;
     }
     out(r, now->object);
