@@ -25,10 +25,16 @@ constexpr int kLabelWidth = 40;
 QString num(double v, int prec = 1) { return QString::number(v, 'f', prec); }
 
 // "… and 12 more threads (...)" under a table cut to --top rows.
+// n things: "1 thread", "2 threads" (plural: the noun ending in s).
+QString counted(qint64 n, const QString &plural) {
+  return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? plural.chopped(1) : plural);
+}
+
 void moreLine(QStringList &out, qsizetype shown, qsizetype all, const QString &what,
               const QString &how) {
   if (all > shown)
-    out << QStringLiteral("  … and %1 more %2 (%3)").arg(all - shown).arg(what, how);
+    out << QStringLiteral("  … and %1 more %2 (%3)").arg(all - shown).arg(
+        counted(all - shown, what).section(QLatin1Char(' '), 1), how);
 }
 
 // The threads a table shows: those the filter matches, all of them within
@@ -235,11 +241,11 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
              .arg(p["events_dropped"].toInteger())
              .arg(p.value("switch_records_lost").toInteger());
   if (p["events_folded"].toInteger() > 0)
-    out << QStringLiteral("  timeline detail folded: %1 state changes of %2 threads (%3 s of their "
+    out << QStringLiteral("  timeline detail folded: %1 of %2 (%3 s of their "
                           "time) while the probe could not drain them; totals per state kept, "
                           "their order within those gaps not")
-               .arg(p["events_folded"].toInteger())
-               .arg(p["folded_threads"].toInt())
+               .arg(counted(p["events_folded"].toInteger(), QStringLiteral("state changes")))
+               .arg(counted(p["folded_threads"].toInt(), QStringLiteral("threads")))
                .arg(num(p["folded_s"].toDouble(), 3));
   out << QStringLiteral("  sources: %1").arg(sources.join(", "));
   if (!p["acquisitions_known"].toBool(true))

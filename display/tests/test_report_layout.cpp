@@ -88,6 +88,8 @@ class TestReportLayout : public QObject {
     rows = stateRows(report({"--top", "5", file_}));
     QCOMPARE(rows.size(), 5);
     QCOMPARE(stateRows(report({"--top=0", file_})).size(), kWorkers);
+    text = report({"--top", QString::number(kWorkers - 1), file_});
+    QVERIFY2(text.contains("  … and 1 more thread (the "), qPrintable(text.right(2000)));
     int code = -1;
     report({"--top", "many", file_}, &code);
     QCOMPARE(code, 1);
