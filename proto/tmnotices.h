@@ -8,6 +8,8 @@
 /* A flight recorder's capture (record --last): detail of its last window
  * only, whole-run counters; or written without the program's Goodbye. */
 #define TM_NOTICE_FLIGHT "flight recorder ("
+/* ... and in the one whose time is where the kept detail begins. */
+#define TM_NOTICE_FLIGHT_KEPT "): detail kept for the last "
 /* The probe could not write the capture for a while: the frames in the
  * gap are lost, the counters are not. */
 #define TM_NOTICE_GAP "capture gap:"

@@ -413,7 +413,8 @@ static void baseline(fr_ring *r, fr_bytes *b, const char *why) {
   char text[320];
   snprintf(text, sizeof text,
            TM_NOTICE_FLIGHT
-           "%s): detail kept for the last %.0f s only, from %.1f s; the "
+           "%s" TM_NOTICE_FLIGHT_KEPT
+           "%.0f s only, from %.1f s; the "
            "counters are whole-run totals, states before that are estimated from them",
            why, (double)r->window_ns / 1e9, (double)(r->dropped_until_ns - r->start_ns) / 1e9);
   note(r, b, r->dropped_until_ns, text);

@@ -135,7 +135,8 @@ constexpr double kHandoffIdleShare = 0.10;
 constexpr double kHighFactor = 2.0;
 }  // namespace finding
 
-// Every finding over r, most severe first (then by kind order above).
+// Every finding over r, most severe first (then by kind order above); of a
+// flight recorder's capture, over the part of r with its kept detail.
 std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r);
 // Objects' waiters' time over r (SessionModel::waiterNs) a caller already
 // has, by object id (the report): the rules ask the model for the others.

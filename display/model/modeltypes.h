@@ -153,6 +153,7 @@ struct SessionInfo {
   // flight recorder's capture (its last window's waits, whole-run counters),
   // and a capture gap (its transitions lost, not its counters).
   bool flightRecorder = false;
+  int64_t flightDetailFromNs = 0;  // where its kept detail begins (0: unsaid)
   bool captureGap = false;
   bool hasSource(int source) const;
   // Wrappers ran in the process (SOURCE_INTERPOSE, or an old stream that

@@ -217,8 +217,11 @@ QString SessionStore::fold(const Threadmon__Frame &f) {
       break;
     case THREADMON__FRAME__BODY_NOTICE:
       if (!f.notice) break;
-      if (f.notice->text && !strncmp(f.notice->text, TM_NOTICE_FLIGHT, strlen(TM_NOTICE_FLIGHT)))
+      if (f.notice->text && !strncmp(f.notice->text, TM_NOTICE_FLIGHT, strlen(TM_NOTICE_FLIGHT))) {
         info.flightRecorder = true;
+        if (strstr(f.notice->text, TM_NOTICE_FLIGHT_KEPT))
+          info.flightDetailFromNs = std::max(info.flightDetailFromNs, ns(f.notice->time_ns));
+      }
       if (f.notice->text && !strncmp(f.notice->text, TM_NOTICE_GAP, strlen(TM_NOTICE_GAP)))
         info.captureGap = true;
       if (isDetailStep(str(f.notice->text))) {

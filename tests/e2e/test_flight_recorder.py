@@ -70,6 +70,20 @@ def test_last_window_keeps_whole_run_totals():
     check(ticks <= 1.25 / 0.010 + 10, f"{ticks} ticks kept for a 1 s window (whole run {whole:.0f})")
     check(ticks >= 10, f"only {ticks} ticks kept")
     check("flight recorder" in json.dumps(report), "no flight recorder note in the report")
+    # Findings are about the kept detail (at most 1.25 s): before it a
+    # thread's states are estimates from the counters, its waits sleep, and
+    # over the whole run the waiters' share read as a fifth (truth: 79%).
+    everything = report.get("findings", [])
+    found = [f for f in everything if f.get("kind") == "serialising_object"]
+    if check(len(found) == 1, f"serialising_object: {tmtest.describe(everything)}"):
+        ev = found[0].get("evidence", {})
+        waiters = len(ev.get("waiters", []))
+        check(0 < ev.get("waiters_lifetime_s", 0) <= 1.3 * waiters,
+              f"waiters_lifetime_s {ev.get('waiters_lifetime_s')} for {waiters} waiters: not "
+              "the kept detail's")
+        check(ev.get("waiters_share", 0) >= 0.45, f"waiters_share {ev.get('waiters_share')}")
+    check(not [f for f in everything if f.get("kind") == "never_runs"],
+          f"never_runs from the estimated states: {tmtest.describe(everything)}")
 
 
 def test_trigger_writes_capture():
