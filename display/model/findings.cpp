@@ -363,6 +363,21 @@ double ownShare(int64_t waitedNs, int64_t waitersLifeNs) {
   return waitersLifeNs > 0 ? double(waitedNs) / double(waitersLifeNs) : 0.0;
 }
 
+SentenceWaiters sentenceWaiters(const std::map<uint32_t, int64_t> &byWaiter,
+                                const std::function<int64_t(uint32_t)> &lifeOf) {
+  SentenceWaiters much, all;
+  for (const auto &[tid, ns] : byWaiter) {
+    const int64_t life = lifeOf(tid);
+    for (SentenceWaiters *w : {&much, &all}) {
+      if (w == &much && ns * 100 < life) continue;
+      w->tids.push_back(tid);
+      w->waitedNs += ns;
+      w->lifeNs += life;
+    }
+  }
+  return much.tids.empty() ? all : much;
+}
+
 QString serialisingMessage(const QString &waiters, double ownShare, double programShare,
                            const QString &object, const QString &takenIn) {
   return QStringLiteral("%1 spent %2 of their time (%3 of the program's thread time) waiting for "
@@ -405,9 +420,11 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
     for (const auto &b : byWaiter) waiters.push_back(b.first);
     // The rule weighs the program's time; the sentence says what the
     // waiters lost of their own.
-    int64_t waitersLife = 0;
+    std::unordered_map<uint32_t, int64_t> lives;
     for (const ProgramThread &p : pts)
-      if (byWaiter.count(p.tid)) waitersLife += p.st.lifetimeNs;
+      if (byWaiter.count(p.tid)) lives[p.tid] = p.st.lifetimeNs;
+    const SentenceWaiters named =
+        sentenceWaiters(byWaiter, [&lives](uint32_t tid) { return lives[tid]; });
     std::vector<WaitPair> pairs = m.waitMatrix(r, o.id);
     QString fn = programFunction(m, o.id, r);
     if (runtime) {
@@ -422,7 +439,8 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
     f.objects = {o.id};
     f.t0 = r.t0;
     f.t1 = r.t1;
-    f.message = serialisingMessage(threadList(m, waiters), ownShare(blocked, waitersLife), share,
+    const double own = ownShare(named.waitedNs, named.lifeNs);
+    f.message = serialisingMessage(threadList(m, named.tids), own, share,
                                    runtime ? runtimeObjectText(o) : objectName(m, o.id), fn);
     if (!pairs.empty() && pairs.front().holder)
       f.message += QStringLiteral(" Most waiting: %1 for %2.")
@@ -436,8 +454,8 @@ void serialisingFindings(const SessionModel &m, const TimeRange &r, std::vector<
     f.evidence["wait_s_by_thread"] = waitS;
     f.evidence["threads_lifetime_s"] = double(life) / 1e9;
     f.evidence["share"] = share;
-    f.evidence["waiters_lifetime_s"] = double(waitersLife) / 1e9;
-    f.evidence["waiters_share"] = ownShare(blocked, waitersLife);
+    f.evidence["waiters_lifetime_s"] = double(named.lifeNs) / 1e9;
+    f.evidence["waiters_share"] = own;
     f.evidence["call_site"] = fn;
     out->push_back(std::move(f));
   }

@@ -353,22 +353,23 @@ bool serialisingOfRun(const ReportRows &rows, const std::set<uint32_t> &program,
     waiters.push_back(tid);
     waitS[QString::number(tid)] = double(ns) / 1e9;
   }
-  int64_t waitersLife = 0;
+  std::map<uint32_t, int64_t> lives;
   for (const ThreadRow &t : rows.threads)
-    if (byWaiter.count(t.info.tid)) waitersLife += t.states.lifetimeNs;
-  const double own = findings_detail::ownShare(blocked, waitersLife);
+    if (byWaiter.count(t.info.tid)) lives[t.info.tid] += t.states.lifetimeNs;
+  const findings_detail::SentenceWaiters named =
+      findings_detail::sentenceWaiters(byWaiter, [&lives](uint32_t tid) { return lives[tid]; });
+  const double own = findings_detail::ownShare(named.waitedNs, named.lifeNs);
   using findings_detail::percent;
   const int spent = f->message.indexOf(QLatin1String(" spent "));
   const int most = f->message.lastIndexOf(QLatin1String(" Most waiting: "));
   if (spent < 0) return true;  // not the words serialisingFindings gives
   QString head = f->message.left(spent);
   constexpr size_t kNamed = 7;  // threadList names up to so many
-  if (waiters.size() <= kNamed) {
-    QStringList named;
-    for (uint32_t tid : waiters) named << threadNameOf(rows, tid);
-    const QString last = named.takeLast();
-    head =
-        named.isEmpty() ? last : named.join(QStringLiteral(", ")) + QStringLiteral(" and ") + last;
+  if (named.tids.size() <= kNamed) {
+    QStringList said;
+    for (uint32_t tid : named.tids) said << threadNameOf(rows, tid);
+    const QString last = said.takeLast();
+    head = said.isEmpty() ? last : said.join(QStringLiteral(", ")) + QStringLiteral(" and ") + last;
   }
   QString tail = f->message.mid(spent, most < 0 ? -1 : most - spent);
   // Its call site the program's function on the run's busiest site
@@ -403,7 +404,7 @@ bool serialisingOfRun(const ReportRows &rows, const std::set<uint32_t> &program,
   f->evidence["wait_s_by_thread"] = waitS;
   f->evidence["threads_lifetime_s"] = double(life) / 1e9;
   f->evidence["share"] = share;
-  f->evidence["waiters_lifetime_s"] = double(waitersLife) / 1e9;
+  f->evidence["waiters_lifetime_s"] = double(named.lifeNs) / 1e9;
   f->evidence["waiters_share"] = own;
   return true;
 }

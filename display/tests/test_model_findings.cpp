@@ -763,6 +763,39 @@ class TestModelFindings : public QObject {
     QVERIFY(!find(findingsOf(light), FindingKind::SerialisingObject));
   }
 
+  // The sentence's waiters are those that lost 1% of their lives or more:
+  // a holder that once waited 3 us does not halve the waiters' 80%.
+  void serialisingNamesTheThreadsThatLost() {
+    StreamBuilder b;
+    b.setExe("/opt/bin/hold");
+    b.hello(false);
+    b.syncObject(1, THREADMON__SYNC_KIND__KIND_MUTEX, 0x601040, "/opt/bin/hold", "big_lock",
+                 nullptr);
+    b.stack(7, {"hold!waiter+0x12 (hold.c:40)", "libc.so.6!start_thread+0x8"});
+    b.threadStart(10, at(0), "holder", "hold!holder");
+    for (uint32_t tid : {11u, 12u}) {
+      b.threadStart(tid, at(0), qPrintable(QStringLiteral("waiter-%1").arg(tid - 11)),
+                    "hold!waiter");
+      for (int p = 0; p < 1000; p += 10) {
+        b.transition(tid, at(p + 1), kMutex, 1, 10);
+        b.transition(tid, at(p + 9), kRun, 0, 0, 10);
+      }
+    }
+    b.transition(10, at(500), kMutex, 1, 11);
+    b.transition(10, at(500) + 3000, kRun, 0, 0, 11);
+    ticks(b, 1000, 0.5, {Site{1, 7, 2, 16 * kMs}});
+    b.goodbye(at(1000), 0);
+    SessionModel m;
+    b.applyTo(&m);
+    std::optional<Finding> f = find(findingsOf(m), FindingKind::SerialisingObject);
+    QVERIFY(f);
+    QCOMPARE(f->threads, (std::vector<uint32_t>{10, 11, 12}));  // every waiter
+    QVERIFY2(f->message.startsWith("waiter-0 (11) and waiter-1 (12) spent 80% of their time"),
+             qPrintable(f->message));
+    QVERIFY(qAbs(f->evidence["waiters_share"].toDouble() - 0.8) < 0.01);
+    QVERIFY(qAbs(f->evidence["waiters_lifetime_s"].toDouble() - 2.0) < 0.01);
+  }
+
   // Many threads are named by pool: 30 of 40 loopers wait, 10 only run.
   void manyThreadsAreNamedByPool() {
     StreamBuilder b;
