@@ -156,6 +156,11 @@ class TestUiFlight : public QObject {
     QVERIFY(worker >= 0);
     QCOMPARE(m->lwpDelta(worker, all).oncpuNs,
              live->lwpDelta(live->indexOfTid(w.pid + 2), liveAll).oncpuNs);
+    // Where the kept detail begins, which findings start from: about the
+    // last second of the four (at most an eighth more).
+    QVERIFY(m->info().flightRecorder);
+    const double from = double(m->info().flightDetailFromNs - m->startNs()) / 1e9;
+    QVERIFY2(from >= 2.8 && from <= 3.1, qPrintable(QString::number(from)));
   }
 
   // Two threads deadlock: the trigger writes a capture by itself into

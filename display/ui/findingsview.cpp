@@ -158,7 +158,12 @@ ModelView::Ahead FindingsView::ahead() const {
 
 void FindingsView::rebuild() {
   const tmon::TimeRange r = window()->range();
-  const QString described = window()->describe();
+  QString described = window()->describe();
+  // A flight recorder's findings start where its detail does (computeFindings).
+  const tmon::SessionInfo &info = model()->info();
+  if (info.flightRecorder && info.flightDetailFromNs > r.t0 && info.flightDetailFromNs < r.t1)
+    described += tr(" (a flight recorder's: from %1 s, where its detail begins)")
+                     .arg(double(info.flightDetailFromNs - model()->startNs()) / 1e9, 0, 'f', 2);
   auto present = [this, described](std::vector<tmon::Finding> &&found) {
     showFindings(std::move(found), described);
   };
