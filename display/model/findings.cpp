@@ -490,7 +490,9 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     }
     if (life <= 0) continue;
     double share = double(wait + kernel) / double(life);
-    if (share < (runtimeLock ? finding::kSerialisingShare : finding::kInternalShare)) continue;
+    FindingInputs *in = runtimeLock ? nullptr : inputsFor(m, r);
+    const bool under = share < (runtimeLock ? finding::kSerialisingShare : finding::kInternalShare);
+    if (under && !in) continue;
     if (runtimeLock && int(tids.size()) < finding::kSerialisingMinWaiters) continue;
     std::sort(tids.begin(), tids.end());
     // The call site: the program's function, and the library function it
@@ -589,7 +591,10 @@ void internalLockFindings(const SessionModel &m, const TimeRange &r, std::vector
     f.evidence["program_function"] = fn;
     f.evidence["library_function"] = via;
     f.evidence["own_lock"] = ownLock;
-    out->push_back(std::move(f));
+    if (under)
+      in->internalUnder.push_back(std::move(f));
+    else
+      out->push_back(std::move(f));
   }
 }
 

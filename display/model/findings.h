@@ -198,6 +198,11 @@ struct FindingInputs {
   // user_thread_handoff: the times user threads were put on an LWP in r
   // (a span going on at r's start is the range's before's).
   int64_t userSpansBegun = 0;
+  // internal_lock: the finding each hidden lock would make whose share in r
+  // is under the rule's. Sightings come a few a second: a run's share may
+  // be over it where no window's is (0.116 read whole, no 1 s window over
+  // 0.10), and a streamed report judges the run's (StreamFindings).
+  std::vector<Finding> internalUnder;
 };
 // inputs, when given, filled with what the rules read over r.
 std::vector<Finding> computeFindings(const SessionModel &m, const TimeRange &r,

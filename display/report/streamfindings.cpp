@@ -188,6 +188,12 @@ void StreamFindings::add(const StreamFindingsPart &p, const std::set<uint32_t> &
     for (const auto &[kind, ns] : o.siteWaitNs) to.siteWaitNs[kind] += ns;
     for (const auto &[edge, ns] : o.byEdge) to.byEdge[edge] += ns;
   }
+  for (const Finding &f : in.internalUnder) {
+    if (f.objects.empty()) continue;
+    const auto [it, fresh] = internalUnder_.try_emplace(f.objects.front(), f);
+    if (!fresh && f.evidence["wait_s"].toDouble() > it->second.evidence["wait_s"].toDouble())
+      it->second = f;
+  }
   sleepKnown_ = sleepKnown_ || in.sleepKnown;
   userSpansBegun_ += in.userSpansBegun;
   for (const FindingInputs::Waiting &w : in.waiting) {
@@ -729,6 +735,23 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
     f.t0 = ofRun ? rows->startNs : m.firstNs;
     f.t1 = ofRun ? rows->startNs + std::llround(rows->durationS * 1e9) : m.lastNs;
     out.push_back(std::move(f));
+  }
+  // A hidden lock under the rule's share in every window may be over it for
+  // the run: judged on the run's estimate, as a whole read does.
+  for (const auto &[id, under] : internalUnder_) {
+    const uint32_t object = id;
+    if (std::any_of(out.begin(), out.end(), [object](const Finding &f) {
+          return f.kind == FindingKind::InternalLock && !f.objects.empty() &&
+                 f.objects.front() == object;
+        }))
+      continue;
+    Finding f = under;
+    if (!hiddenLockOfRun(*rows, &f) || f.evidence["share"].toDouble() < finding::kInternalShare ||
+        aboutRuntimeMachinery(*rows, f))
+      continue;
+    f.t0 = rows->startNs;
+    f.t1 = rows->startNs + std::llround(rows->durationS * 1e9);
+    addHeldInNoWindow(std::move(f));
   }
   // Rounds longer than a third of a window make no window's finding
   // (kBarrierMinRounds in each), yet may make the run's.

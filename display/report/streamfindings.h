@@ -106,6 +106,9 @@ class StreamFindings {
   std::map<uint32_t, tmon::findings_detail::BarrierTally> barriers_;
   // gil_contention's and java_lock's objects of every window, summed.
   std::map<uint32_t, tmon::FindingInputs::RuntimeObject> runtime_;
+  // Per hidden lock: the window's finding under the rule's share with the
+  // most wait (FindingInputs::internalUnder).
+  std::map<uint32_t, tmon::Finding> internalUnder_;
   // never_runs' waits of every program thread in every window, summed by
   // tid, and whether any window's capture told a sleep's cause.
   std::map<uint32_t, tmon::FindingInputs::Waiting> waiting_;

@@ -172,6 +172,10 @@ def test_hidden_lock_finding_of_run():
     kept = os.path.join(os.path.dirname(os.path.abspath(__file__)), "captures",
                         "mutex_loop-rand-quiet.tmcap")
     check(hidden_lock_of_run(kept), f"{kept}: no internal_lock finding read whole")
+    # A CI run's: 11.5% read whole, under the rule's 10% in both its 1 s
+    # windows (sightings come a few a second): the run's share decides.
+    unseen = os.path.join(os.path.dirname(kept), "mutex_loop-rand-in-no-window.tmcap")
+    check(hidden_lock_of_run(unseen), f"{unseen}: no internal_lock finding read whole")
     hidden_lock_of_run(rec.capture)
 
 
