@@ -135,7 +135,7 @@ static void *producer(void *arg) {
   tm_thread *t = tm_thread_register_self(NULL, 0);
   tm_event registered;
   CHECK_EQ(tm_ring_drain(&t->ring, &registered, 1), 1); /* its RUNNING event */
-  *(tm_thread *volatile *)arg = t;
+  atomic_store((_Atomic(tm_thread *) *)arg, t);
   for (uint32_t i = 1; i <= STREAM; i++) {
     /* Wait for room so that every event crosses threads (drops are tested
      * above); the consumer runs concurrently on the other side. */
@@ -149,10 +149,11 @@ static void *producer(void *arg) {
 }
 
 static void test_concurrent(void) {
-  tm_thread *volatile t = NULL;
+  _Atomic(tm_thread *) handed = NULL;
   pthread_t th;
-  CHECK_EQ(pthread_create(&th, NULL, producer, (void *)&t), 0);
-  while (!t) sched_yield();
+  CHECK_EQ(pthread_create(&th, NULL, producer, (void *)&handed), 0);
+  tm_thread *t;
+  while (!(t = atomic_load(&handed))) sched_yield();
   static tm_event out[N];
   uint64_t received = 0, last = 0;
   bool offered = false;
