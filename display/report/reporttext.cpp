@@ -148,6 +148,18 @@ QString tidName(const QHash<qint64, QString> &names, qint64 tid) {
   return n.isEmpty() ? QString::number(tid) : QStringLiteral("%1 (%2)").arg(n).arg(tid);
 }
 
+// An object as the objects table names it: module!symbol for a global, the
+// module and where it was made or first used for a heap one, else its address.
+QString objectWhere(const QJsonObject &s) {
+  QString where = s["module"].toString();
+  const QString namedBy = s["named_by"].toString();
+  if (!s["symbol"].toString().isEmpty())
+    where += '!' + symbolText(s);
+  else if (namedBy == QLatin1String("made_at") || namedBy == QLatin1String("first_use"))
+    where = QStringLiteral("%1 %2").arg(where, s["name"].toString()).trimmed();
+  return where.isEmpty() ? s["address"].toString() : where;
+}
+
 // Top call sites and who blocked whom, for the most contended objects.
 void objectDetails(const QJsonArray &sync, const QHash<qint64, QString> &names, int maxObjects,
                    QStringList &out) {
@@ -159,7 +171,7 @@ void objectDetails(const QJsonArray &sync, const QHash<qint64, QString> &names, 
     if (sites.isEmpty() && pairs.isEmpty() && waiters.isEmpty()) continue;
     out << QStringLiteral("  object %1 (%2) %3")
                .arg(s["id"].toInteger())
-               .arg(s["kind"].toString(), s["name"].toString());
+               .arg(s["kind"].toString(), objectWhere(s));
     for (int k = 0; k < sites.size() && k < kSites; k++) {
       QJsonObject c = sites[k].toObject();
       QStringList frames;
@@ -424,13 +436,8 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
   const qsizetype syncShown = o.top > 0 ? std::min<qsizetype>(o.top, sync.size()) : sync.size();
   for (qsizetype i = 0; i < syncShown; i++) {
     QJsonObject s = sync[i].toObject();
-    QString where = s["module"].toString();
+    QString where = objectWhere(s);
     const QString namedBy = s["named_by"].toString();
-    if (!s["symbol"].toString().isEmpty()) where += '!' + symbolText(s);
-    // A heap or stack object by where it was made or first used (its name).
-    else if (namedBy == QLatin1String("made_at") || namedBy == QLatin1String("first_use"))
-      where = QStringLiteral("%1 %2").arg(where, s["name"].toString()).trimmed();
-    if (where.isEmpty()) where = s["address"].toString();
     // The first use is the call site already.
     if (!s["call_site"].toString().isEmpty() && namedBy != QLatin1String("first_use"))
       where += "  @ " + s["call_site"].toString();

@@ -355,6 +355,8 @@ class TestReport : public QObject {
     QVERIFY2(text.startsWith("Findings (1)\n  [HIGH] serialising_object: "), qPrintable(text.left(200)));
     QVERIFY(text.contains("see: the Sync view"));
     QVERIFY(text.contains("call site: 0.8000 s waiting, 100 contentions: app!update+0x10"));
+    // Under the name the objects table gives it (was "table_lock" alone).
+    QVERIFY2(text.contains("\n  object 3 (mutex) /opt/app!table_lock\n"), qPrintable(text));
     QVERIFY(text.contains(QRegularExpression("worker \\(31\\) +worker \\(32\\) +50 +0.4000")));
     QVERIFY(text.endsWith('\n'));
   }
