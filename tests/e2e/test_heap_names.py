@@ -101,7 +101,8 @@ def test_text_report_says_the_names():
                  f"[heap] made in make_gate (heap_locks.c:{t['gate_init_line']})  @ ",
                  f"[heap] first used in bump_counter (heap_locks.c:{t['counter_lock_line']})\n"):
         check(name in proc.stdout, f"the text report does not say {name!r}:\n{proc.stdout}")
-    table = f"(mutex) table->lock made in make_table (heap_locks.c:{t['table_init_line']})"
+    # Named as in the objects table, where it was made after its mapping.
+    table = f"(mutex) [heap] table->lock made in make_table (heap_locks.c:{t['table_init_line']})"
     check(re.search(r"^  object \d+ " + re.escape(table) + "$", proc.stdout, re.M) is not None,
           f"no call-site section for {table!r}")
 
