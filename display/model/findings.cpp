@@ -366,14 +366,15 @@ double ownShare(int64_t waitedNs, int64_t waitersLifeNs) {
 SentenceWaiters sentenceWaiters(const std::map<uint32_t, int64_t> &byWaiter,
                                 const std::function<int64_t(uint32_t)> &lifeOf) {
   SentenceWaiters much, all;
+  auto add = [](SentenceWaiters *w, uint32_t tid, int64_t ns, int64_t life) {
+    w->tids.push_back(tid);
+    w->waitedNs += ns;
+    w->lifeNs += life;
+  };
   for (const auto &[tid, ns] : byWaiter) {
     const int64_t life = lifeOf(tid);
-    for (SentenceWaiters *w : {&much, &all}) {
-      if (w == &much && ns * 100 < life) continue;
-      w->tids.push_back(tid);
-      w->waitedNs += ns;
-      w->lifeNs += life;
-    }
+    add(&all, tid, ns, life);
+    if (ns * 100 >= life) add(&much, tid, ns, life);
   }
   return much.tids.empty() ? all : much;
 }

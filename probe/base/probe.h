@@ -274,9 +274,9 @@ TM_HIDDEN void tm_push_event(tm_thread *self, uint32_t kind, uint32_t to_id, uin
 TM_HIDDEN uint32_t tm_uring_drain(tm_uring *r, tm_event *out, uint32_t max);
 /* Consumer side: copies out up to max events; returns how many. */
 TM_HIDDEN uint32_t tm_ring_drain(tm_ring *r, tm_event *out, uint32_t max);
-/* Sampler: offers t a ring of TM_RING_GROWN_EVENTS (its own folded state
- * changes: its ring filled between two drains), taken at its next push to
- * an empty ring. At most TM_RINGS_GROWN at once; false when none is left
+/* Sampler: offers t a ring of TM_RING_GROWN_EVENTS (it filled three
+ * quarters of its ring between two drains, or folded), taken at its next
+ * push to an empty ring. At most TM_RINGS_GROWN at once; false when none is left
  * or there is no memory. Freed with its slot. */
 #define TM_RING_GROWN_EVENTS 16384
 #define TM_RINGS_GROWN 8
