@@ -38,6 +38,7 @@ struct ThreadPart {
   ThreadRow row;  // states and CPUs over the span
   bool hasLwp = false;
   LwpDelta newest, atStart;
+  LwpDelta atFrom;     // at the span's start, in the first window of a flight capture's detail
   Blocked atEnd;       // its state at the span's end
   // Its time folded in waits on objects by its newest sample (cumulative:
   // the merge keeps the largest), which the objects' counters hold and no
@@ -57,6 +58,8 @@ struct SyncPart {
   bool hasCounters = false;
   SyncDelta newest, atStart;
   std::vector<CallSite> sitesNewest, sitesAtStart;
+  SyncDelta atFrom;  // as ThreadPart::atFrom
+  std::vector<CallSite> sitesAtFrom;
   std::vector<InternalWaiter> internal;
   std::vector<std::pair<uint32_t, int64_t>> waits;  // each waiter's ns, by tid
   uint64_t pieces = 0;                              // of so many waits
@@ -167,8 +170,9 @@ void openEdges(const SessionModel &m, const TimeRange &span,
 }
 
 // hidden: the hidden locks the capture describes, (id, address); gappedBefore:
-// the threads with gaps in the windows before (data_lost).
-Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
+// the threads with gaps in the windows before (data_lost); detailFirst: the
+// window starts a flight capture's kept detail (counters at its start too).
+Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last, bool detailFirst,
             const std::function<bool(uint32_t)> &carrying,
             const std::vector<std::pair<uint32_t, uint32_t>> &held,
             const std::vector<std::pair<uint32_t, uint64_t>> &hidden,
@@ -210,6 +214,8 @@ Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
     // A thread an attach found counts from its first sample (lwpDelta).
     if (first)
       t.atStart = m.lwpDelta(i, TimeRange{kBeforeAll, std::max(p.startNs, m.lwpCountedFromNs(i))});
+    if (detailFirst)
+      t.atFrom = m.lwpDelta(i, TimeRange{kBeforeAll, std::max(span.t0, m.lwpCountedFromNs(i))});
     t.atEnd = blockedAt(m, i, span.t1);
     t.headEnd = carrying(t.row.info.tid) ? asleepHead(m, i, span) : span.t0;
     if (!hidden.empty()) t.hidden = m.hiddenInputs(i, span);
@@ -232,6 +238,10 @@ Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last,
     if (first) {
       s.atStart = m.syncDelta(i, TimeRange{kBeforeAll, p.startNs});
       s.sitesAtStart = m.callSites(s.info.id, TimeRange{kBeforeAll, p.startNs});
+    }
+    if (detailFirst) {
+      s.atFrom = m.syncDelta(i, TimeRange{kBeforeAll, span.t0});
+      s.sitesAtFrom = m.callSites(s.info.id, TimeRange{kBeforeAll, span.t0});
     }
     if (internal) {
       s.internal = m.internalWaiters(s.info.id, span);
@@ -273,10 +283,13 @@ constexpr uint64_t kMaxPieces = 4096;
 // The rows being summed, window after window in time order.
 class Merger {
  public:
-  Merger(ReportRows *rows, int64_t windowNs) : rows_(rows), findings_(windowNs) {}
+  // fromDetail: the rows of a flight capture's kept detail, from the first
+  // window added on (its counters from that window's start).
+  Merger(ReportRows *rows, int64_t windowNs, bool fromDetail = false)
+      : rows_(rows), fromDetail_(fromDetail), findings_(windowNs, fromDetail) {}
 
   void add(Part &p, bool first) {
-    if (first) rows_->startNs = p.startNs;
+    if (first) rows_->startNs = fromDetail_ ? p.span.t0 : p.startNs;
     rows_->info = p.info;
     latest_ = p.latestNs;
     rows_->jvm = rows_->jvm || p.jvm;
@@ -426,7 +439,7 @@ class Merger {
     if (fresh) {
       rows_->threads.push_back(ThreadRow{});
       threads_.push_back(ThreadPart{});
-      threads_.back().atStart = t.atStart;
+      threads_.back().atStart = fromDetail_ ? t.atFrom : t.atStart;
     }
     ThreadRow &r = rows_->threads[it->second];
     ThreadPart &acc = threads_[it->second];
@@ -551,8 +564,8 @@ class Merger {
     auto [it, fresh] = syncIndex_.emplace(s.info.id, sync_.size());
     if (fresh) {
       sync_.push_back(SyncAcc{});
-      sync_.back().atStart = s.atStart;
-      for (const CallSite &c : s.sitesAtStart) {
+      sync_.back().atStart = fromDetail_ ? s.atFrom : s.atStart;
+      for (const CallSite &c : fromDetail_ ? s.sitesAtFrom : s.sitesAtStart) {
         SiteAcc &site = sync_.back().sites[c.stackId];
         site.atStart = c;
       }
@@ -642,6 +655,7 @@ class Merger {
   }
 
   ReportRows *rows_;
+  bool fromDetail_ = false;
   // Each window's spans of lost detail inside its own span, joined where
   // they touch across windows. A pause that began before a segment's
   // warm-up is not in its model: it goes on, from the window before, until
@@ -786,11 +800,30 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
   const std::vector<std::pair<uint32_t, uint64_t>> hidden = cw.hiddenLocks();
   const uint64_t maxBytes =
       uint64_t(kMaxWindowBytes) * uint64_t(std::max<int64_t>(1, chunkNs / kChunkNs));
+  // Names of call sites need the program's name (Hello), from the start.
+  SessionModel hello;
+  // (Its first record alone when the window at the start holds too much:
+  // times too few, every record in it; a 73 MB capture took 559 MB here.)
+  const int64_t helloAt = names.bytesOf(first, first) <= maxBytes ? first : INT64_MIN / 2;
+  names.load(helloAt, helloAt, &hello);
+  // A flight recorder's capture keeps detail from detailFrom on (its first
+  // records say so): before it, states are estimates from the counters. A
+  // window edge falls there, and the findings are those of the windows
+  // from there, as a whole read judges the kept detail alone.
+  const int64_t detailFrom = hello.info().flightRecorder ? hello.info().flightDetailFromNs : 0;
+  const bool detailOnly = detailFrom > first && detailFrom < last;
   std::vector<std::pair<int64_t, int64_t>> spans;
-  for (int64_t a = first; a < last || spans.empty(); a += chunkNs)
-    spans.emplace_back(a, std::min(last, a + chunkNs));
+  auto cut = [&spans, chunkNs](int64_t from, int64_t to) {
+    for (int64_t a = from; a < to || spans.empty(); a += chunkNs)
+      spans.emplace_back(a, std::min(to, a + chunkNs));
+  };
+  if (detailOnly) cut(first, detailFrom);
+  cut(detailOnly ? detailFrom : first, last);
 
   Merger merger(rows, chunkNs);
+  ReportRows detailRows;
+  Merger detail(&detailRows, chunkNs, true);
+  bool inDetail = false;
   res.status = CaptureLoadResult::Complete;
   auto take = [&](Part &p, size_t k) {
     res.frames += p.res.frames;
@@ -804,6 +837,10 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
                               .arg(double(p.span.t1 - first) / 1e9, 0, 'f', 1)
                               .arg(v);
     merger.add(p, k == 0);
+    if (detailOnly && spans[k].first >= detailFrom) {
+      detail.add(p, !inDetail);
+      inDetail = true;
+    }
   };
   // The windows of a segment are read into one model, window after window:
   // every record decoded and folded once, each thread's state, its open
@@ -869,6 +906,7 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
     model->settleNow();
     Part p = partOf(
         *model, endedAt > INT64_MIN && endedAt < a ? endedAt : a, b, isFirst, isLast,
+        detailOnly && !inDetail && a >= detailFrom,
         [&merger](uint32_t tid) { return merger.carrying(tid); }, merger.held(), hidden,
         merger.gapped());
     p.res = r;
@@ -894,12 +932,10 @@ CaptureLoadResult StreamedReport::read(const QString &path, ReportRows *rows, in
     res.message = QStringLiteral("cut short (no index at its end): reporting its %1 whole records")
                       .arg(names.records());
   }
-  // Names of call sites need the program's name (Hello), from the start.
-  SessionModel hello;
-  // (Its first record alone when the window at the start holds too much:
-  // times too few, every record in it; a 73 MB capture took 559 MB here.)
-  const int64_t helloAt = names.bytesOf(first, first) <= maxBytes ? first : INT64_MIN / 2;
-  names.load(helloAt, helloAt, &hello);
   merger.finish(hello);
+  if (inDetail) {
+    detail.finish(hello);
+    rows->findings = std::move(detailRows.findings);
+  }
   return res;
 }

@@ -11,7 +11,8 @@
 // as a whole read takes them. Hidden locks' waits are estimated once, from
 // every window's inputs summed; a wait open at a window's end is blamed
 // when a later window says who released it. Findings are each window's,
-// merged (streamfindings.h).
+// merged (streamfindings.h). A flight recorder's capture has a window edge
+// where its kept detail begins, and its findings are those windows' alone.
 #ifndef THREADMON_REPORTSTREAM_H
 #define THREADMON_REPORTSTREAM_H
 

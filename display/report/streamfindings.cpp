@@ -669,10 +669,11 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
   auto sec = [this](int64_t t) { return double(t - startNs_) / 1e9; };
   const double windowS = double(windowNs_) / 1e9;
   auto ofRunWords = [&](int held) {
-    return QStringLiteral(" In %1 of %2 windows of %3 s; these figures are the whole run's.")
+    return QStringLiteral(" In %1 of %2 windows of %3 s; these figures are %4.")
         .arg(held)
         .arg(windows_)
-        .arg(seconds(windowS, windowS));
+        .arg(seconds(windowS, windowS),
+             fromDetail_ ? QStringLiteral("the kept detail's") : QStringLiteral("the whole run's"));
   };
   // A finding of the run's figures that no window raised.
   auto addHeldInNoWindow = [&](Finding f) {

@@ -47,7 +47,10 @@ StreamFindingsPart streamFindingsPart(const tmon::SessionModel &m, const tmon::T
 
 class StreamFindings {
  public:
-  explicit StreamFindings(int64_t windowNs) : windowNs_(windowNs) {}
+  // fromDetail: the windows are a flight capture's kept detail, which the
+  // figures of the "run" are.
+  explicit StreamFindings(int64_t windowNs, bool fromDetail = false)
+      : windowNs_(windowNs), fromDetail_(fromDetail) {}
   // blockedThrough: threads the merge carried blocked (in a sync call or a
   // join) over at least half the window, which the window's model alone
   // saw asleep: the window's never_runs is not theirs (the run's is made
@@ -118,6 +121,7 @@ class StreamFindings {
   std::map<Key, Merged> merged_;
   int windows_ = 0;
   int64_t windowNs_ = 0, startNs_ = 0;
+  bool fromDetail_ = false;
 };
 
 #endif

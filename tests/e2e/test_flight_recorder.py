@@ -85,6 +85,23 @@ def test_last_window_keeps_whole_run_totals():
     check(not [f for f in everything if f.get("kind") == "never_runs"],
           f"never_runs from the estimated states: {tmtest.describe(everything)}")
 
+    # Read a window at a time (what a capture longer than 10 s gets): the
+    # run-level rules judge the windows of the kept detail, not the
+    # estimates before it, which read as three threads that never ran.
+    streamed = report_json(cap, "--stream", "--window", "1")
+    told = streamed.get("findings", [])
+    check(not [f for f in told if f.get("kind") == "never_runs"],
+          f"streamed: never_runs from the estimated states: {tmtest.describe(told)}")
+    found = [f for f in told if f.get("kind") == "serialising_object"]
+    if check(len(found) == 1, f"streamed serialising_object: {tmtest.describe(told)}"):
+        ev = found[0].get("evidence", {})
+        check(ev.get("waiters_share", 0) >= 0.45,
+              f"streamed waiters_share {ev.get('waiters_share')}: not the kept detail's")
+        check("the kept detail's" in found[0].get("message", ""),
+              f"streamed message says whose figures: {found[0].get('message')!r}")
+        windows = ev.get("windows", {})
+        check(0 < windows.get("of", 0) <= 2, f"{windows.get('of')} windows of a 1.25 s detail")
+
 
 def test_trigger_writes_capture():
     tmtest.require_report()

@@ -191,8 +191,8 @@ def check_clean(rec):
     check(not bad, f"{rec.name} {' '.join(rec.args)}: unexpected findings: {describe(bad)}")
 
 
-def report_json(capture, expect_ok=True):
-    proc = subprocess.run([sys.executable, LAUNCHER, "report", "--json", capture],
+def report_json(capture, *options, expect_ok=True):
+    proc = subprocess.run([sys.executable, LAUNCHER, "report", "--json", *options, capture],
                           capture_output=True, text=True, timeout=60)
     if expect_ok and proc.returncode != 0:
         raise Failed(f"threadmon report --json exited {proc.returncode}: {proc.stderr.strip()}")
