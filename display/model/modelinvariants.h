@@ -62,6 +62,7 @@ struct MergedWaits {
   SyncObjectInfo info;
   bool hasCounters = false;    // its samples were read
   int64_t counterNs = 0;       // its wait counter over the run
+  int64_t holdNs = 0;          // its hold counter over the run (an estimate)
   int64_t waitsNs = 0;         // its waits' pieces, summed (open ones to the end)
   int64_t openBoundNs = 0;     // at most this much of them still went on at the end
   uint64_t pieces = 0;         // how many pieces (a wait across windows is several)

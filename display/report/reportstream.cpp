@@ -630,6 +630,7 @@ class Merger {
     w.info = a.info;
     w.hasCounters = d.acquisitions || d.contentions || d.waitNs || d.waitSamples;
     w.counterNs = int64_t(d.waitNs);
+    w.holdNs = int64_t(d.holdNs);
     std::set<uint32_t> openAtEnd;
     for (const auto &kv : carried_)
       if (kv.second.valid && kv.second.object == a.info.id) openAtEnd.insert(kv.first);

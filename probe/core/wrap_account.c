@@ -188,8 +188,8 @@ void tm_wait_end(tm_wait *w, enum tm_acquire acq) {
 
 void tm_wait_cancelled(void *w) { wait_finish(w, 0, false); }
 
-TM_TLS __thread const void *tm_hold_addr;
-static TM_TLS __thread uint64_t hold_start_ns, hold_weight;
+TM_TLS __thread const void *tm_hold_addr[TM_HOLD_SLOTS];
+static TM_TLS __thread uint64_t hold_start_ns[TM_HOLD_SLOTS], hold_weight[TM_HOLD_SLOTS];
 static TM_TLS __thread uint32_t hold_rng;
 
 /* The gap to the next timed hold after the count-th acquisition: 1..2*every-1,
@@ -205,24 +205,29 @@ static uint64_t hold_gap(uint64_t count) {
 }
 
 void tm_hold_begin(tm_object *o, uint64_t count, const void *addr) {
-  if (tm_hold_addr) return; /* one measurement at a time */
+  /* A free slot, and one measurement per lock (a recursive mutex's inner
+   * acquisition is part of the outer hold). */
+  int slot = tm_hold_addr[0] == NULL ? 0 : tm_hold_addr[1] == NULL ? 1 : -1;
+  if (slot < 0 || tm_hold_addr[0] == addr || tm_hold_addr[1] == addr) return;
   /* Mutex, spin and write locks: the caller holds o, so these plain
    * read-modify-writes do not race with another begin. */
   uint64_t last = atomic_load_explicit(&o->hold_last, memory_order_relaxed);
   atomic_store_explicit(&o->hold_last, count, memory_order_relaxed);
   atomic_store_explicit(&o->hold_next, count < TM_HOLD_EXACT ? count + 1 : count + hold_gap(count),
                         memory_order_relaxed);
-  hold_weight = count > last ? count - last : 1;
-  tm_hold_addr = addr;
-  hold_start_ns = tm_wait_clock();
+  hold_weight[slot] = count > last ? count - last : 1;
+  tm_hold_addr[slot] = addr;
+  hold_start_ns[slot] = tm_wait_clock();
 }
 
 void tm_hold_end(const void *addr, uint32_t kind) {
   uint64_t now = tm_wait_clock();
-  uint64_t held = now > hold_start_ns ? now - hold_start_ns : 0;
-  tm_hold_addr = NULL;
+  int slot = tm_hold_addr[0] == addr ? 0 : 1; /* the caller saw addr timed */
+  uint64_t held = now > hold_start_ns[slot] ? now - hold_start_ns[slot] : 0;
+  uint64_t weight = hold_weight[slot];
+  tm_hold_addr[slot] = NULL;
   tm_object *o = tm_object_get(addr, kind);
   if (!o) return;
-  atomic_fetch_add_explicit(&o->hold_ns, held * hold_weight, memory_order_relaxed);
+  atomic_fetch_add_explicit(&o->hold_ns, held * weight, memory_order_relaxed);
   atomic_fetch_add_explicit(&o->hold_samples, 1, memory_order_relaxed);
 }

@@ -199,6 +199,6 @@ __attribute__((noinline)) static int unlock_sampled(pthread_mutex_t *m) {
  * (real.c: a resolving stub until the constructor ran). The sampled-hold
  * case is out of line so that nothing is saved around it. */
 TM_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m) {
-  if (TM_UNLIKELY(tm_hold_addr == m)) return unlock_sampled(m);
+  if (TM_UNLIKELY(tm_hold_timing(m))) return unlock_sampled(m);
   return tm_real.pthread_mutex_unlock(m);
 }

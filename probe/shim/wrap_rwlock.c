@@ -152,6 +152,6 @@ __attribute__((noinline)) static int rw_unlock_sampled(pthread_rwlock_t *l) {
 }
 
 TM_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l) {
-  if (TM_UNLIKELY(tm_hold_addr == l)) return rw_unlock_sampled(l);
+  if (TM_UNLIKELY(tm_hold_timing(l))) return rw_unlock_sampled(l);
   return tm_real.pthread_rwlock_unlock(l);
 }

@@ -56,6 +56,6 @@ __attribute__((noinline)) static int spin_unlock_sampled(pthread_spinlock_t *s) 
 }
 
 TM_EXPORT int pthread_spin_unlock(pthread_spinlock_t *s) {
-  if (TM_UNLIKELY(tm_hold_addr == (const void *)s)) return spin_unlock_sampled(s);
+  if (TM_UNLIKELY(tm_hold_timing((const void *)s))) return spin_unlock_sampled(s);
   return tm_real.pthread_spin_unlock(s);
 }

@@ -25,7 +25,8 @@ tm_thread *tm_observer_slow(void) {
 
 static void trampoline_exit(void *arg) {
   tm_thread *t = arg;
-  tm_hold_addr = NULL; /* a lock still held at exit: drop that sample */
+  /* Locks still held at exit: drop those samples. */
+  tm_hold_addr[0] = tm_hold_addr[1] = NULL;
   tm_thread_mark_exited(t);
 }
 

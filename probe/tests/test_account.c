@@ -137,15 +137,15 @@ static void test_cancelled_wait(tm_thread *t) {
 }
 
 static void test_hold_sampling(tm_thread *t) {
-  static int lock_word, other_word;
+  static int lock_word, other_word, third_word;
   tm_object *o = tm_object_get(&lock_word, TM_KIND_MUTEX);
   o->acquisitions = 0;
-  CHECK(tm_hold_addr == NULL);
+  CHECK(tm_hold_addr[0] == NULL && tm_hold_addr[1] == NULL);
   /* The first TM_HOLD_EXACT holds are all timed: a lock taken a few times
    * for long (the case that read 0) is exact. */
   for (unsigned i = 0; i < TM_HOLD_EXACT; i++) {
     tm_count_exclusive(&lock_word, TM_KIND_MUTEX);
-    CHECK(tm_hold_addr == &lock_word);
+    CHECK(tm_hold_timing(&lock_word));
     if (i == 10) sleep_ms(2);
     tm_hold_release(&lock_word, TM_KIND_MUTEX);
   }
@@ -158,7 +158,7 @@ static void test_hold_sampling(tm_thread *t) {
   uint64_t dense_timed = 0, dense_gaps_max = 0;
   while (o->acquisitions < TM_HOLD_DENSE_UNTIL + 64 * 200) {
     tm_count_exclusive(&lock_word, TM_KIND_MUTEX);
-    if (tm_hold_addr == &lock_word) {
+    if (tm_hold_timing(&lock_word)) {
       bool dense = prev < TM_HOLD_DENSE_UNTIL;
       uint64_t gap = o->acquisitions - prev;
       if (dense) {
@@ -178,21 +178,42 @@ static void test_hold_sampling(tm_thread *t) {
   CHECK(timed > 100 && timed < 400);
   CHECK(gaps_max < 2 * TM_HOLD_SAMPLE_EVERY);
   CHECK_EQ(atomic_load(&o->hold_last), prev);
-  /* A hold that cannot be timed (another is) is counted by the next. */
+  /* A lock taken inside a timed one is timed too (memcached's slabs_lock
+   * inside its LRU maintainer's lock, whose holds are all timed). */
   tm_object *b = tm_object_get(&other_word, TM_KIND_MUTEX);
   tm_count_exclusive(&other_word, TM_KIND_MUTEX);
-  CHECK(tm_hold_addr == &other_word);
+  CHECK(tm_hold_timing(&other_word));
+  uint64_t inner_timed = 0;
+  for (int i = 0; i < 64 * 20; i++) {
+    tm_count_exclusive(&lock_word, TM_KIND_MUTEX);
+    if (tm_hold_timing(&lock_word)) {
+      inner_timed++;
+      CHECK(tm_hold_timing(&other_word));
+    }
+    tm_hold_release(&lock_word, TM_KIND_MUTEX);
+  }
+  CHECK(inner_timed > 5 && inner_timed < 60);
+  /* With both slots taken, a hold that cannot be timed is counted by the
+   * next timed one. */
+  tm_count_exclusive(&third_word, TM_KIND_MUTEX);
+  CHECK(tm_hold_timing(&third_word));
   tm_count_exclusive(&lock_word, TM_KIND_MUTEX);
   while (atomic_load(&o->hold_next) > o->acquisitions) {
-    tm_hold_release(&lock_word, TM_KIND_MUTEX); /* not timed: other_word is */
+    tm_hold_release(&lock_word, TM_KIND_MUTEX); /* not timed: both slots are */
     tm_count_exclusive(&lock_word, TM_KIND_MUTEX);
   }
-  CHECK(tm_hold_addr == &other_word);
+  CHECK(!tm_hold_timing(&lock_word));
   uint64_t skipped_at = o->acquisitions;
   tm_hold_release(&lock_word, TM_KIND_MUTEX);
+  tm_hold_release(&third_word, TM_KIND_MUTEX);
   tm_hold_release(&other_word, TM_KIND_MUTEX);
   CHECK_EQ(atomic_load(&b->hold_samples), 1);
   CHECK(atomic_load(&o->hold_last) < skipped_at);
+  tm_count_exclusive(&lock_word, TM_KIND_MUTEX);
+  CHECK(tm_hold_timing(&lock_word)); /* the skipped one's weight with it */
+  tm_hold_release(&lock_word, TM_KIND_MUTEX);
+  CHECK_EQ(atomic_load(&o->hold_last), skipped_at + 1);
+  CHECK(tm_hold_addr[0] == NULL && tm_hold_addr[1] == NULL);
   (void)t;
 }
 
