@@ -38,7 +38,7 @@ SyncView::SyncView(tmon::SessionModel *model, ViewWindow *window, QWidget *paren
   view_->header()->setSectionResizeMode(QHeaderView::Interactive);
   const QFontMetrics fm = view_->fontMetrics();
   const auto chars = [&](int n) { return fm.horizontalAdvance(QLatin1Char('x')) * n + 24; };
-  const int widths[SyncTree::ColumnCount] = {chars(48), chars(8),  chars(10), chars(9), chars(11),
+  const int widths[SyncTree::ColumnCount] = {chars(40), chars(8),  chars(10), chars(9), chars(11),
                                              chars(9),  chars(10), chars(12), chars(30)};
   for (int c = 0; c < SyncTree::ColumnCount; ++c) view_->header()->resizeSection(c, widths[c]);
   filter_->setPlaceholderText(tr("Filter by module, symbol, kind or call site"));
@@ -59,7 +59,13 @@ SyncView::SyncView(tmon::SessionModel *model, ViewWindow *window, QWidget *paren
   auto *split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(view_);
   split->addWidget(details_);
-  split->setStretchFactor(0, 3);
+  // The table's figures through its acquisitions in view (at 3:2 a
+  // 1,400-pixel window cut its hold times), the details beside them; a
+  // wider window widens the table.
+  int figures = 0;
+  for (int c = 0; c <= SyncTree::Acquisitions; ++c) figures += widths[c];
+  split->setSizes({figures + chars(2), chars(56)});
+  split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 2);
   layout->addWidget(split, 1);
   auto *hint = new QLabel(tr("Select an object to outline, in the timeline, the intervals "
