@@ -110,7 +110,8 @@ constexpr double kBarrierWaitShare = 0.30;
 constexpr double kBarrierLastShare = 0.05;
 constexpr int kBarrierMinRounds = 3;
 // data_lost: switch records lost below this share of all (and nothing
-// else lost) are a Low finding, not a High one.
+// else lost) are a Low finding, not a High one; folded changes whose gaps
+// held below this share of their threads' time, Low, not Medium.
 constexpr double kDataLostMinorShare = 0.01;
 // never_runs: alive at least this long (and this share of the session)
 // with on_cpu below kNeverRunsOnCpu and not blocked in a sync call.

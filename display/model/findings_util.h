@@ -70,9 +70,15 @@ struct DataLostInputs {
   std::vector<uint32_t> gapped;  // threads with a gap in their events in r
   QString gappedList;            // threadList of them
   double probeRunnable = 0;      // the probe's thread's share waiting for a CPU
+  // The gapped threads' time their gaps held (folded: ThreadInfo::folds),
+  // and their lives, in r.
+  int64_t foldedNs = 0, gappedLifeNs = 0;
   TimeRange r;
 };
 DataLostInputs dataLostInputs(const SessionModel &m, const TimeRange &r);
+// A thread's time in its gaps over r from its cumulative fold points, in
+// the wire states it was alive in.
+int64_t foldedIn(const std::vector<FoldPoint> &folds, const TimeRange &r);
 // A barrier's (or condition's) rounds summed for barrier_imbalance, round
 // after round in order of release (barrierTally).
 struct BarrierTally {

@@ -445,8 +445,9 @@ class Merger {
     ThreadPart &acc = threads_[it->second];
     r.info = t.row.info;
     r.probe = t.row.probe;
-    r.folded = t.row.folded;
-    r.foldedNs = t.row.foldedNs;
+    // Cumulative: a later segment's model may hold none of its fold points.
+    r.folded = r.folded || t.row.folded;
+    r.foldedNs = std::max(r.foldedNs, t.row.foldedNs);
     for (size_t k = 0; k < r.states.ns.size(); k++) r.states.ns[k] += t.row.states.ns[k];
     r.states.lifetimeNs += t.row.states.lifetimeNs;
     if (r.cpuNs.size() < t.row.cpuNs.size()) r.cpuNs.resize(t.row.cpuNs.size());

@@ -248,6 +248,14 @@ bool dataLostOfRun(const ReportRows &rows, findings_detail::DataLostInputs in, F
   in.switchesLost = rows.info.switchesLost;
   in.switchesReceived = rows.info.switchesReceived;
   in.r = TimeRange{rows.startNs, rows.startNs + std::llround(rows.durationS * 1e9)};
+  // The gapped threads' folded time and lives, from the rows (whole-run
+  // values, as foldedIn takes them over a whole read).
+  in.foldedNs = in.gappedLifeNs = 0;
+  for (const ThreadRow &t : rows.threads)
+    if (std::find(in.gapped.begin(), in.gapped.end(), t.info.tid) != in.gapped.end()) {
+      in.foldedNs += std::llround(t.foldedNs);
+      in.gappedLifeNs += t.states.lifetimeNs;
+    }
   const auto it = std::find_if(rows.threads.begin(), rows.threads.end(), [&rows](const auto &t) {
     return rows.info.probeTid && t.info.tid == rows.info.probeTid;
   });

@@ -148,6 +148,17 @@ Run report(const QStringList &args) {
   return Run{p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError()};
 }
 
+// The frames of b written to file a block each: records to seek to.
+bool writeBlockPerFrame(const StreamBuilder &b, const QString &file) {
+  tmon::CaptureWriter w;
+  if (!w.open(file)) return false;
+  for (const std::string &f : b.frames())
+    if (!w.writeFrame(reinterpret_cast<const uint8_t *>(f.data()), uint32_t(f.size())) ||
+        !w.flush())
+      return false;
+  return w.close();
+}
+
 }  // namespace
 
 class TestReport : public QObject {
@@ -538,15 +549,8 @@ class TestReport : public QObject {
       b.tick(kT0 + int64_t(T), {Lwp{100, main, 0, main, 0}, Lwp{101, T, 0, T, 0}});
     }
     b.goodbye(kT0 + 6000 * kMs, 0);
-    // One block per frame: records to seek to.
     const QString file = dir_.filePath("join.tmcap");
-    tmon::CaptureWriter w;
-    QVERIFY(w.open(file));
-    for (const std::string &f : b.frames()) {
-      QVERIFY(w.writeFrame(reinterpret_cast<const uint8_t *>(f.data()), uint32_t(f.size())));
-      QVERIFY(w.flush());
-    }
-    QVERIFY(w.close());
+    QVERIFY(writeBlockPerFrame(b, file));
     const Run whole = report({"--json", "--whole", file});
     const Run streamed = report({"--json", "--window", "1", file});
     QCOMPARE(whole.code, 0);
@@ -561,6 +565,45 @@ class TestReport : public QObject {
     const double blocked = c["states"]["blocked_join"].toDouble();
     QVERIFY2(qAbs(blocked - a["states"]["blocked_join"].toDouble()) <= 100.0 / 60,
              qPrintable(QString::number(blocked)));
+  }
+
+  // A thread's folded changes are cumulative: a later segment whose model
+  // holds none of its samples (memcached's workers idle after the load)
+  // leaves them as the earlier one said, as a whole read does.
+  void streamedKeepsFoldsOfAnEarlierSegment() {
+    StreamBuilder b;
+    b.hello(false);
+    b.threadStart(100, kT0, "main", "", false, true);
+    b.threadStart(101, kT0, "worker", "app!work");
+    b.transition(101, kT0 + 50 * kMs, THREADMON__THREAD_STATE__STATE_RUNNING);
+    b.transition(101, kT0 + 100 * kMs, THREADMON__THREAD_STATE__STATE_UNKNOWN);
+    b.transition(101, kT0 + 150 * kMs, THREADMON__THREAD_STATE__STATE_RUNNING);
+    for (int64_t k = 1; k <= 40; k++) {
+      const uint64_t T = uint64_t(k) * 100 * kMs;
+      std::vector<Lwp> lwps{Lwp{100, T / 10, 0, T / 10, 0}};
+      if (k <= 10) {  // then asleep and unchanged: no more samples of it
+        Lwp w{101, T, 0, T, 0};
+        if (k >= 2) {
+          w.folded.assign(tmon::kWireStates, 0);
+          w.folded[THREADMON__THREAD_STATE__STATE_RUNNING] = 25 * kMs;
+          w.folded[THREADMON__THREAD_STATE__STATE_BLOCKED_MUTEX] = 25 * kMs;
+          w.foldedChanges = 40;
+        }
+        lwps.push_back(w);
+      }
+      b.tick(kT0 + int64_t(T), lwps);
+    }
+    b.goodbye(kT0 + 4000 * kMs, 0);
+    const QString file = dir_.filePath("folds.tmcap");
+    QVERIFY(writeBlockPerFrame(b, file));
+    const Run whole = report({"--json", "--whole", file});
+    const Run streamed = report({"--json", "--window", "1", "--segment", "1", file});
+    const QJsonObject a = QJsonDocument::fromJson(whole.out).object()["process"].toObject();
+    const QJsonObject c = QJsonDocument::fromJson(streamed.out).object()["process"].toObject();
+    QCOMPARE(a["folded_threads"].toInt(), 1);
+    QCOMPARE(a["folded_s"].toDouble(), 0.05);
+    QCOMPARE(c["folded_threads"], a["folded_threads"]);
+    QCOMPARE(c["folded_s"], a["folded_s"]);
   }
 
   // JsonWriter writes what QJsonDocument::toJson(Indented) does, byte for
