@@ -183,6 +183,9 @@ static void test_hold_sampling(tm_thread *t) {
   tm_object *b = tm_object_get(&other_word, TM_KIND_MUTEX);
   tm_count_exclusive(&other_word, TM_KIND_MUTEX);
   CHECK(tm_hold_timing(&other_word));
+  /* A recursive mutex taken again is one hold: the second slot stays free. */
+  tm_count_exclusive(&other_word, TM_KIND_MUTEX);
+  CHECK(tm_hold_addr[1] == NULL);
   uint64_t inner_timed = 0;
   for (int i = 0; i < 64 * 20; i++) {
     tm_count_exclusive(&lock_word, TM_KIND_MUTEX);
