@@ -1,17 +1,17 @@
 #include "summarycache.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QStandardPaths>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "runsummary.h"
@@ -53,6 +53,7 @@ bool CaptureIdentity::of(const QString &path, uint64_t sessionId, CaptureIdentit
   struct stat st {};
   if (stat(QFile::encodeName(path).constData(), &st) != 0) return false;
   out->size = uint64_t(st.st_size);
+  out->ownerUid = st.st_uid;
   out->mtimeNs = int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
   out->sessionId = sessionId;
   return true;
@@ -79,7 +80,7 @@ bool SummaryCache::load(RunSummary *out, QString *notice) const {
   for (const QString &file : {sidecarPath(), userCachePath()}) {
     if (!QFileInfo::exists(file)) continue;
     QString why;
-    if (readFile(file, id_, out, &why)) return true;
+    if (readFile(file, id_, out, &why, id_.ownerUid)) return true;
     if (!notice->isEmpty()) *notice += QStringLiteral("; ");
     *notice += QStringLiteral("ignored the overview cache %1: %2").arg(file, why);
   }
@@ -148,10 +149,28 @@ bool SummaryCache::writeFile(const QString &file, const CaptureIdentity &id, con
 }
 
 bool SummaryCache::readFile(const QString &file, const CaptureIdentity &id, RunSummary *out,
-                            QString *why) {
-  QFile f(file);
-  if (!f.open(QIODevice::ReadOnly)) {
+                            QString *why, uid_t ownerUid) {
+  // Non-blocking: a FIFO's open would wait for a writer that never comes.
+  const int fd =
+      ::open(QFile::encodeName(file).constData(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0) {
+    *why = QString::fromLocal8Bit(strerror(errno));
+    if (fd >= 0) ::close(fd);
+    return false;
+  }
+  if (!S_ISREG(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != ownerUid)) {
+    *why = S_ISREG(st.st_mode)
+               ? QStringLiteral("written by another user (uid %1), not by the capture's owner")
+                     .arg(st.st_uid)
+               : QStringLiteral("not a regular file");
+    ::close(fd);
+    return false;
+  }
+  QFile f;
+  if (!f.open(fd, QIODevice::ReadOnly, QFileDevice::AutoCloseHandle)) {
     *why = f.errorString();
+    ::close(fd);
     return false;
   }
   if (f.size() < qint64(kHeaderBytes + kTrailerBytes) || f.size() > qint64(kMaxRaw)) {

@@ -23,6 +23,7 @@ struct CaptureIdentity {
   uint64_t size = 0;
   int64_t mtimeNs = 0;  // since the epoch
   uint64_t sessionId = 0;
+  uid_t ownerUid = 0;  // who owns the capture (not part of the identity)
   // Of the file at path (its session id given); false when it cannot be read.
   static bool of(const QString &path, uint64_t sessionId, CaptureIdentity *out);
   bool operator==(const CaptureIdentity &o) const {
@@ -45,9 +46,12 @@ class SummaryCache {
   QString save(const RunSummary &sum, QString *error) const;
 
   // One file: false with *why (a few words) when it is not a cache of id,
-  // or damaged.
+  // damaged, not a regular file (a FIFO planted beside a capture in a
+  // shared directory hung the display's open) or owned by someone else than
+  // this user and the capture's owner, ownerUid (a neighbour's forged
+  // overview); a symbolic link is not followed.
   static bool readFile(const QString &file, const CaptureIdentity &id, RunSummary *out,
-                       QString *why);
+                       QString *why, uid_t ownerUid);
   static bool writeFile(const QString &file, const CaptureIdentity &id, const RunSummary &sum,
                         QString *error);
 

@@ -4,6 +4,10 @@
 // summed up to its last whole block, records that stop at the cut kept and
 // the rest built; and the summary cache, which a stale or damaged file
 // never feeds.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <QElapsedTimer>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -81,6 +85,13 @@ void buildInBackground(const QString &path, int64_t start, int64_t from, int64_t
 bool cutAt(const QString &path, qint64 bytes) {
   QFile f(path);
   return f.resize(bytes);
+}
+
+// The summary a capture's detail gives, and its identity (session 77).
+bool summaryOf(const QString &capture, RunSummary *sum, CaptureIdentity *id) {
+  CaptureWindow cw;
+  return !capture.isEmpty() && cw.open(capture) && sum->build(cw) &&
+         CaptureIdentity::of(capture, 77, id);
 }
 
 }  // namespace
@@ -178,13 +189,9 @@ class TestModelOverview : public QObject {
   void theCacheIsUsedOnlyWhenItIsThisCapturesAndWhole() {
     QTemporaryDir dir;
     const QString plain = writeCapture(dir, "plain.tmcap", 5, 14, false);
-    QVERIFY(!plain.isEmpty());
-    CaptureWindow cw;
-    QVERIFY(cw.open(plain));
     RunSummary sum;
-    QVERIFY(sum.build(cw));
     CaptureIdentity id;
-    QVERIFY(CaptureIdentity::of(plain, 77, &id));
+    QVERIFY(summaryOf(plain, &sum, &id));
     QCOMPARE(id.size, uint64_t(QFileInfo(plain).size()));
     const SummaryCache cache(plain, id);
     QString error;
@@ -232,6 +239,48 @@ class TestModelOverview : public QObject {
     RunSummary user;
     QVERIFY(cache.load(&user, &notice));
     compareSummaries(user, sum);
+  }
+
+  // A neighbour who can write beside a capture (a shared directory) plants
+  // at its sidecar's name: a FIFO (its open waited for a writer for ever,
+  // and the display with it), a link, or a cache of their own with the
+  // capture's identity (size, time and session are all visible to them).
+  // Each is refused at once with one line; the user's own cache is read.
+  void aPlantedSidecarIsRefused() {
+    QTemporaryDir dir;
+    const QString plain = writeCapture(dir, "plain.tmcap", 5, 14, false);
+    RunSummary sum;
+    CaptureIdentity id;
+    QVERIFY(summaryOf(plain, &sum, &id));
+    const SummaryCache cache(plain, id);
+    const QByteArray sidecar = QFile::encodeName(cache.sidecarPath());
+    QString error, notice;
+    RunSummary none;
+
+    QCOMPARE(mkfifo(sidecar.constData(), 0644), 0);
+    QElapsedTimer took;
+    took.start();
+    QVERIFY(!cache.load(&none, &notice));
+    QVERIFY(took.elapsed() < 5000);
+    QVERIFY2(notice.contains(QLatin1String("not a regular file")), qPrintable(notice));
+    QVERIFY(QFile::remove(cache.sidecarPath()));
+
+    const QString elsewhere = dir.filePath(QStringLiteral("elsewhere.tmsum"));
+    QVERIFY(SummaryCache::writeFile(elsewhere, id, sum, &error));
+    QVERIFY(QFile::link(elsewhere, cache.sidecarPath()));
+    QVERIFY(!cache.load(&none, &notice));
+    QVERIFY2(!notice.isEmpty() && !notice.contains(QLatin1Char('\n')), qPrintable(notice));
+    QVERIFY(QFile::remove(cache.sidecarPath()));
+
+    QVERIFY(SummaryCache::writeFile(cache.sidecarPath(), id, sum, &error));
+    RunSummary own;
+    QVERIFY(cache.load(&own, &notice));
+    compareSummaries(own, sum);
+    if (geteuid() == 0) {  // a neighbour's file: only root can make one here
+      QCOMPARE(chown(sidecar.constData(), 65534, 65534), 0);
+      QVERIFY(!cache.load(&none, &notice));
+      QVERIFY2(notice.contains(QLatin1String("another user (uid 65534)")), qPrintable(notice));
+    }
   }
 };
 
