@@ -6,7 +6,6 @@
 #include <QFileInfo>
 #include <QHash>
 #include <QSet>
-
 #include <algorithm>
 #include <map>
 #include <set>
@@ -18,6 +17,7 @@
 #include "runtimes.h"
 #include "runtimesync.h"
 #include "sessionmodel.h"
+#include "wirestate.h"
 
 namespace tmon {
 
@@ -610,19 +610,12 @@ namespace findings_detail {
 constexpr double kProbeStarvedShare = 0.2;
 
 int64_t foldedIn(const std::vector<FoldPoint> &folds, const TimeRange &r) {
-  auto aliveNs = [](const FoldPoint *p) {
-    int64_t ns = 0;
-    if (p)
-      for (int w = 0; w < kWireStates; w++)
-        if (w != THREADMON__THREAD_STATE__STATE_EXITED) ns += int64_t(p->ns[size_t(w)]);
-    return ns;
-  };
-  const FoldPoint *before = nullptr, *through = nullptr;
+  int64_t before = 0, through = 0;
   for (const FoldPoint &p : folds) {
-    if (p.t < r.t0) before = &p;
-    if (p.t <= r.t1) through = &p;
+    if (p.t < r.t0) before = aliveNs(p.ns);
+    if (p.t <= r.t1) through = aliveNs(p.ns);
   }
-  return std::max<int64_t>(0, aliveNs(through) - aliveNs(before));
+  return std::max<int64_t>(0, through - before);
 }
 
 DataLostInputs dataLostInputs(const SessionModel &m, const TimeRange &r) {

@@ -83,14 +83,6 @@ bool waitsFit(int64_t waitsNs, size_t waiters, int64_t spanNs, int64_t tick, con
   return false;
 }
 
-// The counter times every wait that ended by the last sample; the waits
-// time them from their transitions. Apart by more than a tick a wait (each
-// wait's end is seen at a tick at worst), one of them is wrong. A session
-// that stops watching (attach's detach) may count the waits still going on
-// then: the counter lies between the closed waits and those plus the open
-// ones. A thread whose ring was full folded its waits (counted them, on
-// their objects' counters too, but recorded none): the counter may be above
-// the waits by as much as the threads folded in waits, on any object.
 // One thread at a time holds a mutex, a spin lock or a rwlock for writing
 // (the holds timed): their sum fits in the run. The figure is an estimate
 // from timed holds (a sub-microsecond hold reads up to 1.7 times long:
@@ -107,6 +99,14 @@ void holdsFit(const SyncObjectInfo &o, int64_t holdNs, int64_t runNs, int64_t ti
                     .arg(objectName(o), ms(holdNs), ms(runNs)));
 }
 
+// The counter times every wait that ended by the last sample; the waits
+// time them from their transitions. Apart by more than a tick a wait (each
+// wait's end is seen at a tick at worst), one of them is wrong. A session
+// that stops watching (attach's detach) may count the waits still going on
+// then: the counter lies between the closed waits and those plus the open
+// ones. A thread whose ring was full folded its waits (counted them, on
+// their objects' counters too, but recorded none): the counter may be above
+// the waits by as much as the threads folded in waits, on any object.
 void counterAgrees(int64_t counted, int64_t closed, int64_t open, int64_t folded, uint64_t count,
                    int64_t tick, const QString &object, QStringList *out) {
   const int64_t apart = counted < closed                   ? closed - counted

@@ -86,6 +86,16 @@ int64_t objectWaitNs(const std::array<T, kWireStates> &byWire) {
   return ns;
 }
 
+// Of times by wire state, those the thread was alive in (every state but
+// EXITED): what a thread's gaps held (FoldPoint::ns).
+template <typename T>
+int64_t aliveNs(const std::array<T, kWireStates> &byWire) {
+  int64_t ns = 0;
+  for (int w = 0; w < kWireStates; w++)
+    if (w != THREADMON__THREAD_STATE__STATE_EXITED) ns += int64_t(byWire[size_t(w)]);
+  return ns;
+}
+
 }  // namespace tmon
 
 #endif

@@ -7,6 +7,7 @@
 #include "modelinvariants.h"
 #include "runtimes.h"
 #include "sessionmodel.h"
+#include "wirestate.h"
 
 using namespace tmon;
 
@@ -64,9 +65,7 @@ ReportRows collectRows(const SessionModel &m) {
     t.cpuNs = m.threadCpuTimes(i, whole);
     if (!t.info.folds.empty()) {
       t.folded = true;
-      for (int w = 0; w < kWireStates; w++)  // what it folded while alive
-        if (w != THREADMON__THREAD_STATE__STATE_EXITED)
-          t.foldedNs += double(t.info.folds.back().ns[size_t(w)]);
+      t.foldedNs = double(aliveNs(t.info.folds.back().ns));
     }
     rows.threads.push_back(std::move(t));
   }

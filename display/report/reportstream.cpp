@@ -204,9 +204,7 @@ Part partOf(const SessionModel &m, int64_t a, int64_t b, bool first, bool last, 
     t.row.cpuNs = m.threadCpuTimes(i, span);
     if (!t.row.info.folds.empty()) {
       t.row.folded = true;
-      for (int w = 0; w < kWireStates; w++)  // what it folded while alive
-        if (w != THREADMON__THREAD_STATE__STATE_EXITED)
-          t.row.foldedNs += double(t.row.info.folds.back().ns[size_t(w)]);
+      t.row.foldedNs = double(aliveNs(t.row.info.folds.back().ns));
       t.foldedWaitNs = objectWaitNs(t.row.info.folds.back().ns);
     }
     t.hasLwp = m.lwpSampleCount(i) > 0;
