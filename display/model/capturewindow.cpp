@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "framecheck.h"
 #include "framedecoder.h"
 #include "sessionmodel.h"
 #include "tmwire.h"
@@ -201,7 +202,9 @@ std::vector<std::pair<uint32_t, uint64_t>> CaptureWindow::hiddenLocks() const {
     const auto n = size_t(d.payload.size());
     if (bodyField(p, uint32_t(n)) != THREADMON__FRAME__BODY_SYNC_OBJECT) continue;
     Threadmon__Frame *f = threadmon__frame__unpack(nullptr, n, p);
-    if (f && f->sync_object && f->sync_object->kind == THREADMON__SYNC_KIND__KIND_INTERNAL &&
+    // The kind read as stored: a forged one is no enum value (UBSan).
+    if (f && f->sync_object &&
+        wireEnum(&f->sync_object->kind) == THREADMON__SYNC_KIND__KIND_INTERNAL &&
         f->sync_object->address)
       out.emplace_back(f->sync_object->id, f->sync_object->address);
     threadmon__frame__free_unpacked(f, nullptr);

@@ -32,17 +32,6 @@ void rebase(uint64_t *base, int64_t *delta, const std::vector<int64_t> &times) {
   for (size_t i = 1; i < times.size(); i++) delta[i] = times[i] - times[i - 1];
 }
 
-// An enum field as the wire gave it. protobuf-c stores any number there,
-// and loading one the enum cannot hold through the enum's type is undefined
-// behaviour: it is read as the int it is stored as, and put right here.
-template <typename E>
-int wireEnum(const E *v) {
-  static_assert(sizeof(E) == sizeof(int), "protobuf-c stores enums as int");
-  int x;
-  std::memcpy(&x, v, sizeof x);
-  return x;
-}
-
 template <typename E>
 void setEnum(E *v, int x) {
   std::memcpy(v, &x, sizeof x);

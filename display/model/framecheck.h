@@ -14,15 +14,26 @@
 #define THREADMON_FRAMECHECK_H
 
 #include <QStringList>
-
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 #include <vector>
 
 #include "threadmon.pb-c.h"
 
 namespace tmon {
+
+// An enum field as the wire gave it. protobuf-c stores any number there,
+// and loading one the enum cannot hold through the enum's type is undefined
+// behaviour: it is read as the int it is stored as.
+template <typename E>
+int wireEnum(const E *v) {
+  static_assert(sizeof(E) == sizeof(int), "protobuf-c stores enums as int");
+  int x;
+  std::memcpy(&x, v, sizeof x);
+  return x;
+}
 
 namespace limits {
 // CLOCK_MONOTONIC counts from boot: 2^58 ns is nine years of uptime. A
