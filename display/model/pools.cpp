@@ -295,6 +295,7 @@ PoolPairs poolPairs(const SessionModel &m, const std::vector<WaitPair> &pairs) {
   QHash<QString, uint32_t> partyOfKey;
   std::unordered_map<uint32_t, uint32_t> partyOfTid;
   auto party = [&](uint32_t tid) -> uint32_t {
+    if (tid == 0) return 0;  // unknown stays apart: no pool stands for it
     auto found = partyOfTid.find(tid);
     if (found != partyOfTid.end()) return found->second;
     const int i = m.indexOfTid(tid);
@@ -314,9 +315,8 @@ PoolPairs poolPairs(const SessionModel &m, const std::vector<WaitPair> &pairs) {
     }
     if (key.isEmpty()) {
       key = QStringLiteral("\n\n%1").arg(tid);  // a party of its own
-      name = tid == 0 ? QStringLiteral("unknown")
-             : t && !t->name.isEmpty() ? QStringLiteral("%1 (%2)").arg(t->name).arg(tid)
-                                       : QStringLiteral("tid %1").arg(tid);
+      name = t && !t->name.isEmpty() ? QStringLiteral("%1 (%2)").arg(t->name).arg(tid)
+                                     : QStringLiteral("tid %1").arg(tid);
     } else if (!partyOfKey.contains(key)) {
       ++out.pooled;
     }

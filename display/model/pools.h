@@ -148,7 +148,8 @@ QHash<QString, int> poolSizes(const SessionModel &m);
 // the session has at least Pool::kMinGrouped threads of that pool, else for
 // itself; the waits summed by those parties.
 struct PoolPairs {
-  std::vector<WaitPair> pairs;  // waiter and holder: party ids, 1-based
+  // waiter and holder: party ids, 1-based; holder 0 stays unknown (no pool).
+  std::vector<WaitPair> pairs;
   QStringList parties;          // party id - 1 -> "worker-# (500 threads)", "stall (2417)"
   int pooled = 0;               // parties that are pools
 };

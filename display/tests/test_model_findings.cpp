@@ -858,9 +858,14 @@ class TestModelFindings : public QObject {
     QVERIFY2(f->message.startsWith("30 of the 40 looper-# threads spent"), qPrintable(f->message));
     QVERIFY2(!f->message.contains("more)"), qPrintable(f->message));  // no list of tids
     // The who-blocks-whom matrix by pool: looper-# waited for looper-#, every wait summed.
-    const std::vector<WaitPair> pairs = m.waitMatrix(TimeRange{m.startNs(), m.latestNs()});
+    std::vector<WaitPair> pairs = m.waitMatrix(TimeRange{m.startNs(), m.latestNs()});
     QCOMPARE(pairs.size(), size_t(kWaiting));
-    const PoolPairs pp = poolPairs(m, pairs);
+    // A wait of nobody known stays apart from every pool: holder 0.
+    PoolPairs pp = poolPairs(m, {WaitPair{kFirst, 0, 1, 5}});
+    QCOMPARE(pp.pairs.size(), size_t(1));
+    QCOMPARE(pp.pairs[0].holder, 0u);
+    QCOMPARE(pp.pairs[0].waiter, 1u);
+    pp = poolPairs(m, pairs);
     QCOMPARE(pp.parties, QStringList{QStringLiteral("looper-# (40 threads)")});
     QCOMPARE(pp.pooled, 1);
     QCOMPARE(pp.pairs.size(), size_t(1));

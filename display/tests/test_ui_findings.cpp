@@ -21,6 +21,7 @@
 #include "timelinecanvas.h"
 #include "timelineview.h"
 #include "viewwindow.h"
+#include "waitmatrixtable.h"
 
 using tmui::ViewKind;
 
@@ -168,6 +169,53 @@ class TestUiFindings : public QObject {
     QCOMPARE(matrix->rowCount(), w.workers);
     QCOMPARE(matrix->cellCount(), int(page->model()->waitMatrix(page->viewWindow()->range()).size()));
     QVERIFY(matrix->cellCount() >= w.workers);
+  }
+
+  void matrixPutsWaitsOfNobodyKnownApart() {
+    // memcached's shape: idle housekeepers wait 10 s on a condition nobody
+    // signals; the workers wait milliseconds on each other.
+    std::vector<tmon::WaitPair> pairs = {
+        {101, 0, 1, 10'000'000'000},  {102, 0, 1, 9'990'000'000},  // idle
+        {201, 202, 4540, 69'600'000}, {202, 201, 3663, 55'100'000},
+        {201, 0, 931, 6'400'000},  // a worker's timed-out waits
+    };
+    const auto name = [](uint32_t tid) { return tid ? QString::number(tid) : QStringLiteral("?"); };
+    tmui::BoundedMatrix b = tmui::boundMatrix(pairs, name);
+    QCOMPARE(b.rows, 4);
+    QCOMPARE(b.cols, 3);
+    QCOMPARE(b.unknownCol, 2);  // last
+    QCOMPARE(b.colNames.last(), QStringLiteral("for nobody known"));
+    // Rows by the waits someone caused: the workers first, then the idle.
+    QCOMPARE(b.rowTids, (std::vector<uint32_t>{201, 202, 101, 102}));
+    QCOMPARE(b.colTids, (std::vector<uint32_t>{202, 201}));  // 202 caused 69.6 ms, 201 55.1
+    QCOMPARE(b.cells[0 * 3 + 0].waitNs, uint64_t(69'600'000));
+    QCOMPARE(b.cells[0 * 3 + 2].count, uint64_t(931));
+    QCOMPARE(b.cells[2 * 3 + 2].waitNs, uint64_t(10'000'000'000));
+
+    // The heat's red is the known waits' own: the largest of them is the
+    // reddest cell, though the idle waits are 140 times longer.
+    tmui::WaitMatrixTable table;
+    table.setMatrix(std::move(b));
+    const QAbstractItemModel *m = table.model();
+    const QColor hottest = m->index(0, 0).data(Qt::BackgroundRole).value<QColor>();
+    QCOMPARE(hottest.red(), 255);
+    QVERIFY(hottest.green() < 100);
+    const QColor idle = m->index(2, 2).data(Qt::BackgroundRole).value<QColor>();
+    QCOMPARE(idle.red(), idle.green());  // grey
+    QVERIFY(m->headerData(2, Qt::Horizontal, Qt::ToolTipRole).toString().contains("idle"));
+
+    // At the bound the column of nobody known still has its own column.
+    pairs.clear();
+    for (uint32_t h = 1; h <= 60; h++) pairs.push_back({1000, 1000 + h, 1, h * 1000});
+    pairs.push_back({1000, 0, 1, 5});
+    b = tmui::boundMatrix(pairs, name);
+    QCOMPARE(b.cols, tmui::kMatrixMaxThreads + 1);
+    QCOMPARE(b.unknownCol, b.cols - 1);
+    QCOMPARE(b.otherCols, 60 - (tmui::kMatrixMaxThreads - 1));
+    QCOMPARE(b.cells[size_t(b.unknownCol)].waitNs, uint64_t(5));
+    uint64_t sum = 0;
+    for (const auto &c : b.cells) sum += c.waitNs;
+    QCOMPARE(sum, uint64_t(61 * 30 * 1000 + 5));
   }
 
   void deadlockBannerComesAndGoesLive() {

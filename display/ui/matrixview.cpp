@@ -78,7 +78,8 @@ void MatrixView::rebuild() {
     if (!byPool)
       return {boundMatrix(pairs, [m](uint32_t tid) { return threadLabel(*m, tid); }), false};
     const tmon::PoolPairs pp = tmon::poolPairs(*m, pairs);
-    return {boundMatrix(pp.pairs, [&pp](uint32_t id) { return pp.parties.value(int(id) - 1); }), true};
+    return {boundMatrix(pp.pairs, [&pp](uint32_t id) { return pp.parties.value(int(id) - 1); }),
+            true};
   };
   auto present = [this, described](Result &&result) {
     const bool none = result.first.pairs == 0;

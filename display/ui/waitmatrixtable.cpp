@@ -11,12 +11,18 @@
 namespace tmui {
 
 namespace {
-// Threads ordered by the wait they account for, most first (ties by tid, so
-// the order is stable from one refresh to the next).
-std::vector<uint32_t> byTotal(const std::unordered_map<uint32_t, uint64_t> &totals) {
-  std::vector<std::pair<uint32_t, uint64_t>> v(totals.begin(), totals.end());
+// Threads ordered by the wait someone is known to have caused them (or they
+// caused), most first; then by the wait for nobody known; ties by tid, so the
+// order is stable from one refresh to the next.
+struct Totals {
+  uint64_t known = 0, unknown = 0;
+};
+std::vector<uint32_t> byTotal(const std::unordered_map<uint32_t, Totals> &totals) {
+  std::vector<std::pair<uint32_t, Totals>> v(totals.begin(), totals.end());
   std::sort(v.begin(), v.end(), [](const auto &a, const auto &b) {
-    return a.second != b.second ? a.second > b.second : a.first < b.first;
+    if (a.second.known != b.second.known) return a.second.known > b.second.known;
+    if (a.second.unknown != b.second.unknown) return a.second.unknown > b.second.unknown;
+    return a.first < b.first;
   });
   std::vector<uint32_t> out;
   out.reserve(v.size());
@@ -28,22 +34,34 @@ std::vector<uint32_t> byTotal(const std::unordered_map<uint32_t, uint64_t> &tota
 BoundedMatrix boundMatrix(const std::vector<tmon::WaitPair> &pairs,
                           const std::function<QString(uint32_t)> &name) {
   BoundedMatrix b;
-  std::unordered_map<uint32_t, uint64_t> waiters, holders;
+  std::unordered_map<uint32_t, Totals> waiters, holders;
+  bool anyUnknown = false;
   for (const tmon::WaitPair &p : pairs) {
-    waiters[p.waiter] += p.waitNs;
-    holders[p.holder] += p.waitNs;
+    if (p.holder == 0) {
+      waiters[p.waiter].unknown += p.waitNs;
+      anyUnknown = true;
+    } else {
+      waiters[p.waiter].known += p.waitNs;
+      holders[p.holder].known += p.waitNs;
+    }
   }
   const std::vector<uint32_t> rows = byTotal(waiters), cols = byTotal(holders);
+  // Columns: the holders that caused most, the others, then nobody known.
+  const int colBudget = kMatrixMaxThreads - (anyUnknown ? 1 : 0);
   const int shownRows = std::min<int>(int(rows.size()), kMatrixMaxThreads);
-  const int shownCols = std::min<int>(int(cols.size()), kMatrixMaxThreads);
+  const int shownCols = std::min<int>(int(cols.size()), colBudget);
   b.otherRows = int(rows.size()) - shownRows;
   b.otherCols = int(cols.size()) - shownCols;
-  // Index of each thread's row / column; the others share the last one.
+  // Index of each thread's row / column; the others share one after them.
   std::unordered_map<uint32_t, int> rowOf, colOf;
   for (int i = 0; i < int(rows.size()); ++i) rowOf[rows[size_t(i)]] = std::min(i, shownRows);
   for (int i = 0; i < int(cols.size()); ++i) colOf[cols[size_t(i)]] = std::min(i, shownCols);
   b.rows = shownRows + (b.otherRows ? 1 : 0);
   b.cols = shownCols + (b.otherCols ? 1 : 0);
+  if (anyUnknown) {
+    b.unknownCol = b.cols++;
+    colOf[0] = b.unknownCol;
+  }
   b.rowTids.assign(rows.begin(), rows.begin() + shownRows);
   b.colTids.assign(cols.begin(), cols.begin() + shownCols);
   b.cells.assign(size_t(b.rows) * size_t(b.cols), BoundedMatrix::Cell());
@@ -57,6 +75,7 @@ BoundedMatrix boundMatrix(const std::vector<tmon::WaitPair> &pairs,
   if (b.otherRows) b.rowNames << WaitMatrixTable::tr("%n other(s) waited", nullptr, b.otherRows);
   for (uint32_t t : b.colTids) b.colNames << WaitMatrixTable::tr("for %1").arg(name(t));
   if (b.otherCols) b.colNames << WaitMatrixTable::tr("for %n other(s)", nullptr, b.otherCols);
+  if (anyUnknown) b.colNames << WaitMatrixTable::tr("for nobody known");
   return b;
 }
 
@@ -68,8 +87,11 @@ class WaitMatrixModel : public QAbstractTableModel {
   void setMatrix(BoundedMatrix &&m) {
     beginResetModel();
     m_ = std::move(m);
-    top_ = 1;
-    for (const BoundedMatrix::Cell &c : m_.cells) top_ = std::max(top_, c.waitNs);
+    top_ = topUnknown_ = 1;
+    for (size_t i = 0; i < m_.cells.size(); ++i) {
+      uint64_t &top = int(i % size_t(m_.cols)) == m_.unknownCol ? topUnknown_ : top_;
+      top = std::max(top, m_.cells[i].waitNs);
+    }
     endResetModel();
   }
   const BoundedMatrix &matrix() const { return m_; }
@@ -89,30 +111,46 @@ class WaitMatrixModel : public QAbstractTableModel {
       case Qt::DisplayRole: return QStringLiteral("%1 (%2×)").arg(formatNs(c.waitNs)).arg(c.count);
       case Qt::TextAlignmentRole: return int(Qt::AlignCenter);
       case Qt::BackgroundRole: {
-        // Heat: white to red by the share of the largest cell.
+        // Heat: white to red by the share of the largest cell someone caused;
+        // the waits of nobody known white to grey on a scale of their own.
+        if (index.column() == m_.unknownCol) {
+          const double heat = double(c.waitNs) / double(topUnknown_);
+          return QColor::fromRgbF(1.0 - 0.25 * heat, 1.0 - 0.25 * heat, 1.0 - 0.25 * heat);
+        }
         const double heat = double(c.waitNs) / double(top_);
         return QColor::fromRgbF(1.0, 1.0 - 0.65 * heat, 1.0 - 0.7 * heat);
       }
       case Qt::ForegroundRole: return QColor(Qt::black);
-      case Qt::ToolTipRole:
-        return WaitMatrixTable::tr("%1, %2 waits, %3 in all, %4")
-            .arg(m_.rowNames.value(index.row()))
-            .arg(c.count)
-            .arg(formatNs(c.waitNs))
-            .arg(m_.colNames.value(index.column()));
+      case Qt::ToolTipRole: {
+        const QString cell = WaitMatrixTable::tr("%1, %2 waits, %3 in all, %4")
+                                 .arg(m_.rowNames.value(index.row()))
+                                 .arg(c.count)
+                                 .arg(formatNs(c.waitNs))
+                                 .arg(m_.colNames.value(index.column()));
+        return index.column() == m_.unknownCol ? cell + QStringLiteral("\n") + unknownMeaning()
+                                               : cell;
+      }
       default: return {};
     }
   }
 
   QVariant headerData(int section, Qt::Orientation o, int role) const override {
     if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
+    if (o == Qt::Horizontal && role == Qt::ToolTipRole && section == m_.unknownCol)
+      return unknownMeaning();
     return o == Qt::Horizontal ? m_.colNames.value(section) : m_.rowNames.value(section);
   }
 
+  static QString unknownMeaning() {
+    return WaitMatrixTable::tr(
+        "Waits no thread is known to have caused: still open at the range's end (a thread "
+        "idle on a condition, waiting for work), timed out, or on an owner the probe did "
+        "not see. Shaded grey on a scale of their own.");
+  }
 
  private:
   BoundedMatrix m_;
-  uint64_t top_ = 1;
+  uint64_t top_ = 1, topUnknown_ = 1;  // the largest cell: of someone known, of nobody
 };
 
 WaitMatrixTable::WaitMatrixTable(QWidget *parent)

@@ -30,6 +30,13 @@ constexpr int kMatrixMaxThreads = 40;
 
 // The pairs folded to at most kMatrixMaxThreads + 1 rows and columns. Pure:
 // computed on a worker thread when there are many.
+//
+// Holder 0 is nobody known: a wait still open at the range's end (a thread
+// idle on a condition, waiting for work), one that timed out, or an owner
+// the probe never saw. Idle threads' waits are the longest of most servers
+// (memcached's housekeepers: 10 s each in 10 s, beside its workers' 50-80 ms
+// on each other), so they get a column of their own, last, outside the
+// heat's scale, and rows rank by the waits someone is known to have caused.
 struct BoundedMatrix {
   struct Cell {
     uint64_t waitNs = 0, count = 0;
@@ -38,6 +45,7 @@ struct BoundedMatrix {
   QStringList rowNames, colNames;          // theirs, then the others'
 
   int otherRows = 0, otherCols = 0;        // summed into the last row / column
+  int unknownCol = -1;                     // the waits of nobody known (the last column)
   int rows = 0, cols = 0;
   std::vector<Cell> cells;                 // rows x cols
   int pairs = 0;                           // waiter x holder pairs with any wait
