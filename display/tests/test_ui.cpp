@@ -2,11 +2,13 @@
 // sessions over loopback; damaged captures; the command line policy.
 #include <QDockWidget>
 #include <QElapsedTimer>
+#include <QHeaderView>
 #include <QProcess>
 #include <QScrollBar>
 #include <QSet>
 #include <QTcpSocket>
 #include <QTemporaryDir>
+#include <QTreeView>
 #include <QtTest>
 #include <cmath>
 #include <set>
@@ -33,6 +35,7 @@
 #include "sessionmodel.h"
 #include "sessionview.h"
 #include "statepalette.h"
+#include "syncdetails.h"
 #include "synctree.h"
 #include "syncview.h"
 #include "synthscenarios.h"
@@ -465,6 +468,31 @@ class TestUi : public QObject {
     QCOMPARE(sync->rowCount(), 1);
     sync->setFilterText("queue_");
     QCOMPARE(sync->rowCount(), 2);
+  }
+
+  // The table's figures in view beside the details pane: at 1,100 pixels
+  // through the hold time (it was cut at Contended), at 1,400 through the
+  // acquisitions; the details pane keeps a readable width.
+  void syncFiguresFitBesideTheDetails() {
+    for (const auto &[width, lastWhole] : {std::pair{1100, int(tmui::SyncTree::Hold)},
+                                           std::pair{1400, int(tmui::SyncTree::Acquisitions)}}) {
+      QString error;
+      std::unique_ptr<tmui::SessionView> page(openCapture(capture_, &error));
+      QVERIFY(page);
+      renderView(page.get(), ViewKind::Sync, -1, QSize(width, 600));
+      std::unique_ptr<tmui::ModelView> view(page->view(ViewKind::Sync));  // detached by renderView
+      auto *sync = static_cast<tmui::SyncView *>(view.get());
+      const QTreeView *tree = sync->findChild<QTreeView *>();
+      const QHeaderView *h = tree->header();
+      const int right = h->sectionViewportPosition(lastWhole) + h->sectionSize(lastWhole);
+      QVERIFY2(right <= tree->viewport()->width(),
+               qPrintable(QStringLiteral("%1 px: column %2 ends at %3 of %4")
+                              .arg(width)
+                              .arg(lastWhole)
+                              .arg(right)
+                              .arg(tree->viewport()->width())));
+      QVERIFY(sync->details()->width() >= 200);
+    }
   }
 
   void windowSelectorDrivesTheViews() {

@@ -56,18 +56,16 @@ SyncView::SyncView(tmon::SessionModel *model, ViewWindow *window, QWidget *paren
   connect(group_, &QComboBox::currentIndexChanged, this, [this] {
     setGrouping(SyncTree::Grouping(group_->currentData().toInt()));
   });
-  auto *split = new QSplitter(Qt::Horizontal, this);
-  split->addWidget(view_);
-  split->addWidget(details_);
-  // The table's figures through its acquisitions in view (at 3:2 a
-  // 1,400-pixel window cut its hold times), the details beside them; a
-  // wider window widens the table.
-  int figures = 0;
-  for (int c = 0; c <= SyncTree::Acquisitions; ++c) figures += widths[c];
-  split->setSizes({figures + chars(2), chars(56)});
-  split->setStretchFactor(0, 1);
-  split->setStretchFactor(1, 2);
-  layout->addWidget(split, 1);
+  split_ = new QSplitter(Qt::Horizontal, this);
+  split_->addWidget(view_);
+  split_->addWidget(details_);
+  for (int c = 0; c <= SyncTree::Acquisitions; ++c) figuresWidth_ += widths[c];
+  figuresWidth_ += chars(2);
+  detailsWidth_ = chars(56);
+  detailsLeast_ = chars(28);
+  split_->setSizes({figuresWidth_, detailsWidth_});
+  connect(split_, &QSplitter::splitterMoved, this, [this] { splitDragged_ = true; });
+  layout->addWidget(split_, 1);
   auto *hint = new QLabel(tr("Select an object to outline, in the timeline, the intervals "
                              "threads spent blocked on it."), this);
   hint->setForegroundRole(QPalette::PlaceholderText);
@@ -123,6 +121,29 @@ void SyncView::selectObject(uint32_t id) {
   view_->selectionModel()->setCurrentIndex(
       hits.first(), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
   view_->scrollTo(hits.first());
+}
+
+void SyncView::resizeEvent(QResizeEvent *event) {
+  ModelView::resizeEvent(event);
+  shareWidth();
+}
+
+void SyncView::shareWidth() {
+  if (splitDragged_) return;
+  // The table's figures through its acquisitions in view (at 3:2 a
+  // 1,400-pixel window cut its hold times; in proportion, a 1,100-pixel one
+  // cut them at Contended), the details at their width beside them, then
+  // narrower down to a least width; past that the table gives way too. A
+  // wider window widens the details twice as fast as the table.
+  const int total = split_->width() - split_->handleWidth();
+  if (total <= 0) return;
+  int details;
+  if (total >= figuresWidth_ + detailsWidth_)
+    details = detailsWidth_ + (total - figuresWidth_ - detailsWidth_) * 2 / 3;
+  else
+    details = std::max(detailsLeast_, total - figuresWidth_);
+  details = std::min(details, total / 2);
+  split_->setSizes({total - details, details});
 }
 
 void SyncView::rebuild() {

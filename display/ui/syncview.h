@@ -12,6 +12,7 @@
 
 class QComboBox;
 class QLineEdit;
+class QSplitter;
 class QTreeView;
 
 namespace tmui {
@@ -37,13 +38,23 @@ class SyncView : public ModelView {
 
  protected:
   void rebuild() override;
+  void resizeEvent(QResizeEvent *event) override;
 
  private:
+  // The table and the details side by side for this width, until the user
+  // drags the splitter.
+  void shareWidth();
+
   SyncTree *tree_;
   QTreeView *view_;
   QLineEdit *filter_;
   QComboBox *group_;
   SyncDetails *details_;
+  QSplitter *split_;
+  int figuresWidth_ = 0;  // the table's columns through Acquisitions
+  int detailsWidth_ = 0;  // what the details pane wants, and at least
+  int detailsLeast_ = 0;
+  bool splitDragged_ = false;
   uint32_t selected_ = 0;
 };
 
