@@ -85,8 +85,8 @@ bool waitsFit(int64_t waitsNs, size_t waiters, int64_t spanNs, int64_t tick, con
 
 // One thread at a time holds a mutex, a spin lock or a rwlock for writing
 // (the holds timed): their sum fits in the run. The figure is an estimate
-// from timed holds (a sub-microsecond hold reads up to 1.7 times long:
-// docs/benchmarks.md, "Accuracy"), so the bound is twice the run: what
+// from timed holds (within 15% on microsecond holds: docs/benchmarks.md,
+// "Holds after a condition wait"), so the bound is twice the run: what
 // breaks it is a weight gone wrong (a memcached lock read 51 s of hold in
 // 5 s when its timed holds were all atypical ones).
 void holdsFit(const SyncObjectInfo &o, int64_t holdNs, int64_t runNs, int64_t tick,

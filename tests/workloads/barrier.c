@@ -37,6 +37,8 @@ typedef struct worker {
   pid_t tid;
   int *mat;
   long locks;      /* barrier_mtx acquisitions, counting cond_wait's re-lock */
+  double hold_s;   /* wall time holding barrier_mtx: from each acquisition (the
+                      lock's or cond_wait's return) to the unlock or cond_wait call */
   double wait_s;   /* wall time in the barrier */
   double cond_s;   /* wall time inside pthread_cond_wait */
   double cpu_s, lifetime_s;
@@ -45,6 +47,7 @@ typedef struct worker {
 
 static void cond_barrier(worker *w) {
   pthread_mutex_lock(&barrier_mtx);
+  double held = wl_now_s();
   w->locks++;
   if (++count == threads) {
     count = 0;
@@ -55,12 +58,15 @@ static void cond_barrier(worker *w) {
     while (gen == generation) {
       /* The CPU clock is a system call: read outside the timed window. */
       double c0 = wl_thread_cpu_s(), t0 = wl_now_s();
+      w->hold_s += t0 - held;
       pthread_cond_wait(&barrier_cond, &barrier_mtx);
-      w->cond_s += wl_now_s() - t0;
+      held = wl_now_s();
+      w->cond_s += held - t0;
       w->blocked_cpu_s += wl_cpu_inside_s(c0);
       w->locks++; /* pthread_cond_wait returns holding the mutex again */
     }
   }
+  w->hold_s += wl_now_s() - held;
   pthread_mutex_unlock(&barrier_mtx);
 }
 
@@ -110,14 +116,17 @@ int main(int argc, char **argv) {
     wl_check(pthread_create(&ws[i].thread, NULL, work, &ws[i]), "pthread_create");
   }
   long locks = 0;
+  double hold_s = 0;
   for (int i = 0; i < threads; i++) {
     wl_check(pthread_join(ws[i].thread, NULL), "pthread_join");
     locks += ws[i].locks;
+    hold_s += ws[i].hold_s;
   }
-  printf("{\"workload\":\"%s\",\"wall_s\":%.6f,\"barrier\":\"%s\",\"threads\":%d,\"rows\":%d,"
-         "\"iterations\":%d,\"mutex_acquisitions\":%ld,\"workers\":[",
-         BARRIER_NAME, wl_now_s() - start, use_pbarrier ? "pthread_barrier" : "mutex_cond",
-         threads, rows, iterations, locks);
+  printf(
+      "{\"workload\":\"%s\",\"wall_s\":%.6f,\"barrier\":\"%s\",\"threads\":%d,\"rows\":%d,"
+      "\"iterations\":%d,\"mutex_acquisitions\":%ld,\"mutex_hold_s\":%.6f,\"workers\":[",
+      BARRIER_NAME, wl_now_s() - start, use_pbarrier ? "pthread_barrier" : "mutex_cond", threads,
+      rows, iterations, locks, hold_s);
   for (int i = 0; i < threads; i++) {
     const worker *w = &ws[i];
     printf("%s{\"tid\":%d,\"lifetime_s\":%.6f,\"cpu_s\":%.6f,\"barrier_wait_s\":%.6f,"
