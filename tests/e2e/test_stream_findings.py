@@ -73,10 +73,17 @@ def check_workload(name, args, kind):
         check(severities_agree(got, f), f"{name}: {f['kind']} streamed is {got['severity']} "
               f"(share {got['evidence'].get('share')}, whole {f['evidence'].get('share')})")
         w = got["evidence"].get("windows", {})
-        check(1 <= w.get("held", 0) <= w.get("of", 0) and w.get("of", 0) >= 2,
+        # undersubscribed may hold over the run and in no window (its phases
+        # spread thinly: seen under load, each 1 s window with one thread on
+        # a CPU at a time); then it has no worst window.
+        least = 0 if f["kind"] == "undersubscribed" else 1
+        check(least <= w.get("held", 0) <= w.get("of", 0) and w.get("of", 0) >= 2,
               f"{name}: {f['kind']} evidence.windows {w}, expected held of at least 2 windows")
         check(f"In {w.get('held')} of {w.get('of')} windows" in got["message"],
               f"{name}: {f['kind']} message does not say its windows: {got['message']!r}")
+        if w.get("held", 0) == 0:
+            check("worst_s" not in w, f"{name}: held in no window, but a worst window {w}")
+            continue
         worst = w.get("worst_s", [0, 0])
         check(0 <= worst[0] < worst[1] <= streamed["process"]["duration_s"] + 1e-6,
               f"{name}: worst window {worst} outside the run")
