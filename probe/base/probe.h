@@ -309,7 +309,11 @@ typedef struct tm_object {
   /* Beside the counter: the lock fast path compares the two (wrap.h). */
   _Atomic uint64_t hold_next;    /* acquisition count whose hold is timed next */
   _Atomic uint64_t contentions;
-  uint64_t first_seen_ns;
+  /* rwlock: the writers' acquisitions alone, counted under the lock. Their
+   * holds are sampled by this count (hold_next, hold_last): weighted by all
+   * acquisitions, readers' included, a read-mostly lock's write holds read
+   * 1,000 times long (docs/benchmarks.md, "Write holds of a rwlock"). */
+  uint64_t writes;
   _Atomic uint64_t wait_ns;
   _Atomic uint64_t max_wait_ns;
   /* Hold time: each timed hold counts for the acquisitions since the
@@ -319,9 +323,10 @@ typedef struct tm_object {
   _Atomic uint64_t hold_samples; /* holds timed */
   _Atomic uint64_t hold_last;    /* acquisition count of the last timed hold */
   _Atomic uint64_t wait_samples; /* internal locks: sampler ticks seen waiting */
-  _Atomic uint32_t has_stack; /* 1 = stack complete, 2 = being written */
-  void *first_contention_stack[8]; /* raw PCs, symbolised by the sampler */
+  _Atomic uint32_t has_stack;    /* 1 = stack complete, 2 = being written */
   uint32_t stack_depth;
+  void *first_contention_stack[8]; /* raw PCs, symbolised by the sampler */
+  uint64_t first_seen_ns;
 } tm_object;
 
 /* Finds or adds the object at addr, numbered; NULL when the table is full.

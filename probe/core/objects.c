@@ -40,7 +40,7 @@ static tm_object *objects(void) {
 
 _Static_assert(sizeof(tm_object) == 192, "tm_object_home scales the index by 3 << 6");
 _Static_assert(offsetof(tm_object, acquisitions) < 64 && offsetof(tm_object, hold_next) < 64 &&
-                   offsetof(tm_object, releaser_tid) < 64,
+                   offsetof(tm_object, releaser_tid) < 64 && offsetof(tm_object, writes) < 64,
                "the uncontended paths touch the object's first line only");
 
 bool tm_objects_map(void) { return objects() != NULL; }

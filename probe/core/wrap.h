@@ -147,9 +147,15 @@ static inline void tm_hold_maybe(tm_object *o, uint64_t count, const void *addr)
     tm_hold_begin(o, count, addr);
 }
 
+/* The count o's holds are sampled by: a rwlock's writes, else every
+ * acquisition (all exclusive). */
+static inline uint64_t tm_hold_count(const tm_object *o) {
+  return o->kind == TM_KIND_RWLOCK ? o->writes : o->acquisitions;
+}
+
 /* After an exclusive acquisition was counted into o (NULL: untracked). */
 static inline void tm_hold_tick(tm_object *o, const void *addr) {
-  if (o != NULL) tm_hold_maybe(o, o->acquisitions, addr);
+  if (o != NULL) tm_hold_maybe(o, tm_hold_count(o), addr);
 }
 
 /* An exclusive acquisition by the calling (registered) thread, which holds
@@ -162,6 +168,18 @@ static inline void tm_count_exclusive(const void *addr, uint32_t kind) {
     tm_hold_maybe(o, ++o->acquisitions, addr);
   } else {
     tm_count_exclusive_slow(addr, kind, 0);
+  }
+}
+
+/* A rwlock's write acquisition (the caller holds it alone): counted as an
+ * acquisition and a write, its hold sampled by the writes. */
+static inline void tm_count_writer(const void *addr) {
+  tm_object *o = tm_object_home_slot(addr);
+  if (TM_LIKELY(tm_object_is(o, addr))) {
+    o->acquisitions++;
+    tm_hold_maybe(o, ++o->writes, addr);
+  } else {
+    tm_count_exclusive_slow(addr, TM_KIND_RWLOCK, 0);
   }
 }
 

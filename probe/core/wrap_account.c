@@ -103,9 +103,10 @@ void tm_clock_calibrate(void) {
 
 void tm_count_acquire(tm_object *o, enum tm_acquire acq) {
   if (!o) return;
-  if (acq == TM_ACQ_EXCLUSIVE)
+  if (acq == TM_ACQ_EXCLUSIVE) {
     o->acquisitions++;
-  else if (acq == TM_ACQ_SHARED)
+    if (o->kind == TM_KIND_RWLOCK) o->writes++;
+  } else if (acq == TM_ACQ_SHARED)
     __atomic_fetch_add(&o->acquisitions, 1, __ATOMIC_RELAXED);
 }
 
@@ -117,6 +118,7 @@ void tm_count_exclusive_slow(const void *addr, uint32_t kind, uint32_t flags) {
   tm_object *o = tm_object_find(addr, kind, flags);
   if (!o) return;
   o->acquisitions++;
+  if (o->kind == TM_KIND_RWLOCK) o->writes++;
   tm_hold_tick(o, addr);
 }
 

@@ -32,7 +32,7 @@ static int real_rw(pthread_rwlock_t *l, const rw_call *c) {
  * Readers count with an atomic (several hold it at once). */
 static inline void count_fast(pthread_rwlock_t *l, bool writer) {
   if (writer) {
-    tm_count_exclusive(l, TM_KIND_RWLOCK);
+    tm_count_writer(l);
     return;
   }
   tm_count_shared(l, TM_KIND_RWLOCK);
