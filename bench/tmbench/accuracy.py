@@ -34,6 +34,8 @@ WORKLOADS = [
     # pthread_cond_wait's re-lock (docs/benchmarks.md, "Holds after a
     # condition wait").
     ("barrier_fine", ["--threads", "4", "--iterations", "30000"], None),
+    # A read-mostly rwlock: its hold is its time held for writing.
+    ("rwlock_hold", ["--readers", "2", "--writes", "400"], None),
     # A lock of the program's own on syscall(SYS_futex): seen at the call.
     ("futex_lock", ["--workers", "4", "--rounds", "100"],
      ("workers", "tid", [("blocked_futex", "blocked_futex_pct")])),
@@ -139,6 +141,15 @@ def states(build_dir, probe, quick, log):
                     how = f"{lock.get('hold_samples')} of {lock['acquisitions']} timed"
                     sec.rows.append([label, "all workers", f"lock hold, s ({how})",
                                      f"{truth['mutex_hold_s']:.3f}", f"{lock['hold_s']:.3f}",
+                                     f"{err:+.1f}%"])
+            if name == "rwlock_hold":
+                lock = next((o for o in rep.get("sync_objects", []) if o.get("kind") == "rwlock"
+                             and o.get("symbol") == truth.get("lock_symbol")), None)
+                if lock and truth.get("write_hold_s"):
+                    err = 100.0 * (lock["hold_s"] / truth["write_hold_s"] - 1)
+                    sec.rows.append([label, "the writer", "write hold, s "
+                                     f"({lock.get('hold_samples')} of {truth['writes']} timed)",
+                                     f"{truth['write_hold_s']:.3f}", f"{lock['hold_s']:.3f}",
                                      f"{err:+.1f}%"])
             if name == "cpp20_sync":
                 for t in truth.get("threads", []):
