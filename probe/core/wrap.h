@@ -138,24 +138,28 @@ extern TM_TLS __thread const void *tm_hold_addr[TM_HOLD_SLOTS] TM_HIDDEN;
 static inline bool tm_hold_timing(const void *addr) {
   return tm_hold_addr[0] == addr || tm_hold_addr[1] == addr;
 }
-TM_HIDDEN void tm_hold_begin(tm_object *o, uint64_t count, const void *addr);
+TM_HIDDEN void tm_hold_begin(tm_object *o, uint64_t count, const void *addr, uint32_t kind);
 TM_HIDDEN void tm_hold_end(const void *addr, uint32_t kind);
+/* addr, held by the caller, is a recursive mutex it has taken more than
+ * once: an unlock leaves it held, an acquisition holds it for no time. */
+TM_HIDDEN bool tm_hold_inner(const void *addr, uint32_t kind);
 
-/* After the exclusive acquisition that brought o's count to count. */
-static inline void tm_hold_maybe(tm_object *o, uint64_t count, const void *addr) {
+/* After the exclusive acquisition that brought o's count to count; kind is
+ * what the caller knows addr to be (o's is its first sight's). */
+static inline void tm_hold_maybe(tm_object *o, uint64_t count, const void *addr, uint32_t kind) {
   if (TM_UNLIKELY(count >= atomic_load_explicit(&o->hold_next, memory_order_relaxed)))
-    tm_hold_begin(o, count, addr);
+    tm_hold_begin(o, count, addr, kind);
 }
 
-/* The count o's holds are sampled by: a rwlock's writes, else every
+/* The count a kind's holds are sampled by: a rwlock's writes, else every
  * acquisition (all exclusive). */
-static inline uint64_t tm_hold_count(const tm_object *o) {
-  return o->kind == TM_KIND_RWLOCK ? o->writes : o->acquisitions;
+static inline uint64_t tm_hold_count(const tm_object *o, uint32_t kind) {
+  return kind == TM_KIND_RWLOCK ? o->writes : o->acquisitions;
 }
 
 /* After an exclusive acquisition was counted into o (NULL: untracked). */
-static inline void tm_hold_tick(tm_object *o, const void *addr) {
-  if (o != NULL) tm_hold_maybe(o, tm_hold_count(o), addr);
+static inline void tm_hold_tick(tm_object *o, const void *addr, uint32_t kind) {
+  if (o != NULL) tm_hold_maybe(o, tm_hold_count(o, kind), addr, kind);
 }
 
 /* An exclusive acquisition by the calling (registered) thread, which holds
@@ -165,7 +169,7 @@ TM_HIDDEN void tm_count_exclusive_slow(const void *addr, uint32_t kind, uint32_t
 static inline void tm_count_exclusive(const void *addr, uint32_t kind) {
   tm_object *o = tm_object_home_slot(addr);
   if (TM_LIKELY(tm_object_is(o, addr))) {
-    tm_hold_maybe(o, ++o->acquisitions, addr);
+    tm_hold_maybe(o, ++o->acquisitions, addr, kind);
   } else {
     tm_count_exclusive_slow(addr, kind, 0);
   }
@@ -177,7 +181,7 @@ static inline void tm_count_writer(const void *addr) {
   tm_object *o = tm_object_home_slot(addr);
   if (TM_LIKELY(tm_object_is(o, addr))) {
     o->acquisitions++;
-    tm_hold_maybe(o, ++o->writes, addr);
+    tm_hold_maybe(o, ++o->writes, addr, TM_KIND_RWLOCK);
   } else {
     tm_count_exclusive_slow(addr, TM_KIND_RWLOCK, 0);
   }

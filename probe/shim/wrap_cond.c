@@ -71,7 +71,7 @@ static int wait_common(pthread_cond_t *c, pthread_mutex_t *m, const wait_call *k
   if (rc == 0 || rc == ETIMEDOUT) {
     tm_object *mo = tm_object_lookup(m, TM_KIND_MUTEX, (uint32_t)m->__data.__kind & 0xffu);
     tm_count_acquire(mo, TM_ACQ_EXCLUSIVE);
-    tm_hold_tick(mo, m);
+    tm_hold_tick(mo, m, TM_KIND_MUTEX);
   }
   return rc;
 }

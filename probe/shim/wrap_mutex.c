@@ -31,7 +31,7 @@ static inline bool acquired(int rc) { return rc == 0 || rc == EOWNERDEAD; }
 static inline void mutex_count(pthread_mutex_t *m) {
   tm_object *o = tm_object_home_slot(m);
   if (TM_LIKELY(tm_object_is(o, m))) {
-    tm_hold_maybe(o, ++o->acquisitions, m);
+    tm_hold_maybe(o, ++o->acquisitions, m, TM_KIND_MUTEX);
   } else {
     tm_count_exclusive_slow(m, TM_KIND_MUTEX, (uint32_t)m->__data.__kind & 0xffu);
   }
@@ -48,7 +48,7 @@ static int lock_waiting(tm_thread *t, pthread_mutex_t *m, int owner, const lock_
   tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_MUTEX, (uint32_t)owner, caller);
   int rc = real_lock(m, c);
   tm_wait_end(&w, acquired(rc) ? TM_ACQ_EXCLUSIVE : TM_ACQ_NONE);
-  if (acquired(rc)) tm_hold_tick(o, m);
+  if (acquired(rc)) tm_hold_tick(o, m, TM_KIND_MUTEX);
   return rc;
 }
 
@@ -191,7 +191,8 @@ TM_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m) {
 }
 
 __attribute__((noinline)) static int unlock_sampled(pthread_mutex_t *m) {
-  tm_hold_end(m, TM_KIND_MUTEX);
+  /* A recursive mutex's inner unlock: the outer hold goes on. */
+  if (!tm_hold_inner(m, TM_KIND_MUTEX)) tm_hold_end(m, TM_KIND_MUTEX);
   return tm_real.pthread_mutex_unlock(m);
 }
 

@@ -50,7 +50,7 @@ __attribute__((noinline)) static int rw_contended(tm_thread *t, pthread_rwlock_t
   tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_RWLOCK, (uint32_t)owner, caller);
   rc = real_rw(l, c);
   tm_wait_end(&w, rc != 0 ? TM_ACQ_NONE : writer ? TM_ACQ_EXCLUSIVE : TM_ACQ_SHARED);
-  if (rc == 0 && writer) tm_hold_tick(o, l);
+  if (rc == 0 && writer) tm_hold_tick(o, l, TM_KIND_RWLOCK);
   return rc;
 }
 

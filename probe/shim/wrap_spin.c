@@ -15,7 +15,7 @@ __attribute__((noinline)) static int spin_contended(pthread_spinlock_t *s, const
   tm_wait_begin(&w, t, o, TM_STATE_BLOCKED_SPIN, 0, caller);
   int rc = tm_real.pthread_spin_lock(s);
   tm_wait_end(&w, rc == 0 ? TM_ACQ_EXCLUSIVE : TM_ACQ_NONE);
-  if (rc == 0) tm_hold_tick(o, (const void *)s);
+  if (rc == 0) tm_hold_tick(o, (const void *)s, TM_KIND_SPIN);
   return rc;
 }
 

@@ -137,7 +137,11 @@ static void test_cancelled_wait(tm_thread *t) {
 }
 
 static void test_hold_sampling(tm_thread *t) {
-  static int lock_word, other_word, third_word;
+  /* Mutexes never locked here (their counts are driven by hand): the hold
+   * sampler reads a mutex's type and recursion count. */
+  static pthread_mutex_t lock_word = PTHREAD_MUTEX_INITIALIZER,
+                         other_word = PTHREAD_MUTEX_INITIALIZER,
+                         third_word = PTHREAD_MUTEX_INITIALIZER;
   tm_object *o = tm_object_get(&lock_word, TM_KIND_MUTEX);
   o->acquisitions = 0;
   CHECK(tm_hold_addr[0] == NULL && tm_hold_addr[1] == NULL);
@@ -183,9 +187,11 @@ static void test_hold_sampling(tm_thread *t) {
   tm_object *b = tm_object_get(&other_word, TM_KIND_MUTEX);
   tm_count_exclusive(&other_word, TM_KIND_MUTEX);
   CHECK(tm_hold_timing(&other_word));
-  /* A recursive mutex taken again is one hold: the second slot stays free. */
+  /* A recursive mutex taken again is one hold: the second slot stays free,
+   * and the inner acquisition is timed as holding it for no time. */
   tm_count_exclusive(&other_word, TM_KIND_MUTEX);
   CHECK(tm_hold_addr[1] == NULL);
+  CHECK_EQ(atomic_load(&b->hold_samples), 1);
   uint64_t inner_timed = 0;
   for (int i = 0; i < 64 * 20; i++) {
     tm_count_exclusive(&lock_word, TM_KIND_MUTEX);
@@ -210,7 +216,7 @@ static void test_hold_sampling(tm_thread *t) {
   tm_hold_release(&lock_word, TM_KIND_MUTEX);
   tm_hold_release(&third_word, TM_KIND_MUTEX);
   tm_hold_release(&other_word, TM_KIND_MUTEX);
-  CHECK_EQ(atomic_load(&b->hold_samples), 1);
+  CHECK_EQ(atomic_load(&b->hold_samples), 2);
   CHECK(atomic_load(&o->hold_last) < skipped_at);
   tm_count_exclusive(&lock_word, TM_KIND_MUTEX);
   CHECK(tm_hold_timing(&lock_word)); /* the skipped one's weight with it */
@@ -218,6 +224,54 @@ static void test_hold_sampling(tm_thread *t) {
   CHECK_EQ(atomic_load(&o->hold_last), skipped_at + 1);
   CHECK(tm_hold_addr[0] == NULL && tm_hold_addr[1] == NULL);
   (void)t;
+}
+
+/* A recursive mutex: the hold is the outermost lock's to the outermost
+ * unlock. An acquisition that finds it held by its caller already (not
+ * timed as the outer one, in the sampled stretch) holds it for no time of
+ * its own, and an inner unlock does not end the outer hold. */
+static void test_hold_recursive(void) {
+  pthread_mutexattr_t a;
+  pthread_mutexattr_init(&a);
+  pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+  static pthread_mutex_t rm;
+  CHECK_EQ(pthread_mutex_init(&rm, &a), 0);
+  tm_object *o = tm_object_get(&rm, TM_KIND_MUTEX);
+  CHECK(o != NULL);
+  CHECK_EQ(pthread_mutex_lock(&rm), 0); /* the real ones: not interposed here */
+  CHECK(!tm_hold_inner(&rm, TM_KIND_MUTEX));
+  tm_count_exclusive(&rm, TM_KIND_MUTEX);
+  CHECK(tm_hold_timing(&rm));
+  CHECK_EQ(pthread_mutex_lock(&rm), 0);
+  CHECK(tm_hold_inner(&rm, TM_KIND_MUTEX));
+  tm_count_exclusive(&rm, TM_KIND_MUTEX);
+  CHECK_EQ(atomic_load(&o->hold_samples), 1); /* the inner one, as 0 */
+  CHECK_EQ(atomic_load(&o->hold_ns), 0);
+  sleep_ms(3);
+  CHECK(tm_hold_inner(&rm, TM_KIND_MUTEX)); /* the unlock wrapper's test */
+  CHECK_EQ(pthread_mutex_unlock(&rm), 0);
+  CHECK(tm_hold_timing(&rm));
+  CHECK(!tm_hold_inner(&rm, TM_KIND_MUTEX));
+  tm_hold_release(&rm, TM_KIND_MUTEX);
+  CHECK_EQ(pthread_mutex_unlock(&rm), 0);
+  CHECK_EQ(atomic_load(&o->hold_samples), 2);
+  CHECK(atomic_load(&o->hold_ns) >= 3000000u); /* outer hold, weight 1 */
+  /* Past the exact stretch, an inner acquisition the sampler picks while
+   * the outer is untimed is a hold of 0 too, its weight taken. */
+  atomic_store(&o->hold_next, o->acquisitions + 2);
+  CHECK_EQ(pthread_mutex_lock(&rm), 0);
+  tm_count_exclusive(&rm, TM_KIND_MUTEX);
+  CHECK(!tm_hold_timing(&rm));
+  CHECK_EQ(pthread_mutex_lock(&rm), 0);
+  uint64_t before = atomic_load(&o->hold_ns);
+  tm_count_exclusive(&rm, TM_KIND_MUTEX);
+  CHECK(!tm_hold_timing(&rm));
+  CHECK_EQ(atomic_load(&o->hold_samples), 3);
+  CHECK_EQ(atomic_load(&o->hold_ns), before);
+  CHECK_EQ(atomic_load(&o->hold_last), o->acquisitions);
+  CHECK_EQ(pthread_mutex_unlock(&rm), 0);
+  CHECK_EQ(pthread_mutex_unlock(&rm), 0);
+  pthread_mutexattr_destroy(&a);
 }
 
 static void *child_body(void *arg) {
@@ -400,6 +454,7 @@ int main(void) {
   test_wait_on_an_unnumbered_object(t);
   test_cancelled_wait(t);
   test_hold_sampling(t);
+  test_hold_recursive();
   test_releaser_mutex(t);
   test_releaser_cond(t);
   test_wait_clock();

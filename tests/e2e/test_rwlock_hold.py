@@ -6,7 +6,10 @@ truth, and an "invariant broken" on every report of the program)."""
 import tmtest
 from tmtest import check, near
 
-ARGS = ["--readers", "2", "--writes", "400", "--hold-ms", "0.2", "--gap-ms", "0.5"]
+# 250 writes: every write hold timed (the first 256 are), so the figure is
+# exact, not a sample's (a few preempted holds weighed 8 each read +62% at
+# load 3). The bug was in the weights, which the exact stretch has too.
+ARGS = ["--readers", "2", "--writes", "250", "--hold-ms", "0.2", "--gap-ms", "0.5"]
 
 
 def test_write_holds():
@@ -21,10 +24,9 @@ def test_write_holds():
     check(lock.get("acquisitions") == truth["reads"] + truth["writes"],
           f"acquisitions {lock.get('acquisitions')}, truth {truth['reads']} reads + "
           f"{truth['writes']} writes")
-    # Past 256 writes the holds are sampled (about 1 in 8): an estimate.
     samples = lock.get("hold_samples") or 0
-    check(256 <= samples < truth["writes"], f"{samples} write holds timed of {truth['writes']}")
-    near(lock.get("hold_s"), truth["write_hold_s"], 0.2 * truth["write_hold_s"],
+    check(samples == truth["writes"], f"{samples} write holds timed of {truth['writes']}")
+    near(lock.get("hold_s"), truth["write_hold_s"], 0.1 * truth["write_hold_s"],
          "table_lock hold s (its write holds)")
 
 

@@ -6,6 +6,9 @@
  * thread times its own pthread_mutex_lock calls and how long it then keeps
  * the lock; the truth printed at exit is those measured waits and holds, the
  * exact acquisition count and each waiter's blocked share of its lifetime.
+ * --nested makes big_lock recursive and the holder take it again at the
+ * start of each hold and release that inner hold at once (an acquisition
+ * counted, held inside the outer hold).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -28,7 +31,7 @@ typedef struct thread_truth {
 } thread_truth;
 
 static double hold_ms = 20, gap_ms = 5;
-static int rounds = 40;
+static int rounds = 40, nested;
 static atomic_int done;
 
 /* The line of the call that waits: its call site's source line. */
@@ -57,6 +60,11 @@ static void *holder(void *arg) {
   double start = wl_now_s();
   for (int r = 0; r < rounds; r++) {
     timed_lock(t);
+    if (nested) {
+      wl_check(pthread_mutex_lock(&big_lock), "pthread_mutex_lock (nested)");
+      t->acquisitions++;
+      wl_check(pthread_mutex_unlock(&big_lock), "pthread_mutex_unlock (nested)");
+    }
     wl_sleep_ms(hold_ms);
     if (r == rounds - 1) atomic_store(&done, 1);
     timed_unlock(t);
@@ -87,10 +95,18 @@ int main(int argc, char **argv) {
       {"hold-ms", WL_DOUBLE, &hold_ms, "how long the holder keeps the lock each round"},
       {"gap-ms", WL_DOUBLE, &gap_ms, "pause after each release"},
       {"rounds", WL_INT, &rounds, "holder rounds"},
+      {"nested", WL_BOOL, &nested, "recursive big_lock, taken again inside each hold"},
   };
   wl_parse_flags(argc, argv, "One thread holds big_lock while others wait for it.", flags,
                  (int)(sizeof flags / sizeof flags[0]));
   if (rounds < 1) rounds = 1;
+  if (nested) {
+    pthread_mutexattr_t a;
+    wl_check(pthread_mutexattr_init(&a), "pthread_mutexattr_init");
+    wl_check(pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE), "pthread_mutexattr_settype");
+    wl_check(pthread_mutex_init(&big_lock, &a), "pthread_mutex_init");
+    pthread_mutexattr_destroy(&a);
+  }
   thread_truth *ts = calloc((size_t)waiters + 1, sizeof *ts);
   if (!ts) return 1;
   double start = wl_now_s();
