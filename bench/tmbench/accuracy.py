@@ -29,6 +29,9 @@ WORKLOADS = [
     # Past 256 acquisitions hold time is estimated from a sample of holds.
     ("mutex_hold", ["--waiters", "2", "--rounds", "3000", "--hold-ms", "0.25", "--gap-ms", "0.1"],
      None),
+    # The same, big_lock recursive, taken again at the start of each hold.
+    ("mutex_hold", ["--waiters", "2", "--rounds", "3000", "--hold-ms", "0.25", "--gap-ms", "0.1",
+                    "--nested"], None),
     ("cond_wait", ["--delay-ms", "120", "--repeats", "6"], None),
     # Microsecond holds of a mutex used with a cond: half of them begin at
     # pthread_cond_wait's re-lock (docs/benchmarks.md, "Holds after a
