@@ -144,8 +144,9 @@ class WaitMatrixModel : public QAbstractTableModel {
   static QString unknownMeaning() {
     return WaitMatrixTable::tr(
         "Waits no thread is known to have caused: still open at the range's end (a thread "
-        "idle on a condition, waiting for work), timed out, or on an owner the probe did "
-        "not see. Shaded grey on a scale of their own.");
+        "idle on a condition, waiting for work), timed out, or on holders the probe does not "
+        "name (a rwlock's readers, which a writer waits for together). Shaded grey on a scale "
+        "of their own.");
   }
 
  private:

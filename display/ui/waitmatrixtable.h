@@ -32,8 +32,8 @@ constexpr int kMatrixMaxThreads = 40;
 // computed on a worker thread when there are many.
 //
 // Holder 0 is nobody known: a wait still open at the range's end (a thread
-// idle on a condition, waiting for work), one that timed out, or an owner
-// the probe never saw. Idle threads' waits are the longest of most servers
+// idle on a condition, waiting for work), one that timed out, or on holders
+// the probe does not name (a rwlock's readers). Idle threads' waits are the longest of most servers
 // (memcached's housekeepers: 10 s each in 10 s, beside its workers' 50-80 ms
 // on each other), so they get a column of their own, last, outside the
 // heat's scale, and rows rank by the waits someone is known to have caused.
