@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <threads.h>
 #include <time.h>
 #include <ucontext.h>
 
@@ -23,65 +24,65 @@
 typedef int (*tm_main_fn)(int, char **, char **);
 
 /* X(return type, field, parameter list) */
-#define TM_REAL_FUNCS(X)                                                                        \
+#define TM_REAL_FUNCS(X)                                                                       \
   X(int, pthread_create, (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))     \
-  X(int, pthread_join, (pthread_t, void **))                                                    \
-  X(int, pthread_tryjoin_np, (pthread_t, void **))                                              \
-  X(int, pthread_timedjoin_np, (pthread_t, void **, const struct timespec *))                   \
-  X(int, pthread_detach, (pthread_t))                                                           \
-  X(int, pthread_cancel, (pthread_t))                                                           \
-  X(int, pthread_mutex_lock, (pthread_mutex_t *))                                               \
-  X(int, pthread_mutex_trylock, (pthread_mutex_t *))                                            \
-  X(int, pthread_mutex_timedlock, (pthread_mutex_t *, const struct timespec *))                 \
-  X(int, pthread_mutex_clocklock, (pthread_mutex_t *, clockid_t, const struct timespec *))      \
-  X(int, pthread_mutex_unlock, (pthread_mutex_t *))                                             \
-  X(int, pthread_cond_clockwait,                                                                \
-    (pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *))                  \
-  X(int, pthread_rwlock_rdlock, (pthread_rwlock_t *))                                           \
-  X(int, pthread_rwlock_tryrdlock, (pthread_rwlock_t *))                                        \
-  X(int, pthread_rwlock_timedrdlock, (pthread_rwlock_t *, const struct timespec *))             \
-  X(int, pthread_rwlock_clockrdlock, (pthread_rwlock_t *, clockid_t, const struct timespec *))  \
-  X(int, pthread_rwlock_wrlock, (pthread_rwlock_t *))                                           \
-  X(int, pthread_rwlock_trywrlock, (pthread_rwlock_t *))                                        \
-  X(int, pthread_rwlock_timedwrlock, (pthread_rwlock_t *, const struct timespec *))             \
-  X(int, pthread_rwlock_clockwrlock, (pthread_rwlock_t *, clockid_t, const struct timespec *))  \
-  X(int, pthread_rwlock_unlock, (pthread_rwlock_t *))                                           \
-  X(int, pthread_barrier_wait, (pthread_barrier_t *))                                           \
-  X(int, pthread_spin_lock, (pthread_spinlock_t *))                                             \
-  X(int, pthread_spin_trylock, (pthread_spinlock_t *))                                          \
-  X(int, pthread_spin_unlock, (pthread_spinlock_t *))                                           \
-  X(int, sem_wait, (sem_t *))                                                                   \
-  X(int, sem_trywait, (sem_t *))                                                                \
-  X(int, sem_timedwait, (sem_t *, const struct timespec *))                                     \
-  X(int, sem_clockwait, (sem_t *, clockid_t, const struct timespec *))                          \
-  X(int, sem_post, (sem_t *))                                                                   \
+  X(int, thrd_create, (thrd_t *, thrd_start_t, void *))                                        \
+  X(int, pthread_join, (pthread_t, void **))                                                   \
+  X(int, pthread_tryjoin_np, (pthread_t, void **))                                             \
+  X(int, pthread_timedjoin_np, (pthread_t, void **, const struct timespec *))                  \
+  X(int, pthread_detach, (pthread_t))                                                          \
+  X(int, pthread_cancel, (pthread_t))                                                          \
+  X(int, pthread_mutex_lock, (pthread_mutex_t *))                                              \
+  X(int, pthread_mutex_trylock, (pthread_mutex_t *))                                           \
+  X(int, pthread_mutex_timedlock, (pthread_mutex_t *, const struct timespec *))                \
+  X(int, pthread_mutex_clocklock, (pthread_mutex_t *, clockid_t, const struct timespec *))     \
+  X(int, pthread_mutex_unlock, (pthread_mutex_t *))                                            \
+  X(int, pthread_cond_clockwait,                                                               \
+    (pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *))                 \
+  X(int, pthread_rwlock_rdlock, (pthread_rwlock_t *))                                          \
+  X(int, pthread_rwlock_tryrdlock, (pthread_rwlock_t *))                                       \
+  X(int, pthread_rwlock_timedrdlock, (pthread_rwlock_t *, const struct timespec *))            \
+  X(int, pthread_rwlock_clockrdlock, (pthread_rwlock_t *, clockid_t, const struct timespec *)) \
+  X(int, pthread_rwlock_wrlock, (pthread_rwlock_t *))                                          \
+  X(int, pthread_rwlock_trywrlock, (pthread_rwlock_t *))                                       \
+  X(int, pthread_rwlock_timedwrlock, (pthread_rwlock_t *, const struct timespec *))            \
+  X(int, pthread_rwlock_clockwrlock, (pthread_rwlock_t *, clockid_t, const struct timespec *)) \
+  X(int, pthread_rwlock_unlock, (pthread_rwlock_t *))                                          \
+  X(int, pthread_barrier_wait, (pthread_barrier_t *))                                          \
+  X(int, pthread_spin_lock, (pthread_spinlock_t *))                                            \
+  X(int, pthread_spin_trylock, (pthread_spinlock_t *))                                         \
+  X(int, pthread_spin_unlock, (pthread_spinlock_t *))                                          \
+  X(int, sem_wait, (sem_t *))                                                                  \
+  X(int, sem_trywait, (sem_t *))                                                               \
+  X(int, sem_timedwait, (sem_t *, const struct timespec *))                                    \
+  X(int, sem_clockwait, (sem_t *, clockid_t, const struct timespec *))                         \
+  X(int, sem_post, (sem_t *))                                                                  \
   X(int, pthread_mutex_init, (pthread_mutex_t *, const pthread_mutexattr_t *))                 \
-  X(int, pthread_rwlock_init, (pthread_rwlock_t *, const pthread_rwlockattr_t *))               \
-  X(int, pthread_spin_init, (pthread_spinlock_t *, int))                                        \
-  X(int, pthread_barrier_init,                                                                  \
-    (pthread_barrier_t *, const pthread_barrierattr_t *, unsigned))                             \
-  X(int, sem_init, (sem_t *, int, unsigned))                                                    \
-  X(int, sched_yield, (void))                                                                   \
-  X(pid_t, fork, (void))                                                                        \
-  X(int, pthread_setschedparam, (pthread_t, int, const struct sched_param *))                   \
-  X(int, sched_setscheduler, (pid_t, int, const struct sched_param *))                          \
-  X(int, sched_setparam, (pid_t, const struct sched_param *))                                   \
-  X(int, setpriority, (__priority_which_t, id_t, int))                                          \
-  X(int, pthread_setconcurrency, (int))                                                         \
-  X(int, pthread_setname_np, (pthread_t, const char *))                                         \
-  X(int, prctl, (int, ...))                                                                     \
-  X(int, nanosleep, (const struct timespec *, struct timespec *))                               \
-  X(int, clock_nanosleep, (clockid_t, int, const struct timespec *, struct timespec *))         \
-  X(int, usleep, (useconds_t))                                                                  \
-  X(unsigned, sleep, (unsigned))                                                                \
-  X(int, getcontext, (ucontext_t *))                                                            \
-  X(int, setcontext, (const ucontext_t *))                                                      \
-  X(int, swapcontext, (ucontext_t *, const ucontext_t *))                                       \
-  X(void, makecontext, (ucontext_t *, void (*)(void), int, ...))                                \
-  X(long, syscall, (long, ...))                                                                 \
-  X(pid_t, wait4, (pid_t, int *, int, struct rusage *))                                         \
-  X(int, waitid, (idtype_t, id_t, siginfo_t *, int))                                            \
-  X(int, __libc_start_main,                                                                     \
+  X(int, pthread_rwlock_init, (pthread_rwlock_t *, const pthread_rwlockattr_t *))              \
+  X(int, pthread_spin_init, (pthread_spinlock_t *, int))                                       \
+  X(int, pthread_barrier_init, (pthread_barrier_t *, const pthread_barrierattr_t *, unsigned)) \
+  X(int, sem_init, (sem_t *, int, unsigned))                                                   \
+  X(int, sched_yield, (void))                                                                  \
+  X(pid_t, fork, (void))                                                                       \
+  X(int, pthread_setschedparam, (pthread_t, int, const struct sched_param *))                  \
+  X(int, sched_setscheduler, (pid_t, int, const struct sched_param *))                         \
+  X(int, sched_setparam, (pid_t, const struct sched_param *))                                  \
+  X(int, setpriority, (__priority_which_t, id_t, int))                                         \
+  X(int, pthread_setconcurrency, (int))                                                        \
+  X(int, pthread_setname_np, (pthread_t, const char *))                                        \
+  X(int, prctl, (int, ...))                                                                    \
+  X(int, nanosleep, (const struct timespec *, struct timespec *))                              \
+  X(int, clock_nanosleep, (clockid_t, int, const struct timespec *, struct timespec *))        \
+  X(int, usleep, (useconds_t))                                                                 \
+  X(unsigned, sleep, (unsigned))                                                               \
+  X(int, getcontext, (ucontext_t *))                                                           \
+  X(int, setcontext, (const ucontext_t *))                                                     \
+  X(int, swapcontext, (ucontext_t *, const ucontext_t *))                                      \
+  X(void, makecontext, (ucontext_t *, void (*)(void), int, ...))                               \
+  X(long, syscall, (long, ...))                                                                \
+  X(pid_t, wait4, (pid_t, int *, int, struct rusage *))                                        \
+  X(int, waitid, (idtype_t, id_t, siginfo_t *, int))                                           \
+  X(int, __libc_start_main,                                                                    \
     (tm_main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *))
 
 /* X(return type, field, symbol, version, parameter list) */

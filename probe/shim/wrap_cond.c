@@ -11,6 +11,7 @@
 #include <pthread.h>
 
 #include "observe.h"
+#include "posix_calls.h"
 #include "real.h"
 #include "wrap.h"
 
@@ -107,6 +108,14 @@ int tm_cond_timedwait_old(pthread_cond_t *c, pthread_mutex_t *m, const struct ti
   return wait_common(c, m, &k, TM_CALLER());
 }
 
+/* C11's cnd_wait and cnd_timedwait (wrap_c11.c): the current
+ * implementation, the caller's call site. */
+int tm_cond_wait_at(pthread_cond_t *c, pthread_mutex_t *m, bool timed,
+                    const struct timespec *abstime, const void *caller) {
+  wait_call k = {timed ? WAIT_TIMED : WAIT, CLOCK_REALTIME, abstime};
+  return wait_common(c, m, &k, caller);
+}
+
 TM_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
                                      const struct timespec *abstime) {
   wait_call k = {WAIT_CLOCK, clk, abstime};
@@ -152,4 +161,9 @@ int tm_cond_broadcast(pthread_cond_t *c) {
 int tm_cond_broadcast_old(pthread_cond_t *c) {
   note_cond(c);
   return tm_real.cond_broadcast_old(c);
+}
+
+int tm_cond_notify(pthread_cond_t *c, bool all) {
+  note_cond(c);
+  return all ? tm_real.cond_broadcast(c) : tm_real.cond_signal(c);
 }

@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include "observe.h"
+#include "posix_calls.h"
 #include "real.h"
 #include "wrap.h"
 
@@ -135,25 +136,38 @@ __attribute__((noinline)) static int lock_general(pthread_mutex_t *m, const lock
 }
 
 /* The hot path: the real trylock, a home-slot lookup and the hold-sampling
- * test. The return address is only read on the slow branches.
- * Only m lives across the call: one saved register, which also keeps the
- * stack aligned. */
+ * test. CALLER (the return address) is only read on the slow branches: a
+ * macro, so that it is the exported function's own. Only m lives across
+ * the call: one saved register, which also keeps the stack aligned. */
+#define MUTEX_LOCK_FAST(m, CALLER)                                              \
+  do {                                                                          \
+    static const lock_call c_ = {LOCK, CLOCK_REALTIME, NULL};                   \
+    if (TM_UNLIKELY(tm_observer_fast() == NULL) || robust_or_protected(m))      \
+      return lock_general(m, &c_, CALLER);                                      \
+    int rc_ = tm_real.pthread_mutex_trylock(m);                                 \
+    if (TM_UNLIKELY(rc_ != 0)) return lock_contended_self(m, rc_, &c_, CALLER); \
+    mutex_count(m);                                                             \
+    return 0;                                                                   \
+  } while (0)
+
 TM_EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
-  static const lock_call c = {LOCK, CLOCK_REALTIME, NULL};
-  if (TM_UNLIKELY(tm_observer_fast() == NULL) || robust_or_protected(m))
-    return lock_general(m, &c, TM_CALLER());
-  int rc = tm_real.pthread_mutex_trylock(m);
-  if (TM_UNLIKELY(rc != 0)) return lock_contended_self(m, rc, &c, TM_CALLER());
-  mutex_count(m);
-  return 0;
+  MUTEX_LOCK_FAST(m, TM_CALLER());
 }
 
-TM_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime) {
+int tm_mutex_lock_at(pthread_mutex_t *m, const void *caller) {
+  MUTEX_LOCK_FAST(m, caller);
+}
+
+int tm_mutex_timedlock_at(pthread_mutex_t *m, const struct timespec *abstime, const void *caller) {
   tm_thread *t = tm_observer();
   if (!t || !tm_valid_timeout(CLOCK_REALTIME, abstime))
     return tm_real.pthread_mutex_timedlock(m, abstime);
   lock_call c = {LOCK_TIMED, CLOCK_REALTIME, abstime};
-  return lock_observed(t, m, &c, TM_CALLER());
+  return lock_observed(t, m, &c, caller);
+}
+
+TM_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime) {
+  return tm_mutex_timedlock_at(m, abstime, TM_CALLER());
 }
 
 TM_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
@@ -190,6 +204,10 @@ TM_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m) {
   return 0;
 }
 
+/* The same functions for C11's mtx_* (wrap_c11.c), called directly. */
+extern __typeof__(pthread_mutex_trylock) tm_mutex_trylock
+    __attribute__((alias("pthread_mutex_trylock"), nothrow));
+
 __attribute__((noinline)) static int unlock_sampled(pthread_mutex_t *m) {
   /* A recursive mutex's inner unlock: the outer hold goes on. */
   if (!tm_hold_inner(m, TM_KIND_MUTEX)) tm_hold_end(m, TM_KIND_MUTEX);
@@ -203,3 +221,6 @@ TM_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m) {
   if (TM_UNLIKELY(tm_hold_timing(m))) return unlock_sampled(m);
   return tm_real.pthread_mutex_unlock(m);
 }
+
+extern __typeof__(pthread_mutex_unlock) tm_mutex_unlock
+    __attribute__((alias("pthread_mutex_unlock"), nothrow));

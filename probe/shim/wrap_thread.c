@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "observe.h"
+#include "posix_calls.h"
 #include "real.h"
 #include "session.h"
 #include "wrap.h"
@@ -45,18 +46,40 @@ static void *tm_trampoline(void *arg) {
   return ret;
 }
 
-TM_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*routine)(void *),
-                             void *arg) {
+/* A C11 thread's (thrd_create): its function returns an int, which
+ * thrd_join reads back from the pointer as glibc's own start does. */
+static void *tm_trampoline_c11(void *arg) {
+  tm_thread *t = arg;
+  int (*routine)(void *);
+  void *routine_arg = t->start_arg;
+  __builtin_memcpy(&routine, &t->start_routine, sizeof routine);
+  in_trampoline = true;
+  tm_thread_attach(t);
+  int ret;
+  pthread_cleanup_push(trampoline_exit, t);
+  ret = routine(routine_arg);
+  pthread_cleanup_pop(1);
+  return (void *)(uintptr_t)ret;
+}
+
+int tm_thread_create(pthread_t *th, const pthread_attr_t *attr, void *routine_ptr, void *arg,
+                     bool c11) {
   atomic_store_explicit(&tm_program_created_thread, 1, memory_order_relaxed);
   tm_session_before_create();
   tm_thread *self = tm_observer();
-  if (!self) return tm_real.pthread_create(th, attr, routine, arg);
-  void *routine_ptr;
-  __builtin_memcpy(&routine_ptr, &routine, sizeof routine_ptr);
-  tm_thread *child = tm_thread_claim(routine_ptr, arg, self->tid);
-  if (!child) return tm_real.pthread_create(th, attr, routine, arg);
+  tm_thread *child = self ? tm_thread_claim(routine_ptr, arg, self->tid) : NULL;
+  if (!child) {
+    if (c11) {
+      int (*start)(void *);
+      __builtin_memcpy(&start, &routine_ptr, sizeof start);
+      return tm_real.thrd_create((thrd_t *)th, start, arg);
+    }
+    void *(*routine)(void *);
+    __builtin_memcpy(&routine, &routine_ptr, sizeof routine);
+    return tm_real.pthread_create(th, attr, routine, arg);
+  }
   tm_thread_inherit(child, self, attr);
-  int rc = tm_real.pthread_create(th, attr, tm_trampoline, child);
+  int rc = tm_real.pthread_create(th, attr, c11 ? tm_trampoline_c11 : tm_trampoline, child);
   if (rc != 0) {
     tm_thread_unclaim(child);
     return rc;
@@ -67,13 +90,24 @@ TM_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
   return 0;
 }
 
-TM_EXPORT void pthread_exit(void *ret) {
+TM_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*routine)(void *),
+                             void *arg) {
+  void *routine_ptr;
+  __builtin_memcpy(&routine_ptr, &routine, sizeof routine_ptr);
+  return tm_thread_create(th, attr, routine_ptr, arg, false);
+}
+
+void tm_thread_exit(void *ret) {
   tm_real_ensure();
   tm_thread *t = tm_self;
   /* Trampoline threads are marked by the unwind through the trampoline;
    * the main thread and threads created inside libc are marked here. */
   if (t && !in_trampoline) tm_thread_mark_exited(t);
   tm_real.pthread_exit(ret);
+}
+
+TM_EXPORT void pthread_exit(void *ret) {
+  tm_thread_exit(ret);
 }
 
 /* The thread's record if it is registered, for the holder field of a join. */
@@ -98,10 +132,14 @@ static int join_observed(tm_thread *self, enum join_kind kind, pthread_t th, voi
   return rc;
 }
 
-TM_EXPORT int pthread_join(pthread_t th, void **ret) {
+int tm_thread_join(pthread_t th, void **ret) {
   tm_thread *self = tm_observer();
   if (!self) return tm_real.pthread_join(th, ret);
   return join_observed(self, JOIN, th, ret, NULL);
+}
+
+TM_EXPORT int pthread_join(pthread_t th, void **ret) {
+  return tm_thread_join(th, ret);
 }
 
 TM_EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *abstime) {
