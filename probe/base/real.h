@@ -30,6 +30,7 @@ typedef int (*tm_main_fn)(int, char **, char **);
   X(int, pthread_join, (pthread_t, void **))                                                   \
   X(int, pthread_tryjoin_np, (pthread_t, void **))                                             \
   X(int, pthread_timedjoin_np, (pthread_t, void **, const struct timespec *))                  \
+  X(int, pthread_clockjoin_np, (pthread_t, void **, clockid_t, const struct timespec *))       \
   X(int, pthread_detach, (pthread_t))                                                          \
   X(int, pthread_cancel, (pthread_t))                                                          \
   X(int, pthread_mutex_lock, (pthread_mutex_t *))                                              \

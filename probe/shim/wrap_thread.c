@@ -116,15 +116,27 @@ static uint32_t tid_of(pthread_t th) {
   return t ? t->tid : 0;
 }
 
-enum join_kind { JOIN, JOIN_TIMED };
+enum join_kind { JOIN, JOIN_TIMED, JOIN_CLOCK };
+
+static int real_join(enum join_kind kind, pthread_t th, void **ret, clockid_t clk,
+                     const struct timespec *abstime) {
+  switch (kind) {
+    case JOIN_TIMED:
+      return tm_real.pthread_timedjoin_np(th, ret, abstime);
+    case JOIN_CLOCK:
+      return tm_real.pthread_clockjoin_np(th, ret, clk, abstime);
+    default:
+      return tm_real.pthread_join(th, ret);
+  }
+}
 
 static int join_observed(tm_thread *self, enum join_kind kind, pthread_t th, void **ret,
-                         const struct timespec *abstime) {
+                         clockid_t clk, const struct timespec *abstime) {
   tm_wait w;
   int rc;
   tm_wait_begin(&w, self, NULL, TM_STATE_BLOCKED_JOIN, tid_of(th), NULL);
   pthread_cleanup_push(tm_wait_cancelled, &w);
-  rc = kind == JOIN ? tm_real.pthread_join(th, ret) : tm_real.pthread_timedjoin_np(th, ret, abstime);
+  rc = real_join(kind, th, ret, clk, abstime);
   pthread_cleanup_pop(0);
   /* Joined: the thread whose exit ended the wait released it (no object,
    * so nothing is counted either way); failed or timed out: nobody. */
@@ -135,7 +147,7 @@ static int join_observed(tm_thread *self, enum join_kind kind, pthread_t th, voi
 int tm_thread_join(pthread_t th, void **ret) {
   tm_thread *self = tm_observer();
   if (!self) return tm_real.pthread_join(th, ret);
-  return join_observed(self, JOIN, th, ret, NULL);
+  return join_observed(self, JOIN, th, ret, CLOCK_REALTIME, NULL);
 }
 
 TM_EXPORT int pthread_join(pthread_t th, void **ret) {
@@ -145,7 +157,15 @@ TM_EXPORT int pthread_join(pthread_t th, void **ret) {
 TM_EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *abstime) {
   tm_thread *self = tm_observer();
   if (!self) return tm_real.pthread_timedjoin_np(th, ret, abstime);
-  return join_observed(self, JOIN_TIMED, th, ret, abstime);
+  return join_observed(self, JOIN_TIMED, th, ret, CLOCK_REALTIME, abstime);
+}
+
+/* glibc 2.31's: the deadline on a clock of the caller's choosing. */
+TM_EXPORT int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clk,
+                                   const struct timespec *abstime) {
+  tm_thread *self = tm_observer();
+  if (!self) return tm_real.pthread_clockjoin_np(th, ret, clk, abstime);
+  return join_observed(self, JOIN_CLOCK, th, ret, clk, abstime);
 }
 
 /* Never blocks: registers the caller, nothing to account. */

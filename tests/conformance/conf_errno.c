@@ -139,6 +139,9 @@ static void join_errors(void) {
   CONF_SHOW(pthread_timedjoin_np(th, NULL, &past));
   struct timespec soon = conf_deadline(CLOCK_REALTIME, 30);
   CONF_SHOW(pthread_timedjoin_np(th, NULL, &soon));
+  struct timespec mono_soon = conf_deadline(CLOCK_MONOTONIC, 30);
+  CONF_SHOW(pthread_clockjoin_np(th, NULL, CLOCK_MONOTONIC, &mono_soon));
+  CONF_SHOW(pthread_clockjoin_np(th, NULL, CLOCK_PROCESS_CPUTIME_ID, &mono_soon)); /* EINVAL */
   CONF_SHOW(pthread_detach(th));
   CONF_SHOW(pthread_join(th, NULL));  /* detached, still running */
   CONF_SHOW(pthread_detach(th));      /* twice */
@@ -147,6 +150,10 @@ static void join_errors(void) {
   void *ret = NULL;
   CONF_SHOW(pthread_join(done, &ret));
   say("joined value %ld", (long)(intptr_t)ret);
+  done = conf_spawn(returns_at_once, (void *)8);
+  struct timespec later = conf_deadline(CLOCK_MONOTONIC, 5000);
+  CONF_SHOW(pthread_clockjoin_np(done, &ret, CLOCK_MONOTONIC, &later));
+  say("clock-joined value %ld", (long)(intptr_t)ret);
 }
 
 static void sem_errors(void) {
