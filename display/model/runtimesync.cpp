@@ -61,6 +61,30 @@ bool runtimeFrame(const QString &function) {
           (fn.contains(QLatin1String("3std")) || fn.contains(QLatin1String("4core"))));
 }
 
+// OpenMP (GCC's libgomp) makes its barriers and locks with the futex
+// system call itself, and Debian's libgomp is stripped: only its exported
+// entry points have names. A wait inside it is at a lock when an entry
+// point that takes one is on the stack (critical, atomic, omp_set_lock);
+// any other is at a barrier: the end of a parallel region or a worksharing
+// loop, an explicit barrier, or a team's threads waiting for the next
+// region. Read as a lock hidden in the library, a parallel loop's uneven
+// split said "the library takes it for shared state" (an internal_lock).
+RuntimeSync openmpSyncOf(const QStringList &frames) {
+  constexpr int kDepth = 8;
+  bool inLibgomp = false;
+  for (int k = 0; k < frames.size() && k < kDepth; k++) {
+    const FrameParts f = splitFrame(frames[k]);
+    if (!f.module.startsWith(QLatin1String("libgomp.so"))) continue;
+    inLibgomp = true;
+    for (const char *lock : {"GOMP_critical", "GOMP_atomic", "omp_set_lock", "omp_set_nest_lock"})
+      if (f.function.startsWith(QLatin1String(lock)))
+        return RuntimeSync{THREADMON__SYNC_KIND__KIND_MUTEX,
+                           QStringLiteral("OpenMP critical section or lock")};
+  }
+  if (!inLibgomp) return RuntimeSync{};
+  return RuntimeSync{THREADMON__SYNC_KIND__KIND_BARRIER, QStringLiteral("OpenMP barrier")};
+}
+
 }  // namespace
 
 bool isRuntimeFrame(const QString &frame) { return runtimeFrame(splitFrame(frame).function); }
@@ -90,7 +114,7 @@ RuntimeSync runtimeSyncOf(const QStringList &frames) {
   for (const Pattern &p : kPatterns)
     for (const QString &fn : fns)
       if (fn.contains(QLatin1String(p.needle))) return RuntimeSync{p.kind, QString::fromLatin1(p.what)};
-  return RuntimeSync{};
+  return openmpSyncOf(frames);
 }
 
 }  // namespace tmon

@@ -377,6 +377,21 @@ class TestModelFindings : public QObject {
     QCOMPARE(kindOf({"libc.so.6!__lll_lock_wait_private+0x2b", "libc.so.6!random+0x1c",
                      "mutex_loop!work+0x31"}).kind, 0);
     QCOMPARE(kindOf({"libc.so.6!syscall+0x19", "p!latch_reset+0x10", "p!futex_mutex_wait+0x4"}).kind, 0);
+    // OpenMP (a stripped libgomp, as Debian's): a wait inside it is at a
+    // barrier (a worker at a loop's end, as recorded), or at a lock when an
+    // entry point that takes one is on the stack.
+    RuntimeSync bar = kindOf({"libgomp.so.1+0x1f823", "libgomp.so.1+0x1cd9a",
+                              "libc.so.6!start_thread+0x305 (pthread_create.c:442)"});
+    QCOMPARE(bar.kind, int(THREADMON__SYNC_KIND__KIND_BARRIER));
+    QCOMPARE(bar.what, QStringLiteral("OpenMP barrier"));
+    QCOMPARE(kindOf({"libgomp.so.1+0x1e0f0", "libgomp.so.1!GOMP_critical_start+0x1a",
+                     "omp!main._omp_fn.0+0x40 (omp.c:9)"})
+                 .kind,
+             int(THREADMON__SYNC_KIND__KIND_MUTEX));
+    QCOMPARE(
+        kindOf({"libgomp.so.1+0x1e0f0", "libgomp.so.1!omp_set_lock+0x8", "omp!work+0x40"}).kind,
+        int(THREADMON__SYNC_KIND__KIND_MUTEX));
+    QCOMPARE(kindOf({"libgompish.so+0x10", "p!work+0x4"}).kind, 0);
   }
 
   // A looper never caught asleep (its waits too short for any tick) runs the
