@@ -74,6 +74,9 @@ namespace finding {
 // of the program's threads, with at least this many distinct waiters.
 constexpr double kSerialisingShare = 0.20;
 constexpr int kSerialisingMinWaiters = 2;
+// starved_writer: a rwlock's waits held off by its readers (a writer's: the
+// holder at arrival unknown, no writer holding it) / the waiter's lifetime.
+constexpr double kStarvedWriterShare = 0.30;
 // internal_lock: estimated time lost to the lock (asleep on it, and system
 // time in calls for it) / summed thread time of its waiters.
 constexpr double kInternalShare = 0.10;

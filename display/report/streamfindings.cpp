@@ -20,7 +20,7 @@ namespace {
 const char *const kAdditive[] = {
     "wait_s",     "kernel_s", "threads_lifetime_s", "waiters_lifetime_s",
     "runnable_s", "rounds",   "idle_phase_s",       "run_s",
-    "lifetime_s", "asleep_s"};
+    "lifetime_s", "asleep_s", "writers_lifetime_s"};
 
 // Threads and objects a merged finding names: at most this many (a
 // finding about pools of thousands names them in its message).
@@ -725,7 +725,7 @@ std::vector<Finding> StreamFindings::findings(ReportRows *rows, const SessionMod
     // The share over the windows it held in (the whole run's when it held
     // in all): waits over the lifetimes they are a share of, the rule's
     // (all the program's threads) when a finding gives both.
-    for (const char *life : {"threads_lifetime_s", "waiters_lifetime_s"})
+    for (const char *life : {"threads_lifetime_s", "waiters_lifetime_s", "writers_lifetime_s"})
       if (m.sums.count(life) && m.sums.count("wait_s") && m.sums.at(life) > 0) {
         w["share"] = m.sums.at("wait_s") / m.sums.at(life);
         break;

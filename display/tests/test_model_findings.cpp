@@ -813,6 +813,49 @@ class TestModelFindings : public QObject {
     QVERIFY(!find(findingsOf(light), FindingKind::SerialisingObject));
   }
 
+  // A rwlock's writer held off by its readers (no holder at its waits'
+  // start): starved_writer names it; waits behind a writer (its tid the
+  // holder) are serialisation's, and a writer that waited little raises
+  // nothing.
+  void starvedWriterNamedByItsWaitsBehindReaders() {
+    constexpr auto kRw = THREADMON__THREAD_STATE__STATE_BLOCKED_RWLOCK;
+    for (const bool behindReaders : {true, false}) {
+      for (const int waitMs : {8, 2}) {
+        StreamBuilder b;
+        b.setExe("/opt/bin/table");
+        b.hello(false);
+        b.syncObject(1, THREADMON__SYNC_KIND__KIND_RWLOCK, 0x601040, "/opt/bin/table", "table_lock",
+                     nullptr);
+        b.stack(7, {"table!writer+0x12 (table.c:40)", "libc.so.6!start_thread+0x8"});
+        for (uint32_t tid : {10u, 11u}) b.threadStart(tid, at(0), "reader", "table!reader");
+        b.threadStart(12, at(0), "writer", "table!writer");
+        // Each 10 ms the writer waits waitMs, behind readers or behind 13.
+        b.threadStart(13, at(0), "other-writer", "table!writer");
+        for (int p = 0; p < 1000; p += 10) {
+          b.transition(12, at(p + 1), kRw, 1, behindReaders ? 0 : 13);
+          b.transition(12, at(p + 1 + waitMs), kRun, 0, 0, 0);
+        }
+        ticks(b, 1000, 0.5, {Site{1, 7, 100, uint64_t(100 * waitMs) * kMs}});
+        b.goodbye(at(1000), 0);
+        SessionModel m;
+        b.applyTo(&m);
+        std::optional<Finding> f = find(findingsOf(m), FindingKind::StarvedWriter);
+        QCOMPARE(bool(f), behindReaders && waitMs == 8);
+        if (!f) continue;
+        QCOMPARE(f->threads, std::vector<uint32_t>{12});
+        QCOMPARE(f->objects, std::vector<uint32_t>{1});
+        QCOMPARE(f->severity, Severity::High);  // 80% >= 2 x 30%
+        QVERIFY(qAbs(f->evidence["share"].toDouble() - 0.8) < 0.01);
+        QVERIFY(qAbs(f->evidence["longest_wait_s"].toDouble() - 0.008) < 1e-6);
+        QVERIFY2(f->message.startsWith("writer (12) spent 80% of its time waiting to write-lock") &&
+                     f->message.contains("table_lock") && f->message.contains("table!writer"),
+                 qPrintable(f->message));
+        // Not also "only one of them can hold it at a time".
+        QVERIFY(!find(findingsOf(m), FindingKind::SerialisingObject));
+      }
+    }
+  }
+
   // The sentence's waiters are those that lost 1% of their lives or more:
   // a holder that once waited 3 us does not halve the waiters' 80%.
   void serialisingNamesTheThreadsThatLost() {

@@ -30,4 +30,28 @@ def test_write_holds():
          "table_lock hold s (its write holds)")
 
 
+
+def test_starved_writer():
+    """Readers whose 50 us reads overlap keep the writer out (glibc's rwlock
+    lets a reader in while a writer waits): starved_writer names the writer,
+    with the wait it clocked; serialising_object (one holder at a time) is
+    not said of a lock readers held."""
+    tmtest.require_report()
+    rec = tmtest.recorded("rwlock_hold", ["--readers", "2", "--read-us", "50", "--read-s", "1",
+                                          "--writes", "20", "--gap-ms", "0"])
+    tmtest.check_process(rec)
+    truth = rec.truth
+    found = [f for f in rec.report.get("findings", []) if f.get("kind") == "starved_writer"]
+    if not check(len(found) == 1, f"starved_writer findings: {tmtest.describe(found)}"):
+        return
+    f = found[0]
+    check(f.get("threads") == [truth["writer_tid"]],
+          f"starved_writer names {f.get('threads')}, the writer is {truth['writer_tid']}")
+    near(f["evidence"].get("wait_s"), truth["write_wait_s"], 0.1 * truth["write_wait_s"] + 0.002,
+         "the writer's wait behind readers, s")
+    tmtest.mentions(f.get("message"), "table_lock", "PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP")
+    wrong = [g for g in rec.report.get("findings", []) if g.get("kind") == "serialising_object"]
+    check(not wrong, f"serialising_object of a lock readers held: {tmtest.describe(wrong)}")
+
+
 tmtest.main(globals())
