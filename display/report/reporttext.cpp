@@ -465,7 +465,8 @@ QString reportText(const QJsonObject &r, const TextOptions &o) {
   out << objects.lines();
   moreLine(out, syncShown, sync.size(), QStringLiteral("objects"),
            QStringLiteral("less contended; --top 0 shows all"));
-  out << QStringLiteral("  hold s: time the lock was held; ~ marks an estimate from a sample of "
+  out << QStringLiteral("  hold s: time the lock was held (a rwlock's: for writing); ~ marks an "
+                        "estimate from a sample of "
                         "the holds (the first 256 of each lock are all timed, then about 1 in 8 "
                         "up to 16,384 acquisitions, then 1 in 64)");
   QHash<qint64, QString> names;

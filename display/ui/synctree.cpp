@@ -62,6 +62,10 @@ bool setText(Row &row, int col, const QString &text) {
 SyncTree::SyncTree(QObject *parent) : QAbstractItemModel(parent) {}
 
 QVariant SyncTree::headerData(int section, Qt::Orientation o, int role) const {
+  if (o == Qt::Horizontal && role == Qt::ToolTipRole && section == Hold)
+    return tr("Time the lock was held, summed over its holders (a rwlock's: for writing, as its "
+              "readers hold it together); estimated from a sample of the holds past the first "
+              "256");
   if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
   static const char *const kNames[ColumnCount] = {
       QT_TR_NOOP("Module / object"), QT_TR_NOOP("Kind"),        QT_TR_NOOP("Wait time"),
