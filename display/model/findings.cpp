@@ -388,6 +388,25 @@ QString serialisingMessage(const QString &waiters, double ownShare, double progr
            takenIn.isEmpty() ? QString() : QStringLiteral(", taken in %1").arg(takenIn));
 }
 
+// A rwlock's waits, clipped to r and summed by waiter: those behind readers
+// (no holder at their start: the probe names a holding writer, never its
+// readers) and those behind a writer.
+struct RwlockWaits {
+  std::map<uint32_t, int64_t> behindReaders, behindWriter;
+  int64_t longestBehindReaders = 0;
+};
+
+RwlockWaits rwlockWaits(const SessionModel &m, uint32_t objectId, const TimeRange &r) {
+  RwlockWaits out;
+  for (const WaitRecord &w : m.waits(objectId, r)) {
+    const int64_t ns = std::min(w.end, r.t1) - std::max(w.start, r.t0);
+    if (ns <= 0) continue;
+    (w.holder ? out.behindWriter : out.behindReaders)[w.waiter] += ns;
+    if (!w.holder) out.longestBehindReaders = std::max(out.longestBehindReaders, ns);
+  }
+  return out;
+}
+
 // A rwlock's writer held off by readers. glibc's rwlock prefers readers: a
 // reader gets in while a writer waits, so readers whose reads keep
 // overlapping hold a writer out for as long as they overlap (a C++ program
@@ -401,19 +420,13 @@ void starvedWriterFindings(const SessionModel &m, const TimeRange &r, std::vecto
   for (int oi = 0; oi < m.syncObjectCount(); oi++) {
     const SyncObjectInfo &o = m.syncObject(oi);
     if (o.kind != THREADMON__SYNC_KIND__KIND_RWLOCK) continue;
-    std::map<uint32_t, int64_t> byWaiter;
-    int64_t longest = 0;
-    for (const WaitRecord &w : m.waits(o.id, r)) {
-      if (w.holder != 0 || !lives.count(w.waiter)) continue;
-      const int64_t ns = std::min(w.end, r.t1) - std::max(w.start, r.t0);
-      if (ns <= 0) continue;
-      byWaiter[w.waiter] += ns;
-      longest = std::max(longest, ns);
-    }
+    const RwlockWaits waits = rwlockWaits(m, o.id, r);
+    const std::map<uint32_t, int64_t> &byWaiter = waits.behindReaders;
     std::vector<uint32_t> starved;
     int64_t waited = 0, life = 0;
     for (const auto &[tid, ns] : byWaiter) {
-      const int64_t l = lives[tid];
+      const auto found = lives.find(tid);  // program threads only
+      const int64_t l = found == lives.end() ? 0 : found->second;
       if (l <= 0 || double(ns) < finding::kStarvedWriterShare * double(l)) continue;
       starved.push_back(tid);
       waited += ns;
@@ -440,31 +453,27 @@ void starvedWriterFindings(const SessionModel &m, const TimeRange &r, std::vecto
                          starved.size() == 1 ? QStringLiteral("its") : QStringLiteral("their"),
                          objectName(m, o.id),
                          fn.isEmpty() ? QString() : QStringLiteral("taken in %1; ").arg(fn),
-                         QString::number(double(longest) / 1e9, 'f', 3));
+                         QString::number(double(waits.longestBehindReaders) / 1e9, 'f', 3));
     QJsonObject waitS;
-    for (uint32_t tid : starved) waitS[QString::number(tid)] = double(byWaiter[tid]) / 1e9;
+    for (uint32_t tid : starved) waitS[QString::number(tid)] = double(byWaiter.at(tid)) / 1e9;
     f.evidence["object"] = qint64(o.id);
     f.evidence["writers"] = tidArray(starved);
     f.evidence["wait_s"] = double(waited) / 1e9;
     f.evidence["wait_s_by_thread"] = waitS;
     f.evidence["writers_lifetime_s"] = double(life) / 1e9;
     f.evidence["share"] = share;
-    f.evidence["longest_wait_s"] = double(longest) / 1e9;
+    f.evidence["longest_wait_s"] = double(waits.longestBehindReaders) / 1e9;
     f.evidence["call_site"] = fn;
     out->push_back(std::move(f));
   }
 }
 
-// A rwlock's waits behind a writer (its holder at the start known), summed
-// by waiter: those behind readers are starved_writer's, and "only one of
-// them can hold it at a time" is not true of readers.
+// A rwlock's waits behind a writer, by waiter: those behind readers are
+// starved_writer's, and "only one of them can hold it at a time" is not
+// true of readers.
 std::vector<std::pair<uint32_t, int64_t>> behindWriterNs(const SessionModel &m, uint32_t objectId,
                                                          const TimeRange &r) {
-  std::map<uint32_t, int64_t> sums;
-  for (const WaitRecord &w : m.waits(objectId, r)) {
-    const int64_t ns = std::min(w.end, r.t1) - std::max(w.start, r.t0);
-    if (w.holder != 0 && ns > 0) sums[w.waiter] += ns;
-  }
+  const std::map<uint32_t, int64_t> sums = rwlockWaits(m, objectId, r).behindWriter;
   return {sums.begin(), sums.end()};
 }
 

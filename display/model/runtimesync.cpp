@@ -61,6 +61,10 @@ bool runtimeFrame(const QString &function) {
           (fn.contains(QLatin1String("3std")) || fn.contains(QLatin1String("4core"))));
 }
 
+// The futex call sits a few frames in (syscall, __platform_wait, the wait
+// loop); the type or library that waits is within the next few.
+constexpr int kStackDepth = 8;
+
 // OpenMP (GCC's libgomp) makes its barriers and locks with the futex
 // system call itself, and Debian's libgomp is stripped: only its exported
 // entry points have names. A wait inside it is at a lock when an entry
@@ -70,9 +74,8 @@ bool runtimeFrame(const QString &function) {
 // region. Read as a lock hidden in the library, a parallel loop's uneven
 // split said "the library takes it for shared state" (an internal_lock).
 RuntimeSync openmpSyncOf(const QStringList &frames) {
-  constexpr int kDepth = 8;
   bool inLibgomp = false;
-  for (int k = 0; k < frames.size() && k < kDepth; k++) {
+  for (int k = 0; k < frames.size() && k < kStackDepth; k++) {
     const FrameParts f = splitFrame(frames[k]);
     if (!f.module.startsWith(QLatin1String("libgomp.so"))) continue;
     inLibgomp = true;
@@ -90,11 +93,8 @@ RuntimeSync openmpSyncOf(const QStringList &frames) {
 bool isRuntimeFrame(const QString &frame) { return runtimeFrame(splitFrame(frame).function); }
 
 RuntimeSync runtimeSyncOf(const QStringList &frames) {
-  // The futex call sits a few frames in (syscall, __platform_wait, the
-  // wait loop); the type that waits is within the next few.
-  constexpr int kDepth = 8;
   QStringList fns;
-  for (int k = 0; k < frames.size() && k < kDepth; k++) {
+  for (int k = 0; k < frames.size() && k < kStackDepth; k++) {
     QString fn = splitFrame(frames[k]).function;
     if (!fn.isEmpty() && runtimeFrame(fn)) fns << fn;
   }
